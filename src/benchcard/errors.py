@@ -1,0 +1,31 @@
+"""One error hierarchy, so the CLI can turn any user-facing failure into one clean line and exit 1."""
+
+from __future__ import annotations
+
+
+class BenchcardError(Exception):
+    """Base of every error a user can cause or fix; the message is the whole story, one line."""
+
+
+class CardError(BenchcardError):
+    """A card, fixture, key or example is malformed; the message names file, field and what was expected."""
+
+
+class SealError(BenchcardError):
+    """Sealed material is missing, changed, or would be resealed with different content."""
+
+
+class ProviderError(BenchcardError):
+    """A provider cannot be used (missing key, missing extra, bad response) — never carries a secret."""
+
+
+class RunError(BenchcardError):
+    """A run folder is missing, incomplete or inconsistent."""
+
+
+class LedgerError(BenchcardError):
+    """The ledger cannot be read, appended to, or fails verification."""
+
+
+class VerdictError(BenchcardError):
+    """A verdict cannot be given: incomplete run, changed outputs, or a changed seal."""

@@ -1,0 +1,86 @@
+"""Named providers: the built-in endpoints plus any the project's `benchcard.yaml` declares.
+
+Only the *name* of the environment variable holding a key is ever stored; its value is read at call time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ProviderError
+from .base import ProviderConfig
+
+CONFIG_FILE = "benchcard.yaml"
+
+BUILTIN: dict[str, ProviderConfig] = {
+    "openai": ProviderConfig("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openrouter": ProviderConfig("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "anthropic": ProviderConfig("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+    "local": ProviderConfig("local", "local"),
+}
+
+
+def load_config(root: Path) -> dict[str, Any]:
+    """The project's `benchcard.yaml` (providers and prices), or an empty config."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ProviderError(f"{CONFIG_FILE}: malformed YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProviderError(f"{CONFIG_FILE}: expected a mapping with providers and prices")
+    return data
+
+
+def provider_config(name: str, config: Mapping[str, Any], base_url: str | None = None) -> ProviderConfig:
+    """Resolve a provider name; `--base-url` turns any openai-type name toward another server."""
+    declared = (config.get("providers") or {}).get(name)
+    if declared is not None:
+        if not isinstance(declared, Mapping) or declared.get("type") not in ("openai", "anthropic", "local"):
+            raise ProviderError(f"{CONFIG_FILE}: field 'providers.{name}.type': expected openai, anthropic or local")
+        cfg = ProviderConfig(
+            name=name,
+            type=declared["type"],
+            base_url=declared.get("base_url"),
+            api_key_env=declared.get("api_key_env"),
+            requests_per_minute=declared.get("requests_per_minute"),
+            headers=dict(declared.get("headers") or {}),
+        )
+    elif name in BUILTIN:
+        cfg = BUILTIN[name]
+    else:
+        known = sorted(set(BUILTIN) | set(config.get("providers") or {}))
+        names = ", ".join(known)
+        raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
+    if base_url:
+        cfg = ProviderConfig(cfg.name, cfg.type, base_url.rstrip("/"), cfg.api_key_env, cfg.requests_per_minute,
+                             cfg.headers)
+    return cfg
+
+
+def build_body(cfg: ProviderConfig, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+               effort: str | None) -> dict[str, Any]:
+    """The exact request body this provider type sends for one call."""
+    if cfg.type == "anthropic":
+        from .anthropic import anthropic_body
+
+        return anthropic_body(model, messages, params, effort)
+    from .openai import openai_body
+
+    return openai_body(model, messages, params, effort, openrouter=cfg.name == "openrouter"
+                       or "openrouter.ai" in (cfg.base_url or ""))
+
+
+def endpoint(cfg: ProviderConfig) -> str:
+    """The URL a call goes to; the local provider's equivalent is llama.cpp's own server on 127.0.0.1."""
+    if cfg.type == "anthropic":
+        return f"{cfg.base_url}/messages"
+    if cfg.type == "local":
+        return "http://127.0.0.1:8000/v1/chat/completions"
+    return f"{cfg.base_url}/chat/completions"

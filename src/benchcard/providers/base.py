@@ -1,0 +1,240 @@
+"""The provider interface: build the exact body, send it, and say which errors are worth another try.
+
+A provider never decides what is sent beyond the card's messages and params; the runner stores the body it builds
+before the first attempt and sends those same bytes (`encode_body`).
+
+Keys: only the *name* of the environment variable is ever held; its value is read from the environment at call
+time, put in one request header, and scrubbed (`redact`) from anything a server sends back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import httpx
+
+from ..errors import ProviderError
+
+Status = Literal["ok", "truncated", "failed"]
+
+# What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
+RETRY_STATUSES = frozenset({408, 409, 429})
+ERROR_DETAIL_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens as the provider bills them; `output` includes `reasoning` when the provider counts it there."""
+
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What came back for one call: the raw text unedited, why generation stopped, and what it cost.
+
+    `status` is `truncated` when the token limit cut the answer, `failed` when the API refused to answer
+    (a content filter, a refusal stop reason); `error` then says why. Neither is ever scored.
+    """
+
+    text: str
+    finish_reason: str | None
+    status: Status
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None  # as reported by the provider; None when it reports none
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One named endpoint from the built-ins or `benchcard.yaml`; the key is named, never stored."""
+
+    name: str
+    type: Literal["openai", "anthropic", "local"]
+    base_url: str | None = None
+    api_key_env: str | None = None
+    requests_per_minute: float | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class RetryableError(Exception):
+    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection)."""
+
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+class CallError(Exception):
+    """A call that failed for good (4xx other than 429, a malformed answer): recorded, never scored."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class Provider(Protocol):
+    """What the runner needs of a vendor."""
+
+    config: ProviderConfig
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        """The exact JSON body for one call."""
+        ...
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        """Send one stored body; raise RetryableError or CallError on failure."""
+        ...
+
+    def should_retry(self, error: BaseException) -> bool:
+        ...
+
+    async def aclose(self) -> None:
+        ...
+
+
+# ----------------------------------------------------------------------------------------------------- keys
+
+
+def missing_key_message(variable: str) -> str:
+    return f"{variable} is not set; export it, or run on the embedded model with --provider local"
+
+
+def require_key(cfg: ProviderConfig) -> None:
+    """Fail before anything is planned or sent when the provider's key variable is unset or empty."""
+    if cfg.type != "local" and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+        raise ProviderError(missing_key_message(cfg.api_key_env))
+
+
+def read_key(cfg: ProviderConfig) -> str | None:
+    """The key's value, read now from the environment; None for an endpoint that needs no key."""
+    if not cfg.api_key_env:
+        return None
+    value = os.environ.get(cfg.api_key_env)
+    if not value:
+        raise CallError(missing_key_message(cfg.api_key_env))
+    return value
+
+
+# OpenAI, Anthropic and OpenRouter keys all start `sk-`; servers sometimes echo a masked copy in a 401.
+_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Remove the key (and anything shaped like one, such as a server's masked echo of it) from a message."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+# ------------------------------------------------------------------------------------------------- transport
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The bytes sent for a stored body: compact JSON, UTF-8, keys in the order they were built."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from `retry-after-ms`, `Retry-After` in seconds, or `Retry-After` as an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            value = float(millis) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The server's own error message (OpenAI and Anthropic both use `error.message`), short and one line."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message: Any = None
+    if isinstance(data, Mapping):
+        err = data.get("error")
+        message = err.get("message") if isinstance(err, Mapping) else err
+    if not isinstance(message, str) or not message:
+        message = response.reason_phrase or ""
+    return " ".join(message.split())[:ERROR_DETAIL_CHARS]
+
+
+def is_retryable(error: BaseException) -> bool:
+    return isinstance(error, RetryableError)
+
+
+async def post_json(client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any],
+                    secret: str | None) -> Any:
+    """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key)."""
+    try:
+        response = await client.post(url, content=encode_body(body), headers=headers)
+    except httpx.TimeoutException:
+        raise RetryableError("timed out waiting for the server") from None
+    except httpx.HTTPError as exc:
+        raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
+    except OSError as exc:  # aiohttp errors the transport does not map (all are OSError or ClientError)
+        raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
+    except Exception as exc:
+        if _is_client_error(exc):
+            raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
+        raise
+    status = response.status_code
+    if status >= 400:
+        detail = redact(_error_detail(response), secret)
+        message = f"HTTP {status}" + (f": {detail}" if detail else "")
+        if status in RETRY_STATUSES or status >= 500:
+            raise RetryableError(message, retry_after=parse_retry_after(response.headers), status=status)
+        raise CallError(message, status=status)
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        raise CallError(f"malformed response: HTTP {status} with a body that is not JSON "
+                        f"({len(response.content)} bytes)", status=status) from None
+
+
+def _is_client_error(exc: BaseException) -> bool:
+    try:
+        import aiohttp
+    except ImportError:  # pragma: no cover - aiohttp is a dependency
+        return False
+    return isinstance(exc, aiohttp.ClientError)
+
+
+def number(value: Any) -> int:
+    """A token count from a usage object: ints only, anything else is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def money(value: Any) -> float | None:
+    """A cost reported by the provider, or None when there is none."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None

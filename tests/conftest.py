@@ -1,0 +1,87 @@
+"""Shared fixtures: every test works in its own folder under tmp_path, never in the repository."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SEEDS = REPO / "tests" / "data" / "seeds"
+PROBES = {"emit-terminator": "000", "six-step-chain": "001", "reordered-input": "002", "one-word-sentiment": "003"}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run every test from tmp_path, so nothing a test writes lands in the repository."""
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+def copy_project(dest: Path, cards: tuple[str, ...] = ()) -> Path:
+    """A copy of the repository's cards (all, or the named ones), with their fixtures and keys."""
+    (dest / "cards").mkdir(parents=True, exist_ok=True)
+    names = cards or tuple(p.stem for p in (REPO / "cards").glob("*.yaml"))
+    for name in names:
+        shutil.copy(REPO / "cards" / f"{name}.yaml", dest / "cards" / f"{name}.yaml")
+        for folder in ("fixtures", "keys"):
+            src = REPO / folder / name
+            if src.is_dir():
+                shutil.copytree(src, dest / folder / name, ignore=shutil.ignore_patterns("*.seal.json"))
+    return dest
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A project holding the four published probes, unsealed."""
+    return copy_project(tmp_path / "proj", tuple(PROBES))
+
+
+AB_CARD = """\
+id: tiny-ab
+version: 1
+kind: ab
+category: Prompt sensitivity
+title: Does saying please change the answer?
+question: Does saying please change the answer?
+variable: One word of politeness before the fixture.
+rig: {provider: openrouter, model: test/model, effort: null}
+params: {max_tokens: 50, temperature: 0.7}
+prompt:
+  system: Answer with one word.
+  user: |-
+    Name the colour.
+    {{variant}}<item>{{fixture}}</item>
+variants: {baseline: "", A: "Please.\\n"}
+baseline: baseline
+fixtures: fixtures/tiny-ab/*.txt
+repetitions: 3
+scoring:
+  method: rules
+  rules:
+    - {id: says_red, must_match: /^\\s*red\\s*$/i, why: The only right answer.}
+win:
+  all:
+    - {metric: score, test: rises}
+    - {metric: rule.says_red, test: not_falls, margin: 0.2}
+  alpha: 0.05
+  equivalence_margin: 0.05
+examples:
+  - {label: Correct, output: red, expect: pass}
+  - {label: Rejected — explained, output: "red, because", expect: fail}
+history:
+  - {version: 1, note: Initial version.}
+"""
+
+
+def make_ab_project(dest: Path, card_text: str = AB_CARD, n_fixtures: int = 4) -> Path:
+    """A small ab project with rules scoring, for tests of the ab path that need no answer keys."""
+    (dest / "cards").mkdir(parents=True, exist_ok=True)
+    (dest / "cards" / "tiny-ab.yaml").write_text(card_text, encoding="utf-8")
+    fixtures = dest / "fixtures" / "tiny-ab"
+    fixtures.mkdir(parents=True, exist_ok=True)
+    for i in range(1, n_fixtures + 1):
+        (fixtures / f"item-{i:02d}.txt").write_text(f"a ripe tomato, number {i}\n", encoding="utf-8")
+    return dest

@@ -1,0 +1,126 @@
+"""`benchcard check`: worked examples through the real scorer, seals, and variant byte-identity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchcard.check import check, single_edit_mismatch, variant_problems
+from benchcard.cli import cli
+from benchcard.project import Project
+
+from .conftest import AB_CARD, make_ab_project
+
+
+def _run(project: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["-C", str(project), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_lists_each_example_with_its_score_and_rules(project_dir: Path) -> None:
+    code, out, _ = _run(project_dir, "check")
+    assert code == 0, out
+    assert "ok   six-step-chain v2 (probe) · v2 not sealed" in out
+    assert "  ok   0.83 expect fail    Rejected — mentioned Pluto — the negative instruction" in out
+    assert "step_4_no_pluto FAIL" in out
+    assert "  ok   1.00 expect pass    Correct" in out
+    assert out.rstrip().endswith("4 card(s) ok, 0 failed")
+
+
+def test_a_scorer_that_accepts_a_rejected_example_fails_check(project_dir: Path) -> None:
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text().replace("output: negative.}", "output: negative}"))
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "FAIL 1.00 expect fail    Rejected — trailing period" in out
+    assert "error: cards/one-word-sentiment.yaml: example 'Rejected — trailing period': expected a score below 1" \
+        in out
+
+
+def test_a_scorer_that_rejects_the_correct_example_fails_check(project_dir: Path) -> None:
+    path = project_dir / "cards" / "six-step-chain.yaml"
+    path.write_text(path.read_text().replace("must_match: /CHECKSUM:\\s*6\\b/", "must_match: /CHECKSUM:\\s*7\\b/"))
+    code, out, _ = _run(project_dir, "check", "six-step-chain")
+    assert code == 1
+    assert "expected a score of exactly 1, got 0.83 (failed: step_5_checksum_is_six)" in out
+
+
+def test_check_verifies_seals(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    code, out, _ = _run(project, "seal", "tiny-ab")
+    assert code == 0 and out.startswith("sealed tiny-ab v1 → keys/tiny-ab/v1.seal.json")
+    code, out, _ = _run(project, "check")
+    assert code == 0 and "v1 sealed sha256:" in out
+    (project / "fixtures" / "tiny-ab" / "item-03.txt").write_text("changed\n")
+    code, out, _ = _run(project, "check")
+    assert code == 1
+    assert "error: fixtures/tiny-ab/item-03.txt changed after sealing v1: sealed sha256:" in out
+    assert out.count("sha256:") >= 2
+
+
+def test_reseal_refused_on_cli(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    assert _run(project, "seal", "tiny-ab")[0] == 0
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("repetitions: 3", "repetitions: 4"))
+    code, _, err = _run(project, "seal", "tiny-ab")
+    assert code == 1
+    assert err.startswith("error: cards/tiny-ab.yaml: v1 is already sealed and its content differs")
+    assert "make a new version" in err
+    assert err.count("\n") == 1
+
+
+def test_check_keeps_going_past_a_bad_card(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    (project / "cards" / "broken.yaml").write_text("id: broken\nversion: [1\n")
+    code, out, _ = _run(project, "check")
+    assert code == 1
+    assert "error: cards/broken.yaml:3: malformed YAML" in out
+    assert "ok   tiny-ab v1 (ab)" in out
+    assert "1 card(s) ok, 1 failed" in out
+
+
+def test_json_report(project_dir: Path) -> None:
+    import json
+
+    code, out, _ = _run(project_dir, "check", "emit-terminator", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] is True
+    rules = data["cards"][0]["examples"][1]["rules"]
+    assert rules["nothing_after_terminator"] is False
+
+
+def test_variants_differ_only_in_the_declared_variable(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    report = check(Project(project))
+    assert report.ok
+    from benchcard.card import load_card
+
+    card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
+    assert variant_problems(card, "cards/tiny-ab.yaml") == []
+
+
+def test_single_edit_detector() -> None:
+    assert single_edit_mismatch(b'{"u":"ab<x>"}', b'{"u":"abHI<x>"}', b"", b"HI") is None
+    assert single_edit_mismatch(b'{"t":0,"u":"a<x>"}', b'{"t":1,"u":"aHI<x>"}', b"", b"HI") == 5
+    assert single_edit_mismatch(b'{"u":"a<x>"}', b'{"u":"aHI<x>!"}', b"", b"HI") is not None
+    assert single_edit_mismatch(b"same", b"same", b"", b"") is None
+
+
+def test_bad_inputs_are_one_line_on_the_cli(tmp_path: Path) -> None:
+    cases = {
+        "malformed YAML": AB_CARD.replace("repetitions: 3", "repetitions: [3"),
+        "field 'params'": AB_CARD.replace("params: {max_tokens: 50, temperature: 0.7}\n", ""),
+        "unknown scoring method": AB_CARD.replace("method: rules", "method: vibes"),
+        "matches no file": AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/none/*.txt"),
+        "leaves the project": AB_CARD.replace("fixtures/tiny-ab/*.txt", "../x/*.txt"),
+        "field 'examples.0.expect': missing": AB_CARD.replace("output: red, expect: pass", "output: red"),
+    }
+    for i, (needle, text) in enumerate(cases.items()):
+        project = make_ab_project(tmp_path / str(i), text)
+        code, _, err = _run(project, "seal", "tiny-ab")
+        assert code == 1, needle
+        assert err.startswith("error: cards/tiny-ab.yaml"), err
+        assert needle in err
+        assert err.count("\n") == 1 and "Traceback" not in err

@@ -1,0 +1,76 @@
+"""`benchcard curl` prints the seed pages' "Run it yourself" command: same body, key as a shell variable."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+
+from .conftest import PROBES, make_ab_project
+from .test_card import seed_body
+
+
+def _body_of(command: str) -> dict[str, object]:
+    words = shlex.split(command.replace("\\\n", " "))
+    body: dict[str, object] = json.loads(words[words.index("-d") + 1])
+    return body
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_curl_body_matches_the_seed_page(project_dir: Path, name: str) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", name])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("curl https://openrouter.ai/api/v1/chat/completions \\\n")
+    assert '-H "Authorization: Bearer $OPENROUTER_API_KEY"' in result.output
+    assert _body_of(result.output) == seed_body(name)
+
+
+def test_key_is_a_variable_never_a_value(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-SENTINEL-123")
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "reordered-input"])
+    assert "SENTINEL" not in result.output
+    assert "$OPENROUTER_API_KEY" in result.output
+
+
+def test_command_is_valid_shell_with_quotes_in_the_prompt(project_dir: Path) -> None:
+    """emit-terminator's prompt holds single quotes: the printed command must survive the shell intact."""
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "emit-terminator"])
+    script = "body() { for a; do case $prev in -d) printf %s \"$a\";; esac; prev=$a; done; }; " + \
+        result.output.replace("curl ", "body ", 1)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={**os.environ}, check=True)
+    assert json.loads(out.stdout) == seed_body("emit-terminator")
+
+
+def test_ab_card_variant_and_fixture(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    runner = CliRunner()
+    base = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
+    variant = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "A", "--fixture", "item-02"])
+    assert base.exit_code == 0 and variant.exit_code == 0
+    user_base = _body_of(base.output)["messages"][1]["content"]  # type: ignore[index]
+    user_variant = _body_of(variant.output)["messages"][1]["content"]  # type: ignore[index]
+    assert user_base == "Name the colour.\n<item>a ripe tomato, number 2\n</item>"
+    assert user_variant == "Name the colour.\nPlease.\n<item>a ripe tomato, number 2\n</item>"
+    bad = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "B"])
+    assert bad.exit_code != 0
+
+
+def test_anthropic_rig(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("provider: openrouter", "provider: anthropic"))
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "tiny-ab"])
+    assert result.output.startswith("curl https://api.anthropic.com/v1/messages")
+    assert '-H "x-api-key: $ANTHROPIC_API_KEY"' in result.output
+    body = _body_of(result.output)
+    assert body["system"] == "Answer with one word."
+    assert [m["role"] for m in body["messages"]] == ["user"]  # type: ignore[union-attr, index]
+    assert re.search(r'"max_tokens": 50', result.output)

@@ -1,0 +1,323 @@
+"""benchcard.stats against scipy and against worked numbers (docs/statistics.md, "Worked cases")."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from scipy import stats as sps
+
+from benchcard import stats
+
+# Case A: six fixtures, three repetitions.
+BASE_A = np.array(
+    [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]
+)
+VAR_A = np.array(
+    [[0.75, 0.75, 0.75], [1, 0.75, 1], [0.5, 0.5, 0.75], [1, 1, 1], [0.5, 0.75, 0.75], [0.75, 1, 1]]
+)
+TOL = 1e-6
+
+
+# ------------------------------------------------------------------------------------- Case A numbers
+
+
+def test_case_a_paired_gap_matches_worked_numbers() -> None:
+    g = stats.paired_gap(BASE_A, VAR_A)
+    assert g.gap == pytest.approx(0.111111, abs=TOL)
+    assert g.se == pytest.approx(0.017568, abs=TOL)
+    assert g.t == pytest.approx(6.3246, abs=1e-4)
+    assert g.df == 5
+    assert g.p_value == pytest.approx(0.001457, abs=TOL)
+    assert g.ci_low == pytest.approx(0.065951, abs=TOL)
+    assert g.ci_high == pytest.approx(0.156272, abs=TOL)
+    assert g.p_signflip == pytest.approx(2 / 64, abs=1e-12)
+    assert g.n_fixtures == 6
+
+
+def test_case_a_one_sided_bounds_use_t_one_minus_alpha() -> None:
+    g = stats.paired_gap(BASE_A, VAR_A, alpha=0.05)
+    q = sps.t.ppf(0.95, 5)
+    assert g.upper_one_sided == pytest.approx(g.gap + q * g.se, abs=1e-12)
+    assert g.lower_one_sided == pytest.approx(g.gap - q * g.se, abs=1e-12)
+    assert g.ci_low < g.lower_one_sided < g.gap < g.upper_one_sided < g.ci_high
+
+
+def test_case_a_noise_floor_and_gap_below_it() -> None:
+    nf = stats.noise_floor(BASE_A)
+    assert nf.run_means == pytest.approx((0.625, 0.708333, 0.75), abs=TOL)
+    assert nf.sd == pytest.approx(0.063647, abs=TOL)
+    assert nf.value == pytest.approx(0.223598, abs=TOL)
+    assert stats.paired_gap(BASE_A, VAR_A).gap < nf.value  # significant by t, yet inside the run noise
+
+
+def test_case_a_tost() -> None:
+    assert stats.tost(BASE_A, VAR_A, margin=0.05) == pytest.approx(0.991156, abs=TOL)
+    assert stats.tost(BASE_A, VAR_A, margin=0.30) == pytest.approx(0.000060, abs=TOL)
+
+
+def test_case_b_noise_floor_from_run_means() -> None:
+    run_means = np.array([0.71, 0.74, 0.69, 0.73, 0.72])
+    offsets = np.array([0.2, -0.1, 0.05, -0.15, 0.0])  # fixture difficulty; sums to 0, so column means hold
+    baseline = run_means[None, :] + offsets[:, None]
+    nf = stats.noise_floor(baseline)
+    assert nf.run_means == pytest.approx(tuple(run_means), abs=1e-12)
+    assert nf.sd == pytest.approx(0.019235, abs=TOL)
+    assert nf.value == pytest.approx(0.033777, abs=TOL)
+    assert nf.value == pytest.approx(sps.t.ppf(0.975, 4) * nf.sd * math.sqrt(2 / 5), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(5, 5, 0.565518, 1.0), (2, 5, 0.117621, 0.769276), (12, 12, 0.757506, 1.0)],
+)
+def test_case_d_wilson(k: int, n: int, low: float, high: float) -> None:
+    lo, hi = stats.wilson(k, n)
+    assert lo == pytest.approx(low, abs=TOL)
+    assert hi == pytest.approx(high, abs=TOL)
+
+
+def test_case_e_all_must_hold() -> None:
+    assert not stats.all_hold((0.01, 0.03, 0.20), 0.05)
+    assert stats.all_hold((0.01, 0.03, 0.04), 0.05)
+    assert not stats.all_hold((), 0.05)
+    assert not stats.all_hold((0.01, math.nan), 0.05)
+    assert not stats.all_hold((0.01, 0.05), 0.05)  # strict: p must be below alpha
+
+
+# -------------------------------------------------------------------------------------- against scipy
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("alpha", [0.05, 0.10])
+def test_paired_gap_matches_scipy_ttest_rel(seed: int, alpha: float) -> None:
+    rng = np.random.default_rng(seed)
+    f, r = int(rng.integers(3, 30)), int(rng.integers(1, 7))
+    base = rng.random((f, r))
+    var = np.clip(base + rng.normal(0.03, 0.2, (f, r)), 0, 1)
+    g = stats.paired_gap(base, var, alpha=alpha)
+    ref = sps.ttest_rel(var.mean(axis=1), base.mean(axis=1))
+    ci = ref.confidence_interval(confidence_level=1 - alpha)
+    assert g.t == pytest.approx(ref.statistic, rel=1e-9)
+    assert g.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert g.df == ref.df
+    assert (g.ci_low, g.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    upper = sps.ttest_rel(var.mean(axis=1), base.mean(axis=1), alternative="less")
+    one = upper.confidence_interval(confidence_level=1 - alpha)
+    assert g.upper_one_sided == pytest.approx(one.high, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tost_agrees_with_one_minus_two_alpha_interval(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    base = rng.random((12, 5))
+    var = np.clip(base + rng.normal(0.0, 0.1, (12, 5)), 0, 1)
+    d = var.mean(1) - base.mean(1)
+    for margin in (0.01, 0.03, 0.05, 0.1, 0.2):
+        p = stats.tost(base, var, margin)
+        lower = sps.ttest_1samp(d, -margin, alternative="greater").pvalue
+        upper = sps.ttest_1samp(d, margin, alternative="less").pvalue
+        assert p == pytest.approx(max(lower, upper), rel=1e-9)
+        g = stats.paired_gap(base, var, alpha=0.10)  # the 1 − 2α interval for α = 0.05
+        assert (p < 0.05) == (-margin < g.ci_low and g.ci_high < margin)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (0, 7), (3, 7), (7, 7), (1, 40), (39, 40)])
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_wilson_matches_scipy(k: int, n: int, alpha: float) -> None:
+    ref = sps.binomtest(k, n).proportion_ci(confidence_level=1 - alpha, method="wilson")
+    lo, hi = stats.wilson(k, n, alpha)
+    assert (lo, hi) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
+def test_wilson_edges() -> None:
+    assert stats.wilson(0, 0) == (0.0, 1.0)
+    assert stats.wilson(0, 5)[0] == 0.0
+    assert stats.wilson(5, 5)[1] == 1.0
+    with pytest.raises(ValueError):
+        stats.wilson(6, 5)
+
+
+# ------------------------------------------------------------------------------------------ sign-flip
+
+
+def _brute_signflip(d: npt.NDArray[np.float64]) -> float:
+    obs = abs(float(d.mean()))
+    patterns = itertools.product((1, -1), repeat=d.size)
+    hits = sum(abs(float(np.mean(np.array(s) * d))) >= obs - 1e-12 for s in patterns)
+    return hits / float(1 << d.size)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_signflip_exact_matches_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0.05, 0.2, int(rng.integers(1, 11)))
+    assert stats.signflip_p(d) == pytest.approx(_brute_signflip(d), abs=1e-12)
+
+
+def test_signflip_ties_count_with_tolerance() -> None:
+    # Scores in quarters: many patterns tie the observed sum exactly in real arithmetic.
+    d = np.array([0.25, 0.25, 0.5, -0.25, 0.25, 0.0, 0.1 + 0.2 - 0.3])
+    assert stats.signflip_p(d) == pytest.approx(_brute_signflip(np.round(d, 12)), abs=1e-12)
+    assert stats.signflip_p(np.zeros(8)) == 1.0
+
+
+def test_signflip_draws_close_to_exact_binomial_value() -> None:
+    # |d| all equal: the sum of flipped signs is 2B − F with B ~ Binomial(F, ½), so the exact
+    # two-sided p is the binomial test's. F = 30 > 20 forces the seeded draws.
+    f, positives = 30, 20
+    d = np.array([0.25] * positives + [-0.25] * (f - positives))
+    exact = sps.binomtest(positives, f, 0.5).pvalue
+    p = stats.signflip_p(d, n_draws=100_000, seed=7)
+    assert exact == pytest.approx(0.098737, abs=1e-6)
+    assert p == pytest.approx(exact, abs=0.005)  # Monte Carlo se ≈ 0.001
+    assert stats.signflip_p(d, seed=7) == p  # deterministic for a seed
+    assert stats.signflip_p(d, seed=8) != p
+
+
+def test_signflip_draws_never_zero() -> None:
+    p = stats.signflip_p(np.ones(40), n_draws=1000, seed=0)
+    assert p == pytest.approx(1 / 1001)
+
+
+def test_signflip_exact_at_twenty_fixtures() -> None:
+    d = np.full(20, 0.1)
+    assert stats.signflip_p(d) == pytest.approx(2 / 2**20, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------------- degenerate cases
+
+
+def test_constant_differences_collapse_the_interval() -> None:
+    base = np.array([[0.2, 0.4], [0.5, 0.5], [0.9, 0.7]])
+    g = stats.paired_gap(base, base + 0.1)
+    assert g.se == 0.0
+    assert g.gap == pytest.approx(0.1)
+    assert g.ci_low == g.ci_high == g.upper_one_sided == g.lower_one_sided == g.gap
+    assert g.p_value == 0.0
+    assert g.t == math.inf
+    assert not any(math.isnan(v) for v in dataclasses.astuple(g))
+
+
+def test_identical_arms_give_no_gap() -> None:
+    g = stats.paired_gap(BASE_A, BASE_A)
+    assert (g.gap, g.se, g.t, g.p_value, g.ci_low, g.ci_high) == (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    assert g.p_signflip == 1.0
+    assert stats.tost(BASE_A, BASE_A, 0.05) == 0.0
+
+
+def test_one_fixture_cannot_conclude() -> None:
+    g = stats.paired_gap([[0.1, 0.2]], [[0.9, 0.8]])
+    assert g.n_fixtures == 1
+    assert g.p_value == 1.0
+    assert g.ci_low == -math.inf
+    assert g.ci_high == math.inf
+    assert g.upper_one_sided == math.inf
+    assert stats.tost([[0.1]], [[0.1]], 0.05) == 1.0
+
+
+def test_noise_floor_needs_two_runs() -> None:
+    nf = stats.noise_floor(np.array([[0.5], [0.7]]))
+    assert nf.value == math.inf
+    assert nf.run_means == pytest.approx((0.6,))
+
+
+def test_missing_cells_are_left_out() -> None:
+    base = BASE_A.copy()
+    var = VAR_A.copy()
+    var[0, 1] = np.nan  # one failed cell: fixture 0's variant mean uses the other two
+    base[2, :] = np.nan  # a fixture never scored in the baseline: dropped from the pairing
+    d = stats.fixture_differences(base, var)
+    assert d.size == 5
+    assert d[0] == pytest.approx(0.75 - BASE_A[0].mean())
+    nf = stats.noise_floor(base)
+    assert nf.run_means[0] == pytest.approx(np.delete(BASE_A[:, 0], 2).mean())
+
+
+def test_bad_shapes_are_refused() -> None:
+    with pytest.raises(ValueError, match="fixtures"):
+        stats.paired_gap(np.ones((3, 2)), np.ones((4, 2)))
+    with pytest.raises(ValueError):
+        stats.paired_gap(np.ones((2, 2, 2)), np.ones((2, 2, 2)))
+    with pytest.raises(ValueError):
+        stats.tost(BASE_A, VAR_A, margin=0.0)
+    with pytest.raises(ValueError):
+        stats.paired_gap(BASE_A, VAR_A, alpha=1.5)
+
+
+# ------------------------------------------------------------------------------------------ bootstrap
+
+
+def test_bootstrap_is_deterministic_and_brackets_the_gap() -> None:
+    a = stats.cluster_bootstrap(BASE_A, VAR_A, seed=42)
+    b = stats.cluster_bootstrap(BASE_A, VAR_A, seed=42)
+    c = stats.cluster_bootstrap(BASE_A, VAR_A, seed=43)
+    gap = stats.paired_gap(BASE_A, VAR_A).gap
+    assert a == b
+    assert a != c
+    assert a[0] < gap < a[1]
+    # d takes only the values 1/12 and 1/6: every resampled mean lies between them.
+    assert a[0] >= 1 / 12 - 1e-12
+    assert a[1] <= 1 / 6 + 1e-12
+
+
+def test_bootstrap_chunks_agree_with_t_interval_on_many_fixtures() -> None:
+    rng = np.random.default_rng(5)
+    base = rng.random((5000, 3))
+    var = np.clip(base + rng.normal(0.02, 0.3, base.shape), 0, 1)
+    lo, hi = stats.cluster_bootstrap(base, var, n_resamples=3000, seed=1)  # several chunks
+    g = stats.paired_gap(base, var)
+    width = g.ci_high - g.ci_low
+    assert lo == pytest.approx(g.ci_low, abs=0.05 * width)  # F = 5000: the two intervals nearly coincide
+    assert hi == pytest.approx(g.ci_high, abs=0.05 * width)
+
+
+# ------------------------------------------------------------------------------------ seeds and power
+
+
+def test_seed_from_root() -> None:
+    root = "sha256:" + "0123456789abcdef" * 4
+    assert stats.seed_from(root) == 0x0123456789ABCDEF
+    assert stats.seed_from(root.upper().replace("SHA256", "sha256")) == stats.seed_from(root)
+    np.random.default_rng(stats.seed_from(root))  # a usable numpy seed
+    for bad in ("0123", "sha256:xyz", "md5:" + "0" * 64, "sha256:" + "0" * 63):
+        with pytest.raises(ValueError):
+            stats.seed_from(bad)
+
+
+def test_detectable_gap_formula_and_inverse() -> None:
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.80)
+    assert stats.detectable_gap(0.3, 1000) == pytest.approx(z * 0.3 / math.sqrt(1000), rel=1e-12)
+    assert stats.detectable_gap(0.3, 1000) == pytest.approx(0.026578, abs=TOL)
+    # Inverse: the n needed for that gap is n = (z_{1−α/2} + z_power)² · sd² / δ².
+    delta = stats.detectable_gap(0.12, 12, alpha=0.05, power=0.9)
+    n = (sps.norm.ppf(0.975) + sps.norm.ppf(0.9)) ** 2 * 0.12**2 / delta**2
+    assert n == pytest.approx(12)
+    assert stats.detectable_gap(0.0, 12) == 0.0
+
+
+def test_sd_of_differences_and_components() -> None:
+    d = VAR_A.mean(1) - BASE_A.mean(1)
+    assert stats.sd_of_differences(BASE_A, VAR_A) == pytest.approx(d.std(ddof=1), rel=1e-12)
+    assert stats.sd_of_differences([[0.1]], [[0.2]]) == math.inf
+    rng = np.random.default_rng(11)
+    effect = rng.normal(0.05, 0.1, 40)
+    base = rng.normal(0.5, 0.1, (40, 5))
+    var = base.mean(1, keepdims=True) + effect[:, None] + rng.normal(0, 0.1, (40, 5))
+    comp = stats.variance_components(base, var)
+    assert comp.sd_diff == pytest.approx(stats.sd_of_differences(base, var))
+    assert comp.within_var_baseline == pytest.approx(base.var(axis=1, ddof=1).mean())
+    assert comp.between_var > 0
+    assert comp.sd_diff_at(5) == pytest.approx(comp.sd_diff)  # the pilot's own R reproduces its sd
+    assert comp.sd_diff_at(50) < comp.sd_diff
+
+
+def test_results_are_frozen() -> None:
+    g = stats.paired_gap(BASE_A, VAR_A)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.gap = 1.0  # type: ignore[misc]
