@@ -103,6 +103,28 @@ def test_excerpt_07_key_is_the_design_example() -> None:
                                    "accept": ["monthly volume report"]}
 
 
+def answer_from(k: dict[str, Any], form: str) -> str:
+    """A markdown answer built from the key itself: every ``value``, or the last ``accept`` form of each."""
+    lines = []
+    for field in SPEC.fields:
+        items = [e["value"] if form == "value" or not e["accept"] else e["accept"][-1] for e in k[field]]
+        lines.append(f"**{field.replace('_', ' ').capitalize()}:**")
+        lines += [f"- {x}" for x in items] or ["- Not stated in excerpt"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("fixture", IDS)
+def test_the_key_values_themselves_score_full_recall_and_are_all_supported(fixture: str) -> None:
+    m = score(fixture, answer_from(key(fixture), "value"))
+    assert m["field_recall"] == 1.0 and m["unsupported_values"] == 0
+    assert m["abstains"] == (1.0 if fixture == "excerpt-07" else 0.0)
+
+
+@pytest.mark.parametrize("fixture", IDS)
+def test_accept_forms_alone_score_full_recall(fixture: str) -> None:
+    assert score(fixture, answer_from(key(fixture), "accept"))["field_recall"] == 1.0
+
+
 # ------------------------------------------------------------------ load_key and FieldsSpec
 def write_key(tmp_path: Path, data: Any, name: str = "excerpt-99") -> Path:
     path = tmp_path / f"{name}.json"
@@ -170,7 +192,7 @@ def test_fields_spec_from_the_card_scoring_block() -> None:
     assert FieldsSpec.from_mapping(block) == SPEC
     with pytest.raises(CardError, match=r"cards/b\.yaml: field 'scoring\.fields'"):
         FieldsSpec.from_mapping({"method": "fields"}, "cards/b.yaml")
-    with pytest.raises(CardError, match="field 'scoring.abstain_field': expected one of"):
+    with pytest.raises(CardError, match=r"field 'scoring\.abstain_field': expected one of"):
         FieldsSpec.from_mapping({"fields": ["parties"], "abstain_field": "termination"})
 
 
@@ -207,20 +229,28 @@ def test_empty_output_scores_zero() -> None:
 
 
 # ------------------------------------------------------------------ shapes of output
-FULL_01 = {
-    "parties": ["Brackenfield Components Ltd", "Tallow & Reed Manufacturing Limited"],
-    "date": "1 March 2024",
-    "term": ["not less than ninety (90) days' written notice", "commits a material breach of this Agreement"],
-    "obl": ["provide the Supplier with a rolling twelve-month forecast",
-            "maintain a buffer stock of Products of not less than six weeks' forecast demand",
-            "notify the Buyer in writing within 48 hours of becoming aware of any quality non-conformance"],
-}
+PARTIES_01 = ["Brackenfield Components Ltd", "Tallow & Reed Manufacturing Limited"]
+DATE_01 = "1 March 2024"
+TERMINATION_01 = ["not less than ninety (90) days' written notice", "commits a material breach of this Agreement"]
+OBLIGATIONS_01 = [
+    "provide the Supplier with a rolling twelve-month forecast",
+    "maintain a buffer stock of Products of not less than six weeks' forecast demand",
+    "notify the Buyer in writing within 48 hours of becoming aware of any quality non-conformance",
+]
+
+
+def bullets(items: list[str], indent: str = "") -> str:
+    return "\n".join(f"{indent}- {x}" for x in items)
 
 
 def shapes() -> dict[str, str]:
-    p, d, t, o = FULL_01["parties"], FULL_01["date"], FULL_01["term"], FULL_01["obl"]
-    bullets = lambda xs, ind="": "\n".join(f"{ind}- {x}" for x in xs)  # noqa: E731
+    """The same correct answer for excerpt-01 in every shape models produce."""
+    p, d, t, o = PARTIES_01, DATE_01, TERMINATION_01, OBLIGATIONS_01
     as_json = json.dumps({"parties": p, "effective_date": d, "termination_rights": t, "obligations": o}, indent=2)
+    wrapped = {"contract": {"Parties": [{"name": p[0], "role": "Supplier"}, {"name": p[1], "role": "Buyer"}],
+                            "Effective Date": d, "Termination Rights": {"notice": t[0], "breach": t[1]},
+                            "Obligations": o}}
+    term_rows = "".join(f"| {'Termination rights' if i == 0 else ''} | {x} |\n" for i, x in enumerate(t))
     return {
         "markdown list": f"- **Parties:** {p[0]} and {p[1]}\n- **Effective date:** {d}\n"
                          f"- **Termination rights:**\n{bullets(t, '  ')}\n- **Obligations:**\n{bullets(o, '  ')}",
@@ -232,14 +262,9 @@ def shapes() -> dict[str, str]:
                        f"Obligations: {'; '.join(o)}",
         "bare json": as_json,
         "fenced json": f"Here is the extraction:\n\n```json\n{as_json}\n```\n\nAll values are quoted verbatim.",
-        "wrapped json": json.dumps({"contract": {"Parties": [{"name": p[0], "role": "Supplier"},
-                                                             {"name": p[1], "role": "Buyer"}],
-                                                 "Effective Date": d, "Termination Rights": {"notice": t[0],
-                                                                                             "breach": t[1]},
-                                                 "Obligations": o}}),
-        "vertical table": "| Field | Value |\n|---|---|\n" + f"| Parties | {p[0]}<br>{p[1]} |\n| Effective date | {d} |\n"
-                          + "".join(f"| {'Termination rights' if i == 0 else ''} | {x} |\n" for i, x in enumerate(t))
-                          + f"| Obligations | {'; '.join(o)} |\n",
+        "wrapped json": json.dumps(wrapped),
+        "vertical table": f"| Field | Value |\n|---|---|\n| Parties | {p[0]}<br>{p[1]} |\n| Effective date | {d} |\n"
+                          f"{term_rows}| Obligations | {'; '.join(o)} |\n",
         "horizontal table": "| Parties | Effective date | Termination rights | Obligations |\n|---|---|---|---|\n"
                             f"| {p[0]}; {p[1]} | {d} | {'; '.join(t)} | {'; '.join(o)} |",
         "nested sub-labels": f"1. **Parties**\n   - **Supplier:** {p[0]}\n   - **Buyer:** {p[1]}\n"
@@ -297,8 +322,16 @@ def test_field_labels_are_matched_by_synonym() -> None:
     assert all(m[f"field_recall.{f}"] > 0 for f in SPEC.fields)
 
 
+def test_sub_headings_and_sub_labels_are_not_values() -> None:
+    out = ("## Parties\n### Supplier\nBrackenfield Components Ltd\n**Buyer**\nTallow & Reed Manufacturing Limited\n"
+           "## Termination rights\n### For convenience after the Initial Term\n- 90 days' notice\n")
+    m = score("excerpt-01", out)
+    assert m["values_returned"] == 3 and m["unsupported_values"] == 1  # only "90 days' notice" is not verbatim
+    assert m["field_recall.parties"] == 1.0 and m["field_recall.termination_rights"] == 0.5
+
+
 def test_commentary_outside_the_fields_is_ignored() -> None:
-    out = (f"Sure — here is what I found:\n\n- **Parties:** {FULL_01['parties'][0]}\n\n"
+    out = (f"Sure — here is what I found:\n\n- **Parties:** {PARTIES_01[0]}\n\n"
            "I hope this helps! Let me know if you would like anything else.\n\n"
            "**Governing law:** England and Wales (inferred)")
     m = score("excerpt-01", out)
@@ -336,7 +369,8 @@ def test_a_date_written_another_way_is_supported_but_a_wrong_date_is_not() -> No
 
 
 def test_values_are_counted_once() -> None:
-    out = "Parties: Harbourline Freight Limited\nObligations:\n- Harbourline Freight Limited\n- harbourline freight limited."
+    out = ("Parties: Harbourline Freight Limited\n"
+           "Obligations:\n- Harbourline Freight Limited\n- harbourline freight limited.")
     assert score("excerpt-07", out)["values_returned"] == 1
 
 

@@ -4,6 +4,11 @@ It is blind by construction: `score_fields` sees the output text, the fixture's 
 scoring options — never the variant, model, run index or request. It only reads the output (``json.loads``
 at most); nothing in it is executed or evaluated. The same input always gives the same numbers.
 
+Metrics (all floats): ``field_recall`` (key values found / all key values, across fields),
+``field_recall.<field>`` (only for fields whose key has values, so none for excerpt 07's termination rights),
+``unsupported_values`` (count of distinct returned values not in the excerpt), ``abstains`` (0/1, only when
+the spec names an ``abstain_field``) and ``values_returned`` (count of distinct returned values).
+
 Decisions a user of the numbers should know:
 
 * **Sections.** A value counts for a field only if it sits in that field's section, found by label synonyms
@@ -263,7 +268,7 @@ def _markdown_sections(text: str, spec: FieldsSpec) -> tuple[dict[str, list[str]
             elif sec.field is not None and (sec.rank >= 7 or rank <= sec.rank):
                 sec.field = None
             else:
-                sec.add(body)
+                sec.add(f"{body}:")  # a sub-heading is a sub-label: read for recall, never a value
             continue
         bullet = _BULLET.match(raw)
         body = bullet.group("body").strip() if bullet else s
@@ -365,7 +370,7 @@ def _split(text: str) -> list[str]:
 
 
 def _prose(lines: list[str], fields: list[str]) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
-    """Attribute each sentence piece to the ``fields`` whose cues it contains; one ending in ':' is a lead-in."""
+    """Give each sentence piece to the ``fields`` whose cues it has; a piece ending in ':' is a lead-in."""
     recall: dict[str, list[str]] = {}
     values: list[tuple[str, str]] = []
     order = [f for f in _CUES if f in fields] + [f for f in fields if f not in _CUES]
@@ -407,7 +412,8 @@ _ANY_ABSTAIN = re.compile(
     r"\b(?:excerpt|agreement|contract|text|document|clause|it)\s+(?:does|do|did)\s+not\s+(?:appear\s+to\s+)?"
     r"(?:contain|include|mention|specify|state|provide|address|set\s+out|grant|give|confer|cover)\b"
     r"|\bnot\s+(?:a|an)\s+(?:termination|right\s+to\s+terminate)\b"
-    r"|\bnot\s+(?:amount\s+to|constitute)\s+(?:a\s+)?termination|\bnot\s+(?:stated|specified|mentioned|included|found)\s+in\s+(?:the|this)\s+"
+    r"|\bnot\s+(?:amount\s+to|constitute)\s+(?:a\s+)?termination"
+    r"|\bnot\s+(?:stated|specified|mentioned|included|found)\s+in\s+(?:the|this)\s+"
     r"(?:excerpt|agreement|contract|text)",
     re.IGNORECASE,
 )
@@ -417,8 +423,8 @@ _LEAD_IN = re.compile(
     r"|(?:the|this)\s+(?:agreement|contract)\s+(?:is\s+|was\s+|becomes\s+|became\s+)?(?:made\s+|dated\s+|"
     r"effective\s+|entered\s+into\s+|takes\s+effect\s+|took\s+effect\s+|commences\s+|commenced\s+|starts\s+)"
     r"(?:and\s+effective\s+)?(?:on\s+|from\s+|as\s+of\s+|with\s+effect\s+from\s+)?"
-    r"|(?:the\s+)?(?:effective|commencement|start)\s+date(?:\s+of\s+(?:the|this)\s+(?:agreement|contract))?\s+"
-    r"(?:is|was)\s+)",
+    r"|(?:the\s+)?(?:effective|commencement|start)\s+date"
+    r"(?:\s+of\s+(?:the|this)\s+(?:agreement|contract))?\s+(?:is|was)\s+)",
     re.IGNORECASE,
 )
 _REF = re.compile(r"(?:see\s+)?(?:clauses?|cl|sections?|s|sec|conditions?|paragraphs?|para|articles?|art|"
@@ -443,14 +449,14 @@ def _pieces(line: str) -> list[str]:
 
 
 def _is_abstention(piece: str) -> bool:
-    """"Not stated"-like phrases count only in short pieces, so "... not included in the Fees" stays a value."""
+    """Phrases like "not stated" count only in short pieces: "... not included in the Fees" is a value."""
     if _ANY_ABSTAIN.search(piece):
         return True
     return len(piece.split()) <= 12 and bool(_SHORT_ABSTAIN.search(piece))
 
 
 def _in_excerpt(part: str, padded_excerpt: str) -> bool:
-    """Whole-word containment; a bare reference ("Clause 6.1", "s. 4") needs only its number in the excerpt."""
+    """Whole words of the excerpt; a bare reference ("Clause 6.1", "s. 4") needs only its number there."""
     if _within(_norm(part), padded_excerpt):
         return True
     ref = _REF.match(part.strip())
@@ -533,7 +539,8 @@ def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: Fields
         entries = key.get(field) or []
         if not entries:
             continue
-        hay = f" {' | '.join(_norm(line) for line in recall_lines.get(field, []))} "  # '|' stops cross-line hits
+        # one line per section line, joined by '|' so that a form cannot match across two lines
+        hay = f" {' | '.join(_norm(line) for line in recall_lines.get(field, []))} "
         hits = sum(any(_within(_norm(f), hay) for f in (e["value"], *e.get("accept", []))) for e in entries)
         metrics[f"field_recall.{field}"] = hits / len(entries)
         found, total = found + hits, total + len(entries)
