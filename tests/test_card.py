@@ -156,3 +156,15 @@ def test_ab_card_renders_variants(tmp_path: Path) -> None:
     assert base[1]["content"] == "Name the colour.\n<item>X</item>"
     assert variant[1]["content"] == "Name the colour.\nPlease.\n<item>X</item>"
     assert "prompt" in card.protocol() and "title" not in card.protocol()
+
+
+def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
+    """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
+    message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))
+    assert "field 'examples.1.because'" in message
+    assert "unknown field" in message
+
+
+def test_every_card_output_is_a_whole_seed_line() -> None:
+    card = load_card(REPO / "cards" / "one-word-sentiment.yaml", Project(REPO))
+    assert card.examples[3].output == "negative — broken goods, no support reply and no refund."

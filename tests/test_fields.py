@@ -17,7 +17,7 @@ from benchcard.fields import FieldsSpec, _norm, load_key, score_fields
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "bench-01"
 KEYS = ROOT / "keys" / "bench-01"
-EXAMPLES = ROOT / "cards" / "bench-01.examples.yaml"
+EXAMPLES = ROOT / "cards" / "bench-01.yaml"
 SPEC = FieldsSpec(("parties", "effective_date", "termination_rights", "obligations"), "termination_rights")
 FIRST_SCREEN = 1500
 IDS = [f"excerpt-{n:02d}" for n in range(1, 13)]

@@ -39,6 +39,7 @@ PROSE_FIELDS = frozenset(
 PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring"})
 AB_FIELDS = PROBE_FIELDS | {"variants", "baseline", "fixtures", "win"}
 TOP_FIELDS = AB_FIELDS | PROSE_FIELDS
+HISTORY_FIELDS = frozenset({"version", "note", "date", "prompt", "scoring", "params", "rig", "published_runs"})
 
 
 @dataclass(frozen=True)
@@ -339,6 +340,9 @@ class _Reader:
 
     def rig(self) -> Rig:
         rig = self.get(self.raw, ("rig",), (dict,), "a mapping with provider and model")
+        extra = sorted(set(map(str, rig)) - {"provider", "model", "effort", "surface"})
+        if extra:
+            raise self.fail(("rig", extra[0]), "unknown field; expected provider, model, effort or surface")
         effort = rig.get("effort")
         if effort not in EFFORTS:
             raise self.fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
@@ -388,6 +392,9 @@ class _Reader:
             where = ("examples", i)
             if not isinstance(item, Mapping):
                 raise self.fail(where, "expected a mapping with label, output and expect")
+            extra = sorted(set(map(str, item)) - {"label", "output", "expect", "fixture"})
+            if extra:
+                raise self.fail((*where, extra[0]), "unknown field; expected label, output, expect or fixture")
             label = self.get(item, (*where, "label"), (str,), "text")
             output = self.get(item, (*where, "output"), (str,), "the output text")
             if "expect" not in item or item["expect"] is None:
@@ -411,6 +418,9 @@ class _Reader:
             where = ("history", i)
             if not isinstance(item, Mapping):
                 raise self.fail(where, "expected a mapping with version and note")
+            extra = sorted(set(map(str, item)) - HISTORY_FIELDS)
+            if extra:
+                raise self.fail((*where, extra[0]), f"unknown field; expected one of {', '.join(sorted(HISTORY_FIELDS))}")
             v = self.get(item, (*where, "version"), (int,), "a version number")
             note = self.get(item, (*where, "note"), (str,), "text")
             date = item.get("date")
@@ -455,6 +465,9 @@ class _Reader:
 
     def win(self, scoring: ScoringSpec, fixtures: Mapping[str, Path]) -> WinRule:
         raw = self.get(self.raw, ("win",), (dict,), "a mapping with all: [clauses]")
+        extra = sorted(set(map(str, raw)) - {"all", "alpha", "equivalence_margin", "allow_failed"})
+        if extra:
+            raise self.fail(("win", extra[0]), "unknown field; expected all, alpha, equivalence_margin or allow_failed")
         clauses_raw = self.get(raw, ("win", "all"), (list,), "a list of clauses")
         if not clauses_raw:
             raise self.fail(("win", "all"), "expected at least one clause")
@@ -464,6 +477,9 @@ class _Reader:
             where = ("win", "all", i)
             if not isinstance(item, Mapping):
                 raise self.fail(where, "expected a mapping with metric and test")
+            extra = sorted(set(map(str, item)) - {"metric", "test", "fixture", "margin", "equals"})
+            if extra:
+                raise self.fail((*where, extra[0]), "unknown field; expected metric, test, fixture, margin or equals")
             metric = self.get(item, (*where, "metric"), (str,), "a metric name")
             if metric not in known:
                 yields = ", ".join(sorted(known))
