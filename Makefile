@@ -5,7 +5,7 @@ VENV ?= .venv
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels
 LLAMA ?= llama-cpp-python==0.3.36
 BIN := $(VENV)/bin
-DEMO ?= demo-capitals
+DEMO ?= demo-answer-cue
 
 .PHONY: demo test install wheel chromium lint
 

@@ -5,15 +5,29 @@ noise_floor, tost, wilson and a 10,000-resample cluster_bootstrap. Data generati
 the timed region; each shape is timed --repeat times and the median and worst are reported.
 
     python benchmarks/verdict_speed.py --repeat 5
+
+`--full` times the whole verdict path instead (`benchcard.verdict.give_verdict`): a project with a BENCH-01-like
+card (fields scoring: nine metrics per cell; win rule rises + not_rises + holds) and a finished run folder of
+100,000 scored cells written in the run-folder contract's format; timed from the call to the return: seal
+re-verification (every fixture file hashed), the outputs digest, reading and joining assignment, outputs and
+scores, the statistics of both gap clauses (sign-flip p and a 10,000-resample cluster bootstrap each), the
+holds clause, table.csv (900,000 rows), verdict.json and the ledger append. Between repeats the verdict files
+and the ledger are removed (outside the timed region).
+
+    python benchmarks/verdict_speed.py --full --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +75,149 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+FIELDS = ("parties", "effective_date", "termination_rights", "obligations")
+FULL_CARD = """\
+id: speed-ab
+version: 1
+kind: ab
+title: Verdict speed
+rig: {{provider: openai, model: bench/model, effort: high, surface: Bench API}}
+params: {{max_tokens: 400, temperature: 0}}
+prompt:
+  user: |-
+    Extract the fields.
+    {{{{variant}}}}<excerpt>{{{{fixture}}}}</excerpt>
+variants: {{baseline: "", A: "Score your own output before returning it.\\n"}}
+baseline: baseline
+fixtures: fixtures/speed-ab/*.txt
+repetitions: {reps}
+scoring:
+  method: fields
+  fields: [parties, effective_date, termination_rights, obligations]
+  abstain_field: termination_rights
+win:
+  all:
+    - {{metric: field_recall, test: rises}}
+    - {{metric: unsupported_values, test: not_rises, margin: 0.25}}
+    - {{metric: abstains, fixture: fx-00007, test: holds}}
+  alpha: 0.05
+  equivalence_margin: 0.05
+examples:
+  - {{label: Correct, fixture: fx-00001, output: "parties: Acme", expect: {{field_recall: 1}}}}
+history:
+  - {{version: 1, note: Speed test.}}
+"""
+
+
+def _line(row: dict[str, Any]) -> str:
+    """A JSONL line as the runner writes it (benchcard.store.dumps_line): compact separators."""
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, Path]:
+    """A sealed project and one finished run of 2 × n_fixtures × reps scored cells (outside the timing)."""
+    from benchcard import seal
+    from benchcard.card import load_card
+    from benchcard.hashing import file_digest
+    from benchcard.project import Project
+
+    (root / "cards").mkdir(parents=True)
+    (root / "cards" / "speed-ab.yaml").write_text(FULL_CARD.format(reps=reps), encoding="utf-8")
+    fixtures = [f"fx-{i:05d}" for i in range(1, n_fixtures + 1)]
+    folder = root / "fixtures" / "speed-ab"
+    folder.mkdir(parents=True)
+    for f in fixtures:
+        (folder / f"{f}.txt").write_text(f"Excerpt {f}: Acme Ltd and Beta plc agree to ...\n", encoding="utf-8")
+    project = Project(root)
+    card = load_card(project.card_path("speed-ab"), project)
+    _, sealed, _ = seal.seal(card, project)
+    run_id = "20261130T151200Z-3f9a"
+    run_dir = project.run_dir("speed-ab", 1, run_id)
+    (run_dir / "sealed").mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    n = 2 * n_fixtures * reps
+    order = rng.permutation(n)
+    variant = order % 2
+    fixture = (order // 2) % n_fixtures
+    rep = order // (2 * n_fixtures)
+    difficulty = rng.random(n_fixtures)
+    recall = np.clip(difficulty[fixture] + 0.02 * variant + rng.normal(0, 0.15, n), 0, 1)
+    recall = np.round(recall * 4) / 4
+    unsupported = rng.poisson(0.4, n).astype(float)
+    names = ("baseline", "A")
+    with open(run_dir / "sealed" / "assignment.jsonl", "w", encoding="utf-8") as fa, \
+            open(run_dir / "sealed" / "requests.jsonl", "w", encoding="utf-8") as fr, \
+            open(run_dir / "outputs.jsonl", "w", encoding="utf-8") as fo, \
+            open(run_dir / "scores.jsonl", "w", encoding="utf-8") as fs:
+        for i in range(n):
+            cell = f"c{i:010x}"
+            fx = fixtures[fixture[i]]
+            fa.write(_line({"cell": cell, "variant": names[variant[i]], "fixture": fx, "repetition": int(rep[i]),
+                            "order": i}))
+            fr.write(_line({"cell": cell, "provider": "openai", "url": "http://x/v1/chat/completions", "body": {}}))
+            text = "Parties: Acme Ltd; Beta plc\nEffective date: 3 February 2025\nTermination rights: not stated\n" \
+                   "Obligations: deliver the Monthly Volume Report no later than the fifth Business Day"
+            fo.write(_line({"cell": cell, "fixture": fx, "status": "ok", "text": text, "finish_reason": "stop",
+                            "usage": {"input": 600, "output": 90, "reasoning": 0}, "cost": 0.0021,
+                            "latency_ms": float(300 + i % 97), "attempts": 1, "error": None}))
+            r = float(recall[i])
+            metrics = {"score": r, "field_recall": r, "unsupported_values": float(unsupported[i]),
+                       "abstains": 1.0, "values_returned": 5.0}
+            metrics.update({f"field_recall.{f}": r for f in FIELDS})
+            fs.write(_line({"cell": cell, "fixture": fx, "status": "ok", "score": r, "metrics": metrics,
+                            "rules": None}))
+    manifest = {"run": run_id, "card": "speed-ab", "version": 1, "kind": "ab", "seal_root": sealed["root"],
+                "rig": {"provider": "openai", "model": "bench/model", "effort": "high", "surface": "Bench API",
+                        "line": "bench/model · effort high · Bench API"},
+                "cells": n, "repetitions": reps, "started_at": "2026-11-30T15:12:00Z",
+                "finished_at": "2026-11-30T16:12:00Z", "outputs_digest": file_digest(run_dir / "outputs.jsonl"),
+                "counts": {"ok": n, "truncated": 0, "failed": 0}}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return project, run_dir
+
+
+def main_full(args: argparse.Namespace) -> None:
+    from benchcard.verdict import give_verdict
+
+    print(f"# Full verdict path speed (budget {BUDGET_S:g} s)\n")
+    versions = f"numpy {np.__version__}, python {platform.python_version()}"
+    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, {versions}, load average "
+          f"{os.getloadavg()[0]:.1f} at start")
+    print(f"bootstrap resamples {args.resamples:,}, sign-flip draws 100,000 (F > 20), repeats {args.repeat}\n")
+    print(row("fixtures × reps × arms", "scored cells", "table rows", "finding", "median (s)", "worst (s)",
+              "within budget", "median phases (s)"))
+    print("|---|---|---|---|---|---|---|---|")
+    ok = True
+    for shape in args.shapes:
+        f_str, r_str = shape.lower().split("x")
+        f, r = int(f_str), int(r_str)
+        with tempfile.TemporaryDirectory() as tmp:
+            project, run_dir = build_full(Path(tmp) / "proj", f, r, args.seed)
+            times = []
+            phases: list[dict[str, float]] = []
+            finding = ""
+            for _ in range(args.repeat):
+                for name in ("verdict.json", "table.csv"):
+                    (run_dir / name).unlink(missing_ok=True)
+                project.ledger_path.unlink(missing_ok=True)
+                laps: dict[str, float] = {}
+                t0 = time.perf_counter()
+                verdict = give_verdict(project, run_dir, n_resamples=args.resamples, timings=laps)
+                times.append(time.perf_counter() - t0)
+                phases.append(laps)
+                finding = verdict.finding
+            with open(run_dir / "table.csv", encoding="utf-8") as fh:
+                table_rows = sum(1 for _ in fh) - 1
+        worst = max(times)
+        within = worst <= BUDGET_S
+        ok &= within
+        laps_text = "; ".join(f"{k} {statistics.median(p[k] for p in phases):.2f}" for k in phases[0])
+        print(row(f"{f:,} × {r} × 2", f"{2 * f * r:,}", f"{table_rows:,}", finding,
+                  f"{statistics.median(times):.3f}", f"{worst:.3f}", "yes" if within else "NO", laps_text))
+    if not ok:
+        raise SystemExit("over budget")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -74,7 +231,12 @@ def main() -> None:
         help="fixtures x repetitions per arm (two arms): 10000x5 and 1000x50 are 100,000 cells each",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--full", action="store_true",
+                        help="time the whole verdict path (give_verdict) over a run folder instead")
     args = parser.parse_args()
+    if args.full:
+        main_full(args)
+        return
 
     print(f"# Verdict statistics speed (budget {BUDGET_S:g} s)\n")
     versions = f"numpy {np.__version__}, python {platform.python_version()}"

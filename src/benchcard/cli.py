@@ -143,6 +143,264 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
                             base_url))
 
 
+# ------------------------------------------------------------------------------------------------------- run
+@cli.command()
+@click.argument("card")
+@click.option("--provider", help="Another provider than the card's rig (openai, openrouter, anthropic, local, or "
+              "one declared in benchcard.yaml).")
+@click.option("--model", "models", multiple=True, help="Another model than the card's rig; repeat for one run "
+              "per model.")
+@click.option("--base-url", help="Another endpoint of the same API (vLLM, Ollama, llama.cpp's server, a proxy).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Calls in flight at once.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
+              "(default: the provider's requests_per_minute in benchcard.yaml, else no limit).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds allowed per call before it is retried.")
+@click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
+@click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
+@click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
+@click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
+@click.pass_context
+def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
+        concurrency: int, rpm: float | None, timeout: float, attempts: int, seed: int | None, resume: str | None,
+        as_json: bool) -> None:
+    """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
+    import time
+
+    from .runner import RunOptions
+    from .runner import run as do_run
+
+    options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
+                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json)
+    started = time.perf_counter()
+    summaries = do_run(_project(ctx), card, options)
+    if as_json:
+        _emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3)})
+        return
+    for s in summaries:
+        c = s.counts
+        cost = "cost unknown" if s.cost is None else f"${s.cost:.4f}" + (
+            f" (+{s.cost_unknown} cells without a price)" if s.cost_unknown else "")
+        click.echo(f"{s.run} · {s.rig} → {s.folder}")
+        click.echo(f"  {s.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
+                   + (f", {s.missing} missing" if s.missing else "") + f" · {cost} · {s.wall_s:.1f} s")
+        if s.finished:
+            click.echo("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
+        else:
+            click.echo(f"  not finished; continue with: benchcard run {s.card} --resume {s.run}")
+
+
+# ------------------------------------------------------------------------------------------------------ site
+@cli.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder to build into (default: site/ "
+              "in the project). Emptied first if benchcard built it; any other non-empty folder is refused.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was built as JSON.")
+@click.pass_context
+def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
+    """Build the static site: card pages, results tables, ledger, plots. No server, no JavaScript."""
+    from .site import build_site
+
+    project = _project(ctx)
+    report = build_site(project, Path(out_dir).resolve() if out_dir else project.root / "site")
+    if as_json:
+        _emit_json({"out": str(report.out_dir), "pages": list(report.pages), "cards": report.cards,
+                    "runs": report.runs, "plots": report.plots, "skipped": list(report.skipped)})
+        return
+    click.echo(f"built {len(report.pages)} pages ({report.cards} cards, {report.runs} runs, {report.plots} plots) "
+               f"→ {report.out_dir}")
+    for note in report.skipped:
+        click.echo(f"  skipped: {note}")
+    click.echo(f"  open {report.out_dir / 'index.html'}")
+
+
+# --------------------------------------------------------------------------------------------------- verdict
+@cli.command()
+@click.argument("run_name", metavar="RUN")
+@click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
+              "they count as failed (the finding is then incomplete unless the card allows that many).")
+@click.option("--show", is_flag=True, help="Print the verdict already given for RUN; compute nothing, append nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
+@click.pass_context
+def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, as_json: bool) -> None:
+    """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row.
+
+    A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
+    """
+    from .verdict import find_run, give_verdict, load_verdict
+
+    project = _project(ctx)
+    run_dir = find_run(project, run_name)
+    result = load_verdict(project, run_dir) if show else give_verdict(project, run_dir,
+                                                                      allow_incomplete=allow_incomplete)
+    if as_json:
+        _emit_json(result.to_json())
+        return
+    for line in _verdict_lines(result.to_json()):
+        click.echo(line)
+
+
+def _verdict_lines(v: dict[str, Any]) -> list[str]:
+    def num(x: Any, signed: bool = False) -> str:
+        if not isinstance(x, int | float) or isinstance(x, bool):
+            return "n/a"
+        return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
+
+    def ci(pair: Any) -> str:
+        return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
+
+    def pval(x: Any) -> str:
+        if not isinstance(x, int | float) or isinstance(x, bool):
+            return "n/a"
+        return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
+
+    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}",
+             f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
+    counts = v.get("counts") or {}
+    lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
+    for note in v.get("notes") or []:
+        lines.append(f"  note: {note}")
+    if v["kind"] == "ab":
+        for comp in v.get("comparisons") or []:
+            lines.append(f"{comp['variant']} vs {v['baseline']}: {comp['finding']} → {comp['outcome']}")
+            for c in v.get("clauses") or []:
+                if c["variant"] == comp["variant"]:
+                    lines.append(f"  {'holds' if c['holds'] else 'FAILS'}  {c['why']}")
+        lines.append(f"metrics ({round(100 * v['confidence'])}% intervals; bootstrap: "
+                     f"{v['bootstrap']['resamples']:,} fixture resamples seeded from the seal root):")
+        for name, m in (v.get("metrics") or {}).items():
+            means = " · ".join(f"{k} {num(x)}" for k, x in m["means"].items())
+            per = m.get("by_variant") or {v["variants"][0]: m}
+            for variant, g in per.items():
+                lines.append(f"  {name} ({variant} − {v['baseline']}): means {means}; gap {num(g.get('gap'), True)} "
+                             f"CI {ci(g.get('ci'))} bootstrap {ci(g.get('ci_bootstrap'))} p {pval(g.get('p'))} "
+                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor {num(m.get('noise_floor'))}")
+    else:
+        lines.append(f"score {num(v.get('score'))} · {v.get('passes')} pass · Wilson 95% {ci(v.get('score_ci'))}")
+        lines.extend(f"  {line}" for line in v.get("rule_lines") or [])
+    human = v.get("human")
+    if human:
+        kappa = human.get("kappa")
+        lines.append(f"human grades: {human['graded']} graded · agreement {num(human['agreement'])} · Cohen's kappa "
+                     f"{num(kappa) if kappa is not None else 'undefined (one category only)'} · "
+                     f"{len(human['disagreements'])} disagreement(s)")
+        for d in human["disagreements"]:
+            note = f" — {d['note']}" if d.get("note") else ""
+            lines.append(f"  {d['cell']} {d['fixture']} ({d['variant']}): auto {num(d['auto_score'])}, "
+                         f"human {d['human_grade']}{note}")
+    led = v.get("ledger") or {}
+    lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · {str(led.get('hash', ''))[:19]}…")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------- ledger
+@cli.command("ledger")
+@click.option("--verify", "do_verify", is_flag=True, help="Check the hash chain; name the first bad row.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.pass_context
+def ledger_cmd(ctx: click.Context, do_verify: bool, as_json: bool) -> None:
+    """Show the ledger of verdicts (results and non-results); --verify checks its hash chain."""
+    from . import ledger as ledger_mod
+
+    project = _project(ctx)
+    if do_verify:
+        ledger_mod.verify(project)
+        rows = ledger_mod.read(project)
+        if as_json:
+            _emit_json({"ok": True, "rows": len(rows), "last_hash": rows[-1]["hash"] if rows else None})
+        else:
+            click.echo(f"ledger ok: {len(rows)} row(s), hash chain intact"
+                       + (f", last {rows[-1]['hash'][:19]}…" if rows else ""))
+        return
+    rows = ledger_mod.read(project)
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo(f"{project.relative(project.ledger_path)}: no verdicts yet")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="benchcard ledger", title_justify="left")
+    for col in ("seq", "date", "card", "version", "rig", "finding", "outcome", "run"):
+        table.add_column(col, no_wrap=col in ("seq", "date", "version", "run", "finding", "outcome"))
+    for r in rows:
+        style = {"result": "bold", "non-result": "dim"}.get(str(r.get("outcome")), "")
+        table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")), f"v{r.get('version')}",
+                      str(r.get("rig")), str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    console.print(table)
+
+
+# ------------------------------------------------------------------------------------------- blind grading
+@cli.command("blind-sheet")
+@click.argument("run_name", metavar="RUN")
+@click.option("--out", type=click.Path(dir_okay=False), help="Where to write the sheet (default: "
+              "blind-<run>-<name>.csv in the current folder).")
+@click.option("--name", default="human", show_default=True, help="The sheet's name (one per grader).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@click.pass_context
+def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, as_json: bool) -> None:
+    """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
+    from .grading import blind_sheet
+    from .verdict import find_run
+
+    project = _project(ctx)
+    sheet = blind_sheet(project, find_run(project, run_name), Path(out) if out else None, name)
+    if as_json:
+        _emit_json({"sheet": str(sheet.path), "name": sheet.name, "rows": sheet.rows,
+                    "mapping": project.relative(sheet.mapping), "left_out": dict(sheet.left_out)})
+        return
+    left = ", ".join(f"{n} {s}" for s, n in sheet.left_out.items())
+    click.echo(f"wrote {sheet.rows} outputs, shuffled, to {sheet.path}")
+    if left:
+        click.echo(f"  left out (never scored): {left}")
+    click.echo(f"  grade each row pass, fail or 0–1, then: benchcard grade {run_name} {sheet.path.name}"
+               + ("" if sheet.name == "human" else f" --name {sheet.name}"))
+
+
+@cli.command("grade")
+@click.argument("run_name", metavar="RUN")
+@click.argument("sheet", type=click.Path(dir_okay=False))
+@click.option("--name", help="The sheet's name (default: the only sheet exported for RUN).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
+@click.pass_context
+def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, as_json: bool) -> None:
+    """Import a filled blind sheet into RUN's grades/; the verdict compares them with the scorer."""
+    from .grading import import_grades
+    from .verdict import find_run
+
+    project = _project(ctx)
+    result = import_grades(project, find_run(project, run_name), Path(sheet), name)
+    if as_json:
+        _emit_json({"grades": project.relative(result.path), "name": result.name, "graded": result.graded,
+                    "ungraded": result.ungraded})
+        return
+    click.echo(f"imported {result.graded} grade(s) ({result.ungraded} row(s) left ungraded) → "
+               f"{project.relative(result.path)}")
+
+
+# ------------------------------------------------------------------------------------------------------ plan
+@cli.command("plan")
+@click.argument("card")
+@click.option("--from", "pilot", metavar="RUN", help="A pilot run of this card: adds the smallest detectable gap.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.pass_context
+def plan_cmd(ctx: click.Context, card: str, pilot: str | None, as_json: bool) -> None:
+    """Calls, tokens and cost of a run of CARD; with a pilot run, the smallest gap it can detect."""
+    from .planning import plan, plan_lines
+
+    project = _project(ctx)
+    result = plan(project, _load(project, card), pilot)
+    if as_json:
+        _emit_json(result)
+        return
+    for line in plan_lines(result):
+        click.echo(line)
+
+
 def _load(project: Project, name: str) -> Any:
     from .card import load_card, resolve_card_path
 

@@ -5,14 +5,33 @@ Only the *name* of the environment variable holding a key is ever stored; its va
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..errors import ProviderError
-from .base import ProviderConfig
+from .base import Provider, ProviderConfig, Usage, require_key
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "BUILTIN",
+    "CONFIG_FILE",
+    "Price",
+    "build_body",
+    "cost_of",
+    "endpoint",
+    "load_config",
+    "make_provider",
+    "price_table",
+    "provider_config",
+    "require_key",
+]
 
 CONFIG_FILE = "benchcard.yaml"
 
@@ -84,3 +103,73 @@ def endpoint(cfg: ProviderConfig) -> str:
     if cfg.type == "local":
         return "http://127.0.0.1:8000/v1/chat/completions"
     return f"{cfg.base_url}/chat/completions"
+
+
+def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+    """The provider object for a config. `local` is imported only when asked for, so a missing extra is a
+    one-line ProviderError rather than an import failure of benchcard itself."""
+    if cfg.type == "openai":
+        from .openai import OpenAIProvider
+
+        return OpenAIProvider(cfg, client)
+    if cfg.type == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(cfg, client)
+    try:
+        from .local import LocalProvider  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or "a module"
+        if missing == f"{__name__}.local":
+            raise ProviderError("the local provider is not part of this installation of benchcard") from None
+        raise ProviderError(
+            f"the local provider needs the `local` extra ({missing} is not installed): "
+            "pip install 'benchcard[local]'"
+        ) from None
+    provider: Provider = LocalProvider(cfg, model)
+    return provider
+
+
+# ------------------------------------------------------------------------------------------------------ prices
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens, as the user configured it; benchcard itself knows no prices."""
+
+    input: float
+    output: float
+
+
+def price_table(config: Mapping[str, Any]) -> dict[str, Price]:
+    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`."""
+    raw = config.get("prices") or {}
+    if not isinstance(raw, Mapping):
+        raise ProviderError(f"{CONFIG_FILE}: field 'prices': expected a mapping of model to {{input, output}}")
+    table: dict[str, Price] = {}
+    for model, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}': expected {{input: USD, output: USD}} "
+                                "per million tokens")
+        values = []
+        for side in ("input", "output"):
+            value = entry.get(side)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.{side}': expected USD per million "
+                                    f"tokens (a number >= 0), got {value!r}")
+            values.append(float(value))
+        table[str(model)] = Price(values[0], values[1])
+    return table
+
+
+def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price]) -> float | None:
+    """The provider's reported cost when there is one, else the configured price, else None (unknown).
+
+    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them).
+    """
+    if reported is not None:
+        return reported
+    price = prices.get(model)
+    if price is None:
+        return None
+    return (usage.input * price.input + usage.output * price.output) / 1_000_000

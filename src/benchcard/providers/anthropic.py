@@ -1,15 +1,36 @@
-"""Anthropic's Messages API: a separate system field, and `effort` mapped to an extended-thinking budget."""
+"""Anthropic's Messages API: a separate system field, and `effort` mapped to an extended-thinking budget.
+
+Response shape read: `content` blocks (the text is every `text` block joined; `thinking` blocks are not part of
+it), `stop_reason` (`max_tokens` when the token limit cut the answer, `refusal` when the API declined),
+`usage.input_tokens` and `usage.output_tokens` (which bills thinking as output).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ProviderError
+import httpx
 
+from ..errors import ProviderError
+from .base import (
+    CallError,
+    Completion,
+    ProviderConfig,
+    Usage,
+    is_retryable,
+    money,
+    number,
+    post_json,
+    read_key,
+)
+
+API_VERSION = "2023-06-01"
 # Share of max_tokens given to thinking at each effort; the API needs at least 1,024 and less than max_tokens.
 THINKING_SHARE = {"low": 0.25, "medium": 0.5, "high": 0.75}
 MIN_THINKING_BUDGET = 1024
+TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
+REFUSED = frozenset({"refusal"})
 
 
 def thinking_budget(effort: str, max_tokens: int) -> int:
@@ -43,3 +64,55 @@ def anthropic_body(model: str, messages: list[dict[str, str]], params: Mapping[s
         body.pop("temperature", None)  # extended thinking runs at the API's fixed temperature
         body.pop("top_p", None)
     return body
+
+
+class AnthropicProvider:
+    """The Messages API over an injected `httpx.AsyncClient`."""
+
+    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
+        if not config.base_url:
+            raise ValueError(f"provider {config.name!r} has no base_url")
+        self.config = config
+        self.client = client
+        self.url = httpx.URL(f"{config.base_url}/messages")  # parsed once, not per call
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        return anthropic_body(model, messages, params, effort)
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        key = read_key(self.config)
+        headers = {**self.config.headers, "anthropic-version": API_VERSION, "Content-Type": "application/json"}
+        if key:
+            headers["x-api-key"] = key
+        data = await post_json(self.client, self.url, headers, body, key)
+        return parse_message(data)
+
+    def should_retry(self, error: BaseException) -> bool:
+        return is_retryable(error)
+
+    async def aclose(self) -> None:
+        """The client belongs to the runner, which closes it."""
+
+
+def parse_message(data: Any) -> Completion:
+    """A Messages-API message → Completion; anything else is a malformed answer (CallError)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+        raise CallError("malformed response: no content blocks")
+    blocks = [b for b in data["content"] if isinstance(b, Mapping)]
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    stop = data.get("stop_reason")
+    stop = stop if isinstance(stop, str) else None
+    raw_usage = data.get("usage")
+    usage_map: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    details = usage_map.get("output_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
+    # The API bills thinking inside output_tokens and does not break it out today; count it when a usage does.
+    reasoning = (number(usage_map.get("thinking_tokens")) or number(usage_map.get("reasoning_tokens"))
+                 or number(details.get("thinking_tokens")) or number(details.get("reasoning_tokens")))
+    usage = Usage(input=number(usage_map.get("input_tokens")), output=number(usage_map.get("output_tokens")),
+                  reasoning=reasoning)
+    cost = money(usage_map.get("cost"))
+    if stop in REFUSED:
+        return Completion(text, stop, "failed", usage, cost, error=f"refused by the API (stop_reason {stop})")
+    return Completion(text, stop, "truncated" if stop in TRUNCATED else "ok", usage, cost)

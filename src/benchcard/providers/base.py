@@ -191,21 +191,20 @@ def is_retryable(error: BaseException) -> bool:
     return isinstance(error, RetryableError)
 
 
-async def post_json(client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any],
-                    secret: str | None) -> Any:
+async def post_json(client: httpx.AsyncClient, url: httpx.URL | str, headers: Mapping[str, str],
+                    body: Mapping[str, Any], secret: str | None) -> Any:
     """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key)."""
     try:
         response = await client.post(url, content=encode_body(body), headers=headers)
-    except httpx.TimeoutException:
-        raise RetryableError("timed out waiting for the server") from None
-    except httpx.HTTPError as exc:
-        raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
-    except OSError as exc:  # aiohttp errors the transport does not map (all are OSError or ClientError)
-        raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
     except Exception as exc:
-        if _is_client_error(exc):
-            raise RetryableError(redact(f"connection error: {type(exc).__name__}: {exc}", secret)) from None
-        raise
+        if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
+            raise
+        # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
+        # name what really happened, from the aiohttp error underneath.
+        cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+        if isinstance(cause, TimeoutError | httpx.TimeoutException):
+            raise RetryableError("timed out waiting for the server") from None
+        raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
     status = response.status_code
     if status >= 400:
         detail = redact(_error_detail(response), secret)

@@ -1,9 +1,33 @@
-"""Any OpenAI-compatible chat-completions endpoint: OpenAI, OpenRouter, vLLM, Ollama, llama.cpp's server."""
+"""Any OpenAI-compatible chat-completions endpoint: OpenAI, OpenRouter, vLLM, Ollama, llama.cpp's server.
+
+Response shape read (the chat completion object): `choices[0].message.content`, `choices[0].finish_reason`
+(`length` when the token limit cut the answer), `usage.prompt_tokens`, `usage.completion_tokens` (which
+includes reasoning), `usage.completion_tokens_details.reasoning_tokens`, and OpenRouter's `usage.cost` (USD).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import httpx
+
+from .base import (
+    CallError,
+    Completion,
+    ProviderConfig,
+    RetryableError,
+    Usage,
+    is_retryable,
+    money,
+    number,
+    post_json,
+    read_key,
+    redact,
+)
+
+# finish reasons by which the API, not the model, withheld the answer
+REFUSED = frozenset({"content_filter"})
 
 
 def openai_body(model: str, messages: list[dict[str, str]], params: Mapping[str, Any], effort: str | None,
@@ -16,3 +40,81 @@ def openai_body(model: str, messages: list[dict[str, str]], params: Mapping[str,
         else:
             body["reasoning_effort"] = effort
     return body
+
+
+def is_openrouter(cfg: ProviderConfig) -> bool:
+    return cfg.name == "openrouter" or "openrouter.ai" in (cfg.base_url or "")
+
+
+class OpenAIProvider:
+    """Chat completions over an injected `httpx.AsyncClient` (the runner's, or a test's mock transport)."""
+
+    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
+        if not config.base_url:
+            raise ValueError(f"provider {config.name!r} has no base_url")
+        self.config = config
+        self.client = client
+        self.url = httpx.URL(f"{config.base_url}/chat/completions")  # parsed once, not per call
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        return openai_body(model, messages, params, effort, openrouter=is_openrouter(self.config))
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        key = read_key(self.config)
+        headers = {**self.config.headers, "Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        data = await post_json(self.client, self.url, headers, body, key)
+        return parse_chat_completion(data, key)
+
+    def should_retry(self, error: BaseException) -> bool:
+        return is_retryable(error)
+
+    async def aclose(self) -> None:
+        """The client belongs to the runner, which closes it."""
+
+
+def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
+    """A chat completion object → Completion; anything else is a malformed answer (CallError)."""
+    if not isinstance(data, Mapping):
+        raise CallError("malformed response: not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        err = data.get("error")
+        if isinstance(err, Mapping):  # OpenRouter can answer 200 with an upstream error in the body
+            code = err.get("code")
+            detail = redact(" ".join(str(err.get("message", "")).split())[:200], secret)
+            text = f"upstream error {code}: {detail}" if code is not None else f"upstream error: {detail}"
+            if isinstance(code, int) and (code == 429 or code >= 500):
+                raise RetryableError(text, status=code)
+            raise CallError(text, status=code if isinstance(code, int) else None)
+        raise CallError("malformed response: no choices")
+    choice = choices[0]
+    raw_message = choice.get("message")
+    message: Mapping[str, Any] = raw_message if isinstance(raw_message, Mapping) else {}
+    content = message.get("content")
+    if isinstance(content, list):  # some servers return content parts
+        text = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    elif isinstance(content, str):
+        text = content
+    elif content is None:
+        text = ""
+    else:
+        raise CallError("malformed response: message content is neither text nor a list of parts")
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    raw_usage = data.get("usage")
+    usage_map: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    details = usage_map.get("completion_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
+    usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
+                  reasoning=number(details.get("reasoning_tokens")))
+    cost = money(usage_map.get("cost"))
+    refusal = message.get("refusal")
+    if finish in REFUSED:
+        return Completion(text, finish, "failed", usage, cost, error=f"refused by the API (finish_reason {finish})")
+    if isinstance(refusal, str) and refusal and not text:
+        return Completion(text, finish, "failed", usage, cost,
+                          error="refused: " + redact(" ".join(refusal.split())[:200], secret))
+    return Completion(text, finish, "truncated" if finish == "length" else "ok", usage, cost)

@@ -1,0 +1,184 @@
+"""Throughput, CPU, memory and resume latency of `benchcard run` against the fake server.
+
+The fake server runs in its own process (benchcard.fakeserver.FakeServer), so every figure measured here with
+`resource.getrusage(RUSAGE_SELF)` belongs to the runner alone. A synthetic ab card (2 variants × F fixtures ×
+R repetitions, every body distinct) is written into a temporary project and sealed.
+
+    python benchmarks/run_throughput.py --mode throughput --cells 10000 --latency-ms 100 --concurrency 64
+    python benchmarks/run_throughput.py --mode memory --cells 100000 --latency-ms 0 --concurrency 64
+    python benchmarks/run_throughput.py --mode resume --cells 10000 --done 9000
+    python benchmarks/run_throughput.py --mode all          # each mode in a fresh process, as above
+
+Targets: (a) wall ≤ 1.10 × ideal, ideal = ceil(cells / concurrency) × latency; (b) runner CPU ≤ 1 ms per cell;
+(c) peak RSS ≤ 250 MB for 100,000 cells; (d) a resumed 10,000-cell run with 9,000 done makes its first call
+within 2 s of `benchcard run --resume` being started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchcard.card import load_card
+from benchcard.fakeserver import FakeServer
+from benchcard.project import Project
+from benchcard.runner import RunOptions, run
+from benchcard.seal import seal
+
+CARD = """\
+id: synth
+version: 1
+kind: ab
+title: Synthetic grid for the runner benchmark
+rig: {{provider: bench, model: fake-model, effort: null}}
+params: {{max_tokens: 64, temperature: 0}}
+prompt:
+  system: Answer with one word.
+  user: |-
+    Summarise the excerpt in one word.
+    {{{{variant}}}}<excerpt>{{{{fixture}}}}</excerpt>
+variants: {{baseline: "", A: "Be careful.\\n"}}
+baseline: baseline
+fixtures: fixtures/synth/*.txt
+repetitions: {reps}
+scoring: {{method: exact, expected: ok, trim: true, case_sensitive: false}}
+win:
+  all:
+    - {{metric: score, test: rises}}
+  equivalence_margin: 0.05
+examples:
+  - {{label: Correct, output: ok, expect: pass}}
+  - {{label: Rejected, output: "nope", expect: fail}}
+history:
+  - {{version: 1, note: synthetic}}
+"""
+
+KEY_ENV = "BENCH_FAKE_KEY"
+
+
+def make_project(root: Path, cells: int, base_url: str) -> Project:
+    """A project whose card has exactly `cells` cells: 2 variants × fixtures × repetitions."""
+    reps = 10 if cells >= 200 else 1
+    if cells % (2 * reps):
+        raise SystemExit(f"--cells must be a multiple of {2 * reps}")
+    fixtures = cells // (2 * reps)
+    (root / "cards").mkdir(parents=True)
+    (root / "cards" / "synth.yaml").write_text(CARD.format(reps=reps), encoding="utf-8")
+    folder = root / "fixtures" / "synth"
+    folder.mkdir(parents=True)
+    filler = "The supplier shall deliver the goods to the buyer's warehouse within thirty days. " * 3
+    for i in range(fixtures):
+        (folder / f"f{i:06d}.txt").write_text(f"Excerpt {i}. {filler}\n", encoding="utf-8")
+    (root / "benchcard.yaml").write_text(
+        f"providers:\n  bench: {{type: openai, base_url: '{base_url}', api_key_env: {KEY_ENV}}}\n", encoding="utf-8"
+    )
+    project = Project(root)
+    seal(load_card(root / "cards" / "synth.yaml", project), project)
+    return project
+
+
+def rusage() -> tuple[float, int]:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_maxrss  # maxrss in KiB on Linux
+
+
+def mode_throughput(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp, FakeServer({"default_reply": "ok"}, latency_ms=args.latency_ms) as srv:
+        project = make_project(Path(tmp), args.cells, srv.base_url)
+        srv.reset()
+        cpu0, _ = rusage()
+        t0 = time.perf_counter()
+        [summary] = run(project, "synth", RunOptions(concurrency=args.concurrency, progress=False))
+        wall = time.perf_counter() - t0
+        cpu1, maxrss = rusage()
+        stats = srv.stats(by_request=False)
+    ideal = math.ceil(args.cells / args.concurrency) * args.latency_ms / 1000.0
+    return {
+        "mode": "throughput", "cells": args.cells, "latency_ms": args.latency_ms, "concurrency": args.concurrency,
+        "wall_s": round(wall, 3), "ideal_s": round(ideal, 3), "ratio": round(wall / ideal, 3) if ideal else None,
+        "cpu_s": round(cpu1 - cpu0, 3), "cpu_ms_per_cell": round((cpu1 - cpu0) * 1000 / args.cells, 3),
+        "server_calls": stats["calls"], "server_max_in_flight": stats["max_in_flight"],
+        "counts": summary.counts, "peak_rss_mb": round(maxrss / 1024, 1),
+    }
+
+
+def mode_memory(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp, FakeServer({"default_reply": "ok"}, latency_ms=args.latency_ms) as srv:
+        project = make_project(Path(tmp), args.cells, srv.base_url)
+        _, rss_before = rusage()
+        cpu0, _ = rusage()
+        t0 = time.perf_counter()
+        [summary] = run(project, "synth", RunOptions(concurrency=args.concurrency, progress=False))
+        wall = time.perf_counter() - t0
+        cpu1, maxrss = rusage()
+    return {
+        "mode": "memory", "cells": args.cells, "latency_ms": args.latency_ms, "concurrency": args.concurrency,
+        "peak_rss_mb": round(maxrss / 1024, 1), "rss_before_run_mb": round(rss_before / 1024, 1),
+        "wall_s": round(wall, 3), "cpu_ms_per_cell": round((cpu1 - cpu0) * 1000 / args.cells, 3),
+        "counts": summary.counts,
+    }
+
+
+def mode_resume(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp, FakeServer({"default_reply": "ok"}) as srv:
+        project = make_project(Path(tmp), args.cells, srv.base_url)
+        os.environ[KEY_ENV] = "sk-bench"
+        [first] = run(project, "synth", RunOptions(concurrency=args.concurrency, progress=False),
+                      stop_after=args.done)
+        assert first.counts["ok"] == args.done and not first.finished, first
+        srv.configure({"default_reply": "ok", "latency_ms": args.latency_ms})
+        env = {**os.environ, KEY_ENV: "sk-bench"}
+        cmd = [str(Path(sys.executable).with_name("benchcard")), "-C", str(project.root), "run", "synth",
+               "--resume", first.run, "--json", "--concurrency", str(args.concurrency)]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first_call = None
+        while first_call is None and proc.poll() is None:
+            if srv.stats(by_request=False)["calls"] > 0:
+                first_call = time.perf_counter() - t0
+            time.sleep(0.005)
+        out, err = proc.communicate(timeout=120)
+        total = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"resume failed: {err}")
+        [summary] = json.loads(out)["runs"]
+        calls = srv.stats(by_request=False)["calls"]
+    return {
+        "mode": "resume", "cells": args.cells, "done_before": args.done, "first_call_s": round(first_call or -1, 3),
+        "resume_total_s": round(total, 3), "calls_on_resume": calls, "counts": summary["counts"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=("throughput", "memory", "resume", "all"), default="all")
+    parser.add_argument("--cells", type=int)
+    parser.add_argument("--latency-ms", type=float)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--done", type=int, default=9000, help="resume mode: cells finished before the resume")
+    args = parser.parse_args()
+    os.environ.setdefault(KEY_ENV, "sk-bench")
+    if args.mode == "all":
+        for mode, cells, latency in (("throughput", 10_000, 100), ("memory", 100_000, 0), ("resume", 10_000, 0)):
+            cmd = [sys.executable, __file__, "--mode", mode, "--cells", str(cells), "--latency-ms", str(latency),
+                   "--concurrency", str(args.concurrency), "--done", str(args.done)]
+            subprocess.run(cmd, check=True)
+        return
+    defaults = {"throughput": (10_000, 100.0), "memory": (100_000, 0.0), "resume": (10_000, 0.0)}[args.mode]
+    args.cells = args.cells or defaults[0]
+    args.latency_ms = defaults[1] if args.latency_ms is None else args.latency_ms
+    result = {"throughput": mode_throughput, "memory": mode_memory, "resume": mode_resume}[args.mode](args)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The ledger: `results/ledger.jsonl`, append-only, dated and hash-chained.
+
+Every row carries `prev`, the hash of the row before it, and `hash`, the digest of its own canonical JSON
+without `hash`. Editing a row breaks its own hash; deleting or reordering rows breaks the `seq` count and the
+`prev` chain; either way `verify` names the first row that does not fit.
+
+Appends are serialised by a file lock (`results/ledger.jsonl.lock`) held across reading the last row and
+writing the new one, so two verdicts given at the same moment — from two processes — cannot both chain onto
+the same row. A ledger that fails verification is never appended to: a new row would seal the damage in.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from .errors import LedgerError
+from .hashing import digest
+from .project import Project
+
+#: Fields `append` sets itself; a caller's row must not carry them.
+CHAIN_FIELDS = ("seq", "date", "at", "prev", "hash")
+#: The order fields are written in (the hash does not depend on it: canonical JSON sorts keys).
+FIELD_ORDER = (
+    "seq", "date", "at", "card", "version", "kind", "rig", "run", "cells", "counts", "outcome", "finding",
+    "model", "score", "passes", "score_ci", "rules", "comparisons", "metrics", "clauses", "human", "cost",
+    "latency", "seal_root", "evidence", "prev", "hash",
+)
+LOCK_TIMEOUT_S = 60.0
+_LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
+
+
+def _lock_path(project: Project) -> str:
+    return str(project.ledger_path) + ".lock"
+
+
+@contextmanager
+def locked(project: Project) -> Iterator[None]:
+    """Hold the ledger's lock (reentrant within one process) for a read-check-append sequence."""
+    project.results_dir.mkdir(parents=True, exist_ok=True)
+    path = _lock_path(project)
+    lock = _LOCKS.get(path)
+    if lock is None:
+        lock = _LOCKS[path] = FileLock(path, timeout=LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise LedgerError(
+            f"{project.relative(project.ledger_path)}: another benchcard process has held the ledger lock "
+            f"for {LOCK_TIMEOUT_S:g} s"
+        ) from None
+
+
+def row_hash(row: Mapping[str, Any]) -> str:
+    """Digest of the row's canonical JSON without its own `hash` field."""
+    return digest({k: v for k, v in row.items() if k != "hash"})
+
+
+def strict(obj: Any) -> Any:
+    """The same data as strict JSON: NaN and ±inf become null, tuples lists, numpy scalars plain numbers."""
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): strict(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [strict(v) for v in obj]
+    item = getattr(obj, "item", None)  # numpy scalar
+    if callable(item):
+        return strict(item())
+    raise TypeError(f"not JSON data: {type(obj).__name__}")
+
+
+def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
+    first = {k: row[k] for k in FIELD_ORDER if k in row}
+    rest = {k: v for k, v in row.items() if k not in first}
+    tail: dict[str, Any] = {k: first.pop(k) for k in ("seal_root", "evidence", "prev", "hash") if k in first}
+    return {**first, **rest, **tail}
+
+
+def read(project: Project) -> list[dict[str, Any]]:
+    """Every ledger row in file order; a line that is not a JSON object is an error naming the line."""
+    path = project.ledger_path
+    if not path.is_file():
+        return []
+    rows: list[dict[str, Any]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            raise LedgerError(f"{project.relative(path)}: line {n} is empty; the ledger has no blank lines")
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise LedgerError(f"{project.relative(path)}: line {n} is not JSON (a torn or edited row)") from None
+        if not isinstance(row, dict):
+            raise LedgerError(f"{project.relative(path)}: line {n} is not a JSON object")
+        rows.append(row)
+    return rows
+
+
+def _check_chain(rows: list[dict[str, Any]], source: str) -> None:
+    prev: str | None = None
+    for n, row in enumerate(rows, 1):
+        seq = row.get("seq")
+        name = f"seq {seq} (line {n})" if isinstance(seq, int) and not isinstance(seq, bool) else f"line {n}"
+        if seq != n:
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq > n:
+                why = f"expected seq {n}; {seq - n} row(s) before it are missing (deleted) or it was moved"
+            else:
+                why = f"expected seq {n}; rows were reordered, duplicated or renumbered"
+            raise LedgerError(f"{source}: {name} is the first bad row: {why}")
+        if row.get("prev") != prev:
+            raise LedgerError(
+                f"{source}: {name} is the first bad row: its prev does not match the hash of the row before it "
+                f"(that row was edited or replaced, or rows were removed or reordered)"
+            )
+        if row.get("hash") != row_hash(row):
+            raise LedgerError(f"{source}: {name} is the first bad row: its content does not match its hash "
+                              "(the row was edited)")
+        prev = row["hash"]
+
+
+def verify(project: Project) -> None:
+    """Check the whole chain; LedgerError naming the first bad `seq` (edited, deleted or reordered rows)."""
+    _check_chain(read(project), project.relative(project.ledger_path))
+
+
+def append(project: Project, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Append one row and return it complete: `seq`, `date`, `at`, `prev` and `hash` are set here.
+
+    The row is made strict JSON (NaN and infinities become null) before it is hashed. The ledger is verified
+    first, under the lock; a broken chain is reported, not extended.
+    """
+    clash = [k for k in CHAIN_FIELDS if k in row]
+    if clash:
+        raise LedgerError(f"a ledger row may not set {', '.join(clash)}; the ledger sets them")
+    with locked(project):
+        rows = read(project)
+        source = project.relative(project.ledger_path)
+        try:
+            _check_chain(rows, source)
+        except LedgerError as exc:
+            raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
+        now = datetime.now(UTC)
+        if rows:
+            last_at = str(rows[-1].get("at") or "")
+            stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            if stamp < last_at:  # a clock that went backwards must not make the dates disagree with seq
+                stamp = last_at
+        else:
+            stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        body = strict(dict(row))
+        full: dict[str, Any] = {
+            "seq": len(rows) + 1,
+            "date": stamp[:10],
+            "at": stamp,
+            **body,
+            "prev": rows[-1]["hash"] if rows else None,
+        }
+        full["hash"] = row_hash(full)
+        full = _ordered(full)
+        line = json.dumps(full, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        path = project.ledger_path
+        with open(path, "a", encoding="utf-8") as fh:
+            if _lacks_final_newline(path):  # a whole, verified last row whose newline was lost
+                line = "\n" + line
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return full
+
+
+def _lacks_final_newline(path: Any) -> bool:
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+def find_run(project: Project, run_id: str) -> dict[str, Any] | None:
+    """The ledger row of a run, if it has one."""
+    for row in read(project):
+        if row.get("run") == run_id:
+            return row
+    return None

@@ -1,0 +1,595 @@
+"""`benchcard run`: plan the grid, call the model for every cell, record each outcome, score blind at the end.
+
+Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.AiohttpTransport` (plain httpx's
+connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily
+from `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with
+exponential backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a
+`Retry-After` header asks; a cell that still fails, or fails for good (another 4xx, a malformed answer), is
+recorded as `failed` with its error and never scored. An authentication or not-found error (401, 403, 404)
+says nothing about a cell, so it stops the run instead, leaving those cells to `--resume`.
+
+Model output is data: it is stored byte for byte and never executed or interpreted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import httpx
+
+from . import __version__
+from . import seal as sealmod
+from .card import Card, Rig, load_card, resolve_card_path
+from .errors import BenchcardError, ProviderError, RunError, SealError
+from .hashing import file_digest
+from .plan import default_seed, plan_cells, plan_rows
+from .project import Project
+from .providers import (
+    Price,
+    cost_of,
+    endpoint,
+    load_config,
+    make_provider,
+    price_table,
+    provider_config,
+    require_key,
+)
+from .providers.base import CallError, Completion, Provider, ProviderConfig, RetryableError, redact
+from .scoring import ScoreRow, load_keys, score_run
+from .store import Counts, OutputRow, OutputWriter, RunStore, UsageRow, new_run_id, utc_stamp
+
+FATAL_STATUSES = frozenset({401, 403, 404})
+MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
+ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything `benchcard run` takes besides the card."""
+
+    provider: str | None = None
+    models: tuple[str, ...] = ()
+    base_url: str | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    timeout: float = 120.0
+    attempts: int = 4
+    seed: int | None = None
+    resume: str | None = None
+    progress: bool = True
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+
+
+@dataclass
+class RunSummary:
+    """What one run did; `--json` prints a list of these."""
+
+    run: str
+    folder: str
+    card: str
+    version: int
+    rig: str
+    provider: str
+    model: str
+    cells: int
+    counts: Counts
+    missing: int
+    cost: float | None
+    cost_unknown: int
+    wall_s: float
+    called: int
+    finished: bool
+    resumed: bool
+    seed: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------------------- progress
+
+
+class Progress(Protocol):
+    def start(self, label: str, total: int, completed: int) -> None: ...
+    def advance(self, row: OutputRow) -> None: ...
+    def stop(self) -> None: ...
+
+
+class NullProgress:
+    """No output at all (`--json`, benchmarks, tests of the core)."""
+
+    def start(self, label: str, total: int, completed: int) -> None:
+        pass
+
+    def advance(self, row: OutputRow) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class RichProgress:
+    """A bar on stderr: done/total, failures, truncations, cost so far, ETA."""
+
+    def __init__(self, stream: IO[str] | None = None):
+        from rich.console import Console
+
+        self.console = Console(file=stream or sys.stderr, highlight=False)
+        self._progress: Any = None
+        self._task: Any = None
+        self.failed = self.truncated = 0
+        self.cost = 0.0
+        self.priced = False  # no cell has had a known cost yet (this session)
+
+    def start(self, label: str, total: int, completed: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.console.print(label, soft_wrap=True)
+        self._progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed · {task.fields[truncated]} truncated · {task.fields[cost]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            refresh_per_second=5,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("calls", total=total, completed=completed, failed=0, truncated=0,
+                                             cost="cost n/a")
+
+    def advance(self, row: OutputRow) -> None:
+        if row["status"] == "failed":
+            self.failed += 1
+        elif row["status"] == "truncated":
+            self.truncated += 1
+        if row["cost"] is not None:
+            self.cost += row["cost"]
+            self.priced = True
+        self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
+                              cost=f"${self.cost:.4f}" if self.priced else "cost n/a")
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+# ---------------------------------------------------------------------------------------------- transport
+
+
+class _NoCookies(httpx.Cookies):
+    """Cells are independent calls: no cookie from one answer rides along with the next request. (It also
+    spares httpx's cookie-jar bookkeeping, a tenth of a millisecond per call.)"""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        pass
+
+
+def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTransport | None = None
+                ) -> httpx.AsyncClient:
+    """The run's one HTTP client: httpx's API over aiohttp's connection pool, sized to the concurrency."""
+    from httpx_aiohttp import AiohttpTransport, HttpxAiohttpClient
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    client: httpx.AsyncClient = HttpxAiohttpClient(
+        transport=transport or AiohttpTransport(limits=limits), limits=limits, timeout=httpx.Timeout(timeout)
+    )
+    client._cookies = _NoCookies()  # the public setter would copy into a plain jar
+    return client
+
+
+class RateLimiter:
+    """At most `rpm` call starts per minute, evenly spaced; every attempt counts, retries included."""
+
+    def __init__(self, rpm: float | None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = asyncio.get_running_loop().time()
+        slot = max(now, self._next)
+        self._next = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random) -> float:
+    """Seconds before attempt `attempt + 1`: what `Retry-After` asks (up to ten minutes), else full jitter,
+    uniform in [0, min(cap, base · 2^(attempt-1))]."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), MAX_RETRY_AFTER)
+    return rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
+
+
+# ------------------------------------------------------------------------------------------------ execution
+
+
+@dataclass
+class _Job:
+    cell: str
+    fixture: str
+    body: dict[str, Any]
+
+
+@dataclass
+class _Session:
+    """One invocation's state for one run, shared by its workers."""
+
+    store: RunStore
+    provider: Provider
+    model: str
+    prices: Mapping[str, Price]
+    options: RunOptions
+    limiter: RateLimiter
+    progress: Progress
+    secret_env: str | None
+    rng: random.Random = field(default_factory=random.Random)
+    fatal: str | None = None
+
+
+class _Fatal(Exception):
+    """An answer that says nothing about its cell (401, 403, 404): the run stops, the cell stays missing."""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if not isinstance(exc, RetryableError | CallError | BenchcardError):
+        text = f"{type(exc).__name__}: {text}"
+    return " ".join(text.split())[:ERROR_CHARS]
+
+
+async def _call_cell(s: _Session, job: _Job) -> OutputRow:
+    """Every attempt for one cell, ending in exactly one row (or _Fatal for a run-level error)."""
+    opts = s.options
+    attempts = 0
+    while True:
+        attempts += 1
+        await s.limiter.wait()
+        started = time.perf_counter()
+        error: BaseException
+        try:
+            async with asyncio.timeout(opts.timeout):
+                completion = await s.provider.complete(job.body)
+        except TimeoutError:
+            error = RetryableError(f"timed out after {opts.timeout:g} s")
+        except (asyncio.CancelledError, KeyboardInterrupt, ProviderError):
+            raise
+        except Exception as exc:
+            error = exc
+            if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
+                raise _Fatal(_scrub(s, _describe(exc))) from None
+            if not s.provider.should_retry(exc):
+                return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
+        else:
+            return _row(s, job, completion, attempts, _elapsed(started))
+        latency = _elapsed(started)
+        if attempts >= opts.attempts:
+            message = _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
+            return _failed(job, attempts, latency, _scrub(s, message))
+        retry_after = error.retry_after if isinstance(error, RetryableError) else None
+        await asyncio.sleep(backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng))
+
+
+def _scrub(s: _Session, text: str) -> str:
+    return redact(text, os.environ.get(s.secret_env) if s.secret_env else None)
+
+
+def _elapsed(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 1)
+
+
+def _row(s: _Session, job: _Job, c: Completion, attempts: int, latency: float) -> OutputRow:
+    usage = UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
+    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+                     usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
+                     attempts=attempts, error=_scrub(s, c.error) if c.error else None)
+
+
+def _failed(job: _Job, attempts: int, latency: float | None, error: str) -> OutputRow:
+    return OutputRow(cell=job.cell, fixture=job.fixture, status="failed", text="", finish_reason=None,
+                     usage=UsageRow(input=0, output=0, reasoning=0), cost=None, latency_ms=latency,
+                     attempts=attempts, error=error)
+
+
+async def execute(s: _Session, writer: OutputWriter, done: set[str], stop_after: int | None = None) -> int:
+    """Call every planned cell not in `done`, appending each outcome as it finishes; returns cells called."""
+    workers = max(1, s.options.concurrency)
+    queue: asyncio.Queue[_Job | None] = asyncio.Queue(maxsize=2 * workers)
+
+    async def produce() -> None:
+        sent = 0
+        for assignment, request in s.store.iter_plan(skip=done):
+            if assignment["cell"] in done:
+                continue
+            if s.fatal is not None or (stop_after is not None and sent >= stop_after):
+                break
+            await queue.put(_Job(assignment["cell"], assignment["fixture"], request["body"]))
+            sent += 1
+        for _ in range(workers):
+            await queue.put(None)
+
+    async def work() -> None:
+        while s.fatal is None:
+            job = await queue.get()
+            if job is None:
+                return
+            try:
+                row = await _call_cell(s, job)
+            except _Fatal as exc:
+                if s.fatal is None:
+                    s.fatal = str(exc)
+                return
+            writer.append(row)
+            s.progress.advance(row)
+
+    producer = asyncio.create_task(produce())
+    tasks = [asyncio.create_task(work()) for _ in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        producer.cancel()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(producer, *tasks, return_exceptions=True)
+    return writer.written
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+
+def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project) -> list[ScoreRow]:
+    """Score a run from `outputs.jsonl`, the keys and the fixtures alone: no assignment, request, manifest
+    or model reaches the scorer (tests/test_runner.py checks which files it opens)."""
+    keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixtures)
+    texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
+    return score_run(outputs_path, scores_path, card.scoring, keys, texts)
+
+
+# ------------------------------------------------------------------------------------------------- the run
+
+
+@dataclass
+class _Target:
+    """One run to carry out: a new one (store None until planned) or one being resumed."""
+
+    cfg: ProviderConfig
+    model: str | None
+    rig: Rig | None = None
+    store: RunStore | None = None
+    manifest: dict[str, Any] | None = None
+
+
+def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
+        stream: IO[str] | None = None, stop_after: int | None = None) -> list[RunSummary]:
+    """Run (or resume) a card: one run per model. The core of `benchcard run`.
+
+    `transport` replaces the network (tests); `stream` takes the progress bar (default stderr);
+    `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume).
+    """
+    _check_options(options)
+    card = load_card(resolve_card_path(project, card_name), project)
+    seal_root = sealmod.verify(card, project)
+    config = load_config(project.root)
+    prices = price_table(config)
+    targets = _targets(project, card, options, config, seal_root)
+    for t in targets:
+        require_key(t.cfg)
+    state: dict[str, Any] = {}
+    try:
+        return asyncio.run(_run_all(project, card, seal_root, targets, options, prices, transport, stream,
+                                    stop_after, state))
+    except KeyboardInterrupt:
+        store: RunStore | None = state.get("store")
+        if store is None:
+            raise RunError("interrupted before the first run was planned; nothing was called") from None
+        raise RunError(
+            f"interrupted; every finished cell is recorded. Continue with: "
+            f"benchcard run {card.id} --resume {store.run_id}"
+        ) from None
+
+
+def _check_options(o: RunOptions) -> None:
+    if o.concurrency < 1:
+        raise RunError("--concurrency must be at least 1")
+    if o.attempts < 1:
+        raise RunError("--attempts must be at least 1")
+    if o.timeout <= 0:
+        raise RunError("--timeout must be a positive number of seconds")
+    if o.rpm is not None and o.rpm <= 0:
+        raise RunError("--rpm must be a positive number of requests per minute")
+    if o.resume and (len(o.models) > 1):
+        raise RunError("--resume continues one run; drop the extra --model options")
+    if len(set(o.models)) != len(o.models):
+        raise RunError("the same --model is named twice")
+
+
+def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str) -> list[_Target]:
+    if o.resume is None:
+        cfg = provider_config(o.provider or card.rig.provider, config, o.base_url)
+        if cfg.type != "local" and not cfg.base_url:
+            raise ProviderError(f"provider '{cfg.name}' has no base_url; set one with --base-url")
+        models: list[str | None] = list(o.models) or [card.rig.model if cfg.type != "local" else None]
+        return [_Target(cfg, m) for m in models]
+    store = RunStore.find(project, card.id, card.version, o.resume)
+    if not store.has_manifest():
+        # killed while planning: no call was made, so planning again in the same folder loses nothing
+        cfg = provider_config(o.provider or card.rig.provider, config, o.base_url)
+        model = o.models[0] if o.models else (card.rig.model if cfg.type != "local" else None)
+        return [_Target(cfg, model, store=store)]
+    manifest = store.read_manifest()
+    where = project.relative(store.folder)
+    if manifest.get("card") != card.id or manifest.get("version") != card.version:
+        raise RunError(f"{where}: this run is of {manifest.get('card')} v{manifest.get('version')}, "
+                       f"not {card.id} v{card.version}")
+    if manifest.get("seal_root") != seal_root:
+        raise SealError(f"{where}: the run was planned under seal {manifest.get('seal_root')}, the card is now "
+                        f"sealed as {seal_root}; a run never spans two versions")
+    rig = manifest["rig"]
+    for flag, given, recorded in (("--provider", o.provider, rig["provider"]),
+                                  ("--model", o.models[0] if o.models else None, rig["model"]),
+                                  ("--base-url", o.base_url.rstrip("/") if o.base_url else None, manifest["base_url"])):
+        if given is not None and given != recorded:
+            raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
+                           f"(drop {flag})")
+    cfg = provider_config(rig["provider"], config, manifest.get("base_url"))
+    if cfg.type != manifest.get("provider_type"):
+        raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
+                       f"{manifest.get('provider_type')}")
+    return [_Target(cfg, rig["model"], Rig(rig["provider"], rig["model"], rig.get("effort"), rig.get("surface")),
+                    store, manifest)]
+
+
+async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_Target], o: RunOptions,
+                   prices: Mapping[str, Price], transport: httpx.AsyncBaseTransport | None, stream: IO[str] | None,
+                   stop_after: int | None, state: dict[str, Any]) -> list[RunSummary]:
+    client = make_client(o.concurrency, o.timeout, transport)
+    summaries = []
+    try:
+        for target in targets:
+            provider = make_provider(target.cfg, client, target.model)
+            try:
+                summaries.append(await _run_one(project, card, seal_root, target, provider, o, prices, stream,
+                                                stop_after, state))
+            finally:
+                await provider.aclose()
+    finally:
+        await client.aclose()
+    return summaries
+
+
+def _local_model_name(provider: Provider) -> str:
+    for attr in ("model_name", "model"):
+        value = getattr(provider, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return "local"
+
+
+async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, provider: Provider, o: RunOptions,
+                   prices: Mapping[str, Price], stream: IO[str] | None, stop_after: int | None,
+                   state: dict[str, Any]) -> RunSummary:
+    wall = time.perf_counter()
+    resumed = t.manifest is not None
+    if t.manifest is None:
+        model = t.model or _local_model_name(provider)
+        surface = card.rig.surface if t.cfg.name == card.rig.provider else None
+        rig = Rig(t.cfg.name, model, card.rig.effort, surface)
+        started = datetime.now(UTC)
+        seed = o.seed if o.seed is not None else default_seed(seal_root, started)
+        cells = plan_cells(card, seed)
+        url = endpoint(t.cfg)
+        rows = plan_rows(card, cells, provider, model, url)
+        first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
+        store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
+        state["store"] = store
+
+        def all_rows() -> Any:
+            yield first
+            yield from rows
+
+        n = store.write_plan(all_rows())
+        manifest: dict[str, Any] = {
+            "run": store.run_id,
+            "card": card.id,
+            "version": card.version,
+            "kind": card.kind,
+            "seal_root": seal_root,
+            "rig": {"provider": rig.provider, "model": rig.model, "effort": rig.effort, "surface": rig.surface,
+                    "line": rig.line()},
+            "provider_type": t.cfg.type,
+            "base_url": t.cfg.base_url,
+            "params": dict(card.params),
+            "seed": seed,
+            "repetitions": card.repetitions,
+            "cells": n,
+            "concurrency": o.concurrency,
+            "benchcard_version": __version__,
+            "started_at": utc_stamp(started),
+        }
+        store.write_manifest(manifest)
+        del cells
+    else:
+        assert t.store is not None and t.rig is not None
+        store, manifest, rig, model = t.store, t.manifest, t.rig, t.rig.model
+        state["store"] = store
+
+    total = int(manifest["cells"])
+    progress: Progress = RichProgress(stream) if o.progress else NullProgress()
+    session = _Session(store=store, provider=provider, model=model, prices=prices, options=o,
+                       limiter=RateLimiter(o.rpm or t.cfg.requests_per_minute), progress=progress,
+                       secret_env=t.cfg.api_key_env)
+    called = 0
+    if "finished_at" not in manifest:
+        with store.open_outputs() as writer:
+            done = store.done_cells()
+            if len(done) < total:
+                verb = "resuming" if resumed else "run"
+                progress.start(f"{verb} {store.run_id} · {rig.line()} → {project.relative(store.folder)}",
+                               total, len(done))
+                try:
+                    called = await execute(session, writer, done, stop_after)
+                finally:
+                    progress.stop()
+            if session.fatal is not None:
+                raise RunError(f"{session.fatal}; the run stopped with {len(done) + writer.written} of {total} "
+                               f"cells recorded. Fix the cause, then: benchcard run {card.id} --resume "
+                               f"{store.run_id}")
+            tally = _Tally.of(store)
+            if tally.seen >= total:  # every cell has an outcome: score blind and close the manifest
+                score_blind(store.outputs_path, store.scores_path, card, project)
+                manifest = store.add_to_manifest({
+                    "finished_at": utc_stamp(),
+                    "outputs_digest": file_digest(store.outputs_path),
+                    "counts": tally.counts,
+                })
+    else:
+        tally = _Tally.of(store)
+    return RunSummary(
+        run=store.run_id, folder=project.relative(store.folder), card=str(manifest["card"]),
+        version=int(manifest["version"]), rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
+        counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
+        cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
+        finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"),
+    )
+
+
+@dataclass
+class _Tally:
+    """One pass over outputs.jsonl: counts by status and the cost so far."""
+
+    counts: Counts
+    seen: int = 0
+    cost: float = 0.0
+    priced: int = 0
+    unpriced: int = 0  # answered cells with no reported cost and no configured price
+
+    @classmethod
+    def of(cls, store: RunStore) -> _Tally:
+        t = cls(Counts(ok=0, truncated=0, failed=0))
+        for row in store.iter_outputs():
+            t.seen += 1
+            if row["status"] in t.counts:
+                t.counts[row["status"]] += 1  # type: ignore[literal-required]
+            if row["cost"] is not None:
+                t.cost += row["cost"]
+                t.priced += 1
+            elif row["status"] != "failed":
+                t.unpriced += 1
+        return t

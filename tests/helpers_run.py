@@ -1,0 +1,132 @@
+"""Small sealed projects and a fake server for the tests of `benchcard run` (plan, store, runner, resume)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchcard.card import load_card
+from benchcard.fakeserver import FakeServer
+from benchcard.project import Project
+from benchcard.seal import seal
+
+REPO = Path(__file__).resolve().parents[1]
+KEY_ENV = "BENCHCARD_TEST_KEY"
+PROBE = "one-word-sentiment"
+
+AB_CARD = """\
+id: colour-ab
+version: 1
+kind: ab
+title: Does saying please change the colour named?
+question: Does saying please change the answer?
+variable: One word of politeness before the fixture.
+rig: {{provider: fake, model: test/model, effort: {effort}}}
+params: {{max_tokens: {max_tokens}, temperature: 0.7}}
+prompt:
+  system: Answer with one word.
+  user: |-
+    Name the colour.
+    {{{{variant}}}}<item>{{{{fixture}}}}</item>
+variants: {{baseline: "", A: "Please.\\n"}}
+baseline: baseline
+fixtures: fixtures/colour-ab/*.txt
+repetitions: {reps}
+scoring:
+  method: rules
+  rules:
+    - {{id: says_red, must_match: /^\\s*red\\s*$/i, why: The only right answer.}}
+win:
+  all:
+    - {{metric: score, test: rises}}
+  equivalence_margin: 0.05
+examples:
+  - {{label: Correct, output: red, expect: pass}}
+  - {{label: Rejected — explained, output: "red, because", expect: fail}}
+history:
+  - {{version: 1, note: Initial version.}}
+"""
+
+
+def write_config(root: Path, base_url: str | None, *, type_: str = "openai", key_env: str | None = KEY_ENV,
+                 extra: str = "") -> None:
+    """`benchcard.yaml` declaring the provider `fake` (at the fake server) plus whatever `extra` adds."""
+    lines = ["providers:", f"  fake: {{type: {type_}" + (f", base_url: '{base_url}'" if base_url else "")
+             + (f", api_key_env: {key_env}" if key_env else "") + "}"]
+    (root / "benchcard.yaml").write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
+
+
+def probe_project(root: Path, base_url: str | None = None, repetitions: int = 1, provider: str = "fake") -> Project:
+    """The published probe one-word-sentiment, with its rig pointed at `fake`, sealed."""
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    text = (REPO / "cards" / f"{PROBE}.yaml").read_text(encoding="utf-8")
+    text = text.replace("rig: {provider: openrouter,", f"rig: {{provider: {provider},")
+    text = text.replace("repetitions: 1\n", f"repetitions: {repetitions}\n")
+    (root / "cards" / f"{PROBE}.yaml").write_text(text, encoding="utf-8")
+    if base_url is not None:
+        write_config(root, base_url)
+    return seal_card(root, PROBE)
+
+
+def ab_project(root: Path, base_url: str | None = None, fixtures: int = 3, repetitions: int = 2,
+               effort: str = "null", max_tokens: int = 50) -> Project:
+    """A small ab card (2 variants × fixtures × repetitions, every body distinct across fixtures), sealed."""
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    card = AB_CARD.format(reps=repetitions, effort=effort, max_tokens=max_tokens)
+    (root / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
+    folder = root / "fixtures" / "colour-ab"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(fixtures):
+        (folder / f"item-{i:03d}.txt").write_text(f"a ripe tomato, number {i}", encoding="utf-8")
+    if base_url is not None:
+        write_config(root, base_url)
+    return seal_card(root, "colour-ab")
+
+
+def seal_card(root: Path, card_id: str) -> Project:
+    project = Project(root)
+    seal(load_card(root / "cards" / f"{card_id}.yaml", project), project)
+    return project
+
+
+def copy_repo_card(root: Path, card_id: str) -> None:
+    """A card of the repository with its fixtures and keys (not its seal)."""
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "cards" / f"{card_id}.yaml", root / "cards" / f"{card_id}.yaml")
+    for folder in ("fixtures", "keys"):
+        src = REPO / folder / card_id
+        if src.is_dir():
+            shutil.copytree(src, root / folder / card_id, ignore=shutil.ignore_patterns("*.seal.json"))
+
+
+def runs_of(project: Project, card_id: str) -> list[Path]:
+    return sorted(p for p in project.results_dir.glob(f"{card_id}/v*/*") if p.is_dir())
+
+
+def only_run(project: Project, card_id: str) -> Path:
+    runs = runs_of(project, card_id)
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeServer]:
+    """One fake server per test module; each test configures it (which zeroes its counters)."""
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> str:
+    value = "sk-test-0000"
+    monkeypatch.setenv(KEY_ENV, value)
+    return value

@@ -1,0 +1,203 @@
+"""Blind human grading: the sheet hides everything but the output and its fixture; grades are validated on
+import; the verdict reports agreement with the scorer and lists every disagreement."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard import ledger
+from benchcard.cli import cli
+from benchcard.errors import RunError
+from benchcard.grading import blind_sheet, import_grades
+from benchcard.project import Project
+from benchcard.verdict import give_verdict
+
+from .test_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path / "proj")
+
+
+def _run(project: Project, **kw: object) -> Path:
+    return make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), **kw)  # type: ignore[arg-type]
+
+
+def _sheet(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["row", "fixture", "output", "grade", "note"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project, status={("A", "ex-02", 1): "truncated", ("baseline", "ex-05", 0): "failed"})
+    out = tmp_path / "sheet.csv"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 34 outputs, shuffled" in result.output
+    assert "left out (never scored): 1 truncated, 1 failed" in result.output
+    text = out.read_text(encoding="utf-8")
+    with open(out, encoding="utf-8", newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header == ["row", "fixture", "output", "grade", "note"]
+    rows = _sheet(out)
+    assert len(rows) == 34 and [r["row"] for r in rows] == [str(i) for i in range(1, 35)]
+    assert all(r["grade"] == "" and r["note"] == "" for r in rows)
+    for secret in ("baseline", "variant", "repetition", "test/model-1", "Test API", "c000000"):
+        assert secret not in text
+    assert all(r["fixture"] in {f"ex-{i:02d}" for i in range(1, 7)} for r in rows)
+    # shuffled relative to the outputs file, and reproducible
+    outputs = [json.loads(line) for line in (run_dir / "outputs.jsonl").read_text().splitlines()]
+    in_file_order = [o["text"] for o in outputs if o["status"] == "ok"]
+    assert [r["output"] for r in rows] != in_file_order
+    assert sorted(r["output"] for r in rows) == sorted(in_file_order)
+    mapping = run_dir / "sealed" / "sheet-human.jsonl"
+    first = mapping.read_text()
+    again = blind_sheet(project, run_dir, tmp_path / "again.csv")
+    assert again.path.read_text(encoding="utf-8") == text and mapping.read_text() == first
+
+
+def test_sheet_names_shuffle_differently(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    a = blind_sheet(project, run_dir, tmp_path / "a.csv", name="alice")
+    b = blind_sheet(project, run_dir, tmp_path / "b.csv", name="bob")
+    assert [r["output"] for r in _sheet(a.path)] != [r["output"] for r in _sheet(b.path)]
+    assert (run_dir / "sealed" / "sheet-alice.jsonl").is_file()
+    with pytest.raises(RunError, match=r"2 exported sheets .*name one with --name"):
+        import_grades(project, run_dir, a.path)
+
+
+def _auto_scores(run_dir: Path, name: str = "human") -> dict[int, float]:
+    """Sheet row → automatic score, read from the sealed mapping (what only the verdict may do)."""
+    cells = {json.loads(line)["cell"]: json.loads(line)["score"]
+             for line in (run_dir / "scores.jsonl").read_text().splitlines()}
+    mapping = [json.loads(line) for line in (run_dir / "sealed" / f"sheet-{name}.jsonl").read_text().splitlines()]
+    return {m["row"]: cells[m["cell"]] for m in mapping}
+
+
+def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    runner = CliRunner()
+    out = tmp_path / "sheet.csv"
+    assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)]).exit_code == 0
+    auto = _auto_scores(run_dir)
+    rows = _sheet(out)
+    flipped = {3: "the date is there, just reformatted", 8: ""}
+    for r in rows:
+        rid = int(r["row"])
+        passes = auto[rid] == 1.0
+        if rid in flipped:
+            passes = not passes
+            r["note"] = flipped[rid]
+        r["grade"] = "pass" if passes else "fail"
+    rows[5]["grade"] = ""  # one row left ungraded
+    _write(out, rows)
+    result = runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
+    assert result.exit_code == 0, result.output
+    assert "imported 35 grade(s) (1 row(s) left ungraded)" in result.output
+    stored = run_dir / "grades" / "human.csv"
+    assert stored.is_file()
+    assert "baseline" not in stored.read_text() and "c000000" not in stored.read_text()
+
+    verdict = runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name])
+    assert verdict.exit_code == 0, verdict.output
+    assert "human grades: 35 graded · agreement 0.943" in verdict.output
+    assert "2 disagreement(s)" in verdict.output
+    assert "the date is there, just reformatted" in verdict.output
+    data = json.loads((run_dir / "verdict.json").read_text())
+    human = data["human"]
+    assert human["graded"] == 35 and human["agreement"] == pytest.approx(33 / 35)
+    # Cohen's kappa from the 2 × 2 table
+    graded = [int(r["row"]) for r in rows if r["grade"]]
+    h = [(auto[i] == 1.0) != (i in flipped) for i in graded]
+    a = [auto[i] == 1.0 for i in graded]
+    n = len(graded)
+    po = sum(x == y for x, y in zip(h, a, strict=True)) / n
+    pe = (sum(h) / n) * (sum(a) / n) + (1 - sum(h) / n) * (1 - sum(a) / n)
+    assert human["kappa"] == pytest.approx((po - pe) / (1 - pe))
+    dis = {d["row"]: d for d in human["disagreements"]}
+    assert set(dis) == set(flipped)
+    d3 = dis[3]
+    assert d3["auto_score"] == auto[3] and d3["note"] == "the date is there, just reformatted"
+    assert d3["human_grade"] == ("fail" if auto[3] == 1.0 else "pass")
+    for key in ("cell", "fixture", "variant", "repetition"):
+        assert key in d3
+    assert data["disagreements"] == human["disagreements"]
+    assert ledger.read(project)[-1]["human"] == {"graded": 35, "agreement": pytest.approx(33 / 35),
+                                                 "kappa": pytest.approx(human["kappa"]), "disagreements": 2}
+
+
+def test_numeric_grades_disagree_when_they_differ(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    auto = _auto_scores(run_dir)
+    rows = _sheet(sheet.path)
+    for r in rows:
+        r["grade"] = repr(auto[int(r["row"])])
+    rows[0]["grade"] = "0.1" if auto[1] != 0.1 else "0.2"
+    _write(sheet.path, rows)
+    import_grades(project, run_dir, sheet.path)
+    v = give_verdict(project, run_dir)
+    human = v.to_json()["human"]
+    assert [d["row"] for d in human["disagreements"]] == [1]
+    assert human["graded"] == 36
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda rows: rows[2].update(grade="maybe"),
+         "row 4, column 'grade': expected pass, fail or a number from 0 to 1, got 'maybe'"),
+        (lambda rows: rows[0].update(grade="1.5"), "row 2, column 'grade': expected pass, fail or a number"),
+        (lambda rows: rows[4].update(row="999"), "row 6, column 'row': sheet row 999 is not on the exported sheet"),
+        (lambda rows: rows[4].update(row="x"), "row 6, column 'row': expected a sheet row id"),
+        (lambda rows: rows[1].update(row=rows[0]["row"]), "row 3, column 'row': sheet row 1 appears twice"),
+        (lambda rows: rows[7].update(fixture="ex-99"), "row 9, column 'fixture': sheet row 8 was exported as fixture"),
+    ],
+)
+def test_grade_validation_names_file_row_and_column(project: Project, tmp_path: Path, edit: object,
+                                                    message: str) -> None:
+    run_dir = _run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = _sheet(sheet.path)
+    for r in rows:
+        r["grade"] = "pass"
+    edit(rows)  # type: ignore[operator]
+    _write(sheet.path, rows)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(sheet.path)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: {sheet.path}: ") and message in lines[0]
+    assert not (run_dir / "grades").exists()
+
+
+def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    with pytest.raises(RunError, match="no row has a grade"):
+        import_grades(project, run_dir, sheet.path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("row,fixture,output\n1,ex-01,x\n")
+    with pytest.raises(RunError, match=r"bad\.csv: row 1: missing column 'grade'"):
+        import_grades(project, run_dir, bad)
+
+
+def test_grade_after_the_verdict_is_refused(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    give_verdict(project, run_dir)
+    with pytest.raises(RunError, match="already has a verdict"):
+        import_grades(project, run_dir, sheet.path)

@@ -1,0 +1,218 @@
+"""The ledger: append-only, dated, hash-chained; tampering is named by its first bad seq; appends from parallel
+processes never corrupt it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard import ledger
+from benchcard.cli import cli
+from benchcard.errors import LedgerError
+from benchcard.hashing import digest
+from benchcard.project import Project
+
+
+def _row(i: int, **extra: Any) -> dict[str, Any]:
+    return {"card": "demo", "version": 1, "kind": "ab", "rig": "m · effort high · api", "run": f"run-{i}",
+            "cells": 12, "outcome": "non-result", "finding": "inconclusive", "metrics": {"score": {"gap": 0.1 * i}},
+            "clauses": [], "cost": 0.5, "latency": {"median_ms": 100.0, "total_ms": 1200.0},
+            "seal_root": "sha256:" + "a" * 64, "evidence": f"results/demo/v1/run-{i}", **extra}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    (tmp_path / "cards").mkdir()
+    return Project(tmp_path)
+
+
+def _lines(project: Project) -> list[str]:
+    return project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _fill(project: Project, n: int = 4) -> list[dict[str, Any]]:
+    return [ledger.append(project, _row(i)) for i in range(1, n + 1)]
+
+
+def test_rows_are_chained_and_dated(project: Project) -> None:
+    rows = _fill(project, 3)
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+    assert rows[0]["prev"] is None
+    assert rows[1]["prev"] == rows[0]["hash"] and rows[2]["prev"] == rows[1]["hash"]
+    for r in rows:
+        assert r["hash"] == digest({k: v for k, v in r.items() if k != "hash"})
+        assert r["date"] == r["at"][:10] and r["at"].endswith("Z")
+    assert ledger.read(project) == rows
+    ledger.verify(project)
+
+
+def test_nan_and_infinity_become_null(project: Project) -> None:
+    row = ledger.append(project, _row(1, metrics={"score": {"gap": float("nan"), "noise_floor": float("inf")}}))
+    assert row["metrics"]["score"] == {"gap": None, "noise_floor": None}
+    text = project.ledger_path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    json.loads(text, parse_constant=pytest.fail)
+    ledger.verify(project)
+
+
+def test_a_row_may_not_set_the_chain(project: Project) -> None:
+    with pytest.raises(LedgerError, match="may not set seq, hash"):
+        ledger.append(project, _row(1, seq=7, hash="x"))
+
+
+def test_edit_is_named_by_its_seq(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    lines[2] = lines[2].replace('"finding":"inconclusive"', '"finding":"win"')
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 3\) is the first bad row: its content does not match"):
+        ledger.verify(project)
+
+
+def test_edit_with_a_recomputed_hash_is_caught_by_the_next_row(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    row = json.loads(lines[1])
+    row["finding"] = "win"
+    row["hash"] = ledger.row_hash(row)
+    lines[1] = json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 3\) is the first bad row: its prev does not match"):
+        ledger.verify(project)
+
+
+def test_deleted_row_is_named(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    del lines[1]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 2\) is the first bad row: expected seq 2; 1 row\(s\)"):
+        ledger.verify(project)
+
+
+def test_deleted_first_row_is_named(project: Project) -> None:
+    _fill(project)
+    project.ledger_path.write_text("".join(_lines(project)[1:]))
+    with pytest.raises(LedgerError, match=r"seq 2 \(line 1\) is the first bad row"):
+        ledger.verify(project)
+
+
+def test_reordered_rows_are_named(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    lines[1], lines[2] = lines[2], lines[1]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 2\) is the first bad row"):
+        ledger.verify(project)
+
+
+def test_renumbered_reorder_is_caught_by_prev(project: Project) -> None:
+    _fill(project)
+    rows = [json.loads(line) for line in _lines(project)]
+    rows[1], rows[2] = rows[2], rows[1]
+    rows[1]["seq"], rows[2]["seq"] = 2, 3
+    project.ledger_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(LedgerError, match=r"seq 2 \(line 2\) is the first bad row: its prev"):
+        ledger.verify(project)
+
+
+def test_truncated_last_line(project: Project) -> None:
+    _fill(project, 2)
+    text = project.ledger_path.read_text()
+    project.ledger_path.write_text(text[:-40])
+    with pytest.raises(LedgerError, match="line 2 is not JSON"):
+        ledger.verify(project)
+
+
+def test_append_refuses_a_broken_ledger(project: Project) -> None:
+    _fill(project, 3)
+    lines = _lines(project)
+    del lines[0]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"refusing to append to a ledger that fails verification: .*seq 2 \("):
+        ledger.append(project, _row(9))
+    assert len(_lines(project)) == 2
+
+
+def test_append_after_a_lost_final_newline(project: Project) -> None:
+    _fill(project, 2)
+    project.ledger_path.write_text(project.ledger_path.read_text().rstrip("\n"))
+    ledger.append(project, _row(3))
+    ledger.verify(project)
+    assert [r["seq"] for r in ledger.read(project)] == [1, 2, 3]
+
+
+APPENDER = textwrap.dedent("""
+    import sys
+    import time
+    from pathlib import Path
+    from benchcard import ledger
+    from benchcard.project import Project
+
+    project = Project(Path(sys.argv[1]))
+    worker = sys.argv[2]
+    go = Path(sys.argv[4])
+    while not go.exists():  # start together, so the appends really race
+        time.sleep(0.005)
+    for i in range(int(sys.argv[3])):
+        ledger.append(project, {"card": "demo", "run": f"w{worker}-{i}", "finding": "inconclusive",
+                                "outcome": "non-result", "evidence": "x" * 2000})
+""")
+
+
+def test_parallel_processes_never_corrupt_the_chain(project: Project, tmp_path: Path) -> None:
+    script = tmp_path / "append.py"
+    script.write_text(APPENDER)
+    workers, each = 4, 25
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, str(script), str(project.root), str(w), str(each), str(go)])
+             for w in range(workers)]
+    time.sleep(0.5)  # let every process import benchcard and wait at the barrier
+    go.touch()
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    ledger.verify(project)
+    rows = ledger.read(project)
+    assert [r["seq"] for r in rows] == list(range(1, workers * each + 1))
+    assert len({r["run"] for r in rows}) == workers * each
+    ats = [r["at"] for r in rows]
+    assert ats == sorted(ats)
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_table_json_and_verify(project: Project) -> None:
+    _fill(project, 2)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["-C", str(project.root), "ledger"])
+    assert shown.exit_code == 0
+    for text in ("seq", "date", "card", "rig", "finding", "outcome", "run", "demo", "run-2", "inconclusive",
+                 "non-result", "m · effort high · api"):
+        assert text in shown.output
+    as_json = runner.invoke(cli, ["-C", str(project.root), "ledger", "--json"])
+    assert [r["seq"] for r in json.loads(as_json.output)] == [1, 2]
+    ok = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert ok.exit_code == 0 and "ledger ok: 2 row(s), hash chain intact" in ok.output
+    lines = _lines(project)
+    project.ledger_path.write_text(lines[1])
+    bad = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert bad.exit_code == 1
+    assert bad.output.strip().splitlines() == [
+        "error: results/ledger.jsonl: seq 2 (line 1) is the first bad row: expected seq 1; 1 row(s) before it "
+        "are missing (deleted) or it was moved"
+    ]
+
+
+def test_cli_empty_ledger(project: Project) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0 and "no verdicts yet" in result.output
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert result.exit_code == 0 and "0 row(s)" in result.output

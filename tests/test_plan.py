@@ -1,0 +1,100 @@
+"""The grid: every cell once, opaque ids, a seeded order in which variants interleave."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchcard.card import load_card
+from benchcard.plan import default_seed, estimate, grid_size, plan_cells, plan_rows, seal_seed
+from benchcard.providers import Price, provider_config
+from benchcard.providers.openai import OpenAIProvider
+from benchcard.stats import seed_from
+
+from .helpers_run import ab_project, probe_project
+
+ROOT = "sha256:" + "ab" * 32
+
+
+def test_an_ab_grid_is_variants_by_fixtures_by_repetitions(tmp_path: Path) -> None:
+    project = ab_project(tmp_path, fixtures=5, repetitions=3)
+    card = load_card(project.card_path("colour-ab"), project)
+    cells = plan_cells(card, seed=7)
+    assert len(cells) == grid_size(card) == 2 * 5 * 3
+    assert Counter((c.variant, c.fixture, c.repetition) for c in cells).most_common(1)[0][1] == 1
+    assert {c.repetition for c in cells} == {0, 1, 2}
+    assert [c.order for c in cells] == list(range(len(cells)))
+    assert len({c.cell for c in cells}) == len(cells)
+    assert all(re.fullmatch(r"c[0-9a-f]{10}", c.cell) for c in cells)
+
+
+def test_a_probe_grid_is_its_repetitions(tmp_path: Path) -> None:
+    project = probe_project(tmp_path, repetitions=4)
+    card = load_card(project.card_path("one-word-sentiment"), project)
+    cells = plan_cells(card, seed=1)
+    assert [(c.variant, c.fixture) for c in cells] == [("probe", "one-word-sentiment")] * 4
+    assert sorted(c.repetition for c in cells) == [0, 1, 2, 3]
+
+
+def test_the_order_is_seeded_and_interleaves_variants(tmp_path: Path) -> None:
+    project = ab_project(tmp_path, fixtures=20, repetitions=3)
+    card = load_card(project.card_path("colour-ab"), project)
+    a, b, c = plan_cells(card, 11), plan_cells(card, 11), plan_cells(card, 12)
+    assert a == b
+    assert [x.cell for x in a] != [x.cell for x in c]
+    assert [(x.variant, x.fixture, x.repetition) for x in a] != [(x.variant, x.fixture, x.repetition) for x in c]
+    # after any number of calls, the two variants have been called equally often, give or take one
+    seen: Counter[str] = Counter()
+    for cell in a:
+        seen[cell.variant] += 1
+        assert abs(seen["baseline"] - seen["A"]) <= 1
+    # and the order is not the grid's natural order, nor the baseline always first
+    firsts = Counter(a[i].variant for i in range(0, len(a), 2))
+    assert firsts["baseline"] > 5 and firsts["A"] > 5
+    assert [x.fixture for x in a[::2]] != sorted(x.fixture for x in a[::2])
+
+
+@pytest.mark.parametrize("root", [ROOT, "sha256:" + "0" * 64, "SHA256:" + "F" * 64, "sha256:" + "1234abcd" * 8])
+def test_the_seal_seed_is_stats_seed_from(root: str) -> None:
+    assert seal_seed(root) == seed_from(root)
+    with pytest.raises(ValueError):
+        seal_seed("sha256:xyz")
+
+
+def test_the_default_seed_is_the_seal_seed_xor_the_start_time() -> None:
+    when = datetime(2026, 11, 30, 15, 12, tzinfo=UTC)
+    assert default_seed(ROOT, when) == seed_from(ROOT) ^ int(when.timestamp())
+    assert default_seed(ROOT, when) != default_seed(ROOT, datetime(2026, 11, 30, 15, 13, tzinfo=UTC))
+
+
+def test_plan_rows_hold_the_exact_bodies(tmp_path: Path) -> None:
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    card = load_card(project.card_path("colour-ab"), project)
+    cfg = provider_config("openai", {})
+    provider = OpenAIProvider(cfg, httpx.AsyncClient())
+    cells = plan_cells(card, 3)
+    rows = list(plan_rows(card, cells, provider, "m-1", "https://api.openai.com/v1/chat/completions"))
+    assert len(rows) == 4
+    for cell, (assignment, request) in zip(cells, rows, strict=True):
+        assert assignment == {"cell": cell.cell, "variant": cell.variant, "fixture": cell.fixture,
+                              "repetition": cell.repetition, "order": cell.order}
+        assert request["cell"] == cell.cell and request["provider"] == "openai"
+        text = card.fixture_text(cell.fixture)
+        assert request["body"] == {"model": "m-1", "messages": card.messages(cell.variant, text), **card.params}
+    user = {r["body"]["messages"][1]["content"] for _, r in rows}
+    assert len(user) == 4  # every (variant, fixture) body differs
+
+
+def test_estimate_is_cheap_and_uses_configured_prices(tmp_path: Path) -> None:
+    project = ab_project(tmp_path, fixtures=4, repetitions=5, max_tokens=50)
+    card = load_card(project.card_path("colour-ab"), project)
+    est = estimate(card)
+    assert est.calls == 40 and est.max_output_tokens == 40 * 50 and est.max_cost is None
+    assert est.input_tokens > 0
+    priced = estimate(card, "test/model", {"test/model": Price(1.0, 2.0)})
+    assert priced.max_cost == (est.input_tokens * 1.0 + est.max_output_tokens * 2.0) / 1e6

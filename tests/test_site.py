@@ -1,0 +1,605 @@
+"""`benchcard site`: pages like the seeds, built from fabricated run folders that follow the run-folder contract.
+
+The run folders here are written by hand (manifest.json, outputs.jsonl, scores.jsonl, sealed/, verdict.json,
+table.csv, ledger rows through the real ledger) so that the pages can be tested before any real model is run.
+"""
+
+from __future__ import annotations
+
+import csv
+import html.parser
+import json
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from benchcard import grading, ledger, seal
+from benchcard.card import Card, Rig, load_card, load_cards
+from benchcard.cli import cli
+from benchcard.hashing import file_digest
+from benchcard.project import Project
+from benchcard.scoring import score_output
+from benchcard.site import MARKER, build_site, json_ld
+from benchcard.verdict import give_verdict
+
+from .conftest import PROBES, REPO, SEEDS, copy_project
+
+XSS = '<script>alert(1)</script> and a quote " that would end an attribute \' too & more'
+BENCH_RUN = "20261130T151200Z-3f9a"
+BENCH_FIXTURES = [f"excerpt-{i:02d}" for i in range(1, 13)]
+
+
+# ------------------------------------------------------------------------------------------ fabrication
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def _finish(folder: Path, manifest: dict[str, Any], outputs: list[dict[str, Any]]) -> None:
+    """The manifest as the runner leaves it at the end of a run."""
+    counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
+    manifest.update({"finished_at": manifest["started_at"][:11] + "23:59:00Z",
+                     "outputs_digest": file_digest(folder / "outputs.jsonl"), "counts": counts})
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def _manifest(card: Card, run_id: str, model: str, cells: int, seal_root: str) -> dict[str, Any]:
+    rig = {"provider": card.rig.provider, "model": model, "effort": card.rig.effort, "surface": card.rig.surface,
+           "line": Rig(card.rig.provider, model, card.rig.effort, card.rig.surface).line()}
+    return {
+        "run": run_id, "card": card.id, "version": card.version, "kind": card.kind, "seal_root": seal_root,
+        "rig": rig, "provider_type": "openai", "base_url": "https://openrouter.ai/api/v1",
+        "params": dict(card.params), "seed": 7, "repetitions": card.repetitions, "cells": cells,
+        "concurrency": 8, "benchcard_version": "0.1.0",
+        "started_at": f"{run_id[0:4]}-{run_id[4:6]}-{run_id[6:8]}T{run_id[9:11]}:{run_id[11:13]}:{run_id[13:15]}Z",
+    }
+
+
+def _sealed(project: Project, card_id: str) -> tuple[Card, str]:
+    card = load_card(project.card_path(card_id), project)
+    existing = seal.read(card.id, card.version, project)
+    root = existing["root"] if existing else seal.seal(card, project)[1]["root"]
+    return card, str(root)
+
+
+def write_probe_run(project: Project, card_id: str, run_id: str, model: str, texts: list[tuple[str, str]],
+                    version: int | None = None, verdict: bool = True) -> Path:
+    """A probe run, one cell per (status, text), scored by the real scorer; judged by the real verdict."""
+    card, root = _sealed(project, card_id)
+    version = version or card.version
+    folder = project.run_dir(card_id, version, run_id)
+    outputs, scores, assignment, requests = [], [], [], []
+    for i, (status, text) in enumerate(texts):
+        cell = f"c{i:010x}"
+        outputs.append({
+            "cell": cell, "fixture": card_id, "status": status, "text": text,
+            "finish_reason": "stop" if status == "ok" else "length",
+            "usage": {"input": 120, "output": 9, "reasoning": 0}, "cost": 0.00012, "latency_ms": 400.0 + 10 * i,
+            "attempts": 1, "error": None,
+        })
+        if status == "ok":
+            s = score_output(card.scoring, text)
+            scores.append({"cell": cell, "fixture": card_id, "status": status, "score": s.score,
+                           "metrics": s.metrics, "rules": s.rules})
+        else:
+            scores.append({"cell": cell, "fixture": card_id, "status": status, "score": None, "metrics": {},
+                           "rules": None})
+        assignment.append({"cell": cell, "variant": "probe", "fixture": card_id, "repetition": i, "order": i})
+        requests.append({"cell": cell, "provider": "openrouter", "url": "https://openrouter.ai/api/v1",
+                         "body": {"model": model, "messages": card.messages()}})
+    _jsonl(folder / "outputs.jsonl", outputs)
+    _jsonl(folder / "scores.jsonl", scores)
+    _jsonl(folder / "sealed" / "assignment.jsonl", assignment)
+    _jsonl(folder / "sealed" / "requests.jsonl", requests)
+    manifest = _manifest(card, run_id, model, len(texts), root)
+    manifest["version"], manifest["repetitions"] = version, len(texts)
+    _finish(folder, manifest, outputs)
+    if verdict:
+        give_verdict(project, folder, n_resamples=200)
+    return folder
+
+
+def write_bench_run(project: Project, run_id: str = BENCH_RUN, verdict: bool = True) -> Path:
+    """A BENCH-01 run: 12 fixtures × 2 variants × 5 repetitions, one cell cut off by the token limit, graded
+    blind on a sheet, then unblinded by the real verdict (verdict.json, table.csv, a ledger row)."""
+    card, root = _sealed(project, "bench-01")
+    rng = np.random.default_rng(3)
+    folder = project.run_dir("bench-01", 1, run_id)
+    outputs, scores, assignment = [], [], []
+    order = 0
+    for variant in ("baseline", "A"):
+        for f, fixture in enumerate(BENCH_FIXTURES):
+            for r in range(5):
+                cell = f"c{order:010x}"
+                rec = float(np.clip(0.72 + 0.02 * f / 12 + (0.03 if variant == "A" else 0) + rng.normal(0, 0.05),
+                                    0, 1))
+                text = f"**Parties:** fixture {fixture}\n**Effective date:** 1 March 2024"
+                if fixture == "excerpt-03" and variant == "A" and r == 0:
+                    text = XSS
+                metrics = {"field_recall": rec, "unsupported_values": float(rng.integers(0, 3)),
+                           "abstains": 1.0 if fixture == "excerpt-07" else 0.0, "score": rec}
+                status = "truncated" if (fixture == "excerpt-05" and variant == "baseline" and r == 4) else "ok"
+                outputs.append({"cell": cell, "fixture": fixture, "status": status, "text": text,
+                                "finish_reason": "stop" if status == "ok" else "length",
+                                "usage": {"input": 900, "output": 300, "reasoning": 1200}, "cost": 0.01,
+                                "latency_ms": 5000.0, "attempts": 1, "error": None})
+                scores.append({"cell": cell, "fixture": fixture, "status": status,
+                               "score": rec if status == "ok" else None,
+                               "metrics": metrics if status == "ok" else {}, "rules": None})
+                assignment.append({"cell": cell, "variant": variant, "fixture": fixture, "repetition": r,
+                                   "order": order})
+                order += 1
+    _jsonl(folder / "outputs.jsonl", outputs)
+    _jsonl(folder / "scores.jsonl", scores)
+    _jsonl(folder / "sealed" / "assignment.jsonl", assignment)
+    _jsonl(folder / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": "anthropic",
+                                                   "url": "https://api.anthropic.com/v1/messages", "body": {}}
+                                                  for a in assignment])
+    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs)
+    if verdict:
+        sheet = grading.blind_sheet(project, folder, out=folder.parent / "sheet.csv")
+        with open(sheet.path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        for i, row in enumerate(rows[:6]):
+            row["grade"] = "pass" if i % 2 else "fail"
+            row["note"] = "grader read 'Buyer' as a party <b>name</b>" if i == 0 else ""
+        with open(sheet.path, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        grading.import_grades(project, folder, sheet.path)
+        sheet.path.unlink()
+        give_verdict(project, folder, n_resamples=500)
+    return folder
+
+
+def make_project(root: Path) -> Project:
+    """Every card of the repository, with runs: results and non-results, current and superseded."""
+    copy_project(root)
+    project = Project(root.resolve())
+    # A run of six-step-chain v1, entered in the ledger when v1 was current; the card is now v2.
+    old = write_probe_run(project, "six-step-chain", "20261020T090000Z-bbbb", "openai/gpt-5-mini",
+                          [("truncated", "")], version=1, verdict=False)
+    ledger.append(project, {"card": "six-step-chain", "version": 1, "kind": "probe",
+                            "rig": "openai/gpt-5-mini · openrouter", "run": old.name, "cells": 1,
+                            "outcome": "non-result", "finding": "scored", "model": "openai/gpt-5-mini",
+                            "score": None, "evidence": project.relative(old)})
+    write_probe_run(project, "emit-terminator", "20261101T090000Z-aaaa", "openai/gpt-5-mini",
+                    [("ok", "A migration rehearsal hit production.\n<<END>>"),
+                     ("ok", "A rehearsal hit production.\n<<END>>\n\nLet me know if you need more."),
+                     ("truncated", "")])
+    write_probe_run(project, "six-step-chain", "20261102T090000Z-cccc", "openai/gpt-5-mini",
+                    [("ok", "BEGIN-7731\n- Jupiter\n- Saturn\n- Uranus\nCOUNT: 3\nCHECKSUM: 6\nEND-7731")])
+    write_probe_run(project, "reordered-input", "20261103T090000Z-dddd", "evil/model", [("ok", XSS)])
+    write_bench_run(project)
+    return project
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
+    root = tmp_path_factory.mktemp("site-project")
+    project = make_project(root / "proj")
+    out = root / "site"
+    build_site(project, out)
+    return project, out
+
+
+@pytest.fixture(scope="module")
+def empty_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
+    root = tmp_path_factory.mktemp("site-empty")
+    copy_project(root / "proj")
+    project = Project((root / "proj").resolve())
+    out = root / "site"
+    build_site(project, out)
+    return project, out
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+class _Page(html.parser.HTMLParser):
+    """Text, tags and attributes of a page, for assertions that do not depend on formatting."""
+
+    BLOCK: ClassVar[set[str]] = {"p", "h1", "h2", "h3", "h4", "h5", "li", "tr", "dt", "dd", "pre", "div",
+                                 "section", "header", "br", "summary", "figcaption", "caption", "td", "th", "table"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._in_script: dict[str, str | None] | None = None
+        self._script_text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script, self._script_text = dict(attrs), []
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._in_script is not None:
+            self.scripts.append((self._in_script, "".join(self._script_text)))
+            self._in_script = None
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not None:
+            self._script_text.append(data)
+        else:
+            self.parts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def lines(self) -> list[str]:
+        return [" ".join(line.split()) for line in self.text.splitlines() if line.strip()]
+
+    def links(self) -> list[str]:
+        return [str(a[k]) for t, a in self.tags for k in ("href", "src") if a.get(k)]
+
+
+def page(out: Path, rel: str) -> _Page:
+    return _Page((out / rel).read_text(encoding="utf-8"))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ----------------------------------------------------------------------------------------------- tests
+
+
+# Lines of the seed pages that belong to the site they were taken from, not to the card.
+SITE_ONLY = ("LLM Ground",)
+
+
+def _seed_line(line: str) -> str:
+    """A seed line as this site writes it: the card's own parameter names, `benchcard check`, no bullets."""
+    line = line.removeprefix("• ").replace("npm run probes:check", "benchcard check")
+    line = re.sub(r"^(maxTokens|temperature):? ?", lambda m: "max_tokens " if m.group(1) == "maxTokens"
+                  else "temperature ", line).strip()
+    m = re.fullmatch(r"(v\d+ · current): (.*)", line)
+    return m.group(2) if m else line
+
+
+@pytest.mark.parametrize("card_id", sorted(PROBES))
+def test_probe_pages_carry_what_the_seeds_carry_in_order(empty_built: tuple[Project, Path], card_id: str) -> None:
+    """Every line of a seed probe page appears on the built page, in the same order."""
+    _, out = empty_built
+    seed = next(SEEDS.glob(f"{PROBES[card_id]}_*.txt")).read_text(encoding="utf-8")
+    built = _norm(page(out, f"cards/{card_id}/index.html").text)
+    position, missing = 0, []
+    for raw in seed.splitlines():
+        line = _seed_line(_norm(raw))
+        if not line or any(s in line for s in SITE_ONLY):
+            continue
+        if "\t" in raw or line.startswith("Nemotron 3 Nano"):  # table rows: checked by the results tests
+            continue
+        found = built.find(line, position)
+        if found < 0:
+            missing.append(line[:100])
+            continue
+        position = found + len(line)
+    assert not missing, f"{card_id}: seed lines not found in order: {missing}"
+
+
+def test_run_card_carries_what_seed_004_carries_in_order(empty_built: tuple[Project, Path]) -> None:
+    _, out = empty_built
+    built = _norm(page(out, "cards/bench-01/index.html").text)
+    seed = next(SEEDS.glob("004_*.txt")).read_text(encoding="utf-8")
+    position = 0
+    # The seed's own layout glued some lines together; split them back into what the card carries.
+    seed = seed.replace("Prompt sensitivityDoes", "Prompt sensitivity\nDoes").replace(
+        "bounded: no inferred termsControls locked", "bounded: no inferred terms\nControls locked")
+    for raw in seed.splitlines():
+        line = _norm(raw)
+        line = line[2:] if line.startswith("- ") else line
+        if not line or line in ("Rig", "claude-fable-5-1 · effort high · Claude API"):
+            continue
+        found = built.find(line, position)
+        assert found >= 0, f"seed 004 line not found in order: {line[:90]!r}"
+        position = found + len(line)
+    assert "Rig claude-fable-5-1 · effort high · Claude API" in built
+
+
+def test_no_runs_means_not_yet_run_and_no_dataset(empty_built: tuple[Project, Path]) -> None:
+    _, out = empty_built
+    for card_id in ("emit-terminator", "six-step-chain", "reordered-input"):
+        p = page(out, f"cards/{card_id}/index.html")
+        text = _norm(p.text)
+        assert "Not yet run" in text
+        assert "No model has been run against this probe yet" in text
+        assert "This page carries no Dataset structured data until it has real runs" in text
+        assert not [s for s in p.scripts if s[0].get("type") == "application/ld+json"]
+        assert not any(t == "script" for t, _ in p.tags)
+    bench = page(out, "cards/bench-01/index.html")
+    assert "Result: not run here" in _norm(bench.text)
+    assert not any(t == "script" for t, _ in bench.tags)
+    # one-word-sentiment has a real published run (run 19 of v2), so it does carry a Dataset.
+    ows = page(out, "cards/one-word-sentiment/index.html")
+    assert [s for s in ows.scripts if s[0].get("type") == "application/ld+json"]
+    assert "No rows yet" in page(out, "ledger.html").text
+
+
+def test_dataset_json_ld_only_with_runs(built: tuple[Project, Path]) -> None:
+    _, out = built
+    for card_id in ("emit-terminator", "six-step-chain", "reordered-input", "one-word-sentiment", "bench-01"):
+        p = page(out, f"cards/{card_id}/index.html")
+        blocks = [s for s in p.scripts if s[0].get("type") == "application/ld+json"]
+        assert len(blocks) == 1, card_id
+        data = json.loads(blocks[0][1])
+        assert data["@context"] == "https://schema.org" and data["@type"] == "Dataset"
+        for dist in data["distribution"]:
+            assert not dist["contentUrl"].startswith(("http", "/"))
+            assert (out / "cards" / card_id / dist["contentUrl"]).resolve().is_file()
+    assert "This page carries no Dataset" not in page(out, "cards/emit-terminator/index.html").text
+
+
+def test_json_ld_cannot_break_out_of_its_script() -> None:
+    evil = {"name": "</script><script>alert(1)</script> & <!-- \u2028"}
+    text = str(json_ld(evil))
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == evil
+
+
+def test_probe_results_table(built: tuple[Project, Path]) -> None:
+    project, out = built
+    p = page(out, "cards/emit-terminator/index.html")
+    text = _norm(p.text)
+    assert "Instruction following · v1 · Last run 2026-11-01" in text
+    assert "Every published run of this probe. Each row links to its raw output." in text
+    rows = re.findall(r"<tbody>(.*?)</tbody>", (out / "cards/emit-terminator/index.html").read_text(), re.S)
+    assert len(rows) == 1 and rows[0].count("<tr>") == 1
+    # two scored cells (1.00 and 0.80 by the rules scorer); the truncated one is not scored, not a failure
+    assert "openai/gpt-5-mini" in text and "0.90" in text
+    assert "1 of 3 cells not scored (transport)" in text
+    assert "$0.0004" in text and "410 ms" in text and "2026-11-01" in text
+    evidence = [h for h in p.links() if h.endswith("20261101T090000Z-aaaa/index.html")]
+    assert evidence == ["../../runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html"]
+    run_dir = out / "runs/emit-terminator/v1/20261101T090000Z-aaaa"
+    src = project.run_dir("emit-terminator", 1, "20261101T090000Z-aaaa")
+    for name in ("outputs.jsonl", "scores.jsonl", "manifest.json", "sealed/requests.jsonl",
+                 "sealed/assignment.jsonl"):
+        assert (run_dir / name).read_bytes() == (src / name).read_bytes(), name
+    ev = _norm(page(out, "runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html").text)
+    assert "nothing_after_terminator FAIL" in ev and "truncated · score —" in ev
+
+
+def test_superseded_versions_are_never_merged(built: tuple[Project, Path]) -> None:
+    _, out = built
+    source = (out / "cards/six-step-chain/index.html").read_text(encoding="utf-8")
+    source = source.split('<section id="results">')[1].split('<section id="prompt">')[0]
+    current, _, older = source.partition("Probe v1 · superseded")
+    assert older, "superseded section missing"
+    assert "20261102T090000Z-cccc" in current and "20261020T090000Z-bbbb" not in current
+    assert "20261020T090000Z-bbbb" in older and "20261102T090000Z-cccc" not in older
+    ows = _norm(page(out, "cards/one-word-sentiment/index.html").text)
+    assert "Probe v2 · superseded" in ows and "1 run · mean 0.00" in ows
+    assert "Nemotron 3 Nano 30B (free)" in ows and "nvidia/nemotron-3-nano-30b-a3b:free" in ows
+    assert "0.00 failed" in ows and "$0" in ows and "392 ms" in ows and "run #19 →" in ows
+    assert "No model has been run against v3 yet" in ows
+    run19 = _norm(page(out, "runs/one-word-sentiment/v2/19/index.html").text)
+    assert "neutral" in run19
+    assert json.loads((out / "runs/one-word-sentiment/v2/19/published.json").read_text())["output"] == "neutral"
+
+
+def test_model_output_and_card_strings_are_escaped(built: tuple[Project, Path]) -> None:
+    _, out = built
+    for rel in ("runs/reordered-input/v1/20261103T090000Z-dddd/index.html",
+                "runs/bench-01/v1/20261130T151200Z-3f9a/index.html"):
+        source = (out / rel).read_text(encoding="utf-8")
+        assert "<script>alert(1)</script>" not in source
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in source
+        p = _Page(source)
+        assert not any(t == "script" for t, _ in p.tags), rel  # no script element at all on an evidence page
+        assert XSS in p.text  # shown as text, quote and all
+        for _, attrs in p.tags:  # no attribute was cut short by the quote
+            assert not any(k in ("that", "would", "end", "an", "attribute") for k in attrs)
+    bench = (out / "cards/bench-01/index.html").read_text(encoding="utf-8")
+    assert "party &lt;b&gt;name&lt;/b&gt;" in bench and "<b>name</b>" not in bench  # a grader's note
+
+
+def test_card_strings_are_escaped(tmp_path: Path) -> None:
+    copy_project(tmp_path / "proj", ("reordered-input",))
+    path = tmp_path / "proj" / "cards" / "reordered-input.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("title: Give the same answer when the input is reordered",
+                        "title: '\"><img src=x onerror=alert(1)> </title><script>alert(2)</script>'")
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "site"
+    build_site(Project((tmp_path / "proj").resolve()), out)
+    for rel in ("cards/reordered-input/index.html", "index.html"):
+        source = (out / rel).read_text(encoding="utf-8")
+        assert "<img src=x" not in source and "<script>alert(2)" not in source
+        p = _Page(source)
+        assert not any(t == "img" for t, _ in p.tags) and not any(t == "script" for t, _ in p.tags)
+        assert '"><img src=x onerror=alert(1)>' in p.text
+
+
+def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
+    _, out = built
+    path = out / "cards/bench-01/index.html"
+    p = page(out, "cards/bench-01/index.html")
+    text = _norm(p.text)
+    verdict = json.loads((out / "runs/bench-01/v1" / BENCH_RUN / "verdict.json").read_text(encoding="utf-8"))
+    assert "Result: non-result · inconclusive" in text
+    assert verdict["why"] in text  # the verdict's own reasoning, word for word
+    assert "1 cell(s) were cut off by the token limit" in text
+    assert "field_recall rises — holds" in text
+    assert "unsupported_values does not rise (margin 0.25) — does not hold" in text
+    assert "abstains = 1 on excerpt-07 in every repetition — holds" in text
+    recall = verdict["clauses"][0]
+    assert f"gap {recall['gap']:.3f} · CI [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}]" in text
+    assert f"noise floor {recall['noise_floor']:.3f}" in text
+    for clause in verdict["clauses"]:
+        assert _norm(clause["why"]) in text
+    assert "Wilson interval [0.566, 1.000]" in text and "TOST p 0.089" in text
+    # the blind scorer notes: agreement, every disagreement, the graders' notes
+    assert "Agreement of the human grades with the blind scorer" in text
+    assert "Disagreements" in text and "grader read 'Buyer' as a party <b>name</b>" in text
+    assert len(verdict["human"]["disagreements"]) == 3
+    # the plot: an SVG file next to the page, referenced by a relative <img>
+    imgs = [a for t, a in p.tags if t == "img"]
+    assert len(imgs) == 2  # field_recall and the unsupported_values guard; `holds` has no paired gap
+    for a in imgs:
+        svg = (path.parent / str(a["src"])).resolve()
+        assert svg.is_file() and svg.parent == path.parent
+        body = svg.read_text(encoding="utf-8")
+        assert body.lstrip().startswith("<?xml") and "<svg" in body and "excerpt-07" in body
+        assert "noise floor" in body and "CI of the gap" in body
+        assert a["alt"]
+    # the per-field table: 12 fixture rows for each clause metric
+    source = path.read_text(encoding="utf-8")
+    pivots = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)
+    assert len(pivots) == 2  # the win rule's metrics, then the rest inside <details>
+    first = pivots[0]
+    for metric in ("field_recall", "unsupported_values", "abstains"):
+        assert f"<code>{metric}</code>" in first
+    assert first.split("<tbody>")[1].split("</tbody>")[0].count("<tr>") == 12
+    assert "Δ" in first and "Δ is A − baseline" in text
+    hrefs = p.links()
+    assert "../../runs/bench-01/v1/20261130T151200Z-3f9a/table.csv" in hrefs
+    assert "../../runs/bench-01/v1/20261130T151200Z-3f9a/index.html" in hrefs
+    assert (out / "runs/bench-01/v1/20261130T151200Z-3f9a/table.csv").is_file()
+    assert "fixtures/excerpt-07.txt" in hrefs and "keys/excerpt-07.json" in hrefs
+
+
+def test_ab_evidence_page_is_unblinded_only_after_the_verdict(built: tuple[Project, Path], tmp_path: Path) -> None:
+    _, out = built
+    text = _norm(page(out, "runs/bench-01/v1/20261130T151200Z-3f9a/index.html").text)
+    assert "excerpt-03 · A · rep 0" in text
+    assert "120 cells" in text
+    # the same run without its verdict: no output names its variant
+    project = Project((tmp_path / "p").resolve())
+    copy_project(tmp_path / "p", ("bench-01",))
+    write_bench_run(project, verdict=False)
+    site = tmp_path / "s"
+    build_site(project, site)
+    blind = _norm(page(site, "runs/bench-01/v1/20261130T151200Z-3f9a/index.html").text)
+    assert "· A ·" not in blind and "· baseline ·" not in blind
+    assert "not yet unblinded" in blind
+    assert not (site / "runs/bench-01/v1" / BENCH_RUN / "sealed").exists()
+    assert (site / "runs/bench-01/v1" / BENCH_RUN / "outputs.jsonl").is_file()
+    card = _norm(page(site, "cards/bench-01/index.html").text)
+    assert "awaiting its verdict" in card
+
+
+def test_ledger_and_index(built: tuple[Project, Path]) -> None:
+    project, out = built
+    rows = ledger.read(project)
+    p = page(out, "ledger.html")
+    text = _norm(p.text)
+    source = (out / "ledger.html").read_text(encoding="utf-8")
+    body = source.split("<tbody>")[1].split("</tbody>")[0]
+    assert body.count("<tr") == len(rows) == 5
+    for row in rows:
+        assert row["date"] in text
+    assert "non-result · inconclusive" in text and "result · scored" in text
+    assert "Chain verified when this page was built: 5 rows" in text
+    for href in p.links():
+        if "runs/" in href:
+            assert (out / href).is_file()
+    idx = _norm(page(out, "index.html").text)
+    assert "non-result · inconclusive" in idx
+    assert "Answer with exactly one word, and nothing else" in idx
+    index_rows = (out / "index.html").read_text().split("<tbody>")[1].count("<tr>")
+    assert index_rows == len(load_cards(project))
+
+
+def test_broken_ledger_chain_is_reported(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj")
+    lines = project.ledger_path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["score"] = 1.0
+    lines[1] = json.dumps(row)
+    project.ledger_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_site(project, tmp_path / "site")
+    assert "The chain does not verify" in page(tmp_path / "site", "ledger.html").text
+
+
+def test_links_are_relative_and_resolve(built: tuple[Project, Path]) -> None:
+    _, out = built
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) >= 12
+    for html_file in pages:
+        p = _Page(html_file.read_text(encoding="utf-8"))
+        for link in p.links():
+            if link.startswith("#") or link == "data:,":
+                continue
+            assert not re.match(r"^[a-z]+:", link) and not link.startswith("/"), (html_file, link)
+            target = (html_file.parent / link.split("#")[0]).resolve()
+            assert target.exists(), (html_file.relative_to(out), link)
+        sheets = [a for t, a in p.tags if t == "link" and a.get("rel") == "stylesheet"]
+        assert len(sheets) == 1 and (html_file.parent / str(sheets[0]["href"])).resolve() == out / "style.css"
+    css = (out / "style.css").read_text(encoding="utf-8")
+    assert "@import" not in css and "url(" not in css
+
+
+def test_curl_and_sections_on_probe_pages(built: tuple[Project, Path]) -> None:
+    _, out = built
+    text = page(out, "cards/emit-terminator/index.html").text
+    head = 'curl https://openrouter.ai/api/v1/chat/completions \\\n  -H "Authorization: Bearer $OPENROUTER_API_KEY"'
+    assert head in text
+    assert "must NOT match" in text and r"/<<END>>[\s\S]*<<END>>/" in text
+    assert "Correct — must score 1.00" in text
+
+
+def test_refuses_a_folder_it_did_not_build(tmp_path: Path) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    project = Project((tmp_path / "proj").resolve())
+    foreign = tmp_path / "docs"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine", encoding="utf-8")
+    from benchcard.errors import BenchcardError
+
+    with pytest.raises(BenchcardError, match="not built by benchcard site"):
+        build_site(project, foreign)
+    assert (foreign / "notes.txt").read_text() == "mine"
+    with pytest.raises(BenchcardError, match="project folder"):
+        build_site(project, project.root)
+    with pytest.raises(BenchcardError, match="inside"):
+        build_site(project, project.root / "results" / "site")
+    site = tmp_path / "site"
+    build_site(project, site)
+    (site / "stale.html").write_text("old", encoding="utf-8")
+    build_site(project, site)  # a site it built is rebuilt from scratch
+    assert not (site / "stale.html").exists() and (site / MARKER).is_file()
+
+
+def test_cli_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator", "one-word-sentiment"))
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    assert "index.html" in result.output and (tmp_path / "web" / "index.html").is_file()
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["out"].endswith("site") and "cards/emit-terminator/index.html" in data["pages"]
+    assert (tmp_path / "proj" / "site" / "index.html").is_file()
+    # a user error is one line on stderr and exit 1, no traceback
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("x", encoding="utf-8")
+    from benchcard.cli import main
+
+    monkeypatch.setattr("sys.argv", ["benchcard", "-C", str(tmp_path / "proj"), "site", "--out",
+                                     str(tmp_path / "taken")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 1
+
+
+def test_real_project_builds(tmp_path: Path) -> None:
+    """The repository's own cards build as they stand."""
+    report = build_site(Project(REPO), tmp_path / "site")
+    assert "cards/bench-01/index.html" in report.pages

@@ -1,0 +1,179 @@
+"""The built site in a real browser: headless Debian Chromium driven by Playwright, from file:// URLs.
+
+No browser is downloaded: Playwright is pointed at /usr/bin/chromium (`executable_path`), with a fresh
+profile folder and no network features. Every page must load with no console error, no failed request and no
+request leaving file://; the results tables must have their rows; the plots must have loaded; and at phone width
+no page may be wider than the screen (wide tables scroll inside their own box). Screenshots at laptop and phone
+widths are written to the test's tmp folder, or to $BENCHCARD_SCREENSHOTS when it is set, for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchcard.site import build_site
+
+from .test_site import make_project
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORTS = {"laptop": (1366, 900), "phone": (390, 844)}
+BENCH_RUN = "20261130T151200Z-3f9a"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    project = make_project(root / "proj")
+    out = root / "site"
+    build_site(project, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
+            viewport={"width": 1366, "height": 900}, offline=True,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def _shots_dir(tmp_path: Path) -> Path:
+    target = os.environ.get("BENCHCARD_SCREENSHOTS")
+    folder = Path(target) if target else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _open(context: Any, url: str, width: int, height: int) -> tuple[Any, list[str]]:
+    """A page at `url` with every console error, page error and failed or non-local request collected."""
+    problems: list[str] = []
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.on("request", lambda r: None if r.url.startswith(("file://", "data:", "about:")) else problems.append(
+        f"request left the site: {r.url}"))
+    page.goto(url, wait_until="load")
+    return page, problems
+
+
+def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any, tmp_path: Path) -> None:
+    shots = _shots_dir(tmp_path)
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 12
+    for name, (width, height) in VIEWPORTS.items():
+        page, problems = _open(browser, "about:blank", width, height)
+        for html in pages:
+            rel = html.relative_to(site).as_posix()
+            problems.clear()
+            page.goto(html.as_uri(), wait_until="load")
+            assert problems == [], (name, rel, problems)
+            assert page.title().endswith("· benchcard"), rel
+            # the stylesheet (a local file) is applied: the body uses the system font stack
+            font = page.evaluate("getComputedStyle(document.body).fontFamily")
+            assert "system-ui" in font, (rel, font)
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"{rel} is {overflow}px wider than a {width}px screen"
+            if rel.startswith("cards/") or rel in ("index.html", "ledger.html"):
+                page.screenshot(path=str(shots / f"{rel.replace('/', '_')[:-5]}-{name}.png"), full_page=True)
+        page.close()
+
+
+def test_results_tables_have_their_rows(site: Path, browser: Any) -> None:
+    page, problems = _open(browser, (site / "cards/six-step-chain/index.html").as_uri(), 1366, 900)
+    tables = page.locator("#results table.results")
+    assert tables.count() == 2  # v2 (current) and v1 (superseded), never merged
+    assert tables.nth(0).locator("tbody tr").count() == 1
+    assert tables.nth(1).locator("tbody tr").count() == 1
+    assert "superseded" in page.locator("#results section.superseded h3").inner_text()
+    page.close()
+
+    page, problems = _open(browser, (site / "ledger.html").as_uri(), 1366, 900)
+    assert page.locator("table.ledger tbody tr").count() == 5
+    page.close()
+
+    page, problems = _open(browser, (site / "cards/emit-terminator/index.html").as_uri(), 390, 844)
+    row = page.locator("#results table.results tbody tr")
+    assert row.count() == 1
+    assert "0.90" in row.inner_text()
+    # a table too wide for a phone scrolls sideways inside its own box
+    box = page.locator("#results .scroll").first
+    assert box.evaluate("e => getComputedStyle(e).overflowX") == "auto"
+    link = row.locator("td.evidence a")
+    link.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html")
+    assert page.locator("details.cell").count() == 3
+    assert problems == []
+    page.close()
+
+
+def test_plot_is_there(site: Path, browser: Any, tmp_path: Path) -> None:
+    page, problems = _open(browser, (site / "cards/bench-01/index.html").as_uri(), 1366, 900)
+    images = page.locator("figure.plot img")
+    assert images.count() == 2
+    for i in range(images.count()):
+        img = images.nth(i)
+        img.scroll_into_view_if_needed()
+        size = img.evaluate("e => [e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width]")
+        assert size[0] and size[1] > 100 and size[2] > 100 and size[3] > 300, size
+    pivot = page.locator("table.pivot").first
+    assert pivot.locator("tbody tr").count() == 12
+    assert "non-result · inconclusive" in page.locator(".result-line").inner_text()
+    assert page.locator('script[type="application/ld+json"]').count() == 1
+    images.first.screenshot(path=str(_shots_dir(tmp_path) / "bench-01-plot.png"))
+    assert problems == []
+    page.close()
+
+
+def test_escaped_output_is_shown_as_text_and_never_runs(site: Path, browser: Any) -> None:
+    page, problems = _open(browser, (site / "runs/reordered-input/v1/20261103T090000Z-dddd/index.html").as_uri(),
+                           1366, 900)
+    alerts: list[str] = []
+    page.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+    text = page.locator("details.cell pre.output").inner_text()
+    assert "<script>alert(1)</script>" in text and '"' in text
+    assert page.locator("script").count() == 0
+    page.reload()
+    assert alerts == [] and problems == []
+    page.close()
+
+
+def test_works_from_a_copied_folder(site: Path, browser: Any, tmp_path: Path) -> None:
+    """Portable: the whole site moved elsewhere still resolves every link (relative links only)."""
+    moved = tmp_path / "elsewhere" / "site"
+    shutil.copytree(site, moved)
+    page, problems = _open(browser, (moved / "index.html").as_uri(), 1366, 900)
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    assert hrefs and all(h.startswith(moved.as_uri()) for h in hrefs if not h.startswith("http")), hrefs
+    page.locator("a", has_text="Ledger").first.click()
+    page.wait_for_load_state("load")
+    assert page.url == (moved / "ledger.html").as_uri()
+    evidence = page.locator("td.evidence a").first
+    evidence.click()
+    page.wait_for_load_state("load")
+    assert "/runs/" in page.url and page.locator("h1").inner_text().startswith("Run ")
+    assert problems == []
+    page.close()

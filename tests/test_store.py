@@ -1,0 +1,121 @@
+"""The run folder: a manifest written once, a streamed plan, and outputs that survive a kill mid-write."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchcard.errors import RunError
+from benchcard.project import Project
+from benchcard.store import AssignmentRow, OutputRow, RequestRow, RunStore, UsageRow, new_run_id
+
+
+def row(cell: str, status: str = "ok", text: str = "red") -> OutputRow:
+    return OutputRow(cell=cell, fixture="f", status=status, text=text, finish_reason="stop",
+                     usage=UsageRow(input=1, output=1, reasoning=0), cost=None, latency_ms=1.0, attempts=1,
+                     error=None)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    return RunStore.create(Project(tmp_path), "card", 1)
+
+
+def test_run_ids_are_utc_start_and_four_hex() -> None:
+    rid = new_run_id(datetime(2026, 11, 30, 15, 12, 0, tzinfo=UTC))
+    assert re.fullmatch(r"20261130T151200Z-[0-9a-f]{4}", rid)
+
+
+def test_create_never_reuses_a_folder(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    first = RunStore.create(project, "card", 1, "20261130T151200Z-0000")
+    assert first.folder == tmp_path / "results" / "card" / "v1" / "20261130T151200Z-0000"
+    with pytest.raises(RunError, match="already exists"):
+        RunStore.create(project, "card", 1, "20261130T151200Z-0000")
+    assert RunStore.find(project, "card", 1, "20261130T151200Z-0000").folder == first.folder
+    assert RunStore.find(project, "card", 1, str(first.folder)).folder == first.folder
+    with pytest.raises(RunError, match="no such run"):
+        RunStore.find(project, "card", 1, "20991130T151200Z-ffff")
+
+
+def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
+    store.write_manifest({"run": store.run_id, "cells": 2})
+    with pytest.raises(RunError, match="never rewritten"):
+        store.write_manifest({"run": store.run_id})
+    store.add_to_manifest({"finished_at": "now", "cells": 2})
+    assert store.read_manifest() == {"run": store.run_id, "cells": 2, "finished_at": "now"}
+    with pytest.raises(RunError, match="'cells'"):
+        store.add_to_manifest({"cells": 3})
+    assert not list(store.folder.glob("*.tmp"))
+
+
+def test_the_plan_streams_in_step(store: RunStore) -> None:
+    rows = [(AssignmentRow(cell=f"c{i}", variant="v", fixture="f", repetition=0, order=i),
+             RequestRow(cell=f"c{i}", provider="p", url="u", body={"n": i, "text": "é"})) for i in range(5)]
+    assert store.write_plan(iter(rows)) == 5
+    assert list(store.iter_plan()) == rows
+    assert "é" in store.requests_path.read_text(encoding="utf-8")  # UTF-8 kept as is
+    with store.requests_path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"cell": "c9"}) + "\n")
+    with pytest.raises(RunError, match="differ in length"):
+        list(store.iter_plan())
+
+
+def test_each_row_is_on_disk_as_soon_as_it_is_appended(store: RunStore) -> None:
+    with store.open_outputs() as writer:
+        writer.append(row("c1"))
+        assert store.outputs_path.read_bytes().count(b"\n") == 1  # flushed, before close
+        writer.append(row("c2", "failed"))
+    assert store.done_cells() == {"c1", "c2"}
+    assert store.counts() == {"ok": 1, "truncated": 0, "failed": 1}
+
+
+def test_a_torn_final_line_is_dropped(store: RunStore) -> None:
+    with store.open_outputs() as writer:
+        writer.append(row("c1"))
+    whole = store.outputs_path.read_bytes()
+    store.outputs_path.write_bytes(whole + b'{"cell":"c2","fixture":"f","status":"o')
+    assert store.done_cells() == {"c1"}  # reading skips the torn tail
+    assert store.repair_outputs() is not None
+    assert store.outputs_path.read_bytes() == whole
+    assert store.repair_outputs() is None
+
+
+def test_a_whole_final_row_without_its_newline_is_kept(store: RunStore) -> None:
+    """The answer was recorded; dropping it would call that cell a second time."""
+    line = json.dumps(row("c1")).encode()
+    store.outputs_path.write_bytes(line)
+    assert store.done_cells() == {"c1"}
+    with store.open_outputs() as writer:  # opening repairs
+        writer.append(row("c2"))
+    second = json.dumps(row("c2"), separators=(",", ":")).encode()
+    assert store.outputs_path.read_bytes() == line + b"\n" + second + b"\n"
+
+
+def test_damage_before_the_last_line_is_an_error(store: RunStore) -> None:
+    store.outputs_path.write_bytes(b'{"cell": "c1", "status": "ok"}\nnot json\n{"cell": "c3", "status": "ok"}\n')
+    with pytest.raises(RunError, match="line 2 is not"):
+        store.done_cells()
+    with pytest.raises(RunError, match="line 2 is not JSON"):
+        list(store.iter_outputs())
+
+
+def test_one_writer_per_run(store: RunStore) -> None:
+    with store.open_outputs(), pytest.raises(RunError, match="another benchcard process"):
+        store.open_outputs().open()
+
+
+def test_a_resume_skips_done_cells_by_their_id(store: RunStore) -> None:
+    ids = [f"c{i:010x}" for i in range(6)]
+    store.write_plan((AssignmentRow(cell=c, variant="v", fixture="f", repetition=0, order=i),
+                      RequestRow(cell=c, provider="p", url="u", body={"n": i})) for i, c in enumerate(ids))
+    with store.open_outputs() as writer:
+        for c in ids[:4]:
+            writer.append(row(c))
+    done = store.done_cells()
+    assert done == set(ids[:4])
+    assert [a["cell"] for a, _ in store.iter_plan(skip=done)] == ids[4:]

@@ -1,0 +1,631 @@
+"""The verdict: refusals, the predeclared win rule on worked data, probe rows, files written, and the CLI.
+
+Run folders are built by hand here (`make_run`) in the run-folder contract's format (docs/architecture.md), so
+these tests need neither the runner nor a model.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from benchcard import ledger, seal, stats
+from benchcard.card import Card, load_card
+from benchcard.cli import cli
+from benchcard.errors import RunError, VerdictError
+from benchcard.hashing import file_digest
+from benchcard.project import Project
+from benchcard.verdict import _table_text, bootstrap_many, find_run, give_verdict, load_verdict, read_run
+
+# Case A of docs/statistics.md: six fixtures, three repetitions.
+BASE_A = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]
+VAR_A = [[0.75, 0.75, 0.75], [1, 0.75, 1], [0.5, 0.5, 0.75], [1, 1, 1], [0.5, 0.75, 0.75], [0.75, 1, 1]]
+FIXTURES = [f"ex-{i:02d}" for i in range(1, 7)]
+
+AB_CARD = """\
+id: extract-ab
+version: 1
+kind: ab
+title: Does a self-check rubric change the answer?
+question: Does the rubric change the answer, or only the tone?
+variable: One self-scoring rubric before the excerpt.
+rig: {provider: openai, model: test/model-1, effort: high, surface: Test API}
+params: {max_tokens: 200, temperature: 0}
+prompt:
+  user: |-
+    Extract the parties, effective date, termination rights and obligations.
+    {{variant}}<excerpt>{{fixture}}</excerpt>
+variants: {baseline: "", A: "Score your own output before returning it.\\n"}
+baseline: baseline
+fixtures: fixtures/extract-ab/*.txt
+repetitions: 3
+scoring:
+  method: fields
+  fields: [parties, effective_date, termination_rights, obligations]
+  abstain_field: termination_rights
+win:
+  all:
+    - {metric: field_recall, test: rises}
+    - {metric: unsupported_values, test: not_rises, margin: 0.25}
+    - {metric: abstains, fixture: ex-06, test: holds}
+  alpha: 0.05
+  equivalence_margin: 0.05
+examples:
+  - {label: Correct, fixture: ex-01, output: "parties: Acme", expect: {field_recall: 1}}
+history:
+  - {version: 1, note: First version.}
+"""
+
+PROBE_CARD = """\
+id: say-negative
+version: 1
+kind: probe
+title: Answer with one word
+rig: {provider: openrouter, model: vendor/model-x, effort: null}
+params: {max_tokens: 20, temperature: 0}
+prompt:
+  user: Classify the sentiment of "it broke". One word.
+repetitions: 5
+scoring:
+  method: rules
+  rules:
+    - {id: says-negative, must_match: /negative/i, why: The answer.}
+    - {id: no-period, must_not_match: /\\./, why: No punctuation.}
+examples:
+  - {label: Correct, output: negative, expect: pass}
+  - {label: Rejected, output: negative., expect: fail}
+history:
+  - {version: 1, note: First version.}
+"""
+
+_run_counter = itertools.count(1)
+
+
+def make_project(root: Path, card_text: str = AB_CARD, fixtures: list[str] = FIXTURES) -> Project:
+    """A project with one sealed card (ab by default, with six fixtures)."""
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    card_id = card_text.split("\n", 1)[0].split(":", 1)[1].strip()
+    (root / "cards" / f"{card_id}.yaml").write_text(card_text, encoding="utf-8")
+    if "kind: ab" in card_text:
+        folder = root / "fixtures" / card_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in fixtures:
+            (folder / f"{f}.txt").write_text(f"Excerpt {f}: Acme Ltd and Beta plc agree ...\n", encoding="utf-8")
+    project = Project(root)
+    seal.seal(load_card(project.card_path(card_id), project), project)
+    return project
+
+
+def the_card(project: Project, card_id: str = "extract-ab") -> Card:
+    return load_card(project.card_path(card_id), project)
+
+
+def make_run(
+    project: Project,
+    card: Card,
+    metrics: Mapping[str, Mapping[str, Any]],
+    *,
+    status: Mapping[tuple[str, str, int], str] | None = None,
+    rules: Mapping[str, Any] | None = None,
+    finished: bool = True,
+    drop_outputs: int = 0,
+    texts: Mapping[tuple[str, str, int], str] | None = None,
+    compact: bool = False,
+) -> Path:
+    """Write a run folder by hand, in the contract's format.
+
+    `metrics[name][variant]` is an array (fixtures × repetitions) in `card.fixture_ids()` order; `status`
+    marks cells (variant, fixture, repetition) truncated or failed; `rules[rule][variant]` likewise for probes.
+    The first metric is also the cell's `score`.
+    """
+    status = status or {}
+    run_id = f"20261130T{next(_run_counter):06d}Z-3f9a"
+    run_dir = project.run_dir(card.id, card.version, run_id)
+    (run_dir / "sealed").mkdir(parents=True)
+    variants = card.variant_names()
+    fixtures = card.fixture_ids()
+    cells = [(v, f, r) for f in fixtures for r in range(card.repetitions) for v in variants]
+    order = np.random.default_rng(7).permutation(len(cells)).tolist()
+    cells = [cells[i] for i in order]
+    assignment, outputs, scores = [], [], []
+    names = list(metrics)
+    for i, (v, f, r) in enumerate(cells):
+        cell = f"c{i:010x}"
+        st = status.get((v, f, r), "ok")
+        fi = fixtures.index(f)
+        assignment.append({"cell": cell, "variant": v, "fixture": f, "repetition": r, "order": i})
+        text = (texts or {}).get((v, f, r), f"Parties: Acme Ltd (output {i})")
+        outputs.append({
+            "cell": cell, "fixture": f, "status": st, "text": text if st != "failed" else "",
+            "finish_reason": {"ok": "stop", "truncated": "length", "failed": None}[st],
+            "usage": {"input": 120, "output": 30, "reasoning": 0}, "cost": 0.002 if st != "failed" else None,
+            "latency_ms": 100.0 + i, "attempts": 1, "error": "HTTP 503" if st == "failed" else None,
+        })
+        if st != "ok":
+            scores.append({"cell": cell, "fixture": f, "status": st, "score": None, "metrics": {}, "rules": None})
+            continue
+        values = {m: float(np.asarray(metrics[m][v], dtype=float)[fi, r]) for m in names}
+        rule_values = None
+        if rules:
+            rule_values = {k: bool(np.asarray(rules[k][v])[fi, r]) for k in rules}
+            values.update({f"rule.{k}": float(b) for k, b in rule_values.items()})
+        scores.append({"cell": cell, "fixture": f, "status": st, "score": values[names[0]], "metrics": values,
+                       "rules": rule_values})
+    outputs = outputs[: len(outputs) - drop_outputs] if drop_outputs else outputs
+    seps = (",", ":") if compact else (", ", ": ")  # the runner writes compact lines; both must read the same
+    write = lambda path, rows: path.write_text(  # noqa: E731
+        "".join(json.dumps(r, separators=seps) + "\n" for r in rows), encoding="utf-8")
+    write(run_dir / "sealed" / "assignment.jsonl", assignment)
+    write(run_dir / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": card.rig.provider,
+                                                  "url": "http://x/v1/chat/completions", "body": {}}
+                                                 for a in assignment])
+    write(run_dir / "outputs.jsonl", outputs)
+    write(run_dir / "scores.jsonl", [s for s in scores if s["cell"] in {o["cell"] for o in outputs}])
+    sealed = seal.read(card.id, card.version, project)
+    assert sealed is not None
+    manifest: dict[str, Any] = {
+        "run": run_id, "card": card.id, "version": card.version, "kind": card.kind, "seal_root": sealed["root"],
+        "rig": {"provider": card.rig.provider, "model": card.rig.model, "effort": card.rig.effort,
+                "surface": card.rig.surface, "line": card.rig.line()},
+        "provider_type": "openai", "base_url": "http://x/v1", "params": dict(card.params), "seed": 1,
+        "repetitions": card.repetitions, "cells": len(cells), "concurrency": 4, "benchcard_version": "0.1.0",
+        "started_at": "2026-11-30T15:12:00Z",
+    }
+    if finished:
+        counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
+        digest = file_digest(run_dir / "outputs.jsonl")
+        manifest.update({"finished_at": "2026-11-30T15:20:00Z", "outputs_digest": digest, "counts": counts})
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return run_dir
+
+
+def grid(value: float, shape: tuple[int, int] = (6, 3)) -> np.ndarray:
+    return np.full(shape, value)
+
+
+def ab_metrics(recall_base: Any = BASE_A, recall_var: Any = VAR_A, unsupported_var: Any = None,
+               abstains_var: Any = None) -> dict[str, dict[str, Any]]:
+    return {
+        "field_recall": {"baseline": recall_base, "A": recall_var},
+        "unsupported_values": {"baseline": grid(0.0), "A": grid(0.0) if unsupported_var is None else unsupported_var},
+        "abstains": {"baseline": grid(1.0), "A": grid(1.0) if abstains_var is None else abstains_var},
+    }
+
+
+# A strong, clean effect: the baseline is steady from run to run (noise floor 0), every fixture gains.
+STRONG_BASE = np.array([[0.5] * 3, [0.25] * 3, [0.5] * 3, [0.75] * 3, [0.25] * 3, [0.5] * 3])
+STRONG_VAR = STRONG_BASE + np.array([[0.25], [0.5], [0.25], [0.25], [0.5], [0.25]])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path / "proj")
+
+
+def cli_run(project: Project, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args], catch_exceptions=False)
+
+
+# ------------------------------------------------------------------------------------------- Case A & the rule
+
+
+def test_case_a_gap_inside_noise_floor_is_inconclusive(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("inconclusive", "non-result")
+    data = v.to_json()
+    m = data["metrics"]["field_recall"]
+    # the worked numbers of docs/statistics.md, Case A
+    assert m["gap"] == pytest.approx(0.111111, abs=1e-6)
+    assert m["ci"] == pytest.approx([0.065951, 0.156272], abs=1e-6)
+    assert m["p"] == pytest.approx(0.001457, abs=1e-6)
+    assert m["p_signflip"] == pytest.approx(2 / 64)
+    assert m["noise_floor"] == pytest.approx(0.223598, abs=1e-6)
+    assert m["means"] == pytest.approx({"baseline": 0.694444, "A": 0.805556}, abs=1e-6)
+    lo, hi = m["ci_bootstrap"]
+    assert lo <= m["gap"] <= hi
+    rises = data["clauses"][0]
+    assert rises["holds"] is False
+    assert "inside the baseline's run-to-run noise floor 0.224" in rises["why"]
+    assert "CI lies wholly above 0, but" in rises["why"]
+    assert [c["holds"] for c in data["clauses"]] == [False, True, True]
+    assert "5 of 5" not in data["clauses"][2]["why"] and "3 of 3" in data["clauses"][2]["why"]
+
+
+def test_case_a_through_the_cli(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "finding: inconclusive → non-result" in out
+    assert "inside the baseline's run-to-run noise floor 0.224" in out
+    assert "field_recall" in out and "noise floor 0.224" in out
+    assert "ledger: seq 1" in out
+
+
+def test_strong_effect_wins(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("win", "result")
+    data = v.to_json()
+    assert all(c["holds"] for c in data["clauses"])
+    assert data["metrics"]["field_recall"]["noise_floor"] == 0.0
+    assert data["why"] == "every clause holds."
+
+
+def test_holds_fixture_failing_once_is_a_non_result(project: Project) -> None:
+    abstains = grid(1.0)
+    abstains[5, 1] = 0.0  # ex-06, second repetition: the variant stopped abstaining once
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR, abstains_var=abstains))
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("inconclusive", "non-result")
+    holds = v.to_json()["clauses"][2]
+    assert holds["holds"] is False and holds["k"] == 2 and holds["n"] == 3
+    assert "2 of 3 scored repetitions" in holds["why"]
+    assert holds["wilson"][0] == pytest.approx(stats.wilson(2, 3)[0])
+
+
+def test_guard_significantly_broken_is_a_loss(project: Project) -> None:
+    unsupported = np.array([[2, 3, 2], [3, 3, 2], [2, 2, 3], [3, 2, 2], [2, 3, 3], [3, 3, 3]], dtype=float)
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR, unsupported_var=unsupported))
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("loss", "result")
+    guard = v.to_json()["clauses"][1]
+    assert guard["holds"] is False and guard["broken"] is True
+    assert "significantly broken" in guard["why"]
+    assert "a guard is significantly broken" in v.to_json()["why"]
+
+
+def test_effect_the_wrong_way_beyond_noise_is_a_loss(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE))
+    v = give_verdict(project, run_dir)
+    assert v.finding == "loss"
+    assert "wrong way" in v.to_json()["why"]
+
+
+def test_equivalent_arms_are_no_effect(project: Project) -> None:
+    d = np.array([[0.01], [-0.01], [0.0], [0.005], [-0.005], [0.0]])
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_BASE + d))
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("no-effect", "non-result")
+    eq = v.to_json()["comparisons"][0]["equivalence"]
+    assert eq["tost_p"] < 0.05 and -0.05 < eq["ci"][0] < eq["ci"][1] < 0.05
+    assert "lies inside ±0.05" in v.to_json()["why"]
+
+
+def test_failed_cells_make_the_grid_incomplete(project: Project) -> None:
+    status = {("A", "ex-02", 0): "failed", ("baseline", "ex-03", 2): "failed"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    v = give_verdict(project, run_dir)
+    assert (v.finding, v.outcome) == ("incomplete", "non-result")
+    data = v.to_json()
+    assert data["counts"]["failed"] == 2
+    assert "2 cell(s) failed in transport and the card allows 0" in data["why"]
+
+
+def test_allowed_failures_and_truncations_are_reported_not_scored(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
+                                                           "  equivalence_margin: 0.05\n  allow_failed: 1"))
+    base = STRONG_BASE.copy()
+    status = {("A", "ex-02", 0): "failed", ("A", "ex-04", 1): "truncated", ("baseline", "ex-04", 1): "truncated"}
+    # poison the values of the unscored cells: if they were used, the means would move
+    base[3, 1] = 0.0
+    var = STRONG_VAR.copy()
+    var[1, 0] = var[3, 1] = 0.0
+    run_dir = make_run(project, the_card(project), ab_metrics(base, var), status=status)
+    v = give_verdict(project, run_dir)
+    data = v.to_json()
+    assert v.finding == "win"
+    assert data["counts"] == {"planned": 36, "scored": 33, "truncated": 2, "failed": 1, "missing": 0}
+    assert data["truncated_by_variant"] == {"baseline": 1, "A": 1}
+    assert "2 cell(s) were cut off by the token limit" in data["summary"]
+    assert "never scored as wrong" in data["summary"]
+    assert data["metrics"]["field_recall"]["means"]["baseline"] == pytest.approx(STRONG_BASE.mean())
+    table = pd.read_csv(run_dir / "table.csv")
+    unscored = table[(table.fixture == "ex-04") & (table.repetition == 1)]
+    assert len(unscored) == 2 * 3 and unscored["value"].isna().all()
+
+
+def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> None:
+    card = the_card(project)
+    status = {("A", "ex-06", 2): "truncated"}
+    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    v = give_verdict(project, run_dir)
+    holds = v.to_json()["clauses"][2]
+    assert holds["holds"] is False and (holds["k"], holds["n"], holds["planned"]) == (2, 2, 3)
+    assert "only 2 of 3 repetitions were scored" in holds["why"]
+    assert v.outcome == "non-result"
+
+
+def test_more_than_one_variant_is_judged_against_the_baseline_each(tmp_path: Path) -> None:
+    text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
+                           'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')
+    project = make_project(tmp_path / "p", text)
+    metrics = {
+        "field_recall": {"baseline": STRONG_BASE, "A": STRONG_VAR, "B": STRONG_BASE - 0.25},
+        "unsupported_values": {v: grid(0.0) for v in ("baseline", "A", "B")},
+        "abstains": {v: grid(1.0) for v in ("baseline", "A", "B")},
+    }
+    v = give_verdict(project, make_run(project, the_card(project), metrics))
+    data = v.to_json()
+    assert [(c["variant"], c["finding"]) for c in data["comparisons"]] == [("A", "win"), ("B", "loss")]
+    assert v.finding == "win"
+    assert set(data["metrics"]["field_recall"]["by_variant"]) == {"A", "B"}
+    assert "up to 2·α" in data["why"]
+    assert {c["variant"] for c in data["clauses"]} == {"A", "B"}
+
+
+# ------------------------------------------------------------------------------------------- files written
+
+
+def test_verdict_files_and_ledger_row(project: Project) -> None:
+    card = the_card(project)
+    run_dir = make_run(project, card, ab_metrics())
+    v = give_verdict(project, run_dir)
+    on_disk = json.loads((run_dir / "verdict.json").read_text(), parse_constant=pytest.fail)
+    assert on_disk == v.to_json()
+    assert on_disk["ledger"]["seq"] == 1
+    table = pd.read_csv(run_dir / "table.csv")
+    assert list(table.columns) == ["fixture", "variant", "repetition", "metric", "value", "rig"]
+    assert len(table) == 36 * 3
+    assert set(table["rig"]) == {"test/model-1 · effort high · Test API"}
+    got = table[(table.metric == "field_recall") & (table.variant == "A")].pivot(
+        index="fixture", columns="repetition", values="value")
+    assert np.allclose(got.to_numpy(), VAR_A)
+    row = ledger.read(project)[0]
+    for key in ("seq", "date", "at", "card", "version", "kind", "rig", "run", "cells", "outcome", "finding",
+                "metrics", "clauses", "cost", "latency", "seal_root", "evidence", "prev", "hash"):
+        assert key in row, key
+    assert row["finding"] == "inconclusive" and row["outcome"] == "non-result"
+    assert row["evidence"] == project.relative(run_dir) and row["run"] == run_dir.name
+    assert row["metrics"]["field_recall"]["noise_floor"] == pytest.approx(0.223598, abs=1e-6)
+    assert row["metrics"]["field_recall"]["means"]["A"] == pytest.approx(0.805556, abs=1e-6)
+    assert row["cost"] == pytest.approx(36 * 0.002)
+    assert row["latency"]["median_ms"] == pytest.approx(117.5)
+    assert row["date"] == row["at"][:10] and row["prev"] is None
+    ledger.verify(project)
+
+
+def test_second_verdict_refuses_and_show_prints_the_first(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    give_verdict(project, run_dir)
+    with pytest.raises(VerdictError, match=r"already has a verdict .*--show"):
+        give_verdict(project, run_dir)
+    assert len(ledger.read(project)) == 1
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1 and "already has a verdict" in result.output
+    shown = cli_run(project, "verdict", run_dir.name, "--show", "--json")
+    assert shown.exit_code == 0
+    assert json.loads(shown.output)["finding"] == "inconclusive"
+    assert load_verdict(project, run_dir).finding == "inconclusive"
+    assert len(ledger.read(project)) == 1
+
+
+def test_infinities_become_null(tmp_path: Path) -> None:
+    # one repetition: the noise floor cannot be measured (inf) and must be written as null
+    project = make_project(tmp_path / "p", AB_CARD.replace("repetitions: 3", "repetitions: 1"))
+    metrics = {"field_recall": {"baseline": STRONG_BASE[:, :1], "A": STRONG_VAR[:, :1]},
+               "unsupported_values": {"baseline": grid(0.0, (6, 1)), "A": grid(0.0, (6, 1))},
+               "abstains": {"baseline": grid(1.0, (6, 1)), "A": grid(1.0, (6, 1))}}
+    run_dir = make_run(project, the_card(project), metrics)
+    v = give_verdict(project, run_dir)
+    text = (run_dir / "verdict.json").read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(text)["metrics"]["field_recall"]["noise_floor"] is None
+    assert v.finding == "inconclusive"
+    assert "cannot be measured from fewer than two repetitions" in v.to_json()["clauses"][0]["why"]
+    assert "Infinity" not in project.ledger_path.read_text()
+
+
+def test_bootstrap_many_matches_stats_and_seal_seed(project: Project) -> None:
+    rng = np.random.default_rng(3)
+    pairs = [(rng.random((30, 4)), rng.random((30, 4))) for _ in range(3)] + [(rng.random((7, 2)), rng.random((7, 2)))]
+    got = bootstrap_many(pairs, seed=42, n_resamples=2000)
+    want = [stats.cluster_bootstrap(b, v, 2000, seed=42) for b, v in pairs]
+    assert got == want
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    data = give_verdict(project, run_dir).to_json()
+    root = json.loads((run_dir / "manifest.json").read_text())["seal_root"]
+    expected = stats.cluster_bootstrap(np.array(BASE_A), np.array(VAR_A), 10_000, seed=stats.seed_from(root))
+    assert data["metrics"]["field_recall"]["ci_bootstrap"] == pytest.approx(list(expected))
+    assert data["bootstrap"]["seed"] == stats.seed_from(root)
+
+
+# ------------------------------------------------------------------------------------------------ refusals
+
+
+def test_refuses_an_unfinished_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "has not finished: its manifest has no finished_at" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
+
+
+def test_refuses_cells_without_outputs_unless_allowed(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), drop_outputs=2)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "is incomplete: 2 of 36 cells have no output" in result.output
+    assert "--allow-incomplete" in result.output
+    result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
+    assert result.exit_code == 0, result.output
+    assert "finding: incomplete → non-result" in result.output
+    assert json.loads((run_dir / "verdict.json").read_text())["counts"]["missing"] == 2
+
+
+def test_refuses_when_the_seal_changed(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    fixture = project.root / "fixtures" / "extract-ab" / "ex-03.txt"
+    fixture.write_text("edited after the run\n", encoding="utf-8")
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "seal changed since run" in result.output and "fixtures/extract-ab/ex-03.txt" in result.output
+    assert not (run_dir / "verdict.json").exists()
+
+
+def test_refuses_when_the_card_was_resealed_under_another_root(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["seal_root"] = "sha256:" + "0" * 64
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VerdictError, match=r"seal changed since run .* was made under sha256:0000"):
+        give_verdict(project, run_dir)
+
+
+def test_refuses_when_outputs_changed_after_the_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    outputs = run_dir / "outputs.jsonl"
+    outputs.write_text(outputs.read_text().replace("output 3)", "output 3, improved)"))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "outputs.jsonl changed after the run finished" in result.output
+
+
+def test_refuses_scores_that_disagree_with_outputs(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-01", 0): "truncated"})
+    scores = run_dir / "scores.jsonl"
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    for r in rows:
+        if r["status"] == "truncated":
+            r.update(status="ok", score=0.0, metrics={"field_recall": 0.0})
+    scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(VerdictError, match=r"scores\.jsonl does not match outputs\.jsonl"):
+        give_verdict(project, run_dir)
+
+
+def test_find_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    assert find_run(project, run_dir.name) == run_dir.resolve()
+    assert find_run(project, str(run_dir)) == run_dir.resolve()
+    assert find_run(project, run_dir.name[:12]) == run_dir.resolve()
+    with pytest.raises(RunError, match="no such run"):
+        find_run(project, "20991231T000000Z-ffff")
+    result = cli_run(project, "verdict", "nope")
+    assert result.exit_code == 1 and "nope: no such run" in result.output
+    later = make_run(project, the_card(project), ab_metrics())
+    assert find_run(project, "extract-ab") == later.resolve()  # a card id: its most recent run
+    assert cli_run(project, "verdict", "extract-ab").exit_code == 0
+    assert (later / "verdict.json").is_file() and not (run_dir / "verdict.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------------- probes
+
+
+def test_probe_row(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", PROBE_CARD)
+    card = the_card(project, "say-negative")
+    says = {"probe": np.array([[1, 1, 1, 0, 1]])}
+    period = {"probe": np.array([[1, 0, 1, 1, 1]])}
+    score = {"probe": (says["probe"] + period["probe"]) / 2}
+    run_dir = make_run(project, card, {"score": score}, rules={"says-negative": says, "no-period": period})
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: scored → result" in result.output
+    assert "rule says-negative: 4 of 5 pass" in result.output
+    row = ledger.read(project)[-1]
+    assert row["kind"] == "probe" and row["model"] == "vendor/model-x"
+    assert row["score"] == pytest.approx(0.8) and row["passes"] == 3
+    assert row["rules"]["says-negative"]["rate"] == pytest.approx(0.8)
+    assert row["rules"]["says-negative"]["wilson"] == pytest.approx(list(stats.wilson(4, 5)))
+    assert row["cost"] == pytest.approx(5 * 0.002)
+    assert row["latency"]["median_ms"] == pytest.approx(102.0)
+    assert row["finding"] == "scored" and row["outcome"] == "result"
+
+
+def test_probe_with_truncated_and_failed_cells(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", PROBE_CARD)
+    card = the_card(project, "say-negative")
+    ones = {"probe": np.ones((1, 5))}
+    status = {("probe", "say-negative", 1): "truncated", ("probe", "say-negative", 3): "failed"}
+    run_dir = make_run(project, card, {"score": {"probe": np.array([[1, 0, 1, 0, 0]])}},
+                       rules={"says-negative": ones, "no-period": ones}, status=status)
+    v = give_verdict(project, run_dir)
+    data = v.to_json()
+    assert (v.finding, v.outcome) == ("incomplete", "non-result")
+    assert data["counts"]["truncated"] == 1 and data["counts"]["failed"] == 1
+    assert data["score"] == pytest.approx(2 / 3)  # repetitions 0, 2, 4 scored: the truncated one is no zero
+    assert "cut off by the token limit: reported apart, not scored as wrong" in data["why"]
+    # truncated only: still scored
+    run2 = make_run(project, card, {"score": {"probe": np.ones((1, 5))}},
+                    rules={"says-negative": ones, "no-period": ones},
+                    status={("probe", "say-negative", 0): "truncated"})
+    v2 = give_verdict(project, run2)
+    assert (v2.finding, v2.outcome) == ("scored", "result")
+    assert v2.to_json()["score"] == 1.0 and v2.to_json()["counts"]["truncated"] == 1
+
+
+def test_verdict_json_output(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    result = cli_run(project, "verdict", run_dir.name, "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output, parse_constant=pytest.fail)
+    assert data["finding"] == "inconclusive" and data["ledger"]["seq"] == 1
+
+
+def test_table_csv_quotes_awkward_names(tmp_path: Path) -> None:
+    text = AB_CARD.replace("surface: Test API", 'surface: "Test, \\"quoted\\" API"')
+    project = make_project(tmp_path / "p", text)
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    give_verdict(project, run_dir)
+    rows = list(csv.DictReader(io.StringIO((run_dir / "table.csv").read_text())))
+    assert rows[0]["rig"] == 'test/model-1 · effort high · Test, "quoted" API'
+
+
+# ------------------------------------------------------------------------------------- the two readers agree
+
+
+def _same(a: Any, b: Any) -> None:
+    assert a.reader == "fast" and b.reader == "reference"
+    for name in ("cells", "variants", "fixtures", "repetitions", "pairs"):
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("variant", "fixture", "repetition", "status", "score", "cost", "latency_ms"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert list(a.metrics) == list(b.metrics)
+    for m in a.metrics:
+        np.testing.assert_array_equal(a.metrics[m], b.metrics[m], err_msg=m)
+    assert _table_text(a, "rig") == _table_text(b, "rig")
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_fast_reader_equals_reference_reader(project: Project, compact: bool) -> None:
+    status = {("A", "ex-02", 0): "failed", ("A", "ex-04", 1): "truncated", ("baseline", "ex-04", 1): "truncated"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status,
+                       compact=compact)
+    fast = read_run(run_dir, baseline="baseline")
+    _same(fast, read_run(run_dir, baseline="baseline", fast=False))
+    assert fast.count(3) == 0 and fast.count(1) == 2 and fast.count(2) == 1
+
+
+def test_fast_reader_steps_aside_for_what_it_does_not_read(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), compact=True)
+    scores = run_dir / "scores.jsonl"
+    text = scores.read_text()
+    first = text.index('"unsupported_values":0.0')
+    scores.write_text(text[:first] + '"unsupported_values":null' + text[first + len('"unsupported_values":0.0'):])
+    data = read_run(run_dir, baseline="baseline")
+    assert data.reader == "reference"
+    assert np.isnan(data.metrics["unsupported_values"]).sum() == 1
+    probe_project = make_project(project.root.parent / "probe", PROBE_CARD)
+    card = the_card(probe_project, "say-negative")
+    ones = {"probe": np.ones((1, 5))}
+    probe_run = make_run(probe_project, card, {"score": ones}, rules={"says-negative": ones}, compact=True)
+    assert read_run(probe_run).reader == "reference"  # rule results are read by the reference reader
+
+
+def test_fast_reader_is_the_one_used_for_runner_files(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), compact=True)
+    assert read_run(run_dir, baseline="baseline").reader == "fast"
+    v = give_verdict(project, run_dir)
+    assert v.finding == "inconclusive"
