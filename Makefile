@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# llama-cpp-python builds from source (about ten minutes on two cores): build it once, keep the wheel.
+# llama-cpp-python builds from source (about 15 CPU-minutes): build it once, keep the wheel.
 wheel: $(BIN)/python
 	mkdir -p $(WHEELHOUSE)
 	$(BIN)/pip wheel -q --no-deps --find-links $(WHEELHOUSE) -w $(WHEELHOUSE) "$(LLAMA)"

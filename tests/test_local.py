@@ -292,6 +292,7 @@ def test_demo_card_end_to_end(tmp_path: Path) -> None:
     assert {r["body"]["model"] for r in requests} == {"SmolLM2-135M-Instruct"}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["rig"]["provider"] == "local" and manifest["provider_type"] == "local"
+    assert manifest["concurrency"] == summary["concurrency"] == 1  # --concurrency 8 capped: one call at a time
     scored = [s["score"] for s in scores if s["status"] == "ok"]
     assert scored and all(0.0 <= s <= 1.0 for s in scored)
     print(f"\n{DEMO}: 60 cells on the embedded model in {wall:.1f} s, counts {summary['counts']}")
@@ -313,3 +314,26 @@ def test_demo_card_end_to_end(tmp_path: Path) -> None:
 def test_demo_card_is_in_the_repository() -> None:
     assert (REPO / "cards" / f"{DEMO}.yaml").is_file()
     assert len(list((REPO / "fixtures" / DEMO).glob("*.txt"))) == 10
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_timed_out_call_stops_generating_and_frees_the_model(provider: LocalProvider) -> None:
+    """The runner's per-call timeout cancels the call; the generation in the worker thread must end too, or a
+    runaway answer would hold the model (and every queued cell) until max_tokens."""
+    long = body(provider, "Write a very long story about a dragon.", max_tokens=4000, temperature=0.8)
+    short = body(provider, "Say hi.", max_tokens=5, temperature=0)
+
+    async def scenario() -> tuple[float, float, Completion]:
+        started = time.perf_counter()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.5):
+                await provider.complete(long)
+        timed_out = time.perf_counter() - started
+        after = await provider.complete(short)
+        return timed_out, time.perf_counter() - started, after
+
+    timed_out, done, after = asyncio.run(scenario())
+    assert timed_out < 2.0
+    assert done - timed_out < 5.0, "the next call waited for the abandoned generation"
+    assert after.text

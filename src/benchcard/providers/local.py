@@ -45,7 +45,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,6 +193,18 @@ def sampling_kwargs(body: Mapping[str, Any], seed: int) -> dict[str, Any]:
     return kwargs
 
 
+def _stop_when(cancelled: threading.Event, eos: int) -> Callable[[Any, Any], Any]:
+    """A logits processor that forces end-of-text once the call was cancelled (its result is then discarded)."""
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if cancelled.is_set():
+            scores[:] = -float("inf")
+            scores[eos] = 0.0
+        return scores
+
+    return process
+
+
 def completion_from(response: Mapping[str, Any], n_ctx: int | None = None, max_tokens: int | None = None) -> Completion:
     """Map llama-cpp-python's OpenAI-shaped response to a Completion; `length` means truncated, and when the
     context window rather than max_tokens ended the answer, `error` says so."""
@@ -256,16 +268,27 @@ class LocalProvider:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchcard-local")
         loop = asyncio.get_running_loop()
-        response, window = await loop.run_in_executor(self._executor, self._generate, messages, kwargs)
+        cancelled = threading.Event()
+        try:
+            response, window = await loop.run_in_executor(self._executor, self._generate, messages, kwargs, cancelled)
+        except asyncio.CancelledError:
+            # The runner's per-call timeout cancelled us: end the generation in the worker thread too, or it
+            # would keep the model (and every queued cell) busy until max_tokens.
+            cancelled.set()
+            raise
         max_tokens = kwargs.get("max_tokens")
         return completion_from(response, window, max_tokens if isinstance(max_tokens, int) else None)
 
-    def _generate(self, messages: list[dict[str, str]], kwargs: dict[str, Any]) -> tuple[Mapping[str, Any], int]:
+    def _generate(self, messages: list[dict[str, str]], kwargs: dict[str, Any], cancelled: threading.Event
+                  ) -> tuple[Mapping[str, Any], int]:
         """One completion, and the context window it ran in (llama.cpp rounds n_ctx up, to a multiple of 256)."""
         model = self.loaded()
         with model.lock:
+            stop = _stop_when(cancelled, int(model.llama.token_eos()))
             try:
-                response: Mapping[str, Any] = model.llama.create_chat_completion(messages=messages, **kwargs)
+                response: Mapping[str, Any] = model.llama.create_chat_completion(
+                    messages=messages, logits_processor=require_llama_cpp().LogitsProcessorList([stop]), **kwargs
+                )
             except ValueError as exc:  # e.g. the prompt alone fills the context window
                 raise CallError(f"local model: {str(exc).splitlines()[0]}") from None
             return response, int(model.llama.n_ctx())
