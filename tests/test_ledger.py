@@ -216,3 +216,17 @@ def test_cli_empty_ledger(project: Project) -> None:
     assert result.exit_code == 0 and "no verdicts yet" in result.output
     result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
     assert result.exit_code == 0 and "0 row(s)" in result.output
+
+
+def test_deleted_last_row_is_caught_through_the_runs_verdict(project: Project) -> None:
+    """A hash chain cannot see its own tail cut off; the run's verdict.json still names the row it entered."""
+    rows = _fill(project)
+    run = project.results_dir / "demo" / "v1" / "run-4"
+    run.mkdir(parents=True)
+    (run / "verdict.json").write_text(json.dumps({"ledger": {"seq": 4, "hash": rows[3]["hash"]}}))
+    ledger.verify(project)
+    project.ledger_path.write_text("".join(_lines(project)[:3]))
+    with pytest.raises(LedgerError, match=r"seq 4 is missing \(it is recorded in results/demo/v1/run-4/verdict.json\)"):
+        ledger.verify(project)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert result.exit_code == 1 and "seq 4 is missing" in result.stderr

@@ -31,7 +31,8 @@ _CLASS_ESCAPES_OUTSIDE = {
     "s": f"[{_JS_SPACE}]",
     "S": f"[^{_JS_SPACE}]",
 }
-_CLASS_ESCAPES_INSIDE = {"d": "0-9", "w": _WORD, "s": _JS_SPACE, "D": "\\D", "W": "\\W", "S": "\\S"}
+_CLASS_ESCAPES_INSIDE = {"d": "0-9", "w": _WORD, "s": _JS_SPACE}
+_NEGATED_SETS = {"D": "0-9", "W": _WORD, "S": _JS_SPACE}
 _FLAGS = set("dgimsuyv")
 _LITERAL = re.compile(r"^/(?P<body>(?:\\.|\[(?:\\.|[^\]\\])*\]|[^/\\\[\n])+)/(?P<flags>[a-z]*)$", re.S)
 
@@ -72,7 +73,7 @@ def compile_js(literal: str) -> JsRegex:
     try:
         compiled = re.compile(translated, py_flags)
     except re.error as exc:
-        raise ValueError(f"pattern {literal!r} does not compile: {exc}") from None
+        raise ValueError(f"pattern {literal} does not compile: {exc}") from None
     return JsRegex(source=body, flags=flags, compiled=compiled)
 
 
@@ -89,36 +90,20 @@ def translate(body: str, flags: str) -> str:
     multiline, dotall = "m" in flags, "s" in flags
     unicode_mode = "u" in flags or "v" in flags
     out: list[str] = []
-    i, in_class = 0, False
+    i = 0
     while i < len(body):
         ch = body[i]
         if ch == "\\":
             if i + 1 >= len(body):
                 raise ValueError("pattern ends with a lone backslash")
-            piece, i = _escape(body, i + 1, in_class, unicode_mode)
+            piece, i = _escape(body, i + 1, False, unicode_mode)
             out.append(piece)
             continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-            elif ch == "[":
-                ch = "\\["
-            out.append(ch)
-        elif ch == "[":
-            if body.startswith("[^]", i):
-                out.append("[\\s\\S]")
-                i += 3
-                continue
-            if body.startswith("[]", i):
-                out.append("(?!)")
-                i += 2
-                continue
-            in_class = True
-            out.append("[")
-            if body.startswith("[^", i):
-                out.append("^")
-                i += 1
-        elif ch == ".":
+        if ch == "[":
+            piece, i = _class(body, i, unicode_mode)
+            out.append(piece)
+            continue
+        if ch == ".":
             out.append("[\\s\\S]" if dotall else f"[^{_LINE_TERMINATORS}]")
         elif ch == "^":
             out.append(f"(?:(?<=[{_LINE_TERMINATORS}])|\\A)" if multiline else "\\A")
@@ -131,9 +116,47 @@ def translate(body: str, flags: str) -> str:
         else:
             out.append(ch)
         i += 1
-    if in_class:
-        raise ValueError("unterminated character class")
     return "".join(out)
+
+
+def _class(body: str, start: int, unicode_mode: bool) -> tuple[str, int]:
+    """Translate the character class opening at `body[start]`; return the Python text and the next index.
+
+    JavaScript's negated shorthands (`\\S`, `\\W`, `\\D`) inside a class cannot be written as Python class
+    members without taking Python's Unicode meaning, so a class holding one becomes an alternation of its plain
+    members and the negated JavaScript sets (and a negated class becomes "any character but that").
+    """
+    i = start + 1
+    negated = body.startswith("^", i)
+    if negated:
+        i += 1
+    if body.startswith("]", i):  # [] matches nothing, [^] anything
+        return ("[\\s\\S]" if negated else "(?!)"), i + 1
+    members: list[str] = []
+    excluded: list[str] = []  # JavaScript sets whose complement is a member
+    while i < len(body) and body[i] != "]":
+        ch = body[i]
+        if ch == "\\":
+            if i + 1 >= len(body):
+                raise ValueError("pattern ends with a lone backslash")
+            letter = body[i + 1]
+            if letter in _NEGATED_SETS:
+                excluded.append(_NEGATED_SETS[letter])
+                i += 2
+                continue
+            piece, i = _escape(body, i + 1, True, unicode_mode)
+            members.append(piece)
+            continue
+        members.append("\\[" if ch == "[" else ch)
+        i += 1
+    if i >= len(body):
+        raise ValueError("unterminated character class")
+    plain = "".join(members)
+    if not excluded:
+        return f"[{'^' if negated else ''}{plain}]", i + 1
+    options = ([f"[{plain}]"] if plain else []) + [f"[^{js_set}]" for js_set in excluded]
+    union = "(?:" + "|".join(options) + ")"
+    return (f"(?:(?!{union})[\\s\\S])" if negated else union), i + 1
 
 
 def _escape(body: str, i: int, in_class: bool, unicode_mode: bool) -> tuple[str, int]:

@@ -136,8 +136,29 @@ def _check_chain(rows: list[dict[str, Any]], source: str) -> None:
 
 
 def verify(project: Project) -> None:
-    """Check the whole chain; LedgerError naming the first bad `seq` (edited, deleted or reordered rows)."""
-    _check_chain(read(project), project.relative(project.ledger_path))
+    """Check the whole chain; LedgerError naming the first bad `seq` (edited, deleted or reordered rows).
+
+    A chain cannot see its own tail cut off, so every run's `verdict.json`, which records the seq and hash of
+    the row it was entered as, is checked against the ledger too.
+    """
+    rows = read(project)
+    source = project.relative(project.ledger_path)
+    _check_chain(rows, source)
+    by_seq = {row.get("seq"): row for row in rows}
+    for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
+        try:
+            entered = json.loads(path.read_text(encoding="utf-8")).get("ledger") or {}
+        except (OSError, ValueError):
+            continue
+        seq, expected = entered.get("seq"), entered.get("hash")
+        if seq is None or expected is None:
+            continue
+        row = by_seq.get(seq)
+        if row is None:
+            raise LedgerError(f"{source}: seq {seq} is missing (it is recorded in {project.relative(path)}): "
+                              "rows were deleted from the end of the ledger")
+        if row.get("hash") != expected:
+            raise LedgerError(f"{source}: seq {seq} does not match the row recorded in {project.relative(path)}")
 
 
 def append(project: Project, row: Mapping[str, Any]) -> dict[str, Any]:
