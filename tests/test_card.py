@@ -168,3 +168,51 @@ def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
 def test_every_card_output_is_a_whole_seed_line() -> None:
     card = load_card(REPO / "cards" / "one-word-sentiment.yaml", Project(REPO))
     assert card.examples[3].output == "negative — broken goods, no support reply and no refund."
+
+
+def _fixtures_resolving_each(project: Project, pattern: str) -> dict[str, Path] | str:
+    """The fixture rule as it was first written: every match resolved and checked on its own."""
+    import glob
+
+    try:
+        project.inside(pattern.split("*")[0] or ".", source="s", field="fixtures")
+        out = {}
+        for m in sorted(glob.glob(str(project.root / pattern))):
+            path = project.inside(str(Path(m).relative_to(project.root)), source="s", field="fixtures")
+            out[path.stem] = path
+        return out
+    except CardError:
+        return "refused"
+
+
+@pytest.mark.parametrize("pattern", [
+    "fixtures/tiny-ab/*.txt", "fixtures/*/*.txt", "fixtures/*/item-0?.txt", "fixtures/t[i]ny-ab/*.txt",
+    "fixtures/tiny-ab/item-01.txt", "fixtures/links/*.txt", "fixtures/dirlink/*.txt", "fixtures/*/../../../*/*",
+    "fixtures/*/.", "fixtures/*/", "fixtures/dirlink/../*/*.txt", "./fixtures//tiny-ab/*.txt", "*/*/*.txt",
+    "fixtures/outdir/*.txt",
+])
+def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, pattern: str) -> None:
+    """Checking the glob's folder once and each match for links gives what resolving each match gives."""
+    root = make_ab_project(tmp_path / "proj")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n", encoding="utf-8")
+    links = root / "fixtures" / "links"
+    links.mkdir()
+    (links / "inside.txt").symlink_to(root / "fixtures" / "tiny-ab" / "item-02.txt")
+    (links / "plain.txt").write_text("plain\n", encoding="utf-8")
+    (root / "fixtures" / "dirlink").symlink_to(root / "fixtures" / "tiny-ab")
+    (root / "fixtures" / "outdir").symlink_to(outside)
+    (links / "escape.txt").symlink_to(outside / "secret.txt")
+    project = Project(root)
+    expected = _fixtures_resolving_each(project, pattern)
+    card = root / "cards" / "tiny-ab.yaml"
+    card.write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", f"'{pattern}'"), encoding="utf-8")
+    try:
+        got: dict[str, Path] | str = dict(load_card(card, project).fixtures)
+    except CardError as exc:
+        assert "field 'fixtures'" in str(exc)
+        got = "refused" if "leaves the project" in str(exc) or "must be relative" in str(exc) else {}
+    assert got == expected
+    if isinstance(got, dict):
+        assert all(outside not in p.parents for p in got.values())

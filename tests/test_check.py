@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -124,3 +125,49 @@ def test_bad_inputs_are_one_line_on_the_cli(tmp_path: Path) -> None:
         assert err.startswith("error: cards/tiny-ab.yaml"), err
         assert needle in err
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def _bump(project: Path, history_v3: str) -> None:
+    path = project / "cards" / "one-word-sentiment.yaml"
+    text = path.read_text().replace("version: 3\n", "version: 4\n", 1)
+    text = text.replace("I still have not had the refund I was promised.", "the refund never came.")
+    text = text.replace("history:\n  - version: 3\n", "history:\n  - {version: 4, note: Shorter review.}\n"
+                        f"  - version: 3\n{history_v3}", 1)
+    path.write_text(text)
+
+
+def test_a_new_version_must_describe_what_the_sealed_old_one_was(project_dir: Path) -> None:
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    _bump(project_dir, "")
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "field 'history' v3 must carry 'prompt'" in out
+
+
+def test_a_history_entry_cannot_misstate_a_sealed_version(project_dir: Path) -> None:
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    _bump(project_dir, "    prompt: {user: old}\n")
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "field 'history' v3 'prompt' is not what v3 sealed: sealed sha256:" in out
+
+
+def test_a_faithful_history_passes(project_dir: Path) -> None:
+    import yaml
+
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    old_prompt = yaml.safe_load((project_dir / "cards" / "one-word-sentiment.yaml").read_text())["prompt"]
+    block = "    prompt:\n" + "".join(
+        f"      {k}: {json.dumps(v)}\n" for k, v in old_prompt.items())
+    _bump(project_dir, block)
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 0, out
+
+
+def test_usage_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    for args, needle in [(["run"], "Missing argument 'CARD'"), (["bogus"], "No such command 'bogus'"),
+                         (["run", "tiny-ab", "--concurrency", "0"], "Invalid value for '--concurrency'")]:
+        code, _, err = _run(project, *args)
+        assert code == 1, args
+        assert err.startswith("error: ") and needle in err and err.count("\n") == 1

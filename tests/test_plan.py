@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +13,7 @@ import httpx
 import pytest
 
 from benchcard.card import load_card
-from benchcard.plan import default_seed, estimate, grid_size, plan_cells, plan_rows, seal_seed
+from benchcard.plan import default_seed, estimate, grid_size, plan_cells, plan_rows
 from benchcard.providers import Price, provider_config
 from benchcard.providers.openai import OpenAIProvider
 from benchcard.stats import seed_from
@@ -60,10 +62,17 @@ def test_the_order_is_seeded_and_interleaves_variants(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("root", [ROOT, "sha256:" + "0" * 64, "SHA256:" + "F" * 64, "sha256:" + "1234abcd" * 8])
-def test_the_seal_seed_is_stats_seed_from(root: str) -> None:
-    assert seal_seed(root) == seed_from(root)
+def test_the_seal_seed_is_the_roots_first_64_bits(root: str) -> None:
+    assert seed_from(root) == int(root.lower().removeprefix("sha256:")[:16], 16)
     with pytest.raises(ValueError):
-        seal_seed("sha256:xyz")
+        seed_from("sha256:xyz")
+
+
+def test_planning_a_run_loads_neither_numpy_nor_scipy() -> None:
+    code = ("import sys, benchcard.runner, benchcard.plan; "
+            "print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_the_default_seed_is_the_seal_seed_xor_the_start_time() -> None:

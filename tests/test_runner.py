@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -17,7 +18,10 @@ from benchcard.cli import cli
 from benchcard.fakeserver import FakeServer
 from benchcard.hashing import digest, file_digest
 from benchcard.project import Project
-from benchcard.runner import RunOptions, backoff_delay, run, score_blind
+from benchcard.providers import BUILTIN
+from benchcard.providers.base import Provider, ProviderConfig
+from benchcard.providers.openai import OpenAIProvider
+from benchcard.runner import RunOptions, backoff_delay, run, score_blind, workers_for
 
 from .helpers_run import (
     KEY_ENV,
@@ -38,7 +42,7 @@ __all__ = ["key", "server"]  # fixtures used by name
 
 MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
                  "repetitions", "cells", "concurrency", "benchcard_version", "started_at"}
-FINISH_KEYS = {"finished_at", "outputs_digest", "counts"}
+FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
 OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",
                "error"}
 
@@ -77,6 +81,7 @@ def test_a_probe_run_writes_the_whole_run_folder(tmp_path: Path, server: FakeSer
     assert manifest["provider_type"] == "openai" and manifest["base_url"] == server.base_url
     assert manifest["cells"] == 5 and manifest["concurrency"] == 8 and manifest["kind"] == "probe"
     assert manifest["outputs_digest"] == file_digest(folder / "outputs.jsonl")
+    assert manifest["scores_digest"] == file_digest(folder / "scores.jsonl")
     assert manifest["counts"] == {"ok": 5, "truncated": 0, "failed": 0}
 
     assignment = read_jsonl(folder / "sealed" / "assignment.jsonl")
@@ -113,6 +118,24 @@ def test_the_plan_and_manifest_exist_before_the_first_call(tmp_path: Path, key: 
     [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(handler))
     assert seen == [(True, 12, 12)]
     assert s.counts["ok"] == 12
+
+
+def test_the_verdict_refuses_scores_edited_after_the_run(tmp_path: Path, key: str) -> None:
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=3, repetitions=2)
+    reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
+    [s] = run(project, "colour-ab", RunOptions(progress=False),
+              transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply)))
+    scores = project.root / s.folder / "scores.jsonl"
+    scored = scores.read_bytes()
+    first, rest = scored.split(b"\n", 1)
+    row = json.loads(first)
+    scores.write_bytes(json.dumps({**row, "score": 1.0 - row["score"]}).encode() + b"\n" + rest)
+    result = bc(project, "verdict", s.run)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert "scores.jsonl" in line and "changed" in line
+    scores.write_bytes(scored)
+    ok(bc(project, "verdict", s.run))
 
 
 def test_unsealed_and_changed_cards_are_refused(tmp_path: Path, key: str) -> None:
@@ -286,6 +309,50 @@ def test_concurrency_is_a_bounded_pool(tmp_path: Path, server: FakeServer, key: 
     assert stats["calls"] == 40 and stats["max_in_flight"] == 4
 
 
+def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    in_flight, peak = 0, 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return httpx.Response(200, json={"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]})
+
+    def one_at_a_time(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+        provider = OpenAIProvider(cfg, client)
+        provider.max_concurrency = 2  # type: ignore[attr-defined]
+        return provider
+
+    monkeypatch.setattr("benchcard.runner.make_provider", one_at_a_time)
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=4, repetitions=2)
+    [s] = run(project, "colour-ab", RunOptions(concurrency=8, progress=False), transport=httpx.MockTransport(handler))
+    assert s.counts["ok"] == 16 and peak == 2 and s.concurrency == 2
+    assert json.loads((project.root / s.folder / "manifest.json").read_text())["concurrency"] == 2
+    assert workers_for(OpenAIProvider(BUILTIN["openai"], httpx.AsyncClient()), 8) == 8  # no cap stated
+
+
+def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
+        tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def capped(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+        provider = OpenAIProvider(cfg, client)
+        provider.max_concurrency = 1  # type: ignore[attr-defined]
+        return provider
+
+    reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
+    monkeypatch.setattr("benchcard.runner.make_provider", capped)
+    monkeypatch.setattr("benchcard.runner.make_client", lambda concurrency, timeout, transport=None: httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply))))
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "1 call at a time (provider 'fake' takes no more)" in result.stderr
+    assert "1 call at a time (provider 'fake' takes no more)" in result.stdout
+    result = ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
+    assert "at a time" not in result.output
+
+
 def test_rpm_spaces_the_calls(tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=1)
@@ -382,10 +449,12 @@ def test_scoring_is_blind_to_assignment_requests_and_model(tmp_path: Path, serve
     recording = True
     sys.addaudithook(audit)
     try:
-        rows = score_blind(folder / "outputs.jsonl", folder / "scores.jsonl", card, project)
+        written = score_blind(folder / "outputs.jsonl", folder / "scores.jsonl", card, project)
     finally:
         recording = False
     assert (folder / "scores.jsonl").read_bytes() == before
+    rows = read_jsonl(folder / "scores.jsonl")
+    assert written == len(rows)
     assert len(rows) == s.cells and any(r["score"] for r in rows)
     allowed = (str(folder / "outputs.jsonl"), str(folder / "scores.jsonl"))
     assert allowed[0] in opened and any("/keys/bench-01/" in p for p in opened)  # the hook saw the reads

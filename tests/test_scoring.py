@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from benchcard.card import Card, load_card
 from benchcard.errors import CardError
 from benchcard.project import Project
-from benchcard.scoring import ExactSpec, metric_names, parse_scoring, score_output
+from benchcard.scoring import ExactSpec, FieldsScoring, metric_names, parse_scoring, score_output, score_run
 
 from .conftest import PROBES, REPO, SEEDS
 
@@ -104,3 +107,18 @@ def test_scoring_block_errors(raw: dict[str, object], message: str) -> None:
 def test_metric_names() -> None:
     assert metric_names(_card("emit-terminator").scoring) >= {"score", "rule.no_preamble"}
 
+
+
+def test_score_run_streams_every_row_and_leaves_no_file_when_it_fails(tmp_path: Path) -> None:
+    outputs, scores = tmp_path / "outputs.jsonl", tmp_path / "scores.jsonl"
+    rows = [{"cell": f"c{i}", "fixture": "f", "status": status, "text": text}
+            for i, (status, text) in enumerate([("ok", "red"), ("truncated", "re"), ("ok", "blue")])]
+    outputs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert score_run(outputs, scores, ExactSpec("red"), {}, {}) == 3
+    written = [json.loads(line) for line in scores.read_text(encoding="utf-8").splitlines()]
+    assert [(r["cell"], r["status"], r["score"]) for r in written] == [("c0", "ok", 1.0), ("c1", "truncated", None),
+                                                                        ("c2", "ok", 0.0)]
+    # a fields scorer without the fixture's key fails on the first ok row: no partial scores.jsonl is left
+    with pytest.raises(CardError, match="answer key"):
+        score_run(outputs, scores, FieldsScoring(("parties",), None), {}, {})
+    assert not scores.exists()

@@ -122,3 +122,22 @@ def test_new_version_seals_beside_the_old(project_dir: Path) -> None:
 def test_unsealed_card_is_refused(project_dir: Path) -> None:
     with pytest.raises(SealError, match="v1 is not sealed; run `benchcard seal reordered-input` first"):
         seal.verify(_card(project_dir, "reordered-input"), Project(project_dir))
+
+
+def test_seal_names_files_as_the_project_sees_them(tmp_path: Path) -> None:
+    """Keys through a linked folder or as links keep the names `Project.relative` gives (the real paths)."""
+    project_dir = make_ab_project(tmp_path / "proj")
+    real_keys = project_dir / "keys" / "real"
+    real_keys.mkdir(parents=True)
+    (project_dir / "keys" / "tiny-ab").symlink_to(real_keys)
+    (real_keys / "item-01.json").write_text('{"a": 1}\n', encoding="utf-8")
+    (project_dir / "spare.json").write_text('{"b": 2}\n', encoding="utf-8")
+    (real_keys / "item-02.json").symlink_to(project_dir / "spare.json")
+    (real_keys / "item-03.json").mkdir()  # a folder is not a key
+    project = Project(project_dir)
+    content = seal.compute(_card(project_dir), project)
+    assert sorted(content.keys) == ["keys/real/item-01.json", "spare.json"]
+    assert sorted(content.fixtures) == [f"fixtures/tiny-ab/item-0{i}.txt" for i in range(1, 5)]
+    keys_dir = project.keys_dir("tiny-ab")
+    expected = sorted(project.relative(keys_dir / f"item-0{i}.json") for i in (1, 2))
+    assert sorted(content.keys) == expected

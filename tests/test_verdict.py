@@ -25,7 +25,8 @@ from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
 from benchcard.hashing import file_digest
 from benchcard.project import Project
-from benchcard.verdict import _table_text, bootstrap_many, find_run, give_verdict, load_verdict, read_run
+from benchcard.tablecsv import table_text as _table_text
+from benchcard.verdict import bootstrap_many, find_run, give_verdict, load_verdict, read_run
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
 BASE_A = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]

@@ -14,7 +14,7 @@ from typing import Any
 from . import seal as sealmod
 from .card import Card, Example, check_unique_ids, load_card, resolve_card_path
 from .errors import BenchcardError, CardError
-from .hashing import canonical_json
+from .hashing import canonical_json, digest
 from .project import Project
 from .scoring import Score, load_keys, needs_key, score_output
 
@@ -88,6 +88,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
     if card.is_ab:
         problems += variant_problems(card, source)
+    problems += history_problems(card, project, source)
     seal_state = ""
     if not verify_seal:
         pass
@@ -101,6 +102,39 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
             seal_state = f"v{card.version} seal BROKEN"
             problems.append(str(exc))
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems))
+
+
+def history_problems(card: Card, project: Project, source: str) -> list[str]:
+    """Each older sealed version must still be described by the history: a sealed field that differs from the
+    current card must be carried, unchanged, by that version's history entry, or its runs lose their meaning."""
+    problems = []
+    entries = {h.version: h for h in card.history}
+    current = card.protocol()
+    for path in sorted(project.keys_dir(card.id).glob("v*.seal.json")):
+        version = int(path.name[1:].split(".")[0])
+        sealed = sealmod.read(card.id, version, project) if version < card.version else None
+        if not sealed:
+            continue
+        fields: dict[str, str] = sealed.get("protocol_fields", {})
+        entry = entries.get(version)
+        if entry is None:
+            problems.append(f"{source}: field 'history': v{version} is sealed but has no history entry")
+            continue
+        for name, sealed_digest in sorted(fields.items()):
+            if name == "version":
+                continue
+            if name in entry.changes:
+                if digest(entry.changes[name]) != sealed_digest:
+                    problems.append(
+                        f"{source}: field 'history' v{version} '{name}' is not what v{version} sealed: "
+                        f"sealed {sealed_digest}, history {digest(entry.changes[name])}"
+                    )
+            elif digest(current.get(name)) != sealed_digest:
+                problems.append(
+                    f"{source}: field 'history' v{version} must carry '{name}': it differs from the current "
+                    f"card, and v{version}'s runs keep their meaning only if the card says what it was"
+                )
+    return problems
 
 
 def run_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> ExampleResult:

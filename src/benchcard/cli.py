@@ -23,14 +23,31 @@ def _emit_json(data: Any) -> None:
 
 
 class _Cli(click.Group):
-    """The one place a BenchcardError becomes a single line on stderr and exit 1, never a traceback."""
+    """The one place a user error (a BenchcardError, or a usage error click found) becomes a single line on
+    stderr and exit 1, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BenchcardError as exc:
             click.echo(f"error: {exc}", err=True)
-            ctx.exit(1)
+            sys.exit(1)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "benchcard"
+            click.echo(f"error: {exc.format_message()} (see `{where} --help`)", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(1)
+        except click.exceptions.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        # Without standalone mode click returns the code of a ctx.exit() (--help, --version) instead of exiting.
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 @click.group(cls=_Cli)
@@ -152,7 +169,7 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
               "per model.")
 @click.option("--base-url", help="Another endpoint of the same API (vLLM, Ollama, llama.cpp's server, a proxy).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Calls in flight at once.")
+              help="Calls in flight at once (the local provider takes one at a time).")
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
               "(default: the provider's requests_per_minute in benchcard.yaml, else no limit).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
@@ -169,7 +186,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
-    from .runner import RunOptions
+    from .runner import RunOptions, capped_note
     from .runner import run as do_run
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
@@ -184,6 +201,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
         cost = "cost unknown" if s.cost is None else f"${s.cost:.4f}" + (
             f" (+{s.cost_unknown} cells without a price)" if s.cost_unknown else "")
         click.echo(f"{s.run} · {s.rig} → {s.folder}")
+        if 0 < s.concurrency < concurrency:
+            click.echo(f"  {capped_note(s.provider, s.concurrency)}")
         click.echo(f"  {s.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
                    + (f", {s.missing} missing" if s.missing else "") + f" · {cost} · {s.wall_s:.1f} s")
         if s.finished:

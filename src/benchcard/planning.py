@@ -60,6 +60,8 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None) -> dict[
         "input_cost": None if price is None else est.input_tokens * price.input / 1_000_000,
         "pilot": None,
     }
+    if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
+        out.update(price={"input": 0.0, "output": 0.0, "unit": "USD per 1M tokens"}, max_cost=0.0, input_cost=0.0)
     if pilot is not None:
         out["pilot"] = _pilot(project, card, pilot)
     result: dict[str, Any] = ledger.strict(out)
@@ -67,7 +69,8 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None) -> dict[
 
 
 def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
-    from .verdict import find_run, read_manifest, read_run
+    from .runfolder import read_manifest, read_run
+    from .verdict import find_run
 
     run_dir = find_run(project, pilot)
     manifest = read_manifest(run_dir)

@@ -198,20 +198,29 @@ def score_run(
     spec: ScoringSpec,
     keys: Mapping[str, Mapping[str, Any]],
     fixture_texts: Mapping[str, str],
-) -> list[ScoreRow]:
-    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score."""
-    rows: list[ScoreRow] = []
+) -> int:
+    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score.
+
+    Rows are streamed to `scores.jsonl` as they are scored (one flush, at the end), so memory does not grow with
+    the grid; a scoring that fails part-way leaves no `scores.jsonl`. Returns the number of rows written.
+    """
+    written = 0
     with jsonlines.open(outputs_path) as reader:
-        for out in reader:
-            status = out["status"]
-            fixture = out["fixture"]
-            if status != "ok":
-                rows.append(ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=None, metrics={},
-                                     rules=None))
-                continue
-            s = score_output(spec, out["text"], keys.get(fixture), fixture_texts.get(fixture, ""))
-            rows.append(ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=s.score,
-                                 metrics=s.metrics, rules=s.rules))
-    with jsonlines.open(scores_path, mode="w", flush=True) as writer:
-        writer.write_all(rows)
-    return rows
+        try:
+            with jsonlines.open(scores_path, mode="w") as writer:
+                for out in reader:
+                    writer.write(_score_row(spec, out, keys, fixture_texts))
+                    written += 1
+        except BaseException:
+            scores_path.unlink(missing_ok=True)
+            raise
+    return written
+
+
+def _score_row(spec: ScoringSpec, out: Mapping[str, Any], keys: Mapping[str, Mapping[str, Any]],
+               fixture_texts: Mapping[str, str]) -> ScoreRow:
+    status, fixture = out["status"], out["fixture"]
+    if status != "ok":
+        return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=None, metrics={}, rules=None)
+    s = score_output(spec, out["text"], keys.get(fixture), fixture_texts.get(fixture, ""))
+    return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=s.score, metrics=s.metrics, rules=s.rules)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,17 +35,35 @@ def compute(card: Card, project: Project) -> SealContent:
     """Digest the card's protocol, every fixture file and every key file of this version."""
     protocol = card.protocol()
     fields = {name: digest(value) for name, value in sorted(protocol.items())}
-    fixtures = {project.relative(p): file_digest(p) for _, p in sorted(card.fixtures.items())}
+    root = os.path.join(project.root.resolve(), "")
+    fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}
     keys: dict[str, str] = {}
     keys_dir = project.keys_dir(card.id)
     if card.is_ab and keys_dir.is_dir():
+        keys_real = keys_dir.resolve()
         for fixture_id in sorted(card.fixtures):
-            path = keys_dir / f"{fixture_id}.json"
-            if path.is_file():
+            name = f"{fixture_id}.json"
+            path = keys_dir / name
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(mode):  # not a link: its real path is the folder's real path and its name
+                keys[_relative(keys_real / name, root, project)] = file_digest(path)
+            elif path.is_file():
                 keys[project.relative(path)] = file_digest(path)
     body = {"card": card.id, "version": card.version, "protocol": digest(protocol), "fixtures": fixtures,
             "keys": keys}
     return SealContent(digest(protocol), fields, fixtures, keys, digest(body))
+
+
+def _relative(real: Path, root: str, project: Project) -> str:
+    """`project.relative` of a resolved path, given the project's resolved root as text ending in a separator:
+    the same name, without resolving each of thousands of fixture paths again."""
+    text = str(real)
+    if text.startswith(root):
+        return text[len(root):]
+    return project.relative(real)
 
 
 def read(card_id: str, version: int, project: Project) -> dict[str, Any] | None:

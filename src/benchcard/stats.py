@@ -16,10 +16,16 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-from scipy import stats as _sps
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+
+# numpy and scipy are imported inside the functions that use them, at first use: `plan` takes `seed_from` from
+# here at every `benchcard run`, which never needs either (over a second of CPU on a small machine).
 
 __all__ = [
     "NoiseFloor",
@@ -38,8 +44,6 @@ __all__ = [
     "variance_components",
     "wilson",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 #: Sign-flip enumerates all 2^F patterns up to this many fixtures, and draws above it.
 EXACT_SIGNFLIP_MAX_FIXTURES = 20
@@ -131,6 +135,8 @@ class VarianceComponents:
 
 def _as_grid(scores: npt.ArrayLike, name: str) -> FloatArray:
     """An (F, R) float array; 1-D input is one repetition per fixture."""
+    import numpy as np
+
     arr = np.asarray(scores, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
@@ -145,6 +151,8 @@ def _as_grid(scores: npt.ArrayLike, name: str) -> FloatArray:
 
 def _row_means(arr: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
     """Per-row mean over the non-NaN cells, and how many there were (mean is NaN where none)."""
+    import numpy as np
+
     valid = ~np.isnan(arr)
     counts = valid.sum(axis=1)
     sums = np.where(valid, arr, 0.0).sum(axis=1)
@@ -159,6 +167,8 @@ def fixture_differences(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Floa
     Repetitions of one fixture are not independent evidence about the prompt, so they are averaged first
     and the fixture is the unit of inference.
     """
+    import numpy as np
+
     base = _as_grid(baseline, "baseline")
     var = _as_grid(variant, "variant")
     if base.shape[0] != var.shape[0]:
@@ -173,12 +183,21 @@ def fixture_differences(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Floa
 
 def _is_constant(d: FloatArray) -> bool:
     """True when all differences are equal up to rounding: se is 0 and a t statistic would divide by 0."""
+    import numpy as np
+
     scale = max(1.0, float(np.max(np.abs(d))))
     return float(np.ptp(d)) <= _CONSTANT_RTOL * scale
 
 
+def _sps() -> Any:
+    """`scipy.stats`, imported at its first use (a second of CPU that only a verdict or a plan needs)."""
+    from scipy import stats
+
+    return stats
+
+
 def _t_ppf(q: float, df: int) -> float:
-    return float(_sps.t.ppf(q, df))
+    return float(_sps().t.ppf(q, df))
 
 
 # --------------------------------------------------------------------------------------- paired gap
@@ -214,7 +233,7 @@ def paired_gap(
         return PairedGap(gap, 0.0, t_stat, df, gap, gap, p, p_flip, gap, gap, n, alpha)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     t_stat = gap / se
-    p = float(2.0 * _sps.t.sf(abs(t_stat), df))
+    p = float(2.0 * _sps().t.sf(abs(t_stat), df))
     half = _t_ppf(1.0 - alpha / 2.0, df) * se
     one = _t_ppf(1.0 - alpha, df) * se
     return PairedGap(
@@ -243,6 +262,8 @@ def _check_alpha(alpha: float) -> None:
 
 def _subset_sums(x: FloatArray) -> FloatArray:
     """All 2^len(x) subset sums, built by doubling: index bit j set means x[j] is in the subset."""
+    import numpy as np
+
     sums = np.zeros(1, dtype=np.float64)
     for value in x:
         sums = np.concatenate((sums, sums + value))
@@ -257,6 +278,8 @@ def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float
     fixture f, so sum = 2·(sum of the kept d) − sum(d), computed from small lookup tables instead of a
     (draws × F) sign matrix.
     """
+    import numpy as np
+
     diffs = np.asarray(d, dtype=np.float64).ravel()
     if diffs.size == 0:
         raise ValueError("signflip_p needs at least one difference")
@@ -276,6 +299,8 @@ def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float
 
 def _signflip_draw_hits(diffs: FloatArray, total: float, threshold: float, n_draws: int, seed: int) -> int:
     """Count drawn patterns with |sum| ≥ threshold, eight fixtures per random byte and table lookup."""
+    import numpy as np
+
     groups = -(-diffs.size // 8)
     padded = np.zeros(groups * 8, dtype=np.float64)
     padded[: diffs.size] = diffs
@@ -343,8 +368,8 @@ def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: 
         return max(p_low, p_high)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     df = n - 1
-    p_low = float(_sps.t.sf((gap + margin) / se, df))  # H0: gap ≤ −margin
-    p_high = float(_sps.t.cdf((gap - margin) / se, df))  # H0: gap ≥ +margin
+    p_low = float(_sps().t.sf((gap + margin) / se, df))  # H0: gap ≤ −margin
+    p_high = float(_sps().t.cdf((gap - margin) / se, df))  # H0: gap ≥ +margin
     return max(p_low, p_high)
 
 
@@ -362,7 +387,7 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
         raise ValueError(f"need 0 ≤ k ≤ n, got k={k}, n={n}")
     if n == 0:
         return (0.0, 1.0)
-    z = float(_sps.norm.ppf(1.0 - alpha / 2.0))
+    z = float(_sps().norm.ppf(1.0 - alpha / 2.0))
     p = k / n
     z2n = z * z / n
     centre = (p + z2n / 2.0) / (1.0 + z2n)
@@ -389,6 +414,8 @@ def cluster_bootstrap(
     not cells, keeps the repetitions of one fixture together. Chunked so that memory stays bounded for any
     number of fixtures and resamples; the same seed and data always give the same interval.
     """
+    import numpy as np
+
     _check_alpha(alpha)
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
@@ -465,6 +492,8 @@ def variance_components(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Vari
 
 def _within_var(arr: FloatArray) -> float:
     """Mean over fixtures of the sample variance across repetitions (rows with < 2 scores left out)."""
+    import numpy as np
+
     valid = ~np.isnan(arr)
     counts = valid.sum(axis=1)
     keep = counts >= 2
@@ -491,7 +520,7 @@ def detectable_gap(sd_diff: float, n_fixtures: int, alpha: float = 0.05, power: 
         raise ValueError("n_fixtures must be at least 1")
     if sd_diff < 0 or math.isnan(sd_diff):
         raise ValueError(f"sd_diff must be a non-negative number, got {sd_diff}")
-    z = float(_sps.norm.ppf(1.0 - alpha / 2.0)) + float(_sps.norm.ppf(power))
+    z = float(_sps().norm.ppf(1.0 - alpha / 2.0)) + float(_sps().norm.ppf(power))
     return z * sd_diff / math.sqrt(n_fixtures)
 
 

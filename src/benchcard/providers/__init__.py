@@ -90,19 +90,22 @@ def build_body(cfg: ProviderConfig, model: str, messages: list[dict[str, str]], 
         from .anthropic import anthropic_body
 
         return anthropic_body(model, messages, params, effort)
-    from .openai import openai_body
+    from .openai import is_openrouter, openai_body
 
-    return openai_body(model, messages, params, effort, openrouter=cfg.name == "openrouter"
-                       or "openrouter.ai" in (cfg.base_url or ""))
+    return openai_body(model, messages, params, effort, openrouter=is_openrouter(cfg))
 
 
 def endpoint(cfg: ProviderConfig) -> str:
     """The URL a call goes to; the local provider's equivalent is llama.cpp's own server on 127.0.0.1."""
-    if cfg.type == "anthropic":
-        return f"{cfg.base_url}/messages"
     if cfg.type == "local":
         return "http://127.0.0.1:8000/v1/chat/completions"
-    return f"{cfg.base_url}/chat/completions"
+    if cfg.type == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return f"{cfg.base_url}/{AnthropicProvider.path}"
+    from .openai import OpenAIProvider
+
+    return f"{cfg.base_url}/{OpenAIProvider.path}"
 
 
 def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:

@@ -10,20 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from ..errors import ProviderError
-from .base import (
-    CallError,
-    Completion,
-    ProviderConfig,
-    Usage,
-    is_retryable,
-    money,
-    number,
-    post_json,
-    read_key,
-)
+from .base import CallError, Completion, HttpProvider, Usage, money, number
 
 API_VERSION = "2023-06-01"
 # Share of max_tokens given to thinking at each effort; the API needs at least 1,024 and less than max_tokens.
@@ -66,33 +54,20 @@ def anthropic_body(model: str, messages: list[dict[str, str]], params: Mapping[s
     return body
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     """The Messages API over an injected `httpx.AsyncClient`."""
 
-    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
-        if not config.base_url:
-            raise ValueError(f"provider {config.name!r} has no base_url")
-        self.config = config
-        self.client = client
-        self.url = httpx.URL(f"{config.base_url}/messages")  # parsed once, not per call
+    path = "messages"
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
         return anthropic_body(model, messages, params, effort)
 
-    async def complete(self, body: Mapping[str, Any]) -> Completion:
-        key = read_key(self.config)
-        headers = {**self.config.headers, "anthropic-version": API_VERSION, "Content-Type": "application/json"}
-        if key:
-            headers["x-api-key"] = key
-        data = await post_json(self.client, self.url, headers, body, key)
+    def vendor_headers(self, key: str | None) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
+
+    def parse(self, data: Any, secret: str | None) -> Completion:
         return parse_message(data)
-
-    def should_retry(self, error: BaseException) -> bool:
-        return is_retryable(error)
-
-    async def aclose(self) -> None:
-        """The client belongs to the runner, which closes it."""
 
 
 def parse_message(data: Any) -> Completion:

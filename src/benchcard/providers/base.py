@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import httpx
 
@@ -85,7 +85,8 @@ class CallError(Exception):
 
 
 class Provider(Protocol):
-    """What the runner needs of a vendor."""
+    """What the runner needs of a vendor. A provider that can serve only so many calls at once may also set an
+    int `max_concurrency`: the runner then runs no more workers than that (`runner.workers_for`)."""
 
     config: ProviderConfig
 
@@ -191,32 +192,71 @@ def is_retryable(error: BaseException) -> bool:
     return isinstance(error, RetryableError)
 
 
-async def post_json(client: httpx.AsyncClient, url: httpx.URL | str, headers: Mapping[str, str],
-                    body: Mapping[str, Any], secret: str | None) -> Any:
-    """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key)."""
-    try:
-        response = await client.post(url, content=encode_body(body), headers=headers)
-    except Exception as exc:
-        if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
-            raise
-        # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
-        # name what really happened, from the aiohttp error underneath.
-        cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
-        if isinstance(cause, TimeoutError | httpx.TimeoutException):
-            raise RetryableError("timed out waiting for the server") from None
-        raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
-    status = response.status_code
-    if status >= 400:
-        detail = redact(_error_detail(response), secret)
-        message = f"HTTP {status}" + (f": {detail}" if detail else "")
-        if status in RETRY_STATUSES or status >= 500:
-            raise RetryableError(message, retry_after=parse_retry_after(response.headers), status=status)
-        raise CallError(message, status=status)
-    try:
-        return json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        raise CallError(f"malformed response: HTTP {status} with a body that is not JSON "
-                        f"({len(response.content)} bytes)", status=status) from None
+class HttpProvider:
+    """What every HTTP vendor shares: the injected client, the key read at call time, the POST, and the mapping
+    of a failed answer to RetryableError (408, 409, 429, 5xx, timeouts, dropped connections) or CallError.
+
+    A vendor states its URL `path`, the `vendor_headers` that carry the key, the `build_body` it sends and the
+    `parse` of its answer; nothing else.
+    """
+
+    path: ClassVar[str]  # appended to the config's base_url
+
+    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
+        if not config.base_url:
+            raise ValueError(f"provider {config.name!r} has no base_url")
+        self.config = config
+        self.client = client
+        self.url = httpx.URL(f"{config.base_url}/{self.path}")  # parsed once, not per call
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def vendor_headers(self, key: str | None) -> dict[str, str]:
+        """The vendor's own headers for one call: its API version, and the key when there is one."""
+        raise NotImplementedError
+
+    def parse(self, data: Any, secret: str | None) -> Completion:
+        """The vendor's answer (parsed JSON) → Completion; `secret` is scrubbed from any message kept."""
+        raise NotImplementedError
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        key = read_key(self.config)
+        headers = {**self.config.headers, "Content-Type": "application/json", **self.vendor_headers(key)}
+        return self.parse(await self._post(body, headers, key), key)
+
+    def should_retry(self, error: BaseException) -> bool:
+        return is_retryable(error)
+
+    async def aclose(self) -> None:
+        """The client belongs to the runner, which closes it."""
+
+    async def _post(self, body: Mapping[str, Any], headers: Mapping[str, str], secret: str | None) -> Any:
+        """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key)."""
+        try:
+            response = await self.client.post(self.url, content=encode_body(body), headers=headers)
+        except Exception as exc:
+            if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
+                raise
+            # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
+            # name what really happened, from the aiohttp error underneath.
+            cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+            if isinstance(cause, TimeoutError | httpx.TimeoutException):
+                raise RetryableError("timed out waiting for the server") from None
+            raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
+        status = response.status_code
+        if status >= 400:
+            detail = redact(_error_detail(response), secret)
+            message = f"HTTP {status}" + (f": {detail}" if detail else "")
+            if status in RETRY_STATUSES or status >= 500:
+                raise RetryableError(message, retry_after=parse_retry_after(response.headers), status=status)
+            raise CallError(message, status=status)
+        try:
+            return json.loads(response.content)
+        except (ValueError, UnicodeDecodeError):
+            raise CallError(f"malformed response: HTTP {status} with a body that is not JSON "
+                            f"({len(response.content)} bytes)", status=status) from None
 
 
 def _is_client_error(exc: BaseException) -> bool:

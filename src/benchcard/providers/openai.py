@@ -10,21 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
-from .base import (
-    CallError,
-    Completion,
-    ProviderConfig,
-    RetryableError,
-    Usage,
-    is_retryable,
-    money,
-    number,
-    post_json,
-    read_key,
-    redact,
-)
+from .base import CallError, Completion, HttpProvider, ProviderConfig, RetryableError, Usage, money, number, redact
 
 # finish reasons by which the API, not the model, withheld the answer
 REFUSED = frozenset({"content_filter"})
@@ -46,33 +32,20 @@ def is_openrouter(cfg: ProviderConfig) -> bool:
     return cfg.name == "openrouter" or "openrouter.ai" in (cfg.base_url or "")
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
     """Chat completions over an injected `httpx.AsyncClient` (the runner's, or a test's mock transport)."""
 
-    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
-        if not config.base_url:
-            raise ValueError(f"provider {config.name!r} has no base_url")
-        self.config = config
-        self.client = client
-        self.url = httpx.URL(f"{config.base_url}/chat/completions")  # parsed once, not per call
+    path = "chat/completions"
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
         return openai_body(model, messages, params, effort, openrouter=is_openrouter(self.config))
 
-    async def complete(self, body: Mapping[str, Any]) -> Completion:
-        key = read_key(self.config)
-        headers = {**self.config.headers, "Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        data = await post_json(self.client, self.url, headers, body, key)
-        return parse_chat_completion(data, key)
+    def vendor_headers(self, key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def should_retry(self, error: BaseException) -> bool:
-        return is_retryable(error)
-
-    async def aclose(self) -> None:
-        """The client belongs to the runner, which closes it."""
+    def parse(self, data: Any, secret: str | None) -> Completion:
+        return parse_chat_completion(data, secret)
 
 
 def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:

@@ -1,0 +1,172 @@
+"""The fake server's behaviour as a JSON config (canned replies, reply cycles, faults, latency), validated strictly
+into frozen dataclasses: a typo in a test's config must fail loudly, not do nothing. See the package docstring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+FAULT_KINDS: Final = ("429", "500", "503", "drop", "hang", "truncate", "malformed")
+FaultKind = Literal["429", "500", "503", "drop", "hang", "truncate", "malformed"]
+FinishReason = Literal["stop", "length"]
+
+
+class FakeServerError(Exception):
+    """The fake server could not start, or rejected a config; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRule:
+    """A canned answer for requests whose last user message contains ``match`` (empty matches everything)."""
+
+    match: str
+    replies: tuple[str, ...]
+    finish_reason: FinishReason = "stop"
+    reasoning_tokens: int = 0
+    cost: float | None = None
+
+    @property
+    def cycles(self) -> bool:
+        """True when successive calls of one body should walk through ``replies`` (run-to-run noise)."""
+        return len(self.replies) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRule:
+    """An injected failure for the first ``times`` calls of each distinct matching request body."""
+
+    match: str
+    kind: FaultKind
+    times: int = 1
+    retry_after: float | None = None
+    hang_s: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The server's whole behaviour; immutable so a swap through the control endpoint is one assignment."""
+
+    latency_ms: float = 0.0
+    latency_jitter_ms: float = 0.0
+    seed: int | None = None
+    default_reply: str = "ok"
+    record_bodies: bool = False
+    require_key: bool = False
+    replies: tuple[ReplyRule, ...] = ()
+    faults: tuple[FaultRule, ...] = ()
+
+
+_TOP_KEYS: Final = frozenset(
+    {
+        "latency_ms",
+        "latency_jitter_ms",
+        "seed",
+        "default_reply",
+        "record_bodies",
+        "require_key",
+        "replies",
+        "faults",
+    }
+)
+_REPLY_KEYS: Final = frozenset(
+    {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost"}
+)
+_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "retry_after", "hang_s"})
+
+
+def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+        raise FakeServerError(f"{where}: expected a number >= {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def _integer(value: Any, where: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise FakeServerError(f"{where}: expected an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise FakeServerError(f"{where}: expected a string, got {value!r}")
+    return value
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise FakeServerError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _check_keys(obj: Any, allowed: frozenset[str], where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise FakeServerError(f"{where}: expected an object, got {obj!r}")
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise FakeServerError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
+    return obj
+
+
+def _parse_reply(obj: Any, where: str) -> ReplyRule:
+    raw = _check_keys(obj, _REPLY_KEYS, where)
+    if ("reply" in raw) == ("replies_cycle" in raw):
+        raise FakeServerError(f"{where}: give exactly one of 'reply' or 'replies_cycle'")
+    if "reply" in raw:
+        replies: tuple[str, ...] = (_string(raw["reply"], f"{where}.reply"),)
+    else:
+        cycle = raw["replies_cycle"]
+        if not isinstance(cycle, list) or not cycle:
+            raise FakeServerError(f"{where}.replies_cycle: expected a non-empty list of strings")
+        replies = tuple(_string(r, f"{where}.replies_cycle[{i}]") for i, r in enumerate(cycle))
+    finish = raw.get("finish_reason", "stop")
+    if finish not in ("stop", "length"):
+        raise FakeServerError(f"{where}.finish_reason: expected 'stop' or 'length', got {finish!r}")
+    cost = raw.get("cost")
+    return ReplyRule(
+        match=_string(raw.get("match", ""), f"{where}.match"),
+        replies=replies,
+        finish_reason=finish,
+        reasoning_tokens=_integer(raw.get("reasoning_tokens", 0), f"{where}.reasoning_tokens"),
+        cost=None if cost is None else _number(cost, f"{where}.cost"),
+    )
+
+
+def _parse_fault(obj: Any, where: str) -> FaultRule:
+    raw = _check_keys(obj, _FAULT_KEYS, where)
+    kind = str(raw.get("kind", ""))  # accept 429 as well as "429"
+    if kind not in FAULT_KINDS:
+        raise FakeServerError(
+            f"{where}.kind: expected one of {', '.join(FAULT_KINDS)}, got {raw.get('kind')!r}"
+        )
+    retry_after = raw.get("retry_after")
+    return FaultRule(
+        match=_string(raw.get("match", ""), f"{where}.match"),
+        kind=kind,  # type: ignore[arg-type]  # narrowed by the membership test above
+        times=_integer(raw.get("times", 1), f"{where}.times"),
+        retry_after=None if retry_after is None else _number(retry_after, f"{where}.retry_after"),
+        hang_s=_number(raw.get("hang_s", 30.0), f"{where}.hang_s"),
+    )
+
+
+def parse_config(obj: Any) -> Config:
+    """Validate a JSON config strictly: a typo in a test's config must fail loudly, not do nothing."""
+    raw = _check_keys({} if obj is None else obj, _TOP_KEYS, "config")
+    replies = raw.get("replies", [])
+    faults = raw.get("faults", [])
+    if not isinstance(replies, list):
+        raise FakeServerError("config.replies: expected a list")
+    if not isinstance(faults, list):
+        raise FakeServerError("config.faults: expected a list")
+    seed = raw.get("seed")
+    return Config(
+        latency_ms=_number(raw.get("latency_ms", 0), "config.latency_ms"),
+        latency_jitter_ms=_number(raw.get("latency_jitter_ms", 0), "config.latency_jitter_ms"),
+        seed=None if seed is None else _integer(seed, "config.seed"),
+        default_reply=_string(raw.get("default_reply", "ok"), "config.default_reply"),
+        record_bodies=_boolean(raw.get("record_bodies", False), "config.record_bodies"),
+        require_key=_boolean(raw.get("require_key", False), "config.require_key"),
+        replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
+        faults=tuple(_parse_fault(f, f"config.faults[{i}]") for i, f in enumerate(faults)),
+    )
