@@ -180,6 +180,15 @@ def test_signflip_draws_close_to_exact_binomial_value() -> None:
     assert stats.signflip_p(d, seed=8) != p
 
 
+def test_signflip_draws_over_many_groups_match_the_binomial_test() -> None:
+    # F = 1,001 fixtures: 63 groups of sixteen, the last one padded; the draws must still follow the binomial.
+    f, positives = 1001, 530
+    d = np.array([0.5] * positives + [-0.5] * (f - positives))
+    exact = sps.binomtest(positives, f, 0.5).pvalue
+    p = stats.signflip_p(d, n_draws=100_000, seed=3)
+    assert p == pytest.approx(exact, abs=0.006)  # exact ≈ 0.069; Monte Carlo se ≈ 0.0008
+
+
 def test_signflip_draws_never_zero() -> None:
     p = stats.signflip_p(np.ones(40), n_draws=1000, seed=0)
     assert p == pytest.approx(1 / 1001)
@@ -256,14 +265,35 @@ def test_bad_shapes_are_refused() -> None:
 def test_bootstrap_is_deterministic_and_brackets_the_gap() -> None:
     a = stats.cluster_bootstrap(BASE_A, VAR_A, seed=42)
     b = stats.cluster_bootstrap(BASE_A, VAR_A, seed=42)
-    c = stats.cluster_bootstrap(BASE_A, VAR_A, seed=43)
     gap = stats.paired_gap(BASE_A, VAR_A).gap
     assert a == b
-    assert a != c
+    # Case A's resampled means take a few discrete values, so another seed may land on the same quantiles;
+    # on continuous differences it does not.
+    rng = np.random.default_rng(0)
+    base, var = rng.random((40, 3)), rng.random((40, 3))
+    assert stats.cluster_bootstrap(base, var, seed=42) != stats.cluster_bootstrap(base, var, seed=43)
     assert a[0] < gap < a[1]
     # d takes only the values 1/12 and 1/6: every resampled mean lies between them.
     assert a[0] >= 1 / 12 - 1e-12
     assert a[1] <= 1 / 6 + 1e-12
+
+
+def test_bootstrap_on_a_pool_draws_the_same_chunks() -> None:
+    """Chunks run side by side on threads give exactly the intervals of chunks run one after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchcard.resample import CHUNK_ELEMENTS, Resamples
+
+    rng = np.random.default_rng(9)
+    diffs = [rng.normal(0.02, 0.2, 3000), rng.normal(0.0, 0.5, 3000), rng.normal(0.1, 0.1, 17)]
+    resamples = 5000
+    assert resamples > CHUNK_ELEMENTS // 3000  # several chunks
+    alone = Resamples(diffs, resamples, 7).intervals(0.05)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        side_by_side = Resamples(diffs, resamples, 7, pool).intervals(0.05)
+    assert alone == side_by_side
+    # the first array alone, as the verdict's paired differences of a variant against a zero baseline
+    assert alone[0] == stats.cluster_bootstrap(np.zeros((3000, 1)), diffs[0][:, None], resamples, seed=7)
 
 
 def test_bootstrap_chunks_agree_with_t_interval_on_many_fixtures() -> None:

@@ -7,6 +7,7 @@ traceback teaches nothing.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import glob as globmod
 import os
 import re
@@ -482,6 +483,10 @@ class _Reader:
         if all(part not in ("", ".", "..") for part in below):  # else `lstat` of a match could follow a link
             with contextlib.suppress(CardError):
                 base = project.inside(str(Path(*written[:fixed])), source=source, field="fixtures")
+        if base is not None and depth == 1:
+            listed = _one_folder(base, written[-1])
+            if listed is not None:
+                return listed
         skip = len((project.root / Path(*written[:fixed])).parts)
         links: dict[str, bool] = {}
         fixtures: dict[str, Path] = {}
@@ -541,6 +546,27 @@ class _Reader:
 def _show(value: Any) -> str:
     kind = {dict: "a mapping", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
     return f"{kind.get(type(value), type(value).__name__)} ({value!r})"[:120]
+
+
+def _one_folder(base: Path, pattern: str) -> dict[str, Path] | None:
+    """`glob` of `base/pattern` (wildcards in the last component only) from one directory listing, or None
+    when a match is a symbolic link (the caller then resolves and checks every match).
+
+    A listing says which entries are links without a system call per file, so a match that is not a link
+    lies inside `base` as written. Hidden names match only a pattern that starts with a dot, as in glob.
+    """
+    try:
+        entries = {e.name: e for e in os.scandir(base)}
+    except OSError:
+        return {}
+    names = list(entries) if pattern.startswith(".") else [n for n in entries if not n.startswith(".")]
+    fixtures: dict[str, Path] = {}
+    for name in sorted(fnmatch.filter(names, pattern)):
+        path = base / name
+        if entries[name].is_symlink():
+            return None
+        fixtures[path.stem] = path
+    return fixtures
 
 
 def _through_link(path: str, depth: int, links: dict[str, bool]) -> bool:

@@ -22,8 +22,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scipy import stats as _sps
-
 from . import ledger, stats
 from .card import Card
 from .errors import RunError
@@ -98,8 +96,8 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
         notes.append("a probe compares nothing; there is no gap to detect")
         return info
     alpha = card.win.alpha
-    z = float(_sps.norm.ppf(1 - alpha / 2) + _sps.norm.ppf(POWER))
-    z_one = float(_sps.norm.ppf(1 - alpha) + _sps.norm.ppf(POWER))
+    z = stats.norm_ppf(1 - alpha / 2) + stats.norm_ppf(POWER)
+    z_one = stats.norm_ppf(1 - alpha) + stats.norm_ppf(POWER)
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
     for clause in card.win.clauses:
         for variant in others:
@@ -144,7 +142,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
             if clause.test in ("rises", "falls"):
                 nf = stats.noise_floor(base, alpha)
                 r = card.repetitions
-                nf_at = (float(_sps.t.ppf(1 - alpha / 2, r - 1)) * nf.sd * math.sqrt(2 / r)
+                nf_at = (stats.t_ppf(1 - alpha / 2, r - 1) * nf.sd * math.sqrt(2 / r)
                          if r >= 2 and math.isfinite(nf.sd) else math.inf)
                 entry.update(noise_floor_pilot=nf.value, noise_floor=nf_at, needed_gap=max(mde, nf_at))
             else:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import stats
 from .card import Card
+from .resample import Resamples, bootstrap_intervals
 from .runcolumns import FloatArray
 from .runfolder import RunData
 
@@ -19,30 +20,10 @@ SIGNFLIP_DRAWS = 100_000
 
 def bootstrap_many(pairs: Sequence[tuple[FloatArray, FloatArray]], *, seed: int,
                    n_resamples: int = BOOTSTRAP_RESAMPLES, alpha: float = 0.05) -> list[tuple[float, float]]:
-    """`stats.cluster_bootstrap` for several (baseline, variant) pairs at once, with identical results.
-
-    The resampled fixture indices depend only on the seed and the number of fixtures, so pairs with the same
-    number of paired fixtures share one draw of indices instead of drawing them again per metric.
-    """
+    """`stats.cluster_bootstrap` for several (baseline, variant) pairs at once, with identical results: pairs
+    with the same number of paired fixtures share one draw of resampled indices."""
     diffs = [stats.fixture_differences(b, v) for b, v in pairs]
-    out: list[tuple[float, float] | None] = [None] * len(diffs)
-    by_size: dict[int, list[int]] = {}
-    for i, d in enumerate(diffs):
-        by_size.setdefault(int(d.size), []).append(i)
-    chunk_elements = stats._CHUNK_ELEMENTS  # the same chunking as stats.cluster_bootstrap, so the same draws
-    for n, members in by_size.items():
-        rng = np.random.default_rng(seed)
-        means = np.empty((len(members), n_resamples))
-        per_chunk = max(1, chunk_elements // n)
-        for start in range(0, n_resamples, per_chunk):
-            m = min(per_chunk, n_resamples - start)
-            idx = rng.integers(0, n, size=(m, n))
-            for j, i in enumerate(members):
-                means[j, start : start + m] = np.take(diffs[i], idx).mean(axis=1)
-        for j, i in enumerate(members):
-            low, high = np.quantile(means[j], [alpha / 2.0, 1.0 - alpha / 2.0])
-            out[i] = (float(low), float(high))
-    return [o for o in out if o is not None]
+    return bootstrap_intervals(diffs, n_resamples, seed, alpha)
 
 
 @dataclass
@@ -75,17 +56,27 @@ class Figures:
 class Pending:
     """Statistics being computed on a pool; `result()` waits for all of them."""
 
-    def __init__(self, figures: Figures, jobs: list[Future[None]]):
-        self.figures, self.jobs = figures, jobs
+    def __init__(self, figures: Figures, jobs: list[Future[None]], boot: Resamples, resampled: list[Gap],
+                 alpha: float):
+        self.figures, self.jobs, self.boot, self.resampled, self.alpha = figures, jobs, boot, resampled, alpha
 
     def result(self) -> Figures:
+        intervals = self.boot.intervals(self.alpha)
         for job in self.jobs:
             job.result()
+        for g, interval in zip(self.resampled, intervals, strict=True):
+            g.boot = interval
         return self.figures
 
 
-def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: ThreadPoolExecutor) -> Pending:
-    """Start every statistic the clauses need: paired gap, noise floor, bootstrap, TOST, on `pool`."""
+def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Executor) -> Pending:
+    """Start every statistic the clauses need (paired gap, noise floor, bootstrap, TOST) on `pool`.
+
+    The noise floors are computed here, at once; the sign-flips and the bootstrap's chunks go to the pool,
+    whose threads run them side by side (numpy releases the GIL; scipy.special's functions are ufuncs, safe
+    from any thread). A worker process was tried for large runs (its own GIL) and measured slower: starting
+    it and loading numpy there took the CPU that reading the run needed (docs/verdict.md, "Speed").
+    """
     win = card.win
     assert win is not None and card.baseline is not None
     baseline, alpha = card.baseline, win.alpha
@@ -109,7 +100,7 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Threa
             if values is None:
                 g.error = f"the scorer gave no {metric!r} for any cell"
             gaps[(variant, (metric, fixture))] = g
-    first = win.clauses[0]
+    first = (win.clauses[0].metric, win.clauses[0].fixture)
     margin = float(win.equivalence_margin or 0.0)
 
     def gap_job(g: Gap) -> None:
@@ -118,27 +109,17 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Threa
         except ValueError as exc:
             g.error = str(exc)
             return
-        if (g.metric, g.fixture) == (first.metric, first.fixture) and margin > 0:
+        if (g.metric, g.fixture) == first and margin > 0:
             g.tost_p = stats.tost(g.base, g.var, margin, alpha)
 
     usable = [g for g in gaps.values() if g.error is None]
-
-    def boot_job() -> None:
-        pairs, members = [], []
-        for g in usable:
-            try:
-                stats.fixture_differences(g.base, g.var)
-            except ValueError:
-                continue
-            pairs.append((g.base, g.var))
-            members.append(g)
-        for g, boot in zip(members, bootstrap_many(pairs, seed=seed, n_resamples=n_resamples, alpha=alpha),
-                           strict=True):
-            g.boot = boot
-
-    def gaps_job() -> None:  # one after another: scipy's distributions are not promised to be thread-safe
-        for g in usable:
-            gap_job(g)
-
-    jobs = [pool.submit(boot_job), pool.submit(gaps_job)]
-    return Pending(Figures(gaps, floors, gap_keys, seed, n_resamples), jobs)
+    diffs, resampled = [], []
+    for g in usable:
+        try:
+            diffs.append(stats.fixture_differences(g.base, g.var))
+        except ValueError:
+            continue
+        resampled.append(g)
+    jobs = [pool.submit(gap_job, g) for g in usable]
+    boot = Resamples(diffs, n_resamples, seed, pool)
+    return Pending(Figures(gaps, floors, gap_keys, seed, n_resamples), jobs, boot, resampled, alpha)

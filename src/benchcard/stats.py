@@ -36,10 +36,13 @@ __all__ = [
     "detectable_gap",
     "fixture_differences",
     "noise_floor",
+    "norm_ppf",
     "paired_gap",
     "sd_of_differences",
     "seed_from",
     "signflip_p",
+    "t_ppf",
+    "t_sf",
     "tost",
     "variance_components",
     "wilson",
@@ -47,8 +50,6 @@ __all__ = [
 
 #: Sign-flip enumerates all 2^F patterns up to this many fixtures, and draws above it.
 EXACT_SIGNFLIP_MAX_FIXTURES = 20
-#: Elements per chunk when resampling: bounds memory (~32 MB of float64) whatever F and the draw count.
-_CHUNK_ELEMENTS = 1 << 22
 #: Relative tolerance under which a set of differences counts as constant (se == 0).
 _CONSTANT_RTOL = 1e-12
 #: Relative tolerance for ties between a permuted and the observed sum (float summation order).
@@ -189,15 +190,27 @@ def _is_constant(d: FloatArray) -> bool:
     return float(np.ptp(d)) <= _CONSTANT_RTOL * scale
 
 
-def _sps() -> Any:
-    """`scipy.stats`, imported at its first use (a second of CPU that only a verdict or a plan needs)."""
-    from scipy import stats
+def _special() -> Any:
+    """`scipy.special`, imported at its first use. Its t and normal functions are the ones `scipy.stats`
+    calls, without the second of import `scipy.stats` costs a verdict run in a fresh process."""
+    from scipy import special
 
-    return stats
+    return special
 
 
-def _t_ppf(q: float, df: int) -> float:
-    return float(_sps().t.ppf(q, df))
+def t_ppf(q: float, df: int) -> float:
+    """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf)."""
+    return float(_special().stdtrit(df, q))
+
+
+def t_sf(x: float, df: int) -> float:
+    """Upper tail of Student's t (scipy.stats.t.sf)."""
+    return float(_special().stdtr(df, -x))
+
+
+def norm_ppf(q: float) -> float:
+    """Quantile of the standard normal (scipy.stats.norm.ppf)."""
+    return float(_special().ndtri(q))
 
 
 # --------------------------------------------------------------------------------------- paired gap
@@ -233,9 +246,9 @@ def paired_gap(
         return PairedGap(gap, 0.0, t_stat, df, gap, gap, p, p_flip, gap, gap, n, alpha)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     t_stat = gap / se
-    p = float(2.0 * _sps().t.sf(abs(t_stat), df))
-    half = _t_ppf(1.0 - alpha / 2.0, df) * se
-    one = _t_ppf(1.0 - alpha, df) * se
+    p = 2.0 * t_sf(abs(t_stat), df)
+    half = t_ppf(1.0 - alpha / 2.0, df) * se
+    one = t_ppf(1.0 - alpha, df) * se
     return PairedGap(
         gap=gap,
         se=se,
@@ -293,33 +306,10 @@ def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float
         return float(np.count_nonzero(np.abs(sums) >= threshold)) / float(sums.size)
     if n_draws < 1:
         raise ValueError("n_draws must be at least 1")
-    hits = _signflip_draw_hits(diffs, total, threshold, n_draws, seed)
+    from .resample import signflip_hits
+
+    hits = signflip_hits(diffs, total, threshold, n_draws, seed)
     return (1.0 + hits) / (1.0 + n_draws)
-
-
-def _signflip_draw_hits(diffs: FloatArray, total: float, threshold: float, n_draws: int, seed: int) -> int:
-    """Count drawn patterns with |sum| ≥ threshold, eight fixtures per random byte and table lookup."""
-    import numpy as np
-
-    groups = -(-diffs.size // 8)
-    padded = np.zeros(groups * 8, dtype=np.float64)
-    padded[: diffs.size] = diffs
-    bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    tables = padded.reshape(groups, 8) @ bits.T  # tables[g, b]: sum of the kept d in group g for byte b
-    rng = np.random.default_rng(seed)
-    hits = 0
-    draws_per_chunk = max(1, min(n_draws, _CHUNK_ELEMENTS // 8))
-    groups_per_block = max(1, _CHUNK_ELEMENTS // draws_per_chunk)
-    for start in range(0, n_draws, draws_per_chunk):
-        m = min(draws_per_chunk, n_draws - start)
-        kept = np.zeros(m, dtype=np.float64)
-        for g0 in range(0, groups, groups_per_block):
-            block = min(groups_per_block, groups - g0)
-            patterns = rng.integers(0, 256, size=(block, m), dtype=np.uint8)
-            for j in range(block):
-                kept += np.take(tables[g0 + j], patterns[j])
-        hits += int(np.count_nonzero(np.abs(2.0 * kept - total) >= threshold))
-    return hits
 
 
 # -------------------------------------------------------------------------------------- noise floor
@@ -341,7 +331,7 @@ def noise_floor(baseline: npt.ArrayLike, alpha: float = 0.05) -> NoiseFloor:
     if r < 2:
         return NoiseFloor(run_means=means, sd=math.inf, value=math.inf)
     sd = float(run_means.std(ddof=1))
-    value = _t_ppf(1.0 - alpha / 2.0, r - 1) * sd * math.sqrt(2.0 / r)
+    value = t_ppf(1.0 - alpha / 2.0, r - 1) * sd * math.sqrt(2.0 / r)
     return NoiseFloor(run_means=means, sd=sd, value=value)
 
 
@@ -368,8 +358,8 @@ def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: 
         return max(p_low, p_high)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     df = n - 1
-    p_low = float(_sps().t.sf((gap + margin) / se, df))  # H0: gap ≤ −margin
-    p_high = float(_sps().t.cdf((gap - margin) / se, df))  # H0: gap ≥ +margin
+    p_low = t_sf((gap + margin) / se, df)  # H0: gap ≤ −margin
+    p_high = t_sf(-(gap - margin) / se, df)  # H0: gap ≥ +margin
     return max(p_low, p_high)
 
 
@@ -387,7 +377,7 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
         raise ValueError(f"need 0 ≤ k ≤ n, got k={k}, n={n}")
     if n == 0:
         return (0.0, 1.0)
-    z = float(_sps().norm.ppf(1.0 - alpha / 2.0))
+    z = norm_ppf(1.0 - alpha / 2.0)
     p = k / n
     z2n = z * z / n
     centre = (p + z2n / 2.0) / (1.0 + z2n)
@@ -414,22 +404,13 @@ def cluster_bootstrap(
     not cells, keeps the repetitions of one fixture together. Chunked so that memory stays bounded for any
     number of fixtures and resamples; the same seed and data always give the same interval.
     """
-    import numpy as np
 
     _check_alpha(alpha)
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
-    d = fixture_differences(baseline, variant)
-    n = int(d.size)
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples, dtype=np.float64)
-    per_chunk = max(1, _CHUNK_ELEMENTS // n)
-    for start in range(0, n_resamples, per_chunk):
-        m = min(per_chunk, n_resamples - start)
-        idx = rng.integers(0, n, size=(m, n))
-        means[start : start + m] = np.take(d, idx).mean(axis=1)
-    low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
-    return (float(low), float(high))
+    from .resample import bootstrap_intervals
+
+    return bootstrap_intervals([fixture_differences(baseline, variant)], n_resamples, seed, alpha)[0]
 
 
 # ------------------------------------------------------------------------------------------- seeding
@@ -520,7 +501,7 @@ def detectable_gap(sd_diff: float, n_fixtures: int, alpha: float = 0.05, power: 
         raise ValueError("n_fixtures must be at least 1")
     if sd_diff < 0 or math.isnan(sd_diff):
         raise ValueError(f"sd_diff must be a non-negative number, got {sd_diff}")
-    z = float(_sps().norm.ppf(1.0 - alpha / 2.0)) + float(_sps().norm.ppf(power))
+    z = norm_ppf(1.0 - alpha / 2.0) + norm_ppf(power)
     return z * sd_diff / math.sqrt(n_fixtures)
 
 

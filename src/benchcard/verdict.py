@@ -95,10 +95,8 @@ def find_run(project: Project, run: str | Path) -> Path:
     return matches[0].resolve()
 
 
-def _check_run(project: Project, run_dir: Path, manifest: Mapping[str, Any],
-               outputs_digest: Future[str] | None = None) -> Card:
-    """The refusals, in this order: unfinished, already judged, card changed or gone, seal changed, outputs
-    changed. `outputs_digest` may be computed meanwhile on another thread (hashing releases the GIL)."""
+def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
+    """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
     run = run_dir.name
     if not manifest.get("finished_at"):
         raise VerdictError(
@@ -120,15 +118,23 @@ def _check_run(project: Project, run_dir: Path, manifest: Mapping[str, Any],
         )
     if card.kind != manifest["kind"]:
         raise VerdictError(f"run {run} is a {manifest['kind']} run but {card_id} is now a {card.kind} card")
+    return card
+
+
+def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], card: Card,
+                  outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None) -> None:
+    """The next refusals: seal changed, outputs changed, scores changed. The digests may be computed
+    meanwhile on another thread (hashing releases the GIL)."""
     from . import seal
 
+    run = run_dir.name
     try:
         root = seal.verify(card, project)
     except SealError as exc:
         raise VerdictError(f"seal changed since run {run}: {exc}") from None
     if root != manifest["seal_root"]:
         raise VerdictError(
-            f"seal changed since run {run}: {project.relative(project.seal_path(card_id, card.version))} has root "
+            f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
             f"{root} but the run was made under {manifest['seal_root']}"
         )
     expected = manifest.get("outputs_digest")
@@ -144,9 +150,9 @@ def _check_run(project: Project, run_dir: Path, manifest: Mapping[str, Any],
         )
     scores_expected = manifest.get("scores_digest")
     scores_path = run_dir / "scores.jsonl"
-    if scores_expected and scores_path.is_file() and file_digest(scores_path) != scores_expected:
+    if scores_expected and scores_path.is_file() and (
+            scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
         raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")
-    return card
 
 
 def _rig_line(manifest: Mapping[str, Any]) -> str:
@@ -183,25 +189,43 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
     run_dir = Path(run_dir).resolve()
     manifest = read_manifest(run_dir)
     outputs = run_dir / "outputs.jsonl"
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io:
         # Numpy statistics, hashing and file writes release the GIL; reading and the table are Python work:
-        # they run side by side. If the outputs disagree with the scores, the run is read again in full (the
-        # reference reader names the cell) and judged from that reading.
-        digest = pool.submit(file_digest, outputs) if manifest.get("finished_at") and outputs.is_file() else None
-        card = _check_run(project, run_dir, manifest, digest)
-        clock.lap("checks (card, seal, outputs digest)")
-        data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=allow_incomplete,
-                        defer_outputs=True)
-        _check_plan(card, data)
-        clock.lap("read plan and scores")
+        # they run side by side. The run is read and its statistics started before the seal and the digests
+        # are checked, so that they run meanwhile; a refusal of those checks still comes first, and nothing
+        # computed before it leaves this function. If the outputs disagree with the scores, the run is read
+        # again in full (the reference reader names the cell) and judged from that reading.
+        # File work has its own thread, so that it never queues behind the statistics' chunks.
+        digest = io.submit(file_digest, outputs) if manifest.get("finished_at") and outputs.is_file() else None
+        scores_path = run_dir / "scores.jsonl"
+        scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
+        card = _run_card(project, run_dir, manifest)
+        clock.lap("checks (card)")
+        read_error: VerdictError | None = None
+        figures = None
         seed = stats.seed_from(str(manifest["seal_root"]))
-        figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+        try:
+            data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=allow_incomplete,
+                            defer_outputs=True)
+            _check_plan(card, data)
+            figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+        except VerdictError as exc:
+            read_error = exc
+        clock.lap("read plan and scores")
+        try:
+            _check_sealed(project, run_dir, manifest, card, digest, scores_digest)
+        except VerdictError:
+            pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
+            raise
+        if read_error is not None:
+            raise read_error
+        clock.lap("checks (seal, outputs digest)")
         done = finish_outputs(data)
         if done is not data:
             data = done
             figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
         table_tmp = run_dir / (TABLE_FILE + ".tmp")
-        table_job = pool.submit(_write_file, table_tmp, table_text(data, _rig_line(manifest)))
+        table_job = io.submit(_write_file, table_tmp, table_text(data, _rig_line(manifest)))
         clock.lap("outputs and table (beside the statistics)")
         try:
             body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)
