@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 
-from .conftest import PROBES, make_ab_project
+from .conftest import PROBES, copy_project, make_ab_project
 from .test_card import seed_body
 
 
@@ -74,3 +74,20 @@ def test_anthropic_rig(tmp_path: Path) -> None:
     assert body["system"] == "Answer with one word."
     assert [m["role"] for m in body["messages"]] == ["user"]  # type: ignore[union-attr, index]
     assert re.search(r'"max_tokens": 50', result.output)
+
+
+def test_local_rig_prints_the_body_a_local_run_seals(tmp_path: Path) -> None:
+    """For the embedded model: llama.cpp's server URL, no effort, and the first repetition's seed written in,
+    exactly as `sealed/requests.jsonl` holds it for that cell."""
+    from benchcard.providers.local import call_seed
+
+    project = copy_project(tmp_path / "proj", ("demo-answer-cue",))
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "demo-answer-cue", "--provider", "local",
+                                      "--fixture", "review-01"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("curl http://127.0.0.1:8000/v1/chat/completions \\\n")
+    assert "Authorization" not in result.output
+    body = _body_of(result.output)
+    assert body["temperature"] == 0.7 and "reasoning_effort" not in body
+    unseeded = {k: v for k, v in body.items() if k != "seed"}
+    assert body["seed"] == call_seed(unseeded, 0)

@@ -382,6 +382,109 @@ def test_party_lists_split_on_and_but_names_with_ampersands_survive() -> None:
     assert m["values_returned"] == 2 and m["unsupported_values"] == 1
 
 
+# A synthetic excerpt whose party names, date and amount carry commas of their own.
+COMMA_EXCERPT = ("This Agreement is made on 3 February, 2025 between Acme Ltd, of 1 High Street, and Beta plc, of "
+                 "2 Low Road. It is joined by Acme, Inc., a Delaware corporation (the Buyer), Beta Holdings, Ltd. "
+                 "(the Seller) and Smith, Jones & Co (the Agent). The Buyer shall pay the Seller 1,000,000 US "
+                 "dollars, in two equal instalments, within 30 days of delivery.")
+
+
+def comma_key(*parties: str) -> dict[str, Any]:
+    return {"fixture": "commas", "parties": [{"value": p, "accept": []} for p in parties],
+            "effective_date": [{"value": "3 February, 2025", "accept": []}], "termination_rights": [],
+            "obligations": [{"value": "pay the Seller 1,000,000 US dollars", "accept": []}],
+            "not_stated": ["termination_rights"]}
+
+
+def score_commas(output: str, *parties: str) -> dict[str, float]:
+    return score_fields(output, comma_key(*parties), COMMA_EXCERPT, SPEC)
+
+
+@pytest.mark.parametrize("template", ["Parties: {}", "- **Parties:** {}", '{{"parties": "{}"}}', "| Parties | {} |"])
+def test_comma_separated_parties_score_like_semicolons(template: str) -> None:
+    commas = score_commas(template.format("Acme Ltd, Beta plc"), "Acme Ltd", "Beta plc")
+    assert commas == score_commas(template.format("Acme Ltd; Beta plc"), "Acme Ltd", "Beta plc")
+    assert commas["values_returned"] == 2 and commas["unsupported_values"] == 0
+    assert commas["field_recall.parties"] == 1.0
+
+
+def test_a_prose_party_list_with_commas_is_split_like_one_with_and() -> None:
+    m = score_commas("The parties are Acme Ltd, Beta plc.", "Acme Ltd", "Beta plc")
+    assert m == score_commas("The parties are Acme Ltd and Beta plc.", "Acme Ltd", "Beta plc")
+    assert m["values_returned"] == 2 and m["unsupported_values"] == 0 and m["field_recall.parties"] == 1.0
+
+
+@pytest.mark.parametrize(("fixture", "first", "second"), [
+    ("excerpt-01", "Brackenfield Components Ltd", "Tallow & Reed Manufacturing Limited"),
+    ("excerpt-01", 'Brackenfield Components Ltd (the "Supplier")', 'Tallow & Reed Manufacturing Limited (the "Buyer")'),
+    ("excerpt-02", "Northgate Ledger Systems, Inc.", "Pellworth County Credit Union"),  # no legal form: a key name
+    ("excerpt-07", "Harbourline Freight Limited", "Oakmere Foods plc"),
+    ("excerpt-09", "Aldermoor Cloud Services B.V.", "Quillstone Legal Publishing Ltd"),
+    ("excerpt-10", "Meridian Water Cooperative", "Rowan Tide Consulting Pty Ltd"),
+])
+def test_comma_separated_fixture_parties_are_two_supported_values(fixture: str, first: str, second: str) -> None:
+    m = score(fixture, f"Parties: {first}, {second}")
+    assert m == score(fixture, f"Parties: {first}; {second}")
+    assert m["values_returned"] == 2 and m["unsupported_values"] == 0 and m["field_recall.parties"] == 1.0
+
+
+def test_a_comma_list_with_an_invented_party_counts_it_once() -> None:
+    m = score("excerpt-01", "Parties: Brackenfield Components Ltd, Acme Widgets plc")
+    assert m == score("excerpt-01", "Parties: Brackenfield Components Ltd; Acme Widgets plc")
+    assert m["values_returned"] == 2 and m["unsupported_values"] == 1 and m["field_recall.parties"] == 0.5
+    m = score("excerpt-01", "Parties: Foo Ltd, Bar plc")
+    assert m["values_returned"] == 2 and m["unsupported_values"] == 2
+
+
+@pytest.mark.parametrize("output", [
+    "Parties: Acme, Inc.; Beta Holdings, Ltd.; Smith, Jones & Co",
+    "Parties: Acme, Inc., Beta Holdings, Ltd., Smith, Jones & Co",
+    "Parties: Acme, Inc. (the Buyer), Beta Holdings, Ltd. (the Seller), Smith, Jones & Co (the Agent)",
+    '{"parties": ["Acme, Inc.", "Beta Holdings, Ltd.", "Smith, Jones & Co"]}',
+    "- Parties:\n  - Acme, Inc.\n  - Beta Holdings, Ltd.\n  - Smith, Jones & Co",
+])
+def test_company_names_with_commas_are_one_value_each(output: str) -> None:
+    m = score_commas(output, "Acme, Inc.", "Beta Holdings, Ltd.", "Smith, Jones & Co")
+    assert m["values_returned"] == 3 and m["unsupported_values"] == 0 and m["field_recall.parties"] == 1.0
+
+
+@pytest.mark.parametrize("output", ["Parties: Zenith, Inc.", "Parties: Zenith Holdings, Ltd.",
+                                    "Parties: Smith, Jones & Co"])
+def test_an_invented_name_with_a_comma_is_one_unsupported_value(output: str) -> None:
+    m = score("excerpt-01", output)
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 1
+
+
+def test_a_party_with_its_description_is_not_split_into_two_values() -> None:
+    verbatim = "Parties: Brackenfield Components Ltd, a company registered in England"
+    assert score("excerpt-01", verbatim)["values_returned"] == 1
+    wrong = 'Parties: Brackenfield Components Ltd, a company registered in Scotland with company number SC402118'
+    m = score("excerpt-01", wrong)  # stitched from two places, so still one unsupported value
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 1
+
+
+@pytest.mark.parametrize("written", ["3 February, 2025", "February 3, 2025", "Feb. 3, 2025"])
+def test_a_date_with_a_comma_is_one_supported_value(written: str) -> None:
+    m = score_commas(f"Effective date: {written}")
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 0 and m["field_recall.effective_date"] == 1.0
+    for fixture in ("excerpt-02", "excerpt-05"):  # keys written "July 1, 2025" and "January 6, 2025"
+        value = key(fixture)["effective_date"][0]["value"]
+        m = score(fixture, f"Effective date: {value}")
+        assert m["values_returned"] == 1 and m["unsupported_values"] == 0
+
+
+def test_amounts_and_clauses_with_commas_are_one_value() -> None:
+    m = score_commas("Obligations: The Buyer shall pay the Seller 1,000,000 US dollars, in two equal instalments, "
+                     "within 30 days of delivery")
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 0 and m["field_recall.obligations"] == 1.0
+    m = score("excerpt-06", "Obligations: The Venue shall provide potable water, electricity and general waste "
+                            "collection; The Caterer shall maintain public and product liability insurance with a "
+                            "limit of indemnity of not less than £5,000,000 for any one occurrence")
+    assert m["values_returned"] == 2 and m["unsupported_values"] == 0
+    m = score("excerpt-07", "Parties: Harbourline Freight Limited (not less than £250,000 per vehicle)")
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 0
+
+
 # ------------------------------------------------------------------ abstention
 @pytest.mark.parametrize(
     "said",

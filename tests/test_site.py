@@ -10,6 +10,7 @@ import csv
 import html.parser
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -159,6 +160,38 @@ def write_bench_run(project: Project, run_id: str = BENCH_RUN, verdict: bool = T
     return folder
 
 
+def write_rules_ab_run(project: Project, card_id: str, run_id: str,
+                       cell: Callable[[str, str, int], tuple[str, str]]) -> Path:
+    """A run of a rules-scored ab card, every fixture × variant × repetition; `cell(fixture, variant, rep)`
+    gives its (status, text). Scored by the real scorer, judged by the real verdict."""
+    card, root = _sealed(project, card_id)
+    folder = project.run_dir(card_id, card.version, run_id)
+    outputs, scores, assignment = [], [], []
+    for variant in card.variant_names():
+        for fixture in card.fixture_ids():
+            for r in range(card.repetitions):
+                cell_id = f"c{len(outputs):010x}"
+                status, text = cell(fixture, variant, r)
+                outputs.append({"cell": cell_id, "fixture": fixture, "status": status, "text": text,
+                                "finish_reason": "stop" if status == "ok" else "length",
+                                "usage": {"input": 40, "output": 3, "reasoning": 0}, "cost": 0.0,
+                                "latency_ms": 100.0, "attempts": 1, "error": None})
+                s = score_output(card.scoring, text) if status == "ok" else None
+                scores.append({"cell": cell_id, "fixture": fixture, "status": status,
+                               "score": s.score if s else None, "metrics": s.metrics if s else {},
+                               "rules": s.rules if s else None})
+                assignment.append({"cell": cell_id, "variant": variant, "fixture": fixture, "repetition": r,
+                                   "order": len(assignment)})
+    _jsonl(folder / "outputs.jsonl", outputs)
+    _jsonl(folder / "scores.jsonl", scores)
+    _jsonl(folder / "sealed" / "assignment.jsonl", assignment)
+    _jsonl(folder / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": card.rig.provider,
+                                                   "url": "", "body": {}} for a in assignment])
+    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs)
+    give_verdict(project, folder, n_resamples=200)
+    return folder
+
+
 def make_project(root: Path) -> Project:
     """Every card of the repository, with runs: results and non-results, current and superseded."""
     copy_project(root)
@@ -255,6 +288,67 @@ def page(out: Path, rel: str) -> _Page:
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+class _Headings(html.parser.HTMLParser):
+    """The h2–h5 headings of a page, and those with nothing after them before the next heading of the same or
+    a higher rank or the end of their section: a heading over nothing is a section promised and left empty."""
+
+    LEVELS: ClassVar[dict[str, int]] = {"h2": 2, "h3": 3, "h4": 4, "h5": 5}
+    CONTAINERS: ClassVar[set[str]] = {"section", "article", "details", "div", "main", "header", "figure"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.headings: list[tuple[int, str]] = []
+        self.empty: list[str] = []
+        self._pending: list[dict[str, Any]] = []
+        self._title: list[str] | None = None
+        self._depth = 0
+        self.feed(text)
+        self.close()
+        self._settle(lambda h: True)
+
+    def _settle(self, which: Callable[[dict[str, Any]], bool]) -> None:
+        for h in [h for h in self._pending if which(h)]:
+            if not h["content"]:
+                self.empty.append(h["title"])
+            self._pending.remove(h)
+
+    def _content(self) -> None:
+        for h in self._pending:
+            h["content"] = True
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.LEVELS:
+            level = self.LEVELS[tag]
+            self._settle(lambda h: h["level"] >= level)
+            self._title = []
+            self._pending.append({"level": level, "depth": self._depth, "title": "", "content": False})
+        elif tag in self.CONTAINERS:
+            self._depth += 1
+        elif tag == "img":
+            self._content()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.LEVELS and self._title is not None:
+            title = " ".join("".join(self._title).split())
+            self._pending[-1]["title"] = title
+            self.headings.append((self.LEVELS[tag], title))
+            self._title = None
+        elif tag in self.CONTAINERS:
+            depth = self._depth
+            self._settle(lambda h: h["depth"] >= depth)
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._title is not None:
+            self._title.append(data)
+        elif data.strip():
+            self._content()
+
+
+def headings(out: Path, rel: str) -> _Headings:
+    return _Headings((out / rel).read_text(encoding="utf-8"))
 
 
 # ----------------------------------------------------------------------------------------------- tests
@@ -603,3 +697,89 @@ def test_real_project_builds(tmp_path: Path) -> None:
     """The repository's own cards build as they stand."""
     report = build_site(Project(REPO), tmp_path / "site")
     assert "cards/bench-01/index.html" in report.pages
+
+
+DEMO = "demo-answer-cue"  # an ab card with no `page:` prose at all
+DEMO_RUN = "20261130T120000Z-0001"
+
+
+def test_no_page_has_a_heading_over_nothing(empty_built: tuple[Project, Path], built: tuple[Project, Path]) -> None:
+    for _, out in (empty_built, built):
+        for html_file in sorted(out.rglob("*.html")):
+            rel = str(html_file.relative_to(out))
+            assert not headings(out, rel).empty, rel
+
+
+def test_run_card_without_page_prose(empty_built: tuple[Project, Path]) -> None:
+    """A card with no `page:` section: no prose headings, but everything the card itself says."""
+    project, out = empty_built
+    assert not load_card(project.card_path(DEMO), project).page
+    rel = f"cards/{DEMO}/index.html"
+    h = headings(out, rel)
+    assert not h.empty
+    titles = [t for _, t in h.headings]
+    for absent in ("Fixture", "Controls locked", "What would count as evidence", "What would close the card",
+                   "Most likely way to fool yourself", "Sources"):
+        assert absent not in titles
+    assert titles[:4] == ["DEMO-ANSWER-CUE · run card", "Rig", "Exact prompt", "Scoring rule, written before the run"]
+    source = (out / rel).read_text(encoding="utf-8")
+    assert 'id="sources"' not in source
+    text = _norm(page(out, rel).text)
+    assert "Not this card" not in text
+    # the prompt, the variant's block, the card's own rubric as its scoring rule, the sealed win rule
+    assert "Is this review positive or negative? Answer with one word. Review: {{FIXTURE}}" in text
+    assert "--- VARIANT answer-cue adds only the block below, at the end of its line --- Answer:" in text
+    rule = text.split("Scoring rule, written before the run")[1].split("Results")[0]
+    assert rule.startswith(" Five rules, each scored pass or fail on the raw output")
+    assert "It is the bare label and nothing else (surrounding whitespace aside)" in rule
+    assert "As sealed — every clause must hold" in rule and "rule.names_a_label does not fall (margin 0.2)" in rule
+    assert "Not yet run" in text
+
+
+def _demo_site(root: Path, cell: Callable[[str, str, int], tuple[str, str]]) -> tuple[Path, str]:
+    """The demo card with one run (its cells from `cell`), judged, built; returns the site and card page text."""
+    copy_project(root / "proj", (DEMO,))
+    project = Project((root / "proj").resolve())
+    write_rules_ab_run(project, DEMO, DEMO_RUN, cell)
+    out = root / "site"
+    build_site(project, out)
+    return out, (out / f"cards/{DEMO}/index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_fixture_with_no_scored_cell(tmp_path: Path) -> None:
+    """Every cell of review-03 cut off: its row says so, its means are dashes, and nothing warns or shows nan."""
+    def cell(fixture: str, variant: str, rep: int) -> tuple[str, str]:
+        if fixture == "review-03":
+            return "truncated", "This review is"
+        return "ok", ("positive" if variant == "answer-cue" else "This review is positive.")
+
+    out, source = _demo_site(tmp_path, cell)
+    text = _norm(_Page(source).text)
+    assert "Result: result · win" in text and "score rises — holds" in text
+    assert "6 cell(s) were cut off by the token limit" in text
+    assert not re.search(r"\bnan\b", source, re.I)
+    pivot = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)[0]
+    rows = _norm(_Page(pivot.split("<tbody>")[1].split("</tbody>")[0]).text)
+    assert "review-03 no scored cell — — — — — —" in rows
+    assert "review-04 0.400 1.000 0.600 1.000 1.000 0.000" in rows
+    assert "mean 0.400 1.000 0.600 1.000 1.000 0.000" in _norm(_Page(pivot).text)
+    assert ("— means no scored cell for that fixture and variant: every one was truncated or failed, so it has no "
+            "mean and the mean row leaves it out. No scored cell at all: review-03.") in text
+    assert "over 9 fixtures" in text and "Left out, with no scored cell in one arm or both: review-03." in text
+    evidence = _norm(page(out, f"runs/{DEMO}/v1/{DEMO_RUN}/index.html").text)
+    assert "review-03 · plain · rep 0 · truncated · score —" in evidence
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_run_with_no_scored_cell_at_all(tmp_path: Path) -> None:
+    """Every cell cut off: a plain sentence instead of a table of dashes, no plot, no nan, no warning."""
+    _, source = _demo_site(tmp_path, lambda fixture, variant, rep: ("truncated", "This review is"))
+    p = _Page(source)
+    text = _norm(p.text)
+    assert "Result: non-result · inconclusive" in text
+    assert "No scored cell: every cell of this run was truncated or failed, so there is no mean to show" in text
+    assert '<table class="pivot">' not in source and not any(t == "img" for t, _ in p.tags)
+    assert "means plain —, answer-cue — · baseline run means — ·" in text
+    assert not re.search(r"\bnan\b", source, re.I)
+    assert not _Headings(source).empty

@@ -39,6 +39,10 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
                  provider: str | None = None, model: str | None = None, base_url: str | None = None) -> str:
     cfg = provider_config(provider or card.rig.provider, config, base_url)
     body = request_for(card, cfg, model or card.rig.model, variant, fixture)
+    if cfg.type == "local":  # the first repetition's body as a local run seals it, seed included
+        from .providers.local import planned_body
+
+        body = planned_body(body, 0)
     lines = [f"curl {endpoint(cfg)} \\"]
     if cfg.type == "anthropic":
         lines.append(f'  -H "x-api-key: ${cfg.api_key_env}" \\')

@@ -30,9 +30,13 @@ Decisions a user of the numbers should know:
   "2025-02-03" compare equal). Ambiguous numeric dates such as 03/02/2025 are not parsed.
 * **Values.** A section is split into values on lines, list items, table cells, sentences, semicolons and
   "but"/"however"; a short sub-label ("Supplier: ...") is dropped first, and simple lead-ins ("The parties
-  are", "The agreement is effective from") are removed. For ``parties`` a value is also split on "and",
-  and on "&" only where a part is not in the excerpt ("Tallow & Reed ..." survives). Values are
-  de-duplicated across fields before counting; ``values_returned`` is that count.
+  are", "The agreement is effective from") are removed. For ``parties`` a value is also split on "and";
+  on ", " only when every piece is a name on its own — one of the key's party forms or ending in a legal
+  form (Ltd, plc, Inc ...) — and the whole is not verbatim in the excerpt, so "Acme Ltd, Beta plc" is two
+  values but "Acme, Inc.", "Smith, Jones & Co" and "X Ltd, a company registered in ..." stay one; and on
+  "&" only where a part is not in the excerpt ("Tallow & Reed ..." and "Jones & Co" survive). Other fields
+  are never split at commas: dates ("February 3, 2025"), amounts ("1,000,000") and clauses keep theirs.
+  Values are de-duplicated across fields before counting; ``values_returned`` is that count.
 * **Unsupported.** A value is supported when it occurs in the excerpt under the same normalisation (so a
   date written another way is supported; a paraphrase is not), or when every part of it split at
   parentheses, ellipses and dashes does ("Oakmere Foods plc (the Customer)"); a bare reference such as
@@ -293,13 +297,15 @@ def _json_sections(text: str, spec: FieldsSpec) -> tuple[dict[str, list[str]], l
 
 
 _ABBREV = re.compile(r"\b(?:no|nos|mr|ms|mrs|dr|st|cl|art|sec|e\.g|i\.e|cf|approx)\.$", re.I)
+_MONTH_ABBREV = re.compile(r"\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.$", re.I)
 
 
 def _sentences(text: str) -> list[str]:
-    """Split where a sentence ends and a capitalised one starts, but not after "No.", "Ms." and the like."""
+    """Split where a sentence ends and a capitalised one starts, but not after "No.", "Ms." and the like,
+    nor inside a date such as "Feb. 3, 2025" (a month abbreviation followed by a day)."""
     out: list[str] = []
     for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“'])", text):
-        if out and _ABBREV.search(out[-1]):
+        if out and (_ABBREV.search(out[-1]) or (_MONTH_ABBREV.search(out[-1]) and piece[:1].isdigit())):
             out[-1] += " " + piece
         else:
             out.append(piece)
@@ -420,16 +426,66 @@ def _supported(value: str, padded_excerpt: str) -> bool:
     return len(parts) > 1 and all(_in_excerpt(p, padded_excerpt) for p in parts)
 
 
-def _values(field: str, piece: str, padded_excerpt: str) -> list[str]:
-    """A concrete piece as values: a party list splits on "and", and on "&" where a part is not verbatim."""
+# A legal form that ends a company name, in ``norm`` form: "Acme, Inc." and "Smith, Jones & Co" are one name.
+_FORMS = (r"ltd|limited|plc|inc|incorporated|llc|llp|lp|co|corp|corporation|company|gmbh|ag|kg|pty|pte|ulc|"
+          r"s ?a|n ?v|b ?v|s ?l|s ?r ?l|s ?a ?r ?l|s ?p ?a")
+_BARE_FORM = re.compile(rf"(?:{_FORMS})")
+_ENDS_IN_FORM = re.compile(rf"\s(?:{_FORMS})$")
+
+
+def _bare(text: str) -> str:
+    """A name as compared with names: normalised, parentheticals such as a role ("(the Buyer)") dropped."""
+    return norm(re.sub(r"\([^)]*\)", " ", text))
+
+
+def _fragment(bit: str) -> bool:
+    """A piece that cannot be a name by itself: a bare legal form ("Inc.", "Co") or no letters ("2025")."""
+    return not re.search(r"[^\W\d_]", bit) or bool(_BARE_FORM.fullmatch(_bare(bit)))
+
+
+def _comma_names(part: str, padded_excerpt: str, names: frozenset[str]) -> list[str]:
+    """A party list split at ", " only when every piece is a name on its own: a key party form or ending in a
+    legal form. A comma is ambiguous ("Acme Ltd, Beta plc" is two names, "Acme, Inc." one), so text verbatim
+    in the excerpt stays whole, fragments ("Inc.", "2025") stay with the piece before, pieces verbatim together
+    in the excerpt stay together, and an unknown "Smith, Jones & Co" stays one value. "1,000,000" has no space.
+    """
+    if _in_excerpt(part, padded_excerpt) or _bare(part) in names:
+        return [part]
+    units: list[str] = []
+    for bit in re.split(r",\s+", part):
+        if units and _fragment(bit):
+            units[-1] += ", " + bit
+        else:
+            units.append(bit)
+    out: list[str] = []
+    i = 0
+    while i < len(units):
+        j = next(j for j in range(len(units), i, -1)
+                 if j == i + 1 or _in_excerpt(", ".join(units[i:j]), padded_excerpt))
+        out.append(", ".join(units[i:j]))
+        i = j
+    alone = all(_bare(n) in names or _ENDS_IN_FORM.search(_bare(n)) for n in out)
+    return out if len(out) > 1 and alone else [part]
+
+
+def _values(field: str, piece: str, padded_excerpt: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """A concrete piece as values. Only ``parties`` is a list of names, so only it splits: on "and", on
+    commas (``_comma_names``) and on "&" where a part is not verbatim ("& Co" stays); the other fields are
+    prose or a date, whose commas ("3 February, 2025", "pay 1,000, monthly") never separate values."""
     if field != "parties":
         return [piece]
     out: list[str] = []
-    for part in re.split(r",?\s+and\s+", piece):
+    for part in (n for p in re.split(r",?\s+and\s+", piece) for n in _comma_names(p, padded_excerpt, names)):
         if _supported(part, padded_excerpt) or "&" not in part:
             out.append(part)
-        else:
-            out.extend(re.split(r"\s*&\s*", part))
+            continue
+        bits: list[str] = []
+        for bit in re.split(r"\s*&\s*", part):
+            if bits and _fragment(bit):
+                bits[-1] += " & " + bit
+            else:
+                bits.append(bit)
+        out.extend(bits)
     return [p for p in out if norm(p)]
 
 
@@ -495,6 +551,7 @@ def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: Fields
         found, total = found + hits, total + len(entries)
     metrics["field_recall"] = found / total if total else 1.0
     padded_excerpt = f" {norm(excerpt)} "
+    names = frozenset(_bare(f) for e in key.get("parties") or [] for f in (e["value"], *e.get("accept", [])))
     supported: dict[str, bool] = {}
     abstained = concrete = False
     for field, line in value_lines:
@@ -503,7 +560,7 @@ def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: Fields
                 abstained = abstained or field == spec.abstain_field
                 continue
             concrete = concrete or field == spec.abstain_field
-            for value in _values(field, piece, padded_excerpt):
+            for value in _values(field, piece, padded_excerpt, names):
                 supported.setdefault(norm(value), _supported(value, padded_excerpt))
     metrics["unsupported_values"] = float(sum(not ok for ok in supported.values()))
     if spec.abstain_field is not None:

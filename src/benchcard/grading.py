@@ -88,10 +88,14 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
     """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
 
     Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
-    scorer or by a person. Exporting the same sheet name again reproduces the same sheet.
+    scorer or by a person. Exporting the same sheet name again reproduces the same sheet. A run that already has
+    a verdict is refused, as `import_grades` would refuse the grades: a sheet whose grades can never count is a trap.
     """
     _check_name(name)
     run_dir = Path(run_dir)
+    if (run_dir / VERDICT_FILE).exists():
+        raise RunError(f"run {run_dir.name} already has a verdict; grades of a sheet exported now could never be "
+                       "part of it")
     manifest = read_manifest(run_dir)
     if not manifest.get("finished_at"):
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")

@@ -8,17 +8,24 @@ The order is a seeded *blocked* shuffle: every (fixture, repetition) is a block 
 variant, the blocks are shuffled, and so are the variants inside each block. Variants therefore interleave in
 time — after any number of calls their counts differ by at most one block — so a drift during the run (a
 provider's load, a silent model update) lands on every variant alike and cannot favour one.
+
+The sealed request of a cell is the exact body its call sends. A provider that settles something per call
+beyond the card (the local model's sampling seed) has a `planned_body(body, occurrence)`, given how many cells
+before this one, in call order, hold the same body; what it returns is what is sealed, and then sent as it is.
+Counting here, not at call time, makes a resumed run (which reads the bodies back) call with the same values.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from .card import Card
+from .hashing import canonical_json
 from .providers.base import Provider
 from .stats import seed_from
 from .store import AssignmentRow, RequestRow
@@ -77,8 +84,11 @@ def messages_for(card: Card, variant: str, fixture_text: str | None) -> list[dic
 
 def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
               ) -> Iterator[tuple[AssignmentRow, RequestRow]]:
-    """The sealed rows of each cell, built one at a time: the exact body the provider will send."""
+    """The sealed rows of each cell, built one at a time: the exact body the provider will send (with what its
+    `planned_body` adds, when it has one)."""
     texts: dict[str, str] = {}
+    planned: Callable[[dict[str, Any], int], dict[str, Any]] | None = getattr(provider, "planned_body", None)
+    seen: dict[bytes, int] = {}  # digest of a body → cells so far holding it (32 bytes a body, not its text)
     for c in cells:
         text = None
         if card.is_ab:
@@ -86,6 +96,11 @@ def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: s
             if text is None:
                 text = texts[c.fixture] = card.fixture_text(c.fixture)
         body = provider.build_body(model, messages_for(card, c.variant, text), card.params, card.rig.effort)
+        if planned is not None:
+            key = hashlib.sha256(canonical_json(body)).digest()
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            body = planned(body, occurrence)
         yield (
             AssignmentRow(cell=c.cell, variant=c.variant, fixture=c.fixture, repetition=c.repetition, order=c.order),
             RequestRow(cell=c.cell, provider=provider.config.name, url=url, body=body),

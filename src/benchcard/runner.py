@@ -508,13 +508,17 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     if t.manifest is None:
         model = t.model or _local_model_name(provider)
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
-        rig = Rig(t.cfg.name, model, card.rig.effort, surface)
+        # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
+        rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
         started = datetime.now(UTC)
         seed = o.seed if o.seed is not None else default_seed(seal_root, started)
         cells = plan_cells(card, seed)
         url = endpoint(t.cfg)
         rows = plan_rows(card, cells, provider, model, url)
         first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
+        prepare = getattr(provider, "prepare", None)  # the local model loads here: a bad file leaves no folder
+        if prepare is not None:
+            await prepare()
         store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
         state["store"] = store
 
@@ -556,6 +560,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     called = 0
     if "finished_at" not in manifest:
         with store.open_outputs() as writer:
+            tally = _Tally.of(store) if resumed else _Tally(Counts(ok=0, truncated=0, failed=0))
+            writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
             done = store.done_cells()
             if len(done) < total:
                 verb = "resuming" if resumed else "run"
@@ -570,7 +576,6 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                 raise RunError(f"{session.fatal}; the run stopped with {len(done) + writer.written} of {total} "
                                f"cells recorded. Fix the cause, then: benchcard run {card.id} --resume "
                                f"{store.run_id}")
-            tally = _Tally.of(store)
             if tally.seen >= total:  # every cell has an outcome: score blind and close the manifest
                 score_blind(store.outputs_path, store.scores_path, card, project)
                 manifest = store.add_to_manifest({
@@ -604,12 +609,15 @@ class _Tally:
     def of(cls, store: RunStore) -> _Tally:
         t = cls(Counts(ok=0, truncated=0, failed=0))
         for row in store.iter_outputs():
-            t.seen += 1
-            if row["status"] in t.counts:
-                t.counts[row["status"]] += 1  # type: ignore[literal-required]
-            if row["cost"] is not None:
-                t.cost += row["cost"]
-                t.priced += 1
-            elif row["status"] != "failed":
-                t.unpriced += 1
+            t.add(row)
         return t
+
+    def add(self, row: OutputRow) -> None:
+        self.seen += 1
+        if row["status"] in self.counts:
+            self.counts[row["status"]] += 1  # type: ignore[literal-required]
+        if row["cost"] is not None:
+            self.cost += row["cost"]
+            self.priced += 1
+        elif row["status"] != "failed":
+            self.unpriced += 1

@@ -147,6 +147,8 @@ async def _drop(request: web.Request) -> web.StreamResponse:
 
 async def _completion(request: web.Request, anthropic: bool) -> web.StreamResponse:
     state = request.app[_SERVER].state
+    loop = asyncio.get_running_loop()
+    arrived = loop.time()  # the latency runs from here, so the server's own work is inside it, not added to it
     raw = await request.read()
     try:
         body: Any = json.loads(raw)
@@ -198,7 +200,7 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
     if fault is not None and fault.kind == "hang":
         delay += fault.hang_s * 1000.0
     if delay > 0:
-        await asyncio.sleep(delay / 1000.0)
+        await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
 
     if status == "400":
         return _error(anthropic, 400, "request body is not a JSON object")

@@ -6,22 +6,28 @@ reads that file (it is found through the import system, never downloaded). Any o
 What a call does, and why:
 
 - The body is the OpenAI-style body `{model, messages, **params}`, the same bytes `benchcard curl` prints for
-  llama.cpp's own server (`python -m llama_cpp.server`), and the model is run through its own chat template
-  (`create_chat_completion`). Sampling settings the body does not name take the defaults of that server
-  (temperature 0.8, top_p 0.95, top_k 40, min_p 0.05, repeat_penalty 1.1), so the body means the same thing
-  in-process and over HTTP. `model` in the body is informative only: like that server, the provider answers
-  with the model it was constructed with. A rig's `effort` has no meaning for a local model and is not sent.
-- Seeds. A `seed` in the card's params is passed to every call as it is. Without one, each call gets a seed
-  derived from the body and from how many times this provider has already been given that same body:
-  `sha256(canonical_json(body) + "#<n>")`, first 4 bytes, for the n-th call with that body (counting from 0).
-  The repetitions of one (variant, fixture) carry byte-identical bodies, so they receive seeds 0, 1, 2, ... of
-  that body and differ at temperature > 0, while a rerun of the same grid replays the same seeds: the same
-  multiset of outputs per (variant, fixture), hence the same means, gap and confidence interval. (The noise
-  floor groups outputs by repetition index, and which repetition received which seed follows the run's
-  shuffled call order, so it can differ between reruns.) A `--resume` starts counting at 0 again, so a resumed
-  cell can repeat an output an earlier repetition of its body already gave. At temperature 0 decoding is greedy
-  and the seed is irrelevant. A seed in the stored body would make each sampled call replayable on its own,
-  over llama.cpp's server too (tests/test_local_server.py shows the same seed giving the same text both ways).
+  llama.cpp's own server (`python -m llama_cpp.server`) plus the seed a run's plan writes in (below), and the
+  model is run through its own chat template (`create_chat_completion`). Sampling settings the body does not
+  name take the defaults of that server (temperature 0.8, top_p 0.95, top_k 40, min_p 0.05, repeat_penalty
+  1.1), so the body means the same thing in-process and over HTTP. `model` in the body is informative only:
+  like that server, the provider answers with the model it was constructed with. A rig's `effort` has no
+  meaning for a local model and is not sent.
+- Seeds. The seed of every sampled call is in its sealed body, so `sealed/requests.jsonl` holds exactly what is
+  run. A `seed` in the card's params is in every body already and is passed as it is. Without one, the plan
+  (`plan.plan_rows`, through `planned_body`) writes a seed into each body that samples (temperature not 0),
+  derived from the body and from how many cells before it, in call order, hold that same body:
+  `sha256(canonical_json(body) + "#<n>")`, first 4 bytes, for the n-th such cell (counting from 0). The
+  repetitions of one (variant, fixture) carry byte-identical bodies, so they receive seeds 0, 1, 2, ... of that
+  body and differ at temperature > 0, while a rerun of the same grid replays the same seeds: the same multiset of
+  outputs per (variant, fixture), hence the same means, gap and confidence interval. Which repetition receives
+  which seed follows the call order, which the run's seed fixes: the same `--seed` gives every cell the same seed
+  (and the noise floor, which groups outputs by repetition index, the same figures). `complete()` uses the
+  body's seed as it is, so a `--resume`, which reads the bodies back from `sealed/requests.jsonl`, calls each
+  remaining cell with the seed it was planned with, and any sealed body replays on its own, over llama.cpp's
+  server too (tests/test_local_server.py shows the same seed giving the same text both ways). At temperature 0
+  decoding is greedy and ignores the seed, so none is written and the body stays the one that server is sent.
+  A body that names no seed and was not planned (handed to `complete()` directly, or sealed before plans wrote
+  seeds) gets the seed above, counted over the calls this provider has been given with that body.
 - Calls never block the event loop: they run in one worker thread per provider, serialised by a lock on the
   model (a `Llama` object is not thread-safe), so `--concurrency` above 1 only queues calls.
 - The model is loaded lazily at the first call and cached per process, keyed by (path, n_ctx), so a run loads it
@@ -122,9 +128,23 @@ def resolve_model(model: str | None) -> Path:
 
 
 def call_seed(body: Mapping[str, Any], occurrence: int) -> int:
-    """The seed of the `occurrence`-th call (from 0) with this exact body, when the body names none."""
+    """The seed of the `occurrence`-th cell (from 0) holding this exact body, when the body names none."""
     data = canonical_json(dict(body)) + f"#{occurrence}".encode()
     return int.from_bytes(hashlib.sha256(data).digest()[:4], "big") % _SEED_RANGE
+
+
+def samples(body: Mapping[str, Any]) -> bool:
+    """Whether a call with this body draws from its seed: llama.cpp decodes greedily, seed unused, only at
+    temperature exactly 0 (a body without one takes the server's 0.8)."""
+    temperature = body.get("temperature")
+    return bool((SERVER_DEFAULTS["temperature"] if temperature is None else temperature) != 0)
+
+
+def planned_body(body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
+    """`body` with the seed of its `occurrence`-th call written in, unless it names one or decodes greedily."""
+    if body.get("seed") is not None or not samples(body):
+        return dict(body)
+    return {**body, "seed": call_seed(body, occurrence)}
 
 
 @dataclass
@@ -185,11 +205,13 @@ def close_all() -> None:
                 loaded.lock.release()
 
 
-def sampling_kwargs(body: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """The keyword arguments of `create_chat_completion` for one body: server defaults, then the body's fields."""
+def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """The keyword arguments of `create_chat_completion` for one body: server defaults, then the body's fields;
+    `seed` only when the body names none."""
     kwargs = dict(SERVER_DEFAULTS)
     kwargs.update({k: body[k] for k in PASSED if k in body and body[k] is not None})
-    kwargs.setdefault("seed", seed)
+    if seed is not None:
+        kwargs.setdefault("seed", seed)
     return kwargs
 
 
@@ -253,18 +275,27 @@ class LocalProvider:
         """The OpenAI-style body `{model, messages, **params}`; `effort` has no local meaning and is not sent."""
         return {"model": model, "messages": messages, **params}
 
+    def planned_body(self, body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
+        """The body to seal for the `occurrence`-th cell (from 0, in call order) holding this body: with the seed
+        its call will use written in, so the sealed body alone replays it (`plan.plan_rows` calls this)."""
+        return planned_body(body, occurrence)
+
     def loaded(self) -> LoadedModel:
         """The model, loading it on first use (blocking: call it from the worker thread)."""
         return load_model(self.model_path, self.n_ctx)
+
+    async def prepare(self) -> None:
+        """Load the model now, on the worker thread, so that a file llama.cpp cannot read is refused before the
+        run plans anything or creates its folder (ProviderError, one line)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchcard-local")
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.loaded)
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise CallError("the request body has no messages")
-        key = canonical_json(dict(body))
-        occurrence = self._seen.get(key, 0)
-        self._seen[key] = occurrence + 1
-        kwargs = sampling_kwargs(body, call_seed(body, occurrence))
+        kwargs = sampling_kwargs(body, None if body.get("seed") is not None else self._unplanned_seed(body))
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchcard-local")
         loop = asyncio.get_running_loop()
@@ -278,6 +309,14 @@ class LocalProvider:
             raise
         max_tokens = kwargs.get("max_tokens")
         return completion_from(response, window, max_tokens if isinstance(max_tokens, int) else None)
+
+    def _unplanned_seed(self, body: Mapping[str, Any]) -> int:
+        """The seed of a body that names none (not planned, or sealed before plans wrote seeds): the plan's
+        derivation, counted over this provider's calls with that body."""
+        key = canonical_json(dict(body))
+        occurrence = self._seen.get(key, 0)
+        self._seen[key] = occurrence + 1
+        return call_seed(body, occurrence)
 
     def _generate(self, messages: list[dict[str, str]], kwargs: dict[str, Any], cancelled: threading.Event
                   ) -> tuple[Mapping[str, Any], int]:

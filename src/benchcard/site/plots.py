@@ -25,6 +25,20 @@ def _grid(df: Any, metric: str, variant: str, fixtures: Sequence[str]) -> Any:
     return np.asarray(pivot.reindex(list(fixtures)).to_numpy(dtype=float), dtype=np.float64)
 
 
+def _fixture_means(grid: Any) -> Any:
+    """Each fixture's mean over its scored repetitions, NaN where none was scored.
+
+    Not np.nanmean: a fixture whose every cell was truncated or failed is normal in a run, and nanmean warns
+    ("Mean of empty slice") on it, which np.errstate does not silence.
+    """
+    import numpy as np
+
+    valid = ~np.isnan(grid)
+    counts = valid.sum(axis=1)
+    sums = np.where(valid, grid, 0.0).sum(axis=1)
+    return np.divide(sums, counts, out=np.full(sums.shape, np.nan), where=counts > 0)
+
+
 def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[dict[str, Any]]:
     """One SVG per (variant, clause metric compared across arms): fixture differences, CI, noise floor."""
     df = run.table
@@ -53,8 +67,7 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[d
             fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
             base = _grid(df, metric, baseline, fixtures)
             var = _grid(df, metric, variant, fixtures)
-            with np.errstate(all="ignore"):
-                d = np.nanmean(var, axis=1) - np.nanmean(base, axis=1)
+            d = _fixture_means(var) - _fixture_means(base)
             keep = ~np.isnan(d)
             if not keep.any():
                 continue
@@ -72,7 +85,8 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[d
             out.append({"src": prefix + name, "alt": alt, "metric": metric, "variant": variant,
                         "gap": fmt_num(gap.gap, 3), "ci": f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]",
                         "floor": fmt_num(floor.value, 3), "level": f"{1 - alpha:.0%}",
-                        "n": int(keep.sum())})
+                        "n": int(keep.sum()),
+                        "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
     return out
 
 

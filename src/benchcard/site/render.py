@@ -63,6 +63,8 @@ def fmt_value(value: Any) -> str:
         return fmt_num(value, 3)
     if isinstance(value, list | tuple) and len(value) == 2 and all(number(v) is not None for v in value):
         return f"[{fmt_num(value[0], 3)}, {fmt_num(value[1], 3)}]"
+    if isinstance(value, Mapping | list | tuple) and not value:  # e.g. no run means when nothing was scored
+        return "—"
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {fmt_value(v)}" for k, v in value.items())
     if isinstance(value, list | tuple):

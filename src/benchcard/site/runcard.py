@@ -14,7 +14,7 @@ from ..project import Project
 from .cardparts import curl_view, dataset_json_ld, history_view, params_view
 from .evidence import run_files
 from .plots import draw_plots
-from .render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, prose
+from .render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from .runs import Run, baseline_of, clauses_for
 
 
@@ -152,7 +152,11 @@ def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[st
 
 def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: str | None,
            no_delta: Iterable[str] = ()) -> dict[str, Any] | None:
-    """One table: a row per fixture, for each metric a column per variant (and variant − baseline)."""
+    """One table: a row per fixture, for each metric a column per variant (and variant − baseline).
+
+    A fixture none of whose cells was scored (all truncated or failed) keeps its row, marked, rather than
+    silently leaving the table: the reader should see that the means are over fewer fixtures.
+    """
     if not metrics:
         return None
     groups: list[dict[str, Any]] = []
@@ -160,6 +164,7 @@ def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: s
     starts: list[int] = []
     sub = df[df["metric"].isin(list(metrics))]
     means = sub.pivot_table(index="fixture", columns=["metric", "variant"], values="value", aggfunc="mean")
+    means = means.reindex(sorted(sub["fixture"].dropna().unique()))
     for metric in metrics:
         cols = [v for v in variants if (metric, v) in means.columns]
         others = [v for v in cols if v != baseline]
@@ -171,13 +176,15 @@ def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: s
             heads.append("Δ")
             columns.append((metric, others[0], baseline))
         groups.append({"metric": metric, "heads": heads})
-    rows = []
+    if not columns:  # no metric has a scored cell: the run view says so instead of an empty table
+        return None
+    rows: list[dict[str, Any]] = []
     for fixture, row in means.iterrows():
         cells = []
         for metric, v, base in columns:
             value = row.get((metric, v))
             cells.append(fmt_num(value - row.get((metric, base)) if base else value, 3))
-        rows.append({"fixture": str(fixture), "cells": cells})
+        rows.append({"fixture": str(fixture), "cells": cells, "unscored": bool(row.isna().all())})
     totals = []
     for metric, v, base in columns:
         col = means[(metric, v)] - means[(metric, base)] if base else means[(metric, v)]
@@ -185,7 +192,33 @@ def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: s
     reps = sub.groupby(["fixture", "variant", "metric"])["value"].count()
     deltas = sorted({f"{v} − {base}" for _, v, base in columns if base})
     return {"groups": groups, "rows": rows, "mean": totals, "starts": starts, "deltas": deltas,
-            "reps": int(reps.max()) if len(reps) else 0}
+            "reps": int(reps.max()) if len(reps) else 0,
+            "unscored": [r["fixture"] for r in rows if r["unscored"]],
+            "gaps": any(c == "—" for r in rows for c in r["cells"])}
+
+
+# The `page:` prose sections of a run card, as the seed run card orders them.
+_PROSE_SECTIONS = ("not_this_card", "fixture", "controls", "scoring_rule", "evidence", "closing_rule",
+                   "fool_yourself", "sources")
+
+
+def _prose_sections(card: Card) -> dict[str, dict[str, Any]]:
+    """The card's `page:` prose, every section present (empty when the card has none).
+
+    A card without `page:` prose for its scoring rule still has its own rubric, which says the same thing in
+    the card's words, so the page shows that rather than nothing.
+    """
+    sections = {k: prose(card.page.get(k)) for k in _PROSE_SECTIONS}
+    if not _has_prose(sections["scoring_rule"]) and (card.rubric_intro or card.rubric):
+        sections["scoring_rule"] = {"paragraphs": paragraphs(card.rubric_intro), "items": list(card.rubric),
+                                    "links": []}
+    return sections
+
+
+def _has_prose(section: Mapping[str, Any]) -> bool:
+    """Whether a prose section has anything to show: a heading over nothing reads as an unfinished page."""
+    return bool(section["paragraphs"] or section["items"]
+                or any(link["title"] or link["url"] for link in section["links"]))
 
 
 def _prompt_view(card: Card) -> dict[str, Any]:
@@ -254,6 +287,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
             "plots": plots,
             "pivot": main,
             "more_pivot": rest,
+            "no_scored_cell": run.table is not None and not run.table["value"].notna().any(),
             "href": root + run.href,
             "table_href": root + run.site_dir + "/table.csv" if run.folder and (run.folder / "table.csv").is_file()
             else None,
@@ -269,13 +303,14 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
                "alpha": card.win.alpha, "equivalence_margin": card.win.equivalence_margin,
                "allow_failed": card.win.allow_failed}
     page = dict(card.page)
+    sections = _prose_sections(card)
     context = {
         "root": root,
         "card": card,
         "label": str(page.get("label") or card.id.upper()),
         "not_run_text": str(page.get("result") or "Result: not run here"),
-        "page": {k: prose(page.get(k)) for k in ("not_this_card", "fixture", "controls", "scoring_rule",
-                                                 "evidence", "closing_rule", "fool_yourself", "sources")},
+        "page": sections,
+        "filled": {k for k, v in sections.items() if _has_prose(v)},
         "prompt": _prompt_view(card),
         "win": win,
         "runs": run_views,
