@@ -210,6 +210,7 @@ class HttpProvider:
         self.config = config
         self.client = client
         self.url = httpx.URL(f"{config.base_url}/{self.path}")  # parsed once, not per call
+        self._headers: tuple[str | None, httpx.Headers] | None = None
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
@@ -225,8 +226,17 @@ class HttpProvider:
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         key = read_key(self.config)
-        headers = {**self.config.headers, "Content-Type": "application/json", **self.vendor_headers(key)}
-        return self.parse(await self._post(body, headers, key), key)
+        return self.parse(await self._post(body, self._headers_for(key), key), key)
+
+    def _headers_for(self, key: str | None) -> httpx.Headers:
+        """Every header of a call: the client's defaults, the config's, the vendor's. Built again only when
+        the key in the environment changes: httpx spends more on merging headers than on the rest of a request."""
+        cached = self._headers
+        if cached is None or cached[0] != key:
+            headers = httpx.Headers(self.client.headers)
+            headers.update({**self.config.headers, "Content-Type": "application/json", **self.vendor_headers(key)})
+            cached = self._headers = (key, headers)
+        return cached[1]
 
     def should_retry(self, error: BaseException) -> bool:
         return is_retryable(error)
@@ -234,10 +244,15 @@ class HttpProvider:
     async def aclose(self) -> None:
         """The client belongs to the runner, which closes it."""
 
-    async def _post(self, body: Mapping[str, Any], headers: Mapping[str, str], secret: str | None) -> Any:
-        """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key)."""
+    async def _post(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None) -> Any:
+        """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key).
+
+        The request is built here with its final headers and the client's timeouts, then sent by the client
+        (`client.post` would merge the same headers again on every call)."""
+        request = httpx.Request("POST", self.url, content=encode_body(body), headers=headers,
+                                extensions={"timeout": self.client.timeout.as_dict()})
         try:
-            response = await self.client.post(self.url, content=encode_body(body), headers=headers)
+            response = await self.client.send(request)
         except Exception as exc:
             if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
                 raise
