@@ -8,6 +8,7 @@ R repetitions, every body distinct) is written into a temporary project and seal
     python benchmarks/run_throughput.py --mode memory --cells 100000 --latency-ms 0 --concurrency 64
     python benchmarks/run_throughput.py --mode resume --cells 10000 --done 9000
     python benchmarks/run_throughput.py --mode all          # each mode in a fresh process, as above
+    python benchmarks/run_throughput.py --mode reference    # a bare aiohttp client: this server's floor
 
 Targets: (a) wall ≤ 1.10 × ideal, ideal = ceil(cells / concurrency) × latency; (b) runner CPU ≤ 1 ms per cell;
 (c) peak RSS ≤ 250 MB for 100,000 cells; (d) a resumed 10,000-cell run with 9,000 done makes its first call
@@ -158,9 +159,47 @@ def mode_resume(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def mode_reference(args: argparse.Namespace) -> dict[str, Any]:
+    """The floor of this server on this machine: a bare aiohttp client (no httpx, no plan, no files) posting the
+    synthetic card's bodies with `concurrency` loops, timed the same way as `throughput`."""
+    import asyncio
+
+    import aiohttp
+
+    with tempfile.TemporaryDirectory() as tmp, FakeServer({"default_reply": "ok"}, latency_ms=args.latency_ms) as srv:
+        project = make_project(Path(tmp), args.cells, srv.base_url)
+        card = load_card(project.card_path("synth"), project)
+        bodies = [{"model": "fake-model", "messages": card.messages(v, card.fixture_text(f)), **card.params}
+                  for f in card.fixture_ids() for v in card.variant_names() for _ in range(card.repetitions)]
+        latencies: list[float] = []
+
+        async def go() -> float:
+            todo = list(reversed(bodies))
+            connector = aiohttp.TCPConnector(limit=args.concurrency)
+            async with aiohttp.ClientSession(connector=connector) as session:
+                async def loop() -> None:
+                    while todo:
+                        body = todo.pop()
+                        t = time.perf_counter()
+                        async with session.post(f"{srv.base_url}/chat/completions", json=body,
+                                                headers={"Authorization": "Bearer sk-bench"}) as response:
+                            await response.json()
+                        latencies.append(time.perf_counter() - t)
+
+                t0 = time.perf_counter()
+                await asyncio.gather(*(loop() for _ in range(args.concurrency)))
+                return time.perf_counter() - t0
+
+        wall = asyncio.run(go())
+    ideal = math.ceil(args.cells / args.concurrency) * args.latency_ms / 1000.0
+    return {"mode": "reference", "cells": args.cells, "latency_ms": args.latency_ms, "concurrency": args.concurrency,
+            "wall_s": round(wall, 3), "ratio": round(wall / ideal, 3) if ideal else None,
+            "mean_latency_ms": round(1000 * sum(latencies) / len(latencies), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("throughput", "memory", "resume", "all"), default="all")
+    parser.add_argument("--mode", choices=("throughput", "memory", "resume", "reference", "all"), default="all")
     parser.add_argument("--cells", type=int)
     parser.add_argument("--latency-ms", type=float)
     parser.add_argument("--concurrency", type=int, default=64)
@@ -173,10 +212,12 @@ def main() -> None:
                    "--concurrency", str(args.concurrency), "--done", str(args.done)]
             subprocess.run(cmd, check=True)
         return
-    defaults = {"throughput": (10_000, 100.0), "memory": (100_000, 0.0), "resume": (10_000, 0.0)}[args.mode]
+    defaults = {"throughput": (10_000, 100.0), "memory": (100_000, 0.0), "resume": (10_000, 0.0),
+                "reference": (10_000, 100.0)}[args.mode]
     args.cells = args.cells or defaults[0]
     args.latency_ms = defaults[1] if args.latency_ms is None else args.latency_ms
-    result = {"throughput": mode_throughput, "memory": mode_memory, "resume": mode_resume}[args.mode](args)
+    modes = {"throughput": mode_throughput, "memory": mode_memory, "resume": mode_resume, "reference": mode_reference}
+    result = modes[args.mode](args)
     print(json.dumps(result))
 
 
