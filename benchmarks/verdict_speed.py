@@ -15,6 +15,7 @@ holds clause, table.csv (900,000 rows), verdict.json and the ledger append. Betw
 and the ledger are removed (outside the timed region).
 
     python benchmarks/verdict_speed.py --full --repeat 3
+    python benchmarks/verdict_speed.py --full --cold --repeat 5   # each verdict in a fresh interpreter
 """
 
 from __future__ import annotations
@@ -176,6 +177,30 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     return project, run_dir
 
 
+_COLD = """
+import json, sys, time
+from pathlib import Path
+from benchcard.project import Project
+from benchcard.verdict import give_verdict
+laps = {}
+t0 = time.perf_counter()
+v = give_verdict(Project(Path(sys.argv[1])), Path(sys.argv[2]), n_resamples=int(sys.argv[3]), timings=laps)
+print(json.dumps({"seconds": time.perf_counter() - t0, "laps": laps, "finding": v.finding}))
+"""
+
+
+def _cold_verdict(root: Path, run_dir: Path, resamples: int) -> tuple[float, dict[str, float], str]:
+    """One verdict in a fresh interpreter, as `benchcard verdict` gives it: scipy and the first use of every
+    code path are inside the timing; the interpreter's start and the import of benchcard are not."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _COLD, str(root), str(run_dir), str(resamples)], check=True,
+                         capture_output=True, text=True).stdout
+    data = json.loads(out)
+    return float(data["seconds"]), dict(data["laps"]), str(data["finding"])
+
+
 def main_full(args: argparse.Namespace) -> None:
     from benchcard.verdict import give_verdict
 
@@ -183,7 +208,8 @@ def main_full(args: argparse.Namespace) -> None:
     versions = f"numpy {np.__version__}, python {platform.python_version()}"
     print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, {versions}, load average "
           f"{os.getloadavg()[0]:.1f} at start")
-    print(f"bootstrap resamples {args.resamples:,}, sign-flip draws 100,000 (F > 20), repeats {args.repeat}\n")
+    print(f"bootstrap resamples {args.resamples:,}, sign-flip draws 100,000 (F > 20), repeats {args.repeat}, "
+          f"{'each in a fresh interpreter' if args.cold else 'in this interpreter (the first one cold)'}\n")
     print(row("fixtures × reps × arms", "scored cells", "table rows", "finding", "median (s)", "worst (s)",
               "within budget", "median phases (s)"))
     print("|---|---|---|---|---|---|---|---|")
@@ -200,7 +226,12 @@ def main_full(args: argparse.Namespace) -> None:
                 for name in ("verdict.json", "table.csv"):
                     (run_dir / name).unlink(missing_ok=True)
                 project.ledger_path.unlink(missing_ok=True)
-                laps: dict[str, float] = {}
+                if args.cold:
+                    seconds, laps, finding = _cold_verdict(project.root, run_dir, args.resamples)
+                    times.append(seconds)
+                    phases.append(laps)
+                    continue
+                laps = {}
                 t0 = time.perf_counter()
                 verdict = give_verdict(project, run_dir, n_resamples=args.resamples, timings=laps)
                 times.append(time.perf_counter() - t0)
@@ -233,6 +264,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--full", action="store_true",
                         help="time the whole verdict path (give_verdict) over a run folder instead")
+    parser.add_argument("--cold", action="store_true",
+                        help="with --full: give each verdict in a fresh interpreter, as the command does")
     args = parser.parse_args()
     if args.full:
         main_full(args)
