@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import random
 import statistics
 import time
@@ -37,23 +36,13 @@ from benchcard.card import load_card
 from benchcard.project import Project
 from benchcard.providers import BUILTIN
 from benchcard.providers.local import LocalProvider, bundled_gguf, require_llama_cpp
+from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 FILLER = (
     "The migration ran for six hours against the replica before anyone noticed that the replica had been "
     "promoted the previous week, which meant the whole rehearsal had been executed against production data. "
 )
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def row(*cells: str) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchcard import stats
+from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 BUDGET_S = 3.0
 FloatArray = npt.NDArray[np.float64]
@@ -63,17 +64,6 @@ def one_verdict(base: FloatArray, var: FloatArray, seed: int, resamples: int) ->
 def row(*cells: str) -> str:
     """One markdown table row."""
     return "| " + " | ".join(cells) + " |"
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 FIELDS = ("parties", "effective_date", "termination_rights", "obligations")

@@ -21,7 +21,7 @@ from benchcard.project import Project
 from benchcard.providers import BUILTIN
 from benchcard.providers.base import Provider, ProviderConfig
 from benchcard.providers.openai import OpenAIProvider
-from benchcard.runner import RunOptions, backoff_delay, run, score_blind, workers_for
+from benchcard.runner import RunOptions, run, score_blind, workers_for
 
 from .helpers_run import (
     KEY_ENV,
@@ -380,17 +380,6 @@ def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: Fak
     priced = [o for o in read_jsonl(project.root / s["folder"] / "outputs.jsonl") if o["fixture"] == "item-001"]
     assert all(o["cost"] == o["usage"]["input"] + 2 * o["usage"]["output"] for o in priced)
     assert s["cost_unknown"] == 0
-
-
-def test_backoff_is_full_jitter_and_honours_retry_after() -> None:
-    import random
-
-    rng = random.Random(1)
-    draws = [backoff_delay(3, None, 0.5, 30, rng) for _ in range(200)]
-    assert min(draws) >= 0 and max(draws) <= 2.0 and max(draws) > 1.5
-    assert max(backoff_delay(20, None, 0.5, 30, rng) for _ in range(50)) <= 30
-    assert backoff_delay(1, 7.0, 0.5, 30, rng) == 7.0
-    assert backoff_delay(1, 1e6, 0.5, 30, rng) == 600.0
 
 
 # ------------------------------------------------------------------------------------- progress, output

@@ -1,42 +1,35 @@
 """`benchcard run`: plan the grid, call the model for every cell, record each outcome, score blind at the end.
 
-Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.AiohttpTransport` (plain httpx's
-connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily
-from `sealed/requests.jsonl`, so memory stays flat however large the grid; N is `--concurrency`, capped at a
-provider's `max_concurrency` (the local model's 1) so that no cell's latency counts time spent queued. Each
-call is retried with exponential backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting
-at least what a `Retry-After` header asks; a cell that still fails, or fails for good (another 4xx, a malformed
-answer), is recorded as `failed` with its error and never scored. An authentication or not-found error (401,
-403, 404) says nothing about a cell, so it stops the run instead, leaving those cells to `--resume`.
-
-Model output is data: it is stored byte for byte and never executed or interpreted.
+This module carries a run from the card to the finished folder: the rig it uses (a card's, or the one given
+with --provider/--model/--base-url), the plan written before the first call, the calls (`calls.py`: one client,
+N workers, retries, one row per cell), the blind scoring and the manifest's closing fields. N is `--concurrency`,
+capped at a provider's `max_concurrency` (the local model's 1) so that no cell's latency counts time spent
+queued. Model output is data: it is stored byte for byte and never executed or interpreted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import random
-import sys
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 import httpx
 
 from . import __version__
 from . import seal as sealmod
+from .calls import RateLimiter, Session, execute, make_client
 from .card import Card, Rig, load_card, resolve_card_path
-from .errors import BenchcardError, ProviderError, RunError, SealError
+from .errors import ProviderError, RunError, SealError
 from .hashing import file_digest
 from .plan import default_seed, plan_cells, plan_rows
+from .progress import NullProgress, Progress, RichProgress
 from .project import Project
 from .providers import (
     Price,
-    cost_of,
     endpoint,
     load_config,
     make_provider,
@@ -44,13 +37,9 @@ from .providers import (
     provider_config,
     require_key,
 )
-from .providers.base import CallError, Completion, Provider, ProviderConfig, RetryableError, redact
+from .providers.base import Provider, ProviderConfig
 from .scoring import load_keys, score_run
-from .store import Counts, OutputRow, OutputWriter, RunStore, UsageRow, new_run_id, utc_stamp
-
-FATAL_STATUSES = frozenset({401, 403, 404})
-MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
-ERROR_CHARS = 300
+from .store import Counts, OutputRow, RunStore, new_run_id, utc_stamp
 
 
 @dataclass(frozen=True)
@@ -96,263 +85,6 @@ class RunSummary:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# ------------------------------------------------------------------------------------------------- progress
-
-
-class Progress(Protocol):
-    def start(self, label: str, total: int, completed: int) -> None: ...
-    def advance(self, row: OutputRow) -> None: ...
-    def stop(self) -> None: ...
-
-
-class NullProgress:
-    """No output at all (`--json`, benchmarks, tests of the core)."""
-
-    def start(self, label: str, total: int, completed: int) -> None:
-        pass
-
-    def advance(self, row: OutputRow) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
-class RichProgress:
-    """A bar on stderr: done/total, failures, truncations, cost so far, ETA."""
-
-    def __init__(self, stream: IO[str] | None = None):
-        from rich.console import Console
-
-        self.console = Console(file=stream or sys.stderr, highlight=False)
-        self._progress: Any = None
-        self._task: Any = None
-        self.failed = self.truncated = 0
-        self.cost = 0.0
-        self.priced = False  # no cell has had a known cost yet (this session)
-
-    def start(self, label: str, total: int, completed: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.console.print(label, soft_wrap=True)
-        self._progress = Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]} failed · {task.fields[truncated]} truncated · {task.fields[cost]}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=self.console,
-            refresh_per_second=5,
-        )
-        self._progress.start()
-        self._task = self._progress.add_task("calls", total=total, completed=completed, failed=0, truncated=0,
-                                             cost="cost n/a")
-
-    def advance(self, row: OutputRow) -> None:
-        if row["status"] == "failed":
-            self.failed += 1
-        elif row["status"] == "truncated":
-            self.truncated += 1
-        if row["cost"] is not None:
-            self.cost += row["cost"]
-            self.priced = True
-        self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
-                              cost=f"${self.cost:.4f}" if self.priced else "cost n/a")
-
-    def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
-
-
-# ---------------------------------------------------------------------------------------------- transport
-
-
-class _NoCookies(httpx.Cookies):
-    """Cells are independent calls: no cookie from one answer rides along with the next request. (It also
-    spares httpx's cookie-jar bookkeeping, a tenth of a millisecond per call.)"""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        pass
-
-    def set_cookie_header(self, request: httpx.Request) -> None:
-        pass
-
-
-def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTransport | None = None
-                ) -> httpx.AsyncClient:
-    """The run's one HTTP client: httpx's API over aiohttp's connection pool, sized to the concurrency."""
-    from httpx_aiohttp import AiohttpTransport, HttpxAiohttpClient
-
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    client: httpx.AsyncClient = HttpxAiohttpClient(
-        transport=transport or AiohttpTransport(limits=limits), limits=limits, timeout=httpx.Timeout(timeout)
-    )
-    client._cookies = _NoCookies()  # the public setter would copy into a plain jar
-    return client
-
-
-class RateLimiter:
-    """At most `rpm` call starts per minute, evenly spaced; every attempt counts, retries included."""
-
-    def __init__(self, rpm: float | None):
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self._next = 0.0
-
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        now = asyncio.get_running_loop().time()
-        slot = max(now, self._next)
-        self._next = slot + self.interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-
-
-def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random) -> float:
-    """Seconds before attempt `attempt + 1`: what `Retry-After` asks (up to ten minutes), else full jitter,
-    uniform in [0, min(cap, base · 2^(attempt-1))]."""
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), MAX_RETRY_AFTER)
-    return rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
-
-
-# ------------------------------------------------------------------------------------------------ execution
-
-
-@dataclass
-class _Job:
-    cell: str
-    fixture: str
-    body: dict[str, Any]
-
-
-@dataclass
-class _Session:
-    """One invocation's state for one run, shared by its workers."""
-
-    store: RunStore
-    provider: Provider
-    model: str
-    prices: Mapping[str, Price]
-    options: RunOptions
-    limiter: RateLimiter
-    progress: Progress
-    secret_env: str | None
-    workers: int = 1
-    rng: random.Random = field(default_factory=random.Random)
-    fatal: str | None = None
-
-
-class _Fatal(Exception):
-    """An answer that says nothing about its cell (401, 403, 404): the run stops, the cell stays missing."""
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    if not isinstance(exc, RetryableError | CallError | BenchcardError):
-        text = f"{type(exc).__name__}: {text}"
-    return " ".join(text.split())[:ERROR_CHARS]
-
-
-async def _call_cell(s: _Session, job: _Job) -> OutputRow:
-    """Every attempt for one cell, ending in exactly one row (or _Fatal for a run-level error)."""
-    # Not tenacity's AsyncRetrying: +0.25 ms CPU per cell, 1.16-1.22 x ideal against this loop's 1.10-1.13 (2026-11-30).
-    opts = s.options
-    attempts = 0
-    while True:
-        attempts += 1
-        await s.limiter.wait()
-        started = time.perf_counter()
-        error: BaseException
-        try:
-            async with asyncio.timeout(opts.timeout):
-                completion = await s.provider.complete(job.body)
-        except TimeoutError:
-            error = RetryableError(f"timed out after {opts.timeout:g} s")
-        except (asyncio.CancelledError, KeyboardInterrupt, ProviderError):
-            raise
-        except Exception as exc:
-            error = exc
-            if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
-                raise _Fatal(_scrub(s, _describe(exc))) from None
-            if not s.provider.should_retry(exc):
-                return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
-        else:
-            return _row(s, job, completion, attempts, _elapsed(started))
-        latency = _elapsed(started)
-        if attempts >= opts.attempts:
-            message = _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
-            return _failed(job, attempts, latency, _scrub(s, message))
-        retry_after = error.retry_after if isinstance(error, RetryableError) else None
-        await asyncio.sleep(backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng))
-
-
-def _scrub(s: _Session, text: str) -> str:
-    return redact(text, os.environ.get(s.secret_env) if s.secret_env else None)
-
-
-def _elapsed(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000.0, 1)
-
-
-def _row(s: _Session, job: _Job, c: Completion, attempts: int, latency: float) -> OutputRow:
-    usage = UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
-    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                     usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
-                     attempts=attempts, error=_scrub(s, c.error) if c.error else None)
-
-
-def _failed(job: _Job, attempts: int, latency: float | None, error: str) -> OutputRow:
-    return OutputRow(cell=job.cell, fixture=job.fixture, status="failed", text="", finish_reason=None,
-                     usage=UsageRow(input=0, output=0, reasoning=0), cost=None, latency_ms=latency,
-                     attempts=attempts, error=error)
-
-
-async def execute(s: _Session, writer: OutputWriter, done: set[str], stop_after: int | None = None) -> int:
-    """Call every planned cell not in `done`, appending each outcome as it finishes; returns cells called."""
-    workers = max(1, s.workers)
-    queue: asyncio.Queue[_Job | None] = asyncio.Queue(maxsize=2 * workers)
-
-    async def produce() -> None:
-        sent = 0
-        for assignment, request in s.store.iter_plan(skip=done):
-            if assignment["cell"] in done:
-                continue
-            if s.fatal is not None or (stop_after is not None and sent >= stop_after):
-                break
-            await queue.put(_Job(assignment["cell"], assignment["fixture"], request["body"]))
-            sent += 1
-        for _ in range(workers):
-            await queue.put(None)
-
-    async def work() -> None:
-        while s.fatal is None:
-            job = await queue.get()
-            if job is None:
-                return
-            try:
-                row = await _call_cell(s, job)
-            except _Fatal as exc:
-                if s.fatal is None:
-                    s.fatal = str(exc)
-                return
-            writer.append(row)
-            s.progress.advance(row)
-
-    producer = asyncio.create_task(produce())
-    tasks = [asyncio.create_task(work()) for _ in range(workers)]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        producer.cancel()
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(producer, *tasks, return_exceptions=True)
-    return writer.written
 
 
 # ------------------------------------------------------------------------------------------------ scoring
@@ -554,7 +286,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
 
     total = int(manifest["cells"])
     progress: Progress = RichProgress(stream) if o.progress else NullProgress()
-    session = _Session(store=store, provider=provider, model=model, prices=prices, options=o,
+    session = Session(store=store, provider=provider, model=model, prices=prices, options=o,
                        limiter=RateLimiter(o.rpm or t.cfg.requests_per_minute), progress=progress,
                        secret_env=t.cfg.api_key_env, workers=workers)
     called = 0
