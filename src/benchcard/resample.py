@@ -22,13 +22,6 @@ FloatArray = npt.NDArray[np.float64]
 CHUNK_ELEMENTS = 1 << 22
 
 
-def _random_bytes(bits: np.random.BitGenerator, shape: tuple[int, int]) -> npt.NDArray[np.uint8]:
-    """Uniform bytes of the given shape, eight per raw word."""
-    count = shape[0] * shape[1]
-    words = bits.random_raw(-(-count // 8))
-    return np.asarray(words).view(np.uint8)[:count].reshape(shape)
-
-
 def signflip_hits(diffs: FloatArray, total: float, threshold: float, n_draws: int, seed: int) -> int:
     """How many of `n_draws` seeded sign patterns give |Σ s_f d_f| ≥ threshold.
 
@@ -41,7 +34,7 @@ def signflip_hits(diffs: FloatArray, total: float, threshold: float, n_draws: in
     padded = np.zeros(groups * 16, dtype=np.float64)
     padded[: diffs.size] = diffs
     bit_of = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    byte_sums = (padded.reshape(groups, 2, 8) @ bit_of.T)  # [g, half, b]: sum of the kept d of that byte
+    byte_sums = padded.reshape(groups, 2, 8) @ bit_of.T  # [g, half, b]: sum of the kept d of that byte
     bits = np.random.PCG64(seed)
     hits = 0
     per_chunk = max(1, min(n_draws, CHUNK_ELEMENTS // 8))
@@ -52,8 +45,8 @@ def signflip_hits(diffs: FloatArray, total: float, threshold: float, n_draws: in
         for g0 in range(0, groups, groups_per_block):
             block = min(groups_per_block, groups - g0)
             # tables[j, hi·256 + lo] = kept sum of the high byte hi plus that of the low byte lo
-            tables = (byte_sums[g0 : g0 + block, 1, :, None] + byte_sums[g0 : g0 + block, 0, None, :])
-            tables = tables.reshape(block, 65536)
+            tables = (byte_sums[g0 : g0 + block, 1, :, None] + byte_sums[g0 : g0 + block, 0, None, :]).reshape(
+                block, 65536)
             count = block * m
             words = np.asarray(bits.random_raw(-(-count // 4))).view(np.uint16)[:count].reshape(block, m)
             for j in range(block):
