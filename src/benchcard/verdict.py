@@ -1,10 +1,12 @@
 """The verdict: the one place a run is unblinded, judged by its sealed win rule, and entered in the ledger.
 
 Until here nothing has joined an output to its variant: `outputs.jsonl` and `scores.jsonl` name cells only.
-`give_verdict` first refuses anything it cannot stand behind — an unfinished run, outputs changed since the run
-finished, a card whose seal no longer matches the run's — then joins the scores with `sealed/assignment.jsonl`,
+`give_verdict` refuses anything it cannot stand behind — an unfinished run, outputs changed since the run
+finished, a card whose seal no longer matches the run's — joins the scores with `sealed/assignment.jsonl`,
 applies the card's predeclared rule (docs/verdict.md), writes `verdict.json` and `table.csv` into the run folder
-and appends one dated, hash-chained row to `results/ledger.jsonl`.
+and appends one dated, hash-chained row to `results/ledger.jsonl`. (For speed the join and the statistics start
+while the seal and the digests are checked; a refusal still wins, and nothing computed before it is shown or
+written.)
 
 A verdict is given once. A second `give_verdict` on the same run refuses and names the ledger row it already
 has; `load_verdict` reads the one that was written.
