@@ -86,14 +86,14 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
 def build_body(cfg: ProviderConfig, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                effort: str | None) -> dict[str, Any]:
     """The exact request body this provider type sends for one call (before a local plan writes its seed in)."""
-    if cfg.type == "local":  # as LocalProvider.build_body: effort has no local meaning and is not sent
-        return {"model": model, "messages": messages, **params}
     if cfg.type == "anthropic":
         from .anthropic import anthropic_body
 
         return anthropic_body(model, messages, params, effort)
     from .openai import is_openrouter, openai_body
 
+    if cfg.type == "local":  # as LocalProvider.build_body: effort has no local meaning and is not sent
+        effort = None
     return openai_body(model, messages, params, effort, openrouter=is_openrouter(cfg))
 
 

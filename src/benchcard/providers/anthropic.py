@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ProviderError
-from .base import CallError, Completion, HttpProvider, Usage, money, number
+from .base import CallError, Completion, HttpProvider, Usage, mapping, money, number
 
 API_VERSION = "2023-06-01"
 # Share of max_tokens given to thinking at each effort; the API needs at least 1,024 and less than max_tokens.
@@ -78,10 +78,8 @@ def parse_message(data: Any) -> Completion:
     text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     stop = data.get("stop_reason")
     stop = stop if isinstance(stop, str) else None
-    raw_usage = data.get("usage")
-    usage_map: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
-    details = usage_map.get("output_tokens_details")
-    details = details if isinstance(details, Mapping) else {}
+    usage_map = mapping(data.get("usage"))
+    details = mapping(usage_map.get("output_tokens_details"))
     # The API bills thinking inside output_tokens and does not break it out today; count it when a usage does.
     reasoning = (number(usage_map.get("thinking_tokens")) or number(usage_map.get("reasoning_tokens"))
                  or number(details.get("thinking_tokens")) or number(details.get("reasoning_tokens")))

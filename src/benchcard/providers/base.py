@@ -284,6 +284,11 @@ def _is_client_error(exc: BaseException) -> bool:
     return isinstance(exc, aiohttp.ClientError)
 
 
+def mapping(value: Any) -> Mapping[str, Any]:
+    """A JSON object from an answer, or an empty one when the field is missing or not an object."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def number(value: Any) -> int:
     """A token count from a usage object: ints only, anything else is 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -287,21 +287,24 @@ class LocalProvider:
     async def prepare(self) -> None:
         """Load the model now, on the worker thread, so that a file llama.cpp cannot read is refused before the
         run plans anything or creates its folder (ProviderError, one line)."""
+        await asyncio.get_running_loop().run_in_executor(self._worker(), self.loaded)
+
+    def _worker(self) -> ThreadPoolExecutor:
+        """The one thread every use of the model runs on, started at first need."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchcard-local")
-        await asyncio.get_running_loop().run_in_executor(self._executor, self.loaded)
+        return self._executor
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise CallError("the request body has no messages")
         kwargs = sampling_kwargs(body, None if body.get("seed") is not None else self._unplanned_seed(body))
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchcard-local")
+        worker = self._worker()
         loop = asyncio.get_running_loop()
         cancelled = threading.Event()
         try:
-            response, window = await loop.run_in_executor(self._executor, self._generate, messages, kwargs, cancelled)
+            response, window = await loop.run_in_executor(worker, self._generate, messages, kwargs, cancelled)
         except asyncio.CancelledError:
             # The runner's per-call timeout cancelled us: end the generation in the worker thread too, or it
             # would keep the model (and every queued cell) busy until max_tokens.

@@ -10,7 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import CallError, Completion, HttpProvider, ProviderConfig, RetryableError, Usage, money, number, redact
+from .base import (
+    CallError,
+    Completion,
+    HttpProvider,
+    ProviderConfig,
+    RetryableError,
+    Usage,
+    mapping,
+    money,
+    number,
+    redact,
+)
 
 # finish reasons by which the API, not the model, withheld the answer
 REFUSED = frozenset({"content_filter"})
@@ -64,8 +75,7 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
             raise CallError(text, status=code if isinstance(code, int) else None)
         raise CallError("malformed response: no choices")
     choice = choices[0]
-    raw_message = choice.get("message")
-    message: Mapping[str, Any] = raw_message if isinstance(raw_message, Mapping) else {}
+    message = mapping(choice.get("message"))
     content = message.get("content")
     if isinstance(content, list):  # some servers return content parts
         text = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
@@ -77,10 +87,8 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
         raise CallError("malformed response: message content is neither text nor a list of parts")
     finish = choice.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
-    raw_usage = data.get("usage")
-    usage_map: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
-    details = usage_map.get("completion_tokens_details")
-    details = details if isinstance(details, Mapping) else {}
+    usage_map = mapping(data.get("usage"))
+    details = mapping(usage_map.get("completion_tokens_details"))
     usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
                   reasoning=number(details.get("reasoning_tokens")))
     cost = money(usage_map.get("cost"))
