@@ -2,10 +2,24 @@
 # Both create .venv, install the project, and reuse a llama-cpp-python wheel built once in $(WHEELHOUSE).
 PYTHON ?= python3
 VENV ?= .venv
-WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels
 LLAMA ?= llama-cpp-python==0.3.36
 BIN := $(VENV)/bin
 DEMO ?= demo-answer-cue
+ARCH := $(shell uname -m)
+
+# A portable build: never GGML_NATIVE (it compiles in whatever the build machine has, AMX included, and AMX
+# dies with SIGILL where the kernel guards the tile state per thread). x86-64: the x86-64-v3 set, no AVX-512,
+# no AMX. arm64: the generic armv8-a baseline. docs/performance.md says why not GGML_CPU_ALL_VARIANTS.
+ifeq ($(ARCH),x86_64)
+LLAMA_CMAKE ?= -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF
+else ifeq ($(ARCH),aarch64)
+LLAMA_CMAKE ?= -DGGML_NATIVE=OFF -DGGML_CPU_ARM_ARCH=armv8-a -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF
+else
+LLAMA_CMAKE ?= -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF
+endif
+# The wheel cache is keyed by version, flags and architecture: a native or older wheel is never picked up.
+BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
+WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
 .PHONY: demo test install wheel chromium lint
 
@@ -13,12 +27,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# llama-cpp-python builds from source (about 15 CPU-minutes): build it once, keep the wheel.
+# llama-cpp-python builds from source (about 10 CPU-minutes): build it once per flag set, keep the wheel.
+# --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and could hand back a native build.
 wheel: $(BIN)/python
-	mkdir -p $(WHEELHOUSE)
-	$(BIN)/pip wheel -q --no-deps --find-links $(WHEELHOUSE) -w $(WHEELHOUSE) "$(LLAMA)"
+	@mkdir -p $(WHEELHOUSE)
+	@if ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1; then echo "llama-cpp-python: cached portable wheel $(WHEELHOUSE)"; else \
+	  echo "llama-cpp-python: building a portable wheel once (about 10 CPU-minutes) into $(WHEELHOUSE)"; \
+	  printf '%s\n' '$(LLAMA_CMAKE)' > $(WHEELHOUSE)/BUILD_FLAGS; \
+	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
 
 install: wheel
+	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
 
 chromium:

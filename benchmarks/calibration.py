@@ -16,7 +16,7 @@ with a_f, b_f the fixture's difficulty (shared by both arms: that is what pairin
 every fixture of one run of one arm (what only the noise floor sees), and cell noise.
 
 The statistics are computed for all simulations at once with numpy; the first simulations are recomputed
-with benchcard.stats.paired_gap and noise_floor and must agree, so the figures calibrate the real code.
+with benchcard.verdict.stats.paired_gap and noise_floor and must agree, so the figures calibrate the real code.
 
     python benchmarks/calibration.py --sims 4000 --seed 1
 """
@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from benchcard import stats
+from benchcard.verdict import stats
 
 Array = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
@@ -92,7 +92,7 @@ def simulate(world: World, sims: int, true_gap: float, rng: np.random.Generator)
 
 @dataclass(frozen=True)
 class Batch:
-    """Vectorised paired_gap / noise_floor over the simulations (same formulas as benchcard.stats)."""
+    """Vectorised paired_gap / noise_floor over the simulations (same formulas as benchcard.verdict.stats)."""
 
     gap: Array
     ci_low: Array
@@ -167,7 +167,7 @@ def decide(grid: Grid, alpha: float, margin: float) -> Decisions:
 
 
 def cross_check(grid: Grid, alpha: float, margin: float, n: int) -> int:
-    """Recompute the first n simulations with benchcard.stats; every decision must agree."""
+    """Recompute the first n simulations with benchcard.verdict.stats; every decision must agree."""
     batch = decide(grid, alpha, margin)
     n = min(n, batch.win.size)
     for i in range(n):
@@ -209,7 +209,7 @@ def main() -> None:
     )
     parser.add_argument("--shock", type=float, default=0.2, help="run-shock sd for the detection table")
     parser.add_argument("--gaps", type=float, nargs="+", default=[0.02, 0.05, 0.10, 0.20])
-    parser.add_argument("--check", type=int, default=300, help="simulations re-run through benchcard.stats")
+    parser.add_argument("--check", type=int, default=300, help="simulations re-run through benchcard.verdict.stats")
     args = parser.parse_args()
     if args.sims < 2:
         parser.error("--sims must be at least 2")
@@ -262,7 +262,7 @@ def main() -> None:
     total = args.sims * (len(args.shocks) + len(args.gaps))
     print(
         f"\n{total} simulated experiments in {elapsed:.2f} s; "
-        f"{checked} re-run through benchcard.stats with identical decisions. ± is a 95% binomial half-width."
+        f"{checked} re-run through benchcard.verdict.stats with identical decisions. ± is a 95% binomial half-width."
     )
 
 

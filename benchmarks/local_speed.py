@@ -7,7 +7,7 @@ Reports, as a markdown table:
   reset, so nothing is reused from a cache), for N in --prompt-sizes;
 - generation: tokens per second of greedy decoding, one token at a time after a short prompt (wall time of
   `Llama.eval` of each chosen token), for n_threads 1 and os.cpu_count();
-- calls: end-to-end chat completions per second through `benchcard.providers.local.LocalProvider` (its own
+- calls: end-to-end chat completions per second through `benchcard.run.providers.local.LocalProvider` (its own
   thread counts: half the cores generating, all of them on the prompt) over the demo card's 20 distinct requests
   in a shuffled order at the card's params (max_tokens 128, temperature 0.7); `benchcard run demo-answer-cue
   --provider local` makes each of them 3 times. Consecutive requests share their first tokens (the chat
@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchcard.card import load_card
+from benchcard.card.load import load_card
 from benchcard.project import Project
-from benchcard.providers import BUILTIN
-from benchcard.providers.local import LocalProvider, bundled_gguf, require_llama_cpp
+from benchcard.run.providers import BUILTIN
+from benchcard.run.providers.local import LocalProvider, bundled_gguf, require_llama_cpp
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent

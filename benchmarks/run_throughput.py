@@ -1,6 +1,6 @@
 """Throughput, CPU, memory and resume latency of `benchcard run` against the fake server.
 
-The fake server runs in its own process (benchcard.fakeserver.FakeServer), so every figure measured here with
+The fake server runs in its own process (benchcard.testing.fakeserver.FakeServer), so every figure measured here with
 `resource.getrusage(RUSAGE_SELF)` belongs to the runner alone. A synthetic ab card (2 variants × F fixtures ×
 R repetitions, every body distinct) is written into a temporary project and sealed.
 
@@ -29,11 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchcard.card import load_card
-from benchcard.fakeserver import FakeServer
+from benchcard.card.load import load_card
+from benchcard.card.seal import seal
 from benchcard.project import Project
-from benchcard.runner import RunOptions, run
-from benchcard.seal import seal
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
 
 CARD = """\
 id: synth

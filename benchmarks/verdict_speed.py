@@ -6,7 +6,7 @@ the timed region; each shape is timed --repeat times and the median and worst ar
 
     python benchmarks/verdict_speed.py --repeat 5
 
-`--full` times the whole verdict path instead (`benchcard.verdict.give_verdict`): a project with a BENCH-01-like
+`--full` times the whole verdict path instead (`benchcard.verdict.give.give_verdict`): a project with a BENCH-01-like
 card (fields scoring: nine metrics per cell; win rule rises + not_rises + holds) and a finished run folder of
 100,000 scored cells written in the run-folder contract's format; timed from the call to the return: seal
 re-verification (every fixture file hashed), the outputs digest, reading and joining assignment, outputs and
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from benchcard import stats
+from benchcard.verdict import stats
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 BUDGET_S = 3.0
@@ -101,15 +101,15 @@ history:
 
 
 def _line(row: dict[str, Any]) -> str:
-    """A JSONL line as the runner writes it (benchcard.store.dumps_line): compact separators."""
+    """A JSONL line as the runner writes it (benchcard.run.rows.dumps_line): compact separators."""
     return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, Path]:
     """A sealed project and one finished run of 2 × n_fixtures × reps scored cells (outside the timing)."""
-    from benchcard import seal
-    from benchcard.card import load_card
-    from benchcard.hashing import file_digest
+    from benchcard._util.hashing import file_digest
+    from benchcard.card import seal
+    from benchcard.card.load import load_card
     from benchcard.project import Project
 
     (root / "cards").mkdir(parents=True)
@@ -171,7 +171,7 @@ _COLD = """
 import json, sys, time
 from pathlib import Path
 from benchcard.project import Project
-from benchcard.verdict import give_verdict
+from benchcard.verdict.give import give_verdict
 laps = {}
 t0 = time.perf_counter()
 v = give_verdict(Project(Path(sys.argv[1])), Path(sys.argv[2]), n_resamples=int(sys.argv[3]), timings=laps)
@@ -192,7 +192,7 @@ def _cold_verdict(root: Path, run_dir: Path, resamples: int) -> tuple[float, dic
 
 
 def main_full(args: argparse.Namespace) -> None:
-    from benchcard.verdict import give_verdict
+    from benchcard.verdict.give import give_verdict
 
     print(f"# Full verdict path speed (budget {BUDGET_S:g} s)\n")
     versions = f"numpy {np.__version__}, python {platform.python_version()}"

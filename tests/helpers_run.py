@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from benchcard.card import load_card
-from benchcard.fakeserver import FakeServer
+from benchcard.card.load import load_card
+from benchcard.card.seal import seal
 from benchcard.project import Project
-from benchcard.seal import seal
+from benchcard.testing.fakeserver import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "BENCHCARD_TEST_KEY"

@@ -17,14 +17,16 @@ from typing import Any
 import jsonlines
 import pytest
 
-from benchcard import seal
-from benchcard.card import Card, load_card
-from benchcard.fakeserver import FakeServer
+from benchcard.card import seal
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
 from benchcard.ledger import read as read_ledger
-from benchcard.plan import plan_cells
 from benchcard.project import Project
-from benchcard.runner import RunOptions, run
-from benchcard.verdict import give_verdict
+from benchcard.run.grid import plan_cells
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict.give import give_verdict
 
 from .conftest import copy_project
 

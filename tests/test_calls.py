@@ -1,11 +1,11 @@
-"""The calls of one run (`benchcard.calls`): what can be tested without a server. The retries, timeouts, rate
+"""The calls of one run (`benchcard.run.calls`): what can be tested without a server. The retries, timeouts, rate
 limit and pool are tested end to end over sockets in test_runner.py."""
 
 from __future__ import annotations
 
 import random
 
-from benchcard.calls import backoff_delay
+from benchcard.run.calls import backoff_delay
 
 
 def test_backoff_is_full_jitter_and_honours_retry_after() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.card import load_card, load_cards
+from benchcard.card.load import load_card, load_cards
 from benchcard.errors import CardError
 from benchcard.project import Project
 

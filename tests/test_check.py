@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from benchcard.check import check, single_edit_mismatch, variant_problems
+from benchcard.card.check import check, single_edit_mismatch, variant_problems
 from benchcard.cli import cli
 from benchcard.project import Project
 
@@ -96,7 +96,7 @@ def test_variants_differ_only_in_the_declared_variable(tmp_path: Path) -> None:
     project = make_ab_project(tmp_path)
     report = check(Project(project))
     assert report.ok
-    from benchcard.card import load_card
+    from benchcard.card.load import load_card
 
     card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
     assert variant_problems(card, "cards/tiny-ab.yaml") == []

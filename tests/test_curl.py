@@ -79,7 +79,7 @@ def test_anthropic_rig(tmp_path: Path) -> None:
 def test_local_rig_prints_the_body_a_local_run_seals(tmp_path: Path) -> None:
     """For the embedded model: llama.cpp's server URL, no effort, and the first repetition's seed written in,
     exactly as `sealed/requests.jsonl` holds it for that cell."""
-    from benchcard.providers.local import call_seed
+    from benchcard.run.providers.local import call_seed
 
     project = copy_project(tmp_path / "proj", ("demo-answer-cue",))
     result = CliRunner().invoke(cli, ["-C", str(project), "curl", "demo-answer-cue", "--provider", "local",

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.fakeserver import FakeServer, FakeServerError, parse_config
-from benchcard.hashing import digest
+from benchcard._util.hashing import digest
+from benchcard.testing.fakeserver import FakeServer, FakeServerError, parse_config
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -348,7 +348,7 @@ def test_latency_and_concurrency(fake: FakeServer) -> None:
 def test_cli_prints_listening_line_and_serves(tmp_path: Path) -> None:
     config = tmp_path / "fake.json"
     config.write_text(json.dumps({"default_reply": "from file"}), encoding="utf-8")
-    cmd = [sys.executable, "-m", "benchcard.fakeserver", "--port", "0", "--config", str(config)]
+    cmd = [sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--config", str(config)]
     with subprocess.Popen(
         [*cmd, "--latency-ms", "1"], stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": SRC, "PATH": ""}
     ) as proc:
@@ -372,7 +372,7 @@ def test_cli_rejects_a_bad_config(tmp_path: Path) -> None:
     config = tmp_path / "bad.json"
     config.write_text(json.dumps({"faults": [{"kind": "boom"}]}), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "benchcard.fakeserver", "--port", "0", "--config", str(config)],
+        [sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--config", str(config)],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": SRC, "PATH": ""},

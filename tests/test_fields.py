@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from benchcard.errors import CardError
-from benchcard.fields import FieldsSpec, load_key, score_fields
-from benchcard.fieldtext import norm as _norm
+from benchcard.scoring.fields import FieldsSpec, load_key, score_fields
+from benchcard.scoring.fieldtext import norm as _norm
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "bench-01"

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from benchcard import ledger
 from benchcard.cli import cli
 from benchcard.errors import RunError
-from benchcard.grading import blind_sheet, import_grades
 from benchcard.project import Project
-from benchcard.verdict import give_verdict
+from benchcard.verdict.give import give_verdict
+from benchcard.verdict.grading import blind_sheet, import_grades
 
 from .test_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 

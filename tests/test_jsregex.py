@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from benchcard.errors import CardError
-from benchcard.jsregex import compile_js, compile_rule
+from benchcard.scoring.jsregex import compile_js, compile_rule
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard import ledger
+from benchcard._util.hashing import digest
 from benchcard.cli import cli
 from benchcard.errors import LedgerError
-from benchcard.hashing import digest
 from benchcard.project import Project
 
 

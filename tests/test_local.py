@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 from benchcard.errors import ProviderError
-from benchcard.providers import BUILTIN, make_provider
-from benchcard.providers.base import Completion
-from benchcard.providers.local import (
+from benchcard.run.providers import BUILTIN, make_provider
+from benchcard.run.providers.base import Completion
+from benchcard.run.providers.local import (
     BUNDLED_FILE,
     EXTRA_HINT,
     LocalProvider,
@@ -373,7 +373,8 @@ def test_a_timed_out_call_stops_generating_and_frees_the_model(provider: LocalPr
 def test_a_resumed_local_run_calls_with_the_planned_seeds(tmp_path: Path) -> None:
     """A local run killed after some cells and resumed gives every cell the output an uninterrupted run with the
     same card and run seed gives it: the seeds are read back from sealed/requests.jsonl, not counted again."""
-    from benchcard.runner import RunOptions, run
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
 
     from .helpers_run import ab_project
 

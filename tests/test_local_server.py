@@ -30,12 +30,13 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.card import Card, load_card
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
 from benchcard.project import Project
-from benchcard.providers import BUILTIN
-from benchcard.providers.base import Completion, ProviderConfig
-from benchcard.providers.local import LocalProvider, bundled_gguf
-from benchcard.providers.openai import OpenAIProvider
+from benchcard.run.providers import BUILTIN
+from benchcard.run.providers.base import Completion, ProviderConfig
+from benchcard.run.providers.local import LocalProvider, bundled_gguf
+from benchcard.run.providers.openai import OpenAIProvider
 
 from .conftest import REPO, copy_project
 

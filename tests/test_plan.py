@@ -16,13 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.card import load_card
-from benchcard.plan import default_seed, estimate, grid_size, plan_cells, plan_rows
+from benchcard._util.hashing import seed_from
+from benchcard.card.load import load_card
 from benchcard.project import Project
-from benchcard.providers import BUILTIN, Price, provider_config
-from benchcard.providers.openai import OpenAIProvider
-from benchcard.runner import RunOptions, run
-from benchcard.stats import seed_from
+from benchcard.run.grid import default_seed, estimate, grid_size, plan_cells, plan_rows
+from benchcard.run.options import RunOptions
+from benchcard.run.providers import BUILTIN, Price, provider_config
+from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.run.runner import run
 
 from .helpers_run import ab_project, probe_project
 
@@ -80,7 +81,7 @@ def test_the_seal_seed_is_the_roots_first_64_bits(root: str) -> None:
 
 
 def test_planning_a_run_loads_neither_numpy_nor_scipy() -> None:
-    code = ("import sys, benchcard.runner, benchcard.plan; "
+    code = ("import sys, benchcard.run.runner, benchcard.run.grid; "
             "print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -152,7 +153,7 @@ def _local_plan(project: Project, seed: int) -> list[tuple[dict[str, Any], dict[
 def test_a_local_plan_seals_the_seed_of_every_call(tmp_path: Path) -> None:
     """The seed the embedded model will use is in each sealed body: distinct across the repetitions of one
     (variant, fixture), replayed by the same card and run seed, and the same multiset under another run seed."""
-    from benchcard.providers.local import LocalProvider, call_seed
+    from benchcard.run.providers.local import LocalProvider, call_seed
 
     project = ab_project(tmp_path, fixtures=3, repetitions=3)
     rows = _local_plan(project, seed=11)

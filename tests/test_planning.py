@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats as sps
 
-from benchcard import stats
 from benchcard.cli import cli
 from benchcard.errors import RunError
-from benchcard.planning import plan
 from benchcard.project import Project
+from benchcard.verdict import power
+from benchcard.verdict.planning import plan
 
 from .test_verdict import AB_CARD, BASE_A, PROBE_CARD, VAR_A, ab_metrics, make_project, make_run, the_card
 
@@ -61,8 +61,8 @@ def test_plan_from_a_pilot_gives_the_detectable_gap(project: Project) -> None:
     assert f"pilot {run_dir.name}:" in out
     assert 'Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640), Eq. 9' in out
     base, var = np.array(BASE_A), np.array(VAR_A)
-    sd = stats.sd_of_differences(base, var)
-    mde = stats.detectable_gap(sd, 6)  # the pilot has this card's 3 repetitions: no rescaling
+    sd = (var.mean(1) - base.mean(1)).std(ddof=1)
+    mde = power.detectable_gap(sd, 6)  # the pilot has this card's 3 repetitions: no rescaling
     assert mde == pytest.approx((sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sd / math.sqrt(6))
     assert f"field_recall rises (A): sd(d) {sd:.3f} in the pilot → {sd:.3f} at 3 repetitions; 6 fixtures → " \
            f"MDE {mde:.3f}" in out
@@ -87,10 +87,10 @@ def test_pilot_with_fewer_repetitions_is_rescaled(tmp_path: Path) -> None:
     card = the_card(pilot_project)
     data = plan(pilot_project, card, pilot.name)
     rises = data["pilot"]["clauses"][0]
-    vc = stats.variance_components(np.array(BASE_A)[:, :2], np.array(VAR_A)[:, :2])
+    vc = power.variance_components(np.array(BASE_A)[:, :2], np.array(VAR_A)[:, :2])
     assert rises["rescaled"] is True
     assert rises["sd_diff"] == pytest.approx(vc.sd_diff_at(5))
-    assert rises["detectable_gap"] == pytest.approx(stats.detectable_gap(vc.sd_diff_at(5), 6))
+    assert rises["detectable_gap"] == pytest.approx(power.detectable_gap(vc.sd_diff_at(5), 6))
     assert "the pilot ran v1; this plan is for v2" in data["pilot"]["notes"]
 
 

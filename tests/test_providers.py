@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.card import load_card
+from benchcard.card.load import load_card
 from benchcard.errors import ProviderError
 from benchcard.project import Project
-from benchcard.providers import (
+from benchcard.run.providers import (
     BUILTIN,
     Price,
     cost_of,
@@ -24,8 +24,8 @@ from benchcard.providers import (
     provider_config,
     require_key,
 )
-from benchcard.providers.anthropic import AnthropicProvider, parse_message
-from benchcard.providers.base import (
+from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
+from benchcard.run.providers.base import (
     CallError,
     ProviderConfig,
     RetryableError,
@@ -34,7 +34,7 @@ from benchcard.providers.base import (
     parse_retry_after,
     redact,
 )
-from benchcard.providers.openai import OpenAIProvider, parse_chat_completion
+from benchcard.run.providers.openai import OpenAIProvider, parse_chat_completion
 
 from .helpers_run import REPO
 
@@ -271,7 +271,7 @@ def test_make_provider_by_type() -> None:
 
 def test_a_missing_local_extra_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry imports `local` lazily: whatever is missing surfaces as one ProviderError line."""
-    monkeypatch.setitem(sys.modules, "benchcard.providers.local", None)  # as if the module could not be imported
+    monkeypatch.setitem(sys.modules, "benchcard.run.providers.local", None)  # as if the module could not be imported
     with pytest.raises(ProviderError, match="local"):
         make_provider(BUILTIN["local"], client_for(lambda r: httpx.Response(200)), None)
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from benchcard._util.hashing import digest
 from benchcard.cli import cli
-from benchcard.fakeserver import FakeServer
-from benchcard.hashing import digest
 from benchcard.project import Project
-from benchcard.store import RunStore
+from benchcard.run.store import RunStore
+from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, runs_of, server
 

@@ -13,15 +13,16 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from benchcard.card import load_card
+from benchcard._util.hashing import digest, file_digest
+from benchcard.card.load import load_card
 from benchcard.cli import cli
-from benchcard.fakeserver import FakeServer
-from benchcard.hashing import digest, file_digest
 from benchcard.project import Project
-from benchcard.providers import BUILTIN
-from benchcard.providers.base import Provider, ProviderConfig
-from benchcard.providers.openai import OpenAIProvider
-from benchcard.runner import RunOptions, run, score_blind, workers_for
+from benchcard.run.options import RunOptions
+from benchcard.run.providers import BUILTIN
+from benchcard.run.providers.base import Provider, ProviderConfig
+from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.run.runner import run, score_blind, workers_for
+from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import (
     KEY_ENV,
@@ -326,7 +327,7 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
         provider.max_concurrency = 2  # type: ignore[attr-defined]
         return provider
 
-    monkeypatch.setattr("benchcard.runner.make_provider", one_at_a_time)
+    monkeypatch.setattr("benchcard.run.runner.make_provider", one_at_a_time)
     project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=4, repetitions=2)
     [s] = run(project, "colour-ab", RunOptions(concurrency=8, progress=False), transport=httpx.MockTransport(handler))
     assert s.counts["ok"] == 16 and peak == 2 and s.concurrency == 2
@@ -342,9 +343,11 @@ def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
         return provider
 
     reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
-    monkeypatch.setattr("benchcard.runner.make_provider", capped)
-    monkeypatch.setattr("benchcard.runner.make_client", lambda concurrency, timeout, transport=None: httpx.AsyncClient(
-        transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply))))
+    monkeypatch.setattr("benchcard.run.runner.make_provider", capped)
+    monkeypatch.setattr(
+        "benchcard.run.runner.make_client",
+        lambda concurrency, timeout, transport=None: httpx.AsyncClient(
+            transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply))))
     project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
     result = ok(bc(project, "run", "colour-ab"))
     assert "1 call at a time (provider 'fake' takes no more)" in result.stderr

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.card import Card, load_card
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
 from benchcard.errors import CardError
 from benchcard.project import Project
-from benchcard.scoring import ExactSpec, FieldsScoring, metric_names, parse_scoring, score_output, score_run
+from benchcard.scoring.scorers import ExactSpec, FieldsScoring, metric_names, parse_scoring, score_output, score_run
 
 from .conftest import PROBES, REPO, SEEDS
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from benchcard import seal
-from benchcard.card import load_card
+from benchcard._util.hashing import digest
+from benchcard.card import seal
+from benchcard.card.load import load_card
 from benchcard.errors import SealError
-from benchcard.hashing import digest
 from benchcard.project import Project
 
 from .conftest import make_ab_project

@@ -12,9 +12,10 @@ from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 from benchcard.errors import RunError
-from benchcard.fakeserver import FakeServer
 from benchcard.project import Project
-from benchcard.runner import RunOptions, run
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import KEY_ENV, ab_project, server, write_config
 

@@ -18,14 +18,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from benchcard import grading, ledger, seal
-from benchcard.card import Card, Rig, load_card, load_cards
+from benchcard import ledger
+from benchcard._util.hashing import file_digest
+from benchcard.card import seal
+from benchcard.card.load import load_card, load_cards
+from benchcard.card.model import Card, Rig
 from benchcard.cli import cli
-from benchcard.hashing import file_digest
 from benchcard.project import Project
-from benchcard.scoring import score_output
-from benchcard.site import MARKER, build_site, json_ld
-from benchcard.verdict import give_verdict
+from benchcard.publish.build import MARKER, build_site, json_ld
+from benchcard.scoring.scorers import score_output
+from benchcard.verdict import grading
+from benchcard.verdict.give import give_verdict
 
 from .conftest import PROBES, REPO, SEEDS, copy_project
 

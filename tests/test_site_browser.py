@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchcard.site import build_site
+from benchcard.publish.build import build_site
 
 from .test_site import make_project
 

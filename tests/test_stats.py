@@ -1,4 +1,4 @@
-"""benchcard.stats against scipy and against worked numbers (docs/statistics.md, "Worked cases")."""
+"""benchcard.verdict.stats against scipy and against worked numbers (docs/statistics.md, "Worked cases")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import numpy.typing as npt
 import pytest
 from scipy import stats as sps
 
-from benchcard import stats
+from benchcard._util.hashing import seed_from
+from benchcard.verdict import power, stats
 
 # Case A: six fixtures, three repetitions.
 BASE_A = np.array(
@@ -79,14 +80,6 @@ def test_case_d_wilson(k: int, n: int, low: float, high: float) -> None:
     lo, hi = stats.wilson(k, n)
     assert lo == pytest.approx(low, abs=TOL)
     assert hi == pytest.approx(high, abs=TOL)
-
-
-def test_case_e_all_must_hold() -> None:
-    assert not stats.all_hold((0.01, 0.03, 0.20), 0.05)
-    assert stats.all_hold((0.01, 0.03, 0.04), 0.05)
-    assert not stats.all_hold((), 0.05)
-    assert not stats.all_hold((0.01, math.nan), 0.05)
-    assert not stats.all_hold((0.01, 0.05), 0.05)  # strict: p must be below alpha
 
 
 # -------------------------------------------------------------------------------------- against scipy
@@ -282,7 +275,7 @@ def test_bootstrap_on_a_pool_draws_the_same_chunks() -> None:
     """Chunks run side by side on threads give exactly the intervals of chunks run one after another."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from benchcard.resample import CHUNK_ELEMENTS, Resamples
+    from benchcard.verdict.resample import CHUNK_ELEMENTS, Resamples
 
     rng = np.random.default_rng(9)
     diffs = [rng.normal(0.02, 0.2, 3000), rng.normal(0.0, 0.5, 3000), rng.normal(0.1, 0.1, 17)]
@@ -312,35 +305,34 @@ def test_bootstrap_chunks_agree_with_t_interval_on_many_fixtures() -> None:
 
 def test_seed_from_root() -> None:
     root = "sha256:" + "0123456789abcdef" * 4
-    assert stats.seed_from(root) == 0x0123456789ABCDEF
-    assert stats.seed_from(root.upper().replace("SHA256", "sha256")) == stats.seed_from(root)
-    np.random.default_rng(stats.seed_from(root))  # a usable numpy seed
+    assert seed_from(root) == 0x0123456789ABCDEF
+    assert seed_from(root.upper().replace("SHA256", "sha256")) == seed_from(root)
+    np.random.default_rng(seed_from(root))  # a usable numpy seed
     for bad in ("0123", "sha256:xyz", "md5:" + "0" * 64, "sha256:" + "0" * 63):
         with pytest.raises(ValueError):
-            stats.seed_from(bad)
+            seed_from(bad)
 
 
 def test_detectable_gap_formula_and_inverse() -> None:
     z = sps.norm.ppf(0.975) + sps.norm.ppf(0.80)
-    assert stats.detectable_gap(0.3, 1000) == pytest.approx(z * 0.3 / math.sqrt(1000), rel=1e-12)
-    assert stats.detectable_gap(0.3, 1000) == pytest.approx(0.026578, abs=TOL)
+    assert power.detectable_gap(0.3, 1000) == pytest.approx(z * 0.3 / math.sqrt(1000), rel=1e-12)
+    assert power.detectable_gap(0.3, 1000) == pytest.approx(0.026578, abs=TOL)
     # Inverse: the n needed for that gap is n = (z_{1−α/2} + z_power)² · sd² / δ².
-    delta = stats.detectable_gap(0.12, 12, alpha=0.05, power=0.9)
+    delta = power.detectable_gap(0.12, 12, alpha=0.05, power=0.9)
     n = (sps.norm.ppf(0.975) + sps.norm.ppf(0.9)) ** 2 * 0.12**2 / delta**2
     assert n == pytest.approx(12)
-    assert stats.detectable_gap(0.0, 12) == 0.0
+    assert power.detectable_gap(0.0, 12) == 0.0
 
 
-def test_sd_of_differences_and_components() -> None:
+def test_variance_components() -> None:
     d = VAR_A.mean(1) - BASE_A.mean(1)
-    assert stats.sd_of_differences(BASE_A, VAR_A) == pytest.approx(d.std(ddof=1), rel=1e-12)
-    assert stats.sd_of_differences([[0.1]], [[0.2]]) == math.inf
+    assert power.variance_components(BASE_A, VAR_A).sd_diff == pytest.approx(d.std(ddof=1), rel=1e-12)
     rng = np.random.default_rng(11)
     effect = rng.normal(0.05, 0.1, 40)
     base = rng.normal(0.5, 0.1, (40, 5))
     var = base.mean(1, keepdims=True) + effect[:, None] + rng.normal(0, 0.1, (40, 5))
-    comp = stats.variance_components(base, var)
-    assert comp.sd_diff == pytest.approx(stats.sd_of_differences(base, var))
+    comp = power.variance_components(base, var)
+    assert comp.sd_diff == pytest.approx((var.mean(1) - base.mean(1)).std(ddof=1))
     assert comp.within_var_baseline == pytest.approx(base.var(axis=1, ddof=1).mean())
     assert comp.between_var > 0
     assert comp.sd_diff_at(5) == pytest.approx(comp.sd_diff)  # the pilot's own R reproduces its sd

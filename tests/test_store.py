@@ -11,7 +11,8 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.store import AssignmentRow, OutputRow, RequestRow, RunStore, UsageRow, new_run_id
+from benchcard.run.rows import AssignmentRow, OutputRow, RequestRow, UsageRow, new_run_id
+from benchcard.run.store import RunStore
 
 
 def row(cell: str, status: str = "ok", text: str = "red") -> OutputRow:

@@ -19,14 +19,17 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from benchcard import ledger, seal, stats
-from benchcard.card import Card, load_card
+from benchcard import ledger
+from benchcard._util.hashing import file_digest, seed_from
+from benchcard.card import seal
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
-from benchcard.hashing import file_digest
 from benchcard.project import Project
-from benchcard.tablecsv import table_text as _table_text
-from benchcard.verdict import bootstrap_many, find_run, give_verdict, load_verdict, read_run
+from benchcard.verdict import stats
+from benchcard.verdict.give import bootstrap_many, find_run, give_verdict, load_verdict, read_run
+from benchcard.verdict.table import table_text as _table_text
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
 BASE_A = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]
@@ -437,9 +440,9 @@ def test_bootstrap_many_matches_stats_and_seal_seed(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics())
     data = give_verdict(project, run_dir).to_json()
     root = json.loads((run_dir / "manifest.json").read_text())["seal_root"]
-    expected = stats.cluster_bootstrap(np.array(BASE_A), np.array(VAR_A), 10_000, seed=stats.seed_from(root))
+    expected = stats.cluster_bootstrap(np.array(BASE_A), np.array(VAR_A), 10_000, seed=seed_from(root))
     assert data["metrics"]["field_recall"]["ci_bootstrap"] == pytest.approx(list(expected))
-    assert data["bootstrap"]["seed"] == stats.seed_from(root)
+    assert data["bootstrap"]["seed"] == seed_from(root)
 
 
 # ------------------------------------------------------------------------------------------------ refusals

@@ -1,3 +1,5 @@
 """benchcard: pre-registered, blind, sealed experiments on LLM prompts."""
 
-__version__ = "0.1.0"
+from benchcard._util.version import __version__
+
+__all__ = ["__version__"]

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .errors import BenchcardError
-from .project import Project
+from benchcard.errors import BenchcardError
+from benchcard.project import Project
 
 
 def _project(ctx: click.Context) -> Project:
@@ -67,7 +67,7 @@ def cli(ctx: click.Context, project: str | None) -> None:
 @click.pass_context
 def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
     """Validate cards, run their worked examples through the real scorer, verify seals."""
-    from .check import check as run_check
+    from benchcard.card.check import check as run_check
 
     report = run_check(_project(ctx), cards)
     if as_json:
@@ -122,9 +122,9 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
 @click.pass_context
 def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     """Hash the card's protocol, fixtures and keys into keys/<id>/v<N>.seal.json."""
-    from .check import check_card
-    from .errors import SealError
-    from .seal import seal as do_seal
+    from benchcard.card.check import check_card
+    from benchcard.card.seal import seal as do_seal
+    from benchcard.errors import SealError
 
     project = _project(ctx)
     loaded = _load(project, card)
@@ -152,8 +152,8 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
 def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None, provider: str | None,
          model: str | None, base_url: str | None) -> None:
     """Print the exact request as a runnable curl command; the key stays a shell variable."""
-    from .curl import curl_command
-    from .providers import load_config
+    from benchcard.run.curl import curl_command
+    from benchcard.run.providers import load_config
 
     project = _project(ctx)
     click.echo(curl_command(_load(project, card), load_config(project.root), variant, fixture, provider, model,
@@ -186,8 +186,9 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
-    from .runner import RunOptions, capped_note
-    from .runner import run as do_run
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import capped_note
+    from benchcard.run.runner import run as do_run
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
                          timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json)
@@ -219,7 +220,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 @click.pass_context
 def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
     """Build the static site: card pages, results tables, ledger, plots. No server, no JavaScript."""
-    from .site import build_site
+    from benchcard.publish.build import build_site
 
     project = _project(ctx)
     report = build_site(project, Path(out_dir).resolve() if out_dir else project.root / "site")
@@ -247,7 +248,8 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 
     A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
     """
-    from .verdict import find_run, give_verdict, load_verdict
+    from benchcard.verdict.give import find_run, give_verdict, load_verdict
+    from benchcard.verdict.report import verdict_lines
 
     project = _project(ctx)
     run_dir = find_run(project, run_name)
@@ -256,61 +258,8 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
     if as_json:
         _emit_json(result.to_json())
         return
-    for line in _verdict_lines(result.to_json()):
+    for line in verdict_lines(result.to_json()):
         click.echo(line)
-
-
-def _verdict_lines(v: dict[str, Any]) -> list[str]:
-    def num(x: Any, signed: bool = False) -> str:
-        if not isinstance(x, int | float) or isinstance(x, bool):
-            return "n/a"
-        return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
-
-    def ci(pair: Any) -> str:
-        return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
-
-    def pval(x: Any) -> str:
-        if not isinstance(x, int | float) or isinstance(x, bool):
-            return "n/a"
-        return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
-
-    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}",
-             f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
-    counts = v.get("counts") or {}
-    lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
-    for note in v.get("notes") or []:
-        lines.append(f"  note: {note}")
-    if v["kind"] == "ab":
-        for comp in v.get("comparisons") or []:
-            lines.append(f"{comp['variant']} vs {v['baseline']}: {comp['finding']} → {comp['outcome']}")
-            for c in v.get("clauses") or []:
-                if c["variant"] == comp["variant"]:
-                    lines.append(f"  {'holds' if c['holds'] else 'FAILS'}  {c['why']}")
-        lines.append(f"metrics ({round(100 * v['confidence'])}% intervals; bootstrap: "
-                     f"{v['bootstrap']['resamples']:,} fixture resamples seeded from the seal root):")
-        for name, m in (v.get("metrics") or {}).items():
-            means = " · ".join(f"{k} {num(x)}" for k, x in m["means"].items())
-            per = m.get("by_variant") or {v["variants"][0]: m}
-            for variant, g in per.items():
-                lines.append(f"  {name} ({variant} − {v['baseline']}): means {means}; gap {num(g.get('gap'), True)} "
-                             f"CI {ci(g.get('ci'))} bootstrap {ci(g.get('ci_bootstrap'))} p {pval(g.get('p'))} "
-                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor {num(m.get('noise_floor'))}")
-    else:
-        lines.append(f"score {num(v.get('score'))} · {v.get('passes')} pass · Wilson 95% {ci(v.get('score_ci'))}")
-        lines.extend(f"  {line}" for line in v.get("rule_lines") or [])
-    human = v.get("human")
-    if human:
-        kappa = human.get("kappa")
-        lines.append(f"human grades: {human['graded']} graded · agreement {num(human['agreement'])} · Cohen's kappa "
-                     f"{num(kappa) if kappa is not None else 'undefined (one category only)'} · "
-                     f"{len(human['disagreements'])} disagreement(s)")
-        for d in human["disagreements"]:
-            note = f" — {d['note']}" if d.get("note") else ""
-            lines.append(f"  {d['cell']} {d['fixture']} ({d['variant']}): auto {num(d['auto_score'])}, "
-                         f"human {d['human_grade']}{note}")
-    led = v.get("ledger") or {}
-    lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · {str(led.get('hash', ''))[:19]}…")
-    return lines
 
 
 # ---------------------------------------------------------------------------------------------------- ledger
@@ -320,7 +269,7 @@ def _verdict_lines(v: dict[str, Any]) -> list[str]:
 @click.pass_context
 def ledger_cmd(ctx: click.Context, do_verify: bool, as_json: bool) -> None:
     """Show the ledger of verdicts (results and non-results); --verify checks its hash chain."""
-    from . import ledger as ledger_mod
+    from benchcard import ledger as ledger_mod
 
     project = _project(ctx)
     if do_verify:
@@ -363,8 +312,8 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, as_json: bool) -> None:
 @click.pass_context
 def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, as_json: bool) -> None:
     """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
-    from .grading import blind_sheet
-    from .verdict import find_run
+    from benchcard.verdict.give import find_run
+    from benchcard.verdict.grading import blind_sheet
 
     project = _project(ctx)
     sheet = blind_sheet(project, find_run(project, run_name), Path(out) if out else None, name)
@@ -388,8 +337,8 @@ def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: st
 @click.pass_context
 def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, as_json: bool) -> None:
     """Import a filled blind sheet into RUN's grades/; the verdict compares them with the scorer."""
-    from .grading import import_grades
-    from .verdict import find_run
+    from benchcard.verdict.give import find_run
+    from benchcard.verdict.grading import import_grades
 
     project = _project(ctx)
     result = import_grades(project, find_run(project, run_name), Path(sheet), name)
@@ -409,7 +358,7 @@ def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, a
 @click.pass_context
 def plan_cmd(ctx: click.Context, card: str, pilot: str | None, as_json: bool) -> None:
     """Calls, tokens and cost of a run of CARD; with a pilot run, the smallest gap it can detect."""
-    from .planning import plan, plan_lines
+    from benchcard.verdict.planning import plan, plan_lines
 
     project = _project(ctx)
     result = plan(project, _load(project, card), pilot)
@@ -421,7 +370,7 @@ def plan_cmd(ctx: click.Context, card: str, pilot: str | None, as_json: bool) ->
 
 
 def _load(project: Project, name: str) -> Any:
-    from .card import load_card, resolve_card_path
+    from benchcard.card.load import load_card, resolve_card_path
 
     return load_card(resolve_card_path(project, name), project)
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from .errors import LedgerError
-from .hashing import digest
-from .project import Project
+from benchcard._util.hashing import digest
+from benchcard.errors import LedgerError
+from benchcard.project import Project
 
 #: Fields `append` sets itself; a caller's row must not carry them.
 CHAIN_FIELDS = ("seq", "date", "at", "prev", "hash")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CardError
+from benchcard.errors import CardError
 
 
 @dataclass(frozen=True)

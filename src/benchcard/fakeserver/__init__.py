@@ -1,57 +1,7 @@
-"""A fake OpenAI- and Anthropic-compatible LLM server on 127.0.0.1, for tests and throughput benchmarks.
+"""`python -m benchcard.fakeserver` and `benchcard.fakeserver.FakeServer`, kept as documented entry points.
 
-Why it exists: the runner must be proven against real sockets — retries on 429/5xx, ``Retry-After``,
-dropped connections, hung servers, truncated and malformed answers — without spending money or waiting on
-a real provider, and the throughput benchmark (10,000 calls at 100 ms, 64 in flight) must measure the
-client, not the server. So the server:
-
-* runs in its **own process** (``python -m benchcard.fakeserver``, or :class:`FakeServer` from Python), so
-  the runner under test and the server never share an event loop or a CPU;
-* is built on ``aiohttp.web`` with no access log and no per-request output;
-* keeps memory flat: only counters, the per-body-hash counter dict and (opt-in) the recorded bodies grow;
-* is driven by a JSON config (canned replies, reply cycles, faults, latency) that can be replaced at any time
-  through ``POST /_control/config`` and observed through ``GET /_control/stats``.
-
-Endpoints: ``POST /v1/chat/completions`` (OpenAI shape, with OpenRouter's ``usage.cost``),
-``POST /v1/messages`` (Anthropic Messages shape), ``GET /v1/models``, and the control endpoints
-``POST /_control/config``, ``GET /_control/stats``, ``POST /_control/reset``.
-
-Config keys (all optional), see :func:`parse_config`::
-
-    {
-      "latency_ms": 0, "latency_jitter_ms": 0, "seed": null,
-      "default_reply": "ok", "record_bodies": false, "require_key": false,
-      "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
-                   "reasoning_tokens": 0, "cost": 0.0012},
-                  {"match": "noisy", "replies_cycle": ["a", "b"]}],
-      "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0}]
-    }
-
-Fault kinds: ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection closed, no response),
-``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply, ``length`` /
-``max_tokens``), ``malformed`` (200 whose body is not JSON). A fault hits the first ``times`` calls of *each
-distinct request body* (by hash) it matches; faults are tried in list order, so ``[429 ×1, 500 ×1]`` gives
-429, then 500, then success for every body.
-
-The package is cut by concept: ``config`` (the JSON config and its strict parser), ``replies`` (what a request is
-answered and in which vendor's shape), ``app`` (the aiohttp server, its counters and ``main``) and ``client``
-(:class:`FakeServer`, which runs ``app`` in a child process).
+The server lives in `benchcard.testing.fakeserver`.
 """
 
-from __future__ import annotations
-
-from .app import build_app, main
-from .client import FakeServer
-from .config import FAULT_KINDS, Config, FakeServerError, FaultRule, ReplyRule, parse_config
-
-__all__ = [
-    "FAULT_KINDS",
-    "Config",
-    "FakeServer",
-    "FakeServerError",
-    "FaultRule",
-    "ReplyRule",
-    "build_app",
-    "main",
-    "parse_config",
-]
+from benchcard.testing.fakeserver import *  # noqa: F403
+from benchcard.testing.fakeserver import __all__ as __all__

@@ -1,5 +1,5 @@
-"""`python -m benchcard.fakeserver --port 0 [--config F.json] [--latency-ms N]`: runs until SIGTERM."""
+"""`python -m benchcard.fakeserver`: the fake server's command line (it lives in benchcard.testing.fakeserver)."""
 
-from .app import main
+from benchcard.testing.fakeserver.app import main
 
 raise SystemExit(main())

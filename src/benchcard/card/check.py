@@ -1,0 +1,224 @@
+"""`benchcard check`: is every card well-formed, does its scorer grade its own worked examples correctly, and
+does every sealed version still match its seal?
+
+A rubric can fail in two directions that reading it will not reveal: accept everything, or reject everything.
+The worked examples run through the real scorer catch both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchcard._util.hashing import canonical_json, digest
+from benchcard.card import seal as sealmod
+from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
+from benchcard.card.model import Card, Example
+from benchcard.errors import BenchcardError, CardError
+from benchcard.project import Project
+from benchcard.scoring.scorers import Score, load_keys, needs_key, score_output
+
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    label: str
+    expect: str | Mapping[str, float]
+    score: Score | None
+    ok: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CardReport:
+    """One card's check; `problems` holds one line each, already naming the file."""
+
+    name: str
+    card: Card | None
+    examples: tuple[ExampleResult, ...] = ()
+    seal: str = ""
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    cards: tuple[CardReport, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.cards)
+
+
+def check(project: Project, names: Sequence[str] = ()) -> CheckReport:
+    """Check the named cards, or every card in `cards/`; never stops at the first bad card."""
+    paths = [resolve_card_path(project, n) for n in names] if names else sorted(project.cards_dir.glob("*.yaml"))
+    if not paths:
+        raise CardError(f"{project.relative(project.cards_dir)}: no cards (*.yaml) to check")
+    reports: list[CardReport] = []
+    loaded: list[Card] = []
+    for path in paths:
+        try:
+            card = load_card(path, project)
+        except BenchcardError as exc:
+            reports.append(CardReport(name=project.relative(path), card=None, problems=(str(exc),)))
+            continue
+        loaded.append(card)
+        reports.append(check_card(card, project))
+    try:
+        check_unique_ids(loaded, project)
+    except CardError as exc:
+        reports.append(CardReport(name="cards", card=None, problems=(str(exc),)))
+    return CheckReport(tuple(reports))
+
+
+def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardReport:
+    source = project.relative(card.path)
+    problems: list[str] = []
+    keys: Mapping[str, Mapping[str, Any]] = {}
+    try:
+        keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixtures)
+    except BenchcardError as exc:
+        problems.append(str(exc))
+    examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
+    problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
+    if card.is_ab:
+        problems += variant_problems(card, source)
+    problems += history_problems(card, project, source)
+    seal_state = ""
+    if not verify_seal:
+        pass
+    elif sealmod.read(card.id, card.version, project) is None:
+        seal_state = f"v{card.version} not sealed"
+    else:
+        try:
+            root = sealmod.verify(card, project)
+            seal_state = f"v{card.version} sealed {root[:19]}…"
+        except BenchcardError as exc:
+            seal_state = f"v{card.version} seal BROKEN"
+            problems.append(str(exc))
+    return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems))
+
+
+def history_problems(card: Card, project: Project, source: str) -> list[str]:
+    """Each older sealed version must still be described by the history: a sealed field that differs from the
+    current card must be carried, unchanged, by that version's history entry, or its runs lose their meaning."""
+    problems = []
+    entries = {h.version: h for h in card.history}
+    current = card.protocol()
+    for path in sorted(project.keys_dir(card.id).glob("v*.seal.json")):
+        version = int(path.name[1:].split(".")[0])
+        sealed = sealmod.read(card.id, version, project) if version < card.version else None
+        if not sealed:
+            continue
+        fields: dict[str, str] = sealed.get("protocol_fields", {})
+        entry = entries.get(version)
+        if entry is None:
+            problems.append(f"{source}: field 'history': v{version} is sealed but has no history entry")
+            continue
+        for name, sealed_digest in sorted(fields.items()):
+            if name == "version":
+                continue
+            if name in entry.changes:
+                if digest(entry.changes[name]) != sealed_digest:
+                    problems.append(
+                        f"{source}: field 'history' v{version} '{name}' is not what v{version} sealed: "
+                        f"sealed {sealed_digest}, history {digest(entry.changes[name])}"
+                    )
+            elif digest(current.get(name)) != sealed_digest:
+                problems.append(
+                    f"{source}: field 'history' v{version} must carry '{name}': it differs from the current "
+                    f"card, and v{version}'s runs keep their meaning only if the card says what it was"
+                )
+    return problems
+
+
+def run_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> ExampleResult:
+    """Score one worked example with the real scorer and compare with what the card says it must get."""
+    key = None
+    excerpt = ""
+    if needs_key(card.scoring):
+        if example.fixture is None or example.fixture not in card.fixtures:
+            return ExampleResult(example.label, example.expect, None, False,
+                                 f"field 'examples.{index}.fixture': expected one of the card's fixtures")
+        key = keys.get(example.fixture)
+        if key is None:
+            return ExampleResult(example.label, example.expect, None, False, "its fixture has no answer key")
+        excerpt = card.fixture_text(example.fixture)
+    try:
+        score = score_output(card.scoring, example.output, key, excerpt)
+    except BenchcardError as exc:
+        return ExampleResult(example.label, example.expect, None, False, str(exc))
+    if example.expect == "pass":
+        ok = score.score == 1.0
+        reason = "" if ok else f"expected a score of exactly 1, got {score.score:.2f}{_failed_rules(score)}"
+    elif example.expect == "fail":
+        ok = score.score < 1.0
+        reason = "" if ok else "expected a score below 1 (a rejected output), got 1.00: the scorer accepts it"
+    else:
+        assert isinstance(example.expect, Mapping)
+        wrong = [
+            f"{m} expected {v:g}, got {score.metrics.get(m, float('nan')):g}"
+            for m, v in example.expect.items()
+            if m not in score.metrics or abs(score.metrics[m] - v) > TOLERANCE
+        ]
+        ok = not wrong
+        reason = "; ".join(wrong)
+    return ExampleResult(example.label, example.expect, score, ok, reason)
+
+
+def _failed_rules(score: Score) -> str:
+    if not score.rules:
+        return ""
+    failed = [k for k, v in score.rules.items() if not v]
+    return f" (failed: {', '.join(failed)})"
+
+
+def variant_problems(card: Card, source: str) -> list[str]:
+    """Every variant's request must be byte-identical to the baseline's except for the declared variable."""
+    assert card.baseline is not None
+    problems = []
+    for fixture_id in card.fixture_ids():
+        text = card.fixture_text(fixture_id)
+        base = _request_bytes(card, card.baseline, text)
+        base_block = _json_inner(card.variants[card.baseline])
+        for name in card.variant_names()[1:]:
+            other = _request_bytes(card, name, text)
+            block = _json_inner(card.variants[name])
+            where = single_edit_mismatch(base, other, base_block, block)
+            if where is not None:
+                problems.append(
+                    f"{source}: variant '{name}' on fixture '{fixture_id}': its request differs from the "
+                    f"baseline's outside the declared variable, at byte {where}"
+                )
+                break
+    return problems
+
+
+def _request_bytes(card: Card, variant: str, fixture_text: str) -> bytes:
+    return canonical_json({"messages": card.messages(variant, fixture_text), "params": dict(card.params),
+                           "model": card.rig.model})
+
+
+def _json_inner(text: str) -> bytes:
+    return canonical_json(text)[1:-1]
+
+
+def single_edit_mismatch(a: bytes, b: bytes, a_block: bytes, b_block: bytes) -> int | None:
+    """None if `b` is `a` with `a_block` replaced by `b_block` at one place; else the first byte that differs."""
+    prefix = 0
+    limit = min(len(a), len(b))
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    if a == b:
+        return None if a_block == b_block else prefix
+    for start in range(max(0, prefix - max(len(a_block), len(b_block))), prefix + 1):
+        if (a[start : start + len(a_block)] == a_block and b[start : start + len(b_block)] == b_block
+                and a[:start] == b[:start] and a[start + len(a_block):] == b[start + len(b_block):]):
+            return None
+    return prefix

@@ -1,0 +1,150 @@
+"""Cards: one YAML file per experiment, held as frozen values before anything is sealed or sent.
+
+Here are the values a card is made of, finding and loading card files, and the messages a card renders; the
+field-by-field validation of the YAML, with its one-line errors, is `cardreader.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchcard.scoring.scorers import ScoringSpec
+
+VARIANT_SLOT = "{{variant}}"
+FIXTURE_SLOT = "{{fixture}}"
+# Fields that describe a card to people; everything else is protocol and is sealed.
+PROSE_FIELDS = frozenset(
+    {"category", "title", "summary", "rubric", "rubric_intro", "question", "variable", "page", "history", "examples"}
+)
+
+
+@dataclass(frozen=True)
+class Rig:
+    """The model a card names; a run may use another and records the one it used."""
+
+    provider: str
+    model: str
+    effort: str | None = None
+    surface: str | None = None
+
+    def line(self) -> str:
+        """The rig line of the pages and the ledger, e.g. `claude-fable-5-1 · effort high · Claude API`."""
+        parts = [self.model]
+        if self.effort:
+            parts.append(f"effort {self.effort}")
+        parts.append(self.surface or self.provider)
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str | None
+    user: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example: `expect` is 'pass' (must score 1), 'fail' (must score < 1) or metric → value."""
+
+    label: str
+    output: str
+    expect: str | Mapping[str, float]
+    fixture: str | None = None
+
+
+@dataclass(frozen=True)
+class Clause:
+    metric: str
+    test: str
+    fixture: str | None = None
+    margin: float | None = None
+    equals: float = 1.0
+
+
+@dataclass(frozen=True)
+class WinRule:
+    clauses: tuple[Clause, ...]
+    alpha: float = 0.05
+    equivalence_margin: float | None = None
+    allow_failed: int = 0
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A version note; older entries carry what differed (prompt, scoring, params) so old runs keep meaning."""
+
+    version: int
+    note: str
+    date: str | None = None
+    changes: Mapping[str, Any] = field(default_factory=dict)
+    published_runs: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    version: int
+    kind: str
+    path: Path
+    raw: Mapping[str, Any]
+    rig: Rig
+    params: Mapping[str, Any]
+    prompt: Prompt
+    repetitions: int
+    scoring: ScoringSpec
+    examples: tuple[Example, ...]
+    history: tuple[HistoryEntry, ...]
+    category: str = ""
+    title: str = ""
+    summary: str = ""
+    rubric: tuple[str, ...] = ()
+    rubric_intro: str = ""
+    question: str = ""
+    variable: str = ""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    baseline: str | None = None
+    fixtures_glob: str | None = None
+    fixtures: Mapping[str, Path] = field(default_factory=dict)
+    win: WinRule | None = None
+    page: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_ab(self) -> bool:
+        return self.kind == "ab"
+
+    def protocol(self) -> dict[str, Any]:
+        """The sealed part of the card: everything but the prose."""
+        return {k: v for k, v in self.raw.items() if k not in PROSE_FIELDS}
+
+    def fixture_ids(self) -> list[str]:
+        """Fixture ids in a stable order; a probe has one implicit fixture named after the card."""
+        return sorted(self.fixtures) if self.is_ab else [self.id]
+
+    def variant_names(self) -> list[str]:
+        """Variants with the baseline first; a probe has the single variant `probe`."""
+        if not self.is_ab:
+            return ["probe"]
+        assert self.baseline is not None
+        return [self.baseline, *sorted(v for v in self.variants if v != self.baseline)]
+
+    def fixture_text(self, fixture_id: str) -> str:
+        if not self.is_ab:
+            return ""
+        return self.fixtures[fixture_id].read_text(encoding="utf-8")
+
+    def messages(self, variant: str | None = None, fixture_text: str | None = None) -> list[dict[str, str]]:
+        """Exactly the chat messages the model receives for one (variant, fixture)."""
+        out: list[dict[str, str]] = []
+        if self.prompt.system is not None:
+            out.append({"role": "system", "content": self._fill(self.prompt.system, variant, fixture_text)})
+        out.append({"role": "user", "content": self._fill(self.prompt.user, variant, fixture_text)})
+        return out
+
+    def _fill(self, text: str, variant: str | None, fixture_text: str | None) -> str:
+        if not self.is_ab:
+            return text
+        block = self.variants[variant or self.baseline or ""]
+        return text.replace(VARIANT_SLOT, block).replace(FIXTURE_SLOT, fixture_text or "")

@@ -1,0 +1,349 @@
+"""The validating reader behind `load_card`: a card's YAML text to a `Card`, field by field.
+
+Every error is one line naming the file, the field, its line and what was expected (`cards/x.yaml:12: field
+'win.alpha': expected …`), because a card is written by hand and a traceback teaches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchcard.card.fixtures import fixture_files
+from benchcard.card.model import (
+    FIXTURE_SLOT,
+    PROSE_FIELDS,
+    VARIANT_SLOT,
+    Card,
+    Clause,
+    Example,
+    HistoryEntry,
+    Prompt,
+    Rig,
+    WinRule,
+)
+from benchcard.errors import CardError
+from benchcard.project import Project
+from benchcard.scoring.scorers import ScoringSpec, metric_names, parse_scoring
+
+ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
+EFFORTS = (None, "low", "medium", "high")
+TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
+GUARDS = ("not_rises", "not_falls")
+PARAM_TYPES: dict[str, tuple[type, ...]] = {
+    "max_tokens": (int,),
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "seed": (int,),
+    "stop": (list,),
+}
+# The fields a card may have: the protocol ones (sealed) and the prose ones (`card.PROSE_FIELDS`).
+PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring"})
+AB_FIELDS = PROBE_FIELDS | {"variants", "baseline", "fixtures", "win"}
+TOP_FIELDS = AB_FIELDS | PROSE_FIELDS
+# A history entry may carry any protocol field of its version that differs from the current card.
+CHANGEABLE_FIELDS = AB_FIELDS - {"id", "version"}
+HISTORY_FIELDS = frozenset({"version", "note", "date", "published_runs"}) | CHANGEABLE_FIELDS
+
+
+def read_card(text: str, source: str, project: Project, path: Path) -> Card:
+    """Parse and validate one card's text; `source` is the file as errors name it."""
+    raw, lines = parse_yaml(text, source)
+    return _Reader(raw, lines, source, project, path).card()
+
+
+def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Parse YAML and remember the line of every mapping key, so errors can point at it."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CardError(f"{source}{where}: malformed YAML: {problem}") from None
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _collect_lines(node, (), lines)
+    return raw, lines
+
+
+def _collect_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            sub = (*path, str(key.value))
+            lines[sub] = key.start_mark.line + 1
+            _collect_lines(value, sub, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _collect_lines(item, (*path, str(i)), lines)
+
+
+class _Reader:
+    """Validation of one card's raw mapping, field by field."""
+
+    def __init__(self, raw: Any, lines: dict[tuple[str, ...], int], source: str, project: Project, path: Path):
+        self.raw, self.lines, self.source, self.project, self.path = raw, lines, source, project, path
+
+    def fail(self, where: Sequence[str | int], expected: str) -> CardError:
+        keys = tuple(str(w) for w in where)
+        line = None
+        for n in range(len(keys), 0, -1):
+            if keys[:n] in self.lines:
+                line = self.lines[keys[:n]]
+                break
+        loc = f":{line}" if line else ""
+        name = ".".join(keys) or "(top level)"
+        return CardError(f"{self.source}{loc}: field '{name}': {expected}")
+
+    def get(
+        self, obj: Any, where: Sequence[str | int], types: tuple[type, ...], what: str, required: bool = True
+    ) -> Any:
+        value = obj.get(str(where[-1])) if isinstance(obj, Mapping) else None
+        if value is None:
+            if required:
+                raise self.fail(where, f"missing; expected {what}")
+            return None
+        if isinstance(value, bool) and bool not in types:
+            raise self.fail(where, f"expected {what}, got {value!r}")
+        if not isinstance(value, types):
+            raise self.fail(where, f"expected {what}, got {_show(value)}")
+        return value
+
+    def card(self) -> Card:
+        raw = self.raw
+        if not isinstance(raw, Mapping):
+            raise self.fail((), "expected a mapping of card fields")
+        unknown = sorted(set(map(str, raw)) - TOP_FIELDS)
+        if unknown:
+            raise self.fail((unknown[0],), f"unknown field; expected one of {', '.join(sorted(TOP_FIELDS))}")
+        card_id = self.get(raw, ("id",), (str,), "an id of [a-z0-9-]+")
+        if not ID_PATTERN.match(card_id):
+            raise self.fail(("id",), f"expected [a-z0-9-]+, got {card_id!r}")
+        if self.path.stem != card_id:
+            other = self.project.card_path(card_id)
+            if other.is_file():
+                raise self.fail(("id",), f"duplicate card id '{card_id}', also in {self.project.relative(other)}")
+            raise self.fail(("id",), f"id '{card_id}' must match the file name ({self.path.stem}.yaml)")
+        version = self.get(raw, ("version",), (int,), "a positive integer")
+        if version < 1:
+            raise self.fail(("version",), f"expected a positive integer, got {version}")
+        kind = self.get(raw, ("kind",), (str,), "probe or ab")
+        if kind not in ("probe", "ab"):
+            raise self.fail(("kind",), f"expected probe or ab, got {kind!r}")
+        scoring = self.scoring()
+        common: dict[str, Any] = dict(
+            id=card_id,
+            version=version,
+            kind=kind,
+            path=self.path,
+            raw=raw,
+            rig=self.rig(),
+            params=self.params(),
+            prompt=self.prompt(kind),
+            repetitions=self.get(raw, ("repetitions",), (int,), "a positive integer", required=False) or 1,
+            scoring=scoring,
+            examples=self.examples(scoring),
+            history=self.history(version),
+            category=self.get(raw, ("category",), (str,), "text", required=False) or "",
+            title=self.get(raw, ("title",), (str,), "text"),
+            summary=self.get(raw, ("summary",), (str,), "text", required=False) or "",
+            rubric=tuple(self.strings(("rubric",), required=False)),
+            rubric_intro=self.get(raw, ("rubric_intro",), (str,), "text", required=False) or "",
+            question=self.get(raw, ("question",), (str,), "text", required=False) or "",
+            variable=self.get(raw, ("variable",), (str,), "text", required=False) or "",
+            page=self.get(raw, ("page",), (dict,), "a mapping of prose sections", required=False) or {},
+        )
+        if common["repetitions"] < 1:
+            raise self.fail(("repetitions",), "expected a positive integer")
+        if kind == "ab":
+            common.update(self.ab_fields(card_id, scoring))
+        else:
+            for name in sorted(AB_FIELDS - PROBE_FIELDS):
+                if name in raw:
+                    raise self.fail((name,), "only an ab card has this field (kind is probe)")
+        return Card(**common)
+
+    def strings(self, where: tuple[str, ...], required: bool = True) -> list[str]:
+        items = self.get(self.raw, where, (list,), "a list of text", required=required) or []
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise self.fail((*where, i), f"expected text, got {_show(item)}")
+        return list(items)
+
+    def rig(self) -> Rig:
+        rig = self.get(self.raw, ("rig",), (dict,), "a mapping with provider and model")
+        extra = sorted(set(map(str, rig)) - {"provider", "model", "effort", "surface"})
+        if extra:
+            raise self.fail(("rig", extra[0]), "unknown field; expected provider, model, effort or surface")
+        effort = rig.get("effort")
+        if effort not in EFFORTS:
+            raise self.fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
+        return Rig(
+            provider=self.get(rig, ("rig", "provider"), (str,), "a provider name"),
+            model=self.get(rig, ("rig", "model"), (str,), "a model name"),
+            effort=effort,
+            surface=self.get(rig, ("rig", "surface"), (str,), "text", required=False),
+        )
+
+    def params(self) -> dict[str, Any]:
+        params = self.get(self.raw, ("params",), (dict,), "a mapping such as {max_tokens: 1000, temperature: 0}")
+        for name, value in params.items():
+            if name not in PARAM_TYPES:
+                raise self.fail(("params", name), f"unknown parameter; expected one of {', '.join(PARAM_TYPES)}")
+            self.get(params, ("params", name), PARAM_TYPES[name], "a " + PARAM_TYPES[name][0].__name__)
+            if name == "max_tokens" and value < 1:
+                raise self.fail(("params", name), "expected a positive integer")
+        if "max_tokens" not in params:
+            raise self.fail(("params", "max_tokens"), "missing; expected a positive integer")
+        return dict(params)
+
+    def prompt(self, kind: str) -> Prompt:
+        prompt = self.get(self.raw, ("prompt",), (dict,), "a mapping with user (and optional system)")
+        extra = sorted(set(prompt) - {"system", "user"})
+        if extra:
+            raise self.fail(("prompt", extra[0]), "unknown field; expected system or user")
+        system = self.get(prompt, ("prompt", "system"), (str,), "text", required=False)
+        user = self.get(prompt, ("prompt", "user"), (str,), "text")
+        if kind == "ab":
+            joined = (system or "") + user
+            for slot in (VARIANT_SLOT, FIXTURE_SLOT):
+                if joined.count(slot) != 1:
+                    raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once")
+        return Prompt(system=system, user=user)
+
+    def scoring(self) -> ScoringSpec:
+        raw = self.get(self.raw, ("scoring",), (dict,), "a mapping with a method")
+        return parse_scoring(raw, fail=lambda where, expected: self.fail(("scoring", *where), expected))
+
+    def examples(self, scoring: ScoringSpec) -> tuple[Example, ...]:
+        items = self.get(self.raw, ("examples",), (list,), "a list of worked examples")
+        if not items:
+            raise self.fail(("examples",), "expected at least one worked example")
+        out = []
+        for i, item in enumerate(items):
+            where = ("examples", i)
+            if not isinstance(item, Mapping):
+                raise self.fail(where, "expected a mapping with label, output and expect")
+            extra = sorted(set(map(str, item)) - {"label", "output", "expect", "fixture"})
+            if extra:
+                raise self.fail((*where, extra[0]), "unknown field; expected label, output, expect or fixture")
+            label = self.get(item, (*where, "label"), (str,), "text")
+            output = self.get(item, (*where, "output"), (str,), "the output text")
+            if "expect" not in item or item["expect"] is None:
+                raise self.fail((*where, "expect"), "missing; expected pass, fail or a mapping of metric values")
+            expect = item["expect"]
+            if isinstance(expect, Mapping):
+                for metric, value in expect.items():
+                    if not isinstance(value, int | float) or isinstance(value, bool):
+                        raise self.fail((*where, "expect", metric), f"expected a number, got {_show(value)}")
+                expect = {str(k): float(v) for k, v in expect.items()}
+            elif expect not in ("pass", "fail"):
+                raise self.fail((*where, "expect"), f"expected pass, fail or a mapping, got {_show(expect)}")
+            fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=False)
+            out.append(Example(label=label, output=output, expect=expect, fixture=fixture))
+        return tuple(out)
+
+    def history(self, version: int) -> tuple[HistoryEntry, ...]:
+        items = self.get(self.raw, ("history",), (list,), "a list of version notes")
+        out = []
+        for i, item in enumerate(items):
+            where = ("history", i)
+            if not isinstance(item, Mapping):
+                raise self.fail(where, "expected a mapping with version and note")
+            extra = sorted(set(map(str, item)) - HISTORY_FIELDS)
+            if extra:
+                expected = ", ".join(sorted(HISTORY_FIELDS))
+                raise self.fail((*where, extra[0]), f"unknown field; expected one of {expected}")
+            v = self.get(item, (*where, "version"), (int,), "a version number")
+            note = self.get(item, (*where, "note"), (str,), "text")
+            date = item.get("date")
+            changes = {k: item[k] for k in sorted(CHANGEABLE_FIELDS) if k in item}
+            runs = self.get(item, (*where, "published_runs"), (list,), "a list of runs", required=False) or []
+            out.append(
+                HistoryEntry(version=v, note=note, date=str(date) if date else None, changes=changes,
+                             published_runs=tuple(runs))
+            )
+        if version not in {h.version for h in out}:
+            raise self.fail(("history",), f"expected an entry for the current version {version}")
+        return tuple(out)
+
+    def ab_fields(self, card_id: str, scoring: ScoringSpec) -> dict[str, Any]:
+        raw = self.raw
+        variants = self.get(raw, ("variants",), (dict,), "a mapping of variant name to inserted text")
+        for name, text in variants.items():
+            if not isinstance(text, str):
+                raise self.fail(("variants", name), f"expected text, got {_show(text)}")
+        if len(variants) < 2:
+            raise self.fail(("variants",), "expected a baseline and at least one variant")
+        baseline = self.get(raw, ("baseline",), (str,), "the name of the baseline variant")
+        if baseline not in variants:
+            raise self.fail(("baseline",), f"expected one of the variants ({', '.join(map(str, variants))})")
+        pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt")
+        fixtures = self.fixture_files(pattern)
+        if not fixtures:
+            raise self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
+        return dict(
+            variants={str(k): v for k, v in variants.items()},
+            baseline=baseline,
+            fixtures_glob=pattern,
+            fixtures=fixtures,
+            win=self.win(scoring, fixtures),
+        )
+
+    def fixture_files(self, pattern: str) -> dict[str, Path]:
+        return fixture_files(self.project, self.source, pattern)
+
+    def win(self, scoring: ScoringSpec, fixtures: Mapping[str, Path]) -> WinRule:
+        raw = self.get(self.raw, ("win",), (dict,), "a mapping with all: [clauses]")
+        extra = sorted(set(map(str, raw)) - {"all", "alpha", "equivalence_margin", "allow_failed"})
+        if extra:
+            raise self.fail(("win", extra[0]), "unknown field; expected all, alpha, equivalence_margin or allow_failed")
+        clauses_raw = self.get(raw, ("win", "all"), (list,), "a list of clauses")
+        if not clauses_raw:
+            raise self.fail(("win", "all"), "expected at least one clause")
+        known = metric_names(scoring)
+        clauses = []
+        for i, item in enumerate(clauses_raw):
+            where = ("win", "all", i)
+            if not isinstance(item, Mapping):
+                raise self.fail(where, "expected a mapping with metric and test")
+            extra = sorted(set(map(str, item)) - {"metric", "test", "fixture", "margin", "equals"})
+            if extra:
+                raise self.fail((*where, extra[0]), "unknown field; expected metric, test, fixture, margin or equals")
+            metric = self.get(item, (*where, "metric"), (str,), "a metric name")
+            if metric not in known:
+                yields = ", ".join(sorted(known))
+                raise self.fail((*where, "metric"), f"unknown metric {metric!r}; the scorer yields {yields}")
+            test = self.get(item, (*where, "test"), (str,), "rises, falls, not_rises, not_falls or holds")
+            if test not in TESTS:
+                raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
+            margin = self.get(item, (*where, "margin"), (int, float), "a number", required=False)
+            if test in GUARDS and margin is None:
+                why = "noisy data must not pass a guard for free"
+                raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
+            fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
+            if fixture is not None and fixture not in fixtures:
+                raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
+            equals = self.get(item, (*where, "equals"), (int, float), "a number", required=False)
+            clauses.append(Clause(metric=metric, test=test, fixture=fixture,
+                                  margin=None if margin is None else float(margin),
+                                  equals=1.0 if equals is None else float(equals)))
+        if clauses[0].test not in ("rises", "falls"):
+            raise self.fail(("win", "all", 0, "test"), "the first clause must be rises or falls (the effect sought)")
+        alpha = self.get(raw, ("win", "alpha"), (float,), "a number between 0 and 0.5", required=False) or 0.05
+        if not 0 < alpha < 0.5:
+            raise self.fail(("win", "alpha"), f"expected a number between 0 and 0.5, got {alpha}")
+        eq = self.get(raw, ("win", "equivalence_margin"), (int, float), "a positive number")
+        allow = self.get(raw, ("win", "allow_failed"), (int,), "a count of cells", required=False) or 0
+        return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow)
+
+
+def _show(value: Any) -> str:
+    kind = {dict: "a mapping", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
+    return f"{kind.get(type(value), type(value).__name__)} ({value!r})"[:120]

@@ -1,0 +1,149 @@
+"""Seals: the digests that lock a version's protocol, fixtures and keys before the first call.
+
+A seal is written once per version. `check`, `run` and `verdict` recompute it; any difference names the file
+that changed and both digests, so a sealed version cannot change silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchcard._util.hashing import digest, file_digest
+from benchcard.card.model import Card
+from benchcard.errors import SealError
+from benchcard.project import Project
+
+
+@dataclass(frozen=True)
+class SealContent:
+    """What a seal covers, recomputed from the files as they are now."""
+
+    protocol: str
+    protocol_fields: dict[str, str]
+    fixtures: dict[str, str]
+    keys: dict[str, str]
+    root: str
+
+
+def compute(card: Card, project: Project) -> SealContent:
+    """Digest the card's protocol, every fixture file and every key file of this version."""
+    protocol = card.protocol()
+    fields = {name: digest(value) for name, value in sorted(protocol.items())}
+    root = os.path.join(project.root.resolve(), "")
+    fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}
+    keys: dict[str, str] = {}
+    keys_dir = project.keys_dir(card.id)
+    if card.is_ab and keys_dir.is_dir():
+        keys_real = str(keys_dir.resolve())
+        entries = {e.name: e for e in os.scandir(keys_dir)}  # one listing instead of a stat per fixture
+        for fixture_id in sorted(card.fixtures):
+            name = f"{fixture_id}.json"
+            entry = entries.get(name)
+            if entry is None:
+                continue
+            if not entry.is_symlink() and entry.is_file():  # its real path is the folder's real path and its name
+                keys[_relative(os.path.join(keys_real, name), root, project)] = file_digest(entry.path)
+            elif entry.is_symlink() and os.path.isfile(entry.path):
+                keys[project.relative(keys_dir / name)] = file_digest(entry.path)
+    body = {"card": card.id, "version": card.version, "protocol": digest(protocol), "fixtures": fixtures,
+            "keys": keys}
+    return SealContent(digest(protocol), fields, fixtures, keys, digest(body))
+
+
+def _relative(real: Path | str, root: str, project: Project) -> str:
+    """`project.relative` of a resolved path, given the project's resolved root as text ending in a separator:
+    the same name, without resolving each of thousands of fixture paths again."""
+    text = str(real)
+    if text.startswith(root):
+        return text[len(root):]
+    return project.relative(Path(real))
+
+
+def read(card_id: str, version: int, project: Project) -> dict[str, Any] | None:
+    path = project.seal_path(card_id, version)
+    if not path.is_file():
+        return None
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SealError(f"{project.relative(path)}: unreadable seal: {exc}") from None
+    return data
+
+
+def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
+    """Write `keys/<id>/v<N>.seal.json`; returns (path, seal, written). Refuses to reseal different content."""
+    content = compute(card, project)
+    path = project.seal_path(card.id, card.version)
+    newer = sorted(int(p.name[1:].split(".")[0]) for p in project.keys_dir(card.id).glob("v*.seal.json"))
+    if newer and newer[-1] > card.version:
+        raise SealError(
+            f"{project.relative(card.path)}: version {card.version} is older than the sealed v{newer[-1]}; "
+            "a card's version only goes up"
+        )
+    existing = read(card.id, card.version, project)
+    if existing is not None:
+        if existing.get("root") == content.root:
+            return path, existing, False
+        problem = describe_difference(existing, content, card, project)
+        raise SealError(
+            f"{project.relative(card.path)}: v{card.version} is already sealed and its content differs "
+            f"({problem}); make a new version: raise `version` and add a history note"
+        )
+    data = {
+        "card": card.id,
+        "version": card.version,
+        "sealed_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "algorithm": "sha256",
+        "protocol": content.protocol,
+        "protocol_fields": content.protocol_fields,
+        "fixtures": content.fixtures,
+        "keys": content.keys,
+        "root": content.root,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    os.replace(tmp, path)
+    return path, data, True
+
+
+def verify(card: Card, project: Project) -> str:
+    """The seal root if the card's current material matches its seal; SealError naming the change if not."""
+    existing = read(card.id, card.version, project)
+    if existing is None:
+        raise SealError(
+            f"{project.relative(card.path)}: v{card.version} is not sealed; run `benchcard seal {card.id}` first"
+        )
+    content = compute(card, project)
+    if existing.get("root") != content.root:
+        raise SealError(describe_difference(existing, content, card, project))
+    root: str = existing["root"]
+    return root
+
+
+def describe_difference(sealed: dict[str, Any], now: SealContent, card: Card, project: Project) -> str:
+    """The first thing that differs from the seal: which file (and field), with both digests."""
+    source = project.relative(card.path)
+    if sealed.get("protocol") != now.protocol:
+        old_fields: dict[str, str] = sealed.get("protocol_fields", {})
+        changed = sorted(k for k in set(old_fields) | set(now.protocol_fields)
+                         if old_fields.get(k) != now.protocol_fields.get(k))
+        which = f" (field '{changed[0]}')" if changed else ""
+        return (f"{source}{which} changed after sealing v{card.version}: sealed {sealed.get('protocol')}, "
+                f"now {now.protocol}")
+    for group in ("fixtures", "keys"):
+        old: dict[str, str] = sealed.get(group, {})
+        new: dict[str, str] = getattr(now, group)
+        for name in sorted(set(old) | set(new)):
+            if name not in new:
+                return f"{name} was sealed in v{card.version} and is now missing"
+            if name not in old:
+                return f"{name} was added after sealing v{card.version} (now {new[name]})"
+            if old[name] != new[name]:
+                return f"{name} changed after sealing v{card.version}: sealed {old[name]}, now {new[name]}"
+    return f"{project.relative(project.seal_path(card.id, card.version))}: root does not match its contents"

@@ -1,0 +1,128 @@
+"""`benchcard site`: static pages like the seeds, from cards/, keys/ and results/.
+
+Nothing here needs a server or JavaScript: every link is relative, the one stylesheet is a local file, the plots
+are SVG files next to the pages, and each run's raw files are copied into the site so that every "Evidence"
+link works from `file://` as well as from any static host.
+
+Every string that reaches a page (model outputs, card prose, verdict notes) goes through Jinja2 with
+autoescaping on; the only markup built in Python is the JSON-LD block, which is escaped for a `<script>`
+element by `json_ld` (no `<`, `>` or `&` survives as itself, so nothing can close the element).
+
+Run folders are read tolerantly: a field the runner or the verdict did not write shows as a dash, a line of a
+JSONL file cut short by a killed run is skipped (the raw file is still published unedited), and a folder that
+is not a run (no manifest.json) is left out.
+
+The parts: `runs` reads run folders and the ledger, `render` formats figures and renders templates,
+`probe` and `runcard` build the card pages (with `cardparts` shared by both, and `plots` for the SVG
+figures), `evidence` copies each run and builds its page, `index` builds the index and the ledger page.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from benchcard.card.load import load_cards
+from benchcard.errors import BenchcardError
+from benchcard.project import Project
+from benchcard.publish.evidence import copy_run, run_context
+from benchcard.publish.index import card_summary, ledger_context
+from benchcard.publish.probe import probe_context
+from benchcard.publish.render import environment, json_ld, write_page
+from benchcard.publish.runcard import ab_context
+from benchcard.publish.runs import published_runs, read_ledger, read_runs
+
+__all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
+
+MARKER = ".benchcard-site"
+"""A file written at the top of every built site: only a folder holding it may be emptied and rebuilt."""
+
+
+@dataclass(frozen=True)
+class SiteReport:
+    """What a build wrote: the output folder, every page (relative paths) and how many runs it shows."""
+
+    out_dir: Path
+    pages: tuple[str, ...]
+    cards: int
+    runs: int
+    plots: int
+    skipped: tuple[str, ...] = ()
+
+
+def _prepare_out(project: Project, out_dir: Path) -> Path:
+    """Empty the output folder, refusing any folder that benchcard did not build (or the project itself)."""
+    out = out_dir.resolve()
+    root = project.root.resolve()
+    if out == root or out in root.parents:
+        raise BenchcardError(f"--out {out_dir}: refusing to build the site over the project folder")
+    for protected in (project.cards_dir, project.results_dir, root / "keys", root / "fixtures", root / "src"):
+        p = protected.resolve()
+        if out == p or p in out.parents:
+            raise BenchcardError(f"--out {out_dir}: refusing to build the site inside {project.relative(p)}/")
+    if out.exists():
+        if not out.is_dir():
+            raise BenchcardError(f"--out {out_dir}: exists and is not a folder")
+        if any(out.iterdir()):
+            if not (out / MARKER).is_file():
+                raise BenchcardError(
+                    f"--out {out_dir}: folder is not empty and was not built by benchcard site; "
+                    "choose an empty or new folder"
+                )
+            shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
+                              encoding="utf-8")
+    return out
+
+
+def build_site(project: Project, out_dir: Path) -> SiteReport:
+    """Build every page into `out_dir` (emptied first if benchcard built it before)."""
+    from benchcard.run.providers import load_config
+
+    cards = load_cards(project)
+    ledger, chain_problem = read_ledger(project)
+    config = load_config(project.root)
+    skipped: list[str] = []
+    runs = read_runs(project, skipped)
+    out = _prepare_out(project, out_dir)
+    env = environment()
+
+    by_run = {(str(r.get("card")), str(r.get("run"))): r for r in ledger}
+    for run in runs:
+        run.ledger_row = by_run.get((run.card, run.run_id))
+    cards_by_id = {c.id: c for c in cards}
+    for card in cards:
+        runs.extend(published_runs(card, skipped))
+    runs.sort(key=lambda r: (r.started, r.run_id))
+
+    style = resources.files("benchcard.publish") / "static" / "style.css"
+    (out / "style.css").write_bytes(style.read_bytes())
+
+    pages: list[str] = []
+    plots = 0
+    for run in runs:
+        card_obj = cards_by_id.get(run.card)
+        copy_run(run, out)
+        pages.append(write_page(env, out, run.href, "run.html", run_context(run, card_obj)))
+
+    summaries = []
+    for card in cards:
+        card_runs = [r for r in runs if r.card == card.id]
+        page = f"cards/{card.id}/index.html"
+        if card.is_ab:
+            context, n_plots = ab_context(card, card_runs, project, out, config)
+            plots += n_plots
+            pages.append(write_page(env, out, page, "runcard.html", context))
+        else:
+            pages.append(write_page(env, out, page, "probe.html", probe_context(card, card_runs, config)))
+        summaries.append(card_summary(card, card_runs, ledger))
+
+    ledger_page = ledger_context(ledger, runs, cards_by_id, chain_problem)
+    pages.append(write_page(env, out, "ledger.html", "ledger.html", ledger_page))
+    pages.append(write_page(env, out, "index.html", "index.html",
+                            {"root": "", "cards": summaries, "ledger_rows": len(ledger), "title": "Cards"}))
+    return SiteReport(out_dir=out, pages=tuple(pages), cards=len(cards), runs=len(runs), plots=plots,
+                      skipped=tuple(skipped))

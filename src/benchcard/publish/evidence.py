@@ -1,0 +1,141 @@
+"""A run's evidence: its raw files copied into the site byte for byte, and its page of cells."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchcard.card.model import Card
+from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
+from benchcard.publish.runs import Run, baseline_of, number
+
+RUN_FILES = ("manifest.json", "outputs.jsonl", "scores.jsonl", "verdict.json", "table.csv")
+RUN_DIRS = ("sealed", "grades")
+
+
+def _run_dirs(run: Run) -> tuple[str, ...]:
+    """The folders of a run that are published: an ab run's sealed/ (which variant made which output, and the
+    request bodies that show it) only once the verdict has unblinded the run."""
+    if run.manifest.get("kind") == "ab" and run.verdict is None:
+        return tuple(d for d in RUN_DIRS if d != "sealed")
+    return RUN_DIRS
+
+
+def copy_run(run: Run, out: Path) -> None:
+    """The run's raw files, byte for byte, into the site; a published run gets its recorded entry."""
+    dest = out / run.site_dir
+    dest.mkdir(parents=True, exist_ok=True)
+    if run.folder is None:
+        record = dict(run.published or {})
+        (dest / "published.json").write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n",
+                                             encoding="utf-8")
+        return
+    for name in RUN_FILES:
+        if (run.folder / name).is_file():
+            shutil.copyfile(run.folder / name, dest / name)
+    for name in _run_dirs(run):
+        if (run.folder / name).is_dir():
+            shutil.copytree(run.folder / name, dest / name, dirs_exist_ok=True)
+
+
+def run_files(run: Run) -> list[dict[str, str]]:
+    """Links (relative to the evidence page) to every raw file copied for a run."""
+    if run.folder is None:
+        return [{"name": "published.json", "href": "published.json"}]
+    files = [{"name": n, "href": n} for n in RUN_FILES if (run.folder / n).is_file()]
+    for d in _run_dirs(run):
+        folder = run.folder / d
+        if folder.is_dir():
+            for p in sorted(folder.rglob("*")):
+                if p.is_file():
+                    rel = p.relative_to(run.folder).as_posix()
+                    files.append({"name": rel, "href": rel})
+    return files
+
+
+def run_context(run: Run, card: Card | None) -> dict[str, Any]:
+    """The evidence page of one run: its manifest, files and every cell (variants only once unblinded)."""
+    unblinded = run.verdict is not None
+    assignment = {str(a.get("cell")): a for a in run.assignment}
+    scores = {str(s.get("cell")): s for s in run.scores}
+    cells: list[dict[str, Any]] = []
+    if run.published is not None:
+        cells.append({"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
+                      "status": str(run.published.get("status") or ""), "score": fmt_num(run.score),
+                      "text": str(run.published.get("output") or ""), "rules": [], "metrics": [],
+                      "details": labelled_figures({k: v for k, v in run.published.items()
+                                                   if k in ("cost", "latency_ms", "finish_reason")})})
+    for out in run.outputs:
+        cell = str(out.get("cell") or "")
+        a = assignment.get(cell, {}) if unblinded else {}
+        s = scores.get(cell, {})
+        rules: Mapping[str, Any] = s["rules"] if isinstance(s.get("rules"), Mapping) else {}
+        metrics: Mapping[str, Any] = s["metrics"] if isinstance(s.get("metrics"), Mapping) else {}
+        usage: Mapping[str, Any] = out["usage"] if isinstance(out.get("usage"), Mapping) else {}
+        details: list[tuple[str, str]] = [("finish reason", str(out.get("finish_reason") or "—")),
+                   ("tokens in / out / reasoning", " / ".join(fmt_value(usage.get(k))
+                                                             for k in ("input", "output", "reasoning"))),
+                   ("cost", fmt_money(out.get("cost"))), ("latency", fmt_ms(out.get("latency_ms"))),
+                   ("attempts", fmt_value(out.get("attempts")))]
+        if out.get("error"):
+            details.append(("error", str(out["error"])))
+        cells.append({
+            "cell": cell, "fixture": str(out.get("fixture") or ""),
+            "variant": a.get("variant"), "repetition": a.get("repetition"),
+            "status": str(out.get("status") or ""),
+            "score": fmt_num(s.get("score")) if s else "—",
+            "text": out.get("text") if isinstance(out.get("text"), str) else "",
+            "rules": [(k, bool(v)) for k, v in rules.items()],
+            "metrics": [(k, fmt_value(v)) for k, v in metrics.items() if k != "score" and not k.startswith("rule.")],
+            "details": details,
+            "order": a.get("order", 0),
+        })
+    if unblinded:
+        base = baseline_of(run, card)
+        cells.sort(key=lambda c: (c["fixture"], c["variant"] != base, str(c["variant"]),
+                                  number(c["repetition"]) or 0))
+    m = run.manifest
+    meta = [
+        ("card", f"{run.card} v{run.version}"),
+        ("rig", run.rig_line or "—"),
+    ]
+    for key, label in (("provider_type", "provider type"), ("base_url", "base URL"), ("started_at", "started"),
+                       ("finished_at", "finished"), ("cells", "cells"), ("repetitions", "repetitions"),
+                       ("concurrency", "concurrency"), ("seed", "seed"), ("seal_root", "seal root"),
+                       ("outputs_digest", "outputs digest"), ("benchcard_version", "benchcard")):
+        if m.get(key) is not None:
+            meta.append((label, fmt_value(m[key])))
+    if isinstance(m.get("counts"), Mapping):
+        meta.append(("counts", fmt_value(m["counts"])))
+    if isinstance(m.get("params"), Mapping):
+        meta.append(("params", json.dumps(m["params"], ensure_ascii=False)))
+    if run.published is not None:
+        meta.append(("recorded", "in the card's history; the run predates its run folder"))
+    if run.finding:
+        meta.append(("verdict", f"{run.outcome} · {run.finding}" if run.outcome else run.finding))
+    verdict = run.verdict or {}
+    rule_rates = []
+    if isinstance(verdict.get("rules"), Mapping):
+        for rule_id, r in verdict["rules"].items():
+            if isinstance(r, Mapping):
+                passes = f"{fmt_value(r.get('passes'))} of {fmt_value(r.get('n'))}"
+                rule_rates.append({"id": str(rule_id), "passes": passes, "rate": fmt_num(r.get("rate")),
+                                   "wilson": fmt_value(r.get("wilson"))})
+    return {
+        "verdict_why": str(verdict.get("why") or ""),
+        "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
+        "rule_rates": rule_rates,
+        "score_ci": fmt_value(verdict.get("score_ci")) if verdict.get("score_ci") else "",
+        "run": run,
+        "card_title": card.title if card else run.card,
+        "card_href": f"cards/{run.card}/index.html" if card else None,
+        "meta": meta,
+        "files": run_files(run),
+        "cells": cells,
+        "unblinded": unblinded,
+        "is_ab": bool(card and card.is_ab),
+        "title": f"Run {run.run_id} · {run.card} v{run.version}",
+    }

@@ -1,0 +1,148 @@
+"""The SVG figure of a clause (matplotlib): per-fixture paired differences, the gap's CI and the noise floor."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchcard._util.hashing import seed_from
+from benchcard.card.model import Card
+from benchcard.publish.render import fmt_num
+from benchcard.publish.runs import Run, baseline_of, clauses_for
+
+
+def _grid(df: Any, metric: str, variant: str, fixtures: Sequence[str]) -> Any:
+    import numpy as np
+
+    sub = df[(df["metric"] == metric) & (df["variant"] == variant)]
+    col = "repetition" if "repetition" in df.columns else None
+    if col is None:
+        pivot = sub.groupby("fixture")["value"].mean().to_frame()
+    else:
+        pivot = sub.pivot_table(index="fixture", columns=col, values="value", aggfunc="mean")
+    return np.asarray(pivot.reindex(list(fixtures)).to_numpy(dtype=float), dtype=np.float64)
+
+
+def _fixture_means(grid: Any) -> Any:
+    """Each fixture's mean over its scored repetitions, NaN where none was scored.
+
+    Not np.nanmean: a fixture whose every cell was truncated or failed is normal in a run, and nanmean warns
+    ("Mean of empty slice") on it, which np.errstate does not silence.
+    """
+    import numpy as np
+
+    valid = ~np.isnan(grid)
+    counts = valid.sum(axis=1)
+    sums = np.where(valid, grid, 0.0).sum(axis=1)
+    return np.divide(sums, counts, out=np.full(sums.shape, np.nan), where=counts > 0)
+
+
+def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[dict[str, Any]]:
+    """One SVG per (variant, clause metric compared across arms): fixture differences, CI, noise floor."""
+    df = run.table
+    baseline = baseline_of(run, card)
+    if df is None or df.empty or baseline is None:
+        return []
+    import numpy as np
+
+    from benchcard.verdict import stats
+
+    alpha = card.win.alpha if card is not None and card.win is not None else 0.05
+    alpha = float((run.verdict or {}).get("alpha") or alpha)
+    seal_root = str(run.manifest.get("seal_root") or "")
+    try:
+        seed = seed_from(seal_root)
+    except ValueError:
+        seed = 0
+    out = []
+    clauses = [c for c in clauses_for(run, card) if c.get("test") != "holds"]
+    variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
+    for clause in clauses:
+        metric = str(clause["metric"])
+        if metric not in set(df["metric"]):
+            continue
+        for variant in variants:
+            fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
+            base = _grid(df, metric, baseline, fixtures)
+            var = _grid(df, metric, variant, fixtures)
+            d = _fixture_means(var) - _fixture_means(base)
+            keep = ~np.isnan(d)
+            if not keep.any():
+                continue
+            try:
+                gap = stats.paired_gap(base, var, alpha, seed=seed)
+                floor = stats.noise_floor(base, alpha)
+            except ValueError:
+                continue
+            name = _slug(f"{run.run_id}-{variant}-{metric}") + ".svg"
+            _draw(folder / name, [f for f, k in zip(fixtures, keep, strict=True) if k], d[keep].tolist(),
+                  gap, floor.value, metric, variant, baseline, clause)
+            alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(gap.gap, 3)}, "
+                   f"{1 - alpha:.0%} CI [{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}], "
+                   f"baseline noise floor ±{fmt_num(floor.value, 3)}")
+            out.append({"src": prefix + name, "alt": alt, "metric": metric, "variant": variant,
+                        "gap": fmt_num(gap.gap, 3), "ci": f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]",
+                        "floor": fmt_num(floor.value, 3), "level": f"{1 - alpha:.0%}",
+                        "n": int(keep.sum()),
+                        "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any, floor: float, metric: str,
+          variant: str, baseline: str, clause: Mapping[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": 10.5,
+                                "font.family": ["DejaVu Sans", "sans-serif"]}):
+        n = len(fixtures)
+        # Sized to stay legible when a phone scales it to ~360 px wide; text stays text (svg.fonttype none).
+        fig = Figure(figsize=(5.6, 2.2 + 0.24 * n), layout="constrained")
+        ax = fig.add_subplot()
+        ys = list(range(n))
+        handles: list[Any] = []
+        if math.isfinite(floor):
+            ax.axvspan(-floor, floor, color="#9a9a9a", alpha=0.25, lw=0)
+            handles.append(Patch(color="#9a9a9a", alpha=0.4, label=f"baseline noise floor ±{floor:.3f}"))
+        if math.isfinite(gap.ci_low) and math.isfinite(gap.ci_high):
+            ax.axvspan(gap.ci_low, gap.ci_high, color="#3b6fd8", alpha=0.18, lw=0)
+            handles.append(Patch(color="#3b6fd8", alpha=0.35,
+                                 label=f"{1 - gap.alpha:.0%} CI of the gap [{gap.ci_low:.3f}, {gap.ci_high:.3f}]"))
+        ax.axvline(0.0, color="#222222", lw=0.8)
+        handles.append(ax.axvline(gap.gap, color="#1f4bb0", lw=1.6, label=f"gap {gap.gap:.3f}"))
+        margin = clause.get("margin")
+        if isinstance(margin, int | float) and not isinstance(margin, bool):
+            sign = -1.0 if clause.get("test") == "not_falls" else 1.0
+            handles.append(ax.axvline(sign * float(margin), color="#b3261e", lw=1.2, ls="--",
+                                      label=f"guard margin {sign * float(margin):+.2f}"))
+        colours = ["#1f4bb0" if d > 0 else ("#b3261e" if d < 0 else "#555555") for d in diffs]
+        ax.scatter(diffs, ys, c=colours, s=28, zorder=3)
+        ax.set_yticks(ys, list(fixtures))
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{variant} − {baseline}, mean over repetitions")
+        ax.set_title(f"{metric}: per-fixture paired differences", loc="left", fontsize=11.5)
+        lo = min([*diffs, gap.ci_low if math.isfinite(gap.ci_low) else 0.0,
+                  -floor if math.isfinite(floor) else 0.0, 0.0])
+        hi = max([*diffs, gap.ci_high if math.isfinite(gap.ci_high) else 0.0,
+                  floor if math.isfinite(floor) else 0.0, 0.0])
+        pad = max(0.05, (hi - lo) * 0.08)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, symmetric=False))
+        ax.grid(axis="x", color="#dddddd", lw=0.6)
+        ax.set_axisbelow(True)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, fontsize=9.5,
+                   columnspacing=1.2, handlelength=1.6)
+        fig.savefig(path, format="svg", metadata={"Date": None})

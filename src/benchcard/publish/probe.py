@@ -1,0 +1,95 @@
+"""A probe's page: its prompt, scorer, worked examples, and every run by version."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchcard.card.model import Card
+from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
+from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value
+from benchcard.publish.runs import Run
+
+
+def _probe_row(run: Run, root: str) -> dict[str, Any]:
+    score = run.score
+    counts = run.status_counts
+    if score is None:
+        badge = "not scored" if not run.unscored else ", ".join(f"{n} {s}" for s, n in sorted(counts.items())
+                                                                if s != "ok")
+    elif run.published is not None and run.published.get("status"):
+        badge = str(run.published["status"])
+    else:
+        badge = "passed" if score >= 1.0 else ("failed" if score <= 0.0 else "partial")
+    note = ""
+    if score is not None and run.unscored:
+        note = f"{run.unscored} of {sum(counts.values())} cells not scored (transport)"
+    return {
+        "model": run.model,
+        "model_name": run.model_name,
+        "score": fmt_num(score),
+        "badge": badge,
+        "badge_class": {"passed": "pass", "failed": "fail", "partial": "partial"}.get(badge, "na"),
+        "note": note,
+        "cost": fmt_money(run.cost),
+        "latency": fmt_ms(run.latency_ms),
+        "date": run.date or "—",
+        "href": root + run.href,
+        "run_id": run.run_id,
+    }
+
+
+def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    current = [_probe_row(r, root) for r in runs if r.version == card.version]
+    older = []
+    notes = {h.version: h.note for h in card.history}
+    for version in sorted({r.version for r in runs if r.version != card.version}, reverse=True):
+        group = [r for r in runs if r.version == version]
+        scores = [s for s in (r.score for r in group) if s is not None]
+        older.append({
+            "version": version,
+            "superseded": version < card.version,
+            "count": len(group),
+            "mean": fmt_num(sum(scores) / len(scores)) if scores else "—",
+            "note": notes.get(version, ""),
+            "rows": [_probe_row(r, root) for r in group],
+        })
+    return current, older
+
+
+def _examples_view(card: Card) -> list[dict[str, Any]]:
+    out = []
+    for ex in card.examples:
+        if ex.expect == "pass":
+            expect = "must score 1.00"
+        elif ex.expect == "fail":
+            expect = ""
+        else:
+            assert isinstance(ex.expect, Mapping)
+            expect = "expects " + ", ".join(f"{k} = {fmt_value(v)}" for k, v in ex.expect.items())
+        out.append({"label": ex.label, "expect": expect, "pass": ex.expect == "pass", "output": ex.output,
+                    "fixture": ex.fixture})
+    return out
+
+
+def probe_context(card: Card, runs: Sequence[Run], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A probe's page: the current version's runs, older versions, and the card itself."""
+    root = "../../"
+    current, older = _version_groups(card, runs, root)
+    dates = sorted(r.date for r in runs if r.date)
+    messages = card.messages()
+    return {
+        "root": root,
+        "card": card,
+        "last_run": dates[-1] if dates else "",
+        "current": current,
+        "older": older,
+        "messages": messages,
+        "scoring": scoring_view(card),
+        "examples": _examples_view(card),
+        "history": history_view(card),
+        "params": params_view(card),
+        "curl": curl_view(card, config),
+        "json_ld": dataset_json_ld(card, runs, root),
+        "title": card.title,
+    }

@@ -1,0 +1,175 @@
+"""How figures read on a page, and the Jinja2 environment that renders every page (autoescaping on)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from benchcard._util.version import __version__
+from benchcard.publish.runs import number
+
+
+def fmt_num(value: Any, digits: int = 2) -> str:
+    """A number to `digits` places with a true minus sign; a dash when there is none."""
+    x = number(value)
+    if x is None or math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    text = f"{x:.{digits}f}"
+    return text.replace("-", "−") if text.startswith("-") else text
+
+
+def fmt_p(value: Any) -> str:
+    """A p-value to three places, or `< 0.001`."""
+    x = number(value)
+    if x is None or math.isnan(x):
+        return "—"
+    return "< 0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def fmt_money(value: Any) -> str:
+    """Dollars: cents, or four places below a cent."""
+    x = number(value)
+    if x is None:
+        return "—"
+    if x == 0:
+        return "$0"
+    return f"${x:.4f}" if x < 0.01 else f"${x:.2f}"
+
+
+def fmt_ms(value: Any) -> str:
+    """Milliseconds, rounded, with thousands separators."""
+    x = number(value)
+    return "—" if x is None else f"{round(x):,} ms"
+
+
+def fmt_value(value: Any) -> str:
+    """Any figure from a verdict or ledger row, compactly: numbers to 3 places, pairs as intervals."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return fmt_num(value, 3)
+    if isinstance(value, list | tuple) and len(value) == 2 and all(number(v) is not None for v in value):
+        return f"[{fmt_num(value[0], 3)}, {fmt_num(value[1], 3)}]"
+    if isinstance(value, Mapping | list | tuple) and not value:  # e.g. no run means when nothing was scored
+        return "—"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {fmt_value(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(fmt_value(v) for v in value)
+    return str(value)
+
+
+def paragraphs(text: Any) -> list[str]:
+    """Card prose split at blank lines."""
+    if text is None:
+        return []
+    return [p.strip() for p in re.split(r"\n\s*\n", str(text)) if p.strip()]
+
+
+def prose(value: Any) -> dict[str, Any]:
+    """A `page:` section as the template shows it: paragraphs, a bullet list, or links."""
+    if value is None:
+        return {"paragraphs": [], "items": [], "links": []}
+    if isinstance(value, str):
+        return {"paragraphs": paragraphs(value), "items": [], "links": []}
+    if isinstance(value, Mapping):
+        value = [value]
+    if isinstance(value, list):
+        items, links = [], []
+        for item in value:
+            if isinstance(item, Mapping):
+                title = str(item.get("title") or item.get("name") or item.get("url") or "")
+                url = safe_url(item.get("url") or item.get("href"))
+                links.append({"title": title, "url": url, "note": str(item.get("note") or "")})
+            else:
+                items.append(str(item))
+        return {"paragraphs": [], "items": items, "links": links}
+    return {"paragraphs": [str(value)], "items": [], "links": []}
+
+
+def safe_url(url: Any) -> str | None:
+    """A link a card may carry: http(s) or a relative path; anything else (javascript:, data:) is dropped."""
+    if not isinstance(url, str) or not url.strip():
+        return None
+    text: str = url.strip()
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", text)
+    if scheme and scheme.group(1).lower() not in ("http", "https"):
+        return None
+    return text
+
+
+def json_ld(obj: Any) -> Markup:
+    """JSON for a `<script type="application/ld+json">` element that nothing inside can close or break."""
+    text = json.dumps(obj, ensure_ascii=False, indent=1)
+    for char, code in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                       ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, code)
+    return Markup(text)
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of every page: package templates, autoescaping, strict undefined."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("benchcard.publish", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(num=fmt_num, p=fmt_p, money=fmt_money, ms=fmt_ms, value=fmt_value, paras=paragraphs)
+    return env
+
+
+def write_page(env: jinja2.Environment, out: Path, page: str, template: str, context: dict[str, Any]) -> str:
+    """Render one page into the site; returns its path relative to the site root."""
+    depth = page.count("/")
+    context = {"root": "../" * depth, **context}
+    html = env.get_template(template).render(version=__version__, **context)
+    target = out / page
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(html, encoding="utf-8")
+    return page
+
+
+CLAUSE_KEYS = {"metric", "test", "fixture", "margin", "holds", "why", "reason", "passed", "ok", "equals",
+               "clause", "status", "outcome", "text", "variant", "broken", "name"}
+_FIGURE_NAMES = {
+    "gap": "gap", "se": "se", "df": "df", "ci": "CI", "ci_low": "CI low", "ci_high": "CI high", "p": "p",
+    "p_value": "p", "p_signflip": "sign-flip p", "noise_floor": "noise floor", "nf": "noise floor",
+    "upper": "upper bound", "upper_one_sided": "one-sided upper bound", "lower_one_sided": "one-sided lower bound",
+    "wilson": "Wilson interval", "k": "k", "n": "n", "bootstrap": "bootstrap CI", "bootstrap_ci": "bootstrap CI",
+    "ci_bootstrap": "bootstrap CI", "tost_p": "TOST p", "means": "means", "n_fixtures": "fixtures",
+    "baseline_run_means": "baseline run means", "baseline_k": "baseline k", "baseline_n": "baseline n",
+    "rate": "rate", "planned": "planned",
+}
+_P_KEYS = ("p", "p_value", "p_signflip", "tost_p")
+
+
+def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
+                     only: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """The figures of a clause or metric, labelled, in the order the verdict wrote them (or `only`'s order)."""
+    skip = set(skip)
+    keys = [k for k in only if k in obj] if only else list(obj)
+    out = []
+    for key in keys:
+        value = obj[key]
+        if key in skip or value is None or (isinstance(value, str) and key in CLAUSE_KEYS):
+            continue
+        label = _FIGURE_NAMES.get(key, key.replace("_", " "))
+        text = fmt_p(value) if key in _P_KEYS else fmt_value(value)
+        out.append((label, text))
+    return out

@@ -1,0 +1,332 @@
+"""A run card's page (ab cards): the question, the exact prompt, the win rule, and each run's verdict,
+tables and plots."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchcard.card.model import VARIANT_SLOT, Card
+from benchcard.project import Project
+from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view
+from benchcard.publish.evidence import run_files
+from benchcard.publish.plots import draw_plots
+from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
+from benchcard.publish.runs import Run, baseline_of, clauses_for
+
+
+def _clause_text(clause: Mapping[str, Any]) -> str:
+    metric = str(clause.get("metric") or "?")
+    test = str(clause.get("test") or "?")
+    words = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
+             "holds": "holds"}.get(test, test)
+    text = f"{metric} {words}"
+    if clause.get("fixture"):
+        text += f" on {clause['fixture']}"
+    if clause.get("margin") is not None:
+        text += f" (margin {fmt_value(clause['margin'])})"
+    return text
+
+
+# The columns of a grading disagreement worth a row on the page (the sheet and its row are in grades/).
+_GRADE_COLUMNS = (("cell", "cell"), ("fixture", "fixture"), ("variant", "variant"), ("repetition", "rep"),
+                  ("auto_score", "scorer"), ("human_grade", "human"), ("note", "note"))
+# Figures worth a reader's eye on the clause line; the rest stay in verdict.json, which the page links.
+_CLAUSE_FIGURES = {
+    "rises": ("gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "n_fixtures"),
+    "falls": ("gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "n_fixtures"),
+    "not_rises": ("gap", "upper_one_sided", "ci", "p", "noise_floor", "n_fixtures"),
+    "not_falls": ("gap", "lower_one_sided", "ci", "p", "noise_floor", "n_fixtures"),
+    "holds": ("k", "n", "planned", "wilson", "baseline_k", "baseline_n"),
+}
+
+
+
+def _clause_holds(clause: Mapping[str, Any]) -> bool | None:
+    for key in ("holds", "passed", "ok"):
+        if isinstance(clause.get(key), bool):
+            return bool(clause[key])
+    status = clause.get("status") or clause.get("outcome")
+    if isinstance(status, str):
+        return status.lower() in ("holds", "held", "pass", "passed", "true", "ok")
+    return None
+
+
+def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
+    """The verdict as written by `benchcard verdict` (read tolerantly: a missing field shows as nothing)."""
+    verdict = run.verdict or run.ledger_row or {}
+    clauses = verdict.get("clauses")
+    if isinstance(clauses, Mapping):
+        clauses = [dict(v, name=k) if isinstance(v, Mapping) else {"name": k, "holds": v} for k, v in clauses.items()]
+    raw = [c for c in (clauses if isinstance(clauses, list) else []) if isinstance(c, Mapping)]
+    several = len({c.get("variant") for c in raw}) > 1
+    clause_views = []
+    for c in raw:
+        holds = _clause_holds(c)
+        text = str(c.get("text") or c.get("clause") or _clause_text(c))
+        if several and c.get("variant"):
+            text = f"{c['variant']}: {text}"
+        only = _CLAUSE_FIGURES.get(str(c.get("test") or ""))
+        clause_views.append({
+            "text": text,
+            "holds": holds,
+            "state": ("holds" if holds else ("significantly broken" if c.get("broken") else "does not hold")
+                      if holds is not None else "—"),
+            "figures": labelled_figures(c, skip=CLAUSE_KEYS, only=only),
+            "why": str(c.get("why") or c.get("reason") or ""),
+        })
+    metrics = verdict.get("metrics")
+    metric_views = []
+    if isinstance(metrics, Mapping):
+        for name, figs in metrics.items():
+            if isinstance(figs, Mapping):
+                metric_views.append({"name": str(name), "figures": labelled_figures(figs)})
+    notes: list[dict[str, Any]] = []
+    human = verdict.get("human")
+    if isinstance(human, Mapping):
+        summary = {k: human[k] for k in ("graded", "agreement", "kappa", "pass_rule") if k in human}
+        if summary:
+            notes.append({"title": "Agreement of the human grades with the blind scorer", "table": _tabulate(summary)})
+        for key, title in (("disagreements", "Disagreements"), ("notes", "Grader notes")):
+            rows = human.get(key)
+            if isinstance(rows, list):
+                picked = [{label: r.get(field) for field, label in _GRADE_COLUMNS if field in r}
+                          for r in rows if isinstance(r, Mapping)]
+                notes.append({"title": title, "table": _tabulate(picked) if picked else {"text": "None."}})
+    else:
+        for key in ("scorer_notes", "grading", "grades", "disagreements"):
+            if verdict.get(key):
+                notes.append({"title": key.replace("_", " ").capitalize(), "table": _tabulate(verdict[key])})
+    counts = verdict.get("counts")
+    other = []
+    if isinstance(counts, Mapping):
+        other.append(("cells", ", ".join(f"{v} {k}" for k, v in counts.items())))
+    elif verdict.get("cells") is not None:
+        other.append(("cells", fmt_value(verdict["cells"])))
+    if verdict.get("alpha") is not None:
+        other.append(("α", fmt_value(verdict["alpha"])))
+    comparisons = verdict.get("comparisons")
+    for comp in comparisons if isinstance(comparisons, list) else []:
+        eq = comp.get("equivalence") if isinstance(comp, Mapping) else None
+        if isinstance(eq, Mapping) and eq.get("tost_p") is not None:
+            label = "equivalence" if not several else f"equivalence ({comp.get('variant')})"
+            other.append((label, f"TOST p {fmt_p(eq['tost_p'])} against ±{fmt_value(eq.get('margin'))}"))
+    run_notes = [str(n) for n in verdict.get("notes") or [] if isinstance(n, str)]
+    return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
+            "notes": notes, "other": other, "run_notes": run_notes,
+            "summary": str(verdict.get("why") or verdict.get("summary") or "")}
+
+
+def _tabulate(obj: Any) -> dict[str, Any]:
+    """Scorer notes of any shape as something a template can show: a table, a list, or text."""
+    if isinstance(obj, list) and obj and all(isinstance(r, Mapping) for r in obj):
+        columns = list(dict.fromkeys(k for r in obj for k in r))
+        rows = [[r.get(c) if isinstance(r.get(c), str) else fmt_value(r.get(c)) for c in columns] for r in obj]
+        return {"columns": columns, "rows": rows}
+    if isinstance(obj, Mapping):
+        return {"columns": ["", ""], "rows": [[str(k).replace("_", " "), v if isinstance(v, str) else fmt_value(v)]
+                                               for k, v in obj.items()]}
+    if isinstance(obj, list):
+        return {"items": [v if isinstance(v, str) else fmt_value(v) for v in obj]}
+    return {"text": str(obj)}
+
+
+def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Fixture × variant means from table.csv: one table for the win rule's metrics, one for the rest."""
+    df = run.table
+    if df is None or df.empty:
+        return None, None
+    baseline = baseline_of(run, card)
+    variants = sorted(df["variant"].dropna().unique(), key=lambda v: (v != baseline, v))
+    first = list(dict.fromkeys(str(c["metric"]) for c in clauses_for(run, card)))
+    present = set(df["metric"].dropna())
+    main = [m for m in first if m in present]
+    rest = sorted(m for m in present if m not in main)
+    per_fixture = {str(c["metric"]) for c in clauses_for(run, card) if c.get("test") == "holds"}
+    return (_pivot(df, main, variants, baseline, no_delta=per_fixture),
+            _pivot(df, rest, variants, baseline))
+
+
+def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: str | None,
+           no_delta: Iterable[str] = ()) -> dict[str, Any] | None:
+    """One table: a row per fixture, for each metric a column per variant (and variant − baseline).
+
+    A fixture none of whose cells was scored (all truncated or failed) keeps its row, marked, rather than
+    silently leaving the table: the reader should see that the means are over fewer fixtures.
+    """
+    if not metrics:
+        return None
+    groups: list[dict[str, Any]] = []
+    columns: list[tuple[str, str, str | None]] = []
+    starts: list[int] = []
+    sub = df[df["metric"].isin(list(metrics))]
+    means = sub.pivot_table(index="fixture", columns=["metric", "variant"], values="value", aggfunc="mean")
+    means = means.reindex(sorted(sub["fixture"].dropna().unique()))
+    for metric in metrics:
+        cols = [v for v in variants if (metric, v) in means.columns]
+        others = [v for v in cols if v != baseline]
+        heads = list(cols)
+        starts.append(len(columns))
+        for v in cols:
+            columns.append((metric, v, None))
+        if baseline in cols and len(others) == 1 and metric not in set(no_delta):
+            heads.append("Δ")
+            columns.append((metric, others[0], baseline))
+        groups.append({"metric": metric, "heads": heads})
+    if not columns:  # no metric has a scored cell: the run view says so instead of an empty table
+        return None
+    rows: list[dict[str, Any]] = []
+    for fixture, row in means.iterrows():
+        cells = []
+        for metric, v, base in columns:
+            value = row.get((metric, v))
+            cells.append(fmt_num(value - row.get((metric, base)) if base else value, 3))
+        rows.append({"fixture": str(fixture), "cells": cells, "unscored": bool(row.isna().all())})
+    totals = []
+    for metric, v, base in columns:
+        col = means[(metric, v)] - means[(metric, base)] if base else means[(metric, v)]
+        totals.append(fmt_num(col.mean(), 3))
+    reps = sub.groupby(["fixture", "variant", "metric"])["value"].count()
+    deltas = sorted({f"{v} − {base}" for _, v, base in columns if base})
+    return {"groups": groups, "rows": rows, "mean": totals, "starts": starts, "deltas": deltas,
+            "reps": int(reps.max()) if len(reps) else 0,
+            "unscored": [r["fixture"] for r in rows if r["unscored"]],
+            "gaps": any(c == "—" for r in rows for c in r["cells"])}
+
+
+# The `page:` prose sections of a run card, as the seed run card orders them.
+_PROSE_SECTIONS = ("not_this_card", "fixture", "controls", "scoring_rule", "evidence", "closing_rule",
+                   "fool_yourself", "sources")
+
+
+def _prose_sections(card: Card) -> dict[str, dict[str, Any]]:
+    """The card's `page:` prose, every section present (empty when the card has none).
+
+    A card without `page:` prose for its scoring rule still has its own rubric, which says the same thing in
+    the card's words, so the page shows that rather than nothing.
+    """
+    sections = {k: prose(card.page.get(k)) for k in _PROSE_SECTIONS}
+    if not _has_prose(sections["scoring_rule"]) and (card.rubric_intro or card.rubric):
+        sections["scoring_rule"] = {"paragraphs": paragraphs(card.rubric_intro), "items": list(card.rubric),
+                                    "links": []}
+    return sections
+
+
+def _has_prose(section: Mapping[str, Any]) -> bool:
+    """Whether a prose section has anything to show: a heading over nothing reads as an unfinished page."""
+    return bool(section["paragraphs"] or section["items"]
+                or any(link["title"] or link["url"] for link in section["links"]))
+
+
+def _prompt_view(card: Card) -> dict[str, Any]:
+    """The exact template, baseline block in place, and each variant's block shown once, below it."""
+    assert card.baseline is not None
+    base_block = card.variants.get(card.baseline, "")
+    blocks = []
+    for name in card.variant_names()[1:]:
+        text = card.variants[name]
+        where = "in place of the baseline's block" if base_block else "at the marked place"
+        for part in (card.prompt.system or "", card.prompt.user):
+            if VARIANT_SLOT in part:
+                after = part.split(VARIANT_SLOT, 1)[1].split("\n", 1)[0]
+                tag = re.match(r"<([A-Za-z][\w-]*)>", after)
+                if tag and "{{fixture}}" in after:
+                    where = f"immediately before the {tag.group(1)}"
+                elif "{{fixture}}" in after:
+                    where = "immediately before the fixture"
+                elif not after.strip():
+                    where = "at the end of its line"
+        verb = "replaces the baseline's block with" if base_block else "adds only"
+        blocks.append({"name": name, "text": text, "head": f"--- VARIANT {name} {verb} the block below, {where} ---"})
+
+    def show(text: str) -> str:
+        return text.replace(VARIANT_SLOT, base_block).replace("{{fixture}}", "{{FIXTURE}}")
+
+    return {"system": show(card.prompt.system) if card.prompt.system is not None else None,
+            "user": show(card.prompt.user), "blocks": blocks}
+
+
+def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
+               config: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """A run card's page, its fixtures, keys and seal copied beside it; returns the context and plot count."""
+    root = "../../"
+    folder = out / "cards" / card.id
+    folder.mkdir(parents=True, exist_ok=True)
+    # The fixtures and answer keys, published alongside the card.
+    materials = []
+    for fixture_id, path in sorted(card.fixtures.items()):
+        (folder / "fixtures").mkdir(exist_ok=True)
+        shutil.copyfile(path, folder / "fixtures" / path.name)
+        entry = {"id": fixture_id, "fixture": f"fixtures/{path.name}", "key": None}
+        key = project.keys_dir(card.id) / f"{fixture_id}.json"
+        if key.is_file():
+            (folder / "keys").mkdir(exist_ok=True)
+            shutil.copyfile(key, folder / "keys" / key.name)
+            entry["key"] = f"keys/{key.name}"
+        materials.append(entry)
+    seal = project.seal_path(card.id, card.version)
+    seal_href = None
+    if seal.is_file():
+        (folder / "keys").mkdir(exist_ok=True)
+        shutil.copyfile(seal, folder / "keys" / seal.name)
+        seal_href = f"keys/{seal.name}"
+
+    n_plots = 0
+    run_views = []
+    for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
+        plots = draw_plots(run, card, folder, "") if run.verdict is not None or run.table is not None else []
+        n_plots += len(plots)
+        main, rest = _pivots(run, card)
+        run_views.append({
+            "run": run,
+            "current": run.version == card.version,
+            "verdict": _verdict_view(run, card) if run.verdict is not None or run.ledger_row else None,
+            "plots": plots,
+            "pivot": main,
+            "more_pivot": rest,
+            "no_scored_cell": run.table is not None and not run.table["value"].notna().any(),
+            "href": root + run.href,
+            "table_href": root + run.site_dir + "/table.csv" if run.folder and (run.folder / "table.csv").is_file()
+            else None,
+            "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
+        })
+    current_runs = [v for v in run_views if v["current"]]
+    latest = current_runs[-1] if current_runs else None
+    win = None
+    if card.win is not None:
+        from benchcard.verdict.winrule import clause_text  # the verdict's own wording of a clause
+
+        win = {"clauses": [clause_text(c) for c in card.win.clauses],
+               "alpha": card.win.alpha, "equivalence_margin": card.win.equivalence_margin,
+               "allow_failed": card.win.allow_failed}
+    page = dict(card.page)
+    sections = _prose_sections(card)
+    context = {
+        "root": root,
+        "card": card,
+        "label": str(page.get("label") or card.id.upper()),
+        "not_run_text": str(page.get("result") or "Result: not run here"),
+        "page": sections,
+        "filled": {k for k, v in sections.items() if _has_prose(v)},
+        "prompt": _prompt_view(card),
+        "win": win,
+        "runs": run_views,
+        "latest": latest,
+        "current_runs": current_runs,
+        "older_runs": [v for v in run_views if not v["current"]],
+        "materials": materials,
+        "seal_href": seal_href,
+        "fixture_count": len(card.fixtures),
+        "grid": len(card.fixtures) * len(card.variants) * card.repetitions,
+        "history": history_view(card),
+        "params": params_view(card),
+        "curl": curl_view(card, config, variant=card.variant_names()[-1], fixture=card.fixture_ids()[0]),
+        "curl_variant": card.variant_names()[-1],
+        "curl_fixture": card.fixture_ids()[0],
+        "json_ld": dataset_json_ld(card, runs, root),
+        "title": f"{page.get('label') or card.id.upper()} · {card.title}" if card.title else card.id.upper(),
+    }
+    return context, n_plots

@@ -1,0 +1,285 @@
+"""The runs a site shows: run folders read tolerantly, the runs a card's history records, and the ledger."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchcard.card.model import Card
+from benchcard.errors import LedgerError
+from benchcard.project import Project
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class Run:
+    """One run of one card version: a folder under results/, or a run the card's history records."""
+
+    card: str
+    version: int
+    run_id: str
+    folder: Path | None
+    manifest: dict[str, Any] = field(default_factory=dict)
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    assignment: list[dict[str, Any]] = field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
+    published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
+    ledger_row: dict[str, Any] | None = None
+
+    @property
+    def href(self) -> str:
+        """The evidence page, relative to the site root."""
+        return f"runs/{self.card}/v{self.version}/{self.run_id}/index.html"
+
+    @property
+    def site_dir(self) -> str:
+        return f"runs/{self.card}/v{self.version}/{self.run_id}"
+
+    @property
+    def started(self) -> str:
+        if self.published is not None:
+            return str(self.published.get("date") or "")
+        return str(self.manifest.get("started_at") or _date_from_run_id(self.run_id) or "")
+
+    @property
+    def date(self) -> str:
+        return self.started[:10]
+
+    @property
+    def rig(self) -> dict[str, Any]:
+        rig = self.manifest.get("rig")
+        return rig if isinstance(rig, dict) else {}
+
+    @property
+    def model(self) -> str:
+        if self.published is not None:
+            return str(self.published.get("model") or "")
+        return str(self.rig.get("model") or self.manifest.get("model") or "")
+
+    @property
+    def model_name(self) -> str:
+        if self.published is not None:
+            return str(self.published.get("model_name") or "")
+        return str(self.rig.get("name") or "")
+
+    @property
+    def rig_line(self) -> str:
+        line = self.rig.get("line")
+        if line:
+            return str(line)
+        if self.ledger_row and self.ledger_row.get("rig"):
+            return str(self.ledger_row["rig"])
+        parts = [self.model] if self.model else []
+        if self.rig.get("effort"):
+            parts.append(f"effort {self.rig['effort']}")
+        surface = self.rig.get("surface") or self.rig.get("provider")
+        if surface:
+            parts.append(str(surface))
+        return " · ".join(parts)
+
+    @property
+    def score_values(self) -> list[float]:
+        if self.published is not None:
+            s = number(self.published.get("score"))
+            return [] if s is None else [s]
+        return [v for v in (number(r.get("score")) for r in self.scores) if v is not None]
+
+    @property
+    def score(self) -> float | None:
+        values = self.score_values
+        return sum(values) / len(values) if values else None
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self.outputs:
+            status = str(row.get("status") or "unknown")
+            counts[status] = counts.get(status, 0) + 1
+        if not counts and isinstance(self.manifest.get("counts"), dict):
+            counts = {str(k): int(v) for k, v in self.manifest["counts"].items() if isinstance(v, int) and v}
+        return counts
+
+    @property
+    def unscored(self) -> int:
+        """Cells that were truncated or failed in transport: recorded, never scored as a wrong answer."""
+        return sum(n for status, n in self.status_counts.items() if status != "ok")
+
+    @property
+    def cost(self) -> float | None:
+        if self.published is not None:
+            return number(self.published.get("cost"))
+        values = [v for v in (number(r.get("cost")) for r in self.outputs) if v is not None]
+        if values:
+            return sum(values)
+        return number((self.ledger_row or {}).get("cost")) if self.ledger_row else None
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Median latency of the run's calls."""
+        if self.published is not None:
+            return number(self.published.get("latency_ms"))
+        values = [v for v in (number(r.get("latency_ms")) for r in self.outputs) if v is not None]
+        return float(statistics.median(values)) if values else None
+
+    @property
+    def finding(self) -> str:
+        return self._judged("finding")
+
+    @property
+    def outcome(self) -> str:
+        return self._judged("outcome")
+
+    def _judged(self, key: str) -> str:
+        """A field of the run's verdict, else of its ledger row; empty when neither has it."""
+        for source in (self.verdict, self.ledger_row):
+            if source and source.get(key):
+                return str(source[key])
+        return ""
+
+
+def _date_from_run_id(run_id: str) -> str | None:
+    m = re.match(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z", run_id)
+    if not m:
+        return None
+    y, mo, d, h, mi, s = m.groups()
+    return f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (true and false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; a line that does not parse (a run killed mid-write) is skipped, not fatal."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def _read_table(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, dtype={"fixture": str, "variant": str, "metric": str, "rig": str})
+    except (OSError, ValueError):
+        return None
+    if not {"fixture", "variant", "metric", "value"} <= set(df.columns):
+        return None
+    df["value"] = pd.to_numeric(df["value"], errors="coerce")
+    return df
+
+
+def read_ledger(project: Project) -> tuple[list[dict[str, Any]], str | None]:
+    """Every ledger row in order, and the chain check's complaint (None when the chain verifies).
+
+    A broken chain does not stop the build: the page shows the rows and says plainly that they fail
+    verification, which is what a reader needs to know.
+    """
+    from benchcard import ledger as ledger_mod
+
+    rows = ledger_mod.read(project)
+    try:
+        ledger_mod.verify(project)
+    except LedgerError as exc:
+        return rows, str(exc)
+    return rows, None
+
+
+def read_runs(project: Project, skipped: list[str]) -> list[Run]:
+    """Every run folder under results/<card>/v<N>/<run>/ that has a manifest."""
+    runs: list[Run] = []
+    root = project.results_dir
+    if not root.is_dir():
+        return runs
+    for card_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for version_dir in sorted(p for p in card_dir.iterdir() if p.is_dir()):
+            m = re.fullmatch(r"v(\d+)", version_dir.name)
+            if not m:
+                continue
+            for run_dir in sorted(p for p in version_dir.iterdir() if p.is_dir()):
+                manifest = _read_json(run_dir / "manifest.json")
+                if manifest is None:
+                    continue
+                if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
+                    skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
+                    continue
+                runs.append(
+                    Run(
+                        card=card_dir.name,
+                        version=int(m.group(1)),
+                        run_id=run_dir.name,
+                        folder=run_dir,
+                        manifest=manifest,
+                        outputs=_read_jsonl(run_dir / "outputs.jsonl"),
+                        scores=_read_jsonl(run_dir / "scores.jsonl"),
+                        assignment=_read_jsonl(run_dir / "sealed" / "assignment.jsonl"),
+                        verdict=_read_json(run_dir / "verdict.json"),
+                        table=_read_table(run_dir / "table.csv"),
+                    )
+                )
+    return runs
+
+
+def published_runs(card: Card, skipped: list[str]) -> list[Run]:
+    """Runs a card's history records from before benchcard kept their folders (e.g. run 19 of a v2)."""
+    out = []
+    for entry in card.history:
+        for item in entry.published_runs:
+            run_id = str(item.get("run") or "")
+            if not SAFE_NAME.match(run_id):
+                skipped.append(f"{card.id}: history v{entry.version}: published run {run_id!r} has no usable id")
+                continue
+            out.append(Run(card=card.id, version=entry.version, run_id=run_id, folder=None, published=item))
+    return out
+
+
+def clauses_for(run: Run, card: Card | None) -> list[dict[str, Any]]:
+    """The win rule the run was judged by: as the verdict wrote it, else the card's own."""
+    raw = (run.verdict or {}).get("clauses")
+    if isinstance(raw, list) and raw and all(isinstance(c, Mapping) and "metric" in c for c in raw):
+        return [dict(c) for c in raw]
+    if card is not None and card.win is not None and run.version == card.version:
+        return [{"metric": c.metric, "test": c.test, "fixture": c.fixture, "margin": c.margin}
+                for c in card.win.clauses]
+    return []
+
+
+def baseline_of(run: Run, card: Card | None) -> str | None:
+    """The baseline a run was judged against: as its verdict or manifest names it, else the card's."""
+    for source in (run.verdict or {}, run.manifest):
+        if isinstance(source.get("baseline"), str):
+            return str(source["baseline"])
+    return card.baseline if card is not None else None

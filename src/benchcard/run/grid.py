@@ -1,0 +1,140 @@
+"""The grid of a run, fixed before the first call: cells, their opaque ids, and the order they are called in.
+
+A cell is one (variant, fixture, repetition); a probe has one variant (`probe`) and one fixture (its own id), so
+its cells are its repetitions. Cell ids are `c` + 10 hex digits drawn from the run's seeded RNG and say nothing
+about what the cell holds.
+
+The order is a seeded *blocked* shuffle: every (fixture, repetition) is a block holding one cell of each
+variant, the blocks are shuffled, and so are the variants inside each block. Variants therefore interleave in
+time — after any number of calls their counts differ by at most one block — so a drift during the run (a
+provider's load, a silent model update) lands on every variant alike and cannot favour one.
+
+The sealed request of a cell is the exact body its call sends. A provider that settles something per call
+beyond the card (the local model's sampling seed) has a `planned_body(body, occurrence)`, given how many cells
+before this one, in call order, hold the same body; what it returns is what is sealed, and then sent as it is.
+Counting here, not at call time, makes a resumed run (which reads the bodies back) call with the same values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from benchcard._util.hashing import canonical_json, seed_from
+from benchcard.card.model import Card
+from benchcard.run.providers.base import Provider
+from benchcard.run.rows import AssignmentRow, RequestRow
+
+CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCell:
+    cell: str
+    variant: str
+    fixture: str
+    repetition: int  # 0-based
+    order: int  # 0-based position in the call order
+
+
+def grid_size(card: Card) -> int:
+    """variants × fixtures × repetitions (a probe: repetitions)."""
+    return len(card.variant_names()) * len(card.fixture_ids()) * card.repetitions
+
+
+def default_seed(seal_root: str, started: datetime) -> int:
+    """`seed_from(seal_root)` (fixed before any data exist) xor the run's start second: recorded in
+    the manifest, different for every run of the same version."""
+    return seed_from(seal_root) ^ int(started.timestamp())
+
+
+def plan_cells(card: Card, seed: int) -> list[PlannedCell]:
+    """Every cell of the grid, with its opaque id, in call order."""
+    rng = random.Random(seed)
+    variants = card.variant_names()
+    blocks = [(fixture, rep) for fixture in card.fixture_ids() for rep in range(card.repetitions)]
+    rng.shuffle(blocks)
+    seen: set[str] = set()
+    cells: list[PlannedCell] = []
+    for fixture, rep in blocks:
+        order = list(variants)
+        rng.shuffle(order)
+        for variant in order:
+            cell = _cell_id(rng, seen)
+            cells.append(PlannedCell(cell, variant, fixture, rep, len(cells)))
+    return cells
+
+
+def _cell_id(rng: random.Random, seen: set[str]) -> str:
+    while True:
+        cell = f"c{rng.getrandbits(40):010x}"
+        if cell not in seen:
+            seen.add(cell)
+            return cell
+
+
+def messages_for(card: Card, variant: str, fixture_text: str | None) -> list[dict[str, str]]:
+    return card.messages(variant, fixture_text) if card.is_ab else card.messages()
+
+
+def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
+              ) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+    """The sealed rows of each cell, built one at a time: the exact body the provider will send (with what its
+    `planned_body` adds, when it has one)."""
+    texts: dict[str, str] = {}
+    planned: Callable[[dict[str, Any], int], dict[str, Any]] | None = getattr(provider, "planned_body", None)
+    seen: dict[bytes, int] = {}  # digest of a body → cells so far holding it (32 bytes a body, not its text)
+    for c in cells:
+        text = None
+        if card.is_ab:
+            text = texts.get(c.fixture)
+            if text is None:
+                text = texts[c.fixture] = card.fixture_text(c.fixture)
+        body = provider.build_body(model, messages_for(card, c.variant, text), card.params, card.rig.effort)
+        if planned is not None:
+            key = hashlib.sha256(canonical_json(body)).digest()
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            body = planned(body, occurrence)
+        yield (
+            AssignmentRow(cell=c.cell, variant=c.variant, fixture=c.fixture, repetition=c.repetition, order=c.order),
+            RequestRow(cell=c.cell, provider=provider.config.name, url=url, body=body),
+        )
+
+
+# ---------------------------------------------------------------------------------------------------- estimate
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run of a card will take: calls, tokens (input estimated from characters), and cost bounds."""
+
+    calls: int
+    input_tokens: int
+    max_output_tokens: int
+    max_cost: float | None  # every call using all of max_tokens; None without a configured price
+
+
+def estimate(card: Card, model: str | None = None, prices: Mapping[str, Any] | None = None) -> Estimate:
+    """A cheap, call-free estimate: input tokens ≈ characters / 4; output bounded by `max_tokens`.
+
+    `prices` is `providers.price_table(config)`; the model defaults to the card's rig.
+    """
+    model = model or card.rig.model
+    chars = 0
+    for variant in card.variant_names():
+        for fixture in card.fixture_ids():
+            text = card.fixture_text(fixture) if card.is_ab else None
+            chars += sum(len(m["content"]) for m in messages_for(card, variant, text))
+    calls = grid_size(card)
+    input_tokens = -(-chars * card.repetitions // CHARS_PER_TOKEN)
+    max_output = int(card.params["max_tokens"]) * calls
+    price = (prices or {}).get(model)
+    max_cost = None
+    if price is not None:
+        max_cost = (input_tokens * price.input + max_output * price.output) / 1_000_000
+    return Estimate(calls, input_tokens, max_output, max_cost)

@@ -1,0 +1,23 @@
+"""The options of `benchcard run`, apart from the runner so that the calls module can read them too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything `benchcard run` takes besides the card."""
+
+    provider: str | None = None
+    models: tuple[str, ...] = ()
+    base_url: str | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    timeout: float = 120.0
+    attempts: int = 4
+    seed: int | None = None
+    resume: str | None = None
+    progress: bool = True
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0

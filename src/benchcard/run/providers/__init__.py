@@ -1,0 +1,180 @@
+"""Named providers: the built-in endpoints plus any the project's `benchcard.yaml` declares.
+
+Only the *name* of the environment variable holding a key is ever stored; its value is read at call time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from benchcard.errors import ProviderError
+from benchcard.run.providers.base import Provider, ProviderConfig, Usage, require_key
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "BUILTIN",
+    "CONFIG_FILE",
+    "Price",
+    "build_body",
+    "cost_of",
+    "endpoint",
+    "load_config",
+    "make_provider",
+    "price_table",
+    "provider_config",
+    "require_key",
+]
+
+CONFIG_FILE = "benchcard.yaml"
+
+BUILTIN: dict[str, ProviderConfig] = {
+    "openai": ProviderConfig("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openrouter": ProviderConfig("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "anthropic": ProviderConfig("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+    "local": ProviderConfig("local", "local"),
+}
+
+
+def load_config(root: Path) -> dict[str, Any]:
+    """The project's `benchcard.yaml` (providers and prices), or an empty config."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ProviderError(f"{CONFIG_FILE}: malformed YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProviderError(f"{CONFIG_FILE}: expected a mapping with providers and prices")
+    return data
+
+
+def provider_config(name: str, config: Mapping[str, Any], base_url: str | None = None) -> ProviderConfig:
+    """Resolve a provider name; `--base-url` turns any openai-type name toward another server."""
+    declared = (config.get("providers") or {}).get(name)
+    if declared is not None:
+        if not isinstance(declared, Mapping) or declared.get("type") not in ("openai", "anthropic", "local"):
+            raise ProviderError(f"{CONFIG_FILE}: field 'providers.{name}.type': expected openai, anthropic or local")
+        cfg = ProviderConfig(
+            name=name,
+            type=declared["type"],
+            base_url=declared.get("base_url"),
+            api_key_env=declared.get("api_key_env"),
+            requests_per_minute=declared.get("requests_per_minute"),
+            headers=dict(declared.get("headers") or {}),
+        )
+    elif name in BUILTIN:
+        cfg = BUILTIN[name]
+    else:
+        known = sorted(set(BUILTIN) | set(config.get("providers") or {}))
+        names = ", ".join(known)
+        raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
+    if base_url:
+        cfg = ProviderConfig(cfg.name, cfg.type, base_url.rstrip("/"), cfg.api_key_env, cfg.requests_per_minute,
+                             cfg.headers)
+    return cfg
+
+
+def build_body(cfg: ProviderConfig, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+               effort: str | None) -> dict[str, Any]:
+    """The exact request body this provider type sends for one call (before a local plan writes its seed in)."""
+    if cfg.type == "anthropic":
+        from benchcard.run.providers.anthropic import anthropic_body
+
+        return anthropic_body(model, messages, params, effort)
+    from benchcard.run.providers.openai import is_openrouter, openai_body
+
+    if cfg.type == "local":  # as LocalProvider.build_body: effort has no local meaning and is not sent
+        effort = None
+    return openai_body(model, messages, params, effort, openrouter=is_openrouter(cfg))
+
+
+def endpoint(cfg: ProviderConfig) -> str:
+    """The URL a call goes to; the local provider's equivalent is llama.cpp's own server on 127.0.0.1."""
+    if cfg.type == "local":
+        return "http://127.0.0.1:8000/v1/chat/completions"
+    if cfg.type == "anthropic":
+        from benchcard.run.providers.anthropic import AnthropicProvider
+
+        return f"{cfg.base_url}/{AnthropicProvider.path}"
+    from benchcard.run.providers.openai import OpenAIProvider
+
+    return f"{cfg.base_url}/{OpenAIProvider.path}"
+
+
+def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+    """The provider object for a config. `local` is imported only when asked for, so a missing extra is a
+    one-line ProviderError rather than an import failure of benchcard itself."""
+    if cfg.type == "openai":
+        from benchcard.run.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(cfg, client)
+    if cfg.type == "anthropic":
+        from benchcard.run.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(cfg, client)
+    try:
+        from benchcard.run.providers.local import LocalProvider  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or "a module"
+        if missing == f"{__name__}.local":
+            raise ProviderError("the local provider is not part of this installation of benchcard") from None
+        raise ProviderError(
+            f"the local provider needs the `local` extra ({missing} is not installed): "
+            "pip install 'benchcard[local]'"
+        ) from None
+    provider: Provider = LocalProvider(cfg, model)
+    return provider
+
+
+# ------------------------------------------------------------------------------------------------------ prices
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens, as the user configured it; benchcard itself knows no prices."""
+
+    input: float
+    output: float
+
+
+def price_table(config: Mapping[str, Any]) -> dict[str, Price]:
+    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`."""
+    raw = config.get("prices") or {}
+    if not isinstance(raw, Mapping):
+        raise ProviderError(f"{CONFIG_FILE}: field 'prices': expected a mapping of model to {{input, output}}")
+    table: dict[str, Price] = {}
+    for model, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}': expected {{input: USD, output: USD}} "
+                                "per million tokens")
+        values = []
+        for side in ("input", "output"):
+            value = entry.get(side)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.{side}': expected USD per million "
+                                    f"tokens (a number >= 0), got {value!r}")
+            values.append(float(value))
+        table[str(model)] = Price(values[0], values[1])
+    return table
+
+
+def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price]) -> float | None:
+    """The provider's reported cost when there is one, else the configured price, else None (unknown).
+
+    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them).
+    """
+    if reported is not None:
+        return reported
+    price = prices.get(model)
+    if price is None:
+        return None
+    return (usage.input * price.input + usage.output * price.output) / 1_000_000

@@ -1,0 +1,91 @@
+"""Anthropic's Messages API: a separate system field, and `effort` mapped to an extended-thinking budget.
+
+Response shape read: `content` blocks (the text is every `text` block joined; `thinking` blocks are not part of
+it), `stop_reason` (`max_tokens` when the token limit cut the answer, `refusal` when the API declined),
+`usage.input_tokens` and `usage.output_tokens` (which bills thinking as output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchcard.errors import ProviderError
+from benchcard.run.providers.base import CallError, Completion, HttpProvider, Usage, mapping, money, number
+
+API_VERSION = "2023-06-01"
+# Share of max_tokens given to thinking at each effort; the API needs at least 1,024 and less than max_tokens.
+THINKING_SHARE = {"low": 0.25, "medium": 0.5, "high": 0.75}
+MIN_THINKING_BUDGET = 1024
+TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
+REFUSED = frozenset({"refusal"})
+
+
+def thinking_budget(effort: str, max_tokens: int) -> int:
+    """The thinking budget for an effort; a max_tokens too small to hold one is refused, not silently raised."""
+    budget = int(max_tokens * THINKING_SHARE[effort])
+    if budget < MIN_THINKING_BUDGET:
+        need = int(MIN_THINKING_BUDGET / THINKING_SHARE[effort]) + 1
+        raise ProviderError(
+            f"params.max_tokens {max_tokens} leaves no room for a thinking budget at effort {effort}; "
+            f"the Messages API needs at least {MIN_THINKING_BUDGET}, so raise max_tokens to {need} or more"
+        )
+    return budget
+
+
+def anthropic_body(model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+    """Messages-API body: system moves to its own field; OpenAI-style `stop` becomes `stop_sequences`."""
+    body: dict[str, Any] = {"model": model}
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    if system:
+        body["system"] = "\n\n".join(system)
+    body["messages"] = [m for m in messages if m["role"] != "system"]
+    for name, value in params.items():
+        if name == "stop":
+            body["stop_sequences"] = value
+        elif name != "seed":  # the Messages API has no seed
+            body[name] = value
+    if effort:
+        budget = thinking_budget(effort, int(params["max_tokens"]))
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body.pop("temperature", None)  # extended thinking runs at the API's fixed temperature
+        body.pop("top_p", None)
+    return body
+
+
+class AnthropicProvider(HttpProvider):
+    """The Messages API over an injected `httpx.AsyncClient`."""
+
+    path = "messages"
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        return anthropic_body(model, messages, params, effort)
+
+    def vendor_headers(self, key: str | None) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
+
+    def parse(self, data: Any, secret: str | None) -> Completion:
+        return parse_message(data)
+
+
+def parse_message(data: Any) -> Completion:
+    """A Messages-API message → Completion; anything else is a malformed answer (CallError)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+        raise CallError("malformed response: no content blocks")
+    blocks = [b for b in data["content"] if isinstance(b, Mapping)]
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    stop = data.get("stop_reason")
+    stop = stop if isinstance(stop, str) else None
+    usage_map = mapping(data.get("usage"))
+    details = mapping(usage_map.get("output_tokens_details"))
+    # The API bills thinking inside output_tokens and does not break it out today; count it when a usage does.
+    reasoning = (number(usage_map.get("thinking_tokens")) or number(usage_map.get("reasoning_tokens"))
+                 or number(details.get("thinking_tokens")) or number(details.get("reasoning_tokens")))
+    usage = Usage(input=number(usage_map.get("input_tokens")), output=number(usage_map.get("output_tokens")),
+                  reasoning=reasoning)
+    cost = money(usage_map.get("cost"))
+    if stop in REFUSED:
+        return Completion(text, stop, "failed", usage, cost, error=f"refused by the API (stop_reason {stop})")
+    return Completion(text, stop, "truncated" if stop in TRUNCATED else "ok", usage, cost)

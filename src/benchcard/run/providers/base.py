@@ -1,0 +1,301 @@
+"""The provider interface: build the exact body, send it, and say which errors are worth another try.
+
+A provider never decides what is sent beyond the card's messages and params; the runner stores the body it builds
+before the first attempt and sends those same bytes (`encode_body`).
+
+Keys: only the *name* of the environment variable is ever held; its value is read from the environment at call
+time, put in one request header, and scrubbed (`redact`) from anything a server sends back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol
+
+import httpx
+
+from benchcard.errors import ProviderError
+
+Status = Literal["ok", "truncated", "failed"]
+
+# What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
+RETRY_STATUSES = frozenset({408, 409, 429})
+ERROR_DETAIL_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens as the provider bills them; `output` includes `reasoning` when the provider counts it there."""
+
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What came back for one call: the raw text unedited, why generation stopped, and what it cost.
+
+    `status` is `truncated` when the token limit cut the answer, `failed` when the API refused to answer
+    (a content filter, a refusal stop reason); `error` then says why. Neither is ever scored.
+    """
+
+    text: str
+    finish_reason: str | None
+    status: Status
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None  # as reported by the provider; None when it reports none
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One named endpoint from the built-ins or `benchcard.yaml`; the key is named, never stored."""
+
+    name: str
+    type: Literal["openai", "anthropic", "local"]
+    base_url: str | None = None
+    api_key_env: str | None = None
+    requests_per_minute: float | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class RetryableError(Exception):
+    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection)."""
+
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+class CallError(Exception):
+    """A call that failed for good (4xx other than 429, a malformed answer): recorded, never scored."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class Provider(Protocol):
+    """What the runner needs of a vendor. Optional, found with getattr: an int `max_concurrency` (the runner
+    then runs no more workers than that, `runner.workers_for`); `planned_body(body, occurrence)`, what plan time
+    seals instead of the built body (the local model writes its seed in); `async prepare()`, run before the run
+    plans or creates its folder (the local model loads there, so a bad file leaves nothing behind)."""
+
+    config: ProviderConfig
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        """The exact JSON body for one call."""
+        ...
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        """Send one stored body; raise RetryableError or CallError on failure."""
+        ...
+
+    def should_retry(self, error: BaseException) -> bool:
+        ...
+
+    async def aclose(self) -> None:
+        ...
+
+
+# ----------------------------------------------------------------------------------------------------- keys
+
+
+def missing_key_message(variable: str) -> str:
+    return f"{variable} is not set; export it, or run on the embedded model with --provider local"
+
+
+def require_key(cfg: ProviderConfig) -> None:
+    """Fail before anything is planned or sent when the provider's key variable is unset or empty."""
+    if cfg.type != "local" and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+        raise ProviderError(missing_key_message(cfg.api_key_env))
+
+
+def read_key(cfg: ProviderConfig) -> str | None:
+    """The key's value, read now from the environment; None for an endpoint that needs no key."""
+    if not cfg.api_key_env:
+        return None
+    value = os.environ.get(cfg.api_key_env)
+    if not value:
+        raise CallError(missing_key_message(cfg.api_key_env))
+    return value
+
+
+# OpenAI, Anthropic and OpenRouter keys all start `sk-`; servers sometimes echo a masked copy in a 401.
+_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Remove the key (and anything shaped like one, such as a server's masked echo of it) from a message."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+# ------------------------------------------------------------------------------------------------- transport
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The bytes sent for a stored body: compact JSON, UTF-8, keys in the order they were built."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from `retry-after-ms`, `Retry-After` in seconds, or `Retry-After` as an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            value = float(millis) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The server's own error message (OpenAI and Anthropic both use `error.message`), short and one line."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message: Any = None
+    if isinstance(data, Mapping):
+        err = data.get("error")
+        message = err.get("message") if isinstance(err, Mapping) else err
+    if not isinstance(message, str) or not message:
+        message = response.reason_phrase or ""
+    return " ".join(message.split())[:ERROR_DETAIL_CHARS]
+
+
+def is_retryable(error: BaseException) -> bool:
+    return isinstance(error, RetryableError)
+
+
+class HttpProvider:
+    """What every HTTP vendor shares: the injected client, the key read at call time, the POST, and the mapping
+    of a failed answer to RetryableError (408, 409, 429, 5xx, timeouts, dropped connections) or CallError.
+
+    A vendor states its URL `path`, the `vendor_headers` that carry the key, the `build_body` it sends and the
+    `parse` of its answer; nothing else.
+    """
+
+    path: ClassVar[str]  # appended to the config's base_url
+
+    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient):
+        if not config.base_url:
+            raise ValueError(f"provider {config.name!r} has no base_url")
+        self.config = config
+        self.client = client
+        self.url = httpx.URL(f"{config.base_url}/{self.path}")  # parsed once, not per call
+        self._headers: tuple[str | None, httpx.Headers] | None = None
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def vendor_headers(self, key: str | None) -> dict[str, str]:
+        """The vendor's own headers for one call: its API version, and the key when there is one."""
+        raise NotImplementedError
+
+    def parse(self, data: Any, secret: str | None) -> Completion:
+        """The vendor's answer (parsed JSON) → Completion; `secret` is scrubbed from any message kept."""
+        raise NotImplementedError
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        key = read_key(self.config)
+        return self.parse(await self._post(body, self._headers_for(key), key), key)
+
+    def _headers_for(self, key: str | None) -> httpx.Headers:
+        """Every header of a call: the client's defaults, the config's, the vendor's. Built again only when
+        the key in the environment changes: httpx spends more on merging headers than on the rest of a request."""
+        cached = self._headers
+        if cached is None or cached[0] != key:
+            headers = httpx.Headers(self.client.headers)
+            headers.update({**self.config.headers, "Content-Type": "application/json", **self.vendor_headers(key)})
+            cached = self._headers = (key, headers)
+        return cached[1]
+
+    def should_retry(self, error: BaseException) -> bool:
+        return is_retryable(error)
+
+    async def aclose(self) -> None:
+        """The client belongs to the runner, which closes it."""
+
+    async def _post(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None) -> Any:
+        """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key).
+
+        The request is built here with its final headers and the client's timeouts, then sent by the client
+        (`client.post` would merge the same headers again on every call)."""
+        request = httpx.Request("POST", self.url, content=encode_body(body), headers=headers,
+                                extensions={"timeout": self.client.timeout.as_dict()})
+        try:
+            response = await self.client.send(request)
+        except Exception as exc:
+            if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
+                raise
+            # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
+            # name what really happened, from the aiohttp error underneath.
+            cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+            if isinstance(cause, TimeoutError | httpx.TimeoutException):
+                raise RetryableError("timed out waiting for the server") from None
+            raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
+        status = response.status_code
+        if status >= 400:
+            detail = redact(_error_detail(response), secret)
+            message = f"HTTP {status}" + (f": {detail}" if detail else "")
+            if status in RETRY_STATUSES or status >= 500:
+                raise RetryableError(message, retry_after=parse_retry_after(response.headers), status=status)
+            raise CallError(message, status=status)
+        try:
+            return json.loads(response.content)
+        except (ValueError, UnicodeDecodeError):
+            raise CallError(f"malformed response: HTTP {status} with a body that is not JSON "
+                            f"({len(response.content)} bytes)", status=status) from None
+
+
+def _is_client_error(exc: BaseException) -> bool:
+    try:
+        import aiohttp
+    except ImportError:  # pragma: no cover - aiohttp is a dependency
+        return False
+    return isinstance(exc, aiohttp.ClientError)
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """A JSON object from an answer, or an empty one when the field is missing or not an object."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def number(value: Any) -> int:
+    """A token count from a usage object: ints only, anything else is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def money(value: Any) -> float | None:
+    """A cost reported by the provider, or None when there is none."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None

@@ -1,0 +1,226 @@
+"""Blind, deterministic scorers: they see an output, its fixture id, its key and the fixture text, nothing else.
+
+Nothing here can know which variant, model, repetition or request produced an output; `score_run` reads only
+`outputs.jsonl`, the keys and the fixtures, which a test checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+import jsonlines
+
+from benchcard.errors import CardError
+from benchcard.scoring.jsregex import JsRegex, compile_js
+
+Fail = Callable[[Sequence[str | int], str], CardError]
+
+
+@dataclass(frozen=True)
+class ExactSpec:
+    expected: str
+    trim: bool = True
+    case_sensitive: bool = True
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kind: Literal["must_match", "must_not_match"]
+    pattern: str
+    why: str
+    regex: JsRegex
+
+
+@dataclass(frozen=True)
+class RulesSpec:
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class FieldsScoring:
+    """The `fields` method's options as the card states them; the scorer itself lives in `fields.py`."""
+
+    fields: tuple[str, ...]
+    abstain_field: str | None
+    first_screen_chars: int | None = None
+
+
+ScoringSpec = ExactSpec | RulesSpec | FieldsScoring
+METHODS = ("exact", "rules", "fields")
+
+
+@dataclass(frozen=True)
+class Score:
+    """One output's score: `score` in [0, 1], named metrics, and for rule scoring each rule's pass or fail."""
+
+    score: float
+    metrics: dict[str, float]
+    rules: dict[str, bool] | None = None
+
+
+class ScoreRow(TypedDict):
+    cell: str
+    fixture: str
+    status: str
+    score: float | None
+    metrics: dict[str, float]
+    rules: dict[str, bool] | None
+
+
+def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
+    """Validate a card's `scoring:` block; `fail(where, expected)` builds the error that names the line."""
+    method = raw.get("method")
+    if method not in METHODS:
+        raise fail(("method",), f"unknown scoring method {method!r}; expected one of {', '.join(METHODS)}")
+    allowed = {
+        "exact": {"method", "expected", "trim", "case_sensitive"},
+        "rules": {"method", "rules"},
+        "fields": {"method", "fields", "abstain_field", "first_screen_chars"},
+    }[method]
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise fail((extra[0],), f"unknown field for {method} scoring; expected {', '.join(sorted(allowed))}")
+    if method == "exact":
+        expected = raw.get("expected")
+        if not isinstance(expected, str):
+            raise fail(("expected",), "missing; expected the exact expected output as text")
+        for flag in ("trim", "case_sensitive"):
+            if flag in raw and not isinstance(raw[flag], bool):
+                raise fail((flag,), f"expected true or false, got {raw[flag]!r}")
+        return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True))
+    if method == "rules":
+        return RulesSpec(tuple(_parse_rules(raw.get("rules"), fail)))
+    fields = raw.get("fields")
+    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+        raise fail(("fields",), "expected a list of field names")
+    abstain = raw.get("abstain_field")
+    if abstain is not None and abstain not in fields:
+        raise fail(("abstain_field",), f"expected one of the fields ({', '.join(fields)})")
+    screen = raw.get("first_screen_chars")
+    if screen is not None and (not isinstance(screen, int) or screen < 1):
+        raise fail(("first_screen_chars",), "expected a positive number of characters")
+    return FieldsScoring(tuple(fields), abstain, screen)
+
+
+def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
+    if not isinstance(items, list) or not items:
+        raise fail(("rules",), "expected a list of rules with id, must_match or must_not_match, and why")
+    rules: list[Rule] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise fail(("rules", i), "expected a mapping with id, must_match or must_not_match, and why")
+        rule_id = item.get("id")
+        if not isinstance(rule_id, str) or not rule_id:
+            raise fail(("rules", i, "id"), "missing; expected a rule id")
+        if rule_id in {r.id for r in rules}:
+            raise fail(("rules", i, "id"), f"duplicate rule id {rule_id!r}")
+        kinds = [k for k in ("must_match", "must_not_match") if k in item]
+        if len(kinds) != 1:
+            raise fail(("rules", i), f"rule {rule_id!r}: expected exactly one of must_match or must_not_match")
+        kind: Literal["must_match", "must_not_match"] = "must_match" if kinds[0] == "must_match" else "must_not_match"
+        literal = item[kind]
+        if not isinstance(literal, str):
+            raise fail(("rules", i, kind), f"rule {rule_id!r}: expected a /pattern/flags literal")
+        try:
+            regex = compile_js(literal)
+        except ValueError as exc:
+            raise fail(("rules", i, kind), f"rule {rule_id!r}: {exc}") from None
+        why = item.get("why")
+        if not isinstance(why, str):
+            raise fail(("rules", i, "why"), f"rule {rule_id!r}: missing; expected the reason for the rule")
+        rules.append(Rule(rule_id, kind, literal, why, regex))
+    return rules
+
+
+def metric_names(spec: ScoringSpec) -> set[str]:
+    """The metrics a scorer yields, so a win rule naming another is a card error before any call."""
+    if isinstance(spec, RulesSpec):
+        return {"score"} | {f"rule.{r.id}" for r in spec.rules}
+    if isinstance(spec, FieldsScoring):
+        per_field = {f"field_recall.{f}" for f in spec.fields}
+        return {"score", "field_recall", "unsupported_values", "abstains", "values_returned"} | per_field
+    return {"score"}
+
+
+def needs_key(spec: ScoringSpec) -> bool:
+    return isinstance(spec, FieldsScoring)
+
+
+def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None = None, excerpt: str = "") -> Score:
+    """Score one output text. The only other inputs are the fixture's key and text."""
+    if isinstance(spec, ExactSpec):
+        got, want = output, spec.expected
+        if spec.trim:
+            got, want = got.strip(), want.strip()
+        if not spec.case_sensitive:
+            got, want = got.casefold(), want.casefold()
+        value = 1.0 if got == want else 0.0
+        return Score(value, {"score": value})
+    if isinstance(spec, RulesSpec):
+        results = {}
+        for rule in spec.rules:
+            hit = rule.regex.test(output)
+            results[rule.id] = hit if rule.kind == "must_match" else not hit
+        value = sum(results.values()) / len(results)
+        metrics = {"score": value} | {f"rule.{k}": float(v) for k, v in results.items()}
+        return Score(value, metrics, results)
+    from benchcard.scoring.fields import FieldsSpec, score_fields
+
+    if key is None:
+        raise CardError("fields scoring needs the fixture's answer key")
+    metrics = score_fields(output, key, excerpt, FieldsSpec(spec.fields, spec.abstain_field))
+    metrics = {"score": metrics["field_recall"], **metrics}
+    return Score(metrics["field_recall"], metrics)
+
+
+def load_keys(spec: ScoringSpec, keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, Mapping[str, Any]]:
+    """Every fixture's answer key, validated; a missing key names the file that should hold it."""
+    if not isinstance(spec, FieldsScoring):
+        return {}
+    from benchcard.scoring.fields import FieldsSpec, load_key
+
+    keys: dict[str, Mapping[str, Any]] = {}
+    for fixture in sorted(fixtures):
+        path = keys_dir / f"{fixture}.json"
+        if not path.is_file():
+            raise CardError(f"{path}: missing answer key for fixture '{fixture}'")
+        keys[fixture] = load_key(path, FieldsSpec(spec.fields, spec.abstain_field))
+    return keys
+
+
+def score_run(
+    outputs_path: Path,
+    scores_path: Path,
+    spec: ScoringSpec,
+    keys: Mapping[str, Mapping[str, Any]],
+    fixture_texts: Mapping[str, str],
+) -> int:
+    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score.
+
+    Rows are streamed to `scores.jsonl` as they are scored (one flush, at the end), so memory does not grow with
+    the grid; a scoring that fails part-way leaves no `scores.jsonl`. Returns the number of rows written.
+    """
+    written = 0
+    with jsonlines.open(outputs_path) as reader:
+        try:
+            with jsonlines.open(scores_path, mode="w") as writer:
+                for out in reader:
+                    writer.write(_score_row(spec, out, keys, fixture_texts))
+                    written += 1
+        except BaseException:
+            scores_path.unlink(missing_ok=True)
+            raise
+    return written
+
+
+def _score_row(spec: ScoringSpec, out: Mapping[str, Any], keys: Mapping[str, Mapping[str, Any]],
+               fixture_texts: Mapping[str, str]) -> ScoreRow:
+    status, fixture = out["status"], out["fixture"]
+    if status != "ok":
+        return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=None, metrics={}, rules=None)
+    s = score_output(spec, out["text"], keys.get(fixture), fixture_texts.get(fixture, ""))
+    return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=s.score, metrics=s.metrics, rules=s.rules)

@@ -1,0 +1,5 @@
+"""`python -m benchcard.testing.fakeserver --port 0 [--config F.json] [--latency-ms N]`: runs until SIGTERM."""
+
+from benchcard.testing.fakeserver.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,352 @@
+"""The fake server itself: an aiohttp application on 127.0.0.1 with its counters, handlers and control endpoints,
+and `main`, what `python -m benchcard.testing.fakeserver` runs. See the package docstring for the endpoints."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import signal
+import socket
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from aiohttp import web
+
+from benchcard._util.hashing import digest
+from benchcard.testing.fakeserver.config import Config, FakeServerError, FaultRule, parse_config
+from benchcard.testing.fakeserver.replies import (
+    Answer,
+    anthropic_body,
+    choose_answer,
+    last_user_message,
+    openai_body,
+    truncated,
+)
+
+HOST: Final = "127.0.0.1"
+#: Prompts with long fixtures exceed aiohttp's default 1 MiB body limit; real providers accept far more.
+MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+#: A body that is valid JSON up to the cut, then stops: what a proxy that dies mid-response delivers.
+MALFORMED_BODY: Final = (
+    b'{"id": "fake-malformed", "object": "chat.completion", "choices": [{"index": 0, "mess'
+)
+
+
+# ---------------------------------------------------------------------------------------------------- state
+
+
+@dataclass(slots=True)
+class _State:
+    """Counters and per-body progress; everything here is reset together so tests start from a clean slate.
+
+    Only ``by_request`` grows with the number of distinct bodies (plus ``fault_hits`` / ``cycle_pos`` for
+    bodies that actually match a fault or a reply cycle); ``bodies`` grows only when ``record_bodies`` is on.
+    """
+
+    config: Config
+    rng: random.Random
+    calls: int = 0
+    with_key: int = 0
+    without_key: int = 0
+    max_in_flight: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_endpoint: Counter[str] = field(default_factory=Counter)
+    by_fault: Counter[str] = field(default_factory=Counter)
+    by_request: dict[str, int] = field(default_factory=dict)
+    fault_hits: dict[tuple[int, str], int] = field(default_factory=dict)
+    cycle_pos: dict[str, int] = field(default_factory=dict)
+    bodies: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def fresh(cls, config: Config) -> _State:
+        return cls(config=config, rng=random.Random(config.seed))
+
+    def stats(self, *, by_request: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "calls": self.calls,
+            "distinct_requests": len(self.by_request),
+            "by_status": dict(self.by_status),
+            "by_endpoint": dict(self.by_endpoint),
+            "by_fault": dict(self.by_fault),
+            "with_key": self.with_key,
+            "without_key": self.without_key,
+            "max_in_flight": self.max_in_flight,
+        }
+        if self.config.record_bodies:
+            out["bodies"] = list(self.bodies)
+        if by_request:
+            out["by_request"] = dict(self.by_request)
+        return out
+
+
+@dataclass(slots=True)
+class _Server:
+    """The app's one mutable slot: aiohttp freezes app state once started, so resets swap ``state`` here.
+
+    ``in_flight`` is a gauge, not a counter: it lives outside :class:`_State` so that calls still running
+    when a reset arrives are neither forgotten nor decremented below zero.
+    """
+
+    state: _State
+    in_flight: int = 0
+
+    def replace(self, config: Config) -> None:
+        self.state = _State.fresh(config)
+        self.state.max_in_flight = self.in_flight
+
+    def stats(self, *, by_request: bool = True) -> dict[str, Any]:
+        return {**self.state.stats(by_request=by_request), "in_flight": self.in_flight}
+
+
+_SERVER: Final = web.AppKey("server", _Server)
+
+
+# -------------------------------------------------------------------------------------------- responses
+
+
+def _has_key(request: web.Request) -> bool:
+    auth = request.headers.get("Authorization", "")
+    scheme, _, token = auth.partition(" ")
+    return bool(request.headers.get("x-api-key")) or (scheme.lower() == "bearer" and bool(token.strip()))
+
+
+def _error(anthropic: bool, status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    """An error in the provider's own shape, so the runner's error parsing is exercised too."""
+    if anthropic:
+        kinds = {
+            401: "authentication_error",
+            429: "rate_limit_error",
+            500: "api_error",
+            503: "overloaded_error",
+        }
+        payload: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": kinds.get(status, "invalid_request_error"), "message": message},
+        }
+    else:
+        payload = {"error": {"message": message, "type": "fake_error", "code": status}}
+    return web.json_response(payload, status=status, headers=headers)
+
+
+def _retry_after_header(seconds: float) -> str:
+    return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
+
+
+# ------------------------------------------------------------------------------------------------- handlers
+
+
+async def _drop(request: web.Request) -> web.StreamResponse:
+    """Close the socket without a byte of response, like a proxy or server that died mid-request."""
+    transport = request.transport
+    if transport is not None:
+        transport.close()
+    # Nothing can be sent any more. aiohttp treats a CancelledError from a handler as "client went away":
+    # it drops the connection quietly, whereas returning a response would log a write-to-closed error.
+    raise asyncio.CancelledError
+
+
+async def _completion(request: web.Request, anthropic: bool) -> web.StreamResponse:
+    state = request.app[_SERVER].state
+    loop = asyncio.get_running_loop()
+    arrived = loop.time()  # the latency runs from here, so the server's own work is inside it, not added to it
+    raw = await request.read()
+    try:
+        body: Any = json.loads(raw)
+        key = digest(body)
+    except (ValueError, UnicodeDecodeError):
+        body, key = None, digest(raw)
+
+    # Bookkeeping first, synchronously, so counts never depend on how the call ends.
+    config = state.config
+    state.calls += 1
+    call_id = state.calls  # read now: after the sleep below, other calls will have moved the counter
+    state.by_endpoint[request.path] += 1
+    state.by_request[key] = state.by_request.get(key, 0) + 1
+    has_key = _has_key(request)
+    if has_key:
+        state.with_key += 1
+    else:
+        state.without_key += 1
+    if config.record_bodies:
+        state.bodies.append(body if body is not None else raw.decode("utf-8", "replace"))
+
+    status: str
+    fault: FaultRule | None = None
+    answer: Answer | None = None
+    if body is None or not isinstance(body, dict):
+        status = "400"
+    elif config.require_key and not has_key:
+        status = "401"
+    else:
+        user = last_user_message(body)
+        for index, rule in enumerate(config.faults):
+            if rule.match in user:
+                hits = state.fault_hits.get((index, key), 0)
+                if hits < rule.times:
+                    state.fault_hits[(index, key)] = hits + 1
+                    fault = rule
+                    break
+        if fault is None or fault.kind in ("hang", "truncate"):
+            answer = choose_answer(config, state.cycle_pos, body, user, key)
+        # The status the client will see: HTTP codes as strings, "drop" for "no response at all".
+        status = fault.kind if fault is not None and fault.kind in ("429", "500", "503", "drop") else "200"
+    if fault is not None:
+        state.by_fault[fault.kind] += 1
+    state.by_status[status] += 1
+
+    delay = config.latency_ms
+    if config.latency_jitter_ms:
+        delay += state.rng.uniform(0.0, config.latency_jitter_ms)
+    if fault is not None and fault.kind == "hang":
+        delay += fault.hang_s * 1000.0
+    if delay > 0:
+        await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
+
+    if status == "400":
+        return _error(anthropic, 400, "request body is not a JSON object")
+    if status == "401":
+        return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...' or 'x-api-key'")
+    if fault is not None:
+        if fault.kind == "drop":
+            return await _drop(request)
+        if fault.kind == "malformed":
+            return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
+        if fault.kind in ("429", "500", "503"):
+            headers: dict[str, str] = {}
+            if fault.kind == "429" or fault.retry_after is not None:
+                headers["Retry-After"] = _retry_after_header(
+                    1.0 if fault.retry_after is None else fault.retry_after
+                )
+            return _error(anthropic, int(fault.kind), f"injected fault {fault.kind}", headers)
+    assert answer is not None
+    if fault is not None and fault.kind == "truncate":
+        answer = truncated(answer)
+    payload = anthropic_body(call_id, body, answer) if anthropic else openai_body(call_id, body, answer)
+    return web.json_response(payload)
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """``POST /v1/chat/completions`` in OpenAI's shape."""
+    return await _completion(request, anthropic=False)
+
+
+async def messages(request: web.Request) -> web.StreamResponse:
+    """``POST /v1/messages`` in Anthropic's shape."""
+    return await _completion(request, anthropic=True)
+
+
+async def models(request: web.Request) -> web.StreamResponse:
+    """``GET /v1/models``: some clients probe it before the first call."""
+    return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+
+async def control_config(request: web.Request) -> web.StreamResponse:
+    """Replace the config and reset every counter, fault budget and reply cycle: a fresh, known start."""
+    try:
+        config = parse_config(await request.json())
+    except (ValueError, FakeServerError) as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    request.app[_SERVER].replace(config)
+    return web.json_response({"ok": True})
+
+
+async def control_stats(request: web.Request) -> web.StreamResponse:
+    """Counters since the last config/reset (see :meth:`FakeServer.stats` for the shape).
+
+    ``?by_request=0`` leaves out the per-body counts, which are large after a 100,000-call benchmark.
+    """
+    by_request = request.query.get("by_request", "1") not in ("0", "false")
+    return web.json_response(request.app[_SERVER].stats(by_request=by_request))
+
+
+async def control_reset(request: web.Request) -> web.StreamResponse:
+    """Zero the counters, fault budgets and reply cycles; keep the config."""
+    server = request.app[_SERVER]
+    server.replace(server.state.config)
+    return web.json_response({"ok": True})
+
+
+@web.middleware
+async def _track_in_flight(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Count concurrent model calls, so a benchmark can prove the client really kept N calls in flight."""
+    if not request.path.startswith("/v1/"):
+        result: web.StreamResponse = await handler(request)
+        return result
+    server = request.app[_SERVER]
+    server.in_flight += 1
+    server.state.max_in_flight = max(server.state.max_in_flight, server.in_flight)
+    try:
+        result = await handler(request)
+        return result
+    finally:
+        server.in_flight -= 1
+
+
+def build_app(config: Config | None = None) -> web.Application:
+    """The aiohttp application; exposed so a test could mount it in-process if it ever needs to."""
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_track_in_flight])
+    app[_SERVER] = _Server(_State.fresh(config or Config()))
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_post("/v1/messages", messages)
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/_control/config", control_config)
+    app.router.add_get("/_control/stats", control_stats)
+    app.router.add_post("/_control/reset", control_reset)
+    return app
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+
+
+async def _serve(config: Config, port: int) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, port))
+    runner = web.AppRunner(build_app(config), access_log=None, handler_cancellation=True)
+    await runner.setup()
+    site = web.SockSite(runner, sock, backlog=1024)
+    await site.start()
+    sys.stdout.write(f"listening http://{HOST}:{sock.getsockname()[1]}\n")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # Windows: Ctrl-C still raises KeyboardInterrupt
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchcard.testing.fakeserver --port 0 [--config F.json] [--latency-ms N]``; runs until SIGTERM."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchcard.testing.fakeserver",
+        description="Fake OpenAI/Anthropic-compatible server on 127.0.0.1.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
+    parser.add_argument("--config", type=Path, help="JSON config file (see the module docstring)")
+    parser.add_argument("--latency-ms", type=float, help="overrides the config's latency_ms")
+    args = parser.parse_args(argv)
+    try:
+        raw: dict[str, Any] = {}
+        if args.config is not None:
+            raw = json.loads(args.config.read_text(encoding="utf-8"))
+        if args.latency_ms is not None:
+            if not isinstance(raw, dict):
+                raise FakeServerError("config: expected an object")
+            raw = {**raw, "latency_ms": args.latency_ms}
+        config = parse_config(raw)
+    except (OSError, ValueError, FakeServerError) as exc:
+        sys.stderr.write(f"fakeserver: {exc}\n")
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(config, args.port))
+    return 0

@@ -1,0 +1,149 @@
+"""What the fake server answers: the reply a request gets, and the response body in OpenAI's or Anthropic's shape.
+
+Token counts are whitespace-split word counts: cheap, deterministic, and enough for the runner's bookkeeping.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from benchcard.testing.fakeserver.config import Config, FinishReason
+
+
+def text_of(content: Any) -> str:
+    """Message text from either a plain string or a list of ``{"type": "text", "text": ...}`` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def last_user_message(body: Any) -> str:
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return ""
+    for message in reversed(body["messages"]):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return text_of(message.get("content"))
+    return ""
+
+
+def prompt_tokens(body: Any) -> int:
+    """Whitespace-split word count of every message (and an Anthropic ``system``): cheap and deterministic."""
+    if not isinstance(body, dict):
+        return 0
+    total = len(text_of(body.get("system")).split())
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, dict):
+                total += len(text_of(message.get("content")).split())
+    return total
+
+
+def max_tokens(body: Any) -> int | None:
+    if not isinstance(body, dict):
+        return None
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    finish: FinishReason
+    reasoning_tokens: int
+    cost: float | None
+
+
+def choose_answer(config: Config, cycle_pos: dict[str, int], body: Any, user: str, key: str) -> Answer:
+    """First matching reply rule wins; a cycle advances once per answered call of the same body (`key`)."""
+    for rule in config.replies:
+        if rule.match in user:
+            if rule.cycles:
+                pos = cycle_pos.get(key, 0)
+                cycle_pos[key] = pos + 1
+                text = rule.replies[pos % len(rule.replies)]
+            else:
+                text = rule.replies[0]
+            answer = Answer(text, rule.finish_reason, rule.reasoning_tokens, rule.cost)
+            break
+    else:
+        answer = Answer(config.default_reply, "stop", 0, None)
+    limit = max_tokens(body)
+    words = answer.text.split()
+    if limit is not None and len(words) > limit:
+        answer = Answer(" ".join(words[:limit]), "length", answer.reasoning_tokens, answer.cost)
+    return answer
+
+
+def truncated(answer: Answer) -> Answer:
+    """The first half of the reply (by characters), as a ``length`` stop: what a hit token limit gives."""
+    cut = answer.text[: len(answer.text) // 2]
+    return Answer(cut, "length", answer.reasoning_tokens, answer.cost)
+
+
+def model_of(body: Any) -> str:
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else "fake-model"
+
+
+def openai_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
+    prompt = prompt_tokens(body)
+    completion = len(answer.text.split()) + answer.reasoning_tokens  # OpenAI counts reasoning as completion
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "completion_tokens_details": {"reasoning_tokens": answer.reasoning_tokens},
+    }
+    if answer.cost is not None:
+        usage["cost"] = answer.cost  # OpenRouter's field: dollars charged for this call
+    return {
+        "id": f"chatcmpl-fake-{call_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model_of(body),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": answer.text},
+                "finish_reason": answer.finish,
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def anthropic_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    thinking_tokens = 0
+    if isinstance(body, dict) and body.get("thinking"):
+        thinking_tokens = max(answer.reasoning_tokens, 1)
+        content.append(
+            {"type": "thinking", "thinking": " ".join(["step"] * thinking_tokens), "signature": "fake"}
+        )
+    content.append({"type": "text", "text": answer.text})
+    return {
+        "id": f"msg_fake_{call_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": model_of(body),
+        "content": content,
+        "stop_reason": "max_tokens" if answer.finish == "length" else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": prompt_tokens(body),
+            "output_tokens": len(answer.text.split()) + thinking_tokens,  # thinking is billed as output
+        },
+    }

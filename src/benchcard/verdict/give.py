@@ -1,0 +1,354 @@
+"""The verdict: the one place a run is unblinded, judged by its sealed win rule, and entered in the ledger.
+
+Until here nothing has joined an output to its variant: `outputs.jsonl` and `scores.jsonl` name cells only.
+`give_verdict` refuses anything it cannot stand behind — an unfinished run, outputs changed since the run
+finished, a card whose seal no longer matches the run's — joins the scores with `sealed/assignment.jsonl`,
+applies the card's predeclared rule (docs/verdict.md), writes `verdict.json` and `table.csv` into the run folder
+and appends one dated, hash-chained row to `results/ledger.jsonl`. (For speed the join and the statistics start
+while the seal and the digests are checked; a refusal still wins, and nothing computed before it is shown or
+written.)
+
+A verdict is given once. A second `give_verdict` on the same run refuses and names the ledger row it already
+has; `load_verdict` reads the one that was written.
+
+The parts: `runfolder` reads and joins the run's files, `runstats` computes the statistics, `winrule`
+judges each clause, `findings` writes what verdict.json says, `tablecsv` writes table.csv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchcard import ledger
+from benchcard._util.hashing import file_digest, seed_from
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
+from benchcard.errors import RunError, SealError, VerdictError
+from benchcard.project import Project
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats, bootstrap_many
+from benchcard.verdict.columns import OK
+from benchcard.verdict.findings import ab_body, probe_body
+from benchcard.verdict.grading import agreement
+from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
+from benchcard.verdict.table import TABLE_FILE, table_text
+from benchcard.verdict.winrule import clause_text
+
+__all__ = ["OK", "VERDICT_FILE", "RunData", "Verdict", "bootstrap_many", "clause_text", "find_run",
+           "give_verdict", "load_verdict", "read_manifest", "read_run"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A given verdict: what `verdict.json` holds, and the ledger row it was entered as."""
+
+    run: str
+    card: str
+    version: int
+    kind: str
+    finding: str
+    outcome: str
+    run_dir: Path
+    data: Mapping[str, Any] = field(repr=False)
+    ledger_row: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`."""
+        out: dict[str, Any] = ledger.strict(dict(self.data))
+        return out
+
+
+def find_run(project: Project, run: str | Path) -> Path:
+    """A run folder from its path, its run id (or a unique prefix of one) anywhere under `results/`, or a card
+    id — meaning that card's most recent run (of the newest version that has runs)."""
+    text = str(run)
+    as_path = Path(text)
+    for candidate in (as_path, project.root / as_path):
+        if (candidate / "manifest.json").is_file():
+            return candidate.resolve()
+    card_runs = project.results_dir / text
+    if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
+        versions = sorted((int(v.name[1:]), v) for v in card_runs.glob("v*") if v.name[1:].isdigit())
+        for _, folder in reversed(versions):
+            runs = sorted(p.parent for p in folder.glob("*/manifest.json"))
+            if runs:
+                return runs[-1].resolve()
+        raise RunError(f"{text}: the card has no run under {project.relative(card_runs)}/")
+    if as_path.is_dir():
+        raise RunError(f"{text}: not a run folder (no manifest.json)")
+    name = as_path.name
+    matches = sorted(p.parent for p in project.results_dir.glob(f"*/v*/{name}*/manifest.json"))
+    exact = [m for m in matches if m.name == name]
+    if exact:
+        matches = exact
+    if not matches:
+        raise RunError(f"{text}: no such run under {project.relative(project.results_dir)}/ "
+                       "(give a run id like 20261130T151200Z-3f9a, a card id, or the run's folder)")
+    if len(matches) > 1:
+        shown = ", ".join(project.relative(m) for m in matches[:3])
+        raise RunError(f"{text}: ambiguous; matches {len(matches)} runs ({shown}{', …' if len(matches) > 3 else ''})")
+    return matches[0].resolve()
+
+
+def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
+    """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
+    run = run_dir.name
+    if not manifest.get("finished_at"):
+        raise VerdictError(
+            f"run {run} has not finished: its manifest has no finished_at (resume it with "
+            f"`benchcard run --resume {run}`)"
+        )
+    if (run_dir / VERDICT_FILE).exists():
+        raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
+                           f"is given once — `benchcard verdict {run} --show` prints it")
+    card_id = str(manifest["card"])
+    path = project.card_path(card_id)
+    if not path.is_file():
+        raise VerdictError(f"run {run}: its card {project.relative(path)} is gone; cannot check its seal")
+    card = load_card(path, project)
+    if card.version != manifest["version"]:
+        raise VerdictError(
+            f"run {run} was made with {card_id} v{manifest['version']} but {project.relative(path)} is now "
+            f"v{card.version}; a run is judged only by the version that produced it"
+        )
+    if card.kind != manifest["kind"]:
+        raise VerdictError(f"run {run} is a {manifest['kind']} run but {card_id} is now a {card.kind} card")
+    return card
+
+
+def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], card: Card,
+                  outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None) -> None:
+    """The next refusals: seal changed, outputs changed, scores changed. The digests may be computed
+    meanwhile on another thread (hashing releases the GIL)."""
+    from benchcard.card import seal
+
+    run = run_dir.name
+    try:
+        root = seal.verify(card, project)
+    except SealError as exc:
+        raise VerdictError(f"seal changed since run {run}: {exc}") from None
+    if root != manifest["seal_root"]:
+        raise VerdictError(
+            f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
+            f"{root} but the run was made under {manifest['seal_root']}"
+        )
+    expected = manifest.get("outputs_digest")
+    if not expected:
+        raise VerdictError(f"run {run}: manifest has no outputs_digest; cannot show its outputs are unchanged")
+    outputs = run_dir / "outputs.jsonl"
+    if not outputs.is_file():
+        raise VerdictError(f"run {run}: outputs.jsonl is missing")
+    actual = outputs_digest.result() if outputs_digest is not None else file_digest(outputs)
+    if actual != expected:
+        raise VerdictError(
+            f"run {run}: outputs.jsonl changed after the run finished (manifest {expected}, file now {actual})"
+        )
+    scores_expected = manifest.get("scores_digest")
+    scores_path = run_dir / "scores.jsonl"
+    if scores_expected and scores_path.is_file() and (
+            scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
+        raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")
+
+
+def _rig_line(manifest: Mapping[str, Any]) -> str:
+    rig = manifest.get("rig")
+    if isinstance(rig, Mapping):
+        if rig.get("line"):
+            return str(rig["line"])
+        parts = [str(rig.get("model") or "?")]
+        if rig.get("effort"):
+            parts.append(f"effort {rig['effort']}")
+        parts.append(str(rig.get("surface") or rig.get("provider") or "?"))
+        return " · ".join(parts)
+    return str(rig or "")
+
+
+def _totals(data: RunData) -> tuple[float | None, dict[str, Any]]:
+    """Total cost (None when no call reported one) and latency (median and total over calls that report it)."""
+    cost_known = ~np.isnan(data.cost)
+    cost = float(data.cost[cost_known].sum()) if cost_known.any() else None
+    lat = data.latency_ms[~np.isnan(data.latency_ms)]
+    latency = {"median_ms": float(np.median(lat)) if lat.size else None,
+               "total_ms": float(lat.sum()) if lat.size else None}
+    return cost, latency
+
+
+def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = False,
+                 n_resamples: int = BOOTSTRAP_RESAMPLES, timings: dict[str, float] | None = None) -> Verdict:
+    """Unblind a finished run, apply its card's sealed rule, write verdict.json and table.csv, enter it in the
+    ledger. VerdictError (one line) when the run cannot be judged; see the module docstring.
+
+    `timings`, if given, receives the seconds spent in each phase (for benchmarks/verdict_speed.py).
+    """
+    clock = _Clock(timings)
+    run_dir = Path(run_dir).resolve()
+    manifest = read_manifest(run_dir)
+    outputs = run_dir / "outputs.jsonl"
+    with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io:
+        # Numpy statistics, hashing and file writes release the GIL; reading and the table are Python work:
+        # they run side by side. The run is read and its statistics started before the seal and the digests
+        # are checked, so that they run meanwhile; a refusal of those checks still comes first, and nothing
+        # computed before it leaves this function. If the outputs disagree with the scores, the run is read
+        # again in full (the reference reader names the cell) and judged from that reading.
+        # File work has its own thread, so that it never queues behind the statistics' chunks.
+        digest = io.submit(file_digest, outputs) if manifest.get("finished_at") and outputs.is_file() else None
+        scores_path = run_dir / "scores.jsonl"
+        scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
+        card = _run_card(project, run_dir, manifest)
+        clock.lap("checks (card)")
+        read_error: VerdictError | None = None
+        figures = None
+        seed = seed_from(str(manifest["seal_root"]))
+        try:
+            data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=allow_incomplete,
+                            defer_outputs=True)
+            _check_plan(card, data)
+            figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+        except VerdictError as exc:
+            read_error = exc
+        clock.lap("read plan and scores")
+        try:
+            _check_sealed(project, run_dir, manifest, card, digest, scores_digest)
+        except VerdictError:
+            pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
+            raise
+        if read_error is not None:
+            raise read_error
+        clock.lap("checks (seal, outputs digest)")
+        done = finish_outputs(data)
+        if done is not data:
+            data = done
+            figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+        table_tmp = run_dir / (TABLE_FILE + ".tmp")
+        table_job = io.submit(_write_file, table_tmp, table_text(data, _rig_line(manifest)))
+        clock.lap("outputs and table (beside the statistics)")
+        try:
+            body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)
+            clock.lap("statistics (waiting)")
+            human = agreement(project, data)
+            if human is not None:
+                body["human"] = human
+                body["disagreements"] = human["disagreements"]  # the blind scorer notes, as the site expects
+            table_job.result()
+            verdict = _commit(project, run_dir, card, data, body, table_tmp)
+        finally:
+            table_job.result()
+            table_tmp.unlink(missing_ok=True)
+    clock.lap("grades, ledger, files")
+    return verdict
+
+
+class _Clock:
+    def __init__(self, sink: dict[str, float] | None):
+        self.sink = sink
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.sink is not None:
+            self.sink[name] = self.sink.get(name, 0.0) + now - self.last
+        self.last = now
+
+
+def _check_plan(card: Card, data: RunData) -> None:
+    expected_variants = set(card.variant_names())
+    if set(data.variants) != expected_variants:
+        raise VerdictError(f"run {data.run_dir.name}: its plan has variants {sorted(data.variants)} but the card "
+                           f"has {sorted(expected_variants)}")
+    missing = sorted(set(card.fixture_ids()) - set(data.fixtures))
+    if missing:
+        raise VerdictError(f"run {data.run_dir.name}: fixture {missing[0]} of the card is not in the run's plan")
+
+
+def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: dict[str, Any],
+            table_tmp: Path) -> Verdict:
+    """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once."""
+    manifest = data.manifest
+    run = run_dir.name
+    cost, latency = _totals(data)
+    rig_line = _rig_line(manifest)
+    evidence = project.relative(run_dir)
+    head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
+            "seal_root": manifest["seal_root"], "evidence": evidence, "cost": cost, "latency": latency}
+    row: dict[str, Any] = {
+        "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line, "run": run,
+        "cells": body["cells"], "counts": body["counts"], "outcome": body["outcome"], "finding": body["finding"],
+    }
+    if card.is_ab:
+        row["comparisons"] = [{k: c[k] for k in ("variant", "finding", "outcome")} for c in body["comparisons"]]
+        row["metrics"] = {
+            name: {k: v for k, v in m.items() if k in ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip",
+                                                         "noise_floor", "by_variant", "tost_p")}
+            for name, m in body["metrics"].items()
+        }
+        for m in row["metrics"].values():
+            for figs in (m.get("by_variant") or {}).values():
+                for k in ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures"):
+                    figs.pop(k, None)
+        row["clauses"] = [{k: c.get(k) for k in ("variant", "metric", "test", "fixture", "margin", "holds")}
+                          for c in body["clauses"]]
+    else:
+        row.update({k: body[k] for k in ("model", "score", "passes", "score_ci")})
+        row["rules"] = {rid: {"passes": r["passes"], "n": r["n"], "rate": r["rate"], "wilson": r["wilson"]}
+                        for rid, r in body["rules"].items()}
+    if "human" in body:
+        h = body["human"]
+        row["human"] = {"graded": h["graded"], "agreement": h["agreement"], "kappa": h["kappa"],
+                        "disagreements": len(h["disagreements"])}
+    row.update({"cost": cost, "latency": latency, "seal_root": manifest["seal_root"],
+                "evidence": evidence})
+    with ledger.locked(project):
+        if (run_dir / VERDICT_FILE).exists():
+            raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
+        existing = ledger.find_run(project, run)
+        if existing is not None:
+            raise VerdictError(f"run {run} is already in the ledger (seq {existing.get('seq')}) but has no "
+                               f"{VERDICT_FILE}; it is not entered twice")
+        entered = ledger.append(project, row)
+        verdict_data = ledger.strict({
+            **head, **body, "given_at": entered["at"],
+            "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]},
+        })
+        os.replace(table_tmp, run_dir / TABLE_FILE)
+        text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        _write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))
+    return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
+                   outcome=body["outcome"], run_dir=run_dir, data=verdict_data, ledger_row=entered)
+
+
+def _write_file(path: Path, data: str | bytes) -> None:
+    """Write a file (text as UTF-8) and sync it to disk."""
+    with open(path, "wb") as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    _write_file(tmp, data)
+    os.replace(tmp, path)
+
+
+def load_verdict(project: Project, run_dir: Path) -> Verdict:
+    """The verdict already given for a run (from its verdict.json)."""
+    path = Path(run_dir) / VERDICT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VerdictError(f"run {Path(run_dir).name} has no verdict yet (`benchcard verdict "
+                           f"{Path(run_dir).name}` gives it)") from None
+    except (OSError, ValueError) as exc:
+        raise VerdictError(f"{project.relative(path)}: unreadable: {exc}") from None
+    row = ledger.find_run(project, str(data.get("run")))
+    return Verdict(run=str(data.get("run")), card=str(data.get("card")), version=int(data.get("version") or 0),
+                   kind=str(data.get("kind")), finding=str(data.get("finding")), outcome=str(data.get("outcome")),
+                   run_dir=Path(run_dir), data=data, ledger_row=row)

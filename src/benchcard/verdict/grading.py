@@ -1,0 +1,318 @@
+"""Blind human grading: export a shuffled sheet of outputs, import the grades, compare them with the scorer.
+
+The sheet is built from `outputs.jsonl` alone — the exporter never opens the sealed assignment — and holds a
+sheet row id, the fixture id, the output text and empty `grade` and `note` columns: no variant, model,
+repetition or cell id. Its order is a seeded shuffle (seeded from the seal root, the run and the sheet's name,
+so the same export is reproducible). The row → cell mapping is kept in the run folder under
+`sealed/sheet-<name>.jsonl`, which only the verdict reads.
+
+`import_grades` validates a filled sheet (one-line errors naming the file, row and column) and stores it as
+`grades/<name>.csv`. When the verdict is given, `agreement` joins the grades with the automatic scores: the
+agreement rate, Cohen's kappa on pass/fail, and every disagreement — the blind scorer notes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchcard._util.hashing import digest, seed_from
+from benchcard.errors import RunError, VerdictError
+from benchcard.project import Project
+from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
+
+SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
+REQUIRED_COLUMNS = ("row", "fixture", "grade")
+DEFAULT_NAME = "human"
+NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """An exported blind sheet."""
+
+    path: Path
+    name: str
+    rows: int
+    mapping: Path
+    left_out: Mapping[str, int]  # status → count of outputs not on the sheet (truncated, failed)
+
+
+@dataclass(frozen=True)
+class GradeImport:
+    """Grades imported from a filled sheet."""
+
+    path: Path
+    name: str
+    graded: int
+    ungraded: int
+
+
+def _check_name(name: str) -> str:
+    if not NAME.fullmatch(name):
+        raise RunError(f"sheet name {name!r}: expected lowercase letters, digits, '-' or '_' (up to 40)")
+    return name
+
+
+def _mapping_path(run_dir: Path, name: str) -> Path:
+    return run_dir / "sealed" / f"sheet-{name}.jsonl"
+
+
+def _outputs(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "outputs.jsonl"
+    if not path.is_file():
+        raise RunError(f"run {run_dir.name} has no outputs.jsonl; nothing to grade")
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                raise RunError(f"{path}: line {n} is not JSON") from None
+    return rows
+
+
+def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME) -> Sheet:
+    """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
+
+    Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
+    scorer or by a person. Exporting the same sheet name again reproduces the same sheet. A run that already has
+    a verdict is refused, as `import_grades` would refuse the grades: a sheet whose grades can never count is a trap.
+    """
+    _check_name(name)
+    run_dir = Path(run_dir)
+    if (run_dir / VERDICT_FILE).exists():
+        raise RunError(f"run {run_dir.name} already has a verdict; grades of a sheet exported now could never be "
+                       "part of it")
+    manifest = read_manifest(run_dir)
+    if not manifest.get("finished_at"):
+        raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
+    outputs = _outputs(run_dir)
+    left_out: dict[str, int] = {}
+    graded = []
+    for row in outputs:
+        status = str(row.get("status"))
+        if status == "ok":
+            graded.append(row)
+        else:
+            left_out[status] = left_out.get(status, 0) + 1
+    if not graded:
+        raise RunError(f"run {run_dir.name} has no answered output to grade")
+    seed = seed_from(digest(f"{manifest['seal_root']}|{run_dir.name}|sheet|{name}"))
+    order = np.random.default_rng(seed).permutation(len(graded)).tolist()
+    out = Path(out) if out is not None else Path.cwd() / f"blind-{run_dir.name}-{name}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    mapping = []
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(SHEET_COLUMNS)
+        for row_id, i in enumerate(order, 1):
+            o = graded[i]
+            writer.writerow([row_id, o.get("fixture", ""), o.get("text") or "", "", ""])
+            mapping.append({"row": row_id, "cell": o["cell"], "fixture": o.get("fixture")})
+    path = _mapping_path(run_dir, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mapping), encoding="utf-8")
+    return Sheet(out, name, len(mapping), path, left_out)
+
+
+def _read_mapping(run_dir: Path, name: str) -> dict[int, dict[str, Any]]:
+    path = _mapping_path(run_dir, name)
+    if not path.is_file():
+        raise RunError(f"run {run_dir.name} has no sheet named {name!r} (no sealed/sheet-{name}.jsonl); "
+                       "export one with `benchcard blind-sheet`")
+    out: dict[int, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            m = json.loads(line)
+            out[int(m["row"])] = m
+    return out
+
+
+def _sheet_names(run_dir: Path) -> list[str]:
+    return sorted(p.name[len("sheet-"):-len(".jsonl")] for p in (run_dir / "sealed").glob("sheet-*.jsonl"))
+
+
+def parse_grade(text: str) -> str | float | None:
+    """`pass`, `fail`, a number from 0 to 1 (1 and 0 included), or empty (not graded). Else ValueError."""
+    t = text.strip().lower()
+    if not t:
+        return None
+    if t in ("pass", "fail"):
+        return t
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError("expected pass, fail or a number from 0 to 1") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise ValueError("expected pass, fail or a number from 0 to 1")
+    return value
+
+
+def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None = None) -> GradeImport:
+    """Validate a filled sheet and store it as `grades/<name>.csv` (row, fixture, grade, note)."""
+    run_dir = Path(run_dir)
+    sheet = Path(sheet)
+    shown = str(sheet)
+    if (run_dir / VERDICT_FILE).exists():
+        raise RunError(f"run {run_dir.name} already has a verdict; grades imported now would not be part of it")
+    if name is None:
+        names = _sheet_names(run_dir)
+        if len(names) != 1:
+            raise RunError(f"run {run_dir.name} has {len(names)} exported sheets"
+                           f"{' (' + ', '.join(names) + ')' if names else ''}; name one with --name")
+        name = names[0]
+    _check_name(name)
+    mapping = _read_mapping(run_dir, name)
+    try:
+        with open(sheet, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise RunError(f"{shown}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
+    if not rows:
+        raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
+    header = [h.strip().lower() for h in rows[0]]
+    for col in REQUIRED_COLUMNS:
+        if col not in header:
+            raise RunError(f"{shown}: row 1: missing column '{col}' (expected {','.join(SHEET_COLUMNS)})")
+    at = {c: header.index(c) for c in SHEET_COLUMNS if c in header}
+    seen: set[int] = set()
+    grades = []
+    for n, raw in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in raw):
+            continue
+
+        def cell(col: str, raw: list[str] = raw) -> str:
+            i = at.get(col)
+            return raw[i] if i is not None and i < len(raw) else ""
+
+        def fail(col: str, why: str, n: int = n) -> RunError:
+            return RunError(f"{shown}: row {n}, column '{col}': {why}")
+
+        try:
+            row_id = int(cell("row").strip())
+        except ValueError:
+            raise fail("row", f"expected a sheet row id (a whole number), got {cell('row')!r}") from None
+        if row_id not in mapping:
+            raise fail("row", f"sheet row {row_id} is not on the exported sheet {name!r}")
+        if row_id in seen:
+            raise fail("row", f"sheet row {row_id} appears twice")
+        seen.add(row_id)
+        fixture = cell("fixture").strip()
+        if fixture != str(mapping[row_id].get("fixture")):
+            raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].get('fixture')!r}, "
+                                  f"not {fixture!r} (rows were edited or mixed up)")
+        try:
+            grade = parse_grade(cell("grade"))
+        except ValueError as exc:
+            raise fail("grade", f"{exc}, got {cell('grade')!r}") from None
+        grades.append((row_id, fixture, grade, cell("note").strip()))
+    graded = [g for g in grades if g[2] is not None]
+    if not graded:
+        raise RunError(f"{shown}: no row has a grade (column 'grade' is empty everywhere)")
+    out = run_dir / "grades" / f"{name}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(("row", "fixture", "grade", "note"))
+        for row_id, fixture, grade, note in sorted(graded):
+            writer.writerow((row_id, fixture, grade if isinstance(grade, str) else repr(grade), note))
+    return GradeImport(out, name, len(graded), len(mapping) - len(graded))
+
+
+def _kappa(human: list[bool], auto: list[bool]) -> float | None:
+    """Cohen's kappa of two pass/fail raters; None when chance agreement is total (kappa undefined)."""
+    n = len(human)
+    if n == 0:
+        return None
+    po = sum(h == a for h, a in zip(human, auto, strict=True)) / n
+    ph = sum(human) / n
+    pa = sum(auto) / n
+    pe = ph * pa + (1 - ph) * (1 - pa)
+    if pe >= 1.0 - 1e-12:
+        return None
+    return (po - pe) / (1 - pe)
+
+
+def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
+    """How far the human grades in `grades/` agree with the automatic scores, after unblinding.
+
+    Pass means a score of exactly 1 (the scorer's own convention) or a grade of `pass`. A numeric grade
+    disagrees when it differs from the automatic score; a pass/fail grade when the pass/fail differs.
+    Returns None when the run has no grades.
+    """
+    folder = data.run_dir / "grades"
+    sheets = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if not sheets:
+        return None
+    index = {c: i for i, c in enumerate(data.cells)}
+    human_pass: list[bool] = []
+    auto_pass: list[bool] = []
+    disagreements: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    per_sheet: dict[str, Any] = {}
+    for path in sheets:
+        name = path.stem
+        mapping = _read_mapping(data.run_dir, name)
+        agree_here = 0
+        graded_here = 0
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh)
+            for rec in reader:
+                row_id = int(rec["row"])
+                m = mapping.get(row_id)
+                if m is None:
+                    raise VerdictError(f"{project.relative(path)}: sheet row {row_id} is not in "
+                                       f"sealed/sheet-{name}.jsonl")
+                i = index.get(str(m["cell"]))
+                if i is None:
+                    raise VerdictError(f"{project.relative(path)}: cell of sheet row {row_id} is not in the run")
+                grade = parse_grade(rec["grade"])
+                if grade is None or data.status[i] != OK:
+                    continue
+                auto = float(data.score[i])
+                a_pass = abs(auto - 1.0) <= _TOL
+                if isinstance(grade, str):
+                    h_pass = grade == "pass"
+                    differs = h_pass != a_pass
+                else:
+                    h_pass = abs(grade - 1.0) <= _TOL
+                    differs = abs(grade - auto) > _TOL
+                graded_here += 1
+                agree_here += not differs
+                human_pass.append(h_pass)
+                auto_pass.append(a_pass)
+                entry = {"sheet": name, "row": row_id, "cell": data.cells[i],
+                         "fixture": data.fixtures[int(data.fixture[i])],
+                         "variant": data.variants[int(data.variant[i])],
+                         "repetition": data.repetitions[int(data.repetition[i])], "auto_score": auto,
+                         "human_grade": grade, "note": rec.get("note") or ""}
+                if differs:
+                    disagreements.append(entry)
+                if entry["note"]:
+                    notes.append({**entry, "agrees": not differs})
+        per_sheet[name] = {"graded": graded_here, "agreement": agree_here / graded_here if graded_here else None}
+    graded = len(human_pass)
+    agree = graded - len(disagreements)
+    return {
+        "graded": graded,
+        "agreement": agree / graded if graded else None,
+        "kappa": _kappa(human_pass, auto_pass),
+        "pass_rule": "pass = automatic score 1, or a grade of pass (or 1)",
+        "disagreements": disagreements,
+        "notes": notes,
+        "sheets": per_sheet,
+    }

@@ -1,0 +1,60 @@
+"""A verdict in words for the terminal: what `benchcard verdict` prints, built from verdict.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def verdict_lines(v: dict[str, Any]) -> list[str]:
+    """The verdict as the terminal shows it, line by line (the CLI only prints them)."""
+
+    def num(x: Any, signed: bool = False) -> str:
+        if not isinstance(x, int | float) or isinstance(x, bool):
+            return "n/a"
+        return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
+
+    def ci(pair: Any) -> str:
+        return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
+
+    def pval(x: Any) -> str:
+        if not isinstance(x, int | float) or isinstance(x, bool):
+            return "n/a"
+        return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
+
+    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}",
+             f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
+    counts = v.get("counts") or {}
+    lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
+    for note in v.get("notes") or []:
+        lines.append(f"  note: {note}")
+    if v["kind"] == "ab":
+        for comp in v.get("comparisons") or []:
+            lines.append(f"{comp['variant']} vs {v['baseline']}: {comp['finding']} → {comp['outcome']}")
+            for c in v.get("clauses") or []:
+                if c["variant"] == comp["variant"]:
+                    lines.append(f"  {'holds' if c['holds'] else 'FAILS'}  {c['why']}")
+        lines.append(f"metrics ({round(100 * v['confidence'])}% intervals; bootstrap: "
+                     f"{v['bootstrap']['resamples']:,} fixture resamples seeded from the seal root):")
+        for name, m in (v.get("metrics") or {}).items():
+            means = " · ".join(f"{k} {num(x)}" for k, x in m["means"].items())
+            per = m.get("by_variant") or {v["variants"][0]: m}
+            for variant, g in per.items():
+                lines.append(f"  {name} ({variant} − {v['baseline']}): means {means}; gap {num(g.get('gap'), True)} "
+                             f"CI {ci(g.get('ci'))} bootstrap {ci(g.get('ci_bootstrap'))} p {pval(g.get('p'))} "
+                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor {num(m.get('noise_floor'))}")
+    else:
+        lines.append(f"score {num(v.get('score'))} · {v.get('passes')} pass · Wilson 95% {ci(v.get('score_ci'))}")
+        lines.extend(f"  {line}" for line in v.get("rule_lines") or [])
+    human = v.get("human")
+    if human:
+        kappa = human.get("kappa")
+        lines.append(f"human grades: {human['graded']} graded · agreement {num(human['agreement'])} · Cohen's kappa "
+                     f"{num(kappa) if kappa is not None else 'undefined (one category only)'} · "
+                     f"{len(human['disagreements'])} disagreement(s)")
+        for d in human["disagreements"]:
+            note = f" — {d['note']}" if d.get("note") else ""
+            lines.append(f"  {d['cell']} {d['fixture']} ({d['variant']}): auto {num(d['auto_score'])}, "
+                         f"human {d['human_grade']}{note}")
+    led = v.get("ledger") or {}
+    lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · {str(led.get('hash', ''))[:19]}…")
+    return lines

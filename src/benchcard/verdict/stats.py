@@ -1,0 +1,375 @@
+"""The statistics behind a verdict, as plain functions over numpy arrays shaped (fixtures, repetitions).
+
+Kept free of cards, runs and files so that every figure a verdict prints can be checked against scipy and
+against worked numbers. Conventions shared by every function:
+
+- Row f of an array is fixture f, column r is repetition (run) r. Baseline and variant are paired by row.
+- A cell that has no score (a transport failure the card allowed) is NaN: it is left out of the means. A
+  fixture with no score at all in either arm is left out of the pairing.
+- Where a quantity cannot be estimated (one fixture, one run) the answer is the conservative one: an
+  infinite interval or noise floor, a p-value of 1. Nothing can rise above noise that cannot be measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+
+# numpy and scipy are imported inside the functions that use them, at first use: `plan` takes `seed_from` from
+# here at every `benchcard run`, which never needs either (over a second of CPU on a small machine).
+
+__all__ = [
+    "NoiseFloor",
+    "PairedGap",
+    "cluster_bootstrap",
+    "fixture_differences",
+    "noise_floor",
+    "norm_ppf",
+    "paired_gap",
+    "signflip_p",
+    "t_ppf",
+    "t_sf",
+    "tost",
+    "wilson",
+]
+
+#: Sign-flip enumerates all 2^F patterns up to this many fixtures, and draws above it.
+EXACT_SIGNFLIP_MAX_FIXTURES = 20
+#: Relative tolerance under which a set of differences counts as constant (se == 0).
+_CONSTANT_RTOL = 1e-12
+#: Relative tolerance for ties between a permuted and the observed sum (float summation order).
+_TIE_RTOL = 1e-9
+
+
+# --------------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class PairedGap:
+    """The paired comparison of one metric: variant minus baseline, fixture by fixture."""
+
+    gap: float
+    """Mean over fixtures of d_f = m_variant,f − m_baseline,f (each m the mean over repetitions)."""
+    se: float
+    """sd(d, ddof=1) / √F; inf with fewer than two fixtures."""
+    t: float
+    """gap / se (±inf when se == 0 and gap ≠ 0; 0 when both are 0)."""
+    df: int
+    """F − 1."""
+    ci_low: float
+    """Two-sided 1 − alpha t interval, lower end."""
+    ci_high: float
+    """Two-sided 1 − alpha t interval, upper end."""
+    p_value: float
+    """Two-sided paired t p-value."""
+    p_signflip: float
+    """Two-sided sign-flip permutation p-value over fixtures."""
+    upper_one_sided: float
+    """One-sided 1 − alpha upper confidence bound of the gap (the `not_rises` guard compares it to margin)."""
+    lower_one_sided: float
+    """One-sided 1 − alpha lower confidence bound of the gap (mirror, for a `not_falls` guard)."""
+    n_fixtures: int
+    """F: the fixtures that were paired (scored in both arms)."""
+    alpha: float
+    """The alpha the intervals were computed at."""
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """How far the baseline moves between its own runs, scaled to the gap between two arms of R runs."""
+
+    run_means: tuple[float, ...]
+    """M_r: the baseline's mean over fixtures in run r."""
+    sd: float
+    """sd(M_r, ddof=1); inf with fewer than two runs."""
+    value: float
+    """NF = t(1 − alpha/2, R − 1) · sd · √(2/R); inf with fewer than two runs."""
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def _as_grid(scores: npt.ArrayLike, name: str) -> FloatArray:
+    """An (F, R) float array; 1-D input is one repetition per fixture."""
+    import numpy as np
+
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be shaped (fixtures, repetitions), got {arr.ndim} dimensions")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {arr.shape}")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} holds an infinite score")
+    return arr
+
+
+def _row_means(arr: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
+    """Per-row mean over the non-NaN cells, and how many there were (mean is NaN where none)."""
+    import numpy as np
+
+    valid = ~np.isnan(arr)
+    counts = valid.sum(axis=1)
+    sums = np.where(valid, arr, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    return means, counts
+
+
+def fixture_differences(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> FloatArray:
+    """d_f = mean_r variant[f, r] − mean_r baseline[f, r], for fixtures scored in both arms.
+
+    Repetitions of one fixture are not independent evidence about the prompt, so they are averaged first
+    and the fixture is the unit of inference.
+    """
+    import numpy as np
+
+    base = _as_grid(baseline, "baseline")
+    var = _as_grid(variant, "variant")
+    if base.shape[0] != var.shape[0]:
+        raise ValueError(f"baseline has {base.shape[0]} fixtures but variant has {var.shape[0]}")
+    m_base, n_base = _row_means(base)
+    m_var, n_var = _row_means(var)
+    keep = (n_base > 0) & (n_var > 0)
+    if not keep.any():
+        raise ValueError("no fixture is scored in both baseline and variant")
+    return np.asarray(m_var[keep] - m_base[keep], dtype=np.float64)
+
+
+def _is_constant(d: FloatArray) -> bool:
+    """True when all differences are equal up to rounding: se is 0 and a t statistic would divide by 0."""
+    import numpy as np
+
+    scale = max(1.0, float(np.max(np.abs(d))))
+    return float(np.ptp(d)) <= _CONSTANT_RTOL * scale
+
+
+def _special() -> Any:
+    """`scipy.special`, imported at its first use. Its t and normal functions are the ones `scipy.stats`
+    calls, without the second of import `scipy.stats` costs a verdict run in a fresh process."""
+    from scipy import special
+
+    return special
+
+
+def t_ppf(q: float, df: int) -> float:
+    """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf)."""
+    return float(_special().stdtrit(df, q))
+
+
+def t_sf(x: float, df: int) -> float:
+    """Upper tail of Student's t (scipy.stats.t.sf)."""
+    return float(_special().stdtr(df, -x))
+
+
+def norm_ppf(q: float) -> float:
+    """Quantile of the standard normal (scipy.stats.norm.ppf)."""
+    return float(_special().ndtri(q))
+
+
+# --------------------------------------------------------------------------------------- paired gap
+
+
+def paired_gap(
+    baseline: npt.ArrayLike,
+    variant: npt.ArrayLike,
+    alpha: float = 0.05,
+    *,
+    seed: int = 0,
+    n_draws: int = 100_000,
+) -> PairedGap:
+    """Gap, paired t interval and p-values of variant minus baseline, pairing by fixture.
+
+    Pairing removes fixture difficulty, which both arms share, from the error; the sign-flip p is reported
+    beside the t p because it needs no normality, only that the sign of each fixture's difference is
+    exchangeable under no effect. `seed` and `n_draws` only matter for the sign-flip when F > 20.
+    """
+    _check_alpha(alpha)
+    d = fixture_differences(baseline, variant)
+    n = int(d.size)
+    gap = float(d.mean())
+    p_flip = signflip_p(d, n_draws=n_draws, seed=seed)
+    if n < 2:
+        inf = math.inf
+        return PairedGap(gap, inf, 0.0, 0, -inf, inf, 1.0, p_flip, inf, -inf, n, alpha)
+    df = n - 1
+    if _is_constant(d):
+        # Every fixture moved by the same amount: no sampling spread, the interval is the point itself.
+        t_stat = 0.0 if gap == 0.0 else math.copysign(math.inf, gap)
+        p = 1.0 if gap == 0.0 else 0.0
+        return PairedGap(gap, 0.0, t_stat, df, gap, gap, p, p_flip, gap, gap, n, alpha)
+    se = float(d.std(ddof=1)) / math.sqrt(n)
+    t_stat = gap / se
+    p = 2.0 * t_sf(abs(t_stat), df)
+    half = t_ppf(1.0 - alpha / 2.0, df) * se
+    one = t_ppf(1.0 - alpha, df) * se
+    return PairedGap(
+        gap=gap,
+        se=se,
+        t=t_stat,
+        df=df,
+        ci_low=gap - half,
+        ci_high=gap + half,
+        p_value=min(1.0, p),
+        p_signflip=p_flip,
+        upper_one_sided=gap + one,
+        lower_one_sided=gap - one,
+        n_fixtures=n,
+        alpha=alpha,
+    )
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+
+
+# ---------------------------------------------------------------------------------------- sign-flip
+
+
+def _subset_sums(x: FloatArray) -> FloatArray:
+    """All 2^len(x) subset sums, built by doubling: index bit j set means x[j] is in the subset."""
+    import numpy as np
+
+    sums = np.zeros(1, dtype=np.float64)
+    for value in x:
+        sums = np.concatenate((sums, sums + value))
+    return sums
+
+
+def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float:
+    """Two-sided sign-flip permutation p: the share of sign patterns whose |mean| reaches the observed one.
+
+    Exact (all 2^F patterns) when F ≤ 20; above that, `n_draws` seeded patterns and the add-one estimate
+    (1 + hits) / (1 + n_draws), which never reports an impossible p of 0. A pattern with s_f = +1 keeps
+    fixture f, so sum = 2·(sum of the kept d) − sum(d), computed from small lookup tables instead of a
+    (draws × F) sign matrix.
+    """
+    import numpy as np
+
+    diffs = np.asarray(d, dtype=np.float64).ravel()
+    if diffs.size == 0:
+        raise ValueError("signflip_p needs at least one difference")
+    if not np.isfinite(diffs).all():
+        raise ValueError("signflip_p needs finite differences")
+    total = float(diffs.sum())
+    observed = abs(total)
+    threshold = observed - _TIE_RTOL * max(float(np.abs(diffs).sum()), 1e-300)
+    if diffs.size <= EXACT_SIGNFLIP_MAX_FIXTURES:
+        sums = 2.0 * _subset_sums(diffs) - total
+        return float(np.count_nonzero(np.abs(sums) >= threshold)) / float(sums.size)
+    if n_draws < 1:
+        raise ValueError("n_draws must be at least 1")
+    from benchcard.verdict.resample import signflip_hits
+
+    hits = signflip_hits(diffs, total, threshold, n_draws, seed)
+    return (1.0 + hits) / (1.0 + n_draws)
+
+
+# -------------------------------------------------------------------------------------- noise floor
+
+
+def noise_floor(baseline: npt.ArrayLike, alpha: float = 0.05) -> NoiseFloor:
+    """The run-to-run noise of the baseline alone, on the scale of a gap between two arms of R runs.
+
+    A shock shared by every fixture of one run (an API-side change, a load spike) moves every d_f together:
+    it shifts the gap but not sd(d), so se cannot see it. The spread of the baseline's per-run means can.
+    A run with no score at all is left out; fewer than two runs give an infinite floor.
+    """
+    _check_alpha(alpha)
+    base = _as_grid(baseline, "baseline")
+    col_means, col_counts = _row_means(base.T)
+    run_means = col_means[col_counts > 0]
+    r = int(run_means.size)
+    means = tuple(float(m) for m in run_means)
+    if r < 2:
+        return NoiseFloor(run_means=means, sd=math.inf, value=math.inf)
+    sd = float(run_means.std(ddof=1))
+    value = t_ppf(1.0 - alpha / 2.0, r - 1) * sd * math.sqrt(2.0 / r)
+    return NoiseFloor(run_means=means, sd=sd, value=value)
+
+
+# --------------------------------------------------------------------------------------------- TOST
+
+
+def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: float = 0.05) -> float:
+    """TOST p for equivalence within ±margin: the larger of the two one-sided paired t p-values.
+
+    p < alpha is the same as the 1 − 2·alpha t interval lying inside (−margin, margin): the evidence that
+    the change did nothing worth having, which an absent significant gap alone never is.
+    """
+    _check_alpha(alpha)
+    if not margin > 0.0:
+        raise ValueError(f"an equivalence margin must be positive, got {margin}")
+    d = fixture_differences(baseline, variant)
+    n = int(d.size)
+    if n < 2:
+        return 1.0
+    gap = float(d.mean())
+    if _is_constant(d):
+        p_low = 0.0 if gap > -margin else 1.0
+        p_high = 0.0 if gap < margin else 1.0
+        return max(p_low, p_high)
+    se = float(d.std(ddof=1)) / math.sqrt(n)
+    df = n - 1
+    p_low = t_sf((gap + margin) / se, df)  # H0: gap ≤ −margin
+    p_high = t_sf(-(gap - margin) / se, df)  # H0: gap ≥ +margin
+    return max(p_low, p_high)
+
+
+# ------------------------------------------------------------------------------------------- Wilson
+
+
+def wilson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials.
+
+    Unlike the Wald interval it stays inside [0, 1] and does not collapse to a point at 0/n or n/n, which
+    is exactly the case of a `holds` clause that held in all five repetitions.
+    """
+    _check_alpha(alpha)
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 ≤ k ≤ n, got k={k}, n={n}")
+    if n == 0:
+        return (0.0, 1.0)
+    z = norm_ppf(1.0 - alpha / 2.0)
+    p = k / n
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return (low, high)
+
+
+# ---------------------------------------------------------------------------------------- bootstrap
+
+
+def cluster_bootstrap(
+    baseline: npt.ArrayLike,
+    variant: npt.ArrayLike,
+    n_resamples: int = 10_000,
+    *,
+    seed: int,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile interval of the mean paired gap, resampling whole fixtures with replacement.
+
+    Reported beside the t interval as a check that needs no normality; resampling fixtures (the clusters),
+    not cells, keeps the repetitions of one fixture together. Chunked so that memory stays bounded for any
+    number of fixtures and resamples; the same seed and data always give the same interval.
+    """
+
+    _check_alpha(alpha)
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    from benchcard.verdict.resample import bootstrap_intervals
+
+    return bootstrap_intervals([fixture_differences(baseline, variant)], n_resamples, seed, alpha)[0]

@@ -1,0 +1,189 @@
+"""The package's shape: stages import only downwards, no import cycle (deferred and TYPE_CHECKING imports
+included), no module over 400 lines, and only the CLI imports click."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PKG = SRC / "benchcard"
+
+# Lower ranks never import higher ones; a stage may import its own rank and below.
+RANKS: list[tuple[str, int]] = [
+    ("benchcard._util", 0),
+    ("benchcard.errors", 0),
+    ("benchcard.project", 1),
+    ("benchcard.ledger", 1),
+    ("benchcard.testing", 1),
+    ("benchcard.scoring", 2),
+    ("benchcard.card", 3),
+    ("benchcard.run", 4),
+    ("benchcard.verdict", 5),
+    ("benchcard.publish", 6),
+    ("benchcard.api", 7),
+    ("benchcard.fakeserver", 7),
+    ("benchcard.cli", 8),
+    ("benchcard", 8),
+]
+
+
+def rank(module: str) -> int:
+    for prefix, value in RANKS:
+        if module == prefix or module.startswith(prefix + "."):
+            return value
+    raise AssertionError(f"{module}: no layer declared for it in tests/test_architecture.py")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every benchcard module `path` imports, wherever the import stands (top, function, TYPE_CHECKING)."""
+    me = module_name(path)
+    is_pkg = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("benchcard"):
+                    found.add(_longest(alias.name, modules))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = me.split(".") if is_pkg else me.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if not target.startswith("benchcard"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in modules else _longest(target, modules))
+    found.discard(me)
+    return found
+
+
+def _longest(name: str, modules: dict[str, Path]) -> str:
+    parts = name.split(".")
+    while parts and ".".join(parts) not in modules:
+        parts.pop()
+    return ".".join(parts)
+
+
+def graph() -> dict[str, set[str]]:
+    modules = all_modules()
+    return {m: imports_of(p, modules) for m, p in modules.items()}
+
+
+def test_no_upward_import() -> None:
+    upward = [
+        f"{m} (layer {rank(m)}) imports {t} (layer {rank(t)})"
+        for m, targets in graph().items()
+        for t in targets
+        if rank(t) > rank(m) and not m.startswith(t + ".")
+    ]
+    assert upward == []
+
+
+def test_no_import_cycle() -> None:
+    edges = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_modules_stay_small() -> None:
+    big = {
+        module_name(p): n
+        for p in PKG.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert big == {}
+
+
+def test_only_the_cli_imports_click() -> None:
+    users = sorted(
+        module_name(p)
+        for p in PKG.rglob("*.py")
+        if any(
+            (isinstance(n, ast.Import) and any(a.name == "click" for a in n.names))
+            or (isinstance(n, ast.ImportFrom) and n.module == "click")
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        )
+    )
+    assert users == ["benchcard.cli"]
+
+
+@pytest.mark.parametrize("package", ["card", "scoring", "run", "verdict", "publish", "testing", "_util"])
+def test_each_stage_says_what_it_owns(package: str) -> None:
+    doc = ast.get_docstring(ast.parse((PKG / package / "__init__.py").read_text(encoding="utf-8")))
+    assert doc and len(doc) > 40
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path: Path) -> None:
+    """The checks above must be able to fail: a planted cycle and upward import are found."""
+    pkg = tmp_path / "benchcard"
+    (pkg / "card").mkdir(parents=True)
+    (pkg / "run").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "card" / "__init__.py").write_text("")
+    (pkg / "run" / "__init__.py").write_text("")
+    (pkg / "card" / "a.py").write_text("def f():\n    from benchcard.run import b\n")
+    (pkg / "run" / "b.py").write_text("from benchcard.card.a import f\n")
+    modules = {
+        "benchcard.card.a": pkg / "card" / "a.py",
+        "benchcard.run.b": pkg / "run" / "b.py",
+        "benchcard.card": pkg / "card" / "__init__.py",
+        "benchcard.run": pkg / "run" / "__init__.py",
+    }
+    global SRC
+    saved = SRC
+    SRC = tmp_path
+    try:
+        a = imports_of(pkg / "card" / "a.py", modules)
+        b = imports_of(pkg / "run" / "b.py", modules)
+    finally:
+        SRC = saved
+    assert a == {"benchcard.run.b"} and b == {"benchcard.card.a"}
+    assert rank("benchcard.run.b") > rank("benchcard.card.a")
