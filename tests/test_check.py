@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from benchcard.card.check import check, single_edit_mismatch, variant_problems
@@ -171,3 +172,34 @@ def test_usage_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
         code, _, err = _run(project, *args)
         assert code == 1, args
         assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("old", "new", "field", "expected"), [
+    ("  alpha: 0.05", "  alpha: 0", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got 0"),
+    ("  alpha: 0.05", "  alpha: 0.5", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got 0.5"),
+    ("  alpha: 0.05", "  alpha: -0.1", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got -0.1"),
+    (", margin: 0.2", ", margin: 0", "win.all.1.margin", "expected a positive number"),
+    (", margin: 0.2", ", margin: -0.1", "win.all.1.margin", "expected a positive number"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0", "win.equivalence_margin",
+     "expected a positive number (the smallest effect that matters on the first clause's metric), got 0"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  min_effect: -0.01", "win.min_effect",
+     "expected a number ≥ 0, got -0.01"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: -1", "win.allow_failed",
+     "expected a count of cells ≥ 0, got -1"),
+])
+def test_check_refuses_win_figures_that_would_silently_change_the_rule(
+        tmp_path: Path, old: str, new: str, field: str, expected: str) -> None:
+    assert old in AB_CARD
+    text = AB_CARD.replace(old, new)
+    project = make_ab_project(tmp_path, text)
+    marker = new.strip().splitlines()[-1]
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if marker in ln)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1
+    assert f"cards/tiny-ab.yaml:{line}: field '{field}': {expected}" in out
+
+
+def test_check_accepts_a_min_effect(tmp_path: Path) -> None:
+    text = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  min_effect: 0.1")
+    code, out, _ = _run(make_ab_project(tmp_path, text), "check", "tiny-ab")
+    assert code == 0, out

@@ -66,10 +66,13 @@ class Clause:
 
 @dataclass(frozen=True)
 class WinRule:
+    """The predeclared rule (docs/verdict.md); `min_effect` is the smallest gap of the first clause worth a win."""
+
     clauses: tuple[Clause, ...]
     alpha: float = 0.05
     equivalence_margin: float | None = None
     allow_failed: int = 0
+    min_effect: float = 0.0
 
 
 @dataclass(frozen=True)

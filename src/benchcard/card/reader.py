@@ -34,6 +34,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 EFFORTS = (None, "low", "medium", "high")
 TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
 GUARDS = ("not_rises", "not_falls")
+WIN_FIELDS = frozenset({"all", "alpha", "equivalence_margin", "min_effect", "allow_failed"})
 PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "max_tokens": (int,),
     "temperature": (int, float),
@@ -301,9 +302,9 @@ class _Reader:
 
     def win(self, scoring: ScoringSpec, fixtures: Mapping[str, Path]) -> WinRule:
         raw = self.get(self.raw, ("win",), (dict,), "a mapping with all: [clauses]")
-        extra = sorted(set(map(str, raw)) - {"all", "alpha", "equivalence_margin", "allow_failed"})
+        extra = sorted(set(map(str, raw)) - WIN_FIELDS)
         if extra:
-            raise self.fail(("win", extra[0]), "unknown field; expected all, alpha, equivalence_margin or allow_failed")
+            raise self.fail(("win", extra[0]), f"unknown field; expected one of {', '.join(sorted(WIN_FIELDS))}")
         clauses_raw = self.get(raw, ("win", "all"), (list,), "a list of clauses")
         if not clauses_raw:
             raise self.fail(("win", "all"), "expected at least one clause")
@@ -323,10 +324,13 @@ class _Reader:
             test = self.get(item, (*where, "test"), (str,), "rises, falls, not_rises, not_falls or holds")
             if test not in TESTS:
                 raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
-            margin = self.get(item, (*where, "margin"), (int, float), "a number", required=False)
+            margin = self.get(item, (*where, "margin"), (int, float), "a positive number", required=False)
             if test in GUARDS and margin is None:
                 why = "noisy data must not pass a guard for free"
                 raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
+            if margin is not None and not margin > 0:
+                raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
+                                "can only fail or pass by noise), got " + f"{margin:g}")
             fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
             if fixture is not None and fixture not in fixtures:
                 raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
@@ -336,12 +340,22 @@ class _Reader:
                                   equals=1.0 if equals is None else float(equals)))
         if clauses[0].test not in ("rises", "falls"):
             raise self.fail(("win", "all", 0, "test"), "the first clause must be rises or falls (the effect sought)")
-        alpha = self.get(raw, ("win", "alpha"), (float,), "a number between 0 and 0.5", required=False) or 0.05
+        alpha = self.get(raw, ("win", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)", required=False)
+        alpha = 0.05 if alpha is None else alpha
         if not 0 < alpha < 0.5:
-            raise self.fail(("win", "alpha"), f"expected a number between 0 and 0.5, got {alpha}")
+            raise self.fail(("win", "alpha"), f"expected a number between 0 and 0.5 (exclusive), got {alpha:g}")
         eq = self.get(raw, ("win", "equivalence_margin"), (int, float), "a positive number")
+        if not eq > 0:
+            raise self.fail(("win", "equivalence_margin"), f"expected a positive number (the smallest effect that "
+                            f"matters on the first clause's metric), got {eq:g}")
+        min_effect = self.get(raw, ("win", "min_effect"), (int, float), "a number ≥ 0", required=False)
+        if min_effect is not None and not min_effect >= 0:
+            raise self.fail(("win", "min_effect"), f"expected a number ≥ 0, got {min_effect:g}")
         allow = self.get(raw, ("win", "allow_failed"), (int,), "a count of cells", required=False) or 0
-        return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow)
+        if allow < 0:
+            raise self.fail(("win", "allow_failed"), f"expected a count of cells ≥ 0, got {allow}")
+        return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
+                       min_effect=float(min_effect or 0.0))
 
 
 def _show(value: Any) -> str:
