@@ -178,11 +178,12 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
               help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
 @click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
+@click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
         concurrency: int, rpm: float | None, timeout: float, attempts: int, seed: int | None, resume: str | None,
-        as_json: bool) -> None:
+        gate: bool, as_json: bool) -> None:
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
@@ -192,11 +193,18 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
                          timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json)
+    project = _project(ctx)
+    if gate:
+        from benchcard.verdict.gate import gate_runs, require_gate
+
+        require_gate(project, card)
     started = time.perf_counter()
-    summaries = do_run(_project(ctx), card, options)
+    summaries = do_run(project, card, options)
+    report = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
     if as_json:
-        _emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3)})
-        return
+        _emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3),
+                    **(report.to_json() if report else {})})
+        sys.exit(report.code if report else 0)
     for s in summaries:
         c = s.counts
         cost = "cost unknown" if s.cost is None else f"${s.cost:.4f}" + (
@@ -210,6 +218,9 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
             click.echo("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
         else:
             click.echo(f"  not finished; continue with: benchcard run {s.card} --resume {s.run}")
+    if report:
+        click.echo("\n".join(report.lines))
+        sys.exit(report.code)
 
 
 # ------------------------------------------------------------------------------------------------------ site
@@ -241,25 +252,29 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
               "they count as failed (the finding is then incomplete unless the card allows that many).")
 @click.option("--show", is_flag=True, help="Print the verdict already given for RUN; compute nothing, append nothing.")
+@click.option("--gate", is_flag=True, help="Exit by the finding: 0 on a win (a probe: its sealed min_score "
+              "reached), else 2 loss, 3 no-effect, 4 inconclusive, 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context
-def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, as_json: bool) -> None:
+def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, gate: bool,
+            as_json: bool) -> None:
     """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row.
 
     A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
     """
-    from benchcard.verdict.give import find_run, give_verdict, load_verdict
+    from benchcard.verdict.gate import verdict_and_gate
+    from benchcard.verdict.give import find_run
     from benchcard.verdict.report import verdict_lines
 
     project = _project(ctx)
-    run_dir = find_run(project, run_name)
-    result = load_verdict(project, run_dir) if show else give_verdict(project, run_dir,
-                                                                      allow_incomplete=allow_incomplete)
+    result, decided = verdict_and_gate(project, find_run(project, run_name), allow_incomplete=allow_incomplete,
+                                       show=show, gate=gate)
     if as_json:
-        _emit_json(result.to_json())
-        return
-    for line in verdict_lines(result.to_json()):
-        click.echo(line)
+        _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
+    else:
+        click.echo("\n".join(verdict_lines(result.to_json()) + ([decided.line] if decided else [])))
+    if decided:
+        sys.exit(decided.code)
 
 
 # ---------------------------------------------------------------------------------------------------- ledger

@@ -112,6 +112,7 @@ class Card:
     fixtures_glob: str | None = None
     fixtures: Mapping[str, Path] = field(default_factory=dict)
     win: WinRule | None = None
+    gate: float | None = None  # a probe's sealed pass threshold (`gate: {min_score: …}`); None: no gate
     page: Mapping[str, Any] = field(default_factory=dict)
 
     @property

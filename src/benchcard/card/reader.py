@@ -45,9 +45,10 @@ PARAM_TYPES: dict[str, tuple[type, ...]] = {
 # The fields a card may have: the protocol ones (sealed) and the prose ones (`card.PROSE_FIELDS`).
 PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring"})
 AB_FIELDS = PROBE_FIELDS | {"variants", "baseline", "fixtures", "win"}
-TOP_FIELDS = AB_FIELDS | PROSE_FIELDS
+PROBE_ONLY_FIELDS = frozenset({"gate"})  # a probe's sealed CI gate; an ab card's gate is its win rule
+TOP_FIELDS = AB_FIELDS | PROBE_ONLY_FIELDS | PROSE_FIELDS
 # A history entry may carry any protocol field of its version that differs from the current card.
-CHANGEABLE_FIELDS = AB_FIELDS - {"id", "version"}
+CHANGEABLE_FIELDS = (AB_FIELDS | PROBE_ONLY_FIELDS) - {"id", "version"}
 HISTORY_FIELDS = frozenset({"version", "note", "date", "published_runs"}) | CHANGEABLE_FIELDS
 
 
@@ -163,8 +164,11 @@ class _Reader:
         if common["repetitions"] < 1:
             raise self.fail(("repetitions",), "expected a positive integer")
         if kind == "ab":
+            if "gate" in raw:
+                raise self.fail(("gate",), "only a probe card has a gate; an ab card's CI gate is its win rule")
             common.update(self.ab_fields(card_id, scoring))
         else:
+            common["gate"] = self.gate()
             for name in sorted(AB_FIELDS - PROBE_FIELDS):
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
@@ -176,6 +180,19 @@ class _Reader:
             if not isinstance(item, str):
                 raise self.fail((*where, i), f"expected text, got {_show(item)}")
         return list(items)
+
+    def gate(self) -> float | None:
+        """A probe's pass threshold for `--gate`: the run passes when its mean score reaches `min_score`."""
+        raw = self.get(self.raw, ("gate",), (dict,), "a mapping such as {min_score: 0.9}", required=False)
+        if raw is None:
+            return None
+        extra = sorted(set(map(str, raw)) - {"min_score"})
+        if extra:
+            raise self.fail(("gate", extra[0]), "unknown field; expected min_score")
+        value = self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
+        if not 0 <= value <= 1:
+            raise self.fail(("gate", "min_score"), f"expected a number from 0 to 1, got {value}")
+        return float(value)
 
     def rig(self) -> Rig:
         rig = self.get(self.raw, ("rig",), (dict,), "a mapping with provider and model")

@@ -1,0 +1,157 @@
+"""The CI gate: a verdict turned into a process exit code, so a pipeline can stop on anything but a win.
+
+An ab card's gate is its sealed win rule: exit 0 on a win, and one code per other finding (`EXIT_CODES`,
+documented in docs/ci.md). A probe card's gate is its sealed pass threshold (`gate: {min_score: …}`): exit 0
+when the run's mean score reaches it, the loss code when it does not. Exit 1 stays what it is for every
+command: a user error, a run that cannot be judged. A probe without a gate is refused before any verdict is
+given, so that `--gate` never enters a run in the ledger and then fails for want of a threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchcard.card import seal
+from benchcard.card.load import load_card, resolve_card_path
+from benchcard.card.model import Card
+from benchcard.errors import SealError, VerdictError
+from benchcard.project import Project
+from benchcard.verdict.give import Verdict, give_verdict, load_verdict
+from benchcard.verdict.report import verdict_lines
+from benchcard.verdict.runfolder import read_manifest
+
+# Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
+EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,
+                                 "incomplete": 5}
+TOLERANCE = 1e-9  # a mean score equal to the threshold up to float rounding passes
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the gate decided for one run: the finding it read, the exit code, and a line saying why."""
+
+    run: str
+    finding: str
+    code: int
+    line: str
+
+    @property
+    def passed(self) -> bool:
+        return self.code == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "finding": self.finding, "code": self.code, "passed": self.passed,
+                "why": self.line}
+
+
+def require_gate(project: Project, card_name: str) -> Card:
+    """The card to be run under `--gate`; a probe without a sealed threshold is refused before any call."""
+    card = load_card(resolve_card_path(project, card_name), project)
+    _check_gate_field(card, project)
+    return card
+
+
+def _check_gate_field(card: Card, project: Project) -> None:
+    if not card.is_ab and card.gate is None:
+        raise VerdictError(f"{project.relative(card.path)}: field 'gate': missing; a probe needs a sealed pass "
+                           "threshold for --gate, e.g. `gate: {min_score: 0.9}` (then reseal as a new version)")
+
+
+def verdict_and_gate(project: Project, run_dir: Path, *, allow_incomplete: bool = False, show: bool = False,
+                     gate: bool = True) -> tuple[Verdict, Gate | None]:
+    """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
+    card's gate (checked before the verdict is given)."""
+    card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
+    if show:
+        verdict = load_verdict(project, run_dir)
+    else:
+        verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete)
+    return verdict, None if card is None else gate_of(card, verdict.to_json())
+
+
+def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
+    """The run's card at the run's version and seal: the threshold read is the one that was sealed."""
+    card_id = str(manifest["card"])
+    path = project.card_path(card_id)
+    if not path.is_file():
+        raise VerdictError(f"run {run_dir.name}: its card {project.relative(path)} is gone; no gate to apply")
+    card = load_card(path, project)
+    if card.version != manifest.get("version"):
+        raise VerdictError(f"run {run_dir.name} was made with {card_id} v{manifest.get('version')} but "
+                           f"{project.relative(path)} is now v{card.version}; its gate is not the run's")
+    _check_gate_field(card, project)
+    try:
+        root = seal.verify(card, project)
+    except SealError as exc:
+        raise VerdictError(f"seal changed since run {run_dir.name}: {exc}") from None
+    if root != manifest.get("seal_root"):
+        raise VerdictError(f"seal changed since run {run_dir.name}: the card's seal root {root} is not the run's "
+                           f"{manifest.get('seal_root')}")
+    return card
+
+
+def gate_of(card: Card, verdict: Mapping[str, Any]) -> Gate:
+    """The gate's decision from a verdict (verdict.json's data) and the run's card."""
+    run = str(verdict.get("run"))
+    finding = str(verdict.get("finding"))
+    if card.is_ab:
+        code = EXIT_CODES.get(finding)
+        if code is None:
+            raise VerdictError(f"run {run}: finding {finding!r} has no gate exit code")
+        line = f"gate: {finding} → exit {code}" + ("" if code == 0 else " (only a win passes)")
+        return Gate(run, finding, code, line)
+    threshold = card.gate
+    assert threshold is not None  # _check_gate_field refused a probe without one
+    score = verdict.get("score")
+    if finding != "scored" or not isinstance(score, int | float):
+        code = EXIT_CODES["incomplete"]
+        return Gate(run, "incomplete", code, f"gate: {finding}, no score to hold to min_score {threshold:g} → "
+                                             f"exit {code}")
+    if score >= threshold - TOLERANCE:
+        return Gate(run, "pass", 0, f"gate: score {score:.3f} ≥ min_score {threshold:g} → pass, exit 0")
+    code = EXIT_CODES["below"]
+    return Gate(run, "below", code, f"gate: score {score:.3f} < min_score {threshold:g} → below, exit {code}")
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """`run --gate`: each run's verdict (None for a run that did not finish) and gate, and the exit code."""
+
+    judged: tuple[tuple[Verdict | None, Gate], ...]
+
+    @property
+    def code(self) -> int:
+        """The code of the first run that did not pass, else 0 (several models make several runs)."""
+        return next((g.code for _, g in self.judged if g.code), 0)
+
+    @property
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for verdict, gate in self.judged:
+            out.extend(verdict_lines(verdict.to_json()) if verdict else [])
+            out.append(gate.line)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdicts": [v.to_json() if v else None for v, _ in self.judged],
+                "gates": [g.to_json() for _, g in self.judged], "code": self.code}
+
+
+def gate_runs(project: Project, runs: Sequence[tuple[str, bool]]) -> GateReport:
+    """`run --gate`: the verdict and gate of each run just made (its folder, relative to the project, and
+    whether it finished); an unfinished run is incomplete and gets no verdict."""
+    out: list[tuple[Verdict | None, Gate]] = []
+    for folder, finished in runs:
+        run_dir = project.root / folder
+        if not finished:
+            code = EXIT_CODES["incomplete"]
+            out.append((None, Gate(run_dir.name, "incomplete", code,
+                                   f"gate: run {run_dir.name} did not finish; no verdict → exit {code}")))
+            continue
+        verdict, gate = verdict_and_gate(project, run_dir)
+        assert gate is not None
+        out.append((verdict, gate))
+    return GateReport(tuple(out))
