@@ -90,7 +90,7 @@ def test_misspelt_field(tmp_path: Path) -> None:
 def test_unknown_scoring_method(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace("method: rules", "method: vibes"))
     assert message == ("cards/tiny-ab.yaml:20: field 'scoring.method': unknown scoring method 'vibes'; "
-                       "expected one of exact, rules, fields")
+                       "expected one of exact, rules, fields, judge")
 
 
 def test_fixture_glob_matching_nothing(tmp_path: Path) -> None:

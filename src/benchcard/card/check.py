@@ -13,10 +13,12 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
+from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
 from benchcard.card.model import Card, Example
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
+from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.scorers import Score, load_keys, needs_key, score_output
 
 TOLERANCE = 1e-9
@@ -140,6 +142,9 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
 
 def run_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> ExampleResult:
     """Score one worked example with the real scorer and compare with what the card says it must get."""
+    if isinstance(card.scoring, JudgeSpec):
+        judged = judge_example(card, example, keys, index)
+        return ExampleResult(example.label, example.expect, judged.score, judged.ok, judged.reason)
     key = None
     excerpt = ""
     if needs_key(card.scoring):

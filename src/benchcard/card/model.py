@@ -47,12 +47,16 @@ class Prompt:
 
 @dataclass(frozen=True)
 class Example:
-    """A worked example: `expect` is 'pass' (must score 1), 'fail' (must score < 1) or metric → value."""
+    """A worked example: `expect` is 'pass' (must score 1), 'fail' (must score < 1) or metric → value.
+
+    On a judge card, `judge_answers` are the judge's recorded answers for this output, which `check` reads with
+    the card's parser offline (`check --live` asks the judge itself)."""
 
     label: str
     output: str
     expect: str | Mapping[str, float]
     fixture: str | None = None
+    judge_answers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

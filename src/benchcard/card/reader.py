@@ -28,6 +28,7 @@ from benchcard.card.model import (
 )
 from benchcard.errors import CardError
 from benchcard.project import Project
+from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ScoringSpec, metric_names, parse_scoring
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
@@ -139,6 +140,9 @@ class _Reader:
         if kind not in ("probe", "ab"):
             raise self.fail(("kind",), f"expected probe or ab, got {kind!r}")
         scoring = self.scoring()
+        if kind == "probe" and isinstance(scoring, JudgeSpec) and (scoring.uses_fixture or scoring.uses_key):
+            raise self.fail(("scoring", "prompt", "user"), "a probe has no fixtures or keys; expected a judge "
+                                                           "prompt without {{fixture}} and {{key}}")
         common: dict[str, Any] = dict(
             id=card_id,
             version=version,
@@ -244,13 +248,15 @@ class _Reader:
         if not items:
             raise self.fail(("examples",), "expected at least one worked example")
         out = []
+        judged = isinstance(scoring, JudgeSpec)
         for i, item in enumerate(items):
             where = ("examples", i)
             if not isinstance(item, Mapping):
                 raise self.fail(where, "expected a mapping with label, output and expect")
-            extra = sorted(set(map(str, item)) - {"label", "output", "expect", "fixture"})
+            allowed = {"label", "output", "expect", "fixture"} | ({"judge_answers"} if judged else set())
+            extra = sorted(set(map(str, item)) - allowed)
             if extra:
-                raise self.fail((*where, extra[0]), "unknown field; expected label, output, expect or fixture")
+                raise self.fail((*where, extra[0]), f"unknown field; expected {', '.join(sorted(allowed))}")
             label = self.get(item, (*where, "label"), (str,), "text")
             output = self.get(item, (*where, "output"), (str,), "the output text")
             if "expect" not in item or item["expect"] is None:
@@ -264,8 +270,20 @@ class _Reader:
             elif expect not in ("pass", "fail"):
                 raise self.fail((*where, "expect"), f"expected pass, fail or a mapping, got {_show(expect)}")
             fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=False)
-            out.append(Example(label=label, output=output, expect=expect, fixture=fixture))
+            answers = tuple(self.judge_answers(item, where)) if judged else ()
+            out.append(Example(label=label, output=output, expect=expect, fixture=fixture, judge_answers=answers))
         return tuple(out)
+
+    def judge_answers(self, item: Mapping[str, Any], where: tuple[str | int, ...]) -> list[str]:
+        """A judge example's recorded judge answers: text, or a list of texts (one per recorded judgement)."""
+        value = item.get("judge_answers")
+        if value is None:
+            return []
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise self.fail((*where, "judge_answers"), f"expected the judge's answer as text or a list of texts, "
+                                                        f"got {_show(value)}")
+        return list(values)
 
     def history(self, version: int) -> tuple[HistoryEntry, ...]:
         items = self.get(self.raw, ("history",), (list,), "a list of version notes")

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.hashing import digest, file_digest
+from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
 from benchcard.errors import SealError
 from benchcard.project import Project
+from benchcard.scoring.judge import JudgeSpec
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ def read(card_id: str, version: int, project: Project) -> dict[str, Any] | None:
 
 def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
     """Write `keys/<id>/v<N>.seal.json`; returns (path, seal, written). Refuses to reseal different content."""
+    if isinstance(card.scoring, JudgeSpec):
+        failing = judge_example_problems(card, project)
+        if failing:
+            raise SealError(f"{failing[0]} — a judge is sealed only once it grades its worked examples right")
     content = compute(card, project)
     path = project.seal_path(card.id, card.version)
     newer = sorted(int(p.name[1:].split(".")[0]) for p in project.keys_dir(card.id).glob("v*.seal.json"))

@@ -15,6 +15,7 @@ import jsonlines
 
 from benchcard.errors import CardError
 from benchcard.scoring.jsregex import JsRegex, compile_js
+from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
 
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -49,8 +50,8 @@ class FieldsScoring:
     first_screen_chars: int | None = None
 
 
-ScoringSpec = ExactSpec | RulesSpec | FieldsScoring
-METHODS = ("exact", "rules", "fields")
+ScoringSpec = ExactSpec | RulesSpec | FieldsScoring | JudgeSpec
+METHODS = ("exact", "rules", "fields", "judge")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
     method = raw.get("method")
     if method not in METHODS:
         raise fail(("method",), f"unknown scoring method {method!r}; expected one of {', '.join(METHODS)}")
+    if method == "judge":
+        return parse_judge(raw, fail)
     allowed = {
         "exact": {"method", "expected", "trim", "case_sensitive"},
         "rules": {"method", "rules"},
@@ -143,11 +146,13 @@ def metric_names(spec: ScoringSpec) -> set[str]:
     if isinstance(spec, FieldsScoring):
         per_field = {f"field_recall.{f}" for f in spec.fields}
         return {"score", "field_recall", "unsupported_values", "abstains", "values_returned"} | per_field
+    if isinstance(spec, JudgeSpec):
+        return spec.metric_names()
     return {"score"}
 
 
 def needs_key(spec: ScoringSpec) -> bool:
-    return isinstance(spec, FieldsScoring)
+    return isinstance(spec, FieldsScoring) or (isinstance(spec, JudgeSpec) and spec.uses_key)
 
 
 def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None = None, excerpt: str = "") -> Score:
@@ -168,6 +173,8 @@ def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None =
         value = sum(results.values()) / len(results)
         metrics = {"score": value} | {f"rule.{k}": float(v) for k, v in results.items()}
         return Score(value, metrics, results)
+    if isinstance(spec, JudgeSpec):
+        raise CardError("a judge card is scored by calls to its judge (`benchcard run`), not by score_output")
     from benchcard.scoring.fields import FieldsSpec, score_fields
 
     if key is None:
@@ -179,6 +186,10 @@ def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None =
 
 def load_keys(spec: ScoringSpec, keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, Mapping[str, Any]]:
     """Every fixture's answer key, validated; a missing key names the file that should hold it."""
+    if isinstance(spec, JudgeSpec) and spec.uses_key:
+        from benchcard.scoring.judge.keys import load_judge_keys
+
+        return load_judge_keys(keys_dir, fixtures)
     if not isinstance(spec, FieldsScoring):
         return {}
     from benchcard.scoring.fields import FieldsSpec, load_key

@@ -1,0 +1,12 @@
+"""The model judge's blind half: its card spec, the prompt it is shown, and the strict reading of its answer.
+
+The calls themselves are made in `benchcard.run.judging` (a stage above); nothing here knows a variant, a model
+under test or a run. See docs/judge.md.
+"""
+
+from benchcard.scoring.judge.answer import UnreadableAnswer, read_answer
+from benchcard.scoring.judge.prompt import blind_output, judge_messages
+from benchcard.scoring.judge.spec import Criterion, JudgeSpec, Scale, parse_judge
+
+__all__ = ["Criterion", "JudgeSpec", "Scale", "UnreadableAnswer", "blind_output", "judge_messages", "parse_judge",
+           "read_answer"]

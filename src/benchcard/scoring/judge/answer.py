@@ -1,0 +1,85 @@
+"""Reading a judge's answer, strictly: one declared form, or the answer counts as unreadable.
+
+`final_line`: the last non-empty line is `GRADE: <value>` (with criteria: the last lines are `<id>: <value>`, one
+per criterion, in the rubric's order). `json`: the whole answer (or one ```json fence around it) is one object
+holding exactly the grade keys (`grade`, or one per criterion) and optionally `reason`. Values are PASS/FAIL
+(any case; JSON true/false too) on a pass/fail scale, or whole numbers within the scale. Anything else raises
+`UnreadableAnswer`: a judge that answers off-form is a failure of the judge, counted, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from benchcard.scoring.judge.spec import JudgeSpec
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
+_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(\S+)$")
+
+
+class UnreadableAnswer(ValueError):
+    """The judge's answer is not in the declared form; the message says what was expected."""
+
+
+def read_answer(spec: JudgeSpec, text: str) -> dict[str, float]:
+    """The metrics one judge answer gives: `score` in [0, 1], and `criterion.<id>` for each criterion."""
+    names = [c.id for c in spec.criteria]
+    raw = _json_grades(spec, text, names) if spec.answer == "json" else _line_grades(spec, text, names)
+    if not names:
+        return {"score": raw["grade"]}
+    metrics = {f"criterion.{n}": raw[n] for n in names}
+    return {"score": sum(metrics.values()) / len(metrics), **metrics}
+
+
+def _line_grades(spec: JudgeSpec, text: str, names: list[str]) -> dict[str, float]:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    wanted = names or ["grade"]
+    if len(lines) < len(wanted):
+        raise UnreadableAnswer(f"expected {len(wanted)} final line(s) `{wanted[0]}: <grade>`, got {len(lines)}")
+    out: dict[str, float] = {}
+    for name, line in zip(wanted, lines[-len(wanted):], strict=True):
+        m = _LINE.match(line)
+        if m is None or m.group(1).lower() != name.lower():
+            raise UnreadableAnswer(f"expected a line `{name.upper() if not names else name}: <grade>`, "
+                                   f"got {line[:60]!r}")
+        out[name] = _value(spec, m.group(2))
+    return out
+
+
+def _json_grades(spec: JudgeSpec, text: str, names: list[str]) -> dict[str, float]:
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        raise UnreadableAnswer("expected one JSON object and nothing else") from None
+    if not isinstance(obj, dict):
+        raise UnreadableAnswer("expected a JSON object")
+    wanted = names or ["grade"]
+    extra = sorted(set(obj) - set(wanted) - {"reason"})
+    missing = [k for k in wanted if k not in obj]
+    if extra or missing:
+        raise UnreadableAnswer(f"expected the keys {', '.join(wanted)} (and optionally reason); "
+                               + (f"missing {missing[0]}" if missing else f"unexpected {extra[0]}"))
+    if "reason" in obj and not isinstance(obj["reason"], str):
+        raise UnreadableAnswer("expected reason to be text")
+    return {k: _value(spec, obj[k]) for k in wanted}
+
+
+def _value(spec: JudgeSpec, value: Any) -> float:
+    scale = spec.scale
+    if scale.nominal:
+        if isinstance(value, bool):
+            return 1.0 if value else 0.0
+        if isinstance(value, str) and value.upper() in ("PASS", "FAIL"):
+            return 1.0 if value.upper() == "PASS" else 0.0
+        raise UnreadableAnswer(f"expected PASS or FAIL, got {str(value)[:30]!r}")
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and scale.low <= value <= scale.high:
+        return scale.value(value)
+    raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")

@@ -1,0 +1,208 @@
+"""The `judge` scoring method as a card states it: the judge's rig, prompt template, rubric, scale and answer form.
+
+All of it sits under the card's `scoring:` block, so the seal covers it like any other scorer: a change of the
+judge's model, params, prompt, rubric, scale or parser is a change of the protocol, hence a new version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from benchcard.errors import CardError
+
+Fail = Callable[[Sequence[str | int], str], CardError]
+
+SLOTS = ("output", "fixture", "key", "rubric", "format")
+SLOT = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+CRITERION_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+JUDGE_FIELDS = frozenset({"method", "rig", "params", "prompt", "rubric", "scale", "answer", "judgements",
+                          "agreement_floor"})
+PARAMS: dict[str, tuple[type, ...]] = {"max_tokens": (int,), "temperature": (int, float), "top_p": (int, float),
+                                       "seed": (int,)}
+MAX_JUDGEMENTS = 25
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a grade reads: `pass_fail` (PASS = 1, FAIL = 0) or the integers min..max mapped linearly to [0, 1]."""
+
+    kind: Literal["pass_fail", "integer"]
+    low: int = 0
+    high: int = 1
+
+    def value(self, grade: int) -> float:
+        """A grade mapped to [0, 1]; pass/fail grades are 1 and 0 already."""
+        return (grade - self.low) / (self.high - self.low)
+
+    def describe(self) -> str:
+        return "PASS or FAIL" if self.kind == "pass_fail" else f"a whole number from {self.low} to {self.high}"
+
+    @property
+    def nominal(self) -> bool:
+        return self.kind == "pass_fail"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One named criterion of a rubric; its grade is the metric `criterion.<id>`."""
+
+    id: str
+    ask: str
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A model judge: who judges (provider, model, params), what it is shown (the prompt template), how it
+    grades (rubric, scale), how its answer is read (`final_line` or `json`), and how often (`judgements`)."""
+
+    provider: str
+    model: str
+    effort: str | None
+    params: Mapping[str, Any]
+    system: str | None
+    user: str
+    rubric: str | tuple[Criterion, ...]
+    scale: Scale
+    answer: Literal["final_line", "json"]
+    judgements: int = 1
+    agreement_floor: float | None = None
+
+    @property
+    def criteria(self) -> tuple[Criterion, ...]:
+        return self.rubric if isinstance(self.rubric, tuple) else ()
+
+    def slots(self) -> set[str]:
+        """The slots the template fills."""
+        return {m.group(1) for m in SLOT.finditer((self.system or "") + "\n" + self.user)}
+
+    @property
+    def uses_key(self) -> bool:
+        return "key" in self.slots()
+
+    @property
+    def uses_fixture(self) -> bool:
+        return "fixture" in self.slots()
+
+    def metric_names(self) -> set[str]:
+        return {"score"} | {f"criterion.{c.id}" for c in self.criteria}
+
+
+def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
+    """Validate `scoring: {method: judge, ...}`; `fail(where, expected)` builds the one-line error."""
+    extra = sorted(set(map(str, raw)) - JUDGE_FIELDS)
+    if extra:
+        raise fail((extra[0],), f"unknown field for judge scoring; expected {', '.join(sorted(JUDGE_FIELDS))}")
+    rig = _mapping(raw, "rig", fail, "the judge's rig: {provider, model}")
+    bad = sorted(set(map(str, rig)) - {"provider", "model", "effort"})
+    if bad:
+        raise fail(("rig", bad[0]), "unknown field; expected provider, model or effort")
+    provider, model = (_text(rig, ("rig", name), fail) for name in ("provider", "model"))
+    effort = rig.get("effort")
+    if effort not in (None, "low", "medium", "high"):
+        raise fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
+    params = _params(_mapping(raw, "params", fail, "the judge's params, e.g. {max_tokens: 200, temperature: 0.7}"),
+                     fail)
+    prompt = _mapping(raw, "prompt", fail, "the judge's prompt: {system, user} with {{output}}")
+    bad = sorted(set(map(str, prompt)) - {"system", "user"})
+    if bad:
+        raise fail(("prompt", bad[0]), "unknown field; expected system or user")
+    system = prompt.get("system")
+    if system is not None and not isinstance(system, str):
+        raise fail(("prompt", "system"), "expected text")
+    user = _text(prompt, ("prompt", "user"), fail)
+    _check_slots(system, user, fail)
+    scale = _scale(raw.get("scale"), fail)
+    answer = raw.get("answer", "final_line")
+    if answer not in ("final_line", "json"):
+        raise fail(("answer",), f"expected final_line or json, got {answer!r}")
+    judgements = raw.get("judgements", 1)
+    if isinstance(judgements, bool) or not isinstance(judgements, int) or not 1 <= judgements <= MAX_JUDGEMENTS:
+        raise fail(("judgements",), f"expected how many times each output is judged (1 to {MAX_JUDGEMENTS}), "
+                                    f"got {judgements!r}")
+    floor = raw.get("agreement_floor")
+    if floor is not None:
+        if isinstance(floor, bool) or not isinstance(floor, int | float) or not -1.0 <= floor <= 1.0:
+            raise fail(("agreement_floor",), f"expected Krippendorff's alpha between -1 and 1, got {floor!r}")
+        if judgements < 2:
+            raise fail(("agreement_floor",), "a floor on the judge's agreement with itself needs judgements: 2 or "
+                                             "more (one judgement per output cannot disagree with itself)")
+        floor = float(floor)
+    return JudgeSpec(provider=provider, model=model, effort=effort, params=params, system=system, user=user,
+                     rubric=_rubric(raw.get("rubric"), fail), scale=scale, answer=answer, judgements=judgements,
+                     agreement_floor=floor)
+
+
+def _mapping(raw: Mapping[str, Any], name: str, fail: Fail, what: str) -> Mapping[str, Any]:
+    value = raw.get(name)
+    if not isinstance(value, Mapping):
+        raise fail((name,), f"missing; expected {what}")
+    return value
+
+
+def _text(raw: Mapping[str, Any], where: tuple[str, ...], fail: Fail) -> str:
+    value = raw.get(where[-1])
+    if not isinstance(value, str) or not value.strip():
+        raise fail(where, "missing; expected text")
+    return value
+
+
+def _params(params: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
+    for name, value in params.items():
+        types = PARAMS.get(str(name))
+        if types is None:
+            raise fail(("params", str(name)), f"unknown parameter; expected one of {', '.join(PARAMS)}")
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise fail(("params", str(name)), f"expected a {types[0].__name__}, got {value!r}")
+    if not isinstance(params.get("max_tokens"), int) or params["max_tokens"] < 1:
+        raise fail(("params", "max_tokens"), "missing; expected a positive integer")
+    return dict(params)
+
+
+def _check_slots(system: str | None, user: str, fail: Fail) -> None:
+    """Only the blind slots may be filled: a `{{variant}}` (or any unknown slot) is a card error."""
+    for where, text in ((("prompt", "system"), system or ""), (("prompt", "user"), user)):
+        for m in SLOT.finditer(text):
+            if m.group(1) not in SLOTS:
+                why = (" — the judge never sees which variant produced an output" if m.group(1) == "variant"
+                       else "")
+                raise fail(where, f"unknown slot {{{{{m.group(1)}}}}}{why}; expected "
+                                  f"{', '.join('{{' + s + '}}' for s in SLOTS)}")
+    joined = (system or "") + "\n" + user
+    count = sum(1 for m in SLOT.finditer(joined) if m.group(1) == "output")
+    if count != 1:
+        raise fail(("prompt", "user"), f"expected the slot {{{{output}}}} exactly once, found {count}")
+    if not any(m.group(1) == "rubric" for m in SLOT.finditer(joined)):
+        raise fail(("prompt", "user"), "expected the slot {{rubric}}: the judge must be shown what it grades")
+
+
+def _scale(raw: Any, fail: Fail) -> Scale:
+    if raw == "pass_fail":
+        return Scale("pass_fail")
+    if isinstance(raw, Mapping) and set(map(str, raw)) == {"min", "max"}:
+        low, high = raw["min"], raw["max"]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) and low < high:
+            return Scale("integer", low, high)
+    raise fail(("scale",), f"expected pass_fail or {{min: 1, max: 5}} (whole numbers, min < max), got {raw!r}")
+
+
+def _rubric(raw: Any, fail: Fail) -> str | tuple[Criterion, ...]:
+    if isinstance(raw, str) and raw.strip():
+        return raw
+    if not isinstance(raw, list) or not raw:
+        raise fail(("rubric",), "expected the rubric as text (one grade) or a list of {id, ask} criteria")
+    out: list[Criterion] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping) or set(map(str, item)) != {"id", "ask"}:
+            raise fail(("rubric", i), "expected a criterion {id, ask}")
+        cid, ask = item["id"], item["ask"]
+        if not isinstance(cid, str) or not CRITERION_ID.match(cid):
+            raise fail(("rubric", i, "id"), f"expected an id of [a-z][a-z0-9_]*, got {cid!r}")
+        if cid in {c.id for c in out}:
+            raise fail(("rubric", i, "id"), f"duplicate criterion id {cid!r}")
+        if not isinstance(ask, str) or not ask.strip():
+            raise fail(("rubric", i, "ask"), "missing; expected what the judge checks")
+        out.append(Criterion(cid, ask))
+    return tuple(out)
