@@ -786,3 +786,46 @@ def test_run_with_no_scored_cell_at_all(tmp_path: Path) -> None:
     assert "means plain —, answer-cue — · baseline run means — ·" in text
     assert not re.search(r"\bnan\b", source, re.I)
     assert not _Headings(source).empty
+
+
+def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
+    """A run graded by a human who wrote no note: the site builds and says there are no grader notes."""
+    from .test_grading import _auto_scores, _run, _sheet, _write
+    from .test_verdict import make_project
+
+    project = make_project(tmp_path / "proj")
+    run_dir = _run(project)
+    runner = CliRunner()
+    sheet = tmp_path / "sheet.csv"
+    assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(sheet)]).exit_code == 0
+    auto = _auto_scores(run_dir)
+    rows = _sheet(sheet)
+    for r in rows:
+        r["grade"] = "pass" if auto[int(r["row"])] == 1.0 else "fail"
+    _write(sheet, rows)
+    assert runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(sheet)]).exit_code == 0
+    assert runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name]).exit_code == 0
+    result = runner.invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    card_page = next((tmp_path / "web" / "cards").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Grader notes" in card_page and "Agreement of the human grades" in card_page
+    assert "None." in card_page
+
+
+def test_a_failed_build_leaves_the_last_good_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    web = tmp_path / "web"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(web)]).exit_code == 0
+    before = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
+    assert Path("index.html") in before
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("template blew up half-way")
+
+    monkeypatch.setattr("benchcard.publish.build.ledger_context", broken)
+    with pytest.raises(RuntimeError):
+        build_site(Project((tmp_path / "proj").resolve()), web)
+    after = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left behind

@@ -19,12 +19,16 @@ figures), `evidence` copies each run and builds its page, `index` builds the ind
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from benchcard.card.load import load_cards
+from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.publish.evidence import copy_run, run_context
@@ -32,7 +36,7 @@ from benchcard.publish.index import card_summary, ledger_context
 from benchcard.publish.probe import probe_context
 from benchcard.publish.render import environment, json_ld, write_page
 from benchcard.publish.runcard import ab_context
-from benchcard.publish.runs import published_runs, read_ledger, read_runs
+from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
 
 __all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
 
@@ -52,8 +56,8 @@ class SiteReport:
     skipped: tuple[str, ...] = ()
 
 
-def _prepare_out(project: Project, out_dir: Path) -> Path:
-    """Empty the output folder, refusing any folder that benchcard did not build (or the project itself)."""
+def _check_out(project: Project, out_dir: Path) -> Path:
+    """Refuse any output folder that benchcard did not build (or the project itself, or a folder inside it)."""
     out = out_dir.resolve()
     root = project.root.resolve()
     if out == root or out in root.parents:
@@ -65,21 +69,40 @@ def _prepare_out(project: Project, out_dir: Path) -> Path:
     if out.exists():
         if not out.is_dir():
             raise BenchcardError(f"--out {out_dir}: exists and is not a folder")
-        if any(out.iterdir()):
-            if not (out / MARKER).is_file():
-                raise BenchcardError(
-                    f"--out {out_dir}: folder is not empty and was not built by benchcard site; "
-                    "choose an empty or new folder"
-                )
-            shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
-                              encoding="utf-8")
+        if any(out.iterdir()) and not (out / MARKER).is_file():
+            raise BenchcardError(
+                f"--out {out_dir}: folder is not empty and was not built by benchcard site; "
+                "choose an empty or new folder"
+            )
     return out
 
 
+def _staging(out: Path) -> Path:
+    """A new, empty folder beside `out` (same file system, so the final swap is a rename)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    (staging / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
+                                  encoding="utf-8")
+    return staging
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the finished build at `out`; the last good site is removed only once the new one is in place."""
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / "site")
+    os.replace(staging, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def build_site(project: Project, out_dir: Path) -> SiteReport:
-    """Build every page into `out_dir` (emptied first if benchcard built it before)."""
+    """Build every page into `out_dir`, replacing what benchcard built there before.
+
+    The pages are written into a staging folder beside it and swapped in only when every page is written, so
+    a build that fails leaves the last good site untouched.
+    """
     from benchcard.run.providers import load_config
 
     cards = load_cards(project)
@@ -87,7 +110,20 @@ def build_site(project: Project, out_dir: Path) -> SiteReport:
     config = load_config(project.root)
     skipped: list[str] = []
     runs = read_runs(project, skipped)
-    out = _prepare_out(project, out_dir)
+    final = _check_out(project, out_dir)
+    out = _staging(final)
+    try:
+        report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    _swap_in(out, final)
+    return report
+
+
+def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[dict[str, Any]],
+                chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str]) -> SiteReport:
+    """Every page written into the staging folder `out`; the report names `final`, where it will be."""
     env = environment()
 
     by_run = {(str(r.get("card")), str(r.get("run"))): r for r in ledger}
@@ -124,5 +160,5 @@ def build_site(project: Project, out_dir: Path) -> SiteReport:
     pages.append(write_page(env, out, "ledger.html", "ledger.html", ledger_page))
     pages.append(write_page(env, out, "index.html", "index.html",
                             {"root": "", "cards": summaries, "ledger_rows": len(ledger), "title": "Cards"}))
-    return SiteReport(out_dir=out, pages=tuple(pages), cards=len(cards), runs=len(runs), plots=plots,
+    return SiteReport(out_dir=final, pages=tuple(pages), cards=len(cards), runs=len(runs), plots=plots,
                       skipped=tuple(skipped))

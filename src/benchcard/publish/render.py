@@ -82,9 +82,9 @@ def paragraphs(text: Any) -> list[str]:
 def prose(value: Any) -> dict[str, Any]:
     """A `page:` section as the template shows it: paragraphs, a bullet list, or links."""
     if value is None:
-        return {"paragraphs": [], "items": [], "links": []}
+        return {"paragraphs": [], "entries": [], "links": []}
     if isinstance(value, str):
-        return {"paragraphs": paragraphs(value), "items": [], "links": []}
+        return {"paragraphs": paragraphs(value), "entries": [], "links": []}
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
@@ -96,8 +96,8 @@ def prose(value: Any) -> dict[str, Any]:
                 links.append({"title": title, "url": url, "note": str(item.get("note") or "")})
             else:
                 items.append(str(item))
-        return {"paragraphs": [], "items": items, "links": links}
-    return {"paragraphs": [str(value)], "items": [], "links": []}
+        return {"paragraphs": [], "entries": items, "links": links}
+    return {"paragraphs": [str(value)], "entries": [], "links": []}
 
 
 def safe_url(url: Any) -> str | None:

@@ -95,7 +95,7 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
             if isinstance(rows, list):
                 picked = [{label: r.get(field) for field, label in _GRADE_COLUMNS if field in r}
                           for r in rows if isinstance(r, Mapping)]
-                notes.append({"title": title, "table": _tabulate(picked) if picked else {"text": "None."}})
+                notes.append({"title": title, "table": _tabulate(picked) if picked else _tabulate("None.")})
     else:
         for key in ("scorer_notes", "grading", "grades", "disagreements"):
             if verdict.get(key):
@@ -121,17 +121,22 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
 
 
 def _tabulate(obj: Any) -> dict[str, Any]:
-    """Scorer notes of any shape as something a template can show: a table, a list, or text."""
+    """Scorer notes of any shape as something a template can show: a table, a list, or text.
+
+    The shape is named by `kind` (never told apart by which keys exist: in Jinja2 a dict's missing `items`
+    key is its `.items` method, which is how a run with grades and no grader notes once crashed the site).
+    """
     if isinstance(obj, list) and obj and all(isinstance(r, Mapping) for r in obj):
         columns = list(dict.fromkeys(k for r in obj for k in r))
         rows = [[r.get(c) if isinstance(r.get(c), str) else fmt_value(r.get(c)) for c in columns] for r in obj]
-        return {"columns": columns, "rows": rows}
+        return {"kind": "table", "columns": columns, "rows": rows}
     if isinstance(obj, Mapping):
-        return {"columns": ["", ""], "rows": [[str(k).replace("_", " "), v if isinstance(v, str) else fmt_value(v)]
-                                               for k, v in obj.items()]}
+        return {"kind": "table", "columns": ["", ""],
+                "rows": [[str(k).replace("_", " "), v if isinstance(v, str) else fmt_value(v)]
+                         for k, v in obj.items()]}
     if isinstance(obj, list):
-        return {"items": [v if isinstance(v, str) else fmt_value(v) for v in obj]}
-    return {"text": str(obj)}
+        return {"kind": "list", "entries": [v if isinstance(v, str) else fmt_value(v) for v in obj]}
+    return {"kind": "text", "text": str(obj)}
 
 
 def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -210,14 +215,14 @@ def _prose_sections(card: Card) -> dict[str, dict[str, Any]]:
     """
     sections = {k: prose(card.page.get(k)) for k in _PROSE_SECTIONS}
     if not _has_prose(sections["scoring_rule"]) and (card.rubric_intro or card.rubric):
-        sections["scoring_rule"] = {"paragraphs": paragraphs(card.rubric_intro), "items": list(card.rubric),
+        sections["scoring_rule"] = {"paragraphs": paragraphs(card.rubric_intro), "entries": list(card.rubric),
                                     "links": []}
     return sections
 
 
 def _has_prose(section: Mapping[str, Any]) -> bool:
     """Whether a prose section has anything to show: a heading over nothing reads as an unfinished page."""
-    return bool(section["paragraphs"] or section["items"]
+    return bool(section["paragraphs"] or section["entries"]
                 or any(link["title"] or link["url"] for link in section["links"]))
 
 
