@@ -797,7 +797,8 @@ def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
     run_dir = _run(project)
     runner = CliRunner()
     sheet = tmp_path / "sheet.csv"
-    assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(sheet)]).exit_code == 0
+    exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(sheet)])
+    assert exported.exit_code == 0
     auto = _auto_scores(run_dir)
     rows = _sheet(sheet)
     for r in rows:

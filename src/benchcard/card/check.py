@@ -19,7 +19,8 @@ from benchcard.card.model import Card, Example
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.scorers import Score, load_keys, needs_key, score_output
+from benchcard.scoring.keys import describe, ignored_keys, load_keys, needs_key
+from benchcard.scoring.scorers import Score, score_output
 
 TOLERANCE = 1e-9
 
@@ -84,9 +85,14 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     problems: list[str] = []
     keys: Mapping[str, Mapping[str, Any]] = {}
     try:
-        keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixtures)
+        keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     except BenchcardError as exc:
         problems.append(str(exc))
+    for path in ignored_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids()):
+        reads = (f"reads keys only for its fixtures, and there is no fixture '{path.stem}'" if needs_key(card.scoring)
+                 else "reads no answer key (use expected_from_key or {{key.<field>}} in a rule to read one)")
+        problems.append(f"{project.relative(path)}: {describe(card.scoring)} {reads}; "
+                        "the file would be sealed and never read: remove it")
     examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
     if card.is_ab:
@@ -148,13 +154,14 @@ def run_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, An
     key = None
     excerpt = ""
     if needs_key(card.scoring):
-        if example.fixture is None or example.fixture not in card.fixtures:
+        fixture = example.fixture if card.is_ab else (example.fixture or card.id)
+        if fixture is None or fixture not in card.fixture_ids():
             return ExampleResult(example.label, example.expect, None, False,
                                  f"field 'examples.{index}.fixture': expected one of the card's fixtures")
-        key = keys.get(example.fixture)
+        key = keys.get(fixture)
         if key is None:
             return ExampleResult(example.label, example.expect, None, False, "its fixture has no answer key")
-        excerpt = card.fixture_text(example.fixture)
+        excerpt = card.fixture_text(fixture)
     try:
         score = score_output(card.scoring, example.output, key, excerpt)
     except BenchcardError as exc:

@@ -25,7 +25,8 @@ def scoring_view(card: Card) -> dict[str, Any]:
         how = ["surrounding whitespace ignored" if spec.trim else "whitespace significant"]
         if not spec.case_sensitive:
             how.append("case-insensitive")
-        return {"method": "exact", "expected": spec.expected, "how": ", ".join(how)}
+        return {"method": "exact", "expected": spec.expected, "how": ", ".join(how),
+                "from_key": spec.expected_from_key}
     if isinstance(spec, RulesSpec):
         rules = [{"id": r.id, "kind": "must match" if r.kind == "must_match" else "must NOT match",
                   "pattern": r.pattern, "why": r.why} for r in spec.rules]

@@ -42,7 +42,8 @@ from benchcard.run.providers import (
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.rows import Counts, OutputRow, new_run_id, utc_stamp
 from benchcard.run.store import RunStore
-from benchcard.scoring.scorers import load_keys, score_run
+from benchcard.scoring.keys import load_keys
+from benchcard.scoring.scorers import score_run
 
 
 @dataclass
@@ -78,7 +79,7 @@ class RunSummary:
 def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project) -> int:
     """Score a run from `outputs.jsonl`, the keys and the fixtures alone: no assignment, request, manifest
     or model reaches the scorer (tests/test_runner.py checks which files it opens). Returns the rows written."""
-    keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixtures)
+    keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
     return score_run(outputs_path, scores_path, card.scoring, keys, texts)
 

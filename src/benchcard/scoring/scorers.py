@@ -6,6 +6,8 @@ Nothing here can know which variant, model, repetition or request produced an ou
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +24,13 @@ Fail = Callable[[Sequence[str | int], str], CardError]
 
 @dataclass(frozen=True)
 class ExactSpec:
-    expected: str
+    """One literal answer for the whole card (`expected`), or each fixture's own (`expected_from_key`: the
+    field of `keys/<id>/<fixture>.json` that holds it)."""
+
+    expected: str | None
     trim: bool = True
     case_sensitive: bool = True
+    expected_from_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class Rule:
     pattern: str
     why: str
     regex: JsRegex
+    key_fields: tuple[str, ...] = ()
+    """The key fields the pattern names as `{{key.<field>}}`: filled per fixture, regex-escaped."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
     if method == "judge":
         return parse_judge(raw, fail)
     allowed = {
-        "exact": {"method", "expected", "trim", "case_sensitive"},
+        "exact": {"method", "expected", "expected_from_key", "trim", "case_sensitive"},
         "rules": {"method", "rules"},
         "fields": {"method", "fields", "abstain_field", "first_screen_chars"},
     }[method]
@@ -88,13 +96,22 @@ def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
     if extra:
         raise fail((extra[0],), f"unknown field for {method} scoring; expected {', '.join(sorted(allowed))}")
     if method == "exact":
-        expected = raw.get("expected")
-        if not isinstance(expected, str):
-            raise fail(("expected",), "missing; expected the exact expected output as text")
+        expected, from_key = raw.get("expected"), raw.get("expected_from_key")
+        if ("expected" in raw) == ("expected_from_key" in raw):
+            raise fail(("expected",), "expected exactly one of expected (one answer for every fixture) or "
+                                      "expected_from_key (the key field holding each fixture's answer)")
+        if "expected" in raw and not isinstance(expected, str):
+            raise fail(("expected",), "expected the exact expected output as text")
+        if isinstance(expected, str) and KEY_SLOT.search(expected):
+            raise fail(("expected",), "is compared literally, {{key.…}} is not filled in; to take each "
+                                      "fixture's answer from its key, write expected_from_key: <field>")
+        if "expected_from_key" in raw:
+            _check_key_field(from_key, ("expected_from_key",), fail)
         for flag in ("trim", "case_sensitive"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise fail((flag,), f"expected true or false, got {raw[flag]!r}")
-        return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True))
+        return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True),
+                         expected_from_key=from_key)
     if method == "rules":
         return RulesSpec(tuple(_parse_rules(raw.get("rules"), fail)))
     fields = raw.get("fields")
@@ -128,15 +145,74 @@ def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
         literal = item[kind]
         if not isinstance(literal, str):
             raise fail(("rules", i, kind), f"rule {rule_id!r}: expected a /pattern/flags literal")
+        fields = tuple(dict.fromkeys(m.group(1) for m in KEY_SLOT.finditer(literal)))
+        for name in fields:
+            _check_key_field(name, ("rules", i, kind), fail)
         try:
-            regex = compile_js(literal)
+            regex = compile_js(fill_key_slots(literal, {f: "x" for f in fields}))
         except ValueError as exc:
             raise fail(("rules", i, kind), f"rule {rule_id!r}: {exc}") from None
         why = item.get("why")
         if not isinstance(why, str):
             raise fail(("rules", i, "why"), f"rule {rule_id!r}: missing; expected the reason for the rule")
-        rules.append(Rule(rule_id, kind, literal, why, regex))
+        rules.append(Rule(rule_id, kind, literal, why, regex, fields))
     return rules
+
+
+KEY_SLOT = re.compile(r"\{\{\s*key\.([^{}\s]*)\s*\}\}")
+"""`{{key.<field>}}` in a rule's pattern: the fixture's answer, taken from its key file."""
+_JS_SYNTAX = re.compile(r"[\\^$.*+?()[\]{}|/]")
+
+
+def _check_key_field(name: Any, where: Sequence[str | int], fail: Fail) -> None:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name) or name == "fixture":
+        raise fail(where, f"expected the name of a field of the answer keys (letters, digits, _ or -; not "
+                          f"'fixture'), got {name!r}")
+
+
+def js_escape(text: str) -> str:
+    """`text` as a JavaScript regex that matches exactly it, to be placed inside a /literal/."""
+    escaped = _JS_SYNTAX.sub(lambda m: "\\" + m.group(0), text)
+    return escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\u2028", "\\u2028").replace(
+        "\u2029", "\\u2029")
+
+
+def fill_key_slots(literal: str, values: Mapping[str, str | Sequence[str]]) -> str:
+    """Each `{{key.<field>}}` replaced by the key's value (several accepted values become an alternation)."""
+    def one(m: re.Match[str]) -> str:
+        value = values[m.group(1)]
+        options = [value] if isinstance(value, str) else list(value)
+        return "(?:" + "|".join(js_escape(v) for v in options) + ")"
+    return KEY_SLOT.sub(one, literal)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_filled(literal: str) -> JsRegex:
+    return compile_js(literal)
+
+
+def key_answers(key: Mapping[str, Any] | None, field: str, what: str) -> list[str]:
+    """A key field's accepted answers (a string, or a list of strings); a missing key or field is a CardError."""
+    if key is None:
+        raise CardError(f"{what} needs the fixture's answer key")
+    value = key.get(field)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise CardError(f"keys/…/{key.get('fixture')}.json: field {field!r}: expected the answer as text, or a list "
+                    "of accepted answers")
+
+
+def rule_regex(rule: Rule, key: Mapping[str, Any] | None) -> JsRegex:
+    """The rule's regex for one fixture: its `{{key.<field>}}` slots filled from that fixture's key."""
+    if not rule.key_fields:
+        return rule.regex
+    values = {f: key_answers(key, f, f"rule {rule.id!r}") for f in rule.key_fields}
+    try:
+        return _compile_filled(fill_key_slots(rule.pattern, values))
+    except ValueError as exc:
+        raise CardError(f"rule {rule.id!r} filled from the key of {key and key.get('fixture')!r}: {exc}") from None
 
 
 def metric_names(spec: ScoringSpec) -> set[str]:
@@ -151,24 +227,26 @@ def metric_names(spec: ScoringSpec) -> set[str]:
     return {"score"}
 
 
-def needs_key(spec: ScoringSpec) -> bool:
-    return isinstance(spec, FieldsScoring) or (isinstance(spec, JudgeSpec) and spec.uses_key)
-
-
 def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None = None, excerpt: str = "") -> Score:
     """Score one output text. The only other inputs are the fixture's key and text."""
     if isinstance(spec, ExactSpec):
-        got, want = output, spec.expected
-        if spec.trim:
-            got, want = got.strip(), want.strip()
+        if spec.expected_from_key is not None:
+            wants = key_answers(key, spec.expected_from_key, "exact scoring with expected_from_key")
+        else:
+            wants = [spec.expected or ""]
+        got = output.strip() if spec.trim else output
         if not spec.case_sensitive:
-            got, want = got.casefold(), want.casefold()
-        value = 1.0 if got == want else 0.0
+            got = got.casefold()
+        value = 0.0
+        for want in wants:
+            want = want.strip() if spec.trim else want
+            if got == (want if spec.case_sensitive else want.casefold()):
+                value = 1.0
         return Score(value, {"score": value})
     if isinstance(spec, RulesSpec):
         results = {}
         for rule in spec.rules:
-            hit = rule.regex.test(output)
+            hit = rule_regex(rule, key).test(output)
             results[rule.id] = hit if rule.kind == "must_match" else not hit
         value = sum(results.values()) / len(results)
         metrics = {"score": value} | {f"rule.{k}": float(v) for k, v in results.items()}
@@ -182,25 +260,6 @@ def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None =
     metrics = score_fields(output, key, excerpt, FieldsSpec(spec.fields, spec.abstain_field))
     metrics = {"score": metrics["field_recall"], **metrics}
     return Score(metrics["field_recall"], metrics)
-
-
-def load_keys(spec: ScoringSpec, keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, Mapping[str, Any]]:
-    """Every fixture's answer key, validated; a missing key names the file that should hold it."""
-    if isinstance(spec, JudgeSpec) and spec.uses_key:
-        from benchcard.scoring.judge.keys import load_judge_keys
-
-        return load_judge_keys(keys_dir, fixtures)
-    if not isinstance(spec, FieldsScoring):
-        return {}
-    from benchcard.scoring.fields import FieldsSpec, load_key
-
-    keys: dict[str, Mapping[str, Any]] = {}
-    for fixture in sorted(fixtures):
-        path = keys_dir / f"{fixture}.json"
-        if not path.is_file():
-            raise CardError(f"{path}: missing answer key for fixture '{fixture}'")
-        keys[fixture] = load_key(path, FieldsSpec(spec.fields, spec.abstain_field))
-    return keys
 
 
 def score_run(

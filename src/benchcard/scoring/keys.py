@@ -1,0 +1,112 @@
+"""Answer keys: which key files a card's scorer reads, reading them, and the key files it would ignore.
+
+Every scorer that compares an output against an answer takes that answer per fixture from
+`keys/<id>/<fixture>.json` (a probe's one fixture is named after the card). `fields` reads the extraction key
+of the design; a `judge` whose prompt shows `{{key}}` reads any JSON object;
+`exact` with `expected_from_key: <field>` and `rules` whose patterns hold `{{key.<field>}}` read a
+small key, `{"fixture": "<fixture>", "<field>": "answer"}` (or a list of accepted answers). A key file the
+scorer never reads is refused by `check`: it would be sealed and published while deciding nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from benchcard.errors import CardError
+from benchcard.scoring.judge.spec import JudgeSpec
+from benchcard.scoring.scorers import ExactSpec, FieldsScoring, RulesSpec, ScoringSpec
+
+NOTE_FIELD = "note"
+"""A key may carry a note for people; no scorer reads it."""
+
+
+def key_fields(spec: ScoringSpec) -> tuple[str, ...]:
+    """The fields of a small key that an `exact` or `rules` scorer reads (none for `fields`, whose key differs)."""
+    if isinstance(spec, ExactSpec) and spec.expected_from_key:
+        return (spec.expected_from_key,)
+    if isinstance(spec, RulesSpec):
+        return tuple(dict.fromkeys(f for rule in spec.rules for f in rule.key_fields))
+    return ()
+
+
+def needs_key(spec: ScoringSpec) -> bool:
+    """Whether every fixture must have a key file for this scorer."""
+    return (isinstance(spec, FieldsScoring) or (isinstance(spec, JudgeSpec) and spec.uses_key)
+            or bool(key_fields(spec)))
+
+
+def describe(spec: ScoringSpec) -> str:
+    """How the scorer uses keys, in a few words, for errors."""
+    if isinstance(spec, FieldsScoring):
+        return "fields scoring"
+    if isinstance(spec, JudgeSpec):
+        return "judge scoring" + (" (its prompt shows {{key}})" if spec.uses_key else " (its prompt has no {{key}})")
+    if isinstance(spec, ExactSpec):
+        return "exact scoring" + (f" with expected_from_key: {spec.expected_from_key}" if spec.expected_from_key
+                                  else " with one `expected` answer")
+    fields = key_fields(spec)
+    return "rules scoring" + (f" (patterns name key.{', key.'.join(fields)})" if fields
+                              else " (no pattern names {{key.<field>}})")
+
+
+def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> dict[str, Mapping[str, Any]]:
+    """Every fixture's answer key, validated; a missing key names the file that should hold it."""
+    if not needs_key(spec):
+        return {}
+    if isinstance(spec, JudgeSpec):
+        from benchcard.scoring.judge.keys import load_judge_keys
+
+        return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids})
+    from benchcard.scoring.fields import FieldsSpec, load_key
+
+    keys: dict[str, Mapping[str, Any]] = {}
+    for fixture in sorted(fixture_ids):
+        path = keys_dir / f"{fixture}.json"
+        if not path.is_file():
+            raise CardError(f"{path}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
+                            "per fixture)")
+        if isinstance(spec, FieldsScoring):
+            keys[fixture] = load_key(path, FieldsSpec(spec.fields, spec.abstain_field))
+        else:
+            keys[fixture] = load_small_key(path, key_fields(spec))
+    return keys
+
+
+def load_small_key(path: Path, fields: tuple[str, ...]) -> dict[str, Any]:
+    """Read `{"fixture": ..., "<field>": "answer" | ["answer", ...]}`; every error names the file and field."""
+    where = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CardError(f"{where}: cannot read the key ({exc.strerror})") from None
+    except ValueError as exc:
+        raise CardError(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CardError(f"{where}: expected a JSON object")
+    if data.get("fixture") != path.stem:
+        raise CardError(f"{where}: field 'fixture': expected the fixture id {path.stem!r}")
+    unknown = sorted(set(data) - {"fixture", NOTE_FIELD, *fields})
+    if unknown:
+        raise CardError(f"{where}: field {unknown[0]!r}: the scorer never reads it (it reads "
+                        f"{', '.join(fields)}); remove it, or keep prose under {NOTE_FIELD!r}")
+    for field in fields:
+        value = data.get(field)
+        ok = isinstance(value, str) or (isinstance(value, list) and bool(value)
+                                        and all(isinstance(v, str) for v in value))
+        if not ok:
+            got = "missing" if field not in data else f"got {value!r}"
+            raise CardError(f"{where}: field {field!r}: expected the answer as text, or a list of accepted "
+                            f"answers; {got}")
+    return data
+
+
+def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> list[Path]:
+    """Key files in the card's key folder that this scorer would never read (seals are not keys)."""
+    if not keys_dir.is_dir():
+        return []
+    wanted = set(fixture_ids) if needs_key(spec) else set()
+    return sorted(p for p in keys_dir.glob("*.json")
+                  if not p.name.endswith(".seal.json") and p.stem not in wanted)
