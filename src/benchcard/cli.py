@@ -71,46 +71,9 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
 
     report = run_check(_project(ctx), cards)
     if as_json:
-        _emit_json(
-            {
-                "ok": report.ok,
-                "cards": [
-                    {
-                        "card": r.name,
-                        "ok": r.ok,
-                        "seal": r.seal,
-                        "problems": list(r.problems),
-                        "examples": [
-                            {"label": e.label, "expect": e.expect, "ok": e.ok,
-                             "score": e.score.score if e.score else None,
-                             "metrics": e.score.metrics if e.score else None,
-                             "rules": e.score.rules if e.score else None}
-                            for e in r.examples
-                        ],
-                    }
-                    for r in report.cards
-                ],
-            }
-        )
+        _emit_json(report.to_json())
     else:
-        for r in report.cards:
-            head = f"{r.card.id} v{r.card.version} ({r.card.kind}) · {r.seal}" if r.card else r.name
-            click.echo(("ok   " if r.ok else "FAIL ") + head)
-            for e in r.examples:
-                mark = "ok  " if e.ok else "FAIL"
-                expect = e.expect if isinstance(e.expect, str) else "metrics"
-                score = f"{e.score.score:.2f}" if e.score else "  - "
-                click.echo(f"  {mark} {score} expect {expect:<7} {e.label}")
-                if e.score and e.score.rules:
-                    rules = "  ".join(f"{k} {'pass' if v else 'FAIL'}" for k, v in e.score.rules.items())
-                    click.echo(f"             {rules}")
-                elif e.score and not isinstance(e.expect, str):
-                    shown = ", ".join(f"{m}={e.score.metrics.get(m, float('nan')):g}" for m in e.expect)
-                    click.echo(f"             {shown}")
-            for p in r.problems:
-                click.echo(f"  error: {p}")
-        bad = sum(not r.ok for r in report.cards)
-        click.echo(f"{len(report.cards) - bad} card(s) ok, {bad} failed")
+        click.echo("\n".join(report.lines()))
     if not report.ok:
         sys.exit(1)
 
@@ -315,6 +278,21 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, as_json: bool) -> None:
                       str(r.get("rig")), str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
     console = Console(width=None if sys.stdout.isatty() else 200)
     console.print(table)
+
+
+@cli.command("export")
+@click.argument("run_name", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="File to write (default: <card>-v<N>-<run>.<format>); "
+              "never overwritten.")
+@click.pass_context
+def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None:
+    """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
+    from benchcard.verdict.frames import export_run
+
+    done = export_run(_project(ctx), run_name, fmt, Path(out) if out else None)
+    click.echo(f"wrote {done.rows} cells → {done.path}" + (" (blinded: no verdict yet, so no variant or repetition"
+                                                              " columns)" if done.blinded else ""))
 
 
 # ------------------------------------------------------------------------------------------- blind grading

@@ -57,6 +57,50 @@ class CheckReport:
     def ok(self) -> bool:
         return all(c.ok for c in self.cards)
 
+    def to_json(self) -> dict[str, Any]:
+        """What `benchcard check --json` prints."""
+        return {
+            "ok": self.ok,
+            "cards": [
+                {
+                    "card": r.name,
+                    "ok": r.ok,
+                    "seal": r.seal,
+                    "problems": list(r.problems),
+                    "examples": [
+                        {"label": e.label, "expect": e.expect, "ok": e.ok,
+                         "score": e.score.score if e.score else None,
+                         "metrics": e.score.metrics if e.score else None,
+                         "rules": e.score.rules if e.score else None}
+                        for e in r.examples
+                    ],
+                }
+                for r in self.cards
+            ],
+        }
+
+    def lines(self) -> list[str]:
+        """What `benchcard check` prints, line by line."""
+        out = []
+        for r in self.cards:
+            head = f"{r.card.id} v{r.card.version} ({r.card.kind}) · {r.seal}" if r.card else r.name
+            out.append(("ok   " if r.ok else "FAIL ") + head)
+            for e in r.examples:
+                mark = "ok  " if e.ok else "FAIL"
+                expect = e.expect if isinstance(e.expect, str) else "metrics"
+                score = f"{e.score.score:.2f}" if e.score else "  - "
+                out.append(f"  {mark} {score} expect {expect:<7} {e.label}")
+                if e.score and e.score.rules:
+                    rules = "  ".join(f"{k} {'pass' if v else 'FAIL'}" for k, v in e.score.rules.items())
+                    out.append(f"             {rules}")
+                elif e.score and not isinstance(e.expect, str):
+                    shown = ", ".join(f"{m}={e.score.metrics.get(m, float('nan')):g}" for m in e.expect)
+                    out.append(f"             {shown}")
+            out.extend(f"  error: {p}" for p in r.problems)
+        bad = sum(not r.ok for r in self.cards)
+        out.append(f"{len(self.cards) - bad} card(s) ok, {bad} failed")
+        return out
+
 
 def check(project: Project, names: Sequence[str] = ()) -> CheckReport:
     """Check the named cards, or every card in `cards/`; never stops at the first bad card."""

@@ -1,0 +1,176 @@
+"""A run and the ledger as pandas DataFrames, and `benchcard export`: benchcard's results for other tools.
+
+`read_run` gives one row per cell. It unblinds (adds `variant` and `repetition` from `sealed/assignment.jsonl`)
+only for a run that has a verdict: before that, the variant of a cell is exactly what the blind design keeps
+from everyone, so an unjudged run comes back with the blinded columns only, and `frame.attrs["blinded"]` says
+which. pandas is imported on first use, so that `import benchcard` stays as fast as the command line needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchcard import ledger
+from benchcard.errors import RunError
+from benchcard.project import Project
+from benchcard.verdict.give import find_run
+from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The columns every frame of a run has, in order; the metric columns follow `score`, then the call's figures.
+CELL_COLUMNS = ("run", "cell", "variant", "fixture", "repetition", "status", "score")
+CALL_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "cost", "latency_ms", "attempts",
+                "finish_reason", "model", "provider")
+BLINDED = ("variant", "repetition")
+FORMATS = ("csv", "parquet")
+
+
+def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.DataFrame:
+    """One row per cell of a run (its folder, or a run id or card id in `project`, default: the nearest).
+
+    Columns: run, cell, variant, fixture, repetition, status (ok | truncated | failed | missing), score, one
+    column per metric the scorer wrote (NaN where the cell was not scored), input/output/reasoning tokens,
+    cost, latency_ms, attempts, finish_reason, model, provider. Without a verdict the run is still blind:
+    `variant` and `repetition` are left out and `attrs["blinded"]` is True.
+    """
+    import pandas as pd
+
+    run_dir = _run_dir(run, project)
+    manifest = read_manifest(run_dir)
+    blinded = not (run_dir / VERDICT_FILE).is_file()
+    rows: dict[str, dict[str, Any]] = {}
+    if not blinded:
+        for a in _jsonl(run_dir / "sealed" / "assignment.jsonl"):
+            rows[str(a["cell"])] = {"cell": str(a["cell"]), "variant": a.get("variant"), "fixture": a.get("fixture"),
+                                    "repetition": a.get("repetition"), "status": "missing"}
+    rig = _mapping(manifest.get("rig"))
+    model, provider = rig.get("model"), rig.get("provider")
+    for o in _jsonl(run_dir / "outputs.jsonl"):
+        row = _row(rows, o, run_dir / "outputs.jsonl", blinded)
+        usage = _mapping(o.get("usage"))
+        row.update(status=o.get("status"), input_tokens=usage.get("input"), output_tokens=usage.get("output"),
+                   reasoning_tokens=usage.get("reasoning"), cost=o.get("cost"), latency_ms=o.get("latency_ms"),
+                   attempts=o.get("attempts"), finish_reason=o.get("finish_reason"))
+    metric_names: dict[str, str] = {}
+    for s in _jsonl(run_dir / "scores.jsonl"):
+        row = _row(rows, s, run_dir / "scores.jsonl", blinded)
+        row["score"] = s.get("score")
+        row.setdefault("status", s.get("status"))
+        metrics = dict(s.get("metrics") or {})
+        for rule, passed in (s.get("rules") or {}).items():
+            metrics.setdefault(f"rule.{rule}", float(passed))
+        for name, value in metrics.items():
+            if name == "score":
+                continue  # the scorer's headline metric is the score column already
+            column = metric_names.setdefault(name, name if name not in CELL_COLUMNS + CALL_COLUMNS
+                                             else f"metric.{name}")
+            row[column] = value
+    for row in rows.values():
+        row.update(run=run_dir.name, model=model, provider=provider)
+        row.setdefault("status", "missing")
+    columns = [c for c in CELL_COLUMNS if not (blinded and c in BLINDED)]
+    columns += list(metric_names.values()) + list(CALL_COLUMNS)
+    frame = pd.DataFrame(list(rows.values()), columns=columns)
+    for column in ("score", "cost", "latency_ms", *metric_names.values()):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    for column in ("input_tokens", "output_tokens", "reasoning_tokens", "attempts",
+                   *(() if blinded else ("repetition",))):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    if not blinded:
+        frame = frame.sort_values(["fixture", "variant", "repetition"], kind="stable", ignore_index=True)
+    frame.attrs.update(blinded=blinded, run=run_dir.name, card=manifest.get("card"),
+                       version=manifest.get("version"), metrics=list(metric_names.values()))
+    return frame
+
+
+def read_ledger(project: Project | str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The ledger, one row per verdict in file order (`at` as UTC timestamps). Nested figures (metrics,
+    clauses, latency) stay as Python objects in their column. It reads; `benchcard ledger --verify` checks."""
+    import pandas as pd
+
+    if project is None:
+        project = Project.find()
+    elif not isinstance(project, Project):
+        path = Path(project)
+        project = Project(path.parent.parent if path.name == "ledger.jsonl" else path)
+    frame = pd.DataFrame(ledger.read(project))
+    if "at" in frame:
+        frame["at"] = pd.to_datetime(frame["at"], utc=True)
+    return frame
+
+
+@dataclass(frozen=True)
+class Export:
+    """What `benchcard export` wrote."""
+
+    path: Path
+    format: str
+    rows: int
+    blinded: bool
+
+
+def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
+    """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only)."""
+    if fmt not in FORMATS:
+        raise RunError(f"--format {fmt}: expected csv or parquet")
+    frame = read_run(run, project)
+    path = out if out is not None else Path(f"{frame.attrs['card']}-v{frame.attrs['version']}-"
+                                            f"{frame.attrs['run']}.{fmt}")
+    if path.exists() or path.is_symlink():
+        raise RunError(f"{path}: already exists; export never overwrites (choose another --out)")
+    if fmt == "parquet":
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            raise RunError("--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)")
+        frame.attrs.clear()  # pyarrow stores attrs as JSON metadata; keep the file to its columns
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+    return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _run_dir(run: str | os.PathLike[str], project: Project | None) -> Path:
+    path = Path(run)
+    if (path / "manifest.json").is_file():
+        return path.resolve()
+    return find_run(project if project is not None else Project.find(), str(run))
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """A JSONL file's objects; a missing file has none; a bad line is an error naming it."""
+    if not path.is_file():
+        return
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise RunError(f"{path}:{n}: not a JSON object: {exc}") from None
+            if not isinstance(row, dict) or "cell" not in row:
+                raise RunError(f"{path}:{n}: expected a JSON object with a cell")
+            yield row
+
+
+def _row(rows: dict[str, dict[str, Any]], data: Mapping[str, Any], path: Path, blinded: bool) -> dict[str, Any]:
+    """The frame row of a file's cell: a blinded run makes it; a judged run's plan must already have it."""
+    cell = str(data["cell"])
+    row = rows.get(cell)
+    if row is None:
+        if not blinded:
+            raise RunError(f"{path}: cell {cell} is not in the run's plan")
+        row = rows[cell] = {"cell": cell, "fixture": data.get("fixture")}
+    return row
