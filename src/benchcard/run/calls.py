@@ -164,9 +164,12 @@ def _elapsed(started: float) -> float:
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
     usage = UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
-    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                     usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
-                     attempts=attempts, error=_scrub(s, c.error) if c.error else None)
+    row = OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+                    usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
+                    attempts=attempts, error=_scrub(s, c.error) if c.error else None)
+    if c.endpoint is not None:  # a pool: which server answered
+        row["endpoint"] = c.endpoint
+    return row
 
 
 def _failed(job: Job, attempts: int, latency: float | None, error: str) -> OutputRow:

@@ -10,7 +10,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 MANIFEST = "manifest.json"
 OUTPUTS = "outputs.jsonl"
@@ -41,6 +41,7 @@ class OutputRow(TypedDict):
     latency_ms: float | None
     attempts: int
     error: str | None
+    endpoint: NotRequired[str]  # the server that answered, when the provider is a pool of servers
 
 
 class AssignmentRow(TypedDict):

@@ -29,6 +29,7 @@ from benchcard.project import Project
 from benchcard.run.calls import RateLimiter, Session, execute, make_client
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
 from benchcard.run.options import RunOptions
+from benchcard.run.pool import PoolProvider, pool_capacity
 from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import (
     Price,
@@ -170,7 +171,8 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
         if given is not None and given != recorded:
             raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
                            f"(drop {flag})")
-    cfg = provider_config(rig["provider"], config, manifest.get("base_url"))
+    # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL
+    cfg = provider_config(rig["provider"], config, None if manifest.get("endpoints") else manifest.get("base_url"))
     if cfg.type != manifest.get("provider_type"):
         raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
                        f"{manifest.get('provider_type')}")
@@ -181,11 +183,13 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
 async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_Target], o: RunOptions,
                    prices: Mapping[str, Price], transport: httpx.AsyncBaseTransport | None, stream: IO[str] | None,
                    stop_after: int | None, state: dict[str, Any]) -> list[RunSummary]:
-    client = make_client(o.concurrency, o.timeout, transport)
+    size = max([o.concurrency, *(pool_capacity(t.cfg, o.concurrency) for t in targets)])
+    client = make_client(size, o.timeout, transport)
     summaries = []
     try:
         for target in targets:
-            provider = make_provider(target.cfg, client, target.model)
+            provider: Provider = (PoolProvider(target.cfg, client, o.concurrency) if target.cfg.endpoints
+                                  else make_provider(target.cfg, client, target.model))
             try:
                 summaries.append(await _run_one(project, card, seal_root, target, provider, o, prices, stream,
                                                 stop_after, state))
@@ -223,6 +227,9 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     wall = time.perf_counter()
     resumed = t.manifest is not None
     workers = workers_for(provider, o.concurrency)
+    if isinstance(provider, PoolProvider):  # each server takes its own number of calls
+        workers = provider.max_concurrency
+        await provider.check_models(t.model or t.cfg.name)
     if t.manifest is None:
         model = t.model or _local_model_name(provider)
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
@@ -255,6 +262,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                     "line": rig.line()},
             "provider_type": t.cfg.type,
             "base_url": t.cfg.base_url,
+            **({"endpoints": [e.url for e in t.cfg.endpoints]} if t.cfg.endpoints else {}),
             "params": dict(card.params),
             "seed": seed,
             "repetitions": card.repetitions,

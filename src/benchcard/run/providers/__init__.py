@@ -63,13 +63,18 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
     if declared is not None:
         if not isinstance(declared, Mapping) or declared.get("type") not in ("openai", "anthropic", "local"):
             raise ProviderError(f"{CONFIG_FILE}: field 'providers.{name}.type': expected openai, anthropic or local")
+        from benchcard.run.providers.endpoints import parse_endpoints, parse_pool
+
+        pool = parse_endpoints(name, declared)
         cfg = ProviderConfig(
             name=name,
             type=declared["type"],
-            base_url=declared.get("base_url"),
+            base_url=pool[0].url if pool else declared.get("base_url"),
             api_key_env=declared.get("api_key_env"),
             requests_per_minute=declared.get("requests_per_minute"),
             headers=dict(declared.get("headers") or {}),
+            endpoints=pool,
+            pool=parse_pool(name, declared) if pool else {},
         )
     elif name in BUILTIN:
         cfg = BUILTIN[name]
@@ -77,7 +82,7 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
         known = sorted(set(BUILTIN) | set(config.get("providers") or {}))
         names = ", ".join(known)
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
-    if base_url:
+    if base_url:  # one server named on the command line replaces the configured one (or pool)
         cfg = ProviderConfig(cfg.name, cfg.type, base_url.rstrip("/"), cfg.api_key_env, cfg.requests_per_minute,
                              cfg.headers)
     return cfg

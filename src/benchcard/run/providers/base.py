@@ -53,6 +53,17 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None  # as reported by the provider; None when it reports none
     error: str | None = None
+    endpoint: str | None = None  # which server of a pool answered (None: the provider's one base_url)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One server of a pool (`base_urls` in benchcard.yaml): its URL, calls in flight at most, requests per
+    minute at most (None: the run's --concurrency and no limit)."""
+
+    url: str
+    concurrency: int | None = None
+    requests_per_minute: float | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,8 @@ class ProviderConfig:
     api_key_env: str | None = None
     requests_per_minute: float | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    endpoints: tuple[Endpoint, ...] = ()  # a pool of servers of one model; base_url is then the first's
+    pool: Mapping[str, float] = field(default_factory=dict)  # fail_after, out_for_s: when a server is taken out
 
 
 class RetryableError(Exception):

@@ -188,7 +188,9 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
         for index, rule in enumerate(config.faults):
             if rule.match in user:
                 hits = state.fault_hits.get((index, key), 0)
-                if hits < rule.times:
+                spent = state.fault_hits.get((index, ""), 0)  # hits over all bodies, for `total`
+                if hits < rule.times and (rule.total is None or spent < rule.total):
+                    state.fault_hits[(index, "")] = spent + 1
                     state.fault_hits[(index, key)] = hits + 1
                     fault = rule
                     break
@@ -243,7 +245,8 @@ async def messages(request: web.Request) -> web.StreamResponse:
 
 async def models(request: web.Request) -> web.StreamResponse:
     """``GET /v1/models``: some clients probe it before the first call."""
-    return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+    models = request.app[_SERVER].state.config.models
+    return web.json_response({"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
 
 
 async def control_config(request: web.Request) -> web.StreamResponse:

@@ -38,6 +38,7 @@ class FaultRule:
     match: str
     kind: FaultKind
     times: int = 1
+    total: int | None = None  # at most this many hits over all bodies (a server that recovers), None: no cap
     retry_after: float | None = None
     hang_s: float = 30.0
 
@@ -54,6 +55,7 @@ class Config:
     require_key: bool = False
     replies: tuple[ReplyRule, ...] = ()
     faults: tuple[FaultRule, ...] = ()
+    models: tuple[str, ...] = ("fake-model",)  # what GET /v1/models lists (a pool checks its servers agree)
 
 
 _TOP_KEYS: Final = frozenset(
@@ -66,12 +68,13 @@ _TOP_KEYS: Final = frozenset(
         "require_key",
         "replies",
         "faults",
+        "models",
     }
 )
 _REPLY_KEYS: Final = frozenset(
     {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost"}
 )
-_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "retry_after", "hang_s"})
+_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s"})
 
 
 def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
@@ -145,6 +148,7 @@ def _parse_fault(obj: Any, where: str) -> FaultRule:
         match=_string(raw.get("match", ""), f"{where}.match"),
         kind=kind,  # type: ignore[arg-type]  # narrowed by the membership test above
         times=_integer(raw.get("times", 1), f"{where}.times"),
+        total=None if raw.get("total") is None else _integer(raw["total"], f"{where}.total"),
         retry_after=None if retry_after is None else _number(retry_after, f"{where}.retry_after"),
         hang_s=_number(raw.get("hang_s", 30.0), f"{where}.hang_s"),
     )
@@ -169,4 +173,11 @@ def parse_config(obj: Any) -> Config:
         require_key=_boolean(raw.get("require_key", False), "config.require_key"),
         replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
         faults=tuple(_parse_fault(f, f"config.faults[{i}]") for i, f in enumerate(faults)),
+        models=_models(raw.get("models", ["fake-model"])),
     )
+
+
+def _models(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise FakeServerError("config.models: expected a list of model ids")
+    return tuple(_string(m, f"config.models[{i}]") for i, m in enumerate(value))

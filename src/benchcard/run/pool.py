@@ -1,0 +1,179 @@
+"""A pool of servers of one model (vLLM or llama.cpp replicas) behind one provider: each call goes to the
+least-loaded healthy server, and a server that fails repeatedly is taken out and tried again later.
+
+Why here and not in the runner: to the runner a pool is one provider whose calls take a little longer to
+place; the cell's retries, its row and its statuses stay the runner's. The body sent is the stored body,
+byte for byte, whichever server answers (each server is the vendor's own `HttpProvider` at another URL), and
+the row of every answered cell names the server (`endpoint`).
+
+Health: `fail_after` transport failures in a row (429, 5xx, timeouts, dropped connections) take a server out
+for `out_for_s` seconds; it then gets one call at a time until it answers again, and each further failure
+doubles its time out (up to five minutes). When every server is out, calls wait for the first to return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from benchcard.errors import ProviderError
+from benchcard.run.calls import RateLimiter
+from benchcard.run.providers import make_provider
+from benchcard.run.providers.base import (
+    CallError,
+    Completion,
+    Endpoint,
+    HttpProvider,
+    ProviderConfig,
+    RetryableError,
+    is_retryable,
+    read_key,
+)
+
+MAX_OUT_S = 300.0
+
+
+class _Server:
+    """One endpoint's live state: calls in flight, failures in a row, out until when."""
+
+    def __init__(self, provider: HttpProvider, endpoint: Endpoint, concurrency: int):
+        self.provider = provider
+        self.url = endpoint.url
+        self.capacity = endpoint.concurrency or concurrency
+        self.limiter = RateLimiter(endpoint.requests_per_minute)
+        self.in_flight = 0
+        self.failures = 0
+        self.out_until = 0.0
+        self.out_for = 0.0
+        self.calls = 0
+
+    def room(self, now: float) -> int:
+        """Calls it may take now: none while out, one while on trial after being out, else its free slots."""
+        if self.out_until > now:
+            return 0
+        if self.out_for:  # back from being out: one call proves it before it takes more
+            return 1 - self.in_flight
+        return self.capacity - self.in_flight
+
+
+class PoolProvider:
+    """Several servers of one model as one provider (the runner's `Provider` interface)."""
+
+    def __init__(self, config: ProviderConfig, client: httpx.AsyncClient, concurrency: int):
+        self.config = config
+        self.fail_after = int(config.pool.get("fail_after", 3))
+        self.first_out = float(config.pool.get("out_for_s", 10.0))
+        self.servers = []
+        for e in config.endpoints:
+            one = dataclasses.replace(config, base_url=e.url, endpoints=())
+            provider = make_provider(one, client)
+            assert isinstance(provider, HttpProvider)
+            self.servers.append(_Server(provider, e, concurrency))
+        self.max_concurrency = sum(s.capacity for s in self.servers)
+        self._changed = asyncio.Condition()
+
+    @property
+    def urls(self) -> list[str]:
+        return [s.url for s in self.servers]
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
+                   effort: str | None) -> dict[str, Any]:
+        return self.servers[0].provider.build_body(model, messages, params, effort)
+
+    def should_retry(self, error: BaseException) -> bool:
+        return is_retryable(error)
+
+    async def aclose(self) -> None:
+        """The client belongs to the runner, which closes it."""
+
+    async def complete(self, body: Mapping[str, Any]) -> Completion:
+        server = await self._acquire()
+        ok = False
+        try:
+            await server.limiter.wait()
+            server.calls += 1
+            completion = await server.provider.complete(body)
+            ok = True
+            return dataclasses.replace(completion, endpoint=server.url)
+        except RetryableError as exc:
+            raise RetryableError(f"{server.url}: {exc}", exc.retry_after, exc.status) from None
+        except CallError as exc:
+            ok = True  # a refusal of this body says nothing about the server's health
+            raise CallError(f"{server.url}: {exc}", exc.status) from None
+        finally:
+            await self._release(server, ok)
+
+    async def _acquire(self) -> _Server:
+        loop = asyncio.get_running_loop()
+        async with self._changed:
+            while True:
+                now = loop.time()
+                open_ = [s for s in self.servers if s.room(now) > 0]
+                if open_:
+                    best = min(open_, key=lambda s: (s.in_flight / s.capacity, s.calls))
+                    best.in_flight += 1
+                    return best
+                back = [s.out_until - now for s in self.servers if s.out_until > now]
+                with contextlib.suppress(TimeoutError):  # a server's time out is over: look again
+                    await asyncio.wait_for(self._changed.wait(), timeout=min(back) if back else None)
+
+    async def _release(self, server: _Server, ok: bool) -> None:
+        now = asyncio.get_running_loop().time()
+        async with self._changed:
+            server.in_flight -= 1
+            if ok:
+                server.failures, server.out_for = 0, 0.0
+            else:
+                server.failures += 1
+                on_trial = server.out_for > 0
+                if on_trial or server.failures >= self.fail_after:
+                    server.out_for = min(MAX_OUT_S, server.out_for * 2 if on_trial else self.first_out)
+                    server.out_until = now + server.out_for
+                    server.failures = 0
+            self._changed.notify()  # one slot was freed: wake one waiting call, not all of them
+
+    async def check_models(self, model: str) -> None:
+        """Refuse a pool whose servers serve different models: the rig is one model.
+
+        Each server's `GET /models` is read; a server that does not answer is let in (it may come back), one
+        whose list lacks the model while another's has it, or whose list differs from the others', is refused.
+        """
+        served = await asyncio.gather(*(self._models(s) for s in self.servers))
+        known = [(s.url, m) for s, m in zip(self.servers, served, strict=True) if m is not None]
+        if not known or all(m == known[0][1] for _, m in known):
+            return
+        for url, models in known:
+            if model not in models:
+                shown = ", ".join(sorted(models)[:5]) or "no model"
+                raise ProviderError(f"provider '{self.config.name}': {url} serves {shown}, not {model}; a pool "
+                                    "must serve one model (remove that server from base_urls)")
+
+    async def _models(self, server: _Server) -> frozenset[str] | None:
+        provider = server.provider
+        try:
+            key = read_key(provider.config)
+            headers = {**provider.config.headers, **provider.vendor_headers(key)}
+            response = await provider.client.get(f"{server.url}/models", headers=headers, timeout=10.0)
+            data = json.loads(response.content) if response.status_code == 200 else None
+        except (httpx.HTTPError, OSError, ValueError, CallError):
+            return None
+        except Exception as exc:  # aiohttp errors come through the transport unwrapped
+            if type(exc).__module__.startswith("aiohttp"):
+                return None
+            raise
+        entries = data.get("data") if isinstance(data, Mapping) else None
+        if not isinstance(entries, Sequence):
+            return None
+        return frozenset(str(e["id"]) for e in entries if isinstance(e, Mapping) and "id" in e)
+
+
+def pool_capacity(config: ProviderConfig, concurrency: int) -> int:
+    """Calls in flight at most over a pool: each server's own concurrency, else --concurrency each."""
+    return sum(e.concurrency or concurrency for e in config.endpoints)
+
