@@ -24,14 +24,17 @@ Config keys (all optional), see :func:`parse_config`::
       "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
                    "reasoning_tokens": 0, "cost": 0.0012},
                   {"match": "noisy", "replies_cycle": ["a", "b"]}],
-      "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0}]
+      "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
+      "models": ["fake-model"]
     }
 
 Fault kinds: ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection closed, no response),
 ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply, ``length`` /
 ``max_tokens``), ``malformed`` (200 whose body is not JSON). A fault hits the first ``times`` calls of *each
 distinct request body* (by hash) it matches; faults are tried in list order, so ``[429 ×1, 500 ×1]`` gives
-429, then 500, then success for every body.
+429, then 500, then success for every body; ``total`` caps a fault's hits over all bodies (a server that
+fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its servers agree). Several
+servers (a pool) are several :class:`FakeServer` processes, each on its own port.
 
 The package is cut by concept: ``config`` (the JSON config and its strict parser), ``replies`` (what a request is
 answered and in which vendor's shape), ``app`` (the aiohttp server, its counters and ``main``) and ``client``
