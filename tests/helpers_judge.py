@@ -23,8 +23,8 @@ prompt:
   user: |-
     Describe the fruit.
     {{{{variant}}}}<item>{{{{fixture}}}}</item>
-variants: {{plain: "", zz-colour-variant: "{variant_text}"}}
-baseline: plain
+variants: {{yy-plain-variant: "", zz-colour-variant: "{variant_text}"}}
+baseline: yy-plain-variant
 fixtures: fixtures/judged-ab/*.txt
 repetitions: {reps}
 scoring:

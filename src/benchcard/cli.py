@@ -177,6 +177,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
             click.echo(f"  {capped_note(s.provider, s.concurrency)}")
         click.echo(f"  {s.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
                    + (f", {s.missing} missing" if s.missing else "") + f" · {cost} · {s.wall_s:.1f} s")
+        if s.judge is not None:
+            click.echo(f"  {s.judge.line()}")
         if s.finished:
             click.echo("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
         else:

@@ -83,6 +83,15 @@ def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: flo
     return rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
 
 
+def workers_for(provider: Provider, concurrency: int) -> int:
+    """`--concurrency`, capped at the provider's `max_concurrency` when it states one: the local model runs one
+    call at a time, and a cell queued behind another would count the wait in its latency_ms and its timeout."""
+    limit = getattr(provider, "max_concurrency", None)
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
+        return min(concurrency, limit)
+    return concurrency
+
+
 # ------------------------------------------------------------------------------------------------ execution
 
 

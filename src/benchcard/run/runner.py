@@ -26,8 +26,9 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import ProviderError, RunError, SealError
 from benchcard.project import Project
-from benchcard.run.calls import RateLimiter, Session, execute, make_client
+from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
+from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
 from benchcard.run.options import RunOptions
 from benchcard.run.pool import PoolProvider, pool_capacity
 from benchcard.run.progress import NullProgress, Progress, RichProgress
@@ -69,6 +70,7 @@ class RunSummary:
     resumed: bool
     seed: int | None = None
     concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
+    judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +116,9 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     targets = _targets(project, card, options, config, seal_root)
     for t in targets:
         require_key(t.cfg)
+    spec = judge_spec(card)
+    if spec is not None:
+        require_key(judge_config(spec, config))
     state: dict[str, Any] = {}
     try:
         return asyncio.run(_run_all(project, card, seal_root, targets, options, prices, transport, stream,
@@ -192,21 +197,12 @@ async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_
                                   else make_provider(target.cfg, client, target.model))
             try:
                 summaries.append(await _run_one(project, card, seal_root, target, provider, o, prices, stream,
-                                                stop_after, state))
+                                                stop_after, state, transport))
             finally:
                 await provider.aclose()
     finally:
         await client.aclose()
     return summaries
-
-
-def workers_for(provider: Provider, concurrency: int) -> int:
-    """`--concurrency`, capped at the provider's `max_concurrency` when it states one: the local model runs one
-    call at a time, and a cell queued behind another would count the wait in its latency_ms and its timeout."""
-    limit = getattr(provider, "max_concurrency", None)
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
-        return min(concurrency, limit)
-    return concurrency
 
 
 def capped_note(provider: str, workers: int) -> str:
@@ -223,7 +219,7 @@ def _local_model_name(provider: Provider) -> str:
 
 async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, provider: Provider, o: RunOptions,
                    prices: Mapping[str, Price], stream: IO[str] | None, stop_after: int | None,
-                   state: dict[str, Any]) -> RunSummary:
+                   state: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None) -> RunSummary:
     wall = time.perf_counter()
     resumed = t.manifest is not None
     workers = workers_for(provider, o.concurrency)
@@ -284,6 +280,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                        limiter=RateLimiter(o.rpm or t.cfg.requests_per_minute), progress=progress,
                        secret_env=t.cfg.api_key_env, workers=workers)
     called = 0
+    judge: JudgeSummary | None = None
     if "finished_at" not in manifest:
         with store.open_outputs() as writer:
             tally = _Tally.of(store) if resumed else _Tally(Counts(ok=0, truncated=0, failed=0))
@@ -302,14 +299,20 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                 raise RunError(f"{session.fatal}; the run stopped with {len(done) + writer.written} of {total} "
                                f"cells recorded. Fix the cause, then: benchcard run {card.id} --resume "
                                f"{store.run_id}")
-            if tally.seen >= total:  # every cell has an outcome: score blind and close the manifest
-                score_blind(store.outputs_path, store.scores_path, card, project)
-                manifest = store.add_to_manifest({
-                    "finished_at": utc_stamp(),
-                    "outputs_digest": file_digest(store.outputs_path),
-                    "scores_digest": file_digest(store.scores_path),
-                    "counts": tally.counts,
-                })
+            if tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
+                if judge_spec(card) is not None:
+                    judge = await judge_run(project, card, store, o, load_config(project.root), prices,
+                                            transport=transport, stream=stream, stop_after=stop_after)
+                else:
+                    score_blind(store.outputs_path, store.scores_path, card, project)
+                if judge is None or judge.finished:
+                    manifest = store.add_to_manifest({
+                        "finished_at": utc_stamp(),
+                        "outputs_digest": file_digest(store.outputs_path),
+                        "scores_digest": file_digest(store.scores_path),
+                        "counts": tally.counts,
+                        **(judge_manifest_fields(store, judge) if judge is not None else {}),
+                    })
     else:
         tally = _Tally.of(store)
     return RunSummary(
@@ -318,6 +321,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"), concurrency=workers,
+        judge=judge,
     )
 
 

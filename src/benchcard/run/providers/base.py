@@ -99,7 +99,7 @@ class CallError(Exception):
 
 class Provider(Protocol):
     """What the runner needs of a vendor. Optional, found with getattr: an int `max_concurrency` (the runner
-    then runs no more workers than that, `runner.workers_for`); `planned_body(body, occurrence)`, what plan time
+    then runs no more workers than that, `calls.workers_for`); `planned_body(body, occurrence)`, what plan time
     seals instead of the built body (the local model writes its seed in); `async prepare()`, run before the run
     plans or creates its folder (the local model loads there, so a bad file leaves nothing behind)."""
 

@@ -1,0 +1,295 @@
+"""The judging pass of a judge card: every ok output judged k times by the card's sealed judge, blind.
+
+It runs when every cell of the run has an outcome, as the scoring step, and is planned and stored like the
+run itself (`calls.py` does the calls):
+
+- `sealed/judge-requests.jsonl`, written whole before the first judge call: one row per judgement, `{cell (the
+  judgement's own opaque id), output (the judged cell), judgement (0..k-1), fixture, redacted, provider, url,
+  body}`. The order is a seeded shuffle of all (output, judgement) pairs, so the judge meets the variants mixed
+  and never in the run's order. Each body holds one output, its fixture, its key and the rubric (the card's
+  template, `scoring.judge.prompt`), with verbatim echoes of any variant's text removed; never the variant,
+  its text, the run or the model under test (tests/test_judging.py checks every body).
+- `judge-outputs.jsonl`: one row per finished judgement, the shape of `outputs.jsonl`, appended and flushed as it
+  comes, so a killed pass resumes with the judgements it lacks (`run --resume`).
+- `scores.jsonl` is then written from the outputs and the judge's answers: per output, each metric is the mean
+  over its readable judgements. An output with none (every judgement failed in transport or answered off-form)
+  gets no score row, and the verdict counts it as unscored rather than wrong.
+
+The judge's calls are costed and counted apart from the model's (the manifest's `judge` block).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import defaultdict
+from collections.abc import Container, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any, cast
+
+import httpx
+
+from benchcard._util.hashing import canonical_json, file_digest, seed_from
+from benchcard.card.model import Card
+from benchcard.errors import ProviderError, RunError
+from benchcard.project import Project
+from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run.options import RunOptions
+from benchcard.run.progress import NullProgress, Progress, RichProgress
+from benchcard.run.providers import Price, endpoint, make_provider, provider_config
+from benchcard.run.providers.base import Provider, ProviderConfig
+from benchcard.run.rows import SEALED, AssignmentRow, Counts, OutputRow, RequestRow, dumps_line, utc_stamp
+from benchcard.run.store import RunStore
+from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, blind_output, judge_messages, read_answer
+from benchcard.scoring.judge.keys import key_text
+from benchcard.scoring.scorers import ScoreRow, load_keys
+
+JUDGE_REQUESTS = "judge-requests.jsonl"
+JUDGE_OUTPUTS = "judge-outputs.jsonl"
+
+
+def judge_spec(card: Card) -> JudgeSpec | None:
+    return card.scoring if isinstance(card.scoring, JudgeSpec) else None
+
+
+def judge_config(spec: JudgeSpec, config: Mapping[str, Any]) -> ProviderConfig:
+    """The judge's provider as the project configures it; checked before the run's first call."""
+    cfg = provider_config(spec.provider, config)
+    if cfg.type != "local" and not cfg.base_url:
+        raise ProviderError(f"the judge's provider '{cfg.name}' has no base_url; declare it in benchcard.yaml")
+    return cfg
+
+
+class JudgeStore(RunStore):
+    """The judge's calls in a run folder: the run store's append-and-flush, lock and torn-tail repair, over
+    `judge-outputs.jsonl`, and its plan read from `sealed/judge-requests.jsonl`."""
+
+    @property
+    def outputs_path(self) -> Path:
+        return self.folder / JUDGE_OUTPUTS
+
+    @property
+    def judge_requests_path(self) -> Path:
+        return self.folder / SEALED / JUDGE_REQUESTS
+
+    def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+        """Each planned judgement as the runner's calls read a cell: its id, its fixture and its body."""
+        for row in self.iter_judge_requests():
+            if row["cell"] not in skip:
+                yield cast(AssignmentRow, row), cast(RequestRow, row)
+
+    def iter_judge_requests(self) -> Iterator[dict[str, Any]]:
+        if not self.judge_requests_path.is_file():
+            raise RunError(f"{self.judge_requests_path}: missing; the judging was never planned")
+        with open(self.judge_requests_path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    raise RunError(f"{self.judge_requests_path}: line {n} is not JSON") from None
+
+
+@dataclass
+class JudgeSummary:
+    """What the judging pass did, counted apart from the model under test."""
+
+    rig: str
+    judgements: int
+    per_output: int
+    counts: Counts
+    unreadable: int
+    called: int
+    cost: float | None
+    tokens: dict[str, int]
+    finished: bool
+
+    def line(self) -> str:
+        c = self.counts
+        cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}"
+        state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
+        return (f"judge {self.rig}: {self.judgements} judgements ({self.per_output} per ok output): {c['ok']} ok, "
+                f"{self.unreadable} unreadable, {c['truncated']} truncated, {c['failed']} failed{state} · "
+                f"{self.tokens['input']} + {self.tokens['output']} tokens · {cost}")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def judge_run(project: Project, card: Card, store: RunStore, options: RunOptions, config: Mapping[str, Any],
+                    prices: Mapping[str, Price], *, transport: httpx.AsyncBaseTransport | None = None,
+                    stream: IO[str] | None = None, stop_after: int | None = None) -> JudgeSummary:
+    """Plan (once), call and read the judgements of a run whose cells all have an outcome; writes scores.jsonl
+    when every judgement has one. Resumable: only judgements without a row in judge-outputs.jsonl are called."""
+    spec = judge_spec(card)
+    assert spec is not None
+    cfg = judge_config(spec, config)
+    jstore = JudgeStore(store.folder)
+    client = make_client(options.concurrency, options.timeout, transport)
+    provider = make_provider(cfg, client, spec.model)
+    called = 0
+    try:
+        manifest = store.read_manifest()
+        if not jstore.judge_requests_path.is_file():
+            prepare = getattr(provider, "prepare", None)
+            if prepare is not None:
+                await prepare()
+            rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
+        else:
+            rig_line = str(manifest.get("judge", {}).get("rig", {}).get("line", spec.model))
+        total = int(store.read_manifest()["judge"]["judgements"])
+        workers = workers_for(provider, options.concurrency)
+        progress: Progress = RichProgress(stream) if options.progress else NullProgress()
+        session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
+                          limiter=RateLimiter(options.rpm or cfg.requests_per_minute), progress=progress,
+                          secret_env=cfg.api_key_env, workers=workers)
+        with jstore.open_outputs() as writer:
+            done = jstore.done_cells()
+            if len(done) < total:
+                progress.start(f"judging {store.run_id} · {rig_line} · {total} judgements", total, len(done))
+                try:
+                    called = await execute(session, writer, done, stop_after)
+                finally:
+                    progress.stop()
+            if session.fatal is not None:
+                raise RunError(f"the judge: {session.fatal}; the judging stopped with {len(done) + writer.written} "
+                               f"of {total} judgements recorded. Fix the cause, then: benchcard run {card.id} "
+                               f"--resume {store.run_id}")
+    finally:
+        await provider.aclose()
+        await client.aclose()
+    summary = _summarise(jstore, spec, rig_line, total, called)
+    if summary.finished:
+        write_scores(card, spec, store, jstore, project)
+    return summary
+
+
+def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, provider: Provider,
+          cfg: ProviderConfig, manifest: Mapping[str, Any]) -> str:
+    """Write `sealed/judge-requests.jsonl` (whole, synced, then renamed) and the manifest's `judge` block."""
+    keys = load_keys(spec, project.keys_dir(card.id), card.fixtures) if spec.uses_key else {}
+    variant_texts = list(card.variants.values())
+    outputs = {row["cell"]: row for row in store.iter_outputs() if row["status"] == "ok"}
+    seed = seed_from(str(manifest["seal_root"])) ^ int(manifest.get("seed") or 0)
+    rng = random.Random(seed)
+    pairs = [(cell, k) for cell in sorted(outputs) for k in range(spec.judgements)]
+    rng.shuffle(pairs)
+    url = endpoint(cfg)
+    planned = getattr(provider, "planned_body", None)
+    occurrences: dict[bytes, int] = defaultdict(int)
+    seen: set[str] = set()
+    tmp = jstore.judge_requests_path.with_name(JUDGE_REQUESTS + ".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "wb") as fh:
+        for cell, k in pairs:
+            out = outputs[cell]
+            fixture = out["fixture"]
+            blinded = blind_output(out["text"], variant_texts)
+            fixture_text = card.fixture_text(fixture) if card.is_ab and spec.uses_fixture else ""
+            messages = judge_messages(spec, blinded.text, fixture_text, key_text(keys.get(fixture)))
+            body = provider.build_body(spec.model, messages, spec.params, spec.effort)
+            if planned is not None:
+                identity = canonical_json(body)
+                body = planned(body, occurrences[identity])
+                occurrences[identity] += 1
+            jid = _judgement_id(rng, seen)
+            fh.write(dumps_line({"cell": jid, "output": cell, "judgement": k, "fixture": fixture,
+                                 "redacted": blinded.removed, "provider": cfg.name, "url": url, "body": body}))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, jstore.judge_requests_path)
+    model = getattr(provider, "model_name", None) if cfg.type == "local" else None
+    rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
+    rig["line"] = " · ".join(str(p) for p in (rig["model"], f"effort {rig['effort']}" if rig["effort"] else None,
+                                              cfg.name) if p)
+    store.add_to_manifest({"judge": {
+        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
+        "judgements": len(pairs), "seed": seed, "planned_at": utc_stamp(),
+        "requests_digest": file_digest(jstore.judge_requests_path)}})
+    return str(rig["line"])
+
+
+def _judgement_id(rng: random.Random, seen: set[str]) -> str:
+    while True:
+        jid = f"j{rng.getrandbits(40):010x}"
+        if jid not in seen:
+            seen.add(jid)
+            return jid
+
+
+def read_judgements(spec: JudgeSpec, jstore: JudgeStore) -> dict[str, list[dict[str, float] | None]]:
+    """Per judged output, its judgements in order k = 0..: the metrics of a readable answer, None otherwise
+    (failed, truncated, unreadable or not yet made). The verdict's agreement figures read this too."""
+    rows: dict[str, OutputRow] = {row["cell"]: row for row in jstore.iter_outputs()}
+    out: dict[str, list[dict[str, float] | None]] = {}
+    for req in jstore.iter_judge_requests():
+        grades = out.setdefault(str(req["output"]), [None] * spec.judgements)
+        row = rows.get(str(req["cell"]))
+        if row is None or row["status"] != "ok":
+            continue
+        try:
+            grades[int(req["judgement"])] = read_answer(spec, row["text"])
+        except UnreadableAnswer:
+            continue
+    return out
+
+
+def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int) -> JudgeSummary:
+    counts = Counts(ok=0, truncated=0, failed=0)
+    unreadable = 0
+    cost, priced = 0.0, False
+    tokens = {"input": 0, "output": 0}
+    for row in jstore.iter_outputs():
+        counts[row["status"]] += 1  # type: ignore[literal-required]
+        if row["status"] == "ok":
+            try:
+                read_answer(spec, row["text"])
+            except UnreadableAnswer:
+                unreadable += 1
+        if row["cost"] is not None:
+            cost += row["cost"]
+            priced = True
+        tokens["input"] += row["usage"]["input"]
+        tokens["output"] += row["usage"]["output"]
+    finished = _done(counts) >= total
+    return JudgeSummary(rig=rig_line, judgements=total, per_output=spec.judgements, counts=counts,
+                        unreadable=unreadable, called=called, cost=round(cost, 6) if priced else None,
+                        tokens=tokens, finished=finished)
+
+
+def _done(counts: Counts) -> int:
+    return counts["ok"] + counts["truncated"] + counts["failed"]
+
+
+def write_scores(card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, project: Project) -> int:
+    """scores.jsonl from outputs.jsonl and the judgements: per output, each metric's mean over its readable
+    judgements; truncated and failed outputs get a null score, outputs with no readable judgement no row."""
+    judged = read_judgements(spec, jstore)
+    written = 0
+    tmp = store.scores_path.with_name(store.scores_path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        for out in store.iter_outputs():
+            if out["status"] != "ok":
+                row = ScoreRow(cell=out["cell"], fixture=out["fixture"], status=out["status"], score=None,
+                               metrics={}, rules=None)
+            else:
+                grades = [g for g in judged.get(out["cell"], []) if g is not None]
+                if not grades:
+                    continue
+                metrics = {name: sum(g[name] for g in grades) / len(grades) for name in grades[0]}
+                row = ScoreRow(cell=out["cell"], fixture=out["fixture"], status="ok", score=metrics["score"],
+                               metrics=metrics, rules=None)
+            fh.write(dumps_line(row))
+            written += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, store.scores_path)
+    return written
+
+
+def judge_manifest_fields(store: RunStore, summary: JudgeSummary) -> dict[str, Any]:
+    """What the manifest's closing adds for the judge: the digest of its outputs and its own totals."""
+    return {"judge_outputs_digest": file_digest(JudgeStore(store.folder).outputs_path),
+            "judge_counts": {**summary.counts, "unreadable": summary.unreadable},
+            "judge_cost": summary.cost, "judge_tokens": summary.tokens}

@@ -1,0 +1,123 @@
+"""The judging pass over real sockets: the fake server plays both the model and a scripted judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from .helpers_judge import CARD_ID, VARIANT_TEXT, judge_project, write_judge_config
+from .helpers_run import key, only_run, read_jsonl, server  # noqa: F401 - fixtures
+
+ECHO = "A RED tomato. " + VARIANT_TEXT.strip()
+
+
+def bc(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(root), *args])
+
+
+def script(judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The model echoes its instruction when it has one; the judge answers by what the description says."""
+    return {"record_bodies": True, **extra, "replies": [
+        {"match": "<<A RED", **judge},
+        {"match": "<<A tomato", "reply": "It leaves the colour out.\nGRADE: FAIL"},
+        {"match": "Mention the colour", "reply": ECHO},
+        {"match": "", "reply": "A tomato."}]}
+
+
+def judge_bodies(srv: FakeServer) -> list[dict[str, Any]]:
+    return [b for b in srv.stats()["bodies"] if b.get("model") == "test/judge"]
+
+
+def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert ("judge test/judge · judge: 36 judgements (3 per ok output): 36 ok, 0 unreadable, 0 truncated, "
+            "0 failed") in result.output
+    folder = only_run(project, CARD_ID)
+    # the judge saw each output alone, with its fixture and key, and nothing naming the variant or the run
+    bodies = judge_bodies(server)
+    assert len(bodies) == 36
+    assignment = read_jsonl(folder / "sealed" / "assignment.jsonl")
+    forbidden = [VARIANT_TEXT.strip(), "zz-colour-variant", "yy-plain-variant", "test/model", folder.name,
+                 *(a["cell"] for a in assignment)]
+    for body in bodies:
+        text = json.dumps(body, ensure_ascii=False)
+        assert not [f for f in forbidden if f in text], text
+        assert text.count("<<") == 1 and '\\"colour\\": \\"red\\"' in text and "a ripe tomato" in text
+    # planned before the first judge call, in a shuffled order that mixes the variants
+    requests = read_jsonl(folder / "sealed" / "judge-requests.jsonl")
+    def canon(bodies: list[dict[str, Any]]) -> list[str]:
+        return sorted(json.dumps(b, sort_keys=True) for b in bodies)
+
+    assert canon([r["body"] for r in requests]) == canon(bodies)  # what was sealed is what was sent
+    variant_of = {a["cell"]: a["variant"] for a in assignment}
+    order = [variant_of[r["output"]] for r in requests]
+    assert order != sorted(order) and order != sorted(order, reverse=True)
+    assert sum(r["redacted"] for r in requests) == 18  # every echo of the instruction, k times each
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["judge"]["judgements"] == 36 and manifest["judge"]["per_output"] == 3
+    assert manifest["judge_counts"] == {"ok": 36, "truncated": 0, "failed": 0, "unreadable": 0}
+    assert manifest["judge_tokens"]["input"] > 0 and manifest["counts"]["ok"] == 12
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert sorted(s["score"] for s in scores) == [0.0] * 6 + [1.0] * 6
+    verdict = bc(tmp_path, "verdict", folder.name, "--json")
+    assert verdict.exit_code == 0, verdict.output
+    assert json.loads(verdict.output)["finding"] == "win"
+
+
+def test_a_killed_judging_resumes_with_the_judgements_it_lacks(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=2, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    # 8 model calls, then the judging is stopped after 8 of its 16 calls, as a kill would
+    [first] = run(project, CARD_ID, RunOptions(progress=False), stop_after=8)
+    assert first.judge is not None and not first.finished and first.judge.counts["ok"] == 8
+    folder = only_run(project, CARD_ID)
+    assert not (folder / "scores.jsonl").exists()
+    assert "finished_at" not in json.loads((folder / "manifest.json").read_text())
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert server.stats()["calls"] == 8 and len(judge_bodies(server)) == 8  # no model call, 8 judge calls
+    assert len(read_jsonl(folder / "judge-outputs.jsonl")) == 16
+    assert bc(tmp_path, "verdict", folder.name).exit_code == 0
+
+
+def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    # the judge answers off-form every other time for the good outputs
+    server.configure(script({"replies_cycle": ["GRADE: PASS", "Looks good!"]}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "8 judgements (2 per ok output): 8 ok, 2 unreadable" in result.output
+    folder = only_run(project, CARD_ID)
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert sorted(s["score"] for s in scores) == [0.0, 0.0, 1.0, 1.0]  # the readable judgement decides
+
+
+def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = judge_project(tmp_path, server.base_url)
+    write_judge_config(tmp_path, server.base_url)
+    config = (tmp_path / "benchcard.yaml").read_text()
+    (tmp_path / "benchcard.yaml").write_text(config.replace(
+        "judge: {type: openai", "judge: {type: openai, api_key_env: JUDGE_KEY_UNSET").replace(
+        ", api_key_env: BENCHCARD_TEST_KEY}\n", "}\n", 2).replace(
+        "fake: {type: openai,", "fake: {type: openai, api_key_env: BENCHCARD_TEST_KEY,"))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 1
+    assert "JUDGE_KEY_UNSET is not set" in result.output
+    assert server.stats()["calls"] == 0 and not list(Project(tmp_path).results_dir.glob("*/v1/*"))
