@@ -15,7 +15,9 @@ from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_judge import CARD_ID, VARIANT_TEXT, judge_project, write_judge_config
-from .helpers_run import key, only_run, read_jsonl, server  # noqa: F401 - fixtures
+from .helpers_run import key, only_run, read_jsonl, server
+
+__all__ = ["key", "server"]  # fixtures used by name
 
 ECHO = "A RED tomato. " + VARIANT_TEXT.strip()
 
@@ -109,7 +111,7 @@ def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Pat
 
 
 def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeServer, key: str) -> None:
-    project = judge_project(tmp_path, server.base_url)
+    judge_project(tmp_path, server.base_url)
     write_judge_config(tmp_path, server.base_url)
     config = (tmp_path / "benchcard.yaml").read_text()
     (tmp_path / "benchcard.yaml").write_text(config.replace(

@@ -44,7 +44,8 @@ from benchcard.run.rows import SEALED, AssignmentRow, Counts, OutputRow, Request
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, blind_output, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
-from benchcard.scoring.scorers import ScoreRow, load_keys
+from benchcard.scoring.keys import load_keys
+from benchcard.scoring.scorers import ScoreRow
 
 JUDGE_REQUESTS = "judge-requests.jsonl"
 JUDGE_OUTPUTS = "judge-outputs.jsonl"
@@ -168,7 +169,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
 def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, provider: Provider,
           cfg: ProviderConfig, manifest: Mapping[str, Any]) -> str:
     """Write `sealed/judge-requests.jsonl` (whole, synced, then renamed) and the manifest's `judge` block."""
-    keys = load_keys(spec, project.keys_dir(card.id), card.fixtures) if spec.uses_key else {}
+    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
     variant_texts = list(card.variants.values())
     outputs = {row["cell"]: row for row in store.iter_outputs() if row["status"] == "ok"}
     seed = seed_from(str(manifest["seal_root"])) ^ int(manifest.get("seed") or 0)
