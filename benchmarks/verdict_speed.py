@@ -111,6 +111,8 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     from benchcard.card import seal
     from benchcard.card.load import load_card
     from benchcard.project import Project
+    from benchcard.run.grid import planned_assignment
+    from benchcard.run.plandigest import seal_plan
 
     (root / "cards").mkdir(parents=True)
     (root / "cards" / "speed-ab.yaml").write_text(FULL_CARD.format(reps=reps), encoding="utf-8")
@@ -126,25 +128,24 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     run_dir = project.run_dir("speed-ab", 1, run_id)
     (run_dir / "sealed").mkdir(parents=True)
     rng = np.random.default_rng(seed)
-    n = 2 * n_fixtures * reps
-    order = rng.permutation(n)
-    variant = order % 2
-    fixture = (order // 2) % n_fixtures
-    rep = order // (2 * n_fixtures)
+    plan = list(planned_assignment(card, 1))  # the plan the runner makes with seed 1, as the verdict re-derives it
+    n = len(plan)
+    names = ("baseline", "A")
+    variant = np.array([names.index(a["variant"]) for a in plan])
+    index = {f: i for i, f in enumerate(fixtures)}
+    fixture = np.array([index[a["fixture"]] for a in plan])
     difficulty = rng.random(n_fixtures)
     recall = np.clip(difficulty[fixture] + 0.02 * variant + rng.normal(0, 0.15, n), 0, 1)
     recall = np.round(recall * 4) / 4
     unsupported = rng.poisson(0.4, n).astype(float)
-    names = ("baseline", "A")
     with open(run_dir / "sealed" / "assignment.jsonl", "w", encoding="utf-8") as fa, \
             open(run_dir / "sealed" / "requests.jsonl", "w", encoding="utf-8") as fr, \
             open(run_dir / "outputs.jsonl", "w", encoding="utf-8") as fo, \
             open(run_dir / "scores.jsonl", "w", encoding="utf-8") as fs:
         for i in range(n):
-            cell = f"c{i:010x}"
+            cell = plan[i]["cell"]
             fx = fixtures[fixture[i]]
-            fa.write(_line({"cell": cell, "variant": names[variant[i]], "fixture": fx, "repetition": int(rep[i]),
-                            "order": i}))
+            fa.write(_line(dict(plan[i])))
             fr.write(_line({"cell": cell, "provider": "openai", "url": "http://x/v1/chat/completions", "body": {}}))
             text = "Parties: Acme Ltd; Beta plc\nEffective date: 3 February 2025\nTermination rights: not stated\n" \
                    "Obligations: deliver the Monthly Volume Report no later than the fifth Business Day"
@@ -160,9 +161,11 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     manifest = {"run": run_id, "card": "speed-ab", "version": 1, "kind": "ab", "seal_root": sealed["root"],
                 "rig": {"provider": "openai", "model": "bench/model", "effort": "high", "surface": "Bench API",
                         "line": "bench/model · effort high · Bench API"},
-                "cells": n, "repetitions": reps, "started_at": "2026-11-30T15:12:00Z",
-                "finished_at": "2026-11-30T16:12:00Z", "outputs_digest": file_digest(run_dir / "outputs.jsonl"),
-                "counts": {"ok": n, "truncated": 0, "failed": 0}}
+                "cells": n, "repetitions": reps, "seed": 1, "started_at": "2026-11-30T15:12:00Z"}
+    manifest.update(seal_plan(run_dir, manifest))
+    manifest.update({"finished_at": "2026-11-30T16:12:00Z", "outputs_digest": file_digest(run_dir / "outputs.jsonl"),
+                     "scores_digest": file_digest(run_dir / "scores.jsonl"),
+                     "counts": {"ok": n, "truncated": 0, "failed": 0}})
     (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return project, run_dir
 

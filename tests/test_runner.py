@@ -42,6 +42,7 @@ from .helpers_run import (
 __all__ = ["key", "server"]  # fixtures used by name
 
 MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
+                 "sealed", "plan_digest",
                  "repetitions", "cells", "concurrency", "benchcard_version", "started_at"}
 FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
 OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",

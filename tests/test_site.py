@@ -26,6 +26,8 @@ from benchcard.card.model import Card, Rig
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
+from benchcard.run.grid import planned_assignment
+from benchcard.run.plandigest import seal_plan
 from benchcard.scoring.scorers import score_output
 from benchcard.verdict import grading
 from benchcard.verdict.give import give_verdict
@@ -45,11 +47,28 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
-def _finish(folder: Path, manifest: dict[str, Any], outputs: list[dict[str, Any]]) -> None:
-    """The manifest as the runner leaves it at the end of a run."""
+def _replan(folder: Path, card: Card, seed: int) -> None:
+    """Give the fabricated cells the ids and call order the runner's plan has for this card and seed, as a
+    verdict re-derives them (`run.grid.planned_assignment`)."""
+    def read(name: str) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in (folder / name).read_text(encoding="utf-8").splitlines()]
+
+    planned = {(a["variant"], a["fixture"], a["repetition"]): a for a in planned_assignment(card, seed)}
+    new = {a["cell"]: planned[(a["variant"], a["fixture"], a["repetition"])] for a in read("sealed/assignment.jsonl")}
+    for name in ("outputs.jsonl", "scores.jsonl", "sealed/requests.jsonl"):
+        rows = sorted(read(name), key=lambda r: new[r["cell"]]["order"])
+        _jsonl(folder / name, [{**r, "cell": new[r["cell"]]["cell"]} for r in rows])
+    _jsonl(folder / "sealed/assignment.jsonl", [dict(a) for a in sorted(new.values(), key=lambda a: a["order"])])
+
+
+def _finish(folder: Path, manifest: dict[str, Any], outputs: list[dict[str, Any]], card: Card) -> None:
+    """The plan and the manifest as the runner leaves them at the end of a run."""
+    _replan(folder, card, manifest["seed"])
     counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
+    manifest.update(seal_plan(folder, manifest))
     manifest.update({"finished_at": manifest["started_at"][:11] + "23:59:00Z",
-                     "outputs_digest": file_digest(folder / "outputs.jsonl"), "counts": counts})
+                     "outputs_digest": file_digest(folder / "outputs.jsonl"),
+                     "scores_digest": file_digest(folder / "scores.jsonl"), "counts": counts})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
@@ -74,7 +93,12 @@ def _sealed(project: Project, card_id: str) -> tuple[Card, str]:
 
 def write_probe_run(project: Project, card_id: str, run_id: str, model: str, texts: list[tuple[str, str]],
                     version: int | None = None, verdict: bool = True) -> Path:
-    """A probe run, one cell per (status, text), scored by the real scorer; judged by the real verdict."""
+    """A probe run, one cell per (status, text), scored by the real scorer; judged by the real verdict. A card
+    not sealed yet is first given one repetition per text, as a run of that many repetitions needs."""
+    path = project.card_path(card_id)
+    if version is None and not list(project.keys_dir(card_id).glob("*.seal.json")):
+        path.write_text(re.sub(r"^repetitions: \d+$", f"repetitions: {len(texts)}", path.read_text(encoding="utf-8"),
+                               flags=re.M), encoding="utf-8")
     card, root = _sealed(project, card_id)
     version = version or card.version
     folder = project.run_dir(card_id, version, run_id)
@@ -103,7 +127,7 @@ def write_probe_run(project: Project, card_id: str, run_id: str, model: str, tex
     _jsonl(folder / "sealed" / "requests.jsonl", requests)
     manifest = _manifest(card, run_id, model, len(texts), root)
     manifest["version"], manifest["repetitions"] = version, len(texts)
-    _finish(folder, manifest, outputs)
+    _finish(folder, manifest, outputs, card)
     if verdict:
         give_verdict(project, folder, n_resamples=200)
     return folder
@@ -145,7 +169,7 @@ def write_bench_run(project: Project, run_id: str = BENCH_RUN, verdict: bool = T
     _jsonl(folder / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": "anthropic",
                                                    "url": "https://api.anthropic.com/v1/messages", "body": {}}
                                                   for a in assignment])
-    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs)
+    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs, card)
     if verdict:
         sheet = grading.blind_sheet(project, folder, out=folder.parent / "sheet.csv")
         with open(sheet.path, encoding="utf-8", newline="") as fh:
@@ -190,7 +214,7 @@ def write_rules_ab_run(project: Project, card_id: str, run_id: str,
     _jsonl(folder / "sealed" / "assignment.jsonl", assignment)
     _jsonl(folder / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": card.rig.provider,
                                                    "url": "", "body": {}} for a in assignment])
-    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs)
+    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs, card)
     give_verdict(project, folder, n_resamples=200)
     return folder
 

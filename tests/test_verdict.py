@@ -27,6 +27,8 @@ from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
+from benchcard.run.grid import planned_assignment
+from benchcard.run.plandigest import seal_plan
 from benchcard.verdict import stats
 from benchcard.verdict.give import bootstrap_many, find_run, give_verdict, load_verdict, read_run
 from benchcard.verdict.table import table_text as _table_text
@@ -136,18 +138,14 @@ def make_run(
     run_id = f"20261130T{next(_run_counter):06d}Z-3f9a"
     run_dir = project.run_dir(card.id, card.version, run_id)
     (run_dir / "sealed").mkdir(parents=True)
-    variants = card.variant_names()
     fixtures = card.fixture_ids()
-    cells = [(v, f, r) for f in fixtures for r in range(card.repetitions) for v in variants]
-    order = np.random.default_rng(7).permutation(len(cells)).tolist()
-    cells = [cells[i] for i in order]
-    assignment, outputs, scores = [], [], []
+    assignment: list[Any] = list(planned_assignment(card, 1))  # the plan the runner makes with seed 1
+    outputs, scores = [], []
     names = list(metrics)
-    for i, (v, f, r) in enumerate(cells):
-        cell = f"c{i:010x}"
+    for i, a in enumerate(assignment):
+        cell, v, f, r = a["cell"], a["variant"], a["fixture"], a["repetition"]
         st = status.get((v, f, r), "ok")
         fi = fixtures.index(f)
-        assignment.append({"cell": cell, "variant": v, "fixture": f, "repetition": r, "order": i})
         text = (texts or {}).get((v, f, r), f"Parties: Acme Ltd (output {i})")
         outputs.append({
             "cell": cell, "fixture": f, "status": st, "text": text if st != "failed" else "",
@@ -182,13 +180,15 @@ def make_run(
         "rig": {"provider": card.rig.provider, "model": card.rig.model, "effort": card.rig.effort,
                 "surface": card.rig.surface, "line": card.rig.line()},
         "provider_type": "openai", "base_url": "http://x/v1", "params": dict(card.params), "seed": 1,
-        "repetitions": card.repetitions, "cells": len(cells), "concurrency": 4, "benchcard_version": "0.1.0",
+        "repetitions": card.repetitions, "cells": len(assignment), "concurrency": 4, "benchcard_version": "0.1.0",
         "started_at": "2026-11-30T15:12:00Z",
     }
+    manifest.update(seal_plan(run_dir, manifest))
     if finished:
         counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
-        digest = file_digest(run_dir / "outputs.jsonl")
-        manifest.update({"finished_at": "2026-11-30T15:20:00Z", "outputs_digest": digest, "counts": counts})
+        manifest.update({"finished_at": "2026-11-30T15:20:00Z", "counts": counts,
+                         "outputs_digest": file_digest(run_dir / "outputs.jsonl"),
+                         "scores_digest": file_digest(run_dir / "scores.jsonl")})
     (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return run_dir
 
@@ -505,6 +505,9 @@ def test_refuses_scores_that_disagree_with_outputs(project: Project) -> None:
         if r["status"] == "truncated":
             r.update(status="ok", score=0.0, metrics={"field_recall": 0.0})
     scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((run_dir / "manifest.json").read_text())  # as a faulty scorer would have recorded it
+    manifest["scores_digest"] = file_digest(scores)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VerdictError, match=r"scores\.jsonl does not match outputs\.jsonl"):
         give_verdict(project, run_dir)
 

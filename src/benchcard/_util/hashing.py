@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from typing import Any
@@ -11,9 +12,43 @@ from typing import Any
 _CHUNK = 1 << 20
 
 
+class NotCanonicalError(ValueError):
+    """Data with no canonical JSON form: a NaN or an infinity, at `path` (`a.b[2]`, empty for the whole)."""
+
+    def __init__(self, path: str):
+        super().__init__(f"{f'field {path!r}' if path else 'the value'} is NaN or infinite; canonical JSON "
+                         "holds finite numbers only")
+        self.path = path
+
+
 def canonical_json(obj: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: the one byte form that two machines agree on."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Sorted keys, no spaces, UTF-8: the one byte form that two machines agree on.
+
+    NaN and infinities are refused, not written as the non-JSON `NaN`/`Infinity` that another reader would
+    reject or read differently: a digest must stand for data anyone can parse back.
+    """
+    try:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise NotCanonicalError((_where_not_finite(obj, "$") or "$")[1:].removeprefix(".")) from None
+    return text.encode("utf-8")
+
+
+def _where_not_finite(obj: Any, path: str) -> str | None:
+    """The JSON path of the first NaN or infinity in `obj` (only walked when dumping has failed)."""
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else path
+    if isinstance(obj, dict):
+        for key in sorted(obj, key=str):
+            found = _where_not_finite(obj[key], f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            found = _where_not_finite(value, f"{path}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def digest(obj: Any) -> str:

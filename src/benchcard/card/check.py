@@ -139,11 +139,15 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
                         "the file would be sealed and never read: remove it")
     examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
-    if card.is_ab:
+    finite = sealmod.not_finite(card, project)
+    if finite:  # nothing else can be hashed or compared byte for byte
+        problems.append(finite)
+    elif card.is_ab:
         problems += variant_problems(card, source)
-    problems += history_problems(card, project, source)
+    if not finite:
+        problems += history_problems(card, project, source)
     seal_state = ""
-    if not verify_seal:
+    if not verify_seal or finite:
         pass
     elif sealmod.read(card.id, card.version, project) is None:
         seal_state = f"v{card.version} not sealed"

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.hashing import digest, file_digest
+from benchcard._util.hashing import NotCanonicalError, digest, file_digest
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
-from benchcard.errors import SealError
+from benchcard.errors import CardError, SealError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec
 
@@ -35,6 +35,9 @@ class SealContent:
 def compute(card: Card, project: Project) -> SealContent:
     """Digest the card's protocol, every fixture file and every key file of this version."""
     protocol = card.protocol()
+    problem = not_finite(card, project)
+    if problem:
+        raise CardError(problem)
     fields = {name: digest(value) for name, value in sorted(protocol.items())}
     root = os.path.join(project.root.resolve(), "")
     fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}
@@ -55,6 +58,17 @@ def compute(card: Card, project: Project) -> SealContent:
     body = {"card": card.id, "version": card.version, "protocol": digest(protocol), "fixtures": fixtures,
             "keys": keys}
     return SealContent(digest(protocol), fields, fixtures, keys, digest(body))
+
+
+def not_finite(card: Card, project: Project) -> str | None:
+    """The card's field holding a NaN or an infinity, said in one line; None when its protocol has a canonical
+    form (a seal digests canonical JSON, which holds finite numbers only)."""
+    try:
+        digest(card.protocol())
+    except NotCanonicalError as exc:
+        return (f"{project.relative(card.path)}: field '{exc.path}': expected a finite number, got NaN or an "
+                "infinity")
+    return None
 
 
 def _relative(real: Path | str, root: str, project: Project) -> str:

@@ -18,6 +18,7 @@ Counting here, not at call time, makes a resumed run (which reads the bodies bac
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -67,6 +68,31 @@ def plan_cells(card: Card, seed: int) -> list[PlannedCell]:
             cell = _cell_id(rng, seen)
             cells.append(PlannedCell(cell, variant, fixture, rep, len(cells)))
     return cells
+
+
+def planned_assignment(card: Card, seed: int) -> Iterator[AssignmentRow]:
+    """The rows `sealed/assignment.jsonl` must hold for this card and seed, in call order: what the verdict
+    re-derives, so that an assignment edited after the run (variant labels swapped) cannot be judged."""
+    for c in plan_cells(card, seed):
+        yield AssignmentRow(cell=c.cell, variant=c.variant, fixture=c.fixture, repetition=c.repetition, order=c.order)
+
+
+def assignment_digest(card: Card, seed: int) -> str:
+    """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
+    `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    variants = {v: encode(v) for v in card.variant_names()}
+    fixtures = {f: encode(f) for f in card.fixture_ids()}
+    h = hashlib.sha256()
+    lines: list[str] = []
+    for c in plan_cells(card, seed):
+        lines.append(f'{{"cell":"{c.cell}","variant":{variants[c.variant]},"fixture":{fixtures[c.fixture]},'
+                     f'"repetition":{c.repetition},"order":{c.order}}}\n')
+        if len(lines) == 4096:
+            h.update("".join(lines).encode("utf-8"))
+            lines.clear()
+    h.update("".join(lines).encode("utf-8"))
+    return "sha256:" + h.hexdigest()
 
 
 def _cell_id(rng: random.Random, seen: set[str]) -> str:

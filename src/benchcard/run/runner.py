@@ -30,6 +30,7 @@ from benchcard.run.calls import RateLimiter, Session, execute, make_client, work
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
 from benchcard.run.options import RunOptions
+from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.pool import PoolProvider, pool_capacity
 from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import (
@@ -169,6 +170,10 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
     if manifest.get("seal_root") != seal_root:
         raise SealError(f"{where}: the run was planned under seal {manifest.get('seal_root')}, the card is now "
                         f"sealed as {seal_root}; a run never spans two versions")
+    problems = plan_problems(store.folder, manifest)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")
     rig = manifest["rig"]
     for flag, given, recorded in (("--provider", o.provider, rig["provider"]),
                                   ("--model", o.models[0] if o.models else None, rig["model"]),
@@ -267,6 +272,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             "benchcard_version": __version__,
             "started_at": utc_stamp(started),
         }
+        manifest.update(seal_plan(store.folder, manifest))
         store.write_manifest(manifest)
         del cells
     else:

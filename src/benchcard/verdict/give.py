@@ -34,10 +34,12 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.project import Project
+from benchcard.run.grid import assignment_digest
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats, bootstrap_many
 from benchcard.verdict.columns import OK
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
+from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, table_text
 from benchcard.verdict.winrule import clause_text
@@ -125,9 +127,10 @@ def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> C
 
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], card: Card,
-                  outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None) -> None:
-    """The next refusals: seal changed, outputs changed, scores changed. The digests may be computed
-    meanwhile on another thread (hashing releases the GIL)."""
+                  outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
+                  assignment: Future[str] | None = None) -> None:
+    """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
+    changed, scores changed. The digests may be computed meanwhile on another thread."""
     from benchcard.card import seal
 
     run = run_dir.name
@@ -140,9 +143,8 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], 
             f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
             f"{root} but the run was made under {manifest['seal_root']}"
         )
-    expected = manifest.get("outputs_digest")
-    if not expected:
-        raise VerdictError(f"run {run}: manifest has no outputs_digest; cannot show its outputs are unchanged")
+    check_plan(run_dir, manifest, card, assignment)
+    expected = manifest["outputs_digest"]
     outputs = run_dir / "outputs.jsonl"
     if not outputs.is_file():
         raise VerdictError(f"run {run}: outputs.jsonl is missing")
@@ -151,10 +153,11 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], 
         raise VerdictError(
             f"run {run}: outputs.jsonl changed after the run finished (manifest {expected}, file now {actual})"
         )
-    scores_expected = manifest.get("scores_digest")
+    scores_expected = manifest["scores_digest"]
     scores_path = run_dir / "scores.jsonl"
-    if scores_expected and scores_path.is_file() and (
-            scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
+    if not scores_path.is_file():
+        raise VerdictError(f"run {run}: scores.jsonl is missing")
+    if (scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
         raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")
 
 
@@ -203,6 +206,8 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         scores_path = run_dir / "scores.jsonl"
         scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
         card = _run_card(project, run_dir, manifest)
+        seed_ok = isinstance(manifest.get("seed"), int) and not isinstance(manifest.get("seed"), bool)
+        planned = io.submit(assignment_digest, card, manifest["seed"]) if seed_ok else None
         clock.lap("checks (card)")
         read_error: VerdictError | None = None
         figures = None
@@ -216,7 +221,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             read_error = exc
         clock.lap("read plan and scores")
         try:
-            _check_sealed(project, run_dir, manifest, card, digest, scores_digest)
+            _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned)
         except VerdictError:
             pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
             raise
@@ -303,8 +308,10 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         h = body["human"]
         row["human"] = {"graded": h["graded"], "agreement": h["agreement"], "kappa": h["kappa"],
                         "disagreements": len(h["disagreements"])}
-    row.update({"cost": cost, "latency": latency, "seal_root": manifest["seal_root"],
+    row.update({"cost": cost, "latency": latency, **evidence_digests(manifest), "seal_root": manifest["seal_root"],
                 "evidence": evidence})
+    content = ledger.strict({**head, **body})
+    row["verdict_digest"] = verdict_digest(content)
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
@@ -313,10 +320,8 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
             raise VerdictError(f"run {run} is already in the ledger (seq {existing.get('seq')}) but has no "
                                f"{VERDICT_FILE}; it is not entered twice")
         entered = ledger.append(project, row)
-        verdict_data = ledger.strict({
-            **head, **body, "given_at": entered["at"],
-            "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]},
-        })
+        verdict_data = {**content, "given_at": entered["at"],
+                        "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]}}
         os.replace(table_tmp, run_dir / TABLE_FILE)
         text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         _write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))

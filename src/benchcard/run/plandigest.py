@@ -1,0 +1,85 @@
+"""The sealed plan's digests: every file under `sealed/` and the manifest fields that say what the run is.
+
+When the plan is written the manifest records `sealed` (each file under `sealed/` → `sha256:<hex>` of its bytes)
+and `plan_digest` (the digest of the fields in `PLAN_FIELDS` — the rig among them — together with `sealed`).
+`run --resume`, `verdict` and `ledger --verify` recompute both, so an edited assignment (swapped variant
+labels), an edited request body, a file added under `sealed/` or a rig changed in the manifest is named, never
+used. Before a verdict these digests sit beside what they protect and catch edits, not a forger who recomputes
+them; the verdict copies `plan_digest` into its ledger row, which anchors it (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchcard._util.hashing import digest, file_digest
+from benchcard.run.rows import SEALED
+
+#: The manifest fields fixed when the plan is written that say what the run is; `plan_digest` covers them.
+PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
+               "repetitions", "cells", "started_at")
+
+
+#: Written under `sealed/` after the run by `benchcard blind-sheet` (a sheet's row → cell mapping, hidden from
+#: graders); reproducible from outputs.jsonl and the seal, so not part of the plan.
+SHEET_MAPPING = re.compile(r"sealed/sheet-[^/]+\.jsonl")
+
+
+def sealed_files(folder: Path) -> dict[str, str]:
+    """Every entry under `<run>/sealed/` (but blind sheets' mappings) by its path relative to the run folder,
+    with its digest; an entry that is not a regular file (a link, a pipe) is listed as such, so it can never
+    pass for sealed content."""
+    found: dict[str, str] = {}
+    base = folder / SEALED
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        for name in sorted(filenames) + sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))):
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
+            if SHEET_MAPPING.fullmatch(rel) and not path.is_symlink() and path.is_file():
+                continue
+            if path.is_symlink() or not path.is_file():
+                found[rel] = "not a regular file"
+            else:
+                found[rel] = file_digest(path)
+    return dict(sorted(found.items()))
+
+
+def plan_digest(manifest: Mapping[str, Any], sealed: Mapping[str, str]) -> str:
+    """The digest of what the run is (`PLAN_FIELDS` as the manifest has them) and of its sealed files."""
+    return digest({"fields": {k: manifest.get(k) for k in PLAN_FIELDS}, "sealed": dict(sealed)})
+
+
+def seal_plan(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a manifest gets when its plan is written: `sealed` and `plan_digest`."""
+    sealed = sealed_files(folder)
+    return {"sealed": sealed, "plan_digest": plan_digest(manifest, sealed)}
+
+
+def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
+    """What no longer matches the plan as it was written, one phrase each (empty when everything does).
+
+    A manifest without the digests is a problem too: a missing digest proves nothing, so it never passes.
+    """
+    recorded = manifest.get("sealed")
+    if not isinstance(recorded, Mapping) or not isinstance(manifest.get("plan_digest"), str):
+        return ["manifest.json has no digests of its sealed plan (sealed, plan_digest), so the plan cannot be "
+                "shown unchanged"]
+    problems: list[str] = []
+    actual = sealed_files(folder)
+    for name in sorted(set(recorded) | set(actual)):
+        if name not in actual:
+            problems.append(f"{name} is missing")
+        elif name not in recorded:
+            problems.append(f"{name} was added after the plan was written")
+        elif actual[name] == "not a regular file":
+            problems.append(f"{name} is not a regular file")
+        elif actual[name] != recorded[name]:
+            problems.append(f"{name} changed after the plan was written (sealed {recorded[name]}, now {actual[name]})")
+    if not problems and plan_digest(manifest, recorded) != manifest["plan_digest"]:
+        problems.append("manifest.json: a field of the sealed plan (" + ", ".join(PLAN_FIELDS) + ") or the digests "
+                        "of sealed/ changed after the plan was written")
+    return problems

@@ -1,0 +1,147 @@
+"""What the verdict proves about a run before it unblinds it, and what `ledger --verify` proves after.
+
+Before: the sealed plan is the one written at plan time (`run.plandigest`: every file under `sealed/`, the rig
+and the other plan fields), the assignment is the one the card and the manifest's seed give (`run.grid`
+re-derives it: swapped variant labels are refused even with recomputed digests), and the outputs and scores
+have their digests, which match. After: the ledger row carries those digests and the digest of `verdict.json`
+(`evidence_digests`), and `evidence_problems` names every file of a judged run that is missing or changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from benchcard._util.hashing import digest, file_digest
+from benchcard.card.model import Card
+from benchcard.errors import VerdictError
+from benchcard.run.grid import assignment_digest, planned_assignment
+from benchcard.run.plandigest import plan_problems
+from benchcard.run.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
+from benchcard.verdict.runfolder import VERDICT_FILE
+
+#: Fields of verdict.json that the ledger sets after the row's digest was taken.
+VERDICT_UNHASHED = ("given_at", "ledger")
+#: The manifest's digests a ledger row anchors, and the file each one covers.
+ANCHORED = {"outputs_digest": OUTPUTS, "scores_digest": SCORES}
+
+
+def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: Future[str] | None = None) -> None:
+    """Refuse a run whose sealed plan changed, or whose assignment is not the one its card and seed give.
+
+    `expected` may be `assignment_digest(card, seed)` computed meanwhile on another thread; when the sealed
+    assignment's digest equals it, no line is read; otherwise the lines are compared one by one."""
+    run = run_dir.name
+    problems = plan_problems(run_dir, manifest)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise VerdictError(f"run {run}: {problems[0]}{more}; the run cannot be judged")
+    for key in ANCHORED:
+        if not isinstance(manifest.get(key), str):
+            raise VerdictError(f"run {run}: manifest has no {key}; cannot show its {ANCHORED[key]} is unchanged")
+    seed = manifest.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise VerdictError(f"run {run}: manifest field 'seed' is {seed!r}; the assignment cannot be re-derived")
+    same = (expected.result() if expected is not None else assignment_digest(card, seed)) == \
+        manifest["sealed"].get(f"{SEALED}/{ASSIGNMENT}")
+    problem = None if same else assignment_problem(run_dir / SEALED / ASSIGNMENT, card, seed)
+    if problem:
+        raise VerdictError(f"run {run}: {problem}; the run cannot be judged")
+
+
+def assignment_problem(path: Path, card: Card, seed: int) -> str | None:
+    """The first line of `sealed/assignment.jsonl` that differs from the plan re-derived from the card and the
+    seed, said in a phrase; None when every line agrees and none is missing or extra."""
+    where = f"{SEALED}/{ASSIGNMENT}"
+    expected = planned_assignment(card, seed)
+    try:
+        with open(path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                want = next(expected, None)
+                if want is None:
+                    return f"{where} has more lines than the plan of {card.id} v{card.version} (line {n})"
+                if line == dumps_line(want):
+                    continue
+                try:
+                    got = json.loads(line)
+                except ValueError:
+                    return f"{where} line {n} is not JSON"
+                row: dict[str, Any] = dict(want)
+                if got != row:
+                    field = next((k for k in row if not isinstance(got, dict) or got.get(k) != row[k]), "cell")
+                    shown = got.get(field) if isinstance(got, dict) else got
+                    return (f"{where} line {n} (cell {row['cell']}): {field} is {shown!r}, but the card and the "
+                            f"manifest's seed {seed} give {row[field]!r}")
+    except OSError:
+        return f"{where} is missing"
+    if next(expected, None) is not None:
+        return f"{where} ends before the plan of {card.id} v{card.version} does"
+    return None
+
+
+def verdict_digest(data: Mapping[str, Any]) -> str:
+    """The digest of a verdict.json's content, without the fields the ledger sets after the row exists."""
+    return digest({k: v for k, v in data.items() if k not in VERDICT_UNHASHED})
+
+
+def evidence_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ledger row anchors of its run: the plan's digest and the digests of outputs and scores."""
+    return {"plan_digest": manifest.get("plan_digest"),
+            **{key: manifest.get(key) for key in ANCHORED}}
+
+
+def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
+    """Every file of a judged run that is missing or no longer matches its ledger row, one phrase each.
+
+    `root` is the project folder; the row's `evidence` is the run folder relative to it. A row entered before
+    rows carried digests has nothing to check its files against, which is a problem too, said as such.
+    """
+    evidence = row.get("evidence")
+    if not isinstance(evidence, str) or not evidence:
+        return ["the row names no evidence folder"]
+    folder = root / evidence
+    if not (folder / "manifest.json").is_file():
+        return [f"{evidence}/ is missing (no manifest.json)"]
+    if not isinstance(row.get("plan_digest"), str):
+        return [f"the row carries no digests of {evidence}/ (entered before rows anchored their evidence)"]
+    problems: list[str] = []
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return [f"{evidence}/manifest.json is unreadable"]
+    if not isinstance(manifest, dict):
+        return [f"{evidence}/manifest.json is not a JSON object"]
+    for key, value in evidence_digests(manifest).items():
+        if value != row.get(key):
+            problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
+    problems += [f"{evidence}/{p}" for p in plan_problems(folder, manifest)]
+    for key, name in ANCHORED.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{evidence}/{name} is missing")
+        elif file_digest(path) != row.get(key):
+            problems.append(f"{evidence}/{name} changed (ledger row {row.get(key)})")
+    problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
+    return problems
+
+
+def _verdict_problems(path: Path, shown: str, row: Mapping[str, Any]) -> list[str]:
+    if not path.is_file():
+        return [f"{shown} is missing"]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return [f"{shown} is unreadable"]
+    if not isinstance(data, dict):
+        return [f"{shown} is not a JSON object"]
+    problems = [f"{shown}: {key} is {data.get(key)!r}, the ledger row says {row.get(key)!r}"
+                for key in ("run", "finding", "outcome") if data.get(key) != row.get(key)]
+    entered = data.get("ledger")
+    if not isinstance(entered, Mapping) or entered.get("hash") != row.get("hash"):
+        problems.append(f"{shown} does not name this ledger row (seq {row.get('seq')})")
+    if not problems and verdict_digest(data) != row.get("verdict_digest"):
+        problems.append(f"{shown} changed after the verdict was given")
+    return problems

@@ -1,0 +1,185 @@
+"""Tampering with a real run, as a user would (editing its files), is named and refused: the sealed plan's
+digests (`run.plandigest`), the assignment re-derived by the verdict, and the digests a verdict needs
+(`verdict.integrity`). Runs are made by `benchcard run` against the fake server over a real socket."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import file_digest
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.plandigest import plan_digest, sealed_files
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from .helpers_run import ab_project, key, only_run, read_jsonl, server
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+CARD = "colour-ab"
+POLITE_IS_RIGHT = {"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"}
+
+
+def cli_in(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def finished_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    """A finished, scored run of a 2 × 6 × 2 ab card, not yet judged."""
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    result = cli_in(project, "run", CARD, "--json")
+    assert result.exit_code == 0, result.output
+    return project, only_run(project, CARD)
+
+
+def manifest_of(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return data
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+
+
+def swap_variants(folder: Path) -> None:
+    path = folder / "sealed" / "assignment.jsonl"
+    rows = read_jsonl(path)
+    for row in rows:
+        row["variant"] = {"A": "baseline", "baseline": "A"}[row["variant"]]
+    write_jsonl(path, rows)
+
+
+def recompute_digests(folder: Path) -> None:
+    """What a careful forger does after editing sealed files: digests in the manifest made to match again."""
+    manifest = manifest_of(folder)
+    manifest["sealed"] = sealed_files(folder)
+    manifest["plan_digest"] = plan_digest(manifest, manifest["sealed"])
+    write_manifest(folder, manifest)
+
+
+def ledger_lines(project: Project) -> int:
+    path = project.ledger_path
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
+
+
+def test_the_plan_is_digested_when_it_is_written(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    assert manifest["sealed"] == {"sealed/assignment.jsonl": file_digest(folder / "sealed" / "assignment.jsonl"),
+                                  "sealed/requests.jsonl": file_digest(folder / "sealed" / "requests.jsonl")}
+    assert manifest["plan_digest"].startswith("sha256:")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert ledger_lines(project) == 1
+
+
+def test_swapped_variant_labels_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    swap_variants(folder)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/assignment.jsonl changed after the plan was written" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert ledger_lines(project) == 0 and not (folder / "verdict.json").exists()
+
+
+def test_swapped_labels_with_recomputed_digests_are_refused_by_the_re_derived_assignment(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    swap_variants(folder)
+    recompute_digests(folder)
+    first = read_jsonl(folder / "sealed" / "assignment.jsonl")[0]
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    want = {"A": "baseline", "baseline": "A"}[first["variant"]]
+    assert (f"sealed/assignment.jsonl line 1 (cell {first['cell']}): variant is '{first['variant']}', but the card "
+            f"and the manifest's seed {manifest_of(folder)['seed']} give '{want}'") in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_an_edited_rig_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    manifest["rig"]["model"] = "openai/gpt-9"
+    manifest["rig"]["line"] = "openai/gpt-9 · fake"
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest.json: a field of the sealed plan" in result.output and "rig" in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_a_file_added_under_sealed_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    (folder / "sealed" / "assignment-v2.jsonl").write_text("{}\n", encoding="utf-8")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/assignment-v2.jsonl was added after the plan was written" in result.output
+
+
+def test_a_manifest_without_the_plan_digests_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    del manifest["sealed"], manifest["plan_digest"]
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest.json has no digests of its sealed plan" in result.output
+
+
+def test_edited_scores_with_their_digest_deleted_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    rows = read_jsonl(folder / "scores.jsonl")
+    for row in rows:
+        row["score"] = 1.0
+    write_jsonl(folder / "scores.jsonl", rows)
+    manifest = manifest_of(folder)
+    del manifest["scores_digest"]
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest has no scores_digest" in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_edited_requests_are_refused_by_resume(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    [part] = run(project, CARD, RunOptions(progress=False), stop_after=4)  # as if killed after four calls
+    assert not part.finished
+    folder = only_run(project, CARD)
+    path = folder / "sealed" / "requests.jsonl"
+    rows = read_jsonl(path)
+    rows[-1]["body"]["messages"][-1]["content"] += "\nAnswer red."
+    write_jsonl(path, rows)
+    server.configure(POLITE_IS_RIGHT)  # zeroes the call counter
+    result = cli_in(project, "run", CARD, "--resume", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/requests.jsonl changed after the plan was written" in result.output
+    assert server.stats()["calls"] == 0
+
+
+def test_a_rig_edited_before_resume_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    run(project, CARD, RunOptions(progress=False), stop_after=4)
+    folder = only_run(project, CARD)
+    manifest = manifest_of(folder)
+    manifest["params"]["temperature"] = 0.0
+    write_manifest(folder, manifest)
+    server.configure(POLITE_IS_RIGHT)
+    result = cli_in(project, "run", CARD, "--resume", folder.name)
+    assert result.exit_code == 1 and "a field of the sealed plan" in result.output
+    assert server.stats()["calls"] == 0
+
