@@ -29,6 +29,18 @@ PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "provider_t
 SHEET_MAPPING = re.compile(r"sealed/sheet-[^/]+\.jsonl")
 
 
+#: Sealed files planned after the run's plan, each with where the manifest records its digest when it is written:
+#: a judge card's judging plan (`run/judging.py`, written when every cell has an outcome).
+LATER = {f"{SEALED}/judge-requests.jsonl": ("judge", "requests_digest")}
+
+
+def _later_digest(manifest: Mapping[str, Any], name: str) -> str | None:
+    block, key = LATER[name]
+    recorded = manifest.get(block)
+    value = recorded.get(key) if isinstance(recorded, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
 def sealed_files(folder: Path) -> dict[str, str]:
     """Every entry under `<run>/sealed/` (but blind sheets' mappings) by its path relative to the run folder,
     with its digest; an entry that is not a regular file (a link, a pipe) is listed as such, so it can never
@@ -73,6 +85,10 @@ def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     for name in sorted(set(recorded) | set(actual)):
         if name not in actual:
             problems.append(f"{name} is missing")
+        elif name not in recorded and name in LATER and _later_digest(manifest, name) is not None:
+            if actual[name] != _later_digest(manifest, name):
+                problems.append(f"{name} changed after it was written (sealed {_later_digest(manifest, name)}, "
+                                f"now {actual[name]})")
         elif name not in recorded:
             problems.append(f"{name} was added after the plan was written")
         elif actual[name] == "not a regular file":
