@@ -142,11 +142,14 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
+@click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
+@click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
+@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
         concurrency: int, rpm: float | None, timeout: float, attempts: int, seed: int | None, resume: str | None,
-        gate: bool, as_json: bool) -> None:
+        gate: bool, batch: bool, no_wait: bool, poll_interval: float, as_json: bool) -> None:
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
@@ -155,7 +158,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
     from benchcard.run.runner import run as do_run
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
-                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json)
+                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json,
+                         batch=batch, wait=not no_wait, poll_interval=poll_interval)
     project = _project(ctx)
     if gate:
         from benchcard.verdict.gate import gate_runs, require_gate
@@ -182,10 +186,26 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
         if s.finished:
             click.echo("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
         else:
-            click.echo(f"  not finished; continue with: benchcard run {s.card} --resume {s.run}")
+            click.echo(f"  not finished;{' see: benchcard status ' + s.run + ';' if s.batch else ''} continue with: "
+                       f"benchcard run {s.card} --resume {s.run}")
     if report:
         click.echo("\n".join(report.lines))
         sys.exit(report.code)
+
+
+@cli.command("status")
+@click.argument("run_name", metavar="RUN")
+@click.option("--no-poll", is_flag=True, help="Only what the run folder records; ask the vendor nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) -> None:
+    """Where RUN stands: cells recorded and, for a batch run, each batch's state (polled now)."""
+    from benchcard.run.batch.status import run_status, status_lines
+    from benchcard.verdict.give import find_run
+
+    project = _project(ctx)
+    result = run_status(project, find_run(project, run_name), poll=not no_poll)
+    click.echo(json.dumps(result.to_json(), indent=2) if as_json else "\n".join(status_lines(result)))
 
 
 # ------------------------------------------------------------------------------------------------------ site

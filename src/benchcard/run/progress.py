@@ -13,6 +13,7 @@ class Progress(Protocol):
 
     def start(self, label: str, total: int, completed: int) -> None: ...
     def advance(self, row: OutputRow) -> None: ...
+    def update(self, completed: int, label: str) -> None: ...
     def stop(self) -> None: ...
 
 
@@ -23,6 +24,9 @@ class NullProgress:
         pass
 
     def advance(self, row: OutputRow) -> None:
+        pass
+
+    def update(self, completed: int, label: str) -> None:
         pass
 
     def stop(self) -> None:
@@ -70,6 +74,10 @@ class RichProgress:
             self.priced = True
         self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
                               cost=f"${self.cost:.4f}" if self.priced else "cost n/a")
+
+    def update(self, completed: int, label: str) -> None:
+        """Cells done as a batch reports them (recorded or answered remotely), and the batch's state."""
+        self._progress.update(self._task, completed=completed, description=label)
 
     def stop(self) -> None:
         if self._progress is not None:

@@ -42,6 +42,7 @@ class OutputRow(TypedDict):
     attempts: int
     error: str | None
     endpoint: NotRequired[str]  # the server that answered, when the provider is a pool of servers
+    batch: NotRequired[str]  # the vendor's batch that answered, in a `run --batch`
 
 
 class AssignmentRow(TypedDict):

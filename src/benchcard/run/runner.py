@@ -26,6 +26,7 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import ProviderError, RunError, SealError
 from benchcard.project import Project
+from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
@@ -43,6 +44,7 @@ from benchcard.run.providers import (
     require_key,
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
+from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.rows import Counts, OutputRow, new_run_id, utc_stamp
 from benchcard.run.store import RunStore
 from benchcard.scoring.keys import load_keys
@@ -72,6 +74,7 @@ class RunSummary:
     seed: int | None = None
     concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
     judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
+    batch: bool = False  # through the vendor's batch API
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -227,6 +230,9 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                    state: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None) -> RunSummary:
     wall = time.perf_counter()
     resumed = t.manifest is not None
+    batch = bool(t.manifest.get("batch")) if t.manifest is not None else o.batch
+    if batch or o.batch:
+        _check_batch(t, o, provider)
     workers = workers_for(provider, o.concurrency)
     if isinstance(provider, PoolProvider):  # each server takes its own number of calls
         workers = provider.max_concurrency
@@ -269,6 +275,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             "repetitions": card.repetitions,
             "cells": n,
             "concurrency": workers,
+            **({"batch": True} if batch else {}),
             "benchcard_version": __version__,
             "started_at": utc_stamp(started),
         }
@@ -293,12 +300,13 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
             done = store.done_cells()
             if len(done) < total:
-                verb = "resuming" if resumed else "run"
+                verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
                 capped = f" · {capped_note(t.cfg.name, workers)}" if workers < o.concurrency else ""
                 progress.start(f"{verb} {store.run_id} · {rig.line()} → {project.relative(store.folder)}{capped}",
                                total, len(done))
                 try:
-                    called = await execute(session, writer, done, stop_after)
+                    called = await (run_batch(session, writer, done) if batch
+                                    else execute(session, writer, done, stop_after))
                 finally:
                     progress.stop()
             if session.fatal is not None:
@@ -328,7 +336,21 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"), concurrency=workers,
         judge=judge,
+        batch=batch,
     )
+
+
+def _check_batch(t: _Target, o: RunOptions, provider: Provider) -> None:
+    """--batch goes to OpenAI's or Anthropic's batch API, for a whole run: refuse anything else in one line."""
+    where = f"provider '{t.cfg.name}'"
+    if t.manifest is not None and o.batch and not t.manifest.get("batch"):
+        raise RunError("this run was started interactively; resume it without --batch")
+    if isinstance(provider, PoolProvider):
+        raise RunError(f"{where} is a pool of servers, which has no batch API; drop --batch")
+    if t.cfg.type not in ("openai", "anthropic"):
+        raise RunError(f"{where} is of type {t.cfg.type}, which has no batch API; --batch needs openai or anthropic")
+    if is_openrouter(t.cfg):
+        raise RunError(f"{where} (OpenRouter) has no batch API; use openai or anthropic with --batch")
 
 
 @dataclass

@@ -63,7 +63,7 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
     if declared is not None:
         if not isinstance(declared, Mapping) or declared.get("type") not in ("openai", "anthropic", "local"):
             raise ProviderError(f"{CONFIG_FILE}: field 'providers.{name}.type': expected openai, anthropic or local")
-        from benchcard.run.providers.endpoints import parse_endpoints, parse_pool
+        from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
 
         pool = parse_endpoints(name, declared)
         cfg = ProviderConfig(
@@ -75,6 +75,7 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
             headers=dict(declared.get("headers") or {}),
             endpoints=pool,
             pool=parse_pool(name, declared) if pool else {},
+            batch_limits=parse_batch_limits(name, declared),
         )
     elif name in BUILTIN:
         cfg = BUILTIN[name]
@@ -84,7 +85,7 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
     if base_url:  # one server named on the command line replaces the configured one (or pool)
         cfg = ProviderConfig(cfg.name, cfg.type, base_url.rstrip("/"), cfg.api_key_env, cfg.requests_per_minute,
-                             cfg.headers)
+                             cfg.headers, batch_limits=cfg.batch_limits)
     return cfg
 
 
@@ -149,6 +150,7 @@ class Price:
 
     input: float
     output: float
+    batch_discount: float | None = None  # share taken off in a vendor's batch API (0.5: half price); None: unknown
 
 
 def price_table(config: Mapping[str, Any]) -> dict[str, Price]:
@@ -168,18 +170,27 @@ def price_table(config: Mapping[str, Any]) -> dict[str, Price]:
                 raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.{side}': expected USD per million "
                                     f"tokens (a number >= 0), got {value!r}")
             values.append(float(value))
-        table[str(model)] = Price(values[0], values[1])
+        discount = entry.get("batch_discount")
+        if discount is not None and (isinstance(discount, bool) or not isinstance(discount, int | float)
+                                     or not 0 <= discount < 1):
+            raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.batch_discount': expected the share taken off "
+                                f"in a batch, a number in [0, 1) such as 0.5, got {discount!r}")
+        table[str(model)] = Price(values[0], values[1], None if discount is None else float(discount))
     return table
 
 
-def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price]) -> float | None:
+def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price],
+            batch: bool = False) -> float | None:
     """The provider's reported cost when there is one, else the configured price, else None (unknown).
 
-    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them).
+    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them). A call
+    made through a batch API is priced with the model's `batch_discount`; without one its cost is unknown
+    rather than the interactive price.
     """
     if reported is not None:
         return reported
     price = prices.get(model)
-    if price is None:
+    if price is None or (batch and price.batch_discount is None):
         return None
-    return (usage.input * price.input + usage.output * price.output) / 1_000_000
+    full = (usage.input * price.input + usage.output * price.output) / 1_000_000
+    return full * (1 - price.batch_discount) if batch and price.batch_discount is not None else full

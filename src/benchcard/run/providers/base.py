@@ -78,6 +78,7 @@ class ProviderConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     endpoints: tuple[Endpoint, ...] = ()  # a pool of servers of one model; base_url is then the first's
     pool: Mapping[str, float] = field(default_factory=dict)  # fail_after, out_for_s: when a server is taken out
+    batch_limits: Mapping[str, int] = field(default_factory=dict)  # requests, bytes: lower than the vendor's
 
 
 class RetryableError(Exception):

@@ -88,3 +88,11 @@ def parse_pool(name: str, declared: Mapping[str, Any]) -> dict[str, float]:
         raise ProviderError(f"{_where(name, 'pool')}: unknown key {unknown[0]!r}; expected fail_after, out_for_s")
     return {key: float(_positive(raw.get(key, default), _where(name, f"pool.{key}"), integer=key == "fail_after"))
             for key, default in POOL_KEYS.items()}
+
+
+def parse_batch_limits(name: str, declared: Mapping[str, Any]) -> dict[str, int]:
+    """`batch_limits: {requests: N, bytes: N}`: smaller batches than the vendor allows (an organisation's quota)."""
+    raw = declared.get("batch_limits") or {}
+    if not isinstance(raw, Mapping) or set(raw) - {"requests", "bytes"}:
+        raise ProviderError(f"{_where(name, 'batch_limits')}: expected {{requests: N, bytes: N}}")
+    return {k: int(_positive(v, _where(name, f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}

@@ -19,6 +19,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from benchcard._util.hashing import digest
+from benchcard.testing.fakeserver.batches import BatchStore, add_routes
 from benchcard.testing.fakeserver.config import Config, FakeServerError, FaultRule, parse_config
 from benchcard.testing.fakeserver.replies import (
     Answer,
@@ -62,6 +63,7 @@ class _State:
     fault_hits: dict[tuple[int, str], int] = field(default_factory=dict)
     cycle_pos: dict[str, int] = field(default_factory=dict)
     bodies: list[Any] = field(default_factory=list)
+    batch: BatchStore = field(default_factory=BatchStore)
 
     @classmethod
     def fresh(cls, config: Config) -> _State:
@@ -82,6 +84,8 @@ class _State:
             out["bodies"] = list(self.bodies)
         if by_request:
             out["by_request"] = dict(self.by_request)
+        if self.batch.uploads or self.batch.batches:
+            out["batch"] = self.batch.stats()
         return out
 
 
@@ -298,6 +302,7 @@ def build_app(config: Config | None = None) -> web.Application:
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_post("/v1/messages", messages)
     app.router.add_get("/v1/models", models)
+    add_routes(app, lambda request: (request.app[_SERVER].state.config, request.app[_SERVER].state.batch))
     app.router.add_post("/_control/config", control_config)
     app.router.add_get("/_control/stats", control_stats)
     app.router.add_post("/_control/reset", control_reset)

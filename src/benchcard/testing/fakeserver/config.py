@@ -43,6 +43,26 @@ class FaultRule:
     hang_s: float = 30.0
 
 
+BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchConfig:
+    """How the fake batch APIs behave: seconds spent in each status, how a batch ends, and what share of its
+    requests ran before an expiry or cancellation; `delay_s` holds an answer back (after the work is done) on
+    `upload`, `create` or `download`, so a test can kill its client while the call is in flight."""
+
+    validating_s: float = 0.0
+    in_progress_s: float = 0.0
+    finalizing_s: float = 0.0
+    end: BatchEnd = "completed"
+    done_fraction: float = 1.0
+    delay_s: tuple[tuple[str, float], ...] = ()
+
+    def delay(self, step: str) -> float:
+        return dict(self.delay_s).get(step, 0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The server's whole behaviour; immutable so a swap through the control endpoint is one assignment."""
@@ -56,6 +76,7 @@ class Config:
     replies: tuple[ReplyRule, ...] = ()
     faults: tuple[FaultRule, ...] = ()
     models: tuple[str, ...] = ("fake-model",)  # what GET /v1/models lists (a pool checks its servers agree)
+    batch: BatchConfig = BatchConfig()
 
 
 _TOP_KEYS: Final = frozenset(
@@ -69,6 +90,7 @@ _TOP_KEYS: Final = frozenset(
         "replies",
         "faults",
         "models",
+        "batch",
     }
 )
 _REPLY_KEYS: Final = frozenset(
@@ -174,6 +196,30 @@ def parse_config(obj: Any) -> Config:
         replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
         faults=tuple(_parse_fault(f, f"config.faults[{i}]") for i, f in enumerate(faults)),
         models=_models(raw.get("models", ["fake-model"])),
+        batch=_parse_batch(raw.get("batch") or {}),
+    )
+
+
+_BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "end", "done_fraction", "delay_s"})
+_BATCH_STEPS: Final = frozenset({"upload", "create", "download"})
+
+
+def _parse_batch(obj: Any) -> BatchConfig:
+    raw = _check_keys(obj, _BATCH_KEYS, "config.batch")
+    end = raw.get("end", "completed")
+    if end not in ("completed", "expired", "cancelled", "failed"):
+        raise FakeServerError(f"config.batch.end: expected completed, expired, cancelled or failed, got {end!r}")
+    fraction = _number(raw.get("done_fraction", 1.0), "config.batch.done_fraction")
+    if fraction > 1:
+        raise FakeServerError(f"config.batch.done_fraction: expected a number in [0, 1], got {fraction!r}")
+    delays = _check_keys(raw.get("delay_s") or {}, _BATCH_STEPS, "config.batch.delay_s")
+    return BatchConfig(
+        validating_s=_number(raw.get("validating_s", 0), "config.batch.validating_s"),
+        in_progress_s=_number(raw.get("in_progress_s", 0), "config.batch.in_progress_s"),
+        finalizing_s=_number(raw.get("finalizing_s", 0), "config.batch.finalizing_s"),
+        end=end,
+        done_fraction=fraction,
+        delay_s=tuple(sorted((k, _number(v, f"config.batch.delay_s.{k}")) for k, v in delays.items())),
     )
 
 

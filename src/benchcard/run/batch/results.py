@@ -1,0 +1,88 @@
+"""A batch's result lines read into rows of `outputs.jsonl`, with the same statuses as an interactive call.
+
+OpenAI: a line of the output or error file is `{custom_id, response: {status_code, body}, error}`; a 200's body is
+a chat completion. Anthropic: a line is `{custom_id, result: {type: succeeded|errored|canceled|expired, ...}}`.
+A request that expired, was cancelled or errored is `failed` with that cause, never scored; an answer cut by the
+token limit is `truncated`; costs are the batch price (`cost_of(..., batch=True)`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from benchcard.run.providers import Price, cost_of
+from benchcard.run.providers.anthropic import parse_message
+from benchcard.run.providers.base import CallError, Completion, RetryableError, mapping
+from benchcard.run.providers.openai import parse_chat_completion
+from benchcard.run.rows import OutputRow, UsageRow
+
+Outcome = Completion | str  # an answer, or why the request has none
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())[:300]
+
+
+def openai_outcome(line: Mapping[str, Any]) -> Outcome:
+    response = mapping(line.get("response"))
+    error = mapping(line.get("error"))
+    if error:
+        code = str(error.get("code") or "error")
+        cause = {"batch_expired": "expired", "batch_cancelled": "cancelled"}.get(code, f"errored ({code})")
+        return f"{cause}: {_one_line(error.get('message', ''))}"
+    status = response.get("status_code")
+    body = response.get("body")
+    if status != 200:
+        detail = mapping(mapping(body).get("error")).get("message", "")
+        return f"errored: HTTP {status}" + (f": {_one_line(detail)}" if detail else "")
+    return parse_chat_completion(body)
+
+
+def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
+    result = mapping(line.get("result"))
+    kind = result.get("type")
+    if kind == "succeeded":
+        return parse_message(result.get("message"))
+    if kind == "errored":
+        inner = mapping(mapping(result.get("error")).get("error"))
+        return f"errored: {inner.get('type', 'error')}: {_one_line(inner.get('message', ''))}"
+    if kind == "canceled":
+        return "cancelled: the batch was cancelled before this request ran"
+    if kind == "expired":
+        return "expired: the batch ended (24 h) before this request ran"
+    return f"errored: unknown result type {kind!r}"
+
+
+def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outcome]]:
+    """(cell, outcome) for every line of the downloaded result files."""
+    outcome: Callable[[Mapping[str, Any]], Outcome] = anthropic_outcome if anthropic else openai_outcome
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                data = json.loads(line)
+                try:
+                    yield str(data.get("custom_id")), outcome(data)
+                except (CallError, RetryableError) as exc:
+                    yield str(data.get("custom_id")), f"errored: {_one_line(exc)}"
+
+
+def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str,
+               prices: Mapping[str, Price]) -> OutputRow:
+    """The row of one cell; `batch` names the batch that answered it."""
+    if isinstance(outcome, str):
+        row = OutputRow(cell=cell, fixture=fixture, status="failed", text="", finish_reason=None,
+                        usage=UsageRow(input=0, output=0, reasoning=0), cost=None, latency_ms=None, attempts=1,
+                        error=outcome)
+    else:
+        c = outcome
+        row = OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+                        usage=UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning),
+                        cost=cost_of(c.usage, c.cost, model, prices, batch=True), latency_ms=None, attempts=1,
+                        error=c.error)
+    row["batch"] = batch
+    return row

@@ -1,0 +1,133 @@
+"""`benchcard status RUN`: where a run stands — cells recorded, and for a batch run each batch's state, polled
+now when the key is at hand (and recorded in the journal like any poll), else as last recorded.
+
+A batch run can be left while its batches run and picked up from another process: `status` shows it,
+`benchcard run CARD --resume RUN` collects it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchcard.errors import ProviderError
+from benchcard.project import Project
+from benchcard.run.batch.driver import BatchRun
+from benchcard.run.batch.journal import Chunk, Journal
+from benchcard.run.batch.vendors import vendor_for
+from benchcard.run.calls import make_client
+from benchcard.run.providers import load_config, make_provider, provider_config
+from benchcard.run.providers.base import HttpProvider
+from benchcard.run.rows import Counts
+from benchcard.run.store import RunStore
+
+
+@dataclass(frozen=True)
+class BatchState:
+    chunk: int
+    batch: str | None
+    status: str  # planned | submitted | the vendor's status | collected
+    done: int
+    cells: int
+    failed: int
+    polled_at: str | None
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """What `benchcard status` shows; `--json` prints `to_json()`."""
+
+    run: str
+    card: str
+    version: int
+    folder: str
+    mode: str  # interactive | batch
+    cells: int
+    recorded: Counts
+    finished: bool
+    state: str
+    batches: tuple[BatchState, ...]
+    note: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
+    store = RunStore(folder)
+    manifest = store.read_manifest()
+    counts = store.counts()
+    recorded = counts["ok"] + counts["truncated"] + counts["failed"]
+    cells = int(manifest["cells"])
+    finished = "finished_at" in manifest
+    journal = Journal(folder)
+    chunks = journal.chunks()
+    note = None
+    if manifest.get("batch") and poll and not finished and any(c.batch and not c.ended for c in chunks):
+        note = _poll(project, manifest, store, chunks)
+    batches = tuple(_state(c) for c in chunks)
+    card, run = str(manifest["card"]), store.run_id
+    resume = f"benchcard run {card} --resume {run}"
+    if finished:
+        state = "finished"
+    elif manifest.get("batch") and not chunks:
+        state = f"planned, not yet submitted; submit with: {resume}"
+    elif manifest.get("batch") and any(not c.batch for c in chunks):
+        state = f"partly submitted; continue with: {resume}"
+    elif chunks and all(c.ended for c in chunks):
+        state = f"every batch has ended; collect the results with: {resume}"
+    elif chunks:
+        done = recorded + sum(c.done for c in chunks if not c.collected)
+        state = f"in progress {done}/{cells}; collect when done with: {resume}"
+    else:
+        state = f"{recorded}/{cells} cells recorded; continue with: {resume}"
+    return RunStatus(run, card, int(manifest["version"]), project.relative(folder),
+                     "batch" if manifest.get("batch") else "interactive", cells, counts, finished, state, batches, note)
+
+
+def _state(c: Chunk) -> BatchState:
+    status = ("collected" if c.collected else c.status or ("submitted" if c.batch else "planned"))
+    return BatchState(c.chunk, c.batch, status, c.cells if c.collected else c.done, c.cells, c.failed, c.polled_at)
+
+
+def _poll(project: Project, manifest: dict[str, Any], store: RunStore, chunks: list[Chunk]) -> str | None:
+    """Ask the vendor where each running batch stands, and record each answer."""
+    cfg = provider_config(manifest["rig"]["provider"], load_config(project.root), manifest.get("base_url"))
+    if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+        return f"{cfg.api_key_env} is not set: showing the last recorded poll"
+
+    async def go() -> None:
+        client = make_client(2, 60.0)
+        try:
+            provider = make_provider(cfg, client)
+            assert isinstance(provider, HttpProvider)
+            vendor = vendor_for(provider, 3, (0.5, 5.0))
+            for c in chunks:
+                if c.batch and not c.ended:
+                    BatchRun.record_poll(Journal(store.folder), c, await vendor.poll(c.batch))
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(go())
+    except ProviderError as exc:
+        return f"could not poll: {exc}"
+    return None
+
+
+def status_lines(st: RunStatus) -> list[str]:
+    """The text of `benchcard status`."""
+    c = st.recorded
+    lines = [f"{st.run} · {st.card} v{st.version} · {st.mode} → {st.folder}",
+             f"  {st.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
+             f"  {st.state}"]
+    for b in st.batches:
+        failed = f", {b.failed} failed" if b.failed else ""
+        when = f" (polled {b.polled_at})" if b.polled_at else ""
+        lines.append(f"  batch {b.chunk}: {b.batch or '-'} · {b.status} {b.done}/{b.cells}{failed}{when}")
+    if st.note:
+        lines.append(f"  note: {st.note}")
+    return lines
