@@ -40,6 +40,7 @@ from benchcard.verdict.columns import OK
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
+from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, table_text
 from benchcard.verdict.winrule import clause_text
@@ -242,6 +243,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             if human is not None:
                 body["human"] = human
                 body["disagreements"] = human["disagreements"]  # the blind scorer notes, as the site expects
+            body = with_judge(card, data, body)
             table_job.result()
             verdict = _commit(project, run_dir, card, data, body, table_tmp)
         finally:
@@ -308,6 +310,10 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         h = body["human"]
         row["human"] = {"graded": h["graded"], "agreement": h["agreement"], "kappa": h["kappa"],
                         "disagreements": len(h["disagreements"])}
+    if "judge" in body:
+        j = body["judge"]
+        row["judge"] = {"rig": j["rig"], "per_output": j["per_output"], "alpha": j["self_agreement"]["alpha"],
+                        "floor": j["floor"], "floor_met": j["floor_met"], "cost": j["cost"]}
     row.update({"cost": cost, "latency": latency, **evidence_digests(manifest), "seal_root": manifest["seal_root"],
                 "evidence": evidence})
     content = ledger.strict({**head, **body})

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchcard.verdict.judgefigures import judge_lines
+
 
 def verdict_lines(v: dict[str, Any]) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them)."""
@@ -55,6 +57,7 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
             note = f" — {d['note']}" if d.get("note") else ""
             lines.append(f"  {d['cell']} {d['fixture']} ({d['variant']}): auto {num(d['auto_score'])}, "
                          f"human {d['human_grade']}{note}")
+    lines.extend(judge_lines(v))
     led = v.get("ledger") or {}
     lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · {str(led.get('hash', ''))[:19]}…")
     return lines

@@ -1,0 +1,176 @@
+"""A judge card's verdict figures: how far the judge agrees with itself (and with people), how much of the gap's
+uncertainty is the judge's noise, whether it favours long outputs, and the declared agreement floor.
+
+Self-agreement is Krippendorff's alpha over the k judgements of each output (nominal for pass/fail, interval
+otherwise), per metric. The judge's noise needs no second test: each cell's score is the mean of its judgements,
+so the paired interval over fixtures already carries it; `noise` says how large a share of the gap's variance it
+is. A run whose judge agreed with itself below the card's `agreement_floor` is inconclusive, whatever its gap:
+grades a judge cannot repeat cannot carry a result. See docs/judge.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from benchcard._util.hashing import file_digest
+from benchcard.card.model import Card
+from benchcard.errors import VerdictError
+from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
+from benchcard.run.store import RunStore
+from benchcard.scoring.judge import JudgeSpec
+from benchcard.verdict.reliability import krippendorff_alpha
+from benchcard.verdict.runfolder import OK, RunData
+
+
+def with_judge(card: Card, data: RunData, body: dict[str, Any]) -> dict[str, Any]:
+    """The verdict body with its `judge` block (judge cards only), the floor applied to the finding."""
+    spec = judge_spec(card)
+    if spec is None:
+        return body
+    figures = judge_figures(spec, data, body, card.baseline)
+    body = {**body, "judge": figures}
+    if figures["floor_met"] is False:
+        alpha = figures["self_agreement"]["alpha"]
+        said = "could not be measured" if alpha is None else f"was {alpha:.3f}"
+        why = (f"the judge's agreement with itself (Krippendorff's alpha) {said}, below the declared floor "
+               f"{spec.agreement_floor:g}: grades the judge cannot repeat cannot carry a result")
+        body.update(finding="inconclusive", outcome="non-result", why=why,
+                    summary=f"{card.id} v{card.version}, run {data.run_dir.name}: inconclusive (non-result). {why}")
+        for comp in body.get("comparisons") or []:
+            comp.update(finding="inconclusive", outcome="non-result", why=why)
+    return body
+
+
+def _check_digests(data: RunData, jstore: JudgeStore) -> None:
+    manifest = data.manifest
+    run = data.run_dir.name
+    planned = (manifest.get("judge") or {}).get("requests_digest")
+    expected = manifest.get("judge_outputs_digest")
+    if not planned or not expected:
+        raise VerdictError(f"run {run}: its manifest has no judge digests; cannot show the judging is unchanged")
+    for path, digest in ((jstore.judge_requests_path, planned), (jstore.outputs_path, expected)):
+        if not path.is_file():
+            raise VerdictError(f"run {run}: {path.name} is missing")
+        actual = file_digest(path)
+        if actual != digest:
+            raise VerdictError(f"run {run}: {path.name} changed after the judging (manifest {digest}, file now "
+                               f"{actual})")
+
+
+def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], baseline: str | None) -> dict[str, Any]:
+    """The `judge` block of verdict.json; refuses judge files changed since the run finished."""
+    jstore = JudgeStore(data.run_dir)
+    _check_digests(data, jstore)
+    manifest = data.manifest
+    judged = read_judgements(spec, jstore)
+    level = "nominal" if spec.scale.nominal else "interval"
+    metrics = sorted(spec.metric_names())
+    per_metric: dict[str, float | None] = {}
+    for name in metrics:
+        # a criteria score is a mean of grades: interval, whatever the scale of each grade
+        kind = level if name != "score" or not spec.criteria else "interval"
+        units = [[g[name] if g is not None else math.nan for g in grades] for grades in judged.values()]
+        per_metric[name] = krippendorff_alpha(units, kind)  # type: ignore[arg-type]
+    scores = [[g["score"] for g in grades if g is not None] for grades in judged.values()]
+    pairable = [s for s in scores if len(s) >= 2]
+    exact = sum(1 for s in pairable if max(s) - min(s) < 1e-12) / len(pairable) if pairable else None
+    alpha = per_metric["score"]
+    floor = spec.agreement_floor
+    judge_manifest = manifest.get("judge") or {}
+    run_rig = manifest.get("rig") or {}
+    judge_rig = judge_manifest.get("rig") or {}
+    figures: dict[str, Any] = {
+        "rig": judge_rig.get("line"),
+        "per_output": spec.judgements,
+        "judgements": judge_manifest.get("judgements"),
+        "counts": manifest.get("judge_counts"),
+        "cost": manifest.get("judge_cost"),
+        "tokens": manifest.get("judge_tokens"),
+        "self_agreement": {"alpha": alpha, "level": level, "outputs": len(pairable), "exact": exact,
+                           "by_metric": {k: v for k, v in per_metric.items() if k != "score"}},
+        "floor": floor,
+        "floor_met": None if floor is None else (alpha is not None and alpha >= floor),
+        "noise": _noise(spec, data, pairable, baseline),
+        "verbosity": _verbosity(data),
+        "same_model_as_run": bool(judge_rig.get("model")) and judge_rig.get("model") == run_rig.get("model"),
+        "redacted": sum(int(r.get("redacted") or 0) for r in jstore.iter_judge_requests()) // spec.judgements,
+    }
+    human = body.get("human")
+    if human:
+        figures["humans"] = {"graded": human.get("graded"), "kappa": human.get("kappa"),
+                             "agreement": human.get("agreement")}
+    return figures
+
+
+def _noise(spec: JudgeSpec, data: RunData, pairable: list[list[float]], baseline: str | None) -> dict[str, Any]:
+    """The judge's own spread: the pooled sd of one output's judgements, and its share of the variance of the
+    score's gap (each fixture's gap carries 2·s²/(k·R) of judge variance, R the repetitions)."""
+    if not pairable:
+        return {"sd": None, "share_of_gap_variance": None}
+    dof = sum(len(s) - 1 for s in pairable)
+    pooled = sum(float(np.var(s, ddof=1)) * (len(s) - 1) for s in pairable) / dof
+    share: dict[str, float | None] = {}
+    if baseline is not None and baseline in data.variants:
+        reps = max(1, len(data.repetitions))
+        base = np.nanmean(data.grid(data.score, baseline), axis=1)
+        for variant in data.variants:
+            if variant == baseline:
+                continue
+            d = np.nanmean(data.grid(data.score, variant), axis=1) - base
+            d = d[~np.isnan(d)]
+            observed = float(np.var(d, ddof=1)) if d.size > 1 else math.nan
+            judge_part = 2 * pooled / (spec.judgements * reps)
+            share[variant] = min(1.0, judge_part / observed) if observed > 0 else None
+    return {"sd": math.sqrt(pooled), "share_of_gap_variance": share or None}
+
+
+def _verbosity(data: RunData) -> dict[str, Any]:
+    """Spearman's rho between an output's length and its judged score, and the mean length per variant: a judge
+    that rewards length shows here, and a variant that only lengthens outputs would win on it."""
+    index = {c: i for i, c in enumerate(data.cells)}
+    lengths = np.full(len(data.cells), np.nan)
+    for row in RunStore(data.run_dir).iter_outputs():
+        i = index.get(row["cell"])
+        if i is not None and row["status"] == "ok":
+            lengths[i] = len(row["text"])
+    ok = (data.status == OK) & ~np.isnan(data.score) & ~np.isnan(lengths)
+    mean_chars = {v: (float(np.mean(lengths[ok & (data.variant == j)])) if (ok & (data.variant == j)).any()
+                      else None) for j, v in enumerate(data.variants)}
+    rho: float | None = None
+    if ok.sum() >= 3 and np.ptp(lengths[ok]) > 0 and np.ptp(data.score[ok]) > 0:
+        rho = float(sps.spearmanr(lengths[ok], data.score[ok]).statistic)
+    return {"spearman_length_score": rho, "mean_chars": mean_chars}
+
+
+def judge_lines(v: Mapping[str, Any]) -> list[str]:
+    """The judge's figures as the terminal shows them."""
+    j = v.get("judge")
+    if not j:
+        return []
+
+    def num(x: Any) -> str:
+        return "n/a" if not isinstance(x, int | float) or isinstance(x, bool) else f"{x:.3f}"
+
+    agree = j["self_agreement"]
+    floor = "" if j["floor"] is None else f" · floor {j['floor']:g} {'met' if j['floor_met'] else 'NOT MET'}"
+    counts = j.get("counts") or {}
+    lines = [f"judge {j['rig']}: {j['per_output']} judgement(s) per output · {counts.get('unreadable', 0)} "
+             f"unreadable, {counts.get('failed', 0)} failed",
+             f"  self-agreement: Krippendorff's alpha ({agree['level']}) {num(agree['alpha'])} over "
+             f"{agree['outputs']} outputs · identical grades {num(agree['exact'])}{floor}"]
+    share = (j["noise"].get("share_of_gap_variance") or {})
+    lines.append(f"  judge noise: sd {num(j['noise']['sd'])} per judgement"
+                 + "".join(f" · {num(s)} of the {k} gap's variance" for k, s in share.items()))
+    verb = j["verbosity"]
+    lines.append(f"  length vs score: Spearman {num(verb['spearman_length_score'])} · mean characters "
+                 + " · ".join(f"{k} {x:.0f}" if x is not None else f"{k} n/a" for k, x in verb["mean_chars"].items()))
+    if j.get("same_model_as_run"):
+        lines.append("  note: the judge is the model under test (self-preference cannot be ruled out)")
+    if j.get("humans"):
+        lines.append(f"  with human grades: Cohen's kappa {num(j['humans']['kappa'])} over {j['humans']['graded']}")
+    return lines
