@@ -21,7 +21,7 @@ endif
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: demo test install wheel chromium lint
+.PHONY: demo test install wheel chromium lint wheelhouse llama-flags
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ wheel: $(BIN)/python
 install: wheel
 	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
+
+# What the wheel cache is keyed by (tests/test_localworker.py checks that flags change the folder).
+wheelhouse:
+	@echo $(WHEELHOUSE)
+
+llama-flags:
+	@echo '$(LLAMA_CMAKE)'
 
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }

@@ -35,7 +35,8 @@ from typing import Any
 from benchcard.card.load import load_card
 from benchcard.project import Project
 from benchcard.run.providers import BUILTIN
-from benchcard.run.providers.local import LocalProvider, bundled_gguf, require_llama_cpp
+from benchcard.run.providers.local import LocalProvider
+from benchcard.run.providers.localmodel import bundled_gguf, require_llama_cpp
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,6 +10,7 @@ import asyncio
 import importlib.metadata
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,14 +25,8 @@ from benchcard.cli import cli
 from benchcard.errors import ProviderError
 from benchcard.run.providers import BUILTIN, make_provider
 from benchcard.run.providers.base import Completion
-from benchcard.run.providers.local import (
-    BUNDLED_FILE,
-    EXTRA_HINT,
-    LocalProvider,
-    bundled_gguf,
-    call_seed,
-    load_count,
-)
+from benchcard.run.providers.local import LocalProvider, call_seed
+from benchcard.run.providers.localmodel import BUNDLED_FILE, EXTRA_HINT, bundled_gguf
 
 from .conftest import REPO, copy_project
 
@@ -220,16 +215,16 @@ def test_concurrent_calls_are_serialised_and_all_answered() -> None:
 
 @pytest.mark.local_model
 @have_model
-def test_the_model_loads_once_for_many_calls() -> None:
+def test_providers_of_one_model_share_one_worker_that_loads_it_once() -> None:
     first = LocalProvider(CFG, None)
     complete(first, body(first, "Hello.", max_tokens=2, temperature=0))
-    loads = load_count()
+    starts, pid = first.worker.starts, first.worker.pid
     second = LocalProvider(CFG, "smollm2")
     for i in range(5):
         complete(second, body(second, f"Count to {i}.", max_tokens=2, temperature=0))
-    assert load_count() == loads
-    assert first.loaded() is second.loaded()
-    assert first.loaded().load_seconds < 30
+    assert second.worker is first.worker
+    assert (first.worker.starts, first.worker.pid) == (starts, pid)
+    assert pid is not None and pid != os.getpid()  # the model runs in a process of its own
 
 
 # ----------------------------------------------------------------------------------------------- errors

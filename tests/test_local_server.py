@@ -35,7 +35,8 @@ from benchcard.card.model import Card
 from benchcard.project import Project
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Completion, ProviderConfig
-from benchcard.run.providers.local import LocalProvider, bundled_gguf
+from benchcard.run.providers.local import LocalProvider
+from benchcard.run.providers.localmodel import bundled_gguf
 from benchcard.run.providers.openai import OpenAIProvider
 
 from .conftest import REPO, copy_project

@@ -76,6 +76,16 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
         click.echo("\n".join(report.lines()))
     if not report.ok:
         sys.exit(1)
+    from benchcard.run.preflight import preflight_local
+
+    failed = False
+    for pf in preflight_local(_project(ctx), [r.card for r in report.cards if r.card is not None]):
+        failed = failed or pf.problem is not None
+        if not as_json:
+            click.echo(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
+                       + (pf.problem or "loaded and answered a one-token call"))
+    if failed:
+        sys.exit(1)
 
 
 # ------------------------------------------------------------------------------------------------------ seal

@@ -25,7 +25,7 @@ from benchcard.errors import BenchcardError, ProviderError
 from benchcard.run.options import RunOptions
 from benchcard.run.progress import Progress
 from benchcard.run.providers import Price, cost_of
-from benchcard.run.providers.base import CallError, Completion, Provider, RetryableError, redact
+from benchcard.run.providers.base import CallError, Completion, Provider, RetryableError, WorkerLost, redact
 from benchcard.run.rows import OutputRow, UsageRow
 from benchcard.run.store import OutputWriter, RunStore
 
@@ -120,7 +120,12 @@ class Session:
 
 
 class Fatal(Exception):
-    """An answer that says nothing about its cell (401, 403, 404): the run stops, the cell stays missing."""
+    """The run must stop. After an answer that says nothing about its cell (401, 403, 404) the cell stays
+    missing; after the provider's worker died (`WorkerLost`) the cell in flight is recorded, `row`, with the cause."""
+
+    def __init__(self, message: str, row: OutputRow | None = None):
+        super().__init__(message)
+        self.row = row
 
 
 def _describe(exc: BaseException) -> str:
@@ -138,6 +143,13 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
     while True:
         attempts += 1
         await s.limiter.wait()
+        warm = getattr(s.provider, "warm", None)  # the local model's worker, restarted outside the call's timeout
+        if warm is not None:
+            try:
+                await warm()
+            except WorkerLost as exc:
+                message = _scrub(s, _describe(exc))
+                raise Fatal(message, _failed(job, attempts, None, message)) from None
         started = time.perf_counter()
         error: BaseException
         try:
@@ -151,6 +163,9 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
             error = exc
             if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
                 raise Fatal(_scrub(s, _describe(exc))) from None
+            if isinstance(exc, WorkerLost):
+                message = _scrub(s, _describe(exc))
+                raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
             if not s.provider.should_retry(exc):
                 return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
         else:
@@ -212,6 +227,9 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
             try:
                 row = await call_cell(s, job)
             except Fatal as exc:
+                if exc.row is not None:
+                    writer.append(exc.row)
+                    s.progress.advance(exc.row)
                 if s.fatal is None:
                     s.fatal = str(exc)
                 return

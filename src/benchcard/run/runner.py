@@ -286,6 +286,9 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         assert t.store is not None and t.rig is not None
         store, manifest, rig, model = t.store, t.manifest, t.rig, t.rig.model
         state["store"] = store
+        prepare = getattr(provider, "prepare", None)  # the local model's preflight, before any cell is called
+        if prepare is not None and "finished_at" not in manifest:
+            await prepare()
 
     total = int(manifest["cells"])
     progress: Progress = RichProgress(stream) if o.progress else NullProgress()

@@ -98,6 +98,11 @@ class CallError(Exception):
         self.status = status
 
 
+class WorkerLost(CallError):
+    """The process that answers calls died (a native crash, an out-of-memory kill): the cell in flight is
+    recorded failed with the cause, and the run stops, since every later call would die the same way."""
+
+
 class Provider(Protocol):
     """What the runner needs of a vendor. Optional, found with getattr: an int `max_concurrency` (the runner
     then runs no more workers than that, `calls.workers_for`); `planned_body(body, occurrence)`, what plan time

@@ -1,0 +1,58 @@
+"""The local model's preflight for `benchcard check`: start the worker, load the model, make a one-token call.
+
+A card whose rig is the embedded model is only useful if that model runs on this machine; a build that dies of
+an illegal instruction should be found by `check`, not half-way through a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from benchcard.card.model import Card
+from benchcard.errors import BenchcardError
+from benchcard.project import Project
+from benchcard.run.providers import load_config, make_provider, provider_config
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """One local model tried: `problem` is None when it answered."""
+
+    provider: str
+    model: str
+    problem: str | None
+
+
+def preflight_local(project: Project, cards: Iterable[Card]) -> list[Preflight]:
+    """Try each distinct local model the cards' rigs name, once; other providers are not called by `check`."""
+    config = load_config(project.root)
+    seen: dict[tuple[str, str], Preflight] = {}
+    for card in cards:
+        try:
+            cfg = provider_config(card.rig.provider, config)
+        except BenchcardError:
+            continue  # an unknown provider is the run's error to report, with its own line
+        key = (cfg.name, card.rig.model)
+        if cfg.type != "local" or key in seen:
+            continue
+        seen[key] = Preflight(cfg.name, card.rig.model, _try(cfg, card.rig.model))
+    return list(seen.values())
+
+
+def _try(cfg: object, model: str) -> str | None:
+    async def go() -> None:
+        provider = make_provider(cfg, None, model)  # type: ignore[arg-type]  # the local provider makes no HTTP
+        try:
+            prepare = getattr(provider, "prepare", None)
+            if prepare is not None:
+                await prepare()
+        finally:
+            await provider.aclose()
+
+    try:
+        asyncio.run(go())
+    except BenchcardError as exc:
+        return str(exc)
+    return None
