@@ -5,6 +5,7 @@ digests (`run.plandigest`), the assignment re-derived by the verdict, and the di
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import ab_project, key, only_run, read_jsonl, server
+from .helpers_run import ab_project, key, only_run, read_jsonl, runs_of, server
 
 __all__ = ["key", "server"]  # fixtures used by name
 
@@ -183,3 +184,118 @@ def test_a_rig_edited_before_resume_is_refused(tmp_path: Path, server: FakeServe
     assert result.exit_code == 1 and "a field of the sealed plan" in result.output
     assert server.stats()["calls"] == 0
 
+
+
+# ------------------------------------------------------------------------------ after the verdict: --verify
+
+
+def judged_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    project, folder = finished_run(tmp_path, server)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    return project, folder
+
+
+def test_verify_is_ok_on_an_untouched_judged_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, _ = judged_run(tmp_path, server)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 0, result.output
+    head = json.loads(project.ledger_path.read_text(encoding="utf-8").splitlines()[-1])["hash"]
+    assert (f"ledger ok: 1 row(s), hash chain intact, evidence of 1 judged run(s) unchanged, last {head}"
+            in result.output)
+
+
+def test_verify_names_each_changed_or_missing_file(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    rows = read_jsonl(folder / "outputs.jsonl")
+    rows[0]["text"] = "green" if rows[0]["text"] != "green" else "red"
+    write_jsonl(folder / "outputs.jsonl", rows)
+    manifest = manifest_of(folder)
+    manifest["outputs_digest"] = file_digest(folder / "outputs.jsonl")  # recomputed, to hide the edit
+    write_manifest(folder, manifest)
+    (folder / "scores.jsonl").unlink()
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    where = f"results/{CARD}/v1/{folder.name}"
+    lines = result.output.strip().splitlines()
+    assert f"FAIL seq 1 (run {folder.name}): {where}/manifest.json: outputs_digest differs from the ledger row" in lines
+    assert any(line.startswith(f"FAIL seq 1 (run {folder.name}): {where}/outputs.jsonl changed") for line in lines)
+    assert f"FAIL seq 1 (run {folder.name}): {where}/scores.jsonl is missing" in lines
+    assert lines[-1].startswith("ledger NOT ok: 1 row(s), hash chain intact, 3 problem(s) above")
+
+
+def test_verify_names_a_deleted_run_folder(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    shutil.rmtree(folder)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"results/{CARD}/v1/{folder.name}/ is missing" in result.output
+
+
+def test_an_edited_sealed_file_after_the_verdict_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    swap_variants(folder)
+    recompute_digests(folder)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert "manifest.json: plan_digest differs from the ledger row" in result.output
+
+
+def test_an_edited_finding_is_named_and_pages_show_the_ledger_row(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    forged = "no-effect" if row["finding"] != "no-effect" else "win"
+    outcome = {"no-effect": "non-result", "win": "result"}[forged]
+    verdict.update(finding=forged, outcome=outcome)
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"verdict.json: finding is '{forged}', the ledger row says '{row['finding']}'" in result.output
+    site = cli_in(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    assert "verdict.json differs from its ledger row (seq 1)" in site.output
+    page = (tmp_path / "site" / "runs" / CARD / "v1" / folder.name / "index.html").read_text(encoding="utf-8")
+    assert f"{row['outcome']} · {row['finding']}" in page and f"{outcome} · {forged}" not in page
+
+
+def test_a_changed_verdict_figure_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    verdict["cells"] = verdict["cells"] + 1
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1 and "verdict.json changed after the verdict was given" in result.output
+
+
+# ---------------------------------------------------------------------------------------- a torn ledger tail
+
+
+def test_a_torn_ledger_tail_stops_verdicts_until_repaired(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    for _ in range(2):
+        assert cli_in(project, "run", CARD, "--json").exit_code == 0
+    first, second = runs_of(project, CARD)
+    assert cli_in(project, "verdict", first.name).exit_code == 0
+    whole = project.ledger_path.read_bytes()
+    torn = whole.splitlines()[0][:90]  # a second row whose write was cut short
+    project.ledger_path.write_bytes(whole + torn)
+
+    refused = cli_in(project, "verdict", second.name)
+    assert refused.exit_code == 1 and "line 2 is torn" in refused.output
+    assert "benchcard ledger --repair" in refused.output
+    assert not (second / "verdict.json").exists()
+    verify = cli_in(project, "ledger", "--verify")
+    assert verify.exit_code == 1 and "FAIL results/ledger.jsonl: line 2 is torn (90 bytes" in verify.output
+    shown = cli_in(project, "ledger", "--json")
+    assert [r["run"] for r in json.loads(shown.output)] == [first.name]
+    assert cli_in(project, "site", "--out", str(tmp_path / "site")).exit_code == 0
+
+    repaired = cli_in(project, "ledger", "--repair")
+    assert repaired.exit_code == 0
+    [side] = project.results_dir.glob("ledger.jsonl.torn-*")
+    assert side.read_bytes() == torn and project.ledger_path.read_bytes() == whole
+    assert cli_in(project, "verdict", second.name).exit_code == 0
+    assert cli_in(project, "ledger", "--verify").exit_code == 0

@@ -124,10 +124,34 @@ def test_renumbered_reorder_is_caught_by_prev(project: Project) -> None:
         ledger.verify(project)
 
 
-def test_truncated_last_line(project: Project) -> None:
-    _fill(project, 2)
-    text = project.ledger_path.read_text()
-    project.ledger_path.write_text(text[:-40])
+def test_a_torn_last_line_is_skipped_refused_and_repaired_into_a_side_file(project: Project) -> None:
+    rows = _fill(project, 2)
+    whole = project.ledger_path.read_bytes()
+    torn = json.dumps(_row(3), ensure_ascii=False).encode()[:-40]  # a third append cut short
+    project.ledger_path.write_bytes(whole + torn)
+    assert ledger.read(project) == rows
+    ledger.verify(project)  # the chain of whole rows holds
+    with pytest.raises(LedgerError, match=r"refusing to append: results/ledger.jsonl: line 3 is torn .*"
+                                          r"benchcard ledger --repair"):
+        ledger.append(project, _row(3))
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["-C", str(project.root), "ledger"])
+    assert shown.exit_code == 0 and "run-2" in shown.output
+    repaired = runner.invoke(cli, ["-C", str(project.root), "ledger", "--repair"])
+    assert repaired.exit_code == 0, repaired.output
+    [side] = project.results_dir.glob("ledger.jsonl.torn-*")
+    assert side.read_bytes() == torn and project.ledger_path.read_bytes() == whole
+    assert f"moved the torn last line to results/{side.name}" in repaired.output
+    assert ledger.append(project, _row(3))["seq"] == 3
+    again = runner.invoke(cli, ["-C", str(project.root), "ledger", "--repair"])
+    assert "nothing to repair" in again.output and side.read_bytes() == torn
+
+
+def test_an_edited_line_in_the_middle_is_not_taken_for_a_torn_one(project: Project) -> None:
+    _fill(project, 3)
+    lines = _lines(project)
+    lines[1] = lines[1][:-40] + "\n"
+    project.ledger_path.write_text("".join(lines))
     with pytest.raises(LedgerError, match="line 2 is not JSON"):
         ledger.verify(project)
 
@@ -199,8 +223,9 @@ def test_cli_table_json_and_verify(project: Project) -> None:
         assert text in shown.output
     as_json = runner.invoke(cli, ["-C", str(project.root), "ledger", "--json"])
     assert [r["seq"] for r in json.loads(as_json.output)] == [1, 2]
-    ok = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
-    assert ok.exit_code == 0 and "ledger ok: 2 row(s), hash chain intact" in ok.output
+    chain = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])  # rows whose run folders never existed
+    assert chain.exit_code == 1 and "ledger NOT ok: 2 row(s), hash chain intact, 2 problem(s) above" in chain.output
+    assert "FAIL seq 1 (run run-1): results/demo/v1/run-1/ is missing (no manifest.json)" in chain.output
     lines = _lines(project)
     project.ledger_path.write_text(lines[1])
     bad = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])

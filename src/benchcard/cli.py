@@ -274,22 +274,32 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 
 # ---------------------------------------------------------------------------------------------------- ledger
 @cli.command("ledger")
-@click.option("--verify", "do_verify", is_flag=True, help="Check the hash chain; name the first bad row.")
+@click.option("--verify", "do_verify", is_flag=True, help="Check the hash chain and every judged run's files "
+              "against its row; name each problem.")
+@click.option("--repair", "do_repair", is_flag=True, help="Move a torn last line (a write cut short) to a dated "
+              "side file, so that verdicts can be appended again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @click.pass_context
-def ledger_cmd(ctx: click.Context, do_verify: bool, as_json: bool) -> None:
-    """Show the ledger of verdicts (results and non-results); --verify checks its hash chain."""
+def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bool) -> None:
+    """Show the ledger of verdicts (results and non-results); --verify checks the chain and the evidence."""
     from benchcard import ledger as ledger_mod
 
     project = _project(ctx)
+    if do_repair:
+        side = ledger_mod.repair(project)
+        click.echo(f"moved the torn last line to {project.relative(side)}; the ledger ends at its last whole row"
+                   if side else "nothing to repair: the ledger's last line is whole")
+        return
     if do_verify:
-        ledger_mod.verify(project)
-        rows = ledger_mod.read(project)
+        from benchcard.verdict.audit import audit, audit_lines
+
+        report = audit(project)
         if as_json:
-            _emit_json({"ok": True, "rows": len(rows), "last_hash": rows[-1]["hash"] if rows else None})
+            _emit_json(report.to_json())
         else:
-            click.echo(f"ledger ok: {len(rows)} row(s), hash chain intact"
-                       + (f", last {rows[-1]['hash'][:19]}…" if rows else ""))
+            click.echo("\n".join(audit_lines(report)))
+        if not report.ok:
+            sys.exit(1)
         return
     rows = ledger_mod.read(project)
     if as_json:

@@ -4,6 +4,9 @@ Every row carries `prev`, the hash of the row before it, and `hash`, the digest 
 without `hash`. Editing a row breaks its own hash; deleting or reordering rows breaks the `seq` count and the
 `prev` chain; either way `verify` names the first row that does not fit.
 
+A last line cut short by a crash (no final newline, not a whole row) is *torn*: readers skip it, `verify`
+callers report it, and `append` refuses until `repair` has moved it to a dated side file (it is never deleted).
+
 Appends are serialised by a file lock (`results/ledger.jsonl.lock`) held across reading the last row and
 writing the new one, so two verdicts given at the same moment — from two processes — cannot both chain onto
 the same row. A ledger that fails verification is never appended to: a new row would seal the damage in.
@@ -16,7 +19,9 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -87,30 +92,97 @@ def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**first, **rest, **tail}
 
 
+@dataclass(frozen=True)
+class Torn:
+    """The ledger's last line when a write was cut short: no final newline and not a whole row."""
+
+    line: int  # 1-based line number
+    offset: int  # byte offset where it starts
+    size: int  # bytes
+
+
 def read(project: Project) -> list[dict[str, Any]]:
-    """Every ledger row in file order; a line that is not a JSON object is an error naming the line."""
+    """Every ledger row in file order; a torn last line (`torn_tail`) is skipped, any other line that is not a
+    JSON object is an error naming the line."""
+    return _load(project)[0]
+
+
+def torn_tail(project: Project) -> Torn | None:
+    """The torn last line, if a write was cut short (a crash, a full disk); `repair` moves it aside."""
+    return _load(project)[1]
+
+
+def _load(project: Project) -> tuple[list[dict[str, Any]], Torn | None]:
     path = project.ledger_path
     if not path.is_file():
-        return []
-    rows: list[dict[str, Any]] = []
+        return [], None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    rows: list[dict[str, Any]] = []
+    lines = data.split(b"\n")
+    last = lines.pop()  # b"" when the file ends with a newline
+    offset = 0
     for n, line in enumerate(lines, 1):
-        if not line.strip():
-            raise LedgerError(f"{project.relative(path)}: line {n} is empty; the ledger has no blank lines")
+        rows.append(_row(project, line, n))
+        offset += len(line) + 1
+    if last:
         try:
-            row = json.loads(line)
-        except ValueError:
-            raise LedgerError(f"{project.relative(path)}: line {n} is not JSON (a torn or edited row)") from None
-        if not isinstance(row, dict):
-            raise LedgerError(f"{project.relative(path)}: line {n} is not a JSON object")
-        rows.append(row)
-    return rows
+            rows.append(_row(project, last, len(lines) + 1))
+        except LedgerError:
+            return rows, Torn(len(lines) + 1, offset, len(last))
+    return rows, None
+
+
+def _row(project: Project, line: bytes, n: int) -> dict[str, Any]:
+    where = project.relative(project.ledger_path)
+    if not line.strip():
+        raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
+    try:
+        row = json.loads(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise LedgerError(f"{where}: line {n} is not JSON (an edited row)") from None
+    if not isinstance(row, dict):
+        raise LedgerError(f"{where}: line {n} is not a JSON object")
+    return row
+
+
+def torn_message(project: Project, torn: Torn) -> str:
+    return (f"{project.relative(project.ledger_path)}: line {torn.line} is torn ({torn.size} bytes without a final "
+            "newline: a write cut short); readers skip it; `benchcard ledger --repair` moves it to a dated side "
+            "file")
+
+
+def repair(project: Project) -> Path | None:
+    """Move a torn last line to `results/ledger.jsonl.torn-<UTC time>` (never deleted) and cut it from the
+    ledger, so that verdicts can be appended again. Returns the side file, or None when nothing was torn."""
+    with locked(project):
+        torn = torn_tail(project)
+        if torn is None:
+            return None
+        path = project.ledger_path
+        with open(path, "rb") as fh:
+            fh.seek(torn.offset)
+            tail = fh.read()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        for n in range(1000):
+            side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
+            try:
+                with open(side, "xb") as out:
+                    out.write(tail)
+                    out.flush()
+                    os.fsync(out.fileno())
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover
+            raise LedgerError(f"{project.relative(path)}: no free name for the torn line's side file")
+        with open(path, "rb+") as fh:
+            fh.truncate(torn.offset)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return side
 
 
 def _check_chain(rows: list[dict[str, Any]], source: str) -> None:
@@ -171,7 +243,11 @@ def append(project: Project, row: Mapping[str, Any]) -> dict[str, Any]:
     if clash:
         raise LedgerError(f"a ledger row may not set {', '.join(clash)}; the ledger sets them")
     with locked(project):
-        rows = read(project)
+        rows, torn = _load(project)
+        if torn is not None:
+            raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: line {torn.line} is "
+                              f"torn ({torn.size} bytes, a write cut short); repair it first with `benchcard ledger "
+                              "--repair`, which keeps the torn bytes in a dated side file")
         source = project.relative(project.ledger_path)
         try:
             _check_chain(rows, source)

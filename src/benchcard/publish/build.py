@@ -37,6 +37,7 @@ from benchcard.publish.probe import probe_context
 from benchcard.publish.render import environment, json_ld, write_page
 from benchcard.publish.runcard import ab_context
 from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
+from benchcard.verdict.integrity import verdict_matches
 
 __all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
 
@@ -129,6 +130,9 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     by_run = {(str(r.get("card")), str(r.get("run"))): r for r in ledger}
     for run in runs:
         run.ledger_row = by_run.get((run.card, run.run_id))
+        if run.verdict is not None and run.ledger_row is not None and not verdict_matches(run.verdict, run.ledger_row):
+            skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
+                           f"row (seq {run.ledger_row.get('seq')}); the pages show the ledger row's finding")
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

@@ -138,8 +138,9 @@ class Run:
         return self._judged("outcome")
 
     def _judged(self, key: str) -> str:
-        """A field of the run's verdict, else of its ledger row; empty when neither has it."""
-        for source in (self.verdict, self.ledger_row):
+        """A field of the run's ledger row (hash-chained, so an edited verdict.json cannot change what a page
+        says), else of its verdict; empty when neither has it."""
+        for source in (self.ledger_row, self.verdict):
             if source and source.get(key):
                 return str(source[key])
         return ""

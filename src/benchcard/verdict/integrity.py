@@ -128,6 +128,11 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def verdict_matches(data: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
+    """True when a run's verdict.json is the one its ledger row was entered with."""
+    return not _verdict_problems_of(data, "verdict.json", row)
+
+
 def _verdict_problems(path: Path, shown: str, row: Mapping[str, Any]) -> list[str]:
     if not path.is_file():
         return [f"{shown} is missing"]
@@ -137,11 +142,15 @@ def _verdict_problems(path: Path, shown: str, row: Mapping[str, Any]) -> list[st
         return [f"{shown} is unreadable"]
     if not isinstance(data, dict):
         return [f"{shown} is not a JSON object"]
+    return _verdict_problems_of(data, shown, row)
+
+
+def _verdict_problems_of(data: Mapping[str, Any], shown: str, row: Mapping[str, Any]) -> list[str]:
     problems = [f"{shown}: {key} is {data.get(key)!r}, the ledger row says {row.get(key)!r}"
                 for key in ("run", "finding", "outcome") if data.get(key) != row.get(key)]
     entered = data.get("ledger")
     if not isinstance(entered, Mapping) or entered.get("hash") != row.get("hash"):
         problems.append(f"{shown} does not name this ledger row (seq {row.get('seq')})")
-    if not problems and verdict_digest(data) != row.get("verdict_digest"):
+    if not problems and row.get("verdict_digest") is not None and verdict_digest(data) != row["verdict_digest"]:
         problems.append(f"{shown} changed after the verdict was given")
     return problems
