@@ -283,12 +283,11 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bool) -> None:
     """Show the ledger of verdicts (results and non-results); --verify checks the chain and the evidence."""
     from benchcard import ledger as ledger_mod
+    from benchcard.verdict.ledgerview import print_rows, repair_line
 
     project = _project(ctx)
     if do_repair:
-        side = ledger_mod.repair(project)
-        click.echo(f"moved the torn last line to {project.relative(side)}; the ledger ends at its last whole row"
-                   if side else "nothing to repair: the ledger's last line is whole")
+        click.echo(repair_line(project, ledger_mod.repair(project)))
         return
     if do_verify:
         from benchcard.verdict.audit import audit, audit_lines
@@ -298,28 +297,11 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
             _emit_json(report.to_json())
         else:
             click.echo("\n".join(audit_lines(report)))
-        if not report.ok:
-            sys.exit(1)
-        return
-    rows = ledger_mod.read(project)
+        sys.exit(0 if report.ok else 1)
     if as_json:
-        _emit_json(rows)
-        return
-    if not rows:
-        click.echo(f"{project.relative(project.ledger_path)}: no verdicts yet")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="benchcard ledger", title_justify="left")
-    for col in ("seq", "date", "card", "version", "rig", "finding", "outcome", "run"):
-        table.add_column(col, no_wrap=col in ("seq", "date", "version", "run", "finding", "outcome"))
-    for r in rows:
-        style = {"result": "bold", "non-result": "dim"}.get(str(r.get("outcome")), "")
-        table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")), f"v{r.get('version')}",
-                      str(r.get("rig")), str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
-    console = Console(width=None if sys.stdout.isatty() else 200)
-    console.print(table)
+        _emit_json(ledger_mod.read(project))
+    else:
+        print_rows(project, ledger_mod.read(project))
 
 
 @cli.command("export")
