@@ -26,6 +26,7 @@ from benchcard.run.grid import plan_cells
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict import stats
 from benchcard.verdict.give import give_verdict
 
 from .conftest import copy_project
@@ -162,5 +163,7 @@ def test_a_gap_inside_the_baselines_noise_is_a_non_result(
     assert verdict.finding == "inconclusive"
     rises = verdict.to_json()["clauses"][0]
     assert not rises["holds"]
-    assert rises["ci"][0] > 0, "the t interval alone would call the gap real"
+    paired_low = rises["gap"] - stats.t_ppf(0.975, rises["n_fixtures"] - 1) * rises["se_fixture"]
+    assert paired_low > 0, "the paired t interval alone would call the gap real"
+    assert rises["ci"][0] < 0 < rises["run_var"], "the run-level term, counted once, does not"
     assert rises["gap"] < rises["noise_floor"]

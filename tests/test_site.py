@@ -484,7 +484,7 @@ def test_probe_results_table(built: tuple[Project, Path]) -> None:
     assert len(rows) == 1 and rows[0].count("<tr>") == 1
     # two scored cells (1.00 and 0.80 by the rules scorer); the truncated one is not scored, not a failure
     assert "openai/gpt-5-mini" in text and "0.90" in text
-    assert "1 of 3 cells not scored (transport)" in text
+    assert "1 of 3 cells not scored (failed in transport or cut off by the token limit)" in text
     assert "$0.0004" in text and "410 ms" in text and "2026-11-01" in text
     evidence = [h for h in p.links() if h.endswith("20261101T090000Z-aaaa/index.html")]
     assert evidence == ["../../runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html"]
@@ -554,18 +554,20 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
     p = page(out, "cards/bench-01/index.html")
     text = _norm(p.text)
     verdict = json.loads((out / "runs/bench-01/v1" / BENCH_RUN / "verdict.json").read_text(encoding="utf-8"))
-    assert "Result: non-result · inconclusive" in text
+    assert "Result: non-result · incomplete" in text  # one truncated cell and allow_failed 0
     assert verdict["why"] in text  # the verdict's own reasoning, word for word
     assert "1 cell(s) were cut off by the token limit" in text
     assert "field_recall rises — holds" in text
     assert "unsupported_values does not rise (margin 0.25) — does not hold" in text
     assert "abstains = 1 on excerpt-07 in every repetition — holds" in text
     recall = verdict["clauses"][0]
-    assert f"gap {recall['gap']:.3f} · CI [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}]" in text
+    assert (f"gap {recall['gap']:.3f} · CI [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}]".replace("-", "−")
+            in text)
     assert f"noise floor {recall['noise_floor']:.3f}" in text
     for clause in verdict["clauses"]:
         assert _norm(clause["why"]) in text
-    assert "Wilson interval [0.566, 1.000]" in text and "TOST p 0.089" in text
+    tost_p = verdict["comparisons"][0]["equivalence"]["tost_p"]
+    assert "Wilson interval [0.566, 1.000]" in text and f"TOST p {tost_p:.3f}" in text
     # the blind scorer notes: agreement, every disagreement, the graders' notes
     assert "Agreement of the human grades with the blind scorer" in text
     assert "Disagreements" in text and "grader read 'Buyer' as a party <b>name</b>" in text
@@ -626,13 +628,13 @@ def test_ledger_and_index(built: tuple[Project, Path]) -> None:
     assert body.count("<tr") == len(rows) == 5
     for row in rows:
         assert row["date"] in text
-    assert "non-result · inconclusive" in text and "result · scored" in text
+    assert "non-result · incomplete" in text and "result · scored" in text
     assert "Chain verified when this page was built: 5 rows" in text
     for href in p.links():
         if "runs/" in href:
             assert (out / href).is_file()
     idx = _norm(page(out, "index.html").text)
-    assert "non-result · inconclusive" in idx
+    assert "non-result · incomplete" in idx
     assert "Answer with exactly one word, and nothing else" in idx
     index_rows = (out / "index.html").read_text().split("<tbody>")[1].count("<tr>")
     assert index_rows == len(load_cards(project))
@@ -783,7 +785,8 @@ def test_fixture_with_no_scored_cell(tmp_path: Path) -> None:
 
     out, source = _demo_site(tmp_path, cell)
     text = _norm(_Page(source).text)
-    assert "Result: result · win" in text and "score rises — holds" in text
+    # six truncated cells against allow_failed 2: not judged, the figures shown for information
+    assert "Result: non-result · incomplete" in text and "score rises —" in text
     assert "6 cell(s) were cut off by the token limit" in text
     assert not re.search(r"\bnan\b", source, re.I)
     pivot = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)[0]
@@ -804,7 +807,7 @@ def test_run_with_no_scored_cell_at_all(tmp_path: Path) -> None:
     _, source = _demo_site(tmp_path, lambda fixture, variant, rep: ("truncated", "This review is"))
     p = _Page(source)
     text = _norm(p.text)
-    assert "Result: non-result · inconclusive" in text
+    assert "Result: non-result · incomplete" in text
     assert "No scored cell: every cell of this run was truncated or failed, so there is no mean to show" in text
     assert '<table class="pivot">' not in source and not any(t == "img" for t, _ in p.tags)
     assert "means plain —, answer-cue — · baseline run means — ·" in text

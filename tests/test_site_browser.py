@@ -141,7 +141,7 @@ def test_plot_is_there(site: Path, browser: Any, tmp_path: Path) -> None:
         assert size[0] and size[1] > 100 and size[2] > 100 and size[3] > 300, size
     pivot = page.locator("table.pivot").first
     assert pivot.locator("tbody tr").count() == 12
-    assert "non-result · inconclusive" in page.locator(".result-line").inner_text()
+    assert "non-result · incomplete" in page.locator(".result-line").inner_text()
     assert page.locator('script[type="application/ld+json"]').count() == 1
     images.first.screenshot(path=str(_shots_dir(tmp_path) / "bench-01-plot.png"))
     assert problems == []

@@ -48,12 +48,21 @@ def test_case_a_one_sided_bounds_use_t_one_minus_alpha() -> None:
     assert g.ci_low < g.lower_one_sided < g.gap < g.upper_one_sided < g.ci_high
 
 
-def test_case_a_noise_floor_and_gap_below_it() -> None:
+def test_case_a_noise_floor_counts_only_the_excess_run_spread() -> None:
     nf = stats.noise_floor(BASE_A)
     assert nf.run_means == pytest.approx((0.625, 0.708333, 0.75), abs=TOL)
     assert nf.sd == pytest.approx(0.063647, abs=TOL)
-    assert nf.value == pytest.approx(0.223598, abs=TOL)
-    assert stats.paired_gap(BASE_A, VAR_A).gap < nf.value  # significant by t, yet inside the run noise
+    # two-way table by hand: MS_rep = F·Σ(M_r − M)²/(R − 1), MS_err from the interaction residuals
+    b = np.array(BASE_A, dtype=float)
+    f, r = b.shape
+    ms_rep = f * sum((b[:, j].mean() - b.mean()) ** 2 for j in range(r)) / (r - 1)
+    ms_err = sum((b[i, j] - b[i].mean() - b[:, j].mean() + b.mean()) ** 2
+                 for i in range(f) for j in range(r)) / ((f - 1) * (r - 1))
+    expected = sps.t.ppf(0.975, r - 1) * math.sqrt(2 * max(0.0, ms_rep - ms_err) / f / r)
+    assert nf.value == pytest.approx(expected, abs=1e-12)
+    assert nf.value == pytest.approx(0.092578, abs=TOL)
+    # the first version's floor, t · sd(M_r) · √(2/R) = 0.223598, counted the sampling noise twice
+    assert nf.value < sps.t.ppf(0.975, 2) * nf.sd * math.sqrt(2 / 3)
 
 
 def test_case_a_tost() -> None:

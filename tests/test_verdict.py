@@ -198,17 +198,22 @@ def grid(value: float, shape: tuple[int, int] = (6, 3)) -> np.ndarray:
 
 
 def ab_metrics(recall_base: Any = BASE_A, recall_var: Any = VAR_A, unsupported_var: Any = None,
-               abstains_var: Any = None) -> dict[str, dict[str, Any]]:
+               abstains_var: Any = None, shape: tuple[int, int] = (6, 3)) -> dict[str, dict[str, Any]]:
     return {
         "field_recall": {"baseline": recall_base, "A": recall_var},
-        "unsupported_values": {"baseline": grid(0.0), "A": grid(0.0) if unsupported_var is None else unsupported_var},
-        "abstains": {"baseline": grid(1.0), "A": grid(1.0) if abstains_var is None else abstains_var},
+        "unsupported_values": {"baseline": grid(0.0, shape),
+                               "A": grid(0.0, shape) if unsupported_var is None else unsupported_var},
+        "abstains": {"baseline": grid(1.0, shape), "A": grid(1.0, shape) if abstains_var is None else abstains_var},
     }
 
 
 # A strong, clean effect: the baseline is steady from run to run (noise floor 0), every fixture gains.
 STRONG_BASE = np.array([[0.5] * 3, [0.25] * 3, [0.5] * 3, [0.75] * 3, [0.25] * 3, [0.5] * 3])
 STRONG_VAR = STRONG_BASE + np.array([[0.25], [0.5], [0.25], [0.25], [0.5], [0.25]])
+# The same with ten fixtures: enough for a sign-flip p (2/1024) to survive Holm's corrections.
+FIXTURES10 = [f"ex-{i:02d}" for i in range(1, 11)]
+STRONG10_BASE = np.vstack([STRONG_BASE, STRONG_BASE[:4]])
+STRONG10_VAR = np.vstack([STRONG_VAR, STRONG_VAR[:4]])
 
 
 @pytest.fixture
@@ -223,10 +228,13 @@ def cli_run(project: Project, *args: str) -> Any:
 # ------------------------------------------------------------------------------------------- Case A & the rule
 
 
-def test_case_a_gap_inside_noise_floor_is_inconclusive(project: Project) -> None:
+def test_case_a_shock_shared_by_both_arms_cancels_and_wins(project: Project) -> None:
+    """Case A: the baseline's run means climb 0.625 → 0.75, and the variant's climb with them (the runner puts
+    repetition r of both arms in the same block of time), so the run-level term is 0 and the paired evidence
+    stands: a significant gap, and a sign-flip p of 2/64 ≤ α."""
     run_dir = make_run(project, the_card(project), ab_metrics())
     v = give_verdict(project, run_dir)
-    assert (v.finding, v.outcome) == ("inconclusive", "non-result")
+    assert (v.finding, v.outcome) == ("win", "result")
     data = v.to_json()
     m = data["metrics"]["field_recall"]
     # the worked numbers of docs/statistics.md, Case A
@@ -234,15 +242,15 @@ def test_case_a_gap_inside_noise_floor_is_inconclusive(project: Project) -> None
     assert m["ci"] == pytest.approx([0.065951, 0.156272], abs=1e-6)
     assert m["p"] == pytest.approx(0.001457, abs=1e-6)
     assert m["p_signflip"] == pytest.approx(2 / 64)
-    assert m["noise_floor"] == pytest.approx(0.223598, abs=1e-6)
+    assert m["noise_floor"] == 0.0 and m["run_var"] == 0.0 and m["df"] == 5
+    assert m["baseline_noise_floor"] == pytest.approx(0.092578, abs=1e-6)
     assert m["means"] == pytest.approx({"baseline": 0.694444, "A": 0.805556}, abs=1e-6)
     lo, hi = m["ci_bootstrap"]
     assert lo <= m["gap"] <= hi
     rises = data["clauses"][0]
-    assert rises["holds"] is False
-    assert "inside the baseline's run-to-run noise floor 0.224" in rises["why"]
-    assert "CI lies wholly above 0, but" in rises["why"]
-    assert [c["holds"] for c in data["clauses"]] == [False, True, True]
+    assert rises["holds"] is True
+    assert "the calibrated interval and the sign-flip both put the gap above 0" in rises["why"]
+    assert [c["holds"] for c in data["clauses"]] == [True, True, True]
     assert "5 of 5" not in data["clauses"][2]["why"] and "3 of 3" in data["clauses"][2]["why"]
 
 
@@ -251,9 +259,8 @@ def test_case_a_through_the_cli(project: Project) -> None:
     result = cli_run(project, "verdict", run_dir.name)
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "finding: inconclusive → non-result" in out
-    assert "inside the baseline's run-to-run noise floor 0.224" in out
-    assert "field_recall" in out and "noise floor 0.224" in out
+    assert "finding: win → result" in out
+    assert "field_recall" in out and "noise floor 0.000" in out
     assert "ledger: seq 1" in out
 
 
@@ -290,11 +297,20 @@ def test_guard_significantly_broken_is_a_loss(project: Project) -> None:
     assert "a guard is significantly broken" in v.to_json()["why"]
 
 
-def test_effect_the_wrong_way_beyond_noise_is_a_loss(project: Project) -> None:
-    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE))
+def test_effect_the_wrong_way_beyond_noise_is_a_loss(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", fixtures=FIXTURES10)
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG10_VAR, STRONG10_BASE, shape=(10, 3)))
     v = give_verdict(project, run_dir)
     assert v.finding == "loss"
     assert "wrong way" in v.to_json()["why"]
+
+
+def test_six_fixtures_moving_the_wrong_way_are_not_enough_for_a_loss(project: Project) -> None:
+    """A loss needs a win's evidence under Holm across the two clauses that can show one: at F = 6 the exact
+    sign-flip p (2/64) is above α/2."""
+    v = give_verdict(project, make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE)))
+    assert v.finding == "inconclusive"
+    assert v.to_json()["clauses"][0]["p_signflip"] == pytest.approx(2 / 64)
 
 
 def test_equivalent_arms_are_no_effect(project: Project) -> None:
@@ -319,25 +335,57 @@ def test_failed_cells_make_the_grid_incomplete(project: Project) -> None:
 
 def test_allowed_failures_and_truncations_are_reported_not_scored(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
-                                                           "  equivalence_margin: 0.05\n  allow_failed: 1"))
-    base = STRONG_BASE.copy()
+                                                           "  equivalence_margin: 0.05\n  allow_failed: 3"),
+                           fixtures=FIXTURES10)
+    base = STRONG10_BASE.copy()
     status = {("A", "ex-02", 0): "failed", ("A", "ex-04", 1): "truncated", ("baseline", "ex-04", 1): "truncated"}
     # poison the values of the unscored cells: if they were used, the means would move
     base[3, 1] = 0.0
-    var = STRONG_VAR.copy()
+    var = STRONG10_VAR.copy()
     var[1, 0] = var[3, 1] = 0.0
-    run_dir = make_run(project, the_card(project), ab_metrics(base, var), status=status)
+    run_dir = make_run(project, the_card(project), ab_metrics(base, var, shape=(10, 3)), status=status)
     v = give_verdict(project, run_dir)
     data = v.to_json()
     assert v.finding == "win"
-    assert data["counts"] == {"planned": 36, "scored": 33, "truncated": 2, "failed": 1, "missing": 0}
+    assert data["counts"] == {"planned": 60, "scored": 57, "truncated": 2, "failed": 1, "missing": 0}
     assert data["truncated_by_variant"] == {"baseline": 1, "A": 1}
     assert "2 cell(s) were cut off by the token limit" in data["summary"]
-    assert "never scored as wrong" in data["summary"]
-    assert data["metrics"]["field_recall"]["means"]["baseline"] == pytest.approx(STRONG_BASE.mean())
+    assert "never scored as wrong, count against allow_failed" in data["summary"]
+    assert data["metrics"]["field_recall"]["means"]["baseline"] == pytest.approx(STRONG10_BASE.mean())
+    rises = data["clauses"][0]
+    # ex-04 bounded: the variant's truncated cell at 0, the baseline's at 1, and the other way round
+    assert rises["bounded_gaps"][0] < rises["gap"] < rises["bounded_gaps"][1]
+    assert "judged with its 2 truncated cell(s) bounded at the worst case for the claim" in rises["why"]
     table = pd.read_csv(run_dir / "table.csv")
     unscored = table[(table.fixture == "ex-04") & (table.repetition == 1)]
     assert len(unscored) == 2 * 3 and unscored["value"].isna().all()
+
+
+def test_truncated_cells_count_against_allow_failed(project: Project) -> None:
+    status = {("A", "ex-04", 1): "truncated"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: incomplete → non-result" in result.output
+    assert "1 cell(s) were cut off by the token limit and the card allows 0" in result.output
+
+
+def test_truncation_cannot_win(tmp_path: Path) -> None:
+    """The variant answers exactly like the baseline, but its wrong answers are cut off by the token limit:
+    left out of the means it would look better; bounded at the worst case it cannot win."""
+    project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
+                                                           "  equivalence_margin: 0.05\n  allow_failed: 30"),
+                           fixtures=FIXTURES10)
+    rng = np.random.default_rng(3)
+    base = (rng.random((10, 3)) < 0.6).astype(float)
+    var = (rng.random((10, 3)) < 0.6).astype(float)
+    status = {("A", FIXTURES10[f], r): "truncated" for f in range(10) for r in range(3) if var[f, r] == 0}
+    run_dir = make_run(project, the_card(project), ab_metrics(base, var, shape=(10, 3)), status=status)
+    data = give_verdict(project, run_dir).to_json()
+    rises = data["clauses"][0]
+    assert data["metrics"]["field_recall"]["means"]["A"] == 1.0  # what dropping them would have shown
+    assert data["finding"] != "win" and rises["holds"] is False
+    assert "bounded at the worst case" in rises["why"]
 
 
 def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> None:
@@ -354,18 +402,19 @@ def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> Non
 def test_more_than_one_variant_is_judged_against_the_baseline_each(tmp_path: Path) -> None:
     text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
                            'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')
-    project = make_project(tmp_path / "p", text)
+    project = make_project(tmp_path / "p", text, fixtures=FIXTURES10)
     metrics = {
-        "field_recall": {"baseline": STRONG_BASE, "A": STRONG_VAR, "B": STRONG_BASE - 0.25},
-        "unsupported_values": {v: grid(0.0) for v in ("baseline", "A", "B")},
-        "abstains": {v: grid(1.0) for v in ("baseline", "A", "B")},
+        "field_recall": {"baseline": STRONG10_BASE, "A": STRONG10_VAR, "B": STRONG10_BASE - 0.25},
+        "unsupported_values": {v: grid(0.0, (10, 3)) for v in ("baseline", "A", "B")},
+        "abstains": {v: grid(1.0, (10, 3)) for v in ("baseline", "A", "B")},
     }
     v = give_verdict(project, make_run(project, the_card(project), metrics))
     data = v.to_json()
     assert [(c["variant"], c["finding"]) for c in data["comparisons"]] == [("A", "win"), ("B", "loss")]
-    assert v.finding == "win"
+    assert v.finding == "loss"  # one variant's win never hides another's loss
+    assert data["why"].startswith("A: win; B: loss.")
     assert set(data["metrics"]["field_recall"]["by_variant"]) == {"A", "B"}
-    assert "up to 2·α" in data["why"]
+    assert "Holm's correction across the variants" in data["why"]
     assert {c["variant"] for c in data["clauses"]} == {"A", "B"}
 
 
@@ -390,9 +439,9 @@ def test_verdict_files_and_ledger_row(project: Project) -> None:
     for key in ("seq", "date", "at", "card", "version", "kind", "rig", "run", "cells", "outcome", "finding",
                 "metrics", "clauses", "cost", "latency", "seal_root", "evidence", "prev", "hash"):
         assert key in row, key
-    assert row["finding"] == "inconclusive" and row["outcome"] == "non-result"
+    assert row["finding"] == "win" and row["outcome"] == "result"
     assert row["evidence"] == project.relative(run_dir) and row["run"] == run_dir.name
-    assert row["metrics"]["field_recall"]["noise_floor"] == pytest.approx(0.223598, abs=1e-6)
+    assert row["metrics"]["field_recall"]["noise_floor"] == 0.0
     assert row["metrics"]["field_recall"]["means"]["A"] == pytest.approx(0.805556, abs=1e-6)
     assert row["cost"] == pytest.approx(36 * 0.002)
     assert row["latency"]["median_ms"] == pytest.approx(117.5)
@@ -410,8 +459,8 @@ def test_second_verdict_refuses_and_show_prints_the_first(project: Project) -> N
     assert result.exit_code == 1 and "already has a verdict" in result.output
     shown = cli_run(project, "verdict", run_dir.name, "--show", "--json")
     assert shown.exit_code == 0
-    assert json.loads(shown.output)["finding"] == "inconclusive"
-    assert load_verdict(project, run_dir).finding == "inconclusive"
+    assert json.loads(shown.output)["finding"] == "win"
+    assert load_verdict(project, run_dir).finding == "win"
     assert len(ledger.read(project)) == 1
 
 
@@ -578,7 +627,7 @@ def test_verdict_json_output(project: Project) -> None:
     result = cli_run(project, "verdict", run_dir.name, "--json")
     assert result.exit_code == 0
     data = json.loads(result.output, parse_constant=pytest.fail)
-    assert data["finding"] == "inconclusive" and data["ledger"]["seq"] == 1
+    assert data["finding"] == "win" and data["ledger"]["seq"] == 1
 
 
 def test_table_csv_quotes_awkward_names(tmp_path: Path) -> None:
@@ -635,4 +684,4 @@ def test_fast_reader_is_the_one_used_for_runner_files(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics(), compact=True)
     assert read_run(run_dir, baseline="baseline").reader == "fast"
     v = give_verdict(project, run_dir)
-    assert v.finding == "inconclusive"
+    assert v.finding == "win"

@@ -23,7 +23,8 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
         badge = "passed" if score >= 1.0 else ("failed" if score <= 0.0 else "partial")
     note = ""
     if score is not None and run.unscored:
-        note = f"{run.unscored} of {sum(counts.values())} cells not scored (transport)"
+        note = (f"{run.unscored} of {sum(counts.values())} cells not scored (failed in transport or cut off by "
+                "the token limit)")
     return {
         "model": run.model,
         "model_name": run.model_name,

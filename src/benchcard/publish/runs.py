@@ -109,7 +109,7 @@ class Run:
 
     @property
     def unscored(self) -> int:
-        """Cells that were truncated or failed in transport: recorded, never scored as a wrong answer."""
+        """Cells cut off by the token limit or failed in transport: recorded, never scored as a wrong answer."""
         return sum(n for status, n in self.status_counts.items() if status != "ok")
 
     @property

@@ -227,6 +227,15 @@ def metric_names(spec: ScoringSpec) -> set[str]:
     return {"score"}
 
 
+#: Metrics that count things (no upper bound); every other metric is a fraction in [0, 1].
+COUNT_METRICS = frozenset({"unsupported_values", "values_returned"})
+
+
+def metric_range(name: str) -> tuple[float, float | None]:
+    """The lowest and highest value a metric can take (None: unbounded), for bounding truncated cells."""
+    return (0.0, None) if name in COUNT_METRICS else (0.0, 1.0)
+
+
 def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None = None, excerpt: str = "") -> Score:
     """Score one output text. The only other inputs are the fixture's key and text."""
     if isinstance(spec, ExactSpec):

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from benchcard.card.model import Card
+from benchcard.scoring.scorers import metric_range
 from benchcard.verdict import stats
-from benchcard.verdict.columns import FloatArray
+from benchcard.verdict.columns import TRUNCATED, FloatArray
+from benchcard.verdict.crossed import Crossed, crossed
 from benchcard.verdict.resample import Resamples, bootstrap_intervals
 from benchcard.verdict.runfolder import RunData
 
@@ -28,18 +30,34 @@ def bootstrap_many(pairs: Sequence[tuple[FloatArray, FloatArray]], *, seed: int,
 
 @dataclass
 class Gap:
-    """Figures of one metric, one variant against the baseline."""
+    """Figures of one metric, one variant against the baseline.
+
+    `obs` is the gap with truncated cells left out (what the pages show); `low` and `high` bound them: in
+    `low` the variant's truncated cells take the metric's lowest value and the baseline's its highest, in
+    `high` the reverse. A clause is judged on the bound that is worst for what it claims (docs/verdict.md),
+    so a variant cut off exactly when it is wrong cannot look better. Without truncation all three are one.
+    """
 
     metric: str
     fixture: str | None
     variant: str
     base: FloatArray
     var: FloatArray
-    pg: stats.PairedGap | None = None
+    obs: Crossed | None = None
+    low: Crossed | None = None
+    high: Crossed | None = None
+    flips: dict[int, float] = field(default_factory=dict)  # id(Crossed) → its exact or drawn sign-flip p
+    truncated: int = 0
+    base_low: FloatArray | None = field(default=None, repr=False)
+    var_low: FloatArray | None = field(default=None, repr=False)
+    base_high: FloatArray | None = field(default=None, repr=False)
+    var_high: FloatArray | None = field(default=None, repr=False)
     nf: stats.NoiseFloor | None = None
     boot: tuple[float, float] | None = None
-    tost_p: float | None = None
     error: str | None = None
+
+    def p_flip(self, c: Crossed) -> FloatArray:
+        return np.array([self.flips[id(c)]])
 
 
 @dataclass
@@ -70,12 +88,12 @@ class Pending:
 
 
 def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Executor) -> Pending:
-    """Start every statistic the clauses need (paired gap, noise floor, bootstrap, TOST) on `pool`.
+    """Start every statistic the clauses need (calibrated gap, its bounds, sign-flip, bootstrap) on `pool`.
 
-    The noise floors are computed here, at once; the sign-flips and the bootstrap's chunks go to the pool,
-    whose threads run them side by side (numpy releases the GIL; scipy.special's functions are ufuncs, safe
-    from any thread). A worker process was tried for large runs (its own GIL) and measured slower: starting
-    it and loading numpy there took the CPU that reading the run needed (docs/verdict.md, "Speed").
+    The baseline's noise floors are computed here, at once; the sign-flips and the bootstrap's chunks go to
+    the pool, whose threads run them side by side (numpy releases the GIL; scipy.special's functions are
+    ufuncs, safe from any thread). A worker process was tried for large runs (its own GIL) and measured
+    slower: starting it and loading numpy there took the CPU that reading the run needed (docs/verdict.md).
     """
     win = card.win
     assert win is not None and card.baseline is not None
@@ -84,6 +102,7 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
     gap_keys = list(dict.fromkeys((c.metric, c.fixture) for c in win.clauses if c.test != "holds"))
     gaps: dict[tuple[str, tuple[str, str | None]], Gap] = {}
     floors: dict[tuple[str, str | None], stats.NoiseFloor | None] = {}
+    truncated = (data.status == TRUNCATED).astype(np.float64)
     for metric, fixture in gap_keys:
         values = data.metrics.get(metric)
         if values is None and metric == "score":
@@ -99,18 +118,34 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
             g = Gap(metric, fixture, variant, base, var, nf=floors[(metric, fixture)])
             if values is None:
                 g.error = f"the scorer gave no {metric!r} for any cell"
+            else:
+                t_base = data.grid(truncated, baseline, fixtures) == 1.0
+                t_var = data.grid(truncated, variant, fixtures) == 1.0
+                g.truncated = int(t_base.sum() + t_var.sum())
+                if g.truncated:
+                    lo, hi = metric_range(metric)
+                    top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+                    g.base_low, g.var_low = np.where(t_base, top, base), np.where(t_var, lo, var)
+                    g.base_high, g.var_high = np.where(t_base, lo, base), np.where(t_var, top, var)
             gaps[(variant, (metric, fixture))] = g
-    first = (win.clauses[0].metric, win.clauses[0].fixture)
-    margin = float(win.equivalence_margin or 0.0)
 
     def gap_job(g: Gap) -> None:
         try:
-            g.pg = stats.paired_gap(g.base, g.var, alpha, seed=seed, n_draws=SIGNFLIP_DRAWS)
+            g.obs = crossed(g.base, g.var)
+            if not g.obs.n_fixtures[0]:
+                raise ValueError("no fixture is scored in both baseline and variant")
+            g.low = g.high = g.obs
+            if g.truncated:
+                assert g.base_low is not None and g.var_low is not None
+                assert g.base_high is not None and g.var_high is not None
+                g.low, g.high = crossed(g.base_low, g.var_low), crossed(g.base_high, g.var_high)
         except ValueError as exc:
             g.error = str(exc)
+            g.obs = g.low = g.high = None
             return
-        if (g.metric, g.fixture) == first and margin > 0:
-            g.tost_p = stats.tost(g.base, g.var, margin, alpha)
+        for c in {id(c): c for c in (g.obs, g.low, g.high)}.values():
+            # unpaired fixtures are 0 in d, which changes no sign-flip p
+            g.flips[id(c)] = stats.signflip_p(c.d[0], n_draws=SIGNFLIP_DRAWS, seed=seed)
 
     usable = [g for g in gaps.values() if g.error is None]
     diffs, resampled = [], []
@@ -123,3 +158,4 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
     jobs = [pool.submit(gap_job, g) for g in usable]
     boot = Resamples(diffs, n_resamples, seed, pool)
     return Pending(Figures(gaps, floors, gap_keys, seed, n_resamples), jobs, boot, resampled, alpha)
+

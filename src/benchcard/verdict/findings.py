@@ -13,12 +13,33 @@ from typing import Any
 
 import numpy as np
 
-from benchcard.card.model import Card
+from benchcard.card.model import Card, Clause
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
+from benchcard.verdict.crossed import BoolArray
+from benchcard.verdict.decision import (
+    FINDINGS,
+    Evidence,
+    decide,
+    effect_evidence,
+    guard_evidence,
+    holds_evidence,
+    overall,
+    p_tost,
+)
 from benchcard.verdict.runfolder import RunData
-from benchcard.verdict.winrule import EQ_TOL, ClauseResult, clause_text, fmt, fmt_ci, gap_clause, holds_clause, judge
+from benchcard.verdict.winrule import (
+    EQ_TOL,
+    ClauseResult,
+    clause_text,
+    fmt,
+    fmt_ci,
+    gap_clause,
+    gap_figures,
+    holds_clause,
+    judge,
+)
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 
@@ -58,51 +79,74 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
     others = [v for v in data.variants if v != baseline]
     counts = _counts(data)
     allowed = win.allow_failed
-    lost = counts["failed"] + counts["missing"]
+    lost = counts["failed"] + counts["missing"] + counts["truncated"]
     incomplete = lost > allowed
     gaps, floors, gap_keys = figures.gaps, figures.floors, figures.gap_keys
     first = win.clauses[0]
 
-    # 2. the clauses and the finding, variant by variant
-    comparisons: list[_Comparison] = []
-    for variant in others:
-        results = []
-        for clause in win.clauses:
+    # 2. each clause's evidence, the decision (Holm across variants and loss-capable clauses), the sentences
+    evidence: list[list[Evidence]] = []
+    held: dict[tuple[int, int], ClauseResult] = {}
+    tost: list[FloatArray] = []
+    measurable: list[BoolArray] = []
+    for v, variant in enumerate(others):
+        judged: list[Evidence] = []
+        for k, clause in enumerate(win.clauses):
             if clause.test == "holds":
-                results.append(holds_clause(clause, data, variant, baseline, alpha))
+                held[(v, k)] = holds_clause(clause, data, variant, baseline, alpha)
+                judged.append(holds_evidence(np.array([held[(v, k)].holds])))
             else:
-                results.append(gap_clause(clause, gaps[(variant, (clause.metric, clause.fixture))], alpha))
+                judged.append(_evidence(clause, gaps[(variant, (clause.metric, clause.fixture))],
+                                        win.min_effect if k == 0 else 0.0))
+        evidence.append(judged)
+        g1 = gaps[(variant, (first.metric, first.fixture))]
+        margin = float(win.equivalence_margin or 0.0)
+        if g1.low is not None and g1.high is not None and margin > 0:
+            tost.append(np.maximum(p_tost(g1.low, margin), p_tost(g1.high, margin)))
+            measurable.append(g1.low.spread | g1.high.spread)
+        else:
+            tost.append(np.ones(1))
+            measurable.append(np.ones(1, dtype=bool))
+    decision = decide(evidence, tost, measurable, alpha)
+    comparisons: list[_Comparison] = []
+    for v, variant in enumerate(others):
+        results = []
+        for k, clause in enumerate(win.clauses):
+            if clause.test == "holds":
+                results.append(held[(v, k)])
+                continue
+            rejected = decision.loss_rejected[v][k]
+            results.append(gap_clause(clause, gaps[(variant, (clause.metric, clause.fixture))], alpha,
+                                      evidence[v][k], bool(rejected is not None and rejected[0]),
+                                      win.min_effect if k == 0 else 0.0))
         first_gap = gaps[(variant, (first.metric, first.fixture))]
-        finding, why, eq = judge(win, results, first_gap)
+        tost_p = float(tost[v][0]) if first_gap.obs is not None else None
+        finding, why, eq = judge(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
+                                 bool(measurable[v][0]), len(others))
         comparisons.append(_Comparison(variant, finding, why, results,
                                        {k[1]: g for k, g in gaps.items() if k[0] == variant}, eq))
 
-    # 3. the overall finding
-    findings = [c.finding for c in comparisons]
+    # 3. the overall finding: a loss of any variant is never hidden by another's win
     if incomplete:
         finding = "incomplete"
         what = []
         if counts["failed"]:
             what.append(f"{counts['failed']} cell(s) failed in transport")
+        if counts["truncated"]:
+            what.append(f"{counts['truncated']} cell(s) were cut off by the token limit")
         if counts["missing"]:
             what.append(f"{counts['missing']} cell(s) have no output or score")
-        summary_why = (f"{' and '.join(what)} and the card allows {allowed}; a grid with more failures than its "
-                       "card allows is not judged (the figures below are for information only).")
+        summary_why = (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells than "
+                       "its card allows is not judged (the figures below are for information only).")
     else:
-        if "win" in findings:
-            finding = "win"
-        elif "loss" in findings:
-            finding = "loss"
-        elif findings and all(f == "no-effect" for f in findings):
-            finding = "no-effect"
-        else:
-            finding = "inconclusive"
+        finding = FINDINGS[int(overall(decision.codes)[0])]
         if len(comparisons) == 1:
             summary_why = comparisons[0].why
         else:
             summary_why = "; ".join(f"{c.variant}: {c.finding}" for c in comparisons) + (
-                f". Each of the {len(comparisons)} variants was tested against {baseline} at α = {alpha:g}; the "
-                f"chance that at least one wins by luck is up to {len(comparisons)}·α.")
+                f". Each of the {len(comparisons)} variants was tested against {baseline} at α = {alpha:g}, with "
+                "Holm's correction across the variants and across every clause that can show a loss, so the "
+                "chance of any false result stays within α.")
     outcome = "result" if finding in RESULT_FINDINGS else "non-result"
     truncated_by = {v: data.count(TRUNCATED, v) for v in data.variants}
     failed_by = {v: data.count(FAILED, v) + data.count(MISSING, v) for v in data.variants}
@@ -111,12 +155,14 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
         notes.append(
             f"{counts['truncated']} cell(s) were cut off by the token limit ("
             + ", ".join(f"{v} {n}" for v, n in truncated_by.items())
-            + "); they are reported apart, left out of the means and never scored as wrong."
+            + "); they are never scored as wrong, count against allow_failed, and every clause is judged with "
+              "them bounded at the worst case for what it claims."
         )
-    if lost:
-        notes.append(f"{lost} cell(s) failed in transport or are missing ("
+    failed_only = counts["failed"] + counts["missing"]
+    if failed_only:
+        notes.append(f"{failed_only} cell(s) failed in transport or are missing ("
                      + ", ".join(f"{v} {n}" for v, n in failed_by.items())
-                     + f"); the card allows {allowed}.")
+                     + f"); the card allows {allowed} unscored cell(s).")
 
     # 4. figures per metric, per clause
     metrics_out: dict[str, Any] = {}
@@ -126,9 +172,15 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
         any_g = gaps[(others[0], (metric, fixture))]
         entry["means"] = {baseline: _mean(any_g.base)} | {v: _mean(gaps[(v, (metric, fixture))].var) for v in others}
         nf = floors.get((metric, fixture))
-        entry["noise_floor"] = nf.value if nf else None
+        entry["baseline_noise_floor"] = nf.value if nf else None
         entry["baseline_run_means"] = list(nf.run_means) if nf else None
         per_variant = {v: _gap_figures(gaps[(v, (metric, fixture))], alpha) for v in others}
+        if (metric, fixture) == (first.metric, first.fixture):
+            for comp in comparisons:
+                if per_variant[comp.variant].get("gap") is not None:
+                    per_variant[comp.variant]["tost_p"] = comp.equivalence["tost_p"]
+        if len(others) == 1:
+            entry["noise_floor"] = per_variant[others[0]].get("noise_floor")
         if len(others) == 1:
             entry.update(per_variant[others[0]])
         else:
@@ -180,16 +232,25 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
 
 
 def _gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
-    if g.pg is None:
+    if g.obs is None:
         return {"gap": None, "ci": None, "p": None, "error": g.error}
-    pg = g.pg
-    out = {"gap": pg.gap, "ci": [pg.ci_low, pg.ci_high], "ci_bootstrap": list(g.boot) if g.boot else None,
-           "p": pg.p_value, "p_signflip": pg.p_signflip, "se": pg.se, "df": pg.df,
-           "lower_one_sided": pg.lower_one_sided, "upper_one_sided": pg.upper_one_sided,
-           "n_fixtures": pg.n_fixtures}
-    if g.tost_p is not None:
-        out["tost_p"] = g.tost_p
-    return out
+    return gap_figures(g, alpha)
+
+
+def _evidence(clause: Clause, g: Gap, min_effect: float) -> Evidence:
+    """A gap clause's evidence, each side judged on the truncation bound worst for it (clausestats.Gap)."""
+    if g.obs is None or g.low is None or g.high is None:
+        return Evidence(p_hold=np.ones(1), p_loss=np.ones(1))
+    if clause.test in ("rises", "falls"):
+        up = clause.test == "rises"
+        hold_c, loss_c = (g.low, g.high) if up else (g.high, g.low)
+        hold = effect_evidence(hold_c, g.p_flip(hold_c), up, min_effect)
+        loss = effect_evidence(loss_c, g.p_flip(loss_c), up)
+        return Evidence(p_hold=hold.p_hold, p_loss=loss.p_loss, trivial=hold.trivial)
+    margin = float(clause.margin or 0.0)
+    hold_c, loss_c = (g.high, g.low) if clause.test == "not_rises" else (g.low, g.high)
+    return Evidence(p_hold=guard_evidence(hold_c, margin, clause.test).p_hold,
+                    p_loss=guard_evidence(loss_c, margin, clause.test).p_loss)
 
 
 def probe_body(card: Card, data: RunData) -> dict[str, Any]:

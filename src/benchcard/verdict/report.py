@@ -43,7 +43,8 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
             for variant, g in per.items():
                 lines.append(f"  {name} ({variant} − {v['baseline']}): means {means}; gap {num(g.get('gap'), True)} "
                              f"CI {ci(g.get('ci'))} bootstrap {ci(g.get('ci_bootstrap'))} p {pval(g.get('p'))} "
-                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor {num(m.get('noise_floor'))}")
+                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor "
+                             f"{num(g.get('noise_floor', m.get('noise_floor')))} (the run-level part)")
     else:
         lines.append(f"score {num(v.get('score'))} · {v.get('passes')} pass · Wilson 95% {ci(v.get('score_ci'))}")
         lines.extend(f"  {line}" for line in v.get("rule_lines") or [])

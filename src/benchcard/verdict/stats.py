@@ -88,9 +88,9 @@ class NoiseFloor:
     run_means: tuple[float, ...]
     """M_r: the baseline's mean over fixtures in run r."""
     sd: float
-    """sd(M_r, ddof=1); inf with fewer than two runs."""
+    """sd(M_r, ddof=1) (sampling noise and run shocks together); inf with fewer than two runs."""
     value: float
-    """NF = t(1 − alpha/2, R − 1) · sd · √(2/R); inf with fewer than two runs."""
+    """NF = t(1 − alpha/2, R − 1) · √(2·σ²_run/R), σ²_run the excess run-level variance; inf if unmeasurable."""
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -278,22 +278,35 @@ def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float
 
 
 def noise_floor(baseline: npt.ArrayLike, alpha: float = 0.05) -> NoiseFloor:
-    """The run-to-run noise of the baseline alone, on the scale of a gap between two arms of R runs.
+    """The baseline's run-to-run spread beyond its sampling noise, on the scale of a gap between two arms.
 
-    A shock shared by every fixture of one run (an API-side change, a load spike) moves every d_f together:
-    it shifts the gap but not sd(d), so se cannot see it. The spread of the baseline's per-run means can.
-    A run with no score at all is left out; fewer than two runs give an infinite floor.
+    A shock shared by every fixture of one run (an API-side change, a load spike) moves every fixture of
+    that run together. The spread of the baseline's per-run means M_r holds such shocks *and* the cells'
+    sampling noise, which the paired standard error already counts; so only the excess is the run-level
+    part: σ²_run = max(0, MS_rep − MS_err)/F from the two-way table of the fixtures scored in every run,
+    NF = t(1 − α/2, R − 1) · √(2·σ²_run/R). (The first version used sd(M_r) whole, which counted the
+    sampling noise twice; docs/statistics.md.) Fewer than two runs or two complete fixtures: infinite.
     """
+    import numpy as np
+
     _check_alpha(alpha)
     base = _as_grid(baseline, "baseline")
     col_means, col_counts = _row_means(base.T)
     run_means = col_means[col_counts > 0]
-    r = int(run_means.size)
     means = tuple(float(m) for m in run_means)
-    if r < 2:
-        return NoiseFloor(run_means=means, sd=math.inf, value=math.inf)
+    complete = base[~np.isnan(base).any(axis=1)]
+    f, r = complete.shape
+    if r < 2 or f < 2:
+        return NoiseFloor(run_means=means, sd=math.inf if run_means.size < 2 else float(run_means.std(ddof=1)),
+                          value=math.inf)
     sd = float(run_means.std(ddof=1))
-    value = t_ppf(1.0 - alpha / 2.0, r - 1) * sd * math.sqrt(2.0 / r)
+    rows = complete.mean(axis=1, keepdims=True)
+    cols = complete.mean(axis=0, keepdims=True)
+    grand = float(complete.mean())
+    ms_rep = f * float(((cols - grand) ** 2).sum()) / (r - 1)
+    ms_err = float(((complete - rows - cols + grand) ** 2).sum()) / ((f - 1) * (r - 1))
+    excess = max(0.0, ms_rep - ms_err) / f
+    value = t_ppf(1.0 - alpha / 2.0, r - 1) * math.sqrt(2.0 * excess / r)
     return NoiseFloor(run_means=means, sd=sd, value=value)
 
 

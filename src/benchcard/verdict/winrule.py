@@ -14,6 +14,8 @@ import numpy as np
 from benchcard.card.model import Clause, WinRule
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import Gap
+from benchcard.verdict.crossed import half_width, run_floor
+from benchcard.verdict.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.runfolder import RunData
 
 EQ_TOL = 1e-9
@@ -77,74 +79,98 @@ class ClauseResult:
     cause: str = ""  # why it does not hold, in a few words, for the finding's summary
 
 
-def gap_clause(clause: Clause, g: Gap, alpha: float) -> ClauseResult:
-    """A `rises`/`falls` clause (CI beyond 0 and gap beyond the noise floor) or a guard (one-sided bound)."""
-    if g.pg is None or g.nf is None:
+def gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
+    """The figures of one gap as verdict.json shows them: the calibrated interval of the observed gap (truncated
+    cells left out), its parts, and the bounded gaps when cells were truncated."""
+    c = g.obs
+    assert c is not None
+    se, zero = float(c.se[0]), bool(c.zero_se[0])
+    half, one = float(half_width(c, 1 - alpha / 2)[0]), float(half_width(c, 1 - alpha)[0])
+    gap = float(c.gap[0])
+    p_flip = float(g.p_flip(c)[0])
+    out: dict[str, Any] = {
+        "gap": gap, "ci": None if zero else [gap - half, gap + half],
+        "ci_bootstrap": list(g.boot) if g.boot else None,
+        "p": float(p_two_sided(c, g.p_flip(c))[0]), "p_signflip": p_flip,
+        "noise_floor": float(run_floor(c, alpha)[0]), "se": se, "se_fixture": math.sqrt(float(c.var_fixture[0])),
+        "run_var": float(c.var_run[0]), "df": float(c.df[0]),
+        "lower_one_sided": None if zero else gap - one, "upper_one_sided": None if zero else gap + one,
+        "n_fixtures": int(c.n_fixtures[0]),
+    }
+    if g.truncated:
+        assert g.low is not None and g.high is not None
+        out["truncated"] = g.truncated
+        out["bounded_gaps"] = [float(g.low.gap[0]), float(g.high.gap[0])]
+    return out
+
+
+def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: bool,
+               min_effect: float = 0.0) -> ClauseResult:
+    """A `rises`/`falls` clause or a guard, from its evidence (decision.py) and whether its loss was shown."""
+    if ev is None or g.obs is None:
         reason = g.error or "no fixture is scored in both arms"
         return ClauseResult(clause, False, figures={}, why=f"{clause_text(clause)}: cannot be judged — {reason}.",
                             cause=reason)
-    pg, nf = g.pg, g.nf
-    figures: dict[str, Any] = {
-        "gap": pg.gap, "ci": [pg.ci_low, pg.ci_high], "ci_bootstrap": list(g.boot) if g.boot else None,
-        "p": pg.p_value, "p_signflip": pg.p_signflip, "noise_floor": nf.value,
-        "lower_one_sided": pg.lower_one_sided, "upper_one_sided": pg.upper_one_sided, "n_fixtures": pg.n_fixtures,
-    }
+    figures = gap_figures(g, alpha)
+    p_hold = float(ev.p_hold[0])
+    holds = p_hold <= alpha
     level = fmt_level(alpha)
     head = f"{clause_text(clause)} ({g.variant} − baseline)"
-    ci = f"gap {fmt(pg.gap, True)}, {level} CI {fmt_ci(pg.ci_low, pg.ci_high)}, p {fmt_peq(pg.p_value)}"
+    zero = figures["ci"] is None
+    ci = (f"gap {fmt(figures['gap'], True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
+          if zero else f"{level} CI {fmt_ci(*figures['ci'])}") + f", p {fmt_peq(figures['p'])}, sign-flip p "
+          f"{fmt_peq(figures['p_signflip'])}")
+    bounded = ""
+    if g.truncated:
+        bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
+                   f"(gaps {fmt(figures['bounded_gaps'][0], True)} to {fmt(figures['bounded_gaps'][1], True)})")
+    run_unknown = math.isinf(figures["run_var"])
     if clause.test in ("rises", "falls"):
         up = clause.test == "rises"
-        sign = 1.0 if up else -1.0
-        ci_ok = pg.ci_low > 0 if up else pg.ci_high < 0
-        nf_ok = sign * pg.gap > nf.value
-        mirror = (pg.ci_high < 0 and -pg.gap > nf.value) if up else (pg.ci_low > 0 and pg.gap > nf.value)
-        holds = ci_ok and nf_ok
         side = "above" if up else "below"
-        nf_text = ("the noise floor cannot be measured from fewer than two repetitions"
-                   if math.isinf(nf.value) else f"the baseline's run-to-run noise floor {fmt(nf.value)}")
-        cause = ""
         if holds:
-            why = f"holds — {ci}: the CI lies wholly {side} 0 and the gap is beyond {nf_text}."
-        elif mirror:
+            why = f"holds — {ci}: the calibrated interval and the sign-flip both put the gap {side} 0{bounded}."
+            return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
+        if lost:
             cause = "the effect goes significantly the wrong way"
-            why = (f"does not hold — {ci}: the effect goes significantly the wrong way, with the CI wholly "
-                   f"{'below' if up else 'above'} 0 and the gap beyond {nf_text}.")
+            why = f"does not hold — {ci}: {cause}, by the same evidence a win needs{bounded}."
+            return ClauseResult(clause, False, mirror=True, figures=figures, why=f"{head}: {why}", cause=cause)
+        reasons = []
+        if run_unknown:
+            reasons.append("the run-to-run spread cannot be measured from fewer than two repetitions")
+        elif ev.trivial is not None and bool(ev.trivial[0]):
+            reasons.append(f"the gap is significant but smaller than min_effect {min_effect:g}: significant but "
+                           "trivial")
         else:
-            short, told = [], []  # the summary's wording and the clause sentence's (which already shows the CI)
-            if not ci_ok:
-                short.append(f"the CI {fmt_ci(pg.ci_low, pg.ci_high)} is not wholly {side} 0")
-                told.append(f"the CI is not wholly {side} 0")
-            if not nf_ok:
-                text = nf_text if math.isinf(nf.value) else f"the gap sits inside {nf_text}"
-                short.append(text.replace("the gap", f"the gap {fmt(pg.gap, True)}", 1))
-                told.append(text)
-            cause = " and ".join(short)
-            lead = f"the CI lies wholly {side} 0, but " if ci_ok else ""
-            why = f"does not hold — {ci}: {lead}{' and '.join(told)}."
-        return ClauseResult(clause, holds, mirror=mirror, figures=figures, why=f"{head}: {why}", cause=cause)
+            if zero or figures["p"] > alpha or (figures["gap"] > 0) != up:
+                reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
+            if figures["p_signflip"] > alpha:
+                n = figures["n_fixtures"]
+                extra = f" ({n} fixtures can never reach α {alpha:g})" if 2.0 ** (1 - n) > alpha else ""
+                reasons.append(f"the sign-flip p {fmt(figures['p_signflip'])} is above α{extra}")
+            if not reasons:
+                reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(p_hold)}")
+        cause = " and ".join(reasons)
+        return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {ci}: {cause}{bounded}.",
+                            cause=cause)
     margin = float(clause.margin or 0.0)
-    if clause.test == "not_rises":
-        bound, holds, broken = pg.upper_one_sided, pg.upper_one_sided < margin, pg.lower_one_sided > margin
-        bound_name, cmp, limit = "upper", "below", fmt(margin)
-        broken_text = (f"the one-sided lower bound {fmt(pg.lower_one_sided)} is above the margin: the guard is "
-                       "significantly broken")
-    else:
-        bound, holds, broken = pg.lower_one_sided, pg.lower_one_sided > -margin, pg.upper_one_sided < -margin
-        bound_name, cmp, limit = "lower", "above", fmt(-margin)
-        broken_text = (f"the one-sided upper bound {fmt(pg.upper_one_sided)} is below −margin: the guard is "
-                       "significantly broken")
-    gap_text = f"gap {fmt(pg.gap, True)}, p {fmt_peq(pg.p_value)}"
-    cause = "" if holds else (broken_text if broken else f"its one-sided {bound_name} bound {fmt(bound)} is not "
-                                                          f"{cmp} {limit}")
+    upper = clause.test == "not_rises"
+    bound = figures["upper_one_sided"] if upper else figures["lower_one_sided"]
+    bound_name, cmp, limit = ("upper", "below", fmt(margin)) if upper else ("lower", "above", fmt(-margin))
+    gap_text = f"gap {fmt(figures['gap'], True)}, p {fmt_peq(figures['p'])}"
+    shown = f"the one-sided {level} {bound_name} bound {fmt(bound)}" if not zero else "the gap (no spread at all)"
     if holds:
-        why = (f"holds — the one-sided {level} {bound_name} bound of the gap, {fmt(bound)}, is {cmp} {limit} "
-               f"({gap_text}).")
-    elif broken:
-        why = f"does not hold — {broken_text} ({gap_text})."
-    else:
-        why = (f"does not hold — the one-sided {level} {bound_name} bound {fmt(bound)} is not {cmp} {limit} "
-               f"({gap_text}); the data cannot rule out a change beyond the margin.")
-    return ClauseResult(clause, holds, broken=broken, figures=figures, why=f"{head}: {why}", cause=cause)
+        why = f"holds — {shown} is {cmp} {limit} ({gap_text}){bounded}."
+        return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
+    if lost:
+        cause = (f"the guard is significantly broken: the gap is shown {'above' if upper else 'below'} {limit} by "
+                 "the same evidence a win needs")
+        return ClauseResult(clause, False, broken=True, figures=figures,
+                            why=f"{head}: does not hold — {cause} ({gap_text}){bounded}.", cause=cause)
+    cause = ("the run-to-run spread cannot be measured from fewer than two repetitions" if run_unknown
+             else f"{shown} is not {cmp} {limit}")
+    why = (f"does not hold — {cause} ({gap_text}){bounded}; the data cannot rule out a change beyond the margin.")
+    return ClauseResult(clause, False, figures=figures, why=f"{head}: {why}", cause=cause)
 
 
 def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alpha: float) -> ClauseResult:
@@ -185,34 +211,45 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
 
 
 
-def judge(win: WinRule, results: list[ClauseResult], first: Gap) -> tuple[str, str, dict[str, Any]]:
+def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost_p: float | None,
+          measurable: bool, several: int) -> tuple[str, str, dict[str, Any]]:
     """The finding of one variant against the baseline, why, and the equivalence figures (docs/verdict.md)."""
     alpha = win.alpha
     margin = float(win.equivalence_margin or 0.0)
     first_clause = results[0]
-    eq: dict[str, Any] = {"margin": margin, "tost_p": first.tost_p, "ci": None, "level": 1 - 2 * alpha}
-    if first.pg is not None:
-        eq["ci"] = [first.pg.lower_one_sided, first.pg.upper_one_sided]
+    eq: dict[str, Any] = {"margin": margin, "tost_p": tost_p, "ci": None, "level": 1 - 2 * alpha}
+    if first.obs is not None and not bool(first.obs.zero_se[0]):
+        half = float(half_width(first.obs, 1 - alpha)[0])
+        eq["ci"] = [float(first.obs.gap[0]) - half, float(first.obs.gap[0]) + half]
     guards = results[1:]  # every other clause: not_* guards and holds clauses alike
-    if all(r.holds for r in results):
+    finding = FINDINGS[code]
+    if finding == "win":
         return "win", "every clause holds.", eq
-    broken = [r for r in results if r.broken]
-    if first_clause.mirror or broken:
+    if finding == "loss":
         if first_clause.mirror:
             return "loss", f"the first clause's effect goes significantly the wrong way — {first_clause.why}", eq
+        broken = [r for r in results if r.broken]
         return "loss", f"a guard is significantly broken — {broken[0].why}", eq
-    equivalent = first.tost_p is not None and first.tost_p < alpha
     eq_ci = (f"the {100 * (1 - 2 * alpha):g}% CI of the {first_clause.clause.metric} gap "
              f"{fmt_ci(*eq['ci']) if eq['ci'] else 'n/a'}")
-    if equivalent and all(g.holds for g in guards):
-        return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {fmt_peq(first.tost_p)}) and every guard "
+    if finding == "no-effect":
+        return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {fmt_peq(tost_p)}) and every guard "
                              "holds: the change did nothing worth having."), eq
-    reasons = ["; ".join(f"{clause_text(r.clause)} does not hold ({r.cause})" for r in results if not r.holds)]
+    if not measurable:
+        return "inconclusive", (f"inconclusive: the card cannot measure a change here — every scored "
+                                f"{first_clause.clause.metric} of both arms has the same value (a floor or "
+                                "ceiling), so neither a change nor its absence can show."), eq
+    failing = [r for r in results if not r.holds]
+    reasons = ["; ".join(f"{clause_text(r.clause)} does not hold ({r.cause})" for r in failing)] if failing else []
+    if not failing and several > 1:
+        reasons.append(f"every clause holds at α = {alpha:g}, but the win does not survive Holm's correction across "
+                       f"the {several} variants")
+    equivalent = tost_p is not None and tost_p < alpha
     if equivalent:
         failed_guards = [clause_text(g.clause) for g in guards if not g.holds]
-        reasons.append(f"the effect is within ±{margin:g} (TOST p {fmt_peq(first.tost_p)}) but "
+        reasons.append(f"the effect is within ±{margin:g} (TOST p {fmt_peq(tost_p)}) but "
                        f"{', '.join(failed_guards)} does not hold, so it is not shown to be harmless")
     else:
-        reasons.append(f"{eq_ci} is not inside ±{margin:g} (TOST p {fmt_peq(first.tost_p)}), so no effect is not "
+        reasons.append(f"{eq_ci} is not inside ±{margin:g} (TOST p {fmt_peq(tost_p)}), so no effect is not "
                        "shown either")
     return "inconclusive", "; ".join(reasons) + "; nothing is significantly the wrong way.", eq
