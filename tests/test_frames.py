@@ -96,7 +96,7 @@ def test_the_api_example_reproduces_the_verdict(project: Project, monkeypatch: p
 
 def test_read_ledger(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     card = the_card(project)
-    for metrics in (ab_metrics(), ab_metrics(STRONG_BASE, STRONG_VAR)):
+    for metrics in (ab_metrics(STRONG_VAR, STRONG_BASE), ab_metrics(STRONG_BASE, STRONG_VAR)):
         give_verdict(project, make_run(project, card, metrics))
     frame = benchcard.read_ledger(project)
     assert frame["seq"].tolist() == [1, 2] and frame["finding"].tolist() == ["inconclusive", "win"]

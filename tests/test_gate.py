@@ -51,7 +51,7 @@ def _unsupported_broken() -> np.ndarray:
         ("loss", ab_metrics(STRONG_BASE, STRONG_VAR, unsupported_var=_unsupported_broken()), None, 2),
         ("no-effect", ab_metrics(STRONG_BASE, STRONG_BASE + np.array([[0.01], [-0.01], [0], [0.005], [-0.005], [0]])),
          None, 3),
-        ("inconclusive", ab_metrics(), None, 4),
+        ("inconclusive", ab_metrics(STRONG_VAR, STRONG_BASE), None, 4),  # the wrong way, but 6 fixtures: no loss
         ("incomplete", ab_metrics(STRONG_BASE, STRONG_VAR), {("A", "ex-02", 0): "failed"}, 5),
     ],
 )
@@ -72,7 +72,7 @@ def test_each_finding_has_its_exit_code(project: Project, name: str, metrics: di
 
 
 def test_without_gate_the_verdict_exits_0_whatever_it_found(project: Project) -> None:
-    run_dir = make_run(project, the_card(project), ab_metrics())
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE))
     result = bc(project, "verdict", run_dir.name)
     assert result.exit_code == 0 and "finding: inconclusive" in result.stdout and "gate:" not in result.stdout
 
@@ -149,9 +149,9 @@ def test_run_gate_exits_by_the_finding_and_reports_json(tmp_path: Path, server: 
     project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
     result = bc(project, "run", "colour-ab", "--gate", "--json")
     out = json.loads(result.stdout)
-    # both arms answer alike: an equal, noiseless score is inside ±0.05, so no-effect
-    assert result.exit_code == 3 and out["code"] == 3
-    assert out["gates"][0]["finding"] == "no-effect" == out["verdicts"][0]["finding"]
+    # both arms always score 1: a ceiling, where the card cannot measure a change (never "no-effect")
+    assert result.exit_code == 4 and out["code"] == 4
+    assert out["gates"][0]["finding"] == "inconclusive" == out["verdicts"][0]["finding"]
     assert out["runs"][0]["run"] == out["gates"][0]["run"]
 
 
