@@ -13,6 +13,7 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
+from benchcard.card.design import design_warnings
 from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
 from benchcard.card.model import Card, Example
@@ -43,6 +44,7 @@ class CardReport:
     examples: tuple[ExampleResult, ...] = ()
     seal: str = ""
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # what the design can never show (design.py); they do not fail the check
 
     @property
     def ok(self) -> bool:
@@ -67,6 +69,7 @@ class CheckReport:
                     "ok": r.ok,
                     "seal": r.seal,
                     "problems": list(r.problems),
+                    "warnings": list(r.warnings),
                     "examples": [
                         {"label": e.label, "expect": e.expect, "ok": e.ok,
                          "score": e.score.score if e.score else None,
@@ -97,6 +100,7 @@ class CheckReport:
                     shown = ", ".join(f"{m}={e.score.metrics.get(m, float('nan')):g}" for m in e.expect)
                     out.append(f"             {shown}")
             out.extend(f"  error: {p}" for p in r.problems)
+            out.extend(f"  warning: {w}" for w in r.warnings)
         bad = sum(not r.ok for r in self.cards)
         out.append(f"{len(self.cards) - bad} card(s) ok, {bad} failed")
         return out
@@ -158,7 +162,8 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         except BenchcardError as exc:
             seal_state = f"v{card.version} seal BROKEN"
             problems.append(str(exc))
-    return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems))
+    return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
+                      warnings=tuple(design_warnings(card, project)))
 
 
 def history_problems(card: Card, project: Project, source: str) -> list[str]:
