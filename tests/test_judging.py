@@ -77,7 +77,8 @@ def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path,
     verdict = bc(tmp_path, "verdict", folder.name, "--json")
     assert verdict.exit_code == 0, verdict.output
     given = json.loads(verdict.output)
-    assert given["finding"] == "win"
+    # every fixture moves alike, but three fixtures can never win (exact sign-flip p 0.25 > α)
+    assert given["finding"] == "inconclusive" and "3 fixtures can never reach α" in given["why"]
     judge = given["judge"]
     assert judge["self_agreement"]["alpha"] == 1.0 and judge["self_agreement"]["outputs"] == 12
     assert judge["noise"]["sd"] == 0.0 and judge["same_model_as_run"] is False and judge["redacted"] == 6
