@@ -484,3 +484,59 @@ def test_a_file_the_local_model_cannot_read_leaves_no_run(tmp_path: Path) -> Non
     assert result.output.startswith("error: cannot load the local model") and result.output.count("\n") == 1
     results = project.root / "results"
     assert not results.exists() or not [p for p in results.rglob("*") if p.is_file() or p.name.startswith("2")]
+
+
+# ------------------------------------------------------------------------------- errors inside a 200 answer
+
+NOT_ANSWERS = [
+    # (api, fake server config, --attempts, the error recorded) — every reply text would score 1 if scored
+    ("openai", {"replies": [{"match": "", "reply": "", "finish_reason": "error"}]}, 1,
+     "upstream error: a 200 answer with finish_reason error"),
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 400, "times": 9}]}, 3,
+     "upstream error 400: injected upstream error 400 (in a 200 answer)"),
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 502, "times": 9}]}, 2,
+     "upstream error 502: injected upstream error 502 (in a 200 answer) (gave up after 2 attempts)"),
+    ("openai", {"replies": [{"match": "", "reply": "negative", "finish_reason": "content_filter"}]}, 1,
+     "refused by the API: a content filter withheld the answer (stop reason content_filter)"),
+    ("openai", {"replies": [{"match": "", "reply": "negative", "finish_reason": "tool_calls"}]}, 1,
+     "not an answer: the model asked to call a tool"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "refusal"}]}, 1,
+     "refused by the API: the API declined to answer (stop reason refusal)"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "pause_turn"}]}, 1,
+     "not an answer: the API paused the turn before the answer was finished"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "tool_use"}]}, 1,
+     "not an answer: the model asked to use a tool"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 529, "times": 9}]}, 1,
+     "API error overloaded_error: injected upstream error 529 (in a 200 answer)"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 400, "times": 9}]}, 1,
+     "API error invalid_request_error: injected upstream error 400 (in a 200 answer)"),
+]
+
+
+@pytest.mark.parametrize(("api", "config", "attempts", "error"), NOT_ANSWERS,
+                         ids=[f"{a}-{i}" for i, (a, *_) in enumerate(NOT_ANSWERS)])
+def test_an_error_or_refusal_inside_a_200_answer_is_failed_never_scored(
+        tmp_path: Path, server: FakeServer, key: str, api: str, config: dict[str, Any], attempts: int,
+        error: str) -> None:
+    server.configure(config)
+    project = probe_project(tmp_path, None)
+    write_config(project.root, server.base_url, type_=api)
+    result = ok(bc(project, "run", PROBE, "--attempts", str(attempts)))
+    assert "1 cells: 0 ok, 0 truncated, 1 failed" in result.output
+    folder = only_run(project, PROBE)
+    [row] = read_jsonl(folder / "outputs.jsonl")
+    assert row["status"] == "failed" and row["error"].startswith(error), row["error"]
+    [score] = read_jsonl(folder / "scores.jsonl")
+    assert score["status"] == "failed" and score["score"] is None
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_passing_upstream_error_in_a_200_answer_is_retried(tmp_path: Path, server: FakeServer, key: str,
+                                                             api: str) -> None:
+    server.configure({"default_reply": "negative", "faults": [{"kind": "error200", "code": 502, "times": 1}]})
+    project = probe_project(tmp_path, None)
+    write_config(project.root, server.base_url, type_=api)
+    result = ok(bc(project, "run", PROBE, "--attempts", "2"))
+    assert "1 cells: 1 ok, 0 truncated, 0 failed" in result.output
+    [row] = read_jsonl(only_run(project, PROBE) / "outputs.jsonl")
+    assert row["status"] == "ok" and row["attempts"] == 2 and row["text"] == "negative"

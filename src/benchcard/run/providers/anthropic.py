@@ -11,14 +11,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError, Completion, HttpProvider, Usage, mapping, money, number
+from benchcard.run.providers.base import (
+    ERROR_DETAIL_CHARS,
+    RETRY_STATUSES,
+    CallError,
+    Completion,
+    HttpProvider,
+    RetryableError,
+    Usage,
+    mapping,
+    money,
+    number,
+    redact,
+    status_for,
+)
 
 API_VERSION = "2023-06-01"
 # Share of max_tokens given to thinking at each effort; the API needs at least 1,024 and less than max_tokens.
 THINKING_SHARE = {"low": 0.25, "medium": 0.5, "high": 0.75}
 MIN_THINKING_BUDGET = 1024
-TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
-REFUSED = frozenset({"refusal"})
+# The Messages API's error types and the HTTP status each stands for (docs.anthropic.com, "Errors").
+ERROR_TYPES = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+               "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429, "api_error": 500,
+               "overloaded_error": 529}
 
 
 def thinking_budget(effort: str, max_tokens: int) -> int:
@@ -67,11 +82,26 @@ class AnthropicProvider(HttpProvider):
         return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
 
     def parse(self, data: Any, secret: str | None) -> Completion:
-        return parse_message(data)
+        return parse_message(data, secret)
 
 
-def parse_message(data: Any) -> Completion:
-    """A Messages-API message → Completion; anything else is a malformed answer (CallError)."""
+def parse_message(data: Any, secret: str | None = None) -> Completion:
+    """A Messages-API message → Completion; anything else is a malformed answer (CallError).
+
+    An error object in a 200 answer (`{"type": "error", "error": {"type": "overloaded_error", ...}}`, as a
+    stream or a proxy delivers it) is raised as the HTTP error its type stands for, so it is retried when that
+    status would be and never recorded as an answer; a stop reason that ends no answer fails the cell
+    (`base.status_for`).
+    """
+    if isinstance(data, Mapping) and (data.get("type") == "error" or isinstance(data.get("error"), Mapping)):
+        err = mapping(data.get("error"))
+        kind = str(err.get("type") or "error")
+        code = ERROR_TYPES.get(kind)
+        detail = redact(" ".join(str(err.get("message") or "").split())[:ERROR_DETAIL_CHARS], secret)
+        text = f"API error {kind}" + (f": {detail}" if detail else "") + " (in a 200 answer)"
+        if code is None or code in RETRY_STATUSES or code >= 500:
+            raise RetryableError(text, status=code)
+        raise CallError(text, status=code)
     if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
         raise CallError("malformed response: no content blocks")
     blocks = [b for b in data["content"] if isinstance(b, Mapping)]
@@ -86,6 +116,5 @@ def parse_message(data: Any) -> Completion:
     usage = Usage(input=number(usage_map.get("input_tokens")), output=number(usage_map.get("output_tokens")),
                   reasoning=reasoning)
     cost = money(usage_map.get("cost"))
-    if stop in REFUSED:
-        return Completion(text, stop, "failed", usage, cost, error=f"refused by the API (stop_reason {stop})")
-    return Completion(text, stop, "truncated" if stop in TRUNCATED else "ok", usage, cost)
+    status, error = status_for(stop)
+    return Completion(text, stop, status, usage, cost, error=error)

@@ -23,7 +23,37 @@ import httpx
 
 from benchcard.errors import ProviderError
 
+#: The one status vocabulary of a cell (`outputs.jsonl`'s `status`). `ok`: an answer, scored. `truncated`: the token
+#: limit cut it. `failed`: no answer — a transport failure, the API withholding or refusing it, an error reported
+#: inside a 200 answer, a stop that ends no answer. Only `ok` is ever scored.
 Status = Literal["ok", "truncated", "failed"]
+
+# Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
+# stop_reason, llama.cpp's), read by one function, `status_for`.
+ANSWERED = frozenset({"stop", "end_turn", "stop_sequence", "eos"})  # the model finished its answer
+CUT = frozenset({"length", "max_tokens", "model_context_window_exceeded"})  # the token limit cut it
+WITHHELD = {"content_filter": "a content filter withheld the answer", "refusal": "the API declined to answer"}
+NOT_AN_ANSWER = {
+    "tool_calls": "the model asked to call a tool (the card offers none)",
+    "function_call": "the model asked to call a function (the card offers none)",
+    "tool_use": "the model asked to use a tool (the card offers none)",
+    "pause_turn": "the API paused the turn before the answer was finished",
+}
+UPSTREAM_ERROR = "error"  # OpenRouter: the provider behind it failed mid-answer; worth another attempt
+
+
+def status_for(reason: str | None) -> tuple[Status, str | None]:
+    """The status of an answer that stopped for `reason`, and the error to record when it is not `ok`. A reason
+    none of the vendors documents is not taken for an answer: it is recorded, failed, never scored."""
+    if reason is None or reason in ANSWERED:
+        return "ok", None
+    if reason in CUT:
+        return "truncated", None
+    if reason in WITHHELD:
+        return "failed", f"refused by the API: {WITHHELD[reason]} (stop reason {reason})"
+    if reason in NOT_AN_ANSWER:
+        return "failed", f"not an answer: {NOT_AN_ANSWER[reason]} (stop reason {reason})"
+    return "failed", f"not an answer: the stop reason {reason[:40]!r} is not one benchcard reads as an answer"
 
 # What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -43,8 +73,10 @@ class Usage:
 class Completion:
     """What came back for one call: the raw text unedited, why generation stopped, and what it cost.
 
-    `status` is `truncated` when the token limit cut the answer, `failed` when the API refused to answer
-    (a content filter, a refusal stop reason); `error` then says why. Neither is ever scored.
+    `status` comes from `status_for`: `truncated` when the token limit cut the answer, `failed` when the answer
+    is none (a content filter, a refusal, a tool call, a paused turn, an unknown stop reason); `error` then says
+    why. Neither is ever scored. An error reported inside a 200 answer never becomes a Completion: the parsers
+    raise it as the HTTP error it reports.
     """
 
     text: str

@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard.run.providers.base import (
+    ERROR_DETAIL_CHARS,
+    RETRY_STATUSES,
+    UPSTREAM_ERROR,
     CallError,
     Completion,
     HttpProvider,
@@ -21,10 +24,8 @@ from benchcard.run.providers.base import (
     money,
     number,
     redact,
+    status_for,
 )
-
-# finish reasons by which the API, not the model, withheld the answer
-REFUSED = frozenset({"content_filter"})
 
 
 def openai_body(model: str, messages: list[dict[str, str]], params: Mapping[str, Any], effort: str | None,
@@ -60,21 +61,20 @@ class OpenAIProvider(HttpProvider):
 
 
 def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
-    """A chat completion object → Completion; anything else is a malformed answer (CallError)."""
+    """A chat completion object → Completion; anything else is a malformed answer (CallError).
+
+    An error reported inside a 200 answer (OpenRouter: an `error` object beside or instead of the choices, or
+    on the choice, or `finish_reason: "error"`) is raised like the HTTP error it stands for, so it is retried
+    when that status would be and is never recorded as an answer.
+    """
     if not isinstance(data, Mapping):
         raise CallError("malformed response: not a JSON object")
+    _raise_error_object(data.get("error"), secret)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        err = data.get("error")
-        if isinstance(err, Mapping):  # OpenRouter can answer 200 with an upstream error in the body
-            code = err.get("code")
-            detail = redact(" ".join(str(err.get("message", "")).split())[:200], secret)
-            text = f"upstream error {code}: {detail}" if code is not None else f"upstream error: {detail}"
-            if isinstance(code, int) and (code == 429 or code >= 500):
-                raise RetryableError(text, status=code)
-            raise CallError(text, status=code if isinstance(code, int) else None)
         raise CallError("malformed response: no choices")
     choice = choices[0]
+    _raise_error_object(choice.get("error"), secret)
     message = mapping(choice.get("message"))
     content = message.get("content")
     if isinstance(content, list):  # some servers return content parts
@@ -87,15 +87,32 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
         raise CallError("malformed response: message content is neither text nor a list of parts")
     finish = choice.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
+    if finish == UPSTREAM_ERROR:
+        raise RetryableError("upstream error: a 200 answer with finish_reason error (the provider behind the "
+                             "endpoint failed mid-answer)")
     usage_map = mapping(data.get("usage"))
     details = mapping(usage_map.get("completion_tokens_details"))
     usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
                   reasoning=number(details.get("reasoning_tokens")))
     cost = money(usage_map.get("cost"))
+    status, error = status_for(finish)
     refusal = message.get("refusal")
-    if finish in REFUSED:
-        return Completion(text, finish, "failed", usage, cost, error=f"refused by the API (finish_reason {finish})")
-    if isinstance(refusal, str) and refusal and not text:
-        return Completion(text, finish, "failed", usage, cost,
-                          error="refused: " + redact(" ".join(refusal.split())[:200], secret))
-    return Completion(text, finish, "truncated" if finish == "length" else "ok", usage, cost)
+    if status == "ok" and isinstance(refusal, str) and refusal and not text:
+        status, error = "failed", "refused: " + redact(" ".join(refusal.split())[:200], secret)
+    return Completion(text, finish, status, usage, cost, error=error)
+
+
+def _raise_error_object(err: Any, secret: str | None) -> None:
+    """An OpenRouter-style `{code, message}` error object found in a 200 answer, raised as the HTTP error it
+    reports: RetryableError for 408, 429 and 5xx (and no code), CallError otherwise."""
+    if not (isinstance(err, Mapping) and err) and not (isinstance(err, str) and err.strip()):
+        return
+    err_map = mapping(err)
+    code = err_map.get("code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    message = err_map.get("message") if err_map else err
+    detail = redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)
+    text = f"upstream error {code}: {detail}" if code is not None else f"upstream error: {detail}"
+    if code is None or code in RETRY_STATUSES or code >= 500:
+        raise RetryableError(text + " (in a 200 answer)", status=code)
+    raise CallError(text + " (in a 200 answer)", status=code)

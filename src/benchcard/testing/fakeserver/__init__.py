@@ -30,11 +30,14 @@ Config keys (all optional), see :func:`parse_config`::
 
 Fault kinds: ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection closed, no response),
 ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply, ``length`` /
-``max_tokens``), ``malformed`` (200 whose body is not JSON). A fault hits the first ``times`` calls of *each
-distinct request body* (by hash) it matches; faults are tried in list order, so ``[429 ×1, 500 ×1]`` gives
-429, then 500, then success for every body; ``total`` caps a fault's hits over all bodies (a server that
-fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its servers agree). Several
-servers (a pool) are several :class:`FakeServer` processes, each on its own port.
+``max_tokens``), ``malformed`` (200 whose body is not JSON), ``error200`` (200 whose body is an error object
+reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
+``{"type": "error", ...}``). A reply's ``finish_reason`` may also be one that ends no answer (``error``,
+``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first
+``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
+``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
+bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its
+servers agree). Several servers (a pool) are several :class:`FakeServer` processes, each on its own port.
 
 The package is cut by concept: ``config`` (the JSON config and its strict parser), ``replies`` (what a request is
 answered and in which vendor's shape), ``app`` (the aiohttp server, its counters and ``main``) and ``client``

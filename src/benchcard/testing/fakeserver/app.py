@@ -25,6 +25,7 @@ from benchcard.testing.fakeserver.replies import (
     Answer,
     anthropic_body,
     choose_answer,
+    error_in_200,
     last_user_message,
     openai_body,
     truncated,
@@ -223,6 +224,8 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
             return await _drop(request)
         if fault.kind == "malformed":
             return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
+        if fault.kind == "error200":
+            return web.json_response(error_in_200(anthropic, fault.code))
         if fault.kind in ("429", "500", "503"):
             headers: dict[str, str] = {}
             if fault.kind == "429" or fault.retry_after is not None:

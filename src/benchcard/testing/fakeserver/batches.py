@@ -36,7 +36,7 @@ from benchcard.testing.fakeserver.replies import (
 )
 
 Vendor = Literal["openai", "anthropic"]
-FAILING = frozenset({"429", "500", "503", "drop", "hang", "malformed"})
+FAILING = frozenset({"429", "500", "503", "drop", "hang", "malformed", "error200"})
 
 
 @dataclass

@@ -6,9 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-FAULT_KINDS: Final = ("429", "500", "503", "drop", "hang", "truncate", "malformed")
-FaultKind = Literal["429", "500", "503", "drop", "hang", "truncate", "malformed"]
-FinishReason = Literal["stop", "length"]
+FAULT_KINDS: Final = ("429", "500", "503", "drop", "hang", "truncate", "malformed", "error200")
+FaultKind = Literal["429", "500", "503", "drop", "hang", "truncate", "malformed", "error200"]
+#: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
+#: for length, and the rest as they are. Beyond stop and length, each is an answer that is not one (an error
+#: reported inside a 200, a content filter, a tool call, a refusal, a paused turn).
+FINISH_REASONS: Final = ("stop", "length", "error", "content_filter", "tool_calls", "refusal", "pause_turn",
+                         "tool_use")
+FinishReason = Literal["stop", "length", "error", "content_filter", "tool_calls", "refusal", "pause_turn",
+                       "tool_use"]
 
 
 class FakeServerError(Exception):
@@ -41,6 +47,7 @@ class FaultRule:
     total: int | None = None  # at most this many hits over all bodies (a server that recovers), None: no cap
     retry_after: float | None = None
     hang_s: float = 30.0
+    code: int = 502  # error200: the HTTP status the error object inside the 200 answer reports
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
@@ -96,7 +103,7 @@ _TOP_KEYS: Final = frozenset(
 _REPLY_KEYS: Final = frozenset(
     {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost"}
 )
-_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s"})
+_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s", "code"})
 
 
 def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
@@ -146,8 +153,8 @@ def _parse_reply(obj: Any, where: str) -> ReplyRule:
             raise FakeServerError(f"{where}.replies_cycle: expected a non-empty list of strings")
         replies = tuple(_string(r, f"{where}.replies_cycle[{i}]") for i, r in enumerate(cycle))
     finish = raw.get("finish_reason", "stop")
-    if finish not in ("stop", "length"):
-        raise FakeServerError(f"{where}.finish_reason: expected 'stop' or 'length', got {finish!r}")
+    if finish not in FINISH_REASONS:
+        raise FakeServerError(f"{where}.finish_reason: expected one of {', '.join(FINISH_REASONS)}, got {finish!r}")
     cost = raw.get("cost")
     return ReplyRule(
         match=_string(raw.get("match", ""), f"{where}.match"),
@@ -173,6 +180,7 @@ def _parse_fault(obj: Any, where: str) -> FaultRule:
         total=None if raw.get("total") is None else _integer(raw["total"], f"{where}.total"),
         retry_after=None if retry_after is None else _number(retry_after, f"{where}.retry_after"),
         hang_s=_number(raw.get("hang_s", 30.0), f"{where}.hang_s"),
+        code=_integer(raw.get("code", 502), f"{where}.code", minimum=100),
     )
 
 

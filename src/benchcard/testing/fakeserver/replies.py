@@ -140,10 +140,27 @@ def anthropic_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
         "role": "assistant",
         "model": model_of(body),
         "content": content,
-        "stop_reason": "max_tokens" if answer.finish == "length" else "end_turn",
+        "stop_reason": {"length": "max_tokens", "stop": "end_turn"}.get(answer.finish, answer.finish),
         "stop_sequence": None,
         "usage": {
             "input_tokens": prompt_tokens(body),
             "output_tokens": len(answer.text.split()) + thinking_tokens,  # thinking is billed as output
         },
     }
+
+
+# The Messages API's error type for each HTTP status (docs.anthropic.com, "Errors").
+ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                         404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                         529: "overloaded_error"}
+
+
+def error_in_200(anthropic: bool, code: int) -> dict[str, Any]:
+    """A 200 answer that carries an error instead of a reply: OpenRouter's `{"error": {code, message}}` (an
+    upstream provider failed), or the Messages API's `{"type": "error", "error": {type, message}}` (as a stream
+    or a proxy delivers it)."""
+    message = f"injected upstream error {code}"
+    if anthropic:
+        kind = ANTHROPIC_ERROR_TYPES.get(code, "api_error" if code >= 500 else "invalid_request_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"code": code, "message": message, "metadata": {"provider_name": "fake-upstream"}}}
