@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from scipy import stats as sps
 
 from benchcard.cli import cli
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.verdict import power
+from benchcard.verdict import simulate
 from benchcard.verdict.planning import plan
 
-from .test_verdict import AB_CARD, BASE_A, PROBE_CARD, VAR_A, ab_metrics, make_project, make_run, the_card
+from .test_decision import SHOCKED10
+from .test_verdict import AB_CARD, FIXTURES10, PROBE_CARD, ab_metrics, make_project, make_run, the_card
 
 
 @pytest.fixture
@@ -53,45 +53,54 @@ def test_plan_with_prices_json(project: Project) -> None:
     assert f"cost            ≤ ${data['max_cost']:,.4f}" in text and "$3 / $15 per million" in text
 
 
-def test_plan_from_a_pilot_gives_the_detectable_gap(project: Project) -> None:
-    run_dir = make_run(project, the_card(project), ab_metrics())
+def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", fixtures=FIXTURES10)
+    base, var = SHOCKED10 - 0.1, SHOCKED10  # a pilot with cell noise and a run shock of the variant's
+    run_dir = make_run(project, the_card(project), ab_metrics(np.clip(base, 0, 1), var, shape=(10, 3)))
     result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name])
     assert result.exit_code == 0, result.output
     out = result.output
     assert f"pilot {run_dir.name}:" in out
-    assert 'Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640), Eq. 9' in out
-    base, var = np.array(BASE_A), np.array(VAR_A)
-    sd = (var.mean(1) - base.mean(1)).std(ddof=1)
-    mde = power.detectable_gap(sd, 6)  # the pilot has this card's 3 repetitions: no rescaling
-    assert mde == pytest.approx((sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sd / math.sqrt(6))
-    assert f"field_recall rises (A): sd(d) {sd:.3f} in the pilot → {sd:.3f} at 3 repetitions; 6 fixtures → " \
-           f"MDE {mde:.3f}" in out
-    assert "noise floor ≈ 0.224, so a gap must exceed ≈ 0.224 to rise" in out
-    assert "unsupported_values not_rises (A)" in out and "passes 80% of the time only if the true gap" in out
-    assert "abstains holds on ex-06 (A): pilot 3 of 3" in out
+    assert "2,000 simulated runs of this card's size judged by the verdict's own rule" in out
     data = plan(project, the_card(project), run_dir.name)
     rises = data["pilot"]["clauses"][0]
-    assert rises["detectable_gap"] == pytest.approx(mde)
+    lo, hi = rises["needed_gap_range"]
+    assert 0 < lo < rises["needed_gap"] < hi
+    assert (f"field_recall rises (A): 10 fixtures × 3 repetitions → a true gap of {rises['needed_gap']:.3f} holds "
+            f"in 80% of simulated runs (pilot uncertainty: {lo:.3f} to {hi:.3f})") in out
+    assert "unsupported_values not_rises (A): the guard (margin 0.25) holds in 80% of simulated runs only if" in out
+    assert "abstains holds on ex-06 (A): pilot 3 of 3" in out
     assert data["pilot"]["observed_cost_per_call"] == pytest.approx(0.002)
+    # the figure is the rule's: at the needed gap, fresh simulations of the same components win ≈ 80%
+    comp = simulate.components(np.clip(base, 0, 1), var)
+    fresh = simulate.draws(10, 3, seed=99, n=4000)
+    assert simulate.effect_power(comp, fresh, rises["needed_gap"], 0.05) == pytest.approx(0.80, abs=0.03)
+    again = plan(project, the_card(project), run_dir.name)  # seeded: the same plan prints the same figures
+    assert again["pilot"]["clauses"][0]["needed_gap"] == rises["needed_gap"]
 
 
-def test_pilot_with_fewer_repetitions_is_rescaled(tmp_path: Path) -> None:
-    pilot_project = make_project(tmp_path / "p", AB_CARD.replace("repetitions: 3", "repetitions: 2"))
-    pilot = make_run(pilot_project, the_card(pilot_project), ab_metrics(
-        np.array(BASE_A)[:, :2], np.array(VAR_A)[:, :2], np.zeros((6, 2)), np.ones((6, 2))))
-    # the card now asks for 5 repetitions (a new version); plan it from the 2-repetition pilot
-    text = AB_CARD.replace("repetitions: 3", "repetitions: 5").replace("version: 1", "version: 2").replace(
-        "  - {version: 1, note: First version.}", "  - {version: 2, note: Five repetitions.}\n"
+def test_plan_says_when_a_design_can_never_win_and_names_truncation(tmp_path: Path) -> None:
+    text = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: 5")
+    project = make_project(tmp_path / "p", text)  # six fixtures: enough; repetitions below are the problem
+    run_dir = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-02", 1): "truncated"})
+    one = text.replace("repetitions: 3", "repetitions: 1").replace("version: 1", "version: 2").replace(
+        "  - {version: 1, note: First version.}", "  - {version: 2, note: One repetition.}\n"
         "  - {version: 1, note: First version.}")
-    (pilot_project.root / "cards" / "extract-ab.yaml").write_text(text)
-    card = the_card(pilot_project)
-    data = plan(pilot_project, card, pilot.name)
-    rises = data["pilot"]["clauses"][0]
-    vc = power.variance_components(np.array(BASE_A)[:, :2], np.array(VAR_A)[:, :2])
-    assert rises["rescaled"] is True
-    assert rises["sd_diff"] == pytest.approx(vc.sd_diff_at(5))
-    assert rises["detectable_gap"] == pytest.approx(power.detectable_gap(vc.sd_diff_at(5), 6))
-    assert "the pilot ran v1; this plan is for v2" in data["pilot"]["notes"]
+    (project.root / "cards" / "extract-ab.yaml").write_text(one)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name])
+    assert result.exit_code == 0, result.output
+    assert "field_recall rises (A): one repetition can never win" in result.output
+    assert "note: 1 of 36 pilot cell(s) were cut off at max_tokens 200" in result.output
+
+
+def test_pilot_components_separate_fixture_run_and_cell_parts() -> None:
+    rng = np.random.default_rng(4)
+    f, r = 400, 6
+    delta = 0.3 * rng.standard_normal((f, 1)) + 0.2 * rng.standard_normal((1, r)) + 0.1 * rng.standard_normal((f, r))
+    comp = simulate.components(np.zeros((f, r)), delta)
+    assert comp.fixture == pytest.approx(0.09, rel=0.2)
+    assert comp.cell == pytest.approx(0.01, rel=0.1)
+    assert comp.run == pytest.approx(delta.mean(0).var(ddof=1) - 0.01 / f, rel=0.05)
 
 
 def test_pilot_of_another_card_is_refused(project: Project, tmp_path: Path) -> None:

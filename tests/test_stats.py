@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from benchcard._util.hashing import seed_from
-from benchcard.verdict import power, stats
+from benchcard.verdict import stats
 
 # Case A: six fixtures, three repetitions.
 BASE_A = np.array(
@@ -320,32 +320,6 @@ def test_seed_from_root() -> None:
     for bad in ("0123", "sha256:xyz", "md5:" + "0" * 64, "sha256:" + "0" * 63):
         with pytest.raises(ValueError):
             seed_from(bad)
-
-
-def test_detectable_gap_formula_and_inverse() -> None:
-    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.80)
-    assert power.detectable_gap(0.3, 1000) == pytest.approx(z * 0.3 / math.sqrt(1000), rel=1e-12)
-    assert power.detectable_gap(0.3, 1000) == pytest.approx(0.026578, abs=TOL)
-    # Inverse: the n needed for that gap is n = (z_{1−α/2} + z_power)² · sd² / δ².
-    delta = power.detectable_gap(0.12, 12, alpha=0.05, power=0.9)
-    n = (sps.norm.ppf(0.975) + sps.norm.ppf(0.9)) ** 2 * 0.12**2 / delta**2
-    assert n == pytest.approx(12)
-    assert power.detectable_gap(0.0, 12) == 0.0
-
-
-def test_variance_components() -> None:
-    d = VAR_A.mean(1) - BASE_A.mean(1)
-    assert power.variance_components(BASE_A, VAR_A).sd_diff == pytest.approx(d.std(ddof=1), rel=1e-12)
-    rng = np.random.default_rng(11)
-    effect = rng.normal(0.05, 0.1, 40)
-    base = rng.normal(0.5, 0.1, (40, 5))
-    var = base.mean(1, keepdims=True) + effect[:, None] + rng.normal(0, 0.1, (40, 5))
-    comp = power.variance_components(base, var)
-    assert comp.sd_diff == pytest.approx((var.mean(1) - base.mean(1)).std(ddof=1))
-    assert comp.within_var_baseline == pytest.approx(base.var(axis=1, ddof=1).mean())
-    assert comp.between_var > 0
-    assert comp.sd_diff_at(5) == pytest.approx(comp.sd_diff)  # the pilot's own R reproduces its sd
-    assert comp.sd_diff_at(50) < comp.sd_diff
 
 
 def test_results_are_frozen() -> None:

@@ -5,15 +5,12 @@ the output-token ceiling (max_tokens × calls) and the cost those imply under th
 `benchcard.yaml` (USD per million tokens), or "no price configured". The counting is `plan.estimate`'s, the
 grid module the runner uses, so the plan and the run agree on what a cell is.
 
-With a pilot run (`--from RUN`): for every clause metric, the smallest true gap this card's fixtures and
-repetitions detect with 80% power at the card's α — the paired minimum detectable effect
-
-    MDE = (z_{1−α/2} + z_{0.80}) · sd_d / √F
-
-with sd_d the pilot's sd of per-fixture differences, rescaled to the card's repetitions by the pilot's
-variance components. This is the paired power analysis of Miller 2024, "Adding Error Bars to Evals"
-(arXiv 2411.00640), Eq. 9, solved for the effect instead of the sample size (see docs/statistics.md on what
-was and was not checked of the paper). Normal quantiles make it a lower bound for a dozen fixtures.
+With a pilot run (`--from RUN`): for every gap clause, the smallest true gap at which the verdict's own rule
+(crossed.py + decision.py: the calibrated interval, the sign-flip, min_effect) holds in 80% of simulated runs
+of this card's fixtures and repetitions, drawn from the pilot's variance components (simulate.py), with the
+range the pilot's own uncertainty allows; for a guard, the true gap below which it holds 80% of the time. A
+design that can never win (one repetition, too few fixtures for the sign-flip) is said so, and a pilot with
+cells cut off by max_tokens is named.
 """
 
 from __future__ import annotations
@@ -26,10 +23,12 @@ from benchcard import ledger
 from benchcard.card.model import Card
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.verdict import power, stats
+from benchcard.verdict import simulate, stats
 
 POWER = 0.80
-CITATION = 'Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640), Eq. 9 — paired power analysis'
+SEED = 20261201  # the simulations are seeded: the same plan always prints the same figures
+METHOD = (f"{simulate.DRAWS:,} simulated runs of this card's size judged by the verdict's own rule, from the "
+          "pilot's variance components (fixture, run, cell)")
 
 
 def plan(project: Project, card: Card, pilot: str | Path | None = None) -> dict[str, Any]:
@@ -81,11 +80,16 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
     if manifest.get("version") != card.version:
         notes.append(f"the pilot ran v{manifest.get('version')}; this plan is for v{card.version}")
     info: dict[str, Any] = {"run": run_dir.name, "version": manifest.get("version"), "power": POWER,
-                            "method": CITATION, "clauses": [], "notes": notes}
+                            "method": METHOD, "clauses": [], "notes": notes}
     # Cost per call actually observed, to set beside the ceiling.
     import numpy as np
 
     answered = data.status != 3
+    truncated = int((data.status == 1).sum())
+    if truncated:
+        notes.append(f"{truncated} of {len(data.cells)} pilot cell(s) were cut off at max_tokens "
+                     f"{manifest.get('params', {}).get('max_tokens', '?')}: they count against allow_failed and are "
+                     "bounded at the worst case by the verdict — raise max_tokens before sealing")
     if answered.any() and not np.isnan(data.cost[answered]).all():
         per_call = float(np.nanmean(data.cost[answered]))
         info["observed_cost_per_call"] = per_call
@@ -97,8 +101,6 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
         notes.append("a probe compares nothing; there is no gap to detect")
         return info
     alpha = card.win.alpha
-    z = stats.norm_ppf(1 - alpha / 2) + stats.norm_ppf(POWER)
-    z_one = stats.norm_ppf(1 - alpha) + stats.norm_ppf(POWER)
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
     for clause in card.win.clauses:
         for variant in others:
@@ -125,35 +127,45 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
             base = data.grid(values, card.baseline, fixtures)
             var = data.grid(values, variant, fixtures)
             n_fixtures = 1 if clause.fixture else len(card.fixture_ids())
+            entry.update(fixtures=n_fixtures, repetitions=card.repetitions, simulated_runs=simulate.DRAWS)
             try:
-                vc = power.variance_components(base, var)
+                comp = simulate.components(base, var)
             except ValueError as exc:
                 entry["note"] = str(exc)
                 info["clauses"].append(entry)
                 continue
-            same_reps = vc.repetitions_baseline == vc.repetitions_variant == card.repetitions
-            # The pilot's own sd(d) when it ran this card's repetitions; else rescaled by its variance
-            # components (conservative when the between-fixture part is floored at 0).
-            sd_at = vc.sd_diff if same_reps or not math.isfinite(vc.sd_diff) else vc.sd_diff_at(card.repetitions)
-            mde = power.detectable_gap(sd_at, n_fixtures, alpha, POWER) if math.isfinite(sd_at) else math.inf
-            entry.update(sd_diff_pilot=vc.sd_diff, pilot_fixtures=vc.n_fixtures,
-                         pilot_repetitions=vc.repetitions_baseline, sd_diff=sd_at, fixtures=n_fixtures,
-                         repetitions=card.repetitions, rescaled=not same_reps, detectable_gap=mde,
-                         between_var=vc.between_var, within_var=(vc.within_var_baseline + vc.within_var_variant) / 2)
+            entry.update(pilot_components={"fixture": comp.fixture, "run": comp.run, "cell": comp.cell},
+                         pilot_df=comp.df)
+            never = _never(n_fixtures, card.repetitions, alpha)
             if clause.test in ("rises", "falls"):
-                nf = stats.noise_floor(base, alpha)
-                r = card.repetitions
-                nf_at = (stats.t_ppf(1 - alpha / 2, r - 1) * nf.sd * math.sqrt(2 / r)
-                         if r >= 2 and math.isfinite(nf.sd) else math.inf)
-                entry.update(noise_floor_pilot=nf.value, noise_floor=nf_at, needed_gap=max(mde, nf_at))
+                if never:
+                    entry.update(needed_gap=math.inf, needed_gap_range=[math.inf, math.inf], never=never)
+                else:
+                    draws = simulate.draws(n_fixtures, card.repetitions, SEED)
+                    min_effect = card.win.min_effect if clause is card.win.clauses[0] else 0.0
+                    gap = simulate.needed_gap(comp, draws, alpha, POWER, min_effect)
+                    lo, hi = simulate.pilot_range(comp.df)
+                    entry.update(needed_gap=gap, needed_gap_range=[gap * lo, gap * hi])
             else:
                 margin = float(clause.margin or 0.0)
-                # the guard passes (upper bound < margin) with 80% power only if the true gap is this far inside
-                slack = z_one * sd_at / math.sqrt(n_fixtures) if math.isfinite(sd_at) else math.inf
-                entry.update(passes_if_true_gap_below=margin - slack)
+                if card.repetitions < 2:
+                    entry.update(passes_if_true_gap_below=-math.inf, never=never)
+                else:
+                    draws = simulate.draws(n_fixtures, card.repetitions, SEED)
+                    limit = simulate.guard_limit(comp, draws, margin, alpha, POWER)
+                    entry.update(passes_if_true_gap_below=limit if clause.test == "not_rises" else None,
+                                 passes_if_true_gap_above=-limit if clause.test == "not_falls" else None)
             info["clauses"].append(entry)
-    info["z"] = z
     return info
+
+
+def _never(fixtures: int, repetitions: int, alpha: float) -> str | None:
+    """Why a design can never show an effect, or None."""
+    if repetitions < 2:
+        return "one repetition can never win: the run-to-run spread cannot be measured"
+    if 2.0 / 2.0 ** fixtures > alpha:
+        return f"{fixtures} fixture(s) can never win: the exact sign-flip p is at least {2 / 2 ** fixtures:.4g} > α"
+    return None
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -189,7 +201,7 @@ def plan_lines(p: dict[str, Any]) -> list[str]:
         for note in pilot["notes"]:
             lines.append(f"  note: {note}")
         if pilot["clauses"]:
-            lines.append(f"  smallest gap detectable at {int(pilot['power'] * 100)}% power ({pilot['method']}):")
+            lines.append(f"  power of the rule itself, {int(pilot['power'] * 100)}% ({pilot['method']}):")
         for c in pilot["clauses"]:
             name = f"{c['metric']} {c['test']}" + (f" on {c['fixture']}" if c.get("fixture") else "")
             head = f"    {name} ({c['variant']})"
@@ -199,14 +211,16 @@ def plan_lines(p: dict[str, Any]) -> list[str]:
                 lines.append(f"{head}: pilot {c['k']} of {c['n']} → all {p['repetitions']} repetitions hold with "
                              f"probability ≈ {_f(c['chance_all_hold'], 2)} at the pilot's rate, "
                              f"{_f(c['chance_all_hold_low'], 2)} at its Wilson lower bound")
+            elif c.get("never"):
+                lines.append(f"{head}: {c['never']}")
+            elif "needed_gap" in c:
+                lo, hi = c["needed_gap_range"]
+                lines.append(f"{head}: {c['fixtures']} fixtures × {c['repetitions']} repetitions → a true gap of "
+                             f"{_f(c['needed_gap'])} holds in 80% of simulated runs (pilot uncertainty: "
+                             f"{_f(lo)} to {_f(hi)})")
             else:
-                text = (f"{head}: sd(d) {_f(c['sd_diff_pilot'])} in the pilot → {_f(c['sd_diff'])} at "
-                        f"{c['repetitions']} repetitions; {c['fixtures']} fixtures → MDE {_f(c['detectable_gap'])}")
-                if "needed_gap" in c:
-                    text += (f"; noise floor ≈ {_f(c['noise_floor'])}, so a gap must exceed ≈ "
-                             f"{_f(c['needed_gap'])} to rise")
-                else:
-                    text += (f"; the guard (margin {c['margin']:g}) passes 80% of the time only if the true gap is "
-                             f"below {_f(c['passes_if_true_gap_below'])}")
-                lines.append(text)
+                side, key = (("below", "passes_if_true_gap_below") if c["test"] == "not_rises"
+                             else ("above", "passes_if_true_gap_above"))
+                lines.append(f"{head}: the guard (margin {c['margin']:g}) holds in 80% of simulated runs only if "
+                             f"the true gap is {side} {_f(c[key])}")
     return lines
