@@ -51,6 +51,9 @@ def fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-u
     (site / "sitecustomize.py").write_text(INJECT)
 
     def arm(kind: str, at: int) -> None:
+        from benchcard.run.providers.local import close_all
+
+        close_all()  # workers of earlier tests were started without the fault
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
         monkeypatch.setenv("BENCHCARD_TEST_FAULT", kind)
         monkeypatch.setenv("BENCHCARD_TEST_FAULT_AT", str(at))
