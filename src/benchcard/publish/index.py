@@ -65,7 +65,9 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[Mapping[str, 
         detail = str(latest_row.get("rig") or latest_row.get("model") or "")
         version = latest_row.get("version")
     elif latest_run is not None:
-        if card.is_ab:
+        if latest_run.unfinished_label:
+            text = latest_run.unfinished_label
+        elif card.is_ab:
             text = " · ".join(x for x in (latest_run.outcome, latest_run.finding) if x) or "run, no verdict yet"
         else:
             text = f"score {fmt_num(latest_run.score)}"

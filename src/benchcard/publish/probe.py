@@ -22,7 +22,10 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
     else:
         badge = "passed" if score >= 1.0 else ("failed" if score <= 0.0 else "partial")
     note = ""
-    if score is not None and run.unscored:
+    if run.unfinished_label:
+        badge = run.unfinished_label
+        note = f"benchcard run {run.card} --resume {run.run_id} completes it"
+    elif score is not None and run.unscored:
         note = (f"{run.unscored} of {sum(counts.values())} cells not scored (failed in transport or cut off by "
                 "the token limit)")
     return {

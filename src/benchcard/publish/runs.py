@@ -130,6 +130,20 @@ class Run:
         return float(statistics.median(values)) if values else None
 
     @property
+    def finished(self) -> bool:
+        """Every cell has an outcome (the runner closed the manifest), or a published history entry says so."""
+        return self.published is not None or "finished_at" in self.manifest
+
+    @property
+    def unfinished_label(self) -> str:
+        """"unfinished (k of N cells)" for a run that stopped (a crash, Ctrl-C, a stop on errors), else ""."""
+        if self.finished:
+            return ""
+        total = self.manifest.get("cells")
+        of = f" of {total}" if isinstance(total, int) else ""
+        return f"unfinished ({len({r.get('cell') for r in self.outputs})}{of} cells)"
+
+    @property
     def finding(self) -> str:
         return self._judged("finding")
 

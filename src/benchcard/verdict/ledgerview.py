@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.project import Project
+from benchcard.run.unfinished import unfinished_runs
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
 NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
@@ -16,9 +17,19 @@ NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
 def print_rows(project: Project, rows: Sequence[dict[str, Any]]) -> None:
     """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none."""
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 200)
+    try:
+        _print_table(console, project, rows)
+    finally:
+        for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
+            console.print(f"{u.card} v{u.version} · run {u.run}: {u.label} — {u.resume}", highlight=False,
+                          markup=False)
+
+
+def _print_table(console: Any, project: Project, rows: Sequence[dict[str, Any]]) -> None:
+    from rich.table import Table
+
     if not rows:
         console.print(f"{project.relative(project.ledger_path)}: no verdicts yet", highlight=False, markup=False)
         return
