@@ -4,9 +4,11 @@ Every fake server runs in its own process (FakeServer), so the runner's figures 
 
     python benchmarks/scale.py --mode pool            # 4 servers at 100 ms, 16 in flight each, 10,000 cells
     python benchmarks/scale.py --mode pool-failing    # the same with one of the four failing every call
+    python benchmarks/scale.py --mode batch --cells 100000   # run --batch: upload files, then collection
 
 Targets (issue 16): the pool within 1.15 × the ideal wall time ceil(cells / 64) × 100 ms; with one server
-failing every call, within 1.5 × and no cell lost.
+failing every call, within 1.5 × and no cell lost; `--batch` on 100,000 cells: the upload files written in
+≤ 2 s, memory ≤ 250 MB, the results collected in ≤ 3 s once the batch has finished (fake server at latency 0).
 """
 
 from __future__ import annotations
@@ -60,15 +62,79 @@ def mode_pool(args: argparse.Namespace, failing: bool) -> dict[str, Any]:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
+def mode_batch(args: argparse.Namespace) -> dict[str, Any]:
+    import asyncio
+    import shutil
+
+    import httpx
+
+    from benchcard.run.batch.driver import plan_chunks
+    from benchcard.run.batch.journal import Journal
+    from benchcard.run.batch.vendors import vendor_for
+    from benchcard.run.providers import make_provider, provider_config
+    from benchcard.run.providers.base import HttpProvider
+    from benchcard.run.store import RunStore
+
+    # the batches stay in progress 30 s, so `--no-wait` returns first; collection is timed once they have ended
+    config = {"default_reply": "ok", "batch": {"in_progress_s": 30}}
+    with tempfile.TemporaryDirectory() as tmp, FakeServer(config) as srv:
+        root = Path(tmp)
+        project = make_project(root, args.cells, srv.base_url)
+        t0 = time.perf_counter()
+        [submitted] = run(project, "synth", RunOptions(progress=False, batch=True, wait=False))
+        submit_s = time.perf_counter() - t0
+        submitted_at = time.perf_counter()
+        folder = project.root / submitted.folder
+        # the upload files alone, written again into a scratch copy of the run folder
+        scratch = RunStore(root / "scratch")
+        (scratch.folder / "sealed").mkdir(parents=True)
+        for name in ("assignment.jsonl", "requests.jsonl"):
+            shutil.copy(folder / "sealed" / name, scratch.folder / "sealed" / name)
+        cfg = provider_config("bench", {"providers": {"bench": {"type": "openai", "base_url": srv.base_url,
+                                                                "api_key_env": KEY_ENV}}})
+        provider = make_provider(cfg, httpx.AsyncClient())
+        assert isinstance(provider, HttpProvider)
+        t0 = time.perf_counter()
+        chunks = plan_chunks(scratch, vendor_for(provider, 1, (0.1, 1.0)), Journal(scratch.folder))
+        write_s = time.perf_counter() - t0
+        asyncio.run(provider.client.aclose())
+        assert not any(c.collected for c in Journal(folder).chunks()), "a batch ended before --no-wait returned"
+        time.sleep(max(0.0, 31 - (time.perf_counter() - submitted_at)))
+        from benchcard.run.batch.status import run_status
+
+        status = run_status(project, folder)  # the vendor sees the batches end and has their files ready
+        assert all(b.status == "completed" for b in status.batches), status
+        t0 = time.perf_counter()
+        [done] = run(project, "synth", RunOptions(progress=False, resume=submitted.run, poll_interval=0.05))
+        collect_s = time.perf_counter() - t0
+        stats = srv.stats(by_request=False)["batch"]
+        from benchcard.card.load import load_card
+        from benchcard.run.runner import score_blind
+
+        t0 = time.perf_counter()  # blind scoring alone, part of the resume above (the interactive runner does it too)
+        score_blind(folder / "outputs.jsonl", root / "scores-again.jsonl", load_card(project.card_path("synth"),
+                                                                                     project), project)
+        score_s = time.perf_counter() - t0
+    return {"mode": "batch", "cells": args.cells, "batches": len(chunks),
+            "upload_files_mb": round(sum(c.bytes for c in chunks) / 1e6, 1), "write_upload_files_s": round(write_s, 3),
+            "plan_and_submit_s": round(submit_s, 3), "collect_and_score_s": round(collect_s, 3),
+            "of_which_scoring_s": round(score_s, 3), "collect_s": round(collect_s - score_s, 3),
+            "counts": done.counts, "submitted": stats["submitted"], "distinct_submitted": stats["distinct_submitted"],
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("pool", "pool-failing"), default="pool")
+    parser.add_argument("--mode", choices=("pool", "pool-failing", "batch"), default="pool")
     parser.add_argument("--cells", type=int, default=10_000)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--servers", type=int, default=4)
     parser.add_argument("--per-server", type=int, default=16)
     args = parser.parse_args()
     os.environ.setdefault(KEY_ENV, "sk-bench")
+    if args.mode == "batch":
+        print(json.dumps(mode_batch(args)))
+        return
     print(json.dumps(mode_pool(args, failing=args.mode == "pool-failing")))
 
 

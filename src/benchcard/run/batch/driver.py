@@ -18,7 +18,10 @@ import asyncio
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import msgspec
 
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError
@@ -57,11 +60,11 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk
         os.replace(store.folder / (name + ".tmp"), store.folder / name)
         chunks.append(Chunk(len(chunks), cells, size, "sha256:" + sha.hexdigest(), name))
 
-    for assignment, request in store.iter_plan():
-        line = dumps_line(vendor.line(assignment["cell"], request["body"]))
+    for cell, body in sealed_bodies(store):
+        line = vendor.line(cell, body)
         need = len(line) + limits.overhead
         if need > max_bytes:
-            raise RunError(f"cell {assignment['cell']}: its request is {len(line):,} bytes, more than a "
+            raise RunError(f"cell {cell}: its request is {len(line):,} bytes, more than a "
                            f"{vendor.name} batch may hold ({max_bytes:,}); run it interactively")
         if fh is not None and (cells >= max_requests or size + need > max_bytes):
             close()
@@ -77,6 +80,42 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk
                     "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
         {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file} for c in chunks]})
     return chunks
+
+
+class _Assigned(msgspec.Struct):
+    """The two fields of an assignment row a result needs (msgspec reads only these)."""
+
+    cell: str
+    fixture: str
+
+
+_BODY_KEY = b',"body":'
+
+
+def sealed_bodies(store: RunStore) -> Iterator[tuple[str, bytes]]:
+    """(cell, the body's bytes exactly as sealed) for every line of `sealed/requests.jsonl`, in call order.
+
+    The body is the last field of a request row, so its bytes are cut from the line without decoding it
+    (inside a JSON string every quote is escaped, so the first `,"body":` is the row's own key); a line of
+    another shape is decoded and its body encoded as the row writer does.
+    """
+    with open(store.requests_path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            at = line.find(_BODY_KEY)
+            head = line[:at] + b"}" if at > 0 else b""
+            if at > 0 and line.endswith(b"}\n"):
+                try:
+                    cell = json.loads(head)["cell"]
+                except (ValueError, KeyError):
+                    cell = None
+                if isinstance(cell, str):
+                    yield cell, line[at + len(_BODY_KEY):-2]
+                    continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise RunError(f"{store.requests_path}: line {n} is not JSON") from None
+            yield str(row["cell"]), dumps_line(row["body"])[:-1]
 
 
 def chunk_cells(path: Path) -> list[str]:
@@ -154,7 +193,7 @@ class BatchRun:
             self.record(c, p)
             if not p.ended:
                 return
-        if not c.downloaded:
+        if not c.downloaded or any(not (self.folder / f).is_file() for f in c.results):  # a file deleted: again
             files = []
             for i, source in enumerate(c.sources):
                 name = f"{FOLDER}/chunk-{c.chunk:03d}.results-{i}.jsonl"
@@ -205,9 +244,10 @@ class BatchRun:
 
     def fixtures(self) -> dict[str, str]:
         if self._fixtures is None:
+            decode = msgspec.json.Decoder(_Assigned).decode
             with open(self.s.store.assignment_path, "rb") as fh:
-                rows = (json.loads(line) for line in fh)
-                self._fixtures = {r["cell"]: r["fixture"] for r in rows}
+                rows = (decode(line) for line in fh)
+                self._fixtures = {r.cell: r.fixture for r in rows}
         return self._fixtures
 
     def show(self, chunks: list[Chunk]) -> None:

@@ -62,7 +62,8 @@ class Vendor:
         self.backoff = backoff
         self.rng = random.Random()
 
-    def line(self, cell: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def line(self, cell: str, body: bytes) -> bytes:
+        """One request of the upload, around the sealed body's own bytes."""
         raise NotImplementedError
 
     async def submit(self, path: Path, cells: int, file_id: str | None) -> str:
@@ -149,8 +150,9 @@ class OpenAIBatches(Vendor):
     name = "openai"
     limits = Limits(50_000, 200_000_000)
 
-    def line(self, cell: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return {"custom_id": cell, "method": "POST", "url": OPENAI_ENDPOINT, "body": body}
+    def line(self, cell: str, body: bytes) -> bytes:
+        return b'{"custom_id":"%s","method":"POST","url":"%s","body":%s}\n' % (cell.encode(), OPENAI_ENDPOINT.encode(),
+                                                                              body)
 
     async def upload(self, path: Path, run: str) -> str:
         data = path.read_bytes()
@@ -196,8 +198,8 @@ class AnthropicBatches(Vendor):
     name = "anthropic"
     limits = Limits(100_000, 256_000_000, overhead=1)
 
-    def line(self, cell: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return {"custom_id": cell, "params": body}
+    def line(self, cell: str, body: bytes) -> bytes:
+        return b'{"custom_id":"%s","params":%s}\n' % (cell.encode(), body)
 
     async def submit(self, path: Path, cells: int, file_id: str | None) -> str:
         lines = path.read_bytes().splitlines()
