@@ -73,8 +73,11 @@ def test_check_and_seal_refuse_a_judge_that_misgrades_its_examples(tmp_path: Pat
      "field 'scoring.prompt.user': expected the slot {{output}} exactly once, found 0"),
     ("  judgements: 3\n", "  judgements: 1\n  agreement_floor: 0.5\n",
      "field 'scoring.agreement_floor': a floor on the judge's agreement with itself needs judgements: 2"),
-    ("scale: pass_fail", "scale: {min: 5, max: 1}", "field 'scoring.scale': expected pass_fail or {min: 1, max: 5}"),
-    ("answer: final_line", "answer: regex", "field 'scoring.answer': expected final_line or json"),
+    ("scale: pass_fail", "scale: {min: 5, max: 1}",
+     "field 'scoring.scale': expected pass_fail, {pass: \"Yes\", fail: \"No\"}"),
+    ("scale: pass_fail", "scale: {pass: Yes, fail: No}", "(quote them: YAML reads an unquoted Yes or No as true"),
+    ("scale: pass_fail", "scale: {pass: yes, fail: YES}", "field 'scoring.scale': expected two different words"),
+    ("answer: final_line", "answer: regex", "field 'scoring.answer': expected final_line, json or bare"),
     ("rig: {provider: judge, model: test/judge}", "rig: {provider: judge}",
      "field 'scoring.rig.model': missing; expected text"),
 ])
@@ -115,6 +118,16 @@ def test_the_answer_parser_is_strict(tmp_path: Path) -> None:
                 '{"colour": 4.5, "short": 1}', 'Here: {"colour": 5, "short": 1}'):
         with pytest.raises(UnreadableAnswer):
             read_answer(criteria, bad)
+
+
+def test_a_bare_answer_with_declared_words(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path, **{"scale: pass_fail": "scale: {pass: \"Yes\", fail: \"No\"}",
+                                "answer: final_line": "answer: bare"})
+    assert read_answer(spec, " Yes.\n") == {"score": 1.0} and read_answer(spec, "no") == {"score": 0.0}
+    for bad in ("No, it does not.", "Yes!", "PASS", "Yes. No.", ""):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(spec, bad)
+    assert "Reply with only Yes or No, nothing else." in judge_messages(spec, "x", "", "")[1]["content"]
 
 
 def test_win_rule_may_name_a_criterion(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
@@ -14,6 +15,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
+from .conftest import copy_project
 from .helpers_judge import CARD_ID, VARIANT_TEXT, judge_project, write_judge_config
 from .helpers_run import key, only_run, read_jsonl, server
 
@@ -87,7 +89,7 @@ def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path,
     chars = judge["verbosity"]["mean_chars"]
     assert chars["zz-colour-variant"] > chars["yy-plain-variant"]
     shown = bc(tmp_path, "verdict", folder.name, "--show")
-    assert "self-agreement: Krippendorff's alpha (nominal) 1.000 over 12 outputs" in shown.output
+    assert "self-agreement: Krippendorff's alpha (nominal) 1.000 over 12 output(s) judged twice or more" in shown.output
 
 
 def test_a_killed_judging_resumes_with_the_judgements_it_lacks(tmp_path: Path, server: FakeServer,
@@ -166,3 +168,30 @@ def test_the_verdict_refuses_judge_answers_changed_after_the_run(tmp_path: Path,
     assert result.exit_code == 1
     assert "judge-outputs.jsonl changed after the judging" in result.output
     assert not (folder / "verdict.json").exists()
+
+
+@pytest.mark.local_model
+def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
+    """cards/demo-judge-colour.yaml: SmolLM2 answers, SmolLM2 judges, offline, through to a verdict."""
+    root = copy_project(tmp_path / "proj", ("demo-judge-colour",))
+    assert bc(root, "check", "demo-judge-colour").exit_code == 0
+    assert bc(root, "seal", "demo-judge-colour").exit_code == 0
+    result = bc(root, "run", "demo-judge-colour")
+    assert result.exit_code == 0, result.output
+    assert "judge SmolLM2-135M-Instruct · local:" in result.output
+    folder = only_run(Project(root), "demo-judge-colour")
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    requests = read_jsonl(folder / "sealed" / "judge-requests.jsonl")
+    assert len(requests) == 3 * sum(o["status"] == "ok" for o in outputs)
+    assert len(read_jsonl(folder / "judge-outputs.jsonl")) == len(requests)
+    # the local judge's three calls of one output were planned with three different seeds
+    seeds = {}
+    for r in requests:
+        seeds.setdefault(r["output"], set()).add(r["body"]["seed"])
+    assert all(len(s) == 3 for s in seeds.values())
+    verdict = bc(root, "verdict", folder.name, "--allow-incomplete")
+    assert verdict.exit_code == 0, verdict.output
+    assert "self-agreement: Krippendorff's alpha (nominal)" in verdict.output
+    assert "note: the judge is the model under test" in verdict.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    assert judge["floor"] == 0.4 and judge["same_model_as_run"] is True

@@ -117,16 +117,24 @@ def _noise(spec: JudgeSpec, data: RunData, pairable: list[list[float]], baseline
     share: dict[str, float | None] = {}
     if baseline is not None and baseline in data.variants:
         reps = max(1, len(data.repetitions))
-        base = np.nanmean(data.grid(data.score, baseline), axis=1)
+        base = _row_means(data.grid(data.score, baseline))
         for variant in data.variants:
             if variant == baseline:
                 continue
-            d = np.nanmean(data.grid(data.score, variant), axis=1) - base
+            d = _row_means(data.grid(data.score, variant)) - base
             d = d[~np.isnan(d)]
             observed = float(np.var(d, ddof=1)) if d.size > 1 else math.nan
             judge_part = 2 * pooled / (spec.judgements * reps)
             share[variant] = min(1.0, judge_part / observed) if observed > 0 else None
     return {"sd": math.sqrt(pooled), "share_of_gap_variance": share or None}
+
+
+def _row_means(grid: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Each fixture's mean over its scored repetitions; NaN for a fixture with none (without a warning)."""
+    counts = (~np.isnan(grid)).sum(axis=1)
+    out: np.ndarray[Any, np.dtype[np.float64]] = np.where(counts > 0, np.nansum(grid, axis=1) / np.maximum(counts, 1),
+                                                          np.nan)
+    return out
 
 
 def _verbosity(data: RunData) -> dict[str, Any]:
@@ -160,9 +168,10 @@ def judge_lines(v: Mapping[str, Any]) -> list[str]:
     floor = "" if j["floor"] is None else f" · floor {j['floor']:g} {'met' if j['floor_met'] else 'NOT MET'}"
     counts = j.get("counts") or {}
     lines = [f"judge {j['rig']}: {j['per_output']} judgement(s) per output · {counts.get('unreadable', 0)} "
-             f"unreadable, {counts.get('failed', 0)} failed",
+             f"unreadable, {counts.get('truncated', 0)} truncated, {counts.get('failed', 0)} failed (never read "
+             "as grades)",
              f"  self-agreement: Krippendorff's alpha ({agree['level']}) {num(agree['alpha'])} over "
-             f"{agree['outputs']} outputs · identical grades {num(agree['exact'])}{floor}"]
+             f"{agree['outputs']} output(s) judged twice or more · identical grades {num(agree['exact'])}{floor}"]
     share = (j["noise"].get("share_of_gap_variance") or {})
     lines.append(f"  judge noise: sd {num(j['noise']['sd'])} per judgement"
                  + "".join(f" · {num(s)} of the {k} gap's variance" for k, s in share.items()))

@@ -1,9 +1,10 @@
 """Reading a judge's answer, strictly: one declared form, or the answer counts as unreadable.
 
-`final_line`: the last non-empty line is `GRADE: <value>` (with criteria: the last lines are `<id>: <value>`, one
-per criterion, in the rubric's order). `json`: the whole answer (or one ```json fence around it) is one object
-holding exactly the grade keys (`grade`, or one per criterion) and optionally `reason`. Values are PASS/FAIL
-(any case; JSON true/false too) on a pass/fail scale, or whole numbers within the scale. Anything else raises
+`final_line`: the last non-empty line is `GRADE: <value>` (with criteria: the last lines are `<id>: <value>`,
+one per criterion, in the rubric's order). `bare`: the whole reply is the value (one final period allowed).
+`json`: the whole answer (or one ```json fence around it) is one object holding exactly the grade keys
+(`grade`, or one per criterion) and optionally `reason`. Values are the scale's pass/fail words (PASS/FAIL
+unless declared, any case; JSON true/false too) or whole numbers within the scale. Anything else raises
 `UnreadableAnswer`: a judge that answers off-form is a failure of the judge, counted, never guessed at.
 """
 
@@ -26,6 +27,8 @@ class UnreadableAnswer(ValueError):
 def read_answer(spec: JudgeSpec, text: str) -> dict[str, float]:
     """The metrics one judge answer gives: `score` in [0, 1], and `criterion.<id>` for each criterion."""
     names = [c.id for c in spec.criteria]
+    if spec.answer == "bare":
+        return {"score": _bare(spec, text)}
     raw = _json_grades(spec, text, names) if spec.answer == "json" else _line_grades(spec, text, names)
     if not names:
         return {"score": raw["grade"]}
@@ -70,14 +73,24 @@ def _json_grades(spec: JudgeSpec, text: str, names: list[str]) -> dict[str, floa
     return {k: _value(spec, obj[k]) for k in wanted}
 
 
+def _bare(spec: JudgeSpec, text: str) -> float:
+    """The whole reply is the grade: surrounding whitespace and one final period aside, nothing else."""
+    word = text.strip()
+    word = word[:-1] if word.endswith(".") else word
+    if not word or any(ch.isspace() for ch in word):
+        raise UnreadableAnswer(f"expected only {spec.scale.describe()}, got {text.strip()[:40]!r}")
+    return _value(spec, word)
+
+
 def _value(spec: JudgeSpec, value: Any) -> float:
     scale = spec.scale
     if scale.nominal:
+        passed, failed = (label.casefold() for label in scale.labels)
         if isinstance(value, bool):
             return 1.0 if value else 0.0
-        if isinstance(value, str) and value.upper() in ("PASS", "FAIL"):
-            return 1.0 if value.upper() == "PASS" else 0.0
-        raise UnreadableAnswer(f"expected PASS or FAIL, got {str(value)[:30]!r}")
+        if isinstance(value, str) and value.casefold() in (passed, failed):
+            return 1.0 if value.casefold() == passed else 0.0
+        raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")
     if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value):
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and scale.low <= value <= scale.high:

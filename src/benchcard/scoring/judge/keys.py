@@ -28,5 +28,5 @@ def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, M
 
 
 def key_text(key: Mapping[str, Any] | None) -> str:
-    """The key as the judge reads it: indented JSON, non-ASCII kept."""
-    return "" if key is None else json.dumps(key, indent=2, ensure_ascii=False)
+    """The key as the judge reads it: JSON on one line, non-ASCII kept."""
+    return "" if key is None else json.dumps(key, ensure_ascii=False)

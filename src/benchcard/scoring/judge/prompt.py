@@ -37,6 +37,8 @@ def format_text(spec: JudgeSpec) -> str:
         shape = ", ".join(f'"{k}": <{values}>' for k in keys)
         return (f'Reply with only one JSON object, nothing before or after it: {{{shape}, "reason": "<one '
                 'sentence>"}}.')
+    if spec.answer == "bare":
+        return f"Reply with only {values}, nothing else."
     if spec.criteria:
         lines = "\n".join(f"{c.id}: <{values}>" for c in spec.criteria)
         return f"End your reply with these {len(spec.criteria)} lines, in this order and nothing after them:\n{lines}"

@@ -18,6 +18,7 @@ Fail = Callable[[Sequence[str | int], str], CardError]
 SLOTS = ("output", "fixture", "key", "rubric", "format")
 SLOT = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 CRITERION_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+LABEL = re.compile(r"^[A-Za-z]+$")
 JUDGE_FIELDS = frozenset({"method", "rig", "params", "prompt", "rubric", "scale", "answer", "judgements",
                           "agreement_floor"})
 PARAMS: dict[str, tuple[type, ...]] = {"max_tokens": (int,), "temperature": (int, float), "top_p": (int, float),
@@ -32,13 +33,16 @@ class Scale:
     kind: Literal["pass_fail", "integer"]
     low: int = 0
     high: int = 1
+    labels: tuple[str, str] = ("PASS", "FAIL")  # a pass/fail scale's words for pass and fail
 
     def value(self, grade: int) -> float:
         """A grade mapped to [0, 1]; pass/fail grades are 1 and 0 already."""
         return (grade - self.low) / (self.high - self.low)
 
     def describe(self) -> str:
-        return "PASS or FAIL" if self.kind == "pass_fail" else f"a whole number from {self.low} to {self.high}"
+        if self.kind == "pass_fail":
+            return " or ".join(self.labels)
+        return f"a whole number from {self.low} to {self.high}"
 
     @property
     def nominal(self) -> bool:
@@ -66,7 +70,7 @@ class JudgeSpec:
     user: str
     rubric: str | tuple[Criterion, ...]
     scale: Scale
-    answer: Literal["final_line", "json"]
+    answer: Literal["final_line", "json", "bare"]
     judgements: int = 1
     agreement_floor: float | None = None
 
@@ -116,8 +120,11 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
     _check_slots(system, user, fail)
     scale = _scale(raw.get("scale"), fail)
     answer = raw.get("answer", "final_line")
-    if answer not in ("final_line", "json"):
-        raise fail(("answer",), f"expected final_line or json, got {answer!r}")
+    if answer not in ("final_line", "json", "bare"):
+        raise fail(("answer",), f"expected final_line, json or bare, got {answer!r}")
+    rubric = _rubric(raw.get("rubric"), fail)
+    if answer == "bare" and isinstance(rubric, tuple):
+        raise fail(("answer",), "a bare answer is one grade; criteria need final_line or json")
     judgements = raw.get("judgements", 1)
     if isinstance(judgements, bool) or not isinstance(judgements, int) or not 1 <= judgements <= MAX_JUDGEMENTS:
         raise fail(("judgements",), f"expected how many times each output is judged (1 to {MAX_JUDGEMENTS}), "
@@ -131,7 +138,7 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
                                              "more (one judgement per output cannot disagree with itself)")
         floor = float(floor)
     return JudgeSpec(provider=provider, model=model, effort=effort, params=params, system=system, user=user,
-                     rubric=_rubric(raw.get("rubric"), fail), scale=scale, answer=answer, judgements=judgements,
+                     rubric=rubric, scale=scale, answer=answer, judgements=judgements,
                      agreement_floor=floor)
 
 
@@ -181,11 +188,21 @@ def _check_slots(system: str | None, user: str, fail: Fail) -> None:
 def _scale(raw: Any, fail: Fail) -> Scale:
     if raw == "pass_fail":
         return Scale("pass_fail")
+    if isinstance(raw, Mapping) and set(map(str, raw)) == {"pass", "fail"}:
+        words = (raw["pass"], raw["fail"])
+        if (all(isinstance(w, str) and LABEL.match(w) for w in words)
+                and str(words[0]).casefold() != str(words[1]).casefold()):
+            return Scale("pass_fail", labels=(str(words[0]), str(words[1])))
+        quote = (" (quote them: YAML reads an unquoted Yes or No as true or false)"
+                 if any(isinstance(w, bool) for w in words) else "")
+        raise fail(("scale",), f"expected two different words for pass and fail, such as {{pass: \"Yes\", fail: "
+                               f"\"No\"}}, got {raw!r}{quote}")
     if isinstance(raw, Mapping) and set(map(str, raw)) == {"min", "max"}:
         low, high = raw["min"], raw["max"]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) and low < high:
             return Scale("integer", low, high)
-    raise fail(("scale",), f"expected pass_fail or {{min: 1, max: 5}} (whole numbers, min < max), got {raw!r}")
+    raise fail(("scale",), f"expected pass_fail, {{pass: \"Yes\", fail: \"No\"}} or {{min: 1, max: 5}} (whole numbers, "
+                           f"min < max), got {raw!r}")
 
 
 def _rubric(raw: Any, fail: Fail) -> str | tuple[Criterion, ...]:
