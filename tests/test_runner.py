@@ -43,7 +43,7 @@ __all__ = ["key", "server"]  # fixtures used by name
 
 MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
                  "sealed", "plan_digest",
-                 "repetitions", "cells", "concurrency", "benchcard_version", "started_at"}
+                 "repetitions", "cells", "concurrency", "requests_per_minute", "benchcard_version", "started_at"}
 FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
 OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",
                "error"}
@@ -265,11 +265,20 @@ def test_truncation_is_recorded_apart_and_never_scored(tmp_path: Path, server: F
     assert {(s["status"], s["score"]) for s in read_jsonl(folder / "scores.jsonl")} == {("truncated", None)}
 
 
-def test_malformed_json_fails_the_cell_at_once(tmp_path: Path, server: FakeServer, key: str) -> None:
-    s, outputs, _ = fault_run(tmp_path, server, [{"kind": "malformed", "times": 1, "match": "number 0"}])
+@pytest.mark.parametrize("kind", ["malformed", "html"])
+def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: Path, server: FakeServer, key: str,
+                                                                     kind: str) -> None:
+    """A proxy's HTML page or a cut-off body is transport, not the model: retried like a 5xx, up to --attempts."""
+    s, outputs, _ = fault_run(tmp_path / "once", server, [{"kind": kind, "times": 1, "match": "number 0"}])
+    cured = [o for o in outputs if o["fixture"] == "item-000"]
+    assert len(cured) == 2 and all(o["status"] == "ok" and o["attempts"] == 2 for o in cured)
+    assert s["counts"] == {"ok": 4, "truncated": 0, "failed": 0}
+    s, outputs, _ = fault_run(tmp_path / "always", server, [{"kind": kind, "times": 99, "match": "number 0"}],
+                              "--attempts", "3")
     bad = [o for o in outputs if o["fixture"] == "item-000"]
-    assert len(bad) == 2 and all(o["status"] == "failed" and o["attempts"] == 1 for o in bad)
-    assert all("malformed response" in o["error"] for o in bad)
+    assert len(bad) == 2 and all(o["status"] == "failed" and o["attempts"] == 3 for o in bad)
+    assert all("malformed response: HTTP 200 with a body that is not JSON" in o["error"] for o in bad)
+    assert all("gave up after 3 attempts" in o["error"] for o in bad)
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
 

@@ -501,7 +501,8 @@ def test_refuses_an_unfinished_run(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
     result = cli_run(project, "verdict", run_dir.name)
     assert result.exit_code == 1
-    assert "has not finished: its manifest has no finished_at" in result.output
+    assert (f"run {run_dir.name} is still in progress (36 of 36 cells recorded, not closed); a verdict waits for "
+            f"the run to finish: `benchcard run extract-ab --resume {run_dir.name}`") in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
 

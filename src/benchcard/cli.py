@@ -141,16 +141,19 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--model", "models", multiple=True, help="Another model than the card's rig; repeat for one run "
               "per model.")
 @click.option("--base-url", help="Another endpoint of the same API (vLLM, Ollama, llama.cpp's server, a proxy).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Calls in flight at once (the local provider takes one at a time).")
+@click.option("--concurrency", type=click.IntRange(min=1),
+              help="Calls in flight at once (default 8; a resumed run keeps its own; the local provider takes one).")
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
-              "(default: the provider's requests_per_minute in benchcard.yaml, else no limit).")
+              "(default: the provider's requests_per_minute in benchcard.yaml, else no limit; a resumed run keeps "
+              "its own).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
               help="Seconds allowed per call before it is retried.")
 @click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
               help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
 @click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
+@click.option("--retry-failed", is_flag=True, help="With --resume: call the run's failed cells again (earlier "
+              "attempts are kept in attempts.jsonl).")
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
 @click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
 @click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
@@ -158,18 +161,18 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
-        concurrency: int, rpm: float | None, timeout: float, attempts: int, seed: int | None, resume: str | None,
-        gate: bool, batch: bool, no_wait: bool, poll_interval: float, as_json: bool) -> None:
+        concurrency: int | None, rpm: float | None, timeout: float, attempts: int, seed: int | None,
+        resume: str | None, retry_failed: bool, gate: bool, batch: bool, no_wait: bool, poll_interval: float,
+        as_json: bool) -> None:
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
     from benchcard.run.options import RunOptions
-    from benchcard.run.runner import capped_note
     from benchcard.run.runner import run as do_run
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
-                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, progress=not as_json,
-                         batch=batch, wait=not no_wait, poll_interval=poll_interval)
+                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
+                         progress=not as_json, batch=batch, wait=not no_wait, poll_interval=poll_interval)
     project = _project(ctx)
     if gate:
         from benchcard.verdict.gate import gate_runs, require_gate
@@ -183,21 +186,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
                     **(report.to_json() if report else {})})
         sys.exit(report.code if report else 0)
     for s in summaries:
-        c = s.counts
-        cost = "cost unknown" if s.cost is None else f"${s.cost:.4f}" + (
-            f" (+{s.cost_unknown} cells without a price)" if s.cost_unknown else "")
-        click.echo(f"{s.run} · {s.rig} → {s.folder}")
-        if 0 < s.concurrency < concurrency:
-            click.echo(f"  {capped_note(s.provider, s.concurrency)}")
-        click.echo(f"  {s.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
-                   + (f", {s.missing} missing" if s.missing else "") + f" · {cost} · {s.wall_s:.1f} s")
-        if s.judge is not None:
-            click.echo(f"  {s.judge.line()}")
-        if s.finished:
-            click.echo("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
-        else:
-            click.echo(f"  not finished;{' see: benchcard status ' + s.run + ';' if s.batch else ''} continue with: "
-                       f"benchcard run {s.card} --resume {s.run}")
+        click.echo("\n".join(s.lines()))
     if report:
         click.echo("\n".join(report.lines))
         sys.exit(report.code)

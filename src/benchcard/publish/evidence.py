@@ -12,7 +12,7 @@ from benchcard.card.model import Card
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
 from benchcard.publish.runs import Run, baseline_of, number
 
-RUN_FILES = ("manifest.json", "outputs.jsonl", "scores.jsonl", "verdict.json", "table.csv")
+RUN_FILES = ("manifest.json", "outputs.jsonl", "attempts.jsonl", "scores.jsonl", "verdict.json", "table.csv")
 RUN_DIRS = ("sealed", "grades")
 
 

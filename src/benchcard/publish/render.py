@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from benchcard._util.text import displayable
 from benchcard._util.version import __version__
 from benchcard.publish.runs import number
 
@@ -141,7 +142,7 @@ def write_page(env: jinja2.Environment, out: Path, page: str, template: str, con
     html = env.get_template(template).render(version=__version__, **context)
     target = out / page
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(html, encoding="utf-8")
+    target.write_text(displayable(html), encoding="utf-8")
     return page
 
 

@@ -6,7 +6,9 @@ from `sealed/requests.jsonl`, so memory stays flat however large the grid. Each 
 backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After`
 header asks; a cell that still fails, or fails for good (another 4xx, a malformed answer), is recorded as
 `failed` with its error and never scored. An authentication or not-found error (401, 403, 404) says nothing
-about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`.
+about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`. So does an endpoint that
+stops answering: after a few cells in a row fail in transport the run stops (`Session.stopped`) instead of
+recording the rest of the grid as failed; `--resume` calls the cells not yet called, `--retry-failed` the others.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from benchcard.run.rows import OutputRow, UsageRow
 from benchcard.run.store import OutputWriter, RunStore
 
 FATAL_STATUSES = frozenset({401, 403, 404})
+STOP_AFTER_TRANSPORT_FAILURES = 5
+"""Cells in a row (at least this many, and twice the calls in flight) that failed in transport after all their
+attempts: the endpoint is down, so the run stops rather than record the rest of the grid as failed. Timeouts do
+not count: a slow answer is the cell's own."""
 MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
 ERROR_CHARS = 300
 
@@ -117,6 +123,8 @@ class Session:
     workers: int = 1
     rng: random.Random = field(default_factory=random.Random)
     fatal: str | None = None
+    stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
+    transport_streak: int = 0
 
 
 class Fatal(Exception):
@@ -167,15 +175,26 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
                 message = _scrub(s, _describe(exc))
                 raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
             if not s.provider.should_retry(exc):
+                s.transport_streak = 0  # the endpoint answered, about this cell
                 return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
         else:
+            s.transport_streak = 0
             return _row(s, job, completion, attempts, _elapsed(started))
         latency = _elapsed(started)
         if attempts >= opts.attempts:
-            message = _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
-            return _failed(job, attempts, latency, _scrub(s, message))
+            message = _scrub(s, _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+            _count_transport_failure(s, error, message)
+            return _failed(job, attempts, latency, message)
         retry_after = error.retry_after if isinstance(error, RetryableError) else None
         await asyncio.sleep(backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng))
+
+
+def _count_transport_failure(s: Session, error: BaseException, message: str) -> None:
+    if str(error).startswith("timed out"):
+        return
+    s.transport_streak += 1
+    if s.transport_streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
+        s.stopped = f"{s.transport_streak} cells in a row failed in transport (last: {message})"
 
 
 def _scrub(s: Session, text: str) -> str:
@@ -212,7 +231,7 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
         for assignment, request in s.store.iter_plan(skip=done):
             if assignment["cell"] in done:
                 continue
-            if s.fatal is not None or (stop_after is not None and sent >= stop_after):
+            if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):
                 break
             await queue.put(Job(assignment["cell"], assignment["fixture"], request["body"]))
             sent += 1
@@ -220,7 +239,7 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
             await queue.put(None)
 
     async def work() -> None:
-        while s.fatal is None:
+        while s.fatal is None and s.stopped is None:
             job = await queue.get()
             if job is None:
                 return

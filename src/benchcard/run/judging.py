@@ -36,7 +36,7 @@ from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
-from benchcard.run.options import RunOptions
+from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
@@ -127,7 +127,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     assert spec is not None
     cfg = judge_config(spec, config)
     jstore = JudgeStore(store.folder)
-    client = make_client(options.concurrency, options.timeout, transport)
+    client = make_client(options.concurrency or DEFAULT_CONCURRENCY, options.timeout, transport)
     provider = make_provider(cfg, client, spec.model)
     called = 0
     try:
@@ -140,7 +140,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
         else:
             rig_line = str(manifest.get("judge", {}).get("rig", {}).get("line", spec.model))
         total = int(store.read_manifest()["judge"]["judgements"])
-        workers = workers_for(provider, options.concurrency)
+        workers = workers_for(provider, options.concurrency or DEFAULT_CONCURRENCY)
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
                           limiter=RateLimiter(options.rpm or cfg.requests_per_minute), progress=progress,

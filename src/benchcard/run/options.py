@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_CONCURRENCY = 8
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -12,12 +14,13 @@ class RunOptions:
     provider: str | None = None
     models: tuple[str, ...] = ()
     base_url: str | None = None
-    concurrency: int = 8
-    rpm: float | None = None
+    concurrency: int | None = None  # None: DEFAULT_CONCURRENCY for a new run, the run's own for a resumed one
+    rpm: float | None = None  # None: the provider's limit for a new run, the run's own for a resumed one
     timeout: float = 120.0
     attempts: int = 4
     seed: int | None = None
     resume: str | None = None
+    retry_failed: bool = False
     progress: bool = True
     backoff_base: float = 0.5
     backoff_cap: float = 30.0

@@ -79,6 +79,17 @@ def utc_stamp(now: datetime | None = None) -> str:
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once: rows are written by the 10⁵
 
 
+_ASCII_LINE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def dumps_line(row: Mapping[str, Any]) -> bytes:
-    """One JSONL line: compact, UTF-8 kept as is, ending in a newline."""
-    return _LINE_ENCODER.encode(row).encode("utf-8") + b"\n"
+    """One JSONL line: compact, UTF-8 kept as is, ending in a newline.
+
+    A model's reply may hold a lone surrogate (`"\\ud800"` in its JSON), which has no UTF-8 form: such a row is
+    written with JSON escapes instead, which read back to exactly the same text.
+    """
+    text = _LINE_ENCODER.encode(row)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return _ASCII_LINE_ENCODER.encode(row).encode("ascii") + b"\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -30,7 +30,7 @@ from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
-from benchcard.run.options import RunOptions
+from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.pool import PoolProvider, pool_capacity
 from benchcard.run.progress import NullProgress, Progress, RichProgress
@@ -45,40 +45,12 @@ from benchcard.run.providers import (
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
-from benchcard.run.rows import Counts, OutputRow, new_run_id, utc_stamp
+from benchcard.run.retry import outcomes, refuse_if_judged, reopen_failed
+from benchcard.run.rows import Counts, new_run_id, utc_stamp
 from benchcard.run.store import RunStore
+from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.keys import load_keys
 from benchcard.scoring.scorers import score_run
-
-
-@dataclass
-class RunSummary:
-    """What one run did; `--json` prints a list of these."""
-
-    run: str
-    folder: str
-    card: str
-    version: int
-    rig: str
-    provider: str
-    model: str
-    cells: int
-    counts: Counts
-    missing: int
-    cost: float | None
-    cost_unknown: int
-    wall_s: float
-    called: int
-    finished: bool
-    resumed: bool
-    seed: int | None = None
-    concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
-    judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
-    batch: bool = False  # through the vendor's batch API
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 # ------------------------------------------------------------------------------------------------ scoring
 
@@ -118,11 +90,24 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     config = load_config(project.root)
     prices = price_table(config)
     targets = _targets(project, card, options, config, seal_root)
+    resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
+    if options.retry_failed and judge_spec(card) is not None:
+        raise RunError("--retry-failed does not re-judge yet: call a judge card's failed cells in a new run")
+    if resumed is not None:
+        options = _as_recorded(options, resumed)
+        nothing = _nothing_to_call(project, card, resumed, options)
+        if nothing is not None:
+            return [nothing]  # said before any key is asked for: nothing will be sent
+    options = replace(options, concurrency=options.concurrency or DEFAULT_CONCURRENCY)
     for t in targets:
         require_key(t.cfg)
     spec = judge_spec(card)
     if spec is not None:
         require_key(judge_config(spec, config))
+    if resumed is not None and options.retry_failed:
+        assert resumed.store is not None
+        reopen_failed(resumed.store, outcomes(resumed.store))
+        resumed.manifest = resumed.store.read_manifest()
     state: dict[str, Any] = {}
     try:
         return asyncio.run(_run_all(project, card, seal_root, targets, options, prices, transport, stream,
@@ -137,8 +122,44 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         ) from None
 
 
+def _as_recorded(o: RunOptions, t: _Target) -> RunOptions:
+    """A resumed run keeps the concurrency and rate limit it was started with, unless given again."""
+    assert t.manifest is not None
+    recorded = t.manifest.get("concurrency")
+    rpm = t.manifest.get("requests_per_minute")
+    return replace(o, concurrency=o.concurrency or (recorded if isinstance(recorded, int) and recorded > 0 else None),
+                   rpm=o.rpm or (float(rpm) if isinstance(rpm, int | float) and rpm > 0 else None))
+
+
+def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) -> RunSummary | None:
+    """A resume that would call nothing says so, and why, instead of asking for a key."""
+    assert t.manifest is not None and t.store is not None and t.rig is not None
+    _check_batch_resume(t, o)
+    found = outcomes(t.store)
+    if o.retry_failed and found.failed:
+        refuse_if_judged(project, t.store)
+        return None
+    if "finished_at" not in t.manifest:
+        return None
+    run_id = t.store.run_id
+    counts = f"{found.recorded} of {t.manifest.get('cells')} cells have an outcome, {found.failed} failed"
+    if o.retry_failed:
+        note = f"nothing to retry: run {run_id} is finished and no cell failed ({counts})"
+    elif found.failed:
+        note = (f"run {run_id} is finished: nothing to call ({counts}); `benchcard run {card.id} --resume {run_id} "
+                f"--retry-failed` would call the {found.failed} failed cell(s) again, keeping the failed attempts "
+                "in attempts.jsonl")
+    else:
+        note = f"run {run_id} is finished: nothing to call ({counts})"
+    tally = Tally.of(t.store)
+    return run_summary(project, t.store, t.manifest, t.rig, tally, time.perf_counter(), 0, True,
+                    int(t.manifest.get("concurrency") or 0), False, note)
+
+
 def _check_options(o: RunOptions) -> None:
-    if o.concurrency < 1:
+    if o.retry_failed and o.resume is None:
+        raise RunError("--retry-failed calls the failed cells of an earlier run: give that run with --resume RUN")
+    if o.concurrency is not None and o.concurrency < 1:
         raise RunError("--concurrency must be at least 1")
     if o.attempts < 1:
         raise RunError("--attempts must be at least 1")
@@ -196,12 +217,13 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
 async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_Target], o: RunOptions,
                    prices: Mapping[str, Price], transport: httpx.AsyncBaseTransport | None, stream: IO[str] | None,
                    stop_after: int | None, state: dict[str, Any]) -> list[RunSummary]:
-    size = max([o.concurrency, *(pool_capacity(t.cfg, o.concurrency) for t in targets)])
+    concurrency = o.concurrency or DEFAULT_CONCURRENCY
+    size = max([concurrency, *(pool_capacity(t.cfg, concurrency) for t in targets)])
     client = make_client(size, o.timeout, transport)
     summaries = []
     try:
         for target in targets:
-            provider: Provider = (PoolProvider(target.cfg, client, o.concurrency) if target.cfg.endpoints
+            provider: Provider = (PoolProvider(target.cfg, client, concurrency) if target.cfg.endpoints
                                   else make_provider(target.cfg, client, target.model))
             try:
                 summaries.append(await _run_one(project, card, seal_root, target, provider, o, prices, stream,
@@ -211,10 +233,6 @@ async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_
     finally:
         await client.aclose()
     return summaries
-
-
-def capped_note(provider: str, workers: int) -> str:
-    return f"{workers} call{'s' if workers > 1 else ''} at a time (provider '{provider}' takes no more)"
 
 
 def _local_model_name(provider: Provider) -> str:
@@ -233,10 +251,12 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     batch = bool(t.manifest.get("batch")) if t.manifest is not None else o.batch
     if batch or o.batch:
         _check_batch(t, o, provider)
-    workers = workers_for(provider, o.concurrency)
+    asked = o.concurrency or DEFAULT_CONCURRENCY
+    workers = workers_for(provider, asked)
     if isinstance(provider, PoolProvider):  # each server takes its own number of calls
         workers = provider.max_concurrency
         await provider.check_models(t.model or t.cfg.name)
+    rpm = o.rpm or t.cfg.requests_per_minute
     if t.manifest is None:
         model = t.model or _local_model_name(provider)
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
@@ -276,6 +296,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             "cells": n,
             "concurrency": workers,
             **({"batch": True} if batch else {}),
+            "requests_per_minute": rpm,
             "benchcard_version": __version__,
             "started_at": utc_stamp(started),
         }
@@ -293,18 +314,18 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     total = int(manifest["cells"])
     progress: Progress = RichProgress(stream) if o.progress else NullProgress()
     session = Session(store=store, provider=provider, model=model, prices=prices, options=o,
-                       limiter=RateLimiter(o.rpm or t.cfg.requests_per_minute), progress=progress,
+                       limiter=RateLimiter(rpm), progress=progress,
                        secret_env=t.cfg.api_key_env, workers=workers)
     called = 0
     judge: JudgeSummary | None = None
     if "finished_at" not in manifest:
         with store.open_outputs() as writer:
-            tally = _Tally.of(store) if resumed else _Tally(Counts(ok=0, truncated=0, failed=0))
+            tally = Tally.of(store) if resumed else Tally(Counts(ok=0, truncated=0, failed=0))
             writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
             done = store.done_cells()
             if len(done) < total:
                 verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
-                capped = f" · {capped_note(t.cfg.name, workers)}" if workers < o.concurrency else ""
+                capped = f" · {capped_note(t.cfg.name, workers)}" if workers < asked else ""
                 progress.start(f"{verb} {store.run_id} · {rig.line()} → {project.relative(store.folder)}{capped}",
                                total, len(done))
                 try:
@@ -316,6 +337,10 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                 raise RunError(f"{session.fatal}; the run stopped with {len(done) + writer.written} of {total} "
                                f"cells recorded. Fix the cause, then: benchcard run {card.id} --resume "
                                f"{store.run_id}")
+            if session.stopped is not None:
+                raise RunError(f"stopped: {session.stopped}; {len(done) + writer.written} of {total} cells "
+                               f"recorded, {tally.counts['failed']} failed. When the endpoint answers again: "
+                               f"benchcard run {card.id} --resume {store.run_id} --retry-failed")
             if tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
                 if judge_spec(card) is not None:
                     judge = await judge_run(project, card, store, o, load_config(project.root), prices,
@@ -331,54 +356,23 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                         **(judge_manifest_fields(store, judge) if judge is not None else {}),
                     })
     else:
-        tally = _Tally.of(store)
-    return RunSummary(
-        run=store.run_id, folder=project.relative(store.folder), card=str(manifest["card"]),
-        version=int(manifest["version"]), rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
-        counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
-        cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
-        finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"), concurrency=workers,
-        judge=judge,
-        batch=batch,
-    )
+        tally = Tally.of(store)
+    return run_summary(project, store, manifest, rig, tally, wall, called, resumed, workers, workers < asked,
+                       rpm=rpm, judge=judge, batch=batch)
+
+
+def _check_batch_resume(t: _Target, o: RunOptions) -> None:
+    if t.manifest is not None and o.batch and not t.manifest.get("batch"):
+        raise RunError("this run was started interactively; resume it without --batch")
 
 
 def _check_batch(t: _Target, o: RunOptions, provider: Provider) -> None:
     """--batch goes to OpenAI's or Anthropic's batch API, for a whole run: refuse anything else in one line."""
     where = f"provider '{t.cfg.name}'"
-    if t.manifest is not None and o.batch and not t.manifest.get("batch"):
-        raise RunError("this run was started interactively; resume it without --batch")
+    _check_batch_resume(t, o)
     if isinstance(provider, PoolProvider):
         raise RunError(f"{where} is a pool of servers, which has no batch API; drop --batch")
     if t.cfg.type not in ("openai", "anthropic"):
         raise RunError(f"{where} is of type {t.cfg.type}, which has no batch API; --batch needs openai or anthropic")
     if is_openrouter(t.cfg):
         raise RunError(f"{where} (OpenRouter) has no batch API; use openai or anthropic with --batch")
-
-
-@dataclass
-class _Tally:
-    """One pass over outputs.jsonl: counts by status and the cost so far."""
-
-    counts: Counts
-    seen: int = 0
-    cost: float = 0.0
-    priced: int = 0
-    unpriced: int = 0  # answered cells with no reported cost and no configured price
-
-    @classmethod
-    def of(cls, store: RunStore) -> _Tally:
-        t = cls(Counts(ok=0, truncated=0, failed=0))
-        for row in store.iter_outputs():
-            t.add(row)
-        return t
-
-    def add(self, row: OutputRow) -> None:
-        self.seen += 1
-        if row["status"] in self.counts:
-            self.counts[row["status"]] += 1  # type: ignore[literal-required]
-        if row["cost"] is not None:
-            self.cost += row["cost"]
-            self.priced += 1
-        elif row["status"] != "failed":
-            self.unpriced += 1

@@ -150,6 +150,14 @@ class RunStore:
         self._write_atomic(self.manifest_path, self._manifest_bytes(manifest))
         return manifest
 
+    def reopen_manifest(self, retry: Mapping[str, Any], closing: Iterable[str]) -> None:
+        """For `--retry-failed` (retry.py): the closing fields leave, recorded in `retry`, appended to `retries`."""
+        manifest = self.read_manifest()
+        for key in closing:
+            manifest.pop(key, None)
+        manifest["retries"] = [*manifest.get("retries", []), dict(retry)]
+        self._write_atomic(self.manifest_path, self._manifest_bytes(manifest))
+
     @staticmethod
     def _manifest_bytes(manifest: Mapping[str, Any]) -> bytes:
         return json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"

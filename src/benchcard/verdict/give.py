@@ -101,14 +101,32 @@ def find_run(project: Project, run: str | Path) -> Path:
     return matches[0].resolve()
 
 
+def _in_progress(run_dir: Path, manifest: Mapping[str, Any]) -> str:
+    """What a verdict on an unfinished run says: how far it got, whether it runs now, how to finish it."""
+    outputs = run_dir / "outputs.jsonl"
+    recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
+    now = ""
+    if outputs.is_file():
+        try:
+            import fcntl
+
+            with open(outputs, "rb") as fh:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except OSError:
+                    now = " and is running now"
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+    return (f"run {run_dir.name} is still in progress ({recorded} of {manifest.get('cells', '?')} cells "
+            f"recorded, not closed{now}); a verdict waits for the run to finish: "
+            f"`benchcard run {manifest.get('card', 'CARD')} --resume {run_dir.name}`")
+
+
 def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
     """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
     run = run_dir.name
     if not manifest.get("finished_at"):
-        raise VerdictError(
-            f"run {run} has not finished: its manifest has no finished_at (resume it with "
-            f"`benchcard run --resume {run}`)"
-        )
+        raise VerdictError(_in_progress(run_dir, manifest))
     if (run_dir / VERDICT_FILE).exists():
         raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
                            f"is given once — `benchcard verdict {run} --show` prints it")

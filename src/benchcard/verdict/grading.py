@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from benchcard._util.hashing import digest, seed_from
+from benchcard._util.text import displayable
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
 from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
@@ -119,7 +120,7 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
         writer.writerow(SHEET_COLUMNS)
         for row_id, i in enumerate(order, 1):
             o = graded[i]
-            writer.writerow([row_id, o.get("fixture", ""), o.get("text") or "", "", ""])
+            writer.writerow([row_id, o.get("fixture", ""), displayable(o.get("text") or ""), "", ""])
             mapping.append({"row": row_id, "cell": o["cell"], "fixture": o.get("fixture")})
     path = _mapping_path(run_dir, name)
     path.parent.mkdir(parents=True, exist_ok=True)

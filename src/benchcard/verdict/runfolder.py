@@ -229,7 +229,8 @@ def read_run(run_dir: Path, *, manifest: dict[str, Any] | None = None, baseline:
             parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl")
         raise VerdictError(
             f"run {run_dir.name} is incomplete: {' and '.join(parts)}; resume it "
-            f"(`benchcard run --resume {run_dir.name}`), or judge it anyway with --allow-incomplete, "
+            f"(`benchcard run {manifest.get('card', 'CARD')} --resume {run_dir.name}`), or judge it anyway with "
+            "--allow-incomplete, "
             "which counts those cells as failed"
         )
     status = np.where(unscored, MISSING, status)

@@ -114,7 +114,8 @@ class ProviderConfig:
 
 
 class RetryableError(Exception):
-    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection)."""
+    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection, a 200
+    whose body is not JSON)."""
 
     def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
         super().__init__(message)
@@ -323,8 +324,11 @@ class HttpProvider:
         try:
             return json.loads(response.content)
         except (ValueError, UnicodeDecodeError):
-            raise CallError(f"malformed response: HTTP {status} with a body that is not JSON "
-                            f"({len(response.content)} bytes)", status=status) from None
+            # A proxy's HTML page or a body cut off in transit says nothing about the model: another attempt
+            # may get the answer, as after a 5xx (bounded by --attempts like any retry).
+            kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+            raise RetryableError(f"malformed response: HTTP {status} with a body that is not JSON "
+                                 f"({len(response.content)} bytes, {kind})", status=status) from None
 
 
 def _is_client_error(exc: BaseException) -> bool:

@@ -30,7 +30,8 @@ Config keys (all optional), see :func:`parse_config`::
 
 Fault kinds: ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection closed, no response),
 ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply, ``length`` /
-``max_tokens``), ``malformed`` (200 whose body is not JSON), ``error200`` (200 whose body is an error object
+``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``html`` (200 with a proxy's
+HTML page), ``error200`` (200 whose body is an error object
 reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
 ``{"type": "error", ...}``). A reply's ``finish_reason`` may also be one that ends no answer (``error``,
 ``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first

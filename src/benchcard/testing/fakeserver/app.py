@@ -39,6 +39,9 @@ MALFORMED_BODY: Final = (
     b'{"id": "fake-malformed", "object": "chat.completion", "choices": [{"index": 0, "mess'
 )
 
+#: What a proxy or captive portal sends in the API's place: a 200 that is an HTML page.
+PROXY_PAGE: Final = b"<!doctype html><html><body><h1>Please sign in to continue</h1></body></html>"
+
 
 # ---------------------------------------------------------------------------------------------------- state
 
@@ -226,6 +229,8 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
             return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
         if fault.kind == "error200":
             return web.json_response(error_in_200(anthropic, fault.code))
+        if fault.kind == "html":  # a captive portal or proxy answering in the API's place
+            return web.Response(body=PROXY_PAGE, status=200, content_type="text/html")
         if fault.kind in ("429", "500", "503"):
             headers: dict[str, str] = {}
             if fault.kind == "429" or fault.retry_after is not None:

@@ -1,0 +1,114 @@
+"""What one run did (`RunSummary`, printed by `benchcard run` or as `--json`), and the tally behind it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from benchcard.card.model import Rig
+from benchcard.project import Project
+from benchcard.run.judging import JudgeSummary
+from benchcard.run.rows import Counts, OutputRow
+from benchcard.run.store import RunStore
+
+
+@dataclass
+class RunSummary:
+    """What one run did; `--json` prints a list of these."""
+
+    run: str
+    folder: str
+    card: str
+    version: int
+    rig: str
+    provider: str
+    model: str
+    cells: int
+    counts: Counts
+    missing: int
+    cost: float | None
+    cost_unknown: int
+    wall_s: float
+    called: int
+    finished: bool
+    resumed: bool
+    seed: int | None = None
+    concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
+    capped: bool = False  # the provider took fewer calls at a time than asked
+    note: str = ""  # what a resume found, when it had nothing to call
+    rpm: float | None = None  # the rate limit the calls kept (a resumed run keeps its own)
+    judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
+    batch: bool = False  # through the vendor's batch API
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """What `benchcard run` prints for this run."""
+        c = self.counts
+        cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}" + (
+            f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
+        out = [f"{self.run} · {self.rig} → {self.folder}"]
+        if self.note:
+            out.append(f"  {self.note}")
+        if self.capped:
+            out.append(f"  {capped_note(self.provider, self.concurrency)}")
+        out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
+                   + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
+        if self.judge is not None:
+            out.append(f"  {self.judge.line()}")
+        if not self.finished:
+            out.append(f"  not finished;{' see: benchcard status ' + self.run + ';' if self.batch else ''} "
+                       f"continue with: benchcard run {self.card} --resume {self.run}")
+        elif not self.note:
+            out.append("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
+        return out
+
+
+def capped_note(provider: str, workers: int) -> str:
+    return f"{workers} call{'s' if workers > 1 else ''} at a time (provider '{provider}' takes no more)"
+
+
+def run_summary(project: Project, store: RunStore, manifest: Mapping[str, Any], rig: Rig, tally: Tally,
+                wall: float, called: int, resumed: bool, workers: int, capped: bool, note: str = "",
+                rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False) -> RunSummary:
+    """The summary of a run as it now stands; `wall` is the `perf_counter` at which this invocation began."""
+    total = int(manifest["cells"])
+    return RunSummary(
+        run=store.run_id, folder=project.relative(store.folder), card=str(manifest["card"]),
+        version=int(manifest["version"]), rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
+        counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
+        cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
+        finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"), concurrency=workers,
+        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch,
+    )
+
+
+@dataclass
+class Tally:
+    """One pass over outputs.jsonl: counts by status and the cost so far."""
+
+    counts: Counts
+    seen: int = 0
+    cost: float = 0.0
+    priced: int = 0
+    unpriced: int = 0  # answered cells with no reported cost and no configured price
+
+    @classmethod
+    def of(cls, store: RunStore) -> Tally:
+        t = cls(Counts(ok=0, truncated=0, failed=0))
+        for row in store.iter_outputs():
+            t.add(row)
+        return t
+
+    def add(self, row: OutputRow) -> None:
+        self.seen += 1
+        if row["status"] in self.counts:
+            self.counts[row["status"]] += 1  # type: ignore[literal-required]
+        if row["cost"] is not None:
+            self.cost += row["cost"]
+            self.priced += 1
+        elif row["status"] != "failed":
+            self.unpriced += 1
