@@ -1,24 +1,19 @@
-"""Calibration of the verdict's decision rules by simulation: how often does nothing look like something?
+"""Calibration and power of the verdict's rule, by simulation through the verdict's own decision code.
 
-Simulates A/A experiments shaped like BENCH-01 (12 fixtures × 5 repetitions per arm, both arms drawn from
-the same distribution) and applies the `rises` test and a complete win rule like BENCH-01's:
+Every simulated run is judged by `benchcard.verdict.crossed` (the calibrated gap) and
+`benchcard.verdict.decision` (evidence, Holm, findings) — the functions `benchcard verdict` calls with a
+batch of one — with the sign-flip p from `crossed.batch_signflip` (exact up to 12 fixtures, 4,000 seeded
+draws above; the verdict itself is exact to 20 and draws 100,000 above). The first runs of every line are
+re-checked against `stats.signflip_p`, the verdict's own sign-flip.
 
-    rises on field_recall  AND  not_rises on unsupported_values (margin 0.25)  AND  holds on excerpt-07
+World (per cell): score = Binomial(levels, p)/levels with p = sigmoid(a_f + shocks + drift) (+ a true gap on
+the probability scale, clipped), fixture difficulty a_f ~ N(0.5, 1) shared by the arms (what pairing
+removes). Shocks: shared by both arms in repetition r, or one per arm and repetition (sd on the logit scale).
+Drift: every (fixture, repetition) block at a random time t ∈ [0, 1] of the run, offset drift·(t − ½) shared
+by the arms of the block (the runner interleaves variants inside a block). Rule: `rises` on the score, plus
+`not_rises` guards (independent A/A metrics) where a line says so. "result" = win or loss.
 
-then reports how often the rule gives a *result* (win or loss) when there is nothing to find (must be
-≤ alpha), and how often it detects true recall gaps. Per cell the model is:
-
-    recall       = Binomial(5 fields, sigmoid(a_f + shock_arm,run + noise)) / 5
-    unsupported  = Poisson(exp(b_f + shock'_arm,run + noise'))
-    abstains     = Bernoulli(p_abstain) on excerpt-07
-
-with a_f, b_f the fixture's difficulty (shared by both arms: that is what pairing removes), shocks shared by
-every fixture of one run of one arm (what only the noise floor sees), and cell noise.
-
-The statistics are computed for all simulations at once with numpy; the first simulations are recomputed
-with benchcard.verdict.stats.paired_gap and noise_floor and must agree, so the figures calibrate the real code.
-
-    python benchmarks/calibration.py --sims 4000 --seed 1
+    python benchmarks/calibration.py --sims 2000 --seed 1
 """
 
 from __future__ import annotations
@@ -26,244 +21,244 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from benchcard.verdict import stats
+from benchcard.verdict.crossed import batch_signflip, crossed
+from benchcard.verdict.decision import (
+    LOSS,
+    WIN,
+    Evidence,
+    decide,
+    effect_evidence,
+    guard_evidence,
+    overall,
+    p_tost,
+)
 
 Array = npt.NDArray[np.float64]
-Mask = npt.NDArray[np.bool_]
-
-FIELDS = 5  # parties, effective date, termination rights, two obligations
-ABSTAIN_FIXTURE = 6  # excerpt-07
+ALPHA = 0.05
+EQ_MARGIN = 0.05
+GUARD_MARGIN = 0.001  # the smallest "margin 0" a card may declare (check refuses 0)
 
 
 @dataclass(frozen=True)
-class World:
-    """The simulated population: difficulty spreads, shock and noise sizes (logit / log scale)."""
+class Line:
+    """One scenario: the world, the rule and what the table should say."""
 
+    name: str
     fixtures: int = 12
-    repetitions: int = 5
-    recall_logit: float = 1.0  # ≈ 73% recall on an average fixture
-    recall_difficulty_sd: float = 1.0
-    recall_noise_sd: float = 0.5
-    unsupported_log_rate: float = math.log(0.4)
-    unsupported_difficulty_sd: float = 0.7
-    unsupported_noise_sd: float = 0.3
-    shock_sd: float = 0.2
-    p_abstain: float = 0.95
+    repetitions: int = 3
+    gap: float = 0.0
+    shared_shock: float = 0.0
+    arm_shock: float = 0.0
+    drift: float = 0.0
+    levels: int = 1
+    variants: int = 1
+    guards: int = 0
+    deterministic: bool = False
+    truncate_wrong: float = 0.0  # share of the treatment's wrong answers cut off by the token limit
+    extra: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Grid:
-    """Scores for all simulations: arrays shaped (sims, fixtures, repetitions)."""
+def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, list[Array], list[npt.NDArray[np.bool_]]]:
+    """Scores of the baseline and each variant, (sims, F, R), and each variant's truncated cells."""
+    s, f, r = sims, line.fixtures, line.repetitions
+    a = 0.5 + rng.standard_normal((s, f, 1))
+    shared = line.shared_shock * rng.standard_normal((s, 1, r))
+    drift = np.zeros((s, f, r))
+    if line.drift:
+        t = rng.random((s, f, r))
+        drift = line.drift * (t - 0.5)
 
-    recall_b: Array
-    recall_v: Array
-    unsup_b: Array
-    unsup_v: Array
-    abstain_v: Mask
+    def arm(gap: float) -> Array:
+        own = line.arm_shock * rng.standard_normal((s, 1, r))
+        p = np.clip(1 / (1 + np.exp(-(a + shared + own + drift))) + gap, 0, 1)
+        if line.deterministic:  # temperature 0: one answer per fixture, repeated
+            p = np.repeat(p[:, :, :1], r, axis=2)
+            y = rng.binomial(line.levels, p[:, :, :1]) / line.levels
+            return np.repeat(y.astype(np.float64), r, axis=2)
+        out: Array = rng.binomial(line.levels, p) / line.levels
+        return out
 
-
-def simulate(world: World, sims: int, true_gap: float, rng: np.random.Generator) -> Grid:
-    """Draw `sims` experiments; the variant's recall probability is the baseline's plus true_gap (clipped)."""
-    f, r = world.fixtures, world.repetitions
-    a = world.recall_logit + world.recall_difficulty_sd * rng.standard_normal((sims, f, 1))
-    b = world.unsupported_log_rate + world.unsupported_difficulty_sd * rng.standard_normal((sims, f, 1))
-
-    def arm(gap: float) -> tuple[Array, Array]:
-        shock = world.shock_sd * rng.standard_normal((sims, 1, r))
-        shock_u = world.shock_sd * rng.standard_normal((sims, 1, r))
-        logit = a + shock + world.recall_noise_sd * rng.standard_normal((sims, f, r))
-        p = np.clip(1.0 / (1.0 + np.exp(-logit)) + gap, 0.0, 1.0)
-        recall = rng.binomial(FIELDS, p) / FIELDS
-        rate = np.exp(b + shock_u + world.unsupported_noise_sd * rng.standard_normal((sims, f, r)))
-        unsup = rng.poisson(rate).astype(np.float64)
-        return recall.astype(np.float64), unsup
-
-    recall_b, unsup_b = arm(0.0)
-    recall_v, unsup_v = arm(true_gap)
-    abstain_v = rng.random((sims, r)) < world.p_abstain
-    return Grid(recall_b, recall_v, unsup_b, unsup_v, abstain_v)
+    base = arm(0.0)
+    variants, truncated = [], []
+    for _ in range(line.variants):
+        v = arm(line.gap)
+        cut = (v < 1) & (rng.random(v.shape) < line.truncate_wrong)
+        variants.append(np.where(cut, np.nan, v))
+        truncated.append(cut)
+    return base, variants, truncated
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Vectorised paired_gap / noise_floor over the simulations (same formulas as benchcard.verdict.stats)."""
-
-    gap: Array
-    ci_low: Array
-    ci_high: Array
-    p_value: Array
-    upper: Array
-    lower: Array
-    nf: Array
-
-
-def batch_stats(base: Array, var: Array, alpha: float) -> Batch:
-    d = var.mean(axis=2) - base.mean(axis=2)
-    f = d.shape[1]
-    gap = d.mean(axis=1)
-    se = d.std(axis=1, ddof=1) / math.sqrt(f)
-    constant = np.ptp(d, axis=1) <= 1e-12 * np.maximum(1.0, np.abs(d).max(axis=1))
-    se = np.where(constant, 0.0, se)
+def judge(line: Line, base: Array, variants: list[Array], truncated: list[npt.NDArray[np.bool_]],
+          guards: list[tuple[Array, list[Array]]], seed: int) -> tuple[npt.NDArray[np.int64], Array]:
+    """Findings of every simulated run (the run's overall code) and the paired t's own decision (first
+    variant), through the verdict's decision code exactly as findings.py composes it."""
+    evidence, tost, measurable = [], [], []
+    for v, var in enumerate(variants):
+        cut = truncated[v]
+        low = crossed(base, np.where(cut, 0.0, var))  # worst case for a win: cut cells scored 0
+        high = crossed(base, np.where(cut, 1.0, var))  # worst case for a loss: cut cells scored 1
+        flip_low = batch_signflip(low.d, low.n_fixtures, seed=seed)
+        flip_high = flip_low if not cut.any() else batch_signflip(high.d, high.n_fixtures, seed=seed)
+        hold = effect_evidence(low, flip_low, True)
+        loss = effect_evidence(high, flip_high, True)
+        judged = [Evidence(p_hold=hold.p_hold, p_loss=loss.p_loss, trivial=hold.trivial)]
+        for g_base, g_vars in guards:
+            c = crossed(g_base, g_vars[v])
+            judged.append(guard_evidence(c, GUARD_MARGIN, "not_rises"))
+        evidence.append(judged)
+        tost.append(np.maximum(p_tost(low, EQ_MARGIN), p_tost(high, EQ_MARGIN)))
+        measurable.append(low.spread | high.spread)
+    decision = decide(evidence, tost, measurable, ALPHA)
+    obs = crossed(base, variants[0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(constant, np.where(gap == 0, 0.0, np.sign(gap) * np.inf), gap / se)
-    p = np.where(constant, np.where(gap == 0, 1.0, 0.0), 2.0 * sps.t.sf(np.abs(t), f - 1))
-    half = sps.t.ppf(1 - alpha / 2, f - 1) * se
-    one = sps.t.ppf(1 - alpha, f - 1) * se
-    run_means = base.mean(axis=1)  # (sims, R)
-    r = run_means.shape[1]
-    nf = sps.t.ppf(1 - alpha / 2, r - 1) * run_means.std(axis=1, ddof=1) * math.sqrt(2 / r)
-    return Batch(gap, gap - half, gap + half, p, gap + one, gap - one, nf)
+        t = obs.gap / np.sqrt(obs.var_fixture)
+        p_t = 2 * stats_t_sf(np.abs(t), np.maximum(obs.n_fixtures - 1, 1))
+    paired = np.where(np.isfinite(t), p_t, np.where(obs.gap != 0, 0.0, 1.0)) <= ALPHA
+    return overall(decision.codes), (paired & (obs.gap > 0)).astype(np.float64)
 
 
-@dataclass(frozen=True)
-class Decisions:
-    t_sig: Mask  # plain paired t-test on recall, two-sided p < alpha
-    ci_pos: Mask  # recall CI lower bound > 0
-    above_nf: Mask  # recall gap > noise floor
-    rises: Mask
-    falls: Mask  # mirror of rises: CI upper < 0 and gap < −NF
-    ci_neg: Mask  # recall CI wholly below 0
-    not_rises: Mask  # unsupported: one-sided upper bound < margin
-    guard_broken: Mask  # unsupported: one-sided lower bound > margin (not_rises rejected)
-    guard_rises: Mask  # unsupported: one-sided lower bound > 0
-    holds: Mask
-    win: Mask
-    loss_ci: Mask  # loss read literally: first clause's CI wholly below 0, or guard broken
-    loss_falls: Mask  # loss with the noise floor: first clause falls, or guard broken
-    gap: Array
+def stats_t_sf(x: Array, df: npt.NDArray[np.int64]) -> Array:
+    from scipy import special
+
+    out: Array = special.stdtr(df, -x)
+    return out
 
 
-def decide(grid: Grid, alpha: float, margin: float) -> Decisions:
-    rec = batch_stats(grid.recall_b, grid.recall_v, alpha)
-    uns = batch_stats(grid.unsup_b, grid.unsup_v, alpha)
-    rises = (rec.ci_low > 0) & (rec.gap > rec.nf)
-    falls = (rec.ci_high < 0) & (rec.gap < -rec.nf)
-    not_rises = uns.upper < margin
-    guard_broken = uns.lower > margin
-    holds: Mask = np.asarray(grid.abstain_v.all(axis=1), dtype=np.bool_)
-    win = rises & not_rises & holds
-    return Decisions(
-        t_sig=rec.p_value < alpha,
-        ci_pos=rec.ci_low > 0,
-        above_nf=rec.gap > rec.nf,
-        rises=rises,
-        falls=falls,
-        ci_neg=rec.ci_high < 0,
-        not_rises=not_rises,
-        guard_broken=guard_broken,
-        guard_rises=uns.lower > 0,
-        holds=holds,
-        win=win,
-        loss_ci=(rec.ci_high < 0) | guard_broken,
-        loss_falls=falls | guard_broken,
-        gap=rec.gap,
-    )
+def cross_check(base: Array, var: Array, n: int, seed: int) -> int:
+    """The batch sign-flip equals the verdict's own (`stats.signflip_p`) on the first n runs (exact range)."""
+    c = crossed(base[:n], var[:n])
+    if c.d.shape[1] > 12:
+        return 0
+    batch = batch_signflip(c.d, c.n_fixtures, seed=seed)
+    for i in range(c.d.shape[0]):
+        assert abs(stats.signflip_p(c.d[i]) - batch[i]) < 1e-12, f"sign-flip differs in run {i}"
+    return int(c.d.shape[0])
 
 
-def cross_check(grid: Grid, alpha: float, margin: float, n: int) -> int:
-    """Recompute the first n simulations with benchcard.verdict.stats; every decision must agree."""
-    batch = decide(grid, alpha, margin)
-    n = min(n, batch.win.size)
-    for i in range(n):
-        g = stats.paired_gap(grid.recall_b[i], grid.recall_v[i], alpha)
-        nf = stats.noise_floor(grid.recall_b[i], alpha)
-        u = stats.paired_gap(grid.unsup_b[i], grid.unsup_v[i], alpha)
-        rises = g.ci_low > 0 and g.gap > nf.value
-        not_rises = u.upper_one_sided < margin
-        holds = bool(grid.abstain_v[i].all())
-        win = rises and not_rises and holds
-        assert rises == bool(batch.rises[i]), f"rises differs in simulation {i}"
-        assert not_rises == bool(batch.not_rises[i]), f"not_rises differs in simulation {i}"
-        assert win == bool(batch.win[i]), f"win differs in simulation {i}"
-        assert (g.p_value < alpha) == bool(batch.t_sig[i]), f"t test differs in simulation {i}"
-    return n
+def wilson_text(k: int, n: int) -> str:
+    lo, hi = stats.wilson(k, n)
+    return f"{k / n:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
-def row(*cells: str) -> str:
-    """One markdown table row."""
-    return "| " + " | ".join(cells) + " |"
+def run_line(line: Line, sims: int, rng: np.random.Generator, seed: int) -> tuple[str, str, str, float, int]:
+    started = time.perf_counter()
+    base, variants, truncated = simulate(line, sims, rng)
+    guards = []
+    for _ in range(line.guards):
+        g_line = Line(name="guard", fixtures=line.fixtures, repetitions=line.repetitions, variants=line.variants)
+        g_base, g_vars, _ = simulate(g_line, sims, rng)
+        guards.append((g_base, g_vars))
+    codes, paired = judge(line, base, variants, truncated, guards, seed)
+    checked = cross_check(base, variants[0], 100, seed) if not truncated[0].any() else 0
+    result = int(((codes == WIN) | (codes == LOSS)).sum())
+    wins = int((codes == WIN).sum())
+    return (wilson_text(result, sims), wilson_text(wins, sims), wilson_text(int(paired.sum()), sims),
+            time.perf_counter() - started, checked)
 
 
-def rate(mask: Mask) -> str:
-    m = float(mask.mean())
-    half = 1.96 * math.sqrt(max(m * (1 - m), 1e-12) / mask.size)
-    return f"{m:.4f} ± {half:.4f}"
+AA_LINES: list[Line] = [
+    Line("no shock, F=12, R=3"),
+    Line("repetition shock shared by both arms, sd 0.5", shared_shock=0.5),
+    Line("per-arm repetition shocks, sd 0.5", arm_shock=0.5),
+    Line("per-arm repetition shocks, sd 1.0", arm_shock=1.0),
+    Line("drift in time (2 logits over the run)", drift=2.0),
+    Line("1 guard at margin 0.001", guards=1),
+    Line("2 guards at margin 0.001", guards=2),
+    Line("3 guards at margin 0.001", guards=3),
+    Line("three variants, R=10", variants=3, repetitions=10),
+    Line("five variants", variants=5),
+    Line("F=2, deterministic model", fixtures=2, deterministic=True),
+    Line("F=3, deterministic model", fixtures=3, deterministic=True),
+    Line("F=5, deterministic model", fixtures=5, deterministic=True),
+    Line("R=2", repetitions=2),
+    Line("R=2, per-arm shocks sd 0.5", repetitions=2, arm_shock=0.5),
+    Line("scores in {0, .25, …, 1}", levels=4),
+    Line("treatment truncates 80% of its wrong answers", truncate_wrong=0.8),
+]
+
+POWER_LINES: list[Line] = [
+    Line("gap 0.15, F=12, R=5", gap=0.15, repetitions=5),
+    Line("gap 0.15, F=24, R=3", gap=0.15, fixtures=24),
+    Line("gap 0.10, F=24, R=5", gap=0.10, fixtures=24, repetitions=5),
+    Line("gap 0.26, F=12, R=3", gap=0.26),
+    Line("gap 0.15, F=48, R=3", gap=0.15, fixtures=48),
+    Line("gap 0.15, F=24, R=5, per-arm shocks sd 0.5", gap=0.15, fixtures=24, repetitions=5, arm_shock=0.5),
+]
+
+
+def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator) -> str:
+    """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
+    rule's power at that gap in fresh runs of the binary world (difficulty N(0, 0.5) so that little is clipped)."""
+    from benchcard.verdict import simulate as sim
+
+    powers, gaps = [], []
+    for i in range(pilots):
+        a = 0.5 * rng.standard_normal((fixtures, 1))
+        p = 1 / (1 + np.exp(-a))
+        pilot_base = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
+        pilot_var = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
+        comp = sim.components(pilot_base, pilot_var)
+        gap = sim.needed_gap(comp, sim.draws(fixtures, repetitions, seed=i), ALPHA)
+        if not math.isfinite(gap):
+            continue
+        a2 = 0.5 * rng.standard_normal((sims, fixtures, 1))
+        p2 = np.repeat(1 / (1 + np.exp(-a2)), repetitions, 2)
+        base = rng.binomial(1, p2).astype(float)
+        var = rng.binomial(1, np.clip(p2 + gap, 0, 1)).astype(float)
+        c = crossed(base, var)
+        flips = batch_signflip(c.d, c.n_fixtures)
+        powers.append(float((effect_evidence(c, flips, True).p_hold <= ALPHA).mean()))
+        gaps.append(gap)
+    if not powers:
+        return f"| F={fixtures}, R={repetitions} | — | — | — |"
+    return (f"| F={fixtures}, R={repetitions} | {np.mean(gaps):.3f} ({min(gaps):.3f}–{max(gaps):.3f}) | "
+            f"{np.mean(powers):.3f} | {min(powers):.3f}–{max(powers):.3f} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--sims", type=int, default=4000, help="simulated experiments per scenario")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sims", type=int, default=2000, help="simulated runs per line")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--margin", type=float, default=0.25, help="not_rises margin on unsupported_values")
-    parser.add_argument(
-        "--shocks", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.4], help="run-shock sd (logit) for A/A"
-    )
-    parser.add_argument("--shock", type=float, default=0.2, help="run-shock sd for the detection table")
-    parser.add_argument("--gaps", type=float, nargs="+", default=[0.02, 0.05, 0.10, 0.20])
-    parser.add_argument("--check", type=int, default=300, help="simulations re-run through benchcard.verdict.stats")
+    parser.add_argument("--only", default="", help="run only the lines whose name contains this text")
+    parser.add_argument("--pilots", type=int, default=10, help="pilots per plan line (0: no plan table)")
     args = parser.parse_args()
-    if args.sims < 2:
-        parser.error("--sims must be at least 2")
-
-    started = time.perf_counter()
     rng = np.random.default_rng(args.seed)
+    total_started = time.perf_counter()
     checked = 0
-    print(f"# Calibration: {args.sims} simulated experiments per row, 12 fixtures × 5 repetitions, ")
-    print(f"alpha {args.alpha}, not_rises margin {args.margin}, seed {args.seed}\n")
 
-    print("## A/A: both arms from the same distribution (every result is a false one)\n")
-    print(
-        "| run-shock sd | t-test p<α | rises | win | loss (CI only) | loss (falls) "
-        "| **result** (win or loss-falls) | result (win or loss-CI) |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    components: dict[float, Decisions] = {}
-    for shock in args.shocks:
-        world = World(shock_sd=shock)
-        grid = simulate(world, args.sims, 0.0, rng)
-        checked += cross_check(grid, args.alpha, args.margin, args.check)
-        dec = decide(grid, args.alpha, args.margin)
-        components[shock] = dec
-        cells = [rate(dec.t_sig), rate(dec.rises), rate(dec.win), rate(dec.loss_ci), rate(dec.loss_falls)]
-        cells += [f"**{rate(dec.win | dec.loss_falls)}**", rate(dec.win | dec.loss_ci)]
-        print(row(f"{shock:g}", *cells))
+    def table(title: str, lines: list[Line], head: str, show: Callable[[str, str, str], str]) -> None:
+        nonlocal checked
+        print(f"\n## {title}\n\n{head}\n|---|---|---|---|")
+        for line in lines:
+            if args.only and args.only not in line.name:
+                continue
+            result, wins, paired, seconds, n = run_line(line, args.sims, rng, args.seed)
+            checked += n
+            print(f"| {line.name} | {show(result, wins, paired)} | {seconds:.2f} |")
 
-    print("\n## A/A: the clauses one by one\n")
-    print(
-        "| run-shock sd | recall CI>0 | recall gap>NF | recall CI<0 | falls | unsupported not_rises "
-        "| guard broken (lower>margin) | guard rises (lower>0) | excerpt-07 holds |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for shock, dec in components.items():
-        masks = [dec.ci_pos, dec.above_nf, dec.ci_neg, dec.falls, dec.not_rises, dec.guard_broken]
-        masks += [dec.guard_rises, dec.holds]
-        print(row(f"{shock:g}", *(rate(m) for m in masks)))
-
-    print(f"\n## Detection: variant recall probability + true gap (run-shock sd {args.shock:g})\n")
-    print("| true gap | mean observed gap | t-test p<α | rises | win |")
-    print("|---|---|---|---|---|")
-    for gap in args.gaps:
-        grid = simulate(World(shock_sd=args.shock), args.sims, gap, rng)
-        dec = decide(grid, args.alpha, args.margin)
-        print(
-            row(f"{gap:g}", f"{float(dec.gap.mean()):.4f}", rate(dec.t_sig), rate(dec.rises), rate(dec.win))
-        )
-
-    elapsed = time.perf_counter() - started
-    total = args.sims * (len(args.shocks) + len(args.gaps))
-    print(
-        f"\n{total} simulated experiments in {elapsed:.2f} s; "
-        f"{checked} re-run through benchcard.verdict.stats with identical decisions. ± is a 95% binomial half-width."
-    )
+    print(f"# Calibration of the rule: {args.sims:,} simulated runs per line, α = {ALPHA}, seed {args.seed}")
+    table("A/A: every result is a false one", AA_LINES,
+          "| scenario | result rate [95% Wilson] | paired t alone would say \"rises\" | seconds |",
+          lambda r, w, p: f"{r} | {p}")
+    table("Power: a true gap on the probability scale", POWER_LINES,
+          "| scenario | rule's power (win) [95% Wilson] | paired t interval's power | seconds |",
+          lambda r, w, p: f"{w} | {p}")
+    if args.pilots:
+        print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
+              f"{args.sims:,} runs each)\n")
+        print("| design | planned gap, mean (range) | power at it, mean | range over pilots |\n|---|---|---|---|")
+        for f in (12, 24, 48):
+            for r in (3, 5, 10):
+                print(plan_line(f, r, args.pilots, args.sims, rng))
+    print(f"\n{checked:,} runs' sign-flip p re-checked against stats.signflip_p; "
+          f"{time.perf_counter() - total_started:.1f} s in all.")
 
 
 if __name__ == "__main__":
