@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 from collections import defaultdict
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -105,6 +106,7 @@ class JudgeSummary:
     cost: float | None
     tokens: dict[str, int]
     finished: bool
+    wall_s: float = 0.0  # this invocation's judging, planning included
 
     def line(self) -> str:
         c = self.counts
@@ -112,7 +114,7 @@ class JudgeSummary:
         state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
         return (f"judge {self.rig}: {self.judgements} judgements ({self.per_output} per ok output): {c['ok']} ok, "
                 f"{self.unreadable} unreadable, {c['truncated']} truncated, {c['failed']} failed{state} · "
-                f"{self.tokens['input']} + {self.tokens['output']} tokens · {cost}")
+                f"{self.tokens['input']} + {self.tokens['output']} tokens · {cost} · {self.wall_s:.1f} s")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +127,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     when every judgement has one. Resumable: only judgements without a row in judge-outputs.jsonl are called."""
     spec = judge_spec(card)
     assert spec is not None
+    wall = time.perf_counter()
     cfg = judge_config(spec, config)
     jstore = JudgeStore(store.folder)
     client = make_client(options.concurrency or DEFAULT_CONCURRENCY, options.timeout, transport)
@@ -160,9 +163,11 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     finally:
         await provider.aclose()
         await client.aclose()
-    summary = _summarise(jstore, spec, rig_line, total, called)
+    judged = read_judgements(spec, jstore)
+    summary = _summarise(jstore, spec, rig_line, total, called, judged)
     if summary.finished:
-        write_scores(card, spec, store, jstore, project)
+        write_scores(store, judged)
+    summary.wall_s = round(time.perf_counter() - wall, 3)
     return summary
 
 
@@ -236,24 +241,20 @@ def read_judgements(spec: JudgeSpec, jstore: JudgeStore) -> dict[str, list[dict[
     return out
 
 
-def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int) -> JudgeSummary:
+def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int,
+               judged: Mapping[str, list[dict[str, float] | None]]) -> JudgeSummary:
     counts = Counts(ok=0, truncated=0, failed=0)
-    unreadable = 0
     cost, priced = 0.0, False
     tokens = {"input": 0, "output": 0}
     for row in jstore.iter_outputs():
         counts[row["status"]] += 1  # type: ignore[literal-required]
-        if row["status"] == "ok":
-            try:
-                read_answer(spec, row["text"])
-            except UnreadableAnswer:
-                unreadable += 1
         if row["cost"] is not None:
             cost += row["cost"]
             priced = True
         tokens["input"] += row["usage"]["input"]
         tokens["output"] += row["usage"]["output"]
     finished = _done(counts) >= total
+    unreadable = counts["ok"] - sum(g is not None for grades in judged.values() for g in grades)
     return JudgeSummary(rig=rig_line, judgements=total, per_output=spec.judgements, counts=counts,
                         unreadable=unreadable, called=called, cost=round(cost, 6) if priced else None,
                         tokens=tokens, finished=finished)
@@ -263,10 +264,9 @@ def _done(counts: Counts) -> int:
     return counts["ok"] + counts["truncated"] + counts["failed"]
 
 
-def write_scores(card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, project: Project) -> int:
+def write_scores(store: RunStore, judged: Mapping[str, list[dict[str, float] | None]]) -> int:
     """scores.jsonl from outputs.jsonl and the judgements: per output, each metric's mean over its readable
     judgements; truncated and failed outputs get a null score, outputs with no readable judgement no row."""
-    judged = read_judgements(spec, jstore)
     written = 0
     tmp = store.scores_path.with_name(store.scores_path.name + ".tmp")
     with open(tmp, "wb") as fh:
