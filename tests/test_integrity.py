@@ -19,7 +19,7 @@ from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import ab_project, key, only_run, read_jsonl, runs_of, server
+from .helpers_run import REPO, ab_project, key, only_run, read_jsonl, runs_of, server
 
 __all__ = ["key", "server"]  # fixtures used by name
 
@@ -248,7 +248,7 @@ def test_an_edited_finding_is_named_and_pages_show_the_ledger_row(tmp_path: Path
     verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
     forged = "no-effect" if row["finding"] != "no-effect" else "win"
     outcome = {"no-effect": "non-result", "win": "result"}[forged]
-    verdict.update(finding=forged, outcome=outcome)
+    verdict.update(finding=forged, outcome=outcome, why="FORGED: the variant changes nothing")
     (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
     result = cli_in(project, "ledger", "--verify")
     assert result.exit_code == 1
@@ -258,6 +258,7 @@ def test_an_edited_finding_is_named_and_pages_show_the_ledger_row(tmp_path: Path
     assert "verdict.json differs from its ledger row (seq 1)" in site.output
     page = (tmp_path / "site" / "runs" / CARD / "v1" / folder.name / "index.html").read_text(encoding="utf-8")
     assert f"{row['outcome']} · {row['finding']}" in page and f"{outcome} · {forged}" not in page
+    assert "FORGED" not in page
 
 
 def test_a_changed_verdict_figure_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -299,3 +300,23 @@ def test_a_torn_ledger_tail_stops_verdicts_until_repaired(tmp_path: Path, server
     assert side.read_bytes() == torn and project.ledger_path.read_bytes() == whole
     assert cli_in(project, "verdict", second.name).exit_code == 0
     assert cli_in(project, "ledger", "--verify").exit_code == 0
+
+
+def test_a_row_from_before_rows_carried_digests_is_checked_against_its_manifest(tmp_path: Path) -> None:
+    """The repository's BENCH-01 run was judged before rows anchored their evidence; the append-only ledger can
+    never give its row the digests, so --verify checks its files against its own manifest and says so."""
+    root = tmp_path / "proj"
+    for folder in ("cards", "fixtures", "keys", "results"):
+        shutil.copytree(REPO / folder, root / folder)
+    project = Project(root)
+    [row] = [json.loads(line) for line in project.ledger_path.read_text(encoding="utf-8").splitlines()]
+    assert "plan_digest" not in row
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 0, result.output
+    assert f"note seq 1 (run {row['run']}): entered before ledger rows carried their run's digests" in result.output
+    outputs = root / row["evidence"] / "outputs.jsonl"
+    outputs.write_text(outputs.read_text(encoding="utf-8").replace('"status":"ok"', '"status":"failed"', 1),
+                       encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"FAIL seq 1 (run {row['run']}): {row['evidence']}/outputs.jsonl changed (manifest sha256:" in result.output

@@ -122,6 +122,11 @@ def build_site(project: Project, out_dir: Path) -> SiteReport:
     return report
 
 
+#: The judgement a ledger row carries, shown in place of a verdict.json that no longer matches its row.
+FROM_ROW = ("finding", "outcome", "cells", "counts", "comparisons", "metrics", "clauses", "score", "passes",
+            "score_ci", "rules")
+
+
 def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[dict[str, Any]],
                 chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str]) -> SiteReport:
     """Every page written into the staging folder `out`; the report names `final`, where it will be."""
@@ -133,6 +138,9 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
         if run.verdict is not None and run.ledger_row is not None and not verdict_matches(run.verdict, run.ledger_row):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
                            f"row (seq {run.ledger_row.get('seq')}); the pages show the ledger row's finding")
+            # what the row anchors replaces what the edited file says; its unanchored prose is not shown
+            anchored = {k: v for k, v in run.ledger_row.items() if k in FROM_ROW}
+            run.verdict = {k: v for k, v in run.verdict.items() if k not in ("why", "notes")} | anchored
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

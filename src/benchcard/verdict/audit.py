@@ -13,7 +13,7 @@ from typing import Any
 
 from benchcard import ledger
 from benchcard.project import Project
-from benchcard.verdict.integrity import evidence_problems
+from benchcard.verdict.integrity import anchored, evidence_problems
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class LedgerAudit:
     judged: int  # rows naming a run, whose evidence was checked
     problems: tuple[str, ...]
     torn: str | None
+    notes: tuple[str, ...] = ()  # rows whose evidence could only be checked against its own manifest
 
     @property
     def ok(self) -> bool:
@@ -32,7 +33,7 @@ class LedgerAudit:
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "rows": self.rows, "last_hash": self.last_hash, "judged": self.judged,
-                "problems": list(self.problems), "torn": self.torn}
+                "problems": list(self.problems), "torn": self.torn, "notes": list(self.notes)}
 
 
 def audit(project: Project) -> LedgerAudit:
@@ -41,19 +42,24 @@ def audit(project: Project) -> LedgerAudit:
     rows = ledger.read(project)
     torn = ledger.torn_tail(project)
     problems: list[str] = []
+    notes: list[str] = []
     judged = 0
     for row in rows:
         if not row.get("run"):
             continue
         judged += 1
-        problems += [f"seq {row.get('seq')} (run {row['run']}): {p}" for p in evidence_problems(project.root, row)]
+        head = f"seq {row.get('seq')} (run {row['run']})"
+        problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
+        if not anchored(row):
+            notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
+                         "against its own manifest only")
     return LedgerAudit(len(rows), rows[-1]["hash"] if rows else None, judged, tuple(problems),
-                       ledger.torn_message(project, torn) if torn else None)
+                       ledger.torn_message(project, torn) if torn else None, tuple(notes))
 
 
 def audit_lines(report: LedgerAudit) -> list[str]:
     """The report as `ledger --verify` prints it: one line per problem, then the summary."""
-    lines = [f"FAIL {p}" for p in report.problems]
+    lines = [f"note {n}" for n in report.notes] + [f"FAIL {p}" for p in report.problems]
     if report.torn:
         lines.append(f"FAIL {report.torn}")
     head = f", last {report.last_hash}" if report.last_hash else ""

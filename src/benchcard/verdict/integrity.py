@@ -93,11 +93,17 @@ def evidence_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
             **{key: manifest.get(key) for key in ANCHORED}}
 
 
+def anchored(row: Mapping[str, Any]) -> bool:
+    """True when the row carries its run's digests; rows entered before they did are checked against the run's
+    own manifest only (the ledger is append-only: such a row can never be given them)."""
+    return isinstance(row.get("plan_digest"), str)
+
+
 def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
     """Every file of a judged run that is missing or no longer matches its ledger row, one phrase each.
 
-    `root` is the project folder; the row's `evidence` is the run folder relative to it. A row entered before
-    rows carried digests has nothing to check its files against, which is a problem too, said as such.
+    `root` is the project folder; the row's `evidence` is the run folder relative to it. For a row that is not
+    `anchored`, each file is checked against the digest its manifest records, where it records one.
     """
     evidence = row.get("evidence")
     if not isinstance(evidence, str) or not evidence:
@@ -105,8 +111,6 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
     folder = root / evidence
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
-    if not isinstance(row.get("plan_digest"), str):
-        return [f"the row carries no digests of {evidence}/ (entered before rows anchored their evidence)"]
     problems: list[str] = []
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -114,16 +118,20 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
-    for key, value in evidence_digests(manifest).items():
-        if value != row.get(key):
-            problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
-    problems += [f"{evidence}/{p}" for p in plan_problems(folder, manifest)]
+    reference: Mapping[str, Any] = row if anchored(row) else manifest
+    if anchored(row):
+        for key, value in evidence_digests(manifest).items():
+            if value != row.get(key):
+                problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
+    if anchored(row) or "plan_digest" in manifest:
+        problems += [f"{evidence}/{p}" for p in plan_problems(folder, manifest)]
     for key, name in ANCHORED.items():
         path = folder / name
         if not path.is_file():
             problems.append(f"{evidence}/{name} is missing")
-        elif file_digest(path) != row.get(key):
-            problems.append(f"{evidence}/{name} changed (ledger row {row.get(key)})")
+        elif reference.get(key) is not None and file_digest(path) != reference.get(key):
+            where = "ledger row" if anchored(row) else "manifest"
+            problems.append(f"{evidence}/{name} changed ({where} {reference.get(key)})")
     problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
     return problems
 
