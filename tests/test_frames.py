@@ -88,6 +88,7 @@ def test_the_api_example_reproduces_the_verdict(project: Project, monkeypatch: p
         exec(compile(code, "docs/api.md", "exec"), {})  # the documented example, as a user runs it
     printed = out.getvalue()
     m = verdict["metrics"]["field_recall"]
+    assert m["run_var"] == 0.0  # no excess run-level variance: the verdict's interval is the plain paired t
     assert f"gap {m['gap']:+.6f}   verdict {m['gap']:+.6f}" in printed
     assert f"p   {m['p']:.6f}    verdict {m['p']:.6f}" in printed
     assert f"CI  [{m['ci'][0]:.6f}, {m['ci'][1]:.6f}]" in printed

@@ -236,12 +236,10 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
               "they count as failed (the finding is then incomplete unless the card allows that many).")
 @click.option("--show", is_flag=True, help="Print the verdict already given for RUN; compute nothing, append nothing.")
-@click.option("--gate", is_flag=True, help="Exit by the finding: 0 on a win (a probe: its sealed min_score "
-              "reached), else 2 loss, 3 no-effect, 4 inconclusive, 5 incomplete (docs/ci.md).")
+@click.option("--gate", is_flag=True, help="Exit 0 on a win, else by the finding: 2 loss … 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context
-def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, gate: bool,
-            as_json: bool) -> None:
+def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, gate: bool, as_json: bool) -> None:
     """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row.
 
     A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
@@ -257,8 +255,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
         _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
     else:
         click.echo("\n".join(verdict_lines(result.to_json()) + ([decided.line] if decided else [])))
-    if decided:
-        sys.exit(decided.code)
+    sys.exit(decided.code if decided else 0)
 
 
 # ---------------------------------------------------------------------------------------------------- ledger
@@ -296,16 +293,32 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
 @cli.command("export")
 @click.argument("run_name", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), help="File to write (default: <card>-v<N>-<run>.<format>); "
-              "never overwritten.")
+@click.option("--out", type=click.Path(dir_okay=False), help="File (default <card>-v<N>-<run>.<fmt>); kept.")
 @click.pass_context
 def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None:
     """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
     from benchcard.verdict.frames import export_run
 
-    done = export_run(_project(ctx), run_name, fmt, Path(out) if out else None)
-    click.echo(f"wrote {done.rows} cells → {done.path}" + (" (blinded: no verdict yet, so no variant or repetition"
-                                                              " columns)" if done.blinded else ""))
+    click.echo(export_run(_project(ctx), run_name, fmt, Path(out) if out else None).line)
+
+
+@cli.command("compare")
+@click.argument("log_a", metavar="A", type=click.Path(dir_okay=False))
+@click.argument("log_b", metavar="B", type=click.Path(dir_okay=False))
+@click.option("--rule", "rule_file", type=click.Path(dir_okay=False), help="YAML win rule (a card's win block).")
+@click.option("--win", "clauses", multiple=True, metavar="'METRIC TEST [MARGIN]'", help="A clause; repeat (α 0.05).")
+@click.option("--out", type=click.Path(file_okay=False), help="New folder for verdict.json and table.csv.")
+@click.option("--ledger", "enter_ledger", is_flag=True, help="Enter it in the ledger, marked unsealed.")
+@click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
+@click.pass_context
+def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | None, clauses: tuple[str, ...],
+                out: str | None, enter_ledger: bool, as_json: bool) -> None:
+    """A paired verdict of B against A (the baseline): two inspect_ai logs or two lm-eval samples files."""
+    from benchcard.verdict.compare import RuleOptions, compare
+
+    done = compare(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
+                   project=_project(ctx), out=Path(out) if out else None, enter_ledger=enter_ledger)
+    _emit_json(done.to_json()) if as_json else click.echo("\n".join(done.lines()))
 
 
 # ------------------------------------------------------------------------------------------- blind grading

@@ -29,3 +29,7 @@ class LedgerError(BenchcardError):
 
 class VerdictError(BenchcardError):
     """A verdict cannot be given: incomplete run, changed outputs, or a changed seal."""
+
+
+class CompareError(BenchcardError):
+    """Logs given to `benchcard compare` cannot be read or paired, or its win rule is malformed."""

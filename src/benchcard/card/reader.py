@@ -188,15 +188,12 @@ class _Reader:
     def gate(self) -> float | None:
         """A probe's pass threshold for `--gate`: the run passes when its mean score reaches `min_score`."""
         raw = self.get(self.raw, ("gate",), (dict,), "a mapping such as {min_score: 0.9}", required=False)
-        if raw is None:
-            return None
-        extra = sorted(set(map(str, raw)) - {"min_score"})
-        if extra:
+        if raw is not None and (extra := sorted(set(map(str, raw)) - {"min_score"})):
             raise self.fail(("gate", extra[0]), "unknown field; expected min_score")
-        value = self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
-        if not 0 <= value <= 1:
+        value = None if raw is None else self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
+        if value is not None and not 0 <= value <= 1:
             raise self.fail(("gate", "min_score"), f"expected a number from 0 to 1, got {value}")
-        return float(value)
+        return None if value is None else float(value)
 
     def rig(self) -> Rig:
         rig = self.get(self.raw, ("rig",), (dict,), "a mapping with provider and model")
@@ -329,13 +326,13 @@ class _Reader:
             baseline=baseline,
             fixtures_glob=pattern,
             fixtures=fixtures,
-            win=self.win(scoring, fixtures),
+            win=self.win(metric_names(scoring), fixtures),
         )
 
     def fixture_files(self, pattern: str) -> dict[str, Path]:
         return fixture_files(self.project, self.source, pattern)
 
-    def win(self, scoring: ScoringSpec, fixtures: Mapping[str, Path]) -> WinRule:
+    def win(self, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:  # known: the metrics there are
         raw = self.get(self.raw, ("win",), (dict,), "a mapping with all: [clauses]")
         extra = sorted(set(map(str, raw)) - WIN_FIELDS)
         if extra:
@@ -343,7 +340,6 @@ class _Reader:
         clauses_raw = self.get(raw, ("win", "all"), (list,), "a list of clauses")
         if not clauses_raw:
             raise self.fail(("win", "all"), "expected at least one clause")
-        known = metric_names(scoring)
         clauses = []
         for i, item in enumerate(clauses_raw):
             where = ("win", "all", i)
@@ -391,6 +387,12 @@ class _Reader:
             raise self.fail(("win", "allow_failed"), f"expected a count of cells ≥ 0, got {allow}")
         return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
                        min_effect=float(min_effect or 0.0))
+
+
+def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, known: set[str],
+                  fixtures: Mapping[str, Any]) -> WinRule:
+    """A win block outside a card (`benchcard compare`), checked as a card's; `lines` keyed under `win`."""
+    return _Reader({"win": raw}, lines, source, Project(Path.cwd()), Path(source)).win(known, fixtures)
 
 
 def _show(value: Any) -> str:

@@ -115,6 +115,12 @@ class Export:
     rows: int
     blinded: bool
 
+    @property
+    def line(self) -> str:
+        """What `benchcard export` prints."""
+        blind = " (blinded: no verdict yet, so no variant or repetition columns)" if self.blinded else ""
+        return f"wrote {self.rows} cells → {self.path}{blind}"
+
 
 def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
     """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only)."""

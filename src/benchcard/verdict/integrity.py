@@ -22,6 +22,7 @@ from benchcard.run.grid import assignment_digest, planned_assignment
 from benchcard.run.plandigest import plan_problems
 from benchcard.run.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.verdict.runfolder import VERDICT_FILE
+from benchcard.verdict.table import TABLE_FILE
 
 #: Fields of verdict.json that the ledger sets after the row's digest was taken.
 VERDICT_UNHASHED = ("given_at", "ledger")
@@ -109,6 +110,8 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
     if not isinstance(evidence, str) or not evidence:
         return ["the row names no evidence folder"]
     folder = root / evidence
+    if row.get("kind") == "compare":
+        return _compare_problems(folder, evidence, row)
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
     problems: list[str] = []
@@ -134,6 +137,17 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
             problems.append(f"{evidence}/{name} changed ({where} {reference.get(key)})")
     problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
     return problems
+
+
+def _compare_problems(folder: Path, evidence: str, row: Mapping[str, Any]) -> list[str]:
+    """A `benchcard compare` row (unsealed, no run folder): its table.csv and verdict.json as entered."""
+    table = folder / TABLE_FILE
+    problems = []
+    if not table.is_file():
+        problems.append(f"{evidence}/{TABLE_FILE} is missing")
+    elif file_digest(table) != row.get("table_digest"):
+        problems.append(f"{evidence}/{TABLE_FILE} changed (ledger row {row.get('table_digest')})")
+    return problems + _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
 
 
 def verdict_matches(data: Mapping[str, Any], row: Mapping[str, Any]) -> bool:

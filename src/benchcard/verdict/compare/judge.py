@@ -1,0 +1,197 @@
+"""`benchcard compare`: a paired verdict over two logs, with the verdict's own statistics and wording.
+
+The logs' samples are paired (`pairing`), the win rule is applied by the same code as a run's verdict
+(`clausestats.ab_stats`, `findings.ab_body`; a stand-in `Card` carries the rule), and the same `verdict.json`
+and `table.csv` are written into a folder of their own. What a comparison cannot know is said, not hidden:
+nothing was sealed before the logs were made and nothing was blinded, so the verdict is marked `sealed: false`
+and its finding reads "unsealed comparison"; it enters the ledger only when asked (`--ledger`), as a row of
+kind `compare` with `unsealed: true`. The resampling seed comes from the two logs' digests.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchcard import ledger
+from benchcard._util.files import write_atomic
+from benchcard._util.hashing import digest, file_digest, seed_from
+from benchcard.card.model import Card, Prompt, Rig, WinRule
+from benchcard.errors import CompareError
+from benchcard.project import Project
+from benchcard.run.rows import new_run_id
+from benchcard.scoring.scorers import ExactSpec
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.verdict.compare.logs import Samples, read_samples
+from benchcard.verdict.compare.pairing import labels_of, pair, shared_metrics
+from benchcard.verdict.compare.rule import rule_from_file, rule_from_options
+from benchcard.verdict.findings import ab_body
+from benchcard.verdict.integrity import verdict_digest
+from benchcard.verdict.report import verdict_lines
+from benchcard.verdict.table import TABLE_FILE, table_text
+
+UNSEALED = "unsealed comparison"
+LEDGER_FIGURES = ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "by_variant", "tost_p")
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """The win rule as the command line gives it: a YAML file, or `--win` clauses with their settings."""
+
+    file: Path | None = None
+    clauses: tuple[str, ...] = ()
+    alpha: float = 0.05
+    equivalence_margin: float = 0.05
+    allow_failed: int = 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison given: its folder, what verdict.json holds, and its ledger row if it was entered."""
+
+    out_dir: Path
+    data: Mapping[str, Any] = field(repr=False)
+    ledger_row: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def finding(self) -> str:
+        return str(self.data["finding"])
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    def lines(self) -> list[str]:
+        """What `benchcard compare` prints: the verdict's lines under a header that says what was compared."""
+        d = self.data
+        a, b = d["sources"]
+        out = [f"{UNSEALED} · {a['tool']} · {d['baseline']} (baseline, {a['log']}) vs {d['variants'][0]} "
+               f"({b['log']}) · {d['cells']} cells"]
+        for line in verdict_lines({**self.to_json(), "kind": "ab"})[1:-1]:
+            line = line.replace("seeded from the seal root", "seeded from the two logs' digests")
+            out.append(line + f" ({UNSEALED})" if line.startswith("finding:") else line)
+        row = self.ledger_row
+        out.append(f"ledger: seq {row['seq']} · {row['at'][:19]}Z · kind compare, marked unsealed" if row else
+                   "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)")
+        out.append(f"wrote {TABLE_FILE} and verdict.json → {d['evidence']}")
+        return out
+
+
+def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,
+            out: Path | None = None, enter_ledger: bool = False, n_resamples: int = BOOTSTRAP_RESAMPLES,
+            timings: dict[str, float] | None = None) -> Comparison:
+    """Pair two logs' samples, judge them by the rule, write verdict.json and table.csv (and a ledger row).
+    `project` counts only if it has a cards/ folder: a comparison is often made where no project is."""
+    if project is not None and not project.cards_dir.is_dir():
+        project = None
+    started = time.perf_counter()
+    a, b = read_samples(Path(a_path)), read_samples(Path(b_path))
+    if a.tool != b.tool:
+        raise CompareError(f"{a.path} is an {a.tool} log but {b.path} is an {b.tool} log; compare two of a kind")
+    read_done = time.perf_counter()
+    known = set(shared_metrics(a, b))
+    if not known:
+        raise CompareError(f"{a.path} and {b.path} have no numeric metric in common (first: "
+                           f"{', '.join(a.metrics) or 'none'}; second: {', '.join(b.metrics) or 'none'})")
+    fixtures = {k[0]: None for k in (*a.samples, *b.samples)}
+    win = _rule(rule, known, fixtures)
+    if enter_ledger and project is None:
+        raise CompareError("--ledger needs a project (a folder with cards/); none found here")
+    cid = new_run_id()
+    out_dir = _out_dir(out, project, cid, enter_ledger)
+    labels = labels_of(a, b)
+    digests = [file_digest(a.path), file_digest(b.path)]
+    rig_line = f"{labels[0]} vs {labels[1]}"
+    manifest: dict[str, Any] = {"run": cid, "kind": "compare", "rig": {"line": rig_line}}
+    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
+    card = _stand_in(win, labels, len(data.repetitions), a)
+    seed = seed_from(digest(digests))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        body = ab_body(card, data, ab_stats(card, data, seed, n_resamples, pool).result())
+    why = f"{UNSEALED}: {body['why']}"
+    body.update(
+        why=why, summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
+        f"{a.task}: {body['finding']} ({body['outcome']}). {body['why']}", sealed=False,
+        notes=[*body["notes"], _caveat(a, b)] + [f"{log.path}: {n} value(s) of {m} are not numbers and were left "
+                                                  "out" for log in (a, b) for m, n in log.skipped.items()],
+    )
+    relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
+        else str(out_dir)
+    sources = [{"log": str(s.path), "digest": d, "tool": s.tool, "model": s.model, "task": s.task, "label": label}
+               for s, d, label in zip((a, b), digests, labels, strict=True)]
+    head: dict[str, Any] = {"run": cid, "card": "compare", "version": None, "kind": "compare", "rig": rig_line,
+            "seal_root": None, "evidence": relative, "sources": sources, "rule": _rule_json(win)}
+    out_dir.mkdir(parents=True)
+    write_atomic(out_dir / TABLE_FILE, table_text(data, head["rig"]))
+    verdict = ledger.strict({**head, **body})
+    row = None
+    if enter_ledger:
+        assert project is not None
+        anchors = {"table_digest": file_digest(out_dir / TABLE_FILE), "verdict_digest": verdict_digest(verdict)}
+        row = ledger.append(project, {**_ledger_row(head, body), **anchors})
+        verdict["ledger"] = {"seq": row["seq"], "hash": row["hash"], "at": row["at"]}
+    write_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    if timings is not None:
+        timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
+    return Comparison(out_dir=out_dir, data=verdict, ledger_row=row)
+
+
+def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
+    if rule.file is not None and rule.clauses:
+        raise CompareError("give the win rule once: --rule FILE or --win clauses, not both")
+    if rule.file is not None:
+        return rule_from_file(rule.file, known, fixtures)
+    if not rule.clauses:
+        raise CompareError(f"compare needs a win rule: --win 'METRIC rises' or --rule FILE; the metrics both logs "
+                           f"have: {', '.join(sorted(known))}")
+    return rule_from_options(rule.clauses, rule.alpha, rule.equivalence_margin, rule.allow_failed, known, fixtures)
+
+
+def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: bool) -> Path:
+    """A new folder: `--out`, else `results/_compare/<id>/` in a project, else `compare-<id>/` here."""
+    if out is None:
+        out = project.results_dir / "_compare" / cid if project is not None else Path(f"compare-{cid}")
+    out = out.resolve()
+    if out.exists() or out.is_symlink():
+        raise CompareError(f"{out}: already exists; a comparison is written into a new folder")
+    if enter_ledger and project is not None and not out.is_relative_to(project.root.resolve()):
+        raise CompareError(f"--out {out}: outside the project; a ledger row's evidence must be inside it")
+    return out
+
+
+def _stand_in(win: WinRule, labels: Sequence[str], repetitions: int, a: Samples) -> Card:
+    """The `Card` the verdict's code takes: only the rule, the arms and the baseline are read from it."""
+    return Card(id="compare", version=1, kind="ab", path=a.path, raw={}, rig=Rig(provider=a.tool, model=a.model),
+                params={}, prompt=Prompt(None, ""), repetitions=repetitions, scoring=ExactSpec(expected=None),
+                examples=(), history=(), variants={label: "" for label in labels}, baseline=labels[0], win=win)
+
+
+def _caveat(a: Samples, b: Samples) -> str:
+    return (f"{UNSEALED}: the rule was not sealed before {a.tool} wrote these logs, and nothing was blinded (the "
+            "logs name their models); the figures are paired and exact, but a rule chosen after seeing them can "
+            "be chosen to win.")
+
+
+def _rule_json(win: WinRule) -> dict[str, Any]:
+    return {"all": [{k: v for k, v in (("metric", c.metric), ("test", c.test), ("fixture", c.fixture),
+                                       ("margin", c.margin)) if v is not None} for c in win.clauses],
+            "alpha": win.alpha, "equivalence_margin": win.equivalence_margin, "allow_failed": win.allow_failed}
+
+
+def _ledger_row(head: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """The ledger row of a comparison: kind `compare`, `unsealed: true`, the ab row's figures, the logs."""
+    metrics = {name: {k: v for k, v in m.items() if k in LEDGER_FIGURES} for name, m in body["metrics"].items()}
+    return {
+        "card": head["card"], "version": None, "kind": "compare", "unsealed": True, "rig": head["rig"],
+        "run": head["run"], "cells": body["cells"], "counts": body["counts"], "outcome": body["outcome"],
+        "finding": body["finding"],
+        "comparisons": [{k: c[k] for k in ("variant", "finding", "outcome")} for c in body["comparisons"]],
+        "metrics": metrics,
+        "clauses": [{k: c.get(k) for k in ("variant", "metric", "test", "fixture", "margin", "holds")}
+                    for c in body["clauses"]],
+        "sources": head["sources"], "seal_root": None, "evidence": head["evidence"],
+    }
