@@ -101,7 +101,7 @@ history:
 
 
 def _line(row: dict[str, Any]) -> str:
-    """A JSONL line as the runner writes it (benchcard.run.rows.dumps_line): compact separators."""
+    """A JSONL line as the runner writes it (benchcard.records.dumps_line): compact separators."""
     return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 

@@ -138,7 +138,11 @@ def test_export_errors_are_one_line(project: Project) -> None:
     fmt = bc(project, "export", "nope", "--format", "xlsx")
     assert fmt.exit_code == 1 and "'xlsx' is not one of 'csv', 'parquet'" in fmt.stderr
     run_dir = make_run(project, the_card(project), ab_metrics())
-    (run_dir / "scores.jsonl").write_text('{"cell": "c1"}\nnot json\n', encoding="utf-8")
+    (run_dir / "scores.jsonl").write_text('{"cell": "c1", "fixture": "f", "status": "failed"}\nnot json\n',
+                                          encoding="utf-8")
     broken = bc(project, "export", run_dir.name)
-    assert broken.exit_code == 1 and "scores.jsonl:2: not a JSON object" in broken.stderr
+    assert broken.exit_code == 1 and "scores.jsonl: line 2 is not JSON" in broken.stderr
+    (run_dir / "scores.jsonl").write_text('{"cell": "c1", "fixture": "f", "status": "done"}\n', encoding="utf-8")
+    broken = bc(project, "export", run_dir.name)
+    assert broken.exit_code == 1 and "scores.jsonl: line 1: Invalid enum value 'done' - at `$.status`" in broken.stderr
     assert json.loads((run_dir / "manifest.json").read_text())["run"] == run_dir.name

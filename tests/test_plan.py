@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from benchcard._util.hashing import seed_from
@@ -102,12 +103,12 @@ def test_plan_rows_hold_the_exact_bodies(tmp_path: Path) -> None:
     rows = list(plan_rows(card, cells, provider, "m-1", "https://api.openai.com/v1/chat/completions"))
     assert len(rows) == 4
     for cell, (assignment, request) in zip(cells, rows, strict=True):
-        assert assignment == {"cell": cell.cell, "variant": cell.variant, "fixture": cell.fixture,
-                              "repetition": cell.repetition, "order": cell.order}
-        assert request["cell"] == cell.cell and request["provider"] == "openai"
+        assert msgspec.to_builtins(assignment) == {"cell": cell.cell, "variant": cell.variant, "fixture": cell.fixture,
+                                                   "repetition": cell.repetition, "order": cell.order}
+        assert request.cell == cell.cell and request.provider == "openai"
         text = card.fixture_text(cell.fixture)
-        assert request["body"] == {"model": "m-1", "messages": card.messages(cell.variant, text), **card.params}
-    user = {r["body"]["messages"][1]["content"] for _, r in rows}
+        assert request.body == {"model": "m-1", "messages": card.messages(cell.variant, text), **card.params}
+    user = {r.body["messages"][1]["content"] for _, r in rows}
     assert len(user) == 4  # every (variant, fixture) body differs
 
 
@@ -136,7 +137,7 @@ def test_planned_bodies_count_identical_bodies_in_call_order(tmp_path: Path) -> 
     rows = list(plan_rows(card, cells, provider, "m-1", "https://example.invalid/v1/chat/completions"))
     counted: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
     for cell, (_, request) in zip(cells, rows, strict=True):
-        counted[(cell.variant, cell.fixture)].append(request["body"]["n"])
+        counted[(cell.variant, cell.fixture)].append(request.body["n"])
     assert len(counted) == 6 and all(ns == [0, 1, 2, 3] for ns in counted.values())  # in call order, per body
 
 

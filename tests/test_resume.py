@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner, Result
 
@@ -70,7 +71,7 @@ def test_a_killed_run_resumes_to_every_cell_exactly_once(tmp_path: Path, server:
     store = RunStore(folder)
     done_at_kill = store.done_cells()
     assert len(done_at_kill) >= kill_when and not (folder / "scores.jsonl").exists()
-    assert "finished_at" not in store.read_manifest()
+    assert store.read_manifest().finished_at is None
 
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
     assert result.exit_code == 0, result.output
@@ -90,7 +91,8 @@ def test_a_killed_run_resumes_to_every_cell_exactly_once(tmp_path: Path, server:
     # only the calls in flight at the kill (answered by the server, never recorded) were made twice
     assert sum(n - 1 for n in calls.values()) <= CONCURRENCY
     manifest = store.read_manifest()
-    assert manifest["counts"] == s["counts"] and manifest["outputs_digest"].startswith("sha256:")
+    assert msgspec.to_builtins(manifest.counts) == s["counts"]
+    assert manifest.outputs_digest is not None and manifest.outputs_digest.startswith("sha256:")
 
 
 def test_a_torn_last_line_is_tolerated(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -139,7 +141,7 @@ def test_a_run_killed_while_planning_is_planned_again(tmp_path: Path, server: Fa
     result = bc(project, "run", "colour-ab", "--resume", store.run_id, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["runs"][0]["counts"]["ok"] == 4
-    assert len(read_jsonl(store.assignment_path)) == 4 and store.read_manifest()["run"] == store.run_id
+    assert len(read_jsonl(store.assignment_path)) == 4 and store.read_manifest().run == store.run_id
 
 
 def test_a_resume_keeps_its_rig_and_its_seal(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -53,7 +54,8 @@ def _replan(folder: Path, card: Card, seed: int) -> None:
     def read(name: str) -> list[dict[str, Any]]:
         return [json.loads(x) for x in (folder / name).read_text(encoding="utf-8").splitlines()]
 
-    planned = {(a["variant"], a["fixture"], a["repetition"]): a for a in planned_assignment(card, seed)}
+    rows = map(msgspec.to_builtins, planned_assignment(card, seed))
+    planned = {(a["variant"], a["fixture"], a["repetition"]): a for a in rows}
     new = {a["cell"]: planned[(a["variant"], a["fixture"], a["repetition"])] for a in read("sealed/assignment.jsonl")}
     for name in ("outputs.jsonl", "scores.jsonl", "sealed/requests.jsonl"):
         rows = sorted(read(name), key=lambda r: new[r["cell"]]["order"])

@@ -7,17 +7,18 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.run.rows import AssignmentRow, OutputRow, RequestRow, UsageRow, new_run_id
+from benchcard.records import AssignmentRow, Manifest, OutputRow, RequestRow, Usage, new_run_id
 from benchcard.run.store import RunStore
 
 
 def row(cell: str, status: str = "ok", text: str = "red") -> OutputRow:
     return OutputRow(cell=cell, fixture="f", status=status, text=text, finish_reason="stop",
-                     usage=UsageRow(input=1, output=1, reasoning=0), cost=None, latency_ms=1.0, attempts=1,
+                     usage=Usage(input=1, output=1, reasoning=0), cost=None, latency_ms=1.0, attempts=1,
                      error=None)
 
 
@@ -44,14 +45,30 @@ def test_create_never_reuses_a_folder(tmp_path: Path) -> None:
 
 
 def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
-    store.write_manifest({"run": store.run_id, "cells": 2})
+    first = Manifest(run=store.run_id, card="card", version=1, kind="ab", seal_root="sha256:0", cells=2)
+    store.write_manifest(first)
     with pytest.raises(RunError, match="never rewritten"):
-        store.write_manifest({"run": store.run_id})
+        store.write_manifest(first)
     store.add_to_manifest({"finished_at": "now", "cells": 2})
-    assert store.read_manifest() == {"run": store.run_id, "cells": 2, "finished_at": "now"}
+    assert store.read_manifest() == msgspec.structs.replace(first, finished_at="now")
     with pytest.raises(RunError, match="'cells'"):
         store.add_to_manifest({"cells": 3})
     assert not list(store.folder.glob("*.tmp"))
+
+
+def test_fields_the_manifest_type_does_not_know_survive_an_addition(store: RunStore) -> None:
+    """A manifest written by a newer benchcard keeps its extra fields when this one closes the run."""
+    store.manifest_path.write_text(json.dumps({"run": store.run_id, "card": "card", "version": 1, "kind": "ab",
+                                               "seal_root": "sha256:0", "sealed": {"x": "sha256:1"}}))
+    store.add_to_manifest({"finished_at": "now"})
+    assert json.loads(store.manifest_path.read_text())["sealed"] == {"x": "sha256:1"}
+    assert store.read_manifest().finished_at == "now"
+
+
+def test_a_manifest_missing_a_field_is_one_line_naming_it(store: RunStore) -> None:
+    store.manifest_path.write_text(json.dumps({"run": store.run_id, "card": "card", "version": "1"}))
+    with pytest.raises(RunError, match=r"manifest.json: Expected `int`, got `str` - at `\$.version`"):
+        store.read_manifest()
 
 
 def test_the_plan_streams_in_step(store: RunStore) -> None:
@@ -72,7 +89,7 @@ def test_each_row_is_on_disk_as_soon_as_it_is_appended(store: RunStore) -> None:
         assert store.outputs_path.read_bytes().count(b"\n") == 1  # flushed, before close
         writer.append(row("c2", "failed"))
     assert store.done_cells() == {"c1", "c2"}
-    assert store.counts() == {"ok": 1, "truncated": 0, "failed": 1}
+    assert [(r.cell, r.status) for r in store.iter_outputs()] == [("c1", "ok"), ("c2", "failed")]
 
 
 def test_a_torn_final_line_is_dropped(store: RunStore) -> None:
@@ -88,20 +105,24 @@ def test_a_torn_final_line_is_dropped(store: RunStore) -> None:
 
 def test_a_whole_final_row_without_its_newline_is_kept(store: RunStore) -> None:
     """The answer was recorded; dropping it would call that cell a second time."""
-    line = json.dumps(row("c1")).encode()
+    line = json.dumps(msgspec.to_builtins(row("c1"))).encode()
     store.outputs_path.write_bytes(line)
     assert store.done_cells() == {"c1"}
     with store.open_outputs() as writer:  # opening repairs
         writer.append(row("c2"))
-    second = json.dumps(row("c2"), separators=(",", ":")).encode()
+    second = json.dumps(msgspec.to_builtins(row("c2")), separators=(",", ":")).encode()
     assert store.outputs_path.read_bytes() == line + b"\n" + second + b"\n"
 
 
 def test_damage_before_the_last_line_is_an_error(store: RunStore) -> None:
-    store.outputs_path.write_bytes(b'{"cell": "c1", "status": "ok"}\nnot json\n{"cell": "c3", "status": "ok"}\n')
+    store.outputs_path.write_bytes(b'{"cell": "c1", "fixture": "f", "status": "ok"}\nnot json\n'
+                                   b'{"cell": "c3", "fixture": "f", "status": "ok"}\n')
     with pytest.raises(RunError, match="line 2 is not"):
         store.done_cells()
     with pytest.raises(RunError, match="line 2 is not JSON"):
+        list(store.iter_outputs())
+    store.outputs_path.write_bytes(b'{"cell": "c1", "fixture": "f", "status": "done"}\n')
+    with pytest.raises(RunError, match=r"line 1: Invalid enum value 'done' - at `\$.status`"):
         list(store.iter_outputs())
 
 
@@ -119,4 +140,4 @@ def test_a_resume_skips_done_cells_by_their_id(store: RunStore) -> None:
             writer.append(row(c))
     done = store.done_cells()
     assert done == set(ids[:4])
-    assert [a["cell"] for a, _ in store.iter_plan(skip=done)] == ids[4:]
+    assert [a.cell for a, _ in store.iter_plan(skip=done)] == ids[4:]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchcard.records import rig_line
 from benchcard.scoring.scorers import ScoringSpec
 
 VARIANT_SLOT = "{{variant}}"
@@ -32,11 +33,7 @@ class Rig:
 
     def line(self) -> str:
         """The rig line of the pages and the ledger, e.g. `claude-fable-5-1 · effort high · Claude API`."""
-        parts = [self.model]
-        if self.effort:
-            parts.append(f"effort {self.effort}")
-        parts.append(self.surface or self.provider)
-        return " · ".join(parts)
+        return rig_line(self.model, self.effort, self.surface, self.provider)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.files import write_atomic
 from benchcard._util.hashing import NotCanonicalError, digest, file_digest
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
@@ -125,10 +126,7 @@ def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
         "keys": content.keys,
         "root": content.root,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n")
     return path, data, True
 
 

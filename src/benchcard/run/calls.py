@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import msgspec
 
 from benchcard.errors import BenchcardError, ProviderError
+from benchcard.records import OutputRow, Usage
 from benchcard.run.options import RunOptions
 from benchcard.run.progress import Progress
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.base import CallError, Completion, Provider, RetryableError, WorkerLost, redact
-from benchcard.run.rows import OutputRow, UsageRow
 from benchcard.run.store import OutputWriter, RunStore
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -206,18 +207,16 @@ def _elapsed(started: float) -> float:
 
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
-    usage = UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
-    row = OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                    usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
-                    attempts=attempts, error=_scrub(s, c.error) if c.error else None)
-    if c.endpoint is not None:  # a pool: which server answered
-        row["endpoint"] = c.endpoint
-    return row
+    usage = Usage(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
+    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+                     usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
+                     attempts=attempts, error=_scrub(s, c.error) if c.error else None,
+                     endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered
 
 
 def _failed(job: Job, attempts: int, latency: float | None, error: str) -> OutputRow:
     return OutputRow(cell=job.cell, fixture=job.fixture, status="failed", text="", finish_reason=None,
-                     usage=UsageRow(input=0, output=0, reasoning=0), cost=None, latency_ms=latency,
+                     usage=Usage(), cost=None, latency_ms=latency,
                      attempts=attempts, error=error)
 
 
@@ -229,11 +228,11 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
     async def produce() -> None:
         sent = 0
         for assignment, request in s.store.iter_plan(skip=done):
-            if assignment["cell"] in done:
+            if assignment.cell in done:
                 continue
             if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):
                 break
-            await queue.put(Job(assignment["cell"], assignment["fixture"], request["body"]))
+            await queue.put(Job(assignment.cell, assignment.fixture, request.body))
             sent += 1
         for _ in range(workers):
             await queue.put(None)

@@ -18,17 +18,18 @@ Counting here, not at call time, makes a resumed run (which reads the bodies bac
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from benchcard._util.hashing import canonical_json, seed_from
 from benchcard.card.model import Card
+from benchcard.records import AssignmentRow, RequestRow
 from benchcard.run.providers.base import Provider
-from benchcard.run.rows import AssignmentRow, RequestRow
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
 
@@ -80,9 +81,8 @@ def planned_assignment(card: Card, seed: int) -> Iterator[AssignmentRow]:
 def assignment_digest(card: Card, seed: int) -> str:
     """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
     `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check."""
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    variants = {v: encode(v) for v in card.variant_names()}
-    fixtures = {f: encode(f) for f in card.fixture_ids()}
+    variants = {v: msgspec.json.encode(v).decode() for v in card.variant_names()}
+    fixtures = {f: msgspec.json.encode(f).decode() for f in card.fixture_ids()}
     h = hashlib.sha256()
     lines: list[str] = []
     for c in plan_cells(card, seed):

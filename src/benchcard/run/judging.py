@@ -20,7 +20,6 @@ The judge's calls are costed and counted apart from the model's (the manifest's 
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
@@ -28,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import httpx
 
@@ -36,17 +35,28 @@ from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project
+from benchcard.records import (
+    SEALED,
+    STATUSES,
+    AssignmentRow,
+    JudgeRequestRow,
+    Manifest,
+    OutputRow,
+    RequestRow,
+    ScoreRow,
+    dumps_line,
+    iter_rows,
+    utc_stamp,
+)
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
-from benchcard.run.rows import SEALED, AssignmentRow, Counts, OutputRow, RequestRow, dumps_line, utc_stamp
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, blind_output, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
 from benchcard.scoring.keys import load_keys
-from benchcard.scoring.scorers import ScoreRow
 
 JUDGE_REQUESTS = "judge-requests.jsonl"
 JUDGE_OUTPUTS = "judge-outputs.jsonl"
@@ -79,18 +89,14 @@ class JudgeStore(RunStore):
     def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
         """Each planned judgement as the runner's calls read a cell: its id, its fixture and its body."""
         for row in self.iter_judge_requests():
-            if row["cell"] not in skip:
-                yield cast(AssignmentRow, row), cast(RequestRow, row)
+            if row.cell not in skip:
+                yield (AssignmentRow(cell=row.cell, variant="judge", fixture=row.fixture, repetition=row.judgement),
+                       RequestRow(cell=row.cell, provider=row.provider, url=row.url, body=row.body))
 
-    def iter_judge_requests(self) -> Iterator[dict[str, Any]]:
+    def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
         if not self.judge_requests_path.is_file():
             raise RunError(f"{self.judge_requests_path}: missing; the judging was never planned")
-        with open(self.judge_requests_path, "rb") as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    raise RunError(f"{self.judge_requests_path}: line {n} is not JSON") from None
+        yield from iter_rows(self.judge_requests_path, JudgeRequestRow)
 
 
 @dataclass
@@ -100,7 +106,7 @@ class JudgeSummary:
     rig: str
     judgements: int
     per_output: int
-    counts: Counts
+    counts: dict[str, int]  # ok, truncated, failed
     unreadable: int
     called: int
     cost: float | None
@@ -141,8 +147,11 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
                 await prepare()
             rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
         else:
-            rig_line = str(manifest.get("judge", {}).get("rig", {}).get("line", spec.model))
-        total = int(store.read_manifest()["judge"]["judgements"])
+            rig_line = str((manifest.judge or {}).get("rig", {}).get("line", spec.model))
+        judge = store.read_manifest().judge
+        if judge is None:
+            raise RunError(f"{store.manifest_path}: field 'judge' is missing; the judging was never planned")
+        total = int(judge["judgements"])
         workers = workers_for(provider, options.concurrency or DEFAULT_CONCURRENCY)
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
@@ -172,12 +181,12 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
 
 
 def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, provider: Provider,
-          cfg: ProviderConfig, manifest: Mapping[str, Any]) -> str:
+          cfg: ProviderConfig, manifest: Manifest) -> str:
     """Write `sealed/judge-requests.jsonl` (whole, synced, then renamed) and the manifest's `judge` block."""
     keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
     variant_texts = list(card.variants.values())
-    outputs = {row["cell"]: row for row in store.iter_outputs() if row["status"] == "ok"}
-    seed = seed_from(str(manifest["seal_root"])) ^ int(manifest.get("seed") or 0)
+    outputs = {row.cell: row for row in store.iter_outputs() if row.status == "ok"}
+    seed = seed_from(manifest.seal_root) ^ int(manifest.seed or 0)
     rng = random.Random(seed)
     pairs = [(cell, k) for cell in sorted(outputs) for k in range(spec.judgements)]
     rng.shuffle(pairs)
@@ -190,8 +199,8 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     with open(tmp, "wb") as fh:
         for cell, k in pairs:
             out = outputs[cell]
-            fixture = out["fixture"]
-            blinded = blind_output(out["text"], variant_texts)
+            fixture = out.fixture
+            blinded = blind_output(out.text, variant_texts)
             fixture_text = card.fixture_text(fixture) if card.is_ab and spec.uses_fixture else ""
             messages = judge_messages(spec, blinded.text, fixture_text, key_text(keys.get(fixture)))
             body = provider.build_body(spec.model, messages, spec.params, spec.effort)
@@ -200,8 +209,8 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
                 body = planned(body, occurrences[identity])
                 occurrences[identity] += 1
             jid = _judgement_id(rng, seen)
-            fh.write(dumps_line({"cell": jid, "output": cell, "judgement": k, "fixture": fixture,
-                                 "redacted": blinded.removed, "provider": cfg.name, "url": url, "body": body}))
+            fh.write(dumps_line(JudgeRequestRow(cell=jid, output=cell, judgement=k, fixture=fixture,
+                                                redacted=blinded.removed, provider=cfg.name, url=url, body=body)))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, jstore.judge_requests_path)
@@ -227,15 +236,15 @@ def _judgement_id(rng: random.Random, seen: set[str]) -> str:
 def read_judgements(spec: JudgeSpec, jstore: JudgeStore) -> dict[str, list[dict[str, float] | None]]:
     """Per judged output, its judgements in order k = 0..: the metrics of a readable answer, None otherwise
     (failed, truncated, unreadable or not yet made). The verdict's agreement figures read this too."""
-    rows: dict[str, OutputRow] = {row["cell"]: row for row in jstore.iter_outputs()}
+    rows: dict[str, OutputRow] = {row.cell: row for row in jstore.iter_outputs()}
     out: dict[str, list[dict[str, float] | None]] = {}
     for req in jstore.iter_judge_requests():
-        grades = out.setdefault(str(req["output"]), [None] * spec.judgements)
-        row = rows.get(str(req["cell"]))
-        if row is None or row["status"] != "ok":
+        grades = out.setdefault(req.output, [None] * spec.judgements)
+        row = rows.get(req.cell)
+        if row is None or row.status != "ok":
             continue
         try:
-            grades[int(req["judgement"])] = read_answer(spec, row["text"])
+            grades[req.judgement] = read_answer(spec, row.text)
         except UnreadableAnswer:
             continue
     return out
@@ -243,16 +252,16 @@ def read_judgements(spec: JudgeSpec, jstore: JudgeStore) -> dict[str, list[dict[
 
 def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int,
                judged: Mapping[str, list[dict[str, float] | None]]) -> JudgeSummary:
-    counts = Counts(ok=0, truncated=0, failed=0)
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     cost, priced = 0.0, False
     tokens = {"input": 0, "output": 0}
     for row in jstore.iter_outputs():
-        counts[row["status"]] += 1  # type: ignore[literal-required]
-        if row["cost"] is not None:
-            cost += row["cost"]
+        counts[row.status] += 1
+        if row.cost is not None:
+            cost += row.cost
             priced = True
-        tokens["input"] += row["usage"]["input"]
-        tokens["output"] += row["usage"]["output"]
+        tokens["input"] += row.usage.input
+        tokens["output"] += row.usage.output
     finished = _done(counts) >= total
     unreadable = counts["ok"] - sum(g is not None for grades in judged.values() for g in grades)
     return JudgeSummary(rig=rig_line, judgements=total, per_output=spec.judgements, counts=counts,
@@ -260,7 +269,7 @@ def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, c
                         tokens=tokens, finished=finished)
 
 
-def _done(counts: Counts) -> int:
+def _done(counts: dict[str, int]) -> int:
     return counts["ok"] + counts["truncated"] + counts["failed"]
 
 
@@ -271,16 +280,16 @@ def write_scores(store: RunStore, judged: Mapping[str, list[dict[str, float] | N
     tmp = store.scores_path.with_name(store.scores_path.name + ".tmp")
     with open(tmp, "wb") as fh:
         for out in store.iter_outputs():
-            if out["status"] != "ok":
-                row = ScoreRow(cell=out["cell"], fixture=out["fixture"], status=out["status"], score=None,
-                               metrics={}, rules=None)
+            if out.status != "ok":
+                row = ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={},
+                               rules=None)
             else:
-                grades = [g for g in judged.get(out["cell"], []) if g is not None]
+                grades = [g for g in judged.get(out.cell, []) if g is not None]
                 if not grades:
                     continue
-                metrics = {name: sum(g[name] for g in grades) / len(grades) for name in grades[0]}
-                row = ScoreRow(cell=out["cell"], fixture=out["fixture"], status="ok", score=metrics["score"],
-                               metrics=metrics, rules=None)
+                means = {name: sum(g[name] for g in grades) / len(grades) for name in grades[0]}
+                row = ScoreRow(cell=out.cell, fixture=out.fixture, status="ok", score=means["score"],
+                               metrics=dict(means), rules=None)
             fh.write(dumps_line(row))
             written += 1
         fh.flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any, Protocol
 
-from benchcard.run.rows import OutputRow
+from benchcard.records import OutputRow
 
 
 class Progress(Protocol):
@@ -65,12 +65,12 @@ class RichProgress:
                                              cost="cost n/a")
 
     def advance(self, row: OutputRow) -> None:
-        if row["status"] == "failed":
+        if row.status == "failed":
             self.failed += 1
-        elif row["status"] == "truncated":
+        elif row.status == "truncated":
             self.truncated += 1
-        if row["cost"] is not None:
-            self.cost += row["cost"]
+        if row.cost is not None:
+            self.cost += row.cost
             self.priced = True
         self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
                               cost=f"${self.cost:.4f}" if self.priced else "cost n/a")

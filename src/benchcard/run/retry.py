@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.run.rows import utc_stamp
+from benchcard.records import utc_stamp
 from benchcard.run.store import RunStore
 
 ATTEMPTS = "attempts.jsonl"
@@ -69,7 +69,8 @@ def reopen_failed(store: RunStore, found: Outcomes) -> int:
 def _reopen(store: RunStore, found: Outcomes) -> None:
     manifest = store.read_manifest()
     entry: dict[str, object] = {"at": utc_stamp(), "cells": found.failed}
-    closed = {k: manifest[k] for k in CLOSING_FIELDS if k in manifest}
+    fields = manifest.fields()
+    closed = {k: fields[k] for k in CLOSING_FIELDS if k in fields}
     if closed:
         entry["closed"] = closed
     store.reopen_manifest(entry, CLOSING_FIELDS)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import msgspec
 
 from benchcard._util.hashing import file_digest
 from benchcard._util.version import __version__
@@ -26,6 +27,7 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import ProviderError, RunError, SealError
 from benchcard.project import Project
+from benchcard.records import Manifest, RigRecord, new_run_id, utc_stamp
 from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
@@ -46,7 +48,6 @@ from benchcard.run.providers import (
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.retry import outcomes, refuse_if_judged, reopen_failed
-from benchcard.run.rows import Counts, new_run_id, utc_stamp
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.keys import load_keys
@@ -74,7 +75,7 @@ class _Target:
     model: str | None
     rig: Rig | None = None
     store: RunStore | None = None
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
 
 
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
@@ -125,8 +126,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
 def _as_recorded(o: RunOptions, t: _Target) -> RunOptions:
     """A resumed run keeps the concurrency and rate limit it was started with, unless given again."""
     assert t.manifest is not None
-    recorded = t.manifest.get("concurrency")
-    rpm = t.manifest.get("requests_per_minute")
+    recorded = t.manifest.concurrency
+    rpm = t.manifest.requests_per_minute
     return replace(o, concurrency=o.concurrency or (recorded if isinstance(recorded, int) and recorded > 0 else None),
                    rpm=o.rpm or (float(rpm) if isinstance(rpm, int | float) and rpm > 0 else None))
 
@@ -139,10 +140,10 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
     if o.retry_failed and found.failed:
         refuse_if_judged(project, t.store)
         return None
-    if "finished_at" not in t.manifest:
+    if t.manifest.finished_at is None:
         return None
     run_id = t.store.run_id
-    counts = f"{found.recorded} of {t.manifest.get('cells')} cells have an outcome, {found.failed} failed"
+    counts = f"{found.recorded} of {t.manifest.cells} cells have an outcome, {found.failed} failed"
     if o.retry_failed:
         note = f"nothing to retry: run {run_id} is finished and no cell failed ({counts})"
     elif found.failed:
@@ -153,7 +154,7 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
         note = f"run {run_id} is finished: nothing to call ({counts})"
     tally = Tally.of(t.store)
     return run_summary(project, t.store, t.manifest, t.rig, tally, time.perf_counter(), 0, True,
-                    int(t.manifest.get("concurrency") or 0), False, note)
+                    int(t.manifest.concurrency or 0), False, note)
 
 
 def _check_options(o: RunOptions) -> None:
@@ -188,30 +189,31 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
         return [_Target(cfg, model, store=store)]
     manifest = store.read_manifest()
     where = project.relative(store.folder)
-    if manifest.get("card") != card.id or manifest.get("version") != card.version:
-        raise RunError(f"{where}: this run is of {manifest.get('card')} v{manifest.get('version')}, "
+    if manifest.card != card.id or manifest.version != card.version:
+        raise RunError(f"{where}: this run is of {manifest.card} v{manifest.version}, "
                        f"not {card.id} v{card.version}")
-    if manifest.get("seal_root") != seal_root:
-        raise SealError(f"{where}: the run was planned under seal {manifest.get('seal_root')}, the card is now "
+    if manifest.seal_root != seal_root:
+        raise SealError(f"{where}: the run was planned under seal {manifest.seal_root}, the card is now "
                         f"sealed as {seal_root}; a run never spans two versions")
-    problems = plan_problems(store.folder, manifest)
+    problems = plan_problems(store.folder, manifest.fields())
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")
-    rig = manifest["rig"]
-    for flag, given, recorded in (("--provider", o.provider, rig["provider"]),
-                                  ("--model", o.models[0] if o.models else None, rig["model"]),
-                                  ("--base-url", o.base_url.rstrip("/") if o.base_url else None, manifest["base_url"])):
+    rig = manifest.rig
+    if rig is None:
+        raise RunError(f"{where}: its manifest names no rig; it cannot be resumed")
+    for flag, given, recorded in (("--provider", o.provider, rig.provider),
+                                  ("--model", o.models[0] if o.models else None, rig.model),
+                                  ("--base-url", o.base_url.rstrip("/") if o.base_url else None, manifest.base_url)):
         if given is not None and given != recorded:
             raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
                            f"(drop {flag})")
     # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL
-    cfg = provider_config(rig["provider"], config, None if manifest.get("endpoints") else manifest.get("base_url"))
-    if cfg.type != manifest.get("provider_type"):
+    cfg = provider_config(rig.provider, config, None if manifest.endpoints else manifest.base_url)
+    if cfg.type != manifest.provider_type:
         raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
-                       f"{manifest.get('provider_type')}")
-    return [_Target(cfg, rig["model"], Rig(rig["provider"], rig["model"], rig.get("effort"), rig.get("surface")),
-                    store, manifest)]
+                       f"{manifest.provider_type}")
+    return [_Target(cfg, rig.model, Rig(rig.provider, rig.model, rig.effort, rig.surface), store, manifest)]
 
 
 async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_Target], o: RunOptions,
@@ -248,7 +250,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                    state: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None) -> RunSummary:
     wall = time.perf_counter()
     resumed = t.manifest is not None
-    batch = bool(t.manifest.get("batch")) if t.manifest is not None else o.batch
+    batch = bool(t.manifest.batch) if t.manifest is not None else o.batch
     if batch or o.batch:
         _check_batch(t, o, provider)
     asked = o.concurrency or DEFAULT_CONCURRENCY
@@ -279,28 +281,16 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             yield from rows
 
         n = store.write_plan(all_rows())
-        manifest: dict[str, Any] = {
-            "run": store.run_id,
-            "card": card.id,
-            "version": card.version,
-            "kind": card.kind,
-            "seal_root": seal_root,
-            "rig": {"provider": rig.provider, "model": rig.model, "effort": rig.effort, "surface": rig.surface,
-                    "line": rig.line()},
-            "provider_type": t.cfg.type,
-            "base_url": t.cfg.base_url,
-            **({"endpoints": [e.url for e in t.cfg.endpoints]} if t.cfg.endpoints else {}),
-            "params": dict(card.params),
-            "seed": seed,
-            "repetitions": card.repetitions,
-            "cells": n,
-            "concurrency": workers,
-            **({"batch": True} if batch else {}),
-            "requests_per_minute": rpm,
-            "benchcard_version": __version__,
-            "started_at": utc_stamp(started),
-        }
-        manifest.update(seal_plan(store.folder, manifest))
+        manifest = Manifest(
+            run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=seal_root,
+            rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
+                          line=rig.line()),
+            provider_type=t.cfg.type, base_url=t.cfg.base_url,
+            endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None, params=dict(card.params),
+            seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
+            requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
+        )
+        manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
         store.write_manifest(manifest)
         del cells
     else:
@@ -308,19 +298,19 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         store, manifest, rig, model = t.store, t.manifest, t.rig, t.rig.model
         state["store"] = store
         prepare = getattr(provider, "prepare", None)  # the local model's preflight, before any cell is called
-        if prepare is not None and "finished_at" not in manifest:
+        if prepare is not None and manifest.finished_at is None:
             await prepare()
 
-    total = int(manifest["cells"])
+    total = int(manifest.cells or 0)
     progress: Progress = RichProgress(stream) if o.progress else NullProgress()
     session = Session(store=store, provider=provider, model=model, prices=prices, options=o,
                        limiter=RateLimiter(rpm), progress=progress,
                        secret_env=t.cfg.api_key_env, workers=workers)
     called = 0
     judge: JudgeSummary | None = None
-    if "finished_at" not in manifest:
+    if manifest.finished_at is None:
         with store.open_outputs() as writer:
-            tally = Tally.of(store) if resumed else Tally(Counts(ok=0, truncated=0, failed=0))
+            tally = Tally.of(store) if resumed else Tally()
             writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
             done = store.done_cells()
             if len(done) < total:
@@ -362,7 +352,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
 
 
 def _check_batch_resume(t: _Target, o: RunOptions) -> None:
-    if t.manifest is not None and o.batch and not t.manifest.get("batch"):
+    if t.manifest is not None and o.batch and not t.manifest.batch:
         raise RunError("this run was started interactively; resume it without --batch")
 
 

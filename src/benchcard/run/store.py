@@ -22,11 +22,14 @@ import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, cast
+from typing import IO, Any
 
+import msgspec
+
+from benchcard._util.files import fsync_dir, write_atomic
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.run.rows import (
+from benchcard.records import (
     ASSIGNMENT,
     MANIFEST,
     OUTPUTS,
@@ -36,10 +39,13 @@ from benchcard.run.rows import (
     SEALED,
     STATUSES,
     AssignmentRow,
-    Counts,
+    Manifest,
     OutputRow,
     RequestRow,
+    decode_line,
+    decode_manifest,
     dumps_line,
+    encode_manifest,
     new_run_id,
 )
 
@@ -47,15 +53,6 @@ try:  # POSIX; elsewhere a run simply is not locked against a second writer
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
 
 class RunStore:
     """One run's folder, `results/<card>/v<N>/<run>/`."""
@@ -122,55 +119,51 @@ class RunStore:
     def has_manifest(self) -> bool:
         return self.manifest_path.is_file()
 
-    def read_manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> Manifest:
+        """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError."""
+        return decode_manifest(self._manifest_data(), self.manifest_path)
+
+    def _manifest_data(self) -> bytes:
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            return self.manifest_path.read_bytes()
         except FileNotFoundError:
             raise RunError(f"{self.folder}: no {MANIFEST}; the run was never fully planned") from None
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise RunError(f"{self.manifest_path}: unreadable manifest: {exc}") from None
-        if not isinstance(data, dict):
-            raise RunError(f"{self.manifest_path}: expected a JSON object")
-        return data
 
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         """The manifest, written once, after the sealed plan (its presence means the plan is complete)."""
         if self.has_manifest():
             raise RunError(f"{self.manifest_path}: already written; a manifest is never rewritten")
-        self._write_atomic(self.manifest_path, self._manifest_bytes(manifest))
+        write_atomic(self.manifest_path, encode_manifest(manifest))
 
-    def add_to_manifest(self, additions: Mapping[str, Any]) -> dict[str, Any]:
-        """Add fields at the end of a run; a field already there may not change."""
-        manifest = self.read_manifest()
-        for key, value in additions.items():
-            if key in manifest and manifest[key] != value:
-                raise RunError(f"{self.manifest_path}: field '{key}' is already {manifest[key]!r}; "
+    def add_to_manifest(self, additions: Mapping[str, Any]) -> Manifest:
+        """Add fields at the end of a run; a field already there may not change.
+
+        The file is merged as JSON, not through the struct, so fields this version does not know survive.
+        """
+        data = self._manifest_data()
+        decode_manifest(data, self.manifest_path)
+        raw: dict[str, Any] = json.loads(data)
+        for key, value in msgspec.to_builtins(dict(additions)).items():
+            if key in raw and raw[key] != value:
+                raise RunError(f"{self.manifest_path}: field '{key}' is already {raw[key]!r}; "
                                "nothing written in a manifest is changed")
-            manifest[key] = value
-        self._write_atomic(self.manifest_path, self._manifest_bytes(manifest))
+            raw[key] = value
+        out = encode_manifest(raw)
+        manifest = decode_manifest(out, self.manifest_path)
+        write_atomic(self.manifest_path, out)
         return manifest
 
     def reopen_manifest(self, retry: Mapping[str, Any], closing: Iterable[str]) -> None:
         """For `--retry-failed` (retry.py): the closing fields leave, recorded in `retry`, appended to `retries`."""
-        manifest = self.read_manifest()
+        raw: dict[str, Any] = json.loads(self._manifest_data())
         for key in closing:
-            manifest.pop(key, None)
-        manifest["retries"] = [*manifest.get("retries", []), dict(retry)]
-        self._write_atomic(self.manifest_path, self._manifest_bytes(manifest))
-
-    @staticmethod
-    def _manifest_bytes(manifest: Mapping[str, Any]) -> bytes:
-        return json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-
-    def _write_atomic(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+            raw.pop(key, None)
+        raw["retries"] = [*raw.get("retries", []), msgspec.to_builtins(dict(retry))]
+        out = encode_manifest(raw)
+        decode_manifest(out, self.manifest_path)
+        write_atomic(self.manifest_path, out)
 
     # ------------------------------------------------------------------------------------------ sealed plan
 
@@ -186,8 +179,8 @@ class RunStore:
         count = 0
         with open(tmp_a, "wb") as fa, open(tmp_r, "wb") as fr:
             for assignment, request in rows:
-                if assignment["cell"] != request["cell"]:
-                    raise RunError(f"plan rows out of step: {assignment['cell']} vs {request['cell']}")
+                if assignment.cell != request.cell:
+                    raise RunError(f"plan rows out of step: {assignment.cell} vs {request.cell}")
                 fa.write(dumps_line(assignment))
                 fr.write(dumps_line(request))
                 count += 1
@@ -196,7 +189,7 @@ class RunStore:
                 os.fsync(fh.fileno())
         os.replace(tmp_a, self.assignment_path)
         os.replace(tmp_r, self.requests_path)
-        _fsync_dir(sealed)
+        fsync_dir(sealed)
         return count
 
     def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
@@ -222,13 +215,15 @@ class RunStore:
                 if cell is not None and cell in skip and _leading_cell(r_line) == cell:
                     continue
                 try:
-                    assignment = cast(AssignmentRow, json.loads(a_line))
-                    request = cast(RequestRow, json.loads(r_line))
-                except ValueError:
+                    assignment = decode_line(a_line, AssignmentRow)
+                    request = decode_line(r_line, RequestRow)
+                except msgspec.ValidationError as exc:
+                    raise RunError(f"{self.folder / SEALED}: line {line_no}: {exc}") from None
+                except msgspec.DecodeError:
                     raise RunError(f"{self.folder / SEALED}: line {line_no} is not JSON") from None
-                if assignment["cell"] != request["cell"]:
+                if assignment.cell != request.cell:
                     raise RunError(f"{self.folder / SEALED}: line {line_no}: assignment names cell "
-                                   f"{assignment['cell']}, requests name {request['cell']}")
+                                   f"{assignment.cell}, requests name {request.cell}")
                 yield assignment, request
 
     # ---------------------------------------------------------------------------------------------- outputs
@@ -279,10 +274,12 @@ class RunStore:
                 if not line.endswith(b"\n") and not _whole_row(line):
                     return
                 try:
-                    row = json.loads(line)
-                except ValueError:
+                    row = decode_line(line, OutputRow)
+                except msgspec.ValidationError as exc:
+                    raise RunError(f"{self.outputs_path}: line {n}: {exc}") from None
+                except msgspec.DecodeError:
                     raise RunError(f"{self.outputs_path}: line {n} is not JSON") from None
-                yield cast(OutputRow, row)
+                yield row
 
     def done_cells(self) -> set[str]:
         """The cells that already have a recorded outcome (ok, truncated or failed).
@@ -308,12 +305,11 @@ class RunStore:
                 done.add(str(cell))
         return done
 
-    def counts(self) -> Counts:
-        counts = Counts(ok=0, truncated=0, failed=0)
+    def counts(self) -> dict[str, int]:
+        """Recorded cells by status (ok, truncated, failed), for `benchcard status`."""
+        counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
         for row in self.iter_outputs():
-            status = row["status"]
-            if status in STATUSES:
-                counts[status] += 1  # type: ignore[literal-required]
+            counts[row.status] += 1
         return counts
 
     def open_outputs(self) -> OutputWriter:

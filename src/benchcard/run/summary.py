@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from benchcard.card.model import Rig
 from benchcard.project import Project
+from benchcard.records import STATUSES, Manifest, OutputRow
 from benchcard.run.judging import JudgeSummary
-from benchcard.run.rows import Counts, OutputRow
 from benchcard.run.store import RunStore
 
 
@@ -26,7 +25,7 @@ class RunSummary:
     provider: str
     model: str
     cells: int
-    counts: Counts
+    counts: dict[str, int]  # ok, truncated, failed
     missing: int
     cost: float | None
     cost_unknown: int
@@ -71,17 +70,17 @@ def capped_note(provider: str, workers: int) -> str:
     return f"{workers} call{'s' if workers > 1 else ''} at a time (provider '{provider}' takes no more)"
 
 
-def run_summary(project: Project, store: RunStore, manifest: Mapping[str, Any], rig: Rig, tally: Tally,
+def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig, tally: Tally,
                 wall: float, called: int, resumed: bool, workers: int, capped: bool, note: str = "",
                 rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False) -> RunSummary:
     """The summary of a run as it now stands; `wall` is the `perf_counter` at which this invocation began."""
-    total = int(manifest["cells"])
+    total = int(manifest.cells or 0)
     return RunSummary(
-        run=store.run_id, folder=project.relative(store.folder), card=str(manifest["card"]),
-        version=int(manifest["version"]), rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
+        run=store.run_id, folder=project.relative(store.folder), card=manifest.card,
+        version=manifest.version, rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
         counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
-        finished="finished_at" in manifest, resumed=resumed, seed=manifest.get("seed"), concurrency=workers,
+        finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
         capped=capped, note=note, rpm=rpm, judge=judge, batch=batch,
     )
 
@@ -90,7 +89,7 @@ def run_summary(project: Project, store: RunStore, manifest: Mapping[str, Any], 
 class Tally:
     """One pass over outputs.jsonl: counts by status and the cost so far."""
 
-    counts: Counts
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
     seen: int = 0
     cost: float = 0.0
     priced: int = 0
@@ -98,17 +97,16 @@ class Tally:
 
     @classmethod
     def of(cls, store: RunStore) -> Tally:
-        t = cls(Counts(ok=0, truncated=0, failed=0))
+        t = cls()
         for row in store.iter_outputs():
             t.add(row)
         return t
 
     def add(self, row: OutputRow) -> None:
         self.seen += 1
-        if row["status"] in self.counts:
-            self.counts[row["status"]] += 1  # type: ignore[literal-required]
-        if row["cost"] is not None:
-            self.cost += row["cost"]
+        self.counts[row.status] += 1
+        if row.cost is not None:
+            self.cost += row.cost
             self.priced += 1
-        elif row["status"] != "failed":
+        elif row.status != "failed":
             self.unpriced += 1

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from benchcard.project import Project
-from benchcard.run.rows import MANIFEST, OUTPUTS, RUN_ID
+from benchcard.records import MANIFEST, OUTPUTS, RUN_ID
 
 
 @dataclass(frozen=True)

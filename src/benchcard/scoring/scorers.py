@@ -11,11 +11,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict
-
-import jsonlines
+from typing import Any, Literal
 
 from benchcard.errors import CardError
+from benchcard.records import OutputRow, ScoreRow, iter_rows, write_lines
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
 
@@ -69,15 +68,6 @@ class Score:
     score: float
     metrics: dict[str, float]
     rules: dict[str, bool] | None = None
-
-
-class ScoreRow(TypedDict):
-    cell: str
-    fixture: str
-    status: str
-    score: float | None
-    metrics: dict[str, float]
-    rules: dict[str, bool] | None
 
 
 def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
@@ -284,22 +274,20 @@ def score_run(
     the grid; a scoring that fails part-way leaves no `scores.jsonl`. Returns the number of rows written.
     """
     written = 0
-    with jsonlines.open(outputs_path) as reader:
-        try:
-            with jsonlines.open(scores_path, mode="w") as writer:
-                for out in reader:
-                    writer.write(_score_row(spec, out, keys, fixture_texts))
-                    written += 1
-        except BaseException:
-            scores_path.unlink(missing_ok=True)
-            raise
+    rows = iter_rows(outputs_path, OutputRow)
+    try:
+        with open(scores_path, "wb") as fh:
+            written = write_lines(fh, (_score_row(spec, out, keys, fixture_texts) for out in rows))
+    except BaseException:
+        scores_path.unlink(missing_ok=True)
+        raise
     return written
 
 
-def _score_row(spec: ScoringSpec, out: Mapping[str, Any], keys: Mapping[str, Mapping[str, Any]],
+def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, Mapping[str, Any]],
                fixture_texts: Mapping[str, str]) -> ScoreRow:
-    status, fixture = out["status"], out["fixture"]
-    if status != "ok":
-        return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=None, metrics={}, rules=None)
-    s = score_output(spec, out["text"], keys.get(fixture), fixture_texts.get(fixture, ""))
-    return ScoreRow(cell=out["cell"], fixture=fixture, status=status, score=s.score, metrics=s.metrics, rules=s.rules)
+    if out.status != "ok":
+        return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={}, rules=None)
+    s = score_output(spec, out.text, keys.get(out.fixture), fixture_texts.get(out.fixture, ""))
+    return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=s.score, metrics=dict(s.metrics),
+                    rules=None if s.rules is None else dict(s.rules))

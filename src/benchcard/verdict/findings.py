@@ -7,7 +7,6 @@ the overall finding and its explanation; `probe_body` reports a probe's score an
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,10 +272,7 @@ def probe_body(card: Card, data: RunData) -> dict[str, Any]:
         lo, hi = stats.wilson(k, int(v.size), alpha)
         rules[rule_id] = {"passes": k, "n": int(v.size), "rate": k / v.size if v.size else None, "wilson": [lo, hi]}
     lo, hi = stats.wilson(passes, n, alpha)
-    model = ""
-    rig = data.manifest.get("rig")
-    if isinstance(rig, Mapping):
-        model = str(rig.get("model") or "")
+    model = data.manifest.rig.model if data.manifest.rig is not None else ""
     reasons = []
     if counts["truncated"]:
         reasons.append(f"{counts['truncated']} repetition(s) were cut off by the token limit: reported apart, "

@@ -8,9 +8,7 @@ which. pandas is imported on first use, so that `import benchcard` stays as fast
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from benchcard import ledger
 from benchcard.errors import RunError
 from benchcard.project import Project
+from benchcard.records import AssignmentRow, OutputFigures, ScoreRow, read_rows
 from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 
@@ -47,24 +46,23 @@ def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.
     blinded = not (run_dir / VERDICT_FILE).is_file()
     rows: dict[str, dict[str, Any]] = {}
     if not blinded:
-        for a in _jsonl(run_dir / "sealed" / "assignment.jsonl"):
-            rows[str(a["cell"])] = {"cell": str(a["cell"]), "variant": a.get("variant"), "fixture": a.get("fixture"),
-                                    "repetition": a.get("repetition"), "status": "missing"}
-    rig = _mapping(manifest.get("rig"))
-    model, provider = rig.get("model"), rig.get("provider")
-    for o in _jsonl(run_dir / "outputs.jsonl"):
-        row = _row(rows, o, run_dir / "outputs.jsonl", blinded)
-        usage = _mapping(o.get("usage"))
-        row.update(status=o.get("status"), input_tokens=usage.get("input"), output_tokens=usage.get("output"),
-                   reasoning_tokens=usage.get("reasoning"), cost=o.get("cost"), latency_ms=o.get("latency_ms"),
-                   attempts=o.get("attempts"), finish_reason=o.get("finish_reason"))
+        for a in read_rows(run_dir / "sealed" / "assignment.jsonl", AssignmentRow):
+            rows[a.cell] = {"cell": a.cell, "variant": a.variant, "fixture": a.fixture, "repetition": a.repetition,
+                            "status": "missing"}
+    model = manifest.rig.model if manifest.rig else None
+    provider = manifest.rig.provider if manifest.rig else None
+    for o in read_rows(run_dir / "outputs.jsonl", OutputFigures):
+        row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
+        row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
+                   reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
+                   finish_reason=o.finish_reason)
     metric_names: dict[str, str] = {}
-    for s in _jsonl(run_dir / "scores.jsonl"):
-        row = _row(rows, s, run_dir / "scores.jsonl", blinded)
-        row["score"] = s.get("score")
-        row.setdefault("status", s.get("status"))
-        metrics = dict(s.get("metrics") or {})
-        for rule, passed in (s.get("rules") or {}).items():
+    for s in read_rows(run_dir / "scores.jsonl", ScoreRow):
+        row = _row(rows, s.cell, s.fixture, run_dir / "scores.jsonl", blinded)
+        row["score"] = s.score
+        row.setdefault("status", s.status)
+        metrics: dict[str, Any] = dict(s.metrics)
+        for rule, passed in (s.rules or {}).items():
             metrics.setdefault(f"rule.{rule}", float(passed))
         for name, value in metrics.items():
             if name == "score":
@@ -85,8 +83,8 @@ def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     if not blinded:
         frame = frame.sort_values(["fixture", "variant", "repetition"], kind="stable", ignore_index=True)
-    frame.attrs.update(blinded=blinded, run=run_dir.name, card=manifest.get("card"),
-                       version=manifest.get("version"), metrics=list(metric_names.values()))
+    frame.attrs.update(blinded=blinded, run=run_dir.name, card=manifest.card,
+                       version=manifest.version, metrics=list(metric_names.values()))
     return frame
 
 
@@ -143,10 +141,6 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns)
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _run_dir(run: str | os.PathLike[str], project: Project | None) -> Path:
     path = Path(run)
     if (path / "manifest.json").is_file():
@@ -154,29 +148,11 @@ def _run_dir(run: str | os.PathLike[str], project: Project | None) -> Path:
     return find_run(project if project is not None else Project.find(), str(run))
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """A JSONL file's objects; a missing file has none; a bad line is an error naming it."""
-    if not path.is_file():
-        return
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise RunError(f"{path}:{n}: not a JSON object: {exc}") from None
-            if not isinstance(row, dict) or "cell" not in row:
-                raise RunError(f"{path}:{n}: expected a JSON object with a cell")
-            yield row
-
-
-def _row(rows: dict[str, dict[str, Any]], data: Mapping[str, Any], path: Path, blinded: bool) -> dict[str, Any]:
+def _row(rows: dict[str, dict[str, Any]], cell: str, fixture: str, path: Path, blinded: bool) -> dict[str, Any]:
     """The frame row of a file's cell: a blinded run makes it; a judged run's plan must already have it."""
-    cell = str(data["cell"])
     row = rows.get(cell)
     if row is None:
         if not blinded:
             raise RunError(f"{path}: cell {cell} is not in the run's plan")
-        row = rows[cell] = {"cell": cell, "fixture": data.get("fixture")}
+        row = rows[cell] = {"cell": cell, "fixture": fixture}
     return row

@@ -19,6 +19,7 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card
 from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
+from benchcard.records import Manifest
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.runfolder import read_manifest
@@ -72,24 +73,24 @@ def verdict_and_gate(project: Project, run_dir: Path, *, allow_incomplete: bool 
     return verdict, None if card is None else gate_of(card, verdict.to_json())
 
 
-def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
+def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The run's card at the run's version and seal: the threshold read is the one that was sealed."""
-    card_id = str(manifest["card"])
+    card_id = manifest.card
     path = project.card_path(card_id)
     if not path.is_file():
         raise VerdictError(f"run {run_dir.name}: its card {project.relative(path)} is gone; no gate to apply")
     card = load_card(path, project)
-    if card.version != manifest.get("version"):
-        raise VerdictError(f"run {run_dir.name} was made with {card_id} v{manifest.get('version')} but "
+    if card.version != manifest.version:
+        raise VerdictError(f"run {run_dir.name} was made with {card_id} v{manifest.version} but "
                            f"{project.relative(path)} is now v{card.version}; its gate is not the run's")
     _check_gate_field(card, project)
     try:
         root = seal.verify(card, project)
     except SealError as exc:
         raise VerdictError(f"seal changed since run {run_dir.name}: {exc}") from None
-    if root != manifest.get("seal_root"):
+    if root != manifest.seal_root:
         raise VerdictError(f"seal changed since run {run_dir.name}: the card's seal root {root} is not the run's "
-                           f"{manifest.get('seal_root')}")
+                           f"{manifest.seal_root}")
     return card
 
 

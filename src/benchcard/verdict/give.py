@@ -29,11 +29,13 @@ from typing import Any
 import numpy as np
 
 from benchcard import ledger
+from benchcard._util.files import write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.project import Project
+from benchcard.records import Manifest
 from benchcard.run.grid import assignment_digest
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats, bootstrap_many
 from benchcard.verdict.columns import OK
@@ -101,7 +103,7 @@ def find_run(project: Project, run: str | Path) -> Path:
     return matches[0].resolve()
 
 
-def _in_progress(run_dir: Path, manifest: Mapping[str, Any]) -> str:
+def _in_progress(run_dir: Path, manifest: Manifest) -> str:
     """What a verdict on an unfinished run says: how far it got, whether it runs now, how to finish it."""
     outputs = run_dir / "outputs.jsonl"
     recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
@@ -117,35 +119,36 @@ def _in_progress(run_dir: Path, manifest: Mapping[str, Any]) -> str:
                     now = " and is running now"
         except ImportError:  # pragma: no cover - not POSIX
             pass
-    return (f"run {run_dir.name} is still in progress ({recorded} of {manifest.get('cells', '?')} cells "
+    cells = "?" if manifest.cells is None else manifest.cells
+    return (f"run {run_dir.name} is still in progress ({recorded} of {cells} cells "
             f"recorded, not closed{now}); a verdict waits for the run to finish: "
-            f"`benchcard run {manifest.get('card', 'CARD')} --resume {run_dir.name}`")
+            f"`benchcard run {manifest.card} --resume {run_dir.name}`")
 
 
-def _run_card(project: Project, run_dir: Path, manifest: Mapping[str, Any]) -> Card:
+def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
     run = run_dir.name
-    if not manifest.get("finished_at"):
+    if not manifest.finished_at:
         raise VerdictError(_in_progress(run_dir, manifest))
     if (run_dir / VERDICT_FILE).exists():
         raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
                            f"is given once — `benchcard verdict {run} --show` prints it")
-    card_id = str(manifest["card"])
+    card_id = manifest.card
     path = project.card_path(card_id)
     if not path.is_file():
         raise VerdictError(f"run {run}: its card {project.relative(path)} is gone; cannot check its seal")
     card = load_card(path, project)
-    if card.version != manifest["version"]:
+    if card.version != manifest.version:
         raise VerdictError(
-            f"run {run} was made with {card_id} v{manifest['version']} but {project.relative(path)} is now "
+            f"run {run} was made with {card_id} v{manifest.version} but {project.relative(path)} is now "
             f"v{card.version}; a run is judged only by the version that produced it"
         )
-    if card.kind != manifest["kind"]:
-        raise VerdictError(f"run {run} is a {manifest['kind']} run but {card_id} is now a {card.kind} card")
+    if card.kind != manifest.kind:
+        raise VerdictError(f"run {run} is a {manifest.kind} run but {card_id} is now a {card.kind} card")
     return card
 
 
-def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], card: Card,
+def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
                   outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
                   assignment: Future[str] | None = None) -> None:
     """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
@@ -157,13 +160,13 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], 
         root = seal.verify(card, project)
     except SealError as exc:
         raise VerdictError(f"seal changed since run {run}: {exc}") from None
-    if root != manifest["seal_root"]:
+    if root != manifest.seal_root:
         raise VerdictError(
             f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
-            f"{root} but the run was made under {manifest['seal_root']}"
+            f"{root} but the run was made under {manifest.seal_root}"
         )
-    check_plan(run_dir, manifest, card, assignment)
-    expected = manifest["outputs_digest"]
+    check_plan(run_dir, manifest.fields(), card, assignment)
+    expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
     if not outputs.is_file():
         raise VerdictError(f"run {run}: outputs.jsonl is missing")
@@ -172,25 +175,12 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Mapping[str, Any], 
         raise VerdictError(
             f"run {run}: outputs.jsonl changed after the run finished (manifest {expected}, file now {actual})"
         )
-    scores_expected = manifest["scores_digest"]
+    scores_expected = manifest.scores_digest
     scores_path = run_dir / "scores.jsonl"
     if not scores_path.is_file():
         raise VerdictError(f"run {run}: scores.jsonl is missing")
     if (scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
         raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")
-
-
-def _rig_line(manifest: Mapping[str, Any]) -> str:
-    rig = manifest.get("rig")
-    if isinstance(rig, Mapping):
-        if rig.get("line"):
-            return str(rig["line"])
-        parts = [str(rig.get("model") or "?")]
-        if rig.get("effort"):
-            parts.append(f"effort {rig['effort']}")
-        parts.append(str(rig.get("surface") or rig.get("provider") or "?"))
-        return " · ".join(parts)
-    return str(rig or "")
 
 
 def _totals(data: RunData) -> tuple[float | None, dict[str, Any]]:
@@ -221,16 +211,15 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         # computed before it leaves this function. If the outputs disagree with the scores, the run is read
         # again in full (the reference reader names the cell) and judged from that reading.
         # File work has its own thread, so that it never queues behind the statistics' chunks.
-        digest = io.submit(file_digest, outputs) if manifest.get("finished_at") and outputs.is_file() else None
+        digest = io.submit(file_digest, outputs) if manifest.finished_at and outputs.is_file() else None
         scores_path = run_dir / "scores.jsonl"
         scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
         card = _run_card(project, run_dir, manifest)
-        seed_ok = isinstance(manifest.get("seed"), int) and not isinstance(manifest.get("seed"), bool)
-        planned = io.submit(assignment_digest, card, manifest["seed"]) if seed_ok else None
+        planned = io.submit(assignment_digest, card, manifest.seed) if manifest.seed is not None else None
         clock.lap("checks (card)")
         read_error: VerdictError | None = None
         figures = None
-        seed = seed_from(str(manifest["seal_root"]))
+        seed = seed_from(manifest.seal_root)
         try:
             data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=allow_incomplete,
                             defer_outputs=True)
@@ -252,7 +241,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             data = done
             figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
         table_tmp = run_dir / (TABLE_FILE + ".tmp")
-        table_job = io.submit(_write_file, table_tmp, table_text(data, _rig_line(manifest)))
+        table_job = io.submit(_write_file, table_tmp, table_text(data, manifest.rig_line))
         clock.lap("outputs and table (beside the statistics)")
         try:
             body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)
@@ -299,10 +288,10 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
     manifest = data.manifest
     run = run_dir.name
     cost, latency = _totals(data)
-    rig_line = _rig_line(manifest)
+    rig_line = manifest.rig_line
     evidence = project.relative(run_dir)
     head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
-            "seal_root": manifest["seal_root"], "evidence": evidence, "cost": cost, "latency": latency}
+            "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
     row: dict[str, Any] = {
         "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line, "run": run,
         "cells": body["cells"], "counts": body["counts"], "outcome": body["outcome"], "finding": body["finding"],
@@ -332,8 +321,8 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         j = body["judge"]
         row["judge"] = {"rig": j["rig"], "per_output": j["per_output"], "alpha": j["self_agreement"]["alpha"],
                         "floor": j["floor"], "floor_met": j["floor_met"], "cost": j["cost"]}
-    row.update({"cost": cost, "latency": latency, **evidence_digests(manifest), "seal_root": manifest["seal_root"],
-                "evidence": evidence})
+    row.update({"cost": cost, "latency": latency, **evidence_digests(manifest.fields()),
+                "seal_root": manifest.seal_root, "evidence": evidence})
     content = ledger.strict({**head, **body})
     row["verdict_digest"] = verdict_digest(content)
     with ledger.locked(project):
@@ -348,7 +337,7 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
                         "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]}}
         os.replace(table_tmp, run_dir / TABLE_FILE)
         text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        _write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))
+        write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
                    outcome=body["outcome"], run_dir=run_dir, data=verdict_data, ledger_row=entered)
 
@@ -359,12 +348,6 @@ def _write_file(path: Path, data: str | bytes) -> None:
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    _write_file(tmp, data)
-    os.replace(tmp, path)
 
 
 def load_verdict(project: Project, run_dir: Path) -> Verdict:

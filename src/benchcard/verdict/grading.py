@@ -28,6 +28,7 @@ from benchcard._util.hashing import digest, seed_from
 from benchcard._util.text import displayable
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
+from benchcard.records import OutputRow, read_rows
 from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
@@ -68,20 +69,11 @@ def _mapping_path(run_dir: Path, name: str) -> Path:
     return run_dir / "sealed" / f"sheet-{name}.jsonl"
 
 
-def _outputs(run_dir: Path) -> list[dict[str, Any]]:
+def _outputs(run_dir: Path) -> list[OutputRow]:
     path = run_dir / "outputs.jsonl"
     if not path.is_file():
         raise RunError(f"run {run_dir.name} has no outputs.jsonl; nothing to grade")
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                raise RunError(f"{path}: line {n} is not JSON") from None
-    return rows
+    return read_rows(path, OutputRow)
 
 
 def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME) -> Sheet:
@@ -97,20 +89,19 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
         raise RunError(f"run {run_dir.name} already has a verdict; grades of a sheet exported now could never be "
                        "part of it")
     manifest = read_manifest(run_dir)
-    if not manifest.get("finished_at"):
+    if not manifest.finished_at:
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
     outputs = _outputs(run_dir)
     left_out: dict[str, int] = {}
     graded = []
     for row in outputs:
-        status = str(row.get("status"))
-        if status == "ok":
+        if row.status == "ok":
             graded.append(row)
         else:
-            left_out[status] = left_out.get(status, 0) + 1
+            left_out[row.status] = left_out.get(row.status, 0) + 1
     if not graded:
         raise RunError(f"run {run_dir.name} has no answered output to grade")
-    seed = seed_from(digest(f"{manifest['seal_root']}|{run_dir.name}|sheet|{name}"))
+    seed = seed_from(digest(f"{manifest.seal_root}|{run_dir.name}|sheet|{name}"))
     order = np.random.default_rng(seed).permutation(len(graded)).tolist()
     out = Path(out) if out is not None else Path.cwd() / f"blind-{run_dir.name}-{name}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -120,8 +111,8 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
         writer.writerow(SHEET_COLUMNS)
         for row_id, i in enumerate(order, 1):
             o = graded[i]
-            writer.writerow([row_id, o.get("fixture", ""), displayable(o.get("text") or ""), "", ""])
-            mapping.append({"row": row_id, "cell": o["cell"], "fixture": o.get("fixture")})
+            writer.writerow([row_id, o.fixture, displayable(o.text), "", ""])
+            mapping.append({"row": row_id, "cell": o.cell, "fixture": o.fixture})
     path = _mapping_path(run_dir, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mapping), encoding="utf-8")

@@ -15,12 +15,14 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
+from benchcard.records import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.run.grid import assignment_digest, planned_assignment
 from benchcard.run.plandigest import plan_problems
-from benchcard.run.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.verdict.runfolder import VERDICT_FILE
 from benchcard.verdict.table import TABLE_FILE
 
@@ -70,7 +72,7 @@ def assignment_problem(path: Path, card: Card, seed: int) -> str | None:
                     got = json.loads(line)
                 except ValueError:
                     return f"{where} line {n} is not JSON"
-                row: dict[str, Any] = dict(want)
+                row: dict[str, Any] = msgspec.to_builtins(want)
                 if got != row:
                     field = next((k for k in row if not isinstance(got, dict) or got.get(k) != row[k]), "cell")
                     shown = got.get(field) if isinstance(got, dict) else got

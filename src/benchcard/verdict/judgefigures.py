@@ -49,8 +49,8 @@ def with_judge(card: Card, data: RunData, body: dict[str, Any]) -> dict[str, Any
 def _check_digests(data: RunData, jstore: JudgeStore) -> None:
     manifest = data.manifest
     run = data.run_dir.name
-    planned = (manifest.get("judge") or {}).get("requests_digest")
-    expected = manifest.get("judge_outputs_digest")
+    planned = (manifest.judge or {}).get("requests_digest")
+    expected = manifest.judge_outputs_digest
     if not planned or not expected:
         raise VerdictError(f"run {run}: its manifest has no judge digests; cannot show the judging is unchanged")
     for path, digest in ((jstore.judge_requests_path, planned), (jstore.outputs_path, expected)):
@@ -81,24 +81,24 @@ def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], basel
     exact = sum(1 for s in pairable if max(s) - min(s) < 1e-12) / len(pairable) if pairable else None
     alpha = per_metric["score"]
     floor = spec.agreement_floor
-    judge_manifest = manifest.get("judge") or {}
-    run_rig = manifest.get("rig") or {}
+    judge_manifest = manifest.judge or {}
+    run_model = manifest.rig.model if manifest.rig else None
     judge_rig = judge_manifest.get("rig") or {}
     figures: dict[str, Any] = {
         "rig": judge_rig.get("line"),
         "per_output": spec.judgements,
         "judgements": judge_manifest.get("judgements"),
-        "counts": manifest.get("judge_counts"),
-        "cost": manifest.get("judge_cost"),
-        "tokens": manifest.get("judge_tokens"),
+        "counts": manifest.judge_counts,
+        "cost": manifest.judge_cost,
+        "tokens": manifest.judge_tokens,
         "self_agreement": {"alpha": alpha, "level": level, "outputs": len(pairable), "exact": exact,
                            "by_metric": {k: v for k, v in per_metric.items() if k != "score"}},
         "floor": floor,
         "floor_met": None if floor is None else (alpha is not None and alpha >= floor),
         "noise": _noise(spec, data, pairable, baseline),
         "verbosity": _verbosity(data),
-        "same_model_as_run": bool(judge_rig.get("model")) and judge_rig.get("model") == run_rig.get("model"),
-        "redacted": sum(int(r.get("redacted") or 0) for r in jstore.iter_judge_requests()) // spec.judgements,
+        "same_model_as_run": bool(judge_rig.get("model")) and judge_rig.get("model") == run_model,
+        "redacted": sum(r.redacted for r in jstore.iter_judge_requests()) // spec.judgements,
     }
     human = body.get("human")
     if human:
@@ -143,9 +143,9 @@ def _verbosity(data: RunData) -> dict[str, Any]:
     index = {c: i for i, c in enumerate(data.cells)}
     lengths = np.full(len(data.cells), np.nan)
     for row in RunStore(data.run_dir).iter_outputs():
-        i = index.get(row["cell"])
-        if i is not None and row["status"] == "ok":
-            lengths[i] = len(row["text"])
+        i = index.get(row.cell)
+        if i is not None and row.status == "ok":
+            lengths[i] = len(row.text)
     ok = (data.status == OK) & ~np.isnan(data.score) & ~np.isnan(lengths)
     mean_chars = {v: (float(np.mean(lengths[ok & (data.variant == j)])) if (ok & (data.variant == j)).any()
                       else None) for j, v in enumerate(data.variants)}

@@ -72,14 +72,14 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
 
     run_dir = find_run(project, pilot)
     manifest = read_manifest(run_dir)
-    if manifest.get("card") != card.id:
-        raise RunError(f"{run_dir.name}: a run of {manifest.get('card')}, not of {card.id}; a pilot must be a run "
+    if manifest.card != card.id:
+        raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
                        "of the card being planned")
-    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True, tokens=True)
+    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True)
     notes = []
-    if manifest.get("version") != card.version:
-        notes.append(f"the pilot ran v{manifest.get('version')}; this plan is for v{card.version}")
-    info: dict[str, Any] = {"run": run_dir.name, "version": manifest.get("version"), "power": POWER,
+    if manifest.version != card.version:
+        notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")
+    info: dict[str, Any] = {"run": run_dir.name, "version": manifest.version, "power": POWER,
                             "method": METHOD, "clauses": [], "notes": notes}
     # Cost per call actually observed, to set beside the ceiling.
     import numpy as np
@@ -88,7 +88,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path) -> dict[str, Any]:
     truncated = int((data.status == 1).sum())
     if truncated:
         notes.append(f"{truncated} of {len(data.cells)} pilot cell(s) were cut off at max_tokens "
-                     f"{manifest.get('params', {}).get('max_tokens', '?')}: they count against allow_failed and are "
+                     f"{manifest.params.get('max_tokens', '?')}: they count against allow_failed and are "
                      "bounded at the worst case by the verdict — raise max_tokens before sealing")
     if answered.any() and not np.isnan(data.cost[answered]).all():
         per_call = float(np.nanmean(data.cost[answered]))

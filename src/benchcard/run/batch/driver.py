@@ -25,12 +25,12 @@ import msgspec
 
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError
+from benchcard.records import AssignmentRow, dumps_line, iter_rows
 from benchcard.run.batch.journal import FOLDER, Chunk, Journal
 from benchcard.run.batch.results import output_row, read_results
 from benchcard.run.batch.vendors import OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.calls import Session
 from benchcard.run.providers.base import HttpProvider, redact
-from benchcard.run.rows import dumps_line
 from benchcard.run.store import OutputWriter, RunStore
 
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
@@ -80,13 +80,6 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk
                     "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
         {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file} for c in chunks]})
     return chunks
-
-
-class _Assigned(msgspec.Struct):
-    """The two fields of an assignment row a result needs (msgspec reads only these)."""
-
-    cell: str
-    fixture: str
 
 
 _BODY_KEY = b',"body":'
@@ -228,8 +221,8 @@ class BatchRun:
             if cell not in mine or cell in self.done:
                 continue
             row = output_row(cell, fixtures[cell], outcome, batch, s.model, s.prices)
-            if row["error"]:
-                row["error"] = redact(row["error"], secret)
+            if row.error:
+                row = msgspec.structs.replace(row, error=redact(row.error, secret))
             self.writer.append(row)
             self.done.add(cell)
         why = (f"the batch failed: {c.error}" if c.error else
@@ -244,10 +237,8 @@ class BatchRun:
 
     def fixtures(self) -> dict[str, str]:
         if self._fixtures is None:
-            decode = msgspec.json.Decoder(_Assigned).decode
-            with open(self.s.store.assignment_path, "rb") as fh:
-                rows = (decode(line) for line in fh)
-                self._fixtures = {r.cell: r.fixture for r in rows}
+            rows = iter_rows(self.s.store.assignment_path, AssignmentRow)
+            self._fixtures = {r.cell: r.fixture for r in rows}
         return self._fixtures
 
     def show(self, chunks: list[Chunk]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.errors import RunError
-from benchcard.run.rows import dumps_line, utc_stamp
+from benchcard.records import dumps_line, utc_stamp
 
 FOLDER = "batch"
 JOURNAL = "journal.jsonl"

@@ -15,11 +15,11 @@ from typing import Any
 import msgspec
 
 from benchcard.errors import RunError
+from benchcard.records import OutputRow, Usage
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.anthropic import parse_message
 from benchcard.run.providers.base import CallError, Completion, RetryableError, mapping
 from benchcard.run.providers.openai import parse_chat_completion
-from benchcard.run.rows import OutputRow, UsageRow
 
 Outcome = Completion | str  # an answer, or why the request has none
 
@@ -84,14 +84,10 @@ def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str
                prices: Mapping[str, Price]) -> OutputRow:
     """The row of one cell; `batch` names the batch that answered it."""
     if isinstance(outcome, str):
-        row = OutputRow(cell=cell, fixture=fixture, status="failed", text="", finish_reason=None,
-                        usage=UsageRow(input=0, output=0, reasoning=0), cost=None, latency_ms=None, attempts=1,
-                        error=outcome)
-    else:
-        c = outcome
-        row = OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                        usage=UsageRow(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning),
-                        cost=cost_of(c.usage, c.cost, model, prices, batch=True), latency_ms=None, attempts=1,
-                        error=c.error)
-    row["batch"] = batch
-    return row
+        return OutputRow(cell=cell, fixture=fixture, status="failed", text="", finish_reason=None, usage=Usage(),
+                         cost=None, latency_ms=None, attempts=1, error=outcome, batch=batch)
+    c = outcome
+    return OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+                     usage=Usage(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning),
+                     cost=cost_of(c.usage, c.cost, model, prices, batch=True), latency_ms=None, attempts=1,
+                     error=c.error, batch=batch)

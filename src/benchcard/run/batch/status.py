@@ -15,13 +15,13 @@ from typing import Any
 
 from benchcard.errors import ProviderError
 from benchcard.project import Project
+from benchcard.records import Manifest
 from benchcard.run.batch.driver import BatchRun
 from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for
 from benchcard.run.calls import make_client
 from benchcard.run.providers import load_config, make_provider, provider_config
 from benchcard.run.providers.base import HttpProvider
-from benchcard.run.rows import Counts
 from benchcard.run.store import RunStore
 
 
@@ -46,7 +46,7 @@ class RunStatus:
     folder: str
     mode: str  # interactive | batch
     cells: int
-    recorded: Counts
+    recorded: dict[str, int]  # ok, truncated, failed
     finished: bool
     state: str
     batches: tuple[BatchState, ...]
@@ -61,21 +61,21 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
     manifest = store.read_manifest()
     counts = store.counts()
     recorded = counts["ok"] + counts["truncated"] + counts["failed"]
-    cells = int(manifest["cells"])
-    finished = "finished_at" in manifest
+    cells = int(manifest.cells or 0)
+    finished = manifest.finished_at is not None
     journal = Journal(folder)
     chunks = journal.chunks()
     note = None
-    if manifest.get("batch") and poll and not finished and any(c.batch and not c.ended for c in chunks):
+    if manifest.batch and poll and not finished and any(c.batch and not c.ended for c in chunks):
         note = _poll(project, manifest, store, chunks)
     batches = tuple(_state(c) for c in chunks)
-    card, run = str(manifest["card"]), store.run_id
+    card, run = manifest.card, store.run_id
     resume = f"benchcard run {card} --resume {run}"
     if finished:
         state = "finished"
-    elif manifest.get("batch") and not chunks:
+    elif manifest.batch and not chunks:
         state = f"planned, not yet submitted; submit with: {resume}"
-    elif manifest.get("batch") and any(not c.batch for c in chunks):
+    elif manifest.batch and any(not c.batch for c in chunks):
         state = f"partly submitted; continue with: {resume}"
     elif chunks and all(c.ended for c in chunks):
         state = f"every batch has ended; collect the results with: {resume}"
@@ -84,8 +84,8 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
         state = f"in progress {done}/{cells}; collect when done with: {resume}"
     else:
         state = f"{recorded}/{cells} cells recorded; continue with: {resume}"
-    return RunStatus(run, card, int(manifest["version"]), project.relative(folder),
-                     "batch" if manifest.get("batch") else "interactive", cells, counts, finished, state, batches, note)
+    return RunStatus(run, card, manifest.version, project.relative(folder),
+                     "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note)
 
 
 def _state(c: Chunk) -> BatchState:
@@ -93,9 +93,10 @@ def _state(c: Chunk) -> BatchState:
     return BatchState(c.chunk, c.batch, status, c.cells if c.collected else c.done, c.cells, c.failed, c.polled_at)
 
 
-def _poll(project: Project, manifest: dict[str, Any], store: RunStore, chunks: list[Chunk]) -> str | None:
+def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Chunk]) -> str | None:
     """Ask the vendor where each running batch stands, and record each answer."""
-    cfg = provider_config(manifest["rig"]["provider"], load_config(project.root), manifest.get("base_url"))
+    provider = manifest.rig.provider if manifest.rig else ""
+    cfg = provider_config(provider, load_config(project.root), manifest.base_url)
     if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
         return f"{cfg.api_key_env} is not set: showing the last recorded poll"
 

@@ -24,7 +24,7 @@ from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.errors import CompareError
 from benchcard.project import Project
-from benchcard.run.rows import new_run_id
+from benchcard.records import Manifest, RigRecord, new_run_id
 from benchcard.scoring.scorers import ExactSpec
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.compare.logs import Samples, read_samples
@@ -106,7 +106,8 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     labels = labels_of(a, b)
     digests = [file_digest(a.path), file_digest(b.path)]
     rig_line = f"{labels[0]} vs {labels[1]}"
-    manifest: dict[str, Any] = {"run": cid, "kind": "compare", "rig": {"line": rig_line}}
+    manifest = Manifest(run=cid, card=a.task or "compare", version=0, kind="compare", seal_root="",
+                        rig=RigRecord(provider="", model="", line=rig_line))
     data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
     card = _stand_in(win, labels, len(data.repetitions), a)
     seed = seed_from(digest(digests))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from benchcard.errors import CompareError
+from benchcard.records import Manifest
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED
 from benchcard.verdict.compare.logs import Key, Samples
 from benchcard.verdict.runfolder import RunData
@@ -34,7 +34,7 @@ def shared_metrics(a: Samples, b: Samples) -> list[str]:
 
 
 def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: Path,
-         manifest: dict[str, Any]) -> RunData:
+         manifest: Manifest) -> RunData:
     """The cells of both logs, index i = (sample, epoch, log); `headline` is the metric shown as the score."""
     common = set(a.samples) & set(b.samples)
     if not common:
@@ -78,7 +78,7 @@ def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: 
         run_dir=run_dir, manifest=manifest, cells=cells, variants=list(labels), fixtures=fixtures,
         repetitions=epochs, variant=variant, fixture=fixture, repetition=repetition, status=status, score=score,
         metrics=values, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan), tokens=None,
-        pairs=pairs, reader="compare",
+        pairs=pairs,
     )
 
 
