@@ -162,6 +162,13 @@ def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
     assert row["metrics"]["acc"]["gap"] == pytest.approx(0.125)
     verify = CliRunner().invoke(cli, ["-C", str(root), "ledger", "--verify"])
     assert verify.exit_code == 0, verify.output
+    assert "ledger ok: 1 row(s)" in verify.stdout and "note" not in verify.stdout  # anchored: table, verdict
+    shown = CliRunner().invoke(cli, ["-C", str(root), "ledger"])
+    assert "unsealed" in shown.stdout and "compare" in shown.stdout
+    table = root / v["evidence"] / "table.csv"
+    table.write_text(table.read_text().replace("model-b", "model-x"), encoding="utf-8")
+    tampered = CliRunner().invoke(cli, ["-C", str(root), "ledger", "--verify"])
+    assert tampered.exit_code == 1 and f"{v['evidence']}/table.csv changed" in tampered.stdout
 
 
 # --------------------------------------------------------------------------------------------- inspect_ai
@@ -171,7 +178,6 @@ def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Real inspect_ai logs: the same 8-sample task, 2 epochs, run by inspect_ai against the fake server, as
     model-a (answers blue except on q6 and q7) and model-b (red everywhere), and model-c on 7 of the samples."""
-    pytest.importorskip("inspect_ai", reason="inspect-ai is a dev dependency; `pip install -e '.[dev]'`")
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
@@ -238,6 +244,22 @@ def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_
     text = bc("compare", str(a), str(b), "--win", "match rises", "--out", str(tmp_path / "cmp2"))
     assert "unsealed comparison · inspect_ai · openai/model-a (baseline" in text.stdout
     assert "finding: win → result (unsealed comparison)" in text.stdout
+    assert f"wrote table.csv, verdict.json, 1 plot(s) → {tmp_path / 'cmp2'}" in text.stdout
+    [plot] = (tmp_path / "cmp2").glob("*.svg")
+    svg = plot.read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and "match: per-fixture paired differences" in svg and "q7" in svg
+
+
+def test_more_samples_than_a_figure_shows_get_no_plot(tmp_path: Path) -> None:
+    for arm, shift in (("a", 0), ("b", 1)):
+        lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": float((i + shift) % 2)})
+                 for i in range(150)]
+        (tmp_path / f"{arm}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = bc("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--win", "acc rises", "--out",
+                str(tmp_path / "cmp"))
+    assert result.exit_code == 0, result.stderr
+    assert "no plots: 150 samples are more than a per-sample figure shows (100 at most)" in result.stdout
+    assert not list((tmp_path / "cmp").glob("*.svg"))
 
 
 def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, Path], tmp_path: Path) -> None:

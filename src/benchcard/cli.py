@@ -314,10 +314,11 @@ def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None
 def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | None, clauses: tuple[str, ...],
                 out: str | None, enter_ledger: bool, as_json: bool) -> None:
     """A paired verdict of B against A (the baseline): two inspect_ai logs or two lm-eval samples files."""
-    from benchcard.verdict.compare import RuleOptions, compare
+    from benchcard.publish.compareplots import compare_and_plot
+    from benchcard.verdict.compare import RuleOptions
 
-    done = compare(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
-                   project=_project(ctx), out=Path(out) if out else None, enter_ledger=enter_ledger)
+    done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
+                            project=_project(ctx), out=Path(out) if out else None, enter_ledger=enter_ledger)
     _emit_json(done.to_json()) if as_json else click.echo("\n".join(done.lines()))
 
 

@@ -98,7 +98,10 @@ def evidence_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 def anchored(row: Mapping[str, Any]) -> bool:
     """True when the row carries its run's digests; rows entered before they did are checked against the run's
-    own manifest only (the ledger is append-only: such a row can never be given them)."""
+    own manifest only (the ledger is append-only: such a row can never be given them). A `compare` row anchors
+    its table.csv and verdict.json instead."""
+    if row.get("kind") == "compare":
+        return isinstance(row.get("table_digest"), str)
     return isinstance(row.get("plan_digest"), str)
 
 

@@ -38,7 +38,8 @@ def _print_table(console: Any, project: Project, rows: Sequence[dict[str, Any]])
         table.add_column(col, no_wrap=col in NO_WRAP)
     for r in rows:
         style = {"result": "bold", "non-result": "dim"}.get(str(r.get("outcome")), "")
-        table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")), f"v{r.get('version')}",
+        table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")),
+                      "unsealed" if r.get("kind") == "compare" else f"v{r.get('version')}",
                       str(r.get("rig")), str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
     console.print(table)
 

@@ -57,6 +57,9 @@ class Comparison:
     out_dir: Path
     data: Mapping[str, Any] = field(repr=False)
     ledger_row: Mapping[str, Any] | None = field(default=None, repr=False)
+    samples: int = 0  # distinct sample ids
+    plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
+    plot_note: str = ""  # why there are none, when there are none
 
     @property
     def finding(self) -> str:
@@ -77,7 +80,10 @@ class Comparison:
         row = self.ledger_row
         out.append(f"ledger: seq {row['seq']} · {row['at'][:19]}Z · kind compare, marked unsealed" if row else
                    "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)")
-        out.append(f"wrote {TABLE_FILE} and verdict.json → {d['evidence']}")
+        plots = f", {len(self.plots)} plot(s)" if self.plots else ""
+        out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d['evidence']}")
+        if self.plot_note:
+            out.append(f"  {self.plot_note}")
         return out
 
 
@@ -138,7 +144,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     write_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     if timings is not None:
         timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
-    return Comparison(out_dir=out_dir, data=verdict, ledger_row=row)
+    return Comparison(out_dir=out_dir, data=verdict, ledger_row=row, samples=len(data.fixtures))
 
 
 def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
