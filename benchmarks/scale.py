@@ -5,6 +5,7 @@ Every fake server runs in its own process (FakeServer), so the runner's figures 
     python benchmarks/scale.py --mode pool            # 4 servers at 100 ms, 16 in flight each, 10,000 cells
     python benchmarks/scale.py --mode pool-failing    # the same with one of the four failing every call
     python benchmarks/scale.py --mode batch --cells 100000   # run --batch: upload files, then collection
+    python benchmarks/scale.py --mode grids           # BENCH-01-sized (120) and 10,000-cell grids: wall and cost
 
 Targets (issue 16): the pool within 1.15 × the ideal wall time ceil(cells / 64) × 100 ms; with one server
 failing every call, within 1.5 × and no cell lost; `--batch` on 100,000 cells: the upload files written in
@@ -123,17 +124,45 @@ def mode_batch(args: argparse.Namespace) -> dict[str, Any]:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
+PRICES = "prices:\n  fake-model: {input: 1.0, output: 4.0, batch_discount: 0.5}\n"
+
+
+def mode_grids(args: argparse.Namespace) -> dict[str, Any]:
+    """Wall time and cost of one grid run interactively (one server at 100 ms, 64 in flight), on a pool of 4
+    such servers (16 each) and through the batch API (the fake vendor ends each batch at once: this is the
+    client's own time; a real batch adds the vendor's, up to 24 h)."""
+    rows = []
+    for cells in (120, 10_000):
+        for how in ("interactive", "pool", "batch"):
+            latency = 0.0 if how == "batch" else args.latency_ms
+            config = {"default_reply": "ok", "models": ["fake-model"], "latency_ms": latency}
+            with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+                servers = [stack.enter_context(FakeServer(config)) for _ in range(4 if how == "pool" else 1)]
+                project = make_project(Path(tmp), cells, servers[0].base_url)
+                if how == "pool":
+                    (Path(tmp) / "benchcard.yaml").write_text(pool_yaml([s.base_url for s in servers], 16) + PRICES)
+                else:
+                    with open(Path(tmp) / "benchcard.yaml", "a") as fh:
+                        fh.write(PRICES)
+                options = RunOptions(progress=False, concurrency=64, batch=how == "batch", poll_interval=0.2)
+                t0 = time.perf_counter()
+                [summary] = run(project, "synth", options)
+                rows.append({"cells": cells, "how": how, "wall_s": round(time.perf_counter() - t0, 2),
+                             "cost_usd": summary.cost, "ok": summary.counts["ok"]})
+    return {"mode": "grids", "latency_ms": args.latency_ms, "rows": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("pool", "pool-failing", "batch"), default="pool")
+    parser.add_argument("--mode", choices=("pool", "pool-failing", "batch", "grids"), default="pool")
     parser.add_argument("--cells", type=int, default=10_000)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--servers", type=int, default=4)
     parser.add_argument("--per-server", type=int, default=16)
     args = parser.parse_args()
     os.environ.setdefault(KEY_ENV, "sk-bench")
-    if args.mode == "batch":
-        print(json.dumps(mode_batch(args)))
+    if args.mode in ("batch", "grids"):
+        print(json.dumps(mode_batch(args) if args.mode == "batch" else mode_grids(args)))
         return
     print(json.dumps(mode_pool(args, failing=args.mode == "pool-failing")))
 
