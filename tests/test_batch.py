@@ -134,7 +134,7 @@ def test_costs_are_at_the_batch_price(tmp_path: Path, server: FakeServer, key: s
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_no_wait_then_status_then_resume_from_another_process(tmp_path: Path, server: FakeServer, key: str,
                                                               vendor: str) -> None:
-    server.configure({"default_reply": "red", "batch": {"in_progress_s": 1.0}})
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 3.0}})
     project = project_for(tmp_path, server, vendor)
     result = bc(project, "run", "colour-ab", "--batch", "--no-wait")
     assert result.exit_code == 0, result.output
@@ -143,8 +143,12 @@ def test_no_wait_then_status_then_resume_from_another_process(tmp_path: Path, se
     shown = bc(project, "status", folder.name)
     assert shown.exit_code == 0, shown.output
     assert "in progress" in shown.output and "batch 0:" in shown.output
-    time.sleep(1.1)
-    st = json.loads(bc(project, "status", folder.name, "--json").stdout)
+    deadline = time.monotonic() + 20
+    while True:  # another process looks in now and then until the vendor says the batch has ended
+        st = json.loads(bc(project, "status", folder.name, "--json").stdout)
+        if st["batches"][0]["status"] in ("completed", "ended") or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert st["mode"] == "batch" and st["batches"][0]["status"] in ("completed", "ended")
     assert "collect the results" in st["state"] and not st["finished"]
     result = bc(project, "run", "colour-ab", "--resume", folder.name, *FAST, "--json")
@@ -166,3 +170,33 @@ def test_batch_is_refused_where_there_is_no_batch_api(tmp_path: Path, server: Fa
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--batch")
     assert result.exit_code == 1 and "started interactively" in result.stderr
     assert "interactive" in bc(project, "status", folder.name).output
+
+
+def test_retry_failed_sends_the_failed_cells_in_a_new_batch(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "faults": [{"match": "number 1", "kind": "500"}]})
+    project = project_for(tmp_path, server, "anthropic", fixtures=3)
+    assert bc(project, "run", "colour-ab", "--batch", *FAST).exit_code == 0
+    folder = only_run(project, "colour-ab")
+    server.configure({"default_reply": "red"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["counts"] == {"ok": 6, "truncated": 0, "failed": 0}
+    assert len(read_jsonl(folder / "attempts.jsonl")) == 2  # the failed attempts stay on record
+    assert [e["event"] for e in journal(folder)].count("added") == 1
+    assert server.stats()["batch"]["submitted"] == 2  # only the two failed cells went again
+
+
+def test_a_torn_journal_line_is_dropped_and_the_run_resumes(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 0.3}})
+    project = project_for(tmp_path, server, "openai", fixtures=2)
+    assert bc(project, "run", "colour-ab", "--batch", "--no-wait").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    with (folder / "batch" / "journal.jsonl").open("ab") as fh:
+        fh.write(b'{"event":"poll","chunk":0,"sta')  # a kill in the middle of a write
+    time.sleep(0.3)
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["counts"]["ok"] == 4
+    assert all(isinstance(e, dict) for e in journal(folder))  # every line whole again
+    assert server.stats()["batch"]["submitted"] == 4

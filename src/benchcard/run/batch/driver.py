@@ -36,8 +36,10 @@ from benchcard.run.store import OutputWriter, RunStore
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
 
 
-def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk]:
-    """Write the upload files from the sealed plan, cut under the limits, and record them (`planned`)."""
+def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str] | None = None,
+                first: int = 0) -> list[Chunk]:
+    """Write the upload files from the sealed plan, cut under the limits, and record them (`planned`); with
+    `only`, just those cells, as chunks numbered from `first` (`added`: cells a `--retry-failed` reopened)."""
     limits = vendor.limits
     cfg = vendor.config.batch_limits
     max_requests = min(limits.requests, cfg.get("requests", limits.requests))
@@ -56,11 +58,13 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk
         os.fsync(fh.fileno())
         fh.close()
         fh = None
-        name = f"{FOLDER}/chunk-{len(chunks):03d}.jsonl"
+        name = f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl"
         os.replace(store.folder / (name + ".tmp"), store.folder / name)
-        chunks.append(Chunk(len(chunks), cells, size, "sha256:" + sha.hexdigest(), name))
+        chunks.append(Chunk(first + len(chunks), cells, size, "sha256:" + sha.hexdigest(), name))
 
     for cell, body in sealed_bodies(store):
+        if only is not None and cell not in only:
+            continue
         line = vendor.line(cell, body)
         need = len(line) + limits.overhead
         if need > max_bytes:
@@ -69,16 +73,17 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal) -> list[Chunk
         if fh is not None and (cells >= max_requests or size + need > max_bytes):
             close()
         if fh is None:
-            fh = open(store.folder / f"{FOLDER}/chunk-{len(chunks):03d}.jsonl.tmp", "wb")  # noqa: SIM115
+            fh = open(store.folder / f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl.tmp", "wb")  # noqa: SIM115
             sha, cells, size = hashlib.sha256(), 0, 0
         fh.write(line)
         sha.update(line)
         cells += 1
         size += len(line)
     close()
-    journal.append({"event": "planned", "vendor": vendor.name, "limits": {"requests": max_requests,
-                    "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
-        {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file} for c in chunks]})
+    journal.append({"event": "planned" if only is None else "added", "vendor": vendor.name,
+                    "limits": {"requests": max_requests, "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
+                        {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file}
+                        for c in chunks]})
     return chunks
 
 
@@ -140,6 +145,10 @@ class BatchRun:
 
     async def go(self) -> int:
         chunks = self.journal.chunks() or plan_chunks(self.s.store, self.vendor, self.journal)
+        if all(c.collected for c in chunks):  # every batch collected, yet cells lack a row: --retry-failed
+            missing = set(self.fixtures()) - self.done
+            if missing:
+                chunks += plan_chunks(self.s.store, self.vendor, self.journal, missing, len(chunks))
         await self.submit(chunks)
         while True:
             pending = [c for c in chunks if not c.collected]

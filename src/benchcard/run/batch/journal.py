@@ -1,7 +1,8 @@
 """A batch run's record in its folder: `batch/journal.jsonl`, one event a line, appended, flushed and synced.
 
 Every step of a batch is written here before the next is taken, so a process killed at any point knows on resume
-what the vendor already has: `planned` (the upload files and their digests), `uploaded` (OpenAI's file id),
+what the vendor already has: `planned` (the upload files and their digests; `added`, more of them for the
+cells a `--retry-failed` reopened), `uploaded` (OpenAI's file id),
 `creating` then `created` (the batch id; a `creating` without `created` means the vendor may hold a batch whose
 id was never heard: it is looked for before another is created), every `poll` (status, done/total), `downloaded`
 (the result files, complete) and `collected` (every cell of the chunk has its row in outputs.jsonl).
@@ -93,9 +94,11 @@ class Journal:
         chunks: dict[int, Chunk] = {}
         for e in self.events():
             kind = e.get("event")
-            if kind == "planned":
-                chunks = {c["chunk"]: Chunk(c["chunk"], c["cells"], c["bytes"], c["digest"], c["file"])
-                          for c in e["chunks"]}
+            if kind in ("planned", "added"):  # added: a later batch of cells a --retry-failed reopened
+                if kind == "planned":
+                    chunks = {}
+                chunks.update({c["chunk"]: Chunk(c["chunk"], c["cells"], c["bytes"], c["digest"], c["file"])
+                               for c in e["chunks"]})
                 continue
             c = chunks.get(e.get("chunk", -1))
             if c is None:
