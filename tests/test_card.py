@@ -179,6 +179,10 @@ def _fixtures_resolving_each(project: Project, pattern: str) -> dict[str, Path] 
         out = {}
         for m in sorted(glob.glob(str(project.root / pattern))):
             path = project.inside(str(Path(m).relative_to(project.root)), source="s", field="fixtures")
+            if not path.is_file():
+                return "not a file"
+            if path.stem in out:
+                return "duplicate id"
             out[path.stem] = path
         return out
     except CardError:
@@ -212,7 +216,9 @@ def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, patte
         got: dict[str, Path] | str = dict(load_card(card, project).fixtures)
     except CardError as exc:
         assert "field 'fixtures'" in str(exc)
-        got = "refused" if "leaves the project" in str(exc) or "must be relative" in str(exc) else {}
+        got = ("refused" if "leaves the project" in str(exc) or "must be relative" in str(exc)
+               else "duplicate id" if "two files have the fixture id" in str(exc)
+               else "not a file" if "not a regular file" in str(exc) else {})
     assert got == expected
     if isinstance(got, dict):
         assert all(outside not in p.parents for p in got.values())

@@ -91,3 +91,46 @@ def test_local_rig_prints_the_body_a_local_run_seals(tmp_path: Path) -> None:
     assert body["temperature"] == 0.7 and "reasoning_effort" not in body
     unseeded = {k: v for k, v in body.items() if k != "seed"}
     assert body["seed"] == call_seed(unseeded, 0)
+
+
+def _pasted(command: str, folder: Path) -> str:
+    """What a shell does with the printed command when `curl` only prints its arguments."""
+    script = "curl() { printf '[%s]\\n' \"$@\"; }\n" + command + "\n"
+    done = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "MY_KEY": "sk-from-env"}, check=True)
+    return done.stdout
+
+
+def test_a_hostile_base_url_is_quoted_not_run(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    url = "http://127.0.0.1:9/$(touch${IFS}pwned)`touch${IFS}pwned2`"
+    (root / "benchcard.yaml").write_text(
+        f"providers:\n  p: {{type: openai, base_url: '{url}', api_key_env: MY_KEY}}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 0, result.output
+    printed = _pasted(result.output, tmp_path)
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+    assert f"[{url}/chat/completions]" in printed
+    assert "[Authorization: Bearer sk-from-env]" in printed
+
+
+def test_a_hostile_key_variable_name_is_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text(
+        "providers:\n  p: {type: openai, base_url: 'http://127.0.0.1:9', api_key_env: 'K\"; touch pwned; \"'}\n",
+        encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 1
+    assert "api_key_env': expected an environment variable name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_credentials_in_the_url_are_never_printed(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text(
+        "providers:\n  p: {type: openai, base_url: 'http://alice:s3cr3t-pw@127.0.0.1:9/v1'}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 0, result.output
+    assert "s3cr3t-pw" not in result.output
+    printed = _pasted(result.output, tmp_path)
+    assert "[http://127.0.0.1:9/v1/chat/completions]" in printed and "[-u]\n[alice]" in printed

@@ -175,7 +175,7 @@ def test_load_key_errors_name_file_field_and_expectation(tmp_path: Path, change:
 def test_load_key_rejects_bad_json_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(CardError, match=r"excerpt-99\.json: not valid JSON"):
         load_key(write_key(tmp_path, "{nope"), SPEC)
-    with pytest.raises(CardError, match="cannot read the key"):
+    with pytest.raises(CardError, match=r"missing\.json: cannot read"):
         load_key(tmp_path / "missing.json", SPEC)
     with pytest.raises(CardError, match="expected a JSON object"):
         load_key(write_key(tmp_path, "[]"), SPEC)

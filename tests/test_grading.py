@@ -217,3 +217,75 @@ def test_blind_sheet_after_the_verdict_is_refused(project: Project, tmp_path: Pa
     with pytest.raises(RunError, match="already has a verdict"):
         blind_sheet(project, run_dir, out, name="late")
     assert not out.exists() and not (run_dir / "sealed" / "sheet-late.jsonl").exists()
+
+
+def _bc(project: Project, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_exporting_again_never_erases_a_graders_sheet(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    out = tmp_path / "sheet.csv"
+    assert _bc(project, "blind-sheet", run_dir.name, "--out", str(out))[0] == 0
+    rows = _sheet(out)
+    rows[0]["grade"] = "pass"
+    _write(out, rows)
+    filled = out.read_bytes()
+    code, _, err = _bc(project, "blind-sheet", run_dir.name, "--out", str(out))
+    assert code == 1 and "already exists" in err and "--force" in err and len(err.strip().splitlines()) == 1
+    assert out.read_bytes() == filled
+    code, stdout, _ = _bc(project, "blind-sheet", run_dir.name, "--out", str(out), "--force")
+    assert code == 0 and "sheet.csv.bak" in stdout
+    assert (tmp_path / "sheet.csv.bak").read_bytes() == filled and _sheet(out)[0]["grade"] == ""
+
+
+@pytest.mark.parametrize("target", ["results/ledger.jsonl", "keys/bench-01/v1.seal.json", "keys/bench-01/ex-01.json",
+                                    "CARD", "RUN/outputs.jsonl", "LINK"])
+def test_no_force_writes_over_the_ledger_a_seal_a_key_or_evidence(project: Project, tmp_path: Path,
+                                                                   target: str) -> None:
+    run_dir = _run(project)
+    give_verdict(project, _run(project))  # the ledger has a row
+    (project.root / "keys" / "bench-01").mkdir(parents=True, exist_ok=True)
+    for name in ("v1.seal.json", "ex-01.json"):
+        (project.root / "keys" / "bench-01" / name).write_text("{}\n", encoding="utf-8")
+    (tmp_path / "LINK").symlink_to(project.ledger_path)
+    path = (run_dir / "outputs.jsonl") if target.startswith("RUN/") else (
+        tmp_path / "LINK" if target == "LINK" else the_card(project).path if target == "CARD"
+        else project.root / target)
+    before = path.read_bytes()
+    code, _, err = _bc(project, "blind-sheet", run_dir.name, "--out", str(path), "--force")
+    assert code == 1 and "never writes over it" in err and len(err.strip().splitlines()) == 1
+    assert path.read_bytes() == before
+    assert not list(path.parent.glob("*.bak*"))
+
+
+def test_importing_grades_again_keeps_the_first_import(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = _sheet(sheet.path)
+    rows[0]["grade"] = "pass"
+    _write(sheet.path, rows)
+    assert _bc(project, "grade", run_dir.name, str(sheet.path))[0] == 0
+    first = (run_dir / "grades" / "human.csv").read_bytes()
+    rows[1]["grade"] = "fail"
+    _write(sheet.path, rows)
+    code, _, err = _bc(project, "grade", run_dir.name, str(sheet.path))
+    assert code == 1 and "already exists" in err
+    assert (run_dir / "grades" / "human.csv").read_bytes() == first
+    assert _bc(project, "grade", run_dir.name, str(sheet.path), "--force")[0] == 0
+    assert (run_dir / "grades" / "human.csv.bak").read_bytes() == first
+
+
+def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path) -> None:
+    card = the_card(project)
+    formulas = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "plain"]
+    texts = {("A", f, r): formulas[(i * card.repetitions + r) % len(formulas)]
+             for i, f in enumerate(card.fixture_ids()) for r in range(card.repetitions)}
+    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), texts=texts)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    cells = [r["output"] for r in _sheet(sheet.path)]
+    for formula in formulas[:-1]:
+        assert "'" + formula in cells and formula not in cells
+    assert "plain" in cells
+    assert not any(c[:1] in "=+-@\t" for c in cells)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from benchcard.errors import BenchcardError
+from benchcard.errors import BenchcardError, one_line
 from benchcard.project import Project
 
 
@@ -22,6 +22,11 @@ def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def _report(report: tuple[Any, list[str]], as_json: bool) -> None:
+    """A core function's (JSON, lines) pair printed as --json asks."""
+    click.echo(json.dumps(report[0], indent=2, ensure_ascii=False, default=str) if as_json else "\n".join(report[1]))
+
+
 class _Cli(click.Group):
     """The one place a user error (a BenchcardError, or a usage error click found) becomes a single line on
     stderr and exit 1, never a traceback."""
@@ -29,8 +34,8 @@ class _Cli(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except BenchcardError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except (BenchcardError, OSError) as exc:  # OSError: a read-only results/, a full disk
+            click.echo(f"error: {one_line(exc)}", err=True)
             sys.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -328,46 +333,36 @@ def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | Non
 @click.option("--out", type=click.Path(dir_okay=False), help="Where to write the sheet (default: "
               "blind-<run>-<name>.csv in the current folder).")
 @click.option("--name", default="human", show_default=True, help="The sheet's name (one per grader).")
+@click.option("--force", is_flag=True, help="Write even if the file exists (the old one is kept as .bak).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.pass_context
-def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, as_json: bool) -> None:
+def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, force: bool, as_json: bool) -> None:
     """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
     from benchcard.verdict.give import find_run
+    from benchcard.verdict.gradereport import sheet_report
     from benchcard.verdict.grading import blind_sheet
 
     project = _project(ctx)
-    sheet = blind_sheet(project, find_run(project, run_name), Path(out) if out else None, name)
-    if as_json:
-        _emit_json({"sheet": str(sheet.path), "name": sheet.name, "rows": sheet.rows,
-                    "mapping": project.relative(sheet.mapping), "left_out": dict(sheet.left_out)})
-        return
-    left = ", ".join(f"{n} {s}" for s, n in sheet.left_out.items())
-    click.echo(f"wrote {sheet.rows} outputs, shuffled, to {sheet.path}")
-    if left:
-        click.echo(f"  left out (never scored): {left}")
-    click.echo(f"  grade each row pass, fail or 0–1, then: benchcard grade {run_name} {sheet.path.name}"
-               + ("" if sheet.name == "human" else f" --name {sheet.name}"))
+    sheet = blind_sheet(project, find_run(project, run_name), Path(out) if out else None, name, force)
+    _report(sheet_report(project, sheet, run_name), as_json)
 
 
 @cli.command("grade")
 @click.argument("run_name", metavar="RUN")
 @click.argument("sheet", type=click.Path(dir_okay=False))
 @click.option("--name", help="The sheet's name (default: the only sheet exported for RUN).")
+@click.option("--force", is_flag=True, help="Replace grades imported before (they are kept as .bak).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @click.pass_context
-def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, as_json: bool) -> None:
+def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, force: bool, as_json: bool) -> None:
     """Import a filled blind sheet into RUN's grades/; the verdict compares them with the scorer."""
     from benchcard.verdict.give import find_run
+    from benchcard.verdict.gradereport import grade_report
     from benchcard.verdict.grading import import_grades
 
     project = _project(ctx)
-    result = import_grades(project, find_run(project, run_name), Path(sheet), name)
-    if as_json:
-        _emit_json({"grades": project.relative(result.path), "name": result.name, "graded": result.graded,
-                    "ungraded": result.ungraded})
-        return
-    click.echo(f"imported {result.graded} grade(s) ({result.ungraded} row(s) left ungraded) → "
-               f"{project.relative(result.path)}")
+    _report(grade_report(project, import_grades(project, find_run(project, run_name), Path(sheet), name, force)),
+            as_json)
 
 
 # ------------------------------------------------------------------------------------------------------ plan

@@ -33,3 +33,12 @@ class VerdictError(BenchcardError):
 
 class CompareError(BenchcardError):
     """Logs given to `benchcard compare` cannot be read or paired, or its win rule is malformed."""
+
+
+def one_line(exc: BaseException) -> str:
+    """What the CLI prints after `error:`: a BenchcardError's message, or the file and the system's words for an
+    OSError (a read-only results/, a full disk), never a traceback."""
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    return str(exc)

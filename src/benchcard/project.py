@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchcard.errors import CardError
+from benchcard.errors import CardError, RunError
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,34 @@ class Project:
         if resolved != root and root not in resolved.parents:
             raise CardError(f"{source}: field '{field}': path '{relative}' leaves the project")
         return resolved
+
+    def run_inside(self, folder: Path, name: str) -> Path:
+        """A run folder named on the command line, resolved; one outside this project's results/ is refused, so
+        that no command judges, resumes or grades another project's run into this project's ledger."""
+        resolved = folder.resolve()
+        results = self.results_dir.resolve()
+        if results not in resolved.parents:
+            raise RunError(f"{name}: the run is outside this project's {self.relative(self.results_dir)}/ "
+                           f"({self.root}); use `benchcard -C <its project>`")
+        return resolved
+
+    def refuse_protected(self, path: Path, shown: str) -> None:
+        """No output a user names may replace the project's records, not even with --force: the ledger, a file
+        under cards/, fixtures/ or keys/ (keys and seals), or any file already under results/ (a run's
+        evidence). Links are followed to where they point."""
+        target = path.resolve()
+        where = None
+        if target == self.ledger_path.resolve():
+            where = "the ledger"
+        for folder in (self.cards_dir, self.root / "fixtures", self.root / "keys"):
+            real = folder.resolve()
+            if target == real or real in target.parents:
+                where = f"{self.relative(folder)}/"
+        if where is None and self.results_dir.resolve() in target.parents and os.path.lexists(target):
+            where = "a run's evidence under results/"
+        if where is not None:
+            raise RunError(f"{shown}: that is {where}, part of the project's own records; benchcard never "
+                           "writes over it. Choose another path")
 
     def relative(self, path: Path) -> str:
         """A path as the user should see it: relative to the project when it is inside."""

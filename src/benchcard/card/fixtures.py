@@ -6,6 +6,7 @@ import contextlib
 import fnmatch
 import glob as globmod
 import os
+import stat
 from pathlib import Path
 
 from benchcard.errors import CardError
@@ -32,7 +33,7 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
         with contextlib.suppress(CardError):
             base = project.inside(str(Path(*written[:fixed])), source=source, field="fixtures")
     if base is not None and depth == 1:
-        listed = _one_folder(base, written[-1])
+        listed = _one_folder(project, source, base, written[-1])
         if listed is not None:
             return listed
     skip = len((project.root / Path(*written[:fixed])).parts)
@@ -43,11 +44,27 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
             path = base.joinpath(*Path(m).parts[skip:])
         else:
             path = project.inside(str(Path(m).relative_to(project.root)), source=source, field="fixtures")
-        fixtures[path.stem] = path
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            _not_a_file(project, source, Path(m))
+        _add(project, source, fixtures, path)
     return fixtures
 
 
-def _one_folder(base: Path, pattern: str) -> dict[str, Path] | None:
+def _add(project: Project, source: str, fixtures: dict[str, Path], path: Path) -> None:
+    """One fixture by its id (the file's stem); two files with one id would silently drop one from the seal."""
+    other = fixtures.get(path.stem)
+    if other is not None:
+        raise CardError(f"{source}: field 'fixtures': two files have the fixture id '{path.stem}' "
+                        f"({project.relative(other)} and {project.relative(path)}); rename one or narrow the glob")
+    fixtures[path.stem] = path
+
+
+def _not_a_file(project: Project, source: str, path: Path) -> None:
+    raise CardError(f"{source}: field 'fixtures': the glob matches {project.relative(path)}, which is not a "
+                    "regular file (a folder, FIFO or device); narrow the glob")
+
+
+def _one_folder(project: Project, source: str, base: Path, pattern: str) -> dict[str, Path] | None:
     """`glob` of `base/pattern` (wildcards in the last component only) from one directory listing, or None
     when a match is a symbolic link (the caller then resolves and checks every match).
 
@@ -64,7 +81,9 @@ def _one_folder(base: Path, pattern: str) -> dict[str, Path] | None:
         path = base / name
         if entries[name].is_symlink():
             return None
-        fixtures[path.stem] = path
+        if not entries[name].is_file(follow_symlinks=False):
+            _not_a_file(project, source, path)
+        _add(project, source, fixtures, path)
     return fixtures
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchcard._util.safeio import read_regular_text
+from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card.model import Card
 from benchcard.card.reader import read_card
 from benchcard.errors import CardError
@@ -14,10 +16,7 @@ from benchcard.project import Project
 def load_card(path: Path, project: Project) -> Card:
     """Read and validate one card file."""
     source = project.relative(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CardError(f"{source}: cannot read: {exc.strerror}") from None
+    text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
     return read_card(text, source, project, path)
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.safeio import read_regular_text
+from benchcard.errors import CardError
 from benchcard.records import rig_line
 from benchcard.scoring.scorers import ScoringSpec
 
@@ -138,7 +140,8 @@ class Card:
     def fixture_text(self, fixture_id: str) -> str:
         if not self.is_ab:
             return ""
-        return self.fixtures[fixture_id].read_text(encoding="utf-8")
+        path = self.fixtures[fixture_id]
+        return read_regular_text(path, str(path), CardError)
 
     def messages(self, variant: str | None = None, fixture_text: str | None = None) -> list[dict[str, str]]:
         """Exactly the chat messages the model receives for one (variant, fixture)."""

@@ -6,13 +6,13 @@ Every error is one line naming the file, the field, its line and what was expect
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from benchcard._util.yamlread import load_yaml
 from benchcard.card.fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
@@ -55,36 +55,13 @@ HISTORY_FIELDS = frozenset({"version", "note", "date", "published_runs"}) | CHAN
 
 def read_card(text: str, source: str, project: Project, path: Path) -> Card:
     """Parse and validate one card's text; `source` is the file as errors name it."""
-    raw, lines = parse_yaml(text, source)
+    raw, lines = load_yaml(text, source, CardError)
     return _Reader(raw, lines, source, project, path).card()
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
-    """Parse YAML and remember the line of every mapping key, so errors can point at it."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CardError(f"{source}{where}: malformed YAML: {problem}") from None
-    lines: dict[tuple[str, ...], int] = {}
-    if node is not None:
-        _collect_lines(node, (), lines)
-    return raw, lines
-
-
-def _collect_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            sub = (*path, str(key.value))
-            lines[sub] = key.start_mark.line + 1
-            _collect_lines(value, sub, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _collect_lines(item, (*path, str(i)), lines)
+    """A card's YAML (strict and bounded, `_util/yamlread.py`) and the line of every mapping key."""
+    return load_yaml(text, source, CardError)
 
 
 class _Reader:
@@ -152,7 +129,7 @@ class _Reader:
             rig=self.rig(),
             params=self.params(),
             prompt=self.prompt(kind),
-            repetitions=self.get(raw, ("repetitions",), (int,), "a positive integer", required=False) or 1,
+            repetitions=self.repetitions(),
             scoring=scoring,
             examples=self.examples(scoring),
             history=self.history(version),
@@ -165,8 +142,6 @@ class _Reader:
             variable=self.get(raw, ("variable",), (str,), "text", required=False) or "",
             page=self.get(raw, ("page",), (dict,), "a mapping of prose sections", required=False) or {},
         )
-        if common["repetitions"] < 1:
-            raise self.fail(("repetitions",), "expected a positive integer")
         if kind == "ab":
             if "gate" in raw:
                 raise self.fail(("gate",), "only a probe card has a gate; an ab card's CI gate is its win rule")
@@ -177,6 +152,15 @@ class _Reader:
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
         return Card(**common)
+
+    def repetitions(self) -> int:
+        """Absent means 1; 0 or a negative count is an error, never quietly run as 1."""
+        reps = self.get(self.raw, ("repetitions",), (int,), "a positive integer", required=False)
+        if reps is None:
+            return 1
+        if reps < 1:
+            raise self.fail(("repetitions",), f"expected a positive integer, got {reps}")
+        return int(reps)
 
     def strings(self, where: tuple[str, ...], required: bool = True) -> list[str]:
         items = self.get(self.raw, where, (list,), "a list of text", required=required) or []
@@ -218,6 +202,10 @@ class _Reader:
             self.get(params, ("params", name), PARAM_TYPES[name], "a " + PARAM_TYPES[name][0].__name__)
             if name == "max_tokens" and value < 1:
                 raise self.fail(("params", name), "expected a positive integer")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.fail(("params", name), f"expected a finite number, got {value}")
+            if name in ("temperature", "top_p") and value < 0:
+                raise self.fail(("params", name), f"expected a number >= 0, got {value}")
         if "max_tokens" not in params:
             raise self.fail(("params", "max_tokens"), "missing; expected a positive integer")
         return dict(params)

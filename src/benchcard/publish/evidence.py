@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from benchcard.card.model import Card
+from benchcard.publish.files import copy_published, files_under, published_name, regular_inside
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
 from benchcard.publish.runs import Run, baseline_of, number
 
@@ -24,6 +24,16 @@ def _run_dirs(run: Run) -> tuple[str, ...]:
     return RUN_DIRS
 
 
+def _published(run: Run) -> list[tuple[Path, str]]:
+    """Each raw file of a run that may be published, with its name in the site (relative, posix)."""
+    assert run.folder is not None
+    folder = run.folder
+    files = [(folder / n, n) for n in RUN_FILES if regular_inside(folder / n, folder)]
+    for d in _run_dirs(run):
+        files += [(p, p.relative_to(folder).as_posix()) for p in files_under(folder / d, folder)]
+    return [(p, published_name(rel)) for p, rel in files]
+
+
 def copy_run(run: Run, out: Path) -> None:
     """The run's raw files, byte for byte, into the site; a published run gets its recorded entry."""
     dest = out / run.site_dir
@@ -33,27 +43,15 @@ def copy_run(run: Run, out: Path) -> None:
         (dest / "published.json").write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n",
                                              encoding="utf-8")
         return
-    for name in RUN_FILES:
-        if (run.folder / name).is_file():
-            shutil.copyfile(run.folder / name, dest / name)
-    for name in _run_dirs(run):
-        if (run.folder / name).is_dir():
-            shutil.copytree(run.folder / name, dest / name, dirs_exist_ok=True)
+    for src, rel in _published(run):
+        copy_published(src, dest / rel)
 
 
 def run_files(run: Run) -> list[dict[str, str]]:
     """Links (relative to the evidence page) to every raw file copied for a run."""
     if run.folder is None:
         return [{"name": "published.json", "href": "published.json"}]
-    files = [{"name": n, "href": n} for n in RUN_FILES if (run.folder / n).is_file()]
-    for d in _run_dirs(run):
-        folder = run.folder / d
-        if folder.is_dir():
-            for p in sorted(folder.rglob("*")):
-                if p.is_file():
-                    rel = p.relative_to(run.folder).as_posix()
-                    files.append({"name": rel, "href": rel})
-    return files
+    return [{"name": rel, "href": rel} for _src, rel in _published(run)]
 
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:

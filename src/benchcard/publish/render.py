@@ -101,13 +101,23 @@ def prose(value: Any) -> dict[str, Any]:
     return {"paragraphs": [str(value)], "entries": [], "links": []}
 
 
+SAFE_SCHEMES = ("http", "https", "mailto")
+
+
 def safe_url(url: Any) -> str | None:
-    """A link a card may carry: http(s) or a relative path; anything else (javascript:, data:) is dropped."""
-    if not isinstance(url, str) or not url.strip():
+    """A link a card may carry, read as a browser reads it (WHATWG URL parsing): leading and trailing control
+    characters and spaces are stripped and every tab and newline removed before the scheme is looked at, so
+    `java\tscript:` is `javascript:`. Allowed: http, https and mailto, or a path relative to the page (not
+    `//host` or `\\host`, which a browser takes to another site). Anything else is dropped."""
+    if not isinstance(url, str):
         return None
-    text: str = url.strip()
+    text = re.sub(r"[\t\n\r]", "", url.strip("".join(map(chr, range(0x21)))))
+    if not text or re.search(r"[\x00-\x1f\x7f]", text):
+        return None
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", text)
-    if scheme and scheme.group(1).lower() not in ("http", "https"):
+    if scheme:
+        return text if scheme.group(1).lower() in SAFE_SCHEMES else None
+    if text[:2].replace("\\", "/") == "//" or text.startswith("\\"):
         return None
     return text
 

@@ -4,7 +4,6 @@ tables and plots."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view
 from benchcard.publish.evidence import run_files
+from benchcard.publish.files import copy_published, published_name, regular_inside
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
@@ -263,21 +263,20 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     # The fixtures and answer keys, published alongside the card.
     materials = []
     for fixture_id, path in sorted(card.fixtures.items()):
-        (folder / "fixtures").mkdir(exist_ok=True)
-        shutil.copyfile(path, folder / "fixtures" / path.name)
-        entry = {"id": fixture_id, "fixture": f"fixtures/{path.name}", "key": None}
+        entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
+        if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
+            entry["fixture"] = rel = f"fixtures/{published_name(path.name)}"
+            copy_published(path, folder / rel)
         key = project.keys_dir(card.id) / f"{fixture_id}.json"
-        if key.is_file():
-            (folder / "keys").mkdir(exist_ok=True)
-            shutil.copyfile(key, folder / "keys" / key.name)
-            entry["key"] = f"keys/{key.name}"
+        if regular_inside(key, project.root):
+            entry["key"] = rel = f"keys/{key.name}"
+            copy_published(key, folder / rel)
         materials.append(entry)
     seal = project.seal_path(card.id, card.version)
     seal_href = None
-    if seal.is_file():
-        (folder / "keys").mkdir(exist_ok=True)
-        shutil.copyfile(seal, folder / "keys" / seal.name)
+    if regular_inside(seal, project.root):
         seal_href = f"keys/{seal.name}"
+        copy_published(seal, folder / seal_href)
 
     n_plots = 0
     run_views = []

@@ -4,11 +4,13 @@ Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.A
 connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily
 from `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential
 backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After`
-header asks; a cell that still fails, or fails for good (another 4xx, a malformed answer), is recorded as
-`failed` with its error and never scored. An authentication or not-found error (401, 403, 404) says nothing
-about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`. So does an endpoint that
-stops answering: after a few cells in a row fail in transport the run stops (`Session.stopped`) instead of
-recording the rest of the grid as failed; `--resume` calls the cells not yet called, `--retry-failed` the others.
+header asks, up to `max_wait` (600 s) between the attempts of one cell in all: a server asking for more is
+not waited on, and the cell's error says so. A cell that still fails, or fails for good (another 4xx, a
+malformed answer), is recorded as `failed` with its error and never scored. An authentication or not-found
+error (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to
+`--resume`. So does an endpoint that stops answering: after a few cells in a row fail in transport the run stops
+(`Session.stopped`) instead of recording the rest of the grid as failed; `--resume` calls the cells not yet
+called, `--retry-failed` the others.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
     # Not tenacity's AsyncRetrying: +0.25 ms CPU per cell, 1.16-1.22 x ideal against this loop's 1.10-1.13 (2026-11-30).
     opts = s.options
     attempts = 0
+    waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
     while True:
         attempts += 1
         await s.limiter.wait()
@@ -187,7 +190,14 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
             _count_transport_failure(s, error, message)
             return _failed(job, attempts, latency, message)
         retry_after = error.retry_after if isinstance(error, RetryableError) else None
-        await asyncio.sleep(backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng))
+        delay = backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng)
+        asked = max(delay, retry_after or 0.0)
+        if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
+            message = (_describe(error) + f"; the server asked to wait {asked:g} s more, past the {opts.max_wait:g} s "
+                       f"one cell may wait in all (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+            return _failed(job, attempts, latency, _scrub(s, message))
+        waited += delay
+        await asyncio.sleep(delay)
 
 
 def _count_transport_failure(s: Session, error: BaseException, message: str) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from benchcard.card.model import Card
 from benchcard.errors import CardError
 from benchcard.run.providers import build_body, endpoint, provider_config
 from benchcard.run.providers.base import ProviderConfig
+from benchcard.run.providers.configcheck import check_env_name
+from benchcard.run.providers.urls import credentials
 
 
 def request_for(
@@ -30,25 +33,32 @@ def request_for(
     return build_body(cfg, model, messages, card.params, card.rig.effort)
 
 
-def shell_quote(text: str) -> str:
-    """Single-quote for POSIX shells: nothing inside is expanded, and `'` becomes `'\\''`."""
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
 def curl_command(card: Card, config: dict[str, Any], variant: str | None = None, fixture: str | None = None,
                  provider: str | None = None, model: str | None = None, base_url: str | None = None) -> str:
+    """A command safe to paste: every argument single-quoted (`shlex.quote`, or `shell_quote` for the body), the
+    key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it)."""
     cfg = provider_config(provider or card.rig.provider, config, base_url)
     body = request_for(card, cfg, model or card.rig.model, variant, fixture)
     if cfg.type == "local":  # the first repetition's body as a local run seals it, seed included
         from benchcard.run.providers.local import planned_body
 
         body = planned_body(body, 0)
-    lines = [f"curl {endpoint(cfg)} \\"]
+    lines = [f"curl {shlex.quote(endpoint(cfg))} \\"]
+    creds = credentials(cfg.base_url)
+    if creds is not None:
+        lines.append(f"  -u {shlex.quote(creds[0])} \\")
+    if cfg.api_key_env and cfg.type != "local":
+        variable = "$" + check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env")
+        header = "x-api-key: " if cfg.type == "anthropic" else "Authorization: Bearer "
+        lines.append(f'  -H "{header}{variable}" \\')  # the only unquoted text: a checked variable name
     if cfg.type == "anthropic":
-        lines.append(f'  -H "x-api-key: ${cfg.api_key_env}" \\')
-        lines.append('  -H "anthropic-version: 2023-06-01" \\')
-    elif cfg.api_key_env:
-        lines.append(f'  -H "Authorization: Bearer ${cfg.api_key_env}" \\')
+        lines.append('  -H "anthropic-version: 2023-06-01" \\')  # constants: nothing in them expands
     lines.append('  -H "Content-Type: application/json" \\')
     lines.append("  -d " + shell_quote(json.dumps(body, indent=2, ensure_ascii=False)))
     return "\n".join(lines)
+
+
+def shell_quote(text: str) -> str:
+    """Single-quote for POSIX shells: nothing inside is expanded, and `'` becomes `'\\''` (the seeds' form;
+    `shlex.quote` writes the same string as `'"'"'`)."""
+    return "'" + text.replace("'", "'\\''") + "'"

@@ -24,6 +24,7 @@ class RunOptions:
     progress: bool = True
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
+    max_wait: float = 600.0  # seconds one cell may wait between its attempts in all, Retry-After included
     batch: bool = False  # through the vendor's batch API (run/batch/)
     wait: bool = True  # a batch run polls until its batches end; False: submit, poll once, return
     poll_interval: float = 30.0  # seconds between polls of a batch

@@ -25,7 +25,7 @@ from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
-from benchcard.errors import ProviderError, RunError, SealError
+from benchcard.errors import CardError, ProviderError, RunError, SealError
 from benchcard.project import Project
 from benchcard.records import Manifest, RigRecord, new_run_id, utc_stamp
 from benchcard.run.batch import run_batch
@@ -44,9 +44,11 @@ from benchcard.run.providers import (
     price_table,
     provider_config,
     require_key,
+    stored_url,
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
+from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import outcomes, refuse_if_judged, reopen_failed
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
@@ -61,7 +63,11 @@ def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Proj
     or model reaches the scorer (tests/test_runner.py checks which files it opens). Returns the rows written."""
     keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
-    return score_run(outputs_path, scores_path, card.scoring, keys, texts)
+    try:
+        return score_run(outputs_path, scores_path, card.scoring, keys, texts)
+    except CardError as exc:  # e.g. a rule over its time limit: the outputs stay, unscored
+        raise CardError(f"{project.relative(card.path)}: blind scoring stopped: {exc}; every output is kept in "
+                        f"{project.relative(outputs_path)}") from None
 
 
 # ------------------------------------------------------------------------------------------------- the run
@@ -202,14 +208,18 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
     rig = manifest.rig
     if rig is None:
         raise RunError(f"{where}: its manifest names no rig; it cannot be resumed")
+    given_url = strip_credentials(o.base_url.rstrip("/")) if o.base_url else None
     for flag, given, recorded in (("--provider", o.provider, rig.provider),
                                   ("--model", o.models[0] if o.models else None, rig.model),
-                                  ("--base-url", o.base_url.rstrip("/") if o.base_url else None, manifest.base_url)):
+                                  ("--base-url", given_url, manifest.base_url)):
         if given is not None and given != recorded:
             raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
                            f"(drop {flag})")
-    # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL
-    cfg = provider_config(rig.provider, config, None if manifest.endpoints else manifest.base_url)
+    # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL. The
+    # stored URL has no credentials: they come from --base-url or the config when it names the same server
+    cfg = provider_config(rig.provider, config, o.base_url)
+    if not manifest.endpoints and stored_url(cfg) != manifest.base_url:
+        cfg = provider_config(rig.provider, config, manifest.base_url)
     if cfg.type != manifest.provider_type:
         raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
                        f"{manifest.provider_type}")
@@ -285,7 +295,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=seal_root,
             rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
                           line=rig.line()),
-            provider_type=t.cfg.type, base_url=t.cfg.base_url,
+            provider_type=t.cfg.type, base_url=stored_url(t.cfg),
             endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None, params=dict(card.params),
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
             requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),

@@ -86,7 +86,7 @@ class RunStore:
         as_path = Path(name)
         for folder in (as_path if as_path.is_absolute() else Path.cwd() / as_path, project.root / name):
             if folder.is_dir() and (RUN_ID.fullmatch(folder.name) or (folder / MANIFEST).is_file()):
-                return cls(folder)
+                return cls(project.run_inside(folder, name))
         runs = project.results_dir / card_id / f"v{version}"
         raise RunError(f"{name}: no such run of {card_id} v{version} (looked in {project.relative(runs)})")
 

@@ -53,13 +53,13 @@ Decisions a user of the numbers should know:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.safeio import load_json_file
 from benchcard.errors import CardError
 from benchcard.scoring.fieldparse import parse, pieces
 from benchcard.scoring.fieldtext import norm, restates, within
@@ -198,12 +198,7 @@ def _values(field: str, piece: str, padded_excerpt: str, names: frozenset[str] =
 def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
     """Read and validate ``keys/<card>/<fixture>.json``; every error is one line naming file and field."""
     where = str(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CardError(f"{where}: cannot read the key ({exc.strerror})") from None
-    except ValueError as exc:
-        raise CardError(f"{where}: not valid JSON ({exc})") from None
+    data = load_json_file(path, where, CardError)
     if not isinstance(data, dict):
         raise CardError(f"{where}: expected a JSON object")
     if not isinstance(data.get("fixture"), str) or data["fixture"] != path.stem:

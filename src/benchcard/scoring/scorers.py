@@ -17,6 +17,7 @@ from benchcard.errors import CardError
 from benchcard.records import OutputRow, ScoreRow, iter_rows, write_lines
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
+from benchcard.scoring.rulelimit import test_rules
 
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -205,6 +206,14 @@ def rule_regex(rule: Rule, key: Mapping[str, Any] | None) -> JsRegex:
         raise CardError(f"rule {rule.id!r} filled from the key of {key and key.get('fixture')!r}: {exc}") from None
 
 
+def rule_literal(rule: Rule, key: Mapping[str, Any] | None) -> str:
+    """The `/pattern/flags` a rule tests for one fixture (its key slots filled), checked to compile."""
+    if not rule.key_fields:
+        return rule.pattern
+    rule_regex(rule, key)  # a fill that does not compile is a CardError naming the rule and fixture
+    return fill_key_slots(rule.pattern, {f: key_answers(key, f, f"rule {rule.id!r}") for f in rule.key_fields})
+
+
 def metric_names(spec: ScoringSpec) -> set[str]:
     """The metrics a scorer yields, so a win rule naming another is a card error before any call."""
     if isinstance(spec, RulesSpec):
@@ -243,10 +252,10 @@ def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None =
                 value = 1.0
         return Score(value, {"score": value})
     if isinstance(spec, RulesSpec):
-        results = {}
-        for rule in spec.rules:
-            hit = rule_regex(rule, key).test(output)
-            results[rule.id] = hit if rule.kind == "must_match" else not hit
+        literals = [(rule.id, rule_literal(rule, key)) for rule in spec.rules]
+        hits = test_rules(literals, output)  # in a child process, under a time limit (rulelimit.py)
+        results = {rule.id: hit if rule.kind == "must_match" else not hit for rule, hit in zip(spec.rules, hits,
+                                                                                               strict=True)}
         value = sum(results.values()) / len(results)
         metrics = {"score": value} | {f"rule.{k}": float(v) for k, v in results.items()}
         return Score(value, metrics, results)

@@ -78,14 +78,14 @@ def find_run(project: Project, run: str | Path) -> Path:
     as_path = Path(text)
     for candidate in (as_path, project.root / as_path):
         if (candidate / "manifest.json").is_file():
-            return candidate.resolve()
+            return project.run_inside(candidate, text)
     card_runs = project.results_dir / text
     if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
         versions = sorted((int(v.name[1:]), v) for v in card_runs.glob("v*") if v.name[1:].isdigit())
         for _, folder in reversed(versions):
             runs = sorted(p.parent for p in folder.glob("*/manifest.json"))
             if runs:
-                return runs[-1].resolve()
+                return project.run_inside(runs[-1], text)
         raise RunError(f"{text}: the card has no run under {project.relative(card_runs)}/")
     if as_path.is_dir():
         raise RunError(f"{text}: not a run folder (no manifest.json)")
@@ -100,7 +100,7 @@ def find_run(project: Project, run: str | Path) -> Path:
     if len(matches) > 1:
         shown = ", ".join(project.relative(m) for m in matches[:3])
         raise RunError(f"{text}: ambiguous; matches {len(matches)} runs ({shown}{', …' if len(matches) > 3 else ''})")
-    return matches[0].resolve()
+    return project.run_inside(matches[0], text)
 
 
 def _in_progress(run_dir: Path, manifest: Manifest) -> str:

@@ -20,11 +20,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from benchcard._util.hashing import digest, seed_from
+from benchcard._util.safewrite import write_new
 from benchcard._util.text import displayable
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
@@ -36,6 +37,7 @@ REQUIRED_COLUMNS = ("row", "fixture", "grade")
 DEFAULT_NAME = "human"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 _TOL = 1e-9
+_FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Sheet:
     rows: int
     mapping: Path
     left_out: Mapping[str, int]  # status → count of outputs not on the sheet (truncated, failed)
+    backup: Path | None = None  # where --force moved a file that was in the way
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class GradeImport:
     name: str
     graded: int
     ungraded: int
+    backup: Path | None = None  # where --force moved grades imported before
 
 
 def _check_name(name: str) -> str:
@@ -76,7 +80,8 @@ def _outputs(run_dir: Path) -> list[OutputRow]:
     return read_rows(path, OutputRow)
 
 
-def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME) -> Sheet:
+def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME,
+                force: bool = False) -> Sheet:
     """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
 
     Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
@@ -104,19 +109,29 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
     seed = seed_from(digest(f"{manifest.seal_root}|{run_dir.name}|sheet|{name}"))
     order = np.random.default_rng(seed).permutation(len(graded)).tolist()
     out = Path(out) if out is not None else Path.cwd() / f"blind-{run_dir.name}-{name}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    project.refuse_protected(out, str(out))
     mapping = []
-    with open(out, "w", encoding="utf-8", newline="") as fh:
+    rows = []
+    for row_id, i in enumerate(order, 1):
+        o = graded[i]
+        rows.append([row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(o.text)), "", ""])
+        mapping.append({"row": row_id, "cell": o.cell, "fixture": o.fixture})
+    path = _mapping_path(run_dir, name)
+    sealed = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mapping).encode("utf-8")
+    if path.is_file() and path.read_bytes() != sealed:
+        raise RunError(f"{project.relative(path)}: a sheet named {name!r} was exported with other rows; "
+                       "export under another --name")
+
+    def write(fh: IO[str]) -> None:
         writer = csv.writer(fh)
         writer.writerow(SHEET_COLUMNS)
-        for row_id, i in enumerate(order, 1):
-            o = graded[i]
-            writer.writerow([row_id, o.fixture, displayable(o.text), "", ""])
-            mapping.append({"row": row_id, "cell": o.cell, "fixture": o.fixture})
-    path = _mapping_path(run_dir, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mapping), encoding="utf-8")
-    return Sheet(out, name, len(mapping), path, left_out)
+        writer.writerows(rows)
+
+    backup = write_new(out, write, force=force, shown=str(out), error=RunError)
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(sealed)
+    return Sheet(out, name, len(mapping), path, left_out, backup)
 
 
 def _read_mapping(run_dir: Path, name: str) -> dict[int, dict[str, Any]]:
@@ -152,7 +167,8 @@ def parse_grade(text: str) -> str | float | None:
     return value
 
 
-def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None = None) -> GradeImport:
+def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None = None,
+                  force: bool = False) -> GradeImport:
     """Validate a filled sheet and store it as `grades/<name>.csv` (row, fixture, grade, note)."""
     run_dir = Path(run_dir)
     sheet = Path(sheet)
@@ -203,7 +219,7 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
         if row_id in seen:
             raise fail("row", f"sheet row {row_id} appears twice")
         seen.add(row_id)
-        fixture = cell("fixture").strip()
+        fixture = plain_text(cell("fixture").strip())
         if fixture != str(mapping[row_id].get("fixture")):
             raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].get('fixture')!r}, "
                                   f"not {fixture!r} (rows were edited or mixed up)")
@@ -211,18 +227,32 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
             grade = parse_grade(cell("grade"))
         except ValueError as exc:
             raise fail("grade", f"{exc}, got {cell('grade')!r}") from None
-        grades.append((row_id, fixture, grade, cell("note").strip()))
+        grades.append((row_id, fixture, grade, plain_text(cell("note").strip())))
     graded = [g for g in grades if g[2] is not None]
     if not graded:
         raise RunError(f"{shown}: no row has a grade (column 'grade' is empty everywhere)")
     out = run_dir / "grades" / f"{name}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8", newline="") as fh:
+
+    def write(fh: IO[str]) -> None:
         writer = csv.writer(fh)
         writer.writerow(("row", "fixture", "grade", "note"))
         for row_id, fixture, grade, note in sorted(graded):
-            writer.writerow((row_id, fixture, grade if isinstance(grade, str) else repr(grade), note))
-    return GradeImport(out, name, len(graded), len(mapping) - len(graded))
+            writer.writerow((row_id, spreadsheet_text(fixture), grade if isinstance(grade, str) else repr(grade),
+                             spreadsheet_text(note)))
+
+    backup = write_new(out, write, force=force, shown=project.relative(out), error=RunError)
+    return GradeImport(out, name, len(graded), len(mapping) - len(graded), backup)
+
+
+def spreadsheet_text(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one starting with = + - @ (or a tab or carriage return, which
+    some spreadsheets skip) would be read as a formula, so it gets a leading apostrophe (OWASP's advice)."""
+    return "'" + text if text[:1] in _FORMULA_STARTS else text
+
+
+def plain_text(cell: str) -> str:
+    """`spreadsheet_text` undone, for a cell read back from a sheet."""
+    return cell[1:] if cell[:1] == "'" and cell[1:2] in _FORMULA_STARTS else cell
 
 
 def _kappa(human: list[bool], auto: list[bool]) -> float | None:
@@ -291,7 +321,7 @@ def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
                          "fixture": data.fixtures[int(data.fixture[i])],
                          "variant": data.variants[int(data.variant[i])],
                          "repetition": data.repetitions[int(data.repetition[i])], "auto_score": auto,
-                         "human_grade": grade, "note": rec.get("note") or ""}
+                         "human_grade": grade, "note": plain_text(rec.get("note") or "")}
                 if differs:
                     disagreements.append(entry)
                 if entry["note"]:

@@ -20,7 +20,7 @@ from benchcard.run.batch.driver import BatchRun
 from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for
 from benchcard.run.calls import make_client
-from benchcard.run.providers import load_config, make_provider, provider_config
+from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.store import RunStore
 
@@ -96,7 +96,10 @@ def _state(c: Chunk) -> BatchState:
 def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Chunk]) -> str | None:
     """Ask the vendor where each running batch stands, and record each answer."""
     provider = manifest.rig.provider if manifest.rig else ""
-    cfg = provider_config(provider, load_config(project.root), manifest.base_url)
+    config = load_config(project.root)
+    cfg = provider_config(provider, config)  # the configured URL keeps its credentials
+    if stored_url(cfg) != manifest.base_url:
+        cfg = provider_config(provider, config, manifest.base_url)
     if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
         return f"{cfg.api_key_env} is not set: showing the last recorded poll"
 

@@ -24,6 +24,7 @@ import httpx
 from benchcard.errors import ProviderError, RunError
 from benchcard.run.calls import backoff_delay
 from benchcard.run.providers.base import HttpProvider, RetryableError, parse_retry_after, read_key, redact
+from benchcard.run.providers.urls import basic_auth, strip_credentials
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -57,7 +58,7 @@ class Vendor:
         self.provider = provider
         self.config = provider.config
         self.client = provider.client
-        self.base = str(provider.config.base_url)
+        self.base = strip_credentials(str(provider.config.base_url))  # a URL's password goes in a header only
         self.attempts = attempts
         self.backoff = backoff
         self.rng = random.Random()
@@ -82,7 +83,8 @@ class Vendor:
 
     def _headers(self) -> dict[str, str]:
         key = read_key(self.config)
-        return {**self.config.headers, **self.provider.vendor_headers(key)}
+        basic = {"Authorization": auth} if (auth := basic_auth(self.config.base_url)) else {}
+        return {**self.config.headers, **basic, **self.provider.vendor_headers(key)}
 
     def _scrub(self, text: str) -> str:
         env = self.config.api_key_env

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from benchcard._util.safeio import read_regular_text
+from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
 from benchcard.errors import ProviderError
 from benchcard.run.providers.base import Provider, ProviderConfig, Usage, require_key
+from benchcard.run.providers.configcheck import check_auth, check_config
+from benchcard.run.providers.urls import check_url, strip_credentials
 
 if TYPE_CHECKING:
     import httpx
@@ -31,6 +33,7 @@ __all__ = [
     "price_table",
     "provider_config",
     "require_key",
+    "stored_url",
 ]
 
 CONFIG_FILE = "benchcard.yaml"
@@ -44,16 +47,18 @@ BUILTIN: dict[str, ProviderConfig] = {
 
 
 def load_config(root: Path) -> dict[str, Any]:
-    """The project's `benchcard.yaml` (providers and prices), or an empty config."""
+    """The project's `benchcard.yaml` (providers and prices), checked whole, or an empty config."""
     path = root / CONFIG_FILE
-    if not path.is_file():
+    if not path.exists():
         return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ProviderError(f"{CONFIG_FILE}: malformed YAML: {exc}") from None
+    text = read_regular_text(path, CONFIG_FILE, ProviderError, max_bytes=MAX_YAML_BYTES)
+    data = load_yaml(text, CONFIG_FILE, ProviderError)[0]
+    if data is None:
+        return {}
     if not isinstance(data, dict):
         raise ProviderError(f"{CONFIG_FILE}: expected a mapping with providers and prices")
+    check_config(data, CONFIG_FILE)
+    price_table(data)
     return data
 
 
@@ -61,15 +66,15 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
     """Resolve a provider name; `--base-url` turns any openai-type name toward another server."""
     declared = (config.get("providers") or {}).get(name)
     if declared is not None:
-        if not isinstance(declared, Mapping) or declared.get("type") not in ("openai", "anthropic", "local"):
-            raise ProviderError(f"{CONFIG_FILE}: field 'providers.{name}.type': expected openai, anthropic or local")
+        check_config({"providers": {name: declared}}, CONFIG_FILE)
         from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
 
         pool = parse_endpoints(name, declared)
         cfg = ProviderConfig(
             name=name,
             type=declared["type"],
-            base_url=pool[0].url if pool else declared.get("base_url"),
+            base_url=pool[0].url if pool else check_url(declared["base_url"], "base_url") if declared.get("base_url")
+            else None,
             api_key_env=declared.get("api_key_env"),
             requests_per_minute=declared.get("requests_per_minute"),
             headers=dict(declared.get("headers") or {}),
@@ -84,8 +89,9 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
         names = ", ".join(known)
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
     if base_url:  # one server named on the command line replaces the configured one (or pool)
-        cfg = ProviderConfig(cfg.name, cfg.type, base_url.rstrip("/"), cfg.api_key_env, cfg.requests_per_minute,
-                             cfg.headers, batch_limits=cfg.batch_limits)
+        cfg = ProviderConfig(cfg.name, cfg.type, check_url(base_url, "--base-url"), cfg.api_key_env,
+                             cfg.requests_per_minute, cfg.headers, batch_limits=cfg.batch_limits)
+        check_auth(cfg.type, cfg.base_url, cfg.api_key_env, "--base-url")
     return cfg
 
 
@@ -110,10 +116,15 @@ def endpoint(cfg: ProviderConfig) -> str:
     if cfg.type == "anthropic":
         from benchcard.run.providers.anthropic import AnthropicProvider
 
-        return f"{cfg.base_url}/{AnthropicProvider.path}"
+        return f"{stored_url(cfg)}/{AnthropicProvider.path}"
     from benchcard.run.providers.openai import OpenAIProvider
 
-    return f"{cfg.base_url}/{OpenAIProvider.path}"
+    return f"{stored_url(cfg)}/{OpenAIProvider.path}"
+
+
+def stored_url(cfg: ProviderConfig) -> str | None:
+    """The base URL as it may be written down or shown: without any `user:password@`."""
+    return strip_credentials(cfg.base_url) if cfg.base_url else None
 
 
 def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal, Protocol
 import httpx
 
 from benchcard.errors import ProviderError
+from benchcard.run.providers.urls import basic_auth, strip_credentials
 
 #: The one status vocabulary of a cell (`outputs.jsonl`'s `status`). `ok`: an answer, scored. `truncated`: the token
 #: limit cut it. `failed`: no answer — a transport failure, the API withholding or refusing it, an error reported
@@ -171,6 +172,10 @@ def require_key(cfg: ProviderConfig) -> None:
     """Fail before anything is planned or sent when the provider's key variable is unset or empty."""
     if cfg.type != "local" and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
         raise ProviderError(missing_key_message(cfg.api_key_env))
+    value = os.environ.get(cfg.api_key_env) if cfg.type != "local" and cfg.api_key_env else None
+    if value is not None and (value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
+        raise ProviderError(f"{cfg.api_key_env} holds spaces, a newline or control characters around or inside "
+                            "the key; no HTTP header can carry it. Set it to the key alone")
 
 
 def read_key(cfg: ProviderConfig) -> str | None:
@@ -261,7 +266,9 @@ class HttpProvider:
             raise ValueError(f"provider {config.name!r} has no base_url")
         self.config = config
         self.client = client
-        self.url = httpx.URL(f"{config.base_url}/{self.path}")  # parsed once, not per call
+        # parsed once, not per call; a `user:password@` in the URL is sent as a header, never as part of the URL
+        self.url = httpx.URL(f"{strip_credentials(config.base_url)}/{self.path}")
+        self._basic = basic_auth(config.base_url)
         self._headers: tuple[str | None, httpx.Headers] | None = None
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
@@ -286,7 +293,9 @@ class HttpProvider:
         cached = self._headers
         if cached is None or cached[0] != key:
             headers = httpx.Headers(self.client.headers)
-            headers.update({**self.config.headers, "Content-Type": "application/json", **self.vendor_headers(key)})
+            basic = {"Authorization": self._basic} if self._basic else {}
+            headers.update({**self.config.headers, **basic, "Content-Type": "application/json",
+                            **self.vendor_headers(key)})
             cached = self._headers = (key, headers)
         return cached[1]
 

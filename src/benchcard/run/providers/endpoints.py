@@ -20,6 +20,7 @@ from typing import Any
 
 from benchcard.errors import ProviderError
 from benchcard.run.providers.base import Endpoint
+from benchcard.run.providers.urls import check_url, credentials
 
 CONFIG_FILE = "benchcard.yaml"
 POOL_KEYS: dict[str, float | int] = {"fail_after": 3, "out_for_s": 10.0}
@@ -30,9 +31,11 @@ def _where(name: str, field: str) -> str:
 
 
 def _url(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        raise ProviderError(f"{where}: expected an http:// or https:// URL, got {value!r}")
-    return value.rstrip("/")
+    url = check_url(value, where)
+    if credentials(url) is not None:  # each output records its server's URL: a password there would be stored
+        raise ProviderError(f"{where}: a pool URL may not carry user:password; use one base_url for a server "
+                            "behind a password")
+    return url
 
 
 def _positive(value: Any, where: str, *, integer: bool) -> Any:

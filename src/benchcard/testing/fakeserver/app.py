@@ -121,7 +121,7 @@ _SERVER: Final = web.AppKey("server", _Server)
 def _has_key(request: web.Request) -> bool:
     auth = request.headers.get("Authorization", "")
     scheme, _, token = auth.partition(" ")
-    return bool(request.headers.get("x-api-key")) or (scheme.lower() == "bearer" and bool(token.strip()))
+    return bool(request.headers.get("x-api-key")) or (scheme.lower() in ("bearer", "basic") and bool(token.strip()))
 
 
 def _error(anthropic: bool, status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -221,7 +221,7 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
     if status == "400":
         return _error(anthropic, 400, "request body is not a JSON object")
     if status == "401":
-        return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...' or 'x-api-key'")
+        return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
     if fault is not None:
         if fault.kind == "drop":
             return await _drop(request)

@@ -1,0 +1,84 @@
+"""Reading the files a user hands benchcard (cards, fixtures, keys, benchcard.yaml) without hanging or crashing.
+
+A path that names a FIFO, a device or a folder is refused before a byte is read (it is opened non-blocking and
+checked with `fstat`, so no name swap between the check and the read can slip one in); text that is not
+UTF-8 and files over a size limit become one line naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from benchcard.errors import BenchcardError
+
+
+def read_regular_bytes(path: Path | str, source: str, error: type[BenchcardError],
+                       max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file; anything else (a FIFO, a folder, a device, a missing file) is `error`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise error(f"{source}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{source}: not a regular file ({_kind(info.st_mode)}); expected a text file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise error(f"{source}: {info.st_size:,} bytes; expected at most {max_bytes:,}")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            if max_bytes is not None and sum(map(len, chunks)) > max_bytes:
+                raise error(f"{source}: more than {max_bytes:,} bytes; expected at most {max_bytes:,}")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise error(f"{source}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: Path | str, source: str, error: type[BenchcardError],
+                      max_bytes: int | None = None) -> str:
+    """`read_regular_bytes` decoded as UTF-8; a byte that is not UTF-8 is one line naming where it is."""
+    return decode_utf8(read_regular_bytes(path, source, error, max_bytes), source, error)
+
+
+def decode_utf8(data: bytes, source: str, error: type[BenchcardError]) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"{source}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                    "save the file as UTF-8") from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+MAX_JSON_BYTES = 16 << 20  # an answer key is a few kilobytes
+
+
+def load_json_file(path: Path | str, source: str, error: type[BenchcardError],
+                   max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """A JSON file a person wrote (an answer key): one line for a file that is unreadable, not UTF-8, not JSON
+    or nested deeper than Python's stack."""
+    text = read_regular_text(path, source, error, max_bytes)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise error(f"{source}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:
+        raise error(f"{source}: not valid JSON ({exc})") from None

@@ -1,0 +1,47 @@
+"""Writing a file a command was asked to write, without destroying one it did not write.
+
+A user's `--out` may name a file that exists: a grader's filled-in sheet, or the ledger itself. Such a file
+is never written over: the command refuses, or with `--force` first renames it to a free `<name>.bak[.N]`
+(the rename moves a symbolic link itself, never its target). The new file is created exclusively, so a
+file or link that appears in between is not written through either.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from benchcard.errors import BenchcardError
+
+
+def backup_name(path: Path) -> Path:
+    """The first free `<name>.bak`, `<name>.bak.1`, ... beside `path`."""
+    candidate = path.with_name(path.name + ".bak")
+    n = 0
+    while os.path.lexists(candidate):
+        n += 1
+        candidate = path.with_name(f"{path.name}.bak.{n}")
+    return candidate
+
+
+def write_new(path: Path, write: Callable[[IO[str]], None], *, force: bool, shown: str,
+              error: type[BenchcardError] = BenchcardError) -> Path | None:
+    """Create `path` and fill it with `write(fh)` (text, UTF-8, no newline translation); returns the backup
+    made of an existing file under `--force`, else None. An existing file without `force` is `error`."""
+    backup = None
+    if os.path.lexists(path):
+        if not force:
+            raise error(f"{shown}: already exists; benchcard never writes over a file it did not create "
+                        "(choose another name, or --force to keep the old one as a .bak and write anew)")
+        backup = backup_name(path)
+        os.rename(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fh = open(path, "x", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+    except FileExistsError:
+        raise error(f"{shown}: appeared while writing; nothing was written over it") from None
+    with fh:
+        write(fh)
+    return backup

@@ -1,0 +1,90 @@
+"""The one YAML reader for files a person writes (cards, benchcard.yaml): safe, bounded, and strict.
+
+PyYAML's `safe_load` accepts what a careful reader would not: an alias bomb (a few hundred bytes of `&a`/`*a`
+that expand to gigabytes), a key written twice (the last silently wins), a lone UTF-16 surrogate
+(`"\\ud800"`, which no UTF-8 file can hold and which fails later, in a hash), and nesting deep enough to
+exhaust the stack. Each is refused here with one line naming the file and the line; the line of every
+mapping key is returned too, so validators can point at it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from benchcard.errors import BenchcardError
+
+MAX_YAML_BYTES = 1 << 20  # a card is a few kilobytes; a megabyte is a mistake or an attack
+MAX_EXPANDED_NODES = 200_000  # nodes once every alias is expanded
+MAX_EXPANDED_CHARS = 4 << 20  # characters of scalar text once every alias is expanded
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+Lines = dict[tuple[str, ...], int]
+
+
+def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, Lines]:
+    """Parse `text` (the content of `source`); return the data and the line of every mapping key."""
+    if len(text) > MAX_YAML_BYTES:
+        raise error(f"{source}: {len(text):,} characters; expected at most {MAX_YAML_BYTES:,} (a card is small)")
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            lines: Lines = {}
+            if node is not None:
+                _walk(node, source, error, lines)
+            data = loader.construct_document(node) if node is not None else None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            where = f":{mark.line + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise error(f"{source}{where}: malformed YAML: {problem}") from None
+        except RecursionError:
+            raise error(f"{source}: malformed YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Lines) -> None:
+    """Every node as the data will hold it (aliases expanded), without recursion: bounded in count and text,
+    no key twice in a mapping, no surrogate or control character in a key, no surrogate in a value."""
+    nodes = 0
+    chars = 0
+    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        nodes += 1
+        if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
+            raise error(f"{source}: expands to more than {MAX_EXPANDED_NODES:,} values or {MAX_EXPANDED_CHARS:,} "
+                        "characters (YAML aliases repeating aliases); write the values out")
+        lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.ScalarNode):
+            chars += len(node.value)
+            if _SURROGATE.search(node.value):
+                field = ".".join(path) or "(top level)"
+                raise error(f"{source}:{node.start_mark.line + 1}: field '{field}': a lone surrogate "
+                            "(\\ud800-\\udfff) is not text; write the character itself")
+        elif isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = str(key.value)
+                line = key.start_mark.line + 1
+                if isinstance(key, yaml.ScalarNode) and name != "<<":
+                    if name in seen:
+                        field = ".".join((*path, name))
+                        raise error(f"{source}:{line}: field '{field}': written twice (also line {seen[name]}); "
+                                    "keep one")
+                    seen[name] = line
+                    if _SURROGATE.search(name) or _CONTROL.search(name):
+                        raise error(f"{source}:{line}: key {name!r}: expected a name without control characters")
+                sub = (*path, name)
+                lines[sub] = line
+                stack.append((value, sub))
+                if not isinstance(key, yaml.ScalarNode):
+                    stack.append((key, path))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, str(i))) for i, item in enumerate(node.value))

@@ -1,0 +1,50 @@
+"""Which files a site may publish, and under what name.
+
+A page publishes a file only when its real path (links resolved) lies inside the folder it is published
+from and is a regular file (no FIFO, device or folder), so a symbolic link planted in a run folder or in keys/ cannot
+publish `~/.env`, and a link to an ancestor folder cannot make the site copy itself forever. Folders are
+walked without following links. A file whose name would make a browser render it as a page or an image
+(`.html`, `.svg`, ...) is published with `.txt` appended, so a static host serves it as text.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+TEXT_SUFFIXES = frozenset({".txt", ".json", ".jsonl", ".csv"})
+
+
+def published_name(name: str) -> str:
+    """`name`, or `name.txt` when its suffix is not one a browser shows as plain data."""
+    return name if Path(name).suffix.lower() in TEXT_SUFFIXES else name + ".txt"
+
+
+def regular_inside(path: Path, root: Path) -> bool:
+    """Whether `path`'s real path (links resolved) is inside `root`'s real path and is a regular file."""
+    try:
+        real, top = path.resolve(), root.resolve()
+        return top in real.parents and stat.S_ISREG(os.stat(real).st_mode)
+    except (OSError, RuntimeError):
+        return False
+
+
+def files_under(folder: Path, root: Path) -> list[Path]:
+    """The regular files below `folder` that `regular_inside(.., root)` allows, sorted; links not followed."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    found = []
+    for here, _dirs, names in os.walk(folder, followlinks=False):
+        for name in names:
+            path = Path(here) / name
+            if regular_inside(path, root):
+                found.append(path)
+    return sorted(found)
+
+
+def copy_published(src: Path, dest: Path) -> None:
+    """Copy one allowed file's bytes (the caller checked it with `regular_inside`)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest, follow_symlinks=False)

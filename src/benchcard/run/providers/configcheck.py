@@ -1,0 +1,78 @@
+"""`benchcard.yaml` checked whole when it is read, so a bad value is one line before any run folder exists.
+
+Without this, a header with a newline, a base URL that is not http(s), a negative rate or a mistyped field
+reached the first call and failed every cell of the grid.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from benchcard.errors import ProviderError
+from benchcard.run.providers.urls import check_url, credentials
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110 token)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+TYPES = ("openai", "anthropic", "local")
+PROVIDER_FIELDS = ("type", "base_url", "api_key_env", "requests_per_minute", "headers")
+
+
+def check_env_name(name: object, where: str) -> str:
+    """An environment variable's name: letters, digits and `_`, not starting with a digit (so that a shell
+    command built around `$NAME` can run nothing else)."""
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {name!r}")
+    return name
+
+
+def check_config(data: Mapping[str, Any], source: str) -> None:
+    """Every provider entry of a parsed `benchcard.yaml`; prices are checked by `price_table`."""
+    providers = data.get("providers")
+    if providers is None:
+        return
+    if not isinstance(providers, Mapping):
+        raise ProviderError(f"{source}: field 'providers': expected a mapping of provider name to settings")
+    for name, entry in providers.items():
+        where = f"{source}: field 'providers.{name}"
+        if not isinstance(entry, Mapping):
+            raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
+        if entry.get("type") not in TYPES:
+            raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {entry.get('type')!r}")
+        if entry.get("base_url") is not None:
+            check_url(entry["base_url"], f"{where}.base_url'")
+        if entry.get("api_key_env") is not None:
+            check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
+        rpm = entry.get("requests_per_minute")
+        if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
+                                or rpm <= 0):
+            raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
+                                "(leave it out for no limit)")
+        check_headers(entry.get("headers"), where)
+        check_auth(entry.get("type"), entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
+
+
+def check_headers(headers: object, where: str) -> None:
+    if headers is None:
+        return
+    if not isinstance(headers, Mapping):
+        raise ProviderError(f"{where}.headers': expected a mapping of header name to text")
+    for key, value in headers.items():
+        if not isinstance(key, str) or not _TOKEN.fullmatch(key):
+            raise ProviderError(f"{where}.headers': expected a header name (letters, digits, -), got {key!r}")
+        if not isinstance(value, str) or _CONTROL.search(value):
+            raise ProviderError(f"{where}.headers.{key}': expected one line of text, got {type(value).__name__}"
+                                if not isinstance(value, str) else
+                                f"{where}.headers.{key}': expected one line of text without control characters")
+
+
+def check_auth(type_: object, base_url: object, key_env: object, where: str) -> None:
+    """Credentials in a base URL are sent as `Authorization: Basic`; an OpenAI-type key is sent in that same
+    header, so the two together cannot both reach the server."""
+    if isinstance(base_url, str) and credentials(base_url) is not None and type_ == "openai" and key_env:
+        raise ProviderError(f"{where}: the URL's user:password and the key in ${key_env} would both be the "
+                            "Authorization header; keep one (api_key_env: null in benchcard.yaml for a proxy "
+                            "that takes a password)")

@@ -1,0 +1,63 @@
+"""Endpoint URLs: validated before anything is planned, and stripped of credentials before anything is stored.
+
+`http://user:secret@host/v1` is a common way to reach a proxy. The user and password are treated like an API
+key: kept in memory only, sent as an `Authorization: Basic` header, and removed from every URL that is
+written (manifest, sealed requests, pages, `curl`).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import urllib.parse
+
+from benchcard.errors import ProviderError
+
+_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+
+
+def check_url(url: object, where: str) -> str:
+    """An absolute http(s) URL with a host, without spaces or control characters; trailing `/` dropped."""
+    if not isinstance(url, str) or not url:
+        raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {url!r}")
+    if _UNSAFE.search(url):
+        raise ProviderError(f"{where}: expected a URL without spaces or control characters, got {url!r}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
+    except ValueError as exc:
+        raise ProviderError(f"{where}: not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        shown = strip_credentials(url)
+        raise ProviderError(f"{where}: expected an http:// or https:// URL with a host, got {shown!r}")
+    if parts.query or parts.fragment:
+        raise ProviderError(f"{where}: expected a base URL without ?query or #fragment")
+    return url.rstrip("/")
+
+
+def strip_credentials(url: str) -> str:
+    """The URL as it may be stored or shown: any `user:password@` removed."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+
+
+def credentials(url: str | None) -> tuple[str, str] | None:
+    """The (user, password) written in a URL, percent-decoded, or None."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return None
+    return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
+
+
+def basic_auth(url: str | None) -> str | None:
+    """The `Authorization` header value for a URL's credentials, or None when it has none."""
+    creds = credentials(url)
+    if creds is None:
+        return None
+    token = base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode("ascii")
+    return f"Basic {token}"

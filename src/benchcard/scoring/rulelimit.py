@@ -1,0 +1,120 @@
+"""Rules matched under a time limit, in a child process that can be stopped.
+
+A backtracking engine (Python's `re`, or the `regress` crate) takes exponential time on a pattern such as
+`/^(a+)+$/` against `aaaa…!`: `check` and blind scoring hung forever, and Ctrl-C did not stop them because the
+match is one call into native code. Here every output's rules run in one long-lived child process; the parent
+waits at most `RULE_TIME_LIMIT` seconds for the answer, and on overrun kills the child and raises a one-line
+`CardError` naming the rule. The child compiles each `/pattern/flags` literal itself with `compile_js`, so the
+limit holds whichever engine `compile_js` uses. A shared counter tells the parent which rule was running.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.sharedctypes import Synchronized
+from typing import Any
+
+from benchcard.errors import CardError
+from benchcard.scoring.jsregex import compile_js
+
+RULE_TIME_LIMIT = 2.0  # seconds for all the rules of one output; a sane rule takes microseconds
+
+
+class _Matcher:
+    """The child process and its pipe; started on first use, started again after a kill or in a forked child."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._current: Synchronized[int] | None = None
+        self._pid = 0
+
+    def _start(self) -> tuple[Connection, Synchronized[int]]:
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe()
+        current = ctx.Value("i", -1, lock=False)
+        proc = ctx.Process(target=_serve, args=(child, current), daemon=True, name="benchcard-rules")
+        proc.start()
+        child.close()
+        self._proc, self._conn, self._current, self._pid = proc, parent, current, os.getpid()
+        return parent, current
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.join()
+        if self._conn is not None:
+            self._conn.close()
+        self._proc = self._conn = self._current = None
+
+    def test(self, literals: Sequence[str], text: str, limit: float) -> list[bool]:
+        with self._lock:
+            if self._conn is None or self._pid != os.getpid() or not self._proc.is_alive():
+                if self._pid == os.getpid():
+                    self._stop()
+                conn, current = self._start()
+            else:
+                conn, current = self._conn, self._current  # type: ignore[assignment]
+            try:
+                conn.send((list(literals), text))
+                if conn.poll(limit):
+                    answer = conn.recv()
+                    if isinstance(answer, list):
+                        return answer
+                    raise CardError(str(answer))  # the child could not compile a pattern
+                index = current.value
+            except BaseException:  # Ctrl-C while waiting, a dead child: never leave a match running
+                self._stop()
+                raise
+            self._stop()
+        literal = literals[index] if 0 <= index < len(literals) else "?"
+        raise RuleTimeout(index, literal, limit)
+
+
+class RuleTimeout(CardError):
+    """A rule ran past the time limit on one output; `index` is its position in the list matched."""
+
+    def __init__(self, index: int, literal: str, limit: float):
+        super().__init__(f"pattern {literal} took longer than {limit:g} s on one output (catastrophic "
+                         "backtracking: a quantifier nested in a quantifier, such as (a+)+); rewrite it")
+        self.index = index
+
+
+def _serve(conn: Connection, current: Any) -> None:
+    """The child: answer (literals, text) with each literal's `test(text)`, forever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it kills this process when it must
+    compiled = functools.lru_cache(maxsize=1024)(compile_js)
+    while True:
+        try:
+            literals, text = conn.recv()
+        except (EOFError, OSError):
+            return
+        results = []
+        try:
+            for i, literal in enumerate(literals):
+                current.value = i
+                results.append(compiled(literal).test(text))
+        except ValueError as exc:
+            conn.send(str(exc))
+            continue
+        conn.send(results)
+
+
+_MATCHER = _Matcher()
+
+
+def test_rules(rules: Sequence[tuple[str, str]], text: str, limit: float = RULE_TIME_LIMIT) -> list[bool]:
+    """`compile_js(literal).test(text)` for each (rule id, literal), all within `limit` seconds; over it, a
+    CardError naming the rule."""
+    try:
+        return _MATCHER.test([literal for _, literal in rules], text, limit)
+    except RuleTimeout as exc:
+        rule_id = rules[exc.index][0] if 0 <= exc.index < len(rules) else "?"
+        raise CardError(f"rule {rule_id!r}: {exc}") from None

@@ -1,0 +1,43 @@
+"""A command run in project A never reaches into project B: no verdict, resume or sheet of B's runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers_cli import bc, one_line_error
+from .helpers_run import KEY_ENV, ab_project
+from .test_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+
+
+@pytest.mark.parametrize("command", ["verdict", "blind-sheet"])
+def test_a_run_of_another_project_is_refused(tmp_path: Path, command: str) -> None:
+    a, b = make_project(tmp_path / "a"), make_project(tmp_path / "b")
+    make_run(a, the_card(a), ab_metrics(STRONG_BASE, STRONG_VAR))
+    theirs = make_run(b, the_card(b), ab_metrics(STRONG_BASE, STRONG_VAR))
+    line = one_line_error(bc(a.root, command, str(theirs)))
+    assert "outside this project" in line
+    assert not a.ledger_path.exists() and not b.ledger_path.exists()
+    assert not (theirs / "verdict.json").exists() and not list(tmp_path.glob("*.csv"))
+
+
+def test_a_link_from_results_to_another_project_is_refused(tmp_path: Path) -> None:
+    a, b = make_project(tmp_path / "a"), make_project(tmp_path / "b")
+    theirs = make_run(b, the_card(b), ab_metrics(STRONG_BASE, STRONG_VAR))
+    mine = a.results_dir / theirs.relative_to(b.results_dir)
+    mine.parent.mkdir(parents=True)
+    mine.symlink_to(theirs)
+    assert "outside this project" in one_line_error(bc(a.root, "verdict", theirs.name))
+    assert not a.ledger_path.exists()
+
+
+def test_resume_of_a_run_folder_of_another_project_is_refused(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    a, b = ab_project(tmp_path / "a", "http://127.0.0.1:9/v1"), ab_project(tmp_path / "b", "http://127.0.0.1:9/v1")
+    theirs = b.run_dir("colour-ab", 1, "20261130T000000Z-abcd")
+    theirs.mkdir(parents=True)
+    line = one_line_error(bc(a.root, "run", "colour-ab", "--resume", str(theirs), "--attempts", "1", "--json"))
+    assert "outside this project" in line
+    assert list(theirs.iterdir()) == [] and not a.results_dir.exists()
