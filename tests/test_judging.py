@@ -195,3 +195,19 @@ def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Pat
     assert "note: the judge is the model under test" in verdict.output
     judge = json.loads((folder / "verdict.json").read_text())["judge"]
     assert judge["floor"] == 0.4 and judge["same_model_as_run"] is True
+
+
+def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
+    judge_project(tmp_path, server.base_url, k=2, seal=False)
+    server.configure(script({"reply": "It names it.\nGRADE: PASS"}))
+    result = bc(tmp_path, "check", CARD_ID, "--live")
+    assert result.exit_code == 0, result.output
+    assert "ok   judge of judged-ab: example 'Names the colour'" in result.output
+    assert 'judge_answers: ["It names it.\\nGRADE: PASS", "It names it.\\nGRADE: PASS"]' in result.output
+    assert len(judge_bodies(server)) == 4  # two examples, judged twice each
+    # a judge that passes what the card says it must fail fails the live check, naming the judgement
+    server.configure({"default_reply": "GRADE: PASS"})
+    result = bc(tmp_path, "check", CARD_ID, "--live")
+    assert result.exit_code == 1
+    assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
+            "output), got 1.00: the judge accepts it") in result.output

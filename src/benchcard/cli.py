@@ -69,8 +69,9 @@ def cli(ctx: click.Context, project: str | None) -> None:
 @cli.command()
 @click.argument("cards", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--live", is_flag=True, help="Also send judge cards' worked examples to the real judge (calls it).")
 @click.pass_context
-def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
+def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool) -> None:
     """Validate cards, run their worked examples through the real scorer, verify seals."""
     from benchcard.card.check import check as run_check
 
@@ -89,6 +90,12 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool) -> None:
         if not as_json:
             click.echo(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
                        + (pf.problem or "loaded and answered a one-token call"))
+    if live:
+        from benchcard.run.judgelive import live_check
+
+        judged = live_check(_project(ctx), [r.card for r in report.cards if r.card is not None])
+        failed = failed or not judged.ok
+        click.echo("\n".join(judged.lines()), err=as_json)
     if failed:
         sys.exit(1)
 

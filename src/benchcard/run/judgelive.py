@@ -1,0 +1,114 @@
+"""`benchcard check --live`: a judge card's worked examples sent to the real judge, each judged k times.
+
+Offline, `check` reads the answers recorded in the card (`card/judgecheck.py`); live, the judge itself must give
+every example its expected grade in each of its k judgements. The answers are printed as they came, so they can
+be recorded in the card's `judge_answers`. Calls go through the runner's calls (`calls.call_cell`: retries,
+backoff, the key scrubbed from errors); nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
+from benchcard.card.model import Card
+from benchcard.errors import ProviderError
+from benchcard.project import Project
+from benchcard.run.calls import Fatal, Job, RateLimiter, Session, call_cell, make_client
+from benchcard.run.judging import judge_config, judge_spec
+from benchcard.run.options import RunOptions
+from benchcard.run.progress import NullProgress
+from benchcard.run.providers import load_config, make_provider, price_table, require_key
+from benchcard.run.store import RunStore
+from benchcard.scoring.judge import UnreadableAnswer, read_answer
+from benchcard.scoring.keys import load_keys
+
+
+@dataclass(frozen=True)
+class LiveExample:
+    card: str
+    label: str
+    answers: tuple[str, ...]
+    problem: str  # "" when every judgement gave the expected grade
+
+
+@dataclass(frozen=True)
+class LiveReport:
+    examples: tuple[LiveExample, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(e.problem for e in self.examples)
+
+    def lines(self) -> list[str]:
+        out = []
+        for e in self.examples:
+            out.append(f"{'FAIL' if e.problem else 'ok  '} judge of {e.card}: example '{e.label}'"
+                       + (f": {e.problem}" if e.problem else ""))
+            out.append(f"     judge_answers: {json.dumps(list(e.answers), ensure_ascii=False)}")
+        return out or ["no judge card to check live"]
+
+
+def live_check(project: Project, cards: Sequence[Card], options: RunOptions | None = None) -> LiveReport:
+    """Send every judge card's worked examples to its judge; cards of other methods are passed over."""
+    options = options or RunOptions(progress=False)
+    config = load_config(project.root)
+    results: list[LiveExample] = []
+    for card in cards:
+        spec = judge_spec(card)
+        if spec is None:
+            continue
+        cfg = judge_config(spec, config)
+        require_key(cfg)
+        results += asyncio.run(_card(project, card, cfg, config, options))
+    return LiveReport(tuple(results))
+
+
+async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any],
+                options: RunOptions) -> list[LiveExample]:
+    spec = judge_spec(card)
+    assert spec is not None
+    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
+    client = make_client(4, options.timeout)  # the examples are called one after another
+    provider = make_provider(cfg, client, spec.model)
+    # call_cell reads no store; the session's is the project's results folder, never written here
+    session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
+                      prices=price_table(config), options=options, limiter=RateLimiter(cfg.requests_per_minute),
+                      progress=NullProgress(), secret_env=cfg.api_key_env)
+    planned = getattr(provider, "planned_body", None)
+    out: list[LiveExample] = []
+    try:
+        for i, example in enumerate(card.examples):
+            problem = fixture_problem(card, example, keys, i)
+            answers: list[str] = []
+            body = provider.build_body(spec.model, example_prompt(card, example, keys), spec.params, spec.effort)
+            for k in range(spec.judgements if not problem else 0):
+                sent = planned(body, k) if planned is not None else body
+                row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
+                answers.append(row["text"])
+                problem = problem or _graded(row["status"], row["error"], row["text"], card, example.expect, k)
+            out.append(LiveExample(card.id, example.label, tuple(answers), problem))
+    except Fatal as exc:
+        raise ProviderError(f"the judge of {card.id}: {exc}") from None
+    finally:
+        await provider.aclose()
+        await client.aclose()
+    return out
+
+
+def _graded(status: str, error: str | None, text: str, card: Card, expect: Any, k: int) -> str:
+    spec = judge_spec(card)
+    assert spec is not None
+    if status != "ok":
+        return f"judgement {k + 1} was {status}" + (f" ({error})" if error else "")
+    try:
+        metrics = read_answer(spec, text)
+    except UnreadableAnswer as exc:
+        return f"judgement {k + 1} is unreadable: {exc}"
+    problem = expectation_problem(expect, metrics)
+    return f"judgement {k + 1}: {problem}" if problem else ""
+
