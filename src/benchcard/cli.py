@@ -82,20 +82,11 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool)
         click.echo("\n".join(report.lines()))
     if not report.ok:
         sys.exit(1)
-    from benchcard.run.preflight import preflight_local
+    from benchcard.run.judgelive import check_calls
 
-    failed = False
-    for pf in preflight_local(_project(ctx), [r.card for r in report.cards if r.card is not None]):
-        failed = failed or pf.problem is not None
-        if not as_json:
-            click.echo(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
-                       + (pf.problem or "loaded and answered a one-token call"))
-    if live:
-        from benchcard.run.judgelive import live_check
-
-        judged = live_check(_project(ctx), [r.card for r in report.cards if r.card is not None])
-        failed = failed or not judged.ok
-        click.echo("\n".join(judged.lines()), err=as_json)
+    lines, failed = check_calls(_project(ctx), [r.card for r in report.cards if r.card is not None], live)
+    if lines and not as_json:
+        click.echo("\n".join(lines))
     if failed:
         sys.exit(1)
 

@@ -21,6 +21,7 @@ from benchcard.project import Project
 from benchcard.run.calls import Fatal, Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
+from benchcard.run.preflight import preflight_local
 from benchcard.run.progress import NullProgress
 from benchcard.run.providers import load_config, make_provider, price_table, require_key
 from benchcard.run.store import RunStore
@@ -51,6 +52,22 @@ class LiveReport:
                        + (f": {e.problem}" if e.problem else ""))
             out.append(f"     judge_answers: {json.dumps(list(e.answers), ensure_ascii=False)}")
         return out or ["no judge card to check live"]
+
+
+def check_calls(project: Project, cards: Sequence[Card], live: bool) -> tuple[list[str], bool]:
+    """What `check` asks of models beyond the cards themselves, as lines and whether any failed: each local model
+    loaded once (`preflight.py`), and with `--live` the judges of judge cards."""
+    lines: list[str] = []
+    failed = False
+    for pf in preflight_local(project, cards):
+        failed = failed or pf.problem is not None
+        lines.append(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
+                     + (pf.problem or "loaded and answered a one-token call"))
+    if live:
+        judged = live_check(project, cards)
+        failed = failed or not judged.ok
+        lines += judged.lines()
+    return lines, failed
 
 
 def live_check(project: Project, cards: Sequence[Card], options: RunOptions | None = None) -> LiveReport:
@@ -89,8 +106,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any
             for k in range(spec.judgements if not problem else 0):
                 sent = planned(body, k) if planned is not None else body
                 row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
-                answers.append(row["text"])
-                problem = problem or _graded(row["status"], row["error"], row["text"], card, example.expect, k)
+                answers.append(row.text)
+                problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
             out.append(LiveExample(card.id, example.label, tuple(answers), problem))
     except Fatal as exc:
         raise ProviderError(f"the judge of {card.id}: {exc}") from None
