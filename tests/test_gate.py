@@ -185,3 +185,24 @@ def test_run_gate_refuses_an_ungated_probe_before_any_call(tmp_path: Path, serve
     result = bc(project, "run", PROBE, "--gate")
     assert result.exit_code == 1 and "field 'gate': missing" in result.stderr
     assert server.stats()["bodies"] == [] and not project.results_dir.exists()
+
+
+# ---------------------------------------------------------------------- run --gate on the embedded model
+
+
+@pytest.mark.local_model
+def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> None:
+    """docs/ci.md's second job: the demo card on SmolLM2 through llama-cpp-python, gated by its sealed rule."""
+    from benchcard.verdict.gate import EXIT_CODES
+
+    from .conftest import copy_project
+
+    root = copy_project(tmp_path / "proj", ("demo-answer-cue",))
+    project = Project(root)
+    assert bc(project, "seal", "demo-answer-cue").exit_code == 0
+    result = bc(project, "run", "demo-answer-cue", "--provider", "local", "--gate")
+    [row] = ledger.read(project)
+    code = EXIT_CODES[row["finding"]]
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert f"gate: {row['finding']} → exit {code}" in result.stdout
+    assert f"finding: {row['finding']} → {row['outcome']}" in result.stdout
