@@ -21,7 +21,7 @@ endif
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: demo test install wheel chromium lint wheelhouse llama-flags
+.PHONY: demo test install install-run wheel chromium lint wheelhouse llama-flags
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,12 @@ wheel: $(BIN)/python
 	  printf '%s\n' '$(LLAMA_CMAKE)' > $(WHEELHOUSE)/BUILD_FLAGS; \
 	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
 
-install: wheel
+# The main job needs only the `local` extra; the tests need every extra (server, dev).
+install-run: wheel
 	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
+	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local]'
+
+install: install-run
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
 
 # What the wheel cache is keyed by (tests/test_localworker.py checks that flags change the folder).
@@ -50,7 +54,7 @@ llama-flags:
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-demo: install
+demo: install-run
 	$(BIN)/benchcard check $(DEMO)
 	$(BIN)/benchcard run $(DEMO) --provider local
 	$(BIN)/benchcard verdict $(DEMO)

@@ -1,4 +1,4 @@
-"""The embedded model: SmolLM2-135M-Instruct in-process through llama-cpp-python, with no mocks.
+"""The embedded model: SmolLM2-135M-Instruct through llama-cpp-python in its worker process, with no mocks.
 
 Tests marked `local_model` run the real model (the `local` extra); deselect them with `-m "not local_model"`.
 The tests of the missing-extra message need neither and always run.

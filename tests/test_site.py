@@ -799,7 +799,8 @@ def test_fixture_with_no_scored_cell(tmp_path: Path) -> None:
     assert ("— means no scored cell for that fixture and variant: every one was truncated or failed, so it has no "
             "mean and the mean row leaves it out. No scored cell at all: review-03.") in text
     assert "over 9 fixtures" in text and "Left out, with no scored cell in one arm or both: review-03." in text
-    evidence = _norm(page(out, f"runs/{DEMO}/v1/{DEMO_RUN}/index.html").text)
+    [evidence_page] = out.glob(f"runs/{DEMO}/v*/{DEMO_RUN}/index.html")
+    evidence = _norm(page(out, str(evidence_page.relative_to(out))).text)
     assert "review-03 · plain · rep 0 · truncated · score —" in evidence
 
 
