@@ -48,6 +48,9 @@ def test_url_credentials_in_benchcard_yaml_work_and_stay_there(tmp_path: Path, s
     assert result.exit_code == 0, result.output
     assert server.stats()["without_key"] == 0
     assert PASSWORD not in _everywhere(project.results_dir) and PASSWORD not in result.output
+    assert bc(project.root, "site", "--out", str(tmp_path / "site")).exit_code == 0
+    site = _everywhere(tmp_path / "site")
+    assert "-u USER" in site and PASSWORD not in site and "alice" not in site
 
 
 def test_a_url_password_and_an_openai_key_cannot_share_the_header(tmp_path: Path,

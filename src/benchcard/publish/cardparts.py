@@ -68,7 +68,7 @@ def curl_view(card: Card, config: Mapping[str, Any], variant: str | None = None,
     from benchcard.run.curl import curl_command
 
     try:
-        return curl_command(card, dict(config), variant=variant, fixture=fixture)
+        return curl_command(card, dict(config), variant=variant, fixture=fixture, public=True)
     except BenchcardError as exc:
         return f"# cannot build the request: {exc}"
 

@@ -34,9 +34,11 @@ def request_for(
 
 
 def curl_command(card: Card, config: dict[str, Any], variant: str | None = None, fixture: str | None = None,
-                 provider: str | None = None, model: str | None = None, base_url: str | None = None) -> str:
+                 provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                 public: bool = False) -> str:
     """A command safe to paste: every argument single-quoted (`shlex.quote`, or `shell_quote` for the body), the
-    key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it)."""
+    key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it). `public` (a page)
+    shows no user name either: `-u USER`."""
     cfg = provider_config(provider or card.rig.provider, config, base_url)
     body = request_for(card, cfg, model or card.rig.model, variant, fixture)
     if cfg.type == "local":  # the first repetition's body as a local run seals it, seed included
@@ -46,7 +48,7 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
     lines = [f"curl {shlex.quote(endpoint(cfg))} \\"]
     creds = credentials(cfg.base_url)
     if creds is not None:
-        lines.append(f"  -u {shlex.quote(creds[0])} \\")
+        lines.append(f"  -u {'USER' if public else shlex.quote(creds[0])} \\")
     if cfg.api_key_env and cfg.type != "local":
         variable = "$" + check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env")
         header = "x-api-key: " if cfg.type == "anthropic" else "Authorization: Bearer "
