@@ -176,8 +176,9 @@ def test_one_run_per_model_and_the_rig_is_the_one_used(tmp_path: Path, server: F
     assert len({r["run"] for r in out["runs"]}) == 2
     for r in out["runs"]:
         manifest = json.loads((project.root / r["folder"] / "manifest.json").read_text())
-        assert manifest["rig"]["model"] == r["model"] and manifest["rig"]["line"] == f"{r['model']} · fake"
-        assert manifest["base_url"] == server.base_url
+        # another endpoint than the rig's own: a scratch run, marked so (tests/test_scratch.py)
+        assert manifest["rig"]["model"] == r["model"] and manifest["rig"]["line"] == f"{r['model']} · fake · scratch"
+        assert manifest["base_url"] == server.base_url and manifest["scratch"].startswith("--base-url")
         assert {b["body"]["model"] for b in read_jsonl(project.root / r["folder"] / "sealed" / "requests.jsonl")} \
             == {r["model"]}
     assert sorted(b["model"] for b in server.stats()["bodies"]) == ["m-a"] * 4 + ["m-b"] * 4
@@ -192,7 +193,7 @@ def test_the_anthropic_messages_api_over_sockets(tmp_path: Path, server: FakeSer
     out = summary(ok(bc(project, "run", "colour-ab", "--provider", "anthropic", "--model", "claude-test",
                         "--base-url", server.base_url, "--json")))
     [s] = out["runs"]
-    assert s["rig"] == "claude-test · effort low · anthropic"
+    assert s["rig"] == "claude-test · effort low · anthropic · scratch"  # --base-url: another endpoint
     assert s["counts"] == {"ok": 2, "truncated": 2, "failed": 0}
     folder = project.root / s["folder"]
     body = read_jsonl(folder / "sealed" / "requests.jsonl")[0]["body"]

@@ -157,6 +157,7 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
 @click.option("--retry-failed", is_flag=True, help="With --resume: call the run's failed cells again (earlier "
               "attempts are kept in attempts.jsonl).")
+@click.option("--scratch", is_flag=True, help="A trial run: marked scratch everywhere, never in the ledger.")
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
 @click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
 @click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
@@ -165,8 +166,8 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
         concurrency: int | None, rpm: float | None, timeout: float, attempts: int, seed: int | None,
-        resume: str | None, retry_failed: bool, gate: bool, batch: bool, no_wait: bool, poll_interval: float,
-        as_json: bool) -> None:
+        resume: str | None, retry_failed: bool, scratch: bool, gate: bool, batch: bool, no_wait: bool,
+        poll_interval: float, as_json: bool) -> None:
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
     import time
 
@@ -175,7 +176,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
                          timeout=timeout, attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
-                         progress=not as_json, batch=batch, wait=not no_wait, poll_interval=poll_interval)
+                         scratch=scratch, progress=not as_json, batch=batch, wait=not no_wait,
+                         poll_interval=poll_interval)
     project = _project(ctx)
     if gate:
         from benchcard.verdict.gate import gate_runs, require_gate
@@ -239,10 +241,12 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
               "they count as failed (the finding is then incomplete unless the card allows that many).")
 @click.option("--show", is_flag=True, help="Print the verdict already given for RUN; compute nothing, append nothing.")
+@click.option("--scratch", is_flag=True, help="A trial verdict: written, marked scratch, no ledger row.")
 @click.option("--gate", is_flag=True, help="Exit 0 on a win, else by the finding: 2 loss … 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context
-def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, gate: bool, as_json: bool) -> None:
+def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, scratch: bool, gate: bool,
+            as_json: bool) -> None:
     """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row.
 
     A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
@@ -253,7 +257,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 
     project = _project(ctx)
     result, decided = verdict_and_gate(project, find_run(project, run_name), allow_incomplete=allow_incomplete,
-                                       show=show, gate=gate)
+                                       show=show, gate=gate, scratch=scratch)
     if as_json:
         _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
     else:

@@ -163,7 +163,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
 
     LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
         "endpoints", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at", "outputs_digest",
-        "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost", "judge_tokens", "retries"})
+        "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost", "judge_tokens", "retries",
+        "scratch"})
 
     run: str
     card: str
@@ -180,6 +181,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     cells: int | None = None
     concurrency: int | None = None
     batch: bool | None = None  # `run --batch`: the grid went through the vendor's batch API
+    scratch: str | None = None  # why the run is a trial (run/scratch.py): never in the ledger
     requests_per_minute: float | None = None  # the rate limit the calls kept (a resume keeps it)
     baseline: str | None = None
     benchcard_version: str | None = None

@@ -72,7 +72,7 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[Mapping[str, 
         else:
             text = f"score {fmt_num(latest_run.score)}"
         when = latest_run.date
-        detail = latest_run.model
+        detail = latest_run.rig_line if latest_run.scratch else latest_run.model
         version = latest_run.version
     else:
         text, when, detail, version = "Not yet run", "", "", None

@@ -28,6 +28,8 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
     elif score is not None and run.unscored:
         note = (f"{run.unscored} of {sum(counts.values())} cells not scored (failed in transport or cut off by "
                 "the token limit)")
+    if run.scratch:
+        note = "scratch run (a trial, not in the ledger)" + (f"; {note}" if note else "")
     return {
         "model": run.model,
         "model_name": run.model_name,

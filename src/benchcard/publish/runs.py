@@ -71,7 +71,25 @@ class Run:
         return str(self.rig.get("name") or "")
 
     @property
+    def scratch(self) -> bool:
+        """A trial run (`run --scratch`, another endpoint than the card's rig) or a trial verdict: never a result."""
+        return bool(self.manifest.get("scratch") or (self.verdict or {}).get("scratch"))
+
+    @property
+    def scratch_note(self) -> str:
+        """What a page says of a scratch run, with the runner's reason when it gave one."""
+        if not self.scratch:
+            return ""
+        why = self.manifest.get("scratch")
+        why = why if isinstance(why, str) else "a trial verdict"
+        return f"Scratch run ({why}): a trial, never entered in the ledger, not a result of the card's rig."
+
+    @property
     def rig_line(self) -> str:
+        line = self._rig_line()
+        return line + " · scratch" if self.scratch and not line.endswith(" · scratch") else line
+
+    def _rig_line(self) -> str:
         line = self.rig.get("line")
         if line:
             return str(line)

@@ -21,6 +21,7 @@ class RunOptions:
     seed: int | None = None
     resume: str | None = None
     retry_failed: bool = False
+    scratch: bool = False
     progress: bool = True
     backoff_base: float = 0.5
     backoff_cap: float = 30.0

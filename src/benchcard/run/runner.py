@@ -50,6 +50,8 @@ from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import outcomes, refuse_if_judged, reopen_failed
+from benchcard.run.scratch import MARK as SCRATCH
+from benchcard.run.scratch import scratch_reason
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.keys import load_keys
@@ -164,6 +166,8 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
 
 
 def _check_options(o: RunOptions) -> None:
+    if o.scratch and o.resume is not None:
+        raise RunError("--scratch marks a new run; a resumed run keeps what it was (drop --scratch)")
     if o.retry_failed and o.resume is None:
         raise RunError("--retry-failed calls the failed cells of an earlier run: give that run with --resume RUN")
     if o.concurrency is not None and o.concurrency < 1:
@@ -274,6 +278,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
         # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
         rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
+        scratch = scratch_reason(card, t.cfg, o)
         started = datetime.now(UTC)
         seed = o.seed if o.seed is not None else default_seed(seal_root, started)
         cells = plan_cells(card, seed)
@@ -294,7 +299,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         manifest = Manifest(
             run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=seal_root,
             rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
-                          line=rig.line()),
+                          line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
+            scratch=scratch,
             provider_type=t.cfg.type, base_url=stored_url(t.cfg),
             endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None, params=dict(card.params),
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
@@ -326,8 +332,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             if len(done) < total:
                 verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
                 capped = f" · {capped_note(t.cfg.name, workers)}" if workers < asked else ""
-                progress.start(f"{verb} {store.run_id} · {rig.line()} → {project.relative(store.folder)}{capped}",
-                               total, len(done))
+                where = project.relative(store.folder)
+                progress.start(f"{verb} {store.run_id} · {manifest.rig_line} → {where}{capped}", total, len(done))
                 try:
                     called = await (run_batch(session, writer, done) if batch
                                     else execute(session, writer, done, stop_after))

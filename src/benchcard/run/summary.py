@@ -77,7 +77,8 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
     total = int(manifest.cells or 0)
     return RunSummary(
         run=store.run_id, folder=project.relative(store.folder), card=manifest.card,
-        version=manifest.version, rig=rig.line(), provider=rig.provider, model=rig.model, cells=total,
+        version=manifest.version, rig=manifest.rig_line or rig.line(), provider=rig.provider, model=rig.model,
+        cells=total,
         counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,

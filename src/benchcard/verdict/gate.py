@@ -62,14 +62,14 @@ def _check_gate_field(card: Card, project: Project) -> None:
 
 
 def verdict_and_gate(project: Project, run_dir: Path, *, allow_incomplete: bool = False, show: bool = False,
-                     gate: bool = True) -> tuple[Verdict, Gate | None]:
+                     gate: bool = True, scratch: bool = False) -> tuple[Verdict, Gate | None]:
     """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
     card's gate (checked before the verdict is given)."""
     card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)
     else:
-        verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete)
+        verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete, scratch=scratch)
     return verdict, None if card is None else gate_of(card, verdict.to_json())
 
 

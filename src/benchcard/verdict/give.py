@@ -35,7 +35,7 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.project import Project
-from benchcard.records import Manifest
+from benchcard.records import Manifest, utc_stamp
 from benchcard.run.grid import assignment_digest
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats, bootstrap_many
 from benchcard.verdict.columns import OK
@@ -194,11 +194,13 @@ def _totals(data: RunData) -> tuple[float | None, dict[str, Any]]:
 
 
 def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = False,
-                 n_resamples: int = BOOTSTRAP_RESAMPLES, timings: dict[str, float] | None = None) -> Verdict:
+                 n_resamples: int = BOOTSTRAP_RESAMPLES, timings: dict[str, float] | None = None,
+                 scratch: bool = False) -> Verdict:
     """Unblind a finished run, apply its card's sealed rule, write verdict.json and table.csv, enter it in the
     ledger. VerdictError (one line) when the run cannot be judged; see the module docstring.
 
-    `timings`, if given, receives the seconds spent in each phase (for benchmarks/verdict_speed.py).
+    `timings`, if given, receives the seconds spent in each phase (for benchmarks/verdict_speed.py). A scratch
+    verdict (`scratch`, or a run the runner marked scratch) is written, marked, and never entered in the ledger.
     """
     clock = _Clock(timings)
     run_dir = Path(run_dir).resolve()
@@ -252,7 +254,8 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
                 body["disagreements"] = human["disagreements"]  # the blind scorer notes, as the site expects
             body = with_judge(card, data, body)
             table_job.result()
-            verdict = _commit(project, run_dir, card, data, body, table_tmp)
+            verdict = _commit(project, run_dir, card, data, body, table_tmp,
+                              scratch or bool(manifest.scratch))
         finally:
             table_job.result()
             table_tmp.unlink(missing_ok=True)
@@ -283,12 +286,15 @@ def _check_plan(card: Card, data: RunData) -> None:
 
 
 def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: dict[str, Any],
-            table_tmp: Path) -> Verdict:
-    """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once."""
+            table_tmp: Path, scratch: bool = False) -> Verdict:
+    """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once. A scratch
+    verdict is written the same way, marked, and has no ledger row."""
     manifest = data.manifest
     run = run_dir.name
     cost, latency = _totals(data)
     rig_line = manifest.rig_line
+    if scratch and not rig_line.endswith(" · scratch"):
+        rig_line += " · scratch"
     evidence = project.relative(run_dir)
     head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
             "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
@@ -332,9 +338,13 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         if existing is not None:
             raise VerdictError(f"run {run} is already in the ledger (seq {existing.get('seq')}) but has no "
                                f"{VERDICT_FILE}; it is not entered twice")
-        entered = ledger.append(project, row)
-        verdict_data = {**content, "given_at": entered["at"],
-                        "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]}}
+        if scratch:
+            entered = None
+            verdict_data = {**content, "scratch": True, "given_at": utc_stamp(), "ledger": None}
+        else:
+            entered = ledger.append(project, row)
+            verdict_data = {**content, "given_at": entered["at"],
+                            "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]}}
         os.replace(table_tmp, run_dir / TABLE_FILE)
         text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))

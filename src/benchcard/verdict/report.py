@@ -60,5 +60,9 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
                          f"human {d['human_grade']}{note}")
     lines.extend(judge_lines(v))
     led = v.get("ledger") or {}
-    lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · {str(led.get('hash', ''))[:19]}…")
+    if v.get("scratch"):
+        lines.append("scratch: a trial verdict, not entered in the ledger")
+    else:
+        lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · "
+                     f"{str(led.get('hash', ''))[:19]}…")
     return lines
