@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,20 @@ def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Pat
     folder = only_run(project, CARD_ID)
     scores = read_jsonl(folder / "scores.jsonl")
     assert sorted(s["score"] for s in scores) == [0.0, 0.0, 1.0, 1.0]  # the readable judgement decides
+    assert "no readable judgement" not in result.output
+
+
+def test_an_output_no_judgement_could_read_is_left_unscored(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure(script({"reply": "Looks good!"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "2 output(s) with no readable judgement, left unscored" in result.output
+    folder = only_run(project, CARD_ID)
+    assert len(read_jsonl(folder / "scores.jsonl")) == 2  # the two baseline outputs the judge failed readably
+    refused = bc(tmp_path, "verdict", folder.name)
+    assert refused.exit_code == 1 and "2 cells have an output but no score" in refused.output
+    assert bc(tmp_path, "verdict", folder.name, "--allow-incomplete").exit_code == 0
 
 
 def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -211,3 +226,30 @@ def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, serve
     assert result.exit_code == 1
     assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
             "output), got 1.00: the judge accepts it") in result.output
+
+
+def test_human_grades_are_compared_with_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=1)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
+    folder = only_run(project, CARD_ID)
+    sheet = tmp_path / "sheet.csv"
+    assert bc(tmp_path, "blind-sheet", folder.name, "--out", str(sheet)).exit_code == 0
+    with open(sheet, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # the person agrees with the judge everywhere but on one output the judge passed
+    flipped = next(r for r in rows if r["output"] == ECHO)
+    for r in rows:
+        r["grade"] = ("fail" if r is flipped else "pass") if r["output"] == ECHO else "fail"
+    with open(sheet, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert bc(tmp_path, "grade", folder.name, str(sheet)).exit_code == 0
+    result = bc(tmp_path, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    # 12 graded, 11 agree; chance agreement from 6 passes by the judge and 5 by the person, of 12 each
+    expected = (11 / 12 - (6 * 5 + 6 * 7) / 144) / (1 - (6 * 5 + 6 * 7) / 144)
+    assert judge["humans"]["graded"] == 12 and abs(judge["humans"]["kappa"] - expected) < 1e-9
+    assert f"with human grades: Cohen's kappa {expected:.3f} over 12" in result.output

@@ -113,11 +113,15 @@ class JudgeSummary:
     tokens: dict[str, int]
     finished: bool
     wall_s: float = 0.0  # this invocation's judging, planning included
+    unjudged: int = 0  # ok outputs none of whose judgements could be read: left unscored
 
     def line(self) -> str:
         c = self.counts
         cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}"
         state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
+        if self.unjudged:
+            state += (f" · {self.unjudged} output(s) with no readable judgement, left unscored (the verdict counts "
+                      "them with --allow-incomplete)")
         return (f"judge {self.rig}: {self.judgements} judgements ({self.per_output} per ok output): {c['ok']} ok, "
                 f"{self.unreadable} unreadable, {c['truncated']} truncated, {c['failed']} failed{state} · "
                 f"{self.tokens['input']} + {self.tokens['output']} tokens · {cost} · {self.wall_s:.1f} s")
@@ -266,7 +270,8 @@ def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, c
     unreadable = counts["ok"] - sum(g is not None for grades in judged.values() for g in grades)
     return JudgeSummary(rig=rig_line, judgements=total, per_output=spec.judgements, counts=counts,
                         unreadable=unreadable, called=called, cost=round(cost, 6) if priced else None,
-                        tokens=tokens, finished=finished)
+                        tokens=tokens, finished=finished,
+                        unjudged=sum(all(g is None for g in grades) for grades in judged.values()) if finished else 0)
 
 
 def _done(counts: dict[str, int]) -> int:
