@@ -85,8 +85,12 @@ def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Project, Car
 
 def run_scripted(project: Project, card: Card, keys: dict[str, dict[str, Any]], script: Script) -> Path:
     with FakeServer(scripted_config(card, keys, script)) as server:
-        summaries = run(project, "bench-01", RunOptions(provider="anthropic", base_url=server.base_url,
-                                                         concurrency=1, seed=SEED, progress=False))
+        # the card's own provider, its endpoint configured as a user would (a --base-url would make it scratch)
+        (project.root / "benchcard.yaml").write_text(
+            f"providers:\n  anthropic: {{type: anthropic, base_url: '{server.base_url}', "
+            "api_key_env: ANTHROPIC_API_KEY}\n", encoding="utf-8")
+        summaries = run(project, "bench-01", RunOptions(provider="anthropic", concurrency=1, seed=SEED,
+                                                         progress=False))
         assert server.stats()["calls"] == 120
     assert len(summaries) == 1 and summaries[0].finished
     return project.root / summaries[0].folder
