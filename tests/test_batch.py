@@ -200,3 +200,31 @@ def test_a_torn_journal_line_is_dropped_and_the_run_resumes(tmp_path: Path, serv
     assert json.loads(result.stdout)["runs"][0]["counts"]["ok"] == 4
     assert all(isinstance(e, dict) for e in journal(folder))  # every line whole again
     assert server.stats()["batch"]["submitted"] == 4
+
+
+def test_the_progress_bar_counts_cells_done_and_status_works_without_a_key(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 0.3}})
+    project = project_for(tmp_path, server, "anthropic", fixtures=2)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert result.exit_code == 0, result.output
+    assert "run batch" in result.stderr and "4/4" in result.stderr and "1 batch · collected" in result.stderr
+    folder = only_run(project, "colour-ab")
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 30}})
+    assert bc(project, "run", "colour-ab", "--batch", "--no-wait").exit_code == 0
+    waiting = next(f for f in (tmp_path / "results" / "colour-ab" / "v1").iterdir() if f != folder)
+    monkeypatch.delenv(KEY_ENV)
+    shown = bc(project, "status", waiting.name)
+    assert shown.exit_code == 0, shown.output
+    assert f"{KEY_ENV} is not set: showing the last recorded poll" in shown.output
+    assert "in_progress 0/4" in shown.output
+
+
+@pytest.mark.parametrize(("batch", "message"), [({"end": "done"}, "config.batch.end"),
+                                                 ({"done_fraction": 2}, "config.batch.done_fraction"),
+                                                 ({"delay_s": {"poll": 1}}, "config.batch.delay_s: unknown key")])
+def test_the_fake_servers_batch_config_is_checked(batch: dict[str, object], message: str) -> None:
+    from benchcard.testing.fakeserver import FakeServerError, parse_config
+
+    with pytest.raises(FakeServerError, match=message):
+        parse_config({"batch": batch})

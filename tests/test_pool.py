@@ -129,3 +129,21 @@ def test_a_bad_pool_is_one_line_naming_the_field(tmp_path: Path, key: str, entry
                                              encoding="utf-8")
     result = bc(project, "run", "colour-ab")
     assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    configure(servers)
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    urls = "\n".join(f"      - '{s.base_url}'" for s in servers)  # no concurrency of their own: --concurrency each
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n{urls}\n")
+    [first] = run(project, "colour-ab", RunOptions(concurrency=2, progress=False), stop_after=5)
+    assert first.concurrency == 6 and not first.finished
+    result = bc(project, "run", "colour-ab", "--resume", first.run, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["concurrency"] == 6  # 2 on each of the 3 servers, as started
+    assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2

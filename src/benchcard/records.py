@@ -162,9 +162,9 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
-        "endpoints", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at", "outputs_digest",
-        "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost", "judge_tokens", "retries",
-        "scratch"})
+        "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
+        "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
+        "judge_tokens", "retries", "scratch"})
 
     run: str
     card: str
@@ -175,6 +175,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     provider_type: str | None = None
     base_url: str | None = None
     endpoints: list[str] | None = None  # the servers of a pool
+    endpoint_concurrency: int | None = None  # a pool: calls in flight on a server stating none (kept on resume)
     params: dict[str, Any] = {}
     seed: int | None = None
     repetitions: int | None = None

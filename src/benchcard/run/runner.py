@@ -134,7 +134,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
 def _as_recorded(o: RunOptions, t: _Target) -> RunOptions:
     """A resumed run keeps the concurrency and rate limit it was started with, unless given again."""
     assert t.manifest is not None
-    recorded = t.manifest.concurrency
+    # a pool's concurrency is each server's; the run's is their sum, so a pool keeps its per-server default
+    recorded = t.manifest.endpoint_concurrency if t.manifest.endpoints else t.manifest.concurrency
     rpm = t.manifest.requests_per_minute
     return replace(o, concurrency=o.concurrency or (recorded if isinstance(recorded, int) and recorded > 0 else None),
                    rpm=o.rpm or (float(rpm) if isinstance(rpm, int | float) and rpm > 0 else None))
@@ -302,7 +303,9 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                           line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
             scratch=scratch,
             provider_type=t.cfg.type, base_url=stored_url(t.cfg),
-            endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None, params=dict(card.params),
+            endpoints=[strip_credentials(e.url) for e in t.cfg.endpoints] if t.cfg.endpoints else None,
+            endpoint_concurrency=(o.concurrency or DEFAULT_CONCURRENCY) if t.cfg.endpoints else None,
+            params=dict(card.params),
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
             requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
         )
