@@ -147,3 +147,4 @@ def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: 
     [s] = json.loads(result.stdout)["runs"]
     assert s["finished"] and s["concurrency"] == 6  # 2 on each of the 3 servers, as started
     assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2
+

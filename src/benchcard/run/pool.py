@@ -25,7 +25,6 @@ import httpx
 from benchcard.errors import ProviderError
 from benchcard.run.calls import RateLimiter
 from benchcard.run.providers import make_provider
-from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.providers.base import (
     CallError,
     Completion,
@@ -46,7 +45,6 @@ class _Server:
     def __init__(self, provider: HttpProvider, endpoint: Endpoint, concurrency: int):
         self.provider = provider
         self.url = endpoint.url
-        self.label = strip_credentials(endpoint.url)  # what rows, errors and the manifest show: no user:password@
         self.capacity = endpoint.concurrency or concurrency
         self.limiter = RateLimiter(endpoint.requests_per_minute)
         self.in_flight = 0
@@ -82,7 +80,7 @@ class PoolProvider:
 
     @property
     def urls(self) -> list[str]:
-        return [s.label for s in self.servers]
+        return [s.url for s in self.servers]
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
@@ -102,12 +100,12 @@ class PoolProvider:
             server.calls += 1
             completion = await server.provider.complete(body)
             ok = True
-            return dataclasses.replace(completion, endpoint=server.label)
+            return dataclasses.replace(completion, endpoint=server.url)
         except RetryableError as exc:
-            raise RetryableError(f"{server.label}: {exc}", exc.retry_after, exc.status) from None
+            raise RetryableError(f"{server.url}: {exc}", exc.retry_after, exc.status) from None
         except CallError as exc:
             ok = True  # a refusal of this body says nothing about the server's health
-            raise CallError(f"{server.label}: {exc}", exc.status) from None
+            raise CallError(f"{server.url}: {exc}", exc.status) from None
         finally:
             await self._release(server, ok)
 
@@ -147,7 +145,7 @@ class PoolProvider:
         whose list lacks the model while another's has it, or whose list differs from the others', is refused.
         """
         served = await asyncio.gather(*(self._models(s) for s in self.servers))
-        known = [(s.label, m) for s, m in zip(self.servers, served, strict=True) if m is not None]
+        known = [(s.url, m) for s, m in zip(self.servers, served, strict=True) if m is not None]
         if not known or all(m == known[0][1] for _, m in known):
             return
         for url, models in known:

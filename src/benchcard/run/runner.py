@@ -303,7 +303,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                           line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
             scratch=scratch,
             provider_type=t.cfg.type, base_url=stored_url(t.cfg),
-            endpoints=[strip_credentials(e.url) for e in t.cfg.endpoints] if t.cfg.endpoints else None,
+            endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None,  # never with a password
             endpoint_concurrency=(o.concurrency or DEFAULT_CONCURRENCY) if t.cfg.endpoints else None,
             params=dict(card.params),
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
