@@ -78,10 +78,6 @@ class PoolProvider:
         self.max_concurrency = sum(s.capacity for s in self.servers)
         self._changed = asyncio.Condition()
 
-    @property
-    def urls(self) -> list[str]:
-        return [s.url for s in self.servers]
-
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
         return self.servers[0].provider.build_body(model, messages, params, effort)
