@@ -56,3 +56,27 @@ def test_blind_scoring_names_the_rule_and_keeps_the_outputs(tmp_path: Path, serv
     run = only_run(project, "colour-ab")
     assert [r["text"] for r in read_jsonl(run / "outputs.jsonl")] == [SLOW, SLOW]
     assert not (run / "scores.jsonl").exists()
+
+
+def test_the_rules_process_holds_no_file_of_the_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The child that matches rules is forked while the run holds outputs.jsonl locked: it must not keep that
+    lock (or any other file) open, or the finished run would stay locked for as long as this process lives (a
+    notebook, a script that runs and then resumes)."""
+    import fcntl
+
+    from benchcard.scoring import rulelimit
+
+    rulelimit._MATCHER.test([], "", 1.0)
+    rulelimit._MATCHER._stop()  # the next match forks a fresh child: during blind scoring, inside the lock
+    server.configure({"default_reply": "red"})
+    card = RUN_CARD.format(reps=1, effort="null", max_tokens=50)
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
+    (tmp_path / "fixtures" / "colour-ab").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "fixtures" / "colour-ab" / f"item-{i}.txt").write_text(f"tomato {i}", encoding="utf-8")
+    write_config(tmp_path, server.base_url)
+    project = seal_card(tmp_path, "colour-ab")
+    assert bc(project.root, "run", "colour-ab", "--json").exit_code == 0
+    with open(only_run(project, "colour-ab") / "outputs.jsonl", "rb") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises BlockingIOError while anyone holds it

@@ -90,6 +90,11 @@ class RuleTimeout(CardError):
 def _serve(conn: Connection, current: Any) -> None:
     """The child: answer (literals, text) with each literal's `test(text)`, forever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it kills this process when it must
+    # Forked, it shares every descriptor the parent had open: a run's locked outputs.jsonl, its sockets. Close all
+    # but the pipe, so nothing stays open or locked on the parent's behalf for as long as this process lives.
+    keep = conn.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
     compiled = functools.lru_cache(maxsize=1024)(compile_js)
     while True:
         try:
