@@ -76,3 +76,16 @@ def test_a_broken_answer_key_is_one_line(tmp_path: Path, content: bytes) -> None
     assert "Traceback" not in result.output and result.exception is not None
     errors = [line for line in result.output.splitlines() if key.name in line]
     assert errors and ("not UTF-8" in errors[0] or "nested too deeply" in errors[0]), result.output
+
+
+def test_an_output_nested_past_the_stack_is_scored_not_a_crash(tmp_path: Path) -> None:
+    """A model's answer of 200,000 nested brackets is a wrong answer for the fields scorer, not a traceback."""
+    copy_repo_card(tmp_path, "bench-01")
+    card = tmp_path / "cards" / "bench-01.yaml"
+    deep = '{"a": ' * 100_000 + '1' + '}' * 100_000
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        "examples:\n", f"examples:\n  - {{label: Nested, fixture: excerpt-01, output: '{deep}', expect: fail}}\n", 1),
+        encoding="utf-8")
+    result = bc(tmp_path, "check", "bench-01")
+    assert "Traceback" not in result.output and not isinstance(result.exception, RecursionError)
+    assert "ok   0.00 expect fail    Nested" in result.output, result.output[-2000:]

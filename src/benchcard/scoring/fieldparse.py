@@ -205,7 +205,7 @@ def _json_sections(text: str, fields: Sequence[str]) -> tuple[dict[str, list[str
     for cand, whole in candidates:
         try:
             data = json.loads(cand)
-        except ValueError:
+        except (ValueError, RecursionError):  # a model's output nested past the stack is not an answer either
             continue
         queue: list[Any] = [data]
         for _ in range(50):  # breadth-first: a wrapper such as {"extraction": {...}} is looked through

@@ -10,11 +10,11 @@ scorer never reads is refused by `check`: it would be sealed and published while
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.safeio import load_json_file
 from benchcard.errors import CardError
 from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ExactSpec, FieldsScoring, RulesSpec, ScoringSpec
@@ -78,12 +78,7 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> 
 def load_small_key(path: Path, fields: tuple[str, ...]) -> dict[str, Any]:
     """Read `{"fixture": ..., "<field>": "answer" | ["answer", ...]}`; every error names the file and field."""
     where = str(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CardError(f"{where}: cannot read the key ({exc.strerror})") from None
-    except ValueError as exc:
-        raise CardError(f"{where}: not valid JSON ({exc})") from None
+    data = load_json_file(path, where, CardError)
     if not isinstance(data, dict):
         raise CardError(f"{where}: expected a JSON object")
     if data.get("fixture") != path.stem:

@@ -332,7 +332,7 @@ class HttpProvider:
             raise CallError(message, status=status)
         try:
             return json.loads(response.content)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             # A proxy's HTML page or a body cut off in transit says nothing about the model: another attempt
             # may get the answer, as after a 5xx (bounded by --attempts like any retry).
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"

@@ -58,7 +58,7 @@ def _json_grades(spec: JudgeSpec, text: str, names: list[str]) -> dict[str, floa
         body = fenced.group(1).strip()
     try:
         obj = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise UnreadableAnswer("expected one JSON object and nothing else") from None
     if not isinstance(obj, dict):
         raise UnreadableAnswer("expected a JSON object")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.safeio import load_json_file
 from benchcard.errors import CardError
 
 
@@ -17,10 +18,7 @@ def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, M
         path = keys_dir / f"{fixture}.json"
         if not path.is_file():
             raise CardError(f"{path}: missing answer key for fixture '{fixture}' (the judge's prompt has {{{{key}}}})")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CardError(f"{path}: expected a JSON object: {exc}") from None
+        data = load_json_file(path, str(path), CardError)
         if not isinstance(data, dict):
             raise CardError(f"{path}: expected a JSON object, got {type(data).__name__}")
         keys[fixture] = data
