@@ -89,6 +89,12 @@ def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path,
     assert judge["verbosity"]["spearman_length_score"] > 0.5
     chars = judge["verbosity"]["mean_chars"]
     assert chars["zz-colour-variant"] > chars["yy-plain-variant"]
+    # the card's page shows the sealed judge (and builds with a judged run on it)
+    site = bc(tmp_path, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    page = (tmp_path / "site" / "cards" / CARD_ID / "index.html").read_text()
+    assert "The judge, as sealed" in page and "test/judge · judge" in page and "3 judgements per output" in page
+    assert "names the fruit&#39;s colour as the key states it" in page and "Description: &lt;&lt;{{output}}" in page
     shown = bc(tmp_path, "verdict", folder.name, "--show")
     assert "self-agreement: Krippendorff's alpha (nominal) 1.000 over 12 output(s) judged twice or more" in shown.output
 

@@ -13,6 +13,7 @@ from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.publish.render import json_ld
 from benchcard.publish.runs import Run
+from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.scorers import ExactSpec, FieldsScoring, RulesSpec
 
 SCHEMA_ORG = "https://schema.org"
@@ -31,8 +32,23 @@ def scoring_view(card: Card) -> dict[str, Any]:
         rules = [{"id": r.id, "kind": "must match" if r.kind == "must_match" else "must NOT match",
                   "pattern": r.pattern, "why": r.why} for r in spec.rules]
         return {"method": "rules", "rules": rules}
+    if isinstance(spec, JudgeSpec):
+        return {"method": "judge", "judge": judge_view(card)}
     assert isinstance(spec, FieldsScoring)
     return {"method": "fields", "fields": list(spec.fields), "abstain_field": spec.abstain_field}
+
+
+def judge_view(card: Card) -> dict[str, Any] | None:
+    """A judge card's sealed judge, for the page: who judges, how often, what it is shown and how it answers."""
+    spec = card.scoring
+    if not isinstance(spec, JudgeSpec):
+        return None
+    rig = " · ".join(p for p in (spec.model, f"effort {spec.effort}" if spec.effort else "", spec.provider) if p)
+    return {"rig": rig, "params": [(k, json.dumps(v)) for k, v in spec.params.items()], "k": spec.judgements,
+            "scale": spec.scale.describe(), "answer": spec.answer, "floor": spec.agreement_floor,
+            "rubric": spec.rubric if isinstance(spec.rubric, str) else None,
+            "criteria": [{"id": c.id, "ask": c.ask} for c in spec.criteria],
+            "system": spec.system, "user": spec.user}
 
 
 def history_view(card: Card) -> list[dict[str, Any]]:
@@ -92,7 +108,8 @@ def dataset_json_ld(card: Card, runs: Sequence[Run], page_root: str) -> Markup |
         "isAccessibleForFree": True,
         "variableMeasured": measured,
         "measurementTechnique": {"exact": "exact match", "rules": "regular-expression rules",
-                                 "fields": "field extraction scored against an answer key"}[
+                                 "fields": "field extraction scored against an answer key",
+                                 "judge": "a sealed model judge, blind to the variant"}[
             scoring_view(card)["method"]],
         "distribution": [
             {"@type": "DataDownload", "encodingFormat": "application/jsonl", "name": f"run {r.run_id}",

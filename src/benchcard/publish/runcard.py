@@ -10,7 +10,7 @@ from typing import Any
 
 from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project
-from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view
+from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish.evidence import run_files
 from benchcard.publish.files import copy_published, published_name, regular_inside
 from benchcard.publish.plots import draw_plots
@@ -327,6 +327,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         "grid": len(card.fixtures) * len(card.variants) * card.repetitions,
         "history": history_view(card),
         "params": params_view(card),
+        "judge": judge_view(card),
         "curl": curl_view(card, config, variant=card.variant_names()[-1], fixture=card.fixture_ids()[0]),
         "curl_variant": card.variant_names()[-1],
         "curl_fixture": card.fixture_ids()[0],
