@@ -165,6 +165,9 @@ def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
     assert "ledger ok: 1 row(s)" in verify.stdout and "note" not in verify.stdout  # anchored: table, verdict
     shown = CliRunner().invoke(cli, ["-C", str(root), "ledger"])
     assert "unsealed" in shown.stdout and "compare" in shown.stdout
+    site = CliRunner().invoke(cli, ["-C", str(root), "site"])
+    assert site.exit_code == 0, site.output
+    assert "compare (unsealed)" in (root / "site" / "ledger.html").read_text(encoding="utf-8")
     table = root / v["evidence"] / "table.csv"
     table.write_text(table.read_text().replace("model-b", "model-x"), encoding="utf-8")
     tampered = CliRunner().invoke(cli, ["-C", str(root), "ledger", "--verify"])
