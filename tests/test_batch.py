@@ -228,3 +228,20 @@ def test_the_fake_servers_batch_config_is_checked(batch: dict[str, object], mess
 
     with pytest.raises(FakeServerError, match=message):
         parse_config({"batch": batch})
+
+
+def test_a_grid_is_also_split_by_size_and_a_reported_cost_is_kept(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    server.configure({"replies": [{"match": "", "reply": "red", "cost": 0.25}]})
+    project = ab_project(tmp_path, fixtures=5, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    base_url: "
+                                             f"'{server.base_url}'\n    api_key_env: {KEY_ENV}\n"
+                                             "    batch_limits: {bytes: 1200}\n")
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, "colour-ab")
+    [planned] = [e for e in journal(folder) if e["event"] == "planned"]
+    chunks = planned["chunks"]  # type: ignore[index]
+    assert len(chunks) > 1 and sum(c["cells"] for c in chunks) == 10
+    assert all(c["bytes"] <= 1200 - 32 for c in chunks)  # each file under the limit, with room for the wrapper
+    assert all(o["cost"] == 0.25 for o in read_jsonl(folder / "outputs.jsonl"))  # the answer's own cost

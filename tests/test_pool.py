@@ -148,3 +148,15 @@ def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: 
     assert s["finished"] and s["concurrency"] == 6  # 2 on each of the 3 servers, as started
     assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2
 
+
+
+def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    configure(servers[:1])
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+        f"      - {{url: '{servers[0].base_url}', concurrency: 4, requests_per_minute: 1200}}\n")
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    # 20 calls at most one every 50 ms: the last starts no sooner than 0.95 s after the first
+    assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
