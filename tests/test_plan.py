@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -125,7 +124,9 @@ def test_estimate_is_cheap_and_uses_configured_prices(tmp_path: Path) -> None:
 class _Counting(OpenAIProvider):
     """An HTTP provider that also plans its bodies, recording the occurrence it was given in each."""
 
-    def planned_body(self, body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
+    plans_bodies = True
+
+    def planned_body(self, body: dict[str, Any], occurrence: int) -> dict[str, Any]:
         return {**body, "n": occurrence}
 
 

@@ -27,6 +27,8 @@ from benchcard.run.providers import (
 from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
 from benchcard.run.providers.base import (
     CallError,
+    Completion,
+    Provider,
     ProviderConfig,
     RetryableError,
     Usage,
@@ -289,3 +291,49 @@ def test_prices_come_from_the_config_only(tmp_path: Path) -> None:
     for bad in ({"prices": {"m": {"input": "cheap", "output": 1}}}, {"prices": {"m": 3}}, {"prices": [1]}):
         with pytest.raises(ProviderError, match="prices"):
             price_table(bad)
+
+
+# ------------------------------------------------------------------------------------- the Provider interface
+
+
+class _Echo(Provider):
+    """The least a provider states: its body and its call; every other hook keeps the interface's default."""
+
+    def __init__(self) -> None:
+        self.config = ProviderConfig(name="echo", type="openai", base_url="http://x")
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Any, effort: str | None
+                   ) -> dict[str, Any]:
+        return {"model": model, "messages": messages}
+
+    async def complete(self, body: Any) -> Completion:
+        return Completion(text=str(body["messages"][-1]["content"]), finish_reason="stop", status="ok")
+
+
+def test_a_provider_states_its_body_and_call_and_inherits_every_other_hook() -> None:
+    from benchcard.run.calls import workers_for
+
+    class Half(Provider):
+        def build_body(self, model: str, messages: list[dict[str, str]], params: Any, effort: str | None
+                       ) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(TypeError, match="complete"):
+        Half()  # type: ignore[abstract]
+    p = _Echo()
+    assert workers_for(p, 16) == 16 and p.model_name is None and not p.plans_bodies
+    assert p.planned_body({"a": 1}, 3) == {"a": 1}
+    assert p.should_retry(RetryableError("503")) and not p.should_retry(CallError("400"))
+    asyncio.run(p.prepare())
+    asyncio.run(p.warm())
+    asyncio.run(p.aclose())
+    done = asyncio.run(p.complete(p.build_body("m", [{"role": "user", "content": "hi"}], {}, None)))
+    assert done.text == "hi" and done.status == "ok"
+
+
+def test_the_runner_finds_no_provider_hook_by_name() -> None:
+    """Hooks are declared on `Provider` and called directly; a `getattr(provider, …)` would hide one again."""
+    offenders = [f"{p.relative_to(REPO)}:{n}" for p in (REPO / "src" / "benchcard" / "run").rglob("*.py")
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if "getattr(provider" in line or "getattr(s.provider" in line or "getattr(self.provider" in line]
+    assert offenders == []

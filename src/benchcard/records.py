@@ -36,7 +36,10 @@ RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
 
 # ------------------------------------------------------------------------------------- the status vocabulary
 
-#: What a call came to: a cell's row in outputs.jsonl and scores.jsonl says one of these.
+#: What a call came to: a cell's row in outputs.jsonl and scores.jsonl says one of these. `ok`: an answer, scored.
+#: `truncated`: the token limit cut it. `failed`: no answer — a transport failure, the API withholding or refusing
+#: it, an error reported inside a 200 answer, a stop that ends no answer (`providers.base.status_for`). Only `ok` is
+#: ever scored.
 Status = Literal["ok", "truncated", "failed"]
 STATUSES: tuple[Status, ...] = ("ok", "truncated", "failed")
 #: A planned cell as the verdict sees it: one of STATUSES, or "missing" (no output, or no score).

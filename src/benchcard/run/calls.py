@@ -95,10 +95,8 @@ def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: flo
 def workers_for(provider: Provider, concurrency: int) -> int:
     """`--concurrency`, capped at the provider's `max_concurrency` when it states one: the local model runs one
     call at a time, and a cell queued behind another would count the wait in its latency_ms and its timeout."""
-    limit = getattr(provider, "max_concurrency", None)
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
-        return min(concurrency, limit)
-    return concurrency
+    limit = provider.max_concurrency
+    return min(concurrency, limit) if limit is not None and limit >= 1 else concurrency
 
 
 # ------------------------------------------------------------------------------------------------ execution
@@ -155,13 +153,11 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
     while True:
         attempts += 1
         await s.limiter.wait()
-        warm = getattr(s.provider, "warm", None)  # the local model's worker, restarted outside the call's timeout
-        if warm is not None:
-            try:
-                await warm()
-            except WorkerLost as exc:
-                message = _scrub(s, _describe(exc))
-                raise Fatal(message, _failed(job, attempts, None, message)) from None
+        try:
+            await s.provider.warm()  # the local model's worker, restarted outside the call's timeout
+        except WorkerLost as exc:
+            message = _scrub(s, _describe(exc))
+            raise Fatal(message, _failed(job, attempts, None, message)) from None
         started = time.perf_counter()
         error: BaseException
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -112,7 +112,6 @@ def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: s
     """The sealed rows of each cell, built one at a time: the exact body the provider will send (with what its
     `planned_body` adds, when it has one)."""
     texts: dict[str, str] = {}
-    planned: Callable[[dict[str, Any], int], dict[str, Any]] | None = getattr(provider, "planned_body", None)
     seen: dict[bytes, int] = {}  # digest of a body → cells so far holding it (32 bytes a body, not its text)
     for c in cells:
         text = None
@@ -121,11 +120,11 @@ def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: s
             if text is None:
                 text = texts[c.fixture] = card.fixture_text(c.fixture)
         body = provider.build_body(model, messages_for(card, c.variant, text), card.params, card.rig.effort)
-        if planned is not None:
+        if provider.plans_bodies:
             key = hashlib.sha256(canonical_json(body)).digest()
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
-            body = planned(body, occurrence)
+            body = provider.planned_body(body, occurrence)
         yield (
             AssignmentRow(cell=c.cell, variant=c.variant, fixture=c.fixture, repetition=c.repetition, order=c.order),
             RequestRow(cell=c.cell, provider=provider.config.name, url=url, body=body),

@@ -146,9 +146,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     try:
         manifest = store.read_manifest()
         if not jstore.judge_requests_path.is_file():
-            prepare = getattr(provider, "prepare", None)
-            if prepare is not None:
-                await prepare()
+            await provider.prepare()
             rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
         else:
             rig_line = str((manifest.judge or {}).get("rig", {}).get("line", spec.model))
@@ -195,7 +193,6 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     pairs = [(cell, k) for cell in sorted(outputs) for k in range(spec.judgements)]
     rng.shuffle(pairs)
     url = endpoint(cfg)
-    planned = getattr(provider, "planned_body", None)
     occurrences: dict[bytes, int] = defaultdict(int)
     seen: set[str] = set()
     tmp = jstore.judge_requests_path.with_name(JUDGE_REQUESTS + ".tmp")
@@ -208,9 +205,9 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
             fixture_text = card.fixture_text(fixture) if card.is_ab and spec.uses_fixture else ""
             messages = judge_messages(spec, blinded.text, fixture_text, key_text(keys.get(fixture)))
             body = provider.build_body(spec.model, messages, spec.params, spec.effort)
-            if planned is not None:
+            if provider.plans_bodies:
                 identity = canonical_json(body)
-                body = planned(body, occurrences[identity])
+                body = provider.planned_body(body, occurrences[identity])
                 occurrences[identity] += 1
             jid = _judgement_id(rng, seen)
             fh.write(dumps_line(JudgeRequestRow(cell=jid, output=cell, judgement=k, fixture=fixture,
@@ -218,7 +215,7 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, jstore.judge_requests_path)
-    model = getattr(provider, "model_name", None) if cfg.type == "local" else None
+    model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = " · ".join(str(p) for p in (rig["model"], f"effort {rig['effort']}" if rig["effort"] else None,
                                               cfg.name) if p)

@@ -30,6 +30,7 @@ from benchcard.run.providers.base import (
     Completion,
     Endpoint,
     HttpProvider,
+    Provider,
     ProviderConfig,
     RetryableError,
     is_retryable,
@@ -62,7 +63,7 @@ class _Server:
         return self.capacity - self.in_flight
 
 
-class PoolProvider:
+class PoolProvider(Provider):
     """Several servers of one model as one provider (the runner's `Provider` interface)."""
 
     def __init__(self, config: ProviderConfig, client: httpx.AsyncClient, concurrency: int):
@@ -75,7 +76,7 @@ class PoolProvider:
             provider = make_provider(one, client)
             assert isinstance(provider, HttpProvider)
             self.servers.append(_Server(provider, e, concurrency))
-        self.max_concurrency = sum(s.capacity for s in self.servers)
+        self.max_concurrency: int = sum(s.capacity for s in self.servers)
         self._changed = asyncio.Condition()
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],

@@ -45,9 +45,7 @@ def _try(cfg: object, model: str) -> str | None:
     async def go() -> None:
         provider = make_provider(cfg, None, model)  # type: ignore[arg-type]  # the local provider makes no HTTP
         try:
-            prepare = getattr(provider, "prepare", None)
-            if prepare is not None:
-                await prepare()
+            await provider.prepare()
         finally:
             await provider.aclose()
 

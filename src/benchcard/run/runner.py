@@ -252,14 +252,6 @@ async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_
     return summaries
 
 
-def _local_model_name(provider: Provider) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(provider, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return "local"
-
-
 async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, provider: Provider, o: RunOptions,
                    prices: Mapping[str, Price], stream: IO[str] | None, stop_after: int | None,
                    state: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None) -> RunSummary:
@@ -275,7 +267,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         await provider.check_models(t.model or t.cfg.name)
     rpm = o.rpm or t.cfg.requests_per_minute
     if t.manifest is None:
-        model = t.model or _local_model_name(provider)
+        model = t.model or provider.model_name or "local"
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
         # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
         rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
@@ -286,9 +278,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         url = endpoint(t.cfg)
         rows = plan_rows(card, cells, provider, model, url)
         first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
-        prepare = getattr(provider, "prepare", None)  # the local model loads here: a bad file leaves no folder
-        if prepare is not None:
-            await prepare()
+        await provider.prepare()  # the local model loads here: a bad file leaves no folder
         store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
         state["store"] = store
 
@@ -316,9 +306,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         assert t.store is not None and t.rig is not None
         store, manifest, rig, model = t.store, t.manifest, t.rig, t.rig.model
         state["store"] = store
-        prepare = getattr(provider, "prepare", None)  # the local model's preflight, before any cell is called
-        if prepare is not None and manifest.finished_at is None:
-            await prepare()
+        if manifest.finished_at is None:
+            await provider.prepare()  # the local model's preflight, before any cell is called
 
     total = int(manifest.cells or 0)
     progress: Progress = RichProgress(stream) if o.progress else NullProgress()

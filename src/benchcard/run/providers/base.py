@@ -15,19 +15,16 @@ import math
 import os
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal
 
 import httpx
 
 from benchcard.errors import ProviderError
+from benchcard.records import Status  # the one status vocabulary of a cell: ok, truncated, failed
 from benchcard.run.providers.urls import basic_auth, strip_credentials
-
-#: The one status vocabulary of a cell (`outputs.jsonl`'s `status`). `ok`: an answer, scored. `truncated`: the token
-#: limit cut it. `failed`: no answer — a transport failure, the API withholding or refusing it, an error reported
-#: inside a 200 answer, a stop that ends no answer. Only `ok` is ever scored.
-Status = Literal["ok", "truncated", "failed"]
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
 # stop_reason, llama.cpp's), read by one function, `status_for`.
@@ -137,28 +134,58 @@ class WorkerLost(CallError):
     recorded failed with the cause, and the run stops, since every later call would die the same way."""
 
 
-class Provider(Protocol):
-    """What the runner needs of a vendor. Optional, found with getattr: an int `max_concurrency` (the runner
-    then runs no more workers than that, `calls.workers_for`); `planned_body(body, occurrence)`, what plan time
-    seals instead of the built body (the local model writes its seed in); `async prepare()`, run before the run
-    plans or creates its folder (the local model loads there, so a bad file leaves nothing behind)."""
+class Provider(ABC):
+    """What the runner needs of a vendor: every hook declared here, with its default; a provider overrides what
+    differs (the runner calls each directly, never looks one up).
+
+    Required: `build_body` (the exact JSON body of one call) and `complete` (send a stored body). The rest:
+
+    - `max_concurrency`: calls in flight at most (None: `--concurrency` alone); the local model takes 1, so that
+      no cell's latency counts time spent queued behind another (`calls.workers_for`);
+    - `model_name`: the model actually answering, when the provider decides it (the local model's file name);
+      None: the card's or `--model`'s;
+    - `plans_bodies` and `planned_body(body, occurrence)`: what plan time seals instead of the built body (the
+      local model writes its seed in); only called when `plans_bodies` is true, since counting the occurrences
+      of each body costs a digest per cell;
+    - `prepare()`: run before a run plans or creates its folder (the local model loads there, so a bad file
+      leaves nothing behind), and again before a resume calls;
+    - `warm()`: before every attempt, outside its timeout (the local model restarts a lost worker there);
+    - `should_retry(error)`: whether another attempt may cure it (default: a RetryableError);
+    - `aclose()`: release what the provider holds (HTTP providers hold nothing: the client is the runner's).
+    """
 
     config: ProviderConfig
+    max_concurrency: int | None = None
+    model_name: str | None = None
+    plans_bodies: ClassVar[bool] = False
 
+    @abstractmethod
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
                    effort: str | None) -> dict[str, Any]:
         """The exact JSON body for one call."""
-        ...
 
+    @abstractmethod
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         """Send one stored body; raise RetryableError or CallError on failure."""
-        ...
+
+    def planned_body(self, body: dict[str, Any], occurrence: int) -> dict[str, Any]:
+        """The body sealed for the `occurrence`-th cell (0, 1, …) whose built body is `body`."""
+        return body
+
+    async def prepare(self) -> None:
+        """Get ready to call (load a model); raise ProviderError with one line when that cannot be done."""
+        return None
+
+    async def warm(self) -> None:
+        """Before each attempt, outside its timeout."""
+        return None
 
     def should_retry(self, error: BaseException) -> bool:
-        ...
+        return isinstance(error, RetryableError)
 
     async def aclose(self) -> None:
-        ...
+        """Release what the provider holds."""
+        return None
 
 
 # ----------------------------------------------------------------------------------------------------- keys
@@ -251,7 +278,7 @@ def is_retryable(error: BaseException) -> bool:
     return isinstance(error, RetryableError)
 
 
-class HttpProvider:
+class HttpProvider(Provider):
     """What every HTTP vendor shares: the injected client, the key read at call time, the POST, and the mapping
     of a failed answer to RetryableError (408, 409, 429, 5xx, timeouts, dropped connections) or CallError.
 
@@ -270,10 +297,6 @@ class HttpProvider:
         self.url = httpx.URL(f"{strip_credentials(config.base_url)}/{self.path}")
         self._basic = basic_auth(config.base_url)
         self._headers: tuple[str | None, httpx.Headers] | None = None
-
-    def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
-                   effort: str | None) -> dict[str, Any]:
-        raise NotImplementedError
 
     def vendor_headers(self, key: str | None) -> dict[str, str]:
         """The vendor's own headers for one call: its API version, and the key when there is one."""
@@ -298,12 +321,6 @@ class HttpProvider:
                             **self.vendor_headers(key)})
             cached = self._headers = (key, headers)
         return cached[1]
-
-    def should_retry(self, error: BaseException) -> bool:
-        return is_retryable(error)
-
-    async def aclose(self) -> None:
-        """The client belongs to the runner, which closes it."""
 
     async def _post(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None) -> Any:
         """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key).

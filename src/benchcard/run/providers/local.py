@@ -52,7 +52,7 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json
 from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError, Completion, ProviderConfig, Usage, WorkerLost
+from benchcard.run.providers.base import CallError, Completion, Provider, ProviderConfig, Usage, WorkerLost
 from benchcard.run.providers.localmodel import (
     BUNDLED_NAME,
     BUNDLED_NAMES,
@@ -131,12 +131,13 @@ def completion_from(response: Mapping[str, Any], n_ctx: int | None = None, max_t
     )
 
 
-class LocalProvider:
+class LocalProvider(Provider):
     """SmolLM2-135M-Instruct (or any GGUF) through llama-cpp-python, in a worker process."""
 
     # Calls are serialised in the worker, so more in flight only queue here: the runner caps its workers to this,
     # keeping each cell's measured latency (and its timeout) to its own generation.
     max_concurrency = 1
+    plans_bodies = True  # each sealed body carries the seed its call will use
 
     def __init__(self, config: ProviderConfig, model: str | None = None, n_ctx: int = DEFAULT_N_CTX):
         self.config = config
@@ -155,7 +156,7 @@ class LocalProvider:
         """The OpenAI-style body `{model, messages, **params}`; `effort` has no local meaning and is not sent."""
         return {"model": model, "messages": messages, **params}
 
-    def planned_body(self, body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
+    def planned_body(self, body: dict[str, Any], occurrence: int) -> dict[str, Any]:
         """The body to seal for the `occurrence`-th cell (from 0, in call order) holding this body: with the seed
         its call will use written in, so the sealed body alone replays it (`grid.plan_rows` calls this)."""
         return planned_body(body, occurrence)
