@@ -129,7 +129,8 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     run_dir = project.run_dir("speed-ab", 1, run_id)
     (run_dir / "sealed").mkdir(parents=True)
     rng = np.random.default_rng(seed)
-    plan = [msgspec.to_builtins(a) for a in planned_assignment(card, 1)]  # the plan the runner makes with seed 1, as the verdict re-derives it
+    # the plan the runner makes with seed 1, as the verdict re-derives it
+    plan = [msgspec.to_builtins(a) for a in planned_assignment(card, 1)]
     n = len(plan)
     names = ("baseline", "A")
     variant = np.array([names.index(a["variant"]) for a in plan])
