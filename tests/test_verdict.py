@@ -31,7 +31,9 @@ from benchcard.project import Project
 from benchcard.run.grid import planned_assignment
 from benchcard.run.plandigest import seal_plan
 from benchcard.verdict import stats
-from benchcard.verdict.give import bootstrap_many, find_run, give_verdict, load_verdict, read_run
+from benchcard.verdict.clausestats import bootstrap_many
+from benchcard.verdict.give import find_run, give_verdict, load_verdict
+from benchcard.verdict.runfolder import read_run
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
 BASE_A = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]

@@ -206,7 +206,7 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
     if manifest.seal_root != seal_root:
         raise SealError(f"{where}: the run was planned under seal {manifest.seal_root}, the card is now "
                         f"sealed as {seal_root}; a run never spans two versions")
-    problems = plan_problems(store.folder, manifest.fields())
+    problems = plan_problems(store.folder, store.manifest_as_written())
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")

@@ -123,6 +123,11 @@ class RunStore:
         """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError."""
         return decode_manifest(self._manifest_data(), self.manifest_path)
 
+    def manifest_as_written(self) -> dict[str, Any]:
+        """The manifest's fields exactly as the file holds them (unknown ones too): what its digests cover."""
+        data: dict[str, Any] = json.loads(self._manifest_data())
+        return data
+
     def _manifest_data(self) -> bytes:
         try:
             return self.manifest_path.read_bytes()

@@ -37,18 +37,16 @@ from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records import Manifest, utc_stamp
 from benchcard.run.grid import assignment_digest
-from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats, bootstrap_many
-from benchcard.verdict.columns import OK
+from benchcard.run.store import RunStore
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, table_text
-from benchcard.verdict.winrule import clause_text
 
-__all__ = ["OK", "VERDICT_FILE", "RunData", "Verdict", "bootstrap_many", "clause_text", "find_run",
-           "give_verdict", "load_verdict", "read_manifest", "read_run"]
+__all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 
 
 @dataclass(frozen=True)
@@ -165,7 +163,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
             f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
             f"{root} but the run was made under {manifest.seal_root}"
         )
-    check_plan(run_dir, manifest.fields(), card, assignment)
+    check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card, assignment)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
     if not outputs.is_file():
@@ -327,7 +325,7 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         j = body["judge"]
         row["judge"] = {"rig": j["rig"], "per_output": j["per_output"], "alpha": j["self_agreement"]["alpha"],
                         "floor": j["floor"], "floor_met": j["floor_met"], "cost": j["cost"]}
-    row.update({"cost": cost, "latency": latency, **evidence_digests(manifest.fields()),
+    row.update({"cost": cost, "latency": latency, **evidence_digests(RunStore(run_dir).manifest_as_written()),
                 "seal_root": manifest.seal_root, "evidence": evidence})
     content = ledger.strict({**head, **body})
     row["verdict_digest"] = verdict_digest(content)
