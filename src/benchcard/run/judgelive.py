@@ -96,7 +96,6 @@ async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=price_table(config), options=options, limiter=RateLimiter(cfg.requests_per_minute),
                       progress=NullProgress(), secret_env=cfg.api_key_env)
-    planned = getattr(provider, "planned_body", None)
     out: list[LiveExample] = []
     try:
         for i, example in enumerate(card.examples):
@@ -104,7 +103,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any
             answers: list[str] = []
             body = provider.build_body(spec.model, example_prompt(card, example, keys), spec.params, spec.effort)
             for k in range(spec.judgements if not problem else 0):
-                sent = planned(body, k) if planned is not None else body
+                sent = provider.planned_body(body, k) if provider.plans_bodies else body
                 row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
                 answers.append(row.text)
                 problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
