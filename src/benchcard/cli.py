@@ -161,7 +161,8 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
 @click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
 @click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
-@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True)
+@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Seconds between polls of a batch.")
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
