@@ -121,6 +121,21 @@ def test_an_edited_rig_is_refused(tmp_path: Path, server: FakeServer, key: str) 
     assert ledger_lines(project) == 0
 
 
+def test_a_scratch_mark_removed_from_the_manifest_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    assert cli_in(project, "run", CARD, "--scratch").exit_code == 0
+    folder = only_run(project, CARD)
+    manifest = manifest_of(folder)
+    assert manifest["scratch"]
+    del manifest["scratch"]
+    manifest["rig"]["line"] = manifest["rig"]["line"].removesuffix(" · scratch")
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1 and "a field of the sealed plan" in result.output
+    assert ledger_lines(project) == 0
+
+
 def test_a_file_added_under_sealed_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
     project, folder = finished_run(tmp_path, server)
     (folder / "sealed" / "assignment-v2.jsonl").write_text("{}\n", encoding="utf-8")

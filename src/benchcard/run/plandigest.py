@@ -20,8 +20,8 @@ from benchcard._util.hashing import digest, file_digest
 from benchcard.records import SEALED
 
 #: The manifest fields fixed when the plan is written that say what the run is; `plan_digest` covers them.
-PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
-               "repetitions", "cells", "started_at")
+PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "scratch", "provider_type", "base_url",
+               "endpoints", "batch", "params", "seed", "repetitions", "cells", "started_at")
 
 
 #: Written under `sealed/` after the run by `benchcard blind-sheet` (a sheet's row → cell mapping, hidden from
