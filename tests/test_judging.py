@@ -259,3 +259,71 @@ def test_human_grades_are_compared_with_the_judge(tmp_path: Path, server: FakeSe
     expected = (11 / 12 - (6 * 5 + 6 * 7) / 144) / (1 - (6 * 5 + 6 * 7) / 144)
     assert judge["humans"]["graded"] == 12 and abs(judge["humans"]["kappa"] - expected) < 1e-9
     assert f"with human grades: Cohen's kappa {expected:.3f} over 12" in result.output
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_kill_while_the_judging_is_planned_loses_nothing(tmp_path: Path, server: FakeServer, key: str,
+                                                           recorded: bool) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    [first] = run(project, CARD_ID, RunOptions(progress=False), stop_after=4)  # 4 model calls, 4 judge calls
+    folder = only_run(project, CARD_ID)
+    assert first.judge is not None and not first.judge.finished
+    # as a kill would leave it: the plan written beside sealed/, recorded in the manifest or not, no judge call
+    (folder / "judge-outputs.jsonl").unlink()
+    (folder / "sealed" / "judge-requests.jsonl").rename(folder / "judge-requests.jsonl.tmp")
+    if not recorded:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        del manifest["judge"]
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert len(judge_bodies(server)) == 8 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 8
+    assert not (folder / "judge-requests.jsonl.tmp").exists()
+    assert bc(tmp_path, "verdict", folder.name).exit_code == 0
+
+
+PROBE_JUDGE = """\
+id: judged-probe
+version: 1
+kind: probe
+title: Does the model greet?
+rig: {provider: fake, model: test/model}
+params: {max_tokens: 20, temperature: 0.7}
+prompt: {user: Say hello to the reader.}
+repetitions: 4
+scoring:
+  method: judge
+  rig: {provider: judge, model: test/judge}
+  params: {max_tokens: 20}
+  judgements: 2
+  scale: {min: 1, max: 3}
+  answer: json
+  rubric: How warm is the greeting (1 cold, 3 warm)?
+  prompt: {user: "{{rubric}} Greeting: <<{{output}}>> {{format}}"}
+examples:
+  - {label: Warm, output: "Hello, dear reader!", expect: pass, judge_answers: '{"grade": 3}'}
+history: [{version: 1, note: n}]
+"""
+
+
+def test_a_judged_probe_runs_to_a_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "judged-probe.yaml").write_text(PROBE_JUDGE)
+    write_judge_config(tmp_path, server.base_url)
+    assert bc(tmp_path, "seal", "judged-probe").exit_code == 0
+    server.configure({"record_bodies": True, "replies": [
+        {"match": "<<Hello", "replies_cycle": ['{"grade": 3, "reason": "warm"}', '```json\n{"grade": 2}\n```']},
+        {"match": "", "reply": "Hello there"}]})
+    result = bc(tmp_path, "run", "judged-probe")
+    assert result.exit_code == 0, result.output
+    assert "8 judgements (2 per ok output): 8 ok, 0 unreadable" in result.output
+    folder = only_run(Project(tmp_path), "judged-probe")
+    scores = [s["score"] for s in read_jsonl(folder / "scores.jsonl")]
+    assert len(scores) == 4 and sum(scores) / 4 == 0.75  # four judgements of 3 (1.0) and four of 2 (0.5)
+    verdict = bc(tmp_path, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    assert judge["self_agreement"]["level"] == "interval" and judge["noise"]["share_of_gap_variance"] is None
+    assert "self-agreement: Krippendorff's alpha (interval)" in verdict.output

@@ -145,10 +145,11 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     called = 0
     try:
         manifest = store.read_manifest()
-        if not jstore.judge_requests_path.is_file():
+        if manifest.judge is None:  # not planned, or killed before the plan was recorded: no judge call yet
             await provider.prepare()
             rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
         else:
+            _finish_plan(jstore, manifest)
             rig_line = str((manifest.judge or {}).get("rig", {}).get("line", spec.model))
         judge = store.read_manifest().judge
         if judge is None:
@@ -171,6 +172,10 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
                 raise RunError(f"the judge: {session.fatal}; the judging stopped with {len(done) + writer.written} "
                                f"of {total} judgements recorded. Fix the cause, then: benchcard run {card.id} "
                                f"--resume {store.run_id}")
+            if session.stopped is not None:
+                raise RunError(f"the judge stopped: {session.stopped}; {len(done) + writer.written} of {total} "
+                               f"judgements recorded. When it answers again: benchcard run {card.id} --resume "
+                               f"{store.run_id}")
     finally:
         await provider.aclose()
         await client.aclose()
@@ -184,7 +189,9 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
 
 def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, provider: Provider,
           cfg: ProviderConfig, manifest: Manifest) -> str:
-    """Write `sealed/judge-requests.jsonl` (whole, synced, then renamed) and the manifest's `judge` block."""
+    """Write `sealed/judge-requests.jsonl` and the manifest's `judge` block: the file whole and synced beside
+    `sealed/`, its digest recorded in the manifest, then the file renamed into `sealed/` (`_finish_plan`), so a
+    kill at any instant leaves either no recorded plan (planned again) or one whose file can be completed."""
     keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
     variant_texts = list(card.variants.values())
     outputs = {row.cell: row for row in store.iter_outputs() if row.status == "ok"}
@@ -195,8 +202,7 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     url = endpoint(cfg)
     occurrences: dict[bytes, int] = defaultdict(int)
     seen: set[str] = set()
-    tmp = jstore.judge_requests_path.with_name(JUDGE_REQUESTS + ".tmp")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _plan_tmp(jstore)
     with open(tmp, "wb") as fh:
         for cell, k in pairs:
             out = outputs[cell]
@@ -214,7 +220,6 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
                                                 redacted=blinded.removed, provider=cfg.name, url=url, body=body)))
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, jstore.judge_requests_path)
     model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = " · ".join(str(p) for p in (rig["model"], f"effort {rig['effort']}" if rig["effort"] else None,
@@ -222,8 +227,27 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     store.add_to_manifest({"judge": {
         "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
         "judgements": len(pairs), "seed": seed, "planned_at": utc_stamp(),
-        "requests_digest": file_digest(jstore.judge_requests_path)}})
+        "requests_digest": file_digest(tmp)}})
+    _finish_plan(jstore, store.read_manifest())
     return str(rig["line"])
+
+
+def _plan_tmp(jstore: JudgeStore) -> Path:
+    """Where the judging plan is written before it is recorded: beside `sealed/`, never inside it."""
+    return jstore.folder / (JUDGE_REQUESTS + ".tmp")
+
+
+def _finish_plan(jstore: JudgeStore, manifest: Manifest) -> None:
+    """Rename a recorded plan into `sealed/` if a kill left it beside; refuse one that is missing or differs."""
+    if jstore.judge_requests_path.is_file():
+        return
+    tmp = _plan_tmp(jstore)
+    recorded = (manifest.judge or {}).get("requests_digest")
+    if not tmp.is_file() or file_digest(tmp) != recorded:
+        raise RunError(f"{jstore.judge_requests_path}: missing, and no written plan matches the manifest's "
+                       f"requests_digest {recorded}")
+    jstore.judge_requests_path.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, jstore.judge_requests_path)
 
 
 def _judgement_id(rng: random.Random, seen: set[str]) -> str:
