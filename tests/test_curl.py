@@ -85,9 +85,16 @@ def test_local_rig_prints_the_body_a_local_run_seals(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["-C", str(project), "curl", "demo-answer-cue", "--provider", "local",
                                       "--fixture", "review-01"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("curl http://127.0.0.1:8000/v1/chat/completions \\\n")
+    note, command = result.output.split("curl http://127.0.0.1:8000/v1/chat/completions \\\n")
+    # the local model answers inside benchcard: the note says to start llama.cpp's server first, and how
+    from benchcard.run.providers.localmodel import bundled_gguf
+
+    assert note.splitlines() == [
+        "# The local provider runs the model inside benchcard. To send this request with curl, first serve the",
+        "# same GGUF with llama.cpp's server (pip install 'llama-cpp-python[server]'), in another terminal:",
+        f"#   python -m llama_cpp.server --model {shlex.quote(str(bundled_gguf()))} --host 127.0.0.1 --port 8000"]
     assert "Authorization" not in result.output
-    body = _body_of(result.output)
+    body = _body_of(command)
     assert body["temperature"] == 0.7 and "reasoning_effort" not in body
     unseeded = {k: v for k, v in body.items() if k != "seed"}
     assert body["seed"] == call_seed(unseeded, 0)

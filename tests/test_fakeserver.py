@@ -394,3 +394,14 @@ def test_latency_keyword_survives_the_initial_config() -> None:
         port = srv.port
     with pytest.raises(httpx.ConnectError):  # stopped on exit
         httpx.get(f"http://127.0.0.1:{port}/_control/stats", trust_env=False)
+
+
+def test_the_command_line_explains_its_options_and_config() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
+                          timeout=60, check=True)
+    for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
+                 "Fault kinds:", "``html`` (200", "POST /v1/chat/completions"):
+        assert text in done.stdout

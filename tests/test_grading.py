@@ -91,8 +91,11 @@ def _auto_scores(run_dir: Path, name: str = "human") -> dict[int, float]:
 def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp_path: Path) -> None:
     run_dir = _run(project)
     runner = CliRunner()
-    out = tmp_path / "sheet.csv"
-    assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)]).exit_code == 0
+    out = tmp_path / "sheets" / "sheet.csv"
+    exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
+    assert exported.exit_code == 0
+    # the hint names the path given (from here, relative), so it can be pasted as it is
+    assert f"then: benchcard grade {run_dir.name} sheets/sheet.csv" in exported.output
     auto = _auto_scores(run_dir)
     rows = _sheet(out)
     flipped = {3: "the date is there, just reformatted", 8: ""}

@@ -41,3 +41,30 @@ def test_resume_of_a_run_folder_of_another_project_is_refused(tmp_path: Path,
     line = one_line_error(bc(a.root, "run", "colour-ab", "--resume", str(theirs), "--attempts", "1", "--json"))
     assert "outside this project" in line
     assert list(theirs.iterdir()) == [] and not a.results_dir.exists()
+
+
+COMMANDS = [["check"], ["seal", "x"], ["run", "x"], ["curl", "x"], ["plan", "x"], ["verdict", "x"], ["ledger"],
+            ["ledger", "--verify"], ["site"], ["blind-sheet", "x"], ["grade", "x", "s.csv"], ["status", "x"],
+            ["export", "x"]]
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
+def test_outside_a_project_every_command_says_so_and_suggests_c(tmp_path: Path, args: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from benchcard.cli import cli
+
+    (tmp_path / "s.csv").write_text("row\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, args)  # from tmp_path, which holds no cards/
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip() == (f"error: no benchcard project here: no cards/ folder in {tmp_path.resolve()} or "
+                                     "any folder above it; run from a project folder, or name one with -C DIR")
+    assert not (tmp_path / "results").exists() and not (tmp_path / "site").exists()
+
+
+def test_c_naming_a_folder_that_is_not_a_project(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    empty = tmp_path / "empty"
+    assert one_line_error(bc(empty, "ledger")) == (
+        f"error: -C {empty}: not a benchcard project (no cards/ folder in {empty.resolve()})")
+    assert one_line_error(bc(tmp_path / "nowhere", "check")) == f"error: -C {tmp_path / 'nowhere'}: no such folder"

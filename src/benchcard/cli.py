@@ -15,7 +15,7 @@ from benchcard.project import Project
 
 def _project(ctx: click.Context) -> Project:
     root = ctx.obj.get("project") if ctx.obj else None
-    return Project(Path(root).resolve()) if root else Project.find()
+    return Project.require(Path(root) if root else None)
 
 
 def _emit_json(data: Any) -> None:
@@ -326,7 +326,8 @@ def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | Non
     from benchcard.verdict.compare import RuleOptions
 
     done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
-                            project=_project(ctx), out=Path(out) if out else None, enter_ledger=enter_ledger)
+                            project=Project.find(Path(ctx.obj["project"]) if ctx.obj["project"] else None),
+                            out=Path(out) if out else None, enter_ledger=enter_ledger)  # a project only for --ledger
     _emit_json(done.to_json()) if as_json else click.echo("\n".join(done.lines()))
 
 

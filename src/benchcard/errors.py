@@ -7,6 +7,10 @@ class BenchcardError(Exception):
     """Base of every error a user can cause or fix; the message is the whole story, one line."""
 
 
+class ProjectError(BenchcardError):
+    """No benchcard project where a command looked (no cards/ folder): it names the folder and suggests -C."""
+
+
 class CardError(BenchcardError):
     """A card, fixture, key or example is malformed; the message names file, field and what was expected."""
 

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchcard.errors import CardError, RunError
+from benchcard.errors import CardError, ProjectError, RunError
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,23 @@ class Project:
             if (folder / "cards").is_dir():
                 return cls(folder)
         return cls(here)
+
+    @classmethod
+    def require(cls, given: Path | None = None) -> Project:
+        """The project a command works in: `-C DIR`, else the nearest folder at or above the current one with a
+        cards/ folder. Anywhere else there is nothing to work on, and the error says where it looked."""
+        if given is not None:
+            root = given.resolve()
+            if not root.is_dir():
+                raise ProjectError(f"-C {given}: no such folder")
+            if not (root / "cards").is_dir():
+                raise ProjectError(f"-C {given}: not a benchcard project (no cards/ folder in {root})")
+            return cls(root)
+        project = cls.find()
+        if not project.cards_dir.is_dir():
+            raise ProjectError(f"no benchcard project here: no cards/ folder in {project.root} or any folder above "
+                               "it; run from a project folder, or name one with -C DIR")
+        return project
 
     @property
     def cards_dir(self) -> Path:

@@ -45,7 +45,8 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
         from benchcard.run.providers.local import planned_body
 
         body = planned_body(body, 0)
-    lines = [f"curl {shlex.quote(endpoint(cfg))} \\"]
+    lines = _local_note(model or card.rig.model, public) if cfg.type == "local" else []
+    lines.append(f"curl {shlex.quote(endpoint(cfg))} \\")
     creds = credentials(cfg.base_url)
     if creds is not None:
         lines.append(f"  -u {'USER' if public else shlex.quote(creds[0])} \\")
@@ -58,6 +59,21 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
     lines.append('  -H "Content-Type: application/json" \\')
     lines.append("  -d " + shell_quote(json.dumps(body, indent=2, ensure_ascii=False)))
     return "\n".join(lines)
+
+
+def _local_note(model: str | None, public: bool) -> list[str]:
+    """The local provider answers inside benchcard: curl needs llama.cpp's own server on the same GGUF first."""
+    from benchcard.errors import ProviderError
+    from benchcard.run.providers.localmodel import resolve_model
+
+    try:
+        path = resolve_model(model)
+        shown = path.name if public else shlex.quote(str(path))
+    except ProviderError:
+        shown = "MODEL.gguf"
+    return ["# The local provider runs the model inside benchcard. To send this request with curl, first serve the",
+            "# same GGUF with llama.cpp's server (pip install 'llama-cpp-python[server]'), in another terminal:",
+            f"#   python -m llama_cpp.server --model {shown} --host 127.0.0.1 --port 8000"]
 
 
 def shell_quote(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
 from benchcard.project import Project
@@ -16,9 +18,18 @@ def sheet_report(project: Project, sheet: Sheet, run_name: str) -> tuple[dict[st
              + (f" (the file that was there is now {sheet.backup})" if sheet.backup else "")]
     if sheet.left_out:
         lines.append("  left out (never scored): " + ", ".join(f"{n} {s}" for s, n in sheet.left_out.items()))
-    lines.append(f"  grade each row pass, fail or 0–1, then: benchcard grade {run_name} {sheet.path.name}"
+    lines.append(f"  grade each row pass, fail or 0–1, then: benchcard grade {run_name} {_as_typed(sheet.path)}"
                  + ("" if sheet.name == "human" else f" --name {sheet.name}"))
     return data, lines
+
+
+def _as_typed(path: Path) -> str:
+    """The sheet's path as the user can type it from here: relative below the current folder, else absolute."""
+    try:
+        shown = str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        shown = str(path.resolve())
+    return shlex.quote(shown)
 
 
 def grade_report(project: Project, result: GradeImport) -> tuple[dict[str, Any], list[str]]:
