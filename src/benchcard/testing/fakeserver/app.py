@@ -343,13 +343,12 @@ async def _serve(config: Config, port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchcard.testing.fakeserver --port 0 [--config F.json] [--latency-ms N]``; runs until SIGTERM."""
-    import benchcard.testing.fakeserver as package
-
+    package = sys.modules.get(__package__ or "")  # loaded before this module; not imported again (no cycle)
     parser = argparse.ArgumentParser(
         prog="python -m benchcard.fakeserver",
         description="Fake OpenAI/Anthropic-compatible server on 127.0.0.1, for tests and trying benchcard out "
                     "without a key. It prints its base URL, then serves until stopped (Ctrl-C).",
-        epilog=package.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=package.__doc__ if package is not None else None, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
     parser.add_argument("--config", type=Path, help="JSON config file (its keys and fault kinds: below)")
