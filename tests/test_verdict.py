@@ -683,3 +683,27 @@ def test_a_metric_that_is_null_counts_as_unscored(project: Project) -> None:
     scores.write_text(text[:first] + '"unsupported_values":null' + text[first + len('"unsupported_values":0.0'):])
     data = read_run(run_dir, baseline="baseline")
     assert np.isnan(data.metrics["unsupported_values"]).sum() == 1
+
+
+def test_the_table_writes_each_metric_value_as_the_scores_hold_it(project: Project) -> None:
+    """Integers stay integers, true/false become 1/0, null an empty value, floats their shortest form."""
+    run_dir = make_run(project, the_card(project), ab_metrics(), compact=True)
+    scores = run_dir / "scores.jsonl"
+    lines = scores.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    lines[0] = lines[0].replace('"unsupported_values":0.0', '"unsupported_values":2')
+    lines[0] = lines[0].replace('"abstains":1.0', '"abstains":true')
+    lines[1] = lines[1].replace('"abstains":1.0', '"abstains":null')
+    second = json.loads(lines[1])
+    scores.write_text("".join(lines))
+    from benchcard.verdict.table import table_text
+
+    data = read_run(run_dir, baseline="baseline")
+    rows = list(csv.DictReader(io.StringIO(table_text(data, "rig"))))
+    cell = {(r["metric"], r["fixture"], r["variant"], r["repetition"]): r["value"] for r in rows}
+    a = msgspec.to_builtins(next(x for x in planned_assignment(the_card(project), 1) if x.cell == first["cell"]))
+    b = msgspec.to_builtins(next(x for x in planned_assignment(the_card(project), 1) if x.cell == second["cell"]))
+    at = (a["fixture"], a["variant"], str(a["repetition"]))
+    assert cell[("unsupported_values", *at)] == "2" and cell[("abstains", *at)] == "1"
+    assert cell[("field_recall", *at)] == repr(first["metrics"]["field_recall"])
+    assert cell[("abstains", b["fixture"], b["variant"], str(b["repetition"]))] == ""

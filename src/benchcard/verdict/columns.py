@@ -7,6 +7,7 @@ by file, line and field. `runfolder.read_run` joins these columns into one `RunD
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,10 @@ def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
                 repetitions=repetitions, variant=variant, fixture=fixture, repetition=repetition)
 
 
+# A value `%r` writes differently from table.csv's form (`table_value`): a bool, None, NaN or an infinity.
+_ODD = re.compile(r",(?:True|False|None|nan|inf|-inf)(?:\x00|$)")
+
+
 def _value(value: Metric) -> float:
     """A metric or rule value as a number: true/false count as 1/0; null is NaN."""
     if value is None:
@@ -114,24 +119,24 @@ def read_scores(data: bytes, path: Path) -> Scores:
     n = len(rows)
     names: dict[str, None] = {}
     rule_names: dict[str, None] = {}
-    fields: dict[str, str] = {}
     pairs: list[str | None] = [None] * n
-    last: object = None
+    order: tuple[str, ...] = ()
+    template = ""
     for i, row in enumerate(rows):
         metrics = row.metrics
-        if not metrics:
-            continue
-        keys = metrics.keys()
-        if keys != last:
-            last = keys
-            for k in keys:
-                if k not in names:
-                    names[k] = None
-                    fields[k] = csv_field(k)
-        pairs[i] = "\x00".join([f"{fields[k]},{v!r}" if type(v) is float and math.isfinite(v)
-                                else f"{fields[k]},{table_value(v)}" for k, v in metrics.items()])
         if row.rules:
             rule_names.update(dict.fromkeys(row.rules))
+        if not metrics:
+            continue
+        keys = tuple(metrics)
+        if keys != order:  # a scorer writes the same metrics in the same order on every row: built once
+            order = keys
+            names.update(dict.fromkeys(keys))
+            template = "\x00".join(csv_field(k).replace("%", "%%") + ",%r" for k in keys)
+        text = template % tuple(metrics.values())
+        if _ODD.search(text):  # true/false, null, NaN or infinity: written as table_value says, one by one
+            text = "\x00".join(f"{csv_field(k)},{table_value(v)}" for k, v in metrics.items())
+        pairs[i] = text
     score = np.fromiter((math.nan if r.score is None else r.score for r in rows), np.float64, n)
     status = np.fromiter((STATUS_CODES[r.status] for r in rows), np.int64, n)
 
