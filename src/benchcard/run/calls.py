@@ -146,7 +146,7 @@ def _describe(exc: BaseException) -> str:
 
 async def call_cell(s: Session, job: Job) -> OutputRow:
     """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error)."""
-    # Not tenacity's AsyncRetrying: +0.25 ms CPU per cell, 1.16-1.22 x ideal against this loop's 1.10-1.13 (2026-11-30).
+    # Not tenacity's AsyncRetrying: it cost more CPU per cell and wall time than this loop (docs/performance.md).
     opts = s.options
     attempts = 0
     waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait

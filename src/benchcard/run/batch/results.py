@@ -61,7 +61,7 @@ def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
 def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outcome]]:
     """(cell, outcome) for every line of the downloaded result files."""
     outcome: Callable[[Mapping[str, Any]], Outcome] = anthropic_outcome if anthropic else openai_outcome
-    decode = msgspec.json.Decoder().decode  # a fifth of json.loads's time on these lines (benchmarks/scale.py)
+    decode = msgspec.json.Decoder().decode  # faster than json.loads on these lines (docs/scale.md, benchmarks/scale.py)
     for path in paths:
         with open(path, "rb") as fh:
             for n, line in enumerate(fh, 1):
