@@ -19,6 +19,8 @@ from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
+from .helpers_judge import CARD_ID as JUDGE_CARD
+from .helpers_judge import judge_project
 from .helpers_run import REPO, ab_project, key, only_run, read_jsonl, runs_of, server
 
 __all__ = ["key", "server"]  # fixtures used by name
@@ -335,3 +337,19 @@ def test_a_row_from_before_rows_carried_digests_is_checked_against_its_manifest(
     result = cli_in(project, "ledger", "--verify")
     assert result.exit_code == 1
     assert f"FAIL seq 1 (run {row['run']}): {row['evidence']}/outputs.jsonl changed (manifest sha256:" in result.output
+
+
+def test_an_edited_judging_plan_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A judge card's sealed/judge-requests.jsonl is written after the run's plan; it is checked against the
+    digest the manifest's judge block records (an edited judge prompt would grade another question)."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    server.configure({"replies": [{"match": "<<", "reply": "GRADE: PASS"}, {"match": "", "reply": "A tomato."}]})
+    assert cli_in(project, "run", JUDGE_CARD).exit_code == 0
+    folder = only_run(project, JUDGE_CARD)
+    path = folder / "sealed" / "judge-requests.jsonl"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("GRADE", "GRADE (be generous)", 1), encoding="utf-8")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/judge-requests.jsonl changed after it was written" in result.output
+    assert ledger_lines(project) == 0
