@@ -95,6 +95,8 @@ def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path,
     page = (tmp_path / "site" / "cards" / CARD_ID / "index.html").read_text()
     assert "The judge, as sealed" in page and "test/judge · judge" in page and "3 judgements per output" in page
     assert "names the fruit&#39;s colour as the key states it" in page and "Description: &lt;&lt;{{output}}" in page
+    run_pages = [p.read_text() for p in (tmp_path / "site").rglob("*.html") if folder.name in p.read_text()]
+    assert any("Krippendorff&#39;s alpha (with itself)" in p and "The judge: its agreement" in p for p in run_pages)
     shown = bc(tmp_path, "verdict", folder.name, "--show")
     assert "self-agreement: Krippendorff's alpha (nominal) 1.000 over 12 output(s) judged twice or more" in shown.output
 

@@ -16,6 +16,7 @@ from benchcard.publish.files import copy_published, published_name, regular_insi
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
+from benchcard.verdict.judgefigures import judge_table
 
 
 def _clause_text(clause: Mapping[str, Any]) -> str:
@@ -100,6 +101,9 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
         for key in ("scorer_notes", "grading", "grades", "disagreements"):
             if verdict.get(key):
                 notes.append({"title": key.replace("_", " ").capitalize(), "table": _tabulate(verdict[key])})
+    if isinstance(verdict.get("judge"), Mapping):
+        notes.append({"title": "The judge: its agreement with itself, its noise, length",
+                      "table": _tabulate(judge_table(verdict["judge"]))})
     counts = verdict.get("counts")
     other = []
     if isinstance(counts, Mapping):

@@ -183,3 +183,18 @@ def judge_lines(v: Mapping[str, Any]) -> list[str]:
     if j.get("humans"):
         lines.append(f"  with human grades: Cohen's kappa {num(j['humans']['kappa'])} over {j['humans']['graded']}")
     return lines
+
+
+def judge_table(j: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge block of a verdict as label → value, for a run's page."""
+    agree = j.get("self_agreement") or {}
+    counts = j.get("counts") or {}
+    return {"judge": j.get("rig"), "judgements per output": j.get("per_output"),
+            "Krippendorff's alpha (with itself)": agree.get("alpha"), "level": agree.get("level"),
+            "identical grades": agree.get("exact"), "floor": j.get("floor"), "floor met": j.get("floor_met"),
+            "noise sd per judgement": (j.get("noise") or {}).get("sd"),
+            "Spearman length vs score": (j.get("verbosity") or {}).get("spearman_length_score"),
+            "judge is the model under test": j.get("same_model_as_run"),
+            "unreadable / truncated / failed": f"{counts.get('unreadable', 0)} / {counts.get('truncated', 0)} / "
+                                               f"{counts.get('failed', 0)}",
+            "variant echoes removed": j.get("redacted")}
