@@ -144,6 +144,14 @@ def verify(card: Card, project: Project) -> str:
     return root
 
 
+def root_for_scratch(card: Card, project: Project, scratch: bool) -> str:
+    """`verify`, except that a scratch run (a trial, never in the ledger) may use a version not sealed yet: its
+    root is then the one the material would be sealed with, so the run still records what it ran on."""
+    if scratch and read(card.id, card.version, project) is None:
+        return compute(card, project).root
+    return verify(card, project)
+
+
 def describe_difference(sealed: dict[str, Any], now: SealContent, card: Card, project: Project) -> str:
     """The first thing that differs from the seal: which file (and field), with both digests."""
     source = project.relative(card.path)

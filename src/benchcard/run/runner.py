@@ -95,7 +95,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     """
     _check_options(options)
     card = load_card(resolve_card_path(project, card_name), project)
-    seal_root = sealmod.verify(card, project)
+    seal_root = sealmod.root_for_scratch(card, project, options.scratch or _resumes_scratch(project, card, options))
     config = load_config(project.root)
     prices = price_table(config)
     targets = _targets(project, card, options, config, seal_root)
@@ -129,6 +129,14 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
             f"interrupted; every finished cell is recorded. Continue with: "
             f"benchcard run {card.id} --resume {store.run_id}"
         ) from None
+
+
+def _resumes_scratch(project: Project, card: Card, o: RunOptions) -> bool:
+    """Whether `--resume` names a scratch run (which may have been made before the version was sealed)."""
+    if o.resume is None:
+        return False
+    store = RunStore.find(project, card.id, card.version, o.resume)
+    return store.has_manifest() and bool(store.read_manifest().scratch)
 
 
 def _as_recorded(o: RunOptions, t: _Target) -> RunOptions:
@@ -271,7 +279,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
         # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
         rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
-        scratch = scratch_reason(card, t.cfg, o)
+        scratch = scratch_reason(project, card, t.cfg, o)
         started = datetime.now(UTC)
         seed = o.seed if o.seed is not None else default_seed(seal_root, started)
         cells = plan_cells(card, seed)

@@ -1,6 +1,7 @@
 """Scratch runs: trials, marked as such in the manifest, the rig line and every page, never in the ledger.
 
-A run is scratch when the user says so (`run --scratch`, to iterate on a card before sealing it for real), and
+A run is scratch when the user says so (`run --scratch`, to iterate on a card before sealing it: such a run may
+use a version not sealed yet, and records the root it would be sealed with), and
 also when its endpoint is not the card's rig: `--base-url` pointing the provider elsewhere, or a provider
 declared in `benchcard.yaml` (a fake server, a proxy) standing in for the rig's. Such a run says nothing about
 the model the card names, so it must not look like a run of it. Another built-in provider or `--model` is
@@ -10,6 +11,7 @@ another rig, recorded as such, and is not scratch.
 from __future__ import annotations
 
 from benchcard.card.model import Card
+from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import ProviderConfig
@@ -19,10 +21,11 @@ MARK = "scratch"
 """Appended to a scratch run's rig line: `test/model · fake · scratch`."""
 
 
-def scratch_reason(card: Card, cfg: ProviderConfig, options: RunOptions) -> str | None:
+def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: RunOptions) -> str | None:
     """Why a new run is scratch, in a few words; None for a run of a real rig."""
     if options.scratch:
-        return "run with --scratch"
+        sealed = (project.seal_path(card.id, card.version)).is_file()
+        return "run with --scratch" + ("" if sealed else f", v{card.version} not sealed yet")
     if options.base_url:
         return f"--base-url {strip_credentials(cfg.base_url or '')} instead of the provider's own endpoint"
     if cfg.name != card.rig.provider and cfg.name not in BUILTIN:
