@@ -707,3 +707,14 @@ def test_the_table_writes_each_metric_value_as_the_scores_hold_it(project: Proje
     assert cell[("unsupported_values", *at)] == "2" and cell[("abstains", *at)] == "1"
     assert cell[("field_recall", *at)] == repr(first["metrics"]["field_recall"])
     assert cell[("abstains", b["fixture"], b["variant"], str(b["repetition"]))] == ""
+
+
+def test_a_mistyped_verdict_json_is_one_line_naming_the_field(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    assert cli_run(project, "verdict", run_dir.name).exit_code == 0
+    path = run_dir / "verdict.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "finding": 3}))
+    shown = cli_run(project, "verdict", run_dir.name, "--show")
+    assert shown.exit_code == 1 and "Traceback" not in shown.output
+    assert "verdict.json: Expected `str`, got `int` - at `$.finding`" in shown.output

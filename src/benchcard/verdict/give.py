@@ -35,7 +35,7 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.project import Project
-from benchcard.records import Manifest, utc_stamp
+from benchcard.records import Manifest, utc_stamp, verdict_head
 from benchcard.run.grid import assignment_digest
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
@@ -368,7 +368,7 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
                            f"{Path(run_dir).name}` gives it)") from None
     except (OSError, ValueError) as exc:
         raise VerdictError(f"{project.relative(path)}: unreadable: {exc}") from None
-    row = ledger.find_run(project, str(data.get("run")))
-    return Verdict(run=str(data.get("run")), card=str(data.get("card")), version=int(data.get("version") or 0),
-                   kind=str(data.get("kind")), finding=str(data.get("finding")), outcome=str(data.get("outcome")),
-                   run_dir=Path(run_dir), data=data, ledger_row=row)
+    head = verdict_head(data, project.relative(path), VerdictError)
+    row = ledger.find_run(project, head.run)
+    return Verdict(run=head.run, card=head.card, version=head.version or 0, kind=head.kind, finding=head.finding,
+                   outcome=head.outcome, run_dir=Path(run_dir), data=data, ledger_row=row)
