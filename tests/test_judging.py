@@ -329,3 +329,16 @@ def test_a_judged_probe_runs_to_a_verdict(tmp_path: Path, server: FakeServer, ke
     judge = json.loads((folder / "verdict.json").read_text())["judge"]
     assert judge["self_agreement"]["level"] == "interval" and judge["noise"]["share_of_gap_variance"] is None
     assert "self-agreement: Krippendorff's alpha (interval)" in verdict.output
+
+
+def test_plan_counts_the_judge_apart(tmp_path: Path, server: FakeServer) -> None:
+    judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    with open(tmp_path / "benchcard.yaml", "a", encoding="utf-8") as fh:
+        fh.write("prices:\n  test/judge: {input: 1.0, output: 2.0}\n")
+    result = bc(tmp_path, "plan", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "judge           ≤ 36 calls (3 per ok output) · test/judge · judge" in result.output
+    assert "output ≤ 1,440 tokens" in result.output  # 36 calls × the judge's max_tokens 40
+    judge = json.loads(bc(tmp_path, "plan", CARD_ID, "--json").output)["judge"]
+    assert judge["calls"] == 36 and judge["input_tokens"] > 36 * 50  # each judged output counted at max_tokens
+    assert judge["max_cost"] == (judge["input_tokens"] * 1.0 + 1440 * 2.0) / 1_000_000

@@ -49,6 +49,7 @@ from benchcard.records import (
     utc_stamp,
 )
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
@@ -329,3 +330,38 @@ def judge_manifest_fields(store: RunStore, summary: JudgeSummary) -> dict[str, A
     return {"judge_outputs_digest": file_digest(JudgeStore(store.folder).outputs_path),
             "judge_counts": {**summary.counts, "unreadable": summary.unreadable},
             "judge_cost": summary.cost, "judge_tokens": summary.tokens}
+
+
+def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) -> dict[str, Any] | None:
+    """The judging a run of a judge card will take at most (every output ok, each judged k times): calls, input
+    tokens (characters / 4 of the filled template, plus the judged output at its max_tokens), output tokens, cost.
+    None for other cards."""
+    spec = judge_spec(card)
+    if spec is None:
+        return None
+    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
+    per_output = int(card.params["max_tokens"])
+    input_tokens = 0
+    for fixture in card.fixture_ids():
+        text = card.fixture_text(fixture) if card.is_ab and spec.uses_fixture else ""
+        chars = sum(len(m["content"]) for m in judge_messages(spec, "", text, key_text(keys.get(fixture))))
+        input_tokens += (-(-chars // CHARS_PER_TOKEN) + per_output) * len(card.variant_names()) * card.repetitions
+    calls = grid_size(card) * spec.judgements
+    input_tokens *= spec.judgements
+    max_output = int(spec.params["max_tokens"]) * calls
+    price = prices.get(spec.model)
+    local = spec.provider == "local"
+    cost = 0.0 if local else (None if price is None else (input_tokens * price.input + max_output * price.output)
+                              / 1_000_000)
+    return {"rig": f"{spec.model} · {spec.provider}", "per_output": spec.judgements, "calls": calls,
+            "input_tokens": input_tokens, "max_output_tokens": max_output, "max_cost": cost}
+
+
+def judge_plan_lines(judge: Mapping[str, Any] | None) -> list[str]:
+    """`benchcard plan`'s lines for the judge, counted apart from the model under test."""
+    if not judge:
+        return []
+    cost = ("no price configured for the judge's model" if judge["max_cost"] is None
+            else f"cost ≤ ${judge['max_cost']:,.4f}")
+    return [f"judge           ≤ {judge['calls']:,} calls ({judge['per_output']} per ok output) · {judge['rig']} · "
+            f"input ~{judge['input_tokens']:,} tokens · output ≤ {judge['max_output_tokens']:,} tokens · {cost}"]

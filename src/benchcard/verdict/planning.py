@@ -34,6 +34,7 @@ METHOD = (f"{simulate.DRAWS:,} simulated runs of this card's size judged by the 
 def plan(project: Project, card: Card, pilot: str | Path | None = None) -> dict[str, Any]:
     """The plan of one run of `card` as JSON-ready data (see the module docstring)."""
     from benchcard.run import grid as grid
+    from benchcard.run.judging import judge_estimate
     from benchcard.run.providers import load_config, price_table
 
     prices = price_table(load_config(project.root))
@@ -60,6 +61,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None) -> dict[
     }
     if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
         out.update(price={"input": 0.0, "output": 0.0, "unit": "USD per 1M tokens"}, max_cost=0.0, input_cost=0.0)
+    out["judge"] = judge_estimate(project, card, prices)
     if pilot is not None:
         out["pilot"] = _pilot(project, card, pilot)
     result: dict[str, Any] = ledger.strict(out)
@@ -178,6 +180,8 @@ def _f(x: Any, digits: int = 3) -> str:
 
 def plan_lines(p: dict[str, Any]) -> list[str]:
     """The plan as the terminal shows it."""
+    from benchcard.run.judging import judge_plan_lines
+
     lines = [f"{p['card']} v{p['version']} ({p['kind']}) · {p['rig']}"]
     shape = (f"{p['variants']} variants × {p['fixtures']} fixtures × {p['repetitions']} repetitions"
              if p["kind"] == "ab" else f"{p['repetitions']} repetitions")
@@ -192,6 +196,7 @@ def plan_lines(p: dict[str, Any]) -> list[str]:
         pr = p["price"]
         lines.append(f"cost            ≤ ${p['max_cost']:,.4f}  (input ~${p['input_cost']:,.4f}; at ${pr['input']:g} / "
                      f"${pr['output']:g} per million input / output tokens, every call using all its max_tokens)")
+    lines += judge_plan_lines(p.get("judge"))
     pilot = p.get("pilot")
     if pilot:
         lines.append(f"pilot {pilot['run']}:")
