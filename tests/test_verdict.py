@@ -718,3 +718,22 @@ def test_a_mistyped_verdict_json_is_one_line_naming_the_field(project: Project) 
     shown = cli_run(project, "verdict", run_dir.name, "--show")
     assert shown.exit_code == 1 and "Traceback" not in shown.output
     assert "verdict.json: Expected `str`, got `int` - at `$.finding`" in shown.output
+
+
+def test_the_verdict_leads_with_the_effect_in_words(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    data = json.loads((run_dir / "verdict.json").read_text())
+    first = data["clauses"][0]
+    m = data["metrics"][first["metric"]]
+    g = (m.get("by_variant") or {}).get(first["variant"]) or m
+
+    def n(x: float) -> str:
+        return f"{x:.3f}".replace("-", "−")
+
+    lead = result.output.splitlines()[1]
+    assert lead.startswith(f"{first['variant']} raised {first['metric']} from {n(m['means'][data['baseline']])} to "
+                           f"{n(m['means'][first['variant']])} (+{n(g['gap'])}, 95 % CI [{n(g['ci'][0])}, "
+                           f"{n(g['ci'][1])}]), paired over {g['n_fixtures']} fixtures; ")
+    assert lead.endswith(f"→ {data['comparisons'][0]['outcome']}")

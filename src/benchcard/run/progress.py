@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from typing import IO, Any, Protocol
 
 from benchcard.records import OutputRow
@@ -33,13 +35,20 @@ class NullProgress:
         pass
 
 
-class RichProgress:
-    """A bar on stderr: done/total, failures, truncations, cost so far, ETA."""
+PLAIN_EVERY_S = 10.0
+"""With stderr not a terminal (piped, in CI), a plain line at least this often instead of the live bar."""
 
-    def __init__(self, stream: IO[str] | None = None):
+
+class RichProgress:
+    """A bar on stderr: done/total, failures, truncations, cost so far, ETA. Piped, where a live bar shows
+    nothing until the end, a plain line every PLAIN_EVERY_S seconds (and at the end) says how far the run is."""
+
+    def __init__(self, stream: IO[str] | None = None, every: float = PLAIN_EVERY_S):
         from rich.console import Console
 
         self.console = Console(file=stream or sys.stderr, highlight=False)
+        self.every = every
+        self._plain: PlainLines | None = None
         self._progress: Any = None
         self._task: Any = None
         self.failed = self.truncated = 0
@@ -50,6 +59,10 @@ class RichProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.console.print(label, soft_wrap=True)
+        if not self.console.is_terminal:
+            self._plain = PlainLines(self, total, completed)
+            self._plain.begin()
+            return
         self._progress = Progress(
             TextColumn("[progress.description]{task.description}"),
             BarColumn(),
@@ -72,14 +85,53 @@ class RichProgress:
         if row.cost is not None:
             self.cost += row.cost
             self.priced = True
+        if self._plain is not None:
+            self._plain.done += 1
+            return
         self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
                               cost=f"${self.cost:.4f}" if self.priced else "cost n/a")
 
     def update(self, completed: int, label: str) -> None:
         """Cells done as a batch reports them (recorded or answered remotely), and the batch's state."""
+        if self._plain is not None:
+            self._plain.done, self._plain.label = completed, label
+            return
         self._progress.update(self._task, completed=completed, description=label)
 
     def stop(self) -> None:
+        if self._plain is not None:
+            self._plain.end()
+            self._plain = None
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+    def status(self, label: str, done: int, total: int, started: float) -> str:
+        cost = f"${self.cost:.4f}" if self.priced else "cost n/a"
+        return (f"{label} {done}/{total} · {self.failed} failed · {self.truncated} truncated · {cost} · "
+                f"{time.monotonic() - started:.0f} s")
+
+
+class PlainLines:
+    """The piped form: a thread prints the status every `every` seconds until the run stops."""
+
+    def __init__(self, owner: RichProgress, total: int, completed: int):
+        self.owner, self.total, self.done, self.label = owner, total, completed, "calls"
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="benchcard-progress", daemon=True)
+
+    def begin(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.owner.every):
+            self._print()
+
+    def _print(self) -> None:
+        self.owner.console.print(self.owner.status(self.label, self.done, self.total, self.started), soft_wrap=True)
+
+    def end(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._print()

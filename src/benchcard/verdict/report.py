@@ -7,6 +7,33 @@ from typing import Any
 from benchcard.verdict.judgefigures import judge_lines
 
 
+def effect_lines(v: dict[str, Any], num: Any, ci: Any) -> list[str]:
+    """The verdict's lead, in words: what each variant did to the first clause's metric, from which mean to
+    which, with its interval and how many fixtures were paired, then whether every clause holds."""
+    if v.get("kind") != "ab":
+        return []
+    clauses = v.get("clauses") or []
+    out = []
+    for comp in v.get("comparisons") or []:
+        variant = comp["variant"]
+        mine = [c for c in clauses if c.get("variant") == variant]
+        if not mine:
+            continue
+        metric = mine[0]["metric"]
+        m = (v.get("metrics") or {}).get(metric) or {}
+        g = (m.get("by_variant") or {}).get(variant) or m
+        means = m.get("means") or {}
+        gap = g.get("gap")
+        verb = "left" if not isinstance(gap, int | float) or gap == 0 else ("raised" if gap > 0 else "lowered")
+        held = all(c.get("holds") for c in mine)
+        paired = g.get("n_fixtures")
+        out.append(f"{variant} {verb} {metric} from {num(means.get(v['baseline']))} to {num(means.get(variant))} "
+                   f"({num(gap, True)}, {round(100 * v.get('confidence', 0.95))} % CI {ci(g.get('ci'))})"
+                   + (f", paired over {paired} fixtures" if paired is not None else "")
+                   + f"; {'every clause holds' if held else 'not every clause holds'} → {comp['outcome']}")
+    return out
+
+
 def verdict_lines(v: dict[str, Any]) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them)."""
 
@@ -23,7 +50,7 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
             return "n/a"
         return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
 
-    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}",
+    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}", *effect_lines(v, num, ci),
              f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
     counts = v.get("counts") or {}
     lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
