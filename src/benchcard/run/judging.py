@@ -3,7 +3,8 @@
 It runs when every cell of the run has an outcome, as the scoring step, and is planned and stored like the
 run itself (`calls.py` does the calls):
 
-- `sealed/judge-requests.jsonl`, written whole before the first judge call: one row per judgement, `{cell (the
+- `sealed/judge-requests.jsonl`, written whole before the first judge call (beside `sealed/`, its digest recorded
+  in the manifest's `judge` block, then renamed in: `_plan`): one row per judgement, `{cell (the
   judgement's own opaque id), output (the judged cell), judgement (0..k-1), fixture, redacted, provider, url,
   body}`. The order is a seeded shuffle of all (output, judgement) pairs, so the judge meets the variants mixed
   and never in the run's order. Each body holds one output, its fixture, its key and the rubric (the card's
