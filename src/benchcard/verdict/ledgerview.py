@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,13 +13,17 @@ from benchcard.run.unfinished import unfinished_runs
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
 NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
+NARROW = 120
+"""Below this width (an 80-column terminal) the table drops the date and puts the rig under the card name, so
+that card names stay whole."""
 
 
 def print_rows(project: Project, rows: Sequence[dict[str, Any]]) -> None:
     """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none."""
     from rich.console import Console
 
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    # piped, a wide table unless COLUMNS says otherwise; on a terminal, its width
+    console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
     try:
         _print_table(console, project, rows)
     finally:
@@ -33,15 +38,38 @@ def _print_table(console: Any, project: Project, rows: Sequence[dict[str, Any]])
     if not rows:
         console.print(f"{project.relative(project.ledger_path)}: no verdicts yet", highlight=False, markup=False)
         return
-    table = Table(title="benchcard ledger", title_justify="left")
-    for col in COLUMNS:
-        table.add_column(col, no_wrap=col in NO_WRAP)
+    from rich.text import Text
+
+    narrow = console.width < NARROW
+    if narrow:  # the run id starts with its date; the rig goes under the card name, the outcome under the finding
+        from rich import box
+
+        table = Table(title="benchcard ledger", title_justify="left", box=box.SIMPLE_HEAD)
+        table.add_column("seq", no_wrap=True)
+        table.add_column("card · rig", min_width=_longest(rows, "card"))
+        table.add_column("v", no_wrap=True)
+        table.add_column("finding", no_wrap=True)
+        table.add_column("run", no_wrap=True)
+    else:
+        table = Table(title="benchcard ledger", title_justify="left")
+        for col in COLUMNS:
+            table.add_column(col, no_wrap=col in NO_WRAP)
     for r in rows:
         style = {"result": "bold", "non-result": "dim"}.get(str(r.get("outcome")), "")
-        table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")),
-                      "unsealed" if r.get("kind") == "compare" else f"v{r.get('version')}",
-                      str(r.get("rig")), str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
+        version = "unsealed" if r.get("kind") == "compare" else f"v{r.get('version')}"
+        if narrow:
+            card = Text(str(r.get("card")))
+            card.append("\n" + str(r.get("rig")), style="dim")
+            table.add_row(str(r.get("seq")), card, version, f"{r.get('finding')}\n{r.get('outcome')}",
+                          str(r.get("run")), style=style)
+        else:
+            table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")), version, str(r.get("rig")),
+                          str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
     console.print(table)
+
+
+def _longest(rows: Sequence[dict[str, Any]], key: str) -> int:
+    return max((len(str(r.get(key))) for r in rows), default=4)
 
 
 def repair_line(project: Project, side: Path | None) -> str:
