@@ -57,9 +57,10 @@ def test_lm_eval_samples_paired_by_doc_id_match_scipy(tmp_path: Path) -> None:
         flips = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=100_000,
                                        random_state=1).pvalue
         assert got["p_signflip"] == pytest.approx(flips, abs=0.01)
-        # one epoch: the run-to-run spread cannot be measured, so the calibrated interval is not given
-        assert got["ci"] == [None, None] and got["n_fixtures"] == 40
-    assert "the run-to-run spread cannot be measured from fewer than two repetitions" in v["why"]
+        # one epoch: the run-to-run term cannot be measured and is taken as 0, so the interval is scipy's paired t
+        ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+        assert got["ci"] == pytest.approx(list(ref), abs=1e-9) and got["n_fixtures"] == 40
+    assert "One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero" in v["why"]
     assert (v["baseline"], v["variants"]) == ("model-a", ["model-b"])
     assert v["finding"] == "inconclusive" and v["outcome"] == "non-result"  # p 0.096: not a win at α 0.05
     assert v["sealed"] is False and v["kind"] == "compare" and "ledger" not in v
@@ -278,3 +279,22 @@ def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, 
     assert allowed["finding"] == "win" and allowed["metrics"]["match"]["gap"] == pytest.approx(6 / 7)
     mixed = bc("compare", str(a), str(LM_B), "--win", "match rises")
     assert mixed.exit_code == 1 and "is an inspect_ai log but" in mixed.stderr
+
+
+def test_a_one_epoch_comparison_can_win_and_says_the_run_term_is_taken_as_zero(tmp_path: Path) -> None:
+    """lm-eval logs have one epoch: a clear paired gain is a win, with the plain paired interval, said so."""
+    rows_a = [json.loads(line) for line in LM_A.read_text(encoding="utf-8").splitlines()]
+    for name, acc in (("model-a", lambda i: float(i % 2)), ("model-b", lambda i: 1.0 if i % 5 else float(i % 2))):
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = [json.dumps({**r, "acc": acc(r["doc_id"]), "acc_norm": acc(r["doc_id"])}) for r in rows_a]
+        (folder / LM_A.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    a, b = tmp_path / "model-a" / LM_A.name, tmp_path / "model-b" / LM_A.name
+    result = bc("compare", str(a), str(b), "--win", "acc rises", "--out", str(tmp_path / "cmp"), "--json")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    v = json.loads(result.stdout)
+    d = _lm_column(b, "acc") - _lm_column(a, "acc")
+    ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+    assert v["metrics"]["acc"]["ci"] == pytest.approx(list(ref), abs=1e-9) and ref[0] > 0
+    assert v["finding"] == "win" and v["outcome"] == "result"
+    assert "One epoch per sample" in v["why"] and v["why"].startswith("unsealed comparison: ")

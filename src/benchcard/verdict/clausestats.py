@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -87,7 +88,8 @@ class Pending:
         return self.figures
 
 
-def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Executor) -> Pending:
+def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Executor, *,
+             unmeasured_run_var: float = math.inf) -> Pending:
     """Start every statistic the clauses need (calibrated gap, its bounds, sign-flip, bootstrap) on `pool`.
 
     The baseline's noise floors are computed here, at once; the sign-flips and the bootstrap's chunks go to
@@ -131,14 +133,15 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
 
     def gap_job(g: Gap) -> None:
         try:
-            g.obs = crossed(g.base, g.var)
+            g.obs = crossed(g.base, g.var, unmeasured_run_var=unmeasured_run_var)
             if not g.obs.n_fixtures[0]:
                 raise ValueError("no fixture is scored in both baseline and variant")
             g.low = g.high = g.obs
             if g.truncated:
                 assert g.base_low is not None and g.var_low is not None
                 assert g.base_high is not None and g.var_high is not None
-                g.low, g.high = crossed(g.base_low, g.var_low), crossed(g.base_high, g.var_high)
+                g.low = crossed(g.base_low, g.var_low, unmeasured_run_var=unmeasured_run_var)
+                g.high = crossed(g.base_high, g.var_high, unmeasured_run_var=unmeasured_run_var)
         except ValueError as exc:
             g.error = str(exc)
             g.obs = g.low = g.high = None

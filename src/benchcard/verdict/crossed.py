@@ -70,8 +70,11 @@ def _grid3(a: npt.ArrayLike) -> FloatArray:
     return arr
 
 
-def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Crossed:
-    """The gap of variant over baseline and its two variance components (see the module docstring)."""
+def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_var: float = np.inf) -> Crossed:
+    """The gap of variant over baseline and its two variance components (see the module docstring).
+
+    With one repetition the run term cannot be measured: it is infinite (nothing can be shown) unless the caller
+    states another value; only `compare` does, for one-epoch logs of other tools, and says so in its finding."""
     base, var = _grid3(baseline), _grid3(variant)
     if base.shape != var.shape:
         raise ValueError(f"baseline is shaped {base.shape} but variant {var.shape}")
@@ -113,7 +116,7 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Crossed:
             satt = (a + b - c) ** 2 / (a * a / np.maximum(n - 1, 1) + b * b / (r - 1) + c * c / err_df)
         df = np.where((excess > 0) & measurable & np.isfinite(var_fix), satt, np.maximum(n - 1, 1).astype(float))
     else:
-        var_run = np.full(s, np.inf)
+        var_run = np.full(s, unmeasured_run_var)
         df = np.maximum(n - 1, 1).astype(float)
 
     both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)

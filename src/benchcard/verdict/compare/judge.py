@@ -11,6 +11,7 @@ kind `compare` with `unsealed: true`. The resampling seed comes from the two log
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -117,8 +118,16 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
     card = _stand_in(win, labels, len(data.repetitions), a)
     seed = seed_from(digest(digests))
+    # One epoch (every lm-eval log): no run-to-run term can be measured. A sealed card with one repetition can
+    # never win; logs another tool wrote were not planned by benchcard, so the comparison takes that term as 0
+    # (the plain paired interval over samples) and says so, instead of never showing anything.
+    one_epoch = len(data.repetitions) == 1
     with ThreadPoolExecutor(max_workers=2) as pool:
-        body = ab_body(card, data, ab_stats(card, data, seed, n_resamples, pool).result())
+        pending = ab_stats(card, data, seed, n_resamples, pool, unmeasured_run_var=0.0 if one_epoch else math.inf)
+        body = ab_body(card, data, pending.result())
+    if one_epoch:
+        body["why"] = f"{body['why']} {ONE_EPOCH}"
+        body.setdefault("notes", []).append(ONE_EPOCH)
     why = f"{UNSEALED}: {body['why']}"
     body.update(
         why=why, summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
@@ -168,6 +177,10 @@ def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: 
     if enter_ledger and project is not None and not out.is_relative_to(project.root.resolve()):
         raise CompareError(f"--out {out}: outside the project; a ledger row's evidence must be inside it")
     return out
+
+
+ONE_EPOCH = ("One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero here (the "
+             "plain paired interval over samples); a sealed card would need two repetitions or more to win.")
 
 
 def _stand_in(win: WinRule, labels: Sequence[str], repetitions: int, a: Samples) -> Card:
