@@ -177,3 +177,31 @@ def test_works_from_a_copied_folder(site: Path, browser: Any, tmp_path: Path) ->
     assert "/runs/" in page.url and page.locator("h1").inner_text().startswith("Run ")
     assert problems == []
     page.close()
+
+
+def test_on_a_phone_the_outcome_and_the_evidence_need_no_sideways_scroll(site: Path, browser: Any,
+                                                                          tmp_path: Path) -> None:
+    """At 390 px the ledger's and the probe results' rows stack: every cell, outcome and evidence included, is
+    inside the screen, labelled, and the page is no wider than the screen."""
+    shots = _shots_dir(tmp_path)
+    probe = next(p for p in sorted((site / "cards").glob("*/index.html")) if 'class="results"' in p.read_text())
+    for rel, table, labels in (("ledger.html", "table.ledger", ("Outcome", "Evidence")),
+                               (probe.relative_to(site).as_posix(), "table.results", ("Score", "Evidence"))):
+        page, problems = _open(browser, (site / rel).as_uri(), 390, 844)
+        assert problems == [], problems
+        cells = page.evaluate(f"""() => [...document.querySelectorAll('{table} td[data-label]')].map(td => ({{
+            label: td.dataset.label, right: td.getBoundingClientRect().right,
+            shown: getComputedStyle(td, '::before').content}}))""")
+        assert cells, rel
+        for label in labels:
+            mine = [c for c in cells if c["label"] == label]
+            assert mine and all(c["right"] <= 390 for c in mine), (rel, label, mine[:2])
+            assert all(label in c["shown"] for c in mine), (rel, label)
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, rel
+        page.screenshot(path=str(shots / f"{rel.replace('/', '_')[:-5]}-390.png"), full_page=True)
+        page.close()
+    for width in (1280, 390):  # the run card page, for the README and docs/img/
+        page, problems = _open(browser, (site / "cards" / "bench-01" / "index.html").as_uri(), width, 900)
+        assert problems == []
+        page.screenshot(path=str(shots / f"run-card-{width}.png"))
+        page.close()
