@@ -737,3 +737,63 @@ def test_the_verdict_leads_with_the_effect_in_words(project: Project) -> None:
                            f"{n(m['means'][first['variant']])} (+{n(g['gap'])}, 95 % CI [{n(g['ci'][0])}, "
                            f"{n(g['ci'][1])}]), paired over {g['n_fixtures']} fixtures; ")
     assert lead.endswith(f"→ {data['comparisons'][0]['outcome']}")
+
+
+def reference_table(run_dir: Path, baseline: str, rig: str) -> str:
+    """table.csv as the row-by-row writer before 2026-12-01 wrote it, from the files alone: rows by fixture,
+    variant (baseline first) and repetition; a scored cell's metrics in its own order, values as JSON holds them
+    (true/false as 1/0; null, NaN and infinities empty); an unscored cell has every metric, empty."""
+    def field(text: str) -> str:
+        return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\n\r') else text
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return str(int(v))
+        if isinstance(v, int) or (isinstance(v, float) and np.isfinite(v)):
+            return repr(v)
+        return ""
+
+    plan = [json.loads(line) for line in (run_dir / "sealed" / "assignment.jsonl").read_text().splitlines()]
+    scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
+    by_cell = {s["cell"]: s for s in scores}
+    names = list(dict.fromkeys(k for s in scores for k in s["metrics"]))
+    variants = sorted({a["variant"] for a in plan}, key=lambda v: (v != baseline, v))
+    plan.sort(key=lambda a: (a["fixture"], variants.index(a["variant"]), a["repetition"]))
+    lines = ["fixture,variant,repetition,metric,value,rig\n"]
+    for a in plan:
+        start = f"{field(a['fixture'])},{field(a['variant'])},{a['repetition']},"
+        s = by_cell[a["cell"]]
+        pairs = s["metrics"].items() if s["status"] == "ok" and s["metrics"] else [(m, None) for m in names]
+        lines += [f"{start}{field(m)},{value(v)},{field(rig)}\n" for m, v in pairs]
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("reordered", [False, True], ids=["one metric order", "a row in another order"])
+def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: bool) -> None:
+    """The table is assembled a metric at a time; its bytes are those of the plain row-by-row writer, with odd
+    values (an int among floats, true, null, 0.0 beside -0.0, 1e16, 0.1 + 0.2), unscored cells and a fixture
+    name that needs quoting."""
+    fixtures = [f if f != "ex-02" else 'ex,"02"' for f in FIXTURES]
+    text = AB_CARD.replace("surface: Test API", 'surface: "Test, API"')
+    project = make_project(tmp_path / "p", text, fixtures=fixtures)
+    status = {("A", 'ex,"02"', 0): "failed", ("baseline", "ex-04", 1): "truncated"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status,
+                       compact=True)
+    scores = run_dir / "scores.jsonl"
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    ok = [r for r in rows if r["status"] == "ok"]
+    odd = [("unsupported_values", 2), ("abstains", True), ("field_recall", None), ("field_recall", 0.0),
+           ("field_recall", -0.0), ("field_recall", 1e16), ("field_recall", 0.1 + 0.2)]
+    for r, (metric, v) in zip(ok, odd, strict=False):
+        r["metrics"][metric] = v
+    if reordered:
+        ok[-1]["metrics"] = dict(reversed(ok[-1]["metrics"].items()))
+    scores.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["scores_digest"] = file_digest(scores)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    table = (run_dir / "table.csv").read_text(encoding="utf-8")
+    assert table == reference_table(run_dir, "baseline", "test/model-1 · effort high · Test, API")
+    assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,""02""",A,0,' in table

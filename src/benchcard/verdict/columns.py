@@ -6,10 +6,9 @@ by file, line and field. `runfolder.read_run` joins these columns into one `RunD
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,6 @@ from benchcard.records import (
     ScoreRow,
     decode_rows,
 )
-from benchcard.verdict.tablecells import csv_field, table_value
 
 __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "STATUS_CODES", "TRUNCATED", "FloatArray", "Grid", "IntArray",
            "Outputs", "Scores", "read_outputs", "read_plan", "read_scores"]
@@ -54,7 +52,7 @@ class Grid:
 
 @dataclass
 class Scores:
-    """`scores.jsonl` as columns; `pairs[i]` is row i's metrics as table text (`table.py`), or None."""
+    """`scores.jsonl` as columns."""
 
     cells: list[str]
     status: IntArray  # codes into STATUSES
@@ -62,7 +60,8 @@ class Scores:
     names: list[str]
     column: Callable[[str], FloatArray]  # a metric over score rows, built when asked for
     rules: dict[str, FloatArray]
-    pairs: list[str | None]
+    metric_rows: list[dict[str, Metric]]  # row i's metrics as decoded (the table writes them as they are)
+    metric_order: tuple[str, ...] | None  # the names in the one order every row with metrics has, if one
 
 
 @dataclass
@@ -77,11 +76,18 @@ class Outputs:
     tokens: dict[str, FloatArray]
 
 
+# Row fields read by C-level `map`: a generator expression costs a Python frame step per row.
+_CELL, _FIXTURE, _STATUS, _SCORE = attrgetter("cell"), attrgetter("fixture"), attrgetter("status"), attrgetter("score")
+_METRICS, _RULES, _USAGE = attrgetter("metrics"), attrgetter("rules"), attrgetter("usage")
+_COST, _LATENCY = attrgetter("cost"), attrgetter("latency_ms")
+_VARIANT, _REPETITION = attrgetter("variant"), attrgetter("repetition")
+
+
 def _codes(values: Sequence[str], order: list[str]) -> tuple[IntArray, list[str]]:
     """Per-row codes of a few distinct values, ordered as `order`, then sorted."""
     distinct = set(values)
     ranked = [o for o in order if o in distinct] + sorted(distinct - set(order))
-    rank = {name: i for i, name in enumerate(ranked)}
+    rank = dict(zip(ranked, range(len(ranked)), strict=True))
     return np.fromiter(map(rank.__getitem__, values), np.int64, len(values)), ranked
 
 
@@ -90,78 +96,57 @@ def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
     error."""
     rows = decode_rows(data, AssignmentRow, path, VerdictError)
     n = len(rows)
-    variant, variant_names = _codes([r.variant for r in rows], [baseline] if baseline else [])
-    fixture, fixture_names = _codes([r.fixture for r in rows], [])
-    reps = np.fromiter((r.repetition for r in rows), np.int64, n)
+    variant, variant_names = _codes(list(map(_VARIANT, rows)), [baseline] if baseline else [])
+    fixture, fixture_names = _codes(list(map(_FIXTURE, rows)), [])
+    reps = np.fromiter(map(_REPETITION, rows), np.int64, n)
     repetitions = sorted(set(reps.tolist()))
     repetition = np.searchsorted(np.asarray(repetitions, dtype=np.int64), reps).astype(np.int64)
     keys = (variant * len(fixture_names) + fixture) * len(repetitions) + repetition
     if n and np.bincount(keys).max() > 1:
         raise VerdictError(f"{path}: two cells share a (variant, fixture, repetition)")
-    return Grid(cells=[r.cell for r in rows], variants=variant_names, fixtures=fixture_names,
+    return Grid(cells=list(map(_CELL, rows)), variants=variant_names, fixtures=fixture_names,
                 repetitions=repetitions, variant=variant, fixture=fixture, repetition=repetition)
 
 
-# A value `%r` writes differently from table.csv's form (`table_value`): a bool, None, NaN or an infinity.
-_ODD = re.compile(r",(?:True|False|None|nan|inf|-inf)(?:\x00|$)")
-
-
-def _value(value: Metric) -> float:
-    """A metric or rule value as a number: true/false count as 1/0; null is NaN."""
-    if value is None:
-        return math.nan
-    return float(value)
+def _floats(values: Iterable[Metric]) -> FloatArray:
+    """Numbers as a float column: true/false count as 1/0; null is NaN (numpy's conversion of None)."""
+    return np.array(list(values), dtype=np.float64)
 
 
 def read_scores(data: bytes, path: Path) -> Scores:
-    """`scores.jsonl`: status, score, metrics and rule results of every row."""
+    """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python)."""
     rows = decode_rows(data, ScoreRow, path, VerdictError)
     n = len(rows)
+    metrics: list[dict[str, Metric]] = list(map(_METRICS, rows))
     names: dict[str, None] = {}
+    orders = [keys for keys in dict.fromkeys(map(tuple, metrics)) if keys]  # each key order once, first seen first
+    for keys in orders:
+        names.update(dict.fromkeys(keys))
+    rules_of = list(map(_RULES, rows))
     rule_names: dict[str, None] = {}
-    pairs: list[str | None] = [None] * n
-    order: tuple[str, ...] = ()
-    template = ""
-    for i, row in enumerate(rows):
-        metrics = row.metrics
-        if row.rules:
-            rule_names.update(dict.fromkeys(row.rules))
-        if not metrics:
-            continue
-        keys = tuple(metrics)
-        if keys != order:  # a scorer writes the same metrics in the same order on every row: built once
-            order = keys
-            names.update(dict.fromkeys(keys))
-            template = "\x00".join(csv_field(k).replace("%", "%%") + ",%r" for k in keys)
-        text = template % tuple(metrics.values())
-        if _ODD.search(text):  # true/false, null, NaN or infinity: written as table_value says, one by one
-            text = "\x00".join(f"{csv_field(k)},{table_value(v)}" for k, v in metrics.items())
-        pairs[i] = text
-    score = np.fromiter((math.nan if r.score is None else r.score for r in rows), np.float64, n)
-    status = np.fromiter((STATUS_CODES[r.status] for r in rows), np.int64, n)
+    for keys in dict.fromkeys(tuple(r) for r in rules_of if r):
+        rule_names.update(dict.fromkeys(keys))
+    score = _floats(map(_SCORE, rows))
+    status = np.fromiter(map(STATUS_CODES.__getitem__, map(_STATUS, rows)), np.int64, n)
 
     def column(name: str) -> FloatArray:
-        return np.fromiter((_value(r.metrics.get(name)) for r in rows), np.float64, n)
+        return _floats(map(methodcaller("get", name), metrics))
 
-    rules = {name: np.fromiter((math.nan if r.rules is None or name not in r.rules else float(r.rules[name])
-                                for r in rows), np.float64, n) for name in rule_names}
-    return Scores([r.cell for r in rows], status, score, list(names), column, rules, pairs)
+    rules = {name: _floats(None if r is None else r.get(name) for r in rules_of) for name in rule_names}
+    return Scores(list(map(_CELL, rows)), status, score, list(names), column, rules, metrics,
+                  orders[0] if len(orders) == 1 else None)
 
 
 def read_outputs(data: bytes, path: Path) -> Outputs:
     """`outputs.jsonl`: cell, fixture, status, cost, latency and token usage of every row."""
     rows = decode_rows(data, OutputFigures, path, VerdictError)
     n = len(rows)
-
-    def floats(values: Iterable[float]) -> FloatArray:
-        return np.fromiter(values, np.float64, n)
-
+    usage = list(map(_USAGE, rows))
     return Outputs(
-        cells=[r.cell for r in rows],
-        fixtures=[r.fixture for r in rows],
-        status=np.fromiter((STATUS_CODES[r.status] for r in rows), np.int64, n),
-        cost=floats(math.nan if r.cost is None else r.cost for r in rows),
-        latency_ms=floats(math.nan if r.latency_ms is None else r.latency_ms for r in rows),
-        tokens={"input": floats(r.usage.input for r in rows), "output": floats(r.usage.output for r in rows),
-                "reasoning": floats(r.usage.reasoning for r in rows)},
+        cells=list(map(_CELL, rows)),
+        fixtures=list(map(_FIXTURE, rows)),
+        status=np.fromiter(map(STATUS_CODES.__getitem__, map(_STATUS, rows)), np.int64, n),
+        cost=_floats(map(_COST, rows)),
+        latency_ms=_floats(map(_LATENCY, rows)),
+        tokens={k: np.fromiter(map(attrgetter(k), usage), np.float64, n) for k in ("input", "output", "reasoning")},
     )

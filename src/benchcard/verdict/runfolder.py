@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy.typing as npt
 
 from benchcard.errors import RunError, VerdictError
 from benchcard.records import VERDICT as VERDICT_FILE
-from benchcard.records import Manifest
+from benchcard.records import Manifest, Metric
 from benchcard.run.store import RunStore
 from benchcard.verdict.columns import (
     FAILED,
@@ -76,7 +77,7 @@ class RunData(Grid):
 
     Index i is one planned cell (assignment order). Codes index `variants`, `fixtures` and `repetitions`.
     Values of a metric are NaN where a cell has no score (truncated, failed, missing) or lacks the metric.
-    `pairs[i]` is cell i's metrics as table text (`name,value` joined by NUL), or None when unscored.
+    `metric_rows[i]` is cell i's metrics as scores.jsonl holds them (for table.csv), or None when unscored.
     """
 
     run_dir: Path
@@ -88,7 +89,8 @@ class RunData(Grid):
     cost: FloatArray
     latency_ms: FloatArray
     tokens: dict[str, FloatArray] | None
-    pairs: list[str | None]
+    metric_rows: list[dict[str, Metric] | None]
+    metric_order: tuple[str, ...] | None = None  # when every row of metric_rows has these keys in this order
     unscored: int = 0  # cells with an output but no row in scores.jsonl (counted as missing)
     pending_outputs: bytes | None = field(default=None, repr=False)  # see read_run(defer_outputs=True)
     allow_incomplete: bool = False
@@ -136,7 +138,7 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     o_data = o_path.read_bytes() if o_path.is_file() else b""
     n = len(plan.cells)
     cells = plan.cells
-    index = {c: i for i, c in enumerate(cells)}
+    index = dict(zip(cells, range(n), strict=True))
     if len(index) != n:
         raise VerdictError(f"{a_path}: a cell id appears twice")
 
@@ -155,7 +157,7 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
         run_dir=run_dir, manifest=manifest, cells=cells, variants=plan.variants, fixtures=plan.fixtures,
         repetitions=plan.repetitions, variant=plan.variant, fixture=plan.fixture, repetition=plan.repetition,
         status=status, score=score, metrics={}, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan),
-        tokens=None, pairs=[], allow_incomplete=allow_incomplete,
+        tokens=None, metric_rows=[], allow_incomplete=allow_incomplete,
     )
     if defer_outputs and scored.all():
         data.pending_outputs = o_data  # every cell has a status from its score; outputs are checked later
@@ -188,12 +190,11 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
 
     data.metrics = _Columns(scores.names, lambda name: to_cells(scores.column(name)))
     data.rules = {name: to_cells(col) for name, col in scores.rules.items()}
-    pairs: list[str | None] = [None] * n
-    ok_list = ok.tolist()
-    for j, i in enumerate(s_idx.tolist()):
-        if ok_list[i]:
-            pairs[i] = scores.pairs[j]
-    data.pairs = pairs
+    rows = np.full(n, None, dtype=object)
+    rows[s_idx] = _objects(scores.metric_rows)
+    rows[~ok] = None
+    data.metric_rows = rows.tolist()
+    data.metric_order = scores.metric_order
     return data
 
 
@@ -201,10 +202,11 @@ def _join_outputs(data: RunData, outputs: Outputs, path: Path, scored: npt.NDArr
     """Fill status, cost, latency and tokens from outputs.jsonl; a cell whose fixture or status differs from the
     plan's or the scores' is an error naming it."""
     n = len(data.cells)
-    index = {c: i for i, c in enumerate(data.cells)}
+    index = dict(zip(data.cells, range(n), strict=True))
     o_idx = _indices(index, outputs.cells, n, path)
     fixture_code = {f: k for k, f in enumerate(data.fixtures)}
-    got = np.fromiter((fixture_code.get(f, -1) for f in outputs.fixtures), np.int64, len(outputs.fixtures))
+    got = np.fromiter(map(fixture_code.get, outputs.fixtures, repeat(-1, len(outputs.fixtures))), np.int64,
+                      len(outputs.fixtures))
     wrong = got != data.fixture[o_idx]
     if wrong.any():
         j = int(np.flatnonzero(wrong)[0])
@@ -242,9 +244,16 @@ def finish_outputs(data: RunData) -> RunData:
     return data
 
 
+def _objects(items: Sequence[object]) -> npt.NDArray[np.object_]:
+    """A 1-d object array of `items` (numpy would read nested sequences as more dimensions)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
 def _indices(index: Mapping[str, int], cells: Sequence[str], n: int, path: Path) -> IntArray:
     """Plan positions of a file's cells; a cell not in the plan or recorded twice is an error."""
-    idx = np.fromiter((index.get(c, -1) for c in cells), np.int64, len(cells))
+    idx = np.fromiter(map(index.get, cells, repeat(-1, len(cells))), np.int64, len(cells))
     if (idx < 0).any():
         raise VerdictError(f"{path}: cell {cells[int(np.flatnonzero(idx < 0)[0])]} is not in the run's plan")
     if idx.size and np.bincount(idx, minlength=n).max() > 1:

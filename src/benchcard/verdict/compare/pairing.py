@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from benchcard.errors import CompareError
-from benchcard.records import Manifest
+from benchcard.records import Manifest, Metric
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED
 from benchcard.verdict.compare.logs import Key, Samples
 from benchcard.verdict.runfolder import RunData
-from benchcard.verdict.tablecells import csv_field
 
 STATUS = {"ok": OK, "truncated": TRUNCATED, "failed": FAILED}
 
@@ -49,12 +48,11 @@ def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: 
     n = 2 * len(keys)
     status = np.full(n, MISSING, np.int64)
     values = {m: np.full(n, np.nan) for m in names}
-    pairs: list[str | None] = [None] * n
+    metric_rows: list[dict[str, Metric] | None] = [None] * n
     cells: list[str] = []
     fixture = np.empty(n, np.int64)
     repetition = np.empty(n, np.int64)
     variant = np.tile(np.array([0, 1], np.int64), len(keys))
-    field_text = {m: csv_field(m) + "," for m in names}  # values are finite floats: repr is table.csv's form
     i = 0
     for key in keys:
         for log in (a, b):
@@ -65,20 +63,20 @@ def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: 
             if sample is not None:
                 status[i] = STATUS[sample.status]
                 if sample.status == "ok":
-                    row = []
+                    row: dict[str, Metric] = {}
                     for m in names:
                         v = sample.metrics.get(m)
                         if v is not None:
                             values[m][i] = v
-                            row.append(field_text[m] + repr(v))
-                    pairs[i] = "\x00".join(row) if row else None
+                            row[m] = v
+                    metric_rows[i] = row or None
             i += 1
     score = values[headline] if headline in values else np.full(n, np.nan)
     return RunData(
         run_dir=run_dir, manifest=manifest, cells=cells, variants=list(labels), fixtures=fixtures,
         repetitions=epochs, variant=variant, fixture=fixture, repetition=repetition, status=status, score=score,
         metrics=values, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan), tokens=None,
-        pairs=pairs,
+        metric_rows=metric_rows,
     )
 
 
