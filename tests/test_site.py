@@ -860,3 +860,27 @@ def test_a_failed_build_leaves_the_last_good_site(tmp_path: Path, monkeypatch: p
     after = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
     assert after == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left behind
+
+
+def test_a_run_card_names_the_rigs_of_its_runs_and_lists_them(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs on other rigs than the card's: the header says which rigs the page publishes, and a table of
+    contents links each run."""
+    from benchcard.testing.fakeserver import FakeServer
+
+    from .helpers_run import KEY_ENV
+    from .helpers_run import ab_project as make
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    with FakeServer() as server:
+        server.configure({"default_reply": "red"})
+        project = make(tmp_path / "proj", server.base_url, fixtures=3, repetitions=1)
+        for model in ("m-one", "m-two"):
+            assert CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--model", model]
+                                      ).exit_code == 0
+    assert CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")]).exit_code == 0
+    html = (tmp_path / "web" / "cards" / "colour-ab" / "index.html").read_text(encoding="utf-8")
+    assert "<dt>Runs published</dt><dd>" in html and "m-one · fake" in html and "m-two · fake" in html
+    runs = sorted(p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir())
+    for run in runs:
+        assert f'<li><a href="#run-{run}">Run {run}</a>' in html
