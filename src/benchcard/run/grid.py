@@ -56,18 +56,29 @@ def default_seed(seal_root: str, started: datetime) -> int:
 
 def plan_cells(card: Card, seed: int) -> list[PlannedCell]:
     """Every cell of the grid, with its opaque id, in call order."""
+    return [PlannedCell(cell, variant, fixture, rep, order)
+            for order, (cell, variant, fixture, rep) in enumerate(_planned(card, seed))]
+
+
+def _planned(card: Card, seed: int) -> list[tuple[str, str, str, int]]:
+    """(cell, variant, fixture, repetition) in call order: the seeded draws every plan is made of, kept in one
+    place (the verdict re-derives 10⁵ of them, so no object is built per cell here)."""
     rng = random.Random(seed)
+    shuffle, bits = rng.shuffle, rng.getrandbits
     variants = card.variant_names()
     blocks = [(fixture, rep) for fixture in card.fixture_ids() for rep in range(card.repetitions)]
-    rng.shuffle(blocks)
+    shuffle(blocks)
     seen: set[str] = set()
-    cells: list[PlannedCell] = []
+    cells: list[tuple[str, str, str, int]] = []
     for fixture, rep in blocks:
         order = list(variants)
-        rng.shuffle(order)
+        shuffle(order)
         for variant in order:
-            cell = _cell_id(rng, seen)
-            cells.append(PlannedCell(cell, variant, fixture, rep, len(cells)))
+            cell = f"c{bits(40):010x}"
+            while cell in seen:
+                cell = f"c{bits(40):010x}"
+            seen.add(cell)
+            cells.append((cell, variant, fixture, rep))
     return cells
 
 
@@ -85,22 +96,14 @@ def assignment_digest(card: Card, seed: int) -> str:
     fixtures = {f: msgspec.json.encode(f).decode() for f in card.fixture_ids()}
     h = hashlib.sha256()
     lines: list[str] = []
-    for c in plan_cells(card, seed):
-        lines.append(f'{{"cell":"{c.cell}","variant":{variants[c.variant]},"fixture":{fixtures[c.fixture]},'
-                     f'"repetition":{c.repetition},"order":{c.order}}}\n')
+    for order, (cell, variant, fixture, rep) in enumerate(_planned(card, seed)):
+        lines.append(f'{{"cell":"{cell}","variant":{variants[variant]},"fixture":{fixtures[fixture]},'
+                     f'"repetition":{rep},"order":{order}}}\n')
         if len(lines) == 4096:
             h.update("".join(lines).encode("utf-8"))
             lines.clear()
     h.update("".join(lines).encode("utf-8"))
     return "sha256:" + h.hexdigest()
-
-
-def _cell_id(rng: random.Random, seen: set[str]) -> str:
-    while True:
-        cell = f"c{rng.getrandbits(40):010x}"
-        if cell not in seen:
-            seen.add(cell)
-            return cell
 
 
 def messages_for(card: Card, variant: str, fixture_text: str | None) -> list[dict[str, str]]:
