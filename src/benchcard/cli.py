@@ -254,7 +254,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
     """
     from benchcard.verdict.gate import verdict_and_gate
     from benchcard.verdict.give import find_run
-    from benchcard.verdict.report import verdict_lines
+    from benchcard.verdict.report import print_verdict, verdict_lines
 
     project = _project(ctx)
     result, decided = verdict_and_gate(project, find_run(project, run_name), allow_incomplete=allow_incomplete,
@@ -262,7 +262,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
     if as_json:
         _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
     else:
-        click.echo("\n".join(verdict_lines(result.to_json()) + ([decided.line] if decided else [])))
+        print_verdict(verdict_lines(result.to_json()) + ([decided.line] if decided else []))
     sys.exit(decided.code if decided else 0)
 
 
