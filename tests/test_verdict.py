@@ -735,7 +735,7 @@ def test_the_verdict_leads_with_the_effect_in_words(project: Project) -> None:
     lead = result.output.splitlines()[1]
     assert lead.startswith(f"{first['variant']} raised {first['metric']} from {n(m['means'][data['baseline']])} to "
                            f"{n(m['means'][first['variant']])} (+{n(g['gap'])}, 95 % CI [{n(g['ci'][0])}, "
-                           f"{n(g['ci'][1])}]), paired over {g['n_fixtures']} fixtures; ")
+                           f"{n(g['ci'][1])}]), paired over {g['n_fixtures']} of 6 fixtures; ")
     assert lead.endswith(f"→ {data['comparisons'][0]['outcome']}")
 
 

@@ -17,6 +17,7 @@ from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
 from benchcard.verdict.judgefigures import judge_table
+from benchcard.verdict.report import effect_lines
 
 
 def _clause_text(clause: Mapping[str, Any]) -> str:
@@ -119,8 +120,10 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
             label = "equivalence" if not several else f"equivalence ({comp.get('variant')})"
             other.append((label, f"TOST p {fmt_p(eq['tost_p'])} against ±{fmt_value(eq.get('margin'))}"))
     run_notes = [str(n) for n in verdict.get("notes") or [] if isinstance(n, str)]
+    # the terminal's lead, word for word: the same paired means, and the fixtures left out of the pairing
+    lead = effect_lines(dict(run.verdict)) if isinstance(run.verdict, Mapping) else []
     return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
-            "notes": notes, "other": other, "run_notes": run_notes,
+            "notes": notes, "other": other, "run_notes": run_notes, "lead": lead,
             "summary": str(verdict.get("why") or verdict.get("summary") or "")}
 
 

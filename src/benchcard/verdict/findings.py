@@ -173,7 +173,9 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
         nf = floors.get((metric, fixture))
         entry["baseline_noise_floor"] = nf.value if nf else None
         entry["baseline_run_means"] = list(nf.run_means) if nf else None
-        per_variant = {v: _gap_figures(gaps[(v, (metric, fixture))], alpha) for v in others}
+        rows = [fixture] if fixture else list(data.fixtures)
+        per_variant = {v: _gap_figures(gaps[(v, (metric, fixture))], alpha)
+                       | _pairing(gaps[(v, (metric, fixture))], rows, baseline) for v in others}
         if (metric, fixture) == (first.metric, first.fixture):
             for comp in comparisons:
                 if per_variant[comp.variant].get("gap") is not None:
@@ -228,6 +230,24 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
         "clauses": clauses_out,
         "metrics": metrics_out,
     }
+
+
+def _pairing(g: Gap, fixtures: list[str], baseline: str) -> dict[str, Any]:
+    """Which fixtures the paired figures stand on, and the means of both arms over exactly those, so that the
+    means and the gap agree; each fixture left out is named with its reason (no scored cell in an arm)."""
+    if g.base.shape[0] != len(fixtures) or g.var.shape[0] != len(fixtures):
+        return {}  # the scorer gave no such metric: nothing was paired, and `error` says why
+    in_base = np.asarray(~np.isnan(g.base).all(axis=1), dtype=bool)
+    in_var = np.asarray(~np.isnan(g.var).all(axis=1), dtype=bool)
+    both = in_base & in_var
+    left_out = {}
+    for f, b, v in zip(fixtures, in_base.tolist(), in_var.tolist(), strict=True):
+        if not (b and v):
+            arm = "either arm" if not (b or v) else (g.variant if b else baseline)
+            left_out[f] = f"no scored cell in {arm}"
+    means = {baseline: _mean(g.base[both]) if both.any() else None,
+             g.variant: _mean(g.var[both]) if both.any() else None}
+    return {"paired": int(both.sum()), "of": len(fixtures), "left_out": left_out, "means": means}
 
 
 def _gap_figures(g: Gap, alpha: float) -> dict[str, Any]:

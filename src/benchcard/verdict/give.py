@@ -309,7 +309,8 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         }
         for m in row["metrics"].values():
             for figs in (m.get("by_variant") or {}).values():
-                for k in ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures"):
+                for k in ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures", "paired", "of", "left_out",
+                          "means"):
                     figs.pop(k, None)
         row["clauses"] = [{k: c.get(k) for k in ("variant", "metric", "test", "fixture", "margin", "holds")}
                           for c in body["clauses"]]

@@ -7,9 +7,33 @@ from typing import Any
 from benchcard.verdict.judgefigures import judge_lines
 
 
-def effect_lines(v: dict[str, Any], num: Any, ci: Any) -> list[str]:
+def num(x: Any, signed: bool = False) -> str:
+    """A figure as the verdict prints it: three decimals, a true minus sign, n/a for a missing one."""
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return "n/a"
+    return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
+
+
+def ci(pair: Any) -> str:
+    return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
+
+
+def pairing_text(g: dict[str, Any]) -> str | None:
+    """"paired over 7 of 8 fixtures; r5 left out: no scored cell in A", or None for a verdict without it."""
+    paired, total = g.get("paired", g.get("n_fixtures")), g.get("of")
+    if paired is None:
+        return None
+    text = f"paired over {paired} fixtures" if total is None else f"paired over {paired} of {total} fixtures"
+    left = g.get("left_out") or {}
+    if left:
+        text += "; " + ", ".join(f"{f} left out: {why}" for f, why in left.items())
+    return text
+
+
+def effect_lines(v: dict[str, Any]) -> list[str]:
     """The verdict's lead, in words: what each variant did to the first clause's metric, from which mean to
-    which, with its interval and how many fixtures were paired, then whether every clause holds."""
+    which (over the paired fixtures only, so that the means and the gap agree), with its interval and which
+    fixtures were paired, then whether every clause holds. The terminal and the page both show these lines."""
     if v.get("kind") != "ab":
         return []
     clauses = v.get("clauses") or []
@@ -20,16 +44,18 @@ def effect_lines(v: dict[str, Any], num: Any, ci: Any) -> list[str]:
         if not mine:
             continue
         metric = mine[0]["metric"]
+        if mine[0].get("fixture"):
+            metric = f"{metric} on {mine[0]['fixture']}"
         m = (v.get("metrics") or {}).get(metric) or {}
         g = (m.get("by_variant") or {}).get(variant) or m
-        means = m.get("means") or {}
+        means = g.get("means") or m.get("means") or {}
         gap = g.get("gap")
         verb = "left" if not isinstance(gap, int | float) or gap == 0 else ("raised" if gap > 0 else "lowered")
         held = all(c.get("holds") for c in mine)
-        paired = g.get("n_fixtures")
+        pairing = pairing_text(g)
         out.append(f"{variant} {verb} {metric} from {num(means.get(v['baseline']))} to {num(means.get(variant))} "
                    f"({num(gap, True)}, {round(100 * v.get('confidence', 0.95))} % CI {ci(g.get('ci'))})"
-                   + (f", paired over {paired} fixtures" if paired is not None else "")
+                   + (f", {pairing}" if pairing else "")
                    + f"; {'every clause holds' if held else 'not every clause holds'} → {comp['outcome']}")
     return out
 
@@ -37,20 +63,12 @@ def effect_lines(v: dict[str, Any], num: Any, ci: Any) -> list[str]:
 def verdict_lines(v: dict[str, Any]) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them)."""
 
-    def num(x: Any, signed: bool = False) -> str:
-        if not isinstance(x, int | float) or isinstance(x, bool):
-            return "n/a"
-        return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
-
-    def ci(pair: Any) -> str:
-        return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
-
     def pval(x: Any) -> str:
         if not isinstance(x, int | float) or isinstance(x, bool):
             return "n/a"
         return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
 
-    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}", *effect_lines(v, num, ci),
+    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}", *effect_lines(v),
              f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
     counts = v.get("counts") or {}
     lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
