@@ -37,7 +37,8 @@ import numpy.typing as npt
 from benchcard.verdict import stats
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
-BUDGET_S = 3.0
+BUDGET_S = 3.0  # the statistics alone
+FULL_BUDGET_S = {False: 1.0, True: 2.0}  # the whole verdict (issue 14): warm median, and in a fresh interpreter
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -199,7 +200,8 @@ def _cold_verdict(root: Path, run_dir: Path, resamples: int) -> tuple[float, dic
 def main_full(args: argparse.Namespace) -> None:
     from benchcard.verdict.give import give_verdict
 
-    print(f"# Full verdict path speed (budget {BUDGET_S:g} s)\n")
+    budget = FULL_BUDGET_S[args.cold]
+    print(f"# Full verdict path speed (target: median ≤ {budget:g} s)\n")
     versions = f"numpy {np.__version__}, python {platform.python_version()}"
     print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, {versions}, load average "
           f"{os.getloadavg()[0]:.1f} at start")
@@ -235,7 +237,7 @@ def main_full(args: argparse.Namespace) -> None:
             with open(run_dir / "table.csv", encoding="utf-8") as fh:
                 table_rows = sum(1 for _ in fh) - 1
         worst = max(times)
-        within = worst <= BUDGET_S
+        within = statistics.median(times) <= budget
         ok &= within
         laps_text = "; ".join(f"{k} {statistics.median(p[k] for p in phases):.2f}" for k in phases[0])
         print(row(f"{f:,} × {r} × 2", f"{2 * f * r:,}", f"{table_rows:,}", finding,
