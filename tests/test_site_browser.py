@@ -205,3 +205,33 @@ def test_on_a_phone_the_outcome_and_the_evidence_need_no_sideways_scroll(site: P
         assert problems == []
         page.screenshot(path=str(shots / f"run-card-{width}.png"))
         page.close()
+
+
+def _smallest_label_px(page: Any, img: Any) -> tuple[str, float, float]:
+    """The image the browser chose, its smallest SVG font size (in the SVG's own units) and that size as shown:
+    an SVG's text scales with the image, by the shown width over the viewBox width."""
+    import re
+    from urllib.parse import unquote, urlparse
+
+    src, shown = img.evaluate("e => [e.currentSrc, e.getBoundingClientRect().width]")
+    svg = Path(unquote(urlparse(src).path)).read_text(encoding="utf-8")
+    view_w = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+) [\d.]+"', svg).group(1))  # type: ignore[union-attr]
+    sizes = [float(x) for x in re.findall(r"font(?:-size)?:\s*(?:[a-z]+\s+)*([\d.]+)px", svg)]
+    assert sizes, "no text in the plot"
+    return src, min(sizes), min(sizes) * shown / view_w
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_plot_labels_are_at_least_11_px_as_shown(site: Path, browser: Any, width: int) -> None:
+    page, problems = _open(browser, (site / "cards/bench-01/index.html").as_uri(), width, 844)
+    images = page.locator("figure.plot img")
+    assert images.count() == 2
+    for i in range(images.count()):
+        img = images.nth(i)
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("e => e.complete && e.naturalWidth > 0", arg=img.element_handle())
+        src, font, shown = _smallest_label_px(page, img)
+        assert src.endswith("-narrow.svg") == (width == 390), src
+        assert shown >= 11.0, (src, font, shown)
+    assert problems == []
+    page.close()

@@ -12,6 +12,31 @@ from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
 from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run, baseline_of, clauses_for
+from benchcard.scoring.scorers import LOWER_IS_BETTER
+
+WIDE_IN = 5.6
+"""Width of the figure a laptop shows (at most 38rem, i.e. 608 CSS px, about its natural width)."""
+NARROW_IN = 3.6
+"""Width of the figure a phone shows instead (`<picture>`, below 40rem): narrow, so that scaling it to the
+screen does not shrink its text."""
+PHONE_SHOWN_PX = 330
+"""The narrowest the phone figure is shown: a 390 px screen less the page's margins (tests/test_site_browser.py
+measures it in Chromium)."""
+MIN_LABEL_PX = 11.0
+NARROW_FONT = round((MIN_LABEL_PX + 1.0) * NARROW_IN * 72 / PHONE_SHOWN_PX, 1)
+"""The phone figure's smallest font, in its own points, so that shown at PHONE_SHOWN_PX wide every label is at
+least MIN_LABEL_PX (with a pixel to spare): an SVG's text scales with the image."""
+
+
+def good_sign(metric: str, clause: Mapping[str, Any]) -> float:
+    """+1 when a higher value of `metric` is better, -1 when lower is: what the clause claims (rises and
+    not_falls want it higher; falls and not_rises lower), else what the scorer declares of the metric."""
+    test = str(clause.get("test") or "")
+    if test in ("falls", "not_rises"):
+        return -1.0
+    if test in ("rises", "not_falls"):
+        return 1.0
+    return -1.0 if metric in LOWER_IS_BETTER else 1.0
 
 
 def _grid(df: Any, metric: str, variant: str, fixtures: Sequence[str]) -> Any:
@@ -40,8 +65,10 @@ def _fixture_means(grid: Any) -> Any:
     return np.divide(sums, counts, out=np.full(sums.shape, np.nan), where=counts > 0)
 
 
-def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[dict[str, Any]]:
-    """One SVG per (variant, clause metric compared across arms): fixture differences, CI, noise floor."""
+def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow: bool = False
+               ) -> list[dict[str, Any]]:
+    """One SVG per (variant, clause metric compared across arms): fixture differences, CI, noise floor; with
+    `narrow`, a second one drawn for phones (`src_narrow`)."""
     df = run.table
     baseline = baseline_of(run, card)
     if df is None or df.empty or baseline is None:
@@ -78,12 +105,18 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str) -> list[d
             except ValueError:
                 continue
             name = _slug(f"{run.run_id}-{variant}-{metric}") + ".svg"
-            _draw(folder / name, [f for f, k in zip(fixtures, keep, strict=True) if k], d[keep].tolist(),
-                  gap, floor.value, metric, variant, baseline, clause)
+            kept = [f for f, k in zip(fixtures, keep, strict=True) if k]
+            _draw(folder / name, kept, d[keep].tolist(), gap, floor.value, metric, variant, baseline, clause)
+            narrow_name = name.removesuffix(".svg") + "-narrow.svg"
+            if narrow:
+                _draw(folder / narrow_name, kept, d[keep].tolist(), gap, floor.value, metric, variant, baseline,
+                      clause, narrow=True)
             alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(gap.gap, 3)}, "
                    f"{1 - alpha:.0%} CI [{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}], "
                    f"baseline noise floor ±{fmt_num(floor.value, 3)}")
-            out.append({"src": prefix + name, "alt": alt, "metric": metric, "variant": variant,
+            out.append({"src": prefix + name, "src_narrow": prefix + narrow_name if narrow else None,
+                        "better": "lower" if good_sign(metric, clause) < 0 else "higher",
+                        "alt": alt, "metric": metric, "variant": variant,
                         "gap": fmt_num(gap.gap, 3), "ci": f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]",
                         "floor": fmt_num(floor.value, 3), "level": f"{1 - alpha:.0%}",
                         "n": int(keep.sum()),
@@ -96,7 +129,7 @@ def _slug(text: str) -> str:
 
 
 def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any, floor: float, metric: str,
-          variant: str, baseline: str, clause: Mapping[str, Any]) -> None:
+          variant: str, baseline: str, clause: Mapping[str, Any], narrow: bool = False) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -104,11 +137,14 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any,
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
-    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": 10.5,
+    font = NARROW_FONT if narrow else 10.5
+    small = font if narrow else 9.5  # the legend: on the phone figure no smaller than the rest
+    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": font,
                                 "font.family": ["DejaVu Sans", "sans-serif"]}):
         n = len(fixtures)
-        # Sized to stay legible when a phone scales it to ~360 px wide; text stays text (svg.fonttype none).
-        fig = Figure(figsize=(5.6, 2.2 + 0.24 * n), layout="constrained")
+        # text stays text (svg.fonttype none), so that its size on screen can be measured and read
+        fig = Figure(figsize=(NARROW_IN if narrow else WIDE_IN, (2.6 if narrow else 2.2) + 0.24 * n),
+                     layout="constrained")
         ax = fig.add_subplot()
         ys = list(range(n))
         handles: list[Any] = []
@@ -126,12 +162,15 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any,
             sign = -1.0 if clause.get("test") == "not_falls" else 1.0
             handles.append(ax.axvline(sign * float(margin), color="#b3261e", lw=1.2, ls="--",
                                       label=f"guard margin {sign * float(margin):+.2f}"))
-        colours = ["#1f4bb0" if d > 0 else ("#b3261e" if d < 0 else "#555555") for d in diffs]
+        # blue where the variant did better on this metric, red where it did worse (lower is better for some)
+        sign = good_sign(metric, clause)
+        colours = ["#1f4bb0" if d * sign > 0 else ("#b3261e" if d * sign < 0 else "#555555") for d in diffs]
         ax.scatter(diffs, ys, c=colours, s=28, zorder=3)
         ax.set_yticks(ys, list(fixtures))
         ax.invert_yaxis()
         ax.set_xlabel(f"{variant} − {baseline}, mean over repetitions")
-        ax.set_title(f"{metric}: per-fixture paired differences", loc="left", fontsize=11.5)
+        ax.set_title(f"{metric}: per-fixture differences" if narrow else
+                     f"{metric}: per-fixture paired differences", loc="left", fontsize=font + 1.0)
         lo = min([*diffs, gap.ci_low if math.isfinite(gap.ci_low) else 0.0,
                   -floor if math.isfinite(floor) else 0.0, 0.0])
         hi = max([*diffs, gap.ci_high if math.isfinite(gap.ci_high) else 0.0,
@@ -143,6 +182,6 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any,
         ax.set_axisbelow(True)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-        fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, fontsize=9.5,
+        fig.legend(handles=handles, loc="outside lower center", ncol=1 if narrow else 2, frameon=False, fontsize=small,
                    columnspacing=1.2, handlelength=1.6)
         fig.savefig(path, format="svg", metadata={"Date": None})

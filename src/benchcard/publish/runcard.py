@@ -288,7 +288,8 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     n_plots = 0
     run_views = []
     for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
-        plots = draw_plots(run, card, folder, "") if run.verdict is not None or run.table is not None else []
+        drawn = run.verdict is not None or run.table is not None
+        plots = draw_plots(run, card, folder, "", narrow=True) if drawn else []
         n_plots += len(plots)
         main, rest = _pivots(run, card)
         run_views.append({

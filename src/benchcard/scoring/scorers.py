@@ -228,6 +228,8 @@ def metric_names(spec: ScoringSpec) -> set[str]:
 
 #: Metrics that count things (no upper bound); every other metric is a fraction in [0, 1].
 COUNT_METRICS = frozenset({"unsupported_values", "values_returned"})
+LOWER_IS_BETTER = frozenset({"unsupported_values"})
+"""Metrics where a lower value is the better one (every other metric: higher is better, or no direction)."""
 
 
 def metric_range(name: str) -> tuple[float, float | None]:
