@@ -235,3 +235,24 @@ def test_plot_labels_are_at_least_11_px_as_shown(site: Path, browser: Any, width
         assert shown >= 11.0, (src, font, shown)
     assert problems == []
     page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_expand_all_and_collapse_all_outputs(site: Path, browser: Any, width: int) -> None:
+    """Clicking "Expand all" opens every output of an evidence page, "Collapse all" closes every one, with no
+    script and no network: each is a link to the page's twin with every <details> the other way."""
+    pages = sorted(site.glob("runs/*/v*/*/index.html"))
+    many = next(p for p in pages if p.read_text(encoding="utf-8").count('<details class="cell') > 12)
+    few = next(p for p in pages if 0 < p.read_text(encoding="utf-8").count('<details class="cell') <= 12)
+    states = "() => [...document.querySelectorAll('#outputs details.cell')].map(d => d.open)"
+    for start in (many, few):
+        page, problems = _open(browser, start.as_uri(), width, 844)
+        n = len(page.evaluate(states))
+        for label, want in (("Expand all", True), ("Collapse all", False), ("Expand all", True)):
+            link = page.locator("#outputs p.toggle-all a", has_text=label)
+            if link.count():  # the page already shows them so: the label is not a link
+                link.click()
+                page.wait_for_load_state("load")
+            assert page.evaluate(states) == [want] * n, (start, label)
+        assert problems == []
+        page.close()

@@ -31,7 +31,7 @@ from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
-from benchcard.publish.evidence import copy_run, run_context
+from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
 from benchcard.publish.probe import probe_context
 from benchcard.publish.render import environment, json_ld, write_page
@@ -154,7 +154,8 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     for run in runs:
         card_obj = cards_by_id.get(run.card)
         copy_run(run, out)
-        pages.append(write_page(env, out, run.href, "run.html", run_context(run, card_obj)))
+        for href, context in run_pages(run, card_obj):
+            pages.append(write_page(env, out, href, "run.html", context))
 
     summaries = []
     for card in cards:

@@ -137,3 +137,27 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         "is_ab": bool(card and card.is_ab),
         "title": f"Run {run.run_id} · {run.card} v{run.version}",
     }
+
+
+OPEN_BY_DEFAULT = 12
+"""Up to this many outputs the evidence page shows them all open; above it, all closed (the page stays short)."""
+
+
+def run_pages(run: Run, card: Card | None) -> list[tuple[str, dict[str, Any]]]:
+    """The evidence page of a run and its twin with every output the other way (all open, or all closed), each
+    linking to the other: "expand all / collapse all" with no script, which the pages never carry."""
+    context = run_context(run, card)
+    n = len(context["cells"])
+    folder = run.href.rsplit("/", 1)[0]
+    if n == 0:
+        return [(run.href, context | {"opened": False, "outputs_toggle": []})]
+    default_open = n <= OPEN_BY_DEFAULT
+    twin = "outputs-collapsed.html" if default_open else "outputs-expanded.html"
+    expanded, collapsed = ("index.html", twin) if default_open else (twin, "index.html")
+
+    def toggle(here: str) -> list[tuple[str, str | None]]:
+        return [(label, None if page == here else page)
+                for label, page in (("Expand all", expanded), ("Collapse all", collapsed))]
+
+    return [(run.href, context | {"opened": default_open, "outputs_toggle": toggle("index.html")}),
+            (f"{folder}/{twin}", context | {"opened": not default_open, "outputs_toggle": toggle(twin)})]
