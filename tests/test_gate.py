@@ -141,6 +141,7 @@ def test_run_gate_wins_over_the_fake_server(tmp_path: Path, server: FakeServer, 
     result = bc(project, "run", "colour-ab", "--gate")
     assert result.exit_code == 0, (result.output, result.stderr)
     assert "finding: win → result" in result.stdout and "gate: win → exit 0" in result.stdout
+    assert "\x1b[" not in result.stdout  # piped: the verdict's colour is off
     assert ledger.read(project)[-1]["run"] == only_run(project, "colour-ab").name
 
 

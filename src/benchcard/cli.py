@@ -194,7 +194,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
     for s in summaries:
         click.echo("\n".join(s.lines()))
     if report:
-        click.echo("\n".join(report.lines))
+        report.print()
         sys.exit(report.code)
 
 

@@ -21,7 +21,7 @@ from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records import Manifest
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
-from benchcard.verdict.report import verdict_lines
+from benchcard.verdict.report import print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
@@ -135,6 +135,10 @@ class GateReport:
             out.extend(verdict_lines(verdict.to_json()) if verdict else [])
             out.append(gate.line)
         return out
+
+    def print(self) -> None:
+        """The lines on stdout, coloured as `benchcard verdict` colours them (only on a terminal)."""
+        print_verdict(self.lines)
 
     def to_json(self) -> dict[str, Any]:
         return {"verdicts": [v.to_json() if v else None for v, _ in self.judged],
