@@ -20,7 +20,7 @@ NARROW_IN = 3.6
 """Width of the figure a phone shows instead (`<picture>`, below 40rem): narrow, so that scaling it to the
 screen does not shrink its text."""
 PHONE_SHOWN_PX = 330
-"""The narrowest the phone figure is shown: a 390 px screen less the page's margins (tests/test_site_browser.py
+"""The narrowest the phone figure is shown: a 390 px screen less the page's margins (tests/publish/test_site_browser.py
 measures it in Chromium)."""
 MIN_LABEL_PX = 11.0
 NARROW_FONT = round((MIN_LABEL_PX + 1.0) * NARROW_IN * 72 / PHONE_SHOWN_PX, 1)

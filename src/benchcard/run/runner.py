@@ -62,7 +62,7 @@ from benchcard.scoring.scorers import score_run
 
 def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project) -> int:
     """Score a run from `outputs.jsonl`, the keys and the fixtures alone: no assignment, request, manifest
-    or model reaches the scorer (tests/test_runner.py checks which files it opens). Returns the rows written."""
+    or model reaches the scorer (tests/run/test_runner.py checks which files it opens). Returns the rows written."""
     keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
     try:

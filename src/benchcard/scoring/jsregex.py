@@ -6,8 +6,8 @@ places that decide a score (`$` before a final newline, what `.`, `\\d`, `\\w`, 
 folding such as `ſ` and the Kelvin sign); `regress` implements JavaScript's rules, including lookbehind of any
 length, `\\p{…}` property escapes and the `v` flag.
 
-Where `regress` and JavaScript (node) still differ, both found by `tests/test_jsregex.py`'s differential test and
-written down in docs/cards.md ("Rules and JavaScript"):
+Where `regress` and JavaScript (node) still differ, both found by the differential test of
+`tests/scoring/test_jsregex.py` and written down in docs/cards.md ("Rules and JavaScript"):
 
 - a text holding a lone surrogate (a JavaScript string may; UTF-8 cannot) is matched with each lone surrogate
   read as U+FFFD, so only a pattern that names surrogates can see the difference;

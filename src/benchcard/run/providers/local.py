@@ -24,7 +24,7 @@ What a call does, and why:
   (and the noise floor, which groups outputs by repetition index, the same figures). `complete()` uses the
   body's seed as it is, so a `--resume`, which reads the bodies back from `sealed/requests.jsonl`, calls each
   remaining cell with the seed it was planned with, and any sealed body replays on its own, over llama.cpp's
-  server too (tests/test_local_server.py shows the same seed giving the same text both ways). At temperature 0
+  server too (tests/run/test_local_server.py shows the same seed giving the same text both ways). At temperature 0
   decoding is greedy and ignores the seed, so none is written and the body stays the one that server is sent.
   A body that names no seed and was not planned (handed to `complete()` directly, or sealed before plans wrote
   seeds) gets the seed above, counted over the calls this provider has been given with that body.

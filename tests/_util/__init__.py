@@ -1,0 +1,1 @@
+"""Tests of the bottom layer's helpers (src/benchcard/_util/)."""

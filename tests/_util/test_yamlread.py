@@ -1,0 +1,86 @@
+"""Cards and benchcard.yaml as a hostile or careless user writes them: every bad file is one line, at once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import AB_CARD, make_ab_project
+from ..helpers_cli import bc, one_line_error
+
+BOMB = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
+
+
+def _card(root: Path, text: str) -> None:
+    (root / "cards" / "tiny-ab.yaml").write_text(text, encoding="utf-8")
+
+
+def test_an_alias_bomb_in_a_card_is_refused_at_once(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("rubric:", "l0: &l0 [lol, lol]\n" + BOMB + "rubric:", 1)
+          if "rubric:" in AB_CARD else "l0: &l0 [lol, lol]\n" + BOMB + AB_CARD)
+    started = time.perf_counter()
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert time.perf_counter() - started < 10
+    assert "cards/tiny-ab.yaml" in line and "aliases" in line
+
+
+def test_an_alias_bomb_in_benchcard_yaml_is_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text("l0: &l0 [lol, lol]\n" + BOMB, encoding="utf-8")
+    line = one_line_error(bc(root, "curl", "tiny-ab"))
+    assert "benchcard.yaml" in line and "aliases" in line
+
+
+def test_an_oversized_card_is_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD + "# " + "x" * (2 << 20) + "\n")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "cards/tiny-ab.yaml" in line and "at most" in line
+
+
+def test_a_key_written_twice_is_an_error_not_last_wins(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("repetitions: 3\n", "repetitions: 3\nrepetitions: 30\n"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "field 'repetitions'" in line and "written twice" in line
+    assert line.startswith("error: cards/tiny-ab.yaml:")
+
+
+def test_a_lone_surrogate_in_a_card_is_one_line(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("title: Does saying please", 'title: "\\ud800 Does saying please'
+                                ).replace("change the answer?\nquestion", 'change the answer?"\nquestion', 1))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "field 'title'" in line and "surrogate" in line
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 200_000, "a:\n" + "".join(" " * i + "- \n" for i in range(2000))])
+def test_deeply_nested_yaml_is_one_line(tmp_path: Path, text: str) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, text)
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "cards/tiny-ab.yaml" in line
+
+
+def test_a_card_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "cards" / "tiny-ab.yaml").write_bytes(AB_CARD.encode("utf-8").replace(b"Name the", b"Name \xff the"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "cards/tiny-ab.yaml" in line and "not UTF-8" in line
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("repetitions: 3", "repetitions: 0", "repetitions"),
+    ("temperature: 0.7", "temperature: .nan", "params.temperature"),
+    ("temperature: 0.7", "temperature: .inf", "params.temperature"),
+    ("  alpha: 0.05\n", "  alpha: 0.05\n  allow_failed: -1\n", "win.allow_failed"),
+])
+def test_silent_coercions_are_errors(tmp_path: Path, old: str, new: str, field: str) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    assert old in AB_CARD
+    _card(root, AB_CARD.replace(old, new))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert f"field '{field}'" in line

@@ -1,0 +1,224 @@
+"""Card loading: the published probes load exactly, and every kind of bad input is one clear line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchcard.card.load import load_card, load_cards
+from benchcard.errors import CardError
+from benchcard.project import Project
+
+from ..conftest import AB_CARD, PROBES, REPO, SEEDS, make_ab_project
+
+
+def seed_body(name: str) -> dict[str, object]:
+    """The JSON body of the seed page's "Run it yourself" command."""
+    text = next(SEEDS.glob(f"{PROBES[name]}_*.txt")).read_text(encoding="utf-8")
+    match = re.search(r"-d '(.*)'\s*$", text, re.S)
+    assert match
+    body: dict[str, object] = json.loads(match.group(1).replace("'\\''", "'"))
+    return body
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_probe_prompt_is_byte_for_byte_the_seed_request(name: str) -> None:
+    card = load_card(REPO / "cards" / f"{name}.yaml", Project(REPO))
+    body = seed_body(name)
+    assert body["messages"] == card.messages()
+    assert body["max_tokens"] == card.params["max_tokens"]
+    assert body["temperature"] == card.params["temperature"]
+    assert body["model"] == card.rig.model
+
+
+def test_probe_metadata_and_history() -> None:
+    card = load_card(REPO / "cards" / "one-word-sentiment.yaml", Project(REPO))
+    assert (card.version, card.category, card.title) == (3, "Instruction following",
+                                                         "Answer with exactly one word, and nothing else")
+    v2 = next(h for h in card.history if h.version == 2)
+    assert "Arrived two days late and the box was crushed" in v2.changes["prompt"]["user"]
+    assert v2.published_runs[0]["model"] == "nvidia/nemotron-3-nano-30b-a3b:free"
+    v3 = next(h for h in card.history if h.version == 3)
+    assert "v2 runs remain attached to v2" in v3.note
+    chain = load_card(REPO / "cards" / "six-step-chain.yaml", Project(REPO))
+    assert "gpt-5-mini used 64 reasoning tokens" in next(h for h in chain.history if h.version == 2).note
+
+
+def _write(tmp_path: Path, text: str, name: str = "tiny-ab") -> Path:
+    project = make_ab_project(tmp_path)
+    path = project / "cards" / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    path = _write(tmp_path, text)
+    with pytest.raises(CardError) as info:
+        load_card(path, Project(tmp_path))
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_malformed_yaml_names_its_line(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("repetitions: 3", "repetitions: [3"))
+    assert message.startswith("cards/tiny-ab.yaml:")
+    assert "malformed YAML" in message
+    line = int(message.split(":")[1])
+    assert 18 <= line <= 21
+
+
+def test_missing_field(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("params: {max_tokens: 50, temperature: 0.7}\n", ""))
+    assert message == "cards/tiny-ab.yaml: field 'params': missing; expected a mapping such as " \
+                      "{max_tokens: 1000, temperature: 0}"
+
+
+def test_mistyped_field(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("max_tokens: 50", "max_tokens: fifty"))
+    assert message == "cards/tiny-ab.yaml:9: field 'params.max_tokens': expected a int, got text ('fifty')"
+
+
+def test_misspelt_field(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("repetitions: 3", "repetition: 3"))
+    assert message.startswith("cards/tiny-ab.yaml:18: field 'repetition': unknown field")
+
+
+def test_unknown_scoring_method(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("method: rules", "method: vibes"))
+    assert message == ("cards/tiny-ab.yaml:20: field 'scoring.method': unknown scoring method 'vibes'; "
+                       "expected one of exact, rules, fields, judge")
+
+
+def test_fixture_glob_matching_nothing(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/tiny-ab/*.md"))
+    assert message == "cards/tiny-ab.yaml:17: field 'fixtures': the glob 'fixtures/tiny-ab/*.md' matches no file"
+
+
+@pytest.mark.parametrize("path", ["../outside/*.txt", "/etc/*.conf", "fixtures/../../*.txt"])
+def test_path_leaving_the_project(tmp_path: Path, path: str) -> None:
+    message = _error(tmp_path, AB_CARD.replace("fixtures/tiny-ab/*.txt", path))
+    assert "field 'fixtures'" in message
+    assert "leaves the project" in message or "must be relative" in message
+
+
+def test_duplicate_card_id(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    (project / "cards" / "copy.yaml").write_text(AB_CARD, encoding="utf-8")
+    with pytest.raises(CardError) as info:
+        load_cards(Project(project))
+    assert str(info.value) == "cards/copy.yaml:1: field 'id': duplicate card id 'tiny-ab', also in cards/tiny-ab.yaml"
+
+
+def test_example_without_expectation(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("output: red, expect: pass", "output: red"))
+    assert message.startswith("cards/tiny-ab.yaml:")
+    assert "field 'examples.0.expect': missing; expected pass, fail or a mapping" in message
+
+
+def test_guard_without_margin(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace(", margin: 0.2", ""))
+    assert "field 'win.all.1.margin'" in message
+    assert "needs a margin" in message
+
+
+def test_unknown_metric_in_win_rule(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("metric: score,", "metric: recall,"))
+    assert "field 'win.all.0.metric': unknown metric 'recall'" in message
+
+
+def test_bad_pattern_names_the_rule(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace(r"/^\s*red\s*$/i", "/(red/i"))
+    assert "rule 'says_red'" in message
+    assert "does not compile" in message
+
+
+def test_id_must_match_file_name(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("id: tiny-ab", "id: other"))
+    assert "must match the file name" in message
+
+
+def test_ab_prompt_needs_both_slots(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("{{variant}}", ""))
+    assert "must contain {{variant}} exactly once" in message
+
+
+def test_ab_card_renders_variants(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
+    assert card.variant_names() == ["baseline", "A"]
+    assert card.fixture_ids() == ["item-01", "item-02", "item-03", "item-04"]
+    base = card.messages("baseline", "X")
+    variant = card.messages("A", "X")
+    assert base[1]["content"] == "Name the colour.\n<item>X</item>"
+    assert variant[1]["content"] == "Name the colour.\nPlease.\n<item>X</item>"
+    assert "prompt" in card.protocol() and "title" not in card.protocol()
+
+
+def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
+    """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
+    message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))
+    assert "field 'examples.1.because'" in message
+    assert "unknown field" in message
+
+
+def test_every_card_output_is_a_whole_seed_line() -> None:
+    card = load_card(REPO / "cards" / "one-word-sentiment.yaml", Project(REPO))
+    assert card.examples[3].output == "negative — broken goods, no support reply and no refund."
+
+
+def _fixtures_resolving_each(project: Project, pattern: str) -> dict[str, Path] | str:
+    """The fixture rule as it was first written: every match resolved and checked on its own."""
+    import glob
+
+    try:
+        project.inside(pattern.split("*")[0] or ".", source="s", field="fixtures")
+        out = {}
+        for m in sorted(glob.glob(str(project.root / pattern))):
+            path = project.inside(str(Path(m).relative_to(project.root)), source="s", field="fixtures")
+            if not path.is_file():
+                return "not a file"
+            if path.stem in out:
+                return "duplicate id"
+            out[path.stem] = path
+        return out
+    except CardError:
+        return "refused"
+
+
+@pytest.mark.parametrize("pattern", [
+    "fixtures/tiny-ab/*.txt", "fixtures/*/*.txt", "fixtures/*/item-0?.txt", "fixtures/t[i]ny-ab/*.txt",
+    "fixtures/tiny-ab/item-01.txt", "fixtures/links/*.txt", "fixtures/dirlink/*.txt", "fixtures/*/../../../*/*",
+    "fixtures/*/.", "fixtures/*/", "fixtures/dirlink/../*/*.txt", "./fixtures//tiny-ab/*.txt", "*/*/*.txt",
+    "fixtures/outdir/*.txt",
+])
+def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, pattern: str) -> None:
+    """Checking the glob's folder once and each match for links gives what resolving each match gives."""
+    root = make_ab_project(tmp_path / "proj")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n", encoding="utf-8")
+    links = root / "fixtures" / "links"
+    links.mkdir()
+    (links / "inside.txt").symlink_to(root / "fixtures" / "tiny-ab" / "item-02.txt")
+    (links / "plain.txt").write_text("plain\n", encoding="utf-8")
+    (root / "fixtures" / "dirlink").symlink_to(root / "fixtures" / "tiny-ab")
+    (root / "fixtures" / "outdir").symlink_to(outside)
+    (links / "escape.txt").symlink_to(outside / "secret.txt")
+    project = Project(root)
+    expected = _fixtures_resolving_each(project, pattern)
+    card = root / "cards" / "tiny-ab.yaml"
+    card.write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", f"'{pattern}'"), encoding="utf-8")
+    try:
+        got: dict[str, Path] | str = dict(load_card(card, project).fixtures)
+    except CardError as exc:
+        assert "field 'fixtures'" in str(exc)
+        got = ("refused" if "leaves the project" in str(exc) or "must be relative" in str(exc)
+               else "duplicate id" if "two files have the fixture id" in str(exc)
+               else "not a file" if "not a regular file" in str(exc) else {})
+    assert got == expected
+    if isinstance(got, dict):
+        assert all(outside not in p.parents for p in got.values())

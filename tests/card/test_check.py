@@ -1,0 +1,239 @@
+"""`benchcard check`: worked examples through the real scorer, seals, and variant byte-identity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard.card.check import check, single_edit_mismatch, variant_problems
+from benchcard.cli import cli
+from benchcard.project import Project
+
+from ..conftest import AB_CARD, make_ab_project
+
+
+def _run(project: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["-C", str(project), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_lists_each_example_with_its_score_and_rules(project_dir: Path) -> None:
+    code, out, _ = _run(project_dir, "check")
+    assert code == 0, out
+    assert "ok   six-step-chain v2 (probe) · v2 not sealed" in out
+    assert "  ok   0.83 expect fail    Rejected — mentioned Pluto — the negative instruction" in out
+    assert "step_4_no_pluto FAIL" in out
+    assert "  ok   1.00 expect pass    Correct" in out
+    assert out.rstrip().endswith("4 card(s) ok, 0 failed")
+
+
+def test_a_scorer_that_accepts_a_rejected_example_fails_check(project_dir: Path) -> None:
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text().replace("output: negative.}", "output: negative}"))
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "FAIL 1.00 expect fail    Rejected — trailing period" in out
+    assert "error: cards/one-word-sentiment.yaml: example 'Rejected — trailing period': expected a score below 1" \
+        in out
+
+
+def test_a_scorer_that_rejects_the_correct_example_fails_check(project_dir: Path) -> None:
+    path = project_dir / "cards" / "six-step-chain.yaml"
+    path.write_text(path.read_text().replace("must_match: /CHECKSUM:\\s*6\\b/", "must_match: /CHECKSUM:\\s*7\\b/"))
+    code, out, _ = _run(project_dir, "check", "six-step-chain")
+    assert code == 1
+    assert "expected a score of exactly 1, got 0.83 (failed: step_5_checksum_is_six)" in out
+
+
+def test_check_verifies_seals(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    code, out, _ = _run(project, "seal", "tiny-ab")
+    assert code == 0 and out.startswith("sealed tiny-ab v1 → keys/tiny-ab/v1.seal.json")
+    code, out, _ = _run(project, "check")
+    assert code == 0 and "v1 sealed sha256:" in out
+    (project / "fixtures" / "tiny-ab" / "item-03.txt").write_text("changed\n")
+    code, out, _ = _run(project, "check")
+    assert code == 1
+    assert "error: fixtures/tiny-ab/item-03.txt changed after sealing v1: sealed sha256:" in out
+    assert out.count("sha256:") >= 2
+
+
+def test_reseal_refused_on_cli(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    assert _run(project, "seal", "tiny-ab")[0] == 0
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("repetitions: 3", "repetitions: 4"))
+    code, _, err = _run(project, "seal", "tiny-ab")
+    assert code == 1
+    assert err.startswith("error: cards/tiny-ab.yaml: v1 is already sealed and its content differs")
+    assert "make a new version" in err
+    assert err.count("\n") == 1
+
+
+def test_check_keeps_going_past_a_bad_card(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    (project / "cards" / "broken.yaml").write_text("id: broken\nversion: [1\n")
+    code, out, _ = _run(project, "check")
+    assert code == 1
+    assert "error: cards/broken.yaml:3: malformed YAML" in out
+    assert "ok   tiny-ab v1 (ab)" in out
+    assert "1 card(s) ok, 1 failed" in out
+
+
+def test_json_report(project_dir: Path) -> None:
+    import json
+
+    code, out, _ = _run(project_dir, "check", "emit-terminator", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] is True
+    rules = data["cards"][0]["examples"][1]["rules"]
+    assert rules["nothing_after_terminator"] is False
+
+
+def test_variants_differ_only_in_the_declared_variable(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    report = check(Project(project))
+    assert report.ok
+    from benchcard.card.load import load_card
+
+    card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
+    assert variant_problems(card, "cards/tiny-ab.yaml") == []
+
+
+def test_single_edit_detector() -> None:
+    assert single_edit_mismatch(b'{"u":"ab<x>"}', b'{"u":"abHI<x>"}', b"", b"HI") is None
+    assert single_edit_mismatch(b'{"t":0,"u":"a<x>"}', b'{"t":1,"u":"aHI<x>"}', b"", b"HI") == 5
+    assert single_edit_mismatch(b'{"u":"a<x>"}', b'{"u":"aHI<x>!"}', b"", b"HI") is not None
+    assert single_edit_mismatch(b"same", b"same", b"", b"") is None
+
+
+def test_bad_inputs_are_one_line_on_the_cli(tmp_path: Path) -> None:
+    cases = {
+        "malformed YAML": AB_CARD.replace("repetitions: 3", "repetitions: [3"),
+        "field 'params'": AB_CARD.replace("params: {max_tokens: 50, temperature: 0.7}\n", ""),
+        "unknown scoring method": AB_CARD.replace("method: rules", "method: vibes"),
+        "matches no file": AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/none/*.txt"),
+        "leaves the project": AB_CARD.replace("fixtures/tiny-ab/*.txt", "../x/*.txt"),
+        "field 'examples.0.expect': missing": AB_CARD.replace("output: red, expect: pass", "output: red"),
+    }
+    for i, (needle, text) in enumerate(cases.items()):
+        project = make_ab_project(tmp_path / str(i), text)
+        code, _, err = _run(project, "seal", "tiny-ab")
+        assert code == 1, needle
+        assert err.startswith("error: cards/tiny-ab.yaml"), err
+        assert needle in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def _bump(project: Path, history_v3: str) -> None:
+    path = project / "cards" / "one-word-sentiment.yaml"
+    text = path.read_text().replace("version: 3\n", "version: 4\n", 1)
+    text = text.replace("I still have not had the refund I was promised.", "the refund never came.")
+    text = text.replace("history:\n  - version: 3\n", "history:\n  - {version: 4, note: Shorter review.}\n"
+                        f"  - version: 3\n{history_v3}", 1)
+    path.write_text(text)
+
+
+def test_a_new_version_must_describe_what_the_sealed_old_one_was(project_dir: Path) -> None:
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    _bump(project_dir, "")
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "field 'history' v3 must carry 'prompt'" in out
+
+
+def test_a_history_entry_cannot_misstate_a_sealed_version(project_dir: Path) -> None:
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    _bump(project_dir, "    prompt: {user: old}\n")
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 1
+    assert "field 'history' v3 'prompt' is not what v3 sealed: sealed sha256:" in out
+
+
+def test_a_faithful_history_passes(project_dir: Path) -> None:
+    import yaml
+
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    old_prompt = yaml.safe_load((project_dir / "cards" / "one-word-sentiment.yaml").read_text())["prompt"]
+    block = "    prompt:\n" + "".join(
+        f"      {k}: {json.dumps(v)}\n" for k, v in old_prompt.items())
+    _bump(project_dir, block)
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 0, out
+
+
+def test_usage_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    for args, needle in [(["run"], "Missing argument 'CARD'"), (["bogus"], "No such command 'bogus'"),
+                         (["run", "tiny-ab", "--concurrency", "0"], "Invalid value for '--concurrency'")]:
+        code, _, err = _run(project, *args)
+        assert code == 1, args
+        assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("old", "new", "field", "expected"), [
+    ("  alpha: 0.05", "  alpha: 0", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got 0"),
+    ("  alpha: 0.05", "  alpha: 0.5", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got 0.5"),
+    ("  alpha: 0.05", "  alpha: -0.1", "win.alpha", "expected a number between 0 and 0.5 (exclusive), got -0.1"),
+    (", margin: 0.2", ", margin: 0", "win.all.1.margin", "expected a positive number"),
+    (", margin: 0.2", ", margin: -0.1", "win.all.1.margin", "expected a positive number"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0", "win.equivalence_margin",
+     "expected a positive number (the smallest effect that matters on the first clause's metric), got 0"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  min_effect: -0.01", "win.min_effect",
+     "expected a number ≥ 0, got -0.01"),
+    ("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: -1", "win.allow_failed",
+     "expected a count of cells ≥ 0, got -1"),
+])
+def test_check_refuses_win_figures_that_would_silently_change_the_rule(
+        tmp_path: Path, old: str, new: str, field: str, expected: str) -> None:
+    assert old in AB_CARD
+    text = AB_CARD.replace(old, new)
+    project = make_ab_project(tmp_path, text)
+    marker = new.strip().splitlines()[-1]
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if marker in ln)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1
+    assert f"cards/tiny-ab.yaml:{line}: field '{field}': {expected}" in out
+
+
+def test_check_accepts_a_min_effect(tmp_path: Path) -> None:
+    text = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  min_effect: 0.1")
+    code, out, _ = _run(make_ab_project(tmp_path, text), "check", "tiny-ab")
+    assert code == 0, out
+
+
+def test_check_warns_when_the_design_can_never_win(tmp_path: Path) -> None:
+    text = AB_CARD.replace("repetitions: 3", "repetitions: 1")
+    project = make_ab_project(tmp_path, text, n_fixtures=5)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0, out  # a warning, not a failure: the card may be a pilot
+    lines = text.splitlines()
+    fixtures_line = 1 + next(i for i, ln in enumerate(lines) if ln.startswith("fixtures:"))
+    reps_line = 1 + next(i for i, ln in enumerate(lines) if ln.startswith("repetitions:"))
+    assert (f"  warning: cards/tiny-ab.yaml:{fixtures_line}: field 'fixtures': 5 fixture(s) can never win at "
+            "α = 0.05: the exact sign-flip p is at least 0.0625 > α (a win needs 6 fixtures or more") in out
+    assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 1 repetition can never win") in out
+    two = make_ab_project(tmp_path / "two", AB_CARD.replace("repetitions: 3", "repetitions: 2"), n_fixtures=6)
+    code, out, _ = _run(two, "check", "tiny-ab")
+    assert code == 0 and "with 2 repetitions the run-to-run spread rests on one degree of freedom" in out
+    assert "fixture(s) can never win" not in out
+    fine = make_ab_project(tmp_path / "fine", AB_CARD, n_fixtures=6)
+    code, out, _ = _run(fine, "check", "tiny-ab", "--json")
+    assert code == 0 and json.loads(out)["cards"][0]["warnings"] == []
+
+
+def test_check_warns_when_a_run_was_cut_off_by_max_tokens(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path, AB_CARD, n_fixtures=6)
+    run = project / "results" / "tiny-ab" / "v1" / "20261130T151200Z-3f9a"
+    run.mkdir(parents=True)
+    manifest = {"run": run.name, "card": "tiny-ab", "version": 1, "params": {"max_tokens": 50, "temperature": 0.7},
+                "cells": 36, "counts": {"ok": 33, "truncated": 3, "failed": 0}}
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, out, _ = _run(project, "check", "tiny-ab")
+    line = 1 + next(i for i, ln in enumerate(AB_CARD.splitlines()) if ln.startswith("params:"))
+    assert code == 0
+    assert (f"  warning: cards/tiny-ab.yaml:{line}: field 'params.max_tokens': run 20261130T151200Z-3f9a had 3 of 36 "
+            "cell(s) cut off at max_tokens 50") in out

@@ -1,0 +1,91 @@
+"""The fixtures glob and the files behind it, as a careless user leaves them: one line each, never a hang."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ..conftest import AB_CARD, make_ab_project
+from ..helpers_cli import bc, one_line_error
+from ..helpers_run import copy_repo_card
+
+
+def test_two_files_with_one_fixture_id_are_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / "item-01.md").write_text("another item one\n", encoding="utf-8")
+    (root / "cards" / "tiny-ab.yaml").write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/tiny-ab/*"),
+                                                 encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "item-01" in line and "item-01.md" in line and "item-01.txt" in line
+
+
+def test_the_same_name_in_two_folders_is_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    other = root / "fixtures" / "more"
+    other.mkdir()
+    (other / "item-02.txt").write_text("a second item two\n", encoding="utf-8")
+    (root / "cards" / "tiny-ab.yaml").write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/*/*.txt"),
+                                                 encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "fixture id 'item-02'" in line and "fixtures/more/item-02.txt" in line
+
+
+def test_a_fifo_named_like_a_fixture_does_not_hang_check(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    os.mkfifo(root / "fixtures" / "tiny-ab" / "item-09.txt")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "fixtures/tiny-ab/item-09.txt, which is not a regular file" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_fifo_named_like_a_card_does_not_hang_check(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    os.mkfifo(root / "cards" / "pipe.yaml")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "cards/pipe.yaml: not a regular file (a FIFO)" in result.output
+
+
+def test_a_glob_matching_a_folder_is_one_line(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / "nested").mkdir()
+    (root / "cards" / "tiny-ab.yaml").write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/tiny-ab/*"),
+                                                 encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "fixtures/tiny-ab/nested" in line and "not a regular file" in line
+
+
+def test_a_fixture_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / "item-03.txt").write_bytes(b"a ripe \xe9tomato\n")
+    line = one_line_error(bc(root, "curl", "tiny-ab", "--fixture", "item-03"))
+    assert "item-03.txt:1: not UTF-8 text" in line
+
+
+@pytest.mark.parametrize("content", [b'{"fixture": "\xff"}', b"[" * 200_000 + b"]" * 200_000,
+                                     b'{"a": ' * 200_000 + b"1" + b"}" * 200_000])
+def test_a_broken_answer_key_is_one_line(tmp_path: Path, content: bytes) -> None:
+    copy_repo_card(tmp_path, "bench-01")
+    key = sorted((tmp_path / "keys" / "bench-01").glob("*.json"))[0]
+    key.write_bytes(content)
+    result = bc(tmp_path, "check", "bench-01")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and result.exception is not None
+    errors = [line for line in result.output.splitlines() if key.name in line]
+    assert errors and ("not UTF-8" in errors[0] or "nested too deeply" in errors[0]), result.output
+
+
+def test_an_output_nested_past_the_stack_is_scored_not_a_crash(tmp_path: Path) -> None:
+    """A model's answer of 200,000 nested brackets is a wrong answer for the fields scorer, not a traceback."""
+    copy_repo_card(tmp_path, "bench-01")
+    card = tmp_path / "cards" / "bench-01.yaml"
+    deep = '{"a": ' * 100_000 + '1' + '}' * 100_000
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        "examples:\n", f"examples:\n  - {{label: Nested, fixture: excerpt-01, output: '{deep}', expect: fail}}\n", 1),
+        encoding="utf-8")
+    result = bc(tmp_path, "check", "bench-01")
+    assert "Traceback" not in result.output and not isinstance(result.exception, RecursionError)
+    assert "ok   0.00 expect fail    Nested" in result.output, result.output[-2000:]

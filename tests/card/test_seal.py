@@ -1,0 +1,143 @@
+"""Seals lock a version: any later change is named with both digests, and resealing different content is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchcard._util.hashing import digest
+from benchcard.card import seal
+from benchcard.card.load import load_card
+from benchcard.errors import SealError
+from benchcard.project import Project
+
+from ..conftest import make_ab_project
+
+
+def _card(project: Path, name: str = "tiny-ab"):  # type: ignore[no-untyped-def]
+    return load_card(project / "cards" / f"{name}.yaml", Project(project))
+
+
+def test_seal_format(project_dir: Path) -> None:
+    project = Project(project_dir)
+    path, data, written = seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    assert written
+    assert path == project_dir / "keys" / "one-word-sentiment" / "v3.seal.json"
+    on_disk = json.loads(path.read_text())
+    assert on_disk == data
+    assert on_disk["card"] == "one-word-sentiment" and on_disk["version"] == 3
+    assert on_disk["algorithm"] == "sha256"
+    assert on_disk["sealed_at"].endswith("Z")
+    for value in [on_disk["protocol"], on_disk["root"], *on_disk["protocol_fields"].values()]:
+        assert value.startswith("sha256:") and len(value) == 7 + 64
+    card = _card(project_dir, "one-word-sentiment")
+    assert on_disk["protocol"] == digest(card.protocol())
+    assert set(on_disk["protocol_fields"]) == {"id", "version", "kind", "rig", "params", "prompt", "repetitions",
+                                                "scoring"}
+
+
+def test_ab_seal_covers_fixtures_and_keys(tmp_path: Path) -> None:
+    project_dir = make_ab_project(tmp_path)
+    (project_dir / "keys" / "tiny-ab").mkdir(parents=True)
+    _, data, _ = seal.seal(_card(project_dir), Project(project_dir))
+    assert sorted(data["fixtures"]) == [f"fixtures/tiny-ab/item-0{i}.txt" for i in range(1, 5)]
+
+
+def test_reseal_same_content_is_a_no_op(project_dir: Path) -> None:
+    project = Project(project_dir)
+    card = _card(project_dir, "reordered-input")
+    _, first, _ = seal.seal(card, project)
+    _, second, written = seal.seal(card, project)
+    assert not written and second == first
+
+
+def test_changed_fixture_is_named_with_both_digests(tmp_path: Path) -> None:
+    project_dir = make_ab_project(tmp_path)
+    project = Project(project_dir)
+    _, data, _ = seal.seal(_card(project_dir), project)
+    fixture = project_dir / "fixtures" / "tiny-ab" / "item-02.txt"
+    fixture.write_text("a green tomato\n")
+    with pytest.raises(SealError) as info:
+        seal.verify(_card(project_dir), project)
+    message = str(info.value)
+    assert message.startswith("fixtures/tiny-ab/item-02.txt changed after sealing v1: sealed sha256:")
+    assert data["fixtures"]["fixtures/tiny-ab/item-02.txt"] in message
+    assert message.endswith(seal.file_digest(fixture))
+
+
+def test_changed_protocol_names_the_field(project_dir: Path) -> None:
+    project = Project(project_dir)
+    seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text().replace("max_tokens: 1020", "max_tokens: 1021"))
+    with pytest.raises(SealError, match=r"cards/one-word-sentiment.yaml \(field 'params'\) changed after sealing v3"):
+        seal.verify(_card(project_dir, "one-word-sentiment"), project)
+
+
+def test_prose_edits_do_not_break_the_seal(project_dir: Path) -> None:
+    project = Project(project_dir)
+    _, data, _ = seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text().replace("A trivial classification question", "A trivial question"))
+    assert seal.verify(_card(project_dir, "one-word-sentiment"), project) == data["root"]
+
+
+def test_added_and_removed_fixture(tmp_path: Path) -> None:
+    project_dir = make_ab_project(tmp_path)
+    project = Project(project_dir)
+    seal.seal(_card(project_dir), project)
+    extra = project_dir / "fixtures" / "tiny-ab" / "item-05.txt"
+    extra.write_text("new\n")
+    with pytest.raises(SealError, match=r"fixtures/tiny-ab/item-05\.txt was added after sealing v1"):
+        seal.verify(_card(project_dir), project)
+    extra.unlink()
+    (project_dir / "fixtures" / "tiny-ab" / "item-01.txt").unlink()
+    with pytest.raises(SealError, match=r"fixtures/tiny-ab/item-01\.txt was sealed in v1 and is now missing"):
+        seal.verify(_card(project_dir), project)
+
+
+def test_reseal_with_different_content_is_refused(project_dir: Path) -> None:
+    project = Project(project_dir)
+    seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text().replace("temperature: 0}", "temperature: 0.5}"))
+    with pytest.raises(SealError, match=r"v3 is already sealed and its content differs .*make a new version"):
+        seal.seal(_card(project_dir, "one-word-sentiment"), project)
+
+
+def test_new_version_seals_beside_the_old(project_dir: Path) -> None:
+    project = Project(project_dir)
+    seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    text = path.read_text().replace("temperature: 0}", "temperature: 0.5}").replace("version: 3\n", "version: 4\n")
+    text = text.replace("history:\n", "history:\n  - {version: 4, note: Sampled at temperature 0.5.}\n")
+    path.write_text(text)
+    new_path, _, written = seal.seal(_card(project_dir, "one-word-sentiment"), project)
+    assert written and new_path.name == "v4.seal.json"
+    assert (project_dir / "keys" / "one-word-sentiment" / "v3.seal.json").is_file()
+
+
+def test_unsealed_card_is_refused(project_dir: Path) -> None:
+    with pytest.raises(SealError, match="v1 is not sealed; run `benchcard seal reordered-input` first"):
+        seal.verify(_card(project_dir, "reordered-input"), Project(project_dir))
+
+
+def test_seal_names_files_as_the_project_sees_them(tmp_path: Path) -> None:
+    """Keys through a linked folder or as links keep the names `Project.relative` gives (the real paths)."""
+    project_dir = make_ab_project(tmp_path / "proj")
+    real_keys = project_dir / "keys" / "real"
+    real_keys.mkdir(parents=True)
+    (project_dir / "keys" / "tiny-ab").symlink_to(real_keys)
+    (real_keys / "item-01.json").write_text('{"a": 1}\n', encoding="utf-8")
+    (project_dir / "spare.json").write_text('{"b": 2}\n', encoding="utf-8")
+    (real_keys / "item-02.json").symlink_to(project_dir / "spare.json")
+    (real_keys / "item-03.json").mkdir()  # a folder is not a key
+    project = Project(project_dir)
+    content = seal.compute(_card(project_dir), project)
+    assert sorted(content.keys) == ["keys/real/item-01.json", "spare.json"]
+    assert sorted(content.fixtures) == [f"fixtures/tiny-ab/item-0{i}.txt" for i in range(1, 5)]
+    keys_dir = project.keys_dir("tiny-ab")
+    expected = sorted(project.relative(keys_dir / f"item-0{i}.json") for i in (1, 2))
+    assert sorted(content.keys) == expected

@@ -1,0 +1,1 @@
+"""Tests of the static site (src/benchcard/publish/)."""

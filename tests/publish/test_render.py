@@ -1,0 +1,49 @@
+"""Links a card puts on its page are read as a browser reads them: only http(s), mailto and same-site paths."""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import re
+from pathlib import Path
+
+from ..conftest import AB_CARD, make_ab_project
+from ..helpers_cli import bc
+
+HOSTILE = ["java\tscript:alert(1)", "java\nscript:alert(2)", "\x01javascript:alert(3)", " JaVaScRiPt:alert(4)",
+           "//evil.example/x", "\\\\evil.example/x", "/\\evil.example/x", "data:text/html,<script>alert(5)</script>",
+           "vbscript:msgbox(6)", "java\rscript:alert(7)", "\x00javascript:alert(8)"]
+GOOD = ["https://example.org/paper", "notes/method.html", "mailto:team@example.org"]
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs += [v or "" for k, v in attrs if k == "href"]
+
+
+def _as_a_browser_reads(href: str) -> str:
+    return re.sub(r"[\t\n\r]", "", href.strip("".join(map(chr, range(0x21)))))
+
+
+def test_no_link_on_a_page_runs_script_or_leaves_for_another_host(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    sources = [{"title": f"source {i}", "url": u} for i, u in enumerate(HOSTILE + GOOD)]
+    (root / "cards" / "tiny-ab.yaml").write_text(AB_CARD + "page: {sources: " + json.dumps(sources) + "}\n",
+                                                 encoding="utf-8")
+    result = bc(root, "site", "--out", str(tmp_path / "site"))
+    assert result.exit_code == 0, result.output
+    parser = _Links()
+    parser.feed((tmp_path / "site" / "cards" / "tiny-ab" / "index.html").read_text(encoding="utf-8"))
+    hrefs = [_as_a_browser_reads(h) for h in parser.hrefs]
+    for href in hrefs:
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", href)
+        assert scheme is None or scheme.group(1).lower() in ("http", "https", "mailto"), href
+        assert not re.match(r"^[/\\]{2}", href), href
+    for url in GOOD:
+        assert url in hrefs
+    assert "source 0" in (tmp_path / "site" / "cards" / "tiny-ab" / "index.html").read_text(encoding="utf-8")

@@ -1,0 +1,143 @@
+"""`benchcard curl` prints the seed pages' "Run it yourself" command: same body, key as a shell variable."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+
+from ..card.test_card import seed_body
+from ..conftest import PROBES, copy_project, make_ab_project
+
+
+def _body_of(command: str) -> dict[str, object]:
+    words = shlex.split(command.replace("\\\n", " "))
+    body: dict[str, object] = json.loads(words[words.index("-d") + 1])
+    return body
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_curl_body_matches_the_seed_page(project_dir: Path, name: str) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", name])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("curl https://openrouter.ai/api/v1/chat/completions \\\n")
+    assert '-H "Authorization: Bearer $OPENROUTER_API_KEY"' in result.output
+    assert _body_of(result.output) == seed_body(name)
+
+
+def test_key_is_a_variable_never_a_value(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-SENTINEL-123")
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "reordered-input"])
+    assert "SENTINEL" not in result.output
+    assert "$OPENROUTER_API_KEY" in result.output
+
+
+def test_command_is_valid_shell_with_quotes_in_the_prompt(project_dir: Path) -> None:
+    """emit-terminator's prompt holds single quotes: the printed command must survive the shell intact."""
+    result = CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "emit-terminator"])
+    script = "body() { for a; do case $prev in -d) printf %s \"$a\";; esac; prev=$a; done; }; " + \
+        result.output.replace("curl ", "body ", 1)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={**os.environ}, check=True)
+    assert json.loads(out.stdout) == seed_body("emit-terminator")
+
+
+def test_ab_card_variant_and_fixture(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    runner = CliRunner()
+    base = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
+    variant = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "A", "--fixture", "item-02"])
+    assert base.exit_code == 0 and variant.exit_code == 0
+    user_base = _body_of(base.output)["messages"][1]["content"]  # type: ignore[index]
+    user_variant = _body_of(variant.output)["messages"][1]["content"]  # type: ignore[index]
+    assert user_base == "Name the colour.\n<item>a ripe tomato, number 2\n</item>"
+    assert user_variant == "Name the colour.\nPlease.\n<item>a ripe tomato, number 2\n</item>"
+    bad = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "B"])
+    assert bad.exit_code != 0
+
+
+def test_anthropic_rig(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path)
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("provider: openrouter", "provider: anthropic"))
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "tiny-ab"])
+    assert result.output.startswith("curl https://api.anthropic.com/v1/messages")
+    assert '-H "x-api-key: $ANTHROPIC_API_KEY"' in result.output
+    body = _body_of(result.output)
+    assert body["system"] == "Answer with one word."
+    assert [m["role"] for m in body["messages"]] == ["user"]  # type: ignore[union-attr, index]
+    assert re.search(r'"max_tokens": 50', result.output)
+
+
+def test_local_rig_prints_the_body_a_local_run_seals(tmp_path: Path) -> None:
+    """For the embedded model: llama.cpp's server URL, no effort, and the first repetition's seed written in,
+    exactly as `sealed/requests.jsonl` holds it for that cell."""
+    from benchcard.run.providers.local import call_seed
+
+    project = copy_project(tmp_path / "proj", ("demo-answer-cue",))
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "demo-answer-cue", "--provider", "local",
+                                      "--fixture", "review-01"])
+    assert result.exit_code == 0, result.output
+    note, command = result.output.split("curl http://127.0.0.1:8000/v1/chat/completions \\\n")
+    # the local model answers inside benchcard: the note says to start llama.cpp's server first, and how
+    from benchcard.run.providers.localmodel import bundled_gguf
+
+    assert note.splitlines() == [
+        "# The local provider runs the model inside benchcard. To send this request with curl, first serve the",
+        "# same GGUF with llama.cpp's server (pip install 'llama-cpp-python[server]'), in another terminal:",
+        f"#   python -m llama_cpp.server --model {shlex.quote(str(bundled_gguf()))} --host 127.0.0.1 --port 8000"]
+    assert "Authorization" not in result.output
+    body = _body_of(command)
+    assert body["temperature"] == 0.7 and "reasoning_effort" not in body
+    unseeded = {k: v for k, v in body.items() if k != "seed"}
+    assert body["seed"] == call_seed(unseeded, 0)
+
+
+def _pasted(command: str, folder: Path) -> str:
+    """What a shell does with the printed command when `curl` only prints its arguments."""
+    script = "curl() { printf '[%s]\\n' \"$@\"; }\n" + command + "\n"
+    done = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "MY_KEY": "sk-from-env"}, check=True)
+    return done.stdout
+
+
+def test_a_hostile_base_url_is_quoted_not_run(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    url = "http://127.0.0.1:9/$(touch${IFS}pwned)`touch${IFS}pwned2`"
+    (root / "benchcard.yaml").write_text(
+        f"providers:\n  p: {{type: openai, base_url: '{url}', api_key_env: MY_KEY}}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 0, result.output
+    printed = _pasted(result.output, tmp_path)
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+    assert f"[{url}/chat/completions]" in printed
+    assert "[Authorization: Bearer sk-from-env]" in printed
+
+
+def test_a_hostile_key_variable_name_is_refused(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text(
+        "providers:\n  p: {type: openai, base_url: 'http://127.0.0.1:9', api_key_env: 'K\"; touch pwned; \"'}\n",
+        encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 1
+    assert "api_key_env': expected an environment variable name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_credentials_in_the_url_are_never_printed(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text(
+        "providers:\n  p: {type: openai, base_url: 'http://alice:s3cr3t-pw@127.0.0.1:9/v1'}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "curl", "tiny-ab", "--provider", "p"])
+    assert result.exit_code == 0, result.output
+    assert "s3cr3t-pw" not in result.output
+    printed = _pasted(result.output, tmp_path)
+    assert "[http://127.0.0.1:9/v1/chat/completions]" in printed and "[-u]\n[alice]" in printed

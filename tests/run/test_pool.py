@@ -1,0 +1,162 @@
+"""Server pools: a provider listing several base_urls spreads its cells over them, least-loaded first, takes a
+failing server out and tries it again later, records which server answered, and refuses a pool of models."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import digest
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, runs_of
+
+__all__ = ["key"]
+
+MODEL = "test/model"
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[list[FakeServer]]:
+    """Three fake servers, each in its own process on its own port."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(FakeServer()) for _ in range(3)]
+
+
+def configure(servers: list[FakeServer], **extra: object) -> None:
+    for s in servers:
+        s.configure({"default_reply": "red", "models": [MODEL], "record_bodies": True, **extra})
+
+
+def pool_config(root: Path, servers: list[FakeServer], concurrency: int = 2, pool: str = "") -> None:
+    urls = "\n".join(f"      - {{url: '{s.base_url}', concurrency: {concurrency}}}" for s in servers)
+    (root / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n{urls}\n{pool}",
+        encoding="utf-8")
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def test_cells_spread_over_the_pool_with_byte_identical_bodies(tmp_path: Path, servers: list[FakeServer],
+                                                               key: str) -> None:
+    configure(servers, latency_ms=20)
+    project = ab_project(tmp_path, fixtures=30, repetitions=1)
+    pool_config(tmp_path, servers)
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.stdout)["runs"]
+    assert summary["counts"] == {"ok": 60, "truncated": 0, "failed": 0} and summary["concurrency"] == 6
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["endpoints"] == [s.base_url for s in servers]
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    used = {o["endpoint"] for o in outputs}
+    assert used == {s.base_url for s in servers}  # least-loaded: every server took cells
+    planned = {digest(r["body"]) for r in read_jsonl(folder / "sealed" / "requests.jsonl")}
+    sent = [digest(b) for s in servers for b in s.stats()["bodies"]]
+    assert sorted(sent) == sorted(planned)  # each sealed body sent once, unchanged, whichever server took it
+    for s in servers:
+        assert 0 < s.stats()["max_in_flight"] <= 2  # each server's own concurrency
+
+
+def test_a_failing_server_is_taken_out_and_no_cell_is_lost(tmp_path: Path, servers: list[FakeServer],
+                                                           key: str) -> None:
+    configure(servers, latency_ms=10)
+    bad = servers[1]
+    bad.configure({"models": [MODEL], "faults": [{"match": "", "kind": "500", "times": 1000}]})
+    project = ab_project(tmp_path, fixtures=40, repetitions=1)
+    pool_config(tmp_path, servers, pool="    pool: {fail_after: 2, out_for_s: 30}\n")
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.stdout)["runs"]
+    assert summary["counts"] == {"ok": 80, "truncated": 0, "failed": 0}
+    outputs = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert bad.base_url not in {o["endpoint"] for o in outputs}
+    assert any(o["attempts"] > 1 for o in outputs)  # the cells it failed were retried elsewhere
+    # out after two failures in a row: only the calls already in flight on it failed besides
+    assert bad.stats()["calls"] <= 2 + 2
+
+
+def test_a_server_taken_out_is_tried_again_later(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    configure(servers, latency_ms=10)
+    flaky = servers[2]  # fails its first two calls, then answers
+    flaky.configure({"models": [MODEL], "latency_ms": 10, "default_reply": "red",
+                     "faults": [{"match": "", "kind": "503", "times": 1, "total": 2}]})
+    project = ab_project(tmp_path, fixtures=60, repetitions=1)
+    pool_config(tmp_path, servers, concurrency=1, pool="    pool: {fail_after: 1, out_for_s: 0.05}\n")
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    outputs = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert all(o["status"] == "ok" for o in outputs) and len(outputs) == 120
+    stats = flaky.stats()
+    assert stats["by_status"].get("503", 0) >= 1  # it was taken out ...
+    assert flaky.base_url in {o["endpoint"] for o in outputs}  # ... and came back for later cells
+
+
+def test_a_pool_of_different_models_is_refused(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    configure(servers)
+    servers[2].configure({"models": ["other/model"]})
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    pool_config(tmp_path, servers)
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and servers[2].base_url in result.stderr
+    assert "serves other/model, not test/model" in result.stderr
+    assert runs_of(project, "colour-ab") == [] and sum(s.stats()["calls"] for s in servers) == 0
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("base_urls: []", "field 'providers.fake.base_urls': expected a non-empty list"),
+    ("base_urls: [ftp://x]", "field 'providers.fake.base_urls[0]': expected an http:// or https:// URL"),
+    ("base_urls: [{url: 'http://a/v1', concurrency: 0}]", "field 'providers.fake.base_urls[0].concurrency': "
+                                                          "expected an integer > 0"),
+    ("base_urls: ['http://a/v1', 'http://a/v1/']", "http://a/v1 is listed twice"),
+    ("base_url: 'http://a/v1'\n    base_urls: ['http://b/v1']", "give base_url or base_urls, not both"),
+    ("base_urls: ['http://a/v1']\n    pool: {fail_after: 1.5}", "field 'providers.fake.pool.fail_after'"),
+])
+def test_a_bad_pool_is_one_line_naming_the_field(tmp_path: Path, key: str, entry: str, message: str) -> None:
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    {entry}\n",
+                                             encoding="utf-8")
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    configure(servers)
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    urls = "\n".join(f"      - '{s.base_url}'" for s in servers)  # no concurrency of their own: --concurrency each
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n{urls}\n")
+    [first] = run(project, "colour-ab", RunOptions(concurrency=2, progress=False), stop_after=5)
+    assert first.concurrency == 6 and not first.finished
+    result = bc(project, "run", "colour-ab", "--resume", first.run, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["concurrency"] == 6  # 2 on each of the 3 servers, as started
+    assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2
+
+
+
+def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    configure(servers[:1])
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+        f"      - {{url: '{servers[0].base_url}', concurrency: 4, requests_per_minute: 1200}}\n")
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    # 20 calls at most one every 50 ms: the last starts no sooner than 0.95 s after the first
+    assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95

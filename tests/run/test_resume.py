@@ -1,0 +1,159 @@
+"""A run killed with SIGKILL at any moment, then `--resume`d, ends with every cell exactly once, and no cell
+that had finished is called again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import digest
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.store import RunStore
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, runs_of, server
+
+__all__ = ["key", "server"]
+
+BENCHCARD = str(Path(sys.executable).with_name("benchcard"))
+CONCURRENCY = 4
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def start_and_kill(project: Project, kill_when: int) -> Path:
+    """Start `benchcard run` in a subprocess and SIGKILL it once `outputs.jsonl` has `kill_when` rows (0: as
+    soon as the manifest exists, before or during the first calls)."""
+    env = {**os.environ, KEY_ENV: "sk-test-0000"}
+    proc = subprocess.Popen([BENCHCARD, "-C", str(project.root), "run", "colour-ab", "--json", "--concurrency",
+                             str(CONCURRENCY)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = runs_of(project, "colour-ab")
+            if runs and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when:
+                break
+            time.sleep(0.002)
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+    return only_run(project, "colour-ab")
+
+
+@pytest.mark.parametrize("kill_when", [0, 30])
+def test_a_killed_run_resumes_to_every_cell_exactly_once(tmp_path: Path, server: FakeServer, key: str,
+                                                         kill_when: int) -> None:
+    server.configure({"default_reply": "red", "latency_ms": 40})
+    project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)  # 80 distinct bodies
+    folder = start_and_kill(project, kill_when)
+    store = RunStore(folder)
+    done_at_kill = store.done_cells()
+    assert len(done_at_kill) >= kill_when and not (folder / "scores.jsonl").exists()
+    assert store.read_manifest().finished_at is None
+
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["resumed"] and s["finished"] and s["counts"] == {"ok": 80, "truncated": 0, "failed": 0}
+    assert s["called"] == 80 - len(done_at_kill)
+
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    cells = [o["cell"] for o in outputs]
+    planned = {r["cell"]: digest(r["body"]) for r in read_jsonl(folder / "sealed" / "requests.jsonl")}
+    assert sorted(cells) == sorted(planned)  # every cell, each exactly once
+    calls = server.stats()["by_request"]
+    assert set(calls) == set(planned.values())
+    for cell, body in planned.items():
+        if cell in done_at_kill:
+            assert calls[body] == 1, "a cell that had finished was called again"
+    # only the calls in flight at the kill (answered by the server, never recorded) were made twice
+    assert sum(n - 1 for n in calls.values()) <= CONCURRENCY
+    manifest = store.read_manifest()
+    assert msgspec.to_builtins(manifest.counts) == s["counts"]
+    assert manifest.outputs_digest is not None and manifest.outputs_digest.startswith("sha256:")
+
+
+def test_a_torn_last_line_is_tolerated(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "latency_ms": 20})
+    project = ab_project(tmp_path, server.base_url, fixtures=20, repetitions=1)
+    folder = start_and_kill(project, 10)
+    with (folder / "outputs.jsonl").open("ab") as fh:  # a kill in the middle of a write
+        fh.write(b'{"cell":"cdeadbeef00","fixture":"item-000","status":"ok","te')
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert result.exit_code == 0, result.output
+    cells = [o["cell"] for o in read_jsonl(folder / "outputs.jsonl")]
+    assert len(cells) == len(set(cells)) == 40 and "cdeadbeef00" not in cells
+
+
+def test_a_run_killed_after_its_last_call_is_finished_without_calls(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    assert bc(project, "run", "colour-ab", "--json").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    finished = {k: manifest.pop(k) for k in ("finished_at", "outputs_digest", "counts")}
+    (folder / "manifest.json").write_text(json.dumps(manifest))  # as if killed before the end was written
+    (folder / "scores.jsonl").unlink()
+    server.configure({"default_reply": "red"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert result.exit_code == 0, result.output
+    assert server.stats()["calls"] == 0
+    again = json.loads((folder / "manifest.json").read_text())
+    assert again["outputs_digest"] == finished["outputs_digest"] and again["counts"] == finished["counts"]
+    assert (folder / "scores.jsonl").is_file()
+    # resuming a finished run changes nothing and calls nothing
+    before = (folder / "manifest.json").read_bytes()
+    result = bc(project, "run", "colour-ab", "--resume", str(folder), "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["runs"][0]["called"] == 0
+    assert (folder / "manifest.json").read_bytes() == before and server.stats()["calls"] == 0
+
+
+def test_a_run_killed_while_planning_is_planned_again(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """No call is made before the manifest exists, so a folder without one is planned afresh."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    store = RunStore.create(project, "colour-ab", 1)
+    (store.folder / "sealed").mkdir()
+    (store.folder / "sealed" / "assignment.jsonl.tmp").write_text('{"cell": "c1", "vari')
+    result = bc(project, "run", "colour-ab", "--resume", store.run_id, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["counts"]["ok"] == 4
+    assert len(read_jsonl(store.assignment_path)) == 4 and store.read_manifest().run == store.run_id
+
+
+def test_a_resume_keeps_its_rig_and_its_seal(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    assert bc(project, "run", "colour-ab", "--json").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--model", "other")
+    assert result.exit_code == 1 and "--model test/model" in result.stderr
+    result = bc(project, "run", "colour-ab", "--resume", "20200101T000000Z-0000")
+    assert result.exit_code == 1 and "no such run" in result.stderr
+    card = project.card_path("colour-ab")
+    card.write_text(card.read_text().replace("temperature: 0.7", "temperature: 0.8"))
+    result = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert result.exit_code == 1 and "cards/colour-ab.yaml" in result.stderr

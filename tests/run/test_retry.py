@@ -1,0 +1,165 @@
+"""Runs that can be finished: `--retry-failed` calls failed cells again and keeps every earlier attempt; an
+endpoint that stops answering stops the run instead of failing the grid; a resume keeps the run's own limits,
+and says so when there is nothing to call; a reply with a lone surrogate is stored losslessly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import file_digest
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, server
+
+__all__ = ["key", "server"]
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def summary(result: Result) -> dict[str, Any]:
+    assert result.exit_code == 0, (result.output, result.exception)
+    [s] = json.loads(result.stdout)["runs"]
+    return s  # type: ignore[no-any-return]
+
+
+FAIL_FIXTURE_0 = [{"kind": "500", "times": 999, "match": "number 0"}]
+
+
+def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.configure({"default_reply": "red", "faults": FAIL_FIXTURE_0})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
+    first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
+    assert first["counts"] == {"ok": 6, "truncated": 0, "failed": 2} and first["finished"]
+    folder = only_run(project, "colour-ab")
+    failed_rows = [line for line in (folder / "outputs.jsonl").read_bytes().splitlines(keepends=True)
+                   if json.loads(line)["status"] == "failed"]
+    old_digest = file_digest(folder / "outputs.jsonl")
+
+    # a plain resume of a finished run calls nothing, says why and what --retry-failed would do, asks no key
+    monkeypatch.delenv(KEY_ENV)
+    result = bc(project, "run", "colour-ab", "--resume", first["run"])
+    assert result.exit_code == 0, result.output
+    assert (f"run {first['run']} is finished: nothing to call (8 of 8 cells have an outcome, 2 failed); "
+            f"`benchcard run colour-ab --resume {first['run']} --retry-failed` would call the 2 failed cell(s) "
+            "again") in result.output
+    monkeypatch.setenv(KEY_ENV, key)
+
+    server.configure({"default_reply": "red"})
+    again = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed", "--json"))
+    assert again["called"] == 2 and again["counts"] == {"ok": 8, "truncated": 0, "failed": 0} and again["finished"]
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    assert len(outputs) == 8 and len({o["cell"] for o in outputs}) == 8
+    assert all(o["status"] == "ok" for o in outputs)
+    assert (folder / "attempts.jsonl").read_bytes() == b"".join(failed_rows)  # each earlier attempt, verbatim
+    manifest = json.loads((folder / "manifest.json").read_text())
+    [retry] = manifest["retries"]
+    assert retry["cells"] == 2 and retry["closed"]["outputs_digest"] == old_digest
+    assert retry["closed"]["counts"] == {"ok": 6, "truncated": 0, "failed": 2}
+    assert manifest["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
+    assert manifest["outputs_digest"] == file_digest(folder / "outputs.jsonl")
+    assert all(s["score"] is not None for s in read_jsonl(folder / "scores.jsonl"))
+    verdict = bc(project, "verdict", first["run"])
+    assert verdict.exit_code == 0, verdict.output
+
+    nothing = bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed")
+    assert nothing.exit_code == 0
+    assert f"nothing to retry: run {first['run']} is finished and no cell failed" in nothing.output
+
+
+def test_a_judged_run_is_never_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "faults": FAIL_FIXTURE_0})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
+    first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
+    assert bc(project, "verdict", first["run"]).exit_code == 0
+    result = bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed")
+    assert result.exit_code == 1
+    assert f"run {first['run']} already has a verdict" in result.stderr and "start a new run" in result.stderr
+    assert not (only_run(project, "colour-ab") / "attempts.jsonl").exists()
+
+
+def test_retry_failed_needs_a_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = ab_project(tmp_path, server.base_url)
+    result = bc(project, "run", "colour-ab", "--retry-failed")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: --retry-failed calls the failed cells of an earlier run: give that run "
+                                     "with --resume RUN")
+
+
+def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The grid is not burnt: the run stops after a few transport failures, says so in one line, and is
+    finished by --resume (cells not yet called) and --retry-failed (the failed ones)."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "503", "times": 999}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "2")
+    assert result.exit_code == 1
+    line = result.stderr.strip().splitlines()[-1]  # after the progress bar: one line
+    folder = only_run(project, "colour-ab")
+    assert line.startswith("error: stopped: 5 cells in a row failed in transport (last: HTTP 503")
+    assert line.endswith(f"5 of 20 cells recorded, 5 failed. When the endpoint answers again: "
+                         f"benchcard run colour-ab --resume {folder.name} --retry-failed")
+    assert server.stats()["calls"] == 10  # 5 cells × 2 attempts, not 20 × 2
+
+    server.configure({"default_reply": "red"})
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--json"))
+    assert resumed["called"] == 15 and resumed["counts"] == {"ok": 15, "truncated": 0, "failed": 5}
+    retried = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json"))
+    assert retried["called"] == 5 and retried["counts"] == {"ok": 20, "truncated": 0, "failed": 0}
+    attempts = read_jsonl(folder / "attempts.jsonl")
+    assert len(attempts) == 5 and all(a["status"] == "failed" and "HTTP 503" in a["error"] for a in attempts)
+
+
+def test_a_resume_keeps_the_runs_own_concurrency_and_rate_limit(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+    [first] = run(project, "colour-ab", RunOptions(concurrency=2, rpm=6000, progress=False), stop_after=3)
+    assert not first.finished
+    manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
+    assert manifest["concurrency"] == 2 and manifest["requests_per_minute"] == 6000
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", first.run, "--json"))
+    assert resumed["concurrency"] == 2 and resumed["rpm"] == 6000 and resumed["finished"]
+    # given again, the user's figures win
+    [other] = run(project, "colour-ab", RunOptions(concurrency=2, progress=False), stop_after=3)
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", other.run, "--json", "--concurrency", "3"))
+    assert resumed["concurrency"] == 3 and resumed["rpm"] is None
+
+
+def test_verdict_on_a_run_in_progress_says_so(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+    [first] = run(project, "colour-ab", RunOptions(progress=False), stop_after=5)
+    result = bc(project, "verdict", first.run)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: run {first.run} is still in progress (5 of 12 cells recorded, not closed); a verdict waits for "
+        f"the run to finish: `benchcard run colour-ab --resume {first.run}`")
+
+
+def test_a_reply_with_a_lone_surrogate_is_stored_losslessly(tmp_path: Path, server: FakeServer, key: str) -> None:
+    text = "red \ud800 and \udfff"
+    server.configure({"default_reply": text})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    s = summary(bc(project, "run", "colour-ab", "--json"))
+    assert s["counts"] == {"ok": 4, "truncated": 0, "failed": 0} and s["finished"]
+    folder = only_run(project, "colour-ab")
+    assert [o["text"] for o in read_jsonl(folder / "outputs.jsonl")] == [text] * 4
+    sheet = bc(project, "blind-sheet", s["run"], "--out", str(tmp_path / "sheet.csv"))
+    assert sheet.exit_code == 0, sheet.output
+    assert "red \ufffd and \ufffd" in (tmp_path / "sheet.csv").read_text(encoding="utf-8")
+    assert bc(project, "verdict", s["run"]).exit_code == 0
+    built = bc(project, "site", "--out", str(tmp_path / "web"))
+    assert built.exit_code == 0, built.output
+    page = next((tmp_path / "web" / "runs").rglob("index.html")).read_text(encoding="utf-8")
+    assert "red \ufffd and \ufffd" in page  # shown with the replacement character; the raw file keeps the escape

@@ -1,0 +1,579 @@
+"""`benchcard run` end to end over real sockets against the fake server, as a user runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import digest, file_digest
+from benchcard.card.load import load_card
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.providers import BUILTIN
+from benchcard.run.providers.base import Provider, ProviderConfig
+from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.run.runner import run, score_blind, workers_for
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import (
+    KEY_ENV,
+    PROBE,
+    ab_project,
+    copy_repo_card,
+    key,
+    only_run,
+    probe_project,
+    read_jsonl,
+    runs_of,
+    seal_card,
+    server,
+    write_config,
+)
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
+                 "sealed", "plan_digest",
+                 "repetitions", "cells", "concurrency", "requests_per_minute", "benchcard_version", "started_at"}
+FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
+OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",
+               "error"}
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, (result.output, result.stderr, result.exception)
+    return result
+
+
+def summary(result: Result) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+# ------------------------------------------------------------------------------------------- the happy path
+
+
+def test_a_probe_run_writes_the_whole_run_folder(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "negative", "record_bodies": True, "latency_ms": 5})
+    project = probe_project(tmp_path, server.base_url, repetitions=5)
+    out = summary(ok(bc(project, "run", PROBE, "--json")))
+    folder = only_run(project, PROBE)
+    [s] = out["runs"]
+    assert s["run"] == folder.name and s["folder"] == project.relative(folder)
+    assert s["counts"] == {"ok": 5, "truncated": 0, "failed": 0} and s["cells"] == 5 and s["finished"]
+    assert out["wall_s"] > 0
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert set(manifest) == MANIFEST_KEYS | FINISH_KEYS
+    assert manifest["rig"] == {"provider": "fake", "model": "anthropic/claude-opus-5", "effort": None,
+                               "surface": None, "line": "anthropic/claude-opus-5 · fake"}
+    assert manifest["provider_type"] == "openai" and manifest["base_url"] == server.base_url
+    assert manifest["cells"] == 5 and manifest["concurrency"] == 8 and manifest["kind"] == "probe"
+    assert manifest["outputs_digest"] == file_digest(folder / "outputs.jsonl")
+    assert manifest["scores_digest"] == file_digest(folder / "scores.jsonl")
+    assert manifest["counts"] == {"ok": 5, "truncated": 0, "failed": 0}
+
+    assignment = read_jsonl(folder / "sealed" / "assignment.jsonl")
+    requests = read_jsonl(folder / "sealed" / "requests.jsonl")
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert [a["cell"] for a in assignment] == [r["cell"] for r in requests]
+    assert sorted(a["repetition"] for a in assignment) == [0, 1, 2, 3, 4]
+    assert {o["cell"] for o in outputs} == {a["cell"] for a in assignment} == {s["cell"] for s in scores}
+    for o in outputs:
+        assert set(o) == OUTPUT_KEYS
+        assert o["status"] == "ok" and o["text"] == "negative" and o["attempts"] == 1 and o["error"] is None
+        assert o["usage"]["input"] > 0 and o["latency_ms"] >= 5
+    assert all(s["score"] == 1.0 for s in scores)
+    # what was sent is exactly what was stored
+    stats = server.stats()
+    assert sorted(map(digest, stats["bodies"])) == sorted(digest(r["body"]) for r in requests)
+    assert all(r["url"] == server.base_url + "/chat/completions" and r["provider"] == "fake" for r in requests)
+
+
+def test_the_plan_and_manifest_exist_before_the_first_call(tmp_path: Path, key: str) -> None:
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=3, repetitions=2)
+    seen: list[tuple[bool, int, int]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if not seen:
+            [folder] = runs_of(project, "colour-ab")
+            requests = read_jsonl(folder / "sealed" / "requests.jsonl")
+            seen.append(((folder / "manifest.json").is_file(), len(requests),
+                         len(read_jsonl(folder / "sealed" / "assignment.jsonl"))))
+            assert json.loads(request.content) in [r["body"] for r in requests]
+        return httpx.Response(200, json={"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]})
+
+    [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(handler))
+    assert seen == [(True, 12, 12)]
+    assert s.counts["ok"] == 12
+
+
+def test_the_verdict_refuses_scores_edited_after_the_run(tmp_path: Path, key: str) -> None:
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=3, repetitions=2)
+    reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
+    [s] = run(project, "colour-ab", RunOptions(progress=False),
+              transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply)))
+    scores = project.root / s.folder / "scores.jsonl"
+    scored = scores.read_bytes()
+    first, rest = scored.split(b"\n", 1)
+    row = json.loads(first)
+    scores.write_bytes(json.dumps({**row, "score": 1.0 - row["score"]}).encode() + b"\n" + rest)
+    result = bc(project, "verdict", s.run)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert "scores.jsonl" in line and "changed" in line
+    scores.write_bytes(scored)
+    ok(bc(project, "verdict", s.run))
+
+
+def test_unsealed_and_changed_cards_are_refused(tmp_path: Path, key: str) -> None:
+    project = probe_project(tmp_path, "http://fake.invalid/v1")
+    (project.keys_dir(PROBE) / "v3.seal.json").unlink()
+    result = bc(project, "run", PROBE)
+    assert result.exit_code == 1 and "not sealed" in result.stderr and "Traceback" not in result.output
+    seal_card(tmp_path, PROBE)
+    path = project.card_path(PROBE)
+    path.write_text(path.read_text().replace("max_tokens: 1020", "max_tokens: 1000"))
+    result = bc(project, "run", PROBE)
+    assert result.exit_code == 1
+    assert "cards/one-word-sentiment.yaml" in result.stderr and "changed after sealing" in result.stderr
+    assert not runs_of(project, PROBE)
+
+
+def test_a_missing_key_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = probe_project(tmp_path, "http://fake.invalid/v1")
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    result = bc(project, "run", PROBE)
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: {KEY_ENV} is not set; export it, or run on the embedded model with "
+                             "--provider local\n")
+    assert not project.results_dir.exists()
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    result = bc(project, "run", PROBE, "--provider", "openrouter")
+    assert result.exit_code == 1 and "OPENROUTER_API_KEY is not set" in result.stderr
+
+
+def test_one_run_per_model_and_the_rig_is_the_one_used(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "record_bodies": True})
+    project = ab_project(tmp_path, "http://wrong.invalid/v1", fixtures=2, repetitions=1)
+    out = summary(ok(bc(project, "run", "colour-ab", "--model", "m-a", "--model", "m-b", "--base-url",
+                        server.base_url + "/", "--json")))
+    assert [r["model"] for r in out["runs"]] == ["m-a", "m-b"]
+    assert len({r["run"] for r in out["runs"]}) == 2
+    for r in out["runs"]:
+        manifest = json.loads((project.root / r["folder"] / "manifest.json").read_text())
+        # another endpoint than the rig's own: a scratch run, marked so (tests/run/test_scratch.py)
+        assert manifest["rig"]["model"] == r["model"] and manifest["rig"]["line"] == f"{r['model']} · fake · scratch"
+        assert manifest["base_url"] == server.base_url and manifest["scratch"].startswith("--base-url")
+        assert {b["body"]["model"] for b in read_jsonl(project.root / r["folder"] / "sealed" / "requests.jsonl")} \
+            == {r["model"]}
+    assert sorted(b["model"] for b in server.stats()["bodies"]) == ["m-a"] * 4 + ["m-b"] * 4
+
+
+def test_the_anthropic_messages_api_over_sockets(tmp_path: Path, server: FakeServer,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    server.configure({"default_reply": "red", "require_key": True,
+                      "replies": [{"match": "number 1", "reply": "a long red answer", "finish_reason": "length"}]})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1, effort="low", max_tokens=5000)
+    out = summary(ok(bc(project, "run", "colour-ab", "--provider", "anthropic", "--model", "claude-test",
+                        "--base-url", server.base_url, "--json")))
+    [s] = out["runs"]
+    assert s["rig"] == "claude-test · effort low · anthropic · scratch"  # --base-url: another endpoint
+    assert s["counts"] == {"ok": 2, "truncated": 2, "failed": 0}
+    folder = project.root / s["folder"]
+    body = read_jsonl(folder / "sealed" / "requests.jsonl")[0]["body"]
+    assert body["system"] == "Answer with one word." and body["thinking"] == {"type": "enabled",
+                                                                               "budget_tokens": 1250}
+    outputs = {o["fixture"]: o for o in read_jsonl(folder / "outputs.jsonl") if o["status"] == "ok"}
+    assert outputs["item-000"]["text"] == "red"  # the thinking block is not part of the text
+    assert server.stats()["by_endpoint"] == {"/v1/messages": 4}
+
+
+# --------------------------------------------------------------------------------------------- faults
+
+
+def fault_run(tmp_path: Path, server: FakeServer, faults: list[dict[str, Any]], *args: str,
+              **config: Any) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
+    server.configure({"default_reply": "red", "faults": faults, **config})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    started = time.perf_counter()
+    out = summary(ok(bc(project, "run", "colour-ab", "--json", *args)))
+    wall = time.perf_counter() - started
+    [s] = out["runs"]
+    return s, read_jsonl(project.root / s["folder"] / "outputs.jsonl"), wall
+
+
+def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, key: str) -> None:
+    s, outputs, wall = fault_run(tmp_path, server, [{"kind": "429", "times": 1, "retry_after": 1}])
+    assert s["counts"]["ok"] == 4 and all(o["attempts"] == 2 for o in outputs)
+    assert wall >= 1.0
+    assert server.stats()["by_status"] == {"429": 4, "200": 4}
+
+
+def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
+    s, outputs, _ = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
+    assert s["counts"]["ok"] == 4 and all(o["attempts"] == 3 and o["text"] == "red" for o in outputs)
+
+
+def test_dropped_connections_are_retried_then_fail(tmp_path: Path, server: FakeServer, key: str) -> None:
+    s, outputs, _ = fault_run(tmp_path, server, [{"kind": "drop", "times": 1, "match": "number 0"},
+                                                 {"kind": "drop", "times": 9, "match": "number 1"}],
+                              "--attempts", "3")
+    by_fixture = {(o["fixture"], o["status"]) for o in outputs}
+    assert by_fixture == {("item-000", "ok"), ("item-001", "failed")}
+    for o in outputs:
+        if o["fixture"] == "item-001":
+            assert o["attempts"] == 3 and o["text"] == "" and "connection error" in o["error"]
+            assert o["error"].endswith("(gave up after 3 attempts)")
+        else:
+            assert o["attempts"] == 2
+    scores = read_jsonl(tmp_path / s["folder"] / "scores.jsonl")
+    assert all((x["score"] is None) == (x["status"] == "failed") for x in scores)
+
+
+def test_hangs_past_the_timeout_are_retried_then_fail(tmp_path: Path, server: FakeServer, key: str) -> None:
+    s, outputs, wall = fault_run(tmp_path, server, [{"kind": "hang", "times": 9, "hang_s": 5}],
+                                 "--timeout", "0.3", "--attempts", "2")
+    assert s["counts"] == {"ok": 0, "truncated": 0, "failed": 4}
+    assert all(o["attempts"] == 2 and o["error"].startswith("timed out after 0.3 s") for o in outputs)
+    assert wall < 4
+
+
+def test_truncation_is_recorded_apart_and_never_scored(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"replies": [{"match": "", "reply": "red red red"}], "faults": [{"kind": "truncate",
+                                                                                     "times": 1}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "4 cells: 0 ok, 4 truncated, 0 failed" in result.stdout
+    folder = only_run(project, "colour-ab")
+    assert {(o["status"], o["finish_reason"]) for o in read_jsonl(folder / "outputs.jsonl")} == {("truncated",
+                                                                                                   "length")}
+    assert {(s["status"], s["score"]) for s in read_jsonl(folder / "scores.jsonl")} == {("truncated", None)}
+
+
+@pytest.mark.parametrize("kind", ["malformed", "html"])
+def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: Path, server: FakeServer, key: str,
+                                                                     kind: str) -> None:
+    """A proxy's HTML page or a cut-off body is transport, not the model: retried like a 5xx, up to --attempts."""
+    s, outputs, _ = fault_run(tmp_path / "once", server, [{"kind": kind, "times": 1, "match": "number 0"}])
+    cured = [o for o in outputs if o["fixture"] == "item-000"]
+    assert len(cured) == 2 and all(o["status"] == "ok" and o["attempts"] == 2 for o in cured)
+    assert s["counts"] == {"ok": 4, "truncated": 0, "failed": 0}
+    s, outputs, _ = fault_run(tmp_path / "always", server, [{"kind": kind, "times": 99, "match": "number 0"}],
+                              "--attempts", "3")
+    bad = [o for o in outputs if o["fixture"] == "item-000"]
+    assert len(bad) == 2 and all(o["status"] == "failed" and o["attempts"] == 3 for o in bad)
+    assert all("malformed response: HTTP 200 with a body that is not JSON" in o["error"] for o in bad)
+    assert all("gave up after 3 attempts" in o["error"] for o in bad)
+    assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
+
+
+def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server: FakeServer) -> None:
+    """A 401 says nothing about a cell: the run stops and the cells stay missing, to be called on resume."""
+    server.configure({"default_reply": "red", "require_key": True})
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1)
+    write_config(project.root, server.base_url, key_env=None)  # an endpoint declared without a key
+    result = bc(project, "run", "colour-ab", "--concurrency", "1")
+    assert result.exit_code == 1
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("error: HTTP 401: missing API key") and "--resume" in last
+    folder = only_run(project, "colour-ab")
+    assert read_jsonl(folder / "outputs.jsonl") == []
+
+
+def test_other_4xx_fail_only_their_cell(tmp_path: Path, key: str) -> None:
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if "number 0" in request.content.decode():
+            return httpx.Response(400, json={"error": {"message": "context too long"}})
+        return httpx.Response(200, json={"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]})
+
+    [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(handler))
+    assert s.counts == {"ok": 2, "truncated": 0, "failed": 2} and s.finished
+    failed = [o for o in read_jsonl(project.root / s.folder / "outputs.jsonl") if o["status"] == "failed"]
+    assert {o["error"] for o in failed} == {"HTTP 400: context too long"}
+
+
+# ------------------------------------------------------------------------------------ pool, rate, price
+
+
+def test_concurrency_is_a_bounded_pool(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "latency_ms": 60})
+    project = ab_project(tmp_path, server.base_url, fixtures=10, repetitions=2)
+    ok(bc(project, "run", "colour-ab", "--concurrency", "4", "--json"))
+    stats = server.stats(by_request=False)
+    assert stats["calls"] == 40 and stats["max_in_flight"] == 4
+
+
+def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    in_flight, peak = 0, 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return httpx.Response(200, json={"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]})
+
+    def one_at_a_time(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+        provider = OpenAIProvider(cfg, client)
+        provider.max_concurrency = 2  # type: ignore[attr-defined]
+        return provider
+
+    monkeypatch.setattr("benchcard.run.runner.make_provider", one_at_a_time)
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=4, repetitions=2)
+    [s] = run(project, "colour-ab", RunOptions(concurrency=8, progress=False), transport=httpx.MockTransport(handler))
+    assert s.counts["ok"] == 16 and peak == 2 and s.concurrency == 2
+    assert json.loads((project.root / s.folder / "manifest.json").read_text())["concurrency"] == 2
+    assert workers_for(OpenAIProvider(BUILTIN["openai"], httpx.AsyncClient()), 8) == 8  # no cap stated
+
+
+def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
+        tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def capped(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
+        provider = OpenAIProvider(cfg, client)
+        provider.max_concurrency = 1  # type: ignore[attr-defined]
+        return provider
+
+    reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
+    monkeypatch.setattr("benchcard.run.runner.make_provider", capped)
+    monkeypatch.setattr(
+        "benchcard.run.runner.make_client",
+        lambda concurrency, timeout, transport=None: httpx.AsyncClient(
+            transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply))))
+    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "1 call at a time (provider 'fake' takes no more)" in result.stderr
+    assert "1 call at a time (provider 'fake' takes no more)" in result.stdout
+    result = ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
+    assert "at a time" not in result.output
+
+
+def test_rpm_spaces_the_calls(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=1)
+    started = time.perf_counter()
+    ok(bc(project, "run", "colour-ab", "--rpm", "600", "--json"))  # one call start every 0.1 s
+    assert time.perf_counter() - started >= 0.5
+    assert server.stats()["calls"] == 6
+    write_config(project.root, server.base_url, extra="")  # the provider's own limit in benchcard.yaml
+    config = (project.root / "benchcard.yaml").read_text().replace("}", ", requests_per_minute: 600}")
+    (project.root / "benchcard.yaml").write_text(config)
+    started = time.perf_counter()
+    ok(bc(project, "run", "colour-ab", "--json"))
+    assert time.perf_counter() - started >= 0.5
+
+
+def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"replies": [{"match": "number 0", "reply": "red", "cost": 0.25}, {"match": "", "reply": "red"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    s = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]
+    assert s["cost"] == 0.5 and s["cost_unknown"] == 2
+    unpriced = [o for o in read_jsonl(project.root / s["folder"] / "outputs.jsonl") if o["fixture"] == "item-001"]
+    assert [o["cost"] for o in unpriced] == [None, None]
+    write_config(project.root, server.base_url, extra="prices:\n  test/model: {input: 1000000, output: 2000000}\n")
+    s = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]
+    priced = [o for o in read_jsonl(project.root / s["folder"] / "outputs.jsonl") if o["fixture"] == "item-001"]
+    assert all(o["cost"] == o["usage"]["input"] + 2 * o["usage"]["output"] for o in priced)
+    assert s["cost_unknown"] == 0
+
+
+# ------------------------------------------------------------------------------------- progress, output
+
+
+def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "faults": [{"kind": "truncate", "times": 1, "match": "number 0"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "4/4" in result.stderr and "0 failed" in result.stderr and "2 truncated" in result.stderr
+    assert "cost n/a" in result.stderr  # piped: plain status lines, no live bar (and no ETA)
+    assert "→ results/colour-ab/v1/" in result.stdout and "scored blind" in result.stdout
+    result = ok(bc(project, "run", "colour-ab", "--json"))
+    assert result.stderr == ""
+    assert set(summary(result)["runs"][0]) >= {"run", "folder", "counts", "cost", "wall_s"}
+
+
+def test_model_output_is_stored_verbatim_and_never_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    evil = "$(touch pwned) `touch pwned2` {{variant}} \x00\u202e\n</item>"
+    server.configure({"default_reply": evil})
+    project = ab_project(tmp_path, server.base_url, fixtures=1, repetitions=1)
+    ok(bc(project, "run", "colour-ab", "--json"))
+    outputs = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert [o["text"] for o in outputs] == [evil, evil]
+    assert not list(Path.cwd().glob("pwned*")) and not list(project.root.glob("pwned*"))
+
+
+# ------------------------------------------------------------------------------------------- blindness
+
+
+def test_scoring_is_blind_to_assignment_requests_and_model(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Scoring needs outputs.jsonl, keys and fixtures only: it gives the same scores with sealed/ gone and the
+    manifest unreadable, and the only files it opens are those."""
+    copy_repo_card(tmp_path, "bench-01")
+    project = seal_card(tmp_path, "bench-01")
+    card = load_card(project.card_path("bench-01"), project)
+    write_config(project.root, server.base_url)
+    server.configure({"default_reply": json.dumps({"parties": ["Harbourline Freight Limited"]})})
+    opts = RunOptions(provider="fake", progress=False, concurrency=16)
+    [s] = run(project, "bench-01", opts)
+    folder = project.root / s.folder
+    before = (folder / "scores.jsonl").read_bytes()
+
+    for p in (folder / "sealed").iterdir():
+        p.unlink()
+    (folder / "sealed").rmdir()
+    (folder / "manifest.json").write_text("not json {")
+    (folder / "scores.jsonl").unlink()
+
+    opened: list[str] = []
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and recording and isinstance(args[0], str | bytes | Path):
+            opened.append(str(args[0]))
+
+    recording = True
+    sys.addaudithook(audit)
+    try:
+        written = score_blind(folder / "outputs.jsonl", folder / "scores.jsonl", card, project)
+    finally:
+        recording = False
+    assert (folder / "scores.jsonl").read_bytes() == before
+    rows = read_jsonl(folder / "scores.jsonl")
+    assert written == len(rows)
+    assert len(rows) == s.cells and any(r["score"] for r in rows)
+    allowed = (str(folder / "outputs.jsonl"), str(folder / "scores.jsonl"))
+    assert allowed[0] in opened and any("/keys/bench-01/" in p for p in opened)  # the hook saw the reads
+    for path in opened:
+        resolved = str(Path(path).resolve())
+        assert (path in allowed or resolved.startswith(str((project.root / "keys" / "bench-01").resolve()))
+                or resolved.startswith(str((project.root / "fixtures" / "bench-01").resolve()))
+                or "site-packages" in resolved or resolved.startswith(sys.prefix)), path
+    assert not any("sealed" in p or "manifest" in p or "requests" in p for p in opened)
+    # and the outputs it reads name no variant, model or repetition
+    for o in read_jsonl(folder / "outputs.jsonl"):
+        assert set(o) == OUTPUT_KEYS
+
+
+@pytest.mark.local_model
+def test_a_local_override_records_no_effort(tmp_path: Path) -> None:
+    """The card asks for effort low; the embedded model has no such setting, so its rig line claims none."""
+    project = ab_project(tmp_path, None, fixtures=1, repetitions=1, effort="low")
+    [s] = run(project, "colour-ab", RunOptions(provider="local", progress=False), stop_after=0)
+    assert s.rig == "SmolLM2-135M-Instruct · local"
+    manifest = json.loads((project.root / s.folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["rig"]["effort"] is None and manifest["rig"]["line"] == s.rig
+
+
+@pytest.mark.local_model
+def test_a_file_the_local_model_cannot_read_leaves_no_run(tmp_path: Path) -> None:
+    """A .gguf that is not a model is refused in one line before the run plans or creates its folder, so
+    `benchcard verdict CARD` cannot pick up an empty run afterwards."""
+    project = ab_project(tmp_path, None, fixtures=1, repetitions=1)
+    bad = tmp_path / "not-a-model.gguf"
+    bad.write_bytes(b"GGUF but not really a model")
+    result = bc(project, "run", "colour-ab", "--provider", "local", "--model", str(bad))
+    assert result.exit_code == 1
+    assert result.output.startswith("error: cannot load the local model") and result.output.count("\n") == 1
+    results = project.root / "results"
+    assert not results.exists() or not [p for p in results.rglob("*") if p.is_file() or p.name.startswith("2")]
+
+
+# ------------------------------------------------------------------------------- errors inside a 200 answer
+
+NOT_ANSWERS = [
+    # (api, fake server config, --attempts, the error recorded) — every reply text would score 1 if scored
+    ("openai", {"replies": [{"match": "", "reply": "", "finish_reason": "error"}]}, 1,
+     "upstream error: a 200 answer with finish_reason error"),
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 400, "times": 9}]}, 3,
+     "upstream error 400: injected upstream error 400 (in a 200 answer)"),
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 502, "times": 9}]}, 2,
+     "upstream error 502: injected upstream error 502 (in a 200 answer) (gave up after 2 attempts)"),
+    ("openai", {"replies": [{"match": "", "reply": "negative", "finish_reason": "content_filter"}]}, 1,
+     "refused by the API: a content filter withheld the answer (stop reason content_filter)"),
+    ("openai", {"replies": [{"match": "", "reply": "negative", "finish_reason": "tool_calls"}]}, 1,
+     "not an answer: the model asked to call a tool"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "refusal"}]}, 1,
+     "refused by the API: the API declined to answer (stop reason refusal)"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "pause_turn"}]}, 1,
+     "not an answer: the API paused the turn before the answer was finished"),
+    ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "tool_use"}]}, 1,
+     "not an answer: the model asked to use a tool"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 529, "times": 9}]}, 1,
+     "API error overloaded_error: injected upstream error 529 (in a 200 answer)"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 400, "times": 9}]}, 1,
+     "API error invalid_request_error: injected upstream error 400 (in a 200 answer)"),
+]
+
+
+@pytest.mark.parametrize(("api", "config", "attempts", "error"), NOT_ANSWERS,
+                         ids=[f"{a}-{i}" for i, (a, *_) in enumerate(NOT_ANSWERS)])
+def test_an_error_or_refusal_inside_a_200_answer_is_failed_never_scored(
+        tmp_path: Path, server: FakeServer, key: str, api: str, config: dict[str, Any], attempts: int,
+        error: str) -> None:
+    server.configure(config)
+    project = probe_project(tmp_path, None)
+    write_config(project.root, server.base_url, type_=api)
+    result = ok(bc(project, "run", PROBE, "--attempts", str(attempts)))
+    assert "1 cells: 0 ok, 0 truncated, 1 failed" in result.output
+    folder = only_run(project, PROBE)
+    [row] = read_jsonl(folder / "outputs.jsonl")
+    assert row["status"] == "failed" and row["error"].startswith(error), row["error"]
+    [score] = read_jsonl(folder / "scores.jsonl")
+    assert score["status"] == "failed" and score["score"] is None
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_passing_upstream_error_in_a_200_answer_is_retried(tmp_path: Path, server: FakeServer, key: str,
+                                                             api: str) -> None:
+    server.configure({"default_reply": "negative", "faults": [{"kind": "error200", "code": 502, "times": 1}]})
+    project = probe_project(tmp_path, None)
+    write_config(project.root, server.base_url, type_=api)
+    result = ok(bc(project, "run", PROBE, "--attempts", "2"))
+    assert "1 cells: 1 ok, 0 truncated, 0 failed" in result.output
+    [row] = read_jsonl(only_run(project, PROBE) / "outputs.jsonl")
+    assert row["status"] == "ok" and row["attempts"] == 2 and row["text"] == "negative"
+
+
+def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Where stderr is not a terminal a live bar shows nothing until the end: plain status lines instead."""
+    import io
+
+    from benchcard.records import OutputRow
+    from benchcard.run.progress import PLAIN_EVERY_S, RichProgress
+
+    assert PLAIN_EVERY_S <= 10
+    stream = io.StringIO()
+    progress = RichProgress(stream, every=0.05)
+    progress.start("run X", 3, 0)
+    row = OutputRow(cell="c0000000000", fixture="f", status="failed", attempts=1, error="x")
+    progress.advance(row)
+    time.sleep(0.3)
+    progress.stop()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "run X" and len(lines) >= 3
+    assert all(re.fullmatch(r"calls 1/3 · 1 failed · 0 truncated · cost n/a · \d+ s", line) for line in lines[1:])
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = bc(project, "run", "colour-ab")  # CliRunner's stderr is not a terminal
+    assert result.exit_code == 0
+    assert re.search(r"^calls 4/4 · 0 failed · 0 truncated · cost \S+ · \d+ s$", result.stderr, re.M)

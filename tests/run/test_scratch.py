@@ -1,0 +1,78 @@
+"""Scratch runs: a trial is marked in the manifest, the rig line and every page, and never enters the ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import PROBE, ab_project, key, only_run, probe_project, server
+
+__all__ = ["key", "server"]
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result
+
+
+def test_a_scratch_run_is_marked_everywhere_and_never_in_the_ledger(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    ran = ok(bc(project, "run", "colour-ab", "--scratch"))
+    folder = only_run(project, "colour-ab")
+    assert f"{folder.name} · test/model · fake · scratch → " in ran.output
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["scratch"] == "run with --scratch" and manifest["rig"]["line"] == "test/model · fake · scratch"
+    judged = ok(bc(project, "verdict", folder.name))
+    assert "test/model · fake · scratch" in judged.output
+    assert judged.output.rstrip().endswith("scratch: a trial verdict, not entered in the ledger")
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert verdict["scratch"] is True and verdict["ledger"] is None
+    assert not (project.root / "results" / "ledger.jsonl").exists()
+    ok(bc(project, "site", "--out", str(tmp_path / "web")))
+    run_page = (tmp_path / "web" / "runs").rglob("index.html").__next__().read_text(encoding="utf-8")
+    card_page = (tmp_path / "web" / "cards" / "colour-ab" / "index.html").read_text(encoding="utf-8")
+    index = (tmp_path / "web" / "index.html").read_text(encoding="utf-8")
+    for page in (run_page, card_page):
+        assert "Scratch run (run with --scratch): a trial, never entered in the ledger" in page
+        assert "test/model · fake · scratch" in page
+    assert "test/model · fake · scratch" in index
+
+
+def test_another_endpoint_than_the_cards_rig_is_scratch(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "negative"})
+    project = probe_project(tmp_path / "a", server.base_url, provider="openrouter")  # the card's own rig
+    ok(bc(project, "run", PROBE, "--provider", "fake"))  # a fake server declared in benchcard.yaml
+    manifest = json.loads((only_run(project, PROBE) / "manifest.json").read_text())
+    assert manifest["scratch"] == "provider 'fake' (declared in benchcard.yaml) instead of the card's 'openrouter'"
+    assert manifest["rig"]["line"].endswith(" · scratch")
+    assert "scratch: a trial verdict" in ok(bc(project, "verdict", PROBE)).output
+
+    project = probe_project(tmp_path / "b", server.base_url, provider="fake")
+    ok(bc(project, "run", PROBE, "--base-url", server.base_url))
+    manifest = json.loads((only_run(project, PROBE) / "manifest.json").read_text())
+    assert manifest["scratch"].startswith("--base-url ")
+
+
+def test_verdict_scratch_writes_a_verdict_without_a_ledger_row(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    ok(bc(project, "run", "colour-ab"))
+    folder = only_run(project, "colour-ab")
+    assert "scratch" not in json.loads((folder / "manifest.json").read_text())
+    judged = ok(bc(project, "verdict", folder.name, "--scratch"))
+    assert "scratch: a trial verdict, not entered in the ledger" in judged.output
+    assert json.loads((folder / "verdict.json").read_text())["rig"] == "test/model · fake · scratch"
+    assert "no verdicts yet" in ok(bc(project, "ledger")).output

@@ -1,0 +1,43 @@
+"""A run that stopped before every cell had an outcome is labelled "unfinished (k of N cells)" in
+`benchcard ledger` and on the pages, never "not yet unblinded"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.run.unfinished import unfinished_runs
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import ab_project, key, server  # noqa: F401  (pytest fixtures)
+
+
+def test_a_stopped_run_is_unfinished_in_the_ledger_and_on_the_pages(tmp_path: Path, server: FakeServer,  # noqa: F811
+                                                                      key: str) -> None:  # noqa: F811
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    [summary] = run(project, "colour-ab", RunOptions(progress=False), stop_after=5)
+    assert not summary.finished
+    assert [(u.run, u.done, u.cells) for u in unfinished_runs(project)] == [(summary.run, 5, 12)]
+
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0, result.output
+    assert (f"colour-ab v1 · run {summary.run}: unfinished (5 of 12 cells) — benchcard run colour-ab --resume "
+            f"{summary.run}") in result.output
+
+    out = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    card_page = (out / "cards" / "colour-ab" / "index.html").read_text()
+    assert "Unfinished (5 of 12 cells)" in card_page and "Not yet unblinded" not in card_page
+    assert f"benchcard run colour-ab --resume {summary.run}" in card_page
+    assert "unfinished (5 of 12 cells)" in (out / "index.html").read_text()
+
+    [done] = run(project, "colour-ab", RunOptions(resume=summary.run, progress=False))
+    assert done.finished and unfinished_runs(project) == []
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert "unfinished" not in result.output

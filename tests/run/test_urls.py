@@ -1,0 +1,62 @@
+"""Credentials in a base URL are used like a key: sent as a header, never written, printed or published."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_cli import bc, one_line_error
+from ..helpers_run import ab_project, server, write_config
+
+__all__ = ["server"]
+
+PASSWORD = "pw-9f8e7d6c5b4a"
+
+
+def _with_credentials(base_url: str) -> str:
+    return base_url.replace("://", f"://alice:{PASSWORD}@", 1)
+
+
+def _everywhere(root: Path) -> str:
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file())
+
+
+def test_url_credentials_are_sent_as_a_header_and_stored_nowhere(tmp_path: Path, server: FakeServer) -> None:
+    server.configure({"require_key": True, "default_reply": "red"})
+    project = ab_project(tmp_path / "proj")
+    write_config(project.root, server.base_url, key_env=None)
+    result = bc(project.root, "run", "colour-ab", "--base-url", _with_credentials(server.base_url), "--json")
+    assert result.exit_code == 0, result.output
+    stats = server.stats()
+    assert stats["without_key"] == 0 and stats["with_key"] == 12
+    site = bc(project.root, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    for text in (result.output, _everywhere(project.root), _everywhere(tmp_path / "site")):
+        assert PASSWORD not in text
+        assert "alice" not in text
+    assert server.base_url in _everywhere(project.root / "results")
+
+
+def test_url_credentials_in_benchcard_yaml_work_and_stay_there(tmp_path: Path, server: FakeServer) -> None:
+    server.configure({"require_key": True, "default_reply": "red"})
+    project = ab_project(tmp_path / "proj")
+    write_config(project.root, _with_credentials(server.base_url), key_env=None)
+    result = bc(project.root, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    assert server.stats()["without_key"] == 0
+    assert PASSWORD not in _everywhere(project.results_dir) and PASSWORD not in result.output
+    assert bc(project.root, "site", "--out", str(tmp_path / "site")).exit_code == 0
+    site = _everywhere(tmp_path / "site")
+    assert "-u USER" in site and PASSWORD not in site and "alice" not in site
+
+
+def test_a_url_password_and_an_openai_key_cannot_share_the_header(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCHCARD_TEST_KEY", "sk-test-0000")
+    project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
+    line = one_line_error(bc(project.root, "run", "colour-ab", "--base-url", "http://bob:pw-1@127.0.0.1:9/v1"))
+    assert "Authorization" in line and "pw-1" not in line
+    assert not project.results_dir.exists()

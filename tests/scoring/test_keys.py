@@ -1,0 +1,162 @@
+"""Per-fixture answers: `exact` with `expected_from_key` and `rules` with `{{key.<field>}}` read
+`keys/<id>/<fixture>.json`; `check` refuses key files a scorer ignores and fixtures without a key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import key, read_jsonl, runs_of, server, write_config
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+SENTIMENT = """\
+id: sentiment-ab
+version: 1
+kind: ab
+title: Does "Answer with one word." make the label right?
+question: Does the instruction change accuracy?
+variable: One sentence after the review.
+rig: {provider: fake, model: test/model, effort: null}
+params: {max_tokens: 20, temperature: 0}
+prompt:
+  user: |-
+    Is this review positive or negative?
+    Review: {{fixture}}{{variant}}
+variants: {plain: "", one-word: "\\nAnswer with one word."}
+baseline: plain
+fixtures: fixtures/sentiment-ab/*.txt
+repetitions: 1
+scoring: SCORING
+win:
+  all:
+    - {metric: score, test: rises}
+  equivalence_margin: 0.05
+examples:
+  - {label: Correct, fixture: r1, output: positive, expect: pass}
+  - {label: Rejected — the other label, fixture: r1, output: negative, expect: fail}
+history:
+  - {version: 1, note: Initial version.}
+"""
+EXACT = "{method: exact, expected_from_key: label, case_sensitive: false}"
+RULES = ("{method: rules, rules: [{id: right_label, must_match: '/^\\s*{{key.label}}\\.?\\s*$/i', "
+         "why: The key's label.}]}")
+LABELS = {"r1": "positive", "r2": "negative", "r3": "positive", "r4": "negative"}
+
+
+def make(root: Path, scoring: str = EXACT, keys: dict[str, object] | None = None) -> Path:
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    (root / "cards" / "sentiment-ab.yaml").write_text(SENTIMENT.replace("SCORING", scoring), encoding="utf-8")
+    (root / "fixtures" / "sentiment-ab").mkdir(parents=True, exist_ok=True)
+    (root / "keys" / "sentiment-ab").mkdir(parents=True, exist_ok=True)
+    for fixture in LABELS:
+        (root / "fixtures" / "sentiment-ab" / f"{fixture}.txt").write_text(f"review {fixture}\n", encoding="utf-8")
+    for fixture, body in (keys if keys is not None else
+                          {f: {"fixture": f, "label": lab} for f, lab in LABELS.items()}).items():
+        (root / "keys" / "sentiment-ab" / f"{fixture}.json").write_text(json.dumps(body), encoding="utf-8")
+    return root
+
+
+def bc(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(root), *args])
+
+
+@pytest.mark.parametrize("scoring", [EXACT, RULES], ids=["exact", "rules"])
+def test_each_fixture_is_scored_against_its_own_key(tmp_path: Path, server: FakeServer, key: str,
+                                                    scoring: str) -> None:
+    root = make(tmp_path / "proj", scoring)
+    write_config(root, server.base_url)
+    server.configure({"default_reply": "Positive"})
+    checked = bc(root, "check")
+    assert checked.exit_code == 0, checked.output
+    assert "ok   1.00 expect pass    Correct" in checked.output
+    assert bc(root, "seal", "sentiment-ab").exit_code == 0
+    seal = json.loads((root / "keys" / "sentiment-ab" / "v1.seal.json").read_text())
+    assert sorted(seal["keys"]) == [f"keys/sentiment-ab/{f}.json" for f in sorted(LABELS)]
+    result = bc(root, "run", "sentiment-ab")
+    assert result.exit_code == 0, result.output
+    [run] = runs_of(Project(root), "sentiment-ab")
+    by_fixture: dict[str, set[float]] = {}
+    for row in read_jsonl(run / "scores.jsonl"):
+        by_fixture.setdefault(row["fixture"], set()).add(row["score"])
+    assert by_fixture == {"r1": {1.0}, "r2": {0.0}, "r3": {1.0}, "r4": {0.0}}
+
+
+def test_a_key_value_is_matched_literally_in_a_rule(tmp_path: Path) -> None:
+    from benchcard.scoring.scorers import RulesSpec, parse_scoring, score_output
+
+    spec = parse_scoring({"method": "rules", "rules": [{"id": "r", "must_match": "/^{{key.answer}}$/",
+                                                       "why": "w"}]}, fail=lambda w, e: AssertionError(e))
+    assert isinstance(spec, RulesSpec)
+    key = {"fixture": "f", "answer": ["1+1 (two)", "a/b"]}
+    assert score_output(spec, "1+1 (two)", key).score == 1.0
+    assert score_output(spec, "a/b", key).score == 1.0
+    assert score_output(spec, "11 (two)", key).score == 0.0  # `+` is the character, not a quantifier
+
+
+def test_check_refuses_fixtures_without_a_key_and_keys_without_the_field(tmp_path: Path) -> None:
+    root = make(tmp_path / "a", keys={"r1": {"fixture": "r1", "label": "positive"},
+                                      "r2": {"fixture": "r2", "label": "negative"},
+                                      "r3": {"fixture": "r3", "label": "positive"}})
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "keys/sentiment-ab/r4.json: missing answer key for fixture 'r4'" in result.output
+    root = make(tmp_path / "b", keys={f: {"fixture": f, "answer": lab} for f, lab in LABELS.items()})
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "keys/sentiment-ab/r1.json: field 'answer': the scorer never reads it (it reads label)" in result.output
+    assert bc(root, "seal", "sentiment-ab").exit_code == 1
+
+
+def test_check_refuses_key_files_the_scorer_ignores(tmp_path: Path) -> None:
+    one_answer = "{method: exact, expected: positive, case_sensitive: false}"
+    root = make(tmp_path / "a", one_answer)
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert ("keys/sentiment-ab/r1.json: exact scoring with one `expected` answer reads no answer key "
+            "(use expected_from_key or {{key.<field>}} in a rule to read one)") in result.output
+    sealed = bc(root, "seal", "sentiment-ab")
+    assert sealed.exit_code == 1 and "refusing to seal" in sealed.output + sealed.stderr
+    root = make(tmp_path / "b")
+    (root / "keys" / "sentiment-ab" / "r9.json").write_text('{"fixture": "r9", "label": "positive"}')
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "keys/sentiment-ab/r9.json: exact scoring with expected_from_key: label reads keys only for its " \
+           "fixtures, and there is no fixture 'r9'" in result.output
+
+
+def test_a_literal_key_placeholder_in_expected_is_refused(tmp_path: Path) -> None:
+    root = make(tmp_path / "a", "{method: exact, expected: '{{key.label}}'}")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "field 'scoring.expected': is compared literally" in result.output
+    assert "expected_from_key: <field>" in result.output
+
+
+def test_a_probe_reads_its_key_named_after_the_card(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "cards").mkdir(parents=True)
+    card = SENTIMENT.replace("kind: ab", "kind: probe").replace(EXACT, "")
+    probe = "\n".join(line for line in card.replace("SCORING", EXACT).splitlines()
+                      if not line.startswith(("question", "variable", "variants", "baseline", "fixtures", "win",
+                                              "  all", "    - {metric", "  equivalence")))
+    probe = probe.replace("id: sentiment-ab", "id: sentiment-probe").replace(", fixture: r1", "")
+    probe = probe.replace("{{fixture}}{{variant}}", "I loved it.")
+    (root / "cards" / "sentiment-probe.yaml").write_text(probe, encoding="utf-8")
+    result = bc(root, "check")
+    assert result.exit_code == 1 and "keys/sentiment-probe/sentiment-probe.json: missing answer key" in result.output
+    (root / "keys" / "sentiment-probe").mkdir(parents=True)
+    (root / "keys" / "sentiment-probe" / "sentiment-probe.json").write_text(
+        '{"fixture": "sentiment-probe", "label": "positive"}')
+    result = bc(root, "check")
+    assert result.exit_code == 0, result.output
+    assert bc(root, "seal", "sentiment-probe").exit_code == 0
+    seal = json.loads((root / "keys" / "sentiment-probe" / "v1.seal.json").read_text())
+    assert list(seal["keys"]) == ["keys/sentiment-probe/sentiment-probe.json"]

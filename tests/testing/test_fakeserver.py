@@ -1,0 +1,407 @@
+"""The fake server, observed from a real HTTP client over real sockets, as the runner will see it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchcard._util.hashing import digest
+from benchcard.testing.fakeserver import FakeServer, FakeServerError, parse_config
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fake(server: FakeServer) -> FakeServer:
+    """The shared server with the default config and zeroed counters (configure resets everything)."""
+    server.configure({})
+    return server
+
+
+@pytest.fixture
+def client(server: FakeServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url, timeout=5.0, trust_env=False) as c:
+        yield c
+
+
+def chat(text: str, model: str = "m-1", **extra: Any) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}],
+        **extra,
+    }
+
+
+def content(resp: httpx.Response) -> str:
+    assert resp.status_code == 200, resp.text
+    text: str = resp.json()["choices"][0]["message"]["content"]
+    return text
+
+
+# ----------------------------------------------------------------------------------------------- shapes
+
+
+def test_openai_shape(fake: FakeServer, client: httpx.Client) -> None:
+    resp = client.post("/chat/completions", json=chat("one two three", model="gpt-x"))
+    assert resp.status_code == 200
+    data = resp.json()
+    assert data["object"] == "chat.completion"
+    assert data["id"] and isinstance(data["created"], int)
+    assert data["model"] == "gpt-x"
+    assert data["choices"][0]["message"] == {"role": "assistant", "content": "ok"}
+    assert data["choices"][0]["finish_reason"] == "stop"
+    usage = data["usage"]
+    assert usage["prompt_tokens"] == 5  # "be brief" + "one two three"
+    assert usage["completion_tokens"] == 1
+    assert usage["total_tokens"] == 6
+    assert usage["completion_tokens_details"] == {"reasoning_tokens": 0}
+    assert "cost" not in usage
+
+
+def test_anthropic_shape(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"replies": [{"match": "", "reply": "hello there", "reasoning_tokens": 3}]})
+    body = {
+        "model": "claude-x",
+        "max_tokens": 100,
+        "system": "sys prompt",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi you"}]}],
+    }
+    data = client.post("/messages", json=body).json()
+    assert data["type"] == "message" and data["role"] == "assistant" and data["model"] == "claude-x"
+    assert data["content"] == [{"type": "text", "text": "hello there"}]
+    assert data["stop_reason"] == "end_turn"
+    assert data["usage"] == {"input_tokens": 4, "output_tokens": 2}
+
+    thinking = client.post("/messages", json={**body, "thinking": {"type": "enabled", "budget_tokens": 1024}})
+    blocks = thinking.json()["content"]
+    assert [b["type"] for b in blocks] == ["thinking", "text"]
+    assert blocks[1]["text"] == "hello there"
+    assert thinking.json()["usage"]["output_tokens"] == 2 + 3
+
+    fake.configure({"faults": [{"kind": "truncate"}], "default_reply": "a long enough reply"})
+    cut = client.post("/messages", json=body).json()
+    assert cut["stop_reason"] == "max_tokens"
+    assert "a long enough reply".startswith(cut["content"][-1]["text"])
+    assert cut["content"][-1]["text"] != "a long enough reply"
+
+
+def test_max_tokens_cuts_the_reply(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"default_reply": "w1 w2 w3 w4 w5"})
+    data = client.post("/chat/completions", json=chat("x", max_tokens=2)).json()
+    assert data["choices"][0]["finish_reason"] == "length"
+    assert data["choices"][0]["message"]["content"] == "w1 w2"
+
+
+def test_non_json_body_is_400(fake: FakeServer, client: httpx.Client) -> None:
+    resp = client.post("/chat/completions", content=b"not json", headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400
+    assert fake.stats()["by_status"] == {"400": 1}
+
+
+# ---------------------------------------------------------------------------------------------- replies
+
+
+def test_replies_first_match_wins(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure(
+        {
+            "default_reply": "fallback",
+            "replies": [
+                {"match": "capital", "reply": "Paris", "reasoning_tokens": 7, "cost": 0.0012},
+                {"match": "capital of Spain", "reply": "never reached"},
+                {"match": "long", "reply": "cut", "finish_reason": "length"},
+            ],
+        }
+    )
+    resp = client.post("/chat/completions", json=chat("the capital of Spain?"))
+    assert content(resp) == "Paris"
+    usage = resp.json()["usage"]
+    assert usage["completion_tokens_details"]["reasoning_tokens"] == 7
+    assert usage["completion_tokens"] == 1 + 7
+    assert usage["cost"] == pytest.approx(0.0012)
+    long = client.post("/chat/completions", json=chat("a long one")).json()
+    assert long["choices"][0]["finish_reason"] == "length"
+    assert content(client.post("/chat/completions", json=chat("nothing matches"))) == "fallback"
+
+
+def test_match_reads_only_the_last_user_message(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"replies": [{"match": "needle", "reply": "found"}]})
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "needle"},
+            {"role": "assistant", "content": "needle"},
+            {"role": "user", "content": [{"type": "text", "text": "hay"}]},
+        ],
+    }
+    assert content(client.post("/chat/completions", json=body)) == "ok"
+    body["messages"][-1] = {"role": "user", "content": [{"type": "text", "text": "a needle"}]}
+    assert content(client.post("/chat/completions", json=body)) == "found"
+
+
+def test_replies_cycle_per_distinct_body(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"replies": [{"match": "noisy", "replies_cycle": ["a", "b", "c"]}]})
+    first = [content(client.post("/chat/completions", json=chat("noisy 1"))) for _ in range(4)]
+    other = [content(client.post("/chat/completions", json=chat("noisy 2"))) for _ in range(2)]
+    assert first == ["a", "b", "c", "a"]
+    assert other == ["a", "b"]
+    fake.reset()
+    assert content(client.post("/chat/completions", json=chat("noisy 1"))) == "a"
+
+
+# ----------------------------------------------------------------------------------------------- faults
+
+
+def test_fault_429_sets_retry_after(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "429", "retry_after": 2}]})
+    resp = client.post("/chat/completions", json=chat("x"))
+    assert resp.status_code == 429
+    assert resp.headers["Retry-After"] == "2"
+    assert "error" in resp.json()
+    fake.configure({"faults": [{"kind": 429, "retry_after": 0.25}]})
+    assert client.post("/chat/completions", json=chat("x")).headers["Retry-After"] == "0.25"
+    fake.configure({"faults": [{"kind": "429"}]})
+    assert client.post("/chat/completions", json=chat("x")).headers["Retry-After"] == "1"
+
+
+@pytest.mark.parametrize("kind", ["500", "503"])
+def test_fault_5xx(fake: FakeServer, client: httpx.Client, kind: str) -> None:
+    fake.configure({"faults": [{"kind": kind}]})
+    assert client.post("/chat/completions", json=chat("x")).status_code == int(kind)
+    anthropic = client.post("/messages", json=chat("x", max_tokens=10))
+    assert anthropic.status_code == int(kind)
+    assert anthropic.json()["type"] == "error"
+
+
+def test_fault_drop_is_a_transport_error(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "drop"}]})
+    with pytest.raises(httpx.TransportError):
+        client.post("/chat/completions", json=chat("x"))
+    assert content(client.post("/chat/completions", json=chat("x"))) == "ok"  # the server survived
+    stats = fake.stats()
+    assert stats["by_status"] == {"drop": 1, "200": 1}
+    assert stats["by_fault"] == {"drop": 1}
+
+
+def test_fault_hang_exceeds_a_client_timeout(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "hang", "hang_s": 5}]})
+    started = time.monotonic()
+    with pytest.raises(httpx.TimeoutException):
+        client.post("/chat/completions", json=chat("x"), timeout=0.3)
+    assert time.monotonic() - started < 2
+    assert content(client.post("/chat/completions", json=chat("x"))) == "ok"
+
+
+def test_fault_hang_eventually_answers(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "hang", "hang_s": 0.2}]})
+    started = time.monotonic()
+    assert content(client.post("/chat/completions", json=chat("x"))) == "ok"
+    assert time.monotonic() - started >= 0.2
+
+
+def test_fault_truncate(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"default_reply": "the full answer is here", "faults": [{"kind": "truncate"}]})
+    data = client.post("/chat/completions", json=chat("x")).json()
+    assert data["choices"][0]["finish_reason"] == "length"
+    text = data["choices"][0]["message"]["content"]
+    assert "the full answer is here".startswith(text) and len(text) < len("the full answer is here")
+    full = client.post("/chat/completions", json=chat("x")).json()["choices"][0]
+    assert full["finish_reason"] == "stop" and full["message"]["content"] == "the full answer is here"
+
+
+def test_fault_malformed_is_not_json(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "malformed"}]})
+    resp = client.post("/chat/completions", json=chat("x"))
+    assert resp.status_code == 200
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(resp.content)
+
+
+def test_fault_times_count_per_distinct_body(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "503", "times": 2}]})
+    codes_a = [client.post("/chat/completions", json=chat("A")).status_code for _ in range(3)]
+    codes_b = [client.post("/chat/completions", json=chat("B")).status_code for _ in range(3)]
+    assert codes_a == [503, 503, 200]
+    assert codes_b == [503, 503, 200]
+    # Same body with keys in a different order is the same request (canonical JSON).
+    fake.reset()
+    reordered = {"messages": chat("A")["messages"], "model": "m-1"}
+    codes = [client.post("/chat/completions", json=b).status_code for b in (chat("A"), reordered, chat("A"))]
+    assert codes == [503, 503, 200]
+
+
+def test_faults_match_and_chain(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure(
+        {"faults": [{"match": "flaky", "kind": "429", "retry_after": 0}, {"match": "flaky", "kind": "500"}]}
+    )
+    codes = [client.post("/chat/completions", json=chat("a flaky one")).status_code for _ in range(3)]
+    assert codes == [429, 500, 200]
+    assert client.post("/chat/completions", json=chat("steady")).status_code == 200
+    assert fake.stats()["by_fault"] == {"429": 1, "500": 1}
+
+
+# ------------------------------------------------------------------------------------------ keys, stats
+
+
+def test_require_key(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"require_key": True})
+    assert client.post("/chat/completions", json=chat("x")).status_code == 401
+    assert (
+        client.post("/chat/completions", json=chat("x"), headers={"Authorization": "Bearer"}).status_code
+        == 401
+    )
+    ok = client.post("/chat/completions", json=chat("x"), headers={"Authorization": "Bearer sk-secret-1"})
+    assert ok.status_code == 200
+    anth = client.post("/messages", json=chat("x", max_tokens=5), headers={"x-api-key": "sk-secret-2"})
+    assert anth.status_code == 200
+    stats = fake.stats()
+    assert stats["with_key"] == 2 and stats["without_key"] == 2
+    assert stats["by_status"] == {"401": 2, "200": 2}
+    assert "sk-secret" not in json.dumps(stats)
+
+
+def test_stats_counts(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"match": "bad", "kind": "500"}]})
+    bodies = [chat("good"), chat("good"), chat("bad"), chat("bad")]
+    for body in bodies:
+        client.post("/chat/completions", json=body, headers={"Authorization": "Bearer sk-top-secret"})
+    client.post("/messages", json=chat("good", max_tokens=3))
+    stats = fake.stats()
+    assert stats["calls"] == 5
+    assert stats["distinct_requests"] == 3
+    assert stats["by_request"] == {
+        digest(chat("good")): 2,
+        digest(chat("bad")): 2,
+        digest(chat("good", max_tokens=3)): 1,
+    }
+    assert stats["by_status"] == {"200": 4, "500": 1}
+    assert stats["by_endpoint"] == {"/v1/chat/completions": 4, "/v1/messages": 1}
+    assert stats["with_key"] == 4 and stats["without_key"] == 1
+    assert stats["in_flight"] == 0
+    assert "bodies" not in stats
+    assert "sk-top-secret" not in json.dumps(stats)
+
+    assert "by_request" not in fake.stats(by_request=False)
+    fake.reset()
+    assert fake.stats()["calls"] == 0
+    assert client.post("/chat/completions", json=chat("bad")).status_code == 500  # config kept, budget reset
+
+
+def test_record_bodies(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"record_bodies": True})
+    client.post("/chat/completions", json=chat("first"))
+    client.post("/messages", json=chat("second", max_tokens=1))
+    assert fake.stats()["bodies"] == [chat("first"), chat("second", max_tokens=1)]
+
+
+def test_invalid_config_is_rejected(fake: FakeServer) -> None:
+    with pytest.raises(FakeServerError, match="unknown key"):
+        fake.configure({"latency": 5})
+    with pytest.raises(FakeServerError, match="kind"):
+        fake.configure({"faults": [{"kind": "404"}]})
+    with pytest.raises(FakeServerError, match="exactly one"):
+        parse_config({"replies": [{"match": "x"}]})
+    with pytest.raises(FakeServerError):
+        FakeServer({"replies": "nope"})
+
+
+def test_latency_and_concurrency(fake: FakeServer) -> None:
+    """64 calls at 200 ms, all in flight at once, finish in about one latency, not 64."""
+    fake.configure({"latency_ms": 200, "latency_jitter_ms": 20, "seed": 1})
+
+    async def run() -> list[int]:
+        limits = httpx.Limits(max_connections=64)
+        async with httpx.AsyncClient(base_url=fake.base_url, limits=limits, trust_env=False, timeout=10) as c:
+            resps = await asyncio.gather(
+                *(c.post("/chat/completions", json=chat(f"q{i}")) for i in range(64))
+            )
+        return [r.status_code for r in resps]
+
+    started = time.monotonic()
+    codes = asyncio.run(run())
+    elapsed = time.monotonic() - started
+    assert codes == [200] * 64
+    assert 0.2 <= elapsed < 2.0
+    stats = fake.stats()
+    assert stats["calls"] == 64 and stats["distinct_requests"] == 64
+    assert stats["max_in_flight"] >= 32
+
+
+# -------------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_prints_listening_line_and_serves(tmp_path: Path) -> None:
+    config = tmp_path / "fake.json"
+    config.write_text(json.dumps({"default_reply": "from file"}), encoding="utf-8")
+    cmd = [sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--config", str(config)]
+    with subprocess.Popen(
+        [*cmd, "--latency-ms", "1"], stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": SRC, "PATH": ""}
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            line = proc.stdout.readline()
+            match = re.fullmatch(r"listening (http://127\.0\.0\.1:(\d+))\n", line)
+            assert match, line
+            assert int(match.group(2)) > 0
+            with httpx.Client(base_url=match.group(1), trust_env=False, timeout=5) as c:
+                started = time.monotonic()
+                assert content(c.post("/v1/chat/completions", json=chat("x"))) == "from file"
+                assert time.monotonic() - started >= 0.001
+        finally:
+            proc.terminate()
+        assert proc.wait(timeout=5) == 0  # SIGTERM is a clean shutdown
+        assert proc.stdout.read() == ""  # nothing printed per request
+
+
+def test_cli_rejects_a_bad_config(tmp_path: Path) -> None:
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"faults": [{"kind": "boom"}]}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": SRC, "PATH": ""},
+        timeout=15,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "kind" in done.stderr
+
+
+def test_latency_keyword_survives_the_initial_config() -> None:
+    with (
+        FakeServer({"default_reply": "slow"}, latency_ms=150) as srv,
+        httpx.Client(base_url=srv.base_url, trust_env=False, timeout=5) as c,
+    ):
+        started = time.monotonic()
+        assert content(c.post("/chat/completions", json=chat("x"))) == "slow"
+        assert time.monotonic() - started >= 0.15
+        port = srv.port
+    with pytest.raises(httpx.ConnectError):  # stopped on exit
+        httpx.get(f"http://127.0.0.1:{port}/_control/stats", trust_env=False)
+
+
+def test_the_command_line_explains_its_options_and_config() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
+                          timeout=60, check=True)
+    for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
+                 "Fault kinds:", "``html`` (200", "POST /v1/chat/completions"):
+        assert text in done.stdout

@@ -1,0 +1,148 @@
+"""`benchcard.read_run`, `benchcard.read_ledger` and `benchcard export`: one row per cell, blinded until the
+verdict, the verdict's gap reproduced from the frame by the example of docs/api.md."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+
+import benchcard
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.verdict.give import give_verdict
+
+from .test_verdict import BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path / "proj")
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def test_a_judged_run_has_one_unblinded_row_per_cell(project: Project) -> None:
+    status = {("A", "ex-02", 0): "failed", ("baseline", "ex-04", 1): "truncated"}
+    run_dir = make_run(project, the_card(project), ab_metrics(), status=status)
+    give_verdict(project, run_dir, allow_incomplete=True)
+    frame = benchcard.read_run(run_dir)
+    assert len(frame) == 36 and frame["cell"].is_unique
+    assert list(frame.columns[:7]) == ["run", "cell", "variant", "fixture", "repetition", "status", "score"]
+    assert {"field_recall", "unsupported_values", "abstains", "input_tokens", "output_tokens", "reasoning_tokens",
+            "cost", "latency_ms", "attempts", "finish_reason", "model", "provider"} <= set(frame.columns)
+    assert frame.attrs["blinded"] is False
+    base = frame[(frame.variant == "baseline") & (frame.fixture == "ex-01")].sort_values("repetition")
+    assert base["field_recall"].tolist() == BASE_A[0] and base["repetition"].tolist() == [0, 1, 2]
+    failed = frame[(frame.variant == "A") & (frame.fixture == "ex-02") & (frame.repetition == 0)].iloc[0]
+    assert failed["status"] == "failed" and np.isnan(failed["score"]) and np.isnan(failed["field_recall"])
+    assert pd.isna(failed["cost"]) and pd.isna(failed["finish_reason"])
+    truncated = frame[frame.status == "truncated"].iloc[0]
+    assert (truncated["variant"], truncated["fixture"], truncated["finish_reason"]) == ("baseline", "ex-04", "length")
+    assert np.isnan(truncated["field_recall"]) and truncated["output_tokens"] == 30
+    assert set(frame["model"]) == {"test/model-1"} and frame["status"].value_counts()["ok"] == 34
+
+
+def test_an_unjudged_run_is_read_blind(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    frame = benchcard.read_run(run_dir)
+    assert frame.attrs["blinded"] is True
+    assert "variant" not in frame.columns and "repetition" not in frame.columns
+    assert len(frame) == 36 and frame["field_recall"].notna().all()
+    export = bc(project, "export", run_dir.name)
+    assert export.exit_code == 0, export.output
+    assert "(blinded: no verdict yet, so no variant or repetition columns)" in export.stdout
+
+
+def test_a_run_id_or_card_id_is_found_in_the_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    give_verdict(project, run_dir)
+    by_id = benchcard.read_run(run_dir.name, project)
+    monkeypatch.chdir(project.root / "cards")  # the nearest project, from inside it
+    by_card = benchcard.read_run("extract-ab")
+    pd.testing.assert_frame_equal(by_id, by_card)
+    with pytest.raises(benchcard.errors.RunError, match="no-such-run: no such run under results/"):
+        benchcard.read_run("no-such-run", project)
+
+
+def test_the_api_example_reproduces_the_verdict(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())  # Case A of docs/statistics.md
+    verdict = give_verdict(project, run_dir).to_json()
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    [code] = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    code = re.sub(r'run = "[^"]*"', f"run = {project.relative(run_dir)!r}", code)
+    monkeypatch.chdir(project.root)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/api.md", "exec"), {})  # the documented example, as a user runs it
+    printed = out.getvalue()
+    m = verdict["metrics"]["field_recall"]
+    assert m["run_var"] == 0.0  # no excess run-level variance: the verdict's interval is the plain paired t
+    assert f"gap {m['gap']:+.6f}   verdict {m['gap']:+.6f}" in printed
+    assert f"p   {m['p']:.6f}    verdict {m['p']:.6f}" in printed
+    assert f"CI  [{m['ci'][0]:.6f}, {m['ci'][1]:.6f}]" in printed
+    assert "gap +0.111111" in printed and "p   0.001457" in printed  # the page's words, not only self-agreement
+
+
+def test_read_ledger(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    card = the_card(project)
+    for metrics in (ab_metrics(STRONG_VAR, STRONG_BASE), ab_metrics(STRONG_BASE, STRONG_VAR)):
+        give_verdict(project, make_run(project, card, metrics))
+    frame = benchcard.read_ledger(project)
+    assert frame["seq"].tolist() == [1, 2] and frame["finding"].tolist() == ["inconclusive", "win"]
+    assert str(frame["at"].dtype) == "datetime64[ns, UTC]" or str(frame["at"].dtype).endswith(", UTC]")
+    assert frame["metrics"][1]["field_recall"]["gap"] == pytest.approx(1 / 3)
+    monkeypatch.chdir(project.root)
+    pd.testing.assert_frame_equal(benchcard.read_ledger(), frame)
+    pd.testing.assert_frame_equal(benchcard.read_ledger(project.ledger_path), frame)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_writes_the_frame_and_never_overwrites(project: Project, fmt: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-03", 2): "failed"})
+    give_verdict(project, run_dir, allow_incomplete=True)
+    monkeypatch.chdir(project.root)
+    result = bc(project, "export", run_dir.name, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    path = project.root / f"extract-ab-v1-{run_dir.name}.{fmt}"
+    assert result.stdout.strip() == f"wrote 36 cells → {path.name}"
+    back = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+    frame = benchcard.read_run(run_dir)
+    assert back["cell"].tolist() == frame["cell"].tolist()
+    np.testing.assert_allclose(back["field_recall"], frame["field_recall"])  # NaN where failed, in both
+    assert back.loc[back.status == "failed", "variant"].tolist() == ["A"]
+    before = path.read_bytes()
+    again = bc(project, "export", run_dir.name, "--format", fmt)
+    assert again.exit_code == 1 and again.stderr.strip() == (
+        f"error: {path.name}: already exists; export never overwrites (choose another --out)")
+    assert path.read_bytes() == before
+    out = project.root / "elsewhere.out"
+    assert bc(project, "export", run_dir.name, "--format", fmt, "--out", str(out)).exit_code == 0 and out.is_file()
+
+
+def test_export_errors_are_one_line(project: Project) -> None:
+    bad = bc(project, "export", "nope")
+    assert bad.exit_code == 1 and bad.stderr.startswith("error: nope: no such run") and "Traceback" not in bad.output
+    fmt = bc(project, "export", "nope", "--format", "xlsx")
+    assert fmt.exit_code == 1 and "'xlsx' is not one of 'csv', 'parquet'" in fmt.stderr
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    (run_dir / "scores.jsonl").write_text('{"cell": "c1", "fixture": "f", "status": "failed"}\nnot json\n',
+                                          encoding="utf-8")
+    broken = bc(project, "export", run_dir.name)
+    assert broken.exit_code == 1 and "scores.jsonl: line 2 is not JSON" in broken.stderr
+    (run_dir / "scores.jsonl").write_text('{"cell": "c1", "fixture": "f", "status": "done"}\n', encoding="utf-8")
+    broken = bc(project, "export", run_dir.name)
+    assert broken.exit_code == 1 and "scores.jsonl: line 1: Invalid enum value 'done' - at `$.status`" in broken.stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["run"] == run_dir.name

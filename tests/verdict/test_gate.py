@@ -1,0 +1,209 @@
+"""`verdict --gate` and `run --gate`: one exit code per finding, a probe's sealed threshold, refusals before
+anything is entered in the ledger. Exit codes are the ones docs/ci.md documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard import ledger
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, key, only_run, seal_card, server, write_config
+from .test_verdict import (
+    PROBE_CARD,
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    make_project,
+    make_run,
+    the_card,
+)
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+GATED_PROBE = PROBE_CARD.replace("repetitions: 5\n", "repetitions: 5\ngate: {min_score: 0.8}\n")
+
+
+def bc(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path / "proj")
+
+
+def _unsupported_broken() -> np.ndarray:
+    return np.array([[2, 3, 2], [3, 3, 2], [2, 2, 3], [3, 2, 2], [2, 3, 3], [3, 3, 3]], dtype=float)
+
+
+@pytest.mark.parametrize(
+    ("name", "metrics", "status", "code"),
+    [
+        ("win", ab_metrics(STRONG_BASE, STRONG_VAR), None, 0),
+        ("loss", ab_metrics(STRONG_BASE, STRONG_VAR, unsupported_var=_unsupported_broken()), None, 2),
+        ("no-effect", ab_metrics(STRONG_BASE, STRONG_BASE + np.array([[0.01], [-0.01], [0], [0.005], [-0.005], [0]])),
+         None, 3),
+        ("inconclusive", ab_metrics(STRONG_VAR, STRONG_BASE), None, 4),  # the wrong way, but 6 fixtures: no loss
+        ("incomplete", ab_metrics(STRONG_BASE, STRONG_VAR), {("A", "ex-02", 0): "failed"}, 5),
+    ],
+)
+def test_each_finding_has_its_exit_code(project: Project, name: str, metrics: dict, status: dict | None,
+                                        code: int) -> None:
+    run_dir = make_run(project, the_card(project), metrics, status=status)
+    result = bc(project, "verdict", run_dir.name, "--gate")
+    assert result.exit_code == code, result.output
+    assert f"finding: {name} →" in result.stdout
+    assert f"gate: {name} → exit {code}" in result.stdout
+    assert ledger.read(project)[-1]["finding"] == name  # the verdict was given and entered, whatever the gate
+    shown = bc(project, "verdict", run_dir.name, "--show", "--gate", "--json")
+    assert shown.exit_code == code
+    assert json.loads(shown.stdout)["gate"] == {"run": run_dir.name, "finding": name, "code": code,
+                                                "passed": code == 0, "why": f"gate: {name} → exit {code}"
+                                                + ("" if code == 0 else " (only a win passes)")}
+    assert len(ledger.read(project)) == 1  # --show appends nothing
+
+
+def test_without_gate_the_verdict_exits_0_whatever_it_found(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE))
+    result = bc(project, "verdict", run_dir.name)
+    assert result.exit_code == 0 and "finding: inconclusive" in result.stdout and "gate:" not in result.stdout
+
+
+def _probe_run(project: Project, says: list[int]) -> Path:
+    ones = np.ones((1, 5))
+    score = np.array([says], dtype=float)
+    return make_run(project, the_card(project, "say-negative"), {"score": {"probe": score}},
+                    rules={"says-negative": {"probe": score}, "no-period": {"probe": ones}})
+
+
+def test_a_probe_gate_is_its_sealed_min_score(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", GATED_PROBE)
+    at = bc(project, "verdict", _probe_run(project, [1, 1, 1, 1, 0]).name, "--gate")
+    assert at.exit_code == 0, at.output
+    assert "gate: score 0.800 ≥ min_score 0.8 → pass, exit 0" in at.stdout
+    below = bc(project, "verdict", _probe_run(project, [1, 1, 1, 0, 0]).name, "--gate")
+    assert below.exit_code == 2
+    assert "gate: score 0.600 < min_score 0.8 → below, exit 2" in below.stdout
+    card = the_card(project, "say-negative")
+    failed = make_run(project, card, {"score": {"probe": np.ones((1, 5))}},
+                      rules={"says-negative": {"probe": np.ones((1, 5))}, "no-period": {"probe": np.ones((1, 5))}},
+                      status={("probe", "say-negative", 2): "failed"})
+    incomplete = bc(project, "verdict", failed.name, "--gate")
+    assert incomplete.exit_code == 5 and "gate: incomplete, no score to hold to min_score 0.8" in incomplete.stdout
+
+
+def test_a_probe_without_a_gate_is_refused_before_any_verdict(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", PROBE_CARD)
+    run_dir = _probe_run(project, [1, 1, 1, 1, 1])
+    result = bc(project, "verdict", run_dir.name, "--gate")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: cards/say-negative.yaml: field 'gate': missing; a probe needs a sealed pass threshold for --gate, "
+        "e.g. `gate: {min_score: 0.9}` (then reseal as a new version)")
+    assert not (run_dir / "verdict.json").exists() and ledger.read(project) == []
+
+
+def test_the_gate_is_sealed_and_validated(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", GATED_PROBE)
+    run_dir = _probe_run(project, [1, 1, 1, 1, 1])
+    path = project.card_path("say-negative")
+    path.write_text(GATED_PROBE.replace("min_score: 0.8", "min_score: 0.2"), encoding="utf-8")
+    lowered = bc(project, "verdict", run_dir.name, "--gate")
+    assert lowered.exit_code == 1 and "seal changed since run" in lowered.stderr
+    for bad, why in [("{min_score: 1.5}", "field 'gate.min_score': expected a number from 0 to 1, got 1.5"),
+                     ("{min: 0.5}", "field 'gate.min': unknown field; expected min_score"),
+                     ("0.5", "field 'gate': expected a mapping such as {min_score: 0.9}")]:
+        path.write_text(GATED_PROBE.replace("{min_score: 0.8}", bad), encoding="utf-8")
+        result = bc(project, "check", "say-negative")
+        assert result.exit_code == 1 and why in result.output, result.output
+    ab = make_project(tmp_path / "ab")
+    ab_path = ab.card_path("extract-ab")
+    ab_path.write_text(ab_path.read_text().replace("repetitions: 3\n", "repetitions: 3\ngate: {min_score: 1}\n"))
+    result = bc(ab, "check", "extract-ab")
+    assert result.exit_code == 1 and "only a probe card has a gate; an ab card's CI gate is its win rule" in \
+        result.output
+
+
+# ------------------------------------------------------------------------------ run --gate over real sockets
+
+
+def test_run_gate_wins_over_the_fake_server(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "blue", "replies": [{"match": "Please.", "reply": "red"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--gate")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "finding: win → result" in result.stdout and "gate: win → exit 0" in result.stdout
+    assert "\x1b[" not in result.stdout  # piped: the verdict's colour is off
+    assert ledger.read(project)[-1]["run"] == only_run(project, "colour-ab").name
+
+
+def test_run_gate_exits_by_the_finding_and_reports_json(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--gate", "--json")
+    out = json.loads(result.stdout)
+    # both arms always score 1: a ceiling, where the card cannot measure a change (never "no-effect")
+    assert result.exit_code == 4 and out["code"] == 4
+    assert out["gates"][0]["finding"] == "inconclusive" == out["verdicts"][0]["finding"]
+    assert out["runs"][0]["run"] == out["gates"][0]["run"]
+
+
+def test_run_gate_probe_below_threshold_and_unfinished(tmp_path: Path, server: FakeServer, key: str) -> None:
+    (tmp_path / "cards").mkdir()
+    text = (REPO / "cards" / f"{PROBE}.yaml").read_text(encoding="utf-8")
+    text = text.replace("rig: {provider: openrouter,", "rig: {provider: fake,").replace(
+        "repetitions: 1\n", "repetitions: 4\ngate: {min_score: 0.75}\n")
+    (tmp_path / "cards" / f"{PROBE}.yaml").write_text(text, encoding="utf-8")
+    write_config(tmp_path, server.base_url)
+    project = seal_card(tmp_path, PROBE)
+    server.configure({"default_reply": "Negative."})
+    below = bc(project, "run", PROBE, "--gate")
+    assert below.exit_code == 2, (below.output, below.stderr)
+    assert "gate: score 0.000 < min_score 0.75 → below, exit 2" in below.stdout
+    server.configure({"faults": [{"match": "", "kind": "500", "times": 100}]})
+    failed = bc(project, "run", PROBE, "--gate", "--attempts", "1")
+    assert failed.exit_code == 5, (failed.output, failed.stderr)
+    assert "exit 5" in failed.stdout
+
+
+def test_run_gate_refuses_an_ungated_probe_before_any_call(tmp_path: Path, server: FakeServer, key: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cards").mkdir()
+    text = (REPO / "cards" / f"{PROBE}.yaml").read_text(encoding="utf-8")
+    (tmp_path / "cards" / f"{PROBE}.yaml").write_text(text.replace("provider: openrouter,", "provider: fake,"))
+    write_config(tmp_path, server.base_url)
+    project = seal_card(tmp_path, PROBE)
+    server.configure({"default_reply": "negative", "record_bodies": True})
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    result = bc(project, "run", PROBE, "--gate")
+    assert result.exit_code == 1 and "field 'gate': missing" in result.stderr
+    assert server.stats()["bodies"] == [] and not project.results_dir.exists()
+
+
+# ---------------------------------------------------------------------- run --gate on the embedded model
+
+
+@pytest.mark.local_model
+def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> None:
+    """docs/ci.md's second job: the demo card on SmolLM2 through llama-cpp-python, gated by its sealed rule."""
+    from benchcard.verdict.gate import EXIT_CODES
+
+    from ..conftest import copy_project
+
+    root = copy_project(tmp_path / "proj", ("demo-answer-cue",))
+    project = Project(root)
+    assert bc(project, "seal", "demo-answer-cue").exit_code == 0
+    result = bc(project, "run", "demo-answer-cue", "--provider", "local", "--gate")
+    [row] = ledger.read(project)
+    code = EXIT_CODES[row["finding"]]
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert f"gate: {row['finding']} → exit {code}" in result.stdout
+    assert f"finding: {row['finding']} → {row['outcome']}" in result.stdout

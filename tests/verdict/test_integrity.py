@@ -1,0 +1,355 @@
+"""Tampering with a real run, as a user would (editing its files), is named and refused: the sealed plan's
+digests (`run.plandigest`), the assignment re-derived by the verdict, and the digests a verdict needs
+(`verdict.integrity`). Runs are made by `benchcard run` against the fake server over a real socket."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from benchcard._util.hashing import file_digest
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.plandigest import plan_digest, sealed_files
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_judge import CARD_ID as JUDGE_CARD
+from ..helpers_judge import judge_project
+from ..helpers_run import REPO, ab_project, key, only_run, read_jsonl, runs_of, server
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+CARD = "colour-ab"
+POLITE_IS_RIGHT = {"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"}
+
+
+def cli_in(project: Project, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def finished_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    """A finished, scored run of a 2 × 6 × 2 ab card, not yet judged."""
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    result = cli_in(project, "run", CARD, "--json")
+    assert result.exit_code == 0, result.output
+    return project, only_run(project, CARD)
+
+
+def manifest_of(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return data
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+
+
+def swap_variants(folder: Path) -> None:
+    path = folder / "sealed" / "assignment.jsonl"
+    rows = read_jsonl(path)
+    for row in rows:
+        row["variant"] = {"A": "baseline", "baseline": "A"}[row["variant"]]
+    write_jsonl(path, rows)
+
+
+def recompute_digests(folder: Path) -> None:
+    """What a careful forger does after editing sealed files: digests in the manifest made to match again."""
+    manifest = manifest_of(folder)
+    manifest["sealed"] = sealed_files(folder)
+    manifest["plan_digest"] = plan_digest(manifest, manifest["sealed"])
+    write_manifest(folder, manifest)
+
+
+def ledger_lines(project: Project) -> int:
+    path = project.ledger_path
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
+
+
+def test_the_plan_is_digested_when_it_is_written(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    assert manifest["sealed"] == {"sealed/assignment.jsonl": file_digest(folder / "sealed" / "assignment.jsonl"),
+                                  "sealed/requests.jsonl": file_digest(folder / "sealed" / "requests.jsonl")}
+    assert manifest["plan_digest"].startswith("sha256:")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert ledger_lines(project) == 1
+
+
+def test_swapped_variant_labels_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    swap_variants(folder)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/assignment.jsonl changed after the plan was written" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert ledger_lines(project) == 0 and not (folder / "verdict.json").exists()
+
+
+def test_swapped_labels_with_recomputed_digests_are_refused_by_the_re_derived_assignment(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    swap_variants(folder)
+    recompute_digests(folder)
+    first = read_jsonl(folder / "sealed" / "assignment.jsonl")[0]
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    want = {"A": "baseline", "baseline": "A"}[first["variant"]]
+    assert (f"sealed/assignment.jsonl line 1 (cell {first['cell']}): variant is '{first['variant']}', but the card "
+            f"and the manifest's seed {manifest_of(folder)['seed']} give '{want}'") in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_an_edited_rig_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    manifest["rig"]["model"] = "openai/gpt-9"
+    manifest["rig"]["line"] = "openai/gpt-9 · fake"
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest.json: a field of the sealed plan" in result.output and "rig" in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_a_scratch_mark_removed_from_the_manifest_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    assert cli_in(project, "run", CARD, "--scratch").exit_code == 0
+    folder = only_run(project, CARD)
+    manifest = manifest_of(folder)
+    assert manifest["scratch"]
+    del manifest["scratch"]
+    manifest["rig"]["line"] = manifest["rig"]["line"].removesuffix(" · scratch")
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1 and "a field of the sealed plan" in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_a_file_added_under_sealed_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    (folder / "sealed" / "assignment-v2.jsonl").write_text("{}\n", encoding="utf-8")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/assignment-v2.jsonl was added after the plan was written" in result.output
+
+
+def test_a_manifest_without_the_plan_digests_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    manifest = manifest_of(folder)
+    del manifest["sealed"], manifest["plan_digest"]
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest.json has no digests of its sealed plan" in result.output
+
+
+def test_edited_scores_with_their_digest_deleted_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = finished_run(tmp_path, server)
+    rows = read_jsonl(folder / "scores.jsonl")
+    for row in rows:
+        row["score"] = 1.0
+    write_jsonl(folder / "scores.jsonl", rows)
+    manifest = manifest_of(folder)
+    del manifest["scores_digest"]
+    write_manifest(folder, manifest)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "manifest has no scores_digest" in result.output
+    assert ledger_lines(project) == 0
+
+
+def test_edited_requests_are_refused_by_resume(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    [part] = run(project, CARD, RunOptions(progress=False), stop_after=4)  # as if killed after four calls
+    assert not part.finished
+    folder = only_run(project, CARD)
+    path = folder / "sealed" / "requests.jsonl"
+    rows = read_jsonl(path)
+    rows[-1]["body"]["messages"][-1]["content"] += "\nAnswer red."
+    write_jsonl(path, rows)
+    server.configure(POLITE_IS_RIGHT)  # zeroes the call counter
+    result = cli_in(project, "run", CARD, "--resume", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/requests.jsonl changed after the plan was written" in result.output
+    assert server.stats()["calls"] == 0
+
+
+def test_a_rig_edited_before_resume_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    run(project, CARD, RunOptions(progress=False), stop_after=4)
+    folder = only_run(project, CARD)
+    manifest = manifest_of(folder)
+    manifest["params"]["temperature"] = 0.0
+    write_manifest(folder, manifest)
+    server.configure(POLITE_IS_RIGHT)
+    result = cli_in(project, "run", CARD, "--resume", folder.name)
+    assert result.exit_code == 1 and "a field of the sealed plan" in result.output
+    assert server.stats()["calls"] == 0
+
+
+
+# ------------------------------------------------------------------------------ after the verdict: --verify
+
+
+def judged_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    project, folder = finished_run(tmp_path, server)
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    return project, folder
+
+
+def test_verify_is_ok_on_an_untouched_judged_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, _ = judged_run(tmp_path, server)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 0, result.output
+    head = json.loads(project.ledger_path.read_text(encoding="utf-8").splitlines()[-1])["hash"]
+    assert (f"ledger ok: 1 row(s), hash chain intact, evidence of 1 judged run(s) unchanged, last {head}"
+            in result.output)
+
+
+def test_verify_names_each_changed_or_missing_file(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    rows = read_jsonl(folder / "outputs.jsonl")
+    rows[0]["text"] = "green" if rows[0]["text"] != "green" else "red"
+    write_jsonl(folder / "outputs.jsonl", rows)
+    manifest = manifest_of(folder)
+    manifest["outputs_digest"] = file_digest(folder / "outputs.jsonl")  # recomputed, to hide the edit
+    write_manifest(folder, manifest)
+    (folder / "scores.jsonl").unlink()
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    where = f"results/{CARD}/v1/{folder.name}"
+    lines = result.output.strip().splitlines()
+    assert f"FAIL seq 1 (run {folder.name}): {where}/manifest.json: outputs_digest differs from the ledger row" in lines
+    assert any(line.startswith(f"FAIL seq 1 (run {folder.name}): {where}/outputs.jsonl changed") for line in lines)
+    assert f"FAIL seq 1 (run {folder.name}): {where}/scores.jsonl is missing" in lines
+    assert lines[-1].startswith("ledger NOT ok: 1 row(s), hash chain intact, 3 problem(s) above")
+
+
+def test_verify_names_a_deleted_run_folder(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    shutil.rmtree(folder)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"results/{CARD}/v1/{folder.name}/ is missing" in result.output
+
+
+def test_an_edited_sealed_file_after_the_verdict_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    swap_variants(folder)
+    recompute_digests(folder)
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert "manifest.json: plan_digest differs from the ledger row" in result.output
+
+
+def test_an_edited_finding_is_named_and_pages_show_the_ledger_row(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    forged = "no-effect" if row["finding"] != "no-effect" else "win"
+    outcome = {"no-effect": "non-result", "win": "result"}[forged]
+    verdict.update(finding=forged, outcome=outcome, why="FORGED: the variant changes nothing")
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"verdict.json: finding is '{forged}', the ledger row says '{row['finding']}'" in result.output
+    site = cli_in(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    assert "verdict.json differs from its ledger row (seq 1)" in site.output
+    page = (tmp_path / "site" / "runs" / CARD / "v1" / folder.name / "index.html").read_text(encoding="utf-8")
+    assert f"{row['outcome']} · {row['finding']}" in page and f"{outcome} · {forged}" not in page
+    assert "FORGED" not in page
+
+
+def test_a_changed_verdict_figure_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = judged_run(tmp_path, server)
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    verdict["cells"] = verdict["cells"] + 1
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1 and "verdict.json changed after the verdict was given" in result.output
+
+
+# ---------------------------------------------------------------------------------------- a torn ledger tail
+
+
+def test_a_torn_ledger_tail_stops_verdicts_until_repaired(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    for _ in range(2):
+        assert cli_in(project, "run", CARD, "--json").exit_code == 0
+    first, second = runs_of(project, CARD)
+    assert cli_in(project, "verdict", first.name).exit_code == 0
+    whole = project.ledger_path.read_bytes()
+    torn = whole.splitlines()[0][:90]  # a second row whose write was cut short
+    project.ledger_path.write_bytes(whole + torn)
+
+    refused = cli_in(project, "verdict", second.name)
+    assert refused.exit_code == 1 and "line 2 is torn" in refused.output
+    assert "benchcard ledger --repair" in refused.output
+    assert not (second / "verdict.json").exists()
+    verify = cli_in(project, "ledger", "--verify")
+    assert verify.exit_code == 1 and "FAIL results/ledger.jsonl: line 2 is torn (90 bytes" in verify.output
+    shown = cli_in(project, "ledger", "--json")
+    assert [r["run"] for r in json.loads(shown.output)] == [first.name]
+    assert cli_in(project, "site", "--out", str(tmp_path / "site")).exit_code == 0
+
+    repaired = cli_in(project, "ledger", "--repair")
+    assert repaired.exit_code == 0
+    [side] = project.results_dir.glob("ledger.jsonl.torn-*")
+    assert side.read_bytes() == torn and project.ledger_path.read_bytes() == whole
+    assert cli_in(project, "verdict", second.name).exit_code == 0
+    assert cli_in(project, "ledger", "--verify").exit_code == 0
+
+
+def test_a_row_from_before_rows_carried_digests_is_checked_against_its_manifest(tmp_path: Path) -> None:
+    """The repository's BENCH-01 run was judged before rows anchored their evidence; the append-only ledger can
+    never give its row the digests, so --verify checks its files against its own manifest and says so."""
+    root = tmp_path / "proj"
+    for folder in ("cards", "fixtures", "keys", "results"):
+        shutil.copytree(REPO / folder, root / folder)
+    project = Project(root)
+    [row] = [json.loads(line) for line in project.ledger_path.read_text(encoding="utf-8").splitlines()]
+    assert "plan_digest" not in row
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 0, result.output
+    assert f"note seq 1 (run {row['run']}): entered before ledger rows carried their run's digests" in result.output
+    outputs = root / row["evidence"] / "outputs.jsonl"
+    outputs.write_text(outputs.read_text(encoding="utf-8").replace('"status":"ok"', '"status":"failed"', 1),
+                       encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert f"FAIL seq 1 (run {row['run']}): {row['evidence']}/outputs.jsonl changed (manifest sha256:" in result.output
+
+
+def test_an_edited_judging_plan_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A judge card's sealed/judge-requests.jsonl is written after the run's plan; it is checked against the
+    digest the manifest's judge block records (an edited judge prompt would grade another question)."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    server.configure({"replies": [{"match": "<<", "reply": "GRADE: PASS"}, {"match": "", "reply": "A tomato."}]})
+    assert cli_in(project, "run", JUDGE_CARD).exit_code == 0
+    folder = only_run(project, JUDGE_CARD)
+    path = folder / "sealed" / "judge-requests.jsonl"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("GRADE", "GRADE (be generous)", 1), encoding="utf-8")
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "sealed/judge-requests.jsonl changed after it was written" in result.output
+    assert ledger_lines(project) == 0
