@@ -12,6 +12,7 @@ range on the needed gap: the gap times √(df/χ²) at the 10% and 90% points.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,14 +105,7 @@ def needed_gap(comp: Components, z: Draws, alpha: float, power: float = POWER, m
         hi *= 2
         if hi > 1e3 * scale:
             return math.inf
-    lo = 0.0
-    while hi - lo > tol * scale:
-        mid = (lo + hi) / 2
-        if effect_power(comp, z, mid, alpha, min_effect) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _bisect(lambda gap: effect_power(comp, z, gap, alpha, min_effect) >= power, 0.0, hi, tol * scale)[1]
 
 
 def guard_limit(comp: Components, z: Draws, margin: float, alpha: float, power: float = POWER,
@@ -121,13 +115,18 @@ def guard_limit(comp: Components, z: Draws, margin: float, alpha: float, power: 
     lo, hi = margin - 50 * scale, margin
     if guard_power(comp, z, lo, margin, alpha) < power:
         return -math.inf
-    while hi - lo > tol * scale:
+    return _bisect(lambda gap: guard_power(comp, z, gap, margin, alpha) < power, lo, hi, tol * scale)[0]
+
+
+def _bisect(passes: Callable[[float], bool], lo: float, hi: float, width: float) -> tuple[float, float]:
+    """Narrow [lo, hi] to `width`, keeping `passes` false at lo's side and true at hi's (a monotone power)."""
+    while hi - lo > width:
         mid = (lo + hi) / 2
-        if guard_power(comp, z, mid, margin, alpha) >= power:
-            lo = mid
-        else:
+        if passes(mid):
             hi = mid
-    return lo
+        else:
+            lo = mid
+    return lo, hi
 
 
 def pilot_range(df: int, level: float = 0.80) -> tuple[float, float]:
