@@ -4,6 +4,7 @@ verdict, the verdict's gap reproduced from the frame by the example of docs/api.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import re
@@ -19,7 +20,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
 
-from .test_verdict import BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+from .test_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,3 +147,41 @@ def test_export_errors_are_one_line(project: Project) -> None:
     broken = bc(project, "export", run_dir.name)
     assert broken.exit_code == 1 and "scores.jsonl: line 1: Invalid enum value 'done' - at `$.status`" in broken.stderr
     assert json.loads((run_dir / "manifest.json").read_text())["run"] == run_dir.name
+
+
+def test_csv_export_writes_formula_like_text_as_text(tmp_path: Path) -> None:
+    """A variant, fixture or model name that a spreadsheet would run as a formula is exported as text (a leading
+    apostrophe, as in the blind sheets); numbers, negative ones included, stay numbers."""
+    card_text = (AB_CARD.replace('A: "Score', '\'=HYPERLINK("http://evil","x")\': "Score')
+                 .replace("model: test/model-1", "model: '@SUM(1+1)'"))
+    fixtures = ["+cmd", "-2+3", "\tex-03", "ex-04", "ex-05", "ex-06"]
+    project = make_project(tmp_path / "proj", card_text, fixtures)
+    card = the_card(project)
+    variant = next(v for v in card.variants if v != "baseline")
+    metrics = {m: {"baseline" if v == "baseline" else variant: x for v, x in by.items()}
+               for m, by in ab_metrics(recall_base=-np.asarray(BASE_A)).items()}
+    run_dir = make_run(project, card, metrics)
+    give_verdict(project, run_dir)
+    out = tmp_path / "cells.csv"
+    result = bc(project, "export", run_dir.name, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    back = pd.read_csv(out, keep_default_na=False)
+    assert set(back["variant"]) == {"baseline", "'=HYPERLINK(\"http://evil\",\"x\")"}
+    assert set(back["fixture"]) == {"'+cmd", "'-2+3", "'\tex-03", "ex-04", "ex-05", "ex-06"}
+    assert set(back["model"]) == {"'@SUM(1+1)"}
+    frame = benchcard.read_run(run_dir)  # the frame itself keeps the names as they are
+    assert set(frame["fixture"]) == set(fixtures) and set(frame["model"]) == {"@SUM(1+1)"}
+    assert (back["field_recall"][back["variant"] == "baseline"] < 0).all()  # numbers are not guarded
+    np.testing.assert_allclose(back["field_recall"], frame["field_recall"])
+    with open(out, newline="", encoding="utf-8") as fh:
+        cells = [cell for row in csv.reader(fh) for cell in row]
+    formulas = [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r") and not _is_number(c)]
+    assert formulas == []
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

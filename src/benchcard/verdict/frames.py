@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchcard import ledger
+from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import AssignmentRow, OutputFigures, ScoreRow, read_rows
@@ -121,7 +122,8 @@ class Export:
 
 
 def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
-    """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only)."""
+    """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only). A CSV
+    text cell that a spreadsheet would run as a formula gets a leading `'`, as in every sheet benchcard writes."""
     if fmt not in FORMATS:
         raise RunError(f"--format {fmt}: expected csv or parquet")
     frame = read_run(run, project)
@@ -137,8 +139,20 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
         frame.attrs.clear()  # pyarrow stores attrs as JSON metadata; keep the file to its columns
         frame.to_parquet(path, index=False)
     else:
-        frame.to_csv(path, index=False)
+        _spreadsheet_safe(frame).to_csv(path, index=False)
     return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns)
+
+
+def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame as a spreadsheet may open it: a text cell or header that would run as a formula (a variant or
+    fixture named `=...`, a model `@...`) is written as text. Numbers stay numbers: -0.5 is a value."""
+    from pandas.api.types import is_numeric_dtype
+
+    safe = frame.rename(columns=spreadsheet_text)
+    for column in safe.columns:
+        if not is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(lambda v: spreadsheet_text(v) if isinstance(v, str) else v)
+    return safe
 
 
 def _run_dir(run: str | os.PathLike[str], project: Project | None) -> Path:

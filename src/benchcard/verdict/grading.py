@@ -26,7 +26,7 @@ import numpy as np
 
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.safewrite import write_new
-from benchcard._util.text import displayable
+from benchcard._util.text import displayable, plain_text, spreadsheet_text
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records import OutputRow, read_rows
@@ -37,7 +37,6 @@ REQUIRED_COLUMNS = ("row", "fixture", "grade")
 DEFAULT_NAME = "human"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 _TOL = 1e-9
-_FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
 @dataclass(frozen=True)
@@ -242,17 +241,6 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
 
     backup = write_new(out, write, force=force, shown=project.relative(out), error=RunError)
     return GradeImport(out, name, len(graded), len(mapping) - len(graded), backup)
-
-
-def spreadsheet_text(text: str) -> str:
-    """A CSV cell a spreadsheet shows as text: one starting with = + - @ (or a tab or carriage return, which
-    some spreadsheets skip) would be read as a formula, so it gets a leading apostrophe (OWASP's advice)."""
-    return "'" + text if text[:1] in _FORMULA_STARTS else text
-
-
-def plain_text(cell: str) -> str:
-    """`spreadsheet_text` undone, for a cell read back from a sheet."""
-    return cell[1:] if cell[:1] == "'" and cell[1:2] in _FORMULA_STARTS else cell
 
 
 def _kappa(human: list[bool], auto: list[bool]) -> float | None:
