@@ -142,8 +142,21 @@ def test_an_output_no_judgement_could_read_is_left_unscored(tmp_path: Path, serv
     folder = only_run(project, CARD_ID)
     assert len(read_jsonl(folder / "scores.jsonl")) == 2  # the two baseline outputs the judge failed readably
     refused = bc(tmp_path, "verdict", folder.name)
-    assert refused.exit_code == 1 and "2 cells have an output but no score" in refused.output
-    assert bc(tmp_path, "verdict", folder.name, "--allow-incomplete").exit_code == 0
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"error: run {folder.name} is incomplete: 2 cells have an output but no score: none of their judgements is "
+        "readable (failed, cut off or off-form: judge-outputs.jsonl), and a finished judging is not repeated by "
+        "--resume; judge it anyway with --allow-incomplete, which counts those cells as failed, or start a new run "
+        "(a new card version if the judge's prompt or answer form is at fault)\n")
+    # what the message says: a resume calls nothing, neither the model nor the judge, and changes nothing
+    judged = (folder / "judge-outputs.jsonl").read_bytes()
+    server.configure(script({"reply": "GRADE: PASS"}))
+    resumed = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert resumed.exit_code == 0 and f"run {folder.name} is finished: nothing to call" in resumed.output
+    assert server.stats()["calls"] == 0 and (folder / "judge-outputs.jsonl").read_bytes() == judged
+    assert bc(tmp_path, "verdict", folder.name).stderr == refused.stderr
+    allowed = bc(tmp_path, "verdict", folder.name, "--allow-incomplete")
+    assert allowed.exit_code == 0 and "finding: incomplete" in allowed.output
 
 
 def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -514,8 +514,9 @@ def test_refuses_cells_without_outputs_unless_allowed(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), drop_outputs=2)
     result = cli_run(project, "verdict", run_dir.name)
     assert result.exit_code == 1
-    assert "is incomplete: 2 of 36 cells have no output" in result.output
-    assert "--allow-incomplete" in result.output
+    assert result.output == (f"error: run {run_dir.name} is incomplete: 2 of 36 cells have no output; judge it "
+                             "anyway with --allow-incomplete, which counts those cells as failed, or start a new "
+                             "run\n")
     result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
     assert result.exit_code == 0, result.output
     assert "finding: incomplete → non-result" in result.output

@@ -167,16 +167,21 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     unscored = answered & ~scored
     no_output = int((~answered).sum())
     if (no_output or unscored.any()) and not allow_incomplete:
+        # the run is finished (an unfinished one is refused before), so a resume would call nothing
         parts = []
         if no_output:
             parts.append(f"{no_output} of {n} cells have no output")
-        if unscored.any():
+        if unscored.any() and manifest.judge is not None:
+            parts.append(f"{int(unscored.sum())} cells have an output but no score: none of their judgements "
+                         "is readable (failed, cut off or off-form: judge-outputs.jsonl), and a finished judging "
+                         "is not repeated by --resume")
+        elif unscored.any():
             parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl")
         raise VerdictError(
-            f"run {run_dir.name} is incomplete: {' and '.join(parts)}; resume it "
-            f"(`benchcard run {manifest.card} --resume {run_dir.name}`), or judge it anyway with "
-            "--allow-incomplete, "
-            "which counts those cells as failed"
+            f"run {run_dir.name} is incomplete: {' and '.join(parts)}; judge it anyway with --allow-incomplete, "
+            "which counts those cells as failed, or start a new run"
+            + (" (a new card version if the judge's prompt or answer form is at fault)"
+               if manifest.judge is not None else "")
         )
     data.status = np.where(unscored, MISSING, data.status)
     data.unscored = int(unscored.sum())
