@@ -7,8 +7,11 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from benchcard.ledgerrow import Comparison, Latency, LedgerRow, RowCounts
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"
@@ -100,3 +103,17 @@ def make_ab_project(dest: Path, card_text: str = AB_CARD, n_fixtures: int = 4) -
     for i in range(1, n_fixtures + 1):
         (fixtures / f"item-{i:02d}.txt").write_text(f"a ripe tomato, number {i}\n", encoding="utf-8")
     return dest
+
+
+def ledger_row(run: str = "run-1", **fields: Any) -> LedgerRow:
+    """A ledger row as `benchcard verdict` builds one for an ab run (before `ledger.append` chains it), with
+    `fields` replacing any of its values: for tests that write the ledger without a run."""
+    base: dict[str, Any] = {
+        "card": "demo", "version": 1, "kind": "ab", "rig": "m · effort high · api", "run": run, "cells": 12,
+        "counts": RowCounts(planned=12, scored=12, truncated=0, failed=0, missing=0), "outcome": "non-result",
+        "finding": "inconclusive", "comparisons": [Comparison("A", "inconclusive", "non-result")],
+        "metrics": {"score": {"means": {"baseline": 0.5, "A": 0.6}, "gap": 0.1}}, "clauses": [],
+        "cost": 0.5, "latency": Latency(median_ms=100.0, total_ms=1200.0), "seal_root": "sha256:" + "a" * 64,
+        "evidence": f"results/demo/v1/{run}",
+    }
+    return LedgerRow(**{**base, **fields})

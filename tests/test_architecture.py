@@ -17,6 +17,7 @@ RANKS: list[tuple[str, int]] = [
     ("benchcard.errors", 0),
     ("benchcard.project", 1),
     ("benchcard.ledger", 1),
+    ("benchcard.ledgerrow", 1),
     ("benchcard.records", 1),
     ("benchcard.testing", 1),
     ("benchcard.scoring", 2),

@@ -293,7 +293,7 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
             click.echo("\n".join(audit_lines(report)))
         sys.exit(0 if report.ok else 1)
     if as_json:
-        _emit_json(ledger_mod.read(project))
+        _emit_json([row.fields() for row in ledger_mod.read(project)])
     else:
         print_rows(project, ledger_mod.read(project))
 

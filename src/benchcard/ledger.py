@@ -7,6 +7,9 @@ without `hash`. Editing a row breaks its own hash; deleting or reordering rows b
 A last line cut short by a crash (no final newline, not a whole row) is *torn*: readers skip it, `verify`
 callers report it, and `append` refuses until `repair` has moved it to a dated side file (it is never deleted).
 
+Each row is a `ledgerrow.LedgerRow`: built through it by `append`, decoded into it by `read` (a row that is
+not one is named by line and field); the hash is over the row's fields as written, so old rows verify unchanged.
+
 Appends are serialised by a file lock (`results/ledger.jsonl.lock`) held across reading the last row and
 writing the new one, so two verdicts given at the same moment — from two processes — cannot both chain onto
 the same row. A ledger that fails verification is never appended to: a new row would seal the damage in.
@@ -24,20 +27,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jsonlines
+import msgspec
 from filelock import FileLock, Timeout
 
 from benchcard._util.hashing import digest
 from benchcard.errors import LedgerError
+from benchcard.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.project import Project
+from benchcard.records import LedgerEntry
 
-#: Fields `append` sets itself; a caller's row must not carry them.
-CHAIN_FIELDS = ("seq", "date", "at", "prev", "hash")
-#: The order fields are written in (the hash does not depend on it: canonical JSON sorts keys).
-FIELD_ORDER = (
-    "seq", "date", "at", "card", "version", "kind", "rig", "run", "cells", "counts", "outcome", "finding",
-    "model", "score", "passes", "score_ci", "rules", "comparisons", "metrics", "clauses", "human", "cost",
-    "latency", "seal_root", "evidence", "prev", "hash",
-)
+__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "find_run", "locked", "read",
+           "repair", "row_hash", "strict", "torn_message", "torn_tail", "verify"]
+
 LOCK_TIMEOUT_S = 60.0
 _LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
 
@@ -64,9 +66,10 @@ def locked(project: Project) -> Iterator[None]:
         ) from None
 
 
-def row_hash(row: Mapping[str, Any]) -> str:
+def row_hash(row: Mapping[str, Any] | LedgerRow) -> str:
     """Digest of the row's canonical JSON without its own `hash` field."""
-    return digest({k: v for k, v in row.items() if k != "hash"})
+    fields = row.fields() if isinstance(row, LedgerRow) else row
+    return digest({k: v for k, v in fields.items() if k != "hash"})
 
 
 def strict(obj: Any) -> Any:
@@ -77,19 +80,14 @@ def strict(obj: Any) -> Any:
         return obj if math.isfinite(obj) else None
     if isinstance(obj, Mapping):
         return {str(k): strict(v) for k, v in obj.items()}
+    if isinstance(obj, msgspec.Struct):
+        return {k: strict(v) for k, v in msgspec.structs.asdict(obj).items() if v is not msgspec.UNSET}
     if isinstance(obj, list | tuple):
         return [strict(v) for v in obj]
     item = getattr(obj, "item", None)  # numpy scalar
     if callable(item):
         return strict(item())
     raise TypeError(f"not JSON data: {type(obj).__name__}")
-
-
-def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
-    first = {k: row[k] for k in FIELD_ORDER if k in row}
-    rest = {k: v for k, v in row.items() if k not in first}
-    tail: dict[str, Any] = {k: first.pop(k) for k in ("seal_root", "evidence", "prev", "hash") if k in first}
-    return {**first, **rest, **tail}
 
 
 @dataclass(frozen=True)
@@ -101,10 +99,10 @@ class Torn:
     size: int  # bytes
 
 
-def read(project: Project) -> list[dict[str, Any]]:
-    """Every ledger row in file order; a torn last line (`torn_tail`) is skipped, any other line that is not a
-    JSON object is an error naming the line."""
-    return _load(project)[0]
+def read(project: Project) -> list[LedgerRow]:
+    """Every ledger row in file order, typed; a torn last line (`torn_tail`) is skipped, any other line that is
+    not a ledger row is an error naming the line (and the field, for a row of the wrong shape)."""
+    return [typed for _, typed in _load(project)[0]]
 
 
 def torn_tail(project: Project) -> Torn | None:
@@ -112,7 +110,11 @@ def torn_tail(project: Project) -> Torn | None:
     return _load(project)[1]
 
 
-def _load(project: Project) -> tuple[list[dict[str, Any]], Torn | None]:
+#: A row as read: its JSON object exactly as written (what its hash covers) and the typed row.
+_Read = tuple[dict[str, Any], LedgerRow]
+
+
+def _load(project: Project) -> tuple[list[_Read], Torn | None]:
     path = project.ledger_path
     if not path.is_file():
         return [], None
@@ -120,22 +122,23 @@ def _load(project: Project) -> tuple[list[dict[str, Any]], Torn | None]:
         data = path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
-    rows: list[dict[str, Any]] = []
+    rows: list[_Read] = []
     lines = data.split(b"\n")
     last = lines.pop()  # b"" when the file ends with a newline
     offset = 0
     for n, line in enumerate(lines, 1):
-        rows.append(_row(project, line, n))
+        rows.append(_typed(project, _object(project, line, n), n))
         offset += len(line) + 1
     if last:
         try:
-            rows.append(_row(project, last, len(lines) + 1))
+            raw = _object(project, last, len(lines) + 1)
         except LedgerError:
             return rows, Torn(len(lines) + 1, offset, len(last))
+        rows.append(_typed(project, raw, len(lines) + 1))
     return rows, None
 
 
-def _row(project: Project, line: bytes, n: int) -> dict[str, Any]:
+def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
     where = project.relative(project.ledger_path)
     if not line.strip():
         raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
@@ -146,6 +149,14 @@ def _row(project: Project, line: bytes, n: int) -> dict[str, Any]:
     if not isinstance(row, dict):
         raise LedgerError(f"{where}: line {n} is not a JSON object")
     return row
+
+
+def _typed(project: Project, raw: dict[str, Any], n: int) -> _Read:
+    """The row decoded through LedgerRow; a missing or mistyped field is named with the line."""
+    try:
+        return raw, msgspec.convert(raw, LedgerRow)
+    except msgspec.ValidationError as exc:
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not a ledger row: {exc}") from None
 
 
 def torn_message(project: Project, torn: Torn) -> str:
@@ -185,10 +196,11 @@ def repair(project: Project) -> Path | None:
         return side
 
 
-def _check_chain(rows: list[dict[str, Any]], source: str) -> None:
+def _check_chain(rows: list[_Read], source: str) -> None:
+    """The chain over the rows as written: the hash covers every field a row holds, known to LedgerRow or not."""
     prev: str | None = None
-    for n, row in enumerate(rows, 1):
-        seq = row.get("seq")
+    for n, (raw, _) in enumerate(rows, 1):
+        seq = raw.get("seq")
         name = f"seq {seq} (line {n})" if isinstance(seq, int) and not isinstance(seq, bool) else f"line {n}"
         if seq != n:
             if isinstance(seq, int) and not isinstance(seq, bool) and seq > n:
@@ -196,15 +208,21 @@ def _check_chain(rows: list[dict[str, Any]], source: str) -> None:
             else:
                 why = f"expected seq {n}; rows were reordered, duplicated or renumbered"
             raise LedgerError(f"{source}: {name} is the first bad row: {why}")
-        if row.get("prev") != prev:
+        if raw.get("prev") != prev:
             raise LedgerError(
                 f"{source}: {name} is the first bad row: its prev does not match the hash of the row before it "
                 f"(that row was edited or replaced, or rows were removed or reordered)"
             )
-        if row.get("hash") != row_hash(row):
+        if raw.get("hash") != row_hash(raw):
             raise LedgerError(f"{source}: {name} is the first bad row: its content does not match its hash "
                               "(the row was edited)")
-        prev = row["hash"]
+        prev = raw["hash"]
+
+
+class _Entered(msgspec.Struct, frozen=True):
+    """The one part of a verdict.json the chain's check reads: the row it was entered as."""
+
+    ledger: LedgerEntry | None = None
 
 
 def verify(project: Project) -> None:
@@ -213,35 +231,38 @@ def verify(project: Project) -> None:
     A chain cannot see its own tail cut off, so every run's `verdict.json`, which records the seq and hash of
     the row it was entered as, is checked against the ledger too.
     """
-    rows = read(project)
+    loaded = _load(project)[0]
     source = project.relative(project.ledger_path)
-    _check_chain(rows, source)
-    by_seq = {row.get("seq"): row for row in rows}
+    _check_chain(loaded, source)
+    by_seq = {row.seq: row for _, row in loaded}
     for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
         try:
-            entered = json.loads(path.read_text(encoding="utf-8")).get("ledger") or {}
-        except (OSError, ValueError):
+            entered = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
+        except (OSError, msgspec.DecodeError):
             continue
-        seq, expected = entered.get("seq"), entered.get("hash")
-        if seq is None or expected is None:
+        if entered is None or entered.seq is None or entered.hash is None:
             continue
-        row = by_seq.get(seq)
+        row = by_seq.get(entered.seq)
         if row is None:
-            raise LedgerError(f"{source}: seq {seq} is missing (it is recorded in {project.relative(path)}): "
+            raise LedgerError(f"{source}: seq {entered.seq} is missing (it is recorded in {project.relative(path)}): "
                               "rows were deleted from the end of the ledger")
-        if row.get("hash") != expected:
-            raise LedgerError(f"{source}: seq {seq} does not match the row recorded in {project.relative(path)}")
+        if row.hash != entered.hash:
+            raise LedgerError(f"{source}: seq {entered.seq} does not match the row recorded in "
+                              f"{project.relative(path)}")
 
 
-def append(project: Project, row: Mapping[str, Any]) -> dict[str, Any]:
+def append(project: Project, row: LedgerRow) -> LedgerRow:
     """Append one row and return it complete: `seq`, `date`, `at`, `prev` and `hash` are set here.
 
-    The row is made strict JSON (NaN and infinities become null) before it is hashed. The ledger is verified
-    first, under the lock; a broken chain is reported, not extended.
+    The row is made strict JSON (NaN and infinities become null) and checked against LedgerRow before it is
+    hashed. The ledger is verified first, under the lock; a broken chain is reported, not extended.
     """
-    clash = [k for k in CHAIN_FIELDS if k in row]
+    blank = LedgerRow(card="", version=None, kind="", rig="", run="", cells=0, outcome="", finding="",
+                      seal_root=None, evidence="")
+    clash = [k for k in CHAIN_FIELDS if getattr(row, k) != getattr(blank, k)]
     if clash:
         raise LedgerError(f"a ledger row may not set {', '.join(clash)}; the ledger sets them")
+    body = strict(row)
     with locked(project):
         rows, torn = _load(project)
         if torn is not None:
@@ -254,32 +275,34 @@ def append(project: Project, row: Mapping[str, Any]) -> dict[str, Any]:
         except LedgerError as exc:
             raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
         now = datetime.now(UTC)
-        if rows:
-            last_at = str(rows[-1].get("at") or "")
-            stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            if stamp < last_at:  # a clock that went backwards must not make the dates disagree with seq
-                stamp = last_at
-        else:
-            stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        body = strict(dict(row))
-        full: dict[str, Any] = {
-            "seq": len(rows) + 1,
-            "date": stamp[:10],
-            "at": stamp,
-            **body,
-            "prev": rows[-1]["hash"] if rows else None,
-        }
-        full["hash"] = row_hash(full)
-        full = _ordered(full)
-        line = json.dumps(full, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        if rows and stamp < rows[-1][1].at:  # a clock that went backwards must not make dates disagree with seq
+            stamp = rows[-1][1].at
+        chain = {"seq": len(rows) + 1, "date": stamp[:10], "at": stamp, "prev": rows[-1][1].hash if rows else None}
+        try:
+            full = msgspec.convert({**body, **chain}, LedgerRow)
+        except msgspec.ValidationError as exc:
+            raise LedgerError(f"a ledger row for run {row.run}: {exc}") from None
+        full = msgspec.structs.replace(full, hash=row_hash(full))
         path = project.ledger_path
         with open(path, "a", encoding="utf-8") as fh:
             if _lacks_final_newline(path):  # a whole, verified last row whose newline was lost
-                line = "\n" + line
-            fh.write(line)
+                fh.write("\n")
+            with jsonlines.Writer(fh, dumps=_compact) as writer:
+                writer.write(full.fields())
             fh.flush()
             os.fsync(fh.fileno())
         return full
+
+
+def encode_row(row: LedgerRow) -> str:
+    """A row's line (without its newline): compact, UTF-8 as is, fields in LedgerRow's order, numbers in
+    Python's form (`1e-05`): the bytes every row has been written in."""
+    return _compact(row.fields())
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _lacks_final_newline(path: Any) -> bool:
@@ -290,9 +313,9 @@ def _lacks_final_newline(path: Any) -> bool:
         return fh.read(1) != b"\n"
 
 
-def find_run(project: Project, run_id: str) -> dict[str, Any] | None:
+def find_run(project: Project, run_id: str) -> LedgerRow | None:
     """The ledger row of a run, if it has one."""
     for row in read(project):
-        if row.get("run") == run_id:
+        if row.run == run_id:
             return row
     return None

@@ -25,6 +25,7 @@ from benchcard.card import seal
 from benchcard.card.load import load_card, load_cards
 from benchcard.card.model import Card, Rig
 from benchcard.cli import cli
+from benchcard.ledgerrow import Latency, LedgerRow, RowCounts
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 from benchcard.run.grid import planned_assignment
@@ -228,10 +229,13 @@ def make_project(root: Path) -> Project:
     # A run of six-step-chain v1, entered in the ledger when v1 was current; the card is now v2.
     old = write_probe_run(project, "six-step-chain", "20261020T090000Z-bbbb", "openai/gpt-5-mini",
                           [("truncated", "")], version=1, verdict=False)
-    ledger.append(project, {"card": "six-step-chain", "version": 1, "kind": "probe",
-                            "rig": "openai/gpt-5-mini · openrouter", "run": old.name, "cells": 1,
-                            "outcome": "non-result", "finding": "scored", "model": "openai/gpt-5-mini",
-                            "score": None, "evidence": project.relative(old)})
+    seal_root = json.loads((old / "manifest.json").read_text(encoding="utf-8"))["seal_root"]
+    ledger.append(project, LedgerRow(
+        card="six-step-chain", version=1, kind="probe", rig="openai/gpt-5-mini · openrouter", run=old.name, cells=1,
+        counts=RowCounts(planned=1, scored=0, truncated=1, failed=0, missing=0), outcome="non-result",
+        finding="scored", model="openai/gpt-5-mini", score=None, passes=0, score_ci=[0.0, 1.0], rules={},
+        cost=0.00012, latency=Latency(median_ms=400.0, total_ms=400.0), seal_root=seal_root,
+        evidence=project.relative(old)))
     write_probe_run(project, "emit-terminator", "20261101T090000Z-aaaa", "openai/gpt-5-mini",
                     [("ok", "A migration rehearsal hit production.\n<<END>>"),
                      ("ok", "A rehearsal hit production.\n<<END>>\n\nLet me know if you need more."),
@@ -629,7 +633,7 @@ def test_ledger_and_index(built: tuple[Project, Path]) -> None:
     body = source.split("<tbody>")[1].split("</tbody>")[0]
     assert body.count("<tr") == len(rows) == 5
     for row in rows:
-        assert row["date"] in text
+        assert row.date in text
     assert "non-result · incomplete" in text and "result · scored" in text
     assert "Chain verified when this page was built: 5 rows" in text
     for href in p.links():

@@ -111,7 +111,7 @@ def test_a_real_gain_wins(bench: tuple[Project, Card, dict[str, dict[str, Any]]]
     assert [(c["metric"], c["test"], c["holds"]) for c in clauses] == [
         ("field_recall", "rises", True), ("unsupported_values", "not_rises", True), ("abstains", "holds", True)]
     assert clauses[0]["ci"][0] > 0 and clauses[0]["gap"] > clauses[0]["noise_floor"]
-    row = read_ledger(project)[-1]
+    row = read_ledger(project)[-1].fields()
     assert row["card"] == "bench-01" and row["outcome"] == "result" and row["finding"] == "win"
     assert row["rig"] == "claude-fable-5-1 · effort high · Claude API"
     assert row["run"] == run_dir.name and row["cells"] == 120
@@ -147,7 +147,7 @@ def test_excerpt_07_failing_once_is_a_non_result(bench: tuple[Project, Card, dic
     rises, guard, holds = verdict.to_json()["clauses"]
     assert rises["holds"] and guard["holds"]  # two out of three...
     assert not holds["holds"] and (holds["k"], holds["n"]) == (4, 5)  # ...is a non-result
-    assert read_ledger(project)[-1]["outcome"] == "non-result"
+    assert read_ledger(project)[-1].outcome == "non-result"
 
 
 def test_a_gap_inside_the_baselines_noise_is_a_non_result(

@@ -156,7 +156,7 @@ def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
                                        "--ledger", "--json"])
     assert entered.exit_code == 0, entered.stderr
     v = json.loads(entered.stdout)
-    [row] = ledger.read(project)
+    [row] = [r.fields() for r in ledger.read(project)]  # as written
     assert row["kind"] == "compare" and row["unsealed"] is True and row["seal_root"] is None
     assert row["finding"] == v["finding"] and row["evidence"] == v["evidence"] and row["run"] == v["run"]
     assert v["ledger"]["seq"] == 1 and (root / v["evidence"] / "verdict.json").is_file()

@@ -62,7 +62,7 @@ def test_each_finding_has_its_exit_code(project: Project, name: str, metrics: di
     assert result.exit_code == code, result.output
     assert f"finding: {name} →" in result.stdout
     assert f"gate: {name} → exit {code}" in result.stdout
-    assert ledger.read(project)[-1]["finding"] == name  # the verdict was given and entered, whatever the gate
+    assert ledger.read(project)[-1].finding == name  # the verdict was given and entered, whatever the gate
     shown = bc(project, "verdict", run_dir.name, "--show", "--gate", "--json")
     assert shown.exit_code == code
     assert json.loads(shown.stdout)["gate"] == {"run": run_dir.name, "finding": name, "code": code,
@@ -142,7 +142,7 @@ def test_run_gate_wins_over_the_fake_server(tmp_path: Path, server: FakeServer, 
     assert result.exit_code == 0, (result.output, result.stderr)
     assert "finding: win → result" in result.stdout and "gate: win → exit 0" in result.stdout
     assert "\x1b[" not in result.stdout  # piped: the verdict's colour is off
-    assert ledger.read(project)[-1]["run"] == only_run(project, "colour-ab").name
+    assert ledger.read(project)[-1].run == only_run(project, "colour-ab").name
 
 
 def test_run_gate_exits_by_the_finding_and_reports_json(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -203,7 +203,7 @@ def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> 
     assert bc(project, "seal", "demo-answer-cue").exit_code == 0
     result = bc(project, "run", "demo-answer-cue", "--provider", "local", "--gate")
     [row] = ledger.read(project)
-    code = EXIT_CODES[row["finding"]]
+    code = EXIT_CODES[row.finding]
     assert result.exit_code == code, (result.stdout, result.stderr)
-    assert f"gate: {row['finding']} → exit {code}" in result.stdout
-    assert f"finding: {row['finding']} → {row['outcome']}" in result.stdout
+    assert f"gate: {row.finding} → exit {code}" in result.stdout
+    assert f"finding: {row.finding} → {row.outcome}" in result.stdout

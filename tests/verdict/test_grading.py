@@ -139,8 +139,9 @@ def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp
     for key in ("cell", "fixture", "variant", "repetition"):
         assert key in d3
     assert data["disagreements"] == human["disagreements"]
-    assert ledger.read(project)[-1]["human"] == {"graded": 35, "agreement": pytest.approx(33 / 35),
-                                                 "kappa": pytest.approx(human["kappa"]), "disagreements": 2}
+    assert ledger.read(project)[-1].fields()["human"] == {"graded": 35, "agreement": pytest.approx(33 / 35),
+                                                          "kappa": pytest.approx(human["kappa"]),
+                                                          "disagreements": 2}
 
 
 def test_numeric_grades_disagree_when_they_differ(project: Project, tmp_path: Path) -> None:

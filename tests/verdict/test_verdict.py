@@ -438,7 +438,7 @@ def test_verdict_files_and_ledger_row(project: Project) -> None:
     got = table[(table.metric == "field_recall") & (table.variant == "A")].pivot(
         index="fixture", columns="repetition", values="value")
     assert np.allclose(got.to_numpy(), VAR_A)
-    row = ledger.read(project)[0]
+    row = ledger.read(project)[0].fields()  # as written
     for key in ("seq", "date", "at", "card", "version", "kind", "rig", "run", "cells", "outcome", "finding",
                 "metrics", "clauses", "cost", "latency", "seal_root", "evidence", "prev", "hash"):
         assert key in row, key
@@ -595,7 +595,7 @@ def test_probe_row(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "finding: scored → result" in result.output
     assert "rule says-negative: 4 of 5 pass" in result.output
-    row = ledger.read(project)[-1]
+    row = ledger.read(project)[-1].fields()  # as written
     assert row["kind"] == "probe" and row["model"] == "vendor/model-x"
     assert row["score"] == pytest.approx(0.8) and row["passes"] == 3
     assert row["rules"]["says-negative"]["rate"] == pytest.approx(0.8)

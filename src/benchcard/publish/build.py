@@ -30,6 +30,7 @@ from typing import Any
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
+from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
@@ -127,19 +128,19 @@ FROM_ROW = ("finding", "outcome", "cells", "counts", "comparisons", "metrics", "
             "score_ci", "rules")
 
 
-def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[dict[str, Any]],
+def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[LedgerRow],
                 chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str]) -> SiteReport:
     """Every page written into the staging folder `out`; the report names `final`, where it will be."""
     env = environment()
 
-    by_run = {(str(r.get("card")), str(r.get("run"))): r for r in ledger}
+    by_run = {(r.card, r.run): r for r in ledger}
     for run in runs:
-        run.ledger_row = by_run.get((run.card, run.run_id))
-        if run.verdict is not None and run.ledger_row is not None and not verdict_matches(run.verdict, run.ledger_row):
+        row = run.ledger_row = by_run.get((run.card, run.run_id))
+        if run.verdict is not None and row is not None and not verdict_matches(run.verdict, row.fields()):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
-                           f"row (seq {run.ledger_row.get('seq')}); the pages show the ledger row's finding")
+                           f"row (seq {row.seq}); the pages show the ledger row's finding")
             # what the row anchors replaces what the edited file says; its unanchored prose is not shown
-            anchored = {k: v for k, v in run.ledger_row.items() if k in FROM_ROW}
+            anchored = {k: v for k, v in row.fields().items() if k in FROM_ROW}
             run.verdict = {k: v for k, v in run.verdict.items() if k not in ("why", "notes")} | anchored
     cards_by_id = {c.id: c for c in cards}
     for card in cards:

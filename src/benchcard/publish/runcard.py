@@ -59,7 +59,7 @@ def _clause_holds(clause: Mapping[str, Any]) -> bool | None:
 
 def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
     """The verdict as written by `benchcard verdict` (read tolerantly: a missing field shows as nothing)."""
-    verdict = run.verdict or run.ledger_row or {}
+    verdict = run.verdict or (run.ledger_row.fields() if run.ledger_row else {})
     clauses = verdict.get("clauses")
     if isinstance(clauses, Mapping):
         clauses = [dict(v, name=k) if isinstance(v, Mapping) else {"name": k, "holds": v} for k, v in clauses.items()]

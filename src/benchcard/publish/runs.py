@@ -12,6 +12,7 @@ from typing import Any
 
 from benchcard.card.model import Card
 from benchcard.errors import LedgerError
+from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -32,7 +33,7 @@ class Run:
     verdict: dict[str, Any] | None = None
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
-    ledger_row: dict[str, Any] | None = None
+    ledger_row: LedgerRow | None = None
 
     @property
     def href(self) -> str:
@@ -93,8 +94,8 @@ class Run:
         line = self.rig.get("line")
         if line:
             return str(line)
-        if self.ledger_row and self.ledger_row.get("rig"):
-            return str(self.ledger_row["rig"])
+        if self.ledger_row and self.ledger_row.rig:
+            return self.ledger_row.rig
         parts = [self.model] if self.model else []
         if self.rig.get("effort"):
             parts.append(f"effort {self.rig['effort']}")
@@ -137,7 +138,7 @@ class Run:
         values = [v for v in (number(r.get("cost")) for r in self.outputs) if v is not None]
         if values:
             return sum(values)
-        return number((self.ledger_row or {}).get("cost")) if self.ledger_row else None
+        return number(self.ledger_row.cost) if self.ledger_row else None
 
     @property
     def latency_ms(self) -> float | None:
@@ -172,7 +173,7 @@ class Run:
     def _judged(self, key: str) -> str:
         """A field of the run's ledger row (hash-chained, so an edited verdict.json cannot change what a page
         says), else of its verdict; empty when neither has it."""
-        for source in (self.ledger_row, self.verdict):
+        for source in (self.ledger_row.fields() if self.ledger_row else None, self.verdict):
             if source and source.get(key):
                 return str(source[key])
         return ""
@@ -235,7 +236,7 @@ def _read_table(path: Path) -> Any:
     return df
 
 
-def read_ledger(project: Project) -> tuple[list[dict[str, Any]], str | None]:
+def read_ledger(project: Project) -> tuple[list[LedgerRow], str | None]:
     """Every ledger row in order, and the chain check's complaint (None when the chain verifies).
 
     A broken chain does not stop the build: the page shows the rows and says plainly that they fail

@@ -45,15 +45,16 @@ def audit(project: Project) -> LedgerAudit:
     notes: list[str] = []
     judged = 0
     for row in rows:
-        if not row.get("run"):
+        if not row.run:
             continue
         judged += 1
-        head = f"seq {row.get('seq')} (run {row['run']})"
-        problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
-        if not anchored(row):
+        head = f"seq {row.seq} (run {row.run})"
+        fields = row.fields()
+        problems += [f"{head}: {p}" for p in evidence_problems(project.root, fields)]
+        if not anchored(fields):
             notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
                          "against its own manifest only")
-    return LedgerAudit(len(rows), rows[-1]["hash"] if rows else None, judged, tuple(problems),
+    return LedgerAudit(len(rows), rows[-1].hash if rows else None, judged, tuple(problems),
                        ledger.torn_message(project, torn) if torn else None, tuple(notes))
 
 

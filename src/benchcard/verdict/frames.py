@@ -99,7 +99,7 @@ def read_ledger(project: Project | str | os.PathLike[str] | None = None) -> pd.D
     elif not isinstance(project, Project):
         path = Path(project)
         project = Project(path.parent.parent if path.name == "ledger.jsonl" else path)
-    frame = pd.DataFrame(ledger.read(project))
+    frame = pd.DataFrame([row.fields() for row in ledger.read(project)])
     if "at" in frame:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
     return frame

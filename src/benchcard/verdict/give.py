@@ -34,11 +34,13 @@ from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
+from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.records import Manifest, utc_stamp, verdict_head
 from benchcard.run.grid import assignment_digest
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.verdict.entry import drop_variant_detail, verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
@@ -61,7 +63,7 @@ class Verdict:
     outcome: str
     run_dir: Path
     data: Mapping[str, Any] = field(repr=False)
-    ledger_row: Mapping[str, Any] | None = field(default=None, repr=False)
+    ledger_row: LedgerRow | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`."""
@@ -296,54 +298,26 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
     evidence = project.relative(run_dir)
     head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
             "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
-    row: dict[str, Any] = {
-        "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line, "run": run,
-        "cells": body["cells"], "counts": body["counts"], "outcome": body["outcome"], "finding": body["finding"],
-    }
     if card.is_ab:
-        row["comparisons"] = [{k: c[k] for k in ("variant", "finding", "outcome")} for c in body["comparisons"]]
-        row["metrics"] = {
-            name: {k: v for k, v in m.items() if k in ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip",
-                                                         "noise_floor", "by_variant", "tost_p")}
-            for name, m in body["metrics"].items()
-        }
-        for m in row["metrics"].values():
-            for figs in (m.get("by_variant") or {}).values():
-                for k in ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures", "paired", "of", "left_out",
-                          "means"):
-                    figs.pop(k, None)
-        row["clauses"] = [{k: c.get(k) for k in ("variant", "metric", "test", "fixture", "margin", "holds")}
-                          for c in body["clauses"]]
-    else:
-        row.update({k: body[k] for k in ("model", "score", "passes", "score_ci")})
-        row["rules"] = {rid: {"passes": r["passes"], "n": r["n"], "rate": r["rate"], "wilson": r["wilson"]}
-                        for rid, r in body["rules"].items()}
-    if "human" in body:
-        h = body["human"]
-        row["human"] = {"graded": h["graded"], "agreement": h["agreement"], "kappa": h["kappa"],
-                        "disagreements": len(h["disagreements"])}
-    if "judge" in body:
-        j = body["judge"]
-        row["judge"] = {"rig": j["rig"], "per_output": j["per_output"], "alpha": j["self_agreement"]["alpha"],
-                        "floor": j["floor"], "floor_met": j["floor_met"], "cost": j["cost"]}
-    row.update({"cost": cost, "latency": latency, **evidence_digests(RunStore(run_dir).manifest_as_written()),
-                "seal_root": manifest.seal_root, "evidence": evidence})
+        drop_variant_detail(body)
     content = ledger.strict({**head, **body})
-    row["verdict_digest"] = verdict_digest(content)
+    row = verdict_row(card, run, rig_line, body, cost=cost, latency=latency,
+                      anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
+                      seal_root=manifest.seal_root, evidence=evidence, digest=verdict_digest(content))
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
         existing = ledger.find_run(project, run)
         if existing is not None:
-            raise VerdictError(f"run {run} is already in the ledger (seq {existing.get('seq')}) but has no "
+            raise VerdictError(f"run {run} is already in the ledger (seq {existing.seq}) but has no "
                                f"{VERDICT_FILE}; it is not entered twice")
         if scratch:
             entered = None
             verdict_data = {**content, "scratch": True, "given_at": utc_stamp(), "ledger": None}
         else:
             entered = ledger.append(project, row)
-            verdict_data = {**content, "given_at": entered["at"],
-                            "ledger": {"seq": entered["seq"], "hash": entered["hash"], "at": entered["at"]}}
+            verdict_data = {**content, "given_at": entered.at,
+                            "ledger": {"seq": entered.seq, "hash": entered.hash, "at": entered.at}}
         os.replace(table_tmp, run_dir / TABLE_FILE)
         text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))

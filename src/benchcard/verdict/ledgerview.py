@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.run.unfinished import unfinished_runs
 
@@ -18,7 +19,7 @@ NARROW = 120
 that card names stay whole."""
 
 
-def print_rows(project: Project, rows: Sequence[dict[str, Any]]) -> None:
+def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
     """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none."""
     from rich.console import Console
 
@@ -32,7 +33,7 @@ def print_rows(project: Project, rows: Sequence[dict[str, Any]]) -> None:
                           markup=False)
 
 
-def _print_table(console: Any, project: Project, rows: Sequence[dict[str, Any]]) -> None:
+def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:
     from rich.table import Table
 
     if not rows:
@@ -55,21 +56,19 @@ def _print_table(console: Any, project: Project, rows: Sequence[dict[str, Any]])
         for col in COLUMNS:
             table.add_column(col, no_wrap=col in NO_WRAP)
     for r in rows:
-        style = {"result": "bold", "non-result": "dim"}.get(str(r.get("outcome")), "")
-        version = "unsealed" if r.get("kind") == "compare" else f"v{r.get('version')}"
+        style = {"result": "bold", "non-result": "dim"}.get(r.outcome, "")
+        version = "unsealed" if r.kind == "compare" else f"v{r.version}"
         if narrow:
-            card = Text(str(r.get("card")))
-            card.append("\n" + str(r.get("rig")), style="dim")
-            table.add_row(str(r.get("seq")), card, version, f"{r.get('finding')}\n{r.get('outcome')}",
-                          str(r.get("run")), style=style)
+            card = Text(r.card)
+            card.append("\n" + r.rig, style="dim")
+            table.add_row(str(r.seq), card, version, f"{r.finding}\n{r.outcome}", r.run, style=style)
         else:
-            table.add_row(str(r.get("seq")), str(r.get("date")), str(r.get("card")), version, str(r.get("rig")),
-                          str(r.get("finding")), str(r.get("outcome")), str(r.get("run")), style=style)
+            table.add_row(str(r.seq), r.date, r.card, version, r.rig, r.finding, r.outcome, r.run, style=style)
     console.print(table)
 
 
-def _longest(rows: Sequence[dict[str, Any]], key: str) -> int:
-    return max((len(str(r.get(key))) for r in rows), default=4)
+def _longest(rows: Sequence[LedgerRow], key: str) -> int:
+    return max((len(str(getattr(r, key))) for r in rows), default=4)
 
 
 def repair_line(project: Project, side: Path | None) -> str:

@@ -24,6 +24,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.errors import CompareError
+from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.records import Manifest, RigRecord, new_run_id
 from benchcard.scoring.scorers import ExactSpec
@@ -31,13 +32,13 @@ from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.compare.logs import Samples, read_samples
 from benchcard.verdict.compare.pairing import labels_of, pair, shared_metrics
 from benchcard.verdict.compare.rule import rule_from_file, rule_from_options
+from benchcard.verdict.entry import compare_row
 from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
 
 UNSEALED = "unsealed comparison"
-LEDGER_FIGURES = ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "by_variant", "tost_p")
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Comparison:
 
     out_dir: Path
     data: Mapping[str, Any] = field(repr=False)
-    ledger_row: Mapping[str, Any] | None = field(default=None, repr=False)
+    ledger_row: LedgerRow | None = field(default=None, repr=False)
     samples: int = 0  # distinct sample ids
     plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
     plot_note: str = ""  # why there are none, when there are none
@@ -79,7 +80,7 @@ class Comparison:
             line = line.replace("seeded from the seal root", "seeded from the two logs' digests")
             out.append(line + f" ({UNSEALED})" if line.startswith("finding:") else line)
         row = self.ledger_row
-        out.append(f"ledger: seq {row['seq']} · {row['at'][:19]}Z · kind compare, marked unsealed" if row else
+        out.append(f"ledger: seq {row.seq} · {row.at[:19]}Z · kind compare, marked unsealed" if row else
                    "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)")
         plots = f", {len(self.plots)} plot(s)" if self.plots else ""
         out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d['evidence']}")
@@ -147,9 +148,9 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     row = None
     if enter_ledger:
         assert project is not None
-        anchors = {"table_digest": file_digest(out_dir / TABLE_FILE), "verdict_digest": verdict_digest(verdict)}
-        row = ledger.append(project, {**_ledger_row(head, body), **anchors})
-        verdict["ledger"] = {"seq": row["seq"], "hash": row["hash"], "at": row["at"]}
+        row = ledger.append(project, compare_row(head, body, table_digest=file_digest(out_dir / TABLE_FILE),
+                                                 digest=verdict_digest(verdict)))
+        verdict["ledger"] = {"seq": row.seq, "hash": row.hash, "at": row.at}
     write_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     if timings is not None:
         timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
@@ -200,18 +201,3 @@ def _rule_json(win: WinRule) -> dict[str, Any]:
     return {"all": [{k: v for k, v in (("metric", c.metric), ("test", c.test), ("fixture", c.fixture),
                                        ("margin", c.margin)) if v is not None} for c in win.clauses],
             "alpha": win.alpha, "equivalence_margin": win.equivalence_margin, "allow_failed": win.allow_failed}
-
-
-def _ledger_row(head: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
-    """The ledger row of a comparison: kind `compare`, `unsealed: true`, the ab row's figures, the logs."""
-    metrics = {name: {k: v for k, v in m.items() if k in LEDGER_FIGURES} for name, m in body["metrics"].items()}
-    return {
-        "card": head["card"], "version": None, "kind": "compare", "unsealed": True, "rig": head["rig"],
-        "run": head["run"], "cells": body["cells"], "counts": body["counts"], "outcome": body["outcome"],
-        "finding": body["finding"],
-        "comparisons": [{k: c[k] for k in ("variant", "finding", "outcome")} for c in body["comparisons"]],
-        "metrics": metrics,
-        "clauses": [{k: c.get(k) for k in ("variant", "metric", "test", "fixture", "margin", "holds")}
-                    for c in body["clauses"]],
-        "sources": head["sources"], "seal_root": None, "evidence": head["evidence"],
-    }
