@@ -156,7 +156,7 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
 @click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
 @click.option("--retry-failed", is_flag=True, help="With --resume: call the run's failed cells again (earlier "
-              "attempts are kept in attempts.jsonl).")
+              "attempts stay in outputs.jsonl).")
 @click.option("--scratch", is_flag=True, help="A trial run: marked scratch everywhere, never in the ledger.")
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
 @click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")

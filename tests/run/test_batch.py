@@ -182,7 +182,8 @@ def test_retry_failed_sends_the_failed_cells_in_a_new_batch(tmp_path: Path, serv
     assert result.exit_code == 0, result.output
     [s] = json.loads(result.stdout)["runs"]
     assert s["finished"] and s["counts"] == {"ok": 6, "truncated": 0, "failed": 0}
-    assert len(read_jsonl(folder / "attempts.jsonl")) == 2  # the failed attempts stay on record
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert [r["status"] for r in rows].count("failed") == 2 and len(rows) == 8  # the failed attempts stay
     assert [e["event"] for e in journal(folder)].count("added") == 1
     assert server.stats()["batch"]["submitted"] == 2  # only the two failed cells went again
 

@@ -43,8 +43,8 @@ def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
     first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
     assert first["counts"] == {"ok": 6, "truncated": 0, "failed": 2} and first["finished"]
     folder = only_run(project, "colour-ab")
-    failed_rows = [line for line in (folder / "outputs.jsonl").read_bytes().splitlines(keepends=True)
-                   if json.loads(line)["status"] == "failed"]
+    before = (folder / "outputs.jsonl").read_bytes()
+    failed = {o["cell"]: o for o in read_jsonl(folder / "outputs.jsonl") if o["status"] == "failed"}
     old_digest = file_digest(folder / "outputs.jsonl")
 
     # a plain resume of a finished run calls nothing, says why and what --retry-failed would do, asks no key
@@ -53,29 +53,106 @@ def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
     assert result.exit_code == 0, result.output
     assert (f"run {first['run']} is finished: nothing to call (8 of 8 cells have an outcome, 2 failed); "
             f"`benchcard run colour-ab --resume {first['run']} --retry-failed` would call the 2 failed cell(s) "
-            "again") in result.output
+            "again, keeping the failed attempts in outputs.jsonl") in result.output
     monkeypatch.setenv(KEY_ENV, key)
 
     server.configure({"default_reply": "red"})
     again = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed", "--json"))
     assert again["called"] == 2 and again["counts"] == {"ok": 8, "truncated": 0, "failed": 0} and again["finished"]
-    outputs = read_jsonl(folder / "outputs.jsonl")
-    assert len(outputs) == 8 and len({o["cell"] for o in outputs}) == 8
-    assert all(o["status"] == "ok" for o in outputs)
-    assert (folder / "attempts.jsonl").read_bytes() == b"".join(failed_rows)  # each earlier attempt, verbatim
+    after = (folder / "outputs.jsonl").read_bytes()
+    assert after.startswith(before) and len(after) > len(before)  # appended to, nothing before it rewritten
+    appended = [json.loads(line) for line in after[len(before):].splitlines()]
+    assert sorted(o["cell"] for o in appended) == sorted(failed) and all(o["status"] == "ok" for o in appended)
+    assert not (folder / "attempts.jsonl").exists()
     manifest = json.loads((folder / "manifest.json").read_text())
     [retry] = manifest["retries"]
-    assert retry["cells"] == 2 and retry["closed"]["outputs_digest"] == old_digest
+    assert retry["cells"] == 2 and retry["from"] == len(before) and retry["closed"]["outputs_digest"] == old_digest
     assert retry["closed"]["counts"] == {"ok": 6, "truncated": 0, "failed": 2}
     assert manifest["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
     assert manifest["outputs_digest"] == file_digest(folder / "outputs.jsonl")
-    assert all(s["score"] is not None for s in read_jsonl(folder / "scores.jsonl"))
+    scores = read_jsonl(folder / "scores.jsonl")
+    assert len(scores) == 8 and all(s["score"] == 1 for s in scores)  # one per cell: the retried outcome
+
+    # the blind sheet, the verdict, the export and the pages read each cell's last row
+    sheet = bc(project, "blind-sheet", first["run"], "--out", str(tmp_path / "sheet.csv"))
+    assert sheet.exit_code == 0, sheet.output
+    assert len((tmp_path / "sheet.csv").read_text().splitlines()) == 9  # a header and one row per cell
     verdict = bc(project, "verdict", first["run"])
     assert verdict.exit_code == 0, verdict.output
+    assert "incomplete" not in verdict.output
+    judged = json.loads((folder / "verdict.json").read_text())
+    assert judged["counts"] == {"planned": 8, "scored": 8, "truncated": 0, "failed": 0, "missing": 0}
+    table = (folder / "table.csv").read_text().splitlines()
+    values = [line.split(",")[4] for line in table[1:]]
+    assert len(values) % 8 == 0 and set(values) == {"1.0"}  # the retried cells scored: no value left empty
+    assert bc(project, "ledger", "--verify").exit_code == 0
+    exported = bc(project, "export", first["run"], "--out", str(tmp_path / "cells.csv"))
+    assert exported.exit_code == 0 and exported.stdout.startswith("wrote 8 cells")
+    assert bc(project, "site", "--out", str(tmp_path / "web")).exit_code == 0
+    page = (tmp_path / "web" / "runs" / "colour-ab" / "v1" / first["run"] / "index.html").read_text()
+    for cell, row in failed.items():  # each retried cell: its outcome, then its earlier attempt
+        block = page[page.index(cell):]
+        block = block[:block.index("earlier attempt 2") if "earlier attempt 2" in block else len(block)]
+        assert "earlier attempt 1" in block and f"failed · {row['error']} · 1 call(s)" in block
+    assert page.count("earlier attempt 1") == 2
 
     nothing = bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed")
     assert nothing.exit_code == 0
     assert f"nothing to retry: run {first['run']} is finished and no cell failed" in nothing.output
+    assert (folder / "outputs.jsonl").read_bytes() == after
+
+
+def test_an_interrupted_retry_is_finished_by_resume(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A retry stopped after one of its cells: the other reopened cell is called by a plain --resume, the
+    stopped run says how far it got, and a retried cell that fails again can be retried again."""
+    server.configure({"default_reply": "red", "faults": [*FAIL_FIXTURE_0, {**FAIL_FIXTURE_0[0], "match": "number 1"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
+    first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
+    assert first["counts"]["failed"] == 4
+    folder = only_run(project, "colour-ab")
+    server.configure({"default_reply": "red", "faults": [{**FAIL_FIXTURE_0[0], "match": "number 1"}]})
+    [stopped] = run(project, "colour-ab", RunOptions(resume=first["run"], retry_failed=True, attempts=1,
+                                                    progress=False), stop_after=1)
+    assert not stopped.finished and stopped.called == 1
+    in_progress = bc(project, "verdict", first["run"])
+    assert "is still in progress (5 of 8 cells recorded, not closed)" in in_progress.stderr
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--json", "--attempts", "1"))
+    assert resumed["called"] == 3 and resumed["finished"]
+    assert resumed["counts"] == {"ok": 6, "truncated": 0, "failed": 2}  # number 1 still fails
+    server.configure({"default_reply": "red"})
+    last = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed", "--json"))
+    assert last["called"] == 2 and last["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len(rows) == 8 + 4 + 2 and [r["status"] for r in rows[8:]].count("failed") == 2
+    assert [r["from"] for r in json.loads((folder / "manifest.json").read_text())["retries"]] == [
+        len(b"".join((folder / "outputs.jsonl").read_bytes().splitlines(keepends=True)[:n])) for n in (8, 12)]
+    assert bc(project, "verdict", first["run"]).exit_code == 0
+    assert json.loads((folder / "verdict.json").read_text())["counts"]["scored"] == 8
+
+
+def test_a_run_retried_the_old_way_still_verifies_and_reads(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Before 2026-12-01 a retry moved the failed rows to attempts.jsonl and rewrote outputs.jsonl without them;
+    such a run is resumed, judged, verified and published as before, its earlier attempts shown."""
+    server.configure({"default_reply": "red", "faults": FAIL_FIXTURE_0})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
+    first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
+    folder = only_run(project, "colour-ab")
+    lines = (folder / "outputs.jsonl").read_bytes().splitlines(keepends=True)
+    moved = [line for line in lines if json.loads(line)["status"] == "failed"]
+    (folder / "attempts.jsonl").write_bytes(b"".join(moved))
+    (folder / "outputs.jsonl").write_bytes(b"".join(line for line in lines if line not in moved))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    closed = {k: manifest.pop(k) for k in ("finished_at", "outputs_digest", "scores_digest", "counts")}
+    manifest["retries"] = [{"at": "2026-11-30T16:00:00Z", "cells": 2, "closed": closed}]
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    server.configure({"default_reply": "red"})
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--json"))
+    assert resumed["called"] == 2 and resumed["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
+    assert bc(project, "verdict", first["run"]).exit_code == 0
+    assert bc(project, "ledger", "--verify").exit_code == 0
+    assert bc(project, "site", "--out", str(tmp_path / "web")).exit_code == 0
+    page = (tmp_path / "web" / "runs" / "colour-ab" / "v1" / first["run"] / "index.html").read_text()
+    assert page.count("earlier attempt 1") == 2 and "failed · HTTP 500" in page
 
 
 def test_a_judged_run_is_never_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -86,7 +163,7 @@ def test_a_judged_run_is_never_retried(tmp_path: Path, server: FakeServer, key: 
     result = bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed")
     assert result.exit_code == 1
     assert f"run {first['run']} already has a verdict" in result.stderr and "start a new run" in result.stderr
-    assert not (only_run(project, "colour-ab") / "attempts.jsonl").exists()
+    assert "retries" not in json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
 
 
 def test_retry_failed_needs_a_run(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -116,8 +193,9 @@ def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: 
     assert resumed["called"] == 15 and resumed["counts"] == {"ok": 15, "truncated": 0, "failed": 5}
     retried = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json"))
     assert retried["called"] == 5 and retried["counts"] == {"ok": 20, "truncated": 0, "failed": 0}
-    attempts = read_jsonl(folder / "attempts.jsonl")
-    assert len(attempts) == 5 and all(a["status"] == "failed" and "HTTP 503" in a["error"] for a in attempts)
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len(rows) == 25 and len({r["cell"] for r in rows}) == 20  # the 5 failed attempts stay, first
+    assert all(r["status"] == "failed" and "HTTP 503" in r["error"] for r in rows[:5])
 
 
 def test_a_resume_keeps_the_runs_own_concurrency_and_rate_limit(tmp_path: Path, server: FakeServer,

@@ -54,6 +54,13 @@ def run_files(run: Run) -> list[dict[str, str]]:
     return [{"name": rel, "href": rel} for _src, rel in _published(run)]
 
 
+def _attempt(row: Mapping[str, Any]) -> str:
+    """An earlier attempt of a retried cell in one line: its status, error or finish reason, calls, latency."""
+    parts = [str(row.get("status") or "—"), str(row.get("error") or row.get("finish_reason") or "—"),
+             f"{fmt_value(row.get('attempts'))} call(s)", fmt_ms(row.get("latency_ms"))]
+    return " · ".join(parts)
+
+
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     """The evidence page of one run: its manifest, files and every cell (variants only once unblinded)."""
     unblinded = run.verdict is not None
@@ -80,6 +87,8 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
                    ("attempts", fmt_value(out.get("attempts")))]
         if out.get("error"):
             details.append(("error", str(out["error"])))
+        for n, prior in enumerate(run.earlier.get(cell, []), 1):  # a retried cell: what each earlier call gave
+            details.append((f"earlier attempt {n}", _attempt(prior)))
         cells.append({
             "cell": cell, "fixture": str(out.get("fixture") or ""),
             "variant": a.get("variant"), "repetition": a.get("repetition"),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.lastrow import split_earlier
 from benchcard.card.model import Card
 from benchcard.errors import LedgerError
 from benchcard.ledgerrow import LedgerRow
@@ -27,7 +28,8 @@ class Run:
     run_id: str
     folder: Path | None
     manifest: dict[str, Any] = field(default_factory=dict)
-    outputs: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # each cell's outcome (its last row)
+    earlier: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # a retried cell's earlier attempts
     scores: list[dict[str, Any]] = field(default_factory=list)
     assignment: list[dict[str, Any]] = field(default_factory=list)
     verdict: dict[str, Any] | None = None
@@ -204,6 +206,22 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _outputs(run_dir: Path, manifest: Mapping[str, Any]) -> tuple[list[dict[str, Any]],
+                                                                    dict[str, list[dict[str, Any]]]]:
+    """Each cell's outcome, and a retried cell's earlier attempts, oldest first: its earlier rows in outputs.jsonl
+    (run/retry.py), after those a retry before 2026-12-01 moved to attempts.jsonl."""
+    rows = _read_jsonl(run_dir / "outputs.jsonl")
+    if not manifest.get("retries"):
+        return rows, {}
+    current, superseded = split_earlier(rows, lambda row: str(row.get("cell")))
+    earlier: dict[str, list[dict[str, Any]]] = {}
+    for row in _read_jsonl(run_dir / "attempts.jsonl"):
+        earlier.setdefault(str(row.get("cell")), []).append(row)
+    for cell, prior in superseded.items():
+        earlier.setdefault(str(cell), []).extend(prior)
+    return current, earlier
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file; a line that does not parse (a run killed mid-write) is skipped, not fatal."""
     if not path.is_file():
@@ -267,6 +285,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 manifest = _read_json(run_dir / "manifest.json")
                 if manifest is None:
                     continue
+                outputs, earlier = _outputs(run_dir, manifest)
                 if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
                     skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
                     continue
@@ -277,7 +296,8 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         run_id=run_dir.name,
                         folder=run_dir,
                         manifest=manifest,
-                        outputs=_read_jsonl(run_dir / "outputs.jsonl"),
+                        outputs=outputs,
+                        earlier=earlier,
                         scores=_read_jsonl(run_dir / "scores.jsonl"),
                         assignment=_read_jsonl(run_dir / "sealed" / "assignment.jsonl"),
                         verdict=_read_json(run_dir / "verdict.json"),

@@ -1,54 +1,86 @@
 """`run --resume RUN --retry-failed`: a run's failed cells called again, every earlier attempt kept on record.
 
-`outputs.jsonl` holds one row per cell, the cell's current outcome; scoring, the verdict, grading and the pages
-all read it that way. So before a retry the failed rows are appended, byte for byte, to `attempts.jsonl`
-(flushed and synced), and only then is `outputs.jsonl` replaced by a copy without them. The manifest's
-`retries` list says when each retry began, how many cells it took up, and the closing fields the run had before
-(`finished_at`, `outputs_digest`, `scores_digest`, `counts`): the digest of `outputs.jsonl` as it was stays on
-record, and the run is open again until the retried cells have an outcome, when it closes as any run does.
+`outputs.jsonl` is append-only, a retry included: the failed rows stay where they are and the retried cells' new
+rows are appended after them, so a cell's outcome is its last row (every reader of a retried run takes it, through
+`_util/lastrow.py`). The manifest's `retries` list says when each retry began, how many cells it took up, `from`
+(the size of outputs.jsonl then: a cell whose last row is a failure before that byte is waiting to be called
+again) and the closing fields the run had (`finished_at`, `outputs_digest`, `scores_digest`, `counts`), so the
+digest of outputs.jsonl as it was stays on record; the run is open again until the retried cells have an outcome,
+when it closes as any run does. The reopening is one atomic write of the manifest: a retry interrupted anywhere
+is continued by `--resume`.
 
-Each step can be interrupted and repeated: the manifest is reopened first, a block of rows already at the end of
-`attempts.jsonl` is not appended twice, and the replacement of `outputs.jsonl` is a rename.
+Runs retried before 2026-12-01 moved their failed rows to `attempts.jsonl` and rewrote outputs.jsonl without them;
+their retry entries have no `from`, and they read as they always did.
 A run with a verdict is never retried: its evidence is anchored in the ledger.
 """
 
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+
+import msgspec
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records import utc_stamp
+from benchcard.records import Manifest, decode_line, utc_stamp
 from benchcard.run.store import RunStore
 
-ATTEMPTS = "attempts.jsonl"
 CLOSING_FIELDS = ("finished_at", "outputs_digest", "scores_digest", "counts")
 VERDICT = "verdict.json"
 
 
+class _CellStatus(msgspec.Struct):
+    """The two fields of an outputs row a retry reads."""
+
+    cell: str
+    status: str
+
+
 @dataclass(frozen=True)
 class Outcomes:
-    """A run's recorded cells by outcome: how many, and the lines of the failed ones."""
+    """A run's cells by current outcome: how many have one, how many of those failed, and the cells an earlier
+    retry reopened that have no new outcome yet (they are called by the next resume)."""
 
     recorded: int
-    failed_lines: tuple[bytes, ...]
+    failed: int
+    waiting: frozenset[str] = frozenset()
 
-    @property
-    def failed(self) -> int:
-        return len(self.failed_lines)
+
+def retry_from(manifest: Manifest) -> int | None:
+    """Where in outputs.jsonl the latest retry began (None: never retried, or retried the old way)."""
+    start = (manifest.retries or [{}])[-1].get("from")
+    return start if isinstance(start, int) else None
 
 
 def outcomes(store: RunStore) -> Outcomes:
-    """Count the recorded cells and pick out the failed rows, exactly as written."""
-    recorded, failed = 0, []
-    for line in _lines(store.outputs_path):
-        recorded += 1
-        if b'"status":"failed"' in line and json.loads(line).get("status") == "failed":
-            failed.append(line)
-    return Outcomes(recorded, tuple(failed))
+    """Each cell's current outcome, from the last row of each cell."""
+    manifest = store.read_manifest()
+    if not manifest.retries:  # never retried: one row per cell
+        recorded = failed = 0
+        for _, line in _lines(store):
+            recorded += 1
+            failed += b'"status":"failed"' in line and json.loads(line).get("status") == "failed"
+        return Outcomes(recorded, failed)
+    start = retry_from(manifest)
+    last: dict[str, tuple[bool, int]] = {}  # cell → (its last row failed, where that row starts)
+    for pos, line in _lines(store):
+        try:
+            row = decode_line(line, _CellStatus)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise RunError(f"{store.outputs_path}: the row at byte {pos} is not a row of outputs ({exc})") from None
+        last[row.cell] = (row.status == "failed", pos)
+    waiting = frozenset(c for c, (failed_, pos) in last.items() if failed_ and start is not None and pos < start)
+    return Outcomes(len(last) - len(waiting), sum(f for f, _ in last.values()) - len(waiting), waiting)
+
+
+def done_cells(store: RunStore) -> set[str]:
+    """The cells a resume does not call: every recorded cell but those a retry reopened."""
+    done = store.done_cells()
+    if store.has_manifest() and retry_from(store.read_manifest()) is not None:
+        done -= outcomes(store).waiting
+    return done
 
 
 def refuse_if_judged(project: Project, store: RunStore) -> None:
@@ -58,51 +90,30 @@ def refuse_if_judged(project: Project, store: RunStore) -> None:
 
 
 def reopen_failed(store: RunStore, found: Outcomes) -> int:
-    """Move the failed rows to attempts.jsonl, out of outputs.jsonl, and reopen the manifest; returns how many."""
+    """Reopen the run for its failed cells (their rows stay in outputs.jsonl); returns how many."""
     if not found.failed:
         return 0
-    with store.open_outputs():  # the run's lock (and a torn tail repaired) while its files change
-        _reopen(store, found)
+    with store.open_outputs():  # the run's lock (and a torn tail repaired) while the manifest changes
+        manifest = store.read_manifest()
+        entry: dict[str, object] = {"at": utc_stamp(), "cells": found.failed,
+                                    "from": store.outputs_path.stat().st_size}
+        fields = manifest.fields()
+        closed = {k: fields[k] for k in CLOSING_FIELDS if k in fields}
+        if closed:
+            entry["closed"] = closed
+        store.reopen_manifest(entry, CLOSING_FIELDS)
     return found.failed
 
 
-def _reopen(store: RunStore, found: Outcomes) -> None:
-    manifest = store.read_manifest()
-    entry: dict[str, object] = {"at": utc_stamp(), "cells": found.failed}
-    fields = manifest.fields()
-    closed = {k: fields[k] for k in CLOSING_FIELDS if k in fields}
-    if closed:
-        entry["closed"] = closed
-    store.reopen_manifest(entry, CLOSING_FIELDS)
-    attempts = store.folder / ATTEMPTS
-    block = b"".join(found.failed_lines)
-    if not _ends_with(attempts, block):
-        with open(attempts, "ab") as fh:
-            fh.write(block)
-            fh.flush()
-            os.fsync(fh.fileno())
-    failed = set(found.failed_lines)
-    tmp = store.outputs_path.with_name(store.outputs_path.name + ".retry.tmp")
-    with open(tmp, "wb") as out:
-        for line in _lines(store.outputs_path):
-            if line not in failed:
-                out.write(line)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, store.outputs_path)
-
-
-def _lines(path: Path) -> list[bytes]:
-    """Whole lines of a JSONL file (a torn final line, from a kill mid-write, is left to the store's repair)."""
+def _lines(store: RunStore) -> Iterator[tuple[int, bytes]]:
+    """Each whole row of outputs.jsonl with the byte it starts at (a torn final line, from a kill mid-write, is
+    left to the store's repair)."""
+    path = store.outputs_path
     if not path.is_file():
-        return []
+        return
+    pos = 0
     with open(path, "rb") as fh:
-        return [line for line in fh if line.endswith(b"\n") and line.strip()]
-
-
-def _ends_with(path: Path, block: bytes) -> bool:
-    if not path.is_file() or path.stat().st_size < len(block):
-        return False
-    with open(path, "rb") as fh:
-        fh.seek(-len(block), os.SEEK_END)
-        return fh.read() == block
+        for line in fh:
+            if line.endswith(b"\n") and line.strip():
+                yield pos, line
+            pos += len(line)

@@ -49,7 +49,7 @@ from benchcard.run.providers import (
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.providers.urls import strip_credentials
-from benchcard.run.retry import outcomes, refuse_if_judged, reopen_failed
+from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import scratch_reason
 from benchcard.run.store import RunStore
@@ -60,13 +60,14 @@ from benchcard.scoring.scorers import score_run
 # ------------------------------------------------------------------------------------------------ scoring
 
 
-def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project) -> int:
+def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project, *, retried: bool = False) -> int:
     """Score a run from `outputs.jsonl`, the keys and the fixtures alone: no assignment, request, manifest
-    or model reaches the scorer (tests/run/test_runner.py checks which files it opens). Returns the rows written."""
+    or model reaches the scorer (tests/run/test_runner.py checks which files it opens); `retried`: each cell's
+    last row is its outcome (retry.py). Returns the rows written."""
     keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
     try:
-        return score_run(outputs_path, scores_path, card.scoring, keys, texts)
+        return score_run(outputs_path, scores_path, card.scoring, keys, texts, latest=retried)
     except CardError as exc:  # e.g. a rule over its time limit: the outputs stay, unscored
         raise CardError(f"{project.relative(card.path)}: blind scoring stopped: {exc}; every output is kept in "
                         f"{project.relative(outputs_path)}") from None
@@ -166,7 +167,7 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
     elif found.failed:
         note = (f"run {run_id} is finished: nothing to call ({counts}); `benchcard run {card.id} --resume {run_id} "
                 f"--retry-failed` would call the {found.failed} failed cell(s) again, keeping the failed attempts "
-                "in attempts.jsonl")
+                "in outputs.jsonl")
     else:
         note = f"run {run_id} is finished: nothing to call ({counts})"
     tally = Tally.of(t.store)
@@ -328,7 +329,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         with store.open_outputs() as writer:
             tally = Tally.of(store) if resumed else Tally()
             writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
-            done = store.done_cells()
+            done = done_cells(store)  # a retry's reopened cells are called again
             if len(done) < total:
                 verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
                 capped = f" · {capped_note(t.cfg.name, workers)}" if workers < asked else ""
@@ -352,7 +353,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                     judge = await judge_run(project, card, store, o, load_config(project.root), prices,
                                             transport=transport, stream=stream, stop_after=stop_after)
                 else:
-                    score_blind(store.outputs_path, store.scores_path, card, project)
+                    score_blind(store.outputs_path, store.scores_path, card, project, retried=bool(manifest.retries))
                 if judge is None or judge.finished:
                     manifest = store.add_to_manifest({
                         "finished_at": utc_stamp(),

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from operator import attrgetter
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -27,6 +28,7 @@ from typing import IO, Any
 import msgspec
 
 from benchcard._util.files import fsync_dir, write_atomic
+from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import (
@@ -311,9 +313,12 @@ class RunStore:
         return done
 
     def counts(self) -> dict[str, int]:
-        """Recorded cells by status (ok, truncated, failed), for `benchcard status`."""
+        """Recorded cells by status (ok, truncated, failed), for `benchcard status`: a cell's last row counts."""
         counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
-        for row in self.iter_outputs():
+        rows: Iterable[OutputRow] = self.iter_outputs()
+        if self.has_manifest() and self.read_manifest().retries:
+            rows = last_per_cell(rows, attrgetter("cell"))
+        for row in rows:
             counts[row.status] += 1
         return counts
 

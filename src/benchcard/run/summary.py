@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 from typing import Any
 
+from benchcard._util.lastrow import last_per_cell
 from benchcard.card.model import Rig
 from benchcard.project import Project
 from benchcard.records import STATUSES, Manifest, OutputRow
 from benchcard.run.judging import JudgeSummary
+from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 
 
@@ -98,8 +102,13 @@ class Tally:
 
     @classmethod
     def of(cls, store: RunStore) -> Tally:
+        """The cells' current outcomes: a retried run's last row per cell, its reopened cells not yet counted."""
         t = cls()
-        for row in store.iter_outputs():
+        rows: Iterable[OutputRow] = store.iter_outputs()
+        if store.read_manifest().retries:
+            waiting = outcomes(store).waiting
+            rows = [r for r in last_per_cell(rows, attrgetter("cell")) if r.cell not in waiting]
+        for row in rows:
             t.add(row)
         return t
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
+from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
 from benchcard.records import OutputRow, ScoreRow, iter_rows, write_lines
 from benchcard.scoring.jsregex import JsRegex, compile_js
@@ -278,14 +280,19 @@ def score_run(
     spec: ScoringSpec,
     keys: Mapping[str, Mapping[str, Any]],
     fixture_texts: Mapping[str, str],
+    *,
+    latest: bool = False,
 ) -> int:
-    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score.
+    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score. `latest`
+    (a run retried with `--retry-failed`): only each cell's last row is scored, the outcome that stands.
 
     Rows are streamed to `scores.jsonl` as they are scored (one flush, at the end), so memory does not grow with
     the grid; a scoring that fails part-way leaves no `scores.jsonl`. Returns the number of rows written.
     """
     written = 0
-    rows = iter_rows(outputs_path, OutputRow)
+    rows: Iterable[OutputRow] = iter_rows(outputs_path, OutputRow)
+    if latest:
+        rows = last_per_cell(rows, _cell)
     try:
         with open(scores_path, "wb") as fh:
             written = write_lines(fh, (_score_row(spec, out, keys, fixture_texts) for out in rows))
@@ -293,6 +300,9 @@ def score_run(
         scores_path.unlink(missing_ok=True)
         raise
     return written
+
+
+_cell = attrgetter("cell")
 
 
 def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, Mapping[str, Any]],

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import VerdictError
 from benchcard.records import CELL_STATUSES as STATUSES
 from benchcard.records import (
@@ -137,9 +138,12 @@ def read_scores(data: bytes, path: Path) -> Scores:
                   orders[0] if len(orders) == 1 else None)
 
 
-def read_outputs(data: bytes, path: Path) -> Outputs:
-    """`outputs.jsonl`: cell, fixture, status, cost, latency and token usage of every row."""
+def read_outputs(data: bytes, path: Path, *, latest: bool = False) -> Outputs:
+    """`outputs.jsonl`: cell, fixture, status, cost, latency and token usage of every row (`latest`, a retried
+    run: of each cell's last row, its outcome; earlier rows are attempts, run/retry.py)."""
     rows = decode_rows(data, OutputFigures, path, VerdictError)
+    if latest:
+        rows = last_per_cell(rows, _CELL)
     n = len(rows)
     usage = list(map(_USAGE, rows))
     return Outputs(

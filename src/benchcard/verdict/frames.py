@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchcard import ledger
+from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project
@@ -52,7 +54,8 @@ def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.
                             "status": "missing"}
     model = manifest.rig.model if manifest.rig else None
     provider = manifest.rig.provider if manifest.rig else None
-    for o in read_rows(run_dir / "outputs.jsonl", OutputFigures):
+    outputs = read_rows(run_dir / "outputs.jsonl", OutputFigures)
+    for o in last_per_cell(outputs, attrgetter("cell")) if manifest.retries else outputs:  # a retry's outcome
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,

@@ -38,6 +38,7 @@ from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.records import Manifest, utc_stamp, verdict_head
 from benchcard.run.grid import assignment_digest
+from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.entry import drop_variant_detail, verdict_row
@@ -107,6 +108,8 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
     """What a verdict on an unfinished run says: how far it got, whether it runs now, how to finish it."""
     outputs = run_dir / "outputs.jsonl"
     recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
+    if manifest.retries:  # a retried cell has several rows; one reopened by the retry is not recorded again yet
+        recorded = outcomes(RunStore(run_dir)).recorded
     now = ""
     if outputs.is_file():
         try:

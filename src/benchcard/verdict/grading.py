@@ -19,12 +19,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
 from benchcard._util.hashing import digest, seed_from
+from benchcard._util.lastrow import last_per_cell
 from benchcard._util.safewrite import write_new
 from benchcard._util.text import displayable, plain_text, spreadsheet_text
 from benchcard.errors import RunError, VerdictError
@@ -72,11 +74,13 @@ def _mapping_path(run_dir: Path, name: str) -> Path:
     return run_dir / "sealed" / f"sheet-{name}.jsonl"
 
 
-def _outputs(run_dir: Path) -> list[OutputRow]:
+def _outputs(run_dir: Path, retried: bool) -> list[OutputRow]:
+    """Each cell's outcome (a retried run's earlier attempts are not graded)."""
     path = run_dir / "outputs.jsonl"
     if not path.is_file():
         raise RunError(f"run {run_dir.name} has no outputs.jsonl; nothing to grade")
-    return read_rows(path, OutputRow)
+    rows = read_rows(path, OutputRow)
+    return last_per_cell(rows, attrgetter("cell")) if retried else rows
 
 
 def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME,
@@ -95,7 +99,7 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
     manifest = read_manifest(run_dir)
     if not manifest.finished_at:
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
-    outputs = _outputs(run_dir)
+    outputs = _outputs(run_dir, bool(manifest.retries))
     left_out: dict[str, int] = {}
     graded = []
     for row in outputs:

@@ -162,7 +162,7 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     if defer_outputs and scored.all():
         data.pending_outputs = o_data  # every cell has a status from its score; outputs are checked later
     else:
-        _join_outputs(data, read_outputs(o_data, o_path), o_path, scored)
+        _join_outputs(data, read_outputs(o_data, o_path, latest=bool(manifest.retries)), o_path, scored)
     answered = data.status != MISSING
     unscored = answered & ~scored
     no_output = int((~answered).sum())
@@ -244,8 +244,8 @@ def finish_outputs(data: RunData) -> RunData:
         return data
     pending, data.pending_outputs = data.pending_outputs, None
     missing = data.status == MISSING  # --allow-incomplete: cells without a score stay missing
-    _join_outputs(data, read_outputs(pending, data.run_dir / "outputs.jsonl"), data.run_dir / "outputs.jsonl",
-                  ~missing)
+    path = data.run_dir / "outputs.jsonl"
+    _join_outputs(data, read_outputs(pending, path, latest=bool(data.manifest.retries)), path, ~missing)
     return data
 
 
