@@ -204,8 +204,8 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
         p = 1 / (1 + np.exp(-a))
         pilot_base = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
         pilot_var = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
-        comp = sim.components(pilot_base, pilot_var)
-        gap = sim.needed_gap(comp, sim.draws(fixtures, repetitions, seed=i), ALPHA)
+        model = sim.model_of(pilot_base, pilot_var)  # what `benchcard plan --from PILOT` simulates
+        gap = sim.needed_gap(sim.draws(model, fixtures, repetitions, seed=i), ALPHA)
         if not math.isfinite(gap):
             continue
         a2 = 0.5 * rng.standard_normal((sims, fixtures, 1))

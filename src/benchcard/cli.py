@@ -225,15 +225,7 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 
     project = _project(ctx)
     report = build_site(project, Path(out_dir).resolve() if out_dir else project.root / "site")
-    if as_json:
-        _emit_json({"out": str(report.out_dir), "pages": list(report.pages), "cards": report.cards,
-                    "runs": report.runs, "plots": report.plots, "skipped": list(report.skipped)})
-        return
-    click.echo(f"built {len(report.pages)} pages ({report.cards} cards, {report.runs} runs, {report.plots} plots) "
-               f"→ {report.out_dir}")
-    for note in report.skipped:
-        click.echo(f"  skipped: {note}")
-    click.echo(f"  open {report.out_dir / 'index.html'}")
+    _report((report.to_json(), report.lines()), as_json)
 
 
 # --------------------------------------------------------------------------------------------------- verdict
@@ -373,19 +365,26 @@ def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, f
 @cli.command("plan")
 @click.argument("card")
 @click.option("--from", "pilot", metavar="RUN", help="A pilot run of this card: adds the smallest detectable gap.")
+@click.option("--baseline-rate", type=float, help="Without a pilot: the baseline's mean score (0 to 1) to assume.")
+@click.option("--fixture-sd", type=float, help="With --baseline-rate: spread of the fixtures' rates (default 0).")
+@click.option("--run-sd", type=float, help="With --baseline-rate: spread of each arm's rate per repetition (0).")
+@click.option("--effect-sd", type=float, help="With --baseline-rate: spread of the effect over fixtures (0).")
+@click.option("--levels", type=int, help="With --baseline-rate: scores in steps of 1/K (default 1: pass/fail).")
+@click.option("--fixtures", type=int, help="Fixtures of the simulated run (default: the card's).")
+@click.option("--repetitions", type=int, help="Repetitions of the simulated run (default: the card's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.pass_context
-def plan_cmd(ctx: click.Context, card: str, pilot: str | None, as_json: bool) -> None:
-    """Calls, tokens and cost of a run of CARD; with a pilot run, the smallest gap it can detect."""
-    from benchcard.verdict.planning import plan, plan_lines
+def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: float | None, fixture_sd: float | None,
+             run_sd: float | None, effect_sd: float | None, levels: int | None, fixtures: int | None,
+             repetitions: int | None, as_json: bool) -> None:
+    """Calls, tokens and cost of a run of CARD; the smallest gap it can detect, from a pilot run or from
+    declared assumptions (docs/statistics.md)."""
+    from benchcard.verdict.planning import plan_report
+    from benchcard.verdict.powerplan import assumptions
 
     project = _project(ctx)
-    result = plan(project, _load(project, card), pilot)
-    if as_json:
-        _emit_json(result)
-        return
-    for line in plan_lines(result):
-        click.echo(line)
+    assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)
+    _report(plan_report(project, _load(project, card), pilot, assumed, fixtures, repetitions), as_json)
 
 
 def _load(project: Project, name: str) -> Any:

@@ -39,6 +39,10 @@ class CompareError(BenchcardError):
     """Logs given to `benchcard compare` cannot be read or paired, or its win rule is malformed."""
 
 
+class PlanError(BenchcardError):
+    """`benchcard plan` was given assumptions or a design out of range, or options that exclude each other."""
+
+
 def one_line(exc: BaseException) -> str:
     """What the CLI prints after `error:`: a BenchcardError's message, or the file and the system's words for an
     OSError (a read-only results/, a full disk), never a traceback."""

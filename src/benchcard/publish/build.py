@@ -57,6 +57,16 @@ class SiteReport:
     plots: int
     skipped: tuple[str, ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        return {"out": str(self.out_dir), "pages": list(self.pages), "cards": self.cards, "runs": self.runs,
+                "plots": self.plots, "skipped": list(self.skipped)}
+
+    def lines(self) -> list[str]:
+        """What `benchcard site` prints."""
+        return ([f"built {len(self.pages)} pages ({self.cards} cards, {self.runs} runs, {self.plots} plots) → "
+                 f"{self.out_dir}"] + [f"  skipped: {note}" for note in self.skipped]
+                + [f"  open {self.out_dir / 'index.html'}"])
+
 
 def _check_out(project: Project, out_dir: Path) -> Path:
     """Refuse any output folder that benchcard did not build (or the project itself, or a folder inside it)."""

@@ -1,0 +1,130 @@
+"""The power half of `benchcard plan`: one clause's figures from a simulated model, a pilot's or a declared one.
+
+Both ways of planning go through here, so a plan from assumptions and a plan from a pilot say the same thing
+about the same world: the smallest true gap at which the verdict's own rule wins in 80% of simulated runs
+(simulate.py), the power at a few gaps, and for a guard the true gap below which it holds 80% of the time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from benchcard.errors import PlanError
+from benchcard.verdict import simulate
+from benchcard.verdict.simulate import Components, Model, Rates
+
+POWER = simulate.POWER
+SEED = 20261201  # the simulations are seeded: the same plan always prints the same figures
+CURVE = (0.05, 0.10, 0.15, 0.20, 0.30)
+"""True gaps (on the rate's scale) at which a `Rates` plan also prints the rule's power."""
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """A plan without a pilot: the first clause's score declared rather than measured (docs/statistics.md)."""
+
+    baseline_rate: float
+    fixture_sd: float = 0.0
+    run_sd: float = 0.0
+    effect_sd: float = 0.0
+    levels: int = 1
+
+    def model(self) -> Rates:
+        return Rates(rate=self.baseline_rate, fixture_sd=self.fixture_sd, run_sd=self.run_sd,
+                     effect_sd=self.effect_sd, levels=self.levels)
+
+
+def assumptions(baseline_rate: float | None = None, fixture_sd: float | None = None, run_sd: float | None = None,
+                effect_sd: float | None = None, levels: int | None = None) -> Assumptions | None:
+    """The declared assumptions, checked (one line naming the option when a value is out of range); None when
+    none was given."""
+    given = {"--fixture-sd": fixture_sd, "--run-sd": run_sd, "--effect-sd": effect_sd, "--levels": levels}
+    if baseline_rate is None:
+        named = [k for k, v in given.items() if v is not None]
+        if named:
+            raise PlanError(f"{named[0]} describes the score of a plan without a pilot: give --baseline-rate too "
+                            "(the baseline's mean score, between 0 and 1)")
+        return None
+    if not 0.0 < baseline_rate < 1.0:
+        raise PlanError(f"--baseline-rate: expected the baseline's mean score strictly between 0 and 1, "
+                        f"got {baseline_rate:g}")
+    for name in ("--fixture-sd", "--run-sd", "--effect-sd"):
+        value = given[name]
+        if value is not None and not (math.isfinite(value) and 0.0 <= value <= 0.5):
+            raise PlanError(f"{name}: expected a standard deviation of a rate, from 0 to 0.5, got {value:g}")
+    top = math.sqrt(baseline_rate * (1 - baseline_rate))
+    if fixture_sd is not None and fixture_sd > top:
+        raise PlanError(f"--fixture-sd: rates with mean {baseline_rate:g} spread at most {top:.3f} (every fixture "
+                        f"always right or always wrong), got {fixture_sd:g}")
+    if levels is not None and not 1 <= levels <= simulate.MAX_LEVELS:
+        raise PlanError(f"--levels: expected scores in steps of 1/K with K from 1 (pass/fail) to "
+                        f"{simulate.MAX_LEVELS}, got {levels}")
+    return Assumptions(baseline_rate, fixture_sd or 0.0, run_sd or 0.0, effect_sd or 0.0, levels or 1)
+
+
+def design(fixtures: int | None, repetitions: int | None, card_fixtures: int, card_repetitions: int) -> tuple[int, int]:
+    """The simulated run's size: the card's, or another one being considered."""
+    if fixtures is not None and fixtures < 2:
+        raise PlanError(f"--fixtures: expected at least 2 fixtures (a paired gap needs two), got {fixtures}")
+    if repetitions is not None and repetitions < 1:
+        raise PlanError(f"--repetitions: expected at least 1 repetition, got {repetitions}")
+    return fixtures or card_fixtures, repetitions or card_repetitions
+
+
+def never(fixtures: int, repetitions: int, alpha: float) -> str | None:
+    """Why a design can never show an effect, or None."""
+    if repetitions < 2:
+        return "one repetition can never win: the run-to-run spread cannot be measured"
+    if 2.0 / 2.0 ** fixtures > alpha:
+        return f"{fixtures} fixture(s) can never win: the exact sign-flip p is at least {2 / 2 ** fixtures:.4g} > α"
+    return None
+
+
+def mirrored(model: Model, test: str) -> Model:
+    """A `falls` clause is a `rises` of the scores turned upside down (1 − score): the same spreads, the rate
+    mirrored. A normal model is symmetric already."""
+    if test in ("falls", "not_falls") and isinstance(model, Rates):
+        return replace(model, rate=1.0 - model.rate)
+    return model
+
+
+def describe(model: Model) -> dict[str, Any]:
+    """The model as JSON: what the simulation assumed, in the words of `plan`'s options."""
+    if isinstance(model, Components):
+        return {"model": "normal", "fixture": model.fixture, "run": model.run, "cell": model.cell}
+    return {"model": "rates", "levels": model.levels, "baseline_rate": model.rate, "fixture_sd": model.fixture_sd,
+            "run_sd": model.run_sd, "effect_sd": model.effect_sd}
+
+
+def effect_entry(model: Model, fixtures: int, repetitions: int, alpha: float, min_effect: float = 0.0,
+                 ranged: bool = True) -> dict[str, Any]:
+    """A `rises`/`falls` clause: the gap 80% power needs, its range over the pilot's uncertainty (`ranged`),
+    and for a `Rates` model the power at the gaps of CURVE."""
+    why = never(fixtures, repetitions, alpha)
+    if why:
+        return {"needed_gap": math.inf, "needed_gap_range": [math.inf, math.inf], "never": why}
+    z = simulate.draws(model, fixtures, repetitions, SEED)
+    gap = simulate.needed_gap(z, alpha, POWER, min_effect)
+    entry: dict[str, Any] = {"needed_gap": gap}
+    if ranged and isinstance(model, Components):  # the decision is scale-free: the range is a factor
+        lo, hi = simulate.pilot_range(model.df)
+        entry["needed_gap_range"] = [gap * lo, gap * hi]
+    elif ranged:
+        ends = [simulate.needed_gap(simulate.draws(m, fixtures, repetitions, SEED), alpha, POWER, min_effect)
+                for m in simulate.bounds(model)]
+        entry["needed_gap_range"] = [min(gap, *ends), max(gap, *ends)]
+    if isinstance(model, Rates):
+        entry["power_at"] = [[g, simulate.effect_power(z, g, alpha, min_effect)] for g in CURVE]
+    return entry
+
+
+def guard_entry(model: Model, fixtures: int, repetitions: int, margin: float, alpha: float,
+                test: str) -> dict[str, Any]:
+    """A guard: the true gap below (not_rises) or above (not_falls) which it holds in 80% of simulated runs."""
+    if repetitions < 2:
+        return {"passes_if_true_gap_below": -math.inf, "never": never(fixtures, repetitions, alpha)}
+    limit = simulate.guard_limit(simulate.draws(model, fixtures, repetitions, SEED), margin, alpha, POWER)
+    return {"passes_if_true_gap_below": limit if test == "not_rises" else None,
+            "passes_if_true_gap_above": -limit if test == "not_falls" else None}
