@@ -9,8 +9,8 @@ autoescaping on; the only markup built in Python is the JSON-LD block, which is 
 element by `json_ld` (no `<`, `>` or `&` survives as itself, so nothing can close the element).
 
 Run folders are read tolerantly: a field the runner or the verdict did not write shows as a dash, a line of a
-JSONL file cut short by a killed run is skipped (the raw file is still published unedited), and a folder that
-is not a run (no manifest.json) is left out.
+JSONL file cut short by a killed run is skipped (the raw file is still published unedited), a folder that is
+not a run (no manifest.json) is left out, and one whose manifest is not a `records.Manifest` is left out and named.
 
 The parts: `runs` reads run folders and the ledger, `render` formats figures and renders templates,
 `probe` and `runcard` build the card pages (with `cardparts` shared by both, and `plots` for the SVG

@@ -7,10 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchcard.card.model import Card
 from benchcard.publish.files import copy_published, files_under, published_name, regular_inside
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
 from benchcard.publish.runs import Run, baseline_of, number
+from benchcard.records import OutputRow
 
 RUN_FILES = ("manifest.json", "outputs.jsonl", "attempts.jsonl", "scores.jsonl", "verdict.json", "table.csv")
 RUN_DIRS = ("sealed", "grades")
@@ -19,7 +22,7 @@ RUN_DIRS = ("sealed", "grades")
 def _run_dirs(run: Run) -> tuple[str, ...]:
     """The folders of a run that are published: an ab run's sealed/ (which variant made which output, and the
     request bodies that show it) only once the verdict has unblinded the run."""
-    if run.manifest.get("kind") == "ab" and run.verdict is None:
+    if run.manifest is not None and run.manifest.kind == "ab" and run.verdict is None:
         return tuple(d for d in RUN_DIRS if d != "sealed")
     return RUN_DIRS
 
@@ -54,18 +57,18 @@ def run_files(run: Run) -> list[dict[str, str]]:
     return [{"name": rel, "href": rel} for _src, rel in _published(run)]
 
 
-def _attempt(row: Mapping[str, Any]) -> str:
+def _attempt(row: OutputRow) -> str:
     """An earlier attempt of a retried cell in one line: its status, error or finish reason, calls, latency."""
-    parts = [str(row.get("status") or "—"), str(row.get("error") or row.get("finish_reason") or "—"),
-             f"{fmt_value(row.get('attempts'))} call(s)", fmt_ms(row.get("latency_ms"))]
+    parts = [row.status, row.error or row.finish_reason or "—", f"{fmt_value(row.attempts)} call(s)",
+             fmt_ms(row.latency_ms)]
     return " · ".join(parts)
 
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     """The evidence page of one run: its manifest, files and every cell (variants only once unblinded)."""
     unblinded = run.verdict is not None
-    assignment = {str(a.get("cell")): a for a in run.assignment}
-    scores = {str(s.get("cell")): s for s in run.scores}
+    assignment = {a.cell: a for a in run.assignment}
+    scores = {s.cell: s for s in run.scores}
     cells: list[dict[str, Any]] = []
     if run.published is not None:
         cells.append({"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
@@ -74,31 +77,29 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
                       "details": labelled_figures({k: v for k, v in run.published.items()
                                                    if k in ("cost", "latency_ms", "finish_reason")})})
     for out in run.outputs:
-        cell = str(out.get("cell") or "")
-        a = assignment.get(cell, {}) if unblinded else {}
-        s = scores.get(cell, {})
-        rules: Mapping[str, Any] = s["rules"] if isinstance(s.get("rules"), Mapping) else {}
-        metrics: Mapping[str, Any] = s["metrics"] if isinstance(s.get("metrics"), Mapping) else {}
-        usage: Mapping[str, Any] = out["usage"] if isinstance(out.get("usage"), Mapping) else {}
-        details: list[tuple[str, str]] = [("finish reason", str(out.get("finish_reason") or "—")),
-                   ("tokens in / out / reasoning", " / ".join(fmt_value(usage.get(k))
-                                                             for k in ("input", "output", "reasoning"))),
-                   ("cost", fmt_money(out.get("cost"))), ("latency", fmt_ms(out.get("latency_ms"))),
-                   ("attempts", fmt_value(out.get("attempts")))]
-        if out.get("error"):
-            details.append(("error", str(out["error"])))
-        for n, prior in enumerate(run.earlier.get(cell, []), 1):  # a retried cell: what each earlier call gave
+        a = assignment.get(out.cell) if unblinded else None
+        s = scores.get(out.cell)
+        usage = out.usage
+        details: list[tuple[str, str]] = [("finish reason", out.finish_reason or "—"),
+                   ("tokens in / out / reasoning", " / ".join(fmt_value(n)
+                                                             for n in (usage.input, usage.output, usage.reasoning))),
+                   ("cost", fmt_money(out.cost)), ("latency", fmt_ms(out.latency_ms)),
+                   ("attempts", fmt_value(out.attempts))]
+        if out.error:
+            details.append(("error", out.error))
+        for n, prior in enumerate(run.earlier.get(out.cell, []), 1):  # a retried cell: what each earlier call gave
             details.append((f"earlier attempt {n}", _attempt(prior)))
         cells.append({
-            "cell": cell, "fixture": str(out.get("fixture") or ""),
-            "variant": a.get("variant"), "repetition": a.get("repetition"),
-            "status": str(out.get("status") or ""),
-            "score": fmt_num(s.get("score")) if s else "—",
-            "text": out.get("text") if isinstance(out.get("text"), str) else "",
-            "rules": [(k, bool(v)) for k, v in rules.items()],
-            "metrics": [(k, fmt_value(v)) for k, v in metrics.items() if k != "score" and not k.startswith("rule.")],
+            "cell": out.cell, "fixture": out.fixture,
+            "variant": a.variant if a else None, "repetition": a.repetition if a else None,
+            "status": out.status,
+            "score": fmt_num(s.score) if s else "—",
+            "text": out.text,
+            "rules": [(k, bool(v)) for k, v in (s.rules or {}).items()] if s else [],
+            "metrics": [(k, fmt_value(v)) for k, v in (s.metrics if s else {}).items()
+                        if k != "score" and not k.startswith("rule.")],
             "details": details,
-            "order": a.get("order", 0),
+            "order": a.order if a else 0,
         })
     if unblinded:
         base = baseline_of(run, card)
@@ -109,16 +110,17 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         ("card", f"{run.card} v{run.version}"),
         ("rig", run.rig_line or "—"),
     ]
-    for key, label in (("provider_type", "provider type"), ("base_url", "base URL"), ("started_at", "started"),
-                       ("finished_at", "finished"), ("cells", "cells"), ("repetitions", "repetitions"),
-                       ("concurrency", "concurrency"), ("seed", "seed"), ("seal_root", "seal root"),
-                       ("outputs_digest", "outputs digest"), ("benchcard_version", "benchcard")):
-        if m.get(key) is not None:
-            meta.append((label, fmt_value(m[key])))
-    if isinstance(m.get("counts"), Mapping):
-        meta.append(("counts", fmt_value(m["counts"])))
-    if isinstance(m.get("params"), Mapping):
-        meta.append(("params", json.dumps(m["params"], ensure_ascii=False)))
+    if m is not None:
+        for key, label in (("provider_type", "provider type"), ("base_url", "base URL"), ("started_at", "started"),
+                           ("finished_at", "finished"), ("cells", "cells"), ("repetitions", "repetitions"),
+                           ("concurrency", "concurrency"), ("seed", "seed"), ("seal_root", "seal root"),
+                           ("outputs_digest", "outputs digest"), ("benchcard_version", "benchcard")):
+            if getattr(m, key) is not None:
+                meta.append((label, fmt_value(getattr(m, key))))
+        if m.counts is not None:
+            meta.append(("counts", fmt_value(msgspec.structs.asdict(m.counts))))
+        if m.params:
+            meta.append(("params", json.dumps(m.params, ensure_ascii=False)))
     if run.published is not None:
         meta.append(("recorded", "in the card's history; the run predates its run folder"))
     if run.finding:

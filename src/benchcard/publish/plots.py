@@ -79,7 +79,7 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
 
     alpha = card.win.alpha if card is not None and card.win is not None else 0.05
     alpha = float((run.verdict or {}).get("alpha") or alpha)
-    seal_root = str(run.manifest.get("seal_root") or "")
+    seal_root = run.manifest.seal_root if run.manifest else ""
     try:
         seed = seed_from(seal_root)
     except ValueError:

@@ -1,4 +1,8 @@
-"""The runs a site shows: run folders read tolerantly, the runs a card's history records, and the ledger."""
+"""The runs a site shows: run folders read tolerantly, the runs a card's history records, and the ledger.
+
+A run folder is read through `records` (its manifest and rows typed) but tolerantly: a row that does not decode
+(a run killed mid-write) is left out, and a folder whose manifest does not decode is left out and named.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,31 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from benchcard._util.lastrow import split_earlier
 from benchcard.card.model import Card
-from benchcard.errors import LedgerError
+from benchcard.errors import BenchcardError, LedgerError
 from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
+from benchcard.records import (
+    ASSIGNMENT,
+    MANIFEST,
+    OUTPUTS,
+    SCORES,
+    SEALED,
+    AssignmentRow,
+    Manifest,
+    OutputRow,
+    RigRecord,
+    ScoreRow,
+    decode_line,
+    decode_manifest,
+)
+
+T = TypeVar("T")
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -27,11 +49,11 @@ class Run:
     version: int
     run_id: str
     folder: Path | None
-    manifest: dict[str, Any] = field(default_factory=dict)
-    outputs: list[dict[str, Any]] = field(default_factory=list)  # each cell's outcome (its last row)
-    earlier: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # a retried cell's earlier attempts
-    scores: list[dict[str, Any]] = field(default_factory=list)
-    assignment: list[dict[str, Any]] = field(default_factory=list)
+    manifest: Manifest | None = None  # None for a run the history records, and for a comparison
+    outputs: list[OutputRow] = field(default_factory=list)  # each cell's outcome (its last row)
+    earlier: dict[str, list[OutputRow]] = field(default_factory=dict)  # a retried cell's earlier attempts
+    scores: list[ScoreRow] = field(default_factory=list)
+    assignment: list[AssignmentRow] = field(default_factory=list)
     verdict: dict[str, Any] | None = None
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
@@ -50,41 +72,39 @@ class Run:
     def started(self) -> str:
         if self.published is not None:
             return str(self.published.get("date") or "")
-        return str(self.manifest.get("started_at") or _date_from_run_id(self.run_id) or "")
+        started = self.manifest.started_at if self.manifest else None
+        return started or _date_from_run_id(self.run_id) or ""
 
     @property
     def date(self) -> str:
         return self.started[:10]
 
     @property
-    def rig(self) -> dict[str, Any]:
-        rig = self.manifest.get("rig")
-        return rig if isinstance(rig, dict) else {}
+    def rig(self) -> RigRecord | None:
+        return self.manifest.rig if self.manifest else None
 
     @property
     def model(self) -> str:
         if self.published is not None:
             return str(self.published.get("model") or "")
-        return str(self.rig.get("model") or self.manifest.get("model") or "")
+        return self.rig.model if self.rig else ""
 
     @property
     def model_name(self) -> str:
-        if self.published is not None:
-            return str(self.published.get("model_name") or "")
-        return str(self.rig.get("name") or "")
+        """The model's display name, which only a history entry records."""
+        return str(self.published.get("model_name") or "") if self.published is not None else ""
 
     @property
     def scratch(self) -> bool:
         """A trial run (`run --scratch`, another endpoint than the card's rig) or a trial verdict: never a result."""
-        return bool(self.manifest.get("scratch") or (self.verdict or {}).get("scratch"))
+        return bool((self.manifest and self.manifest.scratch) or (self.verdict or {}).get("scratch"))
 
     @property
     def scratch_note(self) -> str:
         """What a page says of a scratch run, with the runner's reason when it gave one."""
         if not self.scratch:
             return ""
-        why = self.manifest.get("scratch")
-        why = why if isinstance(why, str) else "a trial verdict"
+        why = (self.manifest.scratch if self.manifest else None) or "a trial verdict"
         return f"Scratch run ({why}): a trial, never entered in the ledger, not a result of the card's rig."
 
     @property
@@ -93,17 +113,16 @@ class Run:
         return line + " · scratch" if self.scratch and not line.endswith(" · scratch") else line
 
     def _rig_line(self) -> str:
-        line = self.rig.get("line")
-        if line:
-            return str(line)
+        if self.rig and self.rig.line:
+            return self.rig.line
         if self.ledger_row and self.ledger_row.rig:
             return self.ledger_row.rig
         parts = [self.model] if self.model else []
-        if self.rig.get("effort"):
-            parts.append(f"effort {self.rig['effort']}")
-        surface = self.rig.get("surface") or self.rig.get("provider")
+        if self.rig and self.rig.effort:
+            parts.append(f"effort {self.rig.effort}")
+        surface = (self.rig.surface or self.rig.provider) if self.rig else None
         if surface:
-            parts.append(str(surface))
+            parts.append(surface)
         return " · ".join(parts)
 
     @property
@@ -111,7 +130,7 @@ class Run:
         if self.published is not None:
             s = number(self.published.get("score"))
             return [] if s is None else [s]
-        return [v for v in (number(r.get("score")) for r in self.scores) if v is not None]
+        return [v for v in (number(r.score) for r in self.scores) if v is not None]
 
     @property
     def score(self) -> float | None:
@@ -122,10 +141,9 @@ class Run:
     def status_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for row in self.outputs:
-            status = str(row.get("status") or "unknown")
-            counts[status] = counts.get(status, 0) + 1
-        if not counts and isinstance(self.manifest.get("counts"), dict):
-            counts = {str(k): int(v) for k, v in self.manifest["counts"].items() if isinstance(v, int) and v}
+            counts[row.status] = counts.get(row.status, 0) + 1
+        if not counts and self.manifest and self.manifest.counts:
+            counts = {k: v for k, v in msgspec.structs.asdict(self.manifest.counts).items() if v}
         return counts
 
     @property
@@ -137,7 +155,7 @@ class Run:
     def cost(self) -> float | None:
         if self.published is not None:
             return number(self.published.get("cost"))
-        values = [v for v in (number(r.get("cost")) for r in self.outputs) if v is not None]
+        values = [r.cost for r in self.outputs if r.cost is not None]
         if values:
             return sum(values)
         return number(self.ledger_row.cost) if self.ledger_row else None
@@ -147,22 +165,22 @@ class Run:
         """Median latency of the run's calls."""
         if self.published is not None:
             return number(self.published.get("latency_ms"))
-        values = [v for v in (number(r.get("latency_ms")) for r in self.outputs) if v is not None]
+        values = [r.latency_ms for r in self.outputs if r.latency_ms is not None]
         return float(statistics.median(values)) if values else None
 
     @property
     def finished(self) -> bool:
         """Every cell has an outcome (the runner closed the manifest), or a published history entry says so."""
-        return self.published is not None or "finished_at" in self.manifest
+        return self.published is not None or (self.manifest is not None and self.manifest.finished_at is not None)
 
     @property
     def unfinished_label(self) -> str:
         """"unfinished (k of N cells)" for a run that stopped (a crash, Ctrl-C, a stop on errors), else ""."""
         if self.finished:
             return ""
-        total = self.manifest.get("cells")
-        of = f" of {total}" if isinstance(total, int) else ""
-        return f"unfinished ({len({r.get('cell') for r in self.outputs})}{of} cells)"
+        total = self.manifest.cells if self.manifest else None
+        of = f" of {total}" if total is not None else ""
+        return f"unfinished ({len({r.cell for r in self.outputs})}{of} cells)"
 
     @property
     def finding(self) -> str:
@@ -206,37 +224,44 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _outputs(run_dir: Path, manifest: Mapping[str, Any]) -> tuple[list[dict[str, Any]],
-                                                                    dict[str, list[dict[str, Any]]]]:
+def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:
     """Each cell's outcome, and a retried cell's earlier attempts, oldest first: its earlier rows in outputs.jsonl
     (run/retry.py), after those a retry before 2026-12-01 moved to attempts.jsonl."""
-    rows = _read_jsonl(run_dir / "outputs.jsonl")
-    if not manifest.get("retries"):
+    rows = _read_rows(run_dir / OUTPUTS, OutputRow)
+    if not manifest.retries:
         return rows, {}
-    current, superseded = split_earlier(rows, lambda row: str(row.get("cell")))
-    earlier: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_jsonl(run_dir / "attempts.jsonl"):
-        earlier.setdefault(str(row.get("cell")), []).append(row)
+    current, superseded = split_earlier(rows, lambda row: row.cell)
+    earlier: dict[str, list[OutputRow]] = {}
+    for row in _read_rows(run_dir / "attempts.jsonl", OutputRow):
+        earlier.setdefault(row.cell, []).append(row)
     for cell, prior in superseded.items():
         earlier.setdefault(str(cell), []).extend(prior)
     return current, earlier
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL file; a line that does not parse (a run killed mid-write) is skipped, not fatal."""
+def _read_rows(path: Path, kind: type[T]) -> list[T]:
+    """Typed rows of a JSONL file; a line that is not a row (a run killed mid-write) is skipped, not fatal."""
     if not path.is_file():
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in path.read_bytes().splitlines():
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError:
+            rows.append(decode_line(line, kind))
+        except (msgspec.ValidationError, msgspec.DecodeError):
             continue
-        if isinstance(row, dict):
-            rows.append(row)
     return rows
+
+
+def _read_manifest(path: Path, shown: str, skipped: list[str]) -> Manifest | None:
+    if not path.is_file():
+        return None
+    try:
+        return decode_manifest(path.read_bytes(), shown)
+    except (OSError, BenchcardError) as exc:
+        skipped.append(f"{exc}; the run is left out")
+        return None
 
 
 def _read_table(path: Path) -> Any:
@@ -282,7 +307,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
             if not m:
                 continue
             for run_dir in sorted(p for p in version_dir.iterdir() if p.is_dir()):
-                manifest = _read_json(run_dir / "manifest.json")
+                manifest = _read_manifest(run_dir / MANIFEST, project.relative(run_dir / MANIFEST), skipped)
                 if manifest is None:
                     continue
                 outputs, earlier = _outputs(run_dir, manifest)
@@ -298,8 +323,8 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         manifest=manifest,
                         outputs=outputs,
                         earlier=earlier,
-                        scores=_read_jsonl(run_dir / "scores.jsonl"),
-                        assignment=_read_jsonl(run_dir / "sealed" / "assignment.jsonl"),
+                        scores=_read_rows(run_dir / SCORES, ScoreRow),
+                        assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
                         verdict=_read_json(run_dir / "verdict.json"),
                         table=_read_table(run_dir / "table.csv"),
                     )
@@ -333,7 +358,9 @@ def clauses_for(run: Run, card: Card | None) -> list[dict[str, Any]]:
 
 def baseline_of(run: Run, card: Card | None) -> str | None:
     """The baseline a run was judged against: as its verdict or manifest names it, else the card's."""
-    for source in (run.verdict or {}, run.manifest):
-        if isinstance(source.get("baseline"), str):
-            return str(source["baseline"])
+    named = (run.verdict or {}).get("baseline")
+    if isinstance(named, str):
+        return named
+    if run.manifest is not None and run.manifest.baseline is not None:
+        return run.manifest.baseline
     return card.baseline if card is not None else None

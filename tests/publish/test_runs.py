@@ -1,0 +1,44 @@
+"""Run folders as the site reads them: typed through `records`, tolerantly (a bad folder is named and left out)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+
+from ..conftest import REPO, copy_project
+
+RUN = next((REPO / "results" / "bench-01" / "v1").iterdir()).name  # the repository's BENCH-01 run
+
+
+def test_a_run_whose_manifest_is_not_one_is_named_and_left_out(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    shutil.copytree(REPO / "results", root / "results")
+    bad = root / "results" / "bench-01" / "v1" / "20261201T090000Z-0bad"
+    bad.mkdir()
+    manifest = json.loads((root / "results" / "bench-01" / "v1" / RUN / "manifest.json").read_text())
+    (bad / "manifest.json").write_text(json.dumps({**manifest, "run": bad.name, "version": "one"}))
+    result = CliRunner().invoke(cli, ["-C", str(root), "site"])
+    assert result.exit_code == 0, result.output
+    assert (f"  skipped: results/bench-01/v1/{bad.name}/manifest.json: Expected `int`, got `str` - at `$.version`; "
+            "the run is left out") in result.output.splitlines()
+    assert "(1 cards, 1 runs," in result.output
+    site = root / "site" / "runs" / "bench-01" / "v1"
+    assert (site / RUN / "index.html").is_file() and not (site / bad.name).exists()
+
+
+def test_a_row_cut_short_by_a_killed_run_is_skipped_and_the_rest_shown(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    shutil.copytree(REPO / "results", root / "results")
+    outputs = root / "results" / "bench-01" / "v1" / RUN / "outputs.jsonl"
+    rows = outputs.read_bytes().splitlines(keepends=True)
+    outputs.write_bytes(b"".join(rows) + rows[0][:40])  # a last line torn mid-write
+    result = CliRunner().invoke(cli, ["-C", str(root), "site"])
+    assert result.exit_code == 0, result.output
+    page = (root / "site" / "runs" / "bench-01" / "v1" / RUN / "index.html").read_text(encoding="utf-8")
+    assert f"<p class=\"lead\">{len(rows)} cells." in page  # every whole row, the torn one left out
+    assert page.count('<details class="cell status-') == len(rows)
