@@ -18,6 +18,7 @@ RANKS: list[tuple[str, int]] = [
     ("benchcard.project", 1),
     ("benchcard.ledger", 1),
     ("benchcard.ledgerrow", 1),
+    ("benchcard.verdictfile", 1),
     ("benchcard.records", 1),
     ("benchcard.testing", 1),
     ("benchcard.scoring", 2),

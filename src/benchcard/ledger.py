@@ -35,7 +35,7 @@ from benchcard._util.hashing import digest
 from benchcard.errors import LedgerError
 from benchcard.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.project import Project
-from benchcard.records import LedgerEntry
+from benchcard.verdictfile import LedgerEntry
 
 __all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "find_run", "locked", "read",
            "repair", "row_hash", "strict", "torn_message", "torn_tail", "verify"]

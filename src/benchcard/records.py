@@ -225,42 +225,6 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
     return " · ".join(parts)
 
 
-# ------------------------------------------------------------------------------------------------ verdict.json
-
-
-class LedgerEntry(msgspec.Struct, frozen=True):
-    """Where a verdict was entered in the ledger (verdict.json's `ledger`; None for a scratch verdict)."""
-
-    seq: int | None = None
-    hash: str | None = None
-    at: str | None = None
-
-
-class VerdictHead(msgspec.Struct, frozen=True, kw_only=True):
-    """The fields of `verdict.json` every reader relies on; the figures below them are the findings' own
-    (docs/verdict.md, "Files"). `version` is None for a `benchcard compare` verdict, which has no card."""
-
-    run: str
-    card: str
-    version: int | None = None
-    kind: str
-    finding: str
-    outcome: str
-    rig: str = ""
-    given_at: str = ""
-    scratch: bool = False
-    ledger: LedgerEntry | None = None
-
-
-def verdict_head(data: Any, path: Path | str, error: type[BenchcardError] = RunError) -> VerdictHead:
-    """The typed head of a verdict.json already parsed; a missing or mistyped field names the file and it."""
-    try:
-        head: VerdictHead = msgspec.convert(data, VerdictHead)
-    except msgspec.ValidationError as exc:
-        raise error(f"{path}: {exc}") from None
-    return head
-
-
 # -------------------------------------------------------------------------------------------- reading, writing
 
 T = TypeVar("T")

@@ -42,3 +42,20 @@ def test_a_row_cut_short_by_a_killed_run_is_skipped_and_the_rest_shown(tmp_path:
     page = (root / "site" / "runs" / "bench-01" / "v1" / RUN / "index.html").read_text(encoding="utf-8")
     assert f"<p class=\"lead\">{len(rows)} cells." in page  # every whole row, the torn one left out
     assert page.count('<details class="cell status-') == len(rows)
+
+
+def test_a_verdict_of_the_wrong_shape_is_named_and_the_ledger_row_shown(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    shutil.copytree(REPO / "results", root / "results")
+    path = root / "results" / "bench-01" / "v1" / RUN / "verdict.json"
+    verdict = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**verdict, "finding": "win", "cells": "all"}, indent=2), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(root), "site"])
+    assert result.exit_code == 0, result.output
+    assert (f"  skipped: results/bench-01/v1/{RUN}/verdict.json: Expected `int`, got `str` - at `$.cells`; "
+            "the run's verdict is not shown") in result.output.splitlines()
+    page = (root / "site" / "runs" / "bench-01" / "v1" / RUN / "index.html").read_text(encoding="utf-8")
+    row = json.loads((REPO / "results" / "ledger.jsonl").read_text(encoding="utf-8"))
+    assert row["finding"] != "win"
+    assert f"<dt>verdict</dt><dd>{row['outcome']} · {row['finding']}</dd>" in page  # the ledger row's finding
+    assert "· win" not in page

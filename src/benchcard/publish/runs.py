@@ -27,6 +27,7 @@ from benchcard.records import (
     OUTPUTS,
     SCORES,
     SEALED,
+    VERDICT,
     AssignmentRow,
     Manifest,
     OutputRow,
@@ -35,6 +36,7 @@ from benchcard.records import (
     decode_line,
     decode_manifest,
 )
+from benchcard.verdictfile import decode_verdict
 
 T = TypeVar("T")
 
@@ -214,14 +216,20 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _read_verdict(path: Path, shown: str, skipped: list[str]) -> dict[str, Any] | None:
+    """A verdict.json checked against its struct (`verdictfile`), as the JSON object it holds: the pages show
+    its figures as written (and compare it with its ledger row by digest). One that does not decode is named
+    and not shown; the run's ledger row still is."""
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+        decode_verdict(raw, shown)
+    except (OSError, BenchcardError) as exc:
+        skipped.append(f"{exc}; the run's verdict is not shown")
         return None
-    return data if isinstance(data, dict) else None
+    data: dict[str, Any] = json.loads(raw)
+    return data
 
 
 def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:
@@ -325,7 +333,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         earlier=earlier,
                         scores=_read_rows(run_dir / SCORES, ScoreRow),
                         assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
-                        verdict=_read_json(run_dir / "verdict.json"),
+                        verdict=_read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped),
                         table=_read_table(run_dir / "table.csv"),
                     )
                 )

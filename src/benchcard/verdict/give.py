@@ -17,7 +17,6 @@ judges each clause, `findings` writes what verdict.json says, `tablecsv` writes 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from benchcard import ledger
@@ -36,7 +36,7 @@ from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
-from benchcard.records import Manifest, utc_stamp, verdict_head
+from benchcard.records import Manifest, utc_stamp
 from benchcard.run.grid import assignment_digest
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
@@ -48,6 +48,7 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_di
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, table_text
+from benchcard.verdictfile import LedgerEntry, build_verdict, decode_verdict, encode_verdict
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 
@@ -304,6 +305,7 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
     if card.is_ab:
         drop_variant_detail(body)
     content = ledger.strict({**head, **body})
+    pending = build_verdict(content)  # typed before anything is entered or written
     row = verdict_row(card, run, rig_line, body, cost=cost, latency=latency,
                       anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
                       seal_root=manifest.seal_root, evidence=evidence, digest=verdict_digest(content))
@@ -316,16 +318,15 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
                                f"{VERDICT_FILE}; it is not entered twice")
         if scratch:
             entered = None
-            verdict_data = {**content, "scratch": True, "given_at": utc_stamp(), "ledger": None}
+            written = msgspec.structs.replace(pending, scratch=True, given_at=utc_stamp(), ledger=None)
         else:
             entered = ledger.append(project, row)
-            verdict_data = {**content, "given_at": entered.at,
-                            "ledger": {"seq": entered.seq, "hash": entered.hash, "at": entered.at}}
+            written = msgspec.structs.replace(pending, given_at=entered.at,
+                                              ledger=LedgerEntry(entered.seq, entered.hash, entered.at))
         os.replace(table_tmp, run_dir / TABLE_FILE)
-        text = json.dumps(verdict_data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        write_atomic(run_dir / VERDICT_FILE, text.encode("utf-8"))
+        write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
-                   outcome=body["outcome"], run_dir=run_dir, data=verdict_data, ledger_row=entered)
+                   outcome=body["outcome"], run_dir=run_dir, data=written.fields(), ledger_row=entered)
 
 
 def _write_file(path: Path, data: str | bytes) -> None:
@@ -340,13 +341,14 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
     """The verdict already given for a run (from its verdict.json)."""
     path = Path(run_dir) / VERDICT_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise VerdictError(f"run {Path(run_dir).name} has no verdict yet (`benchcard verdict "
                            f"{Path(run_dir).name}` gives it)") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise VerdictError(f"{project.relative(path)}: unreadable: {exc}") from None
-    head = verdict_head(data, project.relative(path), VerdictError)
-    row = ledger.find_run(project, head.run)
-    return Verdict(run=head.run, card=head.card, version=head.version or 0, kind=head.kind, finding=head.finding,
-                   outcome=head.outcome, run_dir=Path(run_dir), data=data, ledger_row=row)
+    verdict = decode_verdict(raw, project.relative(path), VerdictError)
+    row = ledger.find_run(project, verdict.run)
+    return Verdict(run=verdict.run, card=verdict.card, version=verdict.version or 0, kind=verdict.kind,
+                   finding=verdict.finding, outcome=verdict.outcome, run_dir=Path(run_dir), data=verdict.fields(),
+                   ledger_row=row)

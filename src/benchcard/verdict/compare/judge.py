@@ -10,7 +10,6 @@ kind `compare` with `unsealed: true`. The resampling seed comes from the two log
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchcard import ledger
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
@@ -26,7 +27,7 @@ from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.errors import CompareError
 from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
-from benchcard.records import Manifest, RigRecord, new_run_id
+from benchcard.records import VERDICT, Manifest, RigRecord, new_run_id
 from benchcard.scoring.scorers import ExactSpec
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.compare.logs import Samples, read_samples
@@ -37,6 +38,7 @@ from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
+from benchcard.verdictfile import LedgerEntry, build_verdict, encode_verdict
 
 UNSEALED = "unsealed comparison"
 
@@ -144,17 +146,18 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
             "seal_root": None, "evidence": relative, "sources": sources, "rule": _rule_json(win)}
     out_dir.mkdir(parents=True)
     write_atomic(out_dir / TABLE_FILE, table_text(data, head["rig"]))
-    verdict = ledger.strict({**head, **body})
+    content = ledger.strict({**head, **body})
+    verdict = build_verdict(content)  # typed before anything is entered or written
     row = None
     if enter_ledger:
         assert project is not None
         row = ledger.append(project, compare_row(head, body, table_digest=file_digest(out_dir / TABLE_FILE),
-                                                 digest=verdict_digest(verdict)))
-        verdict["ledger"] = {"seq": row.seq, "hash": row.hash, "at": row.at}
-    write_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+                                                 digest=verdict_digest(content)))
+        verdict = msgspec.structs.replace(verdict, ledger=LedgerEntry(row.seq, row.hash, row.at))
+    write_atomic(out_dir / VERDICT, encode_verdict(verdict))
     if timings is not None:
         timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
-    return Comparison(out_dir=out_dir, data=verdict, ledger_row=row, samples=len(data.fixtures))
+    return Comparison(out_dir=out_dir, data=verdict.fields(), ledger_row=row, samples=len(data.fixtures))
 
 
 def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:

@@ -1,0 +1,152 @@
+"""`verdict.json`, typed once: an ab run's (`AbVerdict`, also a `benchcard compare`'s) and a probe run's
+(`ProbeVerdict`), written and read only through this module.
+
+The two kinds are two structs because their files have always listed their fields in different orders, and
+the bytes written stay the bytes benchcard has always written: fields in the order declared here, indented two
+spaces, UTF-8 as is, numbers in Python's JSON form (`Number` keeps 3 and 3.0 apart). A field a file does not
+carry (`cost` in a comparison, `sources` in a run's verdict, `judge` without a judge) is `UNSET`, hence absent.
+The figures below the top level (metrics, clauses, comparisons, the judge's and the graders' blocks) are the
+statistics' own and stay plain JSON objects (docs/verdict.md, "Files"). Readers: `decode_verdict`; a missing
+or mistyped field names the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from benchcard.errors import BenchcardError, RunError
+from benchcard.ledgerrow import Latency, Number, RowCounts, RuleRate, Source
+
+Figures = dict[str, Any]
+
+
+class LedgerEntry(msgspec.Struct, frozen=True):
+    """Where a verdict was entered in the ledger (verdict.json's `ledger`; None for a scratch verdict)."""
+
+    seq: int | None = None
+    hash: str | None = None
+    at: str | None = None
+
+
+class _Head(msgspec.Struct, frozen=True, kw_only=True):
+    """What every verdict.json starts with: the run, its card and rig, and what it cost (a comparison names its
+    two logs and its rule instead). `version` and `seal_root` are None for a comparison, which has no card."""
+
+    run: str
+    card: str
+    version: int | None
+    kind: str  # ab | probe | compare
+    rig: str
+    seal_root: str | None
+    evidence: str
+    cost: Number | UnsetType | None = UNSET
+    latency: Latency | UnsetType = UNSET
+    sources: list[Source] | UnsetType = UNSET  # a comparison's two logs
+    rule: Figures | UnsetType = UNSET  # a comparison's win rule
+
+    def fields(self) -> dict[str, Any]:
+        """The verdict as plain JSON data, exactly as its file holds it (what `verdict_digest` covers)."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+
+class AbVerdict(_Head, frozen=True, kw_only=True):
+    """verdict.json of an ab run or a `benchcard compare` (`verdict/findings.py`'s `ab_body`)."""
+
+    finding: str
+    outcome: str
+    summary: str
+    why: str
+    baseline: str
+    variants: list[str]
+    alpha: Number
+    confidence: Number
+    equivalence_margin: Number | None
+    allow_failed: int | None
+    cells: int
+    counts: RowCounts
+    truncated_by_variant: dict[str, int]
+    failed_by_variant: dict[str, int]
+    notes: list[str]
+    bootstrap: Figures
+    signflip: Figures
+    comparisons: list[Figures]
+    clauses: list[Figures]
+    metrics: dict[str, Figures]
+    sealed: bool | UnsetType = UNSET  # False for a comparison
+    human: Figures | UnsetType = UNSET  # blind human grades against the scorer (`benchcard grade`)
+    disagreements: list[Figures] | UnsetType = UNSET
+    judge: Figures | UnsetType = UNSET  # a judge card's judge (`verdict/judgefigures.py`)
+    scratch: bool | UnsetType = UNSET  # a trial verdict, never entered in the ledger
+    given_at: str | UnsetType = UNSET  # none for a comparison
+    ledger: LedgerEntry | UnsetType | None = UNSET
+
+
+class ProbeVerdict(_Head, frozen=True, kw_only=True):
+    """verdict.json of a probe run (`findings.probe_body`): the score, passes and each rule's pass rate."""
+
+    finding: str
+    outcome: str
+    summary: str
+    why: str
+    model: str
+    score: Number | None
+    passes: int
+    score_ci: list[Number | None]
+    rules: dict[str, RuleRate]
+    rule_lines: list[str]
+    cells: int
+    counts: RowCounts
+    alpha: Number
+    human: Figures | UnsetType = UNSET
+    disagreements: list[Figures] | UnsetType = UNSET
+    judge: Figures | UnsetType = UNSET
+    scratch: bool | UnsetType = UNSET
+    given_at: str | UnsetType = UNSET
+    ledger: LedgerEntry | UnsetType | None = UNSET
+
+
+VerdictFile = AbVerdict | ProbeVerdict
+
+
+def _kind_of(data: Any) -> type[AbVerdict] | type[ProbeVerdict]:
+    return ProbeVerdict if isinstance(data, dict) and data.get("kind") == "probe" else AbVerdict
+
+
+def verdict_of(data: Any, path: Path | str, error: type[BenchcardError] = RunError) -> VerdictFile:
+    """A verdict from its parsed JSON; a missing or mistyped field names the file and the field."""
+    try:
+        verdict: VerdictFile = msgspec.convert(data, _kind_of(data))
+    except msgspec.ValidationError as exc:
+        raise error(f"{path}: {exc}") from None
+    return verdict
+
+
+def decode_verdict(raw: bytes, path: Path | str, error: type[BenchcardError] = RunError) -> VerdictFile:
+    """A verdict from its file's bytes (see `verdict_of`)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: not JSON: {exc}") from None
+    return verdict_of(data, path, error)
+
+
+def build_verdict(data: dict[str, Any]) -> VerdictFile:
+    """The verdict a writer assembled, as its struct; a field the struct does not declare is a programming
+    error (it would silently not be written), so it is refused here rather than dropped."""
+    kind = _kind_of(data)
+    unknown = sorted(set(data) - set(kind.__struct_fields__))
+    if unknown:
+        raise TypeError(f"verdict.json has no field {', '.join(unknown)} (declare it in benchcard/verdictfile.py)")
+    verdict: VerdictFile = msgspec.convert(data, kind)
+    return verdict
+
+
+def encode_verdict(verdict: VerdictFile) -> bytes:
+    """The file's bytes: indented two spaces, UTF-8 as is, ending in a newline."""
+    return (json.dumps(verdict.fields(), indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
