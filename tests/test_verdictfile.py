@@ -49,5 +49,5 @@ def test_a_verdict_of_the_wrong_shape_is_one_line(edit: object, message: str) ->
 
 def test_a_writer_cannot_drop_a_field_it_did_not_declare() -> None:
     data = json.loads((REPO / "tests" / "data" / "verdicts" / "probe.json").read_bytes())
-    with pytest.raises(TypeError, match="verdict.json has no field surprise"):
+    with pytest.raises(TypeError, match=r"verdict\.json has no field surprise"):
         build_verdict({**data, "surprise": 1})
