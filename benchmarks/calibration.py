@@ -168,6 +168,10 @@ AA_LINES: list[Line] = [
     Line("repetition shock shared by both arms, sd 0.5", shared_shock=0.5),
     Line("per-arm repetition shocks, sd 0.5", arm_shock=0.5),
     Line("per-arm repetition shocks, sd 1.0", arm_shock=1.0),
+    Line("per-arm repetition shocks, sd 1.5", arm_shock=1.5),
+    Line("F=24, per-arm shocks sd 1.0", fixtures=24, arm_shock=1.0),
+    Line("F=48, per-arm shocks sd 0.5", fixtures=48, arm_shock=0.5),
+    Line("F=12, R=5, per-arm shocks sd 1.0", repetitions=5, arm_shock=1.0),
     Line("drift in time (2 logits over the run)", drift=2.0),
     Line("1 guard at margin 0.001", guards=1),
     Line("2 guards at margin 0.001", guards=2),
@@ -179,6 +183,7 @@ AA_LINES: list[Line] = [
     Line("F=5, deterministic model", fixtures=5, deterministic=True),
     Line("R=2", repetitions=2),
     Line("R=2, per-arm shocks sd 0.5", repetitions=2, arm_shock=0.5),
+    Line("R=2, per-arm shocks sd 1.5", repetitions=2, arm_shock=1.5),
     Line("scores in {0, .25, …, 1}", levels=4),
     Line("treatment truncates 80% of its wrong answers", truncate_wrong=0.8),
 ]
@@ -189,6 +194,9 @@ POWER_LINES: list[Line] = [
     Line("gap 0.10, F=24, R=5", gap=0.10, fixtures=24, repetitions=5),
     Line("gap 0.26, F=12, R=3", gap=0.26),
     Line("gap 0.15, F=48, R=3", gap=0.15, fixtures=48),
+    Line("gap 0.15, F=12, R=10", gap=0.15, repetitions=10),
+    Line("gap 0.15, F=24, R=10", gap=0.15, fixtures=24, repetitions=10),
+    Line("gap 0.10, F=48, R=5", gap=0.10, fixtures=48, repetitions=5),
     Line("gap 0.15, F=24, R=5, per-arm shocks sd 0.5", gap=0.15, fixtures=24, repetitions=5, arm_shock=0.5),
 ]
 

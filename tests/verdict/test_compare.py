@@ -19,6 +19,7 @@ from benchcard import ledger
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict.worstcase import calibrate, calibrated_level
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lm_eval"
 LM_A = DATA / "model-a" / "samples_arc_easy_2026-11-30T10-00-00.000000.jsonl"
@@ -33,7 +34,7 @@ def paired(a: np.ndarray, b: np.ndarray, alpha: float = 0.05) -> dict[str, Any]:
     """The paired figures by scipy alone: per-sample means already taken, b − a."""
     d = b - a
     ci = stats.t.interval(1 - alpha, d.size - 1, loc=d.mean(), scale=stats.sem(d))
-    return {"gap": d.mean(), "p": stats.ttest_rel(b, a).pvalue, "ci": list(ci)}
+    return {"gap": d.mean(), "p": stats.ttest_rel(b, a).pvalue, "ci": list(ci), "se": stats.sem(d)}
 
 
 # ------------------------------------------------------------------------------------------------ lm-eval
@@ -180,7 +181,7 @@ def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """Real inspect_ai logs: the same 8-sample task, 2 epochs, run by inspect_ai against the fake server, as
+    """Real inspect_ai logs: the same 8-sample task, 3 epochs, run by inspect_ai against the fake server, as
     model-a (answers blue except on q6 and q7) and model-b (red everywhere), and model-c on 7 of the samples."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
@@ -202,7 +203,7 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
             ):
                 server.configure(config)
                 task = Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato?", target="red", id=f"q{i}")
-                                     for i in range(n)], solver=generate(), scorer=match(), epochs=2, name="colour")
+                                     for i in range(n)], solver=generate(), scorer=match(), epochs=3, name="colour")
                 [log] = inspect_eval(task, model=f"openai/model-{name}", model_base_url=server.base_url,
                                      model_args={"responses_api": False}, log_dir=str(folder / name),
                                      display="none", log_format="eval" if name != "c" else "json")
@@ -237,14 +238,21 @@ def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_
     v = json.loads(result.stdout)
     want = paired(_inspect_means(a), _inspect_means(b))
     m = v["metrics"]["match"]
-    assert m["gap"] == pytest.approx(want["gap"]) == pytest.approx(0.75)  # 6 of 8 samples gain, both epochs
-    assert m["p"] == pytest.approx(want["p"]) and m["ci"] == pytest.approx(want["ci"])
+    assert m["gap"] == pytest.approx(want["gap"]) == pytest.approx(0.75)  # 6 of 8 samples gain, every epoch
+    # no run-to-run spread, so the statistic is scipy's paired t; its p and interval are then calibrated to the
+    # worst case over the variance components (three epochs measure the run term on 2 degrees of freedom)
+    runs = np.ones(1, dtype=bool)
+    eight = np.full(1, 8, dtype=np.int64)
+    assert m["p"] == pytest.approx(min(1.0, 2 * float(calibrate(np.array([want["p"] / 2]), eight, eight, 3, runs)[0])))
+    tail = float(calibrated_level(0.025, eight, eight, 3, runs)[0])
+    assert 0 < tail < 0.025 and m["p"] > want["p"]
+    assert m["ci"] == pytest.approx(list(stats.t.interval(1 - 2 * tail, 7, loc=0.75, scale=want["se"])))
     assert m["means"] == pytest.approx({"openai/model-a": 0.25, "openai/model-b": 1.0})
-    assert m["noise_floor"] == 0.0  # both epochs answered alike: no run-to-run spread
-    assert v["cells"] == 32 and v["counts"]["scored"] == 32
+    assert m["noise_floor"] == 0.0  # every epoch answered alike: no run-to-run spread
+    assert v["cells"] == 48 and v["counts"]["scored"] == 48
     assert v["finding"] == "win" and v["outcome"] == "result" and v["sealed"] is False
     table = pd.read_csv(tmp_path / "cmp" / "table.csv")
-    assert sorted(set(table.repetition)) == [1, 2] and len(table) == 32
+    assert sorted(set(table.repetition)) == [1, 2, 3] and len(table) == 48
     text = bc("compare", str(a), str(b), "--win", "match rises", "--out", str(tmp_path / "cmp2"))
     assert "unsealed comparison · inspect_ai · openai/model-a (baseline" in text.stdout
     assert "finding: win → result (unsealed comparison)" in text.stdout
@@ -271,9 +279,9 @@ def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, 
     assert c.suffix == ".json"
     strict = bc("compare", str(a), str(c), "--win", "match rises", "--json")
     v = json.loads(strict.stdout)
-    assert v["finding"] == "incomplete" and v["counts"]["missing"] == 2  # q7, both epochs
+    assert v["finding"] == "incomplete" and v["counts"]["missing"] == 3  # q7, every epoch
     rule = tmp_path / "rule.yaml"
-    rule.write_text("all: [{metric: match, test: rises}]\nequivalence_margin: 0.05\nallow_failed: 2\n")
+    rule.write_text("all: [{metric: match, test: rises}]\nequivalence_margin: 0.05\nallow_failed: 3\n")
     allowed = json.loads(bc("compare", str(a), str(c), "--rule", str(rule), "--json").stdout)
     # q0–q6 in both: a is right only on q6, c everywhere
     assert allowed["finding"] == "win" and allowed["metrics"]["match"]["gap"] == pytest.approx(6 / 7)

@@ -50,8 +50,8 @@ def design_warnings(card: Card, project: Project) -> list[str]:
                        "spread cannot be measured, and a gap it cannot measure is not shown real (use 3 or more)")
         elif card.repetitions == 2:
             out.append(f"{at('repetitions')}: field 'repetitions': with 2 repetitions the run-to-run spread rests "
-                       "on one degree of freedom: any run shock makes the interval very wide and a win a lottery "
-                       "(use 3 or more)")
+                       "on one degree of freedom, so the verdict must allow for run shocks it cannot measure and "
+                       "only a very large gap can win (use 3 or more, 5 or more for power)")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
     return out
 

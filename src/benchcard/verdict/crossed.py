@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from benchcard.verdict.worstcase import calibrate, calibrated_level, variance_and_df
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -44,6 +46,12 @@ class Crossed:
     """(S, F) per-fixture differences; 0 where a fixture is not scored in both arms (a sign-flip ignores it)."""
     spread: BoolArray
     """False when every scored cell of both arms holds one value: a floor or ceiling, nothing measurable."""
+    repetitions: int = 1
+    complete: IntArray | None = None
+    """Fixtures scored in every repetition of both arms (the two-way table's rows), per simulation."""
+    run_measured: BoolArray | None = None
+    """Where the run term was measured (R ≥ 2, two complete fixtures): the t p is then calibrated
+    (worstcase.py); elsewhere it is read off Student's t."""
 
     @property
     def se(self) -> FloatArray:
@@ -107,17 +115,15 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         ms_err = (resid * resid).sum(axis=(1, 2)) / err_df
         measurable = fc >= 2
         fr = np.maximum(fc, 1) * r
-        excess = np.maximum(0.0, ms_rep - ms_err) / fr
+        _, satt, excess = variance_and_df(var_fix, ms_rep / fr, ms_err / fr, n, r, err_df)
         var_run = np.where(measurable, excess, np.inf)
-        a, b, c = var_fix, ms_rep / fr, ms_err / fr
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # Satterthwaite over MS_fix, MS_rep and −MS_err: conservative when the excess is small (the
-            # excess taken as R − 1 degrees of freedom alone put per-arm shocks of sd 1 at 8% A/A: statistics.md)
-            satt = (a + b - c) ** 2 / (a * a / np.maximum(n - 1, 1) + b * b / (r - 1) + c * c / err_df)
-        df = np.where((excess > 0) & measurable & np.isfinite(var_fix), satt, np.maximum(n - 1, 1).astype(float))
+        # F − 1 degrees of freedom when the excess is 0 or the fixture term cannot be estimated
+        df = np.where(measurable & np.isfinite(var_fix), satt, np.maximum(n - 1, 1).astype(float))
+        run_measured = measurable & np.isfinite(var_fix)
     else:
         var_run = np.full(s, unmeasured_run_var)
         df = np.maximum(n - 1, 1).astype(float)
+        run_measured = np.zeros(s, dtype=bool)
 
     both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)
     scored = ~np.isnan(both)
@@ -125,7 +131,7 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     low = np.where(scored, both, np.inf).min(axis=1)
     spread = scored.any(axis=1) & (high > low)
     return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
-                   spread=spread)
+                   spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured)
 
 
 def batch_signflip(d: FloatArray, n: IntArray, *, seed: int = 0, n_draws: int = 4000) -> FloatArray:
@@ -179,16 +185,35 @@ def t_ppf(q: float, df: FloatArray) -> FloatArray:
     return out
 
 
+def calibrated_p(c: Crossed, p_one: FloatArray) -> FloatArray:
+    """A one-sided t p of this clause, calibrated to its worst case over the variance components."""
+    if c.complete is None or c.run_measured is None:
+        return p_one
+    return calibrate(p_one, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+
+
+def calibrated_quantile(c: Crossed, q: float) -> FloatArray:
+    """The t quantile an interval at one-sided level q is drawn at, so that it agrees with the calibrated test."""
+    if c.complete is None or c.run_measured is None:
+        return t_ppf(q, c.df)
+    tail = calibrated_level(1.0 - q, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+    from scipy import special
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(tail > 0, special.stdtrit(c.df, 1.0 - tail), np.inf)
+    return out
+
+
 def half_width(c: Crossed, q: float) -> FloatArray:
-    """t(q, df) · se: the half-width of an interval at quantile q (inf where se is)."""
+    """t · se at the calibrated quantile for one-sided level q: the half-width of an interval (inf where se is)."""
     with np.errstate(invalid="ignore"):
-        out: FloatArray = np.where(np.isfinite(c.se), t_ppf(q, c.df) * c.se, np.inf)
+        out: FloatArray = np.where(np.isfinite(c.se), calibrated_quantile(c, q) * c.se, np.inf)
     return out
 
 
 def run_floor(c: Crossed, alpha: float) -> FloatArray:
     """The noise floor shown beside a clause: the half-width the run-level term alone would give."""
     with np.errstate(invalid="ignore"):
-        out: FloatArray = np.where(np.isfinite(c.var_run), t_ppf(1 - alpha / 2, c.df) * np.sqrt(c.var_run),
-                                   np.inf)
+        out: FloatArray = np.where(np.isfinite(c.var_run),
+                                   calibrated_quantile(c, 1 - alpha / 2) * np.sqrt(c.var_run), np.inf)
     return out

@@ -3,8 +3,8 @@
 The verdict calls this with a batch of one run; `benchcard plan` and `benchmarks/calibration.py` with
 thousands of simulated runs, so the power and the error rates they report are those of this code.
 
-- `rises`/`falls` hold when the calibrated two-sided t p (crossed.py) and the exact sign-flip p are both ≤ α,
-  in the claimed direction, and the gap reaches `min_effect`: few fixtures cannot win (F ≤ 5 at α = 0.05),
+- `rises`/`falls` hold when the calibrated two-sided t p (crossed.py, worstcase.py) and the exact sign-flip p
+  are both ≤ α, in the claimed direction, and the gap reaches `min_effect`: few fixtures cannot win (F ≤ 5 at α = 0.05),
   and a zero standard error is never certainty (then the sign-flip decides alone).
 - A guard holds when its one-sided calibrated test rejects "beyond the margin"; it is *broken* when the
   opposite one-sided test rejects "within the margin".
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchcard.verdict.crossed import BoolArray, Crossed, FloatArray, IntArray, one_sided_flip, t_sf
+from benchcard.verdict.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, one_sided_flip, t_sf
 
 WIN, LOSS, NO_EFFECT, INCONCLUSIVE = 0, 1, 2, 3
 FINDINGS = ("win", "loss", "no-effect", "inconclusive")
@@ -30,7 +30,7 @@ def p_two_sided(c: Crossed, p_flip: FloatArray) -> FloatArray:
     """The calibrated two-sided t p; where the standard error is zero, the sign-flip p stands in for it."""
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.abs(c.gap) / c.se
-        p = np.where(np.isfinite(c.se), 2.0 * t_sf(t, c.df), 1.0)
+        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t_sf(t, c.df)), 1.0)
     out: FloatArray = np.where(c.zero_se, p_flip, np.minimum(p, 1.0))
     return np.where(np.isnan(c.gap), 1.0, out)
 
@@ -47,7 +47,7 @@ def p_beyond(c: Crossed, bound: float, above: bool) -> FloatArray:
     (or below it). With a zero standard error, the one-sided sign-flip of the n equal differences (2^−n)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (c.gap - bound) / c.se if above else (bound - c.gap) / c.se
-        p = np.where(np.isfinite(c.se), t_sf(z, c.df), 1.0)
+        p = np.where(np.isfinite(c.se), calibrated_p(c, t_sf(z, c.df)), 1.0)
     beyond = c.gap > bound if above else c.gap < bound
     zero = np.where(beyond, one_sided_flip(c.n_fixtures), 1.0)
     out: FloatArray = np.where(c.zero_se, zero, p)

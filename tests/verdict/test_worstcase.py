@@ -1,0 +1,65 @@
+"""The calibrated t p: valid where Satterthwaite's plug-in p is not, and never below it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+from benchcard.verdict.crossed import crossed
+from benchcard.verdict.decision import p_two_sided
+from benchcard.verdict.worstcase import calibrate, calibrated_level, null_one_sided
+
+
+def _normal_world(fixtures: int, reps: int, run_sd: float, sims: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A/A two-way tables: a fixture effect, a run-level shock one arm got, cell noise (Δ = a_f + c_r + e_fr)."""
+    rng = np.random.default_rng(seed)
+    delta = (0.1 * rng.standard_normal((sims, fixtures, 1)) + run_sd * rng.standard_normal((sims, 1, reps))
+             + 0.5 * rng.standard_normal((sims, fixtures, reps)))
+    return np.zeros_like(delta), delta
+
+
+@pytest.mark.parametrize(("fixtures", "reps", "run_sd"), [(24, 3, 0.2), (48, 3, 0.1), (12, 2, 0.2)])
+def test_the_plugin_p_says_result_too_often_and_the_calibrated_p_does_not(fixtures: int, reps: int,
+                                                                         run_sd: float) -> None:
+    base, var = _normal_world(fixtures, reps, run_sd, 6000, seed=fixtures * 10 + reps)
+    c = crossed(base, var)
+    plain = 2 * special.stdtr(c.df, -np.abs(c.gap) / c.se)
+    calibrated = p_two_sided(c, np.zeros_like(c.gap))  # a sign-flip p of 0: the t p alone decides here
+    assert (plain <= 0.05).mean() > 0.058  # Satterthwaite's plug-in degrees of freedom: liberal
+    assert (calibrated <= 0.05).mean() <= 0.05
+    assert (calibrated >= plain - 1e-12).all()
+
+
+def test_calibration_leaves_a_large_design_near_nominal() -> None:
+    """With ten repetitions the run term has 9 degrees of freedom: the worst case costs little."""
+    base, var = _normal_world(12, 10, 0.0, 4000, seed=3)
+    c = crossed(base, var)
+    rate = (p_two_sided(c, np.zeros_like(c.gap)) <= 0.05).mean()
+    assert 0.02 <= rate <= 0.05
+
+
+def test_no_run_term_no_calibration() -> None:
+    """One repetition (compare's one-epoch logs: run term taken as 0) keeps Student's p exactly."""
+    p = np.array([0.001, 0.02, 0.4])
+    n = np.full(3, 12, dtype=np.int64)
+    assert calibrate(p, n, n, 1, np.ones(3, dtype=bool)).tolist() == p.tolist()
+    assert calibrate(p, n, n, 3, np.zeros(3, dtype=bool)).tolist() == p.tolist()
+    assert calibrated_level(0.025, n, n, 3, np.zeros(3, dtype=bool)).tolist() == [0.025] * 3
+
+
+def test_the_interval_level_agrees_with_the_test() -> None:
+    """A one-sided p just inside the calibrated level is calibrated to ≤ the nominal level; just outside, not."""
+    n = np.full(1, 12, dtype=np.int64)
+    on = np.ones(1, dtype=bool)
+    level = float(calibrated_level(0.025, n, n, 3, on)[0])
+    assert 0 < level < 0.025
+    assert calibrate(np.array([level * 0.999]), n, n, 3, on)[0] <= 0.025
+    assert calibrate(np.array([level * 1.2]), n, n, 3, on)[0] > 0.025
+
+
+def test_the_null_draws_are_seeded_and_cached() -> None:
+    a = null_one_sided(12, 12, 3)
+    assert a is null_one_sided(12, 12, 3) and not a.flags.writeable
+    null_one_sided.cache_clear()
+    assert np.array_equal(a, null_one_sided(12, 12, 3))
