@@ -20,12 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchcard.card.load import load_card
-from benchcard.card.seal import seal
-from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
+from benchproject import sealed_project  # benchmarks/benchproject.py, beside this script
 
 CARD = """\
 id: synth-judge
@@ -72,17 +70,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeServer() as server:
         root = Path(tmp)
         server.configure({"latency_ms": args.latency_ms, "default_reply": "GRADE: PASS"})
-        (root / "cards").mkdir()
-        (root / "cards" / "synth-judge.yaml").write_text(CARD, encoding="utf-8")
-        folder = root / "fixtures" / "synth-judge"
-        folder.mkdir(parents=True)
-        for i in range(math.ceil(args.outputs / 2)):
-            (folder / f"f{i:06d}.txt").write_text(f"item {i}", encoding="utf-8")
-        (root / "benchcard.yaml").write_text(
-            f"providers:\n  bench: {{type: openai, base_url: '{server.base_url}', api_key_env: BENCH_KEY}}\n",
-            encoding="utf-8")
-        project = Project(root)
-        seal(load_card(root / "cards" / "synth-judge.yaml", project), project)
+        fixtures = ((f"f{i:06d}", f"item {i}") for i in range(math.ceil(args.outputs / 2)))
+        project = sealed_project(root, "synth-judge", CARD, fixtures, server.base_url, "BENCH_KEY")
         started = time.perf_counter()
         [summary] = run(project, "synth-judge", RunOptions(concurrency=args.concurrency, progress=False))
         total = time.perf_counter() - started

@@ -7,9 +7,12 @@ bytes (read once, outside the timing):
 - `records` — benchcard's one reader (`verdict.columns`: msgspec typed decode into `records` structs);
 - `json` — `json.loads` on every line (what any reader built on the standard library pays);
 - with `--old REV`: the two readers this one replaced (`verdict/fastcolumns.py`, regular expressions, and
-  `verdict/columns.py`, `json`), exported from that git revision and run in a child interpreter.
+  `verdict/columns.py`, `json`), exported from that git revision and run in a child interpreter;
+- with `--retried N`: `records` over a run that `run --retry-failed` called N cells of again (their new rows
+  appended to outputs.jsonl, the manifest listing `retries`), so each cell's last row is kept.
 
     python benchmarks/reader_speed.py --repeat 5 --old c41e166
+    python benchmarks/reader_speed.py --repeat 7 --retried 1000
 """
 
 from __future__ import annotations
@@ -54,12 +57,12 @@ print(json.dumps(out))
 """
 
 
-def _records(data: list[bytes], run: Path) -> None:
+def _records(data: list[bytes], run: Path, latest: bool = False) -> None:
     from benchcard.verdict import columns
 
     columns.read_plan(data[0], "baseline", run)
     scores = columns.read_scores(data[1], run)
-    columns.read_outputs(data[2], run)
+    columns.read_outputs(data[2], run, latest=latest)
     scores.column("field_recall")
 
 
@@ -87,14 +90,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--old", metavar="REV", help="also time the readers of this git revision")
+    parser.add_argument("--retried", type=int, default=0, metavar="N",
+                        help="also time `records` over the run with N cells retried")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         _, run = build_full(Path(tmp) / "proj", 10_000, 5, 0)
         data = [(run / f).read_bytes() for f in FILES]
         sizes = ", ".join(f"{f} {len(d) / 1e6:.1f} MB" for f, d in zip(FILES, data, strict=True))
-        times: dict[str, list[float]] = {"records (msgspec)": [], "json per line": []}
+        readers = [("records (msgspec)", _records), ("json per line", _json)]
+        if args.retried:
+            outputs = data[2].splitlines(keepends=True)
+            retried = [*data[:2], data[2] + b"".join(outputs[: args.retried])]
+            readers.append((f"records, {args.retried:,} cells retried (last row per cell)",
+                            lambda _, run: _records(retried, run, latest=True)))
+        times: dict[str, list[float]] = {name: [] for name, _ in readers}
         for _ in range(args.repeat):
-            for name, fn in (("records (msgspec)", _records), ("json per line", _json)):
+            for name, fn in readers:
                 t0 = time.perf_counter()
                 fn(data, run)
                 times[name].append(time.perf_counter() - t0)

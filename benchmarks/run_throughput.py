@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.card.load import load_card
-from benchcard.card.seal import seal
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
+from benchproject import sealed_project  # benchmarks/benchproject.py, beside this script
 
 CARD = """\
 id: synth
@@ -73,19 +73,9 @@ def make_project(root: Path, cells: int, base_url: str) -> Project:
     if cells % (2 * reps):
         raise SystemExit(f"--cells must be a multiple of {2 * reps}")
     fixtures = cells // (2 * reps)
-    (root / "cards").mkdir(parents=True)
-    (root / "cards" / "synth.yaml").write_text(CARD.format(reps=reps), encoding="utf-8")
-    folder = root / "fixtures" / "synth"
-    folder.mkdir(parents=True)
     filler = "The supplier shall deliver the goods to the buyer's warehouse within thirty days. " * 3
-    for i in range(fixtures):
-        (folder / f"f{i:06d}.txt").write_text(f"Excerpt {i}. {filler}\n", encoding="utf-8")
-    (root / "benchcard.yaml").write_text(
-        f"providers:\n  bench: {{type: openai, base_url: '{base_url}', api_key_env: {KEY_ENV}}}\n", encoding="utf-8"
-    )
-    project = Project(root)
-    seal(load_card(root / "cards" / "synth.yaml", project), project)
-    return project
+    texts = ((f"f{i:06d}", f"Excerpt {i}. {filler}\n") for i in range(fixtures))
+    return sealed_project(root, "synth", CARD.format(reps=reps), texts, base_url, KEY_ENV)
 
 
 def rusage() -> tuple[float, int]:

@@ -137,20 +137,22 @@ def _bump(project: Path, history_v3: str) -> None:
     path.write_text(text)
 
 
-def test_a_new_version_must_describe_what_the_sealed_old_one_was(project_dir: Path) -> None:
+@pytest.mark.parametrize(
+    ("history_v3", "message"),
+    [
+        # a new version must describe what the sealed old one was
+        ("", "field 'history' v3 must carry 'prompt'"),
+        # and a history entry cannot misstate it
+        ("    prompt: {user: old}\n", "field 'history' v3 'prompt' is not what v3 sealed: sealed sha256:"),
+    ],
+    ids=["must-describe", "cannot-misstate"],
+)
+def test_a_new_version_states_the_sealed_old_one_truly(project_dir: Path, history_v3: str, message: str) -> None:
     assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
-    _bump(project_dir, "")
+    _bump(project_dir, history_v3)
     code, out, _ = _run(project_dir, "check", "one-word-sentiment")
     assert code == 1
-    assert "field 'history' v3 must carry 'prompt'" in out
-
-
-def test_a_history_entry_cannot_misstate_a_sealed_version(project_dir: Path) -> None:
-    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
-    _bump(project_dir, "    prompt: {user: old}\n")
-    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
-    assert code == 1
-    assert "field 'history' v3 'prompt' is not what v3 sealed: sealed sha256:" in out
+    assert message in out
 
 
 def test_a_faithful_history_passes(project_dir: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,13 +68,27 @@ def test_changed_fixture_is_named_with_both_digests(tmp_path: Path) -> None:
     assert message.endswith(seal.file_digest(fixture))
 
 
-def test_changed_protocol_names_the_field(project_dir: Path) -> None:
+@pytest.mark.parametrize(
+    ("again", "old", "new", "message"),
+    [
+        # verifying names the protocol field that changed
+        (seal.verify, "max_tokens: 1020", "max_tokens: 1021",
+         r"cards/one-word-sentiment.yaml \(field 'params'\) changed after sealing v3"),
+        # resealing the same version with other content is refused
+        (seal.seal, "temperature: 0}", "temperature: 0.5}",
+         r"v3 is already sealed and its content differs .*make a new version"),
+    ],
+    ids=["verify-names-the-field", "reseal-refused"],
+)
+def test_a_protocol_changed_after_sealing_is_refused(project_dir: Path, again: Any, old: str, new: str,
+                                                       message: str) -> None:
     project = Project(project_dir)
     seal.seal(_card(project_dir, "one-word-sentiment"), project)
     path = project_dir / "cards" / "one-word-sentiment.yaml"
-    path.write_text(path.read_text().replace("max_tokens: 1020", "max_tokens: 1021"))
-    with pytest.raises(SealError, match=r"cards/one-word-sentiment.yaml \(field 'params'\) changed after sealing v3"):
-        seal.verify(_card(project_dir, "one-word-sentiment"), project)
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+    with pytest.raises(SealError, match=message):
+        again(_card(project_dir, "one-word-sentiment"), project)
 
 
 def test_prose_edits_do_not_break_the_seal(project_dir: Path) -> None:
@@ -96,15 +111,6 @@ def test_added_and_removed_fixture(tmp_path: Path) -> None:
     (project_dir / "fixtures" / "tiny-ab" / "item-01.txt").unlink()
     with pytest.raises(SealError, match=r"fixtures/tiny-ab/item-01\.txt was sealed in v1 and is now missing"):
         seal.verify(_card(project_dir), project)
-
-
-def test_reseal_with_different_content_is_refused(project_dir: Path) -> None:
-    project = Project(project_dir)
-    seal.seal(_card(project_dir, "one-word-sentiment"), project)
-    path = project_dir / "cards" / "one-word-sentiment.yaml"
-    path.write_text(path.read_text().replace("temperature: 0}", "temperature: 0.5}"))
-    with pytest.raises(SealError, match=r"v3 is already sealed and its content differs .*make a new version"):
-        seal.seal(_card(project_dir, "one-word-sentiment"), project)
 
 
 def test_new_version_seals_beside_the_old(project_dir: Path) -> None:

@@ -119,6 +119,24 @@ def test_a_killed_judging_resumes_with_the_judgements_it_lacks(tmp_path: Path, s
     assert bc(tmp_path, "verdict", folder.name).exit_code == 0
 
 
+def test_a_judge_that_stops_answering_stops_the_judging_in_one_line(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """The judging stops as a run does (the same helper, its own noun), and the command it names continues it."""
+    project = judge_project(tmp_path, server.base_url, fixtures=5, repetitions=1, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "503", "times": 999}]))
+    result = bc(tmp_path, "run", CARD_ID, "--attempts", "1", "--concurrency", "1")
+    assert result.exit_code == 1
+    folder = only_run(project, CARD_ID)
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: the judging stopped: 5 cells in a row failed in transport (last: HTTP 503")
+    assert line.endswith(f"; 5 of 20 judgements recorded. When the endpoint answers again: benchcard run {CARD_ID} "
+                         f"--resume {folder.name}")
+    server.configure(script({"reply": "GRADE: PASS"}))
+    resumed = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(judge_bodies(server)) == 15 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 20
+
+
 def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,
                                                                    key: str) -> None:
     project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)

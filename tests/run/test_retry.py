@@ -183,7 +183,7 @@ def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: 
     assert result.exit_code == 1
     line = result.stderr.strip().splitlines()[-1]  # after the progress bar: one line
     folder = only_run(project, "colour-ab")
-    assert line.startswith("error: stopped: 5 cells in a row failed in transport (last: HTTP 503")
+    assert line.startswith("error: the run stopped: 5 cells in a row failed in transport (last: HTTP 503")
     assert line.endswith(f"5 of 20 cells recorded, 5 failed. When the endpoint answers again: "
                          f"benchcard run colour-ab --resume {folder.name} --retry-failed")
     assert server.stats()["calls"] == 10  # 5 cells × 2 attempts, not 20 × 2

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from benchcard.errors import BenchcardError, ProviderError
+from benchcard.errors import BenchcardError, ProviderError, RunError
 from benchcard.records import OutputRow, Usage
 from benchcard.run.options import RunOptions
 from benchcard.run.progress import Progress
@@ -126,6 +126,20 @@ class Session:
     fatal: str | None = None
     stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
     transport_streak: int = 0
+
+    def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
+                         failed: int | None = None) -> None:
+        """End a pass that stopped early (the `what`: run, judging) with one line: why, how many of its `noun`
+        (cells, judgements) are recorded, and the command that continues it (`resume`; after a stop on transport
+        failures, with `--retry-failed` when `failed` cells can be called again)."""
+        if self.fatal is not None:
+            raise RunError(f"{self.fatal}; the {what} stopped with {recorded} of {total} {noun} recorded. Fix the "
+                           f"cause, then: {resume}")
+        if self.stopped is not None:
+            count = "" if failed is None else f", {failed} failed"
+            retry = "" if failed is None else " --retry-failed"
+            raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. When "
+                           f"the endpoint answers again: {resume}{retry}")
 
 
 class Fatal(Exception):

@@ -170,14 +170,8 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
                     called = await execute(session, writer, done, stop_after)
                 finally:
                     progress.stop()
-            if session.fatal is not None:
-                raise RunError(f"the judge: {session.fatal}; the judging stopped with {len(done) + writer.written} "
-                               f"of {total} judgements recorded. Fix the cause, then: benchcard run {card.id} "
-                               f"--resume {store.run_id}")
-            if session.stopped is not None:
-                raise RunError(f"the judge stopped: {session.stopped}; {len(done) + writer.written} of {total} "
-                               f"judgements recorded. When it answers again: benchcard run {card.id} --resume "
-                               f"{store.run_id}")
+            session.raise_if_stopped("judging", "judgements", len(done) + writer.written, total,
+                                     f"benchcard run {card.id} --resume {store.run_id}")
     finally:
         await provider.aclose()
         await client.aclose()

@@ -340,14 +340,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                                     else execute(session, writer, done, stop_after))
                 finally:
                     progress.stop()
-            if session.fatal is not None:
-                raise RunError(f"{session.fatal}; the run stopped with {len(done) + writer.written} of {total} "
-                               f"cells recorded. Fix the cause, then: benchcard run {card.id} --resume "
-                               f"{store.run_id}")
-            if session.stopped is not None:
-                raise RunError(f"stopped: {session.stopped}; {len(done) + writer.written} of {total} cells "
-                               f"recorded, {tally.counts['failed']} failed. When the endpoint answers again: "
-                               f"benchcard run {card.id} --resume {store.run_id} --retry-failed")
+            session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
+                                     f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
             if tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
                 if judge_spec(card) is not None:
                     judge = await judge_run(project, card, store, o, load_config(project.root), prices,

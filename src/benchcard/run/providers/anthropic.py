@@ -12,17 +12,15 @@ from typing import Any
 
 from benchcard.errors import ProviderError
 from benchcard.run.providers.base import (
-    ERROR_DETAIL_CHARS,
-    RETRY_STATUSES,
     CallError,
     Completion,
     HttpProvider,
-    RetryableError,
     Usage,
+    answer_error,
+    error_detail,
     mapping,
     money,
     number,
-    redact,
     status_for,
 )
 
@@ -97,11 +95,8 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
         err = mapping(data.get("error"))
         kind = str(err.get("type") or "error")
         code = ERROR_TYPES.get(kind)
-        detail = redact(" ".join(str(err.get("message") or "").split())[:ERROR_DETAIL_CHARS], secret)
-        text = f"API error {kind}" + (f": {detail}" if detail else "") + " (in a 200 answer)"
-        if code is None or code in RETRY_STATUSES or code >= 500:
-            raise RetryableError(text, status=code)
-        raise CallError(text, status=code)
+        detail = error_detail(err.get("message"), secret)
+        raise answer_error(f"API error {kind}" + (f": {detail}" if detail else "") + " (in a 200 answer)", code)
     if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
         raise CallError("malformed response: no content blocks")
     blocks = [b for b in data["content"] if isinstance(b, Mapping)]

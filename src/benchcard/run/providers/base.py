@@ -226,6 +226,19 @@ def redact(text: str, secret: str | None) -> str:
     return _KEYLIKE.sub("[redacted]", text)
 
 
+def error_detail(message: Any, secret: str | None) -> str:
+    """A server's error message as a short single line without the key: what a cell's error quotes of it."""
+    return redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)
+
+
+def answer_error(message: str, status: int | None, retry_after: float | None = None) -> RetryableError | CallError:
+    """The error for a failed answer, by the HTTP status it stands for (an HTTP error, or an error object in a 200
+    answer): another attempt may cure 408, 409, 429, 5xx and an error without a status; nothing cures the rest."""
+    if status is None or status in RETRY_STATUSES or status >= 500:
+        return RetryableError(message, retry_after=retry_after, status=status)
+    return CallError(message, status=status)
+
+
 # ------------------------------------------------------------------------------------------------- transport
 
 
@@ -259,8 +272,8 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_detail(response: httpx.Response) -> str:
-    """The server's own error message (OpenAI and Anthropic both use `error.message`), short and one line."""
+def _error_message(response: httpx.Response) -> str:
+    """The server's own error message (OpenAI and Anthropic both use `error.message`), else the HTTP reason."""
     try:
         data = response.json()
     except ValueError:
@@ -271,7 +284,7 @@ def _error_detail(response: httpx.Response) -> str:
         message = err.get("message") if isinstance(err, Mapping) else err
     if not isinstance(message, str) or not message:
         message = response.reason_phrase or ""
-    return " ".join(message.split())[:ERROR_DETAIL_CHARS]
+    return str(message)
 
 
 def is_retryable(error: BaseException) -> bool:
@@ -342,11 +355,9 @@ class HttpProvider(Provider):
             raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
         status = response.status_code
         if status >= 400:
-            detail = redact(_error_detail(response), secret)
-            message = f"HTTP {status}" + (f": {detail}" if detail else "")
-            if status in RETRY_STATUSES or status >= 500:
-                raise RetryableError(message, retry_after=parse_retry_after(response.headers), status=status)
-            raise CallError(message, status=status)
+            detail = error_detail(_error_message(response), secret)
+            raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else ""), status,
+                               parse_retry_after(response.headers))
         try:
             return json.loads(response.content)
         except (ValueError, UnicodeDecodeError, RecursionError):

@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard.run.providers.base import (
-    ERROR_DETAIL_CHARS,
-    RETRY_STATUSES,
     UPSTREAM_ERROR,
     CallError,
     Completion,
@@ -20,6 +18,8 @@ from benchcard.run.providers.base import (
     ProviderConfig,
     RetryableError,
     Usage,
+    answer_error,
+    error_detail,
     mapping,
     money,
     number,
@@ -111,8 +111,6 @@ def _raise_error_object(err: Any, secret: str | None) -> None:
     code = err_map.get("code")
     code = code if isinstance(code, int) and not isinstance(code, bool) else None
     message = err_map.get("message") if err_map else err
-    detail = redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)
+    detail = error_detail(message, secret)
     text = f"upstream error {code}: {detail}" if code is not None else f"upstream error: {detail}"
-    if code is None or code in RETRY_STATUSES or code >= 500:
-        raise RetryableError(text + " (in a 200 answer)", status=code)
-    raise CallError(text + " (in a 200 answer)", status=code)
+    raise answer_error(text + " (in a 200 answer)", code)
