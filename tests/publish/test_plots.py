@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from benchcard.publish.plots import draw_plots
+from benchcard.publish.render import environment
 from benchcard.publish.runs import Run
 
 GOOD, BAD = "#1f4bb0", "#b3261e"
@@ -40,3 +41,28 @@ def test_dots_are_coloured_by_the_metrics_direction(tmp_path: Path, metric: str,
         fills = _dot_fills((tmp_path / src).read_text(encoding="utf-8"))
         down, up = (GOOD, BAD) if better == "lower" else (BAD, GOOD)
         assert fills == [down, down, up], src
+
+
+def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: Path) -> None:
+    """Three fixtures that each gained 0.5: the first pages drew the interval [0.500, 0.500] and called it a
+    95% t interval. Zero spread is no measure of the uncertainty: the figure, its alt text and the caption say
+    that no interval is drawn, and give the sign-flip p (2/8) instead."""
+    run = _run(tmp_path, "field_recall", "rises", [0.25, 0.0, 0.5], [0.75, 0.5, 1.0])
+    plot = draw_plots(run, None, tmp_path, "")[0]
+    reason = "every fixture moved alike: zero spread is no measure of the uncertainty"
+    assert plot["ci"] == f"no interval ({reason}; sign-flip p 0.250)"
+    assert plot["alt"].startswith("field_recall, A minus baseline, per fixture: gap 0.500, 95% CI no interval "
+                                  f"({reason}; sign-flip p 0.250), baseline noise floor ±")
+    svg = (tmp_path / plot["src"]).read_text(encoding="utf-8")
+    assert "no interval: every fixture moved alike (sign-flip p 0.250)" in svg
+    assert "CI of the gap" not in svg and "0.500, 0.500" not in svg
+    context = {"run": {"run_id": "r1", "version": 1, "date": None, "rig_line": "m", "manifest": {},
+                       "scratch": False, "unfinished_label": None, "card": "c"},
+               "verdict": None, "plots": [plot], "pivot": None, "no_scored_cell": False, "href": "r1.html",
+               "files": []}
+    html = environment().get_template("_abrun.html").render(v=context)
+    caption = re.search(r"<figcaption>(.*?)</figcaption>", html, re.S)
+    assert caption is not None
+    assert (f"Blue line: the gap (0.500); no 95% interval is drawn: {reason} (sign-flip p 0.250)."
+            in caption.group(1))
+    assert "t interval" not in caption.group(1)

@@ -204,22 +204,25 @@ def test_signflip_exact_at_twenty_fixtures() -> None:
 # ----------------------------------------------------------------------------------- degenerate cases
 
 
-def test_constant_differences_collapse_the_interval() -> None:
+def test_constant_differences_are_not_taken_as_certainty() -> None:
     base = np.array([[0.2, 0.4], [0.5, 0.5], [0.9, 0.7]])
     g = stats.paired_gap(base, base + 0.1)
     assert g.se == 0.0
     assert g.gap == pytest.approx(0.1)
-    assert g.ci_low == g.ci_high == g.upper_one_sided == g.lower_one_sided == g.gap
-    assert g.p_value == 0.0
-    assert g.t == math.inf
+    # no interval [0.1, 0.1] and no p of 0: three fixtures moving alike show a sign-flip p of 2/8 and no more
+    assert (g.ci_low, g.ci_high) == (-math.inf, math.inf)
+    assert (g.lower_one_sided, g.upper_one_sided) == (-math.inf, math.inf)
+    assert g.p_value == g.p_signflip == pytest.approx(0.25)
+    assert g.no_interval == "every fixture moved alike: zero spread is no measure of the uncertainty"
     assert not any(math.isnan(v) for v in dataclasses.astuple(g))
+    assert stats.tost(base, base + 0.01, 0.05) == pytest.approx(1 / 8)  # the one-sided sign-flip, not 0
 
 
 def test_identical_arms_give_no_gap() -> None:
     g = stats.paired_gap(BASE_A, BASE_A)
-    assert (g.gap, g.se, g.t, g.p_value, g.ci_low, g.ci_high) == (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    assert (g.gap, g.se, g.t, g.p_value, g.ci_low, g.ci_high) == (0.0, 0.0, 0.0, 1.0, -math.inf, math.inf)
     assert g.p_signflip == 1.0
-    assert stats.tost(BASE_A, BASE_A, 0.05) == 0.0
+    assert stats.tost(BASE_A, BASE_A, 0.05) == pytest.approx(1 / 64)
 
 
 def test_one_fixture_cannot_conclude() -> None:
@@ -229,6 +232,7 @@ def test_one_fixture_cannot_conclude() -> None:
     assert g.ci_low == -math.inf
     assert g.ci_high == math.inf
     assert g.upper_one_sided == math.inf
+    assert g.no_interval == "one fixture: no spread can be measured"
     assert stats.tost([[0.1]], [[0.1]], 0.05) == 1.0
 
 

@@ -111,13 +111,15 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
             if narrow:
                 _draw(folder / narrow_name, kept, d[keep].tolist(), gap, floor.value, metric, variant, baseline,
                       clause, narrow=True)
+            ci = (f"no interval ({gap.no_interval}; sign-flip p {fmt_num(gap.p_signflip, 3)})" if gap.no_interval
+                  else f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]")
             alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(gap.gap, 3)}, "
-                   f"{1 - alpha:.0%} CI [{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}], "
-                   f"baseline noise floor ±{fmt_num(floor.value, 3)}")
+                   f"{1 - alpha:.0%} CI {ci}, baseline noise floor ±{fmt_num(floor.value, 3)}")
             out.append({"src": prefix + name, "src_narrow": prefix + narrow_name if narrow else None,
                         "better": "lower" if good_sign(metric, clause) < 0 else "higher",
                         "alt": alt, "metric": metric, "variant": variant,
-                        "gap": fmt_num(gap.gap, 3), "ci": f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]",
+                        "gap": fmt_num(gap.gap, 3), "ci": ci, "no_interval": gap.no_interval,
+                        "p_signflip": fmt_num(gap.p_signflip, 3),
                         "floor": fmt_num(floor.value, 3), "level": f"{1 - alpha:.0%}",
                         "n": int(keep.sum()),
                         "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
@@ -155,6 +157,9 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any,
             ax.axvspan(gap.ci_low, gap.ci_high, color="#3b6fd8", alpha=0.18, lw=0)
             handles.append(Patch(color="#3b6fd8", alpha=0.35,
                                  label=f"{1 - gap.alpha:.0%} CI of the gap [{gap.ci_low:.3f}, {gap.ci_high:.3f}]"))
+        elif gap.no_interval:  # never a band of zero width: zero spread is not certainty
+            handles.append(Patch(fill=False, lw=0, label=f"no interval: {gap.no_interval.split(':')[0]} "
+                                 f"(sign-flip p {gap.p_signflip:.3f})"))
         ax.axvline(0.0, color="#222222", lw=0.8)
         handles.append(ax.axvline(gap.gap, color="#1f4bb0", lw=1.6, label=f"gap {gap.gap:.3f}"))
         margin = clause.get("margin")

@@ -58,17 +58,18 @@ class PairedGap:
     gap: float
     """Mean over fixtures of d_f = m_variant,f − m_baseline,f (each m the mean over repetitions)."""
     se: float
-    """sd(d, ddof=1) / √F; inf with fewer than two fixtures."""
+    """sd(d, ddof=1) / √F; inf with fewer than two fixtures; 0 when every fixture moved alike (the sample's
+    spread, not certainty: then no interval is estimated and the sign-flip p stands in for the t p)."""
     t: float
-    """gap / se (±inf when se == 0 and gap ≠ 0; 0 when both are 0)."""
+    """gap / se; 0 when se is 0 or inf (no t statistic)."""
     df: int
     """F − 1."""
     ci_low: float
-    """Two-sided 1 − alpha t interval, lower end."""
+    """Two-sided 1 − alpha t interval, lower end (−inf when none can be estimated: see `no_interval`)."""
     ci_high: float
-    """Two-sided 1 − alpha t interval, upper end."""
+    """Two-sided 1 − alpha t interval, upper end (+inf when none can be estimated)."""
     p_value: float
-    """Two-sided paired t p-value."""
+    """Two-sided paired t p-value; the sign-flip p when se is 0; 1 with one fixture."""
     p_signflip: float
     """Two-sided sign-flip permutation p-value over fixtures."""
     upper_one_sided: float
@@ -79,6 +80,15 @@ class PairedGap:
     """F: the fixtures that were paired (scored in both arms)."""
     alpha: float
     """The alpha the intervals were computed at."""
+
+    @property
+    def no_interval(self) -> str | None:
+        """Why no interval could be estimated (shown instead of one), or None."""
+        if self.n_fixtures < 2:
+            return "one fixture: no spread can be measured"
+        if self.se == 0.0:
+            return "every fixture moved alike: zero spread is no measure of the uncertainty"
+        return None
 
 
 @dataclass(frozen=True)
@@ -202,10 +212,11 @@ def paired_gap(
         return PairedGap(gap, inf, 0.0, 0, -inf, inf, 1.0, p_flip, inf, -inf, n, alpha)
     df = n - 1
     if _is_constant(d):
-        # Every fixture moved by the same amount: no sampling spread, the interval is the point itself.
-        t_stat = 0.0 if gap == 0.0 else math.copysign(math.inf, gap)
-        p = 1.0 if gap == 0.0 else 0.0
-        return PairedGap(gap, 0.0, t_stat, df, gap, gap, p, p_flip, gap, gap, n, alpha)
+        # Every fixture moved by the same amount. A sample with no spread does not show a true gap without
+        # uncertainty (ties are common with pass/fail scores and few repetitions): no t interval is estimated,
+        # and the sign-flip p, which needs no spread, stands in for the t p (as in the verdict's decision).
+        inf = math.inf
+        return PairedGap(gap, 0.0, 0.0, df, -inf, inf, p_flip, p_flip, inf, -inf, n, alpha)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     t_stat = gap / se
     p = 2.0 * t_sf(abs(t_stat), df)
@@ -327,9 +338,9 @@ def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: 
     if n < 2:
         return 1.0
     gap = float(d.mean())
-    if _is_constant(d):
-        p_low = 0.0 if gap > -margin else 1.0
-        p_high = 0.0 if gap < margin else 1.0
+    if _is_constant(d):  # no spread: the one-sided sign-flip of n equal differences, 2^−n (decision.p_beyond)
+        p_low = 0.5 ** n if gap > -margin else 1.0
+        p_high = 0.5 ** n if gap < margin else 1.0
         return max(p_low, p_high)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     df = n - 1
