@@ -342,6 +342,15 @@ def decode_manifest(data: bytes, path: Path | str, error: type[BenchcardError] =
     return manifest
 
 
+def manifest_or_none(path: Path) -> Manifest | None:
+    """A run folder's manifest, or None when it is missing or not a manifest: for readers that pass such a folder
+    by (warnings, the list of unfinished runs), where a reader that must judge the run names the error instead."""
+    try:
+        return decode_manifest(path.read_bytes(), path)
+    except (OSError, BenchcardError):
+        return None
+
+
 def to_builtins(obj: Any) -> Any:
     """A struct (or anything holding structs) as plain dicts and lists, e.g. for `--json` or a template."""
     return msgspec.to_builtins(obj)

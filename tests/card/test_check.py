@@ -231,8 +231,10 @@ def test_check_warns_when_a_run_was_cut_off_by_max_tokens(tmp_path: Path) -> Non
     project = make_ab_project(tmp_path, AB_CARD, n_fixtures=6)
     run = project / "results" / "tiny-ab" / "v1" / "20261130T151200Z-3f9a"
     run.mkdir(parents=True)
-    manifest = {"run": run.name, "card": "tiny-ab", "version": 1, "params": {"max_tokens": 50, "temperature": 0.7},
-                "cells": 36, "counts": {"ok": 33, "truncated": 3, "failed": 0}}
+    manifest = {"run": run.name, "card": "tiny-ab", "version": 1, "kind": "ab", "seal_root": "sha256:" + "a" * 64,
+                "params": {"max_tokens": 50, "temperature": 0.7}, "repetitions": 6, "cells": 36,
+                "started_at": "2026-11-30T15:12:00Z", "finished_at": "2026-11-30T15:20:00Z",
+                "counts": {"ok": 33, "truncated": 3, "failed": 0}}
     (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     code, out, _ = _run(project, "check", "tiny-ab")
     line = 1 + next(i for i, ln in enumerate(AB_CARD.splitlines()) if ln.startswith("params:"))

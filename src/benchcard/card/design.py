@@ -9,14 +9,12 @@ These are warnings, not errors: a card may be a pilot.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
-from typing import Any
 
 from benchcard.card.model import Card
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
+from benchcard.records import manifest_or_none
 
 
 def fewest_fixtures(alpha: float) -> int:
@@ -62,23 +60,16 @@ def _truncation_warnings(card: Card, project: Project, where: str) -> list[str]:
     out = []
     folder = project.results_dir / card.id / f"v{card.version}"
     for manifest_path in sorted(folder.glob("*/manifest.json")) if folder.is_dir() else []:
-        manifest = _read(manifest_path)
-        counts = manifest.get("counts") if isinstance(manifest.get("counts"), dict) else {}
-        truncated = counts.get("truncated") if isinstance(counts, dict) else None
-        params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
-        if not isinstance(truncated, int) or truncated <= 0 or (params or {}).get("max_tokens") != max_tokens:
+        manifest = manifest_or_none(manifest_path)
+        if manifest is None or manifest.counts is None:
             continue
-        total = manifest.get("cells")
-        of = f" of {total}" if isinstance(total, int) else ""
+        truncated = manifest.counts.truncated
+        if truncated <= 0 or manifest.params.get("max_tokens") != max_tokens:
+            continue
+        total = manifest.cells
+        of = f" of {total}" if total is not None else ""
         out.append(f"{where}: field 'params.max_tokens': run {manifest_path.parent.name} had {truncated}{of} "
                    f"cell(s) cut off at max_tokens {max_tokens}; they count against allow_failed and are bounded "
                    "at the worst case by the verdict — raise max_tokens in a new version")
     return out
 
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

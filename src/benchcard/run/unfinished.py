@@ -6,11 +6,12 @@ verdict, and says how to finish each.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+import msgspec
+
 from benchcard.project import Project
-from benchcard.records import MANIFEST, OUTPUTS, RUN_ID
+from benchcard.records import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, decode_line, manifest_or_none
 
 
 @dataclass(frozen=True)
@@ -40,24 +41,19 @@ def unfinished_runs(project: Project) -> list[Unfinished]:
         folder = manifest_path.parent
         if not RUN_ID.fullmatch(folder.name) or manifest_path.is_symlink():
             continue
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(manifest, dict) or "finished_at" in manifest:
+        manifest = manifest_or_none(manifest_path)
+        if manifest is None or manifest.finished_at is not None:
             continue
         cells: set[str] = set()
         try:
             with open(folder / OUTPUTS, "rb") as fh:
                 for line in fh:
                     try:
-                        cells.add(str(json.loads(line)["cell"]))
-                    except (ValueError, KeyError, TypeError):
+                        cells.add(decode_line(line, OutputFigures).cell)
+                    except (msgspec.ValidationError, msgspec.DecodeError):
                         continue  # a torn last line: the cell has no outcome yet
         except OSError:
             pass
-        total = manifest.get("cells")
-        found.append(Unfinished(str(manifest.get("card") or folder.parents[1].name),
-                                int(manifest.get("version") or 0), folder.name, len(cells),
-                                total if isinstance(total, int) else len(cells)))
+        found.append(Unfinished(manifest.card or folder.parents[1].name, manifest.version, folder.name, len(cells),
+                                manifest.cells if manifest.cells is not None else len(cells)))
     return found
