@@ -16,6 +16,7 @@ from benchcard.verdict.columns import TRUNCATED, FloatArray
 from benchcard.verdict.crossed import Crossed, crossed
 from benchcard.verdict.resample import Resamples, bootstrap_intervals
 from benchcard.verdict.runfolder import RunData
+from benchcard.verdict.signflip import signflip
 
 BOOTSTRAP_RESAMPLES = 10_000
 SIGNFLIP_DRAWS = 100_000
@@ -48,6 +49,7 @@ class Gap:
     low: Crossed | None = None
     high: Crossed | None = None
     flips: dict[int, float] = field(default_factory=dict)  # id(Crossed) → its exact or drawn sign-flip p
+    flip_draws: dict[int, int | None] = field(default_factory=dict)  # id(Crossed) → patterns drawn (None: exact)
     truncated: int = 0
     base_low: FloatArray | None = field(default=None, repr=False)
     var_low: FloatArray | None = field(default=None, repr=False)
@@ -148,7 +150,9 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
             return
         for c in {id(c): c for c in (g.obs, g.low, g.high)}.values():
             # unpaired fixtures are 0 in d, which changes no sign-flip p
-            g.flips[id(c)] = stats.signflip_p(c.d[0], n_draws=SIGNFLIP_DRAWS, seed=seed)
+            # drawn until its p is surely above α (or to the end): the decision is the full draws' (signflip.py)
+            flip = signflip(c.d[0], n_draws=SIGNFLIP_DRAWS, seed=seed, stop_above=alpha)
+            g.flips[id(c)], g.flip_draws[id(c)] = flip.p, flip.draws
 
     usable = [g for g in gaps.values() if g.error is None]
     diffs, resampled = [], []

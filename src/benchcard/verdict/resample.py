@@ -55,6 +55,60 @@ def signflip_hits(diffs: FloatArray, total: float, threshold: float, n_draws: in
     return hits
 
 
+def signflip_window_hits(diffs: FloatArray, total: float, threshold: float, n_draws: int, seed: int,
+                         needed: int, stop_before: float, first_window: int) -> tuple[int, int]:
+    """(hits, draws): the patterns of `signflip_hits`, drawn in windows of doubling size, stopping at the draw
+    that makes `needed` hits if that draw comes before `stop_before` (and before the last); else every draw.
+
+    Each window reads exactly the random words `signflip_hits` gives those draws (PCG64 advanced to them) and
+    adds each group's kept sum as its table would (high byte's sum plus low byte's, then into the total), so
+    the hits of any prefix of draws are the ones the full run counts there, bit for bit.
+    """
+    per_chunk = max(1, min(n_draws, CHUNK_ELEMENTS // 8))
+    if per_chunk < n_draws:  # several chunks: the layout below is one chunk's
+        return signflip_hits(diffs, total, threshold, n_draws, seed), n_draws
+    m = n_draws
+    groups = -(-diffs.size // 16)
+    padded = np.zeros(groups * 16, dtype=np.float64)
+    padded[: diffs.size] = diffs
+    bit_of = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
+    byte_sums = padded.reshape(groups, 2, 8) @ bit_of.T  # [g, half, b]
+    groups_per_block = max(1, min(CHUNK_ELEMENTS // per_chunk, CHUNK_ELEMENTS // 65536))
+    # where group g's words start in the stream, in 16-bit words: its block's first 64-bit word, then row j
+    row_start = []
+    block_start = 0
+    for g0 in range(0, groups, groups_per_block):
+        block = min(groups_per_block, groups - g0)
+        row_start += [block_start * 4 + j * m for j in range(block)]
+        block_start += -(-(block * m) // 4)
+    bits = np.random.PCG64(seed)
+    origin = bits.state
+    hits = 0
+    start, window = 0, first_window
+    while start < m:
+        w = min(window, m - start)
+        kept = np.zeros(w, dtype=np.float64)
+        pair = np.empty(w, dtype=np.float64)
+        for g in range(groups):
+            offset = row_start[g] + start
+            bits.state = origin
+            bits.advance(offset // 4)
+            skip = offset % 4
+            words = np.asarray(bits.random_raw(-(-(skip + w) // 4))).view(np.uint16)[skip : skip + w]
+            np.add(np.take(byte_sums[g, 1], words >> 8), np.take(byte_sums[g, 0], words & 255), out=pair)
+            kept += pair
+        hit = np.abs(2.0 * kept - total) >= threshold
+        count = int(np.count_nonzero(hit))
+        if hits + count >= needed:
+            at = start + int(np.flatnonzero(hit)[needed - hits - 1]) + 1  # the draw that makes `needed`
+            if at < m and at < stop_before:
+                return needed, at
+        hits += count
+        start += w
+        window *= 2
+    return hits, m
+
+
 class Resamples:
     """Bootstrap means of several arrays, drawn in seeded chunks, possibly still running on a pool.
 

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from benchcard.verdict.signflip import signflip_p
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -40,12 +42,8 @@ __all__ = [
     "wilson",
 ]
 
-#: Sign-flip enumerates all 2^F patterns up to this many fixtures, and draws above it.
-EXACT_SIGNFLIP_MAX_FIXTURES = 20
 #: Relative tolerance under which a set of differences counts as constant (se == 0).
 _CONSTANT_RTOL = 1e-12
-#: Relative tolerance for ties between a permuted and the observed sum (float summation order).
-_TIE_RTOL = 1e-9
 
 
 # --------------------------------------------------------------------------------------------- results
@@ -241,48 +239,6 @@ def paired_gap(
 def _check_alpha(alpha: float) -> None:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
-
-
-# ---------------------------------------------------------------------------------------- sign-flip
-
-
-def _subset_sums(x: FloatArray) -> FloatArray:
-    """All 2^len(x) subset sums, built by doubling: index bit j set means x[j] is in the subset."""
-    import numpy as np
-
-    sums = np.zeros(1, dtype=np.float64)
-    for value in x:
-        sums = np.concatenate((sums, sums + value))
-    return sums
-
-
-def signflip_p(d: npt.ArrayLike, n_draws: int = 100_000, seed: int = 0) -> float:
-    """Two-sided sign-flip permutation p: the share of sign patterns whose |mean| reaches the observed one.
-
-    Exact (all 2^F patterns) when F ≤ 20; above that, `n_draws` seeded patterns and the add-one estimate
-    (1 + hits) / (1 + n_draws), which never reports an impossible p of 0. A pattern with s_f = +1 keeps
-    fixture f, so sum = 2·(sum of the kept d) − sum(d), computed from small lookup tables instead of a
-    (draws × F) sign matrix.
-    """
-    import numpy as np
-
-    diffs = np.asarray(d, dtype=np.float64).ravel()
-    if diffs.size == 0:
-        raise ValueError("signflip_p needs at least one difference")
-    if not np.isfinite(diffs).all():
-        raise ValueError("signflip_p needs finite differences")
-    total = float(diffs.sum())
-    observed = abs(total)
-    threshold = observed - _TIE_RTOL * max(float(np.abs(diffs).sum()), 1e-300)
-    if diffs.size <= EXACT_SIGNFLIP_MAX_FIXTURES:
-        sums = 2.0 * _subset_sums(diffs) - total
-        return float(np.count_nonzero(np.abs(sums) >= threshold)) / float(sums.size)
-    if n_draws < 1:
-        raise ValueError("n_draws must be at least 1")
-    from benchcard.verdict.resample import signflip_hits
-
-    hits = signflip_hits(diffs, total, threshold, n_draws, seed)
-    return (1.0 + hits) / (1.0 + n_draws)
 
 
 # -------------------------------------------------------------------------------------- noise floor

@@ -13,7 +13,7 @@ import numpy as np
 
 from benchcard.card.model import Clause, WinRule
 from benchcard.verdict import stats
-from benchcard.verdict.clausestats import Gap
+from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Gap
 from benchcard.verdict.crossed import half_width, run_floor
 from benchcard.verdict.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.runfolder import RunData
@@ -97,6 +97,9 @@ def gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
         "lower_one_sided": None if zero else gap - one, "upper_one_sided": None if zero else gap + one,
         "n_fixtures": int(c.n_fixtures[0]),
     }
+    draws = g.flip_draws.get(id(c))
+    if draws and draws < SIGNFLIP_DRAWS:  # stopped once the p was surely above α (signflip.py)
+        out["p_signflip_draws"] = draws
     if g.truncated:
         assert g.low is not None and g.high is not None
         out["truncated"] = g.truncated
