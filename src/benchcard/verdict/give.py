@@ -47,7 +47,7 @@ from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
-from benchcard.verdict.table import TABLE_FILE, table_text
+from benchcard.verdict.table import TABLE_FILE, table_bytes
 from benchcard.verdictfile import LedgerEntry, build_verdict, decode_verdict, encode_verdict
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
@@ -247,7 +247,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             data = done
             figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
         table_tmp = run_dir / (TABLE_FILE + ".tmp")
-        table_job = io.submit(_write_file, table_tmp, table_text(data, manifest.rig_line))
+        table_job = io.submit(_write_file, table_tmp, table_bytes(data, manifest.rig_line))
         clock.lap("outputs and table (beside the statistics)")
         try:
             body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)

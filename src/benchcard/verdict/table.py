@@ -8,6 +8,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from benchcard.records import Metric
 from benchcard.verdict.tablecells import csv_field, table_value
@@ -22,52 +23,81 @@ MetricRow = dict[str, Metric] | None
 
 
 def table_text(data: RunData, rig: str) -> str:
+    """`table.csv` as text: `table_bytes` decoded."""
+    return table_bytes(data, rig).decode("utf-8")
+
+
+def table_bytes(data: RunData, rig: str) -> bytes:
     """`table.csv`: one row per planned cell and metric (fixture, variant, repetition, metric, value, rig).
 
     Rows are ordered by fixture, variant (baseline first) and repetition; a cell's metrics keep the scorer's
     order. Cells without a score (truncated, failed, missing) have an empty value for every metric: they are
     in the table, unscored, never scored as wrong. Values are written as `tablecells.table_value` says: exactly
-    as scores.jsonl holds them. Built as text (pandas' writer is several times slower at 10⁶ rows);
-    `pandas.read_csv` reads it back.
+    as scores.jsonl holds them. Built as UTF-8 bytes (pandas' writer is several times slower at 10⁶ rows, and
+    text would be encoded again to be written); `pandas.read_csv` reads it back.
     """
     names = list(data.metrics) or ["score"]
     rows: Sequence[MetricRow] = data.metric_rows
     if not data.metrics:  # a scorer that wrote no metrics: its score is the one metric
         rows = [None if math.isnan(s) else {"score": s} for s in data.score.tolist()]
     order = np.lexsort((data.repetition, data.variant, data.fixture))
-    fixtures = np.array([csv_field(f) + "," for f in data.fixtures], dtype=object)
-    variants = np.array([csv_field(v) + "," for v in data.variants], dtype=object)
-    reps = np.array([str(r) + "," for r in data.repetitions], dtype=object)
-    prefix = fixtures[data.fixture[order]] + variants[data.variant[order]] + reps[data.repetition[order]]
+    fixtures = _encoded([csv_field(f) + "," for f in data.fixtures])
+    variants = _encoded([csv_field(v) + "," for v in data.variants])
+    reps = _encoded([str(r) + "," for r in data.repetitions])
+    pairs = fixtures[:, None] + variants[None, :]  # each (fixture, variant) once, then the repetition per cell
+    prefix = (pairs[data.fixture[order], data.variant[order]] + reps[data.repetition[order]]).tolist()
     suffix = "," + csv_field(rig) + "\n"
-    sorted_rows = [rows[i] for i in order.tolist()]
-    head = ",".join(TABLE_COLUMNS) + "\n"
-    uniform = data.metric_order == tuple(names) or _one_order(sorted_rows, names)
-    body = _uniform_body if uniform else _any_body
-    return head + body(prefix.tolist(), sorted_rows, names, suffix)
+    head = (",".join(TABLE_COLUMNS) + "\n").encode("utf-8")
+    in_order = [rows[i] for i in order.tolist()]
+    if data.metric_order == tuple(names) or _one_order(in_order, names):
+        return head + _uniform_body(prefix, in_order, names, suffix)
+    return head + _any_body([p.decode("utf-8") for p in prefix], in_order, names, suffix).encode("utf-8")
 
 
-def _uniform_body(prefix: list[str], rows: list[MetricRow], names: list[str], suffix: str) -> str:
+def _encoded(texts: list[str]) -> npt.NDArray[np.object_]:
+    """A 1-d object array of the texts as UTF-8 bytes (added element-wise, they concatenate)."""
+    out = np.empty(len(texts), dtype=object)
+    out[:] = [t.encode("utf-8") for t in texts]
+    return out
+
+
+def _uniform_body(prefix: list[bytes], rows: list[MetricRow], names: list[str], suffix: str) -> bytes:
     """The table's rows when every scored cell has exactly `names`, in that order (the usual case).
 
-    Built a metric at a time, then a cell's block as `prefix + prefix.join(its k "metric,value,rig" lines)`:
-    a few C-level passes instead of Python work per row.
+    Each metric's "metric,value,rig" lines are formed once per distinct value; each distinct combination of a
+    cell's lines once, as a tuple; a cell's rows are then `prefix.join(("",) + its lines)`: one C-level join
+    per cell and one for the table, no Python work per row.
     """
-    scored = [r for r in rows if r]
-    values = list(chain.from_iterable(map(dict.values, scored)))
-    k = len(names)
-    has = None if len(scored) == len(rows) else np.fromiter(map(bool, rows), bool, len(rows))
-    columns = []
+    n, k = len(rows), len(names)
+    has = np.fromiter(map(bool, rows), bool, n)
+    values = list(chain.from_iterable(map(dict.values, filter(None, rows))))
+    floats = None  # every value a float or null: one conversion for all columns
+    if set(map(type, values)) <= {float, type(None)}:
+        floats = np.array(values, dtype=np.float64).reshape(-1, k)
+    codes = np.zeros((n, k), dtype=np.int64)
+    texts: list[list[bytes]] = []
     for j, name in enumerate(names):
-        head = csv_field(name) + ","
-        lines = _value_lines(values[j::k], head, suffix)
-        if has is not None:  # unscored cells: an empty value
-            full = np.full(len(rows), head + suffix, dtype=object)
-            full[has] = lines
-            lines = full.tolist()
-        columns.append(lines)
-    blocks = map(str.join, prefix, zip(*columns, strict=True))
-    return "".join(chain.from_iterable(zip(prefix, blocks, strict=True)))
+        start = csv_field(name) + ","
+        empty = (start + suffix).encode("utf-8")  # unscored cells: an empty value
+        column = floats[:, j] if floats is not None else values[j::k]
+        column_texts, column_codes = _value_lines(column, start, suffix)
+        texts.append([empty, *column_texts])
+        codes[has, j] = column_codes + 1
+    radix = [len(t) for t in texts]
+    if math.prod(radix) < 2**62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(k):
+            key = key * radix[j] + codes[:, j]
+        combos, which = np.unique(key, return_inverse=True)
+        first = np.zeros(combos.size, dtype=np.int64)
+        first[which[::-1]] = np.arange(n - 1, -1, -1)  # a cell of each combination
+        lines = [(b"", *(texts[j][c] for j, c in enumerate(row))) for row in codes[first].tolist()]
+        blocks = np.empty(len(lines), dtype=object)
+        blocks[:] = lines
+        cell_lines = blocks[which].tolist()
+    else:
+        cell_lines = [(b"", *(texts[j][c] for j, c in enumerate(row))) for row in codes.tolist()]
+    return b"".join(map(bytes.join, prefix, cell_lines))
 
 
 def _one_order(rows: list[MetricRow], names: list[str]) -> bool:
@@ -75,19 +105,18 @@ def _one_order(rows: list[MetricRow], names: list[str]) -> bool:
     return not set(map(tuple, filter(None, rows))) - {tuple(names)}
 
 
-def _value_lines(column: list[Metric], head: str, tail: str) -> list[str]:
-    """`head + table_value(v) + tail` for each value, formatted once per distinct value: floats (and nulls) by
-    their bits, so 0.0 and -0.0 stay apart; integers (and true/false, which write as 1/0) by value."""
-    kinds = set(map(type, column))
-    if kinds <= {float, type(None)}:
-        bits, which = np.unique(np.array(column, dtype=np.float64).view(np.int64), return_inverse=True)
-        texts = np.array([head + table_value(v) + tail for v in bits.view(np.float64).tolist()], dtype=object)
-        lines: list[str] = texts[which].tolist()  # a null is NaN here: both write as an empty value
-        return lines
-    if kinds <= {int, bool, type(None)}:
-        memo = {v: head + table_value(v) + tail for v in set(column)}
-        return list(map(memo.__getitem__, column))
-    return [head + table_value(v) + tail for v in column]
+def _value_lines(column: list[Metric] | npt.NDArray[np.float64], head: str, tail: str
+                 ) -> tuple[list[bytes], npt.NDArray[np.int64]]:
+    """The distinct lines `head + table_value(v) + tail` (UTF-8) of a column and each value's code into them,
+    each formatted once: floats (and nulls) told apart by their bits, so 0.0 and -0.0 stay apart; anything else
+    by its text (true and 1 both write as 1)."""
+    if isinstance(column, np.ndarray) or set(map(type, column)) <= {float, type(None)}:
+        bits, which = np.unique(np.asarray(column, dtype=np.float64).view(np.int64), return_inverse=True)
+        # a null is NaN here: both write as an empty value
+        return [(head + table_value(v) + tail).encode("utf-8") for v in bits.view(np.float64).tolist()], which
+    memo: dict[str, int] = {}
+    found = [memo.setdefault(table_value(v), len(memo)) for v in column]
+    return [(head + t + tail).encode("utf-8") for t in memo], np.asarray(found, dtype=np.int64)
 
 
 def _any_body(prefix: list[str], rows: list[MetricRow], names: list[str], suffix: str) -> str:
