@@ -25,10 +25,12 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from benchcard._util.hashing import canonical_json, seed_from
 from benchcard.card.model import Card
 from benchcard.records import AssignmentRow, RequestRow
+from benchcard.run.griddraws import PlanColumns, hex_ids, plan_columns
 from benchcard.run.providers.base import Provider
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
@@ -60,14 +62,20 @@ def plan_cells(card: Card, seed: int) -> list[PlannedCell]:
             for order, (cell, variant, fixture, rep) in enumerate(_planned(card, seed))]
 
 
+def _shuffled_blocks(card: Card, seed: int) -> tuple[random.Random, list[tuple[str, int]]]:
+    """The run's RNG and its (fixture, repetition) blocks in call order: the first draws of every plan."""
+    rng = random.Random(seed)
+    blocks = [(fixture, rep) for fixture in card.fixture_ids() for rep in range(card.repetitions)]
+    rng.shuffle(blocks)
+    return rng, blocks
+
+
 def _planned(card: Card, seed: int) -> list[tuple[str, str, str, int]]:
     """(cell, variant, fixture, repetition) in call order: the seeded draws every plan is made of, kept in one
     place (the verdict re-derives 10⁵ of them, so no object is built per cell here)."""
-    rng = random.Random(seed)
+    rng, blocks = _shuffled_blocks(card, seed)
     shuffle, bits = rng.shuffle, rng.getrandbits
     variants = card.variant_names()
-    blocks = [(fixture, rep) for fixture in card.fixture_ids() for rep in range(card.repetitions)]
-    shuffle(blocks)
     seen: set[str] = set()
     cells: list[tuple[str, str, str, int]] = []
     for fixture, rep in blocks:
@@ -91,7 +99,12 @@ def planned_assignment(card: Card, seed: int) -> Iterator[AssignmentRow]:
 
 def assignment_digest(card: Card, seed: int) -> str:
     """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
-    `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check."""
+    `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check.
+    The draws after the block shuffle are made as arrays (`griddraws`) unless a cell id repeats."""
+    rng, blocks = _shuffled_blocks(card, seed)
+    columns = plan_columns(rng, blocks, len(card.variant_names()))
+    if columns is not None:
+        return _columns_digest(card, columns)
     variants = {v: msgspec.json.encode(v).decode() for v in card.variant_names()}
     fixtures = {f: msgspec.json.encode(f).decode() for f in card.fixture_ids()}
     h = hashlib.sha256()
@@ -104,6 +117,22 @@ def assignment_digest(card: Card, seed: int) -> str:
             lines.clear()
     h.update("".join(lines).encode("utf-8"))
     return "sha256:" + h.hexdigest()
+
+
+def _columns_digest(card: Card, plan: PlanColumns) -> str:
+    """`assignment_digest` from the plan's columns: each line's pieces laid side by side, one join."""
+    n = plan.ids.size
+    variants = np.empty(len(card.variant_names()), dtype=object)
+    variants[:] = [b'","variant":' + msgspec.json.encode(v) + b',"fixture":' for v in card.variant_names()]
+    fixtures = {f: msgspec.json.encode(f) for f in card.fixture_ids()}
+    blocks = np.empty(len(plan.blocks), dtype=object)
+    blocks[:] = [fixtures[f] + b',"repetition":%d,"order":' % rep for f, rep in plan.blocks]
+    pieces = np.empty((n, 4), dtype=object)
+    pieces[:, 0] = hex_ids(plan.ids, b'{"cell":"c')
+    pieces[:, 1] = variants[plan.variant]
+    pieces[:, 2] = blocks[plan.block]
+    pieces[:, 3] = list(map(b"%d}\n".__mod__, range(n)))
+    return "sha256:" + hashlib.sha256(b"".join(pieces.ravel().tolist())).hexdigest()
 
 
 def messages_for(card: Card, variant: str, fixture_text: str | None) -> list[dict[str, str]]:

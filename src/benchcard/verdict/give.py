@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,46 +210,46 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
     run_dir = Path(run_dir).resolve()
     manifest = read_manifest(run_dir)
     outputs = run_dir / "outputs.jsonl"
-    with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io:
-        # Numpy statistics, hashing and file writes release the GIL; reading and the table are Python work:
-        # they run side by side. The run is read and its statistics started before the seal and the digests
-        # are checked, so that they run meanwhile; a refusal of those checks still comes first, and nothing
-        # computed before it leaves this function. If the outputs disagree with the scores, the run is read
-        # again in full (the reference reader names the cell) and judged from that reading.
-        # File work has its own thread, so that it never queues behind the statistics' chunks.
+    table_tmp = run_dir / (TABLE_FILE + ".tmp")
+    table_job: Future[None] | None = None
+    with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io, \
+            ThreadPoolExecutor(max_workers=1) as tables:
+        # Numpy statistics, hashing and file writes release the GIL; reading and the table are Python work.
+        # The run is read and its statistics started before the seal and the digests are checked, so that they
+        # run meanwhile; the table is formed on its own thread then, filling the main thread's waits for those
+        # checks and for the statistics. A refusal of the checks still comes first, and nothing computed before
+        # it leaves this function (the table's temporary file is removed). File work has its own thread, so
+        # that it never queues behind the statistics' chunks.
         digest = io.submit(file_digest, outputs) if manifest.finished_at and outputs.is_file() else None
         scores_path = run_dir / "scores.jsonl"
         scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
-        card = _run_card(project, run_dir, manifest)
-        planned = io.submit(assignment_digest, card, manifest.seed) if manifest.seed is not None else None
-        clock.lap("checks (card)")
-        read_error: VerdictError | None = None
-        figures = None
-        seed = seed_from(manifest.seal_root)
         try:
-            data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=allow_incomplete,
-                            defer_outputs=True)
-            _check_plan(card, data)
-            figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
-        except VerdictError as exc:
-            read_error = exc
-        clock.lap("read plan and scores")
-        try:
-            _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned)
-        except VerdictError:
-            pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
-            raise
-        if read_error is not None:
-            raise read_error
-        clock.lap("checks (seal, outputs digest)")
-        done = finish_outputs(data)
-        if done is not data:
-            data = done
-            figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
-        table_tmp = run_dir / (TABLE_FILE + ".tmp")
-        table_job = io.submit(_write_file, table_tmp, table_bytes(data, manifest.rig_line))
-        clock.lap("outputs and table (beside the statistics)")
-        try:
+            card = _run_card(project, run_dir, manifest)
+            planned = io.submit(assignment_digest, card, manifest.seed) if manifest.seed is not None else None
+            clock.lap("checks (card)")
+            read_error: VerdictError | None = None
+            figures = None
+            seed = seed_from(manifest.seal_root)
+            try:
+                data = read_run(run_dir, manifest=manifest, baseline=card.baseline,
+                                allow_incomplete=allow_incomplete, defer_outputs=True)
+                _check_plan(card, data)
+                figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+                table_job = tables.submit(_write_table, table_tmp, data, manifest.rig_line)
+            except VerdictError as exc:
+                read_error = exc
+            clock.lap("read plan and scores")
+            try:
+                _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned)
+            except VerdictError:
+                pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
+                raise
+            if read_error is not None:
+                raise read_error
+            assert table_job is not None
+            clock.lap("checks (seal, outputs digest)")
+            finish_outputs(data)  # outputs.jsonl joined and checked against the scores (the table needs neither)
+            clock.lap("outputs (beside the statistics and the table)")
             body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)
             clock.lap("statistics (waiting)")
             human = agreement(project, data)
@@ -258,10 +258,12 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
                 body["disagreements"] = human["disagreements"]  # the blind scorer notes, as the site expects
             body = with_judge(card, data, body)
             table_job.result()
+            clock.lap("table (waiting)")
             verdict = _commit(project, run_dir, card, data, body, table_tmp,
                               scratch or bool(manifest.scratch))
         finally:
-            table_job.result()
+            if table_job is not None:
+                wait([table_job])
             table_tmp.unlink(missing_ok=True)
     clock.lap("grades, ledger, files")
     return verdict
@@ -327,6 +329,11 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
                    outcome=body["outcome"], run_dir=run_dir, data=written.fields(), ledger_row=entered)
+
+
+def _write_table(path: Path, data: RunData, rig: str) -> None:
+    """Form table.csv and write it (synced) to `path`."""
+    _write_file(path, table_bytes(data, rig))
 
 
 def _write_file(path: Path, data: str | bytes) -> None:

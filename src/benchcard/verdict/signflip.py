@@ -2,7 +2,7 @@
 
 Above 20 fixtures the p is the add-one estimate (1 + hits) / (1 + n_draws) over seeded sign patterns
 (`resample.signflip_hits`). Two shortcuts save most of those draws and never change a decision p ≤ α that the
-full draws would make (docs/statistics.md, "The sign-flip's shortcuts"):
+full draws would make (docs/verdict.md, "Speed"):
 
 - `stop_above`: the same patterns are drawn in windows; once more of them reach the observed sum than a p of
   `stop_above` allows, the rest could only add hits, so the draws stop and the p is Besag and Clifford's
