@@ -22,16 +22,17 @@ import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 
 from benchcard._util.hashing import canonical_json, seed_from
 from benchcard.card.model import Card
 from benchcard.records import AssignmentRow, RequestRow
-from benchcard.run.griddraws import PlanColumns, hex_ids, plan_columns
 from benchcard.run.providers.base import Provider
+
+if TYPE_CHECKING:
+    from benchcard.run.griddraws import PlanColumns
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
 
@@ -101,6 +102,8 @@ def assignment_digest(card: Card, seed: int) -> str:
     """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
     `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check.
     The draws after the block shuffle are made as arrays (`griddraws`) unless a cell id repeats."""
+    from benchcard.run.griddraws import plan_columns  # numpy: the verdict's, never the runner's import
+
     rng, blocks = _shuffled_blocks(card, seed)
     columns = plan_columns(rng, blocks, len(card.variant_names()))
     if columns is not None:
@@ -121,6 +124,10 @@ def assignment_digest(card: Card, seed: int) -> str:
 
 def _columns_digest(card: Card, plan: PlanColumns) -> str:
     """`assignment_digest` from the plan's columns: each line's pieces laid side by side, one join."""
+    import numpy as np
+
+    from benchcard.run.griddraws import hex_ids
+
     n = plan.ids.size
     variants = np.empty(len(card.variant_names()), dtype=object)
     variants[:] = [b'","variant":' + msgspec.json.encode(v) + b',"fixture":' for v in card.variant_names()]
