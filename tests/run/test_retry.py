@@ -116,6 +116,12 @@ def test_an_interrupted_retry_is_finished_by_resume(tmp_path: Path, server: Fake
     assert not stopped.finished and stopped.called == 1
     in_progress = bc(project, "verdict", first["run"])
     assert "is still in progress (5 of 8 cells recorded, not closed)" in in_progress.stderr
+    ledger = bc(project, "ledger")
+    assert f"colour-ab v1 · run {first['run']}: unfinished (5 of 8 cells)" in ledger.output
+    status = json.loads(bc(project, "status", first["run"], "--json").stdout)
+    assert status["recorded"] == {"ok": 5, "truncated": 0, "failed": 0} and not status["finished"]
+    assert bc(project, "site", "--out", str(tmp_path / "web")).exit_code == 0
+    assert "Unfinished (5 of 8 cells)" in (tmp_path / "web" / "cards" / "colour-ab" / "index.html").read_text()
     resumed = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--json", "--attempts", "1"))
     assert resumed["called"] == 3 and resumed["finished"]
     assert resumed["counts"] == {"ok": 6, "truncated": 0, "failed": 2}  # number 1 still fails

@@ -36,6 +36,8 @@ from benchcard.records import (
     decode_line,
     decode_manifest,
 )
+from benchcard.run.retry import outcomes
+from benchcard.run.store import RunStore
 from benchcard.verdictfile import decode_verdict
 
 T = TypeVar("T")
@@ -54,6 +56,7 @@ class Run:
     manifest: Manifest | None = None  # None for a run the history records, and for a comparison
     outputs: list[OutputRow] = field(default_factory=list)  # each cell's outcome (its last row)
     earlier: dict[str, list[OutputRow]] = field(default_factory=dict)  # a retried cell's earlier attempts
+    reopened: int = 0  # cells a retry reopened that have no new outcome yet (an unfinished retry)
     scores: list[ScoreRow] = field(default_factory=list)
     assignment: list[AssignmentRow] = field(default_factory=list)
     verdict: dict[str, Any] | None = None
@@ -182,7 +185,7 @@ class Run:
             return ""
         total = self.manifest.cells if self.manifest else None
         of = f" of {total}" if total is not None else ""
-        return f"unfinished ({len({r.cell for r in self.outputs})}{of} cells)"
+        return f"unfinished ({len({r.cell for r in self.outputs}) - self.reopened}{of} cells)"
 
     @property
     def finding(self) -> str:
@@ -245,6 +248,16 @@ def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[s
     for cell, prior in superseded.items():
         earlier.setdefault(str(cell), []).extend(prior)
     return current, earlier
+
+
+def _reopened(run_dir: Path, manifest: Manifest) -> int:
+    """How many cells an unfinished retry reopened and has not called yet (0 when unknown: pages never fail)."""
+    if not manifest.retries or manifest.finished_at is not None:
+        return 0
+    try:
+        return len(outcomes(RunStore(run_dir)).waiting)
+    except (BenchcardError, OSError, ValueError):
+        return 0
 
 
 def _read_rows(path: Path, kind: type[T]) -> list[T]:
@@ -331,6 +344,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         manifest=manifest,
                         outputs=outputs,
                         earlier=earlier,
+                        reopened=_reopened(run_dir, manifest),
                         scores=_read_rows(run_dir / SCORES, ScoreRow),
                         assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
                         verdict=_read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped),

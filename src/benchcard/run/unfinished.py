@@ -6,12 +6,16 @@ verdict, and says how to finish each.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import msgspec
 
+from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.records import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, decode_line, manifest_or_none
+from benchcard.run.retry import outcomes
+from benchcard.run.store import RunStore
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ def unfinished_runs(project: Project) -> list[Unfinished]:
                         continue  # a torn last line: the cell has no outcome yet
         except OSError:
             pass
+        if manifest.retries:  # a retried cell has several rows; one a retry reopened has no new outcome yet
+            with contextlib.suppress(BenchcardError, OSError, ValueError):
+                cells -= outcomes(RunStore(folder)).waiting
         found.append(Unfinished(manifest.card or folder.parents[1].name, manifest.version, folder.name, len(cells),
                                 manifest.cells if manifest.cells is not None else len(cells)))
     return found

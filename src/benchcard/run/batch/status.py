@@ -22,6 +22,7 @@ from benchcard.run.batch.vendors import vendor_for
 from benchcard.run.calls import make_client
 from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
+from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 
 
@@ -60,6 +61,8 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
     store = RunStore(folder)
     manifest = store.read_manifest()
     counts = store.counts()
+    if manifest.retries:  # the cells a retry reopened are not recorded again until called
+        counts["failed"] -= len(outcomes(store).waiting)
     recorded = counts["ok"] + counts["truncated"] + counts["failed"]
     cells = int(manifest.cells or 0)
     finished = manifest.finished_at is not None
