@@ -141,11 +141,6 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
         out: dict[str, Any] = msgspec.to_builtins(self)
         return out
 
-    def get(self, name: str) -> Any:
-        """A field by name, None when the row does not carry it (for readers of rows of any kind)."""
-        value = getattr(self, name, None)
-        return None if value is UNSET else value
-
 
 #: Fields `ledger.append` sets itself; a caller's row must leave them at their defaults.
 CHAIN_FIELDS = ("seq", "date", "at", "prev", "hash")

@@ -146,7 +146,7 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     by_run = {(r.card, r.run): r for r in ledger}
     for run in runs:
         row = run.ledger_row = by_run.get((run.card, run.run_id))
-        if run.verdict is not None and row is not None and not verdict_matches(run.verdict, row.fields()):
+        if run.verdict is not None and row is not None and not verdict_matches(run.verdict, row):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
                            f"row (seq {row.seq}); the pages show the ledger row's finding")
             # what the row anchors replaces what the edited file says; its unanchored prose is not shown

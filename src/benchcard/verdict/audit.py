@@ -49,9 +49,8 @@ def audit(project: Project) -> LedgerAudit:
             continue
         judged += 1
         head = f"seq {row.seq} (run {row.run})"
-        fields = row.fields()
-        problems += [f"{head}: {p}" for p in evidence_problems(project.root, fields)]
-        if not anchored(fields):
+        problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
+        if not anchored(row):
             notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
                          "against its own manifest only")
     return LedgerAudit(len(rows), rows[-1].hash if rows else None, judged, tuple(problems),

@@ -20,6 +20,7 @@ import msgspec
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
+from benchcard.ledgerrow import LedgerRow
 from benchcard.records import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.run.grid import assignment_digest, planned_assignment
 from benchcard.run.plandigest import plan_problems
@@ -96,26 +97,33 @@ def evidence_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
             **{key: manifest.get(key) for key in ANCHORED}}
 
 
-def anchored(row: Mapping[str, Any]) -> bool:
+def anchored(row: LedgerRow) -> bool:
     """True when the row carries its run's digests; rows entered before they did are checked against the run's
     own manifest only (the ledger is append-only: such a row can never be given them). A `compare` row anchors
     its table.csv and verdict.json instead."""
-    if row.get("kind") == "compare":
-        return isinstance(row.get("table_digest"), str)
-    return isinstance(row.get("plan_digest"), str)
+    if row.kind == "compare":
+        return isinstance(row.table_digest, str)
+    return isinstance(row.plan_digest, str)
 
 
-def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
+def _anchors(row: LedgerRow) -> dict[str, Any]:
+    """The run's digests as the row carries them (None where it carries none), keyed as evidence_digests."""
+    return {key: None if value is msgspec.UNSET else value
+            for key, value in (("plan_digest", row.plan_digest), ("outputs_digest", row.outputs_digest),
+                               ("scores_digest", row.scores_digest))}
+
+
+def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
     """Every file of a judged run that is missing or no longer matches its ledger row, one phrase each.
 
     `root` is the project folder; the row's `evidence` is the run folder relative to it. For a row that is not
     `anchored`, each file is checked against the digest its manifest records, where it records one.
     """
-    evidence = row.get("evidence")
-    if not isinstance(evidence, str) or not evidence:
+    evidence = row.evidence
+    if not evidence:
         return ["the row names no evidence folder"]
     folder = root / evidence
-    if row.get("kind") == "compare":
+    if row.kind == "compare":
         return _compare_problems(folder, evidence, row)
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
@@ -126,10 +134,10 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
-    reference: Mapping[str, Any] = row if anchored(row) else manifest
+    reference: Mapping[str, Any] = _anchors(row) if anchored(row) else manifest
     if anchored(row):
         for key, value in evidence_digests(manifest).items():
-            if value != row.get(key):
+            if value != reference[key]:
                 problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
     if anchored(row) or "plan_digest" in manifest:
         problems += [f"{evidence}/{p}" for p in plan_problems(folder, manifest)]
@@ -144,23 +152,23 @@ def evidence_problems(root: Path, row: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _compare_problems(folder: Path, evidence: str, row: Mapping[str, Any]) -> list[str]:
+def _compare_problems(folder: Path, evidence: str, row: LedgerRow) -> list[str]:
     """A `benchcard compare` row (unsealed, no run folder): its table.csv and verdict.json as entered."""
     table = folder / TABLE_FILE
     problems = []
     if not table.is_file():
         problems.append(f"{evidence}/{TABLE_FILE} is missing")
-    elif file_digest(table) != row.get("table_digest"):
-        problems.append(f"{evidence}/{TABLE_FILE} changed (ledger row {row.get('table_digest')})")
+    elif file_digest(table) != row.table_digest:
+        problems.append(f"{evidence}/{TABLE_FILE} changed (ledger row {row.table_digest})")
     return problems + _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
 
 
-def verdict_matches(data: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
+def verdict_matches(data: Mapping[str, Any], row: LedgerRow) -> bool:
     """True when a run's verdict.json is the one its ledger row was entered with."""
     return not _verdict_problems_of(data, "verdict.json", row)
 
 
-def _verdict_problems(path: Path, shown: str, row: Mapping[str, Any]) -> list[str]:
+def _verdict_problems(path: Path, shown: str, row: LedgerRow) -> list[str]:
     if not path.is_file():
         return [f"{shown} is missing"]
     try:
@@ -172,12 +180,14 @@ def _verdict_problems(path: Path, shown: str, row: Mapping[str, Any]) -> list[st
     return _verdict_problems_of(data, shown, row)
 
 
-def _verdict_problems_of(data: Mapping[str, Any], shown: str, row: Mapping[str, Any]) -> list[str]:
-    problems = [f"{shown}: {key} is {data.get(key)!r}, the ledger row says {row.get(key)!r}"
-                for key in ("run", "finding", "outcome") if data.get(key) != row.get(key)]
+def _verdict_problems_of(data: Mapping[str, Any], shown: str, row: LedgerRow) -> list[str]:
+    """verdict.json as written (its digest is over the file's own fields) against the row it was entered as."""
+    said = {"run": row.run, "finding": row.finding, "outcome": row.outcome}
+    problems = [f"{shown}: {key} is {data.get(key)!r}, the ledger row says {value!r}"
+                for key, value in said.items() if data.get(key) != value]
     entered = data.get("ledger")
-    if not isinstance(entered, Mapping) or entered.get("hash") != row.get("hash"):
-        problems.append(f"{shown} does not name this ledger row (seq {row.get('seq')})")
-    if not problems and row.get("verdict_digest") is not None and verdict_digest(data) != row["verdict_digest"]:
+    if not isinstance(entered, Mapping) or entered.get("hash") != row.hash:
+        problems.append(f"{shown} does not name this ledger row (seq {row.seq})")
+    if not problems and isinstance(row.verdict_digest, str) and verdict_digest(data) != row.verdict_digest:
         problems.append(f"{shown} changed after the verdict was given")
     return problems
