@@ -156,6 +156,19 @@ class Counts(msgspec.Struct, frozen=True):
     failed: int = 0
 
 
+class JudgePlan(msgspec.Struct, frozen=True):
+    """A judge card's judging plan, added to the manifest when it is sealed (`run/judging.py`)."""
+
+    rig: RigRecord | None = None
+    provider_type: str | None = None
+    base_url: str | None = None
+    per_output: int | None = None  # judgements of each output
+    judgements: int | None = None  # judgements planned in all
+    seed: int | None = None
+    planned_at: str | None = None
+    requests_digest: str | None = None  # of sealed/judge-requests.jsonl
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     """`manifest.json`: written before the first call; the closing fields are added once, at the end of a run.
 
@@ -192,7 +205,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     started_at: str | None = None
     sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (run/plandigest.py)
     plan_digest: str | None = None
-    judge: dict[str, Any] | None = None  # a judge card's judging plan (run/judging.py)
+    judge: JudgePlan | None = None
     finished_at: str | None = None
     outputs_digest: str | None = None
     scores_digest: str | None = None

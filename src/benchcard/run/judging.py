@@ -152,11 +152,12 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
             rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
         else:
             _finish_plan(jstore, manifest)
-            rig_line = str((manifest.judge or {}).get("rig", {}).get("line", spec.model))
+            rig_line = manifest.judge.rig.line if manifest.judge.rig and manifest.judge.rig.line else spec.model
         judge = store.read_manifest().judge
-        if judge is None:
-            raise RunError(f"{store.manifest_path}: field 'judge' is missing; the judging was never planned")
-        total = int(judge["judgements"])
+        if judge is None or judge.judgements is None:
+            raise RunError(f"{store.manifest_path}: field 'judge.judgements' is missing; the judging was never "
+                           "planned")
+        total = judge.judgements
         workers = workers_for(provider, options.concurrency or DEFAULT_CONCURRENCY)
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
@@ -238,7 +239,7 @@ def _finish_plan(jstore: JudgeStore, manifest: Manifest) -> None:
     if jstore.judge_requests_path.is_file():
         return
     tmp = _plan_tmp(jstore)
-    recorded = (manifest.judge or {}).get("requests_digest")
+    recorded = manifest.judge.requests_digest if manifest.judge else None
     if not tmp.is_file() or file_digest(tmp) != recorded:
         raise RunError(f"{jstore.judge_requests_path}: missing, and no written plan matches the manifest's "
                        f"requests_digest {recorded}")

@@ -20,6 +20,7 @@ from scipy import stats as sps
 from benchcard._util.hashing import file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
+from benchcard.records import JudgePlan
 from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec
@@ -49,7 +50,7 @@ def with_judge(card: Card, data: RunData, body: dict[str, Any]) -> dict[str, Any
 def _check_digests(data: RunData, jstore: JudgeStore) -> None:
     manifest = data.manifest
     run = data.run_dir.name
-    planned = (manifest.judge or {}).get("requests_digest")
+    planned = manifest.judge.requests_digest if manifest.judge else None
     expected = manifest.judge_outputs_digest
     if not planned or not expected:
         raise VerdictError(f"run {run}: its manifest has no judge digests; cannot show the judging is unchanged")
@@ -81,13 +82,13 @@ def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], basel
     exact = sum(1 for s in pairable if max(s) - min(s) < 1e-12) / len(pairable) if pairable else None
     alpha = per_metric["score"]
     floor = spec.agreement_floor
-    judge_manifest = manifest.judge or {}
+    plan = manifest.judge or JudgePlan()
     run_model = manifest.rig.model if manifest.rig else None
-    judge_rig = judge_manifest.get("rig") or {}
+    judge_rig = plan.rig
     figures: dict[str, Any] = {
-        "rig": judge_rig.get("line"),
+        "rig": judge_rig.line if judge_rig else None,
         "per_output": spec.judgements,
-        "judgements": judge_manifest.get("judgements"),
+        "judgements": plan.judgements,
         "counts": manifest.judge_counts,
         "cost": manifest.judge_cost,
         "tokens": manifest.judge_tokens,
@@ -97,7 +98,7 @@ def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], basel
         "floor_met": None if floor is None else (alpha is not None and alpha >= floor),
         "noise": _noise(spec, data, pairable, baseline),
         "verbosity": _verbosity(data),
-        "same_model_as_run": bool(judge_rig.get("model")) and judge_rig.get("model") == run_model,
+        "same_model_as_run": judge_rig is not None and bool(judge_rig.model) and judge_rig.model == run_model,
         "redacted": sum(r.redacted for r in jstore.iter_judge_requests()) // spec.judgements,
     }
     human = body.get("human")
