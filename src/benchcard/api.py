@@ -22,6 +22,7 @@ from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, find_run, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
 from benchcard.verdict.planning import plan as _plan
+from benchcard.verdict.powerplan import Assumptions
 from benchcard.verdict.runfolder import read_manifest
 
 ProjectLike = Project | str | os.PathLike[str] | None
@@ -40,11 +41,13 @@ def load_card(card: str | os.PathLike[str], project: ProjectLike = None) -> Card
     return _load_card(resolve_card_path(p, os.fspath(card)), p)
 
 
-def plan(card: str | os.PathLike[str], project: ProjectLike = None,
-         pilot: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """`benchcard plan CARD [--from RUN]`: calls, tokens and cost, and with a pilot run the detectable gap."""
+def plan(card: str | os.PathLike[str], project: ProjectLike = None, pilot: str | os.PathLike[str] | None = None,
+         assumed: Assumptions | None = None, fixtures: int | None = None,
+         repetitions: int | None = None) -> dict[str, Any]:
+    """`benchcard plan CARD [--from RUN | --baseline-rate P …]`: calls, tokens and cost, and the detectable gap
+    from a pilot run or from declared assumptions (`benchcard.assumptions(baseline_rate=…, fixture_sd=…)`)."""
     p = project_of(project)
-    return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot))
+    return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot), assumed, fixtures, repetitions)
 
 
 def run_card(card: str | os.PathLike[str], project: ProjectLike = None, options: RunOptions | None = None,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import benchcard
 from benchcard.cli import cli
 from benchcard.errors import RunError
 from benchcard.project import Project
@@ -148,6 +149,10 @@ def test_plan_without_a_pilot_rests_on_declared_assumptions(project: Project) ->
     # checked against runs drawn independently of simulate.py and judged run by run
     assert _independent_power(0.6, 0.15, gap, 16, 5) == pytest.approx(0.80, abs=0.035)
     assert _independent_power(0.6, 0.15, 0.10, 16, 5, seed=8) == pytest.approx(curve[0.1], abs=0.035)
+    # the Python API says the same (docs/api.md)
+    through_api = benchcard.plan("extract-ab", project, assumed=benchcard.assumptions(baseline_rate=0.6,
+                                 fixture_sd=0.15), fixtures=16, repetitions=5)
+    assert through_api["assumed"] == data["assumed"]
     # (the text and the JSON came from two invocations: seeded, the same figures); run shocks ask for more
     shocked = json.loads(CliRunner().invoke(cli, [*args, "--run-sd", "0.1", "--json"]).output)
     assert shocked["assumed"]["clauses"][0]["needed_gap"] > gap
