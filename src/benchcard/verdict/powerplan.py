@@ -17,6 +17,9 @@ from benchcard.verdict.simulate import Components, Model, Rates
 
 POWER = simulate.POWER
 SEED = 20261201  # the simulations are seeded: the same plan always prints the same figures
+TOL = 0.01
+"""The needed gap to within TOL × ½ (0.005 on a rate's scale: its Monte Carlo error is about as large)."""
+RANGE_DRAWS = simulate.DRAWS // 2
 CURVE = (0.05, 0.10, 0.15, 0.20, 0.30)
 """True gaps (on the rate's scale) at which a `Rates` plan also prints the rule's power."""
 
@@ -106,17 +109,22 @@ def effect_entry(model: Model, fixtures: int, repetitions: int, alpha: float, mi
     if why:
         return {"needed_gap": math.inf, "needed_gap_range": [math.inf, math.inf], "never": why}
     z = simulate.draws(model, fixtures, repetitions, SEED)
-    gap = simulate.needed_gap(z, alpha, POWER, min_effect)
-    entry: dict[str, Any] = {"needed_gap": gap}
+    entry: dict[str, Any] = {}
+    bracket: tuple[float, float | None] = (0.0, None)
+    if isinstance(model, Rates):  # the curve first: it brackets the needed gap, which saves half the bisection
+        curve = [(g, simulate.effect_power(z, g, alpha, min_effect)) for g in CURVE]
+        entry["power_at"] = [list(point) for point in curve]
+        short = [g for g, pw in curve if pw < POWER]
+        bracket = (max(short, default=0.0), min((g for g, pw in curve if pw >= POWER), default=None))
+    gap = simulate.needed_gap(z, alpha, POWER, min_effect, tol=TOL, bracket=bracket)
+    entry["needed_gap"] = gap
     if ranged and isinstance(model, Components):  # the decision is scale-free: the range is a factor
         lo, hi = simulate.pilot_range(model.df)
         entry["needed_gap_range"] = [gap * lo, gap * hi]
-    elif ranged:
-        ends = [simulate.needed_gap(simulate.draws(m, fixtures, repetitions, SEED), alpha, POWER, min_effect)
-                for m in simulate.bounds(model)]
+    elif ranged:  # the ends to a coarser grain (half the draws, 0.01 wide): they show a spread, not a figure
+        ends = [simulate.needed_gap(simulate.draws(m, fixtures, repetitions, SEED, RANGE_DRAWS), alpha, POWER,
+                                    min_effect, tol=0.02) for m in simulate.bounds(model)]
         entry["needed_gap_range"] = [min(gap, *ends), max(gap, *ends)]
-    if isinstance(model, Rates):
-        entry["power_at"] = [[g, simulate.effect_power(z, g, alpha, min_effect)] for g in CURVE]
     return entry
 
 
