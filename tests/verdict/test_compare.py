@@ -19,7 +19,7 @@ from benchcard import ledger
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
-from benchcard.verdict.worstcase import calibrate, calibrated_level
+from benchcard.verdict.worstcase import calibrate, critical_t
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lm_eval"
 LM_A = DATA / "model-a" / "samples_arc_easy_2026-11-30T10-00-00.000000.jsonl"
@@ -243,10 +243,11 @@ def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_
     # worst case over the variance components (three epochs measure the run term on 2 degrees of freedom)
     runs = np.ones(1, dtype=bool)
     eight = np.full(1, 8, dtype=np.int64)
-    assert m["p"] == pytest.approx(min(1.0, 2 * float(calibrate(np.array([want["p"] / 2]), eight, eight, 3, runs)[0])))
-    tail = float(calibrated_level(0.025, eight, eight, 3, runs)[0])
-    assert 0 < tail < 0.025 and m["p"] > want["p"]
-    assert m["ci"] == pytest.approx(list(stats.t.interval(1 - 2 * tail, 7, loc=0.75, scale=want["se"])))
+    t = np.array([0.75 / want["se"]])
+    assert m["p"] == pytest.approx(min(1.0, 2 * float(calibrate(t, 7.0, eight, eight, 3, runs)[0])))
+    crit = float(critical_t(0.025, 7.0, eight, eight, 3, runs)[0])
+    assert crit > stats.t.ppf(0.975, 7) and m["p"] > want["p"]
+    assert m["ci"] == pytest.approx([0.75 - crit * want["se"], 0.75 + crit * want["se"]])
     assert m["means"] == pytest.approx({"openai/model-a": 0.25, "openai/model-b": 1.0})
     assert m["noise_floor"] == 0.0  # every epoch answered alike: no run-to-run spread
     assert v["cells"] == 48 and v["counts"]["scored"] == 48

@@ -8,7 +8,7 @@ from scipy import special
 
 from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import p_two_sided
-from benchcard.verdict.worstcase import calibrate, calibrated_level, null_one_sided
+from benchcard.verdict.worstcase import calibrate, critical_t, null_scores, wallace, wallace_inverse
 
 
 def _normal_world(fixtures: int, reps: int, run_sd: float, sims: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -41,25 +41,37 @@ def test_calibration_leaves_a_large_design_near_nominal() -> None:
 
 def test_no_run_term_no_calibration() -> None:
     """One repetition (compare's one-epoch logs: run term taken as 0) keeps Student's p exactly."""
-    p = np.array([0.001, 0.02, 0.4])
+    t = np.array([3.5, 2.1, 0.4])
     n = np.full(3, 12, dtype=np.int64)
-    assert calibrate(p, n, n, 1, np.ones(3, dtype=bool)).tolist() == p.tolist()
-    assert calibrate(p, n, n, 3, np.zeros(3, dtype=bool)).tolist() == p.tolist()
-    assert calibrated_level(0.025, n, n, 3, np.zeros(3, dtype=bool)).tolist() == [0.025] * 3
+    student = special.stdtr(11.0, -t)
+    assert calibrate(t, 11.0, n, n, 1, np.ones(3, dtype=bool)).tolist() == student.tolist()
+    assert calibrate(t, 11.0, n, n, 3, np.zeros(3, dtype=bool)).tolist() == student.tolist()
+    assert critical_t(0.025, 11.0, n, n, 3, np.zeros(3, dtype=bool)).tolist() == [special.stdtrit(11, 0.975)] * 3
 
 
-def test_the_interval_level_agrees_with_the_test() -> None:
-    """A one-sided p just inside the calibrated level is calibrated to ≤ the nominal level; just outside, not."""
+def test_the_interval_agrees_with_the_test() -> None:
+    """A t just above the critical t is calibrated to ≤ the level; just below, not; and it is never below
+    Student's quantile."""
     n = np.full(1, 12, dtype=np.int64)
     on = np.ones(1, dtype=bool)
-    level = float(calibrated_level(0.025, n, n, 3, on)[0])
-    assert 0 < level < 0.025
-    assert calibrate(np.array([level * 0.999]), n, n, 3, on)[0] <= 0.025
-    assert calibrate(np.array([level * 1.2]), n, n, 3, on)[0] > 0.025
+    crit = float(critical_t(0.025, 7.5, n, n, 3, on)[0])
+    assert crit > special.stdtrit(7.5, 0.975)
+    assert calibrate(np.array([crit * 1.001]), 7.5, n, n, 3, on)[0] <= 0.025
+    assert calibrate(np.array([crit * 0.99]), 7.5, n, n, 3, on)[0] > 0.025
+
+
+def test_wallace_is_monotone_and_inverted() -> None:
+    t = np.linspace(-8, 8, 161)
+    for df in (1.0, 2.5, 11.0, 1e4):
+        w = wallace(t, df)
+        assert (np.diff(w) > 0).all()
+        assert np.allclose(wallace_inverse(w[t >= 0], df), t[t >= 0])
+        if df > 2:
+            assert abs(float(wallace(special.stdtrit(df, 0.975), df)) - 1.96) < 0.05  # about the normal score
 
 
 def test_the_null_draws_are_seeded_and_cached() -> None:
-    a = null_one_sided(12, 12, 3)
-    assert a is null_one_sided(12, 12, 3) and not a.flags.writeable
-    null_one_sided.cache_clear()
-    assert np.array_equal(a, null_one_sided(12, 12, 3))
+    a = null_scores(12, 12, 3)
+    assert a is null_scores(12, 12, 3) and not a.flags.writeable
+    null_scores.cache_clear()
+    assert np.array_equal(a, null_scores(12, 12, 3))

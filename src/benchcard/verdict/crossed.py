@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from benchcard.verdict.worstcase import calibrate, calibrated_level, variance_and_df
+from benchcard.verdict.worstcase import calibrate, critical_t, variance_and_df
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -185,23 +185,19 @@ def t_ppf(q: float, df: FloatArray) -> FloatArray:
     return out
 
 
-def calibrated_p(c: Crossed, p_one: FloatArray) -> FloatArray:
-    """A one-sided t p of this clause, calibrated to its worst case over the variance components."""
+def calibrated_p(c: Crossed, t: FloatArray) -> FloatArray:
+    """One-sided p of a t statistic of this clause (at its df), calibrated to the worst case over the variance
+    components where a run term was measured (worstcase.py)."""
     if c.complete is None or c.run_measured is None:
-        return p_one
-    return calibrate(p_one, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+        return t_sf(t, c.df)
+    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
 
 
 def calibrated_quantile(c: Crossed, q: float) -> FloatArray:
-    """The t quantile an interval at one-sided level q is drawn at, so that it agrees with the calibrated test."""
+    """The t an interval at one-sided level q is drawn at, so that it agrees with the calibrated test."""
     if c.complete is None or c.run_measured is None:
         return t_ppf(q, c.df)
-    tail = calibrated_level(1.0 - q, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
-    from scipy import special
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: FloatArray = np.where(tail > 0, special.stdtrit(c.df, 1.0 - tail), np.inf)
-    return out
+    return critical_t(1.0 - q, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
 
 
 def half_width(c: Crossed, q: float) -> FloatArray:

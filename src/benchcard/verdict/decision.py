@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchcard.verdict.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, one_sided_flip, t_sf
+from benchcard.verdict.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, one_sided_flip
 
 WIN, LOSS, NO_EFFECT, INCONCLUSIVE = 0, 1, 2, 3
 FINDINGS = ("win", "loss", "no-effect", "inconclusive")
@@ -30,7 +30,7 @@ def p_two_sided(c: Crossed, p_flip: FloatArray) -> FloatArray:
     """The calibrated two-sided t p; where the standard error is zero, the sign-flip p stands in for it."""
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.abs(c.gap) / c.se
-        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t_sf(t, c.df)), 1.0)
+        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t), 1.0)
     out: FloatArray = np.where(c.zero_se, p_flip, np.minimum(p, 1.0))
     return np.where(np.isnan(c.gap), 1.0, out)
 
@@ -47,7 +47,7 @@ def p_beyond(c: Crossed, bound: float, above: bool) -> FloatArray:
     (or below it). With a zero standard error, the one-sided sign-flip of the n equal differences (2^−n)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (c.gap - bound) / c.se if above else (bound - c.gap) / c.se
-        p = np.where(np.isfinite(c.se), calibrated_p(c, t_sf(z, c.df)), 1.0)
+        p = np.where(np.isfinite(c.se), calibrated_p(c, z), 1.0)
     beyond = c.gap > bound if above else c.gap < bound
     zero = np.where(beyond, one_sided_flip(c.n_fixtures), 1.0)
     out: FloatArray = np.where(c.zero_se, zero, p)

@@ -4,9 +4,10 @@ Satterthwaite's degrees of freedom are estimated from the same mean squares as t
 three repetitions the run term's R − 1 degrees of freedom make that estimate wild: when MS_rep comes out small
 by chance both the variance and the df favour rejection. Plugged in as is, the rule said "result" in 6–9 % of
 A/A runs at F = 24–48 with R = 3, and R = 2 (docs/statistics.md). So the verdict does not read the t p off
-Student's t: it asks how often a p at least this small arises when the gap is truly 0, under the two-way
-normal model of crossed.py, for every ratio of fixture, run and cell variance on a grid (seeded draws, cached
-per design), and reports the largest such rate, never less than the plain p. That is the definition of a
+Student's t alone: it asks how often a t scoring at least this high (on Wallace's normal-score scale, which
+makes t's of different df comparable) arises when the gap is truly 0, under the two-way normal model of
+crossed.py, for every ratio of fixture, run and cell variance on a grid (seeded draws, cached per design),
+and reports the largest such rate, never less than Student's p. That is the definition of a
 valid p with nuisance parameters (the supremum over them), computed by simulation.
 """
 
@@ -44,9 +45,27 @@ def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, n: npt.ArrayLik
     return a + excess, out_df, excess
 
 
+def wallace(t: npt.ArrayLike, df: npt.ArrayLike) -> FloatArray:
+    """Wallace's normal score of Student's t: monotone in t for each df and cheap (no incomplete beta).
+
+    The calibration compares observed and null statistics on this one scale, so its accuracy as an
+    approximation of the normal quantile (about 0.01) changes no validity, only what is compared."""
+    t_arr, nu = np.asarray(t, dtype=np.float64), np.asarray(df, dtype=np.float64)
+    out: FloatArray = np.sign(t_arr) * np.sqrt(nu * np.log1p(t_arr * t_arr / nu)) * (8 * nu + 1) / (8 * nu + 3)
+    return out
+
+
+def wallace_inverse(w: npt.ArrayLike, df: npt.ArrayLike) -> FloatArray:
+    """The t whose Wallace score is w at df (w ≥ 0)."""
+    w_arr, nu = np.asarray(w, dtype=np.float64), np.asarray(df, dtype=np.float64)
+    z = w_arr * (8 * nu + 3) / (8 * nu + 1)
+    out: FloatArray = np.sqrt(nu * np.expm1(z * z / nu))
+    return out
+
+
 @lru_cache(maxsize=16)
-def null_one_sided(n: int, complete: int, r: int) -> FloatArray:
-    """Sorted one-sided Satterthwaite p's of null gaps, one row per grid point: (len(grid), DRAWS)."""
+def null_scores(n: int, complete: int, r: int) -> FloatArray:
+    """Sorted Wallace scores of null gaps' t statistics, one row per grid point: (len(grid), DRAWS)."""
     rng = np.random.default_rng([SEED, n, complete, r])
     half = DRAWS // 2
     err = max(complete - 1, 1) * (r - 1)
@@ -60,50 +79,53 @@ def null_one_sided(n: int, complete: int, r: int) -> FloatArray:
         for run in RUN_RATIOS:
             # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1
             var, df, _ = variance_and_df((1 + fixture) * u_fix, (1 + run) * u_rep, u_err, n, r, err)
-            t = z * np.sqrt(1 + fixture + run) / np.sqrt(var)
-            rows.append(np.sort(special.stdtr(df, -t)))
+            rows.append(np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df)))
     table: FloatArray = np.stack(rows)
     table.setflags(write=False)
     return table
 
 
-def _groups(n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64]) -> list[tuple[int, int, npt.NDArray[np.bool_]]]:
-    keys = np.stack([n, complete], axis=1)
-    return [(int(k[0]), int(k[1]), (keys == k).all(axis=1)) for k in np.unique(keys, axis=0)]
-
-
-def calibrate(p_one: FloatArray, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64], r: int,
-              applies: npt.NDArray[np.bool_]) -> FloatArray:
-    """The worst-case rate of a one-sided Satterthwaite p at most `p_one`, row by row (rows where `applies` is
-    False — no run term measured — keep their p). Never below the p itself; (hits + 1)/(draws + 1)."""
-    out = np.array(p_one, dtype=np.float64, copy=True)
+def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64],
+              r: int, applies: npt.NDArray[np.bool_]) -> FloatArray:
+    """One-sided p for "the statistic t is this large", row by row: Student's p at df, raised to the worst-case
+    rate of a null t scoring at least as high (rows where `applies` is False keep Student's p)."""
+    t_arr = np.asarray(t, dtype=np.float64)
+    df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), t_arr.shape)
+    with np.errstate(invalid="ignore"):
+        out: FloatArray = special.stdtr(df_arr, -t_arr)
     if r < 2 or not applies.any():
         return out
-    for nn, cc, rows in _groups(n, complete):
-        rows = rows & applies
-        if nn < 2 or cc < 2 or not rows.any():
-            continue
-        table = null_one_sided(nn, cc, r)
-        hits = np.stack([np.searchsorted(row, out[rows], side="right") for row in table]).max(axis=0)
-        out[rows] = np.maximum(out[rows], (hits + 1.0) / (table.shape[1] + 1.0))
+    score = wallace(t_arr, df_arr)
+    for nn, cc in _designs(n, complete, applies):
+        rows = applies & (n == nn) & (complete == cc) & np.isfinite(score)
+        table = null_scores(nn, cc, r)
+        size = table.shape[1]
+        hits = np.stack([size - np.searchsorted(row, score[rows], side="left") for row in table]).max(axis=0)
+        out[rows] = np.maximum(out[rows], (hits + 1.0) / (size + 1.0))
     return np.minimum(out, 1.0)
 
 
-def calibrated_level(u: float, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64], r: int,
-                     applies: npt.NDArray[np.bool_]) -> FloatArray:
-    """The one-sided Satterthwaite p a gap must reach for its calibrated p to be ≤ u (≤ u itself): an interval
-    drawn at it agrees with the test."""
-    out = np.full(n.shape, u, dtype=np.float64)
+def critical_t(u: float, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64], r: int,
+               applies: npt.NDArray[np.bool_]) -> FloatArray:
+    """The smallest t whose calibrated one-sided p is ≤ u, row by row: an interval drawn at it agrees with the
+    test (Student's quantile where no run term is measured)."""
+    df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), n.shape)
+    out: FloatArray = np.array(special.stdtrit(df_arr, 1.0 - u), dtype=np.float64)
     if r < 2 or not applies.any():
         return out
-    for nn, cc, rows in _groups(n, complete):
-        rows = rows & applies
-        if nn < 2 or cc < 2 or not rows.any():
-            continue
-        table = null_one_sided(nn, cc, r)
+    for nn, cc in _designs(n, complete, applies):
+        rows = applies & (n == nn) & (complete == cc)
+        table = null_scores(nn, cc, r)
         allowed = int(np.floor(u * (table.shape[1] + 1.0))) - 1  # hits allowed for (hits + 1)/(N + 1) ≤ u
-        if allowed < 1:
-            out[rows] = 0.0
+        if allowed < 0:
+            out[rows] = np.inf
             continue
-        out[rows] = min(u, float(table[:, allowed - 1].min()))
+        score = float(table[:, table.shape[1] - allowed - 1].max())  # beyond it, ≤ allowed null scores
+        out[rows] = np.maximum(out[rows], wallace_inverse(max(score, 0.0), df_arr[rows]))
     return out
+
+
+def _designs(n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64],
+             applies: npt.NDArray[np.bool_]) -> list[tuple[int, int]]:
+    pairs = {(int(a), int(b)) for a, b in zip(n[applies], complete[applies], strict=True)}
+    return sorted((a, b) for a, b in pairs if a >= 2 and b >= 2)
