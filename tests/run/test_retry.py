@@ -44,6 +44,7 @@ def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
     assert first["counts"] == {"ok": 6, "truncated": 0, "failed": 2} and first["finished"]
     folder = only_run(project, "colour-ab")
     before = (folder / "outputs.jsonl").read_bytes()
+    scored_before = (folder / "scores.jsonl").read_bytes()
     failed = {o["cell"]: o for o in read_jsonl(folder / "outputs.jsonl") if o["status"] == "failed"}
     old_digest = file_digest(folder / "outputs.jsonl")
 
@@ -67,11 +68,14 @@ def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
     manifest = json.loads((folder / "manifest.json").read_text())
     [retry] = manifest["retries"]
     assert retry["cells"] == 2 and retry["from"] == len(before) and retry["closed"]["outputs_digest"] == old_digest
+    assert retry["scores_from"] == len(scored_before)
     assert retry["closed"]["counts"] == {"ok": 6, "truncated": 0, "failed": 2}
     assert manifest["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
     assert manifest["outputs_digest"] == file_digest(folder / "outputs.jsonl")
-    scores = read_jsonl(folder / "scores.jsonl")
-    assert len(scores) == 8 and all(s["score"] == 1 for s in scores)  # one per cell: the retried outcome
+    scored_after = (folder / "scores.jsonl").read_bytes()
+    assert scored_after.startswith(scored_before)  # the retried cells' scores appended, nothing rescored
+    added = [json.loads(line) for line in scored_after[len(scored_before):].splitlines()]
+    assert sorted(s["cell"] for s in added) == sorted(failed) and all(s["score"] == 1 for s in added)
 
     # the blind sheet, the verdict, the export and the pages read each cell's last row
     sheet = bc(project, "blind-sheet", first["run"], "--out", str(tmp_path / "sheet.csv"))
@@ -103,14 +107,14 @@ def test_retry_failed_calls_the_failed_cells_again_and_keeps_each_attempt(
 
 
 def test_an_interrupted_retry_is_finished_by_resume(tmp_path: Path, server: FakeServer, key: str) -> None:
-    """A retry stopped after one of its cells: the other reopened cell is called by a plain --resume, the
-    stopped run says how far it got, and a retried cell that fails again can be retried again."""
+    """A retry stopped after one of its cells: the other reopened cells are called by a plain --resume, the
+    stopped run says how far it got, and retried cells that fail again can be retried again."""
     server.configure({"default_reply": "red", "faults": [*FAIL_FIXTURE_0, {**FAIL_FIXTURE_0[0], "match": "number 1"}]})
     project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
     first = summary(bc(project, "run", "colour-ab", "--json", "--attempts", "1"))
     assert first["counts"]["failed"] == 4
     folder = only_run(project, "colour-ab")
-    server.configure({"default_reply": "red", "faults": [{**FAIL_FIXTURE_0[0], "match": "number 1"}]})
+    server.configure({"default_reply": "red"})
     [stopped] = run(project, "colour-ab", RunOptions(resume=first["run"], retry_failed=True, attempts=1,
                                                     progress=False), stop_after=1)
     assert not stopped.finished and stopped.called == 1
@@ -122,14 +126,21 @@ def test_an_interrupted_retry_is_finished_by_resume(tmp_path: Path, server: Fake
     assert status["recorded"] == {"ok": 5, "truncated": 0, "failed": 0} and not status["finished"]
     assert bc(project, "site", "--out", str(tmp_path / "web")).exit_code == 0
     assert "Unfinished (5 of 8 cells)" in (tmp_path / "web" / "cards" / "colour-ab" / "index.html").read_text()
+    scores = folder / "scores.jsonl"
+    scored = scores.read_bytes()
+    with scores.open("ab") as fh:
+        fh.write(b'{"cell":"c0')  # as if an earlier close had been killed while appending
+    server.configure({"default_reply": "red", "faults": [{**FAIL_FIXTURE_0[0], "match": ""}]})  # down again
     resumed = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--json", "--attempts", "1"))
     assert resumed["called"] == 3 and resumed["finished"]
-    assert resumed["counts"] == {"ok": 6, "truncated": 0, "failed": 2}  # number 1 still fails
+    assert scores.read_bytes().startswith(scored) and len(read_jsonl(scores)) == 8 + 4  # the torn tail cut off
+    assert resumed["counts"] == {"ok": 5, "truncated": 0, "failed": 3}  # the three called failed again
     server.configure({"default_reply": "red"})
     last = summary(bc(project, "run", "colour-ab", "--resume", first["run"], "--retry-failed", "--json"))
-    assert last["called"] == 2 and last["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
+    assert last["called"] == 3 and last["counts"] == {"ok": 8, "truncated": 0, "failed": 0}
     rows = read_jsonl(folder / "outputs.jsonl")
-    assert len(rows) == 8 + 4 + 2 and [r["status"] for r in rows[8:]].count("failed") == 2
+    assert len(rows) == 8 + 4 + 3 and [r["status"] for r in rows[8:]].count("failed") == 3
+    assert len(read_jsonl(scores)) == 8 + 4 + 3
     assert [r["from"] for r in json.loads((folder / "manifest.json").read_text())["retries"]] == [
         len(b"".join((folder / "outputs.jsonl").read_bytes().splitlines(keepends=True)[:n])) for n in (8, 12)]
     assert bc(project, "verdict", first["run"]).exit_code == 0

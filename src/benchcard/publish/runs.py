@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from benchcard._util.lastrow import split_earlier
+from benchcard._util.lastrow import last_per_cell, split_earlier
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError, LedgerError
 from benchcard.ledgerrow import LedgerRow
@@ -250,6 +250,12 @@ def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[s
     return current, earlier
 
 
+def _latest_scores(run_dir: Path, manifest: Manifest) -> list[ScoreRow]:
+    """Each cell's score: a retried run appends its retried cells' scores (run/retry.py), the last one counts."""
+    rows = _read_rows(run_dir / SCORES, ScoreRow)
+    return last_per_cell(rows, lambda row: row.cell) if manifest.retries else rows
+
+
 def _reopened(run_dir: Path, manifest: Manifest) -> int:
     """How many cells an unfinished retry reopened and has not called yet (0 when unknown: pages never fail)."""
     if not manifest.retries or manifest.finished_at is not None:
@@ -345,7 +351,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         outputs=outputs,
                         earlier=earlier,
                         reopened=_reopened(run_dir, manifest),
-                        scores=_read_rows(run_dir / SCORES, ScoreRow),
+                        scores=_latest_scores(run_dir, manifest),
                         assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
                         verdict=_read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped),
                         table=_read_table(run_dir / "table.csv"),

@@ -6,8 +6,9 @@ rows are appended after them, so a cell's outcome is its last row (every reader 
 (the size of outputs.jsonl then: a cell whose last row is a failure before that byte is waiting to be called
 again) and the closing fields the run had (`finished_at`, `outputs_digest`, `scores_digest`, `counts`), so the
 digest of outputs.jsonl as it was stays on record; the run is open again until the retried cells have an outcome,
-when it closes as any run does. The reopening is one atomic write of the manifest: a retry interrupted anywhere
-is continued by `--resume`.
+when it closes as any run does, except that only the rows added since it was closed are scored, their scores
+appended to scores.jsonl after `scores_from` (its size at the reopening; `scoring.scorers.score_run`). The
+reopening is one atomic write of the manifest: a retry interrupted anywhere is continued by `--resume`.
 
 Runs retried before 2026-12-01 moved their failed rows to `attempts.jsonl` and rewrote outputs.jsonl without them;
 their retry entries have no `from`, and they read as they always did.
@@ -75,6 +76,17 @@ def outcomes(store: RunStore) -> Outcomes:
     return Outcomes(len(last) - len(waiting), sum(f for f, _ in last.values()) - len(waiting), waiting)
 
 
+def scoring_since(manifest: Manifest) -> tuple[int, int] | None:
+    """For scoring a retried run as it closes again: where its unscored rows begin in outputs.jsonl and the size
+    scores.jsonl had then, from the latest retry that reopened a closed run (None: score the whole run, as for
+    a run never closed, or one retried the old way)."""
+    for entry in reversed(manifest.retries or []):
+        if "closed" in entry:
+            start, size = entry.get("from"), entry.get("scores_from")
+            return (start, size) if isinstance(start, int) and isinstance(size, int) else None
+    return None
+
+
 def done_cells(store: RunStore) -> set[str]:
     """The cells a resume does not call: every recorded cell but those a retry reopened."""
     done = store.done_cells()
@@ -101,6 +113,8 @@ def reopen_failed(store: RunStore, found: Outcomes) -> int:
         closed = {k: fields[k] for k in CLOSING_FIELDS if k in fields}
         if closed:
             entry["closed"] = closed
+            if store.scores_path.is_file():  # the retried cells' scores are appended after these bytes
+                entry["scores_from"] = store.scores_path.stat().st_size
         store.reopen_manifest(entry, CLOSING_FIELDS)
     return found.failed
 

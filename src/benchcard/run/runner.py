@@ -49,7 +49,7 @@ from benchcard.run.providers import (
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.providers.urls import strip_credentials
-from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed
+from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import scratch_reason
 from benchcard.run.store import RunStore
@@ -60,14 +60,16 @@ from benchcard.scoring.scorers import score_run
 # ------------------------------------------------------------------------------------------------ scoring
 
 
-def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project, *, retried: bool = False) -> int:
+def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Project, *, retried: bool = False,
+                since: tuple[int, int] | None = None) -> int:
     """Score a run from `outputs.jsonl`, the keys and the fixtures alone: no assignment, request, manifest
     or model reaches the scorer (tests/run/test_runner.py checks which files it opens); `retried`: each cell's
-    last row is its outcome (retry.py). Returns the rows written."""
+    last row is its outcome, `since`: only the rows a retry added are scored, appended (retry.py). Returns the
+    rows written."""
     keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
     try:
-        return score_run(outputs_path, scores_path, card.scoring, keys, texts, latest=retried)
+        return score_run(outputs_path, scores_path, card.scoring, keys, texts, latest=retried, since=since)
     except CardError as exc:  # e.g. a rule over its time limit: the outputs stay, unscored
         raise CardError(f"{project.relative(card.path)}: blind scoring stopped: {exc}; every output is kept in "
                         f"{project.relative(outputs_path)}") from None
@@ -347,7 +349,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                     judge = await judge_run(project, card, store, o, load_config(project.root), prices,
                                             transport=transport, stream=stream, stop_after=stop_after)
                 else:
-                    score_blind(store.outputs_path, store.scores_path, card, project, retried=bool(manifest.retries))
+                    score_blind(store.outputs_path, store.scores_path, card, project, retried=bool(manifest.retries),
+                                since=scoring_since(manifest))
                 if judge is None or judge.finished:
                     manifest = store.add_to_manifest({
                         "finished_at": utc_stamp(),

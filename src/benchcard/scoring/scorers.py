@@ -7,6 +7,7 @@ Nothing here can know which variant, model, repetition or request produced an ou
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
-from benchcard.records import OutputRow, ScoreRow, iter_rows, write_lines
+from benchcard.records import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
 from benchcard.scoring.rulelimit import test_rules
@@ -282,13 +283,21 @@ def score_run(
     fixture_texts: Mapping[str, str],
     *,
     latest: bool = False,
+    since: tuple[int, int] | None = None,
 ) -> int:
     """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score. `latest`
     (a run retried with `--retry-failed`): only each cell's last row is scored, the outcome that stands.
 
     Rows are streamed to `scores.jsonl` as they are scored (one flush, at the end), so memory does not grow with
     the grid; a scoring that fails part-way leaves no `scores.jsonl`. Returns the number of rows written.
+
+    `since` (a retried run closing again): where the rows not yet scored begin in outputs.jsonl, and the size
+    scores.jsonl had when the run was reopened. Only those rows are scored (the last of each cell), all of them
+    before anything is written, then appended to scores.jsonl in one write, cut back to that size first so a
+    close killed mid-write leaves no half row: what was scored before is never rewritten.
     """
+    if since is not None and scores_path.is_file():
+        return _score_appended(outputs_path, scores_path, since, spec, keys, fixture_texts)
     written = 0
     rows: Iterable[OutputRow] = iter_rows(outputs_path, OutputRow)
     if latest:
@@ -303,6 +312,22 @@ def score_run(
 
 
 _cell = attrgetter("cell")
+
+
+def _score_appended(outputs_path: Path, scores_path: Path, since: tuple[int, int], spec: ScoringSpec,
+                    keys: Mapping[str, Mapping[str, Any]], fixture_texts: Mapping[str, str]) -> int:
+    start, size = since
+    with open(outputs_path, "rb") as fh:
+        fh.seek(start)
+        rows = last_per_cell(decode_rows(fh.read(), OutputRow, outputs_path), _cell)
+    block = b"".join(dumps_line(_score_row(spec, out, keys, fixture_texts)) for out in rows)
+    with open(scores_path, "r+b") as fh:
+        fh.truncate(size)
+        fh.seek(size)
+        fh.write(block)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return len(rows)
 
 
 def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, Mapping[str, Any]],

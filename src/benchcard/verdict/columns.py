@@ -114,9 +114,12 @@ def _floats(values: Iterable[Metric]) -> FloatArray:
     return np.array(list(values), dtype=np.float64)
 
 
-def read_scores(data: bytes, path: Path) -> Scores:
-    """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python)."""
+def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
+    """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python;
+    `latest`, a retried run: of each cell's last row, its retried outcome's score, run/retry.py)."""
     rows = decode_rows(data, ScoreRow, path, VerdictError)
+    if latest:
+        rows = last_per_cell(rows, _CELL)
     n = len(rows)
     metrics: list[dict[str, Metric]] = list(map(_METRICS, rows))
     names: dict[str, None] = {}

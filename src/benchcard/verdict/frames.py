@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchcard import ledger
 from benchcard._util.lastrow import last_per_cell
@@ -32,6 +32,7 @@ CALL_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "cost", "la
                 "finish_reason", "model", "provider")
 BLINDED = ("variant", "repetition")
 FORMATS = ("csv", "parquet")
+Row = TypeVar("Row", OutputFigures, ScoreRow)
 
 
 def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.DataFrame:
@@ -55,13 +56,13 @@ def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.
     model = manifest.rig.model if manifest.rig else None
     provider = manifest.rig.provider if manifest.rig else None
     outputs = read_rows(run_dir / "outputs.jsonl", OutputFigures)
-    for o in last_per_cell(outputs, attrgetter("cell")) if manifest.retries else outputs:  # a retry's outcome
+    for o in _latest(outputs, bool(manifest.retries)):
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
                    finish_reason=o.finish_reason)
     metric_names: dict[str, str] = {}
-    for s in read_rows(run_dir / "scores.jsonl", ScoreRow):
+    for s in _latest(read_rows(run_dir / "scores.jsonl", ScoreRow), bool(manifest.retries)):
         row = _row(rows, s.cell, s.fixture, run_dir / "scores.jsonl", blinded)
         row["score"] = s.score
         row.setdefault("status", s.status)
@@ -144,6 +145,11 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     else:
         _spreadsheet_safe(frame).to_csv(path, index=False)
     return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns)
+
+
+def _latest(rows: list[Row], retried: bool) -> list[Row]:
+    """A retried run's rows: each cell's last one, its outcome (run/retry.py); any other run's as they are."""
+    return last_per_cell(rows, attrgetter("cell")) if retried else rows
 
 
 def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:

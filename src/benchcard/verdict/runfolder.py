@@ -134,7 +134,7 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     s_path = run_dir / "scores.jsonl"
     o_path = run_dir / "outputs.jsonl"
     plan = read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
-    scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path)
+    scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
     o_data = o_path.read_bytes() if o_path.is_file() else b""
     n = len(plan.cells)
     cells = plan.cells
