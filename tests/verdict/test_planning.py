@@ -199,6 +199,27 @@ def test_plan_says_when_a_design_can_never_win_and_names_truncation(tmp_path: Pa
     assert "note: 1 of 36 pilot cell(s) were cut off at max_tokens 200" in result.output
 
 
+def test_plan_warns_when_a_run_of_this_version_was_cut_off_at_max_tokens(tmp_path: Path) -> None:
+    """With or without a pilot, `plan` names the runs of this version that max_tokens cut off, as `check` does;
+    the pilot's own cut-off cells are named once, in its note."""
+    text = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: 5")
+    project = make_project(tmp_path / "p", text)
+    clean = make_run(project, the_card(project), ab_metrics())
+    cut = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-02", 1): "truncated"})
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("params:"))
+    warning = (f"warning: cards/extract-ab.yaml:{line}: field 'params.max_tokens': run {cut.name} had 1 of 36 "
+               "cell(s) cut off at max_tokens 200")
+    for args in ([], ["--baseline-rate", "0.5"], ["--from", clean.name]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", *args])
+        assert result.exit_code == 0, result.output
+        assert warning in result.output, args
+    from_cut = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", cut.name]).output
+    assert "warning:" not in from_cut
+    assert "note: 1 of 36 pilot cell(s) were cut off at max_tokens 200" in from_cut
+    check = CliRunner().invoke(cli, ["-C", str(project.root), "check", "extract-ab"]).output
+    assert warning.removeprefix("warning: ") in check
+
+
 def test_pilot_components_separate_fixture_run_and_cell_parts() -> None:
     rng = np.random.default_rng(4)
     f, r = 400, 6

@@ -10,6 +10,7 @@ These are warnings, not errors: a card may be a pilot.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from benchcard.card.model import Card
 from benchcard.card.reader import parse_yaml
@@ -22,8 +23,8 @@ def fewest_fixtures(alpha: float) -> int:
     return max(2, math.ceil(1 + math.log2(1 / alpha)))
 
 
-def design_warnings(card: Card, project: Project) -> list[str]:
-    """One line per thing this card's design cannot show, each naming the file, line and field."""
+def _locator(card: Card, project: Project) -> Callable[..., str]:
+    """`at(*field)`: the card's file and the line of a field, for a warning."""
     source = project.relative(card.path)
     try:
         _, lines = parse_yaml(card.path.read_text(encoding="utf-8"), source)
@@ -34,6 +35,17 @@ def design_warnings(card: Card, project: Project) -> list[str]:
         line = lines.get(tuple(field))
         return f"{source}:{line}" if line else source
 
+    return at
+
+
+def truncation_warnings(card: Card, project: Project) -> list[str]:
+    """The runs of this version cut off at the card's max_tokens (`check` and `plan` both say so)."""
+    return _truncation_warnings(card, project, _locator(card, project)("params", "max_tokens"))
+
+
+def design_warnings(card: Card, project: Project) -> list[str]:
+    """One line per thing this card's design cannot show, each naming the file, line and field."""
+    at = _locator(card, project)
     out: list[str] = []
     if card.is_ab and card.win is not None:
         alpha = card.win.alpha

@@ -9,8 +9,8 @@ With a pilot run (`--from RUN`): for every gap clause, the smallest true gap at 
 holds in 80% of simulated runs of this card's fixtures and repetitions, drawn from a model fitted to the pilot
 (simulate.py), with the range the pilot's own uncertainty allows; for a guard, the true gap below which it
 holds 80% of the time. Without one, the same for the first clause from declared assumptions (`--baseline-rate`
-…, powerplan.py), said to rest on them. A design that can never win is said so, and a pilot with cells cut
-off by max_tokens is named.
+…, powerplan.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
+this version with cells cut off at the card's max_tokens is named (as `check` names it).
 """
 
 from __future__ import annotations
@@ -73,6 +73,10 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         out["pilot"] = _pilot(project, card, pilot, size)
     elif assumed is not None:
         out["assumed"] = _assumed(card, assumed, size)
+    from benchcard.card.design import truncation_warnings
+
+    used = f"run {out['pilot']['run']} " if out["pilot"] else None  # the pilot's own note says it already
+    out["warnings"] = [w for w in truncation_warnings(card, project) if used is None or used not in w]
     result: dict[str, Any] = ledger.strict(out)
     return result
 

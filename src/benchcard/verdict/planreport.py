@@ -77,6 +77,7 @@ def plan_lines(p: dict[str, Any]) -> list[str]:
         lines.append(f"cost            ≤ ${p['max_cost']:,.4f}  (input ~${p['input_cost']:,.4f}; at ${pr['input']:g} / "
                      f"${pr['output']:g} per million input / output tokens, every call using all its max_tokens)")
     lines += judge_plan_lines(p.get("judge"))
+    lines += [f"warning: {w}" for w in p.get("warnings") or []]
     pilot, assumed = p.get("pilot"), p.get("assumed")
     if pilot:
         lines.append(f"pilot {pilot['run']}:")
