@@ -14,7 +14,7 @@ import benchcard
 from benchcard.cli import cli
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.verdict import simulate, stats
+from benchcard.verdict import powerplan, simulate, stats
 from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import effect_evidence
 from benchcard.verdict.planning import plan
@@ -197,6 +197,25 @@ def test_plan_says_when_a_design_can_never_win_and_names_truncation(tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert "field_recall rises (A): one repetition can never win" in result.output
     assert "note: 1 of 36 pilot cell(s) were cut off at max_tokens 200" in result.output
+
+
+def test_several_variants_are_planned_at_holms_level(tmp_path: Path) -> None:
+    """Two variants: the verdict takes Holm's step across them, so one that works beside one that does not
+    must reach α/2, and the plan simulates that (six fixtures then can never win: 2/64 > 0.025)."""
+    text = AB_CARD.replace('A: "Score your own output before returning it.\\n"}',
+                           'A: "Score your own output before returning it.\\n", B: "Check it twice.\\n"}')
+    project = make_project(tmp_path / "p", text)
+    args = ["-C", str(project.root), "plan", "extract-ab", "--baseline-rate", "0.5"]
+    six = CliRunner().invoke(cli, args)
+    assert six.exit_code == 0, six.output
+    assert "note: 2 variants: each is planned at α/2 = 0.025, Holm's first step across variants" in six.output
+    assert ("field_recall rises (A, B): 6 fixture(s) can never win: the exact sign-flip p is at least 0.03125 > "
+            "0.025") in six.output
+    wide = json.loads(CliRunner().invoke(cli, [*args, "--fixtures", "16", "--repetitions", "5", "--json"]).output)
+    gap = wide["assumed"]["clauses"][0]["needed_gap"]
+    model = powerplan.Assumptions(baseline_rate=0.5).model()
+    assert gap == powerplan.effect_entry(model, 16, 5, 0.025, ranged=False)["needed_gap"]
+    assert gap > powerplan.effect_entry(model, 16, 5, 0.05, ranged=False)["needed_gap"] + 0.03
 
 
 def test_plan_warns_when_a_run_of_this_version_was_cut_off_at_max_tokens(tmp_path: Path) -> None:

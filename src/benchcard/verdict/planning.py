@@ -93,12 +93,13 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> dict[st
     entry: dict[str, Any] = {"metric": first.metric, "test": first.test, "fixture": first.fixture,
                              "margin": first.margin, "variant": ", ".join(variants), "fixtures": size[0],
                              "repetitions": size[1], "simulated_runs": simulate.DRAWS}
+    level = powerplan.holm_level(card.win.alpha, len(variants), info["notes"])
     model = powerplan.mirrored(assumed.model(), first.test)
     if first.test in ("rises", "falls"):
-        entry.update(powerplan.effect_entry(model, size[0], size[1], card.win.alpha, card.win.min_effect,
+        entry.update(powerplan.effect_entry(model, size[0], size[1], level, card.win.min_effect,
                                             ranged=False))
     elif first.test in ("not_rises", "not_falls"):
-        entry.update(powerplan.guard_entry(model, size[0], size[1], float(first.margin or 0.0), card.win.alpha,
+        entry.update(powerplan.guard_entry(model, size[0], size[1], float(first.margin or 0.0), level,
                                            first.test))
     else:
         entry["note"] = "a `holds` clause has no gap to plan"
@@ -145,6 +146,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
         return info
     alpha = card.win.alpha
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
+    level = powerplan.holm_level(alpha, len([v for v in card.variant_names() if v != card.baseline]), notes)
     for clause in card.win.clauses:
         for variant in others:
             entry: dict[str, Any] = {"metric": clause.metric, "test": clause.test, "fixture": clause.fixture,
@@ -181,9 +183,9 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
             model = powerplan.mirrored(model, clause.test)
             if clause.test in ("rises", "falls"):
                 min_effect = card.win.min_effect if clause is card.win.clauses[0] else 0.0
-                entry.update(powerplan.effect_entry(model, n_fixtures, size[1], alpha, min_effect))
+                entry.update(powerplan.effect_entry(model, n_fixtures, size[1], level, min_effect))
             else:
-                entry.update(powerplan.guard_entry(model, n_fixtures, size[1], float(clause.margin or 0.0), alpha,
+                entry.update(powerplan.guard_entry(model, n_fixtures, size[1], float(clause.margin or 0.0), level,
                                                    clause.test))
             info["clauses"].append(entry)
     return info

@@ -76,12 +76,23 @@ def design(fixtures: int | None, repetitions: int | None, card_fixtures: int, ca
     return fixtures or card_fixtures, repetitions or card_repetitions
 
 
+def holm_level(alpha: float, variants: int, notes: list[str]) -> float:
+    """The level one variant's clauses are simulated at: with several variants the verdict takes Holm's step
+    across them, so a variant that works beside others that do not must reach α / variants (noted)."""
+    if variants <= 1:
+        return alpha
+    notes.append(f"{variants} variants: each is planned at α/{variants} = {alpha / variants:.4g}, Holm's first "
+                 "step across variants (the verdict's correction when one variant works and the others do not)")
+    return alpha / variants
+
+
 def never(fixtures: int, repetitions: int, alpha: float) -> str | None:
     """Why a design can never show an effect, or None."""
     if repetitions < 2:
         return "one repetition can never win: the run-to-run spread cannot be measured"
     if 2.0 / 2.0 ** fixtures > alpha:
-        return f"{fixtures} fixture(s) can never win: the exact sign-flip p is at least {2 / 2 ** fixtures:.4g} > α"
+        return (f"{fixtures} fixture(s) can never win: the exact sign-flip p is at least {2 / 2 ** fixtures:.4g} > "
+                f"{alpha:.4g}")
     return None
 
 
