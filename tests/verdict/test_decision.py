@@ -81,6 +81,7 @@ def test_zero_spread_with_enough_fixtures_is_decided_by_the_sign_flip(tmp_path: 
     rises = data["clauses"][0]
     assert data["finding"] == "win"
     assert rises["ci"] is None and rises["p"] == pytest.approx(2 / 1024)  # never p = 0
+    assert rises["ci_bootstrap"] is None  # resampling equal differences gives [0.25, 0.25]: not certainty either
     assert "no spread at all" in rises["why"]
 
 

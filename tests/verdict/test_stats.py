@@ -216,6 +216,7 @@ def test_constant_differences_are_not_taken_as_certainty() -> None:
     assert g.no_interval == "every fixture moved alike: zero spread is no measure of the uncertainty"
     assert not any(math.isnan(v) for v in dataclasses.astuple(g))
     assert stats.tost(base, base + 0.01, 0.05) == pytest.approx(1 / 8)  # the one-sided sign-flip, not 0
+    assert stats.cluster_bootstrap(base, base + 0.1, 500, seed=1) == (-math.inf, math.inf)
 
 
 def test_identical_arms_give_no_gap() -> None:

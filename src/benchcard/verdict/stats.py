@@ -343,7 +343,8 @@ def cluster_bootstrap(
     """Percentile interval of the mean paired gap, resampling whole fixtures with replacement.
 
     Reported beside the t interval as a check that needs no normality; resampling fixtures (the clusters),
-    not cells, keeps the repetitions of one fixture together. Chunked so that memory stays bounded for any
+    not cells, keeps the repetitions of one fixture together. Equal differences give no interval (−inf, inf),
+    as in `paired_gap`. Chunked so that memory stays bounded for any
     number of fixtures and resamples; the same seed and data always give the same interval.
     """
 
@@ -352,4 +353,7 @@ def cluster_bootstrap(
         raise ValueError("n_resamples must be at least 1")
     from benchcard.verdict.resample import bootstrap_intervals
 
-    return bootstrap_intervals([fixture_differences(baseline, variant)], n_resamples, seed, alpha)[0]
+    d = fixture_differences(baseline, variant)
+    if d.size >= 2 and _is_constant(d):  # every resample is the same mean: [x, x] would be false certainty
+        return -math.inf, math.inf
+    return bootstrap_intervals([d], n_resamples, seed, alpha)[0]

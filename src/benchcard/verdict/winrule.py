@@ -90,7 +90,7 @@ def gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
     p_flip = float(g.p_flip(c)[0])
     out: dict[str, Any] = {
         "gap": gap, "ci": None if zero else [gap - half, gap + half],
-        "ci_bootstrap": list(g.boot) if g.boot else None,
+        "ci_bootstrap": list(g.boot) if g.boot and not zero else None,  # resampled equal d's: [x, x], no certainty
         "p": float(p_two_sided(c, g.p_flip(c))[0]), "p_signflip": p_flip,
         "noise_floor": float(run_floor(c, alpha)[0]), "se": se, "se_fixture": math.sqrt(float(c.var_fixture[0])),
         "run_var": float(c.var_run[0]), "df": float(c.df[0]),
