@@ -154,14 +154,12 @@ def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
                   outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
-                  assignment: Future[str] | None = None) -> None:
+                  assignment: Future[str] | None = None, sealed_root: Future[str] | None = None) -> None:
     """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
-    changed, scores changed. The digests may be computed meanwhile on another thread."""
-    from benchcard.card import seal
-
+    changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
     run = run_dir.name
     try:
-        root = seal.root_for_scratch(card, project, bool(manifest.scratch))
+        root = sealed_root.result() if sealed_root is not None else _seal_root(project, card, manifest)
     except SealError as exc:
         raise VerdictError(f"seal changed since run {run}: {exc}") from None
     if root != manifest.seal_root:
@@ -185,6 +183,14 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
         raise VerdictError(f"run {run}: scores.jsonl is missing")
     if (scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
         raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")
+
+
+def _seal_root(project: Project, card: Card, manifest: Manifest) -> str:
+    """The root of the card's seal as it is now (every fixture and key hashed); SealError if it cannot be."""
+    from benchcard.card import seal
+
+    root: str = seal.root_for_scratch(card, project, bool(manifest.scratch))
+    return root
 
 
 def _totals(data: RunData) -> tuple[float | None, dict[str, Any]]:
@@ -225,6 +231,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
         try:
             card = _run_card(project, run_dir, manifest)
+            sealed_root = io.submit(_seal_root, project, card, manifest)
             planned = io.submit(assignment_digest, card, manifest.seed) if manifest.seed is not None else None
             clock.lap("checks (card)")
             read_error: VerdictError | None = None
@@ -240,7 +247,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
                 read_error = exc
             clock.lap("read plan and scores")
             try:
-                _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned)
+                _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned, sealed_root)
             except VerdictError:
                 pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
                 raise
