@@ -47,7 +47,7 @@ from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
-from benchcard.verdict.table import TABLE_FILE, table_bytes
+from benchcard.verdict.table import TABLE_FILE, write_table
 from benchcard.verdictfile import LedgerEntry, build_verdict, decode_verdict, encode_verdict
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
@@ -242,7 +242,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
                                 allow_incomplete=allow_incomplete, defer_outputs=True)
                 _check_plan(card, data)
                 figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
-                table_job = tables.submit(_write_table, table_tmp, data, manifest.rig_line)
+                table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
             except VerdictError as exc:
                 read_error = exc
             clock.lap("read plan and scores")
@@ -336,19 +336,6 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
         write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
                    outcome=body["outcome"], run_dir=run_dir, data=written.fields(), ledger_row=entered)
-
-
-def _write_table(path: Path, data: RunData, rig: str) -> None:
-    """Form table.csv and write it (synced) to `path`."""
-    _write_file(path, table_bytes(data, rig))
-
-
-def _write_file(path: Path, data: str | bytes) -> None:
-    """Write a file (text as UTF-8) and sync it to disk."""
-    with open(path, "wb") as fh:
-        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def load_verdict(project: Project, run_dir: Path) -> Verdict:
