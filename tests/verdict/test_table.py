@@ -14,8 +14,18 @@ from benchcard._util.hashing import file_digest
 from benchcard.verdict.runfolder import read_run
 from benchcard.verdict.table import _arrow_body, table_bytes, write_table
 
-from .test_verdict import AB_CARD, FIXTURES, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run
-from .test_verdict import reference_table, the_card
+from .test_verdict import (
+    AB_CARD,
+    FIXTURES,
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    cli_run,
+    make_project,
+    make_run,
+    reference_table,
+    the_card,
+)
 
 ODD = [("unsupported_values", 2), ("abstains", True), ("field_recall", None), ("field_recall", 0.0),
        ("field_recall", -0.0), ("field_recall", 1e16), ("field_recall", 0.1 + 0.2), ("field_recall", 5e-324),
