@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard.errors import BenchcardError, RunError
 
@@ -156,6 +157,34 @@ class Counts(msgspec.Struct, frozen=True):
     failed: int = 0
 
 
+class Tokens(msgspec.Struct, frozen=True):
+    """Tokens a run's judge calls used (`run/judging.py`; the manifest's `judge_tokens`)."""
+
+    input: int
+    output: int
+
+
+class Closed(msgspec.Struct, frozen=True, kw_only=True):
+    """The closing fields a run had when `--retry-failed` reopened it, kept so that its earlier
+    `outputs_digest` stays on record (`run/retry.py`'s CLOSING_FIELDS); a field the run did not have is absent."""
+
+    finished_at: str | UnsetType | None = UNSET
+    outputs_digest: str | UnsetType | None = UNSET
+    scores_digest: str | UnsetType | None = UNSET
+    counts: Counts | UnsetType | None = UNSET
+
+
+class Retry(msgspec.Struct, frozen=True, kw_only=True):
+    """One `--retry-failed` in the manifest's `retries`: when, how many failed cells it reopened, where in
+    outputs.jsonl it began (`from`; absent in retries made before 2026-12-01, which moved the failed rows to
+    attempts.jsonl) and the closing fields it took away."""
+
+    at: str
+    cells: int
+    start: int | UnsetType = msgspec.field(default=UNSET, name="from")
+    closed: Closed | UnsetType = UNSET
+
+
 class JudgePlan(msgspec.Struct, frozen=True):
     """A judge card's judging plan, added to the manifest when it is sealed (`run/judging.py`)."""
 
@@ -192,7 +221,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     base_url: str | None = None
     endpoints: list[str] | None = None  # the servers of a pool
     endpoint_concurrency: int | None = None  # a pool: calls in flight on a server stating none (kept on resume)
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = {}  # the card's model params, free-form JSON by design (passed to the provider)
     seed: int | None = None
     repetitions: int | None = None
     cells: int | None = None
@@ -213,8 +242,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     judge_outputs_digest: str | None = None
     judge_counts: dict[str, int] | None = None
     judge_cost: float | None = None
-    judge_tokens: dict[str, Any] | None = None
-    retries: list[dict[str, Any]] | None = None  # `--retry-failed`: each reopening, with the fields it closed
+    judge_tokens: Tokens | None = None
+    retries: list[Retry] | None = None  # `--retry-failed`: each reopening, with the fields it closed
 
     def fields(self) -> dict[str, Any]:
         """The manifest as plain JSON data, as its file holds it (late fields only once set)."""

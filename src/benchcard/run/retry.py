@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard.errors import RunError
 from benchcard.project import Project
@@ -51,8 +52,8 @@ class Outcomes:
 
 def retry_from(manifest: Manifest) -> int | None:
     """Where in outputs.jsonl the latest retry began (None: never retried, or retried the old way)."""
-    start = (manifest.retries or [{}])[-1].get("from")
-    return start if isinstance(start, int) else None
+    start = manifest.retries[-1].start if manifest.retries else UNSET
+    return None if isinstance(start, UnsetType) else start
 
 
 def outcomes(store: RunStore) -> Outcomes:

@@ -25,7 +25,8 @@ from benchcard.ledgerrow import (
 
 #: The figures of a metric a row keeps (verdict.json has them all).
 LEDGER_FIGURES = ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "by_variant", "tost_p")
-#: Per-variant figures of an ab verdict with several variants that neither its row nor its verdict.json keeps.
+#: Per-variant figures of an ab verdict with several variants that its row leaves out (verdict.json keeps them:
+#: it is the evidence; the row stays compact, as rows have always been).
 VARIANT_DETAIL = ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures", "paired", "of", "left_out", "means")
 
 
@@ -38,24 +39,24 @@ def _clauses(body: Mapping[str, Any]) -> list[ClauseOutcome]:
                           c.get("holds")) for c in body["clauses"]]
 
 
+def _row_figures(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric's figures as its row keeps them: LEDGER_FIGURES, each variant's without VARIANT_DETAIL."""
+    out = {k: v for k, v in m.items() if k in LEDGER_FIGURES}
+    if isinstance(out.get("by_variant"), Mapping):
+        out["by_variant"] = {variant: {k: v for k, v in figs.items() if k not in VARIANT_DETAIL}
+                             for variant, figs in out["by_variant"].items()}
+    return out
+
+
 def _metrics(body: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    return {name: {k: v for k, v in m.items() if k in LEDGER_FIGURES} for name, m in body["metrics"].items()}
-
-
-def drop_variant_detail(body: Mapping[str, Any]) -> None:
-    """Remove VARIANT_DETAIL from each metric's `by_variant` figures, in place, before verdict.json is written:
-    both files have always been written without them (the metric's own figures keep theirs)."""
-    for m in body.get("metrics", {}).values():
-        for figs in (m.get("by_variant") or {}).values():
-            for k in VARIANT_DETAIL:
-                figs.pop(k, None)
+    return {name: _row_figures(m) for name, m in body["metrics"].items()}
 
 
 def verdict_row(card: Card, run: str, rig: str, body: Mapping[str, Any], *, cost: float | None,
                 latency: Mapping[str, Any], anchors: Mapping[str, Any], seal_root: str, evidence: str,
                 digest: str) -> LedgerRow:
-    """The row of a run's verdict (`verdict/give.py`): `body` is what verdict.json says below its head (after
-    `drop_variant_detail`), `anchors` the run's evidence digests (`integrity.evidence_digests`), `digest`
+    """The row of a run's verdict (`verdict/give.py`): `body` is what verdict.json says below its head,
+    `anchors` the run's evidence digests (`integrity.evidence_digests`), `digest`
     verdict.json's own."""
     ab: dict[str, Any] = {}
     probe: dict[str, Any] = {}

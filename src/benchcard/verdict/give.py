@@ -41,7 +41,7 @@ from benchcard.run.grid import assignment_digest
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
-from benchcard.verdict.entry import drop_variant_detail, verdict_row
+from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
@@ -311,8 +311,6 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
     evidence = project.relative(run_dir)
     head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
             "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
-    if card.is_ab:
-        drop_variant_detail(body)
     content = ledger.strict({**head, **body})
     pending = build_verdict(content)  # typed before anything is entered or written
     row = verdict_row(card, run, rig_line, body, cost=cost, latency=latency,

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import numpy as np
 from scipy import stats as sps
 
@@ -91,7 +92,7 @@ def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], basel
         "judgements": plan.judgements,
         "counts": manifest.judge_counts,
         "cost": manifest.judge_cost,
-        "tokens": manifest.judge_tokens,
+        "tokens": msgspec.to_builtins(manifest.judge_tokens),
         "self_agreement": {"alpha": alpha, "level": level, "outputs": len(pairable), "exact": exact,
                            "by_metric": {k: v for k, v in per_metric.items() if k != "score"}},
         "floor": floor,
