@@ -14,7 +14,8 @@ HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind
 OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
              "closed": {"finished_at": "2026-11-30T15:59:00Z", "outputs_digest": "sha256:aa",
                         "scores_digest": "sha256:bb", "counts": {"ok": 6, "truncated": 0, "failed": 2}}}
-NEW_RETRY = {"at": "2026-12-01T12:00:00Z", "cells": 1, "from": 5120, "closed": {"outputs_digest": "sha256:cc"}}
+NEW_RETRY = {"at": "2026-12-01T12:00:00Z", "cells": 1, "from": 5120, "closed": {"outputs_digest": "sha256:cc"},
+             "scores_from": 2048}
 
 
 def test_retries_and_judge_tokens_read_typed_and_back_the_same() -> None:
@@ -25,7 +26,7 @@ def test_retries_and_judge_tokens_read_typed_and_back_the_same() -> None:
     assert old == Retry(at="2026-11-30T16:00:00Z", cells=2, closed=Closed(
         finished_at="2026-11-30T15:59:00Z", outputs_digest="sha256:aa", scores_digest="sha256:bb",
         counts=Counts(ok=6, truncated=0, failed=2)))
-    assert new.start == 5120 and new.closed == Closed(outputs_digest="sha256:cc")
+    assert (new.start, new.scores_from, new.closed) == (5120, 2048, Closed(outputs_digest="sha256:cc"))
     fields = manifest.fields()  # what the run's digests and a rewrite of the manifest see
     assert fields["retries"] == [OLD_RETRY, NEW_RETRY]  # an absent `from` stays absent, `from` keeps its name
     assert fields["judge_tokens"] == {"input": 540, "output": 54}

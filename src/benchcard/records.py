@@ -177,12 +177,14 @@ class Closed(msgspec.Struct, frozen=True, kw_only=True):
 class Retry(msgspec.Struct, frozen=True, kw_only=True):
     """One `--retry-failed` in the manifest's `retries`: when, how many failed cells it reopened, where in
     outputs.jsonl it began (`from`; absent in retries made before 2026-12-01, which moved the failed rows to
-    attempts.jsonl) and the closing fields it took away."""
+    attempts.jsonl), the closing fields it took away and, when it reopened a closed run, where its scores
+    begin in scores.jsonl (`scores_from`)."""
 
     at: str
     cells: int
     start: int | UnsetType = msgspec.field(default=UNSET, name="from")
     closed: Closed | UnsetType = UNSET
+    scores_from: int | UnsetType = UNSET  # the size scores.jsonl had when a closed run was reopened
 
 
 class JudgePlan(msgspec.Struct, frozen=True):

@@ -82,8 +82,8 @@ def scoring_since(manifest: Manifest) -> tuple[int, int] | None:
     scores.jsonl had then, from the latest retry that reopened a closed run (None: score the whole run, as for
     a run never closed, or one retried the old way)."""
     for entry in reversed(manifest.retries or []):
-        if "closed" in entry:
-            start, size = entry.get("from"), entry.get("scores_from")
+        if not isinstance(entry.closed, UnsetType):
+            start, size = entry.start, entry.scores_from
             return (start, size) if isinstance(start, int) and isinstance(size, int) else None
     return None
 
