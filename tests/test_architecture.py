@@ -20,6 +20,7 @@ RANKS: list[tuple[str, int]] = [
     ("benchcard.ledgerrow", 1),
     ("benchcard.verdictfile", 1),
     ("benchcard.records", 1),
+    ("benchcard.manifestparts", 1),
     ("benchcard.testing", 1),
     ("benchcard.scoring", 2),
     ("benchcard.card", 3),

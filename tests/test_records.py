@@ -8,7 +8,8 @@ import json
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.records import Closed, Counts, Retry, Tokens, decode_manifest, encode_manifest
+from benchcard.manifestparts import Closed, Counts, Retry, Tokens
+from benchcard.records import decode_manifest, encode_manifest
 
 HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}
 OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
