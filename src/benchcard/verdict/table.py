@@ -52,14 +52,20 @@ def table_bytes(data: RunData, rig: str) -> bytes:
     return HEADER + _any_body([p.decode("utf-8") for p in prefix], in_order, names, suffix).encode("utf-8")
 
 
-def write_table(path: Path, data: RunData, rig: str) -> None:
+#: Rows from which pyarrow forms the table: its first CSV write in a process costs about 0.2 s of CPU, which
+#: only a large table repays (docs/verdict.md, "Speed").
+ARROW_FROM_ROWS = 250_000
+
+
+def write_table(path: Path, data: RunData, rig: str, arrow_from: int = ARROW_FROM_ROWS) -> None:
     """Write `table.csv` (`table_bytes`'s bytes) to `path` and sync it.
 
-    When pyarrow is installed (the `parquet` extra) and no name needs quoting, its CSV writer forms the rows,
-    without the GIL, from each metric's distinct values formatted here; the bytes are the same (tests compare
-    them with `table_bytes` on odd values). Otherwise `table_bytes`.
+    For a table of `arrow_from` rows or more, when pyarrow is installed (the `parquet` extra) and no name needs
+    quoting, its CSV writer forms the rows, without the GIL, from each metric's distinct values formatted here;
+    the bytes are the same (tests compare them with `table_bytes` on odd values). Otherwise `table_bytes`.
     """
-    body = _arrow_body(data, rig)
+    rows = len(data.cells) * max(1, len(data.metrics))
+    body = _arrow_body(data, rig) if rows >= arrow_from else None
     with open(path, "wb") as fh:
         if body is None:
             fh.write(table_bytes(data, rig))
