@@ -19,6 +19,7 @@ RANKS: list[tuple[str, int]] = [
     ("benchcard.ledger", 1),
     ("benchcard.ledgerrow", 1),
     ("benchcard.verdictfile", 1),
+    ("benchcard.verdictfigures", 1),
     ("benchcard.records", 1),
     ("benchcard.manifestparts", 1),
     ("benchcard.testing", 1),

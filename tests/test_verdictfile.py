@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from msgspec import UNSET
 
 from benchcard.errors import VerdictError
 from benchcard.verdict.integrity import verdict_digest
+from benchcard.verdictfigures import HumanGrades, JudgeBlock
 from benchcard.verdictfile import AbVerdict, ProbeVerdict, build_verdict, decode_verdict, encode_verdict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,6 +40,12 @@ def test_the_shapes_cover_every_kind_and_block() -> None:
     (lambda d: d["counts"].update(scored="all"), "Expected `int`, got `str` - at `$.counts.scored`"),
     (lambda d: d.pop("alpha"), "Object missing required field `alpha`"),
     (lambda d: d.update(ledger={"seq": "1"}), "Expected `int | null`, got `str` - at `$.ledger.seq`"),
+    (lambda d: d["metrics"]["score"].update(gap="big"), "Expected `int | float | null`, got `str` - at "
+                                                        "`$.metrics[...].gap`"),
+    (lambda d: d["clauses"][0].update(holds=1), "Expected `bool`, got `int` - at `$.clauses[0].holds`"),
+    (lambda d: d["comparisons"][0].pop("equivalence"),
+     "Object missing required field `equivalence` - at `$.comparisons[0]`"),
+    (lambda d: d["bootstrap"].pop("seed"), "Object missing required field `seed` - at `$.bootstrap`"),
 ])
 def test_a_verdict_of_the_wrong_shape_is_one_line(edit: object, message: str) -> None:
     data = json.loads((REPO / "tests" / "data" / "verdicts" / "ab.json").read_bytes())
@@ -51,3 +59,32 @@ def test_a_writer_cannot_drop_a_field_it_did_not_declare() -> None:
     data = json.loads((REPO / "tests" / "data" / "verdicts" / "probe.json").read_bytes())
     with pytest.raises(TypeError, match=r"verdict\.json has no field surprise"):
         build_verdict({**data, "surprise": 1})
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["metrics"]["score"].update(surprise=1),
+    lambda d: d["clauses"][0].update(surprise=1),
+    lambda d: d["judge"]["noise"].update(surprise=1),
+    lambda d: d["human"]["sheets"]["human"].update(surprise=1),
+])
+def test_a_writer_cannot_drop_a_figure_no_struct_declares(edit: object) -> None:
+    data = json.loads((REPO / "tests" / "data" / "verdicts" / "ab-human-judge.json").read_bytes())
+    edit(data)  # type: ignore[operator]
+    with pytest.raises(TypeError, match=r"verdict\.json has a figure its structs do not declare"):
+        build_verdict(data)
+
+
+def test_the_figures_read_as_typed_attributes() -> None:
+    raw = (REPO / "tests" / "data" / "verdicts" / "ab-two-variants.json").read_bytes()
+    verdict = decode_verdict(raw, "verdict.json")
+    assert isinstance(verdict, AbVerdict)
+    recall = verdict.metrics["field_recall"]
+    assert recall.means == {"baseline": 0.475, "A": 0.8, "B": 0.225} and recall.gap is UNSET
+    by_variant = recall.per_variant("A")
+    assert set(by_variant) == {"A", "B"} and by_variant["A"].gap == 0.325 and by_variant["B"].ci is None
+    assert by_variant["A"].se is UNSET  # given before verdict.json kept the per-variant detail
+    assert [c.holds for c in verdict.comparisons[0].clauses] == [True, True, True]
+    assert verdict.comparisons[1].equivalence.level == 0.9 and verdict.bootstrap.resamples == 10_000
+    judged = decode_verdict((REPO / "tests" / "data" / "verdicts" / "ab-human-judge.json").read_bytes(), "v.json")
+    assert isinstance(judged.judge, JudgeBlock) and judged.judge.self_agreement.level == "nominal"
+    assert isinstance(judged.human, HumanGrades) and judged.human.disagreements[0].cell == "c7bb74448e9"

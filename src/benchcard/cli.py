@@ -254,7 +254,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
     if as_json:
         _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
     else:
-        print_verdict(verdict_lines(result.to_json()) + ([decided.line] if decided else []))
+        print_verdict(verdict_lines(result.file) + ([decided.line] if decided else []))
     sys.exit(decided.code if decided else 0)
 
 

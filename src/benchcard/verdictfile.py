@@ -5,8 +5,8 @@ The two kinds are two structs because their files have always listed their field
 the bytes written stay the bytes benchcard has always written: fields in the order declared here, indented two
 spaces, UTF-8 as is, numbers in Python's JSON form (`Number` keeps 3 and 3.0 apart). A field a file does not
 carry (`cost` in a comparison, `sources` in a run's verdict, `judge` without a judge) is `UNSET`, hence absent.
-The figures below the top level (metrics, clauses, comparisons, the judge's and the graders' blocks) are the
-statistics' own and stay plain JSON objects (docs/verdict.md, "Files"). Readers: `decode_verdict`; a missing
+The figures below the top level (metrics, clauses, comparisons, the judge's and the graders' blocks) are typed
+in `verdictfigures.py`, the same way (docs/verdict.md, "Files"). Readers: `decode_verdict`; a missing
 or mistyped field names the file and the field.
 """
 
@@ -21,6 +21,16 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.errors import BenchcardError, RunError
 from benchcard.ledgerrow import Latency, Number, RowCounts, RuleRate, Source
+from benchcard.verdictfigures import (
+    Bootstrap,
+    ClauseFigures,
+    ComparisonFigures,
+    Disagreement,
+    HumanGrades,
+    JudgeBlock,
+    MetricFigures,
+    SignFlip,
+)
 
 Figures = dict[str, Any]
 
@@ -52,7 +62,20 @@ class _Head(msgspec.Struct, frozen=True, kw_only=True):
     def fields(self) -> dict[str, Any]:
         """The verdict as plain JSON data, exactly as its file holds it (what `verdict_digest` covers)."""
         out: dict[str, Any] = msgspec.to_builtins(self)
+        for name, figures in (out.get("metrics") or {}).items():
+            out["metrics"][name] = legacy_metric_order(figures)
         return out
+
+
+def legacy_metric_order(figures: dict[str, Any]) -> dict[str, Any]:
+    """A metric's figures in the order its file has them: verdicts given before the baseline's own floor was
+    reported (no `baseline_noise_floor`) wrote `noise_floor` right after the means, later ones after
+    `baseline_run_means` (`MetricFigures`' order)."""
+    if "baseline_noise_floor" in figures or "noise_floor" not in figures or "means" not in figures:
+        return figures
+    floor = figures.pop("noise_floor")
+    means = figures.pop("means")
+    return {"means": means, "noise_floor": floor, **figures}
 
 
 class AbVerdict(_Head, frozen=True, kw_only=True):
@@ -73,15 +96,15 @@ class AbVerdict(_Head, frozen=True, kw_only=True):
     truncated_by_variant: dict[str, int]
     failed_by_variant: dict[str, int]
     notes: list[str]
-    bootstrap: Figures
-    signflip: Figures
-    comparisons: list[Figures]
-    clauses: list[Figures]
-    metrics: dict[str, Figures]
+    bootstrap: Bootstrap
+    signflip: SignFlip
+    comparisons: list[ComparisonFigures]
+    clauses: list[ClauseFigures]
+    metrics: dict[str, MetricFigures]
     sealed: bool | UnsetType = UNSET  # False for a comparison
-    human: Figures | UnsetType = UNSET  # blind human grades against the scorer (`benchcard grade`)
-    disagreements: list[Figures] | UnsetType = UNSET
-    judge: Figures | UnsetType = UNSET  # a judge card's judge (`verdict/judgefigures.py`)
+    human: HumanGrades | UnsetType = UNSET  # blind human grades against the scorer (`benchcard grade`)
+    disagreements: list[Disagreement] | UnsetType = UNSET
+    judge: JudgeBlock | UnsetType = UNSET  # a judge card's judge (`verdict/judgefigures.py`)
     scratch: bool | UnsetType = UNSET  # a trial verdict, never entered in the ledger
     given_at: str | UnsetType = UNSET  # none for a comparison
     ledger: LedgerEntry | UnsetType | None = UNSET
@@ -103,9 +126,9 @@ class ProbeVerdict(_Head, frozen=True, kw_only=True):
     cells: int
     counts: RowCounts
     alpha: Number
-    human: Figures | UnsetType = UNSET
-    disagreements: list[Figures] | UnsetType = UNSET
-    judge: Figures | UnsetType = UNSET
+    human: HumanGrades | UnsetType = UNSET
+    disagreements: list[Disagreement] | UnsetType = UNSET
+    judge: JudgeBlock | UnsetType = UNSET
     scratch: bool | UnsetType = UNSET
     given_at: str | UnsetType = UNSET
     ledger: LedgerEntry | UnsetType | None = UNSET
@@ -144,6 +167,8 @@ def build_verdict(data: dict[str, Any]) -> VerdictFile:
     if unknown:
         raise TypeError(f"verdict.json has no field {', '.join(unknown)} (declare it in benchcard/verdictfile.py)")
     verdict: VerdictFile = msgspec.convert(data, kind)
+    if verdict.fields() != data:  # a figure below the top level the structs do not declare would be lost
+        raise TypeError("verdict.json has a figure its structs do not declare (benchcard/verdictfigures.py)")
     return verdict
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,8 @@ from benchcard.publish.files import copy_published, files_under, published_name,
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
 from benchcard.publish.runs import Run, baseline_of, number
 from benchcard.records import OutputRow
+from benchcard.verdictfigures import known
+from benchcard.verdictfile import ProbeVerdict
 
 RUN_FILES = ("manifest.json", "outputs.jsonl", "attempts.jsonl", "scores.jsonl", "verdict.json", "table.csv")
 RUN_DIRS = ("sealed", "grades")
@@ -125,19 +126,18 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         meta.append(("recorded", "in the card's history; the run predates its run folder"))
     if run.finding:
         meta.append(("verdict", f"{run.outcome} · {run.finding}" if run.outcome else run.finding))
-    verdict = run.verdict or {}
-    rule_rates = []
-    if isinstance(verdict.get("rules"), Mapping):
-        for rule_id, r in verdict["rules"].items():
-            if isinstance(r, Mapping):
-                passes = f"{fmt_value(r.get('passes'))} of {fmt_value(r.get('n'))}"
-                rule_rates.append({"id": str(rule_id), "passes": passes, "rate": fmt_num(r.get("rate")),
-                                   "wilson": fmt_value(r.get("wilson"))})
+    # a probe's figures from its verdict.json, or from its ledger row when the file was edited after it
+    probe = run.verdict_file if isinstance(run.verdict_file, ProbeVerdict) else None
+    row = run.ledger_row if run.verdict is not None and run.verdict_file is None else None
+    rules = probe.rules if probe else (known(row.rules) if row else None)
+    score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
+    rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}", "rate": fmt_num(r.rate),
+                   "wilson": fmt_value(r.wilson)} for rule_id, r in (rules or {}).items()]
     return {
-        "verdict_why": str(verdict.get("why") or ""),
+        "verdict_why": run.verdict_file.why if run.verdict_file else "",
         "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
         "rule_rates": rule_rates,
-        "score_ci": fmt_value(verdict.get("score_ci")) if verdict.get("score_ci") else "",
+        "score_ci": fmt_value(score_ci) if score_ci else "",
         "run": run,
         "card_title": card.title if card else run.card,
         "card_href": f"cards/{run.card}/index.html" if card else None,

@@ -121,7 +121,7 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
             other.append((label, f"TOST p {fmt_p(eq['tost_p'])} against ±{fmt_value(eq.get('margin'))}"))
     run_notes = [str(n) for n in verdict.get("notes") or [] if isinstance(n, str)]
     # the terminal's lead, word for word: the same paired means, and the fixtures left out of the pairing
-    lead = effect_lines(dict(run.verdict)) if isinstance(run.verdict, Mapping) else []
+    lead = effect_lines(run.verdict_file) if run.verdict_file is not None else []
     return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
             "notes": notes, "other": other, "run_notes": run_notes, "lead": lead,
             "summary": str(verdict.get("why") or verdict.get("summary") or "")}

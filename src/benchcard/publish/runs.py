@@ -38,7 +38,7 @@ from benchcard.records import (
 )
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
-from benchcard.verdictfile import decode_verdict
+from benchcard.verdictfile import VerdictFile, decode_verdict
 
 T = TypeVar("T")
 
@@ -59,7 +59,8 @@ class Run:
     reopened: int = 0  # cells a retry reopened that have no new outcome yet (an unfinished retry)
     scores: list[ScoreRow] = field(default_factory=list)
     assignment: list[AssignmentRow] = field(default_factory=list)
-    verdict: dict[str, Any] | None = None
+    verdict: dict[str, Any] | None = None  # verdict.json's JSON as written (or anchored to its ledger row)
+    verdict_file: VerdictFile | None = None  # the same, typed; None when the file was edited after its row
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
     ledger_row: LedgerRow | None = None
@@ -219,20 +220,20 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-def _read_verdict(path: Path, shown: str, skipped: list[str]) -> dict[str, Any] | None:
-    """A verdict.json checked against its struct (`verdictfile`), as the JSON object it holds: the pages show
+def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[dict[str, Any] | None, VerdictFile | None]:
+    """A verdict.json decoded through its struct (`verdictfile`), with the JSON object it holds: the pages show
     its figures as written (and compare it with its ledger row by digest). One that does not decode is named
     and not shown; the run's ledger row still is."""
     if not path.is_file():
-        return None
+        return None, None
     try:
         raw = path.read_bytes()
-        decode_verdict(raw, shown)
+        typed = decode_verdict(raw, shown)
     except (OSError, BenchcardError) as exc:
         skipped.append(f"{exc}; the run's verdict is not shown")
-        return None
+        return None, None
     data: dict[str, Any] = json.loads(raw)
-    return data
+    return data, typed
 
 
 def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:
@@ -341,6 +342,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
                     skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
                     continue
+                verdict, typed = _read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped)
                 runs.append(
                     Run(
                         card=card_dir.name,
@@ -353,7 +355,8 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         reopened=_reopened(run_dir, manifest),
                         scores=_latest_scores(run_dir, manifest),
                         assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
-                        verdict=_read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped),
+                        verdict=verdict,
+                        verdict_file=typed,
                         table=_read_table(run_dir / "table.csv"),
                     )
                 )

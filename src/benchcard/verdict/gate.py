@@ -23,6 +23,7 @@ from benchcard.records import Manifest
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.report import print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
+from benchcard.verdictfile import ProbeVerdict, VerdictFile
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
 EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,
@@ -70,7 +71,7 @@ def verdict_and_gate(project: Project, run_dir: Path, *, allow_incomplete: bool 
         verdict = load_verdict(project, run_dir)
     else:
         verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete, scratch=scratch)
-    return verdict, None if card is None else gate_of(card, verdict.to_json())
+    return verdict, None if card is None else gate_of(card, verdict.file)
 
 
 def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
@@ -94,10 +95,9 @@ def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     return card
 
 
-def gate_of(card: Card, verdict: Mapping[str, Any]) -> Gate:
-    """The gate's decision from a verdict (verdict.json's data) and the run's card."""
-    run = str(verdict.get("run"))
-    finding = str(verdict.get("finding"))
+def gate_of(card: Card, verdict: VerdictFile) -> Gate:
+    """The gate's decision from a verdict (its typed verdict.json) and the run's card."""
+    run, finding = verdict.run, verdict.finding
     if card.is_ab:
         code = EXIT_CODES.get(finding)
         if code is None:
@@ -106,7 +106,7 @@ def gate_of(card: Card, verdict: Mapping[str, Any]) -> Gate:
         return Gate(run, finding, code, line)
     threshold = card.gate
     assert threshold is not None  # _check_gate_field refused a probe without one
-    score = verdict.get("score")
+    score = verdict.score if isinstance(verdict, ProbeVerdict) else None
     if finding != "scored" or not isinstance(score, int | float):
         code = EXIT_CODES["incomplete"]
         return Gate(run, "incomplete", code, f"gate: {finding}, no score to hold to min_score {threshold:g} → "
@@ -132,7 +132,7 @@ class GateReport:
     def lines(self) -> list[str]:
         out: list[str] = []
         for verdict, gate in self.judged:
-            out.extend(verdict_lines(verdict.to_json()) if verdict else [])
+            out.extend(verdict_lines(verdict.file) if verdict else [])
             out.append(gate.line)
         return out
 

@@ -48,7 +48,7 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_di
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
-from benchcard.verdictfile import LedgerEntry, build_verdict, decode_verdict, encode_verdict
+from benchcard.verdictfile import LedgerEntry, VerdictFile, build_verdict, decode_verdict, encode_verdict, verdict_of
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 
@@ -71,6 +71,11 @@ class Verdict:
         """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`."""
         out: dict[str, Any] = ledger.strict(dict(self.data))
         return out
+
+    @property
+    def file(self) -> VerdictFile:
+        """The verdict as its typed file (`verdictfile`), what the terminal's lines and the gate read."""
+        return verdict_of(self.to_json(), self.run_dir / VERDICT_FILE, VerdictError)
 
 
 def find_run(project: Project, run: str | Path) -> Path:

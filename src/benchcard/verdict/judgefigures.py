@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+from msgspec import UnsetType
 from scipy import stats as sps
 
 from benchcard._util.hashing import file_digest
@@ -27,6 +28,7 @@ from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.verdict.reliability import krippendorff_alpha
 from benchcard.verdict.runfolder import OK, RunData
+from benchcard.verdictfigures import JudgeBlock
 
 
 def with_judge(card: Card, data: RunData, body: dict[str, Any]) -> dict[str, Any]:
@@ -157,33 +159,32 @@ def _verbosity(data: RunData) -> dict[str, Any]:
     return {"spearman_length_score": rho, "mean_chars": mean_chars}
 
 
-def judge_lines(v: Mapping[str, Any]) -> list[str]:
-    """The judge's figures as the terminal shows them."""
-    j = v.get("judge")
-    if not j:
+def judge_lines(j: JudgeBlock | None) -> list[str]:
+    """The judge's figures as the terminal shows them (none without a judge)."""
+    if j is None:
         return []
 
     def num(x: Any) -> str:
         return "n/a" if not isinstance(x, int | float) or isinstance(x, bool) else f"{x:.3f}"
 
-    agree = j["self_agreement"]
-    floor = "" if j["floor"] is None else f" · floor {j['floor']:g} {'met' if j['floor_met'] else 'NOT MET'}"
-    counts = j.get("counts") or {}
-    lines = [f"judge {j['rig']}: {j['per_output']} judgement(s) per output · {counts.get('unreadable', 0)} "
+    agree = j.self_agreement
+    floor = "" if j.floor is None else f" · floor {j.floor:g} {'met' if j.floor_met else 'NOT MET'}"
+    counts = j.counts or {}
+    lines = [f"judge {j.rig}: {j.per_output} judgement(s) per output · {counts.get('unreadable', 0)} "
              f"unreadable, {counts.get('truncated', 0)} truncated, {counts.get('failed', 0)} failed (never read "
              "as grades)",
-             f"  self-agreement: Krippendorff's alpha ({agree['level']}) {num(agree['alpha'])} over "
-             f"{agree['outputs']} output(s) judged twice or more · identical grades {num(agree['exact'])}{floor}"]
-    share = (j["noise"].get("share_of_gap_variance") or {})
-    lines.append(f"  judge noise: sd {num(j['noise']['sd'])} per judgement"
+             f"  self-agreement: Krippendorff's alpha ({agree.level}) {num(agree.alpha)} over "
+             f"{agree.outputs} output(s) judged twice or more · identical grades {num(agree.exact)}{floor}"]
+    share = j.noise.share_of_gap_variance or {}
+    lines.append(f"  judge noise: sd {num(j.noise.sd)} per judgement"
                  + "".join(f" · {num(s)} of the {k} gap's variance" for k, s in share.items()))
-    verb = j["verbosity"]
-    lines.append(f"  length vs score: Spearman {num(verb['spearman_length_score'])} · mean characters "
-                 + " · ".join(f"{k} {x:.0f}" if x is not None else f"{k} n/a" for k, x in verb["mean_chars"].items()))
-    if j.get("same_model_as_run"):
+    verb = j.verbosity
+    lines.append(f"  length vs score: Spearman {num(verb.spearman_length_score)} · mean characters "
+                 + " · ".join(f"{k} {x:.0f}" if x is not None else f"{k} n/a" for k, x in verb.mean_chars.items()))
+    if j.same_model_as_run:
         lines.append("  note: the judge is the model under test (self-preference cannot be ruled out)")
-    if j.get("humans"):
-        lines.append(f"  with human grades: Cohen's kappa {num(j['humans']['kappa'])} over {j['humans']['graded']}")
+    if not isinstance(j.humans, UnsetType):
+        lines.append(f"  with human grades: Cohen's kappa {num(j.humans.kappa)} over {j.humans.graded}")
     return lines
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+from msgspec import UnsetType
+
 from benchcard.verdict.judgefigures import judge_lines
+from benchcard.verdictfigures import MetricFigures, VariantFigures, known
+from benchcard.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 
 
 def num(x: Any, signed: bool = False) -> str:
@@ -18,98 +23,111 @@ def ci(pair: Any) -> str:
     return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
 
 
-def pairing_text(g: dict[str, Any]) -> str | None:
+def pairing_text(g: VariantFigures | MetricFigures) -> str | None:
     """"paired over 7 of 8 fixtures; r5 left out: no scored cell in A", or None for a verdict without it."""
-    paired, total = g.get("paired", g.get("n_fixtures")), g.get("of")
+    paired = known(g.paired)
+    if paired is None:
+        paired = known(g.n_fixtures)
+    total = known(g.of)
     if paired is None:
         return None
     text = f"paired over {paired} fixtures" if total is None else f"paired over {paired} of {total} fixtures"
-    left = g.get("left_out") or {}
+    left = known(g.left_out) or {}
     if left:
         text += "; " + ", ".join(f"{f} left out: {why}" for f, why in left.items())
     return text
 
 
-def effect_lines(v: dict[str, Any]) -> list[str]:
+def effect_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     """The verdict's lead, in words: what each variant did to the first clause's metric, from which mean to
     which (over the paired fixtures only, so that the means and the gap agree), with its interval and which
-    fixtures were paired, then whether every clause holds. The terminal and the page both show these lines."""
-    if v.get("kind") != "ab":
+    fixtures were paired, then whether every clause holds. The terminal and the page both show these lines
+    (a comparison's only when `as_ab`)."""
+    if not isinstance(v, AbVerdict) or not (v.kind == "ab" or as_ab):
         return []
-    clauses = v.get("clauses") or []
     out = []
-    for comp in v.get("comparisons") or []:
-        variant = comp["variant"]
-        mine = [c for c in clauses if c.get("variant") == variant]
+    for comp in v.comparisons:
+        variant = comp.variant
+        mine = [c for c in v.clauses if c.variant == variant]
         if not mine:
             continue
-        metric = mine[0]["metric"]
-        if mine[0].get("fixture"):
-            metric = f"{metric} on {mine[0]['fixture']}"
-        m = (v.get("metrics") or {}).get(metric) or {}
-        g = (m.get("by_variant") or {}).get(variant) or m
-        means = g.get("means") or m.get("means") or {}
-        gap = g.get("gap")
+        metric = mine[0].metric
+        if mine[0].fixture:
+            metric = f"{metric} on {mine[0].fixture}"
+        m = v.metrics.get(metric)
+        g: VariantFigures | MetricFigures | None = m
+        if m is not None and not isinstance(m.by_variant, UnsetType):
+            g = m.by_variant.get(variant) or m
+        means = (known(g.means) if g is not None else None) or (m.means if m is not None else {})
+        gap = known(g.gap) if g is not None else None
         verb = "left" if not isinstance(gap, int | float) or gap == 0 else ("raised" if gap > 0 else "lowered")
-        held = all(c.get("holds") for c in mine)
-        pairing = pairing_text(g)
-        out.append(f"{variant} {verb} {metric} from {num(means.get(v['baseline']))} to {num(means.get(variant))} "
-                   f"({num(gap, True)}, {round(100 * v.get('confidence', 0.95))} % CI {ci(g.get('ci'))})"
+        held = all(c.holds for c in mine)
+        pairing = pairing_text(g) if g is not None else None
+        out.append(f"{variant} {verb} {metric} from {num(means.get(v.baseline))} to {num(means.get(variant))} "
+                   f"({num(gap, True)}, {round(100 * v.confidence)} % CI {ci(known(g.ci) if g else None)})"
                    + (f", {pairing}" if pairing else "")
-                   + f"; {'every clause holds' if held else 'not every clause holds'} → {comp['outcome']}")
+                   + f"; {'every clause holds' if held else 'not every clause holds'} → {comp.outcome}")
     return out
 
 
-def verdict_lines(v: dict[str, Any]) -> list[str]:
-    """The verdict as the terminal shows it, line by line (the CLI only prints them)."""
+def _pval(x: Any) -> str:
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return "n/a"
+    return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
 
-    def pval(x: Any) -> str:
-        if not isinstance(x, int | float) or isinstance(x, bool):
-            return "n/a"
-        return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
 
-    lines = [f"{v['card']} v{v['version']} · run {v['run']} · {v['rig']}", *effect_lines(v),
-             f"finding: {v['finding']} → {v['outcome']}", f"  {v['why']}"]
-    counts = v.get("counts") or {}
-    lines.append("cells: " + " · ".join(f"{n} {k}" for k, n in counts.items()))
-    for note in v.get("notes") or []:
-        lines.append(f"  note: {note}")
-    if v["kind"] == "ab":
-        for comp in v.get("comparisons") or []:
-            lines.append(f"{comp['variant']} vs {v['baseline']}: {comp['finding']} → {comp['outcome']}")
-            for c in v.get("clauses") or []:
-                if c["variant"] == comp["variant"]:
-                    lines.append(f"  {'holds' if c['holds'] else 'FAILS'}  {c['why']}")
-        lines.append(f"metrics ({round(100 * v['confidence'])}% intervals; bootstrap: "
-                     f"{v['bootstrap']['resamples']:,} fixture resamples seeded from the seal root):")
-        for name, m in (v.get("metrics") or {}).items():
-            means = " · ".join(f"{k} {num(x)}" for k, x in m["means"].items())
-            per = m.get("by_variant") or {v["variants"][0]: m}
-            for variant, g in per.items():
-                lines.append(f"  {name} ({variant} − {v['baseline']}): means {means}; gap {num(g.get('gap'), True)} "
-                             f"CI {ci(g.get('ci'))} bootstrap {ci(g.get('ci_bootstrap'))} p {pval(g.get('p'))} "
-                             f"sign-flip p {pval(g.get('p_signflip'))}; noise floor "
-                             f"{num(g.get('noise_floor', m.get('noise_floor')))} (the run-level part)")
-    else:
-        lines.append(f"score {num(v.get('score'))} · {v.get('passes')} pass · Wilson 95% {ci(v.get('score_ci'))}")
-        lines.extend(f"  {line}" for line in v.get("rule_lines") or [])
-    human = v.get("human")
+def _ab_lines(v: AbVerdict) -> list[str]:
+    lines = []
+    for comp in v.comparisons:
+        lines.append(f"{comp.variant} vs {v.baseline}: {comp.finding} → {comp.outcome}")
+        for c in v.clauses:
+            if c.variant == comp.variant:
+                lines.append(f"  {'holds' if c.holds else 'FAILS'}  {c.why}")
+    lines.append(f"metrics ({round(100 * v.confidence)}% intervals; bootstrap: "
+                 f"{v.bootstrap.resamples:,} fixture resamples seeded from the seal root):")
+    for name, m in v.metrics.items():
+        means = " · ".join(f"{k} {num(x)}" for k, x in m.means.items())
+        for variant, g in m.per_variant(v.variants[0]).items():
+            floor = known(g.noise_floor)
+            lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {num(known(g.gap), True)} "
+                         f"CI {ci(known(g.ci))} bootstrap {ci(known(g.ci_bootstrap))} p {_pval(known(g.p))} "
+                         f"sign-flip p {_pval(known(g.p_signflip))}; noise floor "
+                         f"{num(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
+                         "(the run-level part)")
+    return lines
+
+
+def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
+    """The verdict as the terminal shows it, line by line (the CLI only prints them); a comparison's as an ab
+    run's when `as_ab` (`benchcard compare`)."""
+    lines = [f"{v.card} v{v.version} · run {v.run} · {v.rig}", *effect_lines(v, as_ab),
+             f"finding: {v.finding} → {v.outcome}", f"  {v.why}"]
+    lines.append("cells: " + " · ".join(f"{k} {n}" for k, n in msgspec.structs.asdict(v.counts).items()))
+    if isinstance(v, AbVerdict):
+        for note in v.notes:
+            lines.append(f"  note: {note}")
+    if isinstance(v, AbVerdict) and (v.kind == "ab" or as_ab):
+        lines.extend(_ab_lines(v))
+    elif isinstance(v, ProbeVerdict):
+        lines.append(f"score {num(v.score)} · {v.passes} pass · Wilson 95% {ci(v.score_ci)}")
+        lines.extend(f"  {line}" for line in v.rule_lines)
+    human = known(v.human)
     if human:
-        kappa = human.get("kappa")
-        lines.append(f"human grades: {human['graded']} graded · agreement {num(human['agreement'])} · Cohen's kappa "
+        kappa = human.kappa
+        lines.append(f"human grades: {human.graded} graded · agreement {num(human.agreement)} · Cohen's kappa "
                      f"{num(kappa) if kappa is not None else 'undefined (one category only)'} · "
-                     f"{len(human['disagreements'])} disagreement(s)")
-        for d in human["disagreements"]:
-            note = f" — {d['note']}" if d.get("note") else ""
-            lines.append(f"  {d['cell']} {d['fixture']} ({d['variant']}): auto {num(d['auto_score'])}, "
-                         f"human {d['human_grade']}{note}")
-    lines.extend(judge_lines(v))
-    led = v.get("ledger") or {}
-    if v.get("scratch"):
+                     f"{len(human.disagreements)} disagreement(s)")
+        for d in human.disagreements:
+            note = f" — {d.note}" if d.note else ""
+            lines.append(f"  {d.cell} {d.fixture} ({d.variant}): auto {num(d.auto_score)}, "
+                         f"human {d.human_grade}{note}")
+    lines.extend(judge_lines(known(v.judge)))
+    if known(v.scratch):
         lines.append("scratch: a trial verdict, not entered in the ledger")
     else:
-        lines.append(f"ledger: seq {led.get('seq')} · {str(led.get('at', ''))[:19]}Z · "
-                     f"{str(led.get('hash', ''))[:19]}…")
+        led = known(v.ledger)
+        at, digest = (str(led.at)[:19], str(led.hash)[:19]) if led else ("", "")
+        lines.append(f"ledger: seq {led.seq if led else None} · {at}Z · {digest}…")
     return lines
 
 

@@ -38,7 +38,7 @@ from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
-from benchcard.verdictfile import LedgerEntry, build_verdict, encode_verdict
+from benchcard.verdictfile import LedgerEntry, build_verdict, encode_verdict, verdict_of
 
 UNSEALED = "unsealed comparison"
 
@@ -78,7 +78,7 @@ class Comparison:
         a, b = d["sources"]
         out = [f"{UNSEALED} · {a['tool']} · {d['baseline']} (baseline, {a['log']}) vs {d['variants'][0]} "
                f"({b['log']}) · {d['cells']} cells"]
-        for line in verdict_lines({**self.to_json(), "kind": "ab"})[1:-1]:
+        for line in verdict_lines(verdict_of(self.to_json(), d["evidence"]), as_ab=True)[1:-1]:
             line = line.replace("seeded from the seal root", "seeded from the two logs' digests")
             out.append(line + f" ({UNSEALED})" if line.startswith("finding:") else line)
         row = self.ledger_row

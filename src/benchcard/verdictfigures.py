@@ -1,0 +1,247 @@
+"""The figures below the top level of `verdict.json`, typed once: each metric's (`MetricFigures`, and per
+variant `VariantFigures`), each clause's (`ClauseFigures`), each comparison's, the bootstrap and sign-flip
+settings, the human graders' block and the judge's. `verdictfile.py` declares the file with them.
+
+Every file benchcard has written reads back to the same bytes: fields are declared in the order the writers
+(`verdict/findings.py`, `winrule.py`, `grading.py`, `judgefigures.py`) have always put them, a figure only
+some verdicts carry (an error, the truncation bounds, the pairing, a holds clause's counts) is `UNSET` and so
+absent when a file lacks it, and a figure that could not be computed is null, as written.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from benchcard.ledgerrow import Number
+
+#: An interval as written: [low, high], either end null when unknown; null when there is none.
+Interval = list[Number | None]
+Maybe = Number | UnsetType | None
+T = TypeVar("T")
+
+
+def known(value: T | UnsetType) -> T | None:
+    """A figure a verdict may not carry, as None when it does not (what the readers show as n/a)."""
+    return None if isinstance(value, UnsetType) else value
+
+
+class VariantFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One variant's gap on one metric against the baseline (`findings._gap_figures` + `_pairing`): a metric's
+    `by_variant` entry when a card has several variants. Verdicts given before 2026-12-01 lack the detail from
+    `se` to `means` here."""
+
+    gap: Maybe = UNSET
+    ci: Interval | UnsetType | None = UNSET
+    ci_bootstrap: Interval | UnsetType | None = UNSET
+    p: Maybe = UNSET
+    error: str | UnsetType | None = UNSET  # why there is no gap (the scorer gave no such metric)
+    p_signflip: Maybe = UNSET
+    noise_floor: Maybe = UNSET
+    se: Maybe = UNSET
+    se_fixture: Maybe = UNSET
+    run_var: Maybe = UNSET
+    df: Maybe = UNSET
+    lower_one_sided: Maybe = UNSET
+    upper_one_sided: Maybe = UNSET
+    n_fixtures: int | UnsetType = UNSET
+    p_signflip_draws: int | UnsetType = UNSET  # draws taken when the sign-flip stopped early
+    truncated: int | UnsetType = UNSET
+    bounded_gaps: Interval | UnsetType = UNSET
+    paired: int | UnsetType = UNSET
+    of: int | UnsetType = UNSET
+    left_out: dict[str, str] | UnsetType = UNSET  # fixture → why it is not paired
+    means: dict[str, Number | None] | UnsetType = UNSET  # both arms over the paired fixtures
+    tost_p: Maybe = UNSET
+
+
+class MetricFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One metric (or a metric on one fixture): the means of every arm, the baseline's spread, and the gap's
+    figures, flat for one variant or `by_variant` for several."""
+
+    means: dict[str, Number | None]
+    baseline_noise_floor: Maybe = UNSET
+    baseline_run_means: list[Number | None] | UnsetType | None = UNSET
+    noise_floor: Maybe = UNSET
+    by_variant: dict[str, VariantFigures] | UnsetType = UNSET
+    gap: Maybe = UNSET
+    ci: Interval | UnsetType | None = UNSET
+    ci_bootstrap: Interval | UnsetType | None = UNSET
+    p: Maybe = UNSET
+    error: str | UnsetType | None = UNSET
+    p_signflip: Maybe = UNSET
+    se: Maybe = UNSET
+    se_fixture: Maybe = UNSET
+    run_var: Maybe = UNSET
+    df: Maybe = UNSET
+    lower_one_sided: Maybe = UNSET
+    upper_one_sided: Maybe = UNSET
+    n_fixtures: int | UnsetType = UNSET
+    p_signflip_draws: int | UnsetType = UNSET
+    truncated: int | UnsetType = UNSET
+    bounded_gaps: Interval | UnsetType = UNSET
+    paired: int | UnsetType = UNSET
+    of: int | UnsetType = UNSET
+    left_out: dict[str, str] | UnsetType = UNSET
+    tost_p: Maybe = UNSET
+
+    def per_variant(self, first: str) -> dict[str, VariantFigures | MetricFigures]:
+        """Each variant's figures: `by_variant`, or the flat figures as `first`'s when there is one variant."""
+        if isinstance(self.by_variant, UnsetType):
+            return {first: self}
+        return dict(self.by_variant)
+
+
+class ClauseFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One clause for one variant (`winrule.ClauseResult` as written): a gap clause's figures, or a `holds`
+    clause's counts and Wilson interval; `why` says it in words."""
+
+    variant: str
+    metric: str
+    test: str
+    fixture: str | None
+    margin: Number | None
+    text: str
+    holds: bool
+    gap: Maybe = UNSET
+    ci: Interval | UnsetType | None = UNSET
+    ci_bootstrap: Interval | UnsetType | None = UNSET
+    p: Maybe = UNSET
+    p_signflip: Maybe = UNSET
+    noise_floor: Maybe = UNSET
+    se: Maybe = UNSET
+    se_fixture: Maybe = UNSET
+    run_var: Maybe = UNSET
+    df: Maybe = UNSET
+    lower_one_sided: Maybe = UNSET
+    upper_one_sided: Maybe = UNSET
+    n_fixtures: int | UnsetType = UNSET
+    p_signflip_draws: int | UnsetType = UNSET
+    truncated: int | UnsetType = UNSET
+    bounded_gaps: Interval | UnsetType = UNSET
+    k: int | UnsetType = UNSET  # a holds clause: repetitions where the condition held
+    n: int | UnsetType = UNSET
+    planned: int | UnsetType = UNSET
+    rate: Maybe = UNSET
+    wilson: Interval | UnsetType = UNSET
+    baseline_k: int | UnsetType = UNSET
+    baseline_n: int | UnsetType = UNSET
+    why: str
+    equals: Number | str | bool | UnsetType | None = UNSET  # a holds clause's condition
+    broken: bool | UnsetType = UNSET  # a guard significantly broken
+
+
+class Equivalence(msgspec.Struct, frozen=True):
+    """The TOST of the first clause's metric against ±margin, at level 1 − 2α (`winrule.judge`)."""
+
+    margin: Number | None
+    tost_p: Number | None
+    ci: Interval | None
+    level: Number
+
+
+class ComparisonFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One variant against the baseline: its finding, why, its equivalence test and its clauses."""
+
+    variant: str
+    finding: str
+    outcome: str
+    why: str
+    equivalence: Equivalence
+    clauses: list[ClauseFigures]
+
+
+class Bootstrap(msgspec.Struct, frozen=True, kw_only=True):
+    """The cluster bootstrap's settings: resamples, the seed (from the seal root) and the method."""
+
+    resamples: int
+    seed: int
+    method: str | UnsetType = UNSET
+
+
+class SignFlip(msgspec.Struct, frozen=True):
+    """The sign-flip's draws: "exact" (every sign pattern) or a count of seeded draws."""
+
+    draws: int | str
+
+
+class Disagreement(msgspec.Struct, frozen=True, kw_only=True):
+    """A graded output where the human and the scorer differ (or any graded output with a note, `agrees`)."""
+
+    sheet: str
+    row: int | str
+    cell: str
+    fixture: str
+    variant: str
+    repetition: int
+    auto_score: Number | None
+    human_grade: str | Number | None
+    note: str
+    agrees: bool | UnsetType = UNSET
+
+
+class SheetAgreement(msgspec.Struct, frozen=True):
+    graded: int
+    agreement: Number | None
+
+
+class HumanGrades(msgspec.Struct, frozen=True, kw_only=True):
+    """Blind human grades against the scorer (`verdict/grading.py`, `benchcard grade`)."""
+
+    graded: int
+    agreement: Number | None
+    kappa: Number | None
+    pass_rule: str | UnsetType = UNSET
+    disagreements: list[Disagreement]
+    notes: list[Disagreement] | UnsetType = UNSET
+    sheets: dict[str, SheetAgreement] | UnsetType = UNSET
+
+
+class SelfAgreement(msgspec.Struct, frozen=True, kw_only=True):
+    """The judge against itself: Krippendorff's alpha over outputs judged more than once, by metric."""
+
+    alpha: Number | None
+    level: str
+    outputs: int
+    exact: Number | None
+    by_metric: dict[str, Number | None]
+
+
+class JudgeNoise(msgspec.Struct, frozen=True):
+    sd: Number | None
+    share_of_gap_variance: dict[str, Number | None] | None
+
+
+class Verbosity(msgspec.Struct, frozen=True):
+    spearman_length_score: Number | None
+    mean_chars: dict[str, Number | None]
+
+
+class HumansSeen(msgspec.Struct, frozen=True):
+    """The human grades' headline, repeated beside the judge's figures."""
+
+    graded: int | None
+    kappa: Number | None
+    agreement: Number | None
+
+
+class JudgeBlock(msgspec.Struct, frozen=True, kw_only=True):
+    """A judge card's judge (`verdict/judgefigures.py`): its rig, how often it judged, what it cost, its
+    agreement with itself against the card's floor, its noise and its taste for length."""
+
+    rig: str | None
+    per_output: int
+    judgements: int | None
+    counts: dict[str, int] | None
+    cost: Number | None
+    tokens: dict[str, int] | None
+    self_agreement: SelfAgreement
+    floor: Number | None
+    floor_met: bool | None
+    noise: JudgeNoise
+    verbosity: Verbosity
+    same_model_as_run: bool
+    redacted: int
+    humans: HumansSeen | UnsetType = UNSET
