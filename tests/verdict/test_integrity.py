@@ -278,6 +278,24 @@ def test_an_edited_finding_is_named_and_pages_show_the_ledger_row(tmp_path: Path
     assert "FORGED" not in page
 
 
+def test_an_edited_gap_is_not_the_lead_of_the_card_page(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The page's lead over an edited verdict.json says what the ledger row anchors, not the edited figures."""
+    project, folder = judged_run(tmp_path, server)
+    shown = cli_in(project, "verdict", folder.name, "--show").output.splitlines()
+    lead = shown[1:shown.index(next(line for line in shown if line.startswith("finding:")))]
+    assert lead and " → " in lead[0]
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    for figures in verdict["metrics"].values():
+        figures.update(gap=0.777, means={k: 0.5 for k in figures["means"]})
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+    site = cli_in(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0 and "verdict.json differs from its ledger row (seq 1)" in site.output
+    page = (tmp_path / "site" / "cards" / CARD / "index.html").read_text(encoding="utf-8")
+    # the row keeps the means, gap and interval (not the pairing), so the lead says what it anchors
+    assert all(line.split(", paired over")[0] in page for line in lead)
+    assert "+0.777" not in page and "to 0.500" not in page
+
+
 def test_a_changed_verdict_figure_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
     project, folder = judged_run(tmp_path, server)
     verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
 from benchcard.verdict.judgefigures import judge_table
-from benchcard.verdict.report import effect_lines
+from benchcard.verdict.report import effect_lines, row_lead_lines
 
 
 def _clause_text(clause: Mapping[str, Any]) -> str:
@@ -121,7 +121,13 @@ def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
             other.append((label, f"TOST p {fmt_p(eq['tost_p'])} against ±{fmt_value(eq.get('margin'))}"))
     run_notes = [str(n) for n in verdict.get("notes") or [] if isinstance(n, str)]
     # the terminal's lead, word for word: the same paired means, and the fixtures left out of the pairing
-    lead = effect_lines(run.verdict_file) if run.verdict_file is not None else []
+    if run.verdict_file is not None:
+        lead = effect_lines(run.verdict_file)
+    elif run.verdict is not None and run.ledger_row is not None and run.verdict.get("kind") == "ab":
+        lead = row_lead_lines(run.ledger_row, str(run.verdict.get("baseline")),
+                              float(run.verdict.get("confidence", 0.95)))  # an edited file: its row's figures
+    else:
+        lead = []
     return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
             "notes": notes, "other": other, "run_notes": run_notes, "lead": lead,
             "summary": str(verdict.get("why") or verdict.get("summary") or "")}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 from msgspec import UnsetType
 
+from benchcard.ledgerrow import LedgerRow
 from benchcard.verdict.judgefigures import judge_lines
 from benchcard.verdictfigures import MetricFigures, VariantFigures, known
 from benchcard.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
@@ -45,28 +47,42 @@ def effect_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     (a comparison's only when `as_ab`)."""
     if not isinstance(v, AbVerdict) or not (v.kind == "ab" or as_ab):
         return []
+    return lead_lines(v.baseline, v.confidence, [(c.variant, c.outcome) for c in v.comparisons],
+                      [(c.variant, c.metric, c.fixture, c.holds) for c in v.clauses], v.metrics)
+
+
+def row_lead_lines(row: LedgerRow, baseline: str, confidence: float) -> list[str]:
+    """The lead from a ledger row's figures: what a page shows for a verdict.json edited after its row."""
+    if isinstance(row.comparisons, UnsetType) or isinstance(row.clauses, UnsetType):
+        return []
+    metrics = msgspec.convert(known(row.metrics) or {}, dict[str, MetricFigures])
+    return lead_lines(baseline, confidence, [(c.variant, c.outcome) for c in row.comparisons],
+                      [(c.variant, c.metric, c.fixture, c.holds) for c in row.clauses], metrics)
+
+
+def lead_lines(baseline: str, confidence: float, comparisons: Sequence[tuple[str, str]],
+               clauses: Sequence[tuple[str, str, str | None, bool]], metrics: Mapping[str, MetricFigures]) -> list[str]:
+    """`effect_lines` from its parts: each variant's outcome, each clause's (variant, metric, fixture,
+    holds), and the metrics' figures."""
     out = []
-    for comp in v.comparisons:
-        variant = comp.variant
-        mine = [c for c in v.clauses if c.variant == variant]
+    for variant, outcome in comparisons:
+        mine = [c for c in clauses if c[0] == variant]
         if not mine:
             continue
-        metric = mine[0].metric
-        if mine[0].fixture:
-            metric = f"{metric} on {mine[0].fixture}"
-        m = v.metrics.get(metric)
+        metric = mine[0][1] if not mine[0][2] else f"{mine[0][1]} on {mine[0][2]}"
+        m = metrics.get(metric)
         g: VariantFigures | MetricFigures | None = m
         if m is not None and not isinstance(m.by_variant, UnsetType):
             g = m.by_variant.get(variant) or m
         means = (known(g.means) if g is not None else None) or (m.means if m is not None else {})
         gap = known(g.gap) if g is not None else None
         verb = "left" if not isinstance(gap, int | float) or gap == 0 else ("raised" if gap > 0 else "lowered")
-        held = all(c.holds for c in mine)
+        held = all(c[3] for c in mine)
         pairing = pairing_text(g) if g is not None else None
-        out.append(f"{variant} {verb} {metric} from {num(means.get(v.baseline))} to {num(means.get(variant))} "
-                   f"({num(gap, True)}, {round(100 * v.confidence)} % CI {ci(known(g.ci) if g else None)})"
+        out.append(f"{variant} {verb} {metric} from {num(means.get(baseline))} to {num(means.get(variant))} "
+                   f"({num(gap, True)}, {round(100 * confidence)} % CI {ci(known(g.ci) if g else None)})"
                    + (f", {pairing}" if pairing else "")
-                   + f"; {'every clause holds' if held else 'not every clause holds'} → {comp.outcome}")
+                   + f"; {'every clause holds' if held else 'not every clause holds'} → {outcome}")
     return out
 
 
