@@ -22,44 +22,12 @@ import numpy as np
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict import stats
 from benchproject import sealed_project  # beside this script
 
 KEY_ENV = "BENCHCARD_CALIBRATION_KEY"
-#: A two-arm card scored by one rule; the variant adds a word of politeness before the fixture.
-CARD = """\
-id: colour-ab
-version: 1
-kind: ab
-title: Does saying please change the colour named?
-question: Does saying please change the answer?
-variable: One word of politeness before the fixture.
-rig: {{provider: bench, model: test/model, effort: null}}
-params: {{max_tokens: 50, temperature: 0.7}}
-prompt:
-  system: Answer with one word.
-  user: |-
-    Name the colour.
-    {{{{variant}}}}<item>{{{{fixture}}}}</item>
-variants: {{baseline: "", A: "Please.\\n"}}
-baseline: baseline
-fixtures: fixtures/colour-ab/*.txt
-repetitions: {reps}
-scoring:
-  method: rules
-  rules:
-    - {{id: says_red, must_match: /^\\s*red\\s*$/i, why: The only right answer.}}
-win:
-  all:
-    - {{metric: score, test: rises}}
-  equivalence_margin: 0.05
-examples:
-  - {{label: Correct, output: red, expect: pass}}
-  - {{label: Rejected — explained, output: "red, because", expect: fail}}
-history:
-  - {{version: 1, note: Initial version.}}
-"""
 
 
 def replies(rng: np.random.Generator, fixtures: int, repetitions: int) -> list[dict[str, object]]:
@@ -89,7 +57,8 @@ def main() -> None:
             root = Path(tmp) / f"p{i}"
             server.configure({"default_reply": "blue",
                               "replies": replies(rng, args.fixtures, args.repetitions)})
-            sealed_project(root, "colour-ab", CARD.format(reps=args.repetitions),
+            card = COLOUR_AB.format(provider="bench", reps=args.repetitions, effort="null", max_tokens=50)
+            sealed_project(root, "colour-ab", card,
                            [(f"item-{f:03d}", f"a ripe tomato, number {f}") for f in range(args.fixtures)],
                            server.base_url, KEY_ENV)
             run = CliRunner().invoke(cli, ["-C", str(root), "run", "colour-ab"], catch_exceptions=False)

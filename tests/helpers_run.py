@@ -13,44 +13,13 @@ import pytest
 from benchcard.card.load import load_card
 from benchcard.card.seal import seal
 from benchcard.project import Project
+from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "BENCHCARD_TEST_KEY"
 PROBE = "one-word-sentiment"
 
-AB_CARD = """\
-id: colour-ab
-version: 1
-kind: ab
-title: Does saying please change the colour named?
-question: Does saying please change the answer?
-variable: One word of politeness before the fixture.
-rig: {{provider: fake, model: test/model, effort: {effort}}}
-params: {{max_tokens: {max_tokens}, temperature: 0.7}}
-prompt:
-  system: Answer with one word.
-  user: |-
-    Name the colour.
-    {{{{variant}}}}<item>{{{{fixture}}}}</item>
-variants: {{baseline: "", A: "Please.\\n"}}
-baseline: baseline
-fixtures: fixtures/colour-ab/*.txt
-repetitions: {reps}
-scoring:
-  method: rules
-  rules:
-    - {{id: says_red, must_match: /^\\s*red\\s*$/i, why: The only right answer.}}
-win:
-  all:
-    - {{metric: score, test: rises}}
-  equivalence_margin: 0.05
-examples:
-  - {{label: Correct, output: red, expect: pass}}
-  - {{label: Rejected — explained, output: "red, because", expect: fail}}
-history:
-  - {{version: 1, note: Initial version.}}
-"""
 
 
 def write_config(root: Path, base_url: str | None, *, type_: str = "openai", key_env: str | None = KEY_ENV,
@@ -77,7 +46,7 @@ def ab_project(root: Path, base_url: str | None = None, fixtures: int = 3, repet
                effort: str = "null", max_tokens: int = 50) -> Project:
     """A small ab card (2 variants × fixtures × repetitions, every body distinct across fixtures), sealed."""
     (root / "cards").mkdir(parents=True, exist_ok=True)
-    card = AB_CARD.format(reps=repetitions, effort=effort, max_tokens=max_tokens)
+    card = COLOUR_AB.format(provider="fake", reps=repetitions, effort=effort, max_tokens=max_tokens)
     (root / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
     folder = root / "fixtures" / "colour-ab"
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,1 +1,3 @@
-"""Test support shipped with the package: the fake OpenAI/Anthropic server. Imports only `_util`."""
+"""Test support shipped with the package: the fake OpenAI/Anthropic server and the cards run against it.
+
+Imports only `_util`."""
