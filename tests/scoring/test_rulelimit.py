@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.testing.cards import COLOUR_AB as RUN_CARD
 from benchcard.testing.fakeserver import FakeServer
 
 from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
-from ..helpers_run import AB_CARD as RUN_CARD
 from ..helpers_run import key, only_run, read_jsonl, seal_card, server, write_config
 
 __all__ = ["key", "server"]
@@ -41,7 +41,7 @@ def test_check_names_a_rule_that_hangs_on_a_worked_example(tmp_path: Path, kind:
 
 def test_blind_scoring_names_the_rule_and_keeps_the_outputs(tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": SLOW})
-    card = RUN_CARD.format(reps=1, effort="null", max_tokens=50).replace(
+    card = RUN_CARD.format(provider="fake", reps=1, effort="null", max_tokens=50).replace(
         "  rules:\n", "  rules:\n    - {id: runaway, must_not_match: '/^(a+)+$/', why: Nothing but a's.}\n", 1)
     (tmp_path / "cards").mkdir()
     (tmp_path / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
@@ -69,7 +69,7 @@ def test_the_rules_process_holds_no_file_of_the_run(tmp_path: Path, server: Fake
     rulelimit._MATCHER.test([], "", 1.0)
     rulelimit._MATCHER._stop()  # the next match forks a fresh child: during blind scoring, inside the lock
     server.configure({"default_reply": "red"})
-    card = RUN_CARD.format(reps=1, effort="null", max_tokens=50)
+    card = RUN_CARD.format(provider="fake", reps=1, effort="null", max_tokens=50)
     (tmp_path / "cards").mkdir()
     (tmp_path / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
     (tmp_path / "fixtures" / "colour-ab").mkdir(parents=True)
