@@ -490,7 +490,7 @@ def test_probe_results_table(built: tuple[Project, Path]) -> None:
     assert len(rows) == 1 and rows[0].count("<tr>") == 1
     # two scored cells (1.00 and 0.80 by the rules scorer); the truncated one is not scored, not a failure
     assert "openai/gpt-5-mini" in text and "0.90" in text
-    assert "1 of 3 cells not scored (failed in transport or cut off by the token limit)" in text
+    assert "1 of 3 cells not scored (1 cut off at max_tokens)" in text and "failed in transport" not in text
     assert "$0.0004" in text and "410 ms" in text and "2026-11-01" in text
     evidence = [h for h in p.links() if h.endswith("20261101T090000Z-aaaa/index.html")]
     assert evidence == ["../../runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html"]
@@ -806,6 +806,39 @@ def test_fixture_with_no_scored_cell(tmp_path: Path) -> None:
     [evidence_page] = out.glob(f"runs/{DEMO}/v*/{DEMO_RUN}/index.html")
     evidence = _norm(page(out, str(evidence_page.relative_to(out))).text)
     assert "review-03 · plain · rep 0 · truncated · score —" in evidence
+
+
+OLD_TRUNCATION_WORDS = ("failed in transport or cut off", "not scored (transport)", "cut off or failed in transport")
+
+
+def test_a_truncated_cell_is_called_cut_off_at_max_tokens_not_a_transport_failure(tmp_path: Path) -> None:
+    """One cell cut off at max_tokens and one failed in transport (allow_failed 2): the card page and the
+    evidence page say what each is, and no page calls truncation a failure of transport (issue 12)."""
+    def cell(fixture: str, variant: str, rep: int) -> tuple[str, str]:
+        if (fixture, variant, rep) == ("review-02", "answer-cue", 1):
+            return "truncated", "This review is"
+        if (fixture, variant, rep) == ("review-05", "plain", 0):
+            return "failed", ""
+        return "ok", ("positive" if variant == "answer-cue" else "This review is positive.")
+
+    out, source = _demo_site(tmp_path, cell)
+    card = _norm(_Page(source).text)
+    assert ("up to 2 cell(s) may go unscored: a cell that failed in transport (no answer), or one whose output was "
+            "cut off at max_tokens (128), which the verdict also bounds at the worst case for each clause's claim; "
+            "more make the run incomplete.") in card
+    [evidence_page] = out.glob(f"runs/{DEMO}/v*/{DEMO_RUN}/index.html")
+    evidence = _norm(page(out, str(evidence_page.relative_to(out))).text)
+    assert ("A truncated cell is not a failure of transport: the model answered and its output was cut off at the "
+            "card's max_tokens (128). It is not scored on its own; it counts against the card's allow_failed, and "
+            "the verdict bounds it at the worst case for each clause's claim") in evidence
+    assert "review-02 · answer-cue · rep 1 · truncated · score — · cut off at max_tokens" in evidence
+    assert "review-05 · plain · rep 0 · failed · score —" in evidence
+    assert "review-05 · plain · rep 0 · failed · score — · cut off" not in evidence
+    for html_page in out.rglob("*.html"):
+        text = _norm(_Page(html_page.read_text(encoding="utf-8")).text)
+        for old in OLD_TRUNCATION_WORDS:
+            assert old not in text, (html_page, old)
+        assert "a truncated cell was cut off by the token limit (max_tokens). Both are" not in text
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")

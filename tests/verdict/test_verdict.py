@@ -404,6 +404,23 @@ def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> Non
     assert v.outcome == "non-result"
 
 
+def test_a_cut_off_repetition_is_named_apart_from_a_transport_failure(tmp_path: Path) -> None:
+    """A holds clause with one repetition cut off at max_tokens and one failed in transport: the terminal names
+    each for what it is (issue 12: truncation is the model's output cut off, never a failure of transport)."""
+    project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
+                                                           "  equivalence_margin: 0.05\n  allow_failed: 3"))
+    status = {("A", "ex-06", 1): "truncated", ("A", "ex-06", 2): "failed"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.output.splitlines() if "on ex-06 in every repetition (A)" in x]
+    assert line.startswith("  FAILS  ")
+    assert ("only 1 of 3 repetitions were scored (1 cut off at the card's max_tokens, which counts against the "
+            "claim; 1 failed in transport or have no output, not scored as wrong) and the clause needs every one"
+            in line)
+    assert "cut off or failed in transport" not in result.output
+
+
 def test_more_than_one_variant_is_judged_against_the_baseline_each(tmp_path: Path) -> None:
     text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
                            'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')

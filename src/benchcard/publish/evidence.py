@@ -146,6 +146,7 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         "cells": cells,
         "unblinded": unblinded,
         "is_ab": bool(card and card.is_ab),
+        "max_tokens": (run.manifest.params if run.manifest else card.params if card else {}).get("max_tokens"),
         "title": f"Run {run.run_id} · {run.card} v{run.version}",
     }
 

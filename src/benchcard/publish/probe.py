@@ -7,7 +7,7 @@ from typing import Any
 
 from benchcard.card.model import Card
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
-from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value
+from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, unscored_words
 from benchcard.publish.runs import Run
 
 
@@ -26,8 +26,7 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
         badge = run.unfinished_label
         note = f"benchcard run {run.card} --resume {run.run_id} completes it"
     elif score is not None and run.unscored:
-        note = (f"{run.unscored} of {sum(counts.values())} cells not scored (failed in transport or cut off by "
-                "the token limit)")
+        note = f"{run.unscored} of {sum(counts.values())} cells not scored ({unscored_words(counts)})"
     if run.scratch:
         note = "scratch run (a trial, not in the ledger)" + (f"; {note}" if note else "")
     return {

@@ -73,6 +73,20 @@ def fmt_value(value: Any) -> str:
     return str(value)
 
 
+def unscored_words(counts: Mapping[str, int]) -> str:
+    """Why cells have no score, each kind in its own words ("2 cut off at max_tokens, 1 failed in transport"):
+    a cut-off output is the model's answer, stopped by the card's limit, never a failure of transport."""
+    parts = []
+    if counts.get("truncated"):
+        parts.append(f"{counts['truncated']} cut off at max_tokens")
+    if counts.get("failed"):
+        parts.append(f"{counts['failed']} failed in transport")
+    other = sum(n for status, n in counts.items() if status not in ("ok", "truncated", "failed"))
+    if other:
+        parts.append(f"{other} with no output")
+    return ", ".join(parts)
+
+
 def paragraphs(text: Any) -> list[str]:
     """Card prose split at blank lines."""
     if text is None:

@@ -320,6 +320,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         win = {"clauses": [clause_text(c) for c in card.win.clauses],
                "alpha": card.win.alpha, "equivalence_margin": card.win.equivalence_margin,
                "allow_failed": card.win.allow_failed}
+    max_tokens = card.params.get("max_tokens")
     page = dict(card.page)
     sections = _prose_sections(card)
     context = {
@@ -331,6 +332,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         "filled": {k for k, v in sections.items() if _has_prose(v)},
         "prompt": _prompt_view(card),
         "win": win,
+        "max_tokens": max_tokens,
         "runs": run_views,
         "latest": latest,
         "current_runs": current_runs,

@@ -154,7 +154,8 @@ class Run:
 
     @property
     def unscored(self) -> int:
-        """Cells cut off by the token limit or failed in transport: recorded, never scored as a wrong answer."""
+        """Cells not scored: cut off at max_tokens (the model's output, bounded by the verdict) or failed in
+        transport (no answer); recorded, never scored as a wrong answer (`render.unscored_words` names each kind)."""
         return sum(n for status, n in self.status_counts.items() if status != "ok")
 
     @property

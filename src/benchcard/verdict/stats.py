@@ -4,7 +4,8 @@ Kept free of cards, runs and files so that every figure a verdict prints can be 
 against worked numbers. Conventions shared by every function:
 
 - Row f of an array is fixture f, column r is repetition (run) r. Baseline and variant are paired by row.
-- A cell that has no score (a transport failure the card allowed) is NaN: it is left out of the means. A
+- A cell that has no score (a transport failure or a cut-off output the card allowed) is NaN: it is left out
+  of the means (the clause rules bound cut-off cells at the worst case, worstcase.py). A
   fixture with no score at all in either arm is left out of the pairing.
 - Where a quantity cannot be estimated (one fixture, one run) the answer is the conservative one: an
   infinite interval or noise floor, a p-value of 1. Nothing can rise above noise that cannot be measured.

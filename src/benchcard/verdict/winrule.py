@@ -14,6 +14,7 @@ import numpy as np
 from benchcard.card.model import Clause, WinRule
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Gap
+from benchcard.verdict.columns import TRUNCATED
 from benchcard.verdict.crossed import half_width, run_floor
 from benchcard.verdict.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.runfolder import RunData
@@ -205,13 +206,27 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
         why = f"holds — {k} of {n} repetitions ({tail})."
     elif n < planned and k == n:
         cause = f"only {n} of {planned} repetitions were scored"
-        why = (f"does not hold — only {n} of {planned} repetitions were scored (the others were cut off or "
-               f"failed in transport, not scored as wrong) and the clause needs every one ({tail}).")
+        unscored = _unscored(data, variant, clause.fixture, planned - n)
+        why = (f"does not hold — only {n} of {planned} repetitions were scored ({unscored}) and the clause needs "
+               f"every one ({tail}).")
     else:
         cause = f"{k} of {n} repetitions"
         why = f"does not hold — {k} of {n} scored repetitions ({tail})."
     return ClauseResult(clause, holds, figures=figures, why=f"{head}: {why}", cause=cause)
 
+
+
+def _unscored(data: RunData, variant: str, fixture: str, unscored: int) -> str:
+    """Why a holds clause's repetitions have no score, each kind in its own words: an output cut off at
+    max_tokens is the model's and counts against the claim; a failure of transport is no answer at all."""
+    cells = (data.variant == data.variants.index(variant)) & (data.fixture == data.fixtures.index(fixture))
+    cut = min(unscored, int((cells & (data.status == TRUNCATED)).sum()))
+    parts = []
+    if cut:
+        parts.append(f"{cut} cut off at the card's max_tokens, which counts against the claim")
+    if unscored - cut:
+        parts.append(f"{unscored - cut} failed in transport or have no output, not scored as wrong")
+    return "; ".join(parts)
 
 
 def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost_p: float | None,
