@@ -318,9 +318,8 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
             "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
     content = ledger.strict({**head, **body})
     pending = build_verdict(content)  # typed before anything is entered or written
-    row = verdict_row(card, run, rig_line, body, cost=cost, latency=latency,
-                      anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
-                      seal_root=manifest.seal_root, evidence=evidence, digest=verdict_digest(content))
+    row = verdict_row(card, pending, anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
+                      digest=verdict_digest(content))
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")

@@ -38,7 +38,7 @@ from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
-from benchcard.verdictfile import LedgerEntry, build_verdict, encode_verdict, verdict_of
+from benchcard.verdictfile import AbVerdict, LedgerEntry, build_verdict, encode_verdict, verdict_of
 
 UNSEALED = "unsealed comparison"
 
@@ -151,7 +151,8 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     row = None
     if enter_ledger:
         assert project is not None
-        row = ledger.append(project, compare_row(head, body, table_digest=file_digest(out_dir / TABLE_FILE),
+        assert isinstance(verdict, AbVerdict)
+        row = ledger.append(project, compare_row(verdict, table_digest=file_digest(out_dir / TABLE_FILE),
                                                  digest=verdict_digest(content)))
         verdict = msgspec.structs.replace(verdict, ledger=LedgerEntry(row.seq, row.hash, row.at))
     write_atomic(out_dir / VERDICT, encode_verdict(verdict))
