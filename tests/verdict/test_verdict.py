@@ -10,6 +10,7 @@ import csv
 import io
 import itertools
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -817,3 +818,64 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     table = (run_dir / "table.csv").read_text(encoding="utf-8")
     assert table == reference_table(run_dir, "baseline", "test/model-1 · effort high · Test, API")
     assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,""02""",A,0,' in table
+
+
+def _rewrite_rows(run_dir: Path, name: str, change: Any) -> None:
+    """Rewrite a run file's rows (`change(rows)` edits the list) and record its new digest, as a faulty or
+    concurrent writer would have."""
+    path = run_dir / name
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    change(rows)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest[{"outputs.jsonl": "outputs_digest", "scores.jsonl": "scores_digest"}[name]] = file_digest(path)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_files_in_any_row_order_give_the_same_verdict_and_table(project: Project) -> None:
+    # The runner writes outputs as calls finish, so a file's rows need not follow the plan; the reader's
+    # shortcut for rows in plan order (or outputs in the scores' order) must give what the look-up gives.
+    card = the_card(project)
+    status = {("A", "ex-02", 1): "truncated"}
+    verdicts = []
+    for order in ("plan", "outputs reversed", "both reversed", "both shuffled alike"):
+        run_dir = make_run(project, card, ab_metrics(), status=status, compact=True)
+        if order != "plan":
+            _rewrite_rows(run_dir, "outputs.jsonl", lambda rows: rows.reverse())
+        if order == "both reversed":
+            _rewrite_rows(run_dir, "scores.jsonl", lambda rows: rows.reverse())
+        if order == "both shuffled alike":
+            for name in ("outputs.jsonl", "scores.jsonl"):
+                _rewrite_rows(run_dir, name, lambda rows: rows.sort(key=lambda r: r["cell"][::-1]))
+        result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
+        assert result.exit_code == 0, (order, result.output)
+        data = json.loads((run_dir / "verdict.json").read_text())
+        for key in ("run", "evidence", "given_at", "ledger"):
+            data.pop(key)
+        data["summary"] = data["summary"].replace(run_dir.name, "RUN")
+        verdicts.append((data, (run_dir / "table.csv").read_bytes()))
+    assert verdicts[0][0]["counts"]["truncated"] == 1
+    assert all(v == verdicts[0] for v in verdicts[1:])
+
+
+@pytest.mark.parametrize("order", ["plan", "reversed"])
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda rows: rows[3].update(fixture="ex-06" if rows[3]["fixture"] != "ex-06" else "ex-05"),
+     r"outputs\.jsonl: cell c[0-9a-f]{10} names fixture 'ex-0\d' but the plan has 'ex-0\d'"),
+    (lambda rows: rows[2].update(cell="c0000000000"), r"outputs\.jsonl: cell c0000000000 is not in the run's plan"),
+    (lambda rows: rows[4].update(cell=rows[5]["cell"]), r"outputs\.jsonl: cell c[0-9a-f]{10} is recorded twice"),
+])
+def test_outputs_that_disagree_with_the_plan_are_refused(project: Project, order: str, change: Any,
+                                                        message: str) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+
+    def edit(rows: list[dict[str, Any]]) -> None:
+        if order == "reversed":
+            rows.reverse()
+        change(rows)
+
+    _rewrite_rows(run_dir, "outputs.jsonl", edit)
+    with pytest.raises(VerdictError, match=message):
+        read_run(run_dir, allow_incomplete=True)
+    result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
+    assert result.exit_code == 1 and re.search(message, result.output), result.output

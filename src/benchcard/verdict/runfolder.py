@@ -93,6 +93,8 @@ class RunData(Grid):
     metric_order: tuple[str, ...] | None = None  # when every row of metric_rows has these keys in this order
     unscored: int = 0  # cells with an output but no row in scores.jsonl (counted as missing)
     pending_outputs: bytes | None = field(default=None, repr=False)  # see read_run(defer_outputs=True)
+    # scores.jsonl's cells and their plan positions: outputs.jsonl in the same order reuses them
+    scored_cells: tuple[list[str], IntArray] | None = field(default=None, repr=False)
     allow_incomplete: bool = False
 
     def grid(self, values: FloatArray, variant: str, fixtures: Sequence[str] | None = None) -> FloatArray:
@@ -138,12 +140,11 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     o_data = o_path.read_bytes() if o_path.is_file() else b""
     n = len(plan.cells)
     cells = plan.cells
-    index = dict(zip(cells, range(n), strict=True))
-    if len(index) != n:
+    if len(set(cells)) != n:
         raise VerdictError(f"{a_path}: a cell id appears twice")
 
     # scores → cells
-    s_idx = _indices(index, scores.cells, n, s_path)
+    s_idx, s_in_order = _indices(cells, scores.cells, s_path)
     status = np.full(n, MISSING, np.int64)
     status[s_idx] = scores.status
     scored = np.zeros(n, bool)
@@ -157,7 +158,7 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
         run_dir=run_dir, manifest=manifest, cells=cells, variants=plan.variants, fixtures=plan.fixtures,
         repetitions=plan.repetitions, variant=plan.variant, fixture=plan.fixture, repetition=plan.repetition,
         status=status, score=score, metrics={}, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan),
-        tokens=None, metric_rows=[], allow_incomplete=allow_incomplete,
+        tokens=None, metric_rows=[], allow_incomplete=allow_incomplete, scored_cells=(scores.cells, s_idx),
     )
     if defer_outputs and scored.all():
         data.pending_outputs = o_data  # every cell has a status from its score; outputs are checked later
@@ -195,10 +196,13 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
 
     data.metrics = _Columns(scores.names, lambda name: to_cells(scores.column(name)))
     data.rules = {name: to_cells(col) for name, col in scores.rules.items()}
-    rows = np.full(n, None, dtype=object)
-    rows[s_idx] = _objects(scores.metric_rows)
-    rows[~ok] = None
-    data.metric_rows = rows.tolist()
+    if s_in_order and ok.all():
+        data.metric_rows = list(scores.metric_rows)
+    else:
+        rows = np.full(n, None, dtype=object)
+        rows[s_idx] = _objects(scores.metric_rows)
+        rows[~ok] = None
+        data.metric_rows = rows.tolist()
     data.metric_order = scores.metric_order
     return data
 
@@ -207,12 +211,17 @@ def _join_outputs(data: RunData, outputs: Outputs, path: Path, scored: npt.NDArr
     """Fill status, cost, latency and tokens from outputs.jsonl; a cell whose fixture or status differs from the
     plan's or the scores' is an error naming it."""
     n = len(data.cells)
-    index = dict(zip(data.cells, range(n), strict=True))
-    o_idx = _indices(index, outputs.cells, n, path)
-    fixture_code = {f: k for k, f in enumerate(data.fixtures)}
-    got = np.fromiter(map(fixture_code.get, outputs.fixtures, repeat(-1, len(outputs.fixtures))), np.int64,
-                      len(outputs.fixtures))
-    wrong = got != data.fixture[o_idx]
+    if data.scored_cells is not None and outputs.cells == data.scored_cells[0]:
+        o_idx = data.scored_cells[1]  # the scores' rows, in the same order: their positions, already checked
+    else:
+        o_idx, _ = _indices(data.cells, outputs.cells, path)
+    if outputs.fixtures == _names(data.fixtures, data.fixture[o_idx]):
+        wrong = np.zeros(len(o_idx), bool)  # every row names its planned fixture (one list comparison)
+    else:
+        fixture_code = {f: k for k, f in enumerate(data.fixtures)}
+        got = np.fromiter(map(fixture_code.get, outputs.fixtures, repeat(-1, len(outputs.fixtures))), np.int64,
+                          len(outputs.fixtures))
+        wrong = got != data.fixture[o_idx]
     if wrong.any():
         j = int(np.flatnonzero(wrong)[0])
         i = int(o_idx[j])
@@ -256,12 +265,27 @@ def _objects(items: Sequence[object]) -> npt.NDArray[np.object_]:
     return out
 
 
-def _indices(index: Mapping[str, int], cells: Sequence[str], n: int, path: Path) -> IntArray:
-    """Plan positions of a file's cells; a cell not in the plan or recorded twice is an error."""
+def _names(names: Sequence[str], codes: IntArray) -> list[str]:
+    """Each code's name, as a list (one gather of an object array, not a Python step per item)."""
+    table = np.empty(len(names), dtype=object)
+    table[:] = names
+    out: list[str] = table[codes].tolist()
+    return out
+
+
+def _indices(plan: list[str], cells: list[str], path: Path) -> tuple[IntArray, bool]:
+    """Plan positions of a file's cells, and whether they are the plan's own order; a cell not in the plan or
+    recorded twice is an error. A file holding the plan's cells in its order (as a run without concurrency
+    writes them) is recognised by one list comparison, without a look-up per cell, so that callers can skip
+    their own per-cell gathers too. (`plan` holds no cell twice: `read_run` checks that first.)"""
+    n = len(plan)
+    if cells == plan:
+        return np.arange(n, dtype=np.int64), True
+    index = dict(zip(plan, range(n), strict=True))
     idx = np.fromiter(map(index.get, cells, repeat(-1, len(cells))), np.int64, len(cells))
     if (idx < 0).any():
         raise VerdictError(f"{path}: cell {cells[int(np.flatnonzero(idx < 0)[0])]} is not in the run's plan")
     if idx.size and np.bincount(idx, minlength=n).max() > 1:
         twice = int(np.flatnonzero(np.bincount(idx, minlength=n) > 1)[0])
         raise VerdictError(f"{path}: cell {next(c for c, i in index.items() if i == twice)} is recorded twice")
-    return idx
+    return idx, False
