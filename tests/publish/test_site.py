@@ -28,6 +28,7 @@ from benchcard.cli import cli
 from benchcard.ledgerrow import Latency, LedgerRow, RowCounts
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
+from benchcard.publish.render import fmt_num
 from benchcard.run.grid import planned_assignment
 from benchcard.run.plandigest import seal_plan
 from benchcard.scoring.scorers import score_output
@@ -586,8 +587,11 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
         assert svg.is_file() and svg.parent == path.parent
         body = svg.read_text(encoding="utf-8")
         assert body.lstrip().startswith("<?xml") and "<svg" in body and "excerpt-07" in body
-        assert "noise floor" in body and "CI of the gap" in body
-        assert a["alt"]
+        assert "noise floor" in body and "verdict's 95% CI" in body and "paired t" not in body
+        assert "the verdict's calibrated interval" in a["alt"]
+    guard = verdict["metrics"]["unsupported_values"]
+    assert (f"The guard is judged on the one-sided 95% upper bound, {fmt_num(guard['upper_one_sided'], 3)}, against "
+            "its margin.") in text
     # the per-field table: 12 fixture rows for each clause metric
     source = path.read_text(encoding="utf-8")
     pivots = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)
@@ -834,6 +838,11 @@ def test_a_truncated_cell_is_called_cut_off_at_max_tokens_not_a_transport_failur
     assert "review-02 · answer-cue · rep 1 · truncated · score — · cut off at max_tokens" in evidence
     assert "review-05 · plain · rep 0 · failed · score —" in evidence
     assert "review-05 · plain · rep 0 · failed · score — · cut off" not in evidence
+    # the plot's caption: the verdict judged the gap with the cut-off cell bounded, and says so in those words
+    [run_dir] = (tmp_path / "proj" / "results" / DEMO).glob(f"v*/{DEMO_RUN}")
+    low, high = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["metrics"]["score"]["bounded_gaps"]
+    assert (f"The verdict judged it with 1 truncated cell(s), outputs cut off at max_tokens, bounded at the worst "
+            f"case for the claim: gaps {fmt_num(low, 3)} to {fmt_num(high, 3)}.") in card
     for html_page in out.rglob("*.html"):
         text = _norm(_Page(html_page.read_text(encoding="utf-8")).text)
         for old in OLD_TRUNCATION_WORDS:

@@ -1,4 +1,8 @@
-"""The SVG figure of a clause (matplotlib): per-fixture paired differences, the gap's CI and the noise floor."""
+"""The SVG figure of a clause (matplotlib): per-fixture paired differences, the gap's interval and the noise floor.
+
+The band is the verdict's own calibrated interval wherever a verdict exists (`plotband.py`), so that a figure
+can never show an interval excluding 0 beside a verdict that says the gap is not shown.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 
 from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
+from benchcard.publish.plotband import CALIBRATED, Band, paired_band, verdict_band
 from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run, baseline_of, clauses_for
 from benchcard.scoring.scorers import LOWER_IS_BETTER
@@ -89,48 +94,64 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
     variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
     for clause in clauses:
         metric = str(clause["metric"])
+        fixture = clause.get("fixture")
         if metric not in set(df["metric"]):
             continue
         for variant in variants:
+            if clause.get("variant") not in (None, variant):  # a verdict's clause is one variant's
+                continue
             fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
+            if fixture:
+                fixtures = [f for f in fixtures if f == fixture]
             base = _grid(df, metric, baseline, fixtures)
             var = _grid(df, metric, variant, fixtures)
             d = _fixture_means(var) - _fixture_means(base)
             keep = ~np.isnan(d)
             if not keep.any():
                 continue
+            band = verdict_band(run, clause, variant)
             try:
-                gap = stats.paired_gap(base, var, alpha, seed=seed)
                 floor = stats.noise_floor(base, alpha)
+                if band is None:
+                    band = paired_band(stats.paired_gap(base, var, alpha, seed=seed))
             except ValueError:
                 continue
-            name = _slug(f"{run.run_id}-{variant}-{metric}") + ".svg"
+            name = _slug(f"{run.run_id}-{variant}-{metric}" + (f"-{fixture}" if fixture else "")) + ".svg"
             kept = [f for f, k in zip(fixtures, keep, strict=True) if k]
-            _draw(folder / name, kept, d[keep].tolist(), gap, floor.value, metric, variant, baseline, clause)
+            _draw(folder / name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline, clause)
             narrow_name = name.removesuffix(".svg") + "-narrow.svg"
             if narrow:
-                _draw(folder / narrow_name, kept, d[keep].tolist(), gap, floor.value, metric, variant, baseline,
+                _draw(folder / narrow_name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline,
                       clause, narrow=True)
-            ci = (f"no interval ({gap.no_interval}; sign-flip p {fmt_num(gap.p_signflip, 3)})" if gap.no_interval
-                  else f"[{fmt_num(gap.ci_low, 3)}, {fmt_num(gap.ci_high, 3)}]")
-            alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(gap.gap, 3)}, "
-                   f"{1 - alpha:.0%} CI {ci}, baseline noise floor ±{fmt_num(floor.value, 3)}")
-            out.append({"src": prefix + name, "src_narrow": prefix + narrow_name if narrow else None,
-                        "better": "lower" if good_sign(metric, clause) < 0 else "higher",
-                        "alt": alt, "metric": metric, "variant": variant,
-                        "gap": fmt_num(gap.gap, 3), "ci": ci, "no_interval": gap.no_interval,
-                        "p_signflip": fmt_num(gap.p_signflip, 3),
-                        "floor": fmt_num(floor.value, 3), "level": f"{1 - alpha:.0%}",
-                        "n": int(keep.sum()),
-                        "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
+            out.append(_view(band, prefix + name, prefix + narrow_name if narrow else None, metric, variant,
+                             baseline, clause, floor.value, run.verdict is not None)
+                       | {"n": int(keep.sum()), "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
     return out
+
+
+def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: str, baseline: str,
+          clause: Mapping[str, Any], floor: float, judged: bool) -> dict[str, Any]:
+    """What the page says of one figure: its alt text and the caption's figures, naming the interval drawn."""
+    level = f"{1 - band.alpha:.0%}"
+    ci = (f"no interval ({band.no_interval}; sign-flip p {fmt_num(band.p_signflip, 3)})" if band.no_interval
+          else f"[{fmt_num(band.ci_low, 3)}, {fmt_num(band.ci_high, 3)}]")
+    alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(band.gap, 3)}, {level} CI {ci}, "
+           f"{band.name}{'' if judged or band.kind == CALIBRATED else ' (no verdict yet)'}; baseline noise floor "
+           f"±{fmt_num(floor, 3)}")
+    bound = ({"side": band.bound[0], "value": fmt_num(band.bound[1], 3)} if band.bound else None)
+    return {"src": src, "src_narrow": src_narrow, "better": "lower" if good_sign(metric, clause) < 0 else "higher",
+            "alt": alt, "metric": metric, "variant": variant, "gap": fmt_num(band.gap, 3), "ci": ci,
+            "no_interval": band.no_interval, "p_signflip": fmt_num(band.p_signflip, 3),
+            "floor": fmt_num(floor, 3), "level": level, "calibrated": band.kind == CALIBRATED,
+            "judged": judged, "bound": bound, "truncated": band.truncated,
+            "bounded_gaps": [fmt_num(x, 3) for x in band.bounded_gaps] if band.bounded_gaps else None}
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any, floor: float, metric: str,
+def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band, floor: float, metric: str,
           variant: str, baseline: str, clause: Mapping[str, Any], narrow: bool = False) -> None:
     import matplotlib
 
@@ -155,8 +176,9 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Any,
             handles.append(Patch(color="#9a9a9a", alpha=0.4, label=f"baseline noise floor ±{floor:.3f}"))
         if math.isfinite(gap.ci_low) and math.isfinite(gap.ci_high):
             ax.axvspan(gap.ci_low, gap.ci_high, color="#3b6fd8", alpha=0.18, lw=0)
+            which = "verdict's" if gap.kind == CALIBRATED else "paired t"
             handles.append(Patch(color="#3b6fd8", alpha=0.35,
-                                 label=f"{1 - gap.alpha:.0%} CI of the gap [{gap.ci_low:.3f}, {gap.ci_high:.3f}]"))
+                                 label=f"{which} {1 - gap.alpha:.0%} CI [{gap.ci_low:.3f}, {gap.ci_high:.3f}]"))
         elif gap.no_interval:  # never a band of zero width: zero spread is not certainty
             handles.append(Patch(fill=False, lw=0, label=f"no interval: {gap.no_interval.split(':')[0]} "
                                  f"(sign-flip p {gap.p_signflip:.3f})"))
