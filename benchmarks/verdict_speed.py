@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import tempfile
 import time
@@ -244,6 +245,11 @@ def main_full(args: argparse.Namespace) -> None:
                 finding = verdict.finding
             with open(run_dir / "table.csv", encoding="utf-8") as fh:
                 table_rows = sum(1 for _ in fh) - 1
+            if args.keep:  # the last verdict's files, to compare two versions' bytes (`--keep DIR`)
+                kept = Path(args.keep) / shape
+                kept.mkdir(parents=True, exist_ok=True)
+                for source in (run_dir / "verdict.json", run_dir / "table.csv", project.ledger_path):
+                    shutil.copyfile(source, kept / source.name)
         worst = max(times)
         within = statistics.median(times) <= budget
         ok &= within
@@ -270,6 +276,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--full", action="store_true",
                         help="time the whole verdict path (give_verdict) over a run folder instead")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="with --full: copy the last verdict's verdict.json, table.csv and ledger to DIR/SHAPE/")
     parser.add_argument("--cold", action="store_true",
                         help="with --full: give each verdict in a fresh interpreter, as the command does")
     args = parser.parse_args()

@@ -92,6 +92,15 @@ def _codes(values: Sequence[str], order: list[str]) -> tuple[IntArray, list[str]
     return np.fromiter(map(rank.__getitem__, values), np.int64, len(values)), ranked
 
 
+def _status_codes(statuses: list[str]) -> IntArray:
+    """Status codes of rows; a file of ok rows only (the usual run) is recognised by one count, not a look-up
+    per row."""
+    n = len(statuses)
+    if statuses.count("ok") == n:
+        return np.full(n, OK, np.int64)
+    return np.fromiter(map(STATUS_CODES.__getitem__, statuses), np.int64, n)
+
+
 def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
     """`sealed/assignment.jsonl` as codes (baseline first among variants); two cells on one grid point are an
     error."""
@@ -120,7 +129,6 @@ def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     rows = decode_rows(data, ScoreRow, path, VerdictError)
     if latest:
         rows = last_per_cell(rows, _CELL)
-    n = len(rows)
     metrics: list[dict[str, Metric]] = list(map(_METRICS, rows))
     names: dict[str, None] = {}
     orders = [keys for keys in dict.fromkeys(map(tuple, metrics)) if keys]  # each key order once, first seen first
@@ -131,7 +139,7 @@ def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     for keys in dict.fromkeys(tuple(r) for r in rules_of if r):
         rule_names.update(dict.fromkeys(keys))
     score = _floats(map(_SCORE, rows))
-    status = np.fromiter(map(STATUS_CODES.__getitem__, map(_STATUS, rows)), np.int64, n)
+    status = _status_codes(list(map(_STATUS, rows)))
 
     def column(name: str) -> FloatArray:
         return _floats(map(methodcaller("get", name), metrics))
@@ -152,7 +160,7 @@ def read_outputs(data: bytes, path: Path, *, latest: bool = False) -> Outputs:
     return Outputs(
         cells=list(map(_CELL, rows)),
         fixtures=list(map(_FIXTURE, rows)),
-        status=np.fromiter(map(STATUS_CODES.__getitem__, map(_STATUS, rows)), np.int64, n),
+        status=_status_codes(list(map(_STATUS, rows))),
         cost=_floats(map(_COST, rows)),
         latency_ms=_floats(map(_LATENCY, rows)),
         tokens={k: np.fromiter(map(attrgetter(k), usage), np.float64, n) for k in ("input", "output", "reasoning")},
