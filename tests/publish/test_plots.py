@@ -142,3 +142,27 @@ def test_an_edited_verdict_cannot_move_the_band(tmp_path: Path) -> None:
     [img] = [a for t, a in _Page(source).tags if t == "img" and "score" in str(a.get("src"))]
     assert f"95% CI [{fmt_num(low, 3)}, {fmt_num(high, 3)}], the verdict's calibrated interval" in str(img["alt"])
     assert "0.250, 0.350" not in source
+
+
+def test_each_variant_gets_one_figure_with_its_own_verdict_interval(tmp_path: Path) -> None:
+    """Two variants: one figure per variant and gap clause (the verdict lists each clause once per variant,
+    which must not draw each figure twice), each with that variant's interval from `by_variant`."""
+    from benchcard.publish.build import build_site
+    from benchcard.publish.render import fmt_num
+
+    from ..verdict.test_entry import cli_run, two_variant_project
+    from .test_site import _Page
+
+    project, run = two_variant_project(tmp_path / "p")
+    assert cli_run(project, "verdict", run).exit_code == 0
+    verdict = json.loads(next(project.results_dir.glob(f"extract-ab/v1/{run}/verdict.json")).read_text())
+    figures = verdict["metrics"]["field_recall"]["by_variant"]
+    build_site(project, tmp_path / "site")
+    source = (tmp_path / "site" / "cards" / "extract-ab" / "index.html").read_text(encoding="utf-8")
+    alts = [str(a["alt"]) for t, a in _Page(source).tags if t == "img"]
+    assert len(alts) == 4  # field_recall and the unsupported_values guard, for A and for B
+    [a] = [x for x in alts if x.startswith("field_recall, A minus baseline")]
+    low, high = figures["A"]["ci"]
+    assert f"95% CI [{fmt_num(low, 3)}, {fmt_num(high, 3)}], the verdict's calibrated interval" in a
+    [b] = [x for x in alts if x.startswith("field_recall, B minus baseline")]
+    assert figures["B"]["ci"] is None and "95% CI no interval (every fixture moved alike" in b
