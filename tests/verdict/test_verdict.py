@@ -7,6 +7,7 @@ these tests need neither the runner nor a model.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -29,10 +30,12 @@ from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
-from benchcard.run.grid import planned_assignment
+from benchcard.records import dumps_line
+from benchcard.run.grid import assignment_plan, planned_assignment
 from benchcard.run.plandigest import seal_plan
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import bootstrap_many
+from benchcard.verdict.columns import plan_grid, read_plan
 from benchcard.verdict.give import find_run, give_verdict, load_verdict
 from benchcard.verdict.runfolder import read_run
 
@@ -879,3 +882,32 @@ def test_outputs_that_disagree_with_the_plan_are_refused(project: Project, order
         read_run(run_dir, allow_incomplete=True)
     result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
     assert result.exit_code == 1 and re.search(message, result.output), result.output
+
+
+@pytest.mark.parametrize("variants", [
+    'variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
+    'variants: {Z: "z\\n", baseline: "", A: "a\\n", "C, \\"quoted\\"": "c\\n", Ω: "d\\n"}',
+    None,  # a probe
+])
+@pytest.mark.parametrize("seed", [1, 2**40 + 3])
+def test_the_re_derived_plan_is_the_decoded_one(tmp_path: Path, variants: str | None, seed: int) -> None:
+    # The verdict takes the plan from the re-derived assignment when the sealed file has its digest; it must be
+    # exactly what decoding the file gives: names, their order (baseline first), codes and cell names.
+    if variants is None:
+        project = make_project(tmp_path / "p", PROBE_CARD)
+        card = the_card(project, "say-negative")
+    else:
+        text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
+                               variants)
+        project = make_project(tmp_path / "p", text, fixtures=["ex-06", "ex-02", "ex-01", 'ex,"3"', "ex-Ω"])
+        card = the_card(project)
+    digest, columns = assignment_plan(card, seed)
+    assert columns is not None
+    written = b"".join(dumps_line(row) for row in planned_assignment(card, seed))
+    assert digest == "sha256:" + hashlib.sha256(written).hexdigest()
+    got, decoded = plan_grid(columns, card.variant_names(), card.baseline), read_plan(written, card.baseline, Path("a"))
+    assert (got.cells, got.variants, got.fixtures, got.repetitions) == \
+        (decoded.cells, decoded.variants, decoded.fixtures, decoded.repetitions)
+    for name in ("variant", "fixture", "repetition"):
+        mine, theirs = getattr(got, name), getattr(decoded, name)
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), name

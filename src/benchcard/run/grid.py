@@ -102,12 +102,18 @@ def assignment_digest(card: Card, seed: int) -> str:
     """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
     `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check.
     The draws after the block shuffle are made as arrays (`griddraws`) unless a cell id repeats."""
+    return assignment_plan(card, seed)[0]
+
+
+def assignment_plan(card: Card, seed: int) -> tuple[str, PlanColumns | None]:
+    """`assignment_digest`, and the plan's columns it was computed from (None when a cell id repeated and the
+    Python walk made them): a file with this digest holds exactly this plan, so the verdict need not decode it."""
     from benchcard.run.griddraws import plan_columns  # numpy: the verdict's, never the runner's import
 
     rng, blocks = _shuffled_blocks(card, seed)
     columns = plan_columns(rng, blocks, len(card.variant_names()))
     if columns is not None:
-        return _columns_digest(card, columns)
+        return _columns_digest(card, columns), columns
     variants = {v: msgspec.json.encode(v).decode() for v in card.variant_names()}
     fixtures = {f: msgspec.json.encode(f).decode() for f in card.fixture_ids()}
     h = hashlib.sha256()
@@ -119,7 +125,7 @@ def assignment_digest(card: Card, seed: int) -> str:
             h.update("".join(lines).encode("utf-8"))
             lines.clear()
     h.update("".join(lines).encode("utf-8"))
-    return "sha256:" + h.hexdigest()
+    return "sha256:" + h.hexdigest(), None
 
 
 def _columns_digest(card: Card, plan: PlanColumns) -> str:

@@ -109,3 +109,15 @@ def hex_ids(ids: npt.NDArray[np.uint64], head: bytes = b"") -> list[bytes]:
     text[:, len(head) :] = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[digits]
     out: list[bytes] = text.view(f"S{len(head) + 10}").ravel().tolist()
     return out
+
+
+def cell_names(ids: npt.NDArray[np.uint64]) -> list[str]:
+    """Each 40-bit id as its cell name (`c` and ten lowercase hex digits), as str: one array of code points,
+    no object per digit."""
+    shifts = np.arange(36, -1, -4, dtype=np.uint64)
+    digits = ((ids[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.intp)
+    points = np.empty((ids.size, 11), dtype=np.uint32)
+    points[:, 0] = ord("c")
+    points[:, 1:] = np.frombuffer(b"0123456789abcdef", dtype=np.uint8).astype(np.uint32)[digits]
+    out: list[str] = points.view("<U11").ravel().tolist()
+    return out

@@ -29,9 +29,10 @@ from benchcard.records import (
     ScoreRow,
     decode_rows,
 )
+from benchcard.run.griddraws import PlanColumns, cell_names
 
 __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "STATUS_CODES", "TRUNCATED", "FloatArray", "Grid", "IntArray",
-           "Outputs", "Scores", "read_outputs", "read_plan", "read_scores"]
+           "Outputs", "Scores", "plan_grid", "read_outputs", "read_plan", "read_scores"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -116,6 +117,23 @@ def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
         raise VerdictError(f"{path}: two cells share a (variant, fixture, repetition)")
     return Grid(cells=list(map(_CELL, rows)), variants=variant_names, fixtures=fixture_names,
                 repetitions=repetitions, variant=variant, fixture=fixture, repetition=repetition)
+
+
+def plan_grid(plan: PlanColumns, variant_names: Sequence[str], baseline: str | None) -> Grid:
+    """The `read_plan` of an assignment file whose digest is that of `plan` (the one `run.grid` re-derives
+    from the card and the seed): the same codes and names, from the re-derived columns, without decoding the
+    file again. Its cells are distinct and no two share a grid point by construction."""
+    present = [variant_names[k] for k in np.unique(plan.variant).tolist()]
+    variant_rank, variants = _codes(present, [baseline] if baseline else [])
+    remap = np.zeros(len(variant_names), dtype=np.int64)
+    remap[[variant_names.index(v) for v in present]] = variant_rank
+    block_fixtures = [f for f, _ in plan.blocks]
+    block_fixture, fixtures = _codes(block_fixtures, [])
+    block_reps = np.fromiter((r for _, r in plan.blocks), np.int64, len(plan.blocks))
+    repetitions = sorted(set(block_reps.tolist()))
+    block_rep = np.searchsorted(np.asarray(repetitions, dtype=np.int64), block_reps).astype(np.int64)
+    return Grid(cells=cell_names(plan.ids), variants=variants, fixtures=fixtures, repetitions=repetitions,
+                variant=remap[plan.variant], fixture=block_fixture[plan.block], repetition=block_rep[plan.block])
 
 
 def _floats(values: Iterable[Metric]) -> FloatArray:

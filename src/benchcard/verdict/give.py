@@ -36,11 +36,13 @@ from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
-from benchcard.records import Manifest, utc_stamp
-from benchcard.run.grid import assignment_digest
+from benchcard.records import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.run.grid import assignment_plan
+from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
@@ -159,7 +161,8 @@ def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
                   outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
-                  assignment: Future[str] | None = None, sealed_root: Future[str] | None = None) -> None:
+                  assignment: Future[tuple[str, PlanColumns | None]] | None = None,
+                  sealed_root: Future[str] | None = None) -> None:
     """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
     changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
     run = run_dir.name
@@ -172,7 +175,8 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
             f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
             f"{root} but the run was made under {manifest.seal_root}"
         )
-    check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card, assignment)
+    check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card,
+               assignment.result()[0] if assignment is not None else None)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
     if not outputs.is_file():
@@ -237,14 +241,16 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         try:
             card = _run_card(project, run_dir, manifest)
             sealed_root = io.submit(_seal_root, project, card, manifest)
-            planned = io.submit(assignment_digest, card, manifest.seed) if manifest.seed is not None else None
+            # on the table's thread, idle until the table is formed: the plan is needed before the digests
+            planned = tables.submit(assignment_plan, card, manifest.seed) if manifest.seed is not None else None
             clock.lap("checks (card)")
             read_error: VerdictError | None = None
             figures = None
             seed = seed_from(manifest.seal_root)
             try:
                 data = read_run(run_dir, manifest=manifest, baseline=card.baseline,
-                                allow_incomplete=allow_incomplete, defer_outputs=True)
+                                allow_incomplete=allow_incomplete, defer_outputs=True,
+                                sealed_plan=lambda: _sealed_plan(card, manifest, planned))
                 _check_plan(card, data)
                 figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
                 table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
@@ -291,6 +297,19 @@ class _Clock:
         if self.sink is not None:
             self.sink[name] = self.sink.get(name, 0.0) + now - self.last
         self.last = now
+
+
+def _sealed_plan(card: Card, manifest: Manifest, planned: Future[tuple[str, PlanColumns | None]] | None
+                 ) -> Grid | None:
+    """The plan re-derived from the card and the seed, when the manifest seals an assignment file with its
+    digest: the file then holds exactly it (`check_plan` refuses a file that differs from the manifest), so it
+    is not decoded again. None otherwise: the file is read as it is, and the checks say what is wrong."""
+    if planned is None or not manifest.sealed:
+        return None
+    digest, columns = planned.result()
+    if columns is None or manifest.sealed.get(f"{SEALED}/{ASSIGNMENT}") != digest:
+        return None
+    return plan_grid(columns, card.variant_names(), card.baseline)
 
 
 def _check_plan(card: Card, data: RunData) -> None:

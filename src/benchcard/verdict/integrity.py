@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,10 @@ VERDICT_UNHASHED = ("given_at", "ledger")
 ANCHORED = {"outputs_digest": OUTPUTS, "scores_digest": SCORES}
 
 
-def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: Future[str] | None = None) -> None:
+def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: str | None = None) -> None:
     """Refuse a run whose sealed plan changed, or whose assignment is not the one its card and seed give.
 
-    `expected` may be `assignment_digest(card, seed)` computed meanwhile on another thread; when the sealed
+    `expected` may be `assignment_digest(card, seed)`, computed meanwhile on another thread; when the sealed
     assignment's digest equals it, no line is read; otherwise the lines are compared one by one."""
     run = run_dir.name
     problems = plan_problems(run_dir, manifest)
@@ -49,7 +48,7 @@ def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected:
     seed = manifest.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise VerdictError(f"run {run}: manifest field 'seed' is {seed!r}; the assignment cannot be re-derived")
-    same = (expected.result() if expected is not None else assignment_digest(card, seed)) == \
+    same = (expected if expected is not None else assignment_digest(card, seed)) == \
         manifest["sealed"].get(f"{SEALED}/{ASSIGNMENT}")
     problem = None if same else assignment_problem(run_dir / SEALED / ASSIGNMENT, card, seed)
     if problem:

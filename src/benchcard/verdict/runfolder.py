@@ -122,21 +122,28 @@ def _read_bytes(path: Path, what: str) -> bytes:
 
 
 def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str | None = None,
-             allow_incomplete: bool = False, defer_outputs: bool = False) -> RunData:
+             allow_incomplete: bool = False, defer_outputs: bool = False,
+             sealed_plan: Callable[[], Grid | None] | None = None) -> RunData:
     """Join a run's files into arrays (this unblinds: it reads `sealed/assignment.jsonl`).
 
     Refuses a run whose files disagree (a cell not in the plan, a status that differs between outputs and
     scores, a fixture that differs from the plan's, a duplicate). Cells without an output or a score are an
     error unless `allow_incomplete`, which counts them as missing. `defer_outputs=True` leaves the outputs of a
-    fully scored run to `finish_outputs`, so the statistics can start first.
+    fully scored run to `finish_outputs`, so the statistics can start first. `sealed_plan`, when it gives a
+    plan (the re-derived one, when its digest is the sealed file's: `give`), spares decoding the file; it is
+    asked after the scores are read, so that it can be computed meanwhile.
     """
     manifest = manifest if manifest is not None else read_manifest(run_dir)
     baseline = baseline or manifest.baseline
     a_path = run_dir / "sealed" / "assignment.jsonl"
     s_path = run_dir / "scores.jsonl"
     o_path = run_dir / "outputs.jsonl"
-    plan = read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
+    if sealed_plan is None:
+        plan = read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
     scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
+    if sealed_plan is not None:
+        plan = sealed_plan() or read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline,
+                                          a_path)
     o_data = o_path.read_bytes() if o_path.is_file() else b""
     n = len(plan.cells)
     cells = plan.cells
