@@ -152,7 +152,7 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
             # what the row anchors replaces what the edited file says; its unanchored prose is not shown
             anchored = {k: v for k, v in row.fields().items() if k in FROM_ROW}
             run.verdict = {k: v for k, v in run.verdict.items() if k not in ("why", "notes")} | anchored
-            run.verdict_file = None  # its figures are the edited file's: the lead lines are not drawn from them
+            run.edited_file, run.verdict_file = run.verdict_file, None  # the lead is not drawn from its figures
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

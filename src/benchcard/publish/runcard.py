@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UnsetType
+
 from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
@@ -16,20 +19,21 @@ from benchcard.publish.files import copy_published, published_name, regular_insi
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
+from benchcard.publish.verdictview import ClauseLine, verdict_view
 from benchcard.verdict.judgefigures import judge_table
 from benchcard.verdict.report import effect_lines, row_lead_lines
+from benchcard.verdictfigures import HumanGrades, known
+from benchcard.verdictfile import AbVerdict
 
 
-def _clause_text(clause: Mapping[str, Any]) -> str:
-    metric = str(clause.get("metric") or "?")
-    test = str(clause.get("test") or "?")
+def _clause_text(clause: ClauseLine) -> str:
     words = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
-             "holds": "holds"}.get(test, test)
-    text = f"{metric} {words}"
-    if clause.get("fixture"):
-        text += f" on {clause['fixture']}"
-    if clause.get("margin") is not None:
-        text += f" (margin {fmt_value(clause['margin'])})"
+             "holds": "holds"}.get(clause.test, clause.test)
+    text = f"{clause.metric or '?'} {words or '?'}"
+    if clause.fixture:
+        text += f" on {clause.fixture}"
+    if clause.margin is not None:
+        text += f" (margin {fmt_value(clause.margin)})"
     return text
 
 
@@ -47,90 +51,61 @@ _CLAUSE_FIGURES = {
 
 
 
-def _clause_holds(clause: Mapping[str, Any]) -> bool | None:
-    for key in ("holds", "passed", "ok"):
-        if isinstance(clause.get(key), bool):
-            return bool(clause[key])
-    status = clause.get("status") or clause.get("outcome")
-    if isinstance(status, str):
-        return status.lower() in ("holds", "held", "pass", "passed", "true", "ok")
-    return None
-
-
 def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
-    """The verdict as written by `benchcard verdict` (read tolerantly: a missing field shows as nothing)."""
-    verdict = run.verdict or (run.ledger_row.fields() if run.ledger_row else {})
-    clauses = verdict.get("clauses")
-    if isinstance(clauses, Mapping):
-        clauses = [dict(v, name=k) if isinstance(v, Mapping) else {"name": k, "holds": v} for k, v in clauses.items()]
-    raw = [c for c in (clauses if isinstance(clauses, list) else []) if isinstance(c, Mapping)]
-    several = len({c.get("variant") for c in raw}) > 1
+    """The verdict's tables as the page shows them, from its typed figures (`verdictview`)."""
+    view = verdict_view(run)
+    several = len({c.variant for c in view.clauses}) > 1
     clause_views = []
-    for c in raw:
-        holds = _clause_holds(c)
-        text = str(c.get("text") or c.get("clause") or _clause_text(c))
-        if several and c.get("variant"):
-            text = f"{c['variant']}: {text}"
-        only = _CLAUSE_FIGURES.get(str(c.get("test") or ""))
+    for c in view.clauses:
+        text = c.text or _clause_text(c)
+        if several and c.variant:
+            text = f"{c.variant}: {text}"
         clause_views.append({
             "text": text,
-            "holds": holds,
-            "state": ("holds" if holds else ("significantly broken" if c.get("broken") else "does not hold")
-                      if holds is not None else "—"),
-            "figures": labelled_figures(c, skip=CLAUSE_KEYS, only=only),
-            "why": str(c.get("why") or c.get("reason") or ""),
+            "holds": c.holds,
+            "state": "holds" if c.holds else ("significantly broken" if c.broken else "does not hold"),
+            "figures": labelled_figures(dict(c.figures), skip=CLAUSE_KEYS, only=_CLAUSE_FIGURES.get(c.test)),
+            "why": c.why,
         })
-    metrics = verdict.get("metrics")
-    metric_views = []
-    if isinstance(metrics, Mapping):
-        for name, figs in metrics.items():
-            if isinstance(figs, Mapping):
-                metric_views.append({"name": str(name), "figures": labelled_figures(figs)})
+    metric_views = [{"name": name, "figures": labelled_figures(dict(figs))} for name, figs in view.metrics]
     notes: list[dict[str, Any]] = []
-    human = verdict.get("human")
-    if isinstance(human, Mapping):
-        summary = {k: human[k] for k in ("graded", "agreement", "kappa", "pass_rule") if k in human}
-        if summary:
-            notes.append({"title": "Agreement of the human grades with the blind scorer", "table": _tabulate(summary)})
-        for key, title in (("disagreements", "Disagreements"), ("notes", "Grader notes")):
-            rows = human.get(key)
-            if isinstance(rows, list):
-                picked = [{label: r.get(field) for field, label in _GRADE_COLUMNS if field in r}
-                          for r in rows if isinstance(r, Mapping)]
-                notes.append({"title": title, "table": _tabulate(picked) if picked else _tabulate("None.")})
-    else:
-        for key in ("scorer_notes", "grading", "grades", "disagreements"):
-            if verdict.get(key):
-                notes.append({"title": key.replace("_", " ").capitalize(), "table": _tabulate(verdict[key])})
-    if isinstance(verdict.get("judge"), Mapping):
+    if view.human is not None:
+        h = view.human
+        summary: dict[str, object] = {"graded": h.graded, "agreement": h.agreement, "kappa": h.kappa}
+        if isinstance(h, HumanGrades) and not isinstance(h.pass_rule, UnsetType):
+            summary["pass_rule"] = h.pass_rule
+        notes.append({"title": "Agreement of the human grades with the blind scorer", "table": _tabulate(summary)})
+        if isinstance(h, HumanGrades):
+            for title, rows in (("Disagreements", h.disagreements), ("Grader notes", known(h.notes))):
+                if rows is not None:
+                    picked = [{label: getattr(r, name) for name, label in _GRADE_COLUMNS} for r in rows]
+                    notes.append({"title": title, "table": _tabulate(picked) if picked else _tabulate("None.")})
+    elif view.disagreements:
+        notes.append({"title": "Disagreements",
+                      "table": _tabulate([msgspec.to_builtins(d) for d in view.disagreements])})
+    if view.judge is not None:
         notes.append({"title": "The judge: its agreement with itself, its noise, length",
-                      "table": _tabulate(judge_table(verdict["judge"]))})
-    counts = verdict.get("counts")
+                      "table": _tabulate(judge_table(view.judge))})
     other = []
-    if isinstance(counts, Mapping):
-        other.append(("cells", ", ".join(f"{v} {k}" for k, v in counts.items())))
-    elif verdict.get("cells") is not None:
-        other.append(("cells", fmt_value(verdict["cells"])))
-    if verdict.get("alpha") is not None:
-        other.append(("α", fmt_value(verdict["alpha"])))
-    comparisons = verdict.get("comparisons")
-    for comp in comparisons if isinstance(comparisons, list) else []:
-        eq = comp.get("equivalence") if isinstance(comp, Mapping) else None
-        if isinstance(eq, Mapping) and eq.get("tost_p") is not None:
-            label = "equivalence" if not several else f"equivalence ({comp.get('variant')})"
-            other.append((label, f"TOST p {fmt_p(eq['tost_p'])} against ±{fmt_value(eq.get('margin'))}"))
-    run_notes = [str(n) for n in verdict.get("notes") or [] if isinstance(n, str)]
+    if view.counts is not None:
+        other.append(("cells", ", ".join(f"{v} {k}" for k, v in msgspec.to_builtins(view.counts).items())))
+    elif view.cells is not None:
+        other.append(("cells", fmt_value(view.cells)))
+    if view.alpha is not None:
+        other.append(("α", fmt_value(view.alpha)))
+    for variant, eq in view.equivalences:
+        if eq.tost_p is not None:
+            label = "equivalence" if not several else f"equivalence ({variant})"
+            other.append((label, f"TOST p {fmt_p(eq.tost_p)} against ±{fmt_value(eq.margin)}"))
     # the terminal's lead, word for word: the same paired means, and the fixtures left out of the pairing
     if run.verdict_file is not None:
         lead = effect_lines(run.verdict_file)
-    elif run.verdict is not None and run.ledger_row is not None and run.verdict.get("kind") == "ab":
-        lead = row_lead_lines(run.ledger_row, str(run.verdict.get("baseline")),
-                              float(run.verdict.get("confidence", 0.95)))  # an edited file: its row's figures
-    else:
+    elif isinstance(run.edited_file, AbVerdict) and run.ledger_row is not None and run.edited_file.kind == "ab":
+        lead = row_lead_lines(run.ledger_row, run.edited_file.baseline, float(run.edited_file.confidence))
+    else:  # an edited file: its row's figures
         lead = []
     return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
-            "notes": notes, "other": other, "run_notes": run_notes, "lead": lead,
-            "summary": str(verdict.get("why") or verdict.get("summary") or "")}
+            "notes": notes, "other": other, "run_notes": list(view.notes), "lead": lead, "summary": view.summary}
 
 
 def _tabulate(obj: Any) -> dict[str, Any]:

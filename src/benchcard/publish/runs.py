@@ -61,6 +61,7 @@ class Run:
     assignment: list[AssignmentRow] = field(default_factory=list)
     verdict: dict[str, Any] | None = None  # verdict.json's JSON as written (or anchored to its ledger row)
     verdict_file: VerdictFile | None = None  # the same, typed; None when the file was edited after its row
+    edited_file: VerdictFile | None = None  # verdict.json as edited after its ledger row (its figures not shown)
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
     ledger_row: LedgerRow | None = None

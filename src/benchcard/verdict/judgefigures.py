@@ -22,6 +22,7 @@ from scipy import stats as sps
 from benchcard._util.hashing import file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
+from benchcard.ledgerrow import JudgeFigures
 from benchcard.records import JudgePlan
 from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
 from benchcard.run.store import RunStore
@@ -188,16 +189,20 @@ def judge_lines(j: JudgeBlock | None) -> list[str]:
     return lines
 
 
-def judge_table(j: Mapping[str, Any]) -> dict[str, Any]:
-    """The judge block of a verdict as label → value, for a run's page."""
-    agree = j.get("self_agreement") or {}
-    counts = j.get("counts") or {}
-    return {"judge": j.get("rig"), "judgements per output": j.get("per_output"),
-            "Krippendorff's alpha (with itself)": agree.get("alpha"), "level": agree.get("level"),
-            "identical grades": agree.get("exact"), "floor": j.get("floor"), "floor met": j.get("floor_met"),
-            "noise sd per judgement": (j.get("noise") or {}).get("sd"),
-            "Spearman length vs score": (j.get("verbosity") or {}).get("spearman_length_score"),
-            "judge is the model under test": j.get("same_model_as_run"),
+def judge_table(j: JudgeBlock | JudgeFigures) -> dict[str, object]:
+    """The judge block of a verdict as label → value, for a run's page. A ledger row's (`JudgeFigures`, shown
+    when verdict.json is not) has only the headline: the rest shows as nothing."""
+    full = j if isinstance(j, JudgeBlock) else None
+    agree = full.self_agreement if full is not None else None
+    counts = (full.counts if full is not None else None) or {}
+    return {"judge": j.rig, "judgements per output": j.per_output,
+            "Krippendorff's alpha (with itself)": agree.alpha if agree is not None else None,
+            "level": agree.level if agree is not None else None,
+            "identical grades": agree.exact if agree is not None else None,
+            "floor": j.floor, "floor met": j.floor_met,
+            "noise sd per judgement": full.noise.sd if full is not None else None,
+            "Spearman length vs score": full.verbosity.spearman_length_score if full is not None else None,
+            "judge is the model under test": full.same_model_as_run if full is not None else None,
             "unreadable / truncated / failed": f"{counts.get('unreadable', 0)} / {counts.get('truncated', 0)} / "
                                                f"{counts.get('failed', 0)}",
-            "variant echoes removed": j.get("redacted")}
+            "variant echoes removed": full.redacted if full is not None else None}
