@@ -27,12 +27,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# llama-cpp-python builds from source (about 10 CPU-minutes): build it once per flag set, keep the wheel.
+# llama-cpp-python builds from source (about 8 CPU-minutes): build it once per flag set, keep the wheel.
 # --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and could hand back a native build.
 wheel: $(BIN)/python
 	@mkdir -p $(WHEELHOUSE)
 	@if ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1; then echo "llama-cpp-python: cached portable wheel $(WHEELHOUSE)"; else \
-	  echo "llama-cpp-python: building a portable wheel once (about 10 CPU-minutes) into $(WHEELHOUSE)"; \
+	  echo "llama-cpp-python: building a portable wheel once (about 8 CPU-minutes) into $(WHEELHOUSE)"; \
 	  printf '%s\n' '$(LLAMA_CMAKE)' > $(WHEELHOUSE)/BUILD_FLAGS; \
 	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
 

@@ -34,9 +34,9 @@ from benchcard.records import dumps_line
 from benchcard.run.grid import assignment_plan, planned_assignment
 from benchcard.run.plandigest import seal_plan
 from benchcard.verdict import stats
-from benchcard.verdict.clausestats import bootstrap_many
 from benchcard.verdict.columns import plan_grid, read_plan
 from benchcard.verdict.give import find_run, give_verdict, load_verdict
+from benchcard.verdict.resample import bootstrap_intervals
 from benchcard.verdict.runfolder import read_run
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
@@ -506,16 +506,12 @@ def test_infinities_become_null(tmp_path: Path) -> None:
     assert "Infinity" not in project.ledger_path.read_text()
 
 
-def test_bootstrap_many_matches_stats_and_seal_seed(project: Project) -> None:
-    rng = np.random.default_rng(3)
-    pairs = [(rng.random((30, 4)), rng.random((30, 4))) for _ in range(3)] + [(rng.random((7, 2)), rng.random((7, 2)))]
-    got = bootstrap_many(pairs, seed=42, n_resamples=2000)
-    want = [stats.cluster_bootstrap(b, v, 2000, seed=42) for b, v in pairs]
-    assert got == want
+def test_the_bootstrap_is_seeded_from_the_seal(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics())
     data = give_verdict(project, run_dir).to_json()
     root = json.loads((run_dir / "manifest.json").read_text())["seal_root"]
-    expected = stats.cluster_bootstrap(np.array(BASE_A), np.array(VAR_A), 10_000, seed=seed_from(root))
+    d = stats.fixture_differences(np.array(BASE_A), np.array(VAR_A))
+    expected = bootstrap_intervals([d], 10_000, seed_from(root), 0.05)[0]
     assert data["metrics"]["field_recall"]["ci_bootstrap"] == pytest.approx(list(expected))
     assert data["bootstrap"]["seed"] == seed_from(root)
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import special
 
 from benchcard.verdict.crossed import crossed
-from benchcard.verdict.decision import p_two_sided
+from benchcard.verdict.decision import p_tost, p_two_sided
 from benchcard.verdict.worstcase import calibrate, critical_t, null_scores, wallace, wallace_inverse
 
 
@@ -75,3 +75,12 @@ def test_the_null_draws_are_seeded_and_cached() -> None:
     assert a is null_scores(12, 12, 3) and not a.flags.writeable
     null_scores.cache_clear()
     assert np.array_equal(a, null_scores(12, 12, 3))
+
+
+def test_case_a_tost_is_calibrated_like_the_test() -> None:
+    """docs/statistics.md, Case A: TOST with the calibrated variance at margins 0.05 and 0.30."""
+    base = np.array([[.5, .75, .5], [.75, .75, 1], [.25, .5, .5], [1, .75, 1], [.5, .5, .75], [.75, 1, .75]])
+    var = np.array([[.75, .75, .75], [1, .75, 1], [.5, .5, .75], [1, 1, 1], [.5, .75, .75], [.75, 1, 1]])
+    c = crossed(base, var)
+    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.994400, abs=1e-6)
+    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.001800, abs=1e-6)

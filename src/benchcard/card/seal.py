@@ -126,7 +126,7 @@ def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
         "keys": content.keys,
         "root": content.root,
     }
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False).encode() + b"\n")
     return path, data, True
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
@@ -14,20 +13,12 @@ from benchcard.scoring.scorers import metric_range
 from benchcard.verdict import stats
 from benchcard.verdict.columns import TRUNCATED, FloatArray
 from benchcard.verdict.crossed import Crossed, crossed
-from benchcard.verdict.resample import Resamples, bootstrap_intervals
+from benchcard.verdict.resample import Resamples
 from benchcard.verdict.runfolder import RunData
 from benchcard.verdict.signflip import signflip
 
 BOOTSTRAP_RESAMPLES = 10_000
 SIGNFLIP_DRAWS = 100_000
-
-
-def bootstrap_many(pairs: Sequence[tuple[FloatArray, FloatArray]], *, seed: int,
-                   n_resamples: int = BOOTSTRAP_RESAMPLES, alpha: float = 0.05) -> list[tuple[float, float]]:
-    """`stats.cluster_bootstrap` for several (baseline, variant) pairs at once, with identical results: pairs
-    with the same number of paired fixtures share one draw of resampled indices."""
-    diffs = [stats.fixture_differences(b, v) for b, v in pairs]
-    return bootstrap_intervals(diffs, n_resamples, seed, alpha)
 
 
 @dataclass

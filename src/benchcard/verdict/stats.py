@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special  # not scipy.stats: the same t and normal functions without its import time
 
 from benchcard.verdict.signflip import signflip_p
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    FloatArray = npt.NDArray[np.float64]
-
-# numpy and scipy are imported inside the functions that use them, at first use: `plan` takes `seed_from` from
-# here at every `benchcard run`, which never needs either (over a second of CPU on a small machine).
+FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "NoiseFloor",
     "PairedGap",
-    "cluster_bootstrap",
     "fixture_differences",
     "noise_floor",
     "norm_ppf",
@@ -39,7 +34,6 @@ __all__ = [
     "signflip_p",
     "t_ppf",
     "t_sf",
-    "tost",
     "wilson",
 ]
 
@@ -107,7 +101,6 @@ class NoiseFloor:
 
 def _as_grid(scores: npt.ArrayLike, name: str) -> FloatArray:
     """An (F, R) float array; 1-D input is one repetition per fixture."""
-    import numpy as np
 
     arr = np.asarray(scores, dtype=np.float64)
     if arr.ndim == 1:
@@ -123,7 +116,6 @@ def _as_grid(scores: npt.ArrayLike, name: str) -> FloatArray:
 
 def _row_means(arr: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
     """Per-row mean over the non-NaN cells, and how many there were (mean is NaN where none)."""
-    import numpy as np
 
     valid = ~np.isnan(arr)
     counts = valid.sum(axis=1)
@@ -139,7 +131,6 @@ def fixture_differences(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Floa
     Repetitions of one fixture are not independent evidence about the prompt, so they are averaged first
     and the fixture is the unit of inference.
     """
-    import numpy as np
 
     base = _as_grid(baseline, "baseline")
     var = _as_grid(variant, "variant")
@@ -155,33 +146,24 @@ def fixture_differences(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Floa
 
 def _is_constant(d: FloatArray) -> bool:
     """True when all differences are equal up to rounding: se is 0 and a t statistic would divide by 0."""
-    import numpy as np
 
     scale = max(1.0, float(np.max(np.abs(d))))
     return float(np.ptp(d)) <= _CONSTANT_RTOL * scale
 
 
-def _special() -> Any:
-    """`scipy.special`, imported at its first use. Its t and normal functions are the ones `scipy.stats`
-    calls, without the second of import `scipy.stats` costs a verdict run in a fresh process."""
-    from scipy import special
-
-    return special
-
-
 def t_ppf(q: float, df: int) -> float:
     """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf)."""
-    return float(_special().stdtrit(df, q))
+    return float(special.stdtrit(df, q))
 
 
 def t_sf(x: float, df: int) -> float:
     """Upper tail of Student's t (scipy.stats.t.sf)."""
-    return float(_special().stdtr(df, -x))
+    return float(special.stdtr(df, -x))
 
 
 def norm_ppf(q: float) -> float:
     """Quantile of the standard normal (scipy.stats.norm.ppf)."""
-    return float(_special().ndtri(q))
+    return float(special.ndtri(q))
 
 
 # --------------------------------------------------------------------------------------- paired gap
@@ -255,7 +237,6 @@ def noise_floor(baseline: npt.ArrayLike, alpha: float = 0.05) -> NoiseFloor:
     NF = t(1 − α/2, R − 1) · √(2·σ²_run/R). (The first version used sd(M_r) whole, which counted the
     sampling noise twice; docs/statistics.md.) Fewer than two runs or two complete fixtures: infinite.
     """
-    import numpy as np
 
     _check_alpha(alpha)
     base = _as_grid(baseline, "baseline")
@@ -276,34 +257,6 @@ def noise_floor(baseline: npt.ArrayLike, alpha: float = 0.05) -> NoiseFloor:
     excess = max(0.0, ms_rep - ms_err) / f
     value = t_ppf(1.0 - alpha / 2.0, r - 1) * math.sqrt(2.0 * excess / r)
     return NoiseFloor(run_means=means, sd=sd, value=value)
-
-
-# --------------------------------------------------------------------------------------------- TOST
-
-
-def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: float = 0.05) -> float:
-    """TOST p for equivalence within ±margin: the larger of the two one-sided paired t p-values.
-
-    p < alpha is the same as the 1 − 2·alpha t interval lying inside (−margin, margin): the evidence that
-    the change did nothing worth having, which an absent significant gap alone never is.
-    """
-    _check_alpha(alpha)
-    if not margin > 0.0:
-        raise ValueError(f"an equivalence margin must be positive, got {margin}")
-    d = fixture_differences(baseline, variant)
-    n = int(d.size)
-    if n < 2:
-        return 1.0
-    gap = float(d.mean())
-    if _is_constant(d):  # no spread: the one-sided sign-flip of n equal differences, 2^−n (decision.p_beyond)
-        p_low = 0.5 ** n if gap > -margin else 1.0
-        p_high = 0.5 ** n if gap < margin else 1.0
-        return max(p_low, p_high)
-    se = float(d.std(ddof=1)) / math.sqrt(n)
-    df = n - 1
-    p_low = t_sf((gap + margin) / se, df)  # H0: gap ≤ −margin
-    p_high = t_sf(-(gap - margin) / se, df)  # H0: gap ≥ +margin
-    return max(p_low, p_high)
 
 
 # ------------------------------------------------------------------------------------------- Wilson
@@ -328,33 +281,3 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     low = 0.0 if k == 0 else max(0.0, centre - half)
     high = 1.0 if k == n else min(1.0, centre + half)
     return (low, high)
-
-
-# ---------------------------------------------------------------------------------------- bootstrap
-
-
-def cluster_bootstrap(
-    baseline: npt.ArrayLike,
-    variant: npt.ArrayLike,
-    n_resamples: int = 10_000,
-    *,
-    seed: int,
-    alpha: float = 0.05,
-) -> tuple[float, float]:
-    """Percentile interval of the mean paired gap, resampling whole fixtures with replacement.
-
-    Reported beside the t interval as a check that needs no normality; resampling fixtures (the clusters),
-    not cells, keeps the repetitions of one fixture together. Equal differences give no interval (−inf, inf),
-    as in `paired_gap`. Chunked so that memory stays bounded for any
-    number of fixtures and resamples; the same seed and data always give the same interval.
-    """
-
-    _check_alpha(alpha)
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1")
-    from benchcard.verdict.resample import bootstrap_intervals
-
-    d = fixture_differences(baseline, variant)
-    if d.size >= 2 and _is_constant(d):  # every resample is the same mean: [x, x] would be false certainty
-        return -math.inf, math.inf
-    return bootstrap_intervals([d], n_resamples, seed, alpha)[0]

@@ -1,0 +1,5 @@
+"""`python -m benchcard`: the same command line as `benchcard`."""
+
+from benchcard.cli import main
+
+main()
