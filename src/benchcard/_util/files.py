@@ -1,15 +1,20 @@
 """Whole files written so that a reader sees the old state or the new one, never half of a file.
 
-One implementation for every file benchcard replaces whole (manifest, seal, verdict.json, site files): written
-to a temporary sibling, synced, renamed over the target, and the folder synced, so a kill or a power cut at any
-instant leaves either the old file or the new one.
+The one implementation for every file benchcard writes whole (manifest, seal, sealed plan, scores, chunks,
+verdict.json, table.csv, sheet mappings, site files): written to a temporary sibling, synced, renamed over the
+target, and the folder synced, so a kill or a power cut at any instant leaves either the old file or the new
+one. `write_atomic` takes the bytes at once, `AtomicFile` streams them, and `synced_file` + `move_into_place`
+split the two halves for a file whose digest is recorded before it is moved into place.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
 
 
 def fsync_dir(folder: Path) -> None:
@@ -22,13 +27,90 @@ def fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8) to a temporary sibling, sync it, and move it into place."""
+def tmp_sibling(path: Path, suffix: str = ".tmp") -> Path:
+    """Where `path` is written before it is moved into place: beside it, named `<name>.tmp`."""
+    return path.with_name(path.name + suffix)
+
+
+@contextlib.contextmanager
+def synced_file(path: Path) -> Iterator[BinaryIO]:
+    """Open `path` for writing bytes; on leaving the block without error, flush it and sync it to disk."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    with open(path, "wb") as fh:
+        yield fh
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, path)
+
+
+def move_into_place(tmp: Path, path: Path, overwrite: bool = True) -> None:
+    """Rename a written and synced `tmp` over `path` and sync the folder(s), so the move survives a power cut.
+
+    With `overwrite=False` an existing `path` is kept (FileExistsError, `tmp` removed): the file is linked, not
+    renamed, so two writers racing for the same name cannot both win.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if overwrite:
+        os.replace(tmp, path)
+    else:
+        try:
+            os.link(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
     fsync_dir(path.parent)
+    if tmp.parent != path.parent:
+        fsync_dir(tmp.parent)
+
+
+class AtomicFile:
+    """A file written as a stream and moved into place whole: `commit()` (or leaving a `with` block cleanly)
+    moves it, `abort()` (or an exception in the block) removes the temporary file and leaves the target as it was.
+    """
+
+    def __init__(self, path: Path, overwrite: bool = True, suffix: str = ".tmp") -> None:
+        self.path = path
+        self.tmp = tmp_sibling(path, suffix)
+        self._overwrite = overwrite
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: BinaryIO | None = open(self.tmp, "wb")  # noqa: SIM115 (closed by commit or abort)
+
+    def write(self, data: bytes) -> int:
+        """Append bytes to the temporary file."""
+        assert self._fh is not None, f"{self.path}: written after commit or abort"
+        return self._fh.write(data)
+
+    def commit(self) -> None:
+        """Sync the temporary file and move it over the target."""
+        if self._fh is None:
+            return
+        fh, self._fh = self._fh, None
+        with fh:
+            fh.flush()
+            os.fsync(fh.fileno())
+        move_into_place(self.tmp, self.path, self._overwrite)
+
+    def abort(self) -> None:
+        """Close and remove the temporary file; the target is untouched."""
+        if self._fh is None:
+            return
+        self._fh.close()
+        self._fh = None
+        self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> AtomicFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def write_atomic(path: Path, data: str | bytes, overwrite: bool = True) -> None:
+    """Write `data` (text as UTF-8) to a temporary sibling, sync it, and move it into place.
+
+    With `overwrite=False` an existing file is left as it is and FileExistsError raised.
+    """
+    with AtomicFile(path, overwrite=overwrite) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)

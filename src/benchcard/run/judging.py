@@ -21,7 +21,6 @@ The judge's calls are costed and counted apart from the model's (the manifest's 
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections import defaultdict
@@ -32,6 +31,7 @@ from typing import IO, Any
 
 import httpx
 
+from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
@@ -200,7 +200,7 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     occurrences: dict[bytes, int] = defaultdict(int)
     seen: set[str] = set()
     tmp = _plan_tmp(jstore)
-    with open(tmp, "wb") as fh:
+    with synced_file(tmp) as fh:  # moved into sealed/ by _finish_plan once its digest is in the manifest
         for cell, k in pairs:
             out = outputs[cell]
             fixture = out.fixture
@@ -215,8 +215,6 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
             jid = _judgement_id(rng, seen)
             fh.write(dumps_line(JudgeRequestRow(cell=jid, output=cell, judgement=k, fixture=fixture,
                                                 redacted=blinded.removed, provider=cfg.name, url=url, body=body)))
-        fh.flush()
-        os.fsync(fh.fileno())
     model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = " · ".join(str(p) for p in (rig["model"], f"effort {rig['effort']}" if rig["effort"] else None,
@@ -243,8 +241,7 @@ def _finish_plan(jstore: JudgeStore, manifest: Manifest) -> None:
     if not tmp.is_file() or file_digest(tmp) != recorded:
         raise RunError(f"{jstore.judge_requests_path}: missing, and no written plan matches the manifest's "
                        f"requests_digest {recorded}")
-    jstore.judge_requests_path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(tmp, jstore.judge_requests_path)
+    move_into_place(tmp, jstore.judge_requests_path)
 
 
 def _judgement_id(rng: random.Random, seen: set[str]) -> str:
@@ -300,8 +297,7 @@ def write_scores(store: RunStore, judged: Mapping[str, list[dict[str, float] | N
     """scores.jsonl from outputs.jsonl and the judgements: per output, each metric's mean over its readable
     judgements; truncated and failed outputs get a null score, outputs with no readable judgement no row."""
     written = 0
-    tmp = store.scores_path.with_name(store.scores_path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    with AtomicFile(store.scores_path) as fh:
         for out in store.iter_outputs():
             if out.status != "ok":
                 row = ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={},
@@ -315,9 +311,6 @@ def write_scores(store: RunStore, judged: Mapping[str, list[dict[str, float] | N
                                metrics=dict(means), rules=None)
             fh.write(dumps_line(row))
             written += 1
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, store.scores_path)
     return written
 
 

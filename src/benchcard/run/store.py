@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import msgspec
 
-from benchcard._util.files import fsync_dir, write_atomic
+from benchcard._util.files import AtomicFile, write_atomic
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import RunError
 from benchcard.project import Project
@@ -179,24 +179,15 @@ class RunStore:
 
         Rows are written as they come, so a 100,000-cell plan never holds its request bodies in memory.
         """
-        sealed = self.folder / SEALED
-        sealed.mkdir(parents=True, exist_ok=True)
-        tmp_a = self.assignment_path.with_name(ASSIGNMENT + ".tmp")
-        tmp_r = self.requests_path.with_name(REQUESTS + ".tmp")
         count = 0
-        with open(tmp_a, "wb") as fa, open(tmp_r, "wb") as fr:
+        # requests opened first so that it is committed last: a plan with requests has its assignment
+        with AtomicFile(self.requests_path) as fr, AtomicFile(self.assignment_path) as fa:
             for assignment, request in rows:
                 if assignment.cell != request.cell:
                     raise RunError(f"plan rows out of step: {assignment.cell} vs {request.cell}")
                 fa.write(dumps_line(assignment))
                 fr.write(dumps_line(request))
                 count += 1
-            for fh in (fa, fr):
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp_a, self.assignment_path)
-        os.replace(tmp_r, self.requests_path)
-        fsync_dir(sealed)
         return count
 
     def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:

@@ -15,6 +15,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
+from benchcard._util.files import AtomicFile
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
 from benchcard.records import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
@@ -303,7 +304,7 @@ def score_run(
     if latest:
         rows = last_per_cell(rows, _cell)
     try:
-        with open(scores_path, "wb") as fh:
+        with AtomicFile(scores_path) as fh:
             written = write_lines(fh, (_score_row(spec, out, keys, fixture_texts) for out in rows))
     except BaseException:
         scores_path.unlink(missing_ok=True)

@@ -17,7 +17,6 @@ judges each clause, `findings` writes what verdict.json says, `tablecsv` writes 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -29,7 +28,7 @@ import msgspec
 import numpy as np
 
 from benchcard import ledger
-from benchcard._util.files import write_atomic
+from benchcard._util.files import move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
@@ -353,7 +352,7 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
             entered = ledger.append(project, row)
             written = msgspec.structs.replace(pending, given_at=entered.at,
                                               ledger=LedgerEntry(entered.seq, entered.hash, entered.at))
-        os.replace(table_tmp, run_dir / TABLE_FILE)
+        move_into_place(table_tmp, run_dir / TABLE_FILE)
         write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
                    outcome=body["outcome"], run_dir=run_dir, data=written.fields(), ledger_row=entered)

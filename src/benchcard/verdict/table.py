@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from benchcard._util.files import synced_file
 from benchcard.records import Metric
 from benchcard.verdict.tablecells import csv_field, table_value
 
@@ -66,14 +66,12 @@ def write_table(path: Path, data: RunData, rig: str, arrow_from: int = ARROW_FRO
     """
     rows = len(data.cells) * max(1, len(data.metrics))
     body = _arrow_body(data, rig) if rows >= arrow_from else None
-    with open(path, "wb") as fh:
+    with synced_file(path) as fh:  # a temporary name: the verdict moves it into place once it is entered
         if body is None:
             fh.write(table_bytes(data, rig))
         else:
             fh.write(HEADER)
             fh.write(body)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def _rows(data: RunData) -> tuple[list[str], IntArray, list[MetricRow], bool]:

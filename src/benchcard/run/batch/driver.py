@@ -23,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError
 from benchcard.records import AssignmentRow, dumps_line, iter_rows
@@ -46,7 +47,7 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
     max_bytes = min(limits.bytes, cfg.get("bytes", limits.bytes)) - WRAPPER_BYTES
     journal.folder.mkdir(parents=True, exist_ok=True)
     chunks: list[Chunk] = []
-    fh = None
+    fh: AtomicFile | None = None
     sha = hashlib.sha256()
     cells = size = 0
 
@@ -54,32 +55,34 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
         nonlocal fh
         if fh is None:
             return
-        fh.flush()
-        os.fsync(fh.fileno())
-        fh.close()
+        fh.commit()
         fh = None
         name = f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl"
-        os.replace(store.folder / (name + ".tmp"), store.folder / name)
         chunks.append(Chunk(first + len(chunks), cells, size, "sha256:" + sha.hexdigest(), name))
 
-    for cell, body in sealed_bodies(store):
-        if only is not None and cell not in only:
-            continue
-        line = vendor.line(cell, body)
-        need = len(line) + limits.overhead
-        if need > max_bytes:
-            raise RunError(f"cell {cell}: its request is {len(line):,} bytes, more than a "
-                           f"{vendor.name} batch may hold ({max_bytes:,}); run it interactively")
-        if fh is not None and (cells >= max_requests or size + need > max_bytes):
-            close()
-        if fh is None:
-            fh = open(store.folder / f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl.tmp", "wb")  # noqa: SIM115
-            sha, cells, size = hashlib.sha256(), 0, 0
-        fh.write(line)
-        sha.update(line)
-        cells += 1
-        size += len(line)
-    close()
+    try:
+        for cell, body in sealed_bodies(store):
+            if only is not None and cell not in only:
+                continue
+            line = vendor.line(cell, body)
+            need = len(line) + limits.overhead
+            if need > max_bytes:
+                raise RunError(f"cell {cell}: its request is {len(line):,} bytes, more than a "
+                               f"{vendor.name} batch may hold ({max_bytes:,}); run it interactively")
+            if fh is not None and (cells >= max_requests or size + need > max_bytes):
+                close()
+            if fh is None:
+                fh = AtomicFile(store.folder / f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl")
+                sha, cells, size = hashlib.sha256(), 0, 0
+            fh.write(line)
+            sha.update(line)
+            cells += 1
+            size += len(line)
+        close()
+    except BaseException:
+        if fh is not None:
+            fh.abort()  # no half-written chunk is left behind
+        raise
     journal.append({"event": "planned" if only is None else "added", "vendor": vendor.name,
                     "limits": {"requests": max_requests, "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
                         {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file}

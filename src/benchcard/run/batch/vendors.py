@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from benchcard._util.files import AtomicFile
 from benchcard.errors import ProviderError, RunError
 from benchcard.run.calls import backoff_delay
 from benchcard.run.providers.base import HttpProvider, RetryableError, parse_retry_after, read_key, redact
@@ -113,13 +114,9 @@ class Vendor:
                     self._raise(method, url, response)
                 if stream_to is None:
                     return json.loads(await response.aread())
-                part = stream_to.with_name(stream_to.name + ".part")
-                with open(part, "wb") as fh:
+                with AtomicFile(stream_to, suffix=".part") as fh:
                     async for block in response.aiter_bytes():
                         fh.write(block)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(part, stream_to)
                 return None
         except (httpx.HTTPError, OSError) as exc:
             if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
