@@ -8,123 +8,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-from msgspec import UnsetType
-
 from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish.evidence import run_files
 from benchcard.publish.files import copy_published, published_name, regular_inside
 from benchcard.publish.plots import draw_plots
-from benchcard.publish.render import CLAUSE_KEYS, fmt_num, fmt_p, fmt_value, labelled_figures, paragraphs, prose
+from benchcard.publish.render import fmt_num, paragraphs, prose
 from benchcard.publish.runs import Run, baseline_of, clauses_for
-from benchcard.publish.verdictview import ClauseLine, verdict_view
-from benchcard.verdict.judgefigures import judge_table
-from benchcard.verdict.report import effect_lines, row_lead_lines
-from benchcard.verdictfigures import HumanGrades, known
-from benchcard.verdictfile import AbVerdict
-
-
-def _clause_text(clause: ClauseLine) -> str:
-    words = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
-             "holds": "holds"}.get(clause.test, clause.test)
-    text = f"{clause.metric or '?'} {words or '?'}"
-    if clause.fixture:
-        text += f" on {clause.fixture}"
-    if clause.margin is not None:
-        text += f" (margin {fmt_value(clause.margin)})"
-    return text
-
-
-# The columns of a grading disagreement worth a row on the page (the sheet and its row are in grades/).
-_GRADE_COLUMNS = (("cell", "cell"), ("fixture", "fixture"), ("variant", "variant"), ("repetition", "rep"),
-                  ("auto_score", "scorer"), ("human_grade", "human"), ("note", "note"))
-# Figures worth a reader's eye on the clause line; the rest stay in verdict.json, which the page links.
-_CLAUSE_FIGURES = {
-    "rises": ("gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "n_fixtures"),
-    "falls": ("gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "n_fixtures"),
-    "not_rises": ("gap", "upper_one_sided", "ci", "p", "noise_floor", "n_fixtures"),
-    "not_falls": ("gap", "lower_one_sided", "ci", "p", "noise_floor", "n_fixtures"),
-    "holds": ("k", "n", "planned", "wilson", "baseline_k", "baseline_n"),
-}
-
-
-
-def _verdict_view(run: Run, card: Card | None) -> dict[str, Any]:
-    """The verdict's tables as the page shows them, from its typed figures (`verdictview`)."""
-    view = verdict_view(run)
-    several = len({c.variant for c in view.clauses}) > 1
-    clause_views = []
-    for c in view.clauses:
-        text = c.text or _clause_text(c)
-        if several and c.variant:
-            text = f"{c.variant}: {text}"
-        clause_views.append({
-            "text": text,
-            "holds": c.holds,
-            "state": "holds" if c.holds else ("significantly broken" if c.broken else "does not hold"),
-            "figures": labelled_figures(dict(c.figures), skip=CLAUSE_KEYS, only=_CLAUSE_FIGURES.get(c.test)),
-            "why": c.why,
-        })
-    metric_views = [{"name": name, "figures": labelled_figures(dict(figs))} for name, figs in view.metrics]
-    notes: list[dict[str, Any]] = []
-    if view.human is not None:
-        h = view.human
-        summary: dict[str, object] = {"graded": h.graded, "agreement": h.agreement, "kappa": h.kappa}
-        if isinstance(h, HumanGrades) and not isinstance(h.pass_rule, UnsetType):
-            summary["pass_rule"] = h.pass_rule
-        notes.append({"title": "Agreement of the human grades with the blind scorer", "table": _tabulate(summary)})
-        if isinstance(h, HumanGrades):
-            for title, rows in (("Disagreements", h.disagreements), ("Grader notes", known(h.notes))):
-                if rows is not None:
-                    picked = [{label: getattr(r, name) for name, label in _GRADE_COLUMNS} for r in rows]
-                    notes.append({"title": title, "table": _tabulate(picked) if picked else _tabulate("None.")})
-    elif view.disagreements:
-        notes.append({"title": "Disagreements",
-                      "table": _tabulate([msgspec.to_builtins(d) for d in view.disagreements])})
-    if view.judge is not None:
-        notes.append({"title": "The judge: its agreement with itself, its noise, length",
-                      "table": _tabulate(judge_table(view.judge))})
-    other = []
-    if view.counts is not None:
-        other.append(("cells", ", ".join(f"{v} {k}" for k, v in msgspec.to_builtins(view.counts).items())))
-    elif view.cells is not None:
-        other.append(("cells", fmt_value(view.cells)))
-    if view.alpha is not None:
-        other.append(("α", fmt_value(view.alpha)))
-    for variant, eq in view.equivalences:
-        if eq.tost_p is not None:
-            label = "equivalence" if not several else f"equivalence ({variant})"
-            other.append((label, f"TOST p {fmt_p(eq.tost_p)} against ±{fmt_value(eq.margin)}"))
-    # the terminal's lead, word for word: the same paired means, and the fixtures left out of the pairing
-    if run.verdict_file is not None:
-        lead = effect_lines(run.verdict_file)
-    elif isinstance(run.edited_file, AbVerdict) and run.ledger_row is not None and run.edited_file.kind == "ab":
-        lead = row_lead_lines(run.ledger_row, run.edited_file.baseline, float(run.edited_file.confidence))
-    else:  # an edited file: its row's figures
-        lead = []
-    return {"finding": run.finding, "outcome": run.outcome, "clauses": clause_views, "metrics": metric_views,
-            "notes": notes, "other": other, "run_notes": list(view.notes), "lead": lead, "summary": view.summary}
-
-
-def _tabulate(obj: Any) -> dict[str, Any]:
-    """Scorer notes of any shape as something a template can show: a table, a list, or text.
-
-    The shape is named by `kind` (never told apart by which keys exist: in Jinja2 a dict's missing `items`
-    key is its `.items` method, which is how a run with grades and no grader notes once crashed the site).
-    """
-    if isinstance(obj, list) and obj and all(isinstance(r, Mapping) for r in obj):
-        columns = list(dict.fromkeys(k for r in obj for k in r))
-        rows = [[r.get(c) if isinstance(r.get(c), str) else fmt_value(r.get(c)) for c in columns] for r in obj]
-        return {"kind": "table", "columns": columns, "rows": rows}
-    if isinstance(obj, Mapping):
-        return {"kind": "table", "columns": ["", ""],
-                "rows": [[str(k).replace("_", " "), v if isinstance(v, str) else fmt_value(v)]
-                         for k, v in obj.items()]}
-    if isinstance(obj, list):
-        return {"kind": "list", "entries": [v if isinstance(v, str) else fmt_value(v) for v in obj]}
-    return {"kind": "text", "text": str(obj)}
+from benchcard.publish.verdictpage import verdict_page
 
 
 def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -276,7 +168,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         run_views.append({
             "run": run,
             "current": run.version == card.version,
-            "verdict": _verdict_view(run, card) if run.verdict is not None or run.ledger_row else None,
+            "verdict": verdict_page(run) if run.verdict is not None or run.ledger_row else None,
             "plots": plots,
             "pivot": main,
             "more_pivot": rest,
