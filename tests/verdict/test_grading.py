@@ -293,3 +293,44 @@ def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path)
         assert "'" + formula in cells and formula not in cells
     assert "plain" in cells
     assert not any(c[:1] in "=+-@\t" for c in cells)
+
+
+def test_the_mapping_is_compact_and_an_old_spaced_mapping_still_grades(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    runner = CliRunner()
+    out = tmp_path / "sheet.csv"
+    assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)]).exit_code == 0
+    mapping = run_dir / "sealed" / "sheet-human.jsonl"
+    lines = mapping.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 36 and all(line.startswith('{"row":') and ": " not in line and ", " not in line
+                                    for line in lines)
+    assert not (run_dir / "sealed" / "sheet-human.jsonl.tmp").exists()
+    # a run exported before: the mapping in the old dialect, with spaces
+    old = "".join(json.dumps(json.loads(line), ensure_ascii=False) + "\n" for line in lines)
+    assert '"row": 1, "cell": ' in old
+    mapping.write_text(old, encoding="utf-8")
+    again = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(tmp_path / "b.csv")])
+    assert again.exit_code == 0, again.output  # the same rows: accepted, and the old file is not rewritten
+    assert mapping.read_text(encoding="utf-8") == old
+    auto = _auto_scores(run_dir)
+    rows = _sheet(out)
+    for r in rows:
+        r["grade"] = "pass" if auto[int(r["row"])] == 1.0 else "fail"
+    rows[0]["grade"] = "fail" if rows[0]["grade"] == "pass" else "pass"
+    _write(out, rows)
+    graded = runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
+    assert graded.exit_code == 0, graded.output
+    verdict = runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name])
+    assert verdict.exit_code == 0, verdict.output
+    assert "human grades: 36 graded · agreement 0.972" in verdict.output and "1 disagreement(s)" in verdict.output
+
+
+def test_a_mapping_with_a_broken_line_is_named(project: Project, tmp_path: Path) -> None:
+    run_dir = _run(project)
+    out = tmp_path / "sheet.csv"
+    blind_sheet(project, run_dir, out)
+    mapping = run_dir / "sealed" / "sheet-human.jsonl"
+    mapping.write_text(mapping.read_text(encoding="utf-8").replace('"row":2,', '"row":"two",'), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
+    assert result.exit_code == 1
+    assert re.search(r"sheet-human\.jsonl: line 2: Expected `int`, got `str` - at `\$\.row`", result.output)

@@ -14,7 +14,6 @@ agreement rate, Cohen's kappa on pass/fail, and every disagreement — the blind
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -23,15 +22,17 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
 import numpy as np
 
+from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.safewrite import write_new
 from benchcard._util.text import displayable, plain_text, spreadsheet_text
-from benchcard.errors import RunError, VerdictError
+from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
-from benchcard.records import OutputRow, read_rows
+from benchcard.records import OutputRow, dumps_line, read_rows
 from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
@@ -68,6 +69,14 @@ def _check_name(name: str) -> str:
     if not NAME.fullmatch(name):
         raise RunError(f"sheet name {name!r}: expected lowercase letters, digits, '-' or '_' (up to 40)")
     return name
+
+
+class SheetRow(msgspec.Struct, frozen=True):
+    """One line of `sealed/sheet-<name>.jsonl`: which cell (and fixture) a sheet row stands for."""
+
+    row: int
+    cell: str
+    fixture: str
 
 
 def _mapping_path(run_dir: Path, name: str) -> Path:
@@ -118,12 +127,9 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
     for row_id, i in enumerate(order, 1):
         o = graded[i]
         rows.append([row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(o.text)), "", ""])
-        mapping.append({"row": row_id, "cell": o.cell, "fixture": o.fixture})
+        mapping.append(SheetRow(row_id, o.cell, o.fixture))
     path = _mapping_path(run_dir, name)
-    sealed = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mapping).encode("utf-8")
-    if path.is_file() and path.read_bytes() != sealed:
-        raise RunError(f"{project.relative(path)}: a sheet named {name!r} was exported with other rows; "
-                       "export under another --name")
+    _same_mapping(project, path, name, mapping)
 
     def write(fh: IO[str]) -> None:
         writer = csv.writer(fh)
@@ -132,22 +138,27 @@ def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: 
 
     backup = write_new(out, write, force=force, shown=str(out), error=RunError)
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(sealed)
+        try:
+            write_atomic(path, b"".join(dumps_line(m) for m in mapping), overwrite=False)
+        except FileExistsError:  # another export of the same name got there first: it must have the same rows
+            _same_mapping(project, path, name, mapping)
     return Sheet(out, name, len(mapping), path, left_out, backup)
 
 
-def _read_mapping(run_dir: Path, name: str) -> dict[int, dict[str, Any]]:
+def _same_mapping(project: Project, path: Path, name: str, mapping: list[SheetRow]) -> None:
+    """Refuse a second export under a name whose sealed mapping holds other rows (compared as rows, so a
+    mapping written in the older spaced dialect still matches; it is never rewritten)."""
+    if path.is_file() and read_rows(path, SheetRow) != mapping:
+        raise RunError(f"{project.relative(path)}: a sheet named {name!r} was exported with other rows; "
+                       "export under another --name")
+
+
+def _read_mapping(run_dir: Path, name: str, error: type[BenchcardError] = RunError) -> dict[int, SheetRow]:
     path = _mapping_path(run_dir, name)
     if not path.is_file():
         raise RunError(f"run {run_dir.name} has no sheet named {name!r} (no sealed/sheet-{name}.jsonl); "
                        "export one with `benchcard blind-sheet`")
-    out: dict[int, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            m = json.loads(line)
-            out[int(m["row"])] = m
-    return out
+    return {m.row: m for m in read_rows(path, SheetRow, error)}
 
 
 def _sheet_names(run_dir: Path) -> list[str]:
@@ -223,8 +234,8 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
             raise fail("row", f"sheet row {row_id} appears twice")
         seen.add(row_id)
         fixture = plain_text(cell("fixture").strip())
-        if fixture != str(mapping[row_id].get("fixture")):
-            raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].get('fixture')!r}, "
+        if fixture != mapping[row_id].fixture:
+            raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].fixture!r}, "
                                   f"not {fixture!r} (rows were edited or mixed up)")
         try:
             grade = parse_grade(cell("grade"))
@@ -280,7 +291,7 @@ def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
     per_sheet: dict[str, Any] = {}
     for path in sheets:
         name = path.stem
-        mapping = _read_mapping(data.run_dir, name)
+        mapping = _read_mapping(data.run_dir, name, VerdictError)
         agree_here = 0
         graded_here = 0
         with open(path, encoding="utf-8", newline="") as fh:
@@ -291,7 +302,7 @@ def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
                 if m is None:
                     raise VerdictError(f"{project.relative(path)}: sheet row {row_id} is not in "
                                        f"sealed/sheet-{name}.jsonl")
-                i = index.get(str(m["cell"]))
+                i = index.get(m.cell)
                 if i is None:
                     raise VerdictError(f"{project.relative(path)}: cell of sheet row {row_id} is not in the run")
                 grade = parse_grade(rec["grade"])
