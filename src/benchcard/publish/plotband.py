@@ -58,19 +58,17 @@ def _figures(run: Run, name: str, variant: str) -> tuple[VariantFigures | Metric
     ledger row (the judgement the chain anchors, when the file was edited after it)."""
     metric: MetricFigures | None = None
     first = variant
-    alpha: Any = None
+    alpha: float | int | None = None
     if isinstance(run.verdict_file, AbVerdict):
         metric = run.verdict_file.metrics.get(name)
         first, alpha = (run.verdict_file.variants or [variant])[0], run.verdict_file.alpha
-    elif run.verdict is not None and run.ledger_row is not None:
+    elif isinstance(run.edited_file, AbVerdict) and run.ledger_row is not None:
         raw = (known(run.ledger_row.metrics) or {}).get(name)
         try:
             metric = msgspec.convert(raw, MetricFigures) if isinstance(raw, Mapping) else None
         except msgspec.ValidationError:
             metric = None
-        alpha = (run.verdict or {}).get("alpha")
-        variants = (run.verdict or {}).get("variants")
-        first = variants[0] if isinstance(variants, list) and variants else variant
+        first, alpha = (run.edited_file.variants or [variant])[0], run.edited_file.alpha
     if metric is None:
         return None
     figures = metric.per_variant(first).get(variant)
