@@ -143,7 +143,7 @@ def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
     if not line.strip():
         raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
     try:
-        row = json.loads(line.decode("utf-8"))
+        row = json.loads(line.decode("utf-8"))  # raw: the hash covers every field written, typed or not
     except (ValueError, UnicodeDecodeError):
         raise LedgerError(f"{where}: line {n} is not JSON (an edited row)") from None
     if not isinstance(row, dict):

@@ -69,7 +69,7 @@ def assignment_problem(path: Path, card: Card, seed: int) -> str | None:
                 if line == dumps_line(want):
                     continue
                 try:
-                    got = json.loads(line)
+                    got = json.loads(line)  # raw, not an AssignmentRow: a mistyped field is named, not refused
                 except ValueError:
                     return f"{where} line {n} is not JSON"
                 row: dict[str, Any] = msgspec.to_builtins(want)

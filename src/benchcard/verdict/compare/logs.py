@@ -184,7 +184,7 @@ def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line)  # lm-eval's own sample rows: a foreign format with no struct of ours
         except ValueError as exc:
             raise CompareError(f"{path}:{n}: not a JSON object: {exc}") from None
         if not isinstance(row, dict):
