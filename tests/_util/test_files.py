@@ -67,3 +67,16 @@ def test_every_rename_into_place_goes_through_the_one_atomic_write() -> None:
              for path in sorted(package.rglob("*.py")) if path.relative_to(package).as_posix() not in _ALLOWED
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if _HAND_WRITTEN.search(line)]
     assert found == []
+
+
+def test_no_overwrite_works_where_hard_links_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError("hard links not supported")
+
+    monkeypatch.setattr("benchcard._util.files.os.link", no_links)
+    target = tmp_path / "sheet-human.jsonl"
+    write_atomic(target, b"first\n", overwrite=False)
+    with pytest.raises(FileExistsError):
+        write_atomic(target, b"second\n", overwrite=False)
+    assert target.read_bytes() == b"first\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet-human.jsonl"]

@@ -54,7 +54,15 @@ def move_into_place(tmp: Path, path: Path, overwrite: bool = True) -> None:
     else:
         try:
             os.link(tmp, path)
-        finally:
+        except FileExistsError:
+            tmp.unlink(missing_ok=True)
+            raise
+        except OSError:  # a file system without hard links: checked, then renamed (a race is no longer refused)
+            if os.path.lexists(path):
+                tmp.unlink(missing_ok=True)
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+        else:
             tmp.unlink(missing_ok=True)
     fsync_dir(path.parent)
     if tmp.parent != path.parent:
