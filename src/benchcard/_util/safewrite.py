@@ -2,17 +2,20 @@
 
 A user's `--out` may name a file that exists: a grader's filled-in sheet, or the ledger itself. Such a file
 is never written over: the command refuses, or with `--force` first renames it to a free `<name>.bak[.N]`
-(the rename moves a symbolic link itself, never its target). The new file is created exclusively, so a
-file or link that appears in between is not written through either.
+(the rename moves a symbolic link itself, never its target). The new file is written to a temporary sibling and
+moved into place without overwriting, so it is whole or absent, and a file or link that appears in between is
+not written through either.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from benchcard._util.files import move_into_place
 from benchcard.errors import BenchcardError
 
 
@@ -38,10 +41,18 @@ def write_new(path: Path, write: Callable[[IO[str]], None], *, force: bool, show
         backup = backup_name(path)
         os.rename(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # written whole or not at all (a kill leaves no half file to refuse later): an exclusive temporary sibling
+    # of a name no user file has, synced, then moved into place without overwriting
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        fh = open(path, "x", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        move_into_place(tmp, path, overwrite=False)
     except FileExistsError:
         raise error(f"{shown}: appeared while writing; nothing was written over it") from None
-    with fh:
-        write(fh)
+    finally:
+        tmp.unlink(missing_ok=True)
     return backup

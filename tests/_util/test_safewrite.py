@@ -1,0 +1,36 @@
+"""A file a command was asked to write is created whole or not at all, and never over one it did not write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from benchcard._util.safewrite import write_new
+from benchcard.errors import RunError
+
+
+def test_a_write_that_fails_part_way_leaves_no_file(tmp_path: Path) -> None:
+    def half(fh: IO[str]) -> None:
+        fh.write("row,fixture\n1,")
+        raise RuntimeError("killed mid-write")
+
+    with pytest.raises(RuntimeError):
+        write_new(tmp_path / "sheet.csv", half, force=False, shown="sheet.csv", error=RunError)
+    assert list(tmp_path.iterdir()) == []  # no half sheet to refuse next time, no temporary left behind
+
+
+def test_the_new_file_is_whole_with_the_usual_permissions_and_force_keeps_the_old(tmp_path: Path) -> None:
+    out = tmp_path / "sheet.csv"
+    assert write_new(out, lambda fh: fh.write("a\r\nb\n"), force=False, shown="sheet.csv", error=RunError) is None
+    assert out.read_bytes() == b"a\r\nb\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+    with pytest.raises(RunError, match=r"^sheet\.csv: already exists; benchcard never writes over a file"):
+        write_new(out, lambda fh: fh.write("new"), force=False, shown="sheet.csv", error=RunError)
+    backup = write_new(out, lambda fh: fh.write("new"), force=True, shown="sheet.csv", error=RunError)
+    assert backup == tmp_path / "sheet.csv.bak" and backup.read_text() == "a\nb\n" and out.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet.csv", "sheet.csv.bak"]
