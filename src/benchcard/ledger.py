@@ -31,6 +31,7 @@ import jsonlines
 import msgspec
 from filelock import FileLock, Timeout
 
+from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest
 from benchcard.errors import LedgerError
 from benchcard.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
@@ -180,10 +181,7 @@ def repair(project: Project) -> Path | None:
         for n in range(1000):
             side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
             try:
-                with open(side, "xb") as out:
-                    out.write(tail)
-                    out.flush()
-                    os.fsync(out.fileno())
+                write_atomic(side, tail, overwrite=False)  # whole and synced before the ledger is cut
                 break
             except FileExistsError:
                 continue
