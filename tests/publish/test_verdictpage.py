@@ -46,7 +46,10 @@ def test_the_judge_table_comes_from_the_verdict_file_or_else_the_ledger_row(tmp_
     assert f"<td>variant echoes removed</td><td>{judge['redacted']}</td>" in page
     (folder / "verdict.json").unlink()
     page = card_page(tmp_path, tmp_path / "again")
-    # the row keeps the judge's headline: its rig and judgements per output are shown, its detail is not
+    # the row keeps the judge's headline: its rig, judgements per output and alpha are shown, its detail is not
     assert JUDGE in page and f"<td>judge</td><td>{judge['rig']}</td>" in page
     assert f"<td>judgements per output</td><td>{judge['per_output']}</td>" in page
+    alpha = judge["self_agreement"]["alpha"]
+    shown = page[page.index("alpha (with itself)"):][:200]
+    assert alpha is not None and "<td>—</td>" not in shown.split("</tr>")[0], shown
     assert "<td>level</td><td>—</td>" in page

@@ -191,12 +191,13 @@ def judge_lines(j: JudgeBlock | None) -> list[str]:
 
 def judge_table(j: JudgeBlock | JudgeFigures) -> dict[str, object]:
     """The judge block of a verdict as label → value, for a run's page. A ledger row's (`JudgeFigures`, shown
-    when verdict.json is not) has only the headline: the rest shows as nothing."""
+    when verdict.json is not) has only the headline (rig, judgements, alpha, floor): the rest shows as nothing."""
     full = j if isinstance(j, JudgeBlock) else None
     agree = full.self_agreement if full is not None else None
     counts = (full.counts if full is not None else None) or {}
+    alpha = agree.alpha if agree is not None else (j.alpha if isinstance(j, JudgeFigures) else None)
     return {"judge": j.rig, "judgements per output": j.per_output,
-            "Krippendorff's alpha (with itself)": agree.alpha if agree is not None else None,
+            "Krippendorff's alpha (with itself)": alpha,
             "level": agree.level if agree is not None else None,
             "identical grades": agree.exact if agree is not None else None,
             "floor": j.floor, "floor met": j.floor_met,

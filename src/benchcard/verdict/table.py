@@ -52,8 +52,8 @@ def table_bytes(data: RunData, rig: str) -> bytes:
     return HEADER + _any_body([p.decode("utf-8") for p in prefix], in_order, names, suffix).encode("utf-8")
 
 
-#: Rows from which pyarrow forms the table: its first CSV write in a process costs about 0.2 s of CPU, which
-#: only a large table repays (docs/verdict.md, "Speed").
+#: Rows from which pyarrow forms the table: its first CSV write in a process has a fixed cost that only a
+#: large table repays (measured in docs/verdict.md, "Speed").
 ARROW_FROM_ROWS = 250_000
 
 
