@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Iterator
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +104,23 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
     value = "sk-test-0000"
     monkeypatch.setenv(KEY_ENV, value)
     return value
+
+
+def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
+    the moment `ready()` holds; fails if the run ends first or `ready()` never holds within `timeout`."""
+    env = {**os.environ, KEY_ENV: "sk-test-0000"}
+    benchcard = str(Path(sys.executable).with_name("benchcard"))
+    proc = subprocess.Popen([benchcard, "-C", str(root), "run", *args], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and proc.poll() is None and not ready():
+            time.sleep(0.002)
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+

@@ -4,11 +4,6 @@ mid-download — then `--resume`d, ends with every cell recorded exactly once an
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,11 +13,10 @@ from click.testing import CliRunner
 from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, server, write_config
+from ..helpers_run import ab_project, key, only_run, read_jsonl, run_and_kill, server, write_config
 
 __all__ = ["key", "server"]
 
-BENCHCARD = str(Path(sys.executable).with_name("benchcard"))
 CELLS = 16
 
 
@@ -40,19 +34,7 @@ def runs_of_root(root: Path) -> list[Path]:
 
 def kill_when(root: Path, ready: Callable[[], bool]) -> None:
     """Start `benchcard run --batch` in a subprocess and SIGKILL it the moment `ready()` holds."""
-    env = {**os.environ, KEY_ENV: "sk-test-0000"}
-    proc = subprocess.Popen([BENCHCARD, "-C", str(root), "run", "colour-ab", "--batch", "--json",
-                             "--poll-interval", "0.1"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    try:
-        while time.monotonic() < deadline and proc.poll() is None and not ready():
-            time.sleep(0.005)
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
+    run_and_kill(root, ["colour-ab", "--batch", "--json", "--poll-interval", "0.1"], ready)
 
 
 def seen(srv: FakeServer, counter: str) -> int:

@@ -4,11 +4,6 @@ that had finished is called again."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import msgspec
@@ -21,11 +16,10 @@ from benchcard.project import Project
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, runs_of, server
+from ..helpers_run import ab_project, key, only_run, read_jsonl, run_and_kill, runs_of, server
 
 __all__ = ["key", "server"]
 
-BENCHCARD = str(Path(sys.executable).with_name("benchcard"))
 CONCURRENCY = 4
 
 
@@ -43,22 +37,12 @@ def lines(path: Path) -> int:
 def start_and_kill(project: Project, kill_when: int) -> Path:
     """Start `benchcard run` in a subprocess and SIGKILL it once `outputs.jsonl` has `kill_when` rows (0: as
     soon as the manifest exists, before or during the first calls)."""
-    env = {**os.environ, KEY_ENV: "sk-test-0000"}
-    proc = subprocess.Popen([BENCHCARD, "-C", str(project.root), "run", "colour-ab", "--json", "--concurrency",
-                             str(CONCURRENCY)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            runs = runs_of(project, "colour-ab")
-            if runs and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when:
-                break
-            time.sleep(0.002)
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
+
+    def ready() -> bool:
+        runs = runs_of(project, "colour-ab")
+        return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when
+
+    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready)
     return only_run(project, "colour-ab")
 
 

@@ -19,6 +19,7 @@ from benchcard.publish.runs import Run
 from benchcard.publish.verdictview import ClauseLine, VerdictView, verdict_view
 from benchcard.verdict.judgefigures import judge_table
 from benchcard.verdict.report import effect_lines, row_lead_lines
+from benchcard.verdict.winrule import TEST_WORDS
 from benchcard.verdictfigures import HumanGrades, known
 from benchcard.verdictfile import AbVerdict
 
@@ -33,8 +34,6 @@ _CLAUSE_FIGURES = {
     "not_falls": ("gap", "lower_one_sided", "ci", "p", "noise_floor", "n_fixtures"),
     "holds": ("k", "n", "planned", "wilson", "baseline_k", "baseline_n"),
 }
-_TESTS = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
-          "holds": "holds"}
 
 Labelled = tuple[tuple[str, str], ...]
 
@@ -106,7 +105,7 @@ def tabulate(obj: Sequence[Mapping[str, object]] | Mapping[str, object] | str) -
 
 def clause_text(clause: ClauseLine) -> str:
     """A clause in words, for a ledger row's clause, which has no text of its own."""
-    words = _TESTS.get(clause.test, clause.test)
+    words = TEST_WORDS.get(clause.test, clause.test)
     text = f"{clause.metric or '?'} {words or '?'}"
     if clause.fixture:
         text += f" on {clause.fixture}"

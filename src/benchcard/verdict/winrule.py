@@ -54,9 +54,14 @@ def fmt_level(alpha: float) -> str:
     return f"{100 * (1 - alpha):g}%"
 
 
+#: Each test of a win rule in words, as verdicts and pages say it.
+TEST_WORDS = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
+              "holds": "holds"}
+
+
 def clause_text(clause: Clause) -> str:
     """A clause in words, as verdicts and pages show it."""
-    words = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall"}
+    words = TEST_WORDS
     if clause.test == "holds":
         return f"{clause.metric} = {clause.equals:g} on {clause.fixture} in every repetition"
     text = f"{clause.metric} {words[clause.test]}"
