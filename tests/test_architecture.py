@@ -1,5 +1,5 @@
 """The package's shape: stages import only downwards, no import cycle (deferred and TYPE_CHECKING imports
-included), no module over 400 lines, and only the CLI imports click."""
+included), no module over 400 lines, only the CLI imports click, and tests mirror the modules."""
 
 from __future__ import annotations
 
@@ -192,3 +192,56 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path: Path) -> None:
         SRC = saved
     assert a == {"benchcard.run.b"} and b == {"benchcard.card.a"}
     assert rank("benchcard.run.b") > rank("benchcard.card.a")
+
+
+TESTS = SRC.parent / "tests"
+
+# Modules with no logic of their own, and why; every other module has tests/<its path>/test_<its name>.py.
+NO_LOGIC: dict[str, str] = {
+    "benchcard.__main__": "runs the CLI's main; tests/test_main.py runs `python -m benchcard`",
+    "benchcard.fakeserver.__main__": "the documented `python -m benchcard.fakeserver` entry point, one call",
+    "benchcard.testing.fakeserver.__main__": "one call into fakeserver.app; tests/testing/fakeserver run it",
+    "benchcard._util.version": "the version string",
+}
+
+# The stages whose modules are checked for a mirrored test module ("" is the top level).
+MIRRORED_STAGES: tuple[str, ...] = ()
+
+
+def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:
+    """tests/<package path>/test_<module>.py for src/benchcard/<package path>/<module>.py."""
+    rel = path.relative_to(pkg)
+    return tests.joinpath(*rel.parts[:-1], f"test_{rel.stem}.py")
+
+
+def unmirrored(stages: tuple[str, ...], pkg: Path = PKG, tests: Path = TESTS) -> list[str]:
+    missing = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg)
+        name = ".".join(["benchcard", *rel.with_suffix("").parts])
+        stage = rel.parts[0] if len(rel.parts) > 1 else ""
+        if path.name == "__init__.py" or name in NO_LOGIC or stage not in stages:
+            continue
+        mirror = mirror_of(path, pkg, tests)
+        if not mirror.exists():
+            missing.append(f"{name}: no {mirror.relative_to(tests.parent)}")
+    return missing
+
+
+def test_each_module_with_logic_has_its_own_test_module() -> None:
+    assert unmirrored(MIRRORED_STAGES) == []
+
+
+def test_the_mirror_check_names_a_module_without_tests(tmp_path: Path) -> None:
+    """The check above can fail: a planted module without its test module is named, one with it is not."""
+    pkg, tests = tmp_path / "src" / "benchcard", tmp_path / "tests"
+    for rel in ("__init__.py", "ledger.py", "run/__init__.py", "run/providers/openai.py", "run/grid.py"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("def f() -> None: ...\n")
+    (tests / "run").mkdir(parents=True)
+    (tests / "run" / "test_grid.py").write_text("")
+    assert unmirrored(("", "run"), pkg, tests) == [
+        "benchcard.ledger: no tests/test_ledger.py",
+        "benchcard.run.providers.openai: no tests/run/providers/test_openai.py",
+    ]
+    assert unmirrored(("card",), pkg, tests) == []
