@@ -1,0 +1,63 @@
+"""Files a user hands benchcard: a regular UTF-8 file within its size limit is read; anything else is one line
+naming the file (and, for text that is not UTF-8, the line and byte), never a hang or a traceback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchcard._util.safeio import decode_utf8, load_json_file, read_regular_bytes, read_regular_text
+from benchcard.errors import CardError, ProjectError
+
+
+def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    path.write_bytes(b"caf\xc3\xa9\n" * 100_000)
+    assert read_regular_bytes(path, "keys/k.json", CardError) == b"caf\xc3\xa9\n" * 100_000
+    assert read_regular_text(str(path), "keys/k.json", CardError) == "café\n" * 100_000
+
+
+def test_a_missing_file_a_folder_and_a_fifo_are_one_line_each(tmp_path: Path) -> None:
+    with pytest.raises(CardError, match=r"^cards/x\.yaml: cannot read: No such file or directory$"):
+        read_regular_bytes(tmp_path / "absent.yaml", "cards/x.yaml", CardError)
+    with pytest.raises(ProjectError, match=r"^cards/x\.yaml: not a regular file \(a folder\); expected a text file$"):
+        read_regular_bytes(tmp_path, "cards/x.yaml", ProjectError)
+    os.mkfifo(tmp_path / "pipe")  # nobody writes to it: a blocking open would hang here
+    with pytest.raises(CardError, match=r"^fixtures/p\.txt: not a regular file \(a FIFO\); expected a text file$"):
+        read_regular_text(tmp_path / "pipe", "fixtures/p.txt", CardError)
+
+
+def test_a_device_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CardError, match=r"^dev: not a regular file \(a device\)"):
+        read_regular_bytes("/dev/null", "dev", CardError)
+
+
+def test_a_file_over_the_limit_is_refused_and_one_at_the_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * 2000)
+    with pytest.raises(CardError, match=r"^big\.txt: 2,000 bytes; expected at most 1,999$"):
+        read_regular_bytes(path, "big.txt", CardError, max_bytes=1999)
+    assert len(read_regular_bytes(path, "big.txt", CardError, max_bytes=2000)) == 2000
+
+
+def test_text_that_is_not_utf8_names_its_line_byte_and_offset() -> None:
+    with pytest.raises(CardError, match=r"^f\.txt:3: not UTF-8 text \(byte 0xe9 at offset 8\); save the file as "
+                                        r"UTF-8$"):
+        decode_utf8(b"one\ntwo\n\xe9", "f.txt", CardError)
+    assert decode_utf8("ſ K 😀".encode(), "f.txt", CardError) == "ſ K 😀"
+
+
+def test_a_json_file_is_parsed_and_bad_json_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "k.json"
+    path.write_text('{"fixture": "f1", "fields": [1, 2.5, null]}', encoding="utf-8")
+    assert load_json_file(path, "keys/k.json", CardError) == {"fixture": "f1", "fields": [1, 2.5, None]}
+    path.write_text('{"fixture": ', encoding="utf-8")
+    with pytest.raises(CardError, match=r"^keys/k\.json: not valid JSON \(Expecting value: line 1 column 13"):
+        load_json_file(path, "keys/k.json", CardError)
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(CardError, match=r"^keys/k\.json: not valid JSON \(nested too deeply\)$"):
+        load_json_file(path, "keys/k.json", CardError)
+    with pytest.raises(CardError, match=r"^keys/k\.json: \d[\d,]* bytes; expected at most 10$"):
+        load_json_file(path, "keys/k.json", CardError, max_bytes=10)
