@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import KEY_ENV, seal_card
 
@@ -82,3 +84,19 @@ def judge_project(root: Path, base_url: str | None = None, fixtures: int = 3, re
     if base_url is not None:
         write_judge_config(root, base_url)
     return seal_card(root, CARD_ID) if seal else Project(root)
+
+
+ECHO = "A RED tomato. " + VARIANT_TEXT.strip()
+
+
+def script(judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The model echoes its instruction when it has one; the judge answers by what the description says."""
+    return {"record_bodies": True, **extra, "replies": [
+        {"match": "<<A RED", **judge},
+        {"match": "<<A tomato", "reply": "It leaves the colour out.\nGRADE: FAIL"},
+        {"match": "Mention the colour", "reply": ECHO},
+        {"match": "", "reply": "A tomato."}]}
+
+
+def judge_bodies(srv: FakeServer) -> list[dict[str, Any]]:
+    return [b for b in srv.stats()["bodies"] if b.get("model") == "test/judge"]

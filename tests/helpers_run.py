@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from benchcard.card.load import load_card
 from benchcard.card.seal import seal
+from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
@@ -124,3 +126,18 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
         assert proc.stderr is not None
         proc.stderr.close()
 
+
+def bc(project: Project, *args: str) -> Result:
+    """`benchcard -C <project> ARGS` as a user runs it."""
+    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, (result.output, result.stderr, result.exception)
+    return result
+
+
+def summary(result: Result) -> dict[str, Any]:
+    """The summary `benchcard run --json` printed."""
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data

@@ -17,29 +17,13 @@ from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
 from ..conftest import copy_project
-from ..helpers_judge import CARD_ID, VARIANT_TEXT, judge_project, write_judge_config
+from ..helpers_judge import CARD_ID, ECHO, VARIANT_TEXT, judge_bodies, judge_project, script, write_judge_config
 from ..helpers_run import key, only_run, read_jsonl, server
 
 __all__ = ["key", "server"]  # fixtures used by name
 
-ECHO = "A RED tomato. " + VARIANT_TEXT.strip()
-
-
 def bc(root: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["-C", str(root), *args])
-
-
-def script(judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The model echoes its instruction when it has one; the judge answers by what the description says."""
-    return {"record_bodies": True, **extra, "replies": [
-        {"match": "<<A RED", **judge},
-        {"match": "<<A tomato", "reply": "It leaves the colour out.\nGRADE: FAIL"},
-        {"match": "Mention the colour", "reply": ECHO},
-        {"match": "", "reply": "A tomato."}]}
-
-
-def judge_bodies(srv: FakeServer) -> list[dict[str, Any]]:
-    return [b for b in srv.stats()["bodies"] if b.get("model") == "test/judge"]
 
 
 def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path, server: FakeServer,
@@ -249,22 +233,6 @@ def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Pat
     assert "note: the judge is the model under test" in verdict.output
     judge = json.loads((folder / "verdict.json").read_text())["judge"]
     assert judge["floor"] == 0.4 and judge["same_model_as_run"] is True
-
-
-def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
-    judge_project(tmp_path, server.base_url, k=2, seal=False)
-    server.configure(script({"reply": "It names it.\nGRADE: PASS"}))
-    result = bc(tmp_path, "check", CARD_ID, "--live")
-    assert result.exit_code == 0, result.output
-    assert "ok   judge of judged-ab: example 'Names the colour'" in result.output
-    assert 'judge_answers: ["It names it.\\nGRADE: PASS", "It names it.\\nGRADE: PASS"]' in result.output
-    assert len(judge_bodies(server)) == 4  # two examples, judged twice each
-    # a judge that passes what the card says it must fail fails the live check, naming the judgement
-    server.configure({"default_reply": "GRADE: PASS"})
-    result = bc(tmp_path, "check", CARD_ID, "--live")
-    assert result.exit_code == 1
-    assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
-            "output), got 1.00: the judge accepts it") in result.output
 
 
 def test_human_grades_are_compared_with_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -12,12 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner, Result
 
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.load import load_card
-from benchcard.cli import cli
-from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Provider, ProviderConfig
@@ -29,14 +25,17 @@ from ..helpers_run import (
     KEY_ENV,
     PROBE,
     ab_project,
+    bc,
     copy_repo_card,
     key,
+    ok,
     only_run,
     probe_project,
     read_jsonl,
     runs_of,
     seal_card,
     server,
+    summary,
     write_config,
 )
 
@@ -48,20 +47,6 @@ MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider
 FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
 OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",
                "error"}
-
-
-def bc(project: Project, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["-C", str(project.root), *args])
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, (result.output, result.stderr, result.exception)
-    return result
-
-
-def summary(result: Result) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(result.stdout)
-    return data
 
 
 # ------------------------------------------------------------------------------------------- the happy path
@@ -347,27 +332,6 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
     assert workers_for(OpenAIProvider(BUILTIN["openai"], httpx.AsyncClient()), 8) == 8  # no cap stated
 
 
-def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
-        tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    def capped(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
-        provider = OpenAIProvider(cfg, client)
-        provider.max_concurrency = 1  # type: ignore[attr-defined]
-        return provider
-
-    reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
-    monkeypatch.setattr("benchcard.run.runner.make_provider", capped)
-    monkeypatch.setattr(
-        "benchcard.run.runner.make_client",
-        lambda concurrency, timeout, transport=None: httpx.AsyncClient(
-            transport=httpx.MockTransport(lambda request: httpx.Response(200, json=reply))))
-    project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
-    result = ok(bc(project, "run", "colour-ab"))
-    assert "1 call at a time (provider 'fake' takes no more)" in result.stderr
-    assert "1 call at a time (provider 'fake' takes no more)" in result.stdout
-    result = ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
-    assert "at a time" not in result.output
-
-
 def test_rpm_spaces_the_calls(tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=1)
@@ -397,19 +361,7 @@ def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: Fak
     assert s["cost_unknown"] == 0
 
 
-# ------------------------------------------------------------------------------------- progress, output
-
-
-def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:
-    server.configure({"default_reply": "red", "faults": [{"kind": "truncate", "times": 1, "match": "number 0"}]})
-    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    result = ok(bc(project, "run", "colour-ab"))
-    assert "4/4" in result.stderr and "0 failed" in result.stderr and "2 truncated" in result.stderr
-    assert "cost n/a" in result.stderr  # piped: plain status lines, no live bar (and no ETA)
-    assert "→ results/colour-ab/v1/" in result.stdout and "scored blind" in result.stdout
-    result = ok(bc(project, "run", "colour-ab", "--json"))
-    assert result.stderr == ""
-    assert set(summary(result)["runs"][0]) >= {"run", "folder", "counts", "cost", "wall_s"}
+# ------------------------------------------------------------------------------------------------- output
 
 
 def test_model_output_is_stored_verbatim_and_never_run(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -555,27 +507,3 @@ def test_a_passing_upstream_error_in_a_200_answer_is_retried(tmp_path: Path, ser
     assert row["status"] == "ok" and row["attempts"] == 2 and row["text"] == "negative"
 
 
-def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server: FakeServer, key: str) -> None:
-    """Where stderr is not a terminal a live bar shows nothing until the end: plain status lines instead."""
-    import io
-
-    from benchcard.records import OutputRow
-    from benchcard.run.progress import PLAIN_EVERY_S, RichProgress
-
-    assert PLAIN_EVERY_S <= 10
-    stream = io.StringIO()
-    progress = RichProgress(stream, every=0.05)
-    progress.start("run X", 3, 0)
-    row = OutputRow(cell="c0000000000", fixture="f", status="failed", attempts=1, error="x")
-    progress.advance(row)
-    time.sleep(0.3)
-    progress.stop()
-    lines = stream.getvalue().splitlines()
-    assert lines[0] == "run X" and len(lines) >= 3
-    assert all(re.fullmatch(r"calls 1/3 · 1 failed · 0 truncated · cost n/a · \d+ s", line) for line in lines[1:])
-
-    server.configure({"default_reply": "red"})
-    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    result = bc(project, "run", "colour-ab")  # CliRunner's stderr is not a terminal
-    assert result.exit_code == 0
-    assert re.search(r"^calls 4/4 · 0 failed · 0 truncated · cost \S+ · \d+ s$", result.stderr, re.M)

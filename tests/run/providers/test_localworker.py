@@ -18,10 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
-from benchcard.run.providers.localproc import exit_cause
 
-from ..conftest import REPO
-from ..helpers_run import ab_project
+from ...conftest import REPO
+from ...helpers_run import ab_project
 
 INJECT = '''
 import os, signal, time
@@ -155,13 +154,6 @@ def test_check_says_the_local_model_answered(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["-C", str(root), "check", "colour-ab"])
     assert result.exit_code == 0, result.output
     assert "ok   local model SmolLM2-135M-Instruct (local): loaded and answered a one-token call" in result.output
-
-
-def test_exit_causes_are_named() -> None:
-    assert exit_cause(-9) == "killed (SIGKILL), most often by the out-of-memory killer"
-    assert exit_cause(-4).startswith("illegal instruction (SIGILL)")
-    assert exit_cause(3) == "exited with code 3"
-    assert exit_cause(None) == "stopped answering"
 
 
 # ---------------------------------------------------------------------------------------------- a portable build

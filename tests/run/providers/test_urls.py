@@ -8,8 +8,8 @@ import pytest
 
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_cli import bc, one_line_error
-from ..helpers_run import ab_project, server, write_config
+from ...helpers_cli import bc, one_line_error
+from ...helpers_run import ab_project, server, write_config
 
 __all__ = ["server"]
 

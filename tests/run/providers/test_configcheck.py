@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers_cli import bc, one_line_error
-from ..helpers_run import KEY_ENV, ab_project
+from ...helpers_cli import bc, one_line_error
+from ...helpers_run import KEY_ENV, ab_project
 
 GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', api_key_env: BENCHCARD_TEST_KEY"
 

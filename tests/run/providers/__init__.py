@@ -1,0 +1,1 @@
+"""Tests of the providers (src/benchcard/run/providers/)."""

@@ -1,0 +1,63 @@
+"""The Anthropic messages API: body and headers, effort as a thinking budget, stop reasons."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from benchcard.errors import ProviderError
+from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
+from benchcard.run.providers.base import CallError
+
+from ...helpers_providers import (
+    CLAUDE,
+    SEEN,
+    anthropic_reply,
+    client_for,
+    complete,
+    probe_card,
+    provider_keys,
+)
+
+__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+
+
+def test_anthropic_sends_the_messages_api_body_and_headers() -> None:
+    card = probe_card()
+    reply = anthropic_reply({"type": "text", "text": "nega"}, {"type": "text", "text": "tive"})
+    provider = AnthropicProvider(CLAUDE, client_for(lambda r: httpx.Response(200, json=reply)))
+    body = provider.build_body("claude-x", card.messages(), card.params, None)
+    assert body == {"model": "claude-x", "system": card.prompt.system,
+                    "messages": [{"role": "user", "content": card.prompt.user}], **card.params}
+    out = complete(provider, body)
+    [request] = SEEN
+    assert str(request.url) == "https://api.example/v1/messages"
+    assert request.headers["x-api-key"] == "sk-ant-test"
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in request.headers
+    assert json.loads(request.content) == body
+    assert out.text == "negative" and out.status == "ok"
+    assert (out.usage.input, out.usage.output) == (20, 9)
+
+
+def test_anthropic_effort_becomes_a_thinking_budget_and_thinking_is_not_text() -> None:
+    msgs = [{"role": "user", "content": "hi"}]
+    body = AnthropicProvider(CLAUDE, client_for(lambda r: httpx.Response(200))).build_body(
+        "c", msgs, {"max_tokens": 8000, "temperature": 0}, "medium")
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 4000} and "temperature" not in body
+    with pytest.raises(ProviderError, match="raise max_tokens"):
+        AnthropicProvider(CLAUDE, client_for(lambda r: httpx.Response(200))).build_body(
+            "c", msgs, {"max_tokens": 1000}, "high")
+    out = parse_message(anthropic_reply({"type": "thinking", "thinking": "hmm", "signature": "s"},
+                                        {"type": "text", "text": "red"}, thinking_tokens=5))
+    assert out.text == "red" and out.usage.reasoning == 5
+
+
+def test_anthropic_stop_reasons() -> None:
+    assert parse_message(anthropic_reply({"type": "text", "text": "re"}, stop="max_tokens")).status == "truncated"
+    refused = parse_message(anthropic_reply(stop="refusal"))
+    assert refused.status == "failed" and "refusal" in (refused.error or "")
+    with pytest.raises(CallError, match="malformed"):
+        parse_message({"type": "message"})

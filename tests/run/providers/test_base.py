@@ -1,0 +1,138 @@
+"""The provider interface and the HTTP call every vendor shares: errors classified, Retry-After read, the key
+required, sent and scrubbed from anything a server echoes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from benchcard.errors import ProviderError
+from benchcard.run.providers import (
+    BUILTIN,
+    require_key,
+)
+from benchcard.run.providers.base import (
+    CallError,
+    Completion,
+    Provider,
+    ProviderConfig,
+    RetryableError,
+    parse_retry_after,
+    redact,
+)
+from benchcard.run.providers.openai import OpenAIProvider
+
+from ...helpers_providers import (
+    OPENAI,
+    SEEN,
+    chat_reply,
+    client_for,
+    complete,
+    provider_keys,
+)
+
+__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+
+
+@pytest.mark.parametrize(("status", "kind"), [(429, RetryableError), (500, RetryableError), (503, RetryableError),
+                                              (529, RetryableError), (408, RetryableError), (400, CallError),
+                                              (401, CallError), (404, CallError), (422, CallError)])
+def test_http_errors_are_classified(status: int, kind: type[Exception]) -> None:
+    reply = httpx.Response(status, json={"error": {"message": f"nope {status}"}}, headers={"Retry-After": "2"})
+    provider = OpenAIProvider(OPENAI, client_for(lambda r: reply))
+    with pytest.raises(kind) as info:
+        complete(provider, {"model": "m", "messages": []})
+    assert str(info.value) == f"HTTP {status}: nope {status}"
+    assert provider.should_retry(info.value) is (kind is RetryableError)
+    if isinstance(info.value, RetryableError):
+        assert info.value.retry_after == 2.0
+
+
+def test_connection_errors_and_timeouts_are_retryable() -> None:
+    def boom(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    with pytest.raises(RetryableError, match="connection error"):
+        complete(OpenAIProvider(OPENAI, client_for(boom)), {"model": "m"})
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("read timed out")
+
+    with pytest.raises(RetryableError, match="timed out"):
+        complete(OpenAIProvider(OPENAI, client_for(slow)), {"model": "m"})
+
+
+def test_retry_after_forms() -> None:
+    assert parse_retry_after(httpx.Headers({"retry-after": "3"})) == 3.0
+    assert parse_retry_after(httpx.Headers({"retry-after": "0.5"})) == 0.5
+    assert parse_retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert parse_retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past
+    assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
+    assert parse_retry_after(httpx.Headers({})) is None
+
+
+def test_a_server_echo_of_the_key_is_redacted() -> None:
+    reply = httpx.Response(401, json={"error": {"message": "Incorrect API key provided: sk-openai-test. Or "
+                                                           "sk-open*******test"}})
+    with pytest.raises(CallError) as info:
+        complete(OpenAIProvider(OPENAI, client_for(lambda r: reply)), {"model": "m"})
+    assert "sk-open" not in str(info.value) and "[redacted]" in str(info.value)
+    assert redact("key sk-abc123 here", None) == "key [redacted] here"
+    assert redact("value SECRETVALUE", "SECRETVALUE") == "value [redacted]"
+
+
+def test_an_endpoint_without_a_key_sends_no_authorization() -> None:
+    local = ProviderConfig("ollama", "openai", "http://127.0.0.1:11434/v1")
+    require_key(local)
+    complete(OpenAIProvider(local, client_for(lambda r: httpx.Response(200, json=chat_reply()))), {"model": "m"})
+    assert "authorization" not in SEEN[0].headers
+
+
+def test_missing_key_names_the_variable_and_suggests_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    with pytest.raises(ProviderError) as info:
+        require_key(BUILTIN["openrouter"])
+    assert str(info.value) == ("OPENROUTER_API_KEY is not set; export it, or run on the embedded model with "
+                               "--provider local")
+    monkeypatch.setenv("OPENROUTER_API_KEY", "")
+    with pytest.raises(ProviderError, match="OPENROUTER_API_KEY"):
+        require_key(BUILTIN["openrouter"])
+    require_key(BUILTIN["local"])  # the embedded model needs no key
+
+
+class _Echo(Provider):
+    """The least a provider states: its body and its call; every other hook keeps the interface's default."""
+
+    def __init__(self) -> None:
+        self.config = ProviderConfig(name="echo", type="openai", base_url="http://x")
+
+    def build_body(self, model: str, messages: list[dict[str, str]], params: Any, effort: str | None
+                   ) -> dict[str, Any]:
+        return {"model": model, "messages": messages}
+
+    async def complete(self, body: Any) -> Completion:
+        return Completion(text=str(body["messages"][-1]["content"]), finish_reason="stop", status="ok")
+
+
+def test_a_provider_states_its_body_and_call_and_inherits_every_other_hook() -> None:
+    from benchcard.run.calls import workers_for
+
+    class Half(Provider):
+        def build_body(self, model: str, messages: list[dict[str, str]], params: Any, effort: str | None
+                       ) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(TypeError, match="complete"):
+        Half()  # type: ignore[abstract]
+    p = _Echo()
+    assert workers_for(p, 16) == 16 and p.model_name is None and not p.plans_bodies
+    assert p.planned_body({"a": 1}, 3) == {"a": 1}
+    assert p.should_retry(RetryableError("503")) and not p.should_retry(CallError("400"))
+    asyncio.run(p.prepare())
+    asyncio.run(p.warm())
+    asyncio.run(p.aclose())
+    done = asyncio.run(p.complete(p.build_body("m", [{"role": "user", "content": "hi"}], {}, None)))
+    assert done.text == "hi" and done.status == "ok"

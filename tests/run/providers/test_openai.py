@@ -1,0 +1,89 @@
+"""The OpenAI chat completions API (and OpenRouter through it): exact bodies, reasoning settings, parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from benchcard.run.providers.base import (
+    CallError,
+    RetryableError,
+    encode_body,
+)
+from benchcard.run.providers.openai import OpenAIProvider, parse_chat_completion
+
+from ...helpers_providers import (
+    OPENAI,
+    ROUTER,
+    SEEN,
+    chat_reply,
+    client_for,
+    complete,
+    probe_card,
+    provider_keys,
+)
+
+__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+
+
+def test_openai_sends_exactly_the_cards_messages_and_params() -> None:
+    card = probe_card()
+    provider = OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, json=chat_reply())))
+    body = provider.build_body("m-1", card.messages(), card.params, None)
+    assert body == {"model": "m-1", "messages": card.messages(), **card.params}
+    out = complete(provider, body)
+    [request] = SEEN
+    assert str(request.url) == "https://api.example/v1/chat/completions"
+    assert request.content == encode_body(body)  # the stored body, byte for byte
+    assert json.loads(request.content) == body
+    assert request.headers["authorization"] == "Bearer sk-openai-test"
+    assert out.text == "negative" and out.status == "ok" and out.finish_reason == "stop"
+    assert (out.usage.input, out.usage.output, out.usage.reasoning) == (12, 7, 0)
+    assert out.cost is None
+
+
+def test_effort_maps_to_each_endpoints_reasoning_setting() -> None:
+    msgs = [{"role": "user", "content": "hi"}]
+    client = client_for(lambda r: httpx.Response(200))
+    params = {"max_tokens": 9}
+    assert OpenAIProvider(OPENAI, client).build_body("m", msgs, params, "high")["reasoning_effort"] == "high"
+    assert OpenAIProvider(ROUTER, client).build_body("m", msgs, params, "low")["reasoning"] == {"effort": "low"}
+    assert "reasoning_effort" not in OpenAIProvider(OPENAI, client).build_body("m", msgs, params, None)
+
+
+def test_openrouter_cost_and_reasoning_tokens_are_read() -> None:
+    reply = chat_reply(completion_tokens=40, cost=0.00123, completion_tokens_details={"reasoning_tokens": 33})
+    out = parse_chat_completion(reply)
+    assert out.cost == pytest.approx(0.00123)
+    assert (out.usage.output, out.usage.reasoning) == (40, 33)
+
+
+def test_length_is_truncated_and_a_content_filter_is_a_refusal() -> None:
+    assert parse_chat_completion(chat_reply("negat", "length")).status == "truncated"
+    refused = parse_chat_completion(chat_reply("", "content_filter"))
+    assert refused.status == "failed" and "content_filter" in (refused.error or "")
+    msg = {"choices": [{"message": {"role": "assistant", "content": None, "refusal": "I can't help"},
+                        "finish_reason": "stop"}]}
+    out = parse_chat_completion(msg)
+    assert out.status == "failed" and out.error == "refused: I can't help"
+
+
+def test_malformed_answers_are_call_errors() -> None:
+    bads: list[Any] = [{}, {"choices": []}, [], {"choices": [{"message": {"content": 5}}]}]
+    for bad in bads:
+        with pytest.raises(CallError, match="malformed"):
+            parse_chat_completion(bad)
+    # a body that is not JSON at all is transport (a proxy's page, a cut-off body): worth another attempt
+    provider = OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, content=b'{"choices": [')))
+    with pytest.raises(RetryableError, match="malformed response: HTTP 200 with a body that is not JSON"):
+        complete(provider, {"model": "m", "messages": []})
+
+
+def test_an_upstream_error_inside_a_200_is_classified() -> None:
+    with pytest.raises(RetryableError, match="upstream error 502"):
+        parse_chat_completion({"error": {"code": 502, "message": "provider down"}})
+    with pytest.raises(CallError, match="upstream error 400"):
+        parse_chat_completion({"error": {"code": 400, "message": "bad"}})

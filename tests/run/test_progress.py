@@ -1,0 +1,52 @@
+"""Progress on the terminal: a status on stderr while a run goes (plain lines when piped), nothing with --json."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import ab_project, bc, key, ok, server, summary
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+
+
+def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "faults": [{"kind": "truncate", "times": 1, "match": "number 0"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "4/4" in result.stderr and "0 failed" in result.stderr and "2 truncated" in result.stderr
+    assert "cost n/a" in result.stderr  # piped: plain status lines, no live bar (and no ETA)
+    assert "→ results/colour-ab/v1/" in result.stdout and "scored blind" in result.stdout
+    result = ok(bc(project, "run", "colour-ab", "--json"))
+    assert result.stderr == ""
+    assert set(summary(result)["runs"][0]) >= {"run", "folder", "counts", "cost", "wall_s"}
+
+
+def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Where stderr is not a terminal a live bar shows nothing until the end: plain status lines instead."""
+    import io
+
+    from benchcard.records import OutputRow
+    from benchcard.run.progress import PLAIN_EVERY_S, RichProgress
+
+    assert PLAIN_EVERY_S <= 10
+    stream = io.StringIO()
+    progress = RichProgress(stream, every=0.05)
+    progress.start("run X", 3, 0)
+    row = OutputRow(cell="c0000000000", fixture="f", status="failed", attempts=1, error="x")
+    progress.advance(row)
+    time.sleep(0.3)
+    progress.stop()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "run X" and len(lines) >= 3
+    assert all(re.fullmatch(r"calls 1/3 · 1 failed · 0 truncated · cost n/a · \d+ s", line) for line in lines[1:])
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = bc(project, "run", "colour-ab")  # CliRunner's stderr is not a terminal
+    assert result.exit_code == 0
+    assert re.search(r"^calls 4/4 · 0 failed · 0 truncated · cost \S+ · \d+ s$", result.stderr, re.M)
