@@ -142,6 +142,19 @@ class ScoreRow(msgspec.Struct, frozen=True, gc=False):
     rules: dict[str, bool] | None = None
 
 
+class ScoreLine(msgspec.Struct, frozen=True, gc=False):
+    """A ScoreRow with its metrics left as their JSON text: runs repeat a few combinations of metric values, so
+    the verdict decodes each distinct one once (`verdict.columns.read_scores`; a text that is not a ScoreRow's
+    metrics is refused there, by the ScoreRow reader, naming its line)."""
+
+    cell: str
+    fixture: str
+    status: Status
+    score: float | None = None
+    metrics: msgspec.Raw = msgspec.Raw(b"{}")
+    rules: dict[str, bool] | None = None
+
+
 # ------------------------------------------------------------------------------------------------- manifest
 
 

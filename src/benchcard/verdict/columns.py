@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter, methodcaller
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -26,6 +27,7 @@ from benchcard.records import (
     AssignmentRow,
     Metric,
     OutputFigures,
+    ScoreLine,
     ScoreRow,
     decode_rows,
 )
@@ -138,18 +140,58 @@ def plan_grid(plan: PlanColumns, variant_names: Sequence[str], baseline: str | N
 
 def _floats(values: Iterable[Metric]) -> FloatArray:
     """Numbers as a float column: true/false count as 1/0; null is NaN (numpy's conversion of None)."""
-    return np.array(list(values), dtype=np.float64)
+    items = values if isinstance(values, list) else list(values)
+    try:  # `float` of each item, at C speed: the same values numpy's conversion gives
+        return np.fromiter(items, np.float64, len(items))
+    except (TypeError, OverflowError):  # a null among them (numpy's conversion then says what else is wrong)
+        return np.array(items, dtype=np.float64)
+
+
+_SCORE_LINES = msgspec.json.Decoder(ScoreLine)
+_METRIC_OBJECTS = msgspec.json.Decoder(list[dict[str, Metric]])
+
+
+def _distinct_metrics(rows: list[ScoreLine]) -> tuple[list[dict[str, Metric]], IntArray] | None:
+    """Each distinct metrics text of the rows decoded once (first seen first) and each row's code into them;
+    None when one of them is not a ScoreRow's metrics (the ScoreRow reader then names the line)."""
+    texts = list(map(bytes, map(_METRICS, rows)))
+    first_of: dict[bytes, int] = {}
+    first = np.fromiter(map(first_of.setdefault, texts, range(len(texts))), np.int64, len(texts))
+    firsts, codes = np.unique(first, return_inverse=True)  # the first rows' order is the first-seen order
+    try:
+        distinct = _METRIC_OBJECTS.decode(b"[" + b",".join(texts[i] for i in firsts.tolist()) + b"]")
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return distinct, codes.astype(np.int64)
+
+
+def _score_lines(data: bytes, path: Path, latest: bool
+                 ) -> tuple[list[ScoreRow] | list[ScoreLine], list[dict[str, Metric]], IntArray]:
+    """The rows of scores.jsonl, their distinct metrics and each row's code into them: decoded as ScoreLines
+    (each distinct metrics text once), or, when that fails, as ScoreRows, which name the bad line."""
+    try:
+        lines: list[ScoreLine] = _SCORE_LINES.decode_lines(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        lines = []
+    else:
+        if latest:
+            lines = last_per_cell(lines, _CELL)
+        found = _distinct_metrics(lines)
+        if found is not None:
+            return lines, found[0], found[1]
+    rows = decode_rows(data, ScoreRow, path, VerdictError)
+    if latest:
+        rows = last_per_cell(rows, _CELL)
+    return rows, list(map(_METRICS, rows)), np.arange(len(rows), dtype=np.int64)
 
 
 def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python;
-    `latest`, a retried run: of each cell's last row, its retried outcome's score, run/retry.py)."""
-    rows = decode_rows(data, ScoreRow, path, VerdictError)
-    if latest:
-        rows = last_per_cell(rows, _CELL)
-    metrics: list[dict[str, Metric]] = list(map(_METRICS, rows))
+    `latest`, a retried run: of each cell's last row, its retried outcome's score, run/retry.py). A metric's
+    column is built from the distinct metric objects, then gathered per row."""
+    rows, distinct, codes = _score_lines(data, path, latest)
     names: dict[str, None] = {}
-    orders = [keys for keys in dict.fromkeys(map(tuple, metrics)) if keys]  # each key order once, first seen first
+    orders = [keys for keys in dict.fromkeys(map(tuple, distinct)) if keys]  # each key order once, first seen first
     for keys in orders:
         names.update(dict.fromkeys(keys))
     rules_of = list(map(_RULES, rows))
@@ -160,11 +202,19 @@ def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     status = _status_codes(list(map(_STATUS, rows)))
 
     def column(name: str) -> FloatArray:
-        return _floats(map(methodcaller("get", name), metrics))
+        return _floats(map(methodcaller("get", name), distinct))[codes]
 
     rules = {name: _floats(None if r is None else r.get(name) for r in rules_of) for name in rule_names}
-    return Scores(list(map(_CELL, rows)), status, score, list(names), column, rules, metrics,
+    metric_rows = _objects(distinct)[codes].tolist() if len(distinct) < len(codes) else distinct
+    return Scores(list(map(_CELL, rows)), status, score, list(names), column, rules, metric_rows,
                   orders[0] if len(orders) == 1 else None)
+
+
+def _objects(items: Sequence[object]) -> npt.NDArray[np.object_]:
+    """A 1-d object array of `items` (numpy would read nested sequences as more dimensions)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def read_outputs(data: bytes, path: Path, *, latest: bool = False) -> Outputs:
