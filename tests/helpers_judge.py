@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchcard.card.load import load_card
 from benchcard.project import Project
+from benchcard.scoring.judge import JudgeSpec
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import KEY_ENV, seal_card
@@ -100,3 +102,20 @@ def script(judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 def judge_bodies(srv: FakeServer) -> list[dict[str, Any]]:
     return [b for b in srv.stats()["bodies"] if b.get("model") == "test/judge"]
+
+
+def card_text(**changes: str) -> str:
+    """The judge card's text with each `old=new` replaced (each `old` must be there, so a stale edit fails)."""
+    text = JUDGE_CARD.format(reps=2, k=3, floor="", variant_text=VARIANT_TEXT.replace("\n", "\\n"))
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def spec_of(root: Path, **changes: str) -> JudgeSpec:
+    """The `JudgeSpec` the card reader makes of `card_text(**changes)` in an unsealed project at `root`."""
+    project = judge_project(root, seal=False, card_text=card_text(**changes))
+    spec = load_card(project.card_path(CARD_ID), project).scoring
+    assert isinstance(spec, JudgeSpec)
+    return spec

@@ -15,25 +15,11 @@ from benchcard.errors import CardError
 from benchcard.scoring.fields import FieldsSpec, load_key, score_fields
 from benchcard.scoring.fieldtext import norm as _norm
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "fixtures" / "bench-01"
-KEYS = ROOT / "keys" / "bench-01"
+from ..helpers_fields import FIXTURES, KEYS, ROOT, SPEC, excerpt, key, score
+
 EXAMPLES = ROOT / "cards" / "bench-01.yaml"
-SPEC = FieldsSpec(("parties", "effective_date", "termination_rights", "obligations"), "termination_rights")
 FIRST_SCREEN = 1500
 IDS = [f"excerpt-{n:02d}" for n in range(1, 13)]
-
-
-def excerpt(fixture: str) -> str:
-    return (FIXTURES / f"{fixture}.txt").read_text(encoding="utf-8")
-
-
-def key(fixture: str) -> dict[str, Any]:
-    return load_key(KEYS / f"{fixture}.json", SPEC)
-
-
-def score(fixture: str, output: str) -> dict[str, float]:
-    return score_fields(output, key(fixture), excerpt(fixture), SPEC)
 
 
 def span(text: str, phrase: str) -> re.Match[str] | None:
@@ -229,72 +215,6 @@ def test_empty_output_scores_zero() -> None:
         "unsupported_values": 0.0, "abstains": 0.0, "values_returned": 0.0}
 
 
-# ------------------------------------------------------------------ shapes of output
-PARTIES_01 = ["Brackenfield Components Ltd", "Tallow & Reed Manufacturing Limited"]
-DATE_01 = "1 March 2024"
-TERMINATION_01 = ["not less than ninety (90) days' written notice", "commits a material breach of this Agreement"]
-OBLIGATIONS_01 = [
-    "provide the Supplier with a rolling twelve-month forecast",
-    "maintain a buffer stock of Products of not less than six weeks' forecast demand",
-    "notify the Buyer in writing within 48 hours of becoming aware of any quality non-conformance",
-]
-
-
-def bullets(items: list[str], indent: str = "") -> str:
-    return "\n".join(f"{indent}- {x}" for x in items)
-
-
-def shapes() -> dict[str, str]:
-    """The same correct answer for excerpt-01 in every shape models produce."""
-    p, d, t, o = PARTIES_01, DATE_01, TERMINATION_01, OBLIGATIONS_01
-    as_json = json.dumps({"parties": p, "effective_date": d, "termination_rights": t, "obligations": o}, indent=2)
-    wrapped = {"contract": {"Parties": [{"name": p[0], "role": "Supplier"}, {"name": p[1], "role": "Buyer"}],
-                            "Effective Date": d, "Termination Rights": {"notice": t[0], "breach": t[1]},
-                            "Obligations": o}}
-    term_rows = "".join(f"| {'Termination rights' if i == 0 else ''} | {x} |\n" for i, x in enumerate(t))
-    return {
-        "markdown list": f"- **Parties:** {p[0]} and {p[1]}\n- **Effective date:** {d}\n"
-                         f"- **Termination rights:**\n{bullets(t, '  ')}\n- **Obligations:**\n{bullets(o, '  ')}",
-        "headings": f"# Extraction\n\n## Parties\n{bullets(p)}\n\n## Effective Date\n{d}\n\n"
-                    f"## Termination Rights\n{bullets(t)}\n\n## Obligations\n{bullets(o)}\n\n## Notes\nNone.",
-        "bold labels": f"**Parties**\n{p[0]}; {p[1]}\n\n**Effective date**\n{d}\n\n**Termination rights**\n"
-                       f"{bullets(t, '* ')}\n\n**Obligations**\n" + "\n".join(f"{i}. {x}" for i, x in enumerate(o, 1)),
-        "label lines": f"Parties: {p[0]}; {p[1]}\nEffective date: {d}\nTermination: {'; '.join(t)}\n"
-                       f"Obligations: {'; '.join(o)}",
-        "bare json": as_json,
-        "fenced json": f"Here is the extraction:\n\n```json\n{as_json}\n```\n\nAll values are quoted verbatim.",
-        "wrapped json": json.dumps(wrapped),
-        "vertical table": f"| Field | Value |\n|---|---|\n| Parties | {p[0]}<br>{p[1]} |\n| Effective date | {d} |\n"
-                          f"{term_rows}| Obligations | {'; '.join(o)} |\n",
-        "horizontal table": "| Parties | Effective date | Termination rights | Obligations |\n|---|---|---|---|\n"
-                            f"| {p[0]}; {p[1]} | {d} | {'; '.join(t)} | {'; '.join(o)} |",
-        "nested sub-labels": f"1. **Parties**\n   - **Supplier:** {p[0]}\n   - **Buyer:** {p[1]}\n"
-                             f"2. **Effective date:** {d}\n3. **Termination rights**\n"
-                             f"   - *Convenience:* {t[0]}\n   - *Breach:* {t[1]}\n4. **Obligations**\n"
-                             + "\n".join(f"   - **Clause 6.{i}:** {x}" for i, x in enumerate(o, 1)),
-    }
-
-
-@pytest.mark.parametrize("shape", list(shapes()))
-def test_every_shape_of_a_verbatim_answer_scores_full_recall_and_nothing_unsupported(shape: str) -> None:
-    m = score("excerpt-01", shapes()[shape])
-    assert m["field_recall"] == 1.0, (shape, m)
-    assert m["unsupported_values"] == 0, (shape, m)
-    assert m["abstains"] == 0
-    assert m["values_returned"] >= 8
-
-
-def test_prose_answer_is_read_sentence_by_sentence() -> None:
-    out = ("The parties are Brackenfield Components Ltd and Tallow & Reed Manufacturing Limited. "
-           "The agreement is effective from 1 March 2024. Either party may terminate after the Initial Term on "
-           "90 days' written notice, or immediately for material breach. The Supplier must keep a buffer stock "
-           "and report any quality non-conformance within 48 hours; the Buyer must send a rolling 12-month forecast.")
-    m = score("excerpt-01", out)
-    assert m["field_recall"] == 1.0
-    assert m["values_returned"] == 6  # 2 parties, the date, the termination sentence, 2 obligation clauses
-    assert m["unsupported_values"] == 3  # the three paraphrased clauses
-
-
 def test_recall_per_field_and_overall() -> None:
     out = ("- Parties: Brackenfield Components Ltd\n- Effective date: 1 March 2024\n"
            "- Termination rights: material breach\n- Obligations: buffer stock")
@@ -314,29 +234,6 @@ def test_a_value_counts_only_in_its_own_field() -> None:
 def test_accept_forms_and_short_names_count() -> None:
     m = score("excerpt-01", "Parties: Brackenfield and Tallow and Reed\nTermination: 90 days notice; material breach")
     assert m["field_recall.parties"] == 1.0 and m["field_recall.termination_rights"] == 1.0
-
-
-def test_field_labels_are_matched_by_synonym() -> None:
-    out = ("Contracting parties: Brackenfield Components Ltd\nCommencement date: 1 March 2024\n"
-           "Right to terminate: material breach\nDuties: buffer stock")
-    m = score("excerpt-01", out)
-    assert all(m[f"field_recall.{f}"] > 0 for f in SPEC.fields)
-
-
-def test_sub_headings_and_sub_labels_are_not_values() -> None:
-    out = ("## Parties\n### Supplier\nBrackenfield Components Ltd\n**Buyer**\nTallow & Reed Manufacturing Limited\n"
-           "## Termination rights\n### For convenience after the Initial Term\n- 90 days' notice\n")
-    m = score("excerpt-01", out)
-    assert m["values_returned"] == 3 and m["unsupported_values"] == 1  # only "90 days' notice" is not verbatim
-    assert m["field_recall.parties"] == 1.0 and m["field_recall.termination_rights"] == 0.5
-
-
-def test_commentary_outside_the_fields_is_ignored() -> None:
-    out = (f"Sure — here is what I found:\n\n- **Parties:** {PARTIES_01[0]}\n\n"
-           "I hope this helps! Let me know if you would like anything else.\n\n"
-           "**Governing law:** England and Wales (inferred)")
-    m = score("excerpt-01", out)
-    assert m["values_returned"] == 1 and m["unsupported_values"] == 0
 
 
 # ------------------------------------------------------------------ unsupported values
@@ -538,51 +435,9 @@ def test_abstaining_wrongly_on_a_fixture_that_has_termination_rights() -> None:
     assert m["abstains"] == 1 and m["field_recall.termination_rights"] == 0
 
 
-# ------------------------------------------------------------------ dates
-@pytest.mark.parametrize(
-    "written",
-    ["3 February 2025", "2025-02-03", "the 3rd day of February 2025", "February 3, 2025", "Feb. 3, 2025",
-     "3rd Feb 2025", "the third day of February 2025", "2025/02/03", "03 February, 2025"],
-)
-def test_dates_compare_equal_across_forms(written: str) -> None:
-    assert _norm(written) == "d20250203"
-    assert score("excerpt-07", f"Effective date: {written}")["field_recall.effective_date"] == 1.0
-
-
-def test_date_forms_in_the_fixtures() -> None:
-    assert _norm("the 28th of May 2024") == _norm("2024-05-28")
-    assert _norm("the twenty-eighth day of May 2024") == _norm("May 28, 2024")
-    assert _norm("12th day of September 2024") == _norm("12 September 2024")
-    assert _norm("31 February 2024") == "31 february 2024"  # not a date: left as words
-    assert _norm("03/02/2025") == "03 02 2025"  # ambiguous: not parsed
-
-
 def test_a_wrong_date_misses_recall() -> None:
     m = score("excerpt-12", "Effective date: 30 September 2024")  # the signing date, not the effective date
     assert m["field_recall.effective_date"] == 0 and m["unsupported_values"] == 0
-
-
-# ------------------------------------------------------------------ copying the excerpt
-def test_copying_the_excerpt_scores_as_no_fields() -> None:
-    for fixture in ("excerpt-03", "excerpt-09"):  # both carry "Label: value" lines of their own
-        m = score(fixture, excerpt(fixture))
-        assert m["field_recall"] == 0 and m["values_returned"] == 0 and m["abstains"] == 0
-
-
-def test_copying_the_excerpt_after_a_good_answer_still_scores_as_no_fields() -> None:
-    good = shapes()["markdown list"]
-    assert score("excerpt-01", good)["field_recall"] == 1.0
-    assert score("excerpt-01", good + "\n\nFull text for reference:\n\n" + excerpt("excerpt-01"))["field_recall"] == 0
-
-
-def test_a_long_verbatim_answer_is_not_a_restatement() -> None:
-    text = excerpt("excerpt-01")
-    clauses = [line for line in text.splitlines() if re.match(r"6\.[123] |9\.[12] ", line)]
-    out = "**Parties:** " + " ".join(text.splitlines()[4:7]) + "\n**Termination rights:**\n" + "\n".join(
-        f"- {c}" for c in clauses if c.startswith("9")) + "\n**Obligations:**\n" + "\n".join(
-        f"- {c}" for c in clauses if c.startswith("6"))
-    m = score("excerpt-01", out)
-    assert m["field_recall"] > 0.8 and m["unsupported_values"] == 0
 
 
 # ------------------------------------------------------------------ the card's worked examples

@@ -36,7 +36,7 @@ def format_text(spec: JudgeSpec) -> str:
         keys = [c.id for c in spec.criteria] or ["grade"]
         shape = ", ".join(f'"{k}": <{values}>' for k in keys)
         return (f'Reply with only one JSON object, nothing before or after it: {{{shape}, "reason": "<one '
-                'sentence>"}}.')
+                'sentence>"}.')
     if spec.answer == "bare":
         return f"Reply with only {values}, nothing else."
     if spec.criteria:

@@ -1,0 +1,1 @@
+"""Tests of blind scoring (src/benchcard/scoring/)."""

@@ -1,0 +1,39 @@
+"""The judge's answer read strictly: anything but the declared form is unreadable, never a guessed grade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchcard.scoring.judge import UnreadableAnswer, judge_messages, read_answer
+
+from ...helpers_judge import spec_of
+
+
+def test_the_answer_parser_is_strict(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path)
+    assert read_answer(spec, "Reasoning here.\nGRADE: pass\n") == {"score": 1.0}
+    for bad in ("GRADE: PASS.", "GRADE: PASS\nthanks", "grade pass", "", "GRADE: maybe"):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(spec, bad)
+    criteria = spec_of(tmp_path / "c", **{
+        "rubric: The description names the fruit's colour as the key states it.":
+            "rubric: [{id: colour, ask: Names the colour.}, {id: short, ask: One sentence.}]",
+        "scale: pass_fail": "scale: {min: 1, max: 5}", "answer: final_line": "answer: json"})
+    got = read_answer(criteria, '```json\n{"colour": 5, "short": 2, "reason": "ok"}\n```')
+    assert got == {"score": 0.625, "criterion.colour": 1.0, "criterion.short": 0.25}
+    for bad in ('{"colour": 5}', '{"colour": 6, "short": 1}', '{"colour": 5, "short": 1, "extra": 1}',
+                '{"colour": 4.5, "short": 1}', 'Here: {"colour": 5, "short": 1}'):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(criteria, bad)
+
+
+def test_a_bare_answer_with_declared_words(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path, **{"scale: pass_fail": "scale: {pass: \"Yes\", fail: \"No\"}",
+                                "answer: final_line": "answer: bare"})
+    assert read_answer(spec, " Yes.\n") == {"score": 1.0} and read_answer(spec, "no") == {"score": 0.0}
+    for bad in ("No, it does not.", "Yes!", "PASS", "Yes. No.", ""):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(spec, bad)
+    assert "Reply with only Yes or No, nothing else." in judge_messages(spec, "x", "", "")[1]["content"]

@@ -1,0 +1,90 @@
+"""A `fields` answer read into per-field lines and value pieces, whatever shape it takes (JSON, markdown lists,
+headings, tables, prose), without seeing the key or the excerpt."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchcard.scoring.fieldparse import parse, pieces
+
+from ..helpers_fields import PARTIES_01, SPEC, score, shapes
+
+
+@pytest.mark.parametrize("shape", list(shapes()))
+def test_every_shape_of_a_verbatim_answer_scores_full_recall_and_nothing_unsupported(shape: str) -> None:
+    m = score("excerpt-01", shapes()[shape])
+    assert m["field_recall"] == 1.0, (shape, m)
+    assert m["unsupported_values"] == 0, (shape, m)
+    assert m["abstains"] == 0
+    assert m["values_returned"] >= 8
+
+
+def test_prose_answer_is_read_sentence_by_sentence() -> None:
+    out = ("The parties are Brackenfield Components Ltd and Tallow & Reed Manufacturing Limited. "
+           "The agreement is effective from 1 March 2024. Either party may terminate after the Initial Term on "
+           "90 days' written notice, or immediately for material breach. The Supplier must keep a buffer stock "
+           "and report any quality non-conformance within 48 hours; the Buyer must send a rolling 12-month forecast.")
+    m = score("excerpt-01", out)
+    assert m["field_recall"] == 1.0
+    assert m["values_returned"] == 6  # 2 parties, the date, the termination sentence, 2 obligation clauses
+    assert m["unsupported_values"] == 3  # the three paraphrased clauses
+
+
+def test_field_labels_are_matched_by_synonym() -> None:
+    out = ("Contracting parties: Brackenfield Components Ltd\nCommencement date: 1 March 2024\n"
+           "Right to terminate: material breach\nDuties: buffer stock")
+    m = score("excerpt-01", out)
+    assert all(m[f"field_recall.{f}"] > 0 for f in SPEC.fields)
+
+
+def test_sub_headings_and_sub_labels_are_not_values() -> None:
+    out = ("## Parties\n### Supplier\nBrackenfield Components Ltd\n**Buyer**\nTallow & Reed Manufacturing Limited\n"
+           "## Termination rights\n### For convenience after the Initial Term\n- 90 days' notice\n")
+    m = score("excerpt-01", out)
+    assert m["values_returned"] == 3 and m["unsupported_values"] == 1  # only "90 days' notice" is not verbatim
+    assert m["field_recall.parties"] == 1.0 and m["field_recall.termination_rights"] == 0.5
+
+
+def test_commentary_outside_the_fields_is_ignored() -> None:
+    out = (f"Sure — here is what I found:\n\n- **Parties:** {PARTIES_01[0]}\n\n"
+           "I hope this helps! Let me know if you would like anything else.\n\n"
+           "**Governing law:** England and Wales (inferred)")
+    m = score("excerpt-01", out)
+    assert m["values_returned"] == 1 and m["unsupported_values"] == 0
+
+
+FIELDS = ["parties", "effective_date", "termination_rights", "obligations"]
+
+
+def test_a_json_answer_is_read_by_field_and_an_empty_value_reads_as_not_stated() -> None:
+    recall, values = parse('{"parties": ["A Ltd", "B plc"], "effective_date": null, "governing_law": "x"}', FIELDS)
+    assert recall == {"parties": ["A Ltd", "B plc"], "effective_date": ["not stated"]}
+    assert values == [("parties", "A Ltd"), ("parties", "B plc"), ("effective_date", "not stated")]
+
+
+@pytest.mark.parametrize("answer", ["## Parties\n- A Ltd\n- B plc\n## Notes\nNone.",
+                                    "| Field | Value |\n|---|---|\n| Parties | A Ltd |\n| Parties | B plc |"])
+def test_headings_and_tables_give_each_field_its_lines_and_leave_other_sections_out(answer: str) -> None:
+    recall, values = parse(answer, FIELDS)
+    assert recall == {"parties": ["A Ltd", "B plc"]}
+    assert values == [("parties", "A Ltd"), ("parties", "B plc")]
+
+
+def test_prose_is_attributed_sentence_by_sentence_to_the_field_it_speaks_of() -> None:
+    recall, values = parse("The parties are A Ltd and B plc. The agreement is effective from 1 March 2024.", FIELDS)
+    assert values == [("parties", "The parties are A Ltd and B plc."),
+                      ("effective_date", "The agreement is effective from 1 March 2024.")]
+    assert set(recall) == {"parties", "effective_date"}
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("- **Supplier:** A Ltd", ["A Ltd"]),  # a sub-label is not a value
+    ("1. A Ltd; B plc", ["A Ltd", "B plc"]),
+    ("The parties are A Ltd and B plc.", ["A Ltd and B plc"]),  # the lead-in dropped; names split later, by fields
+    ("  * `clause 4` ", ["clause 4"]),
+    ("and the Buyer.", ["the Buyer"]),
+    ("", []),
+    ("...", []),
+])
+def test_a_line_becomes_clean_value_pieces(line: str, expected: list[str]) -> None:
+    assert pieces(line) == expected
