@@ -60,3 +60,10 @@ def test_the_verdicts_table_is_the_row_by_row_writers(tmp_path: Path, quoted: bo
     assert (tmp_path / "again.csv").read_bytes() == table
     assert b",field_recall,-0.0," in table and b",field_recall,5e-324," in table
     assert b",unsupported_values,12345678901234567890," in table and b",abstains,1," in table
+    # the reader shares each distinct metrics object among its rows, which are then formatted once; rows that
+    # are each their own object are formatted a row at a time, to the same bytes
+    assert len({id(r) for r in data.metric_rows}) < len(data.metric_rows) / 2
+    data.metric_rows = [None if r is None else dict(r) for r in data.metric_rows]
+    assert table_bytes(data, rig) == table
+    write_table(tmp_path / "unshared.csv", data, rig, arrow_from=0)
+    assert (tmp_path / "unshared.csv").read_bytes() == table

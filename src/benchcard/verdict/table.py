@@ -163,7 +163,25 @@ def _uniform_body(prefix: list[bytes], rows: list[MetricRow], names: list[str], 
 def _value_columns(rows: list[MetricRow], names: list[str]
                    ) -> tuple[npt.NDArray[np.bool_], list[tuple[list[str], IntArray]]]:
     """Which rows are scored, and per metric the distinct value texts of the scored rows with each row's code
-    into them (`_value_texts`); every scored row has exactly `names`, in that order."""
+    into them (`_value_texts`); every scored row has exactly `names`, in that order.
+
+    Rows that are one object (the reader shares each distinct metrics object among the rows that repeat it,
+    `verdict.columns.read_scores`) are formatted once: the codes of the distinct objects, gathered per row."""
+    ids, first, which = np.unique(np.fromiter(map(id, rows), np.int64, len(rows)), return_index=True,
+                                  return_inverse=True)
+    if 2 * ids.size > len(rows):
+        return _row_value_columns(rows, names)
+    distinct_has, columns = _row_value_columns([rows[i] for i in first.tolist()], names)
+    has = distinct_has[which]
+    at = np.full(ids.size, -1, dtype=np.int64)  # a distinct row's position among the scored distinct rows
+    at[distinct_has] = np.arange(int(distinct_has.sum()))
+    scored_at = at[which][has]
+    return has, [(texts, codes[scored_at]) for texts, codes in columns]
+
+
+def _row_value_columns(rows: list[MetricRow], names: list[str]
+                            ) -> tuple[npt.NDArray[np.bool_], list[tuple[list[str], IntArray]]]:
+    """`_value_columns`, a row at a time."""
     k = len(names)
     has = np.fromiter(map(bool, rows), bool, len(rows))
     values = list(chain.from_iterable(map(dict.values, filter(None, rows))))
