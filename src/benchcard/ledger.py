@@ -18,7 +18,6 @@ the same row. A ledger that fails verification is never appended to: a new row w
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -32,7 +31,7 @@ import msgspec
 from filelock import FileLock, Timeout
 
 from benchcard._util.files import write_atomic
-from benchcard._util.hashing import digest
+from benchcard._util.hashing import digest, strict
 from benchcard.errors import LedgerError
 from benchcard.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.project import Project
@@ -71,24 +70,6 @@ def row_hash(row: Mapping[str, Any] | LedgerRow) -> str:
     """Digest of the row's canonical JSON without its own `hash` field."""
     fields = row.fields() if isinstance(row, LedgerRow) else row
     return digest({k: v for k, v in fields.items() if k != "hash"})
-
-
-def strict(obj: Any) -> Any:
-    """The same data as strict JSON: NaN and ±inf become null, tuples lists, numpy scalars plain numbers."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
-        return obj
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, Mapping):
-        return {str(k): strict(v) for k, v in obj.items()}
-    if isinstance(obj, msgspec.Struct):
-        return {k: strict(v) for k, v in msgspec.structs.asdict(obj).items() if v is not msgspec.UNSET}
-    if isinstance(obj, list | tuple):
-        return [strict(v) for v in obj]
-    item = getattr(obj, "item", None)  # numpy scalar
-    if callable(item):
-        return strict(item())
-    raise TypeError(f"not JSON data: {type(obj).__name__}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ absent when a file lacks it, and a figure that could not be computed is null, as
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -26,6 +26,51 @@ T = TypeVar("T")
 def known(value: T | UnsetType) -> T | None:
     """A figure a verdict may not carry, as None when it does not (what the readers show as n/a)."""
     return None if isinstance(value, UnsetType) else value
+
+
+def given(figures: msgspec.Struct | None) -> dict[str, Any]:
+    """The figures a struct carries (its `UNSET` ones left out), to lay into a wider struct's fields: how a gap's
+    figures become a clause's, a metric's or a variant's, which the file has always written flat."""
+    if figures is None:
+        return {}
+    return {name: value for name in figures.__struct_fields__
+            if (value := getattr(figures, name)) is not UNSET}
+
+
+class GapFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One gap as the writer computes it (`winrule.gap_figures`): the calibrated interval of the observed gap,
+    its parts, and the bounds with truncated cells. Written flat into a clause, a metric or a variant; a figure
+    that is not finite (no run-to-run spread from one repetition) is written null."""
+
+    gap: float
+    ci: list[float] | None  # None when every fixture moved alike: no t interval
+    ci_bootstrap: list[float] | None
+    p: float
+    p_signflip: float
+    noise_floor: float
+    se: float
+    se_fixture: float
+    run_var: float
+    df: float
+    lower_one_sided: float | None
+    upper_one_sided: float | None
+    n_fixtures: int
+    p_signflip_draws: int | UnsetType = UNSET
+    truncated: int | UnsetType = UNSET
+    bounded_gaps: list[float] | UnsetType = UNSET
+
+
+class HoldsFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """A `holds` clause's counts as the writer computes them (`winrule.holds_clause`); only the first three when
+    the metric or the fixture has no scored value."""
+
+    k: int
+    n: int
+    planned: int
+    rate: float | UnsetType | None = UNSET
+    wilson: list[float] | UnsetType = UNSET
+    baseline_k: int | UnsetType = UNSET
+    baseline_n: int | UnsetType = UNSET
 
 
 class VariantFigures(msgspec.Struct, frozen=True, kw_only=True):

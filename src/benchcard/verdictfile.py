@@ -6,8 +6,10 @@ the bytes written stay the bytes benchcard has always written: fields in the ord
 spaces, UTF-8 as is, numbers in Python's JSON form (`Number` keeps 3 and 3.0 apart). A field a file does not
 carry (`cost` in a comparison, `sources` in a run's verdict, `judge` without a judge) is `UNSET`, hence absent.
 The figures below the top level (metrics, clauses, comparisons, the judge's and the graders' blocks) are typed
-in `verdictfigures.py`, the same way (docs/verdict.md, "Files"). Readers: `decode_verdict`; a missing
-or mistyped field names the file and the field.
+in `verdictfigures.py`, the same way (docs/verdict.md, "Files"). Writers (`verdict/findings.py`, `give.py`,
+`compare/judge.py`) build these structs and `encode_verdict` writes them: the file is strict JSON, so a figure
+that is not finite (a NaN mean, an infinite spread) is written null. Readers: `decode_verdict`; a missing or
+mistyped field names the file and the field.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
 from benchcard.ledgerrow import Latency, Number, RowCounts, RuleRate, Source
 from benchcard.verdictfigures import (
@@ -43,7 +46,7 @@ class LedgerEntry(msgspec.Struct, frozen=True):
     at: str | None = None
 
 
-class _Head(msgspec.Struct, frozen=True, kw_only=True):
+class VerdictHead(msgspec.Struct, frozen=True, kw_only=True):
     """What every verdict.json starts with: the run, its card and rig, and what it cost (a comparison names its
     two logs and its rule instead). `version` and `seal_root` are None for a comparison, which has no card."""
 
@@ -60,8 +63,9 @@ class _Head(msgspec.Struct, frozen=True, kw_only=True):
     rule: Figures | UnsetType = UNSET  # a comparison's win rule
 
     def fields(self) -> dict[str, Any]:
-        """The verdict as plain JSON data, exactly as its file holds it (what `verdict_digest` covers)."""
-        out: dict[str, Any] = msgspec.to_builtins(self)
+        """The verdict as plain JSON data, exactly as its file holds it (what `verdict_digest` covers): strict,
+        a figure that is not finite made null."""
+        out: dict[str, Any] = strict(self)
         for name, figures in (out.get("metrics") or {}).items():
             out["metrics"][name] = legacy_metric_order(figures)
         return out
@@ -78,7 +82,7 @@ def legacy_metric_order(figures: dict[str, Any]) -> dict[str, Any]:
     return {"means": means, "noise_floor": floor, **figures}
 
 
-class AbVerdict(_Head, frozen=True, kw_only=True):
+class AbVerdict(VerdictHead, frozen=True, kw_only=True):
     """verdict.json of an ab run or a `benchcard compare` (`verdict/findings.py`'s `ab_body`)."""
 
     finding: str
@@ -110,7 +114,7 @@ class AbVerdict(_Head, frozen=True, kw_only=True):
     ledger: LedgerEntry | UnsetType | None = UNSET
 
 
-class ProbeVerdict(_Head, frozen=True, kw_only=True):
+class ProbeVerdict(VerdictHead, frozen=True, kw_only=True):
     """verdict.json of a probe run (`findings.probe_body`): the score, passes and each rule's pass rate."""
 
     finding: str
@@ -157,19 +161,6 @@ def decode_verdict(raw: bytes, path: Path | str, error: type[BenchcardError] = R
     except (ValueError, UnicodeDecodeError) as exc:
         raise error(f"{path}: not JSON: {exc}") from None
     return verdict_of(data, path, error)
-
-
-def build_verdict(data: dict[str, Any]) -> VerdictFile:
-    """The verdict a writer assembled, as its struct; a field the struct does not declare is a programming
-    error (it would silently not be written), so it is refused here rather than dropped."""
-    kind = _kind_of(data)
-    unknown = sorted(set(data) - set(kind.__struct_fields__))
-    if unknown:
-        raise TypeError(f"verdict.json has no field {', '.join(unknown)} (declare it in benchcard/verdictfile.py)")
-    verdict: VerdictFile = msgspec.convert(data, kind)
-    if verdict.fields() != data:  # a figure below the top level the structs do not declare would be lost
-        raise TypeError("verdict.json has a figure its structs do not declare (benchcard/verdictfigures.py)")
-    return verdict
 
 
 def encode_verdict(verdict: VerdictFile) -> bytes:

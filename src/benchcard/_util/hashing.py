@@ -7,7 +7,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
+
+import msgspec
 
 _CHUNK = 1 << 20
 
@@ -86,3 +89,21 @@ def seed_from(root: str) -> int:
     if match is None:
         raise ValueError(f"not a seal root of the form sha256:<64 hex digits>: {root!r}")
     return int(match.group(1)[:16], 16)
+
+
+def strict(obj: Any) -> Any:
+    """The same data as strict JSON: NaN and ±inf become null, tuples lists, numpy scalars plain numbers."""
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): strict(v) for k, v in obj.items()}
+    if isinstance(obj, msgspec.Struct):
+        return {k: strict(v) for k, v in msgspec.structs.asdict(obj).items() if v is not msgspec.UNSET}
+    if isinstance(obj, list | tuple):
+        return [strict(v) for v in obj]
+    item = getattr(obj, "item", None)  # numpy scalar
+    if callable(item):
+        return strict(item())
+    raise TypeError(f"not JSON data: {type(obj).__name__}")

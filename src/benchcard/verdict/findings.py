@@ -1,18 +1,20 @@
 """What `verdict.json` says: the finding, why, notes and figures of an ab run or a probe run.
 
 `ab_body` applies the win rule (`winrule`) to every variant against the baseline and turns the results into
-the overall finding and its explanation; `probe_body` reports a probe's score and rule pass rates.
+the overall finding and its explanation; `probe_body` reports a probe's score and rule pass rates. Each builds
+the file's struct (`verdictfile.AbVerdict`, `ProbeVerdict`) under the head its caller gives.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from benchcard.card.model import Card, Clause
+from benchcard.ledgerrow import Number, RowCounts, RuleRate
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
@@ -39,6 +41,18 @@ from benchcard.verdict.winrule import (
     holds_clause,
     judge,
 )
+from benchcard.verdictfigures import (
+    Bootstrap,
+    ClauseFigures,
+    ComparisonFigures,
+    Equivalence,
+    GapFigures,
+    MetricFigures,
+    SignFlip,
+    VariantFigures,
+    given,
+)
+from benchcard.verdictfile import AbVerdict, ProbeVerdict, VerdictHead
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 
@@ -52,7 +66,7 @@ class _Comparison:
     why: str
     clauses: list[ClauseResult]
     gaps: dict[tuple[str, str | None], Gap]
-    equivalence: dict[str, Any]
+    equivalence: Equivalence
 
 
 def _mean(grid: FloatArray) -> float:
@@ -64,13 +78,14 @@ def _mean(grid: FloatArray) -> float:
     return float(rows[keep].mean()) if keep.any() else math.nan
 
 
-def _counts(data: RunData) -> dict[str, int]:
-    return {"planned": len(data.cells), "scored": data.count(OK), "truncated": data.count(TRUNCATED),
-            "failed": data.count(FAILED), "missing": data.count(MISSING)}
+def _counts(data: RunData) -> RowCounts:
+    return RowCounts(planned=len(data.cells), scored=data.count(OK), truncated=data.count(TRUNCATED),
+                     failed=data.count(FAILED), missing=data.count(MISSING))
 
 
-def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
-    """verdict.json of an ab run: the win rule applied to every variant, the overall finding and the figures."""
+def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> AbVerdict:
+    """verdict.json of an ab run under `head`: the win rule applied to every variant, the overall finding and the
+    figures."""
     win = card.win
     assert win is not None and card.baseline is not None
     baseline = card.baseline
@@ -78,7 +93,7 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
     others = [v for v in data.variants if v != baseline]
     counts = _counts(data)
     allowed = win.allow_failed
-    lost = counts["failed"] + counts["missing"] + counts["truncated"]
+    lost = counts.failed + counts.missing + counts.truncated
     incomplete = lost > allowed
     gaps, floors, gap_keys = figures.gaps, figures.floors, figures.gap_keys
     first = win.clauses[0]
@@ -129,12 +144,12 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
     if incomplete:
         finding = "incomplete"
         what = []
-        if counts["failed"]:
-            what.append(f"{counts['failed']} cell(s) failed in transport")
-        if counts["truncated"]:
-            what.append(f"{counts['truncated']} cell(s) were cut off by the token limit")
-        if counts["missing"]:
-            what.append(f"{counts['missing']} cell(s) have no output or score")
+        if counts.failed:
+            what.append(f"{counts.failed} cell(s) failed in transport")
+        if counts.truncated:
+            what.append(f"{counts.truncated} cell(s) were cut off by the token limit")
+        if counts.missing:
+            what.append(f"{counts.missing} cell(s) have no output or score")
         summary_why = (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells than "
                        "its card allows is not judged (the figures below are for information only).")
     else:
@@ -150,93 +165,101 @@ def ab_body(card: Card, data: RunData, figures: Figures) -> dict[str, Any]:
     truncated_by = {v: data.count(TRUNCATED, v) for v in data.variants}
     failed_by = {v: data.count(FAILED, v) + data.count(MISSING, v) for v in data.variants}
     notes = []
-    if counts["truncated"]:
+    if counts.truncated:
         notes.append(
-            f"{counts['truncated']} cell(s) were cut off by the token limit ("
+            f"{counts.truncated} cell(s) were cut off by the token limit ("
             + ", ".join(f"{v} {n}" for v, n in truncated_by.items())
             + "); they are never scored as wrong, count against allow_failed, and every clause is judged with "
               "them bounded at the worst case for what it claims."
         )
-    failed_only = counts["failed"] + counts["missing"]
+    failed_only = counts.failed + counts.missing
     if failed_only:
         notes.append(f"{failed_only} cell(s) failed in transport or are missing ("
                      + ", ".join(f"{v} {n}" for v, n in failed_by.items())
                      + f"); the card allows {allowed} unscored cell(s).")
 
     # 4. figures per metric, per clause
-    metrics_out: dict[str, Any] = {}
+    equivalence = {c.variant: c.equivalence for c in comparisons}
+    metrics_out: dict[str, MetricFigures] = {}
     for metric, fixture in gap_keys:
         name = metric if fixture is None else f"{metric} on {fixture}"
-        entry: dict[str, Any] = {}
         any_g = gaps[(others[0], (metric, fixture))]
-        entry["means"] = {baseline: _mean(any_g.base)} | {v: _mean(gaps[(v, (metric, fixture))].var) for v in others}
+        means: dict[str, Number | None] = {baseline: _mean(any_g.base)}
+        means |= {v: _mean(gaps[(v, (metric, fixture))].var) for v in others}
         nf = floors.get((metric, fixture))
-        entry["baseline_noise_floor"] = nf.value if nf else None
-        entry["baseline_run_means"] = list(nf.run_means) if nf else None
         rows = [fixture] if fixture else list(data.fixtures)
-        per_variant = {v: _gap_figures(gaps[(v, (metric, fixture))], alpha)
-                       | _pairing(gaps[(v, (metric, fixture))], rows, baseline) for v in others}
-        if (metric, fixture) == (first.metric, first.fixture):
-            for comp in comparisons:
-                if per_variant[comp.variant].get("gap") is not None:
-                    per_variant[comp.variant]["tost_p"] = comp.equivalence["tost_p"]
-        if len(others) == 1:
-            entry["noise_floor"] = per_variant[others[0]].get("noise_floor")
-        if len(others) == 1:
-            entry.update(per_variant[others[0]])
+        first_metric = (metric, fixture) == (first.metric, first.fixture)
+        per_variant = {v: _variant_figures(gaps[(v, (metric, fixture))], alpha, rows, baseline,
+                                           equivalence.get(v) if first_metric else None)
+                       for v in others}
+        if len(others) == 1:  # one variant: its figures flat beside the means (its paired means replace them)
+            only = per_variant[others[0]]
+            metrics_out[name] = MetricFigures(
+                **{"means": means, "noise_floor": None, **given(only)},
+                baseline_noise_floor=nf.value if nf else None,
+                baseline_run_means=list(nf.run_means) if nf else None)
         else:
-            entry["by_variant"] = per_variant
-        metrics_out[name] = entry
-    clauses_out = []
-    for comp in comparisons:
-        for r in comp.clauses:
-            c = r.clause
-            row = {"variant": comp.variant, "metric": c.metric, "test": c.test, "fixture": c.fixture,
-                   "margin": c.margin, "text": clause_text(c), "holds": r.holds, **r.figures, "why": r.why}
-            if c.test == "holds":
-                row["equals"] = c.equals
-            if r.broken:
-                row["broken"] = True
-            clauses_out.append(row)
+            metrics_out[name] = MetricFigures(means=means, baseline_noise_floor=nf.value if nf else None,
+                                              baseline_run_means=list(nf.run_means) if nf else None,
+                                              by_variant=per_variant)
+    clauses_out = [_clause_figures(comp.variant, r) for comp in comparisons for r in comp.clauses]
     level = 1 - alpha
     summary = (f"{card.id} v{card.version}, run {data.run_dir.name}: {finding} ({outcome}). {summary_why}"
                + ("" if not notes else " " + " ".join(notes)))
-    return {
-        "finding": finding,
-        "outcome": outcome,
-        "summary": summary,
-        "why": summary_why,
-        "baseline": baseline,
-        "variants": others,
-        "alpha": alpha,
-        "confidence": level,
-        "equivalence_margin": win.equivalence_margin,
-        "allow_failed": allowed,
-        "cells": len(data.cells),
-        "counts": counts,
-        "truncated_by_variant": truncated_by,
-        "failed_by_variant": failed_by,
-        "notes": notes,
-        "bootstrap": {"resamples": figures.n_resamples, "seed": figures.seed,
-                      "method": "cluster (fixtures), percentile"},
-        "signflip": {"draws": SIGNFLIP_DRAWS if data.fixtures and len(data.fixtures) > 20 else "exact"},
-        "comparisons": [
-            {"variant": c.variant, "finding": c.finding,
-             "outcome": "result" if c.finding in RESULT_FINDINGS else "non-result",
-             "why": c.why, "equivalence": c.equivalence,
-             "clauses": [row for row in clauses_out if row["variant"] == c.variant]}
+    return AbVerdict(
+        **given(head),
+        finding=finding,
+        outcome=outcome,
+        summary=summary,
+        why=summary_why,
+        baseline=baseline,
+        variants=others,
+        alpha=alpha,
+        confidence=level,
+        equivalence_margin=win.equivalence_margin,
+        allow_failed=allowed,
+        cells=len(data.cells),
+        counts=counts,
+        truncated_by_variant=truncated_by,
+        failed_by_variant=failed_by,
+        notes=notes,
+        bootstrap=Bootstrap(resamples=figures.n_resamples, seed=figures.seed, method="cluster (fixtures), percentile"),
+        signflip=SignFlip(SIGNFLIP_DRAWS if data.fixtures and len(data.fixtures) > 20 else "exact"),
+        comparisons=[
+            ComparisonFigures(variant=c.variant, finding=c.finding,
+                              outcome="result" if c.finding in RESULT_FINDINGS else "non-result",
+                              why=c.why, equivalence=c.equivalence,
+                              clauses=[row for row in clauses_out if row.variant == c.variant])
             for c in comparisons
         ],
-        "clauses": clauses_out,
-        "metrics": metrics_out,
-    }
+        clauses=clauses_out,
+        metrics=metrics_out,
+    )
 
 
-def _pairing(g: Gap, fixtures: list[str], baseline: str) -> dict[str, Any]:
+def _clause_figures(variant: str, r: ClauseResult) -> ClauseFigures:
+    """One clause for one variant as verdict.json writes it: the clause, whether it holds, its figures, why."""
+    c = r.clause
+    return ClauseFigures(variant=variant, metric=c.metric, test=c.test, fixture=c.fixture, margin=c.margin,
+                         text=clause_text(c), holds=r.holds, **given(r.figures), why=r.why,
+                         equals=c.equals if c.test == "holds" else UNSET, broken=True if r.broken else UNSET)
+
+
+def _variant_figures(g: Gap, alpha: float, fixtures: list[str], baseline: str,
+                     equivalence: Equivalence | None) -> VariantFigures:
+    """One variant's figures on one metric: its gap, the pairing behind it, and (on the first clause's metric,
+    when there is a gap) the equivalence test's p."""
+    gap = _gap_figures(g, alpha)
+    pairing = _pairing(g, fixtures, baseline)
+    tost = UNSET if equivalence is None or gap.gap is None else equivalence.tost_p
+    return VariantFigures(**given(gap), **given(pairing), tost_p=tost)
+
+
+def _pairing(g: Gap, fixtures: list[str], baseline: str) -> VariantFigures:
     """Which fixtures the paired figures stand on, and the means of both arms over exactly those, so that the
     means and the gap agree; each fixture left out is named with its reason (no scored cell in an arm)."""
     if g.base.shape[0] != len(fixtures) or g.var.shape[0] != len(fixtures):
-        return {}  # the scorer gave no such metric: nothing was paired, and `error` says why
+        return VariantFigures()  # the scorer gave no such metric: nothing was paired, and `error` says why
     in_base = np.asarray(~np.isnan(g.base).all(axis=1), dtype=bool)
     in_var = np.asarray(~np.isnan(g.var).all(axis=1), dtype=bool)
     both = in_base & in_var
@@ -247,12 +270,13 @@ def _pairing(g: Gap, fixtures: list[str], baseline: str) -> dict[str, Any]:
             left_out[f] = f"no scored cell in {arm}"
     means = {baseline: _mean(g.base[both]) if both.any() else None,
              g.variant: _mean(g.var[both]) if both.any() else None}
-    return {"paired": int(both.sum()), "of": len(fixtures), "left_out": left_out, "means": means}
+    return VariantFigures(paired=int(both.sum()), of=len(fixtures), left_out=left_out, means=means)
 
 
-def _gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
+def _gap_figures(g: Gap, alpha: float) -> GapFigures | VariantFigures:
+    """A gap's figures, or why there is none (the scorer gave no such metric)."""
     if g.obs is None:
-        return {"gap": None, "ci": None, "p": None, "error": g.error}
+        return VariantFigures(gap=None, ci=None, p=None, error=g.error)
     return gap_figures(g, alpha)
 
 
@@ -272,8 +296,9 @@ def _evidence(clause: Clause, g: Gap, min_effect: float) -> Evidence:
                     p_loss=guard_evidence(loss_c, margin, clause.test).p_loss)
 
 
-def probe_body(card: Card, data: RunData) -> dict[str, Any]:
-    """verdict.json of a probe run: the score, passes and each rule's pass rate, with Wilson intervals."""
+def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
+    """verdict.json of a probe run under `head`: the score, passes and each rule's pass rate, with Wilson
+    intervals."""
     counts = _counts(data)
     alpha = 0.05
     ok = data.status == OK
@@ -281,26 +306,28 @@ def probe_body(card: Card, data: RunData) -> dict[str, Any]:
     n = int(scores.size)
     passes = int((np.abs(scores - 1.0) <= EQ_TOL).sum())
     score = float(scores.mean()) if n else None
-    lost = counts["failed"] + counts["missing"]
+    lost = counts.failed + counts.missing
     finding = "incomplete" if lost or n == 0 else "scored"
     outcome = "result" if finding in RESULT_FINDINGS else "non-result"
-    rules: dict[str, Any] = {}
+    rules: dict[str, RuleRate] = {}
+    rule_lines = []
     for rule_id, values in data.rules.items():
         v = values[ok]
         v = v[~np.isnan(v)]
         k = int((v > 0.5).sum())
         lo, hi = stats.wilson(k, int(v.size), alpha)
-        rules[rule_id] = {"passes": k, "n": int(v.size), "rate": k / v.size if v.size else None, "wilson": [lo, hi]}
+        rules[rule_id] = RuleRate(passes=k, n=int(v.size), rate=k / v.size if v.size else None, wilson=[lo, hi])
+        rule_lines.append(f"rule {rule_id}: {k} of {v.size} pass (Wilson 95% {fmt_ci(lo, hi)})")
     lo, hi = stats.wilson(passes, n, alpha)
     model = data.manifest.rig.model if data.manifest.rig is not None else ""
     reasons = []
-    if counts["truncated"]:
-        reasons.append(f"{counts['truncated']} repetition(s) were cut off by the token limit: reported apart, "
+    if counts.truncated:
+        reasons.append(f"{counts.truncated} repetition(s) were cut off by the token limit: reported apart, "
                        "not scored as wrong")
-    if counts["failed"]:
-        reasons.append(f"{counts['failed']} failed in transport")
-    if counts["missing"]:
-        reasons.append(f"{counts['missing']} have no output or score")
+    if counts.failed:
+        reasons.append(f"{counts.failed} failed in transport")
+    if counts.missing:
+        reasons.append(f"{counts.missing} have no output or score")
     if finding == "scored":
         why = f"score {fmt(score)} over {n} scored repetition(s); {passes} of {n} pass (score 1)."
     elif n == 0:
@@ -308,20 +335,19 @@ def probe_body(card: Card, data: RunData) -> dict[str, Any]:
     else:
         why = f"score {fmt(score)} over the {n} scored repetition(s), but not every planned call was answered."
     why = why + ("" if not reasons else " " + "; ".join(reasons) + ".")
-    rule_lines = [f"rule {rid}: {r['passes']} of {r['n']} pass (Wilson 95% {fmt_ci(*r['wilson'])})"
-                  for rid, r in rules.items()]
-    return {
-        "finding": finding,
-        "outcome": outcome,
-        "summary": f"{card.id} v{card.version}, run {data.run_dir.name}, {model}: {finding} ({outcome}). {why}",
-        "why": why,
-        "model": model,
-        "score": score,
-        "passes": passes,
-        "score_ci": [lo, hi],
-        "rules": rules,
-        "rule_lines": rule_lines,
-        "cells": len(data.cells),
-        "counts": counts,
-        "alpha": alpha,
-    }
+    return ProbeVerdict(
+        **given(head),
+        finding=finding,
+        outcome=outcome,
+        summary=f"{card.id} v{card.version}, run {data.run_dir.name}, {model}: {finding} ({outcome}). {why}",
+        why=why,
+        model=model,
+        score=score,
+        passes=passes,
+        score_ci=[lo, hi],
+        rules=rules,
+        rule_lines=rule_lines,
+        cells=len(data.cells),
+        counts=counts,
+        alpha=alpha,
+    )

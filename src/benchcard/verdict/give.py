@@ -33,7 +33,7 @@ from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
-from benchcard.ledgerrow import LedgerRow
+from benchcard.ledgerrow import Latency, LedgerRow
 from benchcard.project import Project
 from benchcard.records import ASSIGNMENT, SEALED, Manifest, utc_stamp
 from benchcard.run.grid import assignment_plan
@@ -49,7 +49,7 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_di
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
-from benchcard.verdictfile import LedgerEntry, VerdictFile, build_verdict, decode_verdict, encode_verdict, verdict_of
+from benchcard.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict, verdict_of
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 
@@ -201,13 +201,13 @@ def _seal_root(project: Project, card: Card, manifest: Manifest) -> str:
     return root
 
 
-def _totals(data: RunData) -> tuple[float | None, dict[str, Any]]:
+def _totals(data: RunData) -> tuple[float | None, Latency]:
     """Total cost (None when no call reported one) and latency (median and total over calls that report it)."""
     cost_known = ~np.isnan(data.cost)
     cost = float(data.cost[cost_known].sum()) if cost_known.any() else None
     lat = data.latency_ms[~np.isnan(data.latency_ms)]
-    latency = {"median_ms": float(np.median(lat)) if lat.size else None,
-               "total_ms": float(lat.sum()) if lat.size else None}
+    latency = Latency(median_ms=float(np.median(lat)) if lat.size else None,
+                      total_ms=float(lat.sum()) if lat.size else None)
     return cost, latency
 
 
@@ -267,17 +267,18 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             clock.lap("checks (seal, outputs digest)")
             finish_outputs(data)  # outputs.jsonl joined and checked against the scores (the table needs neither)
             clock.lap("outputs (beside the statistics and the table)")
-            body = ab_body(card, data, figures.result()) if figures is not None else probe_body(card, data)
+            scratch = scratch or bool(manifest.scratch)
+            head = _head(project, run_dir, card, data, scratch)
+            body: VerdictFile = ab_body(card, data, figures.result(), head) if figures is not None \
+                else probe_body(card, data, head)
             clock.lap("statistics (waiting)")
             human = agreement(project, data)
-            if human is not None:
-                body["human"] = human
-                body["disagreements"] = human["disagreements"]  # the blind scorer notes, as the site expects
+            if human is not None:  # the blind scorer notes also at the top, as the site expects
+                body = msgspec.structs.replace(body, human=human, disagreements=human.disagreements)
             body = with_judge(card, data, body)
             table_job.result()
             clock.lap("table (waiting)")
-            verdict = _commit(project, run_dir, card, data, body, table_tmp,
-                              scratch or bool(manifest.scratch))
+            verdict = _commit(project, run_dir, card, body, table_tmp, scratch)
         finally:
             if table_job is not None:
                 wait([table_job])
@@ -321,23 +322,24 @@ def _check_plan(card: Card, data: RunData) -> None:
         raise VerdictError(f"run {data.run_dir.name}: fixture {missing[0]} of the card is not in the run's plan")
 
 
-def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: dict[str, Any],
-            table_tmp: Path, scratch: bool = False) -> Verdict:
-    """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once. A scratch
-    verdict is written the same way, marked, and has no ledger row."""
+def _head(project: Project, run_dir: Path, card: Card, data: RunData, scratch: bool) -> VerdictHead:
+    """What the verdict starts with: the run, its card and rig (marked when scratch), what it cost."""
     manifest = data.manifest
-    run = run_dir.name
     cost, latency = _totals(data)
     rig_line = manifest.rig_line
     if scratch and not rig_line.endswith(" · scratch"):
         rig_line += " · scratch"
-    evidence = project.relative(run_dir)
-    head = {"run": run, "card": card.id, "version": card.version, "kind": card.kind, "rig": rig_line,
-            "seal_root": manifest.seal_root, "evidence": evidence, "cost": cost, "latency": latency}
-    content = ledger.strict({**head, **body})
-    pending = build_verdict(content)  # typed before anything is entered or written
+    return VerdictHead(run=run_dir.name, card=card.id, version=card.version, kind=card.kind, rig=rig_line,
+                       seal_root=manifest.seal_root, evidence=project.relative(run_dir), cost=cost, latency=latency)
+
+
+def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, table_tmp: Path,
+            scratch: bool = False) -> Verdict:
+    """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once. A scratch
+    verdict is written the same way, marked, and has no ledger row."""
+    run = run_dir.name
     row = verdict_row(card, pending, anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
-                      digest=verdict_digest(content))
+                      digest=verdict_digest(pending.fields()))
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
@@ -354,8 +356,8 @@ def _commit(project: Project, run_dir: Path, card: Card, data: RunData, body: di
                                               ledger=LedgerEntry(entered.seq, entered.hash, entered.at))
         move_into_place(table_tmp, run_dir / TABLE_FILE)
         write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
-    return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=body["finding"],
-                   outcome=body["outcome"], run_dir=run_dir, data=written.fields(), ledger_row=entered)
+    return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=written.finding,
+                   outcome=written.outcome, run_dir=run_dir, data=written.fields(), ledger_row=entered)
 
 
 def load_verdict(project: Project, run_dir: Path) -> Verdict:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 import numpy as np
@@ -34,6 +34,7 @@ from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records import OutputRow, dumps_line, read_rows
 from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
+from benchcard.verdictfigures import Disagreement, HumanGrades, SheetAgreement
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")
@@ -272,7 +273,7 @@ def _kappa(human: list[bool], auto: list[bool]) -> float | None:
     return (po - pe) / (1 - pe)
 
 
-def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
+def agreement(project: Project, data: RunData) -> HumanGrades | None:
     """How far the human grades in `grades/` agree with the automatic scores, after unblinding.
 
     Pass means a score of exactly 1 (the scorer's own convention) or a grade of `pass`. A numeric grade
@@ -286,9 +287,9 @@ def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
     index = {c: i for i, c in enumerate(data.cells)}
     human_pass: list[bool] = []
     auto_pass: list[bool] = []
-    disagreements: list[dict[str, Any]] = []
-    notes: list[dict[str, Any]] = []
-    per_sheet: dict[str, Any] = {}
+    disagreements: list[Disagreement] = []
+    notes: list[Disagreement] = []
+    per_sheet: dict[str, SheetAgreement] = {}
     for path in sheets:
         name = path.stem
         mapping = _read_mapping(data.run_dir, name, VerdictError)
@@ -320,24 +321,24 @@ def agreement(project: Project, data: RunData) -> dict[str, Any] | None:
                 agree_here += not differs
                 human_pass.append(h_pass)
                 auto_pass.append(a_pass)
-                entry = {"sheet": name, "row": row_id, "cell": data.cells[i],
-                         "fixture": data.fixtures[int(data.fixture[i])],
-                         "variant": data.variants[int(data.variant[i])],
-                         "repetition": data.repetitions[int(data.repetition[i])], "auto_score": auto,
-                         "human_grade": grade, "note": plain_text(rec.get("note") or "")}
+                entry = Disagreement(sheet=name, row=row_id, cell=data.cells[i],
+                                     fixture=data.fixtures[int(data.fixture[i])],
+                                     variant=data.variants[int(data.variant[i])],
+                                     repetition=data.repetitions[int(data.repetition[i])], auto_score=auto,
+                                     human_grade=grade, note=plain_text(rec.get("note") or ""))
                 if differs:
                     disagreements.append(entry)
-                if entry["note"]:
-                    notes.append({**entry, "agrees": not differs})
-        per_sheet[name] = {"graded": graded_here, "agreement": agree_here / graded_here if graded_here else None}
+                if entry.note:
+                    notes.append(msgspec.structs.replace(entry, agrees=not differs))
+        per_sheet[name] = SheetAgreement(graded_here, agree_here / graded_here if graded_here else None)
     graded = len(human_pass)
     agree = graded - len(disagreements)
-    return {
-        "graded": graded,
-        "agreement": agree / graded if graded else None,
-        "kappa": _kappa(human_pass, auto_pass),
-        "pass_rule": "pass = automatic score 1, or a grade of pass (or 1)",
-        "disagreements": disagreements,
-        "notes": notes,
-        "sheets": per_sheet,
-    }
+    return HumanGrades(
+        graded=graded,
+        agreement=agree / graded if graded else None,
+        kappa=_kappa(human_pass, auto_pass),
+        pass_rule="pass = automatic score 1, or a grade of pass (or 1)",
+        disagreements=disagreements,
+        notes=notes,
+        sheets=per_sheet,
+    )

@@ -11,12 +11,11 @@ grades a judge cannot repeat cannot carry a result. See docs/judge.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 import numpy as np
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 from scipy import stats as sps
 
 from benchcard._util.hashing import file_digest
@@ -29,26 +28,30 @@ from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.verdict.reliability import krippendorff_alpha
 from benchcard.verdict.runfolder import OK, RunData
-from benchcard.verdictfigures import JudgeBlock
+from benchcard.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
+from benchcard.verdictfile import AbVerdict, VerdictFile
 
 
-def with_judge(card: Card, data: RunData, body: dict[str, Any]) -> dict[str, Any]:
-    """The verdict body with its `judge` block (judge cards only), the floor applied to the finding."""
+def with_judge(card: Card, data: RunData, verdict: VerdictFile) -> VerdictFile:
+    """The verdict with its `judge` block (judge cards only), the floor applied to the finding."""
     spec = judge_spec(card)
     if spec is None:
-        return body
-    figures = judge_figures(spec, data, body, card.baseline)
-    body = {**body, "judge": figures}
-    if figures["floor_met"] is False:
-        alpha = figures["self_agreement"]["alpha"]
+        return verdict
+    figures = judge_figures(spec, data, verdict, card.baseline)
+    verdict = msgspec.structs.replace(verdict, judge=figures)
+    if figures.floor_met is False:
+        alpha = figures.self_agreement.alpha
         said = "could not be measured" if alpha is None else f"was {alpha:.3f}"
         why = (f"the judge's agreement with itself (Krippendorff's alpha) {said}, below the declared floor "
                f"{spec.agreement_floor:g}: grades the judge cannot repeat cannot carry a result")
-        body.update(finding="inconclusive", outcome="non-result", why=why,
-                    summary=f"{card.id} v{card.version}, run {data.run_dir.name}: inconclusive (non-result). {why}")
-        for comp in body.get("comparisons") or []:
-            comp.update(finding="inconclusive", outcome="non-result", why=why)
-    return body
+        verdict = msgspec.structs.replace(
+            verdict, finding="inconclusive", outcome="non-result", why=why,
+            summary=f"{card.id} v{card.version}, run {data.run_dir.name}: inconclusive (non-result). {why}")
+        if isinstance(verdict, AbVerdict):
+            verdict = msgspec.structs.replace(verdict, comparisons=[
+                msgspec.structs.replace(comp, finding="inconclusive", outcome="non-result", why=why)
+                for comp in verdict.comparisons])
+    return verdict
 
 
 def _check_digests(data: RunData, jstore: JudgeStore) -> None:
@@ -67,7 +70,8 @@ def _check_digests(data: RunData, jstore: JudgeStore) -> None:
                                f"{actual})")
 
 
-def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], baseline: str | None) -> dict[str, Any]:
+def judge_figures(spec: JudgeSpec, data: RunData, verdict: VerdictFile,
+                  baseline: str | None) -> JudgeBlock:
     """The `judge` block of verdict.json; refuses judge files changed since the run finished."""
     jstore = JudgeStore(data.run_dir)
     _check_digests(data, jstore)
@@ -89,34 +93,31 @@ def judge_figures(spec: JudgeSpec, data: RunData, body: Mapping[str, Any], basel
     plan = manifest.judge or JudgePlan()
     run_model = manifest.rig.model if manifest.rig else None
     judge_rig = plan.rig
-    figures: dict[str, Any] = {
-        "rig": judge_rig.line if judge_rig else None,
-        "per_output": spec.judgements,
-        "judgements": plan.judgements,
-        "counts": manifest.judge_counts,
-        "cost": manifest.judge_cost,
-        "tokens": msgspec.to_builtins(manifest.judge_tokens),
-        "self_agreement": {"alpha": alpha, "level": level, "outputs": len(pairable), "exact": exact,
-                           "by_metric": {k: v for k, v in per_metric.items() if k != "score"}},
-        "floor": floor,
-        "floor_met": None if floor is None else (alpha is not None and alpha >= floor),
-        "noise": _noise(spec, data, pairable, baseline),
-        "verbosity": _verbosity(data),
-        "same_model_as_run": judge_rig is not None and bool(judge_rig.model) and judge_rig.model == run_model,
-        "redacted": sum(r.redacted for r in jstore.iter_judge_requests()) // spec.judgements,
-    }
-    human = body.get("human")
-    if human:
-        figures["humans"] = {"graded": human.get("graded"), "kappa": human.get("kappa"),
-                             "agreement": human.get("agreement")}
-    return figures
+    human = verdict.human
+    return JudgeBlock(
+        rig=judge_rig.line if judge_rig else None,
+        per_output=spec.judgements,
+        judgements=plan.judgements,
+        counts=manifest.judge_counts,
+        cost=manifest.judge_cost,
+        tokens=msgspec.to_builtins(manifest.judge_tokens),
+        self_agreement=SelfAgreement(alpha=alpha, level=level, outputs=len(pairable), exact=exact,
+                                     by_metric={k: v for k, v in per_metric.items() if k != "score"}),
+        floor=floor,
+        floor_met=None if floor is None else (alpha is not None and alpha >= floor),
+        noise=_noise(spec, data, pairable, baseline),
+        verbosity=_verbosity(data),
+        same_model_as_run=judge_rig is not None and bool(judge_rig.model) and judge_rig.model == run_model,
+        redacted=sum(r.redacted for r in jstore.iter_judge_requests()) // spec.judgements,
+        humans=UNSET if isinstance(human, UnsetType) else HumansSeen(human.graded, human.kappa, human.agreement),
+    )
 
 
-def _noise(spec: JudgeSpec, data: RunData, pairable: list[list[float]], baseline: str | None) -> dict[str, Any]:
+def _noise(spec: JudgeSpec, data: RunData, pairable: list[list[float]], baseline: str | None) -> JudgeNoise:
     """The judge's own spread: the pooled sd of one output's judgements, and its share of the variance of the
     score's gap (each fixture's gap carries 2·s²/(k·R) of judge variance, R the repetitions)."""
     if not pairable:
-        return {"sd": None, "share_of_gap_variance": None}
+        return JudgeNoise(None, None)
     dof = sum(len(s) - 1 for s in pairable)
     pooled = sum(float(np.var(s, ddof=1)) * (len(s) - 1) for s in pairable) / dof
     share: dict[str, float | None] = {}
@@ -131,7 +132,7 @@ def _noise(spec: JudgeSpec, data: RunData, pairable: list[list[float]], baseline
             observed = float(np.var(d, ddof=1)) if d.size > 1 else math.nan
             judge_part = 2 * pooled / (spec.judgements * reps)
             share[variant] = min(1.0, judge_part / observed) if observed > 0 else None
-    return {"sd": math.sqrt(pooled), "share_of_gap_variance": share or None}
+    return JudgeNoise(math.sqrt(pooled), share or None)
 
 
 def _row_means(grid: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -142,7 +143,7 @@ def _row_means(grid: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, n
     return out
 
 
-def _verbosity(data: RunData) -> dict[str, Any]:
+def _verbosity(data: RunData) -> Verbosity:
     """Spearman's rho between an output's length and its judged score, and the mean length per variant: a judge
     that rewards length shows here, and a variant that only lengthens outputs would win on it."""
     index = {c: i for i, c in enumerate(data.cells)}
@@ -157,7 +158,7 @@ def _verbosity(data: RunData) -> dict[str, Any]:
     rho: float | None = None
     if ok.sum() >= 3 and np.ptp(lengths[ok]) > 0 and np.ptp(data.score[ok]) > 0:
         rho = float(sps.spearmanr(lengths[ok], data.score[ok]).statistic)
-    return {"spearman_length_score": rho, "mean_chars": mean_chars}
+    return Verbosity(rho, mean_chars)
 
 
 def judge_lines(j: JudgeBlock | None) -> list[str]:

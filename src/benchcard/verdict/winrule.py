@@ -6,10 +6,10 @@ the sentence that explains it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Clause, WinRule
 from benchcard.verdict import stats
@@ -18,6 +18,7 @@ from benchcard.verdict.columns import TRUNCATED
 from benchcard.verdict.crossed import half_width, run_floor
 from benchcard.verdict.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.runfolder import RunData
+from benchcard.verdictfigures import Equivalence, GapFigures, HoldsFigures
 
 EQ_TOL = 1e-9
 
@@ -80,12 +81,12 @@ class ClauseResult:
     holds: bool
     mirror: bool = False  # the first clause's effect significantly the wrong way (beyond the noise floor)
     broken: bool = False  # a guard's own hypothesis rejected
-    figures: dict[str, Any] = field(default_factory=dict)
+    figures: GapFigures | HoldsFigures | None = None  # None when a gap clause cannot be judged
     why: str = ""
     cause: str = ""  # why it does not hold, in a few words, for the finding's summary
 
 
-def gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
+def gap_figures(g: Gap, alpha: float) -> GapFigures:
     """The figures of one gap as verdict.json shows them: the calibrated interval of the observed gap (truncated
     cells left out), its parts, and the bounded gaps when cells were truncated."""
     c = g.obs
@@ -94,23 +95,23 @@ def gap_figures(g: Gap, alpha: float) -> dict[str, Any]:
     half, one = float(half_width(c, 1 - alpha / 2)[0]), float(half_width(c, 1 - alpha)[0])
     gap = float(c.gap[0])
     p_flip = float(g.p_flip(c)[0])
-    out: dict[str, Any] = {
-        "gap": gap, "ci": None if zero else [gap - half, gap + half],
-        "ci_bootstrap": list(g.boot) if g.boot and not zero else None,  # resampled equal d's: [x, x], no certainty
-        "p": float(p_two_sided(c, g.p_flip(c))[0]), "p_signflip": p_flip,
-        "noise_floor": float(run_floor(c, alpha)[0]), "se": se, "se_fixture": math.sqrt(float(c.var_fixture[0])),
-        "run_var": float(c.var_run[0]), "df": float(c.df[0]),
-        "lower_one_sided": None if zero else gap - one, "upper_one_sided": None if zero else gap + one,
-        "n_fixtures": int(c.n_fixtures[0]),
-    }
     draws = g.flip_draws.get(id(c))
-    if draws and draws < SIGNFLIP_DRAWS:  # stopped once the p was surely above α (signflip.py)
-        out["p_signflip_draws"] = draws
+    bounded: list[float] | UnsetType = UNSET
     if g.truncated:
         assert g.low is not None and g.high is not None
-        out["truncated"] = g.truncated
-        out["bounded_gaps"] = [float(g.low.gap[0]), float(g.high.gap[0])]
-    return out
+        bounded = [float(g.low.gap[0]), float(g.high.gap[0])]
+    return GapFigures(
+        gap=gap, ci=None if zero else [gap - half, gap + half],
+        ci_bootstrap=list(g.boot) if g.boot and not zero else None,  # resampled equal d's: [x, x], no certainty
+        p=float(p_two_sided(c, g.p_flip(c))[0]), p_signflip=p_flip,
+        noise_floor=float(run_floor(c, alpha)[0]), se=se, se_fixture=math.sqrt(float(c.var_fixture[0])),
+        run_var=float(c.var_run[0]), df=float(c.df[0]),
+        lower_one_sided=None if zero else gap - one, upper_one_sided=None if zero else gap + one,
+        n_fixtures=int(c.n_fixtures[0]),
+        # stopped once the p was surely above α (signflip.py)
+        p_signflip_draws=draws if draws and draws < SIGNFLIP_DRAWS else UNSET,
+        truncated=g.truncated or UNSET, bounded_gaps=bounded,
+    )
 
 
 def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: bool,
@@ -118,22 +119,22 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
     """A `rises`/`falls` clause or a guard, from its evidence (decision.py) and whether its loss was shown."""
     if ev is None or g.obs is None:
         reason = g.error or "no fixture is scored in both arms"
-        return ClauseResult(clause, False, figures={}, why=f"{clause_text(clause)}: cannot be judged — {reason}.",
+        return ClauseResult(clause, False, why=f"{clause_text(clause)}: cannot be judged — {reason}.",
                             cause=reason)
     figures = gap_figures(g, alpha)
     p_hold = float(ev.p_hold[0])
     holds = p_hold <= alpha
     level = fmt_level(alpha)
     head = f"{clause_text(clause)} ({g.variant} − baseline)"
-    zero = figures["ci"] is None
-    ci = (f"gap {fmt(figures['gap'], True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
-          if zero else f"{level} CI {fmt_ci(*figures['ci'])}") + f", p {fmt_peq(figures['p'])}, sign-flip p "
-          f"{fmt_peq(figures['p_signflip'])}")
+    zero = figures.ci is None
+    ci = (f"gap {fmt(figures.gap, True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
+          if figures.ci is None else f"{level} CI {fmt_ci(*figures.ci)}") + f", p {fmt_peq(figures.p)}, sign-flip p "
+          f"{fmt_peq(figures.p_signflip)}")
     bounded = ""
-    if g.truncated:
+    if not isinstance(figures.bounded_gaps, UnsetType):
         bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
-                   f"(gaps {fmt(figures['bounded_gaps'][0], True)} to {fmt(figures['bounded_gaps'][1], True)})")
-    run_unknown = math.isinf(figures["run_var"])
+                   f"(gaps {fmt(figures.bounded_gaps[0], True)} to {fmt(figures.bounded_gaps[1], True)})")
+    run_unknown = math.isinf(figures.run_var)
     if clause.test in ("rises", "falls"):
         up = clause.test == "rises"
         side = "above" if up else "below"
@@ -151,12 +152,12 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
             reasons.append(f"the gap is significant but smaller than min_effect {min_effect:g}: significant but "
                            "trivial")
         else:
-            if zero or figures["p"] > alpha or (figures["gap"] > 0) != up:
+            if zero or figures.p > alpha or (figures.gap > 0) != up:
                 reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
-            if figures["p_signflip"] > alpha:
-                n = figures["n_fixtures"]
+            if figures.p_signflip > alpha:
+                n = figures.n_fixtures
                 extra = f" ({n} fixtures can never reach α {alpha:g})" if 2.0 ** (1 - n) > alpha else ""
-                reasons.append(f"the sign-flip p {fmt(figures['p_signflip'])} is above α{extra}")
+                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α{extra}")
             if not reasons:
                 reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(p_hold)}")
         cause = " and ".join(reasons)
@@ -164,9 +165,9 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
                             cause=cause)
     margin = float(clause.margin or 0.0)
     upper = clause.test == "not_rises"
-    bound = figures["upper_one_sided"] if upper else figures["lower_one_sided"]
+    bound = figures.upper_one_sided if upper else figures.lower_one_sided
     bound_name, cmp, limit = ("upper", "below", fmt(margin)) if upper else ("lower", "above", fmt(-margin))
-    gap_text = f"gap {fmt(figures['gap'], True)}, p {fmt_peq(figures['p'])}"
+    gap_text = f"gap {fmt(figures.gap, True)}, p {fmt_peq(figures.p)}"
     shown = f"the one-sided {level} {bound_name} bound {fmt(bound)}" if not zero else "the gap (no spread at all)"
     if holds:
         why = f"holds — {shown} is {cmp} {limit} ({gap_text}){bounded}."
@@ -191,7 +192,7 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
         else 0
     if values is None or clause.fixture not in data.fixtures:
         why = f"no scored value of {clause.metric} on {clause.fixture}"
-        return ClauseResult(clause, False, figures={"k": 0, "n": 0, "planned": planned},
+        return ClauseResult(clause, False, figures=HoldsFigures(k=0, n=0, planned=planned),
                             why=f"{clause_text(clause)} ({variant}): cannot be judged — {why}.", cause=why)
     row = data.grid(values, variant, [clause.fixture])[0]
     scored = row[~np.isnan(row)]
@@ -202,8 +203,8 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
     base_scored = base_row[~np.isnan(base_row)]
     bk = int((np.abs(base_scored - clause.equals) <= EQ_TOL).sum())
     holds = n == planned and n > 0 and k == n
-    figures = {"k": k, "n": n, "planned": planned, "rate": k / n if n else None, "wilson": [lo, hi],
-               "baseline_k": bk, "baseline_n": int(base_scored.size)}
+    figures = HoldsFigures(k=k, n=n, planned=planned, rate=k / n if n else None, wilson=[lo, hi],
+                           baseline_k=bk, baseline_n=int(base_scored.size))
     tail = f"Wilson {fmt_level(alpha)} {fmt_ci(lo, hi)}; baseline {bk} of {base_scored.size}"
     head = f"{clause_text(clause)} ({variant})"
     cause = ""
@@ -235,15 +236,16 @@ def _unscored(data: RunData, variant: str, fixture: str, unscored: int) -> str:
 
 
 def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost_p: float | None,
-          measurable: bool, several: int) -> tuple[str, str, dict[str, Any]]:
+          measurable: bool, several: int) -> tuple[str, str, Equivalence]:
     """The finding of one variant against the baseline, why, and the equivalence figures (docs/verdict.md)."""
     alpha = win.alpha
     margin = float(win.equivalence_margin or 0.0)
     first_clause = results[0]
-    eq: dict[str, Any] = {"margin": margin, "tost_p": tost_p, "ci": None, "level": 1 - 2 * alpha}
+    eq_interval: list[float] | None = None
     if first.obs is not None and not bool(first.obs.zero_se[0]):
         half = float(half_width(first.obs, 1 - alpha)[0])
-        eq["ci"] = [float(first.obs.gap[0]) - half, float(first.obs.gap[0]) + half]
+        eq_interval = [float(first.obs.gap[0]) - half, float(first.obs.gap[0]) + half]
+    eq = Equivalence(margin, tost_p, list(eq_interval) if eq_interval is not None else None, 1 - 2 * alpha)
     guards = results[1:]  # every other clause: not_* guards and holds clauses alike
     finding = FINDINGS[code]
     if finding == "win":
@@ -254,7 +256,7 @@ def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost
         broken = [r for r in results if r.broken]
         return "loss", f"a guard is significantly broken — {broken[0].why}", eq
     eq_ci = (f"the {100 * (1 - 2 * alpha):g}% CI of the {first_clause.clause.metric} gap "
-             f"{fmt_ci(*eq['ci']) if eq['ci'] else 'n/a'}")
+             f"{fmt_ci(*eq_interval) if eq_interval else 'n/a'}")
     if finding == "no-effect":
         return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {fmt_peq(tost_p)}) and every guard "
                              "holds: the change did nothing worth having."), eq

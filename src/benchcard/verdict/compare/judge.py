@@ -25,7 +25,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.errors import CompareError
-from benchcard.ledgerrow import LedgerRow
+from benchcard.ledgerrow import LedgerRow, Source
 from benchcard.project import Project
 from benchcard.records import VERDICT, Manifest, RigRecord, new_run_id
 from benchcard.scoring.scorers import ExactSpec
@@ -38,7 +38,7 @@ from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
-from benchcard.verdictfile import AbVerdict, LedgerEntry, build_verdict, encode_verdict, verdict_of
+from benchcard.verdictfile import LedgerEntry, VerdictHead, encode_verdict, verdict_of
 
 UNSEALED = "unsealed comparison"
 
@@ -125,35 +125,31 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     # never win; logs another tool wrote were not planned by benchcard, so the comparison takes that term as 0
     # (the plain paired interval over samples) and says so, instead of never showing anything.
     one_epoch = len(data.repetitions) == 1
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = ab_stats(card, data, seed, n_resamples, pool, unmeasured_run_var=0.0 if one_epoch else math.inf)
-        body = ab_body(card, data, pending.result())
-    if one_epoch:
-        body["why"] = f"{body['why']} {ONE_EPOCH}"
-        body.setdefault("notes", []).append(ONE_EPOCH)
-    why = f"{UNSEALED}: {body['why']}"
-    body.update(
-        why=why, summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
-        f"{a.task}: {body['finding']} ({body['outcome']}). {body['why']}", sealed=False,
-        notes=[*body["notes"], _caveat(a, b)] + [f"{log.path}: {n} value(s) of {m} are not numbers and were left "
-                                                  "out" for log in (a, b) for m, n in log.skipped.items()],
-    )
     relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
         else str(out_dir)
-    sources = [{"log": str(s.path), "digest": d, "tool": s.tool, "model": s.model, "task": s.task, "label": label}
+    sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
                for s, d, label in zip((a, b), digests, labels, strict=True)]
-    head: dict[str, Any] = {"run": cid, "card": "compare", "version": None, "kind": "compare", "rig": rig_line,
-            "seal_root": None, "evidence": relative, "sources": sources, "rule": _rule_json(win)}
+    head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
+                       evidence=relative, sources=sources, rule=_rule_json(win))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending = ab_stats(card, data, seed, n_resamples, pool, unmeasured_run_var=0.0 if one_epoch else math.inf)
+        body = ab_body(card, data, pending.result(), head)
+    notes = [*body.notes, ONE_EPOCH] if one_epoch else body.notes
+    said = f"{body.why} {ONE_EPOCH}" if one_epoch else body.why
+    verdict = msgspec.structs.replace(
+        body, why=f"{UNSEALED}: {said}",
+        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
+        f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
+        notes=[*notes, _caveat(a, b)] + [f"{log.path}: {n} value(s) of {m} are not numbers and were left "
+                                         "out" for log in (a, b) for m, n in log.skipped.items()],
+    )
     out_dir.mkdir(parents=True)
-    write_atomic(out_dir / TABLE_FILE, table_text(data, head["rig"]))
-    content = ledger.strict({**head, **body})
-    verdict = build_verdict(content)  # typed before anything is entered or written
+    write_atomic(out_dir / TABLE_FILE, table_text(data, rig_line))
     row = None
     if enter_ledger:
         assert project is not None
-        assert isinstance(verdict, AbVerdict)
         row = ledger.append(project, compare_row(verdict, table_digest=file_digest(out_dir / TABLE_FILE),
-                                                 digest=verdict_digest(content)))
+                                                 digest=verdict_digest(verdict.fields())))
         verdict = msgspec.structs.replace(verdict, ledger=LedgerEntry(row.seq, row.hash, row.at))
     write_atomic(out_dir / VERDICT, encode_verdict(verdict))
     if timings is not None:
