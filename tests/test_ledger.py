@@ -260,22 +260,6 @@ def test_deleted_last_row_is_caught_through_the_runs_verdict(project: Project) -
     assert result.exit_code == 1 and "seq 4 is missing" in result.stderr
 
 
-def test_the_table_keeps_card_names_whole_at_80_columns(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    names = ["one-word-sentiment", "demo-answer-cue", "reordered-input-long-name"]
-    for i, name in enumerate(names, 1):
-        ledger.append(project, _row(i, card=name, run=f"20261201T1200{i:02d}Z-3f9a",
-                                    rig="SmolLM2-135M-Instruct · llama-cpp-python in-process"))
-    monkeypatch.setenv("COLUMNS", "80")
-    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
-    assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    for i, name in enumerate(names, 1):
-        assert any(name in line for line in lines), name  # whole, on one line
-        assert any(f"20261201T1200{i:02d}Z-3f9a" in line for line in lines)
-    assert "SmolLM2-135M-Instruct" in result.output  # the rig, under the card name
-
-
 # ------------------------------------------------------------------------------------------ the typed row
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import pytest
 
 from .helpers_cli import bc, one_line_error
 from .helpers_run import KEY_ENV, ab_project
-from .verdict.test_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+from .helpers_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 
 @pytest.mark.parametrize("command", ["verdict", "blind-sheet"])

@@ -866,8 +866,8 @@ def test_run_with_no_scored_cell_at_all(tmp_path: Path) -> None:
 
 def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
     """A run graded by a human who wrote no note: the site builds and says there are no grader notes."""
+    from ..helpers_verdict import make_project
     from ..verdict.test_grading import _auto_scores, _run, _sheet, _write
-    from ..verdict.test_verdict import make_project
 
     project = make_project(tmp_path / "proj")
     run_dir = _run(project)

@@ -13,7 +13,7 @@ from benchcard.records import dumps_line
 from benchcard.run.grid import _planned, _shuffled_blocks, assignment_digest, planned_assignment
 from benchcard.run.griddraws import hex_ids, plan_columns
 
-from ..verdict.test_verdict import AB_CARD, PROBE_CARD, make_project
+from ..helpers_verdict import AB_CARD, PROBE_CARD, make_project
 
 VARIANTS = {
     2: 'variants: {baseline: "", A: "Score your own output before returning it.\\n"}',

@@ -14,7 +14,7 @@ from benchcard.project import Project
 from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import holm
 
-from .test_verdict import (
+from ..helpers_verdict import (
     AB_CARD,
     BASE_A,
     FIXTURES10,

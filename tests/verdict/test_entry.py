@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from benchcard.project import Project
-from tests.verdict.test_verdict import (
+
+from ..helpers_verdict import (
     AB_CARD,
     FIXTURES10,
     STRONG10_BASE,

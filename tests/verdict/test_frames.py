@@ -20,7 +20,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
 
-from .test_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 REPO = Path(__file__).resolve().parents[2]
 

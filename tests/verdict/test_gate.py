@@ -16,7 +16,7 @@ from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, key, only_run, seal_card, server, write_config
-from .test_verdict import (
+from ..helpers_verdict import (
     PROBE_CARD,
     STRONG_BASE,
     STRONG_VAR,

@@ -18,7 +18,7 @@ from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.grading import blind_sheet, import_grades
 
-from .test_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+from ..helpers_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 
 @pytest.fixture

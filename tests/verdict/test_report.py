@@ -11,7 +11,7 @@ from rich.console import Console
 from benchcard.project import Project
 from benchcard.verdict.report import print_verdict
 
-from .test_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
+from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
 
 ESC = "\x1b["
 

@@ -12,7 +12,7 @@ import pytest
 from benchcard.verdict.resample import signflip_hits
 from benchcard.verdict.signflip import TIE_RTOL, signflip, signflip_p, stop_hits
 
-from .test_verdict import AB_CARD, ab_metrics, cli_run, make_project, make_run, the_card
+from ..helpers_verdict import AB_CARD, ab_metrics, cli_run, make_project, make_run, the_card
 
 
 def _hits(d: np.ndarray, n_draws: int, seed: int) -> int:

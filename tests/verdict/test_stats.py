@@ -13,7 +13,6 @@ from scipy import stats as sps
 
 from benchcard._util.hashing import seed_from
 from benchcard.verdict import stats
-from benchcard.verdict.resample import bootstrap_intervals
 
 # Case A: six fixtures, three repetitions.
 BASE_A = np.array(
@@ -239,60 +238,6 @@ def test_bad_shapes_are_refused() -> None:
         stats.paired_gap(np.ones((2, 2, 2)), np.ones((2, 2, 2)))
     with pytest.raises(ValueError):
         stats.paired_gap(BASE_A, VAR_A, alpha=1.5)
-
-
-# ------------------------------------------------------------------------------------------ bootstrap
-
-
-def cluster_bootstrap(baseline: np.ndarray, variant: np.ndarray, n_resamples: int = 10_000, *,
-                      seed: int) -> tuple[float, float]:
-    """The verdict's fixture bootstrap (resample.Resamples through clausestats) of one pair, at α = 0.05."""
-    return bootstrap_intervals([stats.fixture_differences(baseline, variant)], n_resamples, seed, 0.05)[0]
-
-
-def test_bootstrap_is_deterministic_and_brackets_the_gap() -> None:
-    a = cluster_bootstrap(BASE_A, VAR_A, seed=42)
-    b = cluster_bootstrap(BASE_A, VAR_A, seed=42)
-    gap = stats.paired_gap(BASE_A, VAR_A).gap
-    assert a == b
-    # Case A's resampled means take a few discrete values, so another seed may land on the same quantiles;
-    # on continuous differences it does not.
-    rng = np.random.default_rng(0)
-    base, var = rng.random((40, 3)), rng.random((40, 3))
-    assert cluster_bootstrap(base, var, seed=42) != cluster_bootstrap(base, var, seed=43)
-    assert a[0] < gap < a[1]
-    # d takes only the values 1/12 and 1/6: every resampled mean lies between them.
-    assert a[0] >= 1 / 12 - 1e-12
-    assert a[1] <= 1 / 6 + 1e-12
-
-
-def test_bootstrap_on_a_pool_draws_the_same_chunks() -> None:
-    """Chunks run side by side on threads give exactly the intervals of chunks run one after another."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from benchcard.verdict.resample import CHUNK_ELEMENTS, Resamples
-
-    rng = np.random.default_rng(9)
-    diffs = [rng.normal(0.02, 0.2, 3000), rng.normal(0.0, 0.5, 3000), rng.normal(0.1, 0.1, 17)]
-    resamples = 5000
-    assert resamples > CHUNK_ELEMENTS // 3000  # several chunks
-    alone = Resamples(diffs, resamples, 7).intervals(0.05)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        side_by_side = Resamples(diffs, resamples, 7, pool).intervals(0.05)
-    assert alone == side_by_side
-    # the first array alone, as the verdict's paired differences of a variant against a zero baseline
-    assert alone[0] == cluster_bootstrap(np.zeros((3000, 1)), diffs[0][:, None], resamples, seed=7)
-
-
-def test_bootstrap_chunks_agree_with_t_interval_on_many_fixtures() -> None:
-    rng = np.random.default_rng(5)
-    base = rng.random((5000, 3))
-    var = np.clip(base + rng.normal(0.02, 0.3, base.shape), 0, 1)
-    lo, hi = cluster_bootstrap(base, var, n_resamples=3000, seed=1)  # several chunks
-    g = stats.paired_gap(base, var)
-    width = g.ci_high - g.ci_low
-    assert lo == pytest.approx(g.ci_low, abs=0.05 * width)  # F = 5000: the two intervals nearly coincide
-    assert hi == pytest.approx(g.ci_high, abs=0.05 * width)
 
 
 # ------------------------------------------------------------------------------------ seeds and power

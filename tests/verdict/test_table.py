@@ -14,7 +14,7 @@ from benchcard._util.hashing import file_digest
 from benchcard.verdict.runfolder import read_run
 from benchcard.verdict.table import _arrow_body, table_bytes, write_table
 
-from .test_verdict import (
+from ..helpers_verdict import (
     AB_CARD,
     FIXTURES,
     STRONG_BASE,

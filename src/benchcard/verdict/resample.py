@@ -99,7 +99,7 @@ def signflip_window_hits(diffs: FloatArray, total: float, threshold: float, n_dr
             kept += pair
         hit = np.abs(2.0 * kept - total) >= threshold
         count = int(np.count_nonzero(hit))
-        if hits + count >= needed:
+        if hits < needed <= hits + count:  # once only: a stop declined at or after stop_before stays declined
             at = start + int(np.flatnonzero(hit)[needed - hits - 1]) + 1  # the draw that makes `needed`
             if at < m and at < stop_before:
                 return needed, at

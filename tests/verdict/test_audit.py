@@ -1,0 +1,83 @@
+"""`benchcard ledger --verify` (verdict/audit.py): the chain, a torn last line, and each judged run's evidence
+against its row, every problem listed with the row it belongs to, and the summary line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchcard import ledger
+from benchcard.errors import LedgerError
+from benchcard.project import Project
+from benchcard.verdict.audit import LedgerAudit, audit, audit_lines
+from benchcard.verdict.give import give_verdict
+
+from ..helpers_verdict import ab_metrics, cli_run, make_run, the_card
+
+
+def _judged(project: Project, n: int) -> list[Path]:
+    runs = [make_run(project, the_card(project), ab_metrics()) for _ in range(n)]
+    for run_dir in runs:
+        give_verdict(project, run_dir)
+    return runs
+
+
+def test_untouched_evidence_is_ok_and_names_the_head_hash(project: Project) -> None:
+    _judged(project, 2)
+    report = audit(project)
+    head = ledger.read(project)[-1].hash
+    assert (report.ok, report.rows, report.judged, report.problems, report.torn) == (True, 2, 2, (), None)
+    assert report.last_hash == head
+    assert audit_lines(report) == [f"ledger ok: 2 row(s), hash chain intact, evidence of 2 judged run(s) unchanged, "
+                                   f"last {head}"]
+    assert report.to_json() == {"ok": True, "rows": 2, "last_hash": head, "judged": 2, "problems": [],
+                                "torn": None, "notes": []}
+
+
+def test_each_changed_file_is_named_with_its_row_and_counted(project: Project) -> None:
+    first, second = _judged(project, 2)
+    (second / "verdict.json").unlink()
+    scores = second / "scores.jsonl"
+    scores.write_text(scores.read_text(encoding="utf-8").replace('"abstains": 1.0', '"abstains": 0.0', 1),
+                      encoding="utf-8")
+    report = audit(project)
+    where = project.relative(second)
+    assert not report.ok and len(report.problems) == 2
+    assert all(p.startswith(f"seq 2 (run {second.name}): {where}/") for p in report.problems)  # not the first run's
+    assert any("scores.jsonl changed" in p for p in report.problems)
+    assert any("verdict.json is missing" in p for p in report.problems)
+    lines = audit_lines(report)
+    assert lines[:2] == [f"FAIL {p}" for p in report.problems]
+    assert lines[-1] == f"ledger NOT ok: 2 row(s), hash chain intact, 2 problem(s) above, last {report.last_hash}"
+    result = cli_run(project, "ledger", "--verify")
+    assert result.exit_code == 1 and result.output.splitlines() == lines
+
+
+def test_a_torn_last_line_is_a_problem_of_its_own(project: Project) -> None:
+    _judged(project, 1)
+    with project.ledger_path.open("ab") as fh:
+        fh.write(b'{"seq": 2, "card": "extract')
+    report = audit(project)
+    assert report.problems == () and report.torn is not None and not report.ok
+    assert report.torn.startswith("results/ledger.jsonl: line 2 is torn (")
+    lines = audit_lines(report)
+    assert lines[0] == f"FAIL {report.torn}"
+    assert lines[-1].startswith("ledger NOT ok: 1 row(s), hash chain intact, 1 problem(s) above")
+
+
+def test_a_broken_chain_is_an_error_before_any_evidence_is_read(project: Project) -> None:
+    _judged(project, 2)
+    lines = project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = json.loads(lines[0])
+    row["finding"] = "loss"
+    project.ledger_path.write_text(json.dumps(row) + "\n" + lines[1], encoding="utf-8")
+    with pytest.raises(LedgerError, match="seq 1"):
+        audit(project)
+
+
+def test_notes_come_first_and_an_empty_ledger_has_no_head() -> None:
+    report = LedgerAudit(rows=0, last_hash=None, judged=0, problems=(), torn=None, notes=("seq 1 (run r): old",))
+    assert audit_lines(report) == ["note seq 1 (run r): old",
+                                   "ledger ok: 0 row(s), hash chain intact, evidence of 0 judged run(s) unchanged"]

@@ -1,0 +1,131 @@
+"""`benchcard verdict` (verdict/give.py): finding a run, the refusals before anything is written, one verdict per
+run, and `--show` reading it back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchcard import ledger
+from benchcard._util.hashing import file_digest
+from benchcard.errors import RunError, VerdictError
+from benchcard.project import Project
+from benchcard.verdict.give import find_run, give_verdict, load_verdict
+
+from ..helpers_verdict import (
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    cli_run,
+    make_run,
+    the_card,
+)
+
+
+def test_second_verdict_refuses_and_show_prints_the_first(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    give_verdict(project, run_dir)
+    with pytest.raises(VerdictError, match=r"already has a verdict .*--show"):
+        give_verdict(project, run_dir)
+    assert len(ledger.read(project)) == 1
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1 and "already has a verdict" in result.output
+    shown = cli_run(project, "verdict", run_dir.name, "--show", "--json")
+    assert shown.exit_code == 0
+    assert json.loads(shown.output)["finding"] == "win"
+    assert load_verdict(project, run_dir).finding == "win"
+    assert len(ledger.read(project)) == 1
+
+
+def test_refuses_an_unfinished_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert (f"run {run_dir.name} is still in progress (36 of 36 cells recorded, not closed); a verdict waits for "
+            f"the run to finish: `benchcard run extract-ab --resume {run_dir.name}`") in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
+
+
+def test_refuses_cells_without_outputs_unless_allowed(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), drop_outputs=2)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert result.output == (f"error: run {run_dir.name} is incomplete: 2 of 36 cells have no output; judge it "
+                             "anyway with --allow-incomplete, which counts those cells as failed, or start a new "
+                             "run\n")
+    result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
+    assert result.exit_code == 0, result.output
+    assert "finding: incomplete → non-result" in result.output
+    assert json.loads((run_dir / "verdict.json").read_text())["counts"]["missing"] == 2
+
+
+def test_refuses_when_the_seal_changed(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    fixture = project.root / "fixtures" / "extract-ab" / "ex-03.txt"
+    fixture.write_text("edited after the run\n", encoding="utf-8")
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "seal changed since run" in result.output and "fixtures/extract-ab/ex-03.txt" in result.output
+    assert not (run_dir / "verdict.json").exists()
+
+
+def test_refuses_when_the_card_was_resealed_under_another_root(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["seal_root"] = "sha256:" + "0" * 64
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VerdictError, match=r"seal changed since run .* was made under sha256:0000"):
+        give_verdict(project, run_dir)
+
+
+def test_refuses_when_outputs_changed_after_the_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    outputs = run_dir / "outputs.jsonl"
+    outputs.write_text(outputs.read_text().replace("output 3)", "output 3, improved)"))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert "outputs.jsonl changed after the run finished" in result.output
+
+
+def test_refuses_scores_that_disagree_with_outputs(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-01", 0): "truncated"})
+    scores = run_dir / "scores.jsonl"
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    for r in rows:
+        if r["status"] == "truncated":
+            r.update(status="ok", score=0.0, metrics={"field_recall": 0.0})
+    scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((run_dir / "manifest.json").read_text())  # as a faulty scorer would have recorded it
+    manifest["scores_digest"] = file_digest(scores)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VerdictError, match=r"scores\.jsonl does not match outputs\.jsonl"):
+        give_verdict(project, run_dir)
+
+
+def test_find_run(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    assert find_run(project, run_dir.name) == run_dir.resolve()
+    assert find_run(project, str(run_dir)) == run_dir.resolve()
+    assert find_run(project, run_dir.name[:12]) == run_dir.resolve()
+    with pytest.raises(RunError, match="no such run"):
+        find_run(project, "20991231T000000Z-ffff")
+    result = cli_run(project, "verdict", "nope")
+    assert result.exit_code == 1 and "nope: no such run" in result.output
+    later = make_run(project, the_card(project), ab_metrics())
+    assert find_run(project, "extract-ab") == later.resolve()  # a card id: its most recent run
+    assert cli_run(project, "verdict", "extract-ab").exit_code == 0
+    assert (later / "verdict.json").is_file() and not (run_dir / "verdict.json").exists()
+
+
+def test_a_mistyped_verdict_json_is_one_line_naming_the_field(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    assert cli_run(project, "verdict", run_dir.name).exit_code == 0
+    path = run_dir / "verdict.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "finding": 3}))
+    shown = cli_run(project, "verdict", run_dir.name, "--show")
+    assert shown.exit_code == 1 and "Traceback" not in shown.output
+    assert "verdict.json: Expected `str`, got `int` - at `$.finding`" in shown.output
+

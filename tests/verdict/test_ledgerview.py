@@ -1,0 +1,87 @@
+"""The ledger as `benchcard ledger` shows it (verdict/ledgerview.py): a table of the rows, wide or narrow, a line
+when there are none, the runs left unfinished below it, and the line `--repair` prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard import ledger
+from benchcard.cli import cli
+from benchcard.ledgerrow import LedgerRow
+from benchcard.project import Project
+from benchcard.verdict.ledgerview import repair_line
+
+from ..conftest import ledger_row
+from ..helpers_verdict import ab_metrics, make_run, the_card
+
+
+def _row(i: int, **extra: Any) -> LedgerRow:
+    fields: dict[str, Any] = {"run": f"run-{i}", "metrics": {"score": {"gap": 0.1 * i}}, **extra}
+    return ledger_row(**fields)
+
+
+@pytest.fixture
+def empty(tmp_path: Path) -> Project:
+    (tmp_path / "cards").mkdir()
+    return Project(tmp_path)
+
+
+def _shown(project: Project) -> str:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_wide_table_has_a_column_each_and_a_compare_row_is_unsealed(empty: Project,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: the wide table
+    ledger.append(empty, _row(1, finding="win", outcome="result"))
+    ledger.append(empty, _row(2, kind="compare", version=None, card="model-a vs model-b"))
+    lines = _shown(empty).splitlines()
+    header = next(line for line in lines if "seq" in line)
+    for col in ("seq", "date", "card", "version", "rig", "finding", "outcome", "run"):
+        assert col in header, col
+    first = next(line for line in lines if "run-1" in line)
+    second = next(line for line in lines if "run-2" in line)
+    assert "v1" in first and "win" in first and "result" in first and "m · effort high · api" in first
+    assert "unsealed" in second and "model-a vs model-b" in second and "v1" not in second
+
+
+def test_an_empty_ledger_says_so(empty: Project) -> None:
+    assert _shown(empty).splitlines() == ["results/ledger.jsonl: no verdicts yet"]
+
+
+def test_a_run_left_unfinished_is_listed_below_the_table_with_how_to_finish_it(project: Project) -> None:
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    lines = _shown(project).splitlines()
+    assert lines[0] == "results/ledger.jsonl: no verdicts yet"
+    assert lines[1].startswith(f"extract-ab v1 · run {run_dir.name}: ")
+    assert lines[1].endswith(f" — benchcard run extract-ab --resume {run_dir.name}")
+
+
+def test_the_repair_line_names_the_side_file_or_says_nothing_was_torn(empty: Project) -> None:
+    assert repair_line(empty, None) == "nothing to repair: the ledger's last line is whole"
+    side = empty.results_dir / "ledger.torn-2026-12-01.jsonl"
+    assert repair_line(empty, side) == ("moved the torn last line to results/ledger.torn-2026-12-01.jsonl; the "
+                                        "ledger ends at its last whole row")
+
+
+def test_the_table_keeps_card_names_whole_at_80_columns(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = ["one-word-sentiment", "demo-answer-cue", "reordered-input-long-name"]
+    for i, name in enumerate(names, 1):
+        ledger.append(project, _row(i, card=name, run=f"20261201T1200{i:02d}Z-3f9a",
+                                    rig="SmolLM2-135M-Instruct · llama-cpp-python in-process"))
+    monkeypatch.setenv("COLUMNS", "80")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for i, name in enumerate(names, 1):
+        assert any(name in line for line in lines), name  # whole, on one line
+        assert any(f"20261201T1200{i:02d}Z-3f9a" in line for line in lines)
+    assert "SmolLM2-135M-Instruct" in result.output  # the rig, under the card name
+
