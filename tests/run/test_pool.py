@@ -149,6 +149,7 @@ def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: 
     assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2
 
 
+
 def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
     configure(servers[:1])
     project = ab_project(tmp_path, fixtures=10, repetitions=1)
