@@ -37,7 +37,7 @@ def test_untouched_evidence_is_ok_and_names_the_head_hash(project: Project) -> N
 
 
 def test_each_changed_file_is_named_with_its_row_and_counted(project: Project) -> None:
-    first, second = _judged(project, 2)
+    _, second = _judged(project, 2)
     (second / "verdict.json").unlink()
     scores = second / "scores.jsonl"
     scores.write_text(scores.read_text(encoding="utf-8").replace('"abstains": 1.0', '"abstains": 0.0', 1),

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchcard.project import Project
-from benchcard.verdict.grading import GradeImport, Sheet
 from benchcard.verdict.gradereport import grade_report, sheet_report
+from benchcard.verdict.grading import GradeImport, Sheet
 
 RUN = "20261130T151200Z-3f9a"
 

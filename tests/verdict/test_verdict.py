@@ -10,7 +10,6 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import numpy as np
@@ -42,6 +41,7 @@ from ..helpers_verdict import (
     grid,
     make_project,
     make_run,
+    reference_table,
     the_card,
 )
 
@@ -421,35 +421,6 @@ def test_the_verdict_leads_with_the_effect_in_words(project: Project) -> None:
                            f"{n(m['means'][first['variant']])} (+{n(g['gap'])}, 95 % CI [{n(g['ci'][0])}, "
                            f"{n(g['ci'][1])}]), paired over {g['n_fixtures']} of 6 fixtures; ")
     assert lead.endswith(f"→ {data['comparisons'][0]['outcome']}")
-
-
-def reference_table(run_dir: Path, baseline: str, rig: str) -> str:
-    """table.csv as the row-by-row writer before 2026-12-01 wrote it, from the files alone: rows by fixture,
-    variant (baseline first) and repetition; a scored cell's metrics in its own order, values as JSON holds them
-    (true/false as 1/0; null, NaN and infinities empty); an unscored cell has every metric, empty."""
-    def field(text: str) -> str:
-        return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\n\r') else text
-
-    def value(v: Any) -> str:
-        if isinstance(v, bool):
-            return str(int(v))
-        if isinstance(v, int) or (isinstance(v, float) and np.isfinite(v)):
-            return repr(v)
-        return ""
-
-    plan = [json.loads(line) for line in (run_dir / "sealed" / "assignment.jsonl").read_text().splitlines()]
-    scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
-    by_cell = {s["cell"]: s for s in scores}
-    names = list(dict.fromkeys(k for s in scores for k in s["metrics"]))
-    variants = sorted({a["variant"] for a in plan}, key=lambda v: (v != baseline, v))
-    plan.sort(key=lambda a: (a["fixture"], variants.index(a["variant"]), a["repetition"]))
-    lines = ["fixture,variant,repetition,metric,value,rig\n"]
-    for a in plan:
-        start = f"{field(a['fixture'])},{field(a['variant'])},{a['repetition']},"
-        s = by_cell[a["cell"]]
-        pairs = s["metrics"].items() if s["status"] == "ok" and s["metrics"] else [(m, None) for m in names]
-        lines += [f"{start}{field(m)},{value(v)},{field(rig)}\n" for m, v in pairs]
-    return "".join(lines)
 
 
 @pytest.mark.parametrize("reordered", [False, True], ids=["one metric order", "a row in another order"])
