@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from benchcard.project import Project
 from benchcard.records import dumps_line
 from benchcard.run.grid import assignment_plan, planned_assignment
 from benchcard.verdict.columns import plan_grid, read_plan
@@ -23,6 +25,8 @@ from ..helpers_verdict import (
     cli_run,
     make_project,
     make_run,
+    reference_table,
+    rewrite_rows,
     the_card,
 )
 

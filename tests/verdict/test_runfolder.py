@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from benchcard._util.hashing import file_digest
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.verdict.runfolder import read_run
@@ -20,6 +18,7 @@ from ..helpers_verdict import (
     ab_metrics,
     cli_run,
     make_run,
+    rewrite_rows,
     the_card,
 )
 
