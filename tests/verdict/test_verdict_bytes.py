@@ -24,8 +24,8 @@ from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.grading import blind_sheet, import_grades
 
-from . import test_verdict
-from .test_verdict import (
+from .. import helpers_verdict
+from ..helpers_verdict import (
     AB_CARD,
     FIXTURES10,
     PROBE_CARD,
@@ -51,7 +51,7 @@ FIXTURES25 = [f"ex-{i:02d}" for i in range(1, 26)]
 @pytest.fixture(autouse=True)
 def _first_run_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's runs get the same ids whatever ran before it (a blind sheet's order is seeded by the run)."""
-    monkeypatch.setattr(test_verdict, "_run_counter", itertools.count(1))
+    monkeypatch.setattr(helpers_verdict, "_run_counter", itertools.count(1))
 
 
 def _mask(text: str) -> str:
