@@ -9,9 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchcard.ledgerrow import RowCounts
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import environment
 from benchcard.publish.runs import Run
+from benchcard.verdictfigures import Bootstrap, ClauseFigures, SignFlip
+from benchcard.verdictfile import AbVerdict
 
 GOOD, BAD = "#1f4bb0", "#b3261e"
 
@@ -20,8 +23,21 @@ def _run(tmp_path: Path, metric: str, test: str, base: list[float], var: list[fl
     rows = [{"fixture": f"f{i}", "variant": v, "repetition": r, "metric": metric, "value": x + 0.01 * r}
             for i, (b, a) in enumerate(zip(base, var, strict=True)) for v, x in (("baseline", b), ("A", a))
             for r in range(2)]
-    verdict = {"baseline": "baseline", "alpha": 0.05, "clauses": [{"metric": metric, "test": test}]}
-    return Run(card="c", version=1, run_id="r1", folder=tmp_path, verdict=verdict, table=pd.DataFrame(rows))
+    return Run(card="c", version=1, run_id="r1", folder=tmp_path, verdict_file=_verdict(metric, test),
+               table=pd.DataFrame(rows))
+
+
+def _verdict(metric: str, test: str) -> AbVerdict:
+    """A verdict that judged A against the baseline by one clause and kept no figures of it (so the plots draw
+    the paired t interval, and say so)."""
+    clause = ClauseFigures(variant="A", metric=metric, test=test, fixture=None, margin=None, text="", holds=False,
+                           why="")
+    return AbVerdict(run="r1", card="c", version=1, kind="ab", rig="", seal_root=None, evidence="", finding="",
+                     outcome="", summary="", why="", baseline="baseline", variants=["A"], alpha=0.05,
+                     confidence=0.95, equivalence_margin=None, allow_failed=0, cells=12,
+                     counts=RowCounts(12, 12, 0, 0, 0), truncated_by_variant={}, failed_by_variant={}, notes=[],
+                     bootstrap=Bootstrap(resamples=0, seed=0), signflip=SignFlip("exact"), comparisons=[],
+                     clauses=[clause], metrics={})
 
 
 def _dot_fills(svg: str) -> list[str]:

@@ -39,6 +39,7 @@ from benchcard.publish.render import environment, json_ld, write_page
 from benchcard.publish.runcard import ab_context
 from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
 from benchcard.verdict.integrity import verdict_matches
+from benchcard.verdictfile import VerdictFile
 
 __all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
 
@@ -133,9 +134,11 @@ def build_site(project: Project, out_dir: Path) -> SiteReport:
     return report
 
 
-#: The judgement a ledger row carries, shown in place of a verdict.json that no longer matches its row.
-FROM_ROW = ("finding", "outcome", "cells", "counts", "comparisons", "metrics", "clauses", "score", "passes",
-            "score_ci", "rules")
+def _matches(file: VerdictFile, written: str | None, row: LedgerRow) -> bool:
+    """True when a run's verdict.json is the one its ledger row was entered with: its run, finding, outcome and
+    ledger entry (`integrity.verdict_matches`), and its digest as written (a field no struct declares counts)."""
+    anchored = row.verdict_digest
+    return verdict_matches(file.fields(), row) and (not isinstance(anchored, str) or written == anchored)
 
 
 def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[LedgerRow],
@@ -146,13 +149,12 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     by_run = {(r.card, r.run): r for r in ledger}
     for run in runs:
         row = run.ledger_row = by_run.get((run.card, run.run_id))
-        if run.verdict is not None and row is not None and not verdict_matches(run.verdict, row):
+        if run.verdict_file is not None and row is not None and not _matches(run.verdict_file, run.verdict_digest, row):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
                            f"row (seq {row.seq}); the pages show the ledger row's finding")
-            # what the row anchors replaces what the edited file says; its unanchored prose is not shown
-            anchored = {k: v for k, v in row.fields().items() if k in FROM_ROW}
-            run.verdict = {k: v for k, v in run.verdict.items() if k not in ("why", "notes")} | anchored
-            run.edited_file, run.verdict_file = run.verdict_file, None  # the lead is not drawn from its figures
+            # what the row anchors replaces what the edited file says (publish/verdictview.py); its unanchored
+            # prose is not shown, nor is the lead drawn from its figures
+            run.edited_file, run.verdict_file = run.verdict_file, None
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

@@ -31,7 +31,7 @@ def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | 
     import pandas as pd
 
     run = Run(card="compare", version=0, run_id=str(done.data["run"]), folder=done.out_dir,
-              verdict=dict(done.data), verdict_file=verdict_of(dict(done.data), done.out_dir / VERDICT),
+              verdict_file=verdict_of(dict(done.data), done.out_dir / VERDICT),
               table=pd.read_csv(done.out_dir / TABLE_FILE))
     drawn = draw_plots(run, None, done.out_dir, "")
     return replace(done, plots=tuple(done.out_dir / str(p["src"]) for p in drawn))

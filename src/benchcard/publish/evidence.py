@@ -10,8 +10,9 @@ import msgspec
 
 from benchcard.card.model import Card
 from benchcard.publish.files import copy_published, files_under, published_name, regular_inside
+from benchcard.publish.judgedby import baseline_of
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
-from benchcard.publish.runs import Run, baseline_of, number
+from benchcard.publish.runs import Run, number
 from benchcard.records import OutputRow
 from benchcard.verdictfigures import known
 from benchcard.verdictfile import ProbeVerdict
@@ -23,7 +24,7 @@ RUN_DIRS = ("sealed", "grades")
 def _run_dirs(run: Run) -> tuple[str, ...]:
     """The folders of a run that are published: an ab run's sealed/ (which variant made which output, and the
     request bodies that show it) only once the verdict has unblinded the run."""
-    if run.manifest is not None and run.manifest.kind == "ab" and run.verdict is None:
+    if run.manifest is not None and run.manifest.kind == "ab" and run.judged_file is None:
         return tuple(d for d in RUN_DIRS if d != "sealed")
     return RUN_DIRS
 
@@ -67,7 +68,7 @@ def _attempt(row: OutputRow) -> str:
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     """The evidence page of one run: its manifest, files and every cell (variants only once unblinded)."""
-    unblinded = run.verdict is not None
+    unblinded = run.judged_file is not None
     assignment = {a.cell: a for a in run.assignment}
     scores = {s.cell: s for s in run.scores}
     cells: list[dict[str, Any]] = []
@@ -128,7 +129,7 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         meta.append(("verdict", f"{run.outcome} · {run.finding}" if run.outcome else run.finding))
     # a probe's figures from its verdict.json, or from its ledger row when the file was edited after it
     probe = run.verdict_file if isinstance(run.verdict_file, ProbeVerdict) else None
-    row = run.ledger_row if run.verdict is not None and run.verdict_file is None else None
+    row = run.ledger_row if run.edited_file is not None else None
     rules = probe.rules if probe else (known(row.rules) if row else None)
     score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
     rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}", "rate": fmt_num(r.rate),

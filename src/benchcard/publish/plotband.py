@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from benchcard.publish.judgedby import ClauseRef
 from benchcard.publish.runs import Run
 from benchcard.verdictfigures import MetricFigures, VariantFigures, known
 from benchcard.verdictfile import AbVerdict
@@ -77,9 +78,9 @@ def _figures(run: Run, name: str, variant: str) -> tuple[VariantFigures | Metric
     return figures, float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else 0.05
 
 
-def verdict_band(run: Run, clause: Mapping[str, Any], variant: str) -> Band | None:
+def verdict_band(run: Run, clause: ClauseRef, variant: str) -> Band | None:
     """The verdict's gap and calibrated interval for one clause and variant, or None without a verdict."""
-    metric, fixture = str(clause["metric"]), clause.get("fixture")
+    metric, fixture = clause.metric, clause.fixture
     found = _figures(run, metric if not fixture else f"{metric} on {fixture}", variant)
     if found is None:
         return None
@@ -96,7 +97,7 @@ def verdict_band(run: Run, clause: Mapping[str, Any], variant: str) -> Band | No
         no_interval = ("one fixture: no spread can be measured" if n is not None and n < 2
                        else "every fixture moved alike: zero spread is no measure of the uncertainty")
     bound = None
-    test = clause.get("test")
+    test = clause.test
     if test in ("not_rises", "not_falls"):
         side, value = (("upper", known(g.upper_one_sided)) if test == "not_rises"
                        else ("lower", known(g.lower_one_sided)))

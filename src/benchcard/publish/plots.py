@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
+from benchcard.publish.judgedby import ClauseRef, baseline_of, clauses_for
 from benchcard.publish.plotband import CALIBRATED, Band, paired_band, verdict_band
 from benchcard.publish.render import fmt_num
-from benchcard.publish.runs import Run, baseline_of, clauses_for
+from benchcard.publish.runs import Run
 from benchcard.scoring.scorers import LOWER_IS_BETTER
 
 WIDE_IN = 5.6
@@ -33,10 +34,10 @@ NARROW_FONT = round((MIN_LABEL_PX + 1.0) * NARROW_IN * 72 / PHONE_SHOWN_PX, 1)
 least MIN_LABEL_PX (with a pixel to spare): an SVG's text scales with the image."""
 
 
-def good_sign(metric: str, clause: Mapping[str, Any]) -> float:
+def good_sign(metric: str, clause: ClauseRef) -> float:
     """+1 when a higher value of `metric` is better, -1 when lower is: what the clause claims (rises and
     not_falls want it higher; falls and not_rises lower), else what the scorer declares of the metric."""
-    test = str(clause.get("test") or "")
+    test = clause.test
     if test in ("falls", "not_rises"):
         return -1.0
     if test in ("rises", "not_falls"):
@@ -83,22 +84,21 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
     from benchcard.verdict import stats
 
     alpha = card.win.alpha if card is not None and card.win is not None else 0.05
-    alpha = float((run.verdict or {}).get("alpha") or alpha)
+    alpha = float((run.judged_file.alpha if run.judged_file else None) or alpha)
     seal_root = run.manifest.seal_root if run.manifest else ""
     try:
         seed = seed_from(seal_root)
     except ValueError:
         seed = 0
     out = []
-    clauses = [c for c in clauses_for(run, card) if c.get("test") != "holds"]
+    clauses = [c for c in clauses_for(run, card) if c.test != "holds"]
     variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
     for clause in clauses:
-        metric = str(clause["metric"])
-        fixture = clause.get("fixture")
+        metric, fixture = clause.metric, clause.fixture
         if metric not in set(df["metric"]):
             continue
         for variant in variants:
-            if clause.get("variant") not in (None, variant):  # a verdict's clause is one variant's
+            if clause.variant not in (None, variant):  # a verdict's clause is one variant's
                 continue
             fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
             if fixture:
@@ -124,13 +124,13 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
                 _draw(folder / narrow_name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline,
                       clause, narrow=True)
             out.append(_view(band, prefix + name, prefix + narrow_name if narrow else None, metric, variant,
-                             baseline, clause, floor.value, run.verdict is not None)
+                             baseline, clause, floor.value, run.judged_file is not None)
                        | {"n": int(keep.sum()), "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
     return out
 
 
 def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: str, baseline: str,
-          clause: Mapping[str, Any], floor: float, judged: bool) -> dict[str, Any]:
+          clause: ClauseRef, floor: float, judged: bool) -> dict[str, Any]:
     """What the page says of one figure: its alt text and the caption's figures, naming the interval drawn."""
     level = f"{1 - band.alpha:.0%}"
     ci = (f"no interval ({band.no_interval}; sign-flip p {fmt_num(band.p_signflip, 3)})" if band.no_interval
@@ -152,7 +152,7 @@ def _slug(text: str) -> str:
 
 
 def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band, floor: float, metric: str,
-          variant: str, baseline: str, clause: Mapping[str, Any], narrow: bool = False) -> None:
+          variant: str, baseline: str, clause: ClauseRef, narrow: bool = False) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,9 +184,9 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band
                                  f"(sign-flip p {gap.p_signflip:.3f})"))
         ax.axvline(0.0, color="#222222", lw=0.8)
         handles.append(ax.axvline(gap.gap, color="#1f4bb0", lw=1.6, label=f"gap {gap.gap:.3f}"))
-        margin = clause.get("margin")
+        margin = clause.margin
         if isinstance(margin, int | float) and not isinstance(margin, bool):
-            sign = -1.0 if clause.get("test") == "not_falls" else 1.0
+            sign = -1.0 if clause.test == "not_falls" else 1.0
             handles.append(ax.axvline(sign * float(margin), color="#b3261e", lw=1.2, ls="--",
                                       label=f"guard margin {sign * float(margin):+.2f}"))
         # blue where the variant did better on this metric, red where it did worse (lower is better for some)

@@ -13,9 +13,10 @@ from benchcard.project import Project
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish.evidence import run_files
 from benchcard.publish.files import copy_published, published_name, regular_inside
+from benchcard.publish.judgedby import baseline_of, clauses_for
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import fmt_num, paragraphs, prose
-from benchcard.publish.runs import Run, baseline_of, clauses_for
+from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
 
 
@@ -26,11 +27,11 @@ def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[st
         return None, None
     baseline = baseline_of(run, card)
     variants = sorted(df["variant"].dropna().unique(), key=lambda v: (v != baseline, v))
-    first = list(dict.fromkeys(str(c["metric"]) for c in clauses_for(run, card)))
+    first = list(dict.fromkeys(c.metric for c in clauses_for(run, card)))
     present = set(df["metric"].dropna())
     main = [m for m in first if m in present]
     rest = sorted(m for m in present if m not in main)
-    per_fixture = {str(c["metric"]) for c in clauses_for(run, card) if c.get("test") == "holds"}
+    per_fixture = {c.metric for c in clauses_for(run, card) if c.test == "holds"}
     return (_pivot(df, main, variants, baseline, no_delta=per_fixture),
             _pivot(df, rest, variants, baseline))
 
@@ -161,14 +162,14 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     n_plots = 0
     run_views = []
     for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
-        drawn = run.verdict is not None or run.table is not None
+        drawn = run.judged_file is not None or run.table is not None
         plots = draw_plots(run, card, folder, "", narrow=True) if drawn else []
         n_plots += len(plots)
         main, rest = _pivots(run, card)
         run_views.append({
             "run": run,
             "current": run.version == card.version,
-            "verdict": verdict_page(run) if run.verdict is not None or run.ledger_row else None,
+            "verdict": verdict_page(run) if run.judged_file is not None or run.ledger_row else None,
             "plots": plots,
             "pivot": main,
             "more_pivot": rest,

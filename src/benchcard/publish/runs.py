@@ -38,6 +38,8 @@ from benchcard.records import (
 )
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
+from benchcard.verdict.integrity import verdict_digest
+from benchcard.verdictfigures import known
 from benchcard.verdictfile import VerdictFile, decode_verdict
 
 T = TypeVar("T")
@@ -59,12 +61,18 @@ class Run:
     reopened: int = 0  # cells a retry reopened that have no new outcome yet (an unfinished retry)
     scores: list[ScoreRow] = field(default_factory=list)
     assignment: list[AssignmentRow] = field(default_factory=list)
-    verdict: dict[str, Any] | None = None  # verdict.json's JSON as written (or anchored to its ledger row)
-    verdict_file: VerdictFile | None = None  # the same, typed; None when the file was edited after its row
+    verdict_file: VerdictFile | None = None  # verdict.json as decoded; None when it was edited after its row
     edited_file: VerdictFile | None = None  # verdict.json as edited after its ledger row (its figures not shown)
+    verdict_digest: str | None = None  # verdict.json's digest as written (what its ledger row anchors)
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
     ledger_row: LedgerRow | None = None
+
+    @property
+    def judged_file(self) -> VerdictFile | None:
+        """verdict.json as decoded, edited after its ledger row or not: what the run says of itself beyond the
+        row's judgement (its baseline, alpha, whether it was a trial). None when it has none (or it is unreadable)."""
+        return self.verdict_file or self.edited_file
 
     @property
     def href(self) -> str:
@@ -104,7 +112,7 @@ class Run:
     @property
     def scratch(self) -> bool:
         """A trial run (`run --scratch`, another endpoint than the card's rig) or a trial verdict: never a result."""
-        return bool((self.manifest and self.manifest.scratch) or (self.verdict or {}).get("scratch"))
+        return bool((self.manifest and self.manifest.scratch) or (self.judged_file and known(self.judged_file.scratch)))
 
     @property
     def scratch_note(self) -> str:
@@ -192,19 +200,16 @@ class Run:
 
     @property
     def finding(self) -> str:
-        return self._judged("finding")
+        """The run's ledger row's (hash-chained, so an edited verdict.json cannot change what a page says), else
+        its verdict's; empty when neither has one."""
+        row, file = self.ledger_row, self.verdict_file
+        return (row.finding if row else "") or (file.finding if file else "")
 
     @property
     def outcome(self) -> str:
-        return self._judged("outcome")
-
-    def _judged(self, key: str) -> str:
-        """A field of the run's ledger row (hash-chained, so an edited verdict.json cannot change what a page
-        says), else of its verdict; empty when neither has it."""
-        for source in (self.ledger_row.fields() if self.ledger_row else None, self.verdict):
-            if source and source.get(key):
-                return str(source[key])
-        return ""
+        """Like `finding`."""
+        row, file = self.ledger_row, self.verdict_file
+        return (row.outcome if row else "") or (file.outcome if file else "")
 
 
 def _date_from_run_id(run_id: str) -> str | None:
@@ -222,10 +227,10 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[dict[str, Any] | None, VerdictFile | None]:
-    """A verdict.json decoded through its struct (`verdictfile`), with the JSON object it holds: the pages show
-    its figures as written (and compare it with its ledger row by digest). One that does not decode is named
-    and not shown; the run's ledger row still is."""
+def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[VerdictFile | None, str | None]:
+    """A verdict.json decoded through its struct (`verdictfile`), with its digest as written: the pages show its
+    figures as written, and compare it with its ledger row by that digest (a field no struct declares counts
+    too). One that does not decode is named and not shown; the run's ledger row still is."""
     if not path.is_file():
         return None, None
     try:
@@ -234,8 +239,7 @@ def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[dict[str,
     except (OSError, BenchcardError) as exc:
         skipped.append(f"{exc}; the run's verdict is not shown")
         return None, None
-    data: dict[str, Any] = json.loads(raw)
-    return data, typed
+    return typed, verdict_digest(json.loads(raw))
 
 
 def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:
@@ -344,7 +348,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
                     skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
                     continue
-                verdict, typed = _read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped)
+                typed, written = _read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped)
                 runs.append(
                     Run(
                         card=card_dir.name,
@@ -357,8 +361,8 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         reopened=_reopened(run_dir, manifest),
                         scores=_latest_scores(run_dir, manifest),
                         assignment=_read_rows(run_dir / SEALED / ASSIGNMENT, AssignmentRow),
-                        verdict=verdict,
                         verdict_file=typed,
+                        verdict_digest=written,
                         table=_read_table(run_dir / "table.csv"),
                     )
                 )
@@ -376,24 +380,3 @@ def published_runs(card: Card, skipped: list[str]) -> list[Run]:
                 continue
             out.append(Run(card=card.id, version=entry.version, run_id=run_id, folder=None, published=item))
     return out
-
-
-def clauses_for(run: Run, card: Card | None) -> list[dict[str, Any]]:
-    """The win rule the run was judged by: as the verdict wrote it, else the card's own."""
-    raw = (run.verdict or {}).get("clauses")
-    if isinstance(raw, list) and raw and all(isinstance(c, Mapping) and "metric" in c for c in raw):
-        return [dict(c) for c in raw]
-    if card is not None and card.win is not None and run.version == card.version:
-        return [{"metric": c.metric, "test": c.test, "fixture": c.fixture, "margin": c.margin}
-                for c in card.win.clauses]
-    return []
-
-
-def baseline_of(run: Run, card: Card | None) -> str | None:
-    """The baseline a run was judged against: as its verdict or manifest names it, else the card's."""
-    named = (run.verdict or {}).get("baseline")
-    if isinstance(named, str):
-        return named
-    if run.manifest is not None and run.manifest.baseline is not None:
-        return run.manifest.baseline
-    return card.baseline if card is not None else None

@@ -1,7 +1,8 @@
 """The figures a run card's page tabulates under a verdict (its clauses, metrics, graders, judge, equivalence),
 typed, from one of three sources: verdict.json as decoded (`verdictfile`); when the file was edited after its
-ledger row, the row's judgement (the FROM_ROW fields of `publish/build.py`) over what the file still says, its
-prose (`why`, `notes`) left out; or the ledger row alone, for a run whose verdict.json is not shown.
+ledger row, the row's judgement (its clauses, metrics, counts and cells; the finding and outcome are the row's
+in `runs.Run`) over what the file still says, its prose (`why`, `notes`) left out; or the ledger row alone,
+for a run whose verdict.json is not shown.
 `runcard._verdict_view` renders a `VerdictView` and nothing else.
 """
 
