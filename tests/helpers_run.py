@@ -28,7 +28,6 @@ KEY_ENV = "BENCHCARD_TEST_KEY"
 PROBE = "one-word-sentiment"
 
 
-
 def write_config(root: Path, base_url: str | None, *, type_: str = "openai", key_env: str | None = KEY_ENV,
                  extra: str = "") -> None:
     """`benchcard.yaml` declaring the provider `fake` (at the fake server) plus whatever `extra` adds."""

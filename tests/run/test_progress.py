@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 import time
+from io import StringIO
 from pathlib import Path
 
+from benchcard.records import OutputRow
+from benchcard.run.progress import RichProgress
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import ab_project, bc, key, ok, server, summary
 
 __all__ = ["key", "server"]  # fixtures used by name
-
 
 
 def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -50,3 +52,18 @@ def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server
     result = bc(project, "run", "colour-ab")  # CliRunner's stderr is not a terminal
     assert result.exit_code == 0
     assert re.search(r"^calls 4/4 · 0 failed · 0 truncated · cost \S+ · \d+ s$", result.stderr, re.M)
+
+
+def test_the_last_piped_line_counts_costs_and_a_batchs_own_label() -> None:
+    stream = StringIO()
+    progress = RichProgress(stream, every=3600)  # no periodic line: only the one at the end
+    progress.start("run colour-ab v1 · fake · test/model", 5, 1)
+    progress.advance(OutputRow(cell="c1", fixture="f", status="truncated", cost=0.5))
+    progress.advance(OutputRow(cell="c2", fixture="f", status="ok", cost=0.25))
+    progress.update(4, "1 batch · in_progress")
+    progress.stop()
+    first, last = stream.getvalue().splitlines()
+    assert first == "run colour-ab v1 · fake · test/model"
+    assert re.fullmatch(r"1 batch · in_progress 4/5 · 0 failed · 1 truncated · \$0\.7500 · \d+ s", last), last
+    progress.stop()  # stopping twice prints nothing more
+    assert len(stream.getvalue().splitlines()) == 2

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from benchcard.records import OutputRow
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.run.summary import RunSummary, Tally, capped_note
 
 from ..helpers_run import ab_project, bc, key, ok
 
 __all__ = ["key"]  # fixtures used by name
-
 
 
 def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
@@ -35,3 +38,48 @@ def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
     assert "1 call at a time (provider 'fake' takes no more)" in result.stdout
     result = ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
     assert "at a time" not in result.output
+
+
+def summary_of(**changes: Any) -> RunSummary:
+    base = RunSummary(run="20261201T120000Z-ab12", folder="results/colour-ab/v1/20261201T120000Z-ab12",
+                      card="colour-ab", version=1, rig="fake · test/model", provider="fake", model="test/model",
+                      cells=8, counts={"ok": 5, "truncated": 1, "failed": 1}, missing=0, cost=0.01234567,
+                      cost_unknown=0, wall_s=2.345, called=7, finished=True, resumed=False)
+    return replace(base, **changes)
+
+
+def test_a_finished_run_says_what_it_did_and_that_it_was_scored_blind() -> None:
+    assert summary_of().lines() == [
+        "20261201T120000Z-ab12 · fake · test/model → results/colour-ab/v1/20261201T120000Z-ab12",
+        "  8 cells: 5 ok, 1 truncated, 1 failed · $0.0123 · 2.3 s",
+        "  scored blind → scores.jsonl (truncated and failed cells are not scored)"]
+
+
+def test_an_unfinished_run_says_what_is_missing_and_how_to_continue() -> None:
+    lines = summary_of(finished=False, missing=1, cost=None, capped=True, concurrency=1).lines()
+    assert lines[1:] == ["  1 call at a time (provider 'fake' takes no more)",
+                         "  8 cells: 5 ok, 1 truncated, 1 failed, 1 missing · cost unknown · 2.3 s",
+                         "  not finished; continue with: benchcard run colour-ab --resume 20261201T120000Z-ab12"]
+    batch = summary_of(finished=False, batch=True, cost=0.5, cost_unknown=2).lines()
+    assert batch[1:] == ["  8 cells: 5 ok, 1 truncated, 1 failed · $0.5000 (+2 cells without a price) · 2.3 s",
+                         "  not finished; see: benchcard status 20261201T120000Z-ab12; continue with: benchcard run "
+                         "colour-ab --resume 20261201T120000Z-ab12"]
+    assert capped_note("local", 3) == "3 calls at a time (provider 'local' takes no more)"
+
+
+def test_a_resume_with_nothing_to_call_says_so_instead_of_scoring() -> None:
+    lines = summary_of(note="every cell already has an outcome; nothing was called").lines()
+    assert lines[1] == "  every cell already has an outcome; nothing was called"
+    assert not any("scored blind" in line for line in lines)
+    assert summary_of().to_json()["counts"] == {"ok": 5, "truncated": 1, "failed": 1}
+
+
+def test_the_tally_counts_statuses_and_prices_only_what_was_answered() -> None:
+    t = Tally()
+    for row in (OutputRow(cell="c1", fixture="f", status="ok", cost=0.25),
+                OutputRow(cell="c2", fixture="f", status="truncated"),
+                OutputRow(cell="c3", fixture="f", status="failed", error="HTTP 500"),
+                OutputRow(cell="c4", fixture="f", status="ok", cost=0.0)):
+        t.add(row)
+    assert t.counts == {"ok": 2, "truncated": 1, "failed": 1} and t.seen == 4
+    assert (t.cost, t.priced, t.unpriced) == (0.25, 2, 1)  # a failed call has no price to miss; a free one costs 0

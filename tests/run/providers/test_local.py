@@ -32,7 +32,6 @@ CFG = LOCAL
 BENCHCARD = Path(sys.executable).with_name("benchcard")
 
 
-
 def body(provider: LocalProvider, user: str, **params: Any) -> dict[str, Any]:
     return provider.build_body("SmolLM2-135M-Instruct", [{"role": "user", "content": user}], params, None)
 

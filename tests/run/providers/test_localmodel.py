@@ -20,7 +20,6 @@ from ...helpers_providers import LOCAL, have_model
 CFG = LOCAL
 
 
-
 @pytest.mark.local_model
 @have_model
 def test_bundled_gguf_is_read_from_the_installed_package() -> None:

@@ -136,11 +136,10 @@ class Vendor:
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None
-        text = self._scrub(f"{method} {url}: HTTP {status}" + (f": {' '.join(str(detail).split())[:200]}"
-                                                               if detail else ""))
-        if status in (408, 409, 429) or status >= 500:
+        text = self._scrub(f"HTTP {status}" + (f": {' '.join(str(detail).split())[:200]}" if detail else ""))
+        if status in (408, 409, 429) or status >= 500:  # `request` names the call when it gives up
             raise RetryableError(text, retry_after=parse_retry_after(response.headers), status=status)
-        raise ProviderError(text + "; nothing is lost, fix the cause and resume the run")
+        raise ProviderError(f"{method} {url}: {text}; nothing is lost, fix the cause and resume the run")
 
 
 class OpenAIBatches(Vendor):

@@ -1,0 +1,155 @@
+"""The batch driver: the grid cut into batches under the vendor's (or the config's) limits, submitted, polled and
+collected; a --retry-failed sends only the failed cells, in a new batch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchcard.errors import RunError
+from benchcard.records import RequestRow, dumps_line
+from benchcard.run.batch.driver import WRAPPER_BYTES, chunk_cells, plan_chunks, sealed_bodies
+from benchcard.run.batch.journal import Journal
+from benchcard.run.batch.vendors import OpenAIBatches
+from benchcard.run.providers.base import ProviderConfig
+from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.run.store import RunStore
+from benchcard.testing.fakeserver import FakeServer
+
+from ...helpers_batch import FAST, journal, project_for
+from ...helpers_run import KEY_ENV, ab_project, bc, key, only_run, read_jsonl, server
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+
+def test_a_large_grid_is_split_under_the_limits(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    extra = "    batch_limits: {requests: 7}\n"
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    base_url: "
+                                             f"'{server.base_url}'\n    api_key_env: {KEY_ENV}\n{extra}")
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, "colour-ab")
+    [planned] = [e for e in journal(folder) if e["event"] == "planned"]
+    assert [c["cells"] for c in planned["chunks"]] == [7, 7, 6]  # type: ignore[index]
+    assert server.stats()["batch"]["batches"] == 3 and server.stats()["batch"]["distinct_submitted"] == 20
+    assert len({o["batch"] for o in read_jsonl(folder / "outputs.jsonl")}) == 3
+
+
+def test_retry_failed_sends_the_failed_cells_in_a_new_batch(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "faults": [{"match": "number 1", "kind": "500"}]})
+    project = project_for(tmp_path, server, "anthropic", fixtures=3)
+    assert bc(project, "run", "colour-ab", "--batch", *FAST).exit_code == 0
+    folder = only_run(project, "colour-ab")
+    server.configure({"default_reply": "red"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["counts"] == {"ok": 6, "truncated": 0, "failed": 0}
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert [r["status"] for r in rows].count("failed") == 2 and len(rows) == 8  # the failed attempts stay
+    assert [e["event"] for e in journal(folder)].count("added") == 1
+    assert server.stats()["batch"]["submitted"] == 2  # only the two failed cells went again
+
+
+def test_a_grid_is_also_split_by_size_and_a_reported_cost_is_kept(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    server.configure({"replies": [{"match": "", "reply": "red", "cost": 0.25}]})
+    project = ab_project(tmp_path, fixtures=5, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    base_url: "
+                                             f"'{server.base_url}'\n    api_key_env: {KEY_ENV}\n"
+                                             "    batch_limits: {bytes: 1200}\n")
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, "colour-ab")
+    [planned] = [e for e in journal(folder) if e["event"] == "planned"]
+    chunks = planned["chunks"]  # type: ignore[index]
+    assert len(chunks) > 1 and sum(c["cells"] for c in chunks) == 10
+    assert all(c["bytes"] <= 1200 - 32 for c in chunks)  # each file under the limit, with room for the wrapper
+    assert all(o["cost"] == 0.25 for o in read_jsonl(folder / "outputs.jsonl"))  # the answer's own cost
+
+
+# ------------------------------------------------------------------------------------- the plan of batches
+
+
+def sealed_store(folder: Path, bodies: dict[str, dict[str, object]]) -> RunStore:
+    """A run folder whose sealed/requests.jsonl holds these bodies, written as the store writes them."""
+    (folder / "sealed").mkdir(parents=True)
+    store = RunStore(folder)
+    with open(store.requests_path, "wb") as fh:
+        for cell, body in bodies.items():
+            fh.write(dumps_line(RequestRow(cell=cell, provider="fake", url="http://x/v1", body=body)))
+    return store
+
+
+def vendor(requests: int | None = None, size: int | None = None) -> OpenAIBatches:
+    limits = {k: v for k, v in (("requests", requests), ("bytes", size)) if v is not None}
+    cfg = ProviderConfig("fake", "openai", "http://x/v1", None, batch_limits=limits)
+    return OpenAIBatches(OpenAIProvider(cfg, httpx.AsyncClient()), 1, (0.0, 0.0))
+
+
+BODIES = {f"c{i:010d}": {"model": "m", "messages": [{"role": "user", "content": f"item {i} \"q\" ü"}]}
+          for i in range(5)}
+
+
+def test_sealed_bodies_are_the_exact_bytes_of_the_seal(tmp_path: Path) -> None:
+    store = sealed_store(tmp_path / "run", BODIES)
+    got = list(sealed_bodies(store))
+    assert [c for c, _ in got] == list(BODIES)
+    assert all(raw == dumps_line(BODIES[c])[:-1] for c, raw in got)
+    # a row of another shape (body not last) is decoded, its body encoded as the row writer does
+    with open(store.requests_path, "ab") as fh:
+        fh.write(json.dumps({"body": {"model": "m"}, "cell": "c9999999999"}).encode() + b"\n")
+    assert list(sealed_bodies(store))[-1] == ("c9999999999", b'{"model":"m"}')
+    with open(store.requests_path, "ab") as fh:
+        fh.write(b"{torn\n")
+    with pytest.raises(RunError) as info:
+        list(sealed_bodies(store))
+    assert str(info.value) == f"{store.requests_path}: line 7 is not JSON"
+
+
+def test_the_plan_is_cut_by_requests_and_recorded_before_any_upload(tmp_path: Path) -> None:
+    store = sealed_store(tmp_path / "run", BODIES)
+    j = Journal(store.folder)
+    chunks = plan_chunks(store, vendor(requests=2), j)
+    assert [(c.chunk, c.cells, c.file) for c in chunks] == [
+        (0, 2, "batch/chunk-000.jsonl"), (1, 2, "batch/chunk-001.jsonl"), (2, 1, "batch/chunk-002.jsonl")]
+    assert [cell for c in chunks for cell in chunk_cells(store.folder / c.file)] == list(BODIES)
+    for c in chunks:
+        data = (store.folder / c.file).read_bytes()
+        assert c.bytes == len(data) and c.digest == "sha256:" + hashlib.sha256(data).hexdigest()
+    [event] = j.events()
+    assert event["event"] == "planned" and event["limits"] == {"requests": 2, "bytes": 200_000_000}
+    assert [c.cells for c in j.chunks()] == [2, 2, 1]
+
+
+def test_a_retry_plans_only_its_cells_numbered_after_the_others(tmp_path: Path) -> None:
+    store = sealed_store(tmp_path / "run", BODIES)
+    j = Journal(store.folder)
+    plan_chunks(store, vendor(), j)
+    added = plan_chunks(store, vendor(), j, only={"c0000000001", "c0000000003"}, first=1)
+    assert [(c.chunk, c.file) for c in added] == [(1, "batch/chunk-001.jsonl")]
+    assert chunk_cells(store.folder / added[0].file) == ["c0000000001", "c0000000003"]
+    assert [e["event"] for e in j.events()] == ["planned", "added"] and len(j.chunks()) == 2
+
+
+def test_a_request_larger_than_a_batch_is_refused_and_leaves_no_half_chunk(tmp_path: Path) -> None:
+    bodies = {**BODIES, "c0000000003": {"model": "m", "messages": [{"role": "user", "content": "x" * 2000}]}}
+    store = sealed_store(tmp_path / "run", bodies)
+    big = len(vendor().line("c0000000003", dumps_line(bodies["c0000000003"])[:-1]))
+    with pytest.raises(RunError) as info:
+        plan_chunks(store, vendor(size=1000 + WRAPPER_BYTES), Journal(store.folder))
+    assert str(info.value) == (f"cell c0000000003: its request is {big:,} bytes, more than a openai batch may "
+                               "hold (1,000); run it interactively")
+    assert sorted(p.name for p in (store.folder / "batch").iterdir()) == []  # no chunk file, no journal
+
+
+def test_chunk_cells_reads_ids_whatever_their_shape(tmp_path: Path) -> None:
+    path = tmp_path / "chunk-000.jsonl"
+    path.write_bytes(b'{"custom_id":"c0000000001","params":{}}\n{"params":{},"custom_id":"other-id"}\n')
+    assert chunk_cells(path) == ["c0000000001", "other-id"]

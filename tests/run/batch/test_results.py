@@ -1,0 +1,145 @@
+"""A batch's result lines read into output rows: the statuses of an interactive call, each failure with its cause,
+costs at the batch price."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchcard.errors import RunError
+from benchcard.run.batch.results import anthropic_outcome, openai_outcome, output_row, read_results
+from benchcard.run.providers import Price
+from benchcard.run.providers.base import Completion, Usage
+from benchcard.testing.fakeserver import FakeServer
+
+from ...helpers_batch import FAST, project_for
+from ...helpers_run import bc, key, only_run, read_jsonl, server, write_config
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_partial_failures_and_truncations_are_recorded_never_scored(tmp_path: Path, server: FakeServer, key: str,
+                                                                    vendor: str) -> None:
+    server.configure({"default_reply": "red", "faults": [{"match": "number 1", "kind": "500"},
+                                                         {"match": "number 2", "kind": "truncate"}]})
+    project = project_for(tmp_path, server, vendor, fixtures=4)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["counts"] == {"ok": 4, "truncated": 2, "failed": 2}
+    folder = only_run(project, "colour-ab")
+    outputs = {o["cell"]: o for o in read_jsonl(folder / "outputs.jsonl")}
+    failed = [o for o in outputs.values() if o["status"] == "failed"]
+    assert all(o["fixture"] == "item-001" and o["error"].startswith("errored") for o in failed)
+    for row in read_jsonl(folder / "scores.jsonl"):
+        assert (row["score"] is None) == (outputs[row["cell"]]["status"] != "ok")
+
+
+@pytest.mark.parametrize(("vendor", "end", "cause"), [("openai", "expired", "expired"),
+                                                      ("anthropic", "expired", "expired"),
+                                                      ("openai", "cancelled", "cancelled"),
+                                                      ("anthropic", "cancelled", "cancelled"),
+                                                      ("openai", "failed", "the batch failed")])
+def test_expired_cancelled_and_failed_batches_fail_their_cells_with_the_cause(
+        tmp_path: Path, server: FakeServer, key: str, vendor: str, end: str, cause: str) -> None:
+    server.configure({"default_reply": "red", "batch": {"end": end, "done_fraction": 0.5}})
+    project = project_for(tmp_path, server, vendor, fixtures=4)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    ran = 0 if end == "failed" else 4
+    assert s["finished"] and s["counts"] == {"ok": ran, "truncated": 0, "failed": 8 - ran}
+    folder = only_run(project, "colour-ab")
+    failed = [o for o in read_jsonl(folder / "outputs.jsonl") if o["status"] == "failed"]
+    assert all(o["error"].startswith(cause) for o in failed), failed[0]["error"]
+    assert all(r["score"] is None for r in read_jsonl(folder / "scores.jsonl") if r["status"] == "failed")
+
+
+def test_costs_are_at_the_batch_price(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    prices = "prices:\n  test/model: {input: 2.0, output: 4.0, batch_discount: 0.5}\n"
+    project = project_for(tmp_path, server, "openai", fixtures=2, extra=prices)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    for o in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl"):
+        full = (o["usage"]["input"] * 2.0 + o["usage"]["output"] * 4.0) / 1e6
+        assert o["cost"] == pytest.approx(full / 2)
+    write_config(tmp_path, server.base_url, extra="prices:\n  test/model: {input: 2.0, output: 4.0}\n")
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["cost"] is None and s["cost_unknown"] == 4  # no batch_discount: unknown, not the interactive price
+
+
+# ------------------------------------------------------------------------------------- result lines, unit by unit
+
+
+def _chat(text: str = "red", finish: str = "stop") -> dict[str, Any]:
+    return {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 4}}
+
+
+def test_openai_lines_give_an_answer_or_the_cause() -> None:
+    answer = openai_outcome({"custom_id": "c1", "response": {"status_code": 200, "body": _chat()}, "error": None})
+    assert isinstance(answer, Completion) and (answer.text, answer.status) == ("red", "ok")
+    cut = openai_outcome({"response": {"status_code": 200, "body": _chat("re", "length")}})
+    assert isinstance(cut, Completion) and cut.status == "truncated"
+    assert openai_outcome({"error": {"code": "batch_expired", "message": "ran  out\nof time"}}) == (
+        "expired: ran out of time")
+    assert openai_outcome({"error": {"code": "batch_cancelled", "message": ""}}) == "cancelled: "
+    assert openai_outcome({"error": {"code": "rate_limited", "message": "slow down"}}) == (
+        "errored (rate_limited): slow down")
+    assert openai_outcome({"response": {"status_code": 500, "body": {"error": {"message": "boom"}}}}) == (
+        "errored: HTTP 500: boom")
+    assert openai_outcome({"response": {"status_code": 404, "body": None}}) == "errored: HTTP 404"
+
+
+def test_anthropic_lines_give_an_answer_or_the_cause() -> None:
+    message = {"type": "message", "content": [{"type": "text", "text": "red"}], "stop_reason": "max_tokens",
+               "usage": {"input_tokens": 5, "output_tokens": 2}}
+    answer = anthropic_outcome({"custom_id": "c1", "result": {"type": "succeeded", "message": message}})
+    assert isinstance(answer, Completion) and (answer.text, answer.status) == ("red", "truncated")
+    errored = {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
+                                                                        "message": "busy"}}}
+    assert anthropic_outcome({"result": errored}) == "errored: overloaded_error: busy"
+    assert anthropic_outcome({"result": {"type": "canceled"}}).startswith("cancelled: ")  # type: ignore[union-attr]
+    assert anthropic_outcome({"result": {"type": "expired"}}).startswith("expired: ")  # type: ignore[union-attr]
+    assert anthropic_outcome({"result": {"type": "paused"}}) == "errored: unknown result type 'paused'"
+
+
+def test_result_files_are_read_line_by_line_and_a_malformed_answer_fails_its_cell(tmp_path: Path) -> None:
+    path = tmp_path / "result-0.jsonl"
+    lines = [{"custom_id": "c1", "response": {"status_code": 200, "body": _chat()}},
+             {"custom_id": "c2", "response": {"status_code": 200, "body": {"choices": []}}}]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n", encoding="utf-8")
+    (first_cell, first), (second_cell, second) = read_results([path], anthropic=False)
+    assert first_cell == "c1" and isinstance(first, Completion) and first.text == "red"
+    assert second_cell == "c2" and isinstance(second, str) and second.startswith("errored: malformed")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"custom_id":"c1"}\n{"custom_id": \n', "line 2 is not JSON; delete the file and resume to download it again"),
+    (b'["c1"]\n', "line 1 is not a JSON object"),
+])
+def test_a_damaged_result_file_is_one_line_naming_it(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "result-0.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(RunError) as info:
+        list(read_results([path], anthropic=True))
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_output_rows_carry_the_batch_the_cause_and_the_batch_price() -> None:
+    prices = {"m": Price(2.0, 4.0, batch_discount=0.5)}
+    failed = output_row("c1", "f1", "expired: too late", "batch_9", "m", prices)
+    assert (failed.status, failed.error, failed.text, failed.cost, failed.batch) == (
+        "failed", "expired: too late", "", None, "batch_9")
+    answer = Completion("red", "stop", "ok", Usage(input=1000, output=500, reasoning=100))
+    row = output_row("c2", "f1", answer, "batch_9", "m", prices)
+    assert (row.status, row.text, row.finish_reason, row.batch, row.attempts) == ("ok", "red", "stop", "batch_9", 1)
+    assert (row.usage.input, row.usage.output, row.usage.reasoning) == (1000, 500, 100)
+    assert row.cost == pytest.approx((1000 * 2.0 + 500 * 4.0) / 1e6 * 0.5)
+    assert output_row("c2", "f1", answer, "b", "other", prices).cost is None  # no price: unknown, never 0

@@ -1,0 +1,137 @@
+"""The two vendors' batch services over a mock transport: each upload line around the sealed body's own bytes,
+polls read into one shape, control calls retried on 429/5xx and refused in one line otherwise, the key kept
+from any host but the API's own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from benchcard.errors import ProviderError, RunError
+from benchcard.run.batch.vendors import AnthropicBatches, OpenAIBatches, Poll, Vendor, vendor_for
+from benchcard.run.providers.anthropic import AnthropicProvider
+from benchcard.run.providers.openai import OpenAIProvider
+
+from ...helpers_providers import CLAUDE, OPENAI, SEEN, client_for, provider_keys
+
+__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+
+Handler = Callable[[httpx.Request], httpx.Response]
+V = TypeVar("V", bound=Vendor)
+BODY = b'{"model":"m","messages":[{"role":"user","content":"say \\"red\\""}],"max_tokens":5}'
+
+
+def openai(handler: Handler, attempts: int = 3) -> OpenAIBatches:
+    vendor = vendor_for(OpenAIProvider(OPENAI, client_for(handler)), attempts, (0.0, 0.0))
+    assert isinstance(vendor, OpenAIBatches)
+    return vendor
+
+
+def anthropic(handler: Handler, attempts: int = 3) -> AnthropicBatches:
+    vendor = vendor_for(AnthropicProvider(CLAUDE, client_for(handler)), attempts, (0.0, 0.0))
+    assert isinstance(vendor, AnthropicBatches)
+    return vendor
+
+
+def ask(vendor: V, call: Callable[[V], Awaitable[Any]]) -> Any:
+    """One control call of `vendor`, its client closed after."""
+    async def go() -> Any:
+        try:
+            return await call(vendor)
+        finally:
+            await vendor.client.aclose()
+
+    return asyncio.run(go())
+
+
+def test_each_upload_line_wraps_the_sealed_body_byte_for_byte() -> None:
+    line = openai(lambda r: httpx.Response(200)).line("c0000000001", BODY)
+    assert line == b'{"custom_id":"c0000000001","method":"POST","url":"/v1/chat/completions","body":' + BODY + b"}\n"
+    assert json.loads(line)["body"] == json.loads(BODY)
+    line = anthropic(lambda r: httpx.Response(200)).line("c0000000001", BODY)
+    assert line == b'{"custom_id":"c0000000001","params":' + BODY + b"}\n"
+    assert (OpenAIBatches.limits.requests, AnthropicBatches.limits.requests) == (50_000, 100_000)
+
+
+def test_an_openai_poll_counts_done_and_failed_and_names_its_result_files() -> None:
+    answer = {"id": "batch_1", "status": "completed", "output_file_id": "file-out", "error_file_id": "file-err",
+              "request_counts": {"total": 10, "completed": 7, "failed": 3}}
+    poll = ask(openai(lambda r: httpx.Response(200, json=answer)), lambda v: v.poll("batch_1"))
+    assert poll == Poll("completed", 10, 3, 10, True, None, ("file-out", "file-err"))
+    assert str(SEEN[0].url) == "https://api.example/v1/batches/batch_1"
+    assert SEEN[0].headers["authorization"] == "Bearer sk-openai-test"
+    failed = {"status": "failed", "errors": {"data": [{"message": "line 3: bad model"}, {"message": "line 9"}]}}
+    poll = ask(openai(lambda r: httpx.Response(200, json=failed)), lambda v: v.poll("batch_2"))
+    assert poll.ended and poll.error == "line 3: bad model; line 9" and poll.sources == ()
+    poll = ask(openai(lambda r: httpx.Response(200, json={"status": "failed"})), lambda v: v.poll("batch_3"))
+    assert poll.error == "the vendor gave no reason"
+    poll = ask(openai(lambda r: httpx.Response(200, json={"status": "in_progress"})), lambda v: v.poll("batch_4"))
+    assert not poll.ended and (poll.done, poll.total) == (0, 0)
+
+
+def test_an_anthropic_poll_reads_its_counts_and_keeps_the_key_at_home() -> None:
+    answer = {"id": "msgbatch_1", "processing_status": "ended", "results_url": "https://api.example/v1/r/1",
+              "request_counts": {"processing": 0, "succeeded": 5, "errored": 1, "canceled": 1, "expired": 1}}
+    poll = ask(anthropic(lambda r: httpx.Response(200, json=answer)), lambda v: v.poll("msgbatch_1"))
+    assert poll == Poll("ended", 8, 3, 8, True, None, ("https://api.example/v1/r/1",))
+    assert SEEN[0].headers["x-api-key"] == "sk-ant-test"
+    running = {**answer, "processing_status": "in_progress", "request_counts": {"processing": 4, "succeeded": 4}}
+    poll = ask(anthropic(lambda r: httpx.Response(200, json=running)), lambda v: v.poll("msgbatch_1"))
+    assert (poll.status, poll.done, poll.total, poll.ended, poll.sources) == ("in_progress", 4, 8, False, ())
+    elsewhere = {**answer, "results_url": "https://evil.example/r/1"}
+    with pytest.raises(ProviderError) as info:
+        ask(anthropic(lambda r: httpx.Response(200, json=elsewhere)), lambda v: v.poll("msgbatch_1"))
+    assert str(info.value) == ("batch msgbatch_1: its results_url https://evil.example/r/1 is not on "
+                               "https://api.example/v1; refusing to send the key there")
+
+
+def test_a_control_call_is_retried_on_429_and_5xx_then_gives_up_in_one_line() -> None:
+    answers = iter([httpx.Response(429), httpx.Response(503), httpx.Response(200, json={"status": "validating"})])
+    poll = ask(openai(lambda r: next(answers)), lambda v: v.poll("batch_1"))
+    assert poll.status == "validating" and len(SEEN) == 3
+    SEEN.clear()
+    down = httpx.Response(500, json={"error": {"message": "down, key sk-openai-test"}})
+    with pytest.raises(ProviderError) as info:
+        ask(openai(lambda r: down, attempts=2), lambda v: v.poll("batch_1"))
+    assert len(SEEN) == 2
+    assert str(info.value) == ("GET https://api.example/v1/batches/batch_1: HTTP 500: down, key [redacted] "
+                               "(gave up after 2 attempts); nothing is lost, resume the run later")
+
+
+def test_a_refused_control_call_is_not_retried_and_says_what_to_do() -> None:
+    refused = httpx.Response(400, json={"error": {"message": "input file\nis invalid"}})
+    with pytest.raises(ProviderError) as info:
+        ask(openai(lambda r: refused), lambda v: v.submit(Path("chunk-000.jsonl"), 3, "file-1"))
+    assert len(SEEN) == 1
+    assert str(info.value) == ("POST https://api.example/v1/batches: HTTP 400: input file is invalid; nothing is "
+                               "lost, fix the cause and resume the run")
+    with pytest.raises(ProviderError, match="the answer is not JSON"):
+        ask(openai(lambda r: httpx.Response(200, content=b"<html>")), lambda v: v.poll("batch_1"))
+
+
+def test_a_lost_batch_id_is_found_again_only_when_it_is_certain() -> None:
+    listed = {"data": [{"id": "batch_0", "input_file_id": "file-0"}, {"id": "batch_1", "input_file_id": "file-1"}]}
+    found = ask(openai(lambda r: httpx.Response(200, json=listed)), lambda v: v.find("2026-01-01T00:00:00+00:00", 3,
+                                                                                   "file-1", set()))
+    assert found == "batch_1"
+    assert ask(openai(lambda r: httpx.Response(200, json=listed)), lambda v:
+               v.find("2026-01-01T00:00:00+00:00", 3, "file-1", {"batch_1"})) is None  # already another chunk's
+    made = "2026-03-01T12:00:00+00:00"
+    batches = {"data": [
+        {"id": "msgbatch_a", "created_at": "2026-03-01T12:00:30+00:00", "request_counts": {"processing": 3}},
+        {"id": "msgbatch_old", "created_at": "2026-02-01T12:00:00+00:00", "request_counts": {"processing": 3}},
+        {"id": "msgbatch_b", "created_at": "2026-03-01T12:00:40+00:00", "request_counts": {"succeeded": 2}}]}
+    assert ask(anthropic(lambda r: httpx.Response(200, json=batches)), lambda v: v.find(made, 3, None, set())) == (
+        "msgbatch_a")
+    twins = {"data": [*batches["data"], {"id": "msgbatch_c", "created_at": "2026-03-01T12:01:00+00:00",
+                                         "request_counts": {"succeeded": 1, "errored": 2}}]}
+    with pytest.raises(RunError) as info:
+        ask(anthropic(lambda r: httpx.Response(200, json=twins)), lambda v: v.find(made, 3, None, set()))
+    assert str(info.value) == ("cannot tell which of the batches msgbatch_a, msgbatch_c this run created (its id "
+                               "was never recorded); cancel the extra ones in the Anthropic console, then resume")
