@@ -176,38 +176,6 @@ def test_the_judge_key_is_required_before_any_call(tmp_path: Path, server: FakeS
     assert server.stats()["calls"] == 0 and not list(Project(tmp_path).results_dir.glob("*/v1/*"))
 
 
-def test_a_judge_below_its_agreement_floor_makes_the_run_inconclusive(tmp_path: Path, server: FakeServer,
-                                                                      key: str) -> None:
-    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3, floor=0.8)
-    # the judge flips on the good outputs: PASS, FAIL, PASS for each; the gap alone would still be a win
-    server.configure(script({"replies_cycle": ["GRADE: PASS", "GRADE: FAIL"]}))
-    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
-    folder = only_run(project, CARD_ID)
-    result = bc(tmp_path, "verdict", folder.name)
-    assert result.exit_code == 0, result.output
-    assert "finding: inconclusive → non-result" in result.output
-    assert "below the declared floor 0.8" in result.output and "floor 0.8 NOT MET" in result.output
-    given = json.loads((folder / "verdict.json").read_text())
-    assert given["judge"]["floor_met"] is False and given["judge"]["self_agreement"]["alpha"] < 0.8
-    assert given["judge"]["noise"]["sd"] > 0 and given["comparisons"][0]["finding"] == "inconclusive"
-    ledger = read_jsonl(tmp_path / "results" / "ledger.jsonl")
-    assert ledger[-1]["finding"] == "inconclusive" and ledger[-1]["judge"]["floor_met"] is False
-
-
-def test_the_verdict_refuses_judge_answers_changed_after_the_run(tmp_path: Path, server: FakeServer,
-                                                                 key: str) -> None:
-    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=1)
-    server.configure(script({"reply": "GRADE: PASS"}))
-    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
-    folder = only_run(project, CARD_ID)
-    path = folder / "judge-outputs.jsonl"
-    path.write_text(path.read_text().replace("GRADE: FAIL", "GRADE: PASS"))
-    result = bc(tmp_path, "verdict", folder.name)
-    assert result.exit_code == 1
-    assert "judge-outputs.jsonl changed after the judging" in result.output
-    assert not (folder / "verdict.json").exists()
-
-
 @pytest.mark.local_model
 def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
     """cards/demo-judge-colour.yaml: SmolLM2 answers, SmolLM2 judges, offline, through to a verdict."""

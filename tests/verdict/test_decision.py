@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from benchcard.project import Project
-from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import holm
 
 from ..helpers_verdict import (
@@ -100,17 +99,6 @@ def test_a_floor_effect_is_not_no_effect(tmp_path: Path) -> None:
     data = _verdict(make_project(tmp_path / "p"), ab_metrics(zeros, zeros))
     assert data["finding"] == "inconclusive"
     assert "the card cannot measure a change here" in data["why"]
-
-
-def test_crossed_variance_adds_only_the_excess_run_term() -> None:
-    """A pure per-repetition shift of the variant, no cell noise: the whole gap variance is the run term, and
-    it equals the spread of the repetition gaps over R."""
-    base = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 4, 1)
-    shift = np.array([0.0, 0.1, 0.3, 0.2])
-    c = crossed(base, base + shift)
-    assert c.var_fixture[0] == pytest.approx(0.0, abs=1e-15)
-    assert c.var_run[0] == pytest.approx(shift.var(ddof=1) / 4)
-    assert c.df[0] == pytest.approx(3.0)
 
 
 def test_holm_steps_down() -> None:

@@ -239,31 +239,6 @@ def test_plan_warns_when_a_run_of_this_version_was_cut_off_at_max_tokens(tmp_pat
     assert warning.removeprefix("warning: ") in check
 
 
-def test_pilot_components_separate_fixture_run_and_cell_parts() -> None:
-    rng = np.random.default_rng(4)
-    f, r = 400, 6
-    delta = 0.3 * rng.standard_normal((f, 1)) + 0.2 * rng.standard_normal((1, r)) + 0.1 * rng.standard_normal((f, r))
-    comp = simulate.components(np.zeros((f, r)), delta)
-    assert comp.fixture == pytest.approx(0.09, rel=0.2)
-    assert comp.cell == pytest.approx(0.01, rel=0.1)
-    assert comp.run == pytest.approx(delta.mean(0).var(ddof=1) - 0.01 / f, rel=0.05)
-
-
-def test_pilot_rates_measure_the_spread_of_scores_in_steps() -> None:
-    """Scores in quarters: the model finds four steps' worth of spread, the fixtures' spread and the rate."""
-    rng = np.random.default_rng(5)
-    p = np.clip(0.5 + 0.15 * rng.standard_normal((300, 1)), 0, 1)
-    base = rng.binomial(4, np.repeat(p, 4, 1)) / 4
-    var = rng.binomial(4, np.repeat(p, 4, 1)) / 4
-    model = simulate.model_of(base, var)
-    assert isinstance(model, simulate.Rates)
-    assert (model.levels, model.run_sd, model.effect_sd) == (4, 0.0, 0.0)
-    assert model.rate == pytest.approx(0.5, abs=0.02)
-    assert model.fixture_sd == pytest.approx(0.15, abs=0.02)
-    counts = simulate.model_of(base * 3, var * 3)  # counts beyond 1: the normal model of the gap
-    assert isinstance(counts, simulate.Components)
-
-
 def test_pilot_of_another_card_is_refused(project: Project, tmp_path: Path) -> None:
     other = make_project(project.root, PROBE_CARD)
     run_dir = make_run(other, the_card(other, "say-negative"), {"score": {"probe": np.ones((1, 5))}},

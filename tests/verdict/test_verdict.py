@@ -1,4 +1,4 @@
-"""The verdict as a whole: the predeclared win rule on worked data, probe rows, files written, and the CLI.
+"""The verdict as a whole: the predeclared win rule on worked data, the files written, and the CLI.
 
 Run folders are built by hand (`make_run`, tests/helpers_verdict.py) in the run-folder contract's format
 (docs/architecture.md), so these tests need neither the runner nor a model.
@@ -30,7 +30,6 @@ from ..helpers_verdict import (
     BASE_A,
     FIXTURES,
     FIXTURES10,
-    PROBE_CARD,
     STRONG10_BASE,
     STRONG10_VAR,
     STRONG_BASE,
@@ -145,16 +144,6 @@ def test_equivalent_arms_are_no_effect(project: Project) -> None:
     assert "lies inside ±0.05" in v.to_json()["why"]
 
 
-def test_failed_cells_make_the_grid_incomplete(project: Project) -> None:
-    status = {("A", "ex-02", 0): "failed", ("baseline", "ex-03", 2): "failed"}
-    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
-    v = give_verdict(project, run_dir)
-    assert (v.finding, v.outcome) == ("incomplete", "non-result")
-    data = v.to_json()
-    assert data["counts"]["failed"] == 2
-    assert "2 cell(s) failed in transport and the card allows 0" in data["why"]
-
-
 def test_allowed_failures_and_truncations_are_reported_not_scored(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
                                                            "  equivalence_margin: 0.05\n  allow_failed: 3"),
@@ -183,15 +172,6 @@ def test_allowed_failures_and_truncations_are_reported_not_scored(tmp_path: Path
     assert len(unscored) == 2 * 3 and unscored["value"].isna().all()
 
 
-def test_truncated_cells_count_against_allow_failed(project: Project) -> None:
-    status = {("A", "ex-04", 1): "truncated"}
-    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
-    result = cli_run(project, "verdict", run_dir.name)
-    assert result.exit_code == 0, result.output
-    assert "finding: incomplete → non-result" in result.output
-    assert "1 cell(s) were cut off by the token limit and the card allows 0" in result.output
-
-
 def test_truncation_cannot_win(tmp_path: Path) -> None:
     """The variant answers exactly like the baseline, but its wrong answers are cut off by the token limit:
     left out of the means it would look better; bounded at the worst case it cannot win."""
@@ -208,53 +188,6 @@ def test_truncation_cannot_win(tmp_path: Path) -> None:
     assert data["metrics"]["field_recall"]["means"]["A"] == 1.0  # what dropping them would have shown
     assert data["finding"] != "win" and rises["holds"] is False
     assert "bounded at the worst case" in rises["why"]
-
-
-def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> None:
-    card = the_card(project)
-    status = {("A", "ex-06", 2): "truncated"}
-    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
-    v = give_verdict(project, run_dir)
-    holds = v.to_json()["clauses"][2]
-    assert holds["holds"] is False and (holds["k"], holds["n"], holds["planned"]) == (2, 2, 3)
-    assert "only 2 of 3 repetitions were scored" in holds["why"]
-    assert v.outcome == "non-result"
-
-
-def test_a_cut_off_repetition_is_named_apart_from_a_transport_failure(tmp_path: Path) -> None:
-    """A holds clause with one repetition cut off at max_tokens and one failed in transport: the terminal names
-    each for what it is (issue 12: truncation is the model's output cut off, never a failure of transport)."""
-    project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
-                                                           "  equivalence_margin: 0.05\n  allow_failed: 3"))
-    status = {("A", "ex-06", 1): "truncated", ("A", "ex-06", 2): "failed"}
-    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
-    result = cli_run(project, "verdict", run_dir.name)
-    assert result.exit_code == 0, result.output
-    [line] = [x for x in result.output.splitlines() if "on ex-06 in every repetition (A)" in x]
-    assert line.startswith("  FAILS  ")
-    assert ("only 1 of 3 repetitions were scored (1 cut off at the card's max_tokens, which counts against the "
-            "claim; 1 failed in transport or have no output, not scored as wrong) and the clause needs every one"
-            in line)
-    assert "cut off or failed in transport" not in result.output
-
-
-def test_more_than_one_variant_is_judged_against_the_baseline_each(tmp_path: Path) -> None:
-    text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
-                           'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')
-    project = make_project(tmp_path / "p", text, fixtures=FIXTURES10)
-    metrics = {
-        "field_recall": {"baseline": STRONG10_BASE, "A": STRONG10_VAR, "B": STRONG10_BASE - 0.25},
-        "unsupported_values": {v: grid(0.0, (10, 3)) for v in ("baseline", "A", "B")},
-        "abstains": {v: grid(1.0, (10, 3)) for v in ("baseline", "A", "B")},
-    }
-    v = give_verdict(project, make_run(project, the_card(project), metrics))
-    data = v.to_json()
-    assert [(c["variant"], c["finding"]) for c in data["comparisons"]] == [("A", "win"), ("B", "loss")]
-    assert v.finding == "loss"  # one variant's win never hides another's loss
-    assert data["why"].startswith("A: win; B: loss.")
-    assert set(data["metrics"]["field_recall"]["by_variant"]) == {"A", "B"}
-    assert "Holm's correction across the variants" in data["why"]
-    assert {c["variant"] for c in data["clauses"]} == {"A", "B"}
 
 
 # ------------------------------------------------------------------------------------------- files written
@@ -314,50 +247,7 @@ def test_the_bootstrap_is_seeded_from_the_seal(project: Project) -> None:
     assert data["bootstrap"]["seed"] == seed_from(root)
 
 
-# ---------------------------------------------------------------------------------------------------- probes
-
-
-def test_probe_row(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "p", PROBE_CARD)
-    card = the_card(project, "say-negative")
-    says = {"probe": np.array([[1, 1, 1, 0, 1]])}
-    period = {"probe": np.array([[1, 0, 1, 1, 1]])}
-    score = {"probe": (says["probe"] + period["probe"]) / 2}
-    run_dir = make_run(project, card, {"score": score}, rules={"says-negative": says, "no-period": period})
-    result = cli_run(project, "verdict", run_dir.name)
-    assert result.exit_code == 0, result.output
-    assert "finding: scored → result" in result.output
-    assert "rule says-negative: 4 of 5 pass" in result.output
-    row = ledger.read(project)[-1].fields()  # as written
-    assert row["kind"] == "probe" and row["model"] == "vendor/model-x"
-    assert row["score"] == pytest.approx(0.8) and row["passes"] == 3
-    assert row["rules"]["says-negative"]["rate"] == pytest.approx(0.8)
-    assert row["rules"]["says-negative"]["wilson"] == pytest.approx(list(stats.wilson(4, 5)))
-    assert row["cost"] == pytest.approx(5 * 0.002)
-    assert row["latency"]["median_ms"] == pytest.approx(102.0)
-    assert row["finding"] == "scored" and row["outcome"] == "result"
-
-
-def test_probe_with_truncated_and_failed_cells(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "p", PROBE_CARD)
-    card = the_card(project, "say-negative")
-    ones = {"probe": np.ones((1, 5))}
-    status = {("probe", "say-negative", 1): "truncated", ("probe", "say-negative", 3): "failed"}
-    run_dir = make_run(project, card, {"score": {"probe": np.array([[1, 0, 1, 0, 0]])}},
-                       rules={"says-negative": ones, "no-period": ones}, status=status)
-    v = give_verdict(project, run_dir)
-    data = v.to_json()
-    assert (v.finding, v.outcome) == ("incomplete", "non-result")
-    assert data["counts"]["truncated"] == 1 and data["counts"]["failed"] == 1
-    assert data["score"] == pytest.approx(2 / 3)  # repetitions 0, 2, 4 scored: the truncated one is no zero
-    assert "cut off by the token limit: reported apart, not scored as wrong" in data["why"]
-    # truncated only: still scored
-    run2 = make_run(project, card, {"score": {"probe": np.ones((1, 5))}},
-                    rules={"says-negative": ones, "no-period": ones},
-                    status={("probe", "say-negative", 0): "truncated"})
-    v2 = give_verdict(project, run2)
-    assert (v2.finding, v2.outcome) == ("scored", "result")
-    assert v2.to_json()["score"] == 1.0 and v2.to_json()["counts"]["truncated"] == 1
+# ------------------------------------------------------------------------------------------------ the output
 
 
 def test_verdict_json_output(project: Project) -> None:

@@ -1,0 +1,1 @@
+"""Tests of the verdict stage (src/benchcard/verdict/)."""

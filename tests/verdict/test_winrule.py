@@ -1,0 +1,101 @@
+"""The win rule's words and its `holds` clauses (verdict/winrule.py): figures to three places with a true minus,
+p values, intervals and levels, each clause in words, and a holds clause counted repetition by repetition."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchcard.card.model import Clause
+from benchcard.project import Project
+from benchcard.verdict import stats
+from benchcard.verdict.give import give_verdict
+from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.winrule import clause_text, fmt, fmt_ci, fmt_level, fmt_peq, holds_clause
+from benchcard.verdictfigures import HoldsFigures
+
+from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
+
+
+def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> None:
+    card = the_card(project)
+    status = {("A", "ex-06", 2): "truncated"}
+    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    v = give_verdict(project, run_dir)
+    holds = v.to_json()["clauses"][2]
+    assert holds["holds"] is False and (holds["k"], holds["n"], holds["planned"]) == (2, 2, 3)
+    assert "only 2 of 3 repetitions were scored" in holds["why"]
+    assert v.outcome == "non-result"
+
+
+def test_a_cut_off_repetition_is_named_apart_from_a_transport_failure(tmp_path: Path) -> None:
+    """A holds clause with one repetition cut off at max_tokens and one failed in transport: the terminal names
+    each for what it is (issue 12: truncation is the model's output cut off, never a failure of transport)."""
+    project = make_project(tmp_path / "p", AB_CARD.replace("  equivalence_margin: 0.05",
+                                                           "  equivalence_margin: 0.05\n  allow_failed: 3"))
+    status = {("A", "ex-06", 1): "truncated", ("A", "ex-06", 2): "failed"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.output.splitlines() if "on ex-06 in every repetition (A)" in x]
+    assert line.startswith("  FAILS  ")
+    assert ("only 1 of 3 repetitions were scored (1 cut off at the card's max_tokens, which counts against the "
+            "claim; 1 failed in transport or have no output, not scored as wrong) and the clause needs every one"
+            in line)
+    assert "cut off or failed in transport" not in result.output
+
+
+@pytest.mark.parametrize(("x", "signed", "text"), [
+    (0.1234, False, "0.123"), (-0.1236, False, "−0.124"), (0.05, True, "+0.050"), (-0.05, True, "−0.050"),
+    (math.inf, False, "∞"), (-math.inf, True, "−∞"), (math.nan, False, "n/a"), (None, False, "n/a"),
+])
+def test_figures_are_shown_to_three_places_with_a_true_minus(x: float | None, signed: bool, text: str) -> None:
+    assert fmt(x, signed) == text
+
+
+def test_p_values_intervals_and_levels_in_words() -> None:
+    assert fmt_peq(0.01234) == "= 0.0123" and fmt_peq(0.00001) == "< 0.0001" and fmt_peq(None) == "= n/a"
+    assert fmt_ci(-0.25, 0.5) == "[−0.250, 0.500]"
+    assert (fmt_level(0.05), fmt_level(0.1), fmt_level(0.005)) == ("95%", "90%", "99.5%")
+
+
+@pytest.mark.parametrize(("clause", "text"), [
+    (Clause("field_recall", "rises"), "field_recall rises"),
+    (Clause("unsupported_values", "not_rises", margin=0.25), "unsupported_values does not rise (margin 0.25)"),
+    (Clause("score", "falls", fixture="ex-02"), "score falls on ex-02"),
+    (Clause("acc", "not_falls", fixture="ex-01", margin=0.1), "acc does not fall on ex-01 (margin 0.1)"),
+    (Clause("abstains", "holds", fixture="ex-06"), "abstains = 1 on ex-06 in every repetition"),
+    (Clause("abstains", "holds", fixture="ex-06", equals=0.0), "abstains = 0 on ex-06 in every repetition"),
+])
+def test_a_clause_in_words(clause: Clause, text: str) -> None:
+    assert clause_text(clause) == text
+
+
+def test_a_holds_clause_counts_the_variants_repetitions_against_the_baselines(project: Project) -> None:
+    abstains_var = np.ones((6, 3))
+    abstains_var[5, 1] = 0.0  # ex-06, repetition 1: the variant did not abstain
+    run_dir = make_run(project, the_card(project), ab_metrics(abstains_var=abstains_var))
+    data = read_run(run_dir, baseline="baseline")
+    clause = Clause("abstains", "holds", fixture="ex-06")
+    held = holds_clause(clause, data, "A", "baseline", 0.05)
+    assert not held.holds and held.cause == "2 of 3 repetitions"
+    assert held.figures == HoldsFigures(k=2, n=3, planned=3, rate=2 / 3, wilson=list(stats.wilson(2, 3, 0.05)),
+                                        baseline_k=3, baseline_n=3)
+    assert held.why.startswith("abstains = 1 on ex-06 in every repetition (A): does not hold — 2 of 3 scored "
+                               "repetitions (Wilson 95% [")
+    assert held.why.endswith("]; baseline 3 of 3).")
+    base = holds_clause(clause, data, "baseline", "baseline", 0.05)
+    assert base.holds and base.why.endswith(f"holds — 3 of 3 repetitions (Wilson 95% {fmt_ci(*stats.wilson(3, 3))}; "
+                                            "baseline 3 of 3).")
+
+
+def test_a_holds_clause_on_a_fixture_or_metric_the_run_lacks_cannot_be_judged(project: Project) -> None:
+    data = read_run(make_run(project, the_card(project), ab_metrics()), baseline="baseline")
+    for clause in (Clause("abstains", "holds", fixture="ex-99"), Clause("refusals", "holds", fixture="ex-06")):
+        got = holds_clause(clause, data, "A", "baseline", 0.05)
+        assert not got.holds and got.why == (f"{clause_text(clause)} (A): cannot be judged — no scored value of "
+                                             f"{clause.metric} on {clause.fixture}.")
+        assert got.figures == HoldsFigures(k=0, n=0, planned=0 if clause.fixture == "ex-99" else 3)
