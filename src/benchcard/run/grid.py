@@ -108,12 +108,24 @@ def assignment_digest(card: Card, seed: int) -> str:
 def assignment_plan(card: Card, seed: int) -> tuple[str, PlanColumns | None]:
     """`assignment_digest`, and the plan's columns it was computed from (None when a cell id repeated and the
     Python walk made them): a file with this digest holds exactly this plan, so the verdict need not decode it."""
+    columns = assignment_columns(card, seed)
+    return assignment_digest_of(card, seed, columns), columns
+
+
+def assignment_columns(card: Card, seed: int) -> PlanColumns | None:
+    """The plan's columns, drawn as arrays (`griddraws`); None when a cell id repeated (the Python walk then
+    draws again, and only it gives the plan)."""
     from benchcard.run.griddraws import plan_columns  # numpy: the verdict's, never the runner's import
 
     rng, blocks = _shuffled_blocks(card, seed)
-    columns = plan_columns(rng, blocks, len(card.variant_names()))
+    return plan_columns(rng, blocks, len(card.variant_names()))
+
+
+def assignment_digest_of(card: Card, seed: int, columns: PlanColumns | None) -> str:
+    """`assignment_digest` from `assignment_columns(card, seed)`'s result: from the columns when there are
+    some, else from the Python walk's rows."""
     if columns is not None:
-        return _columns_digest(card, columns), columns
+        return _columns_digest(card, columns)
     variants = {v: msgspec.json.encode(v).decode() for v in card.variant_names()}
     fixtures = {f: msgspec.json.encode(f).decode() for f in card.fixture_ids()}
     h = hashlib.sha256()
@@ -125,7 +137,7 @@ def assignment_plan(card: Card, seed: int) -> tuple[str, PlanColumns | None]:
             h.update("".join(lines).encode("utf-8"))
             lines.clear()
     h.update("".join(lines).encode("utf-8"))
-    return "sha256:" + h.hexdigest(), None
+    return "sha256:" + h.hexdigest()
 
 
 def _columns_digest(card: Card, plan: PlanColumns) -> str:

@@ -36,7 +36,7 @@ from benchcard.errors import RunError, SealError, VerdictError
 from benchcard.ledgerrow import Latency, LedgerRow
 from benchcard.project import Project
 from benchcard.records import ASSIGNMENT, SEALED, Manifest, utc_stamp
-from benchcard.run.grid import assignment_plan
+from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
@@ -160,7 +160,7 @@ def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
                   outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
-                  assignment: Future[tuple[str, PlanColumns | None]] | None = None,
+                  assignment: Future[str] | None = None,
                   sealed_root: Future[str] | None = None) -> None:
     """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
     changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
@@ -175,7 +175,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
             f"{root} but the run was made under {manifest.seal_root}"
         )
     check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card,
-               assignment.result()[0] if assignment is not None else None)
+               assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
     if not outputs.is_file():
@@ -240,8 +240,12 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         try:
             card = _run_card(project, run_dir, manifest)
             sealed_root = io.submit(_seal_root, project, card, manifest)
-            # on the table's thread, idle until the table is formed: the plan is needed before the digests
-            planned = tables.submit(assignment_plan, card, manifest.seed) if manifest.seed is not None else None
+            # the re-derived plan on the table's thread, idle until the table is formed; its digest (for the
+            # check, not for the statistics) on the file thread once the seal's root is known
+            planned = planned_digest = None
+            if manifest.seed is not None:
+                planned = tables.submit(assignment_columns, card, manifest.seed)
+                planned_digest = io.submit(_digest_of, card, manifest.seed, planned)
             clock.lap("checks (card)")
             read_error: VerdictError | None = None
             figures = None
@@ -256,17 +260,21 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             except VerdictError as exc:
                 read_error = exc
             clock.lap("read plan and scores")
+            if read_error is None:
+                try:  # outputs.jsonl joined and checked against the scores (the table needs neither), while
+                    finish_outputs(data)  # the digests are computed; what it finds waits for the checks
+                except VerdictError as exc:
+                    read_error = exc
+            clock.lap("outputs (beside the statistics, the table and the digests)")
             try:
-                _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned, sealed_root)
+                _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned_digest, sealed_root)
             except VerdictError:
                 pool.shutdown(wait=False, cancel_futures=True)  # the statistics of a refused run are not needed
                 raise
             if read_error is not None:
                 raise read_error
             assert table_job is not None
-            clock.lap("checks (seal, outputs digest)")
-            finish_outputs(data)  # outputs.jsonl joined and checked against the scores (the table needs neither)
-            clock.lap("outputs (beside the statistics and the table)")
+            clock.lap("checks (seal, digests)")
             scratch = scratch or bool(manifest.scratch)
             head = _head(project, run_dir, card, data, scratch)
             body: VerdictFile = ab_body(card, data, figures.result(), head) if figures is not None \
@@ -299,15 +307,19 @@ class _Clock:
         self.last = now
 
 
-def _sealed_plan(card: Card, manifest: Manifest, planned: Future[tuple[str, PlanColumns | None]] | None
-                 ) -> Grid | None:
-    """The plan re-derived from the card and the seed, when the manifest seals an assignment file with its
-    digest: the file then holds exactly it (`check_plan` refuses a file that differs from the manifest), so it
-    is not decoded again. None otherwise: the file is read as it is, and the checks say what is wrong."""
-    if planned is None or not manifest.sealed:
+def _digest_of(card: Card, seed: int, columns: Future[PlanColumns | None]) -> str:
+    return assignment_digest_of(card, seed, columns.result())
+
+
+def _sealed_plan(card: Card, manifest: Manifest, planned: Future[PlanColumns | None] | None) -> Grid | None:
+    """The plan re-derived from the card and the seed, when the manifest seals an assignment file: the verdict
+    is given only if the file holds exactly this plan (`check_plan`: its digest is the plan's, or every line
+    agrees with it), so the file is not decoded again, and the statistics need not wait for the digest. None
+    otherwise: the file is read as it is, and the checks say what is wrong."""
+    if planned is None or not manifest.sealed or f"{SEALED}/{ASSIGNMENT}" not in manifest.sealed:
         return None
-    digest, columns = planned.result()
-    if columns is None or manifest.sealed.get(f"{SEALED}/{ASSIGNMENT}") != digest:
+    columns = planned.result()
+    if columns is None:
         return None
     return plan_grid(columns, card.variant_names(), card.baseline)
 
