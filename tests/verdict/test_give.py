@@ -89,6 +89,24 @@ def test_refuses_when_outputs_changed_after_the_run(project: Project) -> None:
     assert "outputs.jsonl changed after the run finished" in result.output
 
 
+
+@pytest.mark.parametrize("resealed", [False, True])
+def test_edited_outputs_that_disagree_are_refused_as_edited_first(project: Project, resealed: bool) -> None:
+    # outputs.jsonl is joined while the digests are computed; an edit that also breaks the join (a cell naming
+    # another fixture) is still refused for the edit, and a changed seal before either
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    outputs = run_dir / "outputs.jsonl"
+    outputs.write_text(outputs.read_text().replace('"fixture": "ex-01"', '"fixture": "ex-02"', 1))
+    if resealed:
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        manifest["seal_root"] = "sha256:" + "0" * 64
+        (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1
+    assert ("seal changed since run" if resealed else "outputs.jsonl changed after the run finished") in result.output
+    assert not (run_dir / "verdict.json").exists() and not (run_dir / "table.csv").exists()
+
 def test_refuses_scores_that_disagree_with_outputs(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics(), status={("A", "ex-01", 0): "truncated"})
     scores = run_dir / "scores.jsonl"
