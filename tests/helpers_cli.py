@@ -20,3 +20,9 @@ def one_line_error(result: Result) -> str:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     return lines[0]
+
+
+def exit_and_streams(project: Path, *args: str) -> tuple[int, str, str]:
+    """`benchcard -C project args…` as (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(cli, ["-C", str(project), *args])
+    return result.exit_code, result.stdout, result.stderr

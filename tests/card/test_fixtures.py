@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.card.load import load_card
+from benchcard.errors import CardError
+from benchcard.project import Project
+
 from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
 from ..helpers_run import copy_repo_card
@@ -89,3 +93,57 @@ def test_an_output_nested_past_the_stack_is_scored_not_a_crash(tmp_path: Path) -
     result = bc(tmp_path, "check", "bench-01")
     assert "Traceback" not in result.output and not isinstance(result.exception, RecursionError)
     assert "ok   0.00 expect fail    Nested" in result.output, result.output[-2000:]
+
+
+def _fixtures_resolving_each(project: Project, pattern: str) -> dict[str, Path] | str:
+    """The fixture rule as it was first written: every match resolved and checked on its own."""
+    import glob
+
+    try:
+        project.inside(pattern.split("*")[0] or ".", source="s", field="fixtures")
+        out = {}
+        for m in sorted(glob.glob(str(project.root / pattern))):
+            path = project.inside(str(Path(m).relative_to(project.root)), source="s", field="fixtures")
+            if not path.is_file():
+                return "not a file"
+            if path.stem in out:
+                return "duplicate id"
+            out[path.stem] = path
+        return out
+    except CardError:
+        return "refused"
+
+
+@pytest.mark.parametrize("pattern", [
+    "fixtures/tiny-ab/*.txt", "fixtures/*/*.txt", "fixtures/*/item-0?.txt", "fixtures/t[i]ny-ab/*.txt",
+    "fixtures/tiny-ab/item-01.txt", "fixtures/links/*.txt", "fixtures/dirlink/*.txt", "fixtures/*/../../../*/*",
+    "fixtures/*/.", "fixtures/*/", "fixtures/dirlink/../*/*.txt", "./fixtures//tiny-ab/*.txt", "*/*/*.txt",
+    "fixtures/outdir/*.txt",
+])
+def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, pattern: str) -> None:
+    """Checking the glob's folder once and each match for links gives what resolving each match gives."""
+    root = make_ab_project(tmp_path / "proj")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n", encoding="utf-8")
+    links = root / "fixtures" / "links"
+    links.mkdir()
+    (links / "inside.txt").symlink_to(root / "fixtures" / "tiny-ab" / "item-02.txt")
+    (links / "plain.txt").write_text("plain\n", encoding="utf-8")
+    (root / "fixtures" / "dirlink").symlink_to(root / "fixtures" / "tiny-ab")
+    (root / "fixtures" / "outdir").symlink_to(outside)
+    (links / "escape.txt").symlink_to(outside / "secret.txt")
+    project = Project(root)
+    expected = _fixtures_resolving_each(project, pattern)
+    card = root / "cards" / "tiny-ab.yaml"
+    card.write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", f"'{pattern}'"), encoding="utf-8")
+    try:
+        got: dict[str, Path] | str = dict(load_card(card, project).fixtures)
+    except CardError as exc:
+        assert "field 'fixtures'" in str(exc)
+        got = ("refused" if "leaves the project" in str(exc) or "must be relative" in str(exc)
+               else "duplicate id" if "two files have the fixture id" in str(exc)
+               else "not a file" if "not a regular file" in str(exc) else {})
+    assert got == expected
+    if isinstance(got, dict):
+        assert all(outside not in p.parents for p in got.values())

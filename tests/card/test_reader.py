@@ -1,37 +1,17 @@
-"""Card loading: the published probes load exactly, and every kind of bad input is one clear line."""
+"""The card reader: the published cards read as written, and every kind of bad input is one clear line naming
+the file, the line, the field and what was expected."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
 
-from benchcard.card.load import load_card, load_cards
+from benchcard.card.load import load_card
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import AB_CARD, PROBES, REPO, SEEDS, make_ab_project
-
-
-def seed_body(name: str) -> dict[str, object]:
-    """The JSON body of the seed page's "Run it yourself" command."""
-    text = next(SEEDS.glob(f"{PROBES[name]}_*.txt")).read_text(encoding="utf-8")
-    match = re.search(r"-d '(.*)'\s*$", text, re.S)
-    assert match
-    body: dict[str, object] = json.loads(match.group(1).replace("'\\''", "'"))
-    return body
-
-
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe_prompt_is_byte_for_byte_the_seed_request(name: str) -> None:
-    card = load_card(REPO / "cards" / f"{name}.yaml", Project(REPO))
-    body = seed_body(name)
-    assert body["messages"] == card.messages()
-    assert body["max_tokens"] == card.params["max_tokens"]
-    assert body["temperature"] == card.params["temperature"]
-    assert body["model"] == card.rig.model
+from ..conftest import AB_CARD, REPO, make_ab_project
 
 
 def test_probe_metadata_and_history() -> None:
@@ -105,14 +85,6 @@ def test_path_leaving_the_project(tmp_path: Path, path: str) -> None:
     assert "leaves the project" in message or "must be relative" in message
 
 
-def test_duplicate_card_id(tmp_path: Path) -> None:
-    project = make_ab_project(tmp_path)
-    (project / "cards" / "copy.yaml").write_text(AB_CARD, encoding="utf-8")
-    with pytest.raises(CardError) as info:
-        load_cards(Project(project))
-    assert str(info.value) == "cards/copy.yaml:1: field 'id': duplicate card id 'tiny-ab', also in cards/tiny-ab.yaml"
-
-
 def test_example_without_expectation(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace("output: red, expect: pass", "output: red"))
     assert message.startswith("cards/tiny-ab.yaml:")
@@ -146,18 +118,6 @@ def test_ab_prompt_needs_both_slots(tmp_path: Path) -> None:
     assert "must contain {{variant}} exactly once" in message
 
 
-def test_ab_card_renders_variants(tmp_path: Path) -> None:
-    project = make_ab_project(tmp_path)
-    card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
-    assert card.variant_names() == ["baseline", "A"]
-    assert card.fixture_ids() == ["item-01", "item-02", "item-03", "item-04"]
-    base = card.messages("baseline", "X")
-    variant = card.messages("A", "X")
-    assert base[1]["content"] == "Name the colour.\n<item>X</item>"
-    assert variant[1]["content"] == "Name the colour.\nPlease.\n<item>X</item>"
-    assert "prompt" in card.protocol() and "title" not in card.protocol()
-
-
 def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
     """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
     message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))
@@ -170,55 +130,3 @@ def test_every_card_output_is_a_whole_seed_line() -> None:
     assert card.examples[3].output == "negative — broken goods, no support reply and no refund."
 
 
-def _fixtures_resolving_each(project: Project, pattern: str) -> dict[str, Path] | str:
-    """The fixture rule as it was first written: every match resolved and checked on its own."""
-    import glob
-
-    try:
-        project.inside(pattern.split("*")[0] or ".", source="s", field="fixtures")
-        out = {}
-        for m in sorted(glob.glob(str(project.root / pattern))):
-            path = project.inside(str(Path(m).relative_to(project.root)), source="s", field="fixtures")
-            if not path.is_file():
-                return "not a file"
-            if path.stem in out:
-                return "duplicate id"
-            out[path.stem] = path
-        return out
-    except CardError:
-        return "refused"
-
-
-@pytest.mark.parametrize("pattern", [
-    "fixtures/tiny-ab/*.txt", "fixtures/*/*.txt", "fixtures/*/item-0?.txt", "fixtures/t[i]ny-ab/*.txt",
-    "fixtures/tiny-ab/item-01.txt", "fixtures/links/*.txt", "fixtures/dirlink/*.txt", "fixtures/*/../../../*/*",
-    "fixtures/*/.", "fixtures/*/", "fixtures/dirlink/../*/*.txt", "./fixtures//tiny-ab/*.txt", "*/*/*.txt",
-    "fixtures/outdir/*.txt",
-])
-def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, pattern: str) -> None:
-    """Checking the glob's folder once and each match for links gives what resolving each match gives."""
-    root = make_ab_project(tmp_path / "proj")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("secret\n", encoding="utf-8")
-    links = root / "fixtures" / "links"
-    links.mkdir()
-    (links / "inside.txt").symlink_to(root / "fixtures" / "tiny-ab" / "item-02.txt")
-    (links / "plain.txt").write_text("plain\n", encoding="utf-8")
-    (root / "fixtures" / "dirlink").symlink_to(root / "fixtures" / "tiny-ab")
-    (root / "fixtures" / "outdir").symlink_to(outside)
-    (links / "escape.txt").symlink_to(outside / "secret.txt")
-    project = Project(root)
-    expected = _fixtures_resolving_each(project, pattern)
-    card = root / "cards" / "tiny-ab.yaml"
-    card.write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", f"'{pattern}'"), encoding="utf-8")
-    try:
-        got: dict[str, Path] | str = dict(load_card(card, project).fixtures)
-    except CardError as exc:
-        assert "field 'fixtures'" in str(exc)
-        got = ("refused" if "leaves the project" in str(exc) or "must be relative" in str(exc)
-               else "duplicate id" if "two files have the fixture id" in str(exc)
-               else "not a file" if "not a regular file" in str(exc) else {})
-    assert got == expected
-    if isinstance(got, dict):
-        assert all(outside not in p.parents for p in got.values())
