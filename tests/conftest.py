@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,3 +119,12 @@ def ledger_row(run: str = "run-1", **fields: Any) -> LedgerRow:
         "evidence": f"results/demo/v1/{run}",
     }
     return LedgerRow(**{**base, **fields})
+
+
+def seed_body(name: str) -> dict[str, object]:
+    """The JSON body of the seed page's "Run it yourself" command."""
+    text = next(SEEDS.glob(f"{PROBES[name]}_*.txt")).read_text(encoding="utf-8")
+    match = re.search(r"-d '(.*)'\s*$", text, re.S)
+    assert match
+    body: dict[str, object] = json.loads(match.group(1).replace("'\\''", "'"))
+    return body

@@ -3,8 +3,6 @@ sealed protocol, and the rig line."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
@@ -14,16 +12,7 @@ from benchcard.card.model import PROSE_FIELDS, Rig
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import PROBES, REPO, SEEDS, make_ab_project
-
-
-def seed_body(name: str) -> dict[str, object]:
-    """The JSON body of the seed page's "Run it yourself" command."""
-    text = next(SEEDS.glob(f"{PROBES[name]}_*.txt")).read_text(encoding="utf-8")
-    match = re.search(r"-d '(.*)'\s*$", text, re.S)
-    assert match
-    body: dict[str, object] = json.loads(match.group(1).replace("'\\''", "'"))
-    return body
+from ..conftest import PROBES, REPO, make_ab_project, seed_body
 
 
 @pytest.mark.parametrize("name", sorted(PROBES))

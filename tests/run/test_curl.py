@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 
-from ..card.test_card import seed_body
-from ..conftest import PROBES, copy_project, make_ab_project
+from ..conftest import PROBES, copy_project, make_ab_project, seed_body
 
 
 def _body_of(command: str) -> dict[str, object]:
