@@ -320,7 +320,7 @@ def test_a_resumed_local_run_calls_with_the_planned_seeds(tmp_path: Path) -> Non
     from benchcard.run.options import RunOptions
     from benchcard.run.runner import run
 
-    from ..helpers_run import ab_project
+    from ...helpers_run import ab_project
 
     project = ab_project(tmp_path, None, fixtures=2, repetitions=3, max_tokens=10)
     opts = RunOptions(provider="local", seed=3, progress=False)

@@ -11,13 +11,18 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.run.providers.localworker import serve
 
 from ...conftest import REPO
 from ...helpers_run import ab_project
@@ -198,3 +203,84 @@ def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
     flags = subprocess.run([make, "-s", "-C", str(REPO), "llama-flags"], capture_output=True, text=True,
                            check=True).stdout
     assert "-DGGML_NATIVE=OFF" in flags and "AMX_INT8=ON" not in flags and "-DGGML_AVX512=ON" not in flags
+
+
+# --------------------------------------------------------------------------------- the loop, in this process
+
+
+class Pipe:
+    """The worker's end of its pipe: the messages the parent sends, and the replies it got back."""
+
+    def __init__(self, *messages: dict[str, object]):
+        self.inbox = list(messages)
+        self.sent: list[dict[str, object]] = []
+
+    def recv(self) -> dict[str, object]:
+        if not self.inbox:
+            raise EOFError  # the parent closed its end
+        return self.inbox.pop(0)
+
+    def send(self, reply: dict[str, object]) -> None:
+        self.sent.append(reply)
+
+
+class StandInLlama:
+    """In place of llama_cpp.Llama: a file named `fails-to-load.gguf` does not load; content picks the answer."""
+
+    def __init__(self, model_path: str, n_ctx: int, **kwargs: object):
+        if model_path.endswith("fails-to-load.gguf"):
+            raise ValueError(f"Failed to load model from file: {model_path}\nsecond line")
+        self.window = n_ctx
+
+    def n_ctx(self) -> int:
+        return self.window
+
+    def create_chat_completion(self, messages: list[dict[str, str]], **kwargs: object) -> dict[str, object]:
+        content = messages[-1]["content"]
+        if content == "too long":
+            raise ValueError("Requested tokens (900) exceed context window of 256\nmore")
+        if content == "boom":
+            raise RuntimeError("llama_decode returned -3")
+        return {"choices": [{"message": {"content": content.upper()}, "finish_reason": "stop"}], "kwargs": kwargs}
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A stand-in llama_cpp module for this process; the worker's loop sets SIGINT aside, so it is put back."""
+    module = types.ModuleType("llama_cpp")
+    module.Llama = StandInLlama  # type: ignore[attr-defined]
+    module.llama_print_system_info = lambda: b"AVX2 = 1 | NEON = 0"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+def chat(content: str) -> dict[str, object]:
+    return {"op": "complete", "messages": [{"role": "user", "content": content}], "kwargs": {"max_tokens": 4}}
+
+
+def test_the_worker_loads_once_answers_each_request_and_stops_when_asked(stand_in: None) -> None:
+    pipe = Pipe({"op": "load"}, chat("red"), {"op": "reload"}, chat("too long"), chat("boom"), {"op": "stop"},
+                chat("never read"))
+    serve(pipe, "model.gguf", 256)
+    loaded, answer, unknown, too_long, boom = pipe.sent
+    assert loaded["ok"] is True and loaded["system_info"] == "AVX2 = 1 | NEON = 0"
+    assert answer["ok"] is True and answer["window"] == 256
+    assert answer["response"]["choices"][0]["message"]["content"] == "RED"  # type: ignore[index]
+    assert unknown == {"ok": False, "kind": "call", "error": "unknown request 'reload'"}
+    assert too_long == {"ok": False, "kind": "call",
+                        "error": "local model: Requested tokens (900) exceed context window of 256"}
+    assert boom == {"ok": False, "kind": "call", "error": "local model: RuntimeError: llama_decode returned -3"}
+    assert pipe.inbox == [chat("never read")]  # nothing is read after `stop`
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # Ctrl-C is the parent's to handle
+
+
+def test_a_model_that_does_not_load_is_a_provider_error_and_the_loop_ends_with_its_pipe(stand_in: None) -> None:
+    pipe = Pipe(chat("red"), {"op": "load"})
+    serve(pipe, "/models/fails-to-load.gguf", 256)
+    message = ("cannot load the local model /models/fails-to-load.gguf: Failed to load model from file: "
+               "/models/fails-to-load.gguf")
+    assert pipe.sent == [{"ok": False, "kind": "provider", "error": message}] * 2  # each request tries again
