@@ -202,12 +202,13 @@ NO_LOGIC: dict[str, str] = {
     "benchcard.fakeserver.__main__": "the documented `python -m benchcard.fakeserver` entry point, one call",
     "benchcard.testing.fakeserver.__main__": "one call into fakeserver.app; tests/testing/fakeserver run it",
     "benchcard._util.version": "the version string",
+    "benchcard.testing.cards": "one card template (COLOUR_AB), no code; the runs in tests/run and benchmarks/ use it",
     "benchcard.run.options": "RunOptions, a frozen dataclass of defaults with no method or check; every run test "
                              "passes it",
 }
 
 # The stages whose modules are checked for a mirrored test module ("" is the top level).
-MIRRORED_STAGES: tuple[str, ...] = ("_util", "card", "run", "scoring", "verdict")
+MIRRORED_STAGES: tuple[str, ...] = ("_util", "card", "run", "scoring", "testing", "verdict")
 
 
 def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:

@@ -1,4 +1,5 @@
-"""The fake server, observed from a real HTTP client over real sockets, as the runner will see it."""
+"""The fake server's app, observed from a real HTTP client over real sockets as the runner will see it: both vendors'
+shapes, every fault, the key check, the counters, latency, and its command line."""
 
 from __future__ import annotations
 
@@ -8,51 +9,15 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from benchcard._util.hashing import digest
-from benchcard.testing.fakeserver import FakeServer, FakeServerError, parse_config
+from benchcard.testing.fakeserver import FakeServer
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def fake(server: FakeServer) -> FakeServer:
-    """The shared server with the default config and zeroed counters (configure resets everything)."""
-    server.configure({})
-    return server
-
-
-@pytest.fixture
-def client(server: FakeServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url, timeout=5.0, trust_env=False) as c:
-        yield c
-
-
-def chat(text: str, model: str = "m-1", **extra: Any) -> dict[str, Any]:
-    return {
-        "model": model,
-        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}],
-        **extra,
-    }
-
-
-def content(resp: httpx.Response) -> str:
-    assert resp.status_code == 200, resp.text
-    text: str = resp.json()["choices"][0]["message"]["content"]
-    return text
-
+from .conftest import SRC, chat, content
 
 # ----------------------------------------------------------------------------------------------- shapes
 
@@ -101,13 +66,6 @@ def test_anthropic_shape(fake: FakeServer, client: httpx.Client) -> None:
     assert cut["content"][-1]["text"] != "a long enough reply"
 
 
-def test_max_tokens_cuts_the_reply(fake: FakeServer, client: httpx.Client) -> None:
-    fake.configure({"default_reply": "w1 w2 w3 w4 w5"})
-    data = client.post("/chat/completions", json=chat("x", max_tokens=2)).json()
-    assert data["choices"][0]["finish_reason"] == "length"
-    assert data["choices"][0]["message"]["content"] == "w1 w2"
-
-
 def test_non_json_body_is_400(fake: FakeServer, client: httpx.Client) -> None:
     resp = client.post("/chat/completions", content=b"not json", headers={"Content-Type": "application/json"})
     assert resp.status_code == 400
@@ -115,53 +73,6 @@ def test_non_json_body_is_400(fake: FakeServer, client: httpx.Client) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- replies
-
-
-def test_replies_first_match_wins(fake: FakeServer, client: httpx.Client) -> None:
-    fake.configure(
-        {
-            "default_reply": "fallback",
-            "replies": [
-                {"match": "capital", "reply": "Paris", "reasoning_tokens": 7, "cost": 0.0012},
-                {"match": "capital of Spain", "reply": "never reached"},
-                {"match": "long", "reply": "cut", "finish_reason": "length"},
-            ],
-        }
-    )
-    resp = client.post("/chat/completions", json=chat("the capital of Spain?"))
-    assert content(resp) == "Paris"
-    usage = resp.json()["usage"]
-    assert usage["completion_tokens_details"]["reasoning_tokens"] == 7
-    assert usage["completion_tokens"] == 1 + 7
-    assert usage["cost"] == pytest.approx(0.0012)
-    long = client.post("/chat/completions", json=chat("a long one")).json()
-    assert long["choices"][0]["finish_reason"] == "length"
-    assert content(client.post("/chat/completions", json=chat("nothing matches"))) == "fallback"
-
-
-def test_match_reads_only_the_last_user_message(fake: FakeServer, client: httpx.Client) -> None:
-    fake.configure({"replies": [{"match": "needle", "reply": "found"}]})
-    body: dict[str, Any] = {
-        "model": "m",
-        "messages": [
-            {"role": "user", "content": "needle"},
-            {"role": "assistant", "content": "needle"},
-            {"role": "user", "content": [{"type": "text", "text": "hay"}]},
-        ],
-    }
-    assert content(client.post("/chat/completions", json=body)) == "ok"
-    body["messages"][-1] = {"role": "user", "content": [{"type": "text", "text": "a needle"}]}
-    assert content(client.post("/chat/completions", json=body)) == "found"
-
-
-def test_replies_cycle_per_distinct_body(fake: FakeServer, client: httpx.Client) -> None:
-    fake.configure({"replies": [{"match": "noisy", "replies_cycle": ["a", "b", "c"]}]})
-    first = [content(client.post("/chat/completions", json=chat("noisy 1"))) for _ in range(4)]
-    other = [content(client.post("/chat/completions", json=chat("noisy 2"))) for _ in range(2)]
-    assert first == ["a", "b", "c", "a"]
-    assert other == ["a", "b"]
-    fake.reset()
-    assert content(client.post("/chat/completions", json=chat("noisy 1"))) == "a"
 
 
 # ----------------------------------------------------------------------------------------------- faults
@@ -309,17 +220,6 @@ def test_record_bodies(fake: FakeServer, client: httpx.Client) -> None:
     assert fake.stats()["bodies"] == [chat("first"), chat("second", max_tokens=1)]
 
 
-def test_invalid_config_is_rejected(fake: FakeServer) -> None:
-    with pytest.raises(FakeServerError, match="unknown key"):
-        fake.configure({"latency": 5})
-    with pytest.raises(FakeServerError, match="kind"):
-        fake.configure({"faults": [{"kind": "404"}]})
-    with pytest.raises(FakeServerError, match="exactly one"):
-        parse_config({"replies": [{"match": "x"}]})
-    with pytest.raises(FakeServerError):
-        FakeServer({"replies": "nope"})
-
-
 def test_latency_and_concurrency(fake: FakeServer) -> None:
     """64 calls at 200 ms, all in flight at once, finish in about one latency, not 64."""
     fake.configure({"latency_ms": 200, "latency_jitter_ms": 20, "seed": 1})
@@ -381,19 +281,6 @@ def test_cli_rejects_a_bad_config(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert "kind" in done.stderr
-
-
-def test_latency_keyword_survives_the_initial_config() -> None:
-    with (
-        FakeServer({"default_reply": "slow"}, latency_ms=150) as srv,
-        httpx.Client(base_url=srv.base_url, trust_env=False, timeout=5) as c,
-    ):
-        started = time.monotonic()
-        assert content(c.post("/chat/completions", json=chat("x"))) == "slow"
-        assert time.monotonic() - started >= 0.15
-        port = srv.port
-    with pytest.raises(httpx.ConnectError):  # stopped on exit
-        httpx.get(f"http://127.0.0.1:{port}/_control/stats", trust_env=False)
 
 
 def test_the_command_line_explains_its_options_and_config() -> None:

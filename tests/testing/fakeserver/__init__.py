@@ -1,0 +1,1 @@
+"""Tests of the fake server (src/benchcard/testing/)."""
