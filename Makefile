@@ -44,7 +44,7 @@ install-run: wheel
 install: install-run
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
 
-# What the wheel cache is keyed by (tests/test_localworker.py checks that flags change the folder).
+# What the wheel cache is keyed by (tests/run/providers/test_localworker.py checks that flags change the folder).
 wheelhouse:
 	@echo $(WHEELHOUSE)
 
