@@ -15,8 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-#: A figure as the verdict wrote it: JSON keeps 3 and 3.0 apart, and so must a row that is hashed.
-Number = int | float
+from benchcard.verdictfigures import MetricFigures, Number
 
 
 class RowCounts(msgspec.Struct, frozen=True):
@@ -118,7 +117,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     score_ci: list[Number | None] | UnsetType = UNSET
     rules: dict[str, RuleRate] | UnsetType = UNSET
     comparisons: list[Comparison] | UnsetType = UNSET
-    metrics: dict[str, dict[str, Any]] | UnsetType = UNSET  # metric → figures (means, gap, ci, p, …)
+    metrics: dict[str, MetricFigures] | UnsetType = UNSET  # metric → the figures a row keeps (`verdict/entry.py`)
     clauses: list[ClauseOutcome] | UnsetType = UNSET
     human: HumanAgreement | UnsetType = UNSET
     cost: Number | UnsetType | None = UNSET

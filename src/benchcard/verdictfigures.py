@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from benchcard.ledgerrow import Number
-
+#: A figure as the verdict wrote it: JSON keeps 3 and 3.0 apart, and so must a file or a row that is hashed.
+Number = int | float
 #: An interval as written: [low, high], either end null when unknown; null when there is none.
 Interval = list[Number | None]
 Maybe = Number | UnsetType | None
@@ -290,3 +290,22 @@ class JudgeBlock(msgspec.Struct, frozen=True, kw_only=True):
     same_model_as_run: bool
     redacted: int
     humans: HumansSeen | UnsetType = UNSET
+
+
+class RuleClause(msgspec.Struct, frozen=True, kw_only=True):
+    """One clause of a comparison's win rule as its verdict.json records it (a fixture or margin only when set)."""
+
+    metric: str
+    test: str
+    fixture: str | UnsetType = UNSET
+    margin: Number | UnsetType = UNSET
+
+
+class CompareRule(msgspec.Struct, frozen=True, kw_only=True):
+    """The win rule a `benchcard compare` was judged by (`--win` clauses or `--rule FILE`), in its verdict.json:
+    nothing sealed it, so the file says what it was."""
+
+    all: list[RuleClause]
+    alpha: Number
+    equivalence_margin: Number | None
+    allow_failed: int | None

@@ -23,19 +23,19 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
-from benchcard.ledgerrow import Latency, Number, RowCounts, RuleRate, Source
+from benchcard.ledgerrow import Latency, RowCounts, RuleRate, Source
 from benchcard.verdictfigures import (
     Bootstrap,
     ClauseFigures,
+    CompareRule,
     ComparisonFigures,
     Disagreement,
     HumanGrades,
     JudgeBlock,
     MetricFigures,
+    Number,
     SignFlip,
 )
-
-Figures = dict[str, Any]
 
 
 class LedgerEntry(msgspec.Struct, frozen=True):
@@ -60,7 +60,7 @@ class VerdictHead(msgspec.Struct, frozen=True, kw_only=True):
     cost: Number | UnsetType | None = UNSET
     latency: Latency | UnsetType = UNSET
     sources: list[Source] | UnsetType = UNSET  # a comparison's two logs
-    rule: Figures | UnsetType = UNSET  # a comparison's win rule
+    rule: CompareRule | UnsetType = UNSET  # a comparison's win rule
 
     def fields(self) -> dict[str, Any]:
         """The verdict as plain JSON data, exactly as its file holds it (what `verdict_digest` covers): strict,

@@ -13,10 +13,8 @@ from pathlib import Path
 from benchcard.project import Project
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.runs import Run
-from benchcard.records import VERDICT
 from benchcard.verdict.compare import Comparison, RuleOptions, compare
 from benchcard.verdict.table import TABLE_FILE
-from benchcard.verdictfile import verdict_of
 
 MAX_PLOTTED_SAMPLES = 100
 
@@ -30,8 +28,7 @@ def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | 
                                        f"shows ({MAX_PLOTTED_SAMPLES} at most)")
     import pandas as pd
 
-    run = Run(card="compare", version=0, run_id=str(done.data["run"]), folder=done.out_dir,
-              verdict_file=verdict_of(dict(done.data), done.out_dir / VERDICT),
+    run = Run(card="compare", version=0, run_id=done.file.run, folder=done.out_dir, verdict_file=done.file,
               table=pd.read_csv(done.out_dir / TABLE_FILE))
     drawn = draw_plots(run, None, done.out_dir, "")
     return replace(done, plots=tuple(done.out_dir / str(p["src"]) for p in drawn))

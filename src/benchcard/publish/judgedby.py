@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchcard.card.model import Card
-from benchcard.ledgerrow import ClauseOutcome, Number
+from benchcard.ledgerrow import ClauseOutcome
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import ClauseFigures, known
+from benchcard.verdictfigures import ClauseFigures, Number, known
 from benchcard.verdictfile import AbVerdict
 
 

@@ -10,11 +10,8 @@ paired t interval, and is labelled so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import msgspec
 
 from benchcard.publish.judgedby import ClauseRef
 from benchcard.publish.runs import Run
@@ -64,11 +61,7 @@ def _figures(run: Run, name: str, variant: str) -> tuple[VariantFigures | Metric
         metric = run.verdict_file.metrics.get(name)
         first, alpha = (run.verdict_file.variants or [variant])[0], run.verdict_file.alpha
     elif isinstance(run.edited_file, AbVerdict) and run.ledger_row is not None:
-        raw = (known(run.ledger_row.metrics) or {}).get(name)
-        try:
-            metric = msgspec.convert(raw, MetricFigures) if isinstance(raw, Mapping) else None
-        except msgspec.ValidationError:
-            metric = None
+        metric = (known(run.ledger_row.metrics) or {}).get(name)
         first, alpha = (run.edited_file.variants or [variant])[0], run.edited_file.alpha
     if metric is None:
         return None

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UnsetType
 
-from benchcard.ledgerrow import ClauseOutcome, HumanAgreement, JudgeFigures, LedgerRow, Number, RowCounts
+from benchcard.ledgerrow import ClauseOutcome, HumanAgreement, JudgeFigures, LedgerRow, RowCounts
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import ClauseFigures, Disagreement, Equivalence, HumanGrades, JudgeBlock, known
+from benchcard.verdictfigures import ClauseFigures, Disagreement, Equivalence, HumanGrades, JudgeBlock, Number, known
 from benchcard.verdictfile import AbVerdict, VerdictFile, legacy_metric_order
 
 #: A figure's name and value, in the order its file or row wrote it.
@@ -80,7 +80,8 @@ def _file_parts(v: VerdictFile) -> VerdictView:
 
 
 def _row_metrics(row: LedgerRow) -> tuple[tuple[str, tuple[Figure, ...]], ...]:
-    return tuple((name, tuple(figures.items())) for name, figures in (known(row.metrics) or {}).items())
+    return tuple((name, tuple(msgspec.to_builtins(figures).items()))
+                 for name, figures in (known(row.metrics) or {}).items())
 
 
 def _with_row(file: VerdictFile, row: LedgerRow) -> VerdictView:

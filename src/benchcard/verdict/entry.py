@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Card
 from benchcard.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow
-from benchcard.verdictfigures import MetricFigures
+from benchcard.verdictfigures import MetricFigures, VariantFigures, given
 from benchcard.verdictfile import AbVerdict, VerdictFile
 
 #: The figures of a metric a row keeps (verdict.json has them all).
@@ -33,48 +33,49 @@ def _clauses(v: AbVerdict) -> list[ClauseOutcome]:
     return [ClauseOutcome(c.variant, c.metric, c.test, c.fixture, c.margin, c.holds) for c in v.clauses]
 
 
-def _row_figures(m: MetricFigures) -> dict[str, Any]:
+def _row_figures(m: MetricFigures) -> MetricFigures:
     """A metric's figures as its row keeps them: LEDGER_FIGURES, each variant's without VARIANT_DETAIL."""
-    out = {k: v for k, v in msgspec.to_builtins(m).items() if k in LEDGER_FIGURES}
-    if isinstance(out.get("by_variant"), dict):
-        out["by_variant"] = {variant: {k: v for k, v in figs.items() if k not in VARIANT_DETAIL}
-                             for variant, figs in out["by_variant"].items()}
-    return out
+    kept = {k: v for k, v in given(m).items() if k in LEDGER_FIGURES}
+    if not isinstance(m.by_variant, UnsetType):
+        kept["by_variant"] = {variant: VariantFigures(**{k: v for k, v in given(figs).items()
+                                                         if k not in VARIANT_DETAIL})
+                              for variant, figs in m.by_variant.items()}
+    return MetricFigures(**kept)
 
 
-def _metrics(v: AbVerdict) -> dict[str, dict[str, Any]]:
+def _metrics(v: AbVerdict) -> dict[str, MetricFigures]:
     return {name: _row_figures(m) for name, m in v.metrics.items()}
 
 
-def _extra(v: VerdictFile) -> dict[str, Any]:
-    """The graders' and the judge's headline figures, when the verdict has them."""
-    extra: dict[str, Any] = {}
-    if not isinstance(v.human, UnsetType):
-        h = v.human
-        extra["human"] = HumanAgreement(h.graded, h.agreement, h.kappa, len(h.disagreements))
-    if not isinstance(v.judge, UnsetType):
-        j = v.judge
-        extra["judge"] = JudgeFigures(j.rig, j.per_output, j.self_agreement.alpha, j.floor, j.floor_met, j.cost)
-    return extra
+def _human(v: VerdictFile) -> HumanAgreement | UnsetType:
+    """The graders' headline figures, when the verdict has them."""
+    h = v.human
+    return UNSET if isinstance(h, UnsetType) else HumanAgreement(h.graded, h.agreement, h.kappa, len(h.disagreements))
+
+
+def _judge(v: VerdictFile) -> JudgeFigures | UnsetType:
+    """The judge's headline figures, when the verdict has them."""
+    j = v.judge
+    return UNSET if isinstance(j, UnsetType) else JudgeFigures(j.rig, j.per_output, j.self_agreement.alpha, j.floor,
+                                                              j.floor_met, j.cost)
 
 
 def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Mapping[str, Any], digest: str) -> LedgerRow:
     """The row of a run's verdict (`verdict/give.py`): `verdict` is its verdict.json as built, `anchors` the
     run's evidence digests (`integrity.evidence_digests`), `digest` verdict.json's own."""
-    kind: dict[str, Any] = {}
-    if isinstance(verdict, AbVerdict):
-        kind = {"comparisons": _comparisons(verdict), "metrics": _metrics(verdict), "clauses": _clauses(verdict)}
-    else:
-        kind = {"model": verdict.model, "score": verdict.score, "passes": verdict.passes,
-                "score_ci": verdict.score_ci, "rules": verdict.rules}
-    return LedgerRow(
+    row = LedgerRow(
         card=card.id, version=card.version, kind=card.kind, rig=verdict.rig, run=verdict.run, cells=verdict.cells,
-        counts=verdict.counts, outcome=verdict.outcome, finding=verdict.finding, **kind, **_extra(verdict),
-        cost=None if isinstance(verdict.cost, UnsetType) else verdict.cost, latency=verdict.latency,
-        plan_digest=anchors["plan_digest"], outputs_digest=anchors["outputs_digest"],
+        counts=verdict.counts, outcome=verdict.outcome, finding=verdict.finding, human=_human(verdict),
+        judge=_judge(verdict), cost=None if isinstance(verdict.cost, UnsetType) else verdict.cost,
+        latency=verdict.latency, plan_digest=anchors["plan_digest"], outputs_digest=anchors["outputs_digest"],
         scores_digest=anchors["scores_digest"], verdict_digest=digest, seal_root=verdict.seal_root,
         evidence=verdict.evidence,
     )
+    if isinstance(verdict, AbVerdict):
+        return msgspec.structs.replace(row, comparisons=_comparisons(verdict), metrics=_metrics(verdict),
+                                       clauses=_clauses(verdict))
+    return msgspec.structs.replace(row, model=verdict.model, score=verdict.score, passes=verdict.passes,
+                                   score_ci=verdict.score_ci, rules=verdict.rules)
 
 
 def compare_row(verdict: AbVerdict, *, table_digest: str, digest: str) -> LedgerRow:

@@ -14,7 +14,7 @@ import numpy as np
 from msgspec import UNSET
 
 from benchcard.card.model import Card, Clause
-from benchcard.ledgerrow import Number, RowCounts, RuleRate
+from benchcard.ledgerrow import RowCounts, RuleRate
 from benchcard.verdict import stats
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
@@ -48,6 +48,7 @@ from benchcard.verdictfigures import (
     Equivalence,
     GapFigures,
     MetricFigures,
+    Number,
     SignFlip,
     VariantFigures,
     given,

@@ -18,7 +18,6 @@ judges each clause, `findings` writes what verdict.json says, `tablecsv` writes 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_di
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
-from benchcard.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict, verdict_of
+from benchcard.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 
@@ -65,18 +64,12 @@ class Verdict:
     finding: str
     outcome: str
     run_dir: Path
-    data: Mapping[str, Any] = field(repr=False)
+    file: VerdictFile = field(repr=False)  # what verdict.json holds, typed: the terminal's lines and the gate read it
     ledger_row: LedgerRow | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`."""
-        out: dict[str, Any] = ledger.strict(dict(self.data))
-        return out
-
-    @property
-    def file(self) -> VerdictFile:
-        """The verdict as its typed file (`verdictfile`), what the terminal's lines and the gate read."""
-        return verdict_of(self.to_json(), self.run_dir / VERDICT_FILE, VerdictError)
+        return self.file.fields()
 
 
 def find_run(project: Project, run: str | Path) -> Path:
@@ -367,9 +360,11 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
             written = msgspec.structs.replace(pending, given_at=entered.at,
                                               ledger=LedgerEntry(entered.seq, entered.hash, entered.at))
         move_into_place(table_tmp, run_dir / TABLE_FILE)
-        write_atomic(run_dir / VERDICT_FILE, encode_verdict(written))
+        raw = encode_verdict(written)
+        write_atomic(run_dir / VERDICT_FILE, raw)
+    written = decode_verdict(raw, project.relative(run_dir / VERDICT_FILE), VerdictError)  # as the file holds it
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=written.finding,
-                   outcome=written.outcome, run_dir=run_dir, data=written.fields(), ledger_row=entered)
+                   outcome=written.outcome, run_dir=run_dir, file=written, ledger_row=entered)
 
 
 def load_verdict(project: Project, run_dir: Path) -> Verdict:
@@ -385,5 +380,5 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
     verdict = decode_verdict(raw, project.relative(path), VerdictError)
     row = ledger.find_run(project, verdict.run)
     return Verdict(run=verdict.run, card=verdict.card, version=verdict.version or 0, kind=verdict.kind,
-                   finding=verdict.finding, outcome=verdict.outcome, run_dir=Path(run_dir), data=verdict.fields(),
+                   finding=verdict.finding, outcome=verdict.outcome, run_dir=Path(run_dir), file=verdict,
                    ledger_row=row)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from benchcard import ledger
 from benchcard._util.files import write_atomic
@@ -38,7 +39,8 @@ from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.table import TABLE_FILE, table_text
-from benchcard.verdictfile import LedgerEntry, VerdictHead, encode_verdict, verdict_of
+from benchcard.verdictfigures import CompareRule, RuleClause, known
+from benchcard.verdictfile import AbVerdict, LedgerEntry, VerdictHead, decode_verdict, encode_verdict
 
 UNSEALED = "unsealed comparison"
 
@@ -59,7 +61,7 @@ class Comparison:
     """A comparison given: its folder, what verdict.json holds, and its ledger row if it was entered."""
 
     out_dir: Path
-    data: Mapping[str, Any] = field(repr=False)
+    file: AbVerdict = field(repr=False)  # what verdict.json holds, typed
     ledger_row: LedgerRow | None = field(default=None, repr=False)
     samples: int = 0  # distinct sample ids
     plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
@@ -67,25 +69,26 @@ class Comparison:
 
     @property
     def finding(self) -> str:
-        return str(self.data["finding"])
+        return self.file.finding
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
+        """Exactly verdict.json, as JSON data."""
+        return self.file.fields()
 
     def lines(self) -> list[str]:
         """What `benchcard compare` prints: the verdict's lines under a header that says what was compared."""
-        d = self.data
-        a, b = d["sources"]
-        out = [f"{UNSEALED} · {a['tool']} · {d['baseline']} (baseline, {a['log']}) vs {d['variants'][0]} "
-               f"({b['log']}) · {d['cells']} cells"]
-        for line in verdict_lines(verdict_of(self.to_json(), d["evidence"]), as_ab=True)[1:-1]:
+        d = self.file
+        a, b = known(d.sources) or []
+        out = [f"{UNSEALED} · {a.tool} · {d.baseline} (baseline, {a.log}) vs {d.variants[0]} "
+               f"({b.log}) · {d.cells} cells"]
+        for line in verdict_lines(d, as_ab=True)[1:-1]:
             line = line.replace("seeded from the seal root", "seeded from the two logs' digests")
             out.append(line + f" ({UNSEALED})" if line.startswith("finding:") else line)
         row = self.ledger_row
         out.append(f"ledger: seq {row.seq} · {row.at[:19]}Z · kind compare, marked unsealed" if row else
                    "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)")
         plots = f", {len(self.plots)} plot(s)" if self.plots else ""
-        out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d['evidence']}")
+        out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d.evidence}")
         if self.plot_note:
             out.append(f"  {self.plot_note}")
         return out
@@ -151,10 +154,13 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
         row = ledger.append(project, compare_row(verdict, table_digest=file_digest(out_dir / TABLE_FILE),
                                                  digest=verdict_digest(verdict.fields())))
         verdict = msgspec.structs.replace(verdict, ledger=LedgerEntry(row.seq, row.hash, row.at))
-    write_atomic(out_dir / VERDICT, encode_verdict(verdict))
+    raw = encode_verdict(verdict)
+    write_atomic(out_dir / VERDICT, raw)
+    written = decode_verdict(raw, out_dir / VERDICT, CompareError)  # as the file holds it: non-finite figures null
+    assert isinstance(written, AbVerdict)
     if timings is not None:
         timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
-    return Comparison(out_dir=out_dir, data=verdict.fields(), ledger_row=row, samples=len(data.fixtures))
+    return Comparison(out_dir=out_dir, file=written, ledger_row=row, samples=len(data.fixtures))
 
 
 def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
@@ -197,7 +203,8 @@ def _caveat(a: Samples, b: Samples) -> str:
             "be chosen to win.")
 
 
-def _rule_json(win: WinRule) -> dict[str, Any]:
-    return {"all": [{k: v for k, v in (("metric", c.metric), ("test", c.test), ("fixture", c.fixture),
-                                       ("margin", c.margin)) if v is not None} for c in win.clauses],
-            "alpha": win.alpha, "equivalence_margin": win.equivalence_margin, "allow_failed": win.allow_failed}
+def _rule_json(win: WinRule) -> CompareRule:
+    return CompareRule(all=[RuleClause(metric=c.metric, test=c.test,
+                                       fixture=UNSET if c.fixture is None else c.fixture,
+                                       margin=UNSET if c.margin is None else c.margin) for c in win.clauses],
+                       alpha=win.alpha, equivalence_margin=win.equivalence_margin, allow_failed=win.allow_failed)
