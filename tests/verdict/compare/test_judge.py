@@ -91,7 +91,7 @@ def test_the_rule_is_given_once_and_the_logs_must_share_a_metric(tmp_path: Path)
 
 def test_without_a_project_the_comparison_is_written_here_and_never_entered(tmp_path: Path) -> None:
     got = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), project=Project(tmp_path / "no-cards"))
-    assert got.out_dir.parent == tmp_path and got.out_dir.name == f"compare-{got.data['run']}"
+    assert got.out_dir.parent == tmp_path and got.out_dir.name == f"compare-{got.file.run}"
     assert {p.name for p in got.out_dir.iterdir()} == {"table.csv", "verdict.json"}
     assert got.ledger_row is None and got.samples == 40
     assert json.loads((got.out_dir / "verdict.json").read_text(encoding="utf-8")) == got.to_json()
@@ -100,8 +100,8 @@ def test_without_a_project_the_comparison_is_written_here_and_never_entered(tmp_
 def test_the_seed_is_the_two_logs_digest_so_a_comparison_made_again_gives_the_same_figures(tmp_path: Path) -> None:
     first = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), out=tmp_path / "1", n_resamples=2000)
     again = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), out=tmp_path / "2", n_resamples=2000)
-    assert first.data["bootstrap"]["seed"] == seed_from(digest([file_digest(LM_A), file_digest(LM_B)]))
-    assert first.data["metrics"] == again.data["metrics"]
+    assert first.file.bootstrap.seed == seed_from(digest([file_digest(LM_A), file_digest(LM_B)]))
+    assert first.to_json()["metrics"] == again.to_json()["metrics"]
     assert (tmp_path / "1" / "table.csv").read_bytes() == (tmp_path / "2" / "table.csv").read_bytes()
 
 
