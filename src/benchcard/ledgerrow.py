@@ -15,7 +15,23 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from benchcard.verdictfigures import MetricFigures, Number
+from benchcard.verdictfigures import Interval, Maybe, Number, VariantFigures
+
+
+class RowFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """A metric's figures as its row keeps them (`verdict/entry.py`: the means, the gap and its intervals and
+    p-values, each variant's without the detail verdict.json keeps), in the order rows have always had them;
+    a figure a row lacks is `UNSET`."""
+
+    means: dict[str, Number | None] | UnsetType = UNSET
+    noise_floor: Maybe = UNSET
+    by_variant: dict[str, VariantFigures] | UnsetType = UNSET
+    gap: Maybe = UNSET
+    ci: Interval | UnsetType | None = UNSET
+    ci_bootstrap: Interval | UnsetType | None = UNSET
+    p: Maybe = UNSET
+    p_signflip: Maybe = UNSET
+    tost_p: Maybe = UNSET
 
 
 class RowCounts(msgspec.Struct, frozen=True):
@@ -117,7 +133,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     score_ci: list[Number | None] | UnsetType = UNSET
     rules: dict[str, RuleRate] | UnsetType = UNSET
     comparisons: list[Comparison] | UnsetType = UNSET
-    metrics: dict[str, MetricFigures] | UnsetType = UNSET  # metric → the figures a row keeps (`verdict/entry.py`)
+    metrics: dict[str, RowFigures] | UnsetType = UNSET  # metric → the figures a row keeps (`verdict/entry.py`)
     clauses: list[ClauseOutcome] | UnsetType = UNSET
     human: HumanAgreement | UnsetType = UNSET
     cost: Number | UnsetType | None = UNSET

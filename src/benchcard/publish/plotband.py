@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from benchcard.publish.judgedby import ClauseRef
 from benchcard.publish.runs import Run
 from benchcard.verdictfigures import MetricFigures, VariantFigures, known
@@ -61,7 +63,11 @@ def _figures(run: Run, name: str, variant: str) -> tuple[VariantFigures | Metric
         metric = run.verdict_file.metrics.get(name)
         first, alpha = (run.verdict_file.variants or [variant])[0], run.verdict_file.alpha
     elif isinstance(run.edited_file, AbVerdict) and run.ledger_row is not None:
-        metric = (known(run.ledger_row.metrics) or {}).get(name)
+        row = (known(run.ledger_row.metrics) or {}).get(name)
+        try:  # a row's figures read as the verdict's; a row without the means cannot be
+            metric = msgspec.convert(msgspec.to_builtins(row), MetricFigures) if row is not None else None
+        except msgspec.ValidationError:
+            metric = None
         first, alpha = (run.edited_file.variants or [variant])[0], run.edited_file.alpha
     if metric is None:
         return None

@@ -14,7 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Card
-from benchcard.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow
+from benchcard.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow, RowFigures
 from benchcard.verdictfigures import MetricFigures, VariantFigures, given
 from benchcard.verdictfile import AbVerdict, VerdictFile
 
@@ -33,17 +33,17 @@ def _clauses(v: AbVerdict) -> list[ClauseOutcome]:
     return [ClauseOutcome(c.variant, c.metric, c.test, c.fixture, c.margin, c.holds) for c in v.clauses]
 
 
-def _row_figures(m: MetricFigures) -> MetricFigures:
+def _row_figures(m: MetricFigures) -> RowFigures:
     """A metric's figures as its row keeps them: LEDGER_FIGURES, each variant's without VARIANT_DETAIL."""
     kept = {k: v for k, v in given(m).items() if k in LEDGER_FIGURES}
     if not isinstance(m.by_variant, UnsetType):
         kept["by_variant"] = {variant: VariantFigures(**{k: v for k, v in given(figs).items()
                                                          if k not in VARIANT_DETAIL})
                               for variant, figs in m.by_variant.items()}
-    return MetricFigures(**kept)
+    return RowFigures(**kept)
 
 
-def _metrics(v: AbVerdict) -> dict[str, MetricFigures]:
+def _metrics(v: AbVerdict) -> dict[str, RowFigures]:
     return {name: _row_figures(m) for name, m in v.metrics.items()}
 
 

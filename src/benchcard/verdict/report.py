@@ -55,7 +55,7 @@ def row_lead_lines(row: LedgerRow, baseline: str, confidence: float) -> list[str
     """The lead from a ledger row's figures: what a page shows for a verdict.json edited after its row."""
     if isinstance(row.comparisons, UnsetType) or isinstance(row.clauses, UnsetType):
         return []
-    metrics = known(row.metrics) or {}
+    metrics = msgspec.convert(msgspec.to_builtins(known(row.metrics) or {}), dict[str, MetricFigures])
     return lead_lines(baseline, confidence, [(c.variant, c.outcome) for c in row.comparisons],
                       [(c.variant, c.metric, c.fixture, c.holds) for c in row.clauses], metrics)
 
