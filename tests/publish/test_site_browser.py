@@ -19,7 +19,7 @@ import pytest
 
 from benchcard.publish.build import build_site
 
-from .test_site import make_project
+from ..helpers_site import make_project
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,114 @@
+"""`build_site`: a site written whole into a folder it owns (never one it did not build), left as it was when a
+build fails, its links relative, its JSON-LD unable to leave its script; and `benchcard site`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.publish.build import MARKER, build_site, json_ld
+
+from ..conftest import REPO, copy_project
+from ..helpers_site import (
+    _Page,
+)
+
+
+def test_json_ld_cannot_break_out_of_its_script() -> None:
+    evil = {"name": "</script><script>alert(1)</script> & <!-- \u2028"}
+    text = str(json_ld(evil))
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == evil
+
+
+def test_links_are_relative_and_resolve(built: tuple[Project, Path]) -> None:
+    _, out = built
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) >= 12
+    for html_file in pages:
+        p = _Page(html_file.read_text(encoding="utf-8"))
+        for link in p.links():
+            if link.startswith("#") or link == "data:,":
+                continue
+            assert not re.match(r"^[a-z]+:", link) and not link.startswith("/"), (html_file, link)
+            target = (html_file.parent / link.split("#")[0]).resolve()
+            assert target.exists(), (html_file.relative_to(out), link)
+        sheets = [a for t, a in p.tags if t == "link" and a.get("rel") == "stylesheet"]
+        assert len(sheets) == 1 and (html_file.parent / str(sheets[0]["href"])).resolve() == out / "style.css"
+    css = (out / "style.css").read_text(encoding="utf-8")
+    assert "@import" not in css and "url(" not in css
+
+
+def test_refuses_a_folder_it_did_not_build(tmp_path: Path) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    project = Project((tmp_path / "proj").resolve())
+    foreign = tmp_path / "docs"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine", encoding="utf-8")
+    from benchcard.errors import BenchcardError
+
+    with pytest.raises(BenchcardError, match="not built by benchcard site"):
+        build_site(project, foreign)
+    assert (foreign / "notes.txt").read_text() == "mine"
+    with pytest.raises(BenchcardError, match="project folder"):
+        build_site(project, project.root)
+    with pytest.raises(BenchcardError, match="inside"):
+        build_site(project, project.root / "results" / "site")
+    site = tmp_path / "site"
+    build_site(project, site)
+    (site / "stale.html").write_text("old", encoding="utf-8")
+    build_site(project, site)  # a site it built is rebuilt from scratch
+    assert not (site / "stale.html").exists() and (site / MARKER).is_file()
+
+
+def test_cli_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator", "one-word-sentiment"))
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    assert "index.html" in result.output and (tmp_path / "web" / "index.html").is_file()
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["out"].endswith("site") and "cards/emit-terminator/index.html" in data["pages"]
+    assert (tmp_path / "proj" / "site" / "index.html").is_file()
+    # a user error is one line on stderr and exit 1, no traceback
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("x", encoding="utf-8")
+    from benchcard.cli import main
+
+    monkeypatch.setattr("sys.argv", ["benchcard", "-C", str(tmp_path / "proj"), "site", "--out",
+                                     str(tmp_path / "taken")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 1
+
+
+def test_real_project_builds(tmp_path: Path) -> None:
+    """The repository's own cards build as they stand."""
+    report = build_site(Project(REPO), tmp_path / "site")
+    assert "cards/bench-01/index.html" in report.pages
+
+
+def test_a_failed_build_leaves_the_last_good_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    web = tmp_path / "web"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(web)]).exit_code == 0
+    before = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
+    assert Path("index.html") in before
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("template blew up half-way")
+
+    monkeypatch.setattr("benchcard.publish.build.ledger_context", broken)
+    with pytest.raises(RuntimeError):
+        build_site(Project((tmp_path / "proj").resolve()), web)
+    after = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left behind

@@ -1,0 +1,34 @@
+"""`benchcard compare` with its plots: one per-sample figure per (variant, gap clause) beside the comparison, and
+none, said in one line, above the samples a figure can show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchcard.publish.compareplots import MAX_PLOTTED_SAMPLES, compare_and_plot
+from benchcard.verdict.compare import RuleOptions
+
+from ..helpers_compare import LM_A, LM_B, bc
+
+
+def test_a_comparison_gets_one_figure_per_gap_clause_in_its_folder(tmp_path: Path) -> None:
+    done = compare_and_plot(LM_A, LM_B, RuleOptions(None, ("acc rises", "acc_norm rises")), out=tmp_path / "c")
+    assert done.samples == 40 <= MAX_PLOTTED_SAMPLES and done.plot_note == ""
+    assert len(done.plots) == 2 and sorted(done.plots) == sorted((tmp_path / "c").glob("*.svg"))
+    svgs = [p.read_text(encoding="utf-8") for p in sorted(done.plots)]
+    assert all(s.startswith("<?xml") for s in svgs)
+    assert any("acc: per-fixture paired differences" in s for s in svgs)
+    assert any("acc_norm: per-fixture paired differences" in s for s in svgs)
+
+
+def test_more_samples_than_a_figure_shows_get_no_plot(tmp_path: Path) -> None:
+    for arm, shift in (("a", 0), ("b", 1)):
+        lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": float((i + shift) % 2)})
+                 for i in range(150)]
+        (tmp_path / f"{arm}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = bc("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--win", "acc rises", "--out",
+                str(tmp_path / "cmp"))
+    assert result.exit_code == 0, result.stderr
+    assert "no plots: 150 samples are more than a per-sample figure shows (100 at most)" in result.stdout
+    assert not list((tmp_path / "cmp").glob("*.svg"))

@@ -1,0 +1,109 @@
+"""A run's evidence page and raw files: unblinded only after the verdict (its sealed plan never copied before), a
+cut-off cell named as such, human grades shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.publish.build import build_site
+from benchcard.publish.render import fmt_num
+
+from ..conftest import copy_project
+from ..helpers_site import (
+    BENCH_RUN,
+    DEMO,
+    DEMO_RUN,
+    _demo_site,
+    _norm,
+    _Page,
+    page,
+    write_bench_run,
+)
+
+OLD_TRUNCATION_WORDS = ("failed in transport or cut off", "not scored (transport)", "cut off or failed in transport")
+
+
+def test_ab_evidence_page_is_unblinded_only_after_the_verdict(built: tuple[Project, Path], tmp_path: Path) -> None:
+    _, out = built
+    text = _norm(page(out, "runs/bench-01/v1/20261130T151200Z-3f9a/index.html").text)
+    assert "excerpt-03 · A · rep 0" in text
+    assert "120 cells" in text
+    # the same run without its verdict: no output names its variant
+    project = Project((tmp_path / "p").resolve())
+    copy_project(tmp_path / "p", ("bench-01",))
+    write_bench_run(project, verdict=False)
+    site = tmp_path / "s"
+    build_site(project, site)
+    blind = _norm(page(site, "runs/bench-01/v1/20261130T151200Z-3f9a/index.html").text)
+    assert "· A ·" not in blind and "· baseline ·" not in blind
+    assert "not yet unblinded" in blind
+    assert not (site / "runs/bench-01/v1" / BENCH_RUN / "sealed").exists()
+    assert (site / "runs/bench-01/v1" / BENCH_RUN / "outputs.jsonl").is_file()
+    card = _norm(page(site, "cards/bench-01/index.html").text)
+    assert "awaiting its verdict" in card
+
+
+def test_a_truncated_cell_is_called_cut_off_at_max_tokens_not_a_transport_failure(tmp_path: Path) -> None:
+    """One cell cut off at max_tokens and one failed in transport (allow_failed 2): the card page and the
+    evidence page say what each is, and no page calls truncation a failure of transport (issue 12)."""
+    def cell(fixture: str, variant: str, rep: int) -> tuple[str, str]:
+        if (fixture, variant, rep) == ("review-02", "answer-cue", 1):
+            return "truncated", "This review is"
+        if (fixture, variant, rep) == ("review-05", "plain", 0):
+            return "failed", ""
+        return "ok", ("positive" if variant == "answer-cue" else "This review is positive.")
+
+    out, source = _demo_site(tmp_path, cell)
+    card = _norm(_Page(source).text)
+    assert ("up to 2 cell(s) may go unscored: a cell that failed in transport (no answer), or one whose output was "
+            "cut off at max_tokens (128), which the verdict also bounds at the worst case for each clause's claim; "
+            "more make the run incomplete.") in card
+    [evidence_page] = out.glob(f"runs/{DEMO}/v*/{DEMO_RUN}/index.html")
+    evidence = _norm(page(out, str(evidence_page.relative_to(out))).text)
+    assert ("A truncated cell is not a failure of transport: the model answered and its output was cut off at the "
+            "card's max_tokens (128). It is not scored on its own; it counts against the card's allow_failed, and "
+            "the verdict bounds it at the worst case for each clause's claim") in evidence
+    assert "review-02 · answer-cue · rep 1 · truncated · score — · cut off at max_tokens" in evidence
+    assert "review-05 · plain · rep 0 · failed · score —" in evidence
+    assert "review-05 · plain · rep 0 · failed · score — · cut off" not in evidence
+    # the plot's caption: the verdict judged the gap with the cut-off cell bounded, and says so in those words
+    [run_dir] = (tmp_path / "proj" / "results" / DEMO).glob(f"v*/{DEMO_RUN}")
+    low, high = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["metrics"]["score"]["bounded_gaps"]
+    assert (f"The verdict judged it with 1 truncated cell(s), outputs cut off at max_tokens, bounded at the worst "
+            f"case for the claim: gaps {fmt_num(low, 3)} to {fmt_num(high, 3)}.") in card
+    for html_page in out.rglob("*.html"):
+        text = _norm(_Page(html_page.read_text(encoding="utf-8")).text)
+        for old in OLD_TRUNCATION_WORDS:
+            assert old not in text, (html_page, old)
+        assert "a truncated cell was cut off by the token limit (max_tokens). Both are" not in text
+
+
+def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
+    """A run graded by a human who wrote no note: the site builds and says there are no grader notes."""
+    from ..helpers_verdict import make_project
+    from ..verdict.test_grading import _auto_scores, _run, _sheet, _write
+
+    project = make_project(tmp_path / "proj")
+    run_dir = _run(project)
+    runner = CliRunner()
+    sheet = tmp_path / "sheet.csv"
+    exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(sheet)])
+    assert exported.exit_code == 0
+    auto = _auto_scores(run_dir)
+    rows = _sheet(sheet)
+    for r in rows:
+        r["grade"] = "pass" if auto[int(r["row"])] == 1.0 else "fail"
+    _write(sheet, rows)
+    assert runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(sheet)]).exit_code == 0
+    assert runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name]).exit_code == 0
+    result = runner.invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    card_page = next((tmp_path / "web" / "cards").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Grader notes" in card_page and "Agreement of the human grades" in card_page
+    assert "None." in card_page
+

@@ -1,0 +1,72 @@
+"""A probe's page: every line of its seed page in order, its results table linking each run's raw files, the
+request to run it yourself and its scorer's sections."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchcard.project import Project
+
+from ..conftest import PROBES, SEEDS
+from ..helpers_site import (
+    SITE_ONLY,
+    _norm,
+    _seed_line,
+    page,
+)
+
+
+@pytest.mark.parametrize("card_id", sorted(PROBES))
+def test_probe_pages_carry_what_the_seeds_carry_in_order(empty_built: tuple[Project, Path], card_id: str) -> None:
+    """Every line of a seed probe page appears on the built page, in the same order."""
+    _, out = empty_built
+    seed = next(SEEDS.glob(f"{PROBES[card_id]}_*.txt")).read_text(encoding="utf-8")
+    built = _norm(page(out, f"cards/{card_id}/index.html").text)
+    position, missing = 0, []
+    for raw in seed.splitlines():
+        line = _seed_line(_norm(raw))
+        if not line or any(s in line for s in SITE_ONLY):
+            continue
+        if "\t" in raw or line.startswith("Nemotron 3 Nano"):  # table rows: checked by the results tests
+            continue
+        found = built.find(line, position)
+        if found < 0:
+            missing.append(line[:100])
+            continue
+        position = found + len(line)
+    assert not missing, f"{card_id}: seed lines not found in order: {missing}"
+
+
+def test_probe_results_table(built: tuple[Project, Path]) -> None:
+    project, out = built
+    p = page(out, "cards/emit-terminator/index.html")
+    text = _norm(p.text)
+    assert "Instruction following · v1 · Last run 2026-11-01" in text
+    assert "Every published run of this probe. Each row links to its raw output." in text
+    rows = re.findall(r"<tbody>(.*?)</tbody>", (out / "cards/emit-terminator/index.html").read_text(), re.S)
+    assert len(rows) == 1 and rows[0].count("<tr>") == 1
+    # two scored cells (1.00 and 0.80 by the rules scorer); the truncated one is not scored, not a failure
+    assert "openai/gpt-5-mini" in text and "0.90" in text
+    assert "1 of 3 cells not scored (1 cut off at max_tokens)" in text and "failed in transport" not in text
+    assert "$0.0004" in text and "410 ms" in text and "2026-11-01" in text
+    evidence = [h for h in p.links() if h.endswith("20261101T090000Z-aaaa/index.html")]
+    assert evidence == ["../../runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html"]
+    run_dir = out / "runs/emit-terminator/v1/20261101T090000Z-aaaa"
+    src = project.run_dir("emit-terminator", 1, "20261101T090000Z-aaaa")
+    for name in ("outputs.jsonl", "scores.jsonl", "manifest.json", "sealed/requests.jsonl",
+                 "sealed/assignment.jsonl"):
+        assert (run_dir / name).read_bytes() == (src / name).read_bytes(), name
+    ev = _norm(page(out, "runs/emit-terminator/v1/20261101T090000Z-aaaa/index.html").text)
+    assert "nothing_after_terminator FAIL" in ev and "truncated · score —" in ev
+
+
+def test_curl_and_sections_on_probe_pages(built: tuple[Project, Path]) -> None:
+    _, out = built
+    text = page(out, "cards/emit-terminator/index.html").text
+    head = 'curl https://openrouter.ai/api/v1/chat/completions \\\n  -H "Authorization: Bearer $OPENROUTER_API_KEY"'
+    assert head in text
+    assert "must NOT match" in text and r"/<<END>>[\s\S]*<<END>>/" in text
+    assert "Correct — must score 1.00" in text
