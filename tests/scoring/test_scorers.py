@@ -110,7 +110,6 @@ def test_metric_names() -> None:
     assert metric_names(_card("emit-terminator").scoring) >= {"score", "rule.no_preamble"}
 
 
-
 def test_score_run_streams_every_row_and_leaves_no_file_when_it_fails(tmp_path: Path) -> None:
     outputs, scores = tmp_path / "outputs.jsonl", tmp_path / "scores.jsonl"
     rows = [{"cell": f"c{i}", "fixture": "f", "status": status, "text": text}

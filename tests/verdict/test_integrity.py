@@ -202,7 +202,6 @@ def test_a_rig_edited_before_resume_is_refused(tmp_path: Path, server: FakeServe
     assert server.stats()["calls"] == 0
 
 
-
 # ------------------------------------------------------------------------------ after the verdict: --verify
 
 
