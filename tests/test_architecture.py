@@ -208,7 +208,7 @@ NO_LOGIC: dict[str, str] = {
 }
 
 # The stages whose modules are checked for a mirrored test module ("" is the top level).
-MIRRORED_STAGES: tuple[str, ...] = ("_util", "card", "publish", "run", "scoring", "testing", "verdict")
+MIRRORED_STAGES: tuple[str, ...] = ("", "_util", "card", "publish", "run", "scoring", "testing", "verdict")
 
 
 def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:
