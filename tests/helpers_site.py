@@ -86,7 +86,7 @@ def _manifest(card: Card, run_id: str, model: str, cells: int, seal_root: str) -
 def _sealed(project: Project, card_id: str) -> tuple[Card, str]:
     card = load_card(project.card_path(card_id), project)
     existing = seal.read(card.id, card.version, project)
-    root = existing["root"] if existing else seal.seal(card, project)[1]["root"]
+    root = existing.root if existing else seal.seal(card, project)[1].root
     return card, str(root)
 
 

@@ -166,7 +166,7 @@ def make_run(
     sealed = seal.read(card.id, card.version, project)
     assert sealed is not None
     manifest: dict[str, Any] = {
-        "run": run_id, "card": card.id, "version": card.version, "kind": card.kind, "seal_root": sealed["root"],
+        "run": run_id, "card": card.id, "version": card.version, "kind": card.kind, "seal_root": sealed.root,
         "rig": {"provider": card.rig.provider, "model": card.rig.model, "effort": card.rig.effort,
                 "surface": card.rig.surface, "line": card.rig.line()},
         "provider_type": "openai", "base_url": "http://x/v1", "params": dict(card.params), "seed": 1,

@@ -109,11 +109,11 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
         raise SealError(f"refusing to seal: {problems[0]}")
     path, data, written = do_seal(loaded, project)
     if as_json:
-        _emit_json({**data, "written": written, "path": project.relative(path)})
+        _emit_json({**data.fields(), "written": written, "path": project.relative(path)})
         return
     verb = "sealed" if written else "already sealed, unchanged:"
     click.echo(f"{verb} {loaded.id} v{loaded.version} → {project.relative(path)}")
-    click.echo(f"root {data['root']}")
+    click.echo(f"root {data.root}")
 
 
 # ------------------------------------------------------------------------------------------------------ curl

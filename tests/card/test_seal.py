@@ -27,7 +27,7 @@ def test_seal_format(project_dir: Path) -> None:
     assert written
     assert path == project_dir / "keys" / "one-word-sentiment" / "v3.seal.json"
     on_disk = json.loads(path.read_text())
-    assert on_disk == data
+    assert on_disk == data.fields()
     assert on_disk["card"] == "one-word-sentiment" and on_disk["version"] == 3
     assert on_disk["algorithm"] == "sha256"
     assert on_disk["sealed_at"].endswith("Z")
@@ -43,7 +43,7 @@ def test_ab_seal_covers_fixtures_and_keys(tmp_path: Path) -> None:
     project_dir = make_ab_project(tmp_path)
     (project_dir / "keys" / "tiny-ab").mkdir(parents=True)
     _, data, _ = seal.seal(_card(project_dir), Project(project_dir))
-    assert sorted(data["fixtures"]) == [f"fixtures/tiny-ab/item-0{i}.txt" for i in range(1, 5)]
+    assert sorted(data.fixtures) == [f"fixtures/tiny-ab/item-0{i}.txt" for i in range(1, 5)]
 
 
 def test_reseal_same_content_is_a_no_op(project_dir: Path) -> None:
@@ -64,7 +64,7 @@ def test_changed_fixture_is_named_with_both_digests(tmp_path: Path) -> None:
         seal.verify(_card(project_dir), project)
     message = str(info.value)
     assert message.startswith("fixtures/tiny-ab/item-02.txt changed after sealing v1: sealed sha256:")
-    assert data["fixtures"]["fixtures/tiny-ab/item-02.txt"] in message
+    assert data.fixtures["fixtures/tiny-ab/item-02.txt"] in message
     assert message.endswith(seal.file_digest(fixture))
 
 
@@ -96,7 +96,7 @@ def test_prose_edits_do_not_break_the_seal(project_dir: Path) -> None:
     _, data, _ = seal.seal(_card(project_dir, "one-word-sentiment"), project)
     path = project_dir / "cards" / "one-word-sentiment.yaml"
     path.write_text(path.read_text().replace("A trivial classification question", "A trivial question"))
-    assert seal.verify(_card(project_dir, "one-word-sentiment"), project) == data["root"]
+    assert seal.verify(_card(project_dir, "one-word-sentiment"), project) == data.root
 
 
 def test_added_and_removed_fixture(tmp_path: Path) -> None:

@@ -177,7 +177,7 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
         sealed = sealmod.read(card.id, version, project) if version < card.version else None
         if not sealed:
             continue
-        fields: dict[str, str] = sealed.get("protocol_fields", {})
+        fields = sealed.protocol_fields
         entry = entries.get(version)
         if entry is None:
             problems.append(f"{source}: field 'history': v{version} is sealed but has no history entry")

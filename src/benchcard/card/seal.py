@@ -6,17 +6,16 @@ that changed and both digests, so a sealed version cannot change silently.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import NotCanonicalError, digest, file_digest
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
+from benchcard.card.sealfile import SealFile, decode_seal, encode_seal
 from benchcard.errors import CardError, SealError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec
@@ -81,18 +80,19 @@ def _relative(real: Path | str, root: str, project: Project) -> str:
     return project.relative(Path(real))
 
 
-def read(card_id: str, version: int, project: Project) -> dict[str, Any] | None:
+def read(card_id: str, version: int, project: Project) -> SealFile | None:
+    """The seal of that version, or None when it has none; SealError naming the file and field if it is not one."""
     path = project.seal_path(card_id, version)
     if not path.is_file():
         return None
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise SealError(f"{project.relative(path)}: unreadable seal: {exc}") from None
-    return data
+    return decode_seal(data, project.relative(path))
 
 
-def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
+def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
     """Write `keys/<id>/v<N>.seal.json`; returns (path, seal, written). Refuses to reseal different content."""
     if isinstance(card.scoring, JudgeSpec):
         failing = judge_example_problems(card, project)
@@ -108,25 +108,25 @@ def seal(card: Card, project: Project) -> tuple[Path, dict[str, Any], bool]:
         )
     existing = read(card.id, card.version, project)
     if existing is not None:
-        if existing.get("root") == content.root:
+        if existing.root == content.root:
             return path, existing, False
         problem = describe_difference(existing, content, card, project)
         raise SealError(
             f"{project.relative(card.path)}: v{card.version} is already sealed and its content differs "
             f"({problem}); make a new version: raise `version` and add a history note"
         )
-    data = {
-        "card": card.id,
-        "version": card.version,
-        "sealed_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "algorithm": "sha256",
-        "protocol": content.protocol,
-        "protocol_fields": content.protocol_fields,
-        "fixtures": content.fixtures,
-        "keys": content.keys,
-        "root": content.root,
-    }
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False).encode() + b"\n")
+    data = SealFile(
+        card=card.id,
+        version=card.version,
+        sealed_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        algorithm="sha256",
+        protocol=content.protocol,
+        protocol_fields=content.protocol_fields,
+        fixtures=content.fixtures,
+        keys=content.keys,
+        root=content.root,
+    )
+    write_atomic(path, encode_seal(data))
     return path, data, True
 
 
@@ -138,10 +138,9 @@ def verify(card: Card, project: Project) -> str:
             f"{project.relative(card.path)}: v{card.version} is not sealed; run `benchcard seal {card.id}` first"
         )
     content = compute(card, project)
-    if existing.get("root") != content.root:
+    if existing.root != content.root:
         raise SealError(describe_difference(existing, content, card, project))
-    root: str = existing["root"]
-    return root
+    return existing.root
 
 
 def root_for_scratch(card: Card, project: Project, scratch: bool) -> str:
@@ -152,19 +151,17 @@ def root_for_scratch(card: Card, project: Project, scratch: bool) -> str:
     return verify(card, project)
 
 
-def describe_difference(sealed: dict[str, Any], now: SealContent, card: Card, project: Project) -> str:
+def describe_difference(sealed: SealFile, now: SealContent, card: Card, project: Project) -> str:
     """The first thing that differs from the seal: which file (and field), with both digests."""
     source = project.relative(card.path)
-    if sealed.get("protocol") != now.protocol:
-        old_fields: dict[str, str] = sealed.get("protocol_fields", {})
+    if sealed.protocol != now.protocol:
+        old_fields = sealed.protocol_fields
         changed = sorted(k for k in set(old_fields) | set(now.protocol_fields)
                          if old_fields.get(k) != now.protocol_fields.get(k))
         which = f" (field '{changed[0]}')" if changed else ""
-        return (f"{source}{which} changed after sealing v{card.version}: sealed {sealed.get('protocol')}, "
+        return (f"{source}{which} changed after sealing v{card.version}: sealed {sealed.protocol}, "
                 f"now {now.protocol}")
-    for group in ("fixtures", "keys"):
-        old: dict[str, str] = sealed.get(group, {})
-        new: dict[str, str] = getattr(now, group)
+    for old, new in ((sealed.fixtures, now.fixtures), (sealed.keys, now.keys)):
         for name in sorted(set(old) | set(new)):
             if name not in new:
                 return f"{name} was sealed in v{card.version} and is now missing"

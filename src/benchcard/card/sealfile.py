@@ -1,0 +1,51 @@
+"""`keys/<id>/v<N>.seal.json`, typed once: the struct `benchcard seal` writes and `check`, `run` and `verdict`
+read back. The bytes are those every seal has had (indented two spaces, keys sorted, UTF-8 kept, a final
+newline), so seals written before this module re-read and re-encode unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchcard.errors import SealError
+
+
+class SealFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A sealed version: the digest of its protocol (and of each protocol field, so that a change is named),
+    of each fixture and key file, and the root over them all. Every digest is `sha256:<hex>`."""
+
+    card: str
+    version: int
+    sealed_at: str  # UTC, 2026-11-30T15:52:04Z
+    algorithm: str
+    protocol: str
+    protocol_fields: dict[str, str]
+    fixtures: dict[str, str]  # project-relative path → digest
+    keys: dict[str, str]
+    root: str
+
+    def fields(self) -> dict[str, Any]:
+        """The seal as plain JSON values (for `benchcard seal --json`)."""
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        return data
+
+
+def encode_seal(sealed: SealFile) -> bytes:
+    """The seal file's bytes: the layout every seal on disk already has."""
+    text = json.dumps(sealed.fields(), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text.encode() + b"\n"
+
+
+def decode_seal(data: bytes, where: Path | str) -> SealFile:
+    """A seal from its bytes; one line naming the file (`where`, as the user sees it) and the bad field."""
+    try:
+        sealed: SealFile = msgspec.json.decode(data, type=SealFile)
+    except msgspec.ValidationError as exc:
+        raise SealError(f"{where}: not a seal: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise SealError(f"{where}: unreadable seal: {exc}") from None
+    return sealed
