@@ -12,9 +12,8 @@ from click.testing import CliRunner, Result
 from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_judge import CARD_ID, judge_project
+from ..helpers_judge import CARD_ID, judge_project, script
 from ..helpers_run import key, only_run, server
-from ..run.test_judging import script
 
 __all__ = ["key", "server"]
 
