@@ -27,7 +27,21 @@ from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError
 from benchcard.records import AssignmentRow, dumps_line, iter_rows
-from benchcard.run.batch.journal import FOLDER, Chunk, Journal
+from benchcard.run.batch.journal import (
+    FOLDER,
+    Added,
+    Chunk,
+    Collected,
+    Created,
+    Creating,
+    Downloaded,
+    Journal,
+    Limits,
+    Planned,
+    PlannedChunk,
+    Polled,
+    Uploaded,
+)
 from benchcard.run.batch.results import output_row, read_results
 from benchcard.run.batch.vendors import OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.calls import Session
@@ -83,10 +97,9 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
         if fh is not None:
             fh.abort()  # no half-written chunk is left behind
         raise
-    journal.append({"event": "planned" if only is None else "added", "vendor": vendor.name,
-                    "limits": {"requests": max_requests, "bytes": max_bytes + WRAPPER_BYTES}, "chunks": [
-                        {"chunk": c.chunk, "cells": c.cells, "bytes": c.bytes, "digest": c.digest, "file": c.file}
-                        for c in chunks]})
+    plan = Planned if only is None else Added
+    journal.append(plan(vendor=vendor.name, limits=Limits(max_requests, max_bytes + WRAPPER_BYTES),
+                        chunks=[PlannedChunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in chunks]))
     return chunks
 
 
@@ -175,20 +188,18 @@ class BatchRun:
                 raise RunError(f"{path}: changed since it was planned (digest {c.digest}); it is never re-cut")
             if isinstance(self.vendor, OpenAIBatches) and c.file_id is None:
                 c.file_id = await self.vendor.upload(path, self.s.store.run_id)
-                self.journal.append({"event": "uploaded", "chunk": c.chunk, "file_id": c.file_id,
-                                     "digest": c.digest})
+                self.journal.append(Uploaded(chunk=c.chunk, file_id=c.file_id, digest=c.digest))
             if c.creating_at is not None:  # a create may have reached the vendor before a kill
                 found = await self.vendor.find(c.creating_at, c.cells, c.file_id, taken)
                 if found is not None:
                     c.batch = found
                     taken.add(found)
-                    self.journal.append({"event": "created", "chunk": c.chunk, "batch": found, "adopted": True})
+                    self.journal.append(Created(chunk=c.chunk, batch=found, adopted=True))
                     continue
-            self.journal.append({"event": "creating", "chunk": c.chunk})
-            c.creating_at = self.journal.events()[-1]["at"]
+            c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
             c.batch = await self.vendor.submit(path, c.cells, c.file_id)
             taken.add(c.batch)
-            self.journal.append({"event": "created", "chunk": c.chunk, "batch": c.batch})
+            self.journal.append(Created(chunk=c.chunk, batch=c.batch))
 
     async def advance(self, c: Chunk) -> None:
         """One step further for a chunk: poll it, or download its results, or collect them."""
@@ -204,7 +215,7 @@ class BatchRun:
                 name = f"{FOLDER}/chunk-{c.chunk:03d}.results-{i}.jsonl"
                 await self.vendor.download(source, self.folder / name)
                 files.append(name)
-            self.journal.append({"event": "downloaded", "chunk": c.chunk, "files": files})
+            self.journal.append(Downloaded(chunk=c.chunk, files=files))
             c.downloaded, c.results = True, files
         self.collect(c)
 
@@ -214,10 +225,9 @@ class BatchRun:
     @staticmethod
     def record_poll(journal: Journal, c: Chunk, p: Poll) -> None:
         """Every poll goes into the journal, the batch's end with where its results are."""
-        event: dict[str, object] = {"event": "poll", "chunk": c.chunk, "batch": c.batch, "status": p.status,
-                                    "done": p.done, "failed": p.failed, "total": p.total}
+        event = Polled(chunk=c.chunk, batch=c.batch, status=p.status, done=p.done, failed=p.failed, total=p.total)
         if p.ended:
-            event.update(ended=True, error=p.error, sources=list(p.sources))
+            event = msgspec.structs.replace(event, ended=True, error=p.error, sources=list(p.sources))
         journal.append(event)
         c.status, c.done, c.failed = p.status, p.done, p.failed
         if p.ended:
@@ -244,7 +254,7 @@ class BatchRun:
                 self.writer.append(output_row(cell, fixtures[cell], redact(why, secret)[:300], batch, s.model,
                                               s.prices))
                 self.done.add(cell)
-        self.journal.append({"event": "collected", "chunk": c.chunk, "batch": batch})
+        self.journal.append(Collected(chunk=c.chunk, batch=batch))
         c.collected = True
 
     def fixtures(self) -> dict[str, str]:

@@ -6,22 +6,135 @@ cells a `--retry-failed` reopened), `uploaded` (OpenAI's file id),
 `creating` then `created` (the batch id; a `creating` without `created` means the vendor may hold a batch whose
 id was never heard: it is looked for before another is created), every `poll` (status, done/total), `downloaded`
 (the result files, complete) and `collected` (every cell of the chunk has its row in outputs.jsonl).
-Nothing is ever rewritten; a torn last line (a kill mid-write) is dropped before the next append.
+Each kind is one struct below, written and read through it. Nothing is ever rewritten; a torn last line (a kill
+mid-write) is dropped before the next append.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard.errors import RunError
 from benchcard.records import dumps_line, utc_stamp
 
 FOLDER = "batch"
 JOURNAL = "journal.jsonl"
+
+
+# ------------------------------------------------------------------------------------------------ the events
+# One struct per event kind, told apart by the line's `event` field. Fields are declared in the order they have
+# always been written, `at` last (stamped by `Journal.append`); a field that older journals may lack, or that
+# only some events carry, is UNSET when absent and then not written.
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="event"):
+    """A journal line: its kind is its `event` field."""
+
+
+class PlannedChunk(msgspec.Struct, frozen=True):
+    """One upload file of the plan: its cells, size and digest (checked before it is sent)."""
+
+    chunk: int
+    cells: int
+    bytes: int
+    digest: str
+    file: str  # relative to the run folder
+
+
+class Limits(msgspec.Struct, frozen=True):
+    """The vendor's limits the plan was cut under."""
+
+    requests: int
+    bytes: int
+
+
+class _Plan(_Event, frozen=True, kw_only=True):
+    vendor: str | UnsetType = UNSET
+    limits: Limits | UnsetType = UNSET
+    chunks: list[PlannedChunk]
+    at: str = ""
+
+
+class Planned(_Plan, frozen=True, kw_only=True, tag="planned"):
+    """The plan of batches, recorded before any upload; a new plan replaces the chunks of an older one."""
+
+
+class Added(_Plan, frozen=True, kw_only=True, tag="added"):
+    """More chunks, for the cells a `--retry-failed` reopened, numbered after the others."""
+
+
+class Uploaded(_Event, frozen=True, kw_only=True, tag="uploaded"):
+    """OpenAI holds the chunk's file under `file_id`."""
+
+    chunk: int
+    file_id: str
+    digest: str | UnsetType = UNSET
+    at: str = ""
+
+
+class Creating(_Event, frozen=True, kw_only=True, tag="creating"):
+    """A create is about to be sent: without a `created` after it, the vendor may hold a batch never heard of."""
+
+    chunk: int
+    at: str = ""
+
+
+class Created(_Event, frozen=True, kw_only=True, tag="created"):
+    """The chunk's batch id; `adopted` when it was found at the vendor after a kill rather than created."""
+
+    chunk: int
+    batch: str
+    adopted: bool | UnsetType = UNSET
+    at: str = ""
+
+
+class Polled(_Event, frozen=True, kw_only=True, tag="poll"):
+    """One poll of the batch; when it `ended`, its cause of failure (if any) and where its results are."""
+
+    chunk: int
+    batch: str | UnsetType | None = UNSET
+    status: str
+    done: int
+    failed: int = 0
+    total: int | UnsetType = UNSET
+    ended: bool | UnsetType = UNSET
+    error: str | UnsetType | None = UNSET
+    sources: list[str] | UnsetType = UNSET
+    at: str = ""
+
+
+class Downloaded(_Event, frozen=True, kw_only=True, tag="downloaded"):
+    """The result files, complete, relative to the run folder."""
+
+    chunk: int
+    files: list[str]
+    at: str = ""
+
+
+class Collected(_Event, frozen=True, kw_only=True, tag="collected"):
+    """Every cell of the chunk has its row in outputs.jsonl."""
+
+    chunk: int
+    batch: str | UnsetType = UNSET
+    at: str = ""
+
+
+Event = Planned | Added | Uploaded | Creating | Created | Polled | Downloaded | Collected
+_DECODER = msgspec.json.Decoder(Event)
+
+
+class _Kind(msgspec.Struct):
+    """Only the event's name: to pass over an event a newer benchcard wrote and this one does not know."""
+
+    event: str
+
+
+_KINDS = {"planned", "added", "uploaded", "creating", "created", "poll", "downloaded", "collected"}
 
 
 @dataclass
@@ -59,27 +172,35 @@ class Journal:
     def exists(self) -> bool:
         return self.path.is_file()
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Event]:
+        """Every whole event, in order; a line that is not one is named by file and line."""
         if not self.path.is_file():
             return []
-        events = []
+        events: list[Event] = []
         with open(self.path, "rb") as fh:
             for n, line in enumerate(fh, 1):
                 if not line.endswith(b"\n"):
                     break  # a torn last line: that step was not recorded
                 try:
-                    events.append(json.loads(line))
-                except ValueError:
+                    events.append(_DECODER.decode(line))
+                except msgspec.ValidationError as exc:  # (a DecodeError too: caught first)
+                    if _unknown_kind(line):
+                        continue
+                    raise RunError(f"{self.path}: line {n} is not a journal event: {exc}") from None
+                except msgspec.DecodeError:
                     raise RunError(f"{self.path}: line {n} is not JSON") from None
         return events
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: Event) -> Event:
+        """Record the event, dated now, and return it as written."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self._repair()
+        stamped = msgspec.structs.replace(event, at=utc_stamp())
         with open(self.path, "ab") as fh:
-            fh.write(dumps_line({**event, "at": utc_stamp()}))
+            fh.write(dumps_line(stamped))
             fh.flush()
             os.fsync(fh.fileno())
+        return stamped
 
     def _repair(self) -> None:
         if not self.path.is_file():
@@ -93,30 +214,36 @@ class Journal:
         """Each chunk's state, replayed from the events; [] before the plan of batches was recorded."""
         chunks: dict[int, Chunk] = {}
         for e in self.events():
-            kind = e.get("event")
-            if kind in ("planned", "added"):  # added: a later batch of cells a --retry-failed reopened
-                if kind == "planned":
+            if isinstance(e, Planned | Added):
+                if isinstance(e, Planned):
                     chunks = {}
-                chunks.update({c["chunk"]: Chunk(c["chunk"], c["cells"], c["bytes"], c["digest"], c["file"])
-                               for c in e["chunks"]})
+                chunks.update({c.chunk: Chunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in e.chunks})
                 continue
-            c = chunks.get(e.get("chunk", -1))
+            c = chunks.get(e.chunk)
             if c is None:
                 continue
-            if kind == "uploaded":
-                c.file_id = e["file_id"]
-            elif kind == "creating":
-                c.creating_at = e["at"]
-            elif kind == "created":
-                c.batch = e["batch"]
-            elif kind == "poll":
-                c.status, c.done, c.failed, c.polled_at = e["status"], e["done"], e.get("failed", 0), e["at"]
-                if e.get("ended"):
-                    c.ended, c.error = e["status"], e.get("error")
-                    c.sources = list(e.get("sources") or [])
-            elif kind == "downloaded":
+            if isinstance(e, Uploaded):
+                c.file_id = e.file_id
+            elif isinstance(e, Creating):
+                c.creating_at = e.at
+            elif isinstance(e, Created):
+                c.batch = e.batch
+            elif isinstance(e, Polled):
+                c.status, c.done, c.failed, c.polled_at = e.status, e.done, e.failed, e.at
+                if e.ended is True:
+                    c.ended, c.error = e.status, None if isinstance(e.error, UnsetType) else e.error
+                    c.sources = [] if isinstance(e.sources, UnsetType) else list(e.sources)
+            elif isinstance(e, Downloaded):
                 c.downloaded = True
-                c.results = list(e["files"])
-            elif kind == "collected":
+                c.results = list(e.files)
+            elif isinstance(e, Collected):
                 c.collected = True
         return [chunks[k] for k in sorted(chunks)]
+
+
+def _unknown_kind(line: bytes) -> bool:
+    """Whether the line is an event of a kind this benchcard does not know (written by a newer one)."""
+    try:
+        return msgspec.json.decode(line, type=_Kind).event not in _KINDS
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
