@@ -3,6 +3,7 @@ contract's format (docs/architecture.md), so these tests need neither the runner
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from collections.abc import Mapping
@@ -249,4 +250,48 @@ def reference_table(run_dir: Path, baseline: str, rig: str) -> str:
         pairs = s["metrics"].items() if s["status"] == "ok" and s["metrics"] else [(m, None) for m in names]
         lines += [f"{start}{field(m)},{value(v)},{field(rig)}\n" for m, v in pairs]
     return "".join(lines)
+
+
+# Ten fixtures of a steady baseline; the variant is ahead only in repetition 0 (its own run shock) plus a
+# little cell noise: the paired t interval alone is far from 0 (p ≈ 1e-6), but the gap is run-level noise.
+BASE10 = np.repeat(np.array([[0.75], [0.75], [0.25], [0.75], [0.5], [0.5], [0.5], [0.25], [0.75], [0.25]]), 3, 1)
+NOISE10 = np.array([[0, .25, 0], [0, 0, .25], [.25, 0, 0], [0, 0, 0], [0, .25, 0], [0, 0, 0], [.25, 0, 0],
+                    [0, 0, .25], [0, 0, 0], [0, .25, 0]])
+SHOCKED10 = np.clip(BASE10 + NOISE10 + np.array([[0.25, 0, 0]]), 0, 1)
+
+
+def two_variant_project(root: Path) -> tuple[Project, str]:
+    text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
+                           'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')
+    project = make_project(root, text, fixtures=FIXTURES10)
+    metrics = {
+        "field_recall": {"baseline": STRONG10_BASE, "A": STRONG10_VAR, "B": STRONG10_BASE - 0.25},
+        "unsupported_values": {v: grid(0.0, (10, 3)) for v in ("baseline", "A", "B")},
+        "abstains": {v: grid(1.0, (10, 3)) for v in ("baseline", "A", "B")},
+    }
+    return project, make_run(project, the_card(project), metrics).name
+
+
+def strong_run(project: Project, **kw: object) -> Path:
+    return make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), **kw)  # type: ignore[arg-type]
+
+
+def read_sheet(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write_sheet(path: Path, rows: list[dict[str, str]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["row", "fixture", "output", "grade", "note"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def auto_scores(run_dir: Path, name: str = "human") -> dict[int, float]:
+    """Sheet row → automatic score, read from the sealed mapping (what only the verdict may do)."""
+    cells = {json.loads(line)["cell"]: json.loads(line)["score"]
+             for line in (run_dir / "scores.jsonl").read_text().splitlines()}
+    mapping = [json.loads(line) for line in (run_dir / "sealed" / f"sheet-{name}.jsonl").read_text().splitlines()]
+    return {m["row"]: cells[m["cell"]] for m in mapping}
 

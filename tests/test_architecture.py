@@ -207,8 +207,8 @@ NO_LOGIC: dict[str, str] = {
                              "passes it",
 }
 
-# The stages whose modules are checked for a mirrored test module ("" is the top level).
-MIRRORED_STAGES: tuple[str, ...] = ("", "_util", "card", "publish", "run", "scoring", "testing", "verdict")
+# Every stage is checked, the top level ("") and each subpackage, so a new stage cannot slip past.
+MIRRORED_STAGES: tuple[str, ...] = ("", *sorted(d.name for d in PKG.iterdir() if (d / "__init__.py").is_file()))
 
 
 def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:
@@ -232,7 +232,19 @@ def unmirrored(stages: tuple[str, ...], pkg: Path = PKG, tests: Path = TESTS) ->
 
 
 def test_each_module_with_logic_has_its_own_test_module() -> None:
+    assert {"", "card", "run", "verdict", "publish"} <= set(MIRRORED_STAGES)
     assert unmirrored(MIRRORED_STAGES) == []
+
+
+def test_a_test_module_does_not_import_another_test_module() -> None:
+    """Shared fixtures and builders live in tests/helpers_*.py or a conftest.py, never in a test module, so
+    that moving or deleting one module's tests cannot break another's."""
+    offenders = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-1].startswith("test_"):
+                offenders.append(f"{path.relative_to(TESTS)}: from {'.' * node.level}{node.module}")
+    assert offenders == []
 
 
 def test_the_mirror_check_names_a_module_without_tests(tmp_path: Path) -> None:

@@ -85,20 +85,19 @@ def test_a_truncated_cell_is_called_cut_off_at_max_tokens_not_a_transport_failur
 
 def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
     """A run graded by a human who wrote no note: the site builds and says there are no grader notes."""
-    from ..helpers_verdict import make_project
-    from ..verdict.test_grading import _auto_scores, _run, _sheet, _write
+    from ..helpers_verdict import auto_scores, make_project, read_sheet, strong_run, write_sheet
 
     project = make_project(tmp_path / "proj")
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     runner = CliRunner()
     sheet = tmp_path / "sheet.csv"
     exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(sheet)])
     assert exported.exit_code == 0
-    auto = _auto_scores(run_dir)
-    rows = _sheet(sheet)
+    auto = auto_scores(run_dir)
+    rows = read_sheet(sheet)
     for r in rows:
         r["grade"] = "pass" if auto[int(r["row"])] == 1.0 else "fail"
-    _write(sheet, rows)
+    write_sheet(sheet, rows)
     assert runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(sheet)]).exit_code == 0
     assert runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name]).exit_code == 0
     result = runner.invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])

@@ -14,7 +14,7 @@ from benchcard.publish.runs import Run
 from benchcard.verdictfigures import Bootstrap, ClauseFigures, SignFlip
 from benchcard.verdictfile import AbVerdict
 
-from ..verdict.test_verdict import make_project
+from ..helpers_verdict import make_project
 
 
 def _verdict(baseline: str = "base", clauses: tuple[tuple[str, str], ...] = (("field_recall", "rises"),)) -> AbVerdict:

@@ -90,7 +90,7 @@ def test_each_variant_gets_one_figure_with_its_own_verdict_interval(tmp_path: Pa
     from benchcard.publish.build import build_site
     from benchcard.publish.render import fmt_num
 
-    from ..verdict.test_entry import cli_run, two_variant_project
+    from ..helpers_verdict import cli_run, two_variant_project
 
     project, run = two_variant_project(tmp_path / "p")
     assert cli_run(project, "verdict", run).exit_code == 0

@@ -15,8 +15,10 @@ from benchcard.verdict.decision import holm
 
 from ..helpers_verdict import (
     AB_CARD,
+    BASE10,
     BASE_A,
     FIXTURES10,
+    SHOCKED10,
     VAR_A,
     ab_metrics,
     cli_run,
@@ -24,13 +26,6 @@ from ..helpers_verdict import (
     make_run,
     the_card,
 )
-
-# Ten fixtures of a steady baseline; the variant is ahead only in repetition 0 (its own run shock) plus a
-# little cell noise: the paired t interval alone is far from 0 (p ≈ 1e-6), but the gap is run-level noise.
-BASE10 = np.repeat(np.array([[0.75], [0.75], [0.25], [0.75], [0.5], [0.5], [0.5], [0.25], [0.75], [0.25]]), 3, 1)
-NOISE10 = np.array([[0, .25, 0], [0, 0, .25], [.25, 0, 0], [0, 0, 0], [0, .25, 0], [0, 0, 0], [.25, 0, 0],
-                    [0, 0, .25], [0, 0, 0], [0, .25, 0]])
-SHOCKED10 = np.clip(BASE10 + NOISE10 + np.array([[0.25, 0, 0]]), 0, 1)
 
 
 def _verdict(project: Project, metrics: dict[str, dict[str, Any]], *args: str) -> dict[str, Any]:

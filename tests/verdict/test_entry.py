@@ -10,15 +10,8 @@ from pathlib import Path
 from benchcard.project import Project
 
 from ..helpers_verdict import (
-    AB_CARD,
-    FIXTURES10,
-    STRONG10_BASE,
-    STRONG10_VAR,
     cli_run,
-    grid,
-    make_project,
-    make_run,
-    the_card,
+    two_variant_project,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,17 +21,6 @@ OLD_PROJECT = REPO / "tests" / "data" / "projects" / "two-variants-2026-12-01"
 OLD_RUN = "20261130T000001Z-3f9a"
 DETAIL = ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures", "paired", "of", "left_out", "means")
 
-
-def two_variant_project(root: Path) -> tuple[Project, str]:
-    text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
-                           'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')
-    project = make_project(root, text, fixtures=FIXTURES10)
-    metrics = {
-        "field_recall": {"baseline": STRONG10_BASE, "A": STRONG10_VAR, "B": STRONG10_BASE - 0.25},
-        "unsupported_values": {v: grid(0.0, (10, 3)) for v in ("baseline", "A", "B")},
-        "abstains": {v: grid(1.0, (10, 3)) for v in ("baseline", "A", "B")},
-    }
-    return project, make_run(project, the_card(project), metrics).name
 
 
 def test_a_two_variant_verdict_json_keeps_each_variants_figures(tmp_path: Path) -> None:

@@ -18,7 +18,18 @@ from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.grading import blind_sheet, import_grades
 
-from ..helpers_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
+from ..helpers_verdict import (
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    auto_scores,
+    make_project,
+    make_run,
+    read_sheet,
+    strong_run,
+    the_card,
+    write_sheet,
+)
 
 
 @pytest.fixture
@@ -26,24 +37,8 @@ def project(tmp_path: Path) -> Project:
     return make_project(tmp_path / "proj")
 
 
-def _run(project: Project, **kw: object) -> Path:
-    return make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), **kw)  # type: ignore[arg-type]
-
-
-def _sheet(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _write(path: Path, rows: list[dict[str, str]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["row", "fixture", "output", "grade", "note"])
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project, status={("A", "ex-02", 1): "truncated", ("baseline", "ex-05", 0): "failed"})
+    run_dir = strong_run(project, status={("A", "ex-02", 1): "truncated", ("baseline", "ex-05", 0): "failed"})
     out = tmp_path / "sheet.csv"
     result = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -53,7 +48,7 @@ def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, t
     with open(out, encoding="utf-8", newline="") as fh:
         header = next(csv.reader(fh))
     assert header == ["row", "fixture", "output", "grade", "note"]
-    rows = _sheet(out)
+    rows = read_sheet(out)
     assert len(rows) == 34 and [r["row"] for r in rows] == [str(i) for i in range(1, 35)]
     assert all(r["grade"] == "" and r["note"] == "" for r in rows)
     for secret in ("baseline", "variant", "repetition", "test/model-1", "Test API", "c000000"):
@@ -71,33 +66,25 @@ def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, t
 
 
 def test_sheet_names_shuffle_differently(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     a = blind_sheet(project, run_dir, tmp_path / "a.csv", name="alice")
     b = blind_sheet(project, run_dir, tmp_path / "b.csv", name="bob")
-    assert [r["output"] for r in _sheet(a.path)] != [r["output"] for r in _sheet(b.path)]
+    assert [r["output"] for r in read_sheet(a.path)] != [r["output"] for r in read_sheet(b.path)]
     assert (run_dir / "sealed" / "sheet-alice.jsonl").is_file()
     with pytest.raises(RunError, match=r"2 exported sheets .*name one with --name"):
         import_grades(project, run_dir, a.path)
 
 
-def _auto_scores(run_dir: Path, name: str = "human") -> dict[int, float]:
-    """Sheet row → automatic score, read from the sealed mapping (what only the verdict may do)."""
-    cells = {json.loads(line)["cell"]: json.loads(line)["score"]
-             for line in (run_dir / "scores.jsonl").read_text().splitlines()}
-    mapping = [json.loads(line) for line in (run_dir / "sealed" / f"sheet-{name}.jsonl").read_text().splitlines()]
-    return {m["row"]: cells[m["cell"]] for m in mapping}
-
-
 def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     runner = CliRunner()
     out = tmp_path / "sheets" / "sheet.csv"
     exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
     assert exported.exit_code == 0
     # the hint names the path given (from here, relative), so it can be pasted as it is
     assert f"then: benchcard grade {run_dir.name} sheets/sheet.csv" in exported.output
-    auto = _auto_scores(run_dir)
-    rows = _sheet(out)
+    auto = auto_scores(run_dir)
+    rows = read_sheet(out)
     flipped = {3: "the date is there, just reformatted", 8: ""}
     for r in rows:
         rid = int(r["row"])
@@ -107,7 +94,7 @@ def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp
             r["note"] = flipped[rid]
         r["grade"] = "pass" if passes else "fail"
     rows[5]["grade"] = ""  # one row left ungraded
-    _write(out, rows)
+    write_sheet(out, rows)
     result = runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
     assert result.exit_code == 0, result.output
     assert "imported 35 grade(s) (1 row(s) left ungraded)" in result.output
@@ -145,14 +132,14 @@ def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp
 
 
 def test_numeric_grades_disagree_when_they_differ(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    auto = _auto_scores(run_dir)
-    rows = _sheet(sheet.path)
+    auto = auto_scores(run_dir)
+    rows = read_sheet(sheet.path)
     for r in rows:
         r["grade"] = repr(auto[int(r["row"])])
     rows[0]["grade"] = "0.1" if auto[1] != 0.1 else "0.2"
-    _write(sheet.path, rows)
+    write_sheet(sheet.path, rows)
     import_grades(project, run_dir, sheet.path)
     v = give_verdict(project, run_dir)
     human = v.to_json()["human"]
@@ -174,13 +161,13 @@ def test_numeric_grades_disagree_when_they_differ(project: Project, tmp_path: Pa
 )
 def test_grade_validation_names_file_row_and_column(project: Project, tmp_path: Path, edit: object,
                                                     message: str) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    rows = _sheet(sheet.path)
+    rows = read_sheet(sheet.path)
     for r in rows:
         r["grade"] = "pass"
     edit(rows)  # type: ignore[operator]
-    _write(sheet.path, rows)
+    write_sheet(sheet.path, rows)
     result = CliRunner().invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(sheet.path)])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
@@ -190,7 +177,7 @@ def test_grade_validation_names_file_row_and_column(project: Project, tmp_path: 
 
 
 def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
     with pytest.raises(RunError, match="no row has a grade"):
         import_grades(project, run_dir, sheet.path)
@@ -201,7 +188,7 @@ def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_p
 
 
 def test_grade_after_the_verdict_is_refused(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
     give_verdict(project, run_dir)
     with pytest.raises(RunError, match="already has a verdict"):
@@ -210,7 +197,7 @@ def test_grade_after_the_verdict_is_refused(project: Project, tmp_path: Path) ->
 
 def test_blind_sheet_after_the_verdict_is_refused(project: Project, tmp_path: Path) -> None:
     """`grade` refuses a judged run, so a sheet exported from one could never count: the export is refused too."""
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     give_verdict(project, run_dir)
     out = tmp_path / "late.csv"
     result = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
@@ -229,27 +216,27 @@ def _bc(project: Project, *args: str) -> tuple[int, str, str]:
 
 
 def test_exporting_again_never_erases_a_graders_sheet(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     out = tmp_path / "sheet.csv"
     assert _bc(project, "blind-sheet", run_dir.name, "--out", str(out))[0] == 0
-    rows = _sheet(out)
+    rows = read_sheet(out)
     rows[0]["grade"] = "pass"
-    _write(out, rows)
+    write_sheet(out, rows)
     filled = out.read_bytes()
     code, _, err = _bc(project, "blind-sheet", run_dir.name, "--out", str(out))
     assert code == 1 and "already exists" in err and "--force" in err and len(err.strip().splitlines()) == 1
     assert out.read_bytes() == filled
     code, stdout, _ = _bc(project, "blind-sheet", run_dir.name, "--out", str(out), "--force")
     assert code == 0 and "sheet.csv.bak" in stdout
-    assert (tmp_path / "sheet.csv.bak").read_bytes() == filled and _sheet(out)[0]["grade"] == ""
+    assert (tmp_path / "sheet.csv.bak").read_bytes() == filled and read_sheet(out)[0]["grade"] == ""
 
 
 @pytest.mark.parametrize("target", ["results/ledger.jsonl", "keys/bench-01/v1.seal.json", "keys/bench-01/ex-01.json",
                                     "CARD", "RUN/outputs.jsonl", "LINK"])
 def test_no_force_writes_over_the_ledger_a_seal_a_key_or_evidence(project: Project, tmp_path: Path,
                                                                    target: str) -> None:
-    run_dir = _run(project)
-    give_verdict(project, _run(project))  # the ledger has a row
+    run_dir = strong_run(project)
+    give_verdict(project, strong_run(project))  # the ledger has a row
     (project.root / "keys" / "bench-01").mkdir(parents=True, exist_ok=True)
     for name in ("v1.seal.json", "ex-01.json"):
         (project.root / "keys" / "bench-01" / name).write_text("{}\n", encoding="utf-8")
@@ -265,15 +252,15 @@ def test_no_force_writes_over_the_ledger_a_seal_a_key_or_evidence(project: Proje
 
 
 def test_importing_grades_again_keeps_the_first_import(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    rows = _sheet(sheet.path)
+    rows = read_sheet(sheet.path)
     rows[0]["grade"] = "pass"
-    _write(sheet.path, rows)
+    write_sheet(sheet.path, rows)
     assert _bc(project, "grade", run_dir.name, str(sheet.path))[0] == 0
     first = (run_dir / "grades" / "human.csv").read_bytes()
     rows[1]["grade"] = "fail"
-    _write(sheet.path, rows)
+    write_sheet(sheet.path, rows)
     code, _, err = _bc(project, "grade", run_dir.name, str(sheet.path))
     assert code == 1 and "already exists" in err
     assert (run_dir / "grades" / "human.csv").read_bytes() == first
@@ -288,7 +275,7 @@ def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path)
              for i, f in enumerate(card.fixture_ids()) for r in range(card.repetitions)}
     run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), texts=texts)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    cells = [r["output"] for r in _sheet(sheet.path)]
+    cells = [r["output"] for r in read_sheet(sheet.path)]
     for formula in formulas[:-1]:
         assert "'" + formula in cells and formula not in cells
     assert "plain" in cells
@@ -296,7 +283,7 @@ def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path)
 
 
 def test_the_mapping_is_compact_and_an_old_spaced_mapping_still_grades(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     runner = CliRunner()
     out = tmp_path / "sheet.csv"
     assert runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)]).exit_code == 0
@@ -312,12 +299,12 @@ def test_the_mapping_is_compact_and_an_old_spaced_mapping_still_grades(project: 
     again = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(tmp_path / "b.csv")])
     assert again.exit_code == 0, again.output  # the same rows: accepted, and the old file is not rewritten
     assert mapping.read_text(encoding="utf-8") == old
-    auto = _auto_scores(run_dir)
-    rows = _sheet(out)
+    auto = auto_scores(run_dir)
+    rows = read_sheet(out)
     for r in rows:
         r["grade"] = "pass" if auto[int(r["row"])] == 1.0 else "fail"
     rows[0]["grade"] = "fail" if rows[0]["grade"] == "pass" else "pass"
-    _write(out, rows)
+    write_sheet(out, rows)
     graded = runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
     assert graded.exit_code == 0, graded.output
     verdict = runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name])
@@ -326,7 +313,7 @@ def test_the_mapping_is_compact_and_an_old_spaced_mapping_still_grades(project: 
 
 
 def test_a_mapping_with_a_broken_line_is_named(project: Project, tmp_path: Path) -> None:
-    run_dir = _run(project)
+    run_dir = strong_run(project)
     out = tmp_path / "sheet.csv"
     blind_sheet(project, run_dir, out)
     mapping = run_dir / "sealed" / "sheet-human.jsonl"

@@ -19,8 +19,16 @@ from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import effect_evidence
 from benchcard.verdict.planning import plan
 
-from ..helpers_verdict import AB_CARD, FIXTURES10, PROBE_CARD, ab_metrics, make_project, make_run, the_card
-from .test_decision import SHOCKED10
+from ..helpers_verdict import (
+    AB_CARD,
+    FIXTURES10,
+    PROBE_CARD,
+    SHOCKED10,
+    ab_metrics,
+    make_project,
+    make_run,
+    the_card,
+)
 
 
 @pytest.fixture
