@@ -165,7 +165,7 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
             metrics.update({f"field_recall.{f}": r for f in FIELDS})
             fs.write(_line({"cell": cell, "fixture": fx, "status": "ok", "score": r, "metrics": metrics,
                             "rules": None}))
-    manifest = {"run": run_id, "card": "speed-ab", "version": 1, "kind": "ab", "seal_root": sealed["root"],
+    manifest = {"run": run_id, "card": "speed-ab", "version": 1, "kind": "ab", "seal_root": sealed.root,
                 "rig": {"provider": "openai", "model": "bench/model", "effort": "high", "surface": "Bench API",
                         "line": "bench/model · effort high · Bench API"},
                 "cells": n, "repetitions": reps, "seed": 1, "started_at": "2026-11-30T15:12:00Z"}
