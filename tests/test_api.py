@@ -41,7 +41,7 @@ def test_a_card_is_planned_run_judged_and_read_through_the_api(tmp_path: Path, s
     card = benchcard.load_card("colour-ab", root)
     assert card.id == "colour-ab" and card.kind == "ab"
     plan = benchcard.plan("colour-ab", root)
-    assert plan["calls"] == 12 and plan["fixtures"] == 3
+    assert plan.calls == 12 and plan.fixtures == 3
 
     [summary] = benchcard.run_card("colour-ab", root, provider="fake")
     assert summary.finished and summary.counts == {"ok": 12, "truncated": 0, "failed": 0}

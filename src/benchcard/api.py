@@ -22,6 +22,7 @@ from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, find_run, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
 from benchcard.verdict.planning import plan as _plan
+from benchcard.verdict.planresult import Plan
 from benchcard.verdict.powerplan import Assumptions
 from benchcard.verdict.runfolder import read_manifest
 
@@ -43,7 +44,7 @@ def load_card(card: str | os.PathLike[str], project: ProjectLike = None) -> Card
 
 def plan(card: str | os.PathLike[str], project: ProjectLike = None, pilot: str | os.PathLike[str] | None = None,
          assumed: Assumptions | None = None, fixtures: int | None = None,
-         repetitions: int | None = None) -> dict[str, Any]:
+         repetitions: int | None = None) -> Plan:
     """`benchcard plan CARD [--from RUN | --baseline-rate P …]`: calls, tokens and cost, and the detectable gap
     from a pilot run or from declared assumptions (`benchcard.assumptions(baseline_rate=…, fixture_sd=…)`)."""
     p = project_of(project)

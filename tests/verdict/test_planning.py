@@ -18,6 +18,7 @@ from benchcard.verdict import powerplan, simulate, stats
 from benchcard.verdict.crossed import crossed
 from benchcard.verdict.decision import effect_evidence
 from benchcard.verdict.planning import plan
+from benchcard.verdict.planresult import ClausePlan
 
 from ..helpers_verdict import (
     AB_CARD,
@@ -92,7 +93,7 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     out = result.output
     assert f"pilot {run_dir.name}:" in out
     assert "2,000 simulated runs of this size judged by the verdict's own rule, from a model of the pilot" in out
-    data = plan(project, the_card(project), run_dir.name)
+    data = plan(project, the_card(project), run_dir.name).fields()  # as --json prints it
     rises = data["pilot"]["clauses"][0]
     lo, hi = rises["needed_gap_range"]
     assert 0 < lo <= rises["needed_gap"] <= hi and lo < hi
@@ -110,7 +111,7 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     model = simulate.model_of(np.clip(base, 0, 1), var)
     fresh = simulate.draws(model, 10, 3, seed=99, n=4000)
     assert simulate.effect_power(fresh, rises["needed_gap"], 0.05) == pytest.approx(0.80, abs=0.03)
-    again = plan(project, the_card(project), run_dir.name)  # seeded: the same plan prints the same figures
+    again = plan(project, the_card(project), run_dir.name).fields()  # seeded: the same plan prints the same figures
     assert again["pilot"]["clauses"][0]["needed_gap"] == rises["needed_gap"]
 
 
@@ -160,7 +161,7 @@ def test_plan_without_a_pilot_rests_on_declared_assumptions(project: Project) ->
     # the Python API says the same (docs/api.md)
     through_api = benchcard.plan("extract-ab", project, assumed=benchcard.assumptions(baseline_rate=0.6,
                                  fixture_sd=0.15), fixtures=16, repetitions=5)
-    assert through_api["assumed"] == data["assumed"]
+    assert through_api.fields()["assumed"] == data["assumed"]
     # (the text and the JSON came from two invocations: seeded, the same figures); run shocks ask for more
     shocked = json.loads(CliRunner().invoke(cli, [*args, "--run-sd", "0.1", "--json"]).output)
     assert shocked["assumed"]["clauses"][0]["needed_gap"] > gap
@@ -222,8 +223,9 @@ def test_several_variants_are_planned_at_holms_level(tmp_path: Path) -> None:
     wide = json.loads(CliRunner().invoke(cli, [*args, "--fixtures", "16", "--repetitions", "5", "--json"]).output)
     gap = wide["assumed"]["clauses"][0]["needed_gap"]
     model = powerplan.Assumptions(baseline_rate=0.5).model()
-    assert gap == powerplan.effect_entry(model, 16, 5, 0.025, ranged=False)["needed_gap"]
-    assert gap > powerplan.effect_entry(model, 16, 5, 0.05, ranged=False)["needed_gap"] + 0.03
+    clause = ClausePlan(metric="field_recall", test="rises", fixture=None, margin=None, variant="A, B")
+    assert gap == powerplan.effect_entry(clause, model, 16, 5, 0.025, ranged=False).needed_gap
+    assert gap > powerplan.effect_entry(clause, model, 16, 5, 0.05, ranged=False).needed_gap + 0.03  # type: ignore[operator]
 
 
 def test_plan_warns_when_a_run_of_this_version_was_cut_off_at_max_tokens(tmp_path: Path) -> None:

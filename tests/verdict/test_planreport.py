@@ -6,20 +6,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
 import pytest
 
 from benchcard.verdict.planreport import clause_lines, model_line, plan_lines
+from benchcard.verdict.planresult import ClausePlan, ModelDescription, Plan
 
 RATES = {"model": "rates", "levels": 1, "baseline_rate": 0.6, "fixture_sd": 0.15, "run_sd": 0.0, "effect_sd": 0.05}
 
 
+def _model(data: dict[str, Any]) -> ModelDescription:
+    model: ModelDescription = msgspec.convert(data, ModelDescription)
+    return model
+
+
 def test_the_model_line_names_the_scores_and_their_spreads() -> None:
-    assert model_line(RATES, "as declared") == ("simulated as pass/fail scores as declared: baseline rate 0.600, "
-                                                "fixture sd 0.150, run sd 0.000, effect sd 0.050")
-    assert model_line({**RATES, "levels": 4}, "fitted to the pilot").startswith(
+    assert model_line(_model(RATES), "as declared") == (
+        "simulated as pass/fail scores as declared: baseline rate 0.600, fixture sd 0.150, run sd 0.000, effect sd "
+        "0.050")
+    assert model_line(_model({**RATES, "levels": 4}), "fitted to the pilot").startswith(
         "simulated as scores in steps of 1/4 fitted to the pilot: ")
     normal = {"model": "normal", "fixture": 0.0123456, "run": 0.0, "cell": 2.5}
-    assert model_line(normal, "fitted to the pilot") == ("simulated as a normal model of the gap fitted to the "
+    assert model_line(_model(normal), "fitted to the pilot") == ("simulated as a normal model of the gap fitted to the "
                                                          "pilot: variance components fixture 0.01235, run 0, cell 2.5")
 
 
@@ -59,15 +67,18 @@ RISES = {"metric": "field_recall", "test": "rises", "variant": "A", "fixtures": 
       "pilot's rate, 0.43 at its Wilson lower bound"]),
 ])
 def test_each_kind_of_clause_in_words(clause: dict[str, Any], lines: list[str]) -> None:
-    assert clause_lines(clause, 5, "SRC") == lines
+    typed = msgspec.convert({"fixture": None, "margin": None, **clause}, ClausePlan)  # as planning.py gives it
+    assert clause_lines(typed, 5, "SRC") == lines
 
 
-def _plan(**extra: Any) -> dict[str, Any]:
-    p: dict[str, Any] = {"card": "extract-ab", "version": 2, "kind": "ab", "rig": "m · api", "model": "m",
+def _plan(**extra: Any) -> Plan:
+    p: dict[str, Any] = {"max_cost": None, "input_cost": None,
+                         "card": "extract-ab", "version": 2, "kind": "ab", "rig": "m · api", "model": "m",
                          "variants": 2, "fixtures": 6, "repetitions": 3, "calls": 36, "input_tokens": 12345,
                          "input_tokens_method": "characters / 4", "max_output_tokens": 7200, "max_tokens": 200,
                          "price": None}
-    return {**p, **extra}
+    plan: Plan = msgspec.convert({**p, **extra}, Plan)
+    return plan
 
 
 def test_the_cost_lines_with_and_without_a_price() -> None:
@@ -88,7 +99,8 @@ def test_the_cost_lines_with_and_without_a_price() -> None:
 
 def test_a_plan_from_assumptions_says_what_it_rests_on() -> None:
     assumed = {"model": RATES, "notes": ["2 variants: each is planned at α/2"], "power": 0.8,
-               "method": "simulated", "repetitions": 5, "clauses": [{**RISES, "never": "six fixtures can never win"}]}
+               "method": "simulated", "fixtures": 6, "repetitions": 5,
+               "clauses": [{**RISES, "fixture": None, "margin": None, "never": "six fixtures can never win"}]}
     lines = plan_lines(_plan(warnings=["cards/x.yaml:3: cut off"], assumed=assumed))
     assert lines[5:] == [
         "warning: cards/x.yaml:3: cut off",
@@ -103,7 +115,7 @@ def test_a_plan_from_assumptions_says_what_it_rests_on() -> None:
 
 
 def test_a_plan_from_a_pilot_names_it_and_its_cost_per_call() -> None:
-    pilot = {"run": "20261130T000001Z-3f9a", "observed_cost_per_call": 0.002, "expected_cost": 0.072,
+    pilot = {"run": "20261130T000001Z-3f9a", "version": 2, "observed_cost_per_call": 0.002, "expected_cost": 0.072,
              "notes": ["1 of 36 pilot cell(s) were cut off"], "power": 0.8, "method": "simulated", "clauses": []}
     lines = plan_lines(_plan(pilot=pilot))
     assert lines[5:] == ["pilot 20261130T000001Z-3f9a:", "  observed $0.00200 per call → about $0.0720 for this run",

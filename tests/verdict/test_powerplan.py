@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import pytest
 
 from benchcard.errors import PlanError
 from benchcard.verdict import powerplan, simulate
+from benchcard.verdict.planresult import ClausePlan, NormalModel, RatesModel
 from benchcard.verdict.powerplan import Assumptions
+
+CLAUSE = ClausePlan(metric="field_recall", test="rises", fixture=None, margin=None, variant="A")
 
 
 def test_no_assumptions_is_none_and_given_ones_fill_the_defaults() -> None:
@@ -58,11 +62,13 @@ def test_a_design_that_can_never_win_says_why() -> None:
     assert powerplan.never(5, 3, 0.05) == ("5 fixture(s) can never win: the exact sign-flip p is at least 0.0625 > "
                                            "0.05")
     assert powerplan.never(6, 3, 0.05) is None  # 2/64 ≤ 0.05
-    entry = powerplan.effect_entry(Assumptions(0.5).model(), 5, 3, 0.05)
-    assert entry == {"needed_gap": math.inf, "needed_gap_range": [math.inf, math.inf],
-                     "never": powerplan.never(5, 3, 0.05)}
-    guard = powerplan.guard_entry(Assumptions(0.5).model(), 8, 1, 0.1, 0.05, "not_rises")
-    assert guard == {"passes_if_true_gap_below": -math.inf, "never": powerplan.never(8, 1, 0.05)}
+    entry = powerplan.effect_entry(CLAUSE, Assumptions(0.5).model(), 5, 3, 0.05)
+    assert entry == ClausePlan(metric="field_recall", test="rises", fixture=None, margin=None, variant="A",
+                               needed_gap=math.inf, needed_gap_range=[math.inf, math.inf],
+                               never=powerplan.never(5, 3, 0.05))
+    guard = powerplan.guard_entry(CLAUSE, Assumptions(0.5).model(), 8, 1, 0.1, 0.05, "not_rises")
+    assert (guard.passes_if_true_gap_below, guard.never) == (-math.inf, powerplan.never(8, 1, 0.05))
+    assert guard.needed_gap is msgspec.UNSET and guard.passes_if_true_gap_above is msgspec.UNSET
 
 
 def test_a_falls_clause_mirrors_the_rate_and_a_normal_model_is_left_alone() -> None:
@@ -72,23 +78,28 @@ def test_a_falls_clause_mirrors_the_rate_and_a_normal_model_is_left_alone() -> N
     assert powerplan.mirrored(rates, "rises") is rates
     normal = simulate.Components(fixture=0.1, run=0.0, cell=0.2, df=5)
     assert powerplan.mirrored(normal, "falls") is normal
-    assert powerplan.describe(normal) == {"model": "normal", "fixture": 0.1, "run": 0.0, "cell": 0.2}
-    assert powerplan.describe(rates) == {"model": "rates", "levels": 1, "baseline_rate": 0.2, "fixture_sd": 0.1,
-                                         "run_sd": 0.0, "effect_sd": 0.0}
+    assert powerplan.describe(normal) == NormalModel(fixture=0.1, run=0.0, cell=0.2)
+    assert powerplan.describe(rates) == RatesModel(levels=1, baseline_rate=0.2, fixture_sd=0.1, run_sd=0.0,
+                                                   effect_sd=0.0)
+    assert msgspec.to_builtins(powerplan.describe(normal)) == {"model": "normal", "fixture": 0.1, "run": 0.0,
+                                                               "cell": 0.2}
 
 
 def test_a_rates_clause_has_its_power_curve_and_the_needed_gap_inside_the_bracket_it_gives() -> None:
     model = Assumptions(0.5, fixture_sd=0.1).model()
-    entry = powerplan.effect_entry(model, 20, 5, 0.05, ranged=False)
-    curve = dict((g, p) for g, p in entry["power_at"])
+    entry = powerplan.effect_entry(CLAUSE, model, 20, 5, 0.05, ranged=False)
+    assert not isinstance(entry.power_at, msgspec.UnsetType)
+    curve = dict((g, p) for g, p in entry.power_at)
     assert sorted(curve) == list(powerplan.CURVE)
     assert [curve[g] for g in powerplan.CURVE] == sorted(curve.values())  # power grows with the gap
-    gap = entry["needed_gap"]
+    gap = entry.needed_gap
+    assert isinstance(gap, float)
     short, enough = [g for g, p in curve.items() if p < powerplan.POWER], [g for g, p in curve.items()
                                                                            if p >= powerplan.POWER]
     assert short and enough and max(short) <= gap <= min(enough)
     z = simulate.draws(model, 20, 5, powerplan.SEED)
     assert simulate.effect_power(z, gap, 0.05) >= powerplan.POWER > simulate.effect_power(z, gap - 0.01, 0.05)
-    assert "needed_gap_range" not in entry
-    guard = powerplan.guard_entry(model, 20, 5, 0.2, 0.05, "not_falls")
-    assert guard["passes_if_true_gap_below"] is None and guard["passes_if_true_gap_above"] > -0.2
+    assert entry.needed_gap_range is msgspec.UNSET
+    guard = powerplan.guard_entry(CLAUSE, model, 20, 5, 0.2, 0.05, "not_falls")
+    above = guard.passes_if_true_gap_above
+    assert guard.passes_if_true_gap_below is None and isinstance(above, float) and above > -0.2

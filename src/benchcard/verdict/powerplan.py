@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard.errors import PlanError
 from benchcard.verdict import simulate
+from benchcard.verdict.planresult import ClausePlan, ModelDescription, NormalModel, RatesModel
 from benchcard.verdict.simulate import Components, Model, Rates
 
 POWER = simulate.POWER
@@ -104,46 +107,48 @@ def mirrored(model: Model, test: str) -> Model:
     return model
 
 
-def describe(model: Model) -> dict[str, Any]:
-    """The model as JSON: what the simulation assumed, in the words of `plan`'s options."""
+def describe(model: Model) -> ModelDescription:
+    """The model as the plan shows it: what the simulation assumed, in the words of `plan`'s options."""
     if isinstance(model, Components):
-        return {"model": "normal", "fixture": model.fixture, "run": model.run, "cell": model.cell}
-    return {"model": "rates", "levels": model.levels, "baseline_rate": model.rate, "fixture_sd": model.fixture_sd,
-            "run_sd": model.run_sd, "effect_sd": model.effect_sd}
+        return NormalModel(model.fixture, model.run, model.cell)
+    return RatesModel(model.levels, model.rate, model.fixture_sd, model.run_sd, model.effect_sd)
 
 
-def effect_entry(model: Model, fixtures: int, repetitions: int, alpha: float, min_effect: float = 0.0,
-                 ranged: bool = True) -> dict[str, Any]:
-    """A `rises`/`falls` clause: the gap 80% power needs, its range over the pilot's uncertainty (`ranged`),
-    and for a `Rates` model the power at the gaps of CURVE."""
+def effect_entry(clause: ClausePlan, model: Model, fixtures: int, repetitions: int, alpha: float,
+                 min_effect: float = 0.0, ranged: bool = True) -> ClausePlan:
+    """A `rises`/`falls` clause with its figures: the gap 80% power needs, its range over the pilot's
+    uncertainty (`ranged`), and for a `Rates` model the power at the gaps of CURVE."""
     why = never(fixtures, repetitions, alpha)
     if why:
-        return {"needed_gap": math.inf, "needed_gap_range": [math.inf, math.inf], "never": why}
+        return msgspec.structs.replace(clause, needed_gap=math.inf, needed_gap_range=[math.inf, math.inf],
+                                       never=why)
     z = simulate.draws(model, fixtures, repetitions, SEED)
-    entry: dict[str, Any] = {}
     bracket: tuple[float, float | None] = (0.0, None)
+    power_at: list[list[float | None]] | UnsetType = UNSET
     if isinstance(model, Rates):  # the curve first: it brackets the needed gap, which saves half the bisection
         curve = [(g, simulate.effect_power(z, g, alpha, min_effect)) for g in CURVE]
-        entry["power_at"] = [list(point) for point in curve]
+        power_at = [list(point) for point in curve]
         short = [g for g, pw in curve if pw < POWER]
         bracket = (max(short, default=0.0), min((g for g, pw in curve if pw >= POWER), default=None))
     gap = simulate.needed_gap(z, alpha, POWER, min_effect, tol=TOL, bracket=bracket)
-    entry["needed_gap"] = gap
+    gap_range: list[float | None] | UnsetType = UNSET
     if ranged and isinstance(model, Components):  # the decision is scale-free: the range is a factor
         lo, hi = simulate.pilot_range(model.df)
-        entry["needed_gap_range"] = [gap * lo, gap * hi]
+        gap_range = [gap * lo, gap * hi]
     elif ranged:  # the ends to a coarser grain (half the draws, 0.01 wide): they show a spread, not a figure
         ends = [simulate.needed_gap(simulate.draws(m, fixtures, repetitions, SEED, RANGE_DRAWS), alpha, POWER,
                                     min_effect, tol=0.02) for m in simulate.bounds(model)]
-        entry["needed_gap_range"] = [min(gap, *ends), max(gap, *ends)]
-    return entry
+        gap_range = [min(gap, *ends), max(gap, *ends)]
+    return msgspec.structs.replace(clause, power_at=power_at, needed_gap=gap, needed_gap_range=gap_range)
 
 
-def guard_entry(model: Model, fixtures: int, repetitions: int, margin: float, alpha: float,
-                test: str) -> dict[str, Any]:
-    """A guard: the true gap below (not_rises) or above (not_falls) which it holds in 80% of simulated runs."""
+def guard_entry(clause: ClausePlan, model: Model, fixtures: int, repetitions: int, margin: float, alpha: float,
+                test: str) -> ClausePlan:
+    """A guard with its figure: the true gap below (not_rises) or above (not_falls) which it holds in 80% of
+    simulated runs."""
     if repetitions < 2:
-        return {"passes_if_true_gap_below": -math.inf, "never": never(fixtures, repetitions, alpha)}
+        return msgspec.structs.replace(clause, passes_if_true_gap_below=-math.inf,
+                                       never=never(fixtures, repetitions, alpha))
     limit = simulate.guard_limit(simulate.draws(model, fixtures, repetitions, SEED), margin, alpha, POWER)
-    return {"passes_if_true_gap_below": limit if test == "not_rises" else None,
-            "passes_if_true_gap_above": -limit if test == "not_falls" else None}
+    return msgspec.structs.replace(clause, passes_if_true_gap_below=limit if test == "not_rises" else None,
+                                   passes_if_true_gap_above=-limit if test == "not_falls" else None)

@@ -1,0 +1,146 @@
+"""`benchcard plan`'s result, typed once: built by planning.py (with powerplan.py's figures), worded by
+planreport.py and printed by `--json` as `Plan.fields()`.
+
+Fields are declared in the order `--json` has always printed them; a field only some plans or clauses have is
+UNSET when absent and then not printed. Figures are strict JSON values: an infinite or undefined one (no gap
+wins, a guard that can never hold) is None, printed null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from benchcard._util.hashing import strict
+
+#: A figure as computed: an int where it came as one (a price of 3 prints `3`, not `3.0`).
+Number = int | float
+
+
+class NormalModel(msgspec.Struct, frozen=True, tag_field="model", tag="normal"):
+    """A normal model of the gap, fitted to a pilot: its variance components."""
+
+    fixture: Number
+    run: Number
+    cell: Number
+
+
+class RatesModel(msgspec.Struct, frozen=True, tag_field="model", tag="rates"):
+    """Scores in steps of 1/levels around a baseline rate, with the spreads `plan`'s options declare."""
+
+    levels: int
+    baseline_rate: Number
+    fixture_sd: Number
+    run_sd: Number
+    effect_sd: Number
+
+
+ModelDescription = NormalModel | RatesModel
+
+
+class ClausePlan(msgspec.Struct, frozen=True, kw_only=True):
+    """One clause of the win rule for one variant: what it would take to hold in 80% of simulated runs.
+
+    A `holds` clause has the pilot's k of n and the chance all repetitions hold; a gap clause its simulated size,
+    the model (from a pilot), then a `rises`/`falls` clause's needed gap (its range, its power curve for a rates
+    model) or a guard's limit; `never` says why a design can never win, `note` why a clause has no figures."""
+
+    metric: str
+    test: str
+    fixture: str | None
+    margin: Number | None
+    variant: str
+    k: int | UnsetType = UNSET
+    n: int | UnsetType = UNSET
+    rate: Number | UnsetType | None = UNSET
+    chance_all_hold: Number | UnsetType | None = UNSET
+    chance_all_hold_low: Number | UnsetType | None = UNSET
+    fixtures: int | UnsetType = UNSET
+    repetitions: int | UnsetType = UNSET
+    simulated_runs: int | UnsetType = UNSET
+    note: str | UnsetType = UNSET
+    model: ModelDescription | UnsetType = UNSET
+    pilot_df: Number | UnsetType | None = UNSET
+    power_at: list[list[Number | None]] | UnsetType = UNSET  # [true gap, power]
+    needed_gap: Number | UnsetType | None = UNSET
+    needed_gap_range: list[Number | None] | UnsetType = UNSET
+    passes_if_true_gap_below: Number | UnsetType | None = UNSET
+    passes_if_true_gap_above: Number | UnsetType | None = UNSET
+    never: str | UnsetType | None = UNSET
+
+
+class PilotPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """The rule's power from a pilot run's scores, and the cost per call it observed."""
+
+    run: str
+    version: int
+    power: Number
+    method: str
+    clauses: list[ClausePlan]
+    notes: list[str]
+    observed_cost_per_call: Number | UnsetType | None = UNSET
+    expected_cost: Number | UnsetType | None = UNSET
+    observed_output_tokens_per_call: Number | UnsetType | None = UNSET
+
+
+class AssumedPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """The first clause's power from declared assumptions (no pilot)."""
+
+    power: Number
+    method: str
+    model: ModelDescription
+    fixtures: int
+    repetitions: int
+    clauses: list[ClausePlan]
+    notes: list[str]
+
+
+class Price(msgspec.Struct, frozen=True):
+    input: Number
+    output: Number
+    unit: str = "USD per 1M tokens"
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run of a card will take (calls, tokens, cost ceiling) and, from a pilot or from assumptions,
+    what it can hope to detect."""
+
+    card: str
+    version: int
+    kind: str
+    rig: str
+    model: str
+    variants: int
+    fixtures: int
+    repetitions: int
+    calls: int
+    input_tokens: int
+    input_tokens_method: str
+    max_output_tokens: int
+    max_tokens: int
+    price: Price | None
+    max_cost: Number | None
+    input_cost: Number | None
+    pilot: PilotPlan | None = None
+    assumed: AssumedPlan | None = None
+    judge: dict[str, Any] | None = None  # run/judging.judge_estimate's, for a judge card
+    warnings: list[str] = []
+
+    def fields(self) -> dict[str, Any]:
+        """The plan as `--json` prints it."""
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        return data
+
+
+def strict_plan(plan: Plan) -> Plan:
+    """The plan with every figure strict JSON (NaN and ±inf None, numpy scalars plain numbers)."""
+    return msgspec.convert(strict(msgspec.to_builtins(plan, enc_hook=_scalar)), Plan)
+
+
+def _scalar(obj: Any) -> Any:
+    item = getattr(obj, "item", None)  # a numpy scalar
+    if callable(item):
+        return item()
+    raise TypeError(f"not JSON data: {type(obj).__name__}")
