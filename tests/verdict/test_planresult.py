@@ -16,8 +16,16 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.verdict.planresult import ClausePlan, Plan, Price, strict_plan
 
-from ..helpers_verdict import AB_CARD, FIXTURES10, PROBE_CARD, ab_metrics, make_project, make_run, the_card
-from .test_decision import SHOCKED10
+from ..helpers_verdict import (
+    AB_CARD,
+    FIXTURES10,
+    PROBE_CARD,
+    SHOCKED10,
+    ab_metrics,
+    make_project,
+    make_run,
+    the_card,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "plan"
 THREE_VARIANTS = AB_CARD.replace('A: "Score your own output before returning it.\\n"}',
