@@ -306,6 +306,9 @@ def test_plan_counts_the_judge_apart(tmp_path: Path, server: FakeServer) -> None
     assert result.exit_code == 0, result.output
     assert "judge           ≤ 36 calls (3 per ok output) · test/judge · judge" in result.output
     assert "output ≤ 1,440 tokens" in result.output  # 36 calls × the judge's max_tokens 40
-    judge = json.loads(bc(tmp_path, "plan", CARD_ID, "--json").output)["judge"]
+    printed = bc(tmp_path, "plan", CARD_ID, "--json").output
+    golden = Path(__file__).resolve().parents[1] / "data" / "plan" / "judge.json"  # printed before it was typed
+    assert printed == golden.read_text(encoding="utf-8") + "\n"
+    judge = json.loads(printed)["judge"]
     assert judge["calls"] == 36 and judge["input_tokens"] > 36 * 50  # each judged output counted at max_tokens
     assert judge["max_cost"] == (judge["input_tokens"] * 1.0 + 1440 * 2.0) / 1_000_000

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import msgspec
 
 from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
@@ -321,7 +322,18 @@ def judge_manifest_fields(store: RunStore, summary: JudgeSummary) -> dict[str, A
             "judge_cost": summary.cost, "judge_tokens": summary.tokens}
 
 
-def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) -> dict[str, Any] | None:
+class JudgeEstimate(msgspec.Struct, frozen=True, kw_only=True):
+    """`benchcard plan`'s figures for a judge card's judging (its `judge`), in the order `--json` prints them."""
+
+    rig: str
+    per_output: int  # judgements of each ok output
+    calls: int
+    input_tokens: int
+    max_output_tokens: int
+    max_cost: float | None  # None: no price configured for the judge's model
+
+
+def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) -> JudgeEstimate | None:
     """The judging a run of a judge card will take at most (every output ok, each judged k times): calls, input
     tokens (characters / 4 of the filled template, plus the judged output at its max_tokens), output tokens, cost.
     None for other cards."""
@@ -342,15 +354,15 @@ def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) ->
     local = spec.provider == "local"
     cost = 0.0 if local else (None if price is None else (input_tokens * price.input + max_output * price.output)
                               / 1_000_000)
-    return {"rig": f"{spec.model} · {spec.provider}", "per_output": spec.judgements, "calls": calls,
-            "input_tokens": input_tokens, "max_output_tokens": max_output, "max_cost": cost}
+    return JudgeEstimate(rig=f"{spec.model} · {spec.provider}", per_output=spec.judgements, calls=calls,
+                         input_tokens=input_tokens, max_output_tokens=max_output, max_cost=cost)
 
 
-def judge_plan_lines(judge: Mapping[str, Any] | None) -> list[str]:
+def judge_plan_lines(judge: JudgeEstimate | None) -> list[str]:
     """`benchcard plan`'s lines for the judge, counted apart from the model under test."""
-    if not judge:
+    if judge is None:
         return []
-    cost = ("no price configured for the judge's model" if judge["max_cost"] is None
-            else f"cost ≤ ${judge['max_cost']:,.4f}")
-    return [f"judge           ≤ {judge['calls']:,} calls ({judge['per_output']} per ok output) · {judge['rig']} · "
-            f"input ~{judge['input_tokens']:,} tokens · output ≤ {judge['max_output_tokens']:,} tokens · {cost}"]
+    cost = ("no price configured for the judge's model" if judge.max_cost is None
+            else f"cost ≤ ${judge.max_cost:,.4f}")
+    return [f"judge           ≤ {judge.calls:,} calls ({judge.per_output} per ok output) · {judge.rig} · "
+            f"input ~{judge.input_tokens:,} tokens · output ≤ {judge.max_output_tokens:,} tokens · {cost}"]

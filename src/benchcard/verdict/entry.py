@@ -7,14 +7,12 @@ that anchor its evidence; `ledger.append` adds the chain fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Card
 from benchcard.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow, RowFigures
+from benchcard.verdict.integrity import Anchors
 from benchcard.verdictfigures import MetricFigures, VariantFigures, given
 from benchcard.verdictfile import AbVerdict, VerdictFile
 
@@ -60,15 +58,15 @@ def _judge(v: VerdictFile) -> JudgeFigures | UnsetType:
                                                               j.floor_met, j.cost)
 
 
-def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Mapping[str, Any], digest: str) -> LedgerRow:
+def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: str) -> LedgerRow:
     """The row of a run's verdict (`verdict/give.py`): `verdict` is its verdict.json as built, `anchors` the
     run's evidence digests (`integrity.evidence_digests`), `digest` verdict.json's own."""
     row = LedgerRow(
         card=card.id, version=card.version, kind=card.kind, rig=verdict.rig, run=verdict.run, cells=verdict.cells,
         counts=verdict.counts, outcome=verdict.outcome, finding=verdict.finding, human=_human(verdict),
         judge=_judge(verdict), cost=None if isinstance(verdict.cost, UnsetType) else verdict.cost,
-        latency=verdict.latency, plan_digest=anchors["plan_digest"], outputs_digest=anchors["outputs_digest"],
-        scores_digest=anchors["scores_digest"], verdict_digest=digest, seal_root=verdict.seal_root,
+        latency=verdict.latency, plan_digest=anchors.plan_digest, outputs_digest=anchors.outputs_digest,
+        scores_digest=anchors.scores_digest, verdict_digest=digest, seal_root=verdict.seal_root,
         evidence=verdict.evidence,
     )
     if isinstance(verdict, AbVerdict):

@@ -90,10 +90,28 @@ def verdict_digest(data: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in data.items() if k not in VERDICT_UNHASHED})
 
 
-def evidence_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """What a ledger row anchors of its run: the plan's digest and the digests of outputs and scores."""
-    return {"plan_digest": manifest.get("plan_digest"),
-            **{key: manifest.get(key) for key in ANCHORED}}
+class Anchors(msgspec.Struct, frozen=True):
+    """What a ledger row anchors of its run: the plan's digest and the digests of outputs and scores (None where
+    there is none)."""
+
+    plan_digest: str | None
+    outputs_digest: str | None
+    scores_digest: str | None
+
+    def by_key(self) -> dict[str, str | None]:
+        """The digests keyed by their manifest field, to compare field by field."""
+        return {"plan_digest": self.plan_digest, "outputs_digest": self.outputs_digest,
+                "scores_digest": self.scores_digest}
+
+
+def evidence_digests(manifest: Mapping[str, Any]) -> Anchors:
+    """The digests a run's manifest (as written) records; a value that is not text is kept as its repr, so that
+    it differs from any digest instead of passing for a missing one."""
+    def text(key: str) -> str | None:
+        value = manifest.get(key)
+        return value if value is None or isinstance(value, str) else repr(value)
+
+    return Anchors(text("plan_digest"), text("outputs_digest"), text("scores_digest"))
 
 
 def anchored(row: LedgerRow) -> bool:
@@ -105,11 +123,12 @@ def anchored(row: LedgerRow) -> bool:
     return isinstance(row.plan_digest, str)
 
 
-def _anchors(row: LedgerRow) -> dict[str, Any]:
-    """The run's digests as the row carries them (None where it carries none), keyed as evidence_digests."""
-    return {key: None if value is msgspec.UNSET else value
-            for key, value in (("plan_digest", row.plan_digest), ("outputs_digest", row.outputs_digest),
-                               ("scores_digest", row.scores_digest))}
+def _anchors(row: LedgerRow) -> Anchors:
+    """The run's digests as the row carries them (None where it carries none)."""
+    def text(value: str | msgspec.UnsetType | None) -> str | None:
+        return None if isinstance(value, msgspec.UnsetType) else value
+
+    return Anchors(text(row.plan_digest), text(row.outputs_digest), text(row.scores_digest))
 
 
 def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
@@ -133,9 +152,10 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
-    reference: Mapping[str, Any] = _anchors(row) if anchored(row) else manifest
+    recorded = evidence_digests(manifest).by_key()
+    reference = _anchors(row).by_key() if anchored(row) else recorded
     if anchored(row):
-        for key, value in evidence_digests(manifest).items():
+        for key, value in recorded.items():
             if value != reference[key]:
                 problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
     if anchored(row) or "plan_digest" in manifest:

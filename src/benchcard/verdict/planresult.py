@@ -14,6 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
+from benchcard.run.judging import JudgeEstimate
 
 #: A figure as computed: an int where it came as one (a price of 3 prints `3`, not `3.0`).
 Number = int | float
@@ -125,7 +126,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     input_cost: Number | None
     pilot: PilotPlan | None = None
     assumed: AssumedPlan | None = None
-    judge: dict[str, Any] | None = None  # run/judging.judge_estimate's, for a judge card
+    judge: JudgeEstimate | None = None  # a judge card's judging
     warnings: list[str] = []
 
     def fields(self) -> dict[str, Any]:
