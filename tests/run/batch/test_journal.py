@@ -157,6 +157,8 @@ def test_an_older_events_missing_optional_fields_replay_and_an_unknown_kind_is_p
     (b'{"event":"poll","chunk":0,"status":"completed","done":"2","at":"T"}', "$.done"),
     (b'{"event":"created","chunk":0,"at":"T"}', "batch"),
     (b'{"event":"planned","chunks":[{"chunk":0,"cells":2}],"at":"T"}', "$.chunks[0]"),
+    (b'{"event":"created","chunk":0,"batch":"b"}', "missing required field `at`"),  # when it happened is the record
+    (b'{"event":"creating","chunk":0,"at":""}', "missing required field `at`"),
 ])
 def test_a_mistyped_event_is_named_by_file_line_and_field(tmp_path: Path, line: bytes, field: str) -> None:
     j = Journal(tmp_path)

@@ -182,13 +182,16 @@ class Journal:
                 if not line.endswith(b"\n"):
                     break  # a torn last line: that step was not recorded
                 try:
-                    events.append(_DECODER.decode(line))
+                    event = _DECODER.decode(line)
                 except msgspec.ValidationError as exc:  # (a DecodeError too: caught first)
                     if _unknown_kind(line):
                         continue
                     raise RunError(f"{self.path}: line {n} is not a journal event: {exc}") from None
                 except msgspec.DecodeError:
                     raise RunError(f"{self.path}: line {n} is not JSON") from None
+                if not event.at:  # `at` defaults to "" only so that an event can be built before it is stamped
+                    raise RunError(f"{self.path}: line {n} is not a journal event: Object missing required field `at`")
+                events.append(event)
         return events
 
     def append(self, event: Event) -> Event:
