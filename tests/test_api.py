@@ -59,3 +59,41 @@ def test_a_card_is_planned_run_judged_and_read_through_the_api(tmp_path: Path, s
 
     with pytest.raises(benchcard.BenchcardError, match="already has a verdict"):
         benchcard.give_verdict(summary.run, root)
+
+
+def test_every_public_function_takes_a_project_as_a_project_a_str_or_a_path(tmp_path: Path, server: FakeServer,
+                                                                               key: str) -> None:
+    """docs/api.md: `project` is a `benchcard.Project` or a folder; each public function that takes one is called
+    with each of the three forms here (a function added later without a line below fails the first assert)."""
+    import inspect
+
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    root = tmp_path / "proj"
+    ab_project(root, server.base_url, fixtures=3, repetitions=1)
+    forms = {"Project": benchcard.Project(root), "str": str(root), "Path": root}
+    takers = sorted(name for name in benchcard.__all__ if callable(getattr(benchcard, name))
+                    and not isinstance(getattr(benchcard, name), type)
+                    and "project" in inspect.signature(getattr(benchcard, name)).parameters)
+    assert takers == ["give_verdict", "load_card", "manifest_of", "plan", "read_ledger", "read_run", "run_card",
+                      "verdict_of"]
+    for form, project in forms.items():
+        assert benchcard.load_card("colour-ab", project=project).id == "colour-ab", form
+        assert benchcard.plan("colour-ab", project=project).calls == 6, form
+        [summary] = benchcard.run_card("colour-ab", project=project, provider="fake")
+        assert summary.finished, form
+        assert benchcard.manifest_of(summary.run, project=project).cells == 6, form
+        assert benchcard.read_run(summary.run, project=project).attrs["blinded"], form
+        verdict = benchcard.give_verdict(summary.run, project=project)
+        assert benchcard.verdict_of(summary.run, project=project).finding == verdict.finding, form
+        assert set(benchcard.read_run(summary.run, project=project)["variant"]) == {"A", "baseline"}, form
+    for form, project in forms.items():
+        assert len(benchcard.read_ledger(project=project)) == 3, form
+
+
+def test_a_project_folder_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(benchcard.BenchcardError) as info:
+        benchcard.read_run("anything", project=tmp_path / "nowhere")
+    assert str(info.value) == f"project={tmp_path / 'nowhere'}: no such folder"
+    with pytest.raises(benchcard.BenchcardError) as info:
+        benchcard.load_card("anything", project=42)  # type: ignore[arg-type]
+    assert str(info.value) == "project=42: expected a Project, a folder (str or Path) or None"

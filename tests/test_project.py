@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.errors import ProjectError
+from benchcard.project import Project
+
 from .helpers_cli import bc, one_line_error
 from .helpers_run import KEY_ENV, ab_project
 from .helpers_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
@@ -68,3 +71,15 @@ def test_c_naming_a_folder_that_is_not_a_project(tmp_path: Path) -> None:
     assert one_line_error(bc(empty, "ledger")) == (
         f"error: -C {empty}: not a benchcard project (no cards/ folder in {empty.resolve()})")
     assert one_line_error(bc(tmp_path / "nowhere", "check")) == f"error: -C {tmp_path / 'nowhere'}: no such folder"
+
+
+def test_project_of_takes_a_project_a_str_or_a_path_and_finds_the_project_above_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "sub").mkdir()
+    project = Project(tmp_path.resolve())
+    assert Project.of(project) is project
+    assert Project.of(str(tmp_path)) == project and Project.of(tmp_path) == project
+    assert Project.of(tmp_path / "cards" / "sub") == project  # as `-C DIR` finds it
+    with pytest.raises(ProjectError) as info:
+        Project.of(tmp_path / "nowhere")
+    assert str(info.value) == f"project={tmp_path / 'nowhere'}: no such folder"

@@ -8,13 +8,12 @@ the command's own `BenchcardError`s, one line each; nothing here prints.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
 from benchcard.card.model import Card
-from benchcard.project import Project
+from benchcard.project import Project, ProjectLike
 from benchcard.records import Manifest
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run as _run
@@ -26,56 +25,47 @@ from benchcard.verdict.planresult import Plan
 from benchcard.verdict.powerplan import Assumptions
 from benchcard.verdict.runfolder import read_manifest
 
-ProjectLike = Project | str | os.PathLike[str] | None
 
-
-def project_of(project: ProjectLike = None) -> Project:
-    """A Project from what the caller has: one already, a folder, or None (the nearest project, as the CLI)."""
-    if isinstance(project, Project):
-        return project
-    return Project.find(Path(project) if project is not None else None)
-
-
-def load_card(card: str | os.PathLike[str], project: ProjectLike = None) -> Card:
+def load_card(card: str | os.PathLike[str], project: ProjectLike | None = None) -> Card:
     """A card by id (`one-word-sentiment`) or path, validated as `benchcard check` validates it."""
-    p = project_of(project)
+    p = Project.of(project)
     return _load_card(resolve_card_path(p, os.fspath(card)), p)
 
 
-def plan(card: str | os.PathLike[str], project: ProjectLike = None, pilot: str | os.PathLike[str] | None = None,
+def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot: str | os.PathLike[str] | None = None,
          assumed: Assumptions | None = None, fixtures: int | None = None,
          repetitions: int | None = None) -> Plan:
     """`benchcard plan CARD [--from RUN | --baseline-rate P …]`: calls, tokens and cost, and the detectable gap
     from a pilot run or from declared assumptions (`benchcard.assumptions(baseline_rate=…, fixture_sd=…)`)."""
-    p = project_of(project)
+    p = Project.of(project)
     return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot), assumed, fixtures, repetitions)
 
 
-def run_card(card: str | os.PathLike[str], project: ProjectLike = None, options: RunOptions | None = None,
+def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, options: RunOptions | None = None,
              **fields: Any) -> list[RunSummary]:
     """`benchcard run CARD`: one run per model; `options` or keyword fields of RunOptions (`provider`,
     `models`, `base_url`, `concurrency`, `resume`, `seed`, …). No progress bar unless `progress=True`."""
     fields.setdefault("progress", False)
     if options is None:
         options = RunOptions(**fields)
-    return _run(project_of(project), os.fspath(card), options)
+    return _run(Project.of(project), os.fspath(card), options)
 
 
-def give_verdict(run: str | os.PathLike[str], project: ProjectLike = None, *,
+def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None, *,
                  allow_incomplete: bool = False) -> Verdict:
     """`benchcard verdict RUN`: unblind a finished run, apply its sealed rule, write verdict.json and table.csv,
     enter the ledger. A run already judged is refused; `load_verdict` reads its verdict."""
-    p = project_of(project)
+    p = Project.of(project)
     return _give_verdict(p, find_run(p, os.fspath(run)), allow_incomplete=allow_incomplete)
 
 
-def verdict_of(run: str | os.PathLike[str], project: ProjectLike = None) -> Verdict:
+def verdict_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Verdict:
     """The verdict a run was given (`benchcard verdict RUN --show`)."""
-    p = project_of(project)
+    p = Project.of(project)
     return load_verdict(p, find_run(p, os.fspath(run)))
 
 
-def manifest_of(run: str | os.PathLike[str], project: ProjectLike = None) -> Manifest:
+def manifest_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Manifest:
     """A run's manifest, typed (`benchcard.records.Manifest`)."""
-    p = project_of(project)
+    p = Project.of(project)
     return read_manifest(find_run(p, os.fspath(run)))

@@ -25,6 +25,22 @@ class Project:
         return cls(here)
 
     @classmethod
+    def of(cls, given: ProjectLike | None = None) -> Project:
+        """The project a Python caller means: a `Project` as it is; a folder (`str` or any path) as the nearest
+        project at or above it, as `-C DIR` would (a folder that does not exist is refused, naming it); None as
+        the nearest project above the current folder. The one coercion every public function uses."""
+        if isinstance(given, Project):
+            return given
+        if given is None:
+            return cls.find()
+        if not isinstance(given, str | os.PathLike):
+            raise ProjectError(f"project={given!r}: expected a Project, a folder (str or Path) or None")
+        folder = Path(given)
+        if not folder.is_dir():
+            raise ProjectError(f"project={os.fspath(given)}: no such folder")
+        return cls.find(folder)
+
+    @classmethod
     def require(cls, given: Path | None = None) -> Project:
         """The project a command works in: `-C DIR`, else the nearest folder at or above the current one with a
         cards/ folder. Anywhere else there is nothing to work on, and the error says where it looked."""
@@ -109,3 +125,7 @@ class Project:
             return str(path.resolve().relative_to(self.root.resolve()))
         except ValueError:
             return str(path)
+
+
+ProjectLike = Project | str | os.PathLike[str]
+"""What every public function takes where it takes a project (`Project.of` turns it into one)."""

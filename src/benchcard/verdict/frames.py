@@ -18,7 +18,7 @@ from benchcard import ledger
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
-from benchcard.project import Project
+from benchcard.project import Project, ProjectLike
 from benchcard.records import AssignmentRow, OutputFigures, ScoreRow, read_rows
 from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
@@ -35,7 +35,7 @@ FORMATS = ("csv", "parquet")
 Row = TypeVar("Row", OutputFigures, ScoreRow)
 
 
-def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.DataFrame:
+def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) -> pd.DataFrame:
     """One row per cell of a run (its folder, or a run id or card id in `project`, default: the nearest).
 
     Columns: run, cell, variant, fixture, repetition, status (ok | truncated | failed | missing), score, one
@@ -93,17 +93,14 @@ def read_run(run: str | os.PathLike[str], project: Project | None = None) -> pd.
     return frame
 
 
-def read_ledger(project: Project | str | os.PathLike[str] | None = None) -> pd.DataFrame:
+def read_ledger(project: ProjectLike | None = None) -> pd.DataFrame:
     """The ledger, one row per verdict in file order (`at` as UTC timestamps). Nested figures (metrics,
     clauses, latency) stay as Python objects in their column. It reads; `benchcard ledger --verify` checks."""
     import pandas as pd
 
-    if project is None:
-        project = Project.find()
-    elif not isinstance(project, Project):
-        path = Path(project)
-        project = Project(path.parent.parent if path.name == "ledger.jsonl" else path)
-    frame = pd.DataFrame([row.fields() for row in ledger.read(project)])
+    if isinstance(project, str | os.PathLike) and Path(project).name == "ledger.jsonl":
+        project = Path(project).parent.parent  # the ledger file itself: its project
+    frame = pd.DataFrame([row.fields() for row in ledger.read(Project.of(project))])
     if "at" in frame:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
     return frame
@@ -164,11 +161,11 @@ def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return safe
 
 
-def _run_dir(run: str | os.PathLike[str], project: Project | None) -> Path:
+def _run_dir(run: str | os.PathLike[str], project: ProjectLike | None) -> Path:
     path = Path(run)
     if (path / "manifest.json").is_file():
         return path.resolve()
-    return find_run(project if project is not None else Project.find(), str(run))
+    return find_run(Project.of(project), os.fspath(run))
 
 
 def _row(rows: dict[str, dict[str, Any]], cell: str, fixture: str, path: Path, blinded: bool) -> dict[str, Any]:
