@@ -18,11 +18,14 @@ from click.testing import CliRunner, Result
 import benchcard
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 
+from ..helpers_run import ab_project, key, read_jsonl, server
 from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 REPO = Path(__file__).resolve().parents[2]
+__all__ = ["key", "server"]  # fixtures used by name
 
 
 @pytest.fixture
@@ -63,7 +66,10 @@ def test_an_unjudged_run_is_read_blind(project: Project) -> None:
     assert len(frame) == 36 and frame["field_recall"].notna().all()
     export = bc(project, "export", run_dir.name)
     assert export.exit_code == 0, export.output
-    assert "(blinded: no verdict yet, so no variant or repetition columns)" in export.stdout
+    assert ("(blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
+            "tokens, cost, latency, attempts)") in export.stdout
+    assert frame.attrs["withheld"] == ["variant", "repetition", "input_tokens", "cost", "latency_ms", "attempts"]
+    assert not set(frame.attrs["withheld"]) & set(frame.columns)
 
 
 def test_a_run_id_or_card_id_is_found_in_the_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,3 +192,38 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_before_the_verdict_no_column_tells_a_fixtures_cells_apart_by_variant(tmp_path: Path, server: FakeServer,
+                                                                               key: str) -> None:
+    """The two variants' prompts differ in length ("" against "Please.\\n"), so the request's figures differ by
+    variant; before the verdict no column of read_run or of the export separates a fixture's cells by variant.
+    (Every answer is "red" here, so the answer's side is the same for all.)"""
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    [summary] = benchcard.run_card("colour-ab", project, provider="fake")
+    run_dir = project.root / summary.folder
+    variant_of = {r["cell"]: r["variant"] for r in read_jsonl(run_dir / "sealed" / "assignment.jsonl")}
+
+    def separating(frame: pd.DataFrame) -> set[str]:
+        """The columns whose values, within some fixture, are not the same for both variants' cells."""
+        found = set()
+        for column in frame.columns.drop("cell"):
+            for _, cells in frame.groupby("fixture"):
+                seen: dict[str, set[str]] = {}
+                for cell, value in zip(cells["cell"], cells[column].astype(str), strict=True):
+                    seen.setdefault(variant_of[cell], set()).add(value)
+                if seen["A"] != seen["baseline"]:
+                    found.add(str(column))
+        return found
+
+    blind = benchcard.read_run(summary.run, project)
+    assert len(blind) == 12 and separating(blind) == set()
+    assert blind["text"].tolist() == ["red"] * 12  # the output as recorded, blind or not
+    out = tmp_path / "blind.csv"
+    assert bc(project, "export", summary.run, "--out", str(out)).exit_code == 0
+    assert separating(pd.read_csv(out)) == set()
+    benchcard.give_verdict(summary.run, project)
+    judged = benchcard.read_run(summary.run, project)
+    assert {"variant", "input_tokens"} <= separating(judged)  # the test has teeth: the prompts do differ
+    assert judged["text"].tolist() == ["red"] * 12

@@ -1,9 +1,11 @@
 """A run and the ledger as pandas DataFrames, and `benchcard export`: benchcard's results for other tools.
 
-`read_run` gives one row per cell. It unblinds (adds `variant` and `repetition` from `sealed/assignment.jsonl`)
-only for a run that has a verdict: before that, the variant of a cell is exactly what the blind design keeps
-from everyone, so an unjudged run comes back with the blinded columns only, and `frame.attrs["blinded"]` says
-which. pandas is imported on first use, so that `import benchcard` stays as fast as the command line needs.
+`read_run` gives one row per cell, with the output's text as recorded. It unblinds (adds `variant` and
+`repetition` from `sealed/assignment.jsonl`) only for a run that has a verdict: before that, the variant of a
+cell is exactly what the blind design keeps from everyone, so an unjudged run comes back without them and
+without the request side's figures (`WITHHELD`: input tokens, cost, latency and attempts follow the length of the
+prompt, which differs by variant), and `frame.attrs["blinded"]` says which. pandas is imported on first use, so
+that `import benchcard` stays as fast as the command line needs.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike
-from benchcard.records import AssignmentRow, OutputFigures, ScoreRow, read_rows
+from benchcard.records import AssignmentRow, OutputRow, ScoreRow, read_rows
 from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 
@@ -29,10 +31,15 @@ if TYPE_CHECKING:
 # The columns every frame of a run has, in order; the metric columns follow `score`, then the call's figures.
 CELL_COLUMNS = ("run", "cell", "variant", "fixture", "repetition", "status", "score")
 CALL_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "cost", "latency_ms", "attempts",
-                "finish_reason", "model", "provider")
+                "finish_reason", "text", "model", "provider")
+# Left out until the verdict: the assignment itself, and every figure of the request's side, which follows the
+# prompt (its variant) rather than the answer: its tokens, the cost they make, the time a longer prompt takes, the
+# retries a longer request's timeouts take. What remains is the answer's side, which the blind scorer sees too.
 BLINDED = ("variant", "repetition")
+REQUEST_SIDE = ("input_tokens", "cost", "latency_ms", "attempts")
+WITHHELD = BLINDED + REQUEST_SIDE
 FORMATS = ("csv", "parquet")
-Row = TypeVar("Row", OutputFigures, ScoreRow)
+Row = TypeVar("Row", OutputRow, ScoreRow)
 
 
 def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) -> pd.DataFrame:
@@ -40,8 +47,9 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
 
     Columns: run, cell, variant, fixture, repetition, status (ok | truncated | failed | missing), score, one
     column per metric the scorer wrote (NaN where the cell was not scored), input/output/reasoning tokens,
-    cost, latency_ms, attempts, finish_reason, model, provider. Without a verdict the run is still blind:
-    `variant` and `repetition` are left out and `attrs["blinded"]` is True.
+    cost, latency_ms, attempts, finish_reason, text (the output as recorded), model, provider. Without a verdict
+    the run is still blind: the `WITHHELD` columns are left out (named in `attrs["withheld"]`) and
+    `attrs["blinded"]` is True.
     """
     import pandas as pd
 
@@ -55,12 +63,12 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
                             "status": "missing"}
     model = manifest.rig.model if manifest.rig else None
     provider = manifest.rig.provider if manifest.rig else None
-    outputs = read_rows(run_dir / "outputs.jsonl", OutputFigures)
+    outputs = read_rows(run_dir / "outputs.jsonl", OutputRow)
     for o in _latest(outputs, bool(manifest.retries)):
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
-                   finish_reason=o.finish_reason)
+                   finish_reason=o.finish_reason, text=o.text)
     metric_names: dict[str, str] = {}
     for s in _latest(read_rows(run_dir / "scores.jsonl", ScoreRow), bool(manifest.retries)):
         row = _row(rows, s.cell, s.fixture, run_dir / "scores.jsonl", blinded)
@@ -78,17 +86,18 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
     for row in rows.values():
         row.update(run=run_dir.name, model=model, provider=provider)
         row.setdefault("status", "missing")
-    columns = [c for c in CELL_COLUMNS if not (blinded and c in BLINDED)]
-    columns += list(metric_names.values()) + list(CALL_COLUMNS)
+    withheld = WITHHELD if blinded else ()
+    columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS) if c not in withheld]
     frame = pd.DataFrame(list(rows.values()), columns=columns)
     for column in ("score", "cost", "latency_ms", *metric_names.values()):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in ("input_tokens", "output_tokens", "reasoning_tokens", "attempts",
-                   *(() if blinded else ("repetition",))):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+        if column in columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    for column in ("input_tokens", "output_tokens", "reasoning_tokens", "attempts", "repetition"):
+        if column in columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     if not blinded:
         frame = frame.sort_values(["fixture", "variant", "repetition"], kind="stable", ignore_index=True)
-    frame.attrs.update(blinded=blinded, run=run_dir.name, card=manifest.card,
+    frame.attrs.update(blinded=blinded, withheld=list(withheld), run=run_dir.name, card=manifest.card,
                        version=manifest.version, metrics=list(metric_names.values()))
     return frame
 
@@ -118,7 +127,8 @@ class Export:
     @property
     def line(self) -> str:
         """What `benchcard export` prints."""
-        blind = " (blinded: no verdict yet, so no variant or repetition columns)" if self.blinded else ""
+        blind = (" (blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
+                 "tokens, cost, latency, attempts)" if self.blinded else "")
         return f"wrote {self.rows} cells → {self.path}{blind}"
 
 
