@@ -1,7 +1,7 @@
 """Calibration and power of the verdict's rule, by simulation through the verdict's own decision code.
 
-Every simulated run is judged by `benchcard.verdict.crossed` (the calibrated gap) and
-`benchcard.verdict.decision` (evidence, Holm, findings) — the functions `benchcard verdict` calls with a
+Every simulated run is judged by `benchcard.stats.crossed` (the calibrated gap) and
+`benchcard.stats.decision` (evidence, Holm, findings) — the functions `benchcard verdict` calls with a
 batch of one — with the sign-flip p from `crossed.batch_signflip` (exact up to 12 fixtures, 4,000 seeded
 draws above; the verdict itself is exact to 20 and draws 100,000 above). The first runs of every line are
 re-checked against `stats.signflip_p`, the verdict's own sign-flip.
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from benchcard.verdict import stats
-from benchcard.verdict.crossed import batch_signflip, crossed
-from benchcard.verdict.decision import (
+from benchcard.stats import paired as stats
+from benchcard.stats.crossed import batch_signflip, crossed
+from benchcard.stats.decision import (
     LOSS,
     WIN,
     Evidence,
@@ -204,8 +204,8 @@ POWER_LINES: list[Line] = [
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
     rule's power at that gap in fresh runs of the binary world (difficulty N(0, 0.5) so that little is clipped)."""
-    from benchcard.verdict import powerplan
-    from benchcard.verdict import simulate as sim
+    from benchcard.planning import power as powerplan
+    from benchcard.stats import simulate as sim
 
     def world_power(gap: float) -> float:
         a2 = 0.5 * rng.standard_normal((sims, fixtures, 1))

@@ -22,9 +22,9 @@ import numpy as np
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.stats import paired as stats
 from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
-from benchcard.verdict import stats
 from benchproject import sealed_project  # beside this script
 
 KEY_ENV = "BENCHCARD_CALIBRATION_KEY"

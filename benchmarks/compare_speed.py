@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchcard.verdict.compare import RuleOptions, compare
+from benchcard.compare import RuleOptions, compare
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 BUDGET_S = 2.0

@@ -19,7 +19,8 @@ from functools import partial
 
 import numpy as np
 
-from benchcard.verdict import powerplan, simulate
+from benchcard.planning import power as powerplan
+from benchcard.stats import simulate
 
 DESIGNS = ((12, 3), (12, 5), (24, 5), (48, 3), (48, 10))
 

@@ -1,7 +1,7 @@
 """Candidate variance forms for the verdict's t, each calibrated to its worst case, compared on power.
 
 Every candidate maps the two-way mean squares of Δ (a = MS_fix/FR, b = MS_rep/FR, c = MS_err/FR) to a
-variance and degrees of freedom; its p is then calibrated as `verdict/worstcase.py` calibrates the rule's
+variance and degrees of freedom; its p is then calibrated as `stats/worstcase.py` calibrates the rule's
 (the supremum over a grid of fixture and run variance ratios of the normal model's null rate, 20,000 draws
 a point) and combined with the exact sign-flip p, as the rule combines them. Printed: the A/A result rate
 (‰) of the binary world of `calibration.py` at per-arm shock sd 0, 0.25, 0.5, 0.75, 1.0, 1.5 for each
@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from benchcard.verdict.crossed import batch_signflip, crossed
-from benchcard.verdict.worstcase import FIXTURE_RATIOS, RUN_RATIOS
+from benchcard.stats.crossed import batch_signflip, crossed
+from benchcard.stats.worstcase import FIXTURE_RATIOS, RUN_RATIOS
 from calibration import Line, simulate  # beside this script
 
 Array = npt.NDArray[np.float64]

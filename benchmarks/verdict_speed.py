@@ -38,8 +38,8 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from benchcard.verdict import stats
-from benchcard.verdict.resample import bootstrap_intervals
+from benchcard.stats import paired as stats
+from benchcard.stats.resample import bootstrap_intervals
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 BUDGET_S = 3.0  # the statistics alone
@@ -107,7 +107,7 @@ history:
 
 
 def _line(row: dict[str, Any]) -> str:
-    """A JSONL line as the runner writes it (benchcard.records.dumps_line): compact separators."""
+    """A JSONL line as the runner writes it (benchcard.records.rows.dumps_line): compact separators."""
     return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 

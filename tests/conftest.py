@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchcard.ledgerrow import Comparison, Latency, LedgerRow, RowCounts
+from benchcard.records.ledgerrow import Comparison, Latency, LedgerRow, RowCounts
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"

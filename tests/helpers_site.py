@@ -15,14 +15,14 @@ from typing import Any, ClassVar
 import msgspec
 import numpy as np
 
-from benchcard import ledger
 from benchcard._util.hashing import file_digest
 from benchcard.card import seal
 from benchcard.card.load import load_card
 from benchcard.card.model import Card, Rig
-from benchcard.ledgerrow import Latency, LedgerRow, RowCounts
 from benchcard.project import Project
 from benchcard.publish.build import build_site
+from benchcard.records import ledger
+from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts
 from benchcard.run.grid import planned_assignment
 from benchcard.run.plandigest import seal_plan
 from benchcard.scoring.scorers import score_output

@@ -15,23 +15,21 @@ PKG = SRC / "benchcard"
 RANKS: list[tuple[str, int]] = [
     ("benchcard._util", 0),
     ("benchcard.errors", 0),
+    ("benchcard.stats", 0),
     ("benchcard.project", 1),
-    ("benchcard.ledger", 1),
-    ("benchcard.ledgerrow", 1),
-    ("benchcard.verdictfile", 1),
-    ("benchcard.verdictfigures", 1),
     ("benchcard.records", 1),
-    ("benchcard.manifestparts", 1),
     ("benchcard.testing", 1),
     ("benchcard.scoring", 2),
     ("benchcard.card", 3),
     ("benchcard.run", 4),
     ("benchcard.verdict", 5),
-    ("benchcard.publish", 6),
-    ("benchcard.api", 7),
-    ("benchcard.fakeserver", 7),
-    ("benchcard.cli", 8),
-    ("benchcard", 8),
+    ("benchcard.planning", 6),
+    ("benchcard.compare", 6),
+    ("benchcard.publish", 7),
+    ("benchcard.api", 8),
+    ("benchcard.fakeserver", 8),
+    ("benchcard.cli", 9),
+    ("benchcard", 9),
 ]
 
 
@@ -160,10 +158,25 @@ def test_only_the_cli_imports_click() -> None:
     assert users == ["benchcard.cli"]
 
 
-@pytest.mark.parametrize("package", ["card", "scoring", "run", "verdict", "publish", "testing", "_util"])
+@pytest.mark.parametrize("package", ["card", "scoring", "run", "verdict", "publish", "testing", "_util", "records",
+                                     "stats", "planning", "compare"])
 def test_each_stage_says_what_it_owns(package: str) -> None:
     doc = ast.get_docstring(ast.parse((PKG / package / "__init__.py").read_text(encoding="utf-8")))
     assert doc and len(doc) > 40
+
+
+def test_the_statistics_import_nothing_of_benchcards() -> None:
+    """`stats/` is pure: numpy and scipy over arrays, so every figure can be checked on its own."""
+    edges = graph()
+    outside = sorted(f"{m} imports {t}" for m, targets in edges.items() if m.startswith("benchcard.stats")
+                     for t in targets if not t.startswith("benchcard.stats"))
+    assert outside == []
+
+
+def test_the_top_level_is_only_the_door() -> None:
+    """Top-level modules are the package's door; everything else lives in a stage package."""
+    door = {"__init__", "__main__", "api", "cli", "errors", "project"}
+    assert sorted(p.stem for p in PKG.glob("*.py") if p.stem not in door) == []
 
 
 def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path: Path) -> None:

@@ -13,16 +13,16 @@ from typing import Any
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
 from benchcard.card.model import Card
+from benchcard.planning.forecast import plan as _plan
+from benchcard.planning.power import Assumptions
+from benchcard.planning.result import Plan
 from benchcard.project import Project, ProjectLike
-from benchcard.records import Manifest
+from benchcard.records.rows import Manifest
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run as _run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, find_run, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
-from benchcard.verdict.planning import plan as _plan
-from benchcard.verdict.planresult import Plan
-from benchcard.verdict.powerplan import Assumptions
 from benchcard.verdict.runfolder import read_manifest
 
 
@@ -66,6 +66,6 @@ def verdict_of(run: str | os.PathLike[str], project: ProjectLike | None = None) 
 
 
 def manifest_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Manifest:
-    """A run's manifest, typed (`benchcard.records.Manifest`)."""
+    """A run's manifest, typed (`benchcard.records.rows.Manifest`)."""
     p = Project.of(project)
     return read_manifest(find_run(p, os.fspath(run)))

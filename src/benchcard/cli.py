@@ -268,7 +268,7 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 @click.pass_context
 def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bool) -> None:
     """Show the ledger of verdicts (results and non-results); --verify checks the chain and the evidence."""
-    from benchcard import ledger as ledger_mod
+    from benchcard.records import ledger as ledger_mod
     from benchcard.verdict.ledgerview import print_rows, repair_line
 
     project = _project(ctx)
@@ -314,8 +314,8 @@ def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None
 def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | None, clauses: tuple[str, ...],
                 out: str | None, enter_ledger: bool, as_json: bool) -> None:
     """A paired verdict of B against A (the baseline): two inspect_ai logs or two lm-eval samples files."""
+    from benchcard.compare import RuleOptions
     from benchcard.publish.compareplots import compare_and_plot
-    from benchcard.verdict.compare import RuleOptions
 
     done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
                             project=Project.find(Path(ctx.obj["project"]) if ctx.obj["project"] else None),
@@ -379,8 +379,8 @@ def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: fl
              repetitions: int | None, as_json: bool) -> None:
     """Calls, tokens and cost of a run of CARD; the smallest gap it can detect, from a pilot run or from
     declared assumptions (docs/statistics.md)."""
-    from benchcard.verdict.planning import plan_report
-    from benchcard.verdict.powerplan import assumptions
+    from benchcard.planning.forecast import plan_report
+    from benchcard.planning.power import assumptions
 
     project = _project(ctx)
     assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchcard.compare import RuleOptions
 from benchcard.publish.compareplots import MAX_PLOTTED_SAMPLES, compare_and_plot
-from benchcard.verdict.compare import RuleOptions
 
 from ..helpers_compare import LM_A, LM_B, bc
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchcard import ledger
 from benchcard.card.load import load_cards
 from benchcard.project import Project
 from benchcard.publish.build import build_site
+from benchcard.records import ledger
 
 from ..helpers_site import (
     _norm,

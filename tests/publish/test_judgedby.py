@@ -8,11 +8,11 @@ from pathlib import Path
 import msgspec
 
 from benchcard.card.load import load_card
-from benchcard.ledgerrow import ClauseOutcome, LedgerRow, RowCounts
 from benchcard.publish.judgedby import ClauseRef, baseline_of, clauses_for
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import Bootstrap, ClauseFigures, SignFlip
-from benchcard.verdictfile import AbVerdict
+from benchcard.records.ledgerrow import ClauseOutcome, LedgerRow, RowCounts
+from benchcard.records.verdictfigures import Bootstrap, ClauseFigures, SignFlip
+from benchcard.records.verdictfile import AbVerdict
 
 from ..helpers_verdict import make_project
 

@@ -26,7 +26,7 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
     import numpy as np
 
     from benchcard.publish.render import fmt_num
-    from benchcard.verdict import stats
+    from benchcard.stats import paired as stats
 
 
     out, source = _demo_site(tmp_path, _run_shock)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcard.ledgerrow import RowCounts
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import environment
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import Bootstrap, ClauseFigures, SignFlip
-from benchcard.verdictfile import AbVerdict
+from benchcard.records.ledgerrow import RowCounts
+from benchcard.records.verdictfigures import Bootstrap, ClauseFigures, SignFlip
+from benchcard.records.verdictfile import AbVerdict
 
 GOOD, BAD = "#1f4bb0", "#b3261e"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.card.load import load_card
-from benchcard.records import dumps_line
+from benchcard.records.rows import dumps_line
 from benchcard.run.grid import _planned, _shuffled_blocks, assignment_digest, planned_assignment
 from benchcard.run.griddraws import hex_ids, plan_columns
 

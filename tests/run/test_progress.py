@@ -7,7 +7,7 @@ import time
 from io import StringIO
 from pathlib import Path
 
-from benchcard.records import OutputRow
+from benchcard.records.rows import OutputRow
 from benchcard.run.progress import RichProgress
 from benchcard.testing.fakeserver import FakeServer
 
@@ -32,7 +32,7 @@ def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server
     """Where stderr is not a terminal a live bar shows nothing until the end: plain status lines instead."""
     import io
 
-    from benchcard.records import OutputRow
+    from benchcard.records.rows import OutputRow
     from benchcard.run.progress import PLAIN_EVERY_S, RichProgress
 
     assert PLAIN_EVERY_S <= 10

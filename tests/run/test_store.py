@@ -12,7 +12,7 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records import AssignmentRow, Manifest, OutputRow, RequestRow, Usage, new_run_id
+from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, RequestRow, Usage, new_run_id
 from benchcard.run.store import RunStore
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.records import OutputRow
+from benchcard.records.rows import OutputRow
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.summary import RunSummary, Tally, capped_note

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchcard import ledger
 from benchcard.errors import LedgerError
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.verdict.audit import LedgerAudit, audit, audit_lines
 from benchcard.verdict.give import give_verdict
 

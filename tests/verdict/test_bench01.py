@@ -20,13 +20,13 @@ import pytest
 from benchcard.card import seal
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
-from benchcard.ledger import read as read_ledger
 from benchcard.project import Project
+from benchcard.records.ledger import read as read_ledger
 from benchcard.run.grid import plan_cells
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
+from benchcard.stats import paired as stats
 from benchcard.testing.fakeserver import FakeServer
-from benchcard.verdict import stats
 from benchcard.verdict.give import give_verdict
 
 from ..conftest import copy_project

@@ -12,10 +12,10 @@ import pytest
 
 from benchcard.card.model import Card
 from benchcard.project import Project
-from benchcard.verdict import stats
+from benchcard.stats import paired as stats
+from benchcard.stats.crossed import crossed
+from benchcard.stats.resample import bootstrap_intervals
 from benchcard.verdict.clausestats import Figures, ab_stats
-from benchcard.verdict.crossed import crossed
-from benchcard.verdict.resample import bootstrap_intervals
 from benchcard.verdict.runfolder import read_run
 
 from ..helpers_verdict import BASE_A, VAR_A, ab_metrics, make_run, the_card

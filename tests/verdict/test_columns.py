@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchcard.project import Project
-from benchcard.records import dumps_line
+from benchcard.records.rows import dumps_line
 from benchcard.run.grid import assignment_plan, planned_assignment
 from benchcard.verdict.columns import plan_grid, read_plan
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchcard import ledger
 from benchcard.project import Project
-from benchcard.verdict import stats
+from benchcard.records import ledger
+from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
 
 from ..helpers_verdict import (

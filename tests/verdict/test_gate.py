@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from benchcard import ledger
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, key, only_run, seal_card, server, write_config

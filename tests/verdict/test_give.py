@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from benchcard import ledger
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.verdict.give import find_run, give_verdict, load_verdict
 
 from ..helpers_verdict import (

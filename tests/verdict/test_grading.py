@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchcard import ledger
 from benchcard.cli import cli
 from benchcard.errors import RunError
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.grading import blind_sheet, import_grades
 

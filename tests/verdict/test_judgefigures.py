@@ -9,14 +9,14 @@ from typing import Any
 
 import msgspec
 
-from benchcard.ledgerrow import JudgeFigures
 from benchcard.project import Project
+from benchcard.records.ledgerrow import JudgeFigures
+from benchcard.records.verdictfigures import JudgeBlock
+from benchcard.records.verdictfile import decode_verdict
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.judgefigures import judge_lines, judge_table, with_judge
 from benchcard.verdict.runfolder import read_run
-from benchcard.verdictfigures import JudgeBlock
-from benchcard.verdictfile import decode_verdict
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, judge_project, script

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from benchcard import ledger
 from benchcard.cli import cli
-from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.ledgerrow import LedgerRow
 from benchcard.verdict.ledgerview import repair_line
 
 from ..conftest import ledger_row

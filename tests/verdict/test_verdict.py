@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchcard import ledger
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.run.grid import planned_assignment
-from benchcard.verdict import stats
+from benchcard.stats import paired as stats
+from benchcard.stats.resample import bootstrap_intervals
 from benchcard.verdict.give import give_verdict
-from benchcard.verdict.resample import bootstrap_intervals
 from benchcard.verdict.runfolder import read_run
 
 from ..helpers_verdict import (

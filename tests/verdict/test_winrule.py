@@ -11,11 +11,11 @@ import pytest
 
 from benchcard.card.model import Clause
 from benchcard.project import Project
-from benchcard.verdict import stats
+from benchcard.records.verdictfigures import HoldsFigures
+from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run
 from benchcard.verdict.winrule import clause_text, fmt, fmt_ci, fmt_level, fmt_peq, holds_clause
-from benchcard.verdictfigures import HoldsFigures
 
 from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
 

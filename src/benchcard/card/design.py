@@ -15,7 +15,7 @@ from collections.abc import Callable
 from benchcard.card.model import Card
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
-from benchcard.records import manifest_or_none
+from benchcard.records.rows import manifest_or_none
 
 
 def fewest_fixtures(alpha: float) -> int:

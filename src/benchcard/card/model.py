@@ -13,7 +13,7 @@ from typing import Any
 
 from benchcard._util.safeio import read_regular_text
 from benchcard.errors import CardError
-from benchcard.records import rig_line
+from benchcard.records.rows import rig_line
 from benchcard.scoring.scorers import ScoringSpec
 
 VARIANT_SLOT = "{{variant}}"

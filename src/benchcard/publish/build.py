@@ -30,7 +30,6 @@ from typing import Any
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
-from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
 from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
@@ -38,8 +37,9 @@ from benchcard.publish.probe import probe_context
 from benchcard.publish.render import environment, json_ld, write_page
 from benchcard.publish.runcard import ab_context
 from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
+from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.verdictfile import VerdictFile
 from benchcard.verdict.integrity import verdict_matches
-from benchcard.verdictfile import VerdictFile
 
 __all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
 

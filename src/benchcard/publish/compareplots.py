@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from benchcard.compare import Comparison, RuleOptions, compare
 from benchcard.project import Project
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.runs import Run
-from benchcard.verdict.compare import Comparison, RuleOptions, compare
 from benchcard.verdict.table import TABLE_FILE
 
 MAX_PLOTTED_SAMPLES = 100

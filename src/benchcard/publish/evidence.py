@@ -13,9 +13,9 @@ from benchcard.publish.files import copy_published, files_under, published_name,
 from benchcard.publish.judgedby import baseline_of
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
 from benchcard.publish.runs import Run, number
-from benchcard.records import OutputRow
-from benchcard.verdictfigures import known
-from benchcard.verdictfile import ProbeVerdict
+from benchcard.records.rows import OutputRow
+from benchcard.records.verdictfigures import known
+from benchcard.records.verdictfile import ProbeVerdict
 
 RUN_FILES = ("manifest.json", "outputs.jsonl", "attempts.jsonl", "scores.jsonl", "verdict.json", "table.csv")
 RUN_DIRS = ("sealed", "grades")

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchcard.card.model import Card
-from benchcard.ledgerrow import LedgerRow
 from benchcard.publish.render import fmt_money, fmt_num, fmt_value
 from benchcard.publish.runs import Run
+from benchcard.records.ledgerrow import LedgerRow
 
 
 def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapping[str, Card],

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchcard.card.model import Card
-from benchcard.ledgerrow import ClauseOutcome
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import ClauseFigures, Number, known
-from benchcard.verdictfile import AbVerdict
+from benchcard.records.ledgerrow import ClauseOutcome
+from benchcard.records.verdictfigures import ClauseFigures, Number, known
+from benchcard.records.verdictfile import AbVerdict
 
 
 @dataclass(frozen=True)

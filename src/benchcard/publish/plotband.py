@@ -17,8 +17,8 @@ import msgspec
 
 from benchcard.publish.judgedby import ClauseRef
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import MetricFigures, VariantFigures, known
-from benchcard.verdictfile import AbVerdict
+from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
+from benchcard.records.verdictfile import AbVerdict
 
 CALIBRATED = "calibrated"
 PAIRED_T = "paired t"

@@ -81,7 +81,7 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
         return []
     import numpy as np
 
-    from benchcard.verdict import stats
+    from benchcard.stats import paired as stats
 
     alpha = card.win.alpha if card is not None and card.win is not None else 0.05
     alpha = float((run.judged_file.alpha if run.judged_file else None) or alpha)

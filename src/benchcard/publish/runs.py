@@ -19,9 +19,9 @@ import msgspec
 from benchcard._util.lastrow import last_per_cell, split_earlier
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError, LedgerError
-from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
-from benchcard.records import (
+from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.rows import (
     ASSIGNMENT,
     MANIFEST,
     OUTPUTS,
@@ -36,11 +36,11 @@ from benchcard.records import (
     decode_line,
     decode_manifest,
 )
+from benchcard.records.verdictfigures import known
+from benchcard.records.verdictfile import VerdictFile, decode_verdict
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 from benchcard.verdict.integrity import verdict_digest
-from benchcard.verdictfigures import known
-from benchcard.verdictfile import VerdictFile, decode_verdict
 
 T = TypeVar("T")
 
@@ -319,7 +319,7 @@ def read_ledger(project: Project) -> tuple[list[LedgerRow], str | None]:
     A broken chain does not stop the build: the page shows the rows and says plainly that they fail
     verification, which is what a reader needs to know.
     """
-    from benchcard import ledger as ledger_mod
+    from benchcard.records import ledger as ledger_mod
 
     rows = ledger_mod.read(project)
     try:

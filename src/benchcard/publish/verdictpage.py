@@ -17,11 +17,11 @@ from msgspec import UnsetType
 from benchcard.publish.render import CLAUSE_KEYS, fmt_p, fmt_value, labelled_figures
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictview import ClauseLine, VerdictView, verdict_view
+from benchcard.records.verdictfigures import HumanGrades, known
+from benchcard.records.verdictfile import AbVerdict
 from benchcard.verdict.judgefigures import judge_table
 from benchcard.verdict.report import effect_lines, row_lead_lines
 from benchcard.verdict.winrule import TEST_WORDS
-from benchcard.verdictfigures import HumanGrades, known
-from benchcard.verdictfile import AbVerdict
 
 # The columns of a grading disagreement worth a row on the page (the sheet and its row are in grades/).
 _GRADE_COLUMNS = (("cell", "cell"), ("fixture", "fixture"), ("variant", "variant"), ("repetition", "rep"),

@@ -13,10 +13,18 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UnsetType
 
-from benchcard.ledgerrow import ClauseOutcome, HumanAgreement, JudgeFigures, LedgerRow, RowCounts
 from benchcard.publish.runs import Run
-from benchcard.verdictfigures import ClauseFigures, Disagreement, Equivalence, HumanGrades, JudgeBlock, Number, known
-from benchcard.verdictfile import AbVerdict, VerdictFile, legacy_metric_order
+from benchcard.records.ledgerrow import ClauseOutcome, HumanAgreement, JudgeFigures, LedgerRow, RowCounts
+from benchcard.records.verdictfigures import (
+    ClauseFigures,
+    Disagreement,
+    Equivalence,
+    HumanGrades,
+    JudgeBlock,
+    Number,
+    known,
+)
+from benchcard.records.verdictfile import AbVerdict, VerdictFile, legacy_metric_order
 
 #: A figure's name and value, in the order its file or row wrote it.
 Figure = tuple[str, object]

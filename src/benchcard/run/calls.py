@@ -27,7 +27,7 @@ import httpx
 import msgspec
 
 from benchcard.errors import BenchcardError, ProviderError, RunError
-from benchcard.records import OutputRow, Usage
+from benchcard.records.rows import OutputRow, Usage
 from benchcard.run.options import RunOptions
 from benchcard.run.progress import Progress
 from benchcard.run.providers import Price, cost_of

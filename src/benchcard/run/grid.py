@@ -28,7 +28,7 @@ import msgspec
 
 from benchcard._util.hashing import canonical_json, seed_from
 from benchcard.card.model import Card
-from benchcard.records import AssignmentRow, RequestRow
+from benchcard.records.rows import AssignmentRow, RequestRow
 from benchcard.run.providers.base import Provider
 
 if TYPE_CHECKING:

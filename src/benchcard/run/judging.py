@@ -37,7 +37,7 @@ from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project
-from benchcard.records import (
+from benchcard.records.rows import (
     SEALED,
     STATUSES,
     AssignmentRow,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.hashing import digest, file_digest
-from benchcard.records import SEALED
+from benchcard.records.rows import SEALED
 
 #: The manifest fields fixed when the plan is written that say what the run is; `plan_digest` covers them.
 PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "scratch", "provider_type", "base_url",

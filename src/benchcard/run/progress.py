@@ -7,7 +7,7 @@ import threading
 import time
 from typing import IO, Any, Protocol
 
-from benchcard.records import OutputRow
+from benchcard.records.rows import OutputRow
 
 
 class Progress(Protocol):

@@ -26,7 +26,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records import Manifest, decode_line, utc_stamp
+from benchcard.records.rows import Manifest, decode_line, utc_stamp
 from benchcard.run.store import RunStore
 
 CLOSING_FIELDS = ("finished_at", "outputs_digest", "scores_digest", "counts")

@@ -27,7 +27,7 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, ProviderError, RunError, SealError
 from benchcard.project import Project
-from benchcard.records import Manifest, RigRecord, new_run_id, utc_stamp
+from benchcard.records.rows import Manifest, RigRecord, new_run_id, utc_stamp
 from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.grid import default_seed, plan_cells, plan_rows

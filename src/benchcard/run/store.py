@@ -31,7 +31,7 @@ from benchcard._util.files import AtomicFile, write_atomic
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records import (
+from benchcard.records.rows import (
     ASSIGNMENT,
     MANIFEST,
     OUTPUTS,

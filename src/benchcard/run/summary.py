@@ -11,7 +11,7 @@ from typing import Any
 from benchcard._util.lastrow import last_per_cell
 from benchcard.card.model import Rig
 from benchcard.project import Project
-from benchcard.records import STATUSES, Manifest, OutputRow
+from benchcard.records.rows import STATUSES, Manifest, OutputRow
 from benchcard.run.judging import JudgeSummary
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore

@@ -13,7 +13,7 @@ import msgspec
 
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
-from benchcard.records import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, decode_line, manifest_or_none
+from benchcard.records.rows import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, decode_line, manifest_or_none
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 

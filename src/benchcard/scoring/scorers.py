@@ -18,7 +18,7 @@ from typing import Any, Literal
 from benchcard._util.files import AtomicFile
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
-from benchcard.records import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
+from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
 from benchcard.scoring.rulelimit import test_rules

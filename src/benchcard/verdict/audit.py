@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchcard import ledger
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.verdict.integrity import anchored, evidence_problems
 
 

@@ -10,12 +10,12 @@ import numpy as np
 
 from benchcard.card.model import Card
 from benchcard.scoring.scorers import metric_range
-from benchcard.verdict import stats
+from benchcard.stats import paired as stats
+from benchcard.stats.crossed import Crossed, crossed
+from benchcard.stats.resample import Resamples
+from benchcard.stats.signflip import signflip
 from benchcard.verdict.columns import TRUNCATED, FloatArray
-from benchcard.verdict.crossed import Crossed, crossed
-from benchcard.verdict.resample import Resamples
 from benchcard.verdict.runfolder import RunData
-from benchcard.verdict.signflip import signflip
 
 BOOTSTRAP_RESAMPLES = 10_000
 SIGNFLIP_DRAWS = 100_000

@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import VerdictError
-from benchcard.records import CELL_STATUSES as STATUSES
-from benchcard.records import (
+from benchcard.records.rows import CELL_STATUSES as STATUSES
+from benchcard.records.rows import (
     FAILED,
     MISSING,
     OK,

@@ -11,10 +11,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Card
-from benchcard.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow, RowFigures
+from benchcard.records.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow, RowFigures
+from benchcard.records.verdictfigures import MetricFigures, VariantFigures, given
+from benchcard.records.verdictfile import AbVerdict, VerdictFile
 from benchcard.verdict.integrity import Anchors
-from benchcard.verdictfigures import MetricFigures, VariantFigures, given
-from benchcard.verdictfile import AbVerdict, VerdictFile
 
 #: The figures of a metric a row keeps (verdict.json has them all).
 LEDGER_FIGURES = ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip", "noise_floor", "by_variant", "tost_p")

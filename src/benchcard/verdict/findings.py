@@ -14,12 +14,23 @@ import numpy as np
 from msgspec import UNSET
 
 from benchcard.card.model import Card, Clause
-from benchcard.ledgerrow import RowCounts, RuleRate
-from benchcard.verdict import stats
-from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
-from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
-from benchcard.verdict.crossed import BoolArray
-from benchcard.verdict.decision import (
+from benchcard.records.ledgerrow import RowCounts, RuleRate
+from benchcard.records.verdictfigures import (
+    Bootstrap,
+    ClauseFigures,
+    ComparisonFigures,
+    Equivalence,
+    GapFigures,
+    MetricFigures,
+    Number,
+    SignFlip,
+    VariantFigures,
+    given,
+)
+from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictHead
+from benchcard.stats import paired as stats
+from benchcard.stats.crossed import BoolArray
+from benchcard.stats.decision import (
     FINDINGS,
     Evidence,
     decide,
@@ -29,6 +40,8 @@ from benchcard.verdict.decision import (
     overall,
     p_tost,
 )
+from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
 from benchcard.verdict.runfolder import RunData
 from benchcard.verdict.winrule import (
     EQ_TOL,
@@ -41,19 +54,6 @@ from benchcard.verdict.winrule import (
     holds_clause,
     judge,
 )
-from benchcard.verdictfigures import (
-    Bootstrap,
-    ClauseFigures,
-    ComparisonFigures,
-    Equivalence,
-    GapFigures,
-    MetricFigures,
-    Number,
-    SignFlip,
-    VariantFigures,
-    given,
-)
-from benchcard.verdictfile import AbVerdict, ProbeVerdict, VerdictHead
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 

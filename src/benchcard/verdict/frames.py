@@ -16,12 +16,12 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from benchcard import ledger
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike
-from benchcard.records import AssignmentRow, OutputRow, ScoreRow, read_rows
+from benchcard.records import ledger
+from benchcard.records.rows import AssignmentRow, OutputRow, ScoreRow, read_rows
 from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 

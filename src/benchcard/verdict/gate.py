@@ -19,11 +19,11 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card
 from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
-from benchcard.records import Manifest
+from benchcard.records.rows import Manifest
+from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.report import print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
-from benchcard.verdictfile import ProbeVerdict, VerdictFile
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
 EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,

@@ -26,15 +26,16 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from benchcard import ledger
 from benchcard._util.files import move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError, VerdictError
-from benchcard.ledgerrow import Latency, LedgerRow
 from benchcard.project import Project
-from benchcard.records import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.records import ledger
+from benchcard.records.ledgerrow import Latency, LedgerRow
+from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
@@ -48,7 +49,6 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_di
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
-from benchcard.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 
 __all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
 

@@ -32,9 +32,9 @@ from benchcard._util.safewrite import write_new
 from benchcard._util.text import displayable, plain_text, spreadsheet_text
 from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
-from benchcard.records import OutputRow, dumps_line, read_rows
+from benchcard.records.rows import OutputRow, dumps_line, read_rows
+from benchcard.records.verdictfigures import Disagreement, HumanGrades, SheetAgreement
 from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
-from benchcard.verdictfigures import Disagreement, HumanGrades, SheetAgreement
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")

@@ -19,8 +19,8 @@ import msgspec
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
-from benchcard.ledgerrow import LedgerRow
-from benchcard.records import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
+from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.run.grid import assignment_digest, planned_assignment
 from benchcard.run.plandigest import plan_problems
 from benchcard.verdict.runfolder import VERDICT_FILE

@@ -21,15 +21,15 @@ from scipy import stats as sps
 from benchcard._util.hashing import file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
-from benchcard.ledgerrow import JudgeFigures
-from benchcard.records import JudgePlan
+from benchcard.records.ledgerrow import JudgeFigures
+from benchcard.records.rows import JudgePlan
+from benchcard.records.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
+from benchcard.records.verdictfile import AbVerdict, VerdictFile
 from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.verdict.reliability import krippendorff_alpha
+from benchcard.stats.reliability import krippendorff_alpha
 from benchcard.verdict.runfolder import OK, RunData
-from benchcard.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
-from benchcard.verdictfile import AbVerdict, VerdictFile
 
 
 def with_judge(card: Card, data: RunData, verdict: VerdictFile) -> VerdictFile:

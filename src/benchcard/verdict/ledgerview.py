@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchcard.ledgerrow import LedgerRow
 from benchcard.project import Project
+from benchcard.records.ledgerrow import LedgerRow
 from benchcard.run.unfinished import unfinished_runs
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")

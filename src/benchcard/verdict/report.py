@@ -8,10 +8,10 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from benchcard.ledgerrow import LedgerRow
+from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
+from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 from benchcard.verdict.judgefigures import judge_lines
-from benchcard.verdictfigures import MetricFigures, VariantFigures, known
-from benchcard.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 
 
 def num(x: Any, signed: bool = False) -> str:

@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from benchcard.errors import RunError, VerdictError
-from benchcard.records import VERDICT as VERDICT_FILE
-from benchcard.records import Manifest, Metric
+from benchcard.records.rows import VERDICT as VERDICT_FILE
+from benchcard.records.rows import Manifest, Metric
 from benchcard.run.store import RunStore
 from benchcard.verdict.columns import (
     FAILED,

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchcard._util.files import synced_file
-from benchcard.records import Metric
+from benchcard.records.rows import Metric
 from benchcard.verdict.tablecells import csv_field, table_value
 
 if TYPE_CHECKING:

@@ -12,13 +12,13 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Clause, WinRule
-from benchcard.verdict import stats
+from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures
+from benchcard.stats import paired as stats
+from benchcard.stats.crossed import half_width, run_floor
+from benchcard.stats.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Gap
 from benchcard.verdict.columns import TRUNCATED
-from benchcard.verdict.crossed import half_width, run_floor
-from benchcard.verdict.decision import FINDINGS, Evidence, p_two_sided
 from benchcard.verdict.runfolder import RunData
-from benchcard.verdictfigures import Equivalence, GapFigures, HoldsFigures
 
 EQ_TOL = 1e-9
 

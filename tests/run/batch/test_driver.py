@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.records import RequestRow, dumps_line
+from benchcard.records.rows import RequestRow, dumps_line
 from benchcard.run.batch.driver import WRAPPER_BYTES, chunk_cells, plan_chunks, sealed_bodies
 from benchcard.run.batch.journal import Journal
 from benchcard.run.batch.vendors import OpenAIBatches

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.records import dumps_line
+from benchcard.records.rows import dumps_line
 from benchcard.run.batch.journal import (
     Added,
     Collected,

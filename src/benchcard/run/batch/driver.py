@@ -26,7 +26,7 @@ import msgspec
 from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError
-from benchcard.records import AssignmentRow, dumps_line, iter_rows
+from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
 from benchcard.run.batch.journal import (
     FOLDER,
     Added,

@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.errors import RunError
-from benchcard.records import dumps_line, utc_stamp
+from benchcard.records.rows import dumps_line, utc_stamp
 
 FOLDER = "batch"
 JOURNAL = "journal.jsonl"

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from benchcard.errors import RunError
-from benchcard.records import OutputRow, Usage
+from benchcard.records.rows import OutputRow, Usage
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.anthropic import parse_message
 from benchcard.run.providers.base import CallError, Completion, RetryableError, mapping

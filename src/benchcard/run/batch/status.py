@@ -15,7 +15,7 @@ from typing import Any
 
 from benchcard.errors import ProviderError
 from benchcard.project import Project
-from benchcard.records import Manifest
+from benchcard.records.rows import Manifest
 from benchcard.run.batch.driver import BatchRun
 from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from benchcard.errors import ProviderError
-from benchcard.records import Status  # the one status vocabulary of a cell: ok, truncated, failed
+from benchcard.records.rows import Status  # the one status vocabulary of a cell: ok, truncated, failed
 from benchcard.run.providers.urls import basic_auth, strip_credentials
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's

@@ -1,0 +1,210 @@
+"""`benchcard compare`: a paired verdict over two logs, with the verdict's own statistics and wording.
+
+The logs' samples are paired (`pairing`), the win rule is applied by the same code as a run's verdict
+(`clausestats.ab_stats`, `findings.ab_body`; a stand-in `Card` carries the rule), and the same `verdict.json`
+and `table.csv` are written into a folder of their own. What a comparison cannot know is said, not hidden:
+nothing was sealed before the logs were made and nothing was blinded, so the verdict is marked `sealed: false`
+and its finding reads "unsealed comparison"; it enters the ledger only when asked (`--ledger`), as a row of
+kind `compare` with `unsealed: true`. The resampling seed comes from the two logs' digests.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from benchcard._util.files import write_atomic
+from benchcard._util.hashing import digest, file_digest, seed_from
+from benchcard.card.model import Card, Prompt, Rig, WinRule
+from benchcard.compare.logs import Samples, read_samples
+from benchcard.compare.pairing import labels_of, pair, shared_metrics
+from benchcard.compare.rule import rule_from_file, rule_from_options
+from benchcard.errors import CompareError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.ledgerrow import LedgerRow, Source
+from benchcard.records.rows import VERDICT, Manifest, RigRecord, new_run_id
+from benchcard.records.verdictfigures import CompareRule, RuleClause, known
+from benchcard.records.verdictfile import AbVerdict, LedgerEntry, VerdictHead, decode_verdict, encode_verdict
+from benchcard.scoring.scorers import ExactSpec
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.verdict.entry import compare_row
+from benchcard.verdict.findings import ab_body
+from benchcard.verdict.integrity import verdict_digest
+from benchcard.verdict.report import verdict_lines
+from benchcard.verdict.table import TABLE_FILE, table_text
+
+UNSEALED = "unsealed comparison"
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """The win rule as the command line gives it: a YAML file, or `--win` clauses with their settings."""
+
+    file: Path | None = None
+    clauses: tuple[str, ...] = ()
+    alpha: float = 0.05
+    equivalence_margin: float = 0.05
+    allow_failed: int = 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison given: its folder, what verdict.json holds, and its ledger row if it was entered."""
+
+    out_dir: Path
+    file: AbVerdict = field(repr=False)  # what verdict.json holds, typed
+    ledger_row: LedgerRow | None = field(default=None, repr=False)
+    samples: int = 0  # distinct sample ids
+    plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
+    plot_note: str = ""  # why there are none, when there are none
+
+    @property
+    def finding(self) -> str:
+        return self.file.finding
+
+    def to_json(self) -> dict[str, Any]:
+        """Exactly verdict.json, as JSON data."""
+        return self.file.fields()
+
+    def lines(self) -> list[str]:
+        """What `benchcard compare` prints: the verdict's lines under a header that says what was compared."""
+        d = self.file
+        a, b = known(d.sources) or []
+        out = [f"{UNSEALED} · {a.tool} · {d.baseline} (baseline, {a.log}) vs {d.variants[0]} "
+               f"({b.log}) · {d.cells} cells"]
+        for line in verdict_lines(d, as_ab=True)[1:-1]:
+            line = line.replace("seeded from the seal root", "seeded from the two logs' digests")
+            out.append(line + f" ({UNSEALED})" if line.startswith("finding:") else line)
+        row = self.ledger_row
+        out.append(f"ledger: seq {row.seq} · {row.at[:19]}Z · kind compare, marked unsealed" if row else
+                   "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)")
+        plots = f", {len(self.plots)} plot(s)" if self.plots else ""
+        out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d.evidence}")
+        if self.plot_note:
+            out.append(f"  {self.plot_note}")
+        return out
+
+
+def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,
+            out: Path | None = None, enter_ledger: bool = False, n_resamples: int = BOOTSTRAP_RESAMPLES,
+            timings: dict[str, float] | None = None) -> Comparison:
+    """Pair two logs' samples, judge them by the rule, write verdict.json and table.csv (and a ledger row).
+    `project` counts only if it has a cards/ folder: a comparison is often made where no project is."""
+    if project is not None and not project.cards_dir.is_dir():
+        project = None
+    started = time.perf_counter()
+    a, b = read_samples(Path(a_path)), read_samples(Path(b_path))
+    if a.tool != b.tool:
+        raise CompareError(f"{a.path} is an {a.tool} log but {b.path} is an {b.tool} log; compare two of a kind")
+    read_done = time.perf_counter()
+    known = set(shared_metrics(a, b))
+    if not known:
+        raise CompareError(f"{a.path} and {b.path} have no numeric metric in common (first: "
+                           f"{', '.join(a.metrics) or 'none'}; second: {', '.join(b.metrics) or 'none'})")
+    fixtures = {k[0]: None for k in (*a.samples, *b.samples)}
+    win = _rule(rule, known, fixtures)
+    if enter_ledger and project is None:
+        raise CompareError("--ledger needs a project (a folder with cards/); none found here")
+    cid = new_run_id()
+    out_dir = _out_dir(out, project, cid, enter_ledger)
+    labels = labels_of(a, b)
+    digests = [file_digest(a.path), file_digest(b.path)]
+    rig_line = f"{labels[0]} vs {labels[1]}"
+    manifest = Manifest(run=cid, card=a.task or "compare", version=0, kind="compare", seal_root="",
+                        rig=RigRecord(provider="", model="", line=rig_line))
+    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
+    card = _stand_in(win, labels, len(data.repetitions), a)
+    seed = seed_from(digest(digests))
+    # One epoch (every lm-eval log): no run-to-run term can be measured. A sealed card with one repetition can
+    # never win; logs another tool wrote were not planned by benchcard, so the comparison takes that term as 0
+    # (the plain paired interval over samples) and says so, instead of never showing anything.
+    one_epoch = len(data.repetitions) == 1
+    relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
+        else str(out_dir)
+    sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
+               for s, d, label in zip((a, b), digests, labels, strict=True)]
+    head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
+                       evidence=relative, sources=sources, rule=_rule_json(win))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending = ab_stats(card, data, seed, n_resamples, pool, unmeasured_run_var=0.0 if one_epoch else math.inf)
+        body = ab_body(card, data, pending.result(), head)
+    notes = [*body.notes, ONE_EPOCH] if one_epoch else body.notes
+    said = f"{body.why} {ONE_EPOCH}" if one_epoch else body.why
+    verdict = msgspec.structs.replace(
+        body, why=f"{UNSEALED}: {said}",
+        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
+        f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
+        notes=[*notes, _caveat(a, b)] + [f"{log.path}: {n} value(s) of {m} are not numbers and were left "
+                                         "out" for log in (a, b) for m, n in log.skipped.items()],
+    )
+    out_dir.mkdir(parents=True)
+    write_atomic(out_dir / TABLE_FILE, table_text(data, rig_line))
+    row = None
+    if enter_ledger:
+        assert project is not None
+        row = ledger.append(project, compare_row(verdict, table_digest=file_digest(out_dir / TABLE_FILE),
+                                                 digest=verdict_digest(verdict.fields())))
+        verdict = msgspec.structs.replace(verdict, ledger=LedgerEntry(row.seq, row.hash, row.at))
+    raw = encode_verdict(verdict)
+    write_atomic(out_dir / VERDICT, raw)
+    written = decode_verdict(raw, out_dir / VERDICT, CompareError)  # as the file holds it: non-finite figures null
+    assert isinstance(written, AbVerdict)
+    if timings is not None:
+        timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
+    return Comparison(out_dir=out_dir, file=written, ledger_row=row, samples=len(data.fixtures))
+
+
+def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
+    if rule.file is not None and rule.clauses:
+        raise CompareError("give the win rule once: --rule FILE or --win clauses, not both")
+    if rule.file is not None:
+        return rule_from_file(rule.file, known, fixtures)
+    if not rule.clauses:
+        raise CompareError(f"compare needs a win rule: --win 'METRIC rises' or --rule FILE; the metrics both logs "
+                           f"have: {', '.join(sorted(known))}")
+    return rule_from_options(rule.clauses, rule.alpha, rule.equivalence_margin, rule.allow_failed, known, fixtures)
+
+
+def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: bool) -> Path:
+    """A new folder: `--out`, else `results/_compare/<id>/` in a project, else `compare-<id>/` here."""
+    if out is None:
+        out = project.results_dir / "_compare" / cid if project is not None else Path(f"compare-{cid}")
+    out = out.resolve()
+    if out.exists() or out.is_symlink():
+        raise CompareError(f"{out}: already exists; a comparison is written into a new folder")
+    if enter_ledger and project is not None and not out.is_relative_to(project.root.resolve()):
+        raise CompareError(f"--out {out}: outside the project; a ledger row's evidence must be inside it")
+    return out
+
+
+ONE_EPOCH = ("One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero here (the "
+             "plain paired interval over samples); a sealed card would need two repetitions or more to win.")
+
+
+def _stand_in(win: WinRule, labels: Sequence[str], repetitions: int, a: Samples) -> Card:
+    """The `Card` the verdict's code takes: only the rule, the arms and the baseline are read from it."""
+    return Card(id="compare", version=1, kind="ab", path=a.path, raw={}, rig=Rig(provider=a.tool, model=a.model),
+                params={}, prompt=Prompt(None, ""), repetitions=repetitions, scoring=ExactSpec(expected=None),
+                examples=(), history=(), variants={label: "" for label in labels}, baseline=labels[0], win=win)
+
+
+def _caveat(a: Samples, b: Samples) -> str:
+    return (f"{UNSEALED}: the rule was not sealed before {a.tool} wrote these logs, and nothing was blinded (the "
+            "logs name their models); the figures are paired and exact, but a rule chosen after seeing them can "
+            "be chosen to win.")
+
+
+def _rule_json(win: WinRule) -> CompareRule:
+    return CompareRule(all=[RuleClause(metric=c.metric, test=c.test,
+                                       fixture=UNSET if c.fixture is None else c.fixture,
+                                       margin=UNSET if c.margin is None else c.margin) for c in win.clauses],
+                       alpha=win.alpha, equivalence_margin=win.equivalence_margin, allow_failed=win.allow_failed)

@@ -1,0 +1,88 @@
+"""Two logs' samples paired into the arrays a run's verdict is computed from (`RunData`).
+
+The first log is the baseline, the second the variant; a fixture is a sample id and a repetition an epoch, so
+the verdict's statistics (per-fixture means over epochs, paired over samples) apply unchanged. A sample in one
+log and not the other is a missing cell, counted like a cell that failed in transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from benchcard.compare.logs import Key, Samples
+from benchcard.errors import CompareError
+from benchcard.records.rows import Manifest, Metric
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED
+from benchcard.verdict.runfolder import RunData
+
+STATUS = {"ok": OK, "truncated": TRUNCATED, "failed": FAILED}
+
+
+def _order(sample_id: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order, then the others as text."""
+    return (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id)
+
+
+def shared_metrics(a: Samples, b: Samples) -> list[str]:
+    """The metrics both logs have, in the first log's order: the only ones a rule can compare."""
+    other = set(b.metrics)
+    return [m for m in a.metrics if m in other]
+
+
+def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: Path,
+         manifest: Manifest) -> RunData:
+    """The cells of both logs, index i = (sample, epoch, log); `headline` is the metric shown as the score."""
+    common = set(a.samples) & set(b.samples)
+    if not common:
+        raise CompareError(f"{a.path} and {b.path} share no sample (id and epoch): they are not runs of the same "
+                           "samples")
+    keys: list[Key] = sorted(set(a.samples) | set(b.samples), key=lambda k: (_order(k[0]), k[1]))
+    fixtures = sorted({k[0] for k in keys}, key=_order)
+    epochs = sorted({k[1] for k in keys})
+    f_index = {f: i for i, f in enumerate(fixtures)}
+    e_index = {e: i for i, e in enumerate(epochs)}
+    names = shared_metrics(a, b)
+    n = 2 * len(keys)
+    status = np.full(n, MISSING, np.int64)
+    values = {m: np.full(n, np.nan) for m in names}
+    metric_rows: list[dict[str, Metric] | None] = [None] * n
+    cells: list[str] = []
+    fixture = np.empty(n, np.int64)
+    repetition = np.empty(n, np.int64)
+    variant = np.tile(np.array([0, 1], np.int64), len(keys))
+    i = 0
+    for key in keys:
+        for log in (a, b):
+            cells.append(f"{'ab'[i % 2]}:{key[0]}:{key[1]}")
+            fixture[i] = f_index[key[0]]
+            repetition[i] = e_index[key[1]]
+            sample = log.samples.get(key)
+            if sample is not None:
+                status[i] = STATUS[sample.status]
+                if sample.status == "ok":
+                    row: dict[str, Metric] = {}
+                    for m in names:
+                        v = sample.metrics.get(m)
+                        if v is not None:
+                            values[m][i] = v
+                            row[m] = v
+                    metric_rows[i] = row or None
+            i += 1
+    score = values[headline] if headline in values else np.full(n, np.nan)
+    return RunData(
+        run_dir=run_dir, manifest=manifest, cells=cells, variants=list(labels), fixtures=fixtures,
+        repetitions=epochs, variant=variant, fixture=fixture, repetition=repetition, status=status, score=score,
+        metrics=values, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan), tokens=None,
+        metric_rows=metric_rows,
+    )
+
+
+def labels_of(a: Samples, b: Samples) -> tuple[str, str]:
+    """Names for the two arms: the logs' models, else their file names, else A and B."""
+    for first, second in ((a.model, b.model), (a.path.stem, b.path.stem), (str(a.path), str(b.path))):
+        if first and second and first != second:
+            return first, second
+    return "A", "B"

@@ -1,0 +1,194 @@
+"""`benchcard plan`: what a run of a card will take, and what it can hope to detect.
+
+Before a run: the number of calls, input tokens (estimated as characters / 4 of every request's messages),
+the output-token ceiling (max_tokens × calls) and the cost those imply under the `prices:` table of
+`benchcard.yaml` (USD per million tokens), or "no price configured". The counting is `plan.estimate`'s, the
+grid module the runner uses, so the plan and the run agree on what a cell is.
+
+With a pilot run (`--from RUN`): for every gap clause, the smallest true gap at which the verdict's own rule
+holds in 80% of simulated runs of this card's fixtures and repetitions, drawn from a model fitted to the pilot
+(simulate.py), with the range the pilot's own uncertainty allows; for a guard, the true gap below which it
+holds 80% of the time. Without one, the same for the first clause from declared assumptions (`--baseline-rate`
+…, powerplan.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
+this version with cells cut off at the card's max_tokens is named (as `check` names it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from benchcard.card.model import Card
+from benchcard.errors import PlanError, RunError
+from benchcard.planning import power as powerplan
+from benchcard.planning.power import POWER, Assumptions
+from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, Price, strict_plan
+from benchcard.project import Project
+from benchcard.stats import paired as stats
+from benchcard.stats import simulate
+
+METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the verdict's own rule, from a model of "
+          "the pilot's scores")
+ASSUMED_METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the verdict's own rule, from the "
+                  "declared assumptions")
+
+
+def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,
+         fixtures: int | None = None, repetitions: int | None = None) -> Plan:
+    """The plan of one run of `card` (see the module docstring). `fixtures` and `repetitions` size the simulated
+    run (default: the card's design)."""
+    if pilot is not None and assumed is not None:
+        raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
+                        "declared assumptions, not both")
+    size = powerplan.design(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
+    from benchcard.card.design import truncation_warnings
+    from benchcard.run import grid as grid
+    from benchcard.run.judging import judge_estimate
+    from benchcard.run.providers import load_config, price_table
+
+    prices = price_table(load_config(project.root))
+    est = grid.estimate(card, card.rig.model, prices)
+    price = prices.get(card.rig.model)
+    cost = (None if price is None else Price(price.input, price.output), est.max_cost,
+            None if price is None else est.input_tokens * price.input / 1_000_000)
+    if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
+        cost = (Price(0.0, 0.0), 0.0, 0.0)
+    from_pilot = _pilot(project, card, pilot, size) if pilot is not None else None
+    used = f"run {from_pilot.run} " if from_pilot else None  # the pilot's own note says it already
+    result = Plan(
+        card=card.id, version=card.version, kind=card.kind, rig=card.rig.line(), model=card.rig.model,
+        variants=len(card.variant_names()), fixtures=len(card.fixture_ids()), repetitions=card.repetitions,
+        calls=est.calls, input_tokens=est.input_tokens,
+        input_tokens_method="characters / 4 of every request's messages",
+        max_output_tokens=est.max_output_tokens, max_tokens=int(card.params["max_tokens"]),
+        price=cost[0], max_cost=cost[1], input_cost=cost[2],
+        pilot=from_pilot,
+        assumed=_assumed(card, assumed, size) if pilot is None and assumed is not None else None,
+        judge=judge_estimate(project, card, prices),
+        warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
+    )
+    return strict_plan(result)
+
+
+def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> AssumedPlan:
+    """The first clause planned from declared assumptions: the same simulation as a pilot's, no range."""
+    info = AssumedPlan(power=POWER, method=ASSUMED_METHOD, model=powerplan.describe(assumed.model()),
+                       fixtures=size[0], repetitions=size[1], clauses=[], notes=[])
+    if not card.is_ab or card.win is None or card.baseline is None:
+        info.notes.append("a probe compares nothing; there is no gap to detect")
+        return info
+    first = card.win.clauses[0]
+    variants = [v for v in card.variant_names() if v != card.baseline]
+    entry = ClausePlan(metric=first.metric, test=first.test, fixture=first.fixture, margin=first.margin,
+                       variant=", ".join(variants), fixtures=size[0], repetitions=size[1],
+                       simulated_runs=simulate.DRAWS)
+    level = powerplan.holm_level(card.win.alpha, len(variants), info.notes)
+    model = powerplan.mirrored(assumed.model(), first.test)
+    if first.test in ("rises", "falls"):
+        entry = powerplan.effect_entry(entry, model, size[0], size[1], level, card.win.min_effect, ranged=False)
+    elif first.test in ("not_rises", "not_falls"):
+        entry = powerplan.guard_entry(entry, model, size[0], size[1], float(first.margin or 0.0), level,
+                                      first.test)
+    else:
+        entry = msgspec.structs.replace(entry, note="a `holds` clause has no gap to plan")
+    info.clauses.append(entry)
+    if len(card.win.clauses) > 1:
+        info.notes.append(f"only the first clause ({first.metric} {first.test}) is planned: the assumptions "
+                          "describe one score; the other clauses need a pilot (--from RUN)")
+    return info
+
+
+def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int]) -> PilotPlan:
+    from benchcard.verdict.give import find_run
+    from benchcard.verdict.runfolder import read_manifest, read_run
+
+    run_dir = find_run(project, pilot)
+    manifest = read_manifest(run_dir)
+    if manifest.card != card.id:
+        raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
+                       "of the card being planned")
+    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True)
+    notes = []
+    if manifest.version != card.version:
+        notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")
+    clauses: list[ClausePlan] = []
+    # Cost per call actually observed, to set beside the ceiling.
+    import numpy as np
+
+    answered = data.status != 3
+    truncated = int((data.status == 1).sum())
+    if truncated:
+        notes.append(f"{truncated} of {len(data.cells)} pilot cell(s) were cut off at max_tokens "
+                     f"{manifest.params.get('max_tokens', '?')}: they count against allow_failed and are "
+                     "bounded at the worst case by the verdict — raise max_tokens before sealing")
+    per_call: float | UnsetType = UNSET
+    expected: float | UnsetType = UNSET
+    out_per_call: float | UnsetType = UNSET
+    if answered.any() and not np.isnan(data.cost[answered]).all():
+        per_call = float(np.nanmean(data.cost[answered]))
+        expected = per_call * len(card.variant_names()) * len(card.fixture_ids()) * card.repetitions
+    out_tokens = data.tokens["output"][answered] if data.tokens else np.empty(0)
+    if out_tokens.size and not np.isnan(out_tokens).all():
+        out_per_call = float(np.nanmean(out_tokens))
+    info = PilotPlan(run=run_dir.name, version=manifest.version, power=POWER, method=METHOD, clauses=clauses,
+                     notes=notes, observed_cost_per_call=per_call, expected_cost=expected,
+                     observed_output_tokens_per_call=out_per_call)
+    if not card.is_ab or card.win is None or card.baseline is None:
+        notes.append("a probe compares nothing; there is no gap to detect")
+        return info
+    alpha = card.win.alpha
+    others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
+    level = powerplan.holm_level(alpha, len([v for v in card.variant_names() if v != card.baseline]), notes)
+    for clause in card.win.clauses:
+        for variant in others:
+            entry = ClausePlan(metric=clause.metric, test=clause.test, fixture=clause.fixture, margin=clause.margin,
+                               variant=variant)
+            values = data.metrics.get(clause.metric)
+            if values is None:
+                clauses.append(msgspec.structs.replace(entry, note=f"the pilot has no {clause.metric!r} scores"))
+                continue
+            if clause.test == "holds":
+                assert clause.fixture is not None
+                row = data.grid(values, variant, [clause.fixture])[0] if clause.fixture in data.fixtures else None
+                scored = row[~np.isnan(row)] if row is not None else np.array([])
+                k = int((np.abs(scored - clause.equals) <= 1e-9).sum())
+                rate = k / scored.size if scored.size else None
+                low = stats.wilson(k, int(scored.size), alpha)[0] if scored.size else None
+                clauses.append(msgspec.structs.replace(
+                    entry, k=k, n=int(scored.size), rate=rate,
+                    chance_all_hold=None if rate is None else rate ** card.repetitions,
+                    chance_all_hold_low=None if low is None else low ** card.repetitions))
+                continue
+            fixtures = [clause.fixture] if clause.fixture else None
+            base = data.grid(values, card.baseline, fixtures)
+            var = data.grid(values, variant, fixtures)
+            n_fixtures = 1 if clause.fixture else size[0]
+            entry = msgspec.structs.replace(entry, fixtures=n_fixtures, repetitions=size[1],
+                                            simulated_runs=simulate.DRAWS)
+            try:
+                model = simulate.model_of(base, var)
+            except ValueError as exc:
+                clauses.append(msgspec.structs.replace(entry, note=str(exc)))
+                continue
+            entry = msgspec.structs.replace(entry, model=powerplan.describe(model), pilot_df=model.df)
+            model = powerplan.mirrored(model, clause.test)
+            if clause.test in ("rises", "falls"):
+                min_effect = card.win.min_effect if clause is card.win.clauses[0] else 0.0
+                entry = powerplan.effect_entry(entry, model, n_fixtures, size[1], level, min_effect)
+            else:
+                entry = powerplan.guard_entry(entry, model, n_fixtures, size[1], float(clause.margin or 0.0),
+                                              level, clause.test)
+            clauses.append(entry)
+    return info
+
+
+def plan_report(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,
+                fixtures: int | None = None, repetitions: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The plan as `--json` prints it and as the lines `benchcard plan` prints."""
+    from benchcard.planning.report import plan_lines
+
+    result = plan(project, card, pilot, assumed, fixtures, repetitions)
+    return result.fields(), plan_lines(result)

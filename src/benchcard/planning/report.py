@@ -1,0 +1,110 @@
+"""`benchcard plan` as the terminal shows it: the cost lines, then the power of the rule from a pilot or from
+declared assumptions (planning.py builds the data; this only words it)."""
+
+from __future__ import annotations
+
+import math
+
+from msgspec import UnsetType
+
+from benchcard.planning.result import ClausePlan, ModelDescription, NormalModel, Plan
+
+
+def _f(x: float | None, digits: int = 3) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    return f"{x:.{digits}f}"
+
+
+def model_line(model: ModelDescription, source: str) -> str:
+    """What the simulation drew its runs from, in the words of `plan`'s options."""
+    if isinstance(model, NormalModel):
+        return (f"simulated as a normal model of the gap {source}: variance components fixture "
+                f"{model.fixture:.4g}, run {model.run:.4g}, cell {model.cell:.4g}")
+    scores = "pass/fail scores" if model.levels == 1 else f"scores in steps of 1/{model.levels}"
+    return (f"simulated as {scores} {source}: baseline rate {model.baseline_rate:.3f}, fixture sd "
+            f"{model.fixture_sd:.3f}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}")
+
+
+def clause_lines(c: ClausePlan, repetitions: int, source: str) -> list[str]:
+    """One clause's figures (and, indented under it, the model it was simulated from and its power curve)."""
+    name = f"{c.metric} {c.test}" + (f" on {c.fixture}" if c.fixture else "")
+    head = f"    {name} ({c.variant})"
+    if not isinstance(c.note, UnsetType):
+        return [f"{head}: {c.note}"]
+    if c.test == "holds":
+        return [f"{head}: pilot {c.k} of {c.n} → all {repetitions} repetitions hold with probability ≈ "
+                f"{_f(_set(c.chance_all_hold), 2)} at the pilot's rate, {_f(_set(c.chance_all_hold_low), 2)} at "
+                "its Wilson lower bound"]
+    if c.never:
+        return [f"{head}: {c.never}"]
+    size = f"{c.fixtures} fixtures × {c.repetitions} repetitions"
+    if c.needed_gap is None:  # inf, made null by strict JSON
+        out = [f"{head}: {size} → no true gap the scores allow wins in 80% of simulated runs"]
+    elif not isinstance(c.needed_gap, UnsetType):
+        line = f"{head}: {size} → a true gap of {_f(c.needed_gap)} holds in 80% of simulated runs"
+        if not isinstance(c.needed_gap_range, UnsetType):
+            lo, hi = c.needed_gap_range
+            line += f" (pilot uncertainty: {_f(lo)} to {'no gap at all' if hi is None else _f(hi)})"
+        out = [line]
+    else:
+        side, limit = (("below", c.passes_if_true_gap_below) if c.test == "not_rises"
+                       else ("above", c.passes_if_true_gap_above))
+        out = [f"{head}: {size} → the guard (margin {c.margin:g}) holds in 80% of simulated runs only if the "
+               f"true gap is {side} {_f(_set(limit))}"]
+    if not isinstance(c.model, UnsetType):
+        out.append(f"      {model_line(c.model, source)}")
+    if c.power_at:
+        out.append("      power at a true gap of " + ", ".join(f"{g:.2f}: {_f(p, 2)}" for g, p in c.power_at))
+    return out
+
+
+def _set(x: float | UnsetType | None) -> float | None:
+    return None if isinstance(x, UnsetType) else x
+
+
+def plan_lines(p: Plan) -> list[str]:
+    """The plan as the terminal shows it."""
+    from benchcard.run.judging import judge_plan_lines
+
+    lines = [f"{p.card} v{p.version} ({p.kind}) · {p.rig}"]
+    shape = (f"{p.variants} variants × {p.fixtures} fixtures × {p.repetitions} repetitions"
+             if p.kind == "ab" else f"{p.repetitions} repetitions")
+    lines.append(f"calls           {p.calls:,}  ({shape})")
+    lines.append(f"input tokens    ~{p.input_tokens:,}  (estimate: {p.input_tokens_method})")
+    lines.append(f"output tokens   ≤ {p.max_output_tokens:,}  (max_tokens {p.max_tokens:,} × "
+                 f"{p.calls:,} calls)")
+    if p.price is None:
+        lines.append(f"cost            no price configured for {p.model} (add prices: {{{p.model}: "
+                     "{input: USD, output: USD}} per million tokens to benchcard.yaml)")
+    else:
+        pr = p.price
+        lines.append(f"cost            ≤ ${p.max_cost:,.4f}  (input ~${p.input_cost:,.4f}; at ${pr.input:g} / "
+                     f"${pr.output:g} per million input / output tokens, every call using all its max_tokens)")
+    lines += judge_plan_lines(p.judge)
+    lines += [f"warning: {w}" for w in p.warnings]
+    pilot, assumed = p.pilot, p.assumed
+    if pilot:
+        lines.append(f"pilot {pilot.run}:")
+        if not isinstance(pilot.expected_cost, UnsetType):
+            lines.append(f"  observed ${pilot.observed_cost_per_call:.5f} per call → about "
+                         f"${pilot.expected_cost:,.4f} for this run")
+        for note in pilot.notes:
+            lines.append(f"  note: {note}")
+        if pilot.clauses:
+            lines.append(f"  power of the rule itself, {int(pilot.power * 100)}% ({pilot.method}):")
+        for c in pilot.clauses:
+            lines += clause_lines(c, p.repetitions, "fitted to the pilot")
+    elif assumed:
+        lines.append("assumed, no pilot: these figures rest on the declared assumptions below, not on measured "
+                     "scores; a pilot run (--from RUN) would measure them")
+        lines.append(f"  {model_line(assumed.model, 'as declared')}")
+        for note in assumed.notes:
+            lines.append(f"  note: {note}")
+        if assumed.clauses:
+            lines.append(f"  power of the rule itself, {int(assumed.power * 100)}% ({assumed.method}):")
+        for c in assumed.clauses:
+            lines += clause_lines(c, assumed.repetitions, "as declared")
+    return lines

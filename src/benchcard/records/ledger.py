@@ -1,0 +1,300 @@
+"""The ledger: `results/ledger.jsonl`, append-only, dated and hash-chained.
+
+Every row carries `prev`, the hash of the row before it, and `hash`, the digest of its own canonical JSON
+without `hash`. Editing a row breaks its own hash; deleting or reordering rows breaks the `seq` count and the
+`prev` chain; either way `verify` names the first row that does not fit.
+
+A last line cut short by a crash (no final newline, not a whole row) is *torn*: readers skip it, `verify`
+callers report it, and `append` refuses until `repair` has moved it to a dated side file (it is never deleted).
+
+Each row is a `ledgerrow.LedgerRow`: built through it by `append`, decoded into it by `read` (a row that is
+not one is named by line and field); the hash is over the row's fields as written, so old rows verify unchanged.
+
+Appends are serialised by a file lock (`results/ledger.jsonl.lock`) held across reading the last row and
+writing the new one, so two verdicts given at the same moment — from two processes — cannot both chain onto
+the same row. A ledger that fails verification is never appended to: a new row would seal the damage in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+import msgspec
+from filelock import FileLock, Timeout
+
+from benchcard._util.files import write_atomic
+from benchcard._util.hashing import digest, strict
+from benchcard.errors import LedgerError
+from benchcard.project import Project
+from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
+from benchcard.records.verdictfile import LedgerEntry
+
+__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "find_run", "locked", "read",
+           "repair", "row_hash", "strict", "torn_message", "torn_tail", "verify"]
+
+LOCK_TIMEOUT_S = 60.0
+_LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
+
+
+def _lock_path(project: Project) -> str:
+    return str(project.ledger_path) + ".lock"
+
+
+@contextmanager
+def locked(project: Project) -> Iterator[None]:
+    """Hold the ledger's lock (reentrant within one process) for a read-check-append sequence."""
+    project.results_dir.mkdir(parents=True, exist_ok=True)
+    path = _lock_path(project)
+    lock = _LOCKS.get(path)
+    if lock is None:
+        lock = _LOCKS[path] = FileLock(path, timeout=LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise LedgerError(
+            f"{project.relative(project.ledger_path)}: another benchcard process has held the ledger lock "
+            f"for {LOCK_TIMEOUT_S:g} s"
+        ) from None
+
+
+def row_hash(row: Mapping[str, Any] | LedgerRow) -> str:
+    """Digest of the row's canonical JSON without its own `hash` field."""
+    fields = row.fields() if isinstance(row, LedgerRow) else row
+    return digest({k: v for k, v in fields.items() if k != "hash"})
+
+
+@dataclass(frozen=True)
+class Torn:
+    """The ledger's last line when a write was cut short: no final newline and not a whole row."""
+
+    line: int  # 1-based line number
+    offset: int  # byte offset where it starts
+    size: int  # bytes
+
+
+def read(project: Project) -> list[LedgerRow]:
+    """Every ledger row in file order, typed; a torn last line (`torn_tail`) is skipped, any other line that is
+    not a ledger row is an error naming the line (and the field, for a row of the wrong shape)."""
+    return [typed for _, typed in _load(project)[0]]
+
+
+def torn_tail(project: Project) -> Torn | None:
+    """The torn last line, if a write was cut short (a crash, a full disk); `repair` moves it aside."""
+    return _load(project)[1]
+
+
+#: A row as read: its JSON object exactly as written (what its hash covers) and the typed row.
+_Read = tuple[dict[str, Any], LedgerRow]
+
+
+def _load(project: Project) -> tuple[list[_Read], Torn | None]:
+    path = project.ledger_path
+    if not path.is_file():
+        return [], None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
+    rows: list[_Read] = []
+    lines = data.split(b"\n")
+    last = lines.pop()  # b"" when the file ends with a newline
+    offset = 0
+    for n, line in enumerate(lines, 1):
+        rows.append(_typed(project, _object(project, line, n), n))
+        offset += len(line) + 1
+    if last:
+        try:
+            raw = _object(project, last, len(lines) + 1)
+        except LedgerError:
+            return rows, Torn(len(lines) + 1, offset, len(last))
+        rows.append(_typed(project, raw, len(lines) + 1))
+    return rows, None
+
+
+def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
+    where = project.relative(project.ledger_path)
+    if not line.strip():
+        raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
+    try:
+        row = json.loads(line.decode("utf-8"))  # raw: the hash covers every field written, typed or not
+    except (ValueError, UnicodeDecodeError):
+        raise LedgerError(f"{where}: line {n} is not JSON (an edited row)") from None
+    if not isinstance(row, dict):
+        raise LedgerError(f"{where}: line {n} is not a JSON object")
+    return row
+
+
+def _typed(project: Project, raw: dict[str, Any], n: int) -> _Read:
+    """The row decoded through LedgerRow; a missing or mistyped field is named with the line."""
+    try:
+        return raw, msgspec.convert(raw, LedgerRow)
+    except msgspec.ValidationError as exc:
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not a ledger row: {exc}") from None
+
+
+def torn_message(project: Project, torn: Torn) -> str:
+    return (f"{project.relative(project.ledger_path)}: line {torn.line} is torn ({torn.size} bytes without a final "
+            "newline: a write cut short); readers skip it; `benchcard ledger --repair` moves it to a dated side "
+            "file")
+
+
+def repair(project: Project) -> Path | None:
+    """Move a torn last line to `results/ledger.jsonl.torn-<UTC time>` (never deleted) and cut it from the
+    ledger, so that verdicts can be appended again. Returns the side file, or None when nothing was torn."""
+    with locked(project):
+        torn = torn_tail(project)
+        if torn is None:
+            return None
+        path = project.ledger_path
+        with open(path, "rb") as fh:
+            fh.seek(torn.offset)
+            tail = fh.read()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        for n in range(1000):
+            side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
+            try:
+                write_atomic(side, tail, overwrite=False)  # whole and synced before the ledger is cut
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover
+            raise LedgerError(f"{project.relative(path)}: no free name for the torn line's side file")
+        with open(path, "rb+") as fh:
+            fh.truncate(torn.offset)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return side
+
+
+def _check_chain(rows: list[_Read], source: str) -> None:
+    """The chain over the rows as written: the hash covers every field a row holds, known to LedgerRow or not."""
+    prev: str | None = None
+    for n, (raw, _) in enumerate(rows, 1):
+        seq = raw.get("seq")
+        name = f"seq {seq} (line {n})" if isinstance(seq, int) and not isinstance(seq, bool) else f"line {n}"
+        if seq != n:
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq > n:
+                why = f"expected seq {n}; {seq - n} row(s) before it are missing (deleted) or it was moved"
+            else:
+                why = f"expected seq {n}; rows were reordered, duplicated or renumbered"
+            raise LedgerError(f"{source}: {name} is the first bad row: {why}")
+        if raw.get("prev") != prev:
+            raise LedgerError(
+                f"{source}: {name} is the first bad row: its prev does not match the hash of the row before it "
+                f"(that row was edited or replaced, or rows were removed or reordered)"
+            )
+        if raw.get("hash") != row_hash(raw):
+            raise LedgerError(f"{source}: {name} is the first bad row: its content does not match its hash "
+                              "(the row was edited)")
+        prev = raw["hash"]
+
+
+class _Entered(msgspec.Struct, frozen=True):
+    """The one part of a verdict.json the chain's check reads: the row it was entered as."""
+
+    ledger: LedgerEntry | None = None
+
+
+def verify(project: Project) -> None:
+    """Check the whole chain; LedgerError naming the first bad `seq` (edited, deleted or reordered rows).
+
+    A chain cannot see its own tail cut off, so every run's `verdict.json`, which records the seq and hash of
+    the row it was entered as, is checked against the ledger too.
+    """
+    loaded = _load(project)[0]
+    source = project.relative(project.ledger_path)
+    _check_chain(loaded, source)
+    by_seq = {row.seq: row for _, row in loaded}
+    for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
+        try:
+            entered = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
+        except (OSError, msgspec.DecodeError):
+            continue
+        if entered is None or entered.seq is None or entered.hash is None:
+            continue
+        row = by_seq.get(entered.seq)
+        if row is None:
+            raise LedgerError(f"{source}: seq {entered.seq} is missing (it is recorded in {project.relative(path)}): "
+                              "rows were deleted from the end of the ledger")
+        if row.hash != entered.hash:
+            raise LedgerError(f"{source}: seq {entered.seq} does not match the row recorded in "
+                              f"{project.relative(path)}")
+
+
+def append(project: Project, row: LedgerRow) -> LedgerRow:
+    """Append one row and return it complete: `seq`, `date`, `at`, `prev` and `hash` are set here.
+
+    The row is made strict JSON (NaN and infinities become null) and checked against LedgerRow before it is
+    hashed. The ledger is verified first, under the lock; a broken chain is reported, not extended.
+    """
+    blank = LedgerRow(card="", version=None, kind="", rig="", run="", cells=0, outcome="", finding="",
+                      seal_root=None, evidence="")
+    clash = [k for k in CHAIN_FIELDS if getattr(row, k) != getattr(blank, k)]
+    if clash:
+        raise LedgerError(f"a ledger row may not set {', '.join(clash)}; the ledger sets them")
+    body = strict(row)
+    with locked(project):
+        rows, torn = _load(project)
+        if torn is not None:
+            raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: line {torn.line} is "
+                              f"torn ({torn.size} bytes, a write cut short); repair it first with `benchcard ledger "
+                              "--repair`, which keeps the torn bytes in a dated side file")
+        source = project.relative(project.ledger_path)
+        try:
+            _check_chain(rows, source)
+        except LedgerError as exc:
+            raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
+        now = datetime.now(UTC)
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        if rows and stamp < rows[-1][1].at:  # a clock that went backwards must not make dates disagree with seq
+            stamp = rows[-1][1].at
+        chain = {"seq": len(rows) + 1, "date": stamp[:10], "at": stamp, "prev": rows[-1][1].hash if rows else None}
+        try:
+            full = msgspec.convert({**body, **chain}, LedgerRow)
+        except msgspec.ValidationError as exc:
+            raise LedgerError(f"a ledger row for run {row.run}: {exc}") from None
+        full = msgspec.structs.replace(full, hash=row_hash(full))
+        path = project.ledger_path
+        with open(path, "a", encoding="utf-8") as fh:
+            if _lacks_final_newline(path):  # a whole, verified last row whose newline was lost
+                fh.write("\n")
+            with jsonlines.Writer(fh, dumps=_compact) as writer:
+                writer.write(full.fields())
+            fh.flush()
+            os.fsync(fh.fileno())
+        return full
+
+
+def encode_row(row: LedgerRow) -> str:
+    """A row's line (without its newline): compact, UTF-8 as is, fields in LedgerRow's order, numbers in
+    Python's form (`1e-05`): the bytes every row has been written in."""
+    return _compact(row.fields())
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _lacks_final_newline(path: Any) -> bool:
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+def find_run(project: Project, run_id: str) -> LedgerRow | None:
+    """The ledger row of a run, if it has one."""
+    for row in read(project):
+        if row.run == run_id:
+            return row
+    return None

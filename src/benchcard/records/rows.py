@@ -1,0 +1,368 @@
+"""The on-disk contracts of a run folder, typed once: its manifest and the rows of its JSONL files.
+
+Every file a run leaves is written and read through this module, as msgspec `Struct`s, so a row's shape is
+stated in one place and a bad row is named by file, line and field (`line 7: Expected `int`, got `str` - at
+`$.repetition``). Decoding ignores fields a struct does not know, and every field added after the first
+release has a default, so files written by a newer benchcard (or an older one) still read. The layout of a run
+folder is drawn in docs/architecture.md, "The run folder".
+
+JSONL is one dialect when written: compact separators, UTF-8 kept as is, one row per line, the cell first.
+Readers accept any valid JSON per line (older `scores.jsonl` files were written with spaces); digests are over
+the bytes as written, which are never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+import msgspec
+
+from benchcard.errors import BenchcardError, RunError
+from benchcard.records.manifestparts import Counts as Counts
+from benchcard.records.manifestparts import JudgePlan as JudgePlan
+from benchcard.records.manifestparts import Retry as Retry
+from benchcard.records.manifestparts import RigRecord as RigRecord
+from benchcard.records.manifestparts import Tokens as Tokens
+
+MANIFEST = "manifest.json"
+OUTPUTS = "outputs.jsonl"
+SCORES = "scores.jsonl"
+SEALED = "sealed"
+ASSIGNMENT = "assignment.jsonl"
+REQUESTS = "requests.jsonl"
+VERDICT = "verdict.json"
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
+
+# ------------------------------------------------------------------------------------- the status vocabulary
+
+#: What a call came to: a cell's row in outputs.jsonl and scores.jsonl says one of these. `ok`: an answer, scored.
+#: `truncated`: the token limit cut it. `failed`: no answer — a transport failure, the API withholding or refusing
+#: it, an error reported inside a 200 answer, a stop that ends no answer (`providers.base.status_for`). Only `ok` is
+#: ever scored.
+Status = Literal["ok", "truncated", "failed"]
+STATUSES: tuple[Status, ...] = ("ok", "truncated", "failed")
+#: A planned cell as the verdict sees it: one of STATUSES, or "missing" (no output, or no score).
+CELL_STATUSES = (*STATUSES, "missing")
+OK, TRUNCATED, FAILED, MISSING = range(4)  # codes into CELL_STATUSES, as the verdict's arrays hold them
+STATUS_CODES: dict[str, int] = {s: i for i, s in enumerate(STATUSES)}
+
+
+# ------------------------------------------------------------------------------------------------- run rows
+# Rows hold only strings, numbers and plain containers, never a cycle: `gc=False` keeps 10⁵ of them out of the
+# garbage collector's scans.
+
+
+class Usage(msgspec.Struct, frozen=True, gc=False):
+    """Tokens of one call, as the provider reported them (0 when it did not)."""
+
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+
+class OutputRow(msgspec.Struct, frozen=True, gc=False):
+    """One finished cell as `outputs.jsonl` holds it: no variant, no model, no repetition."""
+
+    cell: str
+    fixture: str
+    status: Status
+    text: str = ""
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    cost: float | None = None
+    latency_ms: float | None = None
+    attempts: int = 0
+    error: str | None = None
+    endpoint: str | msgspec.UnsetType = msgspec.UNSET  # the server that answered, when the provider is a pool
+    batch: str | msgspec.UnsetType = msgspec.UNSET  # the vendor's batch that answered, in a `run --batch`
+
+
+class OutputFigures(msgspec.Struct, frozen=True, gc=False):
+    """The part of an OutputRow the verdict reads: decoding into it skips every output's text."""
+
+    cell: str
+    fixture: str
+    status: Status
+    usage: Usage = Usage()
+    cost: float | None = None
+    latency_ms: float | None = None
+    attempts: int = 0
+    finish_reason: str | None = None
+
+
+class AssignmentRow(msgspec.Struct, frozen=True, gc=False):
+    """`sealed/assignment.jsonl`: which variant and repetition a cell is (a probe's variant is `probe`)."""
+
+    cell: str
+    variant: str
+    fixture: str
+    repetition: int
+    order: int = 0
+
+
+class RequestRow(msgspec.Struct, frozen=True, gc=False):
+    """`sealed/requests.jsonl`: the exact body sent for a cell, written before the first call."""
+
+    cell: str
+    provider: str
+    url: str
+    body: dict[str, Any]
+
+
+class JudgeRequestRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """`sealed/judge-requests.jsonl`: one planned judgement of an output (run/judging.py); `cell` is its id."""
+
+    cell: str
+    output: str
+    judgement: int
+    fixture: str
+    redacted: int = 0  # the variant texts found in the output and blinded out
+    provider: str
+    url: str
+    body: dict[str, Any]
+
+
+Metric = int | float | bool | None
+
+
+class ScoreRow(msgspec.Struct, frozen=True, gc=False):
+    """One line of `scores.jsonl`: `score` is None for truncated and failed cells; `rules` only for rule scoring."""
+
+    cell: str
+    fixture: str
+    status: Status
+    score: float | None = None
+    metrics: dict[str, Metric] = {}
+    rules: dict[str, bool] | None = None
+
+
+class ScoreLine(msgspec.Struct, frozen=True, gc=False):
+    """A ScoreRow with its metrics left as their JSON text: runs repeat a few combinations of metric values, so
+    the verdict decodes each distinct one once (`verdict.columns.read_scores`; a text that is not a ScoreRow's
+    metrics is refused there, by the ScoreRow reader, naming its line)."""
+
+    cell: str
+    fixture: str
+    status: Status
+    score: float | None = None
+    metrics: msgspec.Raw = msgspec.Raw(b"{}")
+    rules: dict[str, bool] | None = None
+
+
+# ------------------------------------------------------------------------------------------------- manifest
+
+
+class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+    """`manifest.json`: written before the first call; the closing fields are added once, at the end of a run.
+
+    Only the five identifying fields are required, so manifests of older versions (and hand-made ones) read.
+    A field named in LATE_FIELDS is left out of the file while it is None: the closing fields, and any field
+    added in a later version (give it the default None and name it there), so old manifests read unchanged.
+    """
+
+    LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
+        "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
+        "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
+        "judge_tokens", "retries", "scratch"})
+
+    run: str
+    card: str
+    version: int
+    kind: str
+    seal_root: str
+    rig: RigRecord | None = None
+    provider_type: str | None = None
+    base_url: str | None = None
+    endpoints: list[str] | None = None  # the servers of a pool
+    endpoint_concurrency: int | None = None  # a pool: calls in flight on a server stating none (kept on resume)
+    params: dict[str, Any] = {}  # the card's model params, free-form JSON by design (passed to the provider)
+    seed: int | None = None
+    repetitions: int | None = None
+    cells: int | None = None
+    concurrency: int | None = None
+    batch: bool | None = None  # `run --batch`: the grid went through the vendor's batch API
+    scratch: str | None = None  # why the run is a trial (run/scratch.py): never in the ledger
+    requests_per_minute: float | None = None  # the rate limit the calls kept (a resume keeps it)
+    baseline: str | None = None
+    benchcard_version: str | None = None
+    started_at: str | None = None
+    sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (run/plandigest.py)
+    plan_digest: str | None = None
+    judge: JudgePlan | None = None
+    finished_at: str | None = None
+    outputs_digest: str | None = None
+    scores_digest: str | None = None
+    counts: Counts | None = None
+    judge_outputs_digest: str | None = None
+    judge_counts: dict[str, int] | None = None
+    judge_cost: float | None = None
+    judge_tokens: Tokens | None = None
+    retries: list[Retry] | None = None  # `--retry-failed`: each reopening, with the fields it closed
+
+    def fields(self) -> dict[str, Any]:
+        """The manifest as plain JSON data, as its file holds it (late fields only once set)."""
+        return {k: v for k, v in msgspec.to_builtins(self).items() if not (v is None and k in self.LATE_FIELDS)}
+
+    @property
+    def rig_line(self) -> str:
+        """The rig line a table or a ledger row shows (as recorded, else rebuilt); empty without a rig."""
+        if self.rig is None:
+            return ""
+        return self.rig.line or rig_line(self.rig.model or "?", self.rig.effort, self.rig.surface,
+                                         self.rig.provider or "?")
+
+
+def rig_line(model: str, effort: str | None, surface: str | None, provider: str) -> str:
+    """The rig line of the pages and the ledger, e.g. `claude-fable-5-1 · effort high · Claude API`."""
+    parts = [model]
+    if effort:
+        parts.append(f"effort {effort}")
+    parts.append(surface or provider)
+    return " · ".join(parts)
+
+
+# -------------------------------------------------------------------------------------------- reading, writing
+
+T = TypeVar("T")
+_ENCODER = msgspec.json.Encoder()
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(kind: Any) -> msgspec.json.Decoder[Any]:
+    dec = _DECODERS.get(kind)
+    if dec is None:
+        dec = _DECODERS[kind] = msgspec.json.Decoder(kind)
+    return dec
+
+
+def dumps_line(row: msgspec.Struct | dict[str, Any]) -> bytes:
+    """One JSONL line: compact, UTF-8 kept as is, ending in a newline (the one dialect benchcard writes).
+
+    A model's reply may hold a lone surrogate, which has no UTF-8 form: such a row is written with JSON escapes
+    instead (`"\\ud800"`), which read back to exactly the same text.
+    """
+    try:
+        return _ENCODER.encode(row) + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(msgspec.to_builtins(row), separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def write_lines(fh: Any, rows: Iterable[msgspec.Struct]) -> int:
+    """Write rows to an open binary file as JSONL; returns how many."""
+    n = 0
+    for row in rows:
+        fh.write(dumps_line(row))
+        n += 1
+    return n
+
+
+def decode_line(line: bytes | str, kind: type[T]) -> T:
+    """One row (msgspec.ValidationError or DecodeError when it is not one).
+
+    msgspec refuses an escaped lone surrogate (which `dumps_line` may write); such a line is read by `json` and
+    then typed by msgspec, so it reads back as written.
+    """
+    try:
+        row: T = _decoder(kind).decode(line)
+    except msgspec.DecodeError:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            raise msgspec.DecodeError("not JSON") from None
+        row = msgspec.convert(data, kind)
+    return row
+
+
+def decode_rows(data: bytes, kind: type[T], path: Path | str, error: type[BenchcardError] = RunError) -> list[T]:
+    """Every row of a JSONL file's bytes, typed; a bad row is named by its line and field.
+
+    Blank lines are allowed; either dialect (compact or with spaces) reads the same.
+    """
+    try:
+        rows: list[T] = _decoder(kind).decode_lines(data)  # one call for the whole file; blank lines skipped
+        return rows
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # find the line, below
+    rows = []
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(decode_line(line, kind))
+        except msgspec.ValidationError as exc:
+            raise error(f"{path}: line {n}: {exc}") from None
+        except msgspec.DecodeError:
+            raise error(f"{path}: line {n} is not JSON") from None
+    return rows
+
+
+def read_rows(path: Path, kind: type[T], error: type[BenchcardError] = RunError) -> list[T]:
+    """Every row of a JSONL file (see decode_rows); a missing file has none."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return decode_rows(data, kind, path, error)
+
+
+def iter_rows(path: Path, kind: type[T], error: type[BenchcardError] = RunError) -> Iterator[T]:
+    """The rows of a JSONL file one at a time (memory does not grow with the file); bad lines as in decode_rows."""
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row: T = decode_line(line, kind)
+            except msgspec.ValidationError as exc:
+                raise error(f"{path}: line {n}: {exc}") from None
+            except msgspec.DecodeError:
+                raise error(f"{path}: line {n} is not JSON") from None
+            yield row
+
+
+def encode_manifest(manifest: Manifest | dict[str, Any]) -> bytes:
+    """The manifest as written: indented two spaces, UTF-8, ending in a newline; late fields only once set."""
+    if isinstance(manifest, Manifest):
+        manifest = manifest.fields()
+    return msgspec.json.format(_ENCODER.encode(manifest), indent=2) + b"\n"
+
+
+def decode_manifest(data: bytes, path: Path | str, error: type[BenchcardError] = RunError) -> Manifest:
+    """A manifest from its bytes; a missing or mistyped field names the file and the field."""
+    try:
+        manifest: Manifest = _decoder(Manifest).decode(data)
+    except msgspec.ValidationError as exc:
+        raise error(f"{path}: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise error(f"{path}: unreadable manifest: {exc}") from None
+    return manifest
+
+
+def manifest_or_none(path: Path) -> Manifest | None:
+    """A run folder's manifest, or None when it is missing or not a manifest: for readers that pass such a folder
+    by (warnings, the list of unfinished runs), where a reader that must judge the run names the error instead."""
+    try:
+        return decode_manifest(path.read_bytes(), path)
+    except (OSError, BenchcardError):
+        return None
+
+
+def to_builtins(obj: Any) -> Any:
+    """A struct (or anything holding structs) as plain dicts and lists, e.g. for `--json` or a template."""
+    return msgspec.to_builtins(obj)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """`YYYYMMDDTHHMMSSZ-xxxx`: the UTC start and four random hex digits."""
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    return when.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,215 @@
+"""The calibrated gap of one clause: a variance with a fixture term and an excess run-level term.
+
+Vectorised over a leading axis of simulations, so that the verdict (one run: a batch of one), `benchcard plan`
+and `benchmarks/calibration.py` all take their decisions from the same code. Arrays are shaped
+(S, fixtures, repetitions); NaN is a cell without a score. docs/statistics.md derives every formula.
+
+With Δ_fr = variant_fr − baseline_fr (repetition r of both arms runs in the same block of time), the gap
+mean_f d_f (d_f = mean_r variant_f − mean_r baseline_f) has variance ω²/F + σ²_run/R + σ²_e/(F·R). The paired
+variance sd(d)²/F estimates ω²/F + σ²_e/(F·R); the two-way mean squares of Δ over complete fixtures give the
+rest, (MS_rep − MS_err)/(F·R), floored at 0: the run-to-run spread counted once, only in excess of the
+sampling noise already inside sd(d). Satterthwaite's formula gives the degrees of freedom of the sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from benchcard.stats.worstcase import calibrate, critical_t, variance_and_df
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Below this share of the gap's scale a standard error counts as zero (every fixture moved alike).
+ZERO_SE_RTOL = 1e-12
+#: Sign patterns enumerated exactly up to this many fixtures in a batch; seeded draws above it.
+BATCH_EXACT_FIXTURES = 12
+
+
+@dataclass(frozen=True)
+class Crossed:
+    """The moments of one clause's gap, one entry per simulation (a verdict has one)."""
+
+    gap: FloatArray
+    var_fixture: FloatArray
+    """sd(d)²/F: the paired, fixture-clustered variance of the gap (inf with fewer than two fixtures)."""
+    var_run: FloatArray
+    """The excess run-level variance of the gap, floored at 0; inf when it cannot be measured (R < 2)."""
+    df: FloatArray
+    """Satterthwaite degrees of freedom of var_fixture + var_run (F − 1 when the run term is 0)."""
+    n_fixtures: IntArray
+    d: FloatArray
+    """(S, F) per-fixture differences; 0 where a fixture is not scored in both arms (a sign-flip ignores it)."""
+    spread: BoolArray
+    """False when every scored cell of both arms holds one value: a floor or ceiling, nothing measurable."""
+    repetitions: int = 1
+    complete: IntArray | None = None
+    """Fixtures scored in every repetition of both arms (the two-way table's rows), per simulation."""
+    run_measured: BoolArray | None = None
+    """Where the run term was measured (R ≥ 2, two complete fixtures): the t p is then calibrated
+    (worstcase.py); elsewhere it is read off Student's t."""
+
+    @property
+    def se(self) -> FloatArray:
+        se: FloatArray = np.sqrt(self.var_fixture + self.var_run)
+        return se
+
+    @property
+    def zero_se(self) -> BoolArray:
+        """No spread at all: the t statistic would divide by zero; the sign-flip decides alone."""
+        scale = np.maximum(1.0, np.abs(self.gap))
+        out: BoolArray = np.isfinite(self.se) & (self.se <= ZERO_SE_RTOL * scale)
+        return out
+
+
+def _grid3(a: npt.ArrayLike) -> FloatArray:
+    arr = np.asarray(a, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1, 1)
+    elif arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3 or 0 in arr.shape:
+        raise ValueError(f"expected scores shaped (fixtures, repetitions) or (sims, fixtures, repetitions), "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_var: float = np.inf) -> Crossed:
+    """The gap of variant over baseline and its two variance components (see the module docstring).
+
+    With one repetition the run term cannot be measured: it is infinite (nothing can be shown) unless the caller
+    states another value; only `compare` does, for one-epoch logs of other tools, and says so in its finding."""
+    base, var = _grid3(baseline), _grid3(variant)
+    if base.shape != var.shape:
+        raise ValueError(f"baseline is shaped {base.shape} but variant {var.shape}")
+    s, _, r = base.shape
+    vb, vv = ~np.isnan(base), ~np.isnan(var)
+    nb, nv = vb.sum(axis=2), vv.sum(axis=2)
+    mb = np.where(vb, base, 0.0).sum(axis=2) / np.maximum(nb, 1)
+    mv = np.where(vv, var, 0.0).sum(axis=2) / np.maximum(nv, 1)
+    keep = (nb > 0) & (nv > 0)
+    n = keep.sum(axis=1)
+    d = np.where(keep, mv - mb, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(n > 0, d.sum(axis=1) / np.maximum(n, 1), np.nan)
+        dev = np.where(keep, d - gap[:, None], 0.0)
+        s2 = (dev * dev).sum(axis=1) / np.maximum(n - 1, 1)
+        var_fix = np.where(n >= 2, s2 / np.maximum(n, 1), np.inf)
+
+    # the run term, from the two-way table of Δ over the fixtures scored in every repetition of both arms
+    delta = var - base
+    complete: BoolArray = np.asarray(np.isfinite(delta).all(axis=2))
+    fc = complete.sum(axis=1)
+    if r >= 2:
+        dz = np.where(complete[:, :, None], delta, 0.0)
+        row = dz.sum(axis=2) / r
+        col = dz.sum(axis=1) / np.maximum(fc, 1)[:, None]
+        grand = row.sum(axis=1) / np.maximum(fc, 1)
+        ms_rep = fc * ((col - grand[:, None]) ** 2).sum(axis=1) / (r - 1)
+        resid = np.where(complete[:, :, None], dz - row[:, :, None] - col[:, None, :] + grand[:, None, None], 0.0)
+        err_df = np.maximum(fc - 1, 1) * (r - 1)
+        ms_err = (resid * resid).sum(axis=(1, 2)) / err_df
+        measurable = fc >= 2
+        fr = np.maximum(fc, 1) * r
+        _, satt, excess = variance_and_df(var_fix, ms_rep / fr, ms_err / fr, n, r, err_df)
+        var_run = np.where(measurable, excess, np.inf)
+        # F − 1 degrees of freedom when the excess is 0 or the fixture term cannot be estimated
+        df = np.where(measurable & np.isfinite(var_fix), satt, np.maximum(n - 1, 1).astype(float))
+        run_measured = measurable & np.isfinite(var_fix)
+    else:
+        var_run = np.full(s, unmeasured_run_var)
+        df = np.maximum(n - 1, 1).astype(float)
+        run_measured = np.zeros(s, dtype=bool)
+
+    both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)
+    scored = ~np.isnan(both)
+    high = np.where(scored, both, -np.inf).max(axis=1)
+    low = np.where(scored, both, np.inf).min(axis=1)
+    spread = scored.any(axis=1) & (high > low)
+    return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
+                   spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured)
+
+
+def batch_signflip(d: FloatArray, n: IntArray, *, seed: int = 0, n_draws: int = 4000) -> FloatArray:
+    """Two-sided sign-flip p of each row of d (zeros are unpaired fixtures, which change no p).
+
+    Exact over all 2^F patterns up to BATCH_EXACT_FIXTURES columns; above, `n_draws` seeded patterns shared by
+    every row and the add-one estimate. The verdict itself uses `stats.signflip_p` (exact to 20 fixtures,
+    100,000 draws above); this is its batch form for simulations.
+    """
+    s, f = d.shape
+    if f <= BATCH_EXACT_FIXTURES:
+        patterns = ((np.arange(1 << f)[:, None] >> np.arange(f)) & 1) * 2.0 - 1.0
+        exact = True
+    else:
+        rng = np.random.default_rng(seed)
+        patterns = rng.integers(0, 2, size=(n_draws, f)) * 2.0 - 1.0
+        exact = False
+    total = d.sum(axis=1)
+    threshold = np.abs(total) - 1e-9 * np.maximum(np.abs(d).sum(axis=1), 1e-300)
+    hits = np.zeros(s)
+    step = max(1, (1 << 22) // patterns.shape[0])
+    for i in range(0, s, step):
+        sums = d[i:i + step] @ patterns.T
+        hits[i:i + step] = (np.abs(sums) >= threshold[i:i + step, None]).sum(axis=1)
+    if exact:
+        p: FloatArray = hits / patterns.shape[0]
+    else:
+        p = (1.0 + hits) / (1.0 + patterns.shape[0])
+    return np.where(n >= 1, p, 1.0)
+
+
+def one_sided_flip(n: IntArray) -> FloatArray:
+    """The one-sided sign-flip p of n equal, same-signed differences: 2^−n (only the observed pattern reaches)."""
+    out: FloatArray = np.power(0.5, n.astype(np.float64))
+    return out
+
+
+def t_sf(x: FloatArray, df: FloatArray) -> FloatArray:
+    """Upper tail of Student's t at (possibly fractional) degrees of freedom, element-wise."""
+    from scipy import special
+
+    out: FloatArray = special.stdtr(df, -x)
+    return out
+
+
+def t_ppf(q: float, df: FloatArray) -> FloatArray:
+    """Quantile of Student's t, element-wise over degrees of freedom."""
+    from scipy import special
+
+    out: FloatArray = special.stdtrit(df, np.full_like(df, q))
+    return out
+
+
+def calibrated_p(c: Crossed, t: FloatArray) -> FloatArray:
+    """One-sided p of a t statistic of this clause (at its df), calibrated to the worst case over the variance
+    components where a run term was measured (worstcase.py)."""
+    if c.complete is None or c.run_measured is None:
+        return t_sf(t, c.df)
+    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+
+
+def calibrated_quantile(c: Crossed, q: float) -> FloatArray:
+    """The t an interval at one-sided level q is drawn at, so that it agrees with the calibrated test."""
+    if c.complete is None or c.run_measured is None:
+        return t_ppf(q, c.df)
+    return critical_t(1.0 - q, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+
+
+def half_width(c: Crossed, q: float) -> FloatArray:
+    """t · se at the calibrated quantile for one-sided level q: the half-width of an interval (inf where se is)."""
+    with np.errstate(invalid="ignore"):
+        out: FloatArray = np.where(np.isfinite(c.se), calibrated_quantile(c, q) * c.se, np.inf)
+    return out
+
+
+def run_floor(c: Crossed, alpha: float) -> FloatArray:
+    """The noise floor shown beside a clause: the half-width the run-level term alone would give."""
+    with np.errstate(invalid="ignore"):
+        out: FloatArray = np.where(np.isfinite(c.var_run),
+                                   calibrated_quantile(c, 1 - alpha / 2) * np.sqrt(c.var_run), np.inf)
+    return out

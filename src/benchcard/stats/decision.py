@@ -1,0 +1,150 @@
+"""The decision of a win rule, vectorised: each clause's evidence as a p-value, Holm, and the finding codes.
+
+The verdict calls this with a batch of one run; `benchcard plan` and `benchmarks/calibration.py` with
+thousands of simulated runs, so the power and the error rates they report are those of this code.
+
+- `rises`/`falls` hold when the calibrated two-sided t p (crossed.py, worstcase.py) and the exact sign-flip p
+  are both ≤ α, in the claimed direction, and the gap reaches `min_effect`: few fixtures cannot win (F ≤ 5 at α = 0.05),
+  and a zero standard error is never certainty (then the sign-flip decides alone).
+- A guard holds when its one-sided calibrated test rejects "beyond the margin"; it is *broken* when the
+  opposite one-sided test rejects "within the margin".
+- A loss (the first clause significantly the wrong way, or a guard broken) needs the same evidence as a win,
+  under Holm's correction across every loss-capable clause of every variant. A win of one variant is an
+  intersection-union test of its clauses (no correction inside it); across variants, Holm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, one_sided_flip
+
+WIN, LOSS, NO_EFFECT, INCONCLUSIVE = 0, 1, 2, 3
+FINDINGS = ("win", "loss", "no-effect", "inconclusive")
+
+
+def p_two_sided(c: Crossed, p_flip: FloatArray) -> FloatArray:
+    """The calibrated two-sided t p; where the standard error is zero, the sign-flip p stands in for it."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(c.gap) / c.se
+        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t), 1.0)
+    out: FloatArray = np.where(c.zero_se, p_flip, np.minimum(p, 1.0))
+    return np.where(np.isnan(c.gap), 1.0, out)
+
+
+def p_effect(c: Crossed, p_flip: FloatArray, up: bool) -> FloatArray:
+    """Evidence that the gap moved in the direction `up` (rises) or not (falls): max of the t p and sign-flip p."""
+    right_way = c.gap > 0 if up else c.gap < 0
+    out: FloatArray = np.where(right_way, np.maximum(p_two_sided(c, p_flip), p_flip), 1.0)
+    return out
+
+
+def p_beyond(c: Crossed, bound: float, above: bool) -> FloatArray:
+    """One-sided p against "the gap is on the other side of `bound`": small when the gap is shown `above` it
+    (or below it). With a zero standard error, the one-sided sign-flip of the n equal differences (2^−n)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (c.gap - bound) / c.se if above else (bound - c.gap) / c.se
+        p = np.where(np.isfinite(c.se), calibrated_p(c, z), 1.0)
+    beyond = c.gap > bound if above else c.gap < bound
+    zero = np.where(beyond, one_sided_flip(c.n_fixtures), 1.0)
+    out: FloatArray = np.where(c.zero_se, zero, p)
+    return np.where(np.isnan(c.gap), 1.0, out)
+
+
+def p_tost(c: Crossed, margin: float) -> FloatArray:
+    """TOST p for equivalence within ±margin, with the calibrated variance."""
+    out: FloatArray = np.maximum(p_beyond(c, -margin, True), p_beyond(c, margin, False))
+    return out
+
+
+def holm(p: FloatArray, alpha: float) -> BoolArray:
+    """Holm's step-down rejections along the last axis (family-wise error ≤ alpha)."""
+    k = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    sorted_p = np.take_along_axis(p, order, axis=-1)
+    steps = alpha / (k - np.arange(k))
+    ok = np.cumprod(sorted_p <= steps, axis=-1).astype(bool)
+    out = np.zeros_like(ok)
+    np.put_along_axis(out, order, ok, axis=-1)
+    return out
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One clause of one variant, judged over S runs. `p_hold`: evidence it holds (a `holds` clause: 0 or 1);
+    `p_loss`: evidence of the loss it can produce (None when it produces none); `trivial`: significant but
+    smaller than `min_effect` (the first clause only)."""
+
+    p_hold: FloatArray
+    p_loss: FloatArray | None = None
+    trivial: BoolArray | None = None
+
+
+def effect_evidence(c: Crossed, p_flip: FloatArray, up: bool, min_effect: float = 0.0) -> Evidence:
+    """A `rises` (up) or `falls` clause, and its mirror as the loss it can produce."""
+    p_hold = p_effect(c, p_flip, up)
+    size = c.gap if up else -c.gap
+    trivial = size < min_effect
+    return Evidence(p_hold=np.where(trivial, 1.0, p_hold), p_loss=p_effect(c, p_flip, not up),
+                    trivial=trivial & (p_hold < 1.0))
+
+
+def guard_evidence(c: Crossed, margin: float, test: str) -> Evidence:
+    """`not_rises` (the gap shown below +margin; broken when shown above it) or `not_falls` (mirror)."""
+    if test == "not_rises":
+        return Evidence(p_hold=p_beyond(c, margin, False), p_loss=p_beyond(c, margin, True))
+    return Evidence(p_hold=p_beyond(c, -margin, True), p_loss=p_beyond(c, -margin, False))
+
+
+def holds_evidence(holds: BoolArray) -> Evidence:
+    return Evidence(p_hold=np.where(holds, 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Per variant (rows) and run (columns): the finding code, and which clauses were judged to hold / lose."""
+
+    codes: IntArray
+    win_rejected: BoolArray
+    loss_rejected: list[list[BoolArray | None]]
+    equivalent: BoolArray
+
+
+def decide(evidence: Sequence[Sequence[Evidence]], tost: Sequence[FloatArray], measurable: Sequence[BoolArray],
+           alpha: float) -> Decision:
+    """The finding of every variant: `evidence[v][k]` is clause k of variant v; `tost[v]` the first clause's
+    TOST p; `measurable[v]` False where neither arm varied (a floor or ceiling: never "no-effect")."""
+    n_var = len(evidence)
+    win_p = np.stack([np.max(np.stack([e.p_hold for e in ev]), axis=0) for ev in evidence])  # (V, S)
+    win = holm(win_p.T, alpha).T & (win_p <= alpha)
+    slots = [(v, k) for v in range(n_var) for k, e in enumerate(evidence[v]) if e.p_loss is not None]
+    loss_rej: list[list[BoolArray | None]] = [[None] * len(ev) for ev in evidence]
+    lost = np.zeros_like(win)
+    if slots:
+        loss_p = np.stack([evidence[v][k].p_loss for v, k in slots], axis=-1)  # type: ignore[misc]
+        rejected = holm(loss_p, alpha)
+        for j, (v, k) in enumerate(slots):
+            loss_rej[v][k] = rejected[..., j]
+            lost[v] |= rejected[..., j]
+    codes = np.full(win.shape, INCONCLUSIVE, dtype=np.int64)
+    equivalent = np.zeros_like(win)
+    for v, ev in enumerate(evidence):
+        guards_hold = np.all(np.stack([e.p_hold <= alpha for e in ev[1:]]), axis=0) if len(ev) > 1 else True
+        equivalent[v] = (tost[v] < alpha) & measurable[v]
+        codes[v] = np.where(equivalent[v] & guards_hold, NO_EFFECT, codes[v])
+        codes[v] = np.where(lost[v], LOSS, codes[v])
+        codes[v] = np.where(win[v], WIN, codes[v])
+    return Decision(codes=codes, win_rejected=win, loss_rejected=loss_rej, equivalent=equivalent)
+
+
+def overall(codes: IntArray) -> IntArray:
+    """The run's finding from its variants' (rows): a loss anywhere is shown (one's win never hides another's
+    loss); else a win; else no-effect if every variant is; else inconclusive."""
+    any_loss = (codes == LOSS).any(axis=0)
+    any_win = (codes == WIN).any(axis=0)
+    all_none = (codes == NO_EFFECT).all(axis=0)
+    out: IntArray = np.where(any_loss, LOSS, np.where(any_win, WIN, np.where(all_none, NO_EFFECT, INCONCLUSIVE)))
+    return out

@@ -1,0 +1,49 @@
+"""`compare`'s tests share real inspect_ai logs, made once per session against the fake server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchcard.testing.fakeserver import FakeServer
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    """Real inspect_ai logs: the same 8-sample task, 3 epochs, run by inspect_ai against the fake server, as
+    model-a (answers blue except on q6 and q7) and model-b (red everywhere), and model-c on 7 of the samples."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    folder = tmp_path_factory.mktemp("inspect")
+    saved = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = "not-a-key"
+    out: dict[str, Path] = {}
+    try:
+        with FakeServer() as server:
+            for name, config, n in (
+                ("a", {"default_reply": "blue", "replies": [{"match": "q6", "reply": "red"},
+                                                             {"match": "q7", "reply": "red"}]}, 8),
+                ("b", {"default_reply": "red"}, 8),
+                ("c", {"default_reply": "red"}, 7),
+            ):
+                server.configure(config)
+                task = Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato?", target="red", id=f"q{i}")
+                                     for i in range(n)], solver=generate(), scorer=match(), epochs=3, name="colour")
+                [log] = inspect_eval(task, model=f"openai/model-{name}", model_base_url=server.base_url,
+                                     model_args={"responses_api": False}, log_dir=str(folder / name),
+                                     display="none", log_format="eval" if name != "c" else "json")
+                assert log.status == "success", log.error
+                out[name] = Path(log.location)
+    finally:
+        if saved is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = saved
+    yield out

@@ -1,0 +1,134 @@
+"""`benchcard compare`: paired verdicts over real inspect_ai logs (made here by running inspect_ai tasks against
+the fake server) and over a checked-in lm-eval `--log_samples` pair, the figures checked against scipy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from benchcard.stats.worstcase import calibrate, critical_t
+
+from ..helpers_compare import LM_A, LM_B, bc, lm_column
+
+
+def paired(a: np.ndarray, b: np.ndarray, alpha: float = 0.05) -> dict[str, Any]:
+    """The paired figures by scipy alone: per-sample means already taken, b − a."""
+    d = b - a
+    ci = stats.t.interval(1 - alpha, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+    return {"gap": d.mean(), "p": stats.ttest_rel(b, a).pvalue, "ci": list(ci), "se": stats.sem(d)}
+
+
+# ------------------------------------------------------------------------------------------------ lm-eval
+
+
+def test_lm_eval_samples_paired_by_doc_id_match_scipy(tmp_path: Path) -> None:
+    result = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--win", "acc_norm not_falls 0.1",
+                "--out", str(tmp_path / "cmp"), "--json")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    v = json.loads(result.stdout)
+    for metric in ("acc", "acc_norm"):
+        d = lm_column(LM_B, metric) - lm_column(LM_A, metric)
+        got = v["metrics"][metric]
+        assert got["gap"] == pytest.approx(d.mean(), abs=1e-12)
+        assert got["se_fixture"] == pytest.approx(stats.sem(d), rel=1e-9)
+        flips = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=100_000,
+                                       random_state=1).pvalue
+        assert got["p_signflip"] == pytest.approx(flips, abs=0.01)
+        # one epoch: the run-to-run term cannot be measured and is taken as 0, so the interval is scipy's paired t
+        ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+        assert got["ci"] == pytest.approx(list(ref), abs=1e-9) and got["n_fixtures"] == 40
+    assert "One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero" in v["why"]
+    assert (v["baseline"], v["variants"]) == ("model-a", ["model-b"])
+    assert v["finding"] == "inconclusive" and v["outcome"] == "non-result"  # p 0.096: not a win at α 0.05
+    assert v["sealed"] is False and v["kind"] == "compare" and "ledger" not in v
+    assert v["why"].startswith("unsealed comparison: ") and v["summary"].startswith("unsealed comparison of")
+    assert v["counts"] == {"planned": 80, "scored": 80, "truncated": 0, "failed": 0, "missing": 0}
+    assert [s["tool"] for s in v["sources"]] == ["lm-eval", "lm-eval"] and v["sources"][0]["task"] == "arc_easy"
+    table = pd.read_csv(tmp_path / "cmp" / "table.csv")
+    assert list(table.columns) == ["fixture", "variant", "repetition", "metric", "value", "rig"]
+    assert len(table) == 160 and set(table.metric) == {"acc", "acc_norm"}
+    assert json.loads((tmp_path / "cmp" / "verdict.json").read_text()) == v
+    text = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--out", str(tmp_path / "cmp2"))
+    assert text.exit_code == 0
+    assert "finding: inconclusive → non-result (unsealed comparison)" in text.stdout
+    assert "ledger: not entered (an unsealed comparison enters the ledger only with --ledger)" in text.stdout
+
+
+def test_refusals_are_one_line(tmp_path: Path) -> None:
+    none = bc("compare", str(LM_A), str(LM_B))
+    assert none.exit_code == 1 and none.stderr.strip() == (
+        "error: compare needs a win rule: --win 'METRIC rises' or --rule FILE; the metrics both logs have: acc, "
+        "acc_norm")
+    shape = bc("compare", str(LM_A), str(LM_B), "--win", "acc")
+    assert shape.exit_code == 1 and "expected METRIC TEST [MARGIN]" in shape.stderr
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"doc_id": 999, "metrics": ["acc"], "acc": 1}) + "\n", encoding="utf-8")
+    apart = bc("compare", str(LM_A), str(other), "--win", "acc rises")
+    assert apart.exit_code == 1 and "share no sample (id and epoch)" in apart.stderr
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("{not json\n", encoding="utf-8")
+    bad = bc("compare", str(LM_A), str(junk), "--win", "acc rises")
+    assert bad.exit_code == 1 and f"{junk}:1: not a JSON object" in bad.stderr and "Traceback" not in bad.output
+    out = tmp_path / "exists"
+    out.mkdir()
+    again = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--out", str(out))
+    assert again.exit_code == 1 and "already exists; a comparison is written into a new folder" in again.stderr
+    no_project = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--ledger")
+    assert no_project.exit_code == 1 and "--ledger needs a project" in no_project.stderr
+
+
+# --------------------------------------------------------------------------------------------- inspect_ai
+
+
+def _inspect_means(path: Path) -> np.ndarray:
+    """Per-sample means over epochs, read with inspect_ai's own reader and value_to_float."""
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.scorer import value_to_float
+
+    to_float = value_to_float()
+    by_id: dict[str, list[float]] = {}
+    for s in read_eval_log(str(path)).samples or []:
+        assert s.scores is not None
+        by_id.setdefault(str(s.id), []).append(to_float(s.scores["match"].value))
+    return np.array([np.mean(by_id[k]) for k in sorted(by_id)])
+
+
+def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    a, b = inspect_logs["a"], inspect_logs["b"]
+    assert a.suffix == ".eval"
+    result = bc("compare", str(a), str(b), "--win", "match rises", "--out", str(tmp_path / "cmp"), "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    v = json.loads(result.stdout)
+    want = paired(_inspect_means(a), _inspect_means(b))
+    m = v["metrics"]["match"]
+    assert m["gap"] == pytest.approx(want["gap"]) == pytest.approx(0.75)  # 6 of 8 samples gain, every epoch
+    # no run-to-run spread, so the statistic is scipy's paired t; its p and interval are then calibrated to the
+    # worst case over the variance components (three epochs measure the run term on 2 degrees of freedom)
+    runs = np.ones(1, dtype=bool)
+    eight = np.full(1, 8, dtype=np.int64)
+    t = np.array([0.75 / want["se"]])
+    assert m["p"] == pytest.approx(min(1.0, 2 * float(calibrate(t, 7.0, eight, eight, 3, runs)[0])))
+    crit = float(critical_t(0.025, 7.0, eight, eight, 3, runs)[0])
+    assert crit > stats.t.ppf(0.975, 7) and m["p"] > want["p"]
+    assert m["ci"] == pytest.approx([0.75 - crit * want["se"], 0.75 + crit * want["se"]])
+    assert m["means"] == pytest.approx({"openai/model-a": 0.25, "openai/model-b": 1.0})
+    assert m["noise_floor"] == 0.0  # every epoch answered alike: no run-to-run spread
+    assert v["cells"] == 48 and v["counts"]["scored"] == 48
+    assert v["finding"] == "win" and v["outcome"] == "result" and v["sealed"] is False
+    table = pd.read_csv(tmp_path / "cmp" / "table.csv")
+    assert sorted(set(table.repetition)) == [1, 2, 3] and len(table) == 48
+    text = bc("compare", str(a), str(b), "--win", "match rises", "--out", str(tmp_path / "cmp2"))
+    assert "unsealed comparison · inspect_ai · openai/model-a (baseline" in text.stdout
+    assert "finding: win → result (unsealed comparison)" in text.stdout
+    assert f"wrote table.csv, verdict.json, 1 plot(s) → {tmp_path / 'cmp2'}" in text.stdout
+    [plot] = (tmp_path / "cmp2").glob("*.svg")
+    svg = plot.read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and "match: per-fixture paired differences" in svg and "q7" in svg
+
+

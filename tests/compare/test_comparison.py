@@ -1,0 +1,126 @@
+"""`benchcard compare` given and written (compare/comparison.py): the rule given once, where the comparison is
+written, its seed from the two logs, the ledger only when asked, one epoch said so, and the lines it prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from benchcard._util.hashing import digest, file_digest, seed_from
+from benchcard.cli import cli
+from benchcard.compare.comparison import RuleOptions, compare
+from benchcard.errors import CompareError
+from benchcard.project import Project
+from benchcard.records import ledger
+
+from ..helpers_compare import LM_A, LM_B, bc, lm_column
+
+
+def test_ledger_only_when_asked_and_marked_unsealed(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "cards").mkdir(parents=True)
+    project = Project(root)
+    first = CliRunner().invoke(cli, ["-C", str(root), "compare", str(LM_A), str(LM_B), "--win", "acc rises"])
+    assert first.exit_code == 0, first.stderr
+    assert ledger.read(project) == [] and len(list((root / "results" / "_compare").iterdir())) == 1
+    entered = CliRunner().invoke(cli, ["-C", str(root), "compare", str(LM_A), str(LM_B), "--win", "acc rises",
+                                       "--ledger", "--json"])
+    assert entered.exit_code == 0, entered.stderr
+    v = json.loads(entered.stdout)
+    [row] = [r.fields() for r in ledger.read(project)]  # as written
+    assert row["kind"] == "compare" and row["unsealed"] is True and row["seal_root"] is None
+    assert row["finding"] == v["finding"] and row["evidence"] == v["evidence"] and row["run"] == v["run"]
+    assert v["ledger"]["seq"] == 1 and (root / v["evidence"] / "verdict.json").is_file()
+    assert row["metrics"]["acc"]["gap"] == pytest.approx(0.125)
+    verify = CliRunner().invoke(cli, ["-C", str(root), "ledger", "--verify"])
+    assert verify.exit_code == 0, verify.output
+    assert "ledger ok: 1 row(s)" in verify.stdout and "note" not in verify.stdout  # anchored: table, verdict
+    shown = CliRunner().invoke(cli, ["-C", str(root), "ledger"])
+    assert "unsealed" in shown.stdout and "compare" in shown.stdout
+    site = CliRunner().invoke(cli, ["-C", str(root), "site"])
+    assert site.exit_code == 0, site.output
+    assert "compare (unsealed)" in (root / "site" / "ledger.html").read_text(encoding="utf-8")
+    table = root / v["evidence"] / "table.csv"
+    table.write_text(table.read_text().replace("model-b", "model-x"), encoding="utf-8")
+    tampered = CliRunner().invoke(cli, ["-C", str(root), "ledger", "--verify"])
+    assert tampered.exit_code == 1 and f"{v['evidence']}/table.csv changed" in tampered.stdout
+
+
+def test_a_one_epoch_comparison_can_win_and_says_the_run_term_is_taken_as_zero(tmp_path: Path) -> None:
+    """lm-eval logs have one epoch: a clear paired gain is a win, with the plain paired interval, said so."""
+    rows_a = [json.loads(line) for line in LM_A.read_text(encoding="utf-8").splitlines()]
+    for name, acc in (("model-a", lambda i: float(i % 2)), ("model-b", lambda i: 1.0 if i % 5 else float(i % 2))):
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = [json.dumps({**r, "acc": acc(r["doc_id"]), "acc_norm": acc(r["doc_id"])}) for r in rows_a]
+        (folder / LM_A.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    a, b = tmp_path / "model-a" / LM_A.name, tmp_path / "model-b" / LM_A.name
+    result = bc("compare", str(a), str(b), "--win", "acc rises", "--out", str(tmp_path / "cmp"), "--json")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    v = json.loads(result.stdout)
+    d = lm_column(b, "acc") - lm_column(a, "acc")
+    ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+    assert v["metrics"]["acc"]["ci"] == pytest.approx(list(ref), abs=1e-9) and ref[0] > 0
+    assert v["finding"] == "win" and v["outcome"] == "result"
+    assert "One epoch per sample" in v["why"] and v["why"].startswith("unsealed comparison: ")
+
+
+def _lm(path: Path, accs: list[float]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"doc_id": i, "metrics": ["acc"], "acc": a}) + "\n"
+                            for i, a in enumerate(accs)), encoding="utf-8")
+    return path
+
+
+def test_the_rule_is_given_once_and_the_logs_must_share_a_metric(tmp_path: Path) -> None:
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("all: [{metric: acc, test: rises}]\n", encoding="utf-8")
+    with pytest.raises(CompareError, match="give the win rule once: --rule FILE or --win clauses, not both"):
+        compare(LM_A, LM_B, RuleOptions(file=rule, clauses=("acc rises",)))
+    other = tmp_path / "f1.jsonl"
+    other.write_text(json.dumps({"doc_id": 0, "metrics": ["f1"], "f1": 0.5}) + "\n", encoding="utf-8")
+    with pytest.raises(CompareError) as err:
+        compare(LM_A, other, RuleOptions(clauses=("acc rises",)))
+    assert str(err.value) == (f"{LM_A} and {other} have no numeric metric in common (first: acc, acc_norm; "
+                              "second: f1)")
+
+
+def test_without_a_project_the_comparison_is_written_here_and_never_entered(tmp_path: Path) -> None:
+    got = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), project=Project(tmp_path / "no-cards"))
+    assert got.out_dir.parent == tmp_path and got.out_dir.name == f"compare-{got.file.run}"
+    assert {p.name for p in got.out_dir.iterdir()} == {"table.csv", "verdict.json"}
+    assert got.ledger_row is None and got.samples == 40
+    assert json.loads((got.out_dir / "verdict.json").read_text(encoding="utf-8")) == got.to_json()
+
+
+def test_the_seed_is_the_two_logs_digest_so_a_comparison_made_again_gives_the_same_figures(tmp_path: Path) -> None:
+    first = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), out=tmp_path / "1", n_resamples=2000)
+    again = compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), out=tmp_path / "2", n_resamples=2000)
+    assert first.file.bootstrap.seed == seed_from(digest([file_digest(LM_A), file_digest(LM_B)]))
+    assert first.to_json()["metrics"] == again.to_json()["metrics"]
+    assert (tmp_path / "1" / "table.csv").read_bytes() == (tmp_path / "2" / "table.csv").read_bytes()
+
+
+def test_a_ledger_rows_evidence_must_be_inside_the_project(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "cards").mkdir(parents=True)
+    with pytest.raises(CompareError, match=r"--out .*outside: outside the project; a ledger row's evidence"):
+        compare(LM_A, LM_B, RuleOptions(clauses=("acc rises",)), project=Project(root), out=tmp_path / "outside",
+                enter_ledger=True)
+    assert not (tmp_path / "outside").exists() and not Project(root).ledger_path.exists()
+
+
+def test_the_lines_say_what_was_compared_and_that_it_was_unsealed(tmp_path: Path) -> None:
+    a = _lm(tmp_path / "model-a" / "samples_t_2026.jsonl", [0.0, 1.0] * 6)
+    b = _lm(tmp_path / "model-b" / "samples_t_2026.jsonl", [1.0] * 12)
+    got = compare(a, b, RuleOptions(clauses=("acc rises",)), out=tmp_path / "cmp", n_resamples=2000)
+    lines = got.lines()
+    assert lines[0] == f"unsealed comparison · lm-eval · model-a (baseline, {a}) vs model-b ({b}) · 24 cells"
+    assert any(line.startswith("finding: ") and line.endswith(" (unsealed comparison)") for line in lines)
+    assert not any("seal root" in line for line in lines)
+    assert lines[-2:] == ["ledger: not entered (an unsealed comparison enters the ledger only with --ledger)",
+                          f"wrote table.csv, verdict.json → {tmp_path / 'cmp'}"]

@@ -1,0 +1,87 @@
+"""Two logs' samples paired into a run's arrays (compare/pairing.py): sample ids as fixtures in numeric
+order, epochs as repetitions, a sample missing from one log a missing cell, and the arms' names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchcard.compare.logs import Sample, Samples
+from benchcard.compare.pairing import labels_of, pair, shared_metrics
+from benchcard.errors import CompareError
+from benchcard.records.rows import Manifest, RigRecord
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED
+
+from ..helpers_compare import LM_B, bc
+
+MANIFEST = Manifest(run="c", card="t", version=0, kind="compare", seal_root="",
+                    rig=RigRecord(provider="", model="", line="a vs b"))
+
+
+def _log(path: str, samples: dict[tuple[str, int], Sample], metrics: tuple[str, ...] = ("acc", "f1"),
+         model: str = "") -> Samples:
+    return Samples(path=Path(path), tool="lm-eval", model=model, task="t", samples=samples, metrics=metrics)
+
+
+def test_shared_metrics_keep_the_first_logs_order() -> None:
+    a = _log("a.jsonl", {}, metrics=("f1", "acc", "only_a"))
+    b = _log("b.jsonl", {}, metrics=("acc", "only_b", "f1"))
+    assert shared_metrics(a, b) == ["f1", "acc"]
+
+
+def test_cells_are_paired_by_sample_and_epoch_and_a_missing_sample_is_a_missing_cell() -> None:
+    ok = lambda acc: Sample("ok", {"acc": acc, "f1": acc / 2})  # noqa: E731
+    a = _log("a.jsonl", {("10", 0): ok(1.0), ("2", 0): ok(0.0), ("2", 1): Sample("truncated", {}),
+                         ("x", 0): ok(1.0)})
+    b = _log("b.jsonl", {("10", 0): ok(0.0), ("2", 0): ok(1.0), ("2", 1): Sample("failed", {})},
+             metrics=("acc",))
+    data = pair(a, b, ["A", "B"], "acc", Path("out"), MANIFEST)
+    assert data.fixtures == ["2", "10", "x"]  # numeric ids in numeric order, then the others
+    assert data.repetitions == [0, 1] and data.variants == ["A", "B"]
+    cells = list(zip(data.cells, data.status.tolist(), data.score.tolist(), strict=True))
+    by_cell = {c: (s, v) for c, s, v in cells}
+    assert by_cell["a:2:0"] == (OK, 0.0) and by_cell["b:2:0"] == (OK, 1.0)
+    assert by_cell["a:2:1"][0] == TRUNCATED and by_cell["b:2:1"][0] == FAILED
+    assert by_cell["a:x:0"] == (OK, 1.0) and by_cell["b:x:0"][0] == MISSING  # only in the first log
+    assert np.isnan(by_cell["b:x:0"][1]) and np.isnan(by_cell["a:2:1"][1])
+    assert set(data.metrics) == {"acc"}  # f1 is not in the second log: no rule can compare it
+    i = data.cells.index("a:10:0")
+    assert (data.variant[i], data.fixture[i], data.repetition[i]) == (0, 1, 0)
+    assert data.metric_rows[i] == {"acc": 1.0}
+
+
+def test_logs_that_share_no_sample_are_refused() -> None:
+    a = _log("a.jsonl", {("1", 0): Sample("ok", {"acc": 1.0})})
+    b = _log("b.jsonl", {("2", 0): Sample("ok", {"acc": 1.0})})
+    with pytest.raises(CompareError, match=r"a\.jsonl and b\.jsonl share no sample \(id and epoch\)"):
+        pair(a, b, ["A", "B"], "acc", Path("out"), MANIFEST)
+
+
+@pytest.mark.parametrize(("a", "b", "labels"), [
+    (("m/a", "x/log.jsonl"), ("m/b", "y/log.jsonl"), ("m/a", "m/b")),  # the models
+    (("m", "x/first.jsonl"), ("m", "y/second.jsonl"), ("first", "second")),  # one model: the file names
+    (("", "x/log.jsonl"), ("", "y/log.jsonl"), ("x/log.jsonl", "y/log.jsonl")),  # one name: the paths
+    (("m", "x/log.jsonl"), ("m", "x/log.jsonl"), ("A", "B")),  # the same log twice
+])
+def test_the_arms_are_named_by_what_tells_them_apart(a: tuple[str, str], b: tuple[str, str],
+                                                      labels: tuple[str, str]) -> None:
+    assert labels_of(_log(a[1], {}, model=a[0]), _log(b[1], {}, model=b[0])) == labels
+
+
+def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    a, c = inspect_logs["a"], inspect_logs["c"]  # c is a .json log of 7 samples
+    assert c.suffix == ".json"
+    strict = bc("compare", str(a), str(c), "--win", "match rises", "--json")
+    v = json.loads(strict.stdout)
+    assert v["finding"] == "incomplete" and v["counts"]["missing"] == 3  # q7, every epoch
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("all: [{metric: match, test: rises}]\nequivalence_margin: 0.05\nallow_failed: 3\n")
+    allowed = json.loads(bc("compare", str(a), str(c), "--rule", str(rule), "--json").stdout)
+    # q0–q6 in both: a is right only on q6, c everywhere
+    assert allowed["finding"] == "win" and allowed["metrics"]["match"]["gap"] == pytest.approx(6 / 7)
+    mixed = bc("compare", str(a), str(LM_B), "--win", "match rises")
+    assert mixed.exit_code == 1 and "is an inspect_ai log but" in mixed.stderr
+

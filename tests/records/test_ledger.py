@@ -1,0 +1,327 @@
+"""The ledger: append-only, dated, hash-chained; tampering is named by its first bad seq; appends from parallel
+processes never corrupt it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from benchcard._util.hashing import digest
+from benchcard.cli import cli
+from benchcard.errors import LedgerError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.ledgerrow import LedgerRow
+
+from ..conftest import ledger_row
+
+
+def _row(i: int, **extra: Any) -> LedgerRow:
+    fields: dict[str, Any] = {"run": f"run-{i}", "metrics": {"score": {"gap": 0.1 * i}}, **extra}
+    return ledger_row(**fields)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    (tmp_path / "cards").mkdir()
+    return Project(tmp_path)
+
+
+def _lines(project: Project) -> list[str]:
+    return project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _fill(project: Project, n: int = 4) -> list[LedgerRow]:
+    return [ledger.append(project, _row(i)) for i in range(1, n + 1)]
+
+
+def test_rows_are_chained_and_dated(project: Project) -> None:
+    rows = _fill(project, 3)
+    assert [r.seq for r in rows] == [1, 2, 3]
+    assert rows[0].prev is None
+    assert rows[1].prev == rows[0].hash and rows[2].prev == rows[1].hash
+    for r in rows:
+        assert r.hash == digest({k: v for k, v in r.fields().items() if k != "hash"})
+        assert r.date == r.at[:10] and r.at.endswith("Z")
+    assert ledger.read(project) == rows
+    ledger.verify(project)
+
+
+def test_nan_and_infinity_become_null(project: Project) -> None:
+    row = ledger.append(project, _row(1, metrics={"score": {"gap": float("nan"), "noise_floor": float("inf")}}))
+    assert row.fields()["metrics"]["score"] == {"gap": None, "noise_floor": None}
+    text = project.ledger_path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    json.loads(text, parse_constant=pytest.fail)
+    ledger.verify(project)
+
+
+def test_a_row_may_not_set_the_chain(project: Project) -> None:
+    with pytest.raises(LedgerError, match="may not set seq, hash"):
+        ledger.append(project, _row(1, seq=7, hash="x"))
+
+
+def test_edit_is_named_by_its_seq(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    lines[2] = lines[2].replace('"finding":"inconclusive"', '"finding":"win"')
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 3\) is the first bad row: its content does not match"):
+        ledger.verify(project)
+
+
+def test_edit_with_a_recomputed_hash_is_caught_by_the_next_row(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    row = json.loads(lines[1])
+    row["finding"] = "win"
+    row["hash"] = ledger.row_hash(row)
+    lines[1] = json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 3\) is the first bad row: its prev does not match"):
+        ledger.verify(project)
+
+
+def test_deleted_row_is_named(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    del lines[1]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 2\) is the first bad row: expected seq 2; 1 row\(s\)"):
+        ledger.verify(project)
+
+
+def test_deleted_first_row_is_named(project: Project) -> None:
+    _fill(project)
+    project.ledger_path.write_text("".join(_lines(project)[1:]))
+    with pytest.raises(LedgerError, match=r"seq 2 \(line 1\) is the first bad row"):
+        ledger.verify(project)
+
+
+def test_reordered_rows_are_named(project: Project) -> None:
+    _fill(project)
+    lines = _lines(project)
+    lines[1], lines[2] = lines[2], lines[1]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"seq 3 \(line 2\) is the first bad row"):
+        ledger.verify(project)
+
+
+def test_renumbered_reorder_is_caught_by_prev(project: Project) -> None:
+    _fill(project)
+    rows = [json.loads(line) for line in _lines(project)]
+    rows[1], rows[2] = rows[2], rows[1]
+    rows[1]["seq"], rows[2]["seq"] = 2, 3
+    project.ledger_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(LedgerError, match=r"seq 2 \(line 2\) is the first bad row: its prev"):
+        ledger.verify(project)
+
+
+def test_a_torn_last_line_is_skipped_refused_and_repaired_into_a_side_file(project: Project) -> None:
+    rows = _fill(project, 2)
+    whole = project.ledger_path.read_bytes()
+    torn = json.dumps(_row(3).fields(), ensure_ascii=False).encode()[:-40]  # a third append cut short
+    project.ledger_path.write_bytes(whole + torn)
+    assert ledger.read(project) == rows
+    ledger.verify(project)  # the chain of whole rows holds
+    with pytest.raises(LedgerError, match=r"refusing to append: results/ledger.jsonl: line 3 is torn .*"
+                                          r"benchcard ledger --repair"):
+        ledger.append(project, _row(3))
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["-C", str(project.root), "ledger"])
+    assert shown.exit_code == 0 and "run-2" in shown.output
+    repaired = runner.invoke(cli, ["-C", str(project.root), "ledger", "--repair"])
+    assert repaired.exit_code == 0, repaired.output
+    [side] = project.results_dir.glob("ledger.jsonl.torn-*")
+    assert side.read_bytes() == torn and project.ledger_path.read_bytes() == whole
+    assert f"moved the torn last line to results/{side.name}" in repaired.output
+    assert ledger.append(project, _row(3)).seq == 3
+    again = runner.invoke(cli, ["-C", str(project.root), "ledger", "--repair"])
+    assert "nothing to repair" in again.output and side.read_bytes() == torn
+
+
+def test_an_edited_line_in_the_middle_is_not_taken_for_a_torn_one(project: Project) -> None:
+    _fill(project, 3)
+    lines = _lines(project)
+    lines[1] = lines[1][:-40] + "\n"
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match="line 2 is not JSON"):
+        ledger.verify(project)
+
+
+def test_append_refuses_a_broken_ledger(project: Project) -> None:
+    _fill(project, 3)
+    lines = _lines(project)
+    del lines[0]
+    project.ledger_path.write_text("".join(lines))
+    with pytest.raises(LedgerError, match=r"refusing to append to a ledger that fails verification: .*seq 2 \("):
+        ledger.append(project, _row(9))
+    assert len(_lines(project)) == 2
+
+
+def test_append_after_a_lost_final_newline(project: Project) -> None:
+    _fill(project, 2)
+    project.ledger_path.write_text(project.ledger_path.read_text().rstrip("\n"))
+    ledger.append(project, _row(3))
+    ledger.verify(project)
+    assert [r.seq for r in ledger.read(project)] == [1, 2, 3]
+
+
+APPENDER = textwrap.dedent("""
+    import sys
+    import time
+    from pathlib import Path
+    from benchcard.records import ledger
+    from benchcard.records.ledgerrow import LedgerRow
+    from benchcard.project import Project
+
+    project = Project(Path(sys.argv[1]))
+    worker = sys.argv[2]
+    go = Path(sys.argv[4])
+    while not go.exists():  # start together, so the appends really race
+        time.sleep(0.005)
+    for i in range(int(sys.argv[3])):
+        ledger.append(project, LedgerRow(card="demo", version=1, kind="ab", rig="m · api", run=f"w{worker}-{i}",
+                                         cells=1, outcome="non-result", finding="inconclusive", seal_root=None,
+                                         evidence="x" * 2000))
+""")
+
+
+def test_parallel_processes_never_corrupt_the_chain(project: Project, tmp_path: Path) -> None:
+    script = tmp_path / "append.py"
+    script.write_text(APPENDER)
+    workers, each = 4, 25
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, str(script), str(project.root), str(w), str(each), str(go)])
+             for w in range(workers)]
+    time.sleep(0.5)  # let every process import benchcard and wait at the barrier
+    go.touch()
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    ledger.verify(project)
+    rows = ledger.read(project)
+    assert [r.seq for r in rows] == list(range(1, workers * each + 1))
+    assert len({r.run for r in rows}) == workers * each
+    ats = [r.at for r in rows]
+    assert ats == sorted(ats)
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_table_json_and_verify(project: Project) -> None:
+    _fill(project, 2)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["-C", str(project.root), "ledger"])
+    assert shown.exit_code == 0
+    for text in ("seq", "date", "card", "rig", "finding", "outcome", "run", "demo", "run-2", "inconclusive",
+                 "non-result", "m · effort high · api"):
+        assert text in shown.output
+    as_json = runner.invoke(cli, ["-C", str(project.root), "ledger", "--json"])
+    assert [r["seq"] for r in json.loads(as_json.output)] == [1, 2]
+    chain = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])  # rows whose run folders never existed
+    assert chain.exit_code == 1 and "ledger NOT ok: 2 row(s), hash chain intact, 2 problem(s) above" in chain.output
+    assert "FAIL seq 1 (run run-1): results/demo/v1/run-1/ is missing (no manifest.json)" in chain.output
+    lines = _lines(project)
+    project.ledger_path.write_text(lines[1])
+    bad = runner.invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert bad.exit_code == 1
+    assert bad.output.strip().splitlines() == [
+        "error: results/ledger.jsonl: seq 2 (line 1) is the first bad row: expected seq 1; 1 row(s) before it "
+        "are missing (deleted) or it was moved"
+    ]
+
+
+def test_cli_empty_ledger(project: Project) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0 and "no verdicts yet" in result.output
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert result.exit_code == 0 and "0 row(s)" in result.output
+
+
+def test_deleted_last_row_is_caught_through_the_runs_verdict(project: Project) -> None:
+    """A hash chain cannot see its own tail cut off; the run's verdict.json still names the row it entered."""
+    rows = _fill(project)
+    run = project.results_dir / "demo" / "v1" / "run-4"
+    run.mkdir(parents=True)
+    (run / "verdict.json").write_text(json.dumps({"ledger": {"seq": 4, "hash": rows[3].hash}}))
+    ledger.verify(project)
+    project.ledger_path.write_text("".join(_lines(project)[:3]))
+    with pytest.raises(LedgerError, match=r"seq 4 is missing \(it is recorded in results/demo/v1/run-4/verdict.json\)"):
+        ledger.verify(project)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert result.exit_code == 1 and "seq 4 is missing" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------ the typed row
+
+REPO = Path(__file__).resolve().parents[2]
+#: One row of each shape the verdict, compare, judge and grading wrote before rows were typed (2026-12-01):
+#: ab, ab + judge, ab + human grades, probe, probe + judge, compare, and rows from before the evidence digests.
+OLD_ROWS = REPO / "tests" / "data" / "ledger" / "rows-2026-12-01.jsonl"
+
+
+@pytest.mark.parametrize("source", [OLD_ROWS, REPO / "results" / "ledger.jsonl"], ids=["every-shape", "repository"])
+def test_every_old_row_reads_back_to_the_same_bytes_and_hash(project: Project, source: Path) -> None:
+    lines = source.read_text(encoding="utf-8").splitlines()
+    project.results_dir.mkdir()
+    project.ledger_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = ledger.read(project)
+    assert len(rows) == len(lines) > 0
+    for line, row in zip(lines, rows, strict=True):
+        assert ledger.encode_row(row) == line  # nothing gained, lost, retyped (3 stays 3, 3.0 stays 3.0) or moved
+        assert ledger.row_hash(row) == row.hash == json.loads(line)["hash"]
+
+
+def test_the_repositorys_ledger_verifies_and_a_new_row_chains_onto_it(project: Project) -> None:
+    project.results_dir.mkdir()
+    old = (REPO / "results" / "ledger.jsonl").read_bytes()
+    project.ledger_path.write_bytes(old)
+    ledger.verify(project)
+    [first] = ledger.read(project)
+    row = ledger.append(project, _row(2))
+    assert row.seq == 2 and row.prev == first.hash
+    assert project.ledger_path.read_bytes().startswith(old)  # the old row is never rewritten
+    ledger.verify(project)
+
+
+def test_a_field_from_a_newer_benchcard_is_kept_in_the_hash(project: Project) -> None:
+    """A row carrying a field this version does not know still verifies: its hash covers the row as written."""
+    _fill(project, 1)
+    row = json.loads(_lines(project)[0])
+    row["added_later"] = {"x": 1}
+    row["hash"] = ledger.row_hash(row)
+    project.ledger_path.write_text(json.dumps(row, separators=(",", ":")) + "\n", encoding="utf-8")
+    ledger.verify(project)
+    assert ledger.read(project)[0].hash == row["hash"]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda r: r.update(cells="12"), "Expected `int`, got `str` - at `$.cells`"),
+    (lambda r: r.pop("finding"), "Object missing required field `finding`"),
+    (lambda r: r["clauses"].append({"variant": "A"}), "Object missing required field `metric` - at `$.clauses[0]`"),
+])
+def test_a_malformed_row_is_one_line_naming_file_row_and_field(project: Project, edit: Any, message: str) -> None:
+    _fill(project, 3)
+    lines = _lines(project)
+    row = json.loads(lines[1])
+    edit(row)
+    lines[1] = json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    for args in (["ledger"], ["ledger", "--verify"]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [f"error: results/ledger.jsonl: line 2 is not a ledger row: {message}"]
+
+
+def test_a_row_of_the_wrong_shape_is_refused_before_it_is_written(project: Project) -> None:
+    with pytest.raises(LedgerError, match=r"a ledger row for run run-1: Expected `int`, got `str` - at `\$.cells`"):
+        ledger.append(project, _row(1, cells="12"))
+    assert not project.ledger_path.exists() or project.ledger_path.read_text() == ""

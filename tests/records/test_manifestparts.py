@@ -1,0 +1,47 @@
+"""The manifest's parts, typed: a retry's `from` is written under that name and only when known, closing fields a
+run did not have stay absent, and a part of the wrong shape is refused naming its path."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from benchcard.records.manifestparts import Closed, Counts, JudgePlan, Retry, RigRecord, Tokens
+
+
+def test_a_retry_writes_start_as_from_and_leaves_out_what_it_does_not_know() -> None:
+    new = Retry(at="2026-12-01T12:00:00Z", cells=2, start=5120, closed=Closed(outputs_digest="sha256:cc"))
+    assert msgspec.json.encode(new) == (b'{"at":"2026-12-01T12:00:00Z","cells":2,"from":5120,'
+                                        b'"closed":{"outputs_digest":"sha256:cc"}}')
+    old = msgspec.json.decode(b'{"at":"2026-11-30T16:00:00Z","cells":1}', type=Retry)
+    assert old.start is msgspec.UNSET and old.scores_from is msgspec.UNSET
+    assert msgspec.json.encode(old) == b'{"at":"2026-11-30T16:00:00Z","cells":1}'
+    assert msgspec.json.decode(msgspec.json.encode(new), type=Retry) == new
+
+
+def test_closed_fields_keep_a_null_apart_from_an_absent_field() -> None:
+    closed = msgspec.json.decode(b'{"finished_at":null,"counts":{"ok":3}}', type=Closed)
+    assert closed.finished_at is None and closed.outputs_digest is msgspec.UNSET
+    assert closed.counts == Counts(ok=3, truncated=0, failed=0)
+    assert msgspec.to_builtins(closed) == {"finished_at": None, "counts": {"ok": 3, "truncated": 0, "failed": 0}}
+
+
+def test_the_rig_and_judge_plan_read_with_their_defaults() -> None:
+    rig = msgspec.json.decode(b'{"provider":"openrouter","model":"a/b"}', type=RigRecord)
+    assert rig == RigRecord(provider="openrouter", model="a/b", effort=None, surface=None, line="")
+    plan = msgspec.json.decode(b'{"per_output":3,"judgements":18,"rig":{"provider":"judge","model":"j"}}',
+                               type=JudgePlan)
+    assert (plan.per_output, plan.judgements, plan.rig, plan.seed) == (3, 18, RigRecord("judge", "j"), None)
+
+
+@pytest.mark.parametrize(("raw", "kind", "message"), [
+    (b'{"input":1}', Tokens, "Object missing required field `output`"),
+    (b'{"input":1,"output":"2"}', Tokens, "Expected `int`, got `str` - at `$.output`"),
+    (b'{"at":"x","cells":1,"from":"5"}', Retry, "Expected `int`, got `str` - at `$.from`"),
+    (b'{"at":"x","cells":1,"closed":{"counts":{"ok":-1.5}}}', Retry, "at `$.closed.counts.ok`"),
+    (b'{"model":"m"}', RigRecord, "Object missing required field `provider`"),
+])
+def test_a_part_of_the_wrong_shape_is_refused_naming_its_path(raw: bytes, kind: type, message: str) -> None:
+    with pytest.raises(msgspec.ValidationError) as caught:
+        msgspec.json.decode(raw, type=kind)
+    assert message in str(caught.value)

@@ -1,0 +1,44 @@
+"""The manifest's retries and judge tokens, typed (`records.Retry`, `records.Tokens`): every shape written reads
+back to the same bytes, and a mistyped one is one line naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchcard.errors import RunError
+from benchcard.records.manifestparts import Closed, Counts, Retry, Tokens
+from benchcard.records.rows import decode_manifest, encode_manifest
+
+HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}
+OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
+             "closed": {"finished_at": "2026-11-30T15:59:00Z", "outputs_digest": "sha256:aa",
+                        "scores_digest": "sha256:bb", "counts": {"ok": 6, "truncated": 0, "failed": 2}}}
+NEW_RETRY = {"at": "2026-12-01T12:00:00Z", "cells": 1, "from": 5120, "closed": {"outputs_digest": "sha256:cc"},
+             "scores_from": 2048}
+
+
+def test_retries_and_judge_tokens_read_typed_and_back_the_same() -> None:
+    raw = encode_manifest({**HEAD, "judge_tokens": {"input": 540, "output": 54}, "retries": [OLD_RETRY, NEW_RETRY]})
+    manifest = decode_manifest(raw, "manifest.json")
+    assert manifest.judge_tokens == Tokens(input=540, output=54)
+    old, new = manifest.retries or []
+    assert old == Retry(at="2026-11-30T16:00:00Z", cells=2, closed=Closed(
+        finished_at="2026-11-30T15:59:00Z", outputs_digest="sha256:aa", scores_digest="sha256:bb",
+        counts=Counts(ok=6, truncated=0, failed=2)))
+    assert (new.start, new.scores_from, new.closed) == (5120, 2048, Closed(outputs_digest="sha256:cc"))
+    fields = manifest.fields()  # what the run's digests and a rewrite of the manifest see
+    assert fields["retries"] == [OLD_RETRY, NEW_RETRY]  # an absent `from` stays absent, `from` keeps its name
+    assert fields["judge_tokens"] == {"input": 540, "output": 54}
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("retries", [{"at": "2026-12-01T12:00:00Z", "cells": "2"}], "Expected `int`, got `str` - at `$.retries[0].cells`"),
+    ("retries", [{"cells": 2}], "Object missing required field `at` - at `$.retries[0]`"),
+    ("judge_tokens", {"input": 1}, "Object missing required field `output` - at `$.judge_tokens`"),
+])
+def test_a_mistyped_retry_or_token_count_names_the_field(field: str, value: object, message: str) -> None:
+    with pytest.raises(RunError) as caught:
+        decode_manifest(json.dumps({**HEAD, field: value}).encode(), "results/r/manifest.json")
+    assert str(caught.value) == f"results/r/manifest.json: {message}"

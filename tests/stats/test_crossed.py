@@ -1,0 +1,87 @@
+"""The calibrated gap of one clause (stats/crossed.py): the paired gap and its fixture term, the excess run
+term counted once, unpaired fixtures and single repetitions, batches of simulations, and the batch sign-flip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from benchcard.stats.crossed import batch_signflip, crossed, half_width, one_sided_flip, run_floor
+
+from ..helpers_verdict import BASE_A, VAR_A
+
+
+def test_crossed_variance_adds_only_the_excess_run_term() -> None:
+    """A pure per-repetition shift of the variant, no cell noise: the whole gap variance is the run term, and
+    it equals the spread of the repetition gaps over R."""
+    base = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 4, 1)
+    shift = np.array([0.0, 0.1, 0.3, 0.2])
+    c = crossed(base, base + shift)
+    assert c.var_fixture[0] == pytest.approx(0.0, abs=1e-15)
+    assert c.var_run[0] == pytest.approx(shift.var(ddof=1) / 4)
+    assert c.df[0] == pytest.approx(3.0)
+
+
+def test_the_gap_and_its_fixture_term_are_the_paired_means_over_fixtures() -> None:
+    base, var = np.array(BASE_A, dtype=float), np.array(VAR_A, dtype=float)
+    d = var.mean(axis=1) - base.mean(axis=1)
+    c = crossed(base, var)
+    assert c.gap[0] == pytest.approx(d.mean()) and c.n_fixtures[0] == 6
+    assert c.var_fixture[0] == pytest.approx(d.var(ddof=1) / 6)
+    assert np.allclose(c.d[0], d) and c.repetitions == 3 and bool(c.spread[0])
+    assert c.se[0] == pytest.approx(np.sqrt(c.var_fixture[0] + c.var_run[0]))
+
+
+def test_a_fixture_unscored_in_one_arm_is_left_out_of_the_pairs() -> None:
+    base, var = np.array(BASE_A, dtype=float), np.array(VAR_A, dtype=float)
+    var[2, :] = np.nan  # fixture 3: no variant score at all
+    base[4, 1] = np.nan  # fixture 5: one baseline repetition unscored, still paired on the others
+    c = crossed(base, var)
+    assert c.n_fixtures[0] == 5 and c.d[0, 2] == 0.0  # an unpaired fixture is 0 in d
+    assert c.d[0, 4] == pytest.approx(var[4].mean() - np.nanmean(base[4]))
+    assert c.complete is not None and c.complete[0] == 4  # the two-way table takes complete fixtures only
+
+
+def test_one_repetition_cannot_measure_the_run_term_unless_told_what_to_take() -> None:
+    base, var = np.array(BASE_A, dtype=float)[:, :1], np.array(VAR_A, dtype=float)[:, :1]
+    c = crossed(base, var)
+    assert np.isinf(c.var_run[0]) and np.isinf(c.se[0]) and not c.run_measured[0]  # type: ignore[index]
+    assert np.isinf(half_width(c, 0.975)[0]) and np.isinf(run_floor(c, 0.05)[0])
+    zero = crossed(base, var, unmeasured_run_var=0.0)
+    assert zero.var_run[0] == 0.0 and zero.df[0] == 5.0
+    assert half_width(zero, 0.975)[0] == pytest.approx(stats.t.ppf(0.975, 5) * np.sqrt(zero.var_fixture[0]))
+
+
+def test_a_grid_with_one_value_everywhere_has_no_spread_and_no_standard_error() -> None:
+    ones = np.ones((6, 3))
+    c = crossed(ones, ones)
+    assert not c.spread[0] and bool(c.zero_se[0]) and c.gap[0] == 0.0
+
+
+def test_simulations_on_the_leading_axis_are_each_what_they_give_alone() -> None:
+    rng = np.random.default_rng(4)
+    base, var = rng.random((3, 8, 4)), rng.random((3, 8, 4))
+    batch = crossed(base, var)
+    for s in range(3):
+        alone = crossed(base[s], var[s])
+        for name in ("gap", "var_fixture", "var_run", "df"):
+            assert getattr(batch, name)[s] == pytest.approx(getattr(alone, name)[0]), name
+
+
+def test_shapes_that_cannot_be_paired_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"baseline is shaped \(1, 6, 3\) but variant \(1, 6, 2\)"):
+        crossed(np.ones((6, 3)), np.ones((6, 2)))
+    with pytest.raises(ValueError, match="expected scores shaped"):
+        crossed(np.ones((6, 0)), np.ones((6, 0)))
+
+
+def test_batch_signflip_enumerates_up_to_twelve_fixtures_and_draws_above() -> None:
+    d = np.array([[1.0, 1.0, 1.0, 0.0], [1.0, -1.0, 1.0, -1.0], [0.0, 0.0, 0.0, 0.0]])
+    p = batch_signflip(d, np.array([3, 4, 0]))
+    # all +1 over three paired fixtures: 2 of 8 patterns (all +, all −) reach |3|; a balanced row: every pattern
+    assert p.tolist() == [0.25, 1.0, 1.0]
+    wide = np.ones((1, 20))
+    drawn = batch_signflip(wide, np.array([20]), seed=1, n_draws=999)
+    assert drawn[0] == pytest.approx(1 / 1000, abs=2 / 1000)  # add-one: never 0
+    assert drawn[0] > 0 and one_sided_flip(np.array([0, 3])).tolist() == [1.0, 0.125]

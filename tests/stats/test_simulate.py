@@ -1,0 +1,107 @@
+"""Power by simulating the rule itself (stats/simulate.py): a pilot's variance components and rates, the
+seeded draws, the power at a gap, the gap 80% power needs, a guard's limit, and the pilot's uncertainty."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from benchcard.stats import simulate
+
+
+def test_pilot_components_separate_fixture_run_and_cell_parts() -> None:
+    rng = np.random.default_rng(4)
+    f, r = 400, 6
+    delta = 0.3 * rng.standard_normal((f, 1)) + 0.2 * rng.standard_normal((1, r)) + 0.1 * rng.standard_normal((f, r))
+    comp = simulate.components(np.zeros((f, r)), delta)
+    assert comp.fixture == pytest.approx(0.09, rel=0.2)
+    assert comp.cell == pytest.approx(0.01, rel=0.1)
+    assert comp.run == pytest.approx(delta.mean(0).var(ddof=1) - 0.01 / f, rel=0.05)
+
+
+def test_pilot_rates_measure_the_spread_of_scores_in_steps() -> None:
+    """Scores in quarters: the model finds four steps' worth of spread, the fixtures' spread and the rate."""
+    rng = np.random.default_rng(5)
+    p = np.clip(0.5 + 0.15 * rng.standard_normal((300, 1)), 0, 1)
+    base = rng.binomial(4, np.repeat(p, 4, 1)) / 4
+    var = rng.binomial(4, np.repeat(p, 4, 1)) / 4
+    model = simulate.model_of(base, var)
+    assert isinstance(model, simulate.Rates)
+    assert (model.levels, model.run_sd, model.effect_sd) == (4, 0.0, 0.0)
+    assert model.rate == pytest.approx(0.5, abs=0.02)
+    assert model.fixture_sd == pytest.approx(0.15, abs=0.02)
+    counts = simulate.model_of(base * 3, var * 3)  # counts beyond 1: the normal model of the gap
+    assert isinstance(counts, simulate.Components)
+
+
+def test_one_repetition_takes_the_whole_spread_as_the_fixture_term() -> None:
+    base = np.array([[0.2], [0.4], [0.9], [0.5]])
+    var = np.array([[0.3], [0.4], [0.6], [0.9]])
+    comp = simulate.components(base, var)
+    assert comp == simulate.Components(fixture=pytest.approx(float((var - base)[:, 0].var(ddof=1))), run=0.0,
+                                       cell=0.0, df=3)
+    with pytest.raises(ValueError, match="fewer than two fixtures scored in every repetition of both arms"):
+        simulate.components(base[:1], var[:1])
+    gappy = np.array([[0.2, np.nan], [0.4, 0.5], [0.9, 0.9]])  # fixture 1 is not complete: left out
+    assert simulate.components(gappy, gappy + 0.1).df == 1
+
+
+def test_scores_outside_zero_to_one_get_the_normal_model_and_pass_fail_the_binary_one() -> None:
+    rng = np.random.default_rng(2)
+    passes = (rng.random((20, 3)) < 0.6).astype(float)
+    model = simulate.model_of(passes, passes[::-1])
+    assert isinstance(model, simulate.Rates) and model.levels == 1 and model.df == 19
+    assert model.rate == pytest.approx(passes.mean())
+    assert simulate.rates(passes * 2, passes) is None
+    assert isinstance(simulate.model_of(passes * 2, passes), simulate.Components)
+    assert simulate.is_binary([0.0, 1.0, np.nan]) and not simulate.is_binary([0.0, 0.5]) \
+        and not simulate.is_binary([])
+
+
+def test_draws_are_seeded_and_a_gap_moves_only_the_variant() -> None:
+    model = simulate.Rates(rate=0.5, fixture_sd=0.1, run_sd=0.0)
+    z = simulate.draws(model, 8, 3, seed=7, n=200)
+    again = simulate.draws(model, 8, 3, seed=7, n=200)
+    assert all(np.array_equal(getattr(z, k), getattr(again, k)) for k in ("a", "u", "c", "e"))
+    base0, var0 = simulate.tables(z, 0.0)
+    base1, var1 = simulate.tables(z, 1.0)
+    assert base0.shape == var0.shape == (200, 8, 3)
+    assert np.array_equal(base0, base1) and (var1 == 1.0).all()  # a rate pushed past 1 is clipped: always right
+    assert set(np.unique(base0)) <= {0.0, 1.0}  # pass/fail cells
+    assert (var1 >= var0).all()  # common random numbers: a larger gap never lowers a cell
+
+
+def test_the_needed_gap_is_where_the_simulated_power_reaches_eighty_percent() -> None:
+    model = simulate.Rates(rate=0.5, fixture_sd=0.15, run_sd=0.0)
+    z = simulate.draws(model, 16, 5, seed=1, n=400)
+    assert simulate.effect_power(z, 0.0, 0.05) < 0.05  # no gap: the rule rarely wins
+    assert simulate.effect_power(z, 0.5, 0.05) > 0.9
+    gap = simulate.needed_gap(z, 0.05, tol=0.01)
+    assert simulate.effect_power(z, gap, 0.05) >= simulate.POWER
+    assert simulate.effect_power(z, gap - 0.01 * 0.5, 0.05) < simulate.POWER  # within tol × the rate's scale
+    assert simulate.needed_gap(simulate.draws(model, 16, 1, seed=1, n=100), 0.05) == math.inf  # one repetition
+    assert simulate.needed_gap(simulate.draws(model, 12, 3, seed=1, n=400), 0.05) == math.inf  # too small a run
+
+
+def test_a_guard_holds_below_its_limit_in_eighty_percent_of_runs() -> None:
+    z = simulate.draws(simulate.Rates(rate=0.3, fixture_sd=0.1, run_sd=0.0), 16, 3, seed=3, n=400)
+    limit = simulate.guard_limit(z, 0.25, 0.05, tol=0.01)
+    assert -0.25 < limit < 0.25
+    assert simulate.guard_power(z, limit, 0.25, 0.05) >= simulate.POWER
+    assert simulate.guard_power(z, limit + 0.01, 0.25, 0.05) < simulate.POWER
+
+
+def test_the_pilot_range_is_the_chi_square_interval_of_a_standard_deviation() -> None:
+    lo, hi = simulate.pilot_range(9)
+    assert lo == pytest.approx(math.sqrt(9 / sps.chi2.ppf(0.9, 9)))
+    assert hi == pytest.approx(math.sqrt(9 / sps.chi2.ppf(0.1, 9)))
+    comp = simulate.Components(fixture=0.04, run=0.01, cell=0.02, df=9)
+    low, high = simulate.bounds(comp)
+    assert isinstance(low, simulate.Components) and isinstance(high, simulate.Components)
+    assert (low.fixture, high.run) == (pytest.approx(0.04 * lo ** 2), pytest.approx(0.01 * hi ** 2))
+    rates = simulate.bounds(simulate.Rates(rate=0.5, fixture_sd=0.1, run_sd=0.02, levels=1, df=9))
+    assert [type(m) for m in rates] == [simulate.Rates, simulate.Rates]
+    assert rates[0].rate < 0.5 < rates[1].rate  # type: ignore[union-attr]

@@ -1,0 +1,86 @@
+"""The calibrated t p: valid where Satterthwaite's plug-in p is not, and never below it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+from benchcard.stats.crossed import crossed
+from benchcard.stats.decision import p_tost, p_two_sided
+from benchcard.stats.worstcase import calibrate, critical_t, null_scores, wallace, wallace_inverse
+
+
+def _normal_world(fixtures: int, reps: int, run_sd: float, sims: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A/A two-way tables: a fixture effect, a run-level shock one arm got, cell noise (Δ = a_f + c_r + e_fr)."""
+    rng = np.random.default_rng(seed)
+    delta = (0.1 * rng.standard_normal((sims, fixtures, 1)) + run_sd * rng.standard_normal((sims, 1, reps))
+             + 0.5 * rng.standard_normal((sims, fixtures, reps)))
+    return np.zeros_like(delta), delta
+
+
+@pytest.mark.parametrize(("fixtures", "reps", "run_sd"), [(24, 3, 0.2), (48, 3, 0.1), (12, 2, 0.2)])
+def test_the_plugin_p_says_result_too_often_and_the_calibrated_p_does_not(fixtures: int, reps: int,
+                                                                         run_sd: float) -> None:
+    base, var = _normal_world(fixtures, reps, run_sd, 6000, seed=fixtures * 10 + reps)
+    c = crossed(base, var)
+    plain = 2 * special.stdtr(c.df, -np.abs(c.gap) / c.se)
+    calibrated = p_two_sided(c, np.zeros_like(c.gap))  # a sign-flip p of 0: the t p alone decides here
+    assert (plain <= 0.05).mean() > 0.058  # Satterthwaite's plug-in degrees of freedom: liberal
+    assert (calibrated <= 0.05).mean() <= 0.05
+    assert (calibrated >= plain - 1e-12).all()
+
+
+def test_calibration_leaves_a_large_design_near_nominal() -> None:
+    """With ten repetitions the run term has 9 degrees of freedom: the worst case costs little."""
+    base, var = _normal_world(12, 10, 0.0, 4000, seed=3)
+    c = crossed(base, var)
+    rate = (p_two_sided(c, np.zeros_like(c.gap)) <= 0.05).mean()
+    assert 0.02 <= rate <= 0.05
+
+
+def test_no_run_term_no_calibration() -> None:
+    """One repetition (compare's one-epoch logs: run term taken as 0) keeps Student's p exactly."""
+    t = np.array([3.5, 2.1, 0.4])
+    n = np.full(3, 12, dtype=np.int64)
+    student = special.stdtr(11.0, -t)
+    assert calibrate(t, 11.0, n, n, 1, np.ones(3, dtype=bool)).tolist() == student.tolist()
+    assert calibrate(t, 11.0, n, n, 3, np.zeros(3, dtype=bool)).tolist() == student.tolist()
+    assert critical_t(0.025, 11.0, n, n, 3, np.zeros(3, dtype=bool)).tolist() == [special.stdtrit(11, 0.975)] * 3
+
+
+def test_the_interval_agrees_with_the_test() -> None:
+    """A t just above the critical t is calibrated to ≤ the level; just below, not; and it is never below
+    Student's quantile."""
+    n = np.full(1, 12, dtype=np.int64)
+    on = np.ones(1, dtype=bool)
+    crit = float(critical_t(0.025, 7.5, n, n, 3, on)[0])
+    assert crit > special.stdtrit(7.5, 0.975)
+    assert calibrate(np.array([crit * 1.001]), 7.5, n, n, 3, on)[0] <= 0.025
+    assert calibrate(np.array([crit * 0.99]), 7.5, n, n, 3, on)[0] > 0.025
+
+
+def test_wallace_is_monotone_and_inverted() -> None:
+    t = np.linspace(-8, 8, 161)
+    for df in (1.0, 2.5, 11.0, 1e4):
+        w = wallace(t, df)
+        assert (np.diff(w) > 0).all()
+        assert np.allclose(wallace_inverse(w[t >= 0], df), t[t >= 0])
+        if df > 2:
+            assert abs(float(wallace(special.stdtrit(df, 0.975), df)) - 1.96) < 0.05  # about the normal score
+
+
+def test_the_null_draws_are_seeded_and_cached() -> None:
+    a = null_scores(12, 12, 3)
+    assert a is null_scores(12, 12, 3) and not a.flags.writeable
+    null_scores.cache_clear()
+    assert np.array_equal(a, null_scores(12, 12, 3))
+
+
+def test_case_a_tost_is_calibrated_like_the_test() -> None:
+    """docs/statistics.md, Case A: TOST with the calibrated variance at margins 0.05 and 0.30."""
+    base = np.array([[.5, .75, .5], [.75, .75, 1], [.25, .5, .5], [1, .75, 1], [.5, .5, .75], [.75, 1, .75]])
+    var = np.array([[.75, .75, .75], [1, .75, 1], [.5, .5, .75], [1, 1, 1], [.5, .75, .75], [.75, 1, 1]])
+    c = crossed(base, var)
+    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.994400, abs=1e-6)
+    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.001800, abs=1e-6)
