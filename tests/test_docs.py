@@ -48,11 +48,11 @@ def bc(root: Path, *args: str) -> Result:
 
 def test_the_minimal_cards_check_seal_run_and_give_a_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
     root = tmp_path / "proj"
-    assert from_the_doc(root) == ["hello-probe", "hello-ab"]
+    assert from_the_doc(root) == ["hello-probe", "hello-ab", "hello-data"]
     assert sorted(p.name for p in (root / "keys" / "hello-ab").iterdir()) == [f"r{i}.json" for i in range(1, 5)]
     write_config(root, server.base_url)  # the fake server stands in for the local model: runs marked scratch
     server.configure({"default_reply": "positive"})
-    assert "2 card(s) ok, 0 failed" in bc(root, "check").output
+    assert "3 card(s) ok, 0 failed" in bc(root, "check").output
 
     # the loop before sealing: a scratch run of the unsealed card, and its verdict, outside the ledger
     ran = bc(root, "run", "hello-ab", "--scratch", "--provider", "fake", "--json")
@@ -61,14 +61,16 @@ def test_the_minimal_cards_check_seal_run_and_give_a_verdict(tmp_path: Path, ser
     assert "scratch: a trial verdict, not entered in the ledger" in bc(root, "verdict", s["run"]).output
     assert not (root / "keys" / "hello-ab" / "v1.seal.json").exists()
 
-    for card in ("hello-probe", "hello-ab"):
+    for card in ("hello-probe", "hello-ab", "hello-data"):
         bc(root, "seal", card)
         [s] = json.loads(bc(root, "run", card, "--provider", "fake", "--json").stdout)["runs"]
         assert s["finished"]
         bc(root, "verdict", s["run"])
-    scores = [json.loads(line)["score"] for line in
-              next((root / "results" / "hello-ab" / "v1").glob("*/scores.jsonl")).read_text().splitlines()]
-    assert sorted(set(scores)) == [0.0, 1.0]  # "positive" is right for r1 and r3 only: keys are read per fixture
+    for card in ("hello-ab", "hello-data"):  # fixtures and keys from files, then from one data file
+        scores = [(s["fixture"], s["score"]) for s in map(json.loads, next(
+            (root / "results" / card / "v1").glob("*/scores.jsonl")).read_text().splitlines())]
+        # "positive" is right for r1 and r3 only: keys are read per fixture
+        assert sorted(set(scores)) == [("r1", 1.0), ("r2", 0.0), ("r3", 1.0), ("r4", 0.0)]
 
 
 def test_the_docs_need_nothing_outside_the_repository() -> None:

@@ -16,11 +16,11 @@ from benchcard.card import seal as sealmod
 from benchcard.card.design import design_warnings
 from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
-from benchcard.card.model import Card, Example
+from benchcard.card.model import Card, Example, FixtureValue
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.keys import describe, ignored_keys, load_keys, needs_key
+from benchcard.scoring.keys import describe, ignored_keys, needs_key
 from benchcard.scoring.scorers import Score, score_output
 
 TOLERANCE = 1e-9
@@ -133,12 +133,16 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     problems: list[str] = []
     keys: Mapping[str, Mapping[str, Any]] = {}
     try:
-        keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
+        keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         problems.append(str(exc))
-    for path in ignored_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids()):
-        reads = (f"reads keys only for its fixtures, and there is no fixture '{path.stem}'" if needs_key(card.scoring)
-                 else "reads no answer key (use expected_from_key or {{key.<field>}} in a rule to read one)")
+    for path in ignored_keys(card.scoring, project.keys_dir(card.id), () if card.dataset else card.fixture_ids()):
+        if card.dataset is not None:
+            reads = f"reads each fixture's key from {card.dataset.shown}"
+        elif needs_key(card.scoring):
+            reads = f"reads keys only for its fixtures, and there is no fixture '{path.stem}'"
+        else:
+            reads = "reads no answer key (use expected_from_key or {{key.<field>}} in a rule to read one)"
         problems.append(f"{project.relative(path)}: {describe(card.scoring)} {reads}; "
                         "the file would be sealed and never read: remove it")
     examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
@@ -249,7 +253,7 @@ def variant_problems(card: Card, source: str) -> list[str]:
     assert card.baseline is not None
     problems = []
     for fixture_id in card.fixture_ids():
-        text = card.fixture_text(fixture_id)
+        text = card.fixture_value(fixture_id)
         base = _request_bytes(card, card.baseline, text)
         base_block = _json_inner(card.variants[card.baseline])
         for name in card.variant_names()[1:]:
@@ -265,7 +269,7 @@ def variant_problems(card: Card, source: str) -> list[str]:
     return problems
 
 
-def _request_bytes(card: Card, variant: str, fixture_text: str) -> bytes:
+def _request_bytes(card: Card, variant: str, fixture_text: FixtureValue) -> bytes:
     return canonical_json({"messages": card.messages(variant, fixture_text), "params": dict(card.params),
                            "model": card.rig.model})
 

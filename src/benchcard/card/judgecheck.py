@@ -15,7 +15,6 @@ from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
-from benchcard.scoring.keys import load_keys
 from benchcard.scoring.scorers import Score
 
 TOLERANCE = 1e-9
@@ -90,7 +89,7 @@ def judge_example_problems(card: Card, project: Project) -> list[str]:
     """Every failing worked example of a judge card, one line each naming the card file."""
     source = project.relative(card.path)
     try:
-        keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
+        keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         return [str(exc)]
     results = [(ex, judge_example(card, ex, keys, i)) for i, ex in enumerate(card.examples)]

@@ -6,16 +6,20 @@ field-by-field validation of the YAML, with its one-line errors, is `cardreader.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchcard._util.safeio import read_regular_text
+from benchcard.card.dataset import DataFile, input_slot
 from benchcard.errors import CardError
 from benchcard.records.rows import rig_line
+from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
 
+FixtureValue = str | Mapping[str, str]
 VARIANT_SLOT = "{{variant}}"
 FIXTURE_SLOT = "{{fixture}}"
 # Fields that describe a card to people; everything else is protocol and is sealed.
@@ -113,7 +117,8 @@ class Card:
     variants: Mapping[str, str] = field(default_factory=dict)
     baseline: str | None = None
     fixtures_glob: str | None = None
-    fixtures: Mapping[str, Path] = field(default_factory=dict)
+    fixtures: Mapping[str, Path] = field(default_factory=dict)  # a data file's fixtures each map to the file
+    dataset: DataFile | None = None  # fixtures from one CSV or JSONL file (card/dataset.py)
     win: WinRule | None = None
     gate: float | None = None  # a probe's sealed pass threshold (`gate: {min_score: …}`); None: no gate
     page: Mapping[str, Any] = field(default_factory=dict)
@@ -130,6 +135,16 @@ class Card:
         """Fixture ids in a stable order; a probe has one implicit fixture named after the card."""
         return sorted(self.fixtures) if self.is_ab else [self.id]
 
+    def answer_keys(self, keys_dir: Path, spec: ScoringSpec | None = None) -> dict[str, Mapping[str, Any]]:
+        """Every fixture's answer key for `spec` (default: the card's scorer): from the data file's rows, or the
+        key files in `keys_dir`, validated; none when the scorer reads no key."""
+        spec = spec or self.scoring
+        if self.dataset is None:
+            return load_keys(spec, keys_dir, self.fixture_ids())
+        if not needs_key(spec):
+            return {}
+        return {f: row.key for f, row in self.dataset.rows.items() if row.key is not None}
+
     def variant_names(self) -> list[str]:
         """Variants with the baseline first; a probe has the single variant `probe`."""
         if not self.is_ab:
@@ -138,21 +153,34 @@ class Card:
         return [self.baseline, *sorted(v for v in self.variants if v != self.baseline)]
 
     def fixture_text(self, fixture_id: str) -> str:
+        """The fixture's text as scorers, judges and pages read it."""
         if not self.is_ab:
             return ""
+        if self.dataset is not None:
+            return self.dataset.text(fixture_id)
         path = self.fixtures[fixture_id]
         return read_regular_text(path, str(path), CardError)
 
-    def messages(self, variant: str | None = None, fixture_text: str | None = None) -> list[dict[str, str]]:
-        """Exactly the chat messages the model receives for one (variant, fixture)."""
+    def fixture_value(self, fixture_id: str) -> FixtureValue:
+        """What the prompt shows of the fixture: its text, or its inputs by column when it has several."""
+        if self.dataset is not None and self.dataset.several:
+            return self.dataset.rows[fixture_id].inputs
+        return self.fixture_text(fixture_id)
+
+    def messages(self, variant: str | None = None, fixture_text: FixtureValue | None = None) -> list[dict[str, str]]:
+        """Exactly the chat messages the model receives for one (variant, fixture) (`fixture_value`)."""
         out: list[dict[str, str]] = []
         if self.prompt.system is not None:
             out.append({"role": "system", "content": self._fill(self.prompt.system, variant, fixture_text)})
         out.append({"role": "user", "content": self._fill(self.prompt.user, variant, fixture_text)})
         return out
 
-    def _fill(self, text: str, variant: str | None, fixture_text: str | None) -> str:
+    def _fill(self, text: str, variant: str | None, fixture_text: FixtureValue | None) -> str:
         if not self.is_ab:
             return text
         block = self.variants[variant or self.baseline or ""]
+        if isinstance(fixture_text, Mapping):  # one replacement pass, so an input holding a slot stays as written
+            slots = {VARIANT_SLOT: block, **{input_slot(k): v for k, v in fixture_text.items()}}
+            pattern = re.compile("|".join(map(re.escape, slots)))
+            return pattern.sub(lambda m: slots[m.group(0)], text)
         return text.replace(VARIANT_SLOT, block).replace(FIXTURE_SLOT, fixture_text or "")

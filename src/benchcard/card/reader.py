@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.yamlread import load_yaml
+from benchcard.card.dataset import card_data_file, is_data_file
 from benchcard.card.fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
@@ -219,7 +220,10 @@ class _Reader:
         user = self.get(prompt, ("prompt", "user"), (str,), "text")
         if kind == "ab":
             joined = (system or "") + user
-            for slot in (VARIANT_SLOT, FIXTURE_SLOT):
+            fixtures = self.raw.get("fixtures")
+            inputs = fixtures.get("input") if isinstance(fixtures, Mapping) else None
+            several = isinstance(inputs, list) and len(inputs) > 1
+            for slot in (VARIANT_SLOT,) if several else (VARIANT_SLOT, FIXTURE_SLOT):
                 if joined.count(slot) != 1:
                     raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once")
         return Prompt(system=system, user=user)
@@ -305,15 +309,23 @@ class _Reader:
         baseline = self.get(raw, ("baseline",), (str,), "the name of the baseline variant")
         if baseline not in variants:
             raise self.fail(("baseline",), f"expected one of the variants ({', '.join(map(str, variants))})")
-        pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt")
-        fixtures = self.fixture_files(pattern)
-        if not fixtures:
-            raise self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
+        dataset = None
+        if is_data_file(raw.get("fixtures")):
+            dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail)
+            pattern = dataset.shown
+            fixtures = dict.fromkeys(dataset.rows, dataset.path)
+        else:
+            pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt, or a .csv or "
+                               ".jsonl data file")
+            fixtures = self.fixture_files(pattern)
+            if not fixtures:
+                raise self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
         return dict(
             variants={str(k): v for k, v in variants.items()},
             baseline=baseline,
             fixtures_glob=pattern,
             fixtures=fixtures,
+            dataset=dataset,
             win=self.win(metric_names(scoring), fixtures),
         )
 

@@ -43,7 +43,7 @@ def compute(card: Card, project: Project) -> SealContent:
     fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}
     keys: dict[str, str] = {}
     keys_dir = project.keys_dir(card.id)
-    if keys_dir.is_dir():
+    if keys_dir.is_dir() and card.dataset is None:  # a data file's keys are in its rows, sealed with it
         keys_real = str(keys_dir.resolve())
         entries = {e.name: e for e in os.scandir(keys_dir)}  # one listing instead of a stat per fixture
         for fixture_id in card.fixture_ids():  # a probe's one fixture is named after the card

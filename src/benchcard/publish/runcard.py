@@ -135,6 +135,17 @@ def _prompt_view(card: Card) -> dict[str, Any]:
             "user": show(card.prompt.user), "blocks": blocks}
 
 
+def _data_file_materials(card: Card, project: Project, folder: Path) -> list[dict[str, str | None]]:
+    """A data file's fixtures: the file published once, each fixture's text and key in it."""
+    assert card.dataset is not None
+    rel = None
+    if regular_inside(card.dataset.path, project.root):
+        rel = f"fixtures/{published_name(card.dataset.path.name)}"
+        copy_published(card.dataset.path, folder / rel)
+    return [{"id": f, "fixture": rel, "key": rel if row.key is not None else None}
+            for f, row in sorted(card.dataset.rows.items())]
+
+
 def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
                config: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     """A run card's page, its fixtures, keys and seal copied beside it; returns the context and plot count."""
@@ -142,8 +153,8 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     folder = out / "cards" / card.id
     folder.mkdir(parents=True, exist_ok=True)
     # The fixtures and answer keys, published alongside the card.
-    materials = []
-    for fixture_id, path in sorted(card.fixtures.items()):
+    materials = _data_file_materials(card, project, folder) if card.dataset is not None else []
+    for fixture_id, path in sorted(card.fixtures.items()) if card.dataset is None else ():
         entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
         if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
             entry["fixture"] = rel = f"fixtures/{published_name(path.name)}"

@@ -25,7 +25,7 @@ def request_for(
         fixture = fixture or card.fixture_ids()[0]
         if fixture not in card.fixtures:
             raise CardError(f"{card.id}: no fixture '{fixture}'; expected one of {', '.join(card.fixture_ids())}")
-        messages = card.messages(variant, card.fixture_text(fixture))
+        messages = card.messages(variant, card.fixture_value(fixture))
     else:
         if variant or fixture:
             raise CardError(f"{card.id}: a probe has no variants or fixtures; drop --variant and --fixture")

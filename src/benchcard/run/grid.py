@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchcard._util.hashing import canonical_json, seed_from
-from benchcard.card.model import Card
+from benchcard.card.model import Card, FixtureValue
 from benchcard.records.rows import AssignmentRow, RequestRow
 from benchcard.run.providers.base import Provider
 
@@ -160,7 +160,7 @@ def _columns_digest(card: Card, plan: PlanColumns) -> str:
     return "sha256:" + hashlib.sha256(b"".join(pieces.ravel().tolist())).hexdigest()
 
 
-def messages_for(card: Card, variant: str, fixture_text: str | None) -> list[dict[str, str]]:
+def messages_for(card: Card, variant: str, fixture_text: FixtureValue | None) -> list[dict[str, str]]:
     return card.messages(variant, fixture_text) if card.is_ab else card.messages()
 
 
@@ -168,14 +168,14 @@ def plan_rows(card: Card, cells: list[PlannedCell], provider: Provider, model: s
               ) -> Iterator[tuple[AssignmentRow, RequestRow]]:
     """The sealed rows of each cell, built one at a time: the exact body the provider will send (with what its
     `planned_body` adds, when it has one)."""
-    texts: dict[str, str] = {}
+    texts: dict[str, FixtureValue] = {}
     seen: dict[bytes, int] = {}  # digest of a body → cells so far holding it (32 bytes a body, not its text)
     for c in cells:
         text = None
         if card.is_ab:
             text = texts.get(c.fixture)
             if text is None:
-                text = texts[c.fixture] = card.fixture_text(c.fixture)
+                text = texts[c.fixture] = card.fixture_value(c.fixture)
         body = provider.build_body(model, messages_for(card, c.variant, text), card.params, card.rig.effort)
         if provider.plans_bodies:
             key = hashlib.sha256(canonical_json(body)).digest()
@@ -210,7 +210,7 @@ def estimate(card: Card, model: str | None = None, prices: Mapping[str, Any] | N
     chars = 0
     for variant in card.variant_names():
         for fixture in card.fixture_ids():
-            text = card.fixture_text(fixture) if card.is_ab else None
+            text = card.fixture_value(fixture) if card.is_ab else None
             chars += sum(len(m["content"]) for m in messages_for(card, variant, text))
     calls = grid_size(card)
     input_tokens = -(-chars * card.repetitions // CHARS_PER_TOKEN)

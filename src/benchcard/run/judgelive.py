@@ -26,7 +26,6 @@ from benchcard.run.progress import NullProgress
 from benchcard.run.providers import load_config, make_provider, price_table, require_key
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import UnreadableAnswer, read_answer
-from benchcard.scoring.keys import load_keys
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any
                 options: RunOptions) -> list[LiveExample]:
     spec = judge_spec(card)
     assert spec is not None
-    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
+    keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     client = make_client(4, options.timeout)  # the examples are called one after another
     provider = make_provider(cfg, client, spec.model)
     # call_cell reads no store; the session's is the project's results folder, never written here

@@ -59,7 +59,6 @@ from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, blind_output, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
-from benchcard.scoring.keys import load_keys
 
 JUDGE_REQUESTS = "judge-requests.jsonl"
 JUDGE_OUTPUTS = "judge-outputs.jsonl"
@@ -190,7 +189,7 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     """Write `sealed/judge-requests.jsonl` and the manifest's `judge` block: the file whole and synced beside
     `sealed/`, its digest recorded in the manifest, then the file renamed into `sealed/` (`_finish_plan`), so a
     kill at any instant leaves either no recorded plan (planned again) or one whose file can be completed."""
-    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
+    keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     variant_texts = list(card.variants.values())
     outputs = {row.cell: row for row in store.iter_outputs() if row.status == "ok"}
     seed = seed_from(manifest.seal_root) ^ int(manifest.seed or 0)
@@ -340,7 +339,7 @@ def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) ->
     spec = judge_spec(card)
     if spec is None:
         return None
-    keys = load_keys(spec, project.keys_dir(card.id), card.fixture_ids()) if spec.uses_key else {}
+    keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     per_output = int(card.params["max_tokens"])
     input_tokens = 0
     for fixture in card.fixture_ids():

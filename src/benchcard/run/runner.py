@@ -54,7 +54,6 @@ from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import scratch_reason
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
-from benchcard.scoring.keys import load_keys
 from benchcard.scoring.scorers import score_run
 
 # ------------------------------------------------------------------------------------------------ scoring
@@ -66,7 +65,7 @@ def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Proj
     or model reaches the scorer (tests/run/test_runner.py checks which files it opens); `retried`: each cell's
     last row is its outcome, `since`: only the rows a retry added are scored, appended (retry.py). Returns the
     rows written."""
-    keys = load_keys(card.scoring, project.keys_dir(card.id), card.fixture_ids())
+    keys = card.answer_keys(project.keys_dir(card.id))
     texts = {f: card.fixture_text(f) for f in card.fixture_ids()} if card.is_ab else {}
     try:
         return score_run(outputs_path, scores_path, card.scoring, keys, texts, latest=retried, since=since)

@@ -1,0 +1,287 @@
+"""Fixtures from one data file: a CSV or JSONL file, one row per fixture, holding its id, its input(s) and its key.
+
+A card says `fixtures: data/q.jsonl` (columns `id`, `input`, and the key fields the scorer reads) or names the
+columns, `fixtures: {file: data/q.csv, id: qid, input: question, key: [answer]}`; `input` may list several
+columns, each then shown in the prompt at `{{fixture.<column>}}`. The file is sealed byte for byte, like a
+fixture file; each row is checked as a fixture file and its key file are (ids unique, keys complete and read
+by the scorer), and every error names `file:line` and the field. CSV is read with the csv module, JSONL
+through jsonlines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+
+from benchcard._util.safeio import decode_utf8, read_regular_bytes
+from benchcard.errors import CardError
+from benchcard.project import Project
+from benchcard.scoring.judge.spec import JudgeSpec
+from benchcard.scoring.keys import NOTE_FIELD, describe, key_fields
+from benchcard.scoring.scorers import FieldsScoring, ScoringSpec
+
+SUFFIXES = (".csv", ".jsonl")
+SPEC_FIELDS = ("file", "id", "input", "key")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+MAX_BYTES = 256 << 20
+Fail = Callable[[Sequence[str | int], str], CardError]
+
+
+@dataclass(frozen=True)
+class DataRow:
+    """One fixture of a data file: the line it starts on, its input text(s) by column, its answer key."""
+
+    line: int
+    inputs: Mapping[str, str]
+    key: Mapping[str, Any] | None  # {"fixture": id, <key field>: answer}; None when the scorer reads no key
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """The fixtures of a card read from one data file (`path` resolved inside the project, `shown` as written)."""
+
+    path: Path
+    shown: str
+    id_column: str
+    inputs: tuple[str, ...]
+    key_columns: tuple[str, ...]
+    rows: Mapping[str, DataRow]
+
+    @property
+    def several(self) -> bool:
+        """Whether the prompt shows each input at `{{fixture.<column>}}` rather than one text at `{{fixture}}`."""
+        return len(self.inputs) > 1
+
+    def text(self, fixture: str) -> str:
+        """The fixture's text as scorers, judges and pages read it: the one input, or each `column: value`."""
+        inputs = self.rows[fixture].inputs
+        if not self.several:
+            return inputs[self.inputs[0]]
+        return "\n\n".join(f"{name}: {inputs[name]}" for name in self.inputs)
+
+
+def input_slot(column: str) -> str:
+    """Where a prompt shows one input of a fixture with several: `{{fixture.<column>}}`."""
+    return "{{fixture." + column + "}}"
+
+
+def is_data_file(value: Any) -> bool:
+    """Whether a card's `fixtures` names a data file (a mapping, or one literal .csv/.jsonl path) not a glob."""
+    if isinstance(value, Mapping):
+        return True
+    return (isinstance(value, str) and value.endswith(SUFFIXES)
+            and not any(c in value for c in "*?["))
+
+
+@dataclass(frozen=True)
+class _Spec:
+    file: str
+    id: str
+    inputs: tuple[str, ...]
+    key: tuple[str, ...] | None  # None: every other column (but `note`)
+
+
+def read_spec(value: Any, fail: Fail) -> _Spec:
+    """The card's `fixtures` field as a data file's columns; defaults `id`, `input`, key: the other columns."""
+    if isinstance(value, str):
+        return _Spec(value, "id", ("input",), None)
+    extra = sorted(set(map(str, value)) - set(SPEC_FIELDS))
+    if extra:
+        raise fail(("fixtures", extra[0]), f"unknown field; expected one of {', '.join(SPEC_FIELDS)}")
+    file = value.get("file")
+    if not isinstance(file, str) or not file.endswith(SUFFIXES):
+        raise fail(("fixtures", "file"), f"expected a .csv or .jsonl file in the project, got {file!r}")
+    ident = value.get("id", "id")
+    if not isinstance(ident, str) or not ident:
+        raise fail(("fixtures", "id"), f"expected the name of the id column, got {ident!r}")
+    inputs = _names(value.get("input", "input"), ("fixtures", "input"), fail)
+    key = None if value.get("key") is None else _names(value["key"], ("fixtures", "key"), fail, allow_empty=True)
+    columns = [ident, *inputs, *(key or ())]
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise fail(("fixtures",), f"column {twice[0]!r} is named twice (id, input and key are distinct columns)")
+    return _Spec(file, ident, inputs, key)
+
+
+def _names(value: Any, where: tuple[str, ...], fail: Fail, allow_empty: bool = False) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if (not isinstance(items, list) or not all(isinstance(v, str) and v for v in items)
+            or (not items and not allow_empty)):
+        raise fail(where, f"expected a column name or a list of column names, got {value!r}")
+    return tuple(items)
+
+
+def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scoring: ScoringSpec,
+                   fail: Fail) -> DataFile:
+    """The fixtures of a card (`raw`, its YAML) from its data file, and its prompt's slots for them checked."""
+    spec = read_spec(raw["fixtures"], fail)
+    where = ("fixtures", "file") if isinstance(raw["fixtures"], Mapping) else ("fixtures",)
+    path = project.inside(spec.file, source=source, field=".".join(where))
+    if not path.is_file():
+        raise fail(where, f"no data file {spec.file!r} in the project")
+    dataset = read_data_file(spec, path, project.relative(path), scoring, fail)
+    if dataset.several:
+        prompt = raw["prompt"]
+        joined = (prompt.get("system") or "") + prompt["user"]
+        if "{{fixture}}" in joined:
+            raise fail(("prompt", "user"), "the fixtures have several inputs; expected {{fixture.<column>}} for "
+                       f"each ({', '.join(dataset.inputs)}), not {{{{fixture}}}}")
+        for name in dataset.inputs:
+            if joined.count(input_slot(name)) != 1:
+                raise fail(("prompt", "user"), f"an ab prompt must contain {input_slot(name)} exactly once")
+    return dataset
+
+
+def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fail: Fail) -> DataFile:
+    """Every row of the data file, checked: ids unique and well formed, inputs present, keys complete and read."""
+    if isinstance(scoring, FieldsScoring):
+        raise fail(("fixtures",), "fields scoring reads its keys from keys/<id>/<fixture>.json; a data file "
+                   "holds small keys only (exact, rules, judge): use a fixtures glob")
+    wanted = _wanted_keys(scoring)
+    if spec.key is not None:
+        problem = _key_problem(spec.key, wanted, scoring)
+        if problem is not None:
+            raise fail(("fixtures", "key"), problem[1])
+    text = decode_utf8(read_regular_bytes(path, shown, CardError, MAX_BYTES), shown, CardError)
+    records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown)
+    rows: dict[str, DataRow] = {}
+    key_columns: tuple[str, ...] | None = spec.key
+    lines: dict[str, int] = {}
+    for line, record in records:
+        if key_columns is None:
+            key_columns = tuple(c for c in record if c not in (spec.id, *spec.inputs, NOTE_FIELD))
+            problem = _key_problem(key_columns, wanted, scoring)
+            if problem is not None:
+                where = f" field {problem[0]!r}:" if problem[0] else ""
+                raise CardError(f"{shown}:{line}:{where} {problem[1]}")
+        fixture = _fixture_id(record, spec.id, shown, line)
+        if fixture in lines:
+            raise CardError(f"{shown}:{line}: field {spec.id!r}: the fixture id {fixture!r} is also on line "
+                            f"{lines[fixture]}; ids must be unique")
+        lines[fixture] = line
+        _unknown(record, spec, key_columns, shown, line)
+        inputs = {name: _input(record, name, shown, line) for name in spec.inputs}
+        key = _key(record, fixture, key_columns, scoring, shown, line)
+        rows[fixture] = DataRow(line, inputs, key)
+    if not rows:
+        raise fail(("fixtures",), f"{shown} holds no fixture (one row per fixture, after a header for CSV)")
+    assert key_columns is not None
+    return DataFile(path, shown, spec.id, spec.inputs, key_columns, rows)
+
+
+def _wanted_keys(scoring: ScoringSpec) -> tuple[str, ...] | None:
+    """The key fields the scorer reads; None for a judge that shows the whole key (any fields)."""
+    if isinstance(scoring, JudgeSpec):
+        return None if scoring.uses_key else ()
+    return key_fields(scoring)
+
+
+def _key_problem(columns: tuple[str, ...], wanted: tuple[str, ...] | None,
+                 scoring: ScoringSpec) -> tuple[str, str] | None:
+    """(column, what is wrong) when the key columns are not exactly those the scorer reads; else None."""
+    if wanted is None:
+        if not columns:
+            return "", (f"{describe(scoring)} shows each fixture's key, and there is no key column; add one, or "
+                        "name it under the card's fixtures.key")
+        return None
+    for column in columns:
+        if column not in wanted:
+            reads = f"it reads {', '.join(wanted)}" if wanted else "it reads no answer key"
+            return column, (f"{describe(scoring)} never reads the key column {column!r} ({reads}); remove it, "
+                            f"or keep prose under {NOTE_FIELD!r}")
+    for field in wanted:
+        if field not in columns:
+            return field, f"missing; {describe(scoring)} reads the key column {field!r} for each fixture"
+    return None
+
+
+def _fixture_id(record: Mapping[str, Any], column: str, shown: str, line: int) -> str:
+    value = record.get(column)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not ID_PATTERN.match(value):
+        got = "missing" if value in (None, "") else f"got {value!r}"
+        raise CardError(f"{shown}:{line}: field {column!r}: expected a fixture id (letters, digits, '.', '_', '-'); "
+                        f"{got}")
+    return value
+
+
+def _unknown(record: Mapping[str, Any], spec: _Spec, key_columns: tuple[str, ...], shown: str, line: int) -> None:
+    known = {spec.id, *spec.inputs, *key_columns, NOTE_FIELD}
+    extra = [c for c in record if c not in known]
+    if extra:
+        raise CardError(f"{shown}:{line}: field {extra[0]!r}: not the id, an input or a key column of the card's "
+                        f"fixtures ({', '.join(sorted(known - {NOTE_FIELD}))}); remove it, or keep prose under "
+                        f"{NOTE_FIELD!r}")
+
+
+def _input(record: Mapping[str, Any], name: str, shown: str, line: int) -> str:
+    value = record.get(name)
+    if not isinstance(value, str) or not value:
+        got = "missing" if value in (None, "") else f"got {value!r}"
+        raise CardError(f"{shown}:{line}: field {name!r}: expected the fixture's input as text; {got}")
+    return value
+
+
+def _key(record: Mapping[str, Any], fixture: str, columns: tuple[str, ...], scoring: ScoringSpec, shown: str,
+         line: int) -> dict[str, Any] | None:
+    """The row's answer key as a key file would hold it; a missing or empty answer names the line and field."""
+    if not columns:
+        return None
+    key: dict[str, Any] = {"fixture": fixture}
+    for column in columns:
+        value = record.get(column)
+        ok = ((isinstance(value, str) and value != "")
+              or (isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)))
+        if isinstance(scoring, JudgeSpec):
+            ok = value not in (None, "", [])
+        if not ok:
+            got = "missing" if value in (None, "") else f"got {value!r}"
+            raise CardError(f"{shown}:{line}: field {column!r}: expected the answer as text, or a list of accepted "
+                            f"answers; {got}")
+        key[column] = value
+    return key
+
+
+def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """CSV rows (a header first) with the line each starts on; an empty cell reads as missing."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        for i, name in enumerate(header):
+            if not name or header.index(name) != i:
+                raise CardError(f"{shown}:1: column {i + 1}: expected a distinct, non-empty column name, "
+                                f"got {name!r}")
+        start = reader.line_num + 1
+        for cells in reader:
+            if cells and any(cells):
+                if len(cells) != len(header):
+                    raise CardError(f"{shown}:{start}: expected {len(header)} cells as in the header, got "
+                                    f"{len(cells)}")
+                yield start, {name: cell for name, cell in zip(header, cells, strict=True) if cell != ""}
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise CardError(f"{shown}:{reader.line_num}: not valid CSV ({exc})") from None
+
+
+def _jsonl_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """JSONL rows, each a JSON object, read through jsonlines; blank lines are skipped."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = jsonlines.Reader([line]).read(type=dict)
+        except jsonlines.InvalidLineError as exc:
+            raise CardError(f"{shown}:{number}: expected one JSON object per line ({exc.args[0]})") from None
+        except RecursionError:
+            raise CardError(f"{shown}:{number}: not valid JSON (nested too deeply)") from None
+        yield number, value

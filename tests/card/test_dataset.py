@@ -1,0 +1,214 @@
+"""Fixtures from one data file (CSV or JSONL): sealed byte for byte, checked row by row with file:line errors,
+run and judged through the CLI like a card whose fixtures are files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from benchcard.card.load import load_card
+from benchcard.errors import CardError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_cli import bc, one_line_error
+from ..helpers_run import key, only_run, server, write_config
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+CARD = """\
+id: colours
+version: 1
+kind: ab
+title: Does saying please change the colour named?
+rig: {provider: fake, model: test/model}
+params: {max_tokens: 20, temperature: 0.7}
+prompt:
+  system: Answer with one word.
+  user: |-
+    Name the colour.
+    {{variant}}<item>PROMPT_INPUT</item>
+variants: {plain: "", please: "Please.\\n"}
+baseline: plain
+fixtures: FIXTURES
+repetitions: 2
+scoring: {method: exact, expected_from_key: answer, case_sensitive: false}
+win:
+  all:
+    - {metric: score, test: rises}
+  equivalence_margin: 0.1
+examples:
+  - {label: Correct, fixture: q1, output: red, expect: pass}
+  - {label: Rejected — a sentence, fixture: q1, output: It is red., expect: fail}
+history:
+  - {version: 1, note: First version.}
+"""
+
+
+def _rows(n: int = 6) -> list[dict[str, str]]:
+    return [{"id": f"q{i}", "input": f"a ripe tomato, number {i}", "answer": "red"} for i in range(1, n + 1)]
+
+
+def _project(root: Path, fixtures: str = "data/colours.jsonl", data: str | None = None,
+             prompt_input: str = "{{fixture}}", name: str = "colours.jsonl") -> Path:
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    (root / "data").mkdir(exist_ok=True)
+    if data is None:
+        data = "".join(json.dumps(r) + "\n" for r in _rows())
+    (root / "data" / name).write_text(data, encoding="utf-8")
+    text = CARD.replace("FIXTURES", fixtures).replace("PROMPT_INPUT", prompt_input)
+    (root / "cards" / "colours.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def _load(root: Path) -> object:
+    return load_card(root / "cards" / "colours.yaml", Project(root))
+
+
+def _error(root: Path) -> str:
+    with pytest.raises(CardError) as info:
+        _load(root)
+    return str(info.value)
+
+
+def test_a_jsonl_card_is_checked_and_sealed_with_the_data_file_digest(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    result = bc(root, "check", "colours")
+    assert result.exit_code == 0, result.output
+    result = bc(root, "seal", "colours", "--json")
+    assert result.exit_code == 0, result.output
+    sealed = json.loads((root / "keys" / "colours" / "v1.seal.json").read_text())
+    data = (root / "data" / "colours.jsonl").read_bytes()
+    assert sealed["fixtures"] == {"data/colours.jsonl": "sha256:" + hashlib.sha256(data).hexdigest()}
+    assert sealed["keys"] == {}  # the keys are in the data file, sealed with it
+    # one byte of one answer changed: the seal names the data file
+    (root / "data" / "colours.jsonl").write_bytes(data.replace(b'"red"', b'"Red"', 1))
+    result = bc(root, "check", "colours")
+    assert result.exit_code == 1
+    assert "data/colours.jsonl changed after sealing v1" in result.output
+
+
+def test_the_prompt_and_keys_come_from_the_rows(tmp_path: Path) -> None:
+    card = _load(_project(tmp_path))
+    assert card.fixture_ids() == [f"q{i}" for i in range(1, 7)]  # type: ignore[attr-defined]
+    messages = card.messages("please", card.fixture_value("q3"))  # type: ignore[attr-defined]
+    assert messages[1]["content"] == "Name the colour.\nPlease.\n<item>a ripe tomato, number 3</item>"
+    keys = card.answer_keys(tmp_path / "keys" / "colours")  # type: ignore[attr-defined]
+    assert keys["q3"] == {"fixture": "q3", "answer": "red"}
+
+
+def test_a_csv_with_named_columns_and_several_inputs(tmp_path: Path) -> None:
+    data = ('qid,thing,colour,expected,note\n'
+            'a,"a tomato, ripe",red,red,\n'
+            'b,"a ""cherry""\nwith a stalk",dark red,red,two lines\n'
+            'c,a brick,red,red,\n')
+    spec = "{file: data/things.csv, id: qid, input: [thing, colour], key: [expected]}"
+    root = _project(tmp_path, spec, data, "{{fixture.thing}} ({{fixture.colour}})", name="things.csv")
+    text = (root / "cards" / "colours.yaml").read_text().replace("expected_from_key: answer",
+                                                                "expected_from_key: expected")
+    (root / "cards" / "colours.yaml").write_text(text.replace("fixture: q1", "fixture: a"))
+    card = _load(root)
+    assert card.fixture_ids() == ["a", "b", "c"]  # type: ignore[attr-defined]
+    messages = card.messages("plain", card.fixture_value("b"))  # type: ignore[attr-defined]
+    assert messages[1]["content"] == 'Name the colour.\n<item>a "cherry"\nwith a stalk (dark red)</item>'
+    assert card.fixture_text("b") == 'thing: a "cherry"\nwith a stalk\n\ncolour: dark red'  # type: ignore[attr-defined]
+    assert bc(root, "check", "colours").exit_code == 0
+    # a row after the quoted two-line cell: its line is the file's line
+    (root / "data" / "things.csv").write_text(data.replace("c,a brick,red,red,", "c,a brick,red,,"))
+    assert _error(root) == ("data/things.csv:5: field 'expected': expected the answer as text, or a list of "
+                            "accepted answers; missing")
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q1", "input": "y", "answer": "red"}\n',
+     "data/colours.jsonl:2: field 'id': the fixture id 'q1' is also on line 1; ids must be unique"),
+    ('{"id": "q1", "input": "x", "answer": "red"}\n\n{"id": "q2", "input": "y"}\n',
+     "data/colours.jsonl:3: field 'answer': expected the answer as text, or a list of accepted answers; missing"),
+    ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q 2", "input": "y", "answer": "red"}\n',
+     "data/colours.jsonl:2: field 'id': expected a fixture id (letters, digits, '.', '_', '-'); got 'q 2'"),
+    ('{"id": "q1", "input": "", "answer": "red"}\n',
+     "data/colours.jsonl:1: field 'input': expected the fixture's input as text; missing"),
+    ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q2", "input": "y", "answer": "red", "level": 3}\n',
+     "data/colours.jsonl:2: field 'level': not the id, an input or a key column"),
+    ('{"id": "q1", "input": "x", "answer": "red", "level": 3}\n',
+     "data/colours.jsonl:1: field 'level': exact scoring with expected_from_key: answer never reads the key "
+     "column 'level' (it reads answer)"),
+    ('{"id": "q1", "input": "x"}\n', "data/colours.jsonl:1: field 'answer': missing; exact scoring"),
+    ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q2", "input": "y", \n',
+     "data/colours.jsonl:2: expected one JSON object per line"),
+    ('["q1", "x", "red"]\n', "data/colours.jsonl:1: expected one JSON object per line"),
+    ("", "cards/colours.yaml:14: field 'fixtures': data/colours.jsonl holds no fixture"),
+])
+def test_each_row_is_checked_and_an_error_names_file_line_and_field(tmp_path: Path, rows: str,
+                                                                     message: str) -> None:
+    assert _error(_project(tmp_path, data=rows)).startswith(message)
+
+
+@pytest.mark.parametrize(("fixtures", "data", "message"), [
+    ("{file: data/colours.jsonl, key: [answer, colour]}", None,
+     "cards/colours.yaml:14: field 'fixtures.key': exact scoring with expected_from_key: answer never reads the "
+     "key column 'colour' (it reads answer)"),
+    ("{file: data/colours.jsonl, key: []}", None,
+     "cards/colours.yaml:14: field 'fixtures.key': missing; exact scoring with expected_from_key: answer reads "
+     "the key column 'answer'"),
+    ("{file: data/colours.jsonl, id: id, input: input, colour: x}", None,
+     "cards/colours.yaml:14: field 'fixtures.colour': unknown field; expected one of file, id, input, key"),
+    ("{file: data/colours.tsv}", None, "cards/colours.yaml:14: field 'fixtures.file': expected a .csv or .jsonl"),
+    ("data/missing.jsonl", None, "cards/colours.yaml:14: field 'fixtures': no data file 'data/missing.jsonl'"),
+    ("../colours.jsonl", None, "cards/colours.yaml: field 'fixtures': path '../colours.jsonl' leaves the project"),
+    ("data/things.csv", "id,input,answer\nq1,x\n", "data/things.csv:2: expected 3 cells as in the header, got 2"),
+    ("data/things.csv", "id,input,input\nq1,x,y\n", "data/things.csv:1: column 3: expected a distinct"),
+])
+def test_the_card_field_is_checked(tmp_path: Path, fixtures: str, data: str | None, message: str) -> None:
+    name = "things.csv" if fixtures.endswith(".csv") else "colours.jsonl"
+    root = _project(tmp_path, fixtures, data, name=name)
+    error = _error(root)
+    assert error.startswith(message), error
+
+
+def test_several_inputs_need_each_slot_once(tmp_path: Path) -> None:
+    data = '{"id": "q1", "a": "x", "b": "y", "answer": "red"}\n'
+    spec = "{file: data/colours.jsonl, input: [a, b]}"
+    assert _error(_project(tmp_path, spec, data, "{{fixture.a}}")) == (
+        "cards/colours.yaml:9: field 'prompt.user': an ab prompt must contain {{fixture.b}} exactly once")
+    assert "not {{fixture}}" in _error(_project(tmp_path, spec, data, "{{fixture.a}}{{fixture.b}}{{fixture}}"))
+
+
+def test_a_key_file_beside_a_data_file_is_refused(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "keys" / "colours").mkdir(parents=True)
+    (root / "keys" / "colours" / "q1.json").write_text('{"fixture": "q1", "answer": "red"}')
+    result = bc(root, "check", "colours")
+    assert result.exit_code == 1
+    assert ("keys/colours/q1.json: exact scoring with expected_from_key: answer reads each fixture's key from "
+            "data/colours.jsonl; the file would be sealed and never read: remove it") in result.output
+
+
+def test_a_data_file_card_runs_and_wins_over_the_fake_server(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "blue", "replies": [{"match": "Please.", "reply": "red"}]})
+    root = _project(tmp_path)
+    write_config(root, server.base_url)
+    assert bc(root, "seal", "colours").exit_code == 0
+    result = bc(root, "run", "colours")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    run = only_run(Project(root), "colours")
+    outputs = [json.loads(line) for line in (run / "outputs.jsonl").read_text().splitlines()]
+    assert len(outputs) == 2 * 6 * 2 and {o["fixture"] for o in outputs} == {f"q{i}" for i in range(1, 7)}
+    result = bc(root, "verdict", "colours")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "finding: win → result" in result.stdout
+    assert ledger.read(Project(root))[-1].run == run.name
+
+
+def test_a_data_file_needs_a_scorer_with_small_keys(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    text = (root / "cards" / "colours.yaml").read_text()
+    fields = "scoring: {method: fields, fields: [colour], abstain_field: colour}"
+    text = text.replace("scoring: {method: exact, expected_from_key: answer, case_sensitive: false}", fields)
+    (root / "cards" / "colours.yaml").write_text(text)
+    line = one_line_error(bc(root, "seal", "colours"))
+    assert "field 'fixtures': fields scoring reads its keys from keys/<id>/<fixture>.json" in line
