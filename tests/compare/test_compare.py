@@ -12,8 +12,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchcard.stats.worstcase import calibrate, critical_t
-
 from ..helpers_compare import LM_A, LM_B, bc, lm_column
 
 
@@ -40,10 +38,11 @@ def test_lm_eval_samples_paired_by_doc_id_match_scipy(tmp_path: Path) -> None:
         flips = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=100_000,
                                        random_state=1).pvalue
         assert got["p_signflip"] == pytest.approx(flips, abs=0.01)
-        # one epoch: the run-to-run term cannot be measured and is taken as 0, so the interval is scipy's paired t
+        # the run-to-run term of a whole eval cannot be measured and is taken as 0: the interval is scipy's paired t
         ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
         assert got["ci"] == pytest.approx(list(ref), abs=1e-9) and got["n_fixtures"] == 40
-    assert "One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero" in v["why"]
+    assert "Epochs are not runs: each sample's epochs are averaged, and the run-to-run variance of a whole eval " \
+           "cannot be measured from one log per arm, so it is taken as zero" in v["why"]
     assert (v["baseline"], v["variants"]) == ("model-a", ["model-b"])
     assert v["finding"] == "inconclusive" and v["outcome"] == "non-result"  # p 0.096: not a win at α 0.05
     assert v["sealed"] is False and v["kind"] == "compare" and "ledger" not in v
@@ -108,15 +107,10 @@ def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_
     want = paired(_inspect_means(a), _inspect_means(b))
     m = v["metrics"]["match"]
     assert m["gap"] == pytest.approx(want["gap"]) == pytest.approx(0.75)  # 6 of 8 samples gain, every epoch
-    # no run-to-run spread, so the statistic is scipy's paired t; its p and interval are then calibrated to the
-    # worst case over the variance components (three epochs measure the run term on 2 degrees of freedom)
-    runs = np.ones(1, dtype=bool)
-    eight = np.full(1, 8, dtype=np.int64)
-    t = np.array([0.75 / want["se"]])
-    assert m["p"] == pytest.approx(min(1.0, 2 * float(calibrate(t, 7.0, eight, eight, 3, runs)[0])))
-    crit = float(critical_t(0.025, 7.0, eight, eight, 3, runs)[0])
-    assert crit > stats.t.ppf(0.975, 7) and m["p"] > want["p"]
-    assert m["ci"] == pytest.approx([0.75 - crit * want["se"], 0.75 + crit * want["se"]])
+    # epochs are replicates inside a sample (averaged), not runs: the statistic is scipy's paired t over the 8
+    # samples' means, p and interval alike; the interval is cut at +1, the largest gap a 0-1 score can show
+    assert m["p"] == pytest.approx(want["p"]) and m["df"] == 7 and m["run_var"] == 0
+    assert want["ci"][1] > 1 and m["ci"] == pytest.approx([want["ci"][0], 1.0])
     assert m["means"] == pytest.approx({"openai/model-a": 0.25, "openai/model-b": 1.0})
     assert m["noise_floor"] == 0.0  # every epoch answered alike: no run-to-run spread
     assert v["cells"] == 48 and v["counts"]["scored"] == 48

@@ -1,5 +1,6 @@
 """`benchcard compare` given and written (compare/comparison.py): the rule given once, where the comparison is
-written, its seed from the two logs, the ledger only when asked, one epoch said so, and the lines it prints."""
+written, its seed from the two logs, the ledger only when asked, the run term taken as zero and said so, and the
+lines it prints."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_a_one_epoch_comparison_can_win_and_says_the_run_term_is_taken_as_zero(t
     ref = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
     assert v["metrics"]["acc"]["ci"] == pytest.approx(list(ref), abs=1e-9) and ref[0] > 0
     assert v["finding"] == "win" and v["outcome"] == "result"
-    assert "One epoch per sample" in v["why"] and v["why"].startswith("unsealed comparison: ")
+    assert "Epochs are not runs" in v["why"] and v["why"].startswith("unsealed comparison: ")
 
 
 def _lm(path: Path, accs: list[float]) -> Path:

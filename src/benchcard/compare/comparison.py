@@ -10,7 +10,6 @@ kind `compare` with `unsealed: true`. The resampling seed comes from the two log
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +24,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.compare.logs import Samples, read_samples
-from benchcard.compare.pairing import labels_of, pair, shared_metrics
+from benchcard.compare.pairing import labels_of, pair, per_sample, shared_metrics
 from benchcard.compare.rule import rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
@@ -124,10 +123,6 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
     card = _stand_in(win, labels, len(data.repetitions), a)
     seed = seed_from(digest(digests))
-    # One epoch (every lm-eval log): no run-to-run term can be measured. A sealed card with one repetition can
-    # never win; logs another tool wrote were not planned by benchcard, so the comparison takes that term as 0
-    # (the plain paired interval over samples) and says so, instead of never showing anything.
-    one_epoch = len(data.repetitions) == 1
     relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
         else str(out_dir)
     sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
@@ -135,10 +130,11 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
                        evidence=relative, sources=sources, rule=_rule_json(win))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = ab_stats(card, data, seed, n_resamples, pool, unmeasured_run_var=0.0 if one_epoch else math.inf)
+        # epochs folded into each sample (pairing.per_sample); the run term cannot be measured: taken as 0
+        pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0)
         body = ab_body(card, data, pending.result(), head)
-    notes = [*body.notes, ONE_EPOCH] if one_epoch else body.notes
-    said = f"{body.why} {ONE_EPOCH}" if one_epoch else body.why
+    notes = [*body.notes, NO_RUN_TERM]
+    said = f"{body.why} {NO_RUN_TERM}"
     verdict = msgspec.structs.replace(
         body, why=f"{UNSEALED}: {said}",
         summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
@@ -186,8 +182,9 @@ def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: 
     return out
 
 
-ONE_EPOCH = ("One epoch per sample: the run-to-run variance cannot be measured, so it is taken as zero here (the "
-             "plain paired interval over samples); a sealed card would need two repetitions or more to win.")
+NO_RUN_TERM = ("Epochs are not runs: each sample's epochs are averaged, and the run-to-run variance of a whole "
+               "eval cannot be measured from one log per arm, so it is taken as zero here (the paired interval "
+               "over samples); the figures speak about these two evals, not about reruns of them.")
 
 
 def _stand_in(win: WinRule, labels: Sequence[str], repetitions: int, a: Samples) -> Card:

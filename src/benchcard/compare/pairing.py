@@ -86,3 +86,43 @@ def labels_of(a: Samples, b: Samples) -> tuple[str, str]:
         if first and second and first != second:
             return first, second
     return "A", "B"
+
+
+def per_sample(data: RunData) -> RunData:
+    """The cells of `pair` folded into one per sample and log: what the statistics are computed from.
+
+    Epochs are not runs. inspect_ai runs a log's epochs side by side in one block of time, and epoch k of one
+    sample shares nothing with epoch k of another, so the spread between epoch columns measures no run-to-run
+    shock (a shock to one eval moves every epoch of its log alike, and one log per arm cannot separate it from
+    the change compared). Each sample's epochs are therefore replicates inside it: its value in a log is the
+    mean over its scored epochs, and the gap is the paired mean over samples, whose sample-to-sample spread
+    already holds the epochs' noise. A sample with a truncated epoch is truncated as a whole (bounded at the
+    worst case for each clause, docs/verdict.md); one with no scored epoch keeps the worst status it had.
+    """
+    folded: dict[tuple[int, int], list[int]] = {}
+    for i in range(len(data.cells)):
+        folded.setdefault((int(data.variant[i]), int(data.fixture[i])), []).append(i)
+    keys = sorted(folded, key=lambda k: (k[1], k[0]))
+    n = len(keys)
+    status = np.empty(n, np.int64)
+    values = {m: np.full(n, np.nan) for m in data.metrics}
+    for j, key in enumerate(keys):
+        rows = np.array(folded[key], np.int64)
+        codes = data.status[rows]
+        ok = rows[codes == OK]
+        status[j] = TRUNCATED if (codes == TRUNCATED).any() else OK if ok.size else \
+            FAILED if (codes == FAILED).any() else MISSING
+        if status[j] == OK:
+            for m, column in data.metrics.items():
+                scored = column[ok][~np.isnan(column[ok])]
+                if scored.size:
+                    values[m][j] = scored.mean()
+    headline = next((m for m, column in data.metrics.items() if column is data.score), None)
+    return RunData(
+        run_dir=data.run_dir, manifest=data.manifest,
+        cells=[f"{'ab'[v]}:{data.fixtures[f]}" for v, f in keys], variants=data.variants, fixtures=data.fixtures,
+        repetitions=[0], variant=np.array([k[0] for k in keys], np.int64),
+        fixture=np.array([k[1] for k in keys], np.int64), repetition=np.zeros(n, np.int64), status=status,
+        score=values[headline] if headline is not None else np.full(n, np.nan), metrics=values, rules={},
+        cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan), tokens=None, metric_rows=[None] * n,
+    )

@@ -13,6 +13,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Clause, WinRule
 from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures
+from benchcard.scoring.scorers import metric_range
 from benchcard.stats import paired as stats
 from benchcard.stats.crossed import half_width, run_floor
 from benchcard.stats.decision import FINDINGS, Evidence, p_two_sided
@@ -86,6 +87,27 @@ class ClauseResult:
     cause: str = ""  # why it does not hold, in a few words, for the finding's summary
 
 
+def possible_gaps(g: Gap) -> tuple[float, float]:
+    """The values a gap of g's metric can take: ±(highest − lowest value of the metric). An interval is never
+    drawn beyond them (the true gap is always inside, so cutting there loses no coverage). The metric's range is
+    the scorer's (`metric_range`) when every value of both arms lies inside it; a metric of another tool's log
+    with values beyond it has no known range."""
+    lo, hi = metric_range(g.metric)
+    values = np.concatenate([g.base.ravel(), g.var.ravel()])
+    values = values[np.isfinite(values)]
+    if hi is None or (values.size and (float(values.min()) < lo or float(values.max()) > hi)):
+        return -math.inf, math.inf
+    return lo - hi, hi - lo
+
+
+def _interval(gap: float, below: float, above: float, span: tuple[float, float]) -> list[float]:
+    """[gap − below, gap + above], cut to the gaps the metric can take (an unbounded one, where nothing could be
+    measured, stays so: it says that, not a range)."""
+    if not (math.isfinite(below) and math.isfinite(above)):
+        return [gap - below, gap + above]
+    return [max(gap - below, span[0]), min(gap + above, span[1])]
+
+
 def gap_figures(g: Gap, alpha: float) -> GapFigures:
     """The figures of one gap as verdict.json shows them: the calibrated interval of the observed gap (truncated
     cells left out), its parts, and the bounded gaps when cells were truncated."""
@@ -100,13 +122,15 @@ def gap_figures(g: Gap, alpha: float) -> GapFigures:
     if g.truncated:
         assert g.low is not None and g.high is not None
         bounded = [float(g.low.gap[0]), float(g.high.gap[0])]
+    span = possible_gaps(g)
     return GapFigures(
-        gap=gap, ci=None if zero else [gap - half, gap + half],
+        gap=gap, ci=None if zero else _interval(gap, half, half, span),
         ci_bootstrap=list(g.boot) if g.boot and not zero else None,  # resampled equal d's: [x, x], no certainty
         p=float(p_two_sided(c, g.p_flip(c))[0]), p_signflip=p_flip,
         noise_floor=float(run_floor(c, alpha)[0]), se=se, se_fixture=math.sqrt(float(c.var_fixture[0])),
         run_var=float(c.var_run[0]), df=float(c.df[0]),
-        lower_one_sided=None if zero else gap - one, upper_one_sided=None if zero else gap + one,
+        lower_one_sided=None if zero else _interval(gap, one, one, span)[0],
+        upper_one_sided=None if zero else _interval(gap, one, one, span)[1],
         n_fixtures=int(c.n_fixtures[0]),
         # stopped once the p was surely above α (signflip.py)
         p_signflip_draws=draws if draws and draws < SIGNFLIP_DRAWS else UNSET,
@@ -244,7 +268,7 @@ def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost
     eq_interval: list[float] | None = None
     if first.obs is not None and not bool(first.obs.zero_se[0]):
         half = float(half_width(first.obs, 1 - alpha)[0])
-        eq_interval = [float(first.obs.gap[0]) - half, float(first.obs.gap[0]) + half]
+        eq_interval = _interval(float(first.obs.gap[0]), half, half, possible_gaps(first))
     eq = Equivalence(margin, tost_p, list(eq_interval) if eq_interval is not None else None, 1 - 2 * alpha)
     guards = results[1:]  # every other clause: not_* guards and holds clauses alike
     finding = FINDINGS[code]
