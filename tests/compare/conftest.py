@@ -14,7 +14,8 @@ from benchcard.testing.fakeserver import FakeServer
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Real inspect_ai logs: the same 8-sample task, 3 epochs, run by inspect_ai against the fake server, as
-    model-a (answers blue except on q6 and q7) and model-b (red everywhere), and model-c on 7 of the samples."""
+    model-a (answers blue except on q6 and q7) and model-b (red everywhere), model-c on 7 of the samples, and
+    model-d (each sample's calls cycle red, blue, blue: right in one epoch of three)."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
@@ -32,6 +33,7 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
                                                              {"match": "q7", "reply": "red"}]}, 8),
                 ("b", {"default_reply": "red"}, 8),
                 ("c", {"default_reply": "red"}, 7),
+                ("d", {"replies": [{"match": "", "replies_cycle": ["red", "blue", "blue"]}]}, 8),
             ):
                 server.configure(config)
                 task = Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato?", target="red", id=f"q{i}")

@@ -126,3 +126,22 @@ def test_inspect_logs_paired_by_id_and_epoch(inspect_logs: dict[str, Path], tmp_
     assert svg.startswith("<?xml") and "match: per-fixture paired differences" in svg and "q7" in svg
 
 
+
+
+def test_three_epochs_where_every_sample_rose_alike_is_a_win_inside_the_metric_range(
+        inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 23.5: every sample right in 1 of 3 epochs against 3 of 3 (+0.667 each, sign-flip p 2/256) was
+    "inconclusive" with the interval [−1.51, 2.84], the epochs taken for runs of a rig; they are replicates."""
+    d, b = inspect_logs["d"], inspect_logs["b"]
+    result = bc("compare", str(d), str(b), "--win", "match rises", "--out", str(tmp_path / "cmp"))
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "finding: win → result (unsealed comparison)" in result.stdout
+    assert "gap +0.667, no spread at all (every fixture moved alike, so no t interval), p = 0.0078, sign-flip " \
+           "p = 0.0078" in result.stdout
+    v = json.loads((tmp_path / "cmp" / "verdict.json").read_text(encoding="utf-8"))
+    m = v["metrics"]["match"]
+    assert m["gap"] == pytest.approx(2 / 3) and m["run_var"] == 0 and m["ci"] is None
+    assert v["counts"]["scored"] == 48 and v["cells"] == 48  # every epoch's cell is counted and tabled
+    # the reverse direction: a loss, its interval (none: no spread) never outside [−1, 1]
+    back = bc("compare", str(b), str(d), "--win", "match rises", "--out", str(tmp_path / "back"), "--json")
+    assert back.exit_code == 0 and json.loads(back.stdout)["finding"] == "loss"

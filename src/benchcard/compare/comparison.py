@@ -39,6 +39,7 @@ from benchcard.verdict.entry import compare_row
 from benchcard.verdict.findings import ab_body
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
+from benchcard.verdict.runfolder import RunData
 from benchcard.verdict.table import TABLE_FILE, table_text
 
 UNSEALED = "unsealed comparison"
@@ -118,30 +119,13 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     labels = labels_of(a, b)
     digests = [file_digest(a.path), file_digest(b.path)]
     rig_line = f"{labels[0]} vs {labels[1]}"
-    manifest = Manifest(run=cid, card=a.task or "compare", version=0, kind="compare", seal_root="",
-                        rig=RigRecord(provider="", model="", line=rig_line))
-    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
-    card = _stand_in(win, labels, len(data.repetitions), a)
-    seed = seed_from(digest(digests))
     relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
         else str(out_dir)
     sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
                for s, d, label in zip((a, b), digests, labels, strict=True)]
     head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
                        evidence=relative, sources=sources, rule=_rule_json(win))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # epochs folded into each sample (pairing.per_sample); the run term cannot be measured: taken as 0
-        pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0)
-        body = ab_body(card, data, pending.result(), head)
-    notes = [*body.notes, NO_RUN_TERM]
-    said = f"{body.why} {NO_RUN_TERM}"
-    verdict = msgspec.structs.replace(
-        body, why=f"{UNSEALED}: {said}",
-        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
-        f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
-        notes=[*notes, _caveat(a, b)] + [f"{log.path}: {n} value(s) of {m} are not numbers and were left "
-                                         "out" for log in (a, b) for m, n in log.skipped.items()],
-    )
+    data, verdict = judge(a, b, win, labels, head, seed_from(digest(digests)), n_resamples, out_dir)
     out_dir.mkdir(parents=True)
     write_atomic(out_dir / TABLE_FILE, table_text(data, rig_line))
     row = None
@@ -157,6 +141,29 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     if timings is not None:
         timings.update(read=read_done - started, compare=time.perf_counter() - read_done)
     return Comparison(out_dir=out_dir, file=written, ledger_row=row, samples=len(data.fixtures))
+
+
+def judge(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: VerdictHead, seed: int,
+          n_resamples: int, out_dir: Path) -> tuple[RunData, AbVerdict]:
+    """The two logs' cells (every epoch: table.csv and the counts) and the verdict on them, in memory: the
+    statistics are the verdict's own over each sample's epochs folded into one (`pairing.per_sample`)."""
+    manifest = Manifest(run=head.run, card=a.task or "compare", version=0, kind="compare", seal_root="",
+                        rig=RigRecord(provider="", model="", line=head.rig))
+    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
+    card = _stand_in(win, labels, len(data.repetitions), a)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # the run term of a whole eval cannot be measured from one log per arm: taken as 0, and said so
+        pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0)
+        body = ab_body(card, data, pending.result(), head)
+    said = f"{body.why} {NO_RUN_TERM}"
+    return data, msgspec.structs.replace(
+        body, why=f"{UNSEALED}: {said}",
+        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
+        f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
+        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b)] + [
+            f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
+            for m, n in log.skipped.items()],
+    )
 
 
 def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
