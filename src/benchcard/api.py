@@ -60,9 +60,10 @@ def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None
 
 
 def verdict_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Verdict:
-    """The verdict a run was given (`benchcard verdict RUN --show`)."""
+    """The verdict a run was given (`benchcard verdict RUN --show`); for a card's name, the card's result (its
+    newest run with a ledger row)."""
     p = Project.of(project)
-    return load_verdict(p, find_run(p, os.fspath(run)))
+    return load_verdict(p, find_run(p, os.fspath(run), "result"))
 
 
 def manifest_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Manifest:

@@ -76,10 +76,7 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool)
     from benchcard.card.check import check as run_check
 
     report = run_check(_project(ctx), cards)
-    if as_json:
-        _emit_json(report.to_json())
-    else:
-        click.echo("\n".join(report.lines()))
+    _report((report.to_json(), report.lines()), as_json)
     if not report.ok:
         sys.exit(1)
     from benchcard.run.judgelive import check_calls
@@ -108,12 +105,9 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     if problems:
         raise SealError(f"refusing to seal: {problems[0]}")
     path, data, written = do_seal(loaded, project)
-    if as_json:
-        _emit_json({**data.fields(), "written": written, "path": project.relative(path)})
-        return
     verb = "sealed" if written else "already sealed, unchanged:"
-    click.echo(f"{verb} {loaded.id} v{loaded.version} → {project.relative(path)}")
-    click.echo(f"root {data.root}")
+    _report(({**data.fields(), "written": written, "path": project.relative(path)},
+             [f"{verb} {loaded.id} v{loaded.version} → {project.relative(path)}", f"root {data.root}"]), as_json)
 
 
 # ------------------------------------------------------------------------------------------------------ curl
@@ -233,7 +227,7 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 @click.argument("run_name", metavar="RUN")
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
               "they count as failed (the finding is then incomplete unless the card allows that many).")
-@click.option("--show", is_flag=True, help="Print the verdict already given for RUN; compute nothing, append nothing.")
+@click.option("--show", is_flag=True, help="Print RUN's verdict (a card's: its latest in the ledger); append nothing.")
 @click.option("--scratch", is_flag=True, help="A trial verdict: written, marked scratch, no ledger row.")
 @click.option("--gate", is_flag=True, help="Exit 0 on a win, else by the finding: 2 loss … 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
@@ -245,12 +239,10 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
     A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
     """
     from benchcard.verdict.gate import verdict_and_gate
-    from benchcard.verdict.give import find_run
     from benchcard.verdict.report import print_verdict, verdict_lines
 
-    project = _project(ctx)
-    result, decided = verdict_and_gate(project, find_run(project, run_name), allow_incomplete=allow_incomplete,
-                                       show=show, gate=gate, scratch=scratch)
+    result, decided = verdict_and_gate(_project(ctx), run_name, allow_incomplete=allow_incomplete, show=show,
+                                       gate=gate, scratch=scratch)
     if as_json:
         _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
     else:
@@ -279,15 +271,25 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
         from benchcard.verdict.audit import audit, audit_lines
 
         report = audit(project)
-        if as_json:
-            _emit_json(report.to_json())
-        else:
-            click.echo("\n".join(audit_lines(report)))
+        _report((report.to_json(), audit_lines(report)), as_json)
         sys.exit(0 if report.ok else 1)
     if as_json:
         _emit_json([row.fields() for row in ledger_mod.read(project)])
     else:
         print_rows(project, ledger_mod.read(project))
+
+
+@cli.command("set-aside")
+@click.argument("run_name", metavar="RUN")
+@click.option("--why", required=True, help="Why, in a few words; kept with the run.")
+@click.pass_context
+def set_aside_cmd(ctx: click.Context, run_name: str, why: str) -> None:
+    """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
+    from benchcard.run.setaside import set_aside
+    from benchcard.verdict.give import find_run
+
+    project = _project(ctx)
+    click.echo(set_aside(project, find_run(project, run_name), why).line)
 
 
 @cli.command("export")

@@ -74,7 +74,7 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     assert "no interval: every fixture moved alike (sign-flip p 0.250)" in svg
     assert "95% CI" not in svg and "0.500, 0.500" not in svg
     context = {"run": {"run_id": "r1", "version": 1, "date": None, "rig_line": "m", "manifest": {},
-                       "scratch": False, "unfinished_label": None, "card": "c"},
+                       "scratch": False, "set_aside": None, "unfinished_label": None, "card": "c"},
                "verdict": None, "plots": [plot], "pivot": None, "no_scored_cell": False, "href": "r1.html",
                "files": []}
     html = environment().get_template("_abrun.html").render(v=context)

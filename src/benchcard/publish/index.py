@@ -9,6 +9,7 @@ from benchcard.card.model import Card
 from benchcard.publish.render import fmt_money, fmt_num, fmt_value
 from benchcard.publish.runs import Run
 from benchcard.records.ledgerrow import LedgerRow
+from benchcard.run.cardruns import newest
 
 
 def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapping[str, Card],
@@ -50,8 +51,7 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
     """One line of the index: the card and its latest outcome."""
     rows = [r for r in ledger if r.card == card.id]
     latest_row = rows[-1] if rows else None
-    dated = sorted(runs, key=lambda r: (r.started, r.run_id))
-    latest_run = dated[-1] if dated else None
+    latest_run = newest(runs)  # the one rule (run/cardruns.py); a run set aside is never the card's line
     if latest_row is not None:
         if not card.is_ab and isinstance(latest_row.score, int | float):
             text = f"score {fmt_num(latest_row.score)}"
@@ -61,7 +61,10 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
         detail = latest_row.rig or (latest_row.model or "")
         version = latest_row.version
     elif latest_run is not None:
-        if latest_run.unfinished_label:
+        if latest_run.scratch:  # a trial's figures are never the card's outcome
+            trials = sum(1 for r in runs if r.scratch and not r.is_set_aside)
+            text = f"no result yet · {trials} scratch run{'s' if trials != 1 else ''} (trials)"
+        elif latest_run.unfinished_label:
             text = latest_run.unfinished_label
         elif card.is_ab:
             text = " · ".join(x for x in (latest_run.outcome, latest_run.finding) if x) or "run, no verdict yet"
@@ -81,6 +84,8 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
 
 def _outcome_class(text: str) -> str:
     t = text.lower()
+    if t.startswith("no result yet"):
+        return "none"
     if "non-result" in t or "inconclusive" in t or "no-effect" in t or "incomplete" in t:
         return "nonresult"
     if t.startswith("result") or "win" in t or "loss" in t:

@@ -27,6 +27,8 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
         note = f"benchcard run {run.card} --resume {run.run_id} completes it"
     elif score is not None and run.unscored:
         note = f"{run.unscored} of {sum(counts.values())} cells not scored ({unscored_words(counts)})"
+    if run.set_aside is not None:  # no command to finish it: it is never resumed
+        badge, note = "set aside", run.set_aside.note
     if run.scratch:
         note = "scratch run (a trial, not in the ledger)" + (f"; {note}" if note else "")
     return {

@@ -18,6 +18,7 @@ from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import fmt_num, paragraphs, prose
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
+from benchcard.run.cardruns import newest, result
 
 
 def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -146,6 +147,26 @@ def _data_file_materials(card: Card, project: Project, folder: Path) -> list[dic
             for f, row in sorted(card.dataset.rows.items())]
 
 
+def _headline(views: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The page's result line, by the one rule (`run/cardruns.py`): the newest run of this version with a ledger
+    row; else the newest run that is no trial, awaiting its verdict (or unfinished); else the scratch runs,
+    which are never a result. A run set aside is never the headline. None: no run of this version."""
+    by_run = {id(v["run"]): v for v in views}
+    runs = [v["run"] for v in views]
+    chosen = result(runs)
+    if chosen is not None:
+        return {"kind": "result", "view": by_run[id(chosen)]}
+    waiting = newest(r for r in runs if not r.scratch)
+    if waiting is not None:
+        return {"kind": "waiting", "view": by_run[id(waiting)],
+                "label": waiting.unfinished_label or "awaiting its verdict"}
+    trials = [r for r in runs if not r.is_set_aside]
+    last = newest(trials)
+    if last is not None:
+        return {"kind": "scratch", "view": by_run[id(last)], "count": len(trials)}
+    return None
+
+
 def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
                config: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     """A run card's page, its fixtures, keys and seal copied beside it; returns the context and plot count."""
@@ -191,7 +212,6 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
             "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
         })
     current_runs = [v for v in run_views if v["current"]]
-    latest = current_runs[-1] if current_runs else None
     win = None
     if card.win is not None:
         from benchcard.verdict.winrule import clause_text  # the verdict's own wording of a clause
@@ -213,7 +233,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         "win": win,
         "max_tokens": max_tokens,
         "runs": run_views,
-        "latest": latest,
+        "headline": _headline(current_runs),
         "current_runs": current_runs,
         "older_runs": [v for v in run_views if not v["current"]],
         "materials": materials,

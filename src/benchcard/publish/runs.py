@@ -33,12 +33,14 @@ from benchcard.records.rows import (
     OutputRow,
     RigRecord,
     ScoreRow,
+    SetAside,
     decode_line,
     decode_manifest,
 )
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile, decode_verdict
 from benchcard.run.retry import outcomes
+from benchcard.run.setaside import set_aside_of
 from benchcard.run.store import RunStore
 from benchcard.verdict.integrity import verdict_digest
 
@@ -67,6 +69,15 @@ class Run:
     table: Any = None  # pandas.DataFrame of table.csv, when the verdict wrote one
     published: Mapping[str, Any] | None = None  # a `history[].published_runs` entry
     ledger_row: LedgerRow | None = None
+    set_aside: SetAside | None = None  # `benchcard set-aside`: kept and shown, never a headline
+
+    @property
+    def ledger_seq(self) -> int | None:
+        return self.ledger_row.seq if self.ledger_row is not None else None
+
+    @property
+    def is_set_aside(self) -> bool:
+        return self.set_aside is not None
 
     @property
     def judged_file(self) -> VerdictFile | None:
@@ -364,6 +375,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                         verdict_file=typed,
                         verdict_digest=written,
                         table=_read_table(run_dir / "table.csv"),
+                        set_aside=set_aside_of(run_dir),
                     )
                 )
     return runs

@@ -37,6 +37,7 @@ SEALED = "sealed"
 ASSIGNMENT = "assignment.jsonl"
 REQUESTS = "requests.jsonl"
 VERDICT = "verdict.json"
+SET_ASIDE = "set-aside.jsonl"  # `benchcard set-aside` (run/setaside.py): append-only, one SetAside a line
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
 
 # ------------------------------------------------------------------------------------- the status vocabulary
@@ -140,6 +141,23 @@ class ScoreRow(msgspec.Struct, frozen=True, gc=False):
     score: float | None = None
     metrics: dict[str, Metric] = {}
     rules: dict[str, bool] | None = None
+
+
+class SetAside(msgspec.Struct, frozen=True):
+    """A row of `set-aside.jsonl`: when the run was set aside, and why in the user's words."""
+
+    at: str
+    why: str
+
+    @property
+    def label(self) -> str:
+        return f"set aside {self.at[:10]} ({self.why})"
+
+    @property
+    def note(self) -> str:
+        """What a page says of the run."""
+        return f"Set aside on {self.at[:10]}: {self.why}. Kept as it is; never resumed, judged or taken as the " \
+               "card's result."
 
 
 class ScoreLine(msgspec.Struct, frozen=True, gc=False):

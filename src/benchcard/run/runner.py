@@ -52,6 +52,7 @@ from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import scratch_reason
+from benchcard.run.setaside import refuse_set_aside
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.scorers import score_run
@@ -210,6 +211,7 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
         return [_Target(cfg, model, store=store)]
     manifest = store.read_manifest()
     where = project.relative(store.folder)
+    refuse_set_aside(store.folder, where)
     if manifest.card != card.id or manifest.version != card.version:
         raise RunError(f"{where}: this run is of {manifest.card} v{manifest.version}, "
                        f"not {card.id} v{card.version}")

@@ -1,7 +1,7 @@
 """Runs that stopped before every cell had an outcome (a crash, Ctrl-C, a stop on errors), found on disk.
 
 `benchcard ledger` lists them under the verdicts, so a stopped run is never mistaken for one waiting for its
-verdict, and says how to finish each.
+verdict, and says how to finish each (a scratch run is marked; a run set aside is shown as such, with no command).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import msgspec
 
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
-from benchcard.records.rows import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, decode_line, manifest_or_none
+from benchcard.records.rows import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, SetAside, decode_line, manifest_or_none
 from benchcard.run.retry import outcomes
+from benchcard.run.setaside import set_aside_of
 from benchcard.run.store import RunStore
 
 
@@ -25,14 +26,23 @@ class Unfinished:
     run: str
     done: int
     cells: int
+    scratch: bool = False
+    set_aside: SetAside | None = None
 
     @property
     def label(self) -> str:
-        return f"unfinished ({self.done} of {self.cells} cells)"
+        kind = "scratch run, " if self.scratch else ""
+        return f"{kind}unfinished ({self.done} of {self.cells} cells)"
 
     @property
     def resume(self) -> str:
         return f"benchcard run {self.card} --resume {self.run}"
+
+    @property
+    def line(self) -> str:
+        """What `benchcard ledger` says of it: how to finish it, or that it was set aside (no command then)."""
+        head = f"{self.card} v{self.version} · run {self.run}: {self.label}"
+        return f"{head}, {self.set_aside.label}" if self.set_aside else f"{head} — {self.resume}"
 
 
 def unfinished_runs(project: Project) -> list[Unfinished]:
@@ -62,5 +72,6 @@ def unfinished_runs(project: Project) -> list[Unfinished]:
             with contextlib.suppress(BenchcardError, OSError, ValueError):
                 cells -= outcomes(RunStore(folder)).waiting
         found.append(Unfinished(manifest.card or folder.parents[1].name, manifest.version, folder.name, len(cells),
-                                manifest.cells if manifest.cells is not None else len(cells)))
+                                manifest.cells if manifest.cells is not None else len(cells),
+                                bool(manifest.scratch), set_aside_of(folder)))
     return found

@@ -21,7 +21,8 @@ from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike
 from benchcard.records import ledger
-from benchcard.records.rows import AssignmentRow, OutputRow, ScoreRow, read_rows
+from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, ScoreRow, read_rows
+from benchcard.records.verdictfile import decode_verdict
 from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 CELL_COLUMNS = ("run", "cell", "variant", "fixture", "repetition", "status", "score")
 CALL_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "cost", "latency_ms", "attempts",
                 "finish_reason", "text", "model", "provider")
+RUN_COLUMNS = ("scratch",)  # True on every row of a trial (a scratch run, or a run given a scratch verdict)
 # Left out until the verdict: the assignment itself, and every figure of the request's side, which follows the
 # prompt (its variant) rather than the answer: its tokens, the cost they make, the time a longer prompt takes, the
 # retries a longer request's timeouts take. What remains is the answer's side, which the blind scorer sees too.
@@ -83,11 +85,12 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
             column = metric_names.setdefault(name, name if name not in CELL_COLUMNS + CALL_COLUMNS
                                              else f"metric.{name}")
             row[column] = value
+    scratch = _is_scratch(run_dir, manifest, blinded)
     for row in rows.values():
-        row.update(run=run_dir.name, model=model, provider=provider)
+        row.update(run=run_dir.name, model=model, provider=provider, scratch=scratch)
         row.setdefault("status", "missing")
     withheld = WITHHELD if blinded else ()
-    columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS) if c not in withheld]
+    columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS, *RUN_COLUMNS) if c not in withheld]
     frame = pd.DataFrame(list(rows.values()), columns=columns)
     for column in ("score", "cost", "latency_ms", *metric_names.values()):
         if column in columns:
@@ -97,7 +100,7 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     if not blinded:
         frame = frame.sort_values(["fixture", "variant", "repetition"], kind="stable", ignore_index=True)
-    frame.attrs.update(blinded=blinded, withheld=list(withheld), run=run_dir.name, card=manifest.card,
+    frame.attrs.update(blinded=blinded, scratch=scratch, withheld=list(withheld), run=run_dir.name, card=manifest.card,
                        version=manifest.version, metrics=list(metric_names.values()))
     return frame
 
@@ -123,13 +126,15 @@ class Export:
     format: str
     rows: int
     blinded: bool
+    scratch: bool = False
 
     @property
     def line(self) -> str:
         """What `benchcard export` prints."""
         blind = (" (blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
                  "tokens, cost, latency, attempts)" if self.blinded else "")
-        return f"wrote {self.rows} cells → {self.path}{blind}"
+        trial = " · a scratch run: a trial, never a result (column scratch)" if self.scratch else ""
+        return f"wrote {self.rows} cells → {self.path}{blind}{trial}"
 
 
 def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
@@ -138,6 +143,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     if fmt not in FORMATS:
         raise RunError(f"--format {fmt}: expected csv or parquet")
     frame = read_run(run, project)
+    scratch = bool(frame.attrs["scratch"])
     path = out if out is not None else Path(f"{frame.attrs['card']}-v{frame.attrs['version']}-"
                                             f"{frame.attrs['run']}.{fmt}")
     if path.exists() or path.is_symlink():
@@ -151,7 +157,17 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
         frame.to_parquet(path, index=False)
     else:
         _spreadsheet_safe(frame).to_csv(path, index=False)
-    return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns)
+    return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns, scratch=scratch)
+
+
+def _is_scratch(run_dir: Path, manifest: Manifest, blinded: bool) -> bool:
+    """A trial: the runner marked the run scratch, or its verdict was given with --scratch."""
+    if manifest.scratch:
+        return True
+    if blinded:
+        return False
+    verdict = decode_verdict((run_dir / VERDICT_FILE).read_bytes(), str(run_dir / VERDICT_FILE), RunError)
+    return bool(verdict.scratch)
 
 
 def _latest(rows: list[Row], retried: bool) -> list[Row]:

@@ -21,7 +21,7 @@ from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
-from benchcard.verdict.give import Verdict, give_verdict, load_verdict
+from benchcard.verdict.give import Verdict, find_run, give_verdict, load_verdict
 from benchcard.verdict.report import print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
@@ -62,10 +62,12 @@ def _check_gate_field(card: Card, project: Project) -> None:
                            "threshold for --gate, e.g. `gate: {min_score: 0.9}` (then reseal as a new version)")
 
 
-def verdict_and_gate(project: Project, run_dir: Path, *, allow_incomplete: bool = False, show: bool = False,
+def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: bool = False, show: bool = False,
                      gate: bool = True, scratch: bool = False) -> tuple[Verdict, Gate | None]:
     """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
-    card's gate (checked before the verdict is given)."""
+    card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
+    `show` the card's result, else its newest run (`run/cardruns.py`)."""
+    run_dir = find_run(project, run, "result" if show else "newest")
     card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)

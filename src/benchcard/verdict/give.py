@@ -36,9 +36,11 @@ from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
+from benchcard.run.cardruns import Want, pick
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
+from benchcard.run.setaside import refuse_set_aside
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
@@ -72,9 +74,9 @@ class Verdict:
         return self.file.fields()
 
 
-def find_run(project: Project, run: str | Path) -> Path:
+def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
     """A run folder from its path, its run id (or a unique prefix of one) anywhere under `results/`, or a card
-    id — meaning that card's most recent run (of the newest version that has runs)."""
+    id — meaning the run that card's name stands for (`run/cardruns.py`: its result, or its newest run)."""
     text = str(run)
     as_path = Path(text)
     for candidate in (as_path, project.root / as_path):
@@ -82,12 +84,7 @@ def find_run(project: Project, run: str | Path) -> Path:
             return project.run_inside(candidate, text)
     card_runs = project.results_dir / text
     if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
-        versions = sorted((int(v.name[1:]), v) for v in card_runs.glob("v*") if v.name[1:].isdigit())
-        for _, folder in reversed(versions):
-            runs = sorted(p.parent for p in folder.glob("*/manifest.json"))
-            if runs:
-                return project.run_inside(runs[-1], text)
-        raise RunError(f"{text}: the card has no run under {project.relative(card_runs)}/")
+        return project.run_inside(pick(project, text, want), text)
     if as_path.is_dir():
         raise RunError(f"{text}: not a run folder (no manifest.json)")
     name = as_path.name
@@ -131,6 +128,7 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
 def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
     run = run_dir.name
+    refuse_set_aside(run_dir, f"run {run}")
     if not manifest.finished_at:
         raise VerdictError(_in_progress(run_dir, manifest))
     if (run_dir / VERDICT_FILE).exists():
@@ -348,6 +346,7 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
+        refuse_set_aside(run_dir, f"run {run}")  # set aside while the verdict was being computed
         existing = ledger.find_run(project, run)
         if existing is not None:
             raise VerdictError(f"run {run} is already in the ledger (seq {existing.seq}) but has no "

@@ -29,8 +29,7 @@ def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
         _print_table(console, project, rows)
     finally:
         for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
-            console.print(f"{u.card} v{u.version} · run {u.run}: {u.label} — {u.resume}", highlight=False,
-                          markup=False)
+            console.print(u.line, highlight=False, markup=False)
 
 
 def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:

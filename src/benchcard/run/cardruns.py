@@ -1,0 +1,119 @@
+"""Which run a card's name stands for: one rule, for every command and page that picks "the card's run".
+
+A card's runs are ordered by version, then by run id (its UTC start, to the second; two runs started in one
+second are ordered by their random suffix); a run set aside (`run/setaside.py`) is
+never picked. There are two picks, and only two:
+
+- `result`, the card's result: the run of its latest verdict in the ledger (the highest `seq`). A scratch run
+  or a trial verdict never has a row, so a trial never takes over the result. `verdict CARD --show` (also
+  with `--gate`), `verdict_of(CARD)`, the card pages' headline and the index.
+- `newest`, the newest run, scratch or not: what a command that acts on a run takes when given the card's name
+  (`verdict CARD` gives that run's verdict, `status`, `plan --from`, `blind-sheet`, `grade`, `export`,
+  `read_run`).
+
+The site's runs (`publish/runs.Run`) and the runs read here (`CardRun`) are picked by the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeVar
+
+from benchcard.errors import RunError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
+from benchcard.run.setaside import set_aside_of
+
+Want = Literal["result", "newest"]
+
+
+class Pickable(Protocol):
+    """What the rule reads of a run."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def ledger_seq(self) -> int | None: ...
+    @property
+    def is_set_aside(self) -> bool: ...
+
+
+R = TypeVar("R", bound=Pickable)
+
+
+def in_order(runs: Iterable[R]) -> list[R]:
+    """Oldest first: by version, then by run id (the UTC start)."""
+    return sorted(runs, key=lambda r: (r.version, r.run_id))
+
+
+def newest(runs: Iterable[R]) -> R | None:
+    """The newest run not set aside."""
+    kept = [r for r in in_order(runs) if not r.is_set_aside]
+    return kept[-1] if kept else None
+
+
+def result(runs: Iterable[R]) -> R | None:
+    """The card's result: the run of its latest verdict in the ledger."""
+    rows = [r for r in runs if r.ledger_seq is not None and not r.is_set_aside]
+    return max(rows, key=lambda r: r.ledger_seq or 0) if rows else None
+
+
+@dataclass(frozen=True)
+class CardRun:
+    """One run folder of a card, as the rule reads it."""
+
+    folder: Path
+    version: int
+    run_id: str
+    scratch: bool
+    finished: bool
+    has_verdict: bool
+    ledger_seq: int | None
+    is_set_aside: bool
+
+
+def card_runs(project: Project, card_id: str) -> list[CardRun]:
+    """Every run folder of the card with a readable manifest, oldest first."""
+    seqs = {row.run: row.seq for row in ledger.read(project) if row.card == card_id}
+    found = []
+    for path in (project.results_dir / card_id).glob(f"v*/*/{MANIFEST}"):
+        folder, version = path.parent, path.parent.parent.name[1:]
+        manifest = manifest_or_none(path)
+        if manifest is None or not version.isdigit() or not RUN_ID.fullmatch(folder.name):
+            continue
+        found.append(CardRun(folder, int(version), folder.name, bool(manifest.scratch),
+                             manifest.finished_at is not None, (folder / "verdict.json").is_file(),
+                             seqs.get(folder.name), set_aside_of(folder) is not None))
+    return in_order(found)
+
+
+def pick(project: Project, card_id: str, want: Want) -> Path:
+    """The folder a card's name stands for (see the module docstring); RunError saying why there is none."""
+    runs = card_runs(project, card_id)
+    where = f"{project.relative(project.results_dir)}/{card_id}/"
+    if not runs:
+        raise RunError(f"{card_id}: the card has no run under {where}")
+    latest = newest(runs)
+    chosen = result(runs) if want == "result" else latest
+    if chosen is not None:
+        return chosen.folder
+    if latest is None:
+        raise RunError(f"{card_id}: every run of the card is set aside ({len(runs)}); start a new one")
+    raise RunError(f"{card_id}: no verdict of the card is in the ledger yet; its newest run, {latest.run_id}, "
+                   f"{_standing(card_id, latest)}")
+
+
+def _standing(card_id: str, run: CardRun) -> str:
+    """Where a run that is not the card's result stands, and the command that goes on from there."""
+    kind = "a scratch run" if run.scratch else "a run"
+    if not run.finished:
+        return f"is {kind} still unfinished (`benchcard run {card_id} --resume {run.run_id}`)"
+    if run.has_verdict:
+        return f"has a scratch verdict, never a result (`benchcard verdict {run.run_id} --show` prints it)"
+    return f"is {kind} awaiting its verdict (`benchcard verdict {run.run_id}` gives it)"
+

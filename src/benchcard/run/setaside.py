@@ -1,0 +1,97 @@
+"""Runs set aside: kept on disk, never deleted, and never used again.
+
+A run started on the wrong endpoint (or with the wrong key, or for nothing) can neither be resumed elsewhere (a
+resumed run keeps its rig) nor removed (a run's evidence is never deleted). `benchcard set-aside RUN --why …`
+appends one row, `{at, why}`, to the run's `set-aside.jsonl`; from then on the run is refused by `run --resume`
+and `verdict`, never chosen for a card's name (`run/cardruns.py`), left off the pages' headlines and the
+ledger's resume hints, and shown as set aside wherever it is listed. A run in the ledger is never set aside:
+its row is the record. Nothing is ever taken back: the file is only appended to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from benchcard.errors import RunError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.rows import OUTPUTS, SET_ASIDE, SetAside, decode_line, dumps_line, utc_stamp
+
+
+def set_aside_of(run_dir: Path) -> SetAside | None:
+    """The run's first readable set-aside row (the record; later rows only add to it), None when it has none."""
+    try:
+        data = (run_dir / SET_ASIDE).read_bytes()
+    except OSError:
+        return None
+    for line in data.splitlines():
+        with contextlib.suppress(msgspec.ValidationError, msgspec.DecodeError):
+            return decode_line(line, SetAside)
+    return None
+
+
+def refuse_set_aside(run_dir: Path, where: str) -> None:
+    """RunError when the run was set aside: it is resumed, judged and graded never again."""
+    found = set_aside_of(run_dir)
+    if found is not None:
+        raise RunError(f"{where}: this run was {found.label}; it is kept as it is and never resumed or judged "
+                       "(start a new run)")
+
+
+@dataclass(frozen=True)
+class SetAsideDone:
+    """What `benchcard set-aside` did."""
+
+    run: str
+    entry: SetAside
+    where: str  # the run's folder, relative to the project
+
+    @property
+    def line(self) -> str:
+        return f"run {self.run} {self.entry.label}; kept in {self.where}/, recorded in {SET_ASIDE} there"
+
+
+def set_aside(project: Project, run_dir: Path, why: str) -> SetAsideDone:
+    """Set a run aside (see the module docstring). Under the ledger's lock, so no verdict enters it meanwhile."""
+    run = run_dir.name
+    reason = " ".join(why.split())
+    if not reason:
+        raise RunError("--why: say in a few words why the run is set aside (it is kept with the run)")
+    with ledger.locked(project):
+        row = ledger.find_run(project, run)
+        if row is not None:
+            raise RunError(f"run {run} is in the ledger (seq {row.seq}); a ledgered verdict is the record and is "
+                           "never set aside")
+        earlier = set_aside_of(run_dir)
+        if earlier is not None:
+            raise RunError(f"run {run} was already {earlier.label}")
+        if _running(run_dir):
+            raise RunError(f"run {run} is running now; stop it (Ctrl-C) before setting it aside")
+        entry = SetAside(at=utc_stamp(), why=reason)
+        with open(run_dir / SET_ASIDE, "ab") as fh:
+            fh.write(dumps_line(entry))
+            fh.flush()
+            os.fsync(fh.fileno())
+    return SetAsideDone(run, entry, project.relative(run_dir))
+
+
+def _running(run_dir: Path) -> bool:
+    """Whether a process holds the run's lock (it appends to outputs.jsonl now)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    try:
+        with open(run_dir / OUTPUTS, "rb") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+    except OSError:
+        return False
+    return False

@@ -1,0 +1,102 @@
+"""A card's name stands for one run by one rule (run/cardruns.py): its result is its latest verdict in the
+ledger, so a scratch run never takes it over; a command acting on a run takes the newest. Checked as a user
+meets it: over the fake server, through the command line and the pages."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict.gate import EXIT_CODES
+
+from ..helpers_cli import one_line_error
+from ..helpers_run import ab_project, bc, key, ok, server, summary
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+
+def _run(project: Project, *args: str) -> str:
+    """A run made as a user makes it; its id (a run id is to the second: two runs are a second apart)."""
+    time.sleep(1.05)
+    return str(summary(ok(bc(project, "run", "colour-ab", "--json", *args)))["runs"][0]["run"])
+
+
+def _site(project: Project, tmp_path: Path) -> tuple[str, str]:
+    out = tmp_path / "site"
+    ok(bc(project, "site", "--out", str(out)))
+    return ((out / "cards" / "colour-ab" / "index.html").read_text(encoding="utf-8"),
+            (out / "index.html").read_text(encoding="utf-8"))
+
+
+def _headline(page: str) -> str:
+    import re
+
+    line = re.search(r'<p class="result-line[^"]*">(.*?)</p>', page, re.S)
+    assert line is not None
+    return re.sub(r"<[^>]+>", "", line.group(1))
+
+
+def test_a_scratch_run_after_a_ledgered_verdict_leaves_the_card_result_alone(tmp_path: Path, server: FakeServer,
+                                                                               key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    sealed = _run(project)
+    given = json.loads(ok(bc(project, "verdict", "colour-ab", "--json")).stdout)
+    assert given["run"] == sealed and "scratch" not in given
+    trial = _run(project, "--scratch")
+
+    shown = ok(bc(project, "verdict", "colour-ab", "--show"))
+    assert sealed in shown.stdout and trial not in shown.stdout and "scratch" not in shown.stdout
+    gated = bc(project, "verdict", "colour-ab", "--show", "--gate")
+    assert gated.exit_code == EXIT_CODES[given["finding"]], gated.output
+    assert f"gate: {given['finding']}" in gated.stdout and "no verdict yet" not in gated.output
+
+    page, index = _site(project, tmp_path)
+    assert _headline(page) == f"Result: {given['outcome']} · {given['finding']} ({given['given_at'][:10]})"
+    assert f'href="#run-{sealed}"' in page.split('class="result-line')[1].split("</p>")[0]
+    assert "Scratch run (run with --scratch)" in page  # the trial is shown, marked, below
+
+    # `verdict CARD` acts on the newest run: the trial's verdict is a trial's, marked, and the result stays
+    trial_verdict = ok(bc(project, "verdict", "colour-ab"))
+    assert trial in trial_verdict.stdout and "scratch" in trial_verdict.stdout
+    assert sealed in ok(bc(project, "verdict", "colour-ab", "--show")).stdout
+    assert trial in ok(bc(project, "status", "colour-ab")).stdout
+    page, index = _site(project, tmp_path / "again")
+    assert _headline(page).startswith(f"Result: {given['outcome']} · {given['finding']}")
+    assert f"{given['outcome']} · {given['finding']}" in index
+
+
+def test_a_card_with_only_scratch_runs_has_no_result_and_says_scratch(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    trial = _run(project, "--scratch")
+    verdict = ok(bc(project, "verdict", "colour-ab"))
+    assert "scratch" in verdict.stdout
+
+    page, index = _site(project, tmp_path)
+    headline = _headline(page)
+    assert headline == ("Result: none yet · 1 scratch run, trials never entered in the ledger and never a "
+                        "result")
+    assert "inconclusive" not in headline and "no-effect" not in headline
+    assert "no result yet · 1 scratch run (trials)" in index
+
+    line = one_line_error(bc(project, "verdict", "colour-ab", "--show"))
+    assert line == (f"error: colour-ab: no verdict of the card is in the ledger yet; its newest run, {trial}, has "
+                    f"a scratch verdict, never a result (`benchcard verdict {trial} --show` prints it)")
+    assert trial in ok(bc(project, "verdict", trial, "--show")).stdout
+
+
+def test_a_sealed_run_awaiting_its_verdict_is_the_headline_not_a_later_trial(tmp_path: Path, server: FakeServer,
+                                                                              key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    sealed = _run(project)
+    _run(project, "--scratch")
+    page, _ = _site(project, tmp_path)
+    assert _headline(page) == f"Result: run {sealed}, awaiting its verdict"
+    line = one_line_error(bc(project, "verdict", "colour-ab", "--show"))
+    assert "no verdict of the card is in the ledger yet" in line and "scratch run awaiting its verdict" in line

@@ -1,0 +1,84 @@
+"""`benchcard set-aside RUN --why …`: a run started on the wrong endpoint is kept, recorded as set aside
+(append-only), never resumed or judged, off the pages' headline and the ledger's resume hints, and shown as set
+aside where it is listed. Over the fake server, as a user meets it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from benchcard.project import Project
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_cli import one_line_error
+from ..helpers_run import ab_project, bc, key, ok, read_jsonl, server, summary
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+WHY = "started on the vendor's endpoint by mistake"
+
+
+def _wrong_endpoint_run(project: Project, server: FakeServer) -> str:
+    """A run pointed elsewhere with --base-url (scratch), stopped after 3 calls: unfinished."""
+    [stopped] = run(project, "colour-ab", RunOptions(base_url=server.base_url + "/", progress=False), stop_after=3)
+    assert not stopped.finished
+    return stopped.run
+
+
+def test_a_run_on_the_wrong_endpoint_is_set_aside_and_never_offered_again(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    wrong = _wrong_endpoint_run(project, server)
+    before = ok(bc(project, "ledger")).stdout
+    assert (f"colour-ab v1 · run {wrong}: scratch run, unfinished (3 of 12 cells) — benchcard run colour-ab "
+            f"--resume {wrong}") in before
+
+    said = ok(bc(project, "set-aside", wrong, "--why", WHY)).stdout.strip()
+    folder = project.results_dir / "colour-ab" / "v1" / wrong
+    assert said == (f"run {wrong} set aside {time.strftime('%Y-%m-%d', time.gmtime())} ({WHY}); kept in "
+                    f"results/colour-ab/v1/{wrong}/, recorded in set-aside.jsonl there")
+    [row] = read_jsonl(folder / "set-aside.jsonl")
+    assert row["why"] == WHY and row["at"].endswith("Z")
+    assert len(read_jsonl(folder / "outputs.jsonl")) == 3  # kept as it was
+
+    after = ok(bc(project, "ledger")).stdout
+    assert f"--resume {wrong}" not in after
+    assert f"colour-ab v1 · run {wrong}: scratch run, unfinished (3 of 12 cells), set aside " in after
+    assert WHY in after
+
+    assert "was set aside" in one_line_error(bc(project, "run", "colour-ab", "--resume", wrong))
+    assert "was set aside" in one_line_error(bc(project, "verdict", wrong))
+    assert "already set aside" in one_line_error(bc(project, "set-aside", wrong, "--why", "again"))
+    assert len(read_jsonl(folder / "set-aside.jsonl")) == 1
+
+    # the card's name no longer stands for it: a command acting on "the card's run" finds none, then the next
+    assert "every run of the card is set aside (1)" in one_line_error(bc(project, "status", "colour-ab"))
+    time.sleep(1.05)  # run ids are to the second
+    good = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
+    assert good in ok(bc(project, "status", "colour-ab")).stdout
+
+    out = tmp_path / "site"
+    ok(bc(project, "site", "--out", str(out)))
+    page = (out / "cards" / "colour-ab" / "index.html").read_text(encoding="utf-8")
+    headline = page.split('class="result-line')[1].split("</p>")[0]
+    assert good in headline and wrong not in headline
+    assert f"Set aside on {row['at'][:10]}: {WHY}. Kept as it is; never resumed, judged or taken as the card's " \
+           "result." in page.replace("&#39;", "'")
+    evidence = (out / "runs" / "colour-ab" / "v1" / wrong / "index.html").read_text(encoding="utf-8")
+    assert "Set aside on" in evidence and f"--resume {wrong}" not in evidence
+
+
+def test_a_ledgered_run_is_never_set_aside_and_a_reason_is_required(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    done = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
+    assert "--why" in one_line_error(bc(project, "set-aside", done, "--why", "  "))
+    seq = json.loads(ok(bc(project, "verdict", done, "--json")).stdout)["ledger"]["seq"]
+    assert one_line_error(bc(project, "set-aside", done, "--why", WHY)) == (
+        f"error: run {done} is in the ledger (seq {seq}); a ledgered verdict is the record and is never set aside")
+    assert not (project.results_dir / "colour-ab" / "v1" / done / "set-aside.jsonl").exists()
