@@ -64,6 +64,10 @@ def test_a_scratch_run_after_a_ledgered_verdict_leaves_the_card_result_alone(tmp
     assert trial in trial_verdict.stdout and "scratch" in trial_verdict.stdout
     assert sealed in ok(bc(project, "verdict", "colour-ab", "--show")).stdout
     assert trial in ok(bc(project, "status", "colour-ab")).stdout
+    exported = ok(bc(project, "export", "colour-ab", "--out", str(tmp_path / "trial.csv"))).stdout
+    assert "a scratch run: a trial, never a result (column scratch)" in exported
+    assert {line.rsplit(",", 1)[1] for line in (tmp_path / "trial.csv").read_text().splitlines()[1:]} == {"True"}
+    assert "a trial" not in ok(bc(project, "export", sealed, "--out", str(tmp_path / "sealed.csv"))).stdout
     page, index = _site(project, tmp_path / "again")
     assert _headline(page).startswith(f"Result: {given['outcome']} · {given['finding']}")
     assert f"{given['outcome']} · {given['finding']}" in index
