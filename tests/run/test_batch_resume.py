@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -76,3 +77,57 @@ def test_a_batch_run_killed_at_any_step_resumes_without_submitting_twice(
     if step == "create":  # the batch made before the kill was found, not made again
         assert any(e.get("adopted") for e in read_jsonl(folder / "batch" / "journal.jsonl"))
     assert not list((folder / "batch").glob("*.part"))  # a download cut by the kill was made again, whole
+
+
+def another_runs_batch(base_url: str, vendor: str, cells: list[str], tag: str) -> str:
+    """A batch of the same size made by another run, under the same cell ids (two runs given the same --seed
+    plan the same ids) with that run's own tag, as another `benchcard run --batch` would make it."""
+    body = {"model": "test/model", "max_tokens": 5, "messages": [{"role": "user", "content": "another run"}]}
+    ids = [f"{cell}-{tag}" for cell in cells]
+    if vendor == "anthropic":
+        made = httpx.post(f"{base_url}/messages/batches", timeout=30,
+                          json={"requests": [{"custom_id": i, "params": body} for i in ids]})
+        return str(made.json()["id"])
+    lines = "".join(json.dumps({"custom_id": i, "method": "POST", "url": "/v1/chat/completions", "body": body})
+                    + "\n" for i in ids)
+    upload = httpx.post(f"{base_url}/files", data={"purpose": "batch"}, timeout=30,
+                        files={"file": ("theirs.jsonl", lines.encode(), "application/jsonl")}).json()
+    made = httpx.post(f"{base_url}/batches", timeout=30, json={
+        "input_file_id": upload["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h",
+        "metadata": {"benchcard_run": "20261204T000000Z-beef", "benchcard_chunk": "sha256:00"}})
+    return str(made.json()["id"])
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+@pytest.mark.parametrize("reached", [True, False], ids=["create-reached-the-vendor", "create-lost"])
+def test_a_resume_after_a_kill_between_creating_and_created_takes_only_its_own_batch(
+        tmp_path: Path, server: FakeServer, key: str, vendor: str, reached: bool) -> None:
+    """Killed after `creating` and before `created`, with two batches of the same size made by other runs since:
+    the resume takes the batch its own create made (or, when that create never arrived, makes one), never
+    another run's, and waits for a batch it cannot tell yet (still running) rather than guess."""
+    hold = {"create": 1.5} if reached else {"receive": 1.5}  # the create held after, or before, it is made
+    server.configure({"default_reply": "red", "batch": {"delay_s": hold, "in_progress_s": 1.0}})
+    project = ab_project(tmp_path, fixtures=CELLS // 2, repetitions=1)
+    write_config(tmp_path, server.base_url, type_=vendor)
+    kill_when(tmp_path, (lambda: seen(server, "batches") >= 1) if reached else (lambda: "creating" in events(tmp_path)))
+    folder = only_run(project, "colour-ab")
+    assert events(tmp_path)[-1] == "creating"
+    planned = [r["cell"] for r in read_jsonl(folder / "sealed" / "assignment.jsonl")]
+    theirs = {another_runs_batch(server.base_url, vendor, planned, tag * 16) for tag in "ef"}
+
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "run", "colour-ab", "--resume", folder.name,
+                                      "--poll-interval", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["counts"] == {"ok": CELLS, "truncated": 0, "failed": 0}, s
+    outputs = read_jsonl(folder / "outputs.jsonl")
+    assert sorted(o["cell"] for o in outputs) == sorted(planned)  # every cell, each exactly once
+    [batch] = {o["batch"] for o in outputs}
+    assert batch not in theirs
+    journal = read_jsonl(folder / "batch" / "journal.jsonl")
+    created = [e for e in journal if e["event"] == "created"]
+    assert [e["batch"] for e in created] == [batch] and bool(created[0].get("adopted")) is reached
+    if vendor == "anthropic":  # no metadata there: each other batch was looked at, once ended, and set aside
+        assert {e["batch"] for e in journal if e["event"] == "not_ours"} == theirs
+    stats = server.stats()["batch"]
+    assert stats["batches"] == 3 and stats["submitted"] == stats["distinct_submitted"] == 3 * CELLS, stats

@@ -126,6 +126,7 @@ class Session:
     fatal: str | None = None
     stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
     transport_streak: int = 0
+    notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
                          failed: int | None = None) -> None:

@@ -363,7 +363,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
     else:
         tally = Tally.of(store)
     return run_summary(project, store, manifest, rig, tally, wall, called, resumed, workers, workers < asked,
-                       rpm=rpm, judge=judge, batch=batch)
+                       rpm=rpm, judge=judge, batch=batch, warnings=tuple(session.notes))
 
 
 def _check_batch_resume(t: _Target, o: RunOptions) -> None:

@@ -44,6 +44,7 @@ class RunSummary:
     rpm: float | None = None  # the rate limit the calls kept (a resumed run keeps its own)
     judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
     batch: bool = False  # through the vendor's batch API
+    warnings: tuple[str, ...] = ()  # result lines a batch run refused, each naming its file (in `folder`) and line
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,6 +61,11 @@ class RunSummary:
             out.append(f"  {capped_note(self.provider, self.concurrency)}")
         out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
                    + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
+        for line in self.warnings[:SHOWN_WARNINGS]:
+            out.append(f"  warning: {self.folder}/{line}")
+        if len(self.warnings) > SHOWN_WARNINGS:
+            out.append(f"  warning: and {len(self.warnings) - SHOWN_WARNINGS} more result lines refused (each "
+                       "cell's cause is its error in outputs.jsonl)")
         if self.judge is not None:
             out.append(f"  {self.judge.line()}")
         if not self.finished:
@@ -70,13 +76,17 @@ class RunSummary:
         return out
 
 
+SHOWN_WARNINGS = 5
+
+
 def capped_note(provider: str, workers: int) -> str:
     return f"{workers} call{'s' if workers > 1 else ''} at a time (provider '{provider}' takes no more)"
 
 
 def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig, tally: Tally,
                 wall: float, called: int, resumed: bool, workers: int, capped: bool, note: str = "",
-                rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False) -> RunSummary:
+                rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False,
+                warnings: tuple[str, ...] = ()) -> RunSummary:
     """The summary of a run as it now stands; `wall` is the `perf_counter` at which this invocation began."""
     total = int(manifest.cells or 0)
     return RunSummary(
@@ -86,7 +96,7 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
-        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch,
+        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings,
     )
 
 

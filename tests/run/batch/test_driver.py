@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -12,7 +13,7 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.rows import RequestRow, dumps_line
-from benchcard.run.batch.driver import WRAPPER_BYTES, chunk_cells, plan_chunks, sealed_bodies
+from benchcard.run.batch.driver import WRAPPER_BYTES, cell_of, chunk_ids, plan_chunks, sealed_bodies
 from benchcard.run.batch.journal import Journal
 from benchcard.run.batch.vendors import OpenAIBatches
 from benchcard.run.providers.base import ProviderConfig
@@ -119,12 +120,15 @@ def test_the_plan_is_cut_by_requests_and_recorded_before_any_upload(tmp_path: Pa
     chunks = plan_chunks(store, vendor(requests=2), j)
     assert [(c.chunk, c.cells, c.file) for c in chunks] == [
         (0, 2, "batch/chunk-000.jsonl"), (1, 2, "batch/chunk-001.jsonl"), (2, 1, "batch/chunk-002.jsonl")]
-    assert [cell for c in chunks for cell in chunk_cells(store.folder / c.file)] == list(BODIES)
+    assert [cell_of(i, c.tag) for c in chunks for i in chunk_ids(store.folder / c.file)] == list(BODIES)
+    [tag] = {c.tag for c in chunks}  # each custom_id is the cell and this plan's own random tag
+    assert len(tag) == 16 and chunk_ids(store.folder / chunks[0].file) == [f"c0000000000-{tag}", f"c0000000001-{tag}"]
     for c in chunks:
         data = (store.folder / c.file).read_bytes()
         assert c.bytes == len(data) and c.digest == "sha256:" + hashlib.sha256(data).hexdigest()
     [event] = read_jsonl(j.path)  # as written
     assert event["event"] == "planned" and event["limits"] == {"requests": 2, "bytes": 200_000_000}
+    assert event["tag"] == tag and [c.tag for c in j.chunks()] == [tag] * 3
     assert [c.cells for c in j.chunks()] == [2, 2, 1]
 
 
@@ -134,14 +138,16 @@ def test_a_retry_plans_only_its_cells_numbered_after_the_others(tmp_path: Path) 
     plan_chunks(store, vendor(), j)
     added = plan_chunks(store, vendor(), j, only={"c0000000001", "c0000000003"}, first=1)
     assert [(c.chunk, c.file) for c in added] == [(1, "batch/chunk-001.jsonl")]
-    assert chunk_cells(store.folder / added[0].file) == ["c0000000001", "c0000000003"]
+    assert [cell_of(i, added[0].tag) for i in chunk_ids(store.folder / added[0].file)] == ["c0000000001",
+                                                                                             "c0000000003"]
+    assert added[0].tag != j.chunks()[0].tag  # a new plan, a new tag
     assert [e["event"] for e in read_jsonl(j.path)] == ["planned", "added"] and len(j.chunks()) == 2
 
 
 def test_a_request_larger_than_a_batch_is_refused_and_leaves_no_half_chunk(tmp_path: Path) -> None:
     bodies = {**BODIES, "c0000000003": {"model": "m", "messages": [{"role": "user", "content": "x" * 2000}]}}
     store = sealed_store(tmp_path / "run", bodies)
-    big = len(vendor().line("c0000000003", dumps_line(bodies["c0000000003"])[:-1]))
+    big = len(vendor().line("c0000000003-" + "0" * 16, dumps_line(bodies["c0000000003"])[:-1]))  # id and tag
     with pytest.raises(RunError) as info:
         plan_chunks(store, vendor(size=1000 + WRAPPER_BYTES), Journal(store.folder))
     assert str(info.value) == (f"cell c0000000003: its request is {big:,} bytes, more than a openai batch may "
@@ -149,7 +155,63 @@ def test_a_request_larger_than_a_batch_is_refused_and_leaves_no_half_chunk(tmp_p
     assert sorted(p.name for p in (store.folder / "batch").iterdir()) == []  # no chunk file, no journal
 
 
-def test_chunk_cells_reads_ids_whatever_their_shape(tmp_path: Path) -> None:
+def test_chunk_ids_reads_ids_whatever_their_shape(tmp_path: Path) -> None:
     path = tmp_path / "chunk-000.jsonl"
-    path.write_bytes(b'{"custom_id":"c0000000001","params":{}}\n{"params":{},"custom_id":"other-id"}\n')
-    assert chunk_cells(path) == ["c0000000001", "other-id"]
+    path.write_bytes(b'{"custom_id":"c0000000001-ab12","params":{}}\n{"params":{},"custom_id":"other-id"}\n')
+    assert chunk_ids(path) == ["c0000000001-ab12", "other-id"]
+    assert cell_of("c0000000001-ab12", "ab12") == "c0000000001" and cell_of("c0000000001", "") == "c0000000001"
+    assert cell_of("c0000000001-ab12", "ffff") == "c0000000001-ab12"  # another plan's id is no cell of this one
+
+
+# ------------------------------------------------------------------------------- result files not to be trusted
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_result_file_answering_each_cell_twice_decides_none_of_them(tmp_path: Path, server: FakeServer, key: str,
+                                                                      vendor: str) -> None:
+    """A cell answered twice is recorded failed (neither answer taken), with one line naming the file, the line
+    and the custom_id, printed and kept; `--retry-failed` then asks those cells again."""
+    server.configure({"default_reply": "red", "batch": {"bad_results": "duplicate"}})
+    project = project_for(tmp_path, server, vendor, fixtures=3)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, "colour-ab")
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len(rows) == 6 and {r["status"] for r in rows} == {"failed"}
+    [planned] = [e for e in journal(folder) if e["event"] == "planned"]
+    tag = planned["tag"]
+    shown = project.relative(folder)
+    for row in rows:
+        cell = row["cell"]
+        line = re.fullmatch(rf"batch/chunk-000\.results-0\.jsonl: line (\d+): custom_id '{cell}-{tag}' is answered "
+                            rf"2 times \(first at line (\d+)\); cell {cell} is recorded failed, neither answer taken",
+                            str(row["error"]))
+        assert line is not None, row["error"]
+        assert int(line[1]) == int(line[2]) + 6  # the file holds every line twice
+        assert f"warning: {shown}/{row['error']}" in result.output or cell not in result.output
+    assert result.output.count("warning: ") == 6  # five lines shown, then how many more
+    assert "warning: and 1 more result lines refused" in result.output
+    [collected] = [e for e in journal(folder) if e["event"] == "collected"]
+    assert collected["refused_count"] == 6 and len(collected["refused"]) == 6  # type: ignore[arg-type]
+    status = bc(project, "status", folder.name)
+    assert status.output.count(f"  refused: {shown}/batch/chunk-000.results-0.jsonl: line ") == 6
+
+    server.configure({"default_reply": "red"})
+    again = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST, "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["runs"][0]["counts"] == {"ok": 6, "truncated": 0, "failed": 0}
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_result_line_for_an_id_this_batch_never_sent_is_refused_by_name(tmp_path: Path, server: FakeServer,
+                                                                           key: str, vendor: str) -> None:
+    server.configure({"default_reply": "red", "batch": {"bad_results": "unknown"}})
+    project = project_for(tmp_path, server, vendor, fixtures=3)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["counts"] == {"ok": 6, "truncated": 0, "failed": 0}  # every cell of ours answered once
+    folder = only_run(project, "colour-ab")
+    batch = read_jsonl(folder / "outputs.jsonl")[0]["batch"]
+    assert s["warnings"] == [f"batch/chunk-000.results-0.jsonl: line 7: custom_id 'never-sent' is not a request of "
+                             f"batch {batch} (chunk 0); the line is not used"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.run.batch.results import anthropic_outcome, openai_outcome, output_row, read_results
+from benchcard.run.batch.results import anthropic_outcome, openai_outcome, output_row, read_results, result_ids
 from benchcard.run.providers import Price
 from benchcard.run.providers.base import Completion, Usage
 from benchcard.testing.fakeserver import FakeServer
@@ -143,3 +143,18 @@ def test_output_rows_carry_the_batch_the_cause_and_the_batch_price() -> None:
     assert (row.usage.input, row.usage.output, row.usage.reasoning) == (1000, 500, 100)
     assert row.cost == pytest.approx((1000 * 2.0 + 500 * 4.0) / 1e6 * 0.5)
     assert output_row("c2", "f1", answer, "b", "other", prices).cost is None  # no price: unknown, never 0
+
+
+def test_result_ids_names_every_line_answering_each_custom_id(tmp_path: Path) -> None:
+    a, b = tmp_path / "results-0.jsonl", tmp_path / "results-1.jsonl"
+    a.write_bytes(b'{"custom_id": "c1-t", "result": {}}\n\n{"result": {}, "custom_id": "c2-t"}\n')
+    b.write_bytes(b'{"custom_id": "c1-t"}\n{"no_id": 1}\n')
+    assert result_ids([a, b]) == {"c1-t": [(a, 1), (b, 1)], "c2-t": [(a, 3)], "None": [(b, 2)]}
+    b.write_bytes(b'[1, 2]\n')
+    with pytest.raises(RunError) as info:
+        result_ids([a, b])
+    assert str(info.value) == f"{b}: line 1 is not a JSON object"
+    b.write_bytes(b'{"custom_id": \n')
+    with pytest.raises(RunError) as info:
+        result_ids([b])
+    assert str(info.value) == f"{b}: line 1 is not JSON; delete the file and resume to download it again"

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from benchcard.errors import ProviderError, RunError
-from benchcard.run.batch.vendors import AnthropicBatches, OpenAIBatches, Poll, Vendor, vendor_for
+from benchcard.errors import ProviderError
+from benchcard.run.batch.vendors import AnthropicBatches, Claim, Found, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.openai import OpenAIProvider
 
@@ -107,7 +107,8 @@ def test_a_control_call_is_retried_on_429_and_5xx_then_gives_up_in_one_line() ->
 def test_a_refused_control_call_is_not_retried_and_says_what_to_do() -> None:
     refused = httpx.Response(400, json={"error": {"message": "input file\nis invalid"}})
     with pytest.raises(ProviderError) as info:
-        ask(openai(lambda r: refused), lambda v: v.submit(Path("chunk-000.jsonl"), 3, "file-1"))
+        ask(openai(lambda r: refused), lambda v: v.submit(Path("chunk-000.jsonl"), Claim(
+            "R1", "sha256:d1", 3, frozenset(), file_id="file-1")))
     assert len(SEEN) == 1
     assert str(info.value) == ("POST https://api.example/v1/batches: HTTP 400: input file is invalid; nothing is "
                                "lost, fix the cause and resume the run")
@@ -115,23 +116,63 @@ def test_a_refused_control_call_is_not_retried_and_says_what_to_do() -> None:
         ask(openai(lambda r: httpx.Response(200, content=b"<html>")), lambda v: v.poll("batch_1"))
 
 
-def test_a_lost_batch_id_is_found_again_only_when_it_is_certain() -> None:
-    listed = {"data": [{"id": "batch_0", "input_file_id": "file-0"}, {"id": "batch_1", "input_file_id": "file-1"}]}
-    found = ask(openai(lambda r: httpx.Response(200, json=listed)), lambda v: v.find("2026-01-01T00:00:00+00:00", 3,
-                                                                                   "file-1", set()))
-    assert found == "batch_1"
-    assert ask(openai(lambda r: httpx.Response(200, json=listed)), lambda v:
-               v.find("2026-01-01T00:00:00+00:00", 3, "file-1", {"batch_1"})) is None  # already another chunk's
-    made = "2026-03-01T12:00:00+00:00"
-    batches = {"data": [
-        {"id": "msgbatch_a", "created_at": "2026-03-01T12:00:30+00:00", "request_counts": {"processing": 3}},
-        {"id": "msgbatch_old", "created_at": "2026-02-01T12:00:00+00:00", "request_counts": {"processing": 3}},
-        {"id": "msgbatch_b", "created_at": "2026-03-01T12:00:40+00:00", "request_counts": {"succeeded": 2}}]}
-    assert ask(anthropic(lambda r: httpx.Response(200, json=batches)), lambda v: v.find(made, 3, None, set())) == (
-        "msgbatch_a")
-    twins = {"data": [*batches["data"], {"id": "msgbatch_c", "created_at": "2026-03-01T12:01:00+00:00",
-                                         "request_counts": {"succeeded": 1, "errored": 2}}]}
-    with pytest.raises(RunError) as info:
-        ask(anthropic(lambda r: httpx.Response(200, json=twins)), lambda v: v.find(made, 3, None, set()))
-    assert str(info.value) == ("cannot tell which of the batches msgbatch_a, msgbatch_c this run created (its id "
-                               "was never recorded); cancel the extra ones in the Anthropic console, then resume")
+MADE = "2026-03-01T12:00:00+00:00"  # when the lost create was about to be sent
+
+
+def claim(tmp_path: Path, **fields: Any) -> Claim:
+    ids = frozenset(f"c000000000{i}-tag0" for i in range(3))
+    return Claim(**{"run": "R1", "digest": "sha256:d1", "cells": 3, "ids": ids, "since": MADE,
+                    "scratch": tmp_path / "chunk-000.seen", **fields})
+
+
+def test_a_lost_openai_batch_is_taken_only_from_this_runs_file_and_metadata(tmp_path: Path) -> None:
+    ours = {"benchcard_run": "R1", "benchcard_chunk": "sha256:d1"}
+    pages = {None: {"data": [{"id": "batch_9", "input_file_id": "file-9", "created_at": 1772366500},
+                             {"id": "batch_1", "input_file_id": "file-1", "created_at": 1772366450,
+                              "metadata": {**ours, "benchcard_run": "R2"}}],
+                    "has_more": True},
+             "batch_1": {"data": [{"id": "batch_0", "input_file_id": "file-1", "created_at": 1772366420,
+                                   "metadata": ours}], "has_more": False}}
+
+    def listing(r: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=pages[r.url.params.get("after")])
+
+    found = ask(openai(listing), lambda v: v.find(claim(tmp_path, file_id="file-1")))
+    assert found == Found(batch="batch_0")  # on the second page; batch_1 has this file but another run's mark
+    assert [r.url.params.get("after") for r in SEEN] == [None, "batch_1"] and SEEN[0].url.params["limit"] == "100"
+    assert ask(openai(listing), lambda v: v.find(claim(tmp_path, file_id="file-1", passed=frozenset({"batch_0"})))
+               ) == Found()  # already another chunk's
+
+
+def test_a_lost_anthropic_batch_is_taken_only_when_its_results_carry_this_runs_ids(tmp_path: Path) -> None:
+    """No metadata on a Message Batch: a batch of the chunk's size made since is looked at once it has ended,
+    and taken only when its results answer this run's own custom_ids; one still running is waited for."""
+    url = "https://api.example/v1/messages/batches"
+    def batch(name: str, created: str, ended: bool = True, **counts: int) -> dict[str, Any]:
+        return {"id": name, "created_at": created, "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts or {"succeeded": 3}, "results_url": f"{url}/{name}/results" if ended else None}
+    listed = [batch("msgbatch_run", "2026-03-01T12:01:00+00:00", ended=False, processing=3),
+              batch("msgbatch_theirs", "2026-03-01T12:00:40+00:00"),
+              batch("msgbatch_small", "2026-03-01T12:00:35+00:00", succeeded=2),
+              batch("msgbatch_ours", "2026-03-01T12:00:30+00:00"),
+              batch("msgbatch_old", "2026-02-01T12:00:00+00:00")]
+    results = {"msgbatch_theirs": [f"c000000000{i}-tagX" for i in range(3)],  # the same cells, another run's tag
+               "msgbatch_ours": [f"c000000000{i}-tag0" for i in (2, 0, 1)]}
+
+    def vendor_side(data: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
+        def answer(r: httpx.Request) -> httpx.Response:
+            if r.url.path.endswith("/results"):
+                ids = results[r.url.path.split("/")[-2]]
+                return httpx.Response(200, content="".join(json.dumps({"custom_id": i, "result": {
+                    "type": "succeeded"}}) + "\n" for i in ids).encode())
+            return httpx.Response(200, json={"data": data, "has_more": False})
+        return answer
+
+    found = ask(anthropic(vendor_side(listed)), lambda v: v.find(claim(tmp_path)))
+    assert found == Found(batch="msgbatch_ours", foreign=("msgbatch_theirs",))
+    assert not (tmp_path / "chunk-000.seen").exists()  # what was fetched to be looked at is not kept
+    without = [b for b in listed if b["id"] != "msgbatch_ours"]
+    found = ask(anthropic(vendor_side(without)), lambda v: v.find(claim(tmp_path)))
+    assert found == Found(foreign=("msgbatch_theirs",), waiting=("msgbatch_run",))
+    passed = frozenset({"msgbatch_theirs", "msgbatch_run"})
+    assert ask(anthropic(vendor_side(without)), lambda v: v.find(claim(tmp_path, passed=passed))) == Found()

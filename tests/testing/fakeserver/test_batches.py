@@ -72,3 +72,24 @@ def test_bad_batch_requests_are_refused_like_the_vendors_refuse_them(fake: FakeS
     assert client.get("/batches/batch_404").status_code == 404
     refused = client.post("/messages/batches", json={"requests": []})
     assert refused.status_code == 400 and refused.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_batch_lists_are_paged_newest_first_as_the_vendors_page_them(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"default_reply": "red"})
+    made = [client.post("/messages/batches", json={"requests": [{"custom_id": f"c{i}", "params": chat("x")}]}
+                        ).json()["id"] for i in range(3)]
+    first = client.get("/messages/batches", params={"limit": 2}).json()
+    assert [b["id"] for b in first["data"]] == made[:0:-1] and first["has_more"] and first["last_id"] == made[1]
+    rest = client.get("/messages/batches", params={"limit": 2, "after_id": first["last_id"]}).json()
+    assert [b["id"] for b in rest["data"]] == [made[0]] and not rest["has_more"]
+    assert client.get("/batches", params={"limit": 2}).json() == {"object": "list", "data": [], "has_more": False,
+                                                                   "first_id": None, "last_id": None}
+
+
+def test_spoiled_result_files_answer_twice_or_answer_an_id_nobody_sent(fake: FakeServer,
+                                                                       client: httpx.Client) -> None:
+    for bad, ids in (("duplicate", ["c0", "c1", "c0", "c1"]), ("unknown", ["c0", "c1", "never-sent"])):
+        fake.configure({"default_reply": "red", "batch": {"bad_results": bad}})
+        requests = [{"custom_id": f"c{i}", "params": chat(f"item {i}")} for i in range(2)]
+        batch = client.post("/messages/batches", json={"requests": requests}).json()
+        assert [r["custom_id"] for r in jsonl(client.get(f"/messages/batches/{batch['id']}/results").content)] == ids

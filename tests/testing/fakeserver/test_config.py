@@ -39,6 +39,7 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"batch": {"done_fraction": 1.5}}, "config.batch.done_fraction: expected a number in [0, 1], got 1.5"),
     ({"batch": {"end": "paused"}}, "config.batch.end: expected completed, expired, cancelled or failed"),
     ({"batch": {"delay_s": {"poll": 1}}}, "config.batch.delay_s: unknown key(s) poll; allowed: create, download"),
+    ({"batch": {"bad_results": "twice"}}, "config.batch.bad_results: expected duplicate, unknown or null, got 'twice'"),
     ({"models": "m"}, "config.models: expected a list of model ids"),
     ([], "config: expected an object, got []"),
 ])

@@ -4,12 +4,16 @@ The order of steps, each recorded in the journal (`journal.py`) before the next 
 
 1. the plan is cut into upload files under the vendor's limits (`batch/chunk-NNN.jsonl`, digests recorded);
 2. per chunk: upload (OpenAI), `creating`, create, `created` with the batch id — a resume that finds `creating`
-   without `created` first looks for the batch the vendor may have made, so no cell is submitted twice;
+   without `created` first looks for the batch the vendor may have made, so no cell is submitted twice, and takes
+   one only on what this run alone put there (`vendors.Claim`; each custom_id is `cell-tag`, the tag drawn at
+   random for the plan and kept in the journal); a batch that cannot be told yet is waited for;
 3. polls, each recorded, until the batch ends; `--no-wait` (options.wait False) stops after the first round;
 4. the result files downloaded whole (a `.part` name renamed at the end), then `downloaded`;
 5. one row per cell appended to `outputs.jsonl` (cells already there are skipped), then `collected`.
 
-A cell with no result in its batch's files is recorded `failed` with the cause, so every cell ends with a row.
+A cell with no result in its batch's files is recorded `failed` with the cause, so every cell ends with a row. A
+result line whose custom_id is not of the batch is refused, and a cell answered twice is recorded `failed`
+(neither answer is taken): each is one line naming the file, the line and the id (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import asyncio
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,18 +42,20 @@ from benchcard.run.batch.journal import (
     Downloaded,
     Journal,
     Limits,
+    NotOurs,
     Planned,
     PlannedChunk,
     Polled,
     Uploaded,
 )
-from benchcard.run.batch.results import output_row, read_results
-from benchcard.run.batch.vendors import OpenAIBatches, Poll, Vendor, vendor_for
+from benchcard.run.batch.results import Where, output_row, read_results, result_ids
+from benchcard.run.batch.vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.calls import Session
 from benchcard.run.providers.base import HttpProvider, redact
 from benchcard.run.store import OutputWriter, RunStore
 
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
+REFUSED_KEPT = 20  # refused result lines a `collected` event keeps (each cell's own row names its cause too)
 
 
 def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str] | None = None,
@@ -60,6 +67,7 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
     max_requests = min(limits.requests, cfg.get("requests", limits.requests))
     max_bytes = min(limits.bytes, cfg.get("bytes", limits.bytes)) - WRAPPER_BYTES
     journal.folder.mkdir(parents=True, exist_ok=True)
+    tag = secrets.token_hex(8)  # this plan's mark in every custom_id: what only this run puts in a batch
     chunks: list[Chunk] = []
     fh: AtomicFile | None = None
     sha = hashlib.sha256()
@@ -72,13 +80,13 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
         fh.commit()
         fh = None
         name = f"{FOLDER}/chunk-{first + len(chunks):03d}.jsonl"
-        chunks.append(Chunk(first + len(chunks), cells, size, "sha256:" + sha.hexdigest(), name))
+        chunks.append(Chunk(first + len(chunks), cells, size, "sha256:" + sha.hexdigest(), name, tag))
 
     try:
         for cell, body in sealed_bodies(store):
             if only is not None and cell not in only:
                 continue
-            line = vendor.line(cell, body)
+            line = vendor.line(f"{cell}-{tag}", body)
             need = len(line) + limits.overhead
             if need > max_bytes:
                 raise RunError(f"cell {cell}: its request is {len(line):,} bytes, more than a "
@@ -99,7 +107,7 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
         raise
     plan = Planned if only is None else Added
     journal.append(plan(vendor=vendor.name, limits=Limits(max_requests, max_bytes + WRAPPER_BYTES),
-                        chunks=[PlannedChunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in chunks]))
+                        chunks=[PlannedChunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in chunks], tag=tag))
     return chunks
 
 
@@ -132,17 +140,20 @@ def sealed_bodies(store: RunStore) -> Iterator[tuple[str, bytes]]:
             yield str(row["cell"]), dumps_line(row["body"])[:-1]
 
 
-def chunk_cells(path: Path) -> list[str]:
-    """The cell ids of an upload file, in order (each line starts with its custom_id)."""
+def chunk_ids(path: Path) -> list[str]:
+    """The custom_ids of an upload file, in order (each line starts with its custom_id, which holds no quote)."""
     prefix = b'{"custom_id":"'
-    cells = []
+    ids = []
     with open(path, "rb") as fh:
         for line in fh:
-            if line.startswith(prefix) and line[len(prefix) + 11:len(prefix) + 12] == b'"':
-                cells.append(line[len(prefix):len(prefix) + 11].decode("ascii"))
-            else:
-                cells.append(str(json.loads(line)["custom_id"]))
-    return cells
+            end = line.find(b'"', len(prefix)) if line.startswith(prefix) else -1
+            ids.append(line[len(prefix):end].decode("ascii") if end > 0 else str(json.loads(line)["custom_id"]))
+    return ids
+
+
+def cell_of(custom_id: str, tag: str) -> str:
+    """The cell a custom_id of a plan with this tag asks for (`cell-tag`; a plan without a tag used the cell)."""
+    return custom_id[:-len(tag) - 1] if tag and custom_id.endswith(f"-{tag}") else custom_id
 
 
 class BatchRun:
@@ -165,11 +176,11 @@ class BatchRun:
             missing = set(self.fixtures()) - self.done
             if missing:
                 chunks += plan_chunks(self.s.store, self.vendor, self.journal, missing, len(chunks))
-        await self.submit(chunks)
         while True:
-            pending = [c for c in chunks if not c.collected]
-            for c in pending:
-                await self.advance(c)
+            await self.submit(chunks)  # each round: a chunk still telling whether a batch is its own looks again
+            for c in chunks:
+                if c.batch is not None and not c.collected:
+                    await self.advance(c)
             self.show(chunks)
             if not self.s.options.wait or all(c.collected for c in chunks):
                 return self.writer.written
@@ -179,9 +190,10 @@ class BatchRun:
     # ------------------------------------------------------------------------------------------- steps
 
     async def submit(self, chunks: list[Chunk]) -> None:
-        taken = {c.batch for c in chunks if c.batch}
+        """Create the batch of each chunk that has none; after a kill between `creating` and `created`, first
+        look for the one that create may have made, and take it only if it holds this run's own requests."""
         for c in chunks:
-            if c.batch:
+            if c.batch or c.collected:
                 continue
             path = self.folder / c.file
             if file_digest(path) != c.digest:
@@ -189,17 +201,37 @@ class BatchRun:
             if isinstance(self.vendor, OpenAIBatches) and c.file_id is None:
                 c.file_id = await self.vendor.upload(path, self.s.store.run_id)
                 self.journal.append(Uploaded(chunk=c.chunk, file_id=c.file_id, digest=c.digest))
-            if c.creating_at is not None:  # a create may have reached the vendor before a kill
-                found = await self.vendor.find(c.creating_at, c.cells, c.file_id, taken)
-                if found is not None:
-                    c.batch = found
-                    taken.add(found)
-                    self.journal.append(Created(chunk=c.chunk, batch=found, adopted=True))
-                    continue
-            c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
-            c.batch = await self.vendor.submit(path, c.cells, c.file_id)
-            taken.add(c.batch)
-            self.journal.append(Created(chunk=c.chunk, batch=c.batch))
+            claim = self.claim(c, chunks)
+            if c.creating_at is not None and not await self.adopt(c, claim):
+                continue  # a batch that may be this chunk's is still running: it is looked at when it ends
+            c.status = None
+            if c.batch is None:
+                c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
+                c.batch = await self.vendor.submit(path, claim)
+                self.journal.append(Created(chunk=c.chunk, batch=c.batch))
+
+    def claim(self, c: Chunk, chunks: list[Chunk]) -> Claim:
+        taken = {b for other in chunks if (b := other.batch)}
+        return Claim(run=self.s.store.run_id, digest=c.digest, cells=c.cells,
+                     ids=frozenset(chunk_ids(self.folder / c.file)), since=c.creating_at or "", file_id=c.file_id,
+                     passed=frozenset(taken | c.foreign), scratch=self.folder / f"{FOLDER}/chunk-{c.chunk:03d}.seen")
+
+    async def adopt(self, c: Chunk, claim: Claim) -> bool:
+        """Look for the batch a killed create may have made: True when the chunk may go on (its batch was found,
+        or none is there to be found), False while a batch that may be its own cannot be told yet."""
+        found = await self.vendor.find(claim)
+        for batch in found.foreign:
+            self.journal.append(NotOurs(chunk=c.chunk, batch=batch))
+            c.foreign.add(batch)
+        if found.batch is not None:
+            c.batch = found.batch
+            self.journal.append(Created(chunk=c.chunk, batch=found.batch, adopted=True))
+            return True
+        if found.waiting:
+            c.status = (f"telling whether {', '.join(found.waiting)} (of its size, made since its create was "
+                        "sent) is its own: looked at when it ends")
+            return False
+        return True
 
     async def advance(self, c: Chunk) -> None:
         """One step further for a chunk: poll it, or download its results, or collect them."""
@@ -235,12 +267,14 @@ class BatchRun:
 
     def collect(self, c: Chunk) -> None:
         s, batch = self.s, str(c.batch)
-        cells = chunk_cells(self.folder / c.file)
-        mine = set(cells)
+        cells = {custom_id: cell_of(custom_id, c.tag) for custom_id in chunk_ids(self.folder / c.file)}
+        paths = [self.folder / f for f in c.results]
+        refused, untrusted = self.refusals(c, cells, result_ids(paths))
         fixtures = self.fixtures()
         secret = os.environ.get(s.secret_env) if s.secret_env else None
-        for cell, outcome in read_results([self.folder / f for f in c.results], self.vendor.name == "anthropic"):
-            if cell not in mine or cell in self.done:
+        for custom_id, outcome in read_results(paths, self.vendor.name == "anthropic"):
+            cell = cells.get(custom_id)
+            if cell is None or cell in untrusted or cell in self.done:
                 continue
             row = output_row(cell, fixtures[cell], outcome, batch, s.model, s.prices)
             if row.error:
@@ -249,13 +283,40 @@ class BatchRun:
             self.done.add(cell)
         why = (f"the batch failed: {c.error}" if c.error else
                f"no result for this cell in batch {batch} (it ended {c.ended})")
-        for cell in cells:
+        for cell in cells.values():
             if cell not in self.done:
-                self.writer.append(output_row(cell, fixtures[cell], redact(why, secret)[:300], batch, s.model,
+                cause = untrusted.get(cell, why)
+                self.writer.append(output_row(cell, fixtures[cell], redact(cause, secret)[:300], batch, s.model,
                                               s.prices))
                 self.done.add(cell)
-        self.journal.append(Collected(chunk=c.chunk, batch=batch))
-        c.collected = True
+        self.journal.append(Collected(chunk=c.chunk, batch=batch, refused=refused[:REFUSED_KEPT] or msgspec.UNSET,
+                                      refused_count=len(refused) or msgspec.UNSET))
+        s.notes.extend(refused)
+        c.collected, c.refused = True, refused[:REFUSED_KEPT]
+
+    def refusals(self, c: Chunk, cells: dict[str, str], seen: dict[str, list[Where]]
+                 ) -> tuple[list[str], dict[str, str]]:
+        """The result lines that are not taken, one line each naming the file, the line and the custom_id: an id
+        that is not a request of this batch (the line is not used), and an id answered more than once (its
+        cell is recorded failed with that line as the cause: neither answer decides it)."""
+        refused: list[str] = []
+        untrusted: dict[str, str] = {}
+        for custom_id, where in seen.items():
+            if custom_id not in cells:
+                refused += [f"{self.shown(p)}: line {n}: custom_id {custom_id!r} is not a request of batch "
+                            f"{c.batch} (chunk {c.chunk}); the line is not used" for p, n in where]
+            elif len(where) > 1:
+                (p0, n0), (p, n) = where[0], where[1]
+                first = f"line {n0}" if p == p0 else f"{self.shown(p0)}: line {n0}"
+                line = (f"{self.shown(p)}: line {n}: custom_id {custom_id!r} is answered {len(where)} times (first "
+                        f"at {first}); cell {cells[custom_id]} is recorded failed, neither answer taken")
+                refused.append(line)
+                untrusted[cells[custom_id]] = line
+        return refused, untrusted
+
+    def shown(self, path: Path) -> str:
+        """A result file as a line names it: relative to the run folder."""
+        return path.relative_to(self.folder).as_posix()
 
     def fixtures(self) -> dict[str, str]:
         if self._fixtures is None:

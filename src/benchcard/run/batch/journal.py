@@ -4,8 +4,10 @@ Every step of a batch is written here before the next is taken, so a process kil
 what the vendor already has: `planned` (the upload files and their digests; `added`, more of them for the
 cells a `--retry-failed` reopened), `uploaded` (OpenAI's file id),
 `creating` then `created` (the batch id; a `creating` without `created` means the vendor may hold a batch whose
-id was never heard: it is looked for before another is created), every `poll` (status, done/total), `downloaded`
-(the result files, complete) and `collected` (every cell of the chunk has its row in outputs.jsonl).
+id was never heard: it is looked for before another is created, and taken only when it holds what only this run
+put there, `not_ours` recording each batch looked at and found another's), every `poll` (status, done/total),
+`downloaded` (the result files, complete) and `collected` (every cell of the chunk has its row in outputs.jsonl;
+with the result lines that were refused, a `custom_id` answered twice or not of this batch).
 Each kind is one struct below, written and read through it. Nothing is ever rewritten; a torn last line (a kill
 mid-write) is dropped before the next append.
 """
@@ -57,6 +59,7 @@ class _Plan(_Event, frozen=True, kw_only=True):
     vendor: str | UnsetType = UNSET
     limits: Limits | UnsetType = UNSET
     chunks: list[PlannedChunk]
+    tag: str | UnsetType = UNSET  # the run's own mark in each custom_id (`cell-tag`); older plans: the cell alone
     at: str = ""
 
 
@@ -93,6 +96,15 @@ class Created(_Event, frozen=True, kw_only=True, tag="created"):
     at: str = ""
 
 
+class NotOurs(_Event, frozen=True, kw_only=True, tag="not_ours"):
+    """A batch that might have been the chunk's (made after its `creating`, of its size) holds another run's
+    requests: it is never taken for this chunk."""
+
+    chunk: int
+    batch: str
+    at: str = ""
+
+
 class Polled(_Event, frozen=True, kw_only=True, tag="poll"):
     """One poll of the batch; when it `ended`, its cause of failure (if any) and where its results are."""
 
@@ -117,14 +129,17 @@ class Downloaded(_Event, frozen=True, kw_only=True, tag="downloaded"):
 
 
 class Collected(_Event, frozen=True, kw_only=True, tag="collected"):
-    """Every cell of the chunk has its row in outputs.jsonl."""
+    """Every cell of the chunk has its row in outputs.jsonl; `refused`, the first result lines that were not
+    taken (each one line naming the file, the line and the custom_id), `refused_count` all of them."""
 
     chunk: int
     batch: str | UnsetType = UNSET
+    refused: list[str] | UnsetType = UNSET
+    refused_count: int | UnsetType = UNSET
     at: str = ""
 
 
-Event = Planned | Added | Uploaded | Creating | Created | Polled | Downloaded | Collected
+Event = Planned | Added | Uploaded | Creating | Created | NotOurs | Polled | Downloaded | Collected
 _DECODER = msgspec.json.Decoder(Event)
 
 
@@ -134,7 +149,7 @@ class _Kind(msgspec.Struct):
     event: str
 
 
-_KINDS = {"planned", "added", "uploaded", "creating", "created", "poll", "downloaded", "collected"}
+_KINDS = {"planned", "added", "uploaded", "creating", "created", "not_ours", "poll", "downloaded", "collected"}
 
 
 @dataclass
@@ -146,6 +161,7 @@ class Chunk:
     bytes: int
     digest: str
     file: str  # the upload file, relative to the run folder
+    tag: str = ""  # the run's mark in each custom_id of the chunk ("" in a plan made before there was one)
     file_id: str | None = None
     creating_at: str | None = None
     batch: str | None = None
@@ -159,6 +175,8 @@ class Chunk:
     downloaded: bool = False
     collected: bool = False
     polled_at: str | None = None
+    foreign: set[str] = field(default_factory=set)  # batches found to be another run's (`not_ours`)
+    refused: list[str] = field(default_factory=list)  # result lines not taken, as `collected` recorded them
 
 
 class Journal:
@@ -220,7 +238,8 @@ class Journal:
             if isinstance(e, Planned | Added):
                 if isinstance(e, Planned):
                     chunks = {}
-                chunks.update({c.chunk: Chunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in e.chunks})
+                tag = "" if isinstance(e.tag, UnsetType) else e.tag
+                chunks.update({c.chunk: Chunk(c.chunk, c.cells, c.bytes, c.digest, c.file, tag) for c in e.chunks})
                 continue
             c = chunks.get(e.chunk)
             if c is None:
@@ -231,6 +250,8 @@ class Journal:
                 c.creating_at = e.at
             elif isinstance(e, Created):
                 c.batch = e.batch
+            elif isinstance(e, NotOurs):
+                c.foreign.add(e.batch)
             elif isinstance(e, Polled):
                 c.status, c.done, c.failed, c.polled_at = e.status, e.done, e.failed, e.at
                 if e.ended is True:
@@ -241,6 +262,7 @@ class Journal:
                 c.results = list(e.files)
             elif isinstance(e, Collected):
                 c.collected = True
+                c.refused = [] if isinstance(e.refused, UnsetType) else list(e.refused)
         return [chunks[k] for k in sorted(chunks)]
 
 

@@ -58,6 +58,35 @@ def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
     return f"errored: unknown result type {kind!r}"
 
 
+class _Id(msgspec.Struct):
+    """Only a result line's custom_id: the first pass over a chunk's results reads no more."""
+
+    custom_id: Any = None
+
+
+Where = tuple[Path, int]  # a result line: its file and line number
+
+
+def result_ids(paths: list[Path]) -> dict[str, list[Where]]:
+    """Every custom_id of the result files, with each line that answers it (more than one: answered twice)."""
+    decode = msgspec.json.Decoder(_Id).decode
+    seen: dict[str, list[Where]] = {}
+    for path in paths:
+        with open(path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    custom_id = decode(line).custom_id
+                except msgspec.ValidationError:
+                    raise RunError(f"{path}: line {n} is not a JSON object") from None
+                except msgspec.DecodeError:
+                    raise RunError(f"{path}: line {n} is not JSON; delete the file and resume to download it "
+                                   "again") from None
+                seen.setdefault(str(custom_id), []).append((path, n))
+    return seen
+
+
 def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outcome]]:
     """(cell, outcome) for every line of the downloaded result files."""
     outcome: Callable[[Mapping[str, Any]], Outcome] = anthropic_outcome if anthropic else openai_outcome

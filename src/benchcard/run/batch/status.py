@@ -52,6 +52,7 @@ class RunStatus:
     state: str
     batches: tuple[BatchState, ...]
     note: str | None
+    refused: tuple[str, ...] = ()  # result lines the batches' collection refused (as the journal keeps them)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,7 +89,8 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
     else:
         state = f"{recorded}/{cells} cells recorded; continue with: {resume}"
     return RunStatus(run, card, manifest.version, project.relative(folder),
-                     "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note)
+                     "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
+                     tuple(line for c in chunks for line in c.refused))
 
 
 def _state(c: Chunk) -> BatchState:
@@ -135,6 +137,7 @@ def status_lines(st: RunStatus) -> list[str]:
         failed = f", {b.failed} failed" if b.failed else ""
         when = f" (polled {b.polled_at})" if b.polled_at else ""
         lines.append(f"  batch {b.chunk}: {b.batch or '-'} · {b.status} {b.done}/{b.cells}{failed}{when}")
+    lines += [f"  refused: {st.folder}/{line}" for line in st.refused]
     if st.note:
         lines.append(f"  note: {st.note}")
     return lines

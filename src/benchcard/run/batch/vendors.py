@@ -23,8 +23,17 @@ import httpx
 
 from benchcard._util.files import AtomicFile
 from benchcard.errors import ProviderError, RunError
+from benchcard.run.batch.results import result_ids
 from benchcard.run.calls import backoff_delay
-from benchcard.run.providers.base import HttpProvider, RetryableError, parse_retry_after, read_key, redact
+from benchcard.run.providers.base import (
+    HttpProvider,
+    RetryableError,
+    mapping,
+    number,
+    parse_retry_after,
+    read_key,
+    redact,
+)
 from benchcard.run.providers.urls import basic_auth, strip_credentials
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
@@ -36,6 +45,33 @@ class Limits:
     requests: int
     bytes: int
     overhead: int = 0  # bytes per request besides its line (Anthropic: the comma of a JSON list)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What only this run could have put into the batch of one chunk: the file it uploaded (OpenAI's
+    `file_id`, an id the vendor gave this run alone), its run id and the chunk's digest (OpenAI's batch
+    `metadata`), and its requests' custom_ids (`cell-tag`, the tag a random one of this run's plan). A batch is
+    taken as the chunk's only on what it holds of these, never on its size or its time alone."""
+
+    run: str
+    digest: str
+    cells: int
+    ids: frozenset[str]  # the chunk's custom_ids
+    since: str = ""  # when the create was about to be sent (`creating`); "" for a first submit
+    file_id: str | None = None
+    passed: frozenset[str] = frozenset()  # batches already this run's other chunks', or found another's
+    scratch: Path | None = None  # where a candidate's results may be fetched to be looked at
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a look for the chunk's batch found: `batch` (its own), the batches looked at and found another
+    run's (`foreign`), and those that cannot be told yet (`waiting`: still running, their requests unseen)."""
+
+    batch: str | None = None
+    foreign: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +90,7 @@ class Vendor:
 
     name = ""
     limits = Limits(1, 1)
+    PAGE = 100  # batches a list call asks for
 
     def __init__(self, provider: HttpProvider, attempts: int, backoff: tuple[float, float]):
         self.provider = provider
@@ -68,11 +105,24 @@ class Vendor:
         """One request of the upload, around the sealed body's own bytes."""
         raise NotImplementedError
 
-    async def submit(self, path: Path, cells: int, file_id: str | None) -> str:
+    async def submit(self, path: Path, claim: Claim) -> str:
         raise NotImplementedError
 
-    async def find(self, created_after: str, cells: int, file_id: str | None, taken: set[str]) -> str | None:
+    async def find(self, claim: Claim) -> Found:
+        """The chunk's batch, if a create sent before a kill made one (its id was never recorded)."""
         raise NotImplementedError
+
+    async def listed(self, path: str, cursor: str, since: float) -> list[dict[str, Any]]:
+        """The vendor's batches, newest first, page after page until one older than `since` (unix seconds)."""
+        found: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": self.PAGE}
+        while True:
+            answer = await self.request("GET", f"{self.base}{path}", params=params)
+            page = [b for b in answer.get("data") or [] if isinstance(b, dict)]
+            found += page
+            if not answer.get("has_more") or not page or _created(page[-1]) < since:
+                return found
+            params = {"limit": self.PAGE, cursor: page[-1].get("id")}
 
     async def poll(self, batch: str) -> Poll:
         raise NotImplementedError
@@ -158,20 +208,22 @@ class OpenAIBatches(Vendor):
                                     files={"file": (f"benchcard-{run}-{path.name}", data, "application/jsonl")})
         return str(answer["id"])
 
-    async def submit(self, path: Path, cells: int, file_id: str | None) -> str:
-        assert file_id is not None
+    async def submit(self, path: Path, claim: Claim) -> str:
+        assert claim.file_id is not None
         answer = await self.request("POST", f"{self.base}/batches", json={
-            "input_file_id": file_id, "endpoint": OPENAI_ENDPOINT, "completion_window": "24h",
-            "metadata": {"benchcard": path.name}})
+            "input_file_id": claim.file_id, "endpoint": OPENAI_ENDPOINT, "completion_window": "24h",
+            "metadata": {"benchcard": path.name, "benchcard_run": claim.run, "benchcard_chunk": claim.digest}})
         return str(answer["id"])
 
-    async def find(self, created_after: str, cells: int, file_id: str | None, taken: set[str]) -> str | None:
-        """The batch made from our uploaded file, if the vendor has one (its id was never recorded)."""
-        answer = await self.request("GET", f"{self.base}/batches", params={"limit": 100})
-        for b in answer.get("data") or []:
-            if b.get("input_file_id") == file_id and b.get("id") not in taken:
-                return str(b["id"])
-        return None
+    async def find(self, claim: Claim) -> Found:
+        """The batch made from this run's uploaded file and carrying its run id and chunk digest."""
+        for b in await self.listed("/batches", "after", _since(claim.since)):
+            meta = mapping(b.get("metadata"))
+            if (b.get("input_file_id") == claim.file_id and b.get("id") not in claim.passed
+                    and meta.get("benchcard_run", claim.run) == claim.run
+                    and meta.get("benchcard_chunk", claim.digest) == claim.digest):
+                return Found(batch=str(b["id"]))
+        return Found()
 
     async def poll(self, batch: str) -> Poll:
         b = await self.request("GET", f"{self.base}/batches/{batch}")
@@ -199,27 +251,44 @@ class AnthropicBatches(Vendor):
     def line(self, cell: str, body: bytes) -> bytes:
         return b'{"custom_id":"%s","params":%s}\n' % (cell.encode(), body)
 
-    async def submit(self, path: Path, cells: int, file_id: str | None) -> str:
+    async def submit(self, path: Path, claim: Claim) -> str:
         lines = path.read_bytes().splitlines()
         content = b'{"requests":[' + b",".join(lines) + b"]}"
         answer = await self.request("POST", f"{self.base}/messages/batches", content=content,
                                     headers={"Content-Type": "application/json"})
         return str(answer["id"])
 
-    async def find(self, created_after: str, cells: int, file_id: str | None, taken: set[str]) -> str | None:
-        """A batch of exactly this many requests created since we asked for one, if there is exactly one."""
-        since = datetime.fromisoformat(created_after) - timedelta(minutes=2)
-        answer = await self.request("GET", f"{self.base}/messages/batches", params={"limit": 100})
-        found = []
-        for b in answer.get("data") or []:
-            counts = b.get("request_counts") or {}
-            created = datetime.fromisoformat(str(b.get("created_at")))
-            if created >= since and sum(int(v or 0) for v in counts.values()) == cells and b.get("id") not in taken:
-                found.append(str(b["id"]))
-        if len(found) > 1:
-            raise RunError(f"cannot tell which of the batches {', '.join(found)} this run created (its id was "
-                           "never recorded); cancel the extra ones in the Anthropic console, then resume")
-        return found[0] if found else None
+    async def find(self, claim: Claim) -> Found:
+        """A Message Batch has no metadata, and its requests are seen only in its results, once it has ended. So
+        each batch that could be the chunk's (made since the `creating`, of its size) is looked at when it has
+        ended: its results' custom_ids are this run's (they carry its tag) or it is another run's. One still
+        running cannot be told yet: the chunk waits for it rather than send every request twice."""
+        since = _since(claim.since)
+        foreign: list[str] = []
+        waiting: list[str] = []
+        for b in await self.listed("/messages/batches", "after_id", since):
+            counts = mapping(b.get("request_counts"))
+            if (_created(b) < since or b.get("id") in claim.passed
+                    or sum(number(v) for v in counts.values()) != claim.cells):
+                continue
+            if b.get("processing_status") != "ended" or not b.get("results_url"):
+                waiting.append(str(b["id"]))
+            elif await self._holds(str(b["id"]), str(b["results_url"]), claim):
+                return Found(batch=str(b["id"]), foreign=tuple(foreign))
+            else:
+                foreign.append(str(b["id"]))
+        return Found(foreign=tuple(foreign), waiting=tuple(waiting))
+
+    async def _holds(self, batch: str, url: str, claim: Claim) -> bool:
+        """Whether an ended batch's results answer the chunk's own custom_ids, and only those."""
+        assert claim.scratch is not None
+        self._home(batch, url)
+        try:
+            await self.request("GET", url, stream_to=claim.scratch)
+            ids = set(result_ids([claim.scratch]))
+        finally:
+            claim.scratch.unlink(missing_ok=True)
+        return bool(ids) and ids <= claim.ids
 
     async def poll(self, batch: str) -> Poll:
         b = await self.request("GET", f"{self.base}/messages/batches/{batch}")
@@ -229,14 +298,35 @@ class AnthropicBatches(Vendor):
         failed = counts.get("errored", 0) + counts.get("canceled", 0) + counts.get("expired", 0)
         status = "ended" if ended else str(b.get("processing_status"))
         sources = (str(b["results_url"]),) if ended and b.get("results_url") else ()
-        for url in sources:  # the key goes with the download: only ever to the API's own host
-            if _origin(url) != _origin(self.base):
-                raise ProviderError(f"batch {batch}: its results_url {url} is not on {self.base}; refusing to send "
-                                    "the key there")
+        for url in sources:
+            self._home(batch, url)
         return Poll(status, done, failed, sum(counts.values()), ended, None, sources)
+
+    def _home(self, batch: str, url: str) -> None:
+        """The key goes with a results download: only ever to the API's own host."""
+        if _origin(url) != _origin(self.base):
+            raise ProviderError(f"batch {batch}: its results_url {url} is not on {self.base}; refusing to send "
+                                "the key there")
 
     async def download(self, source: str, dest: Path) -> None:
         await self.request("GET", source, stream_to=dest)
+
+
+def _since(creating_at: str) -> float:
+    """Unix seconds from which a batch may be the one a create sent at `creating_at` made: two minutes before, for
+    a vendor's clock that runs behind ours."""
+    return (datetime.fromisoformat(creating_at) - timedelta(minutes=2)).timestamp()
+
+
+def _created(b: Mapping[str, Any]) -> float:
+    """A listed batch's creation time in unix seconds (OpenAI gives seconds, Anthropic an RFC 3339 time)."""
+    created = b.get("created_at")
+    if isinstance(created, int | float) and not isinstance(created, bool):
+        return float(created)
+    try:
+        return datetime.fromisoformat(str(created)).timestamp()
+    except ValueError:
+        return float("inf")  # a time that cannot be read is never taken as too old to be looked at
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

@@ -2,7 +2,8 @@
 
 OpenAI: ``POST /v1/files`` (multipart, ``purpose=batch``), ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
 ``GET /v1/batches/{id}``, ``GET /v1/batches``. Anthropic: ``POST /v1/messages/batches``,
-``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``, ``GET /v1/messages/batches``.
+``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``, ``GET /v1/messages/batches``
+(lists newest first, paged by ``limit`` and ``after`` / ``after_id`` as the vendors page them).
 
 A batch's status follows the clock from its creation (``config.batch``: seconds validating, in progress and
 finalizing), then it ends as configured: ``completed``, ``expired`` or ``cancelled`` (only ``done_fraction`` of
@@ -103,6 +104,34 @@ async def _hold(seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
+async def _lost(request: web.Request, config: Config) -> bool:
+    """A create held back before any work (`delay_s.receive`) whose client is gone by then: never made."""
+    await _hold(config.batch.delay("receive"))
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A result file as `bad_results` spoils it: each line twice, or one more line for an id nobody sent."""
+    if config.batch.bad_results == "duplicate":
+        return rows + rows
+    if config.batch.bad_results == "unknown" and rows:
+        return [*rows, {**rows[-1], "custom_id": "never-sent"}]
+    return rows
+
+
+def _page(request: web.Request, views: list[dict[str, Any]], after: str) -> dict[str, Any]:
+    """One page of a list, newest first, as both vendors page theirs: `limit`, and a cursor (`after` for
+    OpenAI, `after_id` for Anthropic) naming the last object of the page before."""
+    limit = int(request.query.get("limit", "20"))
+    start = 0
+    if cursor := request.query.get(after):
+        start = next((i + 1 for i, v in enumerate(views) if v["id"] == cursor), len(views))
+    page = views[start:start + limit]
+    return {"data": page, "has_more": start + limit < len(views),
+            "first_id": page[0]["id"] if page else None, "last_id": page[-1]["id"] if page else None}
+
+
 def _iso(unix: float) -> str:
     return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -131,6 +160,8 @@ class BatchApi:
 
     async def create(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
+        if await _lost(request, config):
+            return web.Response(status=499)
         payload = await request.json()
         data = store.files.get(str(payload.get("input_file_id")))
         if data is None:
@@ -151,7 +182,7 @@ class BatchApi:
     async def list_openai(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
         data = [self._openai_view(config, store, b) for b in reversed(store.batches.values()) if b.vendor == "openai"]
-        return web.json_response({"object": "list", "data": data, "has_more": False})
+        return web.json_response({"object": "list", **_page(request, data, "after")})
 
     async def content(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
@@ -175,11 +206,11 @@ class BatchApi:
                                                           "failure", "line": 1}]}
             view["request_counts"] = {"total": len(batch.results), "completed": 0, "failed": 0}
         elif status in ("completed", "expired", "cancelled"):
-            self._openai_files(store, batch, ran, status)
+            self._openai_files(config, store, batch, ran, status)
             view["output_file_id"], view["error_file_id"] = batch.output_file_id, batch.error_file_id
         return view
 
-    def _openai_files(self, store: BatchStore, batch: _Batch, ran: int, status: str) -> None:
+    def _openai_files(self, config: Config, store: BatchStore, batch: _Batch, ran: int, status: str) -> None:
         if batch.output_file_id is not None or batch.error_file_id is not None:
             return
         out, err = [], []
@@ -197,6 +228,7 @@ class BatchApi:
                                          "body": {"error": {"message": body, "type": "server_error"}}}})
         for rows, attr in ((out, "output_file_id"), (err, "error_file_id")):
             if rows:
+                rows = _spoiled(config, rows)
                 file_id = f"file-{next(store.ids)}"
                 store.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
                 setattr(batch, attr, file_id)
@@ -205,6 +237,8 @@ class BatchApi:
 
     async def create_anthropic(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
+        if await _lost(request, config):
+            return web.Response(status=499)
         payload = await request.json()
         requests = payload.get("requests")
         if not isinstance(requests, list) or not requests:
@@ -227,7 +261,7 @@ class BatchApi:
         config, store = self._state(request)
         data = [self._anthropic_view(request, config, b) for b in reversed(store.batches.values())
                 if b.vendor == "anthropic"]
-        return web.json_response({"data": data, "has_more": False})
+        return web.json_response(_page(request, data, "after_id"))
 
     async def results_anthropic(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
@@ -249,6 +283,7 @@ class BatchApi:
                 result = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error",
                                                                                   "message": body}}}
             lines.append(json.dumps({"custom_id": cell, "result": result}) + "\n")
+        lines = [json.dumps(r) + "\n" for r in _spoiled(config, [json.loads(line) for line in lines])]
         return await self._send(request, config, "".join(lines).encode("utf-8"))
 
     def _anthropic_view(self, request: web.Request, config: Config, batch: _Batch) -> dict[str, Any]:

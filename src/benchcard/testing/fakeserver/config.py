@@ -4,7 +4,7 @@ into frozen dataclasses: a typo in a test's config must fail loudly, not do noth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 FAULT_KINDS: Final = ("429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html")
 FaultKind = Literal["429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html"]
@@ -57,7 +57,10 @@ BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
 class BatchConfig:
     """How the fake batch APIs behave: seconds spent in each status, how a batch ends, and what share of its
     requests ran before an expiry or cancellation; `delay_s` holds an answer back (after the work is done) on
-    `upload`, `create` or `download`, so a test can kill its client while the call is in flight."""
+    `upload`, `create` or `download`, so a test can kill its client while the call is in flight, or holds a
+    create back before any work (`receive`): a create whose client is gone by then is dropped, never made (a
+    request lost on its way). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
+each line twice, `unknown` adds a line answering a custom_id nobody sent."""
 
     validating_s: float = 0.0
     in_progress_s: float = 0.0
@@ -65,6 +68,7 @@ class BatchConfig:
     end: BatchEnd = "completed"
     done_fraction: float = 1.0
     delay_s: tuple[tuple[str, float], ...] = ()
+    bad_results: Literal["duplicate", "unknown"] | None = None
 
     def delay(self, step: str) -> float:
         return dict(self.delay_s).get(step, 0.0)
@@ -208,8 +212,9 @@ def parse_config(obj: Any) -> Config:
     )
 
 
-_BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "end", "done_fraction", "delay_s"})
-_BATCH_STEPS: Final = frozenset({"upload", "create", "download"})
+_BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "end", "done_fraction", "delay_s",
+                                 "bad_results"})
+_BATCH_STEPS: Final = frozenset({"receive", "upload", "create", "download"})
 
 
 def _parse_batch(obj: Any) -> BatchConfig:
@@ -228,7 +233,14 @@ def _parse_batch(obj: Any) -> BatchConfig:
         end=end,
         done_fraction=fraction,
         delay_s=tuple(sorted((k, _number(v, f"config.batch.delay_s.{k}")) for k, v in delays.items())),
+        bad_results=_bad_results(raw.get("bad_results")),
     )
+
+
+def _bad_results(value: Any) -> Literal["duplicate", "unknown"] | None:
+    if value is None or value in ("duplicate", "unknown"):
+        return cast(Literal["duplicate", "unknown"] | None, value)
+    raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown or null, got {value!r}")
 
 
 def _models(value: Any) -> tuple[str, ...]:
