@@ -61,11 +61,11 @@ def test_values_that_are_not_numbers_are_counted_and_left_out(tmp_path: Path) ->
 
 @pytest.mark.parametrize(("content", "message"), [
     ("", "{path}: no samples; expected lm-eval's --log_samples output"),
-    ("{not json\n", "{path}:1: not a JSON object"),
+    ("{not json\n", "{path}:1: not JSON"),
     ('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n[1]\n', "{path}:2: expected an lm-eval sample object"),
     ('{"doc_id": 0, "acc": 1}\n', "{path}:1: expected an lm-eval sample with doc_id and metrics"),
     ('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n{"doc_id": 0, "metrics": ["acc"], "acc": 0}\n',
-     "{path}:2: doc_id 0 has acc twice"),
+     "{path}:2: doc_id 0 with filter none appears twice; a comparison does not guess which of the two is the answer"),
     ("[1, 2", "{path}: not JSON: "),
     ("[3]", "{path}: item 1: expected an lm-eval sample object"),
 ])

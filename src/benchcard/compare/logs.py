@@ -14,15 +14,21 @@ Each sample becomes one cell keyed by (sample id, epoch), with a status in bench
 from __future__ import annotations
 
 import json
-import math
+import time
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchcard.compare import guard
 from benchcard.errors import CompareError
 
 Key = tuple[str, int]  # (sample id, epoch)
+#: Where an `.eval` archive keeps its sample summaries: consolidated when the eval finished, else one journal
+#: file per batch (the only members `_check_eval_archive` reads itself, to count their (id, epoch) rows).
+SUMMARIES = "summaries.json"
+JOURNAL_SUMMARIES = "_journal/summaries/"
 
 
 @dataclass(frozen=True)
@@ -44,12 +50,18 @@ class Samples:
     samples: Mapping[Key, Sample]
     metrics: tuple[str, ...]  # every metric name seen, in first-seen order
     skipped: Mapping[str, int] = field(default_factory=dict)  # non-numeric metric values left out, by metric
+    id_kinds: Mapping[str, str] = field(default_factory=dict)  # sample id → integer | text (ids pair by kind)
+    facets: tuple[tuple[str, str], ...] = ()
+    """What the log says about how it was made, as (key, words) in a fixed order: `model`, `task`, each task
+    argument (`task.K`: "K=V"), model argument (`model.K`), generation setting (`config.K`), and `created`;
+    the two sides of a comparison are named after the facets that tell them apart (pairing.labels_of)."""
 
 
 def read_samples(path: Path) -> Samples:
     """The samples of one log, its kind told by its content (an inspect_ai `.eval` is a zip archive)."""
     if not path.is_file():
         raise CompareError(f"{path}: no such file")
+    guard.sized(path)
     with open(path, "rb") as fh:
         head = fh.read(4096)
     if head.startswith(b"PK") or path.suffix == ".eval":
@@ -74,6 +86,8 @@ def _inspect(path: Path) -> Samples:
     except ImportError:
         raise CompareError(f"{path}: an inspect_ai log; reading it needs inspect_ai's own reader: pip install "
                            "'benchcard[inspect]'") from None
+    if zipfile.is_zipfile(path):
+        _check_eval_archive(path)
     try:
         header = read_eval_log(str(path), header_only=True)
         summaries = read_eval_log_sample_summaries(str(path))
@@ -86,10 +100,9 @@ def _inspect(path: Path) -> Samples:
     samples: dict[Key, Sample] = {}
     names: dict[str, None] = {}
     skipped: dict[str, int] = {}
+    seen = guard.Seen(path)
     for s in summaries:
-        key = (str(s.id), int(s.epoch))
-        if key in samples:
-            raise CompareError(f"{path}: sample {key[0]} epoch {key[1]} appears twice")
+        key = seen.add(s.id, int(s.epoch), str(path))
         if s.error is not None or not s.scores:
             samples[key] = Sample("failed", {})
             continue
@@ -102,7 +115,7 @@ def _inspect(path: Path) -> Samples:
             items = value.items() if isinstance(value, Mapping) else [(None, value)]
             for sub, v in items:
                 name = scorer if sub is None else f"{scorer}.{sub}"
-                number = _number(v, to_float)
+                number = _number(v, to_float, f"{path}: sample {key[0]} epoch {key[1]}", name)
                 if number is None:
                     skipped[name] = skipped.get(name, 0) + 1
                     continue
@@ -110,16 +123,52 @@ def _inspect(path: Path) -> Samples:
                 names.setdefault(name)
         samples[key] = Sample("ok", metrics)
     return Samples(path=path, tool="inspect_ai", model=str(header.eval.model), task=str(header.eval.task),
-                   samples=samples, metrics=tuple(names), skipped=skipped)
+                   samples=samples, metrics=tuple(names), skipped=skipped, id_kinds=seen.kinds,
+                   facets=_inspect_facets(header.eval))
 
 
-def _number(value: Any, to_float: Any) -> float | None:
-    """A score value as a number: bools and numbers as they are, inspect_ai's letters (C, I, P, N) and yes/no
-    words through its own `value_to_float`; anything else (a list, free text) is not a number."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
+def _check_eval_archive(path: Path) -> None:
+    """Before inspect_ai opens an `.eval` archive: the declared sizes of what it reads for compare (every member
+    but the whole samples under `samples/`, which summaries spare), and the (id, epoch) of each summary row,
+    which inspect_ai's reader would silently keep the last of (its rule for a sample requeued in an older log)."""
+    names = guard.zip_members(path, lambda name: not name.startswith("samples/"))
+    rows = [n for n in names if n == SUMMARIES or (n.startswith(JOURNAL_SUMMARIES) and n.endswith(".json"))]
+    if SUMMARIES in rows:
+        rows = [SUMMARIES]
+    if len(set(rows)) != len(rows):
+        raise CompareError(f"{path}: the archive holds {rows[0]} more than once; which one inspect_ai reads is "
+                           "not for a comparison to guess")
+    seen = guard.Seen(path)
+    with zipfile.ZipFile(path) as archive:
+        for name in rows:
+            data = guard.loads(archive.read(name), f"{path}: {name}")
+            for row in data if isinstance(data, list) else []:
+                if isinstance(row, dict) and "id" in row and isinstance(row.get("epoch"), int):
+                    seen.add(row["id"], row["epoch"], f"{path}: {name}")
+
+
+def _inspect_facets(spec: Any) -> tuple[tuple[str, str], ...]:
+    """The facets of an inspect_ai log's eval spec: model, task, the task arguments as passed, the model
+    arguments, the generation settings that were set, and when the eval was created."""
+    config = spec.model_generate_config.model_dump(exclude_none=True) if spec.model_generate_config else {}
+    return (("model", str(spec.model)), ("task", str(spec.task)),
+            *_args("task", spec.task_args_passed or spec.task_args or {}), *_args("model", spec.model_args or {}),
+            *_args("config", config), ("created", str(spec.created)[:19].replace("T", " ")))
+
+
+def _args(kind: str, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """`kind.K`, "K=V" for each argument; a value in JSON, cut at 40 characters."""
+    out = []
+    for k, v in args.items():
+        text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+        out.append((f"{kind}.{k}", f"{k}={text if len(text) <= 40 else text[:39] + '…'}"))
+    return out
+
+
+def _number(value: Any, to_float: Any, where: str, name: str) -> float | None:
+    """A score value as a number: bools and numbers as they are (within the guard's bounds), inspect_ai's letters
+    (C, I, P, N), yes/no words and numerals through its own `value_to_float`; anything else (a list, free text)
+    is not a number."""
     if isinstance(value, str):
         known = value.strip().lower() in {"c", "i", "p", "n", "yes", "no", "true", "false"}
         try:
@@ -127,9 +176,8 @@ def _number(value: Any, to_float: Any) -> float | None:
         except ValueError:
             if not known:
                 return None
-        number = float(to_float(value))
-        return number if math.isfinite(number) else None
-    return None
+        return guard.metric(float(to_float(value)), where, name)
+    return guard.metric(value, where, name)
 
 
 # ------------------------------------------------------------------------------------------------ lm-eval
@@ -143,26 +191,32 @@ def _lm_eval(path: Path) -> Samples:
     samples: dict[Key, dict[str, float]] = {}
     names: dict[str, None] = {}
     skipped: dict[str, int] = {}
+    seen = guard.Seen(path)
     for n, row in rows:
         if "doc_id" not in row or not isinstance(row.get("metrics"), list):
             raise CompareError(f"{path}:{n}: expected an lm-eval sample with doc_id and metrics")
         filt = str(row.get("filter") or "none")
-        key = (str(row["doc_id"]), 0)  # lm-eval has no epochs; repeats are reduced inside the metric
+        if not isinstance(row["doc_id"], int) or isinstance(row["doc_id"], bool):
+            raise CompareError(f"{path}:{n}: doc_id {json.dumps(row['doc_id'], default=str)[:60]}: expected an "
+                               "integer (lm-eval numbers its documents)")
+        # lm-eval has no epochs (repeats are reduced inside the metric); one row per document and filter
+        key = seen.add(row["doc_id"], 0, f"{path}:{n}", "doc_id", part=filt)
         metrics = samples.setdefault(key, {})
         for metric in row["metrics"]:
             name = str(metric) if filt == "none" else f"{metric},{filt}"
-            value = row.get(str(metric))
-            if isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
-                if name in metrics:
-                    raise CompareError(f"{path}:{n}: doc_id {key[0]} has {name} twice")
-                metrics[name] = float(value)
-                names.setdefault(name)
-            else:
+            value = guard.metric(row.get(str(metric)), f"{path}:{n}", name)
+            if value is None:
                 skipped[name] = skipped.get(name, 0) + 1  # e.g. corpus-level metrics kept as (ref, pred) pairs
+                continue
+            if name in metrics:
+                raise CompareError(f"{path}:{n}: doc_id {key[0]} has {name} twice")
+            metrics[name] = value
+            names.setdefault(name)
     task = str(rows[0][1].get("task_name") or _task_from_name(path))
-    return Samples(path=path, tool="lm-eval", model=str(rows[0][1].get("model_name") or path.parent.name),
-                   task=task, samples={k: Sample("ok", m) for k, m in samples.items()}, metrics=tuple(names),
-                   skipped=skipped)
+    model, facets = _lm_facets(path, task, rows[0][1].get("model_name"))
+    return Samples(path=path, tool="lm-eval", model=model, task=task,
+                   samples={k: Sample("ok", m) for k, m in samples.items()}, metrics=tuple(names),
+                   skipped=skipped, id_kinds=seen.kinds, facets=facets)
 
 
 def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -171,10 +225,7 @@ def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise CompareError(f"{path}: unreadable: {exc}") from None
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise CompareError(f"{path}: not JSON: {exc}") from None
+        data = guard.loads(text, str(path))
         for i, row in enumerate(data, 1):
             if not isinstance(row, dict):
                 raise CompareError(f"{path}: item {i}: expected an lm-eval sample object")
@@ -183,13 +234,42 @@ def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)  # lm-eval's own sample rows: a foreign format with no struct of ours
-        except ValueError as exc:
-            raise CompareError(f"{path}:{n}: not a JSON object: {exc}") from None
+        row = guard.loads(line, f"{path}:{n}")  # lm-eval's own sample rows: a foreign format with no struct of ours
         if not isinstance(row, dict):
             raise CompareError(f"{path}:{n}: expected an lm-eval sample object")
         yield n, row
+
+
+def _lm_facets(path: Path, task: str, named: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The model and facets of an lm-eval samples file, from the results file lm-eval wrote beside it
+    (`results_<date>.json`, same date: its `model_name`, `config.model_args` and `n-shot`); without one, the
+    folder lm-eval names after the model (`<output_path>/<model>/samples_…`). A `model_name` in the rows
+    (`named`) comes first."""
+    model = named if isinstance(named, str) and named else path.parent.name
+    date = path.stem.rpartition("_")[2]
+    results = path.with_name(f"results_{date}.json")
+    if not path.stem.startswith("samples_") or not results.is_file():
+        return model, (("model", model), ("task", task))
+    guard.sized(results, 64 * 1024**2)
+    data = guard.loads(results.read_bytes(), str(results))
+    if not isinstance(data, dict):
+        return model, (("model", model), ("task", task))
+    config: dict[str, Any] = data["config"] if isinstance(data.get("config"), dict) else {}
+    raw_args = config.get("model_args")
+    if isinstance(raw_args, str):
+        pairs = [part.partition("=") for part in raw_args.split(",") if "=" in part]
+        args: dict[str, Any] = {k.strip(): v.strip() for k, _, v in pairs}
+    else:
+        args = raw_args if isinstance(raw_args, dict) else {}
+    if not (isinstance(named, str) and named):
+        found = data.get("model_name") or args.get("pretrained") or args.get("model") or config.get("model")
+        model = found if isinstance(found, str) and found else model
+    shots: dict[str, Any] = data["n-shot"] if isinstance(data.get("n-shot"), dict) else {}
+    few = [("task.num_fewshot", f"num_fewshot={shots[task]}")] if isinstance(shots.get(task), int) else []
+    created = data.get("date")
+    when = [("created", time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)))] \
+        if isinstance(created, int | float) and 0 < created < 1e11 else []
+    return model, (("model", model), ("task", task), *few, *_args("model", args), *when)
 
 
 def _task_from_name(path: Path) -> str:

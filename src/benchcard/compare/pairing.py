@@ -26,6 +26,10 @@ def _order(sample_id: str) -> tuple[int, int, str]:
     return (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id)
 
 
+def _article(kind: str) -> str:
+    return "an integer" if kind == "integer" else "a text"
+
+
 def shared_metrics(a: Samples, b: Samples) -> list[str]:
     """The metrics both logs have, in the first log's order: the only ones a rule can compare."""
     other = set(b.metrics)
@@ -35,6 +39,11 @@ def shared_metrics(a: Samples, b: Samples) -> list[str]:
 def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: Path,
          manifest: Manifest) -> RunData:
     """The cells of both logs, index i = (sample, epoch, log); `headline` is the metric shown as the score."""
+    for sample_id in {k[0] for k in a.samples} & {k[0] for k in b.samples}:
+        kind_a, kind_b = a.id_kinds.get(sample_id), b.id_kinds.get(sample_id)
+        if kind_a and kind_b and kind_a != kind_b:
+            raise CompareError(f"{b.path}: sample id {sample_id} is {_article(kind_b)} here but {_article(kind_a)} in "
+                               f"{a.path}; ids are paired by what they are, so these two are not one sample")
     common = set(a.samples) & set(b.samples)
     if not common:
         raise CompareError(f"{a.path} and {b.path} share no sample (id and epoch): they are not runs of the same "
