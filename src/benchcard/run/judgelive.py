@@ -21,7 +21,7 @@ from benchcard.project import Project
 from benchcard.run.calls import Fatal, Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
-from benchcard.run.preflight import preflight_local
+from benchcard.run.preflight import local_rigs, preflight_local
 from benchcard.run.progress import NullProgress
 from benchcard.run.providers import load_config, make_provider, price_table, require_key
 from benchcard.run.store import RunStore
@@ -53,15 +53,23 @@ class LiveReport:
         return out or ["no judge card to check live"]
 
 
-def check_calls(project: Project, cards: Sequence[Card], live: bool) -> tuple[list[str], bool]:
+#: What a failed preflight adds: the cards can be checked without their rig (a CI job running them elsewhere).
+NO_RIG_HINT = ("(to check the cards without starting their rig, e.g. in a CI job that runs them on another "
+               "provider: benchcard check --no-rig)")
+
+
+def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool = True) -> tuple[list[str], bool]:
     """What `check` asks of models beyond the cards themselves, as lines and whether any failed: each local model
-    loaded once (`preflight.py`), and with `--live` the judges of judge cards."""
+    loaded once (`preflight.py`) unless `rig` is False (`--no-rig`: nothing is started, and a line says so), and
+    with `--live` the judges of judge cards."""
     lines: list[str] = []
     failed = False
-    for pf in preflight_local(project, cards):
+    if not rig:
+        lines += [f"skip local model {m} ({p}): not started (--no-rig)" for p, m in local_rigs(project, cards)]
+    for pf in preflight_local(project, cards) if rig else []:
         failed = failed or pf.problem is not None
         lines.append(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
-                     + (pf.problem or "loaded and answered a one-token call"))
+                     + (f"{pf.problem} {NO_RIG_HINT}" if pf.problem else "loaded and answered a one-token call"))
     if live:
         judged = live_check(project, cards)
         failed = failed or not judged.ok

@@ -14,6 +14,7 @@ from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.run.providers import load_config, make_provider, provider_config
+from benchcard.run.providers.base import ProviderConfig
 
 
 @dataclass(frozen=True)
@@ -25,23 +26,30 @@ class Preflight:
     problem: str | None
 
 
+def local_rigs(project: Project, cards: Iterable[Card]) -> list[tuple[str, str]]:
+    """Each distinct (provider, model) of the cards' rigs that is a local model, in the cards' order."""
+    return list(_local_configs(project, cards))
+
+
 def preflight_local(project: Project, cards: Iterable[Card]) -> list[Preflight]:
     """Try each distinct local model the cards' rigs name, once; other providers are not called by `check`."""
+    return [Preflight(name, model, _try(cfg, model)) for (name, model), cfg in _local_configs(project, cards).items()]
+
+
+def _local_configs(project: Project, cards: Iterable[Card]) -> dict[tuple[str, str], ProviderConfig]:
     config = load_config(project.root)
-    seen: dict[tuple[str, str], Preflight] = {}
+    seen: dict[tuple[str, str], ProviderConfig] = {}
     for card in cards:
         try:
             cfg = provider_config(card.rig.provider, config)
         except BenchcardError:
             continue  # an unknown provider is the run's error to report, with its own line
-        key = (cfg.name, card.rig.model)
-        if cfg.type != "local" or key in seen:
-            continue
-        seen[key] = Preflight(cfg.name, card.rig.model, _try(cfg, card.rig.model))
-    return list(seen.values())
+        if cfg.type == "local":
+            seen.setdefault((cfg.name, card.rig.model), cfg)
+    return seen
 
 
-def _try(cfg: object, model: str) -> str | None:
+def _try(cfg: ProviderConfig, model: str) -> str | None:
     async def go() -> None:
         provider = make_provider(cfg, None, model)  # type: ignore[arg-type]  # the local provider makes no HTTP
         try:
