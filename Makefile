@@ -5,6 +5,8 @@ VENV ?= .venv
 LLAMA ?= llama-cpp-python==0.3.36
 BIN := $(VENV)/bin
 DEMO ?= demo-answer-cue
+# The demo's own project folder (ignored by git): its runs and ledger never touch the repository's results/.
+DEMO_DIR ?= demo
 ARCH := $(shell uname -m)
 
 # A portable build: never GGML_NATIVE (it compiles in whatever the build machine has, AMX included, and AMX
@@ -21,7 +23,7 @@ endif
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: demo test install install-run wheel chromium lint wheelhouse llama-flags
+.PHONY: demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,11 +59,21 @@ chromium:
 	@command -v chromium >/dev/null && command -v node >/dev/null && command -v objdump >/dev/null || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs binutils; }
 
-demo: install-run
-	$(BIN)/benchcard check $(DEMO)
-	$(BIN)/benchcard run $(DEMO) --provider local
-	$(BIN)/benchcard verdict $(DEMO)
-	$(BIN)/benchcard ledger
+demo: install-run demo-run
+
+# The demo card, its fixtures and its keys (seals included) copied afresh into $(DEMO_DIR)/, a project of its own:
+# the run goes to $(DEMO_DIR)/results/, the ledger row to $(DEMO_DIR)/results/ledger.jsonl (kept between demos).
+demo-project:
+	@mkdir -p $(DEMO_DIR)/cards $(DEMO_DIR)/fixtures/$(DEMO) $(DEMO_DIR)/keys/$(DEMO)
+	@cp cards/$(DEMO).yaml $(DEMO_DIR)/cards/
+	@cp -R fixtures/$(DEMO)/. $(DEMO_DIR)/fixtures/$(DEMO)/
+	@cp -R keys/$(DEMO)/. $(DEMO_DIR)/keys/$(DEMO)/
+
+demo-run: demo-project
+	$(BIN)/benchcard -C $(DEMO_DIR) check $(DEMO)
+	$(BIN)/benchcard -C $(DEMO_DIR) run $(DEMO) --provider local
+	$(BIN)/benchcard -C $(DEMO_DIR) verdict $(DEMO)
+	$(BIN)/benchcard -C $(DEMO_DIR) ledger
 
 test: install chromium
 	$(BIN)/pytest -q

@@ -17,6 +17,9 @@ from benchcard.records.ledgerrow import Comparison, Latency, LedgerRow, RowCount
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"
+#: The repository's results/ as published on 2026-11-30 (BENCH-01's run on SmolLM2 and its ledger row), copied.
+#: Tests read this copy, never results/: a user's `benchcard verdict` appends to that ledger and adds runs.
+PUBLISHED = REPO / "tests" / "data" / "projects" / "published-2026-11-30" / "results"
 PROBES = {"emit-terminator": "000", "six-step-chain": "001", "reordered-input": "002", "one-word-sentiment": "003"}
 
 
@@ -50,6 +53,14 @@ def copy_project(dest: Path, cards: tuple[str, ...] = ()) -> Path:
             src = REPO / folder / name
             if src.is_dir():
                 shutil.copytree(src, dest / folder / name, ignore=shutil.ignore_patterns("*.seal.json"))
+    return dest
+
+
+def published_project(dest: Path) -> Path:
+    """The repository's cards, fixtures and keys (seals included) with the published results of `PUBLISHED`."""
+    for folder in ("cards", "fixtures", "keys"):
+        shutil.copytree(REPO / folder, dest / folder)
+    shutil.copytree(PUBLISHED, dest / "results")
     return dest
 
 

@@ -14,7 +14,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
-from ..conftest import REPO, copy_project
+from ..conftest import copy_project, published_project
 from ..helpers_site import (
     _Page,
 )
@@ -90,8 +90,8 @@ def test_cli_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_real_project_builds(tmp_path: Path) -> None:
-    """The repository's own cards build as they stand."""
-    report = build_site(Project(REPO), tmp_path / "site")
+    """The repository's own cards build as they stand, with the results they were published with."""
+    report = build_site(Project(published_project(tmp_path / "proj")), tmp_path / "site")
     assert "cards/bench-01/index.html" in report.pages
 
 

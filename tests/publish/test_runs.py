@@ -10,14 +10,14 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 
-from ..conftest import REPO, copy_project
+from ..conftest import PUBLISHED, copy_project
 
-RUN = next((REPO / "results" / "bench-01" / "v1").iterdir()).name  # the repository's BENCH-01 run
+RUN = next((PUBLISHED / "bench-01" / "v1").iterdir()).name  # the repository's BENCH-01 run, as published
 
 
 def test_a_run_whose_manifest_is_not_one_is_named_and_left_out(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "proj", ("bench-01",))
-    shutil.copytree(REPO / "results", root / "results")
+    shutil.copytree(PUBLISHED, root / "results")
     bad = root / "results" / "bench-01" / "v1" / "20261201T090000Z-0bad"
     bad.mkdir()
     manifest = json.loads((root / "results" / "bench-01" / "v1" / RUN / "manifest.json").read_text())
@@ -33,7 +33,7 @@ def test_a_run_whose_manifest_is_not_one_is_named_and_left_out(tmp_path: Path) -
 
 def test_a_row_cut_short_by_a_killed_run_is_skipped_and_the_rest_shown(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "proj", ("bench-01",))
-    shutil.copytree(REPO / "results", root / "results")
+    shutil.copytree(PUBLISHED, root / "results")
     outputs = root / "results" / "bench-01" / "v1" / RUN / "outputs.jsonl"
     rows = outputs.read_bytes().splitlines(keepends=True)
     outputs.write_bytes(b"".join(rows) + rows[0][:40])  # a last line torn mid-write
@@ -46,7 +46,7 @@ def test_a_row_cut_short_by_a_killed_run_is_skipped_and_the_rest_shown(tmp_path:
 
 def test_a_verdict_of_the_wrong_shape_is_named_and_the_ledger_row_shown(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "proj", ("bench-01",))
-    shutil.copytree(REPO / "results", root / "results")
+    shutil.copytree(PUBLISHED, root / "results")
     path = root / "results" / "bench-01" / "v1" / RUN / "verdict.json"
     verdict = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps({**verdict, "finding": "win", "cells": "all"}, indent=2), encoding="utf-8")
@@ -55,7 +55,7 @@ def test_a_verdict_of_the_wrong_shape_is_named_and_the_ledger_row_shown(tmp_path
     assert (f"  skipped: results/bench-01/v1/{RUN}/verdict.json: Expected `int`, got `str` - at `$.cells`; "
             "the run's verdict is not shown") in result.output.splitlines()
     page = (root / "site" / "runs" / "bench-01" / "v1" / RUN / "index.html").read_text(encoding="utf-8")
-    row = json.loads((REPO / "results" / "ledger.jsonl").read_text(encoding="utf-8"))
+    row = json.loads((PUBLISHED / "ledger.jsonl").read_text(encoding="utf-8"))
     assert row["finding"] != "win"
     assert f"<dt>verdict</dt><dd>{row['outcome']} · {row['finding']}</dd>" in page  # the ledger row's finding
     assert "· win" not in page

@@ -21,7 +21,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 
-from ..conftest import ledger_row
+from ..conftest import PUBLISHED, ledger_row
 
 
 def _row(i: int, **extra: Any) -> LedgerRow:
@@ -268,7 +268,7 @@ REPO = Path(__file__).resolve().parents[2]
 OLD_ROWS = REPO / "tests" / "data" / "ledger" / "rows-2026-12-01.jsonl"
 
 
-@pytest.mark.parametrize("source", [OLD_ROWS, REPO / "results" / "ledger.jsonl"], ids=["every-shape", "repository"])
+@pytest.mark.parametrize("source", [OLD_ROWS, PUBLISHED / "ledger.jsonl"], ids=["every-shape", "repository"])
 def test_every_old_row_reads_back_to_the_same_bytes_and_hash(project: Project, source: Path) -> None:
     lines = source.read_text(encoding="utf-8").splitlines()
     project.results_dir.mkdir()
@@ -282,7 +282,7 @@ def test_every_old_row_reads_back_to_the_same_bytes_and_hash(project: Project, s
 
 def test_the_repositorys_ledger_verifies_and_a_new_row_chains_onto_it(project: Project) -> None:
     project.results_dir.mkdir()
-    old = (REPO / "results" / "ledger.jsonl").read_bytes()
+    old = (PUBLISHED / "ledger.jsonl").read_bytes()
     project.ledger_path.write_bytes(old)
     ledger.verify(project)
     [first] = ledger.read(project)

@@ -14,11 +14,13 @@ from benchcard.records.verdictfigures import HumanGrades, JudgeBlock, MetricFigu
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, decode_verdict, encode_verdict
 from benchcard.verdict.integrity import verdict_digest
 
+from ..conftest import PUBLISHED
+
 REPO = Path(__file__).resolve().parents[2]
 #: One verdict.json of each shape written before the file was typed (2026-12-01): ab, ab with a judge, with
 #: human grades, with both; probe, probe with a judge; compare, compare entered in the ledger.
 OLD = sorted((REPO / "tests" / "data" / "verdicts").glob("*.json"))
-REPOSITORY = sorted((REPO / "results").glob("*/v*/*/verdict.json"))
+REPOSITORY = sorted(PUBLISHED.glob("*/v*/*/verdict.json"))
 
 
 @pytest.mark.parametrize("path", OLD + REPOSITORY, ids=[p.stem for p in OLD] + ["repository"] * len(REPOSITORY))

