@@ -180,7 +180,8 @@ def test_make_demo_writes_only_into_its_own_ignored_project(tmp_path: Path, serv
 def test_no_test_reads_the_repositorys_own_results() -> None:
     """A test reads the published results through tests/data's copy (conftest.PUBLISHED), never results/ or a
     Project at the repository's root: both change under a user's `benchcard verdict`."""
-    reading = re.compile(r"(REPO|ROOT)\s*/\s*[\"']results[\"']|Project\((REPO|ROOT)\)\.results|build_site\(Project\(REPO")
+    reading = re.compile(r"(REPO|ROOT)\s*/\s*[\"']results[\"']|Project\((REPO|ROOT)\)\.results"
+                         r"|build_site\(Project\(REPO")
     offenders = [f"{path.relative_to(REPO)}:{n}" for path in sorted((REPO / "tests").rglob("*.py"))
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                  if reading.search(line) and path.name != "test_newuser.py"]
