@@ -70,23 +70,18 @@ def cli(ctx: click.Context, project: str | None) -> None:
 @click.argument("cards", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--live", is_flag=True, help="Also send judge cards' worked examples to the real judge (calls it).")
-@click.option("--no-rig", "no_rig", is_flag=True, help="Start no model: skip loading the local model of cards whose "
-              "rig is `local` (a CI job that runs the cards on another provider, a machine without the `local` "
-              "extra). Everything else is checked as usual.")
+@click.option("--no-rig", is_flag=True, help="Start no model (a CI job running the cards on another provider).")
 @click.pass_context
 def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool, no_rig: bool) -> None:
-    """Validate cards, run their worked examples through the real scorer, verify seals; load each local model a
-    card's rig names (unless --no-rig)."""
+    """Validate cards, run their worked examples through the real scorer, verify seals, load local rigs' models."""
     from benchcard.card.check import check as run_check
+    from benchcard.run.judgelive import check_calls
 
     report = run_check(_project(ctx), cards)
     _report((report.to_json(), report.lines()), as_json)
     if not report.ok:
         sys.exit(1)
-    from benchcard.run.judgelive import check_calls
-
-    lines, failed = check_calls(_project(ctx), [r.card for r in report.cards if r.card is not None], live,
-                                rig=not no_rig)
+    lines, failed = check_calls(_project(ctx), [r.card for r in report.cards if r.card], live, rig=not no_rig)
     if lines and not as_json:
         click.echo("\n".join(lines))
     if failed:
