@@ -207,6 +207,16 @@ def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) 
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else "\n".join(status_lines(result)))
 
 
+@cli.command()
+@click.argument("folder", default=".")
+@click.option("--json", "as_json", is_flag=True, help="Print what was made as JSON.")
+def init(folder: str, as_json: bool) -> None:
+    """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml."""
+    from benchcard.card.starter import init_project
+
+    _report(init_project(Path(folder), folder).report(), as_json)
+
+
 # ------------------------------------------------------------------------------------------------------ site
 @cli.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder to build into (default: site/ "
@@ -273,10 +283,8 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
         report = audit(project)
         _report((report.to_json(), audit_lines(report)), as_json)
         sys.exit(0 if report.ok else 1)
-    if as_json:
-        _emit_json([row.fields() for row in ledger_mod.read(project)])
-    else:
-        print_rows(project, ledger_mod.read(project))
+    rows = ledger_mod.read(project)
+    _emit_json([row.fields() for row in rows]) if as_json else print_rows(project, rows)
 
 
 @cli.command("set-aside")

@@ -1,0 +1,133 @@
+"""`benchcard init [DIR]`: a new project whose first card `check` accepts and a scratch run on the embedded model
+runs as it is.
+
+The project holds one minimal A/B card, its three fixtures and their answer keys in one JSONL data file
+(`card/dataset.py`), a `benchcard.yaml` that declares nothing yet, and a `.gitignore` for what never belongs in
+the record. A folder that holds anything is refused: init writes only into an empty or new folder, and never
+over a file.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import IO
+
+from benchcard._util.safewrite import write_new
+from benchcard.errors import ProjectError
+
+CARD_ID = "first-ab"
+
+CARD = """\
+# A minimal A/B card (the format: docs/cards.md in the benchcard repository).
+id: first-ab
+version: 1
+kind: ab
+title: Does an "Answer:" cue make the model give the right label?
+question: Does ending the prompt with "Answer:" make the model answer with the right word?
+variable: The text "Answer:" after the review.
+rig: {provider: local, model: SmolLM2-135M-Instruct}   # the embedded model: no key, nothing downloaded
+params: {max_tokens: 8, temperature: 0.7}
+prompt:
+  user: |-
+    Is this review positive or negative? Answer with one word.
+
+    Review: {{fixture}}{{variant}}
+variants: {plain: "", cue: "\\nAnswer:"}
+baseline: plain
+# One row per fixture: its id, its input and its answer key (label). Three to start with; a win needs six or more.
+fixtures: fixtures/first-ab.jsonl
+repetitions: 3
+scoring: {method: exact, expected_from_key: label, case_sensitive: false}
+win:
+  all:
+    - {metric: score, test: rises}
+  equivalence_margin: 0.1
+examples:
+  - {label: Correct, fixture: r1, output: positive, expect: pass}
+  - {label: Rejected — a sentence, fixture: r1, output: The review is positive., expect: fail}
+history:
+  - {version: 1, note: First version.}
+"""
+
+FIXTURES = """\
+{"id": "r1", "input": "I loved every minute of it.", "label": "positive"}
+{"id": "r2", "input": "A waste of an evening.", "label": "negative"}
+{"id": "r3", "input": "The best meal I have had this year.", "label": "positive"}
+"""
+
+CONFIG = """\
+# benchcard.yaml: providers and prices beyond the built-in ones (openai, openrouter, anthropic, local).
+# Keys are read from environment variables only, never from this file. For example:
+#   providers:
+#     my-vllm: {type: openai, base_url: "http://10.0.0.5:8000/v1", api_key_env: VLLM_KEY}
+#   prices:   # USD per million tokens, used when a provider reports no cost
+#     openai/gpt-5-mini: {input: 0.25, output: 2}
+providers: {}
+"""
+
+GITIGNORE = """\
+# What never belongs in the project's record.
+# API keys: benchcard reads them from the environment; keep a .env of your own out of git.
+.env
+# Pages built by `benchcard site` (rebuilt from results/ at any time).
+site/
+# Locks and half-written files of a command in progress.
+*.lock
+*.tmp
+.*.tmp
+__pycache__/
+"""
+
+FILES: tuple[tuple[str, str, str], ...] = (
+    (f"cards/{CARD_ID}.yaml", CARD, "the card: prompt, two variants, scorer and win rule"),
+    (f"fixtures/{CARD_ID}.jsonl", FIXTURES, "three fixtures, each with its answer key"),
+    ("benchcard.yaml", CONFIG, "providers and prices (the embedded model needs none)"),
+    (".gitignore", GITIGNORE, "keys and built pages stay out of git"),
+)
+
+
+@dataclass(frozen=True)
+class Started:
+    """What `init` made: the folder, each file with what it is for, and the commands to type next."""
+
+    root: Path
+    files: tuple[tuple[str, str], ...]
+    commands: tuple[str, ...]
+
+    def report(self) -> tuple[dict[str, object], list[str]]:
+        """What `init` prints: as JSON, and as lines (the commands to type next, each on a line of its own)."""
+        data: dict[str, object] = {"root": str(self.root), "files": [name for name, _ in self.files],
+                                   "commands": list(self.commands)}
+        width = max(len(name) for name, _ in self.files)
+        return data, [f"created a benchcard project in {self.root}:",
+                      *(f"  {name:<{width}}  {what}" for name, what in self.files),
+                      "next (the embedded model: no key, nothing downloaded):", *(f"  {c}" for c in self.commands)]
+
+
+def init_project(folder: Path, shown: str) -> Started:
+    """Create a project in `folder` (made if missing); a folder holding anything, or a file, is refused."""
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise ProjectError(f"{shown}: exists and is not a folder; name a new or empty folder")
+        if any(os.scandir(folder)):
+            raise ProjectError(f"{shown}: the folder is not empty; benchcard init writes only into an empty or "
+                               "new folder (it never writes over a file)")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text, _ in FILES:
+        write_new(folder / name, partial(_write, text), force=False, shown=f"{shown}/{name}", error=ProjectError)
+    here = folder.resolve() == Path.cwd().resolve()
+    commands = (*(() if here else (f"cd {_quoted(shown)}",)), "benchcard check",
+                f"benchcard run {CARD_ID} --scratch --provider local", f"benchcard verdict {CARD_ID}")
+    return Started(folder, tuple((name, what) for name, _, what in FILES), commands)
+
+
+def _write(text: str, fh: IO[str]) -> None:
+    fh.write(text)
+
+
+def _quoted(path: str) -> str:
+    return shlex.quote(path)

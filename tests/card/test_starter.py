@@ -1,0 +1,92 @@
+"""`benchcard init [DIR]`, tested from its own output: the commands it prints, typed as printed, work."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchcard.cli import cli
+
+from ..helpers_cli import one_line_error
+
+
+def _benchcard(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def _printed_commands(output: str) -> list[list[str]]:
+    """The commands under `next`, each split as a shell would."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("next"))
+    return [shlex.split(line) for line in lines[start + 1:] if line.startswith("  ")]
+
+
+def _follow(commands: list[list[str]], upto: int | None = None) -> list[Result]:
+    """Type each printed command: `cd` changes folder, `benchcard …` runs the CLI there."""
+    results = []
+    for words in commands[:upto]:
+        if words[0] == "cd":
+            os.chdir(words[1])
+            continue
+        assert words[0] == "benchcard", words
+        results.append(_benchcard(*words[1:]))
+    return results
+
+
+def test_init_makes_a_project_that_check_accepts_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = _benchcard("init", "my project")
+    assert made.exit_code == 0, made.output
+    commands = _printed_commands(made.output)
+    assert commands == [["cd", "my project"], ["benchcard", "check"],
+                        ["benchcard", "run", "first-ab", "--scratch", "--provider", "local"],
+                        ["benchcard", "verdict", "first-ab"]]
+    root = tmp_path / "my project"
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == [
+        ".gitignore", "benchcard.yaml", "cards/first-ab.yaml", "fixtures/first-ab.jsonl"]
+    assert len((root / "fixtures" / "first-ab.jsonl").read_text().splitlines()) == 3
+    assert ".env" in (root / ".gitignore").read_text().splitlines()
+    [check] = _follow(commands, upto=2)
+    assert check.exit_code == 0, check.output
+    assert "first-ab v1 (ab) · v1 not sealed" in check.output and "1 card(s) ok, 0 failed" in check.output
+
+
+@pytest.mark.local_model
+def test_every_printed_command_runs_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = _benchcard("init", "proj")
+    check, run, verdict = _follow(_printed_commands(made.output))
+    assert check.exit_code == 0, check.output
+    assert run.exit_code == 0, (run.output, run.stderr)
+    assert "SmolLM2-135M-Instruct · local · scratch" in run.output
+    assert verdict.exit_code == 0, (verdict.output, verdict.stderr)
+    assert "scratch: a trial verdict, not entered in the ledger" in verdict.output
+
+
+def test_init_here_prints_no_cd_and_json_lists_what_it_made(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = _benchcard("init", "--json")
+    assert made.exit_code == 0, made.output
+    data = json.loads(made.stdout)
+    assert data["commands"][0] == "benchcard check" and "cards/first-ab.yaml" in data["files"]
+    assert (tmp_path / "cards" / "first-ab.yaml").is_file()
+
+
+def test_init_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".gitignore").write_text("mine\n")
+    line = one_line_error(_benchcard("init", "proj"))
+    assert line == ("error: proj: the folder is not empty; benchcard init writes only into an empty or new folder "
+                    "(it never writes over a file)")
+    assert [p.name for p in (tmp_path / "proj").iterdir()] == [".gitignore"]
+    assert (tmp_path / "proj" / ".gitignore").read_text() == "mine\n"
+    (tmp_path / "file").write_text("x")
+    assert "exists and is not a folder" in one_line_error(_benchcard("init", "file"))
