@@ -96,11 +96,12 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool,
 def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     """Hash the card's protocol, fixtures and keys into keys/<id>/v<N>.seal.json."""
     from benchcard.card.check import check_card
+    from benchcard.card.load import load_named
     from benchcard.card.seal import seal as do_seal
     from benchcard.errors import SealError
 
     project = _project(ctx)
-    loaded = _load(project, card)
+    loaded = load_named(project, card)
     problems = check_card(loaded, project, verify_seal=False).problems
     if problems:
         raise SealError(f"refusing to seal: {problems[0]}")
@@ -122,11 +123,12 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
 def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None, provider: str | None,
          model: str | None, base_url: str | None) -> None:
     """Print the exact request as a runnable curl command; the key stays a shell variable."""
+    from benchcard.card.load import load_named
     from benchcard.run.curl import curl_command
     from benchcard.run.providers import load_config
 
     project = _project(ctx)
-    click.echo(curl_command(_load(project, card), load_config(project.root), variant, fixture, provider, model,
+    click.echo(curl_command(load_named(project, card), load_config(project.root), variant, fixture, provider, model,
                             base_url))
 
 
@@ -209,12 +211,11 @@ def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) 
 
 @cli.command()
 @click.argument("folder", default=".")
-@click.option("--json", "as_json", is_flag=True, help="Print what was made as JSON.")
-def init(folder: str, as_json: bool) -> None:
+def init(folder: str) -> None:
     """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml."""
     from benchcard.card.starter import init_project
 
-    _report(init_project(Path(folder), folder).report(), as_json)
+    click.echo("\n".join(init_project(Path(folder), folder).lines()))
 
 
 # ------------------------------------------------------------------------------------------------------ site
@@ -244,19 +245,15 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
 @click.pass_context
 def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: bool, scratch: bool, gate: bool,
             as_json: bool) -> None:
-    """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row.
-
-    A verdict is given once: a second `benchcard verdict RUN` refuses (use --show to print it again).
-    """
+    """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row; once
+    only: a second `benchcard verdict RUN` refuses (use --show to print it again)."""
     from benchcard.verdict.gate import verdict_and_gate
     from benchcard.verdict.report import print_verdict, verdict_lines
 
     result, decided = verdict_and_gate(_project(ctx), run_name, allow_incomplete=allow_incomplete, show=show,
                                        gate=gate, scratch=scratch)
-    if as_json:
-        _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {}))
-    else:
-        print_verdict(verdict_lines(result.file) + ([decided.line] if decided else []))
+    _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {})) if as_json else print_verdict(
+        verdict_lines(result.file) + ([decided.line] if decided else []))
     sys.exit(decided.code if decided else 0)
 
 
@@ -389,18 +386,13 @@ def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: fl
              repetitions: int | None, as_json: bool) -> None:
     """Calls, tokens and cost of a run of CARD; the smallest gap it can detect, from a pilot run or from
     declared assumptions (docs/statistics.md)."""
+    from benchcard.card.load import load_named
     from benchcard.planning.forecast import plan_report
     from benchcard.planning.power import assumptions
 
     project = _project(ctx)
     assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)
-    _report(plan_report(project, _load(project, card), pilot, assumed, fixtures, repetitions), as_json)
-
-
-def _load(project: Project, name: str) -> Any:
-    from benchcard.card.load import load_card, resolve_card_path
-
-    return load_card(resolve_card_path(project, name), project)
+    _report(plan_report(project, load_named(project, card), pilot, assumed, fixtures, repetitions), as_json)
 
 
 def main() -> None:

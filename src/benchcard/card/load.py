@@ -20,6 +20,11 @@ def load_card(path: Path, project: Project) -> Card:
     return read_card(text, source, project, path)
 
 
+def load_named(project: Project, name: str) -> Card:
+    """One card named by id or path, as a command names it."""
+    return load_card(resolve_card_path(project, name), project)
+
+
 def load_cards(project: Project, names: Sequence[str] = ()) -> list[Card]:
     """Load the named cards (ids or paths), or every card; a duplicate id is an error naming both files."""
     paths = [resolve_card_path(project, n) for n in names] if names else sorted(project.cards_dir.glob("*.yaml"))

@@ -98,14 +98,12 @@ class Started:
     files: tuple[tuple[str, str], ...]
     commands: tuple[str, ...]
 
-    def report(self) -> tuple[dict[str, object], list[str]]:
-        """What `init` prints: as JSON, and as lines (the commands to type next, each on a line of its own)."""
-        data: dict[str, object] = {"root": str(self.root), "files": [name for name, _ in self.files],
-                                   "commands": list(self.commands)}
+    def lines(self) -> list[str]:
+        """What `init` prints: what it made, then the commands to type next, each on a line of its own."""
         width = max(len(name) for name, _ in self.files)
-        return data, [f"created a benchcard project in {self.root}:",
-                      *(f"  {name:<{width}}  {what}" for name, what in self.files),
-                      "next (the embedded model: no key, nothing downloaded):", *(f"  {c}" for c in self.commands)]
+        return [f"created a benchcard project in {self.root}:",
+                *(f"  {name:<{width}}  {what}" for name, what in self.files),
+                "next (the embedded model: no key, nothing downloaded):", *(f"  {c}" for c in self.commands)]
 
 
 def init_project(folder: Path, shown: str) -> Started:
