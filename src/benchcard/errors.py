@@ -1,6 +1,33 @@
-"""One error hierarchy, so the CLI can turn any user-facing failure into one clean line and exit 1."""
+"""One error hierarchy, so the CLI can turn any user-facing failure into one clean line and exit 1.
+
+Every exception benchcard raises of its own is defined here (tests/test_errors.py checks that no other module
+defines one, and that this drawing names every class below with its parent):
+
+    Exception
+    ├── BenchcardError               a user can cause or fix it; the CLI prints its message, one line, exit 1
+    │   ├── ProjectError
+    │   ├── CardError
+    │   │   └── RuleTimeout          a rule ran past its time limit on one output
+    │   ├── SealError
+    │   ├── ProviderError
+    │   ├── RunError
+    │   ├── LedgerError
+    │   ├── VerdictError
+    │   ├── CompareError
+    │   ├── PlanError
+    │   └── FakeServerError          the test server could not start or refused a config
+    └── _ControlFlow                 passed between benchcard's own parts, caught there, never shown as such
+        ├── RetryableError           a call another attempt may cure
+        ├── CallError                a call failed for good: its cell is recorded failed
+        │   └── WorkerLost           the process answering calls died
+        ├── Fatal                    the run must stop (caught by the run, which says why in a RunError)
+        ├── UnreadableAnswer         a judge's answer not in its declared form (also a ValueError)
+        └── NotCanonicalError        a NaN or an infinity where canonical JSON is needed (also a ValueError)
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class BenchcardError(Exception):
@@ -41,6 +68,71 @@ class CompareError(BenchcardError):
 
 class PlanError(BenchcardError):
     """`benchcard plan` was given assumptions or a design out of range, or options that exclude each other."""
+
+
+class RuleTimeout(CardError):
+    """A rule ran past the time limit on one output; `index` is its position in the list matched."""
+
+    def __init__(self, index: int, literal: str, limit: float):
+        super().__init__(f"pattern {literal} took longer than {limit:g} s on one output (catastrophic "
+                         "backtracking: a quantifier nested in a quantifier, such as (a+)+); rewrite it")
+        self.index = index
+
+
+class FakeServerError(BenchcardError):
+    """The fake server could not start, or rejected a config; the message says why."""
+
+
+class _ControlFlow(Exception):
+    """Base of the exceptions benchcard raises to itself: each is caught by benchcard's own code, which records
+    it (a failed cell, a judge's unreadable answer) or turns it into a `BenchcardError` for the user."""
+
+
+class RetryableError(_ControlFlow):
+    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection, a 200
+    whose body is not JSON)."""
+
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+class CallError(_ControlFlow):
+    """A call that failed for good (4xx other than 429, a malformed answer): recorded, never scored."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class WorkerLost(CallError):
+    """The process that answers calls died (a native crash, an out-of-memory kill): the cell in flight is
+    recorded failed with the cause, and the run stops, since every later call would die the same way."""
+
+
+class Fatal(_ControlFlow):
+    """The run must stop. After an answer that says nothing about its cell (401, 403, 404) the cell stays
+    missing; after the provider's worker died (`WorkerLost`) the cell in flight is recorded, `row`, with the cause.
+
+    `row` is a `benchcard.records.rows.OutputRow` (typed `Any` here: this module imports nothing of benchcard's)."""
+
+    def __init__(self, message: str, row: Any = None):
+        super().__init__(message)
+        self.row = row
+
+
+class UnreadableAnswer(_ControlFlow, ValueError):
+    """The judge's answer is not in the declared form; the message says what was expected."""
+
+
+class NotCanonicalError(_ControlFlow, ValueError):
+    """Data with no canonical JSON form: a NaN or an infinity, at `path` (`a.b[2]`, empty for the whole)."""
+
+    def __init__(self, path: str):
+        super().__init__(f"{f'field {path!r}' if path else 'the value'} is NaN or infinite; canonical JSON "
+                         "holds finite numbers only")
+        self.path = path
 
 
 def one_line(exc: BaseException) -> str:

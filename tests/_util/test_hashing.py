@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchcard._util.hashing import NotCanonicalError, canonical_json, digest
+from benchcard._util.hashing import canonical_json, digest
 from benchcard.cli import cli
+from benchcard.errors import NotCanonicalError
 
 from ..helpers_run import ab_project
 

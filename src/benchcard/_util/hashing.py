@@ -12,16 +12,9 @@ from typing import Any
 
 import msgspec
 
+from benchcard.errors import NotCanonicalError
+
 _CHUNK = 1 << 20
-
-
-class NotCanonicalError(ValueError):
-    """Data with no canonical JSON form: a NaN or an infinity, at `path` (`a.b[2]`, empty for the whole)."""
-
-    def __init__(self, path: str):
-        super().__init__(f"{f'field {path!r}' if path else 'the value'} is NaN or infinite; canonical JSON "
-                         "holds finite numbers only")
-        self.path = path
 
 
 def canonical_json(obj: Any) -> bytes:

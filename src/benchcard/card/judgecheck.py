@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchcard.card.model import Card, Example
-from benchcard.errors import BenchcardError
+from benchcard.errors import BenchcardError, UnreadableAnswer
 from benchcard.project import Project
-from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, judge_messages, read_answer
+from benchcard.scoring.judge import JudgeSpec, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
 from benchcard.scoring.scorers import Score
 

@@ -26,12 +26,12 @@ from typing import Any
 import httpx
 import msgspec
 
-from benchcard.errors import BenchcardError, ProviderError, RunError
+from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run.options import RunOptions
 from benchcard.run.progress import Progress
 from benchcard.run.providers import Price, cost_of
-from benchcard.run.providers.base import CallError, Completion, Provider, RetryableError, WorkerLost, redact
+from benchcard.run.providers.base import Completion, Provider, redact
 from benchcard.run.store import OutputWriter, RunStore
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -141,15 +141,6 @@ class Session:
             retry = "" if failed is None else " --retry-failed"
             raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. When "
                            f"the endpoint answers again: {resume}{retry}")
-
-
-class Fatal(Exception):
-    """The run must stop. After an answer that says nothing about its cell (401, 403, 404) the cell stays
-    missing; after the provider's worker died (`WorkerLost`) the cell in flight is recorded, `row`, with the cause."""
-
-    def __init__(self, message: str, row: OutputRow | None = None):
-        super().__init__(message)
-        self.row = row
 
 
 def _describe(exc: BaseException) -> str:

@@ -16,16 +16,16 @@ from typing import Any
 
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
 from benchcard.card.model import Card
-from benchcard.errors import ProviderError
+from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project
-from benchcard.run.calls import Fatal, Job, RateLimiter, Session, call_cell, make_client
+from benchcard.run.calls import Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
 from benchcard.run.preflight import local_rigs, preflight_local
 from benchcard.run.progress import NullProgress
 from benchcard.run.providers import load_config, make_provider, price_table, require_key
 from benchcard.run.store import RunStore
-from benchcard.scoring.judge import UnreadableAnswer, read_answer
+from benchcard.scoring.judge import read_answer
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import msgspec
 from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
-from benchcard.errors import ProviderError, RunError
+from benchcard.errors import ProviderError, RunError, UnreadableAnswer
 from benchcard.project import Project
 from benchcard.records.rows import (
     SEALED,
@@ -57,7 +57,7 @@ from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
-from benchcard.scoring.judge import JudgeSpec, UnreadableAnswer, blind_output, judge_messages, read_answer
+from benchcard.scoring.judge import JudgeSpec, blind_output, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
 
 JUDGE_REQUESTS = "judge-requests.jsonl"

@@ -22,17 +22,15 @@ from typing import Any
 
 import httpx
 
-from benchcard.errors import ProviderError
+from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.run.calls import RateLimiter
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
-    CallError,
     Completion,
     Endpoint,
     HttpProvider,
     Provider,
     ProviderConfig,
-    RetryableError,
     is_retryable,
     read_key,
 )

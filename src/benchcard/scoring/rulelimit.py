@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
-from benchcard.errors import CardError
+from benchcard.errors import CardError, RuleTimeout
 from benchcard.scoring.jsregex import compile_js
 
 RULE_TIME_LIMIT = 2.0  # seconds for all the rules of one output; a sane rule takes microseconds
@@ -76,15 +76,6 @@ class _Matcher:
             self._stop()
         literal = literals[index] if 0 <= index < len(literals) else "?"
         raise RuleTimeout(index, literal, limit)
-
-
-class RuleTimeout(CardError):
-    """A rule ran past the time limit on one output; `index` is its position in the list matched."""
-
-    def __init__(self, index: int, literal: str, limit: float):
-        super().__init__(f"pattern {literal} took longer than {limit:g} s on one output (catastrophic "
-                         "backtracking: a quantifier nested in a quantifier, such as (a+)+); rewrite it")
-        self.index = index
 
 
 def _serve(conn: Connection, current: Any) -> None:

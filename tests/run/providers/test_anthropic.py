@@ -7,9 +7,8 @@ import json
 import httpx
 import pytest
 
-from benchcard.errors import ProviderError
+from benchcard.errors import CallError, ProviderError
 from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
-from benchcard.run.providers.base import CallError
 
 from ...helpers_providers import (
     CLAUDE,

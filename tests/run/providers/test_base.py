@@ -9,17 +9,15 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.errors import ProviderError
+from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.run.providers import (
     BUILTIN,
     require_key,
 )
 from benchcard.run.providers.base import (
-    CallError,
     Completion,
     Provider,
     ProviderConfig,
-    RetryableError,
     parse_retry_after,
     redact,
 )

@@ -8,11 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchcard.run.providers.base import (
-    CallError,
-    RetryableError,
-    encode_body,
-)
+from benchcard.errors import CallError, RetryableError
+from benchcard.run.providers.base import encode_body
 from benchcard.run.providers.openai import OpenAIProvider, parse_chat_completion
 
 from ...helpers_providers import (

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.scoring.judge import UnreadableAnswer, judge_messages, read_answer
+from benchcard.errors import UnreadableAnswer
+from benchcard.scoring.judge import judge_messages, read_answer
 
 from ...helpers_judge import spec_of
 

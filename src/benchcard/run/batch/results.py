@@ -14,11 +14,11 @@ from typing import Any
 
 import msgspec
 
-from benchcard.errors import RunError
+from benchcard.errors import CallError, RetryableError, RunError
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.anthropic import parse_message
-from benchcard.run.providers.base import CallError, Completion, RetryableError, mapping
+from benchcard.run.providers.base import Completion, mapping
 from benchcard.run.providers.openai import parse_chat_completion
 
 Outcome = Completion | str  # an answer, or why the request has none

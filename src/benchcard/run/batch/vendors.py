@@ -22,12 +22,11 @@ from typing import Any
 import httpx
 
 from benchcard._util.files import AtomicFile
-from benchcard.errors import ProviderError, RunError
+from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.run.batch.results import result_ids
 from benchcard.run.calls import backoff_delay
 from benchcard.run.providers.base import (
     HttpProvider,
-    RetryableError,
     mapping,
     number,
     parse_retry_after,

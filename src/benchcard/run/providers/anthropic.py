@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchcard.errors import ProviderError
+from benchcard.errors import CallError, ProviderError
 from benchcard.run.providers.base import (
-    CallError,
     Completion,
     HttpProvider,
     Usage,

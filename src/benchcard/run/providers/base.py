@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
-from benchcard.errors import ProviderError
+from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.records.rows import Status  # the one status vocabulary of a cell: ok, truncated, failed
 from benchcard.run.providers.urls import basic_auth, strip_credentials
 
@@ -109,29 +109,6 @@ class ProviderConfig:
     endpoints: tuple[Endpoint, ...] = ()  # a pool of servers of one model; base_url is then the first's
     pool: Mapping[str, float] = field(default_factory=dict)  # fail_after, out_for_s: when a server is taken out
     batch_limits: Mapping[str, int] = field(default_factory=dict)  # requests, bytes: lower than the vendor's
-
-
-class RetryableError(Exception):
-    """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection, a 200
-    whose body is not JSON)."""
-
-    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
-        self.status = status
-
-
-class CallError(Exception):
-    """A call that failed for good (4xx other than 429, a malformed answer): recorded, never scored."""
-
-    def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
-        self.status = status
-
-
-class WorkerLost(CallError):
-    """The process that answers calls died (a native crash, an out-of-memory kill): the cell in flight is
-    recorded failed with the cause, and the run stops, since every later call would die the same way."""
 
 
 class Provider(ABC):

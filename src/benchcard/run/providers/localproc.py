@@ -12,8 +12,7 @@ import signal
 import threading
 from typing import Any
 
-from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError, WorkerLost
+from benchcard.errors import CallError, ProviderError, WorkerLost
 from benchcard.run.providers.localworker import serve
 
 REBUILD = "rebuild it with `make wheel` (a portable build; see README)"

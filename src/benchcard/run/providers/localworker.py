@@ -12,8 +12,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from benchcard.errors import ProviderError
-from benchcard.run.providers.base import CallError
+from benchcard.errors import CallError, ProviderError
 from benchcard.run.providers.localmodel import LoadedModel, generate, load_model, system_info
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchcard.errors import CallError, RetryableError
 from benchcard.run.providers.base import (
     UPSTREAM_ERROR,
-    CallError,
     Completion,
     HttpProvider,
     ProviderConfig,
-    RetryableError,
     Usage,
     answer_error,
     error_detail,

@@ -14,14 +14,11 @@ import json
 import re
 from typing import Any
 
+from benchcard.errors import UnreadableAnswer
 from benchcard.scoring.judge.spec import JudgeSpec
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(\S+)$")
-
-
-class UnreadableAnswer(ValueError):
-    """The judge's answer is not in the declared form; the message says what was expected."""
 
 
 def read_answer(spec: JudgeSpec, text: str) -> dict[str, float]:

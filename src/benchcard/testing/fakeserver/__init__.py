@@ -50,9 +50,10 @@ answered and in which vendor's shape), ``app`` (the aiohttp server, its counters
 
 from __future__ import annotations
 
+from benchcard.errors import FakeServerError
 from benchcard.testing.fakeserver.app import build_app, main
 from benchcard.testing.fakeserver.client import FakeServer
-from benchcard.testing.fakeserver.config import FAULT_KINDS, Config, FakeServerError, FaultRule, ReplyRule, parse_config
+from benchcard.testing.fakeserver.config import FAULT_KINDS, Config, FaultRule, ReplyRule, parse_config
 
 __all__ = [
     "FAULT_KINDS",

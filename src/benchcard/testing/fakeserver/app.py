@@ -19,8 +19,9 @@ from typing import Any, Final
 from aiohttp import web
 
 from benchcard._util.hashing import digest
+from benchcard.errors import FakeServerError
 from benchcard.testing.fakeserver.batches import BatchStore, add_routes
-from benchcard.testing.fakeserver.config import Config, FakeServerError, FaultRule, parse_config
+from benchcard.testing.fakeserver.config import Config, FaultRule, parse_config
 from benchcard.testing.fakeserver.replies import (
     Answer,
     anthropic_body,

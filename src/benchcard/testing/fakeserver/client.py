@@ -13,7 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from benchcard.testing.fakeserver.config import FakeServerError, parse_config
+from benchcard.errors import FakeServerError
+from benchcard.testing.fakeserver.config import parse_config
 
 
 class FakeServer:

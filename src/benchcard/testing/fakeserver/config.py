@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from benchcard.errors import FakeServerError
+
 FAULT_KINDS: Final = ("429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html")
 FaultKind = Literal["429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html"]
 #: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
@@ -15,10 +17,6 @@ FINISH_REASONS: Final = ("stop", "length", "error", "content_filter", "tool_call
                          "tool_use")
 FinishReason = Literal["stop", "length", "error", "content_filter", "tool_calls", "refusal", "pause_turn",
                        "tool_use"]
-
-
-class FakeServerError(Exception):
-    """The fake server could not start, or rejected a config; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
