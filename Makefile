@@ -76,7 +76,7 @@ demo-run: demo-project
 	$(BIN)/benchcard -C $(DEMO_DIR) ledger
 
 test: install chromium
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 lint: install
 	$(BIN)/ruff check .

@@ -38,8 +38,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run every test from tmp_path, so nothing a test writes lands in the repository."""
+    """Run every test from tmp_path, so nothing a test writes lands in the repository; and with no terminal
+    size in the environment (a pytest worker may inherit one), so output reads as a pipe gets it."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     yield
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from benchcard.card.load import load_card
 from benchcard.card.seal import seal
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.run import calls
 from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
@@ -140,3 +143,16 @@ def summary(result: Result) -> dict[str, Any]:
     """The summary `benchcard run --json` printed."""
     data: dict[str, Any] = json.loads(result.stdout)
     return data
+
+
+def recorded_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the runner's retry loop asks for, recorded as asked (no clock is read by the test)."""
+    asked: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(delay: float) -> None:
+        asked.append(delay)
+        await real_sleep(delay)
+
+    monkeypatch.setattr(calls, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": sleep}))
+    return asked

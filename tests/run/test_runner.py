@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.load import load_card
+from benchcard.run import calls
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Provider, ProviderConfig
@@ -32,6 +33,7 @@ from ..helpers_run import (
     only_run,
     probe_project,
     read_jsonl,
+    recorded_sleeps,
     runs_of,
     seal_card,
     server,
@@ -194,30 +196,30 @@ def test_the_anthropic_messages_api_over_sockets(tmp_path: Path, server: FakeSer
 
 
 def fault_run(tmp_path: Path, server: FakeServer, faults: list[dict[str, Any]], *args: str,
-              **config: Any) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
+              **config: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     server.configure({"default_reply": "red", "faults": faults, **config})
     project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    started = time.perf_counter()
     out = summary(ok(bc(project, "run", "colour-ab", "--json", *args)))
-    wall = time.perf_counter() - started
     [s] = out["runs"]
-    return s, read_jsonl(project.root / s["folder"] / "outputs.jsonl"), wall
+    return s, read_jsonl(project.root / s["folder"] / "outputs.jsonl")
 
 
-def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, key: str) -> None:
-    s, outputs, wall = fault_run(tmp_path, server, [{"kind": "429", "times": 1, "retry_after": 1}])
+def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, key: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = recorded_sleeps(monkeypatch)
+    s, outputs = fault_run(tmp_path, server, [{"kind": "429", "times": 1, "retry_after": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 2 for o in outputs)
-    assert wall >= 1.0
+    assert asked == [1.0] * 4  # each cell waited what Retry-After asked, once
     assert server.stats()["by_status"] == {"429": 4, "200": 4}
 
 
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
-    s, outputs, _ = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
+    s, outputs = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 3 and o["text"] == "red" for o in outputs)
 
 
 def test_dropped_connections_are_retried_then_fail(tmp_path: Path, server: FakeServer, key: str) -> None:
-    s, outputs, _ = fault_run(tmp_path, server, [{"kind": "drop", "times": 1, "match": "number 0"},
+    s, outputs = fault_run(tmp_path, server, [{"kind": "drop", "times": 1, "match": "number 0"},
                                                  {"kind": "drop", "times": 9, "match": "number 1"}],
                               "--attempts", "3")
     by_fixture = {(o["fixture"], o["status"]) for o in outputs}
@@ -233,11 +235,10 @@ def test_dropped_connections_are_retried_then_fail(tmp_path: Path, server: FakeS
 
 
 def test_hangs_past_the_timeout_are_retried_then_fail(tmp_path: Path, server: FakeServer, key: str) -> None:
-    s, outputs, wall = fault_run(tmp_path, server, [{"kind": "hang", "times": 9, "hang_s": 5}],
-                                 "--timeout", "0.3", "--attempts", "2")
+    s, outputs = fault_run(tmp_path, server, [{"kind": "hang", "times": 9, "hang_s": 5}],
+                           "--timeout", "0.3", "--attempts", "2")
     assert s["counts"] == {"ok": 0, "truncated": 0, "failed": 4}
     assert all(o["attempts"] == 2 and o["error"].startswith("timed out after 0.3 s") for o in outputs)
-    assert wall < 4
 
 
 def test_truncation_is_recorded_apart_and_never_scored(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -256,11 +257,11 @@ def test_truncation_is_recorded_apart_and_never_scored(tmp_path: Path, server: F
 def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: Path, server: FakeServer, key: str,
                                                                      kind: str) -> None:
     """A proxy's HTML page or a cut-off body is transport, not the model: retried like a 5xx, up to --attempts."""
-    s, outputs, _ = fault_run(tmp_path / "once", server, [{"kind": kind, "times": 1, "match": "number 0"}])
+    s, outputs = fault_run(tmp_path / "once", server, [{"kind": kind, "times": 1, "match": "number 0"}])
     cured = [o for o in outputs if o["fixture"] == "item-000"]
     assert len(cured) == 2 and all(o["status"] == "ok" and o["attempts"] == 2 for o in cured)
     assert s["counts"] == {"ok": 4, "truncated": 0, "failed": 0}
-    s, outputs, _ = fault_run(tmp_path / "always", server, [{"kind": kind, "times": 99, "match": "number 0"}],
+    s, outputs = fault_run(tmp_path / "always", server, [{"kind": kind, "times": 99, "match": "number 0"}],
                               "--attempts", "3")
     bad = [o for o in outputs if o["fixture"] == "item-000"]
     assert len(bad) == 2 and all(o["status"] == "failed" and o["attempts"] == 3 for o in bad)
@@ -332,19 +333,38 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
     assert workers_for(OpenAIProvider(BUILTIN["openai"], httpx.AsyncClient()), 8) == 8  # no cap stated
 
 
-def test_rpm_spaces_the_calls(tmp_path: Path, server: FakeServer, key: str) -> None:
+def recorded_slots(monkeypatch: pytest.MonkeyPatch) -> dict[int, list[float]]:
+    """The start slots each rate limiter hands out, as it computes them: every value it stores as its next
+    free slot (slot + interval), read back as the slot; one list per limiter, that is per run."""
+    runs: dict[int, list[float]] = {}
+    stored: dict[int, float] = {}
+
+    def get(self: calls.RateLimiter) -> float:
+        return stored[id(self)]
+
+    def put(self: calls.RateLimiter, value: float) -> None:
+        stored[id(self)] = value
+        slots = runs.setdefault(id(self), [])
+        if value:
+            slots.append(value - self.interval)
+
+    monkeypatch.setattr(calls.RateLimiter, "_next", property(get, put), raising=False)
+    return runs
+
+
+def test_rpm_spaces_the_calls(tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = recorded_slots(monkeypatch)
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=1)
-    started = time.perf_counter()
     ok(bc(project, "run", "colour-ab", "--rpm", "600", "--json"))  # one call start every 0.1 s
-    assert time.perf_counter() - started >= 0.5
     assert server.stats()["calls"] == 6
     write_config(project.root, server.base_url, extra="")  # the provider's own limit in benchcard.yaml
     config = (project.root / "benchcard.yaml").read_text().replace("}", ", requests_per_minute: 600}")
     (project.root / "benchcard.yaml").write_text(config)
-    started = time.perf_counter()
     ok(bc(project, "run", "colour-ab", "--json"))
-    assert time.perf_counter() - started >= 0.5
+    assert [len(slots) for slots in runs.values()] == [6, 6]
+    for slots in runs.values():  # every call start has its own slot, each at least 0.1 s after the one before
+        assert all(b - a >= 0.1 - 1e-9 for a, b in itertools.pairwise(slots))
 
 
 def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: FakeServer, key: str) -> None:

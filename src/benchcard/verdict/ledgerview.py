@@ -29,7 +29,8 @@ def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
         _print_table(console, project, rows)
     finally:
         for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
-            console.print(u.line, highlight=False, markup=False)
+            # soft_wrap: the command stays on one line at any terminal width, so it can be copied whole
+            console.print(u.line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:

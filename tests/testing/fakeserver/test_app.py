@@ -111,10 +111,8 @@ def test_fault_drop_is_a_transport_error(fake: FakeServer, client: httpx.Client)
 
 def test_fault_hang_exceeds_a_client_timeout(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "hang", "hang_s": 5}]})
-    started = time.monotonic()
-    with pytest.raises(httpx.TimeoutException):
+    with pytest.raises(httpx.TimeoutException):  # the server still holds the call: the client gives up
         client.post("/chat/completions", json=chat("x"), timeout=0.3)
-    assert time.monotonic() - started < 2
     assert content(client.post("/chat/completions", json=chat("x"))) == "ok"
 
 
@@ -221,7 +219,7 @@ def test_record_bodies(fake: FakeServer, client: httpx.Client) -> None:
 
 
 def test_latency_and_concurrency(fake: FakeServer) -> None:
-    """64 calls at 200 ms, all in flight at once, finish in about one latency, not 64."""
+    """64 calls at 200 ms are all in flight at once: the server holds many together, it does not queue them."""
     fake.configure({"latency_ms": 200, "latency_jitter_ms": 20, "seed": 1})
 
     async def run() -> list[int]:
@@ -232,11 +230,8 @@ def test_latency_and_concurrency(fake: FakeServer) -> None:
             )
         return [r.status_code for r in resps]
 
-    started = time.monotonic()
     codes = asyncio.run(run())
-    elapsed = time.monotonic() - started
     assert codes == [200] * 64
-    assert 0.2 <= elapsed < 2.0
     stats = fake.stats()
     assert stats["calls"] == 64 and stats["distinct_requests"] == 64
     assert stats["max_in_flight"] >= 32
