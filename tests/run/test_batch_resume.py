@@ -131,3 +131,24 @@ def test_a_resume_after_a_kill_between_creating_and_created_takes_only_its_own_b
         assert {e["batch"] for e in journal if e["event"] == "not_ours"} == theirs
     stats = server.stats()["batch"]
     assert stats["batches"] == 3 and stats["submitted"] == stats["distinct_submitted"] == 3 * CELLS, stats
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_create_whose_answer_is_lost_is_looked_for_not_sent_again(tmp_path: Path, server: FakeServer, key: str,
+                                                                     vendor: str) -> None:
+    """The batch is made but its answer comes after the client's timeout: the create is not resent blindly (two
+    batches, every cell paid twice); the batch is looked for, found by what only this run put in it, and taken."""
+    server.configure({"default_reply": "red", "batch": {"delay_s": {"create": 3.0}, "in_progress_s": 0.5}})
+    project = ab_project(tmp_path, fixtures=CELLS // 2, repetitions=1)
+    write_config(tmp_path, server.base_url, type_=vendor)
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "run", "colour-ab", "--batch", "--timeout", "1",
+                                      "--poll-interval", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["counts"] == {"ok": CELLS, "truncated": 0, "failed": 0}, s
+    stats = server.stats()["batch"]
+    assert stats["batches"] == 1 and stats["submitted"] == stats["distinct_submitted"] == CELLS, stats
+    folder = only_run(project, "colour-ab")
+    kinds = [e["event"] for e in read_jsonl(folder / "batch" / "journal.jsonl")]
+    assert kinds.count("creating") == 1 and kinds.count("created") == 1
+    assert any(e.get("adopted") for e in read_jsonl(folder / "batch" / "journal.jsonl"))

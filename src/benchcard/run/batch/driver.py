@@ -24,13 +24,14 @@ import json
 import os
 import secrets
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
 
 from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
-from benchcard.errors import RunError
+from benchcard.errors import ProviderError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
 from benchcard.run.batch.journal import (
     FOLDER,
@@ -50,8 +51,8 @@ from benchcard.run.batch.journal import (
 )
 from benchcard.run.batch.results import Where, output_row, read_results, result_ids
 from benchcard.run.batch.vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
-from benchcard.run.calls import Session
-from benchcard.run.providers.base import HttpProvider, redact
+from benchcard.run.calls import Session, backoff_delay
+from benchcard.run.providers.base import HttpProvider, RetryableError, redact
 from benchcard.run.store import OutputWriter, RunStore
 
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
@@ -206,9 +207,26 @@ class BatchRun:
                 continue  # a batch that may be this chunk's is still running: it is looked at when it ends
             c.status = None
             if c.batch is None:
-                c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
+                await self.create(c, path, claim)
+
+    async def create(self, c: Chunk, path: Path, claim: Claim) -> None:
+        """Send the chunk's create. One whose answer was lost (a timeout, a dropped connection, a 5xx) may have
+        been made: it is never sent again blindly, but looked for first, as after a kill; a 429 is looked for
+        too (one list call) rather than trusted to mean nothing was made."""
+        for attempt in range(1, self.vendor.attempts + 1):
+            c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
+            try:
                 c.batch = await self.vendor.submit(path, claim)
-                self.journal.append(Created(chunk=c.chunk, batch=c.batch))
+            except RetryableError as exc:
+                if attempt == self.vendor.attempts:
+                    raise ProviderError(f"creating batch {c.chunk}: {exc} (gave up after {attempt} attempts); "
+                                        "nothing is lost and nothing was sent twice, resume the run later") from None
+                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, *self.vendor.backoff, self.vendor.rng))
+                if not await self.adopt(c, replace(claim, since=c.creating_at)) or c.batch is not None:
+                    return  # its own batch taken, or one that may be its own still running: looked at later
+                continue  # none was made: the create is sent again
+            self.journal.append(Created(chunk=c.chunk, batch=c.batch))
+            return
 
     def claim(self, c: Chunk, chunks: list[Chunk]) -> Claim:
         taken = {b for other in chunks if (b := other.batch)}

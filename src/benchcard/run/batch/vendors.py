@@ -105,6 +105,7 @@ class Vendor:
         raise NotImplementedError
 
     async def submit(self, path: Path, claim: Claim) -> str:
+        """Create the batch, once: a RetryableError means it may or may not have been made (the driver looks)."""
         raise NotImplementedError
 
     async def find(self, claim: Claim) -> Found:
@@ -140,15 +141,19 @@ class Vendor:
         env = self.config.api_key_env
         return redact(text, os.environ.get(env) if env else None)
 
-    async def request(self, method: str, url: str, *, stream_to: Path | None = None, **kwargs: Any) -> Any:
+    async def request(self, method: str, url: str, *, stream_to: Path | None = None, resend: bool = True,
+                      **kwargs: Any) -> Any:
         """One control call with retries on 429/5xx/timeouts; the parsed JSON answer, or the body saved to
-        `stream_to` (written to a `.part` name and renamed only when whole)."""
+        `stream_to` (written to a `.part` name and renamed only when whole). With `resend` False (a create, which
+        may have been made although its answer was lost) the first RetryableError is raised to the caller."""
         attempt = 0
         while True:
             attempt += 1
             try:
                 return await self._once(method, url, stream_to, **kwargs)
             except RetryableError as exc:
+                if not resend:
+                    raise
                 if attempt >= self.attempts:
                     raise ProviderError(self._scrub(f"{method} {url}: {exc} (gave up after {attempt} attempts); "
                                                     "nothing is lost, resume the run later")) from None
@@ -211,7 +216,8 @@ class OpenAIBatches(Vendor):
         assert claim.file_id is not None
         answer = await self.request("POST", f"{self.base}/batches", json={
             "input_file_id": claim.file_id, "endpoint": OPENAI_ENDPOINT, "completion_window": "24h",
-            "metadata": {"benchcard": path.name, "benchcard_run": claim.run, "benchcard_chunk": claim.digest}})
+            "metadata": {"benchcard": path.name, "benchcard_run": claim.run, "benchcard_chunk": claim.digest}},
+            resend=False)
         return str(answer["id"])
 
     async def find(self, claim: Claim) -> Found:
@@ -254,7 +260,7 @@ class AnthropicBatches(Vendor):
         lines = path.read_bytes().splitlines()
         content = b'{"requests":[' + b",".join(lines) + b"]}"
         answer = await self.request("POST", f"{self.base}/messages/batches", content=content,
-                                    headers={"Content-Type": "application/json"})
+                                    headers={"Content-Type": "application/json"}, resend=False)
         return str(answer["id"])
 
     async def find(self, claim: Claim) -> Found:
