@@ -31,7 +31,7 @@ import msgspec
 
 from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
-from benchcard.errors import ProviderError, RunError
+from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
 from benchcard.run.batch.journal import (
     FOLDER,
@@ -52,7 +52,7 @@ from benchcard.run.batch.journal import (
 from benchcard.run.batch.results import Where, output_row, read_results, result_ids
 from benchcard.run.batch.vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.calls import Session, backoff_delay
-from benchcard.run.providers.base import HttpProvider, RetryableError, redact
+from benchcard.run.providers.base import HttpProvider, redact
 from benchcard.run.store import OutputWriter, RunStore
 
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
