@@ -3,6 +3,8 @@ a run — load, plan, run, verdict, read — through it, against the fake server
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +25,14 @@ def test_every_exported_name_resolves_and_nothing_is_exported_twice() -> None:
         assert getattr(benchcard, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = benchcard.nope  # type: ignore[attr-defined]
+
+
+def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_defaults() -> None:
+    """Named, so that a type checker and `help()` see them; the one default of its own: no progress bar."""
+    params = inspect.signature(benchcard.run_card).parameters
+    keywords = {n: p.default for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    defaults = {f.name: f.default for f in dataclasses.fields(benchcard.RunOptions)}
+    assert keywords == {**defaults, "progress": False}
 
 
 def test_importing_benchcard_loads_no_numpy_pandas_or_scipy() -> None:

@@ -3,17 +3,33 @@
 The Python API (docs/api.md): a card is loaded, planned, run and judged, and its run read back, with the
 functions below; each is the core of one command. (`run_card`, not `run`: `benchcard.run` is the run stage's
 package.) They are imported on first use, so that `import benchcard`
-(which every command line call pays) stays free of numpy, scipy and pandas.
+(which every command line call pays) stays free of numpy, scipy and pandas; a type checker sees them imported
+(the `TYPE_CHECKING` block), with their real signatures.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchcard._util.version import __version__
 
+if TYPE_CHECKING:  # the same names, as a type checker sees them (tests/test_exported_members.py checks they match)
+    from benchcard.api import give_verdict, load_card, manifest_of, plan, run_card, verdict_of
+    from benchcard.card.model import Card
+    from benchcard.errors import BenchcardError
+    from benchcard.planning.power import Assumptions, assumptions
+    from benchcard.planning.result import Plan
+    from benchcard.project import Project
+    from benchcard.records.rows import Manifest
+    from benchcard.run.options import RunOptions
+    from benchcard.run.summary import RunSummary
+    from benchcard.verdict.frames import read_ledger, read_run
+    from benchcard.verdict.give import Verdict
+
 __all__ = [
+    "Assumptions",
     "BenchcardError",
     "Card",
     "Manifest",
+    "Plan",
     "Project",
     "RunOptions",
     "RunSummary",
@@ -31,9 +47,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Assumptions": "benchcard.planning.power",
     "BenchcardError": "benchcard.errors",
     "Card": "benchcard.card.model",
     "Manifest": "benchcard.records.rows",
+    "Plan": "benchcard.planning.result",
     "Project": "benchcard.project",
     "RunOptions": "benchcard.run.options",
     "RunSummary": "benchcard.run.summary",
@@ -50,12 +68,14 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+if not TYPE_CHECKING:  # hidden from a type checker, so that a name not exported is an error there, not `Any`
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'benchcard' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            import importlib
+
+            return getattr(importlib.import_module(_LAZY[name]), name)
+        raise AttributeError(f"module 'benchcard' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -8,7 +8,7 @@ the command's own `BenchcardError`s, one line each; nothing here prints.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
 
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
@@ -42,12 +42,19 @@ def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot
 
 
 def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, options: RunOptions | None = None,
-             **fields: Any) -> list[RunSummary]:
-    """`benchcard run CARD`: one run per model; `options` or keyword fields of RunOptions (`provider`,
-    `models`, `base_url`, `concurrency`, `resume`, `seed`, …). No progress bar unless `progress=True`."""
-    fields.setdefault("progress", False)
+             *, provider: str | None = None, models: Sequence[str] = (), base_url: str | None = None,
+             concurrency: int | None = None, rpm: float | None = None, timeout: float = 120.0, attempts: int = 4,
+             seed: int | None = None, resume: str | None = None, retry_failed: bool = False, scratch: bool = False,
+             progress: bool = False, backoff_base: float = 0.5, backoff_cap: float = 30.0, max_wait: float = 600.0,
+             batch: bool = False, wait: bool = True, poll_interval: float = 30.0) -> list[RunSummary]:
+    """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (ignored
+    when `options` is given; the defaults are RunOptions', but no progress bar unless `progress=True`)."""
     if options is None:
-        options = RunOptions(**fields)
+        options = RunOptions(provider=provider, models=tuple(models), base_url=base_url, concurrency=concurrency,
+                             rpm=rpm, timeout=timeout, attempts=attempts, seed=seed, resume=resume,
+                             retry_failed=retry_failed, scratch=scratch, progress=progress,
+                             backoff_base=backoff_base, backoff_cap=backoff_cap, max_wait=max_wait, batch=batch,
+                             wait=wait, poll_interval=poll_interval)
     return _run(Project.of(project), os.fspath(card), options)
 
 
