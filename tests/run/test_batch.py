@@ -32,11 +32,12 @@ def test_a_batch_run_submits_every_cell_once_and_scores_blind(tmp_path: Path, se
     events = [e["event"] for e in journal(folder)]
     assert events[0] == "planned" and events[-1] == "collected" and events.count("poll") >= 2
     assert ("uploaded" in events) == (vendor == "openai")
-    # the uploaded file is the sealed bodies, byte for byte, under each cell's id
+    # the uploaded file is the sealed bodies, byte for byte, under each cell's id and the plan's own tag
     lines = read_jsonl(folder / "batch" / "chunk-000.jsonl")
     sealed = {r["cell"]: r["body"] for r in read_jsonl(folder / "sealed" / "requests.jsonl")}
     key_ = "body" if vendor == "openai" else "params"
-    assert {ln["custom_id"]: digest(ln[key_]) for ln in lines} == {c: digest(b) for c, b in sealed.items()}
+    tag = journal(folder)[0]["tag"]
+    assert {ln["custom_id"]: digest(ln[key_]) for ln in lines} == {f"{c}-{tag}": digest(b) for c, b in sealed.items()}
     stats = server.stats()
     assert stats["batch"]["submitted"] == stats["batch"]["distinct_submitted"] == 12 and stats["batch"]["batches"] == 1
     assert not any(p in stats["by_endpoint"] for p in ("/v1/chat/completions", "/v1/messages"))
