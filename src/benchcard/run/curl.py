@@ -38,7 +38,11 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
                  public: bool = False) -> str:
     """A command safe to paste: every argument single-quoted (`shlex.quote`, or `shell_quote` for the body), the
     key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it). `public` (a page)
-    shows no user name either: `-u USER`."""
+    shows no user name either: `-u USER`. `--model openai/gpt-4o-mini` is read as `benchcard run` reads it."""
+    if model is not None:
+        from benchcard.run.conventions import split_model
+
+        provider, model = split_model(model, provider, card.rig.provider, config)
     cfg = provider_config(provider or card.rig.provider, config, base_url)
     body = request_for(card, cfg, model or card.rig.model, variant, fixture)
     if cfg.type == "local":  # the first repetition's body as a local run seals it, seed included

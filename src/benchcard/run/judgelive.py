@@ -19,6 +19,7 @@ from benchcard.card.model import Card
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project
 from benchcard.run.calls import Job, RateLimiter, Session, call_cell, make_client
+from benchcard.run.conventions import load_dotenv_keys
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
 from benchcard.run.preflight import local_rigs, preflight_local
@@ -71,6 +72,7 @@ def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool =
         lines.append(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
                      + (f"{pf.problem} {NO_RIG_HINT}" if pf.problem else "loaded and answered a one-token call"))
     if live:
+        lines += load_dotenv_keys(project.root, load_config(project.root))  # keys from .env, said
         judged = live_check(project, cards)
         failed = failed or not judged.ok
         lines += judged.lines()

@@ -10,6 +10,7 @@ queued. Model output is data: it is stored byte for byte and never executed or i
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -25,11 +26,12 @@ from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
-from benchcard.errors import CardError, ProviderError, RunError, SealError
+from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest, RigRecord, new_run_id, utc_stamp
 from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run.conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run.grid import default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
@@ -87,6 +89,7 @@ class _Target:
     rig: Rig | None = None
     store: RunStore | None = None
     manifest: Manifest | None = None
+    endpoint_from: str | None = None  # what named a new run's endpoint instead of its provider's own
 
 
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
@@ -101,7 +104,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     seal_root = sealmod.root_for_scratch(card, project, options.scratch or _resumes_scratch(project, card, options))
     config = load_config(project.root)
     prices = price_table(config)
-    targets = _targets(project, card, options, config, seal_root)
+    notes = load_dotenv_keys(project.root, config)
+    targets = _targets(project, card, options, config, seal_root, notes)
     resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
     if options.retry_failed and judge_spec(card) is not None:
         raise RunError("--retry-failed does not re-judge yet: call a judge card's failed cells in a new run")
@@ -111,9 +115,12 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         if nothing is not None:
             return [nothing]  # said before any key is asked for: nothing will be sent
     options = replace(options, concurrency=options.concurrency or DEFAULT_CONCURRENCY)
+    spec = judge_spec(card)
+    notes += filter(None, [judge_note(spec.provider) if spec is not None else None])
+    for line in dict.fromkeys(notes):  # out loud, before a missing key stops the run
+        print(line, file=stream or sys.stderr)
     for t in targets:
         require_key(t.cfg)
-    spec = judge_spec(card)
     if spec is not None:
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:
@@ -196,13 +203,13 @@ def _check_options(o: RunOptions) -> None:
         raise RunError("the same --model is named twice")
 
 
-def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str) -> list[_Target]:
+def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str,
+             notes: list[str]) -> list[_Target]:
+    """The runs to make (one per model) or the one to resume; `notes` gets what was read how (run/conventions.py)."""
     if o.resume is None:
-        cfg = provider_config(o.provider or card.rig.provider, config, o.base_url)
-        if cfg.type != "local" and not cfg.base_url:
-            raise ProviderError(f"provider '{cfg.name}' has no base_url; set one with --base-url")
-        models: list[str | None] = list(o.models) or [card.rig.model if cfg.type != "local" else None]
-        return [_Target(cfg, m) for m in models]
+        made, said = new_targets(card, o, config)
+        notes += said
+        return [_Target(t.cfg, t.model, endpoint_from=t.endpoint_from) for t in made]
     store = RunStore.find(project, card.id, card.version, o.resume)
     if not store.has_manifest():
         # killed while planning: no call was made, so planning again in the same folder loses nothing
@@ -234,6 +241,7 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
                            f"(drop {flag})")
     # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL. The
     # stored URL has no credentials: they come from --base-url or the config when it names the same server
+    notes += filter(None, [resume_note(rig.provider, manifest.base_url)])
     cfg = provider_config(rig.provider, config, o.base_url)
     if not manifest.endpoints and stored_url(cfg) != manifest.base_url:
         cfg = provider_config(rig.provider, config, manifest.base_url)
@@ -283,7 +291,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         surface = card.rig.surface if t.cfg.name == card.rig.provider else None
         # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
         rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
-        scratch = scratch_reason(project, card, t.cfg, o)
+        scratch = scratch_reason(project, card, t.cfg, o, t.endpoint_from)
         started = datetime.now(UTC)
         seed = o.seed if o.seed is not None else default_seed(seal_root, started)
         cells = plan_cells(card, seed)

@@ -2,7 +2,8 @@
 
 A run is scratch when the user says so (`run --scratch`, to iterate on a card before sealing it: such a run may
 use a version not sealed yet, and records the root it would be sealed with), and
-also when its endpoint is not the card's rig: `--base-url` pointing the provider elsewhere, or a provider
+also when its endpoint is not the card's rig: `--base-url` (or an SDK variable such as `OPENAI_BASE_URL`)
+pointing the provider elsewhere, or a provider
 declared in `benchcard.yaml` (a fake server, a proxy) standing in for the rig's. Such a run says nothing about
 the model the card names, so it must not look like a run of it. Another built-in provider or `--model` is
 another rig, recorded as such, and is not scratch.
@@ -21,13 +22,16 @@ MARK = "scratch"
 """Appended to a scratch run's rig line: `test/model · fake · scratch`."""
 
 
-def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: RunOptions) -> str | None:
-    """Why a new run is scratch, in a few words; None for a run of a real rig."""
+def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: RunOptions,
+                   endpoint_from: str | None = None) -> str | None:
+    """Why a new run is scratch, in a few words; None for a run of a real rig. `endpoint_from` names what pointed
+    the provider at another endpoint: `--base-url`, or an SDK variable such as OPENAI_BASE_URL (run/conventions.py)."""
     if options.scratch:
         sealed = (project.seal_path(card.id, card.version)).is_file()
         return "run with --scratch" + ("" if sealed else f", v{card.version} not sealed yet")
-    if options.base_url:
-        return f"--base-url {strip_credentials(cfg.base_url or '')} instead of the provider's own endpoint"
+    source = "--base-url" if options.base_url else endpoint_from
+    if source:
+        return f"{source} {strip_credentials(cfg.base_url or '')} instead of the provider's own endpoint"
     if cfg.name != card.rig.provider and cfg.name not in BUILTIN:
         return f"provider '{cfg.name}' (declared in benchcard.yaml) instead of the card's '{card.rig.provider}'"
     return None

@@ -20,6 +20,7 @@ from benchcard.run.batch.driver import BatchRun
 from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for
 from benchcard.run.calls import make_client
+from benchcard.run.conventions import load_dotenv_keys
 from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.retry import outcomes
@@ -102,6 +103,7 @@ def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Ch
     """Ask the vendor where each running batch stands, and record each answer."""
     provider = manifest.rig.provider if manifest.rig else ""
     config = load_config(project.root)
+    load_dotenv_keys(project.root, config)  # a key kept in the project's .env (run/conventions.py)
     cfg = provider_config(provider, config)  # the configured URL keeps its credentials
     if stored_url(cfg) != manifest.base_url:
         cfg = provider_config(provider, config, manifest.base_url)
