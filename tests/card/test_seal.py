@@ -65,7 +65,9 @@ def test_changed_fixture_is_named_with_both_digests(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith("fixtures/tiny-ab/item-02.txt changed after sealing v1: sealed sha256:")
     assert data.fixtures["fixtures/tiny-ab/item-02.txt"] in message
-    assert message.endswith(seal.file_digest(fixture))
+    assert message.endswith(f"now {seal.file_digest(fixture)}; a sealed version never changes: undo the change, or "
+                            "make it v2 (raise `version` in cards/tiny-ab.yaml, add a history note, `benchcard seal "
+                            "tiny-ab`)")
 
 
 @pytest.mark.parametrize(
@@ -126,8 +128,11 @@ def test_new_version_seals_beside_the_old(project_dir: Path) -> None:
 
 
 def test_unsealed_card_is_refused(project_dir: Path) -> None:
-    with pytest.raises(SealError, match="v1 is not sealed; run `benchcard seal reordered-input` first"):
+    with pytest.raises(SealError) as info:
         seal.verify(_card(project_dir, "reordered-input"), Project(project_dir))
+    assert str(info.value) == ("cards/reordered-input.yaml: v1 is not sealed; run `benchcard seal reordered-input` "
+                               "first (or try it unsealed: `benchcard run reordered-input --scratch`, a trial never "
+                               "entered in the ledger)")
 
 
 def test_seal_names_files_as_the_project_sees_them(tmp_path: Path) -> None:

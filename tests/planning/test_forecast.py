@@ -103,7 +103,8 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
             f"in 80% of simulated runs (pilot uncertainty: {lo:.3f} to {hi:.3f})") in out
     m = rises["model"]
     assert m["model"] == "rates" and m["baseline_rate"] == pytest.approx(float(np.clip(base, 0, 1).mean()))
-    assert (f"simulated as scores in steps of 1/{m['levels']} fitted to the pilot: baseline rate "
+    assert ("simulated as scores as spread within a fixture as the pilot's (each cell drawn as the mean of "
+            f"{m['levels']} pass/fail trials) fitted to the pilot: baseline rate "
             f"{m['baseline_rate']:.3f}, fixture sd {m['fixture_sd']:.3f}") in out
     assert "power at a true gap of 0.05: " in out
     assert "unsupported_values not_rises (A): 10 fixtures × 3 repetitions → the guard (margin 0.25) holds" in out

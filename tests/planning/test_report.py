@@ -24,8 +24,12 @@ def test_the_model_line_names_the_scores_and_their_spreads() -> None:
     assert model_line(_model(RATES), "as declared") == (
         "simulated as pass/fail scores as declared: baseline rate 0.600, fixture sd 0.150, run sd 0.000, effect sd "
         "0.050")
+    # a pilot's 0/0.5/1 scores fitted by the spread of 4 trials: never "steps of 1/4", which the scorer has not
     assert model_line(_model({**RATES, "levels": 4}), "fitted to the pilot").startswith(
-        "simulated as scores in steps of 1/4 fitted to the pilot: ")
+        "simulated as scores as spread within a fixture as the pilot's (each cell drawn as the mean of 4 pass/fail "
+        "trials) fitted to the pilot: ")
+    assert model_line(_model({**RATES, "levels": 4}), "as declared").startswith(
+        "simulated as scores in steps of 1/4 as declared: ")
     normal = {"model": "normal", "fixture": 0.0123456, "run": 0.0, "cell": 2.5}
     assert model_line(_model(normal), "fitted to the pilot") == ("simulated as a normal model of the gap fitted to the "
                                                          "pilot: variance components fixture 0.01235, run 0, cell 2.5")

@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcard.publish.plots import draw_plots
+from benchcard.publish.judgedby import ClauseRef
+from benchcard.publish.plotband import PAIRED_T, Band
+from benchcard.publish.plots import draw_plots, guard_line, x_span
 from benchcard.publish.render import environment
 from benchcard.publish.runs import Run
 from benchcard.records.ledgerrow import RowCounts
@@ -69,7 +71,7 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     assert plot["ci"] == f"no interval ({reason}; sign-flip p 0.250)"
     assert plot["alt"].startswith("field_recall, A minus baseline, per fixture: gap 0.500, 95% CI no interval "
                                   f"({reason}; sign-flip p 0.250), the paired t interval, not the verdict's; "
-                                  "baseline noise floor ±")
+                                  "baseline run-to-run spread ±")
     svg = (tmp_path / plot["src"]).read_text(encoding="utf-8")
     assert "no interval: every fixture moved alike (sign-flip p 0.250)" in svg
     assert "95% CI" not in svg and "0.500, 0.500" not in svg
@@ -85,3 +87,13 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     assert "t interval" not in caption.group(1)
 
 
+
+
+def test_a_guards_margin_line_lies_on_the_axis_however_far_from_the_data() -> None:
+    """A guard's margin (0.9, or −0.9 for not_falls) far beyond every difference was drawn off the axis."""
+    band = Band(PAIRED_T, 0.02, -0.03, 0.07, 0.05, 0.5)
+    for test, line in (("not_rises", 0.9), ("not_falls", -0.9)):
+        assert guard_line(ClauseRef("m", test, margin=0.9)) == line
+        lo, hi = x_span([0.0, 0.05, -0.01], band, 0.04, line)
+        assert lo < min(line, -0.04) and hi > max(line, 0.07)
+    assert guard_line(ClauseRef("m", "rises")) is None

@@ -63,7 +63,7 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
     recall = verdict["clauses"][0]
     assert (f"gap {recall['gap']:.3f} · CI [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}]".replace("-", "−")
             in text)
-    assert f"noise floor {recall['noise_floor']:.3f}" in text
+    assert f"run term (± half-width) {recall['noise_floor']:.3f}" in text
     for clause in verdict["clauses"]:
         assert _norm(clause["why"]) in text
     tost_p = verdict["comparisons"][0]["equivalence"]["tost_p"]
@@ -80,7 +80,7 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
         assert svg.is_file() and svg.parent == path.parent
         body = svg.read_text(encoding="utf-8")
         assert body.lstrip().startswith("<?xml") and "<svg" in body and "excerpt-07" in body
-        assert "noise floor" in body and "verdict's 95% CI" in body and "paired t" not in body
+        assert "baseline run-to-run spread ±" in body and "verdict's 95% CI" in body and "paired t" not in body
         assert "the verdict's calibrated interval" in a["alt"]
     guard = verdict["metrics"]["unsupported_values"]
     assert (f"The guard is judged on the one-sided 95% upper bound, {fmt_num(guard['upper_one_sided'], 3)}, against "

@@ -52,7 +52,15 @@ def test_a_finished_run_says_what_it_did_and_that_it_was_scored_blind() -> None:
     assert summary_of().lines() == [
         "20261201T120000Z-ab12 · fake · test/model → results/colour-ab/v1/20261201T120000Z-ab12",
         "  8 cells: 5 ok, 1 truncated, 1 failed · $0.0123 · 2.3 s",
-        "  scored blind → scores.jsonl (truncated and failed cells are not scored)"]
+        "  scored blind → scores.jsonl (truncated and failed cells are not scored)",
+        "  1 cell(s) failed: `benchcard run colour-ab --resume 20261201T120000Z-ab12 --retry-failed` calls them "
+        "again (the failed attempts stay on record)"]
+
+
+def test_failed_cells_name_the_command_that_calls_them_again() -> None:
+    assert summary_of().lines()[-1] == ("  1 cell(s) failed: `benchcard run colour-ab --resume 20261201T120000Z-ab12 "
+                                        "--retry-failed` calls them again (the failed attempts stay on record)")
+    assert "retry" not in " ".join(summary_of(counts={"ok": 7, "truncated": 1, "failed": 0}).lines())
 
 
 def test_an_unfinished_run_says_what_is_missing_and_how_to_continue() -> None:

@@ -93,7 +93,7 @@ def test_a_floor_effect_is_not_no_effect(tmp_path: Path) -> None:
     zeros = np.zeros((6, 3))
     data = _verdict(make_project(tmp_path / "p"), ab_metrics(zeros, zeros))
     assert data["finding"] == "inconclusive"
-    assert "the card cannot measure a change here" in data["why"]
+    assert "no change can be measured here" in data["why"]
 
 
 def test_holm_steps_down() -> None:

@@ -84,6 +84,11 @@ def test_the_judge_lines_name_each_figure_and_what_was_never_read_as_a_grade() -
     ]
 
 
+def test_a_share_that_cannot_be_measured_is_said_in_words() -> None:
+    lines = judge_lines(_block(noise={"sd": 0.2, "share_of_gap_variance": {"A": None}}))
+    assert lines[2] == "  judge noise: sd 0.200 per judgement · its share of the A gap's variance cannot be measured"
+
+
 def test_a_floor_not_met_the_model_judging_itself_and_human_grades_are_said() -> None:
     lines = judge_lines(_block(floor_met=False, same_model_as_run=True, floor=0.9,
                                humans={"graded": 20, "kappa": 0.5, "agreement": 0.8}))

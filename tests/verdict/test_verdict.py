@@ -81,7 +81,7 @@ def test_case_a_through_the_cli(project: Project) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert "finding: win → result" in out
-    assert "field_recall" in out and "noise floor 0.000" in out
+    assert "field_recall" in out and "run term ±0.000 (the interval's run-to-run part)" in out
     assert "ledger: seq 1" in out
 
 

@@ -99,3 +99,16 @@ def test_a_holds_clause_on_a_fixture_or_metric_the_run_lacks_cannot_be_judged(pr
         assert not got.holds and got.why == (f"{clause_text(clause)} (A): cannot be judged — no scored value of "
                                              f"{clause.metric} on {clause.fixture}.")
         assert got.figures == HoldsFigures(k=0, n=0, planned=0 if clause.fixture == "ex-99" else 3)
+
+
+def test_no_effect_without_spread_says_the_gap_was_the_same_on_every_fixture(tmp_path: Path) -> None:
+    """Both arms score alike on every fixture in every repetition: no interval exists (zero spread), and the
+    finding's reason says so instead of "CI n/a lies inside ±0.05"."""
+    project = make_project(tmp_path)
+    same = STRONG_BASE
+    run = make_run(project, the_card(project), ab_metrics(same, same.copy()))
+    verdict = give_verdict(project, run)
+    why = verdict.to_json()["why"]
+    assert verdict.to_json()["finding"] == "no-effect" and "n/a" not in why
+    assert why.startswith("the field_recall gap, the same on every fixture (no spread, so no interval), lies "
+                              "inside ±")

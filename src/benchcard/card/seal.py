@@ -135,11 +135,14 @@ def verify(card: Card, project: Project) -> str:
     existing = read(card.id, card.version, project)
     if existing is None:
         raise SealError(
-            f"{project.relative(card.path)}: v{card.version} is not sealed; run `benchcard seal {card.id}` first"
+            f"{project.relative(card.path)}: v{card.version} is not sealed; run `benchcard seal {card.id}` first "
+            f"(or try it unsealed: `benchcard run {card.id} --scratch`, a trial never entered in the ledger)"
         )
     content = compute(card, project)
     if existing.root != content.root:
-        raise SealError(describe_difference(existing, content, card, project))
+        raise SealError(f"{describe_difference(existing, content, card, project)}; a sealed version never changes: "
+                        f"undo the change, or make it v{card.version + 1} (raise `version` in "
+                        f"{project.relative(card.path)}, add a history note, `benchcard seal {card.id}`)")
     return existing.root
 
 

@@ -23,7 +23,9 @@ def model_line(model: ModelDescription, source: str) -> str:
     if isinstance(model, NormalModel):
         return (f"simulated as a normal model of the gap {source}: variance components fixture "
                 f"{model.fixture:.4g}, run {model.run:.4g}, cell {model.cell:.4g}")
-    scores = "pass/fail scores" if model.levels == 1 else f"scores in steps of 1/{model.levels}"
+    k = model.levels
+    scores = ("pass/fail scores" if k == 1 else f"scores in steps of 1/{k}" if source == "as declared" else
+              f"scores as spread within a fixture as the pilot's (each cell drawn as the mean of {k} pass/fail trials)")
     return (f"simulated as {scores} {source}: baseline rate {model.baseline_rate:.3f}, fixture sd "
             f"{model.fixture_sd:.3f}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}")
 

@@ -136,7 +136,7 @@ def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: st
     ci = (f"no interval ({band.no_interval}; sign-flip p {fmt_num(band.p_signflip, 3)})" if band.no_interval
           else f"[{fmt_num(band.ci_low, 3)}, {fmt_num(band.ci_high, 3)}]")
     alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(band.gap, 3)}, {level} CI {ci}, "
-           f"{band.name}{'' if judged or band.kind == CALIBRATED else ' (no verdict yet)'}; baseline noise floor "
+           f"{band.name}{'' if judged or band.kind == CALIBRATED else ' (no verdict yet)'}; baseline run-to-run spread "
            f"±{fmt_num(floor, 3)}")
     bound = ({"side": band.bound[0], "value": fmt_num(band.bound[1], 3)} if band.bound else None)
     return {"src": src, "src_narrow": src_narrow, "better": "lower" if good_sign(metric, clause) < 0 else "higher",
@@ -145,6 +145,23 @@ def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: st
             "floor": fmt_num(floor, 3), "level": level, "calibrated": band.kind == CALIBRATED,
             "judged": judged, "bound": bound, "truncated": band.truncated,
             "bounded_gaps": [fmt_num(x, 3) for x in band.bounded_gaps] if band.bounded_gaps else None}
+
+
+def guard_line(clause: ClauseRef) -> float | None:
+    """Where a guard's margin is drawn (−margin for not_falls), None for a clause without one."""
+    margin = clause.margin
+    if not isinstance(margin, int | float) or isinstance(margin, bool):
+        return None
+    return (-1.0 if clause.test == "not_falls" else 1.0) * float(margin)
+
+
+def x_span(diffs: Sequence[float], gap: Band, floor: float, guard: float | None) -> tuple[float, float]:
+    """The x axis: every fixture's difference, the interval, the grey band, 0 and the guard's margin line on it."""
+    finite = [x for x in (gap.ci_low, gap.ci_high, -floor, floor) if math.isfinite(x)]
+    points = [*diffs, *finite, 0.0, *([guard] if guard is not None else [])]
+    lo, hi = min(points), max(points)
+    pad = max(0.05, (hi - lo) * 0.08)
+    return lo - pad, hi + pad
 
 
 def _slug(text: str) -> str:
@@ -173,7 +190,7 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band
         handles: list[Any] = []
         if math.isfinite(floor):
             ax.axvspan(-floor, floor, color="#9a9a9a", alpha=0.25, lw=0)
-            handles.append(Patch(color="#9a9a9a", alpha=0.4, label=f"baseline noise floor ±{floor:.3f}"))
+            handles.append(Patch(color="#9a9a9a", alpha=0.4, label=f"baseline run-to-run spread ±{floor:.3f}"))
         if math.isfinite(gap.ci_low) and math.isfinite(gap.ci_high):
             ax.axvspan(gap.ci_low, gap.ci_high, color="#3b6fd8", alpha=0.18, lw=0)
             which = "verdict's" if gap.kind == CALIBRATED else "paired t"
@@ -184,11 +201,9 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band
                                  f"(sign-flip p {gap.p_signflip:.3f})"))
         ax.axvline(0.0, color="#222222", lw=0.8)
         handles.append(ax.axvline(gap.gap, color="#1f4bb0", lw=1.6, label=f"gap {gap.gap:.3f}"))
-        margin = clause.margin
-        if isinstance(margin, int | float) and not isinstance(margin, bool):
-            sign = -1.0 if clause.test == "not_falls" else 1.0
-            handles.append(ax.axvline(sign * float(margin), color="#b3261e", lw=1.2, ls="--",
-                                      label=f"guard margin {sign * float(margin):+.2f}"))
+        guard = guard_line(clause)
+        if guard is not None:
+            handles.append(ax.axvline(guard, color="#b3261e", lw=1.2, ls="--", label=f"guard margin {guard:+.2f}"))
         # blue where the variant did better on this metric, red where it did worse (lower is better for some)
         sign = good_sign(metric, clause)
         colours = ["#1f4bb0" if d * sign > 0 else ("#b3261e" if d * sign < 0 else "#555555") for d in diffs]
@@ -198,12 +213,7 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band
         ax.set_xlabel(f"{variant} − {baseline}, mean over repetitions")
         ax.set_title(f"{metric}: per-fixture differences" if narrow else
                      f"{metric}: per-fixture paired differences", loc="left", fontsize=font + 1.0)
-        lo = min([*diffs, gap.ci_low if math.isfinite(gap.ci_low) else 0.0,
-                  -floor if math.isfinite(floor) else 0.0, 0.0])
-        hi = max([*diffs, gap.ci_high if math.isfinite(gap.ci_high) else 0.0,
-                  floor if math.isfinite(floor) else 0.0, 0.0])
-        pad = max(0.05, (hi - lo) * 0.08)
-        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlim(*x_span(diffs, gap, floor, guard))
         ax.xaxis.set_major_locator(MaxNLocator(nbins=6, symmetric=False))
         ax.grid(axis="x", color="#dddddd", lw=0.6)
         ax.set_axisbelow(True)

@@ -174,7 +174,8 @@ CLAUSE_KEYS = {"metric", "test", "fixture", "margin", "holds", "why", "reason", 
                "clause", "status", "outcome", "text", "variant", "broken", "name"}
 _FIGURE_NAMES = {
     "gap": "gap", "se": "se", "df": "df", "ci": "CI", "ci_low": "CI low", "ci_high": "CI high", "p": "p",
-    "p_value": "p", "p_signflip": "sign-flip p", "noise_floor": "noise floor", "nf": "noise floor",
+    "p_value": "p", "p_signflip": "sign-flip p", "noise_floor": "run term (± half-width)",
+    "baseline_noise_floor": "baseline run-to-run spread", "nf": "noise floor",
     "upper": "upper bound", "upper_one_sided": "one-sided upper bound", "lower_one_sided": "one-sided lower bound",
     "wilson": "Wilson interval", "k": "k", "n": "n", "bootstrap": "bootstrap CI", "bootstrap_ci": "bootstrap CI",
     "ci_bootstrap": "bootstrap CI", "tost_p": "TOST p", "means": "means", "n_fixtures": "fixtures",

@@ -73,6 +73,9 @@ class RunSummary:
                        f"continue with: benchcard run {self.card} --resume {self.run}")
         elif not self.note:
             out.append("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
+            if c["failed"] and self.judge is None:
+                out.append(f"  {c['failed']} cell(s) failed: `benchcard run {self.card} --resume {self.run} "
+                           "--retry-failed` calls them again (the failed attempts stay on record)")
         return out
 
 

@@ -179,7 +179,8 @@ def judge_lines(j: JudgeBlock | None) -> list[str]:
              f"{agree.outputs} output(s) judged twice or more · identical grades {num(agree.exact)}{floor}"]
     share = j.noise.share_of_gap_variance or {}
     lines.append(f"  judge noise: sd {num(j.noise.sd)} per judgement"
-                 + "".join(f" · {num(s)} of the {k} gap's variance" for k, s in share.items()))
+                 + "".join(f" · {num(s)} of the {k} gap's variance" if num(s) != "n/a"
+                           else f" · its share of the {k} gap's variance cannot be measured" for k, s in share.items()))
     verb = j.verbosity
     lines.append(f"  length vs score: Spearman {num(verb.spearman_length_score)} · mean characters "
                  + " · ".join(f"{k} {x:.0f}" if x is not None else f"{k} n/a" for k, x in verb.mean_chars.items()))

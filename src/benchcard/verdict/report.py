@@ -107,9 +107,9 @@ def _ab_lines(v: AbVerdict) -> list[str]:
             floor = known(g.noise_floor)
             lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {num(known(g.gap), True)} "
                          f"CI {ci(known(g.ci))} bootstrap {ci(known(g.ci_bootstrap))} p {_pval(known(g.p))} "
-                         f"sign-flip p {_pval(known(g.p_signflip))}; noise floor "
+                         f"sign-flip p {_pval(known(g.p_signflip))}; run term ±"
                          f"{num(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
-                         "(the run-level part)")
+                         "(the interval's run-to-run part)")
     return lines
 
 

@@ -279,13 +279,14 @@ def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost
             return "loss", f"the first clause's effect goes significantly the wrong way — {first_clause.why}", eq
         broken = [r for r in results if r.broken]
         return "loss", f"a guard is significantly broken — {broken[0].why}", eq
-    eq_ci = (f"the {100 * (1 - 2 * alpha):g}% CI of the {first_clause.clause.metric} gap "
-             f"{fmt_ci(*eq_interval) if eq_interval else 'n/a'}")
+    eq_ci = (f"the {100 * (1 - 2 * alpha):g}% CI of the {first_clause.clause.metric} gap {fmt_ci(*eq_interval)}"
+             if eq_interval else f"the {first_clause.clause.metric} gap, the same on every fixture (no spread, so no "
+             "interval),")
     if finding == "no-effect":
         return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {fmt_peq(tost_p)}) and every guard "
                              "holds: the change did nothing worth having."), eq
     if not measurable:
-        return "inconclusive", (f"inconclusive: the card cannot measure a change here — every scored "
+        return "inconclusive", (f"inconclusive: no change can be measured here — every scored "
                                 f"{first_clause.clause.metric} of both arms has the same value (a floor or "
                                 "ceiling), so neither a change nor its absence can show."), eq
     failing = [r for r in results if not r.holds]

@@ -250,7 +250,8 @@ def test_cli_prints_listening_line_and_serves(tmp_path: Path) -> None:
         assert proc.stdout is not None
         try:
             line = proc.stdout.readline()
-            match = re.fullmatch(r"listening (http://127\.0\.0\.1:(\d+))\n", line)
+            match = re.fullmatch(r"listening (http://127\.0\.0\.1:(\d+)) · base URL \1/v1 \(OpenAI chat completions, "
+                                 r"Anthropic messages\)\n", line)
             assert match, line
             assert int(match.group(2)) > 0
             with httpx.Client(base_url=match.group(1), trust_env=False, timeout=5) as c:
@@ -285,5 +286,7 @@ def test_the_command_line_explains_its_options_and_config() -> None:
     done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
                           timeout=60, check=True)
     for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
-                 "Fault kinds:", "``html`` (200", "POST /v1/chat/completions"):
+                 "Fault kinds:", "html\n(200, a proxy's HTML page)", "POST /v1/chat/completions",
+                 'base_url: "http://127.0.0.1:PORT/v1"', "It prints its base URL (…/v1)"):
         assert text in done.stdout
+    assert "``" not in done.stdout and ":class:" not in done.stdout and "Why it exists" not in done.stdout

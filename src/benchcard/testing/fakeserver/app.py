@@ -329,7 +329,8 @@ async def _serve(config: Config, port: int) -> None:
     await runner.setup()
     site = web.SockSite(runner, sock, backlog=1024)
     await site.start()
-    sys.stdout.write(f"listening http://{HOST}:{sock.getsockname()[1]}\n")
+    origin = f"http://{HOST}:{sock.getsockname()[1]}"
+    sys.stdout.write(f"listening {origin} · base URL {origin}/v1 (OpenAI chat completions, Anthropic messages)\n")
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -342,14 +343,36 @@ async def _serve(config: Config, port: int) -> None:
         await runner.cleanup()
 
 
+#: `--help`'s last part: how to use the server and its config, for a user (the design notes are the package's).
+USAGE = """\
+Point benchcard at it in benchcard.yaml (the key's value is never checked unless require_key is set):
+  providers:
+    fake: {type: openai, base_url: "http://127.0.0.1:PORT/v1", api_key_env: FAKE_KEY}
+Endpoints: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic), GET /v1/models;
+POST /_control/config replaces the config, GET /_control/stats counts the calls.
+
+The config (JSON; every key optional):
+  {"default_reply": "ok",
+   "replies": [{"match": "capital", "reply": "Paris"}, {"match": "noisy", "replies_cycle": ["a", "b"]}],
+   "faults": [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
+   "latency_ms": 0, "latency_jitter_ms": 0, "seed": null, "models": ["fake-model"], "require_key": false}
+A call is answered by the first reply whose "match" occurs in its user message, else by default_reply; a reply
+may add "finish_reason", "reasoning_tokens" and "cost".
+
+Fault kinds: 429 (with Retry-After), 500, 503, drop (connection closed, no response), hang (hang_s seconds,
+default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200, JSON cut off), html
+(200, a proxy's HTML page), error200 (200 holding an error object). A fault hits the first `times` calls of each
+distinct request body it matches, in list order; `total` caps its hits over all bodies.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchcard.testing.fakeserver --port 0 [--config F.json] [--latency-ms N]``; runs until SIGTERM."""
-    package = sys.modules.get(__package__ or "")  # loaded before this module; not imported again (no cycle)
     parser = argparse.ArgumentParser(
         prog="python -m benchcard.fakeserver",
         description="Fake OpenAI/Anthropic-compatible server on 127.0.0.1, for tests and trying benchcard out "
-                    "without a key. It prints its base URL, then serves until stopped (Ctrl-C).",
-        epilog=package.__doc__ if package is not None else None, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    "without a key. It prints its base URL (…/v1), then serves until stopped (Ctrl-C).",
+        epilog=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
     parser.add_argument("--config", type=Path, help="JSON config file (its keys and fault kinds: below)")

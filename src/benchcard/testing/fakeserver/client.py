@@ -67,7 +67,7 @@ class FakeServer:
         if not line.startswith(prefix):
             self.stop()
             raise FakeServerError(f"fake server did not start (first line {line!r})")
-        self._origin = line[len(prefix) :].strip()
+        self._origin = line[len(prefix) :].split()[0]
         if self._config is not None:
             self.configure(self._config)
         return self
