@@ -45,11 +45,9 @@ class _Cli(click.Group):
             where = exc.ctx.command_path if exc.ctx else "benchcard"
             click.echo(f"error: {exc.format_message()} (see `{where} --help`)", err=True)
             sys.exit(1)
-        except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
-            sys.exit(1)
-        except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
+        except (click.ClickException, click.exceptions.Abort) as exc:
+            message = exc.format_message() if isinstance(exc, click.ClickException) else "aborted"
+            click.echo(f"error: {message}", err=True)
             sys.exit(1)
         # Without standalone mode click returns the code of a ctx.exit() (--help, --version) instead of exiting.
         sys.exit(code if isinstance(code, int) else 0)
@@ -218,22 +216,25 @@ def init(folder: str) -> None:
     click.echo("\n".join(init_project(Path(folder), folder).lines()))
 
 
-# ------------------------------------------------------------------------------------------------------ site
 @cli.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder to build into (default: site/ "
               "in the project). Emptied first if benchcard built it; any other non-empty folder is refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was built as JSON.")
+@click.option("--serve", is_flag=True, help="Serve the pages on 127.0.0.1, rebuilt as results change.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @click.pass_context
-def site(ctx: click.Context, out_dir: str | None, as_json: bool) -> None:
-    """Build the static site: card pages, results tables, ledger, plots. No server, no JavaScript."""
+def site(ctx: click.Context, out_dir: str | None, as_json: bool, serve: bool, port: int) -> None:
+    """Build the static site: card pages, results tables, ledger, plots (no script); --serve: a local viewer."""
     from benchcard.publish.build import build_site
+    from benchcard.publish.serve import serve as serve_site
 
-    project = _project(ctx)
-    report = build_site(project, Path(out_dir).resolve() if out_dir else project.root / "site")
+    project, out = _project(ctx), Path(out_dir).resolve() if out_dir else None
+    if serve:
+        return serve_site(project, out, port, click.echo)  # a temporary folder unless --out names one
+    report = build_site(project, out or project.root / "site")
     _report((report.to_json(), report.lines()), as_json)
 
 
-# --------------------------------------------------------------------------------------------------- verdict
 @cli.command()
 @click.argument("run_name", metavar="RUN")
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
@@ -368,7 +369,6 @@ def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, f
             as_json)
 
 
-# ------------------------------------------------------------------------------------------------------ plan
 @cli.command("plan")
 @click.argument("card")
 @click.option("--from", "pilot", metavar="RUN", help="A pilot run of this card: adds the smallest detectable gap.")

@@ -33,6 +33,8 @@ from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
+from benchcard.publish.matrix import PAGE as MATRIX_PAGE
+from benchcard.publish.matrix import matrix_context, view_index_context
 from benchcard.publish.probe import probe_context
 from benchcard.publish.render import environment, json_ld, write_page
 from benchcard.publish.runcard import ab_context
@@ -110,11 +112,12 @@ def _swap_in(staging: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build_site(project: Project, out_dir: Path) -> SiteReport:
+def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteReport:
     """Build every page into `out_dir`, replacing what benchcard built there before.
 
     The pages are written into a staging folder beside it and swapped in only when every page is written, so
-    a build that fails leaves the last good site untouched.
+    a build that fails leaves the last good site untouched. `viewer` (`site --serve`) adds each run's
+    side-by-side page and its script (`matrix.py`); the published site carries no script.
     """
     from benchcard.run.providers import load_config
 
@@ -126,7 +129,7 @@ def build_site(project: Project, out_dir: Path) -> SiteReport:
     final = _check_out(project, out_dir)
     out = _staging(final)
     try:
-        report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped)
+        report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped, viewer)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
@@ -142,9 +145,11 @@ def _matches(file: VerdictFile, written: str | None, row: LedgerRow) -> bool:
 
 
 def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[LedgerRow],
-                chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str]) -> SiteReport:
+                chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str],
+                viewer: bool = False) -> SiteReport:
     """Every page written into the staging folder `out`; the report names `final`, where it will be."""
     env = environment()
+    env.globals["viewer"] = viewer
 
     by_run = {(r.card, r.run): r for r in ledger}
     for run in runs:
@@ -170,6 +175,9 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
         copy_run(run, out)
         for href, context in run_pages(run, card_obj):
             pages.append(write_page(env, out, href, "run.html", context))
+        if viewer and run.folder is not None and run.outputs:
+            pages.append(write_page(env, out, f"{run.site_dir}/{MATRIX_PAGE}", "matrix.html",
+                                    matrix_context(run, card_obj)))
 
     summaries = []
     for card in cards:
@@ -185,6 +193,9 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
 
     ledger_page = ledger_context(ledger, runs, cards_by_id, chain_problem)
     pages.append(write_page(env, out, "ledger.html", "ledger.html", ledger_page))
+    if viewer:
+        (out / "matrix.js").write_bytes((resources.files("benchcard.publish") / "static" / "matrix.js").read_bytes())
+        pages.append(write_page(env, out, "view.html", "view.html", view_index_context(runs)))
     pages.append(write_page(env, out, "index.html", "index.html",
                             {"root": "", "cards": summaries, "ledger_rows": len(ledger), "title": "Cards"}))
     return SiteReport(out_dir=final, pages=tuple(pages), cards=len(cards), runs=len(runs), plots=plots,

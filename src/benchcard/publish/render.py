@@ -156,6 +156,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(num=fmt_num, p=fmt_p, money=fmt_money, ms=fmt_ms, value=fmt_value, paras=paragraphs)
+    env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env
 
 

@@ -1,0 +1,92 @@
+"""The viewer's side-by-side page of a run: blind before the verdict (one column, no variant or repetition), a
+column per variant after it (the baseline first), outputs escaped; and only `site --serve` builds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchcard.project import Project
+from benchcard.publish.build import build_site
+from benchcard.publish.matrix import matrix_context, score_class
+from benchcard.publish.runs import read_runs
+
+from ..helpers_site import BENCH_RUN, make_project, page, write_bench_run
+
+BLIND_RUN = "20261201T090000Z-b1d0"
+
+
+@pytest.fixture(scope="module")
+def viewer_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
+    root = tmp_path_factory.mktemp("viewer")
+    project = make_project(root / "proj")
+    write_bench_run(project, BLIND_RUN, verdict=False)
+    build_site(project, root / "site", viewer=True)
+    return project, root / "site"
+
+
+def _hrefs(parsed: Any) -> list[str | None]:
+    return [attrs.get("href") for tag, attrs in parsed.tags if tag == "a"]
+
+
+def _matrix(out: Path, run: str) -> str:
+    return (out / "runs" / "bench-01" / "v1" / run / "side-by-side.html").read_text(encoding="utf-8")
+
+
+def test_after_the_verdict_a_column_per_variant_baseline_first(viewer_site: tuple[Project, Path]) -> None:
+    project, out = viewer_site
+    [run] = [r for r in read_runs(project, []) if r.run_id == BENCH_RUN]
+    context = matrix_context(run, None)
+    assert context["unblinded"] and context["columns"] == ["baseline", "A"]
+    assert context["outputs"] == 120 and len(context["rows"]) == 12
+    fixture, cells = context["rows"][4]
+    assert fixture == "excerpt-05" and [c for c, _ in cells] == ["baseline", "A"]
+    assert [o["repetition"] for o in cells[0][1]] == [0, 1, 2, 3, 4]
+    assert cells[0][1][4]["score_class"] == "unscored"  # the cut-off cell
+    text = page(out, f"runs/bench-01/v1/{BENCH_RUN}/side-by-side.html").text
+    assert "rep 4 · truncated · score —" in text
+    source = _matrix(out, BENCH_RUN)
+    assert source.count('data-variant-toggle') == 2 and '<script src="../../../../matrix.js" defer>' in source
+    assert "<script>alert(1)</script>" not in source  # a model's output is text, never markup
+
+
+def test_before_the_verdict_the_page_is_blind(viewer_site: tuple[Project, Path]) -> None:
+    _, out = viewer_site
+    source = _matrix(out, BLIND_RUN)
+    text = page(out, f"runs/bench-01/v1/{BLIND_RUN}/side-by-side.html").text
+    assert "data-variant-toggle" not in source and 'data-variant-col="outputs"' in source
+    assert "outputs (blind)" in text and "still blind" in text
+    assert " rep " not in text and "baseline" not in source.split("<table")[1]
+    assert (out / "runs" / "bench-01" / "v1" / BLIND_RUN / "side-by-side.html").is_file()
+    cells = [line.split("<code>")[1].split("</code>")[0] for line in source.splitlines()
+             if line.startswith('<p class="output-head">') and "excerpt" not in line]
+    assert cells[:10] == sorted(cells[:10])  # one fixture's outputs in the order of their opaque ids
+
+
+def test_the_viewer_lists_runs_and_links_each_run_page(viewer_site: tuple[Project, Path]) -> None:
+    _, out = viewer_site
+    view = page(out, "view.html")
+    assert f"bench-01 v1 · {BLIND_RUN} · blind (no verdict yet)" in view.text
+    assert f"runs/bench-01/v1/{BENCH_RUN}/side-by-side.html" in _hrefs(view)
+    assert "side-by-side.html" in _hrefs(page(out, f"runs/bench-01/v1/{BENCH_RUN}/index.html"))
+    assert "view.html" in _hrefs(page(out, "index.html")) and (out / "matrix.js").is_file()
+
+
+def test_the_published_site_has_no_viewer_page_and_no_script(tmp_path: Path,
+                                                            viewer_site: tuple[Project, Path]) -> None:
+    project, _ = viewer_site
+    out = tmp_path / "site"
+    build_site(project, out)
+    assert not (out / "matrix.js").exists() and not (out / "view.html").exists()
+    assert not list(out.rglob("side-by-side.html"))
+    assert all("<script src" not in p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
+
+
+@pytest.mark.parametrize(("status", "score", "kind"), [
+    ("ok", 1.0, "pass"), ("ok", 0.5, "below"), ("ok", 0.0, "below"), ("ok", None, "unscored"),
+    ("truncated", None, "unscored"), ("failed", None, "unscored"),
+])
+def test_score_classes(status: str, score: float | None, kind: str) -> None:
+    assert score_class(status, score) == kind

@@ -1,0 +1,111 @@
+"""`benchcard site --serve`: the pages over a real socket on 127.0.0.1, rebuilt when results change, stopped by
+Ctrl-C; a port in use is one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from benchcard.errors import BenchcardError
+from benchcard.project import Project
+from benchcard.publish.serve import fingerprint, viewing
+from benchcard.verdict.give import give_verdict
+
+from ..helpers_cli import bc, one_line_error
+from ..helpers_site import make_project, write_bench_run
+
+BLIND_RUN = "20261201T090000Z-b1d0"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        assert resp.status == 200
+        return str(resp.read().decode("utf-8"))
+
+
+def _wait(condition: object, what: str, limit: float = 60.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    project = make_project(tmp_path / "proj")
+    write_bench_run(project, BLIND_RUN, verdict=False)
+    return project
+
+
+def test_served_on_loopback_and_rebuilt_when_a_verdict_lands(project: Project) -> None:
+    said: list[str] = []
+    with viewing(project, port=0, say=said.append, interval=0.1) as viewer:
+        assert viewer.url.startswith("http://127.0.0.1:")
+        assert "Side by side" in _get(viewer.url + "index.html")
+        matrix = f"{viewer.url}runs/bench-01/v1/{BLIND_RUN}/side-by-side.html"
+        assert "outputs (blind)" in _get(matrix)
+        assert "apply()" in _get(viewer.url + "matrix.js")
+        give_verdict(project, project.run_dir("bench-01", 1, BLIND_RUN), n_resamples=200)
+        _wait(lambda: viewer.builds >= 2, "a rebuild after the verdict")
+        assert "data-variant-toggle" in _get(matrix) and "outputs (blind)" not in _get(matrix)
+        assert said and said[-1].startswith("rebuilt: results changed")
+        folder = viewer.out
+    assert not folder.exists()  # the temporary build is removed with the viewer
+
+
+def test_a_failed_rebuild_keeps_the_last_good_pages(project: Project) -> None:
+    said: list[str] = []
+    with viewing(project, port=0, say=said.append, interval=0.1) as viewer:
+        card = project.card_path("bench-01")
+        card.write_text(card.read_text(encoding="utf-8") + "\nnot a field: 1\n", encoding="utf-8")
+        _wait(lambda: bool(said), "a line about the failed build")
+        assert said[0].startswith("not rebuilt, the last good pages are still served: cards/bench-01.yaml")
+        assert "bench-01" in _get(viewer.url + "view.html")
+
+
+def test_the_fingerprint_sees_a_changed_result(project: Project) -> None:
+    before = fingerprint(project)
+    outputs = project.run_dir("bench-01", 1, BLIND_RUN) / "outputs.jsonl"
+    os.utime(outputs, ns=(outputs.stat().st_atime_ns, outputs.stat().st_mtime_ns + 1_000_000))
+    assert fingerprint(project) != before
+
+
+def test_a_port_in_use_is_one_line(project: Project) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        expected = rf"--port {port}: cannot listen on 127.0.0.1:{port}"
+        with pytest.raises(BenchcardError, match=expected), viewing(project, port=port):
+            pass
+        line = one_line_error(bc(project.root, "site", "--serve", "--port", str(port)))
+        assert line.startswith(f"error: --port {port}: cannot listen on 127.0.0.1:{port}")
+
+
+def test_the_command_prints_its_address_in_one_line_and_stops_on_ctrl_c(project: Project) -> None:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen([sys.executable, "-m", "benchcard", "-C", str(project.root), "site", "--serve"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("serving proj's pages at http://127.0.0.1:"), first
+        url = first.split(" at ", 1)[1].split(" ", 1)[0]
+        assert "Cards" in _get(url + "index.html")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert out.strip() == "stopped" and err == ""
