@@ -111,7 +111,9 @@ def init_project(folder: Path, shown: str) -> Started:
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
             raise ProjectError(f"{shown}: exists and is not a folder; name a new or empty folder")
-        if any(os.scandir(folder)):
+        with os.scandir(folder) as entries:
+            holds = any(True for _ in entries)
+        if holds:
             raise ProjectError(f"{shown}: the folder is not empty; benchcard init writes only into an empty or "
                                "new folder (it never writes over a file)")
     folder.mkdir(parents=True, exist_ok=True)
