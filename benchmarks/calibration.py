@@ -205,7 +205,10 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
     rule's power at that gap in fresh runs of the binary world (difficulty N(0, 0.5) so that little is clipped)."""
     from benchcard.planning import power as powerplan
+    from benchcard.planning.result import ClausePlan
     from benchcard.stats import simulate as sim
+
+    clause = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
 
     def world_power(gap: float) -> float:
         a2 = 0.5 * rng.standard_normal((sims, fixtures, 1))
@@ -223,7 +226,8 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
         pilot_base = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
         pilot_var = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
         model = sim.model_of(pilot_base, pilot_var)  # what `benchcard plan --from PILOT` simulates
-        gap = powerplan.effect_entry(model, fixtures, repetitions, ALPHA, ranged=False)["needed_gap"]
+        gap = powerplan.effect_entry(clause, model, fixtures, repetitions, ALPHA, ranged=False).needed_gap
+        assert isinstance(gap, int | float)
         if not math.isfinite(gap):  # plan says no gap reaches 80%: checked below against the largest gap
             none += 1
             continue

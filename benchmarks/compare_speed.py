@@ -49,6 +49,7 @@ def inspect_logs(folder: Path, n: int) -> tuple[Path, Path]:
         [log] = inspect_eval(Task(dataset=[Sample(input="colour?", target="red", id=0)], solver=generate(),
                                   scorer=match()), model="openai/fake", model_base_url=server.base_url,
                              model_args={"responses_api": False}, log_dir=str(folder / "template"), display="none")
+    assert log.samples
     template = log.samples[0]
     rng = random.Random(7)
     paths = []

@@ -118,7 +118,7 @@ def overhead(engine: Any, calls: int) -> float:
 
 def throughput(engine: Any, bodies: list[dict[str, Any]]) -> float:
     started = time.perf_counter()
-    tokens = sum(engine.call(b) for b in bodies)
+    tokens: int = sum(engine.call(b) for b in bodies)
     return tokens / (time.perf_counter() - started)
 
 

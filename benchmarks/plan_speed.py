@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 
 from benchcard.planning import power as powerplan
+from benchcard.planning.result import ClausePlan
 from benchcard.stats import simulate
 
 DESIGNS = ((12, 3), (12, 5), (24, 5), (48, 3), (48, 10))
@@ -36,9 +37,13 @@ def timed(run: Callable[[], float], repeat: int) -> tuple[float, float]:
     return statistics.median(times), value
 
 
+CLAUSE = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
+
+
 def needed(model: simulate.Model, f: int, r: int, ranged: bool) -> float:
-    gap: float = powerplan.effect_entry(model, f, r, 0.05, ranged=ranged)["needed_gap"]
-    return gap
+    gap = powerplan.effect_entry(CLAUSE, model, f, r, 0.05, ranged=ranged).needed_gap
+    assert isinstance(gap, int | float)
+    return float(gap)
 
 
 def main() -> None:

@@ -106,8 +106,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    two = [(1 - a, a) for a in np.linspace(0, 1, 21)]
-    three = [(a, b, round(1 - a - b, 10)) for a in np.linspace(0, 1, 6) for b in np.linspace(0, 1, 6) if a + b <= 1]
+    two: list[tuple[float, ...]] = [(1 - a, a) for a in np.linspace(0, 1, 21)]
+    three: list[tuple[float, ...]] = [(a, b, round(1 - a - b, 10)) for a in np.linspace(0, 1, 6)
+                                      for b in np.linspace(0, 1, 6) if a + b <= 1]
     three += [(*w, 0.0) for w in two]  # mixtures of the first two worlds are mixtures of the three
     print("| F × R | δ (measured) | τ² no shock / gap δ / sd 0.5 / sd 1.0 | known-variance z, no protection | "
           "bound, A/A kept at sd 0.5 (α/2 a side) | its LR test on the world's own runs: A/A sd 0.5 / power | "

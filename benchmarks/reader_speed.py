@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from machine import cpu_model  # benchmarks/machine.py, beside this script
@@ -97,7 +98,8 @@ def main() -> None:
         _, run = build_full(Path(tmp) / "proj", 10_000, 5, 0)
         data = [(run / f).read_bytes() for f in FILES]
         sizes = ", ".join(f"{f} {len(d) / 1e6:.1f} MB" for f, d in zip(FILES, data, strict=True))
-        readers = [("records (msgspec)", _records), ("json per line", _json)]
+        readers: list[tuple[str, Callable[[list[bytes], Path], None]]] = [("records (msgspec)", _records),
+                                                                          ("json per line", _json)]
         if args.retried:
             outputs = data[2].splitlines(keepends=True)
             retried = [*data[:2], data[2] + b"".join(outputs[: args.retried])]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
@@ -18,5 +19,5 @@ def project_for(tmp_path: Path, server: FakeServer, vendor: str, fixtures: int =
     return project
 
 
-def journal(folder: Path) -> list[dict[str, object]]:
+def journal(folder: Path) -> list[dict[str, Any]]:
     return read_jsonl(folder / "batch" / "journal.jsonl")

@@ -51,8 +51,8 @@ def _replan(folder: Path, card: Card, seed: int) -> None:
     def read(name: str) -> list[dict[str, Any]]:
         return [json.loads(x) for x in (folder / name).read_text(encoding="utf-8").splitlines()]
 
-    rows = map(msgspec.to_builtins, planned_assignment(card, seed))
-    planned = {(a["variant"], a["fixture"], a["repetition"]): a for a in rows}
+    planned = {(a["variant"], a["fixture"], a["repetition"]): a
+               for a in map(msgspec.to_builtins, planned_assignment(card, seed))}
     new = {a["cell"]: planned[(a["variant"], a["fixture"], a["repetition"])] for a in read("sealed/assignment.jsonl")}
     for name in ("outputs.jsonl", "scores.jsonl", "sealed/requests.jsonl"):
         rows = sorted(read(name), key=lambda r: new[r["cell"]]["order"])
@@ -192,7 +192,9 @@ def write_rules_ab_run(project: Project, card_id: str, run_id: str,
     gives its (status, text). Scored by the real scorer, judged by the real verdict."""
     card, root = _sealed(project, card_id)
     folder = project.run_dir(card_id, card.version, run_id)
-    outputs, scores, assignment = [], [], []
+    outputs: list[dict[str, Any]] = []
+    scores: list[dict[str, Any]] = []
+    assignment: list[dict[str, Any]] = []
     for variant in card.variant_names():
         for fixture in card.fixture_ids():
             for r in range(card.repetitions):

@@ -24,8 +24,10 @@ from benchcard.run.grid import planned_assignment
 from benchcard.run.plandigest import seal_plan
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
-BASE_A = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75], [0.75, 1, 0.75]]
-VAR_A = [[0.75, 0.75, 0.75], [1, 0.75, 1], [0.5, 0.5, 0.75], [1, 1, 1], [0.5, 0.75, 0.75], [0.75, 1, 1]]
+BASE_A: list[list[float]] = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75],
+                             [0.75, 1, 0.75]]
+VAR_A: list[list[float]] = [[0.75, 0.75, 0.75], [1, 0.75, 1], [0.5, 0.5, 0.75], [1, 1, 1], [0.5, 0.75, 0.75],
+                            [0.75, 1, 1]]
 FIXTURES = [f"ex-{i:02d}" for i in range(1, 7)]
 
 AB_CARD = """\

@@ -80,7 +80,8 @@ def test_every_public_function_takes_a_project_as_a_project_a_str_or_a_path(tmp_
     server.configure({"default_reply": "red", "latency_ms": 1})
     root = tmp_path / "proj"
     ab_project(root, server.base_url, fixtures=3, repetitions=1)
-    forms = {"Project": benchcard.Project(root), "str": str(root), "Path": root}
+    forms: dict[str, benchcard.Project | str | Path] = {"Project": benchcard.Project(root), "str": str(root),
+                                                       "Path": root}
     takers = sorted(name for name in benchcard.__all__ if callable(getattr(benchcard, name))
                     and not isinstance(getattr(benchcard, name), type)
                     and "project" in inspect.signature(getattr(benchcard, name)).parameters)

@@ -4,6 +4,7 @@ included), functions kept small (not files), only the CLI imports click, and tes
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,52 @@ def test_the_mirror_check_names_a_module_without_tests(tmp_path: Path) -> None:
         "benchcard.run.providers.openai: no tests/run/providers/test_openai.py",
     ]
     assert unmirrored(("card",), pkg, tests) == []
+
+
+def test_mypy_checks_the_tests_and_benchmarks_too_relaxed_only_for_unannotated_tests() -> None:
+    """`make lint` runs `mypy` with pyproject.toml's settings: strict over the package and the benchmarks; the
+    tests too, where only the rules asking every function for annotations are relaxed (pytest calls them)."""
+    config = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config["files"] == ["src/benchcard", "tests", "benchmarks"] and config["strict"] is True
+    [tests] = [o for o in config["overrides"] if "tests.*" in o["module"]]
+    assert tests == {"module": ["tests.*"], "disallow_untyped_defs": False, "disallow_incomplete_defs": False,
+                     "disallow_untyped_calls": False}
+    assert "\t$(BIN)/mypy\n" in (SRC.parent / "Makefile").read_text(encoding="utf-8")
+
+
+STAGES = ("card", "scoring", "run", "verdict", "publish", "records", "stats", "planning", "compare", "testing")
+
+
+def surface(package: str) -> list[str]:
+    """A stage's `__all__`: its modules (or, for `compare`, names) that other stages, the door and users import."""
+    for node in ast.parse((PKG / package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            value: list[str] = ast.literal_eval(node.value)
+            return value
+    return []
+
+
+def reached_from_outside(package: str) -> set[str]:
+    """The modules of a stage imported by another stage, the door or a benchmark, by their name in the stage."""
+    modules, prefix = all_modules(), f"benchcard.{package}."
+    importers = dict(graph())
+    for script in sorted((SRC.parent / "benchmarks").glob("*.py")):
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+        importers[script.name] = {_longest(f"{n.module}.{a.name}", modules) for n in ast.walk(tree)
+                                  if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("benchcard")
+                                  for a in n.names}
+    return {t[len(prefix):].split(".")[0] for m, targets in importers.items()
+            if not m.startswith(prefix) and m != prefix[:-1]
+            for t in targets if t.startswith(prefix)}
+
+
+@pytest.mark.parametrize("package", STAGES)
+def test_each_stage_lists_what_is_imported_from_outside_it(package: str) -> None:
+    """The stage's `__all__` names every module that anything outside it imports; a module not listed is the
+    stage's own. Each entry is a module or subpackage of the stage, or a name its `__init__` binds."""
+    listed = surface(package)
+    assert listed == sorted(listed) and sorted(reached_from_outside(package) - set(listed)) == []
+    init = (PKG / package / "__init__.py").read_text(encoding="utf-8")
+    assert [name for name in listed if not (PKG / package / f"{name}.py").is_file()
+            and not (PKG / package / name / "__init__.py").is_file() and f"import {name}" not in init
+            and f", {name}" not in init] == []

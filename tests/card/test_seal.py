@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchcard._util.hashing import digest
+from benchcard._util.hashing import digest, file_digest
 from benchcard.card import seal
 from benchcard.card.load import load_card
 from benchcard.errors import SealError
@@ -17,7 +17,7 @@ from benchcard.project import Project
 from ..conftest import make_ab_project
 
 
-def _card(project: Path, name: str = "tiny-ab"):  # type: ignore[no-untyped-def]
+def _card(project: Path, name: str = "tiny-ab"):
     return load_card(project / "cards" / f"{name}.yaml", Project(project))
 
 
@@ -65,7 +65,7 @@ def test_changed_fixture_is_named_with_both_digests(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith("fixtures/tiny-ab/item-02.txt changed after sealing v1: sealed sha256:")
     assert data.fixtures["fixtures/tiny-ab/item-02.txt"] in message
-    assert message.endswith(f"now {seal.file_digest(fixture)}; a sealed version never changes: undo the change, or "
+    assert message.endswith(f"now {file_digest(fixture)}; a sealed version never changes: undo the change, or "
                             "make it v2 (raise `version` in cards/tiny-ab.yaml, add a history note, `benchcard seal "
                             "tiny-ab`)")
 

@@ -37,7 +37,8 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
     score = table[table["metric"] == "score"]
     grids = [score[score["variant"] == v].pivot_table(index="fixture", columns="repetition", values="value")
              .to_numpy(dtype=float) for v in ("plain", "answer-cue")]
-    paired = stats.paired_gap(*grids)
+    base, var = grids
+    paired = stats.paired_gap(base, var)
     assert paired.ci_low > 0 and low < 0 < high  # the premise: only the paired t excludes 0
     assert np.isclose(paired.gap, verdict["metrics"]["score"]["gap"])
     assert verdict["clauses"][0]["holds"] is False

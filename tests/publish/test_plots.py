@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -75,7 +76,7 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     svg = (tmp_path / plot["src"]).read_text(encoding="utf-8")
     assert "no interval: every fixture moved alike (sign-flip p 0.250)" in svg
     assert "95% CI" not in svg and "0.500, 0.500" not in svg
-    context = {"run": {"run_id": "r1", "version": 1, "date": None, "rig_line": "m", "manifest": {},
+    context: dict[str, Any] = {"run": {"run_id": "r1", "version": 1, "date": None, "rig_line": "m", "manifest": {},
                        "scratch": False, "set_aside": None, "unfinished_label": None, "card": "c"},
                "verdict": None, "plots": [plot], "pivot": None, "no_scored_cell": False, "href": "r1.html",
                "files": []}

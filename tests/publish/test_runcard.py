@@ -81,7 +81,7 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
         body = svg.read_text(encoding="utf-8")
         assert body.lstrip().startswith("<?xml") and "<svg" in body and "excerpt-07" in body
         assert "baseline run-to-run spread ±" in body and "verdict's 95% CI" in body and "paired t" not in body
-        assert "the verdict's calibrated interval" in a["alt"]
+        assert "the verdict's calibrated interval" in (a["alt"] or "")
     guard = verdict["metrics"]["unsupported_values"]
     assert (f"The guard is judged on the one-sided 95% upper bound, {fmt_num(guard['upper_one_sided'], 3)}, against "
             "its margin.") in text

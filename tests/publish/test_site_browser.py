@@ -152,7 +152,12 @@ def test_escaped_output_is_shown_as_text_and_never_runs(site: Path, browser: Any
     page, problems = _open(browser, (site / "runs/reordered-input/v1/20261103T090000Z-dddd/index.html").as_uri(),
                            1366, 900)
     alerts: list[str] = []
-    page.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+
+    def dismiss(dialog: Any) -> None:
+        alerts.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     text = page.locator("details.cell pre.output").inner_text()
     assert "<script>alert(1)</script>" in text and '"' in text
     assert page.locator("script").count() == 0

@@ -8,6 +8,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -17,9 +18,9 @@ from benchcard.cli import cli
 from ..conftest import PROBES, copy_project, make_ab_project, seed_body
 
 
-def _body_of(command: str) -> dict[str, object]:
+def _body_of(command: str) -> dict[str, Any]:
     words = shlex.split(command.replace("\\\n", " "))
-    body: dict[str, object] = json.loads(words[words.index("-d") + 1])
+    body: dict[str, Any] = json.loads(words[words.index("-d") + 1])
     return body
 
 
@@ -54,8 +55,8 @@ def test_ab_card_variant_and_fixture(tmp_path: Path) -> None:
     base = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
     variant = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "A", "--fixture", "item-02"])
     assert base.exit_code == 0 and variant.exit_code == 0
-    user_base = _body_of(base.output)["messages"][1]["content"]  # type: ignore[index]
-    user_variant = _body_of(variant.output)["messages"][1]["content"]  # type: ignore[index]
+    user_base = _body_of(base.output)["messages"][1]["content"]
+    user_variant = _body_of(variant.output)["messages"][1]["content"]
     assert user_base == "Name the colour.\n<item>a ripe tomato, number 2\n</item>"
     assert user_variant == "Name the colour.\nPlease.\n<item>a ripe tomato, number 2\n</item>"
     bad = runner.invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--variant", "B"])
@@ -71,7 +72,7 @@ def test_anthropic_rig(tmp_path: Path) -> None:
     assert '-H "x-api-key: $ANTHROPIC_API_KEY"' in result.output
     body = _body_of(result.output)
     assert body["system"] == "Answer with one word."
-    assert [m["role"] for m in body["messages"]] == ["user"]  # type: ignore[union-attr, index]
+    assert [m["role"] for m in body["messages"]] == ["user"]
     assert re.search(r'"max_tokens": 50', result.output)
 
 

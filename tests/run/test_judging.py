@@ -191,7 +191,7 @@ def test_the_demo_judge_card_runs_end_to_end_on_the_embedded_model(tmp_path: Pat
     assert len(requests) == 3 * sum(o["status"] == "ok" for o in outputs)
     assert len(read_jsonl(folder / "judge-outputs.jsonl")) == len(requests)
     # the local judge's three calls of one output were planned with three different seeds
-    seeds = {}
+    seeds: dict[str, set[int]] = {}
     for r in requests:
         seeds.setdefault(r["output"], set()).add(r["body"]["seed"])
     assert all(len(s) == 3 for s in seeds.values())

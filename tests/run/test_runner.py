@@ -15,11 +15,12 @@ import pytest
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.load import load_card
 from benchcard.run import calls
+from benchcard.run.calls import workers_for
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
-from benchcard.run.runner import run, score_blind, workers_for
+from benchcard.run.runner import run, score_blind
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import (
@@ -322,7 +323,7 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
 
     def one_at_a_time(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
         provider = OpenAIProvider(cfg, client)
-        provider.max_concurrency = 2  # type: ignore[attr-defined]
+        provider.max_concurrency = 2
         return provider
 
     monkeypatch.setattr("benchcard.run.runner.make_provider", one_at_a_time)

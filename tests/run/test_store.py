@@ -12,11 +12,11 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, RequestRow, Usage, new_run_id
+from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, RequestRow, Status, Usage, new_run_id
 from benchcard.run.store import RunStore
 
 
-def row(cell: str, status: str = "ok", text: str = "red") -> OutputRow:
+def row(cell: str, status: Status = "ok", text: str = "red") -> OutputRow:
     return OutputRow(cell=cell, fixture="f", status=status, text=text, finish_reason="stop",
                      usage=Usage(input=1, output=1, reasoning=0), cost=None, latency_ms=1.0, attempts=1,
                      error=None)

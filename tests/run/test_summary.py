@@ -23,7 +23,7 @@ def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
         tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
     def capped(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:
         provider = OpenAIProvider(cfg, client)
-        provider.max_concurrency = 1  # type: ignore[attr-defined]
+        provider.max_concurrency = 1
         return provider
 
     reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
+from benchcard.errors import CardError
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
@@ -93,7 +94,7 @@ def test_a_key_value_is_matched_literally_in_a_rule(tmp_path: Path) -> None:
     from benchcard.scoring.scorers import RulesSpec, parse_scoring, score_output
 
     spec = parse_scoring({"method": "rules", "rules": [{"id": "r", "must_match": "/^{{key.answer}}$/",
-                                                       "why": "w"}]}, fail=lambda w, e: AssertionError(e))
+                                                       "why": "w"}]}, fail=lambda w, e: CardError(e))
     assert isinstance(spec, RulesSpec)
     key = {"fixture": "f", "answer": ["1+1 (two)", "a/b"]}
     assert score_output(spec, "1+1 (two)", key).score == 1.0

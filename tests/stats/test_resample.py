@@ -79,7 +79,8 @@ def _pattern_sums(d: np.ndarray, n_draws: int, seed: int) -> np.ndarray:
     padded = np.zeros(groups * 16)
     padded[: d.size] = d
     kept = np.einsum("gnk,gk->n", bits.astype(float), padded.reshape(groups, 16))
-    return np.abs(2.0 * kept - d.sum())
+    sums: np.ndarray = np.abs(2.0 * kept - d.sum())
+    return sums
 
 
 @pytest.mark.parametrize(("fixtures", "n_draws"), [(3, 50), (16, 999), (17, 1000), (40, 4001)])

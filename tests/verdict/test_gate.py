@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -55,8 +56,8 @@ def _unsupported_broken() -> np.ndarray:
         ("incomplete", ab_metrics(STRONG_BASE, STRONG_VAR), {("A", "ex-02", 0): "failed"}, 5),
     ],
 )
-def test_each_finding_has_its_exit_code(project: Project, name: str, metrics: dict, status: dict | None,
-                                        code: int) -> None:
+def test_each_finding_has_its_exit_code(project: Project, name: str, metrics: dict[str, Any],
+                                        status: dict[Any, str] | None, code: int) -> None:
     run_dir = make_run(project, the_card(project), metrics, status=status)
     result = bc(project, "verdict", run_dir.name, "--gate")
     assert result.exit_code == code, result.output

@@ -29,7 +29,7 @@ def backup_name(path: Path) -> Path:
     return candidate
 
 
-def write_new(path: Path, write: Callable[[IO[str]], None], *, force: bool, shown: str,
+def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, shown: str,
               error: type[BenchcardError] = BenchcardError) -> Path | None:
     """Create `path` and fill it with `write(fh)` (text, UTF-8, no newline translation); returns the backup
     made of an existing file under `--force`, else None. An existing file without `force` is `error`."""

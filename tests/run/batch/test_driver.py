@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -37,7 +39,7 @@ def test_a_large_grid_is_split_under_the_limits(tmp_path: Path, server: FakeServ
     assert result.exit_code == 0, result.output
     folder = only_run(project, "colour-ab")
     [planned] = [e for e in journal(folder) if e["event"] == "planned"]
-    assert [c["cells"] for c in planned["chunks"]] == [7, 7, 6]  # type: ignore[index]
+    assert [c["cells"] for c in planned["chunks"]] == [7, 7, 6]
     assert server.stats()["batch"]["batches"] == 3 and server.stats()["batch"]["distinct_submitted"] == 20
     assert len({o["batch"] for o in read_jsonl(folder / "outputs.jsonl")}) == 3
 
@@ -69,7 +71,7 @@ def test_a_grid_is_also_split_by_size_and_a_reported_cost_is_kept(tmp_path: Path
     assert result.exit_code == 0, result.output
     folder = only_run(project, "colour-ab")
     [planned] = [e for e in journal(folder) if e["event"] == "planned"]
-    chunks = planned["chunks"]  # type: ignore[index]
+    chunks = planned["chunks"]
     assert len(chunks) > 1 and sum(c["cells"] for c in chunks) == 10
     assert all(c["bytes"] <= 1200 - 32 for c in chunks)  # each file under the limit, with room for the wrapper
     assert all(o["cost"] == 0.25 for o in read_jsonl(folder / "outputs.jsonl"))  # the answer's own cost
@@ -78,7 +80,7 @@ def test_a_grid_is_also_split_by_size_and_a_reported_cost_is_kept(tmp_path: Path
 # ------------------------------------------------------------------------------------- the plan of batches
 
 
-def sealed_store(folder: Path, bodies: dict[str, dict[str, object]]) -> RunStore:
+def sealed_store(folder: Path, bodies: Mapping[str, dict[str, Any]]) -> RunStore:
     """A run folder whose sealed/requests.jsonl holds these bodies, written as the store writes them."""
     (folder / "sealed").mkdir(parents=True)
     store = RunStore(folder)
@@ -192,7 +194,7 @@ def test_a_result_file_answering_each_cell_twice_decides_none_of_them(tmp_path: 
     assert result.output.count("warning: ") == 6  # five lines shown, then how many more
     assert "warning: and 1 more result lines refused" in result.output
     [collected] = [e for e in journal(folder) if e["event"] == "collected"]
-    assert collected["refused_count"] == 6 and len(collected["refused"]) == 6  # type: ignore[arg-type]
+    assert collected["refused_count"] == 6 and len(collected["refused"]) == 6
     status = bc(project, "status", folder.name)
     assert status.output.count(f"  refused: {shown}/batch/chunk-000.results-0.jsonl: line ") == 6
 

@@ -17,6 +17,7 @@ import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -48,7 +49,7 @@ llama_cpp.Llama.create_chat_completion = _faulty
 
 
 @pytest.fixture
-def fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """fault(kind, at): the worker processes started from now on die (or hang) at their `at`-th model call."""
     site = tmp_path / "inject"
     site.mkdir()
@@ -80,7 +81,7 @@ def local_card(root: Path) -> Path:
     return root
 
 
-def outputs(root: Path) -> list[dict[str, object]]:
+def outputs(root: Path) -> list[dict[str, Any]]:
     [path] = list((root / "results").rglob("outputs.jsonl"))
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -92,7 +93,7 @@ def outputs(root: Path) -> list[dict[str, object]]:
     ("SIGSEGV", "segmentation fault (SIGSEGV) inside llama.cpp"),
 ])
 def test_a_worker_crash_fails_its_cell_stops_the_run_and_resume_finishes_it(
-        tmp_path: Path, fault, signal_name: str, cause: str) -> None:  # type: ignore[no-untyped-def]
+        tmp_path: Path, fault, signal_name: str, cause: str) -> None:
     root = local_card(tmp_path / "proj")
     fault(signal_name, 3)  # call 1 is the preflight, 2 the first cell, 3 the second cell
     result = CliRunner().invoke(cli, ["-C", str(root), "run", "colour-ab", "--provider", "local"])
@@ -121,7 +122,7 @@ def test_a_worker_crash_fails_its_cell_stops_the_run_and_resume_finishes_it(
 
 
 @pytest.mark.local_model
-def test_a_hung_worker_is_ended_by_the_timeout_and_the_run_goes_on(tmp_path: Path, fault) -> None:  # type: ignore[no-untyped-def]
+def test_a_hung_worker_is_ended_by_the_timeout_and_the_run_goes_on(tmp_path: Path, fault) -> None:
     root = local_card(tmp_path / "proj")
     fault("HANG", 2)  # the first cell hangs; its retry runs in a fresh worker
     result = CliRunner().invoke(cli, ["-C", str(root), "run", "colour-ab", "--provider", "local",
@@ -133,7 +134,7 @@ def test_a_hung_worker_is_ended_by_the_timeout_and_the_run_goes_on(tmp_path: Pat
 
 
 @pytest.mark.local_model
-def test_the_preflight_refuses_a_model_that_cannot_run_before_any_folder_exists(tmp_path: Path, fault) -> None:  # type: ignore[no-untyped-def]
+def test_the_preflight_refuses_a_model_that_cannot_run_before_any_folder_exists(tmp_path: Path, fault) -> None:
     root = local_card(tmp_path / "proj")
     fault("SIGILL", 1)
     result = CliRunner().invoke(cli, ["-C", str(root), "run", "colour-ab", "--provider", "local"])
