@@ -365,7 +365,9 @@ def test_each_stage_lists_what_is_imported_from_outside_it(package: str) -> None
     """The stage's `__all__` names every module that anything outside it imports; a module not listed is the
     stage's own. Each entry is a module or subpackage of the stage, or a name its `__init__` binds."""
     listed = surface(package)
-    assert listed == sorted(listed) and sorted(reached_from_outside(package) - set(listed)) == []
+    unlisted = sorted(reached_from_outside(package) - set(listed))
+    assert unlisted == [], f"imported from outside the stage: list them in benchcard/{package}/__init__.py's __all__"
+    assert listed == sorted(listed)
     init = (PKG / package / "__init__.py").read_text(encoding="utf-8")
     assert [name for name in listed if not (PKG / package / f"{name}.py").is_file()
             and not (PKG / package / name / "__init__.py").is_file() and f"import {name}" not in init
