@@ -202,6 +202,24 @@ def test_a_data_file_card_runs_and_wins_over_the_fake_server(tmp_path: Path, ser
     assert result.exit_code == 0, (result.output, result.stderr)
     assert "finding: win → result" in result.stdout
     assert ledger.read(Project(root))[-1].run == run.name
+    # the card's page publishes the data file once, each fixture's text and key in it
+    assert bc(root, "site").exit_code == 0
+    assert (root / "site" / "cards" / "colours" / "fixtures" / "colours.jsonl").read_bytes() == (
+        root / "data" / "colours.jsonl").read_bytes()
+    page = (root / "site" / "cards" / "colours" / "index.html").read_text(encoding="utf-8")
+    assert page.count('href="fixtures/colours.jsonl"') == 12  # six fixtures: text and key
+
+
+def test_curl_and_plan_show_a_rows_request(tmp_path: Path) -> None:
+    data = '{"id": "q1", "a": "x", "b": "a ripe tomato", "answer": "red"}\n'
+    root = _project(tmp_path, "{file: data/colours.jsonl, input: [a, b]}", data, "{{fixture.b}} / {{fixture.a}}")
+    write_config(root, "http://127.0.0.1:9/v1")
+    result = bc(root, "curl", "colours", "--variant", "please", "--fixture", "q1")
+    assert result.exit_code == 0, result.output
+    assert "Please.\\n<item>a ripe tomato / x</item>" in result.stdout
+    plan = bc(root, "plan", "colours", "--json")
+    assert plan.exit_code == 0, plan.output
+    assert '"calls": 4' in plan.stdout  # 2 variants × 1 fixture × 2 repetitions
 
 
 def test_a_data_file_needs_a_scorer_with_small_keys(tmp_path: Path) -> None:
