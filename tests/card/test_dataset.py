@@ -121,6 +121,10 @@ def test_a_csv_with_named_columns_and_several_inputs(tmp_path: Path) -> None:
     (root / "data" / "things.csv").write_text(data.replace("c,a brick,red,red,", "c,a brick,red,,"))
     assert _error(root) == ("data/things.csv:5: field 'expected': expected the answer as text, or a list of "
                             "accepted answers; missing")
+    # an empty answer on the first row is that row's missing answer, whatever the later rows hold
+    (root / "data" / "things.csv").write_text(data.replace("a,\"a tomato, ripe\",red,red,", "a,a tomato,red,,"))
+    assert _error(root) == ("data/things.csv:2: field 'expected': expected the answer as text, or a list of "
+                            "accepted answers; missing")
 
 
 @pytest.mark.parametrize(("rows", "message"), [

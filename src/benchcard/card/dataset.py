@@ -251,7 +251,8 @@ def _key(record: Mapping[str, Any], fixture: str, columns: tuple[str, ...], scor
 
 
 def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """CSV rows (a header first) with the line each starts on; an empty cell reads as missing."""
+    """CSV rows (a header first) with the line each starts on, every column of the header in each; an empty
+    cell reads as missing (None)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
@@ -267,7 +268,7 @@ def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 if len(cells) != len(header):
                     raise CardError(f"{shown}:{start}: expected {len(header)} cells as in the header, got "
                                     f"{len(cells)}")
-                yield start, {name: cell for name, cell in zip(header, cells, strict=True) if cell != ""}
+                yield start, {name: cell or None for name, cell in zip(header, cells, strict=True)}
             start = reader.line_num + 1
     except csv.Error as exc:
         raise CardError(f"{shown}:{reader.line_num}: not valid CSV ({exc})") from None
