@@ -63,6 +63,7 @@ def test_every_printed_command_runs_on_the_embedded_model(tmp_path: Path, monkey
     assert check.exit_code == 0, check.output
     assert run.exit_code == 0, (run.output, run.stderr)
     assert "SmolLM2-135M-Instruct · local · scratch" in run.output
+    assert len(list(Path("results/first-ab/v1").glob("*/.gitignore"))) == 1  # the trial stays out of git
     assert verdict.exit_code == 0, (verdict.output, verdict.stderr)
     assert "scratch: a trial verdict, not entered in the ledger" in verdict.output
 

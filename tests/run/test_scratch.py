@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.run.scratch import GITIGNORE
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import PROBE, ab_project, key, only_run, probe_project, server
@@ -76,3 +78,21 @@ def test_verdict_scratch_writes_a_verdict_without_a_ledger_row(tmp_path: Path, s
     assert "scratch: a trial verdict, not entered in the ledger" in judged.output
     assert json.loads((folder / "verdict.json").read_text())["rig"] == "test/model · fake · scratch"
     assert "no verdicts yet" in ok(bc(project, "ledger")).output
+
+
+def test_git_leaves_a_scratch_run_out_and_keeps_a_real_one(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    ok(bc(project, "run", "colour-ab", "--scratch"))
+    [trial] = list((project.results_dir / "colour-ab" / "v1").iterdir())
+    ok(bc(project, "run", "colour-ab"))
+    [real] = [p for p in (project.results_dir / "colour-ab" / "v1").iterdir() if p != trial]
+    assert (trial / ".gitignore").read_bytes() == GITIGNORE and not (real / ".gitignore").exists()
+    git = ["git", "-c", "init.defaultBranch=main", "-C", str(project.root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], check=True, capture_output=True,
+                            text=True).stdout.splitlines()
+    assert f"results/colour-ab/v1/{real.name}/manifest.json" in staged
+    assert not [s for s in staged if trial.name in s]
+    assert ok(bc(project, "verdict", trial.name))  # the run reads as always

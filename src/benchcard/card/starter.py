@@ -70,7 +70,8 @@ providers: {}
 """
 
 GITIGNORE = """\
-# What never belongs in the project's record.
+# What never belongs in the project's record. (Each scratch run's folder under results/ holds its own
+# .gitignore: trials stay out of git, real runs and the ledger go in.)
 # API keys: benchcard reads them from the environment; keep a .env of your own out of git.
 .env
 # Pages built by `benchcard site` (rebuilt from results/ at any time).
@@ -86,7 +87,7 @@ FILES: tuple[tuple[str, str, str], ...] = (
     (f"cards/{CARD_ID}.yaml", CARD, "the card: prompt, two variants, scorer and win rule"),
     (f"fixtures/{CARD_ID}.jsonl", FIXTURES, "three fixtures, each with its answer key"),
     ("benchcard.yaml", CONFIG, "providers and prices (the embedded model needs none)"),
-    (".gitignore", GITIGNORE, "keys and built pages stay out of git"),
+    (".gitignore", GITIGNORE, "keys and built pages stay out of git (scratch runs ignore themselves)"),
 )
 
 

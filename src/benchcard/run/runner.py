@@ -53,7 +53,7 @@ from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
-from benchcard.run.scratch import scratch_reason
+from benchcard.run.scratch import keep_out_of_git, scratch_reason
 from benchcard.run.setaside import refuse_set_aside
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
@@ -321,6 +321,8 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         )
         manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
         store.write_manifest(manifest)
+        if scratch:
+            keep_out_of_git(store.folder)
         del cells
     else:
         assert t.store is not None and t.rig is not None

@@ -11,12 +11,18 @@ another rig, recorded as such, and is not scratch.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from benchcard._util.files import write_atomic
 from benchcard.card.model import Card
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.providers.urls import strip_credentials
+
+GITIGNORE = (b"# A scratch run (a trial, never in the ledger): git leaves this folder out. Delete this file to "
+             b"commit it.\n*\n")
 
 MARK = "scratch"
 """Appended to a scratch run's rig line: `test/model · fake · scratch`."""
@@ -35,3 +41,9 @@ def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: R
     if cfg.name != card.rig.provider and cfg.name not in BUILTIN:
         return f"provider '{cfg.name}' (declared in benchcard.yaml) instead of the card's '{card.rig.provider}'"
     return None
+
+
+def keep_out_of_git(folder: Path) -> None:
+    """A `.gitignore` in a new scratch run's folder, holding `*`: `git add .` leaves the trial out (git reads a
+    folder's own .gitignore wherever it is), while benchcard and its pages read the run as always."""
+    write_atomic(folder / ".gitignore", GITIGNORE, overwrite=False)
