@@ -275,7 +275,7 @@ MIRRORED_STAGES: tuple[str, ...] = ("", *sorted(d.name for d in PKG.iterdir() if
 def mirror_of(path: Path, pkg: Path = PKG, tests: Path = TESTS) -> Path:
     """tests/<package path>/test_<module>.py for src/benchcard/<package path>/<module>.py."""
     rel = path.relative_to(pkg)
-    return tests.joinpath(*rel.parts[:-1], f"test_{rel.stem}.py")
+    return tests.joinpath(*rel.parts[:-1], f"test_{rel.stem.lstrip('_')}.py")  # _x.py, a private module: test_x.py
 
 
 def unmirrored(stages: tuple[str, ...], pkg: Path = PKG, tests: Path = TESTS) -> list[str]:
@@ -369,6 +369,16 @@ def test_each_stage_lists_what_is_imported_from_outside_it(package: str) -> None
     assert unlisted == [], f"imported from outside the stage: list them in benchcard/{package}/__init__.py's __all__"
     assert listed == sorted(listed)
     init = (PKG / package / "__init__.py").read_text(encoding="utf-8")
-    assert [name for name in listed if not (PKG / package / f"{name}.py").is_file()
-            and not (PKG / package / name / "__init__.py").is_file() and f"import {name}" not in init
-            and f", {name}" not in init] == []
+    missing = [name for name in listed if not (PKG / package / f"{name}.py").is_file()
+               and not (PKG / package / name / "__init__.py").is_file() and f"import {name}" not in init
+               and f", {name}" not in init]
+    assert missing == [], f"listed in benchcard/{package}/__init__.py's __all__ but not in the stage"
+
+
+def test_a_private_module_is_imported_only_inside_its_package() -> None:
+    """`_x.py` is its package's own: nothing outside the package imports it (its tests do). (`_util/` is the
+    package's shared helpers, for every stage.)"""
+    outside = sorted(f"{m} imports {t}" for m, targets in graph().items() for t in targets
+                     if t.split(".")[-1].startswith("_") and t != "benchcard._util"
+                     and not m.startswith(t.rsplit(".", 1)[0] + ".") and m != t.rsplit(".", 1)[0])
+    assert outside == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.card.sealfile import decode_seal, encode_seal
+from benchcard.card._sealfile import decode_seal, encode_seal
 
 from ..conftest import REPO
 from ..helpers_cli import exit_and_streams as _run

@@ -1,4 +1,4 @@
-"""One cell of `table.csv` as text (verdict/tablecells.py): CSV quoting only where a field needs it, and metric
+"""One cell of `table.csv` as text (verdict/_tablecells.py): CSV quoting only where a field needs it, and metric
 values written exactly as JSON holds them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from benchcard.verdict.tablecells import csv_field, table_value
+from benchcard.verdict._tablecells import csv_field, table_value
 
 
 @pytest.mark.parametrize(("text", "field"), [

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
+from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
-from benchcard.card.sealfile import SealFile, decode_seal, encode_seal
 from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project
 from benchcard.scoring.judge import JudgeSpec

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from benchcard._util.files import synced_file
 from benchcard.records.rows import Metric
-from benchcard.verdict.tablecells import csv_field, table_value
+from benchcard.verdict._tablecells import csv_field, table_value
 
 if TYPE_CHECKING:
     from benchcard.verdict.runfolder import RunData
@@ -36,7 +36,7 @@ def table_bytes(data: RunData, rig: str) -> bytes:
 
     Rows are ordered by fixture, variant (baseline first) and repetition; a cell's metrics keep the scorer's
     order. Cells without a score (truncated, failed, missing) have an empty value for every metric: they are
-    in the table, unscored, never scored as wrong. Values are written as `tablecells.table_value` says: exactly
+    in the table, unscored, never scored as wrong. Values are written as `_tablecells.table_value` says: exactly
     as scores.jsonl holds them. Built as UTF-8 bytes (pandas' writer is several times slower at 10⁶ rows, and
     text would be encoded again to be written); `pandas.read_csv` reads it back.
     """
