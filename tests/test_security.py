@@ -3,6 +3,7 @@ line, no error message, no progress output — whatever goes wrong on the way.""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -102,3 +103,85 @@ def test_an_echoed_key_in_a_cell_error_is_redacted(tmp_path: Path, caplog: pytes
     assert s.counts["failed"] == 4
     assert "[redacted]" in (project.root / s.folder / "outputs.jsonl").read_text()
     assert_nowhere(project, caplog.text)
+
+
+# --------------------------------------------------------------------------- every writer, every credential
+
+SECRETS = {"RUN_PASS": "pw-RUN-SENTINEL-41c7", "JUDGE_PASS": "pw-JUDGE-SENTINEL-92d8",
+           "RUN_KEY": "sk-RUNKEY-SENTINEL-5e0f", "JUDGE_KEY": "sk-JUDGEKEY-SENTINEL-b3a6"}
+
+
+def _sentinel_config(root: Path, url: str) -> None:
+    """The run's and the judge's provider each with a key and a password in its base URL (the Messages API
+    takes both: the key as `x-api-key`, the password as `Authorization: Basic`)."""
+    run_url = url.replace("://", f"://runner:{SECRETS['RUN_PASS']}@", 1)
+    judge_url = url.replace("://", f"://judger:{SECRETS['JUDGE_PASS']}@", 1)
+    (root / "benchcard.yaml").write_text(
+        "providers:\n"
+        f"  fake: {{type: anthropic, base_url: '{run_url}', api_key_env: BC_SENTINEL_RUN_KEY}}\n"
+        f"  judge: {{type: anthropic, base_url: '{judge_url}', api_key_env: BC_SENTINEL_JUDGE_KEY}}\n",
+        encoding="utf-8")
+
+
+def _no_secret_in(where: str, text: str | bytes) -> None:
+    data = text.encode() if isinstance(text, str) else text
+    for name, value in SECRETS.items():
+        assert value.encode() not in data, f"{name} found in {where}"
+
+
+def test_no_credential_reaches_any_file_page_or_output(tmp_path: Path, server: FakeServer,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """Every writer (manifest, sealed requests, judge requests and outputs, batch journal and chunks, outputs,
+    scores, verdict, table, ledger, blind sheet, grades, export, pages) and every printed line (`--json`, the
+    verdict's text, `curl`, status, plan, errors), with sentinel passwords in the run's and the judge's base
+    URLs and sentinel keys in both providers' variables: no sentinel anywhere but benchcard.yaml."""
+    from .helpers_judge import CARD_ID, judge_project, script
+
+    monkeypatch.setenv("BC_SENTINEL_RUN_KEY", SECRETS["RUN_KEY"])
+    monkeypatch.setenv("BC_SENTINEL_JUDGE_KEY", SECRETS["JUDGE_KEY"])
+    root = tmp_path / "proj"
+    project = judge_project(root, fixtures=3, repetitions=2, k=2)
+    _sentinel_config(root, server.base_url)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    outside = tmp_path / "out"
+    outside.mkdir()
+    shown: list[Result] = [bc(project, "check"), bc(project, "run", CARD_ID, "--json")]
+    assert shown[-1].exit_code == 0, shown[-1].output
+    stats = server.stats(by_request=False)
+    assert stats["with_key"] == stats["calls"] > 0 and stats["without_key"] == 0  # both secrets were sent
+    run = json.loads(shown[-1].stdout)["runs"][0]["run"]
+    shown += [bc(project, "blind-sheet", run, "--out", str(outside / "sheet.csv"))]
+    sheet = (outside / "sheet.csv").read_text(encoding="utf-8").replace(",,", ",pass,")
+    (outside / "graded.csv").write_text(sheet, encoding="utf-8")
+    shown += [bc(project, "grade", run, str(outside / "graded.csv")),
+              bc(project, "verdict", run, "--json"), bc(project, "verdict", run, "--show"),
+              bc(project, "verdict", run, "--show", "--gate"),
+              bc(project, "run", CARD_ID, "--batch", "--poll-interval", "0.05", "--json"),
+              bc(project, "ledger"), bc(project, "ledger", "--verify"), bc(project, "ledger", "--json"),
+              bc(project, "export", run, "--format", "csv", "--out", str(outside / "cells.csv")),
+              bc(project, "status", run, "--json"), bc(project, "plan", CARD_ID, "--from", run, "--json"),
+              bc(project, "curl", CARD_ID),
+              bc(project, "site", "--out", str(outside / "site"))]
+    batch = [r for r in shown if '"batch"' in r.stdout]
+    assert shown[4].exit_code == 0 and batch, [(r.exit_code, r.output) for r in shown]
+    # errors that name a server: refused connections, for the run's and the judge's provider
+    dead = "http://runner:" + SECRETS["RUN_PASS"] + "@127.0.0.1:9/v1"
+    shown += [bc(project, "run", CARD_ID, "--base-url", dead, "--attempts", "1", "--json"),
+              bc(project, "curl", CARD_ID, "--base-url", dead)]
+    _sentinel_config(root, "http://127.0.0.1:9/v1")
+    shown += [bc(project, "run", CARD_ID, "--attempts", "1")]
+    assert "12 failed" in shown[-1].output and '"failed": 12' in shown[-3].output  # their errors are on disk
+    refused = [bc(project, "run", CARD_ID, "--base-url", dead.replace("http", "ftp", 1)),
+               bc(project, "run", CARD_ID, "--base-url", dead.replace(":9/", ":99999/"))]
+    assert [r.exit_code for r in refused] == [1, 1] and "ftp://127.0.0.1:9/v1" in refused[0].output
+    shown += refused
+    for path in [*root.rglob("*"), *outside.rglob("*")]:
+        if path.is_file() and path.name != "benchcard.yaml":
+            _no_secret_in(str(path), path.read_bytes())
+    assert (outside / "site" / "index.html").is_file() and any(root.rglob("journal.jsonl"))
+    for result in shown:
+        _no_secret_in(f"the output of {result}", result.output + result.stderr + repr(result.exception))
+    _no_secret_in("the log", caplog.text)
+    manifest = json.loads(next(root.rglob("manifest.json")).read_text())
+    assert manifest["judge"]["base_url"] == server.base_url  # the URL is kept, its password is not

@@ -11,7 +11,6 @@ from benchcard.errors import CardError
 from benchcard.run.providers import build_body, endpoint, provider_config
 from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.providers.configcheck import check_env_name
-from benchcard.run.providers.urls import credentials
 
 
 def request_for(
@@ -51,7 +50,7 @@ def curl_command(card: Card, config: dict[str, Any], variant: str | None = None,
         body = planned_body(body, 0)
     lines = _local_note(model or card.rig.model, public) if cfg.type == "local" else []
     lines.append(f"curl {shlex.quote(endpoint(cfg))} \\")
-    creds = credentials(cfg.base_url)
+    creds = cfg.credentials
     if creds is not None:
         lines.append(f"  -u {'USER' if public else shlex.quote(creds[0])} \\")
     if cfg.api_key_env and cfg.type != "local":

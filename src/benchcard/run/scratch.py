@@ -19,7 +19,6 @@ from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import ProviderConfig
-from benchcard.run.providers.urls import strip_credentials
 
 GITIGNORE = (b"# A scratch run (a trial, never in the ledger): git leaves this folder out. Delete this file to "
              b"commit it.\n*\n")
@@ -37,7 +36,7 @@ def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: R
         return "run with --scratch" + ("" if sealed else f", v{card.version} not sealed yet")
     source = "--base-url" if options.base_url else endpoint_from
     if source:
-        return f"{source} {strip_credentials(cfg.base_url or '')} instead of the provider's own endpoint"
+        return f"{source} {cfg.base_url or ''} instead of the provider's own endpoint"
     if cfg.name != card.rig.provider and cfg.name not in BUILTIN:
         return f"provider '{cfg.name}' (declared in benchcard.yaml) instead of the card's '{card.rig.provider}'"
     return None

@@ -60,3 +60,15 @@ def test_a_url_password_and_an_openai_key_cannot_share_the_header(tmp_path: Path
     line = one_line_error(bc(project.root, "run", "colour-ab", "--base-url", "http://bob:pw-1@127.0.0.1:9/v1"))
     assert "Authorization" in line and "pw-1" not in line
     assert not project.results_dir.exists()
+
+
+def test_a_config_holds_the_password_apart_from_every_url_it_gives() -> None:
+    """The one stripping path: made from a URL with credentials, a config's base_url (which every writer reads)
+    has none, nor has its repr; the header is built from `credentials` alone."""
+    from benchcard.run.providers.base import ProviderConfig
+    from benchcard.run.providers.urls import basic_auth
+
+    cfg = ProviderConfig("proxy", "anthropic", f"http://alice:{PASSWORD}@127.0.0.1:9/v1", "X_KEY")
+    assert cfg.base_url == "http://127.0.0.1:9/v1" and cfg.credentials == ("alice", PASSWORD)
+    assert PASSWORD not in repr(cfg) and PASSWORD not in str(cfg.__dict__.get("base_url"))
+    assert basic_auth(cfg.credentials) == "Basic YWxpY2U6cHctOWY4ZTdkNmM1YjRh"

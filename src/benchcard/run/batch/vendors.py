@@ -33,7 +33,7 @@ from benchcard.run.providers.base import (
     read_key,
     redact,
 )
-from benchcard.run.providers.urls import basic_auth, strip_credentials
+from benchcard.run.providers.urls import basic_auth
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -95,7 +95,7 @@ class Vendor:
         self.provider = provider
         self.config = provider.config
         self.client = provider.client
-        self.base = strip_credentials(str(provider.config.base_url))  # a URL's password goes in a header only
+        self.base = str(provider.config.base_url)  # without a password: ProviderConfig holds it apart
         self.attempts = attempts
         self.backoff = backoff
         self.rng = random.Random()
@@ -134,7 +134,7 @@ class Vendor:
 
     def _headers(self) -> dict[str, str]:
         key = read_key(self.config)
-        basic = {"Authorization": auth} if (auth := basic_auth(self.config.base_url)) else {}
+        basic = {"Authorization": auth} if (auth := basic_auth(self.config.credentials)) else {}
         return {**self.config.headers, **basic, **self.provider.vendor_headers(key)}
 
     def _scrub(self, text: str) -> str:

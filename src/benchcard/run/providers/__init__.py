@@ -16,7 +16,7 @@ from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
 from benchcard.errors import ProviderError
 from benchcard.run.providers.base import Provider, ProviderConfig, Usage, require_key
 from benchcard.run.providers.configcheck import check_auth, check_config
-from benchcard.run.providers.urls import check_url, strip_credentials
+from benchcard.run.providers.urls import check_url
 
 if TYPE_CHECKING:
     import httpx
@@ -89,9 +89,10 @@ def provider_config(name: str, config: Mapping[str, Any], base_url: str | None =
         names = ", ".join(known)
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
     if base_url:  # one server named on the command line replaces the configured one (or pool)
-        cfg = ProviderConfig(cfg.name, cfg.type, check_url(base_url, "--base-url"), cfg.api_key_env,
+        given = check_url(base_url, "--base-url")
+        check_auth(cfg.type, given, cfg.api_key_env, "--base-url")
+        cfg = ProviderConfig(cfg.name, cfg.type, given, cfg.api_key_env,
                              cfg.requests_per_minute, cfg.headers, batch_limits=cfg.batch_limits)
-        check_auth(cfg.type, cfg.base_url, cfg.api_key_env, "--base-url")
     return cfg
 
 
@@ -123,8 +124,8 @@ def endpoint(cfg: ProviderConfig) -> str:
 
 
 def stored_url(cfg: ProviderConfig) -> str | None:
-    """The base URL as it may be written down or shown: without any `user:password@`."""
-    return strip_credentials(cfg.base_url) if cfg.base_url else None
+    """The base URL as it may be written down or shown: without any `user:password@` (the config holds none)."""
+    return cfg.base_url
 
 
 def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None = None) -> Provider:

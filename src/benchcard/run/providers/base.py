@@ -24,7 +24,7 @@ import httpx
 
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.records.rows import Status  # the one status vocabulary of a cell: ok, truncated, failed
-from benchcard.run.providers.urls import basic_auth, strip_credentials
+from benchcard.run.providers.urls import basic_auth, split_credentials
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
 # stop_reason, llama.cpp's), read by one function, `status_for`.
@@ -98,7 +98,11 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class ProviderConfig:
-    """One named endpoint from the built-ins or `benchcard.yaml`; the key is named, never stored."""
+    """One named endpoint from the built-ins or `benchcard.yaml`; the key is named, never stored.
+
+    A `user:password@` given in `base_url` is split off when the config is made: `base_url` is then the URL as
+    it may be written or shown, and `credentials` (left out of `repr`) is the only place the password is held.
+    """
 
     name: str
     type: Literal["openai", "anthropic", "local"]
@@ -109,6 +113,14 @@ class ProviderConfig:
     endpoints: tuple[Endpoint, ...] = ()  # a pool of servers of one model; base_url is then the first's
     pool: Mapping[str, float] = field(default_factory=dict)  # fail_after, out_for_s: when a server is taken out
     batch_limits: Mapping[str, int] = field(default_factory=dict)  # requests, bytes: lower than the vendor's
+    credentials: tuple[str, str] | None = field(default=None, repr=False)  # a base URL's user and password
+
+    def __post_init__(self) -> None:
+        if self.base_url and "@" in self.base_url:
+            url, found = split_credentials(self.base_url)
+            object.__setattr__(self, "base_url", url)
+            if found is not None:
+                object.__setattr__(self, "credentials", found)
 
 
 class Provider(ABC):
@@ -284,8 +296,8 @@ class HttpProvider(Provider):
         self.config = config
         self.client = client
         # parsed once, not per call; a `user:password@` in the URL is sent as a header, never as part of the URL
-        self.url = httpx.URL(f"{strip_credentials(config.base_url)}/{self.path}")
-        self._basic = basic_auth(config.base_url)
+        self.url = httpx.URL(f"{config.base_url}/{self.path}")
+        self._basic = basic_auth(config.credentials)
         self._headers: tuple[str | None, httpx.Headers] | None = None
 
     def vendor_headers(self, key: str | None) -> dict[str, str]:

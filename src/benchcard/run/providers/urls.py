@@ -2,7 +2,10 @@
 
 `http://user:secret@host/v1` is a common way to reach a proxy. The user and password are treated like an API
 key: kept in memory only, sent as an `Authorization: Basic` header, and removed from every URL that is
-written (manifest, sealed requests, pages, `curl`).
+written (manifest, sealed requests, judge requests, batch journal, pages, `curl`).
+
+There is one path: a `ProviderConfig` splits them off its `base_url` when it is made (`split_credentials`), so
+no URL any writer can reach still carries them; only `ProviderConfig.credentials` (never printed) holds them.
 """
 
 from __future__ import annotations
@@ -54,9 +57,13 @@ def credentials(url: str | None) -> tuple[str, str] | None:
     return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
 
 
-def basic_auth(url: str | None) -> str | None:
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """The URL as it may be stored, and the (user, password) it carried (None when it carried none)."""
+    return strip_credentials(url), credentials(url)
+
+
+def basic_auth(creds: tuple[str, str] | None) -> str | None:
     """The `Authorization` header value for a URL's credentials, or None when it has none."""
-    creds = credentials(url)
     if creds is None:
         return None
     token = base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode("ascii")
