@@ -248,13 +248,13 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
             as_json: bool) -> None:
     """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row; once
     only: a second `benchcard verdict RUN` refuses (use --show to print it again)."""
-    from benchcard.verdict.gate import verdict_and_gate
-    from benchcard.verdict.report import print_verdict, verdict_lines
+    from benchcard.verdict.gate import shown_lines, verdict_and_gate
+    from benchcard.verdict.report import print_verdict
 
     result, decided = verdict_and_gate(_project(ctx), run_name, allow_incomplete=allow_incomplete, show=show,
                                        gate=gate, scratch=scratch)
     _emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {})) if as_json else print_verdict(
-        verdict_lines(result.file) + ([decided.line] if decided else []))
+        shown_lines(result, decided))
     sys.exit(decided.code if decided else 0)
 
 

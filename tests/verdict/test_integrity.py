@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from benchcard._util.hashing import file_digest
@@ -369,3 +370,141 @@ def test_an_edited_judging_plan_is_refused(tmp_path: Path, server: FakeServer, k
     assert result.exit_code == 1
     assert "sealed/judge-requests.jsonl changed after it was written" in result.output
     assert ledger_lines(project) == 0
+
+
+# ---------------------------------------------- after the verdict: every file it rests on, and who checks it
+
+
+def _forge_win(folder: Path) -> None:
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    verdict.update(finding="win", outcome="result", why="FORGED")
+    (folder / "verdict.json").write_text(json.dumps(verdict, indent=2), encoding="utf-8")
+
+
+def test_the_gate_refuses_an_edited_verdict_and_show_says_the_rows_finding(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """The issue's case: a loss edited into a win passed `--show --gate` (exit 0, "finding: win")."""
+    server.configure({"replies": [{"match": "Please.", "reply": "blue"}], "default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    assert cli_in(project, "run", CARD).exit_code == 0
+    folder = only_run(project, CARD)
+    assert cli_in(project, "verdict", folder.name, "--gate").exit_code == 2
+    row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+    assert row["finding"] == "loss"
+    _forge_win(folder)
+    gate = cli_in(project, "verdict", folder.name, "--show", "--gate")
+    assert gate.exit_code == 1 and "finding: win" not in gate.output
+    assert gate.stderr.strip().splitlines()[-1].startswith(
+        f"error: run {folder.name}: its record changed after the verdict: results/{CARD}/v1/{folder.name}/"
+        f"verdict.json: finding is 'win', the ledger row says '{row['finding']}'")
+    shown = cli_in(project, "verdict", folder.name, "--show")
+    assert shown.exit_code == 0
+    assert shown.stdout.startswith(f"warning: run {folder.name}'s record changed after its verdict; shown from "
+                                   "its ledger row (seq 1), not verdict.json:")
+    assert f"finding: {row['finding']} → {row['outcome']} (as the ledger row says)" in shown.stdout
+    assert "FORGED" not in shown.stdout and "finding: win" not in shown.stdout
+    as_json = json.loads(cli_in(project, "verdict", folder.name, "--show", "--json").stdout)
+    assert as_json["finding"] == row["finding"] and as_json["changed"] and as_json["ledger_row"]["hash"] == row["hash"]
+
+
+def test_the_gate_refuses_a_verdict_no_ledger_row_holds(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A verdict.json copied into a run that was never judged (or whose row was cut) vouches for nothing."""
+    project, folder = judged_run(tmp_path, server)
+    other = tmp_path / "other"
+    other_project, other_folder = finished_run(other, server)
+    verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    verdict.update(run=other_folder.name, finding="win", outcome="result")
+    (other_folder / "verdict.json").write_text(json.dumps(verdict), encoding="utf-8")
+    gate = cli_in(other_project, "verdict", other_folder.name, "--show", "--gate")
+    assert gate.exit_code == 1 and f"no ledger row holds run {other_folder.name}" in gate.stderr
+
+
+def _judged_judge_run(tmp_path: Path, server: FakeServer, graded: bool = True) -> tuple[Project, Path]:
+    """A judge card's run, blind-graded by a person, judged and entered."""
+    project = judge_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2, k=2)
+    server.configure({"replies": [{"match": "<<", "reply": "GRADE: PASS"}, {"match": "", "reply": "A tomato."}]})
+    assert cli_in(project, "run", JUDGE_CARD).exit_code == 0
+    folder = only_run(project, JUDGE_CARD)
+    if graded:
+        sheet = tmp_path / "sheet.csv"
+        assert cli_in(project, "blind-sheet", folder.name, "--out", str(sheet)).exit_code == 0
+        sheet.write_text(sheet.read_text(encoding="utf-8").replace(",,", ",pass,"), encoding="utf-8")
+        assert cli_in(project, "grade", folder.name, str(sheet)).exit_code == 0
+    result = cli_in(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    return project, folder
+
+
+def test_a_judged_runs_row_anchors_every_file_its_verdict_rests_on(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    project, folder = _judged_judge_run(tmp_path, server)
+    row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+    assert list(row["evidence_files"]) == ["grades/human.csv", "judge-outputs.jsonl", "sealed/judge-requests.jsonl",
+                                           "sealed/sheet-human.jsonl", "table.csv"]
+    assert all(row["evidence_files"][name] == file_digest(folder / name) for name in row["evidence_files"])
+    assert cli_in(project, "ledger", "--verify").exit_code == 0
+    assert cli_in(project, "verdict", folder.name, "--show", "--gate").exit_code == 4  # inconclusive, untouched
+
+
+def _edit_judge_output(folder: Path) -> None:
+    path = folder / "judge-outputs.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace("GRADE: PASS", "GRADE: FAIL", 1), encoding="utf-8")
+
+
+def _edit_judge_requests(folder: Path) -> None:
+    path = folder / "sealed" / "judge-requests.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace("Be strict.", "Be generous.", 1), encoding="utf-8")
+    manifest = manifest_of(folder)
+    manifest["judge"]["requests_digest"] = file_digest(path)  # recomputed, to hide the edit
+    write_manifest(folder, manifest)
+
+
+def _edit_grades(folder: Path) -> None:
+    path = folder / "grades" / "human.csv"
+    path.write_text(path.read_text(encoding="utf-8").replace(",pass", ",fail", 1), encoding="utf-8")
+
+
+def _edit_sheet_mapping(folder: Path) -> None:
+    path = folder / "sealed" / "sheet-human.jsonl"
+    rows = read_jsonl(path)
+    rows[0], rows[1] = {**rows[0], "cell": rows[1]["cell"]}, {**rows[1], "cell": rows[0]["cell"]}
+    write_jsonl(path, rows)
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (_edit_judge_output, "judge-outputs.jsonl changed after the verdict (ledger row sha256:"),
+    (lambda folder: (folder / "judge-outputs.jsonl").unlink(), "judge-outputs.jsonl is missing"),
+    (_edit_judge_requests, "sealed/judge-requests.jsonl changed after the verdict (ledger row sha256:"),
+    (_edit_grades, "grades/human.csv changed after the verdict (ledger row sha256:"),
+    (_edit_sheet_mapping, "sealed/sheet-human.jsonl changed after the verdict (ledger row sha256:"),
+    (lambda folder: (folder / "table.csv").unlink(), "table.csv is missing"),
+])
+def test_judge_evidence_edited_after_the_verdict_is_named_by_verify_gate_show_and_site(
+        tmp_path: Path, server: FakeServer, key: str, edit: Any, named: str) -> None:
+    project, folder = _judged_judge_run(tmp_path, server)
+    edit(folder)
+    where = f"results/{JUDGE_CARD}/v1/{folder.name}/{named}"
+    verify = cli_in(project, "ledger", "--verify")
+    assert verify.exit_code == 1 and f"FAIL seq 1 (run {folder.name}): {where}" in verify.output
+    gate = cli_in(project, "verdict", folder.name, "--show", "--gate")
+    assert gate.exit_code == 1 and "its record changed after the verdict" in gate.stderr and where in gate.stderr
+    shown = cli_in(project, "verdict", folder.name, "--show")
+    assert shown.exit_code == 0 and any(line.startswith(f"  {where}") for line in shown.stdout.splitlines())
+    site = cli_in(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0 and where in site.output
+
+
+def test_a_batch_runs_journal_and_chunks_are_anchored(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=1)
+    assert cli_in(project, "run", CARD, "--batch", "--poll-interval", "0.05").exit_code == 0
+    folder = only_run(project, CARD)
+    assert cli_in(project, "verdict", folder.name).exit_code == 0
+    assert cli_in(project, "status", folder.name).exit_code == 0  # reading a finished batch run changes nothing
+    row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+    assert {"batch/journal.jsonl", "batch/chunk-000.jsonl"} <= set(row["evidence_files"])
+    assert cli_in(project, "ledger", "--verify").exit_code == 0
+    journal = folder / "batch" / "journal.jsonl"
+    journal.write_text(journal.read_text(encoding="utf-8").replace('"event"', '"event" ', 1), encoding="utf-8")
+    verify = cli_in(project, "ledger", "--verify")
+    assert verify.exit_code == 1 and "batch/journal.jsonl changed after the verdict" in verify.output

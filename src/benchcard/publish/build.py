@@ -41,7 +41,8 @@ from benchcard.publish.runcard import ab_context
 from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfile import VerdictFile
-from benchcard.verdict.integrity import verdict_matches
+from benchcard.verdict.integrity import evidence_problems, verdict_matches
+from benchcard.verdict.runfolder import VERDICT_FILE
 
 __all__ = ["MARKER", "SiteReport", "build_site", "json_ld"]
 
@@ -160,6 +161,10 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
             # what the row anchors replaces what the edited file says (publish/verdictview.py); its unanchored
             # prose is not shown, nor is the lead drawn from its figures
             run.edited_file, run.verdict_file = run.verdict_file, None
+        if row is not None and row.run:  # the rest of the evidence, as `ledger --verify` checks it
+            shown = f"{row.evidence}/{VERDICT_FILE}"
+            skipped.extend(f"{p}; its published copy is not the file the verdict rests on (ledger row seq {row.seq})"
+                           for p in evidence_problems(project.root, row) if not p.startswith(shown))
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

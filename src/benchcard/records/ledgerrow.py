@@ -146,6 +146,9 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     scores_digest: str | UnsetType | None = UNSET
     table_digest: str | UnsetType = UNSET  # a `compare` row's table.csv
     verdict_digest: str | UnsetType = UNSET
+    # every other file of the run the verdict rests on (judge requests and outputs, grades, blind-sheet mappings,
+    # batch journal and chunks, table.csv): its path in the run folder → its digest (verdict/integrity.py)
+    evidence_files: dict[str, str] | UnsetType = UNSET
     seal_root: str | None
     evidence: str  # the run's folder, relative to the project
     prev: str | None = None

@@ -58,15 +58,17 @@ def _judge(v: VerdictFile) -> JudgeFigures | UnsetType:
                                                               j.floor_met, j.cost)
 
 
-def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: str) -> LedgerRow:
+def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: str,
+                files: dict[str, str]) -> LedgerRow:
     """The row of a run's verdict (`verdict/give.py`): `verdict` is its verdict.json as built, `anchors` the
-    run's evidence digests (`integrity.evidence_digests`), `digest` verdict.json's own."""
+    run's evidence digests (`integrity.evidence_digests`), `digest` verdict.json's own, `files` the digests of
+    every other file the verdict rests on (`integrity.evidence_files`)."""
     row = LedgerRow(
         card=card.id, version=card.version, kind=card.kind, rig=verdict.rig, run=verdict.run, cells=verdict.cells,
         counts=verdict.counts, outcome=verdict.outcome, finding=verdict.finding, human=_human(verdict),
         judge=_judge(verdict), cost=None if isinstance(verdict.cost, UnsetType) else verdict.cost,
         latency=verdict.latency, plan_digest=anchors.plan_digest, outputs_digest=anchors.outputs_digest,
-        scores_digest=anchors.scores_digest, verdict_digest=digest, seal_root=verdict.seal_root,
+        scores_digest=anchors.scores_digest, verdict_digest=digest, evidence_files=files, seal_root=verdict.seal_root,
         evidence=verdict.evidence,
     )
     if isinstance(verdict, AbVerdict):

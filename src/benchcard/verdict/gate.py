@@ -22,7 +22,7 @@ from benchcard.project import Project
 from benchcard.records.rows import Manifest
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, find_run, give_verdict, load_verdict
-from benchcard.verdict.report import print_verdict, verdict_lines
+from benchcard.verdict.report import changed_lines, print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
@@ -71,9 +71,21 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
     card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)
+        if card is not None and verdict.changed:  # a gate never passes, or fails, on a record edited since
+            more = f" (and {len(verdict.changed) - 1} more)" if len(verdict.changed) > 1 else ""
+            raise VerdictError(f"run {run_dir.name}: its record changed after the verdict: {verdict.changed[0]}"
+                               f"{more}; the gate is not applied (benchcard ledger --verify names each change)")
     else:
         verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete, scratch=scratch)
     return verdict, None if card is None else gate_of(card, verdict.file)
+
+
+def shown_lines(verdict: Verdict, gate: Gate | None) -> list[str]:
+    """What `benchcard verdict` prints: the verdict's lines (or, for a record changed since the verdict, what
+    changed and its ledger row's finding), then the gate's line."""
+    lines = (changed_lines(verdict.file, verdict.ledger_row, verdict.changed) if verdict.changed
+             else verdict_lines(verdict.file))
+    return lines + ([gate.line] if gate else [])
 
 
 def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:

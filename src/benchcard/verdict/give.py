@@ -35,6 +35,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.cardruns import Want, pick
 from benchcard.run.grid import assignment_columns, assignment_digest_of
@@ -47,7 +48,13 @@ from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
-from benchcard.verdict.integrity import check_plan, evidence_digests, verdict_digest
+from benchcard.verdict.integrity import (
+    check_plan,
+    evidence_digests,
+    evidence_files,
+    evidence_problems,
+    verdict_digest,
+)
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
@@ -68,10 +75,18 @@ class Verdict:
     run_dir: Path
     file: VerdictFile = field(repr=False)  # what verdict.json holds, typed: the terminal's lines and the gate read it
     ledger_row: LedgerRow | None = field(default=None, repr=False)
+    # what of the run's record no longer matches its ledger row (`integrity.record_problems`); when there is
+    # anything, `finding` and `outcome` are the row's, and the file is not to be trusted
+    changed: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`."""
-        return self.file.fields()
+        """The verdict as strict JSON data (no NaN, no infinities): exactly `verdict.json`; for a record changed
+        since the verdict, the ledger row's finding, what changed, and the row itself instead."""
+        if not self.changed:
+            return self.file.fields()
+        row = self.ledger_row.fields() if self.ledger_row is not None else None
+        return {"run": self.run, "card": self.card, "version": self.version, "kind": self.kind,
+                "finding": self.finding, "outcome": self.outcome, "changed": list(self.changed), "ledger_row": row}
 
 
 def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
@@ -341,8 +356,10 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
     """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once. A scratch
     verdict is written the same way, marked, and has no ledger row."""
     run = run_dir.name
-    row = verdict_row(card, pending, anchors=evidence_digests(RunStore(run_dir).manifest_as_written()),
-                      digest=verdict_digest(pending.fields()))
+    manifest = RunStore(run_dir).manifest_as_written()
+    files = evidence_files(run_dir, manifest, {TABLE_FILE: file_digest(table_tmp)})
+    row = verdict_row(card, pending, anchors=evidence_digests(manifest), digest=verdict_digest(pending.fields()),
+                      files=files)
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
@@ -377,7 +394,21 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
     except OSError as exc:
         raise VerdictError(f"{project.relative(path)}: unreadable: {exc}") from None
     verdict = decode_verdict(raw, project.relative(path), VerdictError)
-    row = ledger.find_run(project, verdict.run)
-    return Verdict(run=verdict.run, card=verdict.card, version=verdict.version or 0, kind=verdict.kind,
-                   finding=verdict.finding, outcome=verdict.outcome, run_dir=Path(run_dir), file=verdict,
-                   ledger_row=row)
+    row = ledger.find_run(project, Path(run_dir).name)
+    changed = tuple(record_problems(project, Path(run_dir), verdict, row))
+    said = row if changed and row is not None else verdict
+    return Verdict(run=Path(run_dir).name, card=verdict.card, version=verdict.version or 0, kind=verdict.kind,
+                   finding=said.finding, outcome=said.outcome, run_dir=Path(run_dir), file=verdict,
+                   ledger_row=row, changed=changed)
+
+
+def record_problems(project: Project, run_dir: Path, verdict: VerdictFile, row: LedgerRow | None) -> list[str]:
+    """What of a judged run's record differs from its ledger row (`integrity.evidence_problems`: verdict.json,
+    the plan, outputs, scores, and every file the row anchors). A verdict.json with no row is a problem unless
+    it is a scratch verdict, which never has one."""
+    if row is None:
+        if known(verdict.scratch):
+            return []
+        return [f"{project.relative(run_dir / VERDICT_FILE)}: no ledger row holds run {run_dir.name}, so nothing "
+                "shows this verdict was given here (benchcard ledger --verify)"]
+    return evidence_problems(project.root, row)

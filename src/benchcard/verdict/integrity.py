@@ -3,13 +3,17 @@
 Before: the sealed plan is the one written at plan time (`run.plandigest`: every file under `sealed/`, the rig
 and the other plan fields), the assignment is the one the card and the manifest's seed give (`run.grid`
 re-derives it: swapped variant labels are refused even with recomputed digests), and the outputs and scores
-have their digests, which match. After: the ledger row carries those digests and the digest of `verdict.json`
-(`evidence_digests`), and `evidence_problems` names every file of a judged run that is missing or changed.
+have their digests, which match. After: the ledger row carries those digests, the digest of `verdict.json`
+(`evidence_digests`) and of every other file of the run folder the verdict rests on (`evidence_files`: the
+judge's requests and outputs, grades, blind-sheet mappings, batch journal and chunks, table.csv), and
+`evidence_problems` names every file of a judged run that is missing or changed. `ledger --verify`, the gate,
+`verdict --show` and the site all ask it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,9 @@ from benchcard.verdict.table import TABLE_FILE
 VERDICT_UNHASHED = ("given_at", "ledger")
 #: The manifest's digests a ledger row anchors, and the file each one covers.
 ANCHORED = {"outputs_digest": OUTPUTS, "scores_digest": SCORES}
+#: Files of a run folder anchored by a digest of their own (the manifest's fields through plan_digest and the
+#: digests above, verdict.json through verdict_digest), hence not listed again in a row's `evidence_files`.
+OWN_DIGEST = frozenset({"manifest.json", OUTPUTS, SCORES, VERDICT_FILE})
 
 
 def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: str | None = None) -> None:
@@ -114,6 +121,42 @@ def evidence_digests(manifest: Mapping[str, Any]) -> Anchors:
     return Anchors(text("plan_digest"), text("outputs_digest"), text("scores_digest"))
 
 
+def evidence_files(run_dir: Path, manifest: Mapping[str, Any],
+                   extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every regular file of a run folder that the verdict rests on and that no other digest covers, by its path
+    in the folder (`/`-separated), sorted: judge requests and outputs, `grades/*.csv`, `sealed/sheet-*.jsonl`,
+    `batch/` (journal, chunks, downloaded results), and whatever a later version adds. Left out: the files in
+    `OWN_DIGEST`, the sealed plan (`manifest.sealed`, anchored through plan_digest), links, and names starting
+    with `.` or ending in `.tmp`/`.lock` (work files). `extra` adds files about to be moved in (`table.csv`)."""
+    sealed = manifest.get("sealed")
+    skip = OWN_DIGEST | (set(sealed) if isinstance(sealed, Mapping) else set())
+    found: dict[str, str] = dict(extra or {})
+    for top, dirs, names in os.walk(run_dir):  # links to folders are not followed
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            path = Path(top, name)
+            rel = path.relative_to(run_dir).as_posix()
+            if (rel in skip or name.startswith(".") or name.endswith((".tmp", ".lock")) or path.is_symlink()
+                    or not path.is_file()):
+                continue
+            found[rel] = file_digest(path)
+    return dict(sorted(found.items()))
+
+
+def _file_problems(folder: Path, evidence: str, files: Mapping[str, str]) -> list[str]:
+    """Each file a row's `evidence_files` lists that is missing or no longer has its digest."""
+    problems = []
+    for rel, want in files.items():
+        path = folder / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            problems.append(f"the row lists {rel!r}, which is not a path inside the run folder")
+        elif path.is_symlink() or not path.is_file():
+            problems.append(f"{evidence}/{rel} is missing")
+        elif file_digest(path) != want:
+            problems.append(f"{evidence}/{rel} changed after the verdict (ledger row {want})")
+    return problems
+
+
 def anchored(row: LedgerRow) -> bool:
     """True when the row carries its run's digests; rows entered before they did are checked against the run's
     own manifest only (the ledger is append-only: such a row can never be given them). A `compare` row anchors
@@ -167,6 +210,8 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         elif reference.get(key) is not None and file_digest(path) != reference.get(key):
             where = "ledger row" if anchored(row) else "manifest"
             problems.append(f"{evidence}/{name} changed ({where} {reference.get(key)})")
+    if isinstance(row.evidence_files, dict):
+        problems += _file_problems(folder, evidence, row.evidence_files)
     problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
     return problems
 

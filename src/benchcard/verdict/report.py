@@ -113,6 +113,21 @@ def _ab_lines(v: AbVerdict) -> list[str]:
     return lines
 
 
+def changed_lines(v: VerdictFile, row: LedgerRow | None, changed: Sequence[str]) -> list[str]:
+    """`verdict --show` for a run whose record changed since its verdict: what changed, then what its ledger
+    row says in place of the file (the file's figures and prose are not shown: nothing vouches for them)."""
+    head = f"ledger row (seq {row.seq})" if row is not None else "no ledger row"
+    lines = [f"warning: run {v.run}'s record changed after its verdict; shown from its {head}, not verdict.json:",
+             *(f"  {c}" for c in changed)]
+    if row is None:
+        return [*lines, "finding: none entered (benchcard ledger --verify)"]
+    return [*lines, f"{row.card} v{row.version} · run {row.run} · {row.rig}",
+            f"finding: {row.finding} → {row.outcome} (as the ledger row says)",
+            *(f"  clause {c.metric} {c.test} ({c.variant}): {'holds' if c.holds else 'does not hold'}"
+              for c in known(row.clauses) or ()),
+            f"ledger: seq {row.seq} · {row.at[:19]}Z · {row.hash[:19]}…"]
+
+
 def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them); a comparison's as an ab
     run's when `as_ab` (`benchcard compare`)."""
