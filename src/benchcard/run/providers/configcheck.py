@@ -18,7 +18,8 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110 token)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 TYPES = ("openai", "anthropic", "local")
-PROVIDER_FIELDS = ("type", "base_url", "api_key_env", "requests_per_minute", "headers")
+PROVIDER_FIELDS = ("type", "base_url", "api_key_env", "requests_per_minute", "headers", "base_urls", "pool",
+                   "batch_limits")
 
 
 def check_env_name(name: object, where: str) -> str:
@@ -40,6 +41,10 @@ def check_config(data: Mapping[str, Any], source: str) -> None:
         where = f"{source}: field 'providers.{name}"
         if not isinstance(entry, Mapping):
             raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
+        unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
+        if unknown:
+            raise ProviderError(f"{where}.{unknown[0]}': not a provider setting; expected one of "
+                                + ", ".join(PROVIDER_FIELDS))
         if entry.get("type") not in TYPES:
             raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {entry.get('type')!r}")
         if entry.get("base_url") is not None:
@@ -53,6 +58,12 @@ def check_config(data: Mapping[str, Any], source: str) -> None:
                                 "(leave it out for no limit)")
         check_headers(entry.get("headers"), where)
         check_auth(entry.get("type"), entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
+        from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
+
+        if not parse_endpoints(str(name), entry) and entry.get("pool") is not None:
+            raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
+        parse_pool(str(name), entry)
+        parse_batch_limits(str(name), entry)
 
 
 def check_headers(headers: object, where: str) -> None:

@@ -93,9 +93,17 @@ def parse_pool(name: str, declared: Mapping[str, Any]) -> dict[str, float]:
             for key, default in POOL_KEYS.items()}
 
 
+#: The smallest `batch_limits.bytes` taken: a batch file must hold its wrapper and at least one whole request.
+MIN_BATCH_BYTES = 1024
+
+
 def parse_batch_limits(name: str, declared: Mapping[str, Any]) -> dict[str, int]:
     """`batch_limits: {requests: N, bytes: N}`: smaller batches than the vendor allows (an organisation's quota)."""
     raw = declared.get("batch_limits") or {}
     if not isinstance(raw, Mapping) or set(raw) - {"requests", "bytes"}:
         raise ProviderError(f"{_where(name, 'batch_limits')}: expected {{requests: N, bytes: N}}")
-    return {k: int(_positive(v, _where(name, f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}
+    limits = {k: int(_positive(v, _where(name, f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}
+    if limits.get("bytes", MIN_BATCH_BYTES) < MIN_BATCH_BYTES:
+        raise ProviderError(f"{_where(name, 'batch_limits.bytes')}: expected an integer >= {MIN_BATCH_BYTES} (a "
+                            f"batch file must hold at least one whole request), got {limits['bytes']}")
+    return limits
