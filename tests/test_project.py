@@ -83,3 +83,64 @@ def test_project_of_takes_a_project_a_str_or_a_path_and_finds_the_project_above_
     with pytest.raises(ProjectError) as info:
         Project.of(tmp_path / "nowhere")
     assert str(info.value) == f"project={tmp_path / 'nowhere'}: no such folder"
+
+
+# ------------------------------------------------------------ no output path over what the project owns
+
+OWNED = ["results/ledger.jsonl", "results/new.csv", "results/colour-ab/new.csv", "cards/new.csv",
+         "keys/new.csv", "fixtures/new.csv", "benchcard.yaml", "LINK-TO-RESULTS/x.csv"]
+
+
+def _judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A project with a run not judged yet, so no ledger exists (the issue's case), a benchcard.yaml, and a
+    link in the project pointing at its results/."""
+    project = make_project(tmp_path / "proj")
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    (project.root / "benchcard.yaml").write_text("providers: {}\n", encoding="utf-8")
+    (project.root / "LINK-TO-RESULTS").symlink_to(project.results_dir)
+    return project.root, run_dir.name
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("target", OWNED)
+@pytest.mark.parametrize("command", ["export", "export-parquet", "blind-sheet"])
+def test_no_command_writes_a_file_over_or_into_what_the_project_owns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   command: str, target: str) -> None:
+    """Issue 25: `export --out results/ledger.jsonl` wrote CSV where the ledger goes; every ledger command then
+    failed. One check (`Project.refuse_protected`) serves every command that takes an output path."""
+    root, run = _judged(tmp_path, monkeypatch)
+    before = _snapshot(root)
+    args = {"export": ["export", run, "--out"], "export-parquet": ["export", run, "--format", "parquet", "--out"],
+            "blind-sheet": ["blind-sheet", run, "--force", "--out"]}[command]
+    line = one_line_error(bc(root, *args, str(root / target)))
+    assert "part of the project's own records; benchcard never writes over it or adds to it" in line, line
+    assert _snapshot(root) == before  # nothing written, created, or moved aside
+    assert not (root / "results" / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("target", ["results", "results/site", "cards", "keys/site", "fixtures/x", ".", ".."])
+def test_the_site_is_never_built_into_what_the_project_owns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            target: str) -> None:
+    root, _ = _judged(tmp_path, monkeypatch)
+    before = _snapshot(root)
+    line = one_line_error(bc(root, "site", "--out", str(root / target)))
+    assert "part of the project's own records" in line, line
+    assert _snapshot(root) == before
+
+
+def test_compare_out_may_not_be_in_the_projects_records_but_its_own_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    root, _ = _judged(tmp_path, monkeypatch)
+    for arm, shift in (("a", 0), ("b", 1)):
+        lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": float((i + shift) % 2)})
+                 for i in range(8)]
+        (tmp_path / f"{arm}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    logs = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--win", "acc rises"]
+    line = one_line_error(bc(root, "compare", *logs, "--out", str(root / "results" / "colour-ab" / "cmp")))
+    assert "part of the project's own records" in line
+    assert bc(root, "compare", *logs, "--out", str(root / "results" / "_compare" / "mine")).exit_code == 0

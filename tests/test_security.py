@@ -183,5 +183,5 @@ def test_no_credential_reaches_any_file_page_or_output(tmp_path: Path, server: F
     for result in shown:
         _no_secret_in(f"the output of {result}", result.output + result.stderr + repr(result.exception))
     _no_secret_in("the log", caplog.text)
-    manifest = json.loads(next(root.rglob("manifest.json")).read_text())
+    manifest = json.loads(next(root.rglob(f"{run}/manifest.json")).read_text())
     assert manifest["judge"]["base_url"] == server.base_url  # the URL is kept, its password is not

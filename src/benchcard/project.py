@@ -101,23 +101,31 @@ class Project:
                            f"({self.root}); use `benchcard -C <its project>`")
         return resolved
 
-    def refuse_protected(self, path: Path, shown: str) -> None:
-        """No output a user names may replace the project's records, not even with --force: the ledger, a file
-        under cards/, fixtures/ or keys/ (keys and seals), or any file already under results/ (a run's
-        evidence). Links are followed to where they point."""
+    def refuse_protected(self, path: Path, shown: str, *, folder: bool = False, allow: Path | None = None) -> None:
+        """The one check of every output path a user names (`export --out`, `blind-sheet --out`, `site --out`,
+        `compare --out`): nothing is written over, or created in, what the project owns — the ledger and
+        anything under results/ (run folders, sealed files), cards/, fixtures/ or keys/ (keys and seals), or
+        benchcard.yaml — not even with --force. A folder (`folder`) may not be the project itself nor hold it.
+        `allow` is a folder under results/ that a command fills itself (compare's `results/_compare/`): a new
+        path inside it is taken. Links are followed to where they point."""
         target = path.resolve()
+        root = self.root.resolve()
         where = None
-        if target == self.ledger_path.resolve():
+        if folder and (target == root or target in root.parents):
+            where = "the project folder" if target == root else "a folder holding the project"
+        elif target == (root / "benchcard.yaml").resolve():
+            where = "the project's benchcard.yaml"
+        elif target == self.ledger_path.resolve():
             where = "the ledger"
-        for folder in (self.cards_dir, self.root / "fixtures", self.root / "keys"):
-            real = folder.resolve()
-            if target == real or real in target.parents:
-                where = f"{self.relative(folder)}/"
-        if where is None and self.results_dir.resolve() in target.parents and os.path.lexists(target):
-            where = "a run's evidence under results/"
+        for owned in (self.results_dir, self.cards_dir, self.root / "fixtures", self.root / "keys"):
+            real = owned.resolve()
+            if where is None and (target == real or real in target.parents):
+                allowed = allow is not None and allow.resolve() in target.parents and not os.path.lexists(target)
+                where = None if allowed else f"under {self.relative(owned)}/"
         if where is not None:
             raise RunError(f"{shown}: that is {where}, part of the project's own records; benchcard never "
-                           "writes over it. Choose another path")
+                           "writes over it or adds to it. Choose a path outside results/, cards/, fixtures/ "
+                           "and keys/")
 
     def relative(self, path: Path) -> str:
         """A path as the user should see it: relative to the project when it is inside."""

@@ -181,6 +181,8 @@ def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: 
     """A new folder: `--out`, else `results/_compare/<id>/` in a project, else `compare-<id>/` here."""
     if out is None:
         out = project.results_dir / "_compare" / cid if project is not None else Path(f"compare-{cid}")
+    elif project is not None:  # a folder the user names: never in what the project owns but compare's own
+        project.refuse_protected(out, f"--out {out}", folder=True, allow=project.results_dir / "_compare")
     out = out.resolve()
     if out.exists() or out.is_symlink():
         raise CompareError(f"{out}: already exists; a comparison is written into a new folder")

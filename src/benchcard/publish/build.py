@@ -75,13 +75,10 @@ class SiteReport:
 def _check_out(project: Project, out_dir: Path) -> Path:
     """Refuse any output folder that benchcard did not build (or the project itself, or a folder inside it)."""
     out = out_dir.resolve()
-    root = project.root.resolve()
-    if out == root or out in root.parents:
-        raise BenchcardError(f"--out {out_dir}: refusing to build the site over the project folder")
-    for protected in (project.cards_dir, project.results_dir, root / "keys", root / "fixtures", root / "src"):
-        p = protected.resolve()
-        if out == p or p in out.parents:
-            raise BenchcardError(f"--out {out_dir}: refusing to build the site inside {project.relative(p)}/")
+    project.refuse_protected(out_dir, f"--out {out_dir}", folder=True)
+    src = (project.root / "src").resolve()
+    if out == src or src in out.parents:
+        raise BenchcardError(f"--out {out_dir}: refusing to build the site inside src/")
     if out.exists():
         if not out.is_dir():
             raise BenchcardError(f"--out {out_dir}: exists and is not a folder")

@@ -146,6 +146,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     scratch = bool(frame.attrs["scratch"])
     path = out if out is not None else Path(f"{frame.attrs['card']}-v{frame.attrs['version']}-"
                                             f"{frame.attrs['run']}.{fmt}")
+    project.refuse_protected(path, str(path))
     if path.exists() or path.is_symlink():
         raise RunError(f"{path}: already exists; export never overwrites (choose another --out)")
     if fmt == "parquet":
