@@ -409,7 +409,7 @@ def test_the_gate_refuses_an_edited_verdict_and_show_says_the_rows_finding(tmp_p
 
 def test_the_gate_refuses_a_verdict_no_ledger_row_holds(tmp_path: Path, server: FakeServer, key: str) -> None:
     """A verdict.json copied into a run that was never judged (or whose row was cut) vouches for nothing."""
-    project, folder = judged_run(tmp_path, server)
+    _, folder = judged_run(tmp_path, server)
     other = tmp_path / "other"
     other_project, other_folder = finished_run(other, server)
     verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
