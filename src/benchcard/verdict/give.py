@@ -35,7 +35,6 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
-from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.cardruns import Want, pick
 from benchcard.run.grid import assignment_columns, assignment_digest_of
@@ -48,13 +47,7 @@ from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
-from benchcard.verdict.integrity import (
-    check_plan,
-    evidence_digests,
-    evidence_files,
-    evidence_problems,
-    verdict_digest,
-)
+from benchcard.verdict.integrity import check_plan, evidence_digests, evidence_files, record_problems, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
@@ -401,14 +394,3 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
                    finding=said.finding, outcome=said.outcome, run_dir=Path(run_dir), file=verdict,
                    ledger_row=row, changed=changed)
 
-
-def record_problems(project: Project, run_dir: Path, verdict: VerdictFile, row: LedgerRow | None) -> list[str]:
-    """What of a judged run's record differs from its ledger row (`integrity.evidence_problems`: verdict.json,
-    the plan, outputs, scores, and every file the row anchors). A verdict.json with no row is a problem unless
-    it is a scratch verdict, which never has one."""
-    if row is None:
-        if known(verdict.scratch):
-            return []
-        return [f"{project.relative(run_dir / VERDICT_FILE)}: no ledger row holds run {run_dir.name}, so nothing "
-                "shows this verdict was given here (benchcard ledger --verify)"]
-    return evidence_problems(project.root, row)

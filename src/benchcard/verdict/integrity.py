@@ -23,8 +23,11 @@ import msgspec
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
+from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
+from benchcard.records.verdictfigures import known
+from benchcard.records.verdictfile import VerdictFile
 from benchcard.run.grid import assignment_digest, planned_assignment
 from benchcard.run.plandigest import plan_problems
 from benchcard.verdict.runfolder import VERDICT_FILE
@@ -255,3 +258,16 @@ def _verdict_problems_of(data: Mapping[str, Any], shown: str, row: LedgerRow) ->
     if not problems and isinstance(row.verdict_digest, str) and verdict_digest(data) != row.verdict_digest:
         problems.append(f"{shown} changed after the verdict was given")
     return problems
+
+
+def record_problems(project: Project, run_dir: Path, verdict: VerdictFile,
+                    row: LedgerRow | None) -> list[str]:
+    """What of a judged run's record differs from its ledger row (`integrity.evidence_problems`: verdict.json,
+    the plan, outputs, scores, and every file the row anchors). A verdict.json with no row is a problem unless
+    it is a scratch verdict, which never has one."""
+    if row is None:
+        if known(verdict.scratch):
+            return []
+        return [f"{project.relative(run_dir / VERDICT_FILE)}: no ledger row holds run {run_dir.name}, so nothing "
+                "shows this verdict was given here (benchcard ledger --verify)"]
+    return evidence_problems(project.root, row)
