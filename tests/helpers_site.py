@@ -170,7 +170,7 @@ def write_bench_run(project: Project, run_id: str = BENCH_RUN, verdict: bool = T
                                                   for a in assignment])
     _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs, card)
     if verdict:
-        sheet = grading.blind_sheet(project, folder, out=folder.parent / "sheet.csv")
+        sheet = grading.blind_sheet(project, folder, out=project.root / "sheet.csv")
         with open(sheet.path, encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
         for i, row in enumerate(rows[:6]):
