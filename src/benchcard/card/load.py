@@ -8,6 +8,7 @@ from pathlib import Path
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card.model import Card
+from benchcard.card.names import check_names
 from benchcard.card.reader import read_card
 from benchcard.errors import CardError
 from benchcard.project import Project
@@ -17,7 +18,7 @@ def load_card(path: Path, project: Project) -> Card:
     """Read and validate one card file."""
     source = project.relative(path)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
-    return read_card(text, source, project, path)
+    return check_names(read_card(text, source, project, path), source)
 
 
 def load_named(project: Project, name: str) -> Card:

@@ -44,6 +44,11 @@ GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', ap
     (GOOD + "}\nprices:\n  test/model: {input: -1, output: 1}\n", "prices.test/model.input"),
     (GOOD + "}\nprices:\n  test/model: {input: 1, output: 1, batch_discount: 2}\n",
      "prices.test/model.batch_discount"),
+    # provider names a person reads on every page and rig line (issue 25.7)
+    (GOOD + "}\n  \"\u043epenai\": {type: openai, base_url: 'http://127.0.0.1:8/v1'}\n",
+     "field 'providers': provider names 'openai' and 'оpenai' ('\\u043epenai') read the same"),
+    (GOOD + "}\n  \"fake\\u200b\": {type: openai, base_url: 'http://127.0.0.1:8/v1'}\n",
+     "field 'providers': provider name 'fake\\u200b' holds an invisible or control character"),
 ])
 def test_a_bad_config_is_one_line_before_any_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        config: str, expected: str) -> None:

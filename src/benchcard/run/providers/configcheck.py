@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from benchcard._util.names import name_clash, shown
 from benchcard.errors import ProviderError
 from benchcard.run.providers.urls import check_url, credentials
 
@@ -18,6 +19,7 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110 token)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 TYPES = ("openai", "anthropic", "local")
+BUILTIN_NAMES = ("openai", "openrouter", "anthropic", "local")  # as `providers.BUILTIN` declares them
 PROVIDER_FIELDS = ("type", "base_url", "api_key_env", "requests_per_minute", "headers", "base_urls", "pool",
                    "batch_limits")
 
@@ -37,6 +39,7 @@ def check_config(data: Mapping[str, Any], source: str) -> None:
         return
     if not isinstance(providers, Mapping):
         raise ProviderError(f"{source}: field 'providers': expected a mapping of provider name to settings")
+    _check_provider_names([str(n) for n in providers], source)
     for name, entry in providers.items():
         where = f"{source}: field 'providers.{name}"
         if not isinstance(entry, Mapping):
@@ -64,6 +67,19 @@ def check_config(data: Mapping[str, Any], source: str) -> None:
             raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
         parse_pool(str(name), entry)
         parse_batch_limits(str(name), entry)
+
+
+def _check_provider_names(names: list[str], source: str) -> None:
+    """A provider's name is read on every page and in every rig line: it reads as itself, and no two names (the
+    built-in ones included) look alike (`_util/names.py`)."""
+    clash = name_clash([*BUILTIN_NAMES, *names])
+    if clash is None:
+        return
+    name, other, problem = clash
+    if other:
+        raise ProviderError(f"{source}: field 'providers': provider names {shown(name)} and {shown(other)} "
+                            f"{problem}; give them names that look different")
+    raise ProviderError(f"{source}: field 'providers': provider name {shown(name)} {problem}")
 
 
 def check_headers(headers: object, where: str) -> None:

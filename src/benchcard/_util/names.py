@@ -1,0 +1,86 @@
+"""Names a person reads (variant names, fixture ids, metric names, provider names): visibly what they are.
+
+A verdict or a page that names two arms must let a reader tell them apart. So a name is refused when it holds
+a character that does not show (a zero-width space, a joiner, a variation selector), one that reorders what
+follows (a right-to-left override), a control character, whitespace at its ends or two spaces in a row, or
+when it is not in Unicode's NFKC form (a full-width or ligature letter that reads as another name's plain
+one); and two names of one set are refused when they look alike (`skeleton`: NFKC, then Cyrillic and Greek
+letters mapped to the Latin letters they look like, `0` to `O`, `1`/`I`/`|` to `l`, `m` to `rn`, dashes to `-`).
+
+The look-alike table is written here, small and for the scripts names are written in here (Latin, Cyrillic,
+Greek); Unicode's full table (UTS #39) covers more. `confusable-homoglyphs` (PyPI, 3.3.1 of 2024-01) was
+considered: it answers "is this text of mixed scripts or dangerous", not "do these two names look the same".
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# default-ignorable characters of other categories: they show nothing either
+_INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
+                        *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+_BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+
+_LOOKALIKES = {
+    # Cyrillic
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
+    "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ь": "b", "г": "r", "п": "n", "к": "k",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W", "Ӏ": "I", "Ү": "Y",
+    # Greek
+    "α": "a", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "ρ": "p", "υ": "u", "χ": "x", "γ": "y", "ϲ": "c",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
+    # Latin and digits that read as one another
+    "ɑ": "a", "ı": "i", "ɡ": "g", "0": "O", "1": "l", "I": "l", "|": "l",
+    # dashes
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2043": "-",
+}
+
+
+def shown(name: str) -> str:
+    """A name quoted so that a reader sees every character: what does not print as an escape (as `repr` does),
+    and a name with other non-ASCII letters also in escapes."""
+    quoted = repr(name)
+    return quoted if quoted.isascii() else f"{quoted} ({name!a})"
+
+
+def name_problem(name: str) -> str | None:
+    """Why a name does not read as what it is, in a phrase; None when it does."""
+    for ch in name:
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES or ord(ch) in _INVISIBLE:
+            kind = ("a bidirectional control character" if unicodedata.bidirectional(ch) in _BIDI_CONTROLS
+                    or ch in "\u200e\u200f\u061c" else "an invisible or control character")
+            label = unicodedata.name(ch, "unnamed")
+            return f"holds {kind} (U+{ord(ch):04X} {label}), so it does not read as it is written"
+        if ch.isspace() and ch != " ":
+            return f"holds whitespace other than a plain space (U+{ord(ch):04X})"
+    if name != name.strip() or "  " in name:
+        return "begins or ends with a space, or holds two in a row, which a reader cannot see"
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return f"is not in Unicode normal form (NFKC); write it as {shown(normal)}"
+    return None
+
+
+def skeleton(name: str) -> str:
+    """What a name looks like: two names with one skeleton read the same."""
+    text = unicodedata.normalize("NFKC", name)
+    return "".join(_LOOKALIKES.get(ch, ch) for ch in text).replace("m", "rn")
+
+
+def name_clash(names: Iterable[str]) -> tuple[str, str, str] | None:
+    """The first problem among one set of names: (name, other name or "", phrase); None when every name reads
+    as itself and no two look alike."""
+    seen: dict[str, str] = {}
+    for name in names:
+        problem = name_problem(name)
+        if problem is not None:
+            return name, "", problem
+        key = skeleton(name)
+        if key in seen and seen[key] != name:
+            return seen[key], name, "read the same"
+        seen.setdefault(key, name)
+    return None
