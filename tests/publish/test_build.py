@@ -58,7 +58,7 @@ def test_refuses_a_folder_it_did_not_build(tmp_path: Path) -> None:
     assert (foreign / "notes.txt").read_text() == "mine"
     with pytest.raises(BenchcardError, match="project folder"):
         build_site(project, project.root)
-    with pytest.raises(BenchcardError, match="under results/, part of the project.s own records"):
+    with pytest.raises(BenchcardError, match=r"under results/, part of the project.s own records"):
         build_site(project, project.root / "results" / "site")
     site = tmp_path / "site"
     build_site(project, site)
