@@ -142,6 +142,26 @@ def _matches(file: VerdictFile, written: str | None, row: LedgerRow) -> bool:
     return verdict_matches(file.fields(), row) and (not isinstance(anchored, str) or written == anchored)
 
 
+def _check_against_rows(project: Project, runs: list[Run], ledger: list[LedgerRow], skipped: list[str]) -> None:
+    """Each run's files against its ledger row, as `ledger --verify` checks them: an edited verdict.json is
+    replaced on the pages by what the row anchors; every other changed file is named in the build report."""
+    by_run = {(r.card, r.run): r for r in ledger}
+    for run in runs:
+        row = run.ledger_row = by_run.get((run.card, run.run_id))
+        if row is None:
+            continue
+        if run.verdict_file is not None and not _matches(run.verdict_file, run.verdict_digest, row):
+            skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
+                           f"row (seq {row.seq}); the pages show the ledger row's finding")
+            # what the row anchors replaces what the edited file says (publish/verdictview.py); its unanchored
+            # prose is not shown, nor is the lead drawn from its figures
+            run.edited_file, run.verdict_file = run.verdict_file, None
+        if row.run:
+            shown = f"{row.evidence}/{VERDICT_FILE}"
+            skipped.extend(f"{p}; its published copy is not the file the verdict rests on (ledger row seq {row.seq})"
+                           for p in evidence_problems(project.root, row) if not p.startswith(shown))
+
+
 def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[LedgerRow],
                 chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str],
                 viewer: bool = False) -> SiteReport:
@@ -149,19 +169,7 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     env = environment()
     env.globals["viewer"] = viewer
 
-    by_run = {(r.card, r.run): r for r in ledger}
-    for run in runs:
-        row = run.ledger_row = by_run.get((run.card, run.run_id))
-        if run.verdict_file is not None and row is not None and not _matches(run.verdict_file, run.verdict_digest, row):
-            skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
-                           f"row (seq {row.seq}); the pages show the ledger row's finding")
-            # what the row anchors replaces what the edited file says (publish/verdictview.py); its unanchored
-            # prose is not shown, nor is the lead drawn from its figures
-            run.edited_file, run.verdict_file = run.verdict_file, None
-        if row is not None and row.run:  # the rest of the evidence, as `ledger --verify` checks it
-            shown = f"{row.evidence}/{VERDICT_FILE}"
-            skipped.extend(f"{p}; its published copy is not the file the verdict rests on (ledger row seq {row.seq})"
-                           for p in evidence_problems(project.root, row) if not p.startswith(shown))
+    _check_against_rows(project, runs, ledger, skipped)
     cards_by_id = {c.id: c for c in cards}
     for card in cards:
         runs.extend(published_runs(card, skipped))

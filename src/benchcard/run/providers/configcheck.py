@@ -41,32 +41,36 @@ def check_config(data: Mapping[str, Any], source: str) -> None:
         raise ProviderError(f"{source}: field 'providers': expected a mapping of provider name to settings")
     _check_provider_names([str(n) for n in providers], source)
     for name, entry in providers.items():
-        where = f"{source}: field 'providers.{name}"
-        if not isinstance(entry, Mapping):
-            raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
-        unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
-        if unknown:
-            raise ProviderError(f"{where}.{unknown[0]}': not a provider setting; expected one of "
-                                + ", ".join(PROVIDER_FIELDS))
-        if entry.get("type") not in TYPES:
-            raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {entry.get('type')!r}")
-        if entry.get("base_url") is not None:
-            check_url(entry["base_url"], f"{where}.base_url'")
-        if entry.get("api_key_env") is not None:
-            check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
-        rpm = entry.get("requests_per_minute")
-        if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
-                                or rpm <= 0):
-            raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
-                                "(leave it out for no limit)")
-        check_headers(entry.get("headers"), where)
-        check_auth(entry.get("type"), entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
-        from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
+        _check_entry(str(name), entry, f"{source}: field 'providers.{name}")
 
-        if not parse_endpoints(str(name), entry) and entry.get("pool") is not None:
-            raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
-        parse_pool(str(name), entry)
-        parse_batch_limits(str(name), entry)
+
+def _check_entry(name: str, entry: object, where: str) -> None:
+    """One provider's settings, each of them, as a run would read them (`where` ends inside the field's quote)."""
+    if not isinstance(entry, Mapping):
+        raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
+    unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
+    if unknown:
+        raise ProviderError(f"{where}.{unknown[0]}': not a provider setting; expected one of "
+                            + ", ".join(PROVIDER_FIELDS))
+    if entry.get("type") not in TYPES:
+        raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {entry.get('type')!r}")
+    if entry.get("base_url") is not None:
+        check_url(entry["base_url"], f"{where}.base_url'")
+    if entry.get("api_key_env") is not None:
+        check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
+    rpm = entry.get("requests_per_minute")
+    if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
+                            or rpm <= 0):
+        raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
+                            "(leave it out for no limit)")
+    check_headers(entry.get("headers"), where)
+    check_auth(entry.get("type"), entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
+    from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
+
+    if not parse_endpoints(name, entry) and entry.get("pool") is not None:
+        raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
+    parse_pool(name, entry)
+    parse_batch_limits(name, entry)
 
 
 def _check_provider_names(names: list[str], source: str) -> None:
