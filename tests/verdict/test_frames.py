@@ -161,7 +161,7 @@ def test_csv_export_writes_formula_like_text_as_text(tmp_path: Path) -> None:
     apostrophe, as in the blind sheets); numbers, negative ones included, stay numbers."""
     card_text = (AB_CARD.replace('A: "Score', '\'=HYPERLINK("http://evil","x")\': "Score')
                  .replace("model: test/model-1", "model: '@SUM(1+1)'"))
-    fixtures = ["+cmd", "-2+3", "\tex-03", "ex-04", "ex-05", "ex-06"]
+    fixtures = ["+cmd", "-2+3", "=ex-03", "ex-04", "ex-05", "ex-06"]  # a name with a tab: refused by the card
     project = make_project(tmp_path / "proj", card_text, fixtures)
     card = the_card(project)
     variant = next(v for v in card.variants if v != "baseline")
@@ -174,7 +174,7 @@ def test_csv_export_writes_formula_like_text_as_text(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     back = pd.read_csv(out, keep_default_na=False)
     assert set(back["variant"]) == {"baseline", "'=HYPERLINK(\"http://evil\",\"x\")"}
-    assert set(back["fixture"]) == {"'+cmd", "'-2+3", "'\tex-03", "ex-04", "ex-05", "ex-06"}
+    assert set(back["fixture"]) == {"'+cmd", "'-2+3", "'=ex-03", "ex-04", "ex-05", "ex-06"}
     assert set(back["model"]) == {"'@SUM(1+1)"}
     frame = benchcard.read_run(run_dir)  # the frame itself keeps the names as they are
     assert set(frame["fixture"]) == set(fixtures) and set(frame["model"]) == {"@SUM(1+1)"}

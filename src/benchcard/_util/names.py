@@ -53,7 +53,7 @@ def name_problem(name: str) -> str | None:
         if unicodedata.category(ch) in _HIDDEN_CATEGORIES or ord(ch) in _INVISIBLE:
             kind = ("a bidirectional control character" if unicodedata.bidirectional(ch) in _BIDI_CONTROLS
                     or ch in "\u200e\u200f\u061c" else "an invisible or control character")
-            label = unicodedata.name(ch, "unnamed")
+            label = unicodedata.name(ch, "CONTROL" if unicodedata.category(ch) == "Cc" else "UNASSIGNED")
             return f"holds {kind} (U+{ord(ch):04X} {label}), so it does not read as it is written"
         if ch.isspace() and ch != " ":
             return f"holds whitespace other than a plain space (U+{ord(ch):04X})"
