@@ -123,7 +123,9 @@ def test_run_card_without_page_prose(empty_built: tuple[Project, Path]) -> None:
     rule = text.split("Scoring rule, written before the run")[1].split("Results")[0]
     assert rule.startswith(" Five rules, each scored pass or fail on the raw output")
     assert "It is the bare label and nothing else (surrounding whitespace aside)" in rule
-    assert "As sealed — every clause must hold" in rule and "rule.names_a_label does not fall (margin 0.2)" in rule
+    # copied without its seal: the rule is shown as written, never said to be sealed
+    assert "As written (v3 is not sealed yet) — every clause must hold" in rule
+    assert "rule.names_a_label does not fall (margin 0.2)" in rule
     assert "Not yet run" in text
 
 
@@ -190,3 +192,20 @@ def test_a_run_card_names_the_rigs_of_its_runs_and_lists_them(tmp_path: Path,
     runs = sorted(p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir())
     for run in runs:
         assert f'<li><a href="#run-{run}">Run {run}</a>' in html
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_the_judge_is_said_to_be_sealed_only_when_its_version_is(tmp_path: Path, sealed: bool) -> None:
+    from ..helpers_judge import CARD_ID, judge_project
+
+    project = judge_project(tmp_path / "proj", "http://127.0.0.1:9/v1", seal=sealed)
+    out = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = re.sub(r"<[^>]+>", "", (out / "cards" / CARD_ID / "index.html").read_text(encoding="utf-8"))
+    if sealed:
+        assert "The judge, as sealed" in text and "not sealed yet" not in text
+        assert "Published in full, as sealed (seal of v1)." in text
+    else:
+        assert "The judge, as written: v1 is not sealed yet" in text and "as sealed" not in text.lower()
+        assert "Published in full, as written (v1 is not sealed yet)." in text

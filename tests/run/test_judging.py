@@ -32,7 +32,7 @@ def test_a_judged_run_is_blind_counted_apart_and_gives_a_verdict(tmp_path: Path,
     server.configure(script({"reply": "GRADE: PASS"}))
     result = bc(tmp_path, "run", CARD_ID)
     assert result.exit_code == 0, result.output
-    assert ("judge test/judge · judge: 36 judgements (3 per ok output): 36 ok, 0 unreadable, 0 truncated, "
+    assert ("judge test/judge · judge: 36 judgements (3 per ok output): 36 read as grades, 0 unreadable, 0 truncated, "
             "0 failed") in result.output
     folder = only_run(project, CARD_ID)
     # the judge saw each output alone, with its fixture and key, and nothing naming the variant or the run
@@ -128,7 +128,7 @@ def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Pat
     server.configure(script({"replies_cycle": ["GRADE: PASS", "Looks good!"]}))
     result = bc(tmp_path, "run", CARD_ID)
     assert result.exit_code == 0, result.output
-    assert "8 judgements (2 per ok output): 8 ok, 2 unreadable" in result.output
+    assert "8 judgements (2 per ok output): 6 read as grades, 2 unreadable" in result.output
     folder = only_run(project, CARD_ID)
     scores = read_jsonl(folder / "scores.jsonl")
     assert sorted(s["score"] for s in scores) == [0.0, 0.0, 1.0, 1.0]  # the readable judgement decides
@@ -287,7 +287,7 @@ def test_a_judged_probe_runs_to_a_verdict(tmp_path: Path, server: FakeServer, ke
         {"match": "", "reply": "Hello there"}]})
     result = bc(tmp_path, "run", "judged-probe")
     assert result.exit_code == 0, result.output
-    assert "8 judgements (2 per ok output): 8 ok, 0 unreadable" in result.output
+    assert "8 judgements (2 per ok output): 8 read as grades, 0 unreadable" in result.output
     folder = only_run(Project(tmp_path), "judged-probe")
     scores = [s["score"] for s in read_jsonl(folder / "scores.jsonl")]
     assert len(scores) == 4 and sum(scores) / 4 == 0.75  # four judgements of 3 (1.0) and four of 2 (0.5)

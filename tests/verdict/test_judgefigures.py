@@ -19,7 +19,7 @@ from benchcard.verdict.judgefigures import judge_lines, judge_table, with_judge
 from benchcard.verdict.runfolder import read_run
 
 from ..helpers_cli import bc
-from ..helpers_judge import CARD_ID, judge_project, script
+from ..helpers_judge import CARD_ID, card_text, judge_project, script
 from ..helpers_run import key, only_run, read_jsonl, server
 from ..helpers_verdict import ab_metrics, make_run, the_card
 
@@ -116,3 +116,55 @@ def test_a_card_without_a_judge_keeps_its_verdict(project: Project) -> None:
     give_verdict(project, run_dir)
     verdict = decode_verdict((run_dir / "verdict.json").read_bytes(), run_dir / "verdict.json")
     assert with_judge(the_card(project), read_run(run_dir, baseline="baseline"), verdict) is verdict
+
+
+def _unreadable_judge_run(tmp_path: Path, server: FakeServer, floor: str = "") -> tuple[Project, Path, Any]:
+    """A 3-repetition judge card allowing 4 unscored cells, whose judge answers the colour variant's outputs in a
+    form that cannot be read as a grade: 9 cells with an output and no readable judgement."""
+    text = card_text(**{"  equivalence_margin: 0.05": "  equivalence_margin: 0.05\n  allow_failed: 4",
+                        "repetitions: 2": "repetitions: 3", "  scale: pass_fail": f"{floor}  scale: pass_fail"})
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=3, k=3, card_text=text)
+    server.configure(script({"reply": "I would say it does."}))
+    ran = bc(tmp_path, "run", CARD_ID)
+    assert ran.exit_code == 0, ran.output
+    return project, only_run(project, CARD_ID), ran
+
+
+def test_unreadable_judge_answers_are_named_as_such_and_the_judgements_add_up(tmp_path: Path, server: FakeServer,
+                                                                              key: str) -> None:
+    _, folder, ran = _unreadable_judge_run(tmp_path, server)
+    assert ("judge test/judge · judge: 54 judgements (3 per ok output): 27 read as grades, 27 unreadable, 0 "
+            "truncated, 0 failed · 9 output(s) with no readable judgement") in ran.output
+    shown = bc(tmp_path, "verdict", folder.name, "--allow-incomplete", "--gate")
+    assert shown.exit_code == 5, shown.output
+    assert "failed in transport" not in shown.output
+    assert ("9 cell(s) have an output but no readable judgement (the judge's answers were unreadable, cut off or "
+            "failed: judge-outputs.jsonl) and the card allows 4") in shown.output
+    assert ("note: 9 cell(s) have no score (yy-plain-variant 0, zz-colour-variant 9): 9 cell(s) have an output but "
+            "no readable judgement (the judge's answers were unreadable, cut off or failed: judge-outputs.jsonl); the "
+            "card allows 4 unscored cell(s).") in shown.output
+    assert "gate: incomplete → exit 5" in shown.output
+
+
+def test_a_judge_floor_not_met_does_not_turn_an_incomplete_grid_inconclusive(tmp_path: Path, server: FakeServer,
+                                                                             key: str) -> None:
+    _, folder, _ = _unreadable_judge_run(tmp_path, server, floor="  agreement_floor: 0.8\n")
+    shown = bc(tmp_path, "verdict", folder.name, "--allow-incomplete", "--gate")
+    assert shown.exit_code == 5, shown.output
+    assert "finding: incomplete → non-result" in shown.output and "floor 0.8 NOT MET" in shown.output
+    assert json.loads((folder / "verdict.json").read_text())["finding"] == "incomplete"
+
+
+def test_an_unmeasured_run_spread_names_the_scored_repetitions_it_lacks(tmp_path: Path, server: FakeServer,
+                                                                        key: str) -> None:
+    text = card_text(**{"  equivalence_margin: 0.05": "  equivalence_margin: 0.05\n  allow_failed: 20",
+                        "repetitions: 2": "repetitions: 3"})
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=3, k=1, card_text=text)
+    # the judge's answers are readable on one fixture only: no two fixtures are scored in every repetition
+    server.configure({"replies": [{"match": "Item: a ripe tomato, number 0", "reply": "GRADE: PASS"},
+                                  {"match": "Item: ", "reply": "no grade"}, {"match": "", "reply": "A tomato."}]})
+    assert bc(tmp_path, "run", CARD_ID).exit_code == 0
+    shown = bc(tmp_path, "verdict", only_run(project, CARD_ID).name, "--allow-incomplete")
+    assert "fewer than two repetitions" not in shown.output
+    assert ("the run-to-run spread cannot be measured: it needs two fixtures scored in all 3 repetitions of both "
+            "arms, and 1 is (unscored cells leave the others out)") in shown.output, shown.output

@@ -233,7 +233,7 @@ def test_infinities_become_null(tmp_path: Path) -> None:
     assert "Infinity" not in text and "NaN" not in text
     assert json.loads(text)["metrics"]["field_recall"]["noise_floor"] is None
     assert v.finding == "inconclusive"
-    assert "cannot be measured from fewer than two repetitions" in v.to_json()["clauses"][0]["why"]
+    assert "the run-to-run spread cannot be measured from one repetition" in v.to_json()["clauses"][0]["why"]
     assert "Infinity" not in project.ledger_path.read_text()
 
 

@@ -198,7 +198,8 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
             plots += n_plots
             pages.append(write_page(env, out, page, "runcard.html", context))
         else:
-            pages.append(write_page(env, out, page, "probe.html", probe_context(card, card_runs, config)))
+            sealed = project.seal_path(card.id, card.version).is_file()
+            pages.append(write_page(env, out, page, "probe.html", probe_context(card, card_runs, config, sealed)))
         summaries.append(card_summary(card, card_runs, ledger))
 
     ledger_page = ledger_context(ledger, runs, cards_by_id, chain_problem)

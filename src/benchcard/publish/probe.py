@@ -79,8 +79,9 @@ def _examples_view(card: Card) -> list[dict[str, Any]]:
     return out
 
 
-def probe_context(card: Card, runs: Sequence[Run], config: Mapping[str, Any]) -> dict[str, Any]:
-    """A probe's page: the current version's runs, older versions, and the card itself."""
+def probe_context(card: Card, runs: Sequence[Run], config: Mapping[str, Any], sealed: bool = True) -> dict[str, Any]:
+    """A probe's page: the current version's runs, older versions, and the card itself (`sealed`: whether its
+    version has a seal, which the page says of the judge)."""
     root = "../../"
     current, older = _version_groups(card, runs, root)
     dates = sorted(r.date for r in runs if r.date)
@@ -93,6 +94,7 @@ def probe_context(card: Card, runs: Sequence[Run], config: Mapping[str, Any]) ->
         "older": older,
         "messages": messages,
         "scoring": scoring_view(card),
+        "sealed": sealed,
         "examples": _examples_view(card),
         "history": history_view(card),
         "params": params_view(card),

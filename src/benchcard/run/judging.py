@@ -124,8 +124,10 @@ class JudgeSummary:
         if self.unjudged:
             state += (f" · {self.unjudged} output(s) with no readable judgement, left unscored (the verdict counts "
                       "them with --allow-incomplete)")
-        return (f"judge {self.rig}: {self.judgements} judgements ({self.per_output} per ok output): {c['ok']} ok, "
-                f"{self.unreadable} unreadable, {c['truncated']} truncated, {c['failed']} failed{state} · "
+        # an unreadable answer came back whole (ok in transport): each judgement is counted once, so they add up
+        return (f"judge {self.rig}: {self.judgements} judgements ({self.per_output} per ok output): "
+                f"{c['ok'] - self.unreadable} read as grades, {self.unreadable} unreadable, {c['truncated']} "
+                f"truncated, {c['failed']} failed{state} · "
                 f"{self.tokens['input']} + {self.tokens['output']} tokens · {cost} · {self.wall_s:.1f} s")
 
     def to_json(self) -> dict[str, Any]:

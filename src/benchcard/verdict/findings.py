@@ -84,6 +84,20 @@ def _counts(data: RunData) -> RowCounts:
                      failed=data.count(FAILED), missing=data.count(MISSING))
 
 
+def _unscored_parts(counts: RowCounts, data: RunData) -> list[str]:
+    """The cells without a score and not cut off, by why: failed in transport, no output, or an output the
+    scorer gave no score (on a judge card: none of its judgements could be read as a grade)."""
+    no_output = counts.missing - data.unscored
+    parts = [f"{counts.failed} cell(s) failed in transport"] if counts.failed else []
+    parts += [f"{no_output} cell(s) have no output"] if no_output else []
+    if data.unscored and data.manifest.judge is not None:
+        parts.append(f"{data.unscored} cell(s) have an output but no readable judgement (the judge's answers were "
+                     "unreadable, cut off or failed: judge-outputs.jsonl)")
+    elif data.unscored:
+        parts.append(f"{data.unscored} cell(s) have an output but no score")
+    return parts
+
+
 def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> AbVerdict:
     """verdict.json of an ab run under `head`: the win rule applied to every variant, the overall finding and the
     figures."""
@@ -144,13 +158,9 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
     # 3. the overall finding: a loss of any variant is never hidden by another's win
     if incomplete:
         finding = "incomplete"
-        what = []
-        if counts.failed:
-            what.append(f"{counts.failed} cell(s) failed in transport")
+        what = _unscored_parts(counts, data)
         if counts.truncated:
-            what.append(f"{counts.truncated} cell(s) were cut off by the token limit")
-        if counts.missing:
-            what.append(f"{counts.missing} cell(s) have no output or score")
+            what.insert(bool(counts.failed), f"{counts.truncated} cell(s) were cut off by the token limit")
         summary_why = (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells than "
                        "its card allows is not judged (the figures below are for information only).")
     else:
@@ -175,9 +185,9 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
         )
     failed_only = counts.failed + counts.missing
     if failed_only:
-        notes.append(f"{failed_only} cell(s) failed in transport or are missing ("
+        notes.append(f"{failed_only} cell(s) have no score ("
                      + ", ".join(f"{v} {n}" for v, n in failed_by.items())
-                     + f"); the card allows {allowed} unscored cell(s).")
+                     + f"): {'; '.join(_unscored_parts(counts, data))}; the card allows {allowed} unscored cell(s).")
 
     # 4. figures per metric, per clause
     equivalence = {c.variant: c.equivalence for c in comparisons}

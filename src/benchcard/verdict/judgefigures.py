@@ -39,7 +39,7 @@ def with_judge(card: Card, data: RunData, verdict: VerdictFile) -> VerdictFile:
         return verdict
     figures = judge_figures(spec, data, verdict, card.baseline)
     verdict = msgspec.structs.replace(verdict, judge=figures)
-    if figures.floor_met is False:
+    if figures.floor_met is False and verdict.finding != "incomplete":  # an unjudged grid stays incomplete
         alpha = figures.self_agreement.alpha
         said = "could not be measured" if alpha is None else f"was {alpha:.3f}"
         why = (f"the judge's agreement with itself (Krippendorff's alpha) {said}, below the declared floor "

@@ -138,6 +138,17 @@ def gap_figures(g: Gap, alpha: float) -> GapFigures:
     )
 
 
+def run_spread_unmeasured(g: Gap) -> str:
+    """Why the run-to-run spread is unknown: one repetition, or fewer than two fixtures scored in every
+    repetition of both arms (cells left unscored: truncated, failed, or no readable judgement)."""
+    reps = int(g.base.shape[1]) if g.base.ndim == 2 else 1
+    if reps < 2:
+        return "the run-to-run spread cannot be measured from one repetition"
+    whole = int((np.isfinite(g.base).all(axis=1) & np.isfinite(g.var).all(axis=1)).sum())
+    return (f"the run-to-run spread cannot be measured: it needs two fixtures scored in all {reps} repetitions of "
+            f"both arms, and {whole} {'is' if whole == 1 else 'are'} (unscored cells leave the others out)")
+
+
 def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: bool,
                min_effect: float = 0.0) -> ClauseResult:
     """A `rises`/`falls` clause or a guard, from its evidence (decision.py) and whether its loss was shown."""
@@ -171,7 +182,7 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
             return ClauseResult(clause, False, mirror=True, figures=figures, why=f"{head}: {why}", cause=cause)
         reasons = []
         if run_unknown:
-            reasons.append("the run-to-run spread cannot be measured from fewer than two repetitions")
+            reasons.append(run_spread_unmeasured(g))
         elif ev.trivial is not None and bool(ev.trivial[0]):
             reasons.append(f"the gap is significant but smaller than min_effect {min_effect:g}: significant but "
                            "trivial")
@@ -201,8 +212,7 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
                  "the same evidence a win needs")
         return ClauseResult(clause, False, broken=True, figures=figures,
                             why=f"{head}: does not hold — {cause} ({gap_text}){bounded}.", cause=cause)
-    cause = ("the run-to-run spread cannot be measured from fewer than two repetitions" if run_unknown
-             else f"{shown} is not {cmp} {limit}")
+    cause = run_spread_unmeasured(g) if run_unknown else f"{shown} is not {cmp} {limit}"
     why = (f"does not hold — {cause} ({gap_text}){bounded}; the data cannot rule out a change beyond the margin.")
     return ClauseResult(clause, False, figures=figures, why=f"{head}: {why}", cause=cause)
 
