@@ -20,7 +20,8 @@ __all__ = ["key", "server"]  # fixtures used by name
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_no_wait_then_status_then_resume_from_another_process(tmp_path: Path, server: FakeServer, key: str,
                                                               vendor: str) -> None:
-    server.configure({"default_reply": "red", "batch": {"in_progress_s": 3.0}})
+    # 8 s in progress: `run --no-wait` and `status` must both fit inside it on a loaded machine (3 s did not)
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 8.0}})
     project = project_for(tmp_path, server, vendor)
     result = bc(project, "run", "colour-ab", "--batch", "--no-wait")
     assert result.exit_code == 0, result.output
