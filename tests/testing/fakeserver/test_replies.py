@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from benchcard.testing.fakeserver import FakeServer, parse_config
-from benchcard.testing.fakeserver.replies import (
+from benchcard.testing.fakeserver._replies import (
     Answer,
     anthropic_body,
     choose_answer,

@@ -43,17 +43,18 @@ reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`
 bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its
 servers agree). Several servers (a pool) are several :class:`FakeServer` processes, each on its own port.
 
-The package is cut by concept: ``config`` (the JSON config and its strict parser), ``replies`` (what a request is
-answered and in which vendor's shape), ``app`` (the aiohttp server, its counters and ``main``) and ``client``
-(:class:`FakeServer`, which runs ``app`` in a child process).
+The package is cut by concept: ``_config`` (the JSON config and its strict parser), ``_replies`` (what a request
+is answered and in which vendor's shape), ``_batches`` (the Batch APIs), ``app`` (the aiohttp server, its counters
+and ``main``, which ``python -m`` runs) and ``_client`` (:class:`FakeServer`, which runs ``app`` in a child process).
+What tests and benchmarks use is re-exported here (``__all__``); the ``_`` modules are this package's own.
 """
 
 from __future__ import annotations
 
 from benchcard.errors import FakeServerError
+from benchcard.testing.fakeserver._client import FakeServer
+from benchcard.testing.fakeserver._config import FAULT_KINDS, Config, FaultRule, ReplyRule, parse_config
 from benchcard.testing.fakeserver.app import build_app, main
-from benchcard.testing.fakeserver.client import FakeServer
-from benchcard.testing.fakeserver.config import FAULT_KINDS, Config, FaultRule, ReplyRule, parse_config
 
 __all__ = [
     "FAULT_KINDS",

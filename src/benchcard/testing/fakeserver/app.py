@@ -20,9 +20,9 @@ from aiohttp import web
 
 from benchcard._util.hashing import digest
 from benchcard.errors import FakeServerError
-from benchcard.testing.fakeserver.batches import BatchStore, add_routes
-from benchcard.testing.fakeserver.config import Config, FaultRule, parse_config
-from benchcard.testing.fakeserver.replies import (
+from benchcard.testing.fakeserver._batches import BatchStore, add_routes
+from benchcard.testing.fakeserver._config import Config, FaultRule, parse_config
+from benchcard.testing.fakeserver._replies import (
     Answer,
     anthropic_body,
     choose_answer,

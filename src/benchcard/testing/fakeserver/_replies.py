@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from benchcard.testing.fakeserver.config import Config, FinishReason
+from benchcard.testing.fakeserver._config import Config, FinishReason
 
 
 def text_of(content: Any) -> str:

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from benchcard.errors import FakeServerError
-from benchcard.testing.fakeserver.config import parse_config
+from benchcard.testing.fakeserver._config import parse_config
 
 
 class FakeServer:

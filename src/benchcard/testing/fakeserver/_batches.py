@@ -27,8 +27,8 @@ from typing import Any, Literal
 from aiohttp import web
 
 from benchcard._util.hashing import digest
-from benchcard.testing.fakeserver.config import Config
-from benchcard.testing.fakeserver.replies import (
+from benchcard.testing.fakeserver._config import Config
+from benchcard.testing.fakeserver._replies import (
     anthropic_body,
     choose_answer,
     last_user_message,
