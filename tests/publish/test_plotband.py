@@ -46,8 +46,8 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
     ci = f"[{fmt_num(low, 3)}, {fmt_num(high, 3)}]"
     t_ci = f"[{fmt_num(paired.ci_low, 3)}, {fmt_num(paired.ci_high, 3)}]"
     [img] = [a for t, a in _Page(source).tags if t == "img" and "score" in str(a.get("src"))]
-    assert (f"95% CI {ci}, the verdict's calibrated interval (fixture and run-to-run variance); baseline noise "
-            "floor") in str(img["alt"])
+    assert (f"95% CI {ci}, the verdict's calibrated interval (fixture and run-to-run variance); baseline "
+            "run-to-run spread") in str(img["alt"])
     caption = _norm(re.findall(r"<figcaption>(.*?)</figcaption>", source, re.S)[0])
     assert (f"Blue line and band: the gap ({fmt_num(paired.gap, 3)}) and the verdict's own 95% calibrated interval "
             f"{ci}, the one it decides on") in caption
