@@ -49,3 +49,41 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         else:
             os.environ["OPENAI_API_KEY"] = saved
     yield out
+
+
+@pytest.fixture(scope="session")
+def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    """Three real inspect_ai logs of one model and one task that differ only in how they were made: a task
+    argument (`hint=none`, `hint=red`: model-x answers red when the prompt hints so) and a generation setting
+    (`temperature=0.5`); 8 samples, 2 epochs each."""
+    from inspect_ai import Task, task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    @task
+    def colour(hint: str = "none") -> Task:
+        return Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato? hint {hint}", target="red",
+                                    id=f"q{i}") for i in range(8)], solver=generate(), scorer=match(), epochs=2)
+
+    folder = tmp_path_factory.mktemp("variants")
+    saved = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = "not-a-key"
+    out: dict[str, Path] = {}
+    try:
+        with FakeServer() as server:
+            server.configure({"default_reply": "blue", "replies": [{"match": "hint red", "reply": "red"}]})
+            for name, hint, settings in (("plain", "none", {}), ("hinted", "red", {}),
+                                         ("warm", "none", {"temperature": 0.5})):
+                [log] = inspect_eval(colour(hint=hint), model="openai/model-x", model_base_url=server.base_url,
+                                     model_args={"responses_api": False}, log_dir=str(folder / name),
+                                     display="none", **settings)
+                assert log.status == "success", log.error
+                out[name] = Path(log.location)
+    finally:
+        if saved is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = saved
+    yield out

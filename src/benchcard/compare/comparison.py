@@ -37,6 +37,7 @@ from benchcard.scoring.scorers import ExactSpec
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.entry import compare_row
 from benchcard.verdict.findings import ab_body
+from benchcard.verdict.gate import EXIT_CODES, Gate
 from benchcard.verdict.integrity import verdict_digest
 from benchcard.verdict.report import verdict_lines
 from benchcard.verdict.runfolder import RunData
@@ -71,6 +72,12 @@ class Comparison:
     def finding(self) -> str:
         return self.file.finding
 
+    def gate(self) -> Gate:
+        """`--gate`: the verdict's exit code for this finding (docs/ci.md), said as the verdict's gate says it."""
+        code = EXIT_CODES[self.finding]
+        return Gate(self.file.run, self.finding, code, f"gate: {self.finding} → exit {code}"
+                    + ("" if code == 0 else " (only a win passes)") + f" ({UNSEALED})")
+
     def to_json(self) -> dict[str, Any]:
         """Exactly verdict.json, as JSON data."""
         return self.file.fields()
@@ -96,9 +103,10 @@ class Comparison:
 
 def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,
             out: Path | None = None, enter_ledger: bool = False, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            timings: dict[str, float] | None = None) -> Comparison:
+            timings: dict[str, float] | None = None, names: Sequence[str] = ()) -> Comparison:
     """Pair two logs' samples, judge them by the rule, write verdict.json and table.csv (and a ledger row).
-    `project` counts only if it has a cards/ folder: a comparison is often made where no project is."""
+    `project` counts only if it has a cards/ folder: a comparison is often made where no project is. `names`:
+    `A=…`/`B=…` for the two sides (else named after what the logs say, pairing.labels_of)."""
     if project is not None and not project.cards_dir.is_dir():
         project = None
     started = time.perf_counter()
@@ -116,7 +124,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
         raise CompareError("--ledger needs a project (a folder with cards/); none found here")
     cid = new_run_id()
     out_dir = _out_dir(out, project, cid, enter_ledger)
-    labels = labels_of(a, b)
+    labels = labels_of(a, b, names)
     digests = [file_digest(a.path), file_digest(b.path)]
     rig_line = f"{labels[0]} vs {labels[1]}"
     relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \

@@ -7,6 +7,7 @@ log and not the other is a missing cell, counted like a cell that failed in tran
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,12 +90,66 @@ def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: 
     )
 
 
-def labels_of(a: Samples, b: Samples) -> tuple[str, str]:
-    """Names for the two arms: the logs' models, else their file names, else A and B."""
-    for first, second in ((a.model, b.model), (a.path.stem, b.path.stem), (str(a.path), str(b.path))):
+def labels_of(a: Samples, b: Samples, given: Sequence[str] = ()) -> tuple[str, str]:
+    """Names for the two arms: `--name A=…`/`B=…` where given, else what the logs say tells them apart
+    (`told_apart`); two names that read the same are refused."""
+    names = _given(given)
+    auto = told_apart(a, b)
+    labels = (names.get("A", auto[0]), names.get("B", auto[1]))
+    if _reads_as(labels[0]) == _reads_as(labels[1]):
+        raise CompareError(f"--name: both sides would be called {labels[0]!r}; give each its own "
+                           "(--name A=… --name B=…)")
+    return labels
+
+
+def told_apart(a: Samples, b: Samples) -> tuple[str, str]:
+    """Each log's model followed by the facets in which the two logs differ (task arguments, model arguments,
+    generation settings: `Samples.facets`), e.g. `openai/gpt-4o-mini level=2`; when nothing but the time
+    differs, the time each eval was created; then the file names; then A and B."""
+    fa = dict(a.facets) or {"model": a.model}
+    fb = dict(b.facets) or {"model": b.model}
+    differ = [k for k in dict.fromkeys([*fa, *fb]) if k not in ("model", "created") and fa.get(k) != fb.get(k)]
+
+    def named(facets: dict[str, str], model: str, *more: str) -> str:
+        return " ".join(p for p in (facets.get("model", model), *(facets[k] for k in differ if k in facets), *more)
+                        if p)
+
+    first, second = named(fa, a.model), named(fb, b.model)
+    if first and second and first != second:
+        return first, second
+    if fa.get("created") and fb.get("created") and fa["created"] != fb["created"]:
+        return named(fa, a.model, fa["created"]), named(fb, b.model, fb["created"])
+    for first, second in ((a.path.stem, b.path.stem), (str(a.path), str(b.path))):
         if first and second and first != second:
             return first, second
     return "A", "B"
+
+
+MAX_NAME = 80
+
+
+def _given(given: Sequence[str]) -> dict[str, str]:
+    """`--name A=…`/`--name B=…`: each side at most once, a name a reader can see and tell apart."""
+    names: dict[str, str] = {}
+    for text in given:
+        side, eq, name = text.partition("=")
+        side, name = side.strip().upper(), name.strip()
+        if not eq or side not in ("A", "B"):
+            raise CompareError(f"--name {text!r}: expected A=NAME or B=NAME (A is the baseline, B the variant)")
+        if side in names:
+            raise CompareError(f"--name {text!r}: {side} is named twice")
+        hidden = [c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")]
+        if not name or len(name) > MAX_NAME or hidden:
+            why = f"U+{ord(hidden[0]):04X} is invisible or a control character" if hidden else \
+                f"a name has 1 to {MAX_NAME} characters"
+            raise CompareError(f"--name {text!r}: {why}")
+        names[side] = name
+    return names
+
+
+def _reads_as(name: str) -> str:
+    """What a reader sees: compatibility forms folded, case and spacing ignored."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def per_sample(data: RunData) -> RunData:

@@ -1,12 +1,13 @@
 """`benchcard compare` with its plots: the same per-sample paired-difference figures a run's page shows.
 
-The comparison itself is the verdict stage's (`verdict.compare`); the figures are drawn here because plots
+The comparison itself is `benchcard.compare`'s; the figures are drawn here because plots
 belong to the publishing stage. A figure has one row per sample, so above `MAX_PLOTTED_SAMPLES` samples none is
 drawn and the comparison says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,9 +21,9 @@ MAX_PLOTTED_SAMPLES = 100
 
 
 def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | None = None,
-                     out: Path | None = None, enter_ledger: bool = False) -> Comparison:
+                     out: Path | None = None, enter_ledger: bool = False, names: Sequence[str] = ()) -> Comparison:
     """`compare`, then one SVG per (variant, gap clause) into the comparison's folder."""
-    done = compare(a, b, rule, project=project, out=out, enter_ledger=enter_ledger)
+    done = compare(a, b, rule, project=project, out=out, enter_ledger=enter_ledger, names=names)
     if done.samples > MAX_PLOTTED_SAMPLES:
         return replace(done, plot_note=f"no plots: {done.samples:,} samples are more than a per-sample figure "
                                        f"shows ({MAX_PLOTTED_SAMPLES} at most)")
