@@ -315,29 +315,20 @@ def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None
 @click.argument("log_b", metavar="B", type=click.Path(dir_okay=False))
 @click.option("--rule", "rule_file", type=click.Path(dir_okay=False), help="YAML win rule (a card's win block).")
 @click.option("--win", "clauses", multiple=True, metavar="'METRIC TEST [MARGIN]'", help="A clause; repeat (α 0.05).")
-@click.option("--name", "names", multiple=True, metavar="A=NAME|B=NAME",
-              help="Name a side (default: what the logs say tells them apart: model, task and model arguments).")
+@click.option("--name", "names", multiple=True, metavar="A=NAME", help="Name side A or B (default: from the logs).")
 @click.option("--out", type=click.Path(file_okay=False), help="New folder for verdict.json and table.csv.")
-@click.option("--ledger", "enter_ledger", is_flag=True, help="Enter it in the ledger, marked unsealed.")
+@click.option("--ledger", is_flag=True, help="Enter it in the ledger, marked unsealed (needs a project).")
 @click.option("--gate", is_flag=True, help="Exit 0 on a win, else by the finding: 2 loss … 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context
 def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | None, clauses: tuple[str, ...],
-                names: tuple[str, ...], out: str | None, enter_ledger: bool, gate: bool, as_json: bool) -> None:
+                names: tuple[str, ...], out: str | None, ledger: bool, gate: bool, as_json: bool) -> None:
     """A paired verdict of B against A (the baseline): two inspect_ai logs or two lm-eval samples files."""
-    from benchcard.compare import RuleOptions
-    from benchcard.publish.compareplots import compare_and_plot
-
-    done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(Path(rule_file) if rule_file else None, clauses),
-                            project=Project.find(Path(ctx.obj["project"]) if ctx.obj["project"] else None),
-                            out=Path(out) if out else None, enter_ledger=enter_ledger,  # a project only for --ledger
-                            names=names)
-    decided = done.gate() if gate else None
-    if as_json:
-        _emit_json(done.to_json() | ({"gate": decided.to_json()} if decided else {}))
-    else:
-        click.echo("\n".join(done.lines() + ([decided.line] if decided else [])))
-    sys.exit(decided.code if decided else 0)
+    from benchcard.publish.compareplots import RuleOptions, compare_and_plot
+    done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(rule_file, clauses), out=out, enter_ledger=ledger,
+                            names=names, project=Project.find(ctx.obj["project"] and Path(ctx.obj["project"])))
+    _report((done.to_json(gate), done.lines(gate)), as_json)
+    sys.exit(done.gate().code if gate else 0)
 
 
 # ------------------------------------------------------------------------------------------- blind grading

@@ -50,7 +50,7 @@ UNSEALED = "unsealed comparison"
 class RuleOptions:
     """The win rule as the command line gives it: a YAML file, or `--win` clauses with their settings."""
 
-    file: Path | None = None
+    file: Path | str | None = None
     clauses: tuple[str, ...] = ()
     alpha: float = 0.05
     equivalence_margin: float = 0.05
@@ -78,12 +78,13 @@ class Comparison:
         return Gate(self.file.run, self.finding, code, f"gate: {self.finding} → exit {code}"
                     + ("" if code == 0 else " (only a win passes)") + f" ({UNSEALED})")
 
-    def to_json(self) -> dict[str, Any]:
-        """Exactly verdict.json, as JSON data."""
-        return self.file.fields()
+    def to_json(self, gate: bool = False) -> dict[str, Any]:
+        """Exactly verdict.json, as JSON data (with `gate`, the gate's decision beside it as `gate`)."""
+        return self.file.fields() | ({"gate": self.gate().to_json()} if gate else {})
 
-    def lines(self) -> list[str]:
-        """What `benchcard compare` prints: the verdict's lines under a header that says what was compared."""
+    def lines(self, gate: bool = False) -> list[str]:
+        """What `benchcard compare` prints: the verdict's lines under a header that says what was compared (and
+        with `gate`, the gate's line last)."""
         d = self.file
         a, b = known(d.sources) or []
         out = [f"{UNSEALED} · {a.tool} · {d.baseline} (baseline, {a.log}) vs {d.variants[0]} "
@@ -98,7 +99,7 @@ class Comparison:
         out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d.evidence}")
         if self.plot_note:
             out.append(f"  {self.plot_note}")
-        return out
+        return [*out, self.gate().line] if gate else out
 
 
 def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,
@@ -178,7 +179,7 @@ def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> Wi
     if rule.file is not None and rule.clauses:
         raise CompareError("give the win rule once: --rule FILE or --win clauses, not both")
     if rule.file is not None:
-        return rule_from_file(rule.file, known, fixtures)
+        return rule_from_file(Path(rule.file), known, fixtures)
     if not rule.clauses:
         raise CompareError(f"compare needs a win rule: --win 'METRIC rises' or --rule FILE; the metrics both logs "
                            f"have: {', '.join(sorted(known))}")

@@ -17,13 +17,17 @@ from benchcard.publish.plots import draw_plots
 from benchcard.publish.runs import Run
 from benchcard.verdict.table import TABLE_FILE
 
+__all__ = ["MAX_PLOTTED_SAMPLES", "RuleOptions", "compare_and_plot"]  # RuleOptions: the command's one import
+
 MAX_PLOTTED_SAMPLES = 100
 
 
 def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | None = None,
-                     out: Path | None = None, enter_ledger: bool = False, names: Sequence[str] = ()) -> Comparison:
+                     out: Path | str | None = None, enter_ledger: bool = False,
+                     names: Sequence[str] = ()) -> Comparison:
     """`compare`, then one SVG per (variant, gap clause) into the comparison's folder."""
-    done = compare(a, b, rule, project=project, out=out, enter_ledger=enter_ledger, names=names)
+    done = compare(a, b, rule, project=project, out=Path(out) if out else None, enter_ledger=enter_ledger,
+                   names=names)
     if done.samples > MAX_PLOTTED_SAMPLES:
         return replace(done, plot_note=f"no plots: {done.samples:,} samples are more than a per-sample figure "
                                        f"shows ({MAX_PLOTTED_SAMPLES} at most)")
