@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from benchcard.testing.fakeserver import FakeServer
+
+
+def _collect_inspect_clients() -> None:
+    """inspect_ai leaves its model clients' sockets to the garbage collector; collect them here, where their
+    ResourceWarning is expected, rather than inside whichever test happens to run the collector next."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +54,7 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)
     finally:
+        _collect_inspect_clients()
         if saved is None:
             os.environ.pop("OPENAI_API_KEY", None)
         else:
@@ -82,6 +93,7 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)
     finally:
+        _collect_inspect_clients()
         if saved is None:
             os.environ.pop("OPENAI_API_KEY", None)
         else:
