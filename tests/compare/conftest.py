@@ -85,11 +85,12 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     try:
         with FakeServer() as server:
             server.configure({"default_reply": "blue", "replies": [{"match": "hint red", "reply": "red"}]})
-            for name, hint, settings in (("plain", "none", {}), ("hinted", "red", {}),
-                                         ("warm", "none", {"temperature": 0.5})):
+            runs: tuple[tuple[str, str, float | None], ...] = (("plain", "none", None), ("hinted", "red", None),
+                                                               ("warm", "none", 0.5))
+            for name, hint, temperature in runs:
                 [log] = inspect_eval(colour(hint=hint), model="openai/model-x", model_base_url=server.base_url,
                                      model_args={"responses_api": False}, log_dir=str(folder / name),
-                                     display="none", **settings)
+                                     display="none", temperature=temperature)
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)
     finally:
