@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchcard.card.reader import read_win_rule
-from benchcard.compare.comparison import judge
-from benchcard.compare.logs import Sample, Samples
+from benchcard.compare import Sample, Samples, judge
 from benchcard.records.verdictfile import VerdictHead
 from benchcard.stats.paired import wilson
 
