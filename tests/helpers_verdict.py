@@ -262,6 +262,16 @@ NOISE10 = np.array([[0, .25, 0], [0, 0, .25], [.25, 0, 0], [0, 0, 0], [0, .25, 0
 SHOCKED10 = np.clip(BASE10 + NOISE10 + np.array([[0.25, 0, 0]]), 0, 1)
 
 
+# Ten fixtures, the variant ahead by about 0.14 in every repetition (no shock of either arm).
+STEADY10_BASE = np.array([[1.0, 0.75, 0.5], [0.75, 0.75, 1.0], [0.25, 0.0, 0.25], [0.75, 1.0, 0.75],
+                          [0.75, 0.25, 0.75], [0.25, 0.5, 0.5], [0.25, 0.5, 0.5], [0.25, 0.25, 0.0],
+                          [0.75, 0.75, 0.75], [0.25, 0.5, 0.25]])
+STEADY10_VAR = np.array([[1.0, 0.875, 0.75], [1.0, 1.0, 1.0], [0.375, 0.125, 0.25], [0.75, 1.0, 0.875],
+                         [0.875, 0.375, 1.0], [0.5, 0.75, 0.75], [0.5, 0.5, 0.75], [0.5, 0.25, 0.125],
+                         [0.875, 1.0, 1.0], [0.25, 0.625, 0.25]])
+
+
+
 def two_variant_project(root: Path) -> tuple[Project, str]:
     text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
                            'variants: {baseline: "", A: "Check.\\n", B: "Check twice.\\n"}')

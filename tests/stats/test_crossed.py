@@ -1,5 +1,6 @@
-"""The calibrated gap of one clause (stats/crossed.py): the paired gap and its fixture term, the excess run
-term counted once, unpaired fixtures and single repetitions, batches of simulations, and the batch sign-flip."""
+"""The calibrated gap of one clause (stats/crossed.py): the paired gap and its fixture term, the run term pooled
+from the gaps and the arms' sums, unpaired fixtures and single repetitions, batches of simulations, and the
+batch sign-flip."""
 
 from __future__ import annotations
 
@@ -12,15 +13,42 @@ from benchcard.stats.crossed import batch_signflip, crossed, half_width, one_sid
 from ..helpers_verdict import BASE_A, VAR_A
 
 
-def test_crossed_variance_adds_only_the_excess_run_term() -> None:
+def test_the_run_term_is_the_spread_of_the_repetition_means() -> None:
     """A pure per-repetition shift of the variant, no cell noise: the whole gap variance is the run term, and
-    it equals the spread of the repetition gaps over R."""
+    it equals the spread of the repetition gaps over R (the arms' sums spread alike); the baseline never varies,
+    so the run term's df are the variant's R − 1 alone."""
     base = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 4, 1)
     shift = np.array([0.0, 0.1, 0.3, 0.2])
     c = crossed(base, base + shift)
     assert c.var_fixture[0] == pytest.approx(0.0, abs=1e-15)
     assert c.var_run[0] == pytest.approx(shift.var(ddof=1) / 4)
+    assert c.se[0] == pytest.approx(np.sqrt(shift.var(ddof=1) / 4))
     assert c.df[0] == pytest.approx(3.0)
+
+
+def _mean_squares(x: np.ndarray) -> tuple[float, float, float]:
+    f, r = x.shape
+    rows, cols, grand = x.mean(1), x.mean(0), x.mean()
+    resid = x - rows[:, None] - cols[None, :] + grand
+    return (r * ((rows - grand) ** 2).sum() / (f - 1), f * ((cols - grand) ** 2).sum() / (r - 1),
+            (resid ** 2).sum() / ((f - 1) * (r - 1)))
+
+
+def test_the_variance_counts_fixtures_runs_and_cells_once_from_gaps_and_sums() -> None:
+    """se² = (MS_fix + MS_run − MS_err)/(F·R), MS_run pooling the repetition mean squares of the gaps and of
+    the arms' sums, never below 0.8·MS_run/(F·R); the df between R − 1 and 2(R − 1) by the arms' cell noise."""
+    base, var = np.array(BASE_A, dtype=float), np.array(VAR_A, dtype=float)
+    f, r = base.shape
+    ms_fix, ms_rep, ms_err = _mean_squares(var - base)
+    ms_sum = _mean_squares(var + base)[1]
+    ms_run = (ms_rep + ms_sum) / 2
+    c = crossed(base, var)
+    assert c.var_run[0] == pytest.approx(ms_run / (f * r))
+    assert c.se[0] ** 2 == pytest.approx(max(0.8 * ms_run, ms_fix + ms_run - ms_err) / (f * r))
+    e_var, e_base = _mean_squares(var)[2], _mean_squares(base)[2]
+    w = e_var / (e_var + e_base)
+    assert c.df[0] == pytest.approx((r - 1) / (w * w + (1 - w) * (1 - w)))
+    assert r - 1 < c.df[0] < 2 * (r - 1)
 
 
 def test_the_gap_and_its_fixture_term_are_the_paired_means_over_fixtures() -> None:
@@ -30,7 +58,6 @@ def test_the_gap_and_its_fixture_term_are_the_paired_means_over_fixtures() -> No
     assert c.gap[0] == pytest.approx(d.mean()) and c.n_fixtures[0] == 6
     assert c.var_fixture[0] == pytest.approx(d.var(ddof=1) / 6)
     assert np.allclose(c.d[0], d) and c.repetitions == 3 and bool(c.spread[0])
-    assert c.se[0] == pytest.approx(np.sqrt(c.var_fixture[0] + c.var_run[0]))
 
 
 def test_a_fixture_unscored_in_one_arm_is_left_out_of_the_pairs() -> None:

@@ -16,10 +16,10 @@ from benchcard.stats.decision import holm
 from ..helpers_verdict import (
     AB_CARD,
     BASE10,
-    BASE_A,
     FIXTURES10,
     SHOCKED10,
-    VAR_A,
+    STEADY10_BASE,
+    STEADY10_VAR,
     ab_metrics,
     cli_run,
     make_project,
@@ -81,8 +81,8 @@ def test_zero_spread_with_enough_fixtures_is_decided_by_the_sign_flip(tmp_path: 
 
 def test_a_significant_gap_below_min_effect_is_significant_but_trivial(tmp_path: Path) -> None:
     text = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  min_effect: 0.2")
-    project = make_project(tmp_path / "p", text)
-    data = _verdict(project, ab_metrics(BASE_A, VAR_A))
+    project = make_project(tmp_path / "p", text, fixtures=FIXTURES10)
+    data = _verdict(project, ab_metrics(STEADY10_BASE, STEADY10_VAR, shape=(10, 3)))
     rises = data["clauses"][0]
     assert data["finding"] == "inconclusive" and data["outcome"] == "non-result"
     assert rises["p"] < 0.05 and rises["gap"] < 0.2

@@ -34,7 +34,8 @@ def test_a_two_variant_verdict_json_keeps_each_variants_figures(tmp_path: Path) 
     assert a["gap"] == 0.325 and b["gap"] == -0.25
     assert a["ci"][0] < 0.325 < a["ci"][1] and b["ci"] is None  # B moved every fixture alike: no t interval
     assert a["p"] < 0.05 and b["p"] < 0.05
-    assert a["se"] > 0 and b["se"] == 0.0 and a["df"] == b["df"] == 9.0
+    # the run term's df, R − 1: neither arm has cell noise
+    assert a["se"] > 0 and b["se"] == 0.0 and a["df"] == b["df"] == 2.0
     assert a["lower_one_sided"] > 0 and (a["paired"], a["of"], a["left_out"]) == (10, 10, {})
     assert a["means"] == {"baseline": 0.475, "A": 0.8} and b["means"] == {"baseline": 0.475, "B": 0.225}
     # the ledger row stays compact: the interval and p of each variant, not its detail
@@ -44,7 +45,7 @@ def test_a_two_variant_verdict_json_keeps_each_variants_figures(tmp_path: Path) 
     assert not {k for figs in in_row.values() for k in figs} & set(DETAIL)
     shown = cli_run(project, "verdict", run, "--show")
     assert shown.exit_code == 0
-    assert "A raised field_recall from 0.475 to 0.800 (+0.325, 95 % CI [0.223, 0.427]), paired over 10 of 10 " \
+    assert "A raised field_recall from 0.475 to 0.800 (+0.325, 95 % CI [0.156, 0.494]), paired over 10 of 10 " \
            "fixtures; every clause holds → result" in shown.output
     assert cli_run(project, "ledger", "--verify").exit_code == 0
 

@@ -29,6 +29,8 @@ from ..helpers_verdict import (
     AB_CARD,
     FIXTURES10,
     PROBE_CARD,
+    STEADY10_BASE,
+    STEADY10_VAR,
     STRONG10_BASE,
     STRONG10_VAR,
     STRONG_BASE,
@@ -60,9 +62,9 @@ def _mask(text: str) -> str:
     return re.sub(r'"(at|hash)": "[^"]*"', r'"\1": "…"', text)
 
 
-def _win(root: Path) -> Path:  # Case A: one variant, every clause holds
-    project = make_project(root)
-    return make_run(project, the_card(project), ab_metrics())
+def _win(root: Path) -> Path:  # one variant, every clause holds (ten fixtures, no shock)
+    project = make_project(root, fixtures=FIXTURES10)
+    return make_run(project, the_card(project), ab_metrics(STEADY10_BASE, STEADY10_VAR, shape=(10, 3)))
 
 
 def _incomplete(root: Path) -> Path:

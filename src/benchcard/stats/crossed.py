@@ -1,4 +1,4 @@
-"""The calibrated gap of one clause: a variance with a fixture term and an excess run-level term.
+"""The calibrated gap of one clause: a variance with a fixture term and a run-level term that is always in.
 
 Vectorised over a leading axis of simulations, so that the verdict (one run: a batch of one), `benchcard plan`
 and `benchmarks/calibration.py` all take their decisions from the same code. Arrays are shaped
@@ -6,9 +6,12 @@ and `benchmarks/calibration.py` all take their decisions from the same code. Arr
 
 With Δ_fr = variant_fr − baseline_fr (repetition r of both arms runs in the same block of time), the gap
 mean_f d_f (d_f = mean_r variant_f − mean_r baseline_f) has variance ω²/F + σ²_run/R + σ²_e/(F·R). The paired
-variance sd(d)²/F estimates ω²/F + σ²_e/(F·R); the two-way mean squares of Δ over complete fixtures give the
-rest, (MS_rep − MS_err)/(F·R), floored at 0: the run-to-run spread counted once, only in excess of the
-sampling noise already inside sd(d). Satterthwaite's formula gives the degrees of freedom of the sum.
+variance sd(d)²/F = MS_fix/(F·R) estimates ω²/F + σ²_e/(F·R), MS_err/(F·R) estimates σ²_e/(F·R), and the run
+term σ²_run/R + σ²_e/(F·R) is estimated twice: by the spread of the per-repetition gaps (MS_rep of Δ) and by
+the spread of the arms' per-repetition sums (MS_rep of variant + baseline), which has the same expectation when
+the arms' run shocks are alike and not negatively correlated (Var(c_A + c_B) = Var(c_A − c_B) for independent
+shocks). Pooled, MS_run has 2(R − 1) degrees of freedom; se² = (MS_fix + MS_run − MS_err)/(F·R), never below
+0.8·MS_run/(F·R) (worstcase.variance_and_df), and its p is calibrated to the worst case (worstcase.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from benchcard.stats.worstcase import calibrate, critical_t, variance_and_df
+from benchcard.stats.worstcase import RUN_SHARE, calibrate, critical_t, variance_and_df
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -38,9 +41,10 @@ class Crossed:
     var_fixture: FloatArray
     """sd(d)²/F: the paired, fixture-clustered variance of the gap (inf with fewer than two fixtures)."""
     var_run: FloatArray
-    """The excess run-level variance of the gap, floored at 0; inf when it cannot be measured (R < 2)."""
+    """The run term MS_run/(F·R): the arms' run-to-run spread as a variance of the gap (cell noise included);
+    inf when it cannot be measured (R < 2). se² is never below RUN_SHARE of it."""
     df: FloatArray
-    """Satterthwaite degrees of freedom of var_fixture + var_run (F − 1 when the run term is 0)."""
+    """The reference degrees of freedom: 2(R − 1), the run term's (F − 1 when no run term is measured)."""
     n_fixtures: IntArray
     d: FloatArray
     """(S, F) per-fixture differences; 0 where a fixture is not scored in both arms (a sign-flip ignores it)."""
@@ -52,11 +56,22 @@ class Crossed:
     run_measured: BoolArray | None = None
     """Where the run term was measured (R ≥ 2, two complete fixtures): the t p is then calibrated
     (worstcase.py); elsewhere it is read off Student's t."""
+    var_total: FloatArray | None = None
+    """se², the gap's variance (worstcase.variance_and_df); None: var_fixture + var_run."""
 
     @property
     def se(self) -> FloatArray:
-        se: FloatArray = np.sqrt(self.var_fixture + self.var_run)
+        total = self.var_fixture + self.var_run if self.var_total is None else self.var_total
+        se: FloatArray = np.sqrt(total)
         return se
+
+    @property
+    def flip_floor(self) -> FloatArray:
+        """The smallest two-sided p an exact sign-flip of these differences can reach: 2/2^n over the n
+        fixtures that moved (1 when none did). Few fixtures cannot win, whatever the t says."""
+        moved = (np.abs(self.d) > 0).sum(axis=1)
+        out: FloatArray = np.minimum(1.0, np.power(0.5, moved.astype(np.float64) - 1.0))
+        return out
 
     @property
     def zero_se(self) -> BoolArray:
@@ -100,28 +115,29 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         s2 = (dev * dev).sum(axis=1) / np.maximum(n - 1, 1)
         var_fix = np.where(n >= 2, s2 / np.maximum(n, 1), np.inf)
 
-    # the run term, from the two-way table of Δ over the fixtures scored in every repetition of both arms
+    # the run term, from the two-way tables over the fixtures scored in every repetition of both arms
     delta = var - base
     complete: BoolArray = np.asarray(np.isfinite(delta).all(axis=2))
     fc = complete.sum(axis=1)
     if r >= 2:
-        dz = np.where(complete[:, :, None], delta, 0.0)
-        row = dz.sum(axis=2) / r
-        col = dz.sum(axis=1) / np.maximum(fc, 1)[:, None]
-        grand = row.sum(axis=1) / np.maximum(fc, 1)
-        ms_rep = fc * ((col - grand[:, None]) ** 2).sum(axis=1) / (r - 1)
-        resid = np.where(complete[:, :, None], dz - row[:, :, None] - col[:, None, :] + grand[:, None, None], 0.0)
-        err_df = np.maximum(fc - 1, 1) * (r - 1)
-        ms_err = (resid * resid).sum(axis=(1, 2)) / err_df
+        ms_rep, ms_err = _two_way(delta, complete, fc, r)
+        ms_sum, _ = _two_way(var + base, complete, fc, r)
+        _, noise_var = _two_way(var, complete, fc, r)
+        _, noise_base = _two_way(base, complete, fc, r)
         measurable = fc >= 2
         fr = np.maximum(fc, 1) * r
-        _, satt, excess = variance_and_df(var_fix, ms_rep / fr, ms_err / fr, n, r, err_df)
-        var_run = np.where(measurable, excess, np.inf)
-        # F − 1 degrees of freedom when the excess is 0 or the fixture term cannot be estimated
-        df = np.where(measurable & np.isfinite(var_fix), satt, np.maximum(n - 1, 1).astype(float))
+        # the spread of the gaps and of the arms' sums, pooled: up to 2(R − 1) degrees of freedom
+        ms_run = (ms_rep + ms_sum) / 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(noise_var + noise_base > 0, noise_var / (noise_var + noise_base), 0.0)
+        se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, share, r)
+        var_run = np.where(measurable, ms_run / fr, np.inf)
         run_measured = measurable & np.isfinite(var_fix)
+        total = np.where(run_measured, se2, var_fix + var_run)
+        df = np.where(run_measured, ref_df, np.maximum(n - 1, 1).astype(float))
     else:
         var_run = np.full(s, unmeasured_run_var)
+        total = var_fix + var_run
         df = np.maximum(n - 1, 1).astype(float)
         run_measured = np.zeros(s, dtype=bool)
 
@@ -131,7 +147,20 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     low = np.where(scored, both, np.inf).min(axis=1)
     spread = scored.any(axis=1) & (high > low)
     return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
-                   spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured)
+                   spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured,
+                   var_total=total)
+
+
+def _two_way(x: FloatArray, complete: BoolArray, fc: IntArray, r: int) -> tuple[FloatArray, FloatArray]:
+    """MS_repetition and MS_error of each simulation's two-way table over its complete fixtures."""
+    xz = np.where(complete[:, :, None], x, 0.0)
+    row = xz.sum(axis=2) / r
+    col = xz.sum(axis=1) / np.maximum(fc, 1)[:, None]
+    grand = row.sum(axis=1) / np.maximum(fc, 1)
+    ms_rep = fc * ((col - grand[:, None]) ** 2).sum(axis=1) / (r - 1)
+    resid = np.where(complete[:, :, None], xz - row[:, :, None] - col[:, None, :] + grand[:, None, None], 0.0)
+    ms_err = (resid * resid).sum(axis=(1, 2)) / (np.maximum(fc - 1, 1) * (r - 1))
+    return ms_rep, ms_err
 
 
 def batch_signflip(d: FloatArray, n: IntArray, *, seed: int = 0, n_draws: int = 4000) -> FloatArray:
@@ -208,8 +237,10 @@ def half_width(c: Crossed, q: float) -> FloatArray:
 
 
 def run_floor(c: Crossed, alpha: float) -> FloatArray:
-    """The noise floor shown beside a clause: the half-width the run-level term alone would give."""
+    """The noise floor shown beside a clause: the half-width the run term alone guarantees (se² is never below
+    RUN_SHARE·var_run), so a gap inside it is a non-result whatever the fixtures say."""
     with np.errstate(invalid="ignore"):
+        share = RUN_SHARE if c.run_measured is not None else 1.0
         out: FloatArray = np.where(np.isfinite(c.var_run),
-                                   calibrated_quantile(c, 1 - alpha / 2) * np.sqrt(c.var_run), np.inf)
+                                   calibrated_quantile(c, 1 - alpha / 2) * np.sqrt(share * c.var_run), np.inf)
     return out

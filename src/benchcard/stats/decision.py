@@ -3,9 +3,10 @@
 The verdict calls this with a batch of one run; `benchcard plan` and `benchmarks/calibration.py` with
 thousands of simulated runs, so the power and the error rates they report are those of this code.
 
-- `rises`/`falls` hold when the calibrated two-sided t p (crossed.py, worstcase.py) and the exact sign-flip p
-  are both ≤ α, in the claimed direction, and the gap reaches `min_effect`: few fixtures cannot win (F ≤ 5 at α = 0.05),
-  and a zero standard error is never certainty (then the sign-flip decides alone).
+- `rises`/`falls` hold when the calibrated two-sided t p (crossed.py, worstcase.py) is ≤ α, in the claimed
+  direction, the exact sign-flip could reach α (2/2^n ≤ α over the n fixtures that moved: few fixtures cannot
+  win, F ≤ 5 at α = 0.05), and the gap reaches `min_effect`; a zero standard error is never certainty (then the
+  sign-flip p decides alone).
 - A guard holds when its one-sided calibrated test rejects "beyond the margin"; it is *broken* when the
   opposite one-sided test rejects "within the margin".
 - A loss (the first clause significantly the wrong way, or a guard broken) needs the same evidence as a win,
@@ -36,9 +37,11 @@ def p_two_sided(c: Crossed, p_flip: FloatArray) -> FloatArray:
 
 
 def p_effect(c: Crossed, p_flip: FloatArray, up: bool) -> FloatArray:
-    """Evidence that the gap moved in the direction `up` (rises) or not (falls): max of the t p and sign-flip p."""
+    """Evidence that the gap moved in the direction `up` (rises) or not (falls): the calibrated t p, never below
+    the smallest p the exact sign-flip could reach (few fixtures cannot win); with a zero standard error the
+    sign-flip p itself (p_two_sided)."""
     right_way = c.gap > 0 if up else c.gap < 0
-    out: FloatArray = np.where(right_way, np.maximum(p_two_sided(c, p_flip), p_flip), 1.0)
+    out: FloatArray = np.where(right_way, np.maximum(p_two_sided(c, p_flip), c.flip_floor), 1.0)
     return out
 
 

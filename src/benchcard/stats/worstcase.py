@@ -24,25 +24,43 @@ FloatArray = npt.NDArray[np.float64]
 #: Fixture term R·ω²/σ²_e and run term F·σ²_run/σ²_e of the null grid (0 = absent, 100 = dominant).
 FIXTURE_RATIOS = (0.0, 0.5, 2.0, 10.0, 100.0)
 RUN_RATIOS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0, 100.0)
+#: The variant's share of the arms' noise: alike (½), one arm steadier, one arm deterministic (0).
+ARM_SHARES = (0.5, 0.25, 0.0)
+#: The interval is never narrower than this share of the run term's variance (0.8: docs/statistics.md, "tried").
+RUN_SHARE = 0.8
 #: Null draws per grid point (half of them the mirror image of the other half, so both tails are alike).
 DRAWS = 20_000
 SEED = 20261201
 
 
-def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, n: npt.ArrayLike, r: int,
-                    err_df: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """se², df and the excess run variance from a = MS_fix/(FR), b = MS_rep/(FR), c = MS_err/(FR).
+def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, share: npt.ArrayLike,
+                    r: int) -> tuple[FloatArray, FloatArray]:
+    """se² and the reference df from a = MS_fix/(FR), b = MS_run/(FR), c = MS_err/(FR) and `share`, the
+    variant's part of the two arms' cell noise (MS_err of each arm's own table).
 
-    One formula for the verdict and for the null draws below, so the calibration is of the statistic used."""
-    n_arr = np.asarray(n, dtype=np.float64)
-    err = np.asarray(err_df, dtype=np.float64)
-    excess = np.maximum(0.0, b - c)
+    MS_run pools the repetition mean squares of the gaps and of the arms' sums (crossed.py). se² = a + b − c
+    (each variance component once: fixtures, runs, cells), never below RUN_SHARE·b, so the arms' run-to-run
+    spread is always inside the interval: a small b by chance cannot leave a large run variance out (the floor
+    of the previous rule's excess form). The df is the run term's: 2(R − 1) when the arms are alike, down to
+    R − 1 when all the noise is one arm's (Welch's formula over the arms' cell noise, precise with many
+    degrees of freedom: a deterministic arm adds nothing to the run term's df). One formula for the verdict and
+    the null draws below, so the calibration is of the statistic used."""
+    var = np.maximum(RUN_SHARE * b, a + b - c)
+    var = np.where(var > 0, var, a)  # no run spread and no excess at all: the paired variance
+    w = np.asarray(share, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        # over MS_fix, MS_rep and −MS_err: the excess of a difference of mean squares is as noisy as both
-        satt = (a + b - c) ** 2 / (a * a / np.maximum(n_arr - 1, 1) + b * b / (r - 1) + c * c / err)
-    df = np.where(excess > 0, satt, np.maximum(n_arr - 1, 1))
-    out_df: FloatArray = np.maximum(np.nan_to_num(df, nan=1.0), 1.0)
-    return a + excess, out_df, excess
+        welch = (r - 1) / (w * w + (1 - w) * (1 - w))
+    df = np.broadcast_to(np.clip(np.nan_to_num(welch, nan=r - 1.0), r - 1.0, 2.0 * (r - 1)), np.shape(var))
+    out: FloatArray = var
+    return out, np.array(df, dtype=np.float64)
+
+
+def reference_df(df: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
+    """Student's df the calibrated p is never below: the lesser of the run term's and the fixtures' (F − 1),
+    the two ends of the grid (a dominant run term, a dominant fixture term)."""
+    out: FloatArray = np.minimum(np.asarray(df, dtype=np.float64),
+                                 np.maximum(np.asarray(n, dtype=np.float64) - 1, 1.0))
+    return out
 
 
 def wallace(t: npt.ArrayLike, df: npt.ArrayLike) -> FloatArray:
@@ -72,14 +90,19 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
     z = rng.standard_normal(half)
     z = np.concatenate([z, -z])
     u_fix = np.tile(rng.chisquare(max(n - 1, 1), half) / max(n - 1, 1), 2)
-    u_rep = np.tile(rng.chisquare(r - 1, half) / (r - 1), 2)
+    # each arm's repetition mean square (R − 1 df each); MS_run is their sum
+    u_var = np.tile(rng.chisquare(r - 1, half) / (r - 1), 2)
+    u_base = np.tile(rng.chisquare(r - 1, half) / (r - 1), 2)
     u_err = np.tile(rng.chisquare(err, half) / err, 2)
     rows = []
     for fixture in FIXTURE_RATIOS:
         for run in RUN_RATIOS:
-            # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1
-            var, df, _ = variance_and_df((1 + fixture) * u_fix, (1 + run) * u_rep, u_err, n, r, err)
-            rows.append(np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df)))
+            for share in ARM_SHARES:
+                # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm
+                # holds `share` of the run term and of the cell noise
+                b = (1 + run) * (share * u_var + (1 - share) * u_base)
+                var, df = variance_and_df((1 + fixture) * u_fix, b, u_err, share, r)
+                rows.append(np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df)))
     table: FloatArray = np.stack(rows)
     table.setflags(write=False)
     return table
@@ -95,6 +118,8 @@ def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], com
         out: FloatArray = special.stdtr(df_arr, -t_arr)
     if r < 2 or not applies.any():
         return out
+    with np.errstate(invalid="ignore"):
+        out = np.where(applies, special.stdtr(reference_df(df_arr, n), -t_arr), out)
     score = wallace(t_arr, df_arr)
     for nn, cc in _designs(n, complete, applies):
         rows = applies & (n == nn) & (complete == cc) & np.isfinite(score)
@@ -113,6 +138,7 @@ def critical_t(u: float, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: 
     out: FloatArray = np.array(special.stdtrit(df_arr, 1.0 - u), dtype=np.float64)
     if r < 2 or not applies.any():
         return out
+    out = np.where(applies, special.stdtrit(reference_df(df_arr, n), 1.0 - u), out)
     for nn, cc in _designs(n, complete, applies):
         rows = applies & (n == nn) & (complete == cc)
         table = null_scores(nn, cc, r)

@@ -174,7 +174,8 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
         up = clause.test == "rises"
         side = "above" if up else "below"
         if holds:
-            why = f"holds — {ci}: the calibrated interval and the sign-flip both put the gap {side} 0{bounded}."
+            shown = "the sign-flip puts" if zero else "the calibrated interval puts"
+            why = f"holds — {ci}: {shown} the gap {side} 0{bounded}."
             return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
         if lost:
             cause = "the effect goes significantly the wrong way"
@@ -189,10 +190,12 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
         else:
             if zero or figures.p > alpha or (figures.gap > 0) != up:
                 reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
-            if figures.p_signflip > alpha:
-                n = figures.n_fixtures
-                extra = f" ({n} fixtures can never reach α {alpha:g})" if 2.0 ** (1 - n) > alpha else ""
-                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α{extra}")
+            moved = int((np.abs(g.obs.d[0]) > 0).sum())
+            if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
+                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α ({moved} fixtures can never "
+                               f"reach α {alpha:g})")
+            elif zero and figures.p_signflip > alpha:
+                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α")
             if not reasons:
                 reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(p_hold)}")
         cause = " and ".join(reasons)
