@@ -4,6 +4,7 @@ cut-off cell named as such, human grades shown."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -42,6 +43,11 @@ def test_ab_evidence_page_is_unblinded_only_after_the_verdict(built: tuple[Proje
     blind = _norm(page(site, "runs/bench-01/v1/20261130T151200Z-3f9a/index.html").text)
     assert "· A ·" not in blind and "· baseline ·" not in blind
     assert "not yet unblinded" in blind
+    # nor do the request's figures, which follow the prompt's length (issue 25.8): withheld until the verdict
+    assert "tokens in / out / reasoning" not in blind and "tokens out / reasoning" in blind
+    assert blind.count("tokens in, cost, latency, attempts withheld until the verdict") == 120
+    assert not re.search(r"\blatency \d", blind) and not re.search(r"\battempts \d", blind)
+    assert "tokens in / out / reasoning" in text
     assert not (site / "runs/bench-01/v1" / BENCH_RUN / "sealed").exists()
     assert (site / "runs/bench-01/v1" / BENCH_RUN / "outputs.jsonl").is_file()
     card = _norm(page(site, "cards/bench-01/index.html").text)

@@ -59,11 +59,28 @@ def run_files(run: Run) -> list[dict[str, str]]:
     return [{"name": rel, "href": rel} for _src, rel in _published(run)]
 
 
-def _attempt(row: OutputRow) -> str:
-    """An earlier attempt of a retried cell in one line: its status, error or finish reason, calls, latency."""
-    parts = [row.status, row.error or row.finish_reason or "—", f"{fmt_value(row.attempts)} call(s)",
-             fmt_ms(row.latency_ms)]
+def _attempt(row: OutputRow, blind: bool) -> str:
+    """An earlier attempt of a retried cell in one line: its status, error or finish reason, calls, latency (the
+    last two withheld while the run is blind: they follow the prompt's length, which differs by variant)."""
+    parts = [row.status, row.error or row.finish_reason or "—"]
+    if not blind:
+        parts += [f"{fmt_value(row.attempts)} call(s)", fmt_ms(row.latency_ms)]
     return " · ".join(parts)
+
+
+def _figures(out: OutputRow, blind: bool) -> list[tuple[str, str]]:
+    """A cell's figures on its evidence page. While an ab run awaits its verdict, those of the request's side
+    (tokens in, cost, latency, attempts) are withheld: they follow the prompt, whose length differs by variant,
+    so they would sort a fixture's cells by variant (as `read_run` withholds them; docs/api.md)."""
+    usage = out.usage
+    if blind:
+        return [("finish reason", out.finish_reason or "—"),
+                ("tokens out / reasoning", " / ".join(fmt_value(n) for n in (usage.output, usage.reasoning))),
+                ("tokens in, cost, latency, attempts", "withheld until the verdict")]
+    return [("finish reason", out.finish_reason or "—"),
+            ("tokens in / out / reasoning", " / ".join(fmt_value(n) for n in (usage.input, usage.output,
+                                                                                usage.reasoning))),
+            ("cost", fmt_money(out.cost)), ("latency", fmt_ms(out.latency_ms)), ("attempts", fmt_value(out.attempts))]
 
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
@@ -78,19 +95,15 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
                       "text": str(run.published.get("output") or ""), "rules": [], "metrics": [],
                       "details": labelled_figures({k: v for k, v in run.published.items()
                                                    if k in ("cost", "latency_ms", "finish_reason")})})
+    blind = not unblinded and run.manifest is not None and run.manifest.kind == "ab"
     for out in run.outputs:
         a = assignment.get(out.cell) if unblinded else None
         s = scores.get(out.cell)
-        usage = out.usage
-        details: list[tuple[str, str]] = [("finish reason", out.finish_reason or "—"),
-                   ("tokens in / out / reasoning", " / ".join(fmt_value(n)
-                                                             for n in (usage.input, usage.output, usage.reasoning))),
-                   ("cost", fmt_money(out.cost)), ("latency", fmt_ms(out.latency_ms)),
-                   ("attempts", fmt_value(out.attempts))]
+        details = _figures(out, blind)
         if out.error:
             details.append(("error", out.error))
         for n, prior in enumerate(run.earlier.get(out.cell, []), 1):  # a retried cell: what each earlier call gave
-            details.append((f"earlier attempt {n}", _attempt(prior)))
+            details.append((f"earlier attempt {n}", _attempt(prior, blind)))
         cells.append({
             "cell": out.cell, "fixture": out.fixture,
             "variant": a.variant if a else None, "repetition": a.repetition if a else None,
