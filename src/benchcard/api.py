@@ -17,11 +17,12 @@ from benchcard.planning.forecast import plan as _plan
 from benchcard.planning.power import Assumptions
 from benchcard.planning.result import Plan
 from benchcard.project import Project, ProjectLike
+from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run as _run
 from benchcard.run.summary import RunSummary
-from benchcard.verdict.give import Verdict, find_run, load_verdict
+from benchcard.verdict.give import Verdict, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
 from benchcard.verdict.runfolder import read_manifest
 

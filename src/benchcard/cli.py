@@ -199,8 +199,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 @click.pass_context
 def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) -> None:
     """Where RUN stands: cells recorded and, for a batch run, each batch's state (polled now)."""
+    from benchcard.records.cardruns import find_run
     from benchcard.run.batch.status import run_status, status_lines
-    from benchcard.verdict.give import find_run
 
     project = _project(ctx)
     result = run_status(project, find_run(project, run_name), poll=not no_poll)
@@ -291,8 +291,8 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
 @click.pass_context
 def set_aside_cmd(ctx: click.Context, run_name: str, why: str) -> None:
     """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
-    from benchcard.run.setaside import set_aside
-    from benchcard.verdict.give import find_run
+    from benchcard.records.cardruns import find_run
+    from benchcard.records.setaside import set_aside
 
     project = _project(ctx)
     click.echo(set_aside(project, find_run(project, run_name), why).line)
@@ -342,7 +342,7 @@ def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | Non
 @click.pass_context
 def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, force: bool, as_json: bool) -> None:
     """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
-    from benchcard.verdict.give import find_run
+    from benchcard.records.cardruns import find_run
     from benchcard.verdict.gradereport import sheet_report
     from benchcard.verdict.grading import blind_sheet
 
@@ -360,7 +360,7 @@ def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: st
 @click.pass_context
 def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, force: bool, as_json: bool) -> None:
     """Import a filled blind sheet into RUN's grades/; the verdict compares them with the scorer."""
-    from benchcard.verdict.give import find_run
+    from benchcard.records.cardruns import find_run
     from benchcard.verdict.gradereport import grade_report
     from benchcard.verdict.grading import import_grades
 

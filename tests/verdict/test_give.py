@@ -11,7 +11,8 @@ from benchcard._util.hashing import file_digest
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records import ledger
-from benchcard.verdict.give import find_run, give_verdict, load_verdict
+from benchcard.records.cardruns import find_run
+from benchcard.verdict.give import give_verdict, load_verdict
 
 from ..helpers_verdict import (
     STRONG_BASE,

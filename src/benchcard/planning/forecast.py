@@ -102,7 +102,7 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> Assumed
 
 
 def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int]) -> PilotPlan:
-    from benchcard.verdict.give import find_run
+    from benchcard.records.cardruns import find_run
     from benchcard.verdict.runfolder import read_manifest, read_run
 
     run_dir = find_run(project, pilot)

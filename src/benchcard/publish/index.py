@@ -8,8 +8,8 @@ from typing import Any
 from benchcard.card.model import Card
 from benchcard.publish.render import fmt_money, fmt_num, fmt_value
 from benchcard.publish.runs import Run
+from benchcard.records.cardruns import newest
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.run.cardruns import newest
 
 
 def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapping[str, Card],
@@ -51,7 +51,7 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
     """One line of the index: the card and its latest outcome."""
     rows = [r for r in ledger if r.card == card.id]
     latest_row = rows[-1] if rows else None
-    latest_run = newest(runs)  # the one rule (run/cardruns.py); a run set aside is never the card's line
+    latest_run = newest(runs)  # the one rule (records/cardruns.py); a run set aside is never the card's line
     if latest_row is not None:
         if not card.is_ab and isinstance(latest_row.score, int | float):
             text = f"score {fmt_num(latest_row.score)}"

@@ -18,7 +18,7 @@ from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import fmt_num, paragraphs, prose
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
-from benchcard.run.cardruns import newest, result
+from benchcard.records.cardruns import newest, result
 
 
 def _pivots(run: Run, card: Card | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -148,7 +148,7 @@ def _data_file_materials(card: Card, project: Project, folder: Path) -> list[dic
 
 
 def _headline(views: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The page's result line, by the one rule (`run/cardruns.py`): the newest run of this version with a ledger
+    """The page's result line, by the one rule (`records/cardruns.py`): the newest run of this version with a ledger
     row; else the newest run that is no trial, awaiting its verdict (or unfinished); else the scratch runs,
     which are never a result. A run set aside is never the headline. None: no run of this version."""
     by_run = {id(v["run"]): v for v in views}

@@ -37,10 +37,10 @@ from benchcard.records.rows import (
     decode_line,
     decode_manifest,
 )
+from benchcard.records.setaside import set_aside_of
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile, decode_verdict
 from benchcard.run.retry import outcomes
-from benchcard.run.setaside import set_aside_of
 from benchcard.run.store import RunStore
 from benchcard.verdict.integrity import verdict_digest
 

@@ -37,7 +37,7 @@ SEALED = "sealed"
 ASSIGNMENT = "assignment.jsonl"
 REQUESTS = "requests.jsonl"
 VERDICT = "verdict.json"
-SET_ASIDE = "set-aside.jsonl"  # `benchcard set-aside` (run/setaside.py): append-only, one SetAside a line
+SET_ASIDE = "set-aside.jsonl"  # `benchcard set-aside` (records/setaside.py): append-only, one SetAside a line
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
 
 # ------------------------------------------------------------------------------------- the status vocabulary

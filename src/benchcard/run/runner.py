@@ -29,6 +29,7 @@ from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest, RigRecord, new_run_id, utc_stamp
+from benchcard.records.setaside import refuse_set_aside
 from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.conventions import judge_note, load_dotenv_keys, new_targets, resume_note
@@ -54,7 +55,6 @@ from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import keep_out_of_git, scratch_reason
-from benchcard.run.setaside import refuse_set_aside
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.scorers import score_run

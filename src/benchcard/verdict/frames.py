@@ -21,9 +21,9 @@ from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike
 from benchcard.records import ledger
+from benchcard.records.cardruns import find_run
 from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, ScoreRow, read_rows
 from benchcard.records.verdictfile import decode_verdict
-from benchcard.verdict.give import find_run
 from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 
 if TYPE_CHECKING:

@@ -19,9 +19,10 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card
 from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
+from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
-from benchcard.verdict.give import Verdict, find_run, give_verdict, load_verdict
+from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.report import changed_lines, print_verdict, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
@@ -66,7 +67,7 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
                      gate: bool = True, scratch: bool = False) -> tuple[Verdict, Gate | None]:
     """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
     card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
-    `show` the card's result, else its newest run (`run/cardruns.py`)."""
+    `show` the card's result, else its newest run (`records/cardruns.py`)."""
     run_dir = find_run(project, run, "result" if show else "newest")
     card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:

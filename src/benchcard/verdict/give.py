@@ -30,17 +30,16 @@ from benchcard._util.files import move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
-from benchcard.errors import RunError, SealError, VerdictError
+from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
-from benchcard.run.cardruns import Want, pick
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
-from benchcard.run.setaside import refuse_set_aside
 from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
@@ -52,7 +51,7 @@ from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
 
-__all__ = ["Verdict", "find_run", "give_verdict", "load_verdict"]
+__all__ = ["Verdict", "give_verdict", "load_verdict"]
 
 
 @dataclass(frozen=True)
@@ -80,33 +79,6 @@ class Verdict:
         row = self.ledger_row.fields() if self.ledger_row is not None else None
         return {"run": self.run, "card": self.card, "version": self.version, "kind": self.kind,
                 "finding": self.finding, "outcome": self.outcome, "changed": list(self.changed), "ledger_row": row}
-
-
-def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
-    """A run folder from its path, its run id (or a unique prefix of one) anywhere under `results/`, or a card
-    id — meaning the run that card's name stands for (`run/cardruns.py`: its result, or its newest run)."""
-    text = str(run)
-    as_path = Path(text)
-    for candidate in (as_path, project.root / as_path):
-        if (candidate / "manifest.json").is_file():
-            return project.run_inside(candidate, text)
-    card_runs = project.results_dir / text
-    if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
-        return project.run_inside(pick(project, text, want), text)
-    if as_path.is_dir():
-        raise RunError(f"{text}: not a run folder (no manifest.json)")
-    name = as_path.name
-    matches = sorted(p.parent for p in project.results_dir.glob(f"*/v*/{name}*/manifest.json"))
-    exact = [m for m in matches if m.name == name]
-    if exact:
-        matches = exact
-    if not matches:
-        raise RunError(f"{text}: no such run under {project.relative(project.results_dir)}/ "
-                       "(give a run id like 20261130T151200Z-3f9a, a card id, or the run's folder)")
-    if len(matches) > 1:
-        shown = ", ".join(project.relative(m) for m in matches[:3])
-        raise RunError(f"{text}: ambiguous; matches {len(matches)} runs ({shown}{', …' if len(matches) > 3 else ''})")
-    return project.run_inside(matches[0], text)
 
 
 def _in_progress(run_dir: Path, manifest: Manifest) -> str:

@@ -1,4 +1,4 @@
-"""A card's name stands for one run by one rule (run/cardruns.py): its result is its latest verdict in the
+"""A card's name stands for one run by one rule (records/cardruns.py): its result is its latest verdict in the
 ledger, so a scratch run never takes it over; a command acting on a run takes the newest. Checked as a user
 meets it: over the fake server, through the command line and the pages."""
 

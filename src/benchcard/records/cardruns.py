@@ -1,7 +1,7 @@
 """Which run a card's name stands for: one rule, for every command and page that picks "the card's run".
 
 A card's runs are ordered by version, then by run id (its UTC start, to the second; two runs started in one
-second are ordered by their random suffix); a run set aside (`run/setaside.py`) is
+second are ordered by their random suffix); a run set aside (`records/setaside.py`) is
 never picked. There are two picks, and only two:
 
 - `result`, the card's result: the run of its latest verdict in the ledger (the highest `seq`). A scratch run
@@ -25,7 +25,7 @@ from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
-from benchcard.run.setaside import set_aside_of
+from benchcard.records.setaside import set_aside_of
 
 Want = Literal["result", "newest"]
 
@@ -117,3 +117,29 @@ def _standing(card_id: str, run: CardRun) -> str:
         return f"has a scratch verdict, never a result (`benchcard verdict {run.run_id} --show` prints it)"
     return f"is {kind} awaiting its verdict (`benchcard verdict {run.run_id}` gives it)"
 
+
+def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
+    """A run folder from its path, its run id (or a unique prefix of one) anywhere under `results/`, or a card
+    id — meaning the run that card's name stands for (`records/cardruns.py`: its result, or its newest run)."""
+    text = str(run)
+    as_path = Path(text)
+    for candidate in (as_path, project.root / as_path):
+        if (candidate / "manifest.json").is_file():
+            return project.run_inside(candidate, text)
+    card_runs = project.results_dir / text
+    if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
+        return project.run_inside(pick(project, text, want), text)
+    if as_path.is_dir():
+        raise RunError(f"{text}: not a run folder (no manifest.json)")
+    name = as_path.name
+    matches = sorted(p.parent for p in project.results_dir.glob(f"*/v*/{name}*/manifest.json"))
+    exact = [m for m in matches if m.name == name]
+    if exact:
+        matches = exact
+    if not matches:
+        raise RunError(f"{text}: no such run under {project.relative(project.results_dir)}/ "
+                       "(give a run id like 20261130T151200Z-3f9a, a card id, or the run's folder)")
+    if len(matches) > 1:
+        shown = ", ".join(project.relative(m) for m in matches[:3])
+        raise RunError(f"{text}: ambiguous; matches {len(matches)} runs ({shown}{', …' if len(matches) > 3 else ''})")
+    return project.run_inside(matches[0], text)
