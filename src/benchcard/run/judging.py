@@ -8,7 +8,7 @@ run itself (`calls.py` does the calls):
   judgement's own opaque id), output (the judged cell), judgement (0..k-1), fixture, redacted, provider, url,
   body}`. The order is a seeded shuffle of all (output, judgement) pairs, so the judge meets the variants mixed
   and never in the run's order. Each body holds one output, its fixture, its key and the rubric (the card's
-  template, `scoring.judge.prompt`), with verbatim echoes of any variant's text removed; never the variant,
+  template, `scoring.judge._prompt`), with verbatim echoes of any variant's text removed; never the variant,
   its text, the run or the model under test (tests/run/test_judging.py checks every body).
 - `judge-outputs.jsonl`: one row per finished judgement, the shape of `outputs.jsonl`, appended and flushed as it
   comes, so a killed pass resumes with the judgements it lacks (`run --resume`).

@@ -4,8 +4,8 @@ The calls themselves are made in `benchcard.run.judging` (a stage above); nothin
 under test or a run. See docs/judge.md.
 """
 
-from benchcard.scoring.judge.answer import read_answer
-from benchcard.scoring.judge.prompt import blind_output, judge_messages
+from benchcard.scoring.judge._answer import read_answer
+from benchcard.scoring.judge._prompt import blind_output, judge_messages
 from benchcard.scoring.judge.spec import Criterion, JudgeSpec, Scale, parse_judge
 
 __all__ = ["Criterion", "JudgeSpec", "Scale", "blind_output", "judge_messages", "parse_judge",
