@@ -235,6 +235,16 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool, serve: bool, po
     _report((report.to_json(), report.lines()), as_json)
 
 
+@cli.command("view")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="The port (default: a free one).")
+@click.pass_context
+def view_cmd(ctx: click.Context, port: int) -> None:
+    """`site --serve`: the pages on 127.0.0.1, each run's outputs side by side, rebuilt as results change."""
+    from benchcard.publish.serve import serve as serve_site
+
+    serve_site(_project(ctx), None, port, click.echo)
+
+
 @cli.command()
 @click.argument("run_name", metavar="RUN")
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "

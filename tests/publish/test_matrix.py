@@ -50,6 +50,10 @@ def test_after_the_verdict_a_column_per_variant_baseline_first(viewer_site: tupl
     source = _matrix(out, BENCH_RUN)
     assert source.count('data-variant-toggle') == 2 and '<script src="../../../../matrix.js" defer>' in source
     assert "<script>alert(1)</script>" not in source  # a model's output is text, never markup
+    # each fixture's input, as the card publishes it, beside its id (no run needed to show it: nothing unblinds)
+    assert source.count('<details class="fixture-input">') == 12
+    excerpt = (project.root / "fixtures" / "bench-01" / "excerpt-01.txt").read_text(encoding="utf-8")
+    assert excerpt.splitlines()[0] in text
 
 
 def test_before_the_verdict_the_page_is_blind(viewer_site: tuple[Project, Path]) -> None:

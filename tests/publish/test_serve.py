@@ -91,9 +91,11 @@ def test_a_port_in_use_is_one_line(project: Project) -> None:
         assert line.startswith(f"error: --port {port}: cannot listen on 127.0.0.1:{port}")
 
 
-def test_the_command_prints_its_address_in_one_line_and_stops_on_ctrl_c(project: Project) -> None:
+@pytest.mark.parametrize("command", [("site", "--serve"), ("view",)])
+def test_the_command_prints_its_address_in_one_line_and_stops_on_ctrl_c(project: Project,
+                                                                         command: tuple[str, ...]) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.Popen([sys.executable, "-m", "benchcard", "-C", str(project.root), "site", "--serve"],
+    proc = subprocess.Popen([sys.executable, "-m", "benchcard", "-C", str(project.root), *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None

@@ -8,10 +8,12 @@ are offered. Once the verdict has unblinded the run, one column per variant, the
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 from benchcard.card.model import Card
+from benchcard.errors import BenchcardError
 from benchcard.publish.judgedby import baseline_of
 from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run
@@ -59,6 +61,7 @@ def matrix_context(run: Run, card: Card | None) -> dict[str, Any]:
             outputs.sort(key=lambda o: (o["repetition"] is None, o["repetition"] or 0, o["cell"]))
     return {
         "run": run,
+        "inputs": _inputs(card, run, sorted(rows)),
         "title": f"Side by side · {run.run_id} · {run.card} v{run.version}",
         "card_title": card.title if card else run.card,
         "evidence_href": "index.html",
@@ -69,6 +72,19 @@ def matrix_context(run: Run, card: Card | None) -> dict[str, Any]:
         "outputs": sum(len(o) for cells in rows.values() for o in cells.values()),
         "wide": True,
     }
+
+
+def _inputs(card: Card | None, run: Run, fixtures: list[str]) -> dict[str, str]:
+    """Each fixture's text as the prompt showed it, when the card is still at the run's version (fixtures are
+    published with the card: nothing here unblinds)."""
+    if card is None or not card.is_ab or card.version != run.version:
+        return {}
+    texts: dict[str, str] = {}
+    for fixture in fixtures:
+        if fixture in card.fixtures:
+            with contextlib.suppress(BenchcardError):  # a fixture file gone since the run: its id alone
+                texts[fixture] = card.fixture_text(fixture)
+    return texts
 
 
 def view_index_context(runs: Sequence[Run]) -> dict[str, Any]:
