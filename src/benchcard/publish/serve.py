@@ -3,7 +3,8 @@
 The site is built with its viewer pages (`matrix.py`: each run's outputs side by side) into a folder of its own
 (a temporary one unless `--out` names one), served by the standard library's threading HTTP server bound to
 127.0.0.1 only, and rebuilt whenever a file under results/, cards/, fixtures/ or keys/ (or benchcard.yaml)
-changes: a watcher compares every file's size and modification time once a second. A build swaps the new site
+changes: a watcher compares every file's size and modification time once a second, and builds once they have
+held still for a second (a verdict writes several files). A build swaps the new site
 in whole (`build.py`), so a page is never served half-written; a build that fails keeps the last good site and
 says why in one line.
 """
@@ -89,6 +90,10 @@ class Viewer:
             now = fingerprint(self.project)
             if now == self._seen:
                 continue
+            while not self._stop.wait(self.interval):  # a verdict writes several files: build once they settle
+                settled, now = now, fingerprint(self.project)
+                if now == settled:
+                    break
             self._seen = now
             try:
                 self._build()
