@@ -88,3 +88,15 @@ def test_init_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path: 
     assert (tmp_path / "proj" / ".gitignore").read_text() == "mine\n"
     (tmp_path / "file").write_text("x")
     assert "exists and is not a folder" in one_line_error(_benchcard("init", "file"))
+
+
+@pytest.mark.parametrize("where", ["results/new", "cards/new", "keys/x/new", "fixtures/new"])
+def test_init_never_makes_a_project_among_another_projects_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   where: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _benchcard("init", "outer").exit_code == 0
+    before = sorted(str(p) for p in (tmp_path / "outer").rglob("*"))
+    line = one_line_error(_benchcard("init", f"outer/{where}"))
+    assert "part of the project's own records; benchcard never writes over it or adds to it" in line, line
+    assert sorted(str(p) for p in (tmp_path / "outer").rglob("*")) == before
+    assert _benchcard("init", "outer/inner").exit_code == 0  # a project beside the records is fine

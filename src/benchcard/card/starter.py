@@ -18,6 +18,7 @@ from typing import IO
 
 from benchcard._util.safewrite import write_new
 from benchcard.errors import ProjectError
+from benchcard.project import Project
 
 CARD_ID = "first-ab"
 
@@ -108,7 +109,11 @@ class Started:
 
 
 def init_project(folder: Path, shown: str) -> Started:
-    """Create a project in `folder` (made if missing); a folder holding anything, or a file, is refused."""
+    """Create a project in `folder` (made if missing); a folder holding anything, or a file, is refused, and so is
+    a folder among another project's own records (its results/, cards/, fixtures/ or keys/)."""
+    enclosing = Project.find(folder.resolve().parent)
+    if enclosing.cards_dir.is_dir():
+        enclosing.refuse_protected(folder, shown, folder=True)
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
             raise ProjectError(f"{shown}: exists and is not a folder; name a new or empty folder")
