@@ -63,7 +63,9 @@ def test_a_scratch_run_after_a_ledgered_verdict_leaves_the_card_result_alone(tmp
     trial_verdict = ok(bc(project, "verdict", "colour-ab"))
     assert trial in trial_verdict.stdout and "scratch" in trial_verdict.stdout
     assert sealed in ok(bc(project, "verdict", "colour-ab", "--show")).stdout
-    assert trial in ok(bc(project, "status", "colour-ab")).stdout
+    status = ok(bc(project, "status", "colour-ab")).stdout
+    assert f"{trial} · colour-ab v1 · interactive · scratch → " in status
+    assert "  scratch run (run with --scratch): a trial, never entered in the ledger" in status
     exported = ok(bc(project, "export", "colour-ab", "--out", str(tmp_path / "trial.csv"))).stdout
     assert "a scratch run: a trial, never a result (column scratch)" in exported
     assert {line.rsplit(",", 1)[1] for line in (tmp_path / "trial.csv").read_text().splitlines()[1:]} == {"True"}

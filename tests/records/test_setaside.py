@@ -50,6 +50,10 @@ def test_a_run_on_the_wrong_endpoint_is_set_aside_and_never_offered_again(tmp_pa
     assert f"colour-ab v1 · run {wrong}: scratch run, unfinished (3 of 12 cells), set aside " in after
     assert WHY in after
 
+    status = ok(bc(project, "status", wrong)).stdout
+    assert f"{wrong} · colour-ab v1 · interactive · scratch → " in status and "  scratch run (--base-url " in status
+    assert f"  set aside {row['at'][:10]} ({WHY}): kept as it is, never resumed or judged" in status
+    assert "--resume" not in status
     assert "was set aside" in one_line_error(bc(project, "run", "colour-ab", "--resume", wrong))
     assert "was set aside" in one_line_error(bc(project, "verdict", wrong))
     assert "already set aside" in one_line_error(bc(project, "set-aside", wrong, "--why", "again"))

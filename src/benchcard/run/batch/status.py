@@ -24,6 +24,7 @@ from benchcard.run.conventions import load_dotenv_keys
 from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.retry import outcomes
+from benchcard.run.setaside import set_aside_of
 from benchcard.run.store import RunStore
 
 
@@ -54,6 +55,7 @@ class RunStatus:
     batches: tuple[BatchState, ...]
     note: str | None
     refused: tuple[str, ...] = ()  # result lines the batches' collection refused (as the journal keeps them)
+    scratch: str | None = None  # why the run is a trial (its manifest's `scratch`), None for a run of the rig
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,9 +91,12 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
         state = f"in progress {done}/{cells}; collect when done with: {resume}"
     else:
         state = f"{recorded}/{cells} cells recorded; continue with: {resume}"
+    aside = set_aside_of(folder)
+    if aside is not None:  # never resumed: no command to continue it
+        state = f"{aside.label}: kept as it is, never resumed or judged"
     return RunStatus(run, card, manifest.version, project.relative(folder),
                      "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
-                     tuple(line for c in chunks for line in c.refused))
+                     tuple(line for c in chunks for line in c.refused), manifest.scratch or None)
 
 
 def _state(c: Chunk) -> BatchState:
@@ -132,7 +137,9 @@ def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Ch
 def status_lines(st: RunStatus) -> list[str]:
     """The text of `benchcard status`."""
     c = st.recorded
-    lines = [f"{st.run} · {st.card} v{st.version} · {st.mode} → {st.folder}",
+    trial = [f"  scratch run ({st.scratch}): a trial, never entered in the ledger"] if st.scratch else []
+    lines = [f"{st.run} · {st.card} v{st.version} · {st.mode}{' · scratch' if st.scratch else ''} → {st.folder}",
+             *trial,
              f"  {st.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
              f"  {st.state}"]
     for b in st.batches:
