@@ -298,14 +298,20 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
 @cli.command("set-aside")
 @click.argument("run_name", metavar="RUN")
 @click.option("--why", required=True, help="Why, in a few words; kept with the run.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was recorded as JSON.")
 @click.pass_context
-def set_aside_cmd(ctx: click.Context, run_name: str, why: str) -> None:
+def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) -> None:
     """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
+    from benchcard.errors import RunError
     from benchcard.records.cardruns import find_run
     from benchcard.records.setaside import set_aside
 
     project = _project(ctx)
-    click.echo(set_aside(project, find_run(project, run_name), why).line)
+    if "/" not in run_name and (project.results_dir / run_name).is_dir():  # never "whichever run is newest"
+        raise RunError(f"{run_name} is a card; name the run to set aside by its id (`benchcard ledger` lists the "
+                       "unfinished ones)")
+    done = set_aside(project, find_run(project, run_name), why)
+    _report((done.to_json(), [done.line]), as_json)
 
 
 @cli.command("export")

@@ -57,6 +57,9 @@ def test_a_run_on_the_wrong_endpoint_is_set_aside_and_never_offered_again(tmp_pa
     assert "was set aside" in one_line_error(bc(project, "run", "colour-ab", "--resume", wrong))
     assert "was set aside" in one_line_error(bc(project, "verdict", wrong))
     assert "already set aside" in one_line_error(bc(project, "set-aside", wrong, "--why", "again"))
+    assert one_line_error(bc(project, "set-aside", "colour-ab", "--why", "again")) == (
+        "error: colour-ab is a card; name the run to set aside by its id (`benchcard ledger` lists the unfinished "
+        "ones)")
     assert len(read_jsonl(folder / "set-aside.jsonl")) == 1
 
     # the card's name no longer stands for it: a command acting on "the card's run" finds none, then the next
@@ -82,7 +85,12 @@ def test_a_ledgered_run_is_never_set_aside_and_a_reason_is_required(tmp_path: Pa
     project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
     done = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
     assert "--why" in one_line_error(bc(project, "set-aside", done, "--why", "  "))
+    assert "--why" in one_line_error(bc(project, "set-aside", done))
     seq = json.loads(ok(bc(project, "verdict", done, "--json")).stdout)["ledger"]["seq"]
     assert one_line_error(bc(project, "set-aside", done, "--why", WHY)) == (
         f"error: run {done} is in the ledger (seq {seq}); a ledgered verdict is the record and is never set aside")
     assert not (project.results_dir / "colour-ab" / "v1" / done / "set-aside.jsonl").exists()
+    time.sleep(1.05)  # run ids are to the second
+    other = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
+    said = json.loads(ok(bc(project, "set-aside", other, "--why", WHY, "--json")).stdout)
+    assert (said["run"], said["why"], said["folder"]) == (other, WHY, f"results/colour-ab/v1/{other}")

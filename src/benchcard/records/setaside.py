@@ -55,6 +55,9 @@ class SetAsideDone:
     def line(self) -> str:
         return f"run {self.run} {self.entry.label}; kept in {self.where}/, recorded in {SET_ASIDE} there"
 
+    def to_json(self) -> dict[str, str]:
+        return {"run": self.run, "at": self.entry.at, "why": self.entry.why, "folder": self.where}
+
 
 def set_aside(project: Project, run_dir: Path, why: str) -> SetAsideDone:
     """Set a run aside (see the module docstring). Under the ledger's lock, so no verdict enters it meanwhile."""
