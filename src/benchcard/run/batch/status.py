@@ -16,6 +16,7 @@ from typing import Any
 from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
+from benchcard.records.setaside import set_aside_of
 from benchcard.run.batch.driver import BatchRun
 from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for
@@ -24,7 +25,6 @@ from benchcard.run.conventions import load_dotenv_keys
 from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.retry import outcomes
-from benchcard.run.setaside import set_aside_of
 from benchcard.run.store import RunStore
 
 
