@@ -508,3 +508,18 @@ def test_a_batch_runs_journal_and_chunks_are_anchored(tmp_path: Path, server: Fa
     journal.write_text(journal.read_text(encoding="utf-8").replace('"event"', '"event" ', 1), encoding="utf-8")
     verify = cli_in(project, "ledger", "--verify")
     assert verify.exit_code == 1 and "batch/journal.jsonl changed after the verdict" in verify.output
+
+
+def test_show_gate_applies_no_gate_to_a_scratch_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A scratch verdict has no ledger row, so nothing shows its verdict.json unedited: `--show --gate` refuses
+    it (the gate of a scratch run is given as it is judged)."""
+    server.configure(POLITE_IS_RIGHT)
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    assert cli_in(project, "run", CARD, "--scratch").exit_code == 0
+    folder = only_run(project, CARD)
+    given = cli_in(project, "verdict", folder.name, "--scratch", "--gate")
+    assert given.exit_code == 0 and "gate: win → exit 0" in given.output
+    _forge_win(folder)  # (a win already; any edit would pass unseen)
+    gate = cli_in(project, "verdict", folder.name, "--show", "--gate")
+    assert gate.exit_code == 1 and "its verdict is a scratch verdict, which no ledger row vouches for" in gate.stderr
+    assert cli_in(project, "verdict", folder.name, "--show").exit_code == 0  # shown, marked scratch, as before

@@ -21,6 +21,7 @@ from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
+from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.report import changed_lines, print_verdict, verdict_lines
@@ -72,6 +73,10 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
     card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)
+        if card is not None and known(verdict.file.scratch):  # no ledger row vouches for a scratch verdict.json
+            raise VerdictError(f"run {run_dir.name}: its verdict is a scratch verdict, which no ledger row vouches "
+                               "for; --show --gate applies no gate to it (gate a scratch run as it is judged: "
+                               "verdict RUN --scratch --gate, or run CARD --gate)")
         if card is not None and verdict.changed:  # a gate never passes, or fails, on a record edited since
             more = f" (and {len(verdict.changed) - 1} more)" if len(verdict.changed) > 1 else ""
             raise VerdictError(f"run {run_dir.name}: its record changed after the verdict: {verdict.changed[0]}"
