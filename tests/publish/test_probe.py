@@ -70,3 +70,23 @@ def test_curl_and_sections_on_probe_pages(built: tuple[Project, Path]) -> None:
     assert head in text
     assert "must NOT match" in text and r"/<<END>>[\s\S]*<<END>>/" in text
     assert "Correct — must score 1.00" in text
+
+
+def test_a_probe_run_set_aside_is_shown_so_without_a_resume_command(tmp_path: Path) -> None:
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+    from benchcard.testing.fakeserver import FakeServer
+
+    from ..helpers_run import KEY_ENV, PROBE, bc, ok, probe_project
+
+    with FakeServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv(KEY_ENV, "sk-test-0000")
+        server.configure({"default_reply": "negative"})
+        project = probe_project(tmp_path / "proj", server.base_url, repetitions=3)
+        [stopped] = run(project, PROBE, RunOptions(progress=False), stop_after=1)
+    ok(bc(project, "set-aside", stopped.run, "--why", "wrong model"))
+    out = tmp_path / "site"
+    ok(bc(project, "site", "--out", str(out)))
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (out / "cards" / PROBE / "index.html").read_text()))
+    assert "set aside" in text and "wrong model. Kept as it is; never resumed, judged or taken as the card" in text
+    assert f"--resume {stopped.run}" not in text

@@ -148,7 +148,7 @@ def _data_file_materials(card: Card, project: Project, folder: Path) -> list[dic
 
 
 def _headline(views: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The page's result line, by the one rule (`records/cardruns.py`): the newest run of this version with a ledger
+    """The page's result line, by the one rule (`records/cardruns.py`): the run of this version's latest ledger
     row; else the newest run that is no trial, awaiting its verdict (or unfinished); else the scratch runs,
     which are never a result. A run set aside is never the headline. None: no run of this version."""
     by_run = {id(v["run"]): v for v in views}
