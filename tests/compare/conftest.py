@@ -49,10 +49,12 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
                 task = Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato?", target="red", id=f"q{i}")
                                      for i in range(n)], solver=generate(), scorer=match(), epochs=3, name="colour")
                 [log] = inspect_eval(task, model=f"openai/model-{name}", model_base_url=server.base_url,
-                                     model_args={"responses_api": False}, log_dir=str(folder / name),
+                                     log_dir=str(folder / name),
                                      display="none", log_format="eval" if name != "c" else "json")
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)
+            # inspect_ai's openai/ provider speaks the Responses API, as a user runs it (no chat-only flag)
+            assert set(server.stats()["by_endpoint"]) == {"/v1/responses"}
     finally:
         _collect_inspect_clients()
         if saved is None:
@@ -89,7 +91,7 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
                                                                ("warm", "none", 0.5))
             for name, hint, temperature in runs:
                 [log] = inspect_eval(colour(hint=hint), model="openai/model-x", model_base_url=server.base_url,
-                                     model_args={"responses_api": False}, log_dir=str(folder / name),
+                                     log_dir=str(folder / name),
                                      display="none", temperature=temperature)
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)

@@ -39,6 +39,31 @@ def test_openai_shape(fake: FakeServer, client: httpx.Client) -> None:
     assert "cost" not in usage
 
 
+def test_responses_shape(fake: FakeServer, client: httpx.Client) -> None:
+    """The Responses API (`/v1/responses`), as inspect_ai's `openai/` provider calls it: `input` as a string or
+    as messages of `input_text` parts, `instructions`, `max_output_tokens`; errors and faults as chat's."""
+    fake.configure({"replies": [{"match": "colour", "reply": "red and ripe", "reasoning_tokens": 2}]})
+    body = {"model": "gpt-x", "instructions": "be brief",
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "what colour is it"}]}]}
+    data = client.post("/responses", json=body).json()
+    assert data["object"] == "response" and data["status"] == "completed" and data["model"] == "gpt-x"
+    assert data["id"].startswith("resp_") and isinstance(data["created_at"], int)
+    assert data["incomplete_details"] is None and data["error"] is None and data["instructions"] == "be brief"
+    [message] = data["output"]
+    assert (message["type"], message["role"], message["status"]) == ("message", "assistant", "completed")
+    assert message["content"] == [{"type": "output_text", "text": "red and ripe", "annotations": []}]
+    assert data["usage"] == {"input_tokens": 6, "input_tokens_details": {"cached_tokens": 0},
+                             "output_tokens": 3 + 2, "output_tokens_details": {"reasoning_tokens": 2},
+                             "total_tokens": 11}
+    short = client.post("/responses", json={"model": "gpt-x", "input": "what colour", "max_output_tokens": 2}).json()
+    assert short["status"] == "incomplete" and short["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert short["output"][0]["content"][0]["text"] == "red and"
+    fake.configure({"faults": [{"match": "colour", "kind": "429", "retry_after": 0}]})
+    limited = client.post("/responses", json=body)
+    assert limited.status_code == 429 and limited.json()["error"]["message"] == "injected fault 429"
+    assert fake.stats()["by_endpoint"] == {"/v1/responses": 1}  # counted since the last configure
+
+
 def test_anthropic_shape(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"replies": [{"match": "", "reply": "hello there", "reasoning_tokens": 3}]})
     body = {

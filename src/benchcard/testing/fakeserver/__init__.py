@@ -13,6 +13,7 @@ client, not the server. So the server:
   through ``POST /_control/config`` and observed through ``GET /_control/stats``.
 
 Endpoints: ``POST /v1/chat/completions`` (OpenAI shape, with OpenRouter's ``usage.cost``),
+``POST /v1/responses`` (OpenAI's Responses API, what inspect_ai's ``openai/`` provider calls by default),
 ``POST /v1/messages`` (Anthropic Messages shape), ``GET /v1/models``, and the control endpoints
 ``POST /_control/config``, ``GET /_control/stats``, ``POST /_control/reset``.
 

@@ -11,46 +11,58 @@ from typing import Any
 
 from benchcard.testing.fakeserver._config import Config, FinishReason
 
+#: Text parts of a message: chat and Messages (`text`), and the Responses API's input (`input_text`).
+TEXT_PARTS = ("text", "input_text")
+
 
 def text_of(content: Any) -> str:
-    """Message text from either a plain string or a list of ``{"type": "text", "text": ...}`` parts."""
+    """Message text from either a plain string or a list of ``{"type": "text" | "input_text", "text": ...}``
+    parts."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "\n".join(
             str(part.get("text", ""))
             for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
+            if isinstance(part, dict) and part.get("type") in TEXT_PARTS
         )
     return ""
 
 
+def _messages(body: dict[str, Any]) -> list[Any]:
+    """The conversation: chat's and Messages' `messages`, or the Responses API's `input` (a string is one user
+    message; a list holds messages, with or without `"type": "message"`, and other items, such as tool calls)."""
+    given = body.get("input", body.get("messages"))
+    if isinstance(given, str):
+        return [{"role": "user", "content": given}]
+    return given if isinstance(given, list) else []
+
+
 def last_user_message(body: Any) -> str:
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+    if not isinstance(body, dict):
         return ""
-    for message in reversed(body["messages"]):
+    for message in reversed(_messages(body)):
         if isinstance(message, dict) and message.get("role") == "user":
             return text_of(message.get("content"))
     return ""
 
 
 def prompt_tokens(body: Any) -> int:
-    """Whitespace-split word count of every message (and an Anthropic ``system``): cheap and deterministic."""
+    """Whitespace-split word count of every message (and an Anthropic ``system``, a Responses
+    ``instructions``): cheap and deterministic."""
     if not isinstance(body, dict):
         return 0
-    total = len(text_of(body.get("system")).split())
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        for message in messages:
-            if isinstance(message, dict):
-                total += len(text_of(message.get("content")).split())
+    total = len(text_of(body.get("system")).split()) + len(text_of(body.get("instructions")).split())
+    for message in _messages(body):
+        if isinstance(message, dict):
+            total += len(text_of(message.get("content")).split())
     return total
 
 
 def max_tokens(body: Any) -> int | None:
     if not isinstance(body, dict):
         return None
-    for key in ("max_completion_tokens", "max_tokens"):
+    for key in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
@@ -122,6 +134,43 @@ def openai_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
             }
         ],
         "usage": usage,
+    }
+
+
+def responses_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
+    """The Responses API's shape (`POST /v1/responses`, what inspect_ai's and the OpenAI SDK's `openai/`
+    provider call): one output message of one `output_text` part; a `length` stop is `incomplete` with reason
+    `max_output_tokens`; other ends that are no answer are `incomplete` with their finish reason."""
+    prompt = prompt_tokens(body)
+    completion = len(answer.text.split()) + answer.reasoning_tokens
+    ended = answer.finish == "stop"
+    settings = body if isinstance(body, dict) else {}
+    return {
+        "id": f"resp_fake_{call_id}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed" if ended else "incomplete",
+        "incomplete_details": None if ended else {
+            "reason": "max_output_tokens" if answer.finish == "length" else answer.finish},
+        "error": None,
+        "model": model_of(body),
+        "instructions": settings.get("instructions"),
+        "output": [{
+            "type": "message", "id": f"msg_fake_{call_id}", "status": "completed" if ended else "incomplete",
+            "role": "assistant", "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
+        }],
+        "parallel_tool_calls": True,
+        "tool_choice": settings.get("tool_choice", "auto"),
+        "tools": [],
+        "temperature": settings.get("temperature"),
+        "top_p": settings.get("top_p"),
+        "max_output_tokens": settings.get("max_output_tokens"),
+        "metadata": {},
+        "usage": {
+            "input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": answer.reasoning_tokens},
+            "total_tokens": prompt + completion,
+        },
     }
 
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +30,7 @@ from benchcard.testing.fakeserver._replies import (
     error_in_200,
     last_user_message,
     openai_body,
+    responses_body,
     truncated,
 )
 
@@ -160,7 +162,10 @@ async def _drop(request: web.Request) -> web.StreamResponse:
     raise asyncio.CancelledError
 
 
-async def _completion(request: web.Request, anthropic: bool) -> web.StreamResponse:
+Shape = Callable[[int, Any, Answer], dict[str, Any]]
+
+
+async def _completion(request: web.Request, anthropic: bool, shape: Shape | None = None) -> web.StreamResponse:
     state = request.app[_SERVER].state
     loop = asyncio.get_running_loop()
     arrived = loop.time()  # the latency runs from here, so the server's own work is inside it, not added to it
@@ -242,13 +247,20 @@ async def _completion(request: web.Request, anthropic: bool) -> web.StreamRespon
     assert answer is not None
     if fault is not None and fault.kind == "truncate":
         answer = truncated(answer)
-    payload = anthropic_body(call_id, body, answer) if anthropic else openai_body(call_id, body, answer)
+    shape = shape or (anthropic_body if anthropic else openai_body)
+    payload = shape(call_id, body, answer)
     return web.json_response(payload)
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """``POST /v1/chat/completions`` in OpenAI's shape."""
     return await _completion(request, anthropic=False)
+
+
+async def responses(request: web.Request) -> web.StreamResponse:
+    """``POST /v1/responses`` in the Responses API's shape (errors as chat's), as inspect_ai's `openai/`
+    provider calls it by default."""
+    return await _completion(request, anthropic=False, shape=responses_body)
 
 
 async def messages(request: web.Request) -> web.StreamResponse:
@@ -309,6 +321,7 @@ def build_app(config: Config | None = None) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_track_in_flight])
     app[_SERVER] = _Server(_State.fresh(config or Config()))
     app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_post("/v1/responses", responses)
     app.router.add_post("/v1/messages", messages)
     app.router.add_get("/v1/models", models)
     add_routes(app, lambda request: (request.app[_SERVER].state.config, request.app[_SERVER].state.batch))
@@ -330,7 +343,8 @@ async def _serve(config: Config, port: int) -> None:
     site = web.SockSite(runner, sock, backlog=1024)
     await site.start()
     origin = f"http://{HOST}:{sock.getsockname()[1]}"
-    sys.stdout.write(f"listening {origin} · base URL {origin}/v1 (OpenAI chat completions, Anthropic messages)\n")
+    sys.stdout.write(f"listening {origin} · base URL {origin}/v1 (OpenAI chat completions and responses, "
+                     "Anthropic messages)\n")
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
