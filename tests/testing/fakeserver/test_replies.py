@@ -90,6 +90,10 @@ def test_a_request_body_is_read_in_either_vendors_shape() -> None:
     assert max_tokens(body) == 7 and max_tokens({"max_completion_tokens": 3, "max_tokens": 9}) == 3
     assert max_tokens({"max_tokens": True}) is None and max_tokens({"max_tokens": 0}) is None
     assert last_user_message({"messages": "nope"}) == "" and prompt_tokens([]) == 0 and text_of(5) == ""
+    responses = {"instructions": "be brief", "max_output_tokens": 5, "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what colour"}]}]}
+    assert last_user_message(responses) == "what colour" and prompt_tokens(responses) == 4
+    assert max_tokens(responses) == 5 and last_user_message({"input": "a plain question"}) == "a plain question"
 
 
 def test_the_answer_is_the_first_matching_rule_cut_at_max_tokens_and_cycled_per_body() -> None:

@@ -32,9 +32,9 @@ def text_of(content: Any) -> str:
 def _messages(body: dict[str, Any]) -> list[Any]:
     """The conversation: chat's and Messages' `messages`, or the Responses API's `input` (a string is one user
     message; a list holds messages, with or without `"type": "message"`, and other items, such as tool calls)."""
+    if isinstance(body.get("input"), str):
+        return [{"role": "user", "content": body["input"]}]
     given = body.get("input", body.get("messages"))
-    if isinstance(given, str):
-        return [{"role": "user", "content": given}]
     return given if isinstance(given, list) else []
 
 
