@@ -275,8 +275,8 @@ def test_cli_prints_listening_line_and_serves(tmp_path: Path) -> None:
         assert proc.stdout is not None
         try:
             line = proc.stdout.readline()
-            match = re.fullmatch(r"listening (http://127\.0\.0\.1:(\d+)) · base URL \1/v1 \(OpenAI chat completions and "
-                                 r"responses, Anthropic messages\)\n", line)
+            match = re.fullmatch(r"listening (http://127\.0\.0\.1:(\d+)) · base URL \1/v1 \(OpenAI chat completions "
+                                 r"and responses, Anthropic messages\)\n", line)
             assert match, line
             assert int(match.group(2)) > 0
             with httpx.Client(base_url=match.group(1), trust_env=False, timeout=5) as c:
