@@ -528,3 +528,19 @@ def test_a_passing_upstream_error_in_a_200_answer_is_retried(tmp_path: Path, ser
     assert row["status"] == "ok" and row["attempts"] == 2 and row["text"] == "negative"
 
 
+
+
+@pytest.mark.parametrize(("models", "expected"), [
+    (["test/model", "t\u0435st/model"], "error: --model 'test/model' and 'tеst/model' ('t\\u0435st/model') read the "
+     "same; name models that look different"),
+    (["test/model\u200b"], "error: --model 'test/model\\u200b' holds an invisible or control character"),
+])
+def test_model_names_that_read_the_same_are_refused_before_any_folder(tmp_path: Path, models: list[str],
+                                                                      expected: str) -> None:
+    from ..helpers_cli import bc as bc_at
+    from ..helpers_cli import one_line_error
+
+    project = ab_project(tmp_path, "http://127.0.0.1:9/v1")
+    line = one_line_error(bc_at(tmp_path, "run", "colour-ab", *(a for m in models for a in ("--model", m))))
+    assert line.startswith(expected), line
+    assert not project.results_dir.exists()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ import httpx
 import msgspec
 
 from benchcard._util.hashing import file_digest
+from benchcard._util.names import name_clash, shown
 from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
@@ -199,8 +200,19 @@ def _check_options(o: RunOptions) -> None:
         raise RunError("--rpm must be a positive number of requests per minute")
     if o.resume and (len(o.models) > 1):
         raise RunError("--resume continues one run; drop the extra --model options")
-    if len(set(o.models)) != len(o.models):
+    _check_models(o.models)
+
+
+def _check_models(models: Sequence[str]) -> None:
+    """Each --model makes a run whose rig line a reader compares with the others': no name twice, none with a
+    character that does not show, no two that read the same (`_util/names.py`)."""
+    if len(set(models)) != len(models):
         raise RunError("the same --model is named twice")
+    clash = name_clash(models)
+    if clash is not None:
+        name, other, problem = clash
+        raise RunError(f"--model {shown(name)} and {shown(other)} {problem}; name models that look different"
+                       if other else f"--model {shown(name)} {problem}")
 
 
 def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str,
