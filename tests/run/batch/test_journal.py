@@ -20,6 +20,7 @@ from benchcard.run.batch.journal import (
     Downloaded,
     Event,
     Journal,
+    NotOurs,
     Planned,
     PlannedChunk,
     Polled,
@@ -80,6 +81,29 @@ def test_each_chunks_state_is_replayed_from_its_events(tmp_path: Path) -> None:
     assert (second.cells, second.bytes, second.file) == (2, 200, "batch/chunk-001.jsonl")
     assert all(e.at.endswith("Z") for e in j.events())  # every event dated
     assert all(e["at"].endswith("Z") for e in read_jsonl(j.path))  # … on disk too
+
+
+def test_the_plans_tag_the_batches_found_anothers_and_the_refused_lines_replay(tmp_path: Path) -> None:
+    """What tells a run's own batch from another's (its plan's tag, the batches found another run's) and the
+    result lines its collection refused are replayed from the journal, as written."""
+    j = Journal(tmp_path)
+    j.append(Planned(chunks=[PlannedChunk(0, 2, 100, "sha256:a", "batch/chunk-000.jsonl")], tag="ab12"))
+    j.append(Creating(chunk=0))
+    j.append(NotOurs(chunk=0, batch="msgbatch_7"))
+    j.append(NotOurs(chunk=0, batch="msgbatch_8"))
+    [c] = j.chunks()
+    assert c.tag == "ab12" and c.foreign == {"msgbatch_7", "msgbatch_8"} and c.batch is None
+    line = "batch/chunk-000.results-0.jsonl: line 3: custom_id 'x' is not a request of batch b (chunk 0)"
+    j.append(Created(chunk=0, batch="msgbatch_9", adopted=True))
+    j.append(Collected(chunk=0, batch="msgbatch_9", refused=[line], refused_count=1))
+    [c] = j.chunks()
+    assert c.collected and c.refused == [line]
+    written = read_jsonl(j.path)
+    assert written[0]["tag"] == "ab12" and written[2] == {"event": "not_ours", "chunk": 0, "batch": "msgbatch_7",
+                                                          "at": written[2]["at"]}
+    assert written[-1]["refused"] == [line] and written[-1]["refused_count"] == 1
+    j.append(Planned(chunks=[PlannedChunk(0, 2, 100, "sha256:a", "batch/chunk-000.jsonl")]))  # a plan of before
+    assert j.chunks()[0].tag == "" and "tag" not in read_jsonl(j.path)[-1]
 
 
 def test_a_failed_batch_keeps_its_cause_and_a_retry_adds_chunks(tmp_path: Path) -> None:
