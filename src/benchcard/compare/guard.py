@@ -26,7 +26,8 @@ from typing import Any
 from benchcard.errors import CompareError
 
 MAX_FILE_BYTES = 2 * 1024**3
-MAX_UNPACKED_BYTES = 1024**3
+MAX_UNPACKED_BYTES = 1024**3  # all the members a reader opens, together
+MAX_MEMBER_BYTES = 256 * 1024**2  # one of them (an inspect_ai log's summaries of 10,000 samples: about 16 MB)
 MAX_MEMBERS = 1_000_000
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 30
@@ -47,9 +48,9 @@ def sized(path: Path, limit: int | None = None) -> int:
 
 def zip_members(path: Path, opened: Callable[[str], bool]) -> list[str]:
     """The member names of a zip archive, after checking the sizes its directory declares: no member a reader
-    opens (`opened(name)`) above `MAX_UNPACKED_BYTES`, nor all of them together. Python's zipfile never
-    inflates a member past its declared size, so what is checked here is what reading can cost."""
-    limit = MAX_UNPACKED_BYTES
+    opens (`opened(name)`) above `MAX_MEMBER_BYTES`, nor all of them together above `MAX_UNPACKED_BYTES`.
+    Python's zipfile never inflates a member past its declared size, so this is what reading can cost."""
+    limit, member = MAX_UNPACKED_BYTES, MAX_MEMBER_BYTES
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -62,10 +63,10 @@ def zip_members(path: Path, opened: Callable[[str], bool]) -> list[str]:
         if not opened(info.filename):
             continue
         total += info.file_size
-        if info.file_size > limit or total > limit:
+        if info.file_size > member or total > limit:
             raise CompareError(f"{path}: member {info.filename} declares {info.file_size:,} bytes unpacked "
-                               f"({total:,} so far); more than {limit:,} bytes are never unpacked (refused "
-                               "before decompressing)")
+                               f"({total:,} in all so far); more than {member:,} bytes for one member or "
+                               f"{limit:,} in all are never unpacked (refused before decompressing)")
     return [info.filename for info in members]
 
 

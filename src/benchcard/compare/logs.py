@@ -139,7 +139,7 @@ def _check_eval_archive(path: Path) -> None:
         raise CompareError(f"{path}: the archive holds {rows[0]} more than once; which one inspect_ai reads is "
                            "not for a comparison to guess")
     seen = guard.Seen(path)
-    with zipfile.ZipFile(path) as archive:
+    with zipfile.ZipFile(path) as archive:  # zstd members: inspect_ai, imported first, teaches zipfile them
         for name in rows:
             data = guard.loads(archive.read(name), f"{path}: {name}")
             for row in data if isinstance(data, list) else []:
