@@ -6,6 +6,7 @@ import gc
 import os
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,17 @@ import pytest
 from benchcard.testing.fakeserver import FakeServer
 
 
-def _collect_inspect_clients() -> None:
-    """inspect_ai leaves its model clients' sockets to the garbage collector; collect them here, where their
-    ResourceWarning is expected, rather than inside whichever test happens to run the collector next."""
+@contextmanager
+def _inspect_clients_collected() -> Iterator[None]:
+    """inspect_ai leaves its model clients' sockets (and earlier evals' ones) to the garbage collector: while it
+    runs here, and once at the end, their ResourceWarning is expected, not raised in whichever test happens to
+    run the collector next."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
+        try:
+            yield
+        finally:
+            gc.collect()
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +43,7 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     os.environ["OPENAI_API_KEY"] = "not-a-key"
     out: dict[str, Path] = {}
     try:
-        with FakeServer() as server:
+        with _inspect_clients_collected(), FakeServer() as server:
             for name, config, n in (
                 ("a", {"default_reply": "blue", "replies": [{"match": "q6", "reply": "red"},
                                                              {"match": "q7", "reply": "red"}]}, 8),
@@ -56,7 +62,6 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
             # inspect_ai's openai/ provider speaks the Responses API, as a user runs it (no chat-only flag)
             assert set(server.stats()["by_endpoint"]) == {"/v1/responses"}
     finally:
-        _collect_inspect_clients()
         if saved is None:
             os.environ.pop("OPENAI_API_KEY", None)
         else:
@@ -85,7 +90,7 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     os.environ["OPENAI_API_KEY"] = "not-a-key"
     out: dict[str, Path] = {}
     try:
-        with FakeServer() as server:
+        with _inspect_clients_collected(), FakeServer() as server:
             server.configure({"default_reply": "blue", "replies": [{"match": "hint red", "reply": "red"}]})
             runs: tuple[tuple[str, str, float | None], ...] = (("plain", "none", None), ("hinted", "red", None),
                                                                ("warm", "none", 0.5))
@@ -96,7 +101,6 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
                 assert log.status == "success", log.error
                 out[name] = Path(log.location)
     finally:
-        _collect_inspect_clients()
         if saved is None:
             os.environ.pop("OPENAI_API_KEY", None)
         else:

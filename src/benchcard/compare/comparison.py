@@ -13,11 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 from msgspec import UNSET
 
 from benchcard._util.files import write_atomic
@@ -34,7 +35,8 @@ from benchcard.records.rows import VERDICT, Manifest, RigRecord, new_run_id
 from benchcard.records.verdictfigures import CompareRule, RuleClause, known
 from benchcard.records.verdictfile import AbVerdict, LedgerEntry, VerdictHead, decode_verdict, encode_verdict
 from benchcard.scoring.scorers import ExactSpec
-from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.stats.crossed import Crossed, FloatArray
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Figures, ab_stats
 from benchcard.verdict.entry import compare_row
 from benchcard.verdict.findings import ab_body
 from benchcard.verdict.gate import EXIT_CODES, Gate
@@ -163,7 +165,7 @@ def judge(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: V
     with ThreadPoolExecutor(max_workers=2) as pool:
         # the run term of a whole eval cannot be measured from one log per arm: taken as 0, and said so
         pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0)
-        body = ab_body(card, data, pending.result(), head)
+        body = ab_body(card, data, _signflip_required(pending.result()), head)
     said = f"{body.why} {NO_RUN_TERM}"
     return data, msgspec.structs.replace(
         body, why=f"{UNSEALED}: {said}",
@@ -173,6 +175,36 @@ def judge(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: V
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
             for m, n in log.skipped.items()],
     )
+
+
+@dataclass(frozen=True)
+class _SignFlipped(Crossed):
+    """A gap whose exact sign-flip p must also reach α: with one log per arm and no run term, the paired t over
+    samples alone was measured above α in A/A at 40 samples × 2–3 epochs (0.052–0.053, docs/compare.md); the
+    sign-flip is exact under A/A, so a result (win or loss) needing both stays within α by construction."""
+
+    flip_p: FloatArray = field(default_factory=lambda: np.ones(1))
+
+    @property
+    def flip_floor(self) -> FloatArray:
+        out: FloatArray = np.maximum(super().flip_floor, self.flip_p)
+        return out
+
+
+def _signflip_required(figures: Figures) -> Figures:
+    """Each gap's moments with its sign-flip p as the floor of its evidence (`_SignFlipped`)."""
+    for g in figures.gaps.values():
+        done: dict[int, Crossed] = {}
+        for name in ("obs", "low", "high"):
+            c = getattr(g, name)
+            if c is None:
+                continue
+            if id(c) not in done:
+                new = _SignFlipped(**{f.name: getattr(c, f.name) for f in fields(c)}, flip_p=g.p_flip(c))
+                g.flips[id(new)], g.flip_draws[id(new)] = g.flips[id(c)], g.flip_draws[id(c)]
+                done[id(c)] = new
+            setattr(g, name, done[id(c)])
+    return figures
 
 
 def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:

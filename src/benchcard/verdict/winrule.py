@@ -194,7 +194,7 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
             if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
                 reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α ({moved} fixtures can never "
                                f"reach α {alpha:g})")
-            elif zero and figures.p_signflip > alpha:
+            elif figures.p_signflip > alpha and (zero or not (reasons or g.truncated)):  # compare needs it too
                 reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α")
             if not reasons:
                 reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(p_hold)}")
