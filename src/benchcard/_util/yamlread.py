@@ -69,22 +69,35 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
                 raise error(f"{source}:{node.start_mark.line + 1}: field '{field}': a lone surrogate "
                             "(\\ud800-\\udfff) is not text; write the character itself")
         elif isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for key, value in node.value:
-                name = str(key.value)
-                line = key.start_mark.line + 1
-                if isinstance(key, yaml.ScalarNode) and name != "<<":
-                    if name in seen:
-                        field = ".".join((*path, name))
-                        raise error(f"{source}:{line}: field '{field}': written twice (also line {seen[name]}); "
-                                    "keep one")
-                    seen[name] = line
-                    if _SURROGATE.search(name) or _CONTROL.search(name):
-                        raise error(f"{source}:{line}: key {name!r}: expected a name without control characters")
-                sub = (*path, name)
-                lines[sub] = line
-                stack.append((value, sub))
-                if not isinstance(key, yaml.ScalarNode):
-                    stack.append((key, path))
+            stack.extend(_mapping_children(node, path, source, error, lines))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node.value))
+
+
+def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str, error: type[BenchcardError],
+                      lines: Lines) -> list[tuple[yaml.Node, tuple[str, ...]]]:
+    """A mapping's values (and any non-scalar keys) to walk next, in order; each key checked and its line kept."""
+    children: list[tuple[yaml.Node, tuple[str, ...]]] = []
+    seen: dict[str, int] = {}
+    for key, value in node.value:
+        name = str(key.value)
+        line = key.start_mark.line + 1
+        if isinstance(key, yaml.ScalarNode) and name != "<<":
+            _check_key(name, line, seen, path, source, error)
+        sub = (*path, name)
+        lines[sub] = line
+        children.append((value, sub))
+        if not isinstance(key, yaml.ScalarNode):
+            children.append((key, path))
+    return children
+
+
+def _check_key(name: str, line: int, seen: dict[str, int], path: tuple[str, ...], source: str,
+               error: type[BenchcardError]) -> None:
+    """A scalar key: not written twice in its mapping (recorded in `seen`), no surrogate or control character."""
+    if name in seen:
+        field = ".".join((*path, name))
+        raise error(f"{source}:{line}: field '{field}': written twice (also line {seen[name]}); keep one")
+    seen[name] = line
+    if _SURROGATE.search(name) or _CONTROL.search(name):
+        raise error(f"{source}:{line}: key {name!r}: expected a name without control characters")
