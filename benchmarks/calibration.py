@@ -201,17 +201,21 @@ POWER_LINES: list[Line] = [
 ]
 
 
-def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator) -> str:
+def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
+              world_sd: float = 0.5) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
-    rule's power at that gap in fresh runs of the binary world (difficulty N(0, 0.5) so that little is clipped)."""
+    rule's power at that gap in fresh runs of the binary world (difficulty N(0, world_sd) on the logit scale;
+    0.5 keeps little clipped). Also: how many pilots planned a gap whose power is below 0.75, and the mean power
+    of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to trust)."""
     from benchcard.planning import power as powerplan
     from benchcard.planning.result import ClausePlan
     from benchcard.stats import simulate as sim
 
     clause = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
+    spread = float(np.std(1 / (1 + np.exp(-world_sd * rng.standard_normal(200_000)))))
 
     def world_power(gap: float) -> float:
-        a2 = 0.5 * rng.standard_normal((sims, fixtures, 1))
+        a2 = world_sd * rng.standard_normal((sims, fixtures, 1))
         p2 = np.repeat(1 / (1 + np.exp(-a2)), repetitions, 2)
         base = rng.binomial(1, p2).astype(float)
         var = rng.binomial(1, np.clip(p2 + gap, 0, 1)).astype(float)
@@ -219,9 +223,9 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
         flips = batch_signflip(c.d, c.n_fixtures)
         return float((effect_evidence(c, flips, True).p_hold <= ALPHA).mean())
 
-    powers, gaps, none = [], [], 0
+    powers, gaps, low, none = [], [], [], 0
     for _ in range(pilots):
-        a = 0.5 * rng.standard_normal((fixtures, 1))
+        a = world_sd * rng.standard_normal((fixtures, 1))
         p = 1 / (1 + np.exp(-a))
         pilot_base = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
         pilot_var = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
@@ -233,12 +237,17 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
             continue
         powers.append(world_power(gap))
         gaps.append(gap)
+        if isinstance(model, sim.Rates) and model.fixture_sd < spread:
+            low.append(powers[-1])
     said_none = (f"{none} of {pilots}: none (the rule's power at a true gap of 1: {world_power(1.0):.3f})"
                  if none else "0")
     if not powers:
-        return f"| F={fixtures}, R={repetitions} | — | — | — | {said_none} |"
+        return f"| F={fixtures}, R={repetitions} | — | — | — | — | — | {said_none} |"
+    below = sum(p < 0.75 for p in powers)
+    low_text = f"{np.mean(low):.3f} ({len(low)}; {min(low):.3f}–{max(low):.3f})" if low else "—"
     return (f"| F={fixtures}, R={repetitions} | {np.mean(gaps):.3f} ({min(gaps):.3f}–{max(gaps):.3f}) | "
-            f"{np.mean(powers):.3f} | {min(powers):.3f}–{max(powers):.3f} | {said_none} |")
+            f"{np.mean(powers):.3f} | {min(powers):.3f}–{max(powers):.3f} | {below} of {len(powers)} | {low_text} | "
+            f"{said_none} |")
 
 
 def main() -> None:
@@ -247,6 +256,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="run only the lines whose name contains this text")
     parser.add_argument("--pilots", type=int, default=10, help="pilots per plan line (0: no plan table)")
+    parser.add_argument("--pilot-world-sd", type=float, default=0.5, help="the plan world's fixture difficulty sd "
+                        "(logit scale)")
+    parser.add_argument("--designs", default="12x3,12x5,12x10,24x3,24x5,24x10,48x3,48x5,48x10",
+                        help="the plan table's designs, FxR, comma-separated")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     total_started = time.perf_counter()
@@ -271,12 +284,13 @@ def main() -> None:
           lambda r, w, p: f"{w} | {p}")
     if args.pilots:
         print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
-              f"{args.sims:,} runs each)\n")
-        print("| design | planned gap, mean (range) | power at it, mean | range over pilots | pilots that planned no "
-              "gap |\n|---|---|---|---|---|")
-        for f in (12, 24, 48):
-            for r in (3, 5, 10):
-                print(plan_line(f, r, args.pilots, args.sims, rng))
+              f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale)\n")
+        print("| design | planned gap, mean (range) | power at it, mean | range over pilots | pilots below 0.75 | "
+              "pilots with a low fixture spread: mean power (n; range) | pilots that planned no gap |\n"
+              "|---|---|---|---|---|---|---|")
+        for design in args.designs.split(","):
+            f, r = (int(x) for x in design.split("x"))
+            print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd), flush=True)
     print(f"\n{checked:,} runs' sign-flip p re-checked against stats.signflip_p; "
           f"{time.perf_counter() - total_started:.1f} s in all.")
 

@@ -43,7 +43,9 @@ RISES = {"metric": "field_recall", "test": "rises", "variant": "A", "fixtures": 
       "power_at": [[0.05, 0.213], [0.1, 0.6]]},
      ["    field_recall rises (A): 16 fixtures × 5 repetitions → a true gap of 0.123 holds in 80% of simulated runs "
       "(pilot uncertainty: 0.100 to 0.200)",
-      "      simulated as pass/fail scores SRC: baseline rate 0.600, fixture sd 0.150, run sd 0.000, effect sd 0.050",
+      "      simulated as pass/fail scores SRC: baseline rate 0.600, fixture sd 0.150 (the pilot's estimate: each "
+      "simulated run draws its own fixture sd from what the pilot leaves uncertain, so a pilot whose fixtures looked "
+      "alike plans for more spread), run sd 0.000, effect sd 0.050",
       "      power at a true gap of 0.05: 0.21, 0.10: 0.60"]),
     ({**RISES, "needed_gap": 0.3, "needed_gap_range": [0.25, None]},
      ["    field_recall rises (A): 16 fixtures × 5 repetitions → a true gap of 0.300 holds in 80% of simulated runs "

@@ -1,6 +1,8 @@
 """`benchcard plan --json` prints the typed plan (planning/result.py) in exactly the bytes, key order
 included, that it printed when the plan was a dict: every kind of plan against a golden file captured from the
-untyped code (tests/data/plan/; a pilot's run id is the one thing that differs between runs)."""
+untyped code (tests/data/plan/; a pilot's run id is the one thing that differs between runs). pilot.json was
+captured again on 2026-12-04, when a pilot's plan began drawing each simulated run's fixture spread from the
+pilot's uncertainty (its figures moved by design; its keys and their order did not)."""
 
 from __future__ import annotations
 

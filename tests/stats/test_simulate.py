@@ -105,3 +105,16 @@ def test_the_pilot_range_is_the_chi_square_interval_of_a_standard_deviation() ->
     rates = simulate.bounds(simulate.Rates(rate=0.5, fixture_sd=0.1, run_sd=0.02, levels=1, df=9))
     assert [type(m) for m in rates] == [simulate.Rates, simulate.Rates]
     assert rates[0].rate < 0.5 < rates[1].rate  # type: ignore[union-attr]
+
+
+def test_a_pilots_fixture_spread_is_drawn_from_what_it_leaves_uncertain() -> None:
+    """A pilot of 12 fixtures whose means spread no more than sampling gives (fitted fixture sd 0) does not plan
+    for a world where fixtures are alike: each simulated run draws its own spread, often well above 0. Declared
+    assumptions (df 0) are taken as they are."""
+    rng = np.random.default_rng(1)
+    alike = simulate.Rates(rate=0.5, fixture_sd=0.0, run_sd=0.0, df=11, seen_var=0.045, sampling_var=0.05)
+    sds = simulate.fixture_sds(alike, rng, 20_000)
+    assert 0.25 < float((sds > 0.1).mean()) < 0.6 and float(sds.max()) <= 0.5
+    declared = simulate.Rates(rate=0.5, fixture_sd=0.15, run_sd=0.0)
+    assert set(simulate.fixture_sds(declared, rng, 100).tolist()) == {0.15}
+

@@ -26,8 +26,10 @@ def model_line(model: ModelDescription, source: str) -> str:
     k = model.levels
     scores = ("pass/fail scores" if k == 1 else f"scores in steps of 1/{k}" if source == "as declared" else
               f"scores as spread within a fixture as the pilot's (each cell drawn as the mean of {k} pass/fail trials)")
+    drawn = ("" if source == "as declared" else " (the pilot's estimate: each simulated run draws its own fixture "
+             "sd from what the pilot leaves uncertain, so a pilot whose fixtures looked alike plans for more spread)")
     return (f"simulated as {scores} {source}: baseline rate {model.baseline_rate:.3f}, fixture sd "
-            f"{model.fixture_sd:.3f}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}")
+            f"{model.fixture_sd:.3f}{drawn}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}")
 
 
 def clause_lines(c: ClausePlan, repetitions: int, source: str) -> list[str]:

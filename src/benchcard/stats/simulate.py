@@ -33,6 +33,10 @@ PRETEST = 0.05
 """A pilot's effect spread or run term enters a `Rates` model only when its F test is below this."""
 MAX_LEVELS = 10
 """The finest `Rates` cell: Binomial(10, p)/10 (a score steadier than that is simulated as that steady)."""
+PILOT_DF_SHARE = 0.5
+"""The share of a pilot's fixtures − 1 taken as the degrees of freedom of its fixture spread (`fixture_sds`):
+that spread is the pilot's spread less its sampling part, both from the same scores, so it is known less well
+than F − 1 degrees of freedom say. Half of them, by calibration (docs/statistics.md, "plan keeps its word")."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class Rates:
     levels: int = 1
     df: int = 0
     """Degrees of freedom behind a pilot's estimate (fixtures − 1); 0 for declared assumptions."""
+    seen_var: float = 0.0
+    """The spread (variance) of a pilot's fixture means, both arms averaged: what `fixture_sd` was estimated from."""
+    sampling_var: float = 0.0
+    """The part of `seen_var` that sampling alone gives; with `df` they say how uncertain `fixture_sd` is."""
 
 
 Model = Components | Rates
@@ -150,16 +158,17 @@ def rates(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Rates | None:
         top = float((means * (1 - means)).mean())
         levels = MAX_LEVELS if within <= top / MAX_LEVELS else max(1, min(MAX_LEVELS, round(top / within)))
     trials = levels * r
-    spread = []
+    seen, sampling = [], []
     for arm in (base, var):
         m = arm.mean(axis=1)
-        sampling = float((m * (1 - m)).mean()) / (trials - 1) if trials > 1 else 0.0
-        spread.append(float(m.var(ddof=1)) - sampling)
+        sampling.append(float((m * (1 - m)).mean()) / (trials - 1) if trials > 1 else 0.0)
+        seen.append(float(m.var(ddof=1)))
     rate = float(base.mean())
-    fixture_var = min(max(0.0, sum(spread) / 2), rate * (1 - rate))
+    fixture_var = min(max(0.0, (sum(seen) - sum(sampling)) / 2), rate * (1 - rate))
     effect, run = _shown(delta)
     return Rates(rate=rate, fixture_sd=math.sqrt(fixture_var), run_sd=math.sqrt(run / 2),
-                 effect_sd=math.sqrt(effect), levels=levels, df=delta.shape[0] - 1)
+                 effect_sd=math.sqrt(effect), levels=levels, df=delta.shape[0] - 1, seen_var=sum(seen) / 2,
+                 sampling_var=sum(sampling) / 2)
 
 
 def model_of(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Model:
@@ -193,9 +202,28 @@ def draws(model: Model, fixtures: int, repetitions: int, seed: int, n: int = DRA
     return Draws(model, _fixture_rates(model, rng, (n, fixtures, 1)), u, c, rng.random((n, 2, fixtures, repetitions)))
 
 
+def fixture_sds(m: Rates, rng: np.random.Generator, n: int) -> FloatArray:
+    """The fixtures' spread of each of n simulated runs. Declared (df 0): `fixture_sd` every time. From a pilot:
+    the spread its fixture means showed (`seen_var`) is an estimate on df = PILOT_DF_SHARE·(fixtures − 1), so each
+    run draws the true one as that times df/χ²_df, less the sampling part, floored at 0 and capped at the rate's:
+    a pilot whose fixtures happened to look alike no longer plans for a world where they are."""
+    if m.df <= 0 or m.seen_var <= 0:
+        return np.full(n, m.fixture_sd)
+    df = max(1.0, m.df * PILOT_DF_SHARE)
+    true = m.seen_var * df / rng.chisquare(df, n) - m.sampling_var
+    out: FloatArray = np.sqrt(np.clip(true, 0.0, m.rate * (1 - m.rate)))
+    return out
+
+
 def _fixture_rates(m: Rates, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
-    """Fixture rates with mean `rate` and sd `fixture_sd`: a Beta, or its limits (all equal; all 0 or 1)."""
+    """Fixture rates with mean `rate` and sd `fixture_sd` (a pilot's: each run's own, `fixture_sds`): a Beta, or
+    its limits (all equal; all 0 or 1)."""
     top = m.rate * (1 - m.rate)
+    if m.df > 0 and m.seen_var > 0 and top > 0:
+        sd = fixture_sds(m, rng, shape[0]).reshape((shape[0],) + (1,) * (len(shape) - 1))
+        size = np.maximum(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9)
+        drawn: FloatArray = rng.beta(m.rate * size, (1 - m.rate) * size, shape)
+        return np.where(np.broadcast_to(sd <= 1e-9, shape), m.rate, drawn)
     if m.fixture_sd <= 0 or top <= 0:
         return np.full(shape, m.rate)
     if m.fixture_sd ** 2 >= top * (1 - 1e-9):
