@@ -174,7 +174,7 @@ def test_make_demo_writes_only_into_its_own_ignored_project(tmp_path: Path, serv
     assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
     assert _git(repo, "check-ignore", "demo/results") == "demo/results\n"
     [run] = (repo / "demo" / "results" / "demo-answer-cue").glob("v*/*/outputs.jsonl")
-    assert len(run.read_text(encoding="utf-8").splitlines()) == 60
+    assert len(run.read_text(encoding="utf-8").splitlines()) == 100  # 10 fixtures × 2 variants × 5 repetitions
 
 
 def test_no_test_reads_the_repositorys_own_results() -> None:

@@ -124,7 +124,7 @@ def test_run_card_without_page_prose(empty_built: tuple[Project, Path]) -> None:
     assert rule.startswith(" Five rules, each scored pass or fail on the raw output")
     assert "It is the bare label and nothing else (surrounding whitespace aside)" in rule
     # copied without its seal: the rule is shown as written, never said to be sealed
-    assert "As written (v3 is not sealed yet) — every clause must hold" in rule
+    assert "As written (v4 is not sealed yet) — every clause must hold" in rule
     assert "rule.names_a_label does not fall (margin 0.2)" in rule
     assert "Not yet run" in text
 
@@ -139,9 +139,9 @@ def test_fixture_with_no_scored_cell(tmp_path: Path) -> None:
 
     out, source = _demo_site(tmp_path, cell)
     text = _norm(_Page(source).text)
-    # six truncated cells against allow_failed 2: not judged, the figures shown for information
+    # ten truncated cells (2 variants × 5 repetitions) against allow_failed 2: not judged, shown for information
     assert "Result: non-result · incomplete" in text and "score rises —" in text
-    assert "6 cell(s) were cut off by the token limit" in text
+    assert "10 cell(s) were cut off by the token limit" in text
     assert not re.search(r"\bnan\b", source, re.I)
     pivot = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)[0]
     rows = _norm(_Page(pivot.split("<tbody>")[1].split("</tbody>")[0]).text)
