@@ -221,8 +221,8 @@ def _fixture_rates(m: Rates, rng: np.random.Generator, shape: tuple[int, ...]) -
     top = m.rate * (1 - m.rate)
     if m.df > 0 and m.seen_var > 0 and top > 0:
         sd = fixture_sds(m, rng, shape[0]).reshape((shape[0],) + (1,) * (len(shape) - 1))
-        size = np.maximum(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9)
-        drawn: FloatArray = rng.beta(m.rate * size, (1 - m.rate) * size, shape)
+        sizes = np.maximum(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9)
+        drawn: FloatArray = rng.beta(m.rate * sizes, (1 - m.rate) * sizes, shape)
         return np.where(np.broadcast_to(sd <= 1e-9, shape), m.rate, drawn)
     if m.fixture_sd <= 0 or top <= 0:
         return np.full(shape, m.rate)
