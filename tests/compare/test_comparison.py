@@ -125,3 +125,16 @@ def test_the_lines_say_what_was_compared_and_that_it_was_unsealed(tmp_path: Path
     assert not any("seal root" in line for line in lines)
     assert lines[-2:] == ["ledger: not entered (an unsealed comparison enters the ledger only with --ledger)",
                           f"wrote table.csv, verdict.json → {tmp_path / 'cmp'}"]
+
+
+def test_a_result_needs_the_exact_sign_flip_over_samples_too(tmp_path: Path) -> None:
+    """Seven samples up by 1 and one down by 1: the paired t says p 0.02, the exact sign-flip 18/256 = 0.070.
+    A comparison has no run term to calibrate its t with, so it asks both (A/A within α, docs/compare.md)."""
+    a = _lm(tmp_path / "a" / "samples_t_2026.jsonl", [0.0] * 7 + [1.0])
+    b = _lm(tmp_path / "b" / "samples_t_2026.jsonl", [1.0] * 7 + [0.0])
+    d = lm_column(b, "acc") - lm_column(a, "acc")
+    assert stats.ttest_1samp(d, 0.0).pvalue < 0.05
+    result = bc("compare", str(a), str(b), "--win", "acc rises", "--out", str(tmp_path / "cmp"), "--gate")
+    assert result.exit_code == 4, (result.stdout, result.stderr)
+    assert "sign-flip p = 0.0703: the sign-flip p 0.070 is above α" in result.stdout
+    assert result.stdout.splitlines()[-1] == "gate: inconclusive → exit 4 (only a win passes) (unsealed comparison)"
