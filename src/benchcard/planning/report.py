@@ -7,7 +7,7 @@ import math
 
 from msgspec import UnsetType
 
-from benchcard.planning.result import ClausePlan, ModelDescription, NormalModel, Plan
+from benchcard.planning.result import AssumedPlan, ClausePlan, ModelDescription, NormalModel, PilotPlan, Plan
 
 
 def _f(x: float | None, digits: int = 3) -> str:
@@ -89,26 +89,37 @@ def plan_lines(p: Plan) -> list[str]:
                      f"${pr.output:g} per million input / output tokens, every call using all its max_tokens)")
     lines += judge_plan_lines(p.judge)
     lines += [f"warning: {w}" for w in p.warnings]
-    pilot, assumed = p.pilot, p.assumed
-    if pilot:
-        lines.append(f"pilot {pilot.run}:")
-        if not isinstance(pilot.expected_cost, UnsetType):
-            lines.append(f"  observed ${pilot.observed_cost_per_call:.5f} per call → about "
-                         f"${pilot.expected_cost:,.4f} for this run")
-        for note in pilot.notes:
-            lines.append(f"  note: {note}")
-        if pilot.clauses:
-            lines.append(f"  power of the rule itself, {int(pilot.power * 100)}% ({pilot.method}):")
-        for c in pilot.clauses:
-            lines += clause_lines(c, p.repetitions, "fitted to the pilot")
-    elif assumed:
-        lines.append("assumed, no pilot: these figures rest on the declared assumptions below, not on measured "
-                     "scores; a pilot run (--from RUN) would measure them")
-        lines.append(f"  {model_line(assumed.model, 'as declared')}")
-        for note in assumed.notes:
-            lines.append(f"  note: {note}")
-        if assumed.clauses:
-            lines.append(f"  power of the rule itself, {int(assumed.power * 100)}% ({assumed.method}):")
-        for c in assumed.clauses:
-            lines += clause_lines(c, assumed.repetitions, "as declared")
+    if p.pilot:
+        lines += _pilot_lines(p.pilot, p.repetitions)
+    elif p.assumed:
+        lines += _assumed_lines(p.assumed)
+    return lines
+
+
+def _pilot_lines(pilot: PilotPlan, repetitions: int) -> list[str]:
+    """What the pilot run measured: its cost per call, its notes, and the rule's power fitted to it."""
+    lines = [f"pilot {pilot.run}:"]
+    if not isinstance(pilot.expected_cost, UnsetType):
+        lines.append(f"  observed ${pilot.observed_cost_per_call:.5f} per call → about "
+                     f"${pilot.expected_cost:,.4f} for this run")
+    for note in pilot.notes:
+        lines.append(f"  note: {note}")
+    if pilot.clauses:
+        lines.append(f"  power of the rule itself, {int(pilot.power * 100)}% ({pilot.method}):")
+    for c in pilot.clauses:
+        lines += clause_lines(c, repetitions, "fitted to the pilot")
+    return lines
+
+
+def _assumed_lines(assumed: AssumedPlan) -> list[str]:
+    """The power resting on declared assumptions, when there is no pilot."""
+    lines = ["assumed, no pilot: these figures rest on the declared assumptions below, not on measured "
+             "scores; a pilot run (--from RUN) would measure them",
+             f"  {model_line(assumed.model, 'as declared')}"]
+    for note in assumed.notes:
+        lines.append(f"  note: {note}")
+    if assumed.clauses:
+        lines.append(f"  power of the rule itself, {int(assumed.power * 100)}% ({assumed.method}):")
+    for c in assumed.clauses:
+        lines += clause_lines(c, assumed.repetitions, "as declared")
     return lines
