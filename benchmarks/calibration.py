@@ -62,33 +62,40 @@ class Line:
     guards: int = 0
     deterministic: bool = False
     truncate_wrong: float = 0.0  # share of the treatment's wrong answers cut off by the token limit
+    difficulty: float = 0.5  # mean of the fixtures' logit a_f (sd 1): 0.5 ≈ 60 % right; ±3 near 0 or 1
+    variant_shock: float | None = None  # the variants' own per-arm shock sd when unlike the baseline's
+    deterministic_variant: bool = False  # the variants answer once per fixture (temperature 0), the baseline samples
+    perfect: bool = False  # the first variant is right every time
     extra: dict[str, float] = field(default_factory=dict)
 
 
 def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, list[Array], list[npt.NDArray[np.bool_]]]:
     """Scores of the baseline and each variant, (sims, F, R), and each variant's truncated cells."""
     s, f, r = sims, line.fixtures, line.repetitions
-    a = 0.5 + rng.standard_normal((s, f, 1))
+    a = line.difficulty + rng.standard_normal((s, f, 1))
     shared = line.shared_shock * rng.standard_normal((s, 1, r))
     drift = np.zeros((s, f, r))
     if line.drift:
         t = rng.random((s, f, r))
         drift = line.drift * (t - 0.5)
 
-    def arm(gap: float) -> Array:
-        own = line.arm_shock * rng.standard_normal((s, 1, r))
+    def arm(gap: float, shock: float, deterministic: bool) -> Array:
+        own = shock * rng.standard_normal((s, 1, r))
         p = np.clip(1 / (1 + np.exp(-(a + shared + own + drift))) + gap, 0, 1)
-        if line.deterministic:  # temperature 0: one answer per fixture, repeated
+        if deterministic:  # temperature 0: one answer per fixture, repeated
             p = np.repeat(p[:, :, :1], r, axis=2)
             y = rng.binomial(line.levels, p[:, :, :1]) / line.levels
             return np.repeat(y.astype(np.float64), r, axis=2)
         out: Array = rng.binomial(line.levels, p) / line.levels
         return out
 
-    base = arm(0.0)
+    base = arm(0.0, line.arm_shock, line.deterministic)
     variants, truncated = [], []
-    for _ in range(line.variants):
-        v = arm(line.gap)
+    v_shock = line.arm_shock if line.variant_shock is None else line.variant_shock
+    for k in range(line.variants):
+        v = arm(line.gap if k == 0 else 0.0, v_shock, line.deterministic or line.deterministic_variant)
+        if line.perfect and k == 0:
+            v = np.ones_like(v)
         cut = (v < 1) & (rng.random(v.shape) < line.truncate_wrong)
         variants.append(np.where(cut, np.nan, v))
         truncated.append(cut)
@@ -96,9 +103,10 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
 
 
 def judge(line: Line, base: Array, variants: list[Array], truncated: list[npt.NDArray[np.bool_]],
-          guards: list[tuple[Array, list[Array]]], seed: int) -> tuple[npt.NDArray[np.int64], Array]:
-    """Findings of every simulated run (the run's overall code) and the paired t's own decision (first
-    variant), through the verdict's decision code exactly as findings.py composes it."""
+          guards: list[tuple[Array, list[Array]]], seed: int) -> tuple[npt.NDArray[np.int64], Array,
+                                                                      npt.NDArray[np.int64]]:
+    """Findings of every simulated run (the run's overall code), the paired t's own decision (first variant)
+    and the first variant's own finding, through the verdict's decision code exactly as findings.py composes it."""
     evidence, tost, measurable = [], [], []
     for v, var in enumerate(variants):
         cut = truncated[v]
@@ -121,7 +129,7 @@ def judge(line: Line, base: Array, variants: list[Array], truncated: list[npt.ND
         t = obs.gap / np.sqrt(obs.var_fixture)
         p_t = 2 * stats_t_sf(np.abs(t), np.maximum(obs.n_fixtures - 1, 1))
     paired = np.where(np.isfinite(t), p_t, np.where(obs.gap != 0, 0.0, 1.0)) <= ALPHA
-    return overall(decision.codes), (paired & (obs.gap > 0)).astype(np.float64)
+    return overall(decision.codes), (paired & (obs.gap > 0)).astype(np.float64), decision.codes[0]
 
 
 def stats_t_sf(x: Array, df: npt.NDArray[np.int64]) -> Array:
@@ -155,10 +163,10 @@ def run_line(line: Line, sims: int, rng: np.random.Generator, seed: int) -> tupl
         g_line = Line(name="guard", fixtures=line.fixtures, repetitions=line.repetitions, variants=line.variants)
         g_base, g_vars, _ = simulate(g_line, sims, rng)
         guards.append((g_base, g_vars))
-    codes, paired = judge(line, base, variants, truncated, guards, seed)
+    codes, paired, first = judge(line, base, variants, truncated, guards, seed)
     checked = cross_check(base, variants[0], 100, seed) if not truncated[0].any() else 0
     result = int(((codes == WIN) | (codes == LOSS)).sum())
-    wins = int((codes == WIN).sum())
+    wins = int((first == WIN).sum())  # the first variant's own win (the one with the gap)
     return (wilson_text(result, sims), wilson_text(wins, sims), wilson_text(int(paired.sum()), sims),
             time.perf_counter() - started, checked)
 
@@ -186,6 +194,24 @@ AA_LINES: list[Line] = [
     Line("R=2, per-arm shocks sd 1.5", repetitions=2, arm_shock=1.5),
     Line("scores in {0, .25, …, 1}", levels=4),
     Line("treatment truncates 80% of its wrong answers", truncate_wrong=0.8),
+    # issue 23's further lines
+    Line("three variants, per-arm shocks sd 1.0", variants=3, arm_shock=1.0),
+    Line("five variants, R=5, per-arm shocks sd 0.5", variants=5, repetitions=5, arm_shock=0.5),
+    Line("R=2, scores in quarters", repetitions=2, levels=4),
+    Line("R=2, three variants, per-arm shocks sd 1.0", repetitions=2, variants=3, arm_shock=1.0),
+    Line("baseline near 0 (logit −3), per-arm shocks sd 0.5", difficulty=-3.0, arm_shock=0.5),
+    Line("baseline near 1 (logit +3), per-arm shocks sd 0.5", difficulty=3.0, arm_shock=0.5),
+    Line("baseline near 1 (logit +3), R=5", difficulty=3.0, repetitions=5),
+    Line("F=200, R=3, per-arm shocks sd 0.5", fixtures=200, arm_shock=0.5),
+    Line("F=200, R=2, per-arm shocks sd 1.0", fixtures=200, repetitions=2, arm_shock=1.0),
+    Line("F=100, R=5, per-arm shocks sd 1.5", fixtures=100, repetitions=5, arm_shock=1.5),
+    # the pooled run term's assumptions, checked
+    Line("variant deterministic, baseline sampled (same accuracy), R=10", repetitions=10, deterministic_variant=True),
+    Line("variant deterministic, baseline sampled, R=5, baseline shocks sd 1.0", repetitions=5,
+         deterministic_variant=True, arm_shock=1.0, variant_shock=0.0),
+    Line("baseline shocks sd 1.0, variant none, F=24", fixtures=24, arm_shock=1.0, variant_shock=0.0),
+    Line("variant shocks sd 1.0, baseline none, F=12, R=10", repetitions=10, arm_shock=0.0, variant_shock=1.0),
+    Line("repetition shock shared by both arms, sd 1.0, F=24", fixtures=24, shared_shock=1.0),
 ]
 
 POWER_LINES: list[Line] = [
@@ -198,6 +224,18 @@ POWER_LINES: list[Line] = [
     Line("gap 0.15, F=24, R=10", gap=0.15, fixtures=24, repetitions=10),
     Line("gap 0.10, F=48, R=5", gap=0.10, fixtures=48, repetitions=5),
     Line("gap 0.15, F=24, R=5, per-arm shocks sd 0.5", gap=0.15, fixtures=24, repetitions=5, arm_shock=0.5),
+    Line("gap 0.30, F=12, R=5", gap=0.30, repetitions=5),
+    Line("gap 0.15, F=12, R=5, shock shared by both arms sd 0.5", gap=0.15, repetitions=5, shared_shock=0.5),
+]
+
+#: A treatment right every time against a baseline right about half the time (fixture logits N(0, 1)), the
+#: first of V variants (the others like the baseline), in designs `seal` accepts (stats/reach.py) and some it
+#: refuses (marked): issue 23's "no dead designs".
+PERFECT_LINES: list[Line] = [
+    Line(f"F={f}, R={r}, {v} variant{'s' if v > 1 else ''}", fixtures=f, repetitions=r, variants=v,
+         perfect=True, difficulty=0.0)
+    for f, r, v in [(12, 5, 1), (12, 5, 3), (12, 10, 5), (24, 3, 1), (24, 5, 5), (48, 3, 2), (48, 5, 5),
+                    (200, 2, 1), (100, 3, 5), (12, 3, 1), (12, 3, 3), (12, 3, 5), (50, 2, 3)]
 ]
 
 
@@ -282,6 +320,21 @@ def main() -> None:
     table("Power: a true gap on the probability scale", POWER_LINES,
           "| scenario | rule's power (win) [95% Wilson] | paired t interval's power | seconds |",
           lambda r, w, p: f"{w} | {p}")
+
+    def accepted(line: Line) -> str:
+        from benchcard.stats import reach
+
+        return "yes" if reach.reliable(line.fixtures, line.repetitions, line.variants, ALPHA) else "**refused**"
+
+    if not args.only or any(args.only in line.name for line in PERFECT_LINES):
+        print("\n## A treatment right every time against a baseline right about half the time\n\n| design | "
+              "seal accepts it | the treatment wins [95% Wilson] | any result | seconds |\n|---|---|---|---|---|")
+        for line in PERFECT_LINES:
+            if args.only and args.only not in line.name:
+                continue
+            result, wins, _, seconds, n = run_line(line, args.sims, rng, args.seed)
+            checked += n
+            print(f"| {line.name} | {accepted(line)} | {wins} | {result} | {seconds:.2f} |", flush=True)
     if args.pilots:
         print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
               f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale)\n")

@@ -102,6 +102,7 @@ win:
     - {metric: rule.says_red, test: not_falls, margin: 0.2}
   alpha: 0.05
   equivalence_margin: 0.05
+  accept_cannot_win: true  # a test card: four fixtures cannot win
 examples:
   - {label: Correct, output: red, expect: pass}
   - {label: Rejected — explained, output: "red, because", expect: fail}

@@ -51,6 +51,7 @@ win:
   all:
     - {{metric: score, test: rises}}
   equivalence_margin: 0.05
+  accept_cannot_win: true
 examples:
   - {{label: Names the colour, output: "A RED tomato.", fixture: item-000, expect: pass, judge_answers: "GRADE: PASS"}}
   - label: Leaves it out

@@ -103,6 +103,12 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     problems = check_card(loaded, project, verify_seal=False).problems
     if problems:
         raise SealError(f"refusing to seal: {problems[0]}")
+    from benchcard.card.design import cannot_win
+
+    dead = cannot_win(loaded) if loaded.win is None or not loaded.win.accept_cannot_win else None
+    if dead and not project.seal_path(loaded.id, loaded.version).exists():
+        raise SealError(f"refusing to seal {project.relative(loaded.path)}: {dead} (or, for an A/A or pilot card, "
+                        "say so: win: {accept_cannot_win: true})")
     path, data, written = do_seal(loaded, project)
     verb = "sealed" if written else "already sealed, unchanged:"
     _report(({**data.fields(), "written": written, "path": project.relative(path)},

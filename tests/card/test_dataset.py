@@ -41,6 +41,7 @@ win:
   all:
     - {metric: score, test: rises}
   equivalence_margin: 0.1
+  accept_cannot_win: true
 examples:
   - {label: Correct, fixture: q1, output: red, expect: pass}
   - {label: Rejected — a sentence, fixture: q1, output: It is red., expect: fail}

@@ -9,7 +9,10 @@ from pathlib import Path
 from benchcard.card.design import fewest_fixtures
 
 from ..conftest import AB_CARD, make_ab_project
+from ..helpers_cli import bc, one_line_error
 from ..helpers_cli import exit_and_streams as _run
+
+MUST_WIN = AB_CARD.replace("  accept_cannot_win: true  # a test card: four fixtures cannot win\n", "")
 
 
 def test_check_warns_when_the_design_can_never_win(tmp_path: Path) -> None:
@@ -23,11 +26,14 @@ def test_check_warns_when_the_design_can_never_win(tmp_path: Path) -> None:
     assert (f"  warning: cards/tiny-ab.yaml:{fixtures_line}: field 'fixtures': 5 fixture(s) can never win at "
             "α = 0.05: the exact sign-flip p is at least 0.0625 > α (a win needs 6 fixtures or more") in out
     assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 1 repetition can never win") in out
-    two = make_ab_project(tmp_path / "two", AB_CARD.replace("repetitions: 3", "repetitions: 2"), n_fixtures=6)
+    two = make_ab_project(tmp_path / "two", MUST_WIN.replace("repetitions: 3", "repetitions: 2"), n_fixtures=6)
     code, out, _ = _run(two, "check", "tiny-ab")
-    assert code == 0 and "with 2 repetitions the run-to-run spread rests on one degree of freedom" in out
-    assert "fixture(s) can never win" not in out
-    fine = make_ab_project(tmp_path / "fine", AB_CARD, n_fixtures=6)
+    assert code == 0
+    assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 6 fixtures × 2 repetitions with 1 "
+            "variant(s) cannot show a win reliably at α = 0.05: a treatment right every time against a baseline "
+            "right about half the time wins ") in out
+    assert "(95% needed); use 18 repetitions, or 454 fixtures" in out and "fixture(s) can never win" not in out
+    fine = make_ab_project(tmp_path / "fine", MUST_WIN.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
     code, out, _ = _run(fine, "check", "tiny-ab", "--json")
     assert code == 0 and json.loads(out)["cards"][0]["warnings"] == []
 
@@ -53,3 +59,50 @@ def test_the_fewest_fixtures_that_can_win_is_where_two_over_two_to_the_f_reaches
     for alpha in (0.2, 0.05, 0.001):
         f = fewest_fixtures(alpha)
         assert 2 / 2 ** f <= alpha < 2 / 2 ** (f - 1)
+
+
+THREE_VARIANTS = MUST_WIN.replace('variants: {baseline: "", A: "Please.\\n"}',
+                                  'variants: {baseline: "", A: "Please.\\n", B: "Kindly.\\n", C: "Now.\\n"}')
+
+
+def test_seal_refuses_a_dead_design_in_one_line_naming_the_smallest_change(tmp_path: Path) -> None:
+    """Twelve fixtures × 3 with three variants: even a treatment right every time against a baseline right half
+    the time wins about a third of the time at Holm's α/3; `seal` says so before anything is written."""
+    assert 'B: "Kindly.' in THREE_VARIANTS
+    project = make_ab_project(tmp_path, THREE_VARIANTS, n_fixtures=12)
+    result = bc(project, "seal", "tiny-ab")
+    line = one_line_error(result)
+    assert line.startswith("error: refusing to seal cards/tiny-ab.yaml: 12 fixtures × 3 repetitions with 3 "
+                           "variant(s) cannot show a win reliably at Holm's α/3 = 0.0167: a treatment right every "
+                           "time against a baseline right about half the time wins ")
+    assert line.endswith("of simulated runs (95% needed); use 6 repetitions, or 71 fixtures (or, for an A/A or "
+                         "pilot card, say so: win: {accept_cannot_win: true})")  # one variant alone: 71 %
+    assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
+    code, out, _ = _run(project, "check", "tiny-ab")  # check says the same, as a warning, before any call
+    assert code == 0 and "cannot show a win reliably at Holm's α/3 = 0.0167" in out and "use 6 repetitions" in out
+
+
+def test_a_card_that_accepts_it_seals_and_check_still_says_so(tmp_path: Path) -> None:
+    text = THREE_VARIANTS.replace("  equivalence_margin: 0.05\n", "  equivalence_margin: 0.05\n"
+                                  "  accept_cannot_win: true\n")
+    project = make_ab_project(tmp_path, text, n_fixtures=12)
+    result = bc(project, "seal", "tiny-ab")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("sealed tiny-ab v1 → keys/tiny-ab/v1.seal.json")
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0 and "cannot show a win reliably" in out and "(the card accepts it: win.accept_cannot_win)" in out
+
+
+def test_a_design_that_can_win_seals_without_a_word(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path, THREE_VARIANTS.replace("repetitions: 3", "repetitions: 10"), n_fixtures=12)
+    result = bc(project, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0 and "warning" not in out
+
+
+def test_accept_cannot_win_must_be_true_or_false(tmp_path: Path) -> None:
+    text = MUST_WIN.replace("  equivalence_margin: 0.05\n", "  equivalence_margin: 0.05\n  accept_cannot_win: 1\n")
+    project = make_ab_project(tmp_path, text, n_fixtures=12)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1 and "win.accept_cannot_win" in out and "expected true or false, got a number (1)" in out

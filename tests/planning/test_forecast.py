@@ -266,3 +266,18 @@ def test_pilot_of_another_card_is_refused(project: Project, tmp_path: Path) -> N
         plan(project, the_card(project), run_dir.name)
     result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "say-negative"])
     assert result.exit_code == 0 and "calls           5  (5 repetitions)" in result.output
+
+
+def test_plan_says_the_most_the_design_can_show_and_the_smallest_change(tmp_path: Path) -> None:
+    """`plan --baseline-rate` names the best power the design can reach at all (stats/reach.py) and, for a dead
+    design, the smallest change that makes it reliable, as `check` and `seal` do for the card's own design."""
+    project = make_project(tmp_path / "p")
+    args = ["-C", str(project.root), "plan", "extract-ab", "--baseline-rate", "0.5"]
+    dead = CliRunner().invoke(cli, [*args, "--fixtures", "12", "--repetitions", "3"])
+    assert dead.exit_code == 0, dead.output
+    assert ("  note: the most this design can show: a treatment right every time against a baseline right about half "
+            "the time wins 71% of simulated runs (12 × 3, 1 variant(s), α 0.05); no effect can win reliably here "
+            "(95% needed): use 4 repetitions, or 23 fixtures\n") in dead.output
+    fine = CliRunner().invoke(cli, [*args, "--fixtures", "12", "--repetitions", "5"])
+    assert fine.exit_code == 0, fine.output
+    assert "wins 100% of simulated runs (12 × 5, 1 variant(s), α 0.05)\n" in fine.output

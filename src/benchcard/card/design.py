@@ -1,10 +1,13 @@
 """What a card's design can never show, said by `benchcard check` before anything is sealed or paid for.
 
-The verdict's rule (docs/verdict.md) needs an exact sign-flip p ≤ α over the fixtures, so F fixtures can
-never win when 2/2^F > α; it counts the run-to-run spread from the repetitions, so one repetition can never
-win and two make the run-level term a one-degree-of-freedom guess. Cells cut off by `max_tokens` count
+The verdict's rule (docs/verdict.md) needs the exact sign-flip's smallest p ≤ α over the fixtures, so F
+fixtures can never win when 2/2^F > α; it counts the run-to-run spread from the repetitions, so one
+repetition can never win. Beyond those, a design where even a treatment right every time against a baseline
+right about half the time wins less than 95 % of the time (stats/reach.py: too few fixtures or repetitions for
+Holm's α/V over the variants, or a run term known on too few degrees of freedom) is a dead design: `check`
+says so in one line naming the smallest change that can, and `benchcard seal` refuses it unless the card
+says `win: {accept_cannot_win: true}` (a pure A/A card, a pilot). Cells cut off by `max_tokens` count
 against `allow_failed` and are bounded at the worst case; a card whose runs were cut off should raise it.
-These are warnings, not errors: a card may be a pilot.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from benchcard.card.model import Card
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
 from benchcard.records.rows import manifest_or_none
+from benchcard.stats import reach
 
 
 def fewest_fixtures(alpha: float) -> int:
@@ -58,12 +62,30 @@ def design_warnings(card: Card, project: Project) -> list[str]:
         if card.repetitions == 1:
             out.append(f"{at('repetitions')}: field 'repetitions': 1 repetition can never win: the run-to-run "
                        "spread cannot be measured, and a gap it cannot measure is not shown real (use 3 or more)")
-        elif card.repetitions == 2:
-            out.append(f"{at('repetitions')}: field 'repetitions': with 2 repetitions the run-to-run spread rests "
-                       "on one degree of freedom, so the verdict must allow for run shocks it cannot measure and "
-                       "only a very large gap can win (use 3 or more, 5 or more for power)")
+        elif n >= need:
+            dead = cannot_win(card)
+            if dead:
+                accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
+                out.append(f"{at('repetitions')}: field 'repetitions': {dead}{accepted}")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
     return out
+
+
+def cannot_win(card: Card) -> str | None:
+    """Why this ab card's design cannot show a win reliably, with the smallest change that can; None when it
+    can (a treatment right every time against a baseline right about half the time wins ≥ 95 % of runs)."""
+    if not card.is_ab or card.win is None:
+        return None
+    alpha, n, r = card.win.alpha, len(card.fixture_ids()), card.repetitions
+    v = max(len(card.variant_names()) - 1, 1)
+    power = reach.best_power(n, r, v, alpha)
+    if power >= reach.RELIABLE:
+        return None
+    at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
+    change = reach.smallest_change(n, r, v, alpha).text(n, r, v)
+    return (f"{n} fixtures × {r} repetitions with {v} variant(s) cannot show a win reliably{at}: a treatment "
+            f"right every time against a baseline right about half the time wins {power:.0%} of simulated runs "
+            f"({reach.RELIABLE:.0%} needed); {change}")
 
 
 def _truncation_warnings(card: Card, project: Project, where: str) -> list[str]:

@@ -80,6 +80,8 @@ class WinRule:
     equivalence_margin: float | None = None
     allow_failed: int = 0
     min_effect: float = 0.0
+    accept_cannot_win: bool = False
+    """The card knows its design cannot show a win reliably (a pure A/A card, a pilot): `seal` accepts it."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 EFFORTS = (None, "low", "medium", "high")
 TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
 GUARDS = ("not_rises", "not_falls")
-WIN_FIELDS = frozenset({"all", "alpha", "equivalence_margin", "min_effect", "allow_failed"})
+WIN_FIELDS = frozenset({"all", "alpha", "equivalence_margin", "min_effect", "allow_failed", "accept_cannot_win"})
 PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "max_tokens": (int,),
     "temperature": (int, float),
@@ -385,8 +385,9 @@ class _Reader:
         allow = self.get(raw, ("win", "allow_failed"), (int,), "a count of cells", required=False) or 0
         if allow < 0:
             raise self.fail(("win", "allow_failed"), f"expected a count of cells ≥ 0, got {allow}")
+        accept = self.get(raw, ("win", "accept_cannot_win"), (bool,), "true or false", required=False)
         return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
-                       min_effect=float(min_effect or 0.0))
+                       min_effect=float(min_effect or 0.0), accept_cannot_win=bool(accept))
 
 
 def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, known: set[str],

@@ -86,6 +86,7 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> Assumed
                        variant=", ".join(variants), fixtures=size[0], repetitions=size[1],
                        simulated_runs=simulate.DRAWS)
     level = powerplan.holm_level(card.win.alpha, len(variants), info.notes)
+    info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha))
     model = powerplan.mirrored(assumed.model(), first.test)
     if first.test in ("rises", "falls"):
         entry = powerplan.effect_entry(entry, model, size[0], size[1], level, card.win.min_effect, ranged=False)
@@ -141,7 +142,9 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
         return info
     alpha = card.win.alpha
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
-    level = powerplan.holm_level(alpha, len([v for v in card.variant_names() if v != card.baseline]), notes)
+    n_variants = len([v for v in card.variant_names() if v != card.baseline])
+    level = powerplan.holm_level(alpha, n_variants, notes)
+    notes.append(powerplan.reach_note(size[0], size[1], n_variants, alpha))
     for clause in card.win.clauses:
         for variant in others:
             entry = ClausePlan(metric=clause.metric, test=clause.test, fixture=clause.fixture, margin=clause.margin,

@@ -15,7 +15,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.errors import PlanError
 from benchcard.planning.result import ClausePlan, ModelDescription, NormalModel, RatesModel
-from benchcard.stats import simulate
+from benchcard.stats import reach, simulate
 from benchcard.stats.simulate import Components, Model, Rates
 
 POWER = simulate.POWER
@@ -87,6 +87,19 @@ def holm_level(alpha: float, variants: int, notes: list[str]) -> float:
     notes.append(f"{variants} variants: each is planned at α/{variants} = {alpha / variants:.4g}, Holm's first "
                  "step across variants (the verdict's correction when one variant works and the others do not)")
     return alpha / variants
+
+
+def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float) -> str:
+    """The best power the design can reach at all (stats/reach.py), and the smallest change when it is not
+    reliable: what `check` and `seal` say of the card's own design, here for the planned one."""
+    variants = max(variants, 1)
+    power = reach.best_power(fixtures, repetitions, variants, alpha)
+    text = (f"the most this design can show: a treatment right every time against a baseline right about half the "
+            f"time wins {power:.0%} of simulated runs ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g})")
+    if power < reach.RELIABLE:
+        change = reach.smallest_change(fixtures, repetitions, variants, alpha).text(fixtures, repetitions, variants)
+        text += f"; no effect can win reliably here ({reach.RELIABLE:.0%} needed): {change}"
+    return text
 
 
 def never(fixtures: int, repetitions: int, alpha: float) -> str | None:

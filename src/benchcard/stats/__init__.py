@@ -4,4 +4,4 @@ model and its worst-case p, decisions, simulation, agreement). Imports nothing o
 
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
 # (tests/test_architecture.py keeps it complete). A module not listed is this stage's own.
-__all__ = ["crossed", "decision", "paired", "reliability", "resample", "signflip", "simulate", "worstcase"]
+__all__ = ["crossed", "decision", "paired", "reach", "reliability", "resample", "signflip", "simulate", "worstcase"]

@@ -32,6 +32,7 @@ win:
   all:
     - {{metric: score, test: rises}}
   equivalence_margin: 0.05
+  accept_cannot_win: true  # a test card: six fixtures cannot win reliably
 examples:
   - {{label: Correct, output: red, expect: pass}}
   - {{label: Rejected — explained, output: "red, because", expect: fail}}
