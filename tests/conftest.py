@@ -46,8 +46,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     yield
 
 
-def copy_project(dest: Path, cards: tuple[str, ...] = ()) -> Path:
-    """A copy of the repository's cards (all, or the named ones), with their fixtures and keys."""
+def copy_project(dest: Path, cards: tuple[str, ...] = (), seals: bool = False) -> Path:
+    """A copy of the repository's cards (all, or the named ones), with their fixtures and keys (and, with
+    `seals`, their seals: `benchcard seal` then finds the version sealed, as in the repository)."""
     (dest / "cards").mkdir(parents=True, exist_ok=True)
     names = cards or tuple(p.stem for p in (REPO / "cards").glob("*.yaml"))
     for name in names:
@@ -55,7 +56,8 @@ def copy_project(dest: Path, cards: tuple[str, ...] = ()) -> Path:
         for folder in ("fixtures", "keys"):
             src = REPO / folder / name
             if src.is_dir():
-                shutil.copytree(src, dest / folder / name, ignore=shutil.ignore_patterns("*.seal.json"))
+                shutil.copytree(src, dest / folder / name,
+                                ignore=None if seals else shutil.ignore_patterns("*.seal.json"))
     return dest
 
 

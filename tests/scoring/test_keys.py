@@ -40,6 +40,7 @@ win:
   all:
     - {metric: score, test: rises}
   equivalence_margin: 0.05
+  accept_cannot_win: true
 examples:
   - {label: Correct, fixture: r1, output: positive, expect: pass}
   - {label: Rejected — the other label, fixture: r1, output: negative, expect: fail}
