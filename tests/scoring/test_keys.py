@@ -148,7 +148,7 @@ def test_a_probe_reads_its_key_named_after_the_card(tmp_path: Path) -> None:
     card = SENTIMENT.replace("kind: ab", "kind: probe").replace(EXACT, "")
     probe = "\n".join(line for line in card.replace("SCORING", EXACT).splitlines()
                       if not line.startswith(("question", "variable", "variants", "baseline", "fixtures", "win",
-                                              "  all", "    - {metric", "  equivalence")))
+                                              "  all", "    - {metric", "  equivalence", "  accept_cannot_win")))
     probe = probe.replace("id: sentiment-ab", "id: sentiment-probe").replace(", fixture: r1", "")
     probe = probe.replace("{{fixture}}{{variant}}", "I loved it.")
     (root / "cards" / "sentiment-probe.yaml").write_text(probe, encoding="utf-8")
