@@ -145,7 +145,7 @@ MAX_FUNCTION_LINES = 80
 TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card", "card/reader.py:card", "card/reader.py:win",
     "compare/logs.py:_inspect", "planning/forecast.py:_pilot",
-    "publish/evidence.py:run_context", "publish/plots.py:draw_plots", "publish/runcard.py:ab_context",
+    "publish/evidence.py:run_context", "publish/runcard.py:ab_context",
     "run/batch/journal.py:chunks", "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
     "run/runner.py:_run_one", "scoring/fieldparse.py:_markdown_sections", "scoring/fieldparse.py:_json_sections",
     "scoring/fields.py:load_key", "scoring/judge/spec.py:parse_judge", "scoring/scorers.py:parse_scoring",

@@ -79,10 +79,25 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
     baseline = baseline_of(run, card)
     if df is None or df.empty or baseline is None:
         return []
-    import numpy as np
+    alpha, seed = _alpha_and_seed(run, card)
+    out = []
+    clauses = [c for c in clauses_for(run, card) if c.test != "holds"]
+    variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
+    for clause in clauses:
+        if clause.metric not in set(df["metric"]):
+            continue
+        for variant in variants:
+            if clause.variant not in (None, variant):  # a verdict's clause is one variant's
+                continue
+            view = _plot(run, df, clause, variant, baseline, alpha, seed, folder, prefix, narrow=narrow)
+            if view is not None:
+                out.append(view)
+    return out
 
-    from benchcard.stats import paired as stats
 
+def _alpha_and_seed(run: Run, card: Card | None) -> tuple[float, int]:
+    """The level the figures' intervals are drawn at (the judged file's, else the card's, else 0.05) and the
+    resampling seed (from the run's seal, 0 without one)."""
     alpha = card.win.alpha if card is not None and card.win is not None else 0.05
     alpha = float((run.judged_file.alpha if run.judged_file else None) or alpha)
     seal_root = run.manifest.seal_root if run.manifest else ""
@@ -90,43 +105,44 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
         seed = seed_from(seal_root)
     except ValueError:
         seed = 0
-    out = []
-    clauses = [c for c in clauses_for(run, card) if c.test != "holds"]
-    variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
-    for clause in clauses:
-        metric, fixture = clause.metric, clause.fixture
-        if metric not in set(df["metric"]):
-            continue
-        for variant in variants:
-            if clause.variant not in (None, variant):  # a verdict's clause is one variant's
-                continue
-            fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
-            if fixture:
-                fixtures = [f for f in fixtures if f == fixture]
-            base = _grid(df, metric, baseline, fixtures)
-            var = _grid(df, metric, variant, fixtures)
-            d = _fixture_means(var) - _fixture_means(base)
-            keep = ~np.isnan(d)
-            if not keep.any():
-                continue
-            band = verdict_band(run, clause, variant)
-            try:
-                floor = stats.noise_floor(base, alpha)
-                if band is None:
-                    band = paired_band(stats.paired_gap(base, var, alpha, seed=seed))
-            except ValueError:
-                continue
-            name = _slug(f"{run.run_id}-{variant}-{metric}" + (f"-{fixture}" if fixture else "")) + ".svg"
-            kept = [f for f, k in zip(fixtures, keep, strict=True) if k]
-            _draw(folder / name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline, clause)
-            narrow_name = name.removesuffix(".svg") + "-narrow.svg"
-            if narrow:
-                _draw(folder / narrow_name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline,
-                      clause, narrow=True)
-            out.append(_view(band, prefix + name, prefix + narrow_name if narrow else None, metric, variant,
-                             baseline, clause, floor.value, run.judged_file is not None)
-                       | {"n": int(keep.sum()), "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
-    return out
+    return alpha, seed
+
+
+def _plot(run: Run, df: Any, clause: ClauseRef, variant: str, baseline: str, alpha: float, seed: int, folder: Path,
+          prefix: str, *, narrow: bool) -> dict[str, Any] | None:
+    """One clause's figure for one variant (and its narrow copy), and what the page says of it; None when no
+    fixture has a difference or no interval can be drawn."""
+    import numpy as np
+
+    from benchcard.stats import paired as stats
+
+    metric, fixture = clause.metric, clause.fixture
+    fixtures = sorted(df[(df["metric"] == metric)]["fixture"].dropna().unique())
+    if fixture:
+        fixtures = [f for f in fixtures if f == fixture]
+    base = _grid(df, metric, baseline, fixtures)
+    var = _grid(df, metric, variant, fixtures)
+    d = _fixture_means(var) - _fixture_means(base)
+    keep = ~np.isnan(d)
+    if not keep.any():
+        return None
+    band = verdict_band(run, clause, variant)
+    try:
+        floor = stats.noise_floor(base, alpha)
+        if band is None:
+            band = paired_band(stats.paired_gap(base, var, alpha, seed=seed))
+    except ValueError:
+        return None
+    name = _slug(f"{run.run_id}-{variant}-{metric}" + (f"-{fixture}" if fixture else "")) + ".svg"
+    kept = [f for f, k in zip(fixtures, keep, strict=True) if k]
+    _draw(folder / name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline, clause)
+    narrow_name = name.removesuffix(".svg") + "-narrow.svg"
+    if narrow:
+        _draw(folder / narrow_name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline,
+              clause, narrow=True)
+    return (_view(band, prefix + name, prefix + narrow_name if narrow else None, metric, variant,
+                  baseline, clause, floor.value, run.judged_file is not None)
+            | {"n": int(keep.sum()), "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
 
 
 def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: str, baseline: str,
