@@ -33,10 +33,10 @@ PRETEST = 0.05
 """A pilot's effect spread or run term enters a `Rates` model only when its F test is below this."""
 MAX_LEVELS = 10
 """The finest `Rates` cell: Binomial(10, p)/10 (a score steadier than that is simulated as that steady)."""
-PILOT_DF_SHARE = 0.5
+PILOT_DF_SHARE = 0.7
 """The share of a pilot's fixtures − 1 taken as the degrees of freedom of its fixture spread (`fixture_sds`):
 that spread is the pilot's spread less its sampling part, both from the same scores, so it is known less well
-than F − 1 degrees of freedom say. Half of them, by calibration (docs/statistics.md, "plan keeps its word")."""
+than F − 1 degrees of freedom say. 0.7 of them, by calibration (docs/statistics.md, "plan keeps its word")."""
 
 
 @dataclass(frozen=True)
