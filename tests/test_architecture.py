@@ -146,7 +146,7 @@ TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card", "card/reader.py:card", "card/reader.py:win",
     "compare/logs.py:_inspect", "planning/forecast.py:_pilot",
     "publish/evidence.py:run_context", "publish/runcard.py:ab_context",
-    "run/batch/journal.py:chunks", "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
+    "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
     "run/runner.py:_run_one", "scoring/fieldparse.py:_markdown_sections", "scoring/fieldparse.py:_json_sections",
     "scoring/fields.py:load_key", "scoring/judge/spec.py:parse_judge", "scoring/scorers.py:parse_scoring",
     "scoring/scorers.py:_parse_rules", "testing/fakeserver/app.py:_completion", "verdict/clausestats.py:ab_stats",

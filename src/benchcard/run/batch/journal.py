@@ -244,26 +244,31 @@ class Journal:
             c = chunks.get(e.chunk)
             if c is None:
                 continue
-            if isinstance(e, Uploaded):
-                c.file_id = e.file_id
-            elif isinstance(e, Creating):
-                c.creating_at = e.at
-            elif isinstance(e, Created):
-                c.batch = e.batch
-            elif isinstance(e, NotOurs):
-                c.foreign.add(e.batch)
-            elif isinstance(e, Polled):
-                c.status, c.done, c.failed, c.polled_at = e.status, e.done, e.failed, e.at
-                if e.ended is True:
-                    c.ended, c.error = e.status, None if isinstance(e.error, UnsetType) else e.error
-                    c.sources = [] if isinstance(e.sources, UnsetType) else list(e.sources)
-            elif isinstance(e, Downloaded):
-                c.downloaded = True
-                c.results = list(e.files)
-            elif isinstance(e, Collected):
-                c.collected = True
-                c.refused = [] if isinstance(e.refused, UnsetType) else list(e.refused)
+            _replay(c, e)
         return [chunks[k] for k in sorted(chunks)]
+
+
+def _replay(c: Chunk, e: Event) -> None:
+    """One event after the plan, applied to the chunk it names."""
+    if isinstance(e, Uploaded):
+        c.file_id = e.file_id
+    elif isinstance(e, Creating):
+        c.creating_at = e.at
+    elif isinstance(e, Created):
+        c.batch = e.batch
+    elif isinstance(e, NotOurs):
+        c.foreign.add(e.batch)
+    elif isinstance(e, Polled):
+        c.status, c.done, c.failed, c.polled_at = e.status, e.done, e.failed, e.at
+        if e.ended is True:
+            c.ended, c.error = e.status, None if isinstance(e.error, UnsetType) else e.error
+            c.sources = [] if isinstance(e.sources, UnsetType) else list(e.sources)
+    elif isinstance(e, Downloaded):
+        c.downloaded = True
+        c.results = list(e.files)
+    elif isinstance(e, Collected):
+        c.collected = True
+        c.refused = [] if isinstance(e.refused, UnsetType) else list(e.refused)
 
 
 def _unknown_kind(line: bytes) -> bool:
