@@ -212,20 +212,7 @@ def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
         raise CardError(f"{where}: field 'not_stated': expected a list of field names from {names}")
     key: dict[str, Any] = {"fixture": data["fixture"], "not_stated": list(not_stated)}
     for field in spec.fields:
-        entries = data.get(field)
-        shape = f"{where}: field {field!r}: expected a list of {{value, accept}}"
-        if not isinstance(entries, list):
-            raise CardError(shape)
-        clean: list[dict[str, Any]] = []
-        for entry in entries:
-            if not isinstance(entry, dict) or set(entry) - {"value", "accept"}:
-                raise CardError(shape)
-            value, accept = entry.get("value"), entry.get("accept", [])
-            if not isinstance(value, str) or not norm(value):
-                raise CardError(f"{shape}; 'value' must be a non-empty string")
-            if not isinstance(accept, list) or not all(isinstance(a, str) and norm(a) for a in accept):
-                raise CardError(f"{shape}; 'accept' must be a list of non-empty strings")
-            clean.append({"value": value, "accept": list(accept)})
+        clean = _key_entries(data.get(field), f"{where}: field {field!r}: expected a list of {{value, accept}}")
         if bool(clean) == (field in not_stated):
             expected = "no values, since it is in not_stated" if clean else "values, or listing in not_stated"
             raise CardError(f"{where}: field {field!r}: expected {expected}")
@@ -233,6 +220,23 @@ def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
     if not any(key[f] for f in spec.fields):
         raise CardError(f"{where}: expected at least one value in {', '.join(spec.fields)}")
     return key
+
+
+def _key_entries(entries: Any, shape: str) -> list[dict[str, Any]]:
+    """One field's entries in a key, each {value, accept} checked; `shape` is the error naming file and field."""
+    if not isinstance(entries, list):
+        raise CardError(shape)
+    clean: list[dict[str, Any]] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) - {"value", "accept"}:
+            raise CardError(shape)
+        value, accept = entry.get("value"), entry.get("accept", [])
+        if not isinstance(value, str) or not norm(value):
+            raise CardError(f"{shape}; 'value' must be a non-empty string")
+        if not isinstance(accept, list) or not all(isinstance(a, str) and norm(a) for a in accept):
+            raise CardError(f"{shape}; 'accept' must be a list of non-empty strings")
+        clean.append({"value": value, "accept": list(accept)})
+    return clean
 
 
 def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: FieldsSpec) -> dict[str, float]:
