@@ -99,25 +99,10 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
     extra = sorted(set(map(str, raw)) - JUDGE_FIELDS)
     if extra:
         raise fail((extra[0],), f"unknown field for judge scoring; expected {', '.join(sorted(JUDGE_FIELDS))}")
-    rig = _mapping(raw, "rig", fail, "the judge's rig: {provider, model}")
-    bad = sorted(set(map(str, rig)) - {"provider", "model", "effort"})
-    if bad:
-        raise fail(("rig", bad[0]), "unknown field; expected provider, model or effort")
-    provider, model = (_text(rig, ("rig", name), fail) for name in ("provider", "model"))
-    effort = rig.get("effort")
-    if effort not in (None, "low", "medium", "high"):
-        raise fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
+    provider, model, effort = _rig(raw, fail)
     params = _params(_mapping(raw, "params", fail, "the judge's params, e.g. {max_tokens: 200, temperature: 0.7}"),
                      fail)
-    prompt = _mapping(raw, "prompt", fail, "the judge's prompt: {system, user} with {{output}}")
-    bad = sorted(set(map(str, prompt)) - {"system", "user"})
-    if bad:
-        raise fail(("prompt", bad[0]), "unknown field; expected system or user")
-    system = prompt.get("system")
-    if system is not None and not isinstance(system, str):
-        raise fail(("prompt", "system"), "expected text")
-    user = _text(prompt, ("prompt", "user"), fail)
-    _check_slots(system, user, fail)
+    system, user = _prompt(raw, fail)
     scale = _scale(raw.get("scale"), fail)
     answer = raw.get("answer", "final_line")
     if answer not in ("final_line", "json", "bare"):
@@ -140,6 +125,33 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
     return JudgeSpec(provider=provider, model=model, effort=effort, params=params, system=system, user=user,
                      rubric=rubric, scale=scale, answer=answer, judgements=judgements,
                      agreement_floor=floor)
+
+
+def _rig(raw: Mapping[str, Any], fail: Fail) -> tuple[str, str, str | None]:
+    """The judge's rig: provider, model and effort (null, low, medium or high)."""
+    rig = _mapping(raw, "rig", fail, "the judge's rig: {provider, model}")
+    bad = sorted(set(map(str, rig)) - {"provider", "model", "effort"})
+    if bad:
+        raise fail(("rig", bad[0]), "unknown field; expected provider, model or effort")
+    provider, model = (_text(rig, ("rig", name), fail) for name in ("provider", "model"))
+    effort = rig.get("effort")
+    if effort not in (None, "low", "medium", "high"):
+        raise fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
+    return provider, model, effort
+
+
+def _prompt(raw: Mapping[str, Any], fail: Fail) -> tuple[str | None, str]:
+    """The judge's prompt: an optional system text and the user text, their slots checked."""
+    prompt = _mapping(raw, "prompt", fail, "the judge's prompt: {system, user} with {{output}}")
+    bad = sorted(set(map(str, prompt)) - {"system", "user"})
+    if bad:
+        raise fail(("prompt", bad[0]), "unknown field; expected system or user")
+    system = prompt.get("system")
+    if system is not None and not isinstance(system, str):
+        raise fail(("prompt", "system"), "expected text")
+    user = _text(prompt, ("prompt", "user"), fail)
+    _check_slots(system, user, fail)
+    return system, user
 
 
 def _mapping(raw: Mapping[str, Any], name: str, fail: Fail, what: str) -> Mapping[str, Any]:
