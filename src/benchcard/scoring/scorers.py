@@ -91,24 +91,34 @@ def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
     if extra:
         raise fail((extra[0],), f"unknown field for {method} scoring; expected {', '.join(sorted(allowed))}")
     if method == "exact":
-        expected, from_key = raw.get("expected"), raw.get("expected_from_key")
-        if ("expected" in raw) == ("expected_from_key" in raw):
-            raise fail(("expected",), "expected exactly one of expected (one answer for every fixture) or "
-                                      "expected_from_key (the key field holding each fixture's answer)")
-        if "expected" in raw and not isinstance(expected, str):
-            raise fail(("expected",), "expected the exact expected output as text")
-        if isinstance(expected, str) and KEY_SLOT.search(expected):
-            raise fail(("expected",), "is compared literally, {{key.…}} is not filled in; to take each "
-                                      "fixture's answer from its key, write expected_from_key: <field>")
-        if "expected_from_key" in raw:
-            _check_key_field(from_key, ("expected_from_key",), fail)
-        for flag in ("trim", "case_sensitive"):
-            if flag in raw and not isinstance(raw[flag], bool):
-                raise fail((flag,), f"expected true or false, got {raw[flag]!r}")
-        return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True),
-                         expected_from_key=from_key)
+        return _parse_exact(raw, fail)
     if method == "rules":
         return RulesSpec(tuple(_parse_rules(raw.get("rules"), fail)))
+    return _parse_fields(raw, fail)
+
+
+def _parse_exact(raw: Mapping[str, Any], fail: Fail) -> ExactSpec:
+    """`method: exact`: one expected text for every fixture, or the key field holding each fixture's."""
+    expected, from_key = raw.get("expected"), raw.get("expected_from_key")
+    if ("expected" in raw) == ("expected_from_key" in raw):
+        raise fail(("expected",), "expected exactly one of expected (one answer for every fixture) or "
+                                  "expected_from_key (the key field holding each fixture's answer)")
+    if "expected" in raw and not isinstance(expected, str):
+        raise fail(("expected",), "expected the exact expected output as text")
+    if isinstance(expected, str) and KEY_SLOT.search(expected):
+        raise fail(("expected",), "is compared literally, {{key.…}} is not filled in; to take each "
+                                  "fixture's answer from its key, write expected_from_key: <field>")
+    if "expected_from_key" in raw:
+        _check_key_field(from_key, ("expected_from_key",), fail)
+    for flag in ("trim", "case_sensitive"):
+        if flag in raw and not isinstance(raw[flag], bool):
+            raise fail((flag,), f"expected true or false, got {raw[flag]!r}")
+    return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True),
+                     expected_from_key=from_key)
+
+
+def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsScoring:
+    """`method: fields`: the field names, the one an abstention is written in, the first screen's length."""
     fields = raw.get("fields")
     if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
         raise fail(("fields",), "expected a list of field names")
@@ -137,21 +147,28 @@ def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
         if len(kinds) != 1:
             raise fail(("rules", i), f"rule {rule_id!r}: expected exactly one of must_match or must_not_match")
         kind: Literal["must_match", "must_not_match"] = "must_match" if kinds[0] == "must_match" else "must_not_match"
-        literal = item[kind]
-        if not isinstance(literal, str):
-            raise fail(("rules", i, kind), f"rule {rule_id!r}: expected a /pattern/flags literal")
-        fields = tuple(dict.fromkeys(m.group(1) for m in KEY_SLOT.finditer(literal)))
-        for name in fields:
-            _check_key_field(name, ("rules", i, kind), fail)
-        try:
-            regex = compile_js(fill_key_slots(literal, {f: "x" for f in fields}))
-        except ValueError as exc:
-            raise fail(("rules", i, kind), f"rule {rule_id!r}: {exc}") from None
+        literal, regex, fields = _rule_pattern(item[kind], ("rules", i, kind), rule_id, fail)
         why = item.get("why")
         if not isinstance(why, str):
             raise fail(("rules", i, "why"), f"rule {rule_id!r}: missing; expected the reason for the rule")
         rules.append(Rule(rule_id, kind, literal, why, regex, fields))
     return rules
+
+
+def _rule_pattern(literal: Any, where: tuple[str | int, ...], rule_id: str, fail: Fail
+                  ) -> tuple[str, JsRegex, tuple[str, ...]]:
+    """A rule's /pattern/flags literal: the text, its compiled regex (slots filled with a stand-in), and the key
+    fields its {{key.…}} slots name."""
+    if not isinstance(literal, str):
+        raise fail(where, f"rule {rule_id!r}: expected a /pattern/flags literal")
+    fields = tuple(dict.fromkeys(m.group(1) for m in KEY_SLOT.finditer(literal)))
+    for name in fields:
+        _check_key_field(name, where, fail)
+    try:
+        regex = compile_js(fill_key_slots(literal, {f: "x" for f in fields}))
+    except ValueError as exc:
+        raise fail(where, f"rule {rule_id!r}: {exc}") from None
+    return literal, regex, fields
 
 
 KEY_SLOT = re.compile(r"\{\{\s*key\.([^{}\s]*)\s*\}\}")
