@@ -206,8 +206,7 @@ def test_providers_of_one_model_share_one_worker_that_loads_it_once() -> None:
 
 
 def _sealed_demo(dest: Path) -> Path:
-    # with the repository's seal: ten fixtures × 3 is a design `seal` would now refuse afresh (docs/cards.md,
-    # "No dead designs"); the sealed version runs as `make demo` runs it
+    # with the repository's seals (v4, ten fixtures × 5 repetitions, the version `make demo` runs)
     root = copy_project(dest, (DEMO,), seals=True)
     result = CliRunner().invoke(cli, ["-C", str(root), "seal", DEMO])
     assert result.exit_code == 0, result.output
@@ -250,27 +249,27 @@ def test_demo_card_end_to_end(tmp_path: Path) -> None:
     wall = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)["runs"][0]
-    assert summary["cells"] == 60 and summary["finished"] and summary["model"] == "SmolLM2-135M-Instruct"
+    assert summary["cells"] == 100 and summary["finished"] and summary["model"] == "SmolLM2-135M-Instruct"
     assert summary["counts"]["failed"] == 0
     assert summary["cost"] == 0.0
     folder = root / summary["folder"]
     outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
     scores = [json.loads(line) for line in (folder / "scores.jsonl").read_text().splitlines()]
     requests = [json.loads(line) for line in (folder / "sealed" / "requests.jsonl").read_text().splitlines()]
-    assert len(outputs) == len(scores) == len(requests) == 60
+    assert len(outputs) == len(scores) == len(requests) == 100
     assert all(o["usage"]["input"] > 0 for o in outputs)
     assert {r["body"]["model"] for r in requests} == {"SmolLM2-135M-Instruct"}
     assignment = [json.loads(line) for line in (folder / "sealed" / "assignment.jsonl").read_text().splitlines()]
     seeds: dict[tuple[str, str], set[int]] = {}
     for a, r in zip(assignment, requests, strict=True):  # temperature 0.7: every call's seed is sealed
         seeds.setdefault((a["variant"], a["fixture"]), set()).add(r["body"]["seed"])
-    assert len(seeds) == 20 and all(len(s) == 3 for s in seeds.values())
+    assert len(seeds) == 20 and all(len(s) == 5 for s in seeds.values())
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["rig"]["provider"] == "local" and manifest["provider_type"] == "local"
     assert manifest["concurrency"] == summary["concurrency"] == 1  # --concurrency 8 capped: one call at a time
     scored = [s["score"] for s in scores if s["status"] == "ok"]
     assert scored and all(0.0 <= s <= 1.0 for s in scored)
-    print(f"\n{DEMO}: 60 cells on the embedded model in {wall:.1f} s, counts {summary['counts']}")
+    print(f"\n{DEMO}: 100 cells on the embedded model in {wall:.1f} s, counts {summary['counts']}")
     if not _has_command("verdict"):
         return
     verdict = subprocess.run([exe, "-C", str(root), "verdict", summary["run"], "--json"], capture_output=True,
