@@ -103,20 +103,7 @@ class _Reader:
         unknown = sorted(set(map(str, raw)) - TOP_FIELDS)
         if unknown:
             raise self.fail((unknown[0],), f"unknown field; expected one of {', '.join(sorted(TOP_FIELDS))}")
-        card_id = self.get(raw, ("id",), (str,), "an id of [a-z0-9-]+")
-        if not ID_PATTERN.match(card_id):
-            raise self.fail(("id",), f"expected [a-z0-9-]+, got {card_id!r}")
-        if self.path.stem != card_id:
-            other = self.project.card_path(card_id)
-            if other.is_file():
-                raise self.fail(("id",), f"duplicate card id '{card_id}', also in {self.project.relative(other)}")
-            raise self.fail(("id",), f"id '{card_id}' must match the file name ({self.path.stem}.yaml)")
-        version = self.get(raw, ("version",), (int,), "a positive integer")
-        if version < 1:
-            raise self.fail(("version",), f"expected a positive integer, got {version}")
-        kind = self.get(raw, ("kind",), (str,), "probe or ab")
-        if kind not in ("probe", "ab"):
-            raise self.fail(("kind",), f"expected probe or ab, got {kind!r}")
+        card_id, version, kind = self._identity(raw)
         scoring = self.scoring()
         if kind == "probe" and isinstance(scoring, JudgeSpec) and (scoring.uses_fixture or scoring.uses_key):
             raise self.fail(("scoring", "prompt", "user"), "a probe has no fixtures or keys; expected a judge "
@@ -153,6 +140,24 @@ class _Reader:
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
         return Card(**common)
+
+    def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
+        """The card's id (matching its file name), version and kind."""
+        card_id = self.get(raw, ("id",), (str,), "an id of [a-z0-9-]+")
+        if not ID_PATTERN.match(card_id):
+            raise self.fail(("id",), f"expected [a-z0-9-]+, got {card_id!r}")
+        if self.path.stem != card_id:
+            other = self.project.card_path(card_id)
+            if other.is_file():
+                raise self.fail(("id",), f"duplicate card id '{card_id}', also in {self.project.relative(other)}")
+            raise self.fail(("id",), f"id '{card_id}' must match the file name ({self.path.stem}.yaml)")
+        version = self.get(raw, ("version",), (int,), "a positive integer")
+        if version < 1:
+            raise self.fail(("version",), f"expected a positive integer, got {version}")
+        kind = self.get(raw, ("kind",), (str,), "probe or ab")
+        if kind not in ("probe", "ab"):
+            raise self.fail(("kind",), f"expected probe or ab, got {kind!r}")
+        return card_id, version, kind
 
     def repetitions(self) -> int:
         """Absent means 1; 0 or a negative count is an error, never quietly run as 1."""
@@ -342,33 +347,7 @@ class _Reader:
             raise self.fail(("win", "all"), "expected at least one clause")
         clauses = []
         for i, item in enumerate(clauses_raw):
-            where = ("win", "all", i)
-            if not isinstance(item, Mapping):
-                raise self.fail(where, "expected a mapping with metric and test")
-            extra = sorted(set(map(str, item)) - {"metric", "test", "fixture", "margin", "equals"})
-            if extra:
-                raise self.fail((*where, extra[0]), "unknown field; expected metric, test, fixture, margin or equals")
-            metric = self.get(item, (*where, "metric"), (str,), "a metric name")
-            if metric not in known:
-                yields = ", ".join(sorted(known))
-                raise self.fail((*where, "metric"), f"unknown metric {metric!r}; the scorer yields {yields}")
-            test = self.get(item, (*where, "test"), (str,), "rises, falls, not_rises, not_falls or holds")
-            if test not in TESTS:
-                raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
-            margin = self.get(item, (*where, "margin"), (int, float), "a positive number", required=False)
-            if test in GUARDS and margin is None:
-                why = "noisy data must not pass a guard for free"
-                raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
-            if margin is not None and not margin > 0:
-                raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
-                                "can only fail or pass by noise), got " + f"{margin:g}")
-            fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
-            if fixture is not None and fixture not in fixtures:
-                raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
-            equals = self.get(item, (*where, "equals"), (int, float), "a number", required=False)
-            clauses.append(Clause(metric=metric, test=test, fixture=fixture,
-                                  margin=None if margin is None else float(margin),
-                                  equals=1.0 if equals is None else float(equals)))
+            clauses.append(self._win_clause(item, ("win", "all", i), known, fixtures))
         if clauses[0].test not in ("rises", "falls"):
             raise self.fail(("win", "all", 0, "test"), "the first clause must be rises or falls (the effect sought)")
         alpha = self.get(raw, ("win", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)", required=False)
@@ -388,6 +367,35 @@ class _Reader:
         accept = self.get(raw, ("win", "accept_cannot_win"), (bool,), "true or false", required=False)
         return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
                        min_effect=float(min_effect or 0.0), accept_cannot_win=bool(accept))
+
+    def _win_clause(self, item: Any, where: tuple[str | int, ...], known: set[str], fixtures: Mapping[str, Any]
+                    ) -> Clause:
+        """One clause of `win.all`: a known metric, its test, and the margin, fixture and level it needs."""
+        if not isinstance(item, Mapping):
+            raise self.fail(where, "expected a mapping with metric and test")
+        extra = sorted(set(map(str, item)) - {"metric", "test", "fixture", "margin", "equals"})
+        if extra:
+            raise self.fail((*where, extra[0]), "unknown field; expected metric, test, fixture, margin or equals")
+        metric = self.get(item, (*where, "metric"), (str,), "a metric name")
+        if metric not in known:
+            yields = ", ".join(sorted(known))
+            raise self.fail((*where, "metric"), f"unknown metric {metric!r}; the scorer yields {yields}")
+        test = self.get(item, (*where, "test"), (str,), "rises, falls, not_rises, not_falls or holds")
+        if test not in TESTS:
+            raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
+        margin = self.get(item, (*where, "margin"), (int, float), "a positive number", required=False)
+        if test in GUARDS and margin is None:
+            why = "noisy data must not pass a guard for free"
+            raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
+        if margin is not None and not margin > 0:
+            raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
+                            "can only fail or pass by noise), got " + f"{margin:g}")
+        fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
+        if fixture is not None and fixture not in fixtures:
+            raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
+        equals = self.get(item, (*where, "equals"), (int, float), "a number", required=False)
+        return Clause(metric=metric, test=test, fixture=fixture, margin=None if margin is None else float(margin),
+                      equals=1.0 if equals is None else float(equals))
 
 
 def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, known: set[str],
