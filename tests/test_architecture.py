@@ -147,7 +147,7 @@ TO_BREAK_UP: frozenset[str] = frozenset({
     "compare/logs.py:_inspect", "planning/forecast.py:_pilot",
     "publish/evidence.py:run_context", "publish/runcard.py:ab_context",
     "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
-    "run/runner.py:_run_one", "scoring/fieldparse.py:_markdown_sections", "scoring/fieldparse.py:_json_sections",
+    "run/runner.py:_run_one",
     "testing/fakeserver/app.py:_completion", "verdict/clausestats.py:ab_stats",
     "verdict/findings.py:ab_body", "verdict/frames.py:read_run", "verdict/give.py:give_verdict",
     "verdict/grading.py:import_grades", "verdict/integrity.py:evidence_problems", "verdict/runfolder.py:read_run",

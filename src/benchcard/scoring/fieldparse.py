@@ -121,64 +121,82 @@ def _markdown_sections(text: str, fields: Sequence[str]) -> tuple[dict[str, list
         if not s or s.startswith("```") or re.fullmatch(r"[-*_]{3,}", s):
             continue
         if s.startswith("|"):
-            if _TABLE_SEP.match(s):
-                continue
-            cells = [c.strip() for c in s.strip("|").split("|")]
-            if i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1].strip()):  # a header row
-                cols = [_field_for(c, fields) for c in cells]
-                table_cols = cols if sum(c is not None for c in cols) >= 2 else None
-                continue
-            if table_cols is not None:  # a horizontal table: one column per field
-                for col, cell in zip(table_cols, cells, strict=False):
-                    if col is not None:
-                        sec.start(col, 7, cell, table=True)
-                sec.field = None
-                continue
-            field = _field_for(cells[0], fields)
-            if field is not None:
-                sec.start(field, 7, "", table=True)
-            elif sec.table and cells[0]:
-                sec.field = None
-            for cell in cells[1:] if field is not None or not cells[0] else cells:
-                sec.add(cell)
+            following = lines[i + 1].strip() if i + 1 < len(lines) else None
+            table_cols = _table_line(sec, s, following, fields, table_cols)
             continue
         heading = _HEADING.match(raw)
         if heading:
-            rank, body = len(heading.group(1)), heading.group(2)
-            parts = _split_label(body)
-            label, rest = (parts[0], parts[1]) if parts else (body, "")
-            field = _field_for(label, fields, exact=sec.field is not None and rank > sec.rank)
-            if field is not None:
-                sec.start(field, rank, rest)
-            elif sec.field is not None and (sec.rank >= 7 or rank <= sec.rank):
-                sec.field = None
-            else:
-                sec.add(f"{body}:")  # a sub-heading is a sub-label: read for recall, never a value
+            _heading_line(sec, heading, fields)
             continue
-        bullet = _BULLET.match(raw)
-        body = bullet.group("body").strip() if bullet else s
-        rank = 8 + len(bullet.group("ind").expandtabs(4)) if bullet else 7
-        nested = sec.field is not None and rank > sec.rank  # inside a field only an exact label starts one
-        parts = _split_label(body)
-        if parts is not None:
-            label, rest, bold_only = parts
-            field = _field_for(label, fields, exact=nested or (bold_only and bool(rest)))
-            if field is not None:
-                sec.start(field, rank, rest)
-                continue
-            if sec.ends_at(rank, standalone_bold=bold_only and not rest):
-                sec.field = None
-        else:
-            field = _field_for(re.sub(r"[*_:]+", " ", body), fields, exact=True)
-            if field is not None:
-                sec.start(field, rank, "")
-                continue
-            commentary = sec.rank >= 8 or sec.listy or sec.inline
-            if commentary and not bullet and after_blank and not raw[:1].isspace():
-                sec.field = None  # a paragraph after a list or a "Label: value" line is not a value
-        sec.listy = sec.listy or bool(bullet)
-        sec.add(body)
+        _text_line(sec, raw, s, after_blank, fields)
     return sec.lines, sec.loose
+
+
+def _table_line(sec: _Sections, s: str, following: str | None, fields: Sequence[str],
+                table_cols: list[str | None] | None) -> list[str | None] | None:
+    """One ``|`` row of a markdown table (`following`: the next line, stripped); returns the columns' fields of
+    a horizontal table, from its header row on."""
+    if _TABLE_SEP.match(s):
+        return table_cols
+    cells = [c.strip() for c in s.strip("|").split("|")]
+    if following is not None and _TABLE_SEP.match(following):  # a header row
+        cols = [_field_for(c, fields) for c in cells]
+        return cols if sum(c is not None for c in cols) >= 2 else None
+    if table_cols is not None:  # a horizontal table: one column per field
+        for col, cell in zip(table_cols, cells, strict=False):
+            if col is not None:
+                sec.start(col, 7, cell, table=True)
+        sec.field = None
+        return table_cols
+    field = _field_for(cells[0], fields)
+    if field is not None:
+        sec.start(field, 7, "", table=True)
+    elif sec.table and cells[0]:
+        sec.field = None
+    for cell in cells[1:] if field is not None or not cells[0] else cells:
+        sec.add(cell)
+    return table_cols
+
+
+def _heading_line(sec: _Sections, heading: re.Match[str], fields: Sequence[str]) -> None:
+    """A ``#`` heading: starts a field's section, closes one, or is a sub-label inside it."""
+    rank, body = len(heading.group(1)), heading.group(2)
+    parts = _split_label(body)
+    label, rest = (parts[0], parts[1]) if parts else (body, "")
+    field = _field_for(label, fields, exact=sec.field is not None and rank > sec.rank)
+    if field is not None:
+        sec.start(field, rank, rest)
+    elif sec.field is not None and (sec.rank >= 7 or rank <= sec.rank):
+        sec.field = None
+    else:
+        sec.add(f"{body}:")  # a sub-heading is a sub-label: read for recall, never a value
+
+
+def _text_line(sec: _Sections, raw: str, s: str, after_blank: bool, fields: Sequence[str]) -> None:
+    """A line that is neither table nor heading: a label starting a field, or a value of the current one."""
+    bullet = _BULLET.match(raw)
+    body = bullet.group("body").strip() if bullet else s
+    rank = 8 + len(bullet.group("ind").expandtabs(4)) if bullet else 7
+    nested = sec.field is not None and rank > sec.rank  # inside a field only an exact label starts one
+    parts = _split_label(body)
+    if parts is not None:
+        label, rest, bold_only = parts
+        field = _field_for(label, fields, exact=nested or (bold_only and bool(rest)))
+        if field is not None:
+            sec.start(field, rank, rest)
+            return
+        if sec.ends_at(rank, standalone_bold=bold_only and not rest):
+            sec.field = None
+    else:
+        field = _field_for(re.sub(r"[*_:]+", " ", body), fields, exact=True)
+        if field is not None:
+            sec.start(field, rank, "")
+            return
+        commentary = sec.rank >= 8 or sec.listy or sec.inline
+        if commentary and not bullet and after_blank and not raw[:1].isspace():
+            sec.field = None  # a paragraph after a list or a "Label: value" line is not a value
+    sec.listy = sec.listy or bool(bullet)
+    sec.add(body)
 
 
 def _leaf_lines(obj: Any) -> Iterator[str]:
@@ -194,6 +212,17 @@ def _leaf_lines(obj: Any) -> Iterator[str]:
             yield from _leaf_lines(item)
     elif isinstance(obj, str | int | float) and not isinstance(obj, bool):
         yield str(obj)
+
+
+def _json_fields(node: Mapping[Any, Any], fields: Sequence[str]) -> dict[str, list[str]]:
+    """The lines of each field keyed in one JSON object; an empty value is an abstention."""
+    found: dict[str, list[str]] = {}
+    for key, value in node.items():
+        field = _field_for(str(key), fields)
+        if field is not None:
+            empty = value is None or value == [] or value == "" or value == {}
+            found.setdefault(field, []).extend([_ABSTAIN_MARK] if empty else _leaf_lines(value))
+    return found
 
 
 def _json_sections(text: str, fields: Sequence[str]) -> tuple[dict[str, list[str]], list[str]] | None:
@@ -216,12 +245,7 @@ def _json_sections(text: str, fields: Sequence[str]) -> tuple[dict[str, list[str
                 queue.extend(node)
             if not isinstance(node, Mapping):
                 continue
-            found: dict[str, list[str]] = {}
-            for key, value in node.items():
-                field = _field_for(str(key), fields)
-                if field is not None:
-                    empty = value is None or value == [] or value == "" or value == {}
-                    found.setdefault(field, []).extend([_ABSTAIN_MARK] if empty else _leaf_lines(value))
+            found = _json_fields(node, fields)
             if found:
                 return found, text.replace(whole, "\n").splitlines()
             queue.extend(node.values())
