@@ -31,7 +31,7 @@ title: Does an "Answer:" cue make the model give the right label?
 question: Does ending the prompt with "Answer:" make the model answer with the right word?
 variable: The text "Answer:" after the review.
 rig: {provider: local, model: SmolLM2-135M-Instruct}   # the embedded model: no key, nothing downloaded
-params: {max_tokens: 8, temperature: 0.7}
+params: {max_tokens: 48, temperature: 0.7}   # room for a short sentence: a reply cut off is never scored
 prompt:
   user: |-
     Is this review positive or negative? Answer with one word.
