@@ -3,9 +3,10 @@ and its figures, the ledger and its rows, a run set aside) and the one JSONL dia
 in; and finding a run on disk (`cardruns.find_run`: a path, a run id, or the run a card's name stands for), so
 that every stage finds runs the same way without reaching into `run/` or `verdict/`.
 
-May import `_util`, `errors`, `project`; nothing above.
+May import `_util`, `errors`, `project` and `stats` (rank 0); nothing above.
 """
 
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
 # (tests/test_architecture.py keeps it complete). A module not listed is this stage's own.
-__all__ = ["cardruns", "ledger", "ledgerrow", "rows", "setaside", "verdictfigures", "verdictfile"]
+__all__ = ["cardruns", "ledger", "ledgerrow", "replicationinput", "rows", "setaside", "verdictfigures",
+           "verdictfile"]

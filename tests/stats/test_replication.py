@@ -1,0 +1,126 @@
+"""The replication rule and probe drift (`stats/replication.py`): what each finding's line says, the interval
+against scipy, and the rule's digest fixed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from benchcard.stats.replication import (
+    CHANGED,
+    DEFAULT_RULE,
+    INCONCLUSIVE,
+    NO_CHANGE,
+    NOT_REPLICATED,
+    REPLICATED,
+    ReplicationRule,
+    RunGap,
+    newcombe,
+    prediction_interval,
+    probe_drift,
+    replication_finding,
+)
+
+ORIGINAL = RunGap("win", 0.15, 0.0009, 6.0, metric="score", date="2026-12-01", rig="m · local")
+
+
+def test_a_win_again_inside_the_interval_is_replicated() -> None:
+    got = replication_finding(ORIGINAL, RunGap("win", 0.12, 0.0011, 5.0))
+    assert got.finding == REPLICATED and got.direction is None
+    assert got.text.startswith("replicated: win again; gap +0.120 against +0.150 in the original, inside the 95% "
+                               "prediction interval for a rerun [")
+    assert got.rule_digest == DEFAULT_RULE.digest()
+
+
+def test_the_interval_is_satterthwaites_t_over_both_run_terms() -> None:
+    new = RunGap("win", 0.12, 0.0011, 5.0)
+    pi = prediction_interval(ORIGINAL, new)
+    assert pi is not None
+    v = 0.0009 + 0.0011
+    df = v**2 / (0.0009**2 / 6 + 0.0011**2 / 5)
+    half = sps.t.ppf(0.975, df) * math.sqrt(v)
+    assert pi.df == pytest.approx(df) and pi.se == pytest.approx(math.sqrt(v))
+    assert (pi.low, pi.high) == pytest.approx((0.15 - half, 0.15 + half))
+
+
+def test_a_gap_outside_the_interval_is_not_replicated_and_says_which_way() -> None:
+    got = replication_finding(ORIGINAL, RunGap("inconclusive", 0.01, 0.001, 6.0))
+    assert got.finding == NOT_REPLICATED and got.direction == "fell"
+    assert "the gap fell from +0.150 to +0.010, outside the 95% prediction interval" in got.text
+    up = replication_finding(ORIGINAL, RunGap("win", 0.40, 0.001, 6.0))
+    assert up.finding == NOT_REPLICATED and up.direction == "rose"
+
+
+def test_a_flipped_finding_is_not_replicated() -> None:
+    got = replication_finding(ORIGINAL, RunGap("loss", -0.15, None, None))
+    assert got.finding == NOT_REPLICATED and got.direction == "fell"
+    assert "the finding flipped, win → loss" in got.text
+
+
+def test_inside_the_interval_with_another_finding_is_inconclusive() -> None:
+    got = replication_finding(ORIGINAL, RunGap("inconclusive", 0.11, 0.003, 6.0))
+    assert got.finding == INCONCLUSIVE and got.direction is None
+    assert "but the new run's own finding is inconclusive (the original's: win)" in got.text
+
+
+@pytest.mark.parametrize("new", [RunGap("incomplete", 0.15, 0.001, 6.0), RunGap("win", 0.15, math.inf, 6.0),
+                                 RunGap("win", 0.15, None, None)])
+def test_an_incomplete_run_or_an_unmeasured_spread_is_inconclusive(new: RunGap) -> None:
+    got = replication_finding(ORIGINAL, new)
+    assert got.finding == INCONCLUSIVE
+    assert ("nothing to compare" in got.text) or ("no prediction interval" in got.text)
+
+
+def test_the_rule_is_fixed_by_its_digest() -> None:
+    assert DEFAULT_RULE.digest() == ReplicationRule().digest()
+    assert ReplicationRule(level=0.9).digest() != DEFAULT_RULE.digest()
+    assert DEFAULT_RULE.digest().startswith("sha256:") and len(DEFAULT_RULE.digest()) == 71
+    with pytest.raises(ValueError, match="level"):
+        ReplicationRule(level=1.0)
+
+
+def test_a_probe_that_fell_says_changed_with_both_dates() -> None:
+    got = probe_drift({"p": [1.0] * 10}, {"p": [1.0] * 3 + [0.0] * 7},
+                      original_date="2026-08-10", new_date="2026-12-04")
+    assert got.finding == CHANGED and got.direction == "fell"
+    assert got.text.startswith("changed: score fell from 1.00 (2026-08-10) to 0.30 (2026-12-04) (95% CI of the "
+                               "change [")
+    assert got.ci_high < 0 and got.p is None
+
+
+def test_a_small_move_is_no_change_shown() -> None:
+    got = probe_drift({"p": [1.0] * 10}, {"p": [1.0] * 9 + [None]})
+    assert got.finding == NO_CHANGE and got.direction is None
+    assert got.text.startswith("no change shown: score 1.00, then 1.00")
+    assert "10 against 9 repetitions of one prompt" in got.text
+
+
+def test_one_repetition_each_can_show_no_change() -> None:
+    assert probe_drift({"p": [1.0]}, {"p": [0.0]}).finding == NO_CHANGE
+
+
+def test_several_fixtures_are_paired() -> None:
+    rng = np.random.default_rng(1)
+    o = {f"f{i:02d}": list(rng.binomial(1, 0.9, 3).astype(float)) for i in range(12)}
+    n = {f"f{i:02d}": list(rng.binomial(1, 0.6, 3).astype(float)) for i in range(12)}
+    got = probe_drift(o, n)
+    means_o = [np.mean(o[f]) for f in sorted(o)]
+    means_n = [np.mean(n[f]) for f in sorted(n)]
+    ref = sps.ttest_rel(means_n, means_o)
+    assert got.p == pytest.approx(ref.pvalue)
+    assert got.change == pytest.approx(np.mean(means_n) - np.mean(means_o))
+    assert got.finding == CHANGED and "paired over 12 fixtures" in got.text
+
+
+def test_newcombe_matches_his_worked_example() -> None:
+    # Newcombe (1998), Table II, example (a): 56/70 against 48/80: difference 0.2, method 10 [0.0524, 0.3339]
+    lo, hi = newcombe(np.array([48 / 80]), np.array([80]), np.array([56 / 70]), np.array([70]), 0.05)
+    assert (float(lo[0]), float(hi[0])) == pytest.approx((0.0524, 0.3339), abs=5e-4)
+
+
+def test_no_fixture_in_both_runs_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no fixture is scored in both runs"):
+        probe_drift({"a": [1.0]}, {"b": [1.0]})
