@@ -24,7 +24,7 @@ from benchcard.records.rows import Manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
-from benchcard.verdict.report import changed_lines, print_verdict, verdict_lines
+from benchcard.verdict.report import changed_lines, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
@@ -155,10 +155,6 @@ class GateReport:
             out.extend(verdict_lines(verdict.file) if verdict else [])
             out.append(gate.line)
         return out
-
-    def print(self) -> None:
-        """The lines on stdout, coloured as `benchcard verdict` colours them (only on a terminal)."""
-        print_verdict(self.lines)
 
     def to_json(self) -> dict[str, Any]:
         return {"verdicts": [v.to_json() if v else None for v, _ in self.judged],

@@ -161,25 +161,3 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
         lines.append(f"ledger: seq {led.seq if led else None} · {at}Z · {digest}…")
     return lines
 
-
-def line_style(line: str) -> str:
-    """The colour of one verdict line: a result green, a non-result yellow, a failed clause red, others plain."""
-    if line.startswith("  FAILS"):
-        return "red"
-    if line.endswith("→ result"):
-        return "bold green"
-    if line.endswith("→ non-result"):
-        return "yellow"
-    return ""
-
-
-def print_verdict(lines: list[str], console: Any = None) -> None:
-    """Print the verdict's lines through rich, coloured by `line_style`. A default console writes to stdout and
-    colours only on a terminal without NO_COLOR (FORCE_COLOR forces it); lines are never wrapped or re-marked."""
-    from rich.console import Console
-    from rich.text import Text
-
-    console = console or Console(soft_wrap=True, highlight=False, emoji=False, markup=False)
-    plain = console.no_color  # NO_COLOR: no bold either, so that nothing but the text reaches the terminal
-    for line in lines:
-        console.print(Text(line, style="" if plain else line_style(line)))

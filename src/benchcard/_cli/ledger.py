@@ -1,16 +1,46 @@
-"""The ledger as `benchcard ledger` shows it: a table of the rows, the line `--repair` prints."""
+"""`benchcard ledger`: the rows as a table (results bold, non-results dim), the runs left unfinished below it,
+`--verify`'s report and the line `--repair` prints."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import click
+
+from benchcard._cli.common import emit_json, project_of, report, say_line, terminal
 from benchcard.project import Project
-from benchcard.records.ledgerrow import LedgerRow
-from benchcard.run.unfinished import unfinished_runs
+
+if TYPE_CHECKING:
+    from benchcard.records.ledgerrow import LedgerRow
+
+
+@click.command("ledger")
+@click.option("--verify", "do_verify", is_flag=True, help="Check the hash chain and every judged run's files "
+              "against its row; name each problem.")
+@click.option("--repair", "do_repair", is_flag=True, help="Move a torn last line (a write cut short) to a dated "
+              "side file, so that verdicts can be appended again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.pass_context
+def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bool) -> None:
+    """Show the ledger of verdicts (results and non-results); --verify checks the chain and the evidence."""
+    from benchcard.records import ledger as ledger_mod
+
+    project = project_of(ctx)
+    if do_repair:
+        say_line(repair_line(project, ledger_mod.repair(project)))
+        return
+    if do_verify:
+        from benchcard.verdict.audit import audit, audit_lines
+
+        verified = audit(project)
+        report((verified.to_json(), audit_lines(verified)), as_json)
+        sys.exit(0 if verified.ok else 1)
+    rows = ledger_mod.read(project)
+    emit_json([row.fields() for row in rows]) if as_json else print_rows(project, rows)
+
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
 NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
@@ -21,10 +51,9 @@ that card names stay whole."""
 
 def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
     """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none."""
-    from rich.console import Console
+    from benchcard.run.unfinished import unfinished_runs
 
-    # piped, a wide table unless COLUMNS says otherwise; on a terminal, its width
-    console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
+    console = terminal()
     try:
         _print_table(console, project, rows)
     finally:

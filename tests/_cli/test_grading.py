@@ -1,4 +1,4 @@
-"""What `blind-sheet` and `grade` print (verdict/gradereport.py): the command to type next, with the sheet's path
+"""What `blind-sheet` and `grade` print (_cli/grading.py): the command to type next, with the sheet's path
 as the user can type it from where they are, what was left off the sheet, and any file moved aside."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from benchcard._cli.grading import grade_report, sheet_report
 from benchcard.project import Project
-from benchcard.verdict.gradereport import grade_report, sheet_report
 from benchcard.verdict.grading import GradeImport, Sheet
 
 RUN = "20261130T151200Z-3f9a"

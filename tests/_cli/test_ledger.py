@@ -1,4 +1,4 @@
-"""The ledger as `benchcard ledger` shows it (verdict/ledgerview.py): a table of the rows, wide or narrow, a line
+"""The ledger as `benchcard ledger` shows it (_cli/ledger.py): a table of the rows, wide or narrow, a line
 when there are none, the runs left unfinished below it, and the line `--repair` prints."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchcard._cli.ledger import repair_line
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.verdict.ledgerview import repair_line
 
 from ..conftest import ledger_row
 from ..helpers_verdict import ab_metrics, make_run, the_card

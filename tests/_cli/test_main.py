@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from benchcard._util.version import __version__
 from benchcard.cli import cli
 
-from .helpers_cli import bc, one_line_error
+from ..helpers_cli import bc, one_line_error
 
 
 def test_version_and_help_exit_0_and_list_every_command() -> None:

@@ -1,0 +1,115 @@
+"""The card's commands, before any run: `init`, `check`, `seal`, `curl` and `plan`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from benchcard._cli.common import project_of, report, say
+
+
+@click.command()
+@click.argument("folder", default=".")
+def init(folder: str) -> None:
+    """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml."""
+    from benchcard.card.starter import init_project
+
+    say(init_project(Path(folder), folder).lines())
+
+
+@click.command()
+@click.argument("cards", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--live", is_flag=True, help="Also send judge cards' worked examples to the real judge (calls it).")
+@click.option("--no-rig", is_flag=True, help="Start no model (a CI job running the cards on another provider).")
+@click.pass_context
+def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool, no_rig: bool) -> None:
+    """Validate cards, run their worked examples through the real scorer, verify seals, load local rigs' models."""
+    from benchcard.card.check import check as run_check
+    from benchcard.run.judgelive import check_calls
+
+    checked = run_check(project_of(ctx), cards)
+    report((checked.to_json(), checked.lines()), as_json)
+    if not checked.ok:
+        sys.exit(1)
+    lines, failed = check_calls(project_of(ctx), [r.card for r in checked.cards if r.card], live, rig=not no_rig)
+    if lines and not as_json:
+        say(lines)
+    if failed:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("card")
+@click.option("--json", "as_json", is_flag=True, help="Print the seal as JSON.")
+@click.pass_context
+def seal(ctx: click.Context, card: str, as_json: bool) -> None:
+    """Hash the card's protocol, fixtures and keys into keys/<id>/v<N>.seal.json."""
+    from benchcard.card.check import check_card
+    from benchcard.card.load import load_named
+    from benchcard.card.seal import seal as do_seal
+    from benchcard.errors import SealError
+
+    project = project_of(ctx)
+    loaded = load_named(project, card)
+    problems = check_card(loaded, project, verify_seal=False).problems
+    if problems:
+        raise SealError(f"refusing to seal: {problems[0]}")
+    from benchcard.card.design import cannot_win
+
+    dead = cannot_win(loaded) if loaded.win is None or not loaded.win.accept_cannot_win else None
+    if dead and not project.seal_path(loaded.id, loaded.version).exists():
+        raise SealError(f"refusing to seal {project.relative(loaded.path)}: {dead} (or, for an A/A or pilot card, "
+                        "say so: win: {accept_cannot_win: true})")
+    path, data, written = do_seal(loaded, project)
+    verb = "sealed" if written else "already sealed, unchanged:"
+    report(({**data.fields(), "written": written, "path": project.relative(path)},
+            [f"{verb} {loaded.id} v{loaded.version} → {project.relative(path)}", f"root {data.root}"]), as_json)
+
+
+@click.command()
+@click.argument("card")
+@click.option("--variant", help="Variant of an ab card (default: the baseline).")
+@click.option("--fixture", help="Fixture id of an ab card (default: the first).")
+@click.option("--provider", help="Another provider than the card's rig.")
+@click.option("--model", help="Another model than the card's rig.")
+@click.option("--base-url", help="Another OpenAI-compatible endpoint.")
+@click.pass_context
+def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None, provider: str | None,
+         model: str | None, base_url: str | None) -> None:
+    """Print the exact request as a runnable curl command; the key stays a shell variable."""
+    from benchcard.card.load import load_named
+    from benchcard.run.curl import curl_command
+    from benchcard.run.providers import load_config
+
+    project = project_of(ctx)
+    say([curl_command(load_named(project, card), load_config(project.root), variant, fixture, provider, model,
+                      base_url)])
+
+
+@click.command("plan")
+@click.argument("card")
+@click.option("--from", "pilot", metavar="RUN", help="A pilot run of this card: adds the smallest detectable gap.")
+@click.option("--baseline-rate", type=float, help="Without a pilot: the baseline's mean score (0 to 1) to assume.")
+@click.option("--fixture-sd", type=float, help="With --baseline-rate: spread of the fixtures' rates (default 0).")
+@click.option("--run-sd", type=float, help="With --baseline-rate: spread of each arm's rate per repetition (0).")
+@click.option("--effect-sd", type=float, help="With --baseline-rate: spread of the effect over fixtures (0).")
+@click.option("--levels", type=int, help="With --baseline-rate: scores in steps of 1/K (default 1: pass/fail).")
+@click.option("--fixtures", type=int, help="Fixtures of the simulated run (default: the card's).")
+@click.option("--repetitions", type=int, help="Repetitions of the simulated run (default: the card's).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.pass_context
+def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: float | None, fixture_sd: float | None,
+             run_sd: float | None, effect_sd: float | None, levels: int | None, fixtures: int | None,
+             repetitions: int | None, as_json: bool) -> None:
+    """Calls, tokens and cost of a run of CARD; the smallest gap it can detect, from a pilot run or from
+    declared assumptions (docs/statistics.md)."""
+    from benchcard.card.load import load_named
+    from benchcard.planning.forecast import plan_report
+    from benchcard.planning.power import assumptions
+
+    project = project_of(ctx)
+    assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)
+    report(plan_report(project, load_named(project, card), pilot, assumed, fixtures, repetitions), as_json)

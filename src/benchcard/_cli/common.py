@@ -1,0 +1,74 @@
+"""What every command shares: the project it works in, and the one way a command reports. A core function hands
+back its JSON and its lines; `report` prints the one or the other as `--json` asks. Colour is for a person at a
+terminal only: `coloured` paints a verdict's lines (a result green, a non-result yellow, a failed clause red) and
+`terminal` is the console the ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchcard.project import Project
+
+
+def project_of(ctx: click.Context) -> Project:
+    """The project `-C` names, else the nearest folder with a cards/ folder."""
+    root = ctx.obj.get("project") if ctx.obj else None
+    return Project.require(Path(root) if root else None)
+
+
+def emit_json(data: Any, *, ascii_only: bool = False) -> None:
+    """`--json`: indented two spaces, UTF-8 as is, anything else (a path, a date) as its string. `status` alone
+    has always escaped what is not ASCII (`ascii_only`), and keeps its bytes."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=ascii_only, default=str))
+
+
+def say(lines: Sequence[str]) -> None:
+    """Lines for a person, plain."""
+    click.echo("\n".join(lines))
+
+
+def say_line(line: str) -> None:
+    """One line for a person, plain (what a long-running command, `site --serve`, prints as it goes)."""
+    click.echo(line)
+
+
+def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool = False) -> None:
+    """A core function's (JSON, lines) pair printed as --json asks."""
+    emit_json(result[0], ascii_only=ascii_only) if as_json else say(result[1])
+
+
+def line_style(line: str) -> str:
+    """The colour of one verdict line: a result green, a non-result yellow, a failed clause red, others plain."""
+    if line.startswith("  FAILS"):
+        return "red"
+    if line.endswith("→ result"):
+        return "bold green"
+    if line.endswith("→ non-result"):
+        return "yellow"
+    return ""
+
+
+def coloured(lines: Sequence[str], console: Any = None) -> None:
+    """Print a verdict's lines through rich, coloured by `line_style`. A default console writes to stdout and
+    colours only on a terminal without NO_COLOR (FORCE_COLOR forces it); lines are never wrapped or re-marked."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console or Console(soft_wrap=True, highlight=False, emoji=False, markup=False)
+    plain = console.no_color  # NO_COLOR: no bold either, so that nothing but the text reaches the terminal
+    for line in lines:
+        console.print(Text(line, style="" if plain else line_style(line)))
+
+
+def terminal() -> Any:
+    """The console a table is drawn on: piped, a wide one unless COLUMNS says otherwise; on a terminal, its width."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)

@@ -1,0 +1,59 @@
+"""The root group `benchcard`, its commands (one module per group), and the one place a user error becomes a
+single line on stderr and exit 1."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from benchcard._cli import cards, grading, ledger, runs, site, verdict
+from benchcard.errors import BenchcardError, one_line
+
+
+class _Cli(click.Group):
+    """The one place a user error (a BenchcardError, or a usage error click found) becomes a single line on
+    stderr and exit 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (BenchcardError, OSError) as exc:  # OSError: a read-only results/, a full disk
+            click.echo(f"error: {one_line(exc)}", err=True)
+            sys.exit(1)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "benchcard"
+            click.echo(f"error: {exc.format_message()} (see `{where} --help`)", err=True)
+            sys.exit(1)
+        except (click.ClickException, click.exceptions.Abort) as exc:
+            message = exc.format_message() if isinstance(exc, click.ClickException) else "aborted"
+            click.echo(f"error: {message}", err=True)
+            sys.exit(1)
+        # Without standalone mode click returns the code of a ctx.exit() (--help, --version) instead of exiting.
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Cli)
+@click.version_option(package_name="benchcard")
+@click.option("-C", "--project", type=click.Path(file_okay=False), help="Project folder (default: the nearest "
+              "folder with a cards/ folder).")
+@click.pass_context
+def cli(ctx: click.Context, project: str | None) -> None:
+    """Pre-registered, sealed, blind-scored experiments on LLM prompts."""
+    ctx.obj = {"project": project}
+
+
+for _command in (cards.check, cards.seal, cards.curl, runs.run, runs.status_cmd, cards.init, site.site,
+                 site.view_cmd, verdict.verdict, ledger.ledger_cmd, runs.set_aside_cmd, runs.export,
+                 verdict.compare_cmd, grading.blind_sheet_cmd, grading.grade_cmd, cards.plan_cmd):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Entry point for the `benchcard` script."""
+    cli(prog_name="benchcard")

@@ -1,0 +1,117 @@
+"""A run's commands: `run` (and `--gate`), `status`, `set-aside` and `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from benchcard._cli.common import coloured, emit_json, project_of, report, say
+
+
+@click.command()
+@click.argument("card")
+@click.option("--provider", help="Another provider than the card's rig (openai, openrouter, anthropic, local, or "
+              "one declared in benchcard.yaml).")
+@click.option("--model", "models", multiple=True, help="Another model than the card's rig; repeat for one run "
+              "per model.")
+@click.option("--base-url", help="Another endpoint of the same API (vLLM, Ollama, llama.cpp's server, a proxy).")
+@click.option("--concurrency", type=click.IntRange(min=1),
+              help="Calls in flight at once (default 8; a resumed run keeps its own; the local provider takes one).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
+              "(default: the provider's requests_per_minute in benchcard.yaml, else no limit; a resumed run keeps "
+              "its own).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds allowed per call before it is retried.")
+@click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
+@click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
+@click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
+@click.option("--retry-failed", is_flag=True, help="With --resume: call the run's failed cells again (earlier "
+              "attempts stay in outputs.jsonl).")
+@click.option("--scratch", is_flag=True, help="A trial run: marked scratch everywhere, never in the ledger.")
+@click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
+@click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
+@click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
+@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Seconds between polls of a batch.")
+@click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
+@click.pass_context
+def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
+        concurrency: int | None, rpm: float | None, timeout: float, attempts: int, seed: int | None,
+        resume: str | None, retry_failed: bool, scratch: bool, gate: bool, batch: bool, no_wait: bool,
+        poll_interval: float, as_json: bool) -> None:
+    """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
+    import time
+
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run as do_run
+
+    options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
+                         timeout=timeout, attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
+                         scratch=scratch, progress=not as_json, batch=batch, wait=not no_wait,
+                         poll_interval=poll_interval)
+    project = project_of(ctx)
+    if gate:
+        from benchcard.verdict.gate import gate_runs, require_gate
+
+        require_gate(project, card)
+    started = time.perf_counter()
+    summaries = do_run(project, card, options)
+    gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
+    if as_json:
+        emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3),
+                   **(gated.to_json() if gated else {})})
+        sys.exit(gated.code if gated else 0)
+    for s in summaries:
+        say(s.lines())
+    if gated:
+        coloured(gated.lines)
+        sys.exit(gated.code)
+
+
+@click.command("status")
+@click.argument("run_name", metavar="RUN")
+@click.option("--no-poll", is_flag=True, help="Only what the run folder records; ask the vendor nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) -> None:
+    """Where RUN stands: cells recorded and, for a batch run, each batch's state (polled now)."""
+    from benchcard.records.cardruns import find_run
+    from benchcard.run.batch.status import run_status, status_lines
+
+    project = project_of(ctx)
+    result = run_status(project, find_run(project, run_name), poll=not no_poll)
+    report((result.to_json(), status_lines(result)), as_json, ascii_only=True)
+
+
+@click.command("set-aside")
+@click.argument("run_name", metavar="RUN")
+@click.option("--why", required=True, help="Why, in a few words; kept with the run.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was recorded as JSON.")
+@click.pass_context
+def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) -> None:
+    """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
+    from benchcard.errors import RunError
+    from benchcard.records.cardruns import find_run
+    from benchcard.records.setaside import set_aside
+
+    project = project_of(ctx)
+    if "/" not in run_name and (project.results_dir / run_name).is_dir():  # never "whichever run is newest"
+        raise RunError(f"{run_name} is a card; name the run to set aside by its id (`benchcard ledger` lists the "
+                       "unfinished ones)")
+    done = set_aside(project, find_run(project, run_name), why)
+    report((done.to_json(), [done.line]), as_json)
+
+
+@click.command("export")
+@click.argument("run_name", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="File (default <card>-v<N>-<run>.<fmt>); kept.")
+@click.pass_context
+def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None:
+    """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
+    from benchcard.verdict.frames import export_run
+
+    say([export_run(project_of(ctx), run_name, fmt, Path(out) if out else None).line])

@@ -1,0 +1,36 @@
+"""The card's commands as a user types them: `init` says what it made and what to type next; `check` reports the
+same thing in words and under --json; `curl` prints a command that keeps the key a shell variable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchcard.project import Project
+
+from ..helpers_cli import bc
+
+
+def test_init_names_what_it_made_and_what_to_type_next(tmp_path: Path) -> None:
+    result = bc(tmp_path, "init", str(tmp_path / "new"))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"created a benchcard project in {tmp_path / 'new'}:"
+    assert "  benchcard check" in lines and (tmp_path / "new" / "cards" / "first-ab.yaml").is_file()
+
+
+def test_check_says_the_same_in_words_and_under_json(tmp_path: Path) -> None:
+    assert bc(tmp_path, "init", str(tmp_path / "new")).exit_code == 0
+    root = tmp_path / "new"
+    words, as_json = bc(root, "check", "--no-rig"), bc(root, "check", "--no-rig", "--json")
+    assert words.exit_code == as_json.exit_code == 0, words.output
+    [card] = json.loads(as_json.stdout)["cards"]
+    assert card["card"] == "first-ab" and card["ok"] is True and card["seal"] == "v1 not sealed"
+    assert words.stdout.startswith("ok   first-ab v1") and "v1 not sealed" in words.stdout.splitlines()[0]
+
+
+def test_curl_prints_the_request_with_the_key_left_to_the_shell(project: Project) -> None:
+    result = bc(project.root, "curl", "extract-ab")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("curl https://api.openai.com/v1/chat/completions \\\n")
+    assert '-H "Authorization: Bearer $OPENAI_API_KEY"' in result.stdout

@@ -1,0 +1,31 @@
+"""The one way a command reports: its lines, or its JSON under --json; colour by the verdict's rules."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from benchcard._cli.common import coloured, report
+
+ESC = "\x1b["
+
+
+def test_non_result_yellow_and_failed_clause_red() -> None:
+    buf = io.StringIO()
+    coloured(["finding: no effect → non-result", "  FAILS  the gap is not above 0", "plain"],
+             Console(file=buf, force_terminal=True, color_system="standard", soft_wrap=True))
+    got = buf.getvalue().splitlines()
+    assert "33m" in got[0] and "31m" in got[1] and ESC not in got[2]
+
+
+def test_a_report_is_its_lines_or_under_json_its_json_never_both(capsys: pytest.CaptureFixture[str]) -> None:
+    data, lines = {"path": Path("results/a"), "why": "naïve"}, ["set aside results/a", "  why: naïve"]
+    report((data, lines), as_json=False)
+    assert capsys.readouterr().out == "set aside results/a\n  why: naïve\n"
+    report((data, lines), as_json=True)
+    assert capsys.readouterr().out == '{\n  "path": "results/a",\n  "why": "naïve"\n}\n'
+    report((data, lines), as_json=True, ascii_only=True)  # `status`, as it always printed
+    assert capsys.readouterr().out == '{\n  "path": "results/a",\n  "why": "na\\u00efve"\n}\n'
