@@ -1,0 +1,194 @@
+"""Sequential cards (issue 27 point 5): error rates kept over all looks, power kept, calls saved.
+
+The world is benchmarks/calibration.py's (its `simulate()` and its lines), and every look is judged by the
+verdict's own code on the cells so far: `crossed` + `decision` composed as calibration.py composes them
+(truncation bounds, guards, Holm), then `stats.sequential.look_decision` at the look's boundary. A grid of R
+repetitions is simulated whole; look k reads its first r_k repetitions (the runner's blocks).
+
+Tables:
+- A/A: every line of calibration.py's A/A list, the default schedule (every block from the second; futility
+  off, which can only add false results — a non-binding futility stop removes runs, never adds a result): the
+  share of runs with a result (win or loss) at any look, the fixed design's rate on the same runs, and the
+  calls spent (share of the fixed design's).
+- Designs: the gap at which the fixed design has 80% power (bisected on common random numbers), then at that
+  gap the fixed and the sequential power and the calls spent, and under no effect (futility on, the card's
+  effect that matters = that gap) the calls spent and the result rate.
+
+    python benchmarks/sequential.py --sims 4000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from benchcard.stats.crossed import batch_signflip, crossed
+from benchcard.stats.decision import LOSS, WIN, Evidence, decide, effect_evidence, guard_evidence, overall, p_tost
+from benchcard.stats.sequential import Schedule, boundaries, futility_p, look_decision, stopped
+from calibration import AA_LINES, ALPHA, EQ_MARGIN, GUARD_MARGIN, Line, simulate, wilson_text  # beside this script
+
+Array = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Data = tuple[Array, list[Array], list[npt.NDArray[np.bool_]], list[tuple[Array, list[Array]]]]
+
+
+def draw(line: Line, sims: int, rng: np.random.Generator) -> Data:
+    """A line's runs: the baseline, its variants, their truncated cells, and its guards' A/A metrics."""
+    base, variants, truncated = simulate(line, sims, rng)
+    guards = []
+    for _ in range(line.guards):
+        g_line = Line(name="guard", fixtures=line.fixtures, repetitions=line.repetitions, variants=line.variants)
+        g_base, g_vars, _ = simulate(g_line, sims, rng)
+        guards.append((g_base, g_vars))
+    return base, variants, truncated, guards
+
+
+Bools = npt.NDArray[np.bool_]
+
+
+def evidence_at(data: Data, r: int, seed: int, effect: float) -> tuple[list[list[Evidence]], list[Array],
+                                                                       list[Bools], list[Array]]:
+    """Every variant's clauses judged on the first r repetitions (calibration.judge's composition), with the
+    first clause's futility p against `effect` (on the bound that favours the variant: a cut cell at best)."""
+    base, variants, truncated, guards = data
+    b = base[:, :, :r]
+    evidence: list[list[Evidence]] = []
+    tost: list[Array] = []
+    measurable: list[Bools] = []
+    futile: list[Array] = []
+    for v, var in enumerate(variants):
+        cut, x = truncated[v][:, :, :r], var[:, :, :r]
+        low = crossed(b, np.where(cut, 0.0, x))
+        high = crossed(b, np.where(cut, 1.0, x))
+        flip_low = batch_signflip(low.d, low.n_fixtures, seed=seed)
+        flip_high = flip_low if not cut.any() else batch_signflip(high.d, high.n_fixtures, seed=seed)
+        hold = effect_evidence(low, flip_low, True)
+        loss = effect_evidence(high, flip_high, True)
+        judged = [Evidence(p_hold=hold.p_hold, p_loss=loss.p_loss, trivial=hold.trivial)]
+        for g_base, g_vars in guards:
+            judged.append(guard_evidence(crossed(g_base[:, :, :r], g_vars[v][:, :, :r]), GUARD_MARGIN, "not_rises"))
+        evidence.append(judged)
+        tost.append(np.maximum(p_tost(low, EQ_MARGIN), p_tost(high, EQ_MARGIN)))
+        measurable.append(low.spread | high.spread)
+        futile.append(futility_p(high, effect))
+    return evidence, tost, measurable, futile
+
+
+def sequential(data: Data, plan: Schedule, seed: int, effect: float) -> tuple[Ints, Ints, Ints]:
+    """Each run's stopping look (index), the run's code there and the first variant's own code there."""
+    bounds = boundaries(plan)
+    looks, firsts = [], []
+    for k, r in enumerate(plan.looks):
+        evidence, tost, measurable, futile = evidence_at(data, r, seed, effect)
+        look = look_decision(bounds, k + 1, evidence, tost, measurable, futile if plan.futility else None)
+        looks.append(look)
+        first = look.decision.codes[0]
+        firsts.append(np.where(np.isin(look.codes, (WIN, LOSS)) | (k == len(plan.looks) - 1), first, -1))
+    at, codes = stopped(looks)
+    first_codes = np.take_along_axis(np.stack(firsts), at[None, :], axis=0)[0]
+    return at, codes, first_codes.astype(np.int64)
+
+
+def fixed(data: Data, r: int, seed: int) -> tuple[Ints, Ints]:
+    """The fixed design on the same runs: the run's finding and the first variant's."""
+    evidence, tost, measurable, _ = evidence_at(data, r, seed, 0.0)
+    decision = decide(evidence, tost, measurable, ALPHA)
+    return overall(decision.codes), decision.codes[0]
+
+
+def default_schedule(repetitions: int, spending: str, gamma: float, beta: float, futility: bool,
+                     first: int) -> Schedule:
+    """Looks after every block from the `first`-th (the last block always)."""
+    looks = tuple(range(min(first, repetitions), repetitions + 1))
+    return Schedule(looks, spending, futility, ALPHA, gamma, beta)
+
+
+def aa_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    print("\n## A/A: false results over all looks (futility off)\n\n| scenario | looks | sequential: result rate "
+          "[95% Wilson] | fixed design, same runs | calls spent (share of fixed) | seconds |\n"
+          "|---|---|---|---|---|---|")
+    for line in AA_LINES:
+        if args.only and args.only not in line.name:
+            continue
+        started = time.perf_counter()
+        plan = default_schedule(line.repetitions, args.spending, args.gamma, args.beta, False, args.first)
+        data = draw(line, args.sims, rng)
+        at, codes, _ = sequential(data, plan, args.seed, 0.0)
+        fixed_codes, _ = fixed(data, line.repetitions, args.seed)
+        n = int(np.isin(codes, (WIN, LOSS)).sum())
+        nf = int(np.isin(fixed_codes, (WIN, LOSS)).sum())
+        calls = float(np.asarray(plan.looks)[at].mean()) / line.repetitions
+        print(f"| {line.name} | {','.join(map(str, plan.looks))} | {wilson_text(n, args.sims)} | "
+              f"{wilson_text(nf, args.sims)} | {calls:.3f} | {time.perf_counter() - started:.1f} |", flush=True)
+
+
+def fixed_power(line: Line, gap: float, sims: int, seed: int) -> float:
+    data = draw(replace(line, gap=gap), sims, np.random.default_rng(seed))
+    return float((fixed(data, line.repetitions, seed)[1] == WIN).mean())
+
+
+def planned_gap(line: Line, sims: int, seed: int, power: float = 0.80) -> float:
+    """The gap at which the fixed design's rule wins in `power` of runs (bisection on one seed's draws)."""
+    lo, hi = 0.0, 0.6
+    while hi - lo > 0.005:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if fixed_power(line, mid, sims, seed) >= power else (mid, hi)
+    return hi
+
+
+def design_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    print("\n## Designs: at the gap the fixed design wins 80% of the time, and under no effect (futility on)\n\n"
+          "| design | looks | planned gap | fixed power | sequential power (share of fixed) | calls at the gap | "
+          "calls, no effect | result rate, no effect | seconds |\n|---|---|---|---|---|---|---|---|---|")
+    for design in args.designs.split(","):
+        f, r = (int(x) for x in design.split("x"))
+        if args.only and args.only not in design:
+            continue
+        started = time.perf_counter()
+        line = Line(f"{design}", fixtures=f, repetitions=r)
+        gap = planned_gap(line, args.plan_sims, args.seed + 1)
+        plan = default_schedule(r, args.spending, args.gamma, args.beta, True, args.first)
+        data = draw(replace(line, gap=gap), args.sims, rng)
+        at, _, first = sequential(data, plan, args.seed, gap)
+        fixed_win = float((fixed(data, r, args.seed)[1] == WIN).mean())
+        seq_win = int((first == WIN).sum())
+        calls = float(np.asarray(plan.looks)[at].mean()) / r
+        null = draw(line, args.sims, rng)
+        at0, codes0, _ = sequential(null, plan, args.seed, gap)
+        calls0 = float(np.asarray(plan.looks)[at0].mean()) / r
+        n0 = int(np.isin(codes0, (WIN, LOSS)).sum())
+        print(f"| {f} × {r} | {','.join(map(str, plan.looks))} | {gap:.3f} | {fixed_win:.4f} | "
+              f"{wilson_text(seq_win, args.sims)} ({seq_win / args.sims / fixed_win:.3f}) | {calls:.3f} | "
+              f"{calls0:.3f} | {wilson_text(n0, args.sims)} | {time.perf_counter() - started:.1f} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sims", type=int, default=2000, help="simulated runs per line")
+    parser.add_argument("--plan-sims", type=int, default=2000, help="runs per step of the planned gap's bisection")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", default="", help="only the lines (or designs) whose name contains this text")
+    parser.add_argument("--spending", default="obrien-fleming")
+    parser.add_argument("--gamma", type=float, default=-4.0)
+    parser.add_argument("--beta", type=float, default=0.10, help="the futility test's total level")
+    parser.add_argument("--first", type=int, default=2, help="the first look, after this many blocks")
+    parser.add_argument("--designs", default="12x10,24x5,12x5,48x3,24x3")
+    parser.add_argument("--tables", default="aa,designs")
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    print(f"# Sequential cards: {args.sims:,} runs a line, α = {ALPHA}, spending {args.spending}"
+          f"{f' γ {args.gamma:g}' if args.spending == 'hsd' else ''}, futility level {args.beta:g}, seed {args.seed}")
+    if "aa" in args.tables:
+        aa_table(args, rng)
+    if "designs" in args.tables:
+        design_table(args, rng)
+    print(f"\n{time.perf_counter() - started:.1f} s in all.")
+
+
+if __name__ == "__main__":
+    main()

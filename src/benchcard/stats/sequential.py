@@ -1,0 +1,292 @@
+"""A sequential card's looks: where the sealed rule may stop a grid early with its error rates kept.
+
+The grid runs in repetition blocks, every variant interleaved inside a block, so a look after block r compares
+like with like. A `Schedule` names the looks (the repetitions after which the rule is computed on the cells so
+far; the last is the card's repetitions), how α is spent across them (Lan–DeMets: O'Brien–Fleming-type,
+Pocock-type or Hwang–Shih–DeCani γ, at information fraction = repetitions so far / repetitions in all) and
+whether the grid may stop for futility. `boundaries` turns it into one efficacy boundary per look on the
+z scale the rule's calibrated two-sided p maps to (z = Φ⁻¹(1 − p/2), α/2 per side as the fixed rule), computed
+exactly by numerical integration of the joint normal of the looks (no random draws), and into a nominal level
+α_k per look: the rule at look k is the verdict's own decision (`decision.decide`, Holm included) at α_k.
+
+Why the information fraction may be the repetitions': the gap after r repetitions has variance
+ω²/F + (σ²_run + σ²_e/F)/r; its looks have independent increments, and their correlation √(I_j/I_k) is never
+below √(r_j/r_k) (the fixture term does not shrink with r). By Slepian's inequality boundaries computed at the
+smaller correlation keep the error rate. The calibrated p of each look is valid on its own (worstcase.py), its
+few early degrees of freedom included; benchmarks/sequential.py measures the whole procedure.
+
+Futility (non-binding: the efficacy boundaries ignore it, so obeying it or not never raises the error rate):
+at a look before the last, the grid stops when, for every variant, the one-sided calibrated test of the first
+clause rejects "the gap reaches the effect that matters" (the caller's `effect`: a card's `min_effect`, else
+its equivalence margin) at the look's futility level β_k, spent like α over the looks (total
+`Schedule.futility_beta`, exact by the same integration). A true gap of that size is stopped for futility in at
+most that share of runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from scipy import optimize, special
+
+from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray
+from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, overall, p_beyond
+
+SPENDINGS = ("obrien-fleming", "pocock", "hsd")
+#: The futility test's total level: a true gap as large as the effect that matters stops for futility in at most
+#: this share of runs (benchmarks/sequential.py: what it costs in power and saves under no effect).
+FUTILITY_BETA = 0.10
+FUTILITY, CONTINUE = 4, 5
+#: Finding codes of a look: decision.py's four, then a futility stop and "go on to the next block".
+LOOK_CODES = ("win", "loss", "no-effect", "inconclusive", "futility", "continue")
+#: The integration grid: points per look, and how many standard deviations below 0 the density is carried.
+GRID_POINTS = 2001
+GRID_SDS = 9.0
+Z_CAP = 12.0
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The sealed sequential design of a card: `looks` are repetition counts, increasing, the last the card's
+    repetitions; `spending` one of SPENDINGS (`gamma` is Hwang–Shih–DeCani's, used only by "hsd")."""
+
+    looks: tuple[int, ...]
+    spending: str = "obrien-fleming"
+    futility: bool = True
+    alpha: float = 0.05
+    gamma: float = -4.0
+    futility_beta: float = FUTILITY_BETA
+
+    def __post_init__(self) -> None:
+        looks = tuple(int(x) for x in self.looks)
+        object.__setattr__(self, "looks", looks)
+        if not looks or looks[0] < 1 or any(b <= a for a, b in itertools.pairwise(looks)):
+            raise ValueError(f"looks: expected increasing repetition counts from 1, got {list(looks)}")
+        if self.spending not in SPENDINGS:
+            raise ValueError(f"spending: expected one of {', '.join(SPENDINGS)}, got {self.spending!r}")
+        if not 0.0 < self.alpha < 1.0 or not 0.0 < self.futility_beta < 1.0:
+            raise ValueError("alpha and futility_beta must lie strictly between 0 and 1")
+        if self.spending == "hsd" and self.gamma == 0.0:
+            raise ValueError("gamma: Hwang–Shih–DeCani's γ may not be 0 (use a γ near 0 for linear spending)")
+
+    @property
+    def repetitions(self) -> int:
+        return self.looks[-1]
+
+    @property
+    def fractions(self) -> tuple[float, ...]:
+        """Information fraction of each look: repetitions so far / repetitions in all."""
+        return tuple(r / self.looks[-1] for r in self.looks)
+
+
+def schedule(looks: int | Sequence[int], repetitions: int, spending: str = "obrien-fleming", futility: bool = True,
+             alpha: float = 0.05, gamma: float = -4.0) -> Schedule:
+    """A card's `design:` as a Schedule. `looks` a count N: N looks after evenly spread blocks (the last after
+    the last block); a list: the repetitions after which to look, the card's `repetitions` added if missing."""
+    if isinstance(looks, int):
+        if not 1 <= looks <= repetitions:
+            raise ValueError(f"looks: expected 1 to {repetitions} (the card's repetitions), got {looks}")
+        at = sorted({max(1, math.ceil(repetitions * k / looks)) for k in range(1, looks + 1)})
+    else:
+        at = sorted(int(x) for x in looks)
+        if at and at[-1] > repetitions:
+            raise ValueError(f"looks: {at[-1]} is past the card's {repetitions} repetitions")
+        if not at or at[-1] != repetitions:
+            at.append(repetitions)
+    return Schedule(tuple(at), spending, futility, alpha, gamma)
+
+
+def spent(spending: str, t: float, level: float, gamma: float = -4.0) -> float:
+    """Lan–DeMets spending: the error spent by information fraction t of a one-sided `level`."""
+    if t <= 0.0:
+        return 0.0
+    if t >= 1.0:
+        return level
+    if spending == "obrien-fleming":
+        return float(2.0 * special.ndtr(-special.ndtri(1.0 - level / 2.0) / math.sqrt(t)))
+    if spending == "pocock":
+        return level * math.log1p((math.e - 1.0) * t)
+    return level * (-math.expm1(-gamma * t)) / (-math.expm1(-gamma))
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    """Per look: the efficacy boundary `efficacy` (z, each side; inf where no α is spent), its two-sided nominal
+    level `nominal` (= 2(1 − Φ(z)), the α the rule is decided at), the α spent so far (both sides), and with
+    futility the one-sided level `futility` of the futility test (0 at the last look) and its z."""
+
+    schedule: Schedule
+    fractions: tuple[float, ...]
+    efficacy: tuple[float, ...]
+    nominal: tuple[float, ...]
+    spent: tuple[float, ...]
+    futility: tuple[float, ...] | None = None
+    futility_z: tuple[float, ...] | None = None
+
+
+@lru_cache(maxsize=64)
+def boundaries(plan: Schedule) -> Boundaries:
+    """The schedule's boundaries (see the module docstring): α/2 per side spent at the looks' fractions, each
+    look's z solved so that a null path first crosses it with exactly the increment; futility (non-binding) the
+    same way with `futility_beta` over the looks before the last."""
+    t = plan.fractions
+    side = plan.alpha / 2.0
+    cum = [spent(plan.spending, x, side, plan.gamma) for x in t]
+    z = _one_sided(t, _increments(cum))
+    nominal = tuple(float(2.0 * special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in z)
+    out = Boundaries(schedule=plan, fractions=t, efficacy=tuple(z), nominal=nominal,
+                     spent=tuple(2.0 * c for c in cum))
+    if not plan.futility or len(t) < 2:
+        return out
+    early = t[:-1]
+    fcum = [spent(plan.spending, x / early[-1], plan.futility_beta, plan.gamma) for x in early]
+    fz = _one_sided(early, _increments(fcum))
+    levels = tuple(float(special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in fz)
+    return Boundaries(schedule=plan, fractions=t, efficacy=out.efficacy, nominal=nominal, spent=out.spent,
+                      futility=(*levels, 0.0), futility_z=(*fz, math.inf))
+
+
+def _increments(cumulative: Sequence[float]) -> list[float]:
+    out, before = [], 0.0
+    for c in cumulative:
+        out.append(max(0.0, c - before))
+        before = max(before, c)
+    return out
+
+
+def _one_sided(t: Sequence[float], increments: Sequence[float]) -> list[float]:
+    """z boundaries c_k with P(Z_1 < c_1, …, Z_{k−1} < c_{k−1}, Z_k ≥ c_k) = increments[k] for the canonical
+    joint normal of looks at fractions t (Z_k = S_k/√t_k, S a Brownian motion): the density of S on the
+    continuation region carried look to look by the trapezoid rule on a GRID_POINTS grid."""
+    out: list[float] = []
+    carried: tuple[FloatArray, FloatArray] | None = None  # nodes, density × trapezoid weight
+    before = 0.0
+    for tk, inc in zip(t, increments, strict=True):
+        sd = math.sqrt(tk - before)
+        if inc <= 0.0:
+            c = math.inf
+        elif _crossing(Z_CAP, tk, sd, carried) >= inc:
+            c = Z_CAP
+        else:
+            c = float(optimize.brentq(lambda x, tk=tk, sd=sd, carried=carried, inc=inc:
+                                      _crossing(x, tk, sd, carried) - inc, -Z_CAP, Z_CAP, xtol=1e-10))
+        out.append(c)
+        carried, before = _carry(min(c, Z_CAP) * math.sqrt(tk), tk, sd, carried), tk
+    return out
+
+
+def _crossing(c: float, tk: float, sd: float, carried: tuple[FloatArray, FloatArray] | None) -> float:
+    """The chance a path still going crosses z = c at the look at fraction tk (sd: the step since the last)."""
+    edge = c * math.sqrt(tk)
+    if carried is None:
+        return float(special.ndtr(-edge / sd))
+    nodes, weights = carried
+    return float(weights @ special.ndtr((nodes - edge) / sd))
+
+
+def _carry(top: float, tk: float, sd: float,
+           carried: tuple[FloatArray, FloatArray] | None) -> tuple[FloatArray, FloatArray]:
+    """The density of S at fraction tk on the continuation region (below `top`), as nodes and weights."""
+    nodes = np.linspace(-GRID_SDS * math.sqrt(tk), top, GRID_POINTS)
+    if carried is None:
+        density = np.exp(-0.5 * (nodes / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
+    else:
+        diff = (nodes[:, None] - carried[0][None, :]) / sd
+        density = (np.exp(-0.5 * diff * diff) / (sd * math.sqrt(2 * math.pi))) @ carried[1]
+    trap = np.full(GRID_POINTS, nodes[1] - nodes[0])
+    trap[[0, -1]] /= 2
+    out: FloatArray = density * trap
+    return nodes, out
+
+
+def futility_p(c: Crossed, effect: float, up: bool = True) -> FloatArray:
+    """One-sided calibrated p of "the gap reaches the effect that matters" (≥ effect for a `rises` clause,
+    ≤ −effect for `falls`): small when the look rules that effect out."""
+    return p_beyond(c, effect, above=False) if up else p_beyond(c, -effect, above=True)
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look over S runs: `codes` WIN / LOSS / FUTILITY / CONTINUE (the last look: the fixed rule's own
+    finding, decision.py's codes), the signed statistic (z of the strongest evidence: + towards a win, − towards a
+    loss) and the boundary it met; with futility, the futility statistic (z of the weakest variant's futility p)
+    and its boundary. `decision` is decide() at the look's nominal level."""
+
+    look: int
+    of: int
+    repetitions: int
+    codes: IntArray
+    statistic: FloatArray
+    boundary: float
+    nominal: float
+    decision: Decision
+    futility_statistic: FloatArray | None = None
+    futility_boundary: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def look_decision(bounds: Boundaries, look: int, evidence: Sequence[Sequence[Evidence]],
+                  tost: Sequence[FloatArray], measurable: Sequence[BoolArray],
+                  futile: Sequence[FloatArray] | None = None) -> Look:
+    """The decision at look number `look` (1-based) from the clauses' calibrated evidence on the cells so far
+    (the same arguments as decision.decide, and each variant's `futility_p`): the sealed rule at the look's
+    nominal level; before the last look, a run that neither wins nor loses stops for futility when every
+    variant's futility p is at most the look's futility level, and otherwise continues."""
+    of = len(bounds.fractions)
+    if not 1 <= look <= of:
+        raise ValueError(f"look {look}: the schedule has looks 1 to {of}")
+    k = look - 1
+    nominal = bounds.nominal[k]
+    decision = decide(evidence, tost, measurable, nominal)
+    codes = overall(decision.codes)
+    stat = _statistic(evidence)
+    last = look == of
+    fut_stat, fut_bound = None, None
+    if not last:
+        moving = (codes == WIN) | (codes == LOSS)
+        codes = np.where(moving, codes, CONTINUE)
+        if bounds.futility is not None and futile is not None and futile:
+            worst = np.max(np.stack([np.asarray(p, dtype=np.float64) for p in futile]), axis=0)
+            fut_stat = _z_one_sided(worst)
+            fut_bound = bounds.futility_z[k] if bounds.futility_z is not None else math.inf
+            stop = ~moving & (worst <= bounds.futility[k])
+            codes = np.where(stop, FUTILITY, codes)
+    return Look(look=look, of=of, repetitions=bounds.schedule.looks[k], codes=codes, statistic=stat,
+                boundary=bounds.efficacy[k], nominal=nominal, decision=decision, futility_statistic=fut_stat,
+                futility_boundary=fut_bound)
+
+
+def _statistic(evidence: Sequence[Sequence[Evidence]]) -> FloatArray:
+    """The signed z of the strongest evidence over variants: a win's p (its clauses' largest) or any loss p."""
+    win_p = np.min(np.stack([np.max(np.stack([e.p_hold for e in ev]), axis=0) for ev in evidence]), axis=0)
+    losses = [e.p_loss for ev in evidence for e in ev if e.p_loss is not None]
+    loss_p = np.min(np.stack(losses), axis=0) if losses else np.ones_like(win_p)
+    z_win, z_loss = _z_two_sided(win_p), _z_two_sided(loss_p)
+    out: FloatArray = np.where(z_loss > z_win, -z_loss, z_win)
+    return out
+
+
+def _z_two_sided(p: FloatArray) -> FloatArray:
+    out: FloatArray = special.ndtri(1.0 - np.clip(p, 1e-300, 1.0) / 2.0)
+    return out
+
+
+def _z_one_sided(p: FloatArray) -> FloatArray:
+    out: FloatArray = special.ndtri(1.0 - np.clip(p, 1e-300, 1.0))
+    return out
+
+
+def stopped(looks: Sequence[Look]) -> tuple[IntArray, IntArray]:
+    """Where each run stops and with what: the index (0-based) of its first look whose code is not CONTINUE,
+    and that code (the last look always decides)."""
+    codes = np.stack([lk.codes for lk in looks])  # (K, S)
+    done = codes != CONTINUE
+    done[-1] = True
+    at = np.argmax(done, axis=0)
+    out: IntArray = np.take_along_axis(codes, at[None, :], axis=0)[0]
+    return at.astype(np.int64), out

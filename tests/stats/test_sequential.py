@@ -1,0 +1,131 @@
+"""A sequential card's boundaries and looks: Lan–DeMets spending computed exactly, the rule at each look's level."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from benchcard.stats.crossed import crossed
+from benchcard.stats.decision import LOSS, NO_EFFECT, WIN, Evidence
+from benchcard.stats.sequential import (
+    CONTINUE,
+    FUTILITY,
+    LOOK_CODES,
+    Schedule,
+    boundaries,
+    futility_p,
+    look_decision,
+    schedule,
+    spent,
+    stopped,
+)
+
+
+def test_obrien_fleming_spending_gives_the_published_boundaries() -> None:
+    """Five equally spaced looks, two-sided α = 0.05 (Lan and DeMets 1983; Jennison and Turnbull, Table 7.6)."""
+    b = boundaries(Schedule((1, 2, 3, 4, 5), "obrien-fleming", futility=False))
+    assert [round(c, 3) for c in b.efficacy] == [4.877, 3.357, 2.680, 2.290, 2.031]
+    assert b.spent[-1] == pytest.approx(0.05)
+    assert b.futility is None
+
+
+def test_pocock_spending_gives_the_published_boundaries() -> None:
+    b = boundaries(Schedule((1, 2, 3, 4, 5), "pocock", futility=False))
+    assert [round(c, 3) for c in b.efficacy] == [2.438, 2.427, 2.410, 2.397, 2.386]
+
+
+def test_one_look_is_the_fixed_design() -> None:
+    b = boundaries(Schedule((5,), futility=True))
+    assert b.nominal == pytest.approx((0.05,))
+    assert b.efficacy[0] == pytest.approx(special.ndtri(0.975))
+    assert b.futility is None  # no look before the last: nothing to stop for
+
+
+def test_the_boundaries_spend_exactly_alpha_over_the_joint_normal() -> None:
+    """Unequal looks: the chance a null path crosses some boundary is α/2 per side (checked with scipy's
+    multivariate normal; the boundaries themselves are integrated, not drawn)."""
+    plan = Schedule((2, 5, 10), "hsd", futility=False, gamma=-2.0)
+    b = boundaries(plan)
+    t = np.array(b.fractions)
+    cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+    below = stats.multivariate_normal(mean=np.zeros(3), cov=cov, seed=1).cdf(np.array(b.efficacy))
+    assert 1 - below == pytest.approx(0.025, abs=3e-4)
+    assert b.spent[0] == pytest.approx(2 * spent("hsd", 0.2, 0.025, -2.0))
+
+
+def test_futility_levels_spend_the_futility_budget_before_the_last_look() -> None:
+    b = boundaries(Schedule((2, 4, 6, 8, 10)))
+    assert b.futility is not None and b.futility_z is not None
+    assert b.futility[-1] == 0.0 and math.isinf(b.futility_z[-1])
+    assert all(a < c for a, c in zip(b.futility[:-1], b.futility[1:-1], strict=False))
+    t = np.array(b.fractions[:-1])
+    cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+    below = stats.multivariate_normal(mean=np.zeros(4), cov=cov, seed=1).cdf(np.array(b.futility_z[:-1]))
+    assert 1 - below == pytest.approx(0.10, abs=5e-4)  # the whole budget, over the joint normal of the looks
+
+
+def test_a_card_design_becomes_a_schedule() -> None:
+    assert schedule(3, 10).looks == (4, 7, 10)
+    assert schedule([2, 5], 10).looks == (2, 5, 10)
+    assert schedule([3, 10], 10, spending="pocock").spending == "pocock"
+    with pytest.raises(ValueError, match="past the card's 10 repetitions"):
+        schedule([4, 12], 10)
+    with pytest.raises(ValueError, match="expected 1 to 10"):
+        schedule(11, 10)
+    with pytest.raises(ValueError, match="spending: expected one of obrien-fleming, pocock, hsd"):
+        Schedule((2, 4), "linear")
+    with pytest.raises(ValueError, match="increasing"):
+        Schedule((4, 2))
+
+
+def _evidence(p_win: list[float], p_loss: list[float]) -> list[list[Evidence]]:
+    return [[Evidence(p_hold=np.array(p_win), p_loss=np.array(p_loss))]]
+
+
+def test_a_look_decides_at_its_nominal_level_and_otherwise_continues() -> None:
+    b = boundaries(Schedule((2, 4, 6), futility=True))
+    nominal = b.nominal[1]
+    runs = 4
+    ev = _evidence([nominal / 2, nominal * 2, 1.0, 1.0], [1.0, 1.0, nominal / 3, 1.0])
+    futile = [np.array([0.9, 0.9, 0.9, b.futility[1] / 2])] if b.futility else None
+    look = look_decision(b, 2, ev, [np.ones(runs)], [np.ones(runs, dtype=bool)], futile)
+    assert [LOOK_CODES[c] for c in look.codes] == ["win", "continue", "loss", "futility"]
+    assert look.boundary == pytest.approx(b.efficacy[1])
+    assert look.statistic[0] == pytest.approx(special.ndtri(1 - nominal / 4))
+    assert look.statistic[2] < -look.boundary  # towards a loss, beyond its boundary
+    assert look.futility_boundary == pytest.approx(b.futility_z[1]) if b.futility_z else False
+
+
+def test_the_last_look_gives_the_fixed_rules_finding() -> None:
+    b = boundaries(Schedule((2, 4, 6), futility=True))
+    p = b.nominal[-1] * 1.01
+    look = look_decision(b, 3, _evidence([p, 0.5], [1.0, 1.0]), [np.array([1.0, 0.001])],
+                         [np.ones(2, dtype=bool)], [np.array([0.0, 0.0])])
+    assert list(look.codes) == [3, NO_EFFECT]  # just above the last level: inconclusive; TOST shown: no-effect
+    assert CONTINUE not in look.codes and FUTILITY not in look.codes
+    with pytest.raises(ValueError, match="looks 1 to 3"):
+        look_decision(b, 4, _evidence([p], [1.0]), [np.ones(1)], [np.ones(1, dtype=bool)])
+
+
+def test_a_run_stops_at_its_first_decided_look() -> None:
+    b = boundaries(Schedule((2, 4, 6), futility=False))
+    looks = [look_decision(b, k + 1, _evidence(p, [1.0, 1.0, 1.0]), [np.ones(3)], [np.ones(3, dtype=bool)])
+             for k, p in enumerate([[1e-9, 0.5, 0.5], [1e-9, 1e-6, 0.5], [1e-9, 1e-6, 0.5]])]
+    at, codes = stopped(looks)
+    assert list(at) == [0, 1, 2]
+    assert list(codes) == [WIN, WIN, 3]
+
+
+def test_futility_p_rules_out_the_effect_that_matters() -> None:
+    rng = np.random.default_rng(3)
+    base = rng.normal(0.0, 0.1, (12, 6))
+    var = base + rng.normal(0.0, 0.02, (12, 6))
+    c = crossed(base, var)
+    assert float(futility_p(c, 0.2)[0]) < 0.001  # a gap near 0, tightly measured: 0.2 is ruled out
+    assert float(futility_p(c, 0.0)[0]) > 0.01
+    down = crossed(base, base - 0.3 + rng.normal(0.0, 0.02, (12, 6)))
+    assert float(futility_p(down, 0.2, up=False)[0]) > 0.5  # a `falls` clause that fell by 0.3: not futile
+    assert LOSS == 1
