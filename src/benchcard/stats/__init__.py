@@ -1,6 +1,6 @@
 """Stage 0, the statistics: pure functions over numpy arrays (paired gaps, sign flips, resampling, the crossed
-model and its worst-case p, decisions, a sequential card's boundaries and looks, simulation, agreement, replication and drift). Imports nothing of
-benchcard's but itself.
+model and its worst-case p, decisions, a sequential card's boundaries and looks, simulation, agreement,
+replication and drift). Imports nothing of benchcard's but itself.
 """
 
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
