@@ -8,6 +8,7 @@ import csv
 import html.parser
 import json
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -91,7 +92,8 @@ def _sealed(project: Project, card_id: str) -> tuple[Card, str]:
 
 
 def write_probe_run(project: Project, card_id: str, run_id: str, model: str, texts: list[tuple[str, str]],
-                    version: int | None = None, verdict: bool = True) -> Path:
+                    version: int | None = None, verdict: bool = True,
+                    manifest_extra: dict[str, Any] | None = None) -> Path:
     """A probe run, one cell per (status, text), scored by the real scorer; judged by the real verdict. A card
     not sealed yet is first given one repetition per text, as a run of that many repetitions needs."""
     path = project.card_path(card_id)
@@ -126,6 +128,7 @@ def write_probe_run(project: Project, card_id: str, run_id: str, model: str, tex
     _jsonl(folder / "sealed" / "requests.jsonl", requests)
     manifest = _manifest(card, run_id, model, len(texts), root)
     manifest["version"], manifest["repetitions"] = version, len(texts)
+    manifest.update(manifest_extra or {})
     _finish(folder, manifest, outputs, card)
     if verdict:
         give_verdict(project, folder, n_resamples=200)
@@ -187,9 +190,11 @@ def write_bench_run(project: Project, run_id: str = BENCH_RUN, verdict: bool = T
 
 
 def write_rules_ab_run(project: Project, card_id: str, run_id: str,
-                       cell: Callable[[str, str, int], tuple[str, str]]) -> Path:
+                       cell: Callable[[str, str, int], tuple[str, str]], *, model: str | None = None,
+                       manifest_extra: dict[str, Any] | None = None) -> Path:
     """A run of a rules-scored ab card, every fixture × variant × repetition; `cell(fixture, variant, rep)`
-    gives its (status, text). Scored by the real scorer, judged by the real verdict."""
+    gives its (status, text). Scored by the real scorer, judged by the real verdict. `model` puts another model
+    in the rig; `manifest_extra` adds fields to the manifest (a replication's link)."""
     card, root = _sealed(project, card_id)
     folder = project.run_dir(card_id, card.version, run_id)
     outputs: list[dict[str, Any]] = []
@@ -215,7 +220,8 @@ def write_rules_ab_run(project: Project, card_id: str, run_id: str,
     _jsonl(folder / "sealed" / "assignment.jsonl", assignment)
     _jsonl(folder / "sealed" / "requests.jsonl", [{"cell": a["cell"], "provider": card.rig.provider,
                                                    "url": "", "body": {}} for a in assignment])
-    _finish(folder, _manifest(card, run_id, card.rig.model, len(outputs), root), outputs, card)
+    manifest = _manifest(card, run_id, model or card.rig.model, len(outputs), root) | (manifest_extra or {})
+    _finish(folder, manifest, outputs, card)
     give_verdict(project, folder, n_resamples=200)
     return folder
 
@@ -387,3 +393,44 @@ def _demo_site(root: Path, cell: Callable[[str, str, int], tuple[str, str]]) -> 
     out = root / "site"
     build_site(project, out)
     return out, (out / f"cards/{DEMO}/index.html").read_text(encoding="utf-8")
+
+
+REPLICA_ORIGINAL = "20261201T090000Z-0a0a"
+REPLICA_RERUN = "20261203T090000Z-0b0b"
+REPLICA_TRANSFER = "20261204T090000Z-0c0c"
+SENTENCE, BARE = "This review is positive.", "positive"
+
+
+def _crc(fixture: str) -> int:
+    return zlib.crc32(fixture.encode())
+
+
+def _cue_helps(fixture: str, variant: str, rep: int) -> tuple[str, str]:
+    """The cue makes the reply bare in most cells, the plain prompt in a third of them."""
+    if variant == "answer-cue":
+        return "ok", SENTENCE if (_crc(fixture) + rep) % 5 == 0 else BARE
+    return "ok", BARE if (_crc(fixture) + rep) % 3 == 0 else SENTENCE
+
+
+def _cue_does_nothing(fixture: str, variant: str, rep: int) -> tuple[str, str]:
+    """Another model: both arms answer bare in a third of the cells."""
+    return "ok", BARE if (_crc(fixture) + rep + (variant == "plain")) % 3 == 0 else SENTENCE
+
+
+def replication_site(root: Path) -> Path:
+    """The demo card's run with a rerun (replicated) and a transfer to another model (not replicated), and a
+    probe run with a rerun whose score fell; built. Returns the site folder."""
+    copy_project(root / "proj", (DEMO, "one-word-sentiment"))
+    project = Project((root / "proj").resolve())
+    write_rules_ab_run(project, DEMO, REPLICA_ORIGINAL, _cue_helps)
+    write_rules_ab_run(project, DEMO, REPLICA_RERUN, _cue_helps,
+                       manifest_extra={"replicates": {"run": REPLICA_ORIGINAL}})
+    write_rules_ab_run(project, DEMO, REPLICA_TRANSFER, _cue_does_nothing, model="other/model-2",
+                       manifest_extra={"replicates": REPLICA_ORIGINAL})
+    write_probe_run(project, "one-word-sentiment", "20260810T090000Z-0001", "m/one", [("ok", "negative")] * 10)
+    write_probe_run(project, "one-word-sentiment", "20261204T090000Z-0002", "m/one",
+                    [("ok", "negative")] * 3 + [("ok", "Negative.")] * 7,
+                    manifest_extra={"replicates": "20260810T090000Z-0001"})
+    out = root / "site"
+    build_site(project, out)
+    return out

@@ -124,3 +124,31 @@ def test_newcombe_matches_his_worked_example() -> None:
 def test_no_fixture_in_both_runs_is_an_error() -> None:
     with pytest.raises(ValueError, match="no fixture is scored in both runs"):
         probe_drift({"a": [1.0]}, {"b": [1.0]})
+
+
+def test_the_vectorised_rule_the_benchmark_measures_is_the_rule_given() -> None:
+    from benchcard.stats.replication import prediction_bounds, replication_codes
+
+    rng = np.random.default_rng(7)
+    names = {0: REPLICATED, 1: NOT_REPLICATED, 2: INCONCLUSIVE}
+    findings = ["win", "loss", "no-effect", "inconclusive"]
+    for _ in range(300):
+        o = RunGap(str(rng.choice(findings)), float(rng.normal(0.1, 0.1)), float(rng.uniform(1e-4, 3e-3)),
+                   float(rng.uniform(1, 18)))
+        n = RunGap(str(rng.choice(findings)), float(rng.normal(0.1, 0.1)), float(rng.uniform(1e-4, 3e-3)),
+                   float(rng.uniform(1, 18)))
+        assert o.gap is not None and o.run_var is not None and o.df is not None
+        assert n.run_var is not None and n.df is not None
+        low, high, _, _ = prediction_bounds(np.array([o.gap]), np.array([o.run_var]), np.array([o.df]),
+                                            np.array([n.run_var]), np.array([n.df]), 0.95)
+        same, flipped = o.finding == n.finding, {o.finding, n.finding} == {"win", "loss"}
+        code = replication_codes(np.array([same]), np.array([flipped]), np.array([n.gap]), low, high)[0]
+        assert names[int(code)] == replication_finding(o, n).finding
+
+
+def test_every_fixture_falling_alike_gives_no_interval_and_the_sign_flip_decides() -> None:
+    o = {f"f{i:02d}": [1.0, 1.0] for i in range(8)}
+    n = {f"f{i:02d}": [0.5, 0.5] for i in range(8)}
+    got = probe_drift(o, n)
+    assert got.finding == CHANGED and got.p == pytest.approx(2 / 2**8)
+    assert "no interval: every fixture moved alike" in got.text

@@ -16,6 +16,7 @@ from benchcard.publish.files import copy_published, published_name, regular_insi
 from benchcard.publish.judgedby import baseline_of, clauses_for
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import fmt_num, paragraphs, prose
+from benchcard.publish.replicas import ab_replications, is_transfer, links, replication_text
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
 from benchcard.records.cardruns import newest, result
@@ -167,6 +168,16 @@ def _headline(views: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def _replica_of(run: Run, linked: Mapping[str, Any], by_id: Mapping[str, Run]) -> dict[str, Any] | None:
+    """What a replication run's section says of its original: which run, whether it is a transfer, the line."""
+    link = linked.get(run.run_id)
+    if link is None:
+        return None
+    original = by_id.get(link.original)
+    return {"original": link.original, "transfer": original is not None and is_transfer(original, run),
+            "text": replication_text(original, run) if original is not None else ""}
+
+
 def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
                config: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     """A run card's page, its fixtures, keys and seal copied beside it; returns the context and plot count."""
@@ -193,6 +204,8 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
 
     n_plots = 0
     run_views = []
+    linked = links(runs)
+    by_id = {r.run_id: r for r in runs}
     for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
         drawn = run.judged_file is not None or run.table is not None
         plots = draw_plots(run, card, folder, "", narrow=True) if drawn else []
@@ -210,6 +223,9 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
             "table_href": root + run.site_dir + "/table.csv" if run.folder and (run.folder / "table.csv").is_file()
             else None,
             "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
+            "replicas": ab_replications(run, [by_id[k] for k, link in linked.items()
+                                              if link.original == run.run_id and k in by_id], folder, ""),
+            "replica_of": _replica_of(run, linked, by_id),
         })
     current_runs = [v for v in run_views if v["current"]]
     win = None

@@ -1,0 +1,83 @@
+"""The replication pages in headless Chromium: the run card's original-and-reruns table and figure load with no
+error, fit a phone's screen, and the figure's labels stay readable; the ledger marks the replication rows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..helpers_site import DEMO, REPLICA_ORIGINAL, replication_site
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return replication_site(tmp_path_factory.mktemp("replicas-browser"))
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
+            args=FLAGS, viewport={"width": 1366, "height": 900}, offline=True)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def _open(context: Any, url: str, width: int) -> tuple[Any, list[str]]:
+    problems: list[str] = []
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.goto(url, wait_until="load")
+    return page, problems
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_the_original_and_its_reruns_side_by_side(site: Path, browser: Any, width: int, tmp_path: Path) -> None:
+    page, problems = _open(browser, (site / "cards" / DEMO / "index.html").as_uri(), width)
+    section = page.locator(f"#replications-{REPLICA_ORIGINAL}")
+    rows = section.locator("table.replications tbody tr")
+    assert rows.count() == 3
+    assert [rows.nth(i).locator("td").first.inner_text().split()[0] for i in range(3)] == [
+        "original", "rerun", "transfer"]
+    assert "replicated" in rows.nth(1).inner_text() and "not replicated" in rows.nth(2).inner_text()
+    img = section.locator("figure.plot img")
+    img.scroll_into_view_if_needed()
+    page.wait_for_function("e => e.complete && e.naturalWidth > 0", arg=img.element_handle())
+    src, shown = img.evaluate("e => [e.currentSrc, e.getBoundingClientRect().width]")
+    assert src.endswith("-narrow.svg") == (width == 390), src
+    assert shown > 300
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    section.screenshot(path=str(tmp_path / f"replications-{width}.png"))
+    assert problems == []
+    page.close()
+
+
+def test_the_ledger_marks_replication_rows(site: Path, browser: Any) -> None:
+    page, problems = _open(browser, (site / "ledger.html").as_uri(), 1366)
+    marked = page.locator("table.ledger tbody tr.replica")
+    assert marked.count() == 3
+    link = marked.first.locator("small.replica a")
+    link.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith(f"cards/{DEMO}/index.html#run-{REPLICA_ORIGINAL}")
+    assert problems == []
+    page.close()
