@@ -145,13 +145,12 @@ LIMITS = ("C901", "PLR0915")
 MAX_FUNCTION_LINES = 80
 TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card",
-    "compare/logs.py:_inspect", "planning/forecast.py:_pilot",
-    "publish/evidence.py:run_context", "publish/runcard.py:ab_context",
+    "publish/runcard.py:ab_context",
     "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
     "run/runner.py:_run_one",
-    "testing/fakeserver/app.py:_completion", "verdict/clausestats.py:ab_stats",
-    "verdict/findings.py:ab_body", "verdict/frames.py:read_run", "verdict/give.py:give_verdict",
-    "verdict/grading.py:import_grades", "verdict/integrity.py:evidence_problems", "verdict/runfolder.py:read_run",
+    "verdict/clausestats.py:ab_stats",
+    "verdict/findings.py:ab_body", "verdict/give.py:give_verdict",
+    "verdict/runfolder.py:read_run",
     "verdict/winrule.py:gap_clause",
 })
 

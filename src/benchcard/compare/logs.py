@@ -80,6 +80,27 @@ def _inspect(path: Path) -> Samples:
     reader. Summaries, not whole samples: reading 10,000 whole samples took inspect_ai 40–50 s where their
     summaries took 3 s (docs/compare.md); a summary has no `stop_reason`, so a sample is `truncated` here only
     when inspect_ai recorded a limit that halted it."""
+    header, summaries, to_float = _read_inspect(path)
+    samples: dict[Key, Sample] = {}
+    names: dict[str, None] = {}
+    skipped: dict[str, int] = {}
+    seen = guard.Seen(path)
+    for s in summaries:
+        key = seen.add(s.id, int(s.epoch), str(path))
+        if s.error is not None or not s.scores:
+            samples[key] = Sample("failed", {})
+        elif s.limit is not None:
+            samples[key] = Sample("truncated", {})
+        else:
+            samples[key] = Sample("ok", _inspect_metrics(s.scores, to_float, f"{path}: sample {key[0]} epoch "
+                                                         f"{key[1]}", names, skipped))
+    return Samples(path=path, tool="inspect_ai", model=str(header.eval.model), task=str(header.eval.task),
+                   samples=samples, metrics=tuple(names), skipped=skipped, id_kinds=seen.kinds,
+                   facets=_inspect_facets(header.eval))
+
+
+def _read_inspect(path: Path) -> tuple[Any, list[Any], Any]:
+    """The log's header, its sample summaries and inspect_ai's value_to_float, each refusal one line."""
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
@@ -96,35 +117,26 @@ def _inspect(path: Path) -> Samples:
     if not summaries:
         raise CompareError(f"{path}: the inspect_ai log has no samples (status {header.status}); compare needs "
                            "per-sample scores")
-    to_float = value_to_float()
-    samples: dict[Key, Sample] = {}
-    names: dict[str, None] = {}
-    skipped: dict[str, int] = {}
-    seen = guard.Seen(path)
-    for s in summaries:
-        key = seen.add(s.id, int(s.epoch), str(path))
-        if s.error is not None or not s.scores:
-            samples[key] = Sample("failed", {})
-            continue
-        if s.limit is not None:
-            samples[key] = Sample("truncated", {})
-            continue
-        metrics: dict[str, float] = {}
-        for scorer, score in s.scores.items():
-            value = score.value
-            items = value.items() if isinstance(value, Mapping) else [(None, value)]
-            for sub, v in items:
-                name = scorer if sub is None else f"{scorer}.{sub}"
-                number = _number(v, to_float, f"{path}: sample {key[0]} epoch {key[1]}", name)
-                if number is None:
-                    skipped[name] = skipped.get(name, 0) + 1
-                    continue
-                metrics[name] = number
-                names.setdefault(name)
-        samples[key] = Sample("ok", metrics)
-    return Samples(path=path, tool="inspect_ai", model=str(header.eval.model), task=str(header.eval.task),
-                   samples=samples, metrics=tuple(names), skipped=skipped, id_kinds=seen.kinds,
-                   facets=_inspect_facets(header.eval))
+    return header, summaries, value_to_float()
+
+
+def _inspect_metrics(scores: Mapping[str, Any], to_float: Any, where: str, names: dict[str, None],
+                     skipped: dict[str, int]) -> dict[str, float]:
+    """One sample's scores as numbers, a dict-valued score as `scorer.key`; a value that is no number is counted
+    in `skipped`, each metric's name kept in `names` in the order first seen."""
+    metrics: dict[str, float] = {}
+    for scorer, score in scores.items():
+        value = score.value
+        items = value.items() if isinstance(value, Mapping) else [(None, value)]
+        for sub, v in items:
+            name = scorer if sub is None else f"{scorer}.{sub}"
+            number = _number(v, to_float, where, name)
+            if number is None:
+                skipped[name] = skipped.get(name, 0) + 1
+                continue
+            metrics[name] = number
+            names.setdefault(name)
+    return metrics
 
 
 def _check_eval_archive(path: Path) -> None:

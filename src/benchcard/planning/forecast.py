@@ -16,12 +16,12 @@ this version with cells cut off at the card's max_tokens is named (as `check` na
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from benchcard.card.model import Card
+from benchcard.card.model import Card, Clause
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
 from benchcard.planning.power import POWER, Assumptions
@@ -29,6 +29,10 @@ from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, 
 from benchcard.project import Project
 from benchcard.stats import paired as stats
 from benchcard.stats import simulate
+
+if TYPE_CHECKING:
+    from benchcard.records.rows import Manifest
+    from benchcard.verdict.runfolder import RunData
 
 METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the verdict's own rule, from a model of "
           "the pilot's scores")
@@ -116,24 +120,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
     if manifest.version != card.version:
         notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")
     clauses: list[ClausePlan] = []
-    # Cost per call actually observed, to set beside the ceiling.
-    import numpy as np
-
-    answered = data.status != 3
-    truncated = int((data.status == 1).sum())
-    if truncated:
-        notes.append(f"{truncated} of {len(data.cells)} pilot cell(s) were cut off at max_tokens "
-                     f"{manifest.params.get('max_tokens', '?')}: they count against allow_failed and are "
-                     "bounded at the worst case by the verdict — raise max_tokens before sealing")
-    per_call: float | UnsetType = UNSET
-    expected: float | UnsetType = UNSET
-    out_per_call: float | UnsetType = UNSET
-    if answered.any() and not np.isnan(data.cost[answered]).all():
-        per_call = float(np.nanmean(data.cost[answered]))
-        expected = per_call * len(card.variant_names()) * len(card.fixture_ids()) * card.repetitions
-    out_tokens = data.tokens["output"][answered] if data.tokens else np.empty(0)
-    if out_tokens.size and not np.isnan(out_tokens).all():
-        out_per_call = float(np.nanmean(out_tokens))
+    per_call, expected, out_per_call = _pilot_costs(card, data, manifest, notes)
     info = PilotPlan(run=run_dir.name, version=manifest.version, power=POWER, method=METHOD, clauses=clauses,
                      notes=notes, observed_cost_per_call=per_call, expected_cost=expected,
                      observed_output_tokens_per_call=out_per_call)
@@ -152,40 +139,72 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
             values = data.metrics.get(clause.metric)
             if values is None:
                 clauses.append(msgspec.structs.replace(entry, note=f"the pilot has no {clause.metric!r} scores"))
-                continue
-            if clause.test == "holds":
-                assert clause.fixture is not None
-                row = data.grid(values, variant, [clause.fixture])[0] if clause.fixture in data.fixtures else None
-                scored = row[~np.isnan(row)] if row is not None else np.array([])
-                k = int((np.abs(scored - clause.equals) <= 1e-9).sum())
-                rate = k / scored.size if scored.size else None
-                low = stats.wilson(k, int(scored.size), alpha)[0] if scored.size else None
-                clauses.append(msgspec.structs.replace(
-                    entry, k=k, n=int(scored.size), rate=rate,
-                    chance_all_hold=None if rate is None else rate ** card.repetitions,
-                    chance_all_hold_low=None if low is None else low ** card.repetitions))
-                continue
-            fixtures = [clause.fixture] if clause.fixture else None
-            base = data.grid(values, card.baseline, fixtures)
-            var = data.grid(values, variant, fixtures)
-            n_fixtures = 1 if clause.fixture else size[0]
-            entry = msgspec.structs.replace(entry, fixtures=n_fixtures, repetitions=size[1],
-                                            simulated_runs=simulate.DRAWS)
-            try:
-                model = simulate.model_of(base, var)
-            except ValueError as exc:
-                clauses.append(msgspec.structs.replace(entry, note=str(exc)))
-                continue
-            entry = msgspec.structs.replace(entry, model=powerplan.describe(model), pilot_df=model.df)
-            model = powerplan.mirrored(model, clause.test)
-            if clause.test in ("rises", "falls"):
-                min_effect = card.win.min_effect if clause is card.win.clauses[0] else 0.0
-                entry = powerplan.effect_entry(entry, model, n_fixtures, size[1], level, min_effect)
+            elif clause.test == "holds":
+                clauses.append(_holds_plan(entry, card, clause, data, values, variant))
             else:
-                entry = powerplan.guard_entry(entry, model, n_fixtures, size[1], float(clause.margin or 0.0),
-                                              level, clause.test)
-            clauses.append(entry)
+                clauses.append(_gap_plan(entry, card, clause, data, values, variant, size, level))
     return info
+
+
+def _pilot_costs(card: Card, data: RunData, manifest: Manifest, notes: list[str]) -> tuple[
+        float | UnsetType, float | UnsetType, float | UnsetType]:
+    """The cost per call actually observed (to set beside the ceiling), the run's expected cost at that price, and
+    the output tokens per call; a note when the pilot had cells cut off at max_tokens."""
+    import numpy as np
+
+    answered = data.status != 3
+    truncated = int((data.status == 1).sum())
+    if truncated:
+        notes.append(f"{truncated} of {len(data.cells)} pilot cell(s) were cut off at max_tokens "
+                     f"{manifest.params.get('max_tokens', '?')}: they count against allow_failed and are "
+                     "bounded at the worst case by the verdict — raise max_tokens before sealing")
+    per_call: float | UnsetType = UNSET
+    expected: float | UnsetType = UNSET
+    out_per_call: float | UnsetType = UNSET
+    if answered.any() and not np.isnan(data.cost[answered]).all():
+        per_call = float(np.nanmean(data.cost[answered]))
+        expected = per_call * len(card.variant_names()) * len(card.fixture_ids()) * card.repetitions
+    out_tokens = data.tokens["output"][answered] if data.tokens else np.empty(0)
+    if out_tokens.size and not np.isnan(out_tokens).all():
+        out_per_call = float(np.nanmean(out_tokens))
+    return per_call, expected, out_per_call
+
+
+def _holds_plan(entry: ClausePlan, card: Card, clause: Clause, data: RunData, values: Any,
+                variant: str) -> ClausePlan:
+    """A `holds` clause: how often the pilot's variant held on the fixture, and the chance every repetition does."""
+    import numpy as np
+
+    assert clause.fixture is not None and card.win is not None
+    row = data.grid(values, variant, [clause.fixture])[0] if clause.fixture in data.fixtures else None
+    scored = row[~np.isnan(row)] if row is not None else np.array([])
+    k = int((np.abs(scored - clause.equals) <= 1e-9).sum())
+    rate = k / scored.size if scored.size else None
+    low = stats.wilson(k, int(scored.size), card.win.alpha)[0] if scored.size else None
+    return msgspec.structs.replace(entry, k=k, n=int(scored.size), rate=rate,
+                                   chance_all_hold=None if rate is None else rate ** card.repetitions,
+                                   chance_all_hold_low=None if low is None else low ** card.repetitions)
+
+
+def _gap_plan(entry: ClausePlan, card: Card, clause: Clause, data: RunData, values: Any, variant: str,
+              size: tuple[int, int], level: float) -> ClausePlan:
+    """A gap clause: the pilot's crossed model of baseline and variant, simulated at the planned size."""
+    assert card.win is not None and card.baseline is not None
+    fixtures = [clause.fixture] if clause.fixture else None
+    base = data.grid(values, card.baseline, fixtures)
+    var = data.grid(values, variant, fixtures)
+    n_fixtures = 1 if clause.fixture else size[0]
+    entry = msgspec.structs.replace(entry, fixtures=n_fixtures, repetitions=size[1], simulated_runs=simulate.DRAWS)
+    try:
+        model = simulate.model_of(base, var)
+    except ValueError as exc:
+        return msgspec.structs.replace(entry, note=str(exc))
+    entry = msgspec.structs.replace(entry, model=powerplan.describe(model), pilot_df=model.df)
+    model = powerplan.mirrored(model, clause.test)
+    if clause.test in ("rises", "falls"):
+        min_effect = card.win.min_effect if clause is card.win.clauses[0] else 0.0
+        return powerplan.effect_entry(entry, model, n_fixtures, size[1], level, min_effect)
+    return powerplan.guard_entry(entry, model, n_fixtures, size[1], float(clause.margin or 0.0), level, clause.test)
 
 
 def plan_report(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,

@@ -86,6 +86,39 @@ def _figures(out: OutputRow, blind: bool) -> list[tuple[str, str]]:
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     """The evidence page of one run: its manifest, files and every cell (variants only once unblinded)."""
     unblinded = run.judged_file is not None
+    cells = _cells(run, unblinded)
+    if unblinded:
+        base = baseline_of(run, card)
+        cells.sort(key=lambda c: (c["fixture"], c["variant"] != base, str(c["variant"]),
+                                  number(c["repetition"]) or 0))
+    # a probe's figures from its verdict.json, or from its ledger row when the file was edited after it
+    probe = run.verdict_file if isinstance(run.verdict_file, ProbeVerdict) else None
+    row = run.ledger_row if run.edited_file is not None else None
+    rules = probe.rules if probe else (known(row.rules) if row else None)
+    score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
+    rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}", "rate": fmt_num(r.rate),
+                   "wilson": fmt_value(r.wilson)} for rule_id, r in (rules or {}).items()]
+    return {
+        "verdict_why": run.verdict_file.why if run.verdict_file else "",
+        "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
+        "rule_rates": rule_rates,
+        "score_ci": fmt_value(score_ci) if score_ci else "",
+        "run": run,
+        "card_title": card.title if card else run.card,
+        "card_href": f"cards/{run.card}/index.html" if card else None,
+        "meta": _meta(run),
+        "files": run_files(run),
+        "cells": cells,
+        "unblinded": unblinded,
+        "is_ab": bool(card and card.is_ab),
+        "max_tokens": (run.manifest.params if run.manifest else card.params if card else {}).get("max_tokens"),
+        "title": f"Run {run.run_id} · {run.card} v{run.version}",
+    }
+
+
+def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
+    """Every cell of the run as its evidence page lists it (a published probe's one result first), in the
+    order the outputs were written; variant, repetition and order only once unblinded."""
     assignment = {a.cell: a for a in run.assignment}
     scores = {s.cell: s for s in run.scores}
     cells: list[dict[str, Any]] = []
@@ -116,10 +149,11 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
             "details": details,
             "order": a.order if a else 0,
         })
-    if unblinded:
-        base = baseline_of(run, card)
-        cells.sort(key=lambda c: (c["fixture"], c["variant"] != base, str(c["variant"]),
-                                  number(c["repetition"]) or 0))
+    return cells
+
+
+def _meta(run: Run) -> list[tuple[str, str]]:
+    """The run's facts as the page's head lists them: card, rig, the manifest's fields, the verdict."""
     m = run.manifest
     meta = [
         ("card", f"{run.card} v{run.version}"),
@@ -140,29 +174,7 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         meta.append(("recorded", "in the card's history; the run predates its run folder"))
     if run.finding:
         meta.append(("verdict", f"{run.outcome} · {run.finding}" if run.outcome else run.finding))
-    # a probe's figures from its verdict.json, or from its ledger row when the file was edited after it
-    probe = run.verdict_file if isinstance(run.verdict_file, ProbeVerdict) else None
-    row = run.ledger_row if run.edited_file is not None else None
-    rules = probe.rules if probe else (known(row.rules) if row else None)
-    score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
-    rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}", "rate": fmt_num(r.rate),
-                   "wilson": fmt_value(r.wilson)} for rule_id, r in (rules or {}).items()]
-    return {
-        "verdict_why": run.verdict_file.why if run.verdict_file else "",
-        "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
-        "rule_rates": rule_rates,
-        "score_ci": fmt_value(score_ci) if score_ci else "",
-        "run": run,
-        "card_title": card.title if card else run.card,
-        "card_href": f"cards/{run.card}/index.html" if card else None,
-        "meta": meta,
-        "files": run_files(run),
-        "cells": cells,
-        "unblinded": unblinded,
-        "is_ab": bool(card and card.is_ab),
-        "max_tokens": (run.manifest.params if run.manifest else card.params if card else {}).get("max_tokens"),
-        "title": f"Run {run.run_id} · {run.card} v{run.version}",
-    }
+    return meta
 
 
 OPEN_BY_DEFAULT = 12

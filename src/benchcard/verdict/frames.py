@@ -53,26 +53,47 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
     the run is still blind: the `WITHHELD` columns are left out (named in `attrs["withheld"]`) and
     `attrs["blinded"]` is True.
     """
-    import pandas as pd
-
     run_dir = _run_dir(run, project)
     manifest = read_manifest(run_dir)
     blinded = not (run_dir / VERDICT_FILE).is_file()
+    rows = _output_rows(run_dir, manifest, blinded)
+    metric_names = _add_scores(rows, run_dir, bool(manifest.retries), blinded)
+    model = manifest.rig.model if manifest.rig else None
+    provider = manifest.rig.provider if manifest.rig else None
+    scratch = _is_scratch(run_dir, manifest, blinded)
+    for row in rows.values():
+        row.update(run=run_dir.name, model=model, provider=provider, scratch=scratch)
+        row.setdefault("status", "missing")
+    withheld = WITHHELD if blinded else ()
+    columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS, *RUN_COLUMNS) if c not in withheld]
+    frame = _typed_frame(list(rows.values()), columns, list(metric_names.values()), blinded)
+    frame.attrs.update(blinded=blinded, scratch=scratch, withheld=list(withheld), run=run_dir.name, card=manifest.card,
+                       version=manifest.version, metrics=list(metric_names.values()))
+    return frame
+
+
+def _output_rows(run_dir: Path, manifest: Manifest, blinded: bool) -> dict[str, dict[str, Any]]:
+    """A row per cell: every planned cell once unblinded (missing until it has an output), with each output's
+    figures (its last row, in a retried run)."""
     rows: dict[str, dict[str, Any]] = {}
     if not blinded:
         for a in read_rows(run_dir / "sealed" / "assignment.jsonl", AssignmentRow):
             rows[a.cell] = {"cell": a.cell, "variant": a.variant, "fixture": a.fixture, "repetition": a.repetition,
                             "status": "missing"}
-    model = manifest.rig.model if manifest.rig else None
-    provider = manifest.rig.provider if manifest.rig else None
     outputs = read_rows(run_dir / "outputs.jsonl", OutputRow)
     for o in _latest(outputs, bool(manifest.retries)):
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
                    finish_reason=o.finish_reason, text=o.text)
+    return rows
+
+
+def _add_scores(rows: dict[str, dict[str, Any]], run_dir: Path, retried: bool, blinded: bool) -> dict[str, str]:
+    """Each cell's score and metrics (a rule's pass as `rule.<id>`) into its row; the metric columns' names, a
+    metric named like a fixed column prefixed `metric.`."""
     metric_names: dict[str, str] = {}
-    for s in _latest(read_rows(run_dir / "scores.jsonl", ScoreRow), bool(manifest.retries)):
+    for s in _latest(read_rows(run_dir / "scores.jsonl", ScoreRow), retried):
         row = _row(rows, s.cell, s.fixture, run_dir / "scores.jsonl", blinded)
         row["score"] = s.score
         row.setdefault("status", s.status)
@@ -85,14 +106,16 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
             column = metric_names.setdefault(name, name if name not in CELL_COLUMNS + CALL_COLUMNS
                                              else f"metric.{name}")
             row[column] = value
-    scratch = _is_scratch(run_dir, manifest, blinded)
-    for row in rows.values():
-        row.update(run=run_dir.name, model=model, provider=provider, scratch=scratch)
-        row.setdefault("status", "missing")
-    withheld = WITHHELD if blinded else ()
-    columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS, *RUN_COLUMNS) if c not in withheld]
-    frame = pd.DataFrame(list(rows.values()), columns=columns)
-    for column in ("score", "cost", "latency_ms", *metric_names.values()):
+    return metric_names
+
+
+def _typed_frame(rows: list[dict[str, Any]], columns: list[str], metrics: list[str], blinded: bool) -> pd.DataFrame:
+    """The rows as a DataFrame: figures as float64, counts as nullable Int64, sorted by fixture, variant and
+    repetition once unblinded."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("score", "cost", "latency_ms", *metrics):
         if column in columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     for column in ("input_tokens", "output_tokens", "reasoning_tokens", "attempts", "repetition"):
@@ -100,8 +123,6 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     if not blinded:
         frame = frame.sort_values(["fixture", "variant", "repetition"], kind="stable", ignore_index=True)
-    frame.attrs.update(blinded=blinded, scratch=scratch, withheld=list(withheld), run=run_dir.name, card=manifest.card,
-                       version=manifest.version, metrics=list(metric_names.values()))
     return frame
 
 

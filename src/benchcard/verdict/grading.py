@@ -190,59 +190,18 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
     shown = str(sheet)
     if (run_dir / VERDICT_FILE).exists():
         raise RunError(f"run {run_dir.name} already has a verdict; grades imported now would not be part of it")
-    if name is None:
-        names = _sheet_names(run_dir)
-        if len(names) != 1:
-            raise RunError(f"run {run_dir.name} has {len(names)} exported sheets"
-                           f"{' (' + ', '.join(names) + ')' if names else ''}; name one with --name")
-        name = names[0]
+    name = _one_sheet(run_dir) if name is None else name
     _check_name(name)
     mapping = _read_mapping(run_dir, name)
-    try:
-        with open(sheet, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.reader(fh))
-    except FileNotFoundError:
-        raise RunError(f"{shown}: no such file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
-    if not rows:
-        raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
+    rows = _read_csv(sheet, shown)
     header = [h.strip().lower() for h in rows[0]]
     for col in REQUIRED_COLUMNS:
         if col not in header:
             raise RunError(f"{shown}: row 1: missing column '{col}' (expected {','.join(SHEET_COLUMNS)})")
     at = {c: header.index(c) for c in SHEET_COLUMNS if c in header}
     seen: set[int] = set()
-    grades = []
-    for n, raw in enumerate(rows[1:], 2):
-        if not any(cell.strip() for cell in raw):
-            continue
-
-        def cell(col: str, raw: list[str] = raw) -> str:
-            i = at.get(col)
-            return raw[i] if i is not None and i < len(raw) else ""
-
-        def fail(col: str, why: str, n: int = n) -> RunError:
-            return RunError(f"{shown}: row {n}, column '{col}': {why}")
-
-        try:
-            row_id = int(cell("row").strip())
-        except ValueError:
-            raise fail("row", f"expected a sheet row id (a whole number), got {cell('row')!r}") from None
-        if row_id not in mapping:
-            raise fail("row", f"sheet row {row_id} is not on the exported sheet {name!r}")
-        if row_id in seen:
-            raise fail("row", f"sheet row {row_id} appears twice")
-        seen.add(row_id)
-        fixture = plain_text(cell("fixture").strip())
-        if fixture != mapping[row_id].fixture:
-            raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].fixture!r}, "
-                                  f"not {fixture!r} (rows were edited or mixed up)")
-        try:
-            grade = parse_grade(cell("grade"))
-        except ValueError as exc:
-            raise fail("grade", f"{exc}, got {cell('grade')!r}") from None
-        grades.append((row_id, fixture, grade, plain_text(cell("note").strip())))
+    grades = [_grade_row(raw, n, at, mapping, seen, shown, name)
+              for n, raw in enumerate(rows[1:], 2) if any(cell.strip() for cell in raw)]
     graded = [g for g in grades if g[2] is not None]
     if not graded:
         raise RunError(f"{shown}: no row has a grade (column 'grade' is empty everywhere)")
@@ -257,6 +216,62 @@ def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None
 
     backup = write_new(out, write, force=force, shown=project.relative(out), error=RunError)
     return GradeImport(out, name, len(graded), len(mapping) - len(graded), backup)
+
+
+def _one_sheet(run_dir: Path) -> str:
+    """The name of the run's only exported sheet (several, or none, is a one-line refusal)."""
+    names = _sheet_names(run_dir)
+    if len(names) != 1:
+        raise RunError(f"run {run_dir.name} has {len(names)} exported sheets"
+                       f"{' (' + ', '.join(names) + ')' if names else ''}; name one with --name")
+    return names[0]
+
+
+def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
+    """The filled sheet's rows (a BOM a spreadsheet wrote left out), at least its header."""
+    try:
+        with open(sheet, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise RunError(f"{shown}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
+    if not rows:
+        raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
+    return rows
+
+
+def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, SheetRow], seen: set[int],
+               shown: str, name: str) -> tuple[int, str, str | float | None, str]:
+    """One filled row (line `n` of the file) checked against the sealed mapping: (row id, fixture, grade, note);
+    a row id off the sheet or given twice, a fixture not the one exported, or a grade that is none is one line
+    naming the row and the column."""
+
+    def cell(col: str) -> str:
+        i = at.get(col)
+        return raw[i] if i is not None and i < len(raw) else ""
+
+    def fail(col: str, why: str) -> RunError:
+        return RunError(f"{shown}: row {n}, column '{col}': {why}")
+
+    try:
+        row_id = int(cell("row").strip())
+    except ValueError:
+        raise fail("row", f"expected a sheet row id (a whole number), got {cell('row')!r}") from None
+    if row_id not in mapping:
+        raise fail("row", f"sheet row {row_id} is not on the exported sheet {name!r}")
+    if row_id in seen:
+        raise fail("row", f"sheet row {row_id} appears twice")
+    seen.add(row_id)
+    fixture = plain_text(cell("fixture").strip())
+    if fixture != mapping[row_id].fixture:
+        raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].fixture!r}, "
+                              f"not {fixture!r} (rows were edited or mixed up)")
+    try:
+        grade = parse_grade(cell("grade"))
+    except ValueError as exc:
+        raise fail("grade", f"{exc}, got {cell('grade')!r}") from None
+    return row_id, fixture, grade, plain_text(cell("note").strip())
 
 
 def _kappa(human: list[bool], auto: list[bool]) -> float | None:

@@ -191,13 +191,23 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         return _compare_problems(folder, evidence, row)
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
-    problems: list[str] = []
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
+    problems = _digest_problems(folder, evidence, manifest, row)
+    if isinstance(row.evidence_files, dict):
+        problems += _file_problems(folder, evidence, row.evidence_files)
+    problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
+    return problems
+
+
+def _digest_problems(folder: Path, evidence: str, manifest: dict[str, Any], row: LedgerRow) -> list[str]:
+    """The run's digests against its ledger row (an `anchored` row), else against its own manifest: the
+    manifest's digests themselves, the sealed plan, and outputs.jsonl and scores.jsonl."""
+    problems: list[str] = []
     recorded = evidence_digests(manifest).by_key()
     reference = _anchors(row).by_key() if anchored(row) else recorded
     if anchored(row):
@@ -213,9 +223,6 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         elif reference.get(key) is not None and file_digest(path) != reference.get(key):
             where = "ledger row" if anchored(row) else "manifest"
             problems.append(f"{evidence}/{name} changed ({where} {reference.get(key)})")
-    if isinstance(row.evidence_files, dict):
-        problems += _file_problems(folder, evidence, row.evidence_files)
-    problems += _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
     return problems
 
 

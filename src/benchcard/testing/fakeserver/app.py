@@ -177,9 +177,31 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         body, key = None, digest(raw)
 
     # Bookkeeping first, synchronously, so counts never depend on how the call ends.
-    config = state.config
     state.calls += 1
     call_id = state.calls  # read now: after the sleep below, other calls will have moved the counter
+    has_key = _count(state, request, body, raw, key)
+    status, fault, answer = _decide(state, body, has_key, key)
+    delay = _delay_ms(state, fault)
+    if delay > 0:
+        await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
+
+    if status == "400":
+        return _error(anthropic, 400, "request body is not a JSON object")
+    if status == "401":
+        return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
+    if fault is not None and fault.kind not in ("hang", "truncate"):
+        return await _fault_response(request, anthropic, fault)
+    assert answer is not None
+    if fault is not None and fault.kind == "truncate":
+        answer = truncated(answer)
+    shape = shape or (anthropic_body if anthropic else openai_body)
+    payload = shape(call_id, body, answer)
+    return web.json_response(payload)
+
+
+def _count(state: _State, request: web.Request, body: Any, raw: bytes, key: str) -> bool:
+    """A call counted by endpoint, body and key (and its body kept when the config records bodies); whether it
+    carried a key."""
     state.by_endpoint[request.path] += 1
     state.by_request[key] = state.by_request.get(key, 0) + 1
     has_key = _has_key(request)
@@ -187,10 +209,15 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         state.with_key += 1
     else:
         state.without_key += 1
-    if config.record_bodies:
+    if state.config.record_bodies:
         state.bodies.append(body if body is not None else raw.decode("utf-8", "replace"))
+    return has_key
 
-    status: str
+
+def _decide(state: _State, body: Any, has_key: bool, key: str) -> tuple[str, FaultRule | None, Answer | None]:
+    """What the call gets: the status the client will see (HTTP codes as strings, "drop" for "no response at
+    all"), the fault injected if any, and the answer (none for a call that gets no reply), counted."""
+    config = state.config
     fault: FaultRule | None = None
     answer: Answer | None = None
     if body is None or not isinstance(body, dict):
@@ -199,57 +226,55 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         status = "401"
     else:
         user = last_user_message(body)
-        for index, rule in enumerate(config.faults):
-            if rule.match in user:
-                hits = state.fault_hits.get((index, key), 0)
-                spent = state.fault_hits.get((index, ""), 0)  # hits over all bodies, for `total`
-                if hits < rule.times and (rule.total is None or spent < rule.total):
-                    state.fault_hits[(index, "")] = spent + 1
-                    state.fault_hits[(index, key)] = hits + 1
-                    fault = rule
-                    break
+        fault = _fault_for(state, user, key)
         if fault is None or fault.kind in ("hang", "truncate"):
             answer = choose_answer(config, state.cycle_pos, body, user, key)
-        # The status the client will see: HTTP codes as strings, "drop" for "no response at all".
         status = fault.kind if fault is not None and fault.kind in ("429", "500", "503", "drop") else "200"
     if fault is not None:
         state.by_fault[fault.kind] += 1
     state.by_status[status] += 1
+    return status, fault, answer
 
+
+def _fault_for(state: _State, user: str, key: str) -> FaultRule | None:
+    """The first fault rule matching the user message that has hits left for this body (and in `total`)."""
+    for index, rule in enumerate(state.config.faults):
+        if rule.match in user:
+            hits = state.fault_hits.get((index, key), 0)
+            spent = state.fault_hits.get((index, ""), 0)  # hits over all bodies, for `total`
+            if hits < rule.times and (rule.total is None or spent < rule.total):
+                state.fault_hits[(index, "")] = spent + 1
+                state.fault_hits[(index, key)] = hits + 1
+                return rule
+    return None
+
+
+def _delay_ms(state: _State, fault: FaultRule | None) -> float:
+    """The call's latency: the config's, its jitter, and a hang's seconds."""
+    config = state.config
     delay = config.latency_ms
     if config.latency_jitter_ms:
         delay += state.rng.uniform(0.0, config.latency_jitter_ms)
     if fault is not None and fault.kind == "hang":
         delay += fault.hang_s * 1000.0
-    if delay > 0:
-        await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
+    return delay
 
-    if status == "400":
-        return _error(anthropic, 400, "request body is not a JSON object")
-    if status == "401":
-        return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
-    if fault is not None:
-        if fault.kind == "drop":
-            return await _drop(request)
-        if fault.kind == "malformed":
-            return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
-        if fault.kind == "error200":
-            return web.json_response(error_in_200(anthropic, fault.code))
-        if fault.kind == "html":  # a captive portal or proxy answering in the API's place
-            return web.Response(body=PROXY_PAGE, status=200, content_type="text/html")
-        if fault.kind in ("429", "500", "503"):
-            headers: dict[str, str] = {}
-            if fault.kind == "429" or fault.retry_after is not None:
-                headers["Retry-After"] = _retry_after_header(
-                    1.0 if fault.retry_after is None else fault.retry_after
-                )
-            return _error(anthropic, int(fault.kind), f"injected fault {fault.kind}", headers)
-    assert answer is not None
-    if fault is not None and fault.kind == "truncate":
-        answer = truncated(answer)
-    shape = shape or (anthropic_body if anthropic else openai_body)
-    payload = shape(call_id, body, answer)
-    return web.json_response(payload)
+
+async def _fault_response(request: web.Request, anthropic: bool, fault: FaultRule) -> web.StreamResponse:
+    """The reply of a fault that replaces the answer: a dropped socket, a malformed body, an error in a 200, a
+    proxy's page, or a 429/5xx in the provider's shape (with Retry-After on a 429 or when the rule sets it)."""
+    if fault.kind == "drop":
+        return await _drop(request)
+    if fault.kind == "malformed":
+        return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
+    if fault.kind == "error200":
+        return web.json_response(error_in_200(anthropic, fault.code))
+    if fault.kind == "html":  # a captive portal or proxy answering in the API's place
+        return web.Response(body=PROXY_PAGE, status=200, content_type="text/html")
+    headers: dict[str, str] = {}
+    if fault.kind == "429" or fault.retry_after is not None:
+        headers["Retry-After"] = _retry_after_header(1.0 if fault.retry_after is None else fault.retry_after)
+    return _error(anthropic, int(fault.kind), f"injected fault {fault.kind}", headers)
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
