@@ -89,6 +89,7 @@ def test_a_probe_that_fell_says_changed_with_both_dates() -> None:
     assert got.text.startswith("changed: score fell from 1.00 (2026-08-10) to 0.30 (2026-12-04) (95% CI of the "
                                "change [")
     assert got.ci_high < 0 and got.p is None
+    assert "[−0.892, −0.289]" in got.text  # a true minus sign, as the verdict writes figures
 
 
 def test_a_small_move_is_no_change_shown() -> None:

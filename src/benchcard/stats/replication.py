@@ -148,7 +148,8 @@ def replication_codes(same: npt.NDArray[np.bool_], flipped: npt.NDArray[np.bool_
 
 
 def _signed(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:+.3f}"
+    """A figure to three places with its sign, a true minus as the verdict writes it; n/a when there is none."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:+.3f}".replace("-", "−")
 
 
 def replication_finding(original: RunGap, new: RunGap, rule: ReplicationRule = DEFAULT_RULE) -> ReplicationFinding:
