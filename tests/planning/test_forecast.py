@@ -106,8 +106,13 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     assert m["model"] == "rates" and m["baseline_rate"] == pytest.approx(float(np.clip(base, 0, 1).mean()))
     assert ("simulated as scores as spread within a fixture as the pilot's (each cell drawn as the mean of "
             f"{m['levels']} pass/fail trials) fitted to the pilot: baseline rate "
-            f"{m['baseline_rate']:.3f}, fixture sd {m['fixture_sd']:.3f} (the pilot's estimate: each simulated run "
-            "draws its own fixture sd from what the pilot leaves uncertain") in out
+            f"{m['baseline_rate']:.3f}, fixture sd {m['fixture_sd']:.3f}, run sd {m['run_sd']:.3f}, effect sd "
+            f"{m['effect_sd']:.3f}; the pilot's estimates: each simulated run draws its own rate, fixture sd and run "
+            "sd around them (assumes:)") in out
+    # the assumption the figures rest on, on the page and in --json
+    assert data["pilot"]["assumption"] == powerplan.PILOT_ASSUMPTION
+    assert ("  assumes: the pilot's fixtures are a fair sample of those the run will have: each simulated run draws "
+            "its own baseline rate and fixture spread from what the pilot's fixture means leave uncertain") in out
     assert "power at a true gap of 0.05: " in out
     assert "unsupported_values not_rises (A): 10 fixtures × 3 repetitions → the guard (margin 0.25) holds" in out
     assert "abstains holds on ex-06 (A): pilot 3 of 3" in out

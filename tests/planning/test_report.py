@@ -43,9 +43,9 @@ RISES = {"metric": "field_recall", "test": "rises", "variant": "A", "fixtures": 
       "power_at": [[0.05, 0.213], [0.1, 0.6]]},
      ["    field_recall rises (A): 16 fixtures × 5 repetitions → a true gap of 0.123 holds in 80% of simulated runs "
       "(pilot uncertainty: 0.100 to 0.200)",
-      "      simulated as pass/fail scores SRC: baseline rate 0.600, fixture sd 0.150 (the pilot's estimate: each "
-      "simulated run draws its own fixture sd from what the pilot leaves uncertain, so a pilot whose fixtures looked "
-      "alike plans for more spread), run sd 0.000, effect sd 0.050",
+      "      simulated as pass/fail scores SRC: baseline rate 0.600, fixture sd 0.150, run sd 0.000, effect sd 0.050; "
+      "the pilot's estimates: each simulated run draws its own rate, fixture sd and run sd around them (assumes:), "
+      "so a pilot whose fixtures looked alike plans for more spread",
       "      power at a true gap of 0.05: 0.21, 0.10: 0.60"]),
     ({**RISES, "needed_gap": 0.3, "needed_gap_range": [0.25, None]},
      ["    field_recall rises (A): 16 fixtures × 5 repetitions → a true gap of 0.300 holds in 80% of simulated runs "
@@ -122,7 +122,12 @@ def test_a_plan_from_assumptions_says_what_it_rests_on() -> None:
 
 def test_a_plan_from_a_pilot_names_it_and_its_cost_per_call() -> None:
     pilot = {"run": "20261130T000001Z-3f9a", "version": 2, "observed_cost_per_call": 0.002, "expected_cost": 0.072,
-             "notes": ["1 of 36 pilot cell(s) were cut off"], "power": 0.8, "method": "simulated", "clauses": []}
+             "notes": ["1 of 36 pilot cell(s) were cut off"], "power": 0.8, "method": "simulated",
+             "assumption": "ASSUMED", "clauses": []}
     lines = plan_lines(_plan(pilot=pilot))
     assert lines[5:] == ["pilot 20261130T000001Z-3f9a:", "  observed $0.00200 per call → about $0.0720 for this run",
                          "  note: 1 of 36 pilot cell(s) were cut off"]
+    # with a clause planned, the assumption its figures rest on, before them
+    clause = {**RISES, "fixture": None, "margin": None, "needed_gap": 0.3}
+    lines = plan_lines(_plan(pilot={**pilot, "clauses": [clause]}))
+    assert lines[8:10] == ["  assumes: ASSUMED", "  power of the rule itself, 80% (simulated):"]

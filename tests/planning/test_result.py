@@ -2,7 +2,9 @@
 included, that it printed when the plan was a dict: every kind of plan against a golden file captured from the
 untyped code (tests/data/plan/; a pilot's run id is the one thing that differs between runs). pilot.json was
 captured again on 2026-12-04, when a pilot's plan began drawing each simulated run's fixture spread from the
-pilot's uncertainty (its figures moved by design; its keys and their order did not)."""
+pilot's uncertainty (its figures moved by design; its keys and their order did not), and again later that day
+with never-truncated.json, when the pilot's rate and run term were drawn too and the plan gained its
+`assumption` (one key, after `method`)."""
 
 from __future__ import annotations
 
@@ -113,7 +115,8 @@ def test_strict_plan_makes_every_figure_strict_json() -> None:
                 max_cost=math.inf, input_cost=None)
     from benchcard.planning.result import PilotPlan
 
-    plan = msgspec.structs.replace(plan, pilot=PilotPlan(run="r", version=1, power=0.8, method="x", clauses=[clause],
+    plan = msgspec.structs.replace(plan, pilot=PilotPlan(run="r", version=1, power=0.8, method="x", assumption="y",
+                                                         clauses=[clause],
                                                          notes=[]))
     fields = strict_plan(plan).fields()
     assert fields["max_cost"] is None and fields["price"] == {"input": 3, "output": 15, "unit": "USD per 1M tokens"}

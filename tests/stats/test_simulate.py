@@ -107,14 +107,37 @@ def test_the_pilot_range_is_the_chi_square_interval_of_a_standard_deviation() ->
     assert rates[0].rate < 0.5 < rates[1].rate  # type: ignore[union-attr]
 
 
-def test_a_pilots_fixture_spread_is_drawn_from_what_it_leaves_uncertain() -> None:
+def test_a_pilots_rate_fixture_spread_and_run_term_are_drawn_from_what_it_leaves_uncertain() -> None:
     """A pilot of 12 fixtures whose means spread no more than sampling gives (fitted fixture sd 0) does not plan
-    for a world where fixtures are alike: each simulated run draws its own spread, often well above 0. Declared
-    assumptions (df 0) are taken as they are."""
+    for a world where fixtures are alike: each simulated run draws its own spread (often well above 0) and its
+    own rate around the pilot's. A run term the pilot shows is drawn around its estimate on 2(R − 1) degrees of
+    freedom; one it does not show is none. Declared assumptions are taken as they are."""
     rng = np.random.default_rng(1)
-    alike = simulate.Rates(rate=0.5, fixture_sd=0.0, run_sd=0.0, df=11, seen_var=0.045, sampling_var=0.05)
-    sds = simulate.fixture_sds(alike, rng, 20_000)
-    assert 0.25 < float((sds > 0.1).mean()) < 0.6 and float(sds.max()) <= 0.5
-    declared = simulate.Rates(rate=0.5, fixture_sd=0.15, run_sd=0.0)
-    assert set(simulate.fixture_sds(declared, rng, 100).tolist()) == {0.15}
+    alike = simulate.Rates(rate=0.5, fixture_sd=0.0, run_sd=0.0, df=11, pilot=simulate.PilotSpread(
+        fixtures=12, fixture_ms=0.02, sampling=0.025, rate_ms=0.03))
+    rate, sds, run = simulate.drawn(alike, rng, 20_000)
+    assert 0.1 < float((sds > 0.1).mean()) < 0.6 and float(sds.max()) <= 0.5
+    assert float(rate.mean()) == pytest.approx(0.5, abs=0.005)
+    assert float(rate.std()) == pytest.approx(math.sqrt(0.03 / 12), rel=0.15) and set(run.tolist()) == {0.0}
+    shown = simulate.Rates(rate=0.5, fixture_sd=0.1, run_sd=0.05, df=11, pilot=simulate.PilotSpread(
+        fixtures=12, fixture_ms=0.03, sampling=0.02, rate_ms=0.03, run_ms=0.25 + 12 * 0.05 ** 2, run_df=8,
+        err_ms=0.25, err_df=88))
+    run = simulate.drawn(shown, rng, 20_000)[2]
+    assert 0.04 < float(np.median(run)) < 0.09 and float((run > 0.1).mean()) > 0.05
+    declared = simulate.Rates(rate=0.5, fixture_sd=0.15, run_sd=0.02)
+    assert [set(x.tolist()) for x in simulate.drawn(declared, rng, 100)] == [{0.5}, {0.15}, {0.02}]
+
+
+def test_a_run_term_enters_only_where_the_pilot_shows_it() -> None:
+    rng = np.random.default_rng(6)
+    p = 1 / (1 + np.exp(-rng.standard_normal((24, 1))))
+    quiet = [rng.binomial(1, np.repeat(p, 5, 1)).astype(float) for _ in range(2)]
+    model = simulate.rates(*quiet)
+    assert model is not None and model.pilot is not None
+    assert (model.run_sd, model.pilot.run_df) == (0.0, 0)
+    shocks = 0.3 * rng.standard_normal((2, 1, 5))  # each arm's own offset in each repetition
+    shaken = [rng.binomial(1, np.clip(np.repeat(p, 5, 1) + shocks[a], 0, 1)).astype(float) for a in range(2)]
+    model = simulate.rates(*shaken)
+    assert model is not None and model.pilot is not None
+    assert model.pilot.run_df == 8 and 0.1 < model.run_sd < 0.5
 

@@ -121,7 +121,8 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
         notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")
     clauses: list[ClausePlan] = []
     per_call, expected, out_per_call = _pilot_costs(card, data, manifest, notes)
-    info = PilotPlan(run=run_dir.name, version=manifest.version, power=POWER, method=METHOD, clauses=clauses,
+    info = PilotPlan(run=run_dir.name, version=manifest.version, power=POWER, method=METHOD,
+                     assumption=powerplan.PILOT_ASSUMPTION, clauses=clauses,
                      notes=notes, observed_cost_per_call=per_call, expected_cost=expected,
                      observed_output_tokens_per_call=out_per_call)
     if not card.is_ab or card.win is None or card.baseline is None:

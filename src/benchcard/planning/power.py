@@ -23,6 +23,14 @@ SEED = 20261201  # the simulations are seeded: the same plan always prints the s
 TOL = 0.01
 """The needed gap to within TOL × ½ (0.005 on a rate's scale: its Monte Carlo error is about as large)."""
 RANGE_DRAWS = simulate.DRAWS // 2
+PILOT_ASSUMPTION = (
+    "the pilot's fixtures are a fair sample of those the run will have: each simulated run draws its own "
+    "baseline rate and fixture spread from what the pilot's fixture means leave uncertain (a scaled inverse χ² "
+    "on fixtures − 1 degrees of freedom), and its run term from both arms' run-to-run spread (on 2 × "
+    "(repetitions − 1)) where the pilot shows one (F test p < 0.05), none where it does not; an effect spread "
+    "the pilot shows is taken as measured; scores outside [0, 1] are simulated at the pilot's own variance "
+    "components, their uncertainty shown as the range only")
+"""The assumption a plan from a pilot rests on, as `plan` prints it (docs/statistics.md, "plan keeps its word")."""
 CURVE = (0.05, 0.10, 0.15, 0.20, 0.30)
 """True gaps (on the rate's scale) at which a `Rates` plan also prints the rule's power."""
 

@@ -26,10 +26,11 @@ def model_line(model: ModelDescription, source: str) -> str:
     k = model.levels
     scores = ("pass/fail scores" if k == 1 else f"scores in steps of 1/{k}" if source == "as declared" else
               f"scores as spread within a fixture as the pilot's (each cell drawn as the mean of {k} pass/fail trials)")
-    drawn = ("" if source == "as declared" else " (the pilot's estimate: each simulated run draws its own fixture "
-             "sd from what the pilot leaves uncertain, so a pilot whose fixtures looked alike plans for more spread)")
+    drawn = ("" if source == "as declared" else "; the pilot's estimates: each simulated run draws its own rate, "
+             "fixture sd and run sd around them (assumes:), so a pilot whose fixtures looked alike plans for more "
+             "spread")
     return (f"simulated as {scores} {source}: baseline rate {model.baseline_rate:.3f}, fixture sd "
-            f"{model.fixture_sd:.3f}{drawn}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}")
+            f"{model.fixture_sd:.3f}, run sd {model.run_sd:.3f}, effect sd {model.effect_sd:.3f}{drawn}")
 
 
 def clause_lines(c: ClausePlan, repetitions: int, source: str) -> list[str]:
@@ -105,6 +106,7 @@ def _pilot_lines(pilot: PilotPlan, repetitions: int) -> list[str]:
     for note in pilot.notes:
         lines.append(f"  note: {note}")
     if pilot.clauses:
+        lines.append(f"  assumes: {pilot.assumption}")
         lines.append(f"  power of the rule itself, {int(pilot.power * 100)}% ({pilot.method}):")
     for c in pilot.clauses:
         lines += clause_lines(c, repetitions, "fitted to the pilot")

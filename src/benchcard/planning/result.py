@@ -79,6 +79,8 @@ class PilotPlan(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     power: Number
     method: str
+    assumption: str
+    """What the simulation assumes of the pilot (power.PILOT_ASSUMPTION), printed as the plan's `assumes:` line."""
     clauses: list[ClausePlan]
     notes: list[str]
     observed_cost_per_call: Number | UnsetType | None = UNSET

@@ -33,12 +33,6 @@ PRETEST = 0.05
 """A pilot's effect spread or run term enters a `Rates` model only when its F test is below this."""
 MAX_LEVELS = 10
 """The finest `Rates` cell: Binomial(10, p)/10 (a score steadier than that is simulated as that steady)."""
-PILOT_DF_SHARE = 0.7
-"""The share of a pilot's fixtures − 1 taken as the degrees of freedom of its fixture spread (`fixture_sds`):
-that spread is the pilot's spread less its sampling part, both from the same scores, so it is known less well
-than F − 1 degrees of freedom say. 0.7 of them, by calibration (docs/statistics.md, "plan keeps its word")."""
-
-
 @dataclass(frozen=True)
 class Components:
     """Variances of one clause's paired table, per cell of Δ (fixture, run and residual parts)."""
@@ -52,6 +46,29 @@ class Components:
     @property
     def total(self) -> float:
         return self.fixture + self.run + self.cell
+
+
+@dataclass(frozen=True)
+class PilotSpread:
+    """A pilot's mean squares behind a `Rates` model, each with its degrees of freedom: each simulated run draws
+    its own baseline rate, fixture spread and run term from them (`drawn`), so that a plan carries what the pilot
+    leaves uncertain instead of taking its estimates as the truth (docs/statistics.md, "plan keeps its word")."""
+
+    fixtures: int
+    fixture_ms: float
+    """The variance of the fixtures' means over both arms' cells, on fixtures − 1 degrees of freedom."""
+    sampling: float
+    """The part of `fixture_ms` that sampling alone gives (Binomial(k·2R) of each fixture's own mean)."""
+    rate_ms: float
+    """The variance of the baseline's fixture means: its mean score's uncertainty times the fixtures."""
+    run_ms: float = 0.0
+    """The arms' per-repetition mean square (each arm's MS_repetition pooled): cell noise + fixtures × run term."""
+    run_df: int = 0
+    """2(R − 1): both arms' repetitions, as the verdict reads the run term; 0 where no run term is drawn (one
+    repetition, or a pilot that does not show one: `_run_shown`)."""
+    err_ms: float = 0.0
+    """The arms' residual mean square (pooled), on 2(F − 1)(R − 1) degrees of freedom."""
+    err_df: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,10 +86,8 @@ class Rates:
     levels: int = 1
     df: int = 0
     """Degrees of freedom behind a pilot's estimate (fixtures − 1); 0 for declared assumptions."""
-    seen_var: float = 0.0
-    """The spread (variance) of a pilot's fixture means, both arms averaged: what `fixture_sd` was estimated from."""
-    sampling_var: float = 0.0
-    """The part of `seen_var` that sampling alone gives; with `df` they say how uncertain `fixture_sd` is."""
+    pilot: PilotSpread | None = None
+    """What a pilot leaves uncertain (None: declared assumptions, taken as they are)."""
 
 
 Model = Components | Rates
@@ -137,11 +152,11 @@ def rates(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Rates | None:
     """A pilot's scores as a `Rates` model (None when some score lies outside [0, 1]).
 
     Pass/fail scores are Binomial(1, rate). Other scores in [0, 1] get the `levels` k whose Binomial(k, p)/k
-    has their within-fixture spread: k ≈ mean m_f(1 − m_f) / mean s²_f over fixtures and arms (m_f, s²_f: a
-    fixture's mean and variance over its repetitions), rounded, within 1..MAX_LEVELS. The fixtures' spread is
-    the spread of their means less what that sampling alone gives (method of moments, both arms averaged,
-    floored at 0); the effect's spread and the run offsets are the fixture and run components of Δ where the
-    pilot shows them (`_shown`), the run term split evenly between the two arms."""
+    has their within-fixture spread (`_levels`). The fixtures' spread is the spread of their means less what
+    sampling alone gives (method of moments, floored at 0); the run offsets are each arm's run term (both arms'
+    per-repetition means against their residual, floored at 0); the effect's spread is Δ's fixture component
+    where the pilot shows it (`_shown`). `pilot` keeps the mean squares, from which each simulated run draws
+    its own rate, fixture spread and run term (`drawn`)."""
     base = np.asarray(baseline, dtype=np.float64)
     var = np.asarray(variant, dtype=np.float64)
     keep = np.isfinite(base).all(axis=1) & np.isfinite(var).all(axis=1)
@@ -150,25 +165,58 @@ def rates(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Rates | None:
     if both.size and (both.min() < 0 or both.max() > 1):
         return None
     delta = _complete(base, var)  # raises with fewer than two complete fixtures
-    r = base.shape[1]
-    levels = 1
-    if not is_binary(both) and r >= 2:
-        means = np.concatenate([base.mean(axis=1), var.mean(axis=1)])
-        within = float(np.concatenate([base.var(axis=1, ddof=1), var.var(axis=1, ddof=1)]).mean())
-        top = float((means * (1 - means)).mean())
-        levels = MAX_LEVELS if within <= top / MAX_LEVELS else max(1, min(MAX_LEVELS, round(top / within)))
-    trials = levels * r
-    seen, sampling = [], []
-    for arm in (base, var):
-        m = arm.mean(axis=1)
-        sampling.append(float((m * (1 - m)).mean()) / (trials - 1) if trials > 1 else 0.0)
-        seen.append(float(m.var(ddof=1)))
+    levels = _levels(base, var, both)
+    spread = _pilot_spread(base, var, levels)
     rate = float(base.mean())
-    fixture_var = min(max(0.0, (sum(seen) - sum(sampling)) / 2), rate * (1 - rate))
-    effect, run = _shown(delta)
-    return Rates(rate=rate, fixture_sd=math.sqrt(fixture_var), run_sd=math.sqrt(run / 2),
-                 effect_sd=math.sqrt(effect), levels=levels, df=delta.shape[0] - 1, seen_var=sum(seen) / 2,
-                 sampling_var=sum(sampling) / 2)
+    fixture_var = min(max(0.0, spread.fixture_ms - spread.sampling), rate * (1 - rate))
+    spread = _run_shown(spread)
+    run_var = max(0.0, spread.run_ms - spread.err_ms) / spread.fixtures if spread.run_df else 0.0
+    effect, _ = _shown(delta)
+    return Rates(rate=rate, fixture_sd=math.sqrt(fixture_var), run_sd=math.sqrt(run_var),
+                 effect_sd=math.sqrt(effect), levels=levels, df=delta.shape[0] - 1, pilot=spread)
+
+
+def _run_shown(spread: PilotSpread) -> PilotSpread:
+    """The spread with its run term only where the pilot shows one (its F test, both arms' per-repetition mean
+    square against their residual, at PRETEST); else none (run_df 0). A run term that is not there is positive
+    in most draws of its own uncertainty, and drawing it always made the plan ask for gaps with power 0.93 on
+    average (docs/statistics.md)."""
+    from scipy import special
+
+    if not spread.run_df:
+        return spread
+    if spread.err_ms > 0 and special.fdtrc(spread.run_df, spread.err_df, spread.run_ms / spread.err_ms) < PRETEST:
+        return spread
+    if spread.err_ms <= 0 < spread.run_ms:
+        return spread
+    return replace(spread, run_ms=0.0, run_df=0, err_ms=0.0, err_df=0)
+
+
+def _levels(base: FloatArray, var: FloatArray, both: FloatArray) -> int:
+    """k ≈ mean m_f(1 − m_f) / mean s²_f over fixtures and arms (m_f, s²_f: a fixture's mean and variance over
+    its repetitions), rounded, within 1..MAX_LEVELS; 1 for pass/fail scores or one repetition."""
+    if is_binary(both) or base.shape[1] < 2:
+        return 1
+    means = np.concatenate([base.mean(axis=1), var.mean(axis=1)])
+    within = float(np.concatenate([base.var(axis=1, ddof=1), var.var(axis=1, ddof=1)]).mean())
+    top = float((means * (1 - means)).mean())
+    return MAX_LEVELS if within <= top / MAX_LEVELS else max(1, min(MAX_LEVELS, round(top / within)))
+
+
+def _pilot_spread(base: FloatArray, var: FloatArray, levels: int) -> PilotSpread:
+    """The pilot's mean squares (`PilotSpread`): its fixture means over both arms and their sampling part
+    (E m(1 − m) = p(1 − p)(1 − 1/n) for a mean of n trials), the baseline's, and each arm's two-way table."""
+    f, r = base.shape
+    pooled = (base.mean(axis=1) + var.mean(axis=1)) / 2
+    trials = 2 * levels * r
+    sampling = float((pooled * (1 - pooled)).mean()) / (trials - 1)
+    spread = PilotSpread(fixtures=f, fixture_ms=float(pooled.var(ddof=1)), sampling=sampling,
+                         rate_ms=float(base.mean(axis=1).var(ddof=1)))
+    if r < 2:
+        return spread
+    squares = [_mean_squares(arm) for arm in (base, var)]
+    return replace(spread, run_ms=sum(q[1] for q in squares) / 2, run_df=2 * (r - 1),
+                   err_ms=sum(q[2] for q in squares) / 2, err_df=2 * (f - 1) * (r - 1))
 
 
 def model_of(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Model:
@@ -190,6 +238,8 @@ class Draws:
     """(S, 2, R): standard run offsets, baseline's then variant's (Components uses the variant's)."""
     e: FloatArray
     """(S, 2, F, R): uniforms of each arm's cells (Rates) or standard normal cell noise (Components)."""
+    run_sd: FloatArray | float = 0.0
+    """(S, 1, 1): each run's sd of the run offsets (Rates: a pilot's drawn, `drawn`), or one for all."""
 
 
 def draws(model: Model, fixtures: int, repetitions: int, seed: int, n: int = DRAWS) -> Draws:
@@ -199,37 +249,62 @@ def draws(model: Model, fixtures: int, repetitions: int, seed: int, n: int = DRA
     if isinstance(model, Components):
         return Draws(model, rng.standard_normal((n, fixtures, 1)), u, c,
                      rng.standard_normal((n, 2, fixtures, repetitions)))
-    return Draws(model, _fixture_rates(model, rng, (n, fixtures, 1)), u, c, rng.random((n, 2, fixtures, repetitions)))
+    if model.pilot is None:
+        return Draws(model, _declared_rates(model, rng, (n, fixtures, 1)), u, c,
+                     rng.random((n, 2, fixtures, repetitions)), model.run_sd)
+    rate, fixture_sd, run_sd = drawn(model, rng, n)
+    return Draws(model, _fixture_rates(rate, fixture_sd, rng, (n, fixtures, 1)), u, c,
+                 rng.random((n, 2, fixtures, repetitions)), run_sd.reshape(n, 1, 1))
 
 
-def fixture_sds(m: Rates, rng: np.random.Generator, n: int) -> FloatArray:
-    """The fixtures' spread of each of n simulated runs. Declared (df 0): `fixture_sd` every time. From a pilot:
-    the spread its fixture means showed (`seen_var`) is an estimate on df = PILOT_DF_SHARE·(fixtures − 1), so each
-    run draws the true one as that times df/χ²_df, less the sampling part, floored at 0 and capped at the rate's:
-    a pilot whose fixtures happened to look alike no longer plans for a world where they are."""
-    if m.df <= 0 or m.seen_var <= 0:
-        return np.full(n, m.fixture_sd)
-    df = max(1.0, m.df * PILOT_DF_SHARE)
-    true = m.seen_var * df / rng.chisquare(df, n) - m.sampling_var
-    out: FloatArray = np.sqrt(np.clip(true, 0.0, m.rate * (1 - m.rate)))
-    return out
-
-
-def _fixture_rates(m: Rates, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
-    """Fixture rates with mean `rate` and sd `fixture_sd` (a pilot's: each run's own, `fixture_sds`): a Beta, or
-    its limits (all equal; all 0 or 1)."""
+def _declared_rates(m: Rates, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
+    """Fixture rates with mean `rate` and sd `fixture_sd`: a Beta, or its limits (all equal; all 0 or 1)."""
     top = m.rate * (1 - m.rate)
-    if m.df > 0 and m.seen_var > 0 and top > 0:
-        sd = fixture_sds(m, rng, shape[0]).reshape((shape[0],) + (1,) * (len(shape) - 1))
-        sizes = np.maximum(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9)
-        drawn: FloatArray = rng.beta(m.rate * sizes, (1 - m.rate) * sizes, shape)
-        return np.where(np.broadcast_to(sd <= 1e-9, shape), m.rate, drawn)
     if m.fixture_sd <= 0 or top <= 0:
         return np.full(shape, m.rate)
     if m.fixture_sd ** 2 >= top * (1 - 1e-9):
         return (rng.random(shape) < m.rate).astype(np.float64)
     size = top / m.fixture_sd ** 2 - 1
     out: FloatArray = rng.beta(m.rate * size, (1 - m.rate) * size, shape)
+    return out
+
+
+def drawn(m: Rates, rng: np.random.Generator, n: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The baseline rate, fixture spread and run offset sd of each of n simulated runs. Declared (no pilot): the
+    model's own, every time. From a pilot, what it leaves uncertain is drawn from its mean squares, each a scaled
+    inverse χ² on its own degrees of freedom (the posterior of a normal variance under the usual flat prior on
+    its log): the variance of the fixture means τ² = MS·df/χ²_df, the fixture spread τ² less its sampling part
+    (floored at 0, capped at the rate's), the rate the pilot's mean plus N(0, MS_rate·df/χ²_df / F) with the
+    same draw; the run term the arms' per-repetition mean square less their residual one, each drawn so, over F
+    (floored at 0: a generalised pivotal draw of a variance component)."""
+    p = m.pilot
+    if p is None or p.fixture_ms <= 0 or p.fixtures < 2:
+        return np.full(n, m.rate), np.full(n, m.fixture_sd), np.full(n, m.run_sd)
+    df = p.fixtures - 1
+    scale = df / rng.chisquare(df, n)
+    rate = np.clip(m.rate + np.sqrt(p.rate_ms * scale / p.fixtures) * rng.standard_normal(n), 1e-3, 1 - 1e-3)
+    fixture: FloatArray = np.sqrt(np.clip(p.fixture_ms * scale - p.sampling, 0.0, rate * (1 - rate)))
+    run = np.full(n, m.run_sd)
+    if p.run_df:
+        run_var = p.run_ms * p.run_df / rng.chisquare(p.run_df, n)
+        if p.err_df and p.err_ms > 0:
+            run_var = run_var - p.err_ms * p.err_df / rng.chisquare(p.err_df, n)
+        run = np.sqrt(np.maximum(run_var, 0.0) / p.fixtures)
+    return rate, fixture, run
+
+
+def _fixture_rates(rate: FloatArray, sd: FloatArray, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
+    """Fixture rates of each simulated run (mean `rate`, sd `sd`, one of each per run): a Beta, or its limits
+    (all equal where sd is 0; all 0 or 1 where sd is the rate's largest)."""
+    ext = (shape[0],) + (1,) * (len(shape) - 1)
+    mean, sd = rate.reshape(ext), sd.reshape(ext)
+    top = mean * (1 - mean)
+    sizes = np.maximum(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9)
+    inner = np.clip(mean, 1e-9, 1 - 1e-9)  # a rate of 0 or 1 has no Beta: its fixtures are all that (below)
+    drawn_: FloatArray = rng.beta(np.broadcast_to(inner * sizes, shape), np.broadcast_to((1 - inner) * sizes, shape))
+    coin = (rng.random(shape) < mean).astype(np.float64)
+    out: FloatArray = np.where(sd <= 1e-9, np.broadcast_to(mean, shape),
+                               np.where(sd ** 2 >= top * (1 - 1e-9), coin, drawn_))
     return out
 
 
@@ -261,8 +336,8 @@ def tables(z: Draws, gap: float) -> tuple[FloatArray, FloatArray]:
         delta = (gap + math.sqrt(m.fixture) * z.a + math.sqrt(m.run) * z.c[:, 1:, :]
                  + math.sqrt(m.cell) * z.e[:, 1])
         return np.zeros_like(delta), delta
-    p_base = np.clip(z.a + m.run_sd * z.c[:, :1, :], 0.0, 1.0)
-    p_var = np.clip(z.a + gap + m.effect_sd * z.u + m.run_sd * z.c[:, 1:, :], 0.0, 1.0)
+    p_base = np.clip(z.a + z.run_sd * z.c[:, :1, :], 0.0, 1.0)
+    p_var = np.clip(z.a + gap + m.effect_sd * z.u + z.run_sd * z.c[:, 1:, :], 0.0, 1.0)
     return _cells(p_base, z.e[:, 0], m.levels), _cells(p_var, z.e[:, 1], m.levels)
 
 
