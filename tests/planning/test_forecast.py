@@ -90,17 +90,23 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", fixtures=FIXTURES10)
     base, var = SHOCKED10 - 0.1, SHOCKED10  # a pilot with cell noise and a run shock of the variant's
     run_dir = make_run(project, the_card(project), ab_metrics(np.clip(base, 0, 1), var, shape=(10, 3)))
-    result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name])
+    # the variant's shock in one of three repetitions is a run term the pilot shows: at the card's three
+    # repetitions no gap wins 80% of the time (said), at ten one does
+    three = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name]).output
+    assert ("field_recall rises (A): 10 fixtures × 3 repetitions → no true gap the scores allow wins in 80% of "
+            "simulated runs") in three
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name,
+                                      "--repetitions", "10"])
     assert result.exit_code == 0, result.output
     out = result.output
     assert f"pilot {run_dir.name}:" in out
     assert "2,000 simulated runs of this size judged by the verdict's own rule, from a model of the pilot" in out
-    data = plan(project, the_card(project), run_dir.name).fields()  # as --json prints it
+    data = plan(project, the_card(project), run_dir.name, repetitions=10).fields()  # as --json prints it
     rises = data["pilot"]["clauses"][0]
     lo, hi = rises["needed_gap_range"]
     assert 0 < lo <= rises["needed_gap"] and (hi is None or rises["needed_gap"] <= hi)
-    upper = "no gap at all" if hi is None else f"{hi:.3f}"  # three repetitions: a run term at its upper end
-    assert (f"field_recall rises (A): 10 fixtures × 3 repetitions → a true gap of {rises['needed_gap']:.3f} holds "
+    upper = "no gap at all" if hi is None else f"{hi:.3f}"
+    assert (f"field_recall rises (A): 10 fixtures × 10 repetitions → a true gap of {rises['needed_gap']:.3f} holds "
             f"in 80% of simulated runs (pilot uncertainty: {lo:.3f} to {upper})") in out
     m = rises["model"]
     assert m["model"] == "rates" and m["baseline_rate"] == pytest.approx(float(np.clip(base, 0, 1).mean()))
@@ -114,14 +120,14 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     assert ("  assumes: the pilot's fixtures are a fair sample of those the run will have: each simulated run draws "
             "its own baseline rate and fixture spread from what the pilot's fixture means leave uncertain") in out
     assert "power at a true gap of 0.05: " in out
-    assert "unsupported_values not_rises (A): 10 fixtures × 3 repetitions → the guard (margin 0.25) holds" in out
+    assert "unsupported_values not_rises (A): 10 fixtures × 10 repetitions → the guard (margin 0.25) holds" in out
     assert "abstains holds on ex-06 (A): pilot 3 of 3" in out
     assert data["pilot"]["observed_cost_per_call"] == pytest.approx(0.002)
     # the figure is the rule's: at the needed gap, fresh simulations of the same model win ≈ 80%
     model = simulate.model_of(np.clip(base, 0, 1), var)
-    fresh = simulate.draws(model, 10, 3, seed=99, n=4000)
+    fresh = simulate.draws(model, 10, 10, seed=99, n=4000)
     assert simulate.effect_power(fresh, rises["needed_gap"], 0.05) == pytest.approx(0.80, abs=0.03)
-    again = plan(project, the_card(project), run_dir.name).fields()  # seeded: the same plan prints the same figures
+    again = plan(project, the_card(project), run_dir.name, repetitions=10).fields()  # seeded: the same plan prints the same figures
     assert again["pilot"]["clauses"][0]["needed_gap"] == rises["needed_gap"]
 
 
