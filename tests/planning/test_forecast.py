@@ -127,7 +127,8 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
     model = simulate.model_of(np.clip(base, 0, 1), var)
     fresh = simulate.draws(model, 10, 10, seed=99, n=4000)
     assert simulate.effect_power(fresh, rises["needed_gap"], 0.05) == pytest.approx(0.80, abs=0.03)
-    again = plan(project, the_card(project), run_dir.name, repetitions=10).fields()  # seeded: the same plan prints the same figures
+    # seeded: the same plan prints the same figures
+    again = plan(project, the_card(project), run_dir.name, repetitions=10).fields()
     assert again["pilot"]["clauses"][0]["needed_gap"] == rises["needed_gap"]
 
 
