@@ -145,8 +145,7 @@ LIMITS = ("C901", "PLR0915")
 MAX_FUNCTION_LINES = 80
 TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card",
-    "publish/runcard.py:ab_context",
-    "run/calls.py:call_cell", "run/calls.py:execute", "run/runner.py:_targets",
+    "run/runner.py:_targets",
     "run/runner.py:_run_one",
     "verdict/clausestats.py:ab_stats",
     "verdict/findings.py:ab_body", "verdict/give.py:give_verdict",

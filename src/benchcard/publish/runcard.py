@@ -184,49 +184,8 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     root = "../../"
     folder = out / "cards" / card.id
     folder.mkdir(parents=True, exist_ok=True)
-    # The fixtures and answer keys, published alongside the card.
-    materials = _data_file_materials(card, project, folder) if card.dataset is not None else []
-    for fixture_id, path in sorted(card.fixtures.items()) if card.dataset is None else ():
-        entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
-        if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
-            entry["fixture"] = rel = f"fixtures/{published_name(path.name)}"
-            copy_published(path, folder / rel)
-        key = project.keys_dir(card.id) / f"{fixture_id}.json"
-        if regular_inside(key, project.root):
-            entry["key"] = rel = f"keys/{key.name}"
-            copy_published(key, folder / rel)
-        materials.append(entry)
-    seal = project.seal_path(card.id, card.version)
-    seal_href = None
-    if regular_inside(seal, project.root):
-        seal_href = f"keys/{seal.name}"
-        copy_published(seal, folder / seal_href)
-
-    n_plots = 0
-    run_views = []
-    linked = links(runs)
-    by_id = {r.run_id: r for r in runs}
-    for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
-        drawn = run.judged_file is not None or run.table is not None
-        plots = draw_plots(run, card, folder, "", narrow=True) if drawn else []
-        n_plots += len(plots)
-        main, rest = _pivots(run, card)
-        run_views.append({
-            "run": run,
-            "current": run.version == card.version,
-            "verdict": verdict_page(run) if run.judged_file is not None or run.ledger_row else None,
-            "plots": plots,
-            "pivot": main,
-            "more_pivot": rest,
-            "no_scored_cell": run.table is not None and not run.table["value"].notna().any(),
-            "href": root + run.href,
-            "table_href": root + run.site_dir + "/table.csv" if run.folder and (run.folder / "table.csv").is_file()
-            else None,
-            "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
-            "replicas": ab_replications(run, [by_id[k] for k, link in linked.items()
-                                              if link.original == run.run_id and k in by_id], folder, ""),
-            "replica_of": _replica_of(run, linked, by_id),
-        })
+    materials, seal_href = _published_materials(card, project, folder)
+    run_views, n_plots = _run_views(card, runs, folder, root)
     current_runs = [v for v in run_views if v["current"]]
     win = None
     if card.win is not None:
@@ -267,3 +226,57 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
         "title": f"{page.get('label') or card.id.upper()} · {card.title}" if card.title else card.id.upper(),
     }
     return context, n_plots
+
+
+def _published_materials(card: Card, project: Project, folder: Path) -> tuple[list[dict[str, str | None]],
+                                                                               str | None]:
+    """The fixtures and answer keys, and the seal, copied beside the card's page: each fixture's links, and the
+    seal's (None when there is no seal to publish)."""
+    materials = _data_file_materials(card, project, folder) if card.dataset is not None else []
+    for fixture_id, path in sorted(card.fixtures.items()) if card.dataset is None else ():
+        entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
+        if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
+            entry["fixture"] = rel = f"fixtures/{published_name(path.name)}"
+            copy_published(path, folder / rel)
+        key = project.keys_dir(card.id) / f"{fixture_id}.json"
+        if regular_inside(key, project.root):
+            entry["key"] = rel = f"keys/{key.name}"
+            copy_published(key, folder / rel)
+        materials.append(entry)
+    seal = project.seal_path(card.id, card.version)
+    seal_href = None
+    if regular_inside(seal, project.root):
+        seal_href = f"keys/{seal.name}"
+        copy_published(seal, folder / seal_href)
+    return materials, seal_href
+
+
+def _run_views(card: Card, runs: Sequence[Run], folder: Path, root: str) -> tuple[list[dict[str, Any]], int]:
+    """Each run of the card as its page shows it, the current version's first, newest first; and the plots
+    drawn."""
+    n_plots = 0
+    run_views = []
+    linked = links(runs)
+    by_id = {r.run_id: r for r in runs}
+    for run in sorted(runs, key=lambda r: (r.version != card.version, -r.version, r.started), reverse=False):
+        drawn = run.judged_file is not None or run.table is not None
+        plots = draw_plots(run, card, folder, "", narrow=True) if drawn else []
+        n_plots += len(plots)
+        main, rest = _pivots(run, card)
+        run_views.append({
+            "run": run,
+            "current": run.version == card.version,
+            "verdict": verdict_page(run) if run.judged_file is not None or run.ledger_row else None,
+            "plots": plots,
+            "pivot": main,
+            "more_pivot": rest,
+            "no_scored_cell": run.table is not None and not run.table["value"].notna().any(),
+            "href": root + run.href,
+            "table_href": root + run.site_dir + "/table.csv" if run.folder and (run.folder / "table.csv").is_file()
+            else None,
+            "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
+            "replicas": ab_replications(run, [by_id[k] for k, link in linked.items()
+                                              if link.original == run.run_id and k in by_id], folder, ""),
+            "replica_of": _replica_of(run, linked, by_id),
+        })
+    return run_views, n_plots

@@ -153,7 +153,6 @@ def _describe(exc: BaseException) -> str:
 async def call_cell(s: Session, job: Job) -> OutputRow:
     """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error)."""
     # Not tenacity's AsyncRetrying: it cost more CPU per cell and wall time than this loop (docs/performance.md).
-    opts = s.options
     attempts = 0
     waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
     while True:
@@ -165,41 +164,57 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
             message = _scrub(s, _describe(exc))
             raise Fatal(message, _failed(job, attempts, None, message)) from None
         started = time.perf_counter()
-        error: BaseException
-        try:
-            async with asyncio.timeout(opts.timeout):
-                completion = await s.provider.complete(job.body)
-        except TimeoutError:
-            error = RetryableError(f"timed out after {opts.timeout:g} s")
-        except (asyncio.CancelledError, KeyboardInterrupt, ProviderError):
-            raise
-        except Exception as exc:
-            error = exc
-            if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
-                raise Fatal(_scrub(s, _describe(exc))) from None
-            if isinstance(exc, WorkerLost):
-                message = _scrub(s, _describe(exc))
-                raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
-            if not s.provider.should_retry(exc):
-                s.transport_streak = 0  # the endpoint answered, about this cell
-                return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
-        else:
-            s.transport_streak = 0
-            return _row(s, job, completion, attempts, _elapsed(started))
-        latency = _elapsed(started)
-        if attempts >= opts.attempts:
-            message = _scrub(s, _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
-            _count_transport_failure(s, error, message)
-            return _failed(job, attempts, latency, message)
-        retry_after = error.retry_after if isinstance(error, RetryableError) else None
-        delay = backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng)
-        asked = max(delay, retry_after or 0.0)
-        if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
-            message = (_describe(error) + f"; the server asked to wait {asked:g} s more, past the {opts.max_wait:g} s "
-                       f"one cell may wait in all (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
-            return _failed(job, attempts, latency, _scrub(s, message))
+        outcome = await _attempt(s, job, attempts, started)
+        if isinstance(outcome, OutputRow):
+            return outcome
+        gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
+        if gave_up is not None:
+            return gave_up
         waited += delay
         await asyncio.sleep(delay)
+
+
+async def _attempt(s: Session, job: Job, attempts: int, started: float) -> OutputRow | BaseException:
+    """One call: the cell's row (answered, or failed for good), or the error to retry on; Fatal for an error
+    no cell can get past (a key refused, the local worker lost)."""
+    try:
+        async with asyncio.timeout(s.options.timeout):
+            completion = await s.provider.complete(job.body)
+    except TimeoutError:
+        return RetryableError(f"timed out after {s.options.timeout:g} s")
+    except (asyncio.CancelledError, KeyboardInterrupt, ProviderError):
+        raise
+    except Exception as exc:
+        if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
+            raise Fatal(_scrub(s, _describe(exc))) from None
+        if isinstance(exc, WorkerLost):
+            message = _scrub(s, _describe(exc))
+            raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
+        if not s.provider.should_retry(exc):
+            s.transport_streak = 0  # the endpoint answered, about this cell
+            return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
+        return exc
+    s.transport_streak = 0
+    return _row(s, job, completion, attempts, _elapsed(started))
+
+
+def _retry_or_give_up(s: Session, job: Job, error: BaseException, attempts: int, latency: float,
+                      waited: float) -> tuple[OutputRow | None, float]:
+    """After a retryable error: the failed row when the attempts or the wait allowed are spent, else the delay
+    before the next attempt (backoff, or the server's Retry-After)."""
+    opts = s.options
+    if attempts >= opts.attempts:
+        message = _scrub(s, _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+        _count_transport_failure(s, error, message)
+        return _failed(job, attempts, latency, message), 0.0
+    retry_after = error.retry_after if isinstance(error, RetryableError) else None
+    delay = backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng)
+    asked = max(delay, retry_after or 0.0)
+    if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
+        message = (_describe(error) + f"; the server asked to wait {asked:g} s more, past the {opts.max_wait:g} s "
+                   f"one cell may wait in all (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+        return _failed(job, attempts, latency, _scrub(s, message)), 0.0
+    return None, delay
 
 
 def _count_transport_failure(s: Session, error: BaseException, message: str) -> None:
@@ -236,38 +251,8 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
     """Call every planned cell not in `done`, appending each outcome as it finishes; returns cells called."""
     workers = max(1, s.workers)
     queue: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=2 * workers)
-
-    async def produce() -> None:
-        sent = 0
-        for assignment, request in s.store.iter_plan(skip=done):
-            if assignment.cell in done:
-                continue
-            if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):
-                break
-            await queue.put(Job(assignment.cell, assignment.fixture, request.body))
-            sent += 1
-        for _ in range(workers):
-            await queue.put(None)
-
-    async def work() -> None:
-        while s.fatal is None and s.stopped is None:
-            job = await queue.get()
-            if job is None:
-                return
-            try:
-                row = await call_cell(s, job)
-            except Fatal as exc:
-                if exc.row is not None:
-                    writer.append(exc.row)
-                    s.progress.advance(exc.row)
-                if s.fatal is None:
-                    s.fatal = str(exc)
-                return
-            writer.append(row)
-            s.progress.advance(row)
-
-    producer = asyncio.create_task(produce())
-    tasks = [asyncio.create_task(work()) for _ in range(workers)]
+    producer = asyncio.create_task(_produce(s, queue, done, stop_after, workers))
+    tasks = [asyncio.create_task(_work(s, queue, writer)) for _ in range(workers)]
     try:
         await asyncio.gather(*tasks)
     finally:
@@ -276,3 +261,37 @@ async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: 
             t.cancel()
         await asyncio.gather(producer, *tasks, return_exceptions=True)
     return writer.written
+
+
+async def _produce(s: Session, queue: asyncio.Queue[Job | None], done: set[str], stop_after: int | None,
+                   workers: int) -> None:
+    """The planned cells not in `done` onto the queue, in plan order, until a stop; then one end per worker."""
+    sent = 0
+    for assignment, request in s.store.iter_plan(skip=done):
+        if assignment.cell in done:
+            continue
+        if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):
+            break
+        await queue.put(Job(assignment.cell, assignment.fixture, request.body))
+        sent += 1
+    for _ in range(workers):
+        await queue.put(None)
+
+
+async def _work(s: Session, queue: asyncio.Queue[Job | None], writer: OutputWriter) -> None:
+    """One worker: call cells off the queue and append each row as it finishes, until the end or a stop."""
+    while s.fatal is None and s.stopped is None:
+        job = await queue.get()
+        if job is None:
+            return
+        try:
+            row = await call_cell(s, job)
+        except Fatal as exc:
+            if exc.row is not None:
+                writer.append(exc.row)
+                s.progress.advance(exc.row)
+            if s.fatal is None:
+                s.fatal = str(exc)
+            return
+        writer.append(row)
+        s.progress.advance(row)
