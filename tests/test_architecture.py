@@ -147,10 +147,8 @@ TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card",
     "run/runner.py:_targets",
     "run/runner.py:_run_one",
-    "verdict/clausestats.py:ab_stats",
     "verdict/findings.py:ab_body", "verdict/give.py:give_verdict",
     "verdict/runfolder.py:read_run",
-    "verdict/winrule.py:gap_clause",
 })
 
 

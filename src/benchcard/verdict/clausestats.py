@@ -109,42 +109,15 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
         except ValueError:
             floors[(metric, fixture)] = None
         for variant in others:
-            var = data.grid(values, variant, fixtures) if values is not None else np.full((1, 1), np.nan)
-            g = Gap(metric, fixture, variant, base, var, nf=floors[(metric, fixture)])
+            g = Gap(metric, fixture, variant, base,
+                    data.grid(values, variant, fixtures) if values is not None else np.full((1, 1), np.nan),
+                    nf=floors[(metric, fixture)])
             if values is None:
                 g.error = f"the scorer gave no {metric!r} for any cell"
             else:
-                t_base = data.grid(truncated, baseline, fixtures) == 1.0
-                t_var = data.grid(truncated, variant, fixtures) == 1.0
-                g.truncated = int(t_base.sum() + t_var.sum())
-                if g.truncated:
-                    lo, hi = metric_range(metric)
-                    top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
-                    g.base_low, g.var_low = np.where(t_base, top, base), np.where(t_var, lo, var)
-                    g.base_high, g.var_high = np.where(t_base, lo, base), np.where(t_var, top, var)
+                _bound_truncated(g, values, data.grid(truncated, baseline, fixtures) == 1.0,
+                                 data.grid(truncated, variant, fixtures) == 1.0)
             gaps[(variant, (metric, fixture))] = g
-
-    def gap_job(g: Gap) -> None:
-        try:
-            g.obs = crossed(g.base, g.var, unmeasured_run_var=unmeasured_run_var)
-            if not g.obs.n_fixtures[0]:
-                raise ValueError("no fixture is scored in both baseline and variant")
-            g.low = g.high = g.obs
-            if g.truncated:
-                assert g.base_low is not None and g.var_low is not None
-                assert g.base_high is not None and g.var_high is not None
-                g.low = crossed(g.base_low, g.var_low, unmeasured_run_var=unmeasured_run_var)
-                g.high = crossed(g.base_high, g.var_high, unmeasured_run_var=unmeasured_run_var)
-        except ValueError as exc:
-            g.error = str(exc)
-            g.obs = g.low = g.high = None
-            return
-        for c in {id(c): c for c in (g.obs, g.low, g.high)}.values():
-            # unpaired fixtures are 0 in d, which changes no sign-flip p
-            # drawn until its p is surely above α (or to the end): the decision is the full draws' (signflip.py)
-            flip = signflip(c.d[0], n_draws=SIGNFLIP_DRAWS, seed=seed, stop_above=alpha)
-            g.flips[id(c)], g.flip_draws[id(c)] = flip.p, flip.draws
-
     usable = [g for g in gaps.values() if g.error is None]
     diffs, resampled = [], []
     for g in usable:
@@ -153,7 +126,41 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
         except ValueError:
             continue
         resampled.append(g)
-    jobs = [pool.submit(gap_job, g) for g in usable]
+    jobs = [pool.submit(_gap_job, g, seed, alpha, unmeasured_run_var) for g in usable]
     boot = Resamples(diffs, n_resamples, seed, pool)
     return Pending(Figures(gaps, floors, gap_keys, seed, n_resamples), jobs, boot, resampled, alpha)
+
+
+def _bound_truncated(g: Gap, values: FloatArray, t_base: np.ndarray, t_var: np.ndarray) -> None:
+    """A gap with truncated cells gets its worst and best cases too: each truncated cell at the metric's bound
+    that hurts the variant (low) or helps it (high)."""
+    g.truncated = int(t_base.sum() + t_var.sum())
+    if g.truncated:
+        lo, hi = metric_range(g.metric)
+        top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+        g.base_low, g.var_low = np.where(t_base, top, g.base), np.where(t_var, lo, g.var)
+        g.base_high, g.var_high = np.where(t_base, lo, g.base), np.where(t_var, top, g.var)
+
+
+def _gap_job(g: Gap, seed: int, alpha: float, unmeasured_run_var: float) -> None:
+    """On the pool: the calibrated gap (and its bounds, with truncated cells), and each one's sign-flip p."""
+    try:
+        g.obs = crossed(g.base, g.var, unmeasured_run_var=unmeasured_run_var)
+        if not g.obs.n_fixtures[0]:
+            raise ValueError("no fixture is scored in both baseline and variant")
+        g.low = g.high = g.obs
+        if g.truncated:
+            assert g.base_low is not None and g.var_low is not None
+            assert g.base_high is not None and g.var_high is not None
+            g.low = crossed(g.base_low, g.var_low, unmeasured_run_var=unmeasured_run_var)
+            g.high = crossed(g.base_high, g.var_high, unmeasured_run_var=unmeasured_run_var)
+    except ValueError as exc:
+        g.error = str(exc)
+        g.obs = g.low = g.high = None
+        return
+    for c in {id(c): c for c in (g.obs, g.low, g.high)}.values():
+        # unpaired fixtures are 0 in d, which changes no sign-flip p
+        # drawn until its p is surely above α (or to the end): the decision is the full draws' (signflip.py)
+        flip = signflip(c.d[0], n_draws=SIGNFLIP_DRAWS, seed=seed, stop_above=alpha)
+        g.flips[id(c)], g.flip_draws[id(c)] = flip.p, flip.draws
 

@@ -157,57 +157,72 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
         return ClauseResult(clause, False, why=f"{clause_text(clause)}: cannot be judged — {reason}.",
                             cause=reason)
     figures = gap_figures(g, alpha)
-    p_hold = float(ev.p_hold[0])
-    holds = p_hold <= alpha
-    level = fmt_level(alpha)
     head = f"{clause_text(clause)} ({g.variant} − baseline)"
-    zero = figures.ci is None
-    ci = (f"gap {fmt(figures.gap, True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
-          if figures.ci is None else f"{level} CI {fmt_ci(*figures.ci)}") + f", p {fmt_peq(figures.p)}, sign-flip p "
-          f"{fmt_peq(figures.p_signflip)}")
     bounded = ""
     if not isinstance(figures.bounded_gaps, UnsetType):
         bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
                    f"(gaps {fmt(figures.bounded_gaps[0], True)} to {fmt(figures.bounded_gaps[1], True)})")
-    run_unknown = math.isinf(figures.run_var)
     if clause.test in ("rises", "falls"):
-        up = clause.test == "rises"
-        side = "above" if up else "below"
-        if holds:
-            shown = "the sign-flip puts" if zero else "the calibrated interval puts"
-            why = f"holds — {ci}: {shown} the gap {side} 0{bounded}."
-            return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
-        if lost:
-            cause = "the effect goes significantly the wrong way"
-            why = f"does not hold — {ci}: {cause}, by the same evidence a win needs{bounded}."
-            return ClauseResult(clause, False, mirror=True, figures=figures, why=f"{head}: {why}", cause=cause)
-        reasons = []
-        if run_unknown:
-            reasons.append(run_spread_unmeasured(g))
-        elif ev.trivial is not None and bool(ev.trivial[0]):
-            reasons.append(f"the gap is significant but smaller than min_effect {min_effect:g}: significant but "
-                           "trivial")
-        else:
-            if zero or figures.p > alpha or (figures.gap > 0) != up:
-                reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
-            moved = int((np.abs(g.obs.d[0]) > 0).sum())
-            if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
-                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α ({moved} fixtures can never "
-                               f"reach α {alpha:g})")
-            elif figures.p_signflip > alpha and (zero or not (reasons or g.truncated)):  # compare needs it too
-                reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α")
-            if not reasons:
-                reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(p_hold)}")
-        cause = " and ".join(reasons)
-        return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {ci}: {cause}{bounded}.",
-                            cause=cause)
+        return _effect_clause(clause, g, figures, ev, lost, alpha, min_effect, head, bounded)
+    return _guard_clause(clause, g, figures, ev, lost, alpha, head, bounded)
+
+
+def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lost: bool, alpha: float,
+                   min_effect: float, head: str, bounded: str) -> ClauseResult:
+    """`rises`/`falls`: holds, lost (the effect shown the wrong way), or why it does not hold."""
+    zero = figures.ci is None
+    ci = (f"gap {fmt(figures.gap, True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
+          if figures.ci is None else f"{fmt_level(alpha)} CI {fmt_ci(*figures.ci)}") + f", p {fmt_peq(figures.p)}, "
+          f"sign-flip p {fmt_peq(figures.p_signflip)}")
+    side = "above" if clause.test == "rises" else "below"
+    if float(ev.p_hold[0]) <= alpha:
+        shown = "the sign-flip puts" if zero else "the calibrated interval puts"
+        why = f"holds — {ci}: {shown} the gap {side} 0{bounded}."
+        return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
+    if lost:
+        cause = "the effect goes significantly the wrong way"
+        why = f"does not hold — {ci}: {cause}, by the same evidence a win needs{bounded}."
+        return ClauseResult(clause, False, mirror=True, figures=figures, why=f"{head}: {why}", cause=cause)
+    cause = " and ".join(_effect_reasons(clause, g, figures, ev, alpha, min_effect))
+    return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {ci}: {cause}{bounded}.",
+                        cause=cause)
+
+
+def _effect_reasons(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, alpha: float,
+                    min_effect: float) -> list[str]:
+    """Why a `rises`/`falls` clause that was not lost does not hold, each reason a phrase."""
+    assert g.obs is not None
+    up, zero = clause.test == "rises", figures.ci is None
+    side = "above" if up else "below"
+    if math.isinf(figures.run_var):
+        return [run_spread_unmeasured(g)]
+    if ev.trivial is not None and bool(ev.trivial[0]):
+        return [f"the gap is significant but smaller than min_effect {min_effect:g}: significant but trivial"]
+    reasons = []
+    if zero or figures.p > alpha or (figures.gap > 0) != up:
+        reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
+    moved = int((np.abs(g.obs.d[0]) > 0).sum())
+    if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
+        reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α ({moved} fixtures can never "
+                       f"reach α {alpha:g})")
+    elif figures.p_signflip > alpha and (zero or not (reasons or g.truncated)):  # compare needs it too
+        reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α")
+    if not reasons:
+        reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(float(ev.p_hold[0]))}")
+    return reasons
+
+
+def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lost: bool, alpha: float, head: str,
+                  bounded: str) -> ClauseResult:
+    """A guard (`not_rises`/`not_falls`): holds, broken (shown beyond the margin), or not shown within it."""
     margin = float(clause.margin or 0.0)
     upper = clause.test == "not_rises"
     bound = figures.upper_one_sided if upper else figures.lower_one_sided
     bound_name, cmp, limit = ("upper", "below", fmt(margin)) if upper else ("lower", "above", fmt(-margin))
     gap_text = f"gap {fmt(figures.gap, True)}, p {fmt_peq(figures.p)}"
-    shown = f"the one-sided {level} {bound_name} bound {fmt(bound)}" if not zero else "the gap (no spread at all)"
-    if holds:
+    shown = (f"the one-sided {fmt_level(alpha)} {bound_name} bound {fmt(bound)}" if figures.ci is not None
+             else "the gap (no spread at all)")
+    if float(ev.p_hold[0]) <= alpha:
         why = f"holds — {shown} is {cmp} {limit} ({gap_text}){bounded}."
         return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
     if lost:
@@ -215,7 +230,7 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
                  "the same evidence a win needs")
         return ClauseResult(clause, False, broken=True, figures=figures,
                             why=f"{head}: does not hold — {cause} ({gap_text}){bounded}.", cause=cause)
-    cause = run_spread_unmeasured(g) if run_unknown else f"{shown} is not {cmp} {limit}"
+    cause = run_spread_unmeasured(g) if math.isinf(figures.run_var) else f"{shown} is not {cmp} {limit}"
     why = (f"does not hold — {cause} ({gap_text}){bounded}; the data cannot rule out a change beyond the margin.")
     return ClauseResult(clause, False, figures=figures, why=f"{head}: {why}", cause=cause)
 
