@@ -37,8 +37,8 @@ from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.records.verdictfile import LedgerEntry
 
-__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "find_run", "locked", "read",
-           "repair", "row_hash", "strict", "torn_message", "torn_tail", "verify"]
+__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "locked", "read",
+           "repair", "row_hash", "row_of_run", "strict", "torn_message", "torn_tail", "verify"]
 
 LOCK_TIMEOUT_S = 60.0
 _LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
@@ -292,7 +292,7 @@ def _lacks_final_newline(path: Any) -> bool:
         return fh.read(1) != b"\n"
 
 
-def find_run(project: Project, run_id: str) -> LedgerRow | None:
+def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
     """The ledger row of a run, if it has one."""
     for row in read(project):
         if row.run == run_id:

@@ -66,7 +66,7 @@ def set_aside(project: Project, run_dir: Path, why: str) -> SetAsideDone:
     if not reason:
         raise RunError("--why: say in a few words why the run is set aside (it is kept with the run)")
     with ledger.locked(project):
-        row = ledger.find_run(project, run)
+        row = ledger.row_of_run(project, run)
         if row is not None:
             raise RunError(f"run {run} is in the ledger (seq {row.seq}); a ledgered verdict is the record and is "
                            "never set aside")

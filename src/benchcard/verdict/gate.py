@@ -70,7 +70,7 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
     card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
     `show` the card's result, else its newest run (`records/cardruns.py`)."""
     run_dir = find_run(project, run, "result" if show else "newest")
-    card = _run_card(project, run_dir, read_manifest(run_dir)) if gate else None
+    card = _card_to_gate(project, run_dir, read_manifest(run_dir)) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)
         if card is not None and known(verdict.file.scratch):  # no ledger row vouches for a scratch verdict.json
@@ -94,7 +94,7 @@ def shown_lines(verdict: Verdict, gate: Gate | None) -> list[str]:
     return lines + ([gate.line] if gate else [])
 
 
-def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
+def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The run's card at the run's version and seal: the threshold read is the one that was sealed."""
     card_id = manifest.card
     path = project.card_path(card_id)

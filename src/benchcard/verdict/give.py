@@ -105,7 +105,7 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
             f"`benchcard run {manifest.card} --resume {run_dir.name}`")
 
 
-def _run_card(project: Project, run_dir: Path, manifest: Manifest) -> Card:
+def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
     run = run_dir.name
     refuse_set_aside(run_dir, f"run {run}")
@@ -209,7 +209,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         scores_path = run_dir / "scores.jsonl"
         scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
         try:
-            card = _run_card(project, run_dir, manifest)
+            card = _card_to_judge(project, run_dir, manifest)
             sealed_root = io.submit(_seal_root, project, card, manifest)
             # the re-derived plan on the table's thread, idle until the table is formed; its digest (for the
             # check, not for the statistics) on the file thread once the seal's root is known
@@ -329,7 +329,7 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
         refuse_set_aside(run_dir, f"run {run}")  # set aside while the verdict was being computed
-        existing = ledger.find_run(project, run)
+        existing = ledger.row_of_run(project, run)
         if existing is not None:
             raise VerdictError(f"run {run} is already in the ledger (seq {existing.seq}) but has no "
                                f"{VERDICT_FILE}; it is not entered twice")
@@ -359,7 +359,7 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
     except OSError as exc:
         raise VerdictError(f"{project.relative(path)}: unreadable: {exc}") from None
     verdict = decode_verdict(raw, project.relative(path), VerdictError)
-    row = ledger.find_run(project, Path(run_dir).name)
+    row = ledger.row_of_run(project, Path(run_dir).name)
     changed = tuple(record_problems(project, Path(run_dir), verdict, row))
     said = row if changed and row is not None else verdict
     return Verdict(run=Path(run_dir).name, card=verdict.card, version=verdict.version or 0, kind=verdict.kind,
