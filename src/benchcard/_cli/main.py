@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from benchcard._cli import cards, grading, ledger, runs, site, verdict
+from benchcard._cli import cards, grading, ledger, replicate, runs, site, verdict
 from benchcard.errors import BenchcardError, one_line
 
 
@@ -50,7 +50,8 @@ def cli(ctx: click.Context, project: str | None) -> None:
 
 for _command in (cards.check, cards.seal, cards.curl, runs.run, runs.status_cmd, cards.init, site.site,
                  site.view_cmd, verdict.verdict, ledger.ledger_cmd, runs.set_aside_cmd, runs.export,
-                 verdict.compare_cmd, grading.blind_sheet_cmd, grading.grade_cmd, cards.plan_cmd):
+                 verdict.compare_cmd, grading.blind_sheet_cmd, grading.grade_cmd, cards.plan_cmd,
+                 replicate.replicate_cmd):
     cli.add_command(_command)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -204,17 +204,21 @@ class _Entered(msgspec.Struct, frozen=True):
     ledger: LedgerEntry | None = None
 
 
-def verify(project: Project) -> None:
+def verify(project: Project, copied: Collection[str] = ()) -> None:
     """Check the whole chain; LedgerError naming the first bad `seq` (edited, deleted or reordered rows).
 
     A chain cannot see its own tail cut off, so every run's `verdict.json`, which records the seq and hash of
-    the row it was entered as, is checked against the ledger too.
+    the row it was entered as, is checked against the ledger too; but for the runs in `copied` (folders relative
+    to the project): originals copied in from another project, whose rows are in that project's ledger (named
+    by a replication row of this one, `verdict/replication.py`).
     """
     loaded = _load(project)[0]
     source = project.relative(project.ledger_path)
     _check_chain(loaded, source)
     by_seq = {row.seq: row for _, row in loaded}
     for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
+        if project.relative(path.parent) in copied:
+            continue
         try:
             entered = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
         except (OSError, msgspec.DecodeError):

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard.records.replication import ReplicaLink, ReplicationJudgement
 from benchcard.records.verdictfigures import Interval, Maybe, Number, VariantFigures
 
 
@@ -149,6 +150,9 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     # every other file of the run the verdict rests on (judge requests and outputs, grades, blind-sheet mappings,
     # batch journal and chunks, table.csv): its path in the run folder → its digest (verdict/integrity.py)
     evidence_files: dict[str, str] | UnsetType = UNSET
+    # a replication run's: the original's row it is linked to, and its judgement against it (docs/replication.md)
+    replicates: ReplicaLink | UnsetType = UNSET
+    replication: ReplicationJudgement | UnsetType = UNSET
     seal_root: str | None
     evidence: str  # the run's folder, relative to the project
     prev: str | None = None

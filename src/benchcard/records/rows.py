@@ -29,6 +29,7 @@ from benchcard.records.manifestparts import JudgePlan as JudgePlan
 from benchcard.records.manifestparts import Retry as Retry
 from benchcard.records.manifestparts import RigRecord as RigRecord
 from benchcard.records.manifestparts import Tokens as Tokens
+from benchcard.records.replication import ReplicaLink, RuleRecord
 
 MANIFEST = "manifest.json"
 OUTPUTS = "outputs.jsonl"
@@ -187,7 +188,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
-        "judge_tokens", "retries", "scratch"})
+        "judge_tokens", "retries", "scratch", "replicates", "replication_rule"})
 
     run: str
     card: str
@@ -210,6 +211,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     baseline: str | None = None
     benchcard_version: str | None = None
     started_at: str | None = None
+    replicates: ReplicaLink | None = None  # `benchcard replicate`: the run this one replicates
+    replication_rule: RuleRecord | None = None  # and the rule it is judged by, fixed before the first call
     sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (run/plandigest.py)
     plan_digest: str | None = None
     judge: JudgePlan | None = None

@@ -24,6 +24,7 @@ from msgspec import UNSET, UnsetType
 from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
+from benchcard.records.replication import ReplicationJudgement
 from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
@@ -110,6 +111,7 @@ class AbVerdict(VerdictHead, frozen=True, kw_only=True):
     disagreements: list[Disagreement] | UnsetType = UNSET
     judge: JudgeBlock | UnsetType = UNSET  # a judge card's judge (`verdict/judgefigures.py`)
     scratch: bool | UnsetType = UNSET  # a trial verdict, never entered in the ledger
+    replication: ReplicationJudgement | UnsetType = UNSET  # a replication run against its original
     given_at: str | UnsetType = UNSET  # none for a comparison
     ledger: LedgerEntry | UnsetType | None = UNSET
 
@@ -134,6 +136,7 @@ class ProbeVerdict(VerdictHead, frozen=True, kw_only=True):
     disagreements: list[Disagreement] | UnsetType = UNSET
     judge: JudgeBlock | UnsetType = UNSET
     scratch: bool | UnsetType = UNSET
+    replication: ReplicationJudgement | UnsetType = UNSET
     given_at: str | UnsetType = UNSET
     ledger: LedgerEntry | UnsetType | None = UNSET
 

@@ -22,6 +22,9 @@ from benchcard.records.rows import SEALED
 #: The manifest fields fixed when the plan is written that say what the run is; `plan_digest` covers them.
 PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "scratch", "provider_type", "base_url",
                "endpoints", "batch", "params", "seed", "repetitions", "cells", "started_at")
+#: Plan fields added later, covered only when a manifest has them, so that every older run's digest stands:
+#: a replication's link to its original and the rule it is judged by (`benchcard replicate`).
+LATER_PLAN_FIELDS = ("replicates", "replication_rule")
 
 
 #: Written under `sealed/` after the run by `benchcard blind-sheet` (a sheet's row → cell mapping, hidden from
@@ -62,7 +65,8 @@ def sealed_files(folder: Path) -> dict[str, str]:
 
 def plan_digest(manifest: Mapping[str, Any], sealed: Mapping[str, str]) -> str:
     """The digest of what the run is (`PLAN_FIELDS` as the manifest has them) and of its sealed files."""
-    return digest({"fields": {k: manifest.get(k) for k in PLAN_FIELDS}, "sealed": dict(sealed)})
+    fields = {k: manifest.get(k) for k in PLAN_FIELDS} | {k: manifest[k] for k in LATER_PLAN_FIELDS if k in manifest}
+    return digest({"fields": fields, "sealed": dict(sealed)})
 
 
 def seal_plan(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import httpx
 import msgspec
@@ -29,12 +29,12 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project
-from benchcard.records.rows import Manifest, RigRecord, new_run_id, utc_stamp
+from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, utc_stamp
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run.batch import run_batch
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run.conventions import judge_note, load_dotenv_keys, new_targets, resume_note
-from benchcard.run.grid import default_seed, plan_cells, plan_rows
+from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.plandigest import plan_problems, seal_plan
@@ -81,6 +81,19 @@ def score_blind(outputs_path: Path, scores_path: Path, card: Card, project: Proj
 # ------------------------------------------------------------------------------------------------- the run
 
 
+class ReplicaSource(Protocol):
+    """What `benchcard replicate` (run/replicate.py) adds to a new run: the original's seed (unless --seed gives
+    another), the sealed rows (the original's bodies), and the manifest's link to the original and its rule."""
+
+    @property
+    def seed(self) -> int: ...
+
+    def manifest_fields(self) -> dict[str, object]: ...
+
+    def rows(self, card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
+             ) -> Iterator[tuple[AssignmentRow, RequestRow]]: ...
+
+
 @dataclass
 class _Target:
     """One run to carry out: a new one (store None until planned) or one being resumed."""
@@ -91,14 +104,17 @@ class _Target:
     store: RunStore | None = None
     manifest: Manifest | None = None
     endpoint_from: str | None = None  # what named a new run's endpoint instead of its provider's own
+    replica: ReplicaSource | None = None  # a new replication run (run/replicate.py)
 
 
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
-        stream: IO[str] | None = None, stop_after: int | None = None) -> list[RunSummary]:
+        stream: IO[str] | None = None, stop_after: int | None = None,
+        replica: ReplicaSource | None = None) -> list[RunSummary]:
     """Run (or resume) a card: one run per model. The core of `benchcard run`.
 
     `transport` replaces the network (tests); `stream` takes the progress bar (default stderr);
-    `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume).
+    `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume); `replica` makes
+    the new run a replication (`benchcard replicate`, run/replicate.py).
     """
     _check_options(options)
     card = load_card(resolve_card_path(project, card_name), project)
@@ -106,7 +122,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     config = load_config(project.root)
     prices = price_table(config)
     notes = load_dotenv_keys(project.root, config)
-    targets = _targets(project, card, options, config, seal_root, notes)
+    targets = _targets(project, card, options, config, seal_root, notes, replica)
     resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
     if options.retry_failed and judge_spec(card) is not None:
         raise RunError("--retry-failed does not re-judge yet: call a judge card's failed cells in a new run")
@@ -216,12 +232,13 @@ def _check_models(models: Sequence[str]) -> None:
 
 
 def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str,
-             notes: list[str]) -> list[_Target]:
-    """The runs to make (one per model) or the one to resume; `notes` gets what was read how (run/conventions.py)."""
+             notes: list[str], replica: ReplicaSource | None = None) -> list[_Target]:
+    """The runs to make (one per model; a replication) or the one to resume; `notes` gets what was read how
+    (run/conventions.py)."""
     if o.resume is None:
         made, said = new_targets(card, o, config)
         notes += said
-        return [_Target(t.cfg, t.model, endpoint_from=t.endpoint_from) for t in made]
+        return [_Target(t.cfg, t.model, endpoint_from=t.endpoint_from, replica=replica) for t in made]
     store = RunStore.find(project, card.id, card.version, o.resume)
     if not store.has_manifest():
         # killed while planning: no call was made, so planning again in the same folder loses nothing
@@ -305,10 +322,10 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
         scratch = scratch_reason(project, card, t.cfg, o, t.endpoint_from)
         started = datetime.now(UTC)
-        seed = o.seed if o.seed is not None else default_seed(seal_root, started)
+        seed = o.seed if o.seed is not None else t.replica.seed if t.replica else default_seed(seal_root, started)
         cells = plan_cells(card, seed)
         url = endpoint(t.cfg)
-        rows = plan_rows(card, cells, provider, model, url)
+        rows = (t.replica.rows if t.replica else plan_rows)(card, cells, provider, model, url)
         first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
         await provider.prepare()  # the local model loads here: a bad file leaves no folder
         store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
@@ -330,6 +347,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             params=dict(card.params),
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
             requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
+            **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
         )
         manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
         store.write_manifest(manifest)

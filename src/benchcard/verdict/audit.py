@@ -14,6 +14,7 @@ from typing import Any
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.verdict.integrity import anchored, evidence_problems
+from benchcard.verdict.replication import foreign_originals, link_problems
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class LedgerAudit:
 
 def audit(project: Project) -> LedgerAudit:
     """Check the chain (a broken one is a LedgerError naming the first bad row), then each judged run's files."""
-    ledger.verify(project)
     rows = ledger.read(project)
+    ledger.verify(project, copied=foreign_originals(rows))
     torn = ledger.torn_tail(project)
     problems: list[str] = []
     notes: list[str] = []
@@ -53,6 +54,9 @@ def audit(project: Project) -> LedgerAudit:
         if not anchored(row):
             notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
                          "against its own manifest only")
+    linked, said = link_problems(project, rows)
+    problems += linked
+    notes += said
     return LedgerAudit(len(rows), rows[-1].hash if rows else None, judged, tuple(problems),
                        ledger.torn_message(project, torn) if torn else None, tuple(notes))
 

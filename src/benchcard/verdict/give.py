@@ -48,6 +48,7 @@ from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, evidence_files, record_problems, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
+from benchcard.verdict.replication import linked_row, with_replication
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
 
@@ -254,7 +255,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             human = agreement(project, data)
             if human is not None:  # the blind scorer notes also at the top, as the site expects
                 body = msgspec.structs.replace(body, human=human, disagreements=human.disagreements)
-            body = with_judge(card, data, body)
+            body = with_replication(project, manifest, with_judge(card, data, body), run_dir)
             table_job.result()
             clock.lap("table (waiting)")
             verdict = _commit(project, run_dir, card, body, table_tmp, scratch)
@@ -325,6 +326,7 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
     files = evidence_files(run_dir, manifest, {TABLE_FILE: file_digest(table_tmp)})
     row = verdict_row(card, pending, anchors=evidence_digests(manifest), digest=verdict_digest(pending.fields()),
                       files=files)
+    row = linked_row(row, RunStore(run_dir).read_manifest(), pending)
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")

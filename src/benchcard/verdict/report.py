@@ -128,6 +128,16 @@ def changed_lines(v: VerdictFile, row: LedgerRow | None, changed: Sequence[str])
             f"ledger: seq {row.seq} · {row.at[:19]}Z · {row.hash[:19]}…"]
 
 
+def judgement_line(v: VerdictFile) -> list[str]:
+    """A replication's judgement against its original (verdict/replication.py); none for any other run."""
+    j = known(v.replication)
+    if j is None:
+        return []
+    kind = "transfer" if j.transfer else "replication"
+    return [f"{kind} of run {j.original}: {j.text}",
+            f"  rule fixed before the run: {j.rule} ({j.rule_digest[:19]}…)"]
+
+
 def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them); a comparison's as an ab
     run's when `as_ab` (`benchcard compare`)."""
@@ -153,6 +163,7 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
             lines.append(f"  {d.cell} {d.fixture} ({d.variant}): auto {num(d.auto_score)}, "
                          f"human {d.human_grade}{note}")
     lines.extend(judge_lines(known(v.judge)))
+    lines.extend(judgement_line(v))
     if known(v.scratch):
         lines.append("scratch: a trial verdict, not entered in the ledger")
     else:

@@ -56,6 +56,7 @@ class RunStatus:
     note: str | None
     refused: tuple[str, ...] = ()  # result lines the batches' collection refused (as the journal keeps them)
     scratch: str | None = None  # why the run is a trial (its manifest's `scratch`), None for a run of the rig
+    replicates: str | None = None  # a replication's (or transfer's) original, said in a line (`benchcard replicate`)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,7 +97,18 @@ def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
         state = f"{aside.label}: kept as it is, never resumed or judged"
     return RunStatus(run, card, manifest.version, project.relative(folder),
                      "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
-                     tuple(line for c in chunks for line in c.refused), manifest.scratch or None)
+                     tuple(line for c in chunks for line in c.refused), manifest.scratch or None,
+                     _replicates(manifest))
+
+
+def _replicates(manifest: Manifest) -> str | None:
+    """What a replication run replicates, in words; None for any other run."""
+    link = manifest.replicates
+    if link is None:
+        return None
+    how = "its sealed requests sent to another rig" if link.transfer else "its sealed requests sent again"
+    seed = "" if link.seed_kept else ", with a new seed"
+    return f"{link.kind} of run {link.run} (ledger seq {link.seq}): {how}{seed}"
 
 
 def _state(c: Chunk) -> BatchState:
@@ -140,6 +152,7 @@ def status_lines(st: RunStatus) -> list[str]:
     trial = [f"  scratch run ({st.scratch}): a trial, never entered in the ledger"] if st.scratch else []
     lines = [f"{st.run} · {st.card} v{st.version} · {st.mode}{' · scratch' if st.scratch else ''} → {st.folder}",
              *trial,
+             *([f"  {st.replicates}"] if st.replicates else []),
              f"  {st.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
              f"  {st.state}"]
     for b in st.batches:

@@ -1,0 +1,45 @@
+"""`benchcard replicate`: a judged run's sealed requests sent again, its verdict, and its judgement against the
+original (docs/replication.md)."""
+
+from __future__ import annotations
+
+import click
+
+from benchcard._cli.common import coloured, emit_json, project_of
+
+
+@click.command("replicate")
+@click.argument("run_name", metavar="RUN", required=False)
+@click.option("--provider", help="Another provider than the original's: a transfer, said so everywhere.")
+@click.option("--model", help="Another model than the original's: a transfer, said so everywhere.")
+@click.option("--base-url", help="Another endpoint of the same API (the run is then scratch, as with `run`).")
+@click.option("--seed", type=int, help="A new seed of the call order (default: the original's).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Calls in flight at once (default 8).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds allowed per call before it is retried.")
+@click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
+@click.option("--resume", metavar="REPLICATION", help="Continue a replication run (id or folder).")
+@click.option("--retry-failed", is_flag=True, help="With --resume: call its failed cells again.")
+@click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
+@click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
+@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Seconds between polls of a batch.")
+@click.option("--json", "as_json", is_flag=True, help="No progress bar; print the run and its verdict as JSON.")
+@click.pass_context
+def replicate_cmd(ctx: click.Context, run_name: str | None, provider: str | None, model: str | None,
+                  base_url: str | None, seed: int | None, concurrency: int | None, rpm: float | None, timeout: float,
+                  attempts: int, resume: str | None, retry_failed: bool, batch: bool, no_wait: bool,
+                  poll_interval: float, as_json: bool) -> None:
+    """Send RUN's sealed requests again (the same card version and seal; the original's seed unless --seed), to
+    the same rig or, with --provider/--model, another (a transfer); then its verdict, and whether it replicates
+    RUN under a rule fixed before the first call. RUN: a run id, its folder, or a card (its result)."""
+    from benchcard.run.options import RunOptions
+    from benchcard.verdict.replicate import replicate
+
+    options = RunOptions(provider=provider, base_url=base_url, concurrency=concurrency, rpm=rpm, timeout=timeout,
+                         attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
+                         progress=not as_json, batch=batch, wait=not no_wait, poll_interval=poll_interval)
+    done = replicate(project_of(ctx), run_name, options, model)
+    emit_json(done.to_json()) if as_json else coloured(done.lines())

@@ -1,0 +1,221 @@
+"""`benchcard replicate RUN`: a judged run's sealed requests sent again, as a new run linked to it.
+
+The original is checked before anything is planned, and refused in one line naming what fails: a scratch run or
+one without a verdict in a ledger (nothing to replicate), a card at another version, a seal that no longer
+verifies (the seal is the contract: a run copied in from another project, with its card version and seal,
+replicates like a run of this one), a sealed plan whose files no longer match their digests, an assignment
+that its card and seed do not give.
+
+The new run is planned like any run (`runner.run`) with three differences, written in its manifest before the
+first call: `replicates` (`records.replication.ReplicaLink`: the original, its ledger row's hash, whether this is
+a transfer), `replication_rule` (the rule it will be judged by, with its digest) and its requests. On the same
+rig every cell's body is the original's body for that (variant, fixture, repetition), byte for byte; the seed is
+the original's unless `--seed` gives another (the same cells, then called in another order). With `--provider`
+or `--model` naming another rig it is a *transfer*: the bodies are built for that rig from the same sealed card.
+From then on it is a run like any other: resumed, retried, batched and pooled the same way, and judged by
+`benchcard verdict`, which adds the replication judgement (`verdict/replication.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+import httpx
+import msgspec
+
+from benchcard.card import seal as sealmod
+from benchcard.card.load import load_card
+from benchcard.card.model import Card
+from benchcard.errors import RunError, SealError
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.records.cardruns import find_run
+from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
+from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, decode_line
+from benchcard.records.verdictfile import decode_verdict
+from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
+from benchcard.run.options import RunOptions
+from benchcard.run.plandigest import plan_problems
+from benchcard.run.providers import load_config, provider_config
+from benchcard.run.providers.base import Provider
+from benchcard.run.runner import run
+from benchcard.run.store import RunStore
+from benchcard.run.summary import RunSummary
+
+
+@dataclass(frozen=True)
+class Original:
+    """A judged run checked for replication: its folder, manifest, card and the link a replication records."""
+
+    folder: Path
+    manifest: Manifest
+    card: Card
+    link: ReplicaLink
+
+    @property
+    def store(self) -> RunStore:
+        return RunStore(self.folder)
+
+
+def original_of(project: Project, name: str) -> Original:
+    """The run `name` stands for (an id, a folder, or a card: its result), checked; RunError or SealError naming
+    the file when it cannot be replicated (module docstring)."""
+    folder = find_run(project, name, "result")
+    where = project.relative(folder)
+    store = RunStore(folder)
+    manifest = store.read_manifest()
+    if manifest.scratch:
+        raise RunError(f"{where}: a scratch run (a trial, never in the ledger) has no result to replicate")
+    link = _ledger_link(project, folder, manifest)
+    card = _card_of(project, folder, manifest)
+    problems = plan_problems(folder, store.manifest_as_written())
+    if problems:
+        raise SealError(f"{where}: {problems[0]}; a replication sends only sealed requests that verify")
+    sealed = (manifest.sealed or {}).get(f"{SEALED}/{ASSIGNMENT}")
+    if manifest.seed is None or sealed != assignment_digest(card, manifest.seed):
+        raise SealError(f"{where}/{SEALED}/{ASSIGNMENT}: not the assignment {card.id} v{card.version} gives with the "
+                        f"run's seed {manifest.seed}; a replication sends only sealed requests that verify")
+    return Original(folder, manifest, card, link)
+
+
+def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaLink:
+    """The original's verdict as entered in a ledger: this project's, or (a run copied in) another's."""
+    where = project.relative(folder)
+    path = folder / VERDICT
+    if not path.is_file():
+        raise RunError(f"{where}: run {folder.name} has no verdict; a replication is judged against the original's "
+                       f"verdict: `benchcard verdict {folder.name}` first")
+    verdict = decode_verdict(path.read_bytes(), project.relative(path))
+    entry = verdict.ledger
+    if entry is None or isinstance(entry, msgspec.UnsetType) or entry.hash is None or entry.seq is None:
+        raise RunError(f"{project.relative(path)}: a scratch verdict (never in the ledger) has no result to "
+                       "replicate")
+    row = ledger.find_run(project, folder.name)
+    if row is not None and row.hash != entry.hash:
+        raise RunError(f"{project.relative(project.ledger_path)}: the row of run {folder.name} (seq {row.seq}) is not "
+                       f"the one {project.relative(path)} records; `benchcard ledger --verify` says what changed")
+    return ReplicaLink(run=folder.name, hash=entry.hash, seq=entry.seq, evidence=where, foreign=row is None)
+
+
+def _card_of(project: Project, folder: Path, manifest: Manifest) -> Card:
+    """The original's card at the run's version, its seal verified and the one the run was made under."""
+    where = project.relative(folder)
+    path = project.card_path(manifest.card)
+    if not path.is_file():
+        raise RunError(f"{where}: its card {project.relative(path)} is not in this project; copy the card with "
+                       f"its fixtures, keys and seal (keys/{manifest.card}/v{manifest.version}.seal.json)")
+    card = load_card(path, project)
+    if card.version != manifest.version or card.kind != manifest.kind:
+        raise RunError(f"{project.relative(path)} is {card.id} v{card.version} ({card.kind}); run {folder.name} is of "
+                       f"v{manifest.version} ({manifest.kind}): a replication sends the version that was run")
+    root = sealmod.verify(card, project)  # SealError naming the file that changed
+    if root != manifest.seal_root:
+        raise SealError(f"{project.relative(project.seal_path(card.id, card.version))}: root {root}, but run "
+                        f"{folder.name} was made under {manifest.seal_root}")
+    return card
+
+
+# ------------------------------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """What a replication adds to a new run's plan: its link, its rule, the original's seed and requests."""
+
+    original: Original
+    link: ReplicaLink
+    rule: RuleRecord
+
+    @property
+    def seed(self) -> int:
+        assert self.original.manifest.seed is not None
+        return self.original.manifest.seed
+
+    def manifest_fields(self) -> dict[str, object]:
+        return {"replicates": self.link, "replication_rule": self.rule}
+
+    def rows(self, card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
+             ) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+        """The sealed rows of the new run: a transfer's bodies built for its rig, else the original's bodies."""
+        if self.link.transfer:
+            return plan_rows(card, cells, provider, model, url)
+        return _original_bodies(self.original.store, cells, provider.config.name, url)
+
+
+def _original_bodies(store: RunStore, cells: list[PlannedCell], provider: str, url: str
+                     ) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+    """Each planned cell with the original's body for its (variant, fixture, repetition), read by its line's
+    offset (a large plan's bodies are never all held at once)."""
+    offsets: dict[tuple[str, str, int], int] = {}
+    with open(store.assignment_path, "rb") as fa, open(store.requests_path, "rb") as fr:
+        at = 0
+        for a_line in fa:
+            a = decode_line(a_line, AssignmentRow)
+            offsets[(a.variant, a.fixture, a.repetition)] = at
+            at += len(fr.readline())
+    with open(store.requests_path, "rb") as fr:
+        for c in cells:
+            at = offsets.get((c.variant, c.fixture, c.repetition), -1)
+            if at < 0:
+                raise RunError(f"{store.requests_path}: no request for {c.variant} × {c.fixture} × repetition "
+                               f"{c.repetition}")
+            fr.seek(at)
+            body = decode_line(fr.readline(), RequestRow).body
+            yield (AssignmentRow(cell=c.cell, variant=c.variant, fixture=c.fixture, repetition=c.repetition,
+                                 order=c.order),
+                   RequestRow(cell=c.cell, provider=provider, url=url, body=body))
+
+
+def plan_for(project: Project, original: Original, options: RunOptions, model: str | None
+             ) -> tuple[ReplicaPlan, RunOptions]:
+    """The replication's plan and the options its run is started with: the original's rig unless another is
+    given (a transfer), the original's seed unless --seed gives another."""
+    rig = original.manifest.rig
+    if rig is None:
+        raise RunError(f"{original.link.evidence}: its manifest names no rig; it cannot be replicated")
+    provider = options.provider or rig.provider
+    local = provider_config(provider, load_config(project.root), options.base_url).type == "local"
+    transfer = provider != rig.provider or (model is not None and model != rig.model)
+    models = (model,) if model else () if local else (rig.model,)
+    link = msgspec.structs.replace(original.link, transfer=transfer,
+                                   seed_kept=options.seed is None or options.seed == original.manifest.seed)
+    plan = ReplicaPlan(original, link, rule_record(original.manifest.kind))
+    return plan, replace(options, provider=provider, models=models,
+                         seed=options.seed if options.seed is not None else plan.seed)
+
+
+def replicate_run(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
+                  transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
+                  stop_after: int | None = None) -> RunSummary:
+    """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
+    `benchcard replicate`; the verdict and the judgement against the original are `verdict/replication.py`'s."""
+    if options.scratch:
+        raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
+                       "`benchcard run CARD --scratch`)")
+    if options.resume is not None:
+        folder, manifest = _replication(project, options.resume, name)
+        return run(project, manifest.card, replace(options, resume=str(folder)), transport=transport,
+                   stream=stream, stop_after=stop_after)[0]
+    if name is None:
+        raise RunError("name the run to replicate (its id, its folder, or its card for the card's result)")
+    original = original_of(project, name)
+    plan, run_options = plan_for(project, original, options, model)
+    [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
+                    stop_after=stop_after, replica=plan)
+    return summary
+
+
+def _replication(project: Project, name: str, original: str | None) -> tuple[Path, Manifest]:
+    """A replication run to resume, and its manifest; RunError when it is not one, or not of `original`."""
+    folder = find_run(project, name)
+    manifest = RunStore(folder).read_manifest()
+    link = manifest.replicates
+    if link is None:
+        raise RunError(f"{project.relative(folder)}: not a replication (its manifest names no original); resume it "
+                       f"with `benchcard run {manifest.card} --resume {folder.name}`")
+    if original is not None and find_run(project, original, "result").name != link.run:
+        raise RunError(f"{project.relative(folder)} replicates run {link.run}, not {original}")
+    return folder, manifest

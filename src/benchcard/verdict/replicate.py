@@ -1,0 +1,51 @@
+"""`benchcard replicate`, from the original's checks to the judgement: the replication run (`run/replicate.py`:
+the original checked, its sealed requests sent again, resumed like any run), then, once every cell has an
+outcome, its verdict under the card's sealed rule with its judgement against the original (`replication.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, Any
+
+import httpx
+
+from benchcard.project import Project
+from benchcard.records.rows import VERDICT
+from benchcard.records.verdictfile import VerdictFile
+from benchcard.run.options import RunOptions
+from benchcard.run.replicate import replicate_run
+from benchcard.run.summary import RunSummary
+from benchcard.verdict.give import give_verdict, load_verdict
+from benchcard.verdict.report import verdict_lines
+
+
+@dataclass(frozen=True)
+class Replication:
+    """What `benchcard replicate` did: the run, and its verdict once every cell had an outcome."""
+
+    summary: RunSummary
+    verdict: VerdictFile | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.summary.to_json(), "verdict": self.verdict.fields() if self.verdict else None}
+
+    def lines(self) -> list[str]:
+        if self.verdict is None:
+            return self.summary.lines()
+        return [*self.summary.lines(), "", *verdict_lines(self.verdict)]
+
+
+def replicate(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
+              transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
+              stop_after: int | None = None) -> Replication:
+    """`benchcard replicate`: the replication run (`run/replicate.py`), then, once every cell has an outcome, its
+    verdict with its judgement against the original (given once: a finished replication's is read back)."""
+    summary = replicate_run(project, name, options, model, transport=transport, stream=stream,
+                            stop_after=stop_after)
+    if not summary.finished:
+        return Replication(summary, None)
+    folder = project.root / summary.folder
+    if (folder / VERDICT).is_file():
+        return Replication(summary, load_verdict(project, folder).file)
+    return Replication(summary, give_verdict(project, folder).file)

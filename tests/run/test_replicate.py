@@ -1,0 +1,118 @@
+"""What `benchcard replicate` checks of the original before anything is planned, each refusal one line naming
+the file (exit 1, nothing planned), and a run copied in from another project, replicated on its seal."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchcard.project import Project
+from benchcard.records import ledger
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_cli import one_line_error
+from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
+from ..helpers_run import bc, key, ok, read_jsonl, server, write_config
+
+__all__ = ["key", "server"]
+
+
+def _runs(project: Project) -> set[str]:
+    return {p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir()}
+
+
+def _refused(project: Project, *args: str) -> str:
+    before = _runs(project)
+    line = one_line_error(bc(project, "replicate", *args))
+    assert _runs(project) == before  # nothing planned
+    return line
+
+
+@pytest.fixture
+def judged(tmp_path: Path, server: FakeServer, key: str) -> tuple[Project, str]:
+    return judged_ab(tmp_path / "a", server)
+
+
+def test_a_fixture_changed_since_the_seal_is_named(judged: tuple[Project, str]) -> None:
+    project, run = judged
+    (project.root / "fixtures" / "colour-ab" / "item-003.txt").write_text("a green apple", encoding="utf-8")
+    line = _refused(project, run)
+    assert "fixtures/colour-ab/item-003.txt changed after sealing v1" in line
+
+
+def test_an_edited_sealed_request_is_named(judged: tuple[Project, str]) -> None:
+    project, run = judged
+    path = project.results_dir / "colour-ab" / "v1" / run / "sealed" / "requests.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"Please.", b"Kindly.", 1))
+    line = _refused(project, run)
+    assert f"results/colour-ab/v1/{run}: sealed/requests.jsonl changed after the plan was written" in line
+    assert "a replication sends only sealed requests that verify" in line
+
+
+def test_a_run_without_a_verdict_and_a_scratch_run_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, run = judged_ab(tmp_path, server)
+    second = json.loads(ok(bc(project, "run", "colour-ab", "--json")).stdout)["runs"][0]["run"]
+    assert f"run {second} has no verdict; a replication is judged against the original's verdict: " \
+        f"`benchcard verdict {second}` first" in _refused(project, second)
+    trial = json.loads(ok(bc(project, "run", "colour-ab", "--scratch", "--json")).stdout)["runs"][0]["run"]
+    assert "a scratch run (a trial, never in the ledger) has no result to replicate" in _refused(project, trial)
+    assert "No such option '--scratch'" in one_line_error(bc(project, "replicate", run, "--scratch"))
+
+
+def test_a_card_at_another_version_is_refused(judged: tuple[Project, str]) -> None:
+    project, run = judged
+    path = project.root / "cards" / "colour-ab.yaml"
+    text = path.read_text(encoding="utf-8").replace("version: 1\n", "version: 2\n", 1)
+    path.write_text(text.replace("history:\n", "history:\n  - {version: 2, note: A second version.}\n"),
+                    encoding="utf-8")
+    assert "cards/colour-ab.yaml is colour-ab v2 (ab); run" in _refused(project, run)
+
+
+def test_resume_names_a_run_that_is_no_replication(judged: tuple[Project, str]) -> None:
+    project, run = judged
+    line = one_line_error(bc(project, "replicate", "--resume", run))
+    assert "not a replication (its manifest names no original)" in line
+    assert "name the run to replicate" in one_line_error(bc(project, "replicate"))
+
+
+def _copy(src: Project, dest: Path, run: str, base_url: str) -> Project:
+    """What a reader copies from a published project: the card, its fixtures, keys and seal, and the run folder
+    (its verdict names a row of the publisher's ledger, not of this project's)."""
+    for part in ("cards", "fixtures", "keys"):
+        shutil.copytree(src.root / part, dest / part)
+    shutil.copytree(src.results_dir / "colour-ab" / "v1" / run, dest / "results" / "colour-ab" / "v1" / run)
+    write_config(dest, base_url)
+    return Project(dest)
+
+
+def test_a_run_copied_from_another_project_replicates_on_its_seal(tmp_path: Path, server: FakeServer,
+                                                                  key: str) -> None:
+    theirs, run = judged_ab(tmp_path / "theirs", server)
+    ok(bc(theirs, "run", "colour-ab", "--json"))  # their ledger goes on; the copied run's row stays theirs
+    mine = _copy(theirs, tmp_path / "mine", run, server.base_url)
+    server.configure(HELPS)
+    data = replicated(mine, run)
+    folder = folder_of(mine, data)
+    link = json.loads((folder / "manifest.json").read_text())["replicates"]
+    row = ledger.find_run(theirs, run)
+    assert row is not None and (link["run"], link["hash"], link["foreign"]) == (run, row.hash, True)
+    assert data["verdict"]["replication"]["finding"] == "replicated"
+    [mine_row] = ledger.read(mine)
+    assert mine_row.seq == 1 and mine_row.run == folder.name
+    verified = ok(bc(mine, "ledger", "--verify")).stdout
+    assert f"the original's row is in another project's ledger; the link was checked against " \
+        f"results/colour-ab/v1/{run}/verdict.json" in verified and "ledger ok: 1 row(s)" in verified
+    assert read_jsonl(folder / "sealed" / "requests.jsonl")[0]["url"].startswith(server.base_url)
+
+
+def test_a_copied_run_whose_key_was_changed_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    theirs, run = judged_ab(tmp_path / "theirs", server)
+    mine = _copy(theirs, tmp_path / "mine", run, server.base_url)
+    (mine.root / "cards" / "colour-ab.yaml").write_text(
+        (mine.root / "cards" / "colour-ab.yaml").read_text(encoding="utf-8").replace("Name the colour.",
+                                                                                     "Name a colour."),
+        encoding="utf-8")
+    assert "cards/colour-ab.yaml (field 'prompt') changed after sealing v1" in _refused(mine, run)

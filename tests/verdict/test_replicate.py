@@ -1,0 +1,158 @@
+"""`benchcard replicate` as a user runs it, against the fake server on 127.0.0.1: an A/A replication says
+*replicated* (a probe: *no change shown*), a server that changed between the runs says *not replicated* (a probe:
+*changed*), a replication killed mid-run resumes, and the link to the original is in the run folder, the status,
+the verdict and the ledger, where `ledger --verify` checks it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchcard.records import ledger
+from benchcard.records.rows import decode_manifest
+from benchcard.run.store import RunStore
+from benchcard.stats.replication import DEFAULT_RULE
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_replicate import HELPS, NO_HELP, folder_of, judged_ab, judged_probe, replicated
+from ..helpers_run import KEY_ENV, PROBE, bc, key, ok, read_jsonl, server
+
+__all__ = ["key", "server"]
+
+
+def _bodies(folder: Path) -> dict[tuple[str, str, int], bytes]:
+    """Each cell's request body as sealed, byte for byte, by (variant, fixture, repetition)."""
+    cells = {a["cell"]: (a["variant"], a["fixture"], a["repetition"]) for a in read_jsonl(folder / "sealed" /
+                                                                                         "assignment.jsonl")}
+    out = {}
+    for line in (folder / "sealed" / "requests.jsonl").read_bytes().splitlines():
+        cell = json.loads(line)["cell"]
+        out[cells[cell]] = line[line.index(b'"body":'):]
+    return out
+
+
+def test_an_a_a_replication_sends_the_sealed_bodies_again_and_is_replicated(tmp_path: Path, server: FakeServer,
+                                                                            key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    row = ledger.find_run(project, original)
+    assert row is not None and row.finding == "win"
+    server.configure(HELPS)
+    data = replicated(project, original)
+    folder = folder_of(project, data)
+    assert folder.name != original and data["run"]["finished"]
+    manifest = decode_manifest((folder / "manifest.json").read_bytes(), "manifest.json")
+    assert manifest.replicates is not None and manifest.replication_rule is not None
+    assert (manifest.replicates.run, manifest.replicates.hash, manifest.replicates.seq) == (original, row.hash, row.seq)
+    assert not manifest.replicates.transfer and not manifest.replicates.foreign and manifest.replicates.seed_kept
+    assert manifest.replication_rule.digest == DEFAULT_RULE.digest()
+    first = project.root / row.evidence
+    assert manifest.seed == RunStore(first).read_manifest().seed
+    assert _bodies(folder) == _bodies(first)  # every body byte for byte
+
+    judged = data["verdict"]["replication"]
+    assert judged["finding"] == "replicated" and judged["original"] == original and not judged["transfer"]
+    new_row = ledger.find_run(project, folder.name)
+    assert new_row is not None and new_row.replicates == manifest.replicates
+    assert new_row.replication is not None and new_row.replication.finding == "replicated"  # type: ignore[union-attr]
+    shown = ok(bc(project, "verdict", folder.name, "--show")).stdout
+    assert f"replication of run {original}: replicated: win again" in shown
+    assert f"replication of run {original} (ledger seq {row.seq})" in ok(bc(project, "status", folder.name)).stdout
+    verified = ok(bc(project, "ledger", "--verify")).stdout
+    assert "ledger ok: 2 row(s)" in verified
+
+
+def test_a_server_that_changed_is_not_replicated_and_the_gap_fell(tmp_path: Path, server: FakeServer,
+                                                                  key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(NO_HELP)
+    result = ok(bc(project, "replicate", original))
+    assert f"replication of run {original}: not replicated: the gap fell from +0.667 to +0.000" in result.stdout
+    assert "finding: inconclusive → non-result" in result.stdout
+    [row] = [r for r in ledger.read(project) if r.run != original]
+    assert row.replication.finding == "not replicated" and row.replication.direction == "fell"  # type: ignore[union-attr]
+
+
+def test_a_probe_rerun_shows_no_change_then_a_change(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_probe(tmp_path, server)
+    server.configure({"default_reply": "negative"})
+    same = replicated(project, PROBE)  # a card's name stands for its result
+    assert same["verdict"]["replication"]["finding"] == "no change shown"
+    assert same["verdict"]["replication"]["original"] == original
+    server.configure({"default_reply": "Negative."})
+    changed = ok(bc(project, "replicate", original)).stdout
+    assert f"replication of run {original}: changed: score fell from 1.00" in changed
+    assert "to 0.00" in changed and "CI of the change" in changed
+    ok(bc(project, "ledger", "--verify"))
+
+
+def test_a_transfer_to_another_model_is_said_so_everywhere(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(HELPS)
+    data = replicated(project, original, "--model", "other/model-2")
+    folder = folder_of(project, data)
+    manifest = decode_manifest((folder / "manifest.json").read_bytes(), "manifest.json")
+    assert manifest.replicates is not None and manifest.replicates.transfer
+    assert manifest.rig is not None and manifest.rig.model == "other/model-2"
+    assert {json.loads(b"{" + b)["body"]["model"] for b in _bodies(folder).values()} == {"other/model-2"}
+    assert data["verdict"]["replication"]["transfer"]
+    assert f"transfer of run {original}:" in ok(bc(project, "verdict", folder.name, "--show")).stdout
+    assert f"transfer of run {original} (ledger seq 1): its sealed requests sent to another rig" in \
+        ok(bc(project, "status", folder.name)).stdout
+    row = ledger.find_run(project, folder.name)
+    assert row is not None and row.replicates.transfer  # type: ignore[union-attr]
+    ok(bc(project, "ledger", "--verify"))
+
+
+def test_a_new_seed_calls_the_same_bodies_in_another_order(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(HELPS)
+    folder = folder_of(project, replicated(project, original, "--seed", "7"))
+    manifest = RunStore(folder).read_manifest()
+    assert manifest.seed == 7 and manifest.replicates is not None and not manifest.replicates.seed_kept
+    first = project.root / f"results/colour-ab/v1/{original}"
+    assert _bodies(folder) == _bodies(first)
+    assert read_jsonl(folder / "sealed" / "assignment.jsonl") != read_jsonl(first / "sealed" / "assignment.jsonl")
+    assert "with a new seed" in ok(bc(project, "status", folder.name)).stdout
+
+
+def _outputs(folder: Path) -> int:
+    path = folder / "outputs.jsonl"
+    return path.read_bytes().count(b"\n") if path.is_file() else 0
+
+
+def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure({**HELPS, "latency_ms": 30})
+    benchcard = str(Path(sys.executable).with_name("benchcard"))
+    proc = subprocess.Popen([benchcard, "-C", str(project.root), "replicate", original, "--concurrency", "2",
+                             "--json"], env={**os.environ, KEY_ENV: "sk-test-0000"}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    runs = project.results_dir / "colour-ab" / "v1"
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            new = [p for p in runs.iterdir() if p.name != original]
+            if new and _outputs(new[0]) >= 10:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the replication ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    [folder] = [p for p in runs.iterdir() if p.name != original]
+    done = RunStore(folder).done_cells()
+    assert 10 <= len(done) < 48 and not (folder / "verdict.json").exists()
+    assert f"replication of run {original} (ledger seq 1)" in ok(bc(project, "status", folder.name)).stdout
+
+    data = replicated(project, "--resume", folder.name)
+    assert data["run"]["resumed"] and data["run"]["called"] == 48 - len(done)
+    assert sorted(o["cell"] for o in read_jsonl(folder / "outputs.jsonl")) == \
+        sorted(a["cell"] for a in read_jsonl(folder / "sealed" / "assignment.jsonl"))  # each cell exactly once
+    assert data["verdict"]["replication"]["finding"] == "replicated"
+    again = replicated(project, original, "--resume", folder.name)  # finished: its verdict read back, not given again
+    assert again["verdict"]["ledger"] == data["verdict"]["ledger"] and len(ledger.read(project)) == 2
