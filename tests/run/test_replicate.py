@@ -97,7 +97,7 @@ def test_a_run_copied_from_another_project_replicates_on_its_seal(tmp_path: Path
     data = replicated(mine, run)
     folder = folder_of(mine, data)
     link = json.loads((folder / "manifest.json").read_text())["replicates"]
-    row = ledger.find_run(theirs, run)
+    row = ledger.row_of_run(theirs, run)
     assert row is not None and (link["run"], link["hash"], link["foreign"]) == (run, row.hash, True)
     assert data["verdict"]["replication"]["finding"] == "replicated"
     [mine_row] = ledger.read(mine)

@@ -39,7 +39,7 @@ def _bodies(folder: Path) -> dict[tuple[str, str, int], bytes]:
 def test_an_a_a_replication_sends_the_sealed_bodies_again_and_is_replicated(tmp_path: Path, server: FakeServer,
                                                                             key: str) -> None:
     project, original = judged_ab(tmp_path, server)
-    row = ledger.find_run(project, original)
+    row = ledger.row_of_run(project, original)
     assert row is not None and row.finding == "win"
     server.configure(HELPS)
     data = replicated(project, original)
@@ -56,7 +56,7 @@ def test_an_a_a_replication_sends_the_sealed_bodies_again_and_is_replicated(tmp_
 
     judged = data["verdict"]["replication"]
     assert judged["finding"] == "replicated" and judged["original"] == original and not judged["transfer"]
-    new_row = ledger.find_run(project, folder.name)
+    new_row = ledger.row_of_run(project, folder.name)
     assert new_row is not None and new_row.replicates == manifest.replicates
     assert new_row.replication is not None and new_row.replication.finding == "replicated"  # type: ignore[union-attr]
     shown = ok(bc(project, "verdict", folder.name, "--show")).stdout
@@ -103,7 +103,7 @@ def test_a_transfer_to_another_model_is_said_so_everywhere(tmp_path: Path, serve
     assert f"transfer of run {original}:" in ok(bc(project, "verdict", folder.name, "--show")).stdout
     assert f"transfer of run {original} (ledger seq 1): its sealed requests sent to another rig" in \
         ok(bc(project, "status", folder.name)).stdout
-    row = ledger.find_run(project, folder.name)
+    row = ledger.row_of_run(project, folder.name)
     assert row is not None and row.replicates.transfer  # type: ignore[union-attr]
     ok(bc(project, "ledger", "--verify"))
 

@@ -93,7 +93,7 @@ def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaL
     if entry is None or isinstance(entry, msgspec.UnsetType) or entry.hash is None or entry.seq is None:
         raise RunError(f"{project.relative(path)}: a scratch verdict (never in the ledger) has no result to "
                        "replicate")
-    row = ledger.find_run(project, folder.name)
+    row = ledger.row_of_run(project, folder.name)
     if row is not None and row.hash != entry.hash:
         raise RunError(f"{project.relative(project.ledger_path)}: the row of run {folder.name} (seq {row.seq}) is not "
                        f"the one {project.relative(path)} records; `benchcard ledger --verify` says what changed")
