@@ -26,14 +26,14 @@ from benchcard.stats.sequential import (
 
 def test_obrien_fleming_spending_gives_the_published_boundaries() -> None:
     """Five equally spaced looks, two-sided α = 0.05 (Lan and DeMets 1983; Jennison and Turnbull, Table 7.6)."""
-    b = boundaries(Schedule((1, 2, 3, 4, 5), "obrien-fleming", futility=False))
+    b = boundaries(Schedule((3, 6, 9, 12, 15), "obrien-fleming", futility=False))
     assert [round(c, 3) for c in b.efficacy] == [4.877, 3.357, 2.680, 2.290, 2.031]
     assert b.spent[-1] == pytest.approx(0.05)
     assert b.futility is None
 
 
 def test_pocock_spending_gives_the_published_boundaries() -> None:
-    b = boundaries(Schedule((1, 2, 3, 4, 5), "pocock", futility=False))
+    b = boundaries(Schedule((3, 6, 9, 12, 15), "pocock", futility=False))
     assert [round(c, 3) for c in b.efficacy] == [2.438, 2.427, 2.410, 2.397, 2.386]
 
 
@@ -47,13 +47,13 @@ def test_one_look_is_the_fixed_design() -> None:
 def test_the_boundaries_spend_exactly_alpha_over_the_joint_normal() -> None:
     """Unequal looks: the chance a null path crosses some boundary is α/2 per side (checked with scipy's
     multivariate normal; the boundaries themselves are integrated, not drawn)."""
-    plan = Schedule((2, 5, 10), "hsd", futility=False, gamma=-2.0)
+    plan = Schedule((3, 5, 10), "hsd", futility=False, gamma=-2.0)
     b = boundaries(plan)
     t = np.array(b.fractions)
     cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
     below = stats.multivariate_normal(mean=np.zeros(3), cov=cov, seed=1).cdf(np.array(b.efficacy))
     assert 1 - below == pytest.approx(0.025, abs=3e-4)
-    assert b.spent[0] == pytest.approx(2 * spent("hsd", 0.2, 0.025, -2.0))
+    assert b.spent[0] == pytest.approx(2 * spent("hsd", 0.3, 0.025, -2.0))
 
 
 def test_futility_levels_spend_the_futility_budget_before_the_last_look() -> None:
@@ -64,7 +64,8 @@ def test_futility_levels_spend_the_futility_budget_before_the_last_look() -> Non
     t = np.array(b.fractions[:-1])
     cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
     below = stats.multivariate_normal(mean=np.zeros(4), cov=cov, seed=1).cdf(np.array(b.futility_z[:-1]))
-    assert 1 - below == pytest.approx(0.10, abs=5e-4)  # the whole budget, over the joint normal of the looks
+    budget = b.schedule.futility_beta  # the whole budget, over the joint normal of the looks before the last
+    assert 1 - below == pytest.approx(budget, abs=5e-4)
 
 
 def test_a_card_design_becomes_a_schedule() -> None:
@@ -110,8 +111,17 @@ def test_the_last_look_gives_the_fixed_rules_finding() -> None:
         look_decision(b, 4, _evidence([p], [1.0]), [np.ones(1)], [np.ones(1, dtype=bool)])
 
 
+def test_a_look_after_two_repetitions_spends_no_alpha() -> None:
+    """Its run term has at most two degrees of freedom: the α waits for the next look (futility may stop)."""
+    b = boundaries(Schedule((2, 4, 6)))
+    assert b.nominal[0] == 0.0 and math.isinf(b.efficacy[0])
+    assert b.spent[1] == pytest.approx(2 * spent("obrien-fleming", 4 / 6, 0.025))
+    assert b.futility is not None and b.futility[0] > 0
+    assert boundaries(Schedule((2,))).nominal == pytest.approx((0.05,))  # a card of two repetitions: its only look
+
+
 def test_a_run_stops_at_its_first_decided_look() -> None:
-    b = boundaries(Schedule((2, 4, 6), futility=False))
+    b = boundaries(Schedule((3, 6, 9), futility=False))
     looks = [look_decision(b, k + 1, _evidence(p, [1.0, 1.0, 1.0]), [np.ones(3)], [np.ones(3, dtype=bool)])
              for k, p in enumerate([[1e-9, 0.5, 0.5], [1e-9, 1e-6, 0.5], [1e-9, 1e-6, 0.5]])]
     at, codes = stopped(looks)

@@ -15,6 +15,8 @@ this version with cells cut off at the card's max_tokens is named (as `check` na
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +27,12 @@ from benchcard.card.model import Card, Clause
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
 from benchcard.planning.power import POWER, Assumptions
-from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, Price, strict_plan
+from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, Price, SequentialPlan, strict_plan
 from benchcard.project import Project
 from benchcard.stats import paired as stats
 from benchcard.stats import simulate
+from benchcard.stats.sequential import Schedule
+from benchcard.stats.simulate import Model
 
 if TYPE_CHECKING:
     from benchcard.records.rows import Manifest
@@ -41,9 +45,9 @@ ASSUMED_METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the
 
 
 def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,
-         fixtures: int | None = None, repetitions: int | None = None) -> Plan:
+         fixtures: int | None = None, repetitions: int | None = None, design: Schedule | None = None) -> Plan:
     """The plan of one run of `card` (see the module docstring). `fixtures` and `repetitions` size the simulated
-    run (default: the card's design)."""
+    run (default: the card's design); `design`, a sequential card's looks (default: the card's own)."""
     if pilot is not None and assumed is not None:
         raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
                         "declared assumptions, not both")
@@ -60,7 +64,10 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
             None if price is None else est.input_tokens * price.input / 1_000_000)
     if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
         cost = (Price(0.0, 0.0), 0.0, 0.0)
-    from_pilot = _pilot(project, card, pilot, size) if pilot is not None else None
+    from_pilot, first = _pilot(project, card, pilot, size) if pilot is not None else (None, None)
+    from_assumed = None
+    if pilot is None and assumed is not None:
+        from_assumed, first = _assumed(card, assumed, size)
     used = f"run {from_pilot.run} " if from_pilot else None  # the pilot's own note says it already
     result = Plan(
         card=card.id, version=card.version, kind=card.kind, rig=card.rig.line(), model=card.rig.model,
@@ -70,20 +77,51 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         max_output_tokens=est.max_output_tokens, max_tokens=int(card.params["max_tokens"]),
         price=cost[0], max_cost=cost[1], input_cost=cost[2],
         pilot=from_pilot,
-        assumed=_assumed(card, assumed, size) if pilot is None and assumed is not None else None,
+        assumed=from_assumed,
         judge=judge_estimate(project, card, prices),
         warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
     )
+    if design is not None:
+        expected = from_pilot.expected_cost if from_pilot is not None else None
+        scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid
+        result = msgspec.structs.replace(result, sequential=_sequential(
+            card, design, size, first, round(est.calls * scale), None if cost[1] is None else cost[1] * scale,
+            None if isinstance(expected, UnsetType) or expected is None else expected * scale))
     return strict_plan(result)
 
 
-def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> AssumedPlan:
-    """The first clause planned from declared assumptions: the same simulation as a pilot's, no range."""
+def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tuple[Model, float] | None,
+                calls: int, max_cost: float | None, expected_cost: float | None) -> SequentialPlan:
+    """A sequential card's expected calls and cost, from the first clause's model and 80% gap (`first`: None
+    when the plan has neither a pilot nor assumptions, or the first clause is not a gap to detect)."""
+    from benchcard.planning.looks import sequential_plan
+
+    win = card.win
+    notes: list[str] = []
+    variants = len([v for v in card.variant_names() if v != card.baseline])
+    level = powerplan.holm_level(win.alpha if win else design.alpha, variants, [])
+    schedule = replace(design, alpha=level)
+    if size[1] != design.repetitions:
+        notes.append(f"the looks are sealed for {design.repetitions} repetitions, so their figures are for "
+                     f"{size[0]} fixtures × {design.repetitions} repetitions")
+    effect = float((win.min_effect or win.equivalence_margin or 0.0) if win else 0.0)
+    model, gap = first if first is not None else (None, None)
+    if first is not None and size[1] != design.repetitions:
+        model, gap = None, None
+        notes.append("expected calls are simulated only at the card's own repetitions")
+    out = sequential_plan(schedule, model, size[0], calls, max_cost, expected_cost, gap, effect,
+                          win.min_effect if win else 0.0, float(win.equivalence_margin or 0.0) if win else 0.0)
+    return msgspec.structs.replace(out, notes=notes + out.notes)
+
+
+def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> tuple[AssumedPlan, tuple[Model, float] | None]:
+    """The first clause planned from declared assumptions: the same simulation as a pilot's, no range; with the
+    model and the 80% gap of a `rises`/`falls` first clause (what a sequential card's expected calls rest on)."""
     info = AssumedPlan(power=POWER, method=ASSUMED_METHOD, model=powerplan.describe(assumed.model()),
                        fixtures=size[0], repetitions=size[1], clauses=[], notes=[])
     if not card.is_ab or card.win is None or card.baseline is None:
         info.notes.append("a probe compares nothing; there is no gap to detect")
-        return info
+        return info, None
     first = card.win.clauses[0]
     variants = [v for v in card.variant_names() if v != card.baseline]
     entry = ClausePlan(metric=first.metric, test=first.test, fixture=first.fixture, margin=first.margin,
@@ -92,8 +130,10 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> Assumed
     level = powerplan.holm_level(card.win.alpha, len(variants), info.notes)
     info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha))
     model = powerplan.mirrored(assumed.model(), first.test)
+    found: tuple[Model, float] | None = None
     if first.test in ("rises", "falls"):
         entry = powerplan.effect_entry(entry, model, size[0], size[1], level, card.win.min_effect, ranged=False)
+        found = (model, _gap(entry)) if not first.fixture else None
     elif first.test in ("not_rises", "not_falls"):
         entry = powerplan.guard_entry(entry, model, size[0], size[1], float(first.margin or 0.0), level,
                                       first.test)
@@ -103,10 +143,16 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> Assumed
     if len(card.win.clauses) > 1:
         info.notes.append(f"only the first clause ({first.metric} {first.test}) is planned: the assumptions "
                           "describe one score; the other clauses need a pilot (--from RUN)")
-    return info
+    return info, found
 
 
-def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int]) -> PilotPlan:
+def _gap(entry: ClausePlan) -> float:
+    gap = entry.needed_gap
+    return float(gap) if isinstance(gap, int | float) else math.inf
+
+
+def _pilot(project: Project, card: Card, pilot: str | Path,
+           size: tuple[int, int]) -> tuple[PilotPlan, tuple[Model, float] | None]:
     from benchcard.records.cardruns import find_run
     from benchcard.verdict.runfolder import read_manifest, read_run
 
@@ -127,7 +173,8 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
                      observed_output_tokens_per_call=out_per_call)
     if not card.is_ab or card.win is None or card.baseline is None:
         notes.append("a probe compares nothing; there is no gap to detect")
-        return info
+        return info, None
+    found: tuple[Model, float] | None = None
     alpha = card.win.alpha
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
     n_variants = len([v for v in card.variant_names() if v != card.baseline])
@@ -144,7 +191,20 @@ def _pilot(project: Project, card: Card, pilot: str | Path, size: tuple[int, int
                 clauses.append(_holds_plan(entry, card, clause, data, values, variant))
             else:
                 clauses.append(_gap_plan(entry, card, clause, data, values, variant, size, level))
-    return info
+                if found is None and clause is card.win.clauses[0]:
+                    found = _first_model(card, clause, data, values, variant, clauses[-1])
+    return info, found
+
+
+def _first_model(card: Card, clause: Clause, data: RunData, values: Any, variant: str,
+                 entry: ClausePlan) -> tuple[Model, float] | None:
+    """The first clause's model and 80% gap, what a sequential card's expected calls rest on: a `rises`/`falls`
+    clause over every fixture whose model was fitted (None otherwise)."""
+    if clause.fixture or clause.test not in ("rises", "falls") or isinstance(entry.model, UnsetType):
+        return None
+    assert card.baseline is not None
+    model = simulate.model_of(data.grid(values, card.baseline), data.grid(values, variant))
+    return powerplan.mirrored(model, clause.test), _gap(entry)
 
 
 def _pilot_costs(card: Card, data: RunData, manifest: Manifest, notes: list[str]) -> tuple[
@@ -209,9 +269,10 @@ def _gap_plan(entry: ClausePlan, card: Card, clause: Clause, data: RunData, valu
 
 
 def plan_report(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,
-                fixtures: int | None = None, repetitions: int | None = None) -> tuple[dict[str, Any], list[str]]:
+                fixtures: int | None = None, repetitions: int | None = None,
+                design: Schedule | None = None) -> tuple[dict[str, Any], list[str]]:
     """The plan as `--json` prints it and as the lines `benchcard plan` prints."""
     from benchcard.planning.report import plan_lines
 
-    result = plan(project, card, pilot, assumed, fixtures, repetitions)
+    result = plan(project, card, pilot, assumed, fixtures, repetitions, design)
     return result.fields(), plan_lines(result)

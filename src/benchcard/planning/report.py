@@ -7,7 +7,15 @@ import math
 
 from msgspec import UnsetType
 
-from benchcard.planning.result import AssumedPlan, ClausePlan, ModelDescription, NormalModel, PilotPlan, Plan
+from benchcard.planning.result import (
+    AssumedPlan,
+    ClausePlan,
+    ModelDescription,
+    NormalModel,
+    PilotPlan,
+    Plan,
+    SequentialPlan,
+)
 
 
 def _f(x: float | None, digits: int = 3) -> str:
@@ -94,7 +102,38 @@ def plan_lines(p: Plan) -> list[str]:
         lines += _pilot_lines(p.pilot, p.repetitions)
     elif p.assumed:
         lines += _assumed_lines(p.assumed)
+    if not isinstance(p.sequential, UnsetType):
+        lines += sequential_lines(p.sequential)
     return lines
+
+
+def sequential_lines(s: SequentialPlan) -> list[str]:
+    """A sequential card's looks and what they are expected to spend, beside the fixed design."""
+    at = ", ".join(str(r) for r in s.looks)
+    futile = (f"stops for futility once a gap of {s.futility_effect:g} is ruled out" if s.futility
+              else "never stops for futility")
+    lines = [f"sequential: {len(s.looks)} looks, after repetitions {at} of {s.looks[-1]}; α {s.alpha:g} spent "
+             f"{s.spending}; {futile}",
+             "  nominal level at each look: " + ", ".join(f"{a:.2g}" for a in s.nominal),
+             f"  fixed design               {s.fixed_calls:,} calls{_cost(s.fixed_max_cost, s.fixed_expected_cost)}"]
+    for e in s.expected:
+        name = "under no effect" if e.true_gap == 0 else f"at a true gap of {e.true_gap:.3f}"
+        said = (f"a result in {e.results:.1%} of runs" if e.true_gap == 0
+                else f"wins {e.wins:.0%} of runs (the fixed design {e.fixed_wins:.0%})")
+        lines.append(f"  {name:<26} expected {e.calls:,.0f} calls ({e.share:.0%} of the fixed design's)"
+                     f"{_cost(e.max_cost, e.expected_cost)}; {said}")
+    for note in s.notes:
+        lines.append(f"  note: {note}")
+    if s.expected:
+        lines.append(f"  ({s.method})")
+    return lines
+
+
+def _cost(ceiling: float | None, expected: float | None) -> str:
+    if ceiling is None:
+        return ""
+    text = f", cost ≤ ${ceiling:,.4f}"
+    return text + (f" (about ${expected:,.4f} at the pilot's cost per call)" if expected is not None else "")
 
 
 def _pilot_lines(pilot: PilotPlan, repetitions: int) -> list[str]:

@@ -100,6 +100,43 @@ class AssumedPlan(msgspec.Struct, frozen=True, kw_only=True):
     notes: list[str]
 
 
+class Expected(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential card's simulated runs at one true gap: the calls and cost they are expected to spend (the
+    fixed design's times `share`), where they stop (the share of runs at each look), and how often they win or
+    give any result, beside the fixed design's wins on the same runs."""
+
+    true_gap: Number
+    calls: Number
+    share: Number
+    max_cost: Number | None
+    expected_cost: Number | None
+    stops: list[Number]
+    wins: Number
+    results: Number
+    fixed_wins: Number
+
+
+class SequentialPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential card's looks (stats/sequential.py): the schedule, its boundaries (z per look, None where
+    nothing can be decided; the two-sided nominal level the rule is decided at), and the expected calls and cost
+    under no effect and at the fixed design's 80% gap, beside the fixed design's calls and cost."""
+
+    looks: list[int]
+    spending: str
+    futility: bool
+    futility_effect: Number | None
+    alpha: Number
+    boundaries: list[Number | None]
+    nominal: list[Number]
+    fixed_calls: int
+    fixed_max_cost: Number | None
+    fixed_expected_cost: Number | None
+    simulated_runs: int
+    method: str
+    expected: list[Expected]
+    notes: list[str]
+
+
 class Price(msgspec.Struct, frozen=True):
     input: Number
     output: Number
@@ -130,6 +167,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     assumed: AssumedPlan | None = None
     judge: JudgeEstimate | None = None  # a judge card's judging
     warnings: list[str] = []
+    sequential: SequentialPlan | UnsetType = UNSET  # a sequential card's expected calls and cost
 
     def fields(self) -> dict[str, Any]:
         """The plan as `--json` prints it."""

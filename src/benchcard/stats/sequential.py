@@ -40,12 +40,17 @@ from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, over
 SPENDINGS = ("obrien-fleming", "pocock", "hsd")
 #: The futility test's total level: a true gap as large as the effect that matters stops for futility in at most
 #: this share of runs (benchmarks/sequential.py: what it costs in power and saves under no effect).
-FUTILITY_BETA = 0.10
+FUTILITY_BETA = 0.05
 FUTILITY, CONTINUE = 4, 5
 #: Finding codes of a look: decision.py's four, then a futility stop and "go on to the next block".
 LOOK_CODES = ("win", "loss", "no-effect", "inconclusive", "futility", "continue")
 #: The integration grid: points per look, and how many standard deviations below 0 the density is carried.
-GRID_POINTS = 2001
+GRID_POINTS = 801
+#: No α is spent at a look before this many repetitions (its efficacy boundary is infinite; futility may still
+#: stop there): with two repetitions the run term has at most 2 degrees of freedom and the worst-case p's far
+#: tail, at the tiny levels an early look gets, is not reliable (A/A 0.059–0.061 with a look at 2 of 5, F = 100,
+#: per-arm shocks sd 1.5, against 0.046–0.051 without it: docs/statistics.md, "Sequential cards").
+MIN_REPETITIONS_TO_DECIDE = 3
 GRID_SDS = 9.0
 Z_CAP = 12.0
 
@@ -136,7 +141,8 @@ def boundaries(plan: Schedule) -> Boundaries:
     same way with `futility_beta` over the looks before the last."""
     t = plan.fractions
     side = plan.alpha / 2.0
-    cum = [spent(plan.spending, x, side, plan.gamma) for x in t]
+    cum = [spent(plan.spending, x, side, plan.gamma) if r >= MIN_REPETITIONS_TO_DECIDE or r == plan.repetitions
+           else 0.0 for x, r in zip(t, plan.looks, strict=True)]
     z = _one_sided(t, _increments(cum))
     nominal = tuple(float(2.0 * special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in z)
     out = Boundaries(schedule=plan, fractions=t, efficacy=tuple(z), nominal=nominal,
@@ -290,3 +296,34 @@ def stopped(looks: Sequence[Look]) -> tuple[IntArray, IntArray]:
     at = np.argmax(done, axis=0)
     out: IntArray = np.take_along_axis(codes, at[None, :], axis=0)[0]
     return at.astype(np.int64), out
+
+
+def simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, effect: float, min_effect: float = 0.0,
+                   margin: float = 0.0, seed: int = 0) -> tuple[IntArray, IntArray]:
+    """S simulated runs of a `rises` first clause, (S, F, R) scores per arm, judged at every look of `plan` as
+    the verdict judges it (`min_effect`, the equivalence `margin` for no-effect, futility against `effect`):
+    each run's stopping look (index) and its finding there, as `stopped` gives them. Each look judges only the
+    runs still going. For `benchcard plan`'s expected calls."""
+    from benchcard.stats.crossed import batch_signflip, crossed
+    from benchcard.stats.decision import effect_evidence, p_tost
+
+    bounds = boundaries(plan)
+    s = base.shape[0]
+    at = np.full(s, len(plan.looks) - 1, dtype=np.int64)
+    codes = np.full(s, CONTINUE, dtype=np.int64)
+    going = np.arange(s)
+    for k, r in enumerate(plan.looks):
+        c = crossed(base[going, :, :r], variant[going, :, :r])
+        flips = np.ones_like(c.gap)  # the sign-flip p decides only where the standard error is zero
+        if c.zero_se.any():
+            flips[c.zero_se] = batch_signflip(c.d[c.zero_se], c.n_fixtures[c.zero_se], seed=seed)
+        tost = p_tost(c, margin) if margin > 0 else np.ones_like(c.gap)
+        futile = [futility_p(c, effect)] if plan.futility else None
+        look = look_decision(bounds, k + 1, [[effect_evidence(c, flips, True, min_effect)]], [tost], [c.spread],
+                             futile)
+        done = look.codes != CONTINUE
+        at[going[done]], codes[going[done]] = k, look.codes[done]
+        going = going[~done]
+        if going.size == 0:
+            break
+    return at, codes
