@@ -421,8 +421,9 @@ def bounds(model: Model, level: float = 0.80) -> list[Model]:
     """The pilot's model at the ends of its own uncertainty, for the range of the needed gap. A normal model's
     decision is scale-free, so its ends are every variance times df/χ² at χ²'s two points. A `Rates` model's
     ends are its rate moved by its standard error (its fixtures' spread / √F, at `level`) either way, with the
-    effect and run spreads at the upper end of theirs (√(df/χ²) at χ²'s lower point): which way of the rate is
-    harder depends on how near the gap takes the variant to a bound, so the caller takes the extremes."""
+    effect and run spreads at the upper end of theirs (√(df/χ²) at χ²'s lower point; a pilot's run term is drawn
+    from its `pilot` at each end instead, as for the figure): which way of the rate is harder depends on how near
+    the gap takes the variant to a bound, so the caller takes the extremes."""
     lo, hi = pilot_range(max(model.df, 1), level)
     if isinstance(model, Components):
         return [replace(model, fixture=model.fixture * f ** 2, run=model.run * f ** 2, cell=model.cell * f ** 2)
