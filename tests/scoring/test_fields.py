@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from benchcard.errors import CardError
-from benchcard.scoring.fields import FieldsSpec, load_key, score_fields
+from benchcard.scoring.fields import load_key, score_fields
 from benchcard.scoring.fieldtext import norm as _norm
 
 from ..helpers_fields import FIXTURES, KEYS, ROOT, SPEC, excerpt, key, score
@@ -112,7 +112,7 @@ def test_accept_forms_alone_score_full_recall(fixture: str) -> None:
     assert score(fixture, answer_from(key(fixture), "accept"))["field_recall"] == 1.0
 
 
-# ------------------------------------------------------------------ load_key and FieldsSpec
+# ------------------------------------------------------------------ load_key
 def write_key(tmp_path: Path, data: Any, name: str = "excerpt-99") -> Path:
     path = tmp_path / f"{name}.json"
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
@@ -171,16 +171,6 @@ def test_load_key_message_uses_the_path_as_given() -> None:
     path = Path("keys/bench-01/x.json")
     with pytest.raises(CardError, match=r"^keys/bench-01/x\.json: cannot read"):
         load_key(path, SPEC)
-
-
-def test_fields_spec_from_the_card_scoring_block() -> None:
-    block = {"method": "fields", "fields": list(SPEC.fields), "abstain_field": "termination_rights",
-             "first_screen_chars": 1500}
-    assert FieldsSpec.from_mapping(block) == SPEC
-    with pytest.raises(CardError, match=r"cards/b\.yaml: field 'scoring\.fields'"):
-        FieldsSpec.from_mapping({"method": "fields"}, "cards/b.yaml")
-    with pytest.raises(CardError, match=r"field 'scoring\.abstain_field': expected one of"):
-        FieldsSpec.from_mapping({"fields": ["parties"], "abstain_field": "termination"})
 
 
 # ------------------------------------------------------------------ the scorer is blind and numeric

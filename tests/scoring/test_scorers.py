@@ -11,7 +11,8 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.errors import CardError
 from benchcard.project import Project
-from benchcard.scoring.scorers import ExactSpec, FieldsScoring, metric_names, parse_scoring, score_output, score_run
+from benchcard.scoring.fields import FieldsSpec
+from benchcard.scoring.scorers import ExactSpec, metric_names, parse_scoring, score_output, score_run
 
 from ..conftest import PROBES, REPO, SEEDS
 
@@ -121,5 +122,5 @@ def test_score_run_streams_every_row_and_leaves_no_file_when_it_fails(tmp_path: 
                                                                         ("c2", "ok", 0.0)]
     # a fields scorer without the fixture's key fails on the first ok row: no partial scores.jsonl is left
     with pytest.raises(CardError, match="answer key"):
-        score_run(outputs, scores, FieldsScoring(("parties",), None), {}, {})
+        score_run(outputs, scores, FieldsSpec(("parties",), None), {}, {})
     assert not scores.exists()

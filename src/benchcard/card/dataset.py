@@ -23,9 +23,10 @@ import jsonlines
 from benchcard._util.safeio import decode_utf8, read_regular_bytes
 from benchcard.errors import CardError
 from benchcard.project import Project
+from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.keys import NOTE_FIELD, describe, key_fields
-from benchcard.scoring.scorers import FieldsScoring, ScoringSpec
+from benchcard.scoring.scorers import ScoringSpec
 
 SUFFIXES = (".csv", ".jsonl")
 SPEC_FIELDS = ("file", "id", "input", "key")
@@ -141,7 +142,7 @@ def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scorin
 
 def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fail: Fail) -> DataFile:
     """Every row of the data file, checked: ids unique and well formed, inputs present, keys complete and read."""
-    if isinstance(scoring, FieldsScoring):
+    if isinstance(scoring, FieldsSpec):
         raise fail(("fixtures",), "fields scoring reads its keys from keys/<id>/<fixture>.json; a data file "
                    "holds small keys only (exact, rules, judge): use a fixtures glob")
     wanted = _wanted_keys(scoring)

@@ -13,8 +13,9 @@ from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.publish.render import json_ld
 from benchcard.publish.runs import Run
+from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.scorers import ExactSpec, FieldsScoring, RulesSpec
+from benchcard.scoring.scorers import ExactSpec, RulesSpec
 
 SCHEMA_ORG = "https://schema.org"
 
@@ -34,7 +35,7 @@ def scoring_view(card: Card) -> dict[str, Any]:
         return {"method": "rules", "rules": rules}
     if isinstance(spec, JudgeSpec):
         return {"method": "judge", "judge": judge_view(card)}
-    assert isinstance(spec, FieldsScoring)
+    assert isinstance(spec, FieldsSpec)
     return {"method": "fields", "fields": list(spec.fields), "abstain_field": spec.abstain_field}
 
 

@@ -67,21 +67,12 @@ from benchcard.scoring.fieldtext import norm, restates, within
 
 @dataclass(frozen=True)
 class FieldsSpec:
-    """The card's ``scoring`` block for ``method: fields`` (``first_screen_chars`` is checked elsewhere)."""
+    """The card's ``scoring`` block for ``method: fields``, as the card states it (read by `scorers.py` with the
+    other methods'): the field names, the one an abstention is written in, the first screen's length."""
 
     fields: tuple[str, ...]
     abstain_field: str | None
-
-    @classmethod
-    def from_mapping(cls, block: Mapping[str, Any], source: str = "card") -> FieldsSpec:
-        """Parse ``{method: fields, fields: [...], abstain_field: ...}``; errors name file and field."""
-        fields = block.get("fields")
-        if not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields):
-            raise CardError(f"{source}: field 'scoring.fields': expected a non-empty list of field names")
-        abstain = block.get("abstain_field")
-        if abstain is not None and abstain not in fields:
-            raise CardError(f"{source}: field 'scoring.abstain_field': expected one of {', '.join(fields)}")
-        return cls(tuple(fields), abstain)
+    first_screen_chars: int | None = None
 
 
 # ---------------------------------------------------------------- values, support, abstention

@@ -16,8 +16,9 @@ from typing import Any
 
 from benchcard._util.safeio import load_json_file
 from benchcard.errors import CardError
+from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge.spec import JudgeSpec
-from benchcard.scoring.scorers import ExactSpec, FieldsScoring, RulesSpec, ScoringSpec
+from benchcard.scoring.scorers import ExactSpec, RulesSpec, ScoringSpec
 
 NOTE_FIELD = "note"
 """A key may carry a note for people; no scorer reads it."""
@@ -34,13 +35,13 @@ def key_fields(spec: ScoringSpec) -> tuple[str, ...]:
 
 def needs_key(spec: ScoringSpec) -> bool:
     """Whether every fixture must have a key file for this scorer."""
-    return (isinstance(spec, FieldsScoring) or (isinstance(spec, JudgeSpec) and spec.uses_key)
+    return (isinstance(spec, FieldsSpec) or (isinstance(spec, JudgeSpec) and spec.uses_key)
             or bool(key_fields(spec)))
 
 
 def describe(spec: ScoringSpec) -> str:
     """How the scorer uses keys, in a few words, for errors."""
-    if isinstance(spec, FieldsScoring):
+    if isinstance(spec, FieldsSpec):
         return "fields scoring"
     if isinstance(spec, JudgeSpec):
         return "judge scoring" + (" (its prompt shows {{key}})" if spec.uses_key else " (its prompt has no {{key}})")
@@ -60,7 +61,7 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> 
         from benchcard.scoring.judge.keys import load_judge_keys
 
         return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids})
-    from benchcard.scoring.fields import FieldsSpec, load_key
+    from benchcard.scoring.fields import load_key
 
     keys: dict[str, Mapping[str, Any]] = {}
     for fixture in sorted(fixture_ids):
@@ -68,8 +69,8 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> 
         if not path.is_file():
             raise CardError(f"{path}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
                             "per fixture)")
-        if isinstance(spec, FieldsScoring):
-            keys[fixture] = load_key(path, FieldsSpec(spec.fields, spec.abstain_field))
+        if isinstance(spec, FieldsSpec):
+            keys[fixture] = load_key(path, spec)
         else:
             keys[fixture] = load_small_key(path, key_fields(spec))
     return keys

@@ -19,6 +19,7 @@ from benchcard._util.files import AtomicFile
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
 from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
+from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
 from benchcard.scoring.rulelimit import test_rules
@@ -53,16 +54,7 @@ class RulesSpec:
     rules: tuple[Rule, ...]
 
 
-@dataclass(frozen=True)
-class FieldsScoring:
-    """The `fields` method's options as the card states them; the scorer itself lives in `fields.py`."""
-
-    fields: tuple[str, ...]
-    abstain_field: str | None
-    first_screen_chars: int | None = None
-
-
-ScoringSpec = ExactSpec | RulesSpec | FieldsScoring | JudgeSpec
+ScoringSpec = ExactSpec | RulesSpec | FieldsSpec | JudgeSpec
 METHODS = ("exact", "rules", "fields", "judge")
 
 
@@ -117,7 +109,7 @@ def _parse_exact(raw: Mapping[str, Any], fail: Fail) -> ExactSpec:
                      expected_from_key=from_key)
 
 
-def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsScoring:
+def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsSpec:
     """`method: fields`: the field names, the one an abstention is written in, the first screen's length."""
     fields = raw.get("fields")
     if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
@@ -128,7 +120,7 @@ def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsScoring:
     screen = raw.get("first_screen_chars")
     if screen is not None and (not isinstance(screen, int) or screen < 1):
         raise fail(("first_screen_chars",), "expected a positive number of characters")
-    return FieldsScoring(tuple(fields), abstain, screen)
+    return FieldsSpec(tuple(fields), abstain, screen)
 
 
 def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
@@ -239,7 +231,7 @@ def metric_names(spec: ScoringSpec) -> set[str]:
     """The metrics a scorer yields, so a win rule naming another is a card error before any call."""
     if isinstance(spec, RulesSpec):
         return {"score"} | {f"rule.{r.id}" for r in spec.rules}
-    if isinstance(spec, FieldsScoring):
+    if isinstance(spec, FieldsSpec):
         per_field = {f"field_recall.{f}" for f in spec.fields}
         return {"score", "field_recall", "unsupported_values", "abstains", "values_returned"} | per_field
     if isinstance(spec, JudgeSpec):
@@ -284,11 +276,11 @@ def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None =
         return Score(value, metrics, results)
     if isinstance(spec, JudgeSpec):
         raise CardError("a judge card is scored by calls to its judge (`benchcard run`), not by score_output")
-    from benchcard.scoring.fields import FieldsSpec, score_fields
+    from benchcard.scoring.fields import score_fields
 
     if key is None:
         raise CardError("fields scoring needs the fixture's answer key")
-    metrics = score_fields(output, key, excerpt, FieldsSpec(spec.fields, spec.abstain_field))
+    metrics = score_fields(output, key, excerpt, spec)
     metrics = {"score": metrics["field_recall"], **metrics}
     return Score(metrics["field_recall"], metrics)
 
