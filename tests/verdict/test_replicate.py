@@ -156,3 +156,25 @@ def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, ser
     assert data["verdict"]["replication"]["finding"] == "replicated"
     again = replicated(project, original, "--resume", folder.name)  # finished: its verdict read back, not given again
     assert again["verdict"]["ledger"] == data["verdict"]["ledger"] and len(ledger.read(project)) == 2
+
+
+def test_a_replication_goes_through_the_batch_api_like_any_run(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(HELPS)
+    data = replicated(project, original, "--batch", "--poll-interval", "0.05")
+    folder = folder_of(project, data)
+    manifest = RunStore(folder).read_manifest()
+    assert manifest.batch and manifest.replicates is not None and (folder / "batch" / "journal.jsonl").is_file()
+    assert _bodies(folder) == _bodies(project.root / f"results/colour-ab/v1/{original}")
+    assert data["verdict"]["replication"]["finding"] == "replicated"
+
+
+def test_another_endpoint_makes_a_scratch_replication_judged_but_never_in_the_ledger(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(HELPS)
+    data = replicated(project, original, "--base-url", server.base_url)
+    assert data["verdict"]["scratch"] and data["verdict"]["replication"]["finding"] == "replicated"
+    assert data["run"]["rig"].endswith(" · scratch") and len(ledger.read(project)) == 1
+    ok(bc(project, "ledger", "--verify"))

@@ -32,7 +32,8 @@ class Replication:
 
     def lines(self) -> list[str]:
         if self.verdict is None:
-            return self.summary.lines()
+            return [*self.summary.lines(), f"  not judged yet: every cell needs an outcome; continue with "
+                    f"`benchcard replicate --resume {self.summary.run}`"]
         return [*self.summary.lines(), "", *verdict_lines(self.verdict)]
 
 
