@@ -116,3 +116,22 @@ def test_a_copied_run_whose_key_was_changed_is_refused(tmp_path: Path, server: F
                                                                                      "Name a colour."),
         encoding="utf-8")
     assert "cards/colour-ab.yaml (field 'prompt') changed after sealing v1" in _refused(mine, run)
+
+
+def test_a_replication_spreads_over_a_pool_of_servers(tmp_path: Path, server: FakeServer, key: str) -> None:
+    steady = {"replies": [{"match": "Please", "reply": "red"}], "default_reply": "blue", "models": ["test/model"]}
+    project, run = judged_ab(tmp_path, server, steady)
+    with FakeServer() as other:
+        for s in (server, other):
+            s.configure(steady)
+        urls = "\n".join(f"      - {{url: '{s.base_url}', concurrency: 2}}" for s in (server, other))
+        (project.root / "benchcard.yaml").write_text(
+            f"providers:\n  fake:\n    type: openai\n    api_key_env: BENCHCARD_TEST_KEY\n    base_urls:\n{urls}\n",
+            encoding="utf-8")
+        data = replicated(project, run)
+        both = [server.base_url, other.base_url]
+    folder = folder_of(project, data)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["endpoints"] == both and manifest["replicates"]["run"] == run
+    assert {o.get("endpoint") for o in read_jsonl(folder / "outputs.jsonl")} == set(both)  # each server answered
+    assert data["verdict"]["replication"]["finding"] == "replicated"
