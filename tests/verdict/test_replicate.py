@@ -178,3 +178,16 @@ def test_another_endpoint_makes_a_scratch_replication_judged_but_never_in_the_le
     assert data["verdict"]["scratch"] and data["verdict"]["replication"]["finding"] == "replicated"
     assert data["run"]["rig"].endswith(" · scratch") and len(ledger.read(project)) == 1
     ok(bc(project, "ledger", "--verify"))
+
+
+def test_failed_cells_wait_for_retry_failed_before_the_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure({**HELPS, "faults": [{"kind": "500", "times": 999, "match": "number 0"}]})
+    data = replicated(project, original, "--attempts", "1")
+    folder = folder_of(project, data)
+    assert data["verdict"] is None and data["run"]["counts"]["failed"] == 6  # fixture 0: 2 variants × 3 repetitions
+    assert f"`benchcard replicate --resume {folder.name} --retry-failed` calls them again" in data["waiting"]
+    server.configure(HELPS)
+    again = replicated(project, "--resume", folder.name, "--retry-failed")
+    assert again["run"]["counts"] == {"ok": 48, "truncated": 0, "failed": 0}
+    assert again["verdict"]["replication"]["finding"] == "replicated"

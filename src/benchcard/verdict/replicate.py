@@ -26,14 +26,15 @@ class Replication:
 
     summary: RunSummary
     verdict: VerdictFile | None
+    waiting: str = ""  # why no verdict was given yet, and the command that goes on
 
     def to_json(self) -> dict[str, Any]:
-        return {"run": self.summary.to_json(), "verdict": self.verdict.fields() if self.verdict else None}
+        return {"run": self.summary.to_json(), "verdict": self.verdict.fields() if self.verdict else None,
+                "waiting": self.waiting or None}
 
     def lines(self) -> list[str]:
         if self.verdict is None:
-            return [*self.summary.lines(), f"  not judged yet: every cell needs an outcome; continue with "
-                    f"`benchcard replicate --resume {self.summary.run}`"]
+            return [*self.summary.lines(), f"  not judged yet: {self.waiting}"]
         return [*self.summary.lines(), "", *verdict_lines(self.verdict)]
 
 
@@ -44,9 +45,16 @@ def replicate(project: Project, name: str | None, options: RunOptions, model: st
     verdict with its judgement against the original (given once: a finished replication's is read back)."""
     summary = replicate_run(project, name, options, model, transport=transport, stream=stream,
                             stop_after=stop_after)
+    run = summary.run
     if not summary.finished:
-        return Replication(summary, None)
+        return Replication(summary, None, f"every cell needs an outcome; continue with `benchcard replicate --resume "
+                                          f"{run}`")
     folder = project.root / summary.folder
     if (folder / VERDICT).is_file():
         return Replication(summary, load_verdict(project, folder).file)
+    failed = summary.counts.get("failed", 0)
+    if failed:  # a verdict now would close the run to --retry-failed: the user chooses
+        return Replication(summary, None, f"{failed} cell(s) failed in transport; `benchcard replicate --resume {run} "
+                                          f"--retry-failed` calls them again, `benchcard verdict {run}` judges the "
+                                          "run as it is")
     return Replication(summary, give_verdict(project, folder).file)
