@@ -417,20 +417,31 @@ def _cue_does_nothing(fixture: str, variant: str, rep: int) -> tuple[str, str]:
     return "ok", BARE if (_crc(fixture) + rep + (variant == "plain")) % 3 == 0 else SENTENCE
 
 
+def replica_of(project: Project, original: Path, *, transfer: bool = False) -> dict[str, Any]:
+    """The manifest fields `benchcard replicate` writes for a rerun of `original` (a judged run): its link, with
+    the original's ledger row, and the replication rule fixed before the first call."""
+    from benchcard.records.replication import rule_record
+
+    verdict = json.loads((original / "verdict.json").read_text(encoding="utf-8"))
+    manifest = json.loads((original / "manifest.json").read_text(encoding="utf-8"))
+    link = {"run": original.name, "hash": verdict["ledger"]["hash"], "seq": verdict["ledger"]["seq"],
+            "evidence": project.relative(original), "transfer": transfer}
+    return {"replicates": link, "replication_rule": msgspec.to_builtins(rule_record(manifest["kind"]))}
+
+
 def replication_site(root: Path) -> Path:
     """The demo card's run with a rerun (replicated) and a transfer to another model (not replicated), and a
     probe run with a rerun whose score fell; built. Returns the site folder."""
     copy_project(root / "proj", (DEMO, "one-word-sentiment"))
     project = Project((root / "proj").resolve())
-    write_rules_ab_run(project, DEMO, REPLICA_ORIGINAL, _cue_helps)
-    write_rules_ab_run(project, DEMO, REPLICA_RERUN, _cue_helps,
-                       manifest_extra={"replicates": {"run": REPLICA_ORIGINAL}})
+    original = write_rules_ab_run(project, DEMO, REPLICA_ORIGINAL, _cue_helps)
+    write_rules_ab_run(project, DEMO, REPLICA_RERUN, _cue_helps, manifest_extra=replica_of(project, original))
     write_rules_ab_run(project, DEMO, REPLICA_TRANSFER, _cue_does_nothing, model="other/model-2",
-                       manifest_extra={"replicates": REPLICA_ORIGINAL})
-    write_probe_run(project, "one-word-sentiment", "20260810T090000Z-0001", "m/one", [("ok", "negative")] * 10)
+                       manifest_extra=replica_of(project, original, transfer=True))
+    probe = write_probe_run(project, "one-word-sentiment", "20260810T090000Z-0001", "m/one",
+                            [("ok", "negative")] * 10)
     write_probe_run(project, "one-word-sentiment", "20261204T090000Z-0002", "m/one",
-                    [("ok", "negative")] * 3 + [("ok", "Negative.")] * 7,
-                    manifest_extra={"replicates": "20260810T090000Z-0001"})
+                    [("ok", "negative")] * 3 + [("ok", "Negative.")] * 7, manifest_extra=replica_of(project, probe))
     out = root / "site"
     build_site(project, out)
     return out

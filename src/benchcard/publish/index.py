@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from msgspec import UnsetType
+
 from benchcard.card.model import Card
 from benchcard.publish.render import fmt_money, fmt_num, fmt_value
-from benchcard.publish.replicas import is_transfer, links
 from benchcard.publish.runs import Run
 from benchcard.records.cardruns import newest
 from benchcard.records.ledgerrow import LedgerRow
@@ -17,7 +18,6 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
                    chain_problem: str | None) -> dict[str, Any]:
     """The ledger page: every row with its evidence link, replication rows marked, and the chain check's complaint."""
     hrefs = {(r.card, r.run_id): r.href for r in runs}
-    replicates = _replicates(runs)
     rows = []
     for row in ledger:
         figures = []
@@ -45,25 +45,21 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
             "hash": row.hash.removeprefix("sha256:")[:12],
             "full_hash": row.hash,
             "prev": row.prev or "",
-            "replicates": replicates.get((row.card, row.run)),
+            "replicates": _replicates(row),
         })
     return {"rows": rows, "title": "Ledger", "root": "", "chain_problem": chain_problem, "wide": True}
 
 
-def _replicates(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(card, run) of each replication run → what its ledger row says of it: the original and whether the
-    rerun went to another rig (a transfer)."""
-    by_key = {(r.card, r.run_id): r for r in runs}
-    out = {}
-    for run_id, link in links(runs).items():
-        replica = next(r for r in runs if r.run_id == run_id)
-        original = by_key.get((replica.card, link.original))
-        out[(replica.card, run_id)] = {
-            "original": link.original, "transfer": original is not None and is_transfer(original, replica),
-            # a run card's runs have anchors; a probe's page lists its runs in one table
-            "href": f"cards/{replica.card}/index.html" + (f"#run-{link.original}" if replica.manifest is not None
-                                                          and replica.manifest.kind == "ab" else "")}
-    return out
+def _replicates(row: LedgerRow) -> dict[str, Any] | None:
+    """What a replication's ledger row says of its original: the run, whether the rerun went to another rig (a
+    transfer), the judgement, and where the original is shown (a run card's runs have anchors; a probe's page
+    lists its runs in one table)."""
+    link = None if isinstance(row.replicates, UnsetType) else row.replicates
+    if link is None:
+        return None
+    judged = None if isinstance(row.replication, UnsetType) else row.replication
+    return {"original": link.run, "transfer": link.transfer, "finding": judged.finding if judged else "",
+            "href": f"cards/{row.card}/index.html" + (f"#run-{link.run}" if row.kind == "ab" else "")}
 
 
 def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -> dict[str, Any]:

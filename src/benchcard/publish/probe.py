@@ -8,7 +8,7 @@ from typing import Any
 from benchcard.card.model import Card
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, unscored_words
-from benchcard.publish.replicas import is_transfer, links, probe_drift_of
+from benchcard.publish.replicas import links, recorded
 from benchcard.publish.runs import Run
 
 
@@ -47,21 +47,21 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
     }
 
 
-def _drift(run: Run, runs: Sequence[Run], linked: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A probe rerun's drift against the run it replicates (`replicas.probe_drift_of`), as its row shows it."""
+def _drift(run: Run, linked: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A probe rerun's drift against the run it replicates, as its verdict recorded it
+    (`stats.replication.probe_drift`, verdict/replication.py)."""
     link = linked.get(run.run_id)
-    original = next((r for r in runs if link is not None and r.run_id == link.original), None)
-    if link is None or original is None:
+    if link is None:
         return None
-    drift = probe_drift_of(original, run)
-    text = drift.text if drift is not None else "not compared: a run has no scored repetition"
-    return {"original": link.original, "transfer": is_transfer(original, run), "text": text,
-            "changed": drift is not None and drift.finding == "changed"}
+    written = recorded(run)
+    text = written.text if written is not None else "not compared yet: the rerun has no verdict"
+    return {"original": link.run, "transfer": link.transfer, "text": text,
+            "changed": written is not None and written.finding == "changed"}
 
 
 def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     linked = links(runs)
-    current = [_probe_row(r, root) | {"drift": _drift(r, runs, linked)} for r in runs if r.version == card.version]
+    current = [_probe_row(r, root) | {"drift": _drift(r, linked)} for r in runs if r.version == card.version]
     older = []
     notes = {h.version: h.note for h in card.history}
     for version in sorted({r.version for r in runs if r.version != card.version}, reverse=True):
@@ -73,7 +73,7 @@ def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[di
             "count": len(group),
             "mean": fmt_num(sum(scores) / len(scores)) if scores else "—",
             "note": notes.get(version, ""),
-            "rows": [_probe_row(r, root) | {"drift": _drift(r, runs, linked)} for r in group],
+            "rows": [_probe_row(r, root) | {"drift": _drift(r, linked)} for r in group],
         })
     return current, older
 

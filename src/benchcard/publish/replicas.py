@@ -2,59 +2,39 @@
 gap with its interval, on one axis), a probe rerun's drift against the original, and the ledger's replication
 rows marked.
 
-A replication run names its original in its manifest (`replicates`: the original run's id, or an object with
-its `run` and the original ledger row's `hash`); a replication on another rig than the original's is a
-*transfer*, and said so. The judgement shown is `stats.replication`'s default rule applied to the two runs'
-verdict files (`records/replicationinput.run_gap`), or, for a probe, `probe_drift` over the two runs' scores.
+A replication run names its original in its manifest (`replicates`, `records.replication.ReplicaLink`: the run,
+the hash of its ledger row, whether the rerun went to another rig, a *transfer*); its verdict records the
+judgement under the rule fixed before the rerun (`replication`), which the pages show as written. The figure's
+prediction interval is the default rule's (`stats.replication`) over the two verdict files
+(`records/replicationinput.run_gap`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import UnsetType
 
 from benchcard.publish.plots import NARROW_FONT, NARROW_IN, WIDE_IN
 from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run
+from benchcard.records.replication import ReplicaLink, ReplicationJudgement
 from benchcard.records.replicationinput import run_gap
 from benchcard.stats.replication import (
     DEFAULT_RULE,
     NOT_REPLICATED,
     REPLICATED,
-    Drift,
     ReplicationFinding,
-    probe_drift,
     replication_finding,
 )
 
 
-@dataclass(frozen=True)
-class ReplicaLink:
-    """What a replication run's manifest says of its original: the run, and the original ledger row's hash."""
-
-    original: str
-    original_hash: str | None = None
-
-
 def link_of(run: Run) -> ReplicaLink | None:
-    """The original a run replicates, from its manifest's `replicates` (None for a run that replicates none)."""
-    if run.folder is None:
-        return None
-    try:
-        data = json.loads((run.folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = data.get("replicates") if isinstance(data, dict) else None
-    if isinstance(value, str) and value:
-        return ReplicaLink(value)
-    if isinstance(value, dict) and isinstance(value.get("run"), str):
-        digest = value.get("hash") or value.get("ledger_hash") or value.get("row_hash")
-        return ReplicaLink(value["run"], digest if isinstance(digest, str) else None)
-    return None
+    """The original a run replicates (its manifest's `replicates`), None for a run that replicates none."""
+    return run.manifest.replicates if run.manifest is not None else None
 
 
 def links(runs: Sequence[Run]) -> dict[str, ReplicaLink]:
@@ -62,37 +42,47 @@ def links(runs: Sequence[Run]) -> dict[str, ReplicaLink]:
     return {r.run_id: link for r in runs if (link := link_of(r)) is not None}
 
 
-def is_transfer(original: Run, replica: Run) -> bool:
-    """Another provider or model than the original's: a transfer, not a replication on the same rig."""
-    a, b = original.rig, replica.rig
-    return a is not None and b is not None and (a.provider, a.model) != (b.provider, b.model)
+def recorded(run: Run) -> ReplicationJudgement | None:
+    """The judgement a replication's verdict recorded against its original, None when it has none."""
+    judged = run.verdict_file.replication if run.verdict_file is not None else None
+    return None if judged is None or isinstance(judged, UnsetType) else judged
 
 
-def _role(original: Run, replica: Run) -> str:
-    return "transfer" if is_transfer(original, replica) else "rerun"
+def is_transfer(replica: Run) -> bool:
+    """Sent to another rig than the original's (the link says so): a transfer, not a rerun on the same rig."""
+    link = link_of(replica)
+    return link is not None and link.transfer
+
+
+def _role(replica: Run) -> str:
+    return "transfer" if is_transfer(replica) else "rerun"
 
 
 def _judgement(original: Run, replica: Run) -> ReplicationFinding | None:
+    """The default rule over the two verdicts: the prediction interval the figure draws behind the rerun."""
     if original.verdict_file is None or replica.verdict_file is None:
         return None
     return replication_finding(run_gap(original.verdict_file), run_gap(replica.verdict_file), DEFAULT_RULE)
 
 
-def replication_text(original: Run, replica: Run) -> str:
-    """The replication's line against its original, or why there is none yet."""
-    judged = _judgement(original, replica)
-    return judged.text if judged is not None else "Not judged against the original yet: both need a verdict."
+def replication_line(replica: Run) -> tuple[str, str]:
+    """The replication's finding against its original and its line, as its verdict recorded it; else why there
+    is none yet."""
+    written = recorded(replica)
+    if written is not None:
+        return written.finding, written.text  # recorded as "finding: why." (verdict/replication.py)
+    return "", "Not judged against the original yet: the rerun has no verdict."
 
 
-def _ab_row(run: Run, role: str, judged: ReplicationFinding | None) -> dict[str, Any]:
+def _ab_row(run: Run, role: str, original: Run | None) -> dict[str, Any]:
     gap = run_gap(run.verdict_file) if run.verdict_file is not None else None
     ci = _ci(run)
     ci_text = f"[{fmt_num(ci[0], 3)}, {fmt_num(ci[1], 3)}]" if ci is not None else "no interval"
-    finding = judged.finding if judged is not None else ""
+    finding, text = replication_line(run) if original is not None else ("", "")
     return {"role": role, "run_id": run.run_id, "date": run.date or "undated", "rig": run.rig_line,
             "finding": run.finding or "awaiting its verdict", "gap": fmt_num(gap.gap if gap else None, 3),
             "ci": ci_text, "metric": gap.metric if gap else "",
-            "replication": finding, "text": judged.text if judged is not None else "",
+            "replication": finding, "text": text if finding else "",
             "class": {REPLICATED: "holds", NOT_REPLICATED: "broken"}.get(finding, "")}
 
 
@@ -103,9 +93,8 @@ def ab_replications(original: Run, replicas: Sequence[Run], folder: Path, prefix
     rows = [_ab_row(original, "original", None)]
     judged = []
     for rep in sorted(replicas, key=lambda r: r.started):
-        j = _judgement(original, rep)
-        judged.append(j)
-        rows.append(_ab_row(rep, _role(original, rep), j))
+        judged.append(_judgement(original, rep))
+        rows.append(_ab_row(rep, _role(rep), original))
     name = f"{original.run_id}-replications.svg"
     narrow = name.removesuffix(".svg") + "-narrow.svg"
     drawn = draw_replications(folder / name, original, replicas, judged)
@@ -115,22 +104,6 @@ def ab_replications(original: Run, replicas: Sequence[Run], folder: Path, prefix
             "rule_digest": DEFAULT_RULE.digest(), "level": f"{DEFAULT_RULE.level:.0%}",
             "alt": "; ".join(f"{r['role']} {r['date']} ({r['rig']}): {r['finding']}, gap {r['gap']} {r['ci']}"
                              for r in rows)}
-
-
-def _scores(run: Run) -> dict[str, list[float | None]]:
-    out: dict[str, list[float | None]] = {}
-    for row in run.scores:
-        out.setdefault(row.fixture, []).append(row.score)
-    return out
-
-
-def probe_drift_of(original: Run, replica: Run) -> Drift | None:
-    """A probe rerun against its original (None when either has no scored repetition)."""
-    try:
-        return probe_drift(_scores(original), _scores(replica), original_date=original.date,
-                           new_date=replica.date)
-    except ValueError:
-        return None
 
 
 def draw_replications(path: Path, original: Run, replicas: Sequence[Run],
@@ -155,7 +128,7 @@ def draw_replications(path: Path, original: Run, replicas: Sequence[Run],
         labels = []
         intervals = [None, *(j.interval if j is not None else None for j in judged)]
         for y, (run, gap, pi) in enumerate(zip(runs, gaps, intervals, strict=True)):
-            labels.append(f"{'original' if y == 0 else _role(original, run)} {run.date}")
+            labels.append(f"{'original' if y == 0 else _role(run)} {run.date}")
             if pi is not None and math.isfinite(pi.low) and math.isfinite(pi.high):
                 ax.fill_betweenx([y - 0.3, y + 0.3], pi.low, pi.high, color="#9a9a9a", alpha=0.3, lw=0)
             ci = _ci(run)

@@ -16,7 +16,7 @@ from benchcard.publish.files import copy_published, published_name, regular_insi
 from benchcard.publish.judgedby import baseline_of, clauses_for
 from benchcard.publish.plots import draw_plots
 from benchcard.publish.render import fmt_num, paragraphs, prose
-from benchcard.publish.replicas import ab_replications, is_transfer, links, replication_text
+from benchcard.publish.replicas import ab_replications, is_transfer, links, replication_line
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
 from benchcard.records.cardruns import newest, result
@@ -173,9 +173,8 @@ def _replica_of(run: Run, linked: Mapping[str, Any], by_id: Mapping[str, Run]) -
     link = linked.get(run.run_id)
     if link is None:
         return None
-    original = by_id.get(link.original)
-    return {"original": link.original, "transfer": original is not None and is_transfer(original, run),
-            "text": replication_text(original, run) if original is not None else ""}
+    return {"original": link.run, "transfer": is_transfer(run),
+            "text": replication_line(run)[1]}
 
 
 def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
@@ -276,7 +275,7 @@ def _run_views(card: Card, runs: Sequence[Run], folder: Path, root: str) -> tupl
             else None,
             "files": [dict(f, href=root + run.site_dir + "/" + f["href"]) for f in run_files(run)],
             "replicas": ab_replications(run, [by_id[k] for k, link in linked.items()
-                                              if link.original == run.run_id and k in by_id], folder, ""),
+                                              if link.run == run.run_id and k in by_id], folder, ""),
             "replica_of": _replica_of(run, linked, by_id),
         })
     return run_views, n_plots
