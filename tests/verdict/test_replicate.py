@@ -191,3 +191,11 @@ def test_failed_cells_wait_for_retry_failed_before_the_verdict(tmp_path: Path, s
     again = replicated(project, "--resume", folder.name, "--retry-failed")
     assert again["run"]["counts"] == {"ok": 48, "truncated": 0, "failed": 0}
     assert again["verdict"]["replication"]["finding"] == "replicated"
+
+
+def test_the_ledger_table_marks_a_replication_row(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, original = judged_ab(tmp_path, server)
+    server.configure(NO_HELP)
+    ok(bc(project, "replicate", original))
+    shown = ok(bc(project, "ledger")).stdout
+    assert f"replication of {original}: not" in shown and "replicated" in shown

@@ -90,10 +90,21 @@ def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> N
         if narrow:
             card = Text(r.card)
             card.append("\n" + r.rig, style="dim")
-            table.add_row(str(r.seq), card, version, f"{r.finding}\n{r.outcome}", r.run, style=style)
+            table.add_row(str(r.seq), card, version, f"{r.finding}\n{r.outcome}", _run_cell(r), style=style)
         else:
-            table.add_row(str(r.seq), r.date, r.card, version, r.rig, r.finding, r.outcome, r.run, style=style)
+            table.add_row(str(r.seq), r.date, r.card, version, r.rig, r.finding, r.outcome, _run_cell(r), style=style)
     console.print(table)
+
+
+def _run_cell(row: LedgerRow) -> str:
+    """The run, and for a replication (or a transfer) the run it replicates and what it showed against it."""
+    from msgspec import UnsetType
+
+    link, judged = row.replicates, row.replication
+    if isinstance(link, UnsetType):
+        return row.run
+    said = "" if isinstance(judged, UnsetType) else f": {judged.finding}"
+    return f"{row.run}\n{link.kind} of {link.run}{said}"
 
 
 def _longest(rows: Sequence[LedgerRow], key: str) -> int:
