@@ -174,7 +174,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="only the lines (or designs) whose name contains this text")
     parser.add_argument("--spending", default="obrien-fleming")
     parser.add_argument("--gamma", type=float, default=-4.0)
-    parser.add_argument("--beta", type=float, default=0.05, help="the futility test's total level")
+    parser.add_argument("--beta", type=float, default=0.025, help="the futility test's total level")
     parser.add_argument("--first", type=int, default=2, help="the first look, after this many blocks")
     parser.add_argument("--designs", default="12x10,24x5,12x5,48x3,24x3")
     parser.add_argument("--tables", default="aa,designs")

@@ -40,7 +40,7 @@ from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, over
 SPENDINGS = ("obrien-fleming", "pocock", "hsd")
 #: The futility test's total level: a true gap as large as the effect that matters stops for futility in at most
 #: this share of runs (benchmarks/sequential.py: what it costs in power and saves under no effect).
-FUTILITY_BETA = 0.05
+FUTILITY_BETA = 0.025
 FUTILITY, CONTINUE = 4, 5
 #: Finding codes of a look: decision.py's four, then a futility stop and "go on to the next block".
 LOOK_CODES = ("win", "loss", "no-effect", "inconclusive", "futility", "continue")
