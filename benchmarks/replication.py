@@ -159,6 +159,7 @@ CHANGED_PAIRS = [
     Pair("gap 0.30, both arms' accuracy falls by 0.20, F=12, R=5", gap=0.30, after_shift=-0.20),
     Pair("gap 0.30, the variant's accuracy falls by 0.10, F=12, R=5", gap=0.30, after_gap=0.20),
     Pair("gap 0.30, the variant's accuracy falls by 0.20, F=12, R=5", gap=0.30, after_gap=0.10),
+    Pair("no effect → the variant's accuracy falls by 0.30, F=12, R=3", repetitions=3, after_gap=-0.30),
 ]
 
 PROBES = [
