@@ -36,7 +36,8 @@ def _mean_squares(x: np.ndarray) -> tuple[float, float, float]:
 
 def test_the_variance_counts_fixtures_runs_and_cells_once_from_gaps_and_sums() -> None:
     """se² = (MS_fix + MS_run − MS_err)/(F·R), MS_run pooling the repetition mean squares of the gaps and of
-    the arms' sums, never below 0.8·MS_run/(F·R); the df between R − 1 and 2(R − 1) by the arms' cell noise."""
+    the arms' sums, never below 0.6·MS_run/(F·R); the df between R − 1 and 2(R − 1) by Welch over the arms' own
+    run-to-run spreads (each arm's MS_rep, never below its MS_err)."""
     base, var = np.array(BASE_A, dtype=float), np.array(VAR_A, dtype=float)
     f, r = base.shape
     ms_fix, ms_rep, ms_err = _mean_squares(var - base)
@@ -44,11 +45,21 @@ def test_the_variance_counts_fixtures_runs_and_cells_once_from_gaps_and_sums() -
     ms_run = (ms_rep + ms_sum) / 2
     c = crossed(base, var)
     assert c.var_run[0] == pytest.approx(ms_run / (f * r))
-    assert c.se[0] ** 2 == pytest.approx(max(0.8 * ms_run, ms_fix + ms_run - ms_err) / (f * r))
-    e_var, e_base = _mean_squares(var)[2], _mean_squares(base)[2]
-    w = e_var / (e_var + e_base)
-    assert c.df[0] == pytest.approx((r - 1) / (w * w + (1 - w) * (1 - w)))
-    assert r - 1 < c.df[0] < 2 * (r - 1)
+    assert c.se[0] ** 2 == pytest.approx(max(0.6 * ms_run, ms_fix + ms_run - ms_err) / (f * r))
+    lam_v, lam_b = (max(_mean_squares(x)[1], _mean_squares(x)[2]) for x in (var, base))
+    assert c.df[0] == pytest.approx((r - 1) * (lam_v + lam_b) ** 2 / (lam_v ** 2 + lam_b ** 2))
+    assert ms_run == pytest.approx(_mean_squares(var)[1] + _mean_squares(base)[1])  # the arms' own spreads
+
+
+def test_shocks_in_one_arm_only_leave_the_run_term_r_minus_1_df() -> None:
+    """The baseline's repetitions shift, the variant's do not: the pooled run term is all the baseline's, so
+    it has its R − 1 degrees of freedom (the arms' cell noise alike would have said 2(R − 1))."""
+    rng = np.random.default_rng(0)
+    level = rng.standard_normal((12, 1))
+    base = level + np.array([0.0, 3.0, -3.0, 1.5]) + 0.1 * rng.standard_normal((12, 4))
+    var = level + 0.1 * rng.standard_normal((12, 4))
+    c = crossed(base, var)
+    assert 3.0 <= c.df[0] < 3.05 and not c.fixed_arm[0]  # type: ignore[index]
 
 
 def test_the_gap_and_its_fixture_term_are_the_paired_means_over_fixtures() -> None:

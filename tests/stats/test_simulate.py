@@ -83,7 +83,7 @@ def test_the_needed_gap_is_where_the_simulated_power_reaches_eighty_percent() ->
     assert simulate.effect_power(z, gap, 0.05) >= simulate.POWER
     assert simulate.effect_power(z, gap - 0.01 * 0.5, 0.05) < simulate.POWER  # within tol × the rate's scale
     assert simulate.needed_gap(simulate.draws(model, 16, 1, seed=1, n=100), 0.05) == math.inf  # one repetition
-    assert simulate.needed_gap(simulate.draws(model, 12, 3, seed=1, n=400), 0.05) == math.inf  # too small a run
+    assert simulate.needed_gap(simulate.draws(model, 12, 2, seed=1, n=400), 0.05) == math.inf  # too small a run
 
 
 def test_a_guard_holds_below_its_limit_in_eighty_percent_of_runs() -> None:

@@ -57,9 +57,11 @@ def test_a_deterministic_arm_adds_no_degrees_of_freedom(reps: int) -> None:
 
 
 def test_calibration_leaves_a_large_design_near_nominal() -> None:
-    """With ten repetitions the run term has 18 degrees of freedom: the worst case costs little."""
+    """With ten repetitions the run term has up to 18 degrees of freedom: the worst case costs little. Here the
+    world with no run variance is itself the grid's worst point, so the rate is α up to the simulation's error
+    (two standard errors of 4,000 runs: 0.007)."""
     rate = _rates(*_normal_world(12, 10, 0.0, 4000, seed=3))[1]
-    assert 0.02 <= rate <= 0.05
+    assert 0.02 <= rate <= 0.05 + 0.007
 
 
 def test_no_run_term_no_calibration() -> None:
@@ -105,5 +107,5 @@ def test_case_a_tost_is_calibrated_like_the_test() -> None:
     base = np.array([[.5, .75, .5], [.75, .75, 1], [.25, .5, .5], [1, .75, 1], [.5, .5, .75], [.75, 1, .75]])
     var = np.array([[.75, .75, .75], [1, .75, 1], [.5, .5, .75], [1, 1, 1], [.5, .75, .75], [.75, 1, 1]])
     c = crossed(base, var)
-    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.911354, abs=1e-6)
-    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.011149, abs=1e-6)
+    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.941303, abs=1e-6)
+    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.012499, abs=1e-6)

@@ -9,9 +9,11 @@ mean_f d_f (d_f = mean_r variant_f − mean_r baseline_f) has variance ω²/F + 
 variance sd(d)²/F = MS_fix/(F·R) estimates ω²/F + σ²_e/(F·R), MS_err/(F·R) estimates σ²_e/(F·R), and the run
 term σ²_run/R + σ²_e/(F·R) is estimated twice: by the spread of the per-repetition gaps (MS_rep of Δ) and by
 the spread of the arms' per-repetition sums (MS_rep of variant + baseline), which has the same expectation when
-the arms' run shocks are alike and not negatively correlated (Var(c_A + c_B) = Var(c_A − c_B) for independent
-shocks). Pooled, MS_run has 2(R − 1) degrees of freedom; se² = (MS_fix + MS_run − MS_err)/(F·R), never below
-0.8·MS_run/(F·R) (worstcase.variance_and_df), and its p is calibrated to the worst case (worstcase.py).
+the arms' run shocks are independent, whatever their sizes (Var(c_A + c_B) = Var(c_A − c_B)). Pooled, MS_run is
+the sum of the arms' own repetition mean squares: 2(R − 1) degrees of freedom when the arms spread alike, R − 1
+when one arm's spread is all of it (Welch's df over the two). se² = (MS_fix + MS_run − MS_err)/(F·R), never
+below 0.6·MS_run/(F·R) (worstcase.variance_and_df), and its p is calibrated to the worst case over the
+variance components and over how the run variance splits between the arms (worstcase.py).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class Crossed:
     """The run term MS_run/(F·R): the arms' run-to-run spread as a variance of the gap (cell noise included);
     inf when it cannot be measured (R < 2). se² is never below RUN_SHARE of it."""
     df: FloatArray
-    """The reference degrees of freedom: 2(R − 1), the run term's (F − 1 when no run term is measured)."""
+    """The reference degrees of freedom: the run term's, R − 1 to 2(R − 1) by Welch over the arms' own run-to-run
+    spreads (F − 1 when no run term is measured)."""
     n_fixtures: IntArray
     d: FloatArray
     """(S, F) per-fixture differences; 0 where a fixture is not scored in both arms (a sign-flip ignores it)."""
@@ -58,6 +61,9 @@ class Crossed:
     (worstcase.py); elsewhere it is read off Student's t."""
     var_total: FloatArray | None = None
     """se², the gap's variance (worstcase.variance_and_df); None: var_fixture + var_run."""
+    fixed_arm: BoolArray | None = None
+    """One arm answered each fixture alike in every repetition: no run variance to split between the arms, and
+    the calibration's worst case is over the null points where that arm has none (worstcase.calibrate)."""
 
     @property
     def se(self) -> FloatArray:
@@ -122,24 +128,25 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     if r >= 2:
         ms_rep, ms_err = _two_way(delta, complete, fc, r)
         ms_sum, _ = _two_way(var + base, complete, fc, r)
-        _, noise_var = _two_way(var, complete, fc, r)
-        _, noise_base = _two_way(base, complete, fc, r)
+        rep_var, noise_var = _two_way(var, complete, fc, r)
+        rep_base, noise_base = _two_way(base, complete, fc, r)
         measurable = fc >= 2
         fr = np.maximum(fc, 1) * r
         # the spread of the gaps and of the arms' sums, pooled: up to 2(R − 1) degrees of freedom
         ms_run = (ms_rep + ms_sum) / 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.where(noise_var + noise_base > 0, noise_var / (noise_var + noise_base), 0.0)
-        se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, share, r)
+        arm_var, arm_base = np.maximum(rep_var, noise_var) / fr, np.maximum(rep_base, noise_base) / fr
+        se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, arm_var, arm_base, r)
         var_run = np.where(measurable, ms_run / fr, np.inf)
         run_measured = measurable & np.isfinite(var_fix)
         total = np.where(run_measured, se2, var_fix + var_run)
         df = np.where(run_measured, ref_df, np.maximum(n - 1, 1).astype(float))
+        fixed = _steady(var, complete) | _steady(base, complete)
     else:
         var_run = np.full(s, unmeasured_run_var)
         total = var_fix + var_run
         df = np.maximum(n - 1, 1).astype(float)
         run_measured = np.zeros(s, dtype=bool)
+        fixed = np.zeros(s, dtype=bool)
 
     both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)
     scored = ~np.isnan(both)
@@ -148,7 +155,15 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     spread = scored.any(axis=1) & (high > low)
     return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
                    spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured,
-                   var_total=total)
+                   var_total=total, fixed_arm=fixed)
+
+
+def _steady(x: FloatArray, complete: BoolArray) -> BoolArray:
+    """Whether an arm gave each complete fixture one score in every repetition (temperature 0, or a floor or
+    ceiling): it has no run-to-run variance at all."""
+    spread = np.where(complete[:, :, None], x, 0.0)
+    out: BoolArray = (spread.max(axis=2) == spread.min(axis=2)).all(axis=1)
+    return out
 
 
 def _two_way(x: FloatArray, complete: BoolArray, fc: IntArray, r: int) -> tuple[FloatArray, FloatArray]:
@@ -219,14 +234,14 @@ def calibrated_p(c: Crossed, t: FloatArray) -> FloatArray:
     components where a run term was measured (worstcase.py)."""
     if c.complete is None or c.run_measured is None:
         return t_sf(t, c.df)
-    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured, c.fixed_arm)
 
 
 def calibrated_quantile(c: Crossed, q: float) -> FloatArray:
     """The t an interval at one-sided level q is drawn at, so that it agrees with the calibrated test."""
     if c.complete is None or c.run_measured is None:
         return t_ppf(q, c.df)
-    return critical_t(1.0 - q, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured)
+    return critical_t(1.0 - q, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured, c.fixed_arm)
 
 
 def half_width(c: Crossed, q: float) -> FloatArray:

@@ -6,8 +6,9 @@ by chance both the variance and the df favour rejection. Plugged in as is, the r
 A/A runs at F = 24–48 with R = 3, and R = 2 (docs/statistics.md). So the verdict does not read the t p off
 Student's t alone: it asks how often a t scoring at least this high (on Wallace's normal-score scale, which
 makes t's of different df comparable) arises when the gap is truly 0, under the two-way normal model of
-crossed.py, for every ratio of fixture, run and cell variance on a grid (seeded draws, cached per design),
-and reports the largest such rate, never less than Student's p. That is the definition of a
+crossed.py, for every ratio of fixture, run and cell variance on a grid and every split of the cell noise and
+of the run-level variance between the arms (seeded draws, cached per design), and reports the largest such
+rate, never less than Student's p. That is the definition of a
 valid p with nuisance parameters (the supremum over them), computed by simulation.
 """
 
@@ -24,32 +25,34 @@ FloatArray = npt.NDArray[np.float64]
 #: Fixture term R·ω²/σ²_e and run term F·σ²_run/σ²_e of the null grid (0 = absent, 100 = dominant).
 FIXTURE_RATIOS = (0.0, 0.5, 2.0, 10.0, 100.0)
 RUN_RATIOS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0, 100.0)
-#: The variant's share of the arms' noise: alike (½), one arm steadier, one arm deterministic (0).
+#: The variant's share of the arms' cell noise: alike (½), one arm steadier, one arm deterministic (0).
 ARM_SHARES = (0.5, 0.25, 0.0)
-#: The interval is never narrower than this share of the run term's variance (0.8: docs/statistics.md, "tried").
-RUN_SHARE = 0.8
+#: The variant's share of the run-level (shock) variance, apart from the cell noise: the arms' shocks need not
+#: be of one size (baseline shocks only, variant steady: 0).
+RUN_SPLITS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: The interval is never narrower than this share of the run term's variance (docs/statistics.md, "What was tried").
+RUN_SHARE = 0.6
 #: Null draws per grid point (half of them the mirror image of the other half, so both tails are alike).
 DRAWS = 20_000
 SEED = 20261201
 
 
-def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, share: npt.ArrayLike,
-                    r: int) -> tuple[FloatArray, FloatArray]:
-    """se² and the reference df from a = MS_fix/(FR), b = MS_run/(FR), c = MS_err/(FR) and `share`, the
-    variant's part of the two arms' cell noise (MS_err of each arm's own table).
+def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, arm_v: FloatArray,
+                    arm_b: FloatArray, r: int) -> tuple[FloatArray, FloatArray]:
+    """se² and the reference df from a = MS_fix/(FR), b = MS_run/(FR), c = MS_err/(FR) and each arm's own
+    run-to-run spread arm_v, arm_b (max of its MS_rep and its MS_err, over F·R).
 
-    MS_run pools the repetition mean squares of the gaps and of the arms' sums (crossed.py). se² = a + b − c
-    (each variance component once: fixtures, runs, cells), never below RUN_SHARE·b, so the arms' run-to-run
-    spread is always inside the interval: a small b by chance cannot leave a large run variance out (the floor
-    of the previous rule's excess form). The df is the run term's: 2(R − 1) when the arms are alike, down to
-    R − 1 when all the noise is one arm's (Welch's formula over the arms' cell noise, precise with many
-    degrees of freedom: a deterministic arm adds nothing to the run term's df). One formula for the verdict and
-    the null draws below, so the calibration is of the statistic used."""
+    MS_run pools the repetition mean squares of the gaps and of the arms' sums (crossed.py): it is the sum of the
+    arms' own repetition mean squares, R − 1 df each. se² = a + b − c (each variance component once: fixtures,
+    runs, cells), never below RUN_SHARE·b, so the arms' run-to-run spread is always inside the interval. The df
+    is Welch's over the two arms' run-to-run spreads: 2(R − 1) when they are alike, down to R − 1 when all of it
+    is one arm's (a deterministic arm, or shocks in one arm only). Each arm's spread is its MS_rep, never taken
+    below its MS_err (cell noise alone makes an arm spread that much from run to run; known on (F − 1)(R − 1)
+    df). One formula for the verdict and the null draws below, so the calibration is of the statistic used."""
     var = np.maximum(RUN_SHARE * b, a + b - c)
     var = np.where(var > 0, var, a)  # no run spread and no excess at all: the paired variance
-    w = np.asarray(share, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        welch = (r - 1) / (w * w + (1 - w) * (1 - w))
+        welch = (r - 1) * (arm_v + arm_b) ** 2 / (arm_v * arm_v + arm_b * arm_b)
     df = np.broadcast_to(np.clip(np.nan_to_num(welch, nan=r - 1.0), r - 1.0, 2.0 * (r - 1)), np.shape(var))
     out: FloatArray = var
     return out, np.array(df, dtype=np.float64)
@@ -81,9 +84,26 @@ def wallace_inverse(w: npt.ArrayLike, df: npt.ArrayLike) -> FloatArray:
     return out
 
 
-@lru_cache(maxsize=16)
+def _grid() -> list[tuple[float, float, float, float]]:
+    """(fixture, run, cell share, run split) of every null point; the statistic is symmetric in the arms, so
+    (share ½, split ρ) and (share ½, split 1 − ρ) are one point, and without a run term the split is moot."""
+    points = []
+    for fixture in FIXTURE_RATIOS:
+        for run in RUN_RATIOS:
+            for share in ARM_SHARES:
+                for split in RUN_SPLITS:
+                    if (run == 0 and split != RUN_SPLITS[0]) or (share == 0.5 and split > 0.5):
+                        continue
+                    points.append((fixture, run, share, share if run == 0 else split))
+    return points
+
+
+@lru_cache(maxsize=32)
 def null_scores(n: int, complete: int, r: int) -> FloatArray:
-    """Sorted Wallace scores of null gaps' t statistics, one row per grid point: (len(grid), DRAWS)."""
+    """The worst case of the null's Wallace scores, (2, DRAWS): row 0 over every grid point, row 1 over the points
+    where one arm is deterministic (no cell noise, no shocks). Element k of a row is the largest k-th smallest
+    score over its points, so #(row ≥ s) = max over the points of #(their scores ≥ s): one sorted array answers
+    "the largest rate over the grid of a null statistic at least s"."""
     rng = np.random.default_rng([SEED, n, complete, r])
     half = DRAWS // 2
     err = max(complete - 1, 1) * (r - 1)
@@ -94,24 +114,30 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
     u_var = np.tile(rng.chisquare(r - 1, half) / (r - 1), 2)
     u_base = np.tile(rng.chisquare(r - 1, half) / (r - 1), 2)
     u_err = np.tile(rng.chisquare(err, half) / err, 2)
-    rows = []
-    for fixture in FIXTURE_RATIOS:
-        for run in RUN_RATIOS:
-            for share in ARM_SHARES:
-                # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm
-                # holds `share` of the run term and of the cell noise
-                b = (1 + run) * (share * u_var + (1 - share) * u_base)
-                var, df = variance_and_df((1 + fixture) * u_fix, b, u_err, share, r)
-                rows.append(np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df)))
-    table: FloatArray = np.stack(rows)
+    every = np.full(DRAWS, -np.inf)
+    fixed = np.full(DRAWS, -np.inf)
+    for fixture, run, share, split in _grid():
+        # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm holds
+        # `share` of the cell noise and `split` of the run-level variance
+        lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
+        rep_v, rep_b = lam_v * u_var, lam_b * u_base
+        var, df = variance_and_df((1 + fixture) * u_fix, rep_v + rep_b, u_err,
+                                  np.maximum(rep_v, share * u_err), np.maximum(rep_b, (1 - share) * u_err), r)
+        scores = np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df))
+        np.maximum(every, scores, out=every)
+        if lam_v == 0:
+            np.maximum(fixed, scores, out=fixed)
+    table: FloatArray = np.stack([every, fixed])
     table.setflags(write=False)
     return table
 
 
 def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64],
-              r: int, applies: npt.NDArray[np.bool_]) -> FloatArray:
+              r: int, applies: npt.NDArray[np.bool_], fixed: npt.NDArray[np.bool_] | None = None) -> FloatArray:
     """One-sided p for "the statistic t is this large", row by row: Student's p at df, raised to the worst-case
-    rate of a null t scoring at least as high (rows where `applies` is False keep Student's p)."""
+    rate of a null t scoring at least as high (rows where `applies` is False keep Student's p). Where `fixed`,
+    one arm answered alike in every repetition: it has no variance to split, and the worst case is taken over
+    the grid points where it has none."""
     t_arr = np.asarray(t, dtype=np.float64)
     df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), t_arr.shape)
     with np.errstate(invalid="ignore"):
@@ -121,17 +147,19 @@ def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], com
     with np.errstate(invalid="ignore"):
         out = np.where(applies, special.stdtr(reference_df(df_arr, n), -t_arr), out)
     score = wallace(t_arr, df_arr)
+    one = np.zeros(t_arr.shape, dtype=bool) if fixed is None else np.broadcast_to(fixed, t_arr.shape)
     for nn, cc in _designs(n, complete, applies):
         rows = applies & (n == nn) & (complete == cc) & np.isfinite(score)
         table = null_scores(nn, cc, r)
         size = table.shape[1]
-        hits = np.stack([size - np.searchsorted(row, score[rows], side="left") for row in table]).max(axis=0)
-        out[rows] = np.maximum(out[rows], (hits + 1.0) / (size + 1.0))
+        for k, which in ((0, rows & ~one), (1, rows & one)):
+            hits = size - np.searchsorted(table[k], score[which], side="left")
+            out[which] = np.maximum(out[which], (hits + 1.0) / (size + 1.0))
     return np.minimum(out, 1.0)
 
 
 def critical_t(u: float, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64], r: int,
-               applies: npt.NDArray[np.bool_]) -> FloatArray:
+               applies: npt.NDArray[np.bool_], fixed: npt.NDArray[np.bool_] | None = None) -> FloatArray:
     """The smallest t whose calibrated one-sided p is ≤ u, row by row: an interval drawn at it agrees with the
     test (Student's quantile where no run term is measured)."""
     df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), n.shape)
@@ -139,15 +167,17 @@ def critical_t(u: float, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: 
     if r < 2 or not applies.any():
         return out
     out = np.where(applies, special.stdtrit(reference_df(df_arr, n), 1.0 - u), out)
+    one = np.zeros(n.shape, dtype=bool) if fixed is None else np.broadcast_to(fixed, n.shape)
     for nn, cc in _designs(n, complete, applies):
         rows = applies & (n == nn) & (complete == cc)
         table = null_scores(nn, cc, r)
         allowed = int(np.floor(u * (table.shape[1] + 1.0))) - 1  # hits allowed for (hits + 1)/(N + 1) ≤ u
-        if allowed < 0:
-            out[rows] = np.inf
-            continue
-        score = float(table[:, table.shape[1] - allowed - 1].max())  # beyond it, ≤ allowed null scores
-        out[rows] = np.maximum(out[rows], wallace_inverse(max(score, 0.0), df_arr[rows]))
+        for k, which in ((0, rows & ~one), (1, rows & one)):
+            if allowed < 0:
+                out[which] = np.inf
+                continue
+            score = float(table[k, table.shape[1] - allowed - 1])  # beyond it, ≤ allowed null scores
+            out[which] = np.maximum(out[which], wallace_inverse(max(score, 0.0), df_arr[which]))
     return out
 
 
