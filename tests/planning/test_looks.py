@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchcard.planning.forecast import plan_report
@@ -14,7 +15,7 @@ from benchcard.project import Project
 from benchcard.stats.sequential import Schedule
 from benchcard.stats.simulate import Rates
 
-from ..helpers_verdict import make_project, the_card
+from ..helpers_verdict import FIXTURES10, SHOCKED10, ab_metrics, make_project, make_run, the_card
 
 
 @pytest.fixture
@@ -68,3 +69,15 @@ def test_looks_save_calls_under_no_effect_when_futility_may_stop() -> None:
     assert with_futility.expected[0].share < without.expected[0].share
     assert with_futility.expected[0].stops[-1] < without.expected[0].stops[-1]
     assert without.expected[1].wins <= without.expected[1].fixed_wins + 0.01
+
+
+def test_a_pilots_model_and_gap_carry_into_the_sequential_figures(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", fixtures=FIXTURES10)
+    base, var = SHOCKED10 - 0.1, SHOCKED10
+    run_dir = make_run(project, the_card(project), ab_metrics(np.clip(base, 0, 1), var, shape=(10, 3)))
+    data, lines = plan_report(project, the_card(project), run_dir.name, repetitions=10, design=Schedule((5, 10)))
+    gap = data["pilot"]["clauses"][0]["needed_gap"]
+    none, at_gap = data["sequential"]["expected"]
+    assert (none["true_gap"], at_gap["true_gap"]) == (0.0, gap)
+    assert data["sequential"]["fixed_calls"] == 2 * 10 * 10
+    assert any(line.startswith(f"  at a true gap of {gap:.3f}") for line in lines)
