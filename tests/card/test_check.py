@@ -201,3 +201,22 @@ def test_check_accepts_a_min_effect(tmp_path: Path) -> None:
     assert code == 0, out
 
 
+
+
+def test_check_says_a_sequential_cards_looks_and_the_seal_locks_them(tmp_path: Path) -> None:
+    text = AB_CARD.replace("repetitions: 3", "sequential: {looks: 3, futility: true}\nrepetitions: 6")
+    project = make_ab_project(tmp_path, text)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0, out
+    assert ("  sequential: 3 looks, after repetitions 2, 4, 6 of 6 (16, 32, 48 calls); α spent obrien-fleming; "
+            "may stop for futility") in out
+    code, out, _ = _run(project, "check", "tiny-ab", "--json")
+    assert json.loads(out)["cards"][0]["sequential"].startswith("3 looks, after repetitions 2, 4, 6")
+    assert _run(project, "seal", "tiny-ab")[0] == 0
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("futility: true", "futility: false"))
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1
+    assert "error: cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in out
+    code, _, err = _run(project, "seal", "tiny-ab")
+    assert code == 1 and "(cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in err

@@ -130,3 +130,67 @@ def test_every_card_output_is_a_whole_seed_line() -> None:
     assert card.examples[3].output == "negative — broken goods, no support reply and no refund."
 
 
+
+
+SEQ = "sequential: {looks: 3, spending: obrien-fleming, futility: true}\n"
+
+
+def _one_variant(text: str) -> str:
+    return text.replace("repetitions: 3", "repetitions: 6")
+
+
+def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
+    path = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", SEQ + "repetitions:"))
+    card = load_card(path, Project(tmp_path))
+    assert card.sequential is not None
+    assert (card.sequential.looks, card.sequential.spending, card.sequential.futility) == ((2, 4, 6),
+                                                                                            "obrien-fleming", True)
+    listed = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: [3, 6]}\n"
+                                                                            "repetitions:"))
+    card = load_card(listed, Project(tmp_path))
+    assert card.sequential is not None and card.sequential.looks == (3, 6)
+    assert (card.sequential.spending, card.sequential.futility) == ("obrien-fleming", False)
+    assert "sequential" in card.protocol()  # sealed: changing it is a new version
+
+
+@pytest.mark.parametrize(("block", "expected"), [
+    ("sequential: {looks: 7}", "field 'sequential.looks': expected 2 to 6 looks"),
+    ("sequential: {looks: 6}", "field 'sequential.looks': the first look comes after 1 repetition(s)"),
+    ("sequential: {looks: [2, 5]}", "field 'sequential.looks': expected 2 or more increasing repetition counts "
+                                    "ending at repetitions (6), got [2, 5]"),
+    ("sequential: {looks: [4, 2, 6]}", "field 'sequential.looks': expected 2 or more increasing"),
+    ("sequential: {looks: yes}", "field 'sequential.looks': expected a number of looks or a list"),
+    ("sequential: {spending: pocock}", "field 'sequential.looks': missing"),
+    ("sequential: {looks: 3, spending: haybittle}", "field 'sequential.spending': expected obrien-fleming or "
+                                                    "pocock, got 'haybittle'"),
+    ("sequential: {looks: 3, futility: maybe}", "field 'sequential.futility': expected true or false"),
+    ("sequential: {looks: 3, peek: true}", "field 'sequential.peek': unknown field"),
+    ("sequential: 3", "field 'sequential': expected a mapping such as {looks: 3"),
+])
+def test_a_bad_sequential_block_is_one_line_naming_its_field(tmp_path: Path, block: str, expected: str) -> None:
+    message = _error(tmp_path, _one_variant(AB_CARD).replace("repetitions:", block + "\nrepetitions:"))
+    assert message.startswith("cards/tiny-ab.yaml:") and expected in message, message
+
+
+def test_a_sequential_card_compares_one_variant(tmp_path: Path) -> None:
+    text = _one_variant(AB_CARD).replace('A: "Please.\\n"}', 'A: "Please.\\n", B: "Kindly.\\n"}')
+    message = _error(tmp_path, text.replace("repetitions:", SEQ + "repetitions:"))
+    assert "field 'sequential': a sequential card compares one variant with its baseline; this one has 2" in message
+
+
+def test_a_sequential_probe_needs_a_gate(tmp_path: Path) -> None:
+    text = (REPO / "cards" / "one-word-sentiment.yaml").read_text(encoding="utf-8")
+    (tmp_path / "cards").mkdir()
+    path = tmp_path / "cards" / "one-word-sentiment.yaml"
+    path.write_text(text.replace("repetitions: 1", "repetitions: 20\nsequential: {looks: 4}"), encoding="utf-8")
+    with pytest.raises(CardError, match=r"field 'sequential': a sequential probe stops when its gate is decided"):
+        load_card(path, Project(tmp_path))
+    path.write_text(text.replace("repetitions: 1", "repetitions: 20\nsequential: {looks: 4}\n"
+                                                   "gate: {min_score: 0.8, alpha: 0.6}"), encoding="utf-8")
+    with pytest.raises(CardError, match=r"field 'gate.alpha': expected a number between 0 and 0.5"):
+        load_card(path, Project(tmp_path))
+    path.write_text(text.replace("repetitions: 1", "repetitions: 20\nsequential: {looks: 4}\n"
+                                                   "gate: {min_score: 0.8, alpha: 0.1}"), encoding="utf-8")
+    card = load_card(path, Project(tmp_path))
+    assert card.sequential is not None and card.sequential.looks == (5, 10, 15, 20)
+    assert (card.gate, card.gate_alpha) == (0.8, 0.1)

@@ -45,6 +45,7 @@ class CardReport:
     seal: str = ""
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # what the design can never show (design.py); they do not fail the check
+    sequential: str = ""  # a sequential card's sealed looks, in one line (`Sequential.describe`)
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,7 @@ class CheckReport:
                     "seal": r.seal,
                     "problems": list(r.problems),
                     "warnings": list(r.warnings),
+                    **({"sequential": r.sequential} if r.sequential else {}),
                     "examples": [
                         {"label": e.label, "expect": e.expect, "ok": e.ok,
                          "score": e.score.score if e.score else None,
@@ -99,6 +101,8 @@ class CheckReport:
                 elif e.score and not isinstance(e.expect, str):
                     shown = ", ".join(f"{m}={e.score.metrics.get(m, float('nan')):g}" for m in e.expect)
                     out.append(f"             {shown}")
+            if r.sequential:
+                out.append(f"  sequential: {r.sequential}")
             out.extend(f"  error: {p}" for p in r.problems)
             out.extend(f"  warning: {w}" for w in r.warnings)
         bad = sum(not r.ok for r in self.cards)
@@ -166,8 +170,10 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         except BenchcardError as exc:
             seal_state = f"v{card.version} seal BROKEN"
             problems.append(str(exc))
+    schedule = "" if card.sequential is None else card.sequential.describe(
+        card.repetitions, len(card.variant_names()) * len(card.fixture_ids()))
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=tuple(design_warnings(card, project)))
+                      warnings=tuple(design_warnings(card, project)), sequential=schedule)
 
 
 def history_problems(card: Card, project: Project, source: str) -> list[str]:

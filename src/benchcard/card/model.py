@@ -84,6 +84,28 @@ class WinRule:
     """The card knows its design cannot show a win reliably (a pure A/A card, a pilot): `seal` accepts it."""
 
 
+SPENDINGS = ("obrien-fleming", "pocock")
+
+
+@dataclass(frozen=True)
+class Sequential:
+    """A sequential card's sealed schedule (`sequential:`, docs/cards.md): the sealed rule is computed after each
+    block of repetitions in `looks` (cumulative counts, the last being the card's `repetitions`), α is spent
+    across them as `spending` says, and the grid may stop for futility when `futility` is true."""
+
+    looks: tuple[int, ...]
+    spending: str = "obrien-fleming"
+    futility: bool = False
+
+    def describe(self, repetitions: int, cells_per_repetition: int) -> str:
+        """One line: where the looks are, how α is spent, whether futility stops (what `check` prints)."""
+        at = ", ".join(str(r) for r in self.looks)
+        calls = ", ".join(f"{r * cells_per_repetition:,}" for r in self.looks)
+        futile = "may stop for futility" if self.futility else "never stops for futility"
+        return (f"{len(self.looks)} looks, after repetitions {at} of {repetitions} ({calls} calls); α spent "
+                f"{self.spending}; {futile}")
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """A version note; older entries carry what differed (prompt, scoring, params) so old runs keep meaning."""
@@ -123,6 +145,8 @@ class Card:
     dataset: DataFile | None = None  # fixtures from one CSV or JSONL file (card/dataset.py)
     win: WinRule | None = None
     gate: float | None = None  # a probe's sealed pass threshold (`gate: {min_score: …}`); None: no gate
+    gate_alpha: float = 0.05  # the error rate a sequential probe's gate is decided at (`gate: {alpha: …}`)
+    sequential: Sequential | None = None  # the sealed looks (`sequential:`); None: the whole grid is run
     page: Mapping[str, Any] = field(default_factory=dict)
 
     @property

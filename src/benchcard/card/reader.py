@@ -6,6 +6,7 @@ Every error is one line naming the file, the field, its line and what was expect
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from benchcard.card.fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
     PROSE_FIELDS,
+    SPENDINGS,
     VARIANT_SLOT,
     Card,
     Clause,
@@ -25,6 +27,7 @@ from benchcard.card.model import (
     HistoryEntry,
     Prompt,
     Rig,
+    Sequential,
     WinRule,
 )
 from benchcard.errors import CardError
@@ -45,7 +48,8 @@ PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "stop": (list,),
 }
 # The fields a card may have: the protocol ones (sealed) and the prose ones (`card.PROSE_FIELDS`).
-PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring"})
+PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring",
+                          "sequential"})
 AB_FIELDS = PROBE_FIELDS | {"variants", "baseline", "fixtures", "win"}
 PROBE_ONLY_FIELDS = frozenset({"gate"})  # a probe's sealed CI gate; an ab card's gate is its win rule
 TOP_FIELDS = AB_FIELDS | PROBE_ONLY_FIELDS | PROSE_FIELDS
@@ -135,10 +139,12 @@ class _Reader:
                 raise self.fail(("gate",), "only a probe card has a gate; an ab card's CI gate is its win rule")
             common.update(self.ab_fields(card_id, scoring))
         else:
-            common["gate"] = self.gate()
+            common["gate"], common["gate_alpha"] = self.gate()
             for name in sorted(AB_FIELDS - PROBE_FIELDS):
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
+        common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
+                                               common.get("gate"))
         return Card(**common)
 
     def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
@@ -175,15 +181,65 @@ class _Reader:
                 raise self.fail((*where, i), f"expected text, got {_show(item)}")
         return list(items)
 
-    def gate(self) -> float | None:
-        """A probe's pass threshold for `--gate`: the run passes when its mean score reaches `min_score`."""
+    def gate(self) -> tuple[float | None, float]:
+        """A probe's pass threshold for `--gate` (the run passes when its mean score reaches `min_score`), and
+        the α a sequential probe decides it at (`alpha`, default 0.05)."""
         raw = self.get(self.raw, ("gate",), (dict,), "a mapping such as {min_score: 0.9}", required=False)
-        if raw is not None and (extra := sorted(set(map(str, raw)) - {"min_score"})):
-            raise self.fail(("gate", extra[0]), "unknown field; expected min_score")
+        if raw is not None and (extra := sorted(set(map(str, raw)) - {"min_score", "alpha"})):
+            raise self.fail(("gate", extra[0]), "unknown field; expected min_score or alpha")
         value = None if raw is None else self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
         if value is not None and not 0 <= value <= 1:
             raise self.fail(("gate", "min_score"), f"expected a number from 0 to 1, got {value}")
-        return None if value is None else float(value)
+        alpha = None if raw is None else self.get(raw, ("gate", "alpha"), (int, float),
+                                                  "a number between 0 and 0.5 (exclusive)", required=False)
+        if alpha is not None and not 0 < alpha < 0.5:
+            raise self.fail(("gate", "alpha"), f"expected a number between 0 and 0.5 (exclusive), got {alpha:g}")
+        return (None if value is None else float(value)), (0.05 if alpha is None else float(alpha))
+
+    def sequential(self, kind: str, repetitions: int, variants: Mapping[str, str], gate: float | None
+                   ) -> Sequential | None:
+        """The sealed looks of a sequential card (`sequential: {looks, spending, futility}`), or None."""
+        raw = self.get(self.raw, ("sequential",), (dict,), "a mapping such as {looks: 3, spending: obrien-fleming}",
+                       required=False)
+        if raw is None:
+            return None
+        where = ("sequential",)
+        if extra := sorted(set(map(str, raw)) - {"looks", "spending", "futility"}):
+            raise self.fail((*where, extra[0]), "unknown field; expected looks, spending or futility")
+        if kind == "probe" and gate is None:
+            raise self.fail(where, "a sequential probe stops when its gate is decided: give gate: {min_score: …}")
+        if kind == "ab" and len(variants) != 2:
+            raise self.fail(where, f"a sequential card compares one variant with its baseline; this one has "
+                                   f"{len(variants) - 1} variants (run one card per variant)")
+        looks = self._looks(raw.get("looks"), repetitions, first=2 if kind == "ab" else 1)
+        spending = self.get(raw, (*where, "spending"), (str,), " or ".join(SPENDINGS), required=False)
+        if spending is not None and spending not in SPENDINGS:
+            raise self.fail((*where, "spending"), f"expected {' or '.join(SPENDINGS)}, got {spending!r}")
+        futility = self.get(raw, (*where, "futility"), (bool,), "true or false", required=False)
+        return Sequential(looks=looks, spending=spending or SPENDINGS[0], futility=bool(futility))
+
+    def _looks(self, value: Any, repetitions: int, first: int) -> tuple[int, ...]:
+        """`looks`: a count K (looks after ⌈kR/K⌉ repetitions, k = 1…K) or the list of cumulative counts."""
+        where = ("sequential", "looks")
+        if value is None:
+            raise self.fail(where, "missing; expected a number of looks (2 or more) or a list of repetition counts")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not 2 <= value <= repetitions:
+                raise self.fail(where, f"expected 2 to {repetitions} looks (one per block of repetitions at "
+                                       f"most), got {value}")
+            looks = tuple(-(-k * repetitions // value) for k in range(1, value + 1))
+        elif isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            looks = tuple(value)
+            if len(looks) < 2 or any(b <= a for a, b in itertools.pairwise(looks)) or looks[-1] != \
+                    repetitions or looks[0] < 1:
+                raise self.fail(where, f"expected 2 or more increasing repetition counts ending at repetitions "
+                                       f"({repetitions}), got {value}")
+        else:
+            raise self.fail(where, f"expected a number of looks or a list of repetition counts, got {_show(value)}")
+        if looks[0] < first:
+            raise self.fail(where, f"the first look comes after {looks[0]} repetition(s); an ab card's rule needs "
+                                   f"{first} to measure its run-to-run spread (fewer looks, or more repetitions)")
+        return looks
 
     def rig(self) -> Rig:
         rig = self.get(self.raw, ("rig",), (dict,), "a mapping with provider and model")
