@@ -24,6 +24,7 @@ from benchcard.run.runner import run as _run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
+from benchcard.verdict.looks import look_at
 from benchcard.verdict.runfolder import read_manifest
 
 
@@ -56,7 +57,7 @@ def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, o
                              retry_failed=retry_failed, scratch=scratch, progress=progress,
                              backoff_base=backoff_base, backoff_cap=backoff_cap, max_wait=max_wait, batch=batch,
                              wait=wait, poll_interval=poll_interval)
-    return _run(Project.of(project), os.fspath(card), options)
+    return _run(Project.of(project), os.fspath(card), options, looker=look_at)
 
 
 def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None, *,

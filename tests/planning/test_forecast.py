@@ -293,3 +293,14 @@ def test_plan_says_the_most_the_design_can_show_and_the_smallest_change(tmp_path
     fine = CliRunner().invoke(cli, [*args, "--fixtures", "12", "--repetitions", "5"])
     assert fine.exit_code == 0, fine.output
     assert "wins 100% of simulated runs (12 × 5, 1 variant(s), α 0.05)\n" in fine.output
+
+
+def test_plan_reads_a_sequential_cards_own_looks(tmp_path: Path) -> None:
+    from ..helpers_cli import bc as run_cli
+    from ..helpers_sequential import sequential_ab
+
+    project = sequential_ab(tmp_path)
+    result = run_cli(project.root, "plan", "colour-ab", "--baseline-rate", "0.6")
+    assert result.exit_code == 0, result.output
+    assert "sequential: 3 looks, after repetitions 3, 6, 9 of 9; α 0.05 spent obrien-fleming" in result.output
+    assert "under no effect            expected" in result.output

@@ -45,3 +45,21 @@ def test_a_part_of_the_wrong_shape_is_refused_naming_its_path(raw: bytes, kind: 
     with pytest.raises(msgspec.ValidationError) as caught:
         msgspec.json.decode(raw, type=kind)
     assert message in str(caught.value)
+
+
+def test_a_sequential_runs_schedule_and_looks_read_back_and_say_where_it_stopped() -> None:
+    from benchcard.records.manifestparts import Look, Schedule
+    from benchcard.records.rows import Manifest, decode_manifest, encode_manifest
+
+    schedule = Schedule(looks=[2, 4, 6], cells=[48, 96, 144], spending="obrien-fleming", futility=True, alpha=0.05)
+    going = Look(look=1, repetitions=2, cells=48, statistic=1.2, boundary=3.9, lower=-3.9, futility=0.0,
+                 decision="continue", at="2026-12-04T19:00:00Z", outputs_to=10, scores_to=5)
+    won = msgspec.structs.replace(going, look=2, repetitions=4, cells=96, statistic=4.1, boundary=2.8,
+                                  decision="win")
+    base = Manifest(run="r", card="c", version=1, kind="ab", seal_root="sha256:" + "0" * 64)
+    assert "sequential" not in base.fields() and "looks" not in base.fields()  # older manifests read unchanged
+    assert base.stopped_look is None
+    running = msgspec.structs.replace(base, sequential=schedule, looks=[going])
+    assert running.stopped_look is None
+    stopped = decode_manifest(encode_manifest(msgspec.structs.replace(running, looks=[going, won])), "m.json")
+    assert stopped.stopped_look == won and stopped.sequential == schedule

@@ -84,3 +84,17 @@ def test_the_judging_plan_is_checked_against_the_digest_written_with_it(tmp_path
     judged.write_bytes(b'{"cell":"j2"}\n')
     assert plan_problems(folder, manifest) == [
         f"sealed/judge-requests.jsonl changed after it was written (sealed {sealed}, now {file_digest(judged)})"]
+
+
+def test_a_sequential_schedule_is_covered_and_an_older_plan_keeps_its_digest(tmp_path: Path) -> None:
+    folder, manifest = planned(tmp_path)
+    older = manifest["plan_digest"]
+    schedule = {"looks": [2, 4, 6], "cells": [48, 96, 144], "spending": "obrien-fleming", "futility": True,
+                "alpha": 0.05}
+    sequential = {k: v for k, v in manifest.items() if k not in ("sealed", "plan_digest")} | {"sequential": schedule}
+    sequential.update(seal_plan(folder, sequential))
+    assert sequential["plan_digest"] != older  # the schedule is part of what the run is
+    assert plan_digest(manifest, manifest["sealed"]) == older  # absent: as before
+    assert plan_problems(folder, sequential) == []
+    [problem] = plan_problems(folder, {**sequential, "sequential": {**schedule, "looks": [3, 6]}})
+    assert "sequential) or the digests of sealed/ changed after the plan was written" in problem

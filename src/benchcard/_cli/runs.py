@@ -47,6 +47,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 
     from benchcard.run.options import RunOptions
     from benchcard.run.runner import run as do_run
+    from benchcard.verdict.looks import look_at
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
                          timeout=timeout, attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
@@ -58,7 +59,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 
         require_gate(project, card)
     started = time.perf_counter()
-    summaries = do_run(project, card, options)
+    summaries = do_run(project, card, options, looker=look_at)
     gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
     if as_json:
         emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3),

@@ -81,6 +81,9 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         judge=judge_estimate(project, card, prices),
         warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
     )
+    if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
+        design = Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
+                          futility=card.sequential.futility, alpha=card.win.alpha)
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid
@@ -161,7 +164,8 @@ def _pilot(project: Project, card: Card, pilot: str | Path,
     if manifest.card != card.id:
         raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
                        "of the card being planned")
-    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True)
+    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True,
+                    upto=manifest.looks[-1].repetitions if manifest.looks else None)  # a sequential run: as called
     notes = []
     if manifest.version != card.version:
         notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")

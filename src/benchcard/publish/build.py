@@ -33,6 +33,7 @@ from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
+from benchcard.publish.lookplot import draw_looks
 from benchcard.publish.matrix import PAGE as MATRIX_PAGE
 from benchcard.publish.matrix import matrix_context, view_index_context
 from benchcard.publish.probe import probe_context
@@ -183,8 +184,10 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     for run in runs:
         card_obj = cards_by_id.get(run.card)
         copy_run(run, out)
+        looks = draw_looks(run, out / run.site_dir, card_obj.gate if card_obj is not None else None)
+        plots += looks is not None
         for href, context in run_pages(run, card_obj):
-            pages.append(write_page(env, out, href, "run.html", context))
+            pages.append(write_page(env, out, href, "run.html", context | {"looks": looks}))
         if viewer and run.folder is not None and run.outputs:
             pages.append(write_page(env, out, f"{run.site_dir}/{MATRIX_PAGE}", "matrix.html",
                                     matrix_context(run, card_obj)))

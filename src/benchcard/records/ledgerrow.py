@@ -111,6 +111,18 @@ class Source(msgspec.Struct, frozen=True):
     label: str
 
 
+class RowLooks(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential run's looks as its row keeps them: the look that decided (or the last), of how many, its
+    decision, the calls made of those planned and the share saved."""
+
+    look: int
+    looks: int
+    decision: str
+    cells: int
+    planned: int
+    saved: Number
+
+
 class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     """One ledger row. `seq`, `date`, `at`, `prev` and `hash` are set by `ledger.append` (a row built by a
     caller leaves them at their defaults); an ab row has comparisons, metrics and clauses, a probe row model,
@@ -142,6 +154,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     unsealed: bool | UnsetType = UNSET
     sources: list[Source] | UnsetType = UNSET
     judge: JudgeFigures | UnsetType = UNSET
+    looks: RowLooks | UnsetType = UNSET  # a sequential run's stop (docs/cards.md, "Sequential cards")
     plan_digest: str | UnsetType | None = UNSET  # the run's evidence, anchored (verdict/integrity.py)
     outputs_digest: str | UnsetType | None = UNSET
     scores_digest: str | UnsetType | None = UNSET

@@ -66,3 +66,35 @@ class JudgePlan(msgspec.Struct, frozen=True):
     seed: int | None = None
     planned_at: str | None = None
     requests_digest: str | None = None  # of sealed/judge-requests.jsonl
+
+
+class Schedule(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential card's sealed looks as the run planned them (`sequential` in the manifest, written with the
+    plan and covered by `plan_digest`): the cumulative repetitions and cells at each look, how α is spent, whether
+    futility stops the grid, and the α (the win rule's, or a probe gate's)."""
+
+    looks: list[int]  # repetitions called when each look is taken; the last is the card's repetitions
+    cells: list[int]  # cells called when each look is taken; the last is the grid's
+    spending: str
+    futility: bool
+    alpha: float
+
+
+class Look(msgspec.Struct, frozen=True, kw_only=True):
+    """One look a sequential run took (the manifest's `looks`, appended to as each is taken, never changed): the
+    sealed rule computed on the cells called so far, against the boundaries of that look, and what it decided
+    (on an ab card `win`, `loss`, `futility` or `continue` before the last look, and at it the rule's finding: `win`,
+    `loss`, `no-effect` or `inconclusive`; on a probe `pass`, `fail` or `continue`)."""
+
+    look: int  # 1-based
+    repetitions: int
+    cells: int
+    statistic: float | None  # ab: the signed z of the rule's strongest evidence (+ a win, − a loss); probe: the mean
+    boundary: float | None  # the statistic at or beyond which the look stops for a win (a probe: passes)
+    lower: float | None = None  # at or below which it stops for a loss (a probe: the greatest mean that fails)
+    futility: float | None = None  # the futility z at or beyond which it stops for futility (ab, `futility: true`)
+    futility_statistic: float | None = None  # the z of "the effect that matters is ruled out" (ab, before the last)
+    decision: str
+    at: str
+    outputs_to: int = 0  # the size of outputs.jsonl when the look was taken (the next look scores the rest)
+    scores_to: int = 0  # the size of scores.jsonl once this look's cells were scored

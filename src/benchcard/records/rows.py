@@ -26,8 +26,10 @@ import msgspec
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.manifestparts import Counts as Counts
 from benchcard.records.manifestparts import JudgePlan as JudgePlan
+from benchcard.records.manifestparts import Look as Look
 from benchcard.records.manifestparts import Retry as Retry
 from benchcard.records.manifestparts import RigRecord as RigRecord
+from benchcard.records.manifestparts import Schedule as Schedule
 from benchcard.records.manifestparts import Tokens as Tokens
 from benchcard.records.replication import ReplicaLink, RuleRecord
 
@@ -188,7 +190,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
-        "judge_tokens", "retries", "scratch", "replicates", "replication_rule"})
+        "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks"})
 
     run: str
     card: str
@@ -225,6 +227,15 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     judge_cost: float | None = None
     judge_tokens: Tokens | None = None
     retries: list[Retry] | None = None  # `--retry-failed`: each reopening, with the fields it closed
+    sequential: Schedule | None = None  # a sequential card's looks as planned (covered by plan_digest)
+    looks: list[Look] | None = None  # each look taken so far, in order (a sequential run)
+
+    @property
+    def stopped_look(self) -> Look | None:
+        """The look that decided a sequential run (its last look, when that one did not go on), else None."""
+        if not self.looks or self.looks[-1].decision == "continue":
+            return None
+        return self.looks[-1]
 
     def fields(self) -> dict[str, Any]:
         """The manifest as plain JSON data, as its file holds it (late fields only once set)."""

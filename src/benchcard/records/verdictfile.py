@@ -24,6 +24,7 @@ from msgspec import UNSET, UnsetType
 from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
+from benchcard.records.manifestparts import Look, Schedule
 from benchcard.records.replication import ReplicationJudgement
 from benchcard.records.verdictfigures import (
     Bootstrap,
@@ -83,6 +84,22 @@ def legacy_metric_order(figures: dict[str, Any]) -> dict[str, Any]:
     return {"means": means, "noise_floor": floor, **figures}
 
 
+class LooksFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential run's looks in its verdict: the schedule, every look taken, the one that decided (`look`: the
+    last one taken), its decision, the calls made of those planned, and the line the verdict says them in."""
+
+    line: str
+    look: int
+    looks: int
+    decision: str
+    stopped: bool  # decided before the last look
+    cells: int
+    planned: int
+    saved: Number
+    schedule: Schedule
+    taken: list[Look]
+
+
 class AbVerdict(VerdictHead, frozen=True, kw_only=True):
     """verdict.json of an ab run or a `benchcard compare` (`verdict/findings.py`'s `ab_body`)."""
 
@@ -107,6 +124,7 @@ class AbVerdict(VerdictHead, frozen=True, kw_only=True):
     clauses: list[ClauseFigures]
     metrics: dict[str, MetricFigures]
     sealed: bool | UnsetType = UNSET  # False for a comparison
+    sequential: LooksFigures | UnsetType = UNSET  # a sequential card's looks (`verdict/looks.py`)
     human: HumanGrades | UnsetType = UNSET  # blind human grades against the scorer (`benchcard grade`)
     disagreements: list[Disagreement] | UnsetType = UNSET
     judge: JudgeBlock | UnsetType = UNSET  # a judge card's judge (`verdict/judgefigures.py`)
@@ -132,6 +150,7 @@ class ProbeVerdict(VerdictHead, frozen=True, kw_only=True):
     cells: int
     counts: RowCounts
     alpha: Number
+    sequential: LooksFigures | UnsetType = UNSET
     human: HumanGrades | UnsetType = UNSET
     disagreements: list[Disagreement] | UnsetType = UNSET
     judge: JudgeBlock | UnsetType = UNSET

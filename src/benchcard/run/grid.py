@@ -64,10 +64,21 @@ def plan_cells(card: Card, seed: int) -> list[PlannedCell]:
 
 
 def _shuffled_blocks(card: Card, seed: int) -> tuple[random.Random, list[tuple[str, int]]]:
-    """The run's RNG and its (fixture, repetition) blocks in call order: the first draws of every plan."""
+    """The run's RNG and its (fixture, repetition) blocks in call order: the first draws of every plan. A
+    sequential card's blocks are shuffled within each stretch between two looks, so that every look sees whole
+    repetitions of every fixture and variant, and nothing of the repetitions after it."""
     rng = random.Random(seed)
-    blocks = [(fixture, rep) for fixture in card.fixture_ids() for rep in range(card.repetitions)]
-    rng.shuffle(blocks)
+    fixtures = card.fixture_ids()
+    if card.sequential is None:
+        blocks = [(fixture, rep) for fixture in fixtures for rep in range(card.repetitions)]
+        rng.shuffle(blocks)
+        return rng, blocks
+    blocks, start = [], 0
+    for end in card.sequential.looks:
+        stretch = [(fixture, rep) for fixture in fixtures for rep in range(start, end)]
+        rng.shuffle(stretch)
+        blocks += stretch
+        start = end
     return rng, blocks
 
 

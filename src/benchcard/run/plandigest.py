@@ -23,8 +23,9 @@ from benchcard.records.rows import SEALED
 PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "scratch", "provider_type", "base_url",
                "endpoints", "batch", "params", "seed", "repetitions", "cells", "started_at")
 #: Plan fields added later, covered only when a manifest has them, so that every older run's digest stands:
-#: a replication's link to its original and the rule it is judged by (`benchcard replicate`).
-LATER_PLAN_FIELDS = ("replicates", "replication_rule")
+#: a replication's link to its original and the rule it is judged by (`benchcard replicate`), a sequential
+#: card's schedule of looks.
+LATER_PLAN_FIELDS = ("replicates", "replication_rule", "sequential")
 
 
 #: Written under `sealed/` after the run by `benchcard blind-sheet` (a sheet's row → cell mapping, hidden from
@@ -100,6 +101,7 @@ def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
         elif actual[name] != recorded[name]:
             problems.append(f"{name} changed after the plan was written (sealed {recorded[name]}, now {actual[name]})")
     if not problems and plan_digest(manifest, recorded) != manifest["plan_digest"]:
-        problems.append("manifest.json: a field of the sealed plan (" + ", ".join(PLAN_FIELDS) + ") or the digests "
+        problems.append("manifest.json: a field of the sealed plan (" + ", ".join(PLAN_FIELDS + LATER_PLAN_FIELDS)
+                        + ") or the digests "
                         "of sealed/ changed after the plan was written")
     return problems

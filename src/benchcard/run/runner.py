@@ -36,6 +36,7 @@ from benchcard.run.calls import RateLimiter, Session, execute, make_client, work
 from benchcard.run.conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
+from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record, stop_line
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.pool import PoolProvider, pool_capacity
@@ -109,15 +110,17 @@ class _Target:
 
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
         stream: IO[str] | None = None, stop_after: int | None = None,
-        replica: ReplicaSource | None = None) -> list[RunSummary]:
+        replica: ReplicaSource | None = None, looker: Looker | None = None) -> list[RunSummary]:
     """Run (or resume) a card: one run per model. The core of `benchcard run`.
 
     `transport` replaces the network (tests); `stream` takes the progress bar (default stderr);
     `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume); `replica` makes
-    the new run a replication (`benchcard replicate`, run/replicate.py).
+    the new run a replication (`benchcard replicate`, run/replicate.py); `looker` takes a sequential card's
+    looks (`verdict.looks.look_at`, which this stage may not import: the CLI and the API pass it).
     """
     _check_options(options)
     card = load_card(resolve_card_path(project, card_name), project)
+    _check_sequential(card, options, looker)
     seal_root = sealmod.root_for_scratch(card, project, options.scratch or _resumes_scratch(project, card, options))
     config = load_config(project.root)
     prices = price_table(config)
@@ -146,6 +149,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         resumed.manifest = resumed.store.read_manifest()
     state: dict[str, Any] = {}
     try:
+        state["looker"] = looker
         return asyncio.run(_run_all(project, card, seal_root, targets, options, prices, transport, stream,
                                     stop_after, state))
     except KeyboardInterrupt:
@@ -156,6 +160,20 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
             f"interrupted; every finished cell is recorded. Continue with: "
             f"benchcard run {card.id} --resume {store.run_id}"
         ) from None
+
+
+def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
+    """A sequential card runs with its looks, never re-judged, never --retry-failed."""
+    if card.sequential is None:
+        return
+    if looker is None:
+        raise RunError(f"{card.id} is a sequential card: its run takes the sealed looks, so start it with "
+                       "`benchcard run` or `benchcard.api.run_card`")
+    if judge_spec(card) is not None:
+        raise RunError(f"{card.id}: a judge card cannot be sequential yet (its scores come after every cell)")
+    if o.retry_failed:
+        raise RunError(f"--retry-failed does not apply to a sequential card ({card.id}): its looks were taken on "
+                       "the cells as they were; a failed cell counts against win.allow_failed")
 
 
 def _resumes_scratch(project: Project, card: Card, o: RunOptions) -> bool:
@@ -198,7 +216,7 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
         note = f"run {run_id} is finished: nothing to call ({counts})"
     tally = Tally.of(t.store)
     return run_summary(project, t.store, t.manifest, t.rig, tally, time.perf_counter(), 0, True,
-                    int(t.manifest.concurrency or 0), False, note)
+                       int(t.manifest.concurrency or 0), False, note, looks=_looks_line(t.manifest))
 
 
 def _check_options(o: RunOptions) -> None:
@@ -348,6 +366,7 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
             seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
             requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
             **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
+            sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha),
         )
         manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
         store.write_manifest(manifest)
@@ -368,24 +387,39 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                        secret_env=t.cfg.api_key_env, workers=workers)
     called = 0
     judge: JudgeSummary | None = None
+    looked: Looked | None = None
     if manifest.finished_at is None:
         with store.open_outputs() as writer:
             tally = Tally.of(store) if resumed else Tally()
             writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
             done = done_cells(store)  # a retry's reopened cells are called again
-            if len(done) < total:
+
+            async def call(skip: set[str]) -> int:  # the cells this call recorded (the writer counts them all)
+                before = writer.written
+                await (run_batch(session, writer, skip) if batch else execute(session, writer, skip, stop_after))
+                return writer.written - before
+
+            if len(done) < total or card.sequential is not None:
                 verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
                 capped = f" · {capped_note(t.cfg.name, workers)}" if workers < asked else ""
                 where = project.relative(store.folder)
                 progress.start(f"{verb} {store.run_id} · {manifest.rig_line} → {where}{capped}", total, len(done))
                 try:
-                    called = await (run_batch(session, writer, done) if batch
-                                    else execute(session, writer, done, stop_after))
+                    if card.sequential is None:
+                        called = await call(done)
+                    else:
+                        looked = await run_in_looks(card, store, manifest, state["looker"], call, lambda since:
+                                                    score_blind(store.outputs_path, store.scores_path, card, project,
+                                                                since=since))
+                        called = looked.called
                 finally:
                     progress.stop()
-            session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
-                                     f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
-            if tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
+            if looked is None or not looked.finished:
+                session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
+                                         f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
+            if looked is not None and looked.finished:
+                manifest = _close(store, tally)
+            elif tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
                 if judge_spec(card) is not None:
                     judge = await judge_run(project, card, store, o, load_config(project.root), prices,
                                             transport=transport, stream=stream, stop_after=stop_after)
@@ -393,17 +427,29 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
                     score_blind(store.outputs_path, store.scores_path, card, project, retried=bool(manifest.retries),
                                 since=scoring_since(manifest))
                 if judge is None or judge.finished:
-                    manifest = store.add_to_manifest({
-                        "finished_at": utc_stamp(),
-                        "outputs_digest": file_digest(store.outputs_path),
-                        "scores_digest": file_digest(store.scores_path),
-                        "counts": tally.counts,
-                        **(judge_manifest_fields(store, judge) if judge is not None else {}),
-                    })
+                    manifest = _close(store, tally, judge)
     else:
         tally = Tally.of(store)
     return run_summary(project, store, manifest, rig, tally, wall, called, resumed, workers, workers < asked,
-                       rpm=rpm, judge=judge, batch=batch, warnings=tuple(session.notes))
+                       rpm=rpm, judge=judge, batch=batch, warnings=tuple(session.notes), looks=_looks_line(manifest))
+
+
+def _looks_line(manifest: Manifest) -> str:
+    """A finished sequential run's looks in one line; empty for any other run."""
+    if manifest.sequential is None or manifest.finished_at is None:
+        return ""
+    return stop_line(manifest.sequential, manifest.looks[-1] if manifest.looks else None)
+
+
+def _close(store: RunStore, tally: Tally, judge: JudgeSummary | None = None) -> Manifest:
+    """The manifest's closing fields, once every cell the run needs has an outcome and is scored (or judged)."""
+    return store.add_to_manifest({
+        "finished_at": utc_stamp(),
+        "outputs_digest": file_digest(store.outputs_path),
+        "scores_digest": file_digest(store.scores_path),
+        "counts": tally.counts,
+        **(judge_manifest_fields(store, judge) if judge is not None else {}),
+    })
 
 
 def _check_batch_resume(t: _Target, o: RunOptions) -> None:

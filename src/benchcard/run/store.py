@@ -41,6 +41,7 @@ from benchcard.records.rows import (
     SEALED,
     STATUSES,
     AssignmentRow,
+    Look,
     Manifest,
     OutputRow,
     RequestRow,
@@ -157,6 +158,20 @@ class RunStore:
                 raise RunError(f"{self.manifest_path}: field '{key}' is already {raw[key]!r}; "
                                "nothing written in a manifest is changed")
             raw[key] = value
+        out = encode_manifest(raw)
+        manifest = decode_manifest(out, self.manifest_path)
+        write_atomic(self.manifest_path, out)
+        return manifest
+
+    def append_look(self, look: Look) -> Manifest:
+        """A sequential run's look, appended to the manifest's `looks` (the list only grows: a look is taken once,
+        in order, and never changed)."""
+        raw: dict[str, Any] = json.loads(self._manifest_data())
+        looks = raw.get("looks", [])
+        if len(looks) != look.look - 1:
+            raise RunError(f"{self.manifest_path}: look {look.look} follows {len(looks)} recorded looks; looks are "
+                           "taken once each, in order")
+        raw["looks"] = [*looks, msgspec.to_builtins(look)]
         out = encode_manifest(raw)
         manifest = decode_manifest(out, self.manifest_path)
         write_atomic(self.manifest_path, out)

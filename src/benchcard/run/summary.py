@@ -45,6 +45,7 @@ class RunSummary:
     judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
     batch: bool = False  # through the vendor's batch API
     warnings: tuple[str, ...] = ()  # result lines a batch run refused, each naming its file (in `folder`) and line
+    looks: str = ""  # a sequential run's looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +56,8 @@ class RunSummary:
         cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}" + (
             f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
         out = [f"{self.run} · {self.rig} → {self.folder}"]
+        if self.looks:
+            out.append(f"  {self.looks}")
         if self.note:
             out.append(f"  {self.note}")
         if self.capped:
@@ -89,17 +92,18 @@ def capped_note(provider: str, workers: int) -> str:
 def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig, tally: Tally,
                 wall: float, called: int, resumed: bool, workers: int, capped: bool, note: str = "",
                 rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False,
-                warnings: tuple[str, ...] = ()) -> RunSummary:
+                warnings: tuple[str, ...] = (), looks: str = "") -> RunSummary:
     """The summary of a run as it now stands; `wall` is the `perf_counter` at which this invocation began."""
     total = int(manifest.cells or 0)
+    needed = total if manifest.stopped_look is None else manifest.stopped_look.cells  # a sequential run's stop
     return RunSummary(
         run=store.run_id, folder=project.relative(store.folder), card=manifest.card,
         version=manifest.version, rig=manifest.rig_line or rig.line(), provider=rig.provider, model=rig.model,
         cells=total,
-        counts=tally.counts, missing=max(0, total - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
+        counts=tally.counts, missing=max(0, needed - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
-        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings,
+        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
     )
 
 

@@ -34,7 +34,7 @@ from benchcard.records.rows import (
 from benchcard.run.griddraws import PlanColumns, cell_names
 
 __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "STATUS_CODES", "TRUNCATED", "FloatArray", "Grid", "IntArray",
-           "Outputs", "Scores", "plan_grid", "read_outputs", "read_plan", "read_scores"]
+           "Outputs", "Scores", "first_repetitions", "plan_grid", "read_outputs", "read_plan", "read_scores"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -119,6 +119,16 @@ def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
         raise VerdictError(f"{path}: two cells share a (variant, fixture, repetition)")
     return Grid(cells=list(map(_CELL, rows)), variants=variant_names, fixtures=fixture_names,
                 repetitions=repetitions, variant=variant, fixture=fixture, repetition=repetition)
+
+
+def first_repetitions(plan: Grid, upto: int) -> Grid:
+    """The plan's cells of the first `upto` repetitions only: what a sequential run had called at a look."""
+    reps = np.asarray(plan.repetitions, dtype=np.int64)
+    keep = reps[plan.repetition] < upto
+    cells = [c for c, k in zip(plan.cells, keep.tolist(), strict=True) if k]
+    return Grid(cells=cells, variants=plan.variants, fixtures=plan.fixtures,
+                repetitions=[r for r in plan.repetitions if r < upto], variant=plan.variant[keep],
+                fixture=plan.fixture[keep], repetition=plan.repetition[keep])
 
 
 def plan_grid(plan: PlanColumns, variant_names: Sequence[str], baseline: str | None) -> Grid:

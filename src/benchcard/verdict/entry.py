@@ -11,7 +11,15 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Card
-from benchcard.records.ledgerrow import ClauseOutcome, Comparison, HumanAgreement, JudgeFigures, LedgerRow, RowFigures
+from benchcard.records.ledgerrow import (
+    ClauseOutcome,
+    Comparison,
+    HumanAgreement,
+    JudgeFigures,
+    LedgerRow,
+    RowFigures,
+    RowLooks,
+)
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, given
 from benchcard.records.verdictfile import AbVerdict, VerdictFile
 from benchcard.verdict.integrity import Anchors
@@ -71,6 +79,10 @@ def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: s
         scores_digest=anchors.scores_digest, verdict_digest=digest, evidence_files=files, seal_root=verdict.seal_root,
         evidence=verdict.evidence,
     )
+    if not isinstance(verdict.sequential, UnsetType):
+        lk = verdict.sequential
+        row = msgspec.structs.replace(row, looks=RowLooks(look=lk.look, looks=lk.looks, decision=lk.decision,
+                                                          cells=lk.cells, planned=lk.planned, saved=lk.saved))
     if isinstance(verdict, AbVerdict):
         return msgspec.structs.replace(row, comparisons=_comparisons(verdict), metrics=_metrics(verdict),
                                        clauses=_clauses(verdict))

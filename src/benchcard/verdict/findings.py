@@ -98,6 +98,44 @@ def _unscored_parts(counts: RowCounts, data: RunData) -> list[str]:
     return parts
 
 
+@dataclass
+class RuleEvidence:
+    """Each clause's evidence per variant (`decision.decide`'s arguments), and the `holds` clauses' results."""
+
+    evidence: list[list[Evidence]]
+    held: dict[tuple[int, int], ClauseResult]
+    tost: list[FloatArray]
+    measurable: list[BoolArray]
+
+
+def rule_evidence(card: Card, data: RunData, figures: Figures, others: list[str]) -> RuleEvidence:
+    """The sealed rule's evidence on `data`, every clause of every variant in `others` against the baseline:
+    what `ab_body` decides at α and a sequential card's look at the look's level (`verdict/looks.py`)."""
+    win = card.win
+    assert win is not None and card.baseline is not None
+    first = win.clauses[0]
+    out = RuleEvidence([], {}, [], [])
+    for v, variant in enumerate(others):
+        judged: list[Evidence] = []
+        for k, clause in enumerate(win.clauses):
+            if clause.test == "holds":
+                out.held[(v, k)] = holds_clause(clause, data, variant, card.baseline, win.alpha)
+                judged.append(holds_evidence(np.array([out.held[(v, k)].holds])))
+            else:
+                judged.append(_evidence(clause, figures.gaps[(variant, (clause.metric, clause.fixture))],
+                                        win.min_effect if k == 0 else 0.0))
+        out.evidence.append(judged)
+        g1 = figures.gaps[(variant, (first.metric, first.fixture))]
+        margin = float(win.equivalence_margin or 0.0)
+        if g1.low is not None and g1.high is not None and margin > 0:
+            out.tost.append(np.maximum(p_tost(g1.low, margin), p_tost(g1.high, margin)))
+            out.measurable.append(g1.low.spread | g1.high.spread)
+        else:
+            out.tost.append(np.ones(1))
+            out.measurable.append(np.ones(1, dtype=bool))
+    return out
+
+
 def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> AbVerdict:
     """verdict.json of an ab run under `head`: the win rule applied to every variant, the overall finding and the
     figures."""
@@ -114,28 +152,8 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
     first = win.clauses[0]
 
     # 2. each clause's evidence, the decision (Holm across variants and loss-capable clauses), the sentences
-    evidence: list[list[Evidence]] = []
-    held: dict[tuple[int, int], ClauseResult] = {}
-    tost: list[FloatArray] = []
-    measurable: list[BoolArray] = []
-    for v, variant in enumerate(others):
-        judged: list[Evidence] = []
-        for k, clause in enumerate(win.clauses):
-            if clause.test == "holds":
-                held[(v, k)] = holds_clause(clause, data, variant, baseline, alpha)
-                judged.append(holds_evidence(np.array([held[(v, k)].holds])))
-            else:
-                judged.append(_evidence(clause, gaps[(variant, (clause.metric, clause.fixture))],
-                                        win.min_effect if k == 0 else 0.0))
-        evidence.append(judged)
-        g1 = gaps[(variant, (first.metric, first.fixture))]
-        margin = float(win.equivalence_margin or 0.0)
-        if g1.low is not None and g1.high is not None and margin > 0:
-            tost.append(np.maximum(p_tost(g1.low, margin), p_tost(g1.high, margin)))
-            measurable.append(g1.low.spread | g1.high.spread)
-        else:
-            tost.append(np.ones(1))
-            measurable.append(np.ones(1, dtype=bool))
+    rule = rule_evidence(card, data, figures, others)
+    evidence, held, tost, measurable = rule.evidence, rule.held, rule.tost, rule.measurable
     decision = decide(evidence, tost, measurable, alpha)
     comparisons: list[_Comparison] = []
     for v, variant in enumerate(others):

@@ -76,8 +76,11 @@ def _output_rows(run_dir: Path, manifest: Manifest, blinded: bool) -> dict[str, 
     """A row per cell: every planned cell once unblinded (missing until it has an output), with each output's
     figures (its last row, in a retried run)."""
     rows: dict[str, dict[str, Any]] = {}
+    called = manifest.looks[-1].repetitions if manifest.looks else None  # a sequential run: up to its last look
     if not blinded:
         for a in read_rows(run_dir / "sealed" / "assignment.jsonl", AssignmentRow):
+            if called is not None and a.repetition >= called:
+                continue
             rows[a.cell] = {"cell": a.cell, "variant": a.variant, "fixture": a.fixture, "repetition": a.repetition,
                             "status": "missing"}
     outputs = read_rows(run_dir / "outputs.jsonl", OutputRow)

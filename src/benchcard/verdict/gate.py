@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msgspec import UnsetType
+
 from benchcard.card import seal
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card
@@ -131,10 +133,23 @@ def gate_of(card: Card, verdict: VerdictFile) -> Gate:
         code = EXIT_CODES["incomplete"]
         return Gate(run, "incomplete", code, f"gate: {finding}, no score to hold to min_score {threshold:g} → "
                                              f"exit {code}")
+    looked = _looked(verdict, threshold)
+    if looked is not None:
+        return looked
     if score >= threshold - TOLERANCE:
         return Gate(run, "pass", 0, f"gate: score {score:.3f} ≥ min_score {threshold:g} → pass, exit 0")
     code = EXIT_CODES["below"]
     return Gate(run, "below", code, f"gate: score {score:.3f} < min_score {threshold:g} → below, exit {code}")
+
+
+def _looked(verdict: VerdictFile, threshold: float) -> Gate | None:
+    """A sequential probe's gate, when a look decided it at the sealed confidence (else the score decides)."""
+    looks = verdict.sequential
+    if isinstance(looks, UnsetType) or looks.decision not in ("pass", "fail"):
+        return None
+    code = 0 if looks.decision == "pass" else EXIT_CODES["below"]
+    word = "pass" if looks.decision == "pass" else "below"
+    return Gate(verdict.run, word, code, f"gate: {looks.line} (min_score {threshold:g}) → {word}, exit {code}")
 
 
 @dataclass(frozen=True)

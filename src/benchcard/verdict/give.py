@@ -48,6 +48,7 @@ from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import check_plan, evidence_digests, evidence_files, record_problems, verdict_digest
 from benchcard.verdict.judgefigures import with_judge
+from benchcard.verdict.looks import with_looks
 from benchcard.verdict.replication import linked_row, with_replication
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
 from benchcard.verdict.table import TABLE_FILE, write_table
@@ -225,7 +226,8 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             try:
                 data = read_run(run_dir, manifest=manifest, baseline=card.baseline,
                                 allow_incomplete=allow_incomplete, defer_outputs=True,
-                                sealed_plan=lambda: _sealed_plan(card, manifest, planned))
+                                sealed_plan=lambda: _sealed_plan(card, manifest, planned),
+                                upto=manifest.looks[-1].repetitions if manifest.looks else None)
                 _check_plan(card, data)
                 figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
                 table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
@@ -251,6 +253,8 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             head = _head(project, run_dir, card, data, scratch)
             body: VerdictFile = ab_body(card, data, figures.result(), head) if figures is not None \
                 else probe_body(card, data, head)
+            if card.sequential is not None:  # the decision of the look the run stopped at, and its looks
+                body = with_looks(card, run_dir, body)
             clock.lap("statistics (waiting)")
             human = agreement(project, data)
             if human is not None:  # the blind scorer notes also at the top, as the site expects

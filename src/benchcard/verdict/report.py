@@ -144,6 +144,11 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     lines = [f"{v.card} v{v.version} · run {v.run} · {v.rig}", *effect_lines(v, as_ab),
              f"finding: {v.finding} → {v.outcome}", f"  {v.why}"]
     lines.append("cells: " + " · ".join(f"{k} {n}" for k, n in msgspec.structs.asdict(v.counts).items()))
+    looks = known(v.sequential)
+    if looks:
+        lines.append(f"looks: {looks.line}")
+        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {num(lk.statistic)} · boundary "
+                     f"{num(lk.boundary)} · {lk.decision}" for lk in looks.taken)
     if isinstance(v, AbVerdict):
         for note in v.notes:
             lines.append(f"  note: {note}")

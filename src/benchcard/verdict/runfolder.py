@@ -29,6 +29,7 @@ from benchcard.verdict.columns import (
     Grid,
     IntArray,
     Outputs,
+    first_repetitions,
     read_outputs,
     read_plan,
     read_scores,
@@ -123,7 +124,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
 
 def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str | None = None,
              allow_incomplete: bool = False, defer_outputs: bool = False,
-             sealed_plan: Callable[[], Grid | None] | None = None) -> RunData:
+             sealed_plan: Callable[[], Grid | None] | None = None, upto: int | None = None) -> RunData:
     """Join a run's files into arrays (this unblinds: it reads `sealed/assignment.jsonl`).
 
     Refuses a run whose files disagree (a cell not in the plan, a status that differs between outputs and
@@ -131,7 +132,8 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     error unless `allow_incomplete`, which counts them as missing. `defer_outputs=True` leaves the outputs of a
     fully scored run to `finish_outputs`, so the statistics can start first. `sealed_plan`, when it gives a
     plan (the re-derived one, when its digest is the sealed file's: `give`), spares decoding the file; it is
-    asked after the scores are read, so that it can be computed meanwhile.
+    asked after the scores are read, so that it can be computed meanwhile. `upto`: only the cells of the first
+    `upto` repetitions are the run (a sequential run, at the look it stopped at or is taking).
     """
     manifest = manifest if manifest is not None else read_manifest(run_dir)
     baseline = baseline or manifest.baseline
@@ -145,6 +147,8 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
         plan = sealed_plan() or read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline,
                                           a_path)
     o_data = o_path.read_bytes() if o_path.is_file() else b""
+    if upto is not None:
+        plan = first_repetitions(plan, upto)
     n = len(plan.cells)
     cells = plan.cells
     if len(set(cells)) != n:

@@ -62,7 +62,8 @@ REFUSED_KEPT = 20  # refused result lines a `collected` event keeps (each cell's
 def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str] | None = None,
                 first: int = 0) -> list[Chunk]:
     """Write the upload files from the sealed plan, cut under the limits, and record them (`planned`); with
-    `only`, just those cells, as chunks numbered from `first` (`added`: cells a `--retry-failed` reopened)."""
+    `only`, just those cells, as chunks numbered from `first` (`added`: cells a `--retry-failed` reopened, or a
+    sequential run's next stretch, one batch per stretch; `planned` when they are the first)."""
     limits = vendor.limits
     cfg = vendor.config.batch_limits
     max_requests = min(limits.requests, cfg.get("requests", limits.requests))
@@ -106,7 +107,7 @@ def plan_chunks(store: RunStore, vendor: Vendor, journal: Journal, only: set[str
         if fh is not None:
             fh.abort()  # no half-written chunk is left behind
         raise
-    plan = Planned if only is None else Added
+    plan = Planned if only is None or first == 0 else Added
     journal.append(plan(vendor=vendor.name, limits=Limits(max_requests, max_bytes + WRAPPER_BYTES),
                         chunks=[PlannedChunk(c.chunk, c.cells, c.bytes, c.digest, c.file) for c in chunks], tag=tag))
     return chunks
@@ -172,7 +173,11 @@ class BatchRun:
         self._fixtures: dict[str, str] | None = None
 
     async def go(self) -> int:
-        chunks = self.journal.chunks() or plan_chunks(self.s.store, self.vendor, self.journal)
+        chunks = self.journal.chunks()
+        if not chunks:  # the first plan: every cell not done (a sequential run: its first stretch's only)
+            wanted = set(self.fixtures()) - self.done
+            whole = len(wanted) == len(self.fixtures())
+            chunks = plan_chunks(self.s.store, self.vendor, self.journal, None if whole else wanted)
         if all(c.collected for c in chunks):  # every batch collected, yet cells lack a row: --retry-failed
             missing = set(self.fixtures()) - self.done
             if missing:

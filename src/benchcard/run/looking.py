@@ -1,0 +1,102 @@
+"""A sequential card's run: its grid called stretch by stretch, with a look after each, and nowhere else.
+
+The grid of a sequential card is ordered so that the cells up to each look the seal names come first
+(`grid._shuffled_blocks`). The runner calls one stretch (a batch run: one batch per stretch), scores it blind
+(appended to scores.jsonl), and hands the run folder to the `Looker` it was given — the verdict's computation of
+the sealed rule on the cells called so far (`verdict/looks.py`; this stage may not import it, so the door that
+starts a run passes it in). The look is appended to the manifest's `looks` before anything else is called; a
+decision other than `continue` closes the run there. A run killed between looks resumes at the same schedule:
+the looks recorded stand, the stretch under way is finished, and its look is taken when it is whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from benchcard.card.model import Card
+from benchcard.errors import RunError
+from benchcard.records.rows import AssignmentRow, Look, Manifest, Schedule, iter_rows
+from benchcard.run.store import RunStore
+
+#: The verdict's look (`verdict.looks.look_at`): the card, the run folder, the look (1-based) → the look taken.
+Looker = Callable[[Card, Path, int], Look]
+
+
+@dataclass(frozen=True)
+class Looked:
+    """Where a sequential run got to: cells called by this invocation, the look that decided it (None when the
+    schedule ran out without a decision, or the run is not finished), and whether every look it needed was taken."""
+
+    called: int
+    decided: Look | None
+    finished: bool
+
+
+def schedule_record(card: Card, alpha: float) -> Schedule | None:
+    """The schedule a sequential card's run records in its manifest with its plan (None: not sequential)."""
+    if card.sequential is None:
+        return None
+    per_rep = len(card.variant_names()) * len(card.fixture_ids())
+    looks = card.sequential.looks
+    return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
+                    futility=card.sequential.futility, alpha=alpha)
+
+
+def stretches(store: RunStore, looks: Sequence[int]) -> list[set[str]]:
+    """The cells of each stretch of the sealed plan: those of repetitions from the previous look to this one."""
+    out: list[set[str]] = [set() for _ in looks]
+    for row in iter_rows(store.assignment_path, AssignmentRow):
+        out[next(k for k, end in enumerate(looks) if row.repetition < end)].add(row.cell)
+    return out
+
+
+async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: Looker,
+                       call: Callable[[set[str]], Awaitable[int]],
+                       score: Callable[[tuple[int, int] | None], object]) -> Looked:
+    """Call the grid stretch by stretch, `call(skip)` calling every planned cell not in `skip`, `score(since)`
+    scoring blind what was appended since (None: from the start), and take each sealed look."""
+    schedule = manifest.sequential
+    if schedule is None:
+        raise RunError(f"{store.manifest_path}: a sequential card's run must record its schedule of looks; this "
+                       "one has none (it was planned by an older benchcard): start a new run")
+    taken = list(manifest.looks or [])
+    groups = stretches(store, schedule.looks)
+    every = set().union(*groups)
+    called = 0
+    previous: Look | None = taken[-1] if taken else None
+    for k, cells in enumerate(groups, 1):
+        if k <= len(taken):
+            if taken[k - 1].decision != "continue":
+                return Looked(called, taken[k - 1], True)
+            continue
+        done = store.done_cells()
+        if cells - done:
+            called += await call(done | (every - cells))
+            if cells - store.done_cells():
+                return Looked(called, None, False)  # stopped, or a batch still running: resumed later
+        outputs_to = store.outputs_path.stat().st_size
+        score(None if previous is None else (previous.outputs_to, previous.scores_to))
+        look = msgspec.structs.replace(looker(card, store.folder, k), outputs_to=outputs_to,
+                                       scores_to=store.scores_path.stat().st_size)
+        store.append_look(look)
+        previous = look
+        if look.decision != "continue":
+            return Looked(called, look, True)
+    return Looked(called, None, True)
+
+
+def stop_line(schedule: Schedule, look: Look | None) -> str:
+    """What a sequential run says of its looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)",
+    or that every look was taken."""
+    total = schedule.cells[-1]
+    if look is None or look.look == len(schedule.looks):
+        decided = f": {look.decision}" if look is not None and look.decision != "continue" else ""
+        return f"every look taken ({len(schedule.looks)} of {len(schedule.looks)}){decided}; {total:,} calls"
+    saved = 1 - look.cells / total if total else 0.0
+    return (f"stopped at look {look.look} of {len(schedule.looks)}: {look.decision}; {look.cells:,} of {total:,} "
+            "calls "
+            f"({saved:.0%} saved)").replace("% saved", " % saved")

@@ -1,0 +1,196 @@
+"""A sequential card's looks: the sealed rule computed on the cells called so far, against that look's boundaries.
+
+The runner takes a look after each block of repetitions the seal names (`card.sequential.looks`), and only
+there; it hands the look to this module, which reads the run folder as the verdict does (`runfolder.read_run`,
+kept to the first repetitions of the look) and asks `stats.sequential` for the decision. An ab card's look is
+its first clause (the effect sought: the baseline's and the variant's (fixtures, repetitions) scores of its
+metric, turned so that a win is always "up"); a probe's is its gate, the mean score against `min_score`, decided
+by a Wilson bound at the look's boundary (a [0, 1] score of mean p varies at most as p(1 − p), so the bound
+holds for fractional scores too). `benchcard verdict` on a run that stopped reads the decision recorded in the
+manifest and checks it against the same computation at the same look, never at another.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from benchcard._util.hashing import seed_from
+from benchcard.card.model import Card
+from benchcard.errors import VerdictError
+from benchcard.records.rows import Look, Manifest, utc_stamp
+from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
+from benchcard.run.looking import stop_line
+from benchcard.stats import sequential as seq
+from benchcard.verdict.clausestats import ab_stats
+from benchcard.verdict.columns import OK
+from benchcard.verdict.findings import rule_evidence
+from benchcard.verdict.runfolder import RunData, read_manifest, read_run
+
+BEYOND = 40.0  # a z the manifest writes as ±40: beyond every boundary (a p of 1, or under 1e-300)
+LOOK_RESAMPLES = 200  # the bootstrap a look does not decide on (its interval is reported by the verdict alone)
+
+__all__ = ["look_at", "looks_figures", "verify_look", "with_looks"]
+
+
+def _plan(card: Card) -> seq.Schedule:
+    """The card's schedule as `stats.sequential` computes its boundaries (futility only on an ab card)."""
+    assert card.sequential is not None
+    alpha = card.win.alpha if card.win is not None else card.gate_alpha
+    return seq.Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
+                        futility=card.sequential.futility and card.is_ab, alpha=alpha)
+
+
+def look_at(card: Card, run_dir: Path, look: int) -> Look:
+    """Look `look` (1-based) of a sequential run whose cells up to it are called and scored: the statistic, the
+    boundaries and the decision (win, loss, futility or continue before the last look, the rule's finding at
+    it; a probe: pass, fail or continue)."""
+    assert card.sequential is not None
+    reps = card.sequential.looks[look - 1]
+    run_dir = Path(run_dir)
+    data = read_run(run_dir, baseline=card.baseline, allow_incomplete=True, upto=reps)
+    if card.is_ab:
+        return _ab_look(card, data, look, reps)
+    return _probe_look(card, data, look, reps)
+
+
+def _ab_look(card: Card, data: RunData, look: int, reps: int) -> Look:
+    """The sealed rule on the cells so far, every clause's evidence as the verdict computes it
+    (`findings.rule_evidence`), decided at the look's level (`stats.sequential.look_decision`)."""
+    win = card.win
+    assert win is not None and card.baseline is not None
+    others = [v for v in data.variants if v != card.baseline]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        figures = ab_stats(card, data, seed_from(data.manifest.seal_root), LOOK_RESAMPLES, pool).result()
+    rule = rule_evidence(card, data, figures, others)
+    first = win.clauses[0]
+    effect = win.min_effect or float(win.equivalence_margin or 0.0)
+    up = first.test == "rises"
+    futile = []
+    for variant in others:  # the bound most favourable to the effect: truncation never makes a run look futile
+        g = figures.gaps[(variant, (first.metric, first.fixture))]
+        c = (g.high if up else g.low) or g.obs
+        futile.append(seq.futility_p(c, effect, up) if c is not None else np.zeros(1))
+    d = seq.look_decision(seq.boundaries(_plan(card)), look, rule.evidence, rule.tost, rule.measurable, futile)
+    fut = None if d.futility_statistic is None else float(d.futility_statistic[0])
+    return Look(look=look, repetitions=reps, cells=len(data.cells), statistic=_finite(float(d.statistic[0])),
+                boundary=_finite(d.boundary), lower=_finite(-d.boundary), futility=_finite(d.futility_boundary),
+                futility_statistic=_finite(fut), decision=seq.LOOK_CODES[int(d.codes[0])], at=utc_stamp())
+
+
+def _probe_look(card: Card, data: RunData, look: int, reps: int) -> Look:
+    """A probe's gate at this look: pass when the Wilson lower bound of the mean score at the look's boundary
+    reaches `min_score`, fail when the upper bound stays below it. `boundary`/`lower`: the means that would."""
+    assert card.gate is not None
+    z = seq.boundaries(_plan(card)).efficacy[look - 1]  # α/2 on each side: a pass and a fail alike
+    scores = np.where(data.status == OK, data.score, 0.0)  # a cell without a score counts as failing the gate
+    n = int(scores.size)
+    mean = float(scores.mean()) if n else 0.0
+    low, high = _wilson(mean, n, z)
+    decision = "pass" if low >= card.gate else "fail" if high < card.gate else "continue"
+    return Look(look=look, repetitions=reps, cells=n, statistic=mean, boundary=_passing_mean(card.gate, n, z),
+                lower=_failing_mean(card.gate, n, z), decision=decision, at=utc_stamp())
+
+
+def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson interval of a mean score p over n cells at z standard errors."""
+    if n == 0 or not math.isfinite(z):
+        return 0.0, 1.0
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _passing_mean(gate: float, n: int, z: float) -> float | None:
+    """The least mean score whose Wilson lower bound reaches the gate (None: none can at this look)."""
+    if _wilson(1.0, n, z)[0] < gate:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if _wilson(mid, n, z)[0] >= gate else (mid, hi)
+    return hi
+
+
+def _failing_mean(gate: float, n: int, z: float) -> float | None:
+    """The greatest mean score whose Wilson upper bound stays below the gate (None: none can at this look)."""
+    if _wilson(0.0, n, z)[1] >= gate:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _wilson(mid, n, z)[1] < gate else (lo, mid)
+    return lo
+
+
+def _finite(x: float | None) -> float | None:
+    """A figure as the manifest holds it (strict JSON): a z beyond ±BEYOND (a p under 1e-300, or of 1) at ±BEYOND,
+    farther than any boundary."""
+    if x is None or math.isnan(x):
+        return None
+    return max(-BEYOND, min(BEYOND, x))
+
+
+def verify_look(card: Card, run_dir: Path, recorded: Look) -> None:
+    """The recorded look computed again at the same look, on the same cells: VerdictError when they differ
+    (a manifest edited after the run, or a run whose scores changed)."""
+    again = look_at(card, run_dir, recorded.look)
+    if again.decision != recorded.decision or again.cells != recorded.cells:
+        raise VerdictError(f"run {Path(run_dir).name}: its manifest records look {recorded.look} as "
+                           f"{recorded.decision} on {recorded.cells} cells, but the cells called then give "
+                           f"{again.decision} on {again.cells}; the record of the looks cannot be trusted")
+
+
+def looks_figures(manifest: Manifest) -> LooksFigures:
+    """The looks a finished sequential run took, as its verdict and ledger row report them."""
+    schedule, taken = manifest.sequential, list(manifest.looks or [])
+    assert schedule is not None and taken
+    last = taken[-1]
+    planned = schedule.cells[-1]
+    return LooksFigures(line=stop_line(schedule, last), look=last.look, looks=len(schedule.looks),
+                        decision=last.decision, stopped=last.look < len(schedule.looks), cells=last.cells,
+                        planned=planned, saved=round(1 - last.cells / planned, 4) if planned else 0.0,
+                        schedule=schedule, taken=taken)
+
+
+def with_looks(card: Card, run_dir: Path, body: VerdictFile) -> VerdictFile:
+    """A sequential run's verdict: its figures as computed on the cells called, its finding the decision of the
+    look it stopped at (checked again at that look, never at another), and its looks."""
+    manifest = read_manifest(run_dir)
+    if manifest.sequential is None or not manifest.looks:
+        raise VerdictError(f"run {run_dir.name}: {card.id} is a sequential card but its run records no looks; it "
+                           "cannot be judged as one (start a new run)")
+    verify_look(card, run_dir, manifest.looks[-1])
+    figures = looks_figures(manifest)
+    if isinstance(body, ProbeVerdict) or body.finding == "incomplete":
+        return msgspec.structs.replace(body, sequential=figures)
+    finding, why = _ab_finding(body, figures)
+    outcome = "result" if finding in ("win", "loss") else "non-result"
+    summary = f"{card.id} v{card.version}, run {run_dir.name}: {finding} ({outcome}). {why}"
+    return msgspec.structs.replace(body, finding=finding, outcome=outcome, why=why, summary=summary,
+                                   sequential=figures)
+
+
+def _ab_finding(body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
+    """The finding of a sequential ab run: its deciding look's, the sealed rule at that look's level (every
+    clause, Holm included); never the fixed design's at α, which the looks have spent."""
+    said = f"{looks.line[0].upper()}{looks.line[1:]}."
+    if looks.decision == "futility":
+        return "no-effect", (f"{said} The effect that matters ({_effect(body)}) is ruled out at this look: it stopped "
+                             "for futility.")
+    if looks.decision == "win":
+        return "win", f"{said} Every clause of the rule holds at the look's level."
+    if looks.decision == "loss":
+        return "loss", f"{said} The rule shows a loss at the look's level."
+    if looks.decision == "no-effect":
+        return "no-effect", f"{said} The first metric's interval lies inside ±{_effect(body)} at the last look."
+    return "inconclusive", f"{said} No look showed a win, a loss or no effect at its level."
+
+
+def _effect(body: AbVerdict) -> str:
+    return f"{body.equivalence_margin:g}" if body.equivalence_margin is not None else "the equivalence margin"

@@ -1,0 +1,54 @@
+"""Sequential cards for the tests of looks (card, run, verdict, ledger, pages): the colour-ab card with a
+`sequential:` block, and a fake server whose variant is right more often than its baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchcard.project import Project
+
+from .helpers_run import ab_project, probe_project, seal_card
+
+SEQUENTIAL = "sequential: {looks: 3, spending: obrien-fleming, futility: true}\n"
+
+
+def sequential_ab(root: Path, base_url: str | None = None, *, fixtures: int = 16, repetitions: int = 9,
+                  block: str = SEQUENTIAL) -> Project:
+    """colour-ab with `block` added, sealed."""
+    ab_project(root, base_url, fixtures=fixtures, repetitions=repetitions)
+    path = root / "cards" / "colour-ab.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("repetitions:", block + "repetitions:"),
+                    encoding="utf-8")
+    for seal in (root / "keys" / "colour-ab").glob("*.seal.json"):
+        seal.unlink()
+    return seal_card(root, "colour-ab")
+
+
+def sequential_probe(root: Path, base_url: str | None = None, *, repetitions: int = 40,
+                     block: str = "sequential: {looks: 4}\ngate: {min_score: 0.5}\n") -> Project:
+    """The one-word-sentiment probe with a gate and `block`, sealed."""
+    probe_project(root, base_url, repetitions=repetitions)
+    path = root / "cards" / "one-word-sentiment.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("repetitions:", block + "repetitions:"),
+                    encoding="utf-8")
+    for seal in (root / "keys" / "one-word-sentiment").glob("*.seal.json"):
+        seal.unlink()
+    return seal_card(root, "one-word-sentiment")
+
+
+def clear_win() -> dict[str, Any]:
+    """The fake server's config: the variant (its prompt says "Please.") nearly always right, the baseline
+    nearly always wrong, with some run-to-run noise in both."""
+    return {"replies": [{"match": "Please.", "replies_cycle": ["red", "red", "red", "red", "red", "blue"]},
+                        {"match": "", "replies_cycle": ["blue", "blue", "blue", "red", "blue"]}]}
+
+
+def no_effect() -> dict[str, Any]:
+    """Both arms alike: right about half the time."""
+    return {"replies": [{"match": "", "replies_cycle": ["red", "blue"]}]}
+
+
+def clear_loss() -> dict[str, Any]:
+    """The variant always wrong, the baseline always right."""
+    return {"replies": [{"match": "Please.", "reply": "blue"}, {"match": "", "reply": "red"}]}

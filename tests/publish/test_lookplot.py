@@ -1,0 +1,76 @@
+"""A sequential run's page draws its looks once its verdict is given (not before: they would unblind it), and
+the figure loads in a real browser."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchcard.project import Project
+from benchcard.publish.build import build_site
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import bc, key, only_run, server
+from ..helpers_sequential import clear_win, sequential_ab
+
+__all__ = ["key", "server"]
+
+CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
+
+
+def _stopped_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path / "proj", server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    return project, only_run(project, "colour-ab")
+
+
+def test_the_looks_are_drawn_only_once_the_run_is_judged(tmp_path: Path, server: FakeServer, key: str) -> None:
+    project, folder = _stopped_run(tmp_path, server)
+    out = tmp_path / "site"
+    build_site(project, out)
+    page = out / "runs" / "colour-ab" / "v1" / folder.name
+    assert not (page / "looks.svg").exists() and 'id="looks"' not in (page / "index.html").read_text()
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    build_site(project, out)
+    html = (page / "index.html").read_text()
+    assert 'id="looks"' in html and 'src="looks.svg"' in html
+    assert "Stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in html
+    svg = (page / "looks.svg").read_text()
+    assert "win boundary" in svg and "loss boundary" in svg and "96 calls" in svg
+
+
+@pytest.mark.browser
+def test_the_looks_figure_loads_in_chromium(tmp_path: Path, server: FakeServer, key: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    project, folder = _stopped_run(tmp_path, server)
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    out = tmp_path / "site"
+    build_site(project, out)
+    url = (out / "runs" / "colour-ab" / "v1" / folder.name / "index.html").as_uri()
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            problems: list[str] = []
+            for width in (1366, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+                page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+                page.goto(url, wait_until="load")
+                img = page.locator("#looks figure.plot img")
+                img.scroll_into_view_if_needed()
+                complete, natural, shown = img.evaluate(
+                    "e => [e.complete, e.naturalWidth, e.getBoundingClientRect().width]")
+                assert complete and natural > 0 and 0 < shown <= width
+                assert page.locator("#looks table.looks tbody tr").count() == 1
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 0, f"the page is {overflow}px wider than a {width}px screen"
+                page.close()
+            assert problems == []
+        finally:
+            browser.close()

@@ -1,0 +1,156 @@
+"""A sequential card's run against the fake server: the grid called stretch by stretch, a look after each sealed
+block and nowhere else, every look in the manifest, a stop on a decision, a kill between looks resumed at the
+same schedule, and one batch per stretch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchcard.project import Project
+from benchcard.records.rows import AssignmentRow, iter_rows
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.run.store import RunStore
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_batch import FAST, journal
+from ..helpers_run import bc, key, only_run, read_jsonl, run_and_kill, runs_of, server, write_config
+from ..helpers_sequential import clear_win, no_effect, sequential_ab
+
+__all__ = ["key", "server"]
+
+PER_LOOK = 96  # 16 fixtures × 2 variants × 3 repetitions
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "manifest.json").read_text())
+    return data
+
+
+def test_the_plan_puts_each_stretch_before_the_next(tmp_path: Path) -> None:
+    project = sequential_ab(tmp_path)
+    from benchcard.card.load import load_card
+    from benchcard.run.grid import plan_cells
+
+    cells = plan_cells(load_card(project.card_path("colour-ab"), project), seed=7)
+    stretch = [c.repetition // 3 for c in cells]
+    assert stretch == sorted(stretch) and len(cells) == 3 * PER_LOOK
+
+
+def test_a_clear_win_stops_at_the_first_look(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    result = bc(project, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["missing"] == 0 and s["called"] == PER_LOOK
+    assert s["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    folder = only_run(project, "colour-ab")
+    manifest = _manifest(folder)
+    assert manifest["sequential"] == {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "obrien-fleming",
+                                      "futility": True, "alpha": 0.05}
+    [look] = manifest["looks"]
+    assert (look["look"], look["repetitions"], look["cells"], look["decision"]) == (1, 3, 96, "win")
+    assert look["statistic"] >= look["boundary"]
+    # only the first stretch's cells were called: repetitions 0 and 1
+    called = {r["cell"] for r in read_jsonl(folder / "outputs.jsonl")}
+    reps = {a.cell: a.repetition for a in iter_rows(folder / "sealed" / "assignment.jsonl", AssignmentRow)}
+    assert len(called) == PER_LOOK and {reps[c] for c in called} == {0, 1, 2}
+    assert server.stats()["calls"] == PER_LOOK
+    assert len(read_jsonl(folder / "scores.jsonl")) == PER_LOOK
+    printed = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert printed.exit_code == 0 and "stopped at look 1 of 3: win" in printed.output
+    assert server.stats()["calls"] == PER_LOOK  # a finished sequential run calls nothing more
+
+
+def test_every_look_is_taken_when_none_decides(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(no_effect())
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 0, result.output
+    assert "every look taken (3 of 3): inconclusive; 288 calls" in result.output
+    manifest = _manifest(only_run(project, "colour-ab"))
+    looks = manifest["looks"]
+    assert [(lk["look"], lk["cells"], lk["decision"]) for lk in looks] == [
+        (1, 96, "continue"), (2, 192, "continue"), (3, 288, "inconclusive")]
+    assert looks[0]["scores_to"] < looks[1]["scores_to"] < looks[2]["scores_to"]
+
+
+def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    server.configure({**no_effect(), "latency_ms": 20})
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+
+    def after_the_first_look() -> bool:
+        runs = runs_of(project, "colour-ab")
+        if not runs or not (runs[0] / "manifest.json").is_file():
+            return False
+        outputs = runs[0] / "outputs.jsonl"
+        return bool(_manifest(runs[0]).get("looks")) and outputs.is_file() and \
+            outputs.read_bytes().count(b"\n") >= PER_LOOK + 10
+
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
+    folder = only_run(project, "colour-ab")
+    first = _manifest(folder)["looks"]
+    assert len(first) == 1 and "finished_at" not in _manifest(folder)
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert result.exit_code == 0, result.output
+    manifest = _manifest(folder)
+    looks = manifest["looks"]
+    assert looks[0] == first[0]  # the look taken before the kill stands, unchanged
+    assert [lk["look"] for lk in looks] == [1, 2, 3]
+    assert [lk["cells"] for lk in looks] == [96, 192, 288]
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len(rows) == len({r["cell"] for r in rows}) == 288
+    assert len(read_jsonl(folder / "scores.jsonl")) == 288
+    assert manifest["finished_at"]
+
+
+def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, server: FakeServer, key: str) -> None:
+    # no reply cycle: a call made twice (in flight at the kill) gives the same answer
+    server.configure({"replies": [{"match": "Please.", "reply": "red"}, {"match": "", "reply": "blue"}],
+                      "latency_ms": 20})
+    project = sequential_ab(tmp_path, server.base_url)
+
+    def some_cells() -> bool:
+        runs = runs_of(project, "colour-ab")
+        outputs = runs[0] / "outputs.jsonl" if runs else None
+        return outputs is not None and outputs.is_file() and outputs.read_bytes().count(b"\n") >= 10
+
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], some_cells)
+    folder = only_run(project, "colour-ab")
+    assert "looks" not in _manifest(folder)
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert result.exit_code == 0, result.output
+    [look] = _manifest(folder)["looks"]
+    assert (look["look"], look["cells"], look["decision"]) == (1, 96, "win")
+    assert len(RunStore(folder).done_cells()) == PER_LOOK
+
+
+def test_a_sequential_run_needs_its_looker(tmp_path: Path) -> None:
+    project = sequential_ab(tmp_path)
+    with pytest.raises(Exception, match="is a sequential card: its run takes the sealed looks"):
+        run(project, "colour-ab", RunOptions(progress=False))
+    retried = bc(project, "run", "colour-ab", "--resume", "x", "--retry-failed")
+    assert retried.exit_code == 1 and "--retry-failed does not apply to a sequential card" in retried.stderr
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_batch_run_submits_one_batch_per_stretch(tmp_path: Path, server: FakeServer, key: str,
+                                                   vendor: str) -> None:
+    server.configure({**no_effect(), "batch": {"validating_s": 0.05, "in_progress_s": 0.1}})
+    project: Project = sequential_ab(tmp_path, fixtures=6, repetitions=4, block="sequential: {looks: 2}\n")
+    write_config(tmp_path, server.base_url, type_=vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, "colour-ab")
+    events = journal(folder)
+    assert [e["event"] for e in events if e["event"] in ("planned", "added")] == ["planned", "added"]
+    assert [len(e["chunks"]) for e in events if e["event"] in ("planned", "added")] == [1, 1]
+    stats = server.stats()
+    assert stats["batch"]["batches"] == 2 and stats["batch"]["submitted"] == 48
+    assert [lk["cells"] for lk in _manifest(folder)["looks"]] == [24, 48]

@@ -1,0 +1,121 @@
+"""A sequential run's verdict, as a user types it: the decision of the look it stopped at (never another look),
+the calls saved in the verdict, its file and its ledger row, a look record that no longer matches refused, and a
+sequential probe's gate decided at the sealed confidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import bc, key, only_run, server
+from ..helpers_sequential import clear_win, no_effect, sequential_ab, sequential_probe
+
+__all__ = ["key", "server"]
+
+
+def _ledger(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (root / "results" / "ledger.jsonl").read_text().splitlines()]
+
+
+def test_a_run_stopped_at_a_look_is_judged_by_that_look(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: win → result" in result.output
+    assert "looks: stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in result.output
+    assert "  look 1: 96 cells · statistic" in result.output
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert verdict["finding"] == "win" and verdict["cells"] == 96
+    assert verdict["why"].startswith("Stopped at look 1 of 3: win; 96 of 288 calls (67 % saved).")
+    looks = verdict["sequential"]
+    assert (looks["look"], looks["looks"], looks["decision"], looks["stopped"]) == (1, 3, "win", True)
+    assert (looks["cells"], looks["planned"], looks["saved"]) == (96, 288, 0.6667)
+    [row] = _ledger(tmp_path)
+    assert row["looks"] == {"look": 1, "looks": 3, "decision": "win", "cells": 96, "planned": 288, "saved": 0.6667}
+    assert row["finding"] == "win" and row["cells"] == 96
+    verified = bc(project, "ledger", "--verify")
+    assert verified.exit_code == 0, verified.output
+    shown = bc(project, "verdict", folder.name, "--show")
+    assert shown.exit_code == 0 and "looks: stopped at look 1 of 3: win" in shown.output
+
+
+def test_a_run_through_every_look_never_wins_by_the_fixed_rule(tmp_path: Path, server: FakeServer,
+                                                               key: str) -> None:
+    server.configure(no_effect())
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    result = bc(project, "verdict", "colour-ab")
+    assert result.exit_code == 0, result.output
+    assert "looks: every look taken (3 of 3): inconclusive; 288 calls" in result.output
+    [row] = _ledger(tmp_path)
+    assert row["finding"] in ("inconclusive", "no-effect") and row["outcome"] == "non-result"
+    assert row["looks"]["look"] == 3 and row["looks"]["saved"] == 0.0
+
+
+def test_a_look_record_edited_after_the_run_is_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["looks"][0]["decision"] = "loss"
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 1
+    assert "its manifest records look 1 as loss on 96 cells, but the cells called then give win on 96" in \
+        result.stderr
+    assert not (folder / "verdict.json").exists()
+
+
+def test_a_sequential_probe_stops_once_its_gate_is_decided(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "negative"})
+    project = sequential_probe(tmp_path, server.base_url, repetitions=80)
+    result = bc(project, "run", "one-word-sentiment", "--gate")
+    assert result.exit_code == 0, result.output
+    assert "gate: stopped at look 1 of 4: pass; 20 of 80 calls (75 % saved) (min_score 0.5) → pass, exit 0" in \
+        result.output
+    folder = only_run(project, "one-word-sentiment")
+    [look] = json.loads((folder / "manifest.json").read_text())["looks"]
+    assert look["statistic"] == 1.0 and look["boundary"] <= 1.0 and look["decision"] == "pass"
+    [row] = _ledger(tmp_path)
+    assert row["looks"]["decision"] == "pass" and row["cells"] == 20
+
+
+def test_a_failing_probe_stops_below_its_gate(tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "positive"})
+    project = sequential_probe(tmp_path, server.base_url, repetitions=80)
+    assert bc(project, "run", "one-word-sentiment").exit_code == 0
+    result = bc(project, "verdict", "one-word-sentiment", "--gate")
+    assert result.exit_code == 2, result.output
+    assert "gate: stopped at look 1 of 4: fail; 20 of 80 calls (75 % saved) (min_score 0.5) → below, exit 2" in \
+        result.output
+
+
+def test_a_stopped_runs_frame_holds_the_cells_it_called(tmp_path: Path, server: FakeServer, key: str) -> None:
+    from benchcard.verdict.frames import read_run
+
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    frame = read_run(folder)
+    assert len(frame) == 96 and set(frame["status"]) == {"ok"} and set(frame["repetition"]) == {0, 1, 2}
+
+
+def test_a_clear_loss_stops_at_the_first_look_as_a_loss(tmp_path: Path, server: FakeServer, key: str) -> None:
+    from ..helpers_sequential import clear_loss
+
+    server.configure(clear_loss())
+    project = sequential_ab(tmp_path, server.base_url)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0 and "stopped at look 1 of 3: loss; 96 of 288 calls (67 % saved)" in ran.output
+    result = bc(project, "verdict", "colour-ab", "--gate")
+    assert result.exit_code == 2, result.output
+    assert "finding: loss → result" in result.output and "gate: loss → exit 2" in result.output
