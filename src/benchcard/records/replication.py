@@ -18,7 +18,6 @@ from typing import Any
 import msgspec
 
 from benchcard._util.hashing import digest
-from benchcard.stats.replication import DEFAULT_RULE
 
 
 class ReplicaLink(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,4 +67,7 @@ def rule_record(kind: str) -> RuleRecord:
     if kind == "probe":
         parameters: dict[str, object] = {"name": PROBE_RULE_NAME, "alpha": PROBE_ALPHA, "version": 1}
         return RuleRecord(name=PROBE_RULE_NAME, parameters=parameters, digest=digest(parameters))
+    # Imported here: stats.replication loads numpy and scipy, which planning and running a card never need.
+    from benchcard.stats.replication import DEFAULT_RULE
+
     return RuleRecord(name=DEFAULT_RULE.name, parameters=DEFAULT_RULE.parameters(), digest=DEFAULT_RULE.digest())
