@@ -127,7 +127,7 @@ def _outputs(folder: Path) -> int:
 
 def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
     project, original = judged_ab(tmp_path, server)
-    server.configure({**HELPS, "latency_ms": 30})
+    server.configure({**HELPS, "latency_ms": 60})
     benchcard = str(Path(sys.executable).with_name("benchcard"))
     proc = subprocess.Popen([benchcard, "-C", str(project.root), "replicate", original, "--concurrency", "2",
                              "--json"], env={**os.environ, KEY_ENV: "sk-test-0000"}, stdout=subprocess.DEVNULL,
