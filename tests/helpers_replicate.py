@@ -11,10 +11,12 @@ from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_run import PROBE, ab_project, bc, ok, probe_project
 
-#: Variant A ("Please.") always answers red; the baseline answers red one time in three (per body, in call order).
-HELPS = {"replies": [{"match": "Please", "reply": "red"}, {"match": "", "replies_cycle": ["red", "blue", "blue"]}]}
+#: Variant A ("Please.") answers red; the baseline blue, but on fixture 3 (item-003), where both answer red. Each
+#: reply depends on its body alone, never on the call order, so a rerun's findings are the original's.
+HELPS = {"replies": [{"match": "number 3<", "reply": "red"}, {"match": "Please", "reply": "red"}],
+         "default_reply": "blue", "models": ["test/model"]}
 #: The same server after a change: A no better than the baseline.
-NO_HELP = {"replies": [{"match": "", "replies_cycle": ["red", "blue", "blue"]}]}
+NO_HELP = {"replies": [{"match": "number 3<", "reply": "red"}], "default_reply": "blue", "models": ["test/model"]}
 
 
 def judged_ab(root: Path, server: FakeServer, config: dict[str, Any] | None = None) -> tuple[Project, str]:

@@ -119,7 +119,7 @@ def test_a_copied_run_whose_key_was_changed_is_refused(tmp_path: Path, server: F
 
 
 def test_a_replication_spreads_over_a_pool_of_servers(tmp_path: Path, server: FakeServer, key: str) -> None:
-    steady = {"replies": [{"match": "Please", "reply": "red"}], "default_reply": "blue", "models": ["test/model"]}
+    steady = HELPS
     project, run = judged_ab(tmp_path, server, steady)
     with FakeServer() as other:
         for s in (server, other):
