@@ -64,8 +64,6 @@ PROBE_ALPHA = 0.05
 
 def rule_record(kind: str) -> RuleRecord:
     """The rule a replication of a run of this kind is judged by, fixed now (docs/replication.md)."""
-    from benchcard.stats.replication import DEFAULT_RULE  # numpy and scipy: never on a plain run's path
-
     if kind == "probe":
         parameters: dict[str, object] = {"name": PROBE_RULE_NAME, "alpha": PROBE_ALPHA, "version": 1}
         return RuleRecord(name=PROBE_RULE_NAME, parameters=parameters, digest=digest(parameters))
