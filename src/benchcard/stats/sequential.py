@@ -46,10 +46,9 @@ FUTILITY, CONTINUE = 4, 5
 LOOK_CODES = ("win", "loss", "no-effect", "inconclusive", "futility", "continue")
 #: The integration grid: points per look, and how many standard deviations below 0 the density is carried.
 GRID_POINTS = 801
-#: No α is spent at a look before this many repetitions (its efficacy boundary is infinite; futility may still
-#: stop there): with two repetitions the run term has at most 2 degrees of freedom and the worst-case p's far
-#: tail, at the tiny levels an early look gets, is not reliable (A/A 0.059–0.061 with a look at 2 of 5, F = 100,
-#: per-arm shocks sd 1.5, against 0.046–0.051 without it: docs/statistics.md, "Sequential cards").
+#: No α is spent at a look before this many repetitions unless it is the last (its efficacy boundary is infinite;
+#: futility may still stop there): the run term has at most 2 degrees of freedom, and the tiny levels an early
+#: look gets lie where the worst-case p rests on a handful of its draws (docs/statistics.md, "Sequential cards").
 MIN_REPETITIONS_TO_DECIDE = 3
 GRID_SDS = 9.0
 Z_CAP = 12.0
