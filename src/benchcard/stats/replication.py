@@ -26,12 +26,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-from scipy import special
+if TYPE_CHECKING:  # numpy and scipy load when a figure is computed: planning a run reads the rule, no more
+    import numpy as np
+    import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+    FloatArray = npt.NDArray[np.float64]
 
 REPLICATED, NOT_REPLICATED, INCONCLUSIVE = "replicated", "not replicated", "inconclusive"
 CHANGED, NO_CHANGE = "changed", "no change shown"
@@ -117,6 +118,8 @@ def _finite(x: float | None) -> bool:
 def prediction_interval(original: RunGap, new: RunGap, level: float = 0.95) -> PredictionInterval | None:
     """The rerun's prediction interval around the original gap (module docstring); None when either run's
     run term is unmeasured (inf or missing) or the original has no gap."""
+    import numpy as np
+
     if not (_finite(original.gap) and _finite(original.run_var) and _finite(new.run_var)):
         return None
     assert original.gap is not None and original.run_var is not None and new.run_var is not None
@@ -129,6 +132,9 @@ def prediction_interval(original: RunGap, new: RunGap, level: float = 0.95) -> P
 def prediction_bounds(gap: FloatArray, var_o: FloatArray, df_o: FloatArray, var_n: FloatArray, df_n: FloatArray,
                       level: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Vectorised: the interval's ends, its se and Satterthwaite's df over the two run terms."""
+    import numpy as np
+    from scipy import special
+
     v = var_o + var_n
     with np.errstate(invalid="ignore", divide="ignore"):
         denom = var_o**2 / np.maximum(df_o, 1.0) + var_n**2 / np.maximum(df_n, 1.0)
@@ -142,6 +148,8 @@ def prediction_bounds(gap: FloatArray, var_o: FloatArray, df_o: FloatArray, var_
 def replication_codes(same: npt.NDArray[np.bool_], flipped: npt.NDArray[np.bool_], new_gap: FloatArray,
                       low: FloatArray, high: FloatArray) -> npt.NDArray[np.int64]:
     """Vectorised rule: 0 replicated, 1 not replicated, 2 inconclusive (NaN bounds: no interval)."""
+    import numpy as np
+
     outside = (new_gap < low) | (new_gap > high)
     inside = (new_gap >= low) & (new_gap <= high)
     return np.where(flipped | outside, 1, np.where(inside & same, 0, 2)).astype(np.int64)
@@ -222,6 +230,8 @@ Scores = Mapping[str, Sequence[float | None]]
 
 
 def _grid(scores: Scores, fixtures: Sequence[str]) -> FloatArray:
+    import numpy as np
+
     width = max((len(scores[f]) for f in fixtures), default=1) or 1
     out = np.full((len(fixtures), width), np.nan)
     for i, f in enumerate(fixtures):
@@ -237,6 +247,9 @@ def probe_drift(original: Scores, new: Scores, *, alpha: float = 0.05, original_
     interval on F − 1 df; changed when its p ≤ α and the exact sign-flip could reach α). One prompt (a probe's
     usual case): its repetitions, Newcombe's hybrid score interval of the change in mean score (Wilson's
     interval of each run's mean over its n scored repetitions); changed when it excludes 0."""
+    import numpy as np
+
+
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     both = [f for f in sorted(set(original) & set(new))
@@ -288,6 +301,9 @@ def paired_drift(o: FloatArray, n: FloatArray, alpha: float
     The paired t over the fixtures' changes on F − 1 df; changed when p ≤ α and the exact sign-flip could reach
     α (2/2^n ≤ α over the n fixtures that moved), as the verdict decides. Every fixture moved alike: no
     interval (±inf) and the sign-flip p of n equal changes, 2/2^n, stands in for the t p."""
+    import numpy as np
+    from scipy import special
+
     d = n - o
     f = d.shape[1]
     gap = d.mean(axis=1)
@@ -305,6 +321,9 @@ def paired_drift(o: FloatArray, n: FloatArray, alpha: float
 
 def wilson_bounds(p: FloatArray, n: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
     """Vectorised Wilson score interval of a mean p over n repetitions ((0, 1) where n is 0)."""
+    import numpy as np
+    from scipy import special
+
     z = float(special.ndtri(1 - alpha / 2))
     n = np.asarray(n, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -319,6 +338,8 @@ def wilson_bounds(p: FloatArray, n: FloatArray, alpha: float) -> tuple[FloatArra
 def newcombe(p_o: FloatArray, n_o: FloatArray, p_n: FloatArray, n_n: FloatArray,
              alpha: float) -> tuple[FloatArray, FloatArray]:
     """Vectorised: Newcombe's hybrid score interval (his method 10) of p_n − p_o from the two Wilson intervals."""
+    import numpy as np
+
     lo_o, hi_o = wilson_bounds(p_o, n_o, alpha)
     lo_n, hi_n = wilson_bounds(p_n, n_n, alpha)
     d = p_n - p_o
