@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from benchcard.records import ledger
+from benchcard.records.cardruns import pick
 from benchcard.records.rows import decode_manifest
 from benchcard.run.store import RunStore
 from benchcard.stats.replication import DEFAULT_RULE
@@ -106,6 +107,8 @@ def test_a_transfer_to_another_model_is_said_so_everywhere(tmp_path: Path, serve
     row = ledger.row_of_run(project, folder.name)
     assert row is not None and row.replicates.transfer  # type: ignore[union-attr]
     ok(bc(project, "ledger", "--verify"))
+    # The transfer's row is the latest, but it speaks about another rig: the card's result stays the original.
+    assert pick(project, "colour-ab", "result").name == original
 
 
 def test_a_new_seed_calls_the_same_bodies_in_another_order(tmp_path: Path, server: FakeServer, key: str) -> None:

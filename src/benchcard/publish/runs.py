@@ -80,6 +80,10 @@ class Run:
         return self.set_aside is not None
 
     @property
+    def is_transfer(self) -> bool:
+        return self.manifest is not None and self.manifest.replicates is not None and self.manifest.replicates.transfer
+
+    @property
     def judged_file(self) -> VerdictFile | None:
         """verdict.json as decoded, edited after its ledger row or not: what the run says of itself beyond the
         row's judgement (its baseline, alpha, whether it was a trial). None when it has none (or it is unreadable)."""

@@ -4,7 +4,8 @@ A card's runs are ordered by version, then by run id (its UTC start, to the seco
 second are ordered by their random suffix); a run set aside (`records/setaside.py`) is
 never picked. There are two picks, and only two:
 
-- `result`, the card's result: the run of its latest verdict in the ledger (the highest `seq`). A scratch run
+- `result`, the card's result: the run of its latest verdict in the ledger (the highest `seq`), never a
+  transfer (a replication sent to another rig speaks about that rig). A scratch run
   or a trial verdict never has a row, so a trial never takes over the result. `verdict CARD --show` (also
   with `--gate`), `verdict_of(CARD)`, the card pages' headline and the index.
 - `newest`, the newest run, scratch or not: what a command that acts on a run takes when given the card's name
@@ -41,6 +42,8 @@ class Pickable(Protocol):
     def ledger_seq(self) -> int | None: ...
     @property
     def is_set_aside(self) -> bool: ...
+    @property
+    def is_transfer(self) -> bool: ...
 
 
 R = TypeVar("R", bound=Pickable)
@@ -58,8 +61,9 @@ def newest(runs: Iterable[R]) -> R | None:
 
 
 def result(runs: Iterable[R]) -> R | None:
-    """The card's result: the run of its latest verdict in the ledger."""
-    rows = [r for r in runs if r.ledger_seq is not None and not r.is_set_aside]
+    """The card's result: the run of its latest verdict in the ledger. A transfer (the card's requests sent to
+    another rig by `benchcard replicate --provider/--model`) speaks about that rig, never for the card's own."""
+    rows = [r for r in runs if r.ledger_seq is not None and not r.is_set_aside and not r.is_transfer]
     return max(rows, key=lambda r: r.ledger_seq or 0) if rows else None
 
 
@@ -75,6 +79,7 @@ class CardRun:
     has_verdict: bool
     ledger_seq: int | None
     is_set_aside: bool
+    is_transfer: bool = False
 
 
 def card_runs(project: Project, card_id: str) -> list[CardRun]:
@@ -88,7 +93,8 @@ def card_runs(project: Project, card_id: str) -> list[CardRun]:
             continue
         found.append(CardRun(folder, int(version), folder.name, bool(manifest.scratch),
                              manifest.finished_at is not None, (folder / "verdict.json").is_file(),
-                             seqs.get(folder.name), set_aside_of(folder) is not None))
+                             seqs.get(folder.name), set_aside_of(folder) is not None,
+                             manifest.replicates is not None and manifest.replicates.transfer))
     return in_order(found)
 
 
