@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -72,3 +72,36 @@ def terminal() -> Any:
     from rich.console import Console
 
     return Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
+
+
+F = TypeVar("F")
+
+#: The options `run` and `replicate` share, written once so their help and limits never drift apart.
+_CALL_LIMITS = (
+    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+                 help="Seconds allowed per call before it is retried."),
+    click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
+                 help="Attempts per cell on 429, 5xx, timeouts and dropped connections."),
+)
+_BATCH_OPTIONS = (
+    click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md)."),
+    click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects."),
+    click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+                 help="Seconds between polls of a batch."),
+)
+
+
+def _apply(options: tuple[Any, ...], command: F) -> F:
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def call_limits(command: F) -> F:
+    """`--timeout` and `--attempts`, as every command that makes calls takes them."""
+    return _apply(_CALL_LIMITS, command)
+
+
+def batch_options(command: F) -> F:
+    """`--batch`, `--no-wait` and `--poll-interval`, as every command that makes calls takes them."""
+    return _apply(_BATCH_OPTIONS, command)

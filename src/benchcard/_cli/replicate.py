@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from benchcard._cli.common import coloured, emit_json, project_of
+from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of
 
 
 @click.command("replicate")
@@ -16,16 +16,10 @@ from benchcard._cli.common import coloured, emit_json, project_of
 @click.option("--seed", type=int, help="A new seed of the call order (default: the original's).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Calls in flight at once (default 8).")
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
-              help="Seconds allowed per call before it is retried.")
-@click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
+@call_limits
 @click.option("--resume", metavar="REPLICATION", help="Continue a replication run (id or folder).")
 @click.option("--retry-failed", is_flag=True, help="With --resume: call its failed cells again.")
-@click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
-@click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
-@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
-              help="Seconds between polls of a batch.")
+@batch_options
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print the run and its verdict as JSON.")
 @click.pass_context
 def replicate_cmd(ctx: click.Context, run_name: str | None, provider: str | None, model: str | None,

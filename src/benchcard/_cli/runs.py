@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import coloured, emit_json, project_of, report, say
+from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of, report, say
 
 
 @click.command()
@@ -22,20 +22,14 @@ from benchcard._cli.common import coloured, emit_json, project_of, report, say
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
               "(default: the provider's requests_per_minute in benchcard.yaml, else no limit; a resumed run keeps "
               "its own).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
-              help="Seconds allowed per call before it is retried.")
-@click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Attempts per cell on 429, 5xx, timeouts and dropped connections.")
+@call_limits
 @click.option("--seed", type=int, help="Seed of the call order (default: from the seal root and the start time).")
 @click.option("--resume", metavar="RUN", help="Continue a run (id or folder): calls only the cells it lacks.")
 @click.option("--retry-failed", is_flag=True, help="With --resume: call the run's failed cells again (earlier "
               "attempts stay in outputs.jsonl).")
 @click.option("--scratch", is_flag=True, help="A trial run: marked scratch everywhere, never in the ledger.")
 @click.option("--gate", is_flag=True, help="Then give the verdict and exit by it, as `verdict --gate` does.")
-@click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md).")
-@click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects.")
-@click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
-              help="Seconds between polls of a batch.")
+@batch_options
 @click.option("--json", "as_json", is_flag=True, help="No progress bar; print a JSON summary.")
 @click.pass_context
 def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, ...], base_url: str | None,
