@@ -147,7 +147,7 @@ TO_BREAK_UP: frozenset[str] = frozenset({
     "card/check.py:check_card",
     "run/runner.py:_targets",
     "run/runner.py:_run_one",
-    "verdict/findings.py:ab_body", "verdict/give.py:give_verdict",
+    "verdict/findings.py:ab_body",
     "verdict/runfolder.py:read_run",
 })
 

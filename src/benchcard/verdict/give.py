@@ -41,7 +41,7 @@ from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
-from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, ab_stats
+from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
@@ -196,7 +196,6 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
     clock = _Clock(timings)
     run_dir = Path(run_dir).resolve()
     manifest = read_manifest(run_dir)
-    outputs = run_dir / "outputs.jsonl"
     table_tmp = run_dir / (TABLE_FILE + ".tmp")
     table_job: Future[None] | None = None
     with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io, \
@@ -207,38 +206,28 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         # checks and for the statistics. A refusal of the checks still comes first, and nothing computed before
         # it leaves this function (the table's temporary file is removed). File work has its own thread, so
         # that it never queues behind the statistics' chunks.
-        digest = io.submit(file_digest, outputs) if manifest.finished_at and outputs.is_file() else None
-        scores_path = run_dir / "scores.jsonl"
-        scores_digest = io.submit(file_digest, scores_path) if scores_path.is_file() else None
+        digest, scores_digest = _start_digests(io, run_dir, manifest)
         try:
             card = _card_to_judge(project, run_dir, manifest)
             sealed_root = io.submit(_seal_root, project, card, manifest)
-            # the re-derived plan on the table's thread, idle until the table is formed; its digest (for the
-            # check, not for the statistics) on the file thread once the seal's root is known
-            planned = planned_digest = None
-            if manifest.seed is not None:
-                planned = tables.submit(assignment_columns, card, manifest.seed)
-                planned_digest = io.submit(_digest_of, card, manifest.seed, planned)
+            planned, planned_digest = _start_plan(io, tables, card, manifest)
             clock.lap("checks (card)")
             read_error: VerdictError | None = None
             figures = None
-            seed = seed_from(manifest.seal_root)
             try:
                 data = read_run(run_dir, manifest=manifest, baseline=card.baseline,
                                 allow_incomplete=allow_incomplete, defer_outputs=True,
                                 sealed_plan=lambda: _sealed_plan(card, manifest, planned),
                                 upto=manifest.looks[-1].repetitions if manifest.looks else None)
                 _check_plan(card, data)
-                figures = ab_stats(card, data, seed, n_resamples, pool) if card.is_ab else None
+                figures = ab_stats(card, data, seed_from(manifest.seal_root), n_resamples, pool) if card.is_ab else None
                 table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
             except VerdictError as exc:
                 read_error = exc
             clock.lap("read plan and scores")
-            if read_error is None:
-                try:  # outputs.jsonl joined and checked against the scores (the table needs neither), while
-                    finish_outputs(data)  # the digests are computed; what it finds waits for the checks
-                except VerdictError as exc:
-                    read_error = exc
+            # outputs.jsonl joined and checked against the scores (the table needs neither), while the digests
+            # are computed; what it finds waits for the checks
+            read_error = read_error or _outputs_problem(data)
             clock.lap("outputs (beside the statistics, the table and the digests)")
             try:
                 _check_sealed(project, run_dir, manifest, card, digest, scores_digest, planned_digest, sealed_root)
@@ -250,16 +239,9 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             assert table_job is not None
             clock.lap("checks (seal, digests)")
             scratch = scratch or bool(manifest.scratch)
-            head = _head(project, run_dir, card, data, scratch)
-            body: VerdictFile = ab_body(card, data, figures.result(), head) if figures is not None \
-                else probe_body(card, data, head)
-            if card.sequential is not None:  # the decision of the look the run stopped at, and its looks
-                body = with_looks(card, run_dir, body)
+            body = _findings(project, run_dir, card, data, figures, scratch)
             clock.lap("statistics (waiting)")
-            human = agreement(project, data)
-            if human is not None:  # the blind scorer notes also at the top, as the site expects
-                body = msgspec.structs.replace(body, human=human, disagreements=human.disagreements)
-            body = with_replication(project, manifest, with_judge(card, data, body), run_dir)
+            body = _annotated(project, run_dir, manifest, card, data, body)
             table_job.result()
             clock.lap("table (waiting)")
             verdict = _commit(project, run_dir, card, body, table_tmp, scratch)
@@ -269,6 +251,53 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             table_tmp.unlink(missing_ok=True)
     clock.lap("grades, ledger, files")
     return verdict
+
+
+def _start_digests(io: ThreadPoolExecutor, run_dir: Path,
+                   manifest: Manifest) -> tuple[Future[str] | None, Future[str] | None]:
+    """outputs.jsonl's (of a finished run) and scores.jsonl's digests, started on the file thread."""
+    outputs, scores = run_dir / "outputs.jsonl", run_dir / "scores.jsonl"
+    return (io.submit(file_digest, outputs) if manifest.finished_at and outputs.is_file() else None,
+            io.submit(file_digest, scores) if scores.is_file() else None)
+
+
+def _start_plan(io: ThreadPoolExecutor, tables: ThreadPoolExecutor, card: Card,
+                manifest: Manifest) -> tuple[Future[PlanColumns | None] | None, Future[str] | None]:
+    """The re-derived plan on the table's thread, idle until the table is formed; its digest (for the check,
+    not for the statistics) on the file thread once the seal's root is known. (None, None) without a seed."""
+    if manifest.seed is None:
+        return None, None
+    planned = tables.submit(assignment_columns, card, manifest.seed)
+    return planned, io.submit(_digest_of, card, manifest.seed, planned)
+
+
+def _outputs_problem(data: RunData) -> VerdictError | None:
+    """outputs.jsonl joined to the read run; what is wrong with it, kept until the seal's checks have spoken."""
+    try:
+        finish_outputs(data)
+    except VerdictError as exc:
+        return exc
+    return None
+
+
+def _findings(project: Project, run_dir: Path, card: Card, data: RunData, figures: Pending | None,
+              scratch: bool) -> VerdictFile:
+    """The sealed rule's findings (waiting for the statistics), and a sequential run's looks."""
+    head = _head(project, run_dir, card, data, scratch)
+    body = ab_body(card, data, figures.result(), head) if figures is not None else probe_body(card, data, head)
+    if card.sequential is not None:  # the decision of the look the run stopped at, and its looks
+        body = with_looks(card, run_dir, body)
+    return body
+
+
+def _annotated(project: Project, run_dir: Path, manifest: Manifest, card: Card, data: RunData,
+               body: VerdictFile) -> VerdictFile:
+    """What the verdict adds beside the rule's findings: the blind graders' agreement, the judge's figures and,
+    for a replication, its judgement against the original."""
+    human = agreement(project, data)
+    if human is not None:  # the blind scorer notes also at the top, as the site expects
+        body = msgspec.structs.replace(body, human=human, disagreements=human.disagreements)
+    return with_replication(project, manifest, with_judge(card, data, body), run_dir)
 
 
 class _Clock:
