@@ -133,6 +133,7 @@ def check(project: Project, names: Sequence[str] = ()) -> CheckReport:
 
 
 def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardReport:
+    """One card's check: its answer keys, its worked examples, its variants and history, and its seal."""
     source = project.relative(card.path)
     problems: list[str] = []
     keys: Mapping[str, Mapping[str, Any]] = {}
@@ -140,6 +141,29 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         problems.append(str(exc))
+    problems += ignored_key_problems(card, project)
+    examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
+    problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
+    finite = sealmod.not_finite(card, project)
+    if finite:  # nothing else can be hashed or compared byte for byte
+        problems.append(finite)
+    else:
+        if card.is_ab:
+            problems += variant_problems(card, source)
+        problems += history_problems(card, project, source)
+    seal_state = ""
+    if verify_seal and not finite:
+        seal_state, broken = _seal_state(card, project)
+        problems += broken
+    schedule = "" if card.sequential is None else card.sequential.describe(
+        card.repetitions, len(card.variant_names()) * len(card.fixture_ids()))
+    return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
+                      warnings=tuple(design_warnings(card, project)), sequential=schedule)
+
+
+def ignored_key_problems(card: Card, project: Project) -> list[str]:
+    """An answer key the scorer never reads would be sealed all the same: each one is a problem, saying why."""
+    problems = []
     for path in ignored_keys(card.scoring, project.keys_dir(card.id), () if card.dataset else card.fixture_ids()):
         if card.dataset is not None:
             reads = f"reads each fixture's key from {card.dataset.shown}"
@@ -149,31 +173,18 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
             reads = "reads no answer key (use expected_from_key or {{key.<field>}} in a rule to read one)"
         problems.append(f"{project.relative(path)}: {describe(card.scoring)} {reads}; "
                         "the file would be sealed and never read: remove it")
-    examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
-    problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
-    finite = sealmod.not_finite(card, project)
-    if finite:  # nothing else can be hashed or compared byte for byte
-        problems.append(finite)
-    elif card.is_ab:
-        problems += variant_problems(card, source)
-    if not finite:
-        problems += history_problems(card, project, source)
-    seal_state = ""
-    if not verify_seal or finite:
-        pass
-    elif sealmod.read(card.id, card.version, project) is None:
-        seal_state = f"v{card.version} not sealed"
-    else:
-        try:
-            root = sealmod.verify(card, project)
-            seal_state = f"v{card.version} sealed {root[:19]}…"
-        except BenchcardError as exc:
-            seal_state = f"v{card.version} seal BROKEN"
-            problems.append(str(exc))
-    schedule = "" if card.sequential is None else card.sequential.describe(
-        card.repetitions, len(card.variant_names()) * len(card.fixture_ids()))
-    return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=tuple(design_warnings(card, project)), sequential=schedule)
+    return problems
+
+
+def _seal_state(card: Card, project: Project) -> tuple[str, list[str]]:
+    """The current version's seal in a few words, and the problem a broken seal makes."""
+    if sealmod.read(card.id, card.version, project) is None:
+        return f"v{card.version} not sealed", []
+    try:
+        root = sealmod.verify(card, project)
+    except BenchcardError as exc:
+        return f"v{card.version} seal BROKEN", [str(exc)]
+    return f"v{card.version} sealed {root[:19]}…", []
 
 
 def history_problems(card: Card, project: Project, source: str) -> list[str]:

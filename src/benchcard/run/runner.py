@@ -13,7 +13,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -40,7 +40,7 @@ from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record,
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.pool import PoolProvider, pool_capacity
-from benchcard.run.progress import NullProgress, Progress, RichProgress
+from benchcard.run.progress import NullProgress, RichProgress
 from benchcard.run.providers import (
     Price,
     endpoint,
@@ -108,6 +108,43 @@ class _Target:
     replica: ReplicaSource | None = None  # a new replication run (run/replicate.py)
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """What every run of one invocation shares. `folders` gets each run's folder as soon as it is open, so that an
+    interrupt can name the run to resume."""
+
+    project: Project
+    card: Card
+    seal_root: str
+    options: RunOptions
+    prices: Mapping[str, Price]
+    stream: IO[str] | None
+    stop_after: int | None
+    transport: httpx.AsyncBaseTransport | None
+    looker: Looker | None
+    folders: list[RunStore] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """A run ready for its cells: a new one planned and sealed, or a resumed one as its manifest records it."""
+
+    store: RunStore
+    manifest: Manifest
+    rig: Rig
+    model: str
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What this invocation's calls came to: the manifest as it now stands, the tally, the calls made, the judge."""
+
+    manifest: Manifest
+    tally: Tally
+    called: int = 0
+    judge: JudgeSummary | None = None
+
+
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
         stream: IO[str] | None = None, stop_after: int | None = None,
         replica: ReplicaSource | None = None, looker: Looker | None = None) -> list[RunSummary]:
@@ -147,18 +184,15 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         assert resumed.store is not None
         reopen_failed(resumed.store, outcomes(resumed.store))
         resumed.manifest = resumed.store.read_manifest()
-    state: dict[str, Any] = {}
+    setting = _Setting(project, card, seal_root, options, prices, stream, stop_after, transport, looker)
     try:
-        state["looker"] = looker
-        return asyncio.run(_run_all(project, card, seal_root, targets, options, prices, transport, stream,
-                                    stop_after, state))
+        return asyncio.run(_run_all(setting, targets))
     except KeyboardInterrupt:
-        store: RunStore | None = state.get("store")
-        if store is None:
+        if not setting.folders:
             raise RunError("interrupted before the first run was planned; nothing was called") from None
         raise RunError(
             f"interrupted; every finished cell is recorded. Continue with: "
-            f"benchcard run {card.id} --resume {store.run_id}"
+            f"benchcard run {card.id} --resume {setting.folders[-1].run_id}"
         ) from None
 
 
@@ -265,27 +299,11 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
         return [_Target(cfg, model, store=store)]
     manifest = store.read_manifest()
     where = project.relative(store.folder)
-    refuse_set_aside(store.folder, where)
-    if manifest.card != card.id or manifest.version != card.version:
-        raise RunError(f"{where}: this run is of {manifest.card} v{manifest.version}, "
-                       f"not {card.id} v{card.version}")
-    if manifest.seal_root != seal_root:
-        raise SealError(f"{where}: the run was planned under seal {manifest.seal_root}, the card is now "
-                        f"sealed as {seal_root}; a run never spans two versions")
-    problems = plan_problems(store.folder, store.manifest_as_written())
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")
+    _check_resumable(store, manifest, where, card, seal_root)
     rig = manifest.rig
     if rig is None:
         raise RunError(f"{where}: its manifest names no rig; it cannot be resumed")
-    given_url = strip_credentials(o.base_url.rstrip("/")) if o.base_url else None
-    for flag, given, recorded in (("--provider", o.provider, rig.provider),
-                                  ("--model", o.models[0] if o.models else None, rig.model),
-                                  ("--base-url", given_url, manifest.base_url)):
-        if given is not None and given != recorded:
-            raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
-                           f"(drop {flag})")
+    _check_same_rig(o, manifest, rig, where)
     # a pool is resumed on the pool configured now (servers may have been added); one server keeps its URL. The
     # stored URL has no credentials: they come from --base-url or the config when it names the same server
     notes += filter(None, [resume_note(rig.provider, manifest.base_url)])
@@ -298,20 +316,44 @@ def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, A
     return [_Target(cfg, rig.model, Rig(rig.provider, rig.model, rig.effort, rig.surface), store, manifest)]
 
 
-async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_Target], o: RunOptions,
-                   prices: Mapping[str, Price], transport: httpx.AsyncBaseTransport | None, stream: IO[str] | None,
-                   stop_after: int | None, state: dict[str, Any]) -> list[RunSummary]:
-    concurrency = o.concurrency or DEFAULT_CONCURRENCY
+def _check_resumable(store: RunStore, manifest: Manifest, where: str, card: Card, seal_root: str) -> None:
+    """A run is continued only as what it was: not set aside, of this card's version, under this seal and with
+    the plan it was sealed with."""
+    refuse_set_aside(store.folder, where)
+    if manifest.card != card.id or manifest.version != card.version:
+        raise RunError(f"{where}: this run is of {manifest.card} v{manifest.version}, "
+                       f"not {card.id} v{card.version}")
+    if manifest.seal_root != seal_root:
+        raise SealError(f"{where}: the run was planned under seal {manifest.seal_root}, the card is now "
+                        f"sealed as {seal_root}; a run never spans two versions")
+    problems = plan_problems(store.folder, store.manifest_as_written())
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")
+
+
+def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: str) -> None:
+    """--provider, --model and --base-url given to a resume must name the rig the run was started with."""
+    given_url = strip_credentials(o.base_url.rstrip("/")) if o.base_url else None
+    for flag, given, recorded in (("--provider", o.provider, rig.provider),
+                                  ("--model", o.models[0] if o.models else None, rig.model),
+                                  ("--base-url", given_url, manifest.base_url)):
+        if given is not None and given != recorded:
+            raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
+                           f"(drop {flag})")
+
+
+async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
+    concurrency = s.options.concurrency or DEFAULT_CONCURRENCY
     size = max([concurrency, *(pool_capacity(t.cfg, concurrency) for t in targets)])
-    client = make_client(size, o.timeout, transport)
+    client = make_client(size, s.options.timeout, s.transport)
     summaries = []
     try:
         for target in targets:
             provider: Provider = (PoolProvider(target.cfg, client, concurrency) if target.cfg.endpoints
                                   else make_provider(target.cfg, client, target.model))
             try:
-                summaries.append(await _run_one(project, card, seal_root, target, provider, o, prices, stream,
-                                                stop_after, state, transport))
+                summaries.append(await _run_one(s, target, provider))
             finally:
                 await provider.aclose()
     finally:
@@ -319,10 +361,10 @@ async def _run_all(project: Project, card: Card, seal_root: str, targets: list[_
     return summaries
 
 
-async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, provider: Provider, o: RunOptions,
-                   prices: Mapping[str, Price], stream: IO[str] | None, stop_after: int | None,
-                   state: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None) -> RunSummary:
+async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
+    """One run: opened (planned, or resumed as recorded), its uncalled cells called, scored blind and closed."""
     wall = time.perf_counter()
+    o = s.options
     resumed = t.manifest is not None
     batch = bool(t.manifest.batch) if t.manifest is not None else o.batch
     if batch or o.batch:
@@ -333,105 +375,129 @@ async def _run_one(project: Project, card: Card, seal_root: str, t: _Target, pro
         workers = provider.max_concurrency
         await provider.check_models(t.model or t.cfg.name)
     rpm = o.rpm or t.cfg.requests_per_minute
-    if t.manifest is None:
-        model = t.model or provider.model_name or "local"
-        surface = card.rig.surface if t.cfg.name == card.rig.provider else None
-        # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
-        rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
-        scratch = scratch_reason(project, card, t.cfg, o, t.endpoint_from)
-        started = datetime.now(UTC)
-        seed = o.seed if o.seed is not None else t.replica.seed if t.replica else default_seed(seal_root, started)
-        cells = plan_cells(card, seed)
-        url = endpoint(t.cfg)
-        rows = (t.replica.rows if t.replica else plan_rows)(card, cells, provider, model, url)
-        first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
-        await provider.prepare()  # the local model loads here: a bad file leaves no folder
-        store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
-        state["store"] = store
-
-        def all_rows() -> Any:
-            yield first
-            yield from rows
-
-        n = store.write_plan(all_rows())
-        manifest = Manifest(
-            run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=seal_root,
-            rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
-                          line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
-            scratch=scratch,
-            provider_type=t.cfg.type, base_url=stored_url(t.cfg),
-            endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None,  # never with a password
-            endpoint_concurrency=(o.concurrency or DEFAULT_CONCURRENCY) if t.cfg.endpoints else None,
-            params=dict(card.params),
-            seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
-            requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
-            **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
-            sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha),
-        )
-        manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
-        store.write_manifest(manifest)
-        if scratch:
-            keep_out_of_git(store.folder)
-        del cells
-    else:
-        assert t.store is not None and t.rig is not None
-        store, manifest, rig, model = t.store, t.manifest, t.rig, t.rig.model
-        state["store"] = store
-        if manifest.finished_at is None:
-            await provider.prepare()  # the local model's preflight, before any cell is called
-
-    total = int(manifest.cells or 0)
-    progress: Progress = RichProgress(stream) if o.progress else NullProgress()
-    session = Session(store=store, provider=provider, model=model, prices=prices, options=o,
-                       limiter=RateLimiter(rpm), progress=progress,
-                       secret_env=t.cfg.api_key_env, workers=workers)
-    called = 0
-    judge: JudgeSummary | None = None
-    looked: Looked | None = None
+    opened = await (_plan(s, t, provider, workers, rpm, batch) if t.manifest is None else _reopen(s, t, provider))
+    store, manifest = opened.store, opened.manifest
+    session = Session(store=store, provider=provider, model=opened.model, prices=s.prices, options=o,
+                      limiter=RateLimiter(rpm), progress=RichProgress(s.stream) if o.progress else NullProgress(),
+                      secret_env=t.cfg.api_key_env, workers=workers)
     if manifest.finished_at is None:
-        with store.open_outputs() as writer:
-            tally = Tally.of(store) if resumed else Tally()
-            writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
-            done = done_cells(store)  # a retry's reopened cells are called again
-
-            async def call(skip: set[str]) -> int:  # the cells this call recorded (the writer counts them all)
-                before = writer.written
-                await (run_batch(session, writer, skip) if batch else execute(session, writer, skip, stop_after))
-                return writer.written - before
-
-            if len(done) < total or card.sequential is not None:
-                verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
-                capped = f" · {capped_note(t.cfg.name, workers)}" if workers < asked else ""
-                where = project.relative(store.folder)
-                progress.start(f"{verb} {store.run_id} · {manifest.rig_line} → {where}{capped}", total, len(done))
-                try:
-                    if card.sequential is None:
-                        called = await call(done)
-                    else:
-                        looked = await run_in_looks(card, store, manifest, state["looker"], call, lambda since:
-                                                    score_blind(store.outputs_path, store.scores_path, card, project,
-                                                                since=since))
-                        called = looked.called
-                finally:
-                    progress.stop()
-            if looked is None or not looked.finished:
-                session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
-                                         f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
-            if looked is not None and looked.finished:
-                manifest = _close(store, tally)
-            elif tally.seen >= total:  # every cell has an outcome: score blind (a judge card: judge) and close
-                if judge_spec(card) is not None:
-                    judge = await judge_run(project, card, store, o, load_config(project.root), prices,
-                                            transport=transport, stream=stream, stop_after=stop_after)
-                else:
-                    score_blind(store.outputs_path, store.scores_path, card, project, retried=bool(manifest.retries),
-                                since=scoring_since(manifest))
-                if judge is None or judge.finished:
-                    manifest = _close(store, tally, judge)
+        came = await _call_cells(s, t, opened, session, batch, workers < asked)
     else:
-        tally = Tally.of(store)
-    return run_summary(project, store, manifest, rig, tally, wall, called, resumed, workers, workers < asked,
-                       rpm=rpm, judge=judge, batch=batch, warnings=tuple(session.notes), looks=_looks_line(manifest))
+        came = _Outcome(manifest, Tally.of(store))
+    return run_summary(s.project, store, came.manifest, opened.rig, came.tally, wall, came.called, resumed, workers,
+                       workers < asked, rpm=rpm, judge=came.judge, batch=batch, warnings=tuple(session.notes),
+                       looks=_looks_line(came.manifest))
+
+
+async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: float | None,
+                batch: bool) -> _Opened:
+    """A new run: its rig, seed and grid, the plan written and sealed in its folder before the first call."""
+    card, o, project = s.card, s.options, s.project
+    model = t.model or provider.model_name or "local"
+    surface = card.rig.surface if t.cfg.name == card.rig.provider else None
+    # effort means nothing to the embedded model (local.build_body sends none), so its rig line claims none
+    rig = Rig(t.cfg.name, model, card.rig.effort if t.cfg.type != "local" else None, surface)
+    scratch = scratch_reason(project, card, t.cfg, o, t.endpoint_from)
+    started = datetime.now(UTC)
+    seed = o.seed if o.seed is not None else t.replica.seed if t.replica else default_seed(s.seal_root, started)
+    cells = plan_cells(card, seed)
+    url = endpoint(t.cfg)
+    rows = (t.replica.rows if t.replica else plan_rows)(card, cells, provider, model, url)
+    first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
+    await provider.prepare()  # the local model loads here: a bad file leaves no folder
+    store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
+    s.folders.append(store)
+
+    def all_rows() -> Any:
+        yield first
+        yield from rows
+
+    n = store.write_plan(all_rows())
+    manifest = Manifest(
+        run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=s.seal_root,
+        rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
+                      line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
+        scratch=scratch,
+        provider_type=t.cfg.type, base_url=stored_url(t.cfg),
+        endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None,  # never with a password
+        endpoint_concurrency=(o.concurrency or DEFAULT_CONCURRENCY) if t.cfg.endpoints else None,
+        params=dict(card.params),
+        seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
+        requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
+        **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
+        sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha),
+    )
+    manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
+    store.write_manifest(manifest)
+    if scratch:
+        keep_out_of_git(store.folder)
+    return _Opened(store, manifest, rig, model)
+
+
+async def _reopen(s: _Setting, t: _Target, provider: Provider) -> _Opened:
+    """A resumed run, as its manifest records it."""
+    assert t.store is not None and t.manifest is not None and t.rig is not None
+    s.folders.append(t.store)
+    if t.manifest.finished_at is None:
+        await provider.prepare()  # the local model's preflight, before any cell is called
+    return _Opened(t.store, t.manifest, t.rig, t.rig.model)
+
+
+async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session, batch: bool,
+                      capped: bool) -> _Outcome:
+    """Call every cell without an outcome (a sequential card: look by look), then score, judge and close."""
+    card, store, manifest = s.card, opened.store, opened.manifest
+    resumed = t.manifest is not None
+    total = int(manifest.cells or 0)
+    called = 0
+    looked: Looked | None = None
+    with store.open_outputs() as writer:
+        tally = Tally.of(store) if resumed else Tally()
+        writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
+        done = done_cells(store)  # a retry's reopened cells are called again
+
+        async def call(skip: set[str]) -> int:  # the cells this call recorded (the writer counts them all)
+            before = writer.written
+            await (run_batch(session, writer, skip) if batch else execute(session, writer, skip, s.stop_after))
+            return writer.written - before
+
+        if len(done) < total or card.sequential is not None:
+            verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
+            note = f" · {capped_note(t.cfg.name, session.workers)}" if capped else ""
+            where = s.project.relative(store.folder)
+            session.progress.start(f"{verb} {store.run_id} · {manifest.rig_line} → {where}{note}", total, len(done))
+            try:
+                if card.sequential is None:
+                    called = await call(done)
+                else:
+                    assert s.looker is not None
+                    looked = await run_in_looks(card, store, manifest, s.looker, call, lambda since: score_blind(
+                        store.outputs_path, store.scores_path, card, s.project, since=since))
+                    called = looked.called
+            finally:
+                session.progress.stop()
+        if looked is None or not looked.finished:
+            session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
+                                     f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
+        if looked is not None and looked.finished:
+            return _Outcome(_close(store, tally), tally, called)
+        if tally.seen < total:
+            return _Outcome(manifest, tally, called)
+        return await _score_and_close(s, store, manifest, tally, called)
+
+
+async def _score_and_close(s: _Setting, store: RunStore, manifest: Manifest, tally: Tally, called: int) -> _Outcome:
+    """Every cell has an outcome: score blind (a judge card: judge), and close the manifest once that is done."""
+    judge: JudgeSummary | None = None
+    if judge_spec(s.card) is not None:
+        judge = await judge_run(s.project, s.card, store, s.options, load_config(s.project.root), s.prices,
+                                transport=s.transport, stream=s.stream, stop_after=s.stop_after)
+    else:
+        score_blind(store.outputs_path, store.scores_path, s.card, s.project, retried=bool(manifest.retries),
+                    since=scoring_since(manifest))
+    if judge is None or judge.finished:
+        manifest = _close(store, tally, judge)
+    return _Outcome(manifest, tally, called, judge)
 
 
 def _looks_line(manifest: Manifest) -> str:
