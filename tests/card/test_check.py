@@ -220,3 +220,38 @@ def test_check_says_a_sequential_cards_looks_and_the_seal_locks_them(tmp_path: P
     assert "error: cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in out
     code, _, err = _run(project, "seal", "tiny-ab")
     assert code == 1 and "(cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in err
+
+
+def test_check_says_an_hsd_cards_gamma_and_the_seal_locks_it(tmp_path: Path) -> None:
+    text = AB_CARD.replace("repetitions: 3", "sequential: {looks: [3, 6], spending: hsd, gamma: -2}\nrepetitions: 6")
+    project = make_ab_project(tmp_path, text)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0, out
+    assert ("  sequential: 2 looks, after repetitions 3, 6 of 6 (24, 48 calls); α spent hsd (γ = -2); never "
+            "stops for futility") in out
+    assert "sequential.looks" not in out  # every look may decide
+    assert _run(project, "seal", "tiny-ab")[0] == 0
+    card = project / "cards" / "tiny-ab.yaml"
+    card.write_text(card.read_text().replace("gamma: -2", "gamma: -3"))
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1
+    assert "error: cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in out
+
+
+@pytest.mark.parametrize(("block", "said"), [
+    ("{looks: 3, futility: true}", "look 1 comes after 2 repetitions, before the 3 repetitions from which α is "
+                                   "spent: it can stop the run only for futility, never for a win or a loss"),
+    ("{looks: [2, 4, 6]}", "look 1 comes after 2 repetitions, before the 3 repetitions from which α is spent, and "
+                           "futility is off: it can never stop the run (drop it: looks: [4, 6])"),
+    ("{looks: [2, 6]}", "look 1 comes after 2 repetitions, before the 3 repetitions from which α is spent, and "
+                        "futility is off: it can never stop the run (give more repetitions, or drop the sequential "
+                        "block)"),
+])
+def test_check_says_a_look_before_any_alpha_is_spent_in_one_line(tmp_path: Path, block: str, said: str) -> None:
+    text = AB_CARD.replace("repetitions: 3", f"sequential: {block}\nrepetitions: 6")
+    project = make_ab_project(tmp_path, text)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0, out
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("sequential:"))
+    [warning] = [ln for ln in out.splitlines() if "sequential.looks" in ln]
+    assert warning == f"  warning: cards/tiny-ab.yaml:{line}: field 'sequential.looks': {said}"

@@ -151,6 +151,11 @@ def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
     assert card.sequential is not None and card.sequential.looks == (3, 6)
     assert (card.sequential.spending, card.sequential.futility) == ("obrien-fleming", False)
     assert "sequential" in card.protocol()  # sealed: changing it is a new version
+    hsd = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: [3, 6], spending: "
+                                                                         "hsd, gamma: -2}\nrepetitions:"))
+    card = load_card(hsd, Project(tmp_path))
+    assert card.sequential is not None
+    assert (card.sequential.spending, card.sequential.gamma) == ("hsd", -2.0)
 
 
 @pytest.mark.parametrize(("block", "expected"), [
@@ -161,8 +166,19 @@ def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
     ("sequential: {looks: [4, 2, 6]}", "field 'sequential.looks': expected 2 or more increasing"),
     ("sequential: {looks: yes}", "field 'sequential.looks': expected a number of looks or a list"),
     ("sequential: {spending: pocock}", "field 'sequential.looks': missing"),
-    ("sequential: {looks: 3, spending: haybittle}", "field 'sequential.spending': expected obrien-fleming or "
-                                                    "pocock, got 'haybittle'"),
+    ("sequential: {looks: 3, spending: haybittle}", "field 'sequential.spending': expected obrien-fleming, "
+                                                    "pocock or hsd, got 'haybittle'"),
+    ("sequential: {looks: 3, spending: hsd}", "field 'sequential.gamma': missing; expected Hwang–Shih–DeCani's γ, "
+                                              "a number from -20 to 20 other than 0 (-4 spends like obrien-fleming"),
+    ("sequential: {looks: 3, spending: hsd, gamma: 0}", "field 'sequential.gamma': expected Hwang–Shih–DeCani's γ, "
+                                                        "a number from -20 to 20 other than 0 (-4 spends like "
+                                                        "obrien-fleming, 1 like pocock), got 0"),
+    ("sequential: {looks: 3, spending: hsd, gamma: -25}", "field 'sequential.gamma': expected Hwang–Shih–DeCani's"),
+    ("sequential: {looks: 3, spending: hsd, gamma: steep}", "field 'sequential.gamma': expected Hwang–Shih–DeCani's"
+                                                            " γ, a number from -20 to 20 other than 0 (-4 spends like "
+                                                            "obrien-fleming, 1 like pocock), got text ('steep')"),
+    ("sequential: {looks: 3, gamma: -4}", "field 'sequential.gamma': only spending: hsd takes a gamma (this card "
+                                          "spends obrien-fleming)"),
     ("sequential: {looks: 3, futility: maybe}", "field 'sequential.futility': expected true or false"),
     ("sequential: {looks: 3, peek: true}", "field 'sequential.peek': unknown field"),
     ("sequential: 3", "field 'sequential': expected a mapping such as {looks: 3"),

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import bc, key, only_run, server
@@ -119,3 +121,35 @@ def test_a_clear_loss_stops_at_the_first_look_as_a_loss(tmp_path: Path, server: 
     result = bc(project, "verdict", "colour-ab", "--gate")
     assert result.exit_code == 2, result.output
     assert "finding: loss → result" in result.output and "gate: loss → exit 2" in result.output
+
+
+def test_an_hsd_card_is_run_judged_and_planned_at_its_sealed_gamma(tmp_path: Path, server: FakeServer,
+                                                                    key: str) -> None:
+    from benchcard.stats import sequential as seq
+
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3, spending: hsd, gamma: 1}\n")
+    checked = bc(project, "check", "colour-ab")
+    assert checked.exit_code == 0, checked.output
+    assert "sequential: 3 looks, after repetitions 3, 6, 9 of 9 (96, 192, 288 calls); α spent hsd (γ = 1); " \
+           "never stops for futility" in checked.output
+    planned = bc(project, "plan", "colour-ab")
+    assert planned.exit_code == 0, planned.output
+    assert "sequential: 3 looks, after repetitions 3, 6, 9 of 9; α 0.05 spent hsd (γ = 1); never stops for " \
+           "futility" in planned.output
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0 and "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in ran.output
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sequential"] == {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "hsd",
+                                      "futility": False, "alpha": 0.05, "gamma": 1.0}
+    hsd = seq.boundaries(seq.Schedule((3, 6, 9), "hsd", False, 0.05, 1.0)).efficacy[0]
+    obf = seq.boundaries(seq.Schedule((3, 6, 9), "obrien-fleming", False, 0.05)).efficacy[0]
+    [look] = manifest["looks"]
+    assert look["boundary"] == pytest.approx(hsd) and abs(hsd - obf) > 0.5  # the card's γ, not the default
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: win → result" in result.output
+    assert json.loads((folder / "verdict.json").read_text())["sequential"]["schedule"]["gamma"] == 1.0
+    [row] = _ledger(tmp_path)
+    assert row["looks"]["decision"] == "win"

@@ -67,8 +67,36 @@ def design_warnings(card: Card, project: Project) -> list[str]:
             if dead:
                 accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
                 out.append(f"{at('repetitions')}: field 'repetitions': {dead}{accepted}")
+    early = early_looks(card)
+    if early:
+        out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
     return out
+
+
+def early_looks(card: Card) -> str | None:
+    """What a sequential card's looks before any α is spent can do (only stop for futility, or nothing at all,
+    with the smallest fix); None when every look may decide. `stats.sequential` spends no α at a look before
+    MIN_REPETITIONS_TO_DECIDE repetitions unless it is the last."""
+    if card.sequential is None:
+        return None
+    from benchcard.stats.sequential import MIN_REPETITIONS_TO_DECIDE as least
+
+    looks = card.sequential.looks
+    early = [k for k, r in enumerate(looks, 1) if r < least and r != card.repetitions]
+    if not early:
+        return None
+    which = (f"look {early[0]} comes after {looks[early[0] - 1]} repetitions" if len(early) == 1 else
+             f"looks {', '.join(map(str, early))} come after {', '.join(str(looks[k - 1]) for k in early)} "
+             "repetitions")
+    head = f"{which}, before the {least} repetitions from which α is spent"
+    if card.is_ab and card.sequential.futility:
+        return f"{head}: it can stop the run only for futility, never for a win or a loss"
+    kept = [r for r in looks if r >= least]
+    fix = (f"drop {'it' if len(early) == 1 else 'them'}: looks: {kept}" if len(kept) >= 2 else
+           "give more repetitions, or drop the sequential block")
+    why = "futility is off" if card.is_ab else "a probe never stops for futility"
+    return f"{head}, and {why}: it can never stop the run ({fix})"
 
 
 def cannot_win(card: Card) -> str | None:

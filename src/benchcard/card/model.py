@@ -84,18 +84,28 @@ class WinRule:
     """The card knows its design cannot show a win reliably (a pure A/A card, a pilot): `seal` accepts it."""
 
 
-SPENDINGS = ("obrien-fleming", "pocock")
+SPENDINGS = ("obrien-fleming", "pocock", "hsd")
+#: Hwang–Shih–DeCani's γ a card may seal (`spending: hsd` needs one, never 0): −4 spends like O'Brien–Fleming,
+#: 1 like Pocock; beyond ±GAMMA_LIMIT nearly all α goes to the first or the last look.
+GAMMA_LIMIT = 20.0
 
 
 @dataclass(frozen=True)
 class Sequential:
     """A sequential card's sealed schedule (`sequential:`, docs/cards.md): the sealed rule is computed after each
     block of repetitions in `looks` (cumulative counts, the last being the card's `repetitions`), α is spent
-    across them as `spending` says, and the grid may stop for futility when `futility` is true."""
+    across them as `spending` says (`gamma`: Hwang–Shih–DeCani's γ, with `hsd` only), and the grid may stop for
+    futility when `futility` is true."""
 
     looks: tuple[int, ...]
     spending: str = "obrien-fleming"
     futility: bool = False
+    gamma: float | None = None
+
+    @property
+    def spending_text(self) -> str:
+        """The spending as `check` and the pages say it: `hsd (γ = -4)` with its γ."""
+        return spending_text(self.spending, self.gamma)
 
     def describe(self, repetitions: int, cells_per_repetition: int) -> str:
         """One line: where the looks are, how α is spent, whether futility stops (what `check` prints)."""
@@ -103,7 +113,12 @@ class Sequential:
         calls = ", ".join(f"{r * cells_per_repetition:,}" for r in self.looks)
         futile = "may stop for futility" if self.futility else "never stops for futility"
         return (f"{len(self.looks)} looks, after repetitions {at} of {repetitions} ({calls} calls); α spent "
-                f"{self.spending}; {futile}")
+                f"{self.spending_text}; {futile}")
+
+
+def spending_text(spending: str, gamma: float | None) -> str:
+    """A spending function's name, with Hwang–Shih–DeCani's γ when it has one."""
+    return f"{spending} (γ = {gamma:g})" if gamma is not None else spending
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from benchcard.card.dataset import card_data_file, is_data_file
 from benchcard.card.fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
+    GAMMA_LIMIT,
     PROSE_FIELDS,
     SPENDINGS,
     VARIANT_SLOT,
@@ -198,25 +199,40 @@ class _Reader:
 
     def sequential(self, kind: str, repetitions: int, variants: Mapping[str, str], gate: float | None
                    ) -> Sequential | None:
-        """The sealed looks of a sequential card (`sequential: {looks, spending, futility}`), or None."""
+        """The sealed looks of a sequential card (`sequential: {looks, spending, gamma, futility}`), or None."""
         raw = self.get(self.raw, ("sequential",), (dict,), "a mapping such as {looks: 3, spending: obrien-fleming}",
                        required=False)
         if raw is None:
             return None
         where = ("sequential",)
-        if extra := sorted(set(map(str, raw)) - {"looks", "spending", "futility"}):
-            raise self.fail((*where, extra[0]), "unknown field; expected looks, spending or futility")
+        if extra := sorted(set(map(str, raw)) - {"looks", "spending", "gamma", "futility"}):
+            raise self.fail((*where, extra[0]), "unknown field; expected looks, spending, gamma or futility")
         if kind == "probe" and gate is None:
             raise self.fail(where, "a sequential probe stops when its gate is decided: give gate: {min_score: …}")
         if kind == "ab" and len(variants) != 2:
             raise self.fail(where, f"a sequential card compares one variant with its baseline; this one has "
                                    f"{len(variants) - 1} variants (run one card per variant)")
         looks = self._looks(raw.get("looks"), repetitions, first=2 if kind == "ab" else 1)
-        spending = self.get(raw, (*where, "spending"), (str,), " or ".join(SPENDINGS), required=False)
-        if spending is not None and spending not in SPENDINGS:
-            raise self.fail((*where, "spending"), f"expected {' or '.join(SPENDINGS)}, got {spending!r}")
+        names = ", ".join(SPENDINGS[:-1]) + f" or {SPENDINGS[-1]}"
+        spending = self.get(raw, (*where, "spending"), (str,), names, required=False) or SPENDINGS[0]
+        if spending not in SPENDINGS:
+            raise self.fail((*where, "spending"), f"expected {names}, got {spending!r}")
         futility = self.get(raw, (*where, "futility"), (bool,), "true or false", required=False)
-        return Sequential(looks=looks, spending=spending or SPENDINGS[0], futility=bool(futility))
+        return Sequential(looks=looks, spending=spending, futility=bool(futility), gamma=self._gamma(raw, spending))
+
+    def _gamma(self, raw: Mapping[str, Any], spending: str) -> float | None:
+        """Hwang–Shih–DeCani's γ: required with `spending: hsd`, refused with any other spending."""
+        where = ("sequential", "gamma")
+        what = (f"Hwang–Shih–DeCani's γ, a number from -{GAMMA_LIMIT:g} to {GAMMA_LIMIT:g} other than 0 (-4 spends "
+                "like obrien-fleming, 1 like pocock)")
+        if spending != "hsd":
+            if "gamma" in raw:
+                raise self.fail(where, f"only spending: hsd takes a gamma (this card spends {spending})")
+            return None
+        gamma = self.get(raw, where, (int, float), what)
+        if not math.isfinite(gamma) or gamma == 0 or abs(gamma) > GAMMA_LIMIT:
+            raise self.fail(where, f"expected {what}, got {gamma:g}")
+        return float(gamma)
 
     def _looks(self, value: Any, repetitions: int, first: int) -> tuple[int, ...]:
         """`looks`: a count K (looks after ⌈kR/K⌉ repetitions, k = 1…K) or the list of cumulative counts."""

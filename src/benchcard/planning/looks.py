@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from msgspec import UNSET
 
 from benchcard.planning.result import Expected, Number, SequentialPlan
 from benchcard.stats import sequential as seq
@@ -34,7 +35,8 @@ def sequential_plan(schedule: seq.Schedule, model: Model | None, fixtures: int, 
                          futility_effect=effect if schedule.futility else None, alpha=schedule.alpha,
                          boundaries=[_finite(c) for c in bounds.efficacy], nominal=list(bounds.nominal),
                          fixed_calls=calls, fixed_max_cost=max_cost, fixed_expected_cost=expected_cost,
-                         simulated_runs=simulate.DRAWS, method=METHOD, expected=[], notes=[])
+                         simulated_runs=simulate.DRAWS, method=METHOD, expected=[], notes=[],
+                         gamma=schedule.gamma if schedule.spending == "hsd" else UNSET)
     if model is None:
         out.notes.append("expected calls need a model of the scores: a pilot run (--from RUN) or declared "
                          "assumptions (--baseline-rate …)")

@@ -113,7 +113,7 @@ def sequential_lines(s: SequentialPlan) -> list[str]:
     futile = (f"stops for futility once a gap of {s.futility_effect:g} is ruled out" if s.futility
               else "never stops for futility")
     lines = [f"sequential: {len(s.looks)} looks, after repetitions {at} of {s.looks[-1]}; α {s.alpha:g} spent "
-             f"{s.spending}; {futile}",
+             f"{s.spending}{'' if isinstance(s.gamma, UnsetType) else f' (γ = {s.gamma:g})'}; {futile}",
              "  nominal level at each look: " + ", ".join(f"{a:.2g}" for a in s.nominal),
              f"  fixed design               {s.fixed_calls:,} calls{_cost(s.fixed_max_cost, s.fixed_expected_cost)}"]
     for e in s.expected:

@@ -135,6 +135,7 @@ class SequentialPlan(msgspec.Struct, frozen=True, kw_only=True):
     method: str
     expected: list[Expected]
     notes: list[str]
+    gamma: Number | UnsetType = UNSET  # Hwang–Shih–DeCani's γ (`spending: hsd` only)
 
 
 class Price(msgspec.Struct, frozen=True):

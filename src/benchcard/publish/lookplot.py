@@ -37,7 +37,7 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
     what = "mean score" if probe else "statistic of the first clause"
     alt = (f"The {what} at each of {len(m.looks)} look(s) taken, against each look's boundaries: {line}.")
     return {"src": FILE, "alt": alt, "line": line, "rows": rows, "probe": probe,
-            "spending": m.sequential.spending, "alpha": fmt_num(m.sequential.alpha, 3),
+            "spending": m.sequential.spending_text, "alpha": fmt_num(m.sequential.alpha, 3),
             "looks": len(m.sequential.looks)}
 
 
@@ -100,7 +100,7 @@ def _draw(path: Path, m: Manifest, probe: bool, gate: float | None) -> None:
         ax.set_xlim(0.6, len(schedule.looks) + 0.4)
         ax.set_ylim(lo, hi)
         ax.set_xlabel("look")
-        ax.set_title(f"looks ({schedule.spending}, α = {schedule.alpha:g})", loc="left", fontsize=11.5)
+        ax.set_title(f"looks ({schedule.spending_text}, α = {schedule.alpha:g})", loc="left", fontsize=11.5)
         ax.grid(axis="y", color="#dddddd", lw=0.6)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)

@@ -78,6 +78,12 @@ class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     spending: str
     futility: bool
     alpha: float
+    gamma: float | UnsetType = UNSET  # Hwang–Shih–DeCani's γ (`spending: hsd` only)
+
+    @property
+    def spending_text(self) -> str:
+        """The spending as the pages say it: `hsd (γ = -4)` with its γ."""
+        return self.spending if isinstance(self.gamma, UnsetType) else f"{self.spending} (γ = {self.gamma:g})"
 
 
 class Look(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
+from msgspec import UNSET
 
 from benchcard.card.model import Card
 from benchcard.errors import RunError
@@ -42,8 +43,9 @@ def schedule_record(card: Card, alpha: float) -> Schedule | None:
         return None
     per_rep = len(card.variant_names()) * len(card.fixture_ids())
     looks = card.sequential.looks
+    gamma = UNSET if card.sequential.gamma is None else card.sequential.gamma
     return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
-                    futility=card.sequential.futility, alpha=alpha)
+                    futility=card.sequential.futility, alpha=alpha, gamma=gamma)
 
 
 def stretches(store: RunStore, looks: Sequence[int]) -> list[set[str]]:

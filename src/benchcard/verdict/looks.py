@@ -42,7 +42,8 @@ def _plan(card: Card) -> seq.Schedule:
     assert card.sequential is not None
     alpha = card.win.alpha if card.win is not None else card.gate_alpha
     return seq.Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
-                        futility=card.sequential.futility and card.is_ab, alpha=alpha)
+                        futility=card.sequential.futility and card.is_ab, alpha=alpha,
+                        **({} if card.sequential.gamma is None else {"gamma": card.sequential.gamma}))
 
 
 def look_at(card: Card, run_dir: Path, look: int) -> Look:
