@@ -16,13 +16,13 @@ from benchcard.stats import paired as stats
 from benchcard.stats.crossed import crossed
 from benchcard.stats.resample import bootstrap_intervals
 from benchcard.verdict.clausestats import Figures, ab_stats
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 
 from ..helpers_verdict import BASE_A, VAR_A, ab_metrics, make_run, the_card
 
 
 def _figures(project: Project, card: Card, run_dir: Path, seed: int = 5, n_resamples: int = 2000) -> Figures:
-    data = read_run(run_dir, baseline="baseline")
+    data = read_run_data(run_dir, baseline="baseline")
     with ThreadPoolExecutor(max_workers=2) as pool:
         return ab_stats(card, data, seed, n_resamples, pool).result()
 

@@ -16,7 +16,7 @@ from benchcard.records.verdictfile import decode_verdict
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.judgefigures import judge_lines, judge_table, with_judge
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, card_text, judge_project, script
@@ -115,7 +115,7 @@ def test_a_card_without_a_judge_keeps_its_verdict(project: Project) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics())
     give_verdict(project, run_dir)
     verdict = decode_verdict((run_dir / "verdict.json").read_bytes(), run_dir / "verdict.json")
-    assert with_judge(the_card(project), read_run(run_dir, baseline="baseline"), verdict) is verdict
+    assert with_judge(the_card(project), read_run_data(run_dir, baseline="baseline"), verdict) is verdict
 
 
 def _unreadable_judge_run(tmp_path: Path, server: FakeServer, floor: str = "") -> tuple[Project, Path, Any]:

@@ -1,4 +1,4 @@
-"""A run folder read for the verdict (verdict/runfolder.py, `read_run`): rows named by file, line and field when
+"""A run folder read for the verdict (verdict/runfolder.py, `read_run_data`): rows named by file, line and field when
 mistyped, null metrics unscored, rows in any order, outputs that disagree with the plan refused."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from benchcard.errors import VerdictError
 from benchcard.project import Project
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 
 from ..helpers_verdict import (
     ab_metrics,
@@ -32,7 +32,7 @@ def test_a_mistyped_row_is_named_by_file_line_and_field(project: Project) -> Non
     result = cli_run(project, "verdict", run_dir.name)  # the sealed digest catches the edit first
     assert result.exit_code == 1 and "sealed/assignment.jsonl changed after the plan was written" in result.output
     with pytest.raises(VerdictError, match=r"assignment.jsonl: line 3: Expected `int`, got `str` - at `\$.repetition`"):
-        read_run(run_dir, baseline="baseline")
+        read_run_data(run_dir, baseline="baseline")
 
 
 def test_a_metric_that_is_null_counts_as_unscored(project: Project) -> None:
@@ -41,7 +41,7 @@ def test_a_metric_that_is_null_counts_as_unscored(project: Project) -> None:
     text = scores.read_text()
     first = text.index('"unsupported_values":0.0')
     scores.write_text(text[:first] + '"unsupported_values":null' + text[first + len('"unsupported_values":0.0'):])
-    data = read_run(run_dir, baseline="baseline")
+    data = read_run_data(run_dir, baseline="baseline")
     assert np.isnan(data.metrics["unsupported_values"]).sum() == 1
 
 
@@ -89,6 +89,6 @@ def test_outputs_that_disagree_with_the_plan_are_refused(project: Project, order
 
     rewrite_rows(run_dir, "outputs.jsonl", edit)
     with pytest.raises(VerdictError, match=message):
-        read_run(run_dir, allow_incomplete=True)
+        read_run_data(run_dir, allow_incomplete=True)
     result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
     assert result.exit_code == 1 and re.search(message, result.output), result.output

@@ -11,7 +11,7 @@ import pyarrow  # noqa: F401  - the dev extra installs it: the test must exercis
 import pytest
 
 from benchcard._util.hashing import file_digest
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 from benchcard.verdict.table import _arrow_body, table_bytes, write_table
 
 from ..helpers_verdict import (
@@ -53,7 +53,7 @@ def test_the_verdicts_table_is_the_row_by_row_writers(tmp_path: Path, quoted: bo
     rig = "test/model-1 · effort high · " + ("Test, API" if quoted else "Test API ∑")
     table = (run_dir / "table.csv").read_bytes()
     assert table == reference_table(run_dir, "baseline", rig).encode("utf-8")
-    data = read_run(run_dir, baseline="baseline")
+    data = read_run_data(run_dir, baseline="baseline")
     assert (_arrow_body(data, rig) is None) is quoted  # which writer formed it
     assert table_bytes(data, rig) == table
     write_table(tmp_path / "again.csv", data, rig, arrow_from=0)  # pyarrow's, at any size, unless quoted

@@ -23,7 +23,7 @@ from benchcard.run.grid import planned_assignment
 from benchcard.stats import paired as stats
 from benchcard.stats.resample import bootstrap_intervals
 from benchcard.verdict.give import give_verdict
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 
 from ..helpers_verdict import (
     AB_CARD,
@@ -287,7 +287,7 @@ def test_the_table_writes_each_metric_value_as_the_scores_hold_it(project: Proje
     scores.write_text("".join(lines))
     from benchcard.verdict.table import table_text
 
-    data = read_run(run_dir, baseline="baseline")
+    data = read_run_data(run_dir, baseline="baseline")
     rows = list(csv.DictReader(io.StringIO(table_text(data, "rig"))))
     cell = {(r["metric"], r["fixture"], r["variant"], r["repetition"]): r["value"] for r in rows}
     a = msgspec.to_builtins(next(x for x in planned_assignment(the_card(project), 1) if x.cell == first["cell"]))

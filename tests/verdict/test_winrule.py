@@ -14,7 +14,7 @@ from benchcard.project import Project
 from benchcard.records.verdictfigures import HoldsFigures
 from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
-from benchcard.verdict.runfolder import read_run
+from benchcard.verdict.runfolder import read_run_data
 from benchcard.verdict.winrule import clause_text, fmt, fmt_ci, fmt_level, fmt_peq, holds_clause
 
 from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
@@ -78,7 +78,7 @@ def test_a_holds_clause_counts_the_variants_repetitions_against_the_baselines(pr
     abstains_var = np.ones((6, 3))
     abstains_var[5, 1] = 0.0  # ex-06, repetition 1: the variant did not abstain
     run_dir = make_run(project, the_card(project), ab_metrics(abstains_var=abstains_var))
-    data = read_run(run_dir, baseline="baseline")
+    data = read_run_data(run_dir, baseline="baseline")
     clause = Clause("abstains", "holds", fixture="ex-06")
     held = holds_clause(clause, data, "A", "baseline", 0.05)
     assert not held.holds and held.cause == "2 of 3 repetitions"
@@ -93,7 +93,7 @@ def test_a_holds_clause_counts_the_variants_repetitions_against_the_baselines(pr
 
 
 def test_a_holds_clause_on_a_fixture_or_metric_the_run_lacks_cannot_be_judged(project: Project) -> None:
-    data = read_run(make_run(project, the_card(project), ab_metrics()), baseline="baseline")
+    data = read_run_data(make_run(project, the_card(project), ab_metrics()), baseline="baseline")
     for clause in (Clause("abstains", "holds", fixture="ex-99"), Clause("refusals", "holds", fixture="ex-06")):
         got = holds_clause(clause, data, "A", "baseline", 0.05)
         assert not got.holds and got.why == (f"{clause_text(clause)} (A): cannot be judged — no scored value of "

@@ -158,14 +158,14 @@ def _gap(entry: ClausePlan) -> float:
 def _pilot(project: Project, card: Card, pilot: str | Path,
            size: tuple[int, int]) -> tuple[PilotPlan, tuple[Model, float] | None]:
     from benchcard.records.cardruns import find_run
-    from benchcard.verdict.runfolder import read_manifest, read_run
+    from benchcard.verdict.runfolder import read_manifest, read_run_data
 
     run_dir = find_run(project, pilot)
     manifest = read_manifest(run_dir)
     if manifest.card != card.id:
         raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
                        "of the card being planned")
-    data = read_run(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True,
+    data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True,
                     upto=manifest.looks[-1].repetitions if manifest.looks else None)  # a sequential run: as called
     notes = []
     if manifest.version != card.version:

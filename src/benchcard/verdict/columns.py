@@ -1,7 +1,7 @@
 """The columns a verdict needs from a run's JSONL files, decoded by `records` (msgspec, typed) into arrays.
 
 One reader for every file and dialect: a row that is not JSON, lacks a field or holds the wrong type is named
-by file, line and field. `runfolder.read_run` joins these columns into one `RunData`.
+by file, line and field. `runfolder.read_run_data` joins these columns into one `RunData`.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from benchcard.stats.decision import (
     p_tost,
 )
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
-from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray, IntArray
 from benchcard.verdict.runfolder import RunData
 from benchcard.verdict.winrule import (
     EQ_TOL,
@@ -145,94 +145,13 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
     alpha = win.alpha
     others = [v for v in data.variants if v != baseline]
     counts = _counts(data)
-    allowed = win.allow_failed
-    lost = counts.failed + counts.missing + counts.truncated
-    incomplete = lost > allowed
-    gaps, floors, gap_keys = figures.gaps, figures.floors, figures.gap_keys
-    first = win.clauses[0]
-
-    # 2. each clause's evidence, the decision (Holm across variants and loss-capable clauses), the sentences
-    rule = rule_evidence(card, data, figures, others)
-    evidence, held, tost, measurable = rule.evidence, rule.held, rule.tost, rule.measurable
-    decision = decide(evidence, tost, measurable, alpha)
-    comparisons: list[_Comparison] = []
-    for v, variant in enumerate(others):
-        results = []
-        for k, clause in enumerate(win.clauses):
-            if clause.test == "holds":
-                results.append(held[(v, k)])
-                continue
-            rejected = decision.loss_rejected[v][k]
-            results.append(gap_clause(clause, gaps[(variant, (clause.metric, clause.fixture))], alpha,
-                                      evidence[v][k], bool(rejected is not None and rejected[0]),
-                                      win.min_effect if k == 0 else 0.0))
-        first_gap = gaps[(variant, (first.metric, first.fixture))]
-        tost_p = float(tost[v][0]) if first_gap.obs is not None else None
-        finding, why, eq = judge(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
-                                 bool(measurable[v][0]), len(others))
-        comparisons.append(_Comparison(variant, finding, why, results,
-                                       {k[1]: g for k, g in gaps.items() if k[0] == variant}, eq))
-
-    # 3. the overall finding: a loss of any variant is never hidden by another's win
-    if incomplete:
-        finding = "incomplete"
-        what = _unscored_parts(counts, data)
-        if counts.truncated:
-            what.insert(bool(counts.failed), f"{counts.truncated} cell(s) were cut off by the token limit")
-        summary_why = (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells than "
-                       "its card allows is not judged (the figures below are for information only).")
-    else:
-        finding = FINDINGS[int(overall(decision.codes)[0])]
-        if len(comparisons) == 1:
-            summary_why = comparisons[0].why
-        else:
-            summary_why = "; ".join(f"{c.variant}: {c.finding}" for c in comparisons) + (
-                f". Each of the {len(comparisons)} variants was tested against {baseline} at α = {alpha:g}, with "
-                "Holm's correction across the variants and across every clause that can show a loss, so the "
-                "chance of any false result stays within α.")
+    comparisons, codes = _comparisons(card, data, figures, others)
+    finding, summary_why = _overall(card, data, counts, comparisons, codes)
     outcome = "result" if finding in RESULT_FINDINGS else "non-result"
     truncated_by = {v: data.count(TRUNCATED, v) for v in data.variants}
     failed_by = {v: data.count(FAILED, v) + data.count(MISSING, v) for v in data.variants}
-    notes = []
-    if counts.truncated:
-        notes.append(
-            f"{counts.truncated} cell(s) were cut off by the token limit ("
-            + ", ".join(f"{v} {n}" for v, n in truncated_by.items())
-            + "); they are never scored as wrong, count against allow_failed, and every clause is judged with "
-              "them bounded at the worst case for what it claims."
-        )
-    failed_only = counts.failed + counts.missing
-    if failed_only:
-        notes.append(f"{failed_only} cell(s) have no score ("
-                     + ", ".join(f"{v} {n}" for v, n in failed_by.items())
-                     + f"): {'; '.join(_unscored_parts(counts, data))}; the card allows {allowed} unscored cell(s).")
-
-    # 4. figures per metric, per clause
-    equivalence = {c.variant: c.equivalence for c in comparisons}
-    metrics_out: dict[str, MetricFigures] = {}
-    for metric, fixture in gap_keys:
-        name = metric if fixture is None else f"{metric} on {fixture}"
-        any_g = gaps[(others[0], (metric, fixture))]
-        means: dict[str, Number | None] = {baseline: _mean(any_g.base)}
-        means |= {v: _mean(gaps[(v, (metric, fixture))].var) for v in others}
-        nf = floors.get((metric, fixture))
-        rows = [fixture] if fixture else list(data.fixtures)
-        first_metric = (metric, fixture) == (first.metric, first.fixture)
-        per_variant = {v: _variant_figures(gaps[(v, (metric, fixture))], alpha, rows, baseline,
-                                           equivalence.get(v) if first_metric else None)
-                       for v in others}
-        if len(others) == 1:  # one variant: its figures flat beside the means (its paired means replace them)
-            only = per_variant[others[0]]
-            metrics_out[name] = MetricFigures(
-                **{"means": means, "noise_floor": None, **given(only)},
-                baseline_noise_floor=nf.value if nf else None,
-                baseline_run_means=list(nf.run_means) if nf else None)
-        else:
-            metrics_out[name] = MetricFigures(means=means, baseline_noise_floor=nf.value if nf else None,
-                                              baseline_run_means=list(nf.run_means) if nf else None,
-                                              by_variant=per_variant)
+    notes = _notes(data, counts, truncated_by, failed_by, win.allow_failed)
     clauses_out = [_clause_figures(comp.variant, r) for comp in comparisons for r in comp.clauses]
-    level = 1 - alpha
     summary = (f"{card.id} v{card.version}, run {data.run_dir.name}: {finding} ({outcome}). {summary_why}"
                + ("" if not notes else " " + " ".join(notes)))
     return AbVerdict(
@@ -244,9 +163,9 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
         baseline=baseline,
         variants=others,
         alpha=alpha,
-        confidence=level,
+        confidence=1 - alpha,
         equivalence_margin=win.equivalence_margin,
-        allow_failed=allowed,
+        allow_failed=win.allow_failed,
         cells=len(data.cells),
         counts=counts,
         truncated_by_variant=truncated_by,
@@ -262,8 +181,109 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
             for c in comparisons
         ],
         clauses=clauses_out,
-        metrics=metrics_out,
+        metrics=_metric_figures(card, data, figures, others, {c.variant: c.equivalence for c in comparisons}),
     )
+
+
+def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str]) -> tuple[list[_Comparison], IntArray]:
+    """Each variant against the baseline: each clause's evidence, the decision (Holm across variants and
+    loss-capable clauses) and its sentences; with the decision's codes, for the overall finding."""
+    win = card.win
+    assert win is not None
+    gaps, first = figures.gaps, win.clauses[0]
+    rule = rule_evidence(card, data, figures, others)
+    decision = decide(rule.evidence, rule.tost, rule.measurable, win.alpha)
+    comparisons: list[_Comparison] = []
+    for v, variant in enumerate(others):
+        results = []
+        for k, clause in enumerate(win.clauses):
+            if clause.test == "holds":
+                results.append(rule.held[(v, k)])
+                continue
+            rejected = decision.loss_rejected[v][k]
+            results.append(gap_clause(clause, gaps[(variant, (clause.metric, clause.fixture))], win.alpha,
+                                      rule.evidence[v][k], bool(rejected is not None and rejected[0]),
+                                      win.min_effect if k == 0 else 0.0))
+        first_gap = gaps[(variant, (first.metric, first.fixture))]
+        tost_p = float(rule.tost[v][0]) if first_gap.obs is not None else None
+        finding, why, eq = judge(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
+                                 bool(rule.measurable[v][0]), len(others))
+        comparisons.append(_Comparison(variant, finding, why, results,
+                                       {k[1]: g for k, g in gaps.items() if k[0] == variant}, eq))
+    return comparisons, decision.codes
+
+
+def _overall(card: Card, data: RunData, counts: RowCounts, comparisons: list[_Comparison],
+             codes: IntArray) -> tuple[str, str]:
+    """The overall finding and why: a loss of any variant is never hidden by another's win, and a grid with more
+    unscored cells than the card allows is not judged."""
+    win = card.win
+    assert win is not None
+    allowed = win.allow_failed
+    if counts.failed + counts.missing + counts.truncated > allowed:
+        what = _unscored_parts(counts, data)
+        if counts.truncated:
+            what.insert(bool(counts.failed), f"{counts.truncated} cell(s) were cut off by the token limit")
+        return "incomplete", (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells "
+                              "than its card allows is not judged (the figures below are for information only).")
+    finding = FINDINGS[int(overall(codes)[0])]
+    if len(comparisons) == 1:
+        return finding, comparisons[0].why
+    return finding, "; ".join(f"{c.variant}: {c.finding}" for c in comparisons) + (
+        f". Each of the {len(comparisons)} variants was tested against {card.baseline} at α = {win.alpha:g}, with "
+        "Holm's correction across the variants and across every clause that can show a loss, so the "
+        "chance of any false result stays within α.")
+
+
+def _notes(data: RunData, counts: RowCounts, truncated_by: dict[str, int], failed_by: dict[str, int],
+           allowed: int) -> list[str]:
+    """What the verdict says of the cells cut off and the cells without a score, per variant."""
+    notes = []
+    if counts.truncated:
+        notes.append(
+            f"{counts.truncated} cell(s) were cut off by the token limit ("
+            + ", ".join(f"{v} {n}" for v, n in truncated_by.items())
+            + "); they are never scored as wrong, count against allow_failed, and every clause is judged with "
+              "them bounded at the worst case for what it claims."
+        )
+    failed_only = counts.failed + counts.missing
+    if failed_only:
+        notes.append(f"{failed_only} cell(s) have no score ("
+                     + ", ".join(f"{v} {n}" for v, n in failed_by.items())
+                     + f"): {'; '.join(_unscored_parts(counts, data))}; the card allows {allowed} unscored cell(s).")
+    return notes
+
+
+def _metric_figures(card: Card, data: RunData, figures: Figures, others: list[str],
+                    equivalence: dict[str, Equivalence]) -> dict[str, MetricFigures]:
+    """The figures per metric (per metric and fixture, when a clause names one): the means, the baseline's noise
+    floor and each variant's gap; one variant's figures stand flat beside the means."""
+    win = card.win
+    assert win is not None and card.baseline is not None
+    baseline, gaps, first = card.baseline, figures.gaps, win.clauses[0]
+    metrics_out: dict[str, MetricFigures] = {}
+    for metric, fixture in figures.gap_keys:
+        name = metric if fixture is None else f"{metric} on {fixture}"
+        any_g = gaps[(others[0], (metric, fixture))]
+        means: dict[str, Number | None] = {baseline: _mean(any_g.base)}
+        means |= {v: _mean(gaps[(v, (metric, fixture))].var) for v in others}
+        nf = figures.floors.get((metric, fixture))
+        rows = [fixture] if fixture else list(data.fixtures)
+        first_metric = (metric, fixture) == (first.metric, first.fixture)
+        per_variant = {v: _variant_figures(gaps[(v, (metric, fixture))], win.alpha, rows, baseline,
+                                           equivalence.get(v) if first_metric else None)
+                       for v in others}
+        if len(others) == 1:  # one variant: its figures flat beside the means (its paired means replace them)
+            only = per_variant[others[0]]
+            metrics_out[name] = MetricFigures(
+                **{"means": means, "noise_floor": None, **given(only)},
+                baseline_noise_floor=nf.value if nf else None,
+                baseline_run_means=list(nf.run_means) if nf else None)
+        else:
+            metrics_out[name] = MetricFigures(means=means, baseline_noise_floor=nf.value if nf else None,
+                                              baseline_run_means=list(nf.run_means) if nf else None,
+                                              by_variant=per_variant)
+    return metrics_out
 
 
 def _clause_figures(variant: str, r: ClauseResult) -> ClauseFigures:

@@ -50,7 +50,7 @@ from benchcard.verdict.integrity import check_plan, evidence_digests, evidence_f
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.looks import with_looks
 from benchcard.verdict.replication import linked_row, with_replication
-from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run
+from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run_data
 from benchcard.verdict.table import TABLE_FILE, write_table
 
 __all__ = ["Verdict", "give_verdict", "load_verdict"]
@@ -215,7 +215,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             read_error: VerdictError | None = None
             figures = None
             try:
-                data = read_run(run_dir, manifest=manifest, baseline=card.baseline,
+                data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline,
                                 allow_incomplete=allow_incomplete, defer_outputs=True,
                                 sealed_plan=lambda: _sealed_plan(card, manifest, planned),
                                 upto=manifest.looks[-1].repetitions if manifest.looks else None)

@@ -1,7 +1,7 @@
 """A sequential card's looks: the sealed rule computed on the cells called so far, against that look's boundaries.
 
 The runner takes a look after each block of repetitions the seal names (`card.sequential.looks`), and only
-there; it hands the look to this module, which reads the run folder as the verdict does (`runfolder.read_run`,
+there; it hands the look to this module, which reads the run folder as the verdict does (`runfolder.read_run_data`,
 kept to the first repetitions of the look) and asks `stats.sequential` for the decision. An ab card's look is
 its first clause (the effect sought: the baseline's and the variant's (fixtures, repetitions) scores of its
 metric, turned so that a win is always "up"); a probe's is its gate, the mean score against `min_score`, decided
@@ -29,7 +29,7 @@ from benchcard.stats import sequential as seq
 from benchcard.verdict.clausestats import ab_stats
 from benchcard.verdict.columns import OK
 from benchcard.verdict.findings import rule_evidence
-from benchcard.verdict.runfolder import RunData, read_manifest, read_run
+from benchcard.verdict.runfolder import RunData, read_manifest, read_run_data
 
 BEYOND = 40.0  # a z the manifest writes as ±40: beyond every boundary (a p of 1, or under 1e-300)
 LOOK_RESAMPLES = 200  # the bootstrap a look does not decide on (its interval is reported by the verdict alone)
@@ -53,7 +53,7 @@ def look_at(card: Card, run_dir: Path, look: int) -> Look:
     assert card.sequential is not None
     reps = card.sequential.looks[look - 1]
     run_dir = Path(run_dir)
-    data = read_run(run_dir, baseline=card.baseline, allow_incomplete=True, upto=reps)
+    data = read_run_data(run_dir, baseline=card.baseline, allow_incomplete=True, upto=reps)
     if card.is_ab:
         return _ab_look(card, data, look, reps)
     return _probe_look(card, data, look, reps)

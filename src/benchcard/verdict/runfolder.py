@@ -1,6 +1,6 @@
 """A run folder read for the verdict: its manifest, plan, outputs and scores joined into arrays.
 
-This is where a run is unblinded: `read_run` joins `sealed/assignment.jsonl` (which cell had which variant)
+This is where a run is unblinded: `read_run_data` joins `sealed/assignment.jsonl` (which cell had which variant)
 with the cells of `outputs.jsonl` and `scores.jsonl` (columns from `columns.py`), and refuses files that
 disagree.
 """
@@ -29,6 +29,7 @@ from benchcard.verdict.columns import (
     Grid,
     IntArray,
     Outputs,
+    Scores,
     first_repetitions,
     read_outputs,
     read_plan,
@@ -36,7 +37,7 @@ from benchcard.verdict.columns import (
 )
 
 __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "TRUNCATED", "VERDICT_FILE", "RunData", "finish_outputs",
-           "read_manifest", "read_run"]
+           "read_manifest", "read_run_data"]
 
 
 
@@ -93,7 +94,7 @@ class RunData(Grid):
     metric_rows: list[dict[str, Metric] | None]
     metric_order: tuple[str, ...] | None = None  # when every row of metric_rows has these keys in this order
     unscored: int = 0  # cells with an output but no row in scores.jsonl (counted as missing)
-    pending_outputs: bytes | None = field(default=None, repr=False)  # see read_run(defer_outputs=True)
+    pending_outputs: bytes | None = field(default=None, repr=False)  # see read_run_data(defer_outputs=True)
     # scores.jsonl's cells and their plan positions: outputs.jsonl in the same order reuses them
     scored_cells: tuple[list[str], IntArray] | None = field(default=None, repr=False)
     allow_incomplete: bool = False
@@ -122,9 +123,9 @@ def _read_bytes(path: Path, what: str) -> bytes:
         raise VerdictError(f"{path}: missing {what}") from None
 
 
-def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str | None = None,
-             allow_incomplete: bool = False, defer_outputs: bool = False,
-             sealed_plan: Callable[[], Grid | None] | None = None, upto: int | None = None) -> RunData:
+def read_run_data(run_dir: Path, *, manifest: Manifest | None = None, baseline: str | None = None,
+                  allow_incomplete: bool = False, defer_outputs: bool = False,
+                  sealed_plan: Callable[[], Grid | None] | None = None, upto: int | None = None) -> RunData:
     """Join a run's files into arrays (this unblinds: it reads `sealed/assignment.jsonl`).
 
     Refuses a run whose files disagree (a cell not in the plan, a status that differs between outputs and
@@ -136,26 +137,15 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     `upto` repetitions are the run (a sequential run, at the look it stopped at or is taking).
     """
     manifest = manifest if manifest is not None else read_manifest(run_dir)
-    baseline = baseline or manifest.baseline
-    a_path = run_dir / "sealed" / "assignment.jsonl"
-    s_path = run_dir / "scores.jsonl"
-    o_path = run_dir / "outputs.jsonl"
-    if sealed_plan is None:
-        plan = read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
-    scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
-    if sealed_plan is not None:
-        plan = sealed_plan() or read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline,
-                                          a_path)
-    o_data = o_path.read_bytes() if o_path.is_file() else b""
-    if upto is not None:
-        plan = first_repetitions(plan, upto)
+    files = _read_files(run_dir, manifest, baseline or manifest.baseline, sealed_plan, upto)
+    plan, scores = files.plan, files.scores
     n = len(plan.cells)
     cells = plan.cells
     if len(set(cells)) != n:
-        raise VerdictError(f"{a_path}: a cell id appears twice")
+        raise VerdictError(f"{run_dir / 'sealed' / 'assignment.jsonl'}: a cell id appears twice")
 
     # scores → cells
-    s_idx, s_in_order = _indices(cells, scores.cells, s_path)
+    s_idx, s_in_order = _indices(cells, scores.cells, files.scores_path)
     status = np.full(n, MISSING, np.int64)
     status[s_idx] = scores.status
     scored = np.zeros(n, bool)
@@ -164,7 +154,8 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
     score[s_idx] = scores.score
     unscored_ok = (status == OK) & np.isnan(score)
     if unscored_ok.any():
-        raise VerdictError(f"{s_path}: cell {cells[int(np.flatnonzero(unscored_ok)[0])]} is ok but has no score")
+        raise VerdictError(f"{files.scores_path}: cell {cells[int(np.flatnonzero(unscored_ok)[0])]} is ok but has "
+                           "no score")
     data = RunData(
         run_dir=run_dir, manifest=manifest, cells=cells, variants=plan.variants, fixtures=plan.fixtures,
         repetitions=plan.repetitions, variant=plan.variant, fixture=plan.fixture, repetition=plan.repetition,
@@ -172,31 +163,79 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
         tokens=None, metric_rows=[], allow_incomplete=allow_incomplete, scored_cells=(scores.cells, s_idx),
     )
     if defer_outputs and scored.all():
-        data.pending_outputs = o_data  # every cell has a status from its score; outputs are checked later
+        data.pending_outputs = files.outputs  # every cell has a status from its score; outputs are checked later
     else:
-        _join_outputs(data, read_outputs(o_data, o_path, latest=bool(manifest.retries)), o_path, scored)
-    answered = data.status != MISSING
-    unscored = answered & ~scored
-    no_output = int((~answered).sum())
-    if (no_output or unscored.any()) and not allow_incomplete:
-        # the run is finished (an unfinished one is refused before), so a resume would call nothing
-        parts = []
-        if no_output:
-            parts.append(f"{no_output} of {n} cells have no output")
-        if unscored.any() and manifest.judge is not None:
-            parts.append(f"{int(unscored.sum())} cells have an output but no score: none of their judgements "
-                         "is readable (failed, cut off or off-form: judge-outputs.jsonl), and a finished judging "
-                         "is not repeated by --resume")
-        elif unscored.any():
-            parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl")
-        raise VerdictError(
-            f"run {run_dir.name} is incomplete: {' and '.join(parts)}; judge it anyway with --allow-incomplete, "
-            "which counts those cells as failed, or start a new run"
-            + (" (a new card version if the judge's prompt or answer form is at fault)"
-               if manifest.judge is not None else "")
-        )
+        _join_outputs(data, read_outputs(files.outputs, files.outputs_path, latest=bool(manifest.retries)),
+                      files.outputs_path, scored)
+    unscored = (data.status != MISSING) & ~scored
+    if not allow_incomplete:
+        _refuse_incomplete(data, unscored)
     data.status = np.where(unscored, MISSING, data.status)
     data.unscored = int(unscored.sum())
+    _take_scores(data, scores, s_idx, s_in_order, score)
+    return data
+
+
+@dataclass(frozen=True)
+class _Files:
+    """A run folder's plan and scores, decoded, and its outputs as bytes (decoded when they are joined)."""
+
+    plan: Grid
+    scores: Scores
+    outputs: bytes
+    scores_path: Path
+    outputs_path: Path
+
+
+def _read_files(run_dir: Path, manifest: Manifest, baseline: str | None,
+                sealed_plan: Callable[[], Grid | None] | None, upto: int | None) -> _Files:
+    """The plan (the one `sealed_plan` gives, else the sealed file's, cut at `upto` repetitions), the scores and
+    the outputs' bytes; `sealed_plan` is asked after the scores are read, so that it can be computed meanwhile."""
+    a_path = run_dir / "sealed" / "assignment.jsonl"
+    s_path = run_dir / "scores.jsonl"
+    o_path = run_dir / "outputs.jsonl"
+
+    def from_file() -> Grid:
+        return read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
+
+    plan = from_file() if sealed_plan is None else None
+    scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
+    if plan is None:
+        assert sealed_plan is not None
+        plan = sealed_plan() or from_file()
+    o_data = o_path.read_bytes() if o_path.is_file() else b""
+    if upto is not None:
+        plan = first_repetitions(plan, upto)
+    return _Files(plan, scores, o_data, s_path, o_path)
+
+
+def _refuse_incomplete(data: RunData, unscored: npt.NDArray[np.bool_]) -> None:
+    """A cell without an output, or with an output but no score, stops the verdict unless --allow-incomplete."""
+    n = len(data.cells)
+    no_output = int((data.status == MISSING).sum())
+    if not (no_output or unscored.any()):
+        return
+    # the run is finished (an unfinished one is refused before), so a resume would call nothing
+    judged = data.manifest.judge is not None
+    parts = []
+    if no_output:
+        parts.append(f"{no_output} of {n} cells have no output")
+    if unscored.any() and judged:
+        parts.append(f"{int(unscored.sum())} cells have an output but no score: none of their judgements "
+                     "is readable (failed, cut off or off-form: judge-outputs.jsonl), and a finished judging "
+                     "is not repeated by --resume")
+    elif unscored.any():
+        parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl")
+    raise VerdictError(
+        f"run {data.run_dir.name} is incomplete: {' and '.join(parts)}; judge it anyway with --allow-incomplete, "
+        "which counts those cells as failed, or start a new run"
+        + (" (a new card version if the judge's prompt or answer form is at fault)" if judged else "")
+    )
+
+
+def _take_scores(data: RunData, scores: Scores, s_idx: IntArray, s_in_order: bool, score: FloatArray) -> None:
+    """The score, metric and rule columns of the cells that are ok (NaN elsewhere), and each cell's metric row."""
+    n = len(data.cells)
     ok = data.status == OK
     data.score = np.where(ok, score, np.nan)
 
@@ -215,7 +254,6 @@ def read_run(run_dir: Path, *, manifest: Manifest | None = None, baseline: str |
         rows[~ok] = None
         data.metric_rows = rows.tolist()
     data.metric_order = scores.metric_order
-    return data
 
 
 def _join_outputs(data: RunData, outputs: Outputs, path: Path, scored: npt.NDArray[np.bool_]) -> None:
@@ -288,7 +326,7 @@ def _indices(plan: list[str], cells: list[str], path: Path) -> tuple[IntArray, b
     """Plan positions of a file's cells, and whether they are the plan's own order; a cell not in the plan or
     recorded twice is an error. A file holding the plan's cells in its order (as a run without concurrency
     writes them) is recognised by one list comparison, without a look-up per cell, so that callers can skip
-    their own per-cell gathers too. (`plan` holds no cell twice: `read_run` checks that first.)"""
+    their own per-cell gathers too. (`plan` holds no cell twice: `read_run_data` checks that first.)"""
     n = len(plan)
     if cells == plan:
         return np.arange(n, dtype=np.int64), True
