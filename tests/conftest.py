@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from benchcard.records.ledgerrow import Comparison, Latency, LedgerRow, RowCounts
+from benchcard.testing.fakeserver import FakeServer
+
+from .helpers_run import KEY_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"
@@ -67,6 +70,21 @@ def published_project(dest: Path) -> Path:
         shutil.copytree(REPO / folder, dest / folder)
     shutil.copytree(PUBLISHED, dest / "results")
     return dest
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeServer]:
+    """One fake server per test module; each test configures it (which zeroes its counters)."""
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test API key, in the environment variable `write_config` names."""
+    value = "sk-test-0000"
+    monkeypatch.setenv(KEY_ENV, value)
+    return value
 
 
 @pytest.fixture

@@ -51,13 +51,6 @@ ROUTER = ProviderConfig("openrouter", "openai", "https://openrouter.ai/api/v1", 
 CLAUDE = ProviderConfig("anthropic", "anthropic", "https://api.example/v1", "BC_TEST_ANTHROPIC_KEY")
 
 
-@pytest.fixture(autouse=True)
-def provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    SEEN.clear()
-    monkeypatch.setenv("BC_TEST_OPENAI_KEY", "sk-openai-test")
-    monkeypatch.setenv("BC_TEST_ANTHROPIC_KEY", "sk-ant-test")
-
-
 def probe_card() -> Any:
     return load_card(REPO / "cards" / "one-word-sentiment.yaml", Project(REPO))
 

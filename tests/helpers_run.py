@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -24,7 +24,6 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run import calls
 from benchcard.testing.cards import COLOUR_AB
-from benchcard.testing.fakeserver import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "BENCHCARD_TEST_KEY"
@@ -94,20 +93,6 @@ def only_run(project: Project, card_id: str) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeServer]:
-    """One fake server per test module; each test configures it (which zeroes its counters)."""
-    with FakeServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def key(monkeypatch: pytest.MonkeyPatch) -> str:
-    value = "sk-test-0000"
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
 
 
 def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0) -> None:

@@ -14,9 +14,7 @@ import pytest
 import benchcard
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import ab_project, key, server
-
-__all__ = ["key", "server"]  # fixtures used by name
+from .helpers_run import ab_project
 
 
 def test_every_exported_name_resolves_and_nothing_is_exported_twice() -> None:

@@ -15,9 +15,7 @@ from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
 from .conftest import REPO
-from .helpers_run import key, server, write_config
-
-__all__ = ["key", "server"]
+from .helpers_run import write_config
 
 CARDS_DOC = REPO / "docs" / "cards.md"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)

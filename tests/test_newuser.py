@@ -21,9 +21,7 @@ from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 from .conftest import REPO
-from .helpers_run import key, seal_card, server, write_config
-
-__all__ = ["key", "server"]  # fixtures used by name
+from .helpers_run import seal_card, write_config
 
 CI_DOC = REPO / "docs" / "ci.md"
 #: What the test run's own packages may not lend the fresh venv: the local extra (a runner installs `.` without

@@ -18,9 +18,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import KEY_ENV, ab_project, server, write_config
-
-__all__ = ["server"]
+from .helpers_run import KEY_ENV, ab_project, write_config
 
 SENTINEL = "sk-SENTINEL-7f3a9c2e1b5d"
 FRAGMENTS = (SENTINEL, "SENTINEL-7f3a", "7f3a9c2e1b5d")

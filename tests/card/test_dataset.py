@@ -16,9 +16,7 @@ from benchcard.records import ledger
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc, one_line_error
-from ..helpers_run import key, only_run, server, write_config
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import only_run, write_config
 
 CARD = """\
 id: colours

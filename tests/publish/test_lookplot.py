@@ -12,10 +12,8 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import bc, key, only_run, server
+from ..helpers_run import bc, only_run
 from ..helpers_sequential import clear_win, sequential_ab
-
-__all__ = ["key", "server"]
 
 CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
 

@@ -13,9 +13,7 @@ from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_judge import CARD_ID, judge_project, script
-from ..helpers_run import key, only_run, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import only_run
 
 JUDGE = "The judge: its agreement with itself, its noise, length"
 

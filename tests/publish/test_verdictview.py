@@ -13,9 +13,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, key, only_run, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import ab_project, only_run
 
 CARD = "colour-ab"
 POLITE_IS_RIGHT = {"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"}

@@ -13,9 +13,7 @@ from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.gate import EXIT_CODES
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, bc, key, ok, server, summary
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import ab_project, bc, ok, summary
 
 
 def _run(project: Project, *args: str) -> str:

@@ -14,9 +14,7 @@ from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, bc, key, ok, read_jsonl, server, summary
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import ab_project, bc, ok, read_jsonl, summary
 
 WHY = "started on the vendor's endpoint by mistake"
 

@@ -12,9 +12,8 @@ from benchcard._util.hashing import digest
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_batch import FAST, journal, project_for
-from ..helpers_run import bc, key, only_run, read_jsonl, server
+from ..helpers_run import bc, only_run, read_jsonl
 
-__all__ = ["key", "server"]
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_batch_run_submits_every_cell_once_and_scores_blind(tmp_path: Path, server: FakeServer, key: str,

@@ -14,9 +14,7 @@ from click.testing import CliRunner
 from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, key, only_run, read_jsonl, run_and_kill, server, write_config
-
-__all__ = ["key", "server"]
+from ..helpers_run import ab_project, only_run, read_jsonl, run_and_kill, write_config
 
 CELLS = 16
 

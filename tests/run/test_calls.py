@@ -16,9 +16,7 @@ from benchcard.run import calls
 from benchcard.run.calls import backoff_delay
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, key, only_run, read_jsonl, recorded_sleeps, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import ab_project, only_run, read_jsonl, recorded_sleeps
 
 
 def test_backoff_is_full_jitter_and_honours_retry_after() -> None:

@@ -16,9 +16,7 @@ from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import bc, ok, seal_card, server, summary
-
-__all__ = ["server"]  # fixture used by name
+from ..helpers_run import bc, ok, seal_card, summary
 
 KEY = "sk-from-dotenv-7f3a9c"
 SDK_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OPENROUTER_BASE_URL", "OPENROUTER_API_BASE",

@@ -14,9 +14,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script
-from ..helpers_run import PROBE, key, probe_project, server
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import PROBE, probe_project
 
 
 def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -18,9 +18,8 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..conftest import copy_project
 from ..helpers_judge import CARD_ID, ECHO, VARIANT_TEXT, judge_bodies, judge_project, script, write_judge_config
-from ..helpers_run import key, only_run, read_jsonl, server
+from ..helpers_run import only_run, read_jsonl
 
-__all__ = ["key", "server"]  # fixtures used by name
 
 def bc(root: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["-C", str(root), *args])

@@ -18,10 +18,8 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_batch import FAST, journal
-from ..helpers_run import bc, key, only_run, read_jsonl, run_and_kill, runs_of, server, write_config
+from ..helpers_run import bc, only_run, read_jsonl, run_and_kill, runs_of, write_config
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
-
-__all__ = ["key", "server"]
 
 PER_LOOK = 96  # 16 fixtures × 2 variants × 3 repetitions
 

@@ -16,9 +16,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, runs_of
-
-__all__ = ["key"]
+from ..helpers_run import KEY_ENV, ab_project, only_run, read_jsonl, runs_of
 
 MODEL = "test/model"
 

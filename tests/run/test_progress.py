@@ -11,9 +11,7 @@ from benchcard.records.rows import OutputRow
 from benchcard.run.progress import RichProgress
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, bc, key, ok, server, summary
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import ab_project, bc, ok, summary
 
 
 def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -22,13 +22,10 @@ from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.base import Usage
 from benchcard.run.providers.openai import OpenAIProvider
 
-from ..helpers_providers import (
-    client_for,
-    provider_keys,
-)
+from ..helpers_providers import client_for
 from ..helpers_run import REPO
 
-__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
 
 def test_make_provider_by_type() -> None:

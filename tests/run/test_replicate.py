@@ -15,9 +15,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import bc, key, ok, read_jsonl, server, write_config
-
-__all__ = ["key", "server"]
+from ..helpers_run import bc, ok, read_jsonl, write_config
 
 
 def _runs(project: Project) -> set[str]:

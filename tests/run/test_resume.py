@@ -16,9 +16,7 @@ from benchcard.project import Project
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, key, only_run, read_jsonl, run_and_kill, runs_of, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import ab_project, only_run, read_jsonl, run_and_kill, runs_of
 
 CONCURRENCY = 4
 

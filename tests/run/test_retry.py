@@ -18,9 +18,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, key, only_run, read_jsonl, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import KEY_ENV, ab_project, only_run, read_jsonl
 
 
 def bc(project: Project, *args: str) -> Result:

@@ -29,7 +29,6 @@ from ..helpers_run import (
     ab_project,
     bc,
     copy_repo_card,
-    key,
     ok,
     only_run,
     probe_project,
@@ -37,12 +36,9 @@ from ..helpers_run import (
     recorded_sleeps,
     runs_of,
     seal_card,
-    server,
     summary,
     write_config,
 )
-
-__all__ = ["key", "server"]  # fixtures used by name
 
 MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
                  "sealed", "plan_digest",

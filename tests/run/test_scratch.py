@@ -13,9 +13,7 @@ from benchcard.project import Project
 from benchcard.run.scratch import GITIGNORE
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import PROBE, ab_project, key, only_run, probe_project, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import PROBE, ab_project, only_run, probe_project
 
 
 def bc(project: Project, *args: str) -> Result:

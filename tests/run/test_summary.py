@@ -14,9 +14,7 @@ from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.summary import RunSummary, Tally, capped_note
 
-from ..helpers_run import ab_project, bc, key, ok
-
-__all__ = ["key"]  # fixtures used by name
+from ..helpers_run import ab_project, bc, ok
 
 
 def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(

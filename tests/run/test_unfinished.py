@@ -13,11 +13,11 @@ from benchcard.run.runner import run
 from benchcard.run.unfinished import unfinished_runs
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, key, server  # noqa: F401  (pytest fixtures)
+from ..helpers_run import ab_project
 
 
-def test_a_stopped_run_is_unfinished_in_the_ledger_and_on_the_pages(tmp_path: Path, server: FakeServer,  # noqa: F811
-                                                                      key: str) -> None:  # noqa: F811
+def test_a_stopped_run_is_unfinished_in_the_ledger_and_on_the_pages(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
     [summary] = run(project, "colour-ab", RunOptions(progress=False), stop_after=5)

@@ -14,9 +14,7 @@ from benchcard.errors import CardError
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import key, read_jsonl, runs_of, server, write_config
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import read_jsonl, runs_of, write_config
 
 SENTIMENT = """\
 id: sentiment-ab

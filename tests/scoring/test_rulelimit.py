@@ -11,9 +11,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
-from ..helpers_run import key, only_run, read_jsonl, seal_card, server, write_config
-
-__all__ = ["key", "server"]
+from ..helpers_run import only_run, read_jsonl, seal_card, write_config
 
 SLOW = "a" * 40 + "!"
 

@@ -21,11 +21,10 @@ from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 
-from ..helpers_run import ab_project, key, read_jsonl, server
+from ..helpers_run import ab_project, read_jsonl
 from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 REPO = Path(__file__).resolve().parents[2]
-__all__ = ["key", "server"]  # fixtures used by name
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, key, only_run, seal_card, server, write_config
+from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, only_run, seal_card, write_config
 from ..helpers_verdict import (
     PROBE_CARD,
     STRONG_BASE,
@@ -26,8 +26,6 @@ from ..helpers_verdict import (
     make_run,
     the_card,
 )
-
-__all__ = ["key", "server"]  # fixtures used by name
 
 GATED_PROBE = PROBE_CARD.replace("repetitions: 5\n", "repetitions: 5\ngate: {min_score: 0.8}\n")
 

@@ -23,9 +23,7 @@ from benchcard.testing.fakeserver import FakeServer
 from ..conftest import published_project
 from ..helpers_judge import CARD_ID as JUDGE_CARD
 from ..helpers_judge import judge_project
-from ..helpers_run import ab_project, key, only_run, read_jsonl, runs_of, server
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ..helpers_run import ab_project, only_run, read_jsonl, runs_of
 
 CARD = "colour-ab"
 POLITE_IS_RIGHT = {"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"}

@@ -20,10 +20,8 @@ from benchcard.verdict.runfolder import read_run_data
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, card_text, judge_project, script
-from ..helpers_run import key, only_run, read_jsonl, server
+from ..helpers_run import only_run, read_jsonl
 from ..helpers_verdict import ab_metrics, make_run, the_card
-
-__all__ = ["key", "server"]  # fixtures used by name
 
 
 def test_a_judge_below_its_agreement_floor_makes_the_run_inconclusive(tmp_path: Path, server: FakeServer,

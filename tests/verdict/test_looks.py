@@ -12,10 +12,8 @@ import pytest
 
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import bc, key, only_run, server
+from ..helpers_run import bc, only_run
 from ..helpers_sequential import clear_win, no_effect, sequential_ab, sequential_probe
-
-__all__ = ["key", "server"]
 
 
 def _ledger(root: Path) -> list[dict[str, Any]]:

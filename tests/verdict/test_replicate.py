@@ -21,9 +21,7 @@ from benchcard.stats.replication import DEFAULT_RULE
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_replicate import HELPS, NO_HELP, folder_of, judged_ab, judged_probe, replicated
-from ..helpers_run import KEY_ENV, PROBE, bc, key, ok, read_jsonl, server
-
-__all__ = ["key", "server"]
+from ..helpers_run import KEY_ENV, PROBE, bc, ok, read_jsonl
 
 
 def _bodies(folder: Path) -> dict[tuple[str, str, int], bytes]:

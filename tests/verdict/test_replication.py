@@ -19,9 +19,6 @@ from benchcard.verdict.give import load_verdict
 from benchcard.verdict.replication import judgement, link_problems
 
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import key, server
-
-__all__ = ["key", "server"]
 
 
 @pytest.fixture

@@ -24,9 +24,7 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, journal, project_for
-from ...helpers_run import KEY_ENV, ab_project, bc, key, only_run, read_jsonl, server
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ...helpers_run import KEY_ENV, ab_project, bc, only_run, read_jsonl
 
 
 def test_a_large_grid_is_split_under_the_limits(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -29,9 +29,7 @@ from benchcard.run.batch.journal import (
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, journal, project_for
-from ...helpers_run import bc, key, only_run, read_jsonl, server
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ...helpers_run import bc, only_run, read_jsonl
 
 
 def test_a_torn_journal_line_is_dropped_and_the_run_resumes(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -16,9 +16,7 @@ from benchcard.run.providers.base import Completion, Usage
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, project_for
-from ...helpers_run import bc, key, only_run, read_jsonl, server, write_config
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ...helpers_run import bc, only_run, read_jsonl, write_config
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])

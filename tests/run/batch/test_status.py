@@ -12,9 +12,7 @@ from benchcard.run.batch.status import BatchState, RunStatus, run_status, status
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, project_for
-from ...helpers_run import KEY_ENV, ab_project, bc, key, only_run, server, write_config
-
-__all__ = ["key", "server"]  # fixtures used by name
+from ...helpers_run import KEY_ENV, ab_project, bc, only_run, write_config
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])

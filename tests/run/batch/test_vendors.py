@@ -18,9 +18,9 @@ from benchcard.run.batch.vendors import AnthropicBatches, Claim, Found, OpenAIBa
 from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.openai import OpenAIProvider
 
-from ...helpers_providers import CLAUDE, OPENAI, SEEN, client_for, provider_keys
+from ...helpers_providers import CLAUDE, OPENAI, SEEN, client_for
 
-__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
 Handler = Callable[[httpx.Request], httpx.Response]
 V = TypeVar("V", bound=Vendor)

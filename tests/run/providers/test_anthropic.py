@@ -10,17 +10,9 @@ import pytest
 from benchcard.errors import CallError, ProviderError
 from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
 
-from ...helpers_providers import (
-    CLAUDE,
-    SEEN,
-    anthropic_reply,
-    client_for,
-    complete,
-    probe_card,
-    provider_keys,
-)
+from ...helpers_providers import CLAUDE, SEEN, anthropic_reply, client_for, complete, probe_card
 
-__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
 
 def test_anthropic_sends_the_messages_api_body_and_headers() -> None:

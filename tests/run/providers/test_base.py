@@ -23,16 +23,9 @@ from benchcard.run.providers.base import (
 )
 from benchcard.run.providers.openai import OpenAIProvider
 
-from ...helpers_providers import (
-    OPENAI,
-    SEEN,
-    chat_reply,
-    client_for,
-    complete,
-    provider_keys,
-)
+from ...helpers_providers import OPENAI, SEEN, chat_reply, client_for, complete
 
-__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
 
 @pytest.mark.parametrize(("status", "kind"), [(429, RetryableError), (500, RetryableError), (503, RetryableError),

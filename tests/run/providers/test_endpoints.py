@@ -13,9 +13,7 @@ from benchcard.errors import ProviderError
 from benchcard.run.providers.base import Endpoint
 from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
 
-from ...helpers_run import ab_project, bc, key
-
-__all__ = ["key"]  # fixtures used by name
+from ...helpers_run import ab_project, bc
 
 
 @pytest.mark.parametrize(("entry", "message"), [

@@ -12,18 +12,9 @@ from benchcard.errors import CallError, RetryableError
 from benchcard.run.providers.base import encode_body
 from benchcard.run.providers.openai import OpenAIProvider, parse_chat_completion
 
-from ...helpers_providers import (
-    OPENAI,
-    ROUTER,
-    SEEN,
-    chat_reply,
-    client_for,
-    complete,
-    probe_card,
-    provider_keys,
-)
+from ...helpers_providers import OPENAI, ROUTER, SEEN, chat_reply, client_for, complete, probe_card
 
-__all__ = ["provider_keys"]  # the autouse fixture: each test gets the test keys and an empty SEEN
+pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
 
 def test_openai_sends_exactly_the_cards_messages_and_params() -> None:

@@ -9,9 +9,7 @@ import pytest
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_cli import bc, one_line_error
-from ...helpers_run import ab_project, server, write_config
-
-__all__ = ["server"]
+from ...helpers_run import ab_project, write_config
 
 PASSWORD = "pw-9f8e7d6c5b4a"
 
