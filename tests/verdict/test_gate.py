@@ -206,3 +206,18 @@ def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> 
     assert result.exit_code == code, (result.stdout, result.stderr)
     assert f"gate: {row.finding} → exit {code}" in result.stdout
     assert f"finding: {row.finding} → {row.outcome}" in result.stdout
+
+
+def test_the_gate_and_the_verdict_refuse_a_changed_card_in_the_same_words(project: Project) -> None:
+    """The run's card is checked once, by one function, for the verdict and the gate alike."""
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    path = project.card_path(the_card(project).id)
+    first = "  - {version: 1, note: First version.}\n"
+    text = path.read_text(encoding="utf-8").replace("version: 1\n", "version: 2\n")
+    path.write_text(text.replace(first, first + "  - {version: 2, note: Next.}\n"), encoding="utf-8")
+    judged, gated = bc(project, "verdict", run_dir.name), bc(project, "verdict", run_dir.name, "--gate")
+    assert judged.exit_code == gated.exit_code == 1
+    assert judged.stderr == gated.stderr == (
+        f"error: run {run_dir.name} was made with {path.stem} v1 but cards/{path.name} is now v2; a run is judged "
+        "only by the version that produced it\n")
+    assert ledger.read(project) == []

@@ -166,7 +166,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path,
         raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
                        "of the card being planned")
     data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True,
-                    upto=manifest.looks[-1].repetitions if manifest.looks else None)  # a sequential run: as called
+                         upto=manifest.looks[-1].repetitions if manifest.looks else None)  # a sequential run: as called
     notes = []
     if manifest.version != card.version:
         notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")

@@ -19,13 +19,14 @@ from msgspec import UnsetType
 from benchcard.card import seal
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card
-from benchcard.errors import SealError, VerdictError
+from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
+from benchcard.verdict.integrity import card_of_run, check_seal_root
 from benchcard.verdict.report import changed_lines, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
@@ -97,23 +98,11 @@ def shown_lines(verdict: Verdict, gate: Gate | None) -> list[str]:
 
 
 def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest) -> Card:
-    """The run's card at the run's version and seal: the threshold read is the one that was sealed."""
-    card_id = manifest.card
-    path = project.card_path(card_id)
-    if not path.is_file():
-        raise VerdictError(f"run {run_dir.name}: its card {project.relative(path)} is gone; no gate to apply")
-    card = load_card(path, project)
-    if card.version != manifest.version:
-        raise VerdictError(f"run {run_dir.name} was made with {card_id} v{manifest.version} but "
-                           f"{project.relative(path)} is now v{card.version}; its gate is not the run's")
+    """The run's card at the run's version and seal (`card_of_run`, as the verdict checks it): the threshold read
+    is the one that was sealed."""
+    card = card_of_run(project, run_dir.name, manifest)
     _check_gate_field(card, project)
-    try:
-        root = seal.verify(card, project)
-    except SealError as exc:
-        raise VerdictError(f"seal changed since run {run_dir.name}: {exc}") from None
-    if root != manifest.seal_root:
-        raise VerdictError(f"seal changed since run {run_dir.name}: the card's seal root {root} is not the run's "
-                           f"{manifest.seal_root}")
+    check_seal_root(project, run_dir.name, card, manifest, lambda: seal.verify(card, project))
     return card
 
 

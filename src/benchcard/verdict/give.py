@@ -28,9 +28,8 @@ import numpy as np
 
 from benchcard._util.files import move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
-from benchcard.card.load import load_card
 from benchcard.card.model import Card
-from benchcard.errors import SealError, VerdictError
+from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
@@ -46,7 +45,15 @@ from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
-from benchcard.verdict.integrity import check_plan, evidence_digests, evidence_files, record_problems, verdict_digest
+from benchcard.verdict.integrity import (
+    card_of_run,
+    check_plan,
+    check_seal_root,
+    evidence_digests,
+    evidence_files,
+    record_problems,
+    verdict_digest,
+)
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.looks import with_looks
 from benchcard.verdict.replication import linked_row, with_replication
@@ -108,7 +115,7 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
 
 
 def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
-    """The first refusals: unfinished, already judged, card changed or gone. Returns the run's card."""
+    """The first refusals: set aside, unfinished, already judged; then the run's card, checked (`card_of_run`)."""
     run = run_dir.name
     refuse_set_aside(run_dir, f"run {run}")
     if not manifest.finished_at:
@@ -116,19 +123,7 @@ def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     if (run_dir / VERDICT_FILE).exists():
         raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
                            f"is given once — `benchcard verdict {run} --show` prints it")
-    card_id = manifest.card
-    path = project.card_path(card_id)
-    if not path.is_file():
-        raise VerdictError(f"run {run}: its card {project.relative(path)} is gone; cannot check its seal")
-    card = load_card(path, project)
-    if card.version != manifest.version:
-        raise VerdictError(
-            f"run {run} was made with {card_id} v{manifest.version} but {project.relative(path)} is now "
-            f"v{card.version}; a run is judged only by the version that produced it"
-        )
-    if card.kind != manifest.kind:
-        raise VerdictError(f"run {run} is a {manifest.kind} run but {card_id} is now a {card.kind} card")
-    return card
+    return card_of_run(project, run, manifest)
 
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
@@ -138,15 +133,8 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
     """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
     changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
     run = run_dir.name
-    try:
-        root = sealed_root.result() if sealed_root is not None else _seal_root(project, card, manifest)
-    except SealError as exc:
-        raise VerdictError(f"seal changed since run {run}: {exc}") from None
-    if root != manifest.seal_root:
-        raise VerdictError(
-            f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
-            f"{root} but the run was made under {manifest.seal_root}"
-        )
+    check_seal_root(project, run, card, manifest, sealed_root.result if sealed_root is not None
+                    else lambda: _seal_root(project, card, manifest))
     check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card,
                assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest
@@ -216,9 +204,9 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             figures = None
             try:
                 data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline,
-                                allow_incomplete=allow_incomplete, defer_outputs=True,
-                                sealed_plan=lambda: _sealed_plan(card, manifest, planned),
-                                upto=manifest.looks[-1].repetitions if manifest.looks else None)
+                                     allow_incomplete=allow_incomplete, defer_outputs=True,
+                                     sealed_plan=lambda: _sealed_plan(card, manifest, planned),
+                                     upto=manifest.looks[-1].repetitions if manifest.looks else None)
                 _check_plan(card, data)
                 figures = ab_stats(card, data, seed_from(manifest.seal_root), n_resamples, pool) if card.is_ab else None
                 table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
