@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchcard.project import parse_config
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
@@ -91,8 +92,8 @@ def mode_batch(args: argparse.Namespace) -> dict[str, Any]:
         (scratch.folder / "sealed").mkdir(parents=True)
         for name in ("assignment.jsonl", "requests.jsonl"):
             shutil.copy(folder / "sealed" / name, scratch.folder / "sealed" / name)
-        cfg = provider_config("bench", {"providers": {"bench": {"type": "openai", "base_url": srv.base_url,
-                                                                "api_key_env": KEY_ENV}}})
+        cfg = provider_config("bench", parse_config({"providers": {"bench": {"type": "openai", "base_url": srv.base_url,
+                                                                             "api_key_env": KEY_ENV}}}))
         provider = make_provider(cfg, httpx.AsyncClient())
         assert isinstance(provider, HttpProvider)
         t0 = time.perf_counter()

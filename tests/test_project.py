@@ -1,13 +1,17 @@
-"""A command run in project A never reaches into project B: no verdict, resume or sheet of B's runs."""
+"""A command run in project A never reaches into project B: no verdict, resume or sheet of B's runs. And the
+project's benchcard.yaml, checked whole before a run folder exists: a bad value is one line naming the file, the
+field and what was expected, never a failed grid (a pool of servers, its settings and batch limits included)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchcard.errors import ProjectError
-from benchcard.project import Project
+from benchcard.errors import ProjectError, ProviderError
+from benchcard.project import Endpoint, Project, parse_batch_limits, parse_endpoints, parse_pool
 
 from .helpers_cli import bc, one_line_error
 from .helpers_run import KEY_ENV, ab_project
@@ -144,3 +148,155 @@ def test_compare_out_may_not_be_in_the_projects_records_but_its_own_folder(tmp_p
     line = one_line_error(bc(root, "compare", *logs, "--out", str(root / "results" / "colour-ab" / "cmp")))
     assert "part of the project's own records" in line
     assert bc(root, "compare", *logs, "--out", str(root / "results" / "_compare" / "mine")).exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------------- benchcard.yaml
+
+GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', api_key_env: BENCHCARD_TEST_KEY"
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    (GOOD + ", headers: {X-Team: \"a\\nb\"}}\n", "providers.fake.headers.X-Team"),
+    (GOOD + ", headers: {\"X-Te\\nam\": b}}\n", "X-Te\\nam"),
+    (GOOD + "}\n  \"ba\\nd\": {type: openai}\n", "ba\\nd"),
+    ("providers:\n  fake: {type: openai, base_url: 'ftp://127.0.0.1/v1', api_key_env: BENCHCARD_TEST_KEY}\n",
+     "providers.fake.base_url"),
+    ("providers:\n  fake: {type: openai, base_url: 'javascript:alert(1)'}\n", "providers.fake.base_url"),
+    ("providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K\"; touch x; \"'}\n",
+     "providers.fake.api_key_env"),
+    (GOOD + ", requests_per_minute: -5}\n", "providers.fake.requests_per_minute"),
+    (GOOD + ", requests_per_minute: fast}\n", "providers.fake.requests_per_minute"),
+    (GOOD + ", headers: [a, b]}\n", "providers.fake.headers"),
+    ("providers: [fake, other]\n", "field 'providers'"),
+    ("providers:\n  fake: openai\n", "providers.fake"),
+    ("providers: {fake: {type: openai\n", "malformed YAML"),
+    ("- just\n- a list\n", "expected a mapping"),
+    (GOOD + "}\nproviders: {}\n", "written twice"),
+    # every setting of every provider, whichever the run uses (issue 25: `bytes: 10` made a folder, then "(-22)")
+    (GOOD + ", batch_limits: {bytes: 10}}\n", "field 'providers.fake.batch_limits.bytes': expected an integer >= 1024"),
+    (GOOD + ", batch_limits: {requests: 0}}\n", "providers.fake.batch_limits.requests"),
+    (GOOD + ", batch_limits: {files: 2}}\n", "providers.fake.batch_limits"),
+    (GOOD + ", batch_limit: {requests: 5}}\n", "field 'providers.fake.batch_limit': not a provider setting"),
+    (GOOD + ", pool: {fail_after: 2}}\n", "field 'providers.fake.pool': pool settings need a pool of servers"),
+    ("providers:\n  fake:\n    type: openai\n    base_urls: ['http://127.0.0.1:9/v1']\n    pool: {fail_after: -1}\n",
+     "providers.fake.pool.fail_after"),
+    ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 0}]\n",
+     "providers.fake.base_urls[0].concurrency"),
+    (GOOD + "}\n  other: {type: openai, base_url: 'http://127.0.0.1:8/v1', batch_limits: {bytes: 10}}\n",
+     "providers.other.batch_limits.bytes"),
+    # a field benchcard.yaml does not know is refused, as a card's is (a misspelt `prices:` left every cost unknown)
+    (GOOD + "}\nprice:\n  test/model: {input: 1, output: 1}\n",
+     "field 'price': unknown field; expected providers or prices"),
+    (GOOD + "}\nprices:\n  test/model: {input: -1, output: 1}\n", "prices.test/model.input"),
+    (GOOD + "}\nprices:\n  test/model: {input: 1, output: 1, batch_discount: 2}\n",
+     "prices.test/model.batch_discount"),
+    # provider names a person reads on every page and rig line (issue 25.7)
+    (GOOD + "}\n  \"\u043epenai\": {type: openai, base_url: 'http://127.0.0.1:8/v1'}\n",
+     "field 'providers': provider names 'openai' and 'оpenai' ('\\u043epenai') read the same"),
+    (GOOD + "}\n  \"fake\\u200b\": {type: openai, base_url: 'http://127.0.0.1:8/v1'}\n",
+     "field 'providers': provider name 'fake\\u200b' holds an invisible or control character"),
+])
+def test_a_bad_config_is_one_line_before_any_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       config: str, expected: str) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(config, encoding="utf-8")
+    line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--json"))
+    assert "benchcard.yaml" in line and expected in line, line
+    assert not project.results_dir.exists()
+
+
+def test_a_key_with_a_newline_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000\n")
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(GOOD + "}\n", encoding="utf-8")
+    line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--json"))
+    assert KEY_ENV in line and "sk-test" not in line
+    assert not project.results_dir.exists()
+
+
+@pytest.mark.parametrize("url", ["ftp://host/v1", "http://", "http://host/v1?x=1", "http://ho st/v1", "host/v1"])
+def test_a_base_url_flag_that_is_not_an_http_url_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            url: str) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(GOOD + "}\n", encoding="utf-8")
+    line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--base-url", url, "--json"))
+    assert "--base-url" in line
+    assert not project.results_dir.exists()
+
+
+def test_a_batch_limit_too_small_for_one_request_is_refused_before_the_run_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(GOOD + ", batch_limits: {bytes: 10}}\n", encoding="utf-8")
+    line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--batch"))
+    assert line == ("error: benchcard.yaml: field 'providers.fake.batch_limits.bytes': expected an integer >= 1024 "
+                    "(a batch file must hold at least one whole request), got 10")
+    assert not project.results_dir.exists()
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("base_urls: []", "field 'providers.fake.base_urls': expected a non-empty list"),
+    ("base_urls: [ftp://x]", "field 'providers.fake.base_urls[0]': expected an http:// or https:// URL"),
+    ("base_urls: [{url: 'http://a/v1', concurrency: 0}]", "field 'providers.fake.base_urls[0].concurrency': "
+                                                          "expected an integer > 0"),
+    ("base_urls: ['http://a/v1', 'http://a/v1/']", "http://a/v1 is listed twice"),
+    ("base_url: 'http://a/v1'\n    base_urls: ['http://b/v1']", "give base_url or base_urls, not both"),
+    ("base_urls: ['http://a/v1']\n    pool: {fail_after: 1.5}", "field 'providers.fake.pool.fail_after'"),
+])
+def test_a_bad_pool_is_one_line_naming_the_field(tmp_path: Path, key: str, entry: str, message: str) -> None:
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    {entry}\n",
+                                             encoding="utf-8")
+    result = bc(project.root, "run", "colour-ab")
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_pool_is_its_urls_with_each_servers_limits() -> None:
+    declared = {"base_urls": ["http://gpu1:8000/v1", {"url": "http://gpu2:8000/v1", "concurrency": 32,
+                                                      "requests_per_minute": 600}]}
+    assert parse_endpoints("vllm", declared) == (
+        Endpoint("http://gpu1:8000/v1"), Endpoint("http://gpu2:8000/v1", 32, 600))
+    assert parse_endpoints("vllm", {"base_url": "http://one/v1"}) == ()  # one server is no pool
+
+
+@pytest.mark.parametrize(("declared", "message"), [
+    ({"base_urls": "http://a/v1"}, "field 'providers.p.base_urls': expected a non-empty list of URLs or "
+                                   "{url, concurrency, requests_per_minute}"),
+    ({"base_urls": [7]}, "field 'providers.p.base_urls[0]': expected a URL or {url, concurrency, "
+                         "requests_per_minute}"),
+    ({"base_urls": [{"url": "http://a/v1", "weight": 2}]}, "field 'providers.p.base_urls[0]': unknown key "
+                                                           "'weight'; expected url, concurrency, requests_per_minute"),
+    ({"base_urls": ["http://user:pw@a/v1"]}, "field 'providers.p.base_urls[0]': a pool URL may not carry "
+                                             "user:password; use one base_url for a server behind a password"),
+    ({"base_urls": [{"url": "http://a/v1", "requests_per_minute": True}]},
+     "field 'providers.p.base_urls[0].requests_per_minute': expected a number > 0, got True"),
+    ({"base_urls": [{"url": "http://a/v1", "concurrency": 2.5}]},
+     "field 'providers.p.base_urls[0].concurrency': expected an integer > 0, got 2.5"),
+])
+def test_a_bad_pool_entry_names_its_field(declared: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProviderError) as info:
+        parse_endpoints("p", declared)
+    assert str(info.value) == f"benchcard.yaml: {message}"
+
+
+def test_the_pool_settings_default_and_are_checked() -> None:
+    assert parse_pool("p", {}) == {"fail_after": 3.0, "out_for_s": 10.0}
+    assert parse_pool("p", {"pool": {"out_for_s": 2.5}}) == {"fail_after": 3.0, "out_for_s": 2.5}
+    for raw, message in (([3], "expected {fail_after: N, out_for_s: seconds}"),
+                         ({"fail": 3}, "unknown key 'fail'; expected fail_after, out_for_s"),
+                         ({"out_for_s": -1}, "field 'providers.p.pool.out_for_s': expected a number > 0, got -1")):
+        with pytest.raises(ProviderError, match=re.escape(message)):
+            parse_pool("p", {"pool": raw})
+
+
+def test_batch_limits_may_only_be_counts() -> None:
+    assert parse_batch_limits("p", {}) == {}
+    assert parse_batch_limits("p", {"batch_limits": {"requests": 7, "bytes": 1200}}) == {"requests": 7, "bytes": 1200}
+    with pytest.raises(ProviderError) as info:
+        parse_batch_limits("p", {"batch_limits": {"requests": 7, "tokens": 9}})
+    assert str(info.value) == "benchcard.yaml: field 'providers.p.batch_limits': expected {requests: N, bytes: N}"
+    with pytest.raises(ProviderError, match=re.escape("field 'providers.p.batch_limits.bytes': expected an integer")):
+        parse_batch_limits("p", {"batch_limits": {"bytes": 0}})

@@ -1,12 +1,21 @@
-"""Where a project's cards, fixtures, keys and results live, and the rule that no path may leave it."""
+"""Where a project's cards, fixtures, keys and results live, the rule that no path may leave it, and its
+`benchcard.yaml` (providers and prices) typed once: `Project.config()`, every value checked when it is read."""
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, cast
 
-from benchcard.errors import CardError, ProjectError, RunError
+from benchcard._util.names import name_clash, shown
+from benchcard._util.safeio import read_regular_text
+from benchcard._util.urls import check_url, credentials
+from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
+from benchcard.errors import CardError, ProjectError, ProviderError, RunError
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,10 @@ class Project:
                            "writes over it or adds to it. Choose a path outside results/, cards/, fixtures/ "
                            "and keys/")
 
+    def config(self) -> ProjectConfig:
+        """The project's `benchcard.yaml`, read and checked whole now (an empty config when there is none)."""
+        return read_config(self.root / CONFIG_FILE)
+
     def relative(self, path: Path) -> str:
         """A path as the user should see it: relative to the project when it is inside."""
         try:
@@ -137,3 +150,292 @@ class Project:
 
 ProjectLike = Project | str | os.PathLike[str]
 """What every public function takes where it takes a project (`Project.of` turns it into one)."""
+
+
+# ------------------------------------------------------------------------------------------- benchcard.yaml
+
+CONFIG_FILE = "benchcard.yaml"
+CONFIG_FIELDS = ("providers", "prices")
+ProviderType = Literal["openai", "anthropic", "local"]
+PROVIDER_TYPES: tuple[ProviderType, ...] = ("openai", "anthropic", "local")
+BUILTIN_NAMES = ("openai", "openrouter", "anthropic", "local")  # as `run.providers.BUILTIN` declares them
+PROVIDER_FIELDS = ("type", "base_url", "api_key_env", "requests_per_minute", "headers", "base_urls", "pool",
+                   "batch_limits")
+POOL_KEYS: dict[str, float | int] = {"fail_after": 3, "out_for_s": 10.0}
+#: The smallest `batch_limits.bytes` taken: a batch file must hold its wrapper and at least one whole request.
+MIN_BATCH_BYTES = 1024
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110 token)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One server of a pool (`base_urls` in benchcard.yaml): its URL, calls in flight at most, requests per
+    minute at most (None: the run's --concurrency and no limit)."""
+
+    url: str
+    concurrency: int | None = None
+    requests_per_minute: float | None = None
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens, as the user configured it; benchcard itself knows no prices."""
+
+    input: float
+    output: float
+    batch_discount: float | None = None  # share taken off in a vendor's batch API (0.5: half price); None: unknown
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """One provider as `benchcard.yaml` declares it under `providers:`, checked: the run turns it into a
+    `run.providers.ProviderConfig` (`base_url` as written, `user:password@` still in it)."""
+
+    type: ProviderType
+    base_url: str | None = None  # the pool's first server when `endpoints` is a pool
+    api_key_env: str | None = None
+    requests_per_minute: float | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    endpoints: tuple[Endpoint, ...] = ()  # `base_urls`: a pool of servers of one model
+    pool: Mapping[str, float] = field(default_factory=dict)  # fail_after, out_for_s (only with a pool)
+    batch_limits: Mapping[str, int] = field(default_factory=dict)  # requests, bytes: lower than the vendor's
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """A project's `benchcard.yaml`: the providers it declares and the prices it gives, by name and model."""
+
+    providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+
+def read_config(path: Path) -> ProjectConfig:
+    """`benchcard.yaml` read and checked whole: an unknown field, at the top or in a provider, is refused as a
+    card's is (a misspelt `price:` would otherwise leave every cost unknown); each error is one line naming the
+    file, the field and what was expected."""
+    if not path.exists():
+        return ProjectConfig()
+    text = read_regular_text(path, CONFIG_FILE, ProviderError, max_bytes=MAX_YAML_BYTES)
+    data = load_yaml(text, CONFIG_FILE, ProviderError)[0]
+    if data is None:
+        return ProjectConfig()
+    return parse_config(data)
+
+
+def parse_config(data: object, source: str = CONFIG_FILE) -> ProjectConfig:
+    """A parsed `benchcard.yaml` (the YAML's value) as a `ProjectConfig`; see `read_config`."""
+    if not isinstance(data, Mapping):
+        raise ProviderError(f"{source}: expected a mapping with providers and prices")
+    unknown = sorted(str(k) for k in data if k not in CONFIG_FIELDS)
+    if unknown:
+        raise ProviderError(f"{source}: field '{unknown[0]}': unknown field; expected providers or prices")
+    raw = data.get("providers")
+    providers: dict[str, ProviderSettings] = {}
+    if raw is not None:
+        if not isinstance(raw, Mapping):
+            raise ProviderError(f"{source}: field 'providers': expected a mapping of provider name to settings")
+        _check_provider_names([str(n) for n in raw], source)
+        providers = {str(name): provider_settings(str(name), entry, f"{source}: field 'providers.{name}")
+                     for name, entry in raw.items()}
+    return ProjectConfig(providers, price_table(data.get("prices"), source))
+
+
+def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
+    """One provider's settings, each of them, as a run would read them (`where` ends inside the field's quote)."""
+    if not isinstance(entry, Mapping):
+        raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
+    unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
+    if unknown:
+        raise ProviderError(f"{where}.{unknown[0]}': not a provider setting; expected one of "
+                            + ", ".join(PROVIDER_FIELDS))
+    type_ = entry.get("type")
+    if type_ not in PROVIDER_TYPES:
+        raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {type_!r}")
+    if entry.get("base_url") is not None:
+        check_url(entry["base_url"], f"{where}.base_url'")
+    if entry.get("api_key_env") is not None:
+        check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
+    rpm = entry.get("requests_per_minute")
+    if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
+                            or rpm <= 0):
+        raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
+                            "(leave it out for no limit)")
+    check_headers(entry.get("headers"), where)
+    check_auth(type_, entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
+    pool = parse_endpoints(name, entry)
+    if not pool and entry.get("pool") is not None:
+        raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
+    settings = parse_pool(name, entry)
+    return ProviderSettings(
+        type=cast(ProviderType, type_),
+        base_url=pool[0].url if pool else check_url(entry["base_url"], "base_url") if entry.get("base_url") else None,
+        api_key_env=entry.get("api_key_env"),
+        requests_per_minute=rpm,
+        headers=dict(entry.get("headers") or {}),
+        endpoints=pool,
+        pool=settings if pool else {},
+        batch_limits=parse_batch_limits(name, entry),
+    )
+
+
+def _check_provider_names(names: list[str], source: str) -> None:
+    """A provider's name is read on every page and in every rig line: it reads as itself, and no two names (the
+    built-in ones included) look alike (`_util/names.py`)."""
+    clash = name_clash([*BUILTIN_NAMES, *names])
+    if clash is None:
+        return
+    name, other, problem = clash
+    if other:
+        raise ProviderError(f"{source}: field 'providers': provider names {shown(name)} and {shown(other)} "
+                            f"{problem}; give them names that look different")
+    raise ProviderError(f"{source}: field 'providers': provider name {shown(name)} {problem}")
+
+
+def check_env_name(name: object, where: str) -> str:
+    """An environment variable's name: letters, digits and `_`, not starting with a digit (so that a shell
+    command built around `$NAME` can run nothing else)."""
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {name!r}")
+    return name
+
+
+def check_headers(headers: object, where: str) -> None:
+    """Extra headers: names that are HTTP tokens, values one line of text each."""
+    if headers is None:
+        return
+    if not isinstance(headers, Mapping):
+        raise ProviderError(f"{where}.headers': expected a mapping of header name to text")
+    for key, value in headers.items():
+        if not isinstance(key, str) or not _TOKEN.fullmatch(key):
+            raise ProviderError(f"{where}.headers': expected a header name (letters, digits, -), got {key!r}")
+        if not isinstance(value, str) or _CONTROL.search(value):
+            raise ProviderError(f"{where}.headers.{key}': expected one line of text, got {type(value).__name__}"
+                                if not isinstance(value, str) else
+                                f"{where}.headers.{key}': expected one line of text without control characters")
+
+
+def check_auth(type_: object, base_url: object, key_env: object, where: str) -> None:
+    """Credentials in a base URL are sent as `Authorization: Basic`; an OpenAI-type key is sent in that same
+    header, so the two together cannot both reach the server."""
+    if isinstance(base_url, str) and credentials(base_url) is not None and type_ == "openai" and key_env:
+        raise ProviderError(f"{where}: the URL's user:password and the key in ${key_env} would both be the "
+                            "Authorization header; keep one (api_key_env: null in benchcard.yaml for a proxy "
+                            "that takes a password)")
+
+
+def _where(name: str, field: str) -> str:
+    return f"{CONFIG_FILE}: field 'providers.{name}.{field}'"
+
+
+def _pool_url(value: Any, where: str) -> str:
+    url = check_url(value, where)
+    if credentials(url) is not None:  # each output records its server's URL: a password there would be stored
+        raise ProviderError(f"{where}: a pool URL may not carry user:password; use one base_url for a server "
+                            "behind a password")
+    return url
+
+
+def _positive(value: Any, where: str, *, integer: bool) -> Any:
+    if value is None:
+        return None
+    ok = isinstance(value, int) if integer else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or value <= 0:
+        kind = "an integer" if integer else "a number"
+        raise ProviderError(f"{where}: expected {kind} > 0, got {value!r}")
+    return value
+
+
+def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, ...]:
+    """The pool of `providers.<name>.base_urls`, or () when the provider names one `base_url`.
+
+        providers:
+          vllm:
+            type: openai
+            base_urls:
+              - http://gpu1:8000/v1
+              - {url: http://gpu2:8000/v1, concurrency: 32, requests_per_minute: 600}
+            pool: {fail_after: 3, out_for_s: 10}
+
+    Each server serves the same model (checked at the start of a run, `run/pool.py`).
+    """
+    raw = declared.get("base_urls")
+    if raw is None:
+        return ()
+    if declared.get("base_url") is not None:
+        raise ProviderError(f"{_where(name, 'base_urls')}: give base_url or base_urls, not both")
+    if not isinstance(raw, list) or not raw:
+        raise ProviderError(f"{_where(name, 'base_urls')}: expected a non-empty list of URLs or "
+                            "{url, concurrency, requests_per_minute}")
+    endpoints: list[Endpoint] = []
+    for i, entry in enumerate(raw):
+        where, at = _where(name, f"base_urls[{i}]"), f"base_urls[{i}]"
+        if isinstance(entry, str):
+            endpoints.append(Endpoint(_pool_url(entry, where)))
+            continue
+        if not isinstance(entry, Mapping):
+            raise ProviderError(f"{where}: expected a URL or {{url, concurrency, requests_per_minute}}")
+        unknown = sorted(set(entry) - {"url", "concurrency", "requests_per_minute"})
+        if unknown:
+            raise ProviderError(f"{where}: unknown key {unknown[0]!r}; expected url, concurrency, "
+                                "requests_per_minute")
+        endpoints.append(Endpoint(_pool_url(entry.get("url"), _where(name, f"{at}.url")),
+                                  _positive(entry.get("concurrency"), _where(name, f"{at}.concurrency"), integer=True),
+                                  _positive(entry.get("requests_per_minute"), _where(name, f"{at}.requests_per_minute"),
+                                            integer=False)))
+    urls = [e.url for e in endpoints]
+    for url in urls:
+        if urls.count(url) > 1:
+            raise ProviderError(f"{_where(name, 'base_urls')}: {url} is listed twice")
+    return tuple(endpoints)
+
+
+def parse_pool(name: str, declared: Mapping[str, Any]) -> dict[str, float]:
+    """`pool: {fail_after, out_for_s}`: failures in a row that take a server out, and for how long at first."""
+    raw = declared.get("pool") or {}
+    if not isinstance(raw, Mapping):
+        raise ProviderError(f"{_where(name, 'pool')}: expected {{fail_after: N, out_for_s: seconds}}")
+    unknown = sorted(set(raw) - set(POOL_KEYS))
+    if unknown:
+        raise ProviderError(f"{_where(name, 'pool')}: unknown key {unknown[0]!r}; expected fail_after, out_for_s")
+    return {key: float(_positive(raw.get(key, default), _where(name, f"pool.{key}"), integer=key == "fail_after"))
+            for key, default in POOL_KEYS.items()}
+
+
+def parse_batch_limits(name: str, declared: Mapping[str, Any]) -> dict[str, int]:
+    """`batch_limits: {requests: N, bytes: N}`: smaller batches than the vendor allows (an organisation's quota)."""
+    raw = declared.get("batch_limits") or {}
+    if not isinstance(raw, Mapping) or set(raw) - {"requests", "bytes"}:
+        raise ProviderError(f"{_where(name, 'batch_limits')}: expected {{requests: N, bytes: N}}")
+    limits = {k: int(_positive(v, _where(name, f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}
+    if limits.get("bytes", MIN_BATCH_BYTES) < MIN_BATCH_BYTES:
+        raise ProviderError(f"{_where(name, 'batch_limits.bytes')}: expected an integer >= {MIN_BATCH_BYTES} (a "
+                            f"batch file must hold at least one whole request), got {limits['bytes']}")
+    return limits
+
+
+def price_table(raw: object, source: str = CONFIG_FILE) -> dict[str, Price]:
+    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`."""
+    raw = raw or {}
+    if not isinstance(raw, Mapping):
+        raise ProviderError(f"{source}: field 'prices': expected a mapping of model to {{input, output}}")
+    table: dict[str, Price] = {}
+    for model, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            raise ProviderError(f"{source}: field 'prices.{model}': expected {{input: USD, output: USD}} "
+                                "per million tokens")
+        values = []
+        for side in ("input", "output"):
+            value = entry.get(side)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ProviderError(f"{source}: field 'prices.{model}.{side}': expected USD per million "
+                                    f"tokens (a number >= 0), got {value!r}")
+            values.append(float(value))
+        discount = entry.get("batch_discount")
+        if discount is not None and (isinstance(discount, bool) or not isinstance(discount, int | float)
+                                     or not 0 <= discount < 1):
+            raise ProviderError(f"{source}: field 'prices.{model}.batch_discount': expected the share taken off "
+                                f"in a batch, a number in [0, 1) such as 0.5, got {discount!r}")
+        table[str(model)] = Price(values[0], values[1], None if discount is None else float(discount))
+    return table

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.publish.cardparts import curl_view, history_view, params_view, scoring_view
 
 from ..conftest import REPO
@@ -79,8 +79,7 @@ def test_parameters_add_effort_and_repetitions_and_history_lists_what_each_versi
 
 def test_the_run_it_yourself_command_or_why_it_cannot_be_built() -> None:
     card = _repo_card("bench-01")
-    command = curl_view(card, {})
+    command = curl_view(card, ProjectConfig())
     assert command.startswith("curl https://api.anthropic.com/v1/messages \\\n  -H \"x-api-key: $ANTHROPIC_API_KEY\"")
-    assert curl_view(card, {"providers": {"anthropic": {"type": "nope"}}}) == (
-        "# cannot build the request: benchcard.yaml: field 'providers.anthropic.type': expected openai, anthropic "
-        "or local, got 'nope'")
+    assert curl_view(card, ProjectConfig(), fixture="nope").startswith(
+        "# cannot build the request: bench-01: no fixture 'nope'; expected one of excerpt-01, excerpt-02")

@@ -124,9 +124,10 @@ def test_without_a_key_the_dotenv_note_comes_before_the_missing_key_line(tmp_pat
 
 
 def test_a_provider_prefix_is_read_only_where_model_names_have_none(tmp_path: Path) -> None:
+    from benchcard.project import parse_config
     from benchcard.run.conventions import split_model
 
-    config = {"providers": {"my-vllm": {"type": "openai", "base_url": "http://10.0.0.5:8000/v1"}}}
+    config = parse_config({"providers": {"my-vllm": {"type": "openai", "base_url": "http://10.0.0.5:8000/v1"}}})
     assert split_model("openai/gpt-4o-mini", None, "local", config) == ("openai", "gpt-4o-mini")
     assert split_model("anthropic/claude-x", None, "openai", config) == ("anthropic", "claude-x")
     assert split_model("openai/gpt-5-mini", None, "openrouter", config) == ("openrouter", "openai/gpt-5-mini")

@@ -18,7 +18,7 @@ import pytest
 
 from benchcard._util.hashing import seed_from
 from benchcard.card.load import load_card
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.run.grid import default_seed, estimate, grid_size, plan_cells, plan_rows
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN, Price, provider_config
@@ -96,7 +96,7 @@ def test_the_default_seed_is_the_seal_seed_xor_the_start_time() -> None:
 def test_plan_rows_hold_the_exact_bodies(tmp_path: Path) -> None:
     project = ab_project(tmp_path, fixtures=2, repetitions=1)
     card = load_card(project.card_path("colour-ab"), project)
-    cfg = provider_config("openai", {})
+    cfg = provider_config("openai", ProjectConfig())
     provider = OpenAIProvider(cfg, httpx.AsyncClient())
     cells = plan_cells(card, 3)
     rows = list(plan_rows(card, cells, provider, "m-1", "https://api.openai.com/v1/chat/completions"))
@@ -133,7 +133,7 @@ class _Counting(OpenAIProvider):
 def test_planned_bodies_count_identical_bodies_in_call_order(tmp_path: Path) -> None:
     project = ab_project(tmp_path, fixtures=3, repetitions=4)
     card = load_card(project.card_path("colour-ab"), project)
-    provider = _Counting(provider_config("openai", {}), httpx.AsyncClient())
+    provider = _Counting(provider_config("openai", ProjectConfig()), httpx.AsyncClient())
     cells = plan_cells(card, 5)
     rows = list(plan_rows(card, cells, provider, "m-1", "https://example.invalid/v1/chat/completions"))
     counted: defaultdict[tuple[str, str], list[int]] = defaultdict(list)

@@ -10,14 +10,8 @@ import httpx
 import pytest
 
 from benchcard.errors import ProviderError
-from benchcard.run.providers import (
-    BUILTIN,
-    Price,
-    cost_of,
-    make_provider,
-    price_table,
-    provider_config,
-)
+from benchcard.project import Price, ProjectConfig, parse_config, price_table
+from benchcard.run.providers import BUILTIN, cost_of, make_provider, provider_config
 from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.base import Usage
 from benchcard.run.providers.openai import OpenAIProvider
@@ -30,9 +24,9 @@ pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test
 
 def test_make_provider_by_type() -> None:
     client = client_for(lambda r: httpx.Response(200))
-    assert isinstance(make_provider(provider_config("openrouter", {}), client), OpenAIProvider)
-    assert isinstance(make_provider(provider_config("anthropic", {}), client), AnthropicProvider)
-    cfg = provider_config("mine", {"providers": {"mine": {"type": "openai", "base_url": "http://h/v1"}}},
+    assert isinstance(make_provider(provider_config("openrouter", ProjectConfig()), client), OpenAIProvider)
+    assert isinstance(make_provider(provider_config("anthropic", ProjectConfig()), client), AnthropicProvider)
+    cfg = provider_config("mine", parse_config({"providers": {"mine": {"type": "openai", "base_url": "http://h/v1"}}}),
                           base_url="http://other/v1/")
     assert make_provider(cfg, client).url == httpx.URL("http://other/v1/chat/completions")  # type: ignore[attr-defined]
 
@@ -45,15 +39,15 @@ def test_a_missing_local_extra_is_a_provider_error(monkeypatch: pytest.MonkeyPat
 
 
 def test_prices_come_from_the_config_only(tmp_path: Path) -> None:
-    table = price_table({"prices": {"test/model": {"input": 3, "output": 15}}})
+    table = price_table({"test/model": {"input": 3, "output": 15}})
     assert table == {"test/model": Price(3.0, 15.0)}
     usage = Usage(input=1000, output=200, reasoning=50)
     assert cost_of(usage, None, "test/model", table) == pytest.approx((1000 * 3 + 200 * 15) / 1e6)
     assert cost_of(usage, 0.5, "test/model", table) == 0.5  # the provider's own figure wins
     assert cost_of(usage, 0.0, "test/model", table) == 0.0  # a free model costs 0, not "unknown"
     assert cost_of(usage, None, "other/model", table) is None
-    assert price_table({}) == {}
-    for bad in ({"prices": {"m": {"input": "cheap", "output": 1}}}, {"prices": {"m": 3}}, {"prices": [1]}):
+    assert price_table(None) == {} and parse_config({}).prices == {}
+    for bad in ({"m": {"input": "cheap", "output": 1}}, {"m": 3}, [1]):
         with pytest.raises(ProviderError, match="prices"):
             price_table(bad)
 

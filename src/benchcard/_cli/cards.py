@@ -82,10 +82,9 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
     """Print the exact request as a runnable curl command; the key stays a shell variable."""
     from benchcard.card.load import load_named
     from benchcard.run.curl import curl_command
-    from benchcard.run.providers import load_config
 
     project = project_of(ctx)
-    say([curl_command(load_named(project, card), load_config(project.root), variant, fixture, provider, model,
+    say([curl_command(load_named(project, card), project.config(), variant, fixture, provider, model,
                       base_url)])
 
 

@@ -55,9 +55,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
     from benchcard.card.design import truncation_warnings
     from benchcard.run import grid as grid
     from benchcard.run.judging import judge_estimate
-    from benchcard.run.providers import load_config, price_table
-
-    prices = price_table(load_config(project.root))
+    prices = project.config().prices
     est = grid.estimate(card, card.rig.model, prices)
     price = prices.get(card.rig.model)
     cost = (None if price is None else Price(price.input, price.output), est.max_cost,

@@ -30,7 +30,7 @@ from typing import Any
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.publish.evidence import copy_run, run_pages
 from benchcard.publish.index import card_summary, ledger_context
 from benchcard.publish.lookplot import draw_looks
@@ -118,11 +118,9 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
     a build that fails leaves the last good site untouched. `viewer` (`site --serve`) adds each run's
     side-by-side page and its script (`matrix.py`); the published site carries no script.
     """
-    from benchcard.run.providers import load_config
-
     cards = load_cards(project)
     ledger, chain_problem = read_ledger(project)
-    config = load_config(project.root)
+    config = project.config()
     skipped: list[str] = []
     runs = read_runs(project, skipped)
     final = _check_out(project, out_dir)
@@ -164,7 +162,7 @@ def _check_against_rows(project: Project, runs: list[Run], ledger: list[LedgerRo
 
 
 def _build_into(project: Project, out: Path, final: Path, cards: list[Card], ledger: list[LedgerRow],
-                chain_problem: str | None, config: Any, runs: list[Run], skipped: list[str],
+                chain_problem: str | None, config: ProjectConfig, runs: list[Run], skipped: list[str],
                 viewer: bool = False) -> SiteReport:
     """Every page written into the staging folder `out`; the report names `final`, where it will be."""
     env = environment()

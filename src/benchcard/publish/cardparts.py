@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
+from benchcard.project import ProjectConfig
 from benchcard.publish.render import json_ld
 from benchcard.publish.runs import Run
 from benchcard.scoring.fields import FieldsSpec
@@ -80,12 +81,12 @@ def params_view(card: Card) -> list[tuple[str, str]]:
     return out
 
 
-def curl_view(card: Card, config: Mapping[str, Any], variant: str | None = None, fixture: str | None = None) -> str:
+def curl_view(card: Card, config: ProjectConfig, variant: str | None = None, fixture: str | None = None) -> str:
     """The "Run it yourself" command, or a comment saying why it cannot be built."""
     from benchcard.run.curl import curl_command
 
     try:
-        return curl_command(card, dict(config), variant=variant, fixture=fixture, public=True)
+        return curl_command(card, config, variant=variant, fixture=fixture, public=True)
     except BenchcardError as exc:
         return f"# cannot build the request: {exc}"
 

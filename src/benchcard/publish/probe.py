@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchcard.card.model import Card
+from benchcard.project import ProjectConfig
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
 from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, unscored_words
 from benchcard.publish.replicas import links, recorded
@@ -93,7 +94,7 @@ def _examples_view(card: Card) -> list[dict[str, Any]]:
     return out
 
 
-def probe_context(card: Card, runs: Sequence[Run], config: Mapping[str, Any], sealed: bool = True) -> dict[str, Any]:
+def probe_context(card: Card, runs: Sequence[Run], config: ProjectConfig, sealed: bool = True) -> dict[str, Any]:
     """A probe's page: the current version's runs, older versions, and the card itself (`sealed`: whether its
     version has a seal, which the page says of the judge)."""
     root = "../../"

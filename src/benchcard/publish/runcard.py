@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.card.model import VARIANT_SLOT, Card
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish.evidence import run_files
 from benchcard.publish.files import copy_published, published_name, regular_inside
@@ -178,7 +178,7 @@ def _replica_of(run: Run, linked: Mapping[str, Any], by_id: Mapping[str, Run]) -
 
 
 def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
-               config: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+               config: ProjectConfig) -> tuple[dict[str, Any], int]:
     """A run card's page, its fixtures, keys and seal copied beside it; returns the context and plot count."""
     root = "../../"
     folder = out / "cards" / card.id

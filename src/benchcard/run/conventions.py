@@ -20,15 +20,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchcard._util.safeio import read_regular_text
+from benchcard._util.urls import strip_credentials
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError
+from benchcard.project import ProjectConfig
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN, provider_config
 from benchcard.run.providers.base import ProviderConfig
-from benchcard.run.providers.urls import strip_credentials
 
 SDK_BASE_URLS: Mapping[str, tuple[str, ...]] = {
     "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
@@ -49,25 +49,25 @@ class NewTarget:
     endpoint_from: str | None = None  # "--base-url" or the SDK variable that named the endpoint
 
 
-def split_model(model: str, given: str | None, rig_provider: str, config: Mapping[str, Any]) -> tuple[str, str]:
+def split_model(model: str, given: str | None, rig_provider: str, config: ProjectConfig) -> tuple[str, str]:
     """(provider, model) for one `--model` (see the module docstring)."""
     prefix, slash, rest = model.partition("/")
     if not slash or not rest:
         return given or rig_provider, model
-    declared = config.get("providers") or {}
+    declared = config.providers
     if given is not None:
         if prefix == given and ("/" in rest or given != "openrouter"):  # openrouter/auto is OpenRouter's own model
             return given, rest
         return given, model
     apis = {n for n, c in BUILTIN.items() if c.type != "local"}
-    apis |= {n for n, d in declared.items() if isinstance(d, Mapping) and d.get("type") != "local"}
+    apis |= {n for n, d in declared.items() if d.type != "local"}
     unqualified = rig_provider in UNQUALIFIED and rig_provider not in declared
     if unqualified and prefix in apis and not model.endswith(".gguf"):  # a local model's file keeps its path
         return prefix, rest
     return rig_provider, model
 
 
-def new_targets(card: Card, o: RunOptions, config: Mapping[str, Any]) -> tuple[list[NewTarget], list[str]]:
+def new_targets(card: Card, o: RunOptions, config: ProjectConfig) -> tuple[list[NewTarget], list[str]]:
     """The new runs `benchcard run` makes (one per model), and the lines that say what was read how."""
     notes: list[str] = []
     wanted: list[tuple[str, str | None]] = []
@@ -92,7 +92,7 @@ def new_targets(card: Card, o: RunOptions, config: Mapping[str, Any]) -> tuple[l
     return targets, list(dict.fromkeys(notes))
 
 
-def _sdk_url(provider: str, config: Mapping[str, Any], base_url: str | None,
+def _sdk_url(provider: str, config: ProjectConfig, base_url: str | None,
              notes: list[str]) -> tuple[str, str] | None:
     """(variable, URL) when an SDK variable names this provider's endpoint and is honoured; notes say why not."""
     found = sdk_variable(provider)
@@ -103,7 +103,7 @@ def _sdk_url(provider: str, config: Mapping[str, Any], base_url: str | None,
     if base_url:
         notes.append(f"{name} is set but --base-url {strip_credentials(base_url)} is used")
         return None
-    if provider in (config.get("providers") or {}):
+    if provider in config.providers:
         notes.append(f"{name} is ignored: provider '{provider}' is declared in benchcard.yaml with its own endpoint")
         return None
     if url.rstrip("/") == builtin:
@@ -139,15 +139,14 @@ def judge_note(provider: str) -> str | None:
             "sealed (declare a provider in benchcard.yaml to call it elsewhere)")
 
 
-def load_dotenv_keys(root: Path, config: Mapping[str, Any]) -> list[str]:
+def load_dotenv_keys(root: Path, config: ProjectConfig) -> list[str]:
     """API keys from the project's `.env` into this process's environment (see the module docstring); the
     notes name what was read and what was left alone, never a value."""
     path = root / DOTENV
     if not path.is_file():
         return []
     text = read_regular_text(path, DOTENV, ProviderError, max_bytes=1 << 20)
-    named = {str(d.get("api_key_env")) for d in (config.get("providers") or {}).values()
-             if isinstance(d, Mapping) and d.get("api_key_env")}
+    named = {d.api_key_env for d in config.providers.values() if d.api_key_env}
     read, kept, ignored, unread = [], [], [], []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

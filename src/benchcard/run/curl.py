@@ -8,9 +8,9 @@ from typing import Any
 
 from benchcard.card.model import Card
 from benchcard.errors import CardError
+from benchcard.project import ProjectConfig, check_env_name
 from benchcard.run.providers import build_body, endpoint, provider_config
 from benchcard.run.providers.base import ProviderConfig
-from benchcard.run.providers.configcheck import check_env_name
 
 
 def request_for(
@@ -32,7 +32,7 @@ def request_for(
     return build_body(cfg, model, messages, card.params, card.rig.effort)
 
 
-def curl_command(card: Card, config: dict[str, Any], variant: str | None = None, fixture: str | None = None,
+def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, fixture: str | None = None,
                  provider: str | None = None, model: str | None = None, base_url: str | None = None,
                  public: bool = False) -> str:
     """A command safe to paste: every argument single-quoted (`shlex.quote`, or `shell_quote` for the body), the

@@ -215,7 +215,7 @@ class Estimate:
 def estimate(card: Card, model: str | None = None, prices: Mapping[str, Any] | None = None) -> Estimate:
     """A cheap, call-free estimate: input tokens ≈ characters / 4; output bounded by `max_tokens`.
 
-    `prices` is `providers.price_table(config)`; the model defaults to the card's rig.
+    `prices` is `Project.config().prices` (benchcard.yaml); the model defaults to the card's rig.
     """
     model = model or card.rig.model
     chars = 0

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
 from benchcard.card.model import Card
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.run.calls import Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run.conventions import load_dotenv_keys
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
 from benchcard.run.preflight import local_rigs, preflight_local
 from benchcard.run.progress import NullProgress
-from benchcard.run.providers import load_config, make_provider, price_table, require_key
+from benchcard.run.providers import make_provider, require_key
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import read_answer
 
@@ -72,7 +72,7 @@ def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool =
         lines.append(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
                      + (f"{pf.problem} {NO_RIG_HINT}" if pf.problem else "loaded and answered a one-token call"))
     if live:
-        lines += load_dotenv_keys(project.root, load_config(project.root))  # keys from .env, said
+        lines += load_dotenv_keys(project.root, project.config())  # keys from .env, said
         judged = live_check(project, cards)
         failed = failed or not judged.ok
         lines += judged.lines()
@@ -82,7 +82,7 @@ def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool =
 def live_check(project: Project, cards: Sequence[Card], options: RunOptions | None = None) -> LiveReport:
     """Send every judge card's worked examples to its judge; cards of other methods are passed over."""
     options = options or RunOptions(progress=False)
-    config = load_config(project.root)
+    config = project.config()
     results: list[LiveExample] = []
     for card in cards:
         spec = judge_spec(card)
@@ -94,7 +94,7 @@ def live_check(project: Project, cards: Sequence[Card], options: RunOptions | No
     return LiveReport(tuple(results))
 
 
-async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any],
+async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
                 options: RunOptions) -> list[LiveExample]:
     spec = judge_spec(card)
     assert spec is not None
@@ -103,7 +103,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: Mapping[str, Any
     provider = make_provider(cfg, client, spec.model)
     # call_cell reads no store; the session's is the project's results folder, never written here
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
-                      prices=price_table(config), options=options, limiter=RateLimiter(cfg.requests_per_minute),
+                      prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
                       progress=NullProgress(), secret_env=cfg.api_key_env)
     out: list[LiveExample] = []
     try:

@@ -36,7 +36,7 @@ from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError, UnreadableAnswer
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.records.rows import (
     SEALED,
     STATUSES,
@@ -68,7 +68,7 @@ def judge_spec(card: Card) -> JudgeSpec | None:
     return card.scoring if isinstance(card.scoring, JudgeSpec) else None
 
 
-def judge_config(spec: JudgeSpec, config: Mapping[str, Any]) -> ProviderConfig:
+def judge_config(spec: JudgeSpec, config: ProjectConfig) -> ProviderConfig:
     """The judge's provider as the project configures it; checked before the run's first call."""
     cfg = provider_config(spec.provider, config)
     if cfg.type != "local" and not cfg.base_url:
@@ -134,7 +134,7 @@ class JudgeSummary:
         return asdict(self)
 
 
-async def judge_run(project: Project, card: Card, store: RunStore, options: RunOptions, config: Mapping[str, Any],
+async def judge_run(project: Project, card: Card, store: RunStore, options: RunOptions, config: ProjectConfig,
                     prices: Mapping[str, Price], *, transport: httpx.AsyncBaseTransport | None = None,
                     stream: IO[str] | None = None, stop_after: int | None = None) -> JudgeSummary:
     """Plan (once), call and read the judgements of a run whose cells all have an outcome; writes scores.jsonl

@@ -23,11 +23,11 @@ from typing import Any
 import httpx
 
 from benchcard.errors import CallError, ProviderError, RetryableError
+from benchcard.project import Endpoint
 from benchcard.run.calls import RateLimiter
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
     Completion,
-    Endpoint,
     HttpProvider,
     Provider,
     ProviderConfig,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
-from benchcard.run.providers import load_config, make_provider, provider_config
+from benchcard.run.providers import make_provider, provider_config
 from benchcard.run.providers.base import ProviderConfig
 
 
@@ -37,7 +37,7 @@ def preflight_local(project: Project, cards: Iterable[Card]) -> list[Preflight]:
 
 
 def _local_configs(project: Project, cards: Iterable[Card]) -> dict[tuple[str, str], ProviderConfig]:
-    config = load_config(project.root)
+    config = project.config()
     seen: dict[tuple[str, str], ProviderConfig] = {}
     for card in cards:
         try:

@@ -39,7 +39,7 @@ from benchcard.records.verdictfile import decode_verdict
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
 from benchcard.run.options import RunOptions
 from benchcard.run.plandigest import plan_problems
-from benchcard.run.providers import load_config, provider_config
+from benchcard.run.providers import provider_config
 from benchcard.run.providers.base import Provider
 from benchcard.run.runner import run
 from benchcard.run.store import RunStore
@@ -177,7 +177,7 @@ def plan_for(project: Project, original: Original, options: RunOptions, model: s
     if rig is None:
         raise RunError(f"{original.link.evidence}: its manifest names no rig; it cannot be replicated")
     provider = options.provider or rig.provider
-    local = provider_config(provider, load_config(project.root), options.base_url).type == "local"
+    local = provider_config(provider, project.config(), options.base_url).type == "local"
     transfer = provider != rig.provider or (model is not None and model != rig.model)
     models = (model,) if model else () if local else (rig.model,)
     link = msgspec.structs.replace(original.link, transfer=transfer,

@@ -23,12 +23,13 @@ import msgspec
 
 from benchcard._util.hashing import file_digest
 from benchcard._util.names import name_clash, shown
+from benchcard._util.urls import strip_credentials
 from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, RunError, SealError
-from benchcard.project import Project
+from benchcard.project import Project, ProjectConfig
 from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, utc_stamp
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run.batch import run_batch
@@ -44,16 +45,13 @@ from benchcard.run.progress import NullProgress, RichProgress
 from benchcard.run.providers import (
     Price,
     endpoint,
-    load_config,
     make_provider,
-    price_table,
     provider_config,
     require_key,
     stored_url,
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
-from benchcard.run.providers.urls import strip_credentials
 from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import keep_out_of_git, scratch_reason
@@ -159,8 +157,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     card = load_card(resolve_card_path(project, card_name), project)
     _check_sequential(card, options, looker)
     seal_root = sealmod.root_for_scratch(card, project, options.scratch or _resumes_scratch(project, card, options))
-    config = load_config(project.root)
-    prices = price_table(config)
+    config = project.config()
+    prices = config.prices
     notes = load_dotenv_keys(project.root, config)
     targets = _targets(project, card, options, config, seal_root, notes, replica)
     resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
@@ -283,7 +281,7 @@ def _check_models(models: Sequence[str]) -> None:
                        if other else f"--model {shown(name)} {problem}")
 
 
-def _targets(project: Project, card: Card, o: RunOptions, config: Mapping[str, Any], seal_root: str,
+def _targets(project: Project, card: Card, o: RunOptions, config: ProjectConfig, seal_root: str,
              notes: list[str], replica: ReplicaSource | None = None) -> list[_Target]:
     """The runs to make (one per model; a replication) or the one to resume; `notes` gets what was read how
     (run/conventions.py)."""
@@ -490,7 +488,7 @@ async def _score_and_close(s: _Setting, store: RunStore, manifest: Manifest, tal
     """Every cell has an outcome: score blind (a judge card: judge), and close the manifest once that is done."""
     judge: JudgeSummary | None = None
     if judge_spec(s.card) is not None:
-        judge = await judge_run(s.project, s.card, store, s.options, load_config(s.project.root), s.prices,
+        judge = await judge_run(s.project, s.card, store, s.options, s.project.config(), s.prices,
                                 transport=s.transport, stream=s.stream, stop_after=s.stop_after)
     else:
         score_blind(store.outputs_path, store.scores_path, s.card, s.project, retried=bool(manifest.retries),

@@ -22,7 +22,7 @@ from benchcard.run.batch.journal import Chunk, Journal
 from benchcard.run.batch.vendors import vendor_for
 from benchcard.run.calls import make_client
 from benchcard.run.conventions import load_dotenv_keys
-from benchcard.run.providers import load_config, make_provider, provider_config, stored_url
+from benchcard.run.providers import make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
@@ -119,7 +119,7 @@ def _state(c: Chunk) -> BatchState:
 def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Chunk]) -> str | None:
     """Ask the vendor where each running batch stands, and record each answer."""
     provider = manifest.rig.provider if manifest.rig else ""
-    config = load_config(project.root)
+    config = project.config()
     load_dotenv_keys(project.root, config)  # a key kept in the project's .env (run/conventions.py)
     cfg = provider_config(provider, config)  # the configured URL keeps its credentials
     if stored_url(cfg) != manifest.base_url:

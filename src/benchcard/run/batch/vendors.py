@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from benchcard._util.files import AtomicFile
+from benchcard._util.urls import basic_auth
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.run.batch.results import result_ids
 from benchcard.run.calls import backoff_delay
@@ -33,7 +34,6 @@ from benchcard.run.providers.base import (
     read_key,
     redact,
 )
-from benchcard.run.providers.urls import basic_auth
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})

@@ -5,18 +5,13 @@ Only the *name* of the environment variable holding a key is ever stored; its va
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchcard._util.safeio import read_regular_text
-from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
+from benchcard._util.urls import check_url
 from benchcard.errors import ProviderError
+from benchcard.project import CONFIG_FILE, Price, ProjectConfig, check_auth
 from benchcard.run.providers.base import Provider, ProviderConfig, Usage, require_key
-from benchcard.run.providers.configcheck import check_auth, check_config
-from benchcard.run.providers.urls import check_url
 
 if TYPE_CHECKING:
     import httpx
@@ -28,15 +23,11 @@ __all__ = [
     "build_body",
     "cost_of",
     "endpoint",
-    "load_config",
     "make_provider",
-    "price_table",
     "provider_config",
     "require_key",
     "stored_url",
 ]
-
-CONFIG_FILE = "benchcard.yaml"
 
 BUILTIN: dict[str, ProviderConfig] = {
     "openai": ProviderConfig("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
@@ -46,46 +37,18 @@ BUILTIN: dict[str, ProviderConfig] = {
 }
 
 
-def load_config(root: Path) -> dict[str, Any]:
-    """The project's `benchcard.yaml` (providers and prices), checked whole, or an empty config."""
-    path = root / CONFIG_FILE
-    if not path.exists():
-        return {}
-    text = read_regular_text(path, CONFIG_FILE, ProviderError, max_bytes=MAX_YAML_BYTES)
-    data = load_yaml(text, CONFIG_FILE, ProviderError)[0]
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ProviderError(f"{CONFIG_FILE}: expected a mapping with providers and prices")
-    check_config(data, CONFIG_FILE)
-    price_table(data)
-    return data
-
-
-def provider_config(name: str, config: Mapping[str, Any], base_url: str | None = None) -> ProviderConfig:
+def provider_config(name: str, config: ProjectConfig, base_url: str | None = None) -> ProviderConfig:
     """Resolve a provider name; `--base-url` turns any openai-type name toward another server."""
-    declared = (config.get("providers") or {}).get(name)
+    declared = config.providers.get(name)
     if declared is not None:
-        check_config({"providers": {name: declared}}, CONFIG_FILE)
-        from benchcard.run.providers.endpoints import parse_batch_limits, parse_endpoints, parse_pool
-
-        pool = parse_endpoints(name, declared)
-        cfg = ProviderConfig(
-            name=name,
-            type=declared["type"],
-            base_url=pool[0].url if pool else check_url(declared["base_url"], "base_url") if declared.get("base_url")
-            else None,
-            api_key_env=declared.get("api_key_env"),
-            requests_per_minute=declared.get("requests_per_minute"),
-            headers=dict(declared.get("headers") or {}),
-            endpoints=pool,
-            pool=parse_pool(name, declared) if pool else {},
-            batch_limits=parse_batch_limits(name, declared),
-        )
+        cfg = ProviderConfig(name=name, type=declared.type, base_url=declared.base_url,
+                             api_key_env=declared.api_key_env, requests_per_minute=declared.requests_per_minute,
+                             headers=dict(declared.headers), endpoints=declared.endpoints, pool=dict(declared.pool),
+                             batch_limits=dict(declared.batch_limits))
     elif name in BUILTIN:
         cfg = BUILTIN[name]
     else:
-        known = sorted(set(BUILTIN) | set(config.get("providers") or {}))
+        known = sorted(set(BUILTIN) | set(config.providers))
         names = ", ".join(known)
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
     if base_url:  # one server named on the command line replaces the configured one (or pool)
@@ -154,41 +117,6 @@ def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | N
 
 
 # ------------------------------------------------------------------------------------------------------ prices
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens, as the user configured it; benchcard itself knows no prices."""
-
-    input: float
-    output: float
-    batch_discount: float | None = None  # share taken off in a vendor's batch API (0.5: half price); None: unknown
-
-
-def price_table(config: Mapping[str, Any]) -> dict[str, Price]:
-    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`."""
-    raw = config.get("prices") or {}
-    if not isinstance(raw, Mapping):
-        raise ProviderError(f"{CONFIG_FILE}: field 'prices': expected a mapping of model to {{input, output}}")
-    table: dict[str, Price] = {}
-    for model, entry in raw.items():
-        if not isinstance(entry, Mapping):
-            raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}': expected {{input: USD, output: USD}} "
-                                "per million tokens")
-        values = []
-        for side in ("input", "output"):
-            value = entry.get(side)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.{side}': expected USD per million "
-                                    f"tokens (a number >= 0), got {value!r}")
-            values.append(float(value))
-        discount = entry.get("batch_discount")
-        if discount is not None and (isinstance(discount, bool) or not isinstance(discount, int | float)
-                                     or not 0 <= discount < 1):
-            raise ProviderError(f"{CONFIG_FILE}: field 'prices.{model}.batch_discount': expected the share taken off "
-                                f"in a batch, a number in [0, 1) such as 0.5, got {discount!r}")
-        table[str(model)] = Price(values[0], values[1], None if discount is None else float(discount))
-    return table
 
 
 def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price],

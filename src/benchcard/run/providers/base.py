@@ -22,9 +22,10 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
+from benchcard._util.urls import basic_auth, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
+from benchcard.project import Endpoint
 from benchcard.records.rows import Status  # the one status vocabulary of a cell: ok, truncated, failed
-from benchcard.run.providers.urls import basic_auth, split_credentials
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
 # stop_reason, llama.cpp's), read by one function, `status_for`.
@@ -84,16 +85,6 @@ class Completion:
     cost: float | None = None  # as reported by the provider; None when it reports none
     error: str | None = None
     endpoint: str | None = None  # which server of a pool answered (None: the provider's one base_url)
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One server of a pool (`base_urls` in benchcard.yaml): its URL, calls in flight at most, requests per
-    minute at most (None: the run's --concurrency and no limit)."""
-
-    url: str
-    concurrency: int | None = None
-    requests_per_minute: float | None = None
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import pytest
 
 from benchcard.testing.fakeserver import FakeServer
 
-from ...helpers_cli import bc, one_line_error
-from ...helpers_run import ab_project, write_config
+from ..helpers_cli import bc, one_line_error
+from ..helpers_run import ab_project, write_config
 
 PASSWORD = "pw-9f8e7d6c5b4a"
 
@@ -63,8 +63,8 @@ def test_a_url_password_and_an_openai_key_cannot_share_the_header(tmp_path: Path
 def test_a_config_holds_the_password_apart_from_every_url_it_gives() -> None:
     """The one stripping path: made from a URL with credentials, a config's base_url (which every writer reads)
     has none, nor has its repr; the header is built from `credentials` alone."""
+    from benchcard._util.urls import basic_auth
     from benchcard.run.providers.base import ProviderConfig
-    from benchcard.run.providers.urls import basic_auth
 
     cfg = ProviderConfig("proxy", "anthropic", f"http://alice:{PASSWORD}@127.0.0.1:9/v1", "X_KEY")
     assert cfg.base_url == "http://127.0.0.1:9/v1" and cfg.credentials == ("alice", PASSWORD)
