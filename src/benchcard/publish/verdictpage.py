@@ -16,12 +16,11 @@ from msgspec import UnsetType
 
 from benchcard.publish.render import CLAUSE_KEYS, fmt_p, fmt_value, labelled_figures
 from benchcard.publish.runs import Run
-from benchcard.publish.verdictview import ClauseLine, VerdictView, verdict_view
-from benchcard.records.verdictfigures import HumanGrades, known
+from benchcard.publish.verdictview import VerdictView, verdict_view
+from benchcard.records.verdictfigures import HumanGrades, clause_words, known
 from benchcard.records.verdictfile import AbVerdict
 from benchcard.verdict.judgefigures import judge_table
 from benchcard.verdict.report import effect_lines, row_lead_lines
-from benchcard.verdict.winrule import TEST_WORDS
 
 # The columns of a grading disagreement worth a row on the page (the sheet and its row are in grades/).
 _GRADE_COLUMNS = (("cell", "cell"), ("fixture", "fixture"), ("variant", "variant"), ("repetition", "rep"),
@@ -103,17 +102,6 @@ def tabulate(obj: Sequence[Mapping[str, object]] | Mapping[str, object] | str) -
     return Table("table", columns, tuple(tuple(_cell(r.get(c)) for c in columns) for r in obj))
 
 
-def clause_text(clause: ClauseLine) -> str:
-    """A clause in words, for a ledger row's clause, which has no text of its own."""
-    words = TEST_WORDS.get(clause.test, clause.test)
-    text = f"{clause.metric or '?'} {words or '?'}"
-    if clause.fixture:
-        text += f" on {clause.fixture}"
-    if clause.margin is not None:
-        text += f" (margin {fmt_value(clause.margin)})"
-    return text
-
-
 def _grader_notes(view: VerdictView) -> list[Note]:
     """The human grades against the scorer (headline, disagreements, notes) and the judge's figures."""
     notes = []
@@ -152,7 +140,7 @@ def verdict_page(run: Run) -> VerdictPage:
     several = len({c.variant for c in view.clauses}) > 1
     clauses = []
     for c in view.clauses:
-        text = c.text or clause_text(c)
+        text = c.text or clause_words(c.metric, c.test, c.fixture, c.margin)  # a ledger row's clause has no text
         state = "holds" if c.holds else ("significantly broken" if c.broken else "does not hold")
         figures = labelled_figures(dict(c.figures), skip=CLAUSE_KEYS, only=_CLAUSE_FIGURES.get(c.test))
         clauses.append(ClauseShown(f"{c.variant}: {text}" if several and c.variant else text, c.holds, state,

@@ -139,6 +139,25 @@ class MetricFigures(msgspec.Struct, frozen=True, kw_only=True):
         return dict(self.by_variant)
 
 
+#: A win rule's tests in words.
+TEST_WORDS = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
+              "holds": "holds"}
+
+
+def clause_words(metric: str, test: str, fixture: str | None, margin: float | None,
+                 equals: float | None = None) -> str:
+    """A clause in words, as verdict.json's `text` holds it and the pages show it (a ledger row's clause has no
+    text and no `equals`: its holds clause is said without the value)."""
+    if test == "holds" and equals is not None:
+        return f"{metric} = {equals:g} on {fixture} in every repetition"
+    text = f"{metric or '?'} {TEST_WORDS.get(test, test) or '?'}"
+    if fixture:
+        text += f" on {fixture}"
+    if margin is not None:
+        text += f" (margin {margin:g})"
+    return text
+
+
 class ClauseFigures(msgspec.Struct, frozen=True, kw_only=True):
     """One clause for one variant (`winrule.ClauseResult` as written): a gap clause's figures, or a `holds`
     clause's counts and Wilson interval; `why` says it in words."""

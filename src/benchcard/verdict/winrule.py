@@ -12,7 +12,7 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.model import Clause, WinRule
-from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures
+from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures, clause_words
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import paired as stats
 from benchcard.stats.crossed import half_width, run_floor
@@ -56,22 +56,9 @@ def fmt_level(alpha: float) -> str:
     return f"{100 * (1 - alpha):g}%"
 
 
-#: Each test of a win rule in words, as verdicts and pages say it.
-TEST_WORDS = {"rises": "rises", "falls": "falls", "not_rises": "does not rise", "not_falls": "does not fall",
-              "holds": "holds"}
-
-
 def clause_text(clause: Clause) -> str:
-    """A clause in words, as verdicts and pages show it."""
-    words = TEST_WORDS
-    if clause.test == "holds":
-        return f"{clause.metric} = {clause.equals:g} on {clause.fixture} in every repetition"
-    text = f"{clause.metric} {words[clause.test]}"
-    if clause.fixture:
-        text += f" on {clause.fixture}"
-    if clause.margin is not None:
-        text += f" (margin {clause.margin:g})"
-    return text
+    """A card's clause in words (`clause_words`, which the pages use too)."""
+    return clause_words(clause.metric, clause.test, clause.fixture, clause.margin, clause.equals)
 
 
 @dataclass
