@@ -52,3 +52,14 @@ def no_effect() -> dict[str, Any]:
 def clear_loss() -> dict[str, Any]:
     """The variant always wrong, the baseline always right."""
     return {"replies": [{"match": "Please.", "reply": "blue"}, {"match": "", "reply": "red"}]}
+
+
+def futile() -> dict[str, Any]:
+    """Replies that depend on the body alone (never on call order): both arms right on the same fixtures but
+    fixture 3 (only the variant right) and fixture 7 (only the baseline right), so the gap is 0 with a fixture
+    spread; with `win.min_effect: 0.4` look 1 of [3, 6, 9] goes on and look 2 rules that effect out."""
+    variant = "Please.\n<item>a ripe tomato, number "
+    return {"default_reply": "red",
+            "replies": [{"match": f"{variant}3<", "reply": "red"}, {"match": "number 3<", "reply": "blue"},
+                        {"match": f"{variant}7<", "reply": "blue"}, {"match": "number 7<", "reply": "red"},
+                        {"match": "number 1", "reply": "blue"}]}

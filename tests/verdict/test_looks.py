@@ -151,3 +151,46 @@ def test_an_hsd_card_is_run_judged_and_planned_at_its_sealed_gamma(tmp_path: Pat
     assert json.loads((folder / "verdict.json").read_text())["sequential"]["schedule"]["gamma"] == 1.0
     [row] = _ledger(tmp_path)
     assert row["looks"]["decision"] == "win"
+
+
+def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
+    from ..helpers_run import seal_card
+    from ..helpers_sequential import futile
+
+    server.configure(futile())
+    sequential_ab(tmp_path, server.base_url)
+    card = tmp_path / "cards" / "colour-ab.yaml"
+    card.write_text(card.read_text().replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n"
+                                                                          "  min_effect: 0.4"))
+    for seal in (tmp_path / "keys" / "colour-ab").glob("*.seal.json"):
+        seal.unlink()
+    project = seal_card(tmp_path, "colour-ab")
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    assert "  stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved)" in ran.output
+    assert server.stats()["calls"] == 192
+    folder = only_run(project, "colour-ab")
+    looks = json.loads((folder / "manifest.json").read_text())["looks"]
+    assert [(lk["look"], lk["repetitions"], lk["cells"], lk["decision"]) for lk in looks] == [
+        (1, 3, 96, "continue"), (2, 6, 192, "futility")]
+    first, second = looks
+    assert first["futility_statistic"] < first["futility"] and second["futility_statistic"] >= second["futility"]
+    assert abs(second["statistic"]) < second["boundary"]  # neither a win nor a loss
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: no-effect → non-result" in result.output
+    assert ("  Stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved). The effect that matters (a gap of "
+            "0.4, the card's min_effect) is ruled out at this look: it stopped for futility.") in result.output
+    assert "looks: stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved)" in result.output
+    assert "  look 1: 96 cells · statistic 0.000 · boundary 3.710 · continue" in result.output
+    assert "  look 2: 192 cells · statistic 0.000 · boundary 2.511 · futility" in result.output
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert (verdict["finding"], verdict["outcome"], verdict["cells"]) == ("no-effect", "non-result", 192)
+    [row] = _ledger(tmp_path)
+    assert row["looks"] == {"look": 2, "looks": 3, "decision": "futility", "cells": 192, "planned": 288,
+                            "saved": 0.3333}
+    assert (row["finding"], row["outcome"], row["cells"]) == ("no-effect", "non-result", 192)
+    gate = bc(project, "verdict", folder.name, "--gate", "--show")
+    assert gate.exit_code == 3, gate.output  # a no-effect, as docs/ci.md says
+    assert "gate: no-effect → exit 3 (only a win passes)" in gate.output

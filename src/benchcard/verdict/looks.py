@@ -170,20 +170,20 @@ def with_looks(card: Card, run_dir: Path, body: VerdictFile) -> VerdictFile:
     figures = looks_figures(manifest)
     if isinstance(body, ProbeVerdict) or body.finding == "incomplete":
         return msgspec.structs.replace(body, sequential=figures)
-    finding, why = _ab_finding(body, figures)
+    finding, why = _ab_finding(card, body, figures)
     outcome = "result" if finding in ("win", "loss") else "non-result"
     summary = f"{card.id} v{card.version}, run {run_dir.name}: {finding} ({outcome}). {why}"
     return msgspec.structs.replace(body, finding=finding, outcome=outcome, why=why, summary=summary,
                                    sequential=figures)
 
 
-def _ab_finding(body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
+def _ab_finding(card: Card, body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
     """The finding of a sequential ab run: its deciding look's, the sealed rule at that look's level (every
     clause, Holm included); never the fixed design's at α, which the looks have spent."""
     said = f"{looks.line[0].upper()}{looks.line[1:]}."
     if looks.decision == "futility":
-        return "no-effect", (f"{said} The effect that matters ({_effect(body)}) is ruled out at this look: it stopped "
-                             "for futility.")
+        return "no-effect", (f"{said} The effect that matters ({_futile(card)}) is ruled out at this look: it "
+                             "stopped for futility.")
     if looks.decision == "win":
         return "win", f"{said} Every clause of the rule holds at the look's level."
     if looks.decision == "loss":
@@ -191,6 +191,14 @@ def _ab_finding(body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
     if looks.decision == "no-effect":
         return "no-effect", f"{said} The first metric's interval lies inside ±{_effect(body)} at the last look."
     return "inconclusive", f"{said} No look showed a win, a loss or no effect at its level."
+
+
+def _futile(card: Card) -> str:
+    """The effect a futility stop ruled out, as `_ab_look` tested it: `min_effect`, else the equivalence margin."""
+    assert card.win is not None
+    if card.win.min_effect:
+        return f"a gap of {card.win.min_effect:g}, the card's min_effect"
+    return f"a gap of {card.win.equivalence_margin or 0:g}, the card's equivalence margin"
 
 
 def _effect(body: AbVerdict) -> str:
