@@ -133,8 +133,6 @@ def test_a_sequential_run_needs_its_looker(tmp_path: Path) -> None:
     project = sequential_ab(tmp_path)
     with pytest.raises(Exception, match="is a sequential card: its run takes the sealed looks"):
         run(project, "colour-ab", RunOptions(progress=False))
-    retried = bc(project, "run", "colour-ab", "--resume", "x", "--retry-failed")
-    assert retried.exit_code == 1 and "--retry-failed does not apply to a sequential card" in retried.stderr
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
@@ -152,3 +150,72 @@ def test_a_batch_run_submits_one_batch_per_stretch(tmp_path: Path, server: FakeS
     stats = server.stats()
     assert stats["batch"]["batches"] == 2 and stats["batch"]["submitted"] == 48
     assert [lk["cells"] for lk in _manifest(folder)["looks"]] == [24, 48]
+
+
+def test_a_retry_calls_again_the_failed_cells_of_the_stretch_no_look_has_read(tmp_path: Path, server: FakeServer,
+                                                                             key: str) -> None:
+    """An outage inside the first stretch stops the run before its look; `--retry-failed` calls those cells
+    again with the rest of the stretch, and the look is taken once, on the whole stretch."""
+    server.configure({"faults": [{"kind": "503", "times": 999}]})
+    project = sequential_ab(tmp_path, server.base_url)
+    stopped = bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "1")
+    folder = only_run(project, "colour-ab")
+    assert stopped.exit_code == 1
+    assert stopped.stderr.strip().splitlines()[-1].endswith(
+        f"5 of 288 cells recorded, 5 failed. When the endpoint answers again: benchcard run colour-ab --resume "
+        f"{folder.name} --retry-failed")
+    assert "looks" not in _manifest(folder)
+    server.configure(clear_win())
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["called"] == PER_LOOK and s["counts"] == {"ok": PER_LOOK, "truncated": 0, "failed": 0}
+    assert s["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    [look] = _manifest(folder)["looks"]
+    assert (look["look"], look["cells"], look["decision"]) == (1, PER_LOOK, "win")
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len(rows) == PER_LOOK + 5 and all(r["status"] == "failed" for r in rows[:5])
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0 and "finding: win → result" in verdict.output, verdict.output
+
+
+def test_a_retry_never_calls_again_a_cell_a_look_has_read(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Fixture 0 fails throughout the first stretch, whose look is taken with those failures; the endpoint then
+    goes down inside the second stretch. `--retry-failed` calls the second stretch's failed cells again, never
+    the first's: look 1 is final."""
+    from benchcard.verdict.looks import look_at
+
+    server.configure({**no_effect(), "faults": [{"match": "number 0<", "kind": "500", "times": 999}]})
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+
+    def looker(card: Any, folder: Path, k: int) -> Any:
+        look = look_at(card, folder, k)
+        server.configure({"faults": [{"kind": "503", "times": 999}]})  # down after the first look
+        return look
+
+    with pytest.raises(Exception, match="5 cells in a row failed in transport"):
+        run(project, "colour-ab", RunOptions(concurrency=1, attempts=1, progress=False), looker=looker)
+    folder = only_run(project, "colour-ab")
+    [look] = _manifest(folder)["looks"]
+    assert (look["look"], look["cells"], look["decision"]) == (1, PER_LOOK, "continue")
+    reps = {a.cell: a.repetition for a in iter_rows(folder / "sealed" / "assignment.jsonl", AssignmentRow)}
+    before = read_jsonl(folder / "outputs.jsonl")
+    first = {r["cell"] for r in before if r["status"] == "failed" and reps[r["cell"]] < 3}
+    second = {r["cell"] for r in before if r["status"] == "failed" and reps[r["cell"]] >= 3}
+    assert len(first) == 6 and len(second) == 5  # fixture 0 × 2 variants × 3 repetitions; then the outage
+
+    server.configure(no_effect())
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json")
+    assert result.exit_code == 0, result.output
+    assert ("6 failed cell(s) were read by look 1, and a look taken is final: they are not called again (they "
+            "count against win.allow_failed)") in result.stderr
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["called"] == 2 * PER_LOOK and s["counts"]["failed"] == 6
+    rows = read_jsonl(folder / "outputs.jsonl")
+    again = [r["cell"] for r in rows[len(before):]]
+    assert not first & set(again) and second <= set(again)  # the second stretch's failures called again, only
+    assert [lk["look"] for lk in _manifest(folder)["looks"]] == [1, 2, 3]
+    assert _manifest(folder)["looks"][0] == look  # the look taken stands as it was
+    finished = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed")
+    assert finished.exit_code == 0 and f"nothing to retry: run {folder.name} is finished" in finished.output
+    assert "6 failed cell(s) were read by looks 1 to 3, and a look taken is final" in finished.output

@@ -21,6 +21,7 @@ from msgspec import UNSET
 from benchcard.card.model import Card
 from benchcard.errors import RunError
 from benchcard.records.rows import AssignmentRow, Look, Manifest, Schedule, iter_rows
+from benchcard.run.retry import done_cells
 from benchcard.run.store import RunStore
 
 #: The verdict's look (`verdict.looks.look_at`): the card, the run folder, the look (1-based) → the look taken.
@@ -75,10 +76,10 @@ async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: 
             if taken[k - 1].decision != "continue":
                 return Looked(called, taken[k - 1], True)
             continue
-        done = store.done_cells()
+        done = done_cells(store)  # a retry's reopened cells of this stretch are called again
         if cells - done:
             called += await call(done | (every - cells))
-            if cells - store.done_cells():
+            if cells - done_cells(store):
                 return Looked(called, None, False)  # stopped, or a batch still running: resumed later
         outputs_to = store.outputs_path.stat().st_size
         score(None if previous is None else (previous.outputs_to, previous.scores_to))

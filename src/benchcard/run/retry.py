@@ -12,7 +12,9 @@ reopening is one atomic write of the manifest: a retry interrupted anywhere is c
 
 Runs retried before 2026-12-01 moved their failed rows to `attempts.jsonl` and rewrote outputs.jsonl without them;
 their retry entries have no `from`, and they read as they always did.
-A run with a verdict is never retried: its evidence is anchored in the ledger.
+A run with a verdict is never retried: its evidence is anchored in the ledger. In a sequential run a look taken
+is final, so the failed cells of the repetitions a look has read are never reopened (`Outcomes.final`): only
+those of the stretch under way are, and its look is taken once they have an outcome.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records.rows import Manifest, decode_line, utc_stamp
+from benchcard.records.rows import AssignmentRow, Manifest, decode_line, iter_rows, utc_stamp
 from benchcard.run.store import RunStore
 
 CLOSING_FIELDS = ("finished_at", "outputs_digest", "scores_digest", "counts")
@@ -42,12 +44,14 @@ class _CellStatus(msgspec.Struct):
 
 @dataclass(frozen=True)
 class Outcomes:
-    """A run's cells by current outcome: how many have one, how many of those failed, and the cells an earlier
-    retry reopened that have no new outcome yet (they are called by the next resume)."""
+    """A run's cells by current outcome: how many have one, how many of those failed (and may be called again),
+    the cells an earlier retry reopened that have no new outcome yet (they are called by the next resume), and
+    in a sequential run the failed cells a look already read (`final`: never called again, not in `failed`)."""
 
     recorded: int
     failed: int
     waiting: frozenset[str] = frozenset()
+    final: int = 0
 
 
 def retry_from(manifest: Manifest) -> int | None:
@@ -56,10 +60,20 @@ def retry_from(manifest: Manifest) -> int | None:
     return None if isinstance(start, UnsetType) else start
 
 
+def looked_cells(store: RunStore, manifest: Manifest) -> frozenset[str]:
+    """The cells a sequential run's looks have read (those of the repetitions before its last look's count): a
+    look taken is final, so none of them is called again; empty for any other run."""
+    if manifest.sequential is None or not manifest.looks:
+        return frozenset()
+    upto = manifest.looks[-1].repetitions
+    return frozenset(a.cell for a in iter_rows(store.assignment_path, AssignmentRow) if a.repetition < upto)
+
+
 def outcomes(store: RunStore) -> Outcomes:
     """Each cell's current outcome, from the last row of each cell."""
     manifest = store.read_manifest()
-    if not manifest.retries:  # never retried: one row per cell
+    looked = looked_cells(store, manifest)
+    if not manifest.retries and not looked:  # never retried: one row per cell
         recorded = failed = 0
         for _, line in _lines(store):
             recorded += 1
@@ -73,8 +87,11 @@ def outcomes(store: RunStore) -> Outcomes:
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise RunError(f"{store.outputs_path}: the row at byte {pos} is not a row of outputs ({exc})") from None
         last[row.cell] = (row.status == "failed", pos)
-    waiting = frozenset(c for c, (failed_, pos) in last.items() if failed_ and start is not None and pos < start)
-    return Outcomes(len(last) - len(waiting), sum(f for f, _ in last.values()) - len(waiting), waiting)
+    final = sum(f for c, (f, _) in last.items() if c in looked)
+    waiting = frozenset(c for c, (failed_, pos) in last.items()
+                        if failed_ and start is not None and pos < start and c not in looked)
+    failed = sum(f for f, _ in last.values()) - len(waiting) - final
+    return Outcomes(len(last) - len(waiting), failed, waiting, final)
 
 
 def scoring_since(manifest: Manifest) -> tuple[int, int] | None:

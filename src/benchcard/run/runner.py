@@ -52,7 +52,7 @@ from benchcard.run.providers import (
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
-from benchcard.run.retry import done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
+from benchcard.run.retry import Outcomes, done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.scratch import MARK as SCRATCH
 from benchcard.run.scratch import keep_out_of_git, scratch_reason
 from benchcard.run.store import RunStore
@@ -180,7 +180,10 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:
         assert resumed.store is not None
-        reopen_failed(resumed.store, outcomes(resumed.store))
+        found = outcomes(resumed.store)
+        if found.final:
+            print(_final_note(resumed, found), file=stream or sys.stderr)
+        reopen_failed(resumed.store, found)
         resumed.manifest = resumed.store.read_manifest()
     setting = _Setting(project, card, seal_root, options, prices, stream, stop_after, transport, looker)
     try:
@@ -195,7 +198,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
 
 
 def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
-    """A sequential card runs with its looks, never re-judged, never --retry-failed."""
+    """A sequential card runs with its looks and is never re-judged (`--retry-failed` calls again only the failed
+    cells no look has read: `retry.outcomes`)."""
     if card.sequential is None:
         return
     if looker is None:
@@ -203,9 +207,6 @@ def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
                        "`benchcard run` or `benchcard.api.run_card`")
     if judge_spec(card) is not None:
         raise RunError(f"{card.id}: a judge card cannot be sequential yet (its scores come after every cell)")
-    if o.retry_failed:
-        raise RunError(f"--retry-failed does not apply to a sequential card ({card.id}): its looks were taken on "
-                       "the cells as they were; a failed cell counts against win.allow_failed")
 
 
 def _resumes_scratch(project: Project, card: Card, o: RunOptions) -> bool:
@@ -237,8 +238,11 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
     if t.manifest.finished_at is None:
         return None
     run_id = t.store.run_id
-    counts = f"{found.recorded} of {t.manifest.cells} cells have an outcome, {found.failed} failed"
-    if o.retry_failed:
+    counts = f"{found.recorded} of {t.manifest.cells} cells have an outcome, {found.failed + found.final} failed"
+    if found.final:  # a finished sequential run: every cell it called was read by a look
+        note = (f"{'nothing to retry: ' if o.retry_failed else ''}run {run_id} is finished ({counts}); "
+                f"{_final_note(t, found)}")
+    elif o.retry_failed:
         note = f"nothing to retry: run {run_id} is finished and no cell failed ({counts})"
     elif found.failed:
         note = (f"run {run_id} is finished: nothing to call ({counts}); `benchcard run {card.id} --resume {run_id} "
@@ -249,6 +253,16 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
     tally = Tally.of(t.store)
     return run_summary(project, t.store, t.manifest, t.rig, tally, time.perf_counter(), 0, True,
                        int(t.manifest.concurrency or 0), False, note, looks=_looks_line(t.manifest))
+
+
+def _final_note(t: _Target, found: Outcomes) -> str:
+    """What a sequential run's failed cells already read by a look are: final, never called again."""
+    assert t.manifest is not None and t.manifest.looks
+    taken = len(t.manifest.looks)
+    which = "look 1" if taken == 1 else f"looks 1 to {taken}"
+    counted = "against win.allow_failed" if t.manifest.kind == "ab" else "as failing the gate"
+    return (f"{found.final} failed cell(s) were read by {which}, and a look taken is final: they are not called "
+            f"again (they count {counted})")
 
 
 def _check_options(o: RunOptions) -> None:
@@ -470,7 +484,8 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
                 else:
                     assert s.looker is not None
                     looked = await run_in_looks(card, store, manifest, s.looker, call, lambda since: score_blind(
-                        store.outputs_path, store.scores_path, card, s.project, since=since))
+                        store.outputs_path, store.scores_path, card, s.project, since=since,
+                        retried=bool(store.read_manifest().retries)))
                     called = looked.called
             finally:
                 session.progress.stop()
