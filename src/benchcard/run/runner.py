@@ -179,12 +179,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     if spec is not None:
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:
-        assert resumed.store is not None
-        found = outcomes(resumed.store)
-        if found.final:
-            print(_final_note(resumed, found), file=stream or sys.stderr)
-        reopen_failed(resumed.store, found)
-        resumed.manifest = resumed.store.read_manifest()
+        _reopen_failed(resumed, stream)
     setting = _Setting(project, card, seal_root, options, prices, stream, stop_after, transport, looker)
     try:
         return asyncio.run(_run_all(setting, targets))
@@ -253,6 +248,17 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
     tally = Tally.of(t.store)
     return run_summary(project, t.store, t.manifest, t.rig, tally, time.perf_counter(), 0, True,
                        int(t.manifest.concurrency or 0), False, note, looks=_looks_line(t.manifest))
+
+
+def _reopen_failed(t: _Target, stream: IO[str] | None) -> None:
+    """`--retry-failed`: the failed cells a retry may call again reopened (a sequential run: those no look has
+    read, the others said to stay failed)."""
+    assert t.store is not None
+    found = outcomes(t.store)
+    if found.final:
+        print(_final_note(t, found), file=stream or sys.stderr)
+    reopen_failed(t.store, found)
+    t.manifest = t.store.read_manifest()
 
 
 def _final_note(t: _Target, found: Outcomes) -> str:
