@@ -9,10 +9,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from benchcard._util.numfmt import DASH, fixed
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import build_site
-from benchcard.publish.render import fmt_num
 
 from ..conftest import copy_project
 from ..helpers_site import (
@@ -81,7 +81,7 @@ def test_a_truncated_cell_is_called_cut_off_at_max_tokens_not_a_transport_failur
     [run_dir] = (tmp_path / "proj" / "results" / DEMO).glob(f"v*/{DEMO_RUN}")
     low, high = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["metrics"]["score"]["bounded_gaps"]
     assert (f"The verdict judged it with 1 truncated cell(s), outputs cut off at max_tokens, bounded at the worst "
-            f"case for the claim: gaps {fmt_num(low, 3)} to {fmt_num(high, 3)}.") in card
+            f"case for the claim: gaps {fixed(low, missing=DASH)} to {fixed(high, missing=DASH)}.") in card
     for html_page in out.rglob("*.html"):
         text = _norm(_Page(html_page.read_text(encoding="utf-8")).text)
         for old in OLD_TRUNCATION_WORDS:

@@ -25,7 +25,7 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
     and its caption draw and name the verdict's interval, never the narrower paired t one."""
     import numpy as np
 
-    from benchcard.publish.render import fmt_num
+    from benchcard._util.numfmt import DASH, fixed, interval
     from benchcard.stats import paired as stats
 
 
@@ -43,13 +43,14 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
     assert np.isclose(paired.gap, verdict["metrics"]["score"]["gap"])
     assert verdict["clauses"][0]["holds"] is False
 
-    ci = f"[{fmt_num(low, 3)}, {fmt_num(high, 3)}]"
-    t_ci = f"[{fmt_num(paired.ci_low, 3)}, {fmt_num(paired.ci_high, 3)}]"
+    ci = interval(low, high, missing=DASH)
+    t_ci = interval(paired.ci_low, paired.ci_high, missing=DASH)
     [img] = [a for t, a in _Page(source).tags if t == "img" and "score" in str(a.get("src"))]
     assert (f"95% CI {ci}, the verdict's calibrated interval (fixture and run-to-run variance); baseline "
             "run-to-run spread") in str(img["alt"])
     caption = _norm(re.findall(r"<figcaption>(.*?)</figcaption>", source, re.S)[0])
-    assert (f"Blue line and band: the gap ({fmt_num(paired.gap, 3)}) and the verdict's own 95% calibrated interval "
+    assert (f"Blue line and band: the gap ({fixed(paired.gap, missing=DASH)}) and the verdict's own 95% calibrated "
+            "interval "
             f"{ci}, the one it decides on") in caption
     for svg_name in (img["src"], str(img["src"]).replace(".svg", "-narrow.svg")):
         svg = (out / "cards" / DEMO / str(svg_name)).read_text(encoding="utf-8")
@@ -65,9 +66,9 @@ def test_the_band_is_the_verdicts_calibrated_interval_not_the_paired_t(tmp_path:
 def test_an_edited_verdict_cannot_move_the_band(tmp_path: Path) -> None:
     """verdict.json edited after its ledger row (its interval narrowed to exclude 0): the figure draws the
     interval the hash-chained row records, the verdict's as it was given, not the edited one."""
+    from benchcard._util.numfmt import DASH, interval
     from benchcard.project import Project
     from benchcard.publish.build import build_site
-    from benchcard.publish.render import fmt_num
 
 
     _demo_site(tmp_path, _run_shock)
@@ -81,15 +82,15 @@ def test_an_edited_verdict_cannot_move_the_band(tmp_path: Path) -> None:
     assert any("verdict.json differs from its ledger row" in s for s in report.skipped)
     source = (tmp_path / "site2" / "cards" / DEMO / "index.html").read_text(encoding="utf-8")
     [img] = [a for t, a in _Page(source).tags if t == "img" and "score" in str(a.get("src"))]
-    assert f"95% CI [{fmt_num(low, 3)}, {fmt_num(high, 3)}], the verdict's calibrated interval" in str(img["alt"])
+    assert f"95% CI {interval(low, high, missing=DASH)}, the verdict's calibrated interval" in str(img["alt"])
     assert "0.250, 0.350" not in source
 
 
 def test_each_variant_gets_one_figure_with_its_own_verdict_interval(tmp_path: Path) -> None:
     """Two variants: one figure per variant and gap clause (the verdict lists each clause once per variant,
     which must not draw each figure twice), each with that variant's interval from `by_variant`."""
+    from benchcard._util.numfmt import DASH, interval
     from benchcard.publish.build import build_site
-    from benchcard.publish.render import fmt_num
 
     from ..helpers_verdict import cli_run, two_variant_project
 
@@ -103,6 +104,6 @@ def test_each_variant_gets_one_figure_with_its_own_verdict_interval(tmp_path: Pa
     assert len(alts) == 4  # field_recall and the unsupported_values guard, for A and for B
     [a] = [x for x in alts if x.startswith("field_recall, A minus baseline")]
     low, high = figures["A"]["ci"]
-    assert f"95% CI [{fmt_num(low, 3)}, {fmt_num(high, 3)}], the verdict's calibrated interval" in a
+    assert f"95% CI {interval(low, high, missing=DASH)}, the verdict's calibrated interval" in a
     [b] = [x for x in alts if x.startswith("field_recall, B minus baseline")]
     assert figures["B"]["ci"] is None and "95% CI no interval (every fixture moved alike" in b

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.load import load_card
 from benchcard.cli import cli
 from benchcard.project import Project
-from benchcard.publish.render import fmt_num
 
 from ..conftest import SEEDS
 from ..helpers_site import (
@@ -83,8 +83,8 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
         assert "baseline run-to-run spread ±" in body and "verdict's 95% CI" in body and "paired t" not in body
         assert "the verdict's calibrated interval" in (a["alt"] or "")
     guard = verdict["metrics"]["unsupported_values"]
-    assert (f"The guard is judged on the one-sided 95% upper bound, {fmt_num(guard['upper_one_sided'], 3)}, against "
-            "its margin.") in text
+    upper = fixed(guard["upper_one_sided"], missing=DASH)
+    assert f"The guard is judged on the one-sided 95% upper bound, {upper}, against its margin." in text
     # the per-field table: 12 fixture rows for each clause metric
     source = path.read_text(encoding="utf-8")
     pivots = re.findall(r'<table class="pivot">(.*?)</table>', source, re.S)

@@ -3,19 +3,19 @@ p values, intervals and levels, each clause in words, and a holds clause counted
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchcard._util.numfmt import interval
 from benchcard.card.model import Clause
 from benchcard.project import Project
 from benchcard.records.verdictfigures import HoldsFigures
 from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run_data
-from benchcard.verdict.winrule import clause_text, fmt, fmt_ci, fmt_level, fmt_peq, holds_clause
+from benchcard.verdict.winrule import clause_text, holds_clause
 
 from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
 
@@ -48,20 +48,6 @@ def test_a_cut_off_repetition_is_named_apart_from_a_transport_failure(tmp_path: 
     assert "cut off or failed in transport" not in result.output
 
 
-@pytest.mark.parametrize(("x", "signed", "text"), [
-    (0.1234, False, "0.123"), (-0.1236, False, "−0.124"), (0.05, True, "+0.050"), (-0.05, True, "−0.050"),
-    (math.inf, False, "∞"), (-math.inf, True, "−∞"), (math.nan, False, "n/a"), (None, False, "n/a"),
-])
-def test_figures_are_shown_to_three_places_with_a_true_minus(x: float | None, signed: bool, text: str) -> None:
-    assert fmt(x, signed) == text
-
-
-def test_p_values_intervals_and_levels_in_words() -> None:
-    assert fmt_peq(0.01234) == "= 0.0123" and fmt_peq(0.00001) == "< 0.0001" and fmt_peq(None) == "= n/a"
-    assert fmt_ci(-0.25, 0.5) == "[−0.250, 0.500]"
-    assert (fmt_level(0.05), fmt_level(0.1), fmt_level(0.005)) == ("95%", "90%", "99.5%")
-
-
 @pytest.mark.parametrize(("clause", "text"), [
     (Clause("field_recall", "rises"), "field_recall rises"),
     (Clause("unsupported_values", "not_rises", margin=0.25), "unsupported_values does not rise (margin 0.25)"),
@@ -88,7 +74,7 @@ def test_a_holds_clause_counts_the_variants_repetitions_against_the_baselines(pr
                                "repetitions (Wilson 95% [")
     assert held.why.endswith("]; baseline 3 of 3).")
     base = holds_clause(clause, data, "baseline", "baseline", 0.05)
-    assert base.holds and base.why.endswith(f"holds — 3 of 3 repetitions (Wilson 95% {fmt_ci(*stats.wilson(3, 3))}; "
+    assert base.holds and base.why.endswith(f"holds — 3 of 3 repetitions (Wilson 95% {interval(*stats.wilson(3, 3))}; "
                                             "baseline 3 of 3).")
 
 

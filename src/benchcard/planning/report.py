@@ -3,10 +3,9 @@ declared assumptions (planning.py builds the data; this only words it)."""
 
 from __future__ import annotations
 
-import math
-
 from msgspec import UnsetType
 
+from benchcard._util.numfmt import fixed
 from benchcard.planning.result import (
     AssumedPlan,
     ClausePlan,
@@ -19,11 +18,8 @@ from benchcard.planning.result import (
 
 
 def _f(x: float | None, digits: int = 3) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞"
-    return f"{x:.{digits}f}"
+    """`plan`'s figures: `numfmt.fixed` with the ASCII minus `plan` has always printed."""
+    return fixed(x, digits, minus="-")
 
 
 def model_line(model: ModelDescription, source: str) -> str:

@@ -8,10 +8,11 @@ from typing import Any
 
 import msgspec
 
+from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
 from benchcard.publish.files import copy_published, files_under, published_name, regular_inside
 from benchcard.publish.judgedby import baseline_of
-from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, labelled_figures
+from benchcard.publish.render import fmt_value, labelled_figures
 from benchcard.publish.runs import Run, number
 from benchcard.records.rows import OutputRow
 from benchcard.records.verdictfigures import known
@@ -64,7 +65,7 @@ def _attempt(row: OutputRow, blind: bool) -> str:
     last two withheld while the run is blind: they follow the prompt's length, which differs by variant)."""
     parts = [row.status, row.error or row.finish_reason or "—"]
     if not blind:
-        parts += [f"{fmt_value(row.attempts)} call(s)", fmt_ms(row.latency_ms)]
+        parts += [f"{fmt_value(row.attempts)} call(s)", millis(row.latency_ms)]
     return " · ".join(parts)
 
 
@@ -80,7 +81,7 @@ def _figures(out: OutputRow, blind: bool) -> list[tuple[str, str]]:
     return [("finish reason", out.finish_reason or "—"),
             ("tokens in / out / reasoning", " / ".join(fmt_value(n) for n in (usage.input, usage.output,
                                                                                 usage.reasoning))),
-            ("cost", fmt_money(out.cost)), ("latency", fmt_ms(out.latency_ms)), ("attempts", fmt_value(out.attempts))]
+            ("cost", money(out.cost)), ("latency", millis(out.latency_ms)), ("attempts", fmt_value(out.attempts))]
 
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:
@@ -96,7 +97,8 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     row = run.ledger_row if run.edited_file is not None else None
     rules = probe.rules if probe else (known(row.rules) if row else None)
     score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
-    rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}", "rate": fmt_num(r.rate),
+    rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}",
+                   "rate": fixed(r.rate, 2, missing=DASH),
                    "wilson": fmt_value(r.wilson)} for rule_id, r in (rules or {}).items()]
     return {
         "verdict_why": run.verdict_file.why if run.verdict_file else "",
@@ -124,7 +126,7 @@ def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
     cells: list[dict[str, Any]] = []
     if run.published is not None:
         cells.append({"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
-                      "status": str(run.published.get("status") or ""), "score": fmt_num(run.score),
+                      "status": str(run.published.get("status") or ""), "score": fixed(run.score, 2, missing=DASH),
                       "text": str(run.published.get("output") or ""), "rules": [], "metrics": [],
                       "details": labelled_figures({k: v for k, v in run.published.items()
                                                    if k in ("cost", "latency_ms", "finish_reason")})})
@@ -141,7 +143,7 @@ def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
             "cell": out.cell, "fixture": out.fixture,
             "variant": a.variant if a else None, "repetition": a.repetition if a else None,
             "status": out.status,
-            "score": fmt_num(s.score) if s else "—",
+            "score": fixed(s.score, 2, missing=DASH) if s else "—",
             "text": out.text,
             "rules": [(k, bool(v)) for k, v in (s.rules or {}).items()] if s else [],
             "metrics": [(k, fmt_value(v)) for k, v in (s.metrics if s else {}).items()

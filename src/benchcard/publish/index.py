@@ -7,8 +7,9 @@ from typing import Any
 
 from msgspec import UnsetType
 
+from benchcard._util.numfmt import DASH, fixed, money
 from benchcard.card.model import Card
-from benchcard.publish.render import fmt_money, fmt_num, fmt_value
+from benchcard.publish.render import fmt_value
 from benchcard.publish.runs import Run
 from benchcard.records.cardruns import newest
 from benchcard.records.ledgerrow import LedgerRow
@@ -22,7 +23,7 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
     for row in ledger:
         figures = []
         if isinstance(row.score, int | float):
-            figures.append(f"score {fmt_num(row.score)}")
+            figures.append(f"score {fixed(row.score, 2, missing=DASH)}")
         if row.model:
             figures.append(str(row.model))
         rows.append({
@@ -39,7 +40,7 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
             "outcome": row.outcome,
             "finding": row.finding,
             "figures": " · ".join(figures),
-            "cost": fmt_money(row.cost if isinstance(row.cost, int | float) else None),
+            "cost": money(row.cost if isinstance(row.cost, int | float) else None),
             "evidence": row.evidence,
             "evidence_href": hrefs.get((row.card, row.run)),
             "hash": row.hash.removeprefix("sha256:")[:12],
@@ -69,7 +70,7 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
     latest_run = newest(runs)  # the one rule (records/cardruns.py); a run set aside is never the card's line
     if latest_row is not None:
         if not card.is_ab and isinstance(latest_row.score, int | float):
-            text = f"score {fmt_num(latest_row.score)}"
+            text = f"score {fixed(latest_row.score, 2, missing=DASH)}"
         else:
             text = " · ".join(x for x in (latest_row.outcome, latest_row.finding) if x) or "recorded"
         when = latest_row.date
@@ -84,7 +85,7 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
         elif card.is_ab:
             text = " · ".join(x for x in (latest_run.outcome, latest_run.finding) if x) or "run, no verdict yet"
         else:
-            text = f"score {fmt_num(latest_run.score)}"
+            text = f"score {fixed(latest_run.score, 2, missing=DASH)}"
         when = latest_run.date
         detail = latest_run.rig_line if latest_run.scratch else latest_run.model
         version = latest_run.version

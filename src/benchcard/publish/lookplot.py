@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from benchcard.publish.render import fmt_num
+from benchcard._util.numfmt import DASH, fixed
 from benchcard.publish.runs import Run
 from benchcard.records.rows import Look, Manifest
 from benchcard.run.looking import stop_line
@@ -37,14 +37,14 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
     what = "mean score" if probe else "statistic of the first clause"
     alt = (f"The {what} at each of {len(m.looks)} look(s) taken, against each look's boundaries: {line}.")
     return {"src": FILE, "alt": alt, "line": line, "rows": rows, "probe": probe,
-            "spending": m.sequential.spending_text, "alpha": fmt_num(m.sequential.alpha, 3),
+            "spending": m.sequential.spending_text, "alpha": fixed(m.sequential.alpha, missing=DASH),
             "looks": len(m.sequential.looks)}
 
 
 def _shown(x: float | None) -> str:
     if x is None:
         return "—"
-    return ("beyond +40" if x > 0 else "beyond −40") if abs(x) >= BEYOND else fmt_num(x, 3)
+    return ("beyond +40" if x > 0 else "beyond −40") if abs(x) >= BEYOND else fixed(x, missing=DASH)
 
 
 def _clipped(values: list[float | None], lo: float, hi: float) -> list[float]:

@@ -12,10 +12,10 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.publish.judgedby import baseline_of
-from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run
 
 PAGE = "side-by-side.html"
@@ -53,7 +53,7 @@ def matrix_context(run: Run, card: Card | None) -> dict[str, Any]:
         score = s.score if s is not None else None
         rows.setdefault(out.fixture, {c: [] for c in columns}).setdefault(column, []).append({
             "cell": out.cell, "repetition": a.repetition if a is not None else None, "status": out.status,
-            "score": fmt_num(score) if score is not None else "—", "score_class": score_class(out.status, score),
+            "score": fixed(score, 2, missing=DASH), "score_class": score_class(out.status, score),
             "text": out.text,
         })
     for cells in rows.values():

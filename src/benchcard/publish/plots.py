@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.hashing import seed_from
+from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.card.model import Card
 from benchcard.publish.judgedby import ClauseRef, baseline_of, clauses_for
 from benchcard.publish.plotband import CALIBRATED, Band, paired_band, verdict_band
-from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run
 from benchcard.scoring.scorers import LOWER_IS_BETTER
 
@@ -149,18 +149,18 @@ def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: st
           clause: ClauseRef, floor: float, judged: bool) -> dict[str, Any]:
     """What the page says of one figure: its alt text and the caption's figures, naming the interval drawn."""
     level = f"{1 - band.alpha:.0%}"
-    ci = (f"no interval ({band.no_interval}; sign-flip p {fmt_num(band.p_signflip, 3)})" if band.no_interval
-          else f"[{fmt_num(band.ci_low, 3)}, {fmt_num(band.ci_high, 3)}]")
-    alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fmt_num(band.gap, 3)}, {level} CI {ci}, "
+    ci = (f"no interval ({band.no_interval}; sign-flip p {fixed(band.p_signflip, missing=DASH)})" if band.no_interval
+          else interval(band.ci_low, band.ci_high, missing=DASH))
+    alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fixed(band.gap, missing=DASH)}, {level} CI {ci}, "
            f"{band.name}{'' if judged or band.kind == CALIBRATED else ' (no verdict yet)'}; baseline run-to-run spread "
-           f"±{fmt_num(floor, 3)}")
-    bound = ({"side": band.bound[0], "value": fmt_num(band.bound[1], 3)} if band.bound else None)
+           f"±{fixed(floor, missing=DASH)}")
+    bound = ({"side": band.bound[0], "value": fixed(band.bound[1], missing=DASH)} if band.bound else None)
     return {"src": src, "src_narrow": src_narrow, "better": "lower" if good_sign(metric, clause) < 0 else "higher",
-            "alt": alt, "metric": metric, "variant": variant, "gap": fmt_num(band.gap, 3), "ci": ci,
-            "no_interval": band.no_interval, "p_signflip": fmt_num(band.p_signflip, 3),
-            "floor": fmt_num(floor, 3), "level": level, "calibrated": band.kind == CALIBRATED,
+            "alt": alt, "metric": metric, "variant": variant, "gap": fixed(band.gap, missing=DASH), "ci": ci,
+            "no_interval": band.no_interval, "p_signflip": fixed(band.p_signflip, missing=DASH),
+            "floor": fixed(floor, missing=DASH), "level": level, "calibrated": band.kind == CALIBRATED,
             "judged": judged, "bound": bound, "truncated": band.truncated,
-            "bounded_gaps": [fmt_num(x, 3) for x in band.bounded_gaps] if band.bounded_gaps else None}
+            "bounded_gaps": [fixed(x, missing=DASH) for x in band.bounded_gaps] if band.bounded_gaps else None}
 
 
 def guard_line(clause: ClauseRef) -> float | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
 from benchcard.project import ProjectConfig
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
-from benchcard.publish.render import fmt_money, fmt_ms, fmt_num, fmt_value, unscored_words
+from benchcard.publish.render import fmt_value, unscored_words
 from benchcard.publish.replicas import links, recorded
 from benchcard.publish.runs import Run
 
@@ -36,12 +37,12 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
     return {
         "model": run.model,
         "model_name": run.model_name,
-        "score": fmt_num(score),
+        "score": fixed(score, 2, missing=DASH),
         "badge": badge,
         "badge_class": {"passed": "pass", "failed": "fail", "partial": "partial"}.get(badge, "na"),
         "note": note,
-        "cost": fmt_money(run.cost),
-        "latency": fmt_ms(run.latency_ms),
+        "cost": money(run.cost),
+        "latency": millis(run.latency_ms),
         "date": run.date or "—",
         "href": root + run.href,
         "run_id": run.run_id,
@@ -72,7 +73,7 @@ def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[di
             "version": version,
             "superseded": version < card.version,
             "count": len(group),
-            "mean": fmt_num(sum(scores) / len(scores)) if scores else "—",
+            "mean": fixed(sum(scores) / len(scores), 2, missing=DASH) if scores else "—",
             "note": notes.get(version, ""),
             "rows": [_probe_row(r, root) | {"drift": _drift(r, linked)} for r in group],
         })

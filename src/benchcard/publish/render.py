@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -12,44 +11,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
 from benchcard._util.text import displayable
 from benchcard._util.version import __version__
 from benchcard.publish.runs import number
-
-
-def fmt_num(value: Any, digits: int = 2) -> str:
-    """A number to `digits` places with a true minus sign; a dash when there is none."""
-    x = number(value)
-    if x is None or math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    text = f"{x:.{digits}f}"
-    return text.replace("-", "−") if text.startswith("-") else text
-
-
-def fmt_p(value: Any) -> str:
-    """A p-value to three places, or `< 0.001`."""
-    x = number(value)
-    if x is None or math.isnan(x):
-        return "—"
-    return "< 0.001" if x < 0.001 else f"{x:.3f}"
-
-
-def fmt_money(value: Any) -> str:
-    """Dollars: cents, or four places below a cent."""
-    x = number(value)
-    if x is None:
-        return "—"
-    if x == 0:
-        return "$0"
-    return f"${x:.4f}" if x < 0.01 else f"${x:.2f}"
-
-
-def fmt_ms(value: Any) -> str:
-    """Milliseconds, rounded, with thousands separators."""
-    x = number(value)
-    return "—" if x is None else f"{round(x):,} ms"
 
 
 def fmt_value(value: Any) -> str:
@@ -61,9 +26,9 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return fmt_num(value, 3)
+        return fixed(value, missing=DASH)
     if isinstance(value, list | tuple) and len(value) == 2 and all(number(v) is not None for v in value):
-        return f"[{fmt_num(value[0], 3)}, {fmt_num(value[1], 3)}]"
+        return interval(value[0], value[1], missing=DASH)
     if isinstance(value, Mapping | list | tuple) and not value:  # e.g. no run means when nothing was scored
         return "—"
     if isinstance(value, Mapping):
@@ -155,7 +120,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=fmt_num, p=fmt_p, money=fmt_money, ms=fmt_ms, value=fmt_value, paras=paragraphs)
+    env.filters.update(num=lambda x, digits=2: fixed(x, digits, missing=DASH), p=lambda x: p_value(x, 3, missing=DASH),
+                       money=money, ms=millis, value=fmt_value, paras=paragraphs)
     env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env
 
@@ -197,6 +163,6 @@ def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
         if key in skip or value is None or (isinstance(value, str) and key in CLAUSE_KEYS):
             continue
         label = _FIGURE_NAMES.get(key, key.replace("_", " "))
-        text = fmt_p(value) if key in _P_KEYS else fmt_value(value)
+        text = p_value(value, 3, missing=DASH) if key in _P_KEYS else fmt_value(value)
         out.append((label, text))
     return out

@@ -18,8 +18,8 @@ from typing import Any
 
 from msgspec import UnsetType
 
+from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.publish.plots import NARROW_FONT, NARROW_IN, WIDE_IN
-from benchcard.publish.render import fmt_num
 from benchcard.publish.runs import Run
 from benchcard.records.replication import ReplicaLink, ReplicationJudgement
 from benchcard.records.replicationinput import run_gap
@@ -77,10 +77,10 @@ def replication_line(replica: Run) -> tuple[str, str]:
 def _ab_row(run: Run, role: str, original: Run | None) -> dict[str, Any]:
     gap = run_gap(run.verdict_file) if run.verdict_file is not None else None
     ci = _ci(run)
-    ci_text = f"[{fmt_num(ci[0], 3)}, {fmt_num(ci[1], 3)}]" if ci is not None else "no interval"
+    ci_text = interval(ci[0], ci[1], missing=DASH) if ci is not None else "no interval"
     finding, text = replication_line(run) if original is not None else ("", "")
     return {"role": role, "run_id": run.run_id, "date": run.date or "undated", "rig": run.rig_line,
-            "finding": run.finding or "awaiting its verdict", "gap": fmt_num(gap.gap if gap else None, 3),
+            "finding": run.finding or "awaiting its verdict", "gap": fixed(gap.gap if gap else None, missing=DASH),
             "ci": ci_text, "metric": gap.metric if gap else "",
             "replication": finding, "text": text if finding else "",
             "class": {REPLICATED: "holds", NOT_REPLICATED: "broken"}.get(finding, "")}

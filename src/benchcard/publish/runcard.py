@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
@@ -15,7 +16,7 @@ from benchcard.publish.evidence import run_files
 from benchcard.publish.files import copy_published, published_name, regular_inside
 from benchcard.publish.judgedby import baseline_of, clauses_for
 from benchcard.publish.plots import draw_plots
-from benchcard.publish.render import fmt_num, paragraphs, prose
+from benchcard.publish.render import paragraphs, prose
 from benchcard.publish.replicas import ab_replications, is_transfer, links, replication_line
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictpage import verdict_page
@@ -71,12 +72,12 @@ def _pivot(df: Any, metrics: Sequence[str], variants: Sequence[str], baseline: s
         cells = []
         for metric, v, base in columns:
             value = row.get((metric, v))
-            cells.append(fmt_num(value - row.get((metric, base)) if base else value, 3))
+            cells.append(fixed(value - row.get((metric, base)) if base else value, missing=DASH))
         rows.append({"fixture": str(fixture), "cells": cells, "unscored": bool(row.isna().all())})
     totals = []
     for metric, v, base in columns:
         col = means[(metric, v)] - means[(metric, base)] if base else means[(metric, v)]
-        totals.append(fmt_num(col.mean(), 3))
+        totals.append(fixed(col.mean(), missing=DASH))
     reps = sub.groupby(["fixture", "variant", "metric"])["value"].count()
     deltas = sorted({f"{v} − {base}" for _, v, base in columns if base})
     return {"groups": groups, "rows": rows, "mean": totals, "starts": starts, "deltas": deltas,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UnsetType
 
-from benchcard.publish.render import CLAUSE_KEYS, fmt_p, fmt_value, labelled_figures
+from benchcard._util.numfmt import DASH, p_value
+from benchcard.publish.render import CLAUSE_KEYS, fmt_value, labelled_figures
 from benchcard.publish.runs import Run
 from benchcard.publish.verdictview import VerdictView, verdict_view
 from benchcard.records.verdictfigures import HumanGrades, clause_words, known
@@ -155,7 +156,7 @@ def verdict_page(run: Run) -> VerdictPage:
     for variant, eq in view.equivalences:
         if eq.tost_p is not None:
             label = "equivalence" if not several else f"equivalence ({variant})"
-            other.append((label, f"TOST p {fmt_p(eq.tost_p)} against ±{fmt_value(eq.margin)}"))
+            other.append((label, f"TOST p {p_value(eq.tost_p, 3, missing=DASH)} against ±{fmt_value(eq.margin)}"))
     return VerdictPage(
         finding=run.finding, outcome=run.outcome, clauses=tuple(clauses),
         metrics=tuple(MetricShown(name, tuple(labelled_figures(dict(figs)))) for name, figs in view.metrics),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from msgspec import UNSET
 
+from benchcard._util.numfmt import fixed, interval
 from benchcard.card.model import Card, Clause
 from benchcard.records.ledgerrow import RowCounts, RuleRate
 from benchcard.records.verdictfigures import (
@@ -47,8 +48,6 @@ from benchcard.verdict.winrule import (
     EQ_TOL,
     ClauseResult,
     clause_text,
-    fmt,
-    fmt_ci,
     gap_clause,
     gap_figures,
     holds_clause,
@@ -366,7 +365,7 @@ def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
         k = int((v > 0.5).sum())
         lo, hi = stats.wilson(k, int(v.size), alpha)
         rules[rule_id] = RuleRate(passes=k, n=int(v.size), rate=k / v.size if v.size else None, wilson=[lo, hi])
-        rule_lines.append(f"rule {rule_id}: {k} of {v.size} pass (Wilson 95% {fmt_ci(lo, hi)})")
+        rule_lines.append(f"rule {rule_id}: {k} of {v.size} pass (Wilson 95% {interval(lo, hi)})")
     lo, hi = stats.wilson(passes, n, alpha)
     model = data.manifest.rig.model if data.manifest.rig is not None else ""
     reasons = []
@@ -378,11 +377,11 @@ def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
     if counts.missing:
         reasons.append(f"{counts.missing} have no output or score")
     if finding == "scored":
-        why = f"score {fmt(score)} over {n} scored repetition(s); {passes} of {n} pass (score 1)."
+        why = f"score {fixed(score)} over {n} scored repetition(s); {passes} of {n} pass (score 1)."
     elif n == 0:
         why = "no repetition could be scored."
     else:
-        why = f"score {fmt(score)} over the {n} scored repetition(s), but not every planned call was answered."
+        why = f"score {fixed(score)} over the {n} scored repetition(s), but not every planned call was answered."
     why = why + ("" if not reasons else " " + "; ".join(reasons) + ".")
     return ProbeVerdict(
         **given(head),

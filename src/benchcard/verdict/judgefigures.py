@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from scipy import stats as sps
 
 from benchcard._util.hashing import file_digest
+from benchcard._util.numfmt import fixed
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.records.ledgerrow import JudgeFigures
@@ -166,8 +167,8 @@ def judge_lines(j: JudgeBlock | None) -> list[str]:
     if j is None:
         return []
 
-    def num(x: Any) -> str:
-        return "n/a" if not isinstance(x, int | float) or isinstance(x, bool) else f"{x:.3f}"
+    def num(x: Any) -> str:  # the judge's figures have always printed an ASCII minus
+        return fixed(x, minus="-")
 
     agree = j.self_agreement
     floor = "" if j.floor is None else f" · floor {j.floor:g} {'met' if j.floor_met else 'NOT MET'}"

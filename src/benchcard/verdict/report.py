@@ -8,21 +8,16 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
+from benchcard._util.numfmt import fixed, interval, p_value
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 from benchcard.verdict.judgefigures import judge_lines
 
 
-def num(x: Any, signed: bool = False) -> str:
-    """A figure as the verdict prints it: three decimals, a true minus sign, n/a for a missing one."""
-    if not isinstance(x, int | float) or isinstance(x, bool):
-        return "n/a"
-    return (f"{x:+.3f}" if signed else f"{x:.3f}").replace("-", "−")
-
-
 def ci(pair: Any) -> str:
-    return f"[{num(pair[0])}, {num(pair[1])}]" if isinstance(pair, list) else "n/a"
+    """An interval as verdict.json holds it, `[lo, hi]`; n/a for none."""
+    return interval(pair[0], pair[1]) if isinstance(pair, list) else "n/a"
 
 
 def pairing_text(g: VariantFigures | MetricFigures) -> str | None:
@@ -79,17 +74,11 @@ def lead_lines(baseline: str, confidence: float, comparisons: Sequence[tuple[str
         verb = "left" if not isinstance(gap, int | float) or gap == 0 else ("raised" if gap > 0 else "lowered")
         held = all(c[3] for c in mine)
         pairing = pairing_text(g) if g is not None else None
-        out.append(f"{variant} {verb} {metric} from {num(means.get(baseline))} to {num(means.get(variant))} "
-                   f"({num(gap, True)}, {round(100 * confidence)} % CI {ci(known(g.ci) if g else None)})"
+        out.append(f"{variant} {verb} {metric} from {fixed(means.get(baseline))} to {fixed(means.get(variant))} "
+                   f"({fixed(gap, signed=True)}, {round(100 * confidence)} % CI {ci(known(g.ci) if g else None)})"
                    + (f", {pairing}" if pairing else "")
                    + f"; {'every clause holds' if held else 'not every clause holds'} → {outcome}")
     return out
-
-
-def _pval(x: Any) -> str:
-    if not isinstance(x, int | float) or isinstance(x, bool):
-        return "n/a"
-    return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
 
 
 def _ab_lines(v: AbVerdict) -> list[str]:
@@ -102,13 +91,13 @@ def _ab_lines(v: AbVerdict) -> list[str]:
     lines.append(f"metrics ({round(100 * v.confidence)}% intervals; bootstrap: "
                  f"{v.bootstrap.resamples:,} fixture resamples seeded from the seal root):")
     for name, m in v.metrics.items():
-        means = " · ".join(f"{k} {num(x)}" for k, x in m.means.items())
+        means = " · ".join(f"{k} {fixed(x)}" for k, x in m.means.items())
         for variant, g in m.per_variant(v.variants[0]).items():
             floor = known(g.noise_floor)
-            lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {num(known(g.gap), True)} "
-                         f"CI {ci(known(g.ci))} bootstrap {ci(known(g.ci_bootstrap))} p {_pval(known(g.p))} "
-                         f"sign-flip p {_pval(known(g.p_signflip))}; run term ±"
-                         f"{num(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
+            lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {fixed(known(g.gap), signed=True)} "
+                         f"CI {ci(known(g.ci))} bootstrap {ci(known(g.ci_bootstrap))} p {p_value(known(g.p))} "
+                         f"sign-flip p {p_value(known(g.p_signflip))}; run term ±"
+                         f"{fixed(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
                          "(the interval's run-to-run part)")
     return lines
 
@@ -147,25 +136,25 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     looks = known(v.sequential)
     if looks:
         lines.append(f"looks: {looks.line}")
-        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {num(lk.statistic)} · boundary "
-                     f"{num(lk.boundary)} · {lk.decision}" for lk in looks.taken)
+        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {fixed(lk.statistic)} · boundary "
+                     f"{fixed(lk.boundary)} · {lk.decision}" for lk in looks.taken)
     if isinstance(v, AbVerdict):
         for note in v.notes:
             lines.append(f"  note: {note}")
     if isinstance(v, AbVerdict) and (v.kind == "ab" or as_ab):
         lines.extend(_ab_lines(v))
     elif isinstance(v, ProbeVerdict):
-        lines.append(f"score {num(v.score)} · {v.passes} pass · Wilson 95% {ci(v.score_ci)}")
+        lines.append(f"score {fixed(v.score)} · {v.passes} pass · Wilson 95% {ci(v.score_ci)}")
         lines.extend(f"  {line}" for line in v.rule_lines)
     human = known(v.human)
     if human:
         kappa = human.kappa
-        lines.append(f"human grades: {human.graded} graded · agreement {num(human.agreement)} · Cohen's kappa "
-                     f"{num(kappa) if kappa is not None else 'undefined (one category only)'} · "
+        lines.append(f"human grades: {human.graded} graded · agreement {fixed(human.agreement)} · Cohen's kappa "
+                     f"{fixed(kappa) if kappa is not None else 'undefined (one category only)'} · "
                      f"{len(human.disagreements)} disagreement(s)")
         for d in human.disagreements:
             note = f" — {d.note}" if d.note else ""
-            lines.append(f"  {d.cell} {d.fixture} ({d.variant}): auto {num(d.auto_score)}, "
+            lines.append(f"  {d.cell} {d.fixture} ({d.variant}): auto {fixed(d.auto_score)}, "
                          f"human {d.human_grade}{note}")
     lines.extend(judge_lines(known(v.judge)))
     lines.extend(judgement_line(v))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.numfmt import fixed, interval, level, p_equals
 from benchcard.card.model import Clause, WinRule
 from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures, clause_words
 from benchcard.scoring.scorers import metric_range
@@ -22,38 +23,6 @@ from benchcard.verdict.columns import TRUNCATED
 from benchcard.verdict.runfolder import RunData
 
 EQ_TOL = 1e-9
-
-
-def fmt(x: float | None, signed: bool = False) -> str:
-    """A figure to three places, with a true minus sign; `n/a` for NaN."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    text = f"{x:+.3f}" if signed else f"{x:.3f}"
-    return text.replace("-", "−")
-
-
-def _p(x: float | None) -> str:
-    if x is None or math.isnan(x):
-        return "n/a"
-    return "< 0.0001" if x < 0.0001 else f"{x:.4f}"
-
-
-def fmt_peq(x: float | None) -> str:
-    """`= 0.0123` or `< 0.0001`, to follow a `p`."""
-    text = _p(x)
-    return text if text.startswith("<") else f"= {text}"
-
-
-def fmt_ci(lo: float, hi: float) -> str:
-    """An interval `[lo, hi]` of `fmt` figures."""
-    return f"[{fmt(lo)}, {fmt(hi)}]"
-
-
-def fmt_level(alpha: float) -> str:
-    """The confidence level of `alpha`, e.g. `95%`."""
-    return f"{100 * (1 - alpha):g}%"
 
 
 def clause_text(clause: Clause) -> str:
@@ -148,7 +117,8 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
     bounded = ""
     if not isinstance(figures.bounded_gaps, UnsetType):
         bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
-                   f"(gaps {fmt(figures.bounded_gaps[0], True)} to {fmt(figures.bounded_gaps[1], True)})")
+                   f"(gaps {fixed(figures.bounded_gaps[0], signed=True)} to "
+                   f"{fixed(figures.bounded_gaps[1], signed=True)})")
     if clause.test in ("rises", "falls"):
         return _effect_clause(clause, g, figures, ev, lost, alpha, min_effect, head, bounded)
     return _guard_clause(clause, g, figures, ev, lost, alpha, head, bounded)
@@ -158,9 +128,9 @@ def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lo
                    min_effect: float, head: str, bounded: str) -> ClauseResult:
     """`rises`/`falls`: holds, lost (the effect shown the wrong way), or why it does not hold."""
     zero = figures.ci is None
-    ci = (f"gap {fmt(figures.gap, True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
-          if figures.ci is None else f"{fmt_level(alpha)} CI {fmt_ci(*figures.ci)}") + f", p {fmt_peq(figures.p)}, "
-          f"sign-flip p {fmt_peq(figures.p_signflip)}")
+    ci = (f"gap {fixed(figures.gap, signed=True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
+          if figures.ci is None else f"{level(alpha)} CI {interval(*figures.ci)}") + f", p {p_equals(figures.p)}, "
+          f"sign-flip p {p_equals(figures.p_signflip)}")
     side = "above" if clause.test == "rises" else "below"
     if float(ev.p_hold[0]) <= alpha:
         shown = "the sign-flip puts" if zero else "the calibrated interval puts"
@@ -190,12 +160,12 @@ def _effect_reasons(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, a
         reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
     moved = int((np.abs(g.obs.d[0]) > 0).sum())
     if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
-        reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α ({moved} fixtures can never "
+        reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α ({moved} fixtures can never "
                        f"reach α {alpha:g})")
     elif figures.p_signflip > alpha and (zero or not (reasons or g.truncated)):  # compare needs it too
-        reasons.append(f"the sign-flip p {fmt(figures.p_signflip)} is above α")
+        reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α")
     if not reasons:
-        reasons.append(f"with truncated cells bounded, the evidence is p {fmt_peq(float(ev.p_hold[0]))}")
+        reasons.append(f"with truncated cells bounded, the evidence is p {p_equals(float(ev.p_hold[0]))}")
     return reasons
 
 
@@ -205,9 +175,9 @@ def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, los
     margin = float(clause.margin or 0.0)
     upper = clause.test == "not_rises"
     bound = figures.upper_one_sided if upper else figures.lower_one_sided
-    bound_name, cmp, limit = ("upper", "below", fmt(margin)) if upper else ("lower", "above", fmt(-margin))
-    gap_text = f"gap {fmt(figures.gap, True)}, p {fmt_peq(figures.p)}"
-    shown = (f"the one-sided {fmt_level(alpha)} {bound_name} bound {fmt(bound)}" if figures.ci is not None
+    bound_name, cmp, limit = ("upper", "below", fixed(margin)) if upper else ("lower", "above", fixed(-margin))
+    gap_text = f"gap {fixed(figures.gap, signed=True)}, p {p_equals(figures.p)}"
+    shown = (f"the one-sided {level(alpha)} {bound_name} bound {fixed(bound)}" if figures.ci is not None
              else "the gap (no spread at all)")
     if float(ev.p_hold[0]) <= alpha:
         why = f"holds — {shown} is {cmp} {limit} ({gap_text}){bounded}."
@@ -244,7 +214,7 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
     holds = n == planned and n > 0 and k == n
     figures = HoldsFigures(k=k, n=n, planned=planned, rate=k / n if n else None, wilson=[lo, hi],
                            baseline_k=bk, baseline_n=int(base_scored.size))
-    tail = f"Wilson {fmt_level(alpha)} {fmt_ci(lo, hi)}; baseline {bk} of {base_scored.size}"
+    tail = f"Wilson {level(alpha)} {interval(lo, hi)}; baseline {bk} of {base_scored.size}"
     head = f"{clause_text(clause)} ({variant})"
     cause = ""
     if holds:
@@ -294,11 +264,11 @@ def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost
             return "loss", f"the first clause's effect goes significantly the wrong way — {first_clause.why}", eq
         broken = [r for r in results if r.broken]
         return "loss", f"a guard is significantly broken — {broken[0].why}", eq
-    eq_ci = (f"the {100 * (1 - 2 * alpha):g}% CI of the {first_clause.clause.metric} gap {fmt_ci(*eq_interval)}"
+    eq_ci = (f"the {level(2 * alpha)} CI of the {first_clause.clause.metric} gap {interval(*eq_interval)}"
              if eq_interval else f"the {first_clause.clause.metric} gap, the same on every fixture (no spread, so no "
              "interval),")
     if finding == "no-effect":
-        return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {fmt_peq(tost_p)}) and every guard "
+        return "no-effect", (f"{eq_ci} lies inside ±{margin:g} (TOST p {p_equals(tost_p)}) and every guard "
                              "holds: the change did nothing worth having."), eq
     if not measurable:
         return "inconclusive", (f"inconclusive: no change can be measured here — every scored "
@@ -312,9 +282,9 @@ def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost
     equivalent = tost_p is not None and tost_p < alpha
     if equivalent:
         failed_guards = [clause_text(g.clause) for g in guards if not g.holds]
-        reasons.append(f"the effect is within ±{margin:g} (TOST p {fmt_peq(tost_p)}) but "
+        reasons.append(f"the effect is within ±{margin:g} (TOST p {p_equals(tost_p)}) but "
                        f"{', '.join(failed_guards)} does not hold, so it is not shown to be harmless")
     else:
-        reasons.append(f"{eq_ci} is not inside ±{margin:g} (TOST p {fmt_peq(tost_p)}), so no effect is not "
+        reasons.append(f"{eq_ci} is not inside ±{margin:g} (TOST p {p_equals(tost_p)}), so no effect is not "
                        "shown either")
     return "inconclusive", "; ".join(reasons) + "; nothing is significantly the wrong way.", eq
