@@ -34,7 +34,7 @@ def fixed(x: object, digits: int = 3, *, signed: bool = False, missing: str = "n
     return text.replace("-", minus)
 
 
-def interval(lo: object, hi: object, digits: int = 3, *, missing: str = "n/a") -> str:
+def interval(lo: object, hi: object, *, digits: int = 3, missing: str = "n/a") -> str:
     """`[lo, hi]`, each a `fixed` figure."""
     return f"[{fixed(lo, digits, missing=missing)}, {fixed(hi, digits, missing=missing)}]"
 
