@@ -4,6 +4,7 @@ included), functions kept small (not files), only the CLI imports click, and tes
 from __future__ import annotations
 
 import ast
+import functools
 import tomllib
 from pathlib import Path
 
@@ -87,8 +88,15 @@ def _longest(name: str, modules: dict[str, Path]) -> str:
 
 
 def graph() -> dict[str, set[str]]:
+    """Every benchcard module and the benchcard modules it imports (a copy: the tests below may keep it)."""
+    return {m: set(targets) for m, targets in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    """Parsed once per test process: the source does not change while the tests run, and a dozen tests read it."""
     modules = all_modules()
-    return {m: imports_of(p, modules) for m, p in modules.items()}
+    return {m: frozenset(imports_of(p, modules)) for m, p in modules.items()}
 
 
 def test_no_upward_import() -> None:
