@@ -75,8 +75,10 @@ demo-run: demo-project
 	$(BIN)/benchcard -C $(DEMO_DIR) verdict $(DEMO)
 	$(BIN)/benchcard -C $(DEMO_DIR) ledger
 
+# --dist loadfile: each test file goes to one worker whole, so its module-scoped fixtures (fake server, built
+# site, browser) are set up once, not once per worker.
 test: install chromium
-	$(BIN)/pytest -q -n auto
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 lint: install
 	$(BIN)/ruff check .
