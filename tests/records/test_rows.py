@@ -9,7 +9,7 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.manifestparts import Closed, Counts, Retry, Tokens
-from benchcard.records.rows import decode_manifest, encode_manifest
+from benchcard.records.rows import decode_manifest, encode_manifest, rig_line
 
 HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}
 OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
@@ -42,3 +42,11 @@ def test_a_mistyped_retry_or_token_count_names_the_field(field: str, value: obje
     with pytest.raises(RunError) as caught:
         decode_manifest(json.dumps({**HEAD, field: value}).encode(), "results/r/manifest.json")
     assert str(caught.value) == f"results/r/manifest.json: {message}"
+
+
+def test_one_rig_line_for_a_run_a_judge_and_a_page() -> None:
+    """The model, its effort, and where it was called (the surface, else the provider), as the ledger, a judge's
+    manifest and the pages all write it; a part not known is left out."""
+    assert rig_line("fable-5", "high", "Claude API", "anthropic") == "fable-5 · effort high · Claude API"
+    assert rig_line("j", None, None, "judge") == "j · judge"
+    assert rig_line("m", "low", None, "") == "m · effort low"

@@ -14,6 +14,7 @@ from benchcard.errors import BenchcardError
 from benchcard.project import ProjectConfig
 from benchcard.publish.render import json_ld
 from benchcard.publish.runs import Run
+from benchcard.records.rows import rig_line
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.scorers import ExactSpec, RulesSpec
@@ -45,8 +46,8 @@ def judge_view(card: Card) -> dict[str, Any] | None:
     spec = card.scoring
     if not isinstance(spec, JudgeSpec):
         return None
-    rig = " · ".join(p for p in (spec.model, f"effort {spec.effort}" if spec.effort else "", spec.provider) if p)
-    return {"rig": rig, "params": [(k, json.dumps(v)) for k, v in spec.params.items()], "k": spec.judgements,
+    return {"rig": rig_line(spec.model, spec.effort, None, spec.provider),
+            "params": [(k, json.dumps(v)) for k, v in spec.params.items()], "k": spec.judgements,
             "scale": spec.scale.describe(), "answer": spec.answer, "floor": spec.agreement_floor,
             "rubric": spec.rubric if isinstance(spec.rubric, str) else None,
             "criteria": [{"id": c.id, "ask": c.ask} for c in spec.criteria],

@@ -36,6 +36,7 @@ from benchcard.records.rows import (
     SetAside,
     decode_line,
     decode_manifest,
+    rig_line,
 )
 from benchcard.records.setaside import set_aside_of
 from benchcard.records.verdictfigures import known
@@ -147,13 +148,9 @@ class Run:
             return self.rig.line
         if self.ledger_row and self.ledger_row.rig:
             return self.ledger_row.rig
-        parts = [self.model] if self.model else []
-        if self.rig and self.rig.effort:
-            parts.append(f"effort {self.rig.effort}")
-        surface = (self.rig.surface or self.rig.provider) if self.rig else None
-        if surface:
-            parts.append(surface)
-        return " · ".join(parts)
+        if self.rig is None:
+            return self.model
+        return rig_line(self.model, self.rig.effort, self.rig.surface, self.rig.provider)
 
     @property
     def score_values(self) -> list[float]:

@@ -251,12 +251,10 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def rig_line(model: str, effort: str | None, surface: str | None, provider: str) -> str:
-    """The rig line of the pages and the ledger, e.g. `claude-fable-5-1 · effort high · Claude API`."""
-    parts = [model]
-    if effort:
-        parts.append(f"effort {effort}")
-    parts.append(surface or provider)
-    return " · ".join(parts)
+    """The rig line of the pages, the ledger and a judge's manifest, e.g. `claude-fable-5-1 · effort high · Claude
+    API`: the model, its effort, and where it was called (the surface, else the provider); a part not known is
+    left out."""
+    return " · ".join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
 
 
 # -------------------------------------------------------------------------------------------- reading, writing

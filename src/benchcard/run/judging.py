@@ -48,6 +48,7 @@ from benchcard.records.rows import (
     ScoreRow,
     dumps_line,
     iter_rows,
+    rig_line,
     utc_stamp,
 )
 from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
@@ -219,8 +220,7 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
                                                 redacted=blinded.removed, provider=cfg.name, url=url, body=body)))
     model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
-    rig["line"] = " · ".join(str(p) for p in (rig["model"], f"effort {rig['effort']}" if rig["effort"] else None,
-                                              cfg.name) if p)
+    rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
     store.add_to_manifest({"judge": {
         "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
         "judgements": len(pairs), "seed": seed, "planned_at": utc_stamp(),
