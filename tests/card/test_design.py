@@ -13,29 +13,80 @@ from ..helpers_cli import bc, one_line_error
 from ..helpers_cli import exit_and_streams as _run
 
 MUST_WIN = AB_CARD.replace("  accept_cannot_win: true  # a test card: four fixtures cannot win\n", "")
+THREE_VARIANTS = MUST_WIN.replace('variants: {baseline: "", A: "Please.\\n"}',
+                                  'variants: {baseline: "", A: "Please.\\n", B: "Kindly.\\n", C: "Now.\\n"}')
 
 
 def test_check_warns_when_the_design_can_never_win(tmp_path: Path) -> None:
-    text = AB_CARD.replace("repetitions: 3", "repetitions: 1")
+    """Too few fixtures and one repetition: one line, at the fixtures, giving both reasons and the one change that
+    is enough (no single one is: one repetition cannot be helped by fixtures, nor five fixtures by repetitions)."""
+    text = MUST_WIN.replace("repetitions: 3", "repetitions: 1")
     project = make_ab_project(tmp_path, text, n_fixtures=5)
     code, out, _ = _run(project, "check", "tiny-ab")
     assert code == 0, out  # a warning, not a failure: the card may be a pilot
     lines = text.splitlines()
     fixtures_line = 1 + next(i for i, ln in enumerate(lines) if ln.startswith("fixtures:"))
     reps_line = 1 + next(i for i, ln in enumerate(lines) if ln.startswith("repetitions:"))
-    assert (f"  warning: cards/tiny-ab.yaml:{fixtures_line}: field 'fixtures': 5 fixture(s) can never win at "
-            "α = 0.05: the exact sign-flip p is at least 0.0625 > α (a win needs 6 fixtures or more") in out
-    assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 1 repetition can never win") in out
+    [warning] = [ln for ln in out.splitlines() if "warning" in ln]
+    assert warning == (f"  warning: cards/tiny-ab.yaml:{fixtures_line}: field 'fixtures': 5 fixtures × 1 repetition "
+                       "with 1 variant(s) can never win at α = 0.05: the exact sign-flip p is at least 0.0625 > 0.05 "
+                       "and one repetition cannot measure the run-to-run spread; use 8 fixtures and 5 repetitions "
+                       "together")
     two = make_ab_project(tmp_path / "two", MUST_WIN.replace("repetitions: 3", "repetitions: 2"), n_fixtures=6)
     code, out, _ = _run(two, "check", "tiny-ab")
     assert code == 0
     assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 6 fixtures × 2 repetitions with 1 "
             "variant(s) cannot show a win reliably at α = 0.05: a treatment right every time against a baseline "
-            "right about half the time wins ") in out
-    assert "(95% needed); use 18 repetitions, or 281 fixtures" in out and "fixture(s) can never win" not in out
+            "right about half the time wins 0% of simulated runs (95% needed); use 18 repetitions, or 8 fixtures and "
+            "5 repetitions together") in out
     fine = make_ab_project(tmp_path / "fine", MUST_WIN.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
     code, out, _ = _run(fine, "check", "tiny-ab", "--json")
     assert code == 0 and json.loads(out)["cards"][0]["warnings"] == []
+
+
+def test_the_change_named_is_enough_and_holm_counts_in_the_fixtures_a_win_needs(tmp_path: Path) -> None:
+    """Six fixtures are enough for the sign-flip at α = 0.05 but not at Holm's α/3; the change `seal` names
+    (both together: more repetitions alone cannot lower the sign-flip's floor) then seals without a word."""
+    text = THREE_VARIANTS.replace("repetitions: 3", "repetitions: 2")
+    project = make_ab_project(tmp_path, text, n_fixtures=6)
+    line = one_line_error(bc(project, "seal", "tiny-ab"))
+    assert line.startswith("error: refusing to seal cards/tiny-ab.yaml: 6 fixtures × 2 repetitions with 3 variant(s) "
+                           "can never win at Holm's α/3 = 0.0167: the exact sign-flip p is at least 0.03125 > 0.0167; ")
+    assert "use 15 fixtures and 5 repetitions together" in line, line
+    fixed = make_ab_project(tmp_path / "fixed", THREE_VARIANTS.replace("repetitions: 3", "repetitions: 5"),
+                            n_fixtures=15)
+    result = bc(fixed, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    code, out, _ = _run(fixed, "check", "tiny-ab")
+    assert code == 0 and "warning" not in out
+
+
+def test_a_min_effect_the_plainest_effect_cannot_clear_is_a_dead_design(tmp_path: Path) -> None:
+    """A gap below min_effect is no win: at 0.6 a treatment right every time against a baseline right half the
+    time (a gap of about 0.5) cannot win, at 1.5 nothing on a 0–1 score can; `seal` says which min_effect can, and
+    `plan` says the same before any call."""
+    for effect, why in (("0.6", "cannot show a win reliably at α = 0.05: a treatment right every time against a "
+                                "baseline right about half the time wins 5% of simulated runs (95% needed) with "
+                                "min_effect 0.6, more than the plainest effect's gap of about 0.5"),
+                        ("1.5", "can never win at α = 0.05: min_effect 1.5 is beyond any gap a score in [0, 1] can "
+                                "take")):
+        text = MUST_WIN.replace("repetitions: 3", "repetitions: 5").replace(
+            "  equivalence_margin: 0.05\n", f"  equivalence_margin: 0.05\n  min_effect: {effect}\n")
+        project = make_ab_project(tmp_path / effect, text, n_fixtures=24)
+        line = one_line_error(bc(project, "seal", "tiny-ab"))
+        assert line == (f"error: refusing to seal cards/tiny-ab.yaml: 24 fixtures × 5 repetitions with 1 variant(s) "
+                        f"{why}; use a min_effect of at most 0.40 (or, for an A/A or pilot card, say so: win: "
+                        "{accept_cannot_win: true})")
+        code, out, _ = _run(project, "plan", "tiny-ab")
+        shown = f"warning: the most this design can show: 24 fixtures × 5 repetitions with 1 variant(s) {why}"
+        assert code == 0 and shown in out
+    text = MUST_WIN.replace("repetitions: 3", "repetitions: 5").replace(
+        "  equivalence_margin: 0.05\n", "  equivalence_margin: 0.05\n  min_effect: 0.4\n")
+    fine = make_ab_project(tmp_path / "fine", text, n_fixtures=24)
+    result = bc(fine, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    code, out, _ = _run(fine, "plan", "tiny-ab")
+    assert code == 0 and "warning" not in out
 
 
 def test_check_warns_when_a_run_was_cut_off_by_max_tokens(tmp_path: Path) -> None:
@@ -61,10 +112,6 @@ def test_the_fewest_fixtures_that_can_win_is_where_two_over_two_to_the_f_reaches
         assert 2 / 2 ** f <= alpha < 2 / 2 ** (f - 1)
 
 
-THREE_VARIANTS = MUST_WIN.replace('variants: {baseline: "", A: "Please.\\n"}',
-                                  'variants: {baseline: "", A: "Please.\\n", B: "Kindly.\\n", C: "Now.\\n"}')
-
-
 def test_seal_refuses_a_dead_design_in_one_line_naming_the_smallest_change(tmp_path: Path) -> None:
     """Twelve fixtures × 3 with three variants: even a treatment right every time against a baseline right half
     the time wins about a quarter of the time at Holm's α/3; `seal` says so before anything is written."""
@@ -75,7 +122,7 @@ def test_seal_refuses_a_dead_design_in_one_line_naming_the_smallest_change(tmp_p
     assert line.startswith("error: refusing to seal cards/tiny-ab.yaml: 12 fixtures × 3 repetitions with 3 "
                            "variant(s) cannot show a win reliably at Holm's α/3 = 0.0167: a treatment right every "
                            "time against a baseline right about half the time wins ")
-    assert line.endswith("of simulated runs (95% needed); use 6 repetitions, or 60 fixtures (or, for an A/A or "
+    assert line.endswith("of simulated runs (95% needed); use 6 repetitions, or 69 fixtures (or, for an A/A or "
                          "pilot card, say so: win: {accept_cannot_win: true})")  # one variant alone: 73 %
     assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
     code, out, _ = _run(project, "check", "tiny-ab")  # check says the same, as a warning, before any call

@@ -4,7 +4,8 @@ untyped code (tests/data/plan/; a pilot's run id is the one thing that differs b
 captured again on 2026-12-04, when a pilot's plan began drawing each simulated run's fixture spread from the
 pilot's uncertainty (its figures moved by design; its keys and their order did not), and again later that day
 with never-truncated.json, when the pilot's rate and run term were drawn too and the plan gained its
-`assumption` (one key, after `method`)."""
+`assumption` (one key, after `method`). On 2026-12-05 the dead-design notes gained the combined change (more
+fixtures and repetitions together) and a plan without a pilot its dead-design warning (none.json, prices.json)."""
 
 from __future__ import annotations
 

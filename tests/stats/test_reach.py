@@ -34,4 +34,24 @@ def test_the_smallest_change_names_each_way_out_that_works() -> None:
     assert change.variants is None  # even one variant is not reliable at 12 × 3
     assert change.text(12, 3, 3) == f"use {change.repetitions} repetitions, or {change.fixtures} fixtures"
     assert Change(None, None, 1).text(12, 5, 5) == "use 1 variant beside the baseline"
-    assert "no single change" in Change(None, None, None).text(4, 2, 1)
+    assert "no change within" in Change(None, None, None).text(4, 2, 1)
+
+
+def test_when_no_single_change_is_enough_both_together_are_named_and_are_enough() -> None:
+    """One repetition and too few fixtures (or two variants at 2 × 2): more of either alone never wins; the pair
+    named does, and more of both is named only where it takes fewer calls than any single change."""
+    for design in ((2, 1, 1), (4, 1, 3), (2, 2, 2)):
+        change = smallest_change(*design)
+        assert change.repetitions is None and change.fixtures is None and change.together is not None, design
+        fixtures, repetitions = change.together
+        assert reliable(fixtures, repetitions, design[2]), design
+        assert change.text(*design) == f"use {fixtures} fixtures and {repetitions} repetitions together"
+    assert smallest_change(12, 3, 3).together is None  # 6 repetitions: fewer calls than any pair
+
+
+def test_a_min_effect_above_the_plainest_gap_is_answered_by_a_smaller_one() -> None:
+    assert best_power(24, 5, 1, 0.05, 0.6) < RELIABLE <= best_power(24, 5, 1, 0.05)
+    change = smallest_change(24, 5, 1, 0.05, 0.6)
+    assert change.min_effect is not None and reliable(24, 5, 1, 0.05, change.min_effect)
+    assert not reliable(24, 5, 1, 0.05, change.min_effect + 0.01)
+    assert change.text(24, 5, 1) == f"use a min_effect of at most {change.min_effect:.2f}"

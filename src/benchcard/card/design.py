@@ -19,6 +19,7 @@ from benchcard.card.model import Card
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
 from benchcard.records.rows import manifest_or_none
+from benchcard.scoring.scorers import metric_range
 from benchcard.stats import reach
 
 
@@ -51,22 +52,11 @@ def design_warnings(card: Card, project: Project) -> list[str]:
     """One line per thing this card's design cannot show, each naming the file, line and field."""
     at = _locator(card, project)
     out: list[str] = []
-    if card.is_ab and card.win is not None:
-        alpha = card.win.alpha
-        n = len(card.fixture_ids())
-        need = fewest_fixtures(alpha)
-        if n < need:
-            out.append(f"{at('fixtures')}: field 'fixtures': {n} fixture(s) can never win at α = {alpha:g}: the "
-                       f"exact sign-flip p is at least {2 / 2 ** n:.4g} > α (a win needs {need} fixtures or more, "
-                       "and more for power)")
-        if card.repetitions == 1:
-            out.append(f"{at('repetitions')}: field 'repetitions': 1 repetition can never win: the run-to-run "
-                       "spread cannot be measured, and a gap it cannot measure is not shown real (use 3 or more)")
-        elif n >= need:
-            dead = cannot_win(card)
-            if dead:
-                accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
-                out.append(f"{at('repetitions')}: field 'repetitions': {dead}{accepted}")
+    dead = cannot_win(card)
+    if dead and card.win is not None:
+        accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
+        field = _blocking_field(card)
+        out.append(f"{at(*field)}: field '{'.'.join(field)}': {dead}{accepted}")
     early = early_looks(card)
     if early:
         out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
@@ -99,6 +89,26 @@ def early_looks(card: Card) -> str | None:
     return f"{head}, and {why}: it can never stop the run ({fix})"
 
 
+def _blocking_field(card: Card) -> tuple[str, ...]:
+    """The field a dead design's line points at: the fixtures when the sign-flip cannot reach α/V, the
+    repetitions when there is one, min_effect when the plainest effect's gap cannot clear it, else repetitions."""
+    assert card.win is not None
+    v = max(len(card.variant_names()) - 1, 1)
+    if 2 / 2 ** len(card.fixture_ids()) > card.win.alpha / v:
+        return ("fixtures",)
+    if card.repetitions > 1 and plain_min_effect(card) >= reach.PLAIN_GAP:
+        return ("win", "min_effect")
+    return ("repetitions",)
+
+
+def plain_min_effect(card: Card) -> float:
+    """The card's min_effect where the plainest effect's scale applies (a first clause on a fraction metric);
+    a count metric's gaps are on another scale, and its min_effect is not held against the design."""
+    assert card.win is not None
+    first = card.win.clauses[0]
+    return card.win.min_effect if metric_range(first.metric)[1] == 1.0 else 0.0
+
+
 def cannot_win(card: Card) -> str | None:
     """Why this ab card's design cannot show a win reliably, with the smallest change that can; None when it
     can (a treatment right every time against a baseline right about half the time wins ≥ 95 % of runs)."""
@@ -106,14 +116,28 @@ def cannot_win(card: Card) -> str | None:
         return None
     alpha, n, r = card.win.alpha, len(card.fixture_ids()), card.repetitions
     v = max(len(card.variant_names()) - 1, 1)
-    power = reach.best_power(n, r, v, alpha)
+    effect = plain_min_effect(card)
+    power = reach.best_power(n, r, v, alpha, effect)
     if power >= reach.RELIABLE:
         return None
     at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
-    change = reach.smallest_change(n, r, v, alpha).text(n, r, v)
-    return (f"{n} fixtures × {r} repetitions with {v} variant(s) cannot show a win reliably{at}: a treatment "
-            f"right every time against a baseline right about half the time wins {power:.0%} of simulated runs "
-            f"({reach.RELIABLE:.0%} needed); {change}")
+    level = alpha / v
+    never = []
+    if 2 / 2 ** n > level:
+        never.append(f"the exact sign-flip p is at least {2 / 2 ** n:.4g} > {level:.3g}")
+    if r == 1:
+        never.append("one repetition cannot measure the run-to-run spread")
+    if effect > 1:
+        never.append(f"min_effect {effect:g} is beyond any gap a score in [0, 1] can take")
+    why = (f"can never win{at}: {' and '.join(never)}" if never else
+           f"cannot show a win reliably{at}: a treatment right every time against a baseline right about half the "
+           f"time wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed)")
+    if effect > 0 and not never:
+        plain = (f", more than the plainest effect's gap of about {reach.PLAIN_GAP:g}" if effect >= reach.PLAIN_GAP
+                 else "")
+        why += f" with min_effect {effect:g}{plain}"
+    change = reach.smallest_change(n, r, v, alpha, effect).text(n, r, v)
+    return f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) {why}; {change}"
 
 
 def _truncation_warnings(card: Card, project: Project, where: str) -> list[str]:

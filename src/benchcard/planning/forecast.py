@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard.card.design import plain_min_effect
 from benchcard.card.model import Card, Clause
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
@@ -52,7 +53,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
                         "declared assumptions, not both")
     size = powerplan.design(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
-    from benchcard.card.design import truncation_warnings
+    from benchcard.card.design import cannot_win, truncation_warnings
     from benchcard.run import grid as grid
     from benchcard.run.judging import judge_estimate
     prices = project.config().prices
@@ -79,6 +80,11 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         judge=judge_estimate(project, card, prices),
         warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
     )
+    dead = cannot_win(card) if pilot is None and assumed is None and fixtures is None and repetitions is None else None
+    if dead:  # a pilot's or assumptions' plan says it in its notes, for the size it simulates
+        accepted = " (the card accepts it: win.accept_cannot_win)" if card.win and card.win.accept_cannot_win else ""
+        result = msgspec.structs.replace(result, warnings=[*result.warnings,
+                                                           f"the most this design can show: {dead}{accepted}"])
     if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
         design = Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
                           futility=card.sequential.futility, alpha=card.win.alpha,
@@ -130,7 +136,7 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> tuple[A
                        variant=", ".join(variants), fixtures=size[0], repetitions=size[1],
                        simulated_runs=simulate.DRAWS)
     level = powerplan.holm_level(card.win.alpha, len(variants), info.notes)
-    info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha))
+    info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha, plain_min_effect(card)))
     model = powerplan.mirrored(assumed.model(), first.test)
     found: tuple[Model, float] | None = None
     if first.test in ("rises", "falls"):
@@ -182,7 +188,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path,
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
     n_variants = len([v for v in card.variant_names() if v != card.baseline])
     level = powerplan.holm_level(alpha, n_variants, notes)
-    notes.append(powerplan.reach_note(size[0], size[1], n_variants, alpha))
+    notes.append(powerplan.reach_note(size[0], size[1], n_variants, alpha, plain_min_effect(card)))
     for clause in card.win.clauses:
         for variant in others:
             entry = ClausePlan(metric=clause.metric, test=clause.test, fixture=clause.fixture, margin=clause.margin,

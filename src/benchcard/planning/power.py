@@ -97,15 +97,18 @@ def holm_level(alpha: float, variants: int, notes: list[str]) -> float:
     return alpha / variants
 
 
-def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float) -> str:
+def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float = 0.0) -> str:
     """The best power the design can reach at all (stats/reach.py), and the smallest change when it is not
     reliable: what `check` and `seal` say of the card's own design, here for the planned one."""
     variants = max(variants, 1)
-    power = reach.best_power(fixtures, repetitions, variants, alpha)
+    power = reach.best_power(fixtures, repetitions, variants, alpha, min_effect)
+    effect = f", min_effect {min_effect:g}" if min_effect > 0 else ""
     text = (f"the most this design can show: a treatment right every time against a baseline right about half the "
-            f"time wins {power:.0%} of simulated runs ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g})")
+            f"time wins {power:.0%} of simulated runs ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g}"
+            f"{effect})")
     if power < reach.RELIABLE:
-        change = reach.smallest_change(fixtures, repetitions, variants, alpha).text(fixtures, repetitions, variants)
+        change = reach.smallest_change(fixtures, repetitions, variants, alpha, min_effect).text(
+            fixtures, repetitions, variants)
         text += f"; no effect can win reliably here ({reach.RELIABLE:.0%} needed): {change}"
     return text
 

@@ -6,7 +6,9 @@ effect with them) is about the largest gap a pass/fail score can hold. If the ru
 `RELIABLE` of seeded runs of a design (F fixtures, R repetitions, V variants tested at Holm's first level
 α/V), no real effect can be relied on to win there: the exact sign-flip's smallest p (2/2^F), Holm's α/V,
 or a run term known on too few degrees of freedom stands in the way. `benchcard check` and `seal` say so
-before any call, naming the smallest change that can (`smallest_change`), and `plan` prints the figure.
+before any call, naming the smallest change that can (`smallest_change`: more repetitions, more fixtures, fewer
+variants, a smaller `min_effect`, or, when no one of them is enough, fixtures and repetitions together), and
+`plan` prints the figure. A `min_effect` counts: a gap below it is no win, however significant.
 
 The runs are judged by `crossed` + `decision` as the verdict judges them, seeded, so the same design always
 gives the same figure (docs/statistics.md, "No dead designs").
@@ -14,12 +16,14 @@ gives the same figure (docs/statistics.md, "No dead designs").
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from benchcard.stats.crossed import batch_signflip, crossed
+from benchcard.stats.crossed import FloatArray, batch_signflip, crossed
 from benchcard.stats.decision import p_effect
 
 #: A design must give the plainest effect a win in at least this share of runs for `seal` to accept it.
@@ -30,17 +34,32 @@ SEED = 20261204
 #: How far `smallest_change` looks: repetitions up to this many, fixtures up to this many.
 MAX_REPETITIONS = 30
 MAX_FIXTURES = 2000
+#: The plainest effect's expected gap: E[1 − sigmoid(a)], a ~ N(0, 1), is 1/2 by symmetry.
+PLAIN_GAP = 0.5
+#: A single change is named beside the combined one up to this many times its calls.
+SINGLE_COST = 3
+#: The repetition counts `smallest_change` tries when only more fixtures and repetitions together will do.
+TOGETHER_REPETITIONS = (3, 5, 10, 20, MAX_REPETITIONS)
 
 
 @lru_cache(maxsize=256)
-def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05) -> float:
+def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05,
+               min_effect: float = 0.0) -> float:
     """The share of simulated runs of this design in which a treatment right every time wins against a baseline
-    right about half the time, at Holm's first level α/V."""
+    right about half the time, at Holm's first level α/V (a gap below `min_effect` is no win)."""
     if fixtures < 1 or repetitions < 2 or variants < 1:
         return 0.0
     level = alpha / variants
     if 2.0 ** (1 - fixtures) > level:  # the exact sign-flip can never reach it
         return 0.0
+    gap, p = _evidence(fixtures, repetitions)
+    return float(((p <= level) & ~(gap < min_effect)).mean())
+
+
+@lru_cache(maxsize=256)
+def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
+    """The simulated runs' gaps and the verdict's p that each rose (neither depends on α, V or min_effect, so
+    a search over those draws the design once)."""
     rng = np.random.default_rng([SEED, fixtures, repetitions])
     rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
     base = (rng.random((DRAWS, fixtures, repetitions)) < rate).astype(np.float64)
@@ -49,17 +68,19 @@ def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float 
     zero = c.zero_se & (c.gap > 0)
     if zero.any():  # every fixture moved alike: the sign-flip p itself decides
         flips[zero] = batch_signflip(c.d[zero], c.n_fixtures[zero])
-    return float((p_effect(c, flips, True) <= level).mean())
+    return c.gap, p_effect(c, flips, True)
 
 
 @dataclass(frozen=True)
 class Change:
-    """The smallest single change of a design that gives the plainest effect a reliable win (None: none does
-    within reach)."""
+    """The smallest change of a design that gives the plainest effect a reliable win: each single change that
+    does (None: none within reach), and `together` (fixtures, repetitions) when no single one does."""
 
     repetitions: int | None
     fixtures: int | None
     variants: int | None
+    min_effect: float | None = None
+    together: tuple[int, int] | None = None
 
     def text(self, fixtures: int, repetitions: int, variants: int) -> str:
         """"use 4 repetitions, or 19 fixtures, or 1 variant" (only the changes that work)."""
@@ -70,36 +91,99 @@ class Change:
             parts.append(f"{self.fixtures} fixtures")
         if self.variants is not None:
             parts.append(f"{self.variants} variant{'s' if self.variants != 1 else ''} beside the baseline")
+        if self.min_effect is not None:
+            parts.append(f"a min_effect of at most {self.min_effect:.2f}")
+        if self.together is not None:
+            parts.append(f"{self.together[0]} fixtures and {self.together[1]} repetitions together")
         if not parts:
-            return (f"no single change within {MAX_REPETITIONS} repetitions or {MAX_FIXTURES} fixtures does "
+            return (f"no change within {MAX_REPETITIONS} repetitions and {MAX_FIXTURES} fixtures does "
                     f"(now {fixtures} × {repetitions}, {variants} variant(s))")
         return "use " + ", or ".join(parts)
 
 
-def reliable(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05) -> bool:
-    return best_power(fixtures, repetitions, variants, alpha) >= RELIABLE
+def reliable(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05, min_effect: float = 0.0) -> bool:
+    return best_power(fixtures, repetitions, variants, alpha, min_effect) >= RELIABLE
 
 
 @lru_cache(maxsize=64)
-def smallest_change(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05) -> Change:
-    """More repetitions, more fixtures or fewer variants: the smallest of each that makes the design reliable."""
-    reps = next((r for r in range(max(repetitions, 1) + 1, MAX_REPETITIONS + 1)
-                 if reliable(fixtures, r, variants, alpha)), None)
-    fewer = next((v for v in range(variants - 1, 0, -1) if reliable(fixtures, repetitions, v, alpha)), None)
-    return Change(repetitions=reps, fixtures=_fewest_fixtures(fixtures, repetitions, variants, alpha),
-                  variants=fewer)
+def smallest_change(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05,
+                    min_effect: float = 0.0) -> Change:
+    """More repetitions, more fixtures, fewer variants or a smaller `min_effect`: the smallest of each that makes
+    the design reliable; and more fixtures and repetitions together when that takes fewer calls than either
+    alone (single changes are sought up to SINGLE_COST times its calls: each design drawn costs about a second)."""
+    smaller = _largest_min_effect(fixtures, repetitions, variants, alpha, min_effect)
+    if min_effect >= PLAIN_GAP:  # more of anything only brings the gap closer to 0.5: only a smaller min_effect
+        return Change(None, None, None, min_effect=smaller)
+    fewer = next((v for v in range(variants - 1, 0, -1)
+                  if reliable(fixtures, repetitions, v, alpha, min_effect)), None)
+    together = _fewest_calls(fixtures, repetitions, variants, alpha, min_effect)
+    cap = SINGLE_COST * together[0] * together[1] if together else MAX_FIXTURES * MAX_REPETITIONS
+    reps = _fewest_repetitions(fixtures, repetitions, variants, alpha, min_effect, min(MAX_REPETITIONS,
+                                                                                      cap // fixtures))
+    more = _fewest_fixtures(fixtures, repetitions, variants, alpha, min_effect, min(MAX_FIXTURES, cap // repetitions))
+    singles = [n * repetitions for n in (more,) if n] + [fixtures * n for n in (reps,) if n]
+    if together and singles and min(singles) <= together[0] * together[1]:
+        together = None
+    return Change(repetitions=reps, fixtures=more, variants=fewer, min_effect=smaller, together=together)
 
 
-def _fewest_fixtures(fixtures: int, repetitions: int, variants: int, alpha: float) -> int | None:
-    """The fewest fixtures above `fixtures` that make the design reliable (doubling, then bisection)."""
-    if repetitions < 2:
+def _fewest_fixtures(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float,
+                     top: int = MAX_FIXTURES) -> int | None:
+    """The fewest fixtures above `fixtures`, up to `top`, that make the design reliable (doubling, then
+    bisection)."""
+    if repetitions < 2 or top <= fixtures:
         return None
-    lo, hi = fixtures, max(fixtures * 2, 4)
-    while not reliable(hi, repetitions, variants, alpha):
-        lo, hi = hi, hi * 2
-        if hi > MAX_FIXTURES:
+    return _fewest(fixtures, min(max(fixtures * 2, 4), top), top,
+                   lambda f: reliable(f, repetitions, variants, alpha, min_effect))
+
+
+def _fewest_repetitions(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float,
+                        top: int = MAX_REPETITIONS) -> int | None:
+    """The fewest repetitions above `repetitions`, up to `top`, that make the design reliable (doubling, then
+    bisection)."""
+    if top <= repetitions:
+        return None
+    return _fewest(repetitions, min(max(repetitions + 1, 2), top), top,
+                   lambda r: reliable(fixtures, r, variants, alpha, min_effect))
+
+
+def _fewest(lo: int, hi: int, top: int, ok: Callable[[int], bool]) -> int | None:
+    """The least n in (lo, top] with ok(n), for ok that stays true once true (None when ok(top) is false)."""
+    while not ok(hi):
+        if hi >= top:
             return None
+        lo, hi = hi, min(hi * 2, top)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if reliable(mid, repetitions, variants, alpha) else (mid, hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
+
+
+def _largest_min_effect(fixtures: int, repetitions: int, variants: int, alpha: float,
+                        min_effect: float) -> float | None:
+    """The largest min_effect below the card's, in hundredths, at which the design is reliable (None when the
+    card has none, or when even 0 is not enough)."""
+    if min_effect <= 0 or not reliable(fixtures, repetitions, variants, alpha):
+        return None
+    lo, hi = 0, math.ceil(min_effect * 100)  # hundredths: lo reliable, hi not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if reliable(fixtures, repetitions, variants, alpha, mid / 100) else (lo, mid)
+    return lo / 100
+
+
+def _fewest_calls(fixtures: int, repetitions: int, variants: int, alpha: float,
+                  min_effect: float) -> tuple[int, int] | None:
+    """More fixtures and more repetitions together: of a few repetition counts, the pair with the fewest cells
+    that is reliable (each with its fewest fixtures)."""
+    level = alpha / variants
+    floor = max(fixtures, next(f for f in range(2, 64) if 2.0 ** (1 - f) <= level))  # the sign-flip's least
+    best: tuple[int, int] | None = None
+    for r in (r for r in TOGETHER_REPETITIONS if r > repetitions):
+        if best is not None and floor * r >= best[0] * best[1]:
+            break
+        f = floor if reliable(floor, r, variants, alpha, min_effect) else _fewest_fixtures(
+            floor, r, variants, alpha, min_effect)
+        if f is not None and (best is None or f * r < best[0] * best[1]):
+            best = (f, r)
+    return best
