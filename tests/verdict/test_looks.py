@@ -194,3 +194,44 @@ def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: P
     gate = bc(project, "verdict", folder.name, "--gate", "--show")
     assert gate.exit_code == 3, gate.output  # a no-effect, as docs/ci.md says
     assert "gate: no-effect → exit 3 (only a win passes)" in gate.output
+
+
+def test_a_replication_of_a_sequential_run_keeps_its_looks_and_compares_decisions(tmp_path: Path,
+                                                                                   server: FakeServer,
+                                                                                   key: str) -> None:
+    from benchcard.records.replication import SEQUENTIAL_RULE_NAME
+
+    from ..helpers_sequential import clear_loss
+
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    original = only_run(project, "colour-ab")
+    assert bc(project, "verdict", original.name).exit_code == 0
+    server.configure(clear_win())
+    again = bc(project, "replicate", original.name, "--json")
+    assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout)
+    assert data["run"]["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    folder = project.root / data["run"]["folder"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sequential"] == json.loads((original / "manifest.json").read_text())["sequential"]
+    assert manifest["replication_rule"]["name"] == SEQUENTIAL_RULE_NAME
+    judged = data["verdict"]["replication"]
+    assert judged["finding"] == "replicated"
+    assert judged["text"] == ("replicated: win again, each at its own sealed looks (the original stopped at look 1 "
+                              "of 3: win, the new run stopped at look 1 of 3: win; gaps not compared)")
+    server.configure(clear_loss())
+    flipped = bc(project, "replicate", original.name)
+    assert flipped.exit_code == 0, flipped.output
+    assert (f"replication of run {original.name}: not replicated: the decision flipped, win → loss (the original "
+            "stopped at look 1 of 3: win, the new run stopped at look 1 of 3: loss)") in flipped.stdout
+    rows = _ledger(tmp_path)
+    assert [r["replication"]["finding"] for r in rows[1:]] == ["replicated", "not replicated"]
+    assert rows[2]["replication"]["direction"] == "fell"
+    verified = bc(project, "ledger", "--verify")
+    assert verified.exit_code == 0 and "ledger ok: 3 row(s)" in verified.output, verified.output
+    site = bc(project, "site")
+    assert site.exit_code == 0, site.output
+    pages = [p.read_text() for p in tmp_path.rglob("*.html")]
+    assert any("win again, each at its own sealed looks" in page for page in pages)

@@ -21,7 +21,7 @@ from msgspec import UnsetType
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.publish.plots import NARROW_FONT, NARROW_IN, WIDE_IN
 from benchcard.publish.runs import Run
-from benchcard.records.replication import ReplicaLink, ReplicationJudgement
+from benchcard.records.replication import SEQUENTIAL_RULE_NAME, ReplicaLink, ReplicationJudgement
 from benchcard.records.replicationinput import run_gap
 from benchcard.stats.replication import (
     DEFAULT_RULE,
@@ -61,6 +61,9 @@ def _role(replica: Run) -> str:
 def _judgement(original: Run, replica: Run) -> ReplicationFinding | None:
     """The default rule over the two verdicts: the prediction interval the figure draws behind the rerun."""
     if original.verdict_file is None or replica.verdict_file is None:
+        return None
+    written = recorded(replica)
+    if written is not None and written.rule == SEQUENTIAL_RULE_NAME:  # judged on the decisions: no gap interval
         return None
     return replication_finding(run_gap(original.verdict_file), run_gap(replica.verdict_file), DEFAULT_RULE)
 

@@ -62,8 +62,18 @@ PROBE_RULE_NAME = "probe drift: paired over fixtures, or Newcombe's interval ove
 PROBE_ALPHA = 0.05
 
 
-def rule_record(kind: str) -> RuleRecord:
-    """The rule a replication of a run of this kind is judged by, fixed now (docs/replication.md)."""
+#: A sequential run's replication keeps its sealed looks and is judged on the two findings alone: each run's gap
+#: is selected by the look it stopped at (biased away from 0 when it stopped early), so the gap interval of the
+#: default rule does not hold for it (docs/replication.md, "Sequential runs").
+SEQUENTIAL_RULE_NAME = "sequential: the same finding at the sealed looks (gaps not compared)"
+
+
+def rule_record(kind: str, sequential: bool = False) -> RuleRecord:
+    """The rule a replication of a run of this kind (`sequential`: of a sequential card) is judged by, fixed now
+    (docs/replication.md)."""
+    if sequential:
+        fixed: dict[str, object] = {"name": SEQUENTIAL_RULE_NAME, "version": 1}
+        return RuleRecord(name=SEQUENTIAL_RULE_NAME, parameters=fixed, digest=digest(fixed))
     if kind == "probe":
         parameters: dict[str, object] = {"name": PROBE_RULE_NAME, "alpha": PROBE_ALPHA, "version": 1}
         return RuleRecord(name=PROBE_RULE_NAME, parameters=parameters, digest=digest(parameters))

@@ -37,6 +37,7 @@ from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, decode_line
 from benchcard.records.verdictfile import decode_verdict
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
+from benchcard.run.looking import Looker
 from benchcard.run.options import RunOptions
 from benchcard.run.plandigest import plan_problems
 from benchcard.run.providers import provider_config
@@ -182,29 +183,30 @@ def plan_for(project: Project, original: Original, options: RunOptions, model: s
     models = (model,) if model else () if local else (rig.model,)
     link = msgspec.structs.replace(original.link, transfer=transfer,
                                    seed_kept=options.seed is None or options.seed == original.manifest.seed)
-    plan = ReplicaPlan(original, link, rule_record(original.manifest.kind))
+    plan = ReplicaPlan(original, link, rule_record(original.manifest.kind, original.manifest.sequential is not None))
     return plan, replace(options, provider=provider, models=models,
                          seed=options.seed if options.seed is not None else plan.seed)
 
 
 def replicate_run(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
                   transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
-                  stop_after: int | None = None) -> RunSummary:
+                  stop_after: int | None = None, looker: Looker | None = None) -> RunSummary:
     """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
-    `benchcard replicate`; the verdict and the judgement against the original are `verdict/replication.py`'s."""
+    `benchcard replicate`; the verdict and the judgement against the original are `verdict/replication.py`'s.
+    `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule)."""
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
                        "`benchcard run CARD --scratch`)")
     if options.resume is not None:
         folder, manifest = _replication(project, options.resume, name)
         return run(project, manifest.card, replace(options, resume=str(folder)), transport=transport,
-                   stream=stream, stop_after=stop_after)[0]
+                   stream=stream, stop_after=stop_after, looker=looker)[0]
     if name is None:
         raise RunError("name the run to replicate (its id, its folder, or its card for the card's result)")
     original = original_of(project, name)
     plan, run_options = plan_for(project, original, options, model)
     [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
-                    stop_after=stop_after, replica=plan)
+                    stop_after=stop_after, replica=plan, looker=looker)
     return summary
 
 

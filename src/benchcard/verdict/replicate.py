@@ -17,6 +17,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.replicate import replicate_run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import give_verdict, load_verdict
+from benchcard.verdict.looks import look_at
 from benchcard.verdict.report import verdict_lines
 
 
@@ -44,7 +45,7 @@ def replicate(project: Project, name: str | None, options: RunOptions, model: st
     """`benchcard replicate`: the replication run (`run/replicate.py`), then, once every cell has an outcome, its
     verdict with its judgement against the original (given once: a finished replication's is read back)."""
     summary = replicate_run(project, name, options, model, transport=transport, stream=stream,
-                            stop_after=stop_after)
+                            stop_after=stop_after, looker=look_at)
     run = summary.run
     if not summary.finished:
         return Replication(summary, None, f"every cell needs an outcome; continue with `benchcard replicate --resume "

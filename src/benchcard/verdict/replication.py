@@ -22,11 +22,26 @@ from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import BenchcardError, VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.records.replication import ReplicaLink, ReplicationJudgement, RuleRecord
+from benchcard.records.replication import (
+    SEQUENTIAL_RULE_NAME,
+    ReplicaLink,
+    ReplicationJudgement,
+    RuleRecord,
+    rule_record,
+)
 from benchcard.records.replicationinput import run_gap
 from benchcard.records.rows import SCORES, VERDICT, Manifest, ScoreRow, decode_manifest, read_rows
-from benchcard.records.verdictfile import VerdictFile, decode_verdict
-from benchcard.stats.replication import INCONCLUSIVE, NO_CHANGE, ReplicationRule, probe_drift, replication_finding
+from benchcard.records.verdictfile import AbVerdict, VerdictFile, decode_verdict
+from benchcard.stats.replication import (
+    INCONCLUSIVE,
+    JUDGED,
+    NO_CHANGE,
+    NOT_REPLICATED,
+    REPLICATED,
+    ReplicationRule,
+    probe_drift,
+    replication_finding,
+)
 
 # -------------------------------------------------------------------------------------------- the judgement
 
@@ -51,6 +66,11 @@ def judgement(project: Project, link: ReplicaLink, rule: RuleRecord, body: Verdi
         original = decode_verdict((folder / VERDICT).read_bytes(), f"{link.evidence}/{VERDICT}", VerdictError)
     except (OSError, BenchcardError) as exc:
         return _judged(link, rule, INCONCLUSIVE, None, f"the original's verdict cannot be read: {exc}")
+    if rule.name == SEQUENTIAL_RULE_NAME:
+        if rule.digest != rule_record(body.kind, sequential=True).digest:
+            raise VerdictError(f"run {run_dir.name}: manifest field 'replication_rule': its parameters give "
+                               f"{rule_record(body.kind, sequential=True).digest}, not the recorded {rule.digest}")
+        return _judged(link, rule, *by_findings(original, body))
     if body.kind == "probe":
         try:
             o_manifest = decode_manifest((folder / "manifest.json").read_bytes(), folder / "manifest.json")
@@ -62,6 +82,42 @@ def judgement(project: Project, link: ReplicaLink, rule: RuleRecord, body: Verdi
         return _judged(link, rule, drift.finding, drift.direction, drift.text)
     found = replication_finding(run_gap(original), run_gap(body), _ab_rule(rule, run_dir))
     return _judged(link, rule, found.finding, found.direction, found.text.removeprefix(f"{found.finding}: "))
+
+
+_FLIPPED = {("win", "loss"): "fell", ("loss", "win"): "rose", ("pass", "fail"): "fell", ("fail", "pass"): "rose"}
+
+
+def by_findings(original: VerdictFile, new: VerdictFile) -> tuple[str, str | None, str]:
+    """A sequential run's replication (`SEQUENTIAL_RULE_NAME`): each run decided at its own sealed looks, so
+    the two decisions are compared, never the gaps (each selected by where its run stopped): the same decision is
+    replicated, a win against a loss (a pass against a fail) not replicated, anything else inconclusive."""
+    o, n = _decided(original), _decided(new)
+    where = f"the original {_stop(original)}, the new run {_stop(new)}"
+    if o is None or n is None:
+        which = "the original" if o is None else "the new run"
+        return INCONCLUSIVE, None, f"{which} decided nothing a replication compares ({where})"
+    if (o, n) in _FLIPPED:
+        return NOT_REPLICATED, _FLIPPED[(o, n)], f"the decision flipped, {o} → {n} ({where})"
+    if o == n:
+        return REPLICATED, None, f"{n} again, each at its own sealed looks ({where}; gaps not compared)"
+    return INCONCLUSIVE, None, f"the new run's own decision is {n} (the original's: {o}; {where})"
+
+
+def _decided(v: VerdictFile) -> str | None:
+    """What a sequential run decided: an ab run's finding, a probe's gate decision at its last look."""
+    looks = v.sequential
+    if isinstance(looks, UnsetType):
+        return None
+    if isinstance(v, AbVerdict):
+        return v.finding if v.finding in JUDGED else None
+    return looks.decision if looks.decision in ("pass", "fail") else None
+
+
+def _stop(v: VerdictFile) -> str:
+    looks = v.sequential
+    if isinstance(looks, UnsetType):
+        return "not sequential"
+    return f"{'stopped' if looks.stopped else 'ended'} at look {looks.look} of {looks.looks}: {looks.decision}"
 
 
 def _ab_rule(rule: RuleRecord, run_dir: Path) -> ReplicationRule:
