@@ -255,3 +255,18 @@ def test_check_says_a_look_before_any_alpha_is_spent_in_one_line(tmp_path: Path,
     line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("sequential:"))
     [warning] = [ln for ln in out.splitlines() if "sequential.looks" in ln]
     assert warning == f"  warning: cards/tiny-ab.yaml:{line}: field 'sequential.looks': {said}"
+
+
+def test_a_judge_scored_sequential_card_is_refused_before_its_seal(tmp_path: Path) -> None:
+    from ..helpers_judge import CARD_ID, card_text, judge_project
+
+    text = card_text(**{"repetitions: 2": "repetitions: 6\nsequential: {looks: [3, 6]}"})
+    project = judge_project(tmp_path, seal=False, card_text=text)
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("sequential:"))
+    code, out, _ = _run(project.root, "check", CARD_ID)
+    assert code == 1
+    assert (f"error: cards/{CARD_ID}.yaml:{line}: field 'sequential': a judge-scored card cannot be sequential yet: "
+            "its judge is planned and sealed once every cell has an outcome, and a look needs its stretch judged "
+            "before it") in out
+    code, _, err = _run(project.root, "seal", CARD_ID)
+    assert code == 1 and "field 'sequential': a judge-scored card cannot be sequential yet" in err

@@ -193,15 +193,13 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
 
 
 def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
-    """A sequential card runs with its looks and is never re-judged (`--retry-failed` calls again only the failed
+    """A sequential card runs with its looks (`--retry-failed` calls again only the failed
     cells no look has read: `retry.outcomes`)."""
     if card.sequential is None:
         return
     if looker is None:
         raise RunError(f"{card.id} is a sequential card: its run takes the sealed looks, so start it with "
                        "`benchcard run` or `benchcard.api.run_card`")
-    if judge_spec(card) is not None:
-        raise RunError(f"{card.id}: a judge card cannot be sequential yet (its scores come after every cell)")
 
 
 def _resumes_scratch(project: Project, card: Card, o: RunOptions) -> bool:
