@@ -270,3 +270,14 @@ def test_a_judge_scored_sequential_card_is_refused_before_its_seal(tmp_path: Pat
             "before it") in out
     code, _, err = _run(project.root, "seal", CARD_ID)
     assert code == 1 and "field 'sequential': a judge-scored card cannot be sequential yet" in err
+
+
+def test_check_says_a_probes_look_before_any_alpha_can_never_stop_it(tmp_path: Path) -> None:
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, repetitions=20,
+                               block="sequential: {looks: [2, 10, 20]}\ngate: {min_score: 0.5}\n")
+    code, out, _ = _run(project.root, "check", "one-word-sentiment")
+    assert code == 0, out
+    assert ("field 'sequential.looks': look 1 comes after 2 repetitions, before the 3 repetitions from which α is "
+            "spent, and a probe never stops for futility: it can never stop the run (drop it: looks: [10, 20])") in out
