@@ -180,9 +180,9 @@ def test_a_retry_calls_again_the_failed_cells_of_the_stretch_no_look_has_read(tm
 
 
 def test_a_retry_never_calls_again_a_cell_a_look_has_read(tmp_path: Path, server: FakeServer, key: str) -> None:
-    """Fixture 0 fails throughout the first stretch, whose look is taken with those failures; the endpoint then
-    goes down inside the second stretch. `--retry-failed` calls the second stretch's failed cells again, never
-    the first's: look 1 is final."""
+    """Fixture 0 fails throughout the first stretch: the run stops before its look, and a plain resume takes the
+    look with those failures; the endpoint then goes down inside the second stretch. `--retry-failed` calls the
+    second stretch's failed cells again, never the first's: look 1 is final."""
     from benchcard.verdict.looks import look_at
 
     server.configure({**no_effect(), "faults": [{"match": "number 0<", "kind": "500", "times": 999}]})
@@ -193,9 +193,14 @@ def test_a_retry_never_calls_again_a_cell_a_look_has_read(tmp_path: Path, server
         server.configure({"faults": [{"kind": "503", "times": 999}]})  # down after the first look
         return look
 
-    with pytest.raises(Exception, match="5 cells in a row failed in transport"):
+    with pytest.raises(Exception, match=r"6 cell\(s\) before look 1 failed \(6 in all, more than win.allow_failed, "
+                                        r"0\); the look is not taken yet"):
         run(project, "colour-ab", RunOptions(concurrency=1, attempts=1, progress=False), looker=looker)
     folder = only_run(project, "colour-ab")
+    assert "looks" not in _manifest(folder)
+    with pytest.raises(Exception, match="5 cells in a row failed in transport"):  # a plain resume takes the look
+        run(project, "colour-ab", RunOptions(resume=folder.name, concurrency=1, attempts=1, progress=False),
+            looker=looker)
     [look] = _manifest(folder)["looks"]
     assert (look["look"], look["cells"], look["decision"]) == (1, PER_LOOK, "continue")
     reps = {a.cell: a.repetition for a in iter_rows(folder / "sealed" / "assignment.jsonl", AssignmentRow)}
@@ -219,3 +224,26 @@ def test_a_retry_never_calls_again_a_cell_a_look_has_read(tmp_path: Path, server
     finished = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed")
     assert finished.exit_code == 0 and f"nothing to retry: run {folder.name} is finished" in finished.output
     assert "6 failed cell(s) were read by looks 1 to 3, and a look taken is final" in finished.output
+
+
+def test_a_stretch_with_more_failed_cells_than_allowed_waits_for_a_retry_before_its_look(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({**clear_win(), "faults": [{"match": "number 0<", "kind": "500", "times": 999}]})
+    project = sequential_ab(tmp_path, server.base_url)
+    stopped = bc(project, "run", "colour-ab", "--attempts", "1")
+    folder = only_run(project, "colour-ab")
+    run_ = f"benchcard run colour-ab --resume {folder.name}"
+    assert stopped.exit_code == 1
+    assert stopped.stderr.strip().splitlines()[-1] == (
+        "error: 6 cell(s) before look 1 failed (6 in all, more than win.allow_failed, 0); the look is not taken yet, "
+        f"and once taken it is final. `{run_} --retry-failed` calls them again first; `{run_}` takes the look with "
+        "them failed")
+    assert "looks" not in _manifest(folder)
+    server.configure(clear_win())
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["called"] == 6 and s["counts"] == {"ok": PER_LOOK, "truncated": 0, "failed": 0}
+    assert s["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0 and "finding: win → result" in verdict.output, verdict.output

@@ -235,3 +235,25 @@ def test_a_replication_of_a_sequential_run_keeps_its_looks_and_compares_decision
     assert site.exit_code == 0, site.output
     pages = [p.read_text() for p in tmp_path.rglob("*.html")]
     assert any("win again, each at its own sealed looks" in page for page in pages)
+
+
+def test_a_sequential_replication_judged_once_its_look_is_taken_with_failed_cells(tmp_path: Path,
+                                                                                 server: FakeServer,
+                                                                                 key: str) -> None:
+    """A replication whose first stretch fails beyond allow_failed waits before its look; a plain resume takes
+    the look with those cells failed (final: nothing to retry), and the replication is judged at once."""
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    original = only_run(project, "colour-ab")
+    assert bc(project, "verdict", original.name).exit_code == 0
+    server.configure({**clear_win(), "faults": [{"match": "number 0<", "kind": "500", "times": 999}]})
+    waiting = bc(project, "replicate", original.name, "--attempts", "1")
+    assert waiting.exit_code == 1 and "6 cell(s) before look 1 failed" in waiting.stderr
+    [new] = [p for p in original.parent.iterdir() if p.is_dir() and p != original]
+    again = bc(project, "replicate", "--resume", new.name, "--json")
+    assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout)
+    assert data["run"]["counts"]["failed"] == 6 and data["waiting"] is None
+    assert data["verdict"]["finding"] == "incomplete"  # 6 failed cells against allow_failed 0
+    assert data["verdict"]["replication"]["finding"] == "inconclusive"

@@ -21,7 +21,7 @@ from msgspec import UNSET
 from benchcard.card.model import Card
 from benchcard.errors import RunError
 from benchcard.records.rows import AssignmentRow, Look, Manifest, Schedule, iter_rows
-from benchcard.run.retry import done_cells
+from benchcard.run.retry import done_cells, outcomes
 from benchcard.run.store import RunStore
 
 #: The verdict's look (`verdict.looks.look_at`): the card, the run folder, the look (1-based) → the look taken.
@@ -81,6 +81,7 @@ async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: 
             called += await call(done | (every - cells))
             if cells - done_cells(store):
                 return Looked(called, None, False)  # stopped, or a batch still running: resumed later
+            _wait_for_retry(card, store, k)
         outputs_to = store.outputs_path.stat().st_size
         score(None if previous is None else (previous.outputs_to, previous.scores_to))
         look = msgspec.structs.replace(looker(card, store.folder, k), outputs_to=outputs_to,
@@ -90,6 +91,21 @@ async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: 
         if look.decision != "continue":
             return Looked(called, look, True)
     return Looked(called, None, True)
+
+
+def _wait_for_retry(card: Card, store: RunStore, look: int) -> None:
+    """A stretch just called that leaves more failed cells than `win.allow_failed` stops the run before its look
+    (RunError): once taken, a look is final and its failed cells are never called again, so the user chooses
+    first — `--retry-failed` calls them again, a plain `--resume` takes the look with them failed."""
+    if not card.is_ab or card.win is None:
+        return
+    found = outcomes(store)  # `failed`: this stretch's (no look has read them); `final`: the earlier ones'
+    if not found.failed or found.failed + found.final <= card.win.allow_failed:
+        return
+    run = f"benchcard run {card.id} --resume {store.run_id}"
+    raise RunError(f"{found.failed} cell(s) before look {look} failed ({found.failed + found.final} in all, more "
+                   f"than win.allow_failed, {card.win.allow_failed}); the look is not taken yet, and once taken it is "
+                   f"final. `{run} --retry-failed` calls them again first; `{run}` takes the look with them failed")
 
 
 def stop_line(schedule: Schedule, look: Look | None) -> str:

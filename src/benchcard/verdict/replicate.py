@@ -54,7 +54,8 @@ def replicate(project: Project, name: str | None, options: RunOptions, model: st
     if (folder / VERDICT).is_file():
         return Replication(summary, load_verdict(project, folder).file)
     failed = summary.counts.get("failed", 0)
-    if failed:  # a verdict now would close the run to --retry-failed: the user chooses
+    if failed and not summary.looks:  # a verdict now would close the run to --retry-failed: the user chooses
+        # (a finished sequential run's failed cells were read by its looks, which are final: nothing to retry)
         return Replication(summary, None, f"{failed} cell(s) failed in transport; `benchcard replicate --resume {run} "
                                           f"--retry-failed` calls them again, `benchcard verdict {run}` judges the "
                                           "run as it is")
