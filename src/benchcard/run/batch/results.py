@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -65,25 +65,14 @@ class _Id(msgspec.Struct):
 
 
 Where = tuple[Path, int]  # a result line: its file and line number
+T = TypeVar("T")
 
 
 def result_ids(paths: list[Path]) -> dict[str, list[Where]]:
     """Every custom_id of the result files, with each line that answers it (more than one: answered twice)."""
-    decode = msgspec.json.Decoder(_Id).decode
     seen: dict[str, list[Where]] = {}
-    for path in paths:
-        with open(path, "rb") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    custom_id = decode(line).custom_id
-                except msgspec.ValidationError:
-                    raise RunError(f"{path}: line {n} is not a JSON object") from None
-                except msgspec.DecodeError:
-                    raise RunError(f"{path}: line {n} is not JSON; delete the file and resume to download it "
-                                   "again") from None
-                seen.setdefault(str(custom_id), []).append((path, n))
+    for path, n, line in _result_lines(paths, msgspec.json.Decoder(_Id).decode):
+        seen.setdefault(str(line.custom_id), []).append((path, n))
     return seen
 
 
@@ -91,22 +80,31 @@ def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outc
     """(cell, outcome) for every line of the downloaded result files."""
     outcome: Callable[[Mapping[str, Any]], Outcome] = anthropic_outcome if anthropic else openai_outcome
     decode = msgspec.json.Decoder().decode  # faster than json.loads on these lines (docs/scale.md, benchmarks/scale.py)
+    for path, n, data in _result_lines(paths, decode):
+        if not isinstance(data, dict):
+            raise RunError(f"{path}: line {n} is not a JSON object")
+        try:
+            yield str(data.get("custom_id")), outcome(data)
+        except (CallError, RetryableError) as exc:
+            yield str(data.get("custom_id")), f"errored: {_one_line(exc)}"
+
+
+def _result_lines(paths: list[Path], decode: Callable[[bytes], T]) -> Iterator[tuple[Path, int, T]]:
+    """Each line of the result files that is not blank, decoded, with its file and number; a line that is not
+    JSON (or not the object `decode` wants) is an error naming it."""
     for path in paths:
         with open(path, "rb") as fh:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
                 try:
-                    data = decode(line)
+                    decoded = decode(line)
+                except msgspec.ValidationError:
+                    raise RunError(f"{path}: line {n} is not a JSON object") from None
                 except msgspec.DecodeError:
                     raise RunError(f"{path}: line {n} is not JSON; delete the file and resume to download it "
                                    "again") from None
-                if not isinstance(data, dict):
-                    raise RunError(f"{path}: line {n} is not a JSON object")
-                try:
-                    yield str(data.get("custom_id")), outcome(data)
-                except (CallError, RetryableError) as exc:
-                    yield str(data.get("custom_id")), f"errored: {_one_line(exc)}"
+                yield path, n, decoded
 
 
 def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str,
