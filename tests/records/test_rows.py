@@ -4,12 +4,13 @@ back to the same bytes, and a mistyped one is one line naming the file and the f
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.manifestparts import Closed, Counts, Retry, Tokens
-from benchcard.records.rows import decode_manifest, encode_manifest, rig_line
+from benchcard.records.rows import OutputRow, decode_manifest, encode_manifest, iter_rows, read_rows, rig_line
 
 HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}
 OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
@@ -50,3 +51,16 @@ def test_one_rig_line_for_a_run_a_judge_and_a_page() -> None:
     assert rig_line("fable-5", "high", "Claude API", "anthropic") == "fable-5 · effort high · Claude API"
     assert rig_line("j", None, None, "judge") == "j · judge"
     assert rig_line("m", "low", None, "") == "m · effort low"
+
+
+@pytest.mark.parametrize(("bad", "said"), [
+    (b"not json", "line 2 is not JSON"),
+    (b'{"cell": "c2", "fixture": "f", "status": "done"}', "line 2: Invalid enum"),
+])
+def test_a_bad_row_is_named_alike_however_the_file_is_read(tmp_path: Path, bad: bytes, said: str) -> None:
+    path = tmp_path / "outputs.jsonl"
+    path.write_bytes(b'{"cell": "c1", "fixture": "f", "status": "ok"}\n' + bad + b"\n")
+    for read in (lambda: read_rows(path, OutputRow), lambda: list(iter_rows(path, OutputRow))):
+        with pytest.raises(RunError) as info:
+            read()
+        assert str(info.value).startswith(f"{path}: {said}")

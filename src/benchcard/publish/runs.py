@@ -93,7 +93,7 @@ class Run:
     @property
     def href(self) -> str:
         """The evidence page, relative to the site root."""
-        return f"runs/{self.card}/v{self.version}/{self.run_id}/index.html"
+        return f"{self.site_dir}/index.html"
 
     @property
     def site_dir(self) -> str:

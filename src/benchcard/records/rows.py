@@ -309,6 +309,17 @@ def decode_line(line: bytes | str, kind: type[T]) -> T:
     return row
 
 
+def decode_row(line: bytes, kind: type[T], path: Path | str, n: int, error: type[BenchcardError] = RunError) -> T:
+    """Line `n` of the JSONL file `path` as a `kind`; a line that is not JSON, or not a `kind`, is an `error` naming
+    the file, the line and (msgspec's message) the field."""
+    try:
+        return decode_line(line, kind)
+    except msgspec.ValidationError as exc:
+        raise error(f"{path}: line {n}: {exc}") from None
+    except msgspec.DecodeError:
+        raise error(f"{path}: line {n} is not JSON") from None
+
+
 def decode_rows(data: bytes, kind: type[T], path: Path | str, error: type[BenchcardError] = RunError) -> list[T]:
     """Every row of a JSONL file's bytes, typed; a bad row is named by its line and field.
 
@@ -321,14 +332,8 @@ def decode_rows(data: bytes, kind: type[T], path: Path | str, error: type[Benchc
         pass  # find the line, below
     rows = []
     for n, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(decode_line(line, kind))
-        except msgspec.ValidationError as exc:
-            raise error(f"{path}: line {n}: {exc}") from None
-        except msgspec.DecodeError:
-            raise error(f"{path}: line {n} is not JSON") from None
+        if line.strip():
+            rows.append(decode_row(line, kind, path, n, error))
     return rows
 
 
@@ -345,15 +350,8 @@ def iter_rows(path: Path, kind: type[T], error: type[BenchcardError] = RunError)
     """The rows of a JSONL file one at a time (memory does not grow with the file); bad lines as in decode_rows."""
     with open(path, "rb") as fh:
         for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row: T = decode_line(line, kind)
-            except msgspec.ValidationError as exc:
-                raise error(f"{path}: line {n}: {exc}") from None
-            except msgspec.DecodeError:
-                raise error(f"{path}: line {n} is not JSON") from None
-            yield row
+            if line.strip():
+                yield decode_row(line, kind, path, n, error)
 
 
 def encode_manifest(manifest: Manifest | dict[str, Any]) -> bytes:

@@ -45,8 +45,8 @@ from benchcard.records.rows import (
     Manifest,
     OutputRow,
     RequestRow,
-    decode_line,
     decode_manifest,
+    decode_row,
     dumps_line,
     encode_manifest,
     new_run_id,
@@ -227,13 +227,8 @@ class RunStore:
                 cell = _leading_cell(a_line)
                 if cell is not None and cell in skip and _leading_cell(r_line) == cell:
                     continue
-                try:
-                    assignment = decode_line(a_line, AssignmentRow)
-                    request = decode_line(r_line, RequestRow)
-                except msgspec.ValidationError as exc:
-                    raise RunError(f"{self.folder / SEALED}: line {line_no}: {exc}") from None
-                except msgspec.DecodeError:
-                    raise RunError(f"{self.folder / SEALED}: line {line_no} is not JSON") from None
+                assignment = decode_row(a_line, AssignmentRow, self.folder / SEALED, line_no)
+                request = decode_row(r_line, RequestRow, self.folder / SEALED, line_no)
                 if assignment.cell != request.cell:
                     raise RunError(f"{self.folder / SEALED}: line {line_no}: assignment names cell "
                                    f"{assignment.cell}, requests name {request.cell}")
@@ -286,13 +281,7 @@ class RunStore:
             for n, line in enumerate(fh, 1):
                 if not line.endswith(b"\n") and not _whole_row(line):
                     return
-                try:
-                    row = decode_line(line, OutputRow)
-                except msgspec.ValidationError as exc:
-                    raise RunError(f"{self.outputs_path}: line {n}: {exc}") from None
-                except msgspec.DecodeError:
-                    raise RunError(f"{self.outputs_path}: line {n} is not JSON") from None
-                yield row
+                yield decode_row(line, OutputRow, self.outputs_path, n)
 
     def done_cells(self) -> set[str]:
         """The cells that already have a recorded outcome (ok, truncated or failed).
