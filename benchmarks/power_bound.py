@@ -28,7 +28,9 @@ A/A line's sizes (per-arm logit sd 1.5, shared sd 1.0) and ω ≤ 0.32. Alternat
 - (a) the win rate is ≤ α/2 at every null world;
 - (b) the result (win or loss) rate is ≤ α at every null world and renaming the arms turns a win into a loss
   (a symmetric rule; the verdict's): then win(θ) + win(θ') ≤ α for a world θ and its mirror θ' (arms renamed),
-  so the components are mirror pairs at α/2 and single worlds at α; (b) contains (a);
+  so the components are mirror pairs at α/2 and single worlds at α. Those win constraints are all (b)'s bound
+  uses, so it covers every rule that keeps them, symmetric or not; every rule of (a) keeps them, so (b)'s bound
+  is never below (a)'s;
 - (c) the win rate is ≤ α at every null world (a rule that may spend all of α on wins: every rule whose A/A
   result rate is ≤ α).
 

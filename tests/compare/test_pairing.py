@@ -85,3 +85,25 @@ def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, 
     mixed = bc("compare", str(a), str(LM_B), "--win", "match rises")
     assert mixed.exit_code == 1 and "is an inspect_ai log but" in mixed.stderr
 
+
+
+def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:
+    """A log of five epochs against one of a single epoch: each sample's mean is taken over the epochs both logs
+    scored, so the second log is not better merely for having run fewer epochs. Over its own epochs alone the
+    first log's 1/5 would meet the second's 1 on every sample, a gain of 0.8 and a win; over the shared epoch
+    both score 1 and nothing moved."""
+    from benchcard.card.reader import read_win_rule
+    from benchcard.compare import judge
+    from benchcard.records.verdictfile import VerdictHead
+
+    ids = [f"s{i}" for i in range(10)]
+    five = _log("a.eval", {(s, e): Sample("ok", {"acc": float(e == 1)}) for s in ids for e in range(1, 6)},
+                metrics=("acc",))
+    one = _log("b.eval", {(s, 1): Sample("ok", {"acc": 1.0}) for s in ids}, metrics=("acc",))
+    win = read_win_rule({"all": [{"metric": "acc", "test": "rises"}], "equivalence_margin": 0.05,
+                         "allow_failed": 40}, {}, "rule", {"acc"}, {s: None for s in ids})
+    head = VerdictHead(run="r", card="compare", version=None, kind="compare", rig="a vs b", seal_root=None,
+                       evidence="r")
+    _, verdict = judge(five, one, win, ("A", "B"), head, 1, 200, Path("out"))
+    assert verdict.metrics["acc"].gap == 0.0 and verdict.finding != "win"
+    assert verdict.metrics["acc"].means == {"A": 1.0, "B": 1.0}

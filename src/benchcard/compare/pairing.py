@@ -7,6 +7,7 @@ log and not the other is a missing cell, counted like a cell that failed in tran
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -159,9 +160,10 @@ def per_sample(data: RunData) -> RunData:
     sample shares nothing with epoch k of another, so the spread between epoch columns measures no run-to-run
     shock (a shock to one eval moves every epoch of its log alike, and one log per arm cannot separate it from
     the change compared). Each sample's epochs are therefore replicates inside it: its value in a log is the
-    mean over its scored epochs, and the gap is the paired mean over samples, whose sample-to-sample spread
-    already holds the epochs' noise. A sample with a truncated epoch is truncated as a whole (bounded at the
-    worst case for each clause, docs/verdict.md); one with no scored epoch keeps the worst status it had.
+    mean over its epochs scored in both logs (`_shared_means`), and the gap is the paired mean over samples,
+    whose sample-to-sample spread already holds the epochs' noise. A sample with a truncated epoch is truncated
+    as a whole (bounded at the worst case for each clause, docs/verdict.md); one with no scored epoch keeps the
+    worst status it had.
     """
     folded: dict[tuple[int, int], list[int]] = {}
     for i in range(len(data.cells)):
@@ -171,16 +173,12 @@ def per_sample(data: RunData) -> RunData:
     status = np.empty(n, np.int64)
     values = {m: np.full(n, np.nan) for m in data.metrics}
     for j, key in enumerate(keys):
-        rows = np.array(folded[key], np.int64)
-        codes = data.status[rows]
-        ok = rows[codes == OK]
-        status[j] = TRUNCATED if (codes == TRUNCATED).any() else OK if ok.size else \
+        codes = data.status[np.array(folded[key], np.int64)]
+        status[j] = TRUNCATED if (codes == TRUNCATED).any() else OK if (codes == OK).any() else \
             FAILED if (codes == FAILED).any() else MISSING
         if status[j] == OK:
             for m, column in data.metrics.items():
-                scored = column[ok][~np.isnan(column[ok])]
-                if scored.size:
-                    values[m][j] = scored.mean()
+                values[m][j] = _shared_means(data, column, folded[key], folded.get((1 - key[0], key[1]), []))
     headline = next((m for m, column in data.metrics.items() if column is data.score), None)
     return RunData(
         run_dir=data.run_dir, manifest=data.manifest,
@@ -190,3 +188,18 @@ def per_sample(data: RunData) -> RunData:
         score=values[headline] if headline is not None else np.full(n, np.nan), metrics=values, rules={},
         cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan), tokens=None, metric_rows=[None] * n,
     )
+
+
+def _shared_means(data: RunData, column: np.ndarray, own: list[int], other: list[int]) -> float:
+    """One sample's mean in one log over the epochs scored in both logs (NaN when none is). Over its own epochs
+    alone, a log with 5 epochs against one with 1 would pair a mean of five with a single draw: their difference
+    is not symmetric under no change, and the sign-flip over samples then errs more often than α (A/A, 40
+    samples, 5 epochs against 1, baseline 0.95: 0.075). When the other log scored none of this sample, it is
+    not paired at all, and its own epochs give its mean."""
+    def scored(rows: list[int]) -> dict[int, float]:
+        return {int(data.repetition[i]): float(column[i]) for i in rows
+                if data.status[i] == OK and not np.isnan(column[i])}
+
+    mine, theirs = scored(own), scored(other)
+    shared = [mine[e] for e in mine if e in theirs] if theirs else list(mine.values())
+    return float(np.mean(shared)) if shared else math.nan
