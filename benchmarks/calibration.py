@@ -240,11 +240,13 @@ PERFECT_LINES: list[Line] = [
 
 
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
-              world_sd: float = 0.5) -> str:
+              world_sd: float = 0.5, shock: float = 0.0) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
     rule's power at that gap in fresh runs of the binary world (difficulty N(0, world_sd) on the logit scale;
-    0.5 keeps little clipped). Also: how many pilots planned a gap whose power is below 0.75, and the mean power
-    of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to trust)."""
+    0.5 keeps little clipped; `shock`: each arm's own offset in each repetition, N(0, shock) on the logit scale,
+    in the pilot and the world alike). Also: how many pilots planned a gap whose power is below 0.75, and the
+    mean power of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to
+    trust)."""
     from benchcard.planning import power as powerplan
     from benchcard.planning.result import ClausePlan
     from benchcard.stats import simulate as sim
@@ -252,22 +254,37 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
     clause = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
     spread = float(np.std(1 / (1 + np.exp(-world_sd * rng.standard_normal(200_000)))))
 
-    def world_power(gap: float) -> float:
-        a2 = world_sd * rng.standard_normal((sims, fixtures, 1))
-        p2 = np.repeat(1 / (1 + np.exp(-a2)), repetitions, 2)
-        base = rng.binomial(1, p2).astype(float)
-        var = rng.binomial(1, np.clip(p2 + gap, 0, 1)).astype(float)
-        c = crossed(base, var)
-        flips = batch_signflip(c.d, c.n_fixtures)
-        return float((effect_evidence(c, flips, True).p_hold <= ALPHA).mean())
+    def rates(a: Array) -> tuple[Array, Array]:  # each arm's chance per cell: fixture, then its own shocks
+        shape = (*a.shape[:-1], repetitions)
+        if not shock:
+            p = np.broadcast_to(1 / (1 + np.exp(-a)), shape)
+            return p, p
+        shocks = [shock * rng.standard_normal((*shape[:-2], 1, repetitions)) for _ in range(2)]
+        p_base, p_var = (np.broadcast_to(1 / (1 + np.exp(-(a + c))), shape) for c in shocks)
+        return p_base, p_var
 
-    powers, gaps, low, none = [], [], [], 0
+    # one world of `sims` runs per design, every planned gap judged on the same runs (common random numbers: the
+    # pilots are compared with each other, not with the noise of fresh worlds), each distinct gap once
+    p_base, p_var = rates(world_sd * rng.standard_normal((sims, fixtures, 1)))
+    cells = rng.random((2, sims, fixtures, repetitions))
+    judged: dict[float, float] = {}
+
+    def world_power(gap: float) -> float:
+        if gap not in judged:
+            base = (cells[0] < p_base).astype(float)
+            var = (cells[1] < np.clip(p_var + gap, 0, 1)).astype(float)
+            c = crossed(base, var)
+            flips = batch_signflip(c.d, c.n_fixtures)
+            judged[gap] = float((effect_evidence(c, flips, True).p_hold <= ALPHA).mean())
+        return judged[gap]
+
+    powers, gaps, low, none, shown = [], [], [], 0, 0
     for _ in range(pilots):
-        a = world_sd * rng.standard_normal((fixtures, 1))
-        p = 1 / (1 + np.exp(-a))
-        pilot_base = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
-        pilot_var = rng.binomial(1, np.repeat(p, repetitions, 1)).astype(float)
+        p_base, p_var = rates(world_sd * rng.standard_normal((fixtures, 1)))
+        pilot_base = rng.binomial(1, p_base).astype(float)
+        pilot_var = rng.binomial(1, p_var).astype(float)
         model = sim.model_of(pilot_base, pilot_var)  # what `benchcard plan --from PILOT` simulates
+        shown += isinstance(model, sim.Rates) and model.run_sd > 0
         gap = powerplan.effect_entry(clause, model, fixtures, repetitions, ALPHA, ranged=False).needed_gap
         assert isinstance(gap, int | float)
         if not math.isfinite(gap):  # plan says no gap reaches 80%: checked below against the largest gap
@@ -278,7 +295,7 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
         if isinstance(model, sim.Rates) and model.fixture_sd < spread:
             low.append(powers[-1])
     said_none = (f"{none} of {pilots}: none (the rule's power at a true gap of 1: {world_power(1.0):.3f})"
-                 if none else "0")
+                 if none else "0") + (f"; {shown} of {pilots} showed a run term" if shock else "")
     if not powers:
         return f"| F={fixtures}, R={repetitions} | — | — | — | — | — | {said_none} |"
     below = sum(p < 0.75 for p in powers)
@@ -296,6 +313,8 @@ def main() -> None:
     parser.add_argument("--pilots", type=int, default=10, help="pilots per plan line (0: no plan table)")
     parser.add_argument("--pilot-world-sd", type=float, default=0.5, help="the plan world's fixture difficulty sd "
                         "(logit scale)")
+    parser.add_argument("--pilot-shock", type=float, default=0.0, help="the plan world's per-arm, per-repetition "
+                        "shock sd (logit scale), in the pilot and the world")
     parser.add_argument("--designs", default="12x3,12x5,12x10,24x3,24x5,24x10,48x3,48x5,48x10",
                         help="the plan table's designs, FxR, comma-separated")
     args = parser.parse_args()
@@ -337,13 +356,14 @@ def main() -> None:
             print(f"| {line.name} | {accepted(line)} | {wins} | {result} | {seconds:.2f} |", flush=True)
     if args.pilots:
         print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
-              f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale)\n")
+              f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale, "
+              f"per-arm shocks sd {args.pilot_shock:g})\n")
         print("| design | planned gap, mean (range) | power at it, mean | range over pilots | pilots below 0.75 | "
               "pilots with a low fixture spread: mean power (n; range) | pilots that planned no gap |\n"
               "|---|---|---|---|---|---|---|")
         for design in args.designs.split(","):
             f, r = (int(x) for x in design.split("x"))
-            print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd), flush=True)
+            print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd, args.pilot_shock), flush=True)
     print(f"\n{checked:,} runs' sign-flip p re-checked against stats.signflip_p; "
           f"{time.perf_counter() - total_started:.1f} s in all.")
 

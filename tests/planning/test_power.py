@@ -104,3 +104,20 @@ def test_a_rates_clause_has_its_power_curve_and_the_needed_gap_inside_the_bracke
     guard = powerplan.guard_entry(CLAUSE, model, 20, 5, 0.2, 0.05, "not_falls")
     above = guard.passes_if_true_gap_above
     assert guard.passes_if_true_gap_below is None and isinstance(above, float) and above > -0.2
+
+
+def test_a_pilot_whose_baseline_came_out_high_plans_at_the_harder_rate_within_its_error() -> None:
+    """A pass/fail pilot of 12 fixtures × 5 whose baseline came out at 0.65 with fixtures alike: the variant's
+    noise shrinks as its rate nears 1, so the gap is easier to show at 0.65 than one standard error lower. The
+    plan takes the lower rate, and so names a larger gap than its own rate alone would; declared assumptions
+    are taken as they are."""
+    spread = simulate.PilotSpread(fixtures=12, fixture_ms=0.02, sampling=0.025, rate_ms=0.045)
+    high = simulate.Rates(rate=0.65, fixture_sd=0.0, run_sd=0.0, df=11, pilot=spread)
+    chosen = powerplan.hardest_rate(high, 12, 5, 0.27)
+    assert isinstance(chosen, simulate.Rates)
+    assert chosen.rate == pytest.approx(0.65 - math.sqrt(0.045 / 12))
+    own = powerplan.effect_entry(CLAUSE, high, 12, 5, 0.05, ranged=False).needed_gap
+    plain = simulate.needed_gap(simulate.draws(high, 12, 5, powerplan.SEED), 0.05, tol=powerplan.TOL)
+    assert isinstance(own, float) and own > plain + 0.005
+    declared = Assumptions(0.65).model()
+    assert powerplan.hardest_rate(declared, 12, 5, 0.27) is declared

@@ -141,3 +141,15 @@ def test_a_run_term_enters_only_where_the_pilot_shows_it() -> None:
     assert model is not None and model.pilot is not None
     assert model.pilot.run_df == 8 and 0.1 < model.run_sd < 0.5
 
+
+
+def test_the_signal_of_a_gap_is_weaker_where_both_arms_are_noisier() -> None:
+    """`signal`, the cheap stand-in by which plan picks the harder rate: a gap of 0.3 is shown more easily from a
+    baseline at 0.65 (the variant near 0.95, steady) than at 0.35 (both arms near ½); a larger gap more easily
+    than a smaller one; and models that differ only in their rate are compared on the same draws."""
+    spread = simulate.PilotSpread(fixtures=12, fixture_ms=0.03, sampling=0.025, rate_ms=0.04)
+    at = {rate: simulate.Rates(rate=rate, fixture_sd=0.08, run_sd=0.0, df=11, pilot=spread) for rate in (0.35, 0.65)}
+    low, high = (simulate.signal(at[r], 12, 5, 0.3, seed=1) for r in (0.35, 0.65))
+    assert low < high
+    assert simulate.signal(at[0.35], 12, 5, 0.2, seed=1) < low
+    assert simulate.signal(at[0.35], 12, 5, 0.3, seed=1) == low

@@ -24,13 +24,17 @@ TOL = 0.01
 """The needed gap to within TOL × ½ (0.005 on a rate's scale: its Monte Carlo error is about as large)."""
 RANGE_DRAWS = simulate.DRAWS // 2
 PILOT_ASSUMPTION = (
-    "the pilot's fixtures are a fair sample of those the run will have: each simulated run draws its own "
-    "baseline rate and fixture spread from what the pilot's fixture means leave uncertain (a scaled inverse χ² "
-    "on fixtures − 1 degrees of freedom), and its run term from both arms' run-to-run spread (on 2 × "
+    "the pilot's fixtures are a fair sample of those the run will have: the baseline rate is taken where the gap "
+    "is hardest to show within one standard error of the pilot's, and each simulated run draws its own "
+    "rate around it and its fixture spread from what the pilot's fixture means leave uncertain (a scaled inverse "
+    "χ² on fixtures − 1 degrees of freedom), and its run term from both arms' run-to-run spread (on 2 × "
     "(repetitions − 1)) where the pilot shows one (F test p < 0.05), none where it does not; an effect spread "
     "the pilot shows is taken as measured; scores outside [0, 1] are simulated at the pilot's own variance "
     "components, their uncertainty shown as the range only")
 """The assumption a plan from a pilot rests on, as `plan` prints it (docs/statistics.md, "plan keeps its word")."""
+RATE_SE = 1.0
+"""A pilot's plan takes the baseline rate, within this many standard errors of its own, where the gap is hardest
+to show (hardest_rate)."""
 CURVE = (0.05, 0.10, 0.15, 0.20, 0.30)
 """True gaps (on the rate's scale) at which a `Rates` plan also prints the rule's power."""
 
@@ -151,6 +155,10 @@ def effect_entry(clause: ClausePlan, model: Model, fixtures: int, repetitions: i
     power_at: list[list[float | None]] | UnsetType = UNSET
     if isinstance(model, Rates):  # the curve first: it brackets the needed gap, which saves half the bisection
         curve = [(g, simulate.effect_power(z, g, alpha, min_effect)) for g in CURVE]
+        harder = hardest_rate(model, fixtures, repetitions, _crossing(curve))
+        if harder is not model:  # the pilot's rate is within its error of one where the gap is harder to show
+            model, z = harder, simulate.draws(harder, fixtures, repetitions, SEED)
+            curve = [(g, simulate.effect_power(z, g, alpha, min_effect)) for g in CURVE]
         power_at = [list(point) for point in curve]
         short = [g for g, pw in curve if pw < POWER]
         bracket = (max(short, default=0.0), min((g for g, pw in curve if pw >= POWER), default=None))
@@ -164,6 +172,34 @@ def effect_entry(clause: ClausePlan, model: Model, fixtures: int, repetitions: i
                                     min_effect, tol=0.02) for m in simulate.bounds(model)]
         gap_range = [min(gap, *ends), max(gap, *ends)]
     return msgspec.structs.replace(clause, power_at=power_at, needed_gap=gap, needed_gap_range=gap_range)
+
+
+def hardest_rate(model: Model, fixtures: int, repetitions: int, gap: float) -> Model:
+    """A pilot's `Rates` model at the rate, of its own and those RATE_SE standard errors either side, at which a
+    true gap near the one 80% power needs is hardest to show (simulate.signal, a smooth stand-in for the rule's
+    power): a binary variant's noise shrinks as its rate nears 1, so a pilot whose baseline came out high by
+    chance planned too small a gap (docs/statistics.md, "plan keeps its word")."""
+    if not isinstance(model, Rates):
+        return model
+    best, lowest = model, simulate.signal(model, fixtures, repetitions, gap, SEED)
+    for end in simulate.rate_ends(model, RATE_SE):
+        value = simulate.signal(end, fixtures, repetitions, gap, SEED)
+        if value < lowest:
+            best, lowest = end, value
+    return best
+
+
+def _crossing(curve: list[tuple[float, float]]) -> float:
+    """The gap at which a power curve crosses POWER, by linear interpolation between its points (its ends when it
+    does not)."""
+    below = [(g, pw) for g, pw in curve if pw < POWER]
+    above = [(g, pw) for g, pw in curve if pw >= POWER]
+    if not above:
+        return curve[-1][0]
+    if not below:
+        return curve[0][0]
+    (g0, p0), (g1, p1) = max(below), min(above)
+    return g0 + (g1 - g0) * (POWER - p0) / (p1 - p0) if g1 > g0 and p1 > p0 else g1
 
 
 def guard_entry(clause: ClausePlan, model: Model, fixtures: int, repetitions: int, margin: float, alpha: float,

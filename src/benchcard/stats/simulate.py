@@ -32,6 +32,8 @@ POWER = 0.80
 PRETEST = 0.05
 """A pilot's effect spread or run term enters a `Rates` model only when its F test is below this."""
 MAX_LEVELS = 10
+SIGNAL_POINTS = 32
+"""Fixtures per simulated run in `signal`: quantiles of their Beta, evenly spaced."""
 """The finest `Rates` cell: Binomial(10, p)/10 (a score steadier than that is simulated as that steady)."""
 @dataclass(frozen=True)
 class Components:
@@ -291,6 +293,39 @@ def drawn(m: Rates, rng: np.random.Generator, n: int) -> tuple[FloatArray, Float
             run_var = run_var - p.err_ms * p.err_df / rng.chisquare(p.err_df, n)
         run = np.sqrt(np.maximum(run_var, 0.0) / p.fixtures)
     return rate, fixture, run
+
+
+def rate_ends(m: Rates, k: float) -> list[Rates]:
+    """A pilot's model with its rate moved k standard errors (the baseline's fixture means' spread / √F) down and
+    up, each still drawing around its own rate (`drawn`): the candidates of a plan that must hold wherever within
+    them the true rate lies (power.hardest_rate). None for declared assumptions, taken as they are."""
+    p = m.pilot
+    if p is None or p.fixtures < 2 or p.rate_ms <= 0 or k <= 0:
+        return []
+    step = k * math.sqrt(p.rate_ms / p.fixtures)
+    return [replace(m, rate=rate) for rate in (max(1e-3, m.rate - step), min(1 - 1e-3, m.rate + step))]
+
+
+def signal(m: Rates, fixtures: int, repetitions: int, gap: float, seed: int, n: int = DRAWS // 10) -> float:
+    """A cheap, smooth stand-in for the rule's power at a true gap, to compare models of one design (larger:
+    easier): the mean gap the cells see (clipped at the bounds) over its per-fixture standard error, over n runs'
+    drawn rate, fixture spread and run sd (`drawn`, seeded: models that differ only in their rate share the draws),
+    the fixtures of a run taken at SIGNAL_POINTS quantiles of their Beta (no sampling noise): both arms' binomial
+    noise over the repetitions, the gap's spread over fixtures (the clipping's and `effect_sd`), the run offsets."""
+    from scipy import special
+
+    rate, sd, run = drawn(m, np.random.default_rng(seed), n)
+    mean, top = rate[:, None], (rate * (1 - rate))[:, None]
+    sd = sd[:, None]
+    size = np.clip(top / np.maximum(sd, 1e-12) ** 2 - 1, 1e-9, 1e12)
+    u = (np.arange(SIGNAL_POINTS) + 0.5) / SIGNAL_POINTS
+    p = special.betaincinv(mean * size, (1 - mean) * size, u[None, :])
+    p = np.where(sd <= 1e-9, mean, np.where(sd ** 2 >= top * (1 - 1e-9), (u[None, :] >= 1 - mean) * 1.0, p))
+    q = np.clip(p + gap, 0.0, 1.0)
+    noise = float(((p * (1 - p) + q * (1 - q)) / (m.levels * repetitions)).mean())
+    spread = float((q - p).var(axis=1).mean()) + m.effect_sd ** 2
+    total = noise + spread + float((2 * fixtures * run ** 2 / repetitions).mean())
+    return float((q - p).mean()) / math.sqrt(total) if total > 0 else math.inf
 
 
 def _fixture_rates(rate: FloatArray, sd: FloatArray, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
