@@ -242,7 +242,8 @@ PERFECT_LINES: list[Line] = [
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
               world_sd: float = 0.5, shock: float = 0.0) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
-    rule's power at that gap in fresh runs of the binary world (difficulty N(0, world_sd) on the logit scale;
+    rule's power at that gap in one world of `sims` runs per design, the same runs for every pilot (common random
+    numbers; before 2026-12-05, fresh runs per pilot) of the binary world (difficulty N(0, world_sd) on the logit scale;
     0.5 keeps little clipped; `shock`: each arm's own offset in each repetition, N(0, shock) on the logit scale,
     in the pilot and the world alike). Also: how many pilots planned a gap whose power is below 0.75, and the
     mean power of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to

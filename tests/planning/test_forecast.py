@@ -117,14 +117,17 @@ def test_plan_from_a_pilot_simulates_the_rule_itself(tmp_path: Path) -> None:
             "sd around them (assumes:)") in out
     # the assumption the figures rest on, on the page and in --json
     assert data["pilot"]["assumption"] == powerplan.PILOT_ASSUMPTION
-    assert ("  assumes: the pilot's fixtures are a fair sample of those the run will have: each simulated run draws "
-            "its own baseline rate and fixture spread from what the pilot's fixture means leave uncertain") in out
+    assert ("  assumes: the pilot's fixtures are a fair sample of those the run will have: the baseline rate is taken "
+            "one standard error towards the rate where both arms are noisiest when the gap is harder to show there, "
+            "and each simulated run draws its own rate around it and its fixture spread from what the pilot's "
+            "fixture means leave uncertain") in out
     assert "power at a true gap of 0.05: " in out
     assert "unsupported_values not_rises (A): 10 fixtures × 10 repetitions → the guard (margin 0.25) holds" in out
     assert "abstains holds on ex-06 (A): pilot 3 of 3" in out
     assert data["pilot"]["observed_cost_per_call"] == pytest.approx(0.002)
-    # the figure is the rule's: at the needed gap, fresh simulations of the same model win ≈ 80%
-    model = simulate.model_of(np.clip(base, 0, 1), var)
+    # the figure is the rule's: at the needed gap, fresh simulations of the same model (at the rate it plans at)
+    # win ≈ 80%
+    model = powerplan.hardest_rate(simulate.model_of(np.clip(base, 0, 1), var), 10, 10, rises["needed_gap"])
     fresh = simulate.draws(model, 10, 10, seed=99, n=4000)
     assert simulate.effect_power(fresh, rises["needed_gap"], 0.05) == pytest.approx(0.80, abs=0.03)
     # seeded: the same plan prints the same figures
