@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec, load_key, score_fields
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ def excerpt(fixture: str) -> str:
     return (FIXTURES / f"{fixture}.txt").read_text(encoding="utf-8")
 
 
-def key(fixture: str) -> dict[str, Any]:
+def key(fixture: str) -> AnswerKey:
     return load_key(KEYS / f"{fixture}.json", SPEC)
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import load_key, score_fields
 from benchcard.scoring.fieldtext import norm as _norm
 
@@ -59,7 +60,7 @@ def test_key_has_exactly_the_design_shape(fixture: str) -> None:
 @pytest.mark.parametrize("fixture", IDS)
 def test_every_key_value_is_verbatim_in_its_fixture(fixture: str) -> None:
     text = " ".join(excerpt(fixture).split())
-    k = key(fixture)
+    k = key(fixture).body
     for field in SPEC.fields:
         for entry in k[field]:
             assert " ".join(entry["value"].split()) in text, (fixture, field, entry["value"])
@@ -69,7 +70,7 @@ def test_every_key_value_is_verbatim_in_its_fixture(fixture: str) -> None:
 def test_obligations_sit_below_the_first_screen(fixture: str) -> None:
     text = excerpt(fixture)
     first_screen = f" {_norm(text[:FIRST_SCREEN])} "
-    for entry in key(fixture)["obligations"]:
+    for entry in key(fixture).body["obligations"]:
         where = span(text, entry["value"])
         assert where is not None and where.start() >= FIRST_SCREEN, (fixture, entry["value"])
         for form in entry["accept"]:  # a model that reads only the first screen cannot match them by luck
@@ -83,7 +84,7 @@ def test_excerpt_07_has_no_termination_clause() -> None:
 
 
 def test_excerpt_07_key_is_the_design_example() -> None:
-    k = key("excerpt-07")
+    k = key("excerpt-07").body
     assert [e["value"] for e in k["parties"]] == ["Harbourline Freight Limited", "Oakmere Foods plc"]
     assert k["effective_date"][0]["value"] == "the 3rd day of February 2025"
     assert k["obligations"][0] == {"value": "deliver the Monthly Volume Report no later than the fifth Business Day",
@@ -102,14 +103,14 @@ def answer_from(k: dict[str, Any], form: str) -> str:
 
 @pytest.mark.parametrize("fixture", IDS)
 def test_the_key_values_themselves_score_full_recall_and_are_all_supported(fixture: str) -> None:
-    m = score(fixture, answer_from(key(fixture), "value"))
+    m = score(fixture, answer_from(key(fixture).body, "value"))
     assert m["field_recall"] == 1.0 and m["unsupported_values"] == 0
     assert m["abstains"] == (1.0 if fixture == "excerpt-07" else 0.0)
 
 
 @pytest.mark.parametrize("fixture", IDS)
 def test_accept_forms_alone_score_full_recall(fixture: str) -> None:
-    assert score(fixture, answer_from(key(fixture), "accept"))["field_recall"] == 1.0
+    assert score(fixture, answer_from(key(fixture).body, "accept"))["field_recall"] == 1.0
 
 
 # ------------------------------------------------------------------ load_key
@@ -129,7 +130,7 @@ def test_load_key_returns_the_key_with_accept_defaulted(tmp_path: Path) -> None:
     data = good_key()
     del data["obligations"][0]["accept"]
     k = load_key(write_key(tmp_path, data), SPEC)
-    assert k["obligations"] == [{"value": "pay", "accept": []}] and k["not_stated"] == ["termination_rights"]
+    assert k.get("obligations") == [{"value": "pay", "accept": []}] and k.get("not_stated") == ["termination_rights"]
 
 
 @pytest.mark.parametrize(
@@ -284,7 +285,7 @@ def comma_key(*parties: str) -> dict[str, Any]:
 
 
 def score_commas(output: str, *parties: str) -> dict[str, float]:
-    return score_fields(output, comma_key(*parties), COMMA_EXCERPT, SPEC)
+    return score_fields(output, AnswerKey("commas", "keys/c/commas.json", comma_key(*parties)), COMMA_EXCERPT, SPEC)
 
 
 @pytest.mark.parametrize("template", ["Parties: {}", "- **Parties:** {}", '{{"parties": "{}"}}', "| Parties | {} |"])
@@ -355,7 +356,7 @@ def test_a_date_with_a_comma_is_one_supported_value(written: str) -> None:
     m = score_commas(f"Effective date: {written}")
     assert m["values_returned"] == 1 and m["unsupported_values"] == 0 and m["field_recall.effective_date"] == 1.0
     for fixture in ("excerpt-02", "excerpt-05"):  # keys written "July 1, 2025" and "January 6, 2025"
-        value = key(fixture)["effective_date"][0]["value"]
+        value = key(fixture).body["effective_date"][0]["value"]
         m = score(fixture, f"Effective date: {value}")
         assert m["values_returned"] == 1 and m["unsupported_values"] == 0
 

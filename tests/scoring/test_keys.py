@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from benchcard.cli import cli
 from benchcard.errors import CardError
 from benchcard.project import Project
+from benchcard.records.answerkey import AnswerKey
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import read_jsonl, runs_of, write_config
@@ -95,7 +96,7 @@ def test_a_key_value_is_matched_literally_in_a_rule(tmp_path: Path) -> None:
     spec = parse_scoring({"method": "rules", "rules": [{"id": "r", "must_match": "/^{{key.answer}}$/",
                                                        "why": "w"}]}, fail=lambda w, e: CardError(e))
     assert isinstance(spec, RulesSpec)
-    key = {"fixture": "f", "answer": ["1+1 (two)", "a/b"]}
+    key = AnswerKey("f", "keys/c/f.json", {"fixture": "f", "answer": ["1+1 (two)", "a/b"]})
     assert score_output(spec, "1+1 (two)", key).score == 1.0
     assert score_output(spec, "a/b", key).score == 1.0
     assert score_output(spec, "11 (two)", key).score == 0.0  # `+` is the character, not a quantifier
@@ -111,8 +112,21 @@ def test_check_refuses_fixtures_without_a_key_and_keys_without_the_field(tmp_pat
     root = make(tmp_path / "b", keys={f: {"fixture": f, "answer": lab} for f, lab in LABELS.items()})
     result = bc(root, "check")
     assert result.exit_code == 1
-    assert "keys/sentiment-ab/r1.json: field 'answer': the scorer never reads it (it reads label)" in result.output
+    assert "keys/sentiment-ab/r1.json:1: field 'answer': the scorer never reads it (it reads label)" in result.output
     assert bc(root, "seal", "sentiment-ab").exit_code == 1
+
+
+def test_a_bad_key_is_named_by_file_line_and_field_as_check_shows_it(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    (root / "keys" / "sentiment-ab" / "r2.json").write_text('{\n  "fixture": "r2",\n  "label": 7\n}\n',
+                                                           encoding="utf-8")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert ("keys/sentiment-ab/r2.json:3: field 'label': expected the answer as text, or a list of accepted "
+            "answers; got 7") in result.output
+    (root / "keys" / "sentiment-ab" / "r2.json").write_text('{\n  "label": "negative"\n}\n', encoding="utf-8")
+    result = bc(root, "check")  # a field that is not there has no line: the file and the field
+    assert "keys/sentiment-ab/r2.json: field 'fixture': expected the fixture id 'r2'" in result.output
 
 
 def test_check_refuses_key_files_the_scorer_ignores(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
 from benchcard.card.model import Card, Example, FixtureValue
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, needs_key
 from benchcard.scoring.scorers import Score, score_output
@@ -136,7 +137,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     """One card's check: its answer keys, its worked examples, its variants and history, and its seal."""
     source = project.relative(card.path)
     problems: list[str] = []
-    keys: Mapping[str, Mapping[str, Any]] = {}
+    keys: Mapping[str, AnswerKey] = {}
     try:
         keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
@@ -220,7 +221,7 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
     return problems
 
 
-def run_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> ExampleResult:
+def run_example(card: Card, example: Example, keys: Mapping[str, AnswerKey], index: int) -> ExampleResult:
     """Score one worked example with the real scorer and compare with what the card says it must get."""
     if isinstance(card.scoring, JudgeSpec):
         judged = judge_example(card, example, keys, index)

@@ -23,6 +23,7 @@ import jsonlines
 from benchcard._util.safeio import decode_utf8, read_regular_bytes
 from benchcard.errors import CardError
 from benchcard.project import Project
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.keys import NOTE_FIELD, describe, key_fields
@@ -41,7 +42,7 @@ class DataRow:
 
     line: int
     inputs: Mapping[str, str]
-    key: Mapping[str, Any] | None  # {"fixture": id, <key field>: answer}; None when the scorer reads no key
+    key: AnswerKey | None  # {"fixture": id, <key field>: answer} from `<file>:<line>`; None when none is read
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def _input(record: Mapping[str, Any], name: str, shown: str, line: int) -> str:
 
 
 def _key(record: Mapping[str, Any], fixture: str, columns: tuple[str, ...], scoring: ScoringSpec, shown: str,
-         line: int) -> dict[str, Any] | None:
+         line: int) -> AnswerKey | None:
     """The row's answer key as a key file would hold it; a missing or empty answer names the line and field."""
     if not columns:
         return None
@@ -248,7 +249,7 @@ def _key(record: Mapping[str, Any], fixture: str, columns: tuple[str, ...], scor
             raise CardError(f"{shown}:{line}: field {column!r}: expected the answer as text, or a list of accepted "
                             f"answers; {got}")
         key[column] = value
-    return key
+    return AnswerKey(fixture, f"{shown}:{line}", key)
 
 
 def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from benchcard.card.model import Card, Example
 from benchcard.errors import BenchcardError, UnreadableAnswer
 from benchcard.project import Project
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.judge import JudgeSpec, judge_messages, read_answer
 from benchcard.scoring.judge.keys import key_text
 from benchcard.scoring.scorers import Score
@@ -42,7 +42,7 @@ def expectation_problem(expect: str | Mapping[str, float], metrics: Mapping[str,
     return "; ".join(wrong)
 
 
-def example_prompt(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]]) -> list[dict[str, str]]:
+def example_prompt(card: Card, example: Example, keys: Mapping[str, AnswerKey]) -> list[dict[str, str]]:
     """The messages the judge receives for a worked example (what `check --live` sends)."""
     spec = card.scoring
     assert isinstance(spec, JudgeSpec)
@@ -51,7 +51,7 @@ def example_prompt(card: Card, example: Example, keys: Mapping[str, Mapping[str,
     return judge_messages(spec, example.output, text, key_text(keys.get(fixture or "")) if spec.uses_key else "")
 
 
-def fixture_problem(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> str:
+def fixture_problem(card: Card, example: Example, keys: Mapping[str, AnswerKey], index: int) -> str:
     spec = card.scoring
     assert isinstance(spec, JudgeSpec)
     if (spec.uses_fixture or spec.uses_key) and (example.fixture is None or example.fixture not in card.fixtures):
@@ -61,7 +61,7 @@ def fixture_problem(card: Card, example: Example, keys: Mapping[str, Mapping[str
     return ""
 
 
-def judge_example(card: Card, example: Example, keys: Mapping[str, Mapping[str, Any]], index: int) -> JudgeExample:
+def judge_example(card: Card, example: Example, keys: Mapping[str, AnswerKey], index: int) -> JudgeExample:
     """Read every recorded answer of one example with the card's parser and compare with its expectation."""
     spec = card.scoring
     assert isinstance(spec, JudgeSpec)

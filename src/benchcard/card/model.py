@@ -15,6 +15,7 @@ from typing import Any
 from benchcard._util.safeio import read_regular_text
 from benchcard.card.dataset import DataFile, input_slot
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
 from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
@@ -176,7 +177,7 @@ class Card:
         """Fixture ids in a stable order; a probe has one implicit fixture named after the card."""
         return sorted(self.fixtures) if self.is_ab else [self.id]
 
-    def answer_keys(self, keys_dir: Path, spec: ScoringSpec | None = None) -> dict[str, Mapping[str, Any]]:
+    def answer_keys(self, keys_dir: Path, spec: ScoringSpec | None = None) -> dict[str, AnswerKey]:
         """Every fixture's answer key for `spec` (default: the card's scorer): from the data file's rows, or the
         key files in `keys_dir`, validated; none when the scorer reads no key."""
         spec = spec or self.scoring

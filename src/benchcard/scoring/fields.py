@@ -54,13 +54,14 @@ Decisions a user of the numbers should know:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.safeio import load_json_file
+import msgspec
+
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring.fieldparse import parse, pieces
 from benchcard.scoring.fieldtext import norm, restates, within
 
@@ -186,31 +187,29 @@ def _values(field: str, piece: str, padded_excerpt: str, names: frozenset[str] =
 
 
 # ---------------------------------------------------------------- public API
-def load_key(path: Path, spec: FieldsSpec) -> dict[str, Any]:
-    """Read and validate ``keys/<card>/<fixture>.json``; every error is one line naming file and field."""
-    where = str(path)
-    data = load_json_file(path, where, CardError)
-    if not isinstance(data, dict):
-        raise CardError(f"{where}: expected a JSON object")
+def load_key(path: Path, spec: FieldsSpec) -> AnswerKey:
+    """Read and validate ``keys/<card>/<fixture>.json``; every error is one line naming file, line and field. The
+    key returned holds each field's entries as {value, accept}, `not_stated` always."""
+    read = read_key_file(path)
+    data = read.body
     if not isinstance(data.get("fixture"), str) or data["fixture"] != path.stem:
-        raise CardError(f"{where}: field 'fixture': expected the fixture id {path.stem!r}")
+        raise read.fail("fixture", f"expected the fixture id {path.stem!r}")
     unknown = sorted(set(data) - {"fixture", "not_stated", *spec.fields})
     if unknown:
-        raise CardError(f"{where}: field {unknown[0]!r}: not a field of this card ({', '.join(spec.fields)})")
+        raise read.fail(unknown[0], f"not a field of this card ({', '.join(spec.fields)})")
     not_stated = data.get("not_stated", [])
     if not isinstance(not_stated, list) or not all(n in spec.fields for n in not_stated):
-        names = ", ".join(spec.fields)
-        raise CardError(f"{where}: field 'not_stated': expected a list of field names from {names}")
+        raise read.fail("not_stated", f"expected a list of field names from {', '.join(spec.fields)}")
     key: dict[str, Any] = {"fixture": data["fixture"], "not_stated": list(not_stated)}
     for field in spec.fields:
-        clean = _key_entries(data.get(field), f"{where}: field {field!r}: expected a list of {{value, accept}}")
+        clean = _key_entries(data.get(field), f"{read.where(field)}: expected a list of {{value, accept}}")
         if bool(clean) == (field in not_stated):
             expected = "no values, since it is in not_stated" if clean else "values, or listing in not_stated"
-            raise CardError(f"{where}: field {field!r}: expected {expected}")
+            raise read.fail(field, f"expected {expected}")
         key[field] = clean
     if not any(key[f] for f in spec.fields):
-        raise CardError(f"{where}: expected at least one value in {', '.join(spec.fields)}")
-    return key
+        raise read.fail(None, f"expected at least one value in {', '.join(spec.fields)}")
+    return msgspec.structs.replace(read, body=key)
 
 
 def _key_entries(entries: Any, shape: str) -> list[dict[str, Any]]:
@@ -230,7 +229,7 @@ def _key_entries(entries: Any, shape: str) -> list[dict[str, Any]]:
     return clean
 
 
-def score_fields(output: str, key: Mapping[str, Any], excerpt: str, spec: FieldsSpec) -> dict[str, float]:
+def score_fields(output: str, key: AnswerKey, excerpt: str, spec: FieldsSpec) -> dict[str, float]:
     """Metrics for one output: field_recall(.<field>), unsupported_values, abstains, values_returned."""
     recall_lines, value_lines = ({}, []) if restates(output, excerpt) else parse(output, spec.fields)
     metrics: dict[str, float] = {"field_recall": 0.0}

@@ -10,12 +10,11 @@ scorer never reads is refused by `check`: it would be sealed and published while
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-from benchcard._util.safeio import load_json_file
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ExactSpec, RulesSpec, ScoringSpec
@@ -53,7 +52,7 @@ def describe(spec: ScoringSpec) -> str:
                               else " (no pattern names {{key.<field>}})")
 
 
-def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> dict[str, Mapping[str, Any]]:
+def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> dict[str, AnswerKey]:
     """Every fixture's answer key, validated; a missing key names the file that should hold it."""
     if not needs_key(spec):
         return {}
@@ -63,7 +62,7 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> 
         return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids})
     from benchcard.scoring.fields import load_key
 
-    keys: dict[str, Mapping[str, Any]] = {}
+    keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixture_ids):
         path = keys_dir / f"{fixture}.json"
         if not path.is_file():
@@ -76,27 +75,24 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> 
     return keys
 
 
-def load_small_key(path: Path, fields: tuple[str, ...]) -> dict[str, Any]:
-    """Read `{"fixture": ..., "<field>": "answer" | ["answer", ...]}`; every error names the file and field."""
-    where = str(path)
-    data = load_json_file(path, where, CardError)
-    if not isinstance(data, dict):
-        raise CardError(f"{where}: expected a JSON object")
+def load_small_key(path: Path, fields: tuple[str, ...]) -> AnswerKey:
+    """Read `{"fixture": ..., "<field>": "answer" | ["answer", ...]}`; every error names the file, line and field."""
+    key = read_key_file(path)
+    data = key.body
     if data.get("fixture") != path.stem:
-        raise CardError(f"{where}: field 'fixture': expected the fixture id {path.stem!r}")
+        raise key.fail("fixture", f"expected the fixture id {path.stem!r}")
     unknown = sorted(set(data) - {"fixture", NOTE_FIELD, *fields})
     if unknown:
-        raise CardError(f"{where}: field {unknown[0]!r}: the scorer never reads it (it reads "
-                        f"{', '.join(fields)}); remove it, or keep prose under {NOTE_FIELD!r}")
+        raise key.fail(unknown[0], f"the scorer never reads it (it reads {', '.join(fields)}); remove it, or keep "
+                                   f"prose under {NOTE_FIELD!r}")
     for field in fields:
         value = data.get(field)
         ok = isinstance(value, str) or (isinstance(value, list) and bool(value)
                                         and all(isinstance(v, str) for v in value))
         if not ok:
             got = "missing" if field not in data else f"got {value!r}"
-            raise CardError(f"{where}: field {field!r}: expected the answer as text, or a list of accepted "
-                            f"answers; {got}")
-    return data
+            raise key.fail(field, f"expected the answer as text, or a list of accepted answers; {got}")
+    return key
 
 
 def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> list[Path]:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from benchcard._util.files import AtomicFile
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
@@ -195,7 +196,7 @@ def _compile_filled(literal: str) -> JsRegex:
     return compile_js(literal)
 
 
-def key_answers(key: Mapping[str, Any] | None, field: str, what: str) -> list[str]:
+def key_answers(key: AnswerKey | None, field: str, what: str) -> list[str]:
     """A key field's accepted answers (a string, or a list of strings); a missing key or field is a CardError."""
     if key is None:
         raise CardError(f"{what} needs the fixture's answer key")
@@ -204,11 +205,10 @@ def key_answers(key: Mapping[str, Any] | None, field: str, what: str) -> list[st
         return [value]
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
-    raise CardError(f"keys/…/{key.get('fixture')}.json: field {field!r}: expected the answer as text, or a list "
-                    "of accepted answers")
+    raise key.fail(field, "expected the answer as text, or a list of accepted answers")
 
 
-def rule_regex(rule: Rule, key: Mapping[str, Any] | None) -> JsRegex:
+def rule_regex(rule: Rule, key: AnswerKey | None) -> JsRegex:
     """The rule's regex for one fixture: its `{{key.<field>}}` slots filled from that fixture's key."""
     if not rule.key_fields:
         return rule.regex
@@ -216,10 +216,10 @@ def rule_regex(rule: Rule, key: Mapping[str, Any] | None) -> JsRegex:
     try:
         return _compile_filled(fill_key_slots(rule.pattern, values))
     except ValueError as exc:
-        raise CardError(f"rule {rule.id!r} filled from the key of {key and key.get('fixture')!r}: {exc}") from None
+        raise CardError(f"rule {rule.id!r} filled from the key of {key and key.fixture!r}: {exc}") from None
 
 
-def rule_literal(rule: Rule, key: Mapping[str, Any] | None) -> str:
+def rule_literal(rule: Rule, key: AnswerKey | None) -> str:
     """The `/pattern/flags` a rule tests for one fixture (its key slots filled), checked to compile."""
     if not rule.key_fields:
         return rule.pattern
@@ -250,7 +250,7 @@ def metric_range(name: str) -> tuple[float, float | None]:
     return (0.0, None) if name in COUNT_METRICS else (0.0, 1.0)
 
 
-def score_output(spec: ScoringSpec, output: str, key: Mapping[str, Any] | None = None, excerpt: str = "") -> Score:
+def score_output(spec: ScoringSpec, output: str, key: AnswerKey | None = None, excerpt: str = "") -> Score:
     """Score one output text. The only other inputs are the fixture's key and text."""
     if isinstance(spec, ExactSpec):
         if spec.expected_from_key is not None:
@@ -289,7 +289,7 @@ def score_run(
     outputs_path: Path,
     scores_path: Path,
     spec: ScoringSpec,
-    keys: Mapping[str, Mapping[str, Any]],
+    keys: Mapping[str, AnswerKey],
     fixture_texts: Mapping[str, str],
     *,
     latest: bool = False,
@@ -325,7 +325,7 @@ _cell = attrgetter("cell")
 
 
 def _score_appended(outputs_path: Path, scores_path: Path, since: tuple[int, int], spec: ScoringSpec,
-                    keys: Mapping[str, Mapping[str, Any]], fixture_texts: Mapping[str, str]) -> int:
+                    keys: Mapping[str, AnswerKey], fixture_texts: Mapping[str, str]) -> int:
     start, size = since
     with open(outputs_path, "rb") as fh:
         fh.seek(start)
@@ -340,7 +340,7 @@ def _score_appended(outputs_path: Path, scores_path: Path, since: tuple[int, int
     return len(rows)
 
 
-def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, Mapping[str, Any]],
+def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, AnswerKey],
                fixture_texts: Mapping[str, str]) -> ScoreRow:
     if out.status != "ok":
         return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={}, rules=None)

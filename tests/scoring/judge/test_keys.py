@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.judge.keys import key_text, load_judge_keys
 
 
@@ -21,8 +22,10 @@ def keys_for(tmp_path: Path, **keys: str) -> tuple[Path, dict[str, Path]]:
 
 def test_every_fixture_gets_its_key(tmp_path: Path) -> None:
     folder, fixtures = keys_for(tmp_path, b='{"colour": "green"}', a='{"colour": "red", "notes": ["crème"]}')
-    assert load_judge_keys(folder, fixtures) == {"a": {"colour": "red", "notes": ["crème"]},
-                                                 "b": {"colour": "green"}}
+    keys = load_judge_keys(folder, fixtures)
+    assert {f: k.body for f, k in keys.items()} == {"a": {"colour": "red", "notes": ["crème"]},
+                                                    "b": {"colour": "green"}}
+    assert (keys["a"].fixture, keys["a"].source) == ("a", str(folder / "a.json"))
 
 
 def test_a_missing_key_names_its_file_and_fixture(tmp_path: Path) -> None:
@@ -44,6 +47,7 @@ def test_a_key_that_is_not_a_json_object_is_one_line(tmp_path: Path, text: str, 
 
 
 def test_the_key_text_is_one_line_of_json_with_non_ascii_kept() -> None:
-    assert key_text({"colour": "rouge foncé", "n": [1, 2]}) == '{"colour": "rouge foncé", "n": [1, 2]}'
-    assert key_text({"text": "two\nlines"}) == '{"text": "two\\nlines"}'
+    shown = key_text(AnswerKey("a", "k", {"colour": "rouge foncé", "n": [1, 2]}))
+    assert shown == '{"colour": "rouge foncé", "n": [1, 2]}'
+    assert key_text(AnswerKey("a", "k", {"text": "two\nlines"})) == '{"text": "two\\nlines"}'
     assert key_text(None) == ""

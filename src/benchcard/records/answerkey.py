@@ -1,0 +1,91 @@
+"""An answer key, typed once: one fixture's answers as `keys/<card>/<fixture>.json` holds them, or as a row of a
+card's data file gives them.
+
+The scorers that read keys check their own shape on it (a small key's `exact` and `rules` fields,
+`scoring/keys.py`; the field-extraction key, `scoring/fields.py`; a judge's `{{key}}`, any object,
+`scoring/judge/keys.py`); every error about a key names its file, the line its field starts on, and the field
+(`keys/c/f01.json:3: field 'label': expected …`; a data file's row, `fixtures/c.jsonl:7: field 'label': …`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text
+from benchcard.errors import CardError
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class AnswerKey(msgspec.Struct, frozen=True, gc=False):
+    """One fixture's answer key: its fields as written, in their order (a judge is shown the object as is), and
+    where it was read, so that every error about it says where to look."""
+
+    fixture: str
+    source: str  # the key file as shown, or `<data file>:<line>` for a data file's row
+    body: dict[str, Any]
+    lines: dict[str, int] = msgspec.field(default_factory=dict)  # the line each field starts on in a key file
+
+    def get(self, field: str) -> Any:
+        """A field's value as written; None when the key has no such field."""
+        return self.body.get(field)
+
+    def where(self, field: str | None = None) -> str:
+        """`file:LINE: field 'x'`, the place an error about `field` names (the file alone for the whole key)."""
+        line = self.lines.get(field) if field is not None else None
+        place = f"{self.source}:{line}" if line else self.source
+        return place if field is None else f"{place}: field {field!r}"
+
+    def fail(self, field: str | None, expected: str) -> CardError:
+        """The one-line error for `field` (None: the key as a whole)."""
+        return CardError(f"{self.where(field)}: {expected}")
+
+    def text(self) -> str:
+        """The key as a judge reads it: JSON on one line, non-ASCII kept."""
+        return json.dumps(self.body, ensure_ascii=False)
+
+
+def read_key_file(path: Path) -> AnswerKey:
+    """`keys/<card>/<fixture>.json`: a JSON object (any other JSON, or none, is one line naming the file), with
+    the line each of its fields starts on. Its shape is the scorer's to check."""
+    shown = str(path)
+    text = read_regular_text(path, shown, CardError, MAX_JSON_BYTES)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise CardError(f"{shown}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:
+        raise CardError(f"{shown}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CardError(f"{shown}: expected a JSON object, got {type(data).__name__}")
+    return AnswerKey(path.stem, shown, data, field_lines(text))
+
+
+def field_lines(text: str) -> dict[str, int]:
+    """The line each field of a JSON object (the top level of `text`, which parses) starts on; the first, for a
+    field written twice."""
+    decoder = json.JSONDecoder()
+    lines: dict[str, int] = {}
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        return lines
+    at = _skip(text, at + 1)
+    while text.startswith('"', at):
+        name, end = decoder.raw_decode(text, at)  # a field name is a JSON string
+        lines.setdefault(name, text.count("\n", 0, at) + 1)
+        at = _skip(text, _skip(text, end) + 1)  # past the colon
+        at = _skip(text, decoder.raw_decode(text, at)[1])
+        if not text.startswith(",", at):
+            break
+        at = _skip(text, at + 1)
+    return lines
+
+
+def _skip(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match else at

@@ -1,0 +1,45 @@
+"""An answer key typed once: read from its file with the line each field starts on, so that every error about
+it names the file, the line and the field (the scorers' own checks: tests/scoring)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchcard.errors import CardError
+from benchcard.records.answerkey import AnswerKey, field_lines, read_key_file
+
+
+def test_a_key_file_is_its_object_as_written_with_each_fields_line(tmp_path: Path) -> None:
+    path = tmp_path / "f01.json"
+    path.write_text('{\n  "fixture": "f01",\n  "note": {"label": "not this one"},\n  "label":\n    ["a", "b"]\n}\n',
+                    encoding="utf-8")
+    key = read_key_file(path)
+    assert (key.fixture, key.source, key.get("label"), key.get("nope")) == ("f01", str(path), ["a", "b"], None)
+    assert key.lines == {"fixture": 2, "note": 3, "label": 4}  # a nested field is not the key's own
+    assert key.where("label") == f"{path}:4: field 'label'" and key.where("missing") == f"{path}: field 'missing'"
+    assert str(key.fail(None, "expected at least one value")) == f"{path}: expected at least one value"
+    assert key.text() == '{"fixture": "f01", "note": {"label": "not this one"}, "label": ["a", "b"]}'
+
+
+def test_a_data_files_row_is_named_by_its_line() -> None:
+    key = AnswerKey("r3", "fixtures/c.jsonl:7", {"fixture": "r3", "label": "crème"})
+    assert str(key.fail("label", "expected text")) == "fixtures/c.jsonl:7: field 'label': expected text"
+    assert key.text() == '{"fixture": "r3", "label": "crème"}'
+
+
+@pytest.mark.parametrize(("text", "says"), [("[1]", "expected a JSON object, got list"),
+                                            ("{nope", "not valid JSON"), ("[" * 100_000, "nested too deeply")])
+def test_a_file_that_is_not_a_json_object_is_one_line_naming_it(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "f01.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CardError) as caught:
+        read_key_file(path)
+    assert str(caught.value).startswith(f"{path}: ") and says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_field_lines_of_one_line_a_field_written_twice_and_escaped_names() -> None:
+    assert field_lines('{"a": 1, "b": {"c": [1, {"d": 2}]}, "e\\"f": "x"}') == {"a": 1, "b": 1, 'e"f': 1}
+    assert field_lines('{"a": 1,\n"a": 2}') == {"a": 1}
+    assert field_lines("  {\n}") == {} and field_lines("[]") == {}
