@@ -99,7 +99,7 @@ def test_the_prompt_and_keys_come_from_the_rows(tmp_path: Path) -> None:
     messages = card.messages("please", card.fixture_value("q3"))  # type: ignore[attr-defined]
     assert messages[1]["content"] == "Name the colour.\nPlease.\n<item>a ripe tomato, number 3</item>"
     keys = card.answer_keys(tmp_path / "keys" / "colours")  # type: ignore[attr-defined]
-    assert keys["q3"] == {"fixture": "q3", "answer": "red"}
+    assert (keys["q3"].body, keys["q3"].source) == ({"fixture": "q3", "answer": "red"}, "data/colours.jsonl:3")
 
 
 def test_a_csv_with_named_columns_and_several_inputs(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +43,6 @@ from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.pool import PoolProvider, pool_capacity
 from benchcard.run.progress import NullProgress, RichProgress
 from benchcard.run.providers import (
-    Price,
     endpoint,
     make_provider,
     provider_config,
@@ -115,7 +114,7 @@ class _Setting:
     card: Card
     seal_root: str
     options: RunOptions
-    prices: Mapping[str, Price]
+    config: ProjectConfig  # benchcard.yaml, read once for the invocation
     stream: IO[str] | None
     stop_after: int | None
     transport: httpx.AsyncBaseTransport | None
@@ -158,7 +157,6 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     _check_sequential(card, options, looker)
     seal_root = sealmod.root_for_scratch(card, project, options.scratch or _resumes_scratch(project, card, options))
     config = project.config()
-    prices = config.prices
     notes = load_dotenv_keys(project.root, config)
     targets = _targets(project, card, options, config, seal_root, notes, replica)
     resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
@@ -180,7 +178,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:
         _reopen_failed(resumed, stream)
-    setting = _Setting(project, card, seal_root, options, prices, stream, stop_after, transport, looker)
+    setting = _Setting(project, card, seal_root, options, config, stream, stop_after, transport, looker)
     try:
         return asyncio.run(_run_all(setting, targets))
     except KeyboardInterrupt:
@@ -393,7 +391,7 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
     rpm = o.rpm or t.cfg.requests_per_minute
     opened = await (_plan(s, t, provider, workers, rpm, batch) if t.manifest is None else _reopen(s, t, provider))
     store, manifest = opened.store, opened.manifest
-    session = Session(store=store, provider=provider, model=opened.model, prices=s.prices, options=o,
+    session = Session(store=store, provider=provider, model=opened.model, prices=s.config.prices, options=o,
                       limiter=RateLimiter(rpm), progress=RichProgress(s.stream) if o.progress else NullProgress(),
                       secret_env=t.cfg.api_key_env, workers=workers)
     if manifest.finished_at is None:
@@ -507,7 +505,7 @@ async def _score_and_close(s: _Setting, store: RunStore, manifest: Manifest, tal
     """Every cell has an outcome: score blind (a judge card: judge), and close the manifest once that is done."""
     judge: JudgeSummary | None = None
     if judge_spec(s.card) is not None:
-        judge = await judge_run(s.project, s.card, store, s.options, s.project.config(), s.prices,
+        judge = await judge_run(s.project, s.card, store, s.options, s.config, s.config.prices,
                                 transport=s.transport, stream=s.stream, stop_after=s.stop_after)
     else:
         score_blind(store.outputs_path, store.scores_path, s.card, s.project, retried=bool(manifest.retries),
