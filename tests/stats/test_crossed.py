@@ -36,8 +36,9 @@ def _mean_squares(x: np.ndarray) -> tuple[float, float, float]:
 
 def test_the_variance_counts_fixtures_runs_and_cells_once_from_gaps_and_sums() -> None:
     """se² = (MS_fix + MS_run − MS_err)/(F·R), MS_run pooling the repetition mean squares of the gaps and of
-    the arms' sums, never below 0.6·MS_run/(F·R); the df between R − 1 and 2(R − 1) by Welch over the arms' own
-    run-to-run spreads (each arm's MS_rep, never below its MS_err)."""
+    the arms' sums, never below 0.6·MS_run/(F·R); the df Satterthwaite's over the run term (R − 1 to 3(R − 1) by
+    the balance of the arms' own run-to-run spreads, each arm's MS_rep never below its MS_err) and the fixtures'
+    excess MS_fix − MS_err (F − 1 df)."""
     base, var = np.array(BASE_A, dtype=float), np.array(VAR_A, dtype=float)
     f, r = base.shape
     ms_fix, ms_rep, ms_err = _mean_squares(var - base)
@@ -47,7 +48,10 @@ def test_the_variance_counts_fixtures_runs_and_cells_once_from_gaps_and_sums() -
     assert c.var_run[0] == pytest.approx(ms_run / (f * r))
     assert c.se[0] ** 2 == pytest.approx(max(0.6 * ms_run, ms_fix + ms_run - ms_err) / (f * r))
     lam_v, lam_b = (max(_mean_squares(x)[1], _mean_squares(x)[2]) for x in (var, base))
-    assert c.df[0] == pytest.approx((r - 1) * (lam_v + lam_b) ** 2 / (lam_v ** 2 + lam_b ** 2))
+    run_df = (r - 1) * (1 + 2 * (4 * lam_v * lam_b / (lam_v + lam_b) ** 2) ** 2)
+    excess = max(ms_fix - ms_err, 0.0)
+    run = lam_v + lam_b
+    assert c.df[0] == pytest.approx((run + excess) ** 2 / (run ** 2 / run_df + excess ** 2 / (f - 1)))
     assert ms_run == pytest.approx(_mean_squares(var)[1] + _mean_squares(base)[1])  # the arms' own spreads
 
 

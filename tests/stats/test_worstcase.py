@@ -40,10 +40,11 @@ def test_per_arm_run_shocks_keep_the_calibrated_p_at_alpha(fixtures: int, reps: 
 
 
 def test_a_dominant_fixture_term_is_calibrated_where_students_p_at_the_run_df_is_not() -> None:
-    """Six fixtures whose own effects dominate, ten repetitions: the run term's 18 df would say "result" 9 % of
-    the time; the worst case over the grid (its fixture end is Student's t on F − 1 df) does not."""
+    """Six fixtures whose own effects dominate, ten repetitions: Student's p at the reference df (the run
+    term's up to 27 and the fixtures' 5, by Satterthwaite) would say "result" 7.6 % of the time; the worst case
+    over the grid (its fixture end is Student's t on F − 1 df) does not."""
     plain, rate, _, _ = _rates(*_normal_world(6, 10, 0.0, 6000, seed=4, effect_sd=1.0))
-    assert plain > 0.08 and rate <= 0.05
+    assert plain > 0.07 and rate <= 0.05
 
 
 @pytest.mark.parametrize("reps", [5, 10])
@@ -107,5 +108,5 @@ def test_case_a_tost_is_calibrated_like_the_test() -> None:
     base = np.array([[.5, .75, .5], [.75, .75, 1], [.25, .5, .5], [1, .75, 1], [.5, .5, .75], [.75, 1, .75]])
     var = np.array([[.75, .75, .75], [1, .75, 1], [.5, .5, .75], [1, 1, 1], [.5, .75, .75], [.75, 1, 1]])
     c = crossed(base, var)
-    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.941303, abs=1e-6)
-    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.012499, abs=1e-6)
+    assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.913254, abs=1e-6)
+    assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.013949, abs=1e-6)

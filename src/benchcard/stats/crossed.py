@@ -135,12 +135,12 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         # the spread of the gaps and of the arms' sums, pooled: up to 2(R − 1) degrees of freedom
         ms_run = (ms_rep + ms_sum) / 2
         arm_var, arm_base = np.maximum(rep_var, noise_var) / fr, np.maximum(rep_base, noise_base) / fr
-        se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, arm_var, arm_base, r)
+        fixed = _steady(var, complete) | _steady(base, complete)
+        se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, arm_var, arm_base, r, n, fixed)
         var_run = np.where(measurable, ms_run / fr, np.inf)
         run_measured = measurable & np.isfinite(var_fix)
         total = np.where(run_measured, se2, var_fix + var_run)
         df = np.where(run_measured, ref_df, np.maximum(n - 1, 1).astype(float))
-        fixed = _steady(var, complete) | _steady(base, complete)
     else:
         var_run = np.full(s, unmeasured_run_var)
         total = var_fix + var_run

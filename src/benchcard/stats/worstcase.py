@@ -32,28 +32,41 @@ ARM_SHARES = (0.5, 0.25, 0.0)
 RUN_SPLITS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: The interval is never narrower than this share of the run term's variance (docs/statistics.md, "What was tried").
 RUN_SHARE = 0.6
+#: The run term's df run from R − 1 (one arm's spread is all of it) to RUN_DF_SPAN·(R − 1) (the arms spread alike),
+#: through the arms' balance β = 4·λ_V·λ_B/(λ_V + λ_B)² raised to BALANCE_POWER (docs/statistics.md, "What was tried").
+RUN_DF_SPAN = 3.0
+BALANCE_POWER = 2.0
 #: Null draws per grid point (half of them the mirror image of the other half, so both tails are alike).
 DRAWS = 20_000
 SEED = 20261201
 
 
-def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, arm_v: FloatArray,
-                    arm_b: FloatArray, r: int) -> tuple[FloatArray, FloatArray]:
-    """se² and the reference df from a = MS_fix/(FR), b = MS_run/(FR), c = MS_err/(FR) and each arm's own
-    run-to-run spread arm_v, arm_b (max of its MS_rep and its MS_err, over F·R).
+def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, arm_v: FloatArray, arm_b: FloatArray, r: int,
+                    n: npt.ArrayLike, steady: npt.ArrayLike = False) -> tuple[FloatArray, FloatArray]:
+    """se² and the reference df from a = MS_fix/(FR), b = MS_run/(FR), c = MS_err/(FR), each arm's own
+    run-to-run spread arm_v, arm_b (max of its MS_rep and its MS_err, over F·R) and the fixtures n.
 
     MS_run pools the repetition mean squares of the gaps and of the arms' sums (crossed.py): it is the sum of the
     arms' own repetition mean squares, R − 1 df each. se² = a + b − c (each variance component once: fixtures,
     runs, cells), never below RUN_SHARE·b, so the arms' run-to-run spread is always inside the interval. The df
-    is Welch's over the two arms' run-to-run spreads: 2(R − 1) when they are alike, down to R − 1 when all of it
-    is one arm's (a deterministic arm, or shocks in one arm only). Each arm's spread is its MS_rep, never taken
+    is Satterthwaite's over the run term and the fixtures' excess max(0, a − c) (n − 1 df), the run term's own df
+    running from R − 1 when all of it is one arm's (a deterministic arm, or shocks in one arm only) to
+    RUN_DF_SPAN·(R − 1) when the arms spread alike, by their balance. Each arm's spread is its MS_rep, never taken
     below its MS_err (cell noise alone makes an arm spread that much from run to run; known on (F − 1)(R − 1)
-    df). One formula for the verdict and the null draws below, so the calibration is of the statistic used."""
+    df). The df is a shape, not a claim: the calibration below makes the p valid whatever it is. One formula
+    for the verdict and the null draws below, so the calibration is of the statistic used."""
     var = np.maximum(RUN_SHARE * b, a + b - c)
     var = np.where(var > 0, var, a)  # no run spread and no excess at all: the paired variance
+    fixture_df = np.maximum(np.asarray(n, dtype=np.float64) - 1.0, 1.0)
+    excess = np.maximum(a - c, 0.0)
+    run = arm_v + arm_b
     with np.errstate(invalid="ignore", divide="ignore"):
-        welch = (r - 1) * (arm_v + arm_b) ** 2 / (arm_v * arm_v + arm_b * arm_b)
-    df = np.broadcast_to(np.clip(np.nan_to_num(welch, nan=r - 1.0), r - 1.0, 2.0 * (r - 1)), np.shape(var))
+        balance = np.nan_to_num(4.0 * arm_v * arm_b / (run * run), nan=0.0)
+        run_df = (r - 1) * (1.0 + (RUN_DF_SPAN - 1.0) * balance ** BALANCE_POWER)
+        satterthwaite = (run + excess) ** 2 / (run * run / run_df + excess * excess / fixture_df)
+    top = RUN_DF_SPAN * (r - 1) + fixture_df
+    df = np.clip(np.nan_to_num(satterthwaite, nan=r - 1.0), r - 1.0, top)
+    df = np.broadcast_to(np.where(steady, r - 1.0, df), np.shape(var))
     out: FloatArray = var
     return out, np.array(df, dtype=np.float64)
 
@@ -122,10 +135,14 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
         # `share` of the cell noise and `split` of the run-level variance
         lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
         rep_v, rep_b = lam_v * u_var, lam_b * u_base
-        var, df = variance_and_df((1 + fixture) * u_fix, rep_v + rep_b, u_err,
-                                  np.maximum(rep_v, share * u_err), np.maximum(rep_b, (1 - share) * u_err), r)
-        size = np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df))
-        for k in (0, 1) if lam_v == 0 else (0,):
+        args = ((1 + fixture) * u_fix, rep_v + rep_b, u_err, np.maximum(rep_v, share * u_err),
+                np.maximum(rep_b, (1 - share) * u_err), r, n)
+        var, df = variance_and_df(*args)
+        ratio = z * np.sqrt((1 + fixture + run) / var)
+        sizes = [np.sort(wallace(ratio, df))]
+        if lam_v == 0:  # a steady arm's rows are judged at R − 1 df (variance_and_df)
+            sizes.append(np.sort(wallace(ratio, variance_and_df(*args, steady=True)[1])))
+        for k, size in enumerate(sizes):
             np.maximum(top[k], size, out=top[k])
             np.minimum(least[k], size, out=least[k])
     every, fixed = (np.concatenate([-least[k, ::-1], top[k]]) for k in (0, 1))
