@@ -180,6 +180,8 @@ def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: P
     result = bc(project, "verdict", folder.name)
     assert result.exit_code == 0, result.output
     assert "finding: no-effect → non-result" in result.output
+    assert "A vs baseline: no-effect → non-result" in result.output  # each variant as the look ruled it out
+    assert "inconclusive" not in result.output
     assert ("  Stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved). The effect that matters (a gap of "
             "0.4, the card's min_effect) is ruled out at this look: it stopped for futility.") in result.output
     assert "looks: stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved)" in result.output
@@ -187,10 +189,14 @@ def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: P
     assert "  look 2: 192 cells · statistic 0.000 · boundary 2.511 · futility" in result.output
     verdict = json.loads((folder / "verdict.json").read_text())
     assert (verdict["finding"], verdict["outcome"], verdict["cells"]) == ("no-effect", "non-result", 192)
+    assert [(c["variant"], c["finding"], c["outcome"], c["why"]) for c in verdict["comparisons"]] == [
+        ("A", "no-effect", "non-result", "The effect that matters (a gap of 0.4, the card's min_effect) is ruled out "
+                                         "for this variant at look 2's level: the run stopped for futility.")]
     [row] = _ledger(tmp_path)
     assert row["looks"] == {"look": 2, "looks": 3, "decision": "futility", "cells": 192, "planned": 288,
                             "saved": 0.3333}
     assert (row["finding"], row["outcome"], row["cells"]) == ("no-effect", "non-result", 192)
+    assert row["comparisons"] == [{"variant": "A", "finding": "no-effect", "outcome": "non-result"}]
     gate = bc(project, "verdict", folder.name, "--gate", "--show")
     assert gate.exit_code == 3, gate.output  # a no-effect, as docs/ci.md says
     assert "gate: no-effect → exit 3 (only a win passes)" in gate.output

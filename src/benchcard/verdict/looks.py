@@ -23,6 +23,7 @@ from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.records.rows import Look, Manifest, utc_stamp
+from benchcard.records.verdictfigures import ComparisonFigures
 from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
 from benchcard.run.looking import stop_line
 from benchcard.stats import sequential as seq
@@ -174,7 +175,19 @@ def with_looks(card: Card, run_dir: Path, body: VerdictFile) -> VerdictFile:
     outcome = "result" if finding in ("win", "loss") else "non-result"
     summary = f"{card.id} v{card.version}, run {run_dir.name}: {finding} ({outcome}). {why}"
     return msgspec.structs.replace(body, finding=finding, outcome=outcome, why=why, summary=summary,
-                                   sequential=figures)
+                                   comparisons=_look_comparisons(card, body, figures), sequential=figures)
+
+
+def _look_comparisons(card: Card, body: AbVerdict, looks: LooksFigures) -> list[ComparisonFigures]:
+    """Each variant's line as the look decided it: a futility stop needs every variant's futility test to rule
+    the effect out at the look's level, so each is a no-effect; the fixed design's finding at α (often
+    `inconclusive` on the cells of an early stop) would contradict the run's. Other decisions keep theirs."""
+    if looks.decision != "futility":
+        return body.comparisons
+    why = (f"The effect that matters ({_futile(card)}) is ruled out for this variant at look {looks.look}'s "
+           "level: the run stopped for futility.")
+    return [msgspec.structs.replace(c, finding="no-effect", outcome="non-result", why=why)
+            for c in body.comparisons]
 
 
 def _ab_finding(card: Card, body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
