@@ -102,9 +102,9 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
     return base, variants, truncated
 
 
-def judge(line: Line, base: Array, variants: list[Array], truncated: list[npt.NDArray[np.bool_]],
-          guards: list[tuple[Array, list[Array]]], seed: int) -> tuple[npt.NDArray[np.int64], Array,
-                                                                      npt.NDArray[np.int64]]:
+def rule_on(line: Line, base: Array, variants: list[Array], truncated: list[npt.NDArray[np.bool_]],
+            guards: list[tuple[Array, list[Array]]], seed: int) -> tuple[npt.NDArray[np.int64], Array,
+                                                                        npt.NDArray[np.int64]]:
     """Findings of every simulated run (the run's overall code), the paired t's own decision (first variant)
     and the first variant's own finding, through the verdict's decision code exactly as findings.py composes it."""
     evidence, tost, measurable = [], [], []
@@ -163,7 +163,7 @@ def run_line(line: Line, sims: int, rng: np.random.Generator, seed: int) -> tupl
         g_line = Line(name="guard", fixtures=line.fixtures, repetitions=line.repetitions, variants=line.variants)
         g_base, g_vars, _ = simulate(g_line, sims, rng)
         guards.append((g_base, g_vars))
-    codes, paired, first = judge(line, base, variants, truncated, guards, seed)
+    codes, paired, first = rule_on(line, base, variants, truncated, guards, seed)
     checked = cross_check(base, variants[0], 100, seed) if not truncated[0].any() else 0
     result = int(((codes == WIN) | (codes == LOSS)).sum())
     wins = int((first == WIN).sum())  # the first variant's own win (the one with the gap)

@@ -4,7 +4,7 @@ Two logs of the same F samples with E epochs each are drawn from a binomial worl
 each sample has a difficulty on the logit scale (sd 1 around the baseline's level), each (sample, epoch, log)
 cell is right with that sample's probability (plus the gap, on the probability scale, in the second log), and
 `--quarters` scores cells in quarters (4 draws each) instead of 0/1. Every run is judged by compare's own code
-from the paired samples on (`comparison.judge`: pairing, the epochs folded per sample, the verdict's statistics
+from the paired samples on (`comparison.rule_on`: pairing, the epochs folded per sample, the verdict's statistics
 and decision; only reading files is skipped), with the rule `match rises` at α 0.05. A "result" is a win or a
 loss; in A/A each is an error.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchcard.card.reader import read_win_rule
-from benchcard.compare import Sample, Samples, judge
+from benchcard.compare import Sample, Samples, rule_on
 from benchcard.records.verdictfile import VerdictHead
 from benchcard.stats.paired import wilson
 
@@ -68,7 +68,7 @@ def rate(design: tuple[str, int, int, float, float, bool], runs: int, seed: int)
     started = time.perf_counter()
     for i in range(runs):
         a, b = draw(rng, f, e, level, gap, quarters)
-        _, verdict = judge(a, b, win, ("model-a", "model-b"), head, seed + i, 200, Path("sim"))
+        _, verdict = rule_on(a, b, win, ("model-a", "model-b"), head, seed + i, 200, Path("sim"))
         results += verdict.finding in ("win", "loss")
         wins += verdict.finding == "win"
     return results, wins, time.perf_counter() - started

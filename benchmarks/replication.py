@@ -4,7 +4,7 @@ when nothing changed between two runs, and how often it catches a world that did
 An ab line draws pairs of runs on the same fixtures (one fixture difficulty a_f ~ N(difficulty, 1) on the
 logit scale for both runs: a replication re-sends the same sealed requests), each run in calibration.py's
 binomial world with its own cells and shocks. Each run is judged by the verdict's own decision code
-(calibration.judge: crossed + decision, sign-flip, Holm), its first clause's gap, run term and df taken as
+(calibration.rule_on: crossed + decision, sign-flip, Holm), its first clause's gap, run term and df taken as
 verdict.json holds them (`crossed`), and the pair by `replication.prediction_bounds` + `replication_codes`,
 the code `replication_finding` runs. "after" changes the second run: the variant's gap, or both arms' accuracy
 (on the probability scale, clipped).
@@ -29,7 +29,7 @@ from benchcard.stats import paired as stats
 from benchcard.stats.crossed import crossed
 from benchcard.stats.decision import FINDINGS, WIN
 from benchcard.stats.replication import newcombe, paired_drift, prediction_bounds, replication_codes
-from calibration import ALPHA, Line, judge
+from calibration import ALPHA, Line, rule_on
 
 Array = npt.NDArray[np.float64]
 LEVEL = 0.95
@@ -69,7 +69,7 @@ def _run(p: Pair, a: Array, gap: float, shift: float, rng: np.random.Generator) 
 
 def _judged(p: Pair, base: Array, var: Array, seed: int) -> tuple[npt.NDArray[np.int64], Array, Array, Array]:
     line = Line(p.name, fixtures=p.fixtures, repetitions=p.repetitions)
-    codes, _, _ = judge(line, base, [var], [np.zeros(var.shape, dtype=bool)], [], seed)
+    codes, _, _ = rule_on(line, base, [var], [np.zeros(var.shape, dtype=bool)], [], seed)
     c = crossed(base, var)
     return codes, c.gap, c.var_run, c.df
 

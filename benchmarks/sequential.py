@@ -53,7 +53,7 @@ Bools = npt.NDArray[np.bool_]
 
 def evidence_at(data: Data, r: int, seed: int, effect: float) -> tuple[list[list[Evidence]], list[Array],
                                                                        list[Bools], list[Array]]:
-    """Every variant's clauses judged on the first r repetitions (calibration.judge's composition), with the
+    """Every variant's clauses judged on the first r repetitions (calibration.rule_on's composition), with the
     first clause's futility p against `effect` (on the bound that favours the variant: a cut cell at best)."""
     base, variants, truncated, guards = data
     b = base[:, :, :r]

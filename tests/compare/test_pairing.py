@@ -93,7 +93,7 @@ def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:
     first log's 1/5 would meet the second's 1 on every sample, a gain of 0.8 and a win; over the shared epoch
     both score 1 and nothing moved."""
     from benchcard.card.reader import read_win_rule
-    from benchcard.compare import judge
+    from benchcard.compare import rule_on
     from benchcard.records.verdictfile import VerdictHead
 
     ids = [f"s{i}" for i in range(10)]
@@ -104,6 +104,6 @@ def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:
                          "allow_failed": 40}, {}, "rule", {"acc"}, {s: None for s in ids})
     head = VerdictHead(run="r", card="compare", version=None, kind="compare", rig="a vs b", seal_root=None,
                        evidence="r")
-    _, verdict = judge(five, one, win, ("A", "B"), head, 1, 200, Path("out"))
+    _, verdict = rule_on(five, one, win, ("A", "B"), head, 1, 200, Path("out"))
     assert verdict.metrics["acc"].gap == 0.0 and verdict.finding != "win"
     assert verdict.metrics["acc"].means == {"A": 1.0, "B": 1.0}

@@ -1,9 +1,9 @@
 """`benchcard compare`: a paired verdict over two logs other tools wrote (inspect_ai, lm-eval), unsealed and
 said so. `logs` reads per-sample scores, `rule` the win rule, `pairing` builds the verdict's arrays,
-`comparison` gives the verdict (`judge`, in memory) and writes it (`compare`); `guard` is what every reader checks
+`comparison` gives the verdict (`rule_on`, in memory) and writes it (`compare`); `guard` is what every reader checks
 before it trusts a byte (docs/compare.md, docs/security.md)."""
 
-from benchcard.compare.comparison import Comparison, RuleOptions, compare, judge
+from benchcard.compare.comparison import Comparison, RuleOptions, compare, rule_on
 from benchcard.compare.logs import Sample, Samples, read_samples
 
-__all__ = ["Comparison", "RuleOptions", "Sample", "Samples", "compare", "judge", "read_samples"]
+__all__ = ["Comparison", "RuleOptions", "Sample", "Samples", "compare", "read_samples", "rule_on"]

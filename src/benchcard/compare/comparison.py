@@ -107,7 +107,7 @@ class Comparison:
 def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,
             out: Path | None = None, enter_ledger: bool = False, n_resamples: int = BOOTSTRAP_RESAMPLES,
             timings: dict[str, float] | None = None, names: Sequence[str] = ()) -> Comparison:
-    """Pair two logs' samples, judge them by the rule, write verdict.json and table.csv (and a ledger row).
+    """Pair two logs' samples, rule on them, write verdict.json and table.csv (and a ledger row).
     `project` counts only if it has a cards/ folder: a comparison is often made where no project is. `names`:
     `A=…`/`B=…` for the two sides (else named after what the logs say, pairing.labels_of)."""
     if project is not None and not project.cards_dir.is_dir():
@@ -136,7 +136,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
                for s, d, label in zip((a, b), digests, labels, strict=True)]
     head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
                        evidence=relative, sources=sources, rule=_rule_json(win))
-    data, verdict = judge(a, b, win, labels, head, seed_from(digest(digests)), n_resamples, out_dir)
+    data, verdict = rule_on(a, b, win, labels, head, seed_from(digest(digests)), n_resamples, out_dir)
     out_dir.mkdir(parents=True)
     write_atomic(out_dir / TABLE_FILE, table_text(data, rig_line))
     row = None
@@ -154,8 +154,8 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     return Comparison(out_dir=out_dir, file=written, ledger_row=row, samples=len(data.fixtures))
 
 
-def judge(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: VerdictHead, seed: int,
-          n_resamples: int, out_dir: Path) -> tuple[RunData, AbVerdict]:
+def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: VerdictHead, seed: int,
+            n_resamples: int, out_dir: Path) -> tuple[RunData, AbVerdict]:
     """The two logs' cells (every epoch: table.csv and the counts) and the verdict on them, in memory: the
     statistics are the verdict's own over each sample's epochs folded into one (`pairing.per_sample`)."""
     manifest = Manifest(run=head.run, card=a.task or "compare", version=0, kind="compare", seal_root="",

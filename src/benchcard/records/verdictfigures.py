@@ -198,7 +198,7 @@ class ClauseFigures(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Equivalence(msgspec.Struct, frozen=True):
-    """The TOST of the first clause's metric against ±margin, at level 1 − 2α (`winrule.judge`)."""
+    """The TOST of the first clause's metric against ±margin, at level 1 − 2α (`winrule.finding_of`)."""
 
     margin: Number | None
     tost_p: Number | None

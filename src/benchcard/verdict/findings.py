@@ -48,10 +48,10 @@ from benchcard.verdict.winrule import (
     EQ_TOL,
     ClauseResult,
     clause_text,
+    finding_of,
     gap_clause,
     gap_figures,
     holds_clause,
-    judge,
 )
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
@@ -205,8 +205,8 @@ def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str])
                                       win.min_effect if k == 0 else 0.0))
         first_gap = gaps[(variant, (first.metric, first.fixture))]
         tost_p = float(rule.tost[v][0]) if first_gap.obs is not None else None
-        finding, why, eq = judge(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
-                                 bool(rule.measurable[v][0]), len(others))
+        finding, why, eq = finding_of(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
+                                      bool(rule.measurable[v][0]), len(others))
         comparisons.append(_Comparison(variant, finding, why, results,
                                        {k[1]: g for k, g in gaps.items() if k[0] == variant}, eq))
     return comparisons, decision.codes

@@ -244,8 +244,8 @@ def _unscored(data: RunData, variant: str, fixture: str, unscored: int) -> str:
     return "; ".join(parts)
 
 
-def judge(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost_p: float | None,
-          measurable: bool, several: int) -> tuple[str, str, Equivalence]:
+def finding_of(win: WinRule, results: list[ClauseResult], code: int, first: Gap, tost_p: float | None,
+               measurable: bool, several: int) -> tuple[str, str, Equivalence]:
     """The finding of one variant against the baseline, why, and the equivalence figures (docs/verdict.md)."""
     alpha = win.alpha
     margin = float(win.equivalence_margin or 0.0)
