@@ -30,7 +30,7 @@ from benchcard.scoring.scorers import score_output
 from benchcard.verdict import grading
 from benchcard.verdict.give import give_verdict
 
-from .conftest import copy_project
+from .helpers_project import copy_project
 
 XSS = '<script>alert(1)</script> and a quote " that would end an attribute \' too & more'
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
-from .conftest import REPO
+from .helpers_project import REPO
 from .helpers_run import write_config
 
 CARDS_DOC = REPO / "docs" / "cards.md"

@@ -20,7 +20,7 @@ import yaml
 from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
-from .conftest import REPO
+from .helpers_project import REPO
 from .helpers_run import seal_card, write_config
 
 CI_DOC = REPO / "docs" / "ci.md"

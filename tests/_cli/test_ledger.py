@@ -15,7 +15,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 
-from ..conftest import ledger_row
+from ..helpers_project import ledger_row
 from ..helpers_verdict import ab_metrics, make_run, the_card
 
 

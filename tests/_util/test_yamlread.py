@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import AB_CARD, make_ab_project
 
 BOMB = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
 

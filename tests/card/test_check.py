@@ -10,8 +10,8 @@ import pytest
 from benchcard.card.check import check, single_edit_mismatch, variant_problems
 from benchcard.project import Project
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import exit_and_streams as _run
+from ..helpers_project import AB_CARD, make_ab_project
 
 
 def test_check_lists_each_example_with_its_score_and_rules(project_dir: Path) -> None:

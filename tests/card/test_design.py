@@ -8,9 +8,9 @@ from pathlib import Path
 
 from benchcard.card.design import fewest_fixtures
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
 from ..helpers_cli import exit_and_streams as _run
+from ..helpers_project import AB_CARD, make_ab_project
 
 MUST_WIN = AB_CARD.replace("  accept_cannot_win: true  # a test card: four fixtures cannot win\n", "")
 THREE_VARIANTS = MUST_WIN.replace('variants: {baseline: "", A: "Please.\\n"}',

@@ -11,8 +11,8 @@ from benchcard.card.load import load_card
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import AB_CARD, make_ab_project
 from ..helpers_run import copy_repo_card
 
 

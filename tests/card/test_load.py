@@ -10,7 +10,7 @@ from benchcard.card.load import load_cards, resolve_card_path
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import AB_CARD, make_ab_project
+from ..helpers_project import AB_CARD, make_ab_project
 
 
 def test_duplicate_card_id(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from benchcard.card.model import PROSE_FIELDS, Rig
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import PROBES, REPO, make_ab_project, seed_body
+from ..helpers_project import PROBES, REPO, make_ab_project, seed_body
 
 
 @pytest.mark.parametrize("name", sorted(PROBES))

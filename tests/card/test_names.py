@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import AB_CARD, make_ab_project
 
 PLAIN = 'variants: {baseline: "", A: "Please.\\n"}\nbaseline: baseline'
 

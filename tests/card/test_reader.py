@@ -11,7 +11,7 @@ from benchcard.card.load import load_card
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..conftest import AB_CARD, REPO, make_ab_project
+from ..helpers_project import AB_CARD, REPO, make_ab_project
 
 
 def test_probe_metadata_and_history() -> None:

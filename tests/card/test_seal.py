@@ -14,7 +14,7 @@ from benchcard.card.load import load_card
 from benchcard.errors import SealError
 from benchcard.project import Project
 
-from ..conftest import make_ab_project
+from ..helpers_project import make_ab_project
 
 
 def _card(project: Path, name: str = "tiny-ab"):

@@ -10,8 +10,8 @@ import pytest
 
 from benchcard.card._sealfile import decode_seal, encode_seal
 
-from ..conftest import REPO
 from ..helpers_cli import exit_and_streams as _run
+from ..helpers_project import REPO
 
 SEALS = sorted(p for p in REPO.rglob("*.seal.json") if ".git" not in p.parts and ".venv" not in p.parts)
 

@@ -14,7 +14,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
-from ..conftest import copy_project, published_project
+from ..helpers_project import copy_project, published_project
 from ..helpers_site import (
     _Page,
 )

@@ -11,7 +11,7 @@ from benchcard.card.model import Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish.cardparts import curl_view, history_view, params_view, scoring_view
 
-from ..conftest import REPO
+from ..helpers_project import REPO
 from ..helpers_site import (
     _norm,
     page,

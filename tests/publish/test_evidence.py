@@ -14,7 +14,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import build_site
 
-from ..conftest import copy_project
+from ..helpers_project import copy_project
 from ..helpers_site import (
     BENCH_RUN,
     DEMO,

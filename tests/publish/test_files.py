@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc
+from ..helpers_project import AB_CARD, make_ab_project
 from ..helpers_site import BENCH_RUN, make_project
 
 SECRET = "OPENAI_API_KEY=sk-live-do-not-publish-4242"

@@ -10,7 +10,7 @@ import pytest
 
 from benchcard.project import Project
 
-from ..conftest import PROBES, SEEDS
+from ..helpers_project import PROBES, SEEDS
 from ..helpers_site import (
     SITE_ONLY,
     _norm,

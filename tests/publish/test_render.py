@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc
+from ..helpers_project import AB_CARD, make_ab_project
 
 HOSTILE = ["java\tscript:alert(1)", "java\nscript:alert(2)", "\x01javascript:alert(3)", " JaVaScRiPt:alert(4)",
            "//evil.example/x", "\\\\evil.example/x", "/\\evil.example/x", "data:text/html,<script>alert(5)</script>",

@@ -15,7 +15,7 @@ from benchcard.card.load import load_card
 from benchcard.cli import cli
 from benchcard.project import Project
 
-from ..conftest import SEEDS
+from ..helpers_project import SEEDS
 from ..helpers_site import (
     BENCH_RUN,
     DEMO,

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 
-from ..conftest import PUBLISHED, copy_project
+from ..helpers_project import PUBLISHED, copy_project
 
 RUN = next((PUBLISHED / "bench-01" / "v1").iterdir()).name  # the repository's BENCH-01 run, as published
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from benchcard.project import Project
 from benchcard.publish.build import build_site
 
-from ..conftest import copy_project
+from ..helpers_project import copy_project
 from ..helpers_site import (
     XSS,
     _norm,

@@ -21,7 +21,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 
-from ..conftest import PUBLISHED, ledger_row
+from ..helpers_project import PUBLISHED, ledger_row
 
 
 def _row(i: int, **extra: Any) -> LedgerRow:

@@ -8,7 +8,7 @@ import pytest
 
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow, RuleRate
 
-from ..conftest import ledger_row
+from ..helpers_project import ledger_row
 
 
 def test_an_ab_rows_fields_are_its_own_in_the_written_order_and_unset_ones_are_absent() -> None:

@@ -14,7 +14,7 @@ from benchcard.records.verdictfigures import HumanGrades, JudgeBlock, MetricFigu
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, decode_verdict, encode_verdict
 from benchcard.verdict.integrity import verdict_digest
 
-from ..conftest import PUBLISHED
+from ..helpers_project import PUBLISHED
 
 REPO = Path(__file__).resolve().parents[2]
 #: One verdict.json of each shape written before the file was typed (2026-12-01): ab, ab with a judge, with

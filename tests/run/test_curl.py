@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 
-from ..conftest import PROBES, copy_project, make_ab_project, seed_body
+from ..helpers_project import PROBES, copy_project, make_ab_project, seed_body
 
 
 def _body_of(command: str) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from ..conftest import copy_project
 from ..helpers_judge import CARD_ID, ECHO, VARIANT_TEXT, judge_bodies, judge_project, script, write_judge_config
+from ..helpers_project import copy_project
 from ..helpers_run import only_run, read_jsonl
 
 

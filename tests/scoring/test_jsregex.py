@@ -148,7 +148,7 @@ def test_every_shipped_rule_matches_like_node() -> None:
     awkward inputs (odd whitespace, long s, Kelvin, astral characters, lone surrogates)."""
     import yaml
 
-    from ..conftest import REPO
+    from ..helpers_project import REPO
 
     patterns = []
     for card in sorted((REPO / "cards").glob("*.yaml")):

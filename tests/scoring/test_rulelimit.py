@@ -9,8 +9,8 @@ import pytest
 from benchcard.testing.cards import COLOUR_AB as RUN_CARD
 from benchcard.testing.fakeserver import FakeServer
 
-from ..conftest import AB_CARD, make_ab_project
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import AB_CARD, make_ab_project
 from ..helpers_run import only_run, read_jsonl, seal_card, write_config
 
 SLOW = "a" * 40 + "!"

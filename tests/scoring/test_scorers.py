@@ -14,7 +14,7 @@ from benchcard.project import Project
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.scorers import ExactSpec, metric_names, parse_scoring, score_output, score_run
 
-from ..conftest import PROBES, REPO, SEEDS
+from ..helpers_project import PROBES, REPO, SEEDS
 
 
 def _card(name: str) -> Card:

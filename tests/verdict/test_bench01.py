@@ -29,7 +29,7 @@ from benchcard.stats import paired as stats
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 
-from ..conftest import copy_project
+from ..helpers_project import copy_project
 
 SEED = 20261130
 VARIANT_A_TAIL = "- bounded: no inferred terms\n<excerpt>"

@@ -27,11 +27,6 @@ from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metri
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    return make_project(tmp_path / "proj")
-
-
 def bc(project: Project, *args: str) -> Result:
     return CliRunner().invoke(cli, ["-C", str(project.root), *args])
 

@@ -34,11 +34,6 @@ def bc(project: Project, *args: str) -> Result:
     return CliRunner().invoke(cli, ["-C", str(project.root), *args])
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    return make_project(tmp_path / "proj")
-
-
 def _unsupported_broken() -> np.ndarray:
     return np.array([[2, 3, 2], [3, 3, 2], [2, 2, 3], [3, 2, 2], [2, 3, 3], [3, 3, 3]], dtype=float)
 
@@ -195,7 +190,7 @@ def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> 
     """docs/ci.md's second job: the demo card on SmolLM2 through llama-cpp-python, gated by its sealed rule."""
     from benchcard.verdict.gate import EXIT_CODES
 
-    from ..conftest import copy_project
+    from ..helpers_project import copy_project
 
     root = copy_project(tmp_path / "proj", ("demo-answer-cue",))
     project = Project(root)

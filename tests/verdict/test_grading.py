@@ -23,18 +23,12 @@ from ..helpers_verdict import (
     STRONG_VAR,
     ab_metrics,
     auto_scores,
-    make_project,
     make_run,
     read_sheet,
     strong_run,
     the_card,
     write_sheet,
 )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    return make_project(tmp_path / "proj")
 
 
 def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, tmp_path: Path) -> None:

@@ -20,9 +20,9 @@ from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from ..conftest import published_project
 from ..helpers_judge import CARD_ID as JUDGE_CARD
 from ..helpers_judge import judge_project
+from ..helpers_project import published_project
 from ..helpers_run import ab_project, only_run, read_jsonl, runs_of
 
 CARD = "colour-ab"

@@ -24,7 +24,7 @@ from benchcard.run.providers.base import Completion
 from benchcard.run.providers.local import LocalProvider, call_seed
 from benchcard.run.providers.localmodel import EXTRA_HINT
 
-from ...conftest import REPO, copy_project
+from ...helpers_project import REPO, copy_project
 from ...helpers_providers import LOCAL, have_model
 
 DEMO = "demo-answer-cue"

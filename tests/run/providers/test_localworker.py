@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from benchcard.cli import cli
 from benchcard.run.providers.localworker import serve
 
-from ...conftest import REPO
+from ...helpers_project import REPO
 from ...helpers_run import ab_project
 
 INJECT = '''

@@ -17,7 +17,7 @@ import pytest
 from benchcard._util.hashing import digest
 from benchcard.testing.fakeserver import FakeServer
 
-from .conftest import SRC, chat, content
+from ...helpers_fakeserver import SRC, chat, content
 
 # ----------------------------------------------------------------------------------------------- shapes
 

@@ -9,7 +9,7 @@ import pytest
 
 from benchcard.testing.fakeserver import FakeServer, FakeServerError
 
-from .conftest import chat, content
+from ...helpers_fakeserver import chat, content
 
 
 def test_latency_keyword_survives_the_initial_config() -> None:

@@ -22,7 +22,7 @@ from benchcard.testing.fakeserver._replies import (
     truncated,
 )
 
-from .conftest import chat, content
+from ...helpers_fakeserver import chat, content
 
 
 def test_max_tokens_cuts_the_reply(fake: FakeServer, client: httpx.Client) -> None:
