@@ -3,8 +3,6 @@ error, fit a phone's screen, and the figure's labels stay readable; the ledger m
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,29 +12,11 @@ from ..helpers_site import DEMO, REPLICA_ORIGINAL, replication_site
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return replication_site(tmp_path_factory.mktemp("replicas-browser"))
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
-            args=FLAGS, viewport={"width": 1366, "height": 900}, offline=True)
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _open(context: Any, url: str, width: int) -> tuple[Any, list[str]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,6 @@ from ..helpers_site import make_project
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 VIEWPORTS = {"laptop": (1366, 900), "phone": (390, 844)}
 BENCH_RUN = "20261130T151200Z-3f9a"
 
@@ -39,23 +33,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = root / "site"
     build_site(project, out)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
-            viewport={"width": 1366, "height": 900}, offline=True,
-        )
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _shots_dir(tmp_path: Path) -> Path:

@@ -20,10 +20,8 @@ from ..helpers_site import BENCH_RUN, make_project, write_bench_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 BLIND_RUN = "20261201T090000Z-b1d0"
+SERVED = True  # conftest's browser: online, for the viewer at http://127.0.0.1
 
 
 @pytest.fixture(scope="module")
@@ -32,21 +30,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, 
     write_bench_run(project, BLIND_RUN, verdict=False)
     with viewing(project, port=0, say=lambda _: None, interval=0.1) as viewer:
         yield project, viewer
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
-            args=FLAGS, viewport={"width": 1366, "height": 900})
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _open(context: Any, url: str, width: int = 1366, height: int = 900) -> tuple[Any, list[str]]:
