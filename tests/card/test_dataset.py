@@ -74,10 +74,15 @@ def _error(root: Path) -> str:
     return str(info.value)
 
 
+def _four_rows(root: Path) -> Path:
+    """The project with four rows, for the tests of `check` about the data file: a design `check` tells dead
+    without simulating (at six rows × 2 repetitions it searches for the smallest change that can win, simulating
+    designs up to 281 fixtures: about 20 CPU-seconds)."""
+    return _project(root, data="".join(json.dumps(r) + "\n" for r in _rows(4)))
+
+
 def test_a_jsonl_card_is_checked_and_sealed_with_the_data_file_digest(tmp_path: Path) -> None:
-    # four rows, a design `check` can tell dead without simulating: at 6 × 2 it would search for the smallest
-    # change that can win (designs up to 281 fixtures, about 20 CPU-seconds); this test is about the data file
-    root = _project(tmp_path, data="".join(json.dumps(r) + "\n" for r in _rows(4)))
+    root = _four_rows(tmp_path)
     result = bc(root, "check", "colours")
     assert result.exit_code == 0, result.output
     result = bc(root, "seal", "colours", "--json")
@@ -184,7 +189,7 @@ def test_several_inputs_need_each_slot_once(tmp_path: Path) -> None:
 
 
 def test_a_key_file_beside_a_data_file_is_refused(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = _four_rows(tmp_path)
     (root / "keys" / "colours").mkdir(parents=True)
     (root / "keys" / "colours" / "q1.json").write_text('{"fixture": "q1", "answer": "red"}')
     result = bc(root, "check", "colours")
