@@ -70,10 +70,20 @@ def recorder(edges: set[Edge], modules: list[str]) -> Callable[[FrameType, str, 
     return hook
 
 
+def read_order(modules: list[str]) -> tuple[int, int]:
+    """The issue's measure (issue 26.9): along the modules in the order first entered, with consecutive modules
+    of one stage folded, how many times the walk switches stage and how many of those go back into a stage it
+    had already left. It counts reading order, not calls: a stage entered early and needed again later counts."""
+    folded = [stage for i, stage in enumerate(map(stage_of, modules)) if i == 0 or stage_of(modules[i - 1]) != stage]
+    return len(folded) - 1, sum(1 for i, stage in enumerate(folded) if stage in folded[:i])
+
+
 def walk(edges: set[Edge], modules: list[str]) -> dict[str, Any]:
+    switches, back = read_order(modules)
     return {"modules": modules, "distinct": len(modules), "stages": len({stage_of(m) for m in modules}),
             "switches": len(edges), "reentries": sum(1 for e in edges if e[2]),
-            "reentering": sorted(f"{a} -> {b}" for a, b, back in edges if back)}
+            "reentering": sorted(f"{a} -> {b}" for a, b, back in edges if back),
+            "read_switches": switches, "read_back": back}
 
 
 def measure(card_cmds: list[list[str]]) -> dict[str, Any]:
@@ -105,7 +115,9 @@ def main() -> None:
                                                                             ["verdict", "colour-ab"]])):
         figures = measure(cmds)
         print(f"{name}: {figures['distinct']} modules in {figures['stages']} stages; {figures['switches']} distinct "
-              f"calls from one stage into another, {figures['reentries']} of them back into a stage below on the stack")
+              f"calls from one stage into another, {figures['reentries']} of them back into a stage below on the "
+              f"stack; in reading order {figures['read_switches']} stage switches, {figures['read_back']} back into a "
+              "stage already left")
         for edge in figures["reentering"]:
             print(f"  back: {edge}")
         if args.modules:
