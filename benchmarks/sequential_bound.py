@@ -30,6 +30,9 @@ likelihood ratio of the gap to 0) or go on (the expected cost of the next look u
 λ is the bound; the rule that attains it is evaluated forward (its α, power and calls), which shows the bound is
 tight (there is such a rule) when those meet the constraints.
 
+The fit check applies the rule that attains the bound (looks 2..R) to calibration's binomial runs: at the gap,
+and in A/A worlds without and with run shocks (where a rule that knows the variances is not valid).
+
     python benchmarks/sequential_bound.py --sims 40000 --seed 5
 """
 
@@ -169,6 +172,41 @@ def measure(f: int, r: int, gap: float, sims: int, seed: int) -> tuple[float, Ar
     return float(dbar[:, -1].mean()), out
 
 
+def apply_rule(p: Problem, actions: list[npt.NDArray[np.int8]], info: Array, reps: list[int], base: Array,
+               variant: Array) -> tuple[float, float]:
+    """The attaining rule on simulated runs of the cells: each look's score from the run's own mean gap (the
+    nearest grid node's action): its win rate and calls (share of the fixed design's)."""
+    d = (variant - base).mean(axis=1)
+    dbar = np.cumsum(d, axis=1) / np.arange(1, d.shape[1] + 1)
+    going = np.ones(dbar.shape[0], dtype=bool)
+    win = np.zeros(dbar.shape[0], dtype=bool)
+    calls = np.full(dbar.shape[0], float(reps[-1]))
+    for k, r in enumerate(reps):
+        nodes, _ = _grid(p, k)
+        score = dbar[:, r - 1] * info[r - 1] / math.sqrt(info[-1])
+        at = np.clip(np.rint((score - nodes[0]) / (nodes[1] - nodes[0])).astype(np.int64), 0, nodes.size - 1)
+        act = actions[k][at]
+        stop = going & (act != 2)
+        win |= stop & (act == 1)
+        calls[stop] = r
+        going &= ~stop
+    return float(win.mean()), float(calls.mean()) / reps[-1]
+
+
+def fit_check(design: str, p: Problem, lam: tuple[float, float], info: Array, reps: list[int], sims: int,
+              seed: int) -> str:
+    """A table row: the attaining rule on calibration's binomial runs at the gap and in three A/A worlds."""
+    f, r = (int(x) for x in design.split("x"))
+    actions = solve(p, *lam)[1]
+    rng = np.random.default_rng(seed)
+    cells = []
+    for gap, shock in ((PLANNED[design], 0.0), (0.0, 0.0), (0.0, 0.5), (0.0, 1.0)):
+        base, variants, _ = simulate(Line("check", fixtures=f, repetitions=r, gap=gap, arm_shock=shock), sims, rng)
+        wins, calls = apply_rule(p, actions, info, reps, base, variants[0])
+        cells.append(f"{wins:.4f} / {calls:.3f}" if gap else f"{wins:.4f}")
+    return f"| {f} × {r} | {reps[0]}..{r} | " + " | ".join(cells) + " |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sims", type=int, default=40000, help="runs to measure the gap's variance per design")
@@ -176,7 +214,8 @@ def main() -> None:
     parser.add_argument("--designs", default="12x10,24x5,12x5")
     parser.add_argument("--alpha", type=float, default=0.05, help="two-sided; the bound keeps wins ≤ α/2")
     parser.add_argument("--power", type=float, default=0.95 * 0.80, help="wins at the planned gap, at least")
-    parser.add_argument("--points", type=int, default=1601, help="grid points per look")
+    parser.add_argument("--points", type=int, default=401, help="grid points per look")
+    parser.add_argument("--check", type=int, default=20000, help="binomial runs a world for the fit check (0: none)")
     args = parser.parse_args()
     print(f"# The fewest calls at the planned gap: wins ≤ {args.alpha / 2:g} at 0, ≥ {args.power:.3f} at the gap; "
           f"{args.sims:,} runs to measure each design's variance, seed {args.seed}, {args.points} grid points\n")
@@ -184,6 +223,7 @@ def main() -> None:
           "**bound: least E[calls] / fixed** | λ0, λ1 | the optimal rule: wins at 0 / power / calls | "
           "z's own 80% gap (θ 2.80): bound | seconds |\n|---|---|---|---|---|---|---|---|---|---|")
     z_crit = float(special.ndtri(1 - args.alpha / 2))
+    checks = []
     for design in args.designs.split(","):
         started = time.perf_counter()
         f, r = (int(x) for x in design.split("x"))
@@ -198,9 +238,17 @@ def main() -> None:
             b, lam0, lam1, (a0, p1, n1) = bound(p)
             own = Problem(t, p.calls, float(z_crit + special.ndtri(0.80)), args.alpha / 2, args.power, args.points)
             b_own = bound(own)[0]
+            if first == 2 and args.check:
+                checks.append(fit_check(design, p, (lam0, lam1), info, reps, args.check, args.seed))
             print(f"| {f} × {r} | {PLANNED[design]:.3f} ({gap:.4f}) | {theta:.3f} | {z_power:.3f} | "
                   f"{first}..{r} | **{b:.3f}** | {lam0:.3g}, {lam1:.3g} | {a0:.4f} / {p1:.3f} / {n1:.3f} | "
                   f"{b_own:.3f} | {time.perf_counter() - started:.1f} |", flush=True)
+    if checks:
+        print("\n## The fit check: the attaining rule (looks 2..R) on calibration's binomial runs\n\n"
+              "| design | looks | at the planned gap: wins / calls | A/A, no shock: wins | "
+              "A/A, per-arm shocks sd 0.5 | sd 1.0 |\n"
+              "|---|---|---|---|---|---|")
+        print("\n".join(checks))
 
 
 if __name__ == "__main__":
