@@ -21,7 +21,7 @@ def test_a_win_gives_its_first_clause_gap_run_term_and_df() -> None:
     got = run_gap(_read("ab-win.json"))
     assert got.finding == "win" and got.metric == "field_recall"
     assert got.gap == pytest.approx(0.1375) and got.run_var == pytest.approx(5.2083333333333133e-05)
-    assert got.df == pytest.approx(3.9994484415209315)
+    assert got.df == pytest.approx(6.587980653094357)
     assert got.rig == "test/model-1 · effort high · Test API"
 
 
