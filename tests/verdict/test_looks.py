@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import msgspec
 import pytest
 
+from benchcard.card.model import Card
+from benchcard.records.verdictfile import AbVerdict, LooksFigures
 from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict.looks import _look_comparisons
 
 from ..helpers_run import bc, only_run
 from ..helpers_sequential import clear_win, no_effect, sequential_ab, sequential_probe
@@ -263,3 +267,25 @@ def test_a_sequential_replication_judged_once_its_look_is_taken_with_failed_cell
     assert data["run"]["counts"]["failed"] == 6 and data["waiting"] is None
     assert data["verdict"]["finding"] == "incomplete"  # 6 failed cells against allow_failed 0
     assert data["verdict"]["replication"]["finding"] == "inconclusive"
+
+
+def test_a_variants_win_at_alpha_alone_is_not_shown_as_a_result_under_a_non_result(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The looks spend α: a variant whose gap would be a win at α alone, where the last look's level showed
+    none, reads inconclusive, never `win → result` under the run's non-result."""
+    server.configure(no_effect())
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    verdict = msgspec.json.decode((folder / "verdict.json").read_bytes(), type=AbVerdict)
+    looks = verdict.sequential
+    assert isinstance(looks, LooksFigures) and looks.decision in ("inconclusive", "no-effect")
+    [line] = verdict.comparisons
+    won = msgspec.structs.replace(verdict, comparisons=[msgspec.structs.replace(line, finding="win",
+                                                                                 outcome="result")])
+    [said] = _look_comparisons(cast(Card, None), won, looks)
+    assert (said.finding, said.outcome) == ("inconclusive", "non-result")
+    assert said.why.startswith("At α alone this variant's gap would be a win, but the looks spent α: at look 3")
+    [kept] = _look_comparisons(cast(Card, None), verdict, looks)
+    assert kept == line

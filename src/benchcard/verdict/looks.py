@@ -182,12 +182,24 @@ def _look_comparisons(card: Card, body: AbVerdict, looks: LooksFigures) -> list[
     """Each variant's line as the look decided it: a futility stop needs every variant's futility test to rule
     the effect out at the look's level, so each is a no-effect; the fixed design's finding at α (often
     `inconclusive` on the cells of an early stop) would contradict the run's. Other decisions keep theirs."""
+    if looks.decision in ("inconclusive", "no-effect"):
+        return [_not_a_result_here(c, looks) for c in body.comparisons]
     if looks.decision != "futility":
         return body.comparisons
     why = (f"The effect that matters ({_futile(card)}) is ruled out for this variant at look {looks.look}'s "
            "level: the run stopped for futility.")
     return [msgspec.structs.replace(c, finding="no-effect", outcome="non-result", why=why)
             for c in body.comparisons]
+
+
+def _not_a_result_here(comparison: ComparisonFigures, looks: LooksFigures) -> ComparisonFigures:
+    """A variant's win or loss at α alone, where the look's stricter level showed none (the looks spent α): said
+    as inconclusive, so no line reads `win → result` under a run's non-result."""
+    if comparison.finding not in ("win", "loss"):
+        return comparison
+    why = (f"At α alone this variant's gap would be a {comparison.finding}, but the looks spent α: at look "
+           f"{looks.look}'s level it is not a result.")
+    return msgspec.structs.replace(comparison, finding="inconclusive", outcome="non-result", why=why)
 
 
 def _ab_finding(card: Card, body: AbVerdict, looks: LooksFigures) -> tuple[str, str]:
