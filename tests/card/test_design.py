@@ -153,3 +153,29 @@ def test_accept_cannot_win_must_be_true_or_false(tmp_path: Path) -> None:
     project = make_ab_project(tmp_path, text, n_fixtures=12)
     code, out, _ = _run(project, "check", "tiny-ab")
     assert code == 1 and "win.accept_cannot_win" in out and "expected true or false, got a number (1)" in out
+
+
+POCOCK = MUST_WIN.replace("repetitions: 3", "sequential: {looks: [3, 6], spending: pocock}\nrepetitions: 6")
+
+
+def test_seal_refuses_a_sequential_design_whose_looks_cannot_win_and_names_the_change(tmp_path: Path) -> None:
+    """Eight fixtures × 6 win reliably when fixed, but Pocock spending decides each of two looks at about 0.03,
+    just above the sign-flip's floor 2/2^8: a perfect treatment wins 87 % of seeded sequential runs."""
+    project = make_ab_project(tmp_path, POCOCK, n_fixtures=8)
+    line = one_line_error(bc(project, "seal", "tiny-ab"))
+    assert line.startswith("error: refusing to seal cards/tiny-ab.yaml: 8 fixtures with looks after repetitions 3, 6 "
+                           "(pocock spending) cannot show a win reliably at α = 0.05: a treatment right every time "
+                           "against a baseline right about half the time wins 87% of simulated sequential runs")
+    assert "; use obrien-fleming spending, or no sequential block, or 9 fixtures (or, for an A/A" in line
+    assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0 and "field 'sequential.spending'" in out and "wins 87% of simulated sequential runs" in out
+
+
+def test_the_change_named_for_a_sequential_design_seals(tmp_path: Path) -> None:
+    project = make_ab_project(tmp_path, POCOCK.replace("pocock", "obrien-fleming"), n_fixtures=8)
+    result = bc(project, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    more = make_ab_project(tmp_path / "more", POCOCK, n_fixtures=9)
+    result = bc(more, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output

@@ -94,6 +94,9 @@ def _blocking_field(card: Card) -> tuple[str, ...]:
     repetitions when there is one, min_effect when the plainest effect's gap cannot clear it, else repetitions."""
     assert card.win is not None
     v = max(len(card.variant_names()) - 1, 1)
+    if card.sequential is not None and reach.reliable(len(card.fixture_ids()), card.repetitions, v, card.win.alpha,
+                                                      plain_min_effect(card)):
+        return ("sequential", "spending")
     if 2 / 2 ** len(card.fixture_ids()) > card.win.alpha / v:
         return ("fixtures",)
     if card.repetitions > 1 and plain_min_effect(card) >= reach.PLAIN_GAP:
@@ -119,7 +122,7 @@ def cannot_win(card: Card) -> str | None:
     effect = plain_min_effect(card)
     power = reach.best_power(n, r, v, alpha, effect)
     if power >= reach.RELIABLE:
-        return None
+        return _sequential_cannot_win(card, n, v, effect)
     at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
     level = alpha / v
     never = []
@@ -138,6 +141,31 @@ def cannot_win(card: Card) -> str | None:
         why += f" with min_effect {effect:g}{plain}"
     change = reach.smallest_change(n, r, v, alpha, effect).text(n, r, v)
     return f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) {why}; {change}"
+
+
+def _sequential_cannot_win(card: Card, n: int, v: int, effect: float) -> str | None:
+    """A sequential card judged at its sealed looks (each decided at a nominal level below α): why the plainest
+    effect does not win reliably there, with the smallest change that does; None when it does."""
+    seq, win = card.sequential, card.win
+    if seq is None or win is None or len(seq.looks) < 2:
+        return None
+    gamma = -4.0 if seq.gamma is None else seq.gamma
+    futile = min_effect_or_margin(card)
+    args = (n, tuple(seq.looks), seq.spending, gamma, seq.futility, futile, v, win.alpha, effect)
+    power = reach.sequential_power(*args)
+    if power >= reach.RELIABLE:
+        return None
+    at = f" at Holm's α/{v} = {win.alpha / v:.3g}" if v > 1 else f" at α = {win.alpha:g}"
+    return (f"{n} fixtures with looks after repetitions {', '.join(map(str, seq.looks))} ({seq.spending_text} "
+            f"spending) cannot show a win reliably{at}: a treatment right every time against a baseline right "
+            f"about half the time wins {power:.0%} of simulated sequential runs ({reach.RELIABLE:.0%} needed); "
+            f"{reach.sequential_change(*args)}")
+
+
+def min_effect_or_margin(card: Card) -> float:
+    """The effect a sequential card's futility test is run against: its min_effect, else its equivalence margin."""
+    assert card.win is not None
+    return card.win.min_effect or card.win.equivalence_margin or 0.0
 
 
 def _truncation_warnings(card: Card, project: Project, where: str) -> list[str]:

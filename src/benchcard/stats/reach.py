@@ -187,3 +187,49 @@ def _fewest_calls(fixtures: int, repetitions: int, variants: int, alpha: float,
         if f is not None and (best is None or f * r < best[0] * best[1]):
             best = (f, r)
     return best
+
+
+@lru_cache(maxsize=128)
+def sequential_power(fixtures: int, looks: tuple[int, ...], spending: str = "obrien-fleming", gamma: float = -4.0,
+                     futility: bool = False, effect: float = 0.0, variants: int = 1, alpha: float = 0.05,
+                     min_effect: float = 0.0) -> float:
+    """`best_power` for a sequential card: the same seeded runs judged at each sealed look as the run's looks
+    judge them (`sequential.simulate_looks`, Holm's first level α/V). Each look decides at a nominal level below
+    α, and a look below the exact sign-flip's floor 2/2^F can never win, so the fixed figure overstates it."""
+    from benchcard.stats.sequential import WIN, Schedule, boundaries, simulate_looks
+
+    level = alpha / variants
+    plan = Schedule(looks=looks, spending=spending, futility=futility, alpha=level, gamma=gamma)
+    nominal = boundaries(plan).nominal
+    floor = 2.0 ** (1 - fixtures)
+    if fixtures < 1 or looks[-1] < 2 or all(a < floor for a in nominal):
+        return 0.0
+    # no early stop but a win: the last look alone, at its own nominal level, already wins this often
+    if not futility and best_power(fixtures, looks[-1], 1, nominal[-1], min_effect) >= RELIABLE:
+        return best_power(fixtures, looks[-1], 1, nominal[-1], min_effect)
+    rng = np.random.default_rng([SEED, fixtures, looks[-1]])
+    rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
+    base = (rng.random((DRAWS, fixtures, looks[-1])) < rate).astype(np.float64)
+    _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect)
+    return float((codes == WIN).mean())
+
+
+def sequential_change(fixtures: int, looks: tuple[int, ...], spending: str, gamma: float, futility: bool,
+                      effect: float, variants: int, alpha: float, min_effect: float) -> str:
+    """The smallest changes of a sequential design that make it reliable: O'Brien–Fleming spending, dropping
+    the earliest looks, no futility stop, or the fewest more fixtures (up to MAX_FIXTURES // 10)."""
+    def ok(f: int = fixtures, at: tuple[int, ...] = looks, sp: str = spending, fut: bool = futility) -> bool:
+        return sequential_power(f, at, sp, gamma, fut, effect, variants, alpha, min_effect) >= RELIABLE
+
+    parts = []
+    if spending != "obrien-fleming" and ok(sp="obrien-fleming"):
+        parts.append("obrien-fleming spending")
+    later = next((looks[k:] for k in range(1, len(looks)) if ok(at=looks[k:])), None)
+    if later is not None:
+        parts.append(f"looks: {list(later)}" if len(later) > 1 else "no sequential block")
+    if futility and ok(fut=False):
+        parts.append("futility: false")
+    more = _fewest(fixtures, fixtures * 2, MAX_FIXTURES // 10, lambda f: ok(f=f))
+    if more is not None:
+        parts.append(f"{more} fixtures")
+    return "use " + ", or ".join(parts) if parts else "no change of spending, looks or fixtures does"
