@@ -196,7 +196,8 @@ def sequential_power(fixtures: int, looks: tuple[int, ...], spending: str = "obr
     """`best_power` for a sequential card: the same seeded runs judged at each sealed look as the run's looks
     judge them (`sequential.simulate_looks`, Holm's first level α/V). Each look decides at a nominal level below
     α, and a look below the exact sign-flip's floor 2/2^F can never win, so the fixed figure overstates it."""
-    from benchcard.stats.sequential import WIN, Schedule, boundaries, simulate_looks
+    from benchcard.stats.decision import WIN
+    from benchcard.stats.sequential import Schedule, boundaries, simulate_looks
 
     level = alpha / variants
     plan = Schedule(looks=looks, spending=spending, futility=futility, alpha=level, gamma=gamma)
