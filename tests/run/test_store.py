@@ -39,9 +39,6 @@ def test_create_never_reuses_a_folder(tmp_path: Path) -> None:
     with pytest.raises(RunError, match="already exists"):
         RunStore.create(project, "card", 1, "20261130T151200Z-0000")
     assert RunStore.find(project, "card", 1, "20261130T151200Z-0000").folder == first.folder
-    assert RunStore.find(project, "card", 1, str(first.folder)).folder == first.folder
-    with pytest.raises(RunError, match="no such run"):
-        RunStore.find(project, "card", 1, "20991130T151200Z-ffff")
 
 
 def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
@@ -63,12 +60,6 @@ def test_fields_the_manifest_type_does_not_know_survive_an_addition(store: RunSt
     store.add_to_manifest({"finished_at": "now"})
     assert json.loads(store.manifest_path.read_text())["sealed"] == {"x": "sha256:1"}
     assert store.read_manifest().finished_at == "now"
-
-
-def test_a_manifest_missing_a_field_is_one_line_naming_it(store: RunStore) -> None:
-    store.manifest_path.write_text(json.dumps({"run": store.run_id, "card": "card", "version": "1"}))
-    with pytest.raises(RunError, match=r"manifest.json: Expected `int`, got `str` - at `\$.version`"):
-        store.read_manifest()
 
 
 def test_the_plan_streams_in_step(store: RunStore) -> None:
@@ -112,18 +103,6 @@ def test_a_whole_final_row_without_its_newline_is_kept(store: RunStore) -> None:
         writer.append(row("c2"))
     second = json.dumps(msgspec.to_builtins(row("c2")), separators=(",", ":")).encode()
     assert store.outputs_path.read_bytes() == line + b"\n" + second + b"\n"
-
-
-def test_damage_before_the_last_line_is_an_error(store: RunStore) -> None:
-    store.outputs_path.write_bytes(b'{"cell": "c1", "fixture": "f", "status": "ok"}\nnot json\n'
-                                   b'{"cell": "c3", "fixture": "f", "status": "ok"}\n')
-    with pytest.raises(RunError, match="line 2 is not"):
-        store.done_cells()
-    with pytest.raises(RunError, match="line 2 is not JSON"):
-        list(store.iter_outputs())
-    store.outputs_path.write_bytes(b'{"cell": "c1", "fixture": "f", "status": "done"}\n')
-    with pytest.raises(RunError, match=r"line 1: Invalid enum value 'done' - at `\$.status`"):
-        list(store.iter_outputs())
 
 
 def test_one_writer_per_run(store: RunStore) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from benchcard.records import ledger
 from benchcard.records.cardruns import pick
 from benchcard.records.rows import decode_manifest
-from benchcard.run.store import RunStore
+from benchcard.records.runreader import RunReader
 from benchcard.stats.replication import DEFAULT_RULE
 from benchcard.testing.fakeserver import FakeServer
 
@@ -50,7 +50,7 @@ def test_an_a_a_replication_sends_the_sealed_bodies_again_and_is_replicated(tmp_
     assert not manifest.replicates.transfer and not manifest.replicates.foreign and manifest.replicates.seed_kept
     assert manifest.replication_rule.digest == DEFAULT_RULE.digest()
     first = project.root / row.evidence
-    assert manifest.seed == RunStore(first).read_manifest().seed
+    assert manifest.seed == RunReader(first).read_manifest().seed
     assert _bodies(folder) == _bodies(first)  # every body byte for byte
 
     judged = data["verdict"]["replication"]
@@ -113,7 +113,7 @@ def test_a_new_seed_calls_the_same_bodies_in_another_order(tmp_path: Path, serve
     project, original = judged_ab(tmp_path, server)
     server.configure(HELPS)
     folder = folder_of(project, replicated(project, original, "--seed", "7"))
-    manifest = RunStore(folder).read_manifest()
+    manifest = RunReader(folder).read_manifest()
     assert manifest.seed == 7 and manifest.replicates is not None and not manifest.replicates.seed_kept
     first = project.root / f"results/colour-ab/v1/{original}"
     assert _bodies(folder) == _bodies(first)
@@ -146,7 +146,7 @@ def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, ser
     finally:
         proc.wait()
     [folder] = [p for p in runs.iterdir() if p.name != original]
-    done = RunStore(folder).done_cells()
+    done = RunReader(folder).done_cells()
     assert 10 <= len(done) < 48 and not (folder / "verdict.json").exists()
     assert f"replication of run {original} (ledger seq 1)" in ok(bc(project, "status", folder.name)).stdout
 
@@ -165,7 +165,7 @@ def test_a_replication_goes_through_the_batch_api_like_any_run(tmp_path: Path, s
     server.configure(HELPS)
     data = replicated(project, original, "--batch", "--poll-interval", "0.05")
     folder = folder_of(project, data)
-    manifest = RunStore(folder).read_manifest()
+    manifest = RunReader(folder).read_manifest()
     assert manifest.batch and manifest.replicates is not None and (folder / "batch" / "journal.jsonl").is_file()
     assert _bodies(folder) == _bodies(project.root / f"results/colour-ab/v1/{original}")
     assert data["verdict"]["replication"]["finding"] == "replicated"

@@ -38,11 +38,11 @@ from benchcard.records.rows import (
     decode_manifest,
     rig_line,
 )
+from benchcard.records.runreader import RunReader
 from benchcard.records.setaside import set_aside_of
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile, decode_verdict
 from benchcard.run.retry import outcomes
-from benchcard.run.store import RunStore
 from benchcard.verdict.integrity import verdict_digest
 
 T = TypeVar("T")
@@ -280,7 +280,7 @@ def _reopened(run_dir: Path, manifest: Manifest) -> int:
     if not manifest.retries or manifest.finished_at is not None:
         return 0
     try:
-        return len(outcomes(RunStore(run_dir)).waiting)
+        return len(outcomes(RunReader(run_dir)).waiting)
     except (BenchcardError, OSError, ValueError):
         return 0
 

@@ -1,12 +1,13 @@
 """Stage 1, the records: every file a project writes, typed once (a run's rows and manifest, verdict.json
 and its figures, the ledger and its rows, a run set aside) and the one JSONL dialect they are read and written
-in; and finding a run on disk (`cardruns.find_run`: a path, a run id, or the run a card's name stands for), so
-that every stage finds runs the same way without reaching into `run/` or `verdict/`.
+in; a run folder read (`runreader.RunReader`; the run stage's `store` adds the writing); and finding a run on
+disk (`cardruns.find_run`: a path, a run id, or the run a card's name stands for), so that every stage finds
+runs the same way without reaching into `run/` or `verdict/`.
 
 May import `_util`, `errors`, `project` and `stats` (rank 0); nothing above.
 """
 
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
 # (tests/test_architecture.py keeps it complete). A module not listed is this stage's own.
-__all__ = ["answerkey", "cardruns", "ledger", "ledgerrow", "replication", "replicationinput", "rows", "setaside",
-           "verdictfigures", "verdictfile"]
+__all__ = ["answerkey", "cardruns", "ledger", "ledgerrow", "replication", "replicationinput", "rows", "runreader",
+           "setaside", "verdictfigures", "verdictfile"]

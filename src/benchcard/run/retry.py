@@ -29,6 +29,7 @@ from msgspec import UNSET, UnsetType
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import AssignmentRow, Manifest, decode_line, iter_rows, utc_stamp
+from benchcard.records.runreader import RunReader
 from benchcard.run.store import RunStore
 
 CLOSING_FIELDS = ("finished_at", "outputs_digest", "scores_digest", "counts")
@@ -60,7 +61,7 @@ def retry_from(manifest: Manifest) -> int | None:
     return None if isinstance(start, UnsetType) else start
 
 
-def looked_cells(store: RunStore, manifest: Manifest) -> frozenset[str]:
+def looked_cells(store: RunReader, manifest: Manifest) -> frozenset[str]:
     """The cells a sequential run's looks have read (those of the repetitions before its last look's count): a
     look taken is final, so none of them is called again; empty for any other run."""
     if manifest.sequential is None or not manifest.looks:
@@ -69,7 +70,7 @@ def looked_cells(store: RunStore, manifest: Manifest) -> frozenset[str]:
     return frozenset(a.cell for a in iter_rows(store.assignment_path, AssignmentRow) if a.repetition < upto)
 
 
-def outcomes(store: RunStore) -> Outcomes:
+def outcomes(store: RunReader) -> Outcomes:
     """Each cell's current outcome, from the last row of each cell."""
     manifest = store.read_manifest()
     looked = looked_cells(store, manifest)
@@ -137,7 +138,7 @@ def reopen_failed(store: RunStore, found: Outcomes) -> int:
     return found.failed
 
 
-def _lines(store: RunStore) -> Iterator[tuple[int, bytes]]:
+def _lines(store: RunReader) -> Iterator[tuple[int, bytes]]:
     """Each whole row of outputs.jsonl with the byte it starts at (a torn final line, from a kill mid-write, is
     left to the store's repair)."""
     path = store.outputs_path

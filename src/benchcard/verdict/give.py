@@ -34,12 +34,12 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
+from benchcard.records.runreader import RunReader
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
-from benchcard.run.store import RunStore
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
@@ -95,7 +95,7 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
     outputs = run_dir / "outputs.jsonl"
     recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
     if manifest.retries:  # a retried cell has several rows; one reopened by the retry is not recorded again yet
-        recorded = outcomes(RunStore(run_dir)).recorded
+        recorded = outcomes(RunReader(run_dir)).recorded
     now = ""
     if outputs.is_file():
         try:
@@ -135,7 +135,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
     run = run_dir.name
     check_seal_root(project, run, card, manifest, sealed_root.result if sealed_root is not None
                     else lambda: _seal_root(project, card, manifest))
-    check_plan(run_dir, RunStore(run_dir).manifest_as_written(), card,
+    check_plan(run_dir, RunReader(run_dir).manifest_as_written(), card,
                assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
@@ -343,11 +343,11 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
     """Enter the verdict in the ledger and write its files, under the ledger's lock, exactly once. A scratch
     verdict is written the same way, marked, and has no ledger row."""
     run = run_dir.name
-    manifest = RunStore(run_dir).manifest_as_written()
+    manifest = RunReader(run_dir).manifest_as_written()
     files = evidence_files(run_dir, manifest, {TABLE_FILE: file_digest(table_tmp)})
     row = verdict_row(card, pending, anchors=evidence_digests(manifest), digest=verdict_digest(pending.fields()),
                       files=files)
-    row = linked_row(row, RunStore(run_dir).read_manifest(), pending)
+    row = linked_row(row, RunReader(run_dir).read_manifest(), pending)
     with ledger.locked(project):
         if (run_dir / VERDICT_FILE).exists():
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")

@@ -24,10 +24,10 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.records.ledgerrow import JudgeFigures
 from benchcard.records.rows import JudgePlan
+from benchcard.records.runreader import RunReader
 from benchcard.records.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
 from benchcard.records.verdictfile import AbVerdict, VerdictFile
 from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
-from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.stats.reliability import krippendorff_alpha
 from benchcard.verdict.runfolder import OK, RunData
@@ -149,7 +149,7 @@ def _verbosity(data: RunData) -> Verbosity:
     that rewards length shows here, and a variant that only lengthens outputs would win on it."""
     index = {c: i for i, c in enumerate(data.cells)}
     lengths = np.full(len(data.cells), np.nan)
-    for row in RunStore(data.run_dir).iter_outputs():
+    for row in RunReader(data.run_dir).iter_outputs():
         i = index.get(row.cell)
         if i is not None and row.status == "ok":
             lengths[i] = len(row.text)

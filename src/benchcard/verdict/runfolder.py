@@ -18,7 +18,7 @@ import numpy.typing as npt
 from benchcard.errors import RunError, VerdictError
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import Manifest, Metric
-from benchcard.run.store import RunStore
+from benchcard.records.runreader import RunReader
 from benchcard.verdict.columns import (
     FAILED,
     MISSING,
@@ -43,7 +43,7 @@ __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "TRUNCATED", "VERDICT_FILE", "
 
 def read_manifest(run_dir: Path) -> Manifest:
     """A run's manifest, typed (a missing identifying field is a one-line error naming it)."""
-    store = RunStore(run_dir)
+    store = RunReader(run_dir)
     if not store.has_manifest():
         raise RunError(f"{run_dir}: not a run folder (no manifest.json)")
     return store.read_manifest()

@@ -1,0 +1,198 @@
+"""The read side of a run folder: its manifest, its sealed plan and its rows of outputs, read without writing.
+
+The verdict and the pages read run folders through this; the run stage's `run.store.RunStore` adds the
+(append-only) writing. Layout: docs/architecture.md, "The run folder".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Container, Iterable, Iterator
+from operator import attrgetter
+from pathlib import Path
+from typing import Any, Self
+
+from benchcard._util.lastrow import last_per_cell
+from benchcard.errors import RunError
+from benchcard.project import Project
+from benchcard.records.rows import (
+    ASSIGNMENT,
+    MANIFEST,
+    OUTPUTS,
+    REQUESTS,
+    RUN_ID,
+    SCORES,
+    SEALED,
+    STATUSES,
+    AssignmentRow,
+    Manifest,
+    OutputRow,
+    RequestRow,
+    decode_manifest,
+    decode_row,
+)
+
+
+class RunReader:
+    """One run's folder, `results/<card>/v<N>/<run>/`, read."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    # -------------------------------------------------------------------------------------------- locating
+
+    @classmethod
+    def find(cls, project: Project, card_id: str, version: int, name: str) -> Self:
+        """A run named by id (under the card's version) or by its folder's path."""
+        by_id = project.run_dir(card_id, version, name)
+        if RUN_ID.fullmatch(name) and by_id.is_dir():
+            return cls(by_id)
+        as_path = Path(name)
+        for folder in (as_path if as_path.is_absolute() else Path.cwd() / as_path, project.root / name):
+            if folder.is_dir() and (RUN_ID.fullmatch(folder.name) or (folder / MANIFEST).is_file()):
+                return cls(project.run_inside(folder, name))
+        runs = project.results_dir / card_id / f"v{version}"
+        raise RunError(f"{name}: no such run of {card_id} v{version} (looked in {project.relative(runs)})")
+
+    @property
+    def run_id(self) -> str:
+        return self.folder.name
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.folder / MANIFEST
+
+    @property
+    def outputs_path(self) -> Path:
+        return self.folder / OUTPUTS
+
+    @property
+    def scores_path(self) -> Path:
+        return self.folder / SCORES
+
+    @property
+    def assignment_path(self) -> Path:
+        return self.folder / SEALED / ASSIGNMENT
+
+    @property
+    def requests_path(self) -> Path:
+        return self.folder / SEALED / REQUESTS
+
+    # -------------------------------------------------------------------------------------------- manifest
+
+    def has_manifest(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest(self) -> Manifest:
+        """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError."""
+        return decode_manifest(self._manifest_data(), self.manifest_path)
+
+    def manifest_as_written(self) -> dict[str, Any]:
+        """The manifest's fields exactly as the file holds them (unknown ones too): what its digests cover."""
+        data: dict[str, Any] = json.loads(self._manifest_data())
+        return data
+
+    def _manifest_data(self) -> bytes:
+        try:
+            return self.manifest_path.read_bytes()
+        except FileNotFoundError:
+            raise RunError(f"{self.folder}: no {MANIFEST}; the run was never fully planned") from None
+        except OSError as exc:
+            raise RunError(f"{self.manifest_path}: unreadable manifest: {exc}") from None
+
+    # ------------------------------------------------------------------------------------------ sealed plan
+
+    def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+        """The planned cells in call order, assignment and request side by side, read lazily.
+
+        Cells in `skip` (those a resumed run already has) are passed over without parsing their lines, so a
+        resume reaches its first call fast however many cells are done.
+        """
+        for path in (self.assignment_path, self.requests_path):
+            if not path.is_file():
+                raise RunError(f"{path}: missing; the run's plan is incomplete")
+        with open(self.assignment_path, "rb") as fa, open(self.requests_path, "rb") as fr:
+            line_no = 0
+            while True:
+                a_line, r_line = fa.readline(), fr.readline()
+                line_no += 1
+                if not a_line and not r_line:
+                    return
+                if not a_line.endswith(b"\n") or not r_line.endswith(b"\n"):
+                    raise RunError(f"{self.folder / SEALED}: assignment and requests differ in length "
+                                   f"(line {line_no})")
+                cell = _leading_cell(a_line)
+                if cell is not None and cell in skip and _leading_cell(r_line) == cell:
+                    continue
+                assignment = decode_row(a_line, AssignmentRow, self.folder / SEALED, line_no)
+                request = decode_row(r_line, RequestRow, self.folder / SEALED, line_no)
+                if assignment.cell != request.cell:
+                    raise RunError(f"{self.folder / SEALED}: line {line_no}: assignment names cell "
+                                   f"{assignment.cell}, requests name {request.cell}")
+                yield assignment, request
+
+    # ---------------------------------------------------------------------------------------------- outputs
+
+    def iter_outputs(self) -> Iterator[OutputRow]:
+        """Every recorded row; a torn final line (a kill mid-write) is skipped, any other bad line is an error."""
+        if not self.outputs_path.is_file():
+            return
+        with open(self.outputs_path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.endswith(b"\n") and not whole_row(line):
+                    return
+                yield decode_row(line, OutputRow, self.outputs_path, n)
+
+    def done_cells(self) -> set[str]:
+        """The cells that already have a recorded outcome (ok, truncated or failed).
+
+        Rows written here start with their cell id, which is read without parsing the whole row; any other
+        line is parsed (and a damaged one is an error, as in `iter_outputs`).
+        """
+        done: set[str] = set()
+        if not self.outputs_path.is_file():
+            return done
+        with open(self.outputs_path, "rb") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.endswith(b"\n"):
+                    if whole_row(line):
+                        done.add(json.loads(line)["cell"])
+                    break
+                cell = _leading_cell(line)
+                if cell is None or not line.endswith(b"}\n"):
+                    try:
+                        cell = json.loads(line)["cell"]
+                    except (ValueError, KeyError, TypeError):
+                        raise RunError(f"{self.outputs_path}: line {n} is not a row of outputs") from None
+                done.add(str(cell))
+        return done
+
+    def counts(self) -> dict[str, int]:
+        """Recorded cells by status (ok, truncated, failed), for `benchcard status`: a cell's last row counts."""
+        counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
+        rows: Iterable[OutputRow] = self.iter_outputs()
+        if self.has_manifest() and self.read_manifest().retries:
+            rows = last_per_cell(rows, attrgetter("cell"))
+        for row in rows:
+            counts[row.status] += 1
+        return counts
+
+
+_CELL_PREFIX = b'{"cell":"'
+_CELL_END = len(_CELL_PREFIX) + 11  # `c` + 10 hex digits
+
+
+def _leading_cell(line: bytes) -> str | None:
+    """The cell id of a line written by `dumps_line` (cell first), without parsing the rest."""
+    if line.startswith(_CELL_PREFIX) and line[_CELL_END:_CELL_END + 2] == b'",':
+        return line[len(_CELL_PREFIX):_CELL_END].decode("ascii", "replace")
+    return None
+
+
+def whole_row(data: bytes) -> bool:
+    """A line that parses as a whole row of outputs (a cell and a status): kept, even without its newline."""
+    try:
+        row = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and "cell" in row and "status" in row
