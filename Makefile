@@ -75,10 +75,10 @@ demo-run: demo-project
 	$(BIN)/benchcard -C $(DEMO_DIR) verdict $(DEMO)
 	$(BIN)/benchcard -C $(DEMO_DIR) ledger
 
-# --dist loadfile: each test file goes to one worker whole, so its module-scoped fixtures (fake server, built
-# site, browser) are set up once, not once per worker.
+# --dist worksteal: an idle worker takes tests queued on the busy one, so no long file holds the run at its end
+# (module-scoped fixtures are set up at most once per worker); docs/performance.md has the figures.
 test: install chromium
-	$(BIN)/pytest -q -n auto --dist loadfile
+	$(BIN)/pytest -q -n auto --dist worksteal
 
 lint: install
 	$(BIN)/ruff check .
