@@ -60,9 +60,7 @@ def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float 
 def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
     """The simulated runs' gaps and the verdict's p that each rose (neither depends on α, V or min_effect, so
     a search over those draws the design once)."""
-    rng = np.random.default_rng([SEED, fixtures, repetitions])
-    rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
-    base = (rng.random((DRAWS, fixtures, repetitions)) < rate).astype(np.float64)
+    base = _baseline_runs(fixtures, repetitions)
     c = crossed(base, np.ones_like(base))
     flips = np.ones_like(c.gap)
     zero = c.zero_se & (c.gap > 0)
@@ -70,6 +68,15 @@ def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
         flips[zero] = batch_signflip(c.d[zero], c.n_fixtures[zero])
     return c.gap, p_effect(c, flips, True)
 
+
+
+def _baseline_runs(fixtures: int, repetitions: int) -> FloatArray:
+    """The seeded baseline of the plainest effect: each fixture right with probability sigmoid(a), a ~ N(0, 1),
+    in every repetition (the treatment is right every time). One draw per design for the fixed and sequential
+    figures alike."""
+    rng = np.random.default_rng([SEED, fixtures, repetitions])
+    rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
+    return (rng.random((DRAWS, fixtures, repetitions)) < rate).astype(np.float64)
 
 @dataclass(frozen=True)
 class Change:
@@ -206,11 +213,10 @@ def sequential_power(fixtures: int, looks: tuple[int, ...], spending: str = "obr
     if fixtures < 1 or looks[-1] < 2 or all(a < floor for a in nominal):
         return 0.0
     # no early stop but a win: the last look alone, at its own nominal level, already wins this often
-    if not futility and best_power(fixtures, looks[-1], 1, nominal[-1], min_effect) >= RELIABLE:
-        return best_power(fixtures, looks[-1], 1, nominal[-1], min_effect)
-    rng = np.random.default_rng([SEED, fixtures, looks[-1]])
-    rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
-    base = (rng.random((DRAWS, fixtures, looks[-1])) < rate).astype(np.float64)
+    last = best_power(fixtures, looks[-1], 1, nominal[-1], min_effect)
+    if not futility and last >= RELIABLE:
+        return last
+    base = _baseline_runs(fixtures, looks[-1])
     _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect)
     return float((codes == WIN).mean())
 
