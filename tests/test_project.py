@@ -300,3 +300,12 @@ def test_batch_limits_may_only_be_counts() -> None:
     assert str(info.value) == "benchcard.yaml: field 'providers.p.batch_limits': expected {requests: N, bytes: N}"
     with pytest.raises(ProviderError, match=re.escape("field 'providers.p.batch_limits.bytes': expected an integer")):
         parse_batch_limits("p", {"batch_limits": {"bytes": 0}})
+
+
+def test_the_built_in_provider_names_the_config_check_knows_are_the_runs() -> None:
+    """project.py cannot import run/ (a lower layer), so it names the built-in providers itself: the two lists
+    must stay one, or a clash with a new built-in name would go unseen."""
+    from benchcard.project import BUILTIN_NAMES
+    from benchcard.run.providers import BUILTIN
+
+    assert sorted(BUILTIN_NAMES) == sorted(BUILTIN)
