@@ -22,6 +22,7 @@ from benchcard.stats.replication import (
     prediction_interval,
     probe_drift,
     replication_finding,
+    wilson_bounds,
 )
 
 ORIGINAL = RunGap("win", 0.15, 0.0009, 6.0, metric="score", date="2026-12-01", rig="m · local")
@@ -153,3 +154,11 @@ def test_every_fixture_falling_alike_gives_no_interval_and_the_sign_flip_decides
     got = probe_drift(o, n)
     assert got.finding == CHANGED and got.p == pytest.approx(2 / 2**8)
     assert "no interval: every fixture moved alike" in got.text
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1, 0.2])
+def test_a_wilson_bound_at_a_mean_of_0_or_1_is_that_mean_exactly(alpha: float) -> None:
+    # centre ± half is 1 − 1e-16 (or 1e-17) at some n in floating point: a perfect probe read as short of 1
+    n = np.arange(1, 200, dtype=np.float64)
+    assert (wilson_bounds(np.ones_like(n), n, alpha)[1] == 1.0).all()
+    assert (wilson_bounds(np.zeros_like(n), n, alpha)[0] == 0.0).all()

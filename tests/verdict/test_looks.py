@@ -101,6 +101,20 @@ def test_a_failing_probe_stops_below_its_gate(tmp_path: Path, server: FakeServer
         result.output
 
 
+@pytest.mark.parametrize("looks", [[3, 4], [2, 5]])
+def test_a_probe_right_every_time_passes_a_gate_of_1(tmp_path: Path, server: FakeServer, key: str,
+                                                      looks: list[int]) -> None:
+    # the Wilson upper bound of a mean of exactly 1 is 1, never 0.9999999999999999 < 1 (a perfect run "below")
+    server.configure({"default_reply": "negative"})
+    block = f"sequential: {{looks: {looks}}}\ngate: {{min_score: 1}}\n"
+    project = sequential_probe(tmp_path, server.base_url, repetitions=looks[-1], block=block)
+    result = bc(project, "run", "one-word-sentiment", "--gate")
+    assert result.exit_code == 0, result.output
+    assert "gate: score 1.000 ≥ min_score 1 → pass, exit 0" in result.output
+    taken = json.loads((only_run(project, "one-word-sentiment") / "manifest.json").read_text())["looks"]
+    assert [look["decision"] for look in taken] == ["continue", "continue"]
+
+
 def test_a_stopped_runs_frame_holds_the_cells_it_called(tmp_path: Path, server: FakeServer, key: str) -> None:
     from benchcard.verdict.frames import read_run
 

@@ -330,8 +330,8 @@ def wilson_bounds(p: FloatArray, n: FloatArray, alpha: float) -> tuple[FloatArra
         denom = 1 + z * z / n
         centre = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denom
-    lo = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
-    hi = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    lo = np.where((n > 0) & (p > 0), np.clip(centre - half, 0.0, 1.0), 0.0)  # exact at 0 and 1 (not 1 − 1e-16)
+    hi = np.where((n > 0) & (p < 1), np.clip(centre + half, 0.0, 1.0), 1.0)
     return lo, hi
 
 

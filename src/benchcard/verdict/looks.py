@@ -99,13 +99,14 @@ def _probe_look(card: Card, data: RunData, look: int, reps: int) -> Look:
 
 
 def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
-    """The Wilson interval of a mean score p over n cells at z standard errors."""
+    """The Wilson interval of a mean score p over n cells at z standard errors; a mean of 1 (0) has the upper
+    (lower) bound 1 (0) exactly, not 1 − 1e-16 in floating point, which would put a perfect run below a gate of 1."""
     if n == 0 or not math.isfinite(z):
         return 0.0, 1.0
     z2n = z * z / n
     centre = (p + z2n / 2) / (1 + z2n)
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)
 
 
 def _passing_mean(gate: float, n: int, z: float) -> float | None:
