@@ -201,23 +201,24 @@ def sequential_power(fixtures: int, looks: tuple[int, ...], spending: str = "obr
                      futility: bool = False, effect: float = 0.0, variants: int = 1, alpha: float = 0.05,
                      min_effect: float = 0.0) -> float:
     """`best_power` for a sequential card: the same seeded runs judged at each sealed look as the run's looks
-    judge them (`sequential.simulate_looks`, Holm's first level α/V). Each look decides at a nominal level below
-    α, and a look below the exact sign-flip's floor 2/2^F can never win, so the fixed figure overstates it."""
+    judge them (`sequential.simulate_looks`: the α spent at full α, Holm over the V variants at each look's
+    nominal level). Each look decides at a nominal level below α, and a look below the exact sign-flip's floor
+    2/2^F can never win, so the fixed figure overstates it."""
     from benchcard.stats.decision import WIN
     from benchcard.stats.sequential import Schedule, boundaries, simulate_looks
 
-    level = alpha / variants
-    plan = Schedule(looks=looks, spending=spending, futility=futility, alpha=level, gamma=gamma)
+    plan = Schedule(looks=looks, spending=spending, futility=futility, alpha=alpha, gamma=gamma)
     nominal = boundaries(plan).nominal
     floor = 2.0 ** (1 - fixtures)
-    if fixtures < 1 or looks[-1] < 2 or all(a < floor for a in nominal):
+    if fixtures < 1 or variants < 1 or looks[-1] < 2 or all(a / variants < floor for a in nominal):
         return 0.0
     # no early stop but a win: the last look alone, at its own nominal level, already wins this often
-    last = best_power(fixtures, looks[-1], 1, nominal[-1], min_effect)
+    last = best_power(fixtures, looks[-1], variants, nominal[-1], min_effect)
     if not futility and last >= RELIABLE:
         return last
     base = _baseline_runs(fixtures, looks[-1])
-    _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect)
+    _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect,
+                              variants=variants)
     return float((codes == WIN).mean())
 
 

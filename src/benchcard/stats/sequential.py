@@ -299,11 +299,12 @@ def stopped(looks: Sequence[Look]) -> tuple[IntArray, IntArray]:
 
 
 def simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, effect: float, min_effect: float = 0.0,
-                   margin: float = 0.0, seed: int = 0) -> tuple[IntArray, IntArray]:
+                   margin: float = 0.0, seed: int = 0, variants: int = 1) -> tuple[IntArray, IntArray]:
     """S simulated runs of a `rises` first clause, (S, F, R) scores per arm, judged at every look of `plan` as
     the verdict judges it (`min_effect`, the equivalence `margin` for no-effect, futility against `effect`):
     each run's stopping look (index) and its finding there, as `stopped` gives them. Each look judges only the
-    runs still going. For `benchcard plan`'s expected calls."""
+    runs still going. `variants`: that many variants alike, Holm's rule over them at each look's nominal level
+    (`stats.reach`'s plainest effect). For `benchcard plan`'s expected calls."""
     from benchcard.stats.crossed import batch_signflip, crossed
     from benchcard.stats.decision import effect_evidence, p_tost
 
@@ -318,9 +319,9 @@ def simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, eff
         if c.zero_se.any():
             flips[c.zero_se] = batch_signflip(c.d[c.zero_se], c.n_fixtures[c.zero_se], seed=seed)
         tost = p_tost(c, margin) if margin > 0 else np.ones_like(c.gap)
-        futile = [futility_p(c, effect)] if plan.futility else None
-        look = look_decision(bounds, k + 1, [[effect_evidence(c, flips, True, min_effect)]], [tost], [c.spread],
-                             futile)
+        futile = [futility_p(c, effect)] * variants if plan.futility else None
+        look = look_decision(bounds, k + 1, [[effect_evidence(c, flips, True, min_effect)]] * variants,
+                             [tost] * variants, [c.spread] * variants, futile)
         done = look.codes != CONTINUE
         at[going[done]], codes[going[done]] = k, look.codes[done]
         going = going[~done]
