@@ -70,9 +70,9 @@ def mode_batch(args: argparse.Namespace) -> dict[str, Any]:
 
     import httpx
 
-    from benchcard.run.batch.driver import plan_chunks
-    from benchcard.run.batch.journal import Journal
-    from benchcard.run.batch.vendors import vendor_for
+    from benchcard.run.batch._driver import plan_chunks
+    from benchcard.run.batch._journal import Journal
+    from benchcard.run.batch._vendors import vendor_for
     from benchcard.run.providers import make_provider, provider_config
     from benchcard.run.providers.base import HttpProvider
     from benchcard.run.store import RunStore

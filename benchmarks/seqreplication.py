@@ -6,7 +6,7 @@ re-sends the same sealed requests), each with its own cells and shocks, in the w
 benchmarks/calibration.py (every A/A line). Each run is decided at its sealed looks by benchmarks/sequential.py's
 `sequential` (the verdict's own code at every look, the default schedule: a look after every block from the
 second); a stop for futility is a `no-effect`, as the verdict says. The pair is judged as
-`verdict/replication.by_findings` judges it: the same finding is *replicated*, a win against a loss *not
+`verdict/_replication.by_findings` judges it: the same finding is *replicated*, a win against a loss *not
 replicated*, anything else *inconclusive*. "replicated" is split by the finding repeated: a win or a loss
 repeated under no effect is a false result replicated.
 

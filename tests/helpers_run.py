@@ -22,7 +22,7 @@ from benchcard.card.load import load_card
 from benchcard.card.seal import seal
 from benchcard.cli import cli
 from benchcard.project import Project
-from benchcard.run import calls
+from benchcard.run import _calls as calls
 from benchcard.testing.cards import COLOUR_AB
 
 REPO = Path(__file__).resolve().parents[1]

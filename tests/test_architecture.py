@@ -262,7 +262,7 @@ NO_LOGIC: dict[str, str] = {
     "benchcard.cli": "the door of `benchcard._cli` (the script's `benchcard.cli:main`, the tests' `cli`); "
                      "tests/_cli/test_main.py drives it",
     "benchcard.fakeserver.__main__": "the documented `python -m benchcard.fakeserver` entry point, one call",
-    "benchcard.testing.fakeserver.__main__": "one call into fakeserver.app; tests/testing/fakeserver run it",
+    "benchcard.testing.fakeserver.__main__": "one call into fakeserver._app; tests/testing/fakeserver run it",
     "benchcard._util.version": "the version string",
     "benchcard.testing.cards": "one card template (COLOUR_AB), no code; the runs in tests/run and benchmarks/ use it",
     "benchcard.run.options": "RunOptions, a frozen dataclass of defaults with no method or check; every run test "
@@ -383,3 +383,47 @@ def test_a_private_module_is_imported_only_inside_its_package() -> None:
                      if t.split(".")[-1].startswith("_") and t != "benchcard._util"
                      and not m.startswith(t.rsplit(".", 1)[0] + ".") and m != t.rsplit(".", 1)[0])
     assert outside == []
+
+
+def surface_of(package: Path) -> list[str]:
+    """A package's `__all__` as written in its `__init__.py` (none: an empty list)."""
+    for node in ast.parse((package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            value: list[str] = ast.literal_eval(node.value)
+            return value
+    return []
+
+
+def unlisted_plain_names(pkg: Path = PKG) -> list[str]:
+    """Modules and subpackages of every package below the top level that its `__all__` does not list and whose name
+    has no `_`. A package named `_x` (`_util/`, `_cli/`) is private as a whole and keeps plain names inside it."""
+    found = []
+    for init in sorted(pkg.rglob("__init__.py")):
+        package = init.parent
+        rel = package.relative_to(pkg)
+        if package == pkg or any(part.startswith("_") for part in rel.parts):
+            continue
+        listed = set(surface_of(package))
+        for child in sorted(package.iterdir()):
+            name = child.stem if child.suffix == ".py" else child.name
+            is_module = child.suffix == ".py" or (child / "__init__.py").is_file()
+            if is_module and not name.startswith("_") and name not in listed:
+                found.append(f"{rel.as_posix()}/{child.name}")
+    return found
+
+
+def test_a_module_its_package_does_not_list_is_named_private() -> None:
+    """Each package's own modules read as such: what its `__all__` does not list is named `_x.py` (its tests keep
+    `test_x.py`), so the surface of a stage is its `__all__` and the rest is visibly its own."""
+    assert unlisted_plain_names() == [], "name them _x.py, or list them in the package's __all__"
+
+
+def test_the_private_name_check_names_a_plain_unlisted_module(tmp_path: Path) -> None:
+    """The check above can fail: an unlisted plain module is named; a listed one, a `_x.py` and a `_util/`'s are not."""
+    pkg = tmp_path / "benchcard"
+    for rel in ("__init__.py", "api.py", "run/__init__.py", "run/grid.py", "run/calls.py", "run/_pool.py",
+                "_util/__init__.py", "_util/files.py"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("")
+    (pkg / "run" / "__init__.py").write_text('__all__ = ["grid"]\n')
+    assert unlisted_plain_names(pkg) == ["run/calls.py"]

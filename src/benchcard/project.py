@@ -358,7 +358,7 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
               - {url: http://gpu2:8000/v1, concurrency: 32, requests_per_minute: 600}
             pool: {fail_after: 3, out_for_s: 10}
 
-    Each server serves the same model (checked at the start of a run, `run/pool.py`).
+    Each server serves the same model (checked at the start of a run, `run/_pool.py`).
     """
     raw = declared.get("base_urls")
     if raw is None:

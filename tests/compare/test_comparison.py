@@ -1,4 +1,4 @@
-"""`benchcard compare` given and written (compare/comparison.py): the rule given once, where the comparison is
+"""`benchcard compare` given and written (compare/_comparison.py): the rule given once, where the comparison is
 written, its seed from the two logs, the ledger only when asked, the run term taken as zero and said so, and the
 lines it prints."""
 
@@ -13,7 +13,7 @@ from scipy import stats
 
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.cli import cli
-from benchcard.compare.comparison import RuleOptions, compare
+from benchcard.compare._comparison import RuleOptions, compare
 from benchcard.errors import CompareError
 from benchcard.project import Project
 from benchcard.records import ledger

@@ -1,4 +1,4 @@
-"""Hostile logs (issue 25.6): every reader of another tool's file goes through compare/guard.py, so each of these
+"""Hostile logs (issue 25.6): every reader of another tool's file goes through compare/_guard.py, so each of these
 is one line on stderr naming the file and what was wrong, exit 1, never a traceback and never a silent choice."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from benchcard.compare import guard
-from benchcard.compare.guard import MAX_DEPTH
-from benchcard.compare.logs import read_samples
+from benchcard.compare import _guard as guard
+from benchcard.compare._guard import MAX_DEPTH
+from benchcard.compare._logs import read_samples
 
 from ..helpers_compare import LM_A, LM_B, bc
 

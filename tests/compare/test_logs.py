@@ -1,4 +1,4 @@
-"""Per-sample scores read from other tools' logs (compare/logs.py): lm-eval's samples files in both their
+"""Per-sample scores read from other tools' logs (compare/_logs.py): lm-eval's samples files in both their
 forms, the task and model they name, and every unreadable file refused in one line naming it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.compare.logs import Sample, read_samples
+from benchcard.compare._logs import Sample, read_samples
 from benchcard.errors import CompareError
 
 from ..helpers_compare import LM_A, bc

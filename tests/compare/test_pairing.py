@@ -1,4 +1,4 @@
-"""Two logs' samples paired into a run's arrays (compare/pairing.py): sample ids as fixtures in numeric
+"""Two logs' samples paired into a run's arrays (compare/_pairing.py): sample ids as fixtures in numeric
 order, epochs as repetitions, a sample missing from one log a missing cell, and the arms' names."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchcard.compare.logs import Sample, Samples
-from benchcard.compare.pairing import labels_of, pair, shared_metrics
+from benchcard.compare._logs import Sample, Samples
+from benchcard.compare._pairing import labels_of, pair, shared_metrics
 from benchcard.errors import CompareError
 from benchcard.records.rows import Manifest, RigRecord
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED

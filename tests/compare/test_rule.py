@@ -1,4 +1,4 @@
-"""The win rule of a comparison (compare/rule.py): a card's clause syntax from a YAML file or from
+"""The win rule of a comparison (compare/_rule.py): a card's clause syntax from a YAML file or from
 `--win` options, checked by the card reader against the logs' metrics, every error one line naming its source."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.compare.rule import MAX_RULE_BYTES, rule_from_file, rule_from_options
+from benchcard.compare._rule import MAX_RULE_BYTES, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 
 from ..helpers_compare import LM_A, LM_B, bc

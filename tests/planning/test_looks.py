@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchcard.planning._looks import sequential_plan
 from benchcard.planning.forecast import plan_report
-from benchcard.planning.looks import sequential_plan
 from benchcard.planning.power import Assumptions
 from benchcard.project import Project
 from benchcard.stats.sequential import Schedule

@@ -1,4 +1,4 @@
-"""`benchcard plan` in words (planning/report.py): the cost lines, the model a simulation drew from, and each
+"""`benchcard plan` in words (planning/_report.py): the cost lines, the model a simulation drew from, and each
 clause's figures, in every form planning.py gives them (docs/statistics.md, "plan")."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from benchcard.planning.report import clause_lines, model_line, plan_lines
+from benchcard.planning._report import clause_lines, model_line, plan_lines
 from benchcard.planning.result import ClausePlan, ModelDescription, Plan
 
 RATES = {"model": "rates", "levels": 1, "baseline_rate": 0.6, "fixture_sd": 0.15, "run_sd": 0.0, "effect_sd": 0.05}

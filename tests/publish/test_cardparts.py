@@ -9,7 +9,7 @@ from pathlib import Path
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.project import Project, ProjectConfig
-from benchcard.publish.cardparts import curl_view, history_view, params_view, scoring_view
+from benchcard.publish._cardparts import curl_view, history_view, params_view, scoring_view
 
 from ..helpers_project import REPO
 from ..helpers_site import (

@@ -1,4 +1,4 @@
-"""What a run was judged by (`publish/judgedby.py`): the clauses its plots and tables draw and its baseline, from
+"""What a run was judged by (`publish/_judgedby.py`): the clauses its plots and tables draw and its baseline, from
 its typed verdict.json, from its ledger row when the file was edited after the row, else from its card."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import msgspec
 
 from benchcard.card.load import load_card
-from benchcard.publish.judgedby import ClauseRef, baseline_of, clauses_for
-from benchcard.publish.runs import Run
+from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
+from benchcard.publish._runs import Run
 from benchcard.records.ledgerrow import ClauseOutcome, LedgerRow, RowCounts
 from benchcard.records.verdictfigures import Bootstrap, ClauseFigures, SignFlip
 from benchcard.records.verdictfile import AbVerdict

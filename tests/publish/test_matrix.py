@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from benchcard.project import Project
+from benchcard.publish._matrix import matrix_context, score_class
+from benchcard.publish._runs import read_runs
 from benchcard.publish.build import build_site
-from benchcard.publish.matrix import matrix_context, score_class
-from benchcard.publish.runs import read_runs
 
 from ..helpers_site import BENCH_RUN, make_project, page, write_bench_run
 

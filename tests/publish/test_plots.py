@@ -9,11 +9,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from benchcard.publish.judgedby import ClauseRef
-from benchcard.publish.plotband import PAIRED_T, Band
-from benchcard.publish.plots import draw_plots, guard_line, x_span
-from benchcard.publish.render import environment
-from benchcard.publish.runs import Run
+from benchcard.publish._judgedby import ClauseRef
+from benchcard.publish._plotband import PAIRED_T, Band
+from benchcard.publish._plots import draw_plots, guard_line, x_span
+from benchcard.publish._render import environment
+from benchcard.publish._runs import Run
 from benchcard.records.ledgerrow import RowCounts
 from benchcard.records.verdictfigures import Bootstrap, ClauseFigures, SignFlip
 from benchcard.records.verdictfile import AbVerdict

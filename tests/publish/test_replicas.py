@@ -1,4 +1,4 @@
-"""Replications on the pages (`publish/replicas.py`): a run card shows its original run beside each rerun (date,
+"""Replications on the pages (`publish/_replicas.py`): a run card shows its original run beside each rerun (date,
 rig, finding, gap and interval, one figure), a probe rerun says whether its score changed, and the ledger page
 marks replication rows."""
 
@@ -44,7 +44,7 @@ def test_the_figure_draws_every_run_on_one_axis(site: Path) -> None:
 def test_a_probe_rerun_says_its_score_fell_with_both_dates(site: Path) -> None:
     text = page(site, "cards/one-word-sentiment/index.html").text
     # the line the rerun's verdict recorded; the original's date is the day its verdict was given
-    # (verdict/replication.py), which for this fabricated run is today
+    # (verdict/_replication.py), which for this fabricated run is today
     assert "Rerun of run 20260810T090000Z-0001: changed: score fell from 1.00 (" in text
     assert ") to 0.30 (2026-12-04) (95% CI of the change [−0.892, −0.289]; 10 against 10 repetitions" in text
 

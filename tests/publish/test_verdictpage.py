@@ -1,4 +1,4 @@
-"""The grader and judge tables of a run card's page (`publish/verdictpage.py`), from verdict.json and from the
+"""The grader and judge tables of a run card's page (`publish/_verdictpage.py`), from verdict.json and from the
 ledger row alone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A run card's verdict tables from each source `publish/verdictview.py` reads: verdict.json as written, an
+"""A run card's verdict tables from each source `publish/_verdictview.py` reads: verdict.json as written, an
 edited file under its ledger row, and the ledger row alone (verdict.json gone)."""
 
 from __future__ import annotations

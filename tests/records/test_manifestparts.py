@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from benchcard.records.manifestparts import Closed, Counts, JudgePlan, Retry, RigRecord, Tokens
+from benchcard.records._manifestparts import Closed, Counts, JudgePlan, Retry, RigRecord, Tokens
 
 
 def test_a_retry_writes_start_as_from_and_leaves_out_what_it_does_not_know() -> None:
@@ -48,7 +48,7 @@ def test_a_part_of_the_wrong_shape_is_refused_naming_its_path(raw: bytes, kind: 
 
 
 def test_a_sequential_runs_schedule_and_looks_read_back_and_say_where_it_stopped() -> None:
-    from benchcard.records.manifestparts import Look, Schedule
+    from benchcard.records._manifestparts import Look, Schedule
     from benchcard.records.rows import Manifest, decode_manifest, encode_manifest
 
     schedule = Schedule(looks=[2, 4, 6], cells=[48, 96, 144], spending="obrien-fleming", futility=True, alpha=0.05)

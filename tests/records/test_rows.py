@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.records.manifestparts import Closed, Counts, Retry, Tokens
+from benchcard.records._manifestparts import Closed, Counts, Retry, Tokens
 from benchcard.records.rows import OutputRow, decode_manifest, encode_manifest, iter_rows, read_rows, rig_line
 
 HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}

@@ -1,4 +1,4 @@
-"""The calls of one run (`benchcard.run.calls`): what can be tested without a server. The retries, timeouts, rate
+"""The calls of one run (`benchcard.run._calls`): what can be tested without a server. The retries, timeouts, rate
 limit and pool are tested end to end over sockets in test_runner.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
-from benchcard.run import calls
-from benchcard.run.calls import backoff_delay
+from benchcard.run import _calls as calls
+from benchcard.run._calls import backoff_delay
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import ab_project, only_run, read_jsonl, recorded_sleeps

@@ -1,4 +1,4 @@
-"""The habits users bring from other tools (run/conventions.py), each honoured or refused out loud: provider/model
+"""The habits users bring from other tools (run/_conventions.py), each honoured or refused out loud: provider/model
 as inspect_ai writes it, the SDKs' base-URL variables, a `.env` file of keys. Over real sockets to the fake
 server, through the command line as a user runs it."""
 
@@ -125,7 +125,7 @@ def test_without_a_key_the_dotenv_note_comes_before_the_missing_key_line(tmp_pat
 
 def test_a_provider_prefix_is_read_only_where_model_names_have_none(tmp_path: Path) -> None:
     from benchcard.project import parse_config
-    from benchcard.run.conventions import split_model
+    from benchcard.run._conventions import split_model
 
     config = parse_config({"providers": {"my-vllm": {"type": "openai", "base_url": "http://10.0.0.5:8000/v1"}}})
     assert split_model("openai/gpt-4o-mini", None, "local", config) == ("openai", "gpt-4o-mini")
@@ -151,7 +151,7 @@ def test_curl_reads_provider_slash_model_as_run_does(tmp_path: Path) -> None:
 
 
 def test_the_judge_is_not_moved_by_an_sdk_variable_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchcard.run.conventions import judge_note
+    from benchcard.run._conventions import judge_note
 
     assert judge_note("openai") is None
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")

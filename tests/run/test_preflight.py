@@ -12,7 +12,7 @@ import pytest
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.project import Project
-from benchcard.run.preflight import Preflight, preflight_local
+from benchcard.run._preflight import Preflight, preflight_local
 from benchcard.run.providers.localmodel import EXTRA_HINT
 
 from ..helpers_run import PROBE, probe_project

@@ -8,7 +8,7 @@ from io import StringIO
 from pathlib import Path
 
 from benchcard.records.rows import OutputRow
-from benchcard.run.progress import RichProgress
+from benchcard.run._progress import RichProgress
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import ab_project, bc, ok, summary
@@ -31,7 +31,7 @@ def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server
     import io
 
     from benchcard.records.rows import OutputRow
-    from benchcard.run.progress import PLAIN_EVERY_S, RichProgress
+    from benchcard.run._progress import PLAIN_EVERY_S, RichProgress
 
     assert PLAIN_EVERY_S <= 10
     stream = io.StringIO()

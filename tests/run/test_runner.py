@@ -14,8 +14,8 @@ import pytest
 
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card.load import load_card
-from benchcard.run import calls
-from benchcard.run.calls import workers_for
+from benchcard.run import _calls as calls
+from benchcard.run._calls import workers_for
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Provider, ProviderConfig

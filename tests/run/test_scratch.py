@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 from benchcard.project import Project
-from benchcard.run.scratch import GITIGNORE
+from benchcard.run._scratch import GITIGNORE
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import PROBE, ab_project, only_run, probe_project

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard.scoring.fieldparse import parse, pieces
+from benchcard.scoring._fieldparse import parse, pieces
 
 from ..helpers_fields import PARTIES_01, SPEC, score, shapes
 

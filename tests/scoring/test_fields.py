@@ -13,8 +13,8 @@ import yaml
 
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
+from benchcard.scoring._fieldtext import norm as _norm
 from benchcard.scoring.fields import load_key, score_fields
-from benchcard.scoring.fieldtext import norm as _norm
 
 from ..helpers_fields import FIXTURES, KEYS, ROOT, SPEC, excerpt, key, score
 

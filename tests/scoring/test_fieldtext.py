@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from benchcard.scoring.fieldtext import norm as _norm
-from benchcard.scoring.fieldtext import restates, within
+from benchcard.scoring._fieldtext import norm as _norm
+from benchcard.scoring._fieldtext import restates, within
 
 from ..helpers_fields import excerpt, score, shapes
 

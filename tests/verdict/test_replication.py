@@ -15,8 +15,8 @@ from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.replication import RuleRecord
 from benchcard.records.rows import decode_manifest
 from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict._replication import judgement, link_problems
 from benchcard.verdict.give import load_verdict
-from benchcard.verdict.replication import judgement, link_problems
 
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.yamlread import MAX_YAML_BYTES
+from benchcard.card._names import check_names
 from benchcard.card.model import Card
-from benchcard.card.names import check_names
 from benchcard.card.reader import read_card
 from benchcard.errors import CardError
 from benchcard.project import Project

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.safeio import read_regular_text
-from benchcard.card.dataset import DataFile, input_slot
+from benchcard.card._dataset import DataFile, input_slot
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
@@ -158,7 +158,7 @@ class Card:
     baseline: str | None = None
     fixtures_glob: str | None = None
     fixtures: Mapping[str, Path] = field(default_factory=dict)  # a data file's fixtures each map to the file
-    dataset: DataFile | None = None  # fixtures from one CSV or JSONL file (card/dataset.py)
+    dataset: DataFile | None = None  # fixtures from one CSV or JSONL file (card/_dataset.py)
     win: WinRule | None = None
     gate: float | None = None  # a probe's sealed pass threshold (`gate: {min_score: …}`); None: no gate
     gate_alpha: float = 0.05  # the error rate a sequential probe's gate is decided at (`gate: {alpha: …}`)

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.yamlread import load_yaml
-from benchcard.card.dataset import card_data_file, is_data_file
-from benchcard.card.fixtures import fixture_files
+from benchcard.card._dataset import card_data_file, is_data_file
+from benchcard.card._fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,

@@ -2,7 +2,7 @@
 runs as it is.
 
 The project holds one minimal A/B card, its three fixtures and their answer keys in one JSONL data file
-(`card/dataset.py`), a `benchcard.yaml` that declares nothing yet, and a `.gitignore` for what never belongs in
+(`card/_dataset.py`), a `benchcard.yaml` that declares nothing yet, and a `.gitignore` for what never belongs in
 the record. A folder that holds anything is refused: init writes only into an empty or new folder, and never
 over a file.
 """

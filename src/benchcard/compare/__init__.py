@@ -3,7 +3,7 @@ said so. `logs` reads per-sample scores, `rule` the win rule, `pairing` builds t
 `comparison` gives the verdict (`rule_on`, in memory) and writes it (`compare`); `guard` is what every reader checks
 before it trusts a byte (docs/compare.md, docs/security.md)."""
 
-from benchcard.compare.comparison import Comparison, RuleOptions, compare, rule_on
-from benchcard.compare.logs import Sample, Samples, read_samples
+from benchcard.compare._comparison import Comparison, RuleOptions, compare, rule_on
+from benchcard.compare._logs import Sample, Samples, read_samples
 
 __all__ = ["Comparison", "RuleOptions", "Sample", "Samples", "compare", "read_samples", "rule_on"]

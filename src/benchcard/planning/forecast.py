@@ -102,7 +102,7 @@ def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tupl
                 calls: int, max_cost: float | None, expected_cost: float | None) -> SequentialPlan:
     """A sequential card's expected calls and cost, from the first clause's model and 80% gap (`first`: None
     when the plan has neither a pilot nor assumptions, or the first clause is not a gap to detect)."""
-    from benchcard.planning.looks import sequential_plan
+    from benchcard.planning._looks import sequential_plan
 
     win = card.win
     notes: list[str] = []
@@ -281,7 +281,7 @@ def plan_report(project: Project, card: Card, pilot: str | Path | None = None, a
                 fixtures: int | None = None, repetitions: int | None = None,
                 design: Schedule | None = None) -> tuple[dict[str, Any], list[str]]:
     """The plan as `--json` prints it and as the lines `benchcard plan` prints."""
-    from benchcard.planning.report import plan_lines
+    from benchcard.planning._report import plan_lines
 
     result = plan(project, card, pilot, assumed, fixtures, repetitions, design)
     return result.fields(), plan_lines(result)

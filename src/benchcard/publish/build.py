@@ -31,15 +31,15 @@ from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import Project, ProjectConfig
-from benchcard.publish.evidence import copy_run, run_pages
-from benchcard.publish.index import card_summary, ledger_context
-from benchcard.publish.lookplot import draw_looks
-from benchcard.publish.matrix import PAGE as MATRIX_PAGE
-from benchcard.publish.matrix import matrix_context, view_index_context
-from benchcard.publish.probe import probe_context
-from benchcard.publish.render import environment, json_ld, write_page
-from benchcard.publish.runcard import ab_context
-from benchcard.publish.runs import Run, published_runs, read_ledger, read_runs
+from benchcard.publish._evidence import copy_run, run_pages
+from benchcard.publish._index import card_summary, ledger_context
+from benchcard.publish._lookplot import draw_looks
+from benchcard.publish._matrix import PAGE as MATRIX_PAGE
+from benchcard.publish._matrix import matrix_context, view_index_context
+from benchcard.publish._probe import probe_context
+from benchcard.publish._render import environment, json_ld, write_page
+from benchcard.publish._runcard import ab_context
+from benchcard.publish._runs import Run, published_runs, read_ledger, read_runs
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfile import VerdictFile
 from benchcard.verdict.integrity import evidence_problems, verdict_matches
@@ -116,7 +116,7 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
 
     The pages are written into a staging folder beside it and swapped in only when every page is written, so
     a build that fails leaves the last good site untouched. `viewer` (`site --serve`) adds each run's
-    side-by-side page and its script (`matrix.py`); the published site carries no script.
+    side-by-side page and its script (`_matrix.py`); the published site carries no script.
     """
     cards = load_cards(project)
     ledger, chain_problem = read_ledger(project)
@@ -152,7 +152,7 @@ def _check_against_rows(project: Project, runs: list[Run], ledger: list[LedgerRo
         if run.verdict_file is not None and not _matches(run.verdict_file, run.verdict_digest, row):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
                            f"row (seq {row.seq}); the pages show the ledger row's finding")
-            # what the row anchors replaces what the edited file says (publish/verdictview.py); its unanchored
+            # what the row anchors replaces what the edited file says (publish/_verdictview.py); its unanchored
             # prose is not shown, nor is the lead drawn from its figures
             run.edited_file, run.verdict_file = run.verdict_file, None
         if row.run:

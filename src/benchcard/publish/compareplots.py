@@ -13,8 +13,8 @@ from pathlib import Path
 
 from benchcard.compare import Comparison, RuleOptions, compare
 from benchcard.project import Project
-from benchcard.publish.plots import draw_plots
-from benchcard.publish.runs import Run
+from benchcard.publish._plots import draw_plots
+from benchcard.publish._runs import Run
 from benchcard.verdict.table import TABLE_FILE
 
 __all__ = ["MAX_PLOTTED_SAMPLES", "RuleOptions", "compare_and_plot"]  # RuleOptions: the command's one import

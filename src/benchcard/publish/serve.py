@@ -1,6 +1,6 @@
 """`benchcard site --serve`: the pages on 127.0.0.1, rebuilt when the project's results change.
 
-The site is built with its viewer pages (`matrix.py`: each run's outputs side by side) into a folder of its own
+The site is built with its viewer pages (`_matrix.py`: each run's outputs side by side) into a folder of its own
 (a temporary one unless `--out` names one), served by the standard library's threading HTTP server bound to
 127.0.0.1 only, and rebuilt whenever a file under results/, cards/, fixtures/ or keys/ (or benchcard.yaml)
 changes: a watcher compares every file's size and modification time once a second, and builds once they have

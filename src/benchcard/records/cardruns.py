@@ -12,7 +12,7 @@ never picked. There are two picks, and only two:
   (`verdict CARD` gives that run's verdict, `status`, `plan --from`, `blind-sheet`, `grade`, `export`,
   `read_run`).
 
-The site's runs (`publish/runs.Run`) and the runs read here (`CardRun`) are picked by the same functions.
+The site's runs (`publish/_runs.Run`) and the runs read here (`CardRun`) are picked by the same functions.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ def verify(project: Project, copied: Collection[str] = ()) -> None:
     A chain cannot see its own tail cut off, so every run's `verdict.json`, which records the seq and hash of
     the row it was entered as, is checked against the ledger too; but for the runs in `copied` (folders relative
     to the project): originals copied in from another project, whose rows are in that project's ledger (named
-    by a replication row of this one, `verdict/replication.py`).
+    by a replication row of this one, `verdict/_replication.py`).
     """
     loaded = _load(project)[0]
     source = project.relative(project.ledger_path)

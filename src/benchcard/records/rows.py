@@ -24,13 +24,13 @@ from typing import Any, ClassVar, Literal, TypeVar
 import msgspec
 
 from benchcard.errors import BenchcardError, RunError
-from benchcard.records.manifestparts import Counts as Counts
-from benchcard.records.manifestparts import JudgePlan as JudgePlan
-from benchcard.records.manifestparts import Look as Look
-from benchcard.records.manifestparts import Retry as Retry
-from benchcard.records.manifestparts import RigRecord as RigRecord
-from benchcard.records.manifestparts import Schedule as Schedule
-from benchcard.records.manifestparts import Tokens as Tokens
+from benchcard.records._manifestparts import Counts as Counts
+from benchcard.records._manifestparts import JudgePlan as JudgePlan
+from benchcard.records._manifestparts import Look as Look
+from benchcard.records._manifestparts import Retry as Retry
+from benchcard.records._manifestparts import RigRecord as RigRecord
+from benchcard.records._manifestparts import Schedule as Schedule
+from benchcard.records._manifestparts import Tokens as Tokens
 from benchcard.records.replication import ReplicaLink, RuleRecord
 
 MANIFEST = "manifest.json"
@@ -208,7 +208,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     cells: int | None = None
     concurrency: int | None = None
     batch: bool | None = None  # `run --batch`: the grid went through the vendor's batch API
-    scratch: str | None = None  # why the run is a trial (run/scratch.py): never in the ledger
+    scratch: str | None = None  # why the run is a trial (run/_scratch.py): never in the ledger
     requests_per_minute: float | None = None  # the rate limit the calls kept (a resume keeps it)
     baseline: str | None = None
     benchcard_version: str | None = None

@@ -7,7 +7,7 @@ spaces, UTF-8 as is, numbers in Python's JSON form (`Number` keeps 3 and 3.0 apa
 carry (`cost` in a comparison, `sources` in a run's verdict, `judge` without a judge) is `UNSET`, hence absent.
 The figures below the top level (metrics, clauses, comparisons, the judge's and the graders' blocks) are typed
 in `verdictfigures.py`, the same way (docs/verdict.md, "Files"). Writers (`verdict/findings.py`, `give.py`,
-`compare/comparison.py`) build these structs and `encode_verdict` writes them: the file is strict JSON, so a figure
+`compare/_comparison.py`) build these structs and `encode_verdict` writes them: the file is strict JSON, so a figure
 that is not finite (a NaN mean, an infinite spread) is written null. Readers: `decode_verdict`; a missing or
 mistyped field names the file and the field.
 """
@@ -23,8 +23,8 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
+from benchcard.records._manifestparts import Look, Schedule
 from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
-from benchcard.records.manifestparts import Look, Schedule
 from benchcard.records.replication import ReplicationJudgement
 from benchcard.records.verdictfigures import (
     Bootstrap,

@@ -39,7 +39,7 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
     key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it). `public` (a page)
     shows no user name either: `-u USER`. `--model openai/gpt-4o-mini` is read as `benchcard run` reads it."""
     if model is not None:
-        from benchcard.run.conventions import split_model
+        from benchcard.run._conventions import split_model
 
         provider, model = split_model(model, provider, card.rig.provider, config)
     cfg = provider_config(provider or card.rig.provider, config, base_url)

@@ -18,12 +18,12 @@ from benchcard.card.judgecheck import example_prompt, expectation_problem, fixtu
 from benchcard.card.model import Card
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project, ProjectConfig
-from benchcard.run.calls import Job, RateLimiter, Session, call_cell, make_client
-from benchcard.run.conventions import load_dotenv_keys
+from benchcard.run._calls import Job, RateLimiter, Session, call_cell, make_client
+from benchcard.run._conventions import load_dotenv_keys
+from benchcard.run._preflight import local_rigs, preflight_local
+from benchcard.run._progress import NullProgress
 from benchcard.run.judging import judge_config, judge_spec
 from benchcard.run.options import RunOptions
-from benchcard.run.preflight import local_rigs, preflight_local
-from benchcard.run.progress import NullProgress
 from benchcard.run.providers import make_provider, require_key
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import read_answer
@@ -61,7 +61,7 @@ NO_RIG_HINT = ("(to check the cards without starting their rig, e.g. in a CI job
 
 def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool = True) -> tuple[list[str], bool]:
     """What `check` asks of models beyond the cards themselves, as lines and whether any failed: each local model
-    loaded once (`preflight.py`) unless `rig` is False (`--no-rig`: nothing is started, and a line says so), and
+    loaded once (`_preflight.py`) unless `rig` is False (`--no-rig`: nothing is started, and a line says so), and
     with `--live` the judges of judge cards."""
     lines: list[str] = []
     failed = False

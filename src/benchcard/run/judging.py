@@ -1,7 +1,7 @@
 """The judging pass of a judge card: every ok output judged k times by the card's sealed judge, blind.
 
 It runs when every cell of the run has an outcome, as the scoring step, and is planned and stored like the
-run itself (`calls.py` does the calls):
+run itself (`_calls.py` does the calls):
 
 - `sealed/judge-requests.jsonl`, written whole before the first judge call (beside `sealed/`, its digest recorded
   in the manifest's `judge` block, then renamed in: `_plan`): one row per judgement, `{cell (the
@@ -51,10 +51,10 @@ from benchcard.records.rows import (
     rig_line,
     utc_stamp,
 )
-from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
-from benchcard.run.progress import NullProgress, Progress, RichProgress
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore

@@ -13,7 +13,7 @@ rig every cell's body is the original's body for that (variant, fixture, repetit
 the original's unless `--seed` gives another (the same cells, then called in another order). With `--provider`
 or `--model` naming another rig it is a *transfer*: the bodies are built for that rig from the same sealed card.
 From then on it is a run like any other: resumed, retried, batched and pooled the same way, and judged by
-`benchcard verdict`, which adds the replication judgement (`verdict/replication.py`).
+`benchcard verdict`, which adds the replication judgement (`verdict/_replication.py`).
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
                   transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
                   stop_after: int | None = None, looker: Looker | None = None) -> RunSummary:
     """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
-    `benchcard replicate`; the verdict and the judgement against the original are `verdict/replication.py`'s.
+    `benchcard replicate`; the verdict and the judgement against the original are `verdict/_replication.py`'s.
     `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule)."""
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "

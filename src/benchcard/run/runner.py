@@ -1,7 +1,7 @@
 """`benchcard run`: plan the grid, call the model for every cell, record each outcome, score blind at the end.
 
 This module carries a run from the card to the finished folder: the rig it uses (a card's, or the one given
-with --provider/--model/--base-url), the plan written before the first call, the calls (`calls.py`: one client,
+with --provider/--model/--base-url), the plan written before the first call, the calls (`_calls.py`: one client,
 N workers, retries, one row per cell), the blind scoring and the manifest's closing fields. N is `--concurrency`,
 capped at a provider's `max_concurrency` (the local model's 1) so that no cell's latency counts time spent
 queued. Model output is data: it is stored byte for byte and never executed or interpreted.
@@ -32,16 +32,18 @@ from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, utc_stamp
 from benchcard.records.setaside import refuse_set_aside
+from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
+from benchcard.run._pool import PoolProvider, pool_capacity
+from benchcard.run._progress import NullProgress, RichProgress
+from benchcard.run._scratch import MARK as SCRATCH
+from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
-from benchcard.run.calls import RateLimiter, Session, execute, make_client, workers_for
-from benchcard.run.conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
 from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record, stop_line
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.plandigest import plan_problems, seal_plan
-from benchcard.run.pool import PoolProvider, pool_capacity
-from benchcard.run.progress import NullProgress, RichProgress
 from benchcard.run.providers import (
     endpoint,
     make_provider,
@@ -52,8 +54,6 @@ from benchcard.run.providers import (
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
 from benchcard.run.retry import Outcomes, done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
-from benchcard.run.scratch import MARK as SCRATCH
-from benchcard.run.scratch import keep_out_of_git, scratch_reason
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.scorers import score_run
@@ -300,7 +300,7 @@ def _check_models(models: Sequence[str]) -> None:
 def _targets(project: Project, card: Card, o: RunOptions, config: ProjectConfig, seal_root: str,
              notes: list[str], replica: ReplicaSource | None = None) -> list[_Target]:
     """The runs to make (one per model; a replication) or the one to resume; `notes` gets what was read how
-    (run/conventions.py)."""
+    (run/_conventions.py)."""
     if o.resume is None:
         made, said = new_targets(card, o, config)
         notes += said

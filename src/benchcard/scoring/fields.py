@@ -62,8 +62,8 @@ import msgspec
 
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
-from benchcard.scoring.fieldparse import parse, pieces
-from benchcard.scoring.fieldtext import norm, restates, within
+from benchcard.scoring._fieldparse import parse, pieces
+from benchcard.scoring._fieldtext import norm, restates, within
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from typing import Any
 
 from benchcard.project import Project
 from benchcard.records import ledger
+from benchcard.verdict._replication import foreign_originals, link_problems
 from benchcard.verdict.integrity import anchored, evidence_problems
-from benchcard.verdict.replication import foreign_originals, link_problems
 
 
 @dataclass(frozen=True)

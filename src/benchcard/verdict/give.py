@@ -40,6 +40,7 @@ from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead,
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
 from benchcard.run.retry import outcomes
+from benchcard.verdict._replication import linked_row, with_replication
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
@@ -56,7 +57,6 @@ from benchcard.verdict.integrity import (
 )
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.looks import with_looks
-from benchcard.verdict.replication import linked_row, with_replication
 from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run_data
 from benchcard.verdict.table import TABLE_FILE, write_table
 

@@ -1,6 +1,6 @@
 """`benchcard replicate`, from the original's checks to the judgement: the replication run (`run/replicate.py`:
 the original checked, its sealed requests sent again, resumed like any run), then, once every cell has an
-outcome, its verdict under the card's sealed rule with its judgement against the original (`replication.py`).
+outcome, its verdict under the card's sealed rule with its judgement against the original (`_replication.py`).
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def changed_lines(v: VerdictFile, row: LedgerRow | None, changed: Sequence[str])
 
 
 def judgement_line(v: VerdictFile) -> list[str]:
-    """A replication's judgement against its original (verdict/replication.py); none for any other run."""
+    """A replication's judgement against its original (verdict/_replication.py); none for any other run."""
     j = known(v.replication)
     if j is None:
         return []

@@ -15,9 +15,9 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.rows import RequestRow, dumps_line
-from benchcard.run.batch.driver import WRAPPER_BYTES, cell_of, chunk_ids, plan_chunks, sealed_bodies
-from benchcard.run.batch.journal import Journal
-from benchcard.run.batch.vendors import OpenAIBatches
+from benchcard.run.batch._driver import WRAPPER_BYTES, cell_of, chunk_ids, plan_chunks, sealed_bodies
+from benchcard.run.batch._journal import Journal
+from benchcard.run.batch._vendors import OpenAIBatches
 from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.store import RunStore

@@ -12,7 +12,7 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.rows import dumps_line
-from benchcard.run.batch.journal import (
+from benchcard.run.batch._journal import (
     Added,
     Collected,
     Created,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.run.batch.results import anthropic_outcome, openai_outcome, output_row, read_results, result_ids
+from benchcard.run.batch._results import anthropic_outcome, openai_outcome, output_row, read_results, result_ids
 from benchcard.run.providers import Price
 from benchcard.run.providers.base import Completion, Usage
 from benchcard.testing.fakeserver import FakeServer

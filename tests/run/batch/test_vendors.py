@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from benchcard.errors import ProviderError
-from benchcard.run.batch.vendors import AnthropicBatches, Claim, Found, OpenAIBatches, Poll, Vendor, vendor_for
+from benchcard.run.batch._vendors import AnthropicBatches, Claim, Found, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.openai import OpenAIProvider
 

@@ -109,7 +109,7 @@ class _Echo(Provider):
 
 
 def test_a_provider_states_its_body_and_call_and_inherits_every_other_hook() -> None:
-    from benchcard.run.calls import workers_for
+    from benchcard.run._calls import workers_for
 
     class Half(Provider):
         def build_body(self, model: str, messages: list[dict[str, str]], params: Any, effort: str | None

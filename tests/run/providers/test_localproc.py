@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import ProviderError
-from benchcard.run.providers.localproc import WorkerProcess, exit_cause
+from benchcard.run.providers._localproc import WorkerProcess, exit_cause
 
 
 def test_exit_causes_are_named() -> None:

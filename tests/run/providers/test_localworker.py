@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
-from benchcard.run.providers.localworker import serve
+from benchcard.run.providers._localworker import serve
 
 from ...helpers_project import REPO
 from ...helpers_run import ab_project

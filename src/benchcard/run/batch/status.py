@@ -17,11 +17,11 @@ from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
 from benchcard.records.setaside import set_aside_of
-from benchcard.run.batch.driver import BatchRun
-from benchcard.run.batch.journal import Chunk, Journal
-from benchcard.run.batch.vendors import vendor_for
-from benchcard.run.calls import make_client
-from benchcard.run.conventions import load_dotenv_keys
+from benchcard.run._calls import make_client
+from benchcard.run._conventions import load_dotenv_keys
+from benchcard.run.batch._driver import BatchRun
+from benchcard.run.batch._journal import Chunk, Journal
+from benchcard.run.batch._vendors import vendor_for
 from benchcard.run.providers import make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
 from benchcard.run.retry import outcomes
@@ -120,7 +120,7 @@ def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Ch
     """Ask the vendor where each running batch stands, and record each answer."""
     provider = manifest.rig.provider if manifest.rig else ""
     config = project.config()
-    load_dotenv_keys(project.root, config)  # a key kept in the project's .env (run/conventions.py)
+    load_dotenv_keys(project.root, config)  # a key kept in the project's .env (run/_conventions.py)
     cfg = provider_config(provider, config)  # the configured URL keeps its credentials
     if stored_url(cfg) != manifest.base_url:
         cfg = provider_config(provider, config, manifest.base_url)

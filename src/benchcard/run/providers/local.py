@@ -28,7 +28,7 @@ What a call does, and why:
   decoding is greedy and ignores the seed, so none is written and the body stays the one that server is sent.
   A body that names no seed and was not planned (handed to `complete()` directly, or sealed before plans wrote
   seeds) gets the seed above, counted over the calls this provider has been given with that body.
-- The model runs in a worker process (`localproc`, `localworker`; one per GGUF and window, shared by the
+- The model runs in a worker process (`_localproc`, `_localworker`; one per GGUF and window, shared by the
   providers of a process), never in the run's own process: a native crash (SIGILL from CPU instructions the
   machine refuses, SIGSEGV), an out-of-memory kill or a hang ends the worker, and the run records the cell in
   flight as failed with the cause and stops with one line (`base.WorkerLost`). A call that times out kills the
@@ -52,6 +52,7 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json
 from benchcard.errors import CallError, ProviderError, WorkerLost
+from benchcard.run.providers._localproc import WorkerProcess
 from benchcard.run.providers.base import Completion, Provider, ProviderConfig, Usage
 from benchcard.run.providers.localmodel import (
     BUNDLED_NAME,
@@ -62,7 +63,6 @@ from benchcard.run.providers.localmodel import (
     resolve_model,
     sampling_kwargs,
 )
-from benchcard.run.providers.localproc import WorkerProcess
 
 _SEED_RANGE = 0xFFFFFFFF  # llama.cpp reads 0xFFFFFFFF as "random", so seeds stay below it
 PREFLIGHT = {"messages": [{"role": "user", "content": "Hi"}], "kwargs": {"max_tokens": 1, "temperature": 0.0}}

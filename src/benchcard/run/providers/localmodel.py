@@ -1,6 +1,6 @@
 """The llama.cpp side of the embedded model: finding the GGUF, loading it, generating one answer.
 
-Only the worker process (`localworker`) loads a model; the run's own process never does, so a native crash in
+Only the worker process (`_localworker`) loads a model; the run's own process never does, so a native crash in
 llama.cpp ends the worker and not the run. Finding the file needs no llama.cpp at all.
 """
 

@@ -8,5 +8,5 @@ from benchcard.scoring.judge._answer import read_answer
 from benchcard.scoring.judge._prompt import blind_output, judge_messages
 from benchcard.scoring.judge.spec import Criterion, JudgeSpec, Scale, parse_judge
 
-__all__ = ["Criterion", "JudgeSpec", "Scale", "blind_output", "judge_messages", "parse_judge",
-           "read_answer"]
+__all__ = ["Criterion", "JudgeSpec", "Scale", "blind_output", "judge_messages", "keys", "parse_judge",
+           "read_answer", "spec"]

@@ -53,9 +53,9 @@ What tests and benchmarks use is re-exported here (``__all__``); the ``_`` modul
 from __future__ import annotations
 
 from benchcard.errors import FakeServerError
+from benchcard.testing.fakeserver._app import build_app, main
 from benchcard.testing.fakeserver._client import FakeServer
 from benchcard.testing.fakeserver._config import FAULT_KINDS, Config, FaultRule, ReplyRule, parse_config
-from benchcard.testing.fakeserver.app import build_app, main
 
 __all__ = [
     "FAULT_KINDS",

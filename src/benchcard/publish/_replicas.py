@@ -19,8 +19,8 @@ from typing import Any
 from msgspec import UnsetType
 
 from benchcard._util.numfmt import DASH, fixed, interval
-from benchcard.publish.plots import NARROW_FONT, NARROW_IN, WIDE_IN
-from benchcard.publish.runs import Run
+from benchcard.publish._plots import NARROW_FONT, NARROW_IN, WIDE_IN
+from benchcard.publish._runs import Run
 from benchcard.records.replication import SEQUENTIAL_RULE_NAME, ReplicaLink, ReplicationJudgement
 from benchcard.records.replicationinput import run_gap
 from benchcard.stats.replication import (
@@ -73,7 +73,7 @@ def replication_line(replica: Run) -> tuple[str, str]:
     is none yet."""
     written = recorded(replica)
     if written is not None:
-        return written.finding, written.text  # recorded as "finding: why." (verdict/replication.py)
+        return written.finding, written.text  # recorded as "finding: why." (verdict/_replication.py)
     return "", "Not judged against the original yet: the rerun has no verdict."
 
 

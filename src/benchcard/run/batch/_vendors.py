@@ -1,6 +1,6 @@
 """The two vendors' batch services over the run's HTTP client: OpenAI's Files + Batches API and Anthropic's
 Message Batches API. Each knows its limits, its upload line, how to submit, find, poll and download a batch,
-and nothing about the run (the driver, `driver.py`, owns the order of steps and the journal).
+and nothing about the run (the driver, `_driver.py`, owns the order of steps and the journal).
 
 Limits (per batch; sources in docs/scale.md): OpenAI, 50,000 requests and a 200 MB input file; Anthropic,
 100,000 requests or 256 MB, whichever comes first. A provider's `batch_limits` in benchcard.yaml may only lower
@@ -24,8 +24,8 @@ import httpx
 from benchcard._util.files import AtomicFile
 from benchcard._util.urls import basic_auth
 from benchcard.errors import ProviderError, RetryableError, RunError
-from benchcard.run.batch.results import result_ids
-from benchcard.run.calls import backoff_delay
+from benchcard.run._calls import backoff_delay
+from benchcard.run.batch._results import result_ids
 from benchcard.run.providers.base import (
     HttpProvider,
     mapping,

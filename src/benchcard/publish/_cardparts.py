@@ -12,8 +12,8 @@ from markupsafe import Markup
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.project import ProjectConfig
-from benchcard.publish.render import json_ld
-from benchcard.publish.runs import Run
+from benchcard.publish._render import json_ld
+from benchcard.publish._runs import Run
 from benchcard.records.rows import rig_line
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec

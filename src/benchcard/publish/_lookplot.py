@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
-from benchcard.publish.runs import Run
+from benchcard.publish._runs import Run
 from benchcard.records.rows import Look, Manifest
 from benchcard.run.looking import stop_line
 

@@ -1,6 +1,6 @@
 """The embedded model's worker process: it loads the GGUF and answers one request at a time over a pipe.
 
-It runs in a process of its own (started by `localproc`) so that a native crash in llama.cpp (an illegal
+It runs in a process of its own (started by `_localproc`) so that a native crash in llama.cpp (an illegal
 instruction, a segmentation fault), an out-of-memory kill or a hang ends this process and never the run.
 Messages are plain dicts: `{"op": "load"}`, `{"op": "complete", "messages": [...], "kwargs": {...}}`,
 `{"op": "stop"}`; each is answered `{"ok": true, ...}` or `{"ok": false, "kind": "call"|"provider", "error": ...}`.

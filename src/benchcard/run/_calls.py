@@ -28,8 +28,8 @@ import msgspec
 
 from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
+from benchcard.run._progress import Progress
 from benchcard.run.options import RunOptions
-from benchcard.run.progress import Progress
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.base import Completion, Provider, redact
 from benchcard.run.store import OutputWriter, RunStore

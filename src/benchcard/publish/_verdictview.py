@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UnsetType
 
-from benchcard.publish.runs import Run
+from benchcard.publish._runs import Run
 from benchcard.records.ledgerrow import ClauseOutcome, HumanAgreement, JudgeFigures, LedgerRow, RowCounts
 from benchcard.records.verdictfigures import (
     ClauseFigures,

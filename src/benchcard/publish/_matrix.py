@@ -15,8 +15,8 @@ from typing import Any
 from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
-from benchcard.publish.judgedby import baseline_of
-from benchcard.publish.runs import Run
+from benchcard.publish._judgedby import baseline_of
+from benchcard.publish._runs import Run
 
 PAGE = "side-by-side.html"
 """The matrix page's name in each run's folder of the site."""

@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from benchcard.publish.judgedby import ClauseRef
-from benchcard.publish.runs import Run
+from benchcard.publish._judgedby import ClauseRef
+from benchcard.publish._runs import Run
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
 from benchcard.records.verdictfile import AbVerdict
 

@@ -15,9 +15,9 @@ import msgspec
 from msgspec import UnsetType
 
 from benchcard._util.numfmt import DASH, p_value
-from benchcard.publish.render import CLAUSE_KEYS, fmt_value, labelled_figures
-from benchcard.publish.runs import Run
-from benchcard.publish.verdictview import VerdictView, verdict_view
+from benchcard.publish._render import CLAUSE_KEYS, fmt_value, labelled_figures
+from benchcard.publish._runs import Run
+from benchcard.publish._verdictview import VerdictView, verdict_view
 from benchcard.records.verdictfigures import HumanGrades, clause_words, known
 from benchcard.records.verdictfile import AbVerdict
 from benchcard.verdict.judgefigures import judge_table

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchcard.card.model import Card
-from benchcard.publish.runs import Run
+from benchcard.publish._runs import Run
 from benchcard.records.ledgerrow import ClauseOutcome
 from benchcard.records.verdictfigures import ClauseFigures, Number, known
 from benchcard.records.verdictfile import AbVerdict

@@ -24,7 +24,7 @@ import httpx
 
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
-from benchcard.run.calls import RateLimiter
+from benchcard.run._calls import RateLimiter
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
     Completion,

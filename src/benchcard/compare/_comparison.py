@@ -24,9 +24,9 @@ from msgspec import UNSET
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
-from benchcard.compare.logs import Samples, read_samples
-from benchcard.compare.pairing import labels_of, pair, per_sample, shared_metrics
-from benchcard.compare.rule import rule_from_file, rule_from_options
+from benchcard.compare._logs import Samples, read_samples
+from benchcard.compare._pairing import labels_of, pair, per_sample, shared_metrics
+from benchcard.compare._rule import rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
 from benchcard.records import ledger

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from benchcard.scoring.fieldtext import DATE, norm
+from benchcard.scoring._fieldtext import DATE, norm
 
 FIELD_LABELS: dict[str, tuple[str, ...]] = {
     "parties": ("contracting parties", "parties", "party", "counterparties", "counterparty"),

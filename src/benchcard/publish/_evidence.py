@@ -10,10 +10,10 @@ import msgspec
 
 from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
-from benchcard.publish.files import copy_published, files_under, published_name, regular_inside
-from benchcard.publish.judgedby import baseline_of
-from benchcard.publish.render import fmt_value, labelled_figures
-from benchcard.publish.runs import Run, number
+from benchcard.publish._files import copy_published, files_under, published_name, regular_inside
+from benchcard.publish._judgedby import baseline_of
+from benchcard.publish._render import fmt_value, labelled_figures
+from benchcard.publish._runs import Run, number
 from benchcard.records.rows import OutputRow
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchcard.compare import guard
+from benchcard.compare import _guard as guard
 from benchcard.errors import CompareError
 
 Key = tuple[str, int]  # (sample id, epoch)

@@ -9,8 +9,8 @@ from msgspec import UnsetType
 
 from benchcard._util.numfmt import DASH, fixed, money
 from benchcard.card.model import Card
-from benchcard.publish.render import fmt_value
-from benchcard.publish.runs import Run
+from benchcard.publish._render import fmt_value
+from benchcard.publish._runs import Run
 from benchcard.records.cardruns import newest
 from benchcard.records.ledgerrow import LedgerRow
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchcard.compare.logs import Key, Samples
+from benchcard.compare._logs import Key, Samples
 from benchcard.errors import CompareError
 from benchcard.records.rows import Manifest, Metric
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
 from benchcard._util.text import displayable
 from benchcard._util.version import __version__
-from benchcard.publish.runs import number
+from benchcard.publish._runs import number
 
 
 def fmt_value(value: Any) -> str:

@@ -30,7 +30,7 @@ MARK = "scratch"
 def scratch_reason(project: Project, card: Card, cfg: ProviderConfig, options: RunOptions,
                    endpoint_from: str | None = None) -> str | None:
     """Why a new run is scratch, in a few words; None for a run of a real rig. `endpoint_from` names what pointed
-    the provider at another endpoint: `--base-url`, or an SDK variable such as OPENAI_BASE_URL (run/conventions.py)."""
+    the provider at another endpoint: `--base-url`, or an SDK variable such as OPENAI_BASE_URL (run/_conventions.py)."""
     if options.scratch:
         sealed = (project.seal_path(card.id, card.version)).is_file()
         return "run with --scratch" + ("" if sealed else f", v{card.version} not sealed yet")

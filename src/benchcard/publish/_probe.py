@@ -8,10 +8,10 @@ from typing import Any
 from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
 from benchcard.project import ProjectConfig
-from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
-from benchcard.publish.render import fmt_value, unscored_words
-from benchcard.publish.replicas import links, recorded
-from benchcard.publish.runs import Run
+from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
+from benchcard.publish._render import fmt_value, unscored_words
+from benchcard.publish._replicas import links, recorded
+from benchcard.publish._runs import Run
 
 
 def _probe_row(run: Run, root: str) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
 
 def _drift(run: Run, linked: Mapping[str, Any]) -> dict[str, Any] | None:
     """A probe rerun's drift against the run it replicates, as its verdict recorded it
-    (`stats.replication.probe_drift`, verdict/replication.py)."""
+    (`stats.replication.probe_drift`, verdict/_replication.py)."""
     link = linked.get(run.run_id)
     if link is None:
         return None

@@ -1,6 +1,6 @@
 """`benchcard run --batch`: the sealed plan sent through the vendor's batch API, resumable at every step.
 
-The order of steps, each recorded in the journal (`journal.py`) before the next is taken:
+The order of steps, each recorded in the journal (`_journal.py`) before the next is taken:
 
 1. the plan is cut into upload files under the vendor's limits (`batch/chunk-NNN.jsonl`, digests recorded);
 2. per chunk: upload (OpenAI), `creating`, create, `created` with the batch id — a resume that finds `creating`
@@ -33,7 +33,8 @@ from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
-from benchcard.run.batch.journal import (
+from benchcard.run._calls import Session, backoff_delay
+from benchcard.run.batch._journal import (
     FOLDER,
     Added,
     Chunk,
@@ -49,9 +50,8 @@ from benchcard.run.batch.journal import (
     Polled,
     Uploaded,
 )
-from benchcard.run.batch.results import Where, output_row, read_results, result_ids
-from benchcard.run.batch.vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
-from benchcard.run.calls import Session, backoff_delay
+from benchcard.run.batch._results import Where, output_row, read_results, result_ids
+from benchcard.run.batch._vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.providers.base import HttpProvider, redact
 from benchcard.run.store import OutputWriter, RunStore
 

@@ -1,6 +1,6 @@
 """The SVG figure of a clause (matplotlib): per-fixture paired differences, the gap's interval and the noise floor.
 
-The band is the verdict's own calibrated interval wherever a verdict exists (`plotband.py`), so that a figure
+The band is the verdict's own calibrated interval wherever a verdict exists (`_plotband.py`), so that a figure
 can never show an interval excluding 0 beside a verdict that says the gap is not shown.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 from benchcard._util.hashing import seed_from
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.card.model import Card
-from benchcard.publish.judgedby import ClauseRef, baseline_of, clauses_for
-from benchcard.publish.plotband import CALIBRATED, Band, paired_band, verdict_band
-from benchcard.publish.runs import Run
+from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
+from benchcard.publish._plotband import CALIBRATED, Band, paired_band, verdict_band
+from benchcard.publish._runs import Run
 from benchcard.scoring.scorers import LOWER_IS_BETTER
 
 WIDE_IN = 5.6

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from benchcard.errors import CallError, ProviderError, WorkerLost
-from benchcard.run.providers.localworker import serve
+from benchcard.run.providers._localworker import serve
 
 REBUILD = "rebuild it with `make wheel` (a portable build; see README)"
 _CAUSES = {

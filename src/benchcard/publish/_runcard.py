@@ -11,15 +11,15 @@ from typing import Any
 from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.model import VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
-from benchcard.publish.cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
-from benchcard.publish.evidence import run_files
-from benchcard.publish.files import copy_published, published_name, regular_inside
-from benchcard.publish.judgedby import baseline_of, clauses_for
-from benchcard.publish.plots import draw_plots
-from benchcard.publish.render import paragraphs, prose
-from benchcard.publish.replicas import ab_replications, is_transfer, links, replication_line
-from benchcard.publish.runs import Run
-from benchcard.publish.verdictpage import verdict_page
+from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
+from benchcard.publish._evidence import run_files
+from benchcard.publish._files import copy_published, published_name, regular_inside
+from benchcard.publish._judgedby import baseline_of, clauses_for
+from benchcard.publish._plots import draw_plots
+from benchcard.publish._render import paragraphs, prose
+from benchcard.publish._replicas import ab_replications, is_transfer, links, replication_line
+from benchcard.publish._runs import Run
+from benchcard.publish._verdictpage import verdict_page
 from benchcard.records.cardruns import newest, result
 
 
