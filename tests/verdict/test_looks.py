@@ -303,3 +303,39 @@ def test_a_variants_win_at_alpha_alone_is_not_shown_as_a_result_under_a_non_resu
     assert said.why.startswith("At α alone this variant's gap would be a win, but the looks spent α: at look 3")
     [kept] = _look_comparisons(cast(Card, None), verdict, looks)
     assert kept == line
+
+
+def test_a_replication_of_a_sequential_probe_stopped_at_a_look_compares_its_gate_decisions(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`benchcard replicate` of a probe that stopped at a look: the new run takes the same sealed looks, stops
+    where its own gate is decided, and is judged on the two decisions (pass again; a pass that flips to fail)."""
+    from benchcard.records.replication import SEQUENTIAL_RULE_NAME
+
+    server.configure({"default_reply": "negative"})
+    project = sequential_probe(tmp_path, server.base_url, repetitions=80)
+    assert bc(project, "run", "one-word-sentiment").exit_code == 0
+    original = only_run(project, "one-word-sentiment")
+    assert bc(project, "verdict", original.name).exit_code == 0
+    again = bc(project, "replicate", original.name, "--json")
+    assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout)
+    assert data["run"]["looks"] == "stopped at look 1 of 4: pass; 20 of 80 calls (75 % saved)"
+    folder = project.root / data["run"]["folder"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sequential"] == json.loads((original / "manifest.json").read_text())["sequential"]
+    assert [look["decision"] for look in manifest["looks"]] == ["pass"]
+    assert manifest["replication_rule"]["name"] == SEQUENTIAL_RULE_NAME
+    assert data["verdict"]["replication"]["text"] == (
+        "replicated: pass again, each at its own sealed looks (the original stopped at look 1 of 4: pass, the new "
+        "run stopped at look 1 of 4: pass; gaps not compared)")
+    server.configure({"default_reply": "positive"})
+    flipped = bc(project, "replicate", original.name)
+    assert flipped.exit_code == 0, flipped.output
+    assert "looks: stopped at look 1 of 4: fail; 20 of 80 calls (75 % saved)" in flipped.stdout
+    assert (f"replication of run {original.name}: not replicated: the decision flipped, pass → fail (the original "
+            "stopped at look 1 of 4: pass, the new run stopped at look 1 of 4: fail)") in flipped.stdout
+    rows = _ledger(tmp_path)
+    assert [(r["looks"]["decision"], r["cells"]) for r in rows] == [("pass", 20), ("pass", 20), ("fail", 20)]
+    assert [r["replication"]["finding"] for r in rows[1:]] == ["replicated", "not replicated"]
+    verified = bc(project, "ledger", "--verify")
+    assert verified.exit_code == 0 and "ledger ok: 3 row(s)" in verified.output, verified.output
