@@ -179,3 +179,30 @@ def test_the_change_named_for_a_sequential_design_seals(tmp_path: Path) -> None:
     more = make_ab_project(tmp_path / "more", POCOCK, n_fixtures=9)
     result = bc(more, "seal", "tiny-ab")
     assert result.exit_code == 0 and result.stderr == "", result.output
+
+
+def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dead_design(tmp_path: Path) -> None:
+    """Every clause must hold for a win, not only the first: beside `score rises`, a `score falls`, a `holds`
+    at 0, or a `not_rises` guard whose margin is below the gap of about 0.5 a treatment right every time shows
+    leaves that treatment no win (it ran to 'loss → result'). `seal` refuses, naming the clause and the change."""
+    fine = MUST_WIN.replace("repetitions: 3", "repetitions: 5")
+    first = "    - {metric: score, test: rises}\n"
+    for name, clause, field, why in (
+            ("falls", "{metric: score, test: falls}", "win.all.1", "can never win at α = 0.05: clause 2 (score "
+             "falls) asks the opposite of clause 1 (score rises), so no effect can win; drop clause 2"),
+            ("holds", "{metric: score, fixture: item-01, test: holds, equals: 0}", "win.all.1", "can never win at α = "
+             "0.05: clause 2 (score = 0 on item-01 in every repetition) fails for a treatment that scores 1 on every "
+             "cell, the effect clause 1 seeks; drop clause 2, or hold it at equals: 1"),
+            ("guard", "{metric: score, test: not_rises, margin: 0.05}", "win.all.1", "cannot show a win reliably "
+             "at α = 0.05: clause 2 (score does not rise (margin 0.05)) needs the gap shown within 0.05, and a "
+             "treatment right every time against a baseline right about half the time (a gap of about 0.5) wins "
+             "0% of simulated runs (95% needed); use a margin of at least 0.73 on clause 2, or drop it")):
+        project = make_ab_project(tmp_path / name, fine.replace(first, f"{first}    - {clause}\n"), n_fixtures=24)
+        line = one_line_error(bc(project, "seal", "tiny-ab"))
+        assert line == (f"error: refusing to seal cards/tiny-ab.yaml: 24 fixtures × 5 repetitions with 1 variant(s) "
+                        f"{why} (or, for an A/A or pilot card, say so: win: {{accept_cannot_win: true}})")
+        code, out, _ = _run(project, "check", "tiny-ab")
+        assert code == 0 and f":26: field '{field}': 24 fixtures × 5 repetitions" in out
+    wider = fine.replace(first, f"{first}    - {{metric: score, test: not_rises, margin: 0.73}}\n")
+    result = bc(make_ab_project(tmp_path / "wider", wider, n_fixtures=24), "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output

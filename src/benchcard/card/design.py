@@ -6,7 +6,9 @@ repetition can never win. Beyond those, a design where even a treatment right ev
 right about half the time wins less than 95 % of the time (stats/reach.py: too few fixtures or repetitions for
 Holm's α/V over the variants, or a run term known on too few degrees of freedom) is a dead design: `check`
 says so in one line naming the smallest change that can, and `benchcard seal` refuses it unless the card
-says `win: {accept_cannot_win: true}` (a pure A/A card, a pilot). Cells cut off by `max_tokens` count
+says `win: {accept_cannot_win: true}` (a pure A/A card, a pilot). The plainest effect is held to every clause on
+its metric: one it breaks whatever the data (`falls` beside `rises`, `holds` at 0) or a guard against its own
+direction whose margin its gap cannot be shown within makes a dead design too. Cells cut off by `max_tokens` count
 against `allow_failed` and are bounded at the worst case; a card whose runs were cut off should raise it.
 """
 
@@ -15,10 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from benchcard.card.model import Card
+from benchcard.card.model import Card, Clause
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
 from benchcard.records.rows import manifest_or_none
+from benchcard.records.verdictfigures import clause_words
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import reach
 
@@ -26,6 +29,10 @@ from benchcard.stats import reach
 def fewest_fixtures(alpha: float) -> int:
     """The fewest fixtures whose exact two-sided sign-flip p can reach alpha (2/2^F ≤ alpha)."""
     return max(2, math.ceil(1 + math.log2(1 / alpha)))
+
+
+def clause_text(clause: Clause) -> str:
+    return clause_words(clause.metric, clause.test, clause.fixture, clause.margin, clause.equals)
 
 
 def _locator(card: Card, project: Project) -> Callable[..., str]:
@@ -90,16 +97,25 @@ def early_looks(card: Card) -> str | None:
 
 
 def _blocking_field(card: Card) -> tuple[str, ...]:
-    """The field a dead design's line points at: the fixtures when the sign-flip cannot reach α/V, the
-    repetitions when there is one, min_effect when the plainest effect's gap cannot clear it, else repetitions."""
+    """The field a dead design's line points at, in `cannot_win`'s order: a clause the plainest effect breaks; the
+    sequential block when the fixed design is reliable but its looks are not, or else a guard's margin; the
+    fixtures when the sign-flip cannot reach α/V; min_effect when the plainest effect's gap cannot clear it; else
+    the repetitions."""
     assert card.win is not None
     v = max(len(card.variant_names()) - 1, 1)
-    if card.sequential is not None and reach.reliable(len(card.fixture_ids()), card.repetitions, v, card.win.alpha,
-                                                      plain_min_effect(card)):
-        return ("sequential", "spending")
-    if 2 / 2 ** len(card.fixture_ids()) > card.win.alpha / v:
+    n, r, effect = len(card.fixture_ids()), card.repetitions, plain_min_effect(card)
+    against = _against_the_effect(card)
+    if against is not None:
+        return ("win", "all", str(against[0]))
+    if reach.reliable(n, r, v, card.win.alpha, effect):
+        if _sequential_cannot_win(card, n, v, effect):
+            return ("sequential", "spending")
+        ceiling = _ceiling_cannot_win(card, n, r, v, effect, "")
+        if ceiling is not None:
+            return ("win", "all", str(ceiling[0]))
+    if 2 / 2 ** n > card.win.alpha / v:
         return ("fixtures",)
-    if card.repetitions > 1 and plain_min_effect(card) >= reach.PLAIN_GAP:
+    if r > 1 and effect >= reach.PLAIN_GAP:
         return ("win", "min_effect")
     return ("repetitions",)
 
@@ -120,10 +136,15 @@ def cannot_win(card: Card) -> str | None:
     alpha, n, r = card.win.alpha, len(card.fixture_ids()), card.repetitions
     v = max(len(card.variant_names()) - 1, 1)
     effect = plain_min_effect(card)
+    at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
+    against = _against_the_effect(card)
+    if against is not None:
+        return (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) can never win{at}: "
+                f"{against[1]}")
     power = reach.best_power(n, r, v, alpha, effect)
     if power >= reach.RELIABLE:
-        return _sequential_cannot_win(card, n, v, effect)
-    at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
+        ceiling = _ceiling_cannot_win(card, n, r, v, effect, at)
+        return _sequential_cannot_win(card, n, v, effect) or (ceiling[1] if ceiling else None)
     level = alpha / v
     never = []
     if 2 / 2 ** n > level:
@@ -141,6 +162,64 @@ def cannot_win(card: Card) -> str | None:
         why += f" with min_effect {effect:g}{plain}"
     change = reach.smallest_change(n, r, v, alpha, effect).text(n, r, v)
     return f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) {why}; {change}"
+
+
+def _rule_on_first_metric(card: Card) -> list[tuple[int, Clause]]:
+    """The clauses after the first on the first clause's metric over every fixture (or, for `holds`, on one),
+    when that metric is a score in [0, 1]: those the plainest effect can be held to."""
+    assert card.win is not None
+    first = card.win.clauses[0]
+    if first.fixture is not None or metric_range(first.metric)[1] != 1.0:
+        return []
+    return [(k, c) for k, c in enumerate(card.win.clauses) if k > 0 and c.metric == first.metric
+            and (c.fixture is None) == (c.test != "holds")]
+
+
+def _against_the_effect(card: Card) -> tuple[int, str] | None:
+    """A clause on the first clause's metric that a treatment right every time breaks whatever the data: the
+    opposite test (`falls` beside `rises`), or `holds` on a value other than the one it scores on every cell."""
+    assert card.win is not None
+    first = card.win.clauses[0]
+    up = first.test == "rises"
+    for k, clause in _rule_on_first_metric(card):
+        said = f"clause {k + 1} ({clause_text(clause)})"
+        if clause.test in ("rises", "falls") and clause.test != first.test:
+            return k, (f"{said} asks the opposite of clause 1 ({clause_text(first)}), so no effect can win; "
+                       f"drop clause {k + 1}")
+        if clause.test == "holds" and abs(clause.equals - (1.0 if up else 0.0)) > 1e-9:
+            best = 1 if up else 0
+            return k, (f"{said} fails for a treatment that scores {best} on every cell, the effect clause 1 "
+                       f"seeks; drop clause {k + 1}, or hold it at equals: {best}")
+    return None
+
+
+def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: str) -> tuple[int, str] | None:
+    """A guard against the effect's own direction on its metric (`not_rises` with a margin beside `rises`):
+    the plainest effect's gap of about 0.5 must also be shown below the margin. Why it is not reliably, with the
+    smallest margin that is (in hundredths, up to 1); None when it is."""
+    assert card.win is not None
+    guard = "not_rises" if card.win.clauses[0].test == "rises" else "not_falls"
+    guards = [(k, c) for k, c in _rule_on_first_metric(card) if c.test == guard and c.margin is not None]
+    if not guards:
+        return None
+    k, clause = min(guards, key=lambda kc: float(kc[1].margin or 0.0))
+    margin, alpha = float(clause.margin or 0.0), card.win.alpha
+
+    def ok(m: float) -> bool:
+        return reach.best_power(n, r, v, alpha, effect, m) >= reach.RELIABLE
+
+    if ok(margin):
+        return None
+    power = reach.best_power(n, r, v, alpha, effect, margin)
+    low = max(math.floor(margin * 100), 0)  # hundredths: the least margin up to 1 that is reliable (bisection)
+    hundredths = reach.fewest(low, min(low + 1, 100), 100, lambda m: ok(m / 100)) if low < 100 else None
+    wider = None if hundredths is None else hundredths / 100
+    change = (f"use a margin of at least {wider:.2f} on clause {k + 1}, or drop it" if wider is not None else
+              f"drop clause {k + 1}")
+    return k, (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) cannot show a win "
+               f"reliably{at}: clause {k + 1} ({clause_text(clause)}) needs the gap shown within {margin:g}, and a "
+            f"treatment right every time against a baseline right about half the time (a gap of about "
+               f"{reach.PLAIN_GAP:g}) wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed); {change}")
 
 
 def _sequential_cannot_win(card: Card, n: int, v: int, effect: float) -> str | None:

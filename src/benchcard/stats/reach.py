@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from benchcard.stats.crossed import FloatArray, batch_signflip, crossed
-from benchcard.stats.decision import p_effect
+from benchcard.stats.crossed import Crossed, FloatArray, batch_signflip, crossed
+from benchcard.stats.decision import p_beyond, p_effect
 
 #: A design must give the plainest effect a win in at least this share of runs for `seal` to accept it.
 RELIABLE = 0.95
@@ -44,24 +44,41 @@ TOGETHER_REPETITIONS = (3, 5, 10, 20, MAX_REPETITIONS)
 
 @lru_cache(maxsize=256)
 def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05,
-               min_effect: float = 0.0) -> float:
+               min_effect: float = 0.0, ceiling: float | None = None) -> float:
     """The share of simulated runs of this design in which a treatment right every time wins against a baseline
-    right about half the time, at Holm's first level α/V (a gap below `min_effect` is no win)."""
+    right about half the time, at Holm's first level α/V (a gap below `min_effect` is no win). `ceiling`: a guard
+    of the rule against the effect's own direction on its metric (`not_rises` beside `rises`), whose margin the
+    gap must also be shown below, as the verdict's win needs every clause at that level."""
     if fixtures < 1 or repetitions < 2 or variants < 1:
         return 0.0
     level = alpha / variants
     if 2.0 ** (1 - fixtures) > level:  # the exact sign-flip can never reach it
         return 0.0
     gap, p = _evidence(fixtures, repetitions)
-    return float(((p <= level) & ~(gap < min_effect)).mean())
+    wins = (p <= level) & ~(gap < min_effect)
+    if ceiling is not None:
+        wins &= _below(fixtures, repetitions, ceiling) <= level
+    return float(wins.mean())
+
+
+@lru_cache(maxsize=64)
+def _below(fixtures: int, repetitions: int, ceiling: float) -> FloatArray:
+    """The verdict's p that each simulated run's gap lies below `ceiling` (a `not_rises` guard's evidence)."""
+    return p_beyond(_crossed(fixtures, repetitions), ceiling, False)
+
+
+@lru_cache(maxsize=2)  # a guard's margin is sought on one design at a time
+def _crossed(fixtures: int, repetitions: int) -> Crossed:
+    """The simulated runs' crossed statistics, the treatment right every time against the seeded baseline."""
+    base = _baseline_runs(fixtures, repetitions)
+    return crossed(base, np.ones_like(base))
 
 
 @lru_cache(maxsize=256)
 def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
     """The simulated runs' gaps and the verdict's p that each rose (neither depends on α, V or min_effect, so
     a search over those draws the design once)."""
-    base = _baseline_runs(fixtures, repetitions)
-    c = crossed(base, np.ones_like(base))
+    c = _crossed(fixtures, repetitions)
     flips = np.ones_like(c.gap)
     zero = c.zero_se & (c.gap > 0)
     if zero.any():  # every fixture moved alike: the sign-flip p itself decides
@@ -77,6 +94,7 @@ def _baseline_runs(fixtures: int, repetitions: int) -> FloatArray:
     rng = np.random.default_rng([SEED, fixtures, repetitions])
     rate = 1.0 / (1.0 + np.exp(-rng.standard_normal((DRAWS, fixtures, 1))))
     return (rng.random((DRAWS, fixtures, repetitions)) < rate).astype(np.float64)
+
 
 @dataclass(frozen=True)
 class Change:
@@ -140,7 +158,7 @@ def _fewest_fixtures(fixtures: int, repetitions: int, variants: int, alpha: floa
     bisection)."""
     if repetitions < 2 or top <= fixtures:
         return None
-    return _fewest(fixtures, min(max(fixtures * 2, 4), top), top,
+    return fewest(fixtures, min(max(fixtures * 2, 4), top), top,
                    lambda f: reliable(f, repetitions, variants, alpha, min_effect))
 
 
@@ -150,11 +168,11 @@ def _fewest_repetitions(fixtures: int, repetitions: int, variants: int, alpha: f
     bisection)."""
     if top <= repetitions:
         return None
-    return _fewest(repetitions, min(max(repetitions + 1, 2), top), top,
+    return fewest(repetitions, min(max(repetitions + 1, 2), top), top,
                    lambda r: reliable(fixtures, r, variants, alpha, min_effect))
 
 
-def _fewest(lo: int, hi: int, top: int, ok: Callable[[int], bool]) -> int | None:
+def fewest(lo: int, hi: int, top: int, ok: Callable[[int], bool]) -> int | None:
     """The least n in (lo, top] with ok(n), for ok that stays true once true (None when ok(top) is false)."""
     while not ok(hi):
         if hi >= top:
@@ -237,7 +255,7 @@ def sequential_change(fixtures: int, looks: tuple[int, ...], spending: str, gamm
         parts.append(f"looks: {list(later)}" if len(later) > 1 else "no sequential block")
     if futility and ok(fut=False):
         parts.append("futility: false")
-    more = _fewest(fixtures, fixtures * 2, MAX_FIXTURES // 10, lambda f: ok(f=f))
+    more = fewest(fixtures, fixtures * 2, MAX_FIXTURES // 10, lambda f: ok(f=f))
     if more is not None:
         parts.append(f"{more} fixtures")
     return "use " + ", or ".join(parts) if parts else "no change of spending, looks or fixtures does"
