@@ -12,6 +12,7 @@ import pytest
 
 from benchcard.testing.fakeserver import FakeServer
 
+from .helpers_demo import DemoRun, shared_demo_run
 from .helpers_project import PROBES, copy_project
 from .helpers_run import KEY_ENV
 
@@ -58,3 +59,21 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
 def project_dir(tmp_path: Path) -> Path:
     """A project holding the four published probes, unsealed."""
     return copy_project(tmp_path / "proj", tuple(PROBES))
+
+
+@pytest.fixture(scope="session")
+def shared_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The demo card run once on the embedded model for the whole session: the pytest-xdist workers share one
+    folder (the parent of their own temporary folders) and so one run, made by the first test that needs it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / "demo-run"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("demo-run")
+    return shared_demo_run(folder)
+
+
+@pytest.fixture
+def demo_run(shared_demo: DemoRun, tmp_path: Path) -> DemoRun:
+    """A copy of the session's demo run (finished, not judged) in this test's folder: the test may judge it."""
+    return shared_demo.copy_to(tmp_path / "demo")

@@ -16,6 +16,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_demo import DemoRun
 from ..helpers_run import KEY_ENV, PROBE, REPO, ab_project, only_run, seal_card, write_config
 from ..helpers_verdict import (
     PROBE_CARD,
@@ -186,19 +187,21 @@ def test_run_gate_refuses_an_ungated_probe_before_any_call(tmp_path: Path, serve
 
 
 @pytest.mark.local_model
-def test_run_gate_on_the_embedded_model_exits_by_its_finding(tmp_path: Path) -> None:
-    """docs/ci.md's second job: the demo card on SmolLM2 through llama-cpp-python, gated by its sealed rule."""
+def test_run_gate_on_the_embedded_model_exits_by_its_finding(demo_run: DemoRun) -> None:
+    """docs/ci.md's second job: the demo card on SmolLM2 through llama-cpp-python, gated by its sealed rule. The
+    run is the session's one demo run (`benchcard run demo-answer-cue --provider local`, tests/helpers_demo.py);
+    the same command with `--resume` of it has nothing left to call and gives the verdict and gate the job's
+    `--gate` gives after its run (`run --gate` straight after a run is tested over the fake server above)."""
     from benchcard.verdict.gate import EXIT_CODES
 
-    from ..helpers_project import copy_project
-
-    root = copy_project(tmp_path / "proj", ("demo-answer-cue",))
-    project = Project(root)
-    assert bc(project, "seal", "demo-answer-cue").exit_code == 0
-    result = bc(project, "run", "demo-answer-cue", "--provider", "local", "--gate")
+    assert demo_run.returncode == 0, demo_run.stderr
+    run_id = json.loads(demo_run.stdout)["runs"][0]["run"]
+    project = Project(demo_run.root)
+    result = bc(project, "run", "demo-answer-cue", "--provider", "local", "--resume", run_id, "--gate")
     [row] = ledger.read(project)
     code = EXIT_CODES[row.finding]
     assert result.exit_code == code, (result.stdout, result.stderr)
+    assert row.run == run_id
     assert f"gate: {row.finding} → exit {code}" in result.stdout
     assert f"finding: {row.finding} → {row.outcome}" in result.stdout
 

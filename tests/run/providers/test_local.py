@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,12 +23,11 @@ from benchcard.run.providers.base import Completion
 from benchcard.run.providers.local import LocalProvider, call_seed
 from benchcard.run.providers.localmodel import EXTRA_HINT
 
-from ...helpers_project import REPO, copy_project
+from ...helpers_demo import DEMO, DemoRun, benchcard_exe, sealed_demo
+from ...helpers_project import REPO
 from ...helpers_providers import LOCAL, have_model
 
-DEMO = "demo-answer-cue"
 CFG = LOCAL
-BENCHCARD = Path(sys.executable).with_name("benchcard")
 
 
 def body(provider: LocalProvider, user: str, **params: Any) -> dict[str, Any]:
@@ -205,19 +203,11 @@ def test_providers_of_one_model_share_one_worker_that_loads_it_once() -> None:
 # ----------------------------------------------------------------------------------------------- errors
 
 
-def _sealed_demo(dest: Path) -> Path:
-    # with the repository's seals (v4, ten fixtures × 5 repetitions, the version `make demo` runs)
-    root = copy_project(dest, (DEMO,), seals=True)
-    result = CliRunner().invoke(cli, ["-C", str(root), "seal", DEMO])
-    assert result.exit_code == 0, result.output
-    return root
-
-
 @pytest.mark.local_model
 @have_model
 def test_cli_missing_gguf_and_missing_extra_are_one_line_errors(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _sealed_demo(tmp_path / "proj")
+    root = sealed_demo(tmp_path / "proj")
     result = CliRunner().invoke(cli, ["-C", str(root), "run", DEMO, "--provider", "local", "--model",
                                       "path/to/missing.gguf"])
     assert result.exit_code == 1
@@ -238,17 +228,13 @@ def _has_command(name: str) -> bool:
 
 @pytest.mark.local_model
 @have_model
-def test_demo_card_end_to_end(tmp_path: Path) -> None:
-    """Seal the demo card in a copy of the project, run it on the embedded model, then give the verdict."""
-    root = _sealed_demo(tmp_path / "proj")
-    assert BENCHCARD.is_file() or shutil.which("benchcard")
-    exe = str(BENCHCARD) if BENCHCARD.is_file() else "benchcard"
-    started = time.perf_counter()
-    done = subprocess.run([exe, "-C", str(root), "run", DEMO, "--provider", "local", "--json"],
-                          capture_output=True, text=True, timeout=600, check=False)
-    wall = time.perf_counter() - started
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)["runs"][0]
+def test_demo_card_end_to_end(demo_run: DemoRun) -> None:
+    """Seal the demo card in a copy of the project, run it on the embedded model, then give the verdict. The run
+    is the session's one demo run (`benchcard run demo-answer-cue --provider local --json` in a subprocess, made
+    once and copied here: tests/helpers_demo.py)."""
+    root, exe, wall = demo_run.root, benchcard_exe(), demo_run.wall
+    assert demo_run.returncode == 0, demo_run.stderr
+    summary = json.loads(demo_run.stdout)["runs"][0]
     assert summary["cells"] == 100 and summary["finished"] and summary["model"] == "SmolLM2-135M-Instruct"
     assert summary["counts"]["failed"] == 0
     assert summary["cost"] == 0.0

@@ -30,6 +30,7 @@ from ...helpers_run import ab_project
 
 INJECT = '''
 import os, signal, time
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the worker sets it before llama.cpp loads (localmodel)
 import llama_cpp
 _at = int(os.environ.get("BENCHCARD_TEST_FAULT_AT", "0"))
 _what = os.environ.get("BENCHCARD_TEST_FAULT", "")
@@ -125,8 +126,10 @@ def test_a_worker_crash_fails_its_cell_stops_the_run_and_resume_finishes_it(
 def test_a_hung_worker_is_ended_by_the_timeout_and_the_run_goes_on(tmp_path: Path, fault) -> None:
     root = local_card(tmp_path / "proj")
     fault("HANG", 2)  # the first cell hangs; its retry runs in a fresh worker
+    # 5 s ends the hang sooner than the 20 s before: a 6-token call here takes 0.2-0.9 s at load 7.5 on 2 cores
+    # (the model's load and a worker's restart are outside the timeout); one cut short would fail the attempts.
     result = CliRunner().invoke(cli, ["-C", str(root), "run", "colour-ab", "--provider", "local",
-                                      "--timeout", "20", "--attempts", "2"])  # margin for a loaded machine
+                                      "--timeout", "5", "--attempts", "2"])
     assert result.exit_code == 0, result.output
     rows = outputs(root)
     assert len(rows) == 8 and all(r["status"] in ("ok", "truncated") for r in rows)
