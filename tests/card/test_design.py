@@ -181,6 +181,18 @@ def test_the_change_named_for_a_sequential_design_seals(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stderr == "", result.output
 
 
+def test_each_change_named_for_an_hsd_design_is_one_the_card_can_take(tmp_path: Path) -> None:
+    """Only `hsd` takes a `gamma`: 'use obrien-fleming spending' on an hsd card, made as said, was refused
+    (`field 'sequential.gamma': only spending: hsd takes a gamma`); the line says to drop the gamma, and so done
+    the card seals."""
+    hsd = POCOCK.replace("spending: pocock", "spending: hsd, gamma: 2")
+    line = one_line_error(bc(make_ab_project(tmp_path, hsd, n_fixtures=8), "seal", "tiny-ab"))
+    assert "; use obrien-fleming spending (and no gamma: only hsd takes one), or " in line
+    done = hsd.replace("spending: hsd, gamma: 2", "spending: obrien-fleming")
+    result = bc(make_ab_project(tmp_path / "done", done, n_fixtures=8), "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+
+
 def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dead_design(tmp_path: Path) -> None:
     """Every clause must hold for a win, not only the first: beside `score rises`, a `score falls`, a `holds`
     at 0, or a `not_rises` guard whose margin is below the gap of about 0.5 a treatment right every time shows

@@ -249,7 +249,7 @@ def sequential_change(fixtures: int, looks: tuple[int, ...], spending: str, gamm
 
     parts = []
     if spending != "obrien-fleming" and ok(sp="obrien-fleming"):
-        parts.append("obrien-fleming spending")
+        parts.append("obrien-fleming spending" + (" (and no gamma: only hsd takes one)" if spending == "hsd" else ""))
     later = next((looks[k:] for k in range(1, len(looks)) if ok(at=looks[k:])), None)
     if later is not None:
         parts.append(f"looks: {list(later)}" if len(later) > 1 else "no sequential block")
