@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import benchcard as benchcard_package
 from benchcard.card.load import load_card
 from benchcard.card.seal import seal
 from benchcard.cli import cli
@@ -98,7 +99,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0) -> None:
     """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
     the moment `ready()` holds; fails if the run ends first or `ready()` never holds within `timeout`."""
-    env = {**os.environ, KEY_ENV: "sk-test-0000"}
+    # the benchcard under test, wherever it was imported from (a worktree's src/ before the venv's editable one)
+    src = str(Path(benchcard_package.__file__).parents[1])
+    env = {**os.environ, KEY_ENV: "sk-test-0000",
+           "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     benchcard = str(Path(sys.executable).with_name("benchcard"))
     proc = subprocess.Popen([benchcard, "-C", str(root), "run", *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)

@@ -145,7 +145,7 @@ class _Reader:
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
         common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
-                                               common.get("gate"), judged=isinstance(scoring, JudgeSpec))
+                                               common.get("gate"))
         return Card(**common)
 
     def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
@@ -197,8 +197,8 @@ class _Reader:
             raise self.fail(("gate", "alpha"), f"expected a number between 0 and 0.5 (exclusive), got {alpha:g}")
         return (None if value is None else float(value)), (0.05 if alpha is None else float(alpha))
 
-    def sequential(self, kind: str, repetitions: int, variants: Mapping[str, str], gate: float | None,
-                   judged: bool = False) -> Sequential | None:
+    def sequential(self, kind: str, repetitions: int, variants: Mapping[str, str],
+                   gate: float | None) -> Sequential | None:
         """The sealed looks of a sequential card (`sequential: {looks, spending, gamma, futility}`), or None."""
         raw = self.get(self.raw, ("sequential",), (dict,), "a mapping such as {looks: 3, spending: obrien-fleming}",
                        required=False)
@@ -207,10 +207,6 @@ class _Reader:
         where = ("sequential",)
         if extra := sorted(set(map(str, raw)) - {"looks", "spending", "gamma", "futility"}):
             raise self.fail((*where, extra[0]), "unknown field; expected looks, spending, gamma or futility")
-        if judged:
-            raise self.fail(where, "a judge-scored card cannot be sequential yet: its judge is planned and sealed "
-                                   "once every cell has an outcome, and a look needs its stretch judged before it "
-                                   "(docs/cards.md, \"Sequential cards\"); drop sequential, or score by rules")
         if kind == "probe" and gate is None:
             raise self.fail(where, "a sequential probe stops when its gate is decided: give gate: {min_score: …}")
         if kind == "ab" and len(variants) != 2:

@@ -68,6 +68,19 @@ class JudgePlan(msgspec.Struct, frozen=True):
     requests_digest: str | None = None  # of sealed/judge-requests.jsonl
 
 
+class JudgeStretch(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential judge card's judging plan for the stretch before a look after the first (`judge_stretches` in
+    the manifest, appended before that stretch's first judge call; the first stretch's is the `judge` block):
+    its file under `sealed/`, the judgements planned in it, its seed and its digest."""
+
+    look: int
+    file: str  # relative to the run folder: sealed/judge-requests-<look>.jsonl
+    judgements: int
+    seed: int
+    planned_at: str
+    requests_digest: str
+
+
 class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     """A sequential card's sealed looks as the run planned them (`sequential` in the manifest, written with the
     plan and covered by `plan_digest`): the cumulative repetitions and cells at each look, how α is spent, whether

@@ -26,6 +26,7 @@ import msgspec
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records._manifestparts import Counts as Counts
 from benchcard.records._manifestparts import JudgePlan as JudgePlan
+from benchcard.records._manifestparts import JudgeStretch as JudgeStretch
 from benchcard.records._manifestparts import Look as Look
 from benchcard.records._manifestparts import Retry as Retry
 from benchcard.records._manifestparts import RigRecord as RigRecord
@@ -190,7 +191,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     LATE_FIELDS: ClassVar[frozenset[str]] = frozenset({
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
-        "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks"})
+        "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks",
+        "judge_stretches"})
 
     run: str
     card: str
@@ -229,6 +231,13 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     retries: list[Retry] | None = None  # `--retry-failed`: each reopening, with the fields it closed
     sequential: Schedule | None = None  # a sequential card's looks as planned (covered by plan_digest)
     looks: list[Look] | None = None  # each look taken so far, in order (a sequential run)
+    judge_stretches: list[JudgeStretch] | None = None  # a sequential judge card: the judging plans after the first
+
+    @property
+    def judgements_planned(self) -> int:
+        """The judgements planned in all: the `judge` block's, and each later stretch's (a sequential judge card)."""
+        first = self.judge.judgements if self.judge is not None and self.judge.judgements is not None else 0
+        return first + sum(s.judgements for s in self.judge_stretches or [])
 
     @property
     def stopped_look(self) -> Look | None:

@@ -42,6 +42,7 @@ from benchcard.records.rows import (
     STATUSES,
     AssignmentRow,
     JudgeRequestRow,
+    JudgeStretch,
     Manifest,
     OutputRow,
     RequestRow,
@@ -96,10 +97,17 @@ class JudgeStore(RunStore):
                 yield (AssignmentRow(cell=row.cell, variant="judge", fixture=row.fixture, repetition=row.judgement),
                        RequestRow(cell=row.cell, provider=row.provider, url=row.url, body=row.body))
 
+    def plan_paths(self) -> list[Path]:
+        """The judging plan's files in order: the first (the whole run's; a sequential card's first stretch's),
+        then each later stretch's as the manifest's `judge_stretches` records them."""
+        later = (self.read_manifest().judge_stretches or []) if self.has_manifest() else []
+        return [self.judge_requests_path, *(self.folder / s.file for s in later)]
+
     def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
-        if not self.judge_requests_path.is_file():
-            raise RunError(f"{self.judge_requests_path}: missing; the judging was never planned")
-        yield from iter_rows(self.judge_requests_path, JudgeRequestRow)
+        for path in self.plan_paths():
+            if not path.is_file():
+                raise RunError(f"{path}: missing; the judging was never planned")
+            yield from iter_rows(path, JudgeRequestRow)
 
 
 @dataclass
@@ -137,9 +145,12 @@ class JudgeSummary:
 
 async def judge_run(project: Project, card: Card, store: RunStore, options: RunOptions, config: ProjectConfig,
                     prices: Mapping[str, Price], *, transport: httpx.AsyncBaseTransport | None = None,
-                    stream: IO[str] | None = None, stop_after: int | None = None) -> JudgeSummary:
+                    stream: IO[str] | None = None, stop_after: int | None = None,
+                    look: int | None = None) -> JudgeSummary:
     """Plan (once), call and read the judgements of a run whose cells all have an outcome; writes scores.jsonl
-    when every judgement has one. Resumable: only judgements without a row in judge-outputs.jsonl are called."""
+    when every judgement has one. Resumable: only judgements without a row in judge-outputs.jsonl are called.
+    `look`: a sequential run's stretch before that look is whole, and its ok outputs not yet planned are planned
+    (once, sealed and digested like the first plan) and judged before the look is taken."""
     spec = judge_spec(card)
     assert spec is not None
     wall = time.perf_counter()
@@ -156,11 +167,14 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
         else:
             _finish_plan(jstore, manifest)
             rig_line = manifest.judge.rig.line if manifest.judge.rig and manifest.judge.rig.line else spec.model
-        judge = store.read_manifest().judge
-        if judge is None or judge.judgements is None:
+            if look is not None and look > _last_planned(manifest):  # a later stretch of a sequential run
+                await provider.prepare()
+                _plan_stretch(project, card, spec, store, jstore, provider, cfg, manifest, look)
+        manifest = store.read_manifest()
+        if manifest.judge is None or manifest.judge.judgements is None:
             raise RunError(f"{store.manifest_path}: field 'judge.judgements' is missing; the judging was never "
                            "planned")
-        total = judge.judgements
+        total = manifest.judgements_planned
         workers = workers_for(provider, options.concurrency or DEFAULT_CONCURRENCY)
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
@@ -192,17 +206,49 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
     """Write `sealed/judge-requests.jsonl` and the manifest's `judge` block: the file whole and synced beside
     `sealed/`, its digest recorded in the manifest, then the file renamed into `sealed/` (`_finish_plan`), so a
     kill at any instant leaves either no recorded plan (planned again) or one whose file can be completed."""
+    seed = seed_from(manifest.seal_root) ^ int(manifest.seed or 0)
+    tmp = _plan_tmp(jstore, jstore.judge_requests_path)
+    n = _write_plan(project, card, spec, store, provider, cfg, seed, tmp, set(), set())
+    model = provider.model_name if cfg.type == "local" else None
+    rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
+    rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
+    store.add_to_manifest({"judge": {
+        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
+        "judgements": n, "seed": seed, "planned_at": utc_stamp(),
+        "requests_digest": file_digest(tmp)}})
+    _finish_plan(jstore, store.read_manifest())
+    return str(rig["line"])
+
+
+def _plan_stretch(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore,
+                  provider: Provider, cfg: ProviderConfig, manifest: Manifest, look: int) -> None:
+    """A sequential run's later stretch: its ok outputs not yet planned, planned in a file of their own
+    (`sealed/judge-requests-<look>.jsonl`) written, recorded in `judge_stretches` and renamed in as the first
+    plan is, so no judgement already planned or made is ever changed, and a look taken is never reopened."""
+    assert manifest.judge is not None and manifest.judge.seed is not None
+    planned = list(jstore.iter_judge_requests())
+    name = f"{SEALED}/{JUDGE_REQUESTS.removesuffix('.jsonl')}-{look}.jsonl"
+    tmp = _plan_tmp(jstore, jstore.folder / name)
+    seed = (manifest.judge.seed + look) % 2**64
+    n = _write_plan(project, card, spec, store, provider, cfg, seed, tmp, {r.output for r in planned},
+                    {r.cell for r in planned})
+    store.append_judge_stretch(JudgeStretch(look=look, file=name, judgements=n, seed=seed, planned_at=utc_stamp(),
+                                            requests_digest=file_digest(tmp)))
+    _finish_plan(jstore, store.read_manifest())
+
+
+def _write_plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, provider: Provider,
+                cfg: ProviderConfig, seed: int, tmp: Path, planned: set[str], seen: set[str]) -> int:
+    """The judging plan of every ok output not in `planned`, written whole and synced to `tmp`: a seeded
+    shuffle of its (output, judgement) pairs, each body blind (`scoring.judge.blind_output`). Returns its rows."""
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     variant_texts = list(card.variants.values())
-    outputs = {row.cell: row for row in store.iter_outputs() if row.status == "ok"}
-    seed = seed_from(manifest.seal_root) ^ int(manifest.seed or 0)
+    outputs = {row.cell: row for row in store.iter_outputs() if row.status == "ok" and row.cell not in planned}
     rng = random.Random(seed)
     pairs = [(cell, k) for cell in sorted(outputs) for k in range(spec.judgements)]
     rng.shuffle(pairs)
     url = endpoint(cfg)
     occurrences: dict[bytes, int] = defaultdict(int)
-    seen: set[str] = set()
-    tmp = _plan_tmp(jstore)
     with synced_file(tmp) as fh:  # moved into sealed/ by _finish_plan once its digest is in the manifest
         for cell, k in pairs:
             out = outputs[cell]
@@ -218,32 +264,30 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
             jid = _judgement_id(rng, seen)
             fh.write(dumps_line(JudgeRequestRow(cell=jid, output=cell, judgement=k, fixture=fixture,
                                                 redacted=blinded.removed, provider=cfg.name, url=url, body=body)))
-    model = provider.model_name if cfg.type == "local" else None
-    rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
-    rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
-    store.add_to_manifest({"judge": {
-        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
-        "judgements": len(pairs), "seed": seed, "planned_at": utc_stamp(),
-        "requests_digest": file_digest(tmp)}})
-    _finish_plan(jstore, store.read_manifest())
-    return str(rig["line"])
+    return len(pairs)
 
 
-def _plan_tmp(jstore: JudgeStore) -> Path:
-    """Where the judging plan is written before it is recorded: beside `sealed/`, never inside it."""
-    return jstore.folder / (JUDGE_REQUESTS + ".tmp")
+def _last_planned(manifest: Manifest) -> int:
+    """The look whose stretch was planned last (1: the first plan, made at the first look or for a whole run)."""
+    return manifest.judge_stretches[-1].look if manifest.judge_stretches else 1
+
+
+def _plan_tmp(jstore: JudgeStore, path: Path) -> Path:
+    """Where a judging plan is written before it is recorded: beside `sealed/`, never inside it."""
+    return jstore.folder / (path.name + ".tmp")
 
 
 def _finish_plan(jstore: JudgeStore, manifest: Manifest) -> None:
-    """Rename a recorded plan into `sealed/` if a kill left it beside; refuse one that is missing or differs."""
-    if jstore.judge_requests_path.is_file():
-        return
-    tmp = _plan_tmp(jstore)
-    recorded = manifest.judge.requests_digest if manifest.judge else None
-    if not tmp.is_file() or file_digest(tmp) != recorded:
-        raise RunError(f"{jstore.judge_requests_path}: missing, and no written plan matches the manifest's "
-                       f"requests_digest {recorded}")
-    move_into_place(tmp, jstore.judge_requests_path)
+    """Rename each recorded plan into `sealed/` if a kill left it beside; refuse one that is missing or differs."""
+    recorded = [(jstore.judge_requests_path, manifest.judge.requests_digest if manifest.judge else None)]
+    recorded += [(jstore.folder / s.file, s.requests_digest) for s in manifest.judge_stretches or []]
+    for path, digest in recorded:
+        if path.is_file():
+            continue
+        tmp = _plan_tmp(jstore, path)
+        if not tmp.is_file() or file_digest(tmp) != digest:
+            raise RunError(f"{path}: missing, and no written plan matches the manifest's requests_digest {digest}")
+        move_into_place(tmp, path)
 
 
 def _judgement_id(rng: random.Random, seen: set[str]) -> str:

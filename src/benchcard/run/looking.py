@@ -2,9 +2,10 @@
 
 The grid of a sequential card is ordered so that the cells up to each look the seal names come first
 (`grid._shuffled_blocks`). The runner calls one stretch (a batch run: one batch per stretch), scores it blind
-(appended to scores.jsonl), and hands the run folder to the `Looker` it was given — the verdict's computation of
-the sealed rule on the cells called so far (`verdict/looks.py`; this stage may not import it, so the door that
-starts a run passes it in). The look is appended to the manifest's `looks` before anything else is called; a
+(appended to scores.jsonl; a judge card: the stretch's outputs judged, their plan sealed apart before its first
+judge call), and hands the run folder to the `Looker` it was given — the verdict's computation of the sealed
+rule on the cells called so far (`verdict/looks.py`; this stage may not import it, so the door that starts a
+run passes it in). The look is appended to the manifest's `looks` before anything else is called; a
 decision other than `continue` closes the run there. A run killed between looks resumes at the same schedule:
 the looks recorded stand, the stretch under way is finished, and its look is taken when it is whole.
 """
@@ -59,9 +60,10 @@ def stretches(store: RunStore, looks: Sequence[int]) -> list[set[str]]:
 
 async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: Looker,
                        call: Callable[[set[str]], Awaitable[int]],
-                       score: Callable[[tuple[int, int] | None], object]) -> Looked:
-    """Call the grid stretch by stretch, `call(skip)` calling every planned cell not in `skip`, `score(since)`
-    scoring blind what was appended since (None: from the start), and take each sealed look."""
+                       score: Callable[[int, tuple[int, int] | None], Awaitable[bool]]) -> Looked:
+    """Call the grid stretch by stretch, `call(skip)` calling every planned cell not in `skip`, `score(look,
+    since)` scoring blind what was appended since (None: from the start; a judge card: judging the stretch
+    before `look`, False while its judging is unfinished), and take each sealed look."""
     schedule = manifest.sequential
     if schedule is None:
         raise RunError(f"{store.manifest_path}: a sequential card's run must record its schedule of looks; this "
@@ -83,7 +85,8 @@ async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: 
                 return Looked(called, None, False)  # stopped, or a batch still running: resumed later
             _wait_for_retry(card, store, k)
         outputs_to = store.outputs_path.stat().st_size
-        score(None if previous is None else (previous.outputs_to, previous.scores_to))
+        if not await score(k, None if previous is None else (previous.outputs_to, previous.scores_to)):
+            return Looked(called, None, False)  # the stretch's judging stopped: its look is taken on resume
         look = msgspec.structs.replace(looker(card, store.folder, k), outputs_to=outputs_to,
                                        scores_to=store.scores_path.stat().st_size)
         store.append_look(look)

@@ -34,11 +34,17 @@ SHEET_MAPPING = re.compile(r"sealed/sheet-[^/]+\.jsonl")
 
 
 #: Sealed files planned after the run's plan, each with where the manifest records its digest when it is written:
-#: a judge card's judging plan (`run/judging.py`, written when every cell has an outcome).
+#: a judge card's judging plan (`run/judging.py`, written when every cell has an outcome; a sequential card's,
+#: that of the first stretch), and a sequential judge card's plans of later stretches (`judge_stretches`).
 LATER = {f"{SEALED}/judge-requests.jsonl": ("judge", "requests_digest")}
 
 
 def _later_digest(manifest: Mapping[str, Any], name: str) -> str | None:
+    if name not in LATER:
+        stretches = manifest.get("judge_stretches")
+        found = [s.get("requests_digest") for s in stretches if isinstance(s, Mapping) and s.get("file") == name] \
+            if isinstance(stretches, list) else []
+        return found[0] if found and isinstance(found[0], str) else None
     block, key = LATER[name]
     recorded = manifest.get(block)
     value = recorded.get(key) if isinstance(recorded, Mapping) else None
@@ -90,7 +96,7 @@ def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     for name in sorted(set(recorded) | set(actual)):
         if name not in actual:
             problems.append(f"{name} is missing")
-        elif name not in recorded and name in LATER and _later_digest(manifest, name) is not None:
+        elif name not in recorded and _later_digest(manifest, name) is not None:
             if actual[name] != _later_digest(manifest, name):
                 problems.append(f"{name} changed after it was written (sealed {_later_digest(manifest, name)}, "
                                 f"now {actual[name]})")

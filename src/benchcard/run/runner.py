@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +35,7 @@ from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run._pool import PoolProvider, pool_capacity
-from benchcard.run._progress import NullProgress, RichProgress
+from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run._scratch import MARK as SCRATCH
 from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
@@ -465,12 +465,18 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
     total = int(manifest.cells or 0)
     called = 0
     looked: Looked | None = None
+    judged: list[JudgeSummary] = []  # a sequential judge card: each stretch's judging
     with store.open_outputs() as writer:
         tally = Tally.of(store) if resumed else Tally()
         writer.on_append = tally.add  # kept as cells are written: no second pass over outputs at the end
         done = done_cells(store)  # a retry's reopened cells are called again
 
+        paused: list[bool] = []  # a sequential judge card: the bar stopped while a stretch was judged
+
         async def call(skip: set[str]) -> int:  # the cells this call recorded (the writer counts them all)
+            if paused:
+                session.progress.start(label, total, len(done_cells(store)))
+                paused.clear()
             before = writer.written
             await (run_batch(session, writer, skip) if batch else execute(session, writer, skip, s.stop_after))
             return writer.written - before
@@ -479,26 +485,63 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
             verb = ("resuming" if resumed else "run") + (" batch" if batch else "")
             note = f" · {capped_note(t.cfg.name, session.workers)}" if capped else ""
             where = s.project.relative(store.folder)
-            session.progress.start(f"{verb} {store.run_id} · {manifest.rig_line} → {where}{note}", total, len(done))
+            label = f"{verb} {store.run_id} · {manifest.rig_line} → {where}{note}"
+            session.progress.start(label, total, len(done))
             try:
                 if card.sequential is None:
                     called = await call(done)
                 else:
                     assert s.looker is not None
-                    looked = await run_in_looks(card, store, manifest, s.looker, call, lambda since: score_blind(
-                        store.outputs_path, store.scores_path, card, s.project, since=since,
-                        retried=bool(store.read_manifest().retries)))
+                    looked = await run_in_looks(card, store, manifest, s.looker, call, _look_scorer(
+                        s, store, judged, session.progress, lambda: paused.append(True)))
                     called = looked.called
             finally:
                 session.progress.stop()
         if looked is None or not looked.finished:
             session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
                                      f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
-        if looked is not None and looked.finished:
-            return _Outcome(_close(store, tally), tally, called)
+        if looked is not None:
+            return await _close_looked(s, store, tally, called, looked, judged)
         if tally.seen < total:
             return _Outcome(manifest, tally, called)
         return await _score_and_close(s, store, manifest, tally, called)
+
+
+def _look_scorer(s: _Setting, store: RunStore, judged: list[JudgeSummary], progress: Progress,
+                 restart: Callable[[], None]) -> Callable[[int, tuple[int, int] | None], Awaitable[bool]]:
+    """How a sequential run scores a stretch before its look: blind by the card's rules, or (a judge card) by
+    judging the stretch's outputs, planned and sealed apart (`judge_run(look=…)`), the run's bar stopped meanwhile
+    (`restart`: the next stretch's calls start it again); False while the judging is unfinished (its look waits
+    for the resume)."""
+    async def score(look: int, since: tuple[int, int] | None) -> bool:
+        if judge_spec(s.card) is None:
+            score_blind(store.outputs_path, store.scores_path, s.card, s.project, since=since,
+                        retried=bool(store.read_manifest().retries))
+            return True
+        progress.stop()  # the judging shows its own
+        try:
+            summary = await judge_run(s.project, s.card, store, s.options, s.config, s.config.prices,
+                                      transport=s.transport, stream=s.stream, stop_after=s.stop_after, look=look)
+        finally:
+            restart()
+        judged.append(summary)
+        return summary.finished
+
+    return score
+
+
+async def _close_looked(s: _Setting, store: RunStore, tally: Tally, called: int, looked: Looked,
+                        judged: list[JudgeSummary]) -> _Outcome:
+    """A sequential run after its looks: closed once a look decided it or every look was taken (a judge card with
+    its judging's totals), else left open for `--resume` as it stands."""
+    judge = replace(judged[-1], called=sum(j.called for j in judged), wall_s=round(sum(j.wall_s for j in judged), 3)) \
+        if judged else None
+    if not looked.finished:
+        return _Outcome(store.read_manifest(), tally, called, judge)
+    if judge is None and judge_spec(s.card) is not None:  # its last look was taken before a kill: judged whole
+        judge = await judge_run(s.project, s.card, store, s.options, s.config, s.config.prices,
+                                transport=s.transport, stream=s.stream, look=len(store.read_manifest().looks or []))
+    return _Outcome(_close(store, tally, judge), tally, called, judge)
 
 
 async def _score_and_close(s: _Setting, store: RunStore, manifest: Manifest, tally: Tally, called: int) -> _Outcome:

@@ -31,6 +31,7 @@ from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
     AssignmentRow,
+    JudgeStretch,
     Look,
     Manifest,
     OutputRow,
@@ -103,6 +104,20 @@ class RunStore(RunReader):
             raise RunError(f"{self.manifest_path}: look {look.look} follows {len(looks)} recorded looks; looks are "
                            "taken once each, in order")
         raw["looks"] = [*looks, msgspec.to_builtins(look)]
+        out = encode_manifest(raw)
+        manifest = decode_manifest(out, self.manifest_path)
+        write_atomic(self.manifest_path, out)
+        return manifest
+
+    def append_judge_stretch(self, stretch: JudgeStretch) -> Manifest:
+        """A sequential judge card's judging plan for a later stretch, appended to `judge_stretches` before its
+        first judge call (the list only grows: each stretch is planned once, in order, and never changed)."""
+        raw: dict[str, Any] = json.loads(self._manifest_data())
+        planned = raw.get("judge_stretches", [])
+        if "judge" not in raw or (planned[-1]["look"] if planned else 1) >= stretch.look:
+            raise RunError(f"{self.manifest_path}: the judging of look {stretch.look}'s stretch follows a plan "
+                           "already recorded for it or later; each stretch is planned once, in order")
+        raw["judge_stretches"] = [*planned, msgspec.to_builtins(stretch)]
         out = encode_manifest(raw)
         manifest = decode_manifest(out, self.manifest_path)
         write_atomic(self.manifest_path, out)

@@ -62,7 +62,8 @@ def _check_digests(data: RunData, jstore: JudgeStore) -> None:
     expected = manifest.judge_outputs_digest
     if not planned or not expected:
         raise VerdictError(f"run {run}: its manifest has no judge digests; cannot show the judging is unchanged")
-    for path, digest in ((jstore.judge_requests_path, planned), (jstore.outputs_path, expected)):
+    later = [(jstore.folder / s.file, s.requests_digest) for s in manifest.judge_stretches or []]
+    for path, digest in ((jstore.judge_requests_path, planned), *later, (jstore.outputs_path, expected)):
         if not path.is_file():
             raise VerdictError(f"run {run}: {path.name} is missing")
         actual = file_digest(path)
@@ -98,7 +99,7 @@ def judge_figures(spec: JudgeSpec, data: RunData, verdict: VerdictFile,
     return JudgeBlock(
         rig=judge_rig.line if judge_rig else None,
         per_output=spec.judgements,
-        judgements=plan.judgements,
+        judgements=manifest.judgements_planned if manifest.judge else None,
         counts=manifest.judge_counts,
         cost=manifest.judge_cost,
         tokens=msgspec.to_builtins(manifest.judge_tokens),

@@ -1,0 +1,116 @@
+"""A sequential judge card, as a user runs it: each stretch's outputs judged blind before its look (a judging
+plan per stretch, sealed and digested before its first judge call), the run stopped by the look that decides,
+a kill during a stretch's judging resumed at the same schedule, and `verdict` giving that look's decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchcard.project import Project
+from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict.looks import look_at
+
+from ..helpers_judge import CARD_ID, VARIANT_TEXT, card_text, judge_bodies, judge_project, script
+from ..helpers_run import bc, only_run, read_jsonl, run_and_kill, runs_of
+
+# 16 fixtures × 2 variants × 9 repetitions, looks after 3, 6 and 9 repetitions (96, 192 and 288 cells)
+SEQUENTIAL = {"repetitions: 2": "repetitions: 9\nsequential: {looks: 3}",
+              "judgements: 3": "judgements: 1"}
+
+
+def _project(root: Path, base_url: str) -> Project:
+    return judge_project(root, base_url, fixtures=16, card_text=card_text(**SEQUENTIAL))
+
+
+def test_a_judged_run_stops_at_the_look_its_judged_stretch_decides(tmp_path: Path, server: FakeServer,
+                                                                    key: str) -> None:
+    project = _project(tmp_path, server.base_url)
+    checked = bc(project, "check", CARD_ID)
+    assert checked.exit_code == 0, checked.output
+    assert "sequential: 3 looks, after repetitions 3, 6, 9 of 9 (96, 192, 288 calls)" in checked.output
+    server.configure(script({"reply": "GRADE: PASS"}))  # the variant's outputs name the colour, the baseline's not
+    result = bc(project, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in result.output
+    assert ("judge test/judge · judge: 96 judgements (1 per ok output): 96 read as grades, 0 unreadable, "
+            "0 truncated, 0 failed") in result.output
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [look["decision"] for look in manifest["looks"]] == ["win"]
+    assert manifest["judge"]["judgements"] == 96 and "judge_stretches" not in manifest
+    # the judge saw the first stretch's outputs alone, blind, in a shuffled order, and nothing after the look
+    requests = read_jsonl(folder / "sealed" / "judge-requests.jsonl")
+    assignment = {a["cell"]: a for a in read_jsonl(folder / "sealed" / "assignment.jsonl")}
+    assert {assignment[r["output"]]["repetition"] for r in requests} == {0, 1, 2}
+    order = [assignment[r["output"]]["variant"] for r in requests]
+    assert order != sorted(order) and order != sorted(order, reverse=True)
+    for body in judge_bodies(server):
+        text = json.dumps(body, ensure_ascii=False)
+        assert VARIANT_TEXT.strip() not in text and "zz-colour-variant" not in text and folder.name not in text
+    assert server.stats()["calls"] == 96 + 96
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert "finding: win → result" in verdict.output
+    assert "looks: stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in verdict.output
+    given = json.loads((folder / "verdict.json").read_text())
+    assert given["judge"]["judgements"] == 96 and given["sequential"]["decision"] == "win"
+    verified = bc(project, "ledger", "--verify")
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_judged_run_killed_in_a_stretchs_judging_resumes_at_the_same_schedule(tmp_path: Path,
+                                                                               server: FakeServer,
+                                                                               key: str) -> None:
+    """No effect the judge can see: every look goes on. Killed while the second stretch is judged, the run
+    resumes without calling the model again for it, finishes that judging, takes look 2, and goes on to look 3."""
+    project = _project(tmp_path, server.base_url)
+    server.configure(script({"reply": "GRADE: FAIL"}, latency_ms=3))  # every output judged alike: no gap
+
+    def judging_stretch_2() -> bool:
+        path = only_run(project, CARD_ID) / "judge-outputs.jsonl" if runs_of(project, CARD_ID) else None
+        return path is not None and path.is_file() and path.read_bytes().count(b"\n") >= 96 + 20
+
+    run_and_kill(project.root, [CARD_ID, "--concurrency", "2"], judging_stretch_2)
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [look["decision"] for look in manifest["looks"]] == ["continue"] and "finished_at" not in manifest
+    [stretch] = manifest["judge_stretches"]
+    assert (stretch["look"], stretch["file"], stretch["judgements"]) == (2, "sealed/judge-requests-2.jsonl", 96)
+    server.configure(script({"reply": "GRADE: FAIL"}))
+    result = bc(project, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "every look taken (3 of 3): inconclusive; 288 calls" in result.output
+    bodies = server.stats()["bodies"]
+    assert len(bodies) - len(judge_bodies(server)) == 96  # the model: stretch 3 only
+    assert len(read_jsonl(folder / "judge-outputs.jsonl")) == 288
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [look["decision"] for look in manifest["looks"]] == ["continue", "continue", "inconclusive"]
+    assert [(s["look"], s["judgements"]) for s in manifest["judge_stretches"]] == [(2, 96), (3, 96)]
+    planned = [r["output"] for name in ("judge-requests", "judge-requests-2", "judge-requests-3")
+               for r in read_jsonl(folder / "sealed" / f"{name}.jsonl")]
+    assert len(planned) == len(set(planned)) == 288  # each output planned once, in its own stretch's plan
+    # a later stretch's plan edited after its judging is named, never used
+    path = folder / "sealed" / "judge-requests-2.jsonl"
+    sealed = path.read_bytes()
+    path.write_bytes(sealed.replace(b"GRADE", b"Grade"))
+    refused = bc(project, "verdict", folder.name)
+    assert refused.exit_code == 1
+    assert "sealed/judge-requests-2.jsonl changed after it was written" in refused.stderr, refused.stderr
+    path.write_bytes(sealed)
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert "looks: every look taken (3 of 3): inconclusive; 288 calls" in verdict.output
+
+
+def test_a_look_of_a_judged_run_is_computed_from_the_judged_scores(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    project = _project(tmp_path, server.base_url)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    assert bc(project, "run", CARD_ID).exit_code == 0
+    folder = only_run(project, CARD_ID)
+    from benchcard.card.load import load_card
+
+    again = look_at(load_card(project.card_path(CARD_ID), project), folder, 1)
+    [recorded] = json.loads((folder / "manifest.json").read_text())["looks"]
+    assert (again.decision, again.cells) == (recorded["decision"], recorded["cells"]) == ("win", 96)
