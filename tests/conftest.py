@@ -13,6 +13,7 @@ import pytest
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_demo import DemoRun, shared_demo_run
+from .helpers_once import shared_folder
 from .helpers_project import PROBES, copy_project
 from .helpers_run import KEY_ENV
 
@@ -65,12 +66,7 @@ def project_dir(tmp_path: Path) -> Path:
 def shared_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """The demo card run once on the embedded model for the whole session: the pytest-xdist workers share one
     folder (the parent of their own temporary folders) and so one run, made by the first test that needs it."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        folder = tmp_path_factory.getbasetemp().parent / "demo-run"
-        folder.mkdir(exist_ok=True)
-    else:
-        folder = tmp_path_factory.mktemp("demo-run")
-    return shared_demo_run(folder)
+    return shared_demo_run(shared_folder(tmp_path_factory, "demo-run"))
 
 
 @pytest.fixture

@@ -1,21 +1,22 @@
 """The demo card run once on the embedded model and shared: the suite's most expensive run (100 cells of SmolLM2),
-made by the first test that asks for it and copied into each test that reads it (tests/conftest.py's `demo_run`)."""
+made by the first test that asks for it (tests/helpers_once.py) and copied into each test that reads it
+(tests/conftest.py's `demo_run`)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
-from filelock import FileLock
 
 from benchcard.cli import cli
 
+from .helpers_once import made_once
 from .helpers_project import copy_project
 
 DEMO = "demo-answer-cue"
@@ -62,14 +63,8 @@ def run_demo(root: Path) -> DemoRun:
 
 
 def shared_demo_run(folder: Path) -> DemoRun:
-    """The demo run kept in `folder`: made by the first caller, read by the others (pytest-xdist's workers share
-    the folder; the lock holds them until the first has finished). A run left half-made by a worker that died is
-    made again."""
-    record = folder / "demo-run.json"
-    with FileLock(str(folder / "demo-run.lock")):
-        if not record.is_file():
-            shutil.rmtree(folder / "proj", ignore_errors=True)
-            made = run_demo(sealed_demo(folder / "proj"))
-            record.write_text(json.dumps({k: v for k, v in asdict(made).items() if k != "root"}), encoding="utf-8")
-        fields = json.loads(record.read_text(encoding="utf-8"))
-    return DemoRun(folder / "proj", **fields)
+    """The demo run made once in `folder` (`helpers_once.made_once`) and read by every test that asks."""
+    def make(made: Path) -> dict[str, Any]:
+        return {k: v for k, v in asdict(run_demo(sealed_demo(made / "proj"))).items() if k != "root"}
+
+    return DemoRun(folder / "made" / "proj", **made_once(folder, make))

@@ -1,4 +1,5 @@
-"""`compare`'s tests share real inspect_ai logs, made once per session against the fake server."""
+"""`compare`'s tests share real inspect_ai logs, made once per pytest run against the fake server (pytest-xdist's
+workers share them: tests/helpers_once.py) and only read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_once import made_once, shared_folder
 
 
 @contextmanager
@@ -28,20 +31,24 @@ def _inspect_clients_collected() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Real inspect_ai logs: the same 8-sample task, 3 epochs, run by inspect_ai against the fake server, as
     model-a (answers blue except on q6 and q7) and model-b (red everywhere), model-c on 7 of the samples, and
     model-d (each sample's calls cycle red, blue, blue: right in one epoch of three)."""
+    made = made_once(shared_folder(tmp_path_factory, "inspect"), _inspect_logs)
+    return {name: Path(path) for name, path in made.items()}
+
+
+def _inspect_logs(folder: Path) -> dict[str, str]:
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    folder = tmp_path_factory.mktemp("inspect")
     saved = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = "not-a-key"
-    out: dict[str, Path] = {}
+    out: dict[str, str] = {}
     try:
         with _inspect_clients_collected(), FakeServer() as server:
             for name, config, n in (
@@ -58,7 +65,7 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
                                      log_dir=str(folder / name),
                                      display="none", log_format="eval" if name != "c" else "json")
                 assert log.status == "success", log.error
-                out[name] = Path(log.location)
+                out[name] = log.location
             # inspect_ai's openai/ provider speaks the Responses API, as a user runs it (no chat-only flag)
             assert set(server.stats()["by_endpoint"]) == {"/v1/responses"}
     finally:
@@ -66,14 +73,19 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
             os.environ.pop("OPENAI_API_KEY", None)
         else:
             os.environ["OPENAI_API_KEY"] = saved
-    yield out
+    return out
 
 
 @pytest.fixture(scope="session")
-def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Three real inspect_ai logs of one model and one task that differ only in how they were made: a task
     argument (`hint=none`, `hint=red`: model-x answers red when the prompt hints so) and a generation setting
     (`temperature=0.5`); 8 samples, 2 epochs each."""
+    made = made_once(shared_folder(tmp_path_factory, "inspect-variants"), _inspect_variants)
+    return {name: Path(path) for name, path in made.items()}
+
+
+def _inspect_variants(folder: Path) -> dict[str, str]:
     from inspect_ai import Task, task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
@@ -85,10 +97,9 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
         return Task(dataset=[Sample(input=f"q{i}: what colour is a ripe tomato? hint {hint}", target="red",
                                     id=f"q{i}") for i in range(8)], solver=generate(), scorer=match(), epochs=2)
 
-    folder = tmp_path_factory.mktemp("variants")
     saved = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = "not-a-key"
-    out: dict[str, Path] = {}
+    out: dict[str, str] = {}
     try:
         with _inspect_clients_collected(), FakeServer() as server:
             server.configure({"default_reply": "blue", "replies": [{"match": "hint red", "reply": "red"}]})
@@ -99,10 +110,10 @@ def inspect_variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
                                      log_dir=str(folder / name),
                                      display="none", temperature=temperature)
                 assert log.status == "success", log.error
-                out[name] = Path(log.location)
+                out[name] = log.location
     finally:
         if saved is None:
             os.environ.pop("OPENAI_API_KEY", None)
         else:
             os.environ["OPENAI_API_KEY"] = saved
-    yield out
+    return out
