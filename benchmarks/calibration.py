@@ -281,9 +281,10 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
 
     powers, gaps, low, none, shown = [], [], [], 0, 0
     for _ in range(pilots):
-        p_base, p_var = rates(world_sd * rng.standard_normal((fixtures, 1)))
-        pilot_base = rng.binomial(1, p_base).astype(float)
-        pilot_var = rng.binomial(1, p_var).astype(float)
+        # the pilot's own chances under their own names: world_power reads p_base and p_var, the world's
+        chance_base, chance_var = rates(world_sd * rng.standard_normal((fixtures, 1)))
+        pilot_base = rng.binomial(1, chance_base).astype(float)
+        pilot_var = rng.binomial(1, chance_var).astype(float)
         model = sim.model_of(pilot_base, pilot_var)  # what `benchcard plan --from PILOT` simulates
         shown += isinstance(model, sim.Rates) and model.run_sd > 0
         gap = powerplan.effect_entry(clause, model, fixtures, repetitions, ALPHA, ranged=False).needed_gap

@@ -5,7 +5,9 @@ captured again on 2026-12-04, when a pilot's plan began drawing each simulated r
 pilot's uncertainty (its figures moved by design; its keys and their order did not), and again later that day
 with never-truncated.json, when the pilot's rate and run term were drawn too and the plan gained its
 `assumption` (one key, after `method`). On 2026-12-05 the dead-design notes gained the combined change (more
-fixtures and repetitions together) and a plan without a pilot its dead-design warning (none.json, prices.json)."""
+fixtures and repetitions together) and a plan without a pilot its dead-design warning (none.json, prices.json);
+later that day a pilot's run term was drawn whether its F test shows it or not, so never-truncated.json prints the
+pilot's estimate of it (0.040) where it printed 0."""
 
 from __future__ import annotations
 

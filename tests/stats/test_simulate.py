@@ -110,8 +110,8 @@ def test_the_pilot_range_is_the_chi_square_interval_of_a_standard_deviation() ->
 def test_a_pilots_rate_fixture_spread_and_run_term_are_drawn_from_what_it_leaves_uncertain() -> None:
     """A pilot of 12 fixtures whose means spread no more than sampling gives (fitted fixture sd 0) does not plan
     for a world where fixtures are alike: each simulated run draws its own spread (often well above 0) and its
-    own rate around the pilot's. A run term the pilot shows is drawn around its estimate on 2(R − 1) degrees of
-    freedom; one it does not show is none. Declared assumptions are taken as they are."""
+    own rate around the pilot's. A run term is drawn around its estimate on 2(R − 1) degrees of freedom; a pilot
+    of one repetition has none. Declared assumptions are taken as they are."""
     rng = np.random.default_rng(1)
     alike = simulate.Rates(rate=0.5, fixture_sd=0.0, run_sd=0.0, df=11, pilot=simulate.PilotSpread(
         fixtures=12, fixture_ms=0.02, sampling=0.025, rate_ms=0.03))
@@ -128,19 +128,30 @@ def test_a_pilots_rate_fixture_spread_and_run_term_are_drawn_from_what_it_leaves
     assert [set(x.tolist()) for x in simulate.drawn(declared, rng, 100)] == [{0.5}, {0.15}, {0.02}]
 
 
-def test_a_run_term_enters_only_where_the_pilot_shows_it() -> None:
+def test_a_run_term_the_pilot_cannot_show_is_still_drawn_as_large_as_it_leaves_possible() -> None:
+    """A pilot of 24 × 5 without run shocks shows no run term, yet each simulated run draws one from the pilot's
+    2(R − 1) degrees of freedom: none in the share of draws the F test's p gives (the pivotal's mass at 0), more
+    in the rest; a pilot with each arm's own shocks draws larger ones. Before 2026-12-05 a term not shown was
+    none at all, and pilots of a world with shocks planned gaps the rule won 0.72 of the time (docs/statistics.md)."""
+    from scipy import special
+
     rng = np.random.default_rng(6)
     p = 1 / (1 + np.exp(-rng.standard_normal((24, 1))))
     quiet = [rng.binomial(1, np.repeat(p, 5, 1)).astype(float) for _ in range(2)]
     model = simulate.rates(*quiet)
-    assert model is not None and model.pilot is not None
-    assert (model.run_sd, model.pilot.run_df) == (0.0, 0)
+    assert model is not None and model.pilot is not None and model.pilot.run_df == 8
+    spread = model.pilot
+    shown = special.fdtrc(spread.run_df, spread.err_df, spread.run_ms / spread.err_ms)
+    assert shown > 0.05  # the pilot's F test does not show a run term
+    run = simulate.drawn(model, np.random.default_rng(1), 20_000)[2]
+    assert float((run == 0).mean()) == pytest.approx(shown, abs=0.015)
+    assert float(np.quantile(run, 0.9)) > 0.03
     shocks = 0.3 * rng.standard_normal((2, 1, 5))  # each arm's own offset in each repetition
     shaken = [rng.binomial(1, np.clip(np.repeat(p, 5, 1) + shocks[a], 0, 1)).astype(float) for a in range(2)]
     model = simulate.rates(*shaken)
     assert model is not None and model.pilot is not None
     assert model.pilot.run_df == 8 and 0.1 < model.run_sd < 0.5
-
+    assert float(np.median(simulate.drawn(model, np.random.default_rng(1), 20_000)[2])) > float(np.median(run))
 
 
 def test_the_signal_of_a_gap_is_weaker_where_both_arms_are_noisier() -> None:

@@ -29,9 +29,11 @@ PILOT_ASSUMPTION = (
     "simulated run draws its own "
     "rate around it and its fixture spread from what the pilot's fixture means leave uncertain (a scaled inverse "
     "χ² on fixtures − 1 degrees of freedom), and its run term from both arms' run-to-run spread (on 2 × "
-    "(repetitions − 1)) where the pilot shows one (F test p < 0.05), none where it does not; an effect spread "
-    "the pilot shows is taken as measured; scores outside [0, 1] are simulated at the pilot's own variance "
-    "components, their uncertainty shown as the range only")
+    "(repetitions − 1)) whether the pilot shows one or not: none in a share of runs equal to its F test's p, "
+    "as large as so few repetitions leave possible in the rest (a run term the pilot cannot show is planned "
+    "for: where there is none, the gap planned is larger than needed); an effect spread the pilot shows is taken "
+    "as measured; scores outside [0, 1] are simulated at the pilot's own variance components, their "
+    "uncertainty shown as the range only")
 """The assumption a plan from a pilot rests on, as `plan` prints it (docs/statistics.md, "plan keeps its word")."""
 RATE_SE = 1.0
 """How far (standard errors of the pilot's rate) a plan moves the baseline rate towards the noisiest one

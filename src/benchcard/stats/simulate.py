@@ -30,7 +30,8 @@ from benchcard.stats.decision import p_beyond, p_effect, p_two_sided
 DRAWS = 2000
 POWER = 0.80
 PRETEST = 0.05
-"""A pilot's effect spread or run term enters a `Rates` model only when its F test is below this."""
+"""A pilot's effect spread enters a `Rates` model only when its F test is below this (its run term is always
+drawn from what the pilot leaves uncertain: `drawn`)."""
 MAX_LEVELS = 10
 SIGNAL_POINTS = 32
 """Fixtures per simulated run in `signal`: quantiles of their Beta, evenly spaced."""
@@ -66,8 +67,8 @@ class PilotSpread:
     run_ms: float = 0.0
     """The arms' per-repetition mean square (each arm's MS_repetition pooled): cell noise + fixtures × run term."""
     run_df: int = 0
-    """2(R − 1): both arms' repetitions, as the verdict reads the run term; 0 where no run term is drawn (one
-    repetition, or a pilot that does not show one: `_run_shown`)."""
+    """2(R − 1): both arms' repetitions, as the verdict reads the run term; 0 for a pilot of one repetition
+    (no run term can be told apart)."""
     err_ms: float = 0.0
     """The arms' residual mean square (pooled), on 2(F − 1)(R − 1) degrees of freedom."""
     err_df: int = 0
@@ -126,22 +127,20 @@ def components(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Components:
                       cell=ms_err, df=f - 1)
 
 
-def _shown(delta: FloatArray) -> tuple[float, float]:
-    """The effect's spread over fixtures and the run term of Δ, each kept only where the pilot shows it (its
+def _effect_shown(delta: FloatArray) -> float:
+    """The variance of the effect over fixtures (Δ's fixture component), kept only where the pilot shows it (its
     F test at PRETEST; method of moments, floored at 0): a floored estimate of a term that is not there is
     positive half the time, and simulating it made the plan ask for gaps with power 0.85–0.90 on average."""
     from scipy import special
 
     f, r = delta.shape
     if r < 2:
-        return 0.0, 0.0
-    ms_fix, ms_rep, ms_err = _mean_squares(delta)
-    err_df = (f - 1) * (r - 1)
+        return 0.0
+    ms_fix, _, ms_err = _mean_squares(delta)
     if ms_err <= 0:
-        return max(0.0, ms_fix / r), max(0.0, ms_rep / f)
-    fixture = (ms_fix - ms_err) / r if special.fdtrc(f - 1, err_df, ms_fix / ms_err) < PRETEST else 0.0
-    run = (ms_rep - ms_err) / f if special.fdtrc(r - 1, err_df, ms_rep / ms_err) < PRETEST else 0.0
-    return max(0.0, fixture), max(0.0, run)
+        return max(0.0, ms_fix / r)
+    shown = special.fdtrc(f - 1, (f - 1) * (r - 1), ms_fix / ms_err) < PRETEST
+    return max(0.0, (ms_fix - ms_err) / r) if shown else 0.0
 
 
 def is_binary(values: npt.ArrayLike) -> bool:
@@ -156,9 +155,10 @@ def rates(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Rates | None:
     Pass/fail scores are Binomial(1, rate). Other scores in [0, 1] get the `levels` k whose Binomial(k, p)/k
     has their within-fixture spread (`_levels`). The fixtures' spread is the spread of their means less what
     sampling alone gives (method of moments, floored at 0); the run offsets are each arm's run term (both arms'
-    per-repetition means against their residual, floored at 0); the effect's spread is Δ's fixture component
-    where the pilot shows it (`_shown`). `pilot` keeps the mean squares, from which each simulated run draws
-    its own rate, fixture spread and run term (`drawn`)."""
+    per-repetition means against their residual, floored at 0), shown or not; the effect's spread is Δ's fixture
+    component where the pilot shows it (`_effect_shown`). `pilot` keeps the mean squares, from which each
+    simulated run draws its own rate, fixture spread and run term (`drawn`): a run term the pilot's few
+    repetitions cannot show is still drawn, as large as they leave possible."""
     base = np.asarray(baseline, dtype=np.float64)
     var = np.asarray(variant, dtype=np.float64)
     keep = np.isfinite(base).all(axis=1) & np.isfinite(var).all(axis=1)
@@ -171,27 +171,10 @@ def rates(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> Rates | None:
     spread = _pilot_spread(base, var, levels)
     rate = float(base.mean())
     fixture_var = min(max(0.0, spread.fixture_ms - spread.sampling), rate * (1 - rate))
-    spread = _run_shown(spread)
     run_var = max(0.0, spread.run_ms - spread.err_ms) / spread.fixtures if spread.run_df else 0.0
-    effect, _ = _shown(delta)
+    effect = _effect_shown(delta)
     return Rates(rate=rate, fixture_sd=math.sqrt(fixture_var), run_sd=math.sqrt(run_var),
                  effect_sd=math.sqrt(effect), levels=levels, df=delta.shape[0] - 1, pilot=spread)
-
-
-def _run_shown(spread: PilotSpread) -> PilotSpread:
-    """The spread with its run term only where the pilot shows one (its F test, both arms' per-repetition mean
-    square against their residual, at PRETEST); else none (run_df 0). A run term that is not there is positive
-    in most draws of its own uncertainty, and drawing it always made the plan ask for gaps with power 0.93 on
-    average (docs/statistics.md)."""
-    from scipy import special
-
-    if not spread.run_df:
-        return spread
-    if spread.err_ms > 0 and special.fdtrc(spread.run_df, spread.err_df, spread.run_ms / spread.err_ms) < PRETEST:
-        return spread
-    if spread.err_ms <= 0 < spread.run_ms:
-        return spread
-    return replace(spread, run_ms=0.0, run_df=0, err_ms=0.0, err_df=0)
 
 
 def _levels(base: FloatArray, var: FloatArray, both: FloatArray) -> int:
