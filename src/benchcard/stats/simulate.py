@@ -138,9 +138,9 @@ def _effect_shown(delta: FloatArray) -> float:
         return 0.0
     ms_fix, _, ms_err = _mean_squares(delta)
     if ms_err <= 0:
-        return max(0.0, ms_fix / r)
-    shown = special.fdtrc(f - 1, (f - 1) * (r - 1), ms_fix / ms_err) < PRETEST
-    return max(0.0, (ms_fix - ms_err) / r) if shown else 0.0
+        return max(0.0, float(ms_fix / r))
+    shown = bool(special.fdtrc(f - 1, (f - 1) * (r - 1), ms_fix / ms_err) < PRETEST)
+    return max(0.0, float((ms_fix - ms_err) / r)) if shown else 0.0
 
 
 def is_binary(values: npt.ArrayLike) -> bool:
