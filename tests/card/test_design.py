@@ -205,6 +205,10 @@ def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dea
             ("holds", "{metric: score, fixture: item-01, test: holds, equals: 0}", "win.all.1", "can never win at α = "
              "0.05: clause 2 (score = 0 on item-01 in every repetition) fails for a treatment that scores 1 on every "
              "cell, the effect clause 1 seeks; drop clause 2, or hold it at equals: 1"),
+            ("one", "{metric: score, fixture: item-01, test: not_falls, margin: 0.1}", "win.all.1.fixture", "can "
+             "never win at α = 0.05: clause 2 (score does not fall on item-01 (margin 0.1)) is a gap over one "
+             "fixture, whose run-to-run spread cannot be measured (that takes two fixtures), so it never holds; drop "
+             "its fixture, or make it test: holds"),
             ("guard", "{metric: score, test: not_rises, margin: 0.05}", "win.all.1", "cannot show a win reliably "
              "at α = 0.05: clause 2 (score does not rise (margin 0.05)) needs the gap shown within 0.05, and a "
              "treatment right every time against a baseline right about half the time (a gap of about 0.5) wins "
@@ -214,7 +218,7 @@ def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dea
         assert line == (f"error: refusing to seal cards/tiny-ab.yaml: 24 fixtures × 5 repetitions with 1 variant(s) "
                         f"{why} (or, for an A/A or pilot card, say so: win: {{accept_cannot_win: true}})")
         code, out, _ = _run(project, "check", "tiny-ab")
-        assert code == 0 and f":26: field '{field}': 24 fixtures × 5 repetitions" in out
+        assert code == 0 and f": field '{field}': 24 fixtures × 5 repetitions" in out
     wider = fine.replace(first, f"{first}    - {{metric: score, test: not_rises, margin: 0.73}}\n")
     result = bc(make_ab_project(tmp_path / "wider", wider, n_fixtures=24), "seal", "tiny-ab")
     assert result.exit_code == 0 and result.stderr == "", result.output

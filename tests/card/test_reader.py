@@ -210,3 +210,16 @@ def test_a_sequential_probe_needs_a_gate(tmp_path: Path) -> None:
     card = load_card(path, Project(tmp_path))
     assert card.sequential is not None and card.sequential.looks == (5, 10, 15, 20)
     assert (card.gate, card.gate_alpha) == (0.8, 0.1)
+
+
+@pytest.mark.parametrize(("clause", "field", "why"), [
+    ("{metric: score, test: rises, margin: 0.1}", "win.all.0.margin",
+     "only a not_rises or not_falls guard takes a margin (the smallest gap worth a win is win.min_effect)"),
+    ("{metric: score, test: rises, equals: 0}", "win.all.0.equals",
+     "only a holds clause takes equals (a rises clause compares the two arms' means)"),
+])
+def test_a_clause_field_its_test_never_reads_is_refused_not_ignored(tmp_path: Path, clause: str, field: str,
+                                                                      why: str) -> None:
+    # `rises` with a margin sealed and ran as a plain `rises`: the margin was read by nothing
+    message = _error(tmp_path, AB_CARD.replace("{metric: score, test: rises}", clause))
+    assert message == f"cards/tiny-ab.yaml:25: field '{field}': {why}"

@@ -104,6 +104,9 @@ def _blocking_field(card: Card) -> tuple[str, ...]:
     assert card.win is not None
     v = max(len(card.variant_names()) - 1, 1)
     n, r, effect = len(card.fixture_ids()), card.repetitions, plain_min_effect(card)
+    one = _one_fixture_gap(card)
+    if one is not None:
+        return ("win", "all", str(one[0]), "fixture")
     against = _against_the_effect(card)
     if against is not None:
         return ("win", "all", str(against[0]))
@@ -137,7 +140,7 @@ def cannot_win(card: Card) -> str | None:
     v = max(len(card.variant_names()) - 1, 1)
     effect = plain_min_effect(card)
     at = f" at Holm's α/{v} = {alpha / v:.3g}" if v > 1 else f" at α = {alpha:g}"
-    against = _against_the_effect(card)
+    against = _one_fixture_gap(card) or _against_the_effect(card)
     if against is not None:
         return (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) can never win{at}: "
                 f"{against[1]}")
@@ -173,6 +176,18 @@ def _rule_on_first_metric(card: Card) -> list[tuple[int, Clause]]:
         return []
     return [(k, c) for k, c in enumerate(card.win.clauses) if k > 0 and c.metric == first.metric
             and (c.fixture is None) == (c.test != "holds")]
+
+
+def _one_fixture_gap(card: Card) -> tuple[int, str] | None:
+    """A gap clause (rises, falls or a guard) on one fixture: its interval needs the run-to-run spread, measured
+    across fixtures, so over one it is infinite and the clause never holds, whatever the data."""
+    assert card.win is not None
+    for k, clause in enumerate(card.win.clauses):
+        if clause.fixture is not None and clause.test != "holds":
+            return k, (f"clause {k + 1} ({clause_text(clause)}) is a gap over one fixture, whose run-to-run spread "
+                       "cannot be measured (that takes two fixtures), so it never holds; drop its fixture"
+                       + (", or make it test: holds" if k > 0 else ""))
+    return None
 
 
 def _against_the_effect(card: Card) -> tuple[int, str] | None:

@@ -459,6 +459,10 @@ class _Reader:
         if test in GUARDS and margin is None:
             why = "noisy data must not pass a guard for free"
             raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
+        if margin is not None and test not in GUARDS:  # read by no test but a guard: never ignored in silence
+            why = "the smallest gap worth a win is win.min_effect" if test in ("rises", "falls") else "holds compares"
+            raise self.fail((*where, "margin"), f"only a not_rises or not_falls guard takes a margin ({why}"
+                            + (" with equals" if test == "holds" else "") + ")")
         if margin is not None and not margin > 0:
             raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
                             "can only fail or pass by noise), got " + f"{margin:g}")
@@ -466,6 +470,9 @@ class _Reader:
         if fixture is not None and fixture not in fixtures:
             raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
         equals = self.get(item, (*where, "equals"), (int, float), "a number", required=False)
+        if equals is not None and test != "holds":
+            raise self.fail((*where, "equals"), f"only a holds clause takes equals (a {test} clause compares the "
+                            "two arms' means)")
         return Clause(metric=metric, test=test, fixture=fixture, margin=None if margin is None else float(margin),
                       equals=1.0 if equals is None else float(equals))
 
