@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.looks import look_at
@@ -114,3 +116,51 @@ def test_a_look_of_a_judged_run_is_computed_from_the_judged_scores(tmp_path: Pat
     again = look_at(load_card(project.card_path(CARD_ID), project), folder, 1)
     [recorded] = json.loads((folder / "manifest.json").read_text())["looks"]
     assert (again.decision, again.cells) == (recorded["decision"], recorded["cells"]) == ("win", 96)
+
+
+def test_a_replication_of_a_stopped_judged_run_is_judged_at_its_own_looks(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """`benchcard replicate` sends the original's sealed requests again; the new run's stretches are judged
+    afresh, each before its look, and the two decisions are compared."""
+    project = _project(tmp_path, server.base_url)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    assert bc(project, "run", CARD_ID).exit_code == 0
+    original = only_run(project, CARD_ID)
+    assert bc(project, "verdict", original.name).exit_code == 0
+    again = bc(project, "replicate", original.name)
+    assert again.exit_code == 0, again.output
+    assert "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in again.stdout
+    assert (f"replication of run {original.name}: replicated: win again, each at its own sealed looks (the "
+            "original stopped at look 1 of 3: win, the new run stopped at look 1 of 3: win; gaps not compared)"
+            ) in again.stdout
+    assert len(judge_bodies(server)) == 96 + 96
+
+
+def test_a_judged_run_killed_after_its_deciding_look_is_closed_by_the_resume(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed between the look that decided and the manifest's closing: the resume calls nothing, takes no look
+    again, and closes the run with its judging's totals."""
+    import benchcard.run.runner as runner
+
+    project = _project(tmp_path, server.base_url)
+    server.configure(script({"reply": "GRADE: PASS"}))
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "_close", killed)
+        interrupted = bc(project, "run", CARD_ID)
+    assert interrupted.exit_code == 1 and "interrupted; every finished cell is recorded" in interrupted.stderr
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [look["decision"] for look in manifest["looks"]] == ["win"] and "finished_at" not in manifest
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(project, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in result.output
+    assert "judge test/judge · judge: 96 judgements (1 per ok output): 96 read as grades" in result.output
+    assert server.stats()["calls"] == 0
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert len(manifest["looks"]) == 1 and manifest["judge_counts"]["ok"] == 96 and "finished_at" in manifest
+    assert bc(project, "verdict", folder.name).exit_code == 0
