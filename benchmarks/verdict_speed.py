@@ -117,8 +117,8 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     from benchcard.card import seal
     from benchcard.card.load import load_card
     from benchcard.project import Project
+    from benchcard.records.plandigest import seal_plan
     from benchcard.run.grid import planned_assignment
-    from benchcard.run.plandigest import seal_plan
 
     (root / "cards").mkdir(parents=True)
     (root / "cards" / "speed-ab.yaml").write_text(FULL_CARD.format(reps=reps), encoding="utf-8")

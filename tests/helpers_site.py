@@ -24,8 +24,8 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts
+from benchcard.records.plandigest import seal_plan
 from benchcard.run.grid import planned_assignment
-from benchcard.run.plandigest import seal_plan
 from benchcard.scoring.scorers import score_output
 from benchcard.verdict import grading
 from benchcard.verdict.give import give_verdict

@@ -20,8 +20,8 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records.plandigest import seal_plan
 from benchcard.run.grid import planned_assignment
-from benchcard.run.plandigest import seal_plan
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
 BASE_A: list[list[float]] = [[0.5, 0.75, 0.5], [0.75, 0.75, 1], [0.25, 0.5, 0.5], [1, 0.75, 1], [0.5, 0.5, 0.75],

@@ -427,3 +427,23 @@ def test_the_private_name_check_names_a_plain_unlisted_module(tmp_path: Path) ->
         (pkg / rel).write_text("")
     (pkg / "run" / "__init__.py").write_text('__all__ = ["grid"]\n')
     assert unlisted_plain_names(pkg) == ["run/calls.py"]
+
+
+# What verdict/ and publish/ import from run/, and why: they read a run's files through records/ (issue 26.1), and
+# these are computing or orchestration, not reading. docs/architecture.md ("Layers") says the same.
+FROM_RUN: dict[str, str] = {
+    "benchcard.run.grid": "the verdict re-derives the assignment from the card and the seed with the code that drew "
+                          "it (integrity.check_plan, give), to check the one the run recorded",
+    "benchcard.run.griddraws": "the same grid's per-block draws made as arrays for that check (give, columns)",
+    "benchcard.run.replicate": "`benchcard replicate`'s core (verdict/replicate) runs the replication, then judges it",
+    "benchcard.run.options": "the options verdict/replicate passes to the replication it runs",
+    "benchcard.run.summary": "what the replication verdict/replicate ran did, returned with its judgement",
+    "benchcard.run.curl": "a card's page shows the exact request the run stage sends, built by the code that sends it",
+}
+
+
+def test_verdict_and_publish_import_from_run_only_what_is_named() -> None:
+    """A module of run/ that verdict/ or publish/ newly imports fails here, and so does an entry no longer used."""
+    found = sorted({t for m, targets in graph().items() if m.startswith(("benchcard.verdict.", "benchcard.publish."))
+                    for t in targets if t == "benchcard.run" or t.startswith("benchcard.run.")})
+    assert found == sorted(FROM_RUN), "read a run's files through records/; name any other need in FROM_RUN"

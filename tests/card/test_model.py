@@ -12,6 +12,7 @@ from benchcard.card.model import PROSE_FIELDS, Rig
 from benchcard.errors import CardError
 from benchcard.project import Project
 
+from ..helpers_judge import CARD_ID, judge_project
 from ..helpers_project import PROBES, REPO, make_ab_project, seed_body
 
 
@@ -62,3 +63,11 @@ def test_the_protocol_is_everything_but_the_prose_and_fixture_text_is_the_file(t
     (project / "fixtures" / "tiny-ab" / "item-03.txt").unlink()
     with pytest.raises(CardError, match=r"item-03\.txt: cannot read: No such file or directory$"):
         card.fixture_text("item-03")
+
+
+def test_a_judge_cards_spec_is_its_scorer_and_no_other_card_has_one(tmp_path: Path) -> None:
+    project = judge_project(tmp_path / "judged", seal=False)
+    card = load_card(project.card_path(CARD_ID), project)
+    assert card.judge_spec is card.scoring and card.judge_spec is not None and card.judge_spec.judgements == 3
+    ab = make_ab_project(tmp_path / "ab")
+    assert load_card(ab / "cards" / "tiny-ab.yaml", Project(ab)).judge_spec is None

@@ -6,9 +6,9 @@ from __future__ import annotations
 import msgspec
 
 from benchcard._util.hashing import digest
+from benchcard.records.plandigest import plan_digest
 from benchcard.records.replication import PROBE_ALPHA, ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import Manifest, decode_manifest, encode_manifest
-from benchcard.run.plandigest import plan_digest
 from benchcard.stats.replication import DEFAULT_RULE
 
 

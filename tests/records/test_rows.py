@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.records._manifestparts import Closed, Counts, Retry, Tokens
-from benchcard.records.rows import OutputRow, decode_manifest, encode_manifest, iter_rows, read_rows, rig_line
+from benchcard.records._manifestparts import Closed, Counts, Look, Retry, Schedule, Tokens
+from benchcard.records.rows import (
+    OutputRow,
+    decode_manifest,
+    encode_manifest,
+    iter_rows,
+    read_rows,
+    rig_line,
+    stop_line,
+)
 
 HEAD = {"run": "20261201T120000Z-0a0b", "card": "colour-ab", "version": 1, "kind": "ab", "seal_root": "sha256:00"}
 OLD_RETRY = {"at": "2026-11-30T16:00:00Z", "cells": 2,  # before 2026-12-01: no `from`
@@ -64,3 +72,13 @@ def test_a_bad_row_is_named_alike_however_the_file_is_read(tmp_path: Path, bad: 
         with pytest.raises(RunError) as info:
             read()
         assert str(info.value).startswith(f"{path}: {said}")
+
+
+def test_one_stop_line_for_a_sequential_runs_end_its_verdict_and_its_page() -> None:
+    schedule = Schedule(looks=[4, 8, 12], cells=[1200, 2400, 3600], spending="obf", futility=False, alpha=0.05)
+    def look(n: int, decision: str) -> Look:
+        return Look(look=n, repetitions=4 * n, cells=1200 * n, statistic=None, boundary=None, decision=decision,
+                    at="2026-12-05T12:00:00Z")
+    assert stop_line(schedule, look(2, "win")) == "stopped at look 2 of 3: win; 2,400 of 3,600 calls (33 % saved)"
+    assert stop_line(schedule, look(3, "no-effect")) == "every look taken (3 of 3): no-effect; 3,600 calls"
+    assert stop_line(schedule, None) == "every look taken (3 of 3); 3,600 calls"

@@ -1,5 +1,5 @@
 """Tampering with a real run, as a user would (editing its files), is named and refused: the sealed plan's
-digests (`run.plandigest`), the assignment re-derived by the verdict, and the digests a verdict needs
+digests (`records.plandigest`), the assignment re-derived by the verdict, and the digests a verdict needs
 (`verdict.integrity`). Runs are made by `benchcard run` against the fake server over a real socket."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 from benchcard._util.hashing import file_digest
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records.plandigest import plan_digest, sealed_files
 from benchcard.run.options import RunOptions
-from benchcard.run.plandigest import plan_digest, sealed_files
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 

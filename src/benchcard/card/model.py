@@ -17,6 +17,7 @@ from benchcard.card._dataset import DataFile, input_slot
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
+from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
 
@@ -168,6 +169,11 @@ class Card:
     @property
     def is_ab(self) -> bool:
         return self.kind == "ab"
+
+    @property
+    def judge_spec(self) -> JudgeSpec | None:
+        """The model judge's spec on a judge card (its scorer), None on any other card."""
+        return self.scoring if isinstance(self.scoring, JudgeSpec) else None
 
     def protocol(self) -> dict[str, Any]:
         """The sealed part of the card: everything but the prose."""

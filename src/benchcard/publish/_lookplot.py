@@ -14,8 +14,7 @@ from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
 from benchcard.publish._runs import Run
-from benchcard.records.rows import Look, Manifest
-from benchcard.run.looking import stop_line
+from benchcard.records.rows import Look, Manifest, stop_line
 
 FILE = "looks.svg"
 BEYOND = 40.0  # a z the manifest holds as ±40 is beyond every boundary (`verdict/looks.py`)

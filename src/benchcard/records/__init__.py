@@ -9,5 +9,5 @@ May import `_util`, `errors`, `project` and `stats` (rank 0); nothing above.
 
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
 # (tests/test_architecture.py keeps it complete). A module not listed is this stage's own.
-__all__ = ["answerkey", "cardruns", "ledger", "ledgerrow", "replication", "replicationinput", "rows", "runreader",
-           "setaside", "verdictfigures", "verdictfile"]
+__all__ = ["answerkey", "cardruns", "ledger", "ledgerrow", "plandigest", "replication", "replicationinput", "rows",
+           "runreader", "setaside", "verdictfigures", "verdictfile"]

@@ -41,6 +41,8 @@ SEALED = "sealed"
 ASSIGNMENT = "assignment.jsonl"
 REQUESTS = "requests.jsonl"
 VERDICT = "verdict.json"
+JUDGE_REQUESTS = "judge-requests.jsonl"  # a judge card's plan, under sealed/ (docs/judge.md)
+JUDGE_OUTPUTS = "judge-outputs.jsonl"  # the judge's calls, the shape of outputs.jsonl
 SET_ASIDE = "set-aside.jsonl"  # `benchcard set-aside` (records/setaside.py): append-only, one SetAside a line
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
 
@@ -217,7 +219,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     started_at: str | None = None
     replicates: ReplicaLink | None = None  # `benchcard replicate`: the run this one replicates
     replication_rule: RuleRecord | None = None  # and the rule it is judged by, fixed before the first call
-    sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (run/plandigest.py)
+    sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (records/plandigest.py)
     plan_digest: str | None = None
     judge: JudgePlan | None = None
     finished_at: str | None = None
@@ -264,6 +266,19 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
     API`: the model, its effort, and where it was called (the surface, else the provider); a part not known is
     left out."""
     return " · ".join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
+
+
+def stop_line(schedule: Schedule, look: Look | None) -> str:
+    """What a sequential run says of its looks, on its last line, in its verdict and on its page: "stopped at look
+    2 of 3: win; 1,440 of 3,600 calls (60 % saved)", or that every look was taken."""
+    total = schedule.cells[-1]
+    if look is None or look.look == len(schedule.looks):
+        decided = f": {look.decision}" if look is not None and look.decision != "continue" else ""
+        return f"every look taken ({len(schedule.looks)} of {len(schedule.looks)}){decided}; {total:,} calls"
+    saved = 1 - look.cells / total if total else 0.0
+    return (f"stopped at look {look.look} of {len(schedule.looks)}: {look.decision}; {look.cells:,} of {total:,} "
+            "calls "
+            f"({saved:.0%} saved)").replace("% saved", " % saved")
 
 
 # -------------------------------------------------------------------------------------------- reading, writing

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Container, Iterable, Iterator
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Self
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
     ASSIGNMENT,
+    JUDGE_OUTPUTS,
+    JUDGE_REQUESTS,
     MANIFEST,
     OUTPUTS,
     REQUESTS,
@@ -25,11 +31,14 @@ from benchcard.records.rows import (
     SEALED,
     STATUSES,
     AssignmentRow,
+    JudgeRequestRow,
     Manifest,
     OutputRow,
     RequestRow,
+    decode_line,
     decode_manifest,
     decode_row,
+    iter_rows,
 )
 
 
@@ -178,6 +187,32 @@ class RunReader:
         return counts
 
 
+class JudgeReader(RunReader):
+    """A judge card's run folder as the judge's calls left it: `judge-outputs.jsonl` read as outputs are (a torn
+    final line skipped), and the judge's plan, `sealed/judge-requests.jsonl` and a sequential card's later
+    stretches' (docs/judge.md)."""
+
+    @property
+    def outputs_path(self) -> Path:
+        return self.folder / JUDGE_OUTPUTS
+
+    @property
+    def judge_requests_path(self) -> Path:
+        return self.folder / SEALED / JUDGE_REQUESTS
+
+    def plan_paths(self) -> list[Path]:
+        """The judging plan's files in order: the first (the whole run's; a sequential card's first stretch's),
+        then each later stretch's as the manifest's `judge_stretches` records them."""
+        later = (self.read_manifest().judge_stretches or []) if self.has_manifest() else []
+        return [self.judge_requests_path, *(self.folder / s.file for s in later)]
+
+    def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
+        for path in self.plan_paths():
+            if not path.is_file():
+                raise RunError(f"{path}: missing; the judging was never planned")
+            yield from iter_rows(path, JudgeRequestRow)
+
+
 _CELL_PREFIX = b'{"cell":"'
 _CELL_END = len(_CELL_PREFIX) + 11  # `c` + 10 hex digits
 
@@ -196,3 +231,80 @@ def whole_row(data: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(row, dict) and "cell" in row and "status" in row
+
+# ------------------------------------------------------------------------------ each cell's current outcome
+# outputs.jsonl is append-only, a retry included (run/retry.py): a cell's outcome is its last row, and the
+# manifest's `retries` say where each retry began. Read here, for the run stage that resumes and the verdict and
+# the pages that count.
+
+class _CellStatus(msgspec.Struct):
+    """The two fields of an outputs row a retry reads."""
+
+    cell: str
+    status: str
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """A run's cells by current outcome: how many have one, how many of those failed (and may be called again),
+    the cells an earlier retry reopened that have no new outcome yet (they are called by the next resume), and
+    in a sequential run the failed cells a look already read (`final`: never called again, not in `failed`)."""
+
+    recorded: int
+    failed: int
+    waiting: frozenset[str] = frozenset()
+    final: int = 0
+
+
+def retry_from(manifest: Manifest) -> int | None:
+    """Where in outputs.jsonl the latest retry began (None: never retried, or retried the old way)."""
+    start = manifest.retries[-1].start if manifest.retries else UNSET
+    return None if isinstance(start, UnsetType) else start
+
+
+def looked_cells(store: RunReader, manifest: Manifest) -> frozenset[str]:
+    """The cells a sequential run's looks have read (those of the repetitions before its last look's count): a
+    look taken is final, so none of them is called again; empty for any other run."""
+    if manifest.sequential is None or not manifest.looks:
+        return frozenset()
+    upto = manifest.looks[-1].repetitions
+    return frozenset(a.cell for a in iter_rows(store.assignment_path, AssignmentRow) if a.repetition < upto)
+
+
+def outcomes(store: RunReader) -> Outcomes:
+    """Each cell's current outcome, from the last row of each cell."""
+    manifest = store.read_manifest()
+    looked = looked_cells(store, manifest)
+    if not manifest.retries and not looked:  # never retried: one row per cell
+        recorded = failed = 0
+        for _, line in _lines(store):
+            recorded += 1
+            failed += b'"status":"failed"' in line and json.loads(line).get("status") == "failed"
+        return Outcomes(recorded, failed)
+    start = retry_from(manifest)
+    last: dict[str, tuple[bool, int]] = {}  # cell → (its last row failed, where that row starts)
+    for pos, line in _lines(store):
+        try:
+            row = decode_line(line, _CellStatus)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise RunError(f"{store.outputs_path}: the row at byte {pos} is not a row of outputs ({exc})") from None
+        last[row.cell] = (row.status == "failed", pos)
+    final = sum(f for c, (f, _) in last.items() if c in looked)
+    waiting = frozenset(c for c, (failed_, pos) in last.items()
+                        if failed_ and start is not None and pos < start and c not in looked)
+    failed = sum(f for f, _ in last.values()) - len(waiting) - final
+    return Outcomes(len(last) - len(waiting), failed, waiting, final)
+
+
+def _lines(store: RunReader) -> Iterator[tuple[int, bytes]]:
+    """Each whole row of outputs.jsonl with the byte it starts at (a torn final line, from a kill mid-write, is
+    left to the store's repair)."""
+    path = store.outputs_path
+    if not path.is_file():
+        return
+    pos = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.endswith(b"\n") and line.strip():
+                yield pos, line
+            pos += len(line)

@@ -22,7 +22,7 @@ from benchcard.run._calls import Job, RateLimiter, Session, call_cell, make_clie
 from benchcard.run._conventions import load_dotenv_keys
 from benchcard.run._preflight import local_rigs, preflight_local
 from benchcard.run._progress import NullProgress
-from benchcard.run.judging import judge_config, judge_spec
+from benchcard.run.judging import judge_config
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import make_provider, require_key
 from benchcard.run.store import RunStore
@@ -85,7 +85,7 @@ def live_check(project: Project, cards: Sequence[Card], options: RunOptions | No
     config = project.config()
     results: list[LiveExample] = []
     for card in cards:
-        spec = judge_spec(card)
+        spec = card.judge_spec
         if spec is None:
             continue
         cfg = judge_config(spec, config)
@@ -96,7 +96,7 @@ def live_check(project: Project, cards: Sequence[Card], options: RunOptions | No
 
 async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
                 options: RunOptions) -> list[LiveExample]:
-    spec = judge_spec(card)
+    spec = card.judge_spec
     assert spec is not None
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     client = make_client(4, options.timeout)  # the examples are called one after another
@@ -126,7 +126,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
 
 
 def _graded(status: str, error: str | None, text: str, card: Card, expect: Any, k: int) -> str:
-    spec = judge_spec(card)
+    spec = card.judge_spec
     assert spec is not None
     if status != "ok":
         return f"judgement {k + 1} was {status}" + (f" ({error})" if error else "")

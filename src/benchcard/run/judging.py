@@ -35,23 +35,23 @@ import msgspec
 from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
 from benchcard.card.model import Card
-from benchcard.errors import ProviderError, RunError, UnreadableAnswer
+from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.rows import (
+    JUDGE_REQUESTS,
     SEALED,
     STATUSES,
     AssignmentRow,
     JudgeRequestRow,
     JudgeStretch,
     Manifest,
-    OutputRow,
     RequestRow,
     ScoreRow,
     dumps_line,
-    iter_rows,
     rig_line,
     utc_stamp,
 )
+from benchcard.records.runreader import JudgeReader
 from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
@@ -59,15 +59,8 @@ from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import Price, endpoint, make_provider, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
-from benchcard.scoring.judge import JudgeSpec, blind_output, judge_messages, read_answer
+from benchcard.scoring.judge import JudgeSpec, blind_output, judge_messages, read_judgements
 from benchcard.scoring.judge.keys import key_text
-
-JUDGE_REQUESTS = "judge-requests.jsonl"
-JUDGE_OUTPUTS = "judge-outputs.jsonl"
-
-
-def judge_spec(card: Card) -> JudgeSpec | None:
-    return card.scoring if isinstance(card.scoring, JudgeSpec) else None
 
 
 def judge_config(spec: JudgeSpec, config: ProjectConfig) -> ProviderConfig:
@@ -78,17 +71,9 @@ def judge_config(spec: JudgeSpec, config: ProjectConfig) -> ProviderConfig:
     return cfg
 
 
-class JudgeStore(RunStore):
+class JudgeStore(JudgeReader, RunStore):
     """The judge's calls in a run folder: the run store's append-and-flush, lock and torn-tail repair, over
-    `judge-outputs.jsonl`, and its plan read from `sealed/judge-requests.jsonl`."""
-
-    @property
-    def outputs_path(self) -> Path:
-        return self.folder / JUDGE_OUTPUTS
-
-    @property
-    def judge_requests_path(self) -> Path:
-        return self.folder / SEALED / JUDGE_REQUESTS
+    `judge-outputs.jsonl` (`records.runreader.JudgeReader`), its plan read as the runner's calls read cells."""
 
     def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
         """Each planned judgement as the runner's calls read a cell: its id, its fixture and its body."""
@@ -96,18 +81,6 @@ class JudgeStore(RunStore):
             if row.cell not in skip:
                 yield (AssignmentRow(cell=row.cell, variant="judge", fixture=row.fixture, repetition=row.judgement),
                        RequestRow(cell=row.cell, provider=row.provider, url=row.url, body=row.body))
-
-    def plan_paths(self) -> list[Path]:
-        """The judging plan's files in order: the first (the whole run's; a sequential card's first stretch's),
-        then each later stretch's as the manifest's `judge_stretches` records them."""
-        later = (self.read_manifest().judge_stretches or []) if self.has_manifest() else []
-        return [self.judge_requests_path, *(self.folder / s.file for s in later)]
-
-    def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
-        for path in self.plan_paths():
-            if not path.is_file():
-                raise RunError(f"{path}: missing; the judging was never planned")
-            yield from iter_rows(path, JudgeRequestRow)
 
 
 @dataclass
@@ -151,7 +124,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     when every judgement has one. Resumable: only judgements without a row in judge-outputs.jsonl are called.
     `look`: a sequential run's stretch before that look is whole, and its ok outputs not yet planned are planned
     (once, sealed and digested like the first plan) and judged before the look is taken."""
-    spec = judge_spec(card)
+    spec = card.judge_spec
     assert spec is not None
     wall = time.perf_counter()
     cfg = judge_config(spec, config)
@@ -298,23 +271,6 @@ def _judgement_id(rng: random.Random, seen: set[str]) -> str:
             return jid
 
 
-def read_judgements(spec: JudgeSpec, jstore: JudgeStore) -> dict[str, list[dict[str, float] | None]]:
-    """Per judged output, its judgements in order k = 0..: the metrics of a readable answer, None otherwise
-    (failed, truncated, unreadable or not yet made). The verdict's agreement figures read this too."""
-    rows: dict[str, OutputRow] = {row.cell: row for row in jstore.iter_outputs()}
-    out: dict[str, list[dict[str, float] | None]] = {}
-    for req in jstore.iter_judge_requests():
-        grades = out.setdefault(req.output, [None] * spec.judgements)
-        row = rows.get(req.cell)
-        if row is None or row.status != "ok":
-            continue
-        try:
-            grades[req.judgement] = read_answer(spec, row.text)
-        except UnreadableAnswer:
-            continue
-    return out
-
-
 def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int,
                judged: Mapping[str, list[dict[str, float] | None]]) -> JudgeSummary:
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
@@ -382,7 +338,7 @@ def judge_estimate(project: Project, card: Card, prices: Mapping[str, Price]) ->
     """The judging a run of a judge card will take at most (every output ok, each judged k times): calls, input
     tokens (characters / 4 of the filled template, plus the judged output at its max_tokens), output tokens, cost.
     None for other cards."""
-    spec = judge_spec(card)
+    spec = card.judge_spec
     if spec is None:
         return None
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}

@@ -22,7 +22,8 @@ from msgspec import UNSET
 from benchcard.card.model import Card
 from benchcard.errors import RunError
 from benchcard.records.rows import AssignmentRow, Look, Manifest, Schedule, iter_rows
-from benchcard.run.retry import done_cells, outcomes
+from benchcard.records.runreader import outcomes
+from benchcard.run.retry import done_cells
 from benchcard.run.store import RunStore
 
 #: The verdict's look (`verdict.looks.look_at`): the card, the run folder, the look (1-based) → the look taken.
@@ -109,16 +110,3 @@ def _wait_for_retry(card: Card, store: RunStore, look: int) -> None:
     raise RunError(f"{found.failed} cell(s) before look {look} failed ({found.failed + found.final} in all, more "
                    f"than win.allow_failed, {card.win.allow_failed}); the look is not taken yet, and once taken it is "
                    f"final. `{run} --retry-failed` calls them again first; `{run}` takes the look with them failed")
-
-
-def stop_line(schedule: Schedule, look: Look | None) -> str:
-    """What a sequential run says of its looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)",
-    or that every look was taken."""
-    total = schedule.cells[-1]
-    if look is None or look.look == len(schedule.looks):
-        decided = f": {look.decision}" if look is not None and look.decision != "continue" else ""
-        return f"every look taken ({len(schedule.looks)} of {len(schedule.looks)}){decided}; {total:,} calls"
-    saved = 1 - look.cells / total if total else 0.0
-    return (f"stopped at look {look.look} of {len(schedule.looks)}: {look.decision}; {look.cells:,} of {total:,} "
-            "calls "
-            f"({saved:.0%} saved)").replace("% saved", " % saved")

@@ -33,13 +33,13 @@ from benchcard.errors import RunError, SealError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
+from benchcard.records.plandigest import plan_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, decode_line
 from benchcard.records.verdictfile import decode_verdict
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
 from benchcard.run.looking import Looker
 from benchcard.run.options import RunOptions
-from benchcard.run.plandigest import plan_problems
 from benchcard.run.providers import provider_config
 from benchcard.run.providers.base import Provider
 from benchcard.run.runner import run

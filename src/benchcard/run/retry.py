@@ -13,86 +13,22 @@ reopening is one atomic write of the manifest: a retry interrupted anywhere is c
 Runs retried before 2026-12-01 moved their failed rows to `attempts.jsonl` and rewrote outputs.jsonl without them;
 their retry entries have no `from`, and they read as they always did.
 A run with a verdict is never retried: its evidence is anchored in the ledger. In a sequential run a look taken
-is final, so the failed cells of the repetitions a look has read are never reopened (`Outcomes.final`): only
+is final, so the failed cells of the repetitions a look has read are never reopened (`runreader.Outcomes.final`): only
 those of the stretch under way are, and its look is taken once they have an outcome.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass
-
-import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UnsetType
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records.rows import AssignmentRow, Manifest, decode_line, iter_rows, utc_stamp
-from benchcard.records.runreader import RunReader
+from benchcard.records.rows import Manifest, utc_stamp
+from benchcard.records.runreader import Outcomes, outcomes, retry_from
 from benchcard.run.store import RunStore
 
 CLOSING_FIELDS = ("finished_at", "outputs_digest", "scores_digest", "counts")
 VERDICT = "verdict.json"
-
-
-class _CellStatus(msgspec.Struct):
-    """The two fields of an outputs row a retry reads."""
-
-    cell: str
-    status: str
-
-
-@dataclass(frozen=True)
-class Outcomes:
-    """A run's cells by current outcome: how many have one, how many of those failed (and may be called again),
-    the cells an earlier retry reopened that have no new outcome yet (they are called by the next resume), and
-    in a sequential run the failed cells a look already read (`final`: never called again, not in `failed`)."""
-
-    recorded: int
-    failed: int
-    waiting: frozenset[str] = frozenset()
-    final: int = 0
-
-
-def retry_from(manifest: Manifest) -> int | None:
-    """Where in outputs.jsonl the latest retry began (None: never retried, or retried the old way)."""
-    start = manifest.retries[-1].start if manifest.retries else UNSET
-    return None if isinstance(start, UnsetType) else start
-
-
-def looked_cells(store: RunReader, manifest: Manifest) -> frozenset[str]:
-    """The cells a sequential run's looks have read (those of the repetitions before its last look's count): a
-    look taken is final, so none of them is called again; empty for any other run."""
-    if manifest.sequential is None or not manifest.looks:
-        return frozenset()
-    upto = manifest.looks[-1].repetitions
-    return frozenset(a.cell for a in iter_rows(store.assignment_path, AssignmentRow) if a.repetition < upto)
-
-
-def outcomes(store: RunReader) -> Outcomes:
-    """Each cell's current outcome, from the last row of each cell."""
-    manifest = store.read_manifest()
-    looked = looked_cells(store, manifest)
-    if not manifest.retries and not looked:  # never retried: one row per cell
-        recorded = failed = 0
-        for _, line in _lines(store):
-            recorded += 1
-            failed += b'"status":"failed"' in line and json.loads(line).get("status") == "failed"
-        return Outcomes(recorded, failed)
-    start = retry_from(manifest)
-    last: dict[str, tuple[bool, int]] = {}  # cell → (its last row failed, where that row starts)
-    for pos, line in _lines(store):
-        try:
-            row = decode_line(line, _CellStatus)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise RunError(f"{store.outputs_path}: the row at byte {pos} is not a row of outputs ({exc})") from None
-        last[row.cell] = (row.status == "failed", pos)
-    final = sum(f for c, (f, _) in last.items() if c in looked)
-    waiting = frozenset(c for c, (failed_, pos) in last.items()
-                        if failed_ and start is not None and pos < start and c not in looked)
-    failed = sum(f for f, _ in last.values()) - len(waiting) - final
-    return Outcomes(len(last) - len(waiting), failed, waiting, final)
 
 
 def scoring_since(manifest: Manifest) -> tuple[int, int] | None:
@@ -136,17 +72,3 @@ def reopen_failed(store: RunStore, found: Outcomes) -> int:
                 entry["scores_from"] = store.scores_path.stat().st_size
         store.reopen_manifest(entry, CLOSING_FIELDS)
     return found.failed
-
-
-def _lines(store: RunReader) -> Iterator[tuple[int, bytes]]:
-    """Each whole row of outputs.jsonl with the byte it starts at (a torn final line, from a kill mid-write, is
-    left to the store's repair)."""
-    path = store.outputs_path
-    if not path.is_file():
-        return
-    pos = 0
-    with open(path, "rb") as fh:
-        for line in fh:
-            if line.endswith(b"\n") and line.strip():
-                yield pos, line
-            pos += len(line)

@@ -30,7 +30,9 @@ from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
-from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, utc_stamp
+from benchcard.records.plandigest import plan_problems, seal_plan
+from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, stop_line, utc_stamp
+from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
@@ -40,10 +42,9 @@ from benchcard.run._scratch import MARK as SCRATCH
 from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
-from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, judge_spec
-from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record, stop_line
+from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run
+from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
-from benchcard.run.plandigest import plan_problems, seal_plan
 from benchcard.run.providers import (
     endpoint,
     make_provider,
@@ -53,7 +54,7 @@ from benchcard.run.providers import (
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
-from benchcard.run.retry import Outcomes, done_cells, outcomes, refuse_if_judged, reopen_failed, scoring_since
+from benchcard.run.retry import done_cells, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.scorers import score_run
@@ -160,7 +161,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     notes = load_dotenv_keys(project.root, config)
     targets = _targets(project, card, options, config, seal_root, notes, replica)
     resumed = targets[0] if options.resume is not None and targets[0].manifest is not None else None
-    if options.retry_failed and judge_spec(card) is not None:
+    if options.retry_failed and card.judge_spec is not None:
         raise RunError("--retry-failed does not re-judge yet: call a judge card's failed cells in a new run")
     if resumed is not None:
         options = _as_recorded(options, resumed)
@@ -168,7 +169,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         if nothing is not None:
             return [nothing]  # said before any key is asked for: nothing will be sent
     options = replace(options, concurrency=options.concurrency or DEFAULT_CONCURRENCY)
-    spec = judge_spec(card)
+    spec = card.judge_spec
     notes += filter(None, [judge_note(spec.provider) if spec is not None else None])
     for line in dict.fromkeys(notes):  # out loud, before a missing key stops the run
         print(line, file=stream or sys.stderr)
@@ -192,7 +193,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
 
 def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
     """A sequential card runs with its looks (`--retry-failed` calls again only the failed
-    cells no look has read: `retry.outcomes`)."""
+    cells no look has read: `runreader.outcomes`)."""
     if card.sequential is None:
         return
     if looker is None:
@@ -514,7 +515,7 @@ def _look_scorer(s: _Setting, store: RunStore, judged: list[JudgeSummary], progr
     (`restart`: the next stretch's calls start it again); False while the judging is unfinished (its look waits
     for the resume)."""
     async def score(look: int, since: tuple[int, int] | None) -> bool:
-        if judge_spec(s.card) is None:
+        if s.card.judge_spec is None:
             score_blind(store.outputs_path, store.scores_path, s.card, s.project, since=since,
                         retried=bool(store.read_manifest().retries))
             return True
@@ -538,7 +539,7 @@ async def _close_looked(s: _Setting, store: RunStore, tally: Tally, called: int,
         if judged else None
     if not looked.finished:
         return _Outcome(store.read_manifest(), tally, called, judge)
-    if judge is None and judge_spec(s.card) is not None:  # its last look was taken before a kill: judged whole
+    if judge is None and s.card.judge_spec is not None:  # its last look was taken before a kill: judged whole
         judge = await judge_run(s.project, s.card, store, s.options, s.config, s.config.prices,
                                 transport=s.transport, stream=s.stream, look=len(store.read_manifest().looks or []))
     return _Outcome(_close(store, tally, judge), tally, called, judge)
@@ -547,7 +548,7 @@ async def _close_looked(s: _Setting, store: RunStore, tally: Tally, called: int,
 async def _score_and_close(s: _Setting, store: RunStore, manifest: Manifest, tally: Tally, called: int) -> _Outcome:
     """Every cell has an outcome: score blind (a judge card: judge), and close the manifest once that is done."""
     judge: JudgeSummary | None = None
-    if judge_spec(s.card) is not None:
+    if s.card.judge_spec is not None:
         judge = await judge_run(s.project, s.card, store, s.options, s.config, s.config.prices,
                                 transport=s.transport, stream=s.stream, stop_after=s.stop_after)
     else:

@@ -12,8 +12,8 @@ from benchcard._util.lastrow import last_per_cell
 from benchcard.card.model import Rig
 from benchcard.project import Project
 from benchcard.records.rows import STATUSES, Manifest, OutputRow
+from benchcard.records.runreader import outcomes
 from benchcard.run.judging import JudgeSummary
-from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 
 

@@ -34,12 +34,11 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
-from benchcard.records.runreader import RunReader
+from benchcard.records.runreader import RunReader, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
-from benchcard.run.retry import outcomes
 from benchcard.verdict._replication import linked_row, with_replication
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid

@@ -1,6 +1,6 @@
 """What the verdict proves about a run before it unblinds it, and what `ledger --verify` proves after.
 
-Before: the sealed plan is the one written at plan time (`run.plandigest`: every file under `sealed/`, the rig
+Before: the sealed plan is the one written at plan time (`records.plandigest`: every file under `sealed/`, the rig
 and the other plan fields), the assignment is the one the card and the manifest's seed give (`run.grid`
 re-derives it: swapped variant labels are refused even with recomputed digests), and the outputs and scores
 have their digests, which match. After: the ledger row carries those digests, the digest of `verdict.json`
@@ -26,11 +26,11 @@ from benchcard.card.model import Card
 from benchcard.errors import SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.plandigest import plan_problems
 from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, Manifest, dumps_line
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile
 from benchcard.run.grid import assignment_digest, planned_assignment
-from benchcard.run.plandigest import plan_problems
 from benchcard.verdict.runfolder import VERDICT_FILE
 from benchcard.verdict.table import TABLE_FILE
 

@@ -24,18 +24,17 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.records.ledgerrow import JudgeFigures
 from benchcard.records.rows import JudgePlan
-from benchcard.records.runreader import RunReader
+from benchcard.records.runreader import JudgeReader, RunReader
 from benchcard.records.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
 from benchcard.records.verdictfile import AbVerdict, VerdictFile
-from benchcard.run.judging import JudgeStore, judge_spec, read_judgements
-from benchcard.scoring.judge import JudgeSpec
+from benchcard.scoring.judge import JudgeSpec, read_judgements
 from benchcard.stats.reliability import krippendorff_alpha
 from benchcard.verdict.runfolder import OK, RunData
 
 
 def with_judge(card: Card, data: RunData, verdict: VerdictFile) -> VerdictFile:
     """The verdict with its `judge` block (judge cards only), the floor applied to the finding."""
-    spec = judge_spec(card)
+    spec = card.judge_spec
     if spec is None:
         return verdict
     figures = judge_figures(spec, data, verdict, card.baseline)
@@ -55,7 +54,7 @@ def with_judge(card: Card, data: RunData, verdict: VerdictFile) -> VerdictFile:
     return verdict
 
 
-def _check_digests(data: RunData, jstore: JudgeStore) -> None:
+def _check_digests(data: RunData, jstore: JudgeReader) -> None:
     manifest = data.manifest
     run = data.run_dir.name
     planned = manifest.judge.requests_digest if manifest.judge else None
@@ -75,7 +74,7 @@ def _check_digests(data: RunData, jstore: JudgeStore) -> None:
 def judge_figures(spec: JudgeSpec, data: RunData, verdict: VerdictFile,
                   baseline: str | None) -> JudgeBlock:
     """The `judge` block of verdict.json; refuses judge files changed since the run finished."""
-    jstore = JudgeStore(data.run_dir)
+    jstore = JudgeReader(data.run_dir)
     _check_digests(data, jstore)
     manifest = data.manifest
     judged = read_judgements(spec, jstore)

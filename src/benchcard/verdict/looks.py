@@ -22,10 +22,9 @@ import numpy as np
 from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
-from benchcard.records.rows import Look, Manifest, utc_stamp
+from benchcard.records.rows import Look, Manifest, stop_line, utc_stamp
 from benchcard.records.verdictfigures import ComparisonFigures
 from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
-from benchcard.run.looking import stop_line
 from benchcard.stats import sequential as seq
 from benchcard.verdict.clausestats import ab_stats
 from benchcard.verdict.columns import OK

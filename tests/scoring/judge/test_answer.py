@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import UnreadableAnswer
-from benchcard.scoring.judge import judge_messages, read_answer
+from benchcard.records.rows import JudgeRequestRow, OutputRow, dumps_line
+from benchcard.records.runreader import JudgeReader
+from benchcard.scoring.judge import judge_messages, read_answer, read_judgements
 
 from ...helpers_judge import spec_of
 
@@ -38,3 +40,18 @@ def test_a_bare_answer_with_declared_words(tmp_path: Path) -> None:
         with pytest.raises(UnreadableAnswer):
             read_answer(spec, bad)
     assert "Reply with only Yes or No, nothing else." in judge_messages(spec, "x", "", "")[1]["content"]
+
+
+def test_each_outputs_judgements_in_order_none_where_unreadable_failed_or_not_made(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path / "p")
+    run = tmp_path / "run"
+    (run / "sealed").mkdir(parents=True)
+    requests = [("j1", "o1", 0), ("j2", "o1", 1), ("j3", "o1", 2), ("j4", "o2", 0)]
+    planned = [JudgeRequestRow(cell=c, output=o, judgement=k, fixture="f", provider="judge", url="http://x", body={})
+               for c, o, k in requests]
+    made = [OutputRow(cell="j1", fixture="f", status="ok", text="GRADE: pass"),
+            OutputRow(cell="j2", fixture="f", status="failed"),
+            OutputRow(cell="j3", fixture="f", status="ok", text="GRADE: maybe")]
+    (run / "sealed" / "judge-requests.jsonl").write_bytes(b"".join(map(dumps_line, planned)))
+    (run / "judge-outputs.jsonl").write_bytes(b"".join(map(dumps_line, made)))
+    assert read_judgements(spec, JudgeReader(run)) == {"o1": [{"score": 1.0}, None, None], "o2": [None, None, None]}

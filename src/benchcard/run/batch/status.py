@@ -16,6 +16,7 @@ from typing import Any
 from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
+from benchcard.records.runreader import outcomes
 from benchcard.records.setaside import set_aside_of
 from benchcard.run._calls import make_client
 from benchcard.run._conventions import load_dotenv_keys
@@ -24,7 +25,6 @@ from benchcard.run.batch._journal import Chunk, Journal
 from benchcard.run.batch._vendors import vendor_for
 from benchcard.run.providers import make_provider, provider_config, stored_url
 from benchcard.run.providers.base import HttpProvider
-from benchcard.run.retry import outcomes
 from benchcard.run.store import RunStore
 
 

@@ -15,6 +15,8 @@ import re
 from typing import Any
 
 from benchcard.errors import UnreadableAnswer
+from benchcard.records.rows import OutputRow
+from benchcard.records.runreader import JudgeReader
 from benchcard.scoring.judge.spec import JudgeSpec
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
@@ -93,3 +95,21 @@ def _value(spec: JudgeSpec, value: Any) -> float:
     if isinstance(value, int) and not isinstance(value, bool) and scale.low <= value <= scale.high:
         return scale.value(value)
     raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")
+
+
+def read_judgements(spec: JudgeSpec, judged: JudgeReader) -> dict[str, list[dict[str, float] | None]]:
+    """Per judged output, its judgements in order k = 0..: the metrics of a readable answer, None otherwise
+    (failed, truncated, unreadable or not yet made). The judge's pass scores with this, and the verdict's
+    agreement figures read it."""
+    rows: dict[str, OutputRow] = {row.cell: row for row in judged.iter_outputs()}
+    out: dict[str, list[dict[str, float] | None]] = {}
+    for req in judged.iter_judge_requests():
+        grades = out.setdefault(req.output, [None] * spec.judgements)
+        row = rows.get(req.cell)
+        if row is None or row.status != "ok":
+            continue
+        try:
+            grades[req.judgement] = read_answer(spec, row.text)
+        except UnreadableAnswer:
+            continue
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.hashing import file_digest
-from benchcard.run.plandigest import PLAN_FIELDS, plan_digest, plan_problems, seal_plan, sealed_files
+from benchcard.records.plandigest import PLAN_FIELDS, plan_digest, plan_problems, seal_plan, sealed_files
 
 
 def planned(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
