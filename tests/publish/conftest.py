@@ -1,5 +1,6 @@
-"""Two sites built once per test module: the repository's cards with fabricated runs (`built`), and with none;
-and the headless Chromium the browser tests drive (`browser`)."""
+"""Two sites built once per pytest run, which the xdist workers share (tests/helpers_once.py) and the tests only
+read: the repository's cards with fabricated runs (`built`), and with none (`empty_built`); the replication site
+(`replicas_site`); and the headless Chromium the browser tests drive (`browser`)."""
 
 from __future__ import annotations
 
@@ -13,27 +14,42 @@ import pytest
 from benchcard.project import Project
 from benchcard.publish.build import build_site
 
+from ..helpers_once import made_once, shared_folder
 from ..helpers_project import copy_project
-from ..helpers_site import make_project
+from ..helpers_site import make_project, replication_site
 
 
-@pytest.fixture(scope="module")
+def _built(folder: Path) -> list[str]:
+    project = make_project(folder / "proj")
+    build_site(project, folder / "site")
+    return [str(project.root), str(folder / "site")]
+
+
+def _empty_built(folder: Path) -> list[str]:
+    copy_project(folder / "proj")
+    project = Project((folder / "proj").resolve())
+    build_site(project, folder / "site")
+    return [str(project.root), str(folder / "site")]
+
+
+@pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
-    root = tmp_path_factory.mktemp("site-project")
-    project = make_project(root / "proj")
-    out = root / "site"
-    build_site(project, out)
-    return project, out
+    """The repository's cards with fabricated runs (tests/helpers_site.py) and the site built from them; read only."""
+    root, out = made_once(shared_folder(tmp_path_factory, "site-built"), _built)
+    return Project(Path(root)), Path(out)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def empty_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
-    root = tmp_path_factory.mktemp("site-empty")
-    copy_project(root / "proj")
-    project = Project((root / "proj").resolve())
-    out = root / "site"
-    build_site(project, out)
-    return project, out
+    """The repository's cards with no runs and the site built from them; read only."""
+    root, out = made_once(shared_folder(tmp_path_factory, "site-empty"), _empty_built)
+    return Project(Path(root)), Path(out)
+
+
+@pytest.fixture(scope="session")
+def replicas_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The replication site of tests/helpers_site.py (`replication_site`), built; read only."""
+    return Path(made_once(shared_folder(tmp_path_factory, "site-replicas"), lambda f: str(replication_site(f))))
 
 
 CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))

@@ -10,13 +10,13 @@ import pytest
 
 from benchcard.stats.replication import DEFAULT_RULE
 
-from ..helpers_site import DEMO, REPLICA_ORIGINAL, REPLICA_RERUN, REPLICA_TRANSFER, page, replication_site
+from ..helpers_site import DEMO, REPLICA_ORIGINAL, REPLICA_RERUN, REPLICA_TRANSFER, page
 
 ORIGINAL, RERUN, TRANSFER = REPLICA_ORIGINAL, REPLICA_RERUN, REPLICA_TRANSFER
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return replication_site(tmp_path_factory.mktemp("replicas"))
+@pytest.fixture
+def site(replicas_site: Path) -> Path:
+    return replicas_site
 
 
 def test_the_card_shows_the_original_beside_each_rerun(site: Path) -> None:

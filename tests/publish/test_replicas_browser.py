@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from ..helpers_site import DEMO, REPLICA_ORIGINAL, replication_site
+from ..helpers_site import DEMO, REPLICA_ORIGINAL
 
 pytestmark = pytest.mark.browser
 
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return replication_site(tmp_path_factory.mktemp("replicas-browser"))
+@pytest.fixture
+def site(replicas_site: Path) -> Path:
+    return replicas_site
 
 
 def _open(context: Any, url: str, width: int) -> tuple[Any, list[str]]:

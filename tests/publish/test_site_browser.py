@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from benchcard.publish.build import build_site
-
-from ..helpers_site import make_project
+from benchcard.project import Project
 
 pytestmark = pytest.mark.browser
 
@@ -26,13 +24,9 @@ VIEWPORTS = {"laptop": (1366, 900), "phone": (390, 844)}
 BENCH_RUN = "20261130T151200Z-3f9a"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("browser")
-    project = make_project(root / "proj")
-    out = root / "site"
-    build_site(project, out)
-    return out
+@pytest.fixture
+def site(built: tuple[Project, Path]) -> Path:
+    return built[1]
 
 
 def _shots_dir(tmp_path: Path) -> Path:
