@@ -3,6 +3,7 @@ grids, a probe's score and rule pass rates with their Wilson intervals, and what
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from benchcard.project import Project
 from benchcard.records import ledger
+from benchcard.records.verdictfigures import known
 from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
 
@@ -38,6 +40,24 @@ def test_failed_cells_make_the_grid_incomplete(project: Project) -> None:
     data = v.to_json()
     assert data["counts"]["failed"] == 2
     assert "2 cell(s) failed in transport and the card allows 0" in data["why"]
+
+
+def test_a_variant_that_would_win_in_an_incomplete_grid_is_no_result(project: Project) -> None:
+    """The grid is not judged, so no line may read 'win → result' under 'finding: incomplete → non-result': the
+    variant's line, its comparison in verdict.json and the ledger row read incomplete, and the lead says why
+    every clause holding is no result."""
+    status = {("A", "ex-02", 0): "failed", ("baseline", "ex-03", 2): "failed"}
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: incomplete → non-result" in result.output
+    assert "A vs baseline: incomplete → non-result" in result.output and "→ result" not in result.output
+    assert "every clause holds, but incomplete → non-result" in result.output
+    [row] = ledger.read(project)
+    assert [(c.variant, c.finding, c.outcome) for c in known(row.comparisons) or []] == [
+        ("A", "incomplete", "non-result")]
+    [comparison] = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["comparisons"]
+    assert comparison["why"].startswith("With every cell scored this variant's gap would be a win, but the grid")
 
 
 def test_truncated_cells_count_against_allow_failed(project: Project) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from msgspec import UNSET
 
@@ -172,16 +173,25 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
         notes=notes,
         bootstrap=Bootstrap(resamples=figures.n_resamples, seed=figures.seed, method="cluster (fixtures), percentile"),
         signflip=SignFlip(SIGNFLIP_DRAWS if data.fixtures and len(data.fixtures) > 20 else "exact"),
-        comparisons=[
-            ComparisonFigures(variant=c.variant, finding=c.finding,
-                              outcome="result" if c.finding in RESULT_FINDINGS else "non-result",
-                              why=c.why, equivalence=c.equivalence,
-                              clauses=[row for row in clauses_out if row.variant == c.variant])
-            for c in comparisons
-        ],
+        comparisons=[_unjudged(ComparisonFigures(variant=c.variant, finding=c.finding,
+                                                 outcome="result" if c.finding in RESULT_FINDINGS else "non-result",
+                                                 why=c.why, equivalence=c.equivalence,
+                                                 clauses=[row for row in clauses_out if row.variant == c.variant]),
+                               finding)
+                     for c in comparisons],
         clauses=clauses_out,
         metrics=_metric_figures(card, data, figures, others, {c.variant: c.equivalence for c in comparisons}),
     )
+
+
+def _unjudged(comparison: ComparisonFigures, finding: str) -> ComparisonFigures:
+    """A variant's win or loss in a grid that is not judged (the run incomplete) is no result: its line reads
+    incomplete → non-result, as the run's, never 'win → result' under 'finding: incomplete'."""
+    if finding != "incomplete" or comparison.finding not in RESULT_FINDINGS:
+        return comparison
+    why = (f"With every cell scored this variant's gap would be a {comparison.finding}, but the grid is incomplete "
+           f"and not judged (for information: {comparison.why.rstrip('.')}).")
+    return msgspec.structs.replace(comparison, finding="incomplete", outcome="non-result", why=why)
 
 
 def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str]) -> tuple[list[_Comparison], IntArray]:

@@ -42,7 +42,7 @@ def effect_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     (a comparison's only when `as_ab`)."""
     if not isinstance(v, AbVerdict) or not (v.kind == "ab" or as_ab):
         return []
-    return lead_lines(v.baseline, v.confidence, [(c.variant, c.outcome) for c in v.comparisons],
+    return lead_lines(v.baseline, v.confidence, [(c.variant, c.finding, c.outcome) for c in v.comparisons],
                       [(c.variant, c.metric, c.fixture, c.holds) for c in v.clauses], v.metrics)
 
 
@@ -51,16 +51,17 @@ def row_lead_lines(row: LedgerRow, baseline: str, confidence: float) -> list[str
     if isinstance(row.comparisons, UnsetType) or isinstance(row.clauses, UnsetType):
         return []
     metrics = msgspec.convert(msgspec.to_builtins(known(row.metrics) or {}), dict[str, MetricFigures])
-    return lead_lines(baseline, confidence, [(c.variant, c.outcome) for c in row.comparisons],
+    return lead_lines(baseline, confidence, [(c.variant, c.finding, c.outcome) for c in row.comparisons],
                       [(c.variant, c.metric, c.fixture, c.holds) for c in row.clauses], metrics)
 
 
-def lead_lines(baseline: str, confidence: float, comparisons: Sequence[tuple[str, str]],
+def lead_lines(baseline: str, confidence: float, comparisons: Sequence[tuple[str, str, str]],
                clauses: Sequence[tuple[str, str, str | None, bool]], metrics: Mapping[str, MetricFigures]) -> list[str]:
-    """`effect_lines` from its parts: each variant's outcome, each clause's (variant, metric, fixture,
-    holds), and the metrics' figures."""
+    """`effect_lines` from its parts: each variant's finding and outcome, each clause's (variant, metric, fixture,
+    holds), and the metrics' figures. Every clause holding yet no result (an incomplete grid, a sequential run's
+    look) names the finding, so the line never reads 'every clause holds → non-result' unexplained."""
     out = []
-    for variant, outcome in comparisons:
+    for variant, finding, outcome in comparisons:
         mine = [c for c in clauses if c[0] == variant]
         if not mine:
             continue
@@ -77,7 +78,8 @@ def lead_lines(baseline: str, confidence: float, comparisons: Sequence[tuple[str
         out.append(f"{variant} {verb} {metric} from {fixed(means.get(baseline))} to {fixed(means.get(variant))} "
                    f"({fixed(gap, signed=True)}, {round(100 * confidence)} % CI {ci(known(g.ci) if g else None)})"
                    + (f", {pairing}" if pairing else "")
-                   + f"; {'every clause holds' if held else 'not every clause holds'} → {outcome}")
+                   + f"; {'every clause holds' if held else 'not every clause holds'}"
+                   + (f", but {finding}" if held and outcome != "result" else "") + f" → {outcome}")
     return out
 
 
