@@ -164,3 +164,26 @@ def test_a_judged_run_killed_after_its_deciding_look_is_closed_by_the_resume(
     manifest = json.loads((folder / "manifest.json").read_text())
     assert len(manifest["looks"]) == 1 and manifest["judge_counts"]["ok"] == 96 and "finished_at" in manifest
     assert bc(project, "verdict", folder.name).exit_code == 0
+
+
+def test_a_judge_below_its_agreement_floor_turns_a_stopped_win_inconclusive(tmp_path: Path, server: FakeServer,
+                                                                            key: str) -> None:
+    """The look decides on the grades; the floor says whether they can carry a result, after the look, as for a
+    fixed run: the run stops at its win, and the verdict is inconclusive, naming the judge's agreement."""
+    changes = {**SEQUENTIAL, "judgements: 3": "judgements: 2\n  agreement_floor: 0.8"}
+    project = judge_project(tmp_path, server.base_url, fixtures=16, card_text=card_text(**changes))
+    # each description naming the colour is graded pass, then fail, then pass …: the judge cannot repeat itself
+    server.configure(script({"replies_cycle": ["GRADE: PASS", "GRADE: FAIL"]}))
+    result = bc(project, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, CARD_ID)
+    taken = json.loads((folder / "manifest.json").read_text())["looks"]
+    assert taken[-1]["decision"] == "win"  # each fixture's mean is 0.5 against 0: the gap is plain at some look
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert "finding: inconclusive → non-result" in verdict.output
+    assert "the judge's agreement with itself (Krippendorff's alpha) was " in verdict.output
+    assert "below the declared floor 0.8: grades the judge cannot repeat cannot carry a result" in verdict.output
+    [looks] = [line for line in verdict.output.splitlines() if line.startswith("looks: ")]
+    said = f"stopped at look {len(taken)} of 3: win;" if len(taken) < 3 else "every look taken (3 of 3): win;"
+    assert said in looks
