@@ -66,6 +66,19 @@ def test_a_batch_in_progress_has_no_results_yet_and_a_resubmitted_cell_is_counte
     assert [b["id"] for b in client.get("/messages/batches").json()["data"]][1] == batch["id"]  # newest first
 
 
+def test_a_batch_stays_in_progress_for_its_first_retrievals_whatever_the_clock(fake: FakeServer,
+                                                                            client: httpx.Client) -> None:
+    """`in_progress_polls`: a test that must see a batch in progress, then ended, counts retrievals, not seconds."""
+    fake.configure({"default_reply": "red", "batch": {"in_progress_polls": 2}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c1", "params": chat("x")}]}).json()
+    assert batch["processing_status"] == "in_progress"
+    seen = [client.get(f"/messages/batches/{batch['id']}").json()["processing_status"] for _ in range(3)]
+    assert seen == ["in_progress", "in_progress", "ended"]
+    assert client.get("/messages/batches").json()["data"][0]["processing_status"] == "ended"  # a list counts none
+    results = jsonl(client.get(f"/messages/batches/{batch['id']}/results").content)
+    assert [r["result"]["type"] for r in results] == ["succeeded"]
+
+
 def test_bad_batch_requests_are_refused_like_the_vendors_refuse_them(fake: FakeServer, client: httpx.Client) -> None:
     assert client.post("/files", data={"purpose": "fine-tune"}, files={"file": ("a", b"{}")}).status_code == 400
     assert client.post("/batches", json={"input_file_id": "file-missing"}).status_code == 404

@@ -27,7 +27,7 @@ Config keys (all optional), see :func:`parse_config`::
                   {"match": "noisy", "replies_cycle": ["a", "b"]}],
       "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
       "models": ["fake-model"],
-      "batch": {"validating_s": 0, "in_progress_s": 0, "finalizing_s": 0, "end": "completed",
+      "batch": {"validating_s": 0, "in_progress_s": 0, "finalizing_s": 0, "in_progress_polls": 0, "end": "completed",
                 "done_fraction": 1.0, "delay_s": {"receive": 0, "upload": 0, "create": 0, "download": 0},
                 "bad_results": null}
     }

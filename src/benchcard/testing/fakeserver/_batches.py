@@ -6,8 +6,10 @@ OpenAI: ``POST /v1/files`` (multipart, ``purpose=batch``), ``GET /v1/files/{id}/
 (lists newest first, paged by ``limit`` and ``after`` / ``after_id`` as the vendors page them).
 
 A batch's status follows the clock from its creation (``config.batch``: seconds validating, in progress and
-finalizing), then it ends as configured: ``completed``, ``expired`` or ``cancelled`` (only ``done_fraction`` of
-its requests ran; the rest come back expired or cancelled) or ``failed`` (OpenAI: the whole batch, no files).
+finalizing; or, with ``in_progress_polls`` N, ``in_progress`` with nothing done for its first N retrievals by id,
+whatever the clock, so that a test need not outrun a timer), then it ends as configured: ``completed``,
+``expired`` or ``cancelled`` (only ``done_fraction`` of its requests ran; the rest come back expired or
+cancelled) or ``failed`` (OpenAI: the whole batch, no files).
 Each request is answered as the interactive endpoints would answer it (replies, cycles, ``truncate``); a fault
 that fails a call (429, 5xx, drop, hang, malformed) fails that request inside the batch (a partial failure).
 Every submitted ``custom_id`` is counted, so a test can prove no cell was submitted twice.
@@ -51,6 +53,7 @@ class _Batch:
     results: list[tuple[str, bool, Any]]  # custom_id, answered ok, answer body or error message
     output_file_id: str | None = None
     error_file_id: str | None = None
+    polls: int = 0  # retrievals by id so far (config.batch.in_progress_polls)
 
 
 @dataclass
@@ -87,6 +90,8 @@ def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n
 def _phase(config: Config, batch: _Batch) -> tuple[str, int]:
     """(status, requests done) now: validating, in_progress, finalizing, then the configured end."""
     c = config.batch
+    if batch.polls < c.in_progress_polls:
+        return "in_progress", 0
     t = time.monotonic() - batch.started
     n = len(batch.results)
     ran = n if c.end in ("completed",) else int(n * c.done_fraction) if c.end != "failed" else 0
@@ -177,7 +182,9 @@ class BatchApi:
         batch = store.batches.get(request.match_info["id"])
         if batch is None or batch.vendor != "openai":
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
-        return web.json_response(self._openai_view(config, store, batch))
+        view = self._openai_view(config, store, batch)
+        batch.polls += 1
+        return web.json_response(view)
 
     async def list_openai(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
@@ -255,7 +262,9 @@ class BatchApi:
         if batch is None or batch.vendor != "anthropic":
             return web.json_response({"type": "error", "error": {"type": "not_found_error",
                                                                  "message": "no such batch"}}, status=404)
-        return web.json_response(self._anthropic_view(request, config, batch))
+        view = self._anthropic_view(request, config, batch)
+        batch.polls += 1
+        return web.json_response(view)
 
     async def list_anthropic(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)

@@ -63,6 +63,7 @@ each line twice, `unknown` adds a line answering a custom_id nobody sent."""
     validating_s: float = 0.0
     in_progress_s: float = 0.0
     finalizing_s: float = 0.0
+    in_progress_polls: int = 0  # in progress for this many retrievals by id, whatever the clock
     end: BatchEnd = "completed"
     done_fraction: float = 1.0
     delay_s: tuple[tuple[str, float], ...] = ()
@@ -210,8 +211,8 @@ def parse_config(obj: Any) -> Config:
     )
 
 
-_BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "end", "done_fraction", "delay_s",
-                                 "bad_results"})
+_BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "in_progress_polls", "end",
+                                 "done_fraction", "delay_s", "bad_results"})
 _BATCH_STEPS: Final = frozenset({"receive", "upload", "create", "download"})
 
 
@@ -228,6 +229,7 @@ def _parse_batch(obj: Any) -> BatchConfig:
         validating_s=_number(raw.get("validating_s", 0), "config.batch.validating_s"),
         in_progress_s=_number(raw.get("in_progress_s", 0), "config.batch.in_progress_s"),
         finalizing_s=_number(raw.get("finalizing_s", 0), "config.batch.finalizing_s"),
+        in_progress_polls=_integer(raw.get("in_progress_polls", 0), "config.batch.in_progress_polls"),
         end=end,
         done_fraction=fraction,
         delay_s=tuple(sorted((k, _number(v, f"config.batch.delay_s.{k}")) for k, v in delays.items())),
