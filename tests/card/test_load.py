@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from benchcard.card.load import load_cards, resolve_card_path
-from benchcard.errors import CardError
+from benchcard.card.load import card_of_run, check_seal_root, load_cards, resolve_card_path
+from benchcard.errors import BenchcardError, CardError, RunError, SealError, VerdictError
 from benchcard.project import Project
+from benchcard.records.rows import Manifest
 
 from ..helpers_project import AB_CARD, make_ab_project
 
@@ -40,3 +42,29 @@ def test_named_cards_load_in_the_order_given_and_all_cards_in_file_order(tmp_pat
     project = Project(root)
     assert [c.id for c in load_cards(project)] == ["another", "tiny-ab"]
     assert [c.id for c in load_cards(project, ["tiny-ab", "another"])] == ["tiny-ab", "another"]
+
+
+def test_the_runs_card_is_checked_once_for_a_verdict_a_gate_and_a_replication(tmp_path: Path) -> None:
+    """One check of the card a run was made with, raised in the caller's error family: gone, another version,
+    another kind; then its seal as it is now against the run's."""
+    project = Project(make_ab_project(tmp_path))
+    run = "20261205T120000Z-0a0b"
+    manifest = Manifest(run=run, card="tiny-ab", version=1, kind="ab", seal_root="sha256:aa")
+    card = card_of_run(project, run, manifest, RunError)
+    assert (card.id, card.version) == ("tiny-ab", 1)
+    cases: list[tuple[dict[str, object], type[BenchcardError], str]] = [
+        ({"version": 2}, VerdictError, f"run {run} was made with tiny-ab v2 but cards/tiny-ab.yaml is now v1; a run "
+                                       "is judged and replicated only by the version that produced it"),
+        ({"kind": "probe"}, RunError, f"run {run} is a probe run but tiny-ab is now a ab card"),
+        ({"card": "gone"}, VerdictError, f"run {run}: its card cards/gone.yaml is not in this project; cannot check "
+                                         "its seal (a run copied in needs its card, fixtures, keys and "
+                                         "keys/gone/v1.seal.json)"),
+    ]
+    for changed, error, said in cases:
+        with pytest.raises(error) as info:
+            card_of_run(project, run, msgspec.structs.replace(manifest, **changed), error)
+        assert str(info.value) == said
+    check_seal_root(project, run, card, manifest, lambda: "sha256:aa", VerdictError)
+    with pytest.raises(SealError, match=rf"^seal changed since run {run}: keys/tiny-ab/v1\.seal\.json has root "
+                                        "sha256:bb but the run was made under sha256:aa$"):
+        check_seal_root(project, run, card, manifest, lambda: "sha256:bb", SealError)

@@ -66,7 +66,9 @@ def test_a_card_at_another_version_is_refused(judged: tuple[Project, str]) -> No
     text = path.read_text(encoding="utf-8").replace("version: 1\n", "version: 2\n", 1)
     path.write_text(text.replace("history:\n", "history:\n  - {version: 2, note: A second version.}\n"),
                     encoding="utf-8")
-    assert "cards/colour-ab.yaml is colour-ab v2 (ab); run" in _refused(project, run)
+    assert _refused(project, run).endswith(  # the verdict's words (card/load.card_of_run, one check)
+        f"run {run} was made with colour-ab v1 but cards/colour-ab.yaml is now v2; a run is judged and replicated "
+        "only by the version that produced it")
 
 
 def test_resume_names_a_run_that_is_no_replication(judged: tuple[Project, str]) -> None:

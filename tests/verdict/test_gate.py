@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
+from benchcard.card import seal
+from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -217,5 +219,23 @@ def test_the_gate_and_the_verdict_refuse_a_changed_card_in_the_same_words(projec
     assert judged.exit_code == gated.exit_code == 1
     assert judged.stderr == gated.stderr == (
         f"error: run {run_dir.name} was made with {path.stem} v1 but cards/{path.name} is now v2; a run is judged "
-        "only by the version that produced it\n")
+        "and replicated only by the version that produced it\n")
     assert ledger.read(project) == []
+
+
+def test_verdict_gate_hashes_the_seal_once(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate reads the card the verdict checks: the seal is verified once, by the verdict being given (with
+    --show, which gives none, by the gate)."""
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    computed: list[str] = []
+    compute = seal.compute
+
+    def counted(card: Card, project: Project) -> seal.SealContent:
+        computed.append(card.id)
+        return compute(card, project)
+
+    monkeypatch.setattr(seal, "compute", counted)
+    assert bc(project, "verdict", run_dir.name, "--gate").exit_code == 0
+    assert len(computed) == 1
+    assert bc(project, "verdict", run_dir.name, "--show", "--gate").exit_code == 0
+    assert len(computed) == 2

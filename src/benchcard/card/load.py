@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchcard._util.safeio import read_regular_text
@@ -10,8 +10,9 @@ from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card._names import check_names
 from benchcard.card.model import Card
 from benchcard.card.reader import read_card
-from benchcard.errors import CardError
+from benchcard.errors import BenchcardError, CardError, SealError
 from benchcard.project import Project
+from benchcard.records.rows import Manifest
 
 
 def load_card(path: Path, project: Project) -> Card:
@@ -56,3 +57,34 @@ def resolve_card_path(project: Project, name: str) -> Path:
     if not path.is_file():
         raise CardError(f"{name}: no such card (looked for {project.relative(path)})")
     return path
+
+
+def card_of_run(project: Project, run: str, manifest: Manifest, error: type[BenchcardError]) -> Card:
+    """The card run `run` was made with, loaded again for its verdict, its gate or its replication: refused
+    (`error`, one line in the caller's family) when it is gone or is now another version or kind. Its seal is
+    `check_seal_root`'s, apart, so that a caller may hash it meanwhile."""
+    path = project.card_path(manifest.card)
+    if not path.is_file():
+        raise error(f"run {run}: its card {project.relative(path)} is not in this project; cannot check its seal (a "
+                    f"run copied in needs its card, fixtures, keys and keys/{manifest.card}/v{manifest.version}"
+                    ".seal.json)")
+    card = load_card(path, project)
+    if card.version != manifest.version:
+        raise error(f"run {run} was made with {manifest.card} v{manifest.version} but {project.relative(path)} is "
+                    f"now v{card.version}; a run is judged and replicated only by the version that produced it")
+    if card.kind != manifest.kind:
+        raise error(f"run {run} is a {manifest.kind} run but {manifest.card} is now a {card.kind} card")
+    return card
+
+
+def check_seal_root(project: Project, run: str, card: Card, manifest: Manifest, root: Callable[[], str],
+                    error: type[BenchcardError]) -> None:
+    """The card's seal as it is now (`root()`, SealError when it no longer holds) must be the one run `run` was
+    made under; `error` otherwise."""
+    try:
+        now = root()
+    except SealError as exc:
+        raise error(f"seal changed since run {run}: {exc}") from None
+    if now != manifest.seal_root:
+        raise error(f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has "
+                    f"root {now} but the run was made under {manifest.seal_root}")

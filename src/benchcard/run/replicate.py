@@ -27,7 +27,7 @@ import httpx
 import msgspec
 
 from benchcard.card import seal as sealmod
-from benchcard.card.load import load_card
+from benchcard.card.load import card_of_run, check_seal_root
 from benchcard.card.model import Card
 from benchcard.errors import RunError, SealError
 from benchcard.project import Project
@@ -71,7 +71,8 @@ def original_of(project: Project, name: str) -> Original:
     if manifest.scratch:
         raise RunError(f"{where}: a scratch run (a trial, never in the ledger) has no result to replicate")
     link = _ledger_link(project, folder, manifest)
-    card = _card_of(project, folder, manifest)
+    card = card_of_run(project, folder.name, manifest, RunError)  # the verdict's check, with a replication's error
+    check_seal_root(project, folder.name, card, manifest, lambda: sealmod.verify(card, project), SealError)
     problems = plan_problems(folder, store.manifest_as_written())
     if problems:
         raise SealError(f"{where}: {problems[0]}; a replication sends only sealed requests that verify")
@@ -99,24 +100,6 @@ def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaL
         raise RunError(f"{project.relative(project.ledger_path)}: the row of run {folder.name} (seq {row.seq}) is not "
                        f"the one {project.relative(path)} records; `benchcard ledger --verify` says what changed")
     return ReplicaLink(run=folder.name, hash=entry.hash, seq=entry.seq, evidence=where, foreign=row is None)
-
-
-def _card_of(project: Project, folder: Path, manifest: Manifest) -> Card:
-    """The original's card at the run's version, its seal verified and the one the run was made under."""
-    where = project.relative(folder)
-    path = project.card_path(manifest.card)
-    if not path.is_file():
-        raise RunError(f"{where}: its card {project.relative(path)} is not in this project; copy the card with "
-                       f"its fixtures, keys and seal (keys/{manifest.card}/v{manifest.version}.seal.json)")
-    card = load_card(path, project)
-    if card.version != manifest.version or card.kind != manifest.kind:
-        raise RunError(f"{project.relative(path)} is {card.id} v{card.version} ({card.kind}); run {folder.name} is of "
-                       f"v{manifest.version} ({manifest.kind}): a replication sends the version that was run")
-    root = sealmod.verify(card, project)  # SealError naming the file that changed
-    if root != manifest.seal_root:
-        raise SealError(f"{project.relative(project.seal_path(card.id, card.version))}: root {root}, but run "
-                        f"{folder.name} was made under {manifest.seal_root}")
-    return card
 
 
 # ------------------------------------------------------------------------------------------------- the plan

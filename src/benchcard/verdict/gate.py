@@ -17,7 +17,7 @@ from typing import Any
 from msgspec import UnsetType
 
 from benchcard.card import seal
-from benchcard.card.load import load_card, resolve_card_path
+from benchcard.card.load import card_of_run, check_seal_root, load_card, resolve_card_path
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
@@ -26,7 +26,6 @@ from benchcard.records.rows import Manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
-from benchcard.verdict.integrity import card_of_run, check_seal_root
 from benchcard.verdict.report import changed_lines, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
@@ -73,7 +72,7 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
     card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
     `show` the card's result, else its newest run (`records/cardruns.py`)."""
     run_dir = find_run(project, run, "result" if show else "newest")
-    card = _card_to_gate(project, run_dir, read_manifest(run_dir)) if gate else None
+    card = _card_to_gate(project, run_dir, read_manifest(run_dir), check_seal=show) if gate else None
     if show:
         verdict = load_verdict(project, run_dir)
         if card is not None and known(verdict.file.scratch):  # no ledger row vouches for a scratch verdict.json
@@ -97,12 +96,15 @@ def shown_lines(verdict: Verdict, gate: Gate | None) -> list[str]:
     return lines + ([gate.line] if gate else [])
 
 
-def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest) -> Card:
-    """The run's card at the run's version and seal (`card_of_run`, as the verdict checks it): the threshold read
-    is the one that was sealed."""
-    card = card_of_run(project, run_dir.name, manifest)
+def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest, *, check_seal: bool) -> Card:
+    """The run's card at the run's version (`card_of_run`, as the verdict checks it), its gate field checked before
+    any verdict is given. Its seal is checked here for `--show` only: a verdict being given checks the seal itself,
+    before anything is written, so the fixtures and keys are hashed once; either way the threshold read is the
+    one that was sealed."""
+    card = card_of_run(project, run_dir.name, manifest, VerdictError)
     _check_gate_field(card, project)
-    check_seal_root(project, run_dir.name, card, manifest, lambda: seal.verify(card, project))
+    if check_seal:
+        check_seal_root(project, run_dir.name, card, manifest, lambda: seal.verify(card, project), VerdictError)
     return card
 
 

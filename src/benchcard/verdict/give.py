@@ -28,6 +28,7 @@ import numpy as np
 
 from benchcard._util.files import move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
+from benchcard.card.load import card_of_run, check_seal_root
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
@@ -46,9 +47,7 @@ from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import (
-    card_of_run,
     check_plan,
-    check_seal_root,
     evidence_digests,
     evidence_files,
     record_problems,
@@ -122,7 +121,7 @@ def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     if (run_dir / VERDICT_FILE).exists():
         raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
                            f"is given once — `benchcard verdict {run} --show` prints it")
-    return card_of_run(project, run, manifest)
+    return card_of_run(project, run, manifest, VerdictError)
 
 
 def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Card,
@@ -133,7 +132,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
     changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
     run = run_dir.name
     check_seal_root(project, run, card, manifest, sealed_root.result if sealed_root is not None
-                    else lambda: _seal_root(project, card, manifest))
+                    else lambda: _seal_root(project, card, manifest), VerdictError)
     check_plan(run_dir, RunReader(run_dir).manifest_as_written(), card,
                assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest

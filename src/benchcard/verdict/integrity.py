@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from benchcard._util.hashing import digest, file_digest
-from benchcard.card.load import load_card
 from benchcard.card.model import Card
-from benchcard.errors import SealError, VerdictError
+from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.plandigest import plan_problems
-from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, Manifest, dumps_line
+from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile
 from benchcard.run.grid import assignment_digest, planned_assignment
@@ -41,38 +40,6 @@ ANCHORED = {"outputs_digest": OUTPUTS, "scores_digest": SCORES}
 #: Files of a run folder anchored by a digest of their own (the manifest's fields through plan_digest and the
 #: digests above, verdict.json through verdict_digest), hence not listed again in a row's `evidence_files`.
 OWN_DIGEST = frozenset({"manifest.json", OUTPUTS, SCORES, VERDICT_FILE})
-
-
-def card_of_run(project: Project, run: str, manifest: Manifest) -> Card:
-    """The card run `run` was made with, loaded again for its verdict or its gate: refused when it is gone or is
-    now another version or kind. Its seal is `check_seal_root`'s."""
-    card_id = manifest.card
-    path = project.card_path(card_id)
-    if not path.is_file():
-        raise VerdictError(f"run {run}: its card {project.relative(path)} is gone; cannot check its seal")
-    card = load_card(path, project)
-    if card.version != manifest.version:
-        raise VerdictError(
-            f"run {run} was made with {card_id} v{manifest.version} but {project.relative(path)} is now "
-            f"v{card.version}; a run is judged only by the version that produced it"
-        )
-    if card.kind != manifest.kind:
-        raise VerdictError(f"run {run} is a {manifest.kind} run but {card_id} is now a {card.kind} card")
-    return card
-
-
-def check_seal_root(project: Project, run: str, card: Card, manifest: Manifest, root: Callable[[], str]) -> None:
-    """The card's seal as it is now (`root()`, SealError when it no longer holds) must be the one run `run` was
-    made under."""
-    try:
-        now = root()
-    except SealError as exc:
-        raise VerdictError(f"seal changed since run {run}: {exc}") from None
-    if now != manifest.seal_root:
-        raise VerdictError(
-            f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has root "
-            f"{now} but the run was made under {manifest.seal_root}"
-        )
 
 
 def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: str | None = None) -> None:
