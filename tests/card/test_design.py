@@ -219,6 +219,10 @@ def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dea
                         f"{why} (or, for an A/A or pilot card, say so: win: {{accept_cannot_win: true}})")
         code, out, _ = _run(project, "check", "tiny-ab")
         assert code == 0 and f": field '{field}': 24 fixtures × 5 repetitions" in out
+        code, out, _ = _run(project, "plan", "tiny-ab", "--baseline-rate", "0.5")  # not 'wins 100%'
+        shown = [line for line in out.splitlines() if "the most this design can show" in line]
+        assert code == 0 and len(shown) == 1 and ("no win at all, whatever the data" in shown[0] or (
+            "wins 0% of simulated runs" in shown[0] and "widen the guard's margin" in shown[0])), out
     wider = fine.replace(first, f"{first}    - {{metric: score, test: not_rises, margin: 0.73}}\n")
     result = bc(make_ab_project(tmp_path / "wider", wider, n_fixtures=24), "seal", "tiny-ab")
     assert result.exit_code == 0 and result.stderr == "", result.output

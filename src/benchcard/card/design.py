@@ -167,6 +167,19 @@ def cannot_win(card: Card) -> str | None:
     return f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) {why}; {change}"
 
 
+def plain_rule(card: Card) -> tuple[str | None, float | None]:
+    """What the rule beyond its first clause holds the plainest effect to, for `plan`'s figure of the most a
+    design can show: why no design can win (a clause it breaks whatever the data), else the margin of a guard
+    against its own direction that its gap must be shown within (None: neither)."""
+    broken = _one_fixture_gap(card) or _against_the_effect(card)
+    if broken is not None:
+        return broken[1], None
+    assert card.win is not None
+    guard = "not_rises" if card.win.clauses[0].test == "rises" else "not_falls"
+    margins = [float(c.margin) for _, c in _rule_on_first_metric(card) if c.test == guard and c.margin is not None]
+    return None, min(margins) if margins else None
+
+
 def _rule_on_first_metric(card: Card) -> list[tuple[int, Clause]]:
     """The clauses after the first on the first clause's metric over every fixture (or, for `holds`, on one),
     when that metric is a score in [0, 1]: those the plainest effect can be held to."""

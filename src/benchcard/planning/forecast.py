@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from benchcard.card.design import plain_min_effect
+from benchcard.card.design import plain_min_effect, plain_rule
 from benchcard.card.model import Card, Clause
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
@@ -136,7 +136,8 @@ def _assumed(card: Card, assumed: Assumptions, size: tuple[int, int]) -> tuple[A
                        variant=", ".join(variants), fixtures=size[0], repetitions=size[1],
                        simulated_runs=simulate.DRAWS)
     level = powerplan.holm_level(card.win.alpha, len(variants), info.notes)
-    info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha, plain_min_effect(card)))
+    info.notes.append(powerplan.reach_note(size[0], size[1], len(variants), card.win.alpha, plain_min_effect(card),
+                                            plain_rule(card)))
     model = powerplan.mirrored(assumed.model(), first.test)
     found: tuple[Model, float] | None = None
     if first.test in ("rises", "falls"):
@@ -188,7 +189,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path,
     others = [v for v in card.variant_names() if v != card.baseline and v in data.variants]
     n_variants = len([v for v in card.variant_names() if v != card.baseline])
     level = powerplan.holm_level(alpha, n_variants, notes)
-    notes.append(powerplan.reach_note(size[0], size[1], n_variants, alpha, plain_min_effect(card)))
+    notes.append(powerplan.reach_note(size[0], size[1], n_variants, alpha, plain_min_effect(card), plain_rule(card)))
     for clause in card.win.clauses:
         for variant in others:
             entry = ClausePlan(metric=clause.metric, test=clause.test, fixture=clause.fixture, margin=clause.margin,

@@ -104,15 +104,23 @@ def holm_level(alpha: float, variants: int, notes: list[str]) -> float:
     return alpha / variants
 
 
-def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float = 0.0) -> str:
+def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float = 0.0,
+               rule: tuple[str | None, float | None] = (None, None)) -> str:
     """The best power the design can reach at all (stats/reach.py), and the smallest change when it is not
-    reliable: what `check` and `seal` say of the card's own design, here for the planned one."""
+    reliable: what `check` and `seal` say of the card's own design, here for the planned one. `rule`: what the
+    card's other clauses hold that effect to (`card.design.plain_rule`): a clause it breaks, or a guard's margin."""
+    if rule[0] is not None:
+        return f"the most this design can show: no win at all, whatever the data: {rule[0]}"
     variants = max(variants, 1)
-    power = reach.best_power(fixtures, repetitions, variants, alpha, min_effect)
+    power = reach.best_power(fixtures, repetitions, variants, alpha, min_effect, rule[1])
     effect = f", min_effect {min_effect:g}" if min_effect > 0 else ""
+    effect += f", the gap shown within a guard's margin {rule[1]:g}" if rule[1] is not None else ""
     text = (f"the most this design can show: a treatment right every time against a baseline right about half the "
             f"time wins {power:.0%} of simulated runs ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g}"
             f"{effect})")
+    if rule[1] is not None and power < reach.RELIABLE <= reach.best_power(fixtures, repetitions, variants, alpha,
+                                                                            min_effect):
+        return text + f"; no effect can win reliably here ({reach.RELIABLE:.0%} needed): widen the guard's margin"
     if power < reach.RELIABLE:
         change = reach.smallest_change(fixtures, repetitions, variants, alpha, min_effect).text(
             fixtures, repetitions, variants)
