@@ -59,6 +59,10 @@ def test_a_judged_run_stops_at_the_look_its_judged_stretch_decides(tmp_path: Pat
     assert given["judge"]["judgements"] == 96 and given["sequential"]["decision"] == "win"
     verified = bc(project, "ledger", "--verify")
     assert verified.exit_code == 0, verified.output
+    site = bc(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    pages = [p.read_text() for p in (tmp_path / "site").rglob("*.html") if folder.name in p.read_text()]
+    assert any("look 1 of 3: win" in p and "Krippendorff&#39;s alpha (with itself)" in p for p in pages)
 
 
 def test_a_judged_run_killed_in_a_stretchs_judging_resumes_at_the_same_schedule(tmp_path: Path,
