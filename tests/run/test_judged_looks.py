@@ -191,3 +191,18 @@ def test_a_judge_below_its_agreement_floor_turns_a_stopped_win_inconclusive(tmp_
     [looks] = [line for line in verdict.output.splitlines() if line.startswith("looks: ")]
     said = f"stopped at look {len(taken)} of 3: win;" if len(taken) < 3 else "every look taken (3 of 3): win;"
     assert said in looks
+
+
+def test_a_batch_judged_run_submits_one_batch_per_stretch_and_judges_each_before_its_look(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    project = _project(tmp_path, server.base_url)
+    server.configure({**script({"reply": "GRADE: FAIL"}), "batch": {"validating_s": 0.05, "in_progress_s": 0.1}})
+    result = bc(project, "run", CARD_ID, "--batch", "--poll-interval", "0.05")
+    assert result.exit_code == 0, result.output
+    assert "every look taken (3 of 3): inconclusive; 288 calls" in result.output
+    stats = server.stats()
+    assert stats["batch"]["batches"] == 3 and stats["batch"]["submitted"] == 288
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [look["cells"] for look in manifest["looks"]] == [96, 192, 288]
+    assert [(s["look"], s["judgements"]) for s in manifest["judge_stretches"]] == [(2, 96), (3, 96)]
