@@ -226,3 +226,20 @@ def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dea
     wider = fine.replace(first, f"{first}    - {{metric: score, test: not_rises, margin: 0.73}}\n")
     result = bc(make_ab_project(tmp_path / "wider", wider, n_fixtures=24), "seal", "tiny-ab")
     assert result.exit_code == 0 and result.stderr == "", result.output
+
+
+def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_path: Path) -> None:
+    """Three cells at O'Brien–Fleming's first boundary: a Wilson bound from 3 of 3 stays below a gate of 0.5 and
+    one from 0 of 3 above it, so look 1 never stops the run whatever the model does (measured: 'continue' with
+    every cell passing and with every cell failing); check says so and names the looks to keep."""
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, repetitions=40, block="sequential: {looks: [3, 20, 40]}\n"
+                                                                "gate: {min_score: 0.5}\n")
+    result = bc(project.root, "check", "one-word-sentiment")
+    assert result.exit_code == 0, result.output
+    assert ("field 'sequential.looks': look 1 can neither pass nor fail gate min_score 0.5 at its boundary, even "
+            "with every cell passing or failing: it can never stop the run (drop it: looks: [20, 40])") in result.output
+    fine = sequential_probe(tmp_path / "fine", repetitions=40, block="sequential: {looks: [20, 40]}\n"
+                                                                     "gate: {min_score: 0.5}\n")
+    assert "can never stop the run" not in bc(fine.root, "check", "one-word-sentiment").output

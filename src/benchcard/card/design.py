@@ -64,7 +64,7 @@ def design_warnings(card: Card, project: Project) -> list[str]:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
         field = _blocking_field(card)
         out.append(f"{at(*field)}: field '{'.'.join(field)}': {dead}{accepted}")
-    early = early_looks(card)
+    early = early_looks(card) or undecidable_probe_looks(card)
     if early:
         out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
@@ -94,6 +94,38 @@ def early_looks(card: Card) -> str | None:
            "give more repetitions, or drop the sequential block")
     why = "futility is off" if card.is_ab else "a probe never stops for futility"
     return f"{head}, and {why}: it can never stop the run ({fix})"
+
+
+def undecidable_probe_looks(card: Card) -> str | None:
+    """A sequential probe's looks before the last at which its gate can be neither passed nor failed: with n
+    cells at the look's boundary z, even a mean of 1 has a Wilson lower bound below `min_score` and a mean of 0
+    an upper bound at or above it, so the look can never stop the run (it costs a scoring pass and nothing
+    else). None when every look can decide."""
+    if card.sequential is None or card.is_ab or card.gate is None:
+        return None
+    import numpy as np
+
+    from benchcard.stats.replication import wilson_bounds
+    from benchcard.stats.sequential import Schedule, boundaries
+
+    looks = card.sequential.looks
+    plan = Schedule(looks=looks, spending=card.sequential.spending, futility=False, alpha=card.gate_alpha,
+                    **({} if card.sequential.gamma is None else {"gamma": card.sequential.gamma}))
+    dead = []
+    for k, (r, level) in enumerate(zip(looks[:-1], boundaries(plan).nominal, strict=False), 1):
+        if not 0 < level < 1:
+            continue  # no α spent here: early_looks says so for a look before 3 repetitions
+        low, _ = wilson_bounds(np.array([1.0]), np.array([float(r)]), level)
+        _, high = wilson_bounds(np.array([0.0]), np.array([float(r)]), level)
+        if low[0] < card.gate and high[0] >= card.gate:
+            dead.append(k)
+    if not dead:
+        return None
+    which = f"look {dead[0]}" if len(dead) == 1 else f"looks {', '.join(map(str, dead))}"
+    kept = [r for k, r in enumerate(looks, 1) if k not in dead]
+    fix = f"drop {'it' if len(dead) == 1 else 'them'}: looks: {kept}" if len(kept) >= 2 else "drop the sequential block"
+    return (f"{which} can neither pass nor fail gate min_score {card.gate:g} at {'its' if len(dead) == 1 else 'their'} "
+            f"boundary, even with every cell passing or failing: it can never stop the run ({fix})")
 
 
 def _blocking_field(card: Card) -> tuple[str, ...]:
