@@ -206,3 +206,26 @@ def test_a_batch_judged_run_submits_one_batch_per_stretch_and_judges_each_before
     manifest = json.loads((folder / "manifest.json").read_text())
     assert [look["cells"] for look in manifest["looks"]] == [96, 192, 288]
     assert [(s["look"], s["judgements"]) for s in manifest["judge_stretches"]] == [(2, 96), (3, 96)]
+
+
+def test_a_judged_stretch_with_failed_cells_names_the_resume_a_judge_card_accepts(tmp_path: Path,
+                                                                                 server: FakeServer,
+                                                                                 key: str) -> None:
+    """More failed cells than allowed stop the run before its look; a judge card's run cannot be retried
+    (`--retry-failed` does not re-judge), so the message names the plain resume alone, and that resume works."""
+    project = _project(tmp_path, server.base_url)
+    server.configure({**script({"reply": "GRADE: PASS"}),
+                      "faults": [{"match": "number 1<", "kind": "500", "times": 999}]})  # fixture 1's model calls
+    stopped = bc(project, "run", CARD_ID, "--attempts", "1")
+    folder = only_run(project, CARD_ID)
+    run_ = f"benchcard run {CARD_ID} --resume {folder.name}"
+    assert stopped.exit_code == 1
+    assert stopped.stderr.strip().splitlines()[-1] == (
+        "error: 6 cell(s) before look 1 failed (6 in all, more than win.allow_failed, 0); the look is not taken yet, "
+        f"and once taken it is final. `--retry-failed` does not re-judge a judge card's run; `{run_}` takes the "
+        "look with them failed")
+    server.configure(script({"reply": "GRADE: PASS"}))
+    resumed = bc(project, "run", CARD_ID, "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+    looks = json.loads((folder / "manifest.json").read_text())["looks"]
+    assert looks[0]["look"] == 1 and looks[0]["cells"] == 96

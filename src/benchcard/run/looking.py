@@ -100,13 +100,16 @@ async def run_in_looks(card: Card, store: RunStore, manifest: Manifest, looker: 
 def _wait_for_retry(card: Card, store: RunStore, look: int) -> None:
     """A stretch just called that leaves more failed cells than `win.allow_failed` stops the run before its look
     (RunError): once taken, a look is final and its failed cells are never called again, so the user chooses
-    first — `--retry-failed` calls them again, a plain `--resume` takes the look with them failed."""
+    first — `--retry-failed` calls them again, a plain `--resume` takes the look with them failed (a judge card's
+    run: the plain resume alone, as `--retry-failed` does not re-judge)."""
     if not card.is_ab or card.win is None:
         return
     found = outcomes(store)  # `failed`: this stretch's (no look has read them); `final`: the earlier ones'
     if not found.failed or found.failed + found.final <= card.win.allow_failed:
         return
     run = f"benchcard run {card.id} --resume {store.run_id}"
+    retry = ("`--retry-failed` does not re-judge a judge card's run" if card.judge_spec is not None
+             else f"`{run} --retry-failed` calls them again first")
     raise RunError(f"{found.failed} cell(s) before look {look} failed ({found.failed + found.final} in all, more "
                    f"than win.allow_failed, {card.win.allow_failed}); the look is not taken yet, and once taken it is "
-                   f"final. `{run} --retry-failed` calls them again first; `{run}` takes the look with them failed")
+                   f"final. {retry}; `{run}` takes the look with them failed")
