@@ -218,7 +218,7 @@ def test_a_clause_on_the_effects_metric_that_the_plainest_effect_breaks_is_a_dea
         assert line == (f"error: refusing to seal cards/tiny-ab.yaml: 24 fixtures × 5 repetitions with 1 variant(s) "
                         f"{why} (or, for an A/A or pilot card, say so: win: {{accept_cannot_win: true}})")
         code, out, _ = _run(project, "check", "tiny-ab")
-        assert code == 0 and f": field '{field}': 24 fixtures × 5 repetitions" in out
+        assert code == 0 and f"cards/tiny-ab.yaml:26: field '{field}': 24 fixtures × 5 repetitions" in out, out
         code, out, _ = _run(project, "plan", "tiny-ab", "--baseline-rate", "0.5")  # not 'wins 100%'
         shown = [line for line in out.splitlines() if "the most this design can show" in line]
         assert code == 0 and len(shown) == 1 and ("no win at all, whatever the data" in shown[0] or (
