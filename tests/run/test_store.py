@@ -12,7 +12,16 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import Project
-from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, RequestRow, Status, Usage, new_run_id
+from benchcard.records.rows import (
+    AssignmentRow,
+    JudgeStretch,
+    Manifest,
+    OutputRow,
+    RequestRow,
+    Status,
+    Usage,
+    new_run_id,
+)
 from benchcard.run.store import RunStore
 
 
@@ -51,6 +60,24 @@ def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
     with pytest.raises(RunError, match="'cells'"):
         store.add_to_manifest({"cells": 3})
     assert not list(store.folder.glob("*.tmp"))
+
+
+def test_a_judged_stretch_is_planned_once_in_order_after_the_first_stretch_s_plan(store: RunStore) -> None:
+    store.write_manifest(Manifest(run=store.run_id, card="card", version=1, kind="ab", seal_root="sha256:0",
+                                  cells=2))
+
+    def stretch(look: int) -> JudgeStretch:
+        return JudgeStretch(look=look, file=f"sealed/judge-requests-{look}.jsonl", judgements=4, seed=look,
+                            planned_at="now", requests_digest="sha256:1")
+
+    with pytest.raises(RunError, match="needs the judging plan of the first stretch"):
+        store.append_judge_stretch(stretch(2))
+    store.add_to_manifest({"judge": {"judgements": 4, "seed": 1}})
+    assert store.append_judge_stretch(stretch(2)).judge_stretches == [stretch(2)]
+    with pytest.raises(RunError, match="planned once, in order"):
+        store.append_judge_stretch(stretch(2))
+    assert store.append_judge_stretch(stretch(3)).judge_stretches == [stretch(2), stretch(3)]
+    assert store.read_manifest().judge_stretches == [stretch(2), stretch(3)]
 
 
 def test_fields_the_manifest_type_does_not_know_survive_an_addition(store: RunStore) -> None:

@@ -90,10 +90,7 @@ class RunStore(RunReader):
                 raise RunError(f"{self.manifest_path}: field '{key}' is already {raw[key]!r}; "
                                "nothing written in a manifest is changed")
             raw[key] = value
-        out = encode_manifest(raw)
-        manifest = decode_manifest(out, self.manifest_path)
-        write_atomic(self.manifest_path, out)
-        return manifest
+        return self._rewrite_manifest(raw)
 
     def append_look(self, look: Look) -> Manifest:
         """A sequential run's look, appended to the manifest's `looks` (the list only grows: a look is taken once,
@@ -104,24 +101,21 @@ class RunStore(RunReader):
             raise RunError(f"{self.manifest_path}: look {look.look} follows {len(looks)} recorded looks; looks are "
                            "taken once each, in order")
         raw["looks"] = [*looks, msgspec.to_builtins(look)]
-        out = encode_manifest(raw)
-        manifest = decode_manifest(out, self.manifest_path)
-        write_atomic(self.manifest_path, out)
-        return manifest
+        return self._rewrite_manifest(raw)
 
     def append_judge_stretch(self, stretch: JudgeStretch) -> Manifest:
         """A sequential judge card's judging plan for a later stretch, appended to `judge_stretches` before its
         first judge call (the list only grows: each stretch is planned once, in order, and never changed)."""
         raw: dict[str, Any] = json.loads(self._manifest_data())
         planned = raw.get("judge_stretches", [])
-        if "judge" not in raw or (planned[-1]["look"] if planned else 1) >= stretch.look:
+        if "judge" not in raw:
+            raise RunError(f"{self.manifest_path}: the judging of look {stretch.look}'s stretch needs the judging "
+                           "plan of the first stretch (the manifest's judge block), which is not recorded")
+        if (planned[-1]["look"] if planned else 1) >= stretch.look:
             raise RunError(f"{self.manifest_path}: the judging of look {stretch.look}'s stretch follows a plan "
                            "already recorded for it or later; each stretch is planned once, in order")
         raw["judge_stretches"] = [*planned, msgspec.to_builtins(stretch)]
-        out = encode_manifest(raw)
-        manifest = decode_manifest(out, self.manifest_path)
-        write_atomic(self.manifest_path, out)
-        return manifest
+        return self._rewrite_manifest(raw)
 
     def reopen_manifest(self, retry: Mapping[str, Any], closing: Iterable[str]) -> None:
         """For `--retry-failed` (retry.py): the closing fields leave, recorded in `retry`, appended to `retries`."""
@@ -129,9 +123,14 @@ class RunStore(RunReader):
         for key in closing:
             raw.pop(key, None)
         raw["retries"] = [*raw.get("retries", []), msgspec.to_builtins(dict(retry))]
+        self._rewrite_manifest(raw)
+
+    def _rewrite_manifest(self, raw: dict[str, Any]) -> Manifest:
+        """The merged manifest, checked against its struct before it replaces the file (atomically)."""
         out = encode_manifest(raw)
-        decode_manifest(out, self.manifest_path)
+        manifest = decode_manifest(out, self.manifest_path)
         write_atomic(self.manifest_path, out)
+        return manifest
 
     # ------------------------------------------------------------------------------------------ sealed plan
 
