@@ -255,7 +255,7 @@ def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[VerdictFi
 
 def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:
     """Each cell's outcome, and a retried cell's earlier attempts, oldest first: its earlier rows in outputs.jsonl
-    (run/retry.py), after those a retry before 2026-12-01 moved to attempts.jsonl."""
+    (run/_retry.py), after those a retry before 2026-12-01 moved to attempts.jsonl."""
     rows = _read_rows(run_dir / OUTPUTS, OutputRow)
     if not manifest.retries:
         return rows, {}
@@ -269,7 +269,7 @@ def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[s
 
 
 def _latest_scores(run_dir: Path, manifest: Manifest) -> list[ScoreRow]:
-    """Each cell's score: a retried run appends its retried cells' scores (run/retry.py), the last one counts."""
+    """Each cell's score: a retried run appends its retried cells' scores (run/_retry.py), the last one counts."""
     rows = _read_rows(run_dir / SCORES, ScoreRow)
     return last_per_cell(rows, lambda row: row.cell) if manifest.retries else rows
 

@@ -34,7 +34,7 @@ class Tokens(msgspec.Struct, frozen=True):
 
 class Closed(msgspec.Struct, frozen=True, kw_only=True):
     """The closing fields a run had when `--retry-failed` reopened it, kept so that its earlier
-    `outputs_digest` stays on record (`run/retry.py`'s CLOSING_FIELDS); a field the run did not have is absent."""
+    `outputs_digest` stays on record (`run/_retry.py`'s CLOSING_FIELDS); a field the run did not have is absent."""
 
     finished_at: str | UnsetType | None = UNSET
     outputs_digest: str | UnsetType | None = UNSET

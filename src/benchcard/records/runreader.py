@@ -233,7 +233,7 @@ def whole_row(data: bytes) -> bool:
     return isinstance(row, dict) and "cell" in row and "status" in row
 
 # ------------------------------------------------------------------------------ each cell's current outcome
-# outputs.jsonl is append-only, a retry included (run/retry.py): a cell's outcome is its last row, and the
+# outputs.jsonl is append-only, a retry included (run/_retry.py): a cell's outcome is its last row, and the
 # manifest's `retries` say where each retry began. Read here, for the run stage that resumes and the verdict and
 # the pages that count.
 

@@ -23,7 +23,7 @@ from benchcard.card.model import Card
 from benchcard.errors import RunError
 from benchcard.records.rows import AssignmentRow, Look, Manifest, Schedule, iter_rows
 from benchcard.records.runreader import outcomes
-from benchcard.run.retry import done_cells
+from benchcard.run._retry import done_cells
 from benchcard.run.store import RunStore
 
 #: The verdict's look (`verdict.looks.look_at`): the card, the run folder, the look (1-based) → the look taken.

@@ -38,6 +38,7 @@ from benchcard.run._calls import RateLimiter, Session, execute, make_client, wor
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run._pool import PoolProvider, pool_capacity
 from benchcard.run._progress import NullProgress, Progress, RichProgress
+from benchcard.run._retry import done_cells, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run._scratch import MARK as SCRATCH
 from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
@@ -54,7 +55,6 @@ from benchcard.run.providers import (
 )
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import is_openrouter
-from benchcard.run.retry import done_cells, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run.store import RunStore
 from benchcard.run.summary import RunSummary, Tally, capped_note, run_summary
 from benchcard.scoring.scorers import score_run

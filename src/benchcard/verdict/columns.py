@@ -197,7 +197,7 @@ def _score_lines(data: bytes, path: Path, latest: bool
 
 def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python;
-    `latest`, a retried run: of each cell's last row, its retried outcome's score, run/retry.py). A metric's
+    `latest`, a retried run: of each cell's last row, its retried outcome's score, run/_retry.py). A metric's
     column is built from the distinct metric objects, then gathered per row."""
     rows, distinct, codes = _score_lines(data, path, latest)
     names: dict[str, None] = {}
@@ -229,7 +229,7 @@ def _objects(items: Sequence[object]) -> npt.NDArray[np.object_]:
 
 def read_outputs(data: bytes, path: Path, *, latest: bool = False) -> Outputs:
     """`outputs.jsonl`: cell, fixture, status, cost, latency and token usage of every row (`latest`, a retried
-    run: of each cell's last row, its outcome; earlier rows are attempts, run/retry.py)."""
+    run: of each cell's last row, its outcome; earlier rows are attempts, run/_retry.py)."""
     rows = decode_rows(data, OutputFigures, path, VerdictError)
     if latest:
         rows = last_per_cell(rows, _CELL)

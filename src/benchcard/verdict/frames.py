@@ -196,7 +196,7 @@ def _is_scratch(run_dir: Path, manifest: Manifest, blinded: bool) -> bool:
 
 
 def _latest(rows: list[Row], retried: bool) -> list[Row]:
-    """A retried run's rows: each cell's last one, its outcome (run/retry.py); any other run's as they are."""
+    """A retried run's rows: each cell's last one, its outcome (run/_retry.py); any other run's as they are."""
     return last_per_cell(rows, attrgetter("cell")) if retried else rows
 
 
