@@ -239,3 +239,21 @@ def test_verdict_gate_hashes_the_seal_once(project: Project, monkeypatch: pytest
     assert len(computed) == 1
     assert bc(project, "verdict", run_dir.name, "--show", "--gate").exit_code == 0
     assert len(computed) == 2
+
+
+def test_a_scratch_run_of_an_unsealed_card_is_gated_as_it_is_judged(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """The loop before sealing: `verdict RUN --gate` on a scratch run of an unsealed card gives the scratch
+    verdict and its exit code (no seal to check, no ledger row); `--show --gate` refuses to gate it afterwards."""
+    server.configure({"default_reply": "blue", "replies": [{"match": "Please.", "reply": "red"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
+    project.seal_path("colour-ab", 1).unlink()
+    assert bc(project, "run", "colour-ab", "--scratch").exit_code == 0
+    run_id = only_run(project, "colour-ab").name
+    gated = bc(project, "verdict", run_id, "--gate")
+    assert gated.exit_code == 0, (gated.output, gated.stderr)
+    assert "finding: win" in gated.stdout and "gate: win → exit 0" in gated.stdout
+    assert "scratch: a trial verdict, not entered in the ledger" in gated.stdout
+    assert ledger.read(project) == []
+    shown = bc(project, "verdict", run_id, "--show", "--gate")
+    assert shown.exit_code == 1 and "its verdict is a scratch verdict" in shown.stderr

@@ -100,11 +100,13 @@ def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest, *, check_
     """The run's card at the run's version (`card_of_run`, as the verdict checks it), its gate field checked before
     any verdict is given. Its seal is checked here for `--show` only: a verdict being given checks the seal itself,
     before anything is written, so the fixtures and keys are hashed once; either way the threshold read is the
-    one that was sealed."""
+    one that was sealed. A scratch run of a version not sealed yet is held to the root it ran on, as its verdict
+    is, so that `--show` reaches the line saying a scratch verdict is not gated."""
     card = card_of_run(project, run_dir.name, manifest, VerdictError)
     _check_gate_field(card, project)
     if check_seal:
-        check_seal_root(project, run_dir.name, card, manifest, lambda: seal.verify(card, project), VerdictError)
+        check_seal_root(project, run_dir.name, card, manifest,
+                        lambda: seal.root_for_scratch(card, project, bool(manifest.scratch)), VerdictError)
     return card
 
 
