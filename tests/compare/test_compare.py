@@ -145,3 +145,41 @@ def test_three_epochs_where_every_sample_rose_alike_is_a_win_inside_the_metric_r
     # the reverse direction: a loss, its interval (none: no spread) never outside [−1, 1]
     back = bc("compare", str(b), str(d), "--win", "match rises", "--out", str(tmp_path / "back"), "--json")
     assert back.exit_code == 0 and json.loads(back.stdout)["finding"] == "loss"
+
+
+def _hundreds(path: Path, scores: list[int]) -> Path:
+    """An lm-eval samples file of a 0-100 metric (`score`)."""
+    path.write_text("".join(json.dumps({"doc_id": i, "metrics": ["score"], "score": s}) + "\n"
+                            for i, s in enumerate(scores)), encoding="utf-8")
+    return path
+
+
+def test_a_declared_range_cuts_a_0_100_metrics_interval(tmp_path: Path) -> None:
+    """Issue 23.5: an interval is never beyond what the metric can show. A 0-1 metric's range is known; a 0-100
+    one's is not, so the comparison says so, and `--range` declares it."""
+    a = _hundreds(tmp_path / "samples_a_2026.jsonl", [0, 10, 40, 0])
+    b = _hundreds(tmp_path / "samples_b_2026.jsonl", [10, 100, 100, 100])  # gaps 10, 90, 60, 100
+    plain = json.loads(bc("compare", str(a), str(b), "--win", "score rises", "--out", str(tmp_path / "plain"),
+                          "--json").stdout)
+    assert plain["metrics"]["score"]["ci"][1] > 100  # scipy's paired t: [0.7, 129.3]
+    assert ("score has values beyond [0, 1] and no declared range, so its intervals are not cut at the gaps it "
+            "can show; declare it: --range 'score LOWEST HIGHEST'.") in plain["notes"]
+    result = bc("compare", str(a), str(b), "--win", "score rises", "--range", "score 0 100", "--out",
+                str(tmp_path / "cut"), "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    cut = json.loads(result.stdout)
+    want = paired(np.array([0, 10, 40, 0.0]), np.array([10, 100, 100, 100.0]))
+    assert cut["metrics"]["score"]["ci"] == pytest.approx([want["ci"][0], 100.0])
+    assert cut["rule"]["ranges"] == {"score": [0.0, 100.0]}
+    assert not [n for n in cut["notes"] if "no declared range" in n]
+    assert cut["finding"] == plain["finding"] and cut["metrics"]["score"]["p"] == plain["metrics"]["score"]["p"]
+
+
+def test_a_value_outside_the_declared_range_is_refused_in_one_line(tmp_path: Path) -> None:
+    a = _hundreds(tmp_path / "samples_a_2026.jsonl", [0, 10, 40, 0])
+    b = _hundreds(tmp_path / "samples_b_2026.jsonl", [10, 100, 121, 100])
+    result = bc("compare", str(a), str(b), "--win", "score rises", "--range", "score 0 100", "--out",
+                str(tmp_path / "c"))
+    assert result.exit_code == 1 and not (tmp_path / "c").exists()
+    assert result.stderr == (f"error: {b}: sample 2: score is 121, outside its declared range [0, 100] "
+                             "(--range or the rule file's ranges:)\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.compare._rule import MAX_RULE_BYTES, rule_from_file, rule_from_options
+from benchcard.compare._rule import MAX_RULE_BYTES, ranges_from_options, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 
 from ..helpers_compare import LM_A, LM_B, bc
@@ -42,7 +42,7 @@ def test_a_file_with_or_without_the_win_key_gives_the_same_rule(tmp_path: Path) 
     bare.write_text(body, encoding="utf-8")
     keyed.write_text("win:\n" + "".join(f"  {line}\n" for line in body.splitlines()), encoding="utf-8")
     assert rule_from_file(bare, KNOWN, SAMPLES) == rule_from_file(keyed, KNOWN, SAMPLES)
-    assert rule_from_file(bare, KNOWN, SAMPLES).alpha == 0.1
+    assert rule_from_file(bare, KNOWN, SAMPLES)[0].alpha == 0.1
 
 
 def test_an_error_in_a_keyed_file_names_its_line(tmp_path: Path) -> None:
@@ -87,3 +87,28 @@ def test_rule_file_uses_the_card_clause_syntax(tmp_path: Path) -> None:
     guard = bc("compare", str(LM_A), str(LM_B), "--rule", str(rule))
     assert guard.exit_code == 1 and "field 'win.all.0.margin': a not_falls guard needs a margin" in guard.stderr
 
+
+
+def test_a_file_may_declare_a_metrics_range(tmp_path: Path) -> None:
+    path = tmp_path / "rule.yaml"
+    path.write_text("all:\n  - {metric: acc, test: rises}\nequivalence_margin: 0.05\nranges: {acc: [0, 100]}\n",
+                    encoding="utf-8")
+    win, ranges = rule_from_file(path, KNOWN, SAMPLES)
+    assert [c.metric for c in win.clauses] == ["acc"] and ranges == {"acc": (0.0, 100.0)}
+    path.write_text("all:\n  - {metric: acc, test: rises}\nranges: {acc: [100, 0]}\n", encoding="utf-8")
+    with pytest.raises(CompareError) as err:
+        rule_from_file(path, KNOWN, SAMPLES)
+    assert str(err.value) == (f"{path}: field 'ranges.acc': expected two finite numbers, the lowest below the "
+                              "highest, got 100 and 0")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("acc 0", "--range 'acc 0': expected METRIC LOWEST HIGHEST, e.g. --range 'score 0 100'"),
+    ("acc zero 10", "--range 'acc zero 10': expected the lowest and highest value, two numbers, got ['zero', '10']"),
+    ("acc 5 5", "--range 'acc 5 5': expected two finite numbers, the lowest below the highest, got 5 and 5"),
+    ("f1 0 1", "--range 'f1 0 1': no metric 'f1' in both logs (they have: acc, acc_norm)"),
+])
+def test_a_bad_range_option_is_named(text: str, message: str) -> None:
+    with pytest.raises(CompareError) as err:
+        ranges_from_options([text], KNOWN)
+    assert str(err.value) == message

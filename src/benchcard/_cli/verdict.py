@@ -39,6 +39,8 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 @click.argument("log_b", metavar="B", type=click.Path(dir_okay=False))
 @click.option("--rule", "rule_file", type=click.Path(dir_okay=False), help="YAML win rule (a card's win block).")
 @click.option("--win", "clauses", multiple=True, metavar="'METRIC TEST [MARGIN]'", help="A clause; repeat (α 0.05).")
+@click.option("--range", "ranges", multiple=True, metavar="'METRIC LOWEST HIGHEST'",
+              help="A metric's range, where its intervals are cut (0-1 metrics need none); repeat.")
 @click.option("--name", "names", multiple=True, metavar="A=NAME", help="Name side A or B (default: from the logs).")
 @click.option("--out", type=click.Path(file_okay=False), help="New folder for verdict.json and table.csv.")
 @click.option("--ledger", is_flag=True, help="Enter it in the ledger, marked unsealed (needs a project).")
@@ -46,10 +48,12 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context
 def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | None, clauses: tuple[str, ...],
-                names: tuple[str, ...], out: str | None, ledger: bool, gate: bool, as_json: bool) -> None:
+                ranges: tuple[str, ...], names: tuple[str, ...], out: str | None, ledger: bool, gate: bool,
+                as_json: bool) -> None:
     """A paired verdict of B against A (the baseline): two inspect_ai logs or two lm-eval samples files."""
     from benchcard.publish.compareplots import RuleOptions, compare_and_plot
-    done = compare_and_plot(Path(log_a), Path(log_b), RuleOptions(rule_file, clauses), out=out, enter_ledger=ledger,
-                            names=names, project=Project.find(ctx.obj["project"] and Path(ctx.obj["project"])))
+    rule = RuleOptions(rule_file, clauses, ranges=ranges)
+    done = compare_and_plot(Path(log_a), Path(log_b), rule, out=out, enter_ledger=ledger, names=names,
+                            project=Project.find(ctx.obj["project"] and Path(ctx.obj["project"])))
     report((done.to_json(gate), done.lines(gate)), as_json)
     sys.exit(done.gate().code if gate else 0)

@@ -26,7 +26,7 @@ from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.compare._logs import Samples, read_samples
 from benchcard.compare._pairing import labels_of, pair, per_sample, shared_metrics
-from benchcard.compare._rule import rule_from_file, rule_from_options
+from benchcard.compare._rule import Ranges, ranges_from_options, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -57,6 +57,7 @@ class RuleOptions:
     alpha: float = 0.05
     equivalence_margin: float = 0.05
     allow_failed: int = 0
+    ranges: tuple[str, ...] = ()  # `--range 'METRIC LOWEST HIGHEST'`
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,9 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
         raise CompareError(f"{a.path} and {b.path} have no numeric metric in common (first: "
                            f"{', '.join(a.metrics) or 'none'}; second: {', '.join(b.metrics) or 'none'})")
     fixtures = {k[0]: None for k in (*a.samples, *b.samples)}
-    win = _rule(rule, known, fixtures)
+    win, ranges = _rule(rule, known, fixtures)
+    for log in (a, b):
+        _check_ranges(log, ranges)
     if enter_ledger and project is None:
         raise CompareError("--ledger needs a project (a folder with cards/); none found here")
     cid = new_run_id()
@@ -135,8 +138,9 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
                for s, d, label in zip((a, b), digests, labels, strict=True)]
     head = VerdictHead(run=cid, card="compare", version=None, kind="compare", rig=rig_line, seal_root=None,
-                       evidence=relative, sources=sources, rule=_rule_json(win))
-    data, verdict = rule_on(a, b, win, labels, head, seed_from(digest(digests)), n_resamples, out_dir)
+                       evidence=relative, sources=sources, rule=_rule_json(win, ranges))
+    data, verdict = rule_on(a, b, win, labels, head, seed_from(digest(digests)), n_resamples, out_dir,
+                            spans=ranges)
     out_dir.mkdir(parents=True)
     write_atomic(out_dir / TABLE_FILE, table_text(data, rig_line))
     row = None
@@ -155,23 +159,24 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
 
 
 def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head: VerdictHead, seed: int,
-            n_resamples: int, out_dir: Path) -> tuple[RunData, AbVerdict]:
+            n_resamples: int, out_dir: Path, spans: Ranges | None = None) -> tuple[RunData, AbVerdict]:
     """The two logs' cells (every epoch: table.csv and the counts) and the verdict on them, in memory: the
-    statistics are the verdict's own over each sample's epochs folded into one (`pairing.per_sample`)."""
+    statistics are the verdict's own over each sample's epochs folded into one (`pairing.per_sample`). `spans`:
+    the metrics' declared ranges, where each interval is cut."""
     manifest = Manifest(run=head.run, card=a.task or "compare", version=0, kind="compare", seal_root="",
                         rig=RigRecord(provider="", model="", line=head.rig))
     data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
     card = _stand_in(win, labels, len(data.repetitions), a)
     with ThreadPoolExecutor(max_workers=2) as pool:
         # the run term of a whole eval cannot be measured from one log per arm: taken as 0, and said so
-        pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0)
+        pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0, spans=spans)
         body = ab_body(card, data, _signflip_required(pending.result()), head)
     said = f"{body.why} {NO_RUN_TERM}"
     return data, msgspec.structs.replace(
         body, why=f"{UNSEALED}: {said}",
         summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
         f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
-        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b)] + [
+        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})] + [
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
             for m, n in log.skipped.items()],
     )
@@ -207,15 +212,43 @@ def _signflip_required(figures: Figures) -> Figures:
     return figures
 
 
-def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:
+def _rule(rule: RuleOptions, known: set[str], fixtures: Mapping[str, Any]) -> tuple[WinRule, Ranges]:
     if rule.file is not None and rule.clauses:
         raise CompareError("give the win rule once: --rule FILE or --win clauses, not both")
+    ranges = ranges_from_options(rule.ranges, known)
     if rule.file is not None:
-        return rule_from_file(Path(rule.file), known, fixtures)
+        win, declared = rule_from_file(Path(rule.file), known, fixtures)
+        if ranges and declared:
+            raise CompareError(f"give the metrics' ranges once: in {rule.file} (ranges:) or by --range, not both")
+        return win, ranges or declared
     if not rule.clauses:
         raise CompareError(f"compare needs a win rule: --win 'METRIC rises' or --rule FILE; the metrics both logs "
                            f"have: {', '.join(sorted(known))}")
-    return rule_from_options(rule.clauses, rule.alpha, rule.equivalence_margin, rule.allow_failed, known, fixtures)
+    win = rule_from_options(rule.clauses, rule.alpha, rule.equivalence_margin, rule.allow_failed, known, fixtures)
+    return win, ranges
+
+
+def _check_ranges(log: Samples, ranges: Ranges) -> None:
+    """Every value of a metric with a declared range lies inside it: else the range is wrong, and so would be
+    every interval cut at it."""
+    for (sample, epoch), row in log.samples.items():
+        for metric, (lo, hi) in ranges.items():
+            value = row.metrics.get(metric)
+            if value is not None and not lo <= value <= hi:
+                which = f"sample {sample}" + (f" epoch {epoch}" if log.tool == "inspect_ai" else "")
+                raise CompareError(f"{log.path}: {which}: {metric} is {value:g}, outside its "
+                                   f"declared range [{lo:g}, {hi:g}] (--range or the rule file's ranges:)")
+
+
+def _uncut(win: WinRule, a: Samples, b: Samples, spans: Ranges) -> list[str]:
+    """A note for each gap metric whose intervals could not be cut: values beyond [0, 1], no declared range."""
+    out = []
+    for metric in dict.fromkeys(c.metric for c in win.clauses if c.test != "holds"):
+        values = [row.metrics[metric] for log in (a, b) for row in log.samples.values() if metric in row.metrics]
+        if metric not in spans and values and (min(values) < 0.0 or max(values) > 1.0):
+            out.append(f"{metric} has values beyond [0, 1] and no declared range, so its intervals are not cut at "
+                       f"the gaps it can show; declare it: --range '{metric} LOWEST HIGHEST'.")
+    return out
 
 
 def _out_dir(out: Path | None, project: Project | None, cid: str, enter_ledger: bool) -> Path:
@@ -250,8 +283,9 @@ def _caveat(a: Samples, b: Samples) -> str:
             "be chosen to win.")
 
 
-def _rule_json(win: WinRule) -> CompareRule:
+def _rule_json(win: WinRule, ranges: Ranges) -> CompareRule:
     return CompareRule(all=[RuleClause(metric=c.metric, test=c.test,
                                        fixture=UNSET if c.fixture is None else c.fixture,
                                        margin=UNSET if c.margin is None else c.margin) for c in win.clauses],
-                       alpha=win.alpha, equivalence_margin=win.equivalence_margin, allow_failed=win.allow_failed)
+                       alpha=win.alpha, equivalence_margin=win.equivalence_margin, allow_failed=win.allow_failed,
+                       ranges={m: [lo, hi] for m, (lo, hi) in ranges.items()} if ranges else UNSET)

@@ -328,3 +328,4 @@ class CompareRule(msgspec.Struct, frozen=True, kw_only=True):
     alpha: Number
     equivalence_margin: Number | None
     allow_failed: int | None
+    ranges: dict[str, list[Number]] | UnsetType = UNSET  # metrics' declared [lowest, highest] (compare --range)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ class Gap:
     var_high: FloatArray | None = field(default=None, repr=False)
     nf: stats.NoiseFloor | None = None
     boot: tuple[float, float] | None = None
+    span: tuple[float, float] | None = None  # the metric's declared lowest and highest value (compare --range)
     error: str | None = None
 
     def p_flip(self, c: Crossed) -> FloatArray:
@@ -82,7 +84,7 @@ class Pending:
 
 
 def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Executor, *,
-             unmeasured_run_var: float = math.inf) -> Pending:
+             unmeasured_run_var: float = math.inf, spans: Mapping[str, tuple[float, float]] | None = None) -> Pending:
     """Start every statistic the clauses need (calibrated gap, its bounds, sign-flip, bootstrap) on `pool`.
 
     The baseline's noise floors are computed here, at once; the sign-flips and the bootstrap's chunks go to
@@ -111,7 +113,7 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
         for variant in others:
             g = Gap(metric, fixture, variant, base,
                     data.grid(values, variant, fixtures) if values is not None else np.full((1, 1), np.nan),
-                    nf=floors[(metric, fixture)])
+                    nf=floors[(metric, fixture)], span=(spans or {}).get(metric))
             if values is None:
                 g.error = f"the scorer gave no {metric!r} for any cell"
             else:
@@ -136,7 +138,7 @@ def _bound_truncated(g: Gap, values: FloatArray, t_base: np.ndarray, t_var: np.n
     that hurts the variant (low) or helps it (high)."""
     g.truncated = int(t_base.sum() + t_var.sum())
     if g.truncated:
-        lo, hi = metric_range(g.metric)
+        lo, hi = g.span or metric_range(g.metric)
         top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
         g.base_low, g.var_low = np.where(t_base, top, g.base), np.where(t_var, lo, g.var)
         g.base_high, g.var_high = np.where(t_base, lo, g.base), np.where(t_var, top, g.var)

@@ -47,7 +47,10 @@ def possible_gaps(g: Gap) -> tuple[float, float]:
     """The values a gap of g's metric can take: ±(highest − lowest value of the metric). An interval is never
     drawn beyond them (the true gap is always inside, so cutting there loses no coverage). The metric's range is
     the scorer's (`metric_range`) when every value of both arms lies inside it; a metric of another tool's log
-    with values beyond it has no known range."""
+    with values beyond it has no known range unless one was declared (`compare --range`, checked against every
+    value when the logs were read)."""
+    if g.span is not None:
+        return g.span[0] - g.span[1], g.span[1] - g.span[0]
     lo, hi = metric_range(g.metric)
     values = np.concatenate([g.base.ravel(), g.var.ravel()])
     values = values[np.isfinite(values)]
