@@ -25,6 +25,19 @@ def sequential_ab(root: Path, base_url: str | None = None, *, fixtures: int = 16
     return seal_card(root, "colour-ab")
 
 
+def futile_ab(root: Path, base_url: str | None = None) -> Project:
+    """colour-ab with looks after repetitions 3, 6, 9, futility on and `win.min_effect: 0.4`, sealed: against
+    `futile()` it goes on at look 1 and stops for futility at look 2."""
+    sequential_ab(root, base_url)
+    card = root / "cards" / "colour-ab.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("  equivalence_margin: 0.05",
+                                                             "  equivalence_margin: 0.05\n  min_effect: 0.4"),
+                    encoding="utf-8")
+    for seal in (root / "keys" / "colour-ab").glob("*.seal.json"):
+        seal.unlink()
+    return seal_card(root, "colour-ab")
+
+
 def sequential_probe(root: Path, base_url: str | None = None, *, repetitions: int = 40,
                      block: str = "sequential: {looks: 4}\ngate: {min_score: 0.5}\n") -> Project:
     """The one-word-sentiment probe with a gate and `block`, sealed."""

@@ -50,7 +50,8 @@ def test_a_clear_win_stops_at_the_first_look(tmp_path: Path, server: FakeServer,
     folder = only_run(project, "colour-ab")
     manifest = _manifest(folder)
     assert manifest["sequential"] == {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "obrien-fleming",
-                                      "futility": True, "alpha": 0.05}
+                                      "futility": True, "alpha": 0.05, "futility_level": 0.035, "decide_from": 3,
+                                      "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
     [look] = manifest["looks"]
     assert (look["look"], look["repetitions"], look["cells"], look["decision"]) == (1, 3, 96, "win")
     assert look["statistic"] >= look["boundary"]

@@ -17,7 +17,7 @@ from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.looks import _look_comparisons
 
 from ..helpers_run import bc, only_run
-from ..helpers_sequential import clear_win, no_effect, sequential_ab, sequential_probe
+from ..helpers_sequential import clear_win, futile, futile_ab, no_effect, sequential_ab, sequential_probe
 
 
 def _ledger(root: Path) -> list[dict[str, Any]]:
@@ -158,7 +158,8 @@ def test_an_hsd_card_is_run_judged_and_planned_at_its_sealed_gamma(tmp_path: Pat
     folder = only_run(project, "colour-ab")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["sequential"] == {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "hsd",
-                                      "futility": False, "alpha": 0.05, "gamma": 1.0}
+                                      "futility": False, "alpha": 0.05, "gamma": 1.0, "decide_from": 3,
+                                      "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
     hsd = seq.boundaries(seq.Schedule((3, 6, 9), "hsd", False, 0.05, 1.0)).efficacy[0]
     obf = seq.boundaries(seq.Schedule((3, 6, 9), "obrien-fleming", False, 0.05)).efficacy[0]
     [look] = manifest["looks"]
@@ -173,17 +174,8 @@ def test_an_hsd_card_is_run_judged_and_planned_at_its_sealed_gamma(tmp_path: Pat
 
 def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: Path, server: FakeServer,
                                                                       key: str) -> None:
-    from ..helpers_run import seal_card
-    from ..helpers_sequential import futile
-
     server.configure(futile())
-    sequential_ab(tmp_path, server.base_url)
-    card = tmp_path / "cards" / "colour-ab.yaml"
-    card.write_text(card.read_text().replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n"
-                                                                          "  min_effect: 0.4"))
-    for seal in (tmp_path / "keys" / "colour-ab").glob("*.seal.json"):
-        seal.unlink()
-    project = seal_card(tmp_path, "colour-ab")
+    project = futile_ab(tmp_path, server.base_url)
     ran = bc(project, "run", "colour-ab")
     assert ran.exit_code == 0, ran.output
     assert "  stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved)" in ran.output
@@ -339,3 +331,95 @@ def test_a_replication_of_a_sequential_probe_stopped_at_a_look_compares_its_gate
     assert [r["replication"]["finding"] for r in rows[1:]] == ["replicated", "not replicated"]
     verified = bc(project, "ledger", "--verify")
     assert verified.exit_code == 0 and "ledger ok: 3 row(s)" in verified.output, verified.output
+
+
+def _as_if_benchcard_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This benchcard's defaults changed after a run was planned: another futility level (under which `futile()`'s
+    look 2 goes on: its futility boundary 3.09, not 1.82), α first spent at 7 repetitions, another grid."""
+    from benchcard.stats import sequential as seq
+
+    monkeypatch.setattr(seq, "FUTILITY_BETA", 0.001)
+    monkeypatch.setattr(seq, "MIN_REPETITIONS_TO_DECIDE", 7)
+    monkeypatch.setattr(seq, "GRID_POINTS", 401)
+
+
+RECORDED = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
+FUTILE_LOOKS = ["  look 1: 96 cells · statistic 0.000 · boundary 3.710 · continue",
+                "  look 2: 192 cells · statistic 0.000 · boundary 2.511 · futility"]
+
+
+def test_a_run_is_judged_by_the_rule_it_recorded_not_by_a_later_default(tmp_path: Path, server: FakeServer,
+                                                                         key: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    server.configure(futile())
+    project = futile_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    planned = json.loads((folder / "manifest.json").read_text())
+    assert {k: planned["sequential"][k] for k in RECORDED} == RECORDED
+    _as_if_benchcard_changed(monkeypatch)
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output  # today's rule would give look 2 another futility boundary
+    assert "finding: no-effect → non-result" in result.output
+    assert all(line in result.output for line in FUTILE_LOOKS)
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert [lk["futility"] for lk in verdict["sequential"]["taken"]] == [lk["futility"] for lk in planned["looks"]]
+    assert bc(project, "ledger", "--verify").exit_code == 0
+    again = bc(project, "run", "colour-ab")  # a new run follows this benchcard's values, and records them
+    assert again.exit_code == 0, again.output
+    assert "every look taken (3 of 3)" in again.output  # the same replies, no longer futile at look 2
+    newer = max(folder.parent.iterdir(), key=lambda p: p.name)
+    assert json.loads((newer / "manifest.json").read_text())["sequential"]["futility_level"] == 0.001
+
+
+def test_a_manifest_written_before_the_rule_was_recorded_still_verifies(tmp_path: Path, server: FakeServer,
+                                                                        key: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchcard.records.plandigest import seal_plan
+
+    server.configure(futile())
+    project = futile_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name in RECORDED:  # as the benchcard before them wrote it, its digest over the block without them
+        del manifest["sequential"][name]
+    manifest.update(seal_plan(folder, {k: v for k, v in manifest.items() if k not in ("sealed", "plan_digest")}))
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    before = (folder / "manifest.json").read_bytes()
+    _as_if_benchcard_changed(monkeypatch)
+    result = bc(project, "verdict", folder.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: no-effect → non-result" in result.output and all(line in result.output for line in FUTILE_LOOKS)
+    assert (folder / "manifest.json").read_bytes() == before
+    verified = bc(project, "ledger", "--verify")
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_resumed_run_keeps_the_rule_it_recorded(tmp_path: Path, server: FakeServer, key: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from ..helpers_run import run_and_kill, runs_of
+
+    server.configure({**futile(), "latency_ms": 20})
+    project = futile_ab(tmp_path, server.base_url)
+
+    def after_the_first_look() -> bool:
+        runs = runs_of(project, "colour-ab")
+        if not runs or not (runs[0] / "manifest.json").is_file():
+            return False
+        outputs = runs[0] / "outputs.jsonl"
+        return bool(json.loads((runs[0] / "manifest.json").read_text()).get("looks")) and outputs.is_file() and \
+            outputs.read_bytes().count(b"\n") >= 106
+
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
+    folder = only_run(project, "colour-ab")
+    first = json.loads((folder / "manifest.json").read_text())
+    assert [lk["decision"] for lk in first["looks"]] == ["continue"]
+    _as_if_benchcard_changed(monkeypatch)
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+    assert "stopped at look 2 of 3: futility; 192 of 288 calls (33 % saved)" in resumed.output
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sequential"] == first["sequential"]
+    assert manifest["looks"][1]["futility"] == pytest.approx(1.82398, abs=1e-5)  # the recorded level's
+    assert bc(project, "verdict", folder.name).exit_code == 0

@@ -106,11 +106,10 @@ def undecidable_probe_looks(card: Card) -> str | None:
     import numpy as np
 
     from benchcard.stats.replication import wilson_bounds
-    from benchcard.stats.sequential import Schedule, boundaries
+    from benchcard.stats.sequential import boundaries
 
     looks = card.sequential.looks
-    plan = Schedule(looks=looks, spending=card.sequential.spending, futility=False, alpha=card.gate_alpha,
-                    **({} if card.sequential.gamma is None else {"gamma": card.sequential.gamma}))
+    plan = card.sequential.design(card.gate_alpha, False)
     dead = []
     for k, (r, level) in enumerate(zip(looks[:-1], boundaries(plan).nominal, strict=False), 1):
         if not 0 < level < 1:

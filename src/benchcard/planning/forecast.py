@@ -86,9 +86,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
     if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
-        design = Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
-                          futility=card.sequential.futility, alpha=card.win.alpha,
-                          **({} if card.sequential.gamma is None else {"gamma": card.sequential.gamma}))
+        design = card.sequential.design(card.win.alpha, card.sequential.futility)
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid

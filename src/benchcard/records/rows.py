@@ -19,20 +19,25 @@ import secrets
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records._manifestparts import Counts as Counts
+from benchcard.records._manifestparts import Grid as Grid
 from benchcard.records._manifestparts import JudgePlan as JudgePlan
 from benchcard.records._manifestparts import JudgeStretch as JudgeStretch
 from benchcard.records._manifestparts import Look as Look
 from benchcard.records._manifestparts import Retry as Retry
 from benchcard.records._manifestparts import RigRecord as RigRecord
+from benchcard.records._manifestparts import Rules as Rules
 from benchcard.records._manifestparts import Schedule as Schedule
 from benchcard.records._manifestparts import Tokens as Tokens
 from benchcard.records.replication import ReplicaLink, RuleRecord
+
+if TYPE_CHECKING:
+    from benchcard.stats import sequential as seq
 
 MANIFEST = "manifest.json"
 OUTPUTS = "outputs.jsonl"
@@ -247,6 +252,13 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         if not self.looks or self.looks[-1].decision == "continue":
             return None
         return self.looks[-1]
+
+    def design(self) -> seq.Schedule:
+        """A sequential run's schedule as `stats.sequential` computes its boundaries: from the values the manifest
+        records (an older one's inferred: `Schedule.rules`), never from today's defaults."""
+        if self.sequential is None:
+            raise RunError(f"run {self.run}: its manifest records no schedule of looks")
+        return self.sequential.design(self.kind, self.started_at, self.looks or [])
 
     def fields(self) -> dict[str, Any]:
         """The manifest as plain JSON data, as its file holds it (late fields only once set)."""

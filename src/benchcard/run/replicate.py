@@ -35,7 +35,7 @@ from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
 from benchcard.records.plandigest import plan_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
-from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, decode_line
+from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
 from benchcard.records.verdictfile import decode_verdict
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
 from benchcard.run.looking import Looker
@@ -120,6 +120,12 @@ class ReplicaPlan:
 
     def manifest_fields(self) -> dict[str, object]:
         return {"replicates": self.link, "replication_rule": self.rule}
+
+    @property
+    def rules(self) -> Rules | None:
+        """A sequential original's rule parameters, as it ran them: the replication replays that rule."""
+        m = self.original.manifest
+        return None if m.sequential is None else m.sequential.rules(m.kind, m.started_at, m.looks or [])
 
     def rows(self, card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
              ) -> Iterator[tuple[AssignmentRow, RequestRow]]:

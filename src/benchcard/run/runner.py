@@ -31,7 +31,16 @@ from benchcard.card.model import Card, Rig
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.plandigest import plan_problems, seal_plan
-from benchcard.records.rows import AssignmentRow, Manifest, RequestRow, RigRecord, new_run_id, stop_line, utc_stamp
+from benchcard.records.rows import (
+    AssignmentRow,
+    Manifest,
+    RequestRow,
+    RigRecord,
+    Rules,
+    new_run_id,
+    stop_line,
+    utc_stamp,
+)
 from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
@@ -88,6 +97,9 @@ class ReplicaSource(Protocol):
     def seed(self) -> int: ...
 
     def manifest_fields(self) -> dict[str, object]: ...
+
+    @property
+    def rules(self) -> Rules | None: ...
 
     def rows(self, card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
              ) -> Iterator[tuple[AssignmentRow, RequestRow]]: ...
@@ -440,7 +452,8 @@ async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: 
         seed=seed, repetitions=card.repetitions, cells=n, concurrency=workers, batch=True if batch else None,
         requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
         **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
-        sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha),
+        sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha,
+                                   t.replica.rules if t.replica else None),
     )
     manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
     store.write_manifest(manifest)

@@ -53,19 +53,27 @@ GRID_POINTS = 801
 MIN_REPETITIONS_TO_DECIDE = 3
 GRID_SDS = 9.0
 Z_CAP = 12.0
+#: Hwang–Shih–DeCani's γ where a schedule names none (only `hsd` reads it, and a card with `hsd` names its own).
+DEFAULT_GAMMA = -4.0
 
 
 @dataclass(frozen=True)
 class Schedule:
     """The sealed sequential design of a card: `looks` are repetition counts, increasing, the last the card's
-    repetitions; `spending` one of SPENDINGS (`gamma` is Hwang–Shih–DeCani's, used only by "hsd")."""
+    repetitions; `spending` one of SPENDINGS (`gamma` is Hwang–Shih–DeCani's, used only by "hsd"). The rest are
+    benchcard's own (futility level, the repetitions α is first spent at, the integration grid): a run records
+    them in its manifest and a seal in its file, so that a later default never changes a sealed rule."""
 
     looks: tuple[int, ...]
     spending: str = "obrien-fleming"
     futility: bool = True
     alpha: float = 0.05
-    gamma: float = -4.0
+    gamma: float = DEFAULT_GAMMA
     futility_beta: float = FUTILITY_BETA
+    decide_from: int = MIN_REPETITIONS_TO_DECIDE
+    grid_points: int = GRID_POINTS
+    grid_sds: float = GRID_SDS
+    z_cap: float = Z_CAP
 
     def __post_init__(self) -> None:
         looks = tuple(int(x) for x in self.looks)
@@ -78,6 +86,8 @@ class Schedule:
             raise ValueError("alpha and futility_beta must lie strictly between 0 and 1")
         if self.spending == "hsd" and self.gamma == 0.0:
             raise ValueError("gamma: Hwang–Shih–DeCani's γ may not be 0 (use a γ near 0 for linear spending)")
+        if self.decide_from < 1 or self.grid_points < 3 or not self.grid_sds > 0.0 or not self.z_cap > 0.0:
+            raise ValueError("decide_from must be at least 1, grid_points at least 3, grid_sds and z_cap positive")
 
     @property
     def repetitions(self) -> int:
@@ -141,9 +151,9 @@ def boundaries(plan: Schedule) -> Boundaries:
     same way with `futility_beta` over the looks before the last."""
     t = plan.fractions
     side = plan.alpha / 2.0
-    cum = [spent(plan.spending, x, side, plan.gamma) if r >= MIN_REPETITIONS_TO_DECIDE or r == plan.repetitions
+    cum = [spent(plan.spending, x, side, plan.gamma) if r >= plan.decide_from or r == plan.repetitions
            else 0.0 for x, r in zip(t, plan.looks, strict=True)]
-    z = _one_sided(t, _increments(cum))
+    z = _one_sided(t, _increments(cum), plan)
     nominal = tuple(float(2.0 * special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in z)
     out = Boundaries(schedule=plan, fractions=t, efficacy=tuple(z), nominal=nominal,
                      spent=tuple(2.0 * c for c in cum))
@@ -151,7 +161,7 @@ def boundaries(plan: Schedule) -> Boundaries:
         return out
     early = t[:-1]
     fcum = [spent(plan.spending, x / early[-1], plan.futility_beta, plan.gamma) for x in early]
-    fz = _one_sided(early, _increments(fcum))
+    fz = _one_sided(early, _increments(fcum), plan)
     levels = tuple(float(special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in fz)
     return Boundaries(schedule=plan, fractions=t, efficacy=out.efficacy, nominal=nominal, spent=out.spent,
                       futility=(*levels, 0.0), futility_z=(*fz, math.inf))
@@ -165,24 +175,25 @@ def _increments(cumulative: Sequence[float]) -> list[float]:
     return out
 
 
-def _one_sided(t: Sequence[float], increments: Sequence[float]) -> list[float]:
+def _one_sided(t: Sequence[float], increments: Sequence[float], plan: Schedule) -> list[float]:
     """z boundaries c_k with P(Z_1 < c_1, …, Z_{k−1} < c_{k−1}, Z_k ≥ c_k) = increments[k] for the canonical
     joint normal of looks at fractions t (Z_k = S_k/√t_k, S a Brownian motion): the density of S on the
-    continuation region carried look to look by the trapezoid rule on a GRID_POINTS grid."""
+    continuation region carried look to look by the trapezoid rule on the plan's grid (`grid_points` nodes from
+    `grid_sds` standard deviations below 0; no boundary beyond `z_cap`)."""
     out: list[float] = []
     carried: tuple[FloatArray, FloatArray] | None = None  # nodes, density × trapezoid weight
-    before = 0.0
+    before, cap = 0.0, plan.z_cap
     for tk, inc in zip(t, increments, strict=True):
         sd = math.sqrt(tk - before)
         if inc <= 0.0:
             c = math.inf
-        elif _crossing(Z_CAP, tk, sd, carried) >= inc:
-            c = Z_CAP
+        elif _crossing(cap, tk, sd, carried) >= inc:
+            c = cap
         else:
             c = float(optimize.brentq(lambda x, tk=tk, sd=sd, carried=carried, inc=inc:
-                                      _crossing(x, tk, sd, carried) - inc, -Z_CAP, Z_CAP, xtol=1e-10))
+                                      _crossing(x, tk, sd, carried) - inc, -cap, cap, xtol=1e-10))
         out.append(c)
-        carried, before = _carry(min(c, Z_CAP) * math.sqrt(tk), tk, sd, carried), tk
+        carried, before = _carry(min(c, cap) * math.sqrt(tk), tk, sd, carried, plan), tk
     return out
 
 
@@ -195,16 +206,16 @@ def _crossing(c: float, tk: float, sd: float, carried: tuple[FloatArray, FloatAr
     return float(weights @ special.ndtr((nodes - edge) / sd))
 
 
-def _carry(top: float, tk: float, sd: float,
-           carried: tuple[FloatArray, FloatArray] | None) -> tuple[FloatArray, FloatArray]:
+def _carry(top: float, tk: float, sd: float, carried: tuple[FloatArray, FloatArray] | None,
+           plan: Schedule) -> tuple[FloatArray, FloatArray]:
     """The density of S at fraction tk on the continuation region (below `top`), as nodes and weights."""
-    nodes = np.linspace(-GRID_SDS * math.sqrt(tk), top, GRID_POINTS)
+    nodes = np.linspace(-plan.grid_sds * math.sqrt(tk), top, plan.grid_points)
     if carried is None:
         density = np.exp(-0.5 * (nodes / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
     else:
         diff = (nodes[:, None] - carried[0][None, :]) / sd
         density = (np.exp(-0.5 * diff * diff) / (sd * math.sqrt(2 * math.pi))) @ carried[1]
-    trap = np.full(GRID_POINTS, nodes[1] - nodes[0])
+    trap = np.full(plan.grid_points, nodes[1] - nodes[0])
     trap[[0, -1]] /= 2
     out: FloatArray = density * trap
     return nodes, out

@@ -37,29 +37,22 @@ LOOK_RESAMPLES = 200  # the bootstrap a look does not decide on (its interval is
 __all__ = ["look_at", "looks_figures", "verify_look", "with_looks"]
 
 
-def _plan(card: Card) -> seq.Schedule:
-    """The card's schedule as `stats.sequential` computes its boundaries (futility only on an ab card)."""
-    assert card.sequential is not None
-    alpha = card.win.alpha if card.win is not None else card.gate_alpha
-    return seq.Schedule(looks=card.sequential.looks, spending=card.sequential.spending,
-                        futility=card.sequential.futility and card.is_ab, alpha=alpha,
-                        **({} if card.sequential.gamma is None else {"gamma": card.sequential.gamma}))
-
-
 def look_at(card: Card, run_dir: Path, look: int) -> Look:
     """Look `look` (1-based) of a sequential run whose cells up to it are called and scored: the statistic, the
     boundaries and the decision (win, loss, futility or continue before the last look, the rule's finding at
-    it; a probe: pass, fail or continue)."""
-    assert card.sequential is not None
-    reps = card.sequential.looks[look - 1]
+    it; a probe: pass, fail or continue). The boundaries are those of the schedule the run's manifest records
+    (`Manifest.design`), never of today's defaults."""
     run_dir = Path(run_dir)
-    data = read_run_data(run_dir, baseline=card.baseline, allow_incomplete=True, upto=reps)
+    manifest = read_manifest(run_dir)
+    design = manifest.design()
+    reps = design.looks[look - 1]
+    data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True, upto=reps)
     if card.is_ab:
-        return _ab_look(card, data, look, reps)
-    return _probe_look(card, data, look, reps)
+        return _ab_look(card, data, look, reps, design)
+    return _probe_look(card, data, look, reps, design)
 
 
-def _ab_look(card: Card, data: RunData, look: int, reps: int) -> Look:
+def _ab_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedule) -> Look:
     """The sealed rule on the cells so far, every clause's evidence as the verdict computes it
     (`findings.rule_evidence`), decided at the look's level (`stats.sequential.look_decision`)."""
     win = card.win
@@ -76,18 +69,18 @@ def _ab_look(card: Card, data: RunData, look: int, reps: int) -> Look:
         g = figures.gaps[(variant, (first.metric, first.fixture))]
         c = (g.high if up else g.low) or g.obs
         futile.append(seq.futility_p(c, effect, up) if c is not None else np.zeros(1))
-    d = seq.look_decision(seq.boundaries(_plan(card)), look, rule.evidence, rule.tost, rule.measurable, futile)
+    d = seq.look_decision(seq.boundaries(design), look, rule.evidence, rule.tost, rule.measurable, futile)
     fut = None if d.futility_statistic is None else float(d.futility_statistic[0])
     return Look(look=look, repetitions=reps, cells=len(data.cells), statistic=_finite(float(d.statistic[0])),
                 boundary=_finite(d.boundary), lower=_finite(-d.boundary), futility=_finite(d.futility_boundary),
                 futility_statistic=_finite(fut), decision=seq.LOOK_CODES[int(d.codes[0])], at=utc_stamp())
 
 
-def _probe_look(card: Card, data: RunData, look: int, reps: int) -> Look:
+def _probe_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedule) -> Look:
     """A probe's gate at this look: pass when the Wilson lower bound of the mean score at the look's boundary
     reaches `min_score`, fail when the upper bound stays below it. `boundary`/`lower`: the means that would."""
     assert card.gate is not None
-    z = seq.boundaries(_plan(card)).efficacy[look - 1]  # α/2 on each side: a pass and a fail alike
+    z = seq.boundaries(design).efficacy[look - 1]  # α/2 on each side: a pass and a fail alike
     scores = np.where(data.status == OK, data.score, 0.0)  # a cell without a score counts as failing the gate
     n = int(scores.size)
     mean = float(scores.mean()) if n else 0.0
