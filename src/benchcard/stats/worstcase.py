@@ -54,16 +54,40 @@ def variance_and_df(a: FloatArray, b: FloatArray, c: FloatArray, arm_v: FloatArr
     RUN_DF_SPAN·(R − 1) when the arms spread alike, by their balance. Each arm's spread is its MS_rep, never taken
     below its MS_err (cell noise alone makes an arm spread that much from run to run; known on (F − 1)(R − 1)
     df). The df is a shape, not a claim: the calibration below makes the p valid whatever it is. One formula
-    for the verdict and the null draws below, so the calibration is of the statistic used."""
-    var = np.maximum(RUN_SHARE * b, a + b - c)
-    var = np.where(var > 0, var, a)  # no run spread and no excess at all: the paired variance
-    fixture_df = np.maximum(np.asarray(n, dtype=np.float64) - 1.0, 1.0)
-    excess = np.maximum(a - c, 0.0)
+    for the verdict and the null draws below, so the calibration is of the statistic used (the null draws
+    compute its run and fixture parts once per grid value, not once per point)."""
+    return _combined(a, b, c, _run_part(arm_v, arm_b, r), _fixture_part(a, c, n), r, steady)
+
+
+def _run_part(arm_v: FloatArray, arm_b: FloatArray, r: int) -> tuple[FloatArray, FloatArray]:
+    """variance_and_df's run term (the arms' spreads summed) and its share of Satterthwaite's denominator
+    (run²/run df, the run df set by the arms' balance)."""
     run = arm_v + arm_b
     with np.errstate(invalid="ignore", divide="ignore"):
         balance = np.nan_to_num(4.0 * arm_v * arm_b / (run * run), nan=0.0)
         run_df = (r - 1) * (1.0 + (RUN_DF_SPAN - 1.0) * balance ** BALANCE_POWER)
-        satterthwaite = (run + excess) ** 2 / (run * run / run_df + excess * excess / fixture_df)
+        term: FloatArray = run * run / run_df
+    return run, term
+
+
+def _fixture_part(a: FloatArray, c: FloatArray, n: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """variance_and_df's fixture excess max(0, a − c), its share of Satterthwaite's denominator and its df."""
+    fixture_df = np.maximum(np.asarray(n, dtype=np.float64) - 1.0, 1.0)
+    excess = np.maximum(a - c, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        term: FloatArray = excess * excess / fixture_df
+    return excess, term, fixture_df
+
+
+def _combined(a: FloatArray, b: FloatArray, c: FloatArray, run_part: tuple[FloatArray, FloatArray],
+              fixture_part: tuple[FloatArray, FloatArray, FloatArray], r: int,
+              steady: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """variance_and_df from its run and fixture parts."""
+    (run, run_term), (excess, excess_term, fixture_df) = run_part, fixture_part
+    var = np.maximum(RUN_SHARE * b, a + b - c)
+    var = np.where(var > 0, var, a)  # no run spread and no excess at all: the paired variance
+    with np.errstate(invalid="ignore", divide="ignore"):
+        satterthwaite = (run + excess) ** 2 / (run_term + excess_term)
     top = RUN_DF_SPAN * (r - 1) + fixture_df
     df = np.clip(np.nan_to_num(satterthwaite, nan=r - 1.0), r - 1.0, top)
     df = np.broadcast_to(np.where(steady, r - 1.0, df), np.shape(var))
@@ -130,18 +154,27 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
     u_base = rng.chisquare(r - 1, half) / (r - 1)
     u_err = rng.chisquare(err, half) / err
     top, least = np.full((2, half), -np.inf), np.full((2, half), np.inf)
+    # variance_and_df's parts that depend on the fixture ratio alone, or on the run-level terms alone, are
+    # computed once per value (the same operations on the same numbers: the table is unchanged)
+    fixture_parts: dict[float, tuple[FloatArray, tuple[FloatArray, FloatArray, FloatArray]]] = {}
+    run_parts: dict[tuple[float, float, float], tuple[FloatArray, tuple[FloatArray, FloatArray]]] = {}
     for fixture, run, share, split in _grid():
         # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm holds
         # `share` of the cell noise and `split` of the run-level variance
         lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
-        rep_v, rep_b = lam_v * u_var, lam_b * u_base
-        args = ((1 + fixture) * u_fix, rep_v + rep_b, u_err, np.maximum(rep_v, share * u_err),
-                np.maximum(rep_b, (1 - share) * u_err), r, n)
-        var, df = variance_and_df(*args)
+        if fixture not in fixture_parts:
+            a = (1 + fixture) * u_fix
+            fixture_parts[fixture] = a, _fixture_part(a, u_err, n)
+        if (run, share, split) not in run_parts:
+            rep_v, rep_b = lam_v * u_var, lam_b * u_base
+            run_parts[run, share, split] = rep_v + rep_b, _run_part(np.maximum(rep_v, share * u_err),
+                                                                    np.maximum(rep_b, (1 - share) * u_err), r)
+        (a, fixture_part), (b, run_part) = fixture_parts[fixture], run_parts[run, share, split]
+        var, df = _combined(a, b, u_err, run_part, fixture_part, r, False)
         ratio = z * np.sqrt((1 + fixture + run) / var)
         sizes = [np.sort(wallace(ratio, df))]
         if lam_v == 0:  # a steady arm's rows are judged at R − 1 df (variance_and_df)
-            sizes.append(np.sort(wallace(ratio, variance_and_df(*args, steady=True)[1])))
+            sizes.append(np.sort(wallace(ratio, _combined(a, b, u_err, run_part, fixture_part, r, True)[1])))
         for k, size in enumerate(sizes):
             np.maximum(top[k], size, out=top[k])
             np.minimum(least[k], size, out=least[k])
