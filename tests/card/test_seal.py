@@ -152,3 +152,60 @@ def test_seal_names_files_as_the_project_sees_them(tmp_path: Path) -> None:
     keys_dir = project.keys_dir("tiny-ab")
     expected = sorted(project.relative(keys_dir / f"item-0{i}.json") for i in (1, 2))
     assert sorted(content.keys) == expected
+
+
+RULES = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
+
+
+def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
+        tmp_path: Path, server: Any, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchcard.stats import sequential as seq
+
+    from ..helpers_run import bc, only_run
+    from ..helpers_sequential import futile, futile_ab
+
+    server.configure(futile())
+    project = futile_ab(tmp_path, server.base_url)
+    path = tmp_path / "keys" / "colour-ab" / "v1.seal.json"
+    sealed = json.loads(path.read_text())
+    assert sealed["sequential"] == RULES
+    monkeypatch.setattr(seq, "FUTILITY_BETA", 0.001)  # a later benchcard's default
+    checked = bc(project, "check", "colour-ab")
+    assert checked.exit_code == 0, checked.output
+    assert ("; sealed with futility level 0.035, this benchcard uses 0.001: its runs follow the seal"
+            in checked.output)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    assert "stopped at look 2 of 3: futility" in ran.output  # at 0.001 look 2 would go on
+    manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
+    assert {k: manifest["sequential"][k] for k in RULES} == RULES
+    planned = bc(project, "plan", "colour-ab", "--json")
+    assert planned.exit_code == 0, planned.output
+    edited = {**sealed, "sequential": {**RULES, "futility_level": 0.001}}  # the seal's rule edited by hand
+    path.write_text(json.dumps(edited, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    broken = bc(project, "check", "colour-ab")
+    assert broken.exit_code == 1 and "v1.seal.json: root does not match its contents" in broken.output
+
+
+def test_a_sequential_card_sealed_before_its_rule_was_recorded_verifies_as_before(tmp_path: Path) -> None:
+    from benchcard.card._sealfile import decode_seal, encode_seal
+
+    from ..helpers_run import bc
+    from ..helpers_sequential import sequential_ab
+
+    project = sequential_ab(tmp_path)
+    path = tmp_path / "keys" / "colour-ab" / "v1.seal.json"
+    written = json.loads(path.read_text())
+    del written["sequential"]  # as the benchcard before it wrote the seal: its root over the rest alone
+    body = {"card": "colour-ab", "version": 1, "protocol": written["protocol"], "fixtures": written["fixtures"],
+            "keys": written["keys"]}
+    written["root"] = digest(body)
+    old = json.dumps(written, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+    path.write_bytes(old)
+    assert encode_seal(decode_seal(old, "v1.seal.json")) == old  # read and written back byte for byte
+    card = _card(tmp_path, "colour-ab")
+    assert seal.verify(card, Project(tmp_path)) == written["root"]
+    assert seal.seal(card, Project(tmp_path))[2] is False and path.read_bytes() == old
+    assert seal.sequential_rules(card, Project(tmp_path)) is None  # its runs: this benchcard's values
+    checked = bc(project, "check", "colour-ab")
+    assert checked.exit_code == 0 and "its runs follow the seal" not in checked.output

@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from benchcard.errors import SealError
+from benchcard.records.rows import Rules
 
 
 class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     """A sealed version: the digest of its protocol (and of each protocol field, so that a change is named),
-    of each fixture and key file, and the root over them all. Every digest is `sha256:<hex>`."""
+    of each fixture and key file, and the root over them all (with, for a sequential card, its rule's parameters:
+    `Rules`). Every digest is `sha256:<hex>`."""
 
     card: str
     version: int
@@ -27,6 +30,9 @@ class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     fixtures: dict[str, str]  # project-relative path → digest
     keys: dict[str, str]
     root: str
+    # a sequential card's rule parameters benchcard holds, as resolved when it was sealed (covered by `root`);
+    # absent from seals written before 2026-12-05 and from cards that are not sequential
+    sequential: Rules | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The seal as plain JSON values (for `benchcard seal --json`)."""

@@ -158,6 +158,8 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         problems += broken
     schedule = "" if card.sequential is None else card.sequential.describe(
         card.repetitions, len(card.variant_names()) * len(card.fixture_ids()))
+    note = sealmod.rules_note(card, project) if schedule and not finite else None
+    schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
                       warnings=tuple(design_warnings(card, project)), sequential=schedule)
 

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
@@ -18,6 +21,7 @@ from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
 from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project
+from benchcard.records.rows import Rules
 from benchcard.scoring.judge import JudgeSpec
 
 
@@ -30,10 +34,12 @@ class SealContent:
     fixtures: dict[str, str]
     keys: dict[str, str]
     root: str
+    sequential: Rules | None = None
 
 
-def compute(card: Card, project: Project) -> SealContent:
-    """Digest the card's protocol, every fixture file and every key file of this version."""
+def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
+    """Digest the card's protocol, every fixture file and every key file of this version, and a sequential card's
+    rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's."""
     protocol = card.protocol()
     problem = not_finite(card, project)
     if problem:
@@ -55,9 +61,43 @@ def compute(card: Card, project: Project) -> SealContent:
                 keys[_relative(os.path.join(keys_real, name), root, project)] = file_digest(entry.path)
             elif entry.is_symlink() and os.path.isfile(entry.path):
                 keys[project.relative(keys_dir / name)] = file_digest(entry.path)
-    body = {"card": card.id, "version": card.version, "protocol": digest(protocol), "fixtures": fixtures,
-            "keys": keys}
-    return SealContent(digest(protocol), fields, fixtures, keys, digest(body))
+    body: dict[str, object] = {"card": card.id, "version": card.version, "protocol": digest(protocol),
+                               "fixtures": fixtures, "keys": keys}
+    rules = _rules(card, sealed)
+    if rules is not None:
+        body["sequential"] = msgspec.to_builtins(rules)
+    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules)
+
+
+def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
+    """The rule parameters a seal of `card` covers: `sealed`'s own when it is given, else this benchcard's."""
+    if sealed is not None:
+        return None if isinstance(sealed.sequential, UnsetType) else sealed.sequential
+    if card.sequential is None:
+        return None
+    return Rules.current(card.sequential.futility and card.is_ab)
+
+
+def sequential_rules(card: Card, project: Project) -> Rules | None:
+    """The rule parameters a run of `card` follows: those its seal records (a later benchcard's defaults never
+    change a sealed rule); None (this benchcard's) for a card not sequential, unsealed, or sealed before 2026-12-05."""
+    if card.sequential is None:
+        return None
+    sealed = read(card.id, card.version, project)
+    return None if sealed is None or isinstance(sealed.sequential, UnsetType) else sealed.sequential
+
+
+def rules_note(card: Card, project: Project) -> str | None:
+    """A line for `check` when the seal's rule parameters are not this benchcard's defaults (None when alike, or
+    when the seal cannot be read: `check` names that)."""
+    try:
+        sealed = sequential_rules(card, project)
+    except SealError:
+        return None
+    if sealed is None or card.sequential is None:
+        return None
+    differs = sealed.changed(Rules.current(card.sequential.futility and card.is_ab))
+    return None if differs is None else f"sealed with {differs}: its runs follow the seal"
 
 
 def not_finite(card: Card, project: Project) -> str | None:
@@ -98,7 +138,8 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         failing = judge_example_problems(card, project)
         if failing:
             raise SealError(f"{failing[0]} — a judge is sealed only once it grades its worked examples right")
-    content = compute(card, project)
+    existing = read(card.id, card.version, project)
+    content = compute(card, project, existing)
     path = project.seal_path(card.id, card.version)
     newer = sorted(int(p.name[1:].split(".")[0]) for p in project.keys_dir(card.id).glob("v*.seal.json"))
     if newer and newer[-1] > card.version:
@@ -106,7 +147,6 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
             f"{project.relative(card.path)}: version {card.version} is older than the sealed v{newer[-1]}; "
             "a card's version only goes up"
         )
-    existing = read(card.id, card.version, project)
     if existing is not None:
         if existing.root == content.root:
             return path, existing, False
@@ -125,6 +165,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         fixtures=content.fixtures,
         keys=content.keys,
         root=content.root,
+        sequential=UNSET if content.sequential is None else content.sequential,
     )
     write_atomic(path, encode_seal(data))
     return path, data, True
@@ -138,7 +179,7 @@ def verify(card: Card, project: Project) -> str:
             f"{project.relative(card.path)}: v{card.version} is not sealed; run `benchcard seal {card.id}` first "
             f"(or try it unsealed: `benchcard run {card.id} --scratch`, a trial never entered in the ledger)"
         )
-    content = compute(card, project)
+    content = compute(card, project, existing)
     if existing.root != content.root:
         raise SealError(f"{describe_difference(existing, content, card, project)}; a sealed version never changes: "
                         f"undo the change, or make it v{card.version + 1} (raise `version` in "

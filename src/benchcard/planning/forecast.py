@@ -86,7 +86,9 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
     if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
-        design = card.sequential.design(card.win.alpha, card.sequential.futility)
+        from benchcard.card.seal import sequential_rules
+
+        design = card.sequential.design(card.win.alpha, card.sequential.futility, sequential_rules(card, project))
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid

@@ -453,7 +453,7 @@ async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: 
         requests_per_minute=rpm, benchcard_version=__version__, started_at=utc_stamp(started),
         **(t.replica.manifest_fields() if t.replica else {}),  # type: ignore[arg-type]
         sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha,
-                                   t.replica.rules if t.replica else None),
+                                   t.replica.rules if t.replica else sealmod.sequential_rules(card, project)),
     )
     manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
     store.write_manifest(manifest)
