@@ -106,3 +106,19 @@ def test_recorded_rule_parameters_are_the_ones_computed_with() -> None:
     assert seq.boundaries(design).efficacy[0] < 10  # look 1 spends α: decide_from 1, not this benchcard's 3
     assert Rules.current(True).changed(rules) == "futility level 0.035, this benchcard uses 0.1"
     assert Rules.current(False).changed(Rules.current(False)) is None
+
+
+@pytest.mark.parametrize("file", ["/etc/passwd", "sealed/../../outside.jsonl", "../sealed/x.jsonl", "sealed",
+                                  "C:/sealed/x.jsonl", "sealed//x.jsonl"])
+def test_a_stretch_plan_outside_the_runs_sealed_folder_is_refused(file: str) -> None:
+    from benchcard.errors import RunError
+    from benchcard.records.rows import decode_manifest
+
+    raw = msgspec.json.encode({"run": "r", "card": "c", "version": 1, "kind": "ab", "seal_root": "s",
+                               "judge_stretches": [{"look": 2, "file": file, "judgements": 1, "seed": 1,
+                                                    "planned_at": "t", "requests_digest": "d"}]})
+    with pytest.raises(RunError) as err:
+        decode_manifest(raw, "results/c/v1/r/manifest.json")
+    assert str(err.value).startswith("results/c/v1/r/manifest.json: field 'file': expected a path under the run's "
+                                     f"sealed/ folder (sealed/judge-requests-<look>.jsonl), got {file!r}")
+    assert "$.judge_stretches[0]" in str(err.value)

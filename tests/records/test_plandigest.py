@@ -98,3 +98,17 @@ def test_a_sequential_schedule_is_covered_and_an_older_plan_keeps_its_digest(tmp
     assert plan_problems(folder, sequential) == []
     [problem] = plan_problems(folder, {**sequential, "sequential": {**schedule, "looks": [3, 6]}})
     assert "sequential) or the digests of sealed/ changed after the plan was written" in problem
+
+
+def test_a_recorded_stretch_plan_that_is_missing_is_named(tmp_path: Path) -> None:
+    folder, manifest = planned(tmp_path)
+    later = folder / "sealed" / "judge-requests-2.jsonl"
+    later.write_bytes(b'{"cell":"j1"}\n')
+    manifest["judge_stretches"] = [{"look": 2, "file": "sealed/judge-requests-2.jsonl", "judgements": 1, "seed": 1,
+                                    "planned_at": "2026-12-05T10:00:00Z", "requests_digest": file_digest(later)}]
+    assert plan_problems(folder, manifest) == []
+    later.rename(folder / "judge-requests-2.jsonl.tmp")  # a kill left it beside sealed/: the resume moves it in
+    assert plan_problems(folder, manifest) == []
+    (folder / "judge-requests-2.jsonl.tmp").unlink()
+    assert plan_problems(folder, manifest) == [
+        "sealed/judge-requests-2.jsonl is missing (manifest.json records its requests_digest)"]

@@ -86,6 +86,13 @@ class JudgeStretch(msgspec.Struct, frozen=True, kw_only=True):
     planned_at: str
     requests_digest: str
 
+    def __post_init__(self) -> None:
+        """A file read from the manifest is never one outside the run's `sealed/` (an absolute path, or `..`)."""
+        parts = self.file.replace("\\", "/").split("/")
+        if parts[0] != "sealed" or len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"field 'file': expected a path under the run's sealed/ folder "
+                             f"(sealed/judge-requests-<look>.jsonl), got {self.file!r}")
+
 
 class Grid(msgspec.Struct, frozen=True, kw_only=True):
     """The integration grid a sequential rule's boundaries are computed on (`stats.sequential`: points per look,

@@ -51,6 +51,19 @@ def _later_digest(manifest: Mapping[str, Any], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _later_names(manifest: Mapping[str, Any]) -> list[str]:
+    """The sealed files planned after the plan that the manifest records a digest of (`LATER`, `judge_stretches`)."""
+    stretches = manifest.get("judge_stretches")
+    names = [s.get("file") for s in stretches if isinstance(s, Mapping)] if isinstance(stretches, list) else []
+    return [n for n in [*LATER, *names] if isinstance(n, str) and _later_digest(manifest, n) is not None]
+
+
+def _left_beside(folder: Path, name: str) -> bool:
+    """A recorded judging plan a kill left beside `sealed/` (`run/judging.py` writes it there, records its digest,
+    then moves it in): the resume moves it in, so it is not missing."""
+    return (folder / (Path(name).name + ".tmp")).is_file()
+
+
 def sealed_files(folder: Path) -> dict[str, str]:
     """Every entry under `<run>/sealed/` (but blind sheets' mappings) by its path relative to the run folder,
     with its digest; an entry that is not a regular file (a link, a pipe) is listed as such, so it can never
@@ -106,6 +119,8 @@ def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
             problems.append(f"{name} is not a regular file")
         elif actual[name] != recorded[name]:
             problems.append(f"{name} changed after the plan was written (sealed {recorded[name]}, now {actual[name]})")
+    problems += [f"{name} is missing (manifest.json records its requests_digest)"
+                 for name in _later_names(manifest) if name not in actual and not _left_beside(folder, name)]
     if not problems and plan_digest(manifest, recorded) != manifest["plan_digest"]:
         problems.append("manifest.json: a field of the sealed plan (" + ", ".join(PLAN_FIELDS + LATER_PLAN_FIELDS)
                         + ") or the digests "
