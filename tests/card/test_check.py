@@ -279,3 +279,19 @@ def test_check_says_a_probes_look_before_any_alpha_can_never_stop_it(tmp_path: P
     assert code == 0, out
     assert ("field 'sequential.looks': look 1 comes after 2 repetitions, before the 3 repetitions from which α is "
             "spent, and a probe never stops for futility: it can never stop the run (drop it: looks: [10, 20])") in out
+
+
+def test_check_judges_a_sealed_cards_looks_by_the_rule_its_seal_records(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchcard.stats import sequential as seq
+
+    project = make_ab_project(tmp_path, AB_CARD.replace("repetitions: 3", "sequential: {looks: [2, 4, 6]}\n"
+                                                                          "repetitions: 6"))
+    code, out, err = _run(project, "seal", "tiny-ab")
+    assert code == 0, (out, err)
+    monkeypatch.setattr(seq, "MIN_REPETITIONS_TO_DECIDE", 1)  # a later benchcard spends α from the first look
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0, out
+    assert ("; sealed with α spent from repetition 3, this benchcard uses 1: its runs follow the seal"
+            in out)
+    assert "look 1 comes after 2 repetitions, before the 3 repetitions from which α is spent" in out

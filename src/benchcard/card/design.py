@@ -20,7 +20,7 @@ from collections.abc import Callable
 from benchcard.card.model import Card, Clause
 from benchcard.card.reader import parse_yaml
 from benchcard.project import Project
-from benchcard.records.rows import manifest_or_none
+from benchcard.records.rows import Rules, manifest_or_none
 from benchcard.records.verdictfigures import clause_words
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import reach
@@ -64,21 +64,34 @@ def design_warnings(card: Card, project: Project) -> list[str]:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
         field = _blocking_field(card)
         out.append(f"{at(*field)}: field '{'.'.join(field)}': {dead}{accepted}")
-    early = early_looks(card) or undecidable_probe_looks(card)
+    rules = _sealed_rules(card, project)
+    early = early_looks(card, rules) or undecidable_probe_looks(card, rules)
     if early:
         out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
     return out
 
 
-def early_looks(card: Card) -> str | None:
+def _sealed_rules(card: Card, project: Project) -> Rules | None:
+    """The rule parameters the card's seal records (its runs follow them), None for this benchcard's."""
+    from benchcard.card.seal import sequential_rules
+    from benchcard.errors import SealError
+
+    try:
+        return sequential_rules(card, project)
+    except SealError:  # `check` names an unreadable seal on its own line
+        return None
+
+
+def early_looks(card: Card, rules: Rules | None = None) -> str | None:
     """What a sequential card's looks before any α is spent can do (only stop for futility, or nothing at all,
     with the smallest fix); None when every look may decide. `stats.sequential` spends no α at a look before
-    MIN_REPETITIONS_TO_DECIDE repetitions unless it is the last."""
+    `decide_from` repetitions (the seal's `rules`, else this benchcard's) unless it is the last."""
     if card.sequential is None:
         return None
-    from benchcard.stats.sequential import MIN_REPETITIONS_TO_DECIDE as least
+    from benchcard.stats.sequential import MIN_REPETITIONS_TO_DECIDE
 
+    least = MIN_REPETITIONS_TO_DECIDE if rules is None else rules.decide_from
     looks = card.sequential.looks
     early = [k for k, r in enumerate(looks, 1) if r < least and r != card.repetitions]
     if not early:
@@ -96,7 +109,7 @@ def early_looks(card: Card) -> str | None:
     return f"{head}, and {why}: it can never stop the run ({fix})"
 
 
-def undecidable_probe_looks(card: Card) -> str | None:
+def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | None:
     """A sequential probe's looks before the last at which its gate can be neither passed nor failed: with n
     cells at the look's boundary z, even a mean of 1 has a Wilson lower bound below `min_score` and a mean of 0
     an upper bound at or above it, so the look can never stop the run (it costs a scoring pass and nothing
@@ -109,7 +122,7 @@ def undecidable_probe_looks(card: Card) -> str | None:
     from benchcard.stats.sequential import boundaries
 
     looks = card.sequential.looks
-    plan = card.sequential.design(card.gate_alpha, False)
+    plan = card.sequential.design(card.gate_alpha, False, rules)
     dead = []
     for k, (r, level) in enumerate(zip(looks[:-1], boundaries(plan).nominal, strict=False), 1):
         if not 0 < level < 1:

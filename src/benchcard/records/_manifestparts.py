@@ -134,7 +134,7 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
         """The first parameter in which `other` differs from these, said as "futility level 0.035, this benchcard
         uses 0.04" (None: alike)."""
         pairs = (("futility level", self.futility_level, other.futility_level),
-                 ("first repetition α is spent at", self.decide_from, other.decide_from),
+                 ("α spent from repetition", self.decide_from, other.decide_from),
                  ("integration grid", _grid_text(self.grid), _grid_text(other.grid)))
         for name, mine, theirs in pairs:
             if mine != theirs:
