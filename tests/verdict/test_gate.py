@@ -227,12 +227,14 @@ def test_verdict_gate_hashes_the_seal_once(project: Project, monkeypatch: pytest
     """The gate reads the card the verdict checks: the seal is verified once, by the verdict being given (with
     --show, which gives none, by the gate)."""
     run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    from benchcard.card._sealfile import SealFile
+
     computed: list[str] = []
     compute = seal.compute
 
-    def counted(card: Card, project: Project) -> seal.SealContent:
+    def counted(card: Card, project: Project, sealed: SealFile | None = None) -> seal.SealContent:
         computed.append(card.id)
-        return compute(card, project)
+        return compute(card, project, sealed)
 
     monkeypatch.setattr(seal, "compute", counted)
     assert bc(project, "verdict", run_dir.name, "--gate").exit_code == 0
