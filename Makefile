@@ -39,9 +39,12 @@ wheel: $(BIN)/python
 	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
 
 # The main job needs only the `local` extra; the tests need every extra (server, dev).
+# pip compiles what it installs, but not the editable src/: compiled once here, or every process that imports
+# benchcard (each `benchcard` the tests start) compiles it again where PYTHONDONTWRITEBYTECODE is set, as here.
 install-run: wheel
 	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local]'
+	$(BIN)/python -m compileall -q src
 
 install: install-run
 	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
