@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from benchcard.card.model import Card
+from benchcard.project import Project
 from benchcard.records.verdictfile import AbVerdict, LooksFigures
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.looks import _look_comparisons
@@ -343,6 +344,14 @@ def _as_if_benchcard_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(seq, "GRID_POINTS", 401)
 
 
+def _futile_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
+    """A sequential run against the fake server that stops for futility at look 2 of 3: its project and folder."""
+    server.configure(futile())
+    project = futile_ab(tmp_path, server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    return project, only_run(project, "colour-ab")
+
+
 RECORDED = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
 FUTILE_LOOKS = ["  look 1: 96 cells · statistic 0.000 · boundary 3.710 · continue",
                 "  look 2: 192 cells · statistic 0.000 · boundary 2.511 · futility"]
@@ -351,10 +360,7 @@ FUTILE_LOOKS = ["  look 1: 96 cells · statistic 0.000 · boundary 3.710 · cont
 def test_a_run_is_judged_by_the_rule_it_recorded_not_by_a_later_default(tmp_path: Path, server: FakeServer,
                                                                          key: str,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    server.configure(futile())
-    project = futile_ab(tmp_path, server.base_url)
-    assert bc(project, "run", "colour-ab").exit_code == 0
-    folder = only_run(project, "colour-ab")
+    project, folder = _futile_run(tmp_path, server)
     planned = json.loads((folder / "manifest.json").read_text())
     assert {k: planned["sequential"][k] for k in RECORDED} == RECORDED
     _as_if_benchcard_changed(monkeypatch)
@@ -377,10 +383,7 @@ def test_a_manifest_written_before_the_rule_was_recorded_still_verifies(tmp_path
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from benchcard.records.plandigest import seal_plan
 
-    server.configure(futile())
-    project = futile_ab(tmp_path, server.base_url)
-    assert bc(project, "run", "colour-ab").exit_code == 0
-    folder = only_run(project, "colour-ab")
+    project, folder = _futile_run(tmp_path, server)
     manifest = json.loads((folder / "manifest.json").read_text())
     for name in RECORDED:  # as the benchcard before them wrote it, its digest over the block without them
         del manifest["sequential"][name]
