@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,11 +35,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Run every test from tmp_path, so nothing a test writes lands in the repository; and with no terminal
-    size in the environment (a pytest worker may inherit one), so output reads as a pipe gets it."""
+    size in the environment (a pytest worker may inherit one), so output reads as a pipe gets it. Ctrl-C's
+    handler is put back after each test: a test that left SIGINT ignored (a worker loop run in process ignores
+    it) would pass the ignore on to every later subprocess of its pytest worker, and `site --serve` started by
+    one of them would never stop on Ctrl-C."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
+    sigint = signal.getsignal(signal.SIGINT)
     yield
+    signal.signal(signal.SIGINT, sigint)
 
 
 @pytest.fixture(scope="module")

@@ -96,8 +96,14 @@ def test_a_port_in_use_is_one_line(project: Project) -> None:
 def test_the_command_prints_its_address_in_one_line_and_stops_on_ctrl_c(project: Project,
                                                                          command: tuple[str, ...]) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.Popen([sys.executable, "-m", "benchcard", "-C", str(project.root), *command],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # as from a terminal: Ctrl-C handled (a shell's background job, or pytest run from one, starts with it ignored,
+    # and a child keeps an ignored signal; one that is handled here is the default in the child)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "benchcard", "-C", str(project.root), *command],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        signal.signal(signal.SIGINT, before)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
