@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchcard.card.design import fewest_fixtures
 
 from ..helpers_cli import bc, one_line_error
@@ -170,6 +172,25 @@ def test_seal_refuses_a_sequential_design_whose_looks_cannot_win_and_names_the_c
     assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
     code, out, _ = _run(project, "check", "tiny-ab")
     assert code == 0 and "field 'sequential.spending'" in out and "wins 87% of simulated sequential runs" in out
+
+
+def test_a_sealed_sequential_design_is_judged_by_the_rule_its_seal_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later benchcard that spent α from 4 repetitions would give these looks 98 %; the card was sealed when α
+    was spent from 3 (87 %), and its runs follow the seal, so `check` and `plan` still say 87 %."""
+    from benchcard.stats import sequential as seq
+
+    accepted = POCOCK.replace("  equivalence_margin: 0.05\n", "  equivalence_margin: 0.05\n  accept_cannot_win: true\n")
+    project = make_ab_project(tmp_path, accepted, n_fixtures=8)
+    assert bc(project, "seal", "tiny-ab").exit_code == 0
+    unsealed = make_ab_project(tmp_path / "unsealed", accepted, n_fixtures=8)
+    monkeypatch.setattr(seq, "MIN_REPETITIONS_TO_DECIDE", 4)  # a later benchcard's default
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0 and "field 'sequential.spending'" in out and "wins 87% of simulated sequential runs" in out
+    planned = bc(project, "plan", "tiny-ab")
+    assert planned.exit_code == 0 and "wins 87% of simulated sequential runs" in planned.output
+    code, out, _ = _run(unsealed, "check", "tiny-ab")
+    assert code == 0 and "simulated sequential runs" not in out
 
 
 def test_the_change_named_for_a_sequential_design_seals(tmp_path: Path) -> None:

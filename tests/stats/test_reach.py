@@ -82,6 +82,6 @@ def test_a_sequential_design_with_several_variants_is_judged_by_holm_at_each_loo
         flips = np.ones_like(c.gap)
         flips[c.zero_se] = batch_signflip(c.d[c.zero_se], c.n_fixtures[c.zero_se])
         won |= p_effect(c, flips, True) <= level / variants
-    power = sequential_power(12, looks, "pocock", futility=False, variants=variants)
+    power = sequential_power(12, Schedule(looks=looks, spending="pocock", futility=False), variants=variants)
     assert power == float(won.mean())
     assert round(power, 3) == 0.900  # the design at α/3 would say 0.878 (docs/cards.md)

@@ -59,12 +59,12 @@ def design_warnings(card: Card, project: Project) -> list[str]:
     """One line per thing this card's design cannot show, each naming the file, line and field."""
     at = _locator(card, project)
     out: list[str] = []
-    dead = cannot_win(card)
+    rules = _sealed_rules(card, project)
+    dead = cannot_win(card, rules)
     if dead and card.win is not None:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
-        field = _blocking_field(card)
+        field = _blocking_field(card, rules)
         out.append(f"{at(*field)}: field '{'.'.join(field)}': {dead}{accepted}")
-    rules = _sealed_rules(card, project)
     early = early_looks(card, rules) or undecidable_probe_looks(card, rules)
     if early:
         out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
@@ -140,7 +140,7 @@ def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | Non
             f"boundary, even with every cell passing or failing: it can never stop the run ({fix})")
 
 
-def _blocking_field(card: Card) -> tuple[str, ...]:
+def _blocking_field(card: Card, rules: Rules | None = None) -> tuple[str, ...]:
     """The field a dead design's line points at, in `cannot_win`'s order: a clause the plainest effect breaks; the
     sequential block when the fixed design is reliable but its looks are not, or else a guard's margin; the
     fixtures when the sign-flip cannot reach α/V; min_effect when the plainest effect's gap cannot clear it; else
@@ -155,7 +155,7 @@ def _blocking_field(card: Card) -> tuple[str, ...]:
     if against is not None:
         return ("win", "all", str(against[0]))
     if reach.reliable(n, r, v, card.win.alpha, effect):
-        if _sequential_cannot_win(card, n, v, effect):
+        if _sequential_cannot_win(card, n, v, effect, rules):
             return ("sequential", "spending")
         ceiling = _ceiling_cannot_win(card, n, r, v, effect, "")
         if ceiling is not None:
@@ -175,9 +175,10 @@ def plain_min_effect(card: Card) -> float:
     return card.win.min_effect if metric_range(first.metric)[1] == 1.0 else 0.0
 
 
-def cannot_win(card: Card) -> str | None:
+def cannot_win(card: Card, rules: Rules | None = None) -> str | None:
     """Why this ab card's design cannot show a win reliably, with the smallest change that can; None when it
-    can (a treatment right every time against a baseline right about half the time wins ≥ 95 % of runs)."""
+    can (a treatment right every time against a baseline right about half the time wins ≥ 95 % of runs). A
+    sequential card's looks are judged with its seal's rule parameters `rules` (None: this benchcard's)."""
     if not card.is_ab or card.win is None:
         return None
     alpha, n, r = card.win.alpha, len(card.fixture_ids()), card.repetitions
@@ -191,7 +192,7 @@ def cannot_win(card: Card) -> str | None:
     power = reach.best_power(n, r, v, alpha, effect)
     if power >= reach.RELIABLE:
         ceiling = _ceiling_cannot_win(card, n, r, v, effect, at)
-        return _sequential_cannot_win(card, n, v, effect) or (ceiling[1] if ceiling else None)
+        return _sequential_cannot_win(card, n, v, effect, rules) or (ceiling[1] if ceiling else None)
     level = alpha / v
     never = []
     if 2 / 2 ** n > level:
@@ -294,15 +295,15 @@ def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: s
                f"{reach.PLAIN_GAP:g}) wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed); {change}")
 
 
-def _sequential_cannot_win(card: Card, n: int, v: int, effect: float) -> str | None:
-    """A sequential card judged at its sealed looks (each decided at a nominal level below α): why the plainest
-    effect does not win reliably there, with the smallest change that does; None when it does."""
+def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rules | None = None) -> str | None:
+    """A sequential card judged at its looks (each decided at a nominal level below α) with its seal's rule
+    parameters `rules` (None: this benchcard's): why the plainest effect does not win reliably there, with the
+    smallest change that does; None when it does."""
     seq, win = card.sequential, card.win
     if seq is None or win is None or len(seq.looks) < 2:
         return None
-    gamma = -4.0 if seq.gamma is None else seq.gamma
-    futile = min_effect_or_margin(card)
-    args = (n, tuple(seq.looks), seq.spending, gamma, seq.futility, futile, v, win.alpha, effect)
+    plan = seq.design(win.alpha, seq.futility, rules)
+    args = (n, plan, min_effect_or_margin(card), v, effect)
     power = reach.sequential_power(*args)
     if power >= reach.RELIABLE:
         return None

@@ -54,6 +54,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
                         "declared assumptions, not both")
     size = powerplan.design(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
     from benchcard.card.design import cannot_win, truncation_warnings
+    from benchcard.card.seal import sequential_rules
     from benchcard.run import grid as grid
     from benchcard.run.judging import judge_estimate
     prices = project.config().prices
@@ -80,15 +81,15 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         judge=judge_estimate(project, card, prices),
         warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
     )
-    dead = cannot_win(card) if pilot is None and assumed is None and fixtures is None and repetitions is None else None
+    rules = sequential_rules(card, project)  # a sealed card's looks are judged by the rule its seal records
+    plain = pilot is None and assumed is None and fixtures is None and repetitions is None
+    dead = cannot_win(card, rules) if plain else None
     if dead:  # a pilot's or assumptions' plan says it in its notes, for the size it simulates
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win and card.win.accept_cannot_win else ""
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
     if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
-        from benchcard.card.seal import sequential_rules
-
-        design = card.sequential.design(card.win.alpha, card.sequential.futility, sequential_rules(card, project))
+        design = card.sequential.design(card.win.alpha, card.sequential.futility, rules)
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid

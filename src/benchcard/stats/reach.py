@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchcard.stats.crossed import Crossed, FloatArray, batch_signflip, crossed
 from benchcard.stats.decision import p_beyond, p_effect
+
+if TYPE_CHECKING:
+    from benchcard.stats.sequential import Schedule
 
 #: A design must give the plainest effect a win in at least this share of runs for `seal` to accept it.
 RELIABLE = 0.95
@@ -215,45 +219,47 @@ def _fewest_calls(fixtures: int, repetitions: int, variants: int, alpha: float,
 
 
 @lru_cache(maxsize=128)
-def sequential_power(fixtures: int, looks: tuple[int, ...], spending: str = "obrien-fleming", gamma: float = -4.0,
-                     futility: bool = False, effect: float = 0.0, variants: int = 1, alpha: float = 0.05,
+def sequential_power(fixtures: int, plan: Schedule, effect: float = 0.0, variants: int = 1,
                      min_effect: float = 0.0) -> float:
-    """`best_power` for a sequential card: the same seeded runs judged at each sealed look as the run's looks
-    judge them (`sequential.simulate_looks`: the α spent at full α, Holm over the V variants at each look's
-    nominal level). Each look decides at a nominal level below α, and a look below the exact sign-flip's floor
-    2/2^F can never win, so the fixed figure overstates it."""
+    """`best_power` for a sequential card: the same seeded runs judged at each look of `plan` (the card's schedule
+    with its seal's rule parameters) as the run's looks judge them (`sequential.simulate_looks`: the α spent at
+    full α, Holm over the V variants at each look's nominal level). Each look decides at a nominal level below
+    α, and a look below the exact sign-flip's floor 2/2^F can never win, so the fixed figure overstates it."""
     from benchcard.stats.decision import WIN
-    from benchcard.stats.sequential import Schedule, boundaries, simulate_looks
+    from benchcard.stats.sequential import boundaries, simulate_looks
 
-    plan = Schedule(looks=looks, spending=spending, futility=futility, alpha=alpha, gamma=gamma)
     nominal = boundaries(plan).nominal
     floor = 2.0 ** (1 - fixtures)
-    if fixtures < 1 or variants < 1 or looks[-1] < 2 or all(a / variants < floor for a in nominal):
+    if fixtures < 1 or variants < 1 or plan.looks[-1] < 2 or all(a / variants < floor for a in nominal):
         return 0.0
     # no early stop but a win: the last look alone, at its own nominal level, already wins this often
-    last = best_power(fixtures, looks[-1], variants, nominal[-1], min_effect)
-    if not futility and last >= RELIABLE:
+    last = best_power(fixtures, plan.looks[-1], variants, nominal[-1], min_effect)
+    if not plan.futility and last >= RELIABLE:
         return last
-    base = _baseline_runs(fixtures, looks[-1])
+    base = _baseline_runs(fixtures, plan.looks[-1])
     _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect,
                               variants=variants)
     return float((codes == WIN).mean())
 
 
-def sequential_change(fixtures: int, looks: tuple[int, ...], spending: str, gamma: float, futility: bool,
-                      effect: float, variants: int, alpha: float, min_effect: float) -> str:
+def sequential_change(fixtures: int, plan: Schedule, effect: float, variants: int, min_effect: float) -> str:
     """The smallest changes of a sequential design that make it reliable: O'Brien–Fleming spending, dropping
-    the earliest looks, no futility stop, or the fewest more fixtures (up to MAX_FIXTURES // 10)."""
-    def ok(f: int = fixtures, at: tuple[int, ...] = looks, sp: str = spending, fut: bool = futility) -> bool:
-        return sequential_power(f, at, sp, gamma, fut, effect, variants, alpha, min_effect) >= RELIABLE
+    the earliest looks, no futility stop, or the fewest more fixtures (up to MAX_FIXTURES // 10); each judged
+    with `plan`'s own rule parameters."""
+    def ok(f: int = fixtures, at: tuple[int, ...] = plan.looks, sp: str = plan.spending,
+           fut: bool = plan.futility) -> bool:
+        changed = replace(plan, looks=at, spending=sp, futility=fut)
+        return sequential_power(f, changed, effect, variants, min_effect) >= RELIABLE
 
     parts = []
-    if spending != "obrien-fleming" and ok(sp="obrien-fleming"):
-        parts.append("obrien-fleming spending" + (" (and no gamma: only hsd takes one)" if spending == "hsd" else ""))
+    if plan.spending != "obrien-fleming" and ok(sp="obrien-fleming"):
+        parts.append("obrien-fleming spending" + (" (and no gamma: only hsd takes one)" if plan.spending == "hsd"
+                                                  else ""))
+    looks = plan.looks
     later = next((looks[k:] for k in range(1, len(looks)) if ok(at=looks[k:])), None)
     if later is not None:
         parts.append(f"looks: {list(later)}" if len(later) > 1 else "no sequential block")
-    if futility and ok(fut=False):
+    if plan.futility and ok(fut=False):
         parts.append("futility: false")
     more = fewest(fixtures, fixtures * 2, MAX_FIXTURES // 10, lambda f: ok(f=f))
     if more is not None:
