@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
@@ -317,15 +317,6 @@ def dumps_line(row: msgspec.Struct | dict[str, Any]) -> bytes:
         return _ENCODER.encode(row) + b"\n"
     except UnicodeEncodeError:
         return json.dumps(msgspec.to_builtins(row), separators=(",", ":")).encode("ascii") + b"\n"
-
-
-def write_lines(fh: Any, rows: Iterable[msgspec.Struct]) -> int:
-    """Write rows to an open binary file as JSONL; returns how many."""
-    n = 0
-    for row in rows:
-        fh.write(dumps_line(row))
-        n += 1
-    return n
 
 
 def decode_line(line: bytes | str, kind: type[T]) -> T:

@@ -19,7 +19,7 @@ from benchcard._util.files import AtomicFile
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
-from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows, write_lines
+from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
@@ -314,7 +314,9 @@ def score_run(
         rows = last_per_cell(rows, _cell)
     try:
         with AtomicFile(scores_path) as fh:
-            written = write_lines(fh, (_score_row(spec, out, keys, fixture_texts) for out in rows))
+            for out in rows:  # scoring drives the loop: records reads and encodes a row, and returns
+                fh.write(dumps_line(_score_row(spec, out, keys, fixture_texts)))
+                written += 1
     except BaseException:
         scores_path.unlink(missing_ok=True)
         raise
