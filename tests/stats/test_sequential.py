@@ -16,6 +16,7 @@ from benchcard.stats.sequential import (
     LOOK_CODES,
     Schedule,
     boundaries,
+    futility_level_shown,
     futility_p,
     look_decision,
     schedule,
@@ -66,6 +67,15 @@ def test_futility_levels_spend_the_futility_budget_before_the_last_look() -> Non
     below = stats.multivariate_normal(mean=np.zeros(4), cov=cov, seed=1).cdf(np.array(b.futility_z[:-1]))
     budget = b.schedule.futility_beta  # the whole budget, over the joint normal of the looks before the last
     assert 1 - below == pytest.approx(budget, abs=5e-4)
+
+
+def test_recorded_futility_boundaries_say_the_level_they_were_computed_at() -> None:
+    plan = Schedule((3, 6, 9))
+    z = boundaries(Schedule((3, 6, 9), futility_beta=0.025)).futility_z
+    assert z is not None
+    assert futility_level_shown(plan, [(0, z[0]), (1, z[1])], [0.035, 0.025], 40.0) == 0.025
+    assert futility_level_shown(plan, [(0, z[0] + 0.01)], [0.035, 0.025], 40.0) is None
+    assert futility_level_shown(plan, [(5, z[0])], [0.025], 40.0) is None  # a look the schedule does not have
 
 
 def test_a_card_design_becomes_a_schedule() -> None:

@@ -371,10 +371,11 @@ def test_a_run_is_judged_by_the_rule_it_recorded_not_by_a_later_default(tmp_path
     verdict = json.loads((folder / "verdict.json").read_text())
     assert [lk["futility"] for lk in verdict["sequential"]["taken"]] == [lk["futility"] for lk in planned["looks"]]
     assert bc(project, "ledger", "--verify").exit_code == 0
-    from benchcard.records.rows import Rules
+    from benchcard.card.schedule import current_rules, design
     from benchcard.stats import sequential as seq
 
-    today = Rules.current(True).apply(seq.Schedule((3, 6, 9)))  # under today's values look 2 would go on
+    today = design((3, 6, 9), "obrien-fleming", None, alpha=0.05, futility=True, rules=current_rules(True))
+    assert today.futility_beta == 0.001  # today's values: under them look 2 would go on
     assert planned["looks"][1]["futility_statistic"] < (seq.boundaries(today).futility_z or ())[1]
 
 

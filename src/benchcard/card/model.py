@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchcard._util.safeio import read_regular_text
 from benchcard.card._dataset import DataFile, input_slot
+from benchcard.card.schedule import current_rules, design
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import Rules, rig_line
@@ -115,11 +116,8 @@ class Sequential:
     def design(self, alpha: float, futility: bool, rules: Rules | None = None) -> seq.Schedule:
         """This schedule as `stats.sequential` computes its boundaries, at `alpha`, with futility only if
         `futility`, and the rule's parameters `rules` (a seal's: `seal.sequential_rules`; None: this benchcard's)."""
-        from benchcard.stats import sequential as seq
-
-        plan = seq.Schedule(looks=self.looks, spending=self.spending, futility=futility, alpha=alpha,
-                            gamma=seq.DEFAULT_GAMMA if self.gamma is None else self.gamma)
-        return (rules if rules is not None else Rules.current(futility)).apply(plan)
+        return design(self.looks, self.spending, self.gamma, alpha=alpha, futility=futility,
+                      rules=rules if rules is not None else current_rules(futility))
 
     def describe(self, repetitions: int, cells_per_repetition: int) -> str:
         """One line: where the looks are, how α is spent, whether futility stops (what `check` prints)."""

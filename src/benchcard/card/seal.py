@@ -19,6 +19,7 @@ from benchcard._util.hashing import digest, file_digest
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
+from benchcard.card.schedule import current_rules
 from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project
 from benchcard.records.rows import Rules
@@ -75,7 +76,7 @@ def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
         return None if isinstance(sealed.sequential, UnsetType) else sealed.sequential
     if card.sequential is None:
         return None
-    return Rules.current(card.sequential.futility and card.is_ab)
+    return current_rules(card.sequential.futility and card.is_ab)
 
 
 def sequential_rules(card: Card, project: Project) -> Rules | None:
@@ -96,7 +97,7 @@ def rules_note(card: Card, project: Project) -> str | None:
         return None
     if sealed is None or card.sequential is None:
         return None
-    differs = sealed.changed(Rules.current(card.sequential.futility and card.is_ab))
+    differs = sealed.changed(current_rules(card.sequential.futility and card.is_ab))
     return None if differs is None else f"sealed with {differs}: its runs follow the seal"
 
 

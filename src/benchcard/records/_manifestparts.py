@@ -5,14 +5,8 @@ its size (records imports them, so `from benchcard.records.rows import Counts` r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 import msgspec
 from msgspec import UNSET, UnsetType
-
-if TYPE_CHECKING:  # numpy and scipy load only where a rule's boundaries are computed
-    from benchcard.stats import sequential as seq
 
 
 class RigRecord(msgspec.Struct, frozen=True):
@@ -113,23 +107,6 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
     decide_from: int
     grid: Grid
 
-    @classmethod
-    def current(cls, futility: bool) -> Rules:
-        """This benchcard's values (`futility`: whether the rule may stop for futility)."""
-        from benchcard.stats import sequential as seq
-
-        return cls(futility_level=seq.FUTILITY_BETA if futility else UNSET,
-                   decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
-                   grid=Grid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP))
-
-    def apply(self, plan: seq.Schedule) -> seq.Schedule:
-        """`plan` computed with these parameters (a futility level only where futility may stop the run)."""
-        from dataclasses import replace
-
-        level = plan.futility_beta if isinstance(self.futility_level, UnsetType) else self.futility_level
-        return replace(plan, futility_beta=level, decide_from=self.decide_from, grid_points=self.grid.points,
-                       grid_sds=self.grid.sds, z_cap=self.grid.cap)
-
     def changed(self, other: Rules) -> str | None:
         """The first parameter in which `other` differs from these, said as "futility level 0.035, this benchcard
         uses 0.04" (None: alike)."""
@@ -156,14 +133,14 @@ def _text(value: object) -> str:
 LEGACY_DECIDE_FROM = 3
 LEGACY_GRID = Grid(points=801, sds=9.0, cap=12.0)
 LEGACY_FUTILITY_LEVELS: tuple[tuple[float, str], ...] = ((0.025, "2026-12-05T07:48:18Z"), (0.035, "9999"))
-_BEYOND = 40.0  # a look's z as the manifest holds it: at most ±40 (verdict/looks.py)
 
 
 class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     """A sequential card's sealed looks as the run planned them (`sequential` in the manifest, written with the
     plan and covered by `plan_digest`): the cumulative repetitions and cells at each look, how α is spent, whether
     futility stops the grid, the α (the win rule's, or a probe gate's) and the rule's parameters benchcard holds
-    (`Rules`; absent from manifests written before 2026-12-05, whose values `rules` infers)."""
+    (`Rules`; absent from manifests written before 2026-12-05, whose values `card/schedule.recorded_rules`
+    infers: a record holds what was written, and computes nothing)."""
 
     looks: list[int]  # repetitions called when each look is taken; the last is the card's repetitions
     cells: list[int]  # cells called when each look is taken; the last is the grid's
@@ -179,44 +156,6 @@ class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     def spending_text(self) -> str:
         """The spending as the pages say it: `hsd (γ = -4)` with its γ."""
         return self.spending if isinstance(self.gamma, UnsetType) else f"{self.spending} (γ = {self.gamma:g})"
-
-    def rules(self, kind: str, started_at: str | None = None, looks: Sequence[Look] = ()) -> Rules:
-        """The parameters the run's boundaries were computed with: those recorded, else (an older manifest) those
-        of the benchcard that planned it: the futility level the looks recorded show, else the one in force
-        when it started (`LEGACY_FUTILITY_LEVELS`)."""
-        futile = self.futility and kind == "ab"
-        level = self.futility_level
-        if futile and isinstance(level, UnsetType):
-            level = self._legacy_level(started_at, looks)
-        return Rules(futility_level=level if futile else UNSET,
-                     decide_from=LEGACY_DECIDE_FROM if isinstance(self.decide_from, UnsetType) else self.decide_from,
-                     grid=LEGACY_GRID if isinstance(self.grid, UnsetType) else self.grid)
-
-    def design(self, kind: str, started_at: str | None = None, looks: Sequence[Look] = ()) -> seq.Schedule:
-        """The schedule `stats.sequential` computes this run's boundaries from: its recorded values, never today's
-        defaults (`rules`)."""
-        from benchcard.stats import sequential as seq
-
-        plan = seq.Schedule(looks=tuple(self.looks), spending=self.spending, futility=self.futility and kind == "ab",
-                            alpha=self.alpha, gamma=seq.DEFAULT_GAMMA if isinstance(self.gamma, UnsetType)
-                            else self.gamma)
-        return self.rules(kind, started_at, looks).apply(plan)
-
-    def _legacy_level(self, started_at: str | None, looks: Sequence[Look]) -> float:
-        """An older manifest's futility level: the one whose boundaries its recorded looks show, else the one in
-        force when it started, else this benchcard's."""
-        from benchcard.stats import sequential as seq
-
-        shown = [(lk.look - 1, lk.futility) for lk in looks if lk.futility is not None and lk.look < len(self.looks)]
-        if shown:
-            for level, _ in LEGACY_FUTILITY_LEVELS:
-                plan = msgspec.structs.replace(self, futility_level=level).design("ab")
-                z = seq.boundaries(plan).futility_z or ()
-                if all(k < len(z) and abs(min(z[k], _BEYOND) - f) < 1e-6 for k, f in shown):
-                    return level
-        if started_at is not None:
-            return next(level for level, until in LEGACY_FUTILITY_LEVELS if started_at < until)
-        return seq.FUTILITY_BETA
 
 
 class Look(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,11 +19,14 @@ import secrets
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
 from benchcard.errors import BenchcardError, RunError
+from benchcard.records._manifestparts import LEGACY_DECIDE_FROM as LEGACY_DECIDE_FROM
+from benchcard.records._manifestparts import LEGACY_FUTILITY_LEVELS as LEGACY_FUTILITY_LEVELS
+from benchcard.records._manifestparts import LEGACY_GRID as LEGACY_GRID
 from benchcard.records._manifestparts import Counts as Counts
 from benchcard.records._manifestparts import Grid as Grid
 from benchcard.records._manifestparts import JudgePlan as JudgePlan
@@ -35,9 +38,6 @@ from benchcard.records._manifestparts import Rules as Rules
 from benchcard.records._manifestparts import Schedule as Schedule
 from benchcard.records._manifestparts import Tokens as Tokens
 from benchcard.records.replication import ReplicaLink, RuleRecord
-
-if TYPE_CHECKING:
-    from benchcard.stats import sequential as seq
 
 MANIFEST = "manifest.json"
 OUTPUTS = "outputs.jsonl"
@@ -252,13 +252,6 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         if not self.looks or self.looks[-1].decision == "continue":
             return None
         return self.looks[-1]
-
-    def design(self) -> seq.Schedule:
-        """A sequential run's schedule as `stats.sequential` computes its boundaries: from the values the manifest
-        records (an older one's inferred: `Schedule.rules`), never from today's defaults."""
-        if self.sequential is None:
-            raise RunError(f"run {self.run}: its manifest records no schedule of looks")
-        return self.sequential.design(self.kind, self.started_at, self.looks or [])
 
     def fields(self) -> dict[str, Any]:
         """The manifest as plain JSON data, as its file holds it (late fields only once set)."""

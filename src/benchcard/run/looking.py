@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from benchcard.card.model import Card
+from benchcard.card.schedule import current_rules
 from benchcard.errors import RunError
 from benchcard.records.rows import AssignmentRow, Look, Manifest, Rules, Schedule, iter_rows
 from benchcard.records.runreader import outcomes
@@ -50,7 +51,7 @@ def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Sch
     looks = card.sequential.looks
     gamma = UNSET if card.sequential.gamma is None else card.sequential.gamma
     futile = card.sequential.futility and card.is_ab
-    kept = rules if rules is not None else Rules.current(futile)
+    kept = rules if rules is not None else current_rules(futile)
     return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
                     futility=card.sequential.futility, alpha=alpha, gamma=gamma,
                     futility_level=kept.futility_level if futile else UNSET, decide_from=kept.decide_from,

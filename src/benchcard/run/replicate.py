@@ -29,6 +29,7 @@ import msgspec
 from benchcard.card import seal as sealmod
 from benchcard.card.load import card_of_run, check_seal_root
 from benchcard.card.model import Card
+from benchcard.card.schedule import recorded_rules
 from benchcard.errors import RunError, SealError
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -125,7 +126,7 @@ class ReplicaPlan:
     def rules(self) -> Rules | None:
         """A sequential original's rule parameters, as it ran them: the replication replays that rule."""
         m = self.original.manifest
-        return None if m.sequential is None else m.sequential.rules(m.kind, m.started_at, m.looks or [])
+        return None if m.sequential is None else recorded_rules(m.sequential, m.kind, m.started_at, m.looks or [])
 
     def rows(self, card: Card, cells: list[PlannedCell], provider: Provider, model: str, url: str
              ) -> Iterator[tuple[AssignmentRow, RequestRow]]:

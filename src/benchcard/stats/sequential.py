@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -165,6 +165,18 @@ def boundaries(plan: Schedule) -> Boundaries:
     levels = tuple(float(special.ndtr(-c)) if math.isfinite(c) else 0.0 for c in fz)
     return Boundaries(schedule=plan, fractions=t, efficacy=out.efficacy, nominal=nominal, spent=out.spent,
                       futility=(*levels, 0.0), futility_z=(*fz, math.inf))
+
+
+def futility_level_shown(plan: Schedule, shown: Sequence[tuple[int, float]], levels: Sequence[float],
+                         beyond: float) -> float | None:
+    """The first of `levels` at which `plan`'s futility boundaries are those `shown`, each a (look index, z) as a
+    record holds it (capped at `beyond`); None when none is. An older run's record of its looks says the futility
+    level it ran at, which it did not write down."""
+    for level in levels:
+        z = boundaries(replace(plan, futility_beta=level)).futility_z or ()
+        if all(k < len(z) and abs(min(z[k], beyond) - f) < 1e-6 for k, f in shown):
+            return level
+    return None
 
 
 def _increments(cumulative: Sequence[float]) -> list[float]:

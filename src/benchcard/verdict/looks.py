@@ -21,6 +21,7 @@ import numpy as np
 
 from benchcard._util.hashing import seed_from
 from benchcard.card.model import Card
+from benchcard.card.schedule import run_design
 from benchcard.errors import VerdictError
 from benchcard.records.rows import Look, Manifest, stop_line, utc_stamp
 from benchcard.records.verdictfigures import ComparisonFigures
@@ -41,10 +42,10 @@ def look_at(card: Card, run_dir: Path, look: int) -> Look:
     """Look `look` (1-based) of a sequential run whose cells up to it are called and scored: the statistic, the
     boundaries and the decision (win, loss, futility or continue before the last look, the rule's finding at
     it; a probe: pass, fail or continue). The boundaries are those of the schedule the run's manifest records
-    (`Manifest.design`), never of today's defaults."""
+    (`card/schedule.run_design`), never of today's defaults."""
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    design = manifest.design()
+    design = run_design(manifest)
     reps = design.looks[look - 1]
     data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline, allow_incomplete=True, upto=reps)
     if card.is_ab:

@@ -1,0 +1,96 @@
+"""A sequential rule's schedule as `stats.sequential` computes its boundaries, built by one function (`design`)
+from a card (`model.Sequential.design`: this benchcard's rule parameters or its seal's) or from a run's record
+(`run_design`: the parameters its manifest records, an older one's inferred by `recorded_rules`).
+
+The records (`records.rows.Schedule`, `Rules`) stay plain typed data; what turns them into boundaries, and what
+an older manifest that did not write its parameters down ran at, is decided here, where the card stage already
+holds the seal's parameters (`seal.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from msgspec import UNSET, UnsetType
+
+from benchcard.errors import RunError
+from benchcard.records.rows import (
+    LEGACY_DECIDE_FROM,
+    LEGACY_FUTILITY_LEVELS,
+    LEGACY_GRID,
+    Grid,
+    Look,
+    Manifest,
+    Rules,
+    Schedule,
+)
+
+if TYPE_CHECKING:  # numpy and scipy load only where a rule's boundaries are computed
+    from benchcard.stats import sequential as seq
+
+_BEYOND = 40.0  # a look's z as the manifest holds it: at most ±40 (verdict/looks.py)
+
+
+def current_rules(futility: bool) -> Rules:
+    """This benchcard's rule parameters (`futility`: whether the rule may stop for futility)."""
+    from benchcard.stats import sequential as seq
+
+    return Rules(futility_level=seq.FUTILITY_BETA if futility else UNSET, decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
+                 grid=Grid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP))
+
+
+def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: float, futility: bool,
+           rules: Rules) -> seq.Schedule:
+    """The schedule `stats.sequential` computes boundaries from: the looks, the spending (`gamma`: None for the
+    default γ), α, whether futility stops it, and the rule parameters `rules` (a futility level only where
+    futility may stop the run)."""
+    from benchcard.stats import sequential as seq
+
+    level = seq.FUTILITY_BETA if isinstance(rules.futility_level, UnsetType) else rules.futility_level
+    return seq.Schedule(looks=tuple(looks), spending=spending, futility=futility, alpha=alpha,
+                        gamma=seq.DEFAULT_GAMMA if gamma is None else gamma, futility_beta=level,
+                        decide_from=rules.decide_from, grid_points=rules.grid.points, grid_sds=rules.grid.sds,
+                        z_cap=rules.grid.cap)
+
+
+def recorded_rules(schedule: Schedule, kind: str, started_at: str | None = None, looks: Sequence[Look] = ()
+                   ) -> Rules:
+    """The parameters a run's boundaries were computed with: those its manifest records, else (a manifest
+    written before 2026-12-05) those of the benchcard that planned it: the futility level its recorded looks show,
+    else the one in force when it started (`LEGACY_FUTILITY_LEVELS`), else this benchcard's."""
+    futile = schedule.futility and kind == "ab"
+    decide_from = LEGACY_DECIDE_FROM if isinstance(schedule.decide_from, UnsetType) else schedule.decide_from
+    grid = LEGACY_GRID if isinstance(schedule.grid, UnsetType) else schedule.grid
+    level = schedule.futility_level
+    if futile and isinstance(level, UnsetType):
+        level = _legacy_level(schedule, Rules(decide_from=decide_from, grid=grid), started_at, looks)
+    return Rules(futility_level=level if futile else UNSET, decide_from=decide_from, grid=grid)
+
+
+def _legacy_level(schedule: Schedule, rules: Rules, started_at: str | None, looks: Sequence[Look]) -> float:
+    from benchcard.stats import sequential as seq
+
+    shown = [(lk.look - 1, lk.futility) for lk in looks if lk.futility is not None and lk.look < len(schedule.looks)]
+    if shown:
+        plan = _design_of(schedule, "ab", rules)
+        level = seq.futility_level_shown(plan, shown, [lv for lv, _ in LEGACY_FUTILITY_LEVELS], _BEYOND)
+        if level is not None:
+            return level
+    if started_at is not None:
+        return next(lv for lv, until in LEGACY_FUTILITY_LEVELS if started_at < until)
+    return seq.FUTILITY_BETA
+
+
+def _design_of(schedule: Schedule, kind: str, rules: Rules) -> seq.Schedule:
+    return design(schedule.looks, schedule.spending, None if isinstance(schedule.gamma, UnsetType) else schedule.gamma,
+                  alpha=schedule.alpha, futility=schedule.futility and kind == "ab", rules=rules)
+
+
+def run_design(manifest: Manifest) -> seq.Schedule:
+    """A sequential run's schedule as `stats.sequential` computes its boundaries: from the values its manifest
+    records (an older one's inferred: `recorded_rules`), never from today's defaults."""
+    if manifest.sequential is None:
+        raise RunError(f"run {manifest.run}: its manifest records no schedule of looks")
+    rules = recorded_rules(manifest.sequential, manifest.kind, manifest.started_at, manifest.looks or [])
+    return _design_of(manifest.sequential, manifest.kind, rules)

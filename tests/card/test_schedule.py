@@ -1,0 +1,68 @@
+"""A sequential rule's schedule for `stats.sequential`, built one way from a card and from a run's record: an
+older manifest's parameters are inferred as the benchcard that wrote it used them, recorded ones are used as
+recorded, and a card's schedule is the same `stats.sequential.Schedule` a run of it records."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from benchcard.card.model import Sequential
+from benchcard.card.schedule import current_rules, design, recorded_rules, run_design
+from benchcard.errors import RunError
+from benchcard.records.rows import LEGACY_GRID, Grid, Look, Manifest, Rules, Schedule, decode_manifest
+from benchcard.stats import sequential as seq
+
+OLD = {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "obrien-fleming", "futility": True, "alpha": 0.05}
+
+
+def _old_manifest(started_at: str) -> Manifest:
+    raw = msgspec.json.encode({"run": "r", "card": "c", "version": 1, "kind": "ab", "seal_root": "s",
+                               "started_at": started_at, "sequential": OLD})
+    return decode_manifest(raw, "manifest.json")
+
+
+def test_an_older_schedule_without_its_rule_parameters_reads_as_the_benchcard_that_wrote_it() -> None:
+    plan = run_design(_old_manifest("2026-12-04T21:00:00Z"))
+    assert (plan.futility_beta, plan.decide_from) == (0.025, 3)  # planned before 8c9f944: 0.025
+    assert (plan.grid_points, plan.grid_sds, plan.z_cap) == (LEGACY_GRID.points, 9.0, 12.0)
+    assert run_design(_old_manifest("2026-12-05T09:00:00Z")).futility_beta == 0.035
+    # a recorded look's futility boundary shows the level it was taken at, whatever the date says
+    z = seq.boundaries(seq.Schedule((3, 6, 9), futility_beta=0.035)).futility_z
+    assert z is not None
+    look = Look(look=1, repetitions=3, cells=96, statistic=0.0, boundary=3.7, futility=z[0], decision="continue",
+                at="2026-12-04T21:10:00Z")
+    schedule = Schedule(**OLD)  # type: ignore[arg-type]
+    assert recorded_rules(schedule, "ab", "2026-12-04T21:00:00Z", [look]).futility_level == 0.035
+    probe = Manifest(run="r", card="c", version=1, kind="probe", seal_root="s", sequential=schedule,
+                     started_at="2026-12-04T21:00:00Z")
+    assert run_design(probe).futility is False  # a probe never stops for futility
+    assert recorded_rules(schedule, "probe").futility_level is msgspec.UNSET
+
+
+def test_recorded_rule_parameters_are_the_ones_computed_with() -> None:
+    rules = Rules(futility_level=0.1, decide_from=1, grid=Grid(points=401, sds=8.0, cap=10.0))
+    schedule = Schedule(looks=[2, 4], cells=[10, 20], spending="pocock", futility=True, alpha=0.05,
+                        futility_level=0.1, decide_from=1, grid=rules.grid)
+    assert recorded_rules(schedule, "ab") == rules
+    plan = run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=schedule))
+    assert (plan.futility_beta, plan.decide_from, plan.grid_points, plan.grid_sds, plan.z_cap) == \
+        (0.1, 1, 401, 8.0, 10.0)
+    assert seq.boundaries(plan).efficacy[0] < 10  # look 1 spends α: decide_from 1, not this benchcard's 3
+    assert current_rules(True).changed(rules) == "futility level 0.035, this benchcard uses 0.1"
+    assert current_rules(False).changed(current_rules(False)) is None
+
+
+def test_a_card_and_its_run_give_one_schedule() -> None:
+    card = Sequential(looks=(2, 4), spending="hsd", futility=True, gamma=-2.0)
+    rules = current_rules(True)
+    recorded = Schedule(looks=[2, 4], cells=[8, 16], spending="hsd", futility=True, alpha=0.05, gamma=-2.0,
+                        futility_level=rules.futility_level, decide_from=rules.decide_from, grid=rules.grid)
+    from_run = run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=recorded))
+    assert card.design(0.05, True) == from_run == design((2, 4), "hsd", -2.0, alpha=0.05, futility=True, rules=rules)
+    assert Sequential(looks=(2, 4)).design(0.05, False).gamma == seq.DEFAULT_GAMMA
+
+
+def test_a_run_without_a_schedule_is_named() -> None:
+    with pytest.raises(RunError, match="run r: its manifest records no schedule of looks"):
+        run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s"))
