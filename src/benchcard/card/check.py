@@ -13,6 +13,7 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
+from benchcard.card._defaults import ABSENT, holds
 from benchcard.card.design import design_warnings
 from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
@@ -210,12 +211,12 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
             if name == "version":
                 continue
             if name in entry.changes:
-                if digest(entry.changes[name]) != sealed_digest:
+                if not holds((name,), entry.changes[name], sealed_digest):
                     problems.append(
                         f"{source}: field 'history' v{version} '{name}' is not what v{version} sealed: "
                         f"sealed {sealed_digest}, history {digest(entry.changes[name])}"
                     )
-            elif digest(current.get(name)) != sealed_digest:
+            elif not holds((name,), current.get(name, ABSENT), sealed_digest):
                 problems.append(
                     f"{source}: field 'history' v{version} must carry '{name}': it differs from the current "
                     f"card, and v{version}'s runs keep their meaning only if the card says what it was"

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchcard._util.yamlread import load_yaml
 from benchcard.card._dataset import card_data_file, is_data_file
+from benchcard.card._defaults import default_of
 from benchcard.card._fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
@@ -101,6 +102,12 @@ class _Reader:
             raise self.fail(where, f"expected {what}, got {_show(value)}")
         return value
 
+    def optional(self, obj: Any, where: Sequence[str | int], types: tuple[type, ...], what: str) -> Any:
+        """`get` of a field that may be left out (or null): then its value is the one `DEFAULTS` gives, the
+        same a seal reads a left-out field as (card/_defaults.py)."""
+        value = self.get(obj, where, types, what, required=False)
+        return default_of(where) if value is None else value
+
     def card(self) -> Card:
         raw = self.raw
         if not isinstance(raw, Mapping):
@@ -168,9 +175,7 @@ class _Reader:
 
     def repetitions(self) -> int:
         """Absent means 1; 0 or a negative count is an error, never quietly run as 1."""
-        reps = self.get(self.raw, ("repetitions",), (int,), "a positive integer", required=False)
-        if reps is None:
-            return 1
+        reps = self.optional(self.raw, ("repetitions",), (int,), "a positive integer")
         if reps < 1:
             raise self.fail(("repetitions",), f"expected a positive integer, got {reps}")
         return int(reps)
@@ -191,11 +196,11 @@ class _Reader:
         value = None if raw is None else self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
         if value is not None and not 0 <= value <= 1:
             raise self.fail(("gate", "min_score"), f"expected a number from 0 to 1, got {value}")
-        alpha = None if raw is None else self.get(raw, ("gate", "alpha"), (int, float),
-                                                  "a number between 0 and 0.5 (exclusive)", required=False)
-        if alpha is not None and not 0 < alpha < 0.5:
+        alpha = default_of(("gate", "alpha")) if raw is None else self.optional(
+            raw, ("gate", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)")
+        if not 0 < alpha < 0.5:
             raise self.fail(("gate", "alpha"), f"expected a number between 0 and 0.5 (exclusive), got {alpha:g}")
-        return (None if value is None else float(value)), (0.05 if alpha is None else float(alpha))
+        return (None if value is None else float(value)), float(alpha)
 
     def sequential(self, kind: str, repetitions: int, variants: Mapping[str, str],
                    gate: float | None) -> Sequential | None:
@@ -214,11 +219,11 @@ class _Reader:
                                    f"{len(variants) - 1} variants (run one card per variant)")
         looks = self._looks(raw.get("looks"), repetitions, first=2 if kind == "ab" else 1)
         names = ", ".join(SPENDINGS[:-1]) + f" or {SPENDINGS[-1]}"
-        spending = self.get(raw, (*where, "spending"), (str,), names, required=False) or SPENDINGS[0]
+        spending = self.optional(raw, (*where, "spending"), (str,), names)
         if spending not in SPENDINGS:
             raise self.fail((*where, "spending"), f"expected {names}, got {spending!r}")
-        futility = self.get(raw, (*where, "futility"), (bool,), "true or false", required=False)
-        return Sequential(looks=looks, spending=spending, futility=bool(futility), gamma=self._gamma(raw, spending))
+        futility = self.optional(raw, (*where, "futility"), (bool,), "true or false")
+        return Sequential(looks=looks, spending=spending, futility=futility, gamma=self._gamma(raw, spending))
 
     def _gamma(self, raw: Mapping[str, Any], spending: str) -> float | None:
         """Hwang–Shih–DeCani's γ: required with `spending: hsd`, refused with any other spending."""
@@ -422,23 +427,22 @@ class _Reader:
             clauses.append(self._win_clause(item, ("win", "all", i), known, fixtures))
         if clauses[0].test not in ("rises", "falls"):
             raise self.fail(("win", "all", 0, "test"), "the first clause must be rises or falls (the effect sought)")
-        alpha = self.get(raw, ("win", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)", required=False)
-        alpha = 0.05 if alpha is None else alpha
+        alpha = self.optional(raw, ("win", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)")
         if not 0 < alpha < 0.5:
             raise self.fail(("win", "alpha"), f"expected a number between 0 and 0.5 (exclusive), got {alpha:g}")
         eq = self.get(raw, ("win", "equivalence_margin"), (int, float), "a positive number")
         if not eq > 0:
             raise self.fail(("win", "equivalence_margin"), f"expected a positive number (the smallest effect that "
                             f"matters on the first clause's metric), got {eq:g}")
-        min_effect = self.get(raw, ("win", "min_effect"), (int, float), "a number ≥ 0", required=False)
-        if min_effect is not None and not min_effect >= 0:
+        min_effect = self.optional(raw, ("win", "min_effect"), (int, float), "a number ≥ 0")
+        if not min_effect >= 0:
             raise self.fail(("win", "min_effect"), f"expected a number ≥ 0, got {min_effect:g}")
-        allow = self.get(raw, ("win", "allow_failed"), (int,), "a count of cells", required=False) or 0
+        allow = self.optional(raw, ("win", "allow_failed"), (int,), "a count of cells")
         if allow < 0:
             raise self.fail(("win", "allow_failed"), f"expected a count of cells ≥ 0, got {allow}")
-        accept = self.get(raw, ("win", "accept_cannot_win"), (bool,), "true or false", required=False)
+        accept = self.optional(raw, ("win", "accept_cannot_win"), (bool,), "true or false")
         return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
-                       min_effect=float(min_effect or 0.0), accept_cannot_win=bool(accept))
+                       min_effect=float(min_effect), accept_cannot_win=accept)
 
     def _win_clause(self, item: Any, where: tuple[str | int, ...], known: set[str], fixtures: Mapping[str, Any]
                     ) -> Clause:
@@ -474,7 +478,7 @@ class _Reader:
             raise self.fail((*where, "equals"), f"only a holds clause takes equals (a {test} clause compares the "
                             "two arms' means)")
         return Clause(metric=metric, test=test, fixture=fixture, margin=None if margin is None else float(margin),
-                      equals=1.0 if equals is None else float(equals))
+                      equals=float(default_of((*where, "equals")) if equals is None else equals))
 
 
 def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, known: set[str],

@@ -16,6 +16,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
+from benchcard.card._defaults import as_sealed
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
@@ -40,11 +41,15 @@ class SealContent:
 
 def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
     """Digest the card's protocol, every fixture file and every key file of this version, and a sequential card's
-    rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's."""
-    protocol = card.protocol()
+    rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's.
+    Against `sealed`, the protocol is read as it was written then where it differs only by fields at their
+    default written out or left out (`_defaults.as_sealed`): the same protocol, so the same seal."""
     problem = not_finite(card, project)
     if problem:
         raise CardError(problem)
+    protocol = card.protocol()
+    if sealed is not None and digest(protocol) != sealed.protocol:
+        protocol = as_sealed(protocol, sealed.protocol_fields)
     fields = {name: digest(value) for name, value in sorted(protocol.items())}
     root = os.path.join(project.root.resolve(), "")
     fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}

@@ -22,7 +22,7 @@ from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
-from benchcard.scoring.judge.spec import JudgeSpec, parse_judge
+from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, parse_judge
 from benchcard.scoring.rulelimit import test_rules
 
 Fail = Callable[[Sequence[str | int], str], CardError]
@@ -57,6 +57,11 @@ class RulesSpec:
 
 ScoringSpec = ExactSpec | RulesSpec | FieldsSpec | JudgeSpec
 METHODS = ("exact", "rules", "fields", "judge")
+#: What each optional field of a `scoring:` block means when left out, by its path under `scoring`: the parsers
+#: read these, and a seal holds a card the same written out or not (card/_defaults.py).
+SCORING_DEFAULTS: dict[tuple[str, ...], object] = {("trim",): True, ("case_sensitive",): True,
+                                                   ("abstain_field",): None, ("first_screen_chars",): None,
+                                                   **JUDGE_DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,8 @@ def _parse_exact(raw: Mapping[str, Any], fail: Fail) -> ExactSpec:
     for flag in ("trim", "case_sensitive"):
         if flag in raw and not isinstance(raw[flag], bool):
             raise fail((flag,), f"expected true or false, got {raw[flag]!r}")
-    return ExactSpec(expected, trim=raw.get("trim", True), case_sensitive=raw.get("case_sensitive", True),
+    return ExactSpec(expected, trim=raw.get("trim", SCORING_DEFAULTS[("trim",)]),
+                     case_sensitive=raw.get("case_sensitive", SCORING_DEFAULTS[("case_sensitive",)]),
                      expected_from_key=from_key)
 
 

@@ -24,6 +24,11 @@ JUDGE_FIELDS = frozenset({"method", "rig", "params", "prompt", "rubric", "scale"
 PARAMS: dict[str, tuple[type, ...]] = {"max_tokens": (int,), "temperature": (int, float), "top_p": (int, float),
                                        "seed": (int,)}
 MAX_JUDGEMENTS = 25
+#: What each optional field of a judge's `scoring:` block means when left out, by its path under `scoring`: the
+#: parser reads these, and a seal holds a card the same written out or not (card/_defaults.py).
+JUDGE_DEFAULTS: dict[tuple[str, ...], object] = {("answer",): "final_line", ("judgements",): 1,
+                                                 ("agreement_floor",): None, ("rig", "effort"): None,
+                                                 ("prompt", "system"): None}
 
 
 @dataclass(frozen=True)
@@ -104,13 +109,13 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
                      fail)
     system, user = _prompt(raw, fail)
     scale = _scale(raw.get("scale"), fail)
-    answer = raw.get("answer", "final_line")
+    answer = raw.get("answer", JUDGE_DEFAULTS[("answer",)])
     if answer not in ("final_line", "json", "bare"):
         raise fail(("answer",), f"expected final_line, json or bare, got {answer!r}")
     rubric = _rubric(raw.get("rubric"), fail)
     if answer == "bare" and isinstance(rubric, tuple):
         raise fail(("answer",), "a bare answer is one grade; criteria need final_line or json")
-    judgements = raw.get("judgements", 1)
+    judgements = raw.get("judgements", JUDGE_DEFAULTS[("judgements",)])
     if isinstance(judgements, bool) or not isinstance(judgements, int) or not 1 <= judgements <= MAX_JUDGEMENTS:
         raise fail(("judgements",), f"expected how many times each output is judged (1 to {MAX_JUDGEMENTS}), "
                                     f"got {judgements!r}")
