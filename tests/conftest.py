@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             missing.append("node (the differential test of JavaScript rules)")
         if missing:
             raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """llama_cpp/_utils.py opens os.devnull twice when imported (its stdout/stderr silencer) and never closes it:
+    closed here, after the last test, or the process that imported it ends the run with two `ResourceWarning:
+    unclosed file <... name='/dev/null'>` lines that are not benchcard's."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        leaked = getattr(utils, name, None)
+        if leaked is not None:
+            leaked.close()
 
 
 @pytest.fixture(autouse=True)
