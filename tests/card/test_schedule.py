@@ -4,14 +4,18 @@ recorded, and a card's schedule is the same `stats.sequential.Schedule` a run of
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 
 from benchcard.card.model import Sequential
-from benchcard.card.schedule import current_rules, design, recorded_rules, run_design
+from benchcard.card.schedule import card_design, current_rules, design, recorded_rules, run_design, schedule_record
 from benchcard.errors import RunError
 from benchcard.records.rows import LEGACY_GRID, Grid, Look, Manifest, Rules, Schedule, decode_manifest
 from benchcard.stats import sequential as seq
+
+from ..helpers_sequential import sequential_ab
 
 OLD = {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "obrien-fleming", "futility": True, "alpha": 0.05}
 
@@ -59,10 +63,24 @@ def test_a_card_and_its_run_give_one_schedule() -> None:
     recorded = Schedule(looks=[2, 4], cells=[8, 16], spending="hsd", futility=True, alpha=0.05, gamma=-2.0,
                         futility_level=rules.futility_level, decide_from=rules.decide_from, grid=rules.grid)
     from_run = run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=recorded))
-    assert card.design(0.05, True) == from_run == design((2, 4), "hsd", -2.0, alpha=0.05, futility=True, rules=rules)
-    assert Sequential(looks=(2, 4)).design(0.05, False).gamma == seq.DEFAULT_GAMMA
+    assert card_design(card, 0.05, True) == from_run == design((2, 4), "hsd", -2.0, alpha=0.05, futility=True,
+                                                               rules=rules)
+    assert card_design(Sequential(looks=(2, 4)), 0.05, False).gamma == seq.DEFAULT_GAMMA
 
 
 def test_a_run_without_a_schedule_is_named() -> None:
     with pytest.raises(RunError, match="run r: its manifest records no schedule of looks"):
         run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s"))
+
+
+def test_a_cards_run_records_the_schedule_its_boundaries_come_from(tmp_path: Path) -> None:
+    from benchcard.card.load import load_card
+
+    project = sequential_ab(tmp_path, fixtures=4, repetitions=9)
+    card = load_card(project.root / "cards" / "colour-ab.yaml", project)
+    assert card.sequential is not None and card.win is not None
+    record = schedule_record(card, card.win.alpha)
+    assert record is not None and (record.looks, record.cells) == ([3, 6, 9], [24, 48, 72])
+    assert record.futility_level == seq.FUTILITY_BETA  # this benchcard's parameters, written down
+    manifest = Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=record)
+    assert run_design(manifest) == card_design(card.sequential, card.win.alpha, True)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from benchcard.card.model import Card, Clause
 from benchcard.card.reader import parse_yaml
+from benchcard.card.schedule import card_design
 from benchcard.project import Project
 from benchcard.records.rows import Rules, manifest_or_none
 from benchcard.records.verdictfigures import clause_words
@@ -122,7 +123,7 @@ def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | Non
     from benchcard.stats.sequential import boundaries
 
     looks = card.sequential.looks
-    plan = card.sequential.design(card.gate_alpha, False, rules)
+    plan = card_design(card.sequential, card.gate_alpha, False, rules)
     dead = []
     for k, (r, level) in enumerate(zip(looks[:-1], boundaries(plan).nominal, strict=False), 1):
         if not 0 < level < 1:
@@ -302,7 +303,7 @@ def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rul
     seq, win = card.sequential, card.win
     if seq is None or win is None or len(seq.looks) < 2:
         return None
-    plan = seq.design(win.alpha, seq.futility, rules)
+    plan = card_design(seq, win.alpha, seq.futility, rules)
     args = (n, plan, min_effect_or_margin(card), v, effect)
     power = reach.sequential_power(*args)
     if power >= reach.RELIABLE:

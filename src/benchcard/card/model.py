@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from benchcard._util.safeio import read_regular_text
 from benchcard.card._dataset import DataFile, input_slot
-from benchcard.card.schedule import current_rules, design
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
-from benchcard.records.rows import Rules, rig_line
+from benchcard.records.rows import rig_line
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
 
 if TYPE_CHECKING:
-    from benchcard.stats import sequential as seq
+    pass
 
 FixtureValue = str | Mapping[str, str]
 VARIANT_SLOT = "{{variant}}"
@@ -112,12 +111,6 @@ class Sequential:
     def spending_text(self) -> str:
         """The spending as `check` and the pages say it: `hsd (γ = -4)` with its γ."""
         return spending_text(self.spending, self.gamma)
-
-    def design(self, alpha: float, futility: bool, rules: Rules | None = None) -> seq.Schedule:
-        """This schedule as `stats.sequential` computes its boundaries, at `alpha`, with futility only if
-        `futility`, and the rule's parameters `rules` (a seal's: `seal.sequential_rules`; None: this benchcard's)."""
-        return design(self.looks, self.spending, self.gamma, alpha=alpha, futility=futility,
-                      rules=rules if rules is not None else current_rules(futility))
 
     def describe(self, repetitions: int, cells_per_repetition: int) -> str:
         """One line: where the looks are, how α is spent, whether futility stops (what `check` prints)."""

@@ -1,10 +1,11 @@
-"""A sequential rule's schedule as `stats.sequential` computes its boundaries, built by one function (`design`)
-from a card (`model.Sequential.design`: this benchcard's rule parameters or its seal's) or from a run's record
-(`run_design`: the parameters its manifest records, an older one's inferred by `recorded_rules`).
+"""A sequential card's schedule: the one its run records (`schedule_record`), and the one `stats.sequential`
+computes boundaries from, built by one function (`design`) from a card (`card_design`: this benchcard's rule
+parameters or its seal's) or from a run's record (`run_design`: the parameters its manifest records, an older
+one's inferred by `recorded_rules`).
 
-The records (`records.rows.Schedule`, `Rules`) stay plain typed data; what turns them into boundaries, and what
-an older manifest that did not write its parameters down ran at, is decided here, where the card stage already
-holds the seal's parameters (`seal.py`).
+The card's values (`model.Sequential`) and the records (`records.rows.Schedule`, `Rules`) stay plain typed data;
+what turns them into boundaries, and what an older manifest that did not write its parameters down ran at, is
+decided here, where the card stage already holds the seal's parameters (`seal.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
+from benchcard.card.model import Card, Sequential
 from benchcard.errors import RunError
 from benchcard.records.rows import (
     LEGACY_DECIDE_FROM,
@@ -52,6 +54,30 @@ def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: f
                         gamma=seq.DEFAULT_GAMMA if gamma is None else gamma, futility_beta=level,
                         decide_from=rules.decide_from, grid_points=rules.grid.points, grid_sds=rules.grid.sds,
                         z_cap=rules.grid.cap)
+
+
+def card_design(sequential: Sequential, alpha: float, futility: bool, rules: Rules | None = None) -> seq.Schedule:
+    """A card's schedule at `alpha`, with futility only if `futility`, and the rule's parameters `rules` (a
+    seal's: `seal.sequential_rules`; None: this benchcard's)."""
+    return design(sequential.looks, sequential.spending, sequential.gamma, alpha=alpha, futility=futility,
+                  rules=rules if rules is not None else current_rules(futility))
+
+
+def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Schedule | None:
+    """The schedule a sequential card's run records in its manifest with its plan (None: not sequential), with
+    every parameter its boundaries depend on: `rules` (a replication's original's, or the seal's), else this
+    benchcard's, so that each look, the verdict and a resume compute them from the record alone (`run_design`)."""
+    if card.sequential is None:
+        return None
+    per_rep = len(card.variant_names()) * len(card.fixture_ids())
+    looks = card.sequential.looks
+    gamma = UNSET if card.sequential.gamma is None else card.sequential.gamma
+    futile = card.sequential.futility and card.is_ab
+    kept = rules if rules is not None else current_rules(futile)
+    return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
+                    futility=card.sequential.futility, alpha=alpha, gamma=gamma,
+                    futility_level=kept.futility_level if futile else UNSET, decide_from=kept.decide_from,
+                    grid=kept.grid)
 
 
 def recorded_rules(schedule: Schedule, kind: str, started_at: str | None = None, looks: Sequence[Look] = ()

@@ -25,6 +25,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard.card.design import plain_min_effect, plain_rule
 from benchcard.card.model import Card, Clause
+from benchcard.card.schedule import card_design
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
 from benchcard.planning.power import POWER, Assumptions
@@ -89,7 +90,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
     if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
-        design = card.sequential.design(card.win.alpha, card.sequential.futility, rules)
+        design = card_design(card.sequential, card.win.alpha, card.sequential.futility, rules)
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid

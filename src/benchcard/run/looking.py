@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
-from msgspec import UNSET
 
 from benchcard.card.model import Card
-from benchcard.card.schedule import current_rules
 from benchcard.errors import RunError
-from benchcard.records.rows import AssignmentRow, Look, Manifest, Rules, Schedule, iter_rows
+from benchcard.records.rows import AssignmentRow, Look, Manifest, iter_rows
 from benchcard.records.runreader import outcomes
 from benchcard.run._retry import done_cells
 from benchcard.run.store import RunStore
@@ -39,23 +37,6 @@ class Looked:
     called: int
     decided: Look | None
     finished: bool
-
-
-def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Schedule | None:
-    """The schedule a sequential card's run records in its manifest with its plan (None: not sequential), with
-    every parameter its boundaries depend on: `rules` (a replication's original's, or the seal's), else this
-    benchcard's, so that each look, the verdict and a resume compute them from the record alone."""
-    if card.sequential is None:
-        return None
-    per_rep = len(card.variant_names()) * len(card.fixture_ids())
-    looks = card.sequential.looks
-    gamma = UNSET if card.sequential.gamma is None else card.sequential.gamma
-    futile = card.sequential.futility and card.is_ab
-    kept = rules if rules is not None else current_rules(futile)
-    return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
-                    futility=card.sequential.futility, alpha=alpha, gamma=gamma,
-                    futility_level=kept.futility_level if futile else UNSET, decide_from=kept.decide_from,
-                    grid=kept.grid)
 
 
 def stretches(store: RunStore, looks: Sequence[int]) -> list[set[str]]:

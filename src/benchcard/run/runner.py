@@ -28,6 +28,7 @@ from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
+from benchcard.card.schedule import schedule_record
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.plandigest import plan_problems, seal_plan
@@ -53,7 +54,7 @@ from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run
-from benchcard.run.looking import Looked, Looker, run_in_looks, schedule_record
+from benchcard.run.looking import Looked, Looker, run_in_looks
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import (
     endpoint,
