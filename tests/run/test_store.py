@@ -50,6 +50,18 @@ def test_create_never_reuses_a_folder(tmp_path: Path) -> None:
     assert RunStore.find(project, "card", 1, "20261130T151200Z-0000").folder == first.folder
 
 
+def test_a_run_started_in_the_same_second_as_another_gets_a_fresh_id(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import secrets
+
+    drawn = iter(["0000", "0000", "0001"])  # the second run draws the first's four hex digits, then others
+    monkeypatch.setattr(secrets, "token_hex", lambda _n: next(drawn))
+    started = datetime(2026, 11, 30, 15, 12, 0, tzinfo=UTC)
+    first = RunStore.create(Project(tmp_path), "card", 1, started=started)
+    second = RunStore.create(Project(tmp_path), "card", 1, started=started)
+    assert (first.run_id, second.run_id) == ("20261130T151200Z-0000", "20261130T151200Z-0001")
+
+
 def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
     first = Manifest(run=store.run_id, card="card", version=1, kind="ab", seal_root="sha256:0", cells=2)
     store.write_manifest(first)

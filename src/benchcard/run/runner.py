@@ -38,7 +38,6 @@ from benchcard.records.rows import (
     RequestRow,
     RigRecord,
     Rules,
-    new_run_id,
     stop_line,
     utc_stamp,
 )
@@ -433,7 +432,7 @@ async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: 
     rows = (t.replica.rows if t.replica else plan_rows)(card, cells, provider, model, url)
     first = next(rows)  # builds one body before any folder exists: a card the provider refuses leaves none
     await provider.prepare()  # the local model loads here: a bad file leaves no folder
-    store = t.store or RunStore.create(project, card.id, card.version, new_run_id(started))
+    store = t.store or RunStore.create(project, card.id, card.version, started=started)
     s.folders.append(store)
 
     def all_rows() -> Any:

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from types import TracebackType
 from typing import IO, Any
 
@@ -55,10 +56,12 @@ class RunStore(RunReader):
     # -------------------------------------------------------------------------------------------- locating
 
     @classmethod
-    def create(cls, project: Project, card_id: str, version: int, run_id: str | None = None) -> RunStore:
-        """A new, empty run folder; never reuses one."""
+    def create(cls, project: Project, card_id: str, version: int, run_id: str | None = None, *,
+               started: datetime | None = None) -> RunStore:
+        """A new, empty run folder; never reuses one. Its id is `run_id`, else a fresh one stamped `started` (now
+        when not given): a folder already there with that id is passed by for another four hex digits."""
         for _ in range(16):
-            rid = run_id or new_run_id()
+            rid = run_id or new_run_id(started)
             folder = project.run_dir(card_id, version, rid)
             try:
                 folder.mkdir(parents=True, exist_ok=False)
