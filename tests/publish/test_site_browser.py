@@ -4,7 +4,10 @@ No browser is downloaded: Playwright is pointed at /usr/bin/chromium (`executabl
 profile folder and no network features. Every page must load with no console error, no failed request and no
 request leaving file://; the results tables must have their rows; the plots must have loaded; and at phone width
 no page may be wider than the screen (wide tables scroll inside their own box). Screenshots at laptop and phone
-widths are written to the test's tmp folder, or to $BENCHCARD_SCREENSHOTS when it is set, for a person to look at.
+widths are written to $BENCHCARD_SCREENSHOTS when it is set, for a person to look at (and for docs/img/); without
+it no page screenshot is taken, as nobody would look at one in the test's tmp folder (a full-page PNG at two widths
+of every page was half of the browser's time), and an element's screenshot goes to the tmp folder, for it waits
+until the element is visible and stable.
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ def _shots_dir(tmp_path: Path) -> Path:
     return folder
 
 
+def _shoot(page: Any, name: str, full_page: bool = False) -> None:
+    """A screenshot of the page into $BENCHCARD_SCREENSHOTS, only when it is set (the module's docstring says why)."""
+    target = os.environ.get("BENCHCARD_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(target) / name), full_page=full_page)
+
+
 def _open(context: Any, url: str, width: int, height: int) -> tuple[Any, list[str]]:
     """A page at `url` with every console error, page error and failed or non-local request collected."""
     problems: list[str] = []
@@ -50,8 +61,7 @@ def _open(context: Any, url: str, width: int, height: int) -> tuple[Any, list[st
     return page, problems
 
 
-def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any, tmp_path: Path) -> None:
-    shots = _shots_dir(tmp_path)
+def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any) -> None:
     pages = sorted(site.rglob("*.html"))
     assert len(pages) >= 12
     for name, (width, height) in VIEWPORTS.items():
@@ -68,7 +78,7 @@ def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any, tmp_p
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, f"{rel} is {overflow}px wider than a {width}px screen"
             if rel.startswith("cards/") or rel in ("index.html", "ledger.html"):
-                page.screenshot(path=str(shots / f"{rel.replace('/', '_')[:-5]}-{name}.png"), full_page=True)
+                _shoot(page, f"{rel.replace('/', '_')[:-5]}-{name}.png", full_page=True)
         page.close()
 
 
@@ -155,11 +165,9 @@ def test_works_from_a_copied_folder(site: Path, browser: Any, tmp_path: Path) ->
     page.close()
 
 
-def test_on_a_phone_the_outcome_and_the_evidence_need_no_sideways_scroll(site: Path, browser: Any,
-                                                                          tmp_path: Path) -> None:
+def test_on_a_phone_the_outcome_and_the_evidence_need_no_sideways_scroll(site: Path, browser: Any) -> None:
     """At 390 px the ledger's and the probe results' rows stack: every cell, outcome and evidence included, is
     inside the screen, labelled, and the page is no wider than the screen."""
-    shots = _shots_dir(tmp_path)
     probe = next(p for p in sorted((site / "cards").glob("*/index.html")) if 'class="results"' in p.read_text())
     for rel, table, labels in (("ledger.html", "table.ledger", ("Outcome", "Evidence")),
                                (probe.relative_to(site).as_posix(), "table.results", ("Score", "Evidence"))):
@@ -174,12 +182,12 @@ def test_on_a_phone_the_outcome_and_the_evidence_need_no_sideways_scroll(site: P
             assert mine and all(c["right"] <= 390 for c in mine), (rel, label, mine[:2])
             assert all(label in c["shown"] for c in mine), (rel, label)
         assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, rel
-        page.screenshot(path=str(shots / f"{rel.replace('/', '_')[:-5]}-390.png"), full_page=True)
+        _shoot(page, f"{rel.replace('/', '_')[:-5]}-390.png", full_page=True)
         page.close()
     for width in (1280, 390):  # the run card page, for the README and docs/img/
         page, problems = _open(browser, (site / "cards" / "bench-01" / "index.html").as_uri(), width, 900)
         assert problems == []
-        page.screenshot(path=str(shots / f"run-card-{width}.png"))
+        _shoot(page, f"run-card-{width}.png")
         page.close()
 
 

@@ -50,18 +50,21 @@ def _visible(page: Any, selector: str) -> int:
                              selector))
 
 
-def _shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("BENCHCARD_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def _shoot(page: Any, name: str) -> None:
+    """A screenshot into $BENCHCARD_SCREENSHOTS for a person to look at, only when it is set: nobody looks at one
+    left in a test's tmp folder, and a page screenshot asserts nothing."""
+    target = os.environ.get("BENCHCARD_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(target) / name))
 
 
-def test_filters_by_fixture_variant_and_score(served: tuple[Project, Viewer], browser: Any, tmp_path: Path) -> None:
+def test_filters_by_fixture_variant_and_score(served: tuple[Project, Viewer], browser: Any) -> None:
     _, viewer = served
     page, problems = _open(browser, f"{viewer.url}runs/bench-01/v1/{BENCH_RUN}/side-by-side.html")
     assert page.locator("#matrix thead th").all_inner_texts() == ["Fixture", "baseline", "A"]
     assert page.locator("#shown").inner_text() == "showing 120 of 120 outputs"
-    page.screenshot(path=str(_shots(tmp_path) / "side-by-side-1366.png"))
+    _shoot(page, "side-by-side-1366.png")
     page.select_option("#filter-fixture", "excerpt-03")
     assert _visible(page, "#matrix tbody tr") == 1 and _visible(page, ".output") == 10
     assert "<script>alert(1)</script>" in page.locator("tr[data-fixture='excerpt-03']").inner_text()  # as text
@@ -80,8 +83,7 @@ def test_filters_by_fixture_variant_and_score(served: tuple[Project, Viewer], br
     page.close()
 
 
-def test_blind_before_the_verdict_then_labelled_after_a_reload(served: tuple[Project, Viewer], browser: Any,
-                                                              tmp_path: Path) -> None:
+def test_blind_before_the_verdict_then_labelled_after_a_reload(served: tuple[Project, Viewer], browser: Any) -> None:
     project, viewer = served
     page, problems = _open(browser, f"{viewer.url}view.html", 390, 844)
     page.locator("a", has_text=BLIND_RUN).click()
@@ -93,7 +95,7 @@ def test_blind_before_the_verdict_then_labelled_after_a_reload(served: tuple[Pro
     page.select_option("#filter-fixture", "excerpt-07")
     assert _visible(page, ".output") == 10
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0  # a phone: no sideways page
-    page.screenshot(path=str(_shots(tmp_path) / "side-by-side-blind-390.png"), full_page=False)
+    _shoot(page, "side-by-side-blind-390.png")
     give_verdict(project, project.run_dir("bench-01", 1, BLIND_RUN), n_resamples=200)
     deadline = time.monotonic() + 60
     while True:  # a reload shows the rebuilt page once the watcher has seen the verdict's files settle
