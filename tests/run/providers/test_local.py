@@ -84,10 +84,16 @@ def test_token_limit_gives_truncated(provider: LocalProvider) -> None:
 @pytest.mark.local_model
 @have_model
 def test_the_context_window_cutting_an_answer_is_truncated_and_says_so() -> None:
+    """A prompt of about 200 tokens leaves the answer about 55 of the 256-token window: the window ends it after
+    a second of generating (from a one-line prompt SmolLM2 writes 217 tokens first, three times the CPU)."""
     small = LocalProvider(CFG, None, n_ctx=256)
-    result = complete(small, body(small, "Write a long story about a lighthouse keeper.", max_tokens=400,
-                                  temperature=0))
+    setting = (" The keeper is called Tom. He lives alone on a small rock far out at sea, where the waves are high"
+               " and the wind never stops. Every night he climbs the stairs to light the lamp, and every morning"
+               " he writes in his log what ships he saw.")
+    result = complete(small, body(small, "Write a long story about a lighthouse keeper." + setting * 3,
+                                  max_tokens=400, temperature=0))
     assert result.status == "truncated" and result.finish_reason == "length"
+    assert result.usage.input > 150  # the prompt holds most of the window
     assert result.usage.input + result.usage.output >= 255
     assert result.error == "the context window (256 tokens) ended the answer before max_tokens (400)"
     assert LocalProvider(CFG, None).n_ctx == 8192  # the default: SmolLM2's training context
