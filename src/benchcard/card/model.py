@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchcard._util.safeio import read_regular_text
 from benchcard.card._dataset import DataFile, input_slot
@@ -20,9 +20,6 @@ from benchcard.records.rows import rig_line
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
-
-if TYPE_CHECKING:
-    pass
 
 FixtureValue = str | Mapping[str, str]
 VARIANT_SLOT = "{{variant}}"
