@@ -1,8 +1,9 @@
 """What a card's optional protocol fields mean when left out, and protocols that differ only by writing them out.
 
-`DEFAULTS` is the one table of these values: the reader takes a left-out field's value from it, and a seal
-(card/seal.py) holds a card whose fields at their default are written out where the sealed card left them out,
-or the other way round (docs/cards.md, "What the seal covers"): the two mean exactly the same protocol.
+`DEFAULTS` is the one table of these values: the reader takes a left-out field's value from it, the card's values
+(card/model.py) their constructor defaults, and a seal (card/seal.py) holds a card whose fields at their default
+are written out where the sealed card left them out, or the other way round (docs/cards.md, "What the seal
+covers"): the two mean exactly the same protocol.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from types import MappingProxyType
 from typing import Any
 
 from benchcard._util.hashing import digest
-from benchcard.card.model import SPENDINGS
 from benchcard.scoring.scorers import SCORING_DEFAULTS
 
 ANY = "*"  # any item of a list, in a path of `DEFAULTS`
+#: The α-spending functions a sequential card may name; the first is the one a card that names none spends by
+#: (here, not in card/model.py, so that the model can read its defaults from `DEFAULTS` without an import cycle).
+SPENDINGS = ("obrien-fleming", "pocock", "hsd")
 #: Each optional protocol field's value when the card leaves it out, by its path (`ANY` for a list's items);
 #: None for a field that is then simply absent (written out, it is null).
 DEFAULTS: Mapping[tuple[str, ...], Any] = MappingProxyType({

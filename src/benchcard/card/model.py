@@ -14,6 +14,7 @@ from typing import Any
 
 from benchcard._util.safeio import read_regular_text
 from benchcard.card._dataset import DataFile, input_slot
+from benchcard.card._defaults import ANY, DEFAULTS
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
@@ -70,7 +71,7 @@ class Clause:
     test: str
     fixture: str | None = None
     margin: float | None = None
-    equals: float = 1.0
+    equals: float = DEFAULTS["win", "all", ANY, "equals"]
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,14 @@ class WinRule:
     """The predeclared rule (docs/verdict.md); `min_effect` is the smallest gap of the first clause worth a win."""
 
     clauses: tuple[Clause, ...]
-    alpha: float = 0.05
+    alpha: float = DEFAULTS["win", "alpha"]
     equivalence_margin: float | None = None
-    allow_failed: int = 0
-    min_effect: float = 0.0
-    accept_cannot_win: bool = False
+    allow_failed: int = DEFAULTS["win", "allow_failed"]
+    min_effect: float = DEFAULTS["win", "min_effect"]
+    accept_cannot_win: bool = DEFAULTS["win", "accept_cannot_win"]
     """The card knows its design cannot show a win reliably (a pure A/A card, a pilot): `seal` accepts it."""
 
 
-SPENDINGS = ("obrien-fleming", "pocock", "hsd")
 #: Hwang–Shih–DeCani's γ a card may seal (`spending: hsd` needs one, never 0): −4 spends like O'Brien–Fleming,
 #: 1 like Pocock; beyond ±GAMMA_LIMIT nearly all α goes to the first or the last look.
 GAMMA_LIMIT = 20.0
@@ -100,8 +100,8 @@ class Sequential:
     futility when `futility` is true."""
 
     looks: tuple[int, ...]
-    spending: str = "obrien-fleming"
-    futility: bool = False
+    spending: str = DEFAULTS["sequential", "spending"]
+    futility: bool = DEFAULTS["sequential", "futility"]
     gamma: float | None = None
 
     @property
@@ -162,7 +162,8 @@ class Card:
     dataset: DataFile | None = None  # fixtures from one CSV or JSONL file (card/_dataset.py)
     win: WinRule | None = None
     gate: float | None = None  # a probe's sealed pass threshold (`gate: {min_score: …}`); None: no gate
-    gate_alpha: float = 0.05  # the error rate a sequential probe's gate is decided at (`gate: {alpha: …}`)
+    # the error rate a sequential probe's gate is decided at (`gate: {alpha: …}`)
+    gate_alpha: float = DEFAULTS["gate", "alpha"]
     sequential: Sequential | None = None  # the sealed looks (`sequential:`); None: the whole grid is run
     page: Mapping[str, Any] = field(default_factory=dict)
 

@@ -15,13 +15,12 @@ from typing import Any
 
 from benchcard._util.yamlread import load_yaml
 from benchcard.card._dataset import card_data_file, is_data_file
-from benchcard.card._defaults import default_of
+from benchcard.card._defaults import SPENDINGS, default_of
 from benchcard.card._fixtures import fixture_files
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
     PROSE_FIELDS,
-    SPENDINGS,
     VARIANT_SLOT,
     Card,
     Clause,
