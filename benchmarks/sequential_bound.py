@@ -273,7 +273,7 @@ class Grids:
     the next block's mean gap and generalised Gauss–Laguerre nodes for its χ² scatter."""
 
     ny: int = 161
-    nu: int = 81
+    nu: int = 321  # 81 overshot the bound by 0.003-0.004 (docs/statistics.md, "Trying to break it, 2026-12-05 evening")
     nh: int = 32
     nc: int = 20
     width: float = 8.0
@@ -436,7 +436,8 @@ def main() -> None:
     parser.add_argument("--check", type=int, default=20000, help="binomial runs a world for the fit check (0: none)")
     parser.add_argument("--tables", default="known,unknown", help="known (variances known), unknown (run variance)")
     parser.add_argument("--first", default="2,1", help="--unknown: the first looks tried (after this many blocks)")
-    parser.add_argument("--grid", default="161,81,32,20", help="--unknown: score, log-scatter, Hermite, Laguerre nodes")
+    parser.add_argument("--grid", default="161,321,32,20",
+                        help="--unknown: score, log-scatter, Hermite, Laguerre nodes")
     args = parser.parse_args()
     if "unknown" in args.tables:
         unknown_table(args)
