@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.stats import _tablecache
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_demo import DemoRun, shared_demo_run
@@ -42,6 +43,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         leaked = getattr(utils, name, None)
         if leaked is not None:
             leaked.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The seeded statistical tables (stats/_tablecache.py) kept in one folder for the whole pytest run, shared by
+    its workers and every `benchcard` they start: each table is drawn once per run, and never in the user's cache.
+    Session-wide and first, so the session fixtures' own runs (the demo run) use it too."""
+    folder = shared_folder(tmp_path_factory, "table-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(_tablecache.ENV, str(folder))
+        yield folder
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchcard.stats import _tablecache
 from benchcard.stats.crossed import Crossed, FloatArray, batch_signflip, crossed
 from benchcard.stats.decision import p_beyond, p_effect
 
@@ -81,7 +82,14 @@ def _crossed(fixtures: int, repetitions: int) -> Crossed:
 @lru_cache(maxsize=256)
 def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
     """The simulated runs' gaps and the verdict's p that each rose (neither depends on α, V or min_effect, so
-    a search over those draws the design once)."""
+    a search over those draws the design once; seeded, so kept on disk for the next process: stats/_tablecache.py)."""
+    both = _tablecache.table("evidence", (fixtures, repetitions), (2, DRAWS),
+                             lambda: np.stack(draw_evidence(fixtures, repetitions)))
+    return both[0], both[1]
+
+
+def draw_evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
+    """_evidence drawn here: the design's simulated runs judged (its null table included, about 0.3 CPU-s)."""
     c = _crossed(fixtures, repetitions)
     flips = np.ones_like(c.gap)
     zero = c.zero_se & (c.gap > 0)

@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from benchcard.stats import _tablecache
+
 FloatArray = npt.NDArray[np.float64]
 
 #: Fixture term R·ω²/σ²_e and run term F·σ²_run/σ²_e of the null grid (0 = absent, 100 = dominant).
@@ -140,7 +142,13 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
     """The worst case of the null's Wallace scores, (2, DRAWS): row 0 over every grid point, row 1 over the points
     where one arm is deterministic (no cell noise, no shocks). Element k of a row is the largest k-th smallest
     score over its points, so #(row ≥ s) = max over the points of #(their scores ≥ s): one sorted array answers
-    "the largest rate over the grid of a null statistic at least s"."""
+    "the largest rate over the grid of a null statistic at least s". Seeded, so kept on disk for the next
+    process (stats/_tablecache.py): the same bytes as drawing it here."""
+    return _tablecache.table("null", (n, complete, r), (2, DRAWS), lambda: draw_null_scores(n, complete, r))
+
+
+def draw_null_scores(n: int, complete: int, r: int) -> FloatArray:
+    """null_scores drawn here (about 0.3 CPU-s: 535 grid points of DRAWS draws each)."""
     rng = np.random.default_rng([SEED, n, complete, r])
     half = DRAWS // 2
     err = max(complete - 1, 1) * (r - 1)

@@ -1,0 +1,133 @@
+"""Seeded tables kept on disk between processes: the worst-case null tables and the design searches' simulated
+runs are the same numbers every time for the same design and code, and each costs a few tenths of a CPU-second, so
+`check`, `seal`, `plan` and `verdict` read a table another process already made instead of drawing it again.
+
+The folder is `$BENCHCARD_CACHE_DIR`, else `$XDG_CACHE_HOME/benchcard`, else `~/.cache/benchcard` (an empty
+`BENCHCARD_CACHE_DIR` turns the cache off). A file is named by a digest of what makes its numbers (the table's kind
+and design, the source of every `stats/` module, numpy's and scipy's versions, the machine), so a change of code or
+library never reads an old table; it holds its name's digest and a checksum of its bytes, so a corrupt, truncated or
+foreign file is ignored and the table drawn again. It is never required: a folder that cannot be read or written
+only means the table is drawn here, as without a cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import scipy
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The environment variable naming the cache folder (empty: no disk cache).
+ENV = "BENCHCARD_CACHE_DIR"
+#: The first line of every table file; a new layout gets a new number.
+MAGIC = b"benchcard table 1\n"
+_DIGEST = hashlib.sha256().digest_size
+
+
+def folder() -> Path | None:
+    """Where the tables are kept, or None when the cache is off or no folder can be named."""
+    named = os.environ.get(ENV)
+    if named is not None:
+        return Path(named) if named else None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "benchcard"
+    try:
+        return Path.home() / ".cache" / "benchcard"
+    except RuntimeError:  # no home directory to name
+        return None
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str | None:
+    """A digest of everything that makes a table's numbers besides its design: the statistics' source (every
+    `stats/` module, since a table's code calls across them), numpy and scipy, the machine. None when the source
+    cannot be read (then nothing is cached: a table from other code could not be told apart)."""
+    digest = hashlib.sha256(f"{MAGIC!r}|{np.__version__}|{scipy.__version__}|{platform.machine()}|"
+                            f"{sys.byteorder}".encode())
+    try:
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def path_of(kind: str, design: tuple[int, ...]) -> Path | None:
+    """The file holding the `kind` table of `design` for this code, or None when the cache is off."""
+    where, code = folder(), code_digest()
+    if where is None or code is None:
+        return None
+    name = hashlib.sha256(f"{kind}|{design!r}|{code}".encode()).hexdigest()[:32]
+    return where / "tables" / f"{kind}-{name}.bin"
+
+
+def table(kind: str, design: tuple[int, ...], shape: tuple[int, ...], make: Callable[[], FloatArray]) -> FloatArray:
+    """The `kind` table of `design` (float64, `shape`, read-only): read from the cache when a sound file of this
+    code holds it, else `make()`, kept for the next process."""
+    path = path_of(kind, design)
+    if path is not None:
+        found = _read(path, shape)
+        if found is not None:
+            return found
+    made = np.array(make(), dtype=np.float64)
+    if made.shape != shape:
+        raise ValueError(f"the {kind} table of {design}: expected shape {shape}, made {made.shape}")
+    if path is not None:
+        _write(path, made)
+    made.setflags(write=False)
+    return made
+
+
+def _signature(path: Path) -> bytes:
+    """What a file's header names: its own file name's digest (a file copied or renamed over another is foreign)."""
+    return path.stem.rsplit("-", 1)[-1].encode()
+
+
+def _read(path: Path, shape: tuple[int, ...]) -> FloatArray | None:
+    """The table in `path` when the file is whole and is this name's (else None: drawn again)."""
+    start = MAGIC + _signature(path)
+    head = len(start) + _DIGEST
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    payload = raw[head:]
+    if (len(payload) != 8 * math.prod(shape) or not raw.startswith(start)
+            or hashlib.sha256(payload).digest() != raw[len(start):head]):
+        return None
+    found: FloatArray = np.frombuffer(payload, dtype="<f8").astype(np.float64).reshape(shape)
+    found.setflags(write=False)
+    return found
+
+
+def _write(path: Path, values: FloatArray) -> None:
+    """Keep the table for other processes: written to a temporary file and renamed, so a reader sees the whole
+    file or none; any failure (a read-only folder, a full disk) leaves the cache as it was."""
+    payload = values.astype("<f8").tobytes()
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as out:
+            tmp = out.name
+            out.write(MAGIC + _signature(path) + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

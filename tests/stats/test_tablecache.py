@@ -1,0 +1,163 @@
+"""The seeded tables kept on disk: drawn once, then read by the next process with the same bytes; a corrupt or
+foreign file is drawn again; a cache that is off or cannot be written changes nothing but the time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchcard.stats import _tablecache, reach, worstcase
+
+from ..helpers_project import AB_CARD, make_ab_project
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _counted(values: np.ndarray) -> tuple[list[int], Callable[[], np.ndarray]]:
+    calls: list[int] = []
+
+    def make() -> np.ndarray:
+        calls.append(1)
+        return values.copy()
+
+    return calls, make
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(_tablecache.ENV, str(folder))
+    return folder
+
+
+def test_a_table_is_drawn_once_then_read_from_its_file(cache: Path) -> None:
+    values = np.linspace(-3.0, 3.0, 12).reshape(2, 6)
+    calls, make = _counted(values)
+    first = _tablecache.table("demo", (4, 3), (2, 6), make)
+    path = _tablecache.path_of("demo", (4, 3))
+    assert path is not None and path.is_file() and path.parent.parent == cache
+    again = _tablecache.table("demo", (4, 3), (2, 6), make)
+    assert calls == [1] and again.tobytes() == first.tobytes() == values.tobytes()
+    assert not again.flags.writeable and again.dtype == np.float64
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
+
+
+def _truncated(raw: bytes, other: bytes) -> bytes:
+    return raw[:-8]
+
+
+def _flipped(raw: bytes, other: bytes) -> bytes:
+    return raw[:-1] + bytes([raw[-1] ^ 1])
+
+
+def _foreign(raw: bytes, other: bytes) -> bytes:
+    return other
+
+
+def _garbage(raw: bytes, other: bytes) -> bytes:
+    return b"\x00" * len(raw)
+
+
+@pytest.mark.parametrize("damage", [_truncated, _flipped, _foreign, _garbage])
+def test_a_corrupt_or_foreign_file_is_drawn_again_and_replaced(cache: Path,
+                                                               damage: Callable[[bytes, bytes], bytes]) -> None:
+    values = np.arange(12, dtype=np.float64).reshape(2, 6)
+    calls, make = _counted(values)
+    _tablecache.table("demo", (4, 3), (2, 6), make)
+    _tablecache.table("demo", (5, 3), (2, 6), lambda: values + 1)
+    path, other = _tablecache.path_of("demo", (4, 3)), _tablecache.path_of("demo", (5, 3))
+    assert path is not None and other is not None
+    path.write_bytes(damage(path.read_bytes(), other.read_bytes()))
+    assert _tablecache.table("demo", (4, 3), (2, 6), make).tobytes() == values.tobytes()
+    assert calls == [1, 1]
+    assert _tablecache.table("demo", (4, 3), (2, 6), make).tobytes() == values.tobytes() and calls == [1, 1]
+
+
+def test_an_empty_variable_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(_tablecache.ENV, "")
+    calls, make = _counted(np.zeros((2, 3)))
+    _tablecache.table("demo", (1,), (2, 3), make)
+    _tablecache.table("demo", (1,), (2, 3), make)
+    assert calls == [1, 1] and _tablecache.path_of("demo", (1,)) is None
+
+
+def test_a_folder_that_cannot_be_written_only_costs_the_drawing(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(_tablecache.ENV, str(blocker / "cache"))
+    calls, make = _counted(np.ones((2, 3)))
+    assert _tablecache.table("demo", (1,), (2, 3), make).tobytes() == np.ones((2, 3)).tobytes()
+    assert _tablecache.table("demo", (1,), (2, 3), make).tobytes() == np.ones((2, 3)).tobytes()
+    assert calls == [1, 1]
+
+
+def test_the_folder_follows_xdg_then_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_tablecache.ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _tablecache.folder() == tmp_path / "xdg" / "benchcard"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/not/used")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _tablecache.folder() == tmp_path / "home" / ".cache" / "benchcard"
+    monkeypatch.setenv(_tablecache.ENV, str(tmp_path / "mine"))
+    assert _tablecache.folder() == tmp_path / "mine"
+
+
+def test_a_file_is_named_by_the_kind_the_design_and_the_code(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = {_tablecache.path_of("null", (12, 12, 3)), _tablecache.path_of("null", (12, 11, 3)),
+             _tablecache.path_of("evidence", (12, 12, 3))}
+    assert len(names) == 3
+    monkeypatch.setattr(_tablecache, "code_digest", lambda: "other code")
+    assert _tablecache.path_of("null", (12, 12, 3)) not in names
+
+
+def test_the_null_table_and_the_evidence_read_back_are_the_bytes_drawn(cache: Path) -> None:
+    worstcase.null_scores.cache_clear()
+    reach._evidence.cache_clear()
+    try:
+        kept = worstcase.null_scores(6, 5, 3)
+        gap, p = reach._evidence(6, 3)
+        worstcase.null_scores.cache_clear()
+        reach._evidence.cache_clear()
+        drawn_null = worstcase.draw_null_scores(6, 5, 3)
+        assert worstcase.null_scores(6, 5, 3).tobytes() == kept.tobytes() == drawn_null.tobytes()
+        drawn = reach.draw_evidence(6, 3)
+        assert [a.tobytes() for a in reach._evidence(6, 3)] == [gap.tobytes(), p.tobytes()] == [
+            a.tobytes() for a in drawn]
+    finally:
+        worstcase.null_scores.cache_clear()
+        reach._evidence.cache_clear()
+
+
+def _check(root: Path, cache: Path) -> str:
+    """`benchcard -C root check tiny-ab` in a process of its own (no table in memory), with `cache` as the cache."""
+    env = {**os.environ, _tablecache.ENV: str(cache),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), "check", "tiny-ab"], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_second_check_reads_the_tables_the_first_drew_and_redraws_a_corrupt_one(tmp_path: Path) -> None:
+    """`check` judges the card's design (12 fixtures × 5 repetitions) on its simulated runs, drawing them and their
+    null table; the next `check` prints the same, reading both files and rewriting neither."""
+    project = make_ab_project(tmp_path / "proj", AB_CARD.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
+    cache = tmp_path / "cache"
+    first = _check(project, cache)
+    assert first.endswith("1 card(s) ok, 0 failed\n")
+    files = sorted((cache / "tables").iterdir())
+    assert {p.name.split("-")[0] for p in files} == {"evidence", "null"}
+    kept = {p.name: p.stat().st_ino for p in files}
+    assert _check(project, cache) == first
+    assert {p.name: p.stat().st_ino for p in sorted((cache / "tables").iterdir())} == kept  # read, not rewritten
+    damaged = next(p for p in files if p.name.startswith("evidence"))
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    assert _check(project, cache) == first
+    assert damaged.stat().st_size > 100 and damaged.stat().st_ino != kept[damaged.name]
