@@ -23,6 +23,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -66,13 +67,17 @@ class Line:
     variant_shock: float | None = None  # the variants' own per-arm shock sd when unlike the baseline's
     deterministic_variant: bool = False  # the variants answer once per fixture (temperature 0), the baseline samples
     perfect: bool = False  # the first variant is right every time
+    strict: bool = False  # each arm's logits shifted so its expected rate over its shocks is sigmoid(a_f)
+    fixture_sd: float = 1.0  # sd of the fixtures' logit a_f (0: every fixture alike)
+    two_point: float = 0.0  # > 0: in each repetition the first variant is right at this rate or never (below)
+    stream: int = 0  # > 0: the line draws from its own generator [seed, stream], not the shared one
     extra: dict[str, float] = field(default_factory=dict)
 
 
 def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, list[Array], list[npt.NDArray[np.bool_]]]:
     """Scores of the baseline and each variant, (sims, F, R), and each variant's truncated cells."""
     s, f, r = sims, line.fixtures, line.repetitions
-    a = line.difficulty + rng.standard_normal((s, f, 1))
+    a = line.difficulty + line.fixture_sd * rng.standard_normal((s, f, 1))
     shared = line.shared_shock * rng.standard_normal((s, 1, r))
     drift = np.zeros((s, f, r))
     if line.drift:
@@ -81,7 +86,8 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
 
     def arm(gap: float, shock: float, deterministic: bool) -> Array:
         own = shock * rng.standard_normal((s, 1, r))
-        p = np.clip(1 / (1 + np.exp(-(a + shared + own + drift))) + gap, 0, 1)
+        level = strict_logit(a, math.hypot(line.shared_shock, shock)) if line.strict else a
+        p = np.clip(1 / (1 + np.exp(-(level + shared + own + drift))) + gap, 0, 1)
         if deterministic:  # temperature 0: one answer per fixture, repeated
             p = np.repeat(p[:, :, :1], r, axis=2)
             y = rng.binomial(line.levels, p[:, :, :1]) / line.levels
@@ -96,10 +102,39 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
         v = arm(line.gap if k == 0 else 0.0, v_shock, line.deterministic or line.deterministic_variant)
         if line.perfect and k == 0:
             v = np.ones_like(v)
+        if line.two_point and k == 0:  # right at rate h with probability q = p/h, else never: mean p
+            high = rng.random((s, 1, r)) < 1 / (1 + np.exp(-line.difficulty)) / line.two_point
+            v = rng.binomial(line.levels, np.broadcast_to(np.where(high, line.two_point, 0.0), v.shape)) / line.levels
         cut = (v < 1) & (rng.random(v.shape) < line.truncate_wrong)
         variants.append(np.where(cut, np.nan, v))
         truncated.append(cut)
     return base, variants, truncated
+
+
+@lru_cache(maxsize=16)
+def _strict_table(sd: float) -> tuple[Array, Array]:
+    """(a, x) on a grid of logits with E sigmoid(x + sd·z) = sigmoid(a), z ~ N(0, 1): Gauss–Hermite (64 nodes)
+    for the mean, bisection for x."""
+    a = np.linspace(-12.0, 12.0, 2401)
+    z, w = np.polynomial.hermite_e.hermegauss(64)
+    w = w / w.sum()
+    target = 1 / (1 + np.exp(-a))
+    lo, hi = a - 4 * sd - 2, a + 4 * sd + 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        below = (w / (1 + np.exp(-(mid[:, None] + sd * z[None, :])))).sum(axis=1) < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return a, (lo + hi) / 2
+
+
+def strict_logit(a: Array, sd: float) -> Array:
+    """The logit whose expected probability under N(0, sd²) logit shocks is sigmoid(a): a strict A/A world
+    (a shock on the logit scale otherwise pulls an arm's mean toward ½, a true gap the rule may find)."""
+    if sd == 0:
+        return a
+    grid, x = _strict_table(round(sd, 9))
+    out: Array = np.interp(np.clip(a, grid[0], grid[-1]), grid, x)
+    return out
 
 
 def rule_on(line: Line, base: Array, variants: list[Array], truncated: list[npt.NDArray[np.bool_]],
@@ -157,6 +192,7 @@ def wilson_text(k: int, n: int) -> str:
 
 def run_line(line: Line, sims: int, rng: np.random.Generator, seed: int) -> tuple[str, str, str, float, int]:
     started = time.perf_counter()
+    rng = np.random.default_rng([seed, line.stream]) if line.stream else rng
     base, variants, truncated = simulate(line, sims, rng)
     guards = []
     for _ in range(line.guards):
@@ -214,6 +250,19 @@ AA_LINES: list[Line] = [
     Line("repetition shock shared by both arms, sd 1.0, F=24", fixtures=24, shared_shock=1.0),
 ]
 
+#: Strict one-arm A/A worlds: shocks in one arm only, that arm's fixture logits shifted so its expected rate over
+#: the shocks equals the steady arm's at every fixture (strict_logit), each line on its own generator so the
+#: lines above keep their runs. The verdict is calibrated to normal shocks on the score scale; these are
+#: logit-normal shocks, whose bounded scale links an arm's spread to its level (docs/statistics.md).
+STRICT_LINES: list[Line] = [
+    Line(f"strict, {side}-only shocks sd {sd:g}, F={f}, R={r}", fixtures=f, repetitions=r, strict=True,
+         arm_shock=sd if side == "baseline" else 0.0, variant_shock=sd if side == "variant" else 0.0,
+         stream=100 + i)
+    for i, (f, r, side, sd) in enumerate(
+        (f, r, side, sd) for f, r in ((24, 3), (12, 5), (48, 3), (12, 3), (12, 10), (100, 3))
+        for side in ("baseline", "variant") for sd in (0.5, 1.0, 1.5, 2.5))
+]
+
 POWER_LINES: list[Line] = [
     Line("gap 0.15, F=12, R=5", gap=0.15, repetitions=5),
     Line("gap 0.15, F=24, R=3", gap=0.15, fixtures=24),
@@ -237,6 +286,39 @@ PERFECT_LINES: list[Line] = [
     for f, r, v in [(12, 5, 1), (12, 5, 3), (12, 10, 5), (24, 3, 1), (24, 5, 5), (48, 3, 2), (48, 5, 5),
                     (200, 2, 1), (100, 3, 5), (12, 3, 1), (12, 3, 3), (12, 3, 5), (50, 2, 3)]
 ]
+
+
+#: Issue 23's "no rule is valid over every run-shock distribution": a null world where, in each repetition, the
+#: first variant is right at rate h with probability q = p/h and never otherwise (its expected rate p, the
+#: baseline's, at every fixture: all fixtures at p = ½), beside its alternative (the variant right at rate h in
+#: every repetition). With probability q^R every repetition of the null looks exactly like the alternative, so
+#: any rule's win rate in the null is at least q^R × its power at the alternative.
+TWO_POINT: list[tuple[Line, Line]] = [
+    (Line(f"F={f}, R=3: right every time, or never (q = ½)", fixtures=f, two_point=1.0, difficulty=0.0,
+          fixture_sd=0.0, stream=200 + f),
+     Line(f"F={f}, R=3: right every time", fixtures=f, perfect=True, difficulty=0.0, fixture_sd=0.0,
+          stream=300 + f))
+    for f in (12, 24)
+] + [
+    (Line("F=24, R=3: right at 0.65, or never (q = 0.769)", fixtures=24, two_point=0.65, difficulty=0.0,
+          fixture_sd=0.0, stream=224),
+     Line("F=24, R=3: right at 0.65 (gap 0.15)", fixtures=24, gap=0.15, difficulty=0.0, fixture_sd=0.0,
+          stream=324)),
+]
+
+
+def two_point_row(null: Line, alt: Line, sims: int, seed: int) -> str:
+    """The null world's win / loss rates beside q^R × the alternative's win rate, the least any rule can have."""
+    rates = []
+    for line in (null, alt):
+        base, variants, truncated = simulate(line, sims, np.random.default_rng([seed, line.stream]))
+        _, _, first = rule_on(line, base, variants, truncated, [], seed)
+        rates.append((int((first == WIN).sum()), int((first == LOSS).sum())))
+    q = 1 / (1 + math.exp(-null.difficulty)) / null.two_point
+    bound = q ** null.repetitions * rates[1][0] / sims
+    (win, loss), (alt_win, _) = rates
+    return (f"| {null.name} | {wilson_text(win, sims)} | {loss / sims:.4f} | {alt.name}: {alt_win / sims:.4f} | "
+            f"{q ** null.repetitions:.3f} × {alt_win / sims:.4f} = {bound:.4f} |")
 
 
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
@@ -335,7 +417,7 @@ def main() -> None:
             print(f"| {line.name} | {show(result, wins, paired)} | {seconds:.2f} |")
 
     print(f"# Calibration of the rule: {args.sims:,} simulated runs per line, α = {ALPHA}, seed {args.seed}")
-    table("A/A: every result is a false one", AA_LINES,
+    table("A/A: every result is a false one", AA_LINES + STRICT_LINES,
           "| scenario | result rate [95% Wilson] | paired t alone would say \"rises\" | seconds |",
           lambda r, w, p: f"{r} | {p}")
     table("Power: a true gap on the probability scale", POWER_LINES,
@@ -356,6 +438,13 @@ def main() -> None:
             result, wins, _, seconds, n = run_line(line, args.sims, rng, args.seed)
             checked += n
             print(f"| {line.name} | {accepted(line)} | {wins} | {result} | {seconds:.2f} |", flush=True)
+    if not args.only or any(args.only in null.name for null, _ in TWO_POINT):
+        print("\n## No rule is valid over every shock distribution: two-point null worlds\n\n| null world | the "
+              "variant wins [95% Wilson] | loses | the alternative: its power | the least any rule can have: "
+              "q^R × power |\n|---|---|---|---|---|")
+        for null, alt in TWO_POINT:
+            if not args.only or args.only in null.name:
+                print(two_point_row(null, alt, args.sims, args.seed), flush=True)
     if args.pilots:
         print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
               f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale, "
