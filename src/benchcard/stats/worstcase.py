@@ -91,10 +91,15 @@ def _combined(a: FloatArray, b: FloatArray, c: FloatArray, run_part: tuple[Float
     with np.errstate(invalid="ignore", divide="ignore"):
         satterthwaite = (run + excess) ** 2 / (run_term + excess_term)
     top = RUN_DF_SPAN * (r - 1) + fixture_df
-    df = np.clip(np.nan_to_num(satterthwaite, nan=r - 1.0), r - 1.0, top)
-    df = np.broadcast_to(np.where(steady, r - 1.0, df), np.shape(var))
+    # NaN (no spread at all) is R − 1; ±inf is clipped to an end as nan_to_num's ±max would be (the null draws
+    # call this some 600 times a table, so no copy more than needed)
+    df = np.clip(np.where(np.isnan(satterthwaite), r - 1.0, satterthwaite), r - 1.0, top)
+    if np.any(steady):
+        df = np.where(steady, r - 1.0, df)
     out: FloatArray = var
-    return out, np.array(df, dtype=np.float64)
+    if np.shape(df) == np.shape(var) and isinstance(df, np.ndarray) and df.dtype == np.float64:
+        return out, df
+    return out, np.array(np.broadcast_to(df, np.shape(var)), dtype=np.float64)
 
 
 def reference_df(df: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
@@ -111,7 +116,18 @@ def wallace(t: npt.ArrayLike, df: npt.ArrayLike) -> FloatArray:
     The calibration compares observed and null statistics on this one scale, so its accuracy as an
     approximation of the normal quantile (about 0.01) changes no validity, only what is compared."""
     t_arr, nu = np.asarray(t, dtype=np.float64), np.asarray(df, dtype=np.float64)
-    out: FloatArray = np.sign(t_arr) * np.sqrt(nu * np.log1p(t_arr * t_arr / nu)) * (8 * nu + 1) / (8 * nu + 3)
+    out: FloatArray = t_arr * t_arr / nu
+    if out.ndim == 0:
+        scalar: FloatArray = np.sign(t_arr) * np.sqrt(nu * np.log1p(out)) * (8 * nu + 1) / (8 * nu + 3)
+        return scalar
+    # sign(t)·√(ν·log1p(t²/ν))·(8ν + 1)/(8ν + 3), each operation in place (the null draws score 600 arrays a table)
+    np.log1p(out, out=out)
+    out *= nu
+    np.sqrt(out, out=out)
+    out *= np.sign(t_arr)
+    eight = 8 * nu
+    out *= eight + 1
+    out /= eight + 3
     return out
 
 
@@ -179,11 +195,13 @@ def draw_null_scores(n: int, complete: int, r: int) -> FloatArray:
                                                                     np.maximum(rep_b, (1 - share) * u_err), r)
         (a, fixture_part), (b, run_part) = fixture_parts[fixture], run_parts[run, share, split]
         var, df = _combined(a, b, u_err, run_part, fixture_part, r, False)
-        ratio = z * np.sqrt((1 + fixture + run) / var)
-        sizes = [np.sort(wallace(ratio, df))]
+        ratio = np.sqrt((1 + fixture + run) / var)
+        ratio *= z  # z·√(…), as one product either way
+        sizes = [wallace(ratio, df)]
         if lam_v == 0:  # a steady arm's rows are judged at R − 1 df (variance_and_df)
-            sizes.append(np.sort(wallace(ratio, _combined(a, b, u_err, run_part, fixture_part, r, True)[1])))
+            sizes.append(wallace(ratio, _combined(a, b, u_err, run_part, fixture_part, r, True)[1]))
         for k, size in enumerate(sizes):
+            size.sort()  # wallace's own new array
             np.maximum(top[k], size, out=top[k])
             np.minimum(least[k], size, out=least[k])
     every, fixed = (np.concatenate([-least[k, ::-1], top[k]]) for k in (0, 1))
