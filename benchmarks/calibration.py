@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchcard.stats import paired as stats
+from benchcard.stats import worstcase
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import (
     LOSS,
@@ -401,7 +403,18 @@ def main() -> None:
                         "shock sd (logit scale), in the pilot and the world")
     parser.add_argument("--designs", default="12x3,12x5,12x10,24x3,24x5,24x10,48x3,48x5,48x10",
                         help="the plan table's designs, FxR, comma-separated")
+    parser.add_argument("--grid-run-ratios", default="", help="judge with a calibration grid of these run ratios "
+                        "instead of stats.worstcase.RUN_RATIOS (tables drawn here, the disk cache off): the same "
+                        "runs as without it, so two tables differ by the grid alone")
+    parser.add_argument("--grid-shares", default="", help="… and of these cell-noise shares (worstcase.ARM_SHARES)")
+    parser.add_argument("--grid-draws", type=int, default=0, help="… and this many draws a point (worstcase.DRAWS)")
     args = parser.parse_args()
+    trial = {"RUN_RATIOS": tuple(float(x) for x in args.grid_run_ratios.split(",") if x),
+             "ARM_SHARES": tuple(float(x) for x in args.grid_shares.split(",") if x), "DRAWS": args.grid_draws}
+    for name, value in trial.items():
+        if value:  # read by worstcase at each draw; a table of another grid must not be kept under this code's name
+            os.environ["BENCHCARD_CACHE_DIR"] = ""
+            vars(worstcase)[name] = value
     rng = np.random.default_rng(args.seed)
     total_started = time.perf_counter()
     checked = 0
