@@ -3,6 +3,7 @@ foreign file is drawn again; a cache that is off or cannot be written changes no
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchcard.stats import _tablecache, reach, worstcase
+from benchcard.stats import _tablecache, reach, simulate, worstcase
 
 from ..helpers_project import AB_CARD, make_ab_project
 
@@ -161,3 +162,18 @@ def test_a_second_check_reads_the_tables_the_first_drew_and_redraws_a_corrupt_on
     damaged.write_bytes(damaged.read_bytes()[:100])
     assert _check(project, cache) == first
     assert damaged.stat().st_size > 100 and damaged.stat().st_ino != kept[damaged.name]
+
+
+def test_a_plans_simulated_power_is_kept_for_seeded_draws_only(cache: Path) -> None:
+    """`plan` asks for the power at a gap of draws that `simulate.draws` made from a model and a seed: kept, and
+    read back as the same float; draws made any other way are never kept (nothing names what made them)."""
+    model = simulate.Rates(rate=0.5, fixture_sd=0.1, run_sd=0.02)
+    z = simulate.draws(model, 12, 3, seed=7, n=400)
+    power = simulate.effect_power(z, 0.3, 0.05)
+    path = _tablecache.path_of("power", (model, 12, 3, 7, 400, 0.3, 0.05, 0.0))
+    assert path is not None and path.is_file()
+    assert simulate.effect_power(z, 0.3, 0.05) == power == simulate._effect_power(z, 0.3, 0.05, 0.0)
+    assert simulate.effect_power(simulate.draws(model, 12, 3, seed=7, n=400), 0.3, 0.05) == power
+    unnamed = dataclasses.replace(z, made_of=None)
+    assert simulate.effect_power(unnamed, 0.2, 0.05) == simulate._effect_power(z, 0.2, 0.05, 0.0)
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith("power")] == [path.name]  # the 0.2 not kept

@@ -1,6 +1,7 @@
-"""Seeded tables kept on disk between processes: the worst-case null tables and the design searches' simulated
-runs are the same numbers every time for the same design and code, and each costs a few tenths of a CPU-second, so
-`check`, `seal`, `plan` and `verdict` read a table another process already made instead of drawing it again.
+"""Seeded tables kept on disk between processes: the worst-case null tables, the design searches' simulated runs
+and `plan`'s simulated powers are the same numbers every time for the same design and code, and each costs up to a
+few tenths of a CPU-second, so `check`, `seal`, `plan` and `verdict` read a table another process already made
+instead of drawing it again.
 
 The folder is `$BENCHCARD_CACHE_DIR`, else `$XDG_CACHE_HOME/benchcard`, else `~/.cache/benchcard` (an empty
 `BENCHCARD_CACHE_DIR` turns the cache off). A file is named by a digest of what makes its numbers (the table's kind
@@ -65,7 +66,7 @@ def code_digest() -> str | None:
     return digest.hexdigest()
 
 
-def path_of(kind: str, design: tuple[int, ...]) -> Path | None:
+def path_of(kind: str, design: tuple[object, ...]) -> Path | None:
     """The file holding the `kind` table of `design` for this code, or None when the cache is off."""
     where, code = folder(), code_digest()
     if where is None or code is None:
@@ -74,7 +75,7 @@ def path_of(kind: str, design: tuple[int, ...]) -> Path | None:
     return where / "tables" / f"{kind}-{name}.bin"
 
 
-def table(kind: str, design: tuple[int, ...], shape: tuple[int, ...], make: Callable[[], FloatArray]) -> FloatArray:
+def table(kind: str, design: tuple[object, ...], shape: tuple[int, ...], make: Callable[[], FloatArray]) -> FloatArray:
     """The `kind` table of `design` (float64, `shape`, read-only): read from the cache when a sound file of this
     code holds it, else `make()`, kept for the next process."""
     path = path_of(kind, design)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from benchcard.stats import _tablecache
 from benchcard.stats.crossed import FloatArray, batch_signflip, crossed
 from benchcard.stats.decision import p_beyond, p_effect, p_two_sided
 
@@ -225,21 +226,25 @@ class Draws:
     """(S, 2, F, R): uniforms of each arm's cells (Rates) or standard normal cell noise (Components)."""
     run_sd: FloatArray | float = 0.0
     """(S, 1, 1): each run's sd of the run offsets (Rates: a pilot's drawn, `drawn`), or one for all."""
+    made_of: tuple[object, ...] | None = None
+    """What `draws` made them from (model, F, R, seed, S): the same numbers every time, so the figures drawn
+    from them are kept on disk by it (stats/_tablecache.py); None: made otherwise, never kept."""
 
 
 def draws(model: Model, fixtures: int, repetitions: int, seed: int, n: int = DRAWS) -> Draws:
     rng = np.random.default_rng(seed)
+    made_of = (model, fixtures, repetitions, seed, n)
     c = rng.standard_normal((n, 2, repetitions))
     u = rng.standard_normal((n, fixtures, 1))
     if isinstance(model, Components):
         return Draws(model, rng.standard_normal((n, fixtures, 1)), u, c,
-                     rng.standard_normal((n, 2, fixtures, repetitions)))
+                     rng.standard_normal((n, 2, fixtures, repetitions)), made_of=made_of)
     if model.pilot is None:
         return Draws(model, _declared_rates(model, rng, (n, fixtures, 1)), u, c,
-                     rng.random((n, 2, fixtures, repetitions)), model.run_sd)
+                     rng.random((n, 2, fixtures, repetitions)), model.run_sd, made_of)
     rate, fixture_sd, run_sd = drawn(model, rng, n)
     return Draws(model, _fixture_rates(rate, fixture_sd, rng, (n, fixtures, 1)), u, c,
-                 rng.random((n, 2, fixtures, repetitions)), run_sd.reshape(n, 1, 1))
+                 rng.random((n, 2, fixtures, repetitions)), run_sd.reshape(n, 1, 1), made_of)
 
 
 def _declared_rates(m: Rates, rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
@@ -360,7 +365,17 @@ def tables(z: Draws, gap: float) -> tuple[FloatArray, FloatArray]:
 
 
 def effect_power(z: Draws, gap: float, alpha: float, min_effect: float = 0.0) -> float:
-    """The share of simulated runs in which a `rises` clause holds at a true gap (the verdict's decision)."""
+    """The share of simulated runs in which a `rises` clause holds at a true gap (the verdict's decision); seeded
+    draws made by `draws` give the same share every time, so it is kept on disk (`plan`'s bisections and curves
+    ask again for the gaps they asked before)."""
+    if z.made_of is None:
+        return _effect_power(z, gap, alpha, min_effect)
+    kept = _tablecache.table("power", (*z.made_of, gap, alpha, min_effect), (1,),
+                             lambda: np.array([_effect_power(z, gap, alpha, min_effect)]))
+    return float(kept[0])
+
+
+def _effect_power(z: Draws, gap: float, alpha: float, min_effect: float) -> float:
     c = crossed(*tables(z, gap))
     # The sign-flip (most of the time) only where it can decide: a run whose t p already fails, or whose gap
     # is on the wrong side or below min_effect, fails whatever its sign-flip p. Same decisions, fewer flips.
