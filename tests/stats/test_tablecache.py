@@ -119,12 +119,12 @@ def test_a_file_is_named_by_the_kind_the_design_and_the_code(cache: Path, monkey
 
 
 def test_the_null_table_and_the_evidence_read_back_are_the_bytes_drawn(cache: Path) -> None:
-    worstcase.null_scores.cache_clear()
+    worstcase._null_scores.cache_clear()
     reach._evidence.cache_clear()
     try:
         kept = worstcase.null_scores(6, 5, 3)
         gap, p = reach._evidence(6, 3)
-        worstcase.null_scores.cache_clear()
+        worstcase._null_scores.cache_clear()
         reach._evidence.cache_clear()
         drawn_null = worstcase.draw_null_scores(6, 5, 3)
         assert worstcase.null_scores(6, 5, 3).tobytes() == kept.tobytes() == drawn_null.tobytes()
@@ -132,7 +132,7 @@ def test_the_null_table_and_the_evidence_read_back_are_the_bytes_drawn(cache: Pa
         assert [a.tobytes() for a in reach._evidence(6, 3)] == [gap.tobytes(), p.tobytes()] == [
             a.tobytes() for a in drawn]
     finally:
-        worstcase.null_scores.cache_clear()
+        worstcase._null_scores.cache_clear()
         reach._evidence.cache_clear()
 
 
@@ -177,3 +177,25 @@ def test_a_plans_simulated_power_is_kept_for_seeded_draws_only(cache: Path) -> N
     unnamed = dataclasses.replace(z, made_of=None)
     assert simulate.effect_power(unnamed, 0.2, 0.05) == simulate._effect_power(z, 0.2, 0.05, 0.0)
     assert [p.name for p in path.parent.iterdir() if p.name.startswith("power")] == [path.name]  # the 0.2 not kept
+
+
+def test_a_forged_null_table_advises_but_never_decides(cache: Path) -> None:
+    """Whoever can write the folder can change what a file holds (the checksum catches a torn file, not a
+    forger): a decision draws its own null table, and only advisory figures read the folder's."""
+    design = (7, 7, 3)
+    drawn = worstcase.draw_null_scores(*design)
+    forged = np.full_like(drawn, -1e9)  # every null score tiny: any statistic would look extreme
+    path = _tablecache.path_of("null", design)
+    assert path is not None
+    _tablecache._write(path, forged)
+    worstcase._null_scores.cache_clear()
+    try:
+        with _tablecache.advisory():
+            assert worstcase.null_scores(*design).tobytes() == forged.tobytes()
+        # the decision draws its own (the advisory read serves it nothing), and keeps it over the forged file
+        assert worstcase.null_scores(*design).tobytes() == drawn.tobytes()
+        worstcase._null_scores.cache_clear()
+        with _tablecache.advisory():
+            assert worstcase.null_scores(*design).tobytes() == drawn.tobytes()
+    finally:
+        worstcase._null_scores.cache_clear()

@@ -8,7 +8,7 @@ from scipy import special
 
 from benchcard.stats.crossed import crossed
 from benchcard.stats.decision import p_tost, p_two_sided
-from benchcard.stats.worstcase import calibrate, critical_t, null_scores, wallace, wallace_inverse
+from benchcard.stats.worstcase import _null_scores, calibrate, critical_t, null_scores, wallace, wallace_inverse
 
 
 def _normal_world(fixtures: int, reps: int, run_sd: float, sims: int, seed: int, effect_sd: float = 0.1,
@@ -99,7 +99,7 @@ def test_wallace_is_monotone_and_inverted() -> None:
 def test_the_null_draws_are_seeded_and_cached() -> None:
     a = null_scores(12, 12, 3)
     assert a is null_scores(12, 12, 3) and not a.flags.writeable
-    null_scores.cache_clear()
+    _null_scores.cache_clear()
     assert np.array_equal(a, null_scores(12, 12, 3))
 
 

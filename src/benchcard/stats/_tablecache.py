@@ -9,6 +9,10 @@ and design, the source of every `stats/` module, numpy's and scipy's versions, t
 library never reads an old table; it holds its name's digest and a checksum of its bytes, so a corrupt, truncated or
 foreign file is ignored and the table drawn again. It is never required: a folder that cannot be read or written
 only means the table is drawn here, as without a cache.
+
+A checksum catches a torn file, not a forger, so what decides a result never reads the folder: a null table is read
+from disk only inside `advisory()` (the design searches and power figures of `check`, `seal` and `plan`), and a run's
+looks, its verdict, `compare` and `replicate` draw their own (and may keep them for the next `check`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,6 +40,24 @@ ENV = "BENCHCARD_CACHE_DIR"
 #: The first line of every table file; a new layout gets a new number.
 MAGIC = b"benchcard table 1\n"
 _DIGEST = hashlib.sha256().digest_size
+#: Whether tables shared with a decision (`null`) may be read from disk here: only inside `advisory()`.
+_ADVISORY: ContextVar[bool] = ContextVar("benchcard_advisory_tables", default=False)
+
+
+@contextlib.contextmanager
+def advisory() -> Iterator[None]:
+    """Inside it, every table may be read from disk: for figures that advise before a run (a design's reach, a
+    plan's power), never for a decision, which draws its own tables whatever the folder holds."""
+    token = _ADVISORY.set(True)
+    try:
+        yield
+    finally:
+        _ADVISORY.reset(token)
+
+
+def reading() -> bool:
+    """Whether a table that a decision also uses may be read from disk here (inside `advisory()`)."""
+    return _ADVISORY.get()
 
 
 def folder() -> Path | None:
@@ -59,11 +82,12 @@ def code_digest() -> str | None:
     digest = hashlib.sha256(f"{MAGIC!r}|{np.__version__}|{scipy.__version__}|{platform.machine()}|"
                             f"{sys.byteorder}".encode())
     try:
-        for path in sorted(Path(__file__).parent.glob("*.py")):
+        sources = sorted(Path(__file__).parent.glob("*.py"))
+        for path in sources:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     except OSError:
         return None
-    return digest.hexdigest()
+    return digest.hexdigest() if sources else None  # an install without its source: nothing tells code apart
 
 
 def path_of(kind: str, design: tuple[object, ...]) -> Path | None:
@@ -75,11 +99,12 @@ def path_of(kind: str, design: tuple[object, ...]) -> Path | None:
     return where / "tables" / f"{kind}-{name}.bin"
 
 
-def table(kind: str, design: tuple[object, ...], shape: tuple[int, ...], make: Callable[[], FloatArray]) -> FloatArray:
-    """The `kind` table of `design` (float64, `shape`, read-only): read from the cache when a sound file of this
-    code holds it, else `make()`, kept for the next process."""
+def table(kind: str, design: tuple[object, ...], shape: tuple[int, ...], make: Callable[[], FloatArray], *,
+          read: bool = True) -> FloatArray:
+    """The `kind` table of `design` (float64, `shape`, read-only): read from the cache when `read` and a sound file
+    of this code holds it, else `make()`, kept for the next process."""
     path = path_of(kind, design)
-    if path is not None:
+    if path is not None and read:
         found = _read(path, shape)
         if found is not None:
             return found

@@ -69,7 +69,8 @@ def best_power(fixtures: int, repetitions: int, variants: int = 1, alpha: float 
 @lru_cache(maxsize=64)
 def _below(fixtures: int, repetitions: int, ceiling: float) -> FloatArray:
     """The verdict's p that each simulated run's gap lies below `ceiling` (a `not_rises` guard's evidence)."""
-    return p_beyond(_crossed(fixtures, repetitions), ceiling, False)
+    with _tablecache.advisory():
+        return p_beyond(_crossed(fixtures, repetitions), ceiling, False)
 
 
 @lru_cache(maxsize=2)  # a guard's margin is sought on one design at a time
@@ -89,8 +90,14 @@ def _evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
 
 
 def draw_evidence(fixtures: int, repetitions: int) -> tuple[FloatArray, FloatArray]:
-    """_evidence drawn here: the design's simulated runs judged (its null table included, about 0.3 CPU-s)."""
-    c = _crossed(fixtures, repetitions)
+    """_evidence drawn here: the design's simulated runs judged (its null table included, about 0.3 CPU-s; an
+    advisory figure, so that table may come from disk)."""
+    with _tablecache.advisory():
+        return _judged(_crossed(fixtures, repetitions))
+
+
+def _judged(c: Crossed) -> tuple[FloatArray, FloatArray]:
+    """Each simulated run's gap and the verdict's p that it rose."""
     flips = np.ones_like(c.gap)
     zero = c.zero_se & (c.gap > 0)
     if zero.any():  # every fixture moved alike: the sign-flip p itself decides

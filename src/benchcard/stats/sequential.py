@@ -34,6 +34,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special
 
+from benchcard.stats import _tablecache
 from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray
 from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, overall, p_beyond
 
@@ -328,6 +329,13 @@ def simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, eff
     each run's stopping look (index) and its finding there, as `stopped` gives them. Each look judges only the
     runs still going. `variants`: that many variants alike, Holm's rule over them at each look's nominal level
     (`stats.reach`'s plainest effect). For `benchcard plan`'s expected calls."""
+    with _tablecache.advisory():  # a plan's figure, not a decision: its null tables may come from disk
+        return _simulate_looks(base, variant, plan, effect=effect, min_effect=min_effect, margin=margin, seed=seed,
+                               variants=variants)
+
+
+def _simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, effect: float, min_effect: float,
+                    margin: float, seed: int, variants: int) -> tuple[IntArray, IntArray]:
     from benchcard.stats.crossed import batch_signflip, crossed
     from benchcard.stats.decision import effect_evidence, p_tost
 

@@ -368,11 +368,12 @@ def effect_power(z: Draws, gap: float, alpha: float, min_effect: float = 0.0) ->
     """The share of simulated runs in which a `rises` clause holds at a true gap (the verdict's decision); seeded
     draws made by `draws` give the same share every time, so it is kept on disk (`plan`'s bisections and curves
     ask again for the gaps they asked before)."""
-    if z.made_of is None:
-        return _effect_power(z, gap, alpha, min_effect)
-    kept = _tablecache.table("power", (*z.made_of, gap, alpha, min_effect), (1,),
-                             lambda: np.array([_effect_power(z, gap, alpha, min_effect)]))
-    return float(kept[0])
+    with _tablecache.advisory():  # a plan's figure, not a decision: its tables may come from disk
+        if z.made_of is None:
+            return _effect_power(z, gap, alpha, min_effect)
+        kept = _tablecache.table("power", (*z.made_of, gap, alpha, min_effect), (1,),
+                                 lambda: np.array([_effect_power(z, gap, alpha, min_effect)]))
+        return float(kept[0])
 
 
 def _effect_power(z: Draws, gap: float, alpha: float, min_effect: float) -> float:

@@ -153,14 +153,22 @@ def _grid() -> list[tuple[float, float, float, float]]:
     return points
 
 
-@lru_cache(maxsize=32)
 def null_scores(n: int, complete: int, r: int) -> FloatArray:
     """The worst case of the null's Wallace scores, (2, DRAWS): row 0 over every grid point, row 1 over the points
     where one arm is deterministic (no cell noise, no shocks). Element k of a row is the largest k-th smallest
     score over its points, so #(row ≥ s) = max over the points of #(their scores ≥ s): one sorted array answers
     "the largest rate over the grid of a null statistic at least s". Seeded, so kept on disk for the next
-    process (stats/_tablecache.py): the same bytes as drawing it here."""
-    return _tablecache.table("null", (n, complete, r), (2, DRAWS), lambda: draw_null_scores(n, complete, r))
+    process (stats/_tablecache.py): the same bytes as drawing it here; read from disk only for advisory figures
+    (`_tablecache.advisory()`), so a decision never rests on a file someone else could have written."""
+    return _null_scores(n, complete, r, _tablecache.reading())
+
+
+@lru_cache(maxsize=32)
+def _null_scores(n: int, complete: int, r: int, read: bool) -> FloatArray:
+    """null_scores, kept per process apart for advisory and deciding callers (a table read from disk never
+    serves a decision)."""
+    return _tablecache.table("null", (n, complete, r), (2, DRAWS), lambda: draw_null_scores(n, complete, r),
+                             read=read)
 
 
 def draw_null_scores(n: int, complete: int, r: int) -> FloatArray:
