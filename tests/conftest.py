@@ -49,10 +49,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _shared_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The seeded statistical tables (stats/_tablecache.py) kept in one folder for the whole pytest run, shared by
     its workers and every `benchcard` they start: each table is drawn once per run, and never in the user's cache.
-    Session-wide and first, so the session fixtures' own runs (the demo run) use it too."""
+    Session-wide and first, so the session fixtures' own runs (the demo run) use it too. matplotlib's settings and
+    font list go to the run's folders too, not the user's home (XDG_CONFIG_HOME stays: pip reads its index there)."""
     folder = shared_folder(tmp_path_factory, "table-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(_tablecache.ENV, str(folder))
+        patch.setenv("MPLCONFIGDIR", str(shared_folder(tmp_path_factory, "matplotlib")))
         yield folder
 
 

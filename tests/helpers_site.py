@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html.parser
 import json
+import os
 import re
 import zlib
 from collections.abc import Callable
@@ -445,3 +446,9 @@ def replication_site(root: Path) -> Path:
     out = root / "site"
     build_site(project, out)
     return out
+
+
+def browser_env(folder: Path) -> dict[str, str]:
+    """Chromium's environment: its settings and caches (crash reports, fontconfig, dconf) under `folder`, not the
+    user's home."""
+    return {**os.environ, "XDG_CONFIG_HOME": str(folder / "config"), "XDG_CACHE_HOME": str(folder / "cache")}

@@ -16,7 +16,7 @@ from benchcard.publish.build import build_site
 
 from ..helpers_once import made_once, shared_folder
 from ..helpers_project import copy_project
-from ..helpers_site import make_project, replication_site
+from ..helpers_site import browser_env, make_project, replication_site
 
 
 def _built(folder: Path) -> list[str]:
@@ -67,8 +67,9 @@ def browser(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     if not CHROMIUM.is_file():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     with sync_api.sync_playwright() as pw:
+        profile = tmp_path_factory.mktemp("chromium-profile")
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
+            str(profile), executable_path=str(CHROMIUM), headless=True, env=browser_env(profile),
             args=FLAGS, viewport={"width": 1366, "height": 900},
             offline=not getattr(request.module, "SERVED", False))
         try:

@@ -14,6 +14,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import bc, only_run
 from ..helpers_sequential import clear_win, sequential_ab
+from ..helpers_site import browser_env
 
 CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
 
@@ -51,7 +52,7 @@ def test_the_looks_figure_loads_in_chromium(tmp_path: Path, server: FakeServer, 
     build_site(project, out)
     url = (out / "runs" / "colour-ab" / "v1" / folder.name / "index.html").as_uri()
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, env=browser_env(tmp_path),
                                      args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:
             problems: list[str] = []
