@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from _grid import use_grid  # beside this script
 from benchcard.stats import paired, worstcase
 from benchcard.stats.crossed import crossed
 from benchcard.stats.decision import LOSS, WIN, decide, effect_evidence
@@ -153,12 +153,7 @@ def main() -> None:
     parser.add_argument("--grid-shares", default="", help="… and of these cell-noise shares (worstcase.ARM_SHARES)")
     parser.add_argument("--grid-draws", type=int, default=0, help="… and this many draws a point (worstcase.DRAWS)")
     args = parser.parse_args()
-    trial = {"RUN_RATIOS": floats(args.grid_run_ratios), "ARM_SHARES": floats(args.grid_shares),
-             "DRAWS": args.grid_draws}
-    for name, value in trial.items():
-        if value:  # read by worstcase at each draw; a table of another grid must not be kept under this code's name
-            os.environ["BENCHCARD_CACHE_DIR"] = ""
-            vars(worstcase)[name] = value
+    use_grid(floats(args.grid_run_ratios), floats(args.grid_shares), args.grid_draws)
     judge = results if args.model == "cells" else mean_square_results
     designs = tuple((int(f), int(r)) for f, r in (d.split("x") for d in args.designs.split(",")))
     grid = points(designs, floats(args.run_ratios), floats(args.fixture_ratios), floats(args.splits),

@@ -12,7 +12,6 @@ worst-case table per design is built once and cached, as it is in one `benchcard
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from _grid import cache_off  # beside this script
 from benchcard.planning import power as powerplan
 from benchcard.planning.result import ClausePlan
 from benchcard.stats import simulate
@@ -49,7 +49,7 @@ def needed(model: simulate.Model, f: int, r: int, ranged: bool) -> float:
 
 def main() -> None:
     # Timed as drawn: no seeded table read back from the cache (README's "Layout"), or a repeat would time a file read.
-    os.environ["BENCHCARD_CACHE_DIR"] = ""
+    cache_off()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
