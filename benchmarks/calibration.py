@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,8 +28,8 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from _grid import cache_off, use_grid  # beside this script
 from benchcard.stats import paired as stats
-from benchcard.stats import worstcase
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import (
     LOSS,
@@ -73,6 +72,8 @@ class Line:
     fixture_sd: float = 1.0  # sd of the fixtures' logit a_f (0: every fixture alike)
     two_point: float = 0.0  # > 0: in each repetition the first variant is right at this rate or never (below)
     stream: int = 0  # > 0: the line draws from its own generator [seed, stream], not the shared one
+    score_shock: float = 0.0  # > 0: the first variant's own shock in each repetition, this sd on the score scale
+    shape: str = "normal"  # the score-scale shock's law: normal, uniform or two-point (±sd), all of mean 0
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -86,10 +87,11 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
         t = rng.random((s, f, r))
         drift = line.drift * (t - 0.5)
 
-    def arm(gap: float, shock: float, deterministic: bool) -> Array:
+    def arm(gap: float, shock: float, deterministic: bool, score: float = 0.0) -> Array:
         own = shock * rng.standard_normal((s, 1, r))
         level = strict_logit(a, math.hypot(line.shared_shock, shock)) if line.strict else a
-        p = np.clip(1 / (1 + np.exp(-(level + shared + own + drift))) + gap, 0, 1)
+        moved = score_shocks(line.shape, score, (s, 1, r), rng) if score else 0.0
+        p = np.clip(1 / (1 + np.exp(-(level + shared + own + drift))) + gap + moved, 0, 1)
         if deterministic:  # temperature 0: one answer per fixture, repeated
             p = np.repeat(p[:, :, :1], r, axis=2)
             y = rng.binomial(line.levels, p[:, :, :1]) / line.levels
@@ -101,7 +103,8 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
     variants, truncated = [], []
     v_shock = line.arm_shock if line.variant_shock is None else line.variant_shock
     for k in range(line.variants):
-        v = arm(line.gap if k == 0 else 0.0, v_shock, line.deterministic or line.deterministic_variant)
+        v = arm(line.gap if k == 0 else 0.0, v_shock, line.deterministic or line.deterministic_variant,
+                line.score_shock if k == 0 else 0.0)
         if line.perfect and k == 0:
             v = np.ones_like(v)
         if line.two_point and k == 0:  # right at rate h with probability q = p/h, else never: mean p
@@ -111,6 +114,20 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
         variants.append(np.where(cut, np.nan, v))
         truncated.append(cut)
     return base, variants, truncated
+
+
+def score_shocks(shape: str, sd: float, size: tuple[int, ...], rng: np.random.Generator) -> Array:
+    """Shocks of mean 0 and this sd on the score scale, of one law: the A/A rate depends on the law's tails
+    (docs/statistics.md, "Why"), so the laws share their first two moments and differ in the rest."""
+    if shape == "normal":
+        out: Array = sd * rng.standard_normal(size)
+    elif shape == "uniform":
+        out = sd * math.sqrt(3) * rng.uniform(-1.0, 1.0, size)
+    elif shape == "two-point":
+        out = sd * np.where(rng.random(size) < 0.5, -1.0, 1.0)
+    else:
+        raise ValueError(f"shape {shape!r}: expected normal, uniform or two-point")
+    return out
 
 
 @lru_cache(maxsize=16)
@@ -265,6 +282,24 @@ STRICT_LINES: list[Line] = [
         for side in ("baseline", "variant") for sd in (0.5, 1.0, 1.5, 2.5))
 ]
 
+#: Strict one-arm A/A worlds on the score scale: every fixture at ½ (no logit, so no skew and no bound pulling the
+#: mean: a clip at 0 or 1 is symmetric about ½), the first variant's rate moved in each repetition by a shock of sd
+#: 0.2 and one law, its expected rate ½ like the steady baseline's. Normal is the calibration's own family; the
+#: lighter tails of uniform and two-point shocks are what the logit's bounded scale makes ("Why" in statistics.md).
+SCORE_SHOCK_LINES: list[Line] = [
+    Line(f"score-scale shocks, {shape}, sd 0.2, variant only, F={f}, R=3", fixtures=f, difficulty=0.0,
+         fixture_sd=0.0, score_shock=0.2, shape=shape, stream=400 + i)
+    for i, (shape, f) in enumerate((shape, f) for shape in ("normal", "uniform", "two-point") for f in (24, 48))
+]
+
+#: Which side the strict logit worlds' false results fall on: variant-only logit shocks sd 1.5 at 24 × 3, the arms'
+#: mean accuracy about 0.6, 0.78 (fixture logits N(0.5, 1), N(1.5, 1): the bounded scale's skew) and ½ (N(0, 1)).
+SIDE_LINES: list[Line] = [
+    Line(f"side split, strict, variant-only shocks sd 1.5, accuracy {acc}, F=24, R=3", fixtures=24, strict=True,
+         arm_shock=0.0, variant_shock=1.5, difficulty=mean, stream=410 + i)
+    for i, (acc, mean) in enumerate((("0.6", 0.5), ("0.78", 1.5), ("½", 0.0)))
+]
+
 POWER_LINES: list[Line] = [
     Line("gap 0.15, F=12, R=5", gap=0.15, repetitions=5),
     Line("gap 0.15, F=24, R=3", gap=0.15, fixtures=24),
@@ -321,6 +356,16 @@ def two_point_row(null: Line, alt: Line, sims: int, seed: int) -> str:
     (win, loss), (alt_win, _) = rates
     return (f"| {null.name} | {wilson_text(win, sims)} | {loss / sims:.4f} | {alt.name}: {alt_win / sims:.4f} | "
             f"{q ** null.repetitions:.3f} × {alt_win / sims:.4f} = {bound:.4f} |")
+
+
+def side_row(line: Line, sims: int, seed: int) -> str:
+    """The first variant's wins and losses apart (the A/A table gives their sum), on the line's own generator."""
+    started = time.process_time()
+    base, variants, truncated = simulate(line, sims, np.random.default_rng([seed, line.stream]))
+    _, _, first = rule_on(line, base, variants, truncated, [], seed)
+    win, loss = int((first == WIN).sum()), int((first == LOSS).sum())
+    return (f"| {line.name} | {wilson_text(win, sims)} | {wilson_text(loss, sims)} | {wilson_text(win + loss, sims)} "
+            f"| {time.process_time() - started:.1f} |")
 
 
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
@@ -393,7 +438,7 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
 
 def main() -> None:
     # Thousands of pilots, each plan's powers drawn once: nothing kept in the table cache (README's "Layout").
-    os.environ["BENCHCARD_CACHE_DIR"] = ""
+    cache_off()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sims", type=int, default=2000, help="simulated runs per line")
     parser.add_argument("--seed", type=int, default=1)
@@ -411,12 +456,8 @@ def main() -> None:
     parser.add_argument("--grid-shares", default="", help="… and of these cell-noise shares (worstcase.ARM_SHARES)")
     parser.add_argument("--grid-draws", type=int, default=0, help="… and this many draws a point (worstcase.DRAWS)")
     args = parser.parse_args()
-    trial = {"RUN_RATIOS": tuple(float(x) for x in args.grid_run_ratios.split(",") if x),
-             "ARM_SHARES": tuple(float(x) for x in args.grid_shares.split(",") if x), "DRAWS": args.grid_draws}
-    for name, value in trial.items():
-        if value:  # read by worstcase at each draw; a table of another grid must not be kept under this code's name
-            os.environ["BENCHCARD_CACHE_DIR"] = ""
-            vars(worstcase)[name] = value
+    use_grid(tuple(float(x) for x in args.grid_run_ratios.split(",") if x),
+             tuple(float(x) for x in args.grid_shares.split(",") if x), args.grid_draws)
     rng = np.random.default_rng(args.seed)
     total_started = time.perf_counter()
     checked = 0
@@ -460,6 +501,12 @@ def main() -> None:
         for null, alt in TWO_POINT:
             if not args.only or args.only in null.name:
                 print(two_point_row(null, alt, args.sims, args.seed), flush=True)
+    sided = [line for line in SCORE_SHOCK_LINES + SIDE_LINES if not args.only or args.only in line.name]
+    if sided:
+        print("\n## One arm's shocks: the shape of the shock and the side of the false results (A/A, strict)\n\n"
+              "| world | the variant wins [95% Wilson] | loses | result rate | CPU s |\n|---|---|---|---|---|")
+        for line in sided:
+            print(side_row(line, args.sims, args.seed), flush=True)
     if args.pilots:
         print(f"\n## plan: the rule's power at the gap `plan` says 80% power needs ({args.pilots} pilots per line, "
               f"{args.sims:,} runs each, fixture difficulty sd {args.pilot_world_sd:g} on the logit scale, "
