@@ -336,6 +336,7 @@ def simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, eff
 
 def _simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, effect: float, min_effect: float,
                     margin: float, seed: int, variants: int) -> tuple[IntArray, IntArray]:
+    """simulate_looks' work, apart so that all of it runs inside the advisory context."""
     from benchcard.stats.crossed import batch_signflip, crossed
     from benchcard.stats.decision import effect_evidence, p_tost
 
