@@ -7,6 +7,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,3 +200,25 @@ def test_a_forged_null_table_advises_but_never_decides(cache: Path) -> None:
             assert worstcase.null_scores(*design).tobytes() == drawn.tobytes()
     finally:
         worstcase._null_scores.cache_clear()
+
+
+def test_tables_unused_for_a_month_and_temporary_files_left_by_a_kill_go_when_a_table_is_written(cache: Path) -> None:
+    """The folder does not grow with each version of the statistics: a table neither read nor written for
+    KEEP_SECONDS goes, one read lately stays, and so does a temporary file another process may be writing."""
+    calls, make = _counted(np.zeros((2, 3)))
+    _tablecache.table("demo", (1,), (2, 3), make)
+    _tablecache.table("demo", (2,), (2, 3), make)
+    old, used = _tablecache.path_of("demo", (1,)), _tablecache.path_of("demo", (2,))
+    assert old is not None and used is not None
+    long_ago = time.time() - _tablecache.KEEP_SECONDS - 60
+    for path in (old, used):
+        os.utime(path, (long_ago, long_ago))
+    _tablecache.table("demo", (2,), (2, 3), make)  # read: in use again
+    killed, writing = old.parent / f".{old.name}.killed", old.parent / f".{old.name}.writing"
+    killed.write_bytes(b"half a table")
+    writing.write_bytes(b"a table being written")
+    os.utime(killed, (long_ago, long_ago))
+    _tablecache.table("demo", (3,), (2, 3), make)  # a write prunes
+    names = sorted(p.name for p in old.parent.iterdir())
+    assert old.name not in names and killed.name not in names
+    assert used.name in names and writing.name in names and len(calls) == 3

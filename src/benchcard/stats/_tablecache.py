@@ -24,6 +24,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from functools import lru_cache
@@ -40,6 +41,11 @@ ENV = "BENCHCARD_CACHE_DIR"
 #: The first line of every table file; a new layout gets a new number.
 MAGIC = b"benchcard table 1\n"
 _DIGEST = hashlib.sha256().digest_size
+#: A table neither read nor written for this long is deleted when another is written (drawn again if asked for),
+#: so the folder does not grow with each version of the statistics' code.
+KEEP_SECONDS = 30 * 24 * 3600
+#: A temporary file this old was left by a process killed while writing (a write takes milliseconds).
+STALE_TEMP_SECONDS = 3600
 #: Whether tables shared with a decision (`null`) may be read from disk here: only inside `advisory()`.
 _ADVISORY: ContextVar[bool] = ContextVar("benchcard_advisory_tables", default=False)
 
@@ -136,6 +142,8 @@ def _read(path: Path, shape: tuple[int, ...]) -> FloatArray | None:
         return None
     found: FloatArray = np.frombuffer(payload, dtype="<f8").astype(np.float64).reshape(shape)
     found.setflags(write=False)
+    with contextlib.suppress(OSError):
+        os.utime(path)  # in use: kept past KEEP_SECONDS
     return found
 
 
@@ -151,9 +159,25 @@ def _write(path: Path, values: FloatArray) -> None:
             out.write(MAGIC + _signature(path) + hashlib.sha256(payload).digest() + payload)
         os.replace(tmp, path)
         tmp = None
+        _prune(path.parent, time.time())
     except OSError:
         pass
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _prune(folder: Path, now: float) -> None:
+    """Delete the tables no one has read or written for KEEP_SECONDS (another code's, or a design not asked for
+    since) and the temporary files a killed writer left; a file another process removes first is no matter."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            temporary = entry.name.startswith(".") and age > STALE_TEMP_SECONDS
+            if temporary or (entry.name.endswith(".bin") and age > KEEP_SECONDS):
+                os.unlink(entry.path)
