@@ -46,7 +46,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _shared_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def _shared_caches(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The seeded statistical tables (stats/_tablecache.py) kept in one folder for the whole pytest run, shared by
     its workers and every `benchcard` they start: each table is drawn once per run, and never in the user's cache.
     Session-wide and first, so the session fixtures' own runs (the demo run) use it too. matplotlib's settings and
