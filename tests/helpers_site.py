@@ -448,6 +448,10 @@ def replication_site(root: Path) -> Path:
     return out
 
 
+CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
+"""Debian's Chromium, which the browser tests drive (no browser is downloaded); `BENCHCARD_CHROMIUM` names another."""
+
+
 def browser_env(folder: Path) -> dict[str, str]:
     """Chromium's environment: its settings and caches (crash reports, fontconfig, dconf) under `folder`, not the
     user's home."""

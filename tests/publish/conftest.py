@@ -4,7 +4,6 @@ read: the repository's cards with fabricated runs (`built`), and with none (`emp
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from benchcard.publish.build import build_site
 
 from ..helpers_once import made_once, shared_folder
 from ..helpers_project import copy_project
-from ..helpers_site import browser_env, make_project, replication_site
+from ..helpers_site import CHROMIUM, browser_env, make_project, replication_site
 
 
 def _built(folder: Path) -> list[str]:
@@ -52,7 +51,6 @@ def replicas_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(made_once(shared_folder(tmp_path_factory, "site-replicas"), lambda f: str(replication_site(f))))
 
 
-CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -3,7 +3,6 @@ the figure loads in a real browser."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import bc, only_run
 from ..helpers_sequential import clear_win, sequential_ab
-from ..helpers_site import browser_env
-
-CHROMIUM = Path(os.environ.get("BENCHCARD_CHROMIUM", "/usr/bin/chromium"))
+from ..helpers_site import CHROMIUM, browser_env
 
 
 def _stopped_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:

@@ -90,3 +90,24 @@ def test_a_probe_run_set_aside_is_shown_so_without_a_resume_command(tmp_path: Pa
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (out / "cards" / PROBE / "index.html").read_text()))
     assert "set aside" in text and "wrong model. Kept as it is; never resumed, judged or taken as the card" in text
     assert f"--resume {stopped.run}" not in text
+
+
+def test_a_probe_run_page_gives_its_wilson_intervals_at_the_gates_level(tmp_path: Path) -> None:
+    """A card sealing `gate: {alpha: 0.1}`: the run's page calls its intervals 90 % ones, as its verdict computed."""
+    from benchcard.publish.build import build_site
+
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_probe_run
+
+    root = copy_project(tmp_path / "proj", cards=("one-word-sentiment",))
+    card = root / "cards" / "one-word-sentiment.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        "repetitions: 1\n", "repetitions: 1\ngate: {min_score: 0.8, alpha: 0.1}\n"), encoding="utf-8")
+    project = Project(root.resolve())
+    folder = write_probe_run(project, "one-word-sentiment", "20261205T090000Z-0001", "m/one",
+                             [("ok", "negative")] * 4 + [("ok", "Negative.")])
+    build_site(project, tmp_path / "site")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (
+        tmp_path / "site" / "runs" / "one-word-sentiment" / f"v{folder.parent.name[1:]}" / folder.name
+        / "index.html").read_text(encoding="utf-8")))
+    assert "Wilson 90% interval of the pass rate" in text and "95%" not in text

@@ -158,3 +158,20 @@ def test_a_probe_names_each_rules_pass_rate_in_a_line(tmp_path: Path) -> None:
         f"rule no-period: 5 of 5 pass (Wilson 95% [{stats.wilson(5, 5)[0]:.3f}, {stats.wilson(5, 5)[1]:.3f}])",
     ]
     assert data["why"] == "score 0.900 over 5 scored repetition(s); 4 of 5 pass (score 1)."
+
+
+def test_a_probe_reports_its_intervals_at_the_alpha_its_gate_seals(tmp_path: Path) -> None:
+    """`gate: {alpha: 0.1}` makes every Wilson interval of the probe's verdict a 90 % one, and says so."""
+    card_text = PROBE_CARD.replace("repetitions: 5\n", "repetitions: 5\ngate: {min_score: 0.8, alpha: 0.1}\n")
+    project = make_project(tmp_path / "p", card_text)
+    says = {"probe": np.array([[1, 1, 1, 0, 1]])}
+    period = {"probe": np.ones((1, 5))}
+    run_dir = make_run(project, the_card(project, "say-negative"), {"score": {"probe": (says["probe"] + 1) / 2}},
+                       rules={"says-negative": says, "no-period": period})
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    lo, hi = stats.wilson(4, 5, 0.1)
+    assert f"  rule says-negative: 4 of 5 pass (Wilson 90% [{lo:.3f}, {hi:.3f}])" in result.output.splitlines()
+    assert "· Wilson 90% [" in result.output and "95%" not in result.output
+    data = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
+    assert data["alpha"] == 0.1 and data["rules"]["says-negative"]["wilson"] == pytest.approx([lo, hi])

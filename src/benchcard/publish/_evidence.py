@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from benchcard._util.numfmt import DASH, fixed, millis, money
+from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
 from benchcard.publish._files import copy_published, files_under, published_name, regular_inside
 from benchcard.publish._judgedby import baseline_of
@@ -97,6 +97,8 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     row = run.ledger_row if run.edited_file is not None else None
     rules = probe.rules if probe else (known(row.rules) if row else None)
     score_ci = probe.score_ci if probe else (known(row.score_ci) if row else None)
+    # the Wilson level the figures were computed at: the verdict's α, else the card's gate α (verdict/findings.py)
+    alpha = float(probe.alpha) if probe else card.gate_alpha if card else None
     rule_rates = [{"id": rule_id, "passes": f"{fmt_value(r.passes)} of {fmt_value(r.n)}",
                    "rate": fixed(r.rate, 2, missing=DASH),
                    "wilson": fmt_value(r.wilson)} for rule_id, r in (rules or {}).items()]
@@ -105,6 +107,7 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
         "rule_rates": rule_rates,
         "score_ci": fmt_value(score_ci) if score_ci else "",
+        "wilson": f"Wilson {level(alpha)}" if alpha is not None else "Wilson",
         "run": run,
         "card_title": card.title if card else run.card,
         "card_href": f"cards/{run.card}/index.html" if card else None,

@@ -14,7 +14,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET
 
-from benchcard._util.numfmt import fixed, interval
+from benchcard._util.numfmt import fixed, interval, level
 from benchcard.card.model import Card, Clause
 from benchcard.records.ledgerrow import RowCounts, RuleRate
 from benchcard.records.verdictfigures import (
@@ -358,7 +358,7 @@ def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
     """verdict.json of a probe run under `head`: the score, passes and each rule's pass rate, with Wilson
     intervals."""
     counts = _counts(data)
-    alpha = 0.05
+    alpha = card.gate_alpha  # the level the card seals for its gate (`gate: {alpha: …}`, default 0.05)
     ok = data.status == OK
     scores = data.score[ok]
     n = int(scores.size)
@@ -375,7 +375,7 @@ def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
         k = int((v > 0.5).sum())
         lo, hi = stats.wilson(k, int(v.size), alpha)
         rules[rule_id] = RuleRate(passes=k, n=int(v.size), rate=k / v.size if v.size else None, wilson=[lo, hi])
-        rule_lines.append(f"rule {rule_id}: {k} of {v.size} pass (Wilson 95% {interval(lo, hi)})")
+        rule_lines.append(f"rule {rule_id}: {k} of {v.size} pass (Wilson {level(alpha)} {interval(lo, hi)})")
     lo, hi = stats.wilson(passes, n, alpha)
     model = data.manifest.rig.model if data.manifest.rig is not None else ""
     reasons = []

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from benchcard._util.numfmt import fixed, interval, p_value
+from benchcard._util.numfmt import fixed, interval, level, p_value
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
@@ -146,7 +146,7 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     if isinstance(v, AbVerdict) and (v.kind == "ab" or as_ab):
         lines.extend(_ab_lines(v))
     elif isinstance(v, ProbeVerdict):
-        lines.append(f"score {fixed(v.score)} · {v.passes} pass · Wilson 95% {ci(v.score_ci)}")
+        lines.append(f"score {fixed(v.score)} · {v.passes} pass · Wilson {level(float(v.alpha))} {ci(v.score_ci)}")
         lines.extend(f"  {line}" for line in v.rule_lines)
     human = known(v.human)
     if human:
