@@ -111,6 +111,37 @@ def test_the_folder_follows_xdg_then_home(tmp_path: Path, monkeypatch: pytest.Mo
     assert _tablecache.folder() == tmp_path / "mine"
 
 
+def test_a_relative_folder_is_the_working_directorys_at_first_use(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`BENCHCARD_CACHE_DIR=rel` is `rel` under the folder the process was in when it first named it, even after it
+    changes directory (a notebook's `os.chdir`); `~` is the home folder, as a shell would read it."""
+    _tablecache._named.cache_clear()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    monkeypatch.setenv(_tablecache.ENV, "rel-cache")
+    try:
+        assert _tablecache.folder() == tmp_path / "a" / "rel-cache"
+        monkeypatch.chdir(tmp_path / "b")
+        assert _tablecache.folder() == tmp_path / "a" / "rel-cache"
+        path = _tablecache.path_of("demo", (4, 3))
+        assert path is not None and path.is_absolute() and path.parent.parent == tmp_path / "a" / "rel-cache"
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.setenv(_tablecache.ENV, "~/tables-here")
+        assert _tablecache.folder() == tmp_path / "home" / "tables-here"
+    finally:
+        _tablecache._named.cache_clear()
+
+
+def test_a_relative_folder_is_under_the_working_directory_not_the_project(tmp_path: Path) -> None:
+    """`cd work && BENCHCARD_CACHE_DIR=cache benchcard -C ../proj check`: the tables go to work/cache (README)."""
+    project = make_ab_project(tmp_path / "proj", AB_CARD.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
+    (tmp_path / "work").mkdir()
+    _check(project, "cache", cwd=tmp_path / "work")
+    assert {p.name.split("-")[0] for p in (tmp_path / "work" / "cache" / "tables").iterdir()} == {"evidence", "null"}
+    assert not (project / "cache").exists()
+
+
 def test_a_file_is_named_by_the_kind_the_design_and_the_code(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     names = {_tablecache.path_of("null", (12, 12, 3)), _tablecache.path_of("null", (12, 11, 3)),
              _tablecache.path_of("evidence", (12, 12, 3))}
@@ -137,12 +168,12 @@ def test_the_null_table_and_the_evidence_read_back_are_the_bytes_drawn(cache: Pa
         reach._evidence.cache_clear()
 
 
-def _check(root: Path, cache: Path) -> str:
+def _check(root: Path, cache: Path | str, cwd: Path | None = None) -> str:
     """`benchcard -C root check tiny-ab` in a process of its own (no table in memory), with `cache` as the cache."""
     env = {**os.environ, _tablecache.ENV: str(cache),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), "check", "tiny-ab"], env=env,
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

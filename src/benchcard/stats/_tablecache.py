@@ -3,11 +3,12 @@ and `plan`'s simulated powers are the same numbers every time for the same desig
 few tenths of a CPU-second, so `check`, `seal`, `plan` and `verdict` read a table another process already made
 instead of drawing it again.
 
-The folder is `$BENCHCARD_CACHE_DIR`, else `$XDG_CACHE_HOME/benchcard`, else `~/.cache/benchcard` (an empty
-`BENCHCARD_CACHE_DIR` turns the cache off). A file is named by a digest of what makes its numbers (the table's kind
-and design, the source of every `stats/` module, numpy's and scipy's versions, the machine), so a change of code or
-library never reads an old table; it holds its name's digest and a checksum of its bytes, so a corrupt, truncated or
-foreign file is ignored and the table drawn again. It is never required: a folder that cannot be read or written
+The folder is `$BENCHCARD_CACHE_DIR` (a relative one is resolved against the working directory at its first use),
+else `$XDG_CACHE_HOME/benchcard`, else `~/.cache/benchcard` (an empty `BENCHCARD_CACHE_DIR` turns the cache off). A
+file is named by a digest of what makes its numbers (the table's kind and design, the source of every `stats/`
+module, numpy's and scipy's versions, the machine), so a change of code or library never reads an old table; it holds
+its name's digest and a checksum of its bytes, so a corrupt, truncated or foreign file is ignored and the table drawn
+again. It is never required: a folder that cannot be read or written
 only means the table is drawn here, as without a cache.
 
 A checksum catches a torn file, not a forger, so what decides a result never reads the folder: a null table is read
@@ -70,7 +71,7 @@ def folder() -> Path | None:
     """Where the tables are kept, or None when the cache is off or no folder can be named."""
     named = os.environ.get(ENV)
     if named is not None:
-        return Path(named) if named else None
+        return _named(named) if named else None
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
         return Path(xdg) / "benchcard"
@@ -78,6 +79,13 @@ def folder() -> Path | None:
         return Path.home() / ".cache" / "benchcard"
     except RuntimeError:  # no home directory to name
         return None
+
+
+@lru_cache(maxsize=8)
+def _named(named: str) -> Path:
+    """`$BENCHCARD_CACHE_DIR` as a folder: `~` expanded, and a relative name resolved against the working directory
+    once, at its first use, so one process keeps one folder even if it changes directory later (as a library may)."""
+    return Path(named).expanduser().absolute()
 
 
 @lru_cache(maxsize=1)
