@@ -54,6 +54,18 @@ def test_a_lone_surrogate_in_a_card_is_one_line(tmp_path: Path) -> None:
     assert "field 'title'" in line and "surrogate" in line
 
 
+@pytest.mark.parametrize(("where", "char"), [("cards/tiny-ab.yaml", "\x00"), ("cards/tiny-ab.yaml", "\x07"),
+                                           ("benchcard.yaml", "\x01")])
+def test_a_control_character_yaml_does_not_allow_is_one_line_naming_its_line(tmp_path: Path, where: str,
+                                                                              char: str) -> None:
+    """PyYAML refuses NUL and most C0 controls before it parses (a ReaderError): the line names file and line."""
+    root = make_ab_project(tmp_path / "proj")
+    text = AB_CARD if where.startswith("cards") else "providers: {}\n"
+    (root / where).write_text(text.replace("\n", f"\n# a stray {char} here\n", 1), encoding="utf-8")
+    line = one_line_error(bc(root, "curl", "tiny-ab"))
+    assert line.startswith(f"error: {where}:2: malformed YAML: character #x{ord(char):04x} is not allowed")
+
+
 @pytest.mark.parametrize("text", ["a: " + "[" * 200_000, "a:\n" + "".join(" " * i + "- \n" for i in range(2000))])
 def test_deeply_nested_yaml_is_one_line(tmp_path: Path, text: str) -> None:
     root = make_ab_project(tmp_path / "proj")

@@ -29,7 +29,12 @@ def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any,
     """Parse `text` (the content of `source`); return the data and the line of every mapping key."""
     if len(text) > MAX_YAML_BYTES:
         raise error(f"{source}: {len(text):,} characters; expected at most {MAX_YAML_BYTES:,} (a card is small)")
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # refuses a character YAML does not allow (NUL, most C0 controls) here
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise error(f"{source}:{line}: malformed YAML: character #x{exc.character:04x} is not allowed in YAML "
+                    "(a control character); remove it") from None
     try:
         try:
             node = loader.get_single_node()
