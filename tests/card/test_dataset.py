@@ -151,6 +151,12 @@ def test_a_csv_with_named_columns_and_several_inputs(tmp_path: Path) -> None:
     ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q2", "input": "y", \n',
      "data/colours.jsonl:2: expected one JSON object per line"),
     ('["q1", "x", "red"]\n', "data/colours.jsonl:1: expected one JSON object per line"),
+    ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q2", "id": "q3", "input": "y", "answer": "red"}\n',
+     "data/colours.jsonl:2: field 'id': written twice; keep one"),
+    ('{"id": "q1", "input": "x \\ud800", "answer": "red"}\n',
+     "data/colours.jsonl:1: field 'input': a lone surrogate (\\ud800-\\udfff) is not text; write the character"),
+    ('{"id": "q1", "input": "x", "answer": ["red", "\\udfff"]}\n',
+     "data/colours.jsonl:1: field 'answer': a lone surrogate"),
     ("", "cards/colours.yaml:14: field 'fixtures': data/colours.jsonl holds no fixture"),
 ])
 def test_each_row_is_checked_and_an_error_names_file_line_and_field(tmp_path: Path, rows: str,

@@ -43,3 +43,29 @@ def test_field_lines_of_one_line_a_field_written_twice_and_escaped_names() -> No
     assert field_lines('{"a": 1, "b": {"c": [1, {"d": 2}]}, "e\\"f": "x"}') == {"a": 1, "b": 1, 'e"f': 1}
     assert field_lines('{"a": 1,\n"a": 2}') == {"a": 1}
     assert field_lines("  {\n}") == {} and field_lines("[]") == {}
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{\n  "fixture": "f01",\n  "label": ["a"],\n  "label": ["b"]\n}\n', ":3: field 'label': written twice; keep one"),
+    ('{\n  "fixture": "f01",\n  "label": [{"value": "a \\ud800"}]\n}\n',
+     ":3: field 'label': a lone surrogate (\\ud800-\\udfff) is not text; write the character itself"),
+])
+def test_a_field_written_twice_or_a_lone_surrogate_is_one_line_naming_its_line(tmp_path: Path, text: str,
+                                                                                 says: str) -> None:
+    """json keeps the last of two fields silently, and a lone surrogate fails later in a hash: both are refused."""
+    path = tmp_path / "f01.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CardError) as caught:
+        read_key_file(path)
+    assert str(caught.value) == f"{path}{says}"
+
+
+def test_a_key_file_written_twice_is_refused_by_seal_in_one_line(tmp_path: Path) -> None:
+    from ..helpers_cli import bc, one_line_error
+    from ..helpers_project import copy_project
+
+    root = copy_project(tmp_path / "proj", cards=("bench-01",))
+    key = root / "keys" / "bench-01" / "excerpt-03.json"
+    key.write_text(key.read_text(encoding="utf-8").replace('{', '{"fixture": "excerpt-99",', 1), encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "bench-01"))
+    assert line.endswith("keys/bench-01/excerpt-03.json:1: field 'fixture': written twice; keep one")

@@ -2,13 +2,15 @@
 
 A path that names a FIFO, a device or a folder is refused before a byte is read (it is opened non-blocking and
 checked with `fstat`, so no name swap between the check and the read can slip one in); text that is not
-UTF-8 and files over a size limit become one line naming the file.
+UTF-8 and files over a size limit become one line naming the file. JSON a person wrote (keys, a data file's rows)
+is read strictly (`strict_json`): a field written twice or a lone surrogate is refused, as in a card.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,49 @@ def _kind(mode: int) -> str:
 
 
 MAX_JSON_BYTES = 16 << 20  # an answer key is a few kilobytes
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JsonProblem(ValueError):
+    """JSON that parses but that a person cannot have meant: `field` (a top-level field, or None) and what is
+    wrong with it."""
+
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(f"field {field!r}: {problem}" if field is not None else problem)
+        self.field = field
+        self.problem = problem
+
+
+def _distinct(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's fields, each written once (json's default keeps the last of two silently)."""
+    obj: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in obj:
+            raise JsonProblem(None if _SURROGATE.search(name) else name, "written twice; keep one")
+        obj[name] = value
+    return obj
+
+
+def strict_json(text: str | bytes) -> Any:
+    """`json.loads` for JSON a person wrote: a field written twice, or a lone surrogate (`"\\ud800"`, which no
+    UTF-8 file can hold and which fails later, in a hash) in any string, is a JsonProblem naming the top-level
+    field it is under. Nesting deeper than Python's stack is the caller's RecursionError, as with json."""
+    data = json.loads(text, object_pairs_hook=_distinct)
+    stack: list[tuple[Any, str | None]] = [(data, None)]
+    while stack:
+        value, top = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise JsonProblem(top, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if _SURROGATE.search(k):
+                    raise JsonProblem(top, "a field name holds a lone surrogate (\\ud800-\\udfff); write the "
+                                      "character itself")
+                stack.append((v, top if top is not None else k))
+        elif isinstance(value, list):
+            stack.extend((v, top) for v in value)
+    return data
 
 
 def load_json_file(path: Path | str, source: str, error: type[BenchcardError],
@@ -77,7 +122,7 @@ def load_json_file(path: Path | str, source: str, error: type[BenchcardError],
     or nested deeper than Python's stack."""
     text = read_regular_text(path, source, error, max_bytes)
     try:
-        return json.loads(text)
+        return strict_json(text)
     except RecursionError:
         raise error(f"{source}: not valid JSON (nested too deeply)") from None
     except ValueError as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonlines
 
-from benchcard._util.safeio import decode_utf8, read_regular_bytes
+from benchcard._util.safeio import JsonProblem, decode_utf8, read_regular_bytes, strict_json
 from benchcard.errors import CardError
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -282,8 +282,10 @@ def _jsonl_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            value = jsonlines.Reader([line]).read(type=dict)
+            value = jsonlines.Reader([line], loads=strict_json).read(type=dict)
         except jsonlines.InvalidLineError as exc:
+            if isinstance(exc.__cause__, JsonProblem):
+                raise CardError(f"{shown}:{number}: {exc.__cause__}") from None
             raise CardError(f"{shown}:{number}: expected one JSON object per line ({exc.args[0]})") from None
         except RecursionError:
             raise CardError(f"{shown}:{number}: not valid JSON (nested too deeply)") from None

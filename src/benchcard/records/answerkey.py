@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text
+from benchcard._util.safeio import MAX_JSON_BYTES, JsonProblem, read_regular_text, strict_json
 from benchcard.errors import CardError
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -56,9 +56,12 @@ def read_key_file(path: Path) -> AnswerKey:
     shown = str(path)
     text = read_regular_text(path, shown, CardError, MAX_JSON_BYTES)
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except RecursionError:
         raise CardError(f"{shown}: not valid JSON (nested too deeply)") from None
+    except JsonProblem as exc:
+        line = field_lines(text).get(exc.field) if exc.field is not None else None
+        raise CardError(f"{shown}:{line}: {exc}" if line else f"{shown}: {exc}") from None
     except ValueError as exc:
         raise CardError(f"{shown}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
