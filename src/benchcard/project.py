@@ -156,6 +156,7 @@ ProjectLike = Project | str | os.PathLike[str]
 
 CONFIG_FILE = "benchcard.yaml"
 CONFIG_FIELDS = ("providers", "prices")
+PRICE_FIELDS = ("input", "output", "batch_discount")  # a misspelt batch_discount would price a batch in full
 ProviderType = Literal["openai", "anthropic", "local"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("openai", "anthropic", "local")
 BUILTIN_NAMES = ("openai", "openrouter", "anthropic", "local")  # as `run.providers.BUILTIN` declares them
@@ -425,6 +426,9 @@ def price_table(raw: object, source: str = CONFIG_FILE) -> dict[str, Price]:
         if not isinstance(entry, Mapping):
             raise ProviderError(f"{source}: field 'prices.{model}': expected {{input: USD, output: USD}} "
                                 "per million tokens")
+        if unknown := sorted(str(k) for k in entry if k not in PRICE_FIELDS):
+            raise ProviderError(f"{source}: field 'prices.{model}.{unknown[0]}': unknown field; expected "
+                                f"{', '.join(PRICE_FIELDS[:-1])} or {PRICE_FIELDS[-1]}")
         values = []
         for side in ("input", "output"):
             value = entry.get(side)
