@@ -283,12 +283,15 @@ class Unknown:
     """Backward induction over (d̄_r, SS_r) for one design and schedule (the module docstring's "Charging for the
     unknown run variance"): the state at look k on a grid of y = (d̄ − δ)/sd(d̄_r) and u = log(SS_r/τ²)."""
 
-    def __init__(self, model: Model, reps: list[int], alpha: float, power: float, grids: Grids = Grids()) -> None:
-        self.m, self.reps, self.alpha, self.power, self.g = model, reps, alpha, power, grids
+    def __init__(self, model: Model, reps: list[int], alpha: float, power: float, grids: Grids = Grids(),
+                 per: int = 2) -> None:
+        """`per`: the scatter's degrees of freedom per repetition after the first: 2 when it pools the gaps' and the
+        sums' (the bound), 1 when it is the gaps' alone (a rule that reads no sums: benchmarks/sequential_rule.py)."""
+        self.m, self.reps, self.alpha, self.power, self.g, self.per = model, reps, alpha, power, grids, per
         self.calls = [x / reps[-1] for x in reps]
         self.y = np.linspace(-grids.width, grids.width, grids.ny)
-        self.u = [np.zeros(0) if x == 1 else np.linspace(math.log(stats.chi2.ppf(1e-10, 2 * (x - 1))),
-                                                          math.log(stats.chi2.ppf(1 - 1e-12, 2 * (x - 1))), grids.nu)
+        self.u = [np.zeros(0) if x == 1 else np.linspace(math.log(stats.chi2.ppf(1e-10, per * (x - 1))),
+                                                          math.log(stats.chi2.ppf(1 - 1e-12, per * (x - 1))), grids.nu)
                   for x in reps]
         h, hw = special.roots_hermitenorm(grids.nh)
         self.h, self.hw = h, hw / hw.sum()
@@ -307,7 +310,7 @@ class Unknown:
         return np.zeros(1) if self.u[k].size == 0 else np.exp(self.u[k])
 
     def log_lr(self, k: int) -> Array:
-        """log f_j / f_alt at look k's nodes, (J, ny, nz): d̄ ~ N(gap, w + κτ²/r), SS ~ κτ² χ²_2(r−1)."""
+        """log f_j / f_alt at look k's nodes, (J, ny, nz): d̄ ~ N(gap, w + κτ²/r), SS ~ κτ² χ² on per·(r − 1) df."""
         r, m = self.reps[k], self.m
         x = (m.delta + self._sd(r) * self.y)[:, None]
         z = self._scatter(k)[None, :]
@@ -316,7 +319,7 @@ class Unknown:
         for kappa in m.kappas:
             vj = m.w + kappa * m.tau2 / r
             own = -0.5 * x ** 2 / vj - 0.5 * math.log(vj) + 0.5 * (x - m.delta) ** 2 / va + 0.5 * math.log(va)
-            out.append(own - (r - 1) * math.log(kappa) - 0.5 * z * (1 / kappa - 1))
+            out.append(own - 0.5 * self.per * (r - 1) * math.log(kappa) - 0.5 * z * (1 / kappa - 1))
         return np.stack(out)
 
     def _at(self, k: int, v: Array, y: Array, u: Array) -> Array:
@@ -329,7 +332,7 @@ class Unknown:
     def expect(self, k: int, after: Array) -> Array:
         """E_alt[v at look k + 1 | each node of look k], for each channel of `after` (C, ny, nu): the next block's
         mean gap by Gauss–Hermite (given d̄_r through the fixture term's posterior), then its pure-noise scatter
-        (χ² on 2m − 1 df) by Gauss–Laguerre, one after the other (the two are independent)."""
+        (χ² on per·m − 1 df: 2m − 1 pooled) by Gauss–Laguerre, one after the other (the two are independent)."""
         m, r, nxt = self.m, self.reps[k], self.reps[k + 1]
         step = nxt - r
         x = m.delta + self._sd(r) * self.y
@@ -340,7 +343,7 @@ class Unknown:
         mid = np.exp(self.u[k + 1])
         u_next = np.log(mid[None, :, None] + between[:, None, :])  # (ny, nu, nh)
         y_b = np.broadcast_to(y_next[:, None, :], u_next.shape)
-        cn, cw = self._chi(2 * step - 1)
+        cn, cw = self._chi(self.per * step - 1)
         iu = np.clip((np.log(self._scatter(k)[:, None] + cn[None, :]) - self.u[k + 1][0]) /
                      (self.u[k + 1][1] - self.u[k + 1][0]), 0, self.g.nu - 1)
         lo = np.minimum(np.floor(iu).astype(np.int64), self.g.nu - 2)
@@ -355,7 +358,7 @@ class Unknown:
         """E_alt of each channel of `first` (C, ny, nz) at the first look."""
         if self.u[0].size == 0:
             return np.array([float(np.interp(self.h, self.y, v[:, 0]) @ self.hw) for v in first])
-        cn, cw = self._chi(2 * (self.reps[0] - 1))
+        cn, cw = self._chi(self.per * (self.reps[0] - 1))
         yy, uu = np.meshgrid(self.h, np.log(cn), indexing="ij")
         return np.array([float(self.hw @ self._at(0, v, yy, uu) @ cw) for v in first])
 
