@@ -213,6 +213,26 @@ def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: 
     assert all(r["status"] == "failed" and "HTTP 503" in r["error"] for r in rows[:5])
 
 
+def test_an_endpoint_that_refuses_every_request_alike_stops_the_run(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """A 400 on every call (a parameter the model does not take) is about the request, not a cell: the run stops
+    after as many refusals in a row as would stop a dead endpoint, instead of recording the grid failed."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "400", "times": 999}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--concurrency", "1")
+    assert result.exit_code == 1
+    line = result.stderr.strip().splitlines()[-1]
+    folder = only_run(project, "colour-ab")
+    assert line.startswith("error: the run stopped: 5 cells in a row were refused alike (last: HTTP 400")
+    assert line.endswith(f"5 of 20 cells recorded, 5 failed. Fix the cause (the card's request, the model or the "
+                         f"account), then: benchcard run colour-ab --resume {folder.name} --retry-failed")
+    assert server.stats()["calls"] == 5  # a refusal is not retried, and the other 15 cells were never called
+    # refusals broken by an answer do not stop it: each is that cell's own
+    server.configure({"default_reply": "red", "faults": [{"kind": "400", "times": 999, "match": "number 0"}]})
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--json", "--concurrency", "1"))
+    assert resumed["called"] == 15 and resumed["finished"]
+
+
 def test_a_resume_keeps_the_runs_own_concurrency_and_rate_limit(tmp_path: Path, server: FakeServer,
                                                                key: str) -> None:
     server.configure({"default_reply": "red"})

@@ -8,9 +8,10 @@ header asks, up to `max_wait` (600 s) between the attempts of one cell in all: a
 not waited on, and the cell's error says so. A cell that still fails, or fails for good (another 4xx, a
 malformed answer), is recorded as `failed` with its error and never scored. An authentication or not-found
 error (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to
-`--resume`. So does an endpoint that stops answering: after a few cells in a row fail in transport the run stops
-(`Session.stopped`) instead of recording the rest of the grid as failed; `--resume` calls the cells not yet
-called, `--retry-failed` the others.
+`--resume`. So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a
+parameter the model does not take): after a few cells in a row fail in transport, or are refused with the same
+status, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed; `--resume` calls
+the cells not yet called, `--retry-failed` the others.
 """
 
 from __future__ import annotations
@@ -125,7 +126,9 @@ class Session:
     rng: random.Random = field(default_factory=random.Random)
     fatal: str | None = None
     stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
+    stop_advice: str = "When the endpoint answers again"  # what to do before the command that continues
     transport_streak: int = 0
+    refusal: tuple[str, int] = ("", 0)  # the last failed cell's refusal (its status or kind) and the cells in a row
     notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
@@ -139,8 +142,8 @@ class Session:
         if self.stopped is not None:
             count = "" if failed is None else f", {failed} failed"
             retry = "" if failed is None else " --retry-failed"
-            raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. When "
-                           f"the endpoint answers again: {resume}{retry}")
+            raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. "
+                           f"{self.stop_advice}: {resume}{retry}")
 
 
 def _describe(exc: BaseException) -> str:
@@ -192,9 +195,12 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
             raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
         if not s.provider.should_retry(exc):
             s.transport_streak = 0  # the endpoint answered, about this cell
-            return _failed(job, attempts, _elapsed(started), _scrub(s, _describe(exc)))
+            message = _scrub(s, _describe(exc))
+            _count_refusal(s, exc, message)
+            return _failed(job, attempts, _elapsed(started), message)
         return exc
     s.transport_streak = 0
+    s.refusal = ("", 0)
     return _row(s, job, completion, attempts, _elapsed(started))
 
 
@@ -223,6 +229,19 @@ def _count_transport_failure(s: Session, error: BaseException, message: str) -> 
     s.transport_streak += 1
     if s.transport_streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
         s.stopped = f"{s.transport_streak} cells in a row failed in transport (last: {message})"
+
+
+def _count_refusal(s: Session, error: BaseException, message: str) -> None:
+    """A cell refused for good (a 400, a 422, an answer that cannot be read): one such cell says something about
+    that cell, but the same refusal on as many cells in a row as would stop a dead endpoint says something about
+    the request, the model or the account (`max_tokens` a model no longer takes), so the run stops rather than
+    record the rest of the grid as failed."""
+    kind = f"HTTP {error.status}" if isinstance(error, CallError) and error.status else type(error).__name__
+    streak = s.refusal[1] + 1 if s.refusal[0] == kind else 1
+    s.refusal = (kind, streak)
+    if streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
+        s.stopped = f"{streak} cells in a row were refused alike (last: {message})"
+        s.stop_advice = "Fix the cause (the card's request, the model or the account), then"
 
 
 def _scrub(s: Session, text: str) -> str:

@@ -311,7 +311,7 @@ def test_the_command_line_explains_its_options_and_config() -> None:
     done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
                           timeout=60, check=True)
     for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
-                 "Fault kinds:", "html\n(200, a proxy's HTML page)", "POST /v1/chat/completions",
+                 "Fault kinds: 400 (a request refused)", "html (200, a proxy's HTML page)", "POST /v1/chat/completions",
                  'base_url: "http://127.0.0.1:PORT/v1"', "It prints its base URL (…/v1)"):
         assert text in done.stdout
     assert "``" not in done.stdout and ":class:" not in done.stdout and "Why it exists" not in done.stdout

@@ -32,9 +32,9 @@ Config keys (all optional), see :func:`parse_config`::
                 "bad_results": null}
     }
 
-Fault kinds: ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection closed, no response),
-``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply, ``length`` /
-``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``html`` (200 with a proxy's
+Fault kinds: ``400`` (a request refused), ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection
+closed, no response), ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply,
+``length`` / ``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``html`` (200 with a proxy's
 HTML page), ``error200`` (200 whose body is an error object
 reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
 ``{"type": "error", ...}``). A reply's ``finish_reason`` may also be one that ends no answer (``error``,

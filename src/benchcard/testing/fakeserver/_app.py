@@ -229,7 +229,7 @@ def _decide(state: _State, body: Any, has_key: bool, key: str) -> tuple[str, Fau
         fault = _fault_for(state, user, key)
         if fault is None or fault.kind in ("hang", "truncate"):
             answer = choose_answer(config, state.cycle_pos, body, user, key)
-        status = fault.kind if fault is not None and fault.kind in ("429", "500", "503", "drop") else "200"
+        status = fault.kind if fault is not None and fault.kind in ("400", "429", "500", "503", "drop") else "200"
     if fault is not None:
         state.by_fault[fault.kind] += 1
     state.by_status[status] += 1
@@ -398,10 +398,10 @@ The config (JSON; every key optional):
 A call is answered by the first reply whose "match" occurs in its user message, else by default_reply; a reply
 may add "finish_reason", "reasoning_tokens" and "cost".
 
-Fault kinds: 429 (with Retry-After), 500, 503, drop (connection closed, no response), hang (hang_s seconds,
-default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200, JSON cut off), html
-(200, a proxy's HTML page), error200 (200 holding an error object). A fault hits the first `times` calls of each
-distinct request body it matches, in list order; `total` caps its hits over all bodies.
+Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response),
+hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,
+JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object). A fault hits the first
+`times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 """
 
 

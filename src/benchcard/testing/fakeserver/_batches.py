@@ -39,7 +39,7 @@ from benchcard.testing.fakeserver._replies import (
 )
 
 Vendor = Literal["openai", "anthropic"]
-FAILING = frozenset({"429", "500", "503", "drop", "hang", "malformed", "error200"})
+FAILING = frozenset({"400", "429", "500", "503", "drop", "hang", "malformed", "error200"})
 
 
 @dataclass
