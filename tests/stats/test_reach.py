@@ -4,6 +4,7 @@ that makes a dead design reliable."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import p_effect
@@ -85,3 +86,38 @@ def test_a_sequential_design_with_several_variants_is_judged_by_holm_at_each_loo
     power = sequential_power(12, Schedule(looks=looks, spending="pocock", futility=False), variants=variants)
     assert power == float(won.mean())
     assert round(power, 3) == 0.900  # the design at α/3 would say 0.878 (docs/cards.md)
+
+
+def test_a_large_design_is_judged_reliable_from_its_cut_without_drawing_every_fixture(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A data file of 20,000 fixtures × 5 repetitions: `check` drew 2,000 runs of all of them (13.8 GB); a cut to
+    BOUND_FIXTURES × BOUND_REPETITIONS that is reliable answers for it, since fewer of either only loses power."""
+    from benchcard.stats import _tablecache, reach
+
+    drawn: list[tuple[int, int]] = []
+    real = reach._baseline_runs
+
+    def spy(fixtures: int, repetitions: int) -> np.ndarray:
+        drawn.append((fixtures, repetitions))
+        return real(fixtures, repetitions)
+
+    monkeypatch.setattr(reach, "_baseline_runs", spy)
+    monkeypatch.setenv(_tablecache.ENV, "")  # the cache off: every table is drawn here, and seen
+    reach._evidence.cache_clear()
+    reach._crossed.cache_clear()
+    best_power.cache_clear()
+    try:
+        assert reliable(20_000, 5, 1) and reliable(5_000, 40, 2, 0.05, 0.0, 0.9)
+        assert drawn and max(f for f, _ in drawn) <= reach.BOUND_FIXTURES
+        assert max(r for _, r in drawn) <= reach.BOUND_REPETITIONS
+    finally:
+        reach._evidence.cache_clear()
+        reach._crossed.cache_clear()
+        best_power.cache_clear()
+
+
+def test_the_cut_never_says_reliable_where_the_whole_design_is_not() -> None:
+    """The bound is sound where both can be drawn: a reliable cut's whole design is reliable too, and a design whose
+    cut is not reliable is drawn whole (a min_effect beyond the plainest gap stays dead at any size)."""
+    assert reliable(200, 10, 3) and best_power(240, 12, 3) >= best_power(200, 10, 3)
+    assert not reliable(400, 12, 1, 0.05, 0.6)

@@ -190,10 +190,10 @@ def cannot_win(card: Card, rules: Rules | None = None) -> str | None:
     if against is not None:
         return (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) can never win{at}: "
                 f"{against[1]}")
-    power = reach.best_power(n, r, v, alpha, effect)
-    if power >= reach.RELIABLE:
+    if reach.reliable(n, r, v, alpha, effect):
         ceiling = _ceiling_cannot_win(card, n, r, v, effect, at)
         return _sequential_cannot_win(card, n, v, effect, rules) or (ceiling[1] if ceiling else None)
+    power = reach.best_power(n, r, v, alpha, effect)
     level = alpha / v
     never = []
     if 2 / 2 ** n > level:
@@ -280,7 +280,7 @@ def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: s
     margin, alpha = float(clause.margin or 0.0), card.win.alpha
 
     def ok(m: float) -> bool:
-        return reach.best_power(n, r, v, alpha, effect, m) >= reach.RELIABLE
+        return reach.reliable(n, r, v, alpha, effect, m)
 
     if ok(margin):
         return None

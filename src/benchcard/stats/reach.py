@@ -39,6 +39,9 @@ SEED = 20261204
 #: How far `smallest_change` looks: repetitions up to this many, fixtures up to this many.
 MAX_REPETITIONS = 30
 MAX_FIXTURES = 2000
+#: `reliable` asks a design cut to at most these first (a reliable cut answers for the larger design).
+BOUND_FIXTURES = 200
+BOUND_REPETITIONS = 10
 #: The plainest effect's expected gap: E[1 − sigmoid(a)], a ~ N(0, 1), is 1/2 by symmetry.
 PLAIN_GAP = 0.5
 #: A single change is named beside the combined one up to this many times its calls.
@@ -145,8 +148,16 @@ class Change:
         return "use " + ", or ".join(parts)
 
 
-def reliable(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05, min_effect: float = 0.0) -> bool:
-    return best_power(fixtures, repetitions, variants, alpha, min_effect) >= RELIABLE
+def reliable(fixtures: int, repetitions: int, variants: int = 1, alpha: float = 0.05, min_effect: float = 0.0,
+             ceiling: float | None = None) -> bool:
+    """Whether the design gives the plainest effect a win in `RELIABLE` of its simulated runs. A large design is
+    first asked cut to `BOUND_FIXTURES` fixtures and `BOUND_REPETITIONS` repetitions: fewer of either only loses
+    power, so a reliable cut answers for it without drawing 2,000 runs of every fixture (20,000 fixtures × 5
+    repetitions took 188 s and 13.8 GB in `check` before)."""
+    cut = (min(fixtures, BOUND_FIXTURES), min(repetitions, BOUND_REPETITIONS))
+    if cut != (fixtures, repetitions) and best_power(*cut, variants, alpha, min_effect, ceiling) >= RELIABLE:
+        return True
+    return best_power(fixtures, repetitions, variants, alpha, min_effect, ceiling) >= RELIABLE
 
 
 @lru_cache(maxsize=64)
