@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchcard.stats.decision import LOSS, WIN
-from benchcard.stats.sequential import FUTILITY_BETA, LOOK_CODES
+from benchcard.stats.sequential import FUTILITY_BETAS, LOOK_CODES
 from calibration import AA_LINES, Line, wilson_text  # beside this script
 from sequential import default_schedule, draw, sequential
 
@@ -55,7 +55,8 @@ class SameFixtures(np.random.Generator):
 
 def findings(line: Line, rng: SameFixtures, seed: int, effect: float) -> tuple[Ints, float]:
     """One run per pair: each run's finding code (a futility stop as no-effect) and the share of calls spent."""
-    plan = default_schedule(line.repetitions, "obrien-fleming", -4.0, FUTILITY_BETA, effect > 0, 2)
+    plan = default_schedule(line.repetitions, "obrien-fleming", -4.0, FUTILITY_BETAS["obrien-fleming"], effect > 0, 2,
+                            decide_from=3)
     data = draw(line, rng.shape[0], rng)
     at, codes, _ = sequential(data, plan, seed, effect)
     calls = float(np.asarray(plan.looks)[at].mean()) / line.repetitions

@@ -35,9 +35,18 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from benchcard.card.schedule import current_rules
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import LOSS, WIN, Evidence, decide, effect_evidence, guard_evidence, overall, p_tost
-from benchcard.stats.sequential import FUTILITY_BETA, Schedule, boundaries, futility_p, look_decision, stopped
+from benchcard.stats.sequential import (
+    FUTILITY_BETAS,
+    MIN_REPETITIONS_TO_DECIDE,
+    Schedule,
+    boundaries,
+    futility_p,
+    look_decision,
+    stopped,
+)
 from calibration import AA_LINES, ALPHA, EQ_MARGIN, GUARD_MARGIN, Line, simulate, wilson_text  # beside this script
 
 Array = npt.NDArray[np.float64]
@@ -109,11 +118,16 @@ def fixed(data: Data, r: int, seed: int) -> tuple[Ints, Ints]:
     return overall(decision.codes), decision.codes[0]
 
 
-def default_schedule(repetitions: int, spending: str, gamma: float, beta: float, futility: bool,
-                     first: int) -> Schedule:
-    """Looks after every block from the `first`-th (the last block always)."""
+def default_schedule(repetitions: int, spending: str, gamma: float, beta: float, futility: bool, first: int,
+                     decide_from: int = MIN_REPETITIONS_TO_DECIDE) -> Schedule:
+    """Looks after every block from the `first`-th (the last block always); no α before `decide_from`."""
     looks = tuple(range(min(first, repetitions), repetitions + 1))
-    return Schedule(looks, spending, futility, ALPHA, gamma, beta)
+    return Schedule(looks, spending, futility, ALPHA, gamma, beta, decide_from)
+
+
+def options_schedule(args: argparse.Namespace, repetitions: int, futility: bool) -> Schedule:
+    """`default_schedule` at the command's options."""
+    return default_schedule(repetitions, args.spending, args.gamma, args.beta, futility, args.first, args.decide_from)
 
 
 def aa_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
@@ -124,7 +138,7 @@ def aa_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
         if args.only and args.only not in line.name:
             continue
         started = time.perf_counter()
-        plan = default_schedule(line.repetitions, args.spending, args.gamma, args.beta, False, args.first)
+        plan = options_schedule(args, line.repetitions, False)
         data = draw(line, args.sims, rng)
         at, codes, _ = sequential(data, plan, args.seed, 0.0)
         fixed_codes, _ = fixed(data, line.repetitions, args.seed)
@@ -161,7 +175,7 @@ def design_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
         started = time.perf_counter()
         line = Line(f"{design}", fixtures=f, repetitions=r)
         gap = planned_gap(line, args.plan_sims, args.seed + 1)
-        plan = default_schedule(r, args.spending, args.gamma, args.beta, True, args.first)
+        plan = options_schedule(args, r, True)
         data = draw(replace(line, gap=gap), args.sims, rng)
         effect = float(np.mean(data[1][0] - data[0]))  # the world's own mean gap (the nominal gap is clipped at 1)
         at, _, first = sequential(data, plan, args.seed, effect)
@@ -188,7 +202,7 @@ def futility_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
             continue
         line = Line(f"{design}", fixtures=f, repetitions=r)
         gap = planned_gap(line, args.plan_sims, args.seed + 1)
-        plan = default_schedule(r, args.spending, args.gamma, args.beta, True, args.first)
+        plan = options_schedule(args, r, True)
         levels = boundaries(plan).futility or (0.0,)
         data = draw(replace(line, gap=gap), args.sims, rng)
         effect = float(np.mean(data[1][0] - data[0]))
@@ -222,17 +236,24 @@ def main() -> None:
     parser.add_argument("--plan-sims", type=int, default=2000, help="runs per step of the planned gap's bisection")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="only the lines (or designs) whose name contains this text")
-    parser.add_argument("--spending", default="obrien-fleming")
-    parser.add_argument("--gamma", type=float, default=-4.0)
-    parser.add_argument("--beta", type=float, default=FUTILITY_BETA, help="the futility test's total level")
+    spending, gamma = current_rules(True).spending  # what a card that names no spending spends
+    parser.add_argument("--spending", default=spending, help="default: what a card naming none spends")
+    parser.add_argument("--gamma", type=float, default=gamma or -4.0, help="Hwang–Shih–DeCani's γ (hsd only)")
+    parser.add_argument("--beta", type=float, default=None,
+                        help="the futility test's total level (default: benchcard's for the spending)")
     parser.add_argument("--first", type=int, default=2, help="the first look, after this many blocks")
+    parser.add_argument("--decide-from", type=int, default=MIN_REPETITIONS_TO_DECIDE,
+                        help="no α is spent at a look before this many repetitions (but the last)")
     parser.add_argument("--designs", default="12x10,24x5,12x5,48x3,24x3")
     parser.add_argument("--tables", default="aa,designs", help="aa, designs, futility (comma-separated)")
     args = parser.parse_args()
+    if args.beta is None:
+        args.beta = FUTILITY_BETAS[args.spending]
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     print(f"# Sequential cards: {args.sims:,} runs a line, α = {ALPHA}, spending {args.spending}"
-          f"{f' γ {args.gamma:g}' if args.spending == 'hsd' else ''}, futility level {args.beta:g}, seed {args.seed}")
+          f"{f' γ {args.gamma:g}' if args.spending == 'hsd' else ''}, futility level {args.beta:g}, α from repetition "
+          f"{args.decide_from}, seed {args.seed}")
     if "aa" in args.tables:
         aa_table(args, rng)
     if "designs" in args.tables:

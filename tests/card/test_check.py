@@ -208,8 +208,8 @@ def test_check_says_a_sequential_cards_looks_and_the_seal_locks_them(tmp_path: P
     project = make_ab_project(tmp_path, text)
     code, out, _ = _run(project, "check", "tiny-ab")
     assert code == 0, out
-    assert ("  sequential: 3 looks, after repetitions 2, 4, 6 of 6 (16, 32, 48 calls); α spent obrien-fleming; "
-            "may stop for futility") in out
+    assert ("  sequential: 3 looks, after repetitions 2, 4, 6 of 6 (16, 32, 48 calls); α spent hsd (γ = -6) (the "
+            "default); may stop for futility") in out
     code, out, _ = _run(project, "check", "tiny-ab", "--json")
     assert json.loads(out)["cards"][0]["sequential"].startswith("3 looks, after repetitions 2, 4, 6")
     assert _run(project, "seal", "tiny-ab")[0] == 0

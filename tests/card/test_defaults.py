@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchcard._util.hashing import digest
-from benchcard.card._defaults import DEFAULTS, default_of
+from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, default_of
 from benchcard.card.load import load_card
 from benchcard.card.model import WinRule
 from benchcard.project import Project
@@ -94,7 +94,8 @@ def test_a_default_dropped_from_a_card_sealed_with_it_keeps_the_repository_seal(
 
 
 SEQUENTIAL = "baseline: baseline\nsequential: {looks: 2}\n"
-WRITTEN = "baseline: baseline\nsequential: {looks: 2, spending: obrien-fleming, futility: false}\n"
+WRITTEN = (f"baseline: baseline\nsequential: {{looks: 2, spending: {DEFAULT_SPENDING[0]}, "
+           f"gamma: {DEFAULT_SPENDING[1]:g}, futility: false}}\n")
 
 
 @pytest.mark.parametrize(("sealed_with", "checked_with"), [(SEQUENTIAL, WRITTEN), (WRITTEN, SEQUENTIAL)])
@@ -107,7 +108,7 @@ def test_a_nested_default_written_out_or_left_out_keeps_the_seal(tmp_path: Path,
     _edit(tmp_path, "cards/tiny-ab.yaml", sealed_with, checked_with)
     assert "v1 sealed sha256:" in ok(bc_root(tmp_path, "check", "tiny-ab")).stdout
     _edit(tmp_path, "cards/tiny-ab.yaml", checked_with, checked_with.replace("2}", "2, spending: pocock}")
-          if checked_with == SEQUENTIAL else checked_with.replace("obrien-fleming", "pocock"))
+          if checked_with == SEQUENTIAL else checked_with.replace(f"gamma: {DEFAULT_SPENDING[1]:g}", "gamma: -2"))
     broken = bc_root(tmp_path, "check", "tiny-ab")
     assert broken.exit_code == 1 and "(field 'sequential') changed after sealing v1" in broken.stdout
     assert _seal_bytes(tmp_path, "tiny-ab") == sealed

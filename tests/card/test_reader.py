@@ -145,11 +145,14 @@ def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
     assert card.sequential is not None
     assert (card.sequential.looks, card.sequential.spending, card.sequential.futility) == ((2, 4, 6),
                                                                                             "obrien-fleming", True)
+    default = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: 3}\nrepetitions:"))
+    card = load_card(default, Project(tmp_path))  # no spending named: the seal's rules say which (card.schedule)
+    assert card.sequential is not None and (card.sequential.spending, card.sequential.gamma) == (None, None)
     listed = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: [3, 6]}\n"
                                                                             "repetitions:"))
     card = load_card(listed, Project(tmp_path))
     assert card.sequential is not None and card.sequential.looks == (3, 6)
-    assert (card.sequential.spending, card.sequential.futility) == ("obrien-fleming", False)
+    assert (card.sequential.spending, card.sequential.futility) == (None, False)
     assert "sequential" in card.protocol()  # sealed: changing it is a new version
     hsd = _write(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: [3, 6], spending: "
                                                                          "hsd, gamma: -2}\nrepetitions:"))
@@ -177,8 +180,9 @@ def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
     ("sequential: {looks: 3, spending: hsd, gamma: steep}", "field 'sequential.gamma': expected Hwang–Shih–DeCani's"
                                                             " γ, a number from -20 to 20 other than 0 (-4 spends like "
                                                             "obrien-fleming, 1 like pocock), got text ('steep')"),
-    ("sequential: {looks: 3, gamma: -4}", "field 'sequential.gamma': only spending: hsd takes a gamma (this card "
-                                          "spends obrien-fleming)"),
+    ("sequential: {looks: 3, gamma: -4}", "field 'sequential.gamma': a gamma needs spending: hsd written beside it"),
+    ("sequential: {looks: 3, spending: pocock, gamma: -4}", "field 'sequential.gamma': only spending: hsd takes a "
+                                                            "gamma (this card spends pocock)"),
     ("sequential: {looks: 3, futility: maybe}", "field 'sequential.futility': expected true or false"),
     ("sequential: {looks: 3, peek: true}", "field 'sequential.peek': unknown field"),
     ("sequential: 3", "field 'sequential': expected a mapping such as {looks: 3"),

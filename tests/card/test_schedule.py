@@ -45,7 +45,8 @@ def test_an_older_schedule_without_its_rule_parameters_reads_as_the_benchcard_th
 
 
 def test_recorded_rule_parameters_are_the_ones_computed_with() -> None:
-    rules = Rules(futility_level=0.1, decide_from=1, grid=Grid(points=401, sds=8.0, cap=10.0))
+    rules = Rules(futility_level=0.1, decide_from=1, grid=Grid(points=401, sds=8.0, cap=10.0),
+                  default_spending="pocock")
     schedule = Schedule(looks=[2, 4], cells=[10, 20], spending="pocock", futility=True, alpha=0.05,
                         futility_level=0.1, decide_from=1, grid=rules.grid)
     assert recorded_rules(schedule, "ab") == rules
@@ -53,8 +54,11 @@ def test_recorded_rule_parameters_are_the_ones_computed_with() -> None:
     assert (plan.futility_beta, plan.decide_from, plan.grid_points, plan.grid_sds, plan.z_cap) == \
         (0.1, 1, 401, 8.0, 10.0)
     assert seq.boundaries(plan).efficacy[0] < 10  # look 1 spends α: decide_from 1, not this benchcard's 3
-    assert current_rules(True).changed(rules) == "futility level 0.035, this benchcard uses 0.1"
+    assert current_rules(True, "pocock").changed(rules, spending=False) == \
+        "futility level 0.035, this benchcard uses 0.1"
     assert current_rules(False).changed(current_rules(False)) is None
+    # a card that names no spending: the seal's default spending is named first
+    assert current_rules(True).changed(rules) == "α spent hsd (γ = -6), this benchcard uses pocock"
 
 
 def test_a_card_and_its_run_give_one_schedule() -> None:
@@ -65,7 +69,9 @@ def test_a_card_and_its_run_give_one_schedule() -> None:
     from_run = run_design(Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=recorded))
     assert card_design(card, 0.05, True) == from_run == design((2, 4), "hsd", -2.0, alpha=0.05, futility=True,
                                                                rules=rules)
-    assert card_design(Sequential(looks=(2, 4)), 0.05, False).gamma == seq.DEFAULT_GAMMA
+    default = card_design(Sequential(looks=(2, 4)), 0.05, True)  # no spending named: this benchcard's default
+    assert (default.spending, default.gamma, default.futility_beta) == ("hsd", -6.0, 0.045)
+    assert card_design(Sequential(looks=(2, 4), spending="obrien-fleming"), 0.05, False).gamma == seq.DEFAULT_GAMMA
 
 
 def test_a_run_without_a_schedule_is_named() -> None:
@@ -81,6 +87,6 @@ def test_a_cards_run_records_the_schedule_its_boundaries_come_from(tmp_path: Pat
     assert card.sequential is not None and card.win is not None
     record = schedule_record(card, card.win.alpha)
     assert record is not None and (record.looks, record.cells) == ([3, 6, 9], [24, 48, 72])
-    assert record.futility_level == seq.FUTILITY_BETA  # this benchcard's parameters, written down
+    assert record.futility_level == seq.FUTILITY_BETAS["obrien-fleming"]  # this benchcard's parameters, written down
     manifest = Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=record)
     assert run_design(manifest) == card_design(card.sequential, card.win.alpha, True)

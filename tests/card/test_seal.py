@@ -13,6 +13,7 @@ from benchcard.card import seal
 from benchcard.card.load import load_card
 from benchcard.errors import SealError
 from benchcard.project import Project
+from benchcard.records.rows import LEGACY_GRID, Rules
 
 from ..helpers_project import make_ab_project
 
@@ -154,7 +155,8 @@ def test_seal_names_files_as_the_project_sees_them(tmp_path: Path) -> None:
     assert sorted(content.keys) == expected
 
 
-RULES = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds": 9.0, "cap": 12.0}}
+RULES = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds": 9.0, "cap": 12.0},
+         "default_spending": "hsd", "default_gamma": -6.0}
 
 
 def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
@@ -169,7 +171,7 @@ def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
     path = tmp_path / "keys" / "colour-ab" / "v1.seal.json"
     sealed = json.loads(path.read_text())
     assert sealed["sequential"] == RULES
-    monkeypatch.setattr(seq, "FUTILITY_BETA", 0.001)  # a later benchcard's default
+    monkeypatch.setattr(seq, "FUTILITY_BETAS", {**seq.FUTILITY_BETAS, "obrien-fleming": 0.001})  # a later default
     checked = bc(project, "check", "colour-ab")
     assert checked.exit_code == 0, checked.output
     assert ("; sealed with futility level 0.035, this benchcard uses 0.001: its runs follow the seal"
@@ -178,7 +180,8 @@ def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
     assert ran.exit_code == 0, ran.output
     assert "stopped at look 2 of 3: futility" in ran.output  # at 0.001 look 2 would go on
     manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
-    assert {k: manifest["sequential"][k] for k in RULES} == RULES
+    assert {k: manifest["sequential"][k] for k in RULES if not k.startswith("default_")} == \
+        {k: v for k, v in RULES.items() if not k.startswith("default_")}
     planned = bc(project, "plan", "colour-ab", "--json")
     assert planned.exit_code == 0, planned.output
     edited = {**sealed, "sequential": {**RULES, "futility_level": 0.001}}  # the seal's rule edited by hand
@@ -206,6 +209,61 @@ def test_a_sequential_card_sealed_before_its_rule_was_recorded_verifies_as_befor
     card = _card(tmp_path, "colour-ab")
     assert seal.verify(card, Project(tmp_path)) == written["root"]
     assert seal.seal(card, Project(tmp_path))[2] is False and path.read_bytes() == old
-    assert seal.sequential_rules(card, Project(tmp_path)) is None  # its runs: this benchcard's values
+    # its runs: the values every benchcard gave such a seal until 2026-12-06, not a later default
+    assert seal.sequential_rules(card, Project(tmp_path)) == Rules(futility_level=0.035, decide_from=3,
+                                                                   grid=LEGACY_GRID, default_spending="obrien-fleming")
     checked = bc(project, "check", "colour-ab")
     assert checked.exit_code == 0 and "its runs follow the seal" not in checked.output
+
+
+def _as_sealed_before_the_default_spending(path: Path) -> bytes:
+    """A seal rewritten as a benchcard before 2026-12-06 wrote it: its rules without the default spending, its root
+    over them; the bytes written."""
+    written = json.loads(path.read_text())
+    for name in ("default_spending", "default_gamma"):
+        del written["sequential"][name]
+    body = {"card": written["card"], "version": written["version"], "protocol": written["protocol"],
+            "fixtures": written["fixtures"], "keys": written["keys"], "sequential": written["sequential"]}
+    written["root"] = digest(body)
+    old = json.dumps(written, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+    path.write_bytes(old)
+    return old
+
+
+def test_a_card_naming_no_spending_keeps_the_spending_its_seal_was_written_under(
+        tmp_path: Path, server: Any, key: str) -> None:
+    """A card that names no spending spends this benchcard's default when sealed now, and obrien-fleming (the
+    default until 2026-12-06) when its seal was written before: check, plan, run and verdict follow the seal."""
+    from benchcard.card._defaults import DEFAULT_SPENDING
+
+    from ..helpers_run import bc, only_run
+    from ..helpers_sequential import clear_win, sequential_ab
+
+    server.configure(clear_win())
+    new = sequential_ab(tmp_path / "new", server.base_url, block="sequential: {looks: 3, futility: true}\n")
+    spends = f"α spent {DEFAULT_SPENDING[0]} (γ = {DEFAULT_SPENDING[1]:g}) (the default)"
+    assert spends in bc(new, "check", "colour-ab").output
+    project = sequential_ab(tmp_path / "old", server.base_url, block="sequential: {looks: 3, futility: true}\n")
+    path = project.root / "keys" / "colour-ab" / "v1.seal.json"
+    old = _as_sealed_before_the_default_spending(path)
+    checked = bc(project, "check", "colour-ab")
+    assert checked.exit_code == 0, checked.output
+    assert "α spent obrien-fleming (the default); may stop for futility; sealed with α spent obrien-fleming, " \
+           f"this benchcard uses {DEFAULT_SPENDING[0]} (γ = {DEFAULT_SPENDING[1]:g}): its runs follow the seal" \
+           in checked.output
+    planned = bc(project, "plan", "colour-ab", "--json")
+    assert planned.exit_code == 0, planned.output
+    assert json.loads(planned.output)["sequential"]["spending"] == "obrien-fleming"
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0 and "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in ran.output
+    manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
+    assert manifest["sequential"]["spending"] == "obrien-fleming" and "gamma" not in manifest["sequential"]
+    assert bc(project, "verdict", only_run(project, "colour-ab").name).exit_code == 0
+    card = project.root / "cards" / "colour-ab.yaml"  # the spending it meant, written out: the same protocol
+    card.write_text(card.read_text().replace("{looks: 3,", "{looks: 3, spending: obrien-fleming,"))
+    assert "v1 sealed sha256:" in bc(project, "check", "colour-ab").output
+    card.write_text(card.read_text().replace("spending: obrien-fleming,",
+                                             f"spending: {DEFAULT_SPENDING[0]}, gamma: {DEFAULT_SPENDING[1]:g},"))
+    broken = bc(project, "check", "colour-ab")  # today's default written out is another rule for this seal
+    assert broken.exit_code == 1 and "(field 'sequential') changed after sealing v1" in broken.output
+    assert path.read_bytes() == old

@@ -339,7 +339,7 @@ def _as_if_benchcard_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     look 2 goes on: its futility boundary 3.09, not 1.82), α first spent at 7 repetitions, another grid."""
     from benchcard.stats import sequential as seq
 
-    monkeypatch.setattr(seq, "FUTILITY_BETA", 0.001)
+    monkeypatch.setattr(seq, "FUTILITY_BETAS", {**seq.FUTILITY_BETAS, "obrien-fleming": 0.001})
     monkeypatch.setattr(seq, "MIN_REPETITIONS_TO_DECIDE", 7)
     monkeypatch.setattr(seq, "GRID_POINTS", 401)
 
@@ -374,7 +374,8 @@ def test_a_run_is_judged_by_the_rule_it_recorded_not_by_a_later_default(tmp_path
     from benchcard.card.schedule import current_rules, design
     from benchcard.stats import sequential as seq
 
-    today = design((3, 6, 9), "obrien-fleming", None, alpha=0.05, futility=True, rules=current_rules(True))
+    today = design((3, 6, 9), "obrien-fleming", None, alpha=0.05, futility=True,
+                   rules=current_rules(True, "obrien-fleming"))
     assert today.futility_beta == 0.001  # today's values: under them look 2 would go on
     assert planned["looks"][1]["futility_statistic"] < (seq.boundaries(today).futility_z or ())[1]
 

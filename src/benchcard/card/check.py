@@ -14,10 +14,11 @@ from typing import Any
 from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
-from benchcard.card.design import design_warnings
+from benchcard.card.design import design_warnings, sealed_rules
 from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
-from benchcard.card.model import Card, Example, FixtureValue
+from benchcard.card.model import Card, Example, FixtureValue, spending_text
+from benchcard.card.schedule import card_rules, spending_of
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -157,8 +158,11 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     if verify_seal and not finite:
         seal_state, broken = _seal_state(card, project)
         problems += broken
-    schedule = "" if card.sequential is None else card.sequential.describe(
-        card.repetitions, len(card.variant_names()) * len(card.fixture_ids()))
+    schedule = ""
+    if card.sequential is not None:
+        rules = sealed_rules(card, project) or card_rules(card.sequential, card.is_ab)
+        schedule = card.sequential.describe(card.repetitions, len(card.variant_names()) * len(card.fixture_ids()),
+                                            spending_text(*spending_of(card.sequential, rules)))
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
@@ -202,7 +206,7 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
         sealed = sealmod.read(card.id, version, project) if version < card.version else None
         if not sealed:
             continue
-        fields = sealed.protocol_fields
+        fields, table = sealed.protocol_fields, sealmod.defaults_of(sealed)
         entry = entries.get(version)
         if entry is None:
             problems.append(f"{source}: field 'history': v{version} is sealed but has no history entry")
@@ -211,12 +215,12 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
             if name == "version":
                 continue
             if name in entry.changes:
-                if not holds((name,), entry.changes[name], sealed_digest):
+                if not holds((name,), entry.changes[name], sealed_digest, table):
                     problems.append(
                         f"{source}: field 'history' v{version} '{name}' is not what v{version} sealed: "
                         f"sealed {sealed_digest}, history {digest(entry.changes[name])}"
                     )
-            elif not holds((name,), current.get(name, ABSENT), sealed_digest):
+            elif not holds((name,), current.get(name, ABSENT), sealed_digest, table):
                 problems.append(
                     f"{source}: field 'history' v{version} must carry '{name}': it differs from the current "
                     f"card, and v{version}'s runs keep their meaning only if the card says what it was"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from benchcard.card.model import Card, Clause
+from benchcard.card.model import Card, Clause, spending_text
 from benchcard.card.reader import parse_yaml
 from benchcard.card.schedule import card_design
 from benchcard.project import Project
@@ -60,7 +60,7 @@ def design_warnings(card: Card, project: Project) -> list[str]:
     """One line per thing this card's design cannot show, each naming the file, line and field."""
     at = _locator(card, project)
     out: list[str] = []
-    rules = _sealed_rules(card, project)
+    rules = sealed_rules(card, project)
     dead = cannot_win(card, rules)
     if dead and card.win is not None:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win.accept_cannot_win else ""
@@ -73,7 +73,7 @@ def design_warnings(card: Card, project: Project) -> list[str]:
     return out
 
 
-def _sealed_rules(card: Card, project: Project) -> Rules | None:
+def sealed_rules(card: Card, project: Project) -> Rules | None:
     """The rule parameters the card's seal records (its runs follow them), None for this benchcard's."""
     from benchcard.card.seal import sequential_rules
     from benchcard.errors import SealError
@@ -309,7 +309,8 @@ def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rul
     if power >= reach.RELIABLE:
         return None
     at = f" at Holm's α/{v} = {win.alpha / v:.3g}" if v > 1 else f" at α = {win.alpha:g}"
-    return (f"{n} fixtures with looks after repetitions {', '.join(map(str, seq.looks))} ({seq.spending_text} "
+    spends = spending_text(plan.spending, plan.gamma if plan.spending == "hsd" else None)
+    return (f"{n} fixtures with looks after repetitions {', '.join(map(str, seq.looks))} ({spends} "
             f"spending) cannot show a win reliably{at}: a treatment right every time against a baseline right "
             f"about half the time wins {power:.0%} of simulated sequential runs ({reach.RELIABLE:.0%} needed); "
             f"{reach.sequential_change(*args)}")

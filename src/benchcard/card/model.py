@@ -96,26 +96,24 @@ GAMMA_LIMIT = 20.0
 class Sequential:
     """A sequential card's sealed schedule (`sequential:`, docs/cards.md): the sealed rule is computed after each
     block of repetitions in `looks` (cumulative counts, the last being the card's `repetitions`), α is spent
-    across them as `spending` says (`gamma`: Hwang–Shih–DeCani's γ, with `hsd` only), and the grid may stop for
-    futility when `futility` is true."""
+    across them as `spending` says (`gamma`: Hwang–Shih–DeCani's γ, with `hsd` only; None for both: the card names
+    no spending, and spends the one its seal's rules say, else this benchcard's: `card.schedule.spending_of`), and
+    the grid may stop for futility when `futility` is true."""
 
     looks: tuple[int, ...]
-    spending: str = DEFAULTS["sequential", "spending"]
+    spending: str | None = None
     futility: bool = DEFAULTS["sequential", "futility"]
     gamma: float | None = None
 
-    @property
-    def spending_text(self) -> str:
-        """The spending as `check` and the pages say it: `hsd (γ = -4)` with its γ."""
-        return spending_text(self.spending, self.gamma)
-
-    def describe(self, repetitions: int, cells_per_repetition: int) -> str:
-        """One line: where the looks are, how α is spent, whether futility stops (what `check` prints)."""
+    def describe(self, repetitions: int, cells_per_repetition: int, spending: str) -> str:
+        """One line: where the looks are, how α is spent (`spending`, as `spending_text` says it), whether
+        futility stops (what `check` prints)."""
         at = ", ".join(str(r) for r in self.looks)
         calls = ", ".join(f"{r * cells_per_repetition:,}" for r in self.looks)
         futile = "may stop for futility" if self.futility else "never stops for futility"
+        named = "" if self.spending is not None else " (the default)"
         return (f"{len(self.looks)} looks, after repetitions {at} of {repetitions} ({calls} calls); α spent "
-                f"{self.spending_text}; {futile}")
+                f"{spending}{named}; {futile}")
 
 
 def spending_text(spending: str, gamma: float | None) -> str:

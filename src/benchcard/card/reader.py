@@ -218,18 +218,21 @@ class _Reader:
                                    f"{len(variants) - 1} variants (run one card per variant)")
         looks = self._looks(raw.get("looks"), repetitions, first=2 if kind == "ab" else 1)
         names = ", ".join(SPENDINGS[:-1]) + f" or {SPENDINGS[-1]}"
-        spending = self.optional(raw, (*where, "spending"), (str,), names)
-        if spending not in SPENDINGS:
+        spending = self.get(raw, (*where, "spending"), (str,), names, required=False)
+        if spending is not None and spending not in SPENDINGS:
             raise self.fail((*where, "spending"), f"expected {names}, got {spending!r}")
         futility = self.optional(raw, (*where, "futility"), (bool,), "true or false")
         return Sequential(looks=looks, spending=spending, futility=futility, gamma=self._gamma(raw, spending))
 
-    def _gamma(self, raw: Mapping[str, Any], spending: str) -> float | None:
-        """Hwang–Shih–DeCani's γ: required with `spending: hsd`, refused with any other spending."""
+    def _gamma(self, raw: Mapping[str, Any], spending: str | None) -> float | None:
+        """Hwang–Shih–DeCani's γ: required with `spending: hsd`, refused with any other spending and with none
+        named (the default's γ is the seal's, not the card's: `card.schedule.spending_of`)."""
         where = ("sequential", "gamma")
         what = (f"Hwang–Shih–DeCani's γ, a number from -{GAMMA_LIMIT:g} to {GAMMA_LIMIT:g} other than 0 (-4 spends "
                 "like obrien-fleming, 1 like pocock)")
         if spending != "hsd":
+            if "gamma" in raw and spending is None:
+                raise self.fail(where, "a gamma needs spending: hsd written beside it")
             if "gamma" in raw:
                 raise self.fail(where, f"only spending: hsd takes a gamma (this card spends {spending})")
             return None

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
+from benchcard.card._defaults import DEFAULT_SPENDING
 from benchcard.card.model import Card, Sequential
 from benchcard.errors import RunError
 from benchcard.records.rows import (
     LEGACY_DECIDE_FROM,
     LEGACY_FUTILITY_LEVELS,
     LEGACY_GRID,
+    LEGACY_SPENDING,
     Grid,
     Look,
     Manifest,
@@ -34,12 +36,39 @@ if TYPE_CHECKING:  # numpy and scipy load only where a rule's boundaries are com
 _BEYOND = 40.0  # a look's z as the manifest holds it: at most ±40 (verdict/looks.py)
 
 
-def current_rules(futility: bool) -> Rules:
-    """This benchcard's rule parameters (`futility`: whether the rule may stop for futility)."""
+def current_rules(futility: bool, spending: str | None = None) -> Rules:
+    """This benchcard's rule parameters for a card that spends α by `spending` (None: names none, so spends this
+    benchcard's default), `futility`: whether the rule may stop for futility (its level is the spending's)."""
     from benchcard.stats import sequential as seq
 
-    return Rules(futility_level=seq.FUTILITY_BETA if futility else UNSET, decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
-                 grid=Grid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP))
+    default, gamma = DEFAULT_SPENDING
+    level = seq.FUTILITY_BETAS[spending or default]
+    return Rules(futility_level=level if futility else UNSET, decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
+                 grid=Grid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP), default_spending=default,
+                 default_gamma=UNSET if gamma is None else gamma)
+
+
+def card_rules(sequential: Sequential, is_ab: bool) -> Rules:
+    """This benchcard's rule parameters for an unsealed card's `sequential` block (`is_ab`: futility may stop only
+    an ab card)."""
+    return current_rules(sequential.futility and is_ab, sequential.spending)
+
+
+def legacy_rules(futility: bool) -> Rules:
+    """The rule parameters of a card sealed before its seal recorded them (2026-12-05T18:41Z), as every benchcard
+    until 2026-12-06 judged it: α from 3 repetitions, the 801-point grid, futility level 0.035, obrien-fleming
+    where the card names no spending."""
+    level = LEGACY_FUTILITY_LEVELS[-1][0]
+    return Rules(futility_level=level if futility else UNSET, decide_from=LEGACY_DECIDE_FROM, grid=LEGACY_GRID,
+                 default_spending=LEGACY_SPENDING)
+
+
+def spending_of(sequential: Sequential, rules: Rules) -> tuple[str, float | None]:
+    """How `sequential` spends α and its γ: as the card names it, else as `rules` (its seal's, or this
+    benchcard's) say a card that names none does."""
+    if sequential.spending is None:
+        return rules.spending
+    return sequential.spending, sequential.gamma
 
 
 def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: float, futility: bool,
@@ -49,7 +78,7 @@ def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: f
     futility may stop the run)."""
     from benchcard.stats import sequential as seq
 
-    level = seq.FUTILITY_BETA if isinstance(rules.futility_level, UnsetType) else rules.futility_level
+    level = seq.FUTILITY_BETAS[spending] if isinstance(rules.futility_level, UnsetType) else rules.futility_level
     return seq.Schedule(looks=tuple(looks), spending=spending, futility=futility, alpha=alpha,
                         gamma=seq.DEFAULT_GAMMA if gamma is None else gamma, futility_beta=level,
                         decide_from=rules.decide_from, grid_points=rules.grid.points, grid_sds=rules.grid.sds,
@@ -59,8 +88,9 @@ def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: f
 def card_design(sequential: Sequential, alpha: float, futility: bool, rules: Rules | None = None) -> seq.Schedule:
     """A card's schedule at `alpha`, with futility only if `futility`, and the rule's parameters `rules` (a
     seal's: `seal.sequential_rules`; None: this benchcard's)."""
-    return design(sequential.looks, sequential.spending, sequential.gamma, alpha=alpha, futility=futility,
-                  rules=rules if rules is not None else current_rules(futility))
+    kept = rules if rules is not None else current_rules(futility, sequential.spending)
+    spending, gamma = spending_of(sequential, kept)
+    return design(sequential.looks, spending, gamma, alpha=alpha, futility=futility, rules=kept)
 
 
 def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Schedule | None:
@@ -71,11 +101,11 @@ def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Sch
         return None
     per_rep = len(card.variant_names()) * len(card.fixture_ids())
     looks = card.sequential.looks
-    gamma = UNSET if card.sequential.gamma is None else card.sequential.gamma
     futile = card.sequential.futility and card.is_ab
-    kept = rules if rules is not None else current_rules(futile)
-    return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=card.sequential.spending,
-                    futility=card.sequential.futility, alpha=alpha, gamma=gamma,
+    kept = rules if rules is not None else current_rules(futile, card.sequential.spending)
+    spending, gamma = spending_of(card.sequential, kept)
+    return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=spending,
+                    futility=card.sequential.futility, alpha=alpha, gamma=UNSET if gamma is None else gamma,
                     futility_level=kept.futility_level if futile else UNSET, decide_from=kept.decide_from,
                     grid=kept.grid)
 
@@ -91,7 +121,9 @@ def recorded_rules(schedule: Schedule, kind: str, started_at: str | None = None,
     level = schedule.futility_level
     if futile and isinstance(level, UnsetType):
         level = _legacy_level(schedule, Rules(decide_from=decide_from, grid=grid), started_at, looks)
-    return Rules(futility_level=level if futile else UNSET, decide_from=decide_from, grid=grid)
+    # the spending the run recorded is its card's, named or not: a replication of it spends the same
+    return Rules(futility_level=level if futile else UNSET, decide_from=decide_from, grid=grid,
+                 default_spending=schedule.spending, default_gamma=schedule.gamma)
 
 
 def _legacy_level(schedule: Schedule, rules: Rules, started_at: str | None, looks: Sequence[Look]) -> float:
@@ -105,7 +137,7 @@ def _legacy_level(schedule: Schedule, rules: Rules, started_at: str | None, look
             return level
     if started_at is not None:
         return next(lv for lv, until in LEGACY_FUTILITY_LEVELS if started_at < until)
-    return seq.FUTILITY_BETA
+    return LEGACY_FUTILITY_LEVELS[-1][0]
 
 
 def _design_of(schedule: Schedule, kind: str, rules: Rules) -> seq.Schedule:

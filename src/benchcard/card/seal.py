@@ -7,23 +7,25 @@ that changed and both digests, so a sealed version cannot change silently.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
-from benchcard.card._defaults import as_sealed
+from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, as_sealed, sealed_defaults
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
-from benchcard.card.schedule import current_rules
+from benchcard.card.schedule import card_rules, legacy_rules
 from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project
-from benchcard.records.rows import Rules
+from benchcard.records.rows import LEGACY_SPENDING, Rules
 from benchcard.scoring.judge import JudgeSpec
 
 
@@ -49,7 +51,7 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
         raise CardError(problem)
     protocol = card.protocol()
     if sealed is not None and digest(protocol) != sealed.protocol:
-        protocol = as_sealed(protocol, sealed.protocol_fields)
+        protocol = as_sealed(protocol, sealed.protocol_fields, defaults_of(sealed))
     fields = {name: digest(value) for name, value in sorted(protocol.items())}
     root = os.path.join(project.root.resolve(), "")
     fixtures = {_relative(p, root, project): file_digest(p) for _, p in sorted(card.fixtures.items())}
@@ -81,16 +83,30 @@ def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
         return None if isinstance(sealed.sequential, UnsetType) else sealed.sequential
     if card.sequential is None:
         return None
-    return current_rules(card.sequential.futility and card.is_ab)
+    return card_rules(card.sequential, card.is_ab)
+
+
+def defaults_of(sealed: SealFile) -> Mapping[tuple[str, ...], Any]:
+    """The defaults a left-out field of `sealed`'s card meant: this benchcard's, but for the spending of a card that
+    names none, which is the one its rules record (obrien-fleming before 2026-12-06)."""
+    if isinstance(sealed.sequential, UnsetType):
+        return sealed_defaults(LEGACY_SPENDING, None)
+    spending, gamma = sealed.sequential.spending
+    return DEFAULTS if (spending, gamma) == DEFAULT_SPENDING else sealed_defaults(spending, gamma)
 
 
 def sequential_rules(card: Card, project: Project) -> Rules | None:
     """The rule parameters a run of `card` follows: those its seal records (a later benchcard's defaults never
-    change a sealed rule); None (this benchcard's) for a card not sequential, unsealed, or sealed before 2026-12-05."""
+    change a sealed rule; a seal written before it recorded them, 2026-12-05, those every benchcard gave it until
+    2026-12-06: `schedule.legacy_rules`); None (this benchcard's) for a card not sequential or unsealed."""
     if card.sequential is None:
         return None
     sealed = read(card.id, card.version, project)
-    return None if sealed is None or isinstance(sealed.sequential, UnsetType) else sealed.sequential
+    if sealed is None:
+        return None
+    if isinstance(sealed.sequential, UnsetType):
+        return legacy_rules(card.sequential.futility and card.is_ab)
+    return sealed.sequential
 
 
 def rules_note(card: Card, project: Project) -> str | None:
@@ -102,7 +118,7 @@ def rules_note(card: Card, project: Project) -> str | None:
         return None
     if sealed is None or card.sequential is None:
         return None
-    differs = sealed.changed(current_rules(card.sequential.futility and card.is_ab))
+    differs = sealed.changed(card_rules(card.sequential, card.is_ab), spending=card.sequential.spending is None)
     return None if differs is None else f"sealed with {differs}: its runs follow the seal"
 
 

@@ -100,23 +100,41 @@ class Grid(msgspec.Struct, frozen=True, kw_only=True):
 class Rules(msgspec.Struct, frozen=True, kw_only=True):
     """The parameters of a sequential rule's boundaries that live in benchcard, not on the card: the futility
     test's total level (only when futility may stop the run), the repetitions from which α is spent, the
-    integration grid. A run records them in its `sequential` block and a seal beside its digests, so that a later
-    default never changes a rule already sealed or run."""
+    integration grid, and how a card that names no spending spends α (`default_spending`, `default_gamma`). A run
+    records them in its `sequential` block and a seal beside its digests, so that a later default never changes a
+    rule already sealed or run."""
 
     futility_level: float | UnsetType = UNSET
     decide_from: int
     grid: Grid
+    # the spending of a card that names none, and its γ (hsd); absent from seals written before 2026-12-06, when
+    # it was obrien-fleming (`LEGACY_SPENDING`)
+    default_spending: str | UnsetType = UNSET
+    default_gamma: float | UnsetType = UNSET
 
-    def changed(self, other: Rules) -> str | None:
+    @property
+    def spending(self) -> tuple[str, float | None]:
+        """How a card that names no spending spends α under these rules, and its γ (None: no γ)."""
+        if isinstance(self.default_spending, UnsetType):
+            return LEGACY_SPENDING, None
+        return self.default_spending, None if isinstance(self.default_gamma, UnsetType) else self.default_gamma
+
+    def changed(self, other: Rules, *, spending: bool = True) -> str | None:
         """The first parameter in which `other` differs from these, said as "futility level 0.035, this benchcard
-        uses 0.04" (None: alike)."""
-        pairs = (("futility level", self.futility_level, other.futility_level),
+        uses 0.04" (None: alike); the default spending only if `spending` (a card that names none)."""
+        pairs = [("futility level", self.futility_level, other.futility_level),
                  ("α spent from repetition", self.decide_from, other.decide_from),
-                 ("integration grid", _grid_text(self.grid), _grid_text(other.grid)))
+                 ("integration grid", _grid_text(self.grid), _grid_text(other.grid))]
+        if spending:
+            pairs.insert(0, ("α spent", _spending_text(*self.spending), _spending_text(*other.spending)))
         for name, mine, theirs in pairs:
             if mine != theirs:
                 return f"{name} {_text(mine)}, this benchcard uses {_text(theirs)}"
         return None
+
+
+def _spending_text(spending: str, gamma: float | None) -> str:
+    return spending if gamma is None else f"{spending} (γ = {gamma:g})"
 
 
 def _grid_text(grid: Grid) -> str:
@@ -131,6 +149,8 @@ def _text(value: object) -> str:
 #: card spent α from 3 repetitions on the 801-point grid; the futility level was 0.025 until commit 8c9f944
 #: (2026-12-05T07:48:18Z) and 0.035 after it (before 0.025 no sequential card could run).
 LEGACY_DECIDE_FROM = 3
+#: The spending of a card that names none, in every benchcard before 2026-12-06 (seals without `default_spending`).
+LEGACY_SPENDING = "obrien-fleming"
 LEGACY_GRID = Grid(points=801, sds=9.0, cap=12.0)
 LEGACY_FUTILITY_LEVELS: tuple[tuple[float, str], ...] = ((0.025, "2026-12-05T07:48:18Z"), (0.035, "9999"))
 

@@ -27,6 +27,7 @@ from benchcard.errors import BenchcardError, RunError
 from benchcard.records._manifestparts import LEGACY_DECIDE_FROM as LEGACY_DECIDE_FROM
 from benchcard.records._manifestparts import LEGACY_FUTILITY_LEVELS as LEGACY_FUTILITY_LEVELS
 from benchcard.records._manifestparts import LEGACY_GRID as LEGACY_GRID
+from benchcard.records._manifestparts import LEGACY_SPENDING as LEGACY_SPENDING
 from benchcard.records._manifestparts import Counts as Counts
 from benchcard.records._manifestparts import Grid as Grid
 from benchcard.records._manifestparts import JudgePlan as JudgePlan

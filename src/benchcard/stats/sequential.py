@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 from scipy import optimize, special
@@ -39,10 +40,11 @@ from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray
 from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, overall, p_beyond
 
 SPENDINGS = ("obrien-fleming", "pocock", "hsd")
-#: The futility test's total level: a true gap as large as the effect that matters stops for futility in about
-#: this share of runs (benchmarks/sequential.py: what it costs in power and saves under no effect; 0.035 keeps the
-#: calls under no effect at most 85% of the fixed design's at 12 × 10, 24 × 5 and 12 × 5, 0.025 did not at 24 × 5).
-FUTILITY_BETA = 0.035
+#: The futility test's total level by spending: a true gap as large as the effect that matters stops for futility
+#: in about this share of runs. Spent like α, a late spending (Hwang–Shih–DeCani γ −6, the default of a card that
+#: names none: card/_defaults.py) stops few runs early, so it takes 0.045 to keep the calls under no effect at most
+#: 85% of the fixed design's at 12 × 10, 24 × 5 and 12 × 5; O'Brien–Fleming's 0.035 does (0.025 did not at 24 × 5).
+FUTILITY_BETAS: Mapping[str, float] = MappingProxyType({"obrien-fleming": 0.035, "pocock": 0.035, "hsd": 0.045})
 FUTILITY, CONTINUE = 4, 5
 #: Finding codes of a look: decision.py's four, then a futility stop and "go on to the next block".
 LOOK_CODES = ("win", "loss", "no-effect", "inconclusive", "futility", "continue")
@@ -70,7 +72,7 @@ class Schedule:
     futility: bool = True
     alpha: float = 0.05
     gamma: float = DEFAULT_GAMMA
-    futility_beta: float = FUTILITY_BETA
+    futility_beta: float = FUTILITY_BETAS["obrien-fleming"]
     decide_from: int = MIN_REPETITIONS_TO_DECIDE
     grid_points: int = GRID_POINTS
     grid_sds: float = GRID_SDS
