@@ -103,6 +103,27 @@ def test_an_echoed_key_in_a_cell_error_is_redacted(tmp_path: Path, caplog: pytes
     assert_nowhere(project, caplog.text)
 
 
+def test_a_key_echoed_in_a_replys_text_never_reaches_disk_or_the_pages(tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """A server (a debugging proxy) that echoes the request's headers into an answer: the stored output has the
+    key replaced, the one edit made to a raw output; text merely shaped like a key stays as written."""
+    project = ab_project(tmp_path, "http://echo.invalid/v1", fixtures=2, repetitions=1)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        got = request.headers["authorization"]
+        return httpx.Response(200, json={"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": f"red; you sent {got}, not sk-look-alike-0000"}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+
+    [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(echo))
+    assert s.counts["ok"] == 4
+    rows = [json.loads(line) for line in (project.root / s.folder / "outputs.jsonl").read_text().splitlines()]
+    assert {r["text"] for r in rows} == {"red; you sent Bearer [redacted], not sk-look-alike-0000"}
+    site = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(project.root / "site")])
+    assert site.exit_code == 0, site.output
+    assert_nowhere(project, caplog.text, site.output)
+
+
 # --------------------------------------------------------------------------- every writer, every credential
 
 SECRETS = {"RUN_PASS": "pw-RUN-SENTINEL-41c7", "JUDGE_PASS": "pw-JUDGE-SENTINEL-92d8",

@@ -32,7 +32,7 @@ from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._progress import Progress
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
-from benchcard.run.providers.base import Completion, Provider, redact
+from benchcard.run.providers.base import Completion, Provider, redact, without_secret
 from benchcard.run.store import OutputWriter, RunStore
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -254,7 +254,8 @@ def _elapsed(started: float) -> float:
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
     usage = Usage(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
-    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
+    text = without_secret(c.text, os.environ.get(s.secret_env) if s.secret_env else None)
+    return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=c.finish_reason,
                      usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
                      attempts=attempts, error=_scrub(s, c.error) if c.error else None,
                      endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered

@@ -206,6 +206,19 @@ def redact(text: str, secret: str | None) -> str:
     return _KEYLIKE.sub("[redacted]", text)
 
 
+#: A key shorter than this is not looked for in a reply's text: replacing it would rewrite ordinary words.
+MIN_SECRET_CHARS = 8
+
+
+def without_secret(text: str, secret: str | None) -> str:
+    """A reply's text with the key itself removed (a server that echoes the request's headers into its answer):
+    the one edit ever made to a raw output, since a key must never reach disk. Unlike `redact`, text merely shaped
+    like a key stays as the model wrote it."""
+    if secret and len(secret) >= MIN_SECRET_CHARS and secret in text:
+        return text.replace(secret, "[redacted]")
+    return text
+
+
 def error_detail(message: Any, secret: str | None) -> str:
     """A server's error message as a short single line without the key: what a cell's error quotes of it."""
     return redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)
