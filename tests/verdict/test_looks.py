@@ -428,3 +428,37 @@ def test_a_resumed_run_keeps_the_rule_it_recorded(tmp_path: Path, server: FakeSe
     assert manifest["sequential"] == first["sequential"]
     assert manifest["looks"][1]["futility"] == pytest.approx(1.82398, abs=1e-5)  # the recorded level's
     assert bc(project, "verdict", folder.name).exit_code == 0
+
+
+def test_a_resumed_run_of_a_card_naming_no_spending_keeps_the_spending_it_recorded(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a card that names no spending records the default it was planned under; a later benchcard whose
+    default differs resumes it, and judges it, at the recorded spending, γ and futility level."""
+    from benchcard.card import schedule
+    from benchcard.card._defaults import DEFAULT_SPENDING
+    from benchcard.stats import sequential as seq
+
+    from ..helpers_run import run_and_kill, runs_of
+
+    server.configure({**no_effect(), "latency_ms": 20})
+    project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
+
+    def after_the_first_look() -> bool:
+        runs = runs_of(project, "colour-ab")
+        return bool(runs) and (runs[0] / "manifest.json").is_file() and \
+            bool(json.loads((runs[0] / "manifest.json").read_text()).get("looks"))
+
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
+    folder = only_run(project, "colour-ab")
+    first = json.loads((folder / "manifest.json").read_text())
+    assert (first["sequential"]["spending"], first["sequential"]["gamma"]) == DEFAULT_SPENDING
+    assert [lk["decision"] for lk in first["looks"]] == ["continue"]
+    monkeypatch.setattr(schedule, "DEFAULT_SPENDING", ("pocock", None))  # a later benchcard's default
+    monkeypatch.setattr(seq, "FUTILITY_BETAS", {**seq.FUTILITY_BETAS, "hsd": 0.2, "pocock": 0.2})
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+    assert "every look taken (3 of 3)" in resumed.output
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sequential"] == first["sequential"] and manifest["looks"][0] == first["looks"][0]
+    judged = bc(project, "verdict", folder.name)
+    assert judged.exit_code == 0, judged.output
