@@ -122,6 +122,23 @@ def test_bad_inputs_are_one_line_on_the_cli(tmp_path: Path) -> None:
         assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("content", "says"), [
+    (b"", "holds no text (the file is empty or only whitespace)"),
+    (b" \r\n\t\n", "holds no text (the file is empty or only whitespace)"),
+    (b"\xef\xbb\xbfa ripe tomato\n", "starts with a byte-order mark (U+FEFF), which the model would receive"),
+])
+def test_a_fixture_file_the_model_would_not_see_as_written_is_refused(tmp_path: Path, content: bytes,
+                                                                      says: str) -> None:
+    """An empty fixture, or one saved "UTF-8 with BOM": `check` names the file, `seal` refuses it in one line."""
+    project = make_ab_project(tmp_path / "proj")
+    (project / "fixtures" / "tiny-ab" / "item-03.txt").write_bytes(content)
+    code, out, _ = _run(project, "check", "--no-rig")
+    assert code == 1 and f"error: fixtures/tiny-ab/item-03.txt: fixture 'item-03' {says}" in out
+    code, _, err = _run(project, "seal", "tiny-ab")
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"error: refusing to seal: fixtures/tiny-ab/item-03.txt: fixture 'item-03' {says}")
+
+
 def _bump(project: Path, history_v3: str) -> None:
     path = project / "cards" / "one-word-sentiment.yaml"
     text = path.read_text().replace("version: 3\n", "version: 4\n", 1)

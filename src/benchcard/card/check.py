@@ -145,6 +145,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     except BenchcardError as exc:
         problems.append(str(exc))
     problems += ignored_key_problems(card, project)
+    problems += fixture_file_problems(card, project)
     examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
     finite = sealmod.not_finite(card, project)
@@ -271,6 +272,29 @@ def _failed_rules(score: Score) -> str:
         return ""
     failed = [k for k, v in score.rules.items() if not v]
     return f" (failed: {', '.join(failed)})"
+
+
+def fixture_file_problems(card: Card, project: Project) -> list[str]:
+    """A fixture file the model would receive other than as its author sees it: empty (or only whitespace), or
+    opening with a byte-order mark (an editor's UTF-8 "with BOM", sent as a U+FEFF character). A data file's rows
+    are checked as they are read (card/_dataset.py)."""
+    if not card.is_ab or card.dataset is not None:
+        return []
+    problems = []
+    for fixture_id in card.fixture_ids():
+        shown = project.relative(card.fixtures[fixture_id])
+        try:
+            text = card.fixture_text(fixture_id)
+        except BenchcardError as exc:
+            problems.append(str(exc))
+            continue
+        if not text.strip():
+            problems.append(f"{shown}: fixture '{fixture_id}' holds no text (the file is empty or only whitespace); "
+                            "expected the text the model is shown: write it, or remove the file")
+        elif text.startswith("\ufeff"):
+            problems.append(f"{shown}: fixture '{fixture_id}' starts with a byte-order mark (U+FEFF), which the "
+                            "model would receive as a character; expected UTF-8 without one: save it without BOM")
+    return problems
 
 
 def variant_problems(card: Card, source: str) -> list[str]:
