@@ -38,16 +38,18 @@ wheel: $(BIN)/python
 	  printf '%s\n' '$(LLAMA_CMAKE)' > $(WHEELHOUSE)/BUILD_FLAGS; \
 	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
 
-# The main job needs only the `local` extra; the tests need every extra (server, dev).
-# pip compiles what it installs, but not the editable src/: compiled once here, or every process that imports
-# benchcard (each `benchcard` the tests start) compiles it again where PYTHONDONTWRITEBYTECODE is set, as here.
-install-run: wheel
+# The main job needs only the `local` extra; the tests need every extra (server, dev), installed in one pip call
+# (one resolve, one editable build) rather than `local` first and the rest after.
+# Everything is compiled once here, on every core (pip compiles what it installs on one, and not the editable
+# src/): else every process that imports benchcard (each `benchcard` the tests start) compiles what it imports
+# again where PYTHONDONTWRITEBYTECODE is set, as here. A file that does not compile is skipped, as pip skips it.
+EXTRAS_install-run := local
+EXTRAS_install := local,server,dev
+install-run install: wheel
 	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
-	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local]'
-	$(BIN)/python -m compileall -q src
-
-install: install-run
-	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,server,dev]'
+	$(BIN)/pip install -q --no-compile --find-links $(WHEELHOUSE) -e '.[$(EXTRAS_$@)]'
+	$(BIN)/python -m compileall -q -j 0 src "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+	  || echo "compileall: some files did not compile (skipped, as pip skips them)"
 
 # What the wheel cache is keyed by (tests/run/providers/test_localworker.py checks that flags change the folder).
 wheelhouse:
