@@ -34,6 +34,28 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
 
 
+def _starts(item: pytest.Item) -> int:
+    """0 for a test that makes (or waits for) the shared demo run, 1 for compare's shared inspect_ai logs, 2 for one
+    that runs the embedded model or is marked `long`, 3 for the rest."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if "shared_demo" in fixtures:
+        return 0
+    if "inspect_logs" in fixtures:
+        return 1
+    return 2 if item.get_closest_marker("local_model") or item.get_closest_marker("long") else 3
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files holding a long test run first, whole (their module fixtures made once), the shared runs first of
+    all: pytest-xdist's worksteal gives each worker a slice of this order and an idle worker takes from the end of
+    the other's, so a long test left last would end the run on one worker while the other waits. Every worker
+    collects the same order (it depends on the items alone)."""
+    rank: dict[Path, int] = {}
+    for item in items:
+        rank[item.path] = min(rank.get(item.path, 3), _starts(item))
+    items.sort(key=lambda item: rank[item.path])  # stable: each file keeps its own order
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """llama_cpp/_utils.py opens os.devnull twice when imported (its stdout/stderr silencer) and never closes it:
     closed here, after the last test, or the process that imported it ends the run with two `ResourceWarning:

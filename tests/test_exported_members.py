@@ -79,6 +79,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return _mypy(tmp_path_factory.mktemp("mypy"), code)
 
 
+@pytest.mark.long  # its module fixture runs mypy
 def test_a_type_checker_sees_every_exported_name_with_its_type(checked: list[str]) -> None:
     revealed = {line.split('"')[1] for line in checked if line.startswith("note: Revealed type is")}
     assert len([line for line in checked if line.startswith("note: Revealed type is")]) == len(benchcard.__all__)

@@ -15,6 +15,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from benchcard.testing.cards import COLOUR_AB
@@ -83,6 +84,7 @@ def _checkout(root: Path) -> Path:
     return root
 
 
+@pytest.mark.long
 def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path: Path) -> None:
     """docs/ci.md's fake-server job, step by step: every `run:` of it through bash as a runner runs it (-e,
     pipefail, the step's env), in a checkout whose cards' rigs are the embedded model, in a venv without the
@@ -153,6 +155,7 @@ def _repo_copy(root: Path) -> Path:
     return root
 
 
+@pytest.mark.long
 def test_make_demo_writes_only_into_its_own_ignored_project(tmp_path: Path, server: FakeServer, key: str) -> None:
     """`make demo` then `make test`: the demo's commands (the Makefile's own recipe, run by make) leave the
     clone as it was (git sees no change: results/ and its ledger untouched), and the run and its verdict are in

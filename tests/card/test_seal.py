@@ -159,6 +159,7 @@ RULES = {"futility_level": 0.035, "decide_from": 3, "grid": {"points": 801, "sds
          "default_spending": "hsd", "default_gamma": -6.0}
 
 
+@pytest.mark.long
 def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
         tmp_path: Path, server: Any, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from benchcard.stats import sequential as seq

@@ -51,6 +51,7 @@ def test_the_smallest_change_names_each_way_out_that_works() -> None:
     assert "no change within" in Change(None, None, None).text(4, 2, 1)
 
 
+@pytest.mark.long
 def test_when_no_single_change_is_enough_both_together_are_named_and_are_enough() -> None:
     """One repetition and too few fixtures (or two variants at 2 × 2): more of either alone never wins; the pair
     named does, and more of both is named only where it takes fewer calls than any single change."""
