@@ -41,11 +41,13 @@ def seen(srv: FakeServer, counter: str) -> int:
     return int((srv.stats(by_request=False).get("batch") or {}).get(counter, 0))
 
 
-STEPS = {  # step: (the fake server's batch config, when to kill): each answer is held 1.5 s after the work is done
-    "upload": ({"delay_s": {"upload": 1.5}}, lambda root, srv: seen(srv, "files") >= 1),
-    "create": ({"delay_s": {"create": 1.5}}, lambda root, srv: seen(srv, "batches") >= 1),
+STEPS = {  # step: (the fake server's batch config, when to kill): the killed call's answer is held 1.5 s after the
+    # work is done (the resume's own call of that step is not held again: delay_times 1)
+    "upload": ({"delay_s": {"upload": 1.5}, "delay_times": 1}, lambda root, srv: seen(srv, "files") >= 1),
+    "create": ({"delay_s": {"create": 1.5}, "delay_times": 1}, lambda root, srv: seen(srv, "batches") >= 1),
     "poll": ({"in_progress_s": 1.5}, lambda root, srv: "poll" in events(root)),
-    "download": ({"delay_s": {"download": 1.5}}, lambda root, srv: seen(srv, "downloads") >= 1),  # half sent
+    "download": ({"delay_s": {"download": 1.5}, "delay_times": 1},
+                 lambda root, srv: seen(srv, "downloads") >= 1),  # half sent
 }
 
 
@@ -105,7 +107,9 @@ def test_a_resume_after_a_kill_between_creating_and_created_takes_only_its_own_b
     the resume takes the batch its own create made (or, when that create never arrived, makes one), never
     another run's, and waits for a batch it cannot tell yet (still running) rather than guess."""
     hold = {"create": 1.5} if reached else {"receive": 1.5}  # the create held after, or before, it is made
-    server.configure({"default_reply": "red", "batch": {"delay_s": hold, "in_progress_s": 1.0}})
+    # the killed run's create and theirs are held (three creates, in whatever order they arrive), not the one a
+    # resume makes when the killed run's create was lost
+    server.configure({"default_reply": "red", "batch": {"delay_s": hold, "delay_times": 3, "in_progress_s": 1.0}})
     project = ab_project(tmp_path, fixtures=CELLS // 2, repetitions=1)
     write_config(tmp_path, server.base_url, type_=vendor)
     kill_when(tmp_path, (lambda: seen(server, "batches") >= 1) if reached else (lambda: "creating" in events(tmp_path)))

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
 from benchcard.testing.fakeserver import FakeServer
 
@@ -77,6 +78,17 @@ def test_a_batch_stays_in_progress_for_its_first_retrievals_whatever_the_clock(f
     assert client.get("/messages/batches").json()["data"][0]["processing_status"] == "ended"  # a list counts none
     results = jsonl(client.get(f"/messages/batches/{batch['id']}/results").content)
     assert [r["result"]["type"] for r in results] == ["succeeded"]
+
+
+def test_delay_times_holds_only_each_steps_first_answers(fake: FakeServer, client: httpx.Client) -> None:
+    """`delay_times` 1: the call a test kills its client inside is held; the same call made again (a resume's) is
+    answered at once, so the test does not wait out the hold twice."""
+    fake.configure({"default_reply": "red", "batch": {"delay_s": {"create": 30}, "delay_times": 1}})
+    body = {"requests": [{"custom_id": "c1", "params": chat("x")}]}
+    with pytest.raises(httpx.ReadTimeout):
+        client.post("/messages/batches", json=body, timeout=0.5)
+    again = client.post("/messages/batches", json=body, timeout=15)  # held again, it would time out
+    assert again.status_code == 200 and fake.stats()["batch"]["batches"] == 2
 
 
 def test_bad_batch_requests_are_refused_like_the_vendors_refuse_them(fake: FakeServer, client: httpx.Client) -> None:

@@ -65,6 +65,7 @@ class BatchStore:
     submitted: Counter[str] = field(default_factory=Counter)
     uploads: int = 0
     downloads: int = 0
+    held: Counter[str] = field(default_factory=Counter)  # answers held so far, by step (config.batch.delay_times)
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def stats(self) -> dict[str, Any]:
@@ -104,14 +105,17 @@ def _phase(config: Config, batch: _Batch) -> tuple[str, int]:
     return c.end, ran
 
 
-async def _hold(seconds: float) -> None:
-    if seconds > 0:
+async def _hold(config: Config, store: BatchStore, step: str) -> None:
+    """The step's `delay_s`, unless `delay_times` answers of that step were held already."""
+    seconds, times = config.batch.delay(step), config.batch.delay_times
+    if seconds > 0 and (not times or store.held[step] < times):
+        store.held[step] += 1
         await asyncio.sleep(seconds)
 
 
-async def _lost(request: web.Request, config: Config) -> bool:
+async def _lost(request: web.Request, config: Config, store: BatchStore) -> bool:
     """A create held back before any work (`delay_s.receive`) whose client is gone by then: never made."""
-    await _hold(config.batch.delay("receive"))
+    await _hold(config, store, "receive")
     transport = request.transport
     return transport is None or transport.is_closing()
 
@@ -159,13 +163,13 @@ class BatchApi:
         file_id = f"file-{next(store.ids)}"
         store.files[file_id] = data
         store.uploads += 1
-        await _hold(config.batch.delay("upload"))
+        await _hold(config, store, "upload")
         return web.json_response({"id": file_id, "object": "file", "bytes": len(data), "purpose": "batch",
                                   "filename": upload.filename, "created_at": int(time.time())})
 
     async def create(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
-        if await _lost(request, config):
+        if await _lost(request, config, store):
             return web.Response(status=499)
         payload = await request.json()
         data = store.files.get(str(payload.get("input_file_id")))
@@ -174,7 +178,7 @@ class BatchApi:
         lines = [json.loads(line) for line in data.splitlines() if line.strip()]
         batch = self._register(config, store, "openai", [(r["custom_id"], r["body"]) for r in lines],
                                payload.get("input_file_id"), payload.get("metadata") or {})
-        await _hold(config.batch.delay("create"))
+        await _hold(config, store, "create")
         return web.json_response(self._openai_view(config, store, batch))
 
     async def retrieve(self, request: web.Request) -> web.StreamResponse:
@@ -244,7 +248,7 @@ class BatchApi:
 
     async def create_anthropic(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
-        if await _lost(request, config):
+        if await _lost(request, config, store):
             return web.Response(status=499)
         payload = await request.json()
         requests = payload.get("requests")
@@ -253,7 +257,7 @@ class BatchApi:
                                                                  "message": "requests: expected a list"}}, status=400)
         batch = self._register(config, store, "anthropic", [(r["custom_id"], r["params"]) for r in requests],
                                None, {})
-        await _hold(config.batch.delay("create"))
+        await _hold(config, store, "create")
         return web.json_response(self._anthropic_view(request, config, batch))
 
     async def retrieve_anthropic(self, request: web.Request) -> web.StreamResponse:
@@ -335,7 +339,7 @@ class BatchApi:
         await response.prepare(request)
         half = len(data) // 2
         await response.write(data[:half])
-        await _hold(config.batch.delay("download"))
+        await _hold(config, store, "download")
         await response.write(data[half:])
         await response.write_eof()
         return response

@@ -57,7 +57,8 @@ class BatchConfig:
     requests ran before an expiry or cancellation; `delay_s` holds an answer back (after the work is done) on
     `upload`, `create` or `download`, so a test can kill its client while the call is in flight, or holds a
     create back before any work (`receive`): a create whose client is gone by then is dropped, never made (a
-    request lost on its way). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
+    request lost on its way); with `delay_times` N only each step's first N answers are held (a resume's own
+    calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
 each line twice, `unknown` adds a line answering a custom_id nobody sent."""
 
     validating_s: float = 0.0
@@ -67,6 +68,7 @@ each line twice, `unknown` adds a line answering a custom_id nobody sent."""
     end: BatchEnd = "completed"
     done_fraction: float = 1.0
     delay_s: tuple[tuple[str, float], ...] = ()
+    delay_times: int = 0  # the first N answers of each step held; 0: every one
     bad_results: Literal["duplicate", "unknown"] | None = None
 
     def delay(self, step: str) -> float:
@@ -212,7 +214,7 @@ def parse_config(obj: Any) -> Config:
 
 
 _BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "in_progress_polls", "end",
-                                 "done_fraction", "delay_s", "bad_results"})
+                                 "done_fraction", "delay_s", "delay_times", "bad_results"})
 _BATCH_STEPS: Final = frozenset({"receive", "upload", "create", "download"})
 
 
@@ -233,6 +235,7 @@ def _parse_batch(obj: Any) -> BatchConfig:
         end=end,
         done_fraction=fraction,
         delay_s=tuple(sorted((k, _number(v, f"config.batch.delay_s.{k}")) for k, v in delays.items())),
+        delay_times=_integer(raw.get("delay_times", 0), "config.batch.delay_times"),
         bad_results=_bad_results(raw.get("bad_results")),
     )
 
