@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,13 @@ def _mypy(tmp_path: Path, code: str) -> list[str]:
         "[mypy-pandas.*,numpy.*,scipy.*,matplotlib.*,pyarrow.*,httpx.*,httpx_aiohttp.*,aiohttp.*,jinja2.*,rich.*,"
         "yaml.*,click.*,msgspec.*,filelock.*,jsonlines.*,regress.*,llama_cpp.*,inspect_ai.*]\n"
         "follow_imports = skip\n", encoding="utf-8")
-    out, err, _ = mypy_api.run(["--config-file", str(tmp_path / "mypy.ini"), "--cache-dir",
-                                str(tmp_path / "cache"), "--no-error-summary", "--show-error-codes",
-                                str(tmp_path / "user.py")])
+    limit = sys.getrecursionlimit()
+    try:
+        out, err, _ = mypy_api.run(["--config-file", str(tmp_path / "mypy.ini"), "--cache-dir",
+                                    str(tmp_path / "cache"), "--no-error-summary", "--show-error-codes",
+                                    str(tmp_path / "user.py")])
+    finally:  # mypy raises the limit for its own process; this worker's later tests expect Python's own
+        sys.setrecursionlimit(limit)
     assert err == ""
     return [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(tmp_path / "user.py"))]
 
