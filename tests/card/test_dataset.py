@@ -15,7 +15,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_cli import bc, one_line_error
+from ..helpers_cli import bc, exit_and_streams, one_line_error
 from ..helpers_run import only_run, write_config
 
 CARD = """\
@@ -131,6 +131,17 @@ def test_a_csv_with_named_columns_and_several_inputs(tmp_path: Path) -> None:
     (root / "data" / "things.csv").write_text(data.replace("a,\"a tomato, ripe\",red,red,", "a,a tomato,red,,"))
     assert _error(root) == ("data/things.csv:2: field 'expected': expected the answer as text, or a list of "
                             "accepted answers; missing")
+
+
+def test_a_csv_saved_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" opens with U+FEFF: it was read into the first column's name ('\\ufeffid', refused as
+    an unknown key column); the file is still sealed byte for byte."""
+    data = "id,input,answer\r\n" + "".join(f"q{i},\"a ripe tomato, number {i}\",red\r\n" for i in range(1, 5))
+    root = _project(tmp_path, fixtures="data/things.csv", data="\ufeff" + data, name="things.csv")
+    code, out, err = exit_and_streams(root, "check", "--no-rig")
+    assert code == 0, out + err
+    card = load_card(root / "cards" / "colours.yaml", Project(root))
+    assert card.fixture_ids()[0] == "q1" and card.fixture_text("q1") == "a ripe tomato, number 1"
 
 
 @pytest.mark.parametrize(("rows", "message"), [

@@ -152,6 +152,7 @@ def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fa
         if problem is not None:
             raise fail(("fixtures", "key"), problem[1])
     text = decode_utf8(read_regular_bytes(path, shown, CardError, MAX_BYTES), shown, CardError)
+    text = text.removeprefix("\ufeff")  # a spreadsheet's "CSV UTF-8" opens with a byte-order mark: not a column's
     records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown)
     rows: dict[str, DataRow] = {}
     key_columns: tuple[str, ...] | None = spec.key
