@@ -70,7 +70,8 @@ def test_a_plan_without_a_pilot_prints_the_same_bytes(tmp_path: Path, name: str,
 def test_a_priced_plan_prints_the_same_bytes(tmp_path: Path) -> None:
     project = make_project(tmp_path / "proj")
     (project.root / "benchcard.yaml").write_text("prices:\n  test/model-1: {input: 3, output: 15}\n")
-    assert _plan_json(project, "extract-ab") == _golden("prices")
+    out = _plan_json(project, "extract-ab")
+    assert out == _golden("prices", out=out)
 
 
 @pytest.mark.parametrize(("name", "args"), [

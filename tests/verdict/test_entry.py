@@ -45,7 +45,7 @@ def test_a_two_variant_verdict_json_keeps_each_variants_figures(tmp_path: Path) 
     assert not {k for figs in in_row.values() for k in figs} & set(DETAIL)
     shown = cli_run(project, "verdict", run, "--show")
     assert shown.exit_code == 0
-    assert "A raised field_recall from 0.475 to 0.800 (+0.325, 95 % CI [0.161, 0.489]), paired over 10 of 10 " \
+    assert "A raised field_recall from 0.475 to 0.800 (+0.325, 95 % CI [0.160, 0.490]), paired over 10 of 10 " \
            "fixtures; every clause holds → result" in shown.output
     assert cli_run(project, "ledger", "--verify").exit_code == 0
 

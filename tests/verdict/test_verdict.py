@@ -63,11 +63,11 @@ def test_case_a_shock_shared_by_both_arms_cancels_in_the_gap_and_widens_the_run_
     # se² = (MS_fix + MS_run − MS_err)/(F·R), MS_run pooled from the gaps and the arms' sums, df between
     # R − 1 and 3(R − 1) by the balance of the arms' own run-to-run spreads (alike here: 6), calibrated to the
     # worst case (worstcase.py)
-    assert m["ci"] == pytest.approx([-0.026858, 0.249080], abs=1e-6)
-    assert m["p"] == pytest.approx(0.075596, abs=1e-6)
+    assert m["ci"] == pytest.approx([-0.024374, 0.246596], abs=1e-6)
+    assert m["p"] == pytest.approx(0.074094, abs=1e-6)
     assert m["p_signflip"] == pytest.approx(2 / 64)
     assert m["run_var"] == pytest.approx(0.002701, abs=1e-6) and m["df"] == pytest.approx(6.0, abs=1e-6)
-    assert m["noise_floor"] == pytest.approx(0.136356, abs=1e-6) and m["gap"] < m["noise_floor"]
+    assert m["noise_floor"] == pytest.approx(0.133900, abs=1e-6) and m["gap"] < m["noise_floor"]
     assert m["baseline_noise_floor"] == pytest.approx(0.092578, abs=1e-6)
     assert m["means"] == pytest.approx({"baseline": 0.694444, "A": 0.805556}, abs=1e-6)
     lo, hi = m["ci_bootstrap"]
@@ -85,7 +85,7 @@ def test_case_a_through_the_cli(project: Project) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert "finding: inconclusive → non-result" in out
-    assert "field_recall" in out and "run term ±0.136 (the interval's run-to-run part)" in out
+    assert "field_recall" in out and "run term ±0.134 (the interval's run-to-run part)" in out
     assert "ledger: seq 1" in out
 
 
@@ -219,7 +219,7 @@ def test_verdict_files_and_ledger_row(project: Project) -> None:
         assert key in row, key
     assert row["finding"] == "inconclusive" and row["outcome"] == "non-result"
     assert row["evidence"] == project.relative(run_dir) and row["run"] == run_dir.name
-    assert row["metrics"]["field_recall"]["noise_floor"] == pytest.approx(0.136356, abs=1e-6)
+    assert row["metrics"]["field_recall"]["noise_floor"] == pytest.approx(0.133900, abs=1e-6)
     assert row["metrics"]["field_recall"]["means"]["A"] == pytest.approx(0.805556, abs=1e-6)
     assert row["cost"] == pytest.approx(36 * 0.002)
     assert row["latency"]["median_ms"] == pytest.approx(117.5)
