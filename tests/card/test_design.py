@@ -32,14 +32,14 @@ def test_check_warns_when_the_design_can_never_win(tmp_path: Path) -> None:
     [warning] = [ln for ln in out.splitlines() if "warning" in ln]
     assert warning == (f"  warning: cards/tiny-ab.yaml:{fixtures_line}: field 'fixtures': 5 fixtures × 1 repetition "
                        "with 1 variant(s) can never win at α = 0.05: the exact sign-flip p is at least 0.0625 > 0.05 "
-                       "and one repetition cannot measure the run-to-run spread; use 8 fixtures and 5 repetitions "
+                       "and one repetition cannot measure the run-to-run spread; use 9 fixtures and 5 repetitions "
                        "together")
     two = make_ab_project(tmp_path / "two", MUST_WIN.replace("repetitions: 3", "repetitions: 2"), n_fixtures=6)
     code, out, _ = _run(two, "check", "tiny-ab")
     assert code == 0
     assert (f"  warning: cards/tiny-ab.yaml:{reps_line}: field 'repetitions': 6 fixtures × 2 repetitions with 1 "
             "variant(s) cannot show a win reliably at α = 0.05: a treatment right every time against a baseline "
-            "right about half the time wins 0% of simulated runs (95% needed); use 18 repetitions, or 8 fixtures and "
+            "right about half the time wins 0% of simulated runs (95% needed); use 18 repetitions, or 9 fixtures and "
             "5 repetitions together") in out
     fine = make_ab_project(tmp_path / "fine", MUST_WIN.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
     code, out, _ = _run(fine, "check", "tiny-ab", "--json")
@@ -124,7 +124,7 @@ def test_seal_refuses_a_dead_design_in_one_line_naming_the_smallest_change(tmp_p
     assert line.startswith("error: refusing to seal cards/tiny-ab.yaml: 12 fixtures × 3 repetitions with 3 "
                            "variant(s) cannot show a win reliably at Holm's α/3 = 0.0167: a treatment right every "
                            "time against a baseline right about half the time wins ")
-    assert line.endswith("of simulated runs (95% needed); use 6 repetitions, or 69 fixtures (or, for an A/A or "
+    assert line.endswith("of simulated runs (95% needed); use 6 repetitions, or 62 fixtures (or, for an A/A or "
                          "pilot card, say so: win: {accept_cannot_win: true})")  # one variant alone: 73 %
     assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
     code, out, _ = _run(project, "check", "tiny-ab")  # check says the same, as a warning, before any call
