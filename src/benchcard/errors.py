@@ -22,7 +22,8 @@ defines one, and that this drawing names every class below with its parent):
         │   └── WorkerLost           the process answering calls died
         ├── Fatal                    the run must stop (caught by the run, which says why in a RunError)
         ├── UnreadableAnswer         a judge's answer not in its declared form (also a ValueError)
-        └── NotCanonicalError        a NaN or an infinity where canonical JSON is needed (also a ValueError)
+        ├── NotCanonicalError        a NaN or an infinity where canonical JSON is needed (also a ValueError)
+        └── JsonProblem              JSON that parses but a person cannot have meant (also a ValueError)
 """
 
 from __future__ import annotations
@@ -133,6 +134,16 @@ class NotCanonicalError(_ControlFlow, ValueError):
         super().__init__(f"{f'field {path!r}' if path else 'the value'} is NaN or infinite; canonical JSON "
                          "holds finite numbers only")
         self.path = path
+
+
+class JsonProblem(_ControlFlow, ValueError):
+    """JSON that parses but that a person cannot have meant: `field` (a top-level field, or None) and what is
+    wrong with it; the reader that met it names the file and line."""
+
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(f"field {field!r}: {problem}" if field is not None else problem)
+        self.field = field
+        self.problem = problem
 
 
 def one_line(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from benchcard.errors import BenchcardError
+from benchcard.errors import BenchcardError, JsonProblem
 
 
 def read_regular_bytes(path: Path | str, source: str, error: type[BenchcardError],
@@ -72,16 +72,6 @@ def _kind(mode: int) -> str:
 
 MAX_JSON_BYTES = 16 << 20  # an answer key is a few kilobytes
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class JsonProblem(ValueError):
-    """JSON that parses but that a person cannot have meant: `field` (a top-level field, or None) and what is
-    wrong with it."""
-
-    def __init__(self, field: str | None, problem: str) -> None:
-        super().__init__(f"field {field!r}: {problem}" if field is not None else problem)
-        self.field = field
-        self.problem = problem
 
 
 def _distinct(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from typing import Any
 
 import jsonlines
 
-from benchcard._util.safeio import JsonProblem, decode_utf8, read_regular_bytes, strict_json
-from benchcard.errors import CardError
+from benchcard._util.safeio import decode_utf8, read_regular_bytes, strict_json
+from benchcard.errors import CardError, JsonProblem
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec

@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from benchcard._util.safeio import MAX_JSON_BYTES, JsonProblem, read_regular_text, strict_json
-from benchcard.errors import CardError
+from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text, strict_json
+from benchcard.errors import CardError, JsonProblem
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 
