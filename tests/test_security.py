@@ -18,6 +18,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
+from .helpers_batch import FAST, project_for
 from .helpers_run import KEY_ENV, ab_project, write_config
 
 SENTINEL = "sk-SENTINEL-7f3a9c2e1b5d"
@@ -122,6 +123,35 @@ def test_a_key_echoed_in_a_replys_text_never_reaches_disk_or_the_pages(tmp_path:
     site = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(project.root / "site")])
     assert site.exit_code == 0, site.output
     assert_nowhere(project, caplog.text, site.output)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_key_echoed_in_a_batchs_answers_never_reaches_disk(tmp_path: Path, server: FakeServer, vendor: str,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """The batch path redacts as the interactive one does: a server quoting the key in every answer, every failed
+    request's error and a failed batch's reason leaves `[redacted]` in its place in the result files kept in the
+    run folder, in outputs.jsonl and in the journal."""
+    server.configure({"default_reply": "red", "echo_key": True, "faults": [{"match": "number 1", "kind": "500"}]})
+    project = project_for(tmp_path, server, vendor, fixtures=3)
+    done = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert done.exit_code == 0, done.output
+    folder = project.root / json.loads(done.stdout)["runs"][0]["folder"]
+    rows = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
+    assert {r["text"] for r in rows if r["status"] == "ok"} == {"red (you sent [redacted])"}
+    assert {r["status"] for r in rows} == {"ok", "failed"}
+    assert all("(you sent [redacted])" in r["error"] for r in rows if r["status"] == "failed")
+    results = sorted(folder.glob("batch/*.results-*.jsonl"))
+    assert results and all(b"you sent [redacted]" in p.read_bytes() for p in results)
+
+    server.configure({"default_reply": "red", "echo_key": True, "batch": {"end": "failed"}})
+    failed = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert failed.exit_code == 0, failed.output
+    run = json.loads(failed.stdout)["runs"][0]["folder"]
+    status = bc(project, "status", Path(run).name)
+    if vendor == "openai":  # a Message Batch has no reason of failure: its requests come back expired
+        journal = (project.root / run / "batch" / "journal.jsonl").read_text()
+        assert "injected batch failure (you sent [redacted])" in journal
+    assert_nowhere(project, done.output, failed.output, status.output, caplog.text)
 
 
 # --------------------------------------------------------------------------- every writer, every credential

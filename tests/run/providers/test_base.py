@@ -4,6 +4,7 @@ required, sent and scrubbed from anything a server echoes."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -18,8 +19,10 @@ from benchcard.run.providers.base import (
     Completion,
     Provider,
     ProviderConfig,
+    SecretFilter,
     parse_retry_after,
     redact,
+    without_secret_json,
 )
 from benchcard.run.providers.openai import OpenAIProvider
 
@@ -73,6 +76,34 @@ def test_a_server_echo_of_the_key_is_redacted() -> None:
     assert "sk-open" not in str(info.value) and "[redacted]" in str(info.value)
     assert redact("key sk-abc123 here", None) == "key [redacted] here"
     assert redact("value SECRETVALUE", "SECRETVALUE") == "value [redacted]"
+
+
+KEY = "sk/pröj-0123456789"  # a '/' JSON may write as '\\/', and a letter it may write as '\\u00f6'
+
+
+@pytest.mark.parametrize("written", [
+    json.dumps({"text": f"you sent {KEY}"}, ensure_ascii=False),
+    json.dumps({"text": f"you sent {KEY}"}),  # \u00f6
+    json.dumps({"text": f"you sent {KEY}"}).replace("/", "\\/"),  # \/ as well
+    json.dumps({"text": f"you sent {KEY}"}).replace("s", "\\u0073"),  # any character may be escaped
+])
+def test_a_key_in_a_vendors_json_is_replaced_however_it_is_escaped(written: str) -> None:
+    """Every form a JSON string can give the key in is found: the line, decoded, holds `[redacted]` instead."""
+    line = written.encode() + b"\n"
+    scrubbed = without_secret_json(line, KEY)
+    assert json.loads(scrubbed) == {"text": "you sent [redacted]"} and scrubbed.endswith(b"\n")
+    assert without_secret_json(b'{"text": "no key, \\u00f6"}\n', KEY) == b'{"text": "no key, \\u00f6"}\n'
+    assert without_secret_json(line, None) == line
+
+
+def test_a_stream_cut_inside_the_key_is_filtered_line_by_line() -> None:
+    data = b"".join(json.dumps({"n": n, "text": f"you sent {KEY}"}).encode() + b"\n" for n in range(50))
+    for size in (1, 7, 64):
+        scrub = SecretFilter(KEY)
+        out = b"".join(scrub.feed(data[i:i + size]) for i in range(0, len(data), size)) + scrub.end()
+        assert [json.loads(line)["text"] for line in out.splitlines()] == ["you sent [redacted]"] * 50
+    last = SecretFilter(KEY)
+    assert last.feed(b'{"text": "' + KEY.encode()) + last.end() == b'{"text": "[redacted]'  # no newline at its end
 
 
 def test_an_endpoint_without_a_key_sends_no_authorization() -> None:

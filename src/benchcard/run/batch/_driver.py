@@ -52,7 +52,7 @@ from benchcard.run.batch._journal import (
 )
 from benchcard.run.batch._results import Where, output_row, read_results, result_ids
 from benchcard.run.batch._vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
-from benchcard.run.providers.base import HttpProvider, redact
+from benchcard.run.providers.base import HttpProvider, redact, without_secret
 from benchcard.run.store import OutputWriter, RunStore
 
 WRAPPER_BYTES = 32  # an Anthropic batch body is `{"requests":[` + lines + `]}`
@@ -300,8 +300,8 @@ class BatchRun:
             if cell is None or cell in untrusted or cell in self.done:
                 continue
             row = output_row(cell, fixtures[cell], outcome, batch, s.model, s.prices)
-            if row.error:
-                row = msgspec.structs.replace(row, error=redact(row.error, secret))
+            row = msgspec.structs.replace(row, text=without_secret(row.text, secret),
+                                          error=redact(row.error, secret) if row.error else row.error)
             self.writer.append(row)
             self.done.add(cell)
         why = (f"the batch failed: {c.error}" if c.error else

@@ -28,11 +28,13 @@ from benchcard.run._calls import backoff_delay
 from benchcard.run.batch._results import result_ids
 from benchcard.run.providers.base import (
     HttpProvider,
+    SecretFilter,
     mapping,
     number,
     parse_retry_after,
     read_key,
     redact,
+    without_secret_json,
 )
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
@@ -137,9 +139,12 @@ class Vendor:
         basic = {"Authorization": auth} if (auth := basic_auth(self.config.credentials)) else {}
         return {**self.config.headers, **basic, **self.provider.vendor_headers(key)}
 
-    def _scrub(self, text: str) -> str:
+    def _secret(self) -> str | None:
         env = self.config.api_key_env
-        return redact(text, os.environ.get(env) if env else None)
+        return os.environ.get(env) if env else None
+
+    def _scrub(self, text: str) -> str:
+        return redact(text, self._secret())
 
     async def request(self, method: str, url: str, *, stream_to: Path | None = None, resend: bool = True,
                       **kwargs: Any) -> Any:
@@ -166,11 +171,13 @@ class Vendor:
                 if response.status_code >= 400:
                     await response.aread()
                     self._raise(method, url, response)
-                if stream_to is None:
-                    return json.loads(await response.aread())
+                if stream_to is None:  # what the vendor says is kept (ids, statuses, errors): never the key
+                    return json.loads(without_secret_json(await response.aread(), self._secret()))
+                scrub = SecretFilter(self._secret())  # a result file is stored without the key, as a reply's text
                 with AtomicFile(stream_to, suffix=".part") as fh:
                     async for block in response.aiter_bytes():
-                        fh.write(block)
+                        fh.write(scrub.feed(block))
+                    fh.write(scrub.end())
                 return None
         except (httpx.HTTPError, OSError) as exc:
             if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
@@ -238,7 +245,7 @@ class OpenAIBatches(Vendor):
         error = None
         if status == "failed":
             errors = (b.get("errors") or {}).get("data") or []
-            error = "; ".join(str(e.get("message")) for e in errors[:3]) or "the vendor gave no reason"
+            error = self._scrub("; ".join(str(e.get("message")) for e in errors[:3]) or "the vendor gave no reason")
         sources = tuple(str(b[k]) for k in ("output_file_id", "error_file_id") if b.get(k))
         return Poll(status, int(counts.get("completed") or 0) + int(counts.get("failed") or 0),
                     int(counts.get("failed") or 0), int(counts.get("total") or 0), ended, error, sources)

@@ -219,6 +219,62 @@ def without_secret(text: str, secret: str | None) -> str:
     return text
 
 
+_ESCAPABLE = frozenset('"\\/')  # what a JSON string may write as a two-character escape beside `\uXXXX`
+
+
+def without_secret_json(data: bytes, secret: str | None) -> bytes:
+    """A JSON document (one line of a vendor's result file, or a control call's answer) with the key replaced by
+    `[redacted]` in every string that holds it, however the vendor escaped it: the same edit `without_secret`
+    makes to a reply's text, made to the bytes benchcard keeps. A line that held the key only escaped is written
+    again; every other line keeps its bytes."""
+    if not secret or len(secret) < MIN_SECRET_CHARS:
+        return data
+    data = data.replace(secret.encode(), b"[redacted]")
+    if b"\\u" not in data and not (b"\\" in data and _ESCAPABLE & set(secret)):
+        return data  # no escape that could hide it
+    try:
+        decoded = json.loads(data)
+    except ValueError:
+        return data  # not JSON: no reader takes an escaped key out of it
+    scrubbed = _scrubbed(decoded, secret)
+    if scrubbed == decoded:
+        return data
+    return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":")).encode() + data[len(data.rstrip()):]
+
+
+def _scrubbed(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(secret, "[redacted]")
+    if isinstance(value, list):
+        return [_scrubbed(v, secret) for v in value]
+    if isinstance(value, dict):
+        return {_scrubbed(k, secret): _scrubbed(v, secret) for k, v in value.items()}
+    return value
+
+
+class SecretFilter:
+    """A vendor's JSON Lines stream, line by line through `without_secret_json`, so that a downloaded result file
+    reaches the disk without the key even when a block of the download ends inside it."""
+
+    def __init__(self, secret: str | None) -> None:
+        self.secret = secret
+        self._pending = b""
+
+    def feed(self, block: bytes) -> bytes:
+        """The whole lines the block completes, filtered; the rest is kept for the next block."""
+        if not self.secret:
+            return block
+        data = self._pending + block
+        cut = data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        return b"".join(without_secret_json(line, self.secret) for line in data[:cut].splitlines(keepends=True))
+
+    def end(self) -> bytes:
+        """The last line, when the stream does not end with a newline."""
+        rest, self._pending = self._pending, b""
+        return without_secret_json(rest, self.secret) if rest else b""
+
+
 def error_detail(message: Any, secret: str | None) -> str:
     """A server's error message as a short single line without the key: what a cell's error quotes of it."""
     return redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)

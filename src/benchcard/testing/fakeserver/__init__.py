@@ -21,7 +21,7 @@ Config keys (all optional), see :func:`parse_config`::
 
     {
       "latency_ms": 0, "latency_jitter_ms": 0, "seed": null,
-      "default_reply": "ok", "record_bodies": false, "require_key": false,
+      "default_reply": "ok", "record_bodies": false, "require_key": false, "echo_key": false,
       "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
                    "reasoning_tokens": 0, "cost": 0.0012},
                   {"match": "noisy", "replies_cycle": ["a", "b"]}],
@@ -42,7 +42,9 @@ reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`
 ``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
 ``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
 bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its
-servers agree). Several servers (a pool) are several :class:`FakeServer` processes, each on its own port.
+servers agree). ``echo_key`` quotes the key each request carried (``x-api-key`` or the ``Authorization`` token)
+at the end of every answer's text and of a batch's error messages, as a debugging proxy echoing headers would.
+Several servers (a pool) are several :class:`FakeServer` processes, each on its own port.
 
 The package is cut by concept: ``_config`` (the JSON config and its strict parser), ``_replies`` (what a request
 is answered and in which vendor's shape), ``_batches`` (the Batch APIs), ``app`` (the aiohttp server, its counters

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import random
 import signal
@@ -27,10 +28,12 @@ from benchcard.testing.fakeserver._replies import (
     Answer,
     anthropic_body,
     choose_answer,
+    echoed,
     error_in_200,
     last_user_message,
     openai_body,
     responses_body,
+    sent_key,
     truncated,
 )
 
@@ -194,6 +197,8 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     assert answer is not None
     if fault is not None and fault.kind == "truncate":
         answer = truncated(answer)
+    if state.config.echo_key:
+        answer = dataclasses.replace(answer, text=echoed(answer.text, sent_key(request.headers)))
     shape = shape or (anthropic_body if anthropic else openai_body)
     payload = shape(call_id, body, answer)
     return web.json_response(payload)
@@ -394,7 +399,8 @@ The config (JSON; every key optional):
   {"default_reply": "ok",
    "replies": [{"match": "capital", "reply": "Paris"}, {"match": "noisy", "replies_cycle": ["a", "b"]}],
    "faults": [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
-   "latency_ms": 0, "latency_jitter_ms": 0, "seed": null, "models": ["fake-model"], "require_key": false}
+   "latency_ms": 0, "latency_jitter_ms": 0, "seed": null, "models": ["fake-model"], "require_key": false,
+   "echo_key": false}
 A call is answered by the first reply whose "match" occurs in its user message, else by default_reply; a reply
 may add "finish_reason", "reasoning_tokens" and "cost".
 

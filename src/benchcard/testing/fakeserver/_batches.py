@@ -22,7 +22,7 @@ import itertools
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -33,8 +33,10 @@ from benchcard.testing.fakeserver._config import Config
 from benchcard.testing.fakeserver._replies import (
     anthropic_body,
     choose_answer,
+    echoed,
     last_user_message,
     openai_body,
+    sent_key,
     truncated,
 )
 
@@ -54,6 +56,7 @@ class _Batch:
     output_file_id: str | None = None
     error_file_id: str | None = None
     polls: int = 0  # retrievals by id so far (config.batch.in_progress_polls)
+    echo: str = ""  # the key the create carried, quoted in every answer and error when config.echo_key is set
 
 
 @dataclass
@@ -74,17 +77,21 @@ class BatchStore:
                 "submitted_twice": sorted(c for c, n in self.submitted.items() if n > 1)[:20]}
 
 
-def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n: int) -> tuple[bool, Any]:
-    """One request of a batch answered as the interactive endpoint would: (ok, response body or error)."""
+def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n: int,
+            echo: str) -> tuple[bool, Any]:
+    """One request of a batch answered as the interactive endpoint would: (ok, response body or error); with
+    `echo` (the create's key, `echo_key`), quoting it."""
     if not isinstance(body, dict):
         return False, "request body is not a JSON object"
     user = last_user_message(body)
     fault = next((f for f in config.faults if f.match in user), None)
     if fault is not None and fault.kind in FAILING:
-        return False, f"injected fault {fault.kind}"
+        return False, echoed(f"injected fault {fault.kind}", echo) if echo else f"injected fault {fault.kind}"
     answer = choose_answer(config, cycles, body, user, digest(body))
     if fault is not None and fault.kind == "truncate":
         answer = truncated(answer)
+    if echo:
+        answer = replace(answer, text=echoed(answer.text, echo))
     return True, anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer)
 
 
@@ -177,7 +184,7 @@ class BatchApi:
             return web.json_response({"error": {"message": "no such file"}}, status=404)
         lines = [json.loads(line) for line in data.splitlines() if line.strip()]
         batch = self._register(config, store, "openai", [(r["custom_id"], r["body"]) for r in lines],
-                               payload.get("input_file_id"), payload.get("metadata") or {})
+                               payload.get("input_file_id"), payload.get("metadata") or {}, sent_key(request.headers))
         await _hold(config, store, "create")
         return web.json_response(self._openai_view(config, store, batch))
 
@@ -213,8 +220,8 @@ class BatchApi:
             "request_counts": {"total": len(batch.results), "completed": ran - failed, "failed": failed},
         }
         if status == "failed":
-            view["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "injected batch "
-                                                          "failure", "line": 1}]}
+            view["errors"] = {"object": "list", "data": [{"code": "invalid_request", "line": 1,
+                                                          "message": self._said(batch, "injected batch failure")}]}
             view["request_counts"] = {"total": len(batch.results), "completed": 0, "failed": 0}
         elif status in ("completed", "expired", "cancelled"):
             self._openai_files(config, store, batch, ran, status)
@@ -229,7 +236,8 @@ class BatchApi:
         for i, (cell, ok, body) in enumerate(batch.results):
             if i >= ran:
                 err.append({"id": f"batch_req_{i}", "custom_id": cell, "response": None,
-                            "error": {"code": code, "message": f"This request was not run: the batch {status}."}})
+                            "error": {"code": code, "message": self._said(batch, f"This request was not run: the "
+                                                                                  f"batch {status}.")}})
             elif ok:
                 out.append({"id": f"batch_req_{i}", "custom_id": cell, "error": None,
                             "response": {"status_code": 200, "request_id": f"req_{i}", "body": body}})
@@ -244,6 +252,10 @@ class BatchApi:
                 store.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
                 setattr(batch, attr, file_id)
 
+    @staticmethod
+    def _said(batch: _Batch, message: str) -> str:
+        return echoed(message, batch.echo) if batch.echo else message
+
     # ---------------------------------------------------------------------------------------- Anthropic
 
     async def create_anthropic(self, request: web.Request) -> web.StreamResponse:
@@ -256,7 +268,7 @@ class BatchApi:
             return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
                                                                  "message": "requests: expected a list"}}, status=400)
         batch = self._register(config, store, "anthropic", [(r["custom_id"], r["params"]) for r in requests],
-                               None, {})
+                               None, {}, sent_key(request.headers))
         await _hold(config, store, "create")
         return web.json_response(self._anthropic_view(request, config, batch))
 
@@ -317,16 +329,17 @@ class BatchApi:
     # ----------------------------------------------------------------------------------------- shared
 
     def _register(self, config: Config, store: BatchStore, vendor: Vendor, requests: list[tuple[str, Any]],
-                  input_file_id: str | None, metadata: dict[str, Any]) -> _Batch:
+                  input_file_id: str | None, metadata: dict[str, Any], key: str) -> _Batch:
         cycles: dict[str, int] = {}
         results = []
+        echo = key if config.echo_key else ""
         for n, (cell, body) in enumerate(requests):
             store.submitted[cell] += 1
-            ok, answer = _answer(config, cycles, body, vendor, n)
+            ok, answer = _answer(config, cycles, body, vendor, n, echo)
             results.append((cell, ok, answer))
         prefix = "msgbatch_" if vendor == "anthropic" else "batch_"
         batch = _Batch(f"{prefix}{next(store.ids)}", vendor, time.monotonic(), time.time(), input_file_id,
-                       metadata, results)
+                       metadata, results, echo=echo)
         store.batches[batch.id] = batch
         return batch
 

@@ -85,6 +85,7 @@ class Config:
     default_reply: str = "ok"
     record_bodies: bool = False
     require_key: bool = False
+    echo_key: bool = False  # every answer and error message quotes the key the request carried (a debugging proxy)
     replies: tuple[ReplyRule, ...] = ()
     faults: tuple[FaultRule, ...] = ()
     models: tuple[str, ...] = ("fake-model",)  # what GET /v1/models lists (a pool checks its servers agree)
@@ -99,6 +100,7 @@ _TOP_KEYS: Final = frozenset(
         "default_reply",
         "record_bodies",
         "require_key",
+        "echo_key",
         "replies",
         "faults",
         "models",
@@ -206,6 +208,7 @@ def parse_config(obj: Any) -> Config:
         default_reply=_string(raw.get("default_reply", "ok"), "config.default_reply"),
         record_bodies=_boolean(raw.get("record_bodies", False), "config.record_bodies"),
         require_key=_boolean(raw.get("require_key", False), "config.require_key"),
+        echo_key=_boolean(raw.get("echo_key", False), "config.echo_key"),
         replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
         faults=tuple(_parse_fault(f, f"config.faults[{i}]") for i, f in enumerate(faults)),
         models=_models(raw.get("models", ["fake-model"])),

@@ -6,6 +6,7 @@ Token counts are whitespace-split word counts: cheap, deterministic, and enough 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,16 @@ class Answer:
     finish: FinishReason
     reasoning_tokens: int
     cost: float | None
+
+
+def sent_key(headers: Mapping[str, str]) -> str:
+    """The key a request carried (`x-api-key`, or the token of its `Authorization`), for `echo_key`."""
+    return headers.get("x-api-key") or headers.get("Authorization", "").partition(" ")[2]
+
+
+def echoed(text: str, key: str) -> str:
+    """A text as a server echoing the request's key (`echo_key`) gives it: the key quoted at its end."""
+    return f"{text} (you sent {key})"
 
 
 def choose_answer(config: Config, cycle_pos: dict[str, int], body: Any, user: str, key: str) -> Answer:
