@@ -139,6 +139,21 @@ def test_a_fixture_file_the_model_would_not_see_as_written_is_refused(tmp_path: 
     assert err.startswith(f"error: refusing to seal: fixtures/tiny-ab/item-03.txt: fixture 'item-03' {says}")
 
 
+@pytest.mark.parametrize("block", ["Please, about {{fixture}}.\\n", "{{variant}}Please.\\n",
+                                   "Please ({{fixture.question}}).\\n"])
+def test_a_variant_holding_a_prompt_slot_is_refused_naming_the_file_field_and_slot(tmp_path: Path,
+                                                                                   block: str) -> None:
+    """A variant's text is inserted as written, never filled in: a slot in it would reach the model as braces (it
+    was once filled, the fixture sent twice), so `check` and `seal` refuse it in one line."""
+    project = make_ab_project(tmp_path / "proj", AB_CARD.replace('A: "Please.\\n"', f'A: "{block}"'))
+    slot = block[block.index("{{"):block.index("}}") + 2]
+    says = f"cards/tiny-ab.yaml: field 'variants.A': holds {slot}, which is filled only where the prompt holds it"
+    code, out, _ = _run(project, "check", "--no-rig")
+    assert code == 1 and f"error: {says}" in out and "at byte" not in out
+    code, _, err = _run(project, "seal", "tiny-ab")
+    assert code == 1 and err.count("\n") == 1 and err.startswith(f"error: refusing to seal: {says}")
+
+
 def _bump(project: Path, history_v3: str) -> None:
     path = project / "cards" / "one-word-sentiment.yaml"
     text = path.read_text().replace("version: 3\n", "version: 4\n", 1)

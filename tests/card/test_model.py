@@ -13,7 +13,7 @@ from benchcard.errors import CardError
 from benchcard.project import Project
 
 from ..helpers_judge import CARD_ID, judge_project
-from ..helpers_project import PROBES, REPO, make_ab_project, seed_body
+from ..helpers_project import AB_CARD, PROBES, REPO, make_ab_project, seed_body
 
 
 @pytest.mark.parametrize("name", sorted(PROBES))
@@ -36,6 +36,17 @@ def test_ab_card_renders_variants(tmp_path: Path) -> None:
     assert base[1]["content"] == "Name the colour.\n<item>X</item>"
     assert variant[1]["content"] == "Name the colour.\nPlease.\n<item>X</item>"
     assert "prompt" in card.protocol() and "title" not in card.protocol()
+
+
+@pytest.mark.parametrize("fixture", ["{{variant}} and {{fixture}}", "{{fixture.x}}{{fixture}}{{variant}}"])
+def test_text_put_in_by_a_substitution_is_never_expanded_again(tmp_path: Path, fixture: str) -> None:
+    """One pass: a fixture holding the prompt's slots reaches the model as written, and so does a variant (which
+    `check` refuses, tests/card/test_check.py); nothing is filled twice."""
+    project = make_ab_project(tmp_path, AB_CARD.replace('A: "Please.\\n"', 'A: "See {{fixture}}. "'))
+    card = load_card(project / "cards" / "tiny-ab.yaml", Project(project))
+    assert card.messages("baseline", fixture)[1]["content"] == f"Name the colour.\n<item>{fixture}</item>"
+    assert card.messages("A", "X")[1]["content"] == "Name the colour.\nSee {{fixture}}. <item>X</item>"
+    assert card.messages("A", fixture)[1]["content"] == f"Name the colour.\nSee {{{{fixture}}}}. <item>{fixture}</item>"
 
 
 def test_the_rig_line_names_model_effort_and_surface_or_provider() -> None:

@@ -7,6 +7,7 @@ The worked examples run through the real scorer catch both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,8 @@ from benchcard.scoring.keys import describe, ignored_keys, needs_key
 from benchcard.scoring.scorers import Score, score_output
 
 TOLERANCE = 1e-9
+#: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
+PROMPT_SLOT = re.compile(r"\{\{(?:variant|fixture(?:\.[^{}]*)?)\}\}")
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         problems.append(finite)
     else:
         if card.is_ab:
-            problems += variant_problems(card, source)
+            problems += slot_problems(card, source) or variant_problems(card, source)
         problems += history_problems(card, project, source)
     seal_state = ""
     if verify_seal and not finite:
@@ -294,6 +297,18 @@ def fixture_file_problems(card: Card, project: Project) -> list[str]:
         elif text.startswith("\ufeff"):
             problems.append(f"{shown}: fixture '{fixture_id}' starts with a byte-order mark (U+FEFF), which the "
                             "model would receive as a character; expected UTF-8 without one: save it without BOM")
+    return problems
+
+
+def slot_problems(card: Card, source: str) -> list[str]:
+    """A variant's text holding one of the prompt's slots: the prompt is filled in one pass (`model.fill_slots`),
+    so the slot would reach the model as its braces, not as what its author meant; said rather than sent."""
+    problems = []
+    for name in card.variant_names():
+        if found := PROMPT_SLOT.search(card.variants[name]):
+            problems.append(f"{source}: field 'variants.{name}': holds {found.group(0)}, which is filled only where "
+                            "the prompt holds it; expected the variant's own text (a variant is inserted as written: "
+                            "move the slot into the prompt)")
     return problems
 
 

@@ -25,6 +25,15 @@ from benchcard.scoring.scorers import ScoringSpec
 FixtureValue = str | Mapping[str, str]
 VARIANT_SLOT = "{{variant}}"
 FIXTURE_SLOT = "{{fixture}}"
+
+
+def fill_slots(text: str, slots: Mapping[str, str]) -> str:
+    """`text` with each of its slots replaced, in one pass: what a substitution put in (a fixture holding
+    `{{variant}}`, a variant holding `{{fixture}}`) is never expanded again."""
+    pattern = re.compile("|".join(map(re.escape, sorted(slots, key=len, reverse=True))))
+    return pattern.sub(lambda m: slots[m.group(0)], text)
+
+
 # Fields that describe a card to people; everything else is protocol and is sealed.
 PROSE_FIELDS = frozenset(
     {"category", "title", "summary", "rubric", "rubric_intro", "question", "variable", "page", "history", "examples"}
@@ -226,8 +235,8 @@ class Card:
         if not self.is_ab:
             return text
         block = self.variants[variant or self.baseline or ""]
-        if isinstance(fixture_text, Mapping):  # one replacement pass, so an input holding a slot stays as written
+        if isinstance(fixture_text, Mapping):
             slots = {VARIANT_SLOT: block, **{input_slot(k): v for k, v in fixture_text.items()}}
-            pattern = re.compile("|".join(map(re.escape, slots)))
-            return pattern.sub(lambda m: slots[m.group(0)], text)
-        return text.replace(VARIANT_SLOT, block).replace(FIXTURE_SLOT, fixture_text or "")
+        else:
+            slots = {VARIANT_SLOT: block, FIXTURE_SLOT: fixture_text or ""}
+        return fill_slots(text, slots)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
-from benchcard.card.model import VARIANT_SLOT, Card
+from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card, fill_slots
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish._evidence import run_files
@@ -132,7 +132,7 @@ def _prompt_view(card: Card) -> dict[str, Any]:
         blocks.append({"name": name, "text": text, "head": f"--- VARIANT {name} {verb} the block below, {where} ---"})
 
     def show(text: str) -> str:
-        return text.replace(VARIANT_SLOT, base_block).replace("{{fixture}}", "{{FIXTURE}}")
+        return fill_slots(text, {VARIANT_SLOT: base_block, FIXTURE_SLOT: "{{FIXTURE}}"})
 
     return {"system": show(card.prompt.system) if card.prompt.system is not None else None,
             "user": show(card.prompt.user), "blocks": blocks}
