@@ -361,13 +361,27 @@ def reached_from_outside(package: str) -> set[str]:
             for t in targets if t.startswith(prefix)}
 
 
+def names_imported_from_outside(package: str) -> set[str]:
+    """The names imported from a stage's package itself (`from benchcard.compare import compare`) by another stage,
+    the door or a benchmark: a surface of names (`compare`) is reached this way, not through its modules."""
+    stage = f"benchcard.{package}"
+    files = [p for p in PKG.rglob("*.py") if not module_name(p).startswith(stage)]
+    files += sorted((SRC.parent / "benchmarks").glob("*.py"))
+    return {a.name for f in files for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+            if isinstance(n, ast.ImportFrom) and n.module == stage for a in n.names}
+
+
 @pytest.mark.parametrize("package", STAGES)
 def test_each_stage_lists_what_is_imported_from_outside_it(package: str) -> None:
-    """The stage's `__all__` names every module that anything outside it imports; a module not listed is the
-    stage's own. Each entry is a module or subpackage of the stage, or a name its `__init__` binds."""
+    """The stage's `__all__` names every module that anything outside it imports, and nothing else: a module not
+    listed is the stage's own, and a module listed is imported from outside (else it is the stage's own too, named
+    `_x.py`). Each entry is a module or subpackage of the stage, or a name its `__init__` binds."""
     listed = surface(package)
-    unlisted = sorted(reached_from_outside(package) - set(listed))
+    reached = reached_from_outside(package) | names_imported_from_outside(package)
+    unlisted = sorted(reached - set(listed))
     assert unlisted == [], f"imported from outside the stage: list them in benchcard/{package}/__init__.py's __all__"
+    unused = sorted(set(listed) - reached)
+    assert unused == [], f"listed in benchcard/{package}/__init__.py's __all__ but imported only inside the stage"
     assert listed == sorted(listed)
     init = (PKG / package / "__init__.py").read_text(encoding="utf-8")
     missing = [name for name in listed if not (PKG / package / f"{name}.py").is_file()

@@ -4,6 +4,6 @@ said so. `logs` reads per-sample scores, `rule` the win rule, `pairing` builds t
 before it trusts a byte (docs/compare.md, docs/security.md)."""
 
 from benchcard.compare._comparison import Comparison, RuleOptions, compare, rule_on
-from benchcard.compare._logs import Sample, Samples, read_samples
+from benchcard.compare._logs import Sample, Samples
 
-__all__ = ["Comparison", "RuleOptions", "Sample", "Samples", "compare", "read_samples", "rule_on"]
+__all__ = ["Comparison", "RuleOptions", "Sample", "Samples", "compare", "rule_on"]

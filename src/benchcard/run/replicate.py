@@ -38,8 +38,8 @@ from benchcard.records.plandigest import plan_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
 from benchcard.records.verdictfile import decode_verdict
+from benchcard.run._looking import Looker
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
-from benchcard.run.looking import Looker
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import provider_config
 from benchcard.run.providers.base import Provider

@@ -45,6 +45,7 @@ from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
+from benchcard.run._looking import Looked, Looker, run_in_looks
 from benchcard.run._pool import PoolProvider, pool_capacity
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run._retry import done_cells, refuse_if_judged, reopen_failed, scoring_since
@@ -53,7 +54,6 @@ from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
 from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run
-from benchcard.run.looking import Looked, Looker, run_in_looks
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import (
     endpoint,
