@@ -23,9 +23,9 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
 from benchcard.errors import BenchcardError, RunError
-from benchcard.records._manifestparts import Look, Schedule
 from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
 from benchcard.records.replication import ReplicationJudgement
+from benchcard.records.rows import Look, Schedule
 from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
