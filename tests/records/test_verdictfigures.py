@@ -60,11 +60,10 @@ def test_a_ledger_rows_clause_reads_as_the_verdict_wrote_it() -> None:
     `text` says, margin included, to the same precision; a row's holds clause has no value to name."""
     from benchcard.card.model import Clause
     from benchcard.records.ledgerrow import ClauseOutcome
-    from benchcard.verdict.winrule import clause_text
 
     for card_clause in (Clause("unsupported_values", "not_rises", margin=0.05),
                         Clause("acc", "not_falls", fixture="ex-01", margin=0.125), Clause("f1", "rises")):
         row = ClauseOutcome("A", card_clause.metric, card_clause.test, card_clause.fixture, card_clause.margin, True)
-        assert clause_words(row.metric, row.test, row.fixture, row.margin) == clause_text(card_clause)
+        assert clause_words(row.metric, row.test, row.fixture, row.margin) == card_clause.text
     assert clause_words("tokens", "not_rises", None, 0.05) == "tokens does not rise (margin 0.05)"  # not 0.050
     assert clause_words("abstains", "holds", "ex-06", None) == "abstains holds on ex-06"

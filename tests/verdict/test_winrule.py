@@ -15,7 +15,7 @@ from benchcard.records.verdictfigures import HoldsFigures
 from benchcard.stats import paired as stats
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run_data
-from benchcard.verdict.winrule import clause_text, holds_clause
+from benchcard.verdict.winrule import holds_clause
 
 from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
 
@@ -57,7 +57,7 @@ def test_a_cut_off_repetition_is_named_apart_from_a_transport_failure(tmp_path: 
     (Clause("abstains", "holds", fixture="ex-06", equals=0.0), "abstains = 0 on ex-06 in every repetition"),
 ])
 def test_a_clause_in_words(clause: Clause, text: str) -> None:
-    assert clause_text(clause) == text
+    assert clause.text == text
 
 
 def test_a_holds_clause_counts_the_variants_repetitions_against_the_baselines(project: Project) -> None:
@@ -82,7 +82,7 @@ def test_a_holds_clause_on_a_fixture_or_metric_the_run_lacks_cannot_be_judged(pr
     data = read_run_data(make_run(project, the_card(project), ab_metrics()), baseline="baseline")
     for clause in (Clause("abstains", "holds", fixture="ex-99"), Clause("refusals", "holds", fixture="ex-06")):
         got = holds_clause(clause, data, "A", "baseline", 0.05)
-        assert not got.holds and got.why == (f"{clause_text(clause)} (A): cannot be judged — no scored value of "
+        assert not got.holds and got.why == (f"{clause.text} (A): cannot be judged — no scored value of "
                                              f"{clause.metric} on {clause.fixture}.")
         assert got.figures == HoldsFigures(k=0, n=0, planned=0 if clause.fixture == "ex-99" else 3)
 

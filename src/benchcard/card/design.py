@@ -22,7 +22,6 @@ from benchcard.card.reader import parse_yaml
 from benchcard.card.schedule import card_design
 from benchcard.project import Project
 from benchcard.records.rows import Rules, manifest_or_none
-from benchcard.records.verdictfigures import clause_words
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import reach
 
@@ -30,10 +29,6 @@ from benchcard.stats import reach
 def fewest_fixtures(alpha: float) -> int:
     """The fewest fixtures whose exact two-sided sign-flip p can reach alpha (2/2^F ≤ alpha)."""
     return max(2, math.ceil(1 + math.log2(1 / alpha)))
-
-
-def clause_text(clause: Clause) -> str:
-    return clause_words(clause.metric, clause.test, clause.fixture, clause.margin, clause.equals)
 
 
 def _locator(card: Card, project: Project) -> Callable[..., str]:
@@ -243,7 +238,7 @@ def _one_fixture_gap(card: Card) -> tuple[int, str] | None:
     assert card.win is not None
     for k, clause in enumerate(card.win.clauses):
         if clause.fixture is not None and clause.test != "holds":
-            return k, (f"clause {k + 1} ({clause_text(clause)}) is a gap over one fixture, whose run-to-run spread "
+            return k, (f"clause {k + 1} ({clause.text}) is a gap over one fixture, whose run-to-run spread "
                        "cannot be measured (that takes two fixtures), so it never holds; drop its fixture"
                        + (", or make it test: holds" if k > 0 else ""))
     return None
@@ -256,9 +251,9 @@ def _against_the_effect(card: Card) -> tuple[int, str] | None:
     first = card.win.clauses[0]
     up = first.test == "rises"
     for k, clause in _rule_on_first_metric(card):
-        said = f"clause {k + 1} ({clause_text(clause)})"
+        said = f"clause {k + 1} ({clause.text})"
         if clause.test in ("rises", "falls") and clause.test != first.test:
-            return k, (f"{said} asks the opposite of clause 1 ({clause_text(first)}), so no effect can win; "
+            return k, (f"{said} asks the opposite of clause 1 ({first.text}), so no effect can win; "
                        f"drop clause {k + 1}")
         if clause.test == "holds" and abs(clause.equals - (1.0 if up else 0.0)) > 1e-9:
             best = 1 if up else 0
@@ -291,7 +286,7 @@ def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: s
     change = (f"use a margin of at least {wider:.2f} on clause {k + 1}, or drop it" if wider is not None else
               f"drop clause {k + 1}")
     return k, (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) cannot show a win "
-               f"reliably{at}: clause {k + 1} ({clause_text(clause)}) needs the gap shown within {margin:g}, and a "
+               f"reliably{at}: clause {k + 1} ({clause.text}) needs the gap shown within {margin:g}, and a "
             f"treatment right every time against a baseline right about half the time (a gap of about "
                f"{reach.PLAIN_GAP:g}) wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed); {change}")
 

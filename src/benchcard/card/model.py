@@ -18,6 +18,7 @@ from benchcard.card._defaults import ANY, DEFAULTS
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
+from benchcard.records.verdictfigures import clause_words
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
@@ -81,6 +82,12 @@ class Clause:
     fixture: str | None = None
     margin: float | None = None
     equals: float = DEFAULTS["win", "all", ANY, "equals"]
+
+    @property
+    def text(self) -> str:
+        """The clause in words, as `check`, verdict.json and the pages say it (`clause_words`, which words a
+        ledger row's clause too)."""
+        return clause_words(self.metric, self.test, self.fixture, self.margin, self.equals)
 
 
 @dataclass(frozen=True)

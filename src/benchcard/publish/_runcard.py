@@ -189,9 +189,8 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
     current_runs = [v for v in run_views if v["current"]]
     win = None
     if card.win is not None:
-        from benchcard.verdict.winrule import clause_text  # the verdict's own wording of a clause
 
-        win = {"clauses": [clause_text(c) for c in card.win.clauses],
+        win = {"clauses": [c.text for c in card.win.clauses],
                "alpha": card.win.alpha, "equivalence_margin": card.win.equivalence_margin,
                "allow_failed": card.win.allow_failed}
     max_tokens = card.params.get("max_tokens")

@@ -48,7 +48,6 @@ from benchcard.verdict.runfolder import RunData
 from benchcard.verdict.winrule import (
     EQ_TOL,
     ClauseResult,
-    clause_text,
     finding_of,
     gap_clause,
     gap_figures,
@@ -299,7 +298,7 @@ def _clause_figures(variant: str, r: ClauseResult) -> ClauseFigures:
     """One clause for one variant as verdict.json writes it: the clause, whether it holds, its figures, why."""
     c = r.clause
     return ClauseFigures(variant=variant, metric=c.metric, test=c.test, fixture=c.fixture, margin=c.margin,
-                         text=clause_text(c), holds=r.holds, **given(r.figures), why=r.why,
+                         text=c.text, holds=r.holds, **given(r.figures), why=r.why,
                          equals=c.equals if c.test == "holds" else UNSET, broken=True if r.broken else UNSET)
 
 

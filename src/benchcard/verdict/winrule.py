@@ -13,7 +13,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.numfmt import fixed, interval, level, p_equals
 from benchcard.card.model import Clause, WinRule
-from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures, clause_words
+from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import paired as stats
 from benchcard.stats.crossed import half_width, run_floor
@@ -23,11 +23,6 @@ from benchcard.verdict.columns import TRUNCATED
 from benchcard.verdict.runfolder import RunData
 
 EQ_TOL = 1e-9
-
-
-def clause_text(clause: Clause) -> str:
-    """A card's clause in words (`clause_words`, which the pages use too)."""
-    return clause_words(clause.metric, clause.test, clause.fixture, clause.margin, clause.equals)
 
 
 @dataclass
@@ -113,10 +108,10 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
     """A `rises`/`falls` clause or a guard, from its evidence (decision.py) and whether its loss was shown."""
     if ev is None or g.obs is None:
         reason = g.error or "no fixture is scored in both arms"
-        return ClauseResult(clause, False, why=f"{clause_text(clause)}: cannot be judged — {reason}.",
+        return ClauseResult(clause, False, why=f"{clause.text}: cannot be judged — {reason}.",
                             cause=reason)
     figures = gap_figures(g, alpha)
-    head = f"{clause_text(clause)} ({g.variant} − baseline)"
+    head = f"{clause.text} ({g.variant} − baseline)"
     bounded = ""
     if not isinstance(figures.bounded_gaps, UnsetType):
         bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
@@ -205,7 +200,7 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
     if values is None or clause.fixture not in data.fixtures:
         why = f"no scored value of {clause.metric} on {clause.fixture}"
         return ClauseResult(clause, False, figures=HoldsFigures(k=0, n=0, planned=planned),
-                            why=f"{clause_text(clause)} ({variant}): cannot be judged — {why}.", cause=why)
+                            why=f"{clause.text} ({variant}): cannot be judged — {why}.", cause=why)
     row = data.grid(values, variant, [clause.fixture])[0]
     scored = row[~np.isnan(row)]
     k = int((np.abs(scored - clause.equals) <= EQ_TOL).sum())
@@ -218,7 +213,7 @@ def holds_clause(clause: Clause, data: RunData, variant: str, baseline: str, alp
     figures = HoldsFigures(k=k, n=n, planned=planned, rate=k / n if n else None, wilson=[lo, hi],
                            baseline_k=bk, baseline_n=int(base_scored.size))
     tail = f"Wilson {level(alpha)} {interval(lo, hi)}; baseline {bk} of {base_scored.size}"
-    head = f"{clause_text(clause)} ({variant})"
+    head = f"{clause.text} ({variant})"
     cause = ""
     if holds:
         why = f"holds — {k} of {n} repetitions ({tail})."
@@ -278,13 +273,13 @@ def finding_of(win: WinRule, results: list[ClauseResult], code: int, first: Gap,
                                 f"{first_clause.clause.metric} of both arms has the same value (a floor or "
                                 "ceiling), so neither a change nor its absence can show."), eq
     failing = [r for r in results if not r.holds]
-    reasons = ["; ".join(f"{clause_text(r.clause)} does not hold ({r.cause})" for r in failing)] if failing else []
+    reasons = ["; ".join(f"{r.clause.text} does not hold ({r.cause})" for r in failing)] if failing else []
     if not failing and several > 1:
         reasons.append(f"every clause holds at α = {alpha:g}, but the win does not survive Holm's correction across "
                        f"the {several} variants")
     equivalent = tost_p is not None and tost_p < alpha
     if equivalent:
-        failed_guards = [clause_text(g.clause) for g in guards if not g.holds]
+        failed_guards = [g.clause.text for g in guards if not g.holds]
         reasons.append(f"the effect is within ±{margin:g} (TOST p {p_equals(tost_p)}) but "
                        f"{', '.join(failed_guards)} does not hold, so it is not shown to be harmless")
     else:
