@@ -15,10 +15,11 @@ ESC = "\x1b["
 
 def test_non_result_yellow_and_failed_clause_red() -> None:
     buf = io.StringIO()
-    coloured(["finding: no effect → non-result", "  FAILS  the gap is not above 0", "plain"],
+    coloured(["finding: no effect → non-result", "  FAILS  the gap is not above 0", "plain",
+              "finding: win → result (unsealed comparison)", "gap (a → result)"],
              Console(file=buf, force_terminal=True, color_system="standard", soft_wrap=True))
     got = buf.getvalue().splitlines()
-    assert "33m" in got[0] and "31m" in got[1] and ESC not in got[2]
+    assert "33m" in got[0] and "31m" in got[1] and ESC not in got[2] and "32m" in got[3] and ESC not in got[4]
 
 
 def test_a_report_is_its_lines_or_under_json_its_json_never_both(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,11 +1,15 @@
-"""`benchcard verdict` on the terminal: colour only on a terminal, FORCE_COLOR forces it, NO_COLOR wins."""
+"""`benchcard verdict` and `compare` on the terminal: colour only on a terminal, FORCE_COLOR forces it, NO_COLOR
+wins."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from benchcard.project import Project
 
+from ..helpers_compare import LM_A, LM_B, bc
 from ..helpers_verdict import STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_run, the_card
 
 ESC = "\x1b["
@@ -30,3 +34,16 @@ def test_forced_colour_paints_the_result_green_and_no_color_wins(project: Projec
     monkeypatch.setenv("NO_COLOR", "1")
     shown = cli_run(project, "verdict", run_dir.name, "--show").output
     assert "finding: win → result" in shown and ESC not in shown
+
+
+def test_compare_paints_its_finding_as_the_verdict_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compare` prints through the same colour rules: its finding, which ends in `(unsealed comparison)`, was
+    never painted."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    piped = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--out", str(tmp_path / "a"))
+    assert piped.exit_code == 0 and ESC not in piped.stdout
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--out", str(tmp_path / "b")).stdout
+    finding = next(line for line in out.splitlines() if "finding: inconclusive → non-result" in line)
+    assert ESC in finding and "33m" in finding and "(unsealed comparison)" in finding  # yellow

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,12 +46,14 @@ def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool
 
 
 def line_style(line: str) -> str:
-    """The colour of one verdict line: a result green, a non-result yellow, a failed clause red, others plain."""
+    """The colour of one verdict line: a result green, a non-result yellow, a failed clause red, others plain. A
+    finding may end in a note in brackets (`compare`'s `(unsealed comparison)`)."""
     if line.startswith("  FAILS"):
         return "red"
-    if line.endswith("→ result"):
+    finding = re.sub(r" \([^()]*\)$", "", line) if line.startswith("finding:") else line
+    if finding.endswith("→ result"):
         return "bold green"
-    if line.endswith("→ non-result"):
+    if finding.endswith("→ non-result"):
         return "yellow"
     return ""
 
