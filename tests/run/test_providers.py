@@ -11,9 +11,9 @@ import pytest
 
 from benchcard.errors import ProviderError
 from benchcard.project import Price, ProjectConfig, parse_config, price_table
+from benchcard.records.rows import Usage
 from benchcard.run.providers import BUILTIN, cost_of, make_provider, provider_config
 from benchcard.run.providers.anthropic import AnthropicProvider
-from benchcard.run.providers.base import Usage
 from benchcard.run.providers.openai import OpenAIProvider
 
 from ..helpers_providers import client_for

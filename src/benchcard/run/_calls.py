@@ -253,10 +253,9 @@ def _elapsed(started: float) -> float:
 
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
-    usage = Usage(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning)
     text = without_secret(c.text, os.environ.get(s.secret_env) if s.secret_env else None)
     return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=c.finish_reason,
-                     usage=usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
+                     usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
                      attempts=attempts, error=_scrub(s, c.error) if c.error else None,
                      endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered
 

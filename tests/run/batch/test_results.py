@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from benchcard.errors import RunError
+from benchcard.records.rows import Usage
 from benchcard.run.batch._results import anthropic_outcome, openai_outcome, output_row, read_results, result_ids
 from benchcard.run.providers import Price
-from benchcard.run.providers.base import Completion, Usage
+from benchcard.run.providers.base import Completion
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, project_for

@@ -115,6 +115,6 @@ def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str
                          cost=None, latency_ms=None, attempts=1, error=outcome, batch=batch)
     c = outcome
     return OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                     usage=Usage(input=c.usage.input, output=c.usage.output, reasoning=c.usage.reasoning),
+                     usage=c.usage,
                      cost=cost_of(c.usage, c.cost, model, prices, batch=True), latency_ms=None, attempts=1,
                      error=c.error, batch=batch)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from benchcard._util.urls import check_url
 from benchcard.errors import ProviderError
 from benchcard.project import CONFIG_FILE, Price, ProjectConfig, check_auth
-from benchcard.run.providers.base import Provider, ProviderConfig, Usage, require_key
+from benchcard.records.rows import Usage
+from benchcard.run.providers.base import Provider, ProviderConfig, require_key
 
 if TYPE_CHECKING:
     import httpx

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard.errors import CallError, ProviderError
+from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
     Completion,
     HttpProvider,
-    Usage,
     answer_error,
     error_detail,
     mapping,

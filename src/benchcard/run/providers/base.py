@@ -25,7 +25,10 @@ import httpx
 from benchcard._util.urls import basic_auth, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
-from benchcard.records.rows import Status  # the one status vocabulary of a cell: ok, truncated, failed
+from benchcard.records.rows import (
+    Status,  # the one status vocabulary of a cell: ok, truncated, failed
+    Usage,  # tokens as the provider bills them: the record outputs.jsonl keeps
+)
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
 # stop_reason, llama.cpp's), read by one function, `status_for`.
@@ -57,15 +60,6 @@ def status_for(reason: str | None) -> tuple[Status, str | None]:
 # What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 409, 429})
 ERROR_DETAIL_CHARS = 200
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Tokens as the provider bills them; `output` includes `reasoning` when the provider counts it there."""
-
-    input: int = 0
-    output: int = 0
-    reasoning: int = 0
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,9 @@ from typing import Any
 
 from benchcard._util.hashing import canonical_json
 from benchcard.errors import CallError, ProviderError, WorkerLost
+from benchcard.records.rows import Usage
 from benchcard.run.providers._localproc import WorkerProcess
-from benchcard.run.providers.base import Completion, Provider, ProviderConfig, Usage
+from benchcard.run.providers.base import Completion, Provider, ProviderConfig
 from benchcard.run.providers.localmodel import (
     BUNDLED_NAME,
     BUNDLED_NAMES,

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard.errors import CallError, RetryableError
+from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
     UPSTREAM_ERROR,
     Completion,
     HttpProvider,
     ProviderConfig,
-    Usage,
     answer_error,
     error_detail,
     mapping,
