@@ -1,4 +1,4 @@
-"""The win rule's words and its `holds` clauses (verdict/winrule.py): figures to three places with a true minus,
+"""The win rule's words and its `holds` clauses (verdict/_winrule.py): figures to three places with a true minus,
 p values, intervals and levels, each clause in words, and a holds clause counted repetition by repetition."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from benchcard.card.model import Clause
 from benchcard.project import Project
 from benchcard.records.verdictfigures import HoldsFigures
 from benchcard.stats import paired as stats
+from benchcard.verdict._winrule import holds_clause
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run_data
-from benchcard.verdict.winrule import holds_clause
 
 from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
 

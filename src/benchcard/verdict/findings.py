@@ -42,10 +42,7 @@ from benchcard.stats.decision import (
     overall,
     p_tost,
 )
-from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
-from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray, IntArray
-from benchcard.verdict.runfolder import RunData
-from benchcard.verdict.winrule import (
+from benchcard.verdict._winrule import (
     EQ_TOL,
     ClauseResult,
     finding_of,
@@ -53,6 +50,9 @@ from benchcard.verdict.winrule import (
     gap_figures,
     holds_clause,
 )
+from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray, IntArray
+from benchcard.verdict.runfolder import RunData
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 
