@@ -17,7 +17,17 @@ from benchcard.verdict._winrule import holds_clause
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run_data
 
-from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
+from ..helpers_verdict import (
+    AB_CARD,
+    BASE_A,
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    cli_run,
+    make_project,
+    make_run,
+    the_card,
+)
 
 
 def test_holds_with_an_unscored_repetition_is_not_shown(project: Project) -> None:
@@ -98,3 +108,20 @@ def test_no_effect_without_spread_says_the_gap_was_the_same_on_every_fixture(tmp
     assert verdict.to_json()["finding"] == "no-effect" and "n/a" not in why
     assert why.startswith("the field_recall gap, the same on every fixture (no spread, so no interval), lies "
                               "inside ±")
+
+
+@pytest.mark.parametrize(("moved", "says"), [
+    (0, "the sign-flip p 1.000 is above α (the gap is 0 on every fixture: no fixture's mean moved)"),
+    (2, "is above α (the 2 of 6 fixtures that moved can never reach α 0.05)"),
+])
+def test_a_gap_of_0_on_some_or_every_fixture_is_said_as_it_is(tmp_path: Path, moved: int, says: str) -> None:
+    """Each fixture's mean the same in both arms (the repetitions in another order): the reason is that nothing
+    moved, not that "0 fixtures can never reach α"; with a few fixtures moved, it counts those."""
+    project = make_project(tmp_path)
+    base = np.array(BASE_A)
+    var = base[:, ::-1].copy()
+    var[:moved] += 0.25
+    run = make_run(project, the_card(project), ab_metrics(base, var))
+    result = cli_run(project, "verdict", run.name)
+    assert result.exit_code == 0, result.output
+    assert says in result.output and "0 fixtures" not in result.output

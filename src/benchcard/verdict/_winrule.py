@@ -157,14 +157,24 @@ def _effect_reasons(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, a
     if zero or figures.p > alpha or (figures.gap > 0) != up:
         reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
     moved = int((np.abs(g.obs.d[0]) > 0).sum())
-    if 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
-        reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α ({moved} fixtures can never "
-                       f"reach α {alpha:g})")
+    if moved == 0:  # nothing for a sign flip to weigh: every fixture's mean is the same in both arms
+        reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α (the gap is 0 on every fixture: "
+                       "no fixture's mean moved)")
+    elif 2.0 ** (1 - moved) > alpha:  # the sign-flip's smallest p: few fixtures cannot win
+        few = _few(moved, int(g.obs.n_fixtures[0]))
+        reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α ({few} can never reach α {alpha:g})")
     elif figures.p_signflip > alpha and (zero or not (reasons or g.truncated)):  # compare needs it too
         reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α")
     if not reasons:
         reasons.append(f"with truncated cells bounded, the evidence is p {p_equals(float(ev.p_hold[0]))}")
     return reasons
+
+
+def _few(moved: int, fixtures: int) -> str:
+    """"3 fixtures", or "the 2 of 6 fixtures that moved" when the others' gap was 0 (they weigh nothing)."""
+    if moved == fixtures:
+        return f"{moved} fixture{'s' if moved != 1 else ''}"
+    return f"the {moved} of {fixtures} fixtures that moved"
 
 
 def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lost: bool, alpha: float, head: str,
