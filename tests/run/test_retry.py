@@ -213,24 +213,61 @@ def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: 
     assert all(r["status"] == "failed" and "HTTP 503" in r["error"] for r in rows[:5])
 
 
+def refused_by(folder: Path) -> int:
+    """How many cells, in call order, a run refused on every call records before it stops: at least 5 in a row
+    (concurrency 1), over both variants and 3 fixtures."""
+    rows = read_jsonl(folder / "sealed" / "assignment.jsonl")
+    return next(k for k in range(5, len(rows) + 1)
+                if len({r["variant"] for r in rows[:k]}) == 2 and len({r["fixture"] for r in rows[:k]}) >= 3)
+
+
 def test_an_endpoint_that_refuses_every_request_alike_stops_the_run(tmp_path: Path, server: FakeServer,
                                                                      key: str) -> None:
     """A 400 on every call (a parameter the model does not take) is about the request, not a cell: the run stops
-    after as many refusals in a row as would stop a dead endpoint, instead of recording the grid failed."""
+    after as many refusals in a row as would stop a dead endpoint, over every variant and a few fixtures, instead
+    of recording the grid failed."""
     server.configure({"default_reply": "red", "faults": [{"kind": "400", "times": 999}]})
     project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=2)
     result = bc(project, "run", "colour-ab", "--concurrency", "1")
     assert result.exit_code == 1
     line = result.stderr.strip().splitlines()[-1]
     folder = only_run(project, "colour-ab")
-    assert line.startswith("error: the run stopped: 5 cells in a row were refused alike (last: HTTP 400")
-    assert line.endswith(f"5 of 20 cells recorded, 5 failed. Fix the cause (the card's request, the model or the "
-                         f"account), then: benchcard run colour-ab --resume {folder.name} --retry-failed")
-    assert server.stats()["calls"] == 5  # a refusal is not retried, and the other 15 cells were never called
+    n = refused_by(folder)
+    assert line.startswith(f"error: the run stopped: {n} cells in a row were refused alike (last: HTTP 400")
+    assert line.endswith(f"{n} of 20 cells recorded, {n} failed. Fix the cause (the card's request, the model or "
+                         f"the account), then: benchcard run colour-ab --resume {folder.name} --retry-failed")
+    assert server.stats()["calls"] == n  # a refusal is not retried, and the other cells were never called
     # refusals broken by an answer do not stop it: each is that cell's own
     server.configure({"default_reply": "red", "faults": [{"kind": "400", "times": 999, "match": "number 0"}]})
     resumed = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--json", "--concurrency", "1"))
-    assert resumed["called"] == 15 and resumed["finished"]
+    assert resumed["called"] == 20 - n and resumed["finished"]
+    failed = resumed["counts"]["failed"]  # the first cells, and fixture 0's after them
+    retried = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json"))
+    assert retried["called"] == failed and retried["counts"] == {"ok": 16, "truncated": 0, "failed": 4}
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert len({r["cell"] for r in rows}) == 20 and len(rows) == 20 + failed  # nothing lost, each attempt kept
+
+
+@pytest.mark.parametrize(("match", "fixtures", "repetitions", "treatments", "refused"), [
+    ("number 1<", 2, 10, 1, 20),  # one fixture of two refused (too long for the model), in both arms
+    ("Please", 3, 6, 3, 54),  # every treatment's text refused (a content filter), the baseline answered
+])
+def test_refusals_of_one_fixture_or_of_the_treatments_never_stop_the_run(
+        tmp_path: Path, server: FakeServer, key: str, match: str, fixtures: int, repetitions: int, treatments: int,
+        refused: int) -> None:
+    """Those refusals are that fixture's or those arms' outcome, not the request's: the grid is called whole, each
+    refused cell recorded failed with its cause, however many of them come in a row."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "400", "times": 999, "match": match}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=fixtures, repetitions=repetitions, treatments=treatments)
+    cells = (1 + treatments) * fixtures * repetitions
+    done = summary(bc(project, "run", "colour-ab", "--concurrency", "1", "--seed", "3", "--json"))
+    assert done["finished"] and done["called"] == cells
+    assert done["counts"] == {"ok": cells - refused, "truncated": 0, "failed": refused}
+    folder = only_run(project, "colour-ab")
+    failed = {r["cell"] for r in read_jsonl(folder / "outputs.jsonl") if r["status"] == "failed"}
+    assert all(r["error"].startswith("HTTP 400") for r in read_jsonl(folder / "outputs.jsonl") if r["cell"] in failed)
+    order = "".join("x" if r["cell"] in failed else "." for r in read_jsonl(folder / "sealed" / "assignment.jsonl"))
+    assert "xxxxx" in order  # refused cells came 5 in a row, as many as stop a run refused on every call
 
 
 def test_a_resume_keeps_the_runs_own_concurrency_and_rate_limit(tmp_path: Path, server: FakeServer,

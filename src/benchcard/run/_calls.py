@@ -10,8 +10,10 @@ malformed answer), is recorded as `failed` with its error and never scored. An a
 error (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to
 `--resume`. So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a
 parameter the model does not take): after a few cells in a row fail in transport, or are refused with the same
-status, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed; `--resume` calls
-the cells not yet called, `--retry-failed` the others.
+status across every variant and several fixtures, the run stops (`Session.stopped`) instead of recording the rest
+of the grid as failed; `--resume` calls the cells not yet called, `--retry-failed` the others. Refusals of one
+variant or one fixture only (a content filter on the treatment's text, a fixture too long for the model) are that
+arm's or that fixture's outcome, and never stop it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ STOP_AFTER_TRANSPORT_FAILURES = 5
 """Cells in a row (at least this many, and twice the calls in flight) that failed in transport after all their
 attempts: the endpoint is down, so the run stops rather than record the rest of the grid as failed. Timeouts do
 not count: a slow answer is the cell's own."""
+REFUSED_FIXTURES = 3
+"""Fixtures (or all, when fewer) that refusals alike in a row must hit, with every variant, to stop the run."""
 MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
 ERROR_CHARS = 300
 
@@ -108,6 +112,18 @@ class Job:
     cell: str
     fixture: str
     body: dict[str, Any]
+    variant: str = ""  # the arm, which only the refusal streak reads (a judge's call has one arm)
+
+
+@dataclass
+class Refusals:
+    """The failed cells in a row refused alike (one status, or one kind of unreadable answer), and which
+    variants and fixtures they hit: a refusal about the request, the model or the account hits them all."""
+
+    kind: str = ""
+    cells: int = 0
+    variants: set[str] = field(default_factory=set)
+    fixtures: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -128,7 +144,9 @@ class Session:
     stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
     stop_advice: str = "When the endpoint answers again"  # what to do before the command that continues
     transport_streak: int = 0
-    refusal: tuple[str, int] = ("", 0)  # the last failed cell's refusal (its status or kind) and the cells in a row
+    refusal: Refusals = field(default_factory=Refusals)  # the refusals alike in a row
+    variants: int = 1  # the plan's variants and fixtures, which a refusal must hit all of (fixtures: a few) to stop
+    fixtures: int = 1
     notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
@@ -196,11 +214,11 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
         if not s.provider.should_retry(exc):
             s.transport_streak = 0  # the endpoint answered, about this cell
             message = _scrub(s, _describe(exc))
-            _count_refusal(s, exc, message)
+            _count_refusal(s, job, exc, message)
             return _failed(job, attempts, _elapsed(started), message)
         return exc
     s.transport_streak = 0
-    s.refusal = ("", 0)
+    s.refusal = Refusals()
     return _row(s, job, completion, attempts, _elapsed(started))
 
 
@@ -231,16 +249,22 @@ def _count_transport_failure(s: Session, error: BaseException, message: str) -> 
         s.stopped = f"{s.transport_streak} cells in a row failed in transport (last: {message})"
 
 
-def _count_refusal(s: Session, error: BaseException, message: str) -> None:
+def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> None:
     """A cell refused for good (a 400, a 422, an answer that cannot be read): one such cell says something about
-    that cell, but the same refusal on as many cells in a row as would stop a dead endpoint says something about
-    the request, the model or the account (`max_tokens` a model no longer takes), so the run stops rather than
-    record the rest of the grid as failed."""
+    that cell, but the same refusal on as many cells in a row as would stop a dead endpoint, over every variant
+    and `REFUSED_FIXTURES` fixtures, says something about the request, the model or the account (`max_tokens` a
+    model no longer takes), so the run stops rather than record the rest of the grid as failed. Refusals of one
+    variant (a content filter on its text) or of one fixture are outcomes of that arm or fixture: they run on."""
     kind = f"HTTP {error.status}" if isinstance(error, CallError) and error.status else type(error).__name__
-    streak = s.refusal[1] + 1 if s.refusal[0] == kind else 1
-    s.refusal = (kind, streak)
-    if streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
-        s.stopped = f"{streak} cells in a row were refused alike (last: {message})"
+    if s.refusal.kind != kind:
+        s.refusal = Refusals(kind)
+    streak = s.refusal
+    streak.cells += 1
+    streak.variants.add(job.variant)
+    streak.fixtures.add(job.fixture)
+    if (streak.cells >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and len(streak.variants) >= s.variants
+            and len(streak.fixtures) >= min(s.fixtures, REFUSED_FIXTURES) and s.stopped is None):
+        s.stopped = f"{streak.cells} cells in a row were refused alike (last: {message})"
         s.stop_advice = "Fix the cause (the card's request, the model or the account), then"
 
 
@@ -291,7 +315,7 @@ async def _produce(s: Session, queue: asyncio.Queue[Job | None], done: set[str],
             continue
         if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):
             break
-        await queue.put(Job(assignment.cell, assignment.fixture, request.body))
+        await queue.put(Job(assignment.cell, assignment.fixture, request.body, assignment.variant))
         sent += 1
     for _ in range(workers):
         await queue.put(None)

@@ -406,7 +406,8 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
     store, manifest = opened.store, opened.manifest
     session = Session(store=store, provider=provider, model=opened.model, prices=s.config.prices, options=o,
                       limiter=RateLimiter(rpm), progress=RichProgress(s.stream) if o.progress else NullProgress(),
-                      secret_env=t.cfg.api_key_env, workers=workers)
+                      secret_env=t.cfg.api_key_env, workers=workers,
+                      variants=len(s.card.variant_names()), fixtures=len(s.card.fixture_ids()))
     if manifest.finished_at is None:
         came = await _call_cells(s, t, opened, session, batch, workers < asked)
     else:
