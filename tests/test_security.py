@@ -154,6 +154,38 @@ def test_a_key_echoed_in_a_batchs_answers_never_reaches_disk(tmp_path: Path, ser
     assert_nowhere(project, done.output, failed.output, status.output, caplog.text)
 
 
+def test_a_url_password_echoed_by_the_server_never_reaches_disk(tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """A base URL's password is read like a key: a server echoing the request's `Authorization: Basic` header
+    (the password base64-encoded with the user) into an answer, or the password itself into its error, leaves
+    neither in outputs.jsonl, the log or the pages."""
+    import base64
+
+    password = "pw-ECHO-SENTINEL-6d1e"
+    token = base64.b64encode(f"alice:{password}".encode()).decode()
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    write_config(project.root, f"http://alice:{password}@echo.invalid/v1", key_env=None)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        if b"number 1" in request.content:
+            return httpx.Response(400, json={"error": {"message": f"user alice: password {password} expired"}})
+        return httpx.Response(200, json={"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": f"red; you sent {request.headers['authorization']}"}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+
+    [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(echo))
+    assert s.counts == {"ok": 2, "truncated": 0, "failed": 2}
+    rows = [json.loads(line) for line in (project.root / s.folder / "outputs.jsonl").read_text().splitlines()]
+    assert {r["text"] for r in rows if r["status"] == "ok"} == {"red; you sent Basic [redacted]"}
+    assert {r["error"] for r in rows if r["status"] == "failed"} == {"HTTP 400: user alice: password [redacted] "
+                                                                     "expired"}
+    site = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(project.root / "site")])
+    assert site.exit_code == 0, site.output
+    for path in (p for p in project.root.rglob("*") if p.is_file() and p.name != "benchcard.yaml"):
+        assert password.encode() not in path.read_bytes() and token.encode() not in path.read_bytes(), path
+    assert password not in caplog.text and token not in caplog.text
+
+
 # --------------------------------------------------------------------------- every writer, every credential
 
 SECRETS = {"RUN_PASS": "pw-RUN-SENTINEL-41c7", "JUDGE_PASS": "pw-JUDGE-SENTINEL-92d8",

@@ -70,3 +70,14 @@ def test_a_config_holds_the_password_apart_from_every_url_it_gives() -> None:
     assert cfg.base_url == "http://127.0.0.1:9/v1" and cfg.credentials == ("alice", PASSWORD)
     assert PASSWORD not in repr(cfg) and PASSWORD not in str(cfg.__dict__.get("base_url"))
     assert basic_auth(cfg.credentials) == "Basic YWxpY2U6cHctOWY4ZTdkNmM1YjRh"
+
+
+def test_what_of_a_urls_credentials_is_kept_out_of_replies() -> None:
+    """The password and the Basic token that carries it (what a server echoing the headers sends back); a URL
+    with a user and no password has nothing to hide."""
+    from benchcard._util.urls import credentials, secrets_of
+
+    assert secrets_of(credentials(f"http://alice:{PASSWORD}@127.0.0.1:9/v1")) == (
+        PASSWORD, "YWxpY2U6cHctOWY4ZTdkNmM1YjRh")
+    assert secrets_of(credentials("http://alice@127.0.0.1:9/v1")) == ()
+    assert secrets_of(None) == ()

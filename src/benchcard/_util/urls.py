@@ -68,3 +68,13 @@ def basic_auth(creds: tuple[str, str] | None) -> str | None:
         return None
     token = base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode("ascii")
     return f"Basic {token}"
+
+
+def secrets_of(creds: tuple[str, str] | None) -> tuple[str, ...]:
+    """What of a URL's credentials must never be stored, kept out of a reply like a key: the password, and the
+    `Basic` token that carries it (a server echoing the request's headers sends that back)."""
+    if creds is None or not creds[1]:
+        return ()
+    header = basic_auth(creds)
+    assert header is not None
+    return creds[1], header.removeprefix("Basic ")

@@ -138,6 +138,7 @@ class Session:
     limiter: RateLimiter
     progress: Progress
     secret_env: str | None
+    hidden: tuple[str, ...] = ()  # beside the key: a base URL's password and its Basic token (`urls.secrets_of`)
     workers: int = 1
     rng: random.Random = field(default_factory=random.Random)
     fatal: str | None = None
@@ -268,8 +269,16 @@ def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> 
         s.stop_advice = "Fix the cause (the card's request, the model or the account), then"
 
 
+def _secrets(s: Session) -> list[str]:
+    """Every secret of the session's calls, read now: the key from the environment, and the URL's password."""
+    key = os.environ.get(s.secret_env) if s.secret_env else None
+    return [secret for secret in (key, *s.hidden) if secret]
+
+
 def _scrub(s: Session, text: str) -> str:
-    return redact(text, os.environ.get(s.secret_env) if s.secret_env else None)
+    for secret in _secrets(s):
+        text = text.replace(secret, "[redacted]")
+    return redact(text, None)
 
 
 def _elapsed(started: float) -> float:
@@ -277,7 +286,9 @@ def _elapsed(started: float) -> float:
 
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
-    text = without_secret(c.text, os.environ.get(s.secret_env) if s.secret_env else None)
+    text = c.text
+    for secret in _secrets(s):
+        text = without_secret(text, secret)
     return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=c.finish_reason,
                      usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
                      attempts=attempts, error=_scrub(s, c.error) if c.error else None,

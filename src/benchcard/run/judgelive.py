@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchcard._util.urls import secrets_of
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
 from benchcard.card.model import Card
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
@@ -129,7 +130,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
     # call_cell reads no store; the session's is the project's results folder, never written here
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
-                      progress=NullProgress(), secret_env=cfg.api_key_env)
+                      progress=NullProgress(), secret_env=cfg.api_key_env,
+                      hidden=secrets_of(cfg.credentials))
     out: list[LiveExample] = []
     try:
         for i, example in enumerate(card.examples):

@@ -34,6 +34,7 @@ import msgspec
 
 from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
+from benchcard._util.urls import secrets_of
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project, ProjectConfig
@@ -152,7 +153,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
                           limiter=RateLimiter(options.rpm or cfg.requests_per_minute), progress=progress,
-                          secret_env=cfg.api_key_env, workers=workers)
+                          secret_env=cfg.api_key_env, hidden=secrets_of(cfg.credentials), workers=workers)
         with jstore.open_outputs() as writer:
             done = jstore.done_cells()
             if len(done) < total:

@@ -23,7 +23,7 @@ import msgspec
 
 from benchcard._util.hashing import file_digest
 from benchcard._util.names import name_clash, shown
-from benchcard._util.urls import strip_credentials
+from benchcard._util.urls import secrets_of, strip_credentials
 from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
@@ -406,7 +406,7 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
     store, manifest = opened.store, opened.manifest
     session = Session(store=store, provider=provider, model=opened.model, prices=s.config.prices, options=o,
                       limiter=RateLimiter(rpm), progress=RichProgress(s.stream) if o.progress else NullProgress(),
-                      secret_env=t.cfg.api_key_env, workers=workers,
+                      secret_env=t.cfg.api_key_env, hidden=secrets_of(t.cfg.credentials), workers=workers,
                       variants=len(s.card.variant_names()), fixtures=len(s.card.fixture_ids()))
     if manifest.finished_at is None:
         came = await _call_cells(s, t, opened, session, batch, workers < asked)
