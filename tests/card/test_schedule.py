@@ -12,7 +12,7 @@ import pytest
 from benchcard.card.model import Sequential
 from benchcard.card.schedule import card_design, current_rules, design, recorded_rules, run_design, schedule_record
 from benchcard.errors import RunError
-from benchcard.records.rows import LEGACY_GRID, Grid, Look, Manifest, Rules, Schedule, decode_manifest
+from benchcard.records.rows import LEGACY_GRID, IntegrationGrid, Look, Manifest, Rules, Schedule, decode_manifest
 from benchcard.stats import sequential as seq
 
 from ..helpers_sequential import sequential_ab
@@ -45,7 +45,7 @@ def test_an_older_schedule_without_its_rule_parameters_reads_as_the_benchcard_th
 
 
 def test_recorded_rule_parameters_are_the_ones_computed_with() -> None:
-    rules = Rules(futility_level=0.1, decide_from=1, grid=Grid(points=401, sds=8.0, cap=10.0),
+    rules = Rules(futility_level=0.1, decide_from=1, grid=IntegrationGrid(points=401, sds=8.0, cap=10.0),
                   default_spending="pocock")
     schedule = Schedule(looks=[2, 4], cells=[10, 20], spending="pocock", futility=True, alpha=0.05,
                         futility_level=0.1, decide_from=1, grid=rules.grid)

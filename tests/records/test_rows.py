@@ -14,7 +14,7 @@ from benchcard.errors import RunError
 from benchcard.records.rows import (
     Closed,
     Counts,
-    Grid,
+    IntegrationGrid,
     JudgePlan,
     Look,
     Manifest,
@@ -162,7 +162,7 @@ def test_an_older_schedule_without_its_rule_parameters_reads_and_writes_back_unc
 
 def test_rule_parameters_say_the_first_that_differs() -> None:
 
-    rules = Rules(futility_level=0.1, decide_from=1, grid=Grid(points=401, sds=8.0, cap=10.0))
-    today = Rules(futility_level=0.035, decide_from=3, grid=Grid(points=801, sds=9.0, cap=12.0))
+    rules = Rules(futility_level=0.1, decide_from=1, grid=IntegrationGrid(points=401, sds=8.0, cap=10.0))
+    today = Rules(futility_level=0.035, decide_from=3, grid=IntegrationGrid(points=801, sds=9.0, cap=12.0))
     assert today.changed(rules) == "futility level 0.035, this benchcard uses 0.1"
     assert today.changed(today) is None

@@ -23,7 +23,7 @@ from benchcard.records.rows import (
     LEGACY_FUTILITY_LEVELS,
     LEGACY_GRID,
     LEGACY_SPENDING,
-    Grid,
+    IntegrationGrid,
     Look,
     Manifest,
     Rules,
@@ -44,8 +44,8 @@ def current_rules(futility: bool, spending: str | None = None) -> Rules:
     default, gamma = DEFAULT_SPENDING
     level = seq.FUTILITY_BETAS[spending or default]
     return Rules(futility_level=level if futility else UNSET, decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
-                 grid=Grid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP), default_spending=default,
-                 default_gamma=UNSET if gamma is None else gamma)
+                 grid=IntegrationGrid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP),
+                 default_spending=default, default_gamma=UNSET if gamma is None else gamma)
 
 
 def card_rules(sequential: Sequential, is_ab: bool) -> Rules:

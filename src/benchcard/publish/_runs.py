@@ -324,7 +324,7 @@ def _read_table(path: Path) -> Any:
     return df
 
 
-def read_ledger(project: Project) -> tuple[list[LedgerRow], str | None]:
+def ledger_rows(project: Project) -> tuple[list[LedgerRow], str | None]:
     """Every ledger row in order, and the chain check's complaint (None when the chain verifies).
 
     A broken chain does not stop the build: the page shows the rows and says plainly that they fail

@@ -39,7 +39,7 @@ from benchcard.publish._matrix import matrix_context, view_index_context
 from benchcard.publish._probe import probe_context
 from benchcard.publish._render import environment, json_ld, write_page
 from benchcard.publish._runcard import ab_context
-from benchcard.publish._runs import Run, published_runs, read_ledger, read_runs
+from benchcard.publish._runs import Run, ledger_rows, published_runs, read_runs
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfile import VerdictFile
 from benchcard.verdict.integrity import evidence_problems, verdict_matches
@@ -119,7 +119,7 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
     side-by-side page and its script (`_matrix.py`); the published site carries no script.
     """
     cards = load_cards(project)
-    ledger, chain_problem = read_ledger(project)
+    ledger, chain_problem = ledger_rows(project)
     config = project.config()
     skipped: list[str] = []
     runs = read_runs(project, skipped)

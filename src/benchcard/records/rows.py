@@ -256,7 +256,7 @@ class JudgeStretch(msgspec.Struct, frozen=True, kw_only=True):
                              f"(sealed/judge-requests-<look>.jsonl), got {self.file!r}")
 
 
-class Grid(msgspec.Struct, frozen=True, kw_only=True):
+class IntegrationGrid(msgspec.Struct, frozen=True, kw_only=True):
     """The integration grid a sequential rule's boundaries are computed on (`stats.sequential`: points per look,
     standard deviations below 0, the largest boundary z)."""
 
@@ -274,7 +274,7 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
 
     futility_level: float | UnsetType = UNSET
     decide_from: int
-    grid: Grid
+    grid: IntegrationGrid
     # the spending of a card that names none, and its γ (hsd); absent from seals written before 2026-12-06, when
     # it was obrien-fleming (`LEGACY_SPENDING`)
     default_spending: str | UnsetType = UNSET
@@ -305,7 +305,7 @@ def _spending_text(spending: str, gamma: float | None) -> str:
     return spending if gamma is None else f"{spending} (γ = {gamma:g})"
 
 
-def _grid_text(grid: Grid) -> str:
+def _grid_text(grid: IntegrationGrid) -> str:
     return f"{grid.points} points over {grid.sds:g} sd, z at most {grid.cap:g}"
 
 
@@ -319,7 +319,7 @@ def _text(value: object) -> str:
 LEGACY_DECIDE_FROM = 3
 #: The spending of a card that names none, in every benchcard before 2026-12-06 (seals without `default_spending`).
 LEGACY_SPENDING = "obrien-fleming"
-LEGACY_GRID = Grid(points=801, sds=9.0, cap=12.0)
+LEGACY_GRID = IntegrationGrid(points=801, sds=9.0, cap=12.0)
 LEGACY_FUTILITY_LEVELS: tuple[tuple[float, str], ...] = ((0.025, "2026-12-05T07:48:18Z"), (0.035, "9999"))
 
 
@@ -338,7 +338,7 @@ class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     gamma: float | UnsetType = UNSET  # Hwang–Shih–DeCani's γ (`spending: hsd` only)
     futility_level: float | UnsetType = UNSET  # the futility test's total level (an ab card with futility)
     decide_from: int | UnsetType = UNSET  # no α is spent at a look before this many repetitions, but the last
-    grid: Grid | UnsetType = UNSET
+    grid: IntegrationGrid | UnsetType = UNSET
 
     @property
     def spending_text(self) -> str:
