@@ -52,7 +52,7 @@ def test_a_judged_run_has_one_unblinded_row_per_cell(project: Project) -> None:
     assert set(frame["model"]) == {"test/model-1"} and frame["status"].value_counts()["ok"] == 34
 
 
-def test_an_unjudged_run_is_read_blind(project: Project) -> None:
+def test_an_unjudged_run_is_read_blind(project: Project, tmp_path: Path) -> None:
     run_dir = make_run(project, the_card(project), ab_metrics())
     frame = benchcard.read_run(run_dir)
     assert frame.attrs["blinded"] is True
@@ -64,6 +64,11 @@ def test_an_unjudged_run_is_read_blind(project: Project) -> None:
             "tokens, cost, latency, attempts)") in export.stdout
     assert frame.attrs["withheld"] == ["variant", "repetition", "input_tokens", "cost", "latency_ms", "attempts"]
     assert not set(frame.attrs["withheld"]) & set(frame.columns)
+    as_json = bc(project, "export", run_dir.name, "--out", str(tmp_path / "cells.csv"), "--json")  # for a script
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout) == {"path": str(tmp_path / "cells.csv"), "format": "csv", "rows": 36,
+                                          "blinded": True, "scratch": False}
+    assert len(pd.read_csv(tmp_path / "cells.csv")) == 36
 
 
 def test_a_run_id_or_card_id_is_found_in_the_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,9 +104,11 @@ def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) ->
 @click.argument("run_name", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="File (default <card>-v<N>-<run>.<fmt>); kept.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.pass_context
-def export(ctx: click.Context, run_name: str, fmt: str, out: str | None) -> None:
+def export(ctx: click.Context, run_name: str, fmt: str, out: str | None, as_json: bool) -> None:
     """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
     from benchcard.verdict.frames import export_run
 
-    say([export_run(project_of(ctx), run_name, fmt, Path(out) if out else None).line])
+    done = export_run(project_of(ctx), run_name, fmt, Path(out) if out else None)
+    report((done.to_json(), [done.line]), as_json)

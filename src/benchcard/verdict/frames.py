@@ -160,6 +160,11 @@ class Export:
         trial = " · a scratch run: a trial, never a result (column scratch)" if self.scratch else ""
         return f"wrote {self.rows} cells → {self.path}{blind}{trial}"
 
+    def to_json(self) -> dict[str, Any]:
+        """What `benchcard export --json` prints: the file written (the default name included), for a script."""
+        return {"path": str(self.path), "format": self.format, "rows": self.rows, "blinded": self.blinded,
+                "scratch": self.scratch}
+
 
 def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
     """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only). A CSV
