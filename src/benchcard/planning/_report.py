@@ -15,6 +15,7 @@ from benchcard.planning.result import (
     Plan,
     SequentialPlan,
 )
+from benchcard.run.judging import judge_plan_lines
 
 
 def _f(x: float | None, digits: int = 3) -> str:
@@ -76,8 +77,6 @@ def _set(x: float | UnsetType | None) -> float | None:
 
 def plan_lines(p: Plan) -> list[str]:
     """The plan as the terminal shows it."""
-    from benchcard.run.judging import judge_plan_lines
-
     lines = [f"{p.card} v{p.version} ({p.kind}) · {p.rig}"]
     shape = (f"{p.variants} variants × {p.fixtures} fixtures × {p.repetitions} repetitions"
              if p.kind == "ab" else f"{p.repetitions} repetitions")

@@ -18,27 +18,31 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from benchcard.card.design import plain_min_effect, plain_rule
+from benchcard.card.design import cannot_win, plain_min_effect, plain_rule, truncation_warnings
 from benchcard.card.model import Card, Clause
 from benchcard.card.schedule import card_design
+from benchcard.card.seal import sequential_rules
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
+from benchcard.planning._looks import sequential_plan
+from benchcard.planning._report import plan_lines
 from benchcard.planning.power import POWER, Assumptions
 from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, Price, SequentialPlan, strict_plan
 from benchcard.project import Project
+from benchcard.records.cardruns import find_run
+from benchcard.records.rows import Manifest
+from benchcard.run import grid
+from benchcard.run.judging import judge_estimate
 from benchcard.stats import paired as stats
 from benchcard.stats import simulate
 from benchcard.stats.sequential import Schedule
 from benchcard.stats.simulate import Model
-
-if TYPE_CHECKING:
-    from benchcard.records.rows import Manifest
-    from benchcard.verdict.runfolder import RunData
+from benchcard.verdict.runfolder import RunData, read_manifest, read_run_data
 
 METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the verdict's own rule, from a model of "
           "the pilot's scores")
@@ -54,10 +58,6 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
                         "declared assumptions, not both")
     size = powerplan.design(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
-    from benchcard.card.design import cannot_win, truncation_warnings
-    from benchcard.card.seal import sequential_rules
-    from benchcard.run import grid as grid
-    from benchcard.run.judging import judge_estimate
     prices = project.config().prices
     est = grid.estimate(card, card.rig.model, prices)
     price = prices.get(card.rig.model)
@@ -104,8 +104,6 @@ def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tupl
                 calls: int, max_cost: float | None, expected_cost: float | None) -> SequentialPlan:
     """A sequential card's expected calls and cost, from the first clause's model and 80% gap (`first`: None
     when the plan has neither a pilot nor assumptions, or the first clause is not a gap to detect)."""
-    from benchcard.planning._looks import sequential_plan
-
     win = card.win
     notes: list[str] = []
     variants = len([v for v in card.variant_names() if v != card.baseline])
@@ -164,9 +162,6 @@ def _gap(entry: ClausePlan) -> float:
 
 def _pilot(project: Project, card: Card, pilot: str | Path,
            size: tuple[int, int]) -> tuple[PilotPlan, tuple[Model, float] | None]:
-    from benchcard.records.cardruns import find_run
-    from benchcard.verdict.runfolder import read_manifest, read_run_data
-
     run_dir = find_run(project, pilot)
     manifest = read_manifest(run_dir)
     if manifest.card != card.id:
@@ -284,7 +279,5 @@ def plan_report(project: Project, card: Card, pilot: str | Path | None = None, a
                 fixtures: int | None = None, repetitions: int | None = None,
                 design: Schedule | None = None) -> tuple[dict[str, Any], list[str]]:
     """The plan as `--json` prints it and as the lines `benchcard plan` prints."""
-    from benchcard.planning._report import plan_lines
-
     result = plan(project, card, pilot, assumed, fixtures, repetitions, design)
     return result.fields(), plan_lines(result)
