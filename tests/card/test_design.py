@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchcard.card.design import fewest_fixtures
@@ -264,3 +265,31 @@ def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_pa
     fine = sequential_probe(tmp_path / "fine", repetitions=40, block="sequential: {looks: [20, 40]}\n"
                                                                      "gate: {min_score: 0.5}\n")
     assert "can never stop the run" not in bc(fine.root, "check", "one-word-sentiment").output
+
+
+def test_a_large_sequential_design_is_judged_on_its_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sequential card over many fixtures (a data file of thousands of rows): its looks are judged first on
+    `BOUND_FIXTURES` of them, as the fixed design is, instead of simulating 2,000 runs of every fixture (the
+    fixed design's cut alone left `check` drawing the whole design at each look)."""
+    from benchcard.stats import _tablecache, reach
+
+    drawn: list[int] = []
+    real = reach._baseline_runs
+
+    def spy(fixtures: int, repetitions: int) -> np.ndarray:
+        drawn.append(fixtures)
+        return real(fixtures, repetitions)
+
+    monkeypatch.setattr(reach, "_baseline_runs", spy)
+    monkeypatch.setenv(_tablecache.ENV, "")  # every table drawn here, and seen
+    for cached in (reach._evidence, reach._crossed, reach.best_power, reach.sequential_power):
+        cached.cache_clear()
+    try:
+        project = make_ab_project(tmp_path, POCOCK.replace("pocock", "obrien-fleming"),
+                                  n_fixtures=reach.BOUND_FIXTURES + 40)
+        code, out, _ = _run(project, "check", "tiny-ab")
+        assert code == 0 and "warning" not in out, out
+        assert drawn and max(drawn) <= reach.BOUND_FIXTURES
+    finally:
+        for cached in (reach._evidence, reach._crossed, reach.best_power, reach.sequential_power):
+            cached.cache_clear()

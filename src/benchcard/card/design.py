@@ -300,9 +300,9 @@ def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rul
         return None
     plan = card_design(seq, win.alpha, seq.futility, rules)
     args = (n, plan, min_effect_or_margin(card), v, effect)
-    power = reach.sequential_power(*args)
-    if power >= reach.RELIABLE:
+    if reach.sequential_reliable(*args):
         return None
+    power = reach.sequential_power(*args)
     at = f" at Holm's α/{v} = {win.alpha / v:.3g}" if v > 1 else f" at α = {win.alpha:g}"
     spends = spending_text(plan.spending, plan.gamma if plan.spending == "hsd" else None)
     return (f"{n} fixtures with looks after repetitions {', '.join(map(str, seq.looks))} ({spends} "
