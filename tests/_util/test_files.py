@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import benchcard
-from benchcard._util.files import AtomicFile, move_into_place, synced_file, write_atomic
+from benchcard._util.files import AtomicFile, is_work_file, move_into_place, synced_file, write_atomic
+
+from ..helpers_run import killed_at
+from ..helpers_verdict import cli_run, make_project, strong_run
 
 
 def test_write_atomic_replaces_the_whole_file_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -33,9 +39,9 @@ def test_a_stream_is_invisible_until_committed(tmp_path: Path) -> None:
     target = tmp_path / "chunk-000.jsonl"
     fh = AtomicFile(target, suffix=".part")
     fh.write(b"a\n")
-    assert not target.exists() and (tmp_path / "chunk-000.jsonl.part").is_file()
+    assert not target.exists() and fh.tmp.is_file() and fh.tmp.name.startswith(".chunk-000.jsonl.")
     fh.commit()
-    assert target.read_bytes() == b"a\n" and not (tmp_path / "chunk-000.jsonl.part").exists()
+    assert target.read_bytes() == b"a\n" and list(tmp_path.iterdir()) == [target]
 
 
 def test_no_overwrite_keeps_the_first_file_and_says_so(tmp_path: Path) -> None:
@@ -82,3 +88,49 @@ def test_no_overwrite_works_where_hard_links_do_not(tmp_path: Path, monkeypatch:
         write_atomic(target, b"second\n", overwrite=False)
     assert target.read_bytes() == b"first\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet-human.jsonl"]
+
+
+# --------------------------------------------------------------------------- a writer killed at its worst moment
+
+def _work_files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if is_work_file(p.name))
+
+
+def test_a_verdict_killed_before_its_table_is_moved_in_leaves_no_litter_and_runs_again(tmp_path: Path) -> None:
+    """The verdict's table is written before the ledger row and moved in after it: killed in between, the run
+    folder shows nothing new (once, `table.csv.tmp` was left in sight), and the verdict given again is whole."""
+    project = make_project(tmp_path / "p")
+    run_dir = strong_run(project)
+    before = sorted(p.name for p in run_dir.iterdir())
+    assert killed_at("benchcard.records.ledger:append:", "-C", str(project.root), "verdict", run_dir.name) == -9
+    assert sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")) == before
+    again = cli_run(project, "verdict", run_dir.name)
+    assert again.exit_code == 0, again.output
+    assert (run_dir / "table.csv").is_file() and (run_dir / "verdict.json").is_file() and _work_files(run_dir) == []
+
+
+def test_a_blind_sheet_killed_before_its_mapping_is_linked_in_does_not_block_the_verdict(tmp_path: Path) -> None:
+    """A kill at the rename of the sheet's mapping under sealed/ once left `sealed/sheet-human.jsonl.tmp`, which
+    the next verdict took for a file added to the sealed plan and refused."""
+    project = make_project(tmp_path / "p")
+    run_dir = strong_run(project)
+    code = killed_at("os:link:sheet-human.jsonl", "-C", str(project.root), "blind-sheet", run_dir.name, "--out",
+                   str(tmp_path / "sheet.csv"))
+    assert code == -9 and not (run_dir / "sealed" / "sheet-human.jsonl").exists()
+    verdict = cli_run(project, "verdict", run_dir.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert sorted(p.name for p in (run_dir / "sealed").iterdir() if not p.name.startswith(".")) == [
+        "assignment.jsonl", "requests.jsonl"]
+
+
+def test_the_next_write_removes_what_a_killed_writer_left_and_never_a_live_ones(tmp_path: Path) -> None:
+    target = tmp_path / "table.csv"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    left = [tmp_path / f".table.csv.{int(dead.stdout)}-0badcafe.tmp", tmp_path / "table.csv.tmp"]
+    live = tmp_path / f".table.csv.{os.getppid()}-00c0ffee.tmp"  # a writer still at work (this test's parent)
+    other = tmp_path / f".verdict.json.{int(dead.stdout)}-0badcafe.tmp"  # another file's: not this write's to remove
+    for path in [*left, live, other]:
+        path.write_bytes(b"half")
+    write_atomic(target, "fixture,variant\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, live.name, other.name])

@@ -15,6 +15,7 @@ from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
 from ..helpers_project import copy_project, published_project
+from ..helpers_run import killed_at
 from ..helpers_site import (
     _Page,
 )
@@ -112,3 +113,17 @@ def test_a_failed_build_leaves_the_last_good_site(tmp_path: Path, monkeypatch: p
     after = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
     assert after == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left behind
+
+
+def test_a_build_killed_before_its_swap_leaves_a_hidden_folder_the_next_build_removes(tmp_path: Path) -> None:
+    """SIGKILLed with every page written but not yet swapped in: the last good site stands, the staging folder is
+    hidden, and the next build (its process gone) removes it rather than leave one behind at every kill."""
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    web = tmp_path / "web"
+    site = ["-C", str(tmp_path / "proj"), "site", "--out", str(web)]
+    assert CliRunner().invoke(cli, site).exit_code == 0
+    assert killed_at("benchcard.publish.build:_swap_in:", *site) == -9
+    assert sorted(p.name.split("-")[0] for p in tmp_path.iterdir()) == [".web.building", "proj", "web"]
+    assert (web / "index.html").is_file()
+    assert CliRunner().invoke(cli, site).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proj", "web"]

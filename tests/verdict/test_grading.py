@@ -285,7 +285,8 @@ def test_the_mapping_is_compact_and_an_old_spaced_mapping_still_grades(project: 
     lines = mapping.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 36 and all(line.startswith('{"row":') and ": " not in line and ", " not in line
                                     for line in lines)
-    assert not (run_dir / "sealed" / "sheet-human.jsonl.tmp").exists()
+    assert sorted(p.name for p in (run_dir / "sealed").iterdir()) == ["assignment.jsonl", "requests.jsonl",
+                                                                      "sheet-human.jsonl"]  # no temporary left
     # a run exported before: the mapping in the old dialect, with spaces
     old = "".join(json.dumps(json.loads(line), ensure_ascii=False) + "\n" for line in lines)
     assert '"row": 1, "cell": ' in old

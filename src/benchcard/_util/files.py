@@ -3,14 +3,17 @@
 The one implementation for every file benchcard writes whole (manifest, seal, sealed plan, scores, chunks,
 verdict.json, table.csv, sheet mappings, site files): written to a temporary sibling, synced, renamed over the
 target, and the folder synced, so a kill or a power cut at any instant leaves either the old file or the new
-one. `write_atomic` takes the bytes at once, `AtomicFile` streams them, and `synced_file` + `move_into_place`
-split the two halves for a file whose digest is recorded before it is moved into place.
+one. The temporary is hidden and named for its process; one a killed process left is removed by the next write
+of the same file, and no reader takes a work file (`is_work_file`) for content. `write_atomic` takes the bytes
+at once, `AtomicFile` streams them, and `synced_file` + `move_into_place` split the two halves for a file whose
+digest is recorded before it is moved into place.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -28,8 +31,50 @@ def fsync_dir(folder: Path) -> None:
 
 
 def tmp_sibling(path: Path, suffix: str = ".tmp") -> Path:
-    """Where `path` is written before it is moved into place: beside it, named `<name>.tmp`."""
-    return path.with_name(path.name + suffix)
+    """Where `path` is written before it is moved into place: beside it, hidden and named for this process
+    (`.<name>.<pid>-<hex>.tmp`), so that a kill leaves no litter in a listing and no name another writer of
+    `path` would take; what a killed writer left is removed by the next write of `path` (`sweep_stale`)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
+
+
+def is_work_file(name: str) -> bool:
+    """A file being written, or left by a writer killed before its rename: never content to read or digest."""
+    return name.endswith((".tmp", ".part"))
+
+
+def sweep_stale(path: Path, suffix: str = ".tmp") -> None:
+    """Remove what killed writers of `path` left beside it: their temporaries (`tmp_sibling`) whose process is
+    gone, and `<name>.tmp`, the fixed name versions before 2026-12-06 used. A live writer's is left alone."""
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        for entry in entries:
+            if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
+                continue
+            pid, _, token = entry.name[len(prefix):-len(suffix)].partition("-")
+            if pid.isdigit() and len(token) == 8 and not alive(int(pid)):
+                Path(entry.path).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process of this id runs (off POSIX, always assumed: nothing is removed there)."""
+    if os.name != "posix" or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def fresh_tmp(path: Path, suffix: str = ".tmp") -> Path:
+    """A new temporary for `path` (`tmp_sibling`), after removing what killed writers of it left."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(path, suffix)
+    return tmp_sibling(path, suffix)
 
 
 @contextlib.contextmanager
@@ -76,10 +121,9 @@ class AtomicFile:
 
     def __init__(self, path: Path, overwrite: bool = True, suffix: str = ".tmp") -> None:
         self.path = path
-        self.tmp = tmp_sibling(path, suffix)
+        self.tmp = fresh_tmp(path, suffix)
         self._overwrite = overwrite
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: BinaryIO | None = open(self.tmp, "wb")  # noqa: SIM115 (closed by commit or abort)
+        self._fh: BinaryIO | None = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or abort)
 
     def write(self, data: bytes) -> int:
         """Append bytes to the temporary file."""

@@ -10,12 +10,11 @@ not written through either.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from benchcard._util.files import move_into_place
+from benchcard._util.files import fresh_tmp, move_into_place
 from benchcard.errors import BenchcardError
 
 
@@ -43,7 +42,7 @@ def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, sh
     path.parent.mkdir(parents=True, exist_ok=True)
     # written whole or not at all (a kill leaves no half file to refuse later): an exclusive temporary sibling
     # of a name no user file has, synced, then moved into place without overwriting
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp = fresh_tmp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:

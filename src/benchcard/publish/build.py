@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.files import alive
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
@@ -92,19 +93,31 @@ def _check_out(project: Project, out_dir: Path) -> Path:
 
 
 def _staging(out: Path) -> Path:
-    """A new, empty folder beside `out` (same file system, so the final swap is a rename)."""
+    """A new, empty folder beside `out` (same file system, so the final swap is a rename), named for this process;
+    what a build killed before its swap left there is removed first."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    _sweep_builds(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-{os.getpid()}-", dir=out.parent))
     (staging / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
                                   encoding="utf-8")
     return staging
+
+
+def _sweep_builds(out: Path) -> None:
+    """Remove the staging and old folders of builds of `out` whose process is gone (a build killed mid-way)."""
+    for kind in ("building", "old"):
+        prefix = f".{out.name}.{kind}-"
+        for found in out.parent.iterdir():
+            pid = found.name[len(prefix):].partition("-")[0] if found.name.startswith(prefix) else ""
+            if pid.isdigit() and found.is_dir() and not found.is_symlink() and not alive(int(pid)):
+                shutil.rmtree(found, ignore_errors=True)
 
 
 def _swap_in(staging: Path, out: Path) -> None:
     """Put the finished build at `out`; the last good site is removed only once the new one is in place."""
     old = None
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
         os.replace(out, old / "site")
     os.replace(staging, out)
     if old is not None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.files import is_work_file
 from benchcard._util.hashing import digest, file_digest
 from benchcard.records.rows import SEALED
 
@@ -65,17 +66,17 @@ def _left_beside(folder: Path, name: str) -> bool:
 
 
 def sealed_files(folder: Path) -> dict[str, str]:
-    """Every entry under `<run>/sealed/` (but blind sheets' mappings) by its path relative to the run folder,
-    with its digest; an entry that is not a regular file (a link, a pipe) is listed as such, so it can never
-    pass for sealed content."""
+    """Every entry under `<run>/sealed/` (but blind sheets' mappings and the work files of writers killed before
+    their rename) by its path relative to the run folder, with its digest; an entry that is not a regular file (a
+    link, a pipe) is listed as such, so it can never pass for sealed content."""
     found: dict[str, str] = {}
     base = folder / SEALED
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         for name in sorted(filenames) + sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))):
             path = Path(dirpath) / name
             rel = path.relative_to(folder).as_posix()
-            if SHEET_MAPPING.fullmatch(rel) and not path.is_symlink() and path.is_file():
-                continue
+            if (SHEET_MAPPING.fullmatch(rel) or is_work_file(name)) and not path.is_symlink() and path.is_file():
+                continue  # a blind sheet's mapping, or what a writer killed before its rename left
             if path.is_symlink() or not path.is_file():
                 found[rel] = "not a regular file"
             else:

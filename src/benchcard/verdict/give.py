@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from benchcard._util.files import move_into_place, write_atomic
+from benchcard._util.files import fresh_tmp, move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import card_of_run, check_seal_root
 from benchcard.card.model import Card
@@ -182,7 +182,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
     clock = _Clock(timings)
     run_dir = Path(run_dir).resolve()
     manifest = read_manifest(run_dir)
-    table_tmp = run_dir / (TABLE_FILE + ".tmp")
+    table_tmp = fresh_tmp(run_dir / TABLE_FILE)  # hidden; one a killed verdict left is removed here
     table_job: Future[None] | None = None
     with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io, \
             ThreadPoolExecutor(max_workers=1) as tables:

@@ -234,10 +234,11 @@ class BatchRun:
             return
 
     def claim(self, c: Chunk, chunks: list[Chunk]) -> Claim:
-        taken = {b for other in chunks if (b := other.batch)}
+        taken = {b for other in chunks if (b := other.batch)}  # the scratch below: a work file, hidden, never evidence
         return Claim(run=self.s.store.run_id, digest=c.digest, cells=c.cells,
                      ids=frozenset(chunk_ids(self.folder / c.file)), since=c.creating_at or "", file_id=c.file_id,
-                     passed=frozenset(taken | c.foreign), scratch=self.folder / f"{FOLDER}/chunk-{c.chunk:03d}.seen")
+                     passed=frozenset(taken | c.foreign),
+                     scratch=self.folder / f"{FOLDER}/.chunk-{c.chunk:03d}.seen.tmp")
 
     async def adopt(self, c: Chunk, claim: Claim) -> bool:
         """Look for the batch a killed create may have made: True when the chunk may go on (its batch was found,
