@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from benchcard._util.numfmt import DASH, fixed, interval, level, millis, money, p_equals, p_value, real
+from benchcard._util.numfmt import DASH, dollars, fixed, interval, level, millis, money, p_equals, p_value, real
 
 
 @pytest.mark.parametrize(("x", "signed", "text"), [
@@ -35,4 +35,6 @@ def test_p_values_levels_money_and_milliseconds_in_words() -> None:
     assert (level(0.05), level(0.1), level(0.005), level(2 * 0.05)) == ("95%", "90%", "99.5%", "90%")
     assert (money(0), money(0.004), money(1.234), money(None), money(False)) == ("$0", "$0.0040", "$1.23", "—", "—")
     assert (millis(1234.6), millis(None)) == ("1,235 ms", "—")
+    assert (dollars(0.01234), dollars(1234.5), dollars(0.000012, 5), dollars(None)) == (
+        "$0.0123", "$1,234.5000", "$0.00001", "n/a")  # the terminal's cost: a run's, a judge's, a plan's
     assert real(math.nan) is None and real(False) is None and real(np.float32(0.5)) == 0.5

@@ -69,6 +69,12 @@ def money(x: object, *, missing: str = "—") -> str:
     return f"${value:.4f}" if value < 0.01 else f"${value:.2f}"
 
 
+def dollars(x: object, digits: int = 4, *, missing: str = "n/a") -> str:
+    """A cost on the terminal (a run's, a judge's, a plan's): dollars to `digits` places, thousands grouped."""
+    value = real(x)
+    return missing if value is None else f"${value:,.{digits}f}"
+
+
 def millis(x: object, *, missing: str = "—") -> str:
     """Milliseconds, rounded, with thousands separators."""
     value = real(x)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec import UnsetType
 
-from benchcard._util.numfmt import fixed
+from benchcard._util.numfmt import dollars, fixed
 from benchcard.planning.result import (
     AssumedPlan,
     ClausePlan,
@@ -89,7 +89,7 @@ def plan_lines(p: Plan) -> list[str]:
                      "{input: USD, output: USD}} per million tokens to benchcard.yaml)")
     else:
         pr = p.price
-        lines.append(f"cost            ≤ ${p.max_cost:,.4f}  (input ~${p.input_cost:,.4f}; at ${pr.input:g} / "
+        lines.append(f"cost            ≤ {dollars(p.max_cost)}  (input ~{dollars(p.input_cost)}; at ${pr.input:g} / "
                      f"${pr.output:g} per million input / output tokens, every call using all its max_tokens)")
     lines += judge_plan_lines(p.judge)
     lines += [f"warning: {w}" for w in p.warnings]
@@ -127,16 +127,16 @@ def sequential_lines(s: SequentialPlan) -> list[str]:
 def _cost(ceiling: float | None, expected: float | None) -> str:
     if ceiling is None:
         return ""
-    text = f", cost ≤ ${ceiling:,.4f}"
-    return text + (f" (about ${expected:,.4f} at the pilot's cost per call)" if expected is not None else "")
+    text = f", cost ≤ {dollars(ceiling)}"
+    return text + (f" (about {dollars(expected)} at the pilot's cost per call)" if expected is not None else "")
 
 
 def _pilot_lines(pilot: PilotPlan, repetitions: int) -> list[str]:
     """What the pilot run measured: its cost per call, its notes, and the rule's power fitted to it."""
     lines = [f"pilot {pilot.run}:"]
     if not isinstance(pilot.expected_cost, UnsetType):
-        lines.append(f"  observed ${pilot.observed_cost_per_call:.5f} per call → about "
-                     f"${pilot.expected_cost:,.4f} for this run")
+        lines.append(f"  observed {dollars(pilot.observed_cost_per_call, 5)} per call → about "
+                     f"{dollars(pilot.expected_cost)} for this run")
     for note in pilot.notes:
         lines.append(f"  note: {note}")
     if pilot.clauses:

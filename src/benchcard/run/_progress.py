@@ -7,6 +7,7 @@ import threading
 import time
 from typing import IO, Any, Protocol
 
+from benchcard._util.numfmt import dollars
 from benchcard.records.rows import OutputRow
 
 
@@ -89,7 +90,7 @@ class RichProgress:
             self._plain.done += 1
             return
         self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
-                              cost=f"${self.cost:.4f}" if self.priced else "cost n/a")
+                              cost=dollars(self.cost) if self.priced else "cost n/a")
 
     def update(self, completed: int, label: str) -> None:
         """Cells done as a batch reports them (recorded or answered remotely), and the batch's state."""
@@ -107,7 +108,7 @@ class RichProgress:
             self._progress = None
 
     def status(self, label: str, done: int, total: int, started: float) -> str:
-        cost = f"${self.cost:.4f}" if self.priced else "cost n/a"
+        cost = dollars(self.cost) if self.priced else "cost n/a"
         return (f"{label} {done}/{total} · {self.failed} failed · {self.truncated} truncated · {cost} · "
                 f"{time.monotonic() - started:.0f} s")
 

@@ -34,6 +34,7 @@ import msgspec
 
 from benchcard._util.files import AtomicFile, move_into_place, synced_file
 from benchcard._util.hashing import canonical_json, file_digest, seed_from
+from benchcard._util.numfmt import dollars
 from benchcard._util.urls import secrets_of
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError, RunError
@@ -102,7 +103,7 @@ class JudgeSummary:
 
     def line(self) -> str:
         c = self.counts
-        cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}"
+        cost = "cost unknown" if self.cost is None else dollars(self.cost)
         state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
         if self.unjudged:
             state += (f" · {self.unjudged} output(s) with no readable judgement, left unscored (the verdict counts "
@@ -365,6 +366,6 @@ def judge_plan_lines(judge: JudgeEstimate | None) -> list[str]:
     if judge is None:
         return []
     cost = ("no price configured for the judge's model" if judge.max_cost is None
-            else f"cost ≤ ${judge.max_cost:,.4f}")
+            else f"cost ≤ {dollars(judge.max_cost)}")
     return [f"judge           ≤ {judge.calls:,} calls ({judge.per_output} per ok output) · {judge.rig} · "
             f"input ~{judge.input_tokens:,} tokens · output ≤ {judge.max_output_tokens:,} tokens · {cost}"]

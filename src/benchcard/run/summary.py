@@ -9,6 +9,7 @@ from operator import attrgetter
 from typing import Any
 
 from benchcard._util.lastrow import last_per_cell
+from benchcard._util.numfmt import dollars
 from benchcard.card.model import Rig
 from benchcard.project import Project
 from benchcard.records.rows import STATUSES, Manifest, OutputRow
@@ -53,7 +54,7 @@ class RunSummary:
     def lines(self) -> list[str]:
         """What `benchcard run` prints for this run."""
         c = self.counts
-        cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}" + (
+        cost = "cost unknown" if self.cost is None else dollars(self.cost) + (
             f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
         out = [f"{self.run} · {self.rig} → {self.folder}"]
         if self.looks:
