@@ -275,8 +275,6 @@ NO_LOGIC: dict[str, str] = {
     "benchcard.testing.fakeserver.__main__": "one call into fakeserver._app; tests/testing/fakeserver run it",
     "benchcard._util.version": "the version string",
     "benchcard.testing.cards": "one card template (COLOUR_AB), no code; the runs in tests/run and benchmarks/ use it",
-    "benchcard.run.options": "RunOptions, a frozen dataclass of defaults with no method or check; every run test "
-                             "passes it",
 }
 
 # Every stage is checked, the top level ("") and each subpackage, so a new stage cannot slip past.

@@ -11,6 +11,7 @@ from benchcard.card.load import load_card
 from benchcard.errors import CardError
 from benchcard.project import Project
 
+from ..helpers_cli import exit_and_streams
 from ..helpers_project import AB_CARD, REPO, make_ab_project
 
 
@@ -227,3 +228,24 @@ def test_a_clause_field_its_test_never_reads_is_refused_not_ignored(tmp_path: Pa
     # `rises` with a margin sealed and ran as a plain `rises`: the margin was read by nothing
     message = _error(tmp_path, AB_CARD.replace("{metric: score, test: rises}", clause))
     assert message == f"cards/tiny-ab.yaml:25: field '{field}': {why}"
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("repetitions: 3", "repetitions: 1000000000", "field 'repetitions': 2 variant(s) × 4 fixture(s) × "
+     "1,000,000,000 repetition(s) is 8,000,000,000 calls, more than the 1,000,000 a run may plan (its grid is drawn "
+     "and sealed whole before the first call); expected at most 125,000 repetitions"),
+    ("repetitions: 3", "repetitions: 2000\nsequential: {looks: 1000}", "field 'sequential.looks': expected 2 to 50 "
+     "looks (one per block of repetitions at most, and at most 50), got 1,000"),
+    ("max_tokens: 50", "max_tokens: 100000000000000000000", "field 'params.max_tokens': expected a positive "
+     "integer of at most 1,000,000 (more than any model answers), got 100,000,000,000,000,000,000"),
+])
+def test_a_design_too_large_to_plan_is_one_line_before_anything_is_drawn(tmp_path: Path, field: str, value: str,
+                                                                        says: str) -> None:
+    """A grid of a billion repetitions once sealed (and would hang `run` planning it): `check`, `seal`, `plan` and
+    `run` refuse it in one line naming the file, the field, the calls it would make and the limit."""
+    project = make_ab_project(tmp_path / "proj", AB_CARD.replace(field, value))
+    for command in (["check", "--no-rig"], ["seal", "tiny-ab"], ["plan", "tiny-ab"], ["run", "tiny-ab"]):
+        code, out, err = exit_and_streams(project, *command)
+        assert code == 1 and "cards/tiny-ab.yaml:" in out + err and says in out + err, (command, out, err)
+        assert "Traceback" not in out + err
+

@@ -41,6 +41,15 @@ EFFORTS = (None, "low", "medium", "high")
 TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
 GUARDS = ("not_rises", "not_falls")
 WIN_FIELDS = frozenset({"all", "alpha", "equivalence_margin", "min_effect", "allow_failed", "accept_cannot_win"})
+#: The most calls (variants × fixtures × repetitions) a card may plan: a run's grid is drawn, and its requests
+#: written and sealed, whole before the first call, so a larger one would hang there (10× the largest grid
+#: measured, docs/scale.md).
+MAX_CALLS = 1_000_000
+#: The most looks a sequential card may take: each is a boundary computed over those before it (1,000 looks took
+#: `check` 30 s, docs/cards.md), and no design gains from more.
+MAX_LOOKS = 50
+#: The largest `max_tokens`: more than any model answers; a larger one only inflates `plan`'s ceiling and cost.
+MAX_TOKENS = 1_000_000
 PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "max_tokens": (int,),
     "temperature": (int, float),
@@ -150,9 +159,24 @@ class _Reader:
             for name in sorted(AB_FIELDS - PROBE_FIELDS):
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
+        self.check_size(len(common.get("variants", {})) or 1, len(common.get("fixtures", {})) or 1,
+                        common["repetitions"])
         common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
                                                common.get("gate"))
         return Card(**common)
+
+    def check_size(self, variants: int, fixtures: int, repetitions: int) -> None:
+        """A grid of more than MAX_CALLS calls is one line naming the field that makes it so, before anything
+        draws, writes or simulates it."""
+        calls = variants * fixtures * repetitions
+        if calls <= MAX_CALLS:
+            return
+        grid = f"{variants} variant(s) × {fixtures:,} fixture(s) × {repetitions:,} repetition(s) is {calls:,} calls"
+        limit = f"more than the {MAX_CALLS:,} a run may plan (its grid is drawn and sealed whole before the first call)"
+        if variants * fixtures > MAX_CALLS:
+            raise self.fail(("fixtures",), f"{grid}, {limit}; expected at most {MAX_CALLS // variants:,} fixtures")
+        raise self.fail(("repetitions",), f"{grid}, {limit}; expected at most "
+                                          f"{MAX_CALLS // (variants * fixtures):,} repetitions")
 
     def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
         """The card's id (matching its file name), version and kind."""
@@ -247,9 +271,9 @@ class _Reader:
         if value is None:
             raise self.fail(where, "missing; expected a number of looks (2 or more) or a list of repetition counts")
         if isinstance(value, int) and not isinstance(value, bool):
-            if not 2 <= value <= repetitions:
-                raise self.fail(where, f"expected 2 to {repetitions} looks (one per block of repetitions at "
-                                       f"most), got {value}")
+            if not 2 <= value <= min(repetitions, MAX_LOOKS):
+                raise self.fail(where, f"expected 2 to {min(repetitions, MAX_LOOKS)} looks (one per block of "
+                                       f"repetitions at most, and at most {MAX_LOOKS}), got {value:,}")
             looks = tuple(-(-k * repetitions // value) for k in range(1, value + 1))
         elif isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             looks = tuple(value)
@@ -259,6 +283,9 @@ class _Reader:
                                        f"({repetitions}), got {value}")
         else:
             raise self.fail(where, f"expected a number of looks or a list of repetition counts, got {_show(value)}")
+        if len(looks) > MAX_LOOKS:
+            raise self.fail(where, f"{len(looks):,} looks, more than the {MAX_LOOKS} a card may take (each is a "
+                                   "boundary computed over those before it)")
         if looks[0] < first:
             raise self.fail(where, f"the first look comes after {looks[0]} repetition(s); an ab card's rule needs "
                                    f"{first} to measure its run-to-run spread (fewer looks, or more repetitions)")
@@ -285,8 +312,9 @@ class _Reader:
             if name not in PARAM_TYPES:
                 raise self.fail(("params", name), f"unknown parameter; expected one of {', '.join(PARAM_TYPES)}")
             self.get(params, ("params", name), PARAM_TYPES[name], "a " + PARAM_TYPES[name][0].__name__)
-            if name == "max_tokens" and value < 1:
-                raise self.fail(("params", name), "expected a positive integer")
+            if name == "max_tokens" and not 1 <= value <= MAX_TOKENS:
+                raise self.fail(("params", name), f"expected a positive integer of at most {MAX_TOKENS:,} (more than "
+                                                  f"any model answers), got {value:,}")
             if isinstance(value, float) and not math.isfinite(value):
                 raise self.fail(("params", name), f"expected a finite number, got {value}")
             if name in ("temperature", "top_p") and value < 0:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchcard.errors import RunError
+
 DEFAULT_CONCURRENCY = 8
+#: The most calls in flight: each holds a socket and a worker, and no provider's rate limit lets more through
+#: (a billion once started a billion workers before the first call).
+MAX_CONCURRENCY = 1024
 
 
 @dataclass(frozen=True)
@@ -29,3 +34,8 @@ class RunOptions:
     batch: bool = False  # through the vendor's batch API (run/batch/)
     wait: bool = True  # a batch run polls until its batches end; False: submit, poll once, return
     poll_interval: float = 30.0  # seconds between polls of a batch
+
+    def __post_init__(self) -> None:
+        if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise RunError(f"--concurrency {self.concurrency:,}: expected 1 to {MAX_CONCURRENCY:,} calls in flight "
+                           "(each holds a socket; no provider's rate limit lets more through)")

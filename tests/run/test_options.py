@@ -1,0 +1,27 @@
+"""The options of `benchcard run`: a value no run could start with is one line before anything is planned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchcard.errors import RunError
+from benchcard.run.options import MAX_CONCURRENCY, RunOptions
+
+from ..helpers_cli import exit_and_streams
+from ..helpers_project import make_ab_project
+
+
+def test_a_concurrency_too_large_to_start_is_one_line(tmp_path: Path) -> None:
+    """`--concurrency 1000000000` once started a billion workers before the first call."""
+    project = make_ab_project(tmp_path / "proj")
+    code, out, err = exit_and_streams(project, "run", "tiny-ab", "--concurrency", "1000000000")
+    assert code == 1 and err == ("error: --concurrency 1,000,000,000: expected 1 to 1,024 calls in flight (each "
+                                 "holds a socket; no provider's rate limit lets more through)\n"), (out, err)
+
+
+def test_every_concurrency_up_to_the_limit_is_taken() -> None:
+    assert RunOptions(concurrency=MAX_CONCURRENCY).concurrency == MAX_CONCURRENCY
+    with pytest.raises(RunError, match="--concurrency 0: expected 1 to 1,024"):
+        RunOptions(concurrency=0)
