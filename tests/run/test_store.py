@@ -23,6 +23,9 @@ from benchcard.records.rows import (
     new_run_id,
 )
 from benchcard.run.store import RunStore
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_run import ab_project
 
 
 def row(cell: str, status: Status = "ok", text: str = "red") -> OutputRow:
@@ -159,3 +162,36 @@ def test_a_resume_skips_done_cells_by_their_id(store: RunStore) -> None:
     done = store.done_cells()
     assert done == set(ids[:4])
     assert [a.cell for a, _ in store.iter_plan(skip=done)] == ids[4:]
+
+
+def test_a_full_disk_mid_run_is_one_line_naming_the_file_and_the_resume(tmp_path: Path, server: FakeServer,
+                                                                        key: str) -> None:
+    """A disk that fills while cells are written (here a file-size limit of 100 kB, as the kernel enforces one,
+    on `benchcard run` in its own process): one line naming outputs.jsonl, what the OS said, and the command
+    that continues; the rows written stay, and the resume calls only the rest (the torn row's cell again)."""
+    import resource
+    import subprocess
+    import sys
+
+    server.configure({"default_reply": "red " + "x" * 2000})
+    project = ab_project(tmp_path, server.base_url, fixtures=20, repetitions=5)
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "run", "colour-ab",
+                           "--concurrency", "1"], capture_output=True, text=True, timeout=300, preexec_fn=limited,
+                          check=False)
+    assert done.returncode == 1, done.stderr
+    [folder] = [p for p in project.results_dir.glob("colour-ab/v1/*") if p.is_dir()]
+    kept = (folder / "outputs.jsonl").read_bytes().count(b"\n")
+    assert 0 < kept < 200
+    line = done.stderr.strip().splitlines()[-1]
+    assert line == (f"error: results/colour-ab/v1/{folder.name}/outputs.jsonl: a finished cell could not be "
+                    "written (File too large: the disk is full or a file-size limit was reached); every row "
+                    f"before it is kept. Make room, then: benchcard run colour-ab --resume {folder.name}")
+    resumed = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "run", "colour-ab",
+                              "--resume", folder.name, "--json"], capture_output=True, text=True, timeout=300,
+                             check=True)
+    [s] = json.loads(resumed.stdout)["runs"]
+    assert s["called"] == 200 - kept and s["counts"]["ok"] == 200 and s["finished"]

@@ -22,6 +22,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from pathlib import PurePosixPath
 from types import TracebackType
 from typing import IO, Any
 
@@ -230,15 +231,28 @@ class OutputWriter:
     def append(self, row: OutputRow) -> None:
         if self._fh is None:
             raise RunError("outputs writer is closed")
-        self._fh.write(dumps_line(row))
-        self._fh.flush()
+        try:
+            self._fh.write(dumps_line(row))
+            self._fh.flush()
+        except OSError as exc:
+            raise RunError(self._full(exc)) from None
         self.written += 1
         if self.on_append is not None:
             self.on_append(row)
+
+    def _full(self, exc: OSError) -> str:
+        """A row that could not be written (a full disk, a file-size limit): the file, what the system said, and
+        the command that continues, since every row before it is on disk and the torn one is repaired."""
+        results, card, version, run = self.store.folder.parts[-4:]
+        shown = PurePosixPath(results, card, version, run, self.store.outputs_path.name)
+        return (f"{shown}: a finished cell could not be written ({exc.strerror or exc}: the disk is full or a "
+                f"file-size limit was reached); every row before it is kept. Make room, then: benchcard run {card} "
+                f"--resume {run}")
 
     def close(self) -> None:
         fh, self._fh = self._fh, None
         if fh is not None:
             with contextlib.suppress(OSError):
                 os.fsync(fh.fileno())
-            fh.close()  # closing releases the lock
+            with contextlib.suppress(OSError):  # the bytes a full disk refused: the torn row a resume repairs
+                fh.close()  # closing releases the lock
