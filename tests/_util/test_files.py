@@ -134,3 +134,25 @@ def test_the_next_write_removes_what_a_killed_writer_left_and_never_a_live_ones(
         path.write_bytes(b"half")
     write_atomic(target, "fixture,variant\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, live.name, other.name])
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A write the disk refuses (a file-size limit, as the kernel enforces one, in a child process) is an OSError
+    naming the target, the one line the command line prints, and the temporary sibling is removed: before, the
+    error said only "File too large" and the half-written `.tmp` stayed (a run's `sealed/requests.jsonl.tmp`)."""
+    import resource
+    import subprocess
+    import sys
+
+    target = tmp_path / "sealed" / "requests.jsonl"
+    code = ("import sys; from pathlib import Path; from benchcard._util.files import write_atomic\n"
+            "try:\n    write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
+            "except OSError as exc:\n    print(exc)")
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+
+    done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=limited, check=True)
+    assert done.stdout.strip() == f"[Errno 27] File too large: '{target}'"
+    assert list(target.parent.iterdir()) == []

@@ -128,25 +128,37 @@ class AtomicFile:
     def write(self, data: bytes) -> int:
         """Append bytes to the temporary file."""
         assert self._fh is not None, f"{self.path}: written after commit or abort"
-        return self._fh.write(data)
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            raise self._named(exc) from None
 
     def commit(self) -> None:
         """Sync the temporary file and move it over the target."""
         if self._fh is None:
             return
         fh, self._fh = self._fh, None
-        with fh:
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with fh:
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            self.tmp.unlink(missing_ok=True)
+            raise self._named(exc) from None
         move_into_place(self.tmp, self.path, self._overwrite)
 
     def abort(self) -> None:
         """Close and remove the temporary file; the target is untouched."""
         if self._fh is None:
             return
-        self._fh.close()
-        self._fh = None
+        fh, self._fh = self._fh, None
+        with contextlib.suppress(OSError):  # the bytes a full disk refused, which closing tries to write again
+            fh.close()
         self.tmp.unlink(missing_ok=True)
+
+    def _named(self, exc: OSError) -> OSError:
+        """A write the system refused (a full disk, a file-size limit) says which file: the one line a user sees."""
+        return exc if exc.filename else OSError(exc.errno, exc.strerror, str(self.path))
 
     def __enter__(self) -> AtomicFile:
         return self
