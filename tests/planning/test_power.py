@@ -42,12 +42,12 @@ def test_an_assumption_out_of_range_is_one_line_naming_the_option(kw: dict[str, 
 
 
 def test_the_design_is_the_cards_unless_another_size_is_given() -> None:
-    assert powerplan.design(None, None, 6, 3) == (6, 3)
-    assert powerplan.design(16, 5, 6, 3) == (16, 5)
+    assert powerplan.simulated_size(None, None, 6, 3) == (6, 3)
+    assert powerplan.simulated_size(16, 5, 6, 3) == (16, 5)
     with pytest.raises(PlanError, match="--fixtures: expected at least 2 fixtures"):
-        powerplan.design(1, None, 6, 3)
+        powerplan.simulated_size(1, None, 6, 3)
     with pytest.raises(PlanError, match="--repetitions: expected at least 1 repetition, got 0"):
-        powerplan.design(None, 0, 6, 3)
+        powerplan.simulated_size(None, 0, 6, 3)
 
 
 def test_several_variants_are_planned_at_holms_first_step_and_say_so() -> None:

@@ -57,7 +57,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
     if pilot is not None and assumed is not None:
         raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
                         "declared assumptions, not both")
-    size = powerplan.design(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
+    size = powerplan.simulated_size(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
     prices = project.config().prices
     est = grid.estimate(card, card.rig.model, prices)
     price = prices.get(card.rig.model)

@@ -85,7 +85,8 @@ def assumptions(baseline_rate: float | None = None, fixture_sd: float | None = N
     return Assumptions(baseline_rate, fixture_sd or 0.0, run_sd or 0.0, effect_sd or 0.0, levels or 1)
 
 
-def design(fixtures: int | None, repetitions: int | None, card_fixtures: int, card_repetitions: int) -> tuple[int, int]:
+def simulated_size(fixtures: int | None, repetitions: int | None, card_fixtures: int,
+                   card_repetitions: int) -> tuple[int, int]:
     """The simulated run's size: the card's, or another one being considered."""
     if fixtures is not None and fixtures < 2:
         raise PlanError(f"--fixtures: expected at least 2 fixtures (a paired gap needs two), got {fixtures}")
