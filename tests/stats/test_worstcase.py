@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import special
 
+from benchcard.stats import worstcase
 from benchcard.stats.crossed import crossed
 from benchcard.stats.decision import p_tost, p_two_sided
 from benchcard.stats.worstcase import _null_scores, calibrate, critical_t, null_scores, wallace, wallace_inverse
@@ -101,6 +102,44 @@ def test_the_null_draws_are_seeded_and_cached() -> None:
     assert a is null_scores(12, 12, 3) and not a.flags.writeable
     _null_scores.cache_clear()
     assert np.array_equal(a, null_scores(12, 12, 3))
+
+
+def _envelope_by_definition(draws: tuple[np.ndarray, ...], n: int, complete: int, r: int) -> np.ndarray:
+    """null_scores the plain way: each grid point's scores of the draws through variance_and_df and wallace,
+    sorted; a row is the mirror's half (−z scores −w: wallace is odd), −(the least at each rank over the points)
+    reversed, then the largest at each rank."""
+    z, u_fix, u_var, u_base, u_err = draws
+    top, least = np.full((2, z.size), -np.inf), np.full((2, z.size), np.inf)
+    for fixture, run, share, split in worstcase._grid():
+        lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
+        a, rep_v, rep_b = (1 + fixture) * u_fix, lam_v * u_var, lam_b * u_base
+        arms = np.maximum(rep_v, share * u_err), np.maximum(rep_b, (1 - share) * u_err)
+        for k, steady in enumerate((False, True)[: 2 if lam_v == 0 else 1]):
+            var, df = worstcase.variance_and_df(a, rep_v + rep_b, u_err, *arms, r, n, steady)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                w = np.sort(wallace(z * np.sqrt((1 + fixture + run) / var), df))
+            top[k], least[k] = np.maximum(top[k], w), np.minimum(least[k], w)
+    return np.stack([np.concatenate([-least[k, ::-1], top[k]]) for k in (0, 1)])
+
+
+@pytest.mark.parametrize(("n", "complete", "r", "kind"), [
+    (1, 1, 2, "sobol"), (5, 4, 3, "sobol"), (24, 24, 5, "sobol"), (200, 180, 2, "sobol"), (6, 5, 10, "sobol"),
+    (12, 12, 3, "signed"), (3, 2, 2, "spread")])
+def test_the_null_table_is_its_definition_byte_for_byte(n: int, complete: int, r: int, kind: str) -> None:
+    """null_envelope's kept buffers and shortcuts (no sign where every z > 0, the NaN guards folded) give the
+    very bytes of the plain definition: Sobol' draws as the verdict's, z with zeros and negatives (the sign
+    kept), and mean squares spread wide enough (0, subnormal squares, 10⁶) that the variance floor, the paired
+    fallback and both ends of the df's clip are reached."""
+    half = 2048
+    draws = list(worstcase.null_draws(n, complete, r, half))
+    if kind == "signed":
+        draws[0][::7], draws[0][1::7] = 0.0, -draws[0][1::7]
+    if kind == "spread":
+        rng = np.random.default_rng(7)
+        draws = [np.abs(rng.standard_normal(half)), *(rng.choice([0.0, 1e-162, 1e-12, 0.01, 1.0, 40.0, 1e6], half)
+                                                      for _ in range(4))]
+    ours = worstcase.null_envelope(tuple(draws), n, complete, r)
+    assert ours.tobytes() == _envelope_by_definition(tuple(draws), n, complete, r).tobytes()
 
 
 def test_case_a_tost_is_calibrated_like_the_test() -> None:

@@ -209,33 +209,94 @@ def null_envelope(draws: tuple[FloatArray, ...], n: int, complete: int, r: int) 
     # variance_and_df's parts that depend on the fixture ratio alone, or on the run-level terms alone, are
     # computed once per value (the same operations on the same numbers: the table is unchanged)
     fixture_parts: dict[float, tuple[FloatArray, tuple[FloatArray, FloatArray, FloatArray]]] = {}
-    run_parts: dict[tuple[float, float, float], tuple[FloatArray, tuple[FloatArray, FloatArray]]] = {}
-    for fixture, run, share, split in _grid():
-        # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm holds
-        # `share` of the cell noise and `split` of the run-level variance
-        lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
-        if fixture not in fixture_parts:
-            a = (1 + fixture) * u_fix
-            fixture_parts[fixture] = a, _fixture_part(a, u_err, n)
-        if (run, share, split) not in run_parts:
-            rep_v, rep_b = lam_v * u_var, lam_b * u_base
-            run_parts[run, share, split] = rep_v + rep_b, _run_part(np.maximum(rep_v, share * u_err),
-                                                                    np.maximum(rep_b, (1 - share) * u_err), r)
-        (a, fixture_part), (b, run_part) = fixture_parts[fixture], run_parts[run, share, split]
-        var, df = _combined(a, b, u_err, run_part, fixture_part, r, False)
-        ratio = np.sqrt((1 + fixture + run) / var)
-        ratio *= z  # z·√(…), as one product either way
-        sizes = [wallace(ratio, df)]
-        if lam_v == 0:  # a steady arm's rows are judged at R − 1 df (variance_and_df)
-            sizes.append(wallace(ratio, _combined(a, b, u_err, run_part, fixture_part, r, True)[1]))
-        for k, size in enumerate(sizes):
-            size.sort()  # wallace's own new array
-            np.maximum(top[k], size, out=top[k])
-            np.minimum(least[k], size, out=least[k])
+    run_parts: dict[tuple[float, float, float], tuple[FloatArray, FloatArray, tuple[FloatArray, FloatArray]]] = {}
+    work = _Work(half, r, bool(np.all(z > 0)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for fixture, run, share, split in _grid():
+            # scaled so that σ²_e/(F·R) = 1: E[a] = 1 + fixture, E[b] = 1 + run, E[c] = 1; the variant's arm holds
+            # `share` of the cell noise and `split` of the run-level variance
+            lam_v, lam_b = share + split * run, (1 - share) + (1 - split) * run
+            if fixture not in fixture_parts:
+                a = (1 + fixture) * u_fix
+                fixture_parts[fixture] = a, _fixture_part(a, u_err, n)
+            if (run, share, split) not in run_parts:
+                rep_v, rep_b = lam_v * u_var, lam_b * u_base
+                b = rep_v + rep_b
+                run_parts[run, share, split] = b, RUN_SHARE * b, _run_part(np.maximum(rep_v, share * u_err),
+                                                                           np.maximum(rep_b, (1 - share) * u_err), r)
+            (a, fixture_part), (b, floor, run_part) = fixture_parts[fixture], run_parts[run, share, split]
+            ratio = work.ratio(a, b, u_err, floor, 1 + fixture + run, z)
+            work.fold(work.score(ratio, work.df(run_part, fixture_part)), top[0], least[0])
+            if lam_v == 0:  # a steady arm's rows are judged at R − 1 df (variance_and_df)
+                work.fold(work.score(ratio, r - 1.0), top[1], least[1])
     every, fixed = (np.concatenate([-least[k, ::-1], top[k]]) for k in (0, 1))
     table: FloatArray = np.stack([every, fixed])
     table.setflags(write=False)
     return table
+
+
+class _Work:
+    """null_envelope's arithmetic for one grid point, in buffers kept across its points: variance_and_df's and
+    wallace's operations in their order on the same numbers (so the same bytes; tests/stats/test_worstcase.py
+    checks it against them), without their temporaries, copies and NaN guards that cannot fire here."""
+
+    def __init__(self, half: int, r: int, positive: bool) -> None:
+        self.var, self.ratio_, self.df_, self.spare, self.w, self.eight = (np.empty(half) for _ in range(6))
+        self.r = r
+        # every z > 0: every ratio is > 0 and wallace's sign(t) is 1 (a benchmark's |z| of 0 keeps the sign)
+        self.positive = positive
+
+    def ratio(self, a: FloatArray, b: FloatArray, c: FloatArray, floor: FloatArray, scale: float,
+              z: FloatArray) -> FloatArray:
+        """z·√(scale/se²), se² as _combined's max(RUN_SHARE·b, a + b − c), a where that is not > 0."""
+        var = self.var
+        np.add(a, b, out=var)
+        var -= c
+        np.maximum(floor, var, out=var)
+        if not var.min() > 0:  # no run spread and no excess at all: the paired variance (NaN included)
+            np.copyto(var, a, where=~(var > 0))
+        out = self.ratio_
+        np.divide(scale, var, out=out)
+        np.sqrt(out, out=out)
+        out *= z
+        return out
+
+    def df(self, run_part: tuple[FloatArray, FloatArray],
+           fixture_part: tuple[FloatArray, FloatArray, FloatArray]) -> FloatArray:
+        """_combined's df: Satterthwaite's, NaN as R − 1, clipped to [R − 1, top] (fmax then min: the same)."""
+        (run, run_term), (excess, excess_term, fixture_df) = run_part, fixture_part
+        out, spare, low = self.df_, self.spare, self.r - 1.0
+        np.add(run, excess, out=out)
+        np.square(out, out=out)
+        np.add(run_term, excess_term, out=spare)
+        out /= spare
+        np.fmax(out, low, out=out)
+        np.minimum(out, RUN_DF_SPAN * (self.r - 1) + fixture_df, out=out)
+        return out
+
+    def score(self, t: FloatArray, nu: FloatArray | float) -> FloatArray:
+        """wallace(t, nu) into a kept buffer."""
+        out, eight = self.w, self.eight
+        np.multiply(t, t, out=out)
+        out /= nu
+        np.log1p(out, out=out)
+        out *= nu
+        np.sqrt(out, out=out)
+        if not self.positive:
+            out *= np.sign(t)
+        np.multiply(8, nu, out=eight)
+        spare = np.add(eight, 1, out=self.spare)
+        out *= spare
+        eight += 3
+        out /= eight
+        return out
+
+    @staticmethod
+    def fold(size: FloatArray, top: FloatArray, least: FloatArray) -> None:
+        """Sort a point's scores and keep the largest and the least at each rank."""
+        size.sort()
+        np.maximum(top, size, out=top)
+        np.minimum(least, size, out=least)
 
 
 def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64],
