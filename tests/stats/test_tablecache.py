@@ -233,6 +233,35 @@ def test_a_forged_null_table_advises_but_never_decides(cache: Path) -> None:
         worstcase._null_scores.cache_clear()
 
 
+def test_a_null_table_drawn_for_advice_serves_a_decision_and_one_read_from_disk_does_not(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that drew a table itself (no file yet) decides with it without drawing it again; one whose
+    advisory figure read the table from the folder draws its own for the decision."""
+    drawn: list[tuple[int, int, int]] = []
+
+    def draw(n: int, complete: int, r: int) -> np.ndarray:
+        drawn.append((n, complete, r))
+        return np.full((2, worstcase.DRAWS), float(len(drawn)))
+
+    monkeypatch.setattr(worstcase, "draw_null_scores", draw)
+    design = (7, 6, 3)
+    worstcase._null_scores.cache_clear()
+    try:
+        with _tablecache.advisory():
+            advised = worstcase.null_scores(*design)
+        assert worstcase.null_scores(*design) is advised and drawn == [design]
+        worstcase._null_scores.cache_clear()
+        with _tablecache.advisory():
+            read_back = worstcase.null_scores(*design)
+        assert read_back.tobytes() == advised.tobytes() and drawn == [design]
+        decided = worstcase.null_scores(*design)
+        assert drawn == [design, design] and decided[0, 0] == 2.0
+        with _tablecache.advisory():
+            assert worstcase.null_scores(*design) is read_back
+    finally:
+        worstcase._null_scores.cache_clear()
+
+
 def test_tables_unused_for_a_month_and_temporary_files_left_by_a_kill_go_when_a_table_is_written(cache: Path) -> None:
     """The folder does not grow with each version of the statistics: a table neither read nor written for
     KEEP_SECONDS goes, one read lately stays, and so does a temporary file another process may be writing."""

@@ -117,11 +117,10 @@ def table(kind: str, design: tuple[object, ...], shape: tuple[int, ...], make: C
           read: bool = True) -> FloatArray:
     """The `kind` table of `design` (float64, `shape`, read-only): read from the cache when `read` and a sound file
     of this code holds it, else `make()`, kept for the next process."""
+    found = stored(kind, design, shape) if read else None
+    if found is not None:
+        return found
     path = path_of(kind, design)
-    if path is not None and read:
-        found = _read(path, shape)
-        if found is not None:
-            return found
     made = np.array(make(), dtype=np.float64)
     if made.shape != shape:
         raise ValueError(f"the {kind} table of {design}: expected shape {shape}, made {made.shape}")
@@ -129,6 +128,12 @@ def table(kind: str, design: tuple[object, ...], shape: tuple[int, ...], make: C
         _write(path, made)
     made.setflags(write=False)
     return made
+
+
+def stored(kind: str, design: tuple[object, ...], shape: tuple[int, ...]) -> FloatArray | None:
+    """The `kind` table of `design` when a sound file of this code holds it (None: not kept, or the cache off)."""
+    path = path_of(kind, design)
+    return None if path is None else _read(path, shape)
 
 
 def _signature(path: Path) -> bytes:

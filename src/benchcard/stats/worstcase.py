@@ -168,12 +168,16 @@ def null_scores(n: int, complete: int, r: int) -> FloatArray:
     return _null_scores(n, complete, r, _tablecache.reading())
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=128)
 def _null_scores(n: int, complete: int, r: int, read: bool) -> FloatArray:
-    """null_scores, kept per process apart for advisory and deciding callers (a table read from disk never
-    serves a decision)."""
+    """null_scores, kept per process (0.5 MB a table; a test worker meets about a hundred designs): an advisory
+    caller reads a kept file first; a table drawn here, for either caller, is the one a decision uses (a table
+    read from disk never serves a decision)."""
+    if read:
+        found = _tablecache.stored("null", (n, complete, r), (2, DRAWS))
+        return _null_scores(n, complete, r, False) if found is None else found
     return _tablecache.table("null", (n, complete, r), (2, DRAWS), lambda: draw_null_scores(n, complete, r),
-                             read=read)
+                             read=False)
 
 
 def null_draws(n: int, complete: int, r: int, half: int, seed: int = SEED) -> tuple[FloatArray, ...]:
