@@ -30,6 +30,7 @@ from ..helpers_verdict import (
     ab_metrics,
     make_project,
     make_run,
+    strong_run,
     the_card,
 )
 
@@ -307,3 +308,21 @@ def test_plan_reads_a_sequential_cards_own_looks(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "sequential: 3 looks, after repetitions 3, 6, 9 of 9; α 0.05 spent obrien-fleming" in result.output
     assert "under no effect            expected" in result.output
+
+
+def test_plan_from_a_pilot_of_a_large_design_simulates_its_cut_and_says_so(tmp_path: Path) -> None:
+    """`plan --from` on 20,000 fixtures once drew 2,000 simulated runs of every fixture (gigabytes); it simulates
+    200 of them, as check and seal judge a large design, and says the figures are what the whole design reaches
+    at the least."""
+    project = make_project(tmp_path / "p")
+    run_dir = strong_run(project)
+    fixtures = "20000"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name,
+                                      "--fixtures", fixtures, "--json"])
+    assert result.exit_code == 0, result.output
+    pilot = json.loads(result.stdout)["pilot"]
+    assert pilot["notes"][0] == (f"simulated on a cut of the design, 200 fixtures × 3 repetitions of its "
+                                 f"{int(fixtures):,} × 3: more of either only narrows the gap it can detect, so the "
+                                 "figures are what the whole design reaches at the least")
+    gaps = [c for c in pilot["clauses"] if c["fixture"] is None]
+    assert gaps and all(c["fixtures"] == 200 and c["repetitions"] == 3 for c in gaps)

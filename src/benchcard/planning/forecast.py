@@ -58,6 +58,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         raise PlanError("--from and --baseline-rate exclude each other: a plan rests on a pilot's scores or on "
                         "declared assumptions, not both")
     size = powerplan.simulated_size(fixtures, repetitions, len(card.fixture_ids()), card.repetitions)
+    sim, cut = powerplan.bounded(size)  # a large design's figures from its cut, never every fixture drawn
     prices = project.config().prices
     est = grid.estimate(card, card.rig.model, prices)
     price = prices.get(card.rig.model)
@@ -65,10 +66,13 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
             None if price is None else est.input_tokens * price.input / 1_000_000)
     if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
         cost = (Price(0.0, 0.0), 0.0, 0.0)
-    from_pilot, first = _pilot(project, card, pilot, size) if pilot is not None else (None, None)
+    from_pilot, first = _pilot(project, card, pilot, sim) if pilot is not None else (None, None)
     from_assumed = None
     if pilot is None and assumed is not None:
-        from_assumed, first = _assumed(card, assumed, size)
+        from_assumed, first = _assumed(card, assumed, sim)
+    for simulation in (from_pilot, from_assumed):
+        if simulation is not None and cut is not None:
+            simulation.notes.insert(0, cut)
     used = f"run {from_pilot.run} " if from_pilot else None  # the pilot's own note says it already
     result = Plan(
         card=card.id, version=card.version, kind=card.kind, rig=card.rig.line(), model=card.rig.model,
@@ -95,7 +99,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid
         result = msgspec.structs.replace(result, sequential=_sequential(
-            card, design, size, first, round(est.calls * scale), None if cost[1] is None else cost[1] * scale,
+            card, design, sim, first, round(est.calls * scale), None if cost[1] is None else cost[1] * scale,
             None if isinstance(expected, UnsetType) or expected is None else expected * scale))
     return strict_plan(result)
 

@@ -95,6 +95,19 @@ def simulated_size(fixtures: int | None, repetitions: int | None, card_fixtures:
     return fixtures or card_fixtures, repetitions or card_repetitions
 
 
+def bounded(size: tuple[int, int]) -> tuple[tuple[int, int], str | None]:
+    """The size a plan's simulations draw: the design's own, or past stats/reach's bound (more than 200 fixtures
+    or 10 repetitions) that cut, with the note saying so, as `check` and `seal` judge a large design: more of
+    either only narrows the gap a design can detect, so the cut's figures are what the whole design reaches at
+    the least, without drawing thousands of runs of every fixture of it."""
+    cut = (min(size[0], reach.BOUND_FIXTURES), min(size[1], reach.BOUND_REPETITIONS))
+    if cut == size:
+        return size, None
+    return cut, (f"simulated on a cut of the design, {cut[0]:,} fixtures × {cut[1]:,} repetitions of its "
+                 f"{size[0]:,} × {size[1]:,}: more of either only narrows the gap it can detect, so the figures are "
+                 "what the whole design reaches at the least")
+
+
 def holm_level(alpha: float, variants: int, notes: list[str]) -> float:
     """The level one variant's clauses are simulated at: with several variants the verdict takes Holm's step
     across them, so a variant that works beside others that do not must reach α / variants (noted)."""
