@@ -125,23 +125,26 @@ def test_a_key_echoed_in_a_replys_text_never_reaches_disk_or_the_pages(tmp_path:
     assert_nowhere(project, caplog.text, site.output)
 
 
-@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+@pytest.mark.parametrize(("vendor", "password"), [("openai", ""), ("anthropic", ""), ("anthropic", "pw-batch-9f1e")])
 def test_a_key_echoed_in_a_batchs_answers_never_reaches_disk(tmp_path: Path, server: FakeServer, vendor: str,
-                                                             caplog: pytest.LogCaptureFixture) -> None:
-    """The batch path redacts as the interactive one does: a server quoting the key in every answer, every failed
-    request's error and a failed batch's reason leaves `[redacted]` in its place in the result files kept in the
-    run folder, in outputs.jsonl and in the journal."""
+                                                             password: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The batch path redacts as the interactive one does: a server quoting the key (and a base URL's password, as
+    its Basic token) in every answer, every failed request's error and a failed batch's reason leaves `[redacted]`
+    in its place in the result files kept in the run folder, in outputs.jsonl and in the journal."""
     server.configure({"default_reply": "red", "echo_key": True, "faults": [{"match": "number 1", "kind": "500"}]})
     project = project_for(tmp_path, server, vendor, fixtures=3)
+    if password:
+        write_config(tmp_path, server.base_url.replace("://", f"://batcher:{password}@", 1), type_=vendor)
+    sent = "[redacted] [redacted]" if password else "[redacted]"
     done = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
     assert done.exit_code == 0, done.output
     folder = project.root / json.loads(done.stdout)["runs"][0]["folder"]
     rows = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
-    assert {r["text"] for r in rows if r["status"] == "ok"} == {"red (you sent [redacted])"}
+    assert {r["text"] for r in rows if r["status"] == "ok"} == {f"red (you sent {sent})"}
     assert {r["status"] for r in rows} == {"ok", "failed"}
-    assert all("(you sent [redacted])" in r["error"] for r in rows if r["status"] == "failed")
+    assert all(f"(you sent {sent})" in r["error"] for r in rows if r["status"] == "failed")
     results = sorted(folder.glob("batch/*.results-*.jsonl"))
-    assert results and all(b"you sent [redacted]" in p.read_bytes() for p in results)
+    assert results and all(f"you sent {sent}".encode() in p.read_bytes() for p in results)
 
     server.configure({"default_reply": "red", "echo_key": True, "batch": {"end": "failed"}})
     failed = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
@@ -152,6 +155,9 @@ def test_a_key_echoed_in_a_batchs_answers_never_reaches_disk(tmp_path: Path, ser
         journal = (project.root / run / "batch" / "journal.jsonl").read_text()
         assert "injected batch failure (you sent [redacted])" in journal
     assert_nowhere(project, done.output, failed.output, status.output, caplog.text)
+    for path in project.root.rglob("*"):
+        if password and path.is_file() and path.name != "benchcard.yaml":
+            assert password.encode() not in path.read_bytes(), path
 
 
 def test_a_url_password_echoed_by_the_server_never_reaches_disk(tmp_path: Path,

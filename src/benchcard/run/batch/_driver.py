@@ -296,13 +296,14 @@ class BatchRun:
         refused, untrusted = self.refusals(c, cells, result_ids(paths))
         fixtures = self.fixtures()
         secret = os.environ.get(s.secret_env) if s.secret_env else None
+        hidden = [x for x in (secret, *s.hidden) if x]  # the key and the base URL's password, as _calls keeps them
         for custom_id, outcome in read_results(paths, self.vendor.name == "anthropic"):
             cell = cells.get(custom_id)
             if cell is None or cell in untrusted or cell in self.done:
                 continue
             row = output_row(cell, fixtures[cell], outcome, batch, s.model, s.prices)
-            row = msgspec.structs.replace(row, text=without_secret(row.text, secret),
-                                          error=redact(row.error, secret) if row.error else row.error)
+            row = msgspec.structs.replace(row, text=_without(row.text, hidden),
+                                          error=_redacted(row.error, hidden) if row.error else row.error)
             self.writer.append(row)
             self.done.add(cell)
         why = (f"the batch failed: {c.error}" if c.error else
@@ -310,7 +311,7 @@ class BatchRun:
         for cell in cells.values():
             if cell not in self.done:
                 cause = untrusted.get(cell, why)
-                self.writer.append(output_row(cell, fixtures[cell], redact(cause, secret)[:300], batch, s.model,
+                self.writer.append(output_row(cell, fixtures[cell], _redacted(cause, hidden)[:300], batch, s.model,
                                               s.prices))
                 self.done.add(cell)
         self.journal.append(Collected(chunk=c.chunk, batch=batch, refused=refused[:REFUSED_KEPT] or msgspec.UNSET,
@@ -353,6 +354,18 @@ class BatchRun:
         states = ", ".join(sorted({c.status or "submitted" for c in chunks if not c.collected})) or "collected"
         self.s.progress.update(len(self.done) + remote, f"{len(chunks)} batch{'es' if len(chunks) > 1 else ''} · "
                                                         f"{states}")
+
+
+def _without(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = without_secret(text, secret)
+    return text
+
+
+def _redacted(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return redact(text, None)
 
 
 async def run_batch(s: Session, writer: OutputWriter, done: set[str]) -> int:

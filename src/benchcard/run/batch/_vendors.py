@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from benchcard._util.files import AtomicFile
-from benchcard._util.urls import basic_auth
+from benchcard._util.urls import basic_auth, secrets_of
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
 from benchcard.run.batch._results import result_ids
@@ -143,8 +143,14 @@ class Vendor:
         env = self.config.api_key_env
         return os.environ.get(env) if env else None
 
+    def _secrets(self) -> list[str]:
+        """The key and the base URL's password (and its Basic token): what the vendor's answers are kept without."""
+        return [s for s in (self._secret(), *secrets_of(self.config.credentials)) if s]
+
     def _scrub(self, text: str) -> str:
-        return redact(text, self._secret())
+        for secret in self._secrets():
+            text = text.replace(secret, "[redacted]")
+        return redact(text, None)
 
     async def request(self, method: str, url: str, *, stream_to: Path | None = None, resend: bool = True,
                       **kwargs: Any) -> Any:
@@ -172,8 +178,8 @@ class Vendor:
                     await response.aread()
                     self._raise(method, url, response)
                 if stream_to is None:  # what the vendor says is kept (ids, statuses, errors): never the key
-                    return json.loads(without_secret_json(await response.aread(), self._secret()))
-                scrub = SecretFilter(self._secret())  # a result file is stored without the key, as a reply's text
+                    return json.loads(without_secret_json(await response.aread(), self._secrets()))
+                scrub = SecretFilter(self._secrets())  # a result file is stored without the key, as a reply's text
                 with AtomicFile(stream_to, suffix=".part") as fh:
                     async for block in response.aiter_bytes():
                         fh.write(scrub.feed(block))

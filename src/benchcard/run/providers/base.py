@@ -16,7 +16,7 @@ import os
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -216,11 +216,15 @@ def without_secret(text: str, secret: str | None) -> str:
 _ESCAPABLE = frozenset('"\\/')  # what a JSON string may write as a two-character escape beside `\uXXXX`
 
 
-def without_secret_json(data: bytes, secret: str | None) -> bytes:
+def without_secret_json(data: bytes, secret: str | Sequence[str] | None) -> bytes:
     """A JSON document (one line of a vendor's result file, or a control call's answer) with the key replaced by
     `[redacted]` in every string that holds it, however the vendor escaped it: the same edit `without_secret`
     makes to a reply's text, made to the bytes benchcard keeps. A line that held the key only escaped is written
-    again; every other line keeps its bytes."""
+    again; every other line keeps its bytes. Several secrets (a key and a URL's password): each in turn."""
+    if secret is not None and not isinstance(secret, str):
+        for one in secret:
+            data = without_secret_json(data, one)
+        return data
     if not secret or len(secret) < MIN_SECRET_CHARS:
         return data
     data = data.replace(secret.encode(), b"[redacted]")
@@ -250,7 +254,7 @@ class SecretFilter:
     """A vendor's JSON Lines stream, line by line through `without_secret_json`, so that a downloaded result file
     reaches the disk without the key even when a block of the download ends inside it."""
 
-    def __init__(self, secret: str | None) -> None:
+    def __init__(self, secret: str | Sequence[str] | None) -> None:
         self.secret = secret
         self._pending = b""
 

@@ -79,8 +79,8 @@ class Answer:
 
 
 def sent_key(headers: Mapping[str, str]) -> str:
-    """The key a request carried (`x-api-key`, or the token of its `Authorization`), for `echo_key`."""
-    return headers.get("x-api-key") or headers.get("Authorization", "").partition(" ")[2]
+    """The credentials a request carried (its `x-api-key` and the token of its `Authorization`), for `echo_key`."""
+    return " ".join(filter(None, (headers.get("x-api-key"), headers.get("Authorization", "").partition(" ")[2])))
 
 
 def echoed(text: str, key: str) -> str:
