@@ -14,7 +14,7 @@ import pytest
 import benchcard
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import ab_project
+from .helpers_run import ab_project, runs_of
 
 
 def test_every_exported_name_resolves_and_nothing_is_exported_twice() -> None:
@@ -31,6 +31,27 @@ def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_default
     keywords = {n: p.default for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     defaults = {f.name: f.default for f in dataclasses.fields(benchcard.RunOptions)}
     assert keywords == {**defaults, "progress": False}
+
+
+def test_run_card_refuses_options_beside_keywords_and_runs_with_either(tmp_path: Path, server: FakeServer,
+                                                                        key: str) -> None:
+    """Both given, one silently lost: `options` once won over `seed=` and `progress=False` without a word."""
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    root = tmp_path / "proj"
+    ab_project(root, server.base_url, fixtures=2, repetitions=1)
+    options = benchcard.RunOptions(provider="fake", progress=False, seed=7)
+    for call in (lambda: benchcard.run_card("colour-ab", root, options, seed=8, progress=False),
+                 lambda: benchcard.run_card("colour-ab", root, options=options, seed=8, progress=False)):
+        with pytest.raises(benchcard.BenchcardError) as raised:
+            call()
+        assert str(raised.value) == ("run_card() got options and the keywords seed, progress, which are its fields: "
+                                     "pass the keywords alone, or options=dataclasses.replace(options, seed=…) alone")
+    assert runs_of(benchcard.Project(root), "colour-ab") == []
+    [by_options] = benchcard.run_card("colour-ab", root, options=options)
+    [by_keywords] = benchcard.run_card("colour-ab", root, None, provider="fake", seed=7)
+    assert by_options.finished and by_keywords.finished
+    seeds = {benchcard.manifest_of(s.run, root).seed for s in (by_options, by_keywords)}
+    assert seeds == {7}
 
 
 def test_importing_benchcard_loads_no_numpy_pandas_or_scipy() -> None:

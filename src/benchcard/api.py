@@ -7,12 +7,16 @@ the command's own `BenchcardError`s, one line each; nothing here prints.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ParamSpec
 
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
 from benchcard.card.model import Card
+from benchcard.errors import RunError
 from benchcard.planning.forecast import plan as _plan
 from benchcard.planning.power import Assumptions
 from benchcard.planning.result import Plan
@@ -43,14 +47,35 @@ def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot
     return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot), assumed, fixtures, repetitions)
 
 
+_P = ParamSpec("_P")
+
+
+def _options_or_keywords(run_card: Callable[_P, list[RunSummary]]) -> Callable[_P, list[RunSummary]]:
+    """Refuses `options` given beside keywords of its fields: which should win is a guess, and ignoring either
+    was silent. Done on the call itself because a keyword at its default cannot tell given from left out."""
+    fields = {f.name for f in dataclasses.fields(RunOptions)}
+
+    @functools.wraps(run_card)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> list[RunSummary]:
+        given = [name for name in kwargs if name in fields]
+        options = args[2] if len(args) > 2 else kwargs.get("options")
+        if given and options is not None:
+            listed = ", ".join(given)
+            raise RunError(f"run_card() got options and the keywords {listed}, which are its fields: pass the "
+                           f"keywords alone, or options=dataclasses.replace(options, {given[0]}=…) alone")
+        return run_card(*args, **kwargs)
+    return checked
+
+
+@_options_or_keywords
 def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, options: RunOptions | None = None,
              *, provider: str | None = None, models: Sequence[str] = (), base_url: str | None = None,
              concurrency: int | None = None, rpm: float | None = None, timeout: float = 120.0, attempts: int = 4,
              seed: int | None = None, resume: str | None = None, retry_failed: bool = False, scratch: bool = False,
              progress: bool = False, backoff_base: float = 0.5, backoff_cap: float = 30.0, max_wait: float = 600.0,
              batch: bool = False, wait: bool = True, poll_interval: float = 30.0) -> list[RunSummary]:
-    """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (ignored
-    when `options` is given; the defaults are RunOptions', but no progress bar unless `progress=True`)."""
+    """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (not both: a
+    `RunError` names the keywords; the defaults are RunOptions', but no progress bar unless `progress=True`)."""
     if options is None:
         options = RunOptions(provider=provider, models=tuple(models), base_url=base_url, concurrency=concurrency,
                              rpm=rpm, timeout=timeout, attempts=attempts, seed=seed, resume=resume,
