@@ -158,3 +158,31 @@ def test_a_provider_states_its_body_and_call_and_inherits_every_other_hook() -> 
     asyncio.run(p.aclose())
     done = asyncio.run(p.complete(p.build_body("m", [{"role": "user", "content": "hi"}], {}, None)))
     assert done.text == "hi" and done.status == "ok"
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked", "gzip"])
+def test_a_reply_larger_than_any_answer_is_refused_unread(framing: str) -> None:
+    """A server sending hundreds of megabytes for one call (max_tokens 50 took 200 MB a cell, 800 MB for four in
+    outputs.jsonl and 2 GB of memory): past MAX_REPLY_BYTES the call fails for good, whether the size is
+    declared, streamed in chunks or inflated from a small compressed body; nothing of it is kept."""
+    import gzip
+
+    from benchcard.run.providers.base import MAX_REPLY_BYTES
+
+    huge = json.dumps(chat_reply("red " + "x" * MAX_REPLY_BYTES)).encode()
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        if framing == "gzip":
+            return httpx.Response(200, content=gzip.compress(huge, 1), headers={"content-encoding": "gzip"})
+        if framing == "chunked":
+            async def blocks() -> Any:
+                for k in range(0, len(huge), 65536):
+                    yield huge[k:k + 65536]
+            return httpx.Response(200, content=blocks())
+        return httpx.Response(200, content=huge)
+
+    with pytest.raises(CallError, match=r"^the reply is more than 32 MiB, more than any answer takes: refused$"):
+        complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"})
+    small = complete(OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, json=chat_reply("red")))),
+                     {"model": "m"})
+    assert small.text == "red"

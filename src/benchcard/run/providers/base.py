@@ -60,6 +60,9 @@ def status_for(reason: str | None) -> tuple[Status, str | None]:
 # What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 409, 429})
 ERROR_DETAIL_CHARS = 200
+#: The most bytes one answer is read to: a reply of max_tokens, reasoning included, is far below it.
+MAX_REPLY_BYTES = 32 * 2**20
+_TOO_LARGE = f"the reply is more than {MAX_REPLY_BYTES // 2**20} MiB, more than any answer takes: refused"
 
 
 @dataclass(frozen=True)
@@ -319,11 +322,29 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_message(response: httpx.Response) -> str:
+async def _read_capped(response: httpx.Response) -> bytes:
+    """The body of an answer, refused past `MAX_REPLY_BYTES` (declared, streamed or inflated from a compressed
+    body) before more of it is held: a server's garbage must not fill the memory or outputs.jsonl."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and response.headers.get("content-encoding", "identity") == "identity":
+        if int(declared) > MAX_REPLY_BYTES:
+            raise CallError(_TOO_LARGE)
+        return await response.aread()
+    parts: list[bytes] = []
+    size = 0
+    async for block in response.aiter_bytes():
+        size += len(block)
+        if size > MAX_REPLY_BYTES:
+            raise CallError(_TOO_LARGE)
+        parts.append(block)
+    return b"".join(parts)
+
+
+def _error_message(response: httpx.Response, content: bytes) -> str:
     """The server's own error message (OpenAI and Anthropic both use `error.message`), else the HTTP reason."""
     try:
-        data = response.json()
-    except ValueError:
+        data = json.loads(content)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         data = None
     message: Any = None
     if isinstance(data, Mapping):
@@ -390,7 +411,11 @@ class HttpProvider(Provider):
         request = httpx.Request("POST", self.url, content=encode_body(body), headers=headers,
                                 extensions={"timeout": self.client.timeout.as_dict()})
         try:
-            response = await self.client.send(request)
+            response = await self.client.send(request, stream=True)
+            try:
+                content = await _read_capped(response)
+            finally:
+                await response.aclose()
         except Exception as exc:
             if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
                 raise
@@ -402,17 +427,17 @@ class HttpProvider(Provider):
             raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
         status = response.status_code
         if status >= 400:
-            detail = error_detail(_error_message(response), secret)
+            detail = error_detail(_error_message(response, content), secret)
             raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else ""), status,
                                parse_retry_after(response.headers))
         try:
-            return json.loads(response.content)
+            return json.loads(content)
         except (ValueError, UnicodeDecodeError, RecursionError):
             # A proxy's HTML page or a body cut off in transit says nothing about the model: another attempt
             # may get the answer, as after a 5xx (bounded by --attempts like any retry).
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
             raise RetryableError(f"malformed response: HTTP {status} with a body that is not JSON "
-                                 f"({len(response.content)} bytes, {kind})", status=status) from None
+                                 f"({len(content)} bytes, {kind})", status=status) from None
 
 
 def _is_client_error(exc: BaseException) -> bool:
