@@ -182,6 +182,8 @@ GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', ap
      "providers.fake.pool.fail_after"),
     ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 0}]\n",
      "providers.fake.base_urls[0].concurrency"),
+    ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 2000}]\n",
+     "field 'providers.fake.base_urls[0].concurrency': expected at most 1,024 calls in flight (each holds a socket"),
     (GOOD + "}\n  other: {type: openai, base_url: 'http://127.0.0.1:8/v1', batch_limits: {bytes: 10}}\n",
      "providers.other.batch_limits.bytes"),
     # a field benchcard.yaml does not know is refused, as a card's is (a misspelt `prices:` left every cost unknown)

@@ -338,13 +338,21 @@ def _pool_url(value: Any, where: str) -> str:
     return url
 
 
-def _positive(value: Any, where: str, *, integer: bool) -> Any:
+#: The most calls in flight, of a run (`--concurrency`) or of one server of a pool: each holds a socket and a
+#: worker, and no provider's rate limit lets more through (a billion once started a billion workers).
+MAX_CONCURRENCY = 1024
+
+
+def _positive(value: Any, where: str, *, integer: bool, most: int | None = None) -> Any:
     if value is None:
         return None
     ok = isinstance(value, int) if integer else isinstance(value, int | float)
     if isinstance(value, bool) or not ok or not math.isfinite(value) or value <= 0:
         kind = "an integer" if integer else "a number"
         raise ProviderError(f"{where}: expected {kind} > 0, got {value!r}")
+    if most is not None and value > most:
+        raise ProviderError(f"{where}: expected at most {most:,} calls in flight (each holds a socket; no "
+                            f"provider's rate limit lets more through), got {value:,}")
     return value
 
 
@@ -382,7 +390,8 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
             raise ProviderError(f"{where}: unknown key {unknown[0]!r}; expected url, concurrency, "
                                 "requests_per_minute")
         endpoints.append(Endpoint(_pool_url(entry.get("url"), _where(name, f"{at}.url")),
-                                  _positive(entry.get("concurrency"), _where(name, f"{at}.concurrency"), integer=True),
+                                  _positive(entry.get("concurrency"), _where(name, f"{at}.concurrency"), integer=True,
+                                            most=MAX_CONCURRENCY),
                                   _positive(entry.get("requests_per_minute"), _where(name, f"{at}.requests_per_minute"),
                                             integer=False)))
     urls = [e.url for e in endpoints]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import RunError
-from benchcard.run.options import MAX_CONCURRENCY, RunOptions
+from benchcard.project import MAX_CONCURRENCY
+from benchcard.run.options import RunOptions
 
 from ..helpers_cli import exit_and_streams
 from ..helpers_project import make_ab_project

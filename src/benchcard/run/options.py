@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchcard.errors import RunError
+from benchcard.project import MAX_CONCURRENCY
 
 DEFAULT_CONCURRENCY = 8
-#: The most calls in flight: each holds a socket and a worker, and no provider's rate limit lets more through
-#: (a billion once started a billion workers before the first call).
-MAX_CONCURRENCY = 1024
 
 
 @dataclass(frozen=True)
