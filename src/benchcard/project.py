@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from benchcard._util.names import name_clash, shown
 from benchcard._util.safeio import read_regular_text
@@ -182,8 +182,10 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens, as the user configured it; benchcard itself knows no prices."""
+    """USD per million tokens, as the user configured it; benchcard itself knows no prices. Also the price block
+    of `plan --json`, which names the unit and leaves out `batch_discount` (`planning.result.Plan.fields`)."""
 
+    unit: ClassVar[str] = "USD per 1M tokens"
     input: float
     output: float
     batch_discount: float | None = None  # share taken off in a vendor's batch API (0.5: half price); None: unknown

@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
-from benchcard.planning.result import ClausePlan, Plan, Price, strict_plan
-from benchcard.project import Project
+from benchcard.planning.result import ClausePlan, Plan, strict_plan
+from benchcard.project import Price, Project
 
 from ..helpers_verdict import (
     AB_CARD,
@@ -115,7 +115,7 @@ def test_strict_plan_makes_every_figure_strict_json() -> None:
     clause = ClausePlan(metric="m", test="rises", fixture=None, margin=None, variant="A", needed_gap=math.inf,
                         needed_gap_range=[np.float64(0.1), math.nan], pilot_df=np.int64(4))  # type: ignore[arg-type]
     plan = Plan(card="c", version=1, kind="ab", rig="r", model="m", variants=2, fixtures=1, repetitions=1, calls=2,
-                input_tokens=1, input_tokens_method="x", max_output_tokens=1, max_tokens=1, price=Price(3, 15),
+                input_tokens=1, input_tokens_method="x", max_output_tokens=1, max_tokens=1, price=Price(3, 15, 0.5),
                 max_cost=math.inf, input_cost=None)
     from benchcard.planning.result import PilotPlan
 
@@ -124,6 +124,7 @@ def test_strict_plan_makes_every_figure_strict_json() -> None:
                                                          notes=[]))
     fields = strict_plan(plan).fields()
     assert fields["max_cost"] is None and fields["price"] == {"input": 3, "output": 15, "unit": "USD per 1M tokens"}
+    assert list(fields["price"]) == ["input", "output", "unit"]  # the project's Price, printed without its discount
     [c] = fields["pilot"]["clauses"]
     assert c["needed_gap"] is None and c["needed_gap_range"] == [0.1, None] and c["pilot_df"] == 4
     assert "never" not in c and "note" not in c  # absent fields stay absent

@@ -32,8 +32,8 @@ from benchcard.planning import power as powerplan
 from benchcard.planning._looks import sequential_plan
 from benchcard.planning._report import plan_lines
 from benchcard.planning.power import POWER, Assumptions
-from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, Price, SequentialPlan, strict_plan
-from benchcard.project import Project
+from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, SequentialPlan, strict_plan
+from benchcard.project import Price, Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.run import grid
@@ -62,7 +62,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
     prices = project.config().prices
     est = grid.estimate(card, card.rig.model, prices)
     price = prices.get(card.rig.model)
-    cost = (None if price is None else Price(price.input, price.output), est.max_cost,
+    cost = (price, est.max_cost,
             None if price is None else est.input_tokens * price.input / 1_000_000)
     if card.rig.provider == "local":  # the embedded model runs on this machine: it costs nothing per call
         cost = (Price(0.0, 0.0), 0.0, 0.0)

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
+from benchcard.project import Price
 from benchcard.run.judging import JudgeEstimate
 
 #: A figure as computed: an int where it came as one (a price of 3 prints `3`, not `3.0`).
@@ -138,12 +139,6 @@ class SequentialPlan(msgspec.Struct, frozen=True, kw_only=True):
     gamma: Number | UnsetType = UNSET  # Hwang–Shih–DeCani's γ (`spending: hsd` only)
 
 
-class Price(msgspec.Struct, frozen=True):
-    input: Number
-    output: Number
-    unit: str = "USD per 1M tokens"
-
-
 class Plan(msgspec.Struct, frozen=True, kw_only=True):
     """What a run of a card will take (calls, tokens, cost ceiling) and, from a pilot or from assumptions,
     what it can hope to detect."""
@@ -173,6 +168,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     def fields(self) -> dict[str, Any]:
         """The plan as `--json` prints it."""
         data: dict[str, Any] = msgspec.to_builtins(self)
+        if self.price is not None:  # as printed before the project's Price served here: no batch_discount
+            data["price"] = {"input": self.price.input, "output": self.price.output, "unit": Price.unit}
         return data
 
 
