@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.card.check import CheckReport
 from benchcard.card.load import load_card
-from benchcard.run.judgelive import check_calls, live_check
+from benchcard.run.judgelive import check_all, check_calls, live_check
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
@@ -76,6 +77,23 @@ def test_check_no_rig_passes_a_local_card_where_the_local_extra_is_missing(tmp_p
     result = bc(tmp_path, "check", "--no-rig")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1].startswith("skip local model ")
+
+
+def test_check_all_shows_the_cards_before_any_model_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one core call of `check`: the cards' report goes to `cards_checked` first, so a person reads it while a
+    model loads; a missing extra is arranged inside that call, so the model's line below proves the order."""
+    project = probe_project(tmp_path, provider="local")
+    shown: list[CheckReport] = []
+
+    def cards_checked(report: CheckReport) -> None:
+        shown.append(report)
+        monkeypatch.setitem(sys.modules, "llama_cpp", None)  # the model is asked only after this
+
+    result = check_all(project, [], live=False, cards_checked=cards_checked)
+    assert shown == [result.cards] and result.cards.ok and not result.ok
+    assert "the local model needs the 'local' extra" in result.models.lines()[0]
+    output = bc(tmp_path, "check").output.splitlines()
+    assert output[:-1] == result.cards.lines() and output[-1] == result.models.lines()[0]
 
 
 def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,

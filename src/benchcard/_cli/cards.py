@@ -27,21 +27,19 @@ def init(folder: str) -> None:
 @click.pass_context
 def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool, no_rig: bool) -> None:
     """Validate cards, run their worked examples through the real scorer, verify seals, load local rigs' models."""
-    from benchcard.card.check import check as run_check
-    from benchcard.run.judgelive import ModelChecks, check_calls
+    from benchcard.card.check import CheckReport
+    from benchcard.run.judgelive import check_all
 
-    project = project_of(ctx)
-    checked = run_check(project, cards)
-    if not as_json:
-        say(checked.lines())  # before any model is loaded, which takes a while
-    models = check_calls(project, [r.card for r in checked.cards if r.card], live, rig=not no_rig) if checked.ok \
-        else ModelChecks()
-    failed = not checked.ok or models.failed
-    if as_json:  # one document: the cards, then the models asked, and `ok` false when any of them failed
-        emit_json({**checked.to_json(), **models.to_json(), "ok": not failed})
-    elif models.lines():
-        say(models.lines())
-    if failed:
+    def shown(checked: CheckReport) -> None:
+        if not as_json:  # the JSON is one document, printed at the end
+            say(checked.lines())
+
+    result = check_all(project_of(ctx), cards, live, rig=not no_rig, cards_checked=shown)
+    if as_json:
+        emit_json(result.to_json())
+    elif result.models.lines():
+        say(result.models.lines())
+    if not result.ok:
         sys.exit(1)
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchcard._util.urls import secrets_of
+from benchcard.card.check import CheckReport, check
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
 from benchcard.card.model import Card
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
@@ -103,6 +104,32 @@ def check_calls(project: Project, cards: Sequence[Card], live: bool, rig: bool =
         return ModelChecks(skipped, preflights)
     notes = tuple(load_dotenv_keys(project.root, project.config()))  # keys from .env, said
     return ModelChecks(skipped, preflights, notes, live_check(project, cards))
+
+
+@dataclass(frozen=True)
+class FullCheck:
+    """`benchcard check` whole: the cards' own report, then what was asked of models (nothing when a card failed)."""
+
+    cards: CheckReport
+    models: ModelChecks
+
+    @property
+    def ok(self) -> bool:
+        return self.cards.ok and not self.models.failed
+
+    def to_json(self) -> dict[str, Any]:
+        """`check --json`: the cards, then the models asked, and `ok` false when any of them failed."""
+        return {**self.cards.to_json(), **self.models.to_json(), "ok": self.ok}
+
+
+def check_all(project: Project, names: Sequence[str], live: bool, rig: bool = True,
+              cards_checked: Callable[[CheckReport], None] = lambda _: None) -> FullCheck:
+    """The cards checked (`card/check.py`), then, if they pass, their models (`check_calls`). `cards_checked`
+    gets the cards' report before any model is loaded, which takes a while, so a person sees it at once."""
+    checked = check(project, names)
+    cards_checked(checked)
+    usable = [r.card for r in checked.cards if r.card]
+    return FullCheck(checked, check_calls(project, usable, live, rig) if checked.ok else ModelChecks())
 
 
 def live_check(project: Project, cards: Sequence[Card], options: RunOptions | None = None) -> LiveReport:
