@@ -293,7 +293,7 @@ def test_plan_says_the_most_the_design_can_show_and_the_smallest_change(tmp_path
     assert dead.exit_code == 0, dead.output
     assert ("  note: the most this design can show: a treatment right every time against a baseline right about half "
             "the time wins 73% of simulated runs (12 × 3, 1 variant(s), α 0.05); no effect can win reliably here "
-            "(95% needed): use 4 repetitions, or 22 fixtures\n") in dead.output
+            "(95% needed): use 4 repetitions, or 23 fixtures\n") in dead.output
     fine = CliRunner().invoke(cli, [*args, "--fixtures", "12", "--repetitions", "5"])
     assert fine.exit_code == 0, fine.output
     assert "wins 100% of simulated runs (12 × 5, 1 variant(s), α 0.05)\n" in fine.output

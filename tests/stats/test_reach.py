@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchcard.stats import reach
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import p_effect
 from benchcard.stats.reach import (
@@ -34,9 +35,9 @@ def test_what_can_never_win_is_zero() -> None:
 
 
 def test_the_figure_is_seeded() -> None:
-    best_power.cache_clear()
+    reach._wins.cache_clear()
     first = best_power(12, 3, 1)
-    best_power.cache_clear()
+    reach._wins.cache_clear()
     assert best_power(12, 3, 1) == first
 
 
@@ -46,7 +47,9 @@ def test_the_smallest_change_names_each_way_out_that_works() -> None:
     assert not reliable(12, change.repetitions - 1, 3)
     assert change.fixtures is not None and reliable(change.fixtures, 3, 3) and not reliable(change.fixtures - 1, 3, 3)
     assert change.variants is None  # even one variant is not reliable at 12 × 3
-    assert change.text(12, 3, 3) == f"use {change.repetitions} repetitions, or {change.fixtures} fixtures"
+    assert change.together == (14, 5)  # 70 cells, fewer than 6 repetitions' 72
+    assert change.text(12, 3, 3) == (f"use {change.repetitions} repetitions, or {change.fixtures} fixtures, or 14 "
+                                      "fixtures and 5 repetitions together")
     assert Change(None, None, 1).text(12, 5, 5) == "use 1 variant beside the baseline"
     assert "no change within" in Change(None, None, None).text(4, 2, 1)
 
@@ -61,7 +64,7 @@ def test_when_no_single_change_is_enough_both_together_are_named_and_are_enough(
         fixtures, repetitions = change.together
         assert reliable(fixtures, repetitions, design[2]), design
         assert change.text(*design) == f"use {fixtures} fixtures and {repetitions} repetitions together"
-    assert smallest_change(12, 3, 3).together is None  # 6 repetitions: fewer calls than any pair
+    assert smallest_change(12, 5, 3).together is None  # 6 repetitions or 14 fixtures: fewer calls than any pair
 
 
 def test_a_min_effect_above_the_plainest_gap_is_answered_by_a_smaller_one() -> None:
@@ -93,20 +96,20 @@ def test_a_large_design_is_judged_reliable_from_its_cut_without_drawing_every_fi
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A data file of 20,000 fixtures × 5 repetitions: `check` drew 2,000 runs of all of them (13.8 GB); a cut to
     BOUND_FIXTURES × BOUND_REPETITIONS that is reliable answers for it, since fewer of either only loses power."""
-    from benchcard.stats import _tablecache, reach
+    from benchcard.stats import _tablecache
 
     drawn: list[tuple[int, int]] = []
     real = reach._baseline_runs
 
-    def spy(fixtures: int, repetitions: int) -> np.ndarray:
+    def spy(fixtures: int, repetitions: int, batch: int = 0) -> np.ndarray:
         drawn.append((fixtures, repetitions))
-        return real(fixtures, repetitions)
+        return real(fixtures, repetitions, batch)
 
     monkeypatch.setattr(reach, "_baseline_runs", spy)
     monkeypatch.setenv(_tablecache.ENV, "")  # the cache off: every table is drawn here, and seen
     reach._evidence.cache_clear()
     reach._crossed.cache_clear()
-    best_power.cache_clear()
+    reach._wins.cache_clear()
     try:
         assert reliable(20_000, 5, 1) and reliable(5_000, 40, 2, 0.05, 0.0, 0.9)
         assert drawn and max(f for f, _ in drawn) <= reach.BOUND_FIXTURES
@@ -114,7 +117,7 @@ def test_a_large_design_is_judged_reliable_from_its_cut_without_drawing_every_fi
     finally:
         reach._evidence.cache_clear()
         reach._crossed.cache_clear()
-        best_power.cache_clear()
+        reach._wins.cache_clear()
 
 
 def test_the_cut_never_says_reliable_where_the_whole_design_is_not() -> None:

@@ -188,7 +188,6 @@ def cannot_win(card: Card, rules: Rules | None = None) -> str | None:
     if reach.reliable(n, r, v, alpha, effect):
         ceiling = _ceiling_cannot_win(card, n, r, v, effect, at)
         return _sequential_cannot_win(card, n, v, effect, rules) or (ceiling[1] if ceiling else None)
-    power = reach.best_power(n, r, v, alpha, effect)
     level = alpha / v
     never = []
     if 2 / 2 ** n > level:
@@ -199,7 +198,7 @@ def cannot_win(card: Card, rules: Rules | None = None) -> str | None:
         never.append(f"min_effect {effect:g} is beyond any gap a score in [0, 1] can take")
     why = (f"can never win{at}: {' and '.join(never)}" if never else
            f"cannot show a win reliably{at}: a treatment right every time against a baseline right about half the "
-           f"time wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed)")
+           f"time {reach.share_text(n, r, v, alpha, effect)} ({reach.RELIABLE:.0%} needed)")
     if effect > 0 and not never:
         plain = (f", more than the plainest effect's gap of about {reach.PLAIN_GAP:g}" if effect >= reach.PLAIN_GAP
                  else "")
@@ -279,7 +278,6 @@ def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: s
 
     if ok(margin):
         return None
-    power = reach.best_power(n, r, v, alpha, effect, margin)
     low = max(math.floor(margin * 100), 0)  # hundredths: the least margin up to 1 that is reliable (bisection)
     hundredths = reach.fewest(low, min(low + 1, 100), 100, lambda m: ok(m / 100)) if low < 100 else None
     wider = None if hundredths is None else hundredths / 100
@@ -288,7 +286,8 @@ def _ceiling_cannot_win(card: Card, n: int, r: int, v: int, effect: float, at: s
     return k, (f"{n} fixtures × {r} repetition{'s' if r != 1 else ''} with {v} variant(s) cannot show a win "
                f"reliably{at}: clause {k + 1} ({clause.text}) needs the gap shown within {margin:g}, and a "
             f"treatment right every time against a baseline right about half the time (a gap of about "
-               f"{reach.PLAIN_GAP:g}) wins {power:.0%} of simulated runs ({reach.RELIABLE:.0%} needed); {change}")
+               f"{reach.PLAIN_GAP:g}) {reach.share_text(n, r, v, alpha, effect, margin)} "
+               f"({reach.RELIABLE:.0%} needed); {change}")
 
 
 def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rules | None = None) -> str | None:

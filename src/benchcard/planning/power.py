@@ -126,16 +126,15 @@ def reach_note(fixtures: int, repetitions: int, variants: int, alpha: float, min
     if rule[0] is not None:
         return f"the most this design can show: no win at all, whatever the data: {rule[0]}"
     variants = max(variants, 1)
-    power = reach.best_power(fixtures, repetitions, variants, alpha, min_effect, rule[1])
     effect = f", min_effect {min_effect:g}" if min_effect > 0 else ""
     effect += f", the gap shown within a guard's margin {rule[1]:g}" if rule[1] is not None else ""
+    shown = reach.share_text(fixtures, repetitions, variants, alpha, min_effect, rule[1])
     text = (f"the most this design can show: a treatment right every time against a baseline right about half the "
-            f"time wins {power:.0%} of simulated runs ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g}"
-            f"{effect})")
-    if rule[1] is not None and power < reach.RELIABLE <= reach.best_power(fixtures, repetitions, variants, alpha,
-                                                                            min_effect):
+            f"time {shown} ({fixtures} × {repetitions}, {variants} variant(s), α {alpha:g}{effect})")
+    if rule[1] is not None and not reach.reliable(fixtures, repetitions, variants, alpha, min_effect, rule[1]) \
+            and reach.reliable(fixtures, repetitions, variants, alpha, min_effect):
         return text + f"; no effect can win reliably here ({reach.RELIABLE:.0%} needed): widen the guard's margin"
-    if power < reach.RELIABLE:
+    if not reach.reliable(fixtures, repetitions, variants, alpha, min_effect, rule[1]):
         change = reach.smallest_change(fixtures, repetitions, variants, alpha, min_effect).text(
             fixtures, repetitions, variants)
         text += f"; no effect can win reliably here ({reach.RELIABLE:.0%} needed): {change}"
