@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
@@ -121,6 +122,18 @@ def test_without_a_key_the_dotenv_note_comes_before_the_missing_key_line(tmp_pat
     lines = result.stderr.strip().splitlines()
     assert lines[0] == ".env: ignored HF_TOKEN (only API keys are read from it)"
     assert lines[-1].startswith("error: ") and "OPENAI_API_KEY" in lines[-1]
+
+
+def test_the_notes_go_to_the_callers_tell_and_nothing_is_printed(tmp_path: Path, server: FakeServer,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI passes its reporter as `tell` (its stderr above); the core prints nothing of its own then."""
+    project = _project(tmp_path / "proj", "openai")
+    (project.root / ".env").write_text("HF_TOKEN=abc\n", encoding="utf-8")
+    said: list[str] = []
+    with pytest.raises(BenchcardError, match="OPENAI_API_KEY"):
+        run(project, "colour-ab", RunOptions(base_url=server.base_url, progress=False), tell=said.append)
+    assert said == [".env: ignored HF_TOKEN (only API keys are read from it)"]
+    assert capsys.readouterr() == ("", "")
 
 
 def test_a_provider_prefix_is_read_only_where_model_names_have_none(tmp_path: Path) -> None:

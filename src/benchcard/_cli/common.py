@@ -40,6 +40,11 @@ def say_line(line: str) -> None:
     click.echo(line)
 
 
+def tell(line: str) -> None:
+    """A note while a command works, on stderr as a progress bar is, so that stdout keeps only the result."""
+    click.echo(line, err=True)
+
+
 def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool = False) -> None:
     """A core function's (JSON, lines) pair printed as --json asks."""
     emit_json(result[0], ascii_only=ascii_only) if as_json else say(result[1])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of, report, say
+from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of, report, say, tell
 
 
 @click.command()
@@ -53,7 +53,7 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 
         require_gate(project, card)
     started = time.perf_counter()
-    summaries = do_run(project, card, options, looker=look_at)
+    summaries = do_run(project, card, options, looker=look_at, tell=tell)
     gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
     if as_json:
         emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3),

@@ -157,14 +157,18 @@ class _Outcome:
 
 def run(project: Project, card_name: str, options: RunOptions, *, transport: httpx.AsyncBaseTransport | None = None,
         stream: IO[str] | None = None, stop_after: int | None = None,
-        replica: ReplicaSource | None = None, looker: Looker | None = None) -> list[RunSummary]:
+        replica: ReplicaSource | None = None, looker: Looker | None = None,
+        tell: Callable[[str], None] | None = None) -> list[RunSummary]:
     """Run (or resume) a card: one run per model. The core of `benchcard run`.
 
     `transport` replaces the network (tests); `stream` takes the progress bar (default stderr);
     `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume); `replica` makes
     the new run a replication (`benchcard replicate`, run/replicate.py); `looker` takes a sequential card's
-    looks (`verdict.looks.look_at`, which this stage may not import: the CLI and the API pass it).
+    looks (`verdict.looks.look_at`, which this stage may not import: the CLI and the API pass it); `tell` takes
+    the notes said before the calls (keys read from .env, a resume's or a judge's provider, cells a retry keeps
+    failed), so that the CLI reports them (default: on `stream` or stderr, beside the progress bar).
     """
+    tell = tell or (lambda line: print(line, file=stream or sys.stderr))
     _check_options(options)
     card = load_card(resolve_card_path(project, card_name), project)
     _check_sequential(card, options, looker)
@@ -184,13 +188,13 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     spec = card.judge_spec
     notes += filter(None, [judge_note(spec.provider) if spec is not None else None])
     for line in dict.fromkeys(notes):  # out loud, before a missing key stops the run
-        print(line, file=stream or sys.stderr)
+        tell(line)
     for t in targets:
         require_key(t.cfg)
     if spec is not None:
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:
-        _reopen_failed(resumed, stream)
+        _reopen_failed(resumed, tell)
     setting = _Setting(project, card, seal_root, options, config, stream, stop_after, transport, looker)
     try:
         return asyncio.run(_run_all(setting, targets))
@@ -259,13 +263,13 @@ def _nothing_to_call(project: Project, card: Card, t: _Target, o: RunOptions) ->
                        int(t.manifest.concurrency or 0), False, note, looks=_looks_line(t.manifest))
 
 
-def _reopen_failed(t: _Target, stream: IO[str] | None) -> None:
+def _reopen_failed(t: _Target, tell: Callable[[str], None]) -> None:
     """`--retry-failed`: the failed cells a retry may call again reopened (a sequential run: those no look has
     read, the others said to stay failed)."""
     assert t.store is not None
     found = outcomes(t.store)
     if found.final:
-        print(_final_note(t, found), file=stream or sys.stderr)
+        tell(_final_note(t, found))
     reopen_failed(t.store, found)
     t.manifest = t.store.read_manifest()
 
