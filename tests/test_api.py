@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_default
     params = inspect.signature(benchcard.run_card).parameters
     keywords = {n: p.default for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     defaults = {f.name: f.default for f in dataclasses.fields(benchcard.RunOptions)}
-    assert keywords == {**defaults, "progress": False}
+    assert keywords == {**defaults, "progress": False, "tell": None}
 
 
 def test_run_card_refuses_options_beside_keywords_and_runs_with_either(tmp_path: Path, server: FakeServer,
@@ -52,6 +53,24 @@ def test_run_card_refuses_options_beside_keywords_and_runs_with_either(tmp_path:
     assert by_options.finished and by_keywords.finished
     seeds = {benchcard.manifest_of(s.run, root).seed for s in (by_options, by_keywords)}
     assert seeds == {7}
+
+
+def test_run_card_prints_nothing_its_notes_go_to_tell_or_the_logger(tmp_path: Path, server: FakeServer, key: str,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The notes `benchcard run` prints on stderr reach a library's caller as it asks, and never its terminal."""
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    root = tmp_path / "proj"
+    ab_project(root, server.base_url, fixtures=2, repetitions=1)
+    (root / ".env").write_text("HF_TOKEN=abc\n", encoding="utf-8")
+    note = ".env: ignored HF_TOKEN (only API keys are read from it)"
+    said: list[str] = []
+    benchcard.run_card("colour-ab", root, provider="fake", tell=said.append)
+    assert said == [note]
+    with caplog.at_level(logging.INFO, logger="benchcard"):
+        benchcard.run_card("colour-ab", root, provider="fake")
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [("benchcard", logging.INFO, note)]
+    assert capsys.readouterr() == ("", "")
 
 
 def test_importing_benchcard_loads_no_numpy_pandas_or_scipy() -> None:

@@ -2,13 +2,15 @@
 
 Each function takes a card or run the way the command does (an id, a prefix of a run id, or a path) and a
 project (a `Project`, a folder, or None for the nearest folder with `cards/` above the current one). Errors are
-the command's own `BenchcardError`s, one line each; nothing here prints.
+the command's own `BenchcardError`s, one line each; nothing here prints (a run's notes go to `tell`, or to the
+`benchcard` logger, as a library's do).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import ParamSpec
@@ -73,16 +75,20 @@ def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, o
              concurrency: int | None = None, rpm: float | None = None, timeout: float = 120.0, attempts: int = 4,
              seed: int | None = None, resume: str | None = None, retry_failed: bool = False, scratch: bool = False,
              progress: bool = False, backoff_base: float = 0.5, backoff_cap: float = 30.0, max_wait: float = 600.0,
-             batch: bool = False, wait: bool = True, poll_interval: float = 30.0) -> list[RunSummary]:
+             batch: bool = False, wait: bool = True, poll_interval: float = 30.0,
+             tell: Callable[[str], None] | None = None) -> list[RunSummary]:
     """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (not both: a
-    `RunError` names the keywords; the defaults are RunOptions', but no progress bar unless `progress=True`)."""
+    `RunError` names the keywords; the defaults are RunOptions', but no progress bar unless `progress=True`).
+    `tell` takes the notes the CLI prints on stderr (keys read from .env, a resume's provider, …); by default
+    they are INFO records of the `benchcard` logger, silent unless the caller configures logging."""
     if options is None:
         options = RunOptions(provider=provider, models=tuple(models), base_url=base_url, concurrency=concurrency,
                              rpm=rpm, timeout=timeout, attempts=attempts, seed=seed, resume=resume,
                              retry_failed=retry_failed, scratch=scratch, progress=progress,
                              backoff_base=backoff_base, backoff_cap=backoff_cap, max_wait=max_wait, batch=batch,
                              wait=wait, poll_interval=poll_interval)
-    return _run(Project.of(project), os.fspath(card), options, looker=look_at)
+    return _run(Project.of(project), os.fspath(card), options, looker=look_at,
+                tell=tell or logging.getLogger("benchcard").info)
 
 
 def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None, *,

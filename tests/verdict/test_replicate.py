@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from benchcard.records import ledger
 from benchcard.records.cardruns import pick
 from benchcard.records.rows import decode_manifest
@@ -200,3 +202,21 @@ def test_the_ledger_table_marks_a_replication_row(tmp_path: Path, server: FakeSe
     ok(bc(project, "replicate", original))
     shown = ok(bc(project, "ledger")).stdout
     assert f"replication of {original}: not" in shown and "replicated" in shown
+
+
+def test_the_runs_notes_go_to_the_callers_tell_and_the_cli_prints_them_on_stderr(
+        tmp_path: Path, server: FakeServer, key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """As `run`'s: the core prints nothing of its own; the CLI passes its reporter, and stdout keeps the JSON."""
+    from benchcard.run.options import RunOptions
+    from benchcard.verdict.replicate import replicate
+
+    project, run = judged_probe(tmp_path / "proj", server)
+    (project.root / ".env").write_text("HF_TOKEN=abc\n", encoding="utf-8")
+    note = ".env: ignored HF_TOKEN (only API keys are read from it)"
+    said: list[str] = []
+    done = replicate(project, run, RunOptions(progress=False), tell=said.append)
+    assert said == [note] and done.verdict is not None
+    assert capsys.readouterr() == ("", "")
+    result = ok(bc(project, "replicate", run, "--json"))
+    assert result.stderr.splitlines() == [note]
+    assert json.loads(result.stdout)["verdict"] is not None

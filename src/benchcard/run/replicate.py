@@ -18,7 +18,7 @@ From then on it is a run like any other: resumed, retried, batched and pooled th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -180,23 +180,25 @@ def plan_for(project: Project, original: Original, options: RunOptions, model: s
 
 def replicate_run(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
                   transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
-                  stop_after: int | None = None, looker: Looker | None = None) -> RunSummary:
+                  stop_after: int | None = None, looker: Looker | None = None,
+                  tell: Callable[[str], None] | None = None) -> RunSummary:
     """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
     `benchcard replicate`; the verdict and the judgement against the original are `verdict/_replication.py`'s.
-    `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule)."""
+    `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule); `tell` the
+    run's notes, as `run` takes them."""
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
                        "`benchcard run CARD --scratch`)")
     if options.resume is not None:
         folder, manifest = _replication(project, options.resume, name)
         return run(project, manifest.card, replace(options, resume=str(folder)), transport=transport,
-                   stream=stream, stop_after=stop_after, looker=looker)[0]
+                   stream=stream, stop_after=stop_after, looker=looker, tell=tell)[0]
     if name is None:
         raise RunError("name the run to replicate (its id, its folder, or its card for the card's result)")
     original = original_of(project, name)
     plan, run_options = plan_for(project, original, options, model)
     [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
-                    stop_after=stop_after, replica=plan, looker=looker)
+                    stop_after=stop_after, replica=plan, looker=looker, tell=tell)
     return summary
 
 

@@ -5,6 +5,7 @@ outcome, its verdict under the card's sealed rule with its judgement against the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -41,11 +42,12 @@ class Replication:
 
 def replicate(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
               transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
-              stop_after: int | None = None) -> Replication:
+              stop_after: int | None = None, tell: Callable[[str], None] | None = None) -> Replication:
     """`benchcard replicate`: the replication run (`run/replicate.py`), then, once every cell has an outcome, its
-    verdict with its judgement against the original (given once: a finished replication's is read back)."""
+    verdict with its judgement against the original (given once: a finished replication's is read back). `tell`
+    takes the run's notes (`runner.run`'s)."""
     summary = replicate_run(project, name, options, model, transport=transport, stream=stream,
-                            stop_after=stop_after, looker=look_at)
+                            stop_after=stop_after, looker=look_at, tell=tell)
     run = summary.run
     if not summary.finished:
         return Replication(summary, None, f"every cell needs an outcome; continue with `benchcard replicate --resume "
