@@ -12,14 +12,20 @@ until the element is visible and stable.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records import ledger
+
+from ..helpers_site import make_project
 
 pytestmark = pytest.mark.browser
 
@@ -77,6 +83,7 @@ def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any) -> No
             assert "system-ui" in font, (rel, font)
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, f"{rel} is {overflow}px wider than a {width}px screen"
+            assert page.locator("p.chain.broken").count() == 0, rel  # the chain verifies: no page warns
             if rel.startswith("cards/") or rel in ("index.html", "ledger.html"):
                 _shoot(page, f"{rel.replace('/', '_')[:-5]}-{name}.png", full_page=True)
         page.close()
@@ -240,3 +247,41 @@ def test_expand_all_and_collapse_all_outputs(site: Path, browser: Any, width: in
             assert page.evaluate(states) == [want] * n, (start, label)
         assert problems == []
         page.close()
+
+
+def test_a_forged_ledger_row_is_never_shown_as_a_result_without_the_chains_warning(
+        tmp_path: Path, browser: Any) -> None:
+    """The hostile audit: the last row's finding made a win and its hash recomputed, so the chain alone looks
+    whole; only the run's verdict.json (the row it was entered as) shows the edit. Every page that shows the
+    forged finding must say above it that the ledger does not verify, and `site` must say so too."""
+    project = make_project(tmp_path / "proj")
+    lines = project.ledger_path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[-1])
+    assert (row["card"], row["finding"]) == ("bench-01", "incomplete")
+    row["finding"] = "win"
+    row["hash"] = ledger.row_hash(row)
+    lines[-1] = json.dumps(row)
+    project.ledger_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    assert "results/ledger.jsonl does not verify (results/ledger.jsonl: seq 5 does not match the row recorded in " \
+        f"results/bench-01/v1/{BENCH_RUN}/verdict.json); every page says so" in " ".join(result.output.split())
+
+    site = tmp_path / "web"
+    pages = ["index.html", "cards/bench-01/index.html", "ledger.html"]
+    pages += [p.relative_to(site).as_posix() for p in sorted((site / "cards" / "bench-01").rglob("*.html"))]
+    for rel in dict.fromkeys(pages):
+        page, problems = _open(browser, (site / rel).as_uri(), *VIEWPORTS["phone"])
+        assert problems == [], (rel, problems)
+        warning = page.locator("p.chain.broken")
+        assert warning.count() == 1 and warning.is_visible(), rel
+        said = " ".join(warning.inner_text().split())
+        assert "does not verify" in said and "seq 5 does not match" in said, (rel, said)
+        if rel != "ledger.html":  # the first thing a reader sees, above any finding (the ledger's is above its table)
+            assert page.locator("main").inner_text().lstrip().startswith("The ledger does not verify."), rel
+        page.close()
+    index, _ = _open(browser, (site / "index.html").as_uri(), *VIEWPORTS["laptop"])
+    line = " ".join(index.locator("main tr", has_text="bench-01").first.inner_text().split())
+    assert "non-result · win" in line, line  # what the forged row says is still shown, under the warning
+    index.close()

@@ -122,6 +122,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(num=lambda x, digits=2: fixed(x, digits, missing=DASH), p=lambda x: p_value(x, 3, missing=DASH),
                        money=money, ms=millis, value=fmt_value, paras=paragraphs)
+    env.globals["ledger_problem"] = None  # the chain's complaint, set by the build when the ledger does not verify
     env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env
 

@@ -180,6 +180,10 @@ def _build_into(project: Project, out: Path, final: Path, cards: list[Card], led
     """Every page written into the staging folder `out`; the report names `final`, where it will be."""
     env = environment()
     env.globals["viewer"] = viewer
+    env.globals["ledger_problem"] = chain_problem  # every page that shows a finding carries it (base.html)
+    if chain_problem:
+        skipped.append(f"{project.relative(project.ledger_path)} does not verify ({chain_problem}); every page "
+                       "says so above the findings it shows")
 
     _check_against_rows(project, runs, ledger, skipped)
     cards_by_id = {c.id: c for c in cards}
