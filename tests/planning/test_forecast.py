@@ -311,18 +311,19 @@ def test_plan_reads_a_sequential_cards_own_looks(tmp_path: Path) -> None:
 
 
 def test_plan_from_a_pilot_of_a_large_design_simulates_its_cut_and_says_so(tmp_path: Path) -> None:
-    """`plan --from` on 20,000 fixtures once drew 2,000 simulated runs of every fixture (gigabytes); it simulates
-    200 of them, as check and seal judge a large design, and says the figures are what the whole design reaches
-    at the least."""
+    """`plan --from` on 20,000 fixtures once drew 2,000 simulated runs of every fixture (gigabytes); past the bound
+    (200 fixtures or 10 repetitions) it simulates the cut, as check and seal judge a large design, and says the
+    figures are what the whole design reaches at the least. The repetitions' bound is the one asked here (4 × 10
+    simulated, where the fixtures' bound simulates 200 fixtures at tens of CPU-seconds; that half is `bounded`'s
+    test in test_power.py)."""
     project = make_project(tmp_path / "p")
     run_dir = strong_run(project)
-    fixtures = "20000"
     result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name,
-                                      "--fixtures", fixtures, "--json"])
+                                      "--fixtures", "4", "--repetitions", "500", "--json"])
     assert result.exit_code == 0, result.output
     pilot = json.loads(result.stdout)["pilot"]
-    assert pilot["notes"][0] == (f"simulated on a cut of the design, 200 fixtures × 3 repetitions of its "
-                                 f"{int(fixtures):,} × 3: more of either only narrows the gap it can detect, so the "
+    assert pilot["notes"][0] == ("simulated on a cut of the design, 4 fixtures × 10 repetitions of its "
+                                 "4 × 500: more of either only narrows the gap it can detect, so the "
                                  "figures are what the whole design reaches at the least")
     gaps = [c for c in pilot["clauses"] if c["fixture"] is None]
-    assert gaps and all(c["fixtures"] == 200 and c["repetitions"] == 3 for c in gaps)
+    assert gaps and all(c["fixtures"] == 4 and c["repetitions"] == 10 for c in gaps)

@@ -50,6 +50,18 @@ def test_the_design_is_the_cards_unless_another_size_is_given() -> None:
         powerplan.simulated_size(None, 0, 6, 3)
 
 
+def test_a_design_past_the_bound_is_simulated_on_its_cut_and_the_note_says_so() -> None:
+    """The fixtures' half of the cut `plan --from` uses (test_forecast.py asks the repetitions' through the CLI, as
+    simulating 200 fixtures there costs tens of CPU-seconds)."""
+    assert powerplan.bounded((200, 10)) == ((200, 10), None)
+    for size, cut in [((20_000, 3), (200, 3)), ((201, 2), (200, 2)), ((6, 11), (6, 10)), ((500, 500), (200, 10))]:
+        sim, note = powerplan.bounded(size)
+        assert sim == cut
+        assert note == (f"simulated on a cut of the design, {cut[0]:,} fixtures × {cut[1]:,} repetitions of its "
+                        f"{size[0]:,} × {size[1]:,}: more of either only narrows the gap it can detect, so the "
+                        "figures are what the whole design reaches at the least")
+
+
 def test_several_variants_are_planned_at_holms_first_step_and_say_so() -> None:
     notes: list[str] = []
     assert powerplan.holm_level(0.05, 1, notes) == 0.05 and notes == []
