@@ -223,6 +223,28 @@ def test_the_change_named_for_a_sequential_design_seals(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stderr == "", result.output
 
 
+def test_a_sequential_design_whose_simulated_share_only_just_reaches_95_percent_is_refused_until_it_surely_does(
+        tmp_path: Path) -> None:
+    """11 fixtures with Pocock looks after 3 and 5 repetitions won 0.952 of the 2,000 sequential runs `seal` drew
+    and was sealed; near 95 % a sequential share is drawn on 8,000 runs too and must reach it with 95 %
+    confidence, as a fixed design's must. The change named (12 fixtures) seals."""
+    text = POCOCK.replace("looks: [3, 6]", "looks: [3, 5]").replace("repetitions: 6", "repetitions: 5")
+    project = make_ab_project(tmp_path, text, n_fixtures=11)
+    line = one_line_error(bc(project, "seal", "tiny-ab"))
+    assert line == ("error: refusing to seal cards/tiny-ab.yaml: 11 fixtures with looks after repetitions 3, 5 "
+                    "(pocock spending) cannot show a win reliably at α = 0.05: a treatment right every time against "
+                    "a baseline right about half the time wins 95.2% of 8,000 simulated sequential runs, at least "
+                    "94.7% with 95% confidence (95% needed); use obrien-fleming spending, or no sequential "
+                    "block, or 12 fixtures (or, for an A/A or pilot card, say so: win: "
+                    "{accept_cannot_win: true})")
+    assert not (project / "keys" / "tiny-ab" / "v1.seal.json").exists()
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 0 and "wins 95.2% of 8,000 simulated sequential runs, at least 94.7% with 95% confidence" in out
+    more = make_ab_project(tmp_path / "more", text, n_fixtures=12)
+    result = bc(more, "seal", "tiny-ab")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+
+
 def test_each_change_named_for_an_hsd_design_is_one_the_card_can_take(tmp_path: Path) -> None:
     """Only `hsd` takes a `gamma`: 'use obrien-fleming spending' on an hsd card, made as said, was refused
     (`field 'sequential.gamma': only spending: hsd takes a gamma`); the line says to drop the gamma, and so done
@@ -302,7 +324,7 @@ def test_a_large_sequential_design_is_judged_on_its_cut(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(reach, "_baseline_runs", spy)
     monkeypatch.setenv(_tablecache.ENV, "")  # every table drawn here, and seen
-    for cached in (reach._evidence, reach._crossed, reach._wins, reach.sequential_power):
+    for cached in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins):
         cached.cache_clear()
     try:
         project = make_ab_project(tmp_path, POCOCK.replace("pocock", "obrien-fleming"),
@@ -311,5 +333,5 @@ def test_a_large_sequential_design_is_judged_on_its_cut(tmp_path: Path, monkeypa
         assert code == 0 and "warning" not in out, out
         assert drawn and max(drawn) <= reach.BOUND_FIXTURES
     finally:
-        for cached in (reach._evidence, reach._crossed, reach._wins, reach.sequential_power):
+        for cached in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins):
             cached.cache_clear()

@@ -301,12 +301,11 @@ def _sequential_cannot_win(card: Card, n: int, v: int, effect: float, rules: Rul
     args = (n, plan, min_effect_or_margin(card), v, effect)
     if reach.sequential_reliable(*args):
         return None
-    power = reach.sequential_power(*args)
     at = f" at Holm's α/{v} = {win.alpha / v:.3g}" if v > 1 else f" at α = {win.alpha:g}"
     spends = spending_text(plan.spending, plan.gamma if plan.spending == "hsd" else None)
     return (f"{n} fixtures with looks after repetitions {', '.join(map(str, seq.looks))} ({spends} "
             f"spending) cannot show a win reliably{at}: a treatment right every time against a baseline right "
-            f"about half the time wins {power:.0%} of simulated sequential runs ({reach.RELIABLE:.0%} needed); "
+            f"about half the time {reach.sequential_share_text(*args)} ({reach.RELIABLE:.0%} needed); "
             f"{reach.sequential_change(*args)}")
 
 

@@ -72,11 +72,15 @@ def share_text(fixtures: int, repetitions: int, variants: int = 1, alpha: float 
     """"wins 72% of simulated runs"; where a refused design's share would read as RELIABLE or more in whole
     percent (it is not, or not with confidence 1 − SURE), the figures that say why: "wins 95.2% of 8,000
     simulated runs, at least 94.7% with 95% confidence"."""
-    wins, runs = _wins(fixtures, repetitions, variants, alpha, min_effect, ceiling)
-    if round(wins / runs, 2) < RELIABLE or _sure(fixtures, repetitions, variants, alpha, min_effect, ceiling):
-        return f"wins {wins / runs:.0%} of simulated runs"
+    return _share_words(*_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling), "simulated runs")
+
+
+def _share_words(wins: int, runs: int, noun: str) -> str:
+    """share_text's words for `wins` of `runs` (`noun`: "simulated runs", "simulated sequential runs")."""
+    if round(wins / runs, 2) < RELIABLE or _surely(wins, runs):
+        return f"wins {wins / runs:.0%} of {noun}"
     low = wilson(wins, runs, 2 * SURE)[0]
-    return (f"wins {wins / runs:.1%} of {runs:,} simulated runs, at least {math.floor(low * 1000) / 10:.1f}% with "
+    return (f"wins {wins / runs:.1%} of {runs:,} {noun}, at least {math.floor(low * 1000) / 10:.1f}% with "
             f"{1 - SURE:.0%} confidence")
 
 
@@ -87,10 +91,15 @@ def _wins(fixtures: int, repetitions: int, variants: int, alpha: float, min_effe
     RELIABLE, where 2,000 runs cannot tell 0.94 from 0.95."""
     if fixtures < 1 or repetitions < 2 or variants < 1 or 2.0 ** (1 - fixtures) > alpha / variants:
         return 0, DRAWS  # one repetition measures no run term; the exact sign-flip can never reach α/V
-    wins = _batch_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling, 0)
+    return _drawn(lambda batch: _batch_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling, batch))
+
+
+def _drawn(batch_wins: Callable[[int], int]) -> tuple[int, int]:
+    """Wins and runs of a design whose runs of batch 0 (DRAWS) and 1 (MORE_DRAWS) `batch_wins` judges: batch 1
+    only when batch 0's share is in NEAR, for the fixed and the sequential figures alike."""
+    wins = batch_wins(0)
     if NEAR[0] <= wins / DRAWS < NEAR[1]:
-        more = _batch_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling, 1)
-        return wins + more, DRAWS + MORE_DRAWS
+        return wins + batch_wins(1), DRAWS + MORE_DRAWS
     return wins, DRAWS
 
 
@@ -202,7 +211,11 @@ def _sure(fixtures: int, repetitions: int, variants: int, alpha: float, min_effe
           ceiling: float | None) -> bool:
     """Whether the share of wins is at least RELIABLE with confidence 1 − SURE (its one-sided Wilson lower bound),
     so that a design accepted wins in at least RELIABLE of real runs, not of these runs only."""
-    wins, runs = _wins(fixtures, repetitions, variants, alpha, min_effect, ceiling)
+    return _surely(*_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling))
+
+
+def _surely(wins: int, runs: int) -> bool:
+    """_sure's rule on `wins` of `runs`, fixed or sequential: the one-sided Wilson lower bound reaches RELIABLE."""
     return wilson(wins, runs, 2 * SURE)[0] >= RELIABLE
 
 
@@ -290,37 +303,60 @@ def _fewest_calls(fixtures: int, repetitions: int, variants: int, alpha: float,
     return best
 
 
-@lru_cache(maxsize=128)
 def sequential_power(fixtures: int, plan: Schedule, effect: float = 0.0, variants: int = 1,
                      min_effect: float = 0.0) -> float:
     """`best_power` for a sequential card: the same seeded runs judged at each look of `plan` (the card's schedule
     with its seal's rule parameters) as the run's looks judge them (`sequential.simulate_looks`: the α spent at
     full α, Holm over the V variants at each look's nominal level). Each look decides at a nominal level below
     α, and a look below the exact sign-flip's floor 2/2^F can never win, so the fixed figure overstates it."""
-    from benchcard.stats.decision import WIN
-    from benchcard.stats.sequential import boundaries, simulate_looks
+    wins, runs = _sequential_wins(fixtures, plan, effect, variants, min_effect)
+    return wins / runs
+
+
+def sequential_share_text(fixtures: int, plan: Schedule, effect: float = 0.0, variants: int = 1,
+                          min_effect: float = 0.0) -> str:
+    """`share_text` for a sequential card: "wins 87% of simulated sequential runs", with the runs and the lower
+    bound where the share would read as RELIABLE."""
+    return _share_words(*_sequential_wins(fixtures, plan, effect, variants, min_effect), "simulated sequential runs")
+
+
+@lru_cache(maxsize=128)
+def _sequential_wins(fixtures: int, plan: Schedule, effect: float, variants: int,
+                     min_effect: float) -> tuple[int, int]:
+    """`_wins` for a sequential card: its runs judged at every look, 6,000 more near RELIABLE (`_drawn`)."""
+    from benchcard.stats.sequential import boundaries
 
     nominal = boundaries(plan).nominal
     floor = 2.0 ** (1 - fixtures)
     if fixtures < 1 or variants < 1 or plan.looks[-1] < 2 or all(a / variants < floor for a in nominal):
-        return 0.0
-    # no early stop but a win: the last look alone, at its own nominal level, already wins this often
-    last = best_power(fixtures, plan.looks[-1], variants, nominal[-1], min_effect)
-    if not plan.futility and last >= RELIABLE:
+        return 0, DRAWS
+    # no early stop but a win: the last look alone, at its own nominal level, surely winning is enough
+    last = _wins(fixtures, plan.looks[-1], variants, nominal[-1], min_effect, None)
+    if not plan.futility and _surely(*last):
         return last
-    base = _baseline_runs(fixtures, plan.looks[-1])
+    return _drawn(lambda batch: _sequential_batch_wins(fixtures, plan, effect, variants, min_effect, batch))
+
+
+def _sequential_batch_wins(fixtures: int, plan: Schedule, effect: float, variants: int, min_effect: float,
+                           batch: int) -> int:
+    """Wins of one batch of the sequential runs, judged at every look as the run's looks judge them."""
+    from benchcard.stats.decision import WIN
+    from benchcard.stats.sequential import simulate_looks
+
+    base = _baseline_runs(fixtures, plan.looks[-1], batch)
     _, codes = simulate_looks(base, np.ones_like(base), plan, effect=effect or PLAIN_GAP / 10, min_effect=min_effect,
                               variants=variants)
-    return float((codes == WIN).mean())
+    return int((codes == WIN).sum())
 
 
 def sequential_reliable(fixtures: int, plan: Schedule, effect: float = 0.0, variants: int = 1,
                         min_effect: float = 0.0) -> bool:
     """`reliable` for a sequential card: a large design is first asked cut to `BOUND_FIXTURES` fixtures (its
-    looks, which are repetitions, kept), since fewer fixtures only lose power at every look."""
-    if fixtures > BOUND_FIXTURES and sequential_power(BOUND_FIXTURES, plan, effect, variants, min_effect) >= RELIABLE:
+    looks, which are repetitions, kept), since fewer fixtures only lose power at every look; either must win in
+    RELIABLE of runs with confidence 1 − SURE, as a fixed design must."""
+    if fixtures > BOUND_FIXTURES and _surely(*_sequential_wins(BOUND_FIXTURES, plan, effect, variants, min_effect)):
         return True
-    return sequential_power(fixtures, plan, effect, variants, min_effect) >= RELIABLE
+    return _surely(*_sequential_wins(fixtures, plan, effect, variants, min_effect))
 
 
 def sequential_change(fixtures: int, plan: Schedule, effect: float, variants: int, min_effect: float) -> str:
