@@ -458,8 +458,10 @@ FROM_RUN: dict[str, str] = {
                           "it (integrity.check_plan, give), to check the one the run recorded",
     "benchcard.run.griddraws": "the same grid's per-block draws made as arrays for that check (give, columns)",
     "benchcard.run.replicate": "`benchcard replicate`'s core (verdict/replicate) runs the replication, then judges it",
-    "benchcard.run.options": "the options verdict/replicate passes to the replication it runs",
-    "benchcard.run.summary": "what the replication verdict/replicate ran did, returned with its judgement",
+    "benchcard.run.options": "the options verdict/replicate and verdict/gate.run_gated pass to the runs they make",
+    "benchcard.run.summary": "what the runs verdict/replicate and verdict/gate.run_gated made did, returned with "
+                             "their verdicts",
+    "benchcard.run.runner": "`benchcard run`'s core (verdict/gate.run_gated) runs the card, then gates the runs",
     "benchcard.run.curl": "a card's page shows the exact request the run stage sends, built by the code that sends it",
 }
 

@@ -259,3 +259,21 @@ def test_a_scratch_run_of_an_unsealed_card_is_gated_as_it_is_judged(tmp_path: Pa
     assert ledger.read(project) == []
     shown = bc(project, "verdict", run_id, "--show", "--gate")
     assert shown.exit_code == 1 and "its verdict is a scratch verdict" in shown.stderr
+
+
+def test_run_gated_is_the_whole_of_run_and_gates_only_when_asked(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    """`benchcard run [--gate]` calls this one core function: the runs, then under --gate each one's verdict."""
+    from benchcard.run.options import RunOptions
+    from benchcard.verdict.gate import run_gated
+
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=1)
+    said: list[str] = []
+    plain = run_gated(project, "colour-ab", RunOptions(progress=False), gate=False, tell=said.append)
+    assert plain.gated is None and plain.code == 0 and set(plain.to_json()) == {"runs", "wall_s"}
+    assert not (project.root / plain.runs[0].folder / "verdict.json").exists()
+    gated = run_gated(project, "colour-ab", RunOptions(progress=False), gate=True)
+    assert gated.gated is not None and gated.code == gated.gated.code
+    assert (project.root / gated.runs[0].folder / "verdict.json").is_file()
+    assert gated.to_json()["gates"] == [g.to_json() for _, g in gated.gated.judged]

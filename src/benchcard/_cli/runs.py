@@ -37,33 +37,22 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
         resume: str | None, retry_failed: bool, scratch: bool, gate: bool, batch: bool, no_wait: bool,
         poll_interval: float, as_json: bool) -> None:
     """Run the card's grid, blinded, and score it blind when every cell has an outcome."""
-    import time
-
     from benchcard.run.options import RunOptions
-    from benchcard.run.runner import run as do_run
-    from benchcard.verdict.looks import look_at
+    from benchcard.verdict.gate import run_gated
 
     options = RunOptions(provider=provider, models=models, base_url=base_url, concurrency=concurrency, rpm=rpm,
                          timeout=timeout, attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
                          scratch=scratch, progress=not as_json, batch=batch, wait=not no_wait,
                          poll_interval=poll_interval)
-    project = project_of(ctx)
-    if gate:
-        from benchcard.verdict.gate import gate_runs, require_gate
-
-        require_gate(project, card)
-    started = time.perf_counter()
-    summaries = do_run(project, card, options, looker=look_at, tell=tell)
-    gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
+    done = run_gated(project_of(ctx), card, options, gate, tell=tell)
     if as_json:
-        emit_json({"runs": [s.to_json() for s in summaries], "wall_s": round(time.perf_counter() - started, 3),
-                   **(gated.to_json() if gated else {})})
-        sys.exit(gated.code if gated else 0)
-    for s in summaries:
+        emit_json(done.to_json())
+        sys.exit(done.code)
+    for s in done.runs:
         say(s.lines())
-    if gated:
-        coloured(gated.lines)
-        sys.exit(gated.code)
+    if done.gated:
+        coloured(done.gated.lines)
+        sys.exit(done.code)
 
 
 @click.command("status")

@@ -9,7 +9,8 @@ given, so that `--gate` never enters a run in the ledger and then fails for want
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,11 @@ from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
+from benchcard.run.options import RunOptions
+from benchcard.run.runner import run
+from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
+from benchcard.verdict.looks import look_at
 from benchcard.verdict.report import changed_lines, verdict_lines
 from benchcard.verdict.runfolder import read_manifest
 
@@ -184,3 +189,35 @@ def gate_runs(project: Project, runs: Sequence[tuple[str, bool]]) -> GateReport:
         assert gate is not None
         out.append((verdict, gate))
     return GateReport(tuple(out))
+
+
+@dataclass(frozen=True)
+class GatedRuns:
+    """`benchcard run [--gate]` whole: the runs made, the runner's wall time, and with --gate their verdicts."""
+
+    runs: tuple[RunSummary, ...]
+    wall_s: float
+    gated: GateReport | None
+
+    @property
+    def code(self) -> int:
+        """The exit code: the gate's, else 0."""
+        return self.gated.code if self.gated else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """`run --json`: the runs and the wall time, then the verdicts and gates under --gate."""
+        return {"runs": [s.to_json() for s in self.runs], "wall_s": round(self.wall_s, 3),
+                **(self.gated.to_json() if self.gated else {})}
+
+
+def run_gated(project: Project, card_name: str, options: RunOptions, gate: bool,
+              tell: Callable[[str], None] | None = None) -> GatedRuns:
+    """The core of `benchcard run`: with `gate`, the card checked for it before any call (`require_gate`), then
+    the runs (`runner.run`, its notes to `tell`) and each one's verdict and gate (`gate_runs`)."""
+    if gate:
+        require_gate(project, card_name)
+    started = time.perf_counter()
+    summaries = run(project, card_name, options, looker=look_at, tell=tell)
+    wall_s = time.perf_counter() - started
+    gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
+    return GatedRuns(tuple(summaries), wall_s, gated)
