@@ -49,3 +49,6 @@ def test_broken_ledger_chain_is_reported(tmp_path: Path) -> None:
     project.ledger_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     build_site(project, tmp_path / "site")
     assert "The chain does not verify" in page(tmp_path / "site", "ledger.html").text
+    for rel in ("index.html", "cards/emit-terminator/index.html"):  # the edited row's finding is shown, warned
+        assert "The ledger does not verify. The findings on this page come from its rows" in _norm(
+            page(tmp_path / "site", rel).text), rel
