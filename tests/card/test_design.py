@@ -138,7 +138,7 @@ def test_a_design_whose_simulated_share_only_just_reaches_95_percent_is_refused_
     """22 fixtures × 3 won in 0.9525 of the 2,000 runs `seal` drew and was sealed, but a perfect treatment wins
     there 0.944 of the time (10,000 runs of fresh seeds): near 95 % the share is drawn on 8,000 runs and must
     reach it with 95 % confidence. The change named (23 fixtures) seals."""
-    text = MUST_WIN.replace("  equivalence_margin: 0.05\n", "  equivalence_margin: 0.05\n")
+    text = MUST_WIN
     project = make_ab_project(tmp_path, text, n_fixtures=22)
     line = one_line_error(bc(project, "seal", "tiny-ab"))
     assert line == ("error: refusing to seal cards/tiny-ab.yaml: 22 fixtures × 3 repetitions with 1 variant(s) cannot "
