@@ -16,6 +16,9 @@ Tables:
   spent at: power share, calls at the gap and under no effect, results under no effect, and the same levels on a
   z statistic of the same final power (`normal_world`), then the fewest calls of the rules meeting both close
   targets (power share ≥ 0.95, calls under no effect ≤ 0.85);
+- --student: grid and free read the win and loss p off Student's t at each look's reference df (crossed.py's se
+  and df, not calibrated): not a valid rule (the calibration exists because that p is not), a what-if that says
+  how much of the early looks' loss is the calibration's;
 - free: efficacy and futility levels fitted one by one (`search`, any boundaries whose null crossing is α/2 a side
   in the normal law of the looks, `null_crossing`) to the fewest calls at the gap under both close targets, judged
   on fresh runs (seed + 100); the same search on the z statistic.
@@ -36,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special
 
+from benchcard.stats.crossed import crossed, t_sf
 from benchcard.stats.decision import INCONCLUSIVE, LOSS, WIN
 from benchcard.stats.sequential import CONTINUE, FUTILITY, FUTILITY_BETAS, Schedule, boundaries
 from calibration import ALPHA, Line, wilson_text  # beside this script
@@ -54,18 +58,32 @@ class Looks:
     win: Array
     loss: Array
     futile: Array
+    student: Array | None = None
+    """The win p read off Student's t at the look's reference df (crossed.py's se and df), not calibrated."""
+    student_loss: Array | None = None
+
+    def uncalibrated(self) -> Looks:
+        """The same looks with the win and loss p read off Student's t (not a valid rule: a what-if)."""
+        if self.student is None or self.student_loss is None:
+            raise ValueError("no Student's t p's kept")
+        return replace(self, win=self.student, loss=self.student_loss)
 
 
 def looks_of(data: Data, reps: Sequence[int], seed: int, effect: float) -> Looks:
     """The p's of every look (one variant, no guards: the designs' world)."""
-    win, loss, futile = [], [], []
+    win, loss, futile, student, student_loss = [], [], [], [], []
     for r in reps:
         evidence, _, _, fut = evidence_at(data, r, seed, effect)
         ev = evidence[0][0]
         win.append(ev.p_hold)
         loss.append(ev.p_loss if ev.p_loss is not None else np.ones_like(ev.p_hold))
         futile.append(fut[0])
-    return Looks(tuple(reps), np.stack(win), np.stack(loss), np.stack(futile))
+        c = crossed(data[0][:, :, :r], data[1][0][:, :, :r])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            student.append(np.where(c.gap > 0, 2 * t_sf(c.gap / c.se, c.df), 1.0))
+            student_loss.append(np.where(c.gap < 0, 2 * t_sf(-c.gap / c.se, c.df), 1.0))
+    return Looks(tuple(reps), np.stack(win), np.stack(loss), np.stack(futile), np.stack(student),
+                 np.stack(student_loss))
 
 
 def judge(ps: Looks, nominal: Sequence[float], futility: Sequence[float] | None) -> tuple[Ints, Ints]:
@@ -204,6 +222,15 @@ def least_calls(w: World, share: float = 0.95) -> float:
     return float((earliest.sum() + (s - wins) * reps[0]) / (s * w.repetitions))
 
 
+def _results(ps: Looks, k: int, level: float) -> tuple[float, float]:
+    """The share of runs whose look k alone has a result (win or loss) at `level`: by the calibrated p and by
+    Student's t."""
+    calibrated = float(((ps.win[k] <= level) | (ps.loss[k] <= level)).mean())
+    if ps.student is None or ps.student_loss is None:
+        return calibrated, math.nan
+    return calibrated, float(((ps.student[k] <= level) | (ps.student_loss[k] <= level)).mean())
+
+
 def reach_table(w: World, paths: int, seed: int) -> None:
     last = float((w.at_gap.win[-1] <= ALPHA).mean())
     z = special.ndtri(1 - ALPHA / 2)
@@ -211,15 +238,20 @@ def reach_table(w: World, paths: int, seed: int) -> None:
     pocock, _ = levels(w.reps, "pocock", 0.0, None, 2)
     print(f"\n## {w.name}: each look's power alone at level {ALPHA} (win p ≤ {ALPHA} after r repetitions), and at "
           "Pocock's nominal level\n\n| repetitions | measured | normal law, θ from the last look | measured / normal | "
-          "Pocock's level | measured | normal law | measured / normal |\n|---|---|---|---|---|---|---|---|")
+          "Pocock's level | measured | normal law | measured / normal | Student's t p there: measured / normal | "
+          "no effect, results at 0.05: calibrated / Student's t | the same at Pocock's level |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
     for k, r in enumerate(w.reps):
         got = float((w.at_gap.win[k] <= ALPHA).mean())
         law = float(special.ndtr(theta * math.sqrt(r / w.repetitions) - z))
         a = pocock[k]
         got_a = float((w.at_gap.win[k] <= a).mean())
         law_a = float(special.ndtr(theta * math.sqrt(r / w.repetitions) - special.ndtri(1 - a / 2)))
+        student = float((w.at_gap.student[k] <= a).mean()) if w.at_gap.student is not None else math.nan
+        null = [_results(w.null, k, level) for level in (ALPHA, a)]
         print(f"| {r} | {got:.4f} | {law:.4f} | {got / law:.3f} | {a:.5f} | {got_a:.4f} | {law_a:.4f} | "
-              f"{got_a / law_a:.3f} |")
+              f"{got_a / law_a:.3f} | {student:.4f} / {student / law_a:.3f} | {null[0][0]:.4f} / {null[0][1]:.4f} | "
+              f"{null[1][0]:.4f} / {null[1][1]:.4f} |")
     z = normal_world(w, paths, seed)
     print(f"\nThe fewest calls at the gap of any rule that wins at a look only where the look's own p ≤ {ALPHA} and "
           f"keeps 0.95 of the fixed power (`least_calls`): {least_calls(w):.3f} on this statistic, "
@@ -370,6 +402,8 @@ def main() -> None:
     parser.add_argument("--cross", action="store_true", help="also futility spent by another family than α")
     parser.add_argument("--paths", type=int, default=100_000, help="normal paths for the z statistic's column")
     parser.add_argument("--rounds", type=int, default=3, help="free: step sizes of the coordinate search")
+    parser.add_argument("--student", action="store_true",
+                        help="grid and free on Student's t p at each look's reference df, not calibrated (a what-if)")
     parser.add_argument("--quiet", action="store_true", help="grid: print only the best rules")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -384,10 +418,14 @@ def main() -> None:
             where_table(w, args.sims)
         if "reach" in args.tables:
             reach_table(w, args.paths, args.seed)
+        if args.student:  # from here on, the what-if statistic: Student's t at the reference df
+            w = replace(w, name=f"{w.name}, Student's t", at_gap=w.at_gap.uncalibrated(), null=w.null.uncalibrated())
         if "grid" in args.tables:
             grid_table(w, args)
         if "free" in args.tables:
             fresh = world(f, r, args.sims, args.plan_sims, args.seed + 100, np.random.default_rng(args.seed + 100))
+            if args.student:
+                fresh = replace(fresh, at_gap=fresh.at_gap.uncalibrated(), null=fresh.null.uncalibrated())
             free_table(w, args, fresh)
     print(f"\n{time.perf_counter() - started:.1f} s in all.")
 
