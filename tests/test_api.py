@@ -124,9 +124,11 @@ def test_every_public_function_takes_a_project_as_a_project_a_str_or_a_path(tmp_
                     and not isinstance(getattr(benchcard, name), type)
                     and "project" in inspect.signature(getattr(benchcard, name)).parameters)
     assert takers == ["give_verdict", "load_card", "manifest_of", "plan", "read_ledger", "read_run", "run_card",
-                      "verdict_of"]
+                      "seal_card", "verdict_of"]
     for form, project in forms.items():
         assert benchcard.load_card("colour-ab", project=project).id == "colour-ab", form
+        sealed = benchcard.seal_card("colour-ab", project=project)  # sealed by ab_project already: unchanged
+        assert not sealed.written and sealed.path == f"keys/colour-ab/v{sealed.version}.seal.json", form
         assert benchcard.plan("colour-ab", project=project).calls == 6, form
         [summary] = benchcard.run_card("colour-ab", project=project, provider="fake")
         assert summary.finished, form

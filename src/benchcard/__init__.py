@@ -1,6 +1,6 @@
 """benchcard: pre-registered, blind, sealed experiments on LLM prompts.
 
-The Python API (docs/api.md): a card is loaded, planned, run and judged, and its run read back, with the
+The Python API (docs/api.md): a card is loaded, sealed, planned, run and judged, and its run read back, with the
 functions below; each is the core of one command. (`run_card`, not `run`: `benchcard.run` is the run stage's
 package.) They are imported on first use, so that `import benchcard`
 (which every command line call pays) stays free of numpy, scipy and pandas; a type checker sees them imported
@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from benchcard._util.version import __version__
 
 if TYPE_CHECKING:  # the same names, as a type checker sees them (tests/test_exported_members.py checks they match)
-    from benchcard.api import give_verdict, load_card, manifest_of, plan, run_card, verdict_of
+    from benchcard.api import give_verdict, load_card, manifest_of, plan, run_card, seal_card, verdict_of
     from benchcard.card.model import Card
+    from benchcard.card.sealing import Sealed
     from benchcard.errors import BenchcardError
     from benchcard.planning.power import Assumptions, assumptions
     from benchcard.planning.result import Plan
@@ -33,6 +34,7 @@ __all__ = [
     "Project",
     "RunOptions",
     "RunSummary",
+    "Sealed",
     "Verdict",
     "__version__",
     "assumptions",
@@ -43,6 +45,7 @@ __all__ = [
     "read_ledger",
     "read_run",
     "run_card",
+    "seal_card",
     "verdict_of",
 ]
 
@@ -55,6 +58,7 @@ _LAZY = {
     "Project": "benchcard.project",
     "RunOptions": "benchcard.run.options",
     "RunSummary": "benchcard.run.summary",
+    "Sealed": "benchcard.card.sealing",
     "Verdict": "benchcard.verdict.give",
     "assumptions": "benchcard.planning.power",
     "give_verdict": "benchcard.api",
@@ -64,6 +68,7 @@ _LAZY = {
     "read_ledger": "benchcard.verdict.frames",
     "read_run": "benchcard.verdict.frames",
     "run_card": "benchcard.api",
+    "seal_card": "benchcard.api",
     "verdict_of": "benchcard.api",
 }
 

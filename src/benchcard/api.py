@@ -18,6 +18,8 @@ from typing import ParamSpec
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
 from benchcard.card.model import Card
+from benchcard.card.sealing import Sealed
+from benchcard.card.sealing import seal_card as _seal_card
 from benchcard.errors import RunError
 from benchcard.planning.forecast import plan as _plan
 from benchcard.planning.power import Assumptions
@@ -38,6 +40,12 @@ def load_card(card: str | os.PathLike[str], project: ProjectLike | None = None) 
     """A card by id (`one-word-sentiment`) or path, validated as `benchcard check` validates it."""
     p = Project.of(project)
     return _load_card(resolve_card_path(p, os.fspath(card)), p)
+
+
+def seal_card(card: str | os.PathLike[str], project: ProjectLike | None = None) -> Sealed:
+    """`benchcard seal CARD`: the card checked (a problem, or a design that cannot win, refused as the command
+    refuses it), then its version sealed; sealing a version again with the same content writes nothing."""
+    return _seal_card(Project.of(project), os.fspath(card))
 
 
 def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot: str | os.PathLike[str] | None = None,

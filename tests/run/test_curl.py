@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchcard.card.load import load_card
 from benchcard.cli import cli
+from benchcard.project import Project
+from benchcard.run.curl import card_curl, curl_command
 
 from ..helpers_project import PROBES, copy_project, make_ab_project, seed_body
 
@@ -141,3 +144,13 @@ def test_credentials_in_the_url_are_never_printed(tmp_path: Path) -> None:
     assert "s3cr3t-pw" not in result.output
     printed = _pasted(result.output, tmp_path)
     assert "[http://127.0.0.1:9/v1/chat/completions]" in printed and "[-u]\n[alice]" in printed
+
+
+def test_the_command_s_core_takes_the_card_by_id_or_path_as_the_command_does(project_dir: Path) -> None:
+    """`benchcard curl CARD` calls one core function, `card_curl`: the card found by id or path, the project's
+    providers; the same command as `curl_command` on the card loaded, and what the command prints."""
+    project = Project(project_dir)
+    path = project_dir / "cards" / "reordered-input.yaml"
+    by_id = card_curl(project, "reordered-input")
+    assert card_curl(project, str(path)) == by_id == curl_command(load_card(path, project), project.config())
+    assert CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "reordered-input"]).output == by_id + "\n"

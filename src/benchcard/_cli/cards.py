@@ -49,26 +49,10 @@ def check(ctx: click.Context, cards: tuple[str, ...], as_json: bool, live: bool,
 @click.pass_context
 def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     """Hash the card's protocol, fixtures and keys into keys/<id>/v<N>.seal.json."""
-    from benchcard.card.check import check_card
-    from benchcard.card.load import load_named
-    from benchcard.card.seal import seal as do_seal
-    from benchcard.errors import SealError
+    from benchcard.card.sealing import seal_card
 
-    project = project_of(ctx)
-    loaded = load_named(project, card)
-    problems = check_card(loaded, project, verify_seal=False).problems
-    if problems:
-        raise SealError(f"refusing to seal: {problems[0]}")
-    from benchcard.card.design import cannot_win
-
-    dead = cannot_win(loaded) if loaded.win is None or not loaded.win.accept_cannot_win else None
-    if dead and not project.seal_path(loaded.id, loaded.version).exists():
-        raise SealError(f"refusing to seal {project.relative(loaded.path)}: {dead} (or, for an A/A or pilot card, "
-                        "say so: win: {accept_cannot_win: true})")
-    path, data, written = do_seal(loaded, project)
-    verb = "sealed" if written else "already sealed, unchanged:"
-    report(({**data.fields(), "written": written, "path": project.relative(path)},
-            [f"{verb} {loaded.id} v{loaded.version} → {project.relative(path)}", f"root {data.root}"]), as_json)
+    done = seal_card(project_of(ctx), card)
+    report((done.to_json(), done.lines()), as_json)
 
 
 @click.command()
@@ -82,12 +66,9 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
 def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None, provider: str | None,
          model: str | None, base_url: str | None) -> None:
     """Print the exact request as a runnable curl command; the key stays a shell variable."""
-    from benchcard.card.load import load_named
-    from benchcard.run.curl import curl_command
+    from benchcard.run.curl import card_curl
 
-    project = project_of(ctx)
-    say([curl_command(load_named(project, card), project.config(), variant, fixture, provider, model,
-                      base_url)])
+    say([card_curl(project_of(ctx), card, variant, fixture, provider, model, base_url)])
 
 
 @click.command("plan")
@@ -107,10 +88,8 @@ def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: fl
              repetitions: int | None, as_json: bool) -> None:
     """Calls, tokens and cost of a run of CARD; the smallest gap it can detect, from a pilot run or from
     declared assumptions (docs/statistics.md)."""
-    from benchcard.card.load import load_named
     from benchcard.planning.forecast import plan_report
     from benchcard.planning.power import assumptions
 
-    project = project_of(ctx)
-    assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)
-    report(plan_report(project, load_named(project, card), pilot, assumed, fixtures, repetitions), as_json)
+    assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)  # the flags parsed into one value
+    report(plan_report(project_of(ctx), card, pilot, assumed, fixtures, repetitions), as_json)

@@ -62,11 +62,9 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 @click.pass_context
 def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) -> None:
     """Where RUN stands: cells recorded and, for a batch run, each batch's state (polled now)."""
-    from benchcard.records.cardruns import find_run
     from benchcard.run.batch.status import run_status, status_lines
 
-    project = project_of(ctx)
-    result = run_status(project, find_run(project, run_name), poll=not no_poll)
+    result = run_status(project_of(ctx), run_name, poll=not no_poll)
     report((result.to_json(), status_lines(result)), as_json, ascii_only=True)
 
 

@@ -24,6 +24,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.card.design import cannot_win, plain_min_effect, plain_rule, truncation_warnings
+from benchcard.card.load import load_named
 from benchcard.card.model import Card, Clause
 from benchcard.card.schedule import card_design
 from benchcard.card.seal import sequential_rules
@@ -279,9 +280,10 @@ def _gap_plan(entry: ClausePlan, card: Card, clause: Clause, data: RunData, valu
     return powerplan.guard_entry(entry, model, n_fixtures, size[1], float(clause.margin or 0.0), level, clause.test)
 
 
-def plan_report(project: Project, card: Card, pilot: str | Path | None = None, assumed: Assumptions | None = None,
+def plan_report(project: Project, card: str, pilot: str | Path | None = None, assumed: Assumptions | None = None,
                 fixtures: int | None = None, repetitions: int | None = None,
                 design: Schedule | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The plan as `--json` prints it and as the lines `benchcard plan` prints."""
-    result = plan(project, card, pilot, assumed, fixtures, repetitions, design)
+    """`benchcard plan CARD`'s core: the card `card` (an id or a path) loaded and planned, as `--json` prints the
+    plan and as the lines the command prints."""
+    result = plan(project, load_named(project, card), pilot, assumed, fixtures, repetitions, design)
     return result.fields(), plan_lines(result)

@@ -6,9 +6,10 @@ import json
 import shlex
 from typing import Any
 
+from benchcard.card.load import load_named
 from benchcard.card.model import Card
 from benchcard.errors import CardError
-from benchcard.project import ProjectConfig, check_env_name
+from benchcard.project import Project, ProjectConfig, check_env_name
 from benchcard.run.providers import build_body, endpoint, provider_config
 from benchcard.run.providers.base import ProviderConfig
 
@@ -30,6 +31,13 @@ def request_for(
             raise CardError(f"{card.id}: a probe has no variants or fixtures; drop --variant and --fixture")
         messages = card.messages()
     return build_body(cfg, model, messages, card.params, card.rig.effort)
+
+
+def card_curl(project: Project, name: str, variant: str | None = None, fixture: str | None = None,
+              provider: str | None = None, model: str | None = None, base_url: str | None = None) -> str:
+    """`benchcard curl CARD`'s core: the card `name` (an id or a path) loaded and its request as a command, with the
+    project's providers (`curl_command`)."""
+    return curl_command(load_named(project, name), project.config(), variant, fixture, provider, model, base_url)
 
 
 def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, fixture: str | None = None,

@@ -87,6 +87,7 @@ def test_an_interactive_run_in_progress_says_how_to_continue(tmp_path: Path, ser
     assert bc(project, "run", "colour-ab").exit_code == 1
     folder = only_run(project, "colour-ab")
     st = run_status(project, folder)
+    assert run_status(project, folder.name) == run_status(project, "colour-ab") == st  # found as the command finds it
     assert (st.mode, st.cells, st.finished, st.batches) == ("interactive", 4, False, ())
     assert st.recorded == {"ok": 0, "truncated": 0, "failed": 0}
     assert st.state == f"0/4 cells recorded; continue with: benchcard run colour-ab --resume {folder.name}"

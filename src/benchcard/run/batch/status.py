@@ -15,6 +15,7 @@ from typing import Any
 
 from benchcard.errors import ProviderError
 from benchcard.project import Project
+from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.runreader import outcomes
 from benchcard.records.setaside import set_aside_of
@@ -62,7 +63,10 @@ class RunStatus:
         return asdict(self)
 
 
-def run_status(project: Project, folder: Path, poll: bool = True) -> RunStatus:
+def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStatus:
+    """`benchcard status RUN`'s core: the run found (an id, a prefix, a card's newest run, or its folder) and where
+    it stands; a batch run's batches polled now unless `poll` is False."""
+    folder = find_run(project, name)
     store = RunStore(folder)
     manifest = store.read_manifest()
     counts = store.counts()

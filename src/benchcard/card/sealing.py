@@ -1,0 +1,51 @@
+"""`benchcard seal`'s core, one function for the command line and the API alike: the card checked, a design that
+cannot win refused unless the card says it accepts that, then sealed (`seal.seal`). Apart from `seal.py`, which
+`check` imports, so that sealing may use `check` without a cycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from benchcard.card._sealfile import SealFile
+from benchcard.card.check import check_card
+from benchcard.card.design import cannot_win
+from benchcard.card.load import load_named
+from benchcard.card.seal import seal
+from benchcard.errors import SealError
+from benchcard.project import Project
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """What `benchcard seal` did: the version's seal, where it is (as the project names it), and whether this
+    call wrote it (False: it was sealed already, with the same content)."""
+
+    card: str
+    version: int
+    path: str
+    seal: SealFile
+    written: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """What `benchcard seal --json` prints: the seal's fields, then `written` and `path`."""
+        return {**self.seal.fields(), "written": self.written, "path": self.path}
+
+    def lines(self) -> list[str]:
+        verb = "sealed" if self.written else "already sealed, unchanged:"
+        return [f"{verb} {self.card} v{self.version} → {self.path}", f"root {self.seal.root}"]
+
+
+def seal_card(project: Project, name: str) -> Sealed:
+    """Seal the card `name` (an id or a path) after `check`'s problems and the design check: SealError names the
+    first problem, or the design that cannot win (a version sealed already is only compared with its seal)."""
+    card = load_named(project, name)
+    problems = check_card(card, project, verify_seal=False).problems
+    if problems:
+        raise SealError(f"refusing to seal: {problems[0]}")
+    dead = cannot_win(card) if card.win is None or not card.win.accept_cannot_win else None
+    if dead and not project.seal_path(card.id, card.version).exists():
+        raise SealError(f"refusing to seal {project.relative(card.path)}: {dead} (or, for an A/A or pilot card, "
+                        "say so: win: {accept_cannot_win: true})")
+    path, data, written = seal(card, project)
+    return Sealed(card.id, card.version, project.relative(path), data, written)
