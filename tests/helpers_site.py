@@ -21,6 +21,7 @@ from benchcard._util.hashing import file_digest
 from benchcard.card import seal
 from benchcard.card.load import load_card
 from benchcard.card.model import Card, Rig
+from benchcard.grading import sheets as grading
 from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.records import ledger
@@ -28,7 +29,6 @@ from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts
 from benchcard.records.plandigest import seal_plan
 from benchcard.run.grid import planned_assignment
 from benchcard.scoring.scorers import score_output
-from benchcard.verdict import grading
 from benchcard.verdict.give import give_verdict
 
 from .helpers_project import copy_project

@@ -22,6 +22,7 @@ RANKS: list[tuple[str, int]] = [
     ("benchcard.records", 1),
     ("benchcard.testing", 1),
     ("benchcard.scoring", 2),
+    ("benchcard.grading", 2),
     ("benchcard.card", 3),
     ("benchcard.run", 4),
     ("benchcard.verdict", 5),
@@ -215,8 +216,8 @@ def test_only_the_cli_imports_click() -> None:
     assert users and [u for u in users if not u.startswith("benchcard._cli.")] == []
 
 
-@pytest.mark.parametrize("package", ["card", "scoring", "run", "verdict", "publish", "testing", "_util", "records",
-                                     "stats", "planning", "compare", "_cli"])
+@pytest.mark.parametrize("package", ["card", "scoring", "grading", "run", "verdict", "publish", "testing", "_util",
+                                     "records", "stats", "planning", "compare", "_cli"])
 def test_each_stage_says_what_it_owns(package: str) -> None:
     doc = ast.get_docstring(ast.parse((PKG / package / "__init__.py").read_text(encoding="utf-8")))
     assert doc and len(doc) > 40
@@ -343,7 +344,8 @@ def test_mypy_checks_the_tests_and_benchmarks_too_relaxed_only_for_unannotated_t
     assert "\t$(BIN)/mypy\n" in (SRC.parent / "Makefile").read_text(encoding="utf-8")
 
 
-STAGES = ("card", "scoring", "run", "verdict", "publish", "records", "stats", "planning", "compare", "testing")
+STAGES = ("card", "scoring", "grading", "run", "verdict", "publish", "records", "stats", "planning", "compare",
+          "testing")
 
 
 def surface(package: str) -> list[str]:

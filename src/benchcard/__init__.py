@@ -19,10 +19,10 @@ if TYPE_CHECKING:  # the same names, as a type checker sees them (tests/test_exp
     from benchcard.planning.power import Assumptions, assumptions
     from benchcard.planning.result import Plan
     from benchcard.project import Project
+    from benchcard.records.frames import read_ledger, read_run
     from benchcard.records.rows import Manifest
     from benchcard.run.options import RunOptions
     from benchcard.run.summary import RunSummary
-    from benchcard.verdict.frames import read_ledger, read_run
     from benchcard.verdict.give import Verdict
 
 __all__ = [
@@ -65,8 +65,8 @@ _LAZY = {
     "load_card": "benchcard.api",
     "manifest_of": "benchcard.api",
     "plan": "benchcard.api",
-    "read_ledger": "benchcard.verdict.frames",
-    "read_run": "benchcard.verdict.frames",
+    "read_ledger": "benchcard.records.frames",
+    "read_run": "benchcard.records.frames",
     "run_card": "benchcard.api",
     "seal_card": "benchcard.api",
     "verdict_of": "benchcard.api",

@@ -27,13 +27,13 @@ from benchcard.planning.result import Plan
 from benchcard.project import Project, ProjectLike
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
+from benchcard.records.runreader import read_manifest
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run as _run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, load_verdict
 from benchcard.verdict.give import give_verdict as _give_verdict
 from benchcard.verdict.looks import look_at
-from benchcard.verdict.runfolder import read_manifest
 
 
 def load_card(card: str | os.PathLike[str], project: ProjectLike | None = None) -> Card:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchcard._cli.grading import grade_report, sheet_report
+from benchcard.grading.sheets import GradeImport, Sheet
 from benchcard.project import Project
-from benchcard.verdict.grading import GradeImport, Sheet
 
 RUN = "20261130T151200Z-3f9a"
 

@@ -117,7 +117,7 @@ def test_a_probe_right_every_time_passes_a_gate_of_1(tmp_path: Path, server: Fak
 
 
 def test_a_stopped_runs_frame_holds_the_cells_it_called(tmp_path: Path, server: FakeServer, key: str) -> None:
-    from benchcard.verdict.frames import read_run
+    from benchcard.records.frames import read_run
 
     server.configure(clear_win())
     project = sequential_ab(tmp_path, server.base_url)

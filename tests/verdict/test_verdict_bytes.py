@@ -25,9 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.grading.sheets import blind_sheet, import_grades
 from benchcard.project import Project
 from benchcard.verdict.give import give_verdict
-from benchcard.verdict.grading import blind_sheet, import_grades
 
 from .. import helpers_verdict
 from ..helpers_verdict import (

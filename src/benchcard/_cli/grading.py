@@ -13,7 +13,7 @@ from benchcard._cli.common import project_of, report
 from benchcard.project import Project
 
 if TYPE_CHECKING:
-    from benchcard.verdict.grading import GradeImport, Sheet
+    from benchcard.grading.sheets import GradeImport, Sheet
 
 
 @click.command("blind-sheet")
@@ -26,11 +26,10 @@ if TYPE_CHECKING:
 @click.pass_context
 def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, force: bool, as_json: bool) -> None:
     """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
-    from benchcard.records.cardruns import find_run
-    from benchcard.verdict.grading import blind_sheet
+    from benchcard.grading.sheets import blind_sheet
 
     project = project_of(ctx)
-    sheet = blind_sheet(project, find_run(project, run_name), Path(out) if out else None, name, force)
+    sheet = blind_sheet(project, run_name, Path(out) if out else None, name, force)
     report(sheet_report(project, sheet, run_name), as_json)
 
 
@@ -43,12 +42,10 @@ def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: st
 @click.pass_context
 def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, force: bool, as_json: bool) -> None:
     """Import a filled blind sheet into RUN's grades/; the verdict compares them with the scorer."""
-    from benchcard.records.cardruns import find_run
-    from benchcard.verdict.grading import import_grades
+    from benchcard.grading.sheets import import_grades
 
     project = project_of(ctx)
-    report(grade_report(project, import_grades(project, find_run(project, run_name), Path(sheet), name, force)),
-           as_json)
+    report(grade_report(project, import_grades(project, run_name, Path(sheet), name, force)), as_json)
 
 
 def sheet_report(project: Project, sheet: Sheet, run_name: str) -> tuple[dict[str, Any], list[str]]:

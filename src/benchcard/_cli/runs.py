@@ -95,7 +95,7 @@ def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) ->
 @click.pass_context
 def export(ctx: click.Context, run_name: str, fmt: str, out: str | None, as_json: bool) -> None:
     """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
-    from benchcard.verdict.frames import export_run
+    from benchcard.records.frames import export_run
 
     done = export_run(project_of(ctx), run_name, fmt, Path(out) if out else None)
     report((done.to_json(), [done.line]), as_json)

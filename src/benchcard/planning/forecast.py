@@ -37,13 +37,14 @@ from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, 
 from benchcard.project import Price, Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
+from benchcard.records.runreader import read_manifest
 from benchcard.run import grid
 from benchcard.run.judging import judge_estimate
 from benchcard.stats import paired as stats
 from benchcard.stats import simulate
 from benchcard.stats.sequential import Schedule
 from benchcard.stats.simulate import Model
-from benchcard.verdict.runfolder import RunData, read_manifest, read_run_data
+from benchcard.verdict.runfolder import RunData, read_run_data
 
 METHOD = (f"{simulate.DRAWS:,} simulated runs of this size judged by the verdict's own rule, from a model of "
           "the pilot's scores")

@@ -256,6 +256,15 @@ class Outcomes:
     final: int = 0
 
 
+def read_manifest(run_dir: Path) -> Manifest:
+    """A run's manifest, typed (a missing identifying field is a one-line error naming it); a folder without one is
+    not a run folder."""
+    store = RunReader(run_dir)
+    if not store.has_manifest():
+        raise RunError(f"{run_dir}: not a run folder (no manifest.json)")
+    return store.read_manifest()
+
+
 def retry_from(manifest: Manifest) -> int | None:
     """Where in outputs.jsonl the latest retry began (None: never retried, or retried the old way)."""
     start = manifest.retries[-1].start if manifest.retries else UNSET

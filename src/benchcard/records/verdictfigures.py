@@ -3,7 +3,7 @@ variant `VariantFigures`), each clause's (`ClauseFigures`), each comparison's, t
 settings, the human graders' block and the judge's. `verdictfile.py` declares the file with them.
 
 Every file benchcard has written reads back to the same bytes: fields are declared in the order the writers
-(`verdict/findings.py`, `winrule.py`, `grading.py`, `judgefigures.py`) have always put them, a figure only
+(`verdict/findings.py`, `winrule.py`, `_agreement.py`, `judgefigures.py`) have always put them, a figure only
 some verdicts carry (an error, the truncation bounds, the pairing, a holds clause's counts) is `UNSET` and so
 absent when a file lacks it, and a figure that could not be computed is null, as written.
 """
@@ -252,7 +252,8 @@ class SheetAgreement(msgspec.Struct, frozen=True):
 
 
 class HumanGrades(msgspec.Struct, frozen=True, kw_only=True):
-    """Blind human grades against the scorer (`verdict/grading.py`, `benchcard grade`)."""
+    """Blind human grades against the scorer (`verdict/_agreement.py`; the grades: `grading/sheets.py`,
+    `benchcard grade`)."""
 
     graded: int
     agreement: Number | None

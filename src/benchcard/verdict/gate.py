@@ -24,6 +24,7 @@ from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
+from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.run.options import RunOptions
@@ -32,7 +33,6 @@ from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, give_verdict, load_verdict
 from benchcard.verdict.looks import look_at
 from benchcard.verdict.report import changed_lines, verdict_lines
-from benchcard.verdict.runfolder import read_manifest
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
 EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,

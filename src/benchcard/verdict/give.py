@@ -35,17 +35,17 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
-from benchcard.records.runreader import RunReader, outcomes
+from benchcard.records.runreader import RunReader, outcomes, read_manifest
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import PlanColumns
+from benchcard.verdict._agreement import agreement
 from benchcard.verdict._replication import linked_row, with_replication
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, plan_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
-from benchcard.verdict.grading import agreement
 from benchcard.verdict.integrity import (
     check_plan,
     evidence_digests,
@@ -55,7 +55,7 @@ from benchcard.verdict.integrity import (
 )
 from benchcard.verdict.judgefigures import with_judge
 from benchcard.verdict.looks import with_looks
-from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_manifest, read_run_data
+from benchcard.verdict.runfolder import VERDICT_FILE, RunData, finish_outputs, read_run_data
 from benchcard.verdict.table import TABLE_FILE, write_table
 
 __all__ = ["Verdict", "give_verdict", "load_verdict"]

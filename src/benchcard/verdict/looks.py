@@ -24,13 +24,14 @@ from benchcard.card.model import Card
 from benchcard.card.schedule import run_design
 from benchcard.errors import VerdictError
 from benchcard.records.rows import Look, Manifest, stop_line, utc_stamp
+from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import ComparisonFigures
 from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
 from benchcard.stats import sequential as seq
 from benchcard.verdict.clausestats import ab_stats
 from benchcard.verdict.columns import OK
 from benchcard.verdict.findings import rule_evidence
-from benchcard.verdict.runfolder import RunData, read_manifest, read_run_data
+from benchcard.verdict.runfolder import RunData, read_run_data
 
 BEYOND = 40.0  # a z the manifest writes as ±40: beyond every boundary (a p of 1, or under 1e-300)
 LOOK_RESAMPLES = 200  # the bootstrap a look does not decide on (its interval is reported by the verdict alone)

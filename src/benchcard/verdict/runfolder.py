@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from benchcard.errors import RunError, VerdictError
+from benchcard.errors import VerdictError
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import Manifest, Metric
-from benchcard.records.runreader import RunReader
+from benchcard.records.runreader import read_manifest
 from benchcard.verdict.columns import (
     FAILED,
     MISSING,
@@ -37,16 +37,8 @@ from benchcard.verdict.columns import (
 )
 
 __all__ = ["FAILED", "MISSING", "OK", "STATUSES", "TRUNCATED", "VERDICT_FILE", "RunData", "finish_outputs",
-           "read_manifest", "read_run_data"]
+           "read_run_data"]
 
-
-
-def read_manifest(run_dir: Path) -> Manifest:
-    """A run's manifest, typed (a missing identifying field is a one-line error naming it)."""
-    store = RunReader(run_dir)
-    if not store.has_manifest():
-        raise RunError(f"{run_dir}: not a run folder (no manifest.json)")
-    return store.read_manifest()
 
 
 class _Columns(Mapping[str, FloatArray]):

@@ -1,5 +1,6 @@
 """Blind human grading: the sheet hides everything but the output and its fixture; grades are validated on
-import; the verdict reports agreement with the scorer and lists every disagreement."""
+import and read back joined to their cells (the verdict's agreement with the scorer:
+tests/verdict/test_agreement.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
-from benchcard.errors import RunError
+from benchcard.errors import RunError, VerdictError
+from benchcard.grading.sheets import blind_sheet, grade_files, import_grades, imported_grades
 from benchcard.project import Project
-from benchcard.records import ledger
 from benchcard.verdict.give import give_verdict
-from benchcard.verdict.grading import blind_sheet, import_grades
 
 from ..helpers_verdict import (
     STRONG_BASE,
@@ -55,7 +55,7 @@ def test_blind_sheet_hides_variant_model_repetition_and_cell(project: Project, t
     assert sorted(r["output"] for r in rows) == sorted(in_file_order)
     mapping = run_dir / "sealed" / "sheet-human.jsonl"
     first = mapping.read_text()
-    again = blind_sheet(project, run_dir, tmp_path / "again.csv")
+    again = blind_sheet(project, run_dir.name, tmp_path / "again.csv")  # the run by its id, as the command names it
     assert again.path.read_text(encoding="utf-8") == text and mapping.read_text() == first
 
 
@@ -67,78 +67,6 @@ def test_sheet_names_shuffle_differently(project: Project, tmp_path: Path) -> No
     assert (run_dir / "sealed" / "sheet-alice.jsonl").is_file()
     with pytest.raises(RunError, match=r"2 exported sheets .*name one with --name"):
         import_grades(project, run_dir, a.path)
-
-
-def test_grades_agreement_and_disagreements_in_the_verdict(project: Project, tmp_path: Path) -> None:
-    run_dir = strong_run(project)
-    runner = CliRunner()
-    out = tmp_path / "sheets" / "sheet.csv"
-    exported = runner.invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
-    assert exported.exit_code == 0
-    # the hint names the path given (from here, relative), so it can be pasted as it is
-    assert f"then: benchcard grade {run_dir.name} sheets/sheet.csv" in exported.output
-    auto = auto_scores(run_dir)
-    rows = read_sheet(out)
-    flipped = {3: "the date is there, just reformatted", 8: ""}
-    for r in rows:
-        rid = int(r["row"])
-        passes = auto[rid] == 1.0
-        if rid in flipped:
-            passes = not passes
-            r["note"] = flipped[rid]
-        r["grade"] = "pass" if passes else "fail"
-    rows[5]["grade"] = ""  # one row left ungraded
-    write_sheet(out, rows)
-    result = runner.invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
-    assert result.exit_code == 0, result.output
-    assert "imported 35 grade(s) (1 row(s) left ungraded)" in result.output
-    stored = run_dir / "grades" / "human.csv"
-    assert stored.is_file()
-    assert "baseline" not in stored.read_text() and "c000000" not in stored.read_text()
-
-    verdict = runner.invoke(cli, ["-C", str(project.root), "verdict", run_dir.name])
-    assert verdict.exit_code == 0, verdict.output
-    assert "human grades: 35 graded · agreement 0.943" in verdict.output
-    assert "2 disagreement(s)" in verdict.output
-    assert "the date is there, just reformatted" in verdict.output
-    data = json.loads((run_dir / "verdict.json").read_text())
-    human = data["human"]
-    assert human["graded"] == 35 and human["agreement"] == pytest.approx(33 / 35)
-    # Cohen's kappa from the 2 × 2 table
-    graded = [int(r["row"]) for r in rows if r["grade"]]
-    h = [(auto[i] == 1.0) != (i in flipped) for i in graded]
-    a = [auto[i] == 1.0 for i in graded]
-    n = len(graded)
-    po = sum(x == y for x, y in zip(h, a, strict=True)) / n
-    pe = (sum(h) / n) * (sum(a) / n) + (1 - sum(h) / n) * (1 - sum(a) / n)
-    assert human["kappa"] == pytest.approx((po - pe) / (1 - pe))
-    dis = {d["row"]: d for d in human["disagreements"]}
-    assert set(dis) == set(flipped)
-    d3 = dis[3]
-    assert d3["auto_score"] == auto[3] and d3["note"] == "the date is there, just reformatted"
-    assert d3["human_grade"] == ("fail" if auto[3] == 1.0 else "pass")
-    for key in ("cell", "fixture", "variant", "repetition"):
-        assert key in d3
-    assert data["disagreements"] == human["disagreements"]
-    assert ledger.read(project)[-1].fields()["human"] == {"graded": 35, "agreement": pytest.approx(33 / 35),
-                                                          "kappa": pytest.approx(human["kappa"]),
-                                                          "disagreements": 2}
-
-
-def test_numeric_grades_disagree_when_they_differ(project: Project, tmp_path: Path) -> None:
-    run_dir = strong_run(project)
-    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    auto = auto_scores(run_dir)
-    rows = read_sheet(sheet.path)
-    for r in rows:
-        r["grade"] = repr(auto[int(r["row"])])
-    rows[0]["grade"] = "0.1" if auto[1] != 0.1 else "0.2"
-    write_sheet(sheet.path, rows)
-    import_grades(project, run_dir, sheet.path)
-    v = give_verdict(project, run_dir)
-    human = v.to_json()["human"]
-    assert [d["row"] for d in human["disagreements"]] == [1]
-    assert human["graded"] == 36
 
 
 @pytest.mark.parametrize(
@@ -316,3 +244,27 @@ def test_a_mapping_with_a_broken_line_is_named(project: Project, tmp_path: Path)
     result = CliRunner().invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(out)])
     assert result.exit_code == 1
     assert re.search(r"sheet-human\.jsonl: line 2: Expected `int`, got `str` - at `\$\.row`", result.output)
+
+
+def test_imported_grades_are_read_back_joined_to_their_cells(project: Project, tmp_path: Path) -> None:
+    """What the verdict reads: each row of grades/<name>.csv with the cell the sealed mapping gives it, the grade as
+    written (an ungraded row too) and the note; a row the mapping does not hold is a VerdictError naming the file."""
+    run_dir = strong_run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = read_sheet(sheet.path)
+    for r in rows:
+        r["grade"] = "pass"
+    rows[0]["note"] = "fine"
+    write_sheet(sheet.path, rows)
+    import_grades(project, run_dir, sheet.path)
+    [path] = grade_files(run_dir)
+    mapping = {json.loads(line)["row"]: json.loads(line)["cell"]
+               for line in (run_dir / "sealed" / "sheet-human.jsonl").read_text().splitlines()}
+    read = list(imported_grades(project, run_dir, path))
+    assert [(g.sheet, g.row, g.cell, g.grade) for g in read] == [("human", i, mapping[i], "pass")
+                                                                 for i in range(1, 37)]
+    assert read[0].note == "fine" and {g.note for g in read[1:]} == {""}
+    path.write_text(path.read_text(encoding="utf-8").replace("\n1,", "\n99,", 1), encoding="utf-8")
+    with pytest.raises(VerdictError, match=r"^results/.*/grades/human.csv: sheet row 99 is not in "
+                                           r"sealed/sheet-human.jsonl$"):
+        list(imported_grades(project, run_dir, path))

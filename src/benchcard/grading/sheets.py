@@ -7,8 +7,8 @@ so the same export is reproducible). The row → cell mapping is kept in the run
 `sealed/sheet-<name>.jsonl`, which only the verdict reads.
 
 `import_grades` validates a filled sheet (one-line errors naming the file, row and column) and stores it as
-`grades/<name>.csv`. When the verdict is given, `agreement` joins the grades with the automatic scores: the
-agreement rate, Cohen's kappa on pass/fail, and every disagreement — the blind scorer notes.
+`grades/<name>.csv`; `imported_grades` reads them back, each row joined to its cell through the sealed mapping.
+When the verdict is given, `verdict/_agreement.py` compares them with the automatic scores.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -32,15 +32,15 @@ from benchcard._util.safewrite import write_new
 from benchcard._util.text import displayable, plain_text, spreadsheet_text
 from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
+from benchcard.records.cardruns import find_run
+from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import OutputRow, dumps_line, read_rows
-from benchcard.records.verdictfigures import Disagreement, HumanGrades, SheetAgreement
-from benchcard.verdict.runfolder import OK, VERDICT_FILE, RunData, read_manifest
+from benchcard.records.runreader import read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")
 DEFAULT_NAME = "human"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,17 @@ def _outputs(run_dir: Path, retried: bool) -> list[OutputRow]:
     return last_per_cell(rows, attrgetter("cell")) if retried else rows
 
 
-def blind_sheet(project: Project, run_dir: Path, out: Path | None = None, name: str = DEFAULT_NAME,
+def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name: str = DEFAULT_NAME,
                 force: bool = False) -> Sheet:
     """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
 
     Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
     scorer or by a person. Exporting the same sheet name again reproduces the same sheet. A run that already has
     a verdict is refused, as `import_grades` would refuse the grades: a sheet whose grades can never count is a trap.
+    `run` is found as every command finds one (`find_run`: an id, a prefix, a card's newest run, or its folder).
     """
+    run_dir = find_run(project, run)
     _check_name(name)
-    run_dir = Path(run_dir)
     if (run_dir / VERDICT_FILE).exists():
         raise RunError(f"run {run_dir.name} already has a verdict; grades of a sheet exported now could never be "
                        "part of it")
@@ -182,10 +183,11 @@ def parse_grade(text: str) -> str | float | None:
     return value
 
 
-def import_grades(project: Project, run_dir: Path, sheet: Path, name: str | None = None,
+def import_grades(project: Project, run: str | Path, sheet: Path, name: str | None = None,
                   force: bool = False) -> GradeImport:
-    """Validate a filled sheet and store it as `grades/<name>.csv` (row, fixture, grade, note)."""
-    run_dir = Path(run_dir)
+    """Validate a filled sheet and store it as `grades/<name>.csv` (row, fixture, grade, note); `run` is found as
+    `blind_sheet` finds it."""
+    run_dir = find_run(project, run)
     sheet = Path(sheet)
     shown = str(sheet)
     if (run_dir / VERDICT_FILE).exists():
@@ -274,86 +276,33 @@ def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, Sh
     return row_id, fixture, grade, plain_text(cell("note").strip())
 
 
-def _kappa(human: list[bool], auto: list[bool]) -> float | None:
-    """Cohen's kappa of two pass/fail raters; None when chance agreement is total (kappa undefined)."""
-    n = len(human)
-    if n == 0:
-        return None
-    po = sum(h == a for h, a in zip(human, auto, strict=True)) / n
-    ph = sum(human) / n
-    pa = sum(auto) / n
-    pe = ph * pa + (1 - ph) * (1 - pa)
-    if pe >= 1.0 - 1e-12:
-        return None
-    return (po - pe) / (1 - pe)
+@dataclass(frozen=True)
+class ImportedGrade:
+    """One row of `grades/<sheet>.csv`, joined to its cell through the sheet's sealed mapping; its grade as written
+    (`parse_grade` reads it: None when the row was left ungraded)."""
+
+    sheet: str
+    row: int
+    cell: str
+    grade: str
+    note: str
 
 
-def agreement(project: Project, data: RunData) -> HumanGrades | None:
-    """How far the human grades in `grades/` agree with the automatic scores, after unblinding.
+def grade_files(run_dir: Path) -> list[Path]:
+    """The run's imported grades, one CSV per sheet, by name."""
+    folder = run_dir / "grades"
+    return sorted(folder.glob("*.csv")) if folder.is_dir() else []
 
-    Pass means a score of exactly 1 (the scorer's own convention) or a grade of `pass`. A numeric grade
-    disagrees when it differs from the automatic score; a pass/fail grade when the pass/fail differs.
-    Returns None when the run has no grades.
-    """
-    folder = data.run_dir / "grades"
-    sheets = sorted(folder.glob("*.csv")) if folder.is_dir() else []
-    if not sheets:
-        return None
-    index = {c: i for i, c in enumerate(data.cells)}
-    human_pass: list[bool] = []
-    auto_pass: list[bool] = []
-    disagreements: list[Disagreement] = []
-    notes: list[Disagreement] = []
-    per_sheet: dict[str, SheetAgreement] = {}
-    for path in sheets:
-        name = path.stem
-        mapping = _read_mapping(data.run_dir, name, VerdictError)
-        agree_here = 0
-        graded_here = 0
-        with open(path, encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            for rec in reader:
-                row_id = int(rec["row"])
-                m = mapping.get(row_id)
-                if m is None:
-                    raise VerdictError(f"{project.relative(path)}: sheet row {row_id} is not in "
-                                       f"sealed/sheet-{name}.jsonl")
-                i = index.get(m.cell)
-                if i is None:
-                    raise VerdictError(f"{project.relative(path)}: cell of sheet row {row_id} is not in the run")
-                grade = parse_grade(rec["grade"])
-                if grade is None or data.status[i] != OK:
-                    continue
-                auto = float(data.score[i])
-                a_pass = abs(auto - 1.0) <= _TOL
-                if isinstance(grade, str):
-                    h_pass = grade == "pass"
-                    differs = h_pass != a_pass
-                else:
-                    h_pass = abs(grade - 1.0) <= _TOL
-                    differs = abs(grade - auto) > _TOL
-                graded_here += 1
-                agree_here += not differs
-                human_pass.append(h_pass)
-                auto_pass.append(a_pass)
-                entry = Disagreement(sheet=name, row=row_id, cell=data.cells[i],
-                                     fixture=data.fixtures[int(data.fixture[i])],
-                                     variant=data.variants[int(data.variant[i])],
-                                     repetition=data.repetitions[int(data.repetition[i])], auto_score=auto,
-                                     human_grade=grade, note=plain_text(rec.get("note") or ""))
-                if differs:
-                    disagreements.append(entry)
-                if entry.note:
-                    notes.append(msgspec.structs.replace(entry, agrees=not differs))
-        per_sheet[name] = SheetAgreement(graded_here, agree_here / graded_here if graded_here else None)
-    graded = len(human_pass)
-    agree = graded - len(disagreements)
-    return HumanGrades(
-        graded=graded,
-        agreement=agree / graded if graded else None,
-        kappa=_kappa(human_pass, auto_pass),
-        pass_rule="pass = automatic score 1, or a grade of pass (or 1)",
-        disagreements=disagreements,
-        notes=notes,
-        sheets=per_sheet,
-    )
+
+def imported_grades(project: Project, run_dir: Path, path: Path) -> Iterator[ImportedGrade]:
+    """The rows of one imported sheet, in its order; a row its sealed mapping does not hold is a VerdictError naming
+    the file and the row (only the verdict reads grades back)."""
+    name = path.stem
+    mapping = _read_mapping(run_dir, name, VerdictError)
+    with open(path, encoding="utf-8", newline="") as fh:
+        for rec in csv.DictReader(fh):
+            row_id = int(rec["row"])
+            m = mapping.get(row_id)
+            if m is None:
+                raise VerdictError(f"{project.relative(path)}: sheet row {row_id} is not in sealed/sheet-{name}.jsonl")
+            yield ImportedGrade(name, row_id, m.cell, rec["grade"], plain_text(rec.get("note") or ""))

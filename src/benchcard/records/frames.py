@@ -22,9 +22,10 @@ from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
+from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, ScoreRow, read_rows
+from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfile import decode_verdict
-from benchcard.verdict.runfolder import VERDICT_FILE, read_manifest
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,6 +27,12 @@ from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metri
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """The verdict's tests' sealed ab project (tests/verdict/conftest.py): a frame unblinds only after a verdict."""
+    return make_project(tmp_path / "proj")
+
+
 def bc(project: Project, *args: str) -> Result:
     return CliRunner().invoke(cli, ["-C", str(project.root), *args])
 

@@ -1,0 +1,1 @@
+"""Tests of blind human grading (src/benchcard/grading/)."""
