@@ -181,16 +181,9 @@ def rule_on(line: Line, base: Array, variants: list[Array], truncated: list[npt.
     obs = crossed(base, variants[0])
     with np.errstate(divide="ignore", invalid="ignore"):
         t = obs.gap / np.sqrt(obs.var_fixture)
-        p_t = 2 * stats_t_sf(np.abs(t), np.maximum(obs.n_fixtures - 1, 1))
+        p_t = 2 * stats.t_sf(np.abs(t), np.maximum(obs.n_fixtures - 1, 1).astype(np.float64))
     paired = np.where(np.isfinite(t), p_t, np.where(obs.gap != 0, 0.0, 1.0)) <= ALPHA
     return overall(decision.codes), (paired & (obs.gap > 0)).astype(np.float64), decision.codes[0]
-
-
-def stats_t_sf(x: Array, df: npt.NDArray[np.int64]) -> Array:
-    from scipy import special
-
-    out: Array = special.stdtr(df, -x)
-    return out
 
 
 def cross_check(base: Array, var: Array, n: int, seed: int) -> int:

@@ -257,3 +257,14 @@ def test_results_are_frozen() -> None:
     g = stats.paired_gap(BASE_A, VAR_A)
     with pytest.raises(dataclasses.FrozenInstanceError):
         g.gap = 1.0  # type: ignore[misc]
+
+
+def test_one_student_t_for_numbers_and_arrays_of_fractional_degrees_of_freedom() -> None:
+    """`t_ppf`/`t_sf` are the statistics' only t functions (the crossed model had its own pair for arrays): a
+    number for a number, element-wise for an array, both scipy's t."""
+    df = np.array([4.0, 7.5, 30.0])
+    assert stats.t_ppf(0.975, 4) == pytest.approx(sps.t.ppf(0.975, 4), rel=1e-12)
+    assert isinstance(stats.t_ppf(0.975, 4), float) and isinstance(stats.t_sf(2.0, 4), float)
+    np.testing.assert_allclose(stats.t_ppf(0.975, df), sps.t.ppf(0.975, df), rtol=1e-12)
+    np.testing.assert_allclose(stats.t_sf(np.array([1.0, 2.0, 3.0]), df), sps.t.sf([1.0, 2.0, 3.0], df), rtol=1e-12)
+    assert [stats.t_ppf(0.95, float(d)) for d in df] == stats.t_ppf(0.95, df).tolist()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from benchcard.stats.paired import t_ppf, t_sf
 from benchcard.stats.worstcase import RUN_SHARE, calibrate, critical_t, variance_and_df
 
 FloatArray = npt.NDArray[np.float64]
@@ -210,22 +211,6 @@ def batch_signflip(d: FloatArray, n: IntArray, *, seed: int = 0, n_draws: int = 
 def one_sided_flip(n: IntArray) -> FloatArray:
     """The one-sided sign-flip p of n equal, same-signed differences: 2^−n (only the observed pattern reaches)."""
     out: FloatArray = np.power(0.5, n.astype(np.float64))
-    return out
-
-
-def t_sf(x: FloatArray, df: FloatArray) -> FloatArray:
-    """Upper tail of Student's t at (possibly fractional) degrees of freedom, element-wise."""
-    from scipy import special
-
-    out: FloatArray = special.stdtr(df, -x)
-    return out
-
-
-def t_ppf(q: float, df: FloatArray) -> FloatArray:
-    """Quantile of Student's t, element-wise over degrees of freedom."""
-    from scipy import special
-
-    out: FloatArray = special.stdtrit(df, np.full_like(df, q))
     return out
 
 

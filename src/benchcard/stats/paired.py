@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -151,13 +152,29 @@ def _is_constant(d: FloatArray) -> bool:
     return float(np.ptp(d)) <= _CONSTANT_RTOL * scale
 
 
-def t_ppf(q: float, df: int) -> float:
-    """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf)."""
+@overload
+def t_ppf(q: float, df: float) -> float: ...
+@overload
+def t_ppf(q: float, df: FloatArray) -> FloatArray: ...
+def t_ppf(q: float, df: float | FloatArray) -> float | FloatArray:
+    """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf): a number, or element-wise over an
+    array of (possibly fractional) degrees of freedom. The one t quantile of the statistics."""
+    if isinstance(df, np.ndarray):
+        out: FloatArray = special.stdtrit(df, np.full_like(df, q))
+        return out
     return float(special.stdtrit(df, q))
 
 
-def t_sf(x: float, df: int) -> float:
-    """Upper tail of Student's t (scipy.stats.t.sf)."""
+@overload
+def t_sf(x: float, df: float) -> float: ...
+@overload
+def t_sf(x: FloatArray, df: FloatArray) -> FloatArray: ...
+def t_sf(x: float | FloatArray, df: float | FloatArray) -> float | FloatArray:
+    """Upper tail of Student's t (scipy.stats.t.sf): a number, or element-wise over arrays. The one t tail of the
+    statistics."""
+    if isinstance(x, np.ndarray) or isinstance(df, np.ndarray):
+        out: FloatArray = special.stdtr(df, -x)
+        return out
     return float(special.stdtr(df, -x))
 
 
