@@ -3,7 +3,6 @@ a run — load, plan, run, verdict, read — through it, against the fake server
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import logging
 import subprocess
@@ -26,12 +25,28 @@ def test_every_exported_name_resolves_and_nothing_is_exported_twice() -> None:
         _ = benchcard.nope  # type: ignore[attr-defined]
 
 
-def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_defaults() -> None:
-    """Named, so that a type checker and `help()` see them; the one default of its own: no progress bar."""
-    params = inspect.signature(benchcard.run_card).parameters
-    keywords = {n: p.default for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    defaults = {f.name: f.default for f in dataclasses.fields(benchcard.RunOptions)}
-    assert keywords == {**defaults, "progress": False, "tell": None}
+def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_defaults(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typed for a type checker (`RunFields`: tests/run/test_options.py); the defaults are RunOptions' own but for
+    one, no progress bar; a name that is no field is Python's TypeError, before anything runs."""
+    from benchcard import api
+
+    given: list[benchcard.RunOptions] = []
+
+    def run(project: benchcard.Project, card: str, options: benchcard.RunOptions, **_: object) -> list[object]:
+        given.append(options)
+        return []
+
+    monkeypatch.setattr(api, "_run", run)
+    benchcard.run_card("any", ".")
+    benchcard.run_card("any", ".", provider="local", models=["a", "b"], seed=3, progress=True)
+    assert given == [benchcard.RunOptions(progress=False),
+                     benchcard.RunOptions(provider="local", models=("a", "b"), seed=3, progress=True)]
+    with pytest.raises(TypeError, match=r"^run_card\(\) got an unexpected keyword argument 'provder'$"):
+        benchcard.run_card("any", ".", provder="local")  # type: ignore[call-arg]
+    assert len(given) == 2
+    fields = inspect.signature(benchcard.run_card).parameters["fields"]
+    assert fields.kind is inspect.Parameter.VAR_KEYWORD and fields.annotation == "Unpack[RunFields]"
 
 
 def test_run_card_refuses_options_beside_keywords_and_runs_with_either(tmp_path: Path, server: FakeServer,

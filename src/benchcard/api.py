@@ -9,11 +9,10 @@ the command's own `BenchcardError`s, one line each; nothing here prints (a run's
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
-from collections.abc import Callable, Sequence
-from typing import ParamSpec
+from collections.abc import Callable
+from typing import Any, Unpack
 
 from benchcard.card.load import load_card as _load_card
 from benchcard.card.load import resolve_card_path
@@ -28,7 +27,7 @@ from benchcard.project import Project, ProjectLike
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.runreader import read_manifest
-from benchcard.run.options import RunOptions
+from benchcard.run.options import RunFields, RunOptions
 from benchcard.run.runner import run as _run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import Verdict, load_verdict
@@ -57,46 +56,30 @@ def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot
     return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot), assumed, fixtures, repetitions)
 
 
-_P = ParamSpec("_P")
-
-
-def _options_or_keywords(run_card: Callable[_P, list[RunSummary]]) -> Callable[_P, list[RunSummary]]:
-    """Refuses `options` given beside keywords of its fields: which should win is a guess, and ignoring either
-    was silent. Done on the call itself because a keyword at its default cannot tell given from left out."""
-    fields = {f.name for f in dataclasses.fields(RunOptions)}
-
-    @functools.wraps(run_card)
-    def checked(*args: _P.args, **kwargs: _P.kwargs) -> list[RunSummary]:
-        given = [name for name in kwargs if name in fields]
-        options = args[2] if len(args) > 2 else kwargs.get("options")
-        if given and options is not None:
-            listed = ", ".join(given)
-            raise RunError(f"run_card() got options and the keywords {listed}, which are its fields: pass the "
-                           f"keywords alone, or options=dataclasses.replace(options, {given[0]}=…) alone")
-        return run_card(*args, **kwargs)
-    return checked
-
-
-@_options_or_keywords
 def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, options: RunOptions | None = None,
-             *, provider: str | None = None, models: Sequence[str] = (), base_url: str | None = None,
-             concurrency: int | None = None, rpm: float | None = None, timeout: float = 120.0, attempts: int = 4,
-             seed: int | None = None, resume: str | None = None, retry_failed: bool = False, scratch: bool = False,
-             progress: bool = False, backoff_base: float = 0.5, backoff_cap: float = 30.0, max_wait: float = 600.0,
-             batch: bool = False, wait: bool = True, poll_interval: float = 30.0,
-             tell: Callable[[str], None] | None = None) -> list[RunSummary]:
-    """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (not both: a
-    `RunError` names the keywords; the defaults are RunOptions', but no progress bar unless `progress=True`).
-    `tell` takes the notes the CLI prints on stderr (keys read from .env, a resume's provider, …); by default
-    they are INFO records of the `benchcard` logger, silent unless the caller configures logging."""
-    if options is None:
-        options = RunOptions(provider=provider, models=tuple(models), base_url=base_url, concurrency=concurrency,
-                             rpm=rpm, timeout=timeout, attempts=attempts, seed=seed, resume=resume,
-                             retry_failed=retry_failed, scratch=scratch, progress=progress,
-                             backoff_base=backoff_base, backoff_cap=backoff_cap, max_wait=max_wait, batch=batch,
-                             wait=wait, poll_interval=poll_interval)
-    return _run(Project.of(project), os.fspath(card), options, looker=look_at,
+             *, tell: Callable[[str], None] | None = None, **fields: Unpack[RunFields]) -> list[RunSummary]:
+    """`benchcard run CARD`: one run per model; `options`, or the fields of `RunOptions` as keywords (`RunFields`),
+    not both (a `RunError` names the keywords; the defaults are RunOptions', but no progress bar unless
+    `progress=True`). `tell` takes the notes the CLI prints on stderr (keys read from .env, a resume's provider,
+    …); by default they are INFO records of the `benchcard` logger, silent unless the caller configures logging."""
+    if fields and options is not None:  # which should win is a guess, and ignoring either would be silent
+        listed = ", ".join(fields)
+        raise RunError(f"run_card() got options and the keywords {listed}, which are its fields: pass the "
+                       f"keywords alone, or options=dataclasses.replace(options, {next(iter(fields))}=…) alone")
+    return _run(Project.of(project), os.fspath(card), options or _options(fields), looker=look_at,
                 tell=tell or logging.getLogger("benchcard").info)
+
+
+def _options(fields: RunFields) -> RunOptions:
+    """The keywords given as `RunOptions`, its defaults for the rest but no progress bar; a keyword that is no field
+    is the TypeError Python gives any function."""
+    unknown = [name for name in fields if name not in RunFields.__annotations__]
+    if unknown:
+        raise TypeError(f"run_card() got an unexpected keyword argument {unknown[0]!r}")
+    changes: dict[str, Any] = dict(fields)
+    if "models" in changes:
+        changes["models"] = tuple(changes["models"])
+    return dataclasses.replace(RunOptions(progress=False), **changes)
 
 
 def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None, *,

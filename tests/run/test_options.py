@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from benchcard.errors import RunError
 from benchcard.project import MAX_CONCURRENCY
-from benchcard.run.options import RunOptions
+from benchcard.run.options import RunFields, RunOptions
 
 from ..helpers_cli import exit_and_streams
 from ..helpers_project import make_ab_project
@@ -26,3 +29,13 @@ def test_every_concurrency_up_to_the_limit_is_taken() -> None:
     assert RunOptions(concurrency=MAX_CONCURRENCY).concurrency == MAX_CONCURRENCY
     with pytest.raises(RunError, match="--concurrency 0: expected 1 to 1,024"):
         RunOptions(concurrency=0)
+
+
+def test_the_keywords_of_run_card_are_the_fields_of_run_options_with_their_types() -> None:
+    """`RunFields` (what `benchcard.run_card` takes as keywords) names every field of `RunOptions` with its type, so a
+    field added to one and not the other fails here; `models` takes any sequence (run_card makes it a tuple)."""
+    fields = typing.get_type_hints(RunFields)
+    options = typing.get_type_hints(RunOptions)
+    assert list(fields) == [f.name for f in dataclasses.fields(RunOptions)]
+    assert {**fields, "models": options["models"]} == options and fields["models"] == Sequence[str]
+    assert RunFields.__required_keys__ == frozenset()

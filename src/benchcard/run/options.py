@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from benchcard.errors import RunError
 from benchcard.project import MAX_CONCURRENCY
@@ -37,3 +39,28 @@ class RunOptions:
         if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise RunError(f"--concurrency {self.concurrency:,}: expected 1 to {MAX_CONCURRENCY:,} calls in flight "
                            "(each holds a socket; no provider's rate limit lets more through)")
+
+
+class RunFields(TypedDict, total=False):
+    """`RunOptions`' fields as keywords (`benchcard.run_card(card, provider=…, seed=…)`), typed one by one for a
+    user's type checker; only the keywords given are in it, so `run_card` can tell them from `options`. `models`
+    takes any sequence. tests/run/test_options.py keeps it field for field with `RunOptions`."""
+
+    provider: str | None
+    models: Sequence[str]
+    base_url: str | None
+    concurrency: int | None
+    rpm: float | None
+    timeout: float
+    attempts: int
+    seed: int | None
+    resume: str | None
+    retry_failed: bool
+    scratch: bool
+    progress: bool
+    backoff_base: float
+    backoff_cap: float
+    max_wait: float
+    batch: bool
+    wait: bool
+    poll_interval: float
