@@ -61,7 +61,7 @@ print(json.dumps(out))
 def _records(data: list[bytes], run: Path, latest: bool = False) -> None:
     from benchcard.verdict import columns
 
-    columns.read_plan(data[0], "baseline", run)
+    columns.read_assignment(data[0], "baseline", run)
     scores = columns.read_scores(data[1], run)
     columns.read_outputs(data[2], run, latest=latest)
     scores.column("field_recall")

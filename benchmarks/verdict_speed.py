@@ -117,7 +117,7 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
     from benchcard.card import seal
     from benchcard.card.load import load_card
     from benchcard.project import Project
-    from benchcard.records.plandigest import seal_plan
+    from benchcard.records.plandigest import sealed_digests
     from benchcard.run.grid import planned_assignment
 
     (root / "cards").mkdir(parents=True)
@@ -169,7 +169,7 @@ def build_full(root: Path, n_fixtures: int, reps: int, seed: int) -> tuple[Any, 
                 "rig": {"provider": "openai", "model": "bench/model", "effort": "high", "surface": "Bench API",
                         "line": "bench/model · effort high · Bench API"},
                 "cells": n, "repetitions": reps, "seed": 1, "started_at": "2026-11-30T15:12:00Z"}
-    manifest.update(seal_plan(run_dir, manifest))
+    manifest.update(sealed_digests(run_dir, manifest))
     manifest.update({"finished_at": "2026-11-30T16:12:00Z", "outputs_digest": file_digest(run_dir / "outputs.jsonl"),
                      "scores_digest": file_digest(run_dir / "scores.jsonl"),
                      "counts": {"ok": n, "truncated": 0, "failed": 0}})

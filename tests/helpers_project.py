@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from benchcard.records.ledgerrow import Comparison, Latency, LedgerRow, RowCounts
+from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts, VariantFinding
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO / "tests" / "data" / "seeds"
@@ -97,7 +97,7 @@ def ledger_row(run: str = "run-1", **fields: Any) -> LedgerRow:
     base: dict[str, Any] = {
         "card": "demo", "version": 1, "kind": "ab", "rig": "m · effort high · api", "run": run, "cells": 12,
         "counts": RowCounts(planned=12, scored=12, truncated=0, failed=0, missing=0), "outcome": "non-result",
-        "finding": "inconclusive", "comparisons": [Comparison("A", "inconclusive", "non-result")],
+        "finding": "inconclusive", "comparisons": [VariantFinding("A", "inconclusive", "non-result")],
         "metrics": {"score": {"means": {"baseline": 0.5, "A": 0.6}, "gap": 0.1}}, "clauses": [],
         "cost": 0.5, "latency": Latency(median_ms=100.0, total_ms=1200.0), "seal_root": "sha256:" + "a" * 64,
         "evidence": f"results/demo/v1/{run}",

@@ -26,7 +26,7 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts
-from benchcard.records.plandigest import seal_plan
+from benchcard.records.plandigest import sealed_digests
 from benchcard.run.grid import planned_assignment
 from benchcard.scoring.scorers import score_output
 from benchcard.verdict.give import give_verdict
@@ -66,7 +66,7 @@ def _finish(folder: Path, manifest: dict[str, Any], outputs: list[dict[str, Any]
     """The plan and the manifest as the runner leaves them at the end of a run."""
     _replan(folder, card, manifest["seed"])
     counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
-    manifest.update(seal_plan(folder, manifest))
+    manifest.update(sealed_digests(folder, manifest))
     manifest.update({"finished_at": manifest["started_at"][:11] + "23:59:00Z",
                      "outputs_digest": file_digest(folder / "outputs.jsonl"),
                      "scores_digest": file_digest(folder / "scores.jsonl"), "counts": counts})

@@ -20,7 +20,7 @@ from benchcard.card.load import load_card
 from benchcard.card.model import Card
 from benchcard.cli import cli
 from benchcard.project import Project
-from benchcard.records.plandigest import seal_plan
+from benchcard.records.plandigest import sealed_digests
 from benchcard.run.grid import planned_assignment
 
 # Case A of docs/statistics.md: six fixtures, three repetitions.
@@ -176,7 +176,7 @@ def make_run(
         "repetitions": card.repetitions, "cells": len(assignment), "concurrency": 4, "benchcard_version": "0.1.0",
         "started_at": "2026-11-30T15:12:00Z",
     }
-    manifest.update(seal_plan(run_dir, manifest))
+    manifest.update(sealed_digests(run_dir, manifest))
     if finished:
         counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}
         manifest.update({"finished_at": "2026-11-30T15:20:00Z", "counts": counts,

@@ -457,7 +457,7 @@ def test_the_private_name_check_names_a_plain_unlisted_module(tmp_path: Path) ->
 # these are computing or orchestration, not reading. docs/architecture.md ("Layers") says the same.
 FROM_RUN: dict[str, str] = {
     "benchcard.run.grid": "the verdict re-derives the assignment from the card and the seed with the code that drew "
-                          "it (integrity.check_plan, give), to check the one the run recorded",
+                          "it (integrity.check_sealed, give), to check the one the run recorded",
     "benchcard.run.griddraws": "the same grid's per-block draws made as arrays for that check (give, columns)",
     "benchcard.run.replicate": "`benchcard replicate`'s core (verdict/replicate) runs the replication, then judges it",
     "benchcard.run.options": "the options verdict/replicate and verdict/gate.run_gated pass to the runs they make",

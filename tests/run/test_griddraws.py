@@ -11,7 +11,7 @@ import pytest
 from benchcard.card.load import load_card
 from benchcard.records.rows import dumps_line
 from benchcard.run.grid import _planned, _shuffled_blocks, assignment_digest, planned_assignment
-from benchcard.run.griddraws import hex_ids, plan_columns
+from benchcard.run.griddraws import grid_columns, hex_ids
 
 from ..helpers_verdict import AB_CARD, PROBE_CARD, make_project
 
@@ -30,7 +30,7 @@ def test_array_draws_are_the_python_draws(tmp_path: Path, variants: int, seed: i
     project = make_project(tmp_path / "p", text, fixtures=fixtures)
     card = load_card(project.card_path("extract-ab"), project)
     rng, blocks = _shuffled_blocks(card, seed)
-    columns = plan_columns(rng, blocks, len(card.variant_names()))
+    columns = grid_columns(rng, blocks, len(card.variant_names()))
     assert columns is not None
     names = card.variant_names()
     got = [("c" + h.decode(), names[v], *blocks[b])

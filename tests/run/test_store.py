@@ -107,13 +107,13 @@ def test_fields_the_manifest_type_does_not_know_survive_an_addition(store: RunSt
 def test_the_plan_streams_in_step(store: RunStore) -> None:
     rows = [(AssignmentRow(cell=f"c{i}", variant="v", fixture="f", repetition=0, order=i),
              RequestRow(cell=f"c{i}", provider="p", url="u", body={"n": i, "text": "é"})) for i in range(5)]
-    assert store.write_plan(iter(rows)) == 5
-    assert list(store.iter_plan()) == rows
+    assert store.write_sealed(iter(rows)) == 5
+    assert list(store.iter_sealed()) == rows
     assert "é" in store.requests_path.read_text(encoding="utf-8")  # UTF-8 kept as is
     with store.requests_path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"cell": "c9"}) + "\n")
     with pytest.raises(RunError, match="differ in length"):
-        list(store.iter_plan())
+        list(store.iter_sealed())
 
 
 def test_each_row_is_on_disk_as_soon_as_it_is_appended(store: RunStore) -> None:
@@ -154,14 +154,14 @@ def test_one_writer_per_run(store: RunStore) -> None:
 
 def test_a_resume_skips_done_cells_by_their_id(store: RunStore) -> None:
     ids = [f"c{i:010x}" for i in range(6)]
-    store.write_plan((AssignmentRow(cell=c, variant="v", fixture="f", repetition=0, order=i),
+    store.write_sealed((AssignmentRow(cell=c, variant="v", fixture="f", repetition=0, order=i),
                       RequestRow(cell=c, provider="p", url="u", body={"n": i})) for i, c in enumerate(ids))
     with store.open_outputs() as writer:
         for c in ids[:4]:
             writer.append(row(c))
     done = store.done_cells()
     assert done == set(ids[:4])
-    assert [a.cell for a, _ in store.iter_plan(skip=done)] == ids[4:]
+    assert [a.cell for a, _ in store.iter_sealed(skip=done)] == ids[4:]
 
 
 def test_a_full_disk_mid_run_is_one_line_naming_the_file_and_the_resume(tmp_path: Path, server: FakeServer,

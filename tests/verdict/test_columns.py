@@ -13,8 +13,8 @@ import pytest
 
 from benchcard.project import Project
 from benchcard.records.rows import dumps_line
-from benchcard.run.grid import assignment_plan, planned_assignment
-from benchcard.verdict.columns import plan_grid, read_plan
+from benchcard.run.grid import assignment_digest_and_columns, planned_assignment
+from benchcard.verdict.columns import drawn_grid, read_assignment
 
 from ..helpers_verdict import (
     AB_CARD,
@@ -65,11 +65,12 @@ def test_the_re_derived_plan_is_the_decoded_one(tmp_path: Path, variants: str | 
                                variants)
         project = make_project(tmp_path / "p", text, fixtures=["ex-06", "ex-02", "ex-01", 'ex,"3"', "ex-Ω"])
         card = the_card(project)
-    digest, columns = assignment_plan(card, seed)
+    digest, columns = assignment_digest_and_columns(card, seed)
     assert columns is not None
     written = b"".join(dumps_line(row) for row in planned_assignment(card, seed))
     assert digest == "sha256:" + hashlib.sha256(written).hexdigest()
-    got, decoded = plan_grid(columns, card.variant_names(), card.baseline), read_plan(written, card.baseline, Path("a"))
+    got = drawn_grid(columns, card.variant_names(), card.baseline)
+    decoded = read_assignment(written, card.baseline, Path("a"))
     assert (got.cells, got.variants, got.fixtures, got.repetitions) == \
         (decoded.cells, decoded.variants, decoded.fixtures, decoded.repetitions)
     for name in ("variant", "fixture", "repetition"):

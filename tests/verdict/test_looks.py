@@ -383,13 +383,13 @@ def test_a_run_is_judged_by_the_rule_it_recorded_not_by_a_later_default(tmp_path
 def test_a_manifest_written_before_the_rule_was_recorded_still_verifies(tmp_path: Path, server: FakeServer,
                                                                         key: str,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchcard.records.plandigest import seal_plan
+    from benchcard.records.plandigest import sealed_digests
 
     project, folder = _futile_run(tmp_path, server)
     manifest = json.loads((folder / "manifest.json").read_text())
     for name in RECORDED:  # as the benchcard before them wrote it, its digest over the block without them
         del manifest["sequential"][name]
-    manifest.update(seal_plan(folder, {k: v for k, v in manifest.items() if k not in ("sealed", "plan_digest")}))
+    manifest.update(sealed_digests(folder, {k: v for k, v in manifest.items() if k not in ("sealed", "plan_digest")}))
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     before = (folder / "manifest.json").read_bytes()
     _as_if_benchcard_changed(monkeypatch)

@@ -45,8 +45,8 @@ class RowCounts(msgspec.Struct, frozen=True):
     missing: int
 
 
-class Comparison(msgspec.Struct, frozen=True):
-    """One variant against the baseline: its own finding."""
+class VariantFinding(msgspec.Struct, frozen=True):
+    """One variant against the baseline: its own finding (an ab row's `comparisons`, the on-disk name)."""
 
     variant: str
     finding: str
@@ -145,7 +145,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     passes: int | UnsetType = UNSET
     score_ci: list[Number | None] | UnsetType = UNSET
     rules: dict[str, RuleRate] | UnsetType = UNSET
-    comparisons: list[Comparison] | UnsetType = UNSET
+    comparisons: list[VariantFinding] | UnsetType = UNSET
     metrics: dict[str, RowFigures] | UnsetType = UNSET  # metric → the figures a row keeps (`verdict/entry.py`)
     clauses: list[ClauseOutcome] | UnsetType = UNSET
     human: HumanAgreement | UnsetType = UNSET

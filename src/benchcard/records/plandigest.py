@@ -90,13 +90,13 @@ def plan_digest(manifest: Mapping[str, Any], sealed: Mapping[str, str]) -> str:
     return digest({"fields": fields, "sealed": dict(sealed)})
 
 
-def seal_plan(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+def sealed_digests(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The fields a manifest gets when its plan is written: `sealed` and `plan_digest`."""
     sealed = sealed_files(folder)
     return {"sealed": sealed, "plan_digest": plan_digest(manifest, sealed)}
 
 
-def plan_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
+def sealed_problems(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     """What no longer matches the plan as it was written, one phrase each (empty when everything does).
 
     A manifest without the digests is a problem too: a missing digest proves nothing, so it never passes.

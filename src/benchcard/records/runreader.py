@@ -111,7 +111,7 @@ class RunReader:
 
     # ------------------------------------------------------------------------------------------ sealed plan
 
-    def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+    def iter_sealed(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
         """The planned cells in call order, assignment and request side by side, read lazily.
 
         Cells in `skip` (those a resumed run already has) are passed over without parsing their lines, so a
@@ -200,14 +200,14 @@ class JudgeReader(RunReader):
     def judge_requests_path(self) -> Path:
         return self.folder / SEALED / JUDGE_REQUESTS
 
-    def plan_paths(self) -> list[Path]:
+    def sealed_paths(self) -> list[Path]:
         """The judging plan's files in order: the first (the whole run's; a sequential card's first stretch's),
         then each later stretch's as the manifest's `judge_stretches` records them."""
         later = (self.read_manifest().judge_stretches or []) if self.has_manifest() else []
         return [self.judge_requests_path, *(self.folder / s.file for s in later)]
 
     def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
-        for path in self.plan_paths():
+        for path in self.sealed_paths():
             if not path.is_file():
                 raise RunError(f"{path}: missing; the judging was never planned")
             yield from iter_rows(path, JudgeRequestRow)

@@ -1,6 +1,7 @@
 """The figures below the top level of `verdict.json`, typed once: each metric's (`MetricFigures`, and per
-variant `VariantFigures`), each clause's (`ClauseFigures`), each comparison's, the bootstrap and sign-flip
-settings, the human graders' block and the judge's. `verdictfile.py` declares the file with them.
+variant `VariantFigures`), each clause's (`ClauseFigures`), each variant's finding (`VariantFindingFigures`), the
+bootstrap and sign-flip settings, the human graders' block and the judge's. `verdictfile.py` declares the file
+with them.
 
 Every file benchcard has written reads back to the same bytes: fields are declared in the order the writers
 (`verdict/findings.py`, `winrule.py`, `_agreement.py`, `judgefigures.py`) have always put them, a figure only
@@ -206,8 +207,9 @@ class Equivalence(msgspec.Struct, frozen=True):
     level: Number
 
 
-class ComparisonFigures(msgspec.Struct, frozen=True, kw_only=True):
-    """One variant against the baseline: its finding, why, its equivalence test and its clauses."""
+class VariantFindingFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """One variant against the baseline: its finding, why, its equivalence test and its clauses (verdict.json's
+    `comparisons`, the on-disk name; "comparison" in code is `benchcard compare`'s)."""
 
     variant: str
     finding: str

@@ -30,13 +30,13 @@ from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
     CompareRule,
-    ComparisonFigures,
     Disagreement,
     HumanGrades,
     JudgeBlock,
     MetricFigures,
     Number,
     SignFlip,
+    VariantFindingFigures,
 )
 
 
@@ -120,7 +120,7 @@ class AbVerdict(VerdictHead, frozen=True, kw_only=True):
     notes: list[str]
     bootstrap: Bootstrap
     signflip: SignFlip
-    comparisons: list[ComparisonFigures]
+    comparisons: list[VariantFindingFigures]
     clauses: list[ClauseFigures]
     metrics: dict[str, MetricFigures]
     sealed: bool | UnsetType = UNSET  # False for a comparison

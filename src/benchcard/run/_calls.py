@@ -321,7 +321,7 @@ async def _produce(s: Session, queue: asyncio.Queue[Job | None], done: set[str],
                    workers: int) -> None:
     """The planned cells not in `done` onto the queue, in plan order, until a stop; then one end per worker."""
     sent = 0
-    for assignment, request in s.store.iter_plan(skip=done):
+    for assignment, request in s.store.iter_sealed(skip=done):
         if assignment.cell in done:
             continue
         if s.fatal is not None or s.stopped is not None or (stop_after is not None and sent >= stop_after):

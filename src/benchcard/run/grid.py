@@ -32,7 +32,7 @@ from benchcard.records.rows import AssignmentRow, RequestRow
 from benchcard.run.providers.base import Provider
 
 if TYPE_CHECKING:
-    from benchcard.run.griddraws import PlanColumns
+    from benchcard.run.griddraws import GridColumns
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text; only `estimate` uses it
 
@@ -113,26 +113,26 @@ def assignment_digest(card: Card, seed: int) -> str:
     """`file_digest` of the `sealed/assignment.jsonl` the runner writes for this card and seed (rows as
     `dumps_line` writes them), computed without building a row object per cell: the verdict's cheap check.
     The draws after the block shuffle are made as arrays (`griddraws`) unless a cell id repeats."""
-    return assignment_plan(card, seed)[0]
+    return assignment_digest_and_columns(card, seed)[0]
 
 
-def assignment_plan(card: Card, seed: int) -> tuple[str, PlanColumns | None]:
+def assignment_digest_and_columns(card: Card, seed: int) -> tuple[str, GridColumns | None]:
     """`assignment_digest`, and the plan's columns it was computed from (None when a cell id repeated and the
     Python walk made them): a file with this digest holds exactly this plan, so the verdict need not decode it."""
     columns = assignment_columns(card, seed)
     return assignment_digest_of(card, seed, columns), columns
 
 
-def assignment_columns(card: Card, seed: int) -> PlanColumns | None:
+def assignment_columns(card: Card, seed: int) -> GridColumns | None:
     """The plan's columns, drawn as arrays (`griddraws`); None when a cell id repeated (the Python walk then
     draws again, and only it gives the plan)."""
-    from benchcard.run.griddraws import plan_columns  # numpy: the verdict's, never the runner's import
+    from benchcard.run.griddraws import grid_columns  # numpy: the verdict's, never the runner's import
 
     rng, blocks = _shuffled_blocks(card, seed)
-    return plan_columns(rng, blocks, len(card.variant_names()))
+    return grid_columns(rng, blocks, len(card.variant_names()))
 
 
-def assignment_digest_of(card: Card, seed: int, columns: PlanColumns | None) -> str:
+def assignment_digest_of(card: Card, seed: int, columns: GridColumns | None) -> str:
     """`assignment_digest` from `assignment_columns(card, seed)`'s result: from the columns when there are
     some, else from the Python walk's rows."""
     if columns is not None:
@@ -151,7 +151,7 @@ def assignment_digest_of(card: Card, seed: int, columns: PlanColumns | None) -> 
     return "sha256:" + h.hexdigest()
 
 
-def _columns_digest(card: Card, plan: PlanColumns) -> str:
+def _columns_digest(card: Card, plan: GridColumns) -> str:
     """`assignment_digest` from the plan's columns: each line's pieces laid side by side, one join."""
     import numpy as np
 

@@ -9,7 +9,7 @@ while they are ≥ n, and `getrandbits(40)` is one word and the top 8 bits of th
 block's first word depend on every block before it; "the block after the one starting at word p" is a
 function of p, found for every p at once; the walk from the first word is then a few list look-ups a block.
 
-A repeated id makes `grid._planned` draw again, which this walk does not follow: then `plan_columns` says so
+A repeated id makes `grid._planned` draw again, which this walk does not follow: then `grid_columns` says so
 (None), and the caller uses `grid._planned`.
 """
 
@@ -25,7 +25,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
-class PlanColumns:
+class GridColumns:
     """A plan in call order: each cell's 40-bit id, its variant (index into the card's variant names) and its
     block (index into `blocks`, the shuffled (fixture, repetition) pairs)."""
 
@@ -48,7 +48,7 @@ def _next_accepted(words: npt.NDArray[np.uint32], n: int) -> IntArray:
     return out
 
 
-def plan_columns(rng: random.Random, blocks: list[tuple[str, int]], n_variants: int) -> PlanColumns | None:
+def grid_columns(rng: random.Random, blocks: list[tuple[str, int]], n_variants: int) -> GridColumns | None:
     """The rest of `grid._planned` after its block shuffle, from `rng`'s state then: None if a cell id repeats
     (the Python walk then draws again and this one would differ)."""
     state = rng.getstate()[1]
@@ -96,7 +96,7 @@ def plan_columns(rng: random.Random, blocks: list[tuple[str, int]], n_variants: 
     ordered = np.sort(ids)
     if ordered.size and (ordered[1:] == ordered[:-1]).any():
         return None
-    return PlanColumns(ids=ids, variant=order.ravel(), block=np.repeat(rows.astype(np.int64), n_variants),
+    return GridColumns(ids=ids, variant=order.ravel(), block=np.repeat(rows.astype(np.int64), n_variants),
                        blocks=blocks)
 
 

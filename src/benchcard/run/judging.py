@@ -77,7 +77,7 @@ class JudgeStore(JudgeReader, RunStore):
     """The judge's calls in a run folder: the run store's append-and-flush, lock and torn-tail repair, over
     `judge-outputs.jsonl` (`records.runreader.JudgeReader`), its plan read as the runner's calls read cells."""
 
-    def iter_plan(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
+    def iter_sealed(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
         """Each planned judgement as the runner's calls read a cell: its id, its fixture and its body."""
         for row in self.iter_judge_requests():
             if row.cell not in skip:

@@ -34,7 +34,7 @@ from benchcard.errors import RunError, SealError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
-from benchcard.records.plandigest import plan_problems
+from benchcard.records.plandigest import sealed_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
 from benchcard.records.verdictfile import decode_verdict
@@ -74,7 +74,7 @@ def original_of(project: Project, name: str) -> Original:
     link = _ledger_link(project, folder, manifest)
     card = card_of_run(project, folder.name, manifest, RunError)  # the verdict's check, with a replication's error
     check_seal_root(project, folder.name, card, manifest, lambda: sealmod.verify(card, project), SealError)
-    problems = plan_problems(folder, store.manifest_as_written())
+    problems = sealed_problems(folder, store.manifest_as_written())
     if problems:
         raise SealError(f"{where}: {problems[0]}; a replication sends only sealed requests that verify")
     sealed = (manifest.sealed or {}).get(f"{SEALED}/{ASSIGNMENT}")

@@ -31,7 +31,7 @@ from benchcard.card.model import Card, Rig
 from benchcard.card.schedule import schedule_record
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
-from benchcard.records.plandigest import plan_problems, seal_plan
+from benchcard.records.plandigest import sealed_digests, sealed_problems
 from benchcard.records.rows import (
     AssignmentRow,
     Manifest,
@@ -357,7 +357,7 @@ def _check_resumable(store: RunStore, manifest: Manifest, where: str, card: Card
     if manifest.seal_root != seal_root:
         raise SealError(f"{where}: the run was planned under seal {manifest.seal_root}, the card is now "
                         f"sealed as {seal_root}; a run never spans two versions")
-    problems = plan_problems(store.folder, store.manifest_as_written())
+    problems = sealed_problems(store.folder, store.manifest_as_written())
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise SealError(f"{where}: {problems[0]}{more}; a run is only continued with the plan it was sealed with")
@@ -444,7 +444,7 @@ async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: 
         yield first
         yield from rows
 
-    n = store.write_plan(all_rows())
+    n = store.write_sealed(all_rows())
     manifest = Manifest(
         run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=s.seal_root,
         rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
@@ -460,7 +460,7 @@ async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: 
         sequential=schedule_record(card, card.win.alpha if card.win is not None else card.gate_alpha,
                                    t.replica.rules if t.replica else sealmod.sequential_rules(card, project)),
     )
-    manifest = msgspec.structs.replace(manifest, **seal_plan(store.folder, manifest.fields()))
+    manifest = msgspec.structs.replace(manifest, **sealed_digests(store.folder, manifest.fields()))
     store.write_manifest(manifest)
     if scratch:
         keep_out_of_git(store.folder)

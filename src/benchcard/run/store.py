@@ -138,7 +138,7 @@ class RunStore(RunReader):
 
     # ------------------------------------------------------------------------------------------ sealed plan
 
-    def write_plan(self, rows: Iterable[tuple[AssignmentRow, RequestRow]]) -> int:
+    def write_sealed(self, rows: Iterable[tuple[AssignmentRow, RequestRow]]) -> int:
         """Stream the plan into `sealed/assignment.jsonl` and `sealed/requests.jsonl`, in call order.
 
         Rows are written as they come, so a 100,000-cell plan never holds its request bodies in memory.

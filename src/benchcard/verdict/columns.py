@@ -31,10 +31,26 @@ from benchcard.records.rows import (
     ScoreRow,
     decode_rows,
 )
-from benchcard.run.griddraws import PlanColumns, cell_names
+from benchcard.run.griddraws import GridColumns, cell_names
 
-__all__ = ["FAILED", "MISSING", "OK", "STATUSES", "STATUS_CODES", "TRUNCATED", "FloatArray", "Grid", "IntArray",
-           "Outputs", "Scores", "first_repetitions", "plan_grid", "read_outputs", "read_plan", "read_scores"]
+__all__ = [
+    "FAILED",
+    "MISSING",
+    "OK",
+    "STATUSES",
+    "STATUS_CODES",
+    "TRUNCATED",
+    "FloatArray",
+    "Grid",
+    "IntArray",
+    "Outputs",
+    "Scores",
+    "drawn_grid",
+    "first_repetitions",
+    "read_assignment",
+    "read_outputs",
+    "read_scores",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -104,7 +120,7 @@ def _status_codes(statuses: list[str]) -> IntArray:
     return np.fromiter(map(STATUS_CODES.__getitem__, statuses), np.int64, n)
 
 
-def read_plan(data: bytes, baseline: str | None, path: Path) -> Grid:
+def read_assignment(data: bytes, baseline: str | None, path: Path) -> Grid:
     """`sealed/assignment.jsonl` as codes (baseline first among variants); two cells on one grid point are an
     error."""
     rows = decode_rows(data, AssignmentRow, path, VerdictError)
@@ -131,8 +147,8 @@ def first_repetitions(plan: Grid, upto: int) -> Grid:
                 fixture=plan.fixture[keep], repetition=plan.repetition[keep])
 
 
-def plan_grid(plan: PlanColumns, variant_names: Sequence[str], baseline: str | None) -> Grid:
-    """The `read_plan` of an assignment file whose digest is that of `plan` (the one `run.grid` re-derives
+def drawn_grid(plan: GridColumns, variant_names: Sequence[str], baseline: str | None) -> Grid:
+    """The `read_assignment` of an assignment file whose digest is that of `plan` (the one `run.grid` re-derives
     from the card and the seed): the same codes and names, from the re-derived columns, without decoding the
     file again. Its cells are distinct and no two share a grid point by construction."""
     present = [variant_names[k] for k in np.unique(plan.variant).tolist()]

@@ -13,12 +13,12 @@ from msgspec import UNSET, UnsetType
 from benchcard.card.model import Card
 from benchcard.records.ledgerrow import (
     ClauseOutcome,
-    Comparison,
     HumanAgreement,
     JudgeFigures,
     LedgerRow,
     RowFigures,
     RowLooks,
+    VariantFinding,
 )
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, given
 from benchcard.records.verdictfile import AbVerdict, VerdictFile
@@ -31,8 +31,8 @@ LEDGER_FIGURES = ("means", "gap", "ci", "ci_bootstrap", "p", "p_signflip", "nois
 VARIANT_DETAIL = ("se", "df", "lower_one_sided", "upper_one_sided", "n_fixtures", "paired", "of", "left_out", "means")
 
 
-def _comparisons(v: AbVerdict) -> list[Comparison]:
-    return [Comparison(c.variant, c.finding, c.outcome) for c in v.comparisons]
+def _comparisons(v: AbVerdict) -> list[VariantFinding]:
+    return [VariantFinding(c.variant, c.finding, c.outcome) for c in v.comparisons]
 
 
 def _clauses(v: AbVerdict) -> list[ClauseOutcome]:

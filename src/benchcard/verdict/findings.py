@@ -20,13 +20,13 @@ from benchcard.records.ledgerrow import RowCounts, RuleRate
 from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
-    ComparisonFigures,
     Equivalence,
     GapFigures,
     MetricFigures,
     Number,
     SignFlip,
     VariantFigures,
+    VariantFindingFigures,
     given,
 )
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictHead
@@ -58,7 +58,7 @@ RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 
 
 @dataclass
-class _Comparison:
+class _VariantFinding:
     """One variant against the baseline: its finding, why, and each clause's result."""
 
     variant: str
@@ -172,7 +172,7 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
         notes=notes,
         bootstrap=Bootstrap(resamples=figures.n_resamples, seed=figures.seed, method="cluster (fixtures), percentile"),
         signflip=SignFlip(SIGNFLIP_DRAWS if data.fixtures and len(data.fixtures) > 20 else "exact"),
-        comparisons=[_unjudged(ComparisonFigures(variant=c.variant, finding=c.finding,
+        comparisons=[_unjudged(VariantFindingFigures(variant=c.variant, finding=c.finding,
                                                  outcome="result" if c.finding in RESULT_FINDINGS else "non-result",
                                                  why=c.why, equivalence=c.equivalence,
                                                  clauses=[row for row in clauses_out if row.variant == c.variant]),
@@ -183,7 +183,7 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
     )
 
 
-def _unjudged(comparison: ComparisonFigures, finding: str) -> ComparisonFigures:
+def _unjudged(comparison: VariantFindingFigures, finding: str) -> VariantFindingFigures:
     """A variant's win or loss in a grid that is not judged (the run incomplete) is no result: its line reads
     incomplete → non-result, as the run's, never 'win → result' under 'finding: incomplete'."""
     if finding != "incomplete" or comparison.finding not in RESULT_FINDINGS:
@@ -193,7 +193,8 @@ def _unjudged(comparison: ComparisonFigures, finding: str) -> ComparisonFigures:
     return msgspec.structs.replace(comparison, finding="incomplete", outcome="non-result", why=why)
 
 
-def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str]) -> tuple[list[_Comparison], IntArray]:
+def _comparisons(card: Card, data: RunData, figures: Figures,
+                 others: list[str]) -> tuple[list[_VariantFinding], IntArray]:
     """Each variant against the baseline: each clause's evidence, the decision (Holm across variants and
     loss-capable clauses) and its sentences; with the decision's codes, for the overall finding."""
     win = card.win
@@ -201,7 +202,7 @@ def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str])
     gaps, first = figures.gaps, win.clauses[0]
     rule = rule_evidence(card, data, figures, others)
     decision = decide(rule.evidence, rule.tost, rule.measurable, win.alpha)
-    comparisons: list[_Comparison] = []
+    comparisons: list[_VariantFinding] = []
     for v, variant in enumerate(others):
         results = []
         for k, clause in enumerate(win.clauses):
@@ -216,12 +217,12 @@ def _comparisons(card: Card, data: RunData, figures: Figures, others: list[str])
         tost_p = float(rule.tost[v][0]) if first_gap.obs is not None else None
         finding, why, eq = finding_of(win, results, int(decision.codes[v, 0]), first_gap, tost_p,
                                       bool(rule.measurable[v][0]), len(others))
-        comparisons.append(_Comparison(variant, finding, why, results,
+        comparisons.append(_VariantFinding(variant, finding, why, results,
                                        {k[1]: g for k, g in gaps.items() if k[0] == variant}, eq))
     return comparisons, decision.codes
 
 
-def _overall(card: Card, data: RunData, counts: RowCounts, comparisons: list[_Comparison],
+def _overall(card: Card, data: RunData, counts: RowCounts, comparisons: list[_VariantFinding],
              codes: IntArray) -> tuple[str, str]:
     """The overall finding and why: a loss of any variant is never hidden by another's win, and a grid with more
     unscored cells than the card allows is not judged."""

@@ -39,15 +39,15 @@ from benchcard.records.runreader import RunReader, outcomes, read_manifest
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
-from benchcard.run.griddraws import PlanColumns
+from benchcard.run.griddraws import GridColumns
 from benchcard.verdict._agreement import agreement
 from benchcard.verdict._replication import linked_row, with_replication
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
-from benchcard.verdict.columns import Grid, plan_grid
+from benchcard.verdict.columns import Grid, drawn_grid
 from benchcard.verdict.entry import verdict_row
 from benchcard.verdict.findings import ab_body, probe_body
 from benchcard.verdict.integrity import (
-    check_plan,
+    check_sealed,
     evidence_digests,
     evidence_files,
     record_problems,
@@ -128,12 +128,12 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
                   outputs_digest: Future[str] | None = None, scores_digest: Future[str] | None = None,
                   assignment: Future[str] | None = None,
                   sealed_root: Future[str] | None = None) -> None:
-    """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_plan`), outputs
+    """The next refusals: seal changed, sealed plan changed or not the card's (`integrity.check_sealed`), outputs
     changed, scores changed. The digests and the seal's root may be computed meanwhile on another thread."""
     run = run_dir.name
     check_seal_root(project, run, card, manifest, sealed_root.result if sealed_root is not None
                     else lambda: _seal_root(project, card, manifest), VerdictError)
-    check_plan(run_dir, RunReader(run_dir).manifest_as_written(), card,
+    check_sealed(run_dir, RunReader(run_dir).manifest_as_written(), card,
                assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
@@ -196,16 +196,16 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         try:
             card = _card_to_judge(project, run_dir, manifest)
             sealed_root = io.submit(_seal_root, project, card, manifest)
-            planned, planned_digest = _start_plan(io, tables, card, manifest)
+            planned, planned_digest = _start_grid(io, tables, card, manifest)
             clock.lap("checks (card)")
             read_error: VerdictError | None = None
             figures = None
             try:
                 data = read_run_data(run_dir, manifest=manifest, baseline=card.baseline,
                                      allow_incomplete=allow_incomplete, defer_outputs=True,
-                                     sealed_plan=lambda: _sealed_plan(card, manifest, planned),
+                                     sealed_plan=lambda: _sealed_grid(card, manifest, planned),
                                      upto=manifest.looks[-1].repetitions if manifest.looks else None)
-                _check_plan(card, data)
+                _check_grid(card, data)
                 figures = ab_stats(card, data, seed_from(manifest.seal_root), n_resamples, pool) if card.is_ab else None
                 table_job = tables.submit(write_table, table_tmp, data, manifest.rig_line)
             except VerdictError as exc:
@@ -247,8 +247,8 @@ def _start_digests(io: ThreadPoolExecutor, run_dir: Path,
             io.submit(file_digest, scores) if scores.is_file() else None)
 
 
-def _start_plan(io: ThreadPoolExecutor, tables: ThreadPoolExecutor, card: Card,
-                manifest: Manifest) -> tuple[Future[PlanColumns | None] | None, Future[str] | None]:
+def _start_grid(io: ThreadPoolExecutor, tables: ThreadPoolExecutor, card: Card,
+                manifest: Manifest) -> tuple[Future[GridColumns | None] | None, Future[str] | None]:
     """The re-derived plan on the table's thread, idle until the table is formed; its digest (for the check,
     not for the statistics) on the file thread once the seal's root is known. (None, None) without a seed."""
     if manifest.seed is None:
@@ -298,13 +298,13 @@ class _Clock:
         self.last = now
 
 
-def _digest_of(card: Card, seed: int, columns: Future[PlanColumns | None]) -> str:
+def _digest_of(card: Card, seed: int, columns: Future[GridColumns | None]) -> str:
     return assignment_digest_of(card, seed, columns.result())
 
 
-def _sealed_plan(card: Card, manifest: Manifest, planned: Future[PlanColumns | None] | None) -> Grid | None:
+def _sealed_grid(card: Card, manifest: Manifest, planned: Future[GridColumns | None] | None) -> Grid | None:
     """The plan re-derived from the card and the seed, when the manifest seals an assignment file: the verdict
-    is given only if the file holds exactly this plan (`check_plan`: its digest is the plan's, or every line
+    is given only if the file holds exactly this plan (`check_sealed`: its digest is the plan's, or every line
     agrees with it), so the file is not decoded again, and the statistics need not wait for the digest. None
     otherwise: the file is read as it is, and the checks say what is wrong."""
     if planned is None or not manifest.sealed or f"{SEALED}/{ASSIGNMENT}" not in manifest.sealed:
@@ -312,10 +312,10 @@ def _sealed_plan(card: Card, manifest: Manifest, planned: Future[PlanColumns | N
     columns = planned.result()
     if columns is None:
         return None
-    return plan_grid(columns, card.variant_names(), card.baseline)
+    return drawn_grid(columns, card.variant_names(), card.baseline)
 
 
-def _check_plan(card: Card, data: RunData) -> None:
+def _check_grid(card: Card, data: RunData) -> None:
     expected_variants = set(card.variant_names())
     if set(data.variants) != expected_variants:
         raise VerdictError(f"run {data.run_dir.name}: its plan has variants {sorted(data.variants)} but the card "

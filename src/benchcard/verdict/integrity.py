@@ -25,7 +25,7 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.records.plandigest import plan_problems
+from benchcard.records.plandigest import sealed_problems
 from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile
@@ -42,13 +42,13 @@ ANCHORED = {"outputs_digest": OUTPUTS, "scores_digest": SCORES}
 OWN_DIGEST = frozenset({"manifest.json", OUTPUTS, SCORES, VERDICT_FILE})
 
 
-def check_plan(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: str | None = None) -> None:
+def check_sealed(run_dir: Path, manifest: Mapping[str, Any], card: Card, expected: str | None = None) -> None:
     """Refuse a run whose sealed plan changed, or whose assignment is not the one its card and seed give.
 
     `expected` may be `assignment_digest(card, seed)`, computed meanwhile on another thread; when the sealed
     assignment's digest equals it, no line is read; otherwise the lines are compared one by one."""
     run = run_dir.name
-    problems = plan_problems(run_dir, manifest)
+    problems = sealed_problems(run_dir, manifest)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise VerdictError(f"run {run}: {problems[0]}{more}; the run cannot be judged")
@@ -215,7 +215,7 @@ def _digest_problems(folder: Path, evidence: str, manifest: dict[str, Any], row:
             if value != reference[key]:
                 problems.append(f"{evidence}/manifest.json: {key} differs from the ledger row")
     if anchored(row) or "plan_digest" in manifest:
-        problems += [f"{evidence}/{p}" for p in plan_problems(folder, manifest)]
+        problems += [f"{evidence}/{p}" for p in sealed_problems(folder, manifest)]
     for key, name in ANCHORED.items():
         path = folder / name
         if not path.is_file():

@@ -25,7 +25,7 @@ from benchcard.card.schedule import run_design
 from benchcard.errors import VerdictError
 from benchcard.records.rows import Look, Manifest, stop_line, utc_stamp
 from benchcard.records.runreader import read_manifest
-from benchcard.records.verdictfigures import ComparisonFigures
+from benchcard.records.verdictfigures import VariantFindingFigures
 from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
 from benchcard.stats import sequential as seq
 from benchcard.verdict.clausestats import ab_stats
@@ -173,7 +173,7 @@ def with_looks(card: Card, run_dir: Path, body: VerdictFile) -> VerdictFile:
                                    comparisons=_look_comparisons(card, body, figures), sequential=figures)
 
 
-def _look_comparisons(card: Card, body: AbVerdict, looks: LooksFigures) -> list[ComparisonFigures]:
+def _look_comparisons(card: Card, body: AbVerdict, looks: LooksFigures) -> list[VariantFindingFigures]:
     """Each variant's line as the look decided it: a futility stop needs every variant's futility test to rule
     the effect out at the look's level, so each is a no-effect; the fixed design's finding at α (often
     `inconclusive` on the cells of an early stop) would contradict the run's. Other decisions keep theirs."""
@@ -187,7 +187,7 @@ def _look_comparisons(card: Card, body: AbVerdict, looks: LooksFigures) -> list[
             for c in body.comparisons]
 
 
-def _not_a_result_here(comparison: ComparisonFigures, looks: LooksFigures) -> ComparisonFigures:
+def _not_a_result_here(comparison: VariantFindingFigures, looks: LooksFigures) -> VariantFindingFigures:
     """A variant's win or loss at α alone, where the look's stricter level showed none (the looks spent α): said
     as inconclusive, so no line reads `win → result` under a run's non-result."""
     if comparison.finding not in ("win", "loss"):

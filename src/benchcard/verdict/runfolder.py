@@ -31,8 +31,8 @@ from benchcard.verdict.columns import (
     Outputs,
     Scores,
     first_repetitions,
+    read_assignment,
     read_outputs,
-    read_plan,
     read_scores,
 )
 
@@ -188,7 +188,7 @@ def _read_files(run_dir: Path, manifest: Manifest, baseline: str | None,
     o_path = run_dir / "outputs.jsonl"
 
     def from_file() -> Grid:
-        return read_plan(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
+        return read_assignment(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
 
     plan = from_file() if sealed_plan is None else None
     scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
