@@ -39,8 +39,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special
 
-from benchcard.stats.crossed import crossed, t_sf
+from benchcard.stats.crossed import crossed
 from benchcard.stats.decision import INCONCLUSIVE, LOSS, WIN
+from benchcard.stats.paired import t_sf
 from benchcard.stats.sequential import CONTINUE, FUTILITY, FUTILITY_BETAS, Schedule, boundaries
 from calibration import ALPHA, Line, wilson_text  # beside this script
 from sequential import Data, draw, evidence_at, fixed, planned_gap, sequential  # beside this script
