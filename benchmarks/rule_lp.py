@@ -13,6 +13,9 @@ binomial A/A worlds.
     python benchmarks/rule_lp.py --design 24x3 --seed 3 --draws 60000 --check-draws 100000 --alt 40000 \
         --rho 0.35,0.7,1.0,1.4,2,3 --share 0.3,0.4,0.6,0.7
 
+`--strict` also judges the two one-arm lines made strict (each arm's expected rate its fixture's, true gap 0;
+the ninth round).
+
 Result (docs/statistics.md, "What was tried", sixth round): the power targets are met and the normal model's
 points keep α/2, but the binomial A/A lines with one arm's shocks do not (the cells read ŝ, and a binomial
 arm's cell noise moves with its mean, which the normal model's fixed share does not): not put into `stats/`.
@@ -271,6 +274,7 @@ def main() -> None:
     parser.add_argument("--share", default="0.35,0.65")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--aa", default="", help="A/A lines to check: names containing any of these, '|'-separated")
+    parser.add_argument("--strict", action="store_true", help="also the one-arm lines made strict (true gap 0)")
     args = parser.parse_args()
     f, r = (int(x) for x in args.design.split("x"))
     cells = Cells(tuple(float(x) for x in args.rho.split(",")), tuple(float(x) for x in args.share.split(",") if x))
@@ -307,6 +311,11 @@ def main() -> None:
     lines += [Line(f"A/A no shock {f}x{r}", fixtures=f, repetitions=r),
               Line(f"A/A baseline shocks 1.0 {f}x{r}", fixtures=f, repetitions=r, arm_shock=1.0, variant_shock=0.0),
               Line(f"A/A variant shocks 0.8 {f}x{r}", fixtures=f, repetitions=r, arm_shock=0.0, variant_shock=0.8)]
+    if args.strict:  # the same one-arm shocks with each arm's expected rate at its fixture's (true gap 0)
+        lines += [Line(f"A/A strict baseline shocks 1.0 {f}x{r}", fixtures=f, repetitions=r, arm_shock=1.0,
+                       variant_shock=0.0, strict=True),
+                  Line(f"A/A strict variant shocks 0.8 {f}x{r}", fixtures=f, repetitions=r, arm_shock=0.0,
+                       variant_shock=0.8, strict=True)]
     for i, line in enumerate(lines):
         res, win, tres, twin = judge(line, args.sims, 1 + i, table, cells)
         n = args.sims
