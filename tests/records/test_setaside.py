@@ -8,7 +8,12 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
+from benchcard.errors import RunError
 from benchcard.project import Project
+from benchcard.records.runreader import set_aside_of
+from benchcard.records.setaside import set_aside
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
@@ -92,3 +97,19 @@ def test_a_ledgered_run_is_never_set_aside_and_a_reason_is_required(tmp_path: Pa
     other = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
     said = json.loads(ok(bc(project, "set-aside", other, "--why", WHY, "--json")).stdout)
     assert (said["run"], said["why"], said["folder"]) == (other, WHY, f"results/colour-ab/v1/{other}")
+
+
+def test_the_command_s_core_finds_the_run_and_refuses_a_card_s_name(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """`benchcard set-aside RUN` calls one core function, `set_aside`, which takes the run as the command does: an
+    id (or folder), never a card's name; a run set aside reads back through `runreader.set_aside_of`."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    wrong = _wrong_endpoint_run(project, server)
+    with pytest.raises(RunError, match=r"^colour-ab is a card; name the run to set aside by its id"):
+        set_aside(project, "colour-ab", WHY)
+    folder = project.results_dir / "colour-ab" / "v1" / wrong
+    assert set_aside_of(folder) is None
+    done = set_aside(project, wrong, WHY)
+    assert done.run == wrong and done.where == f"results/colour-ab/v1/{wrong}"
+    assert set_aside_of(folder) == done.entry

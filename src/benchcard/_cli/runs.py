@@ -75,15 +75,9 @@ def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) 
 @click.pass_context
 def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) -> None:
     """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
-    from benchcard.errors import RunError
-    from benchcard.records.cardruns import find_run
     from benchcard.records.setaside import set_aside
 
-    project = project_of(ctx)
-    if "/" not in run_name and (project.results_dir / run_name).is_dir():  # never "whichever run is newest"
-        raise RunError(f"{run_name} is a card; name the run to set aside by its id (`benchcard ledger` lists the "
-                       "unfinished ones)")
-    done = set_aside(project, find_run(project, run_name), why)
+    done = set_aside(project_of(ctx), run_name, why)
     report((done.to_json(), [done.line]), as_json)
 
 

@@ -38,8 +38,7 @@ from benchcard.records.rows import (
     decode_manifest,
     rig_line,
 )
-from benchcard.records.runreader import RunReader, outcomes
-from benchcard.records.setaside import set_aside_of
+from benchcard.records.runreader import RunReader, outcomes, set_aside_of
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile, decode_verdict
 from benchcard.verdict.integrity import verdict_digest

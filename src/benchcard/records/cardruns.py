@@ -26,7 +26,7 @@ from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
-from benchcard.records.setaside import set_aside_of
+from benchcard.records.runreader import set_aside_of
 
 Want = Literal["result", "newest"]
 

@@ -6,6 +6,7 @@ The verdict and the pages read run folders through this; the run stage's `run.st
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
@@ -29,12 +30,14 @@ from benchcard.records.rows import (
     RUN_ID,
     SCORES,
     SEALED,
+    SET_ASIDE,
     STATUSES,
     AssignmentRow,
     JudgeRequestRow,
     Manifest,
     OutputRow,
     RequestRow,
+    SetAside,
     decode_line,
     decode_manifest,
     decode_row,
@@ -254,6 +257,18 @@ class Outcomes:
     failed: int
     waiting: frozenset[str] = frozenset()
     final: int = 0
+
+
+def set_aside_of(run_dir: Path) -> SetAside | None:
+    """The run's first readable set-aside row (the record; later rows only add to it), None when it has none."""
+    try:
+        data = (run_dir / SET_ASIDE).read_bytes()
+    except OSError:
+        return None
+    for line in data.splitlines():
+        with contextlib.suppress(msgspec.ValidationError, msgspec.DecodeError):
+            return decode_line(line, SetAside)
+    return None
 
 
 def read_manifest(run_dir: Path) -> Manifest:

@@ -10,29 +10,16 @@ its row is the record. Nothing is ever taken back: the file is only appended to.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import ledger
-from benchcard.records.rows import OUTPUTS, SET_ASIDE, SetAside, decode_line, dumps_line, utc_stamp
-
-
-def set_aside_of(run_dir: Path) -> SetAside | None:
-    """The run's first readable set-aside row (the record; later rows only add to it), None when it has none."""
-    try:
-        data = (run_dir / SET_ASIDE).read_bytes()
-    except OSError:
-        return None
-    for line in data.splitlines():
-        with contextlib.suppress(msgspec.ValidationError, msgspec.DecodeError):
-            return decode_line(line, SetAside)
-    return None
+from benchcard.records.cardruns import find_run
+from benchcard.records.rows import OUTPUTS, SET_ASIDE, SetAside, dumps_line, utc_stamp
+from benchcard.records.runreader import set_aside_of
 
 
 def refuse_set_aside(run_dir: Path, where: str) -> None:
@@ -59,8 +46,14 @@ class SetAsideDone:
         return {"run": self.run, "at": self.entry.at, "why": self.entry.why, "folder": self.where}
 
 
-def set_aside(project: Project, run_dir: Path, why: str) -> SetAsideDone:
-    """Set a run aside (see the module docstring). Under the ledger's lock, so no verdict enters it meanwhile."""
+def set_aside(project: Project, name: str, why: str) -> SetAsideDone:
+    """Set a run aside (see the module docstring): `benchcard set-aside RUN`'s core. The run is named by its id or
+    folder, never by its card (never "whichever run is newest"). Under the ledger's lock, so no verdict enters it
+    meanwhile."""
+    if "/" not in name and (project.results_dir / name).is_dir():
+        raise RunError(f"{name} is a card; name the run to set aside by its id (`benchcard ledger` lists the "
+                       "unfinished ones)")
+    run_dir = find_run(project, name)
     run = run_dir.name
     reason = " ".join(why.split())
     if not reason:

@@ -14,8 +14,7 @@ import msgspec
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.records.rows import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, SetAside, decode_line, manifest_or_none
-from benchcard.records.runreader import outcomes
-from benchcard.records.setaside import set_aside_of
+from benchcard.records.runreader import outcomes, set_aside_of
 from benchcard.run.store import RunStore
 
 

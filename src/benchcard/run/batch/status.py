@@ -17,8 +17,7 @@ from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
-from benchcard.records.runreader import outcomes
-from benchcard.records.setaside import set_aside_of
+from benchcard.records.runreader import outcomes, set_aside_of
 from benchcard.run._calls import make_client
 from benchcard.run._conventions import load_dotenv_keys
 from benchcard.run.batch._driver import BatchRun
