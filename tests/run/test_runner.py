@@ -484,6 +484,8 @@ NOT_ANSWERS = [
      "refused by the API: a content filter withheld the answer (stop reason content_filter)"),
     ("openai", {"replies": [{"match": "", "reply": "negative", "finish_reason": "tool_calls"}]}, 1,
      "not an answer: the model asked to call a tool"),
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "null", "times": 9}]}, 1,
+     "not an answer: the message content is null"),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "refusal"}]}, 1,
      "refused by the API: the API declined to answer (stop reason refusal)"),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "pause_turn"}]}, 1,
@@ -512,6 +514,29 @@ def test_an_error_or_refusal_inside_a_200_answer_is_failed_never_scored(
     assert row["status"] == "failed" and row["error"].startswith(error), row["error"]
     [score] = read_jsonl(folder / "scores.jsonl")
     assert score["status"] == "failed" and score["score"] is None
+
+
+def test_a_null_answer_is_a_failed_cell_that_status_and_the_verdict_count(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    """An HTTP 200 whose `choices[0].message.content` is null (a refusal or a tool call, as OpenAI-compatible
+    servers send them) was stored as an ok, empty answer and scored 0 in its arm: it is a failed cell, never scored,
+    counted by `status`, and the verdict calls the grid incomplete (the card allows no failed cell)."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "null", "times": 99, "match": "number 0"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=2)
+    result = ok(bc(project, "run", "colour-ab"))
+    assert "16 cells: 12 ok, 0 truncated, 4 failed" in result.output
+    folder = only_run(project, "colour-ab")
+    nulls = [o for o in read_jsonl(folder / "outputs.jsonl") if o["fixture"] == "item-000"]
+    assert len(nulls) == 4 and all(o["status"] == "failed" and o["text"] == "" and o["error"].startswith(
+        "not an answer: the message content is null") for o in nulls)
+    assert all(s["score"] is None for s in read_jsonl(folder / "scores.jsonl") if s["fixture"] == "item-000")
+    status = ok(bc(project, "status", folder.name))
+    assert "16 cells: 12 ok, 0 truncated, 4 failed recorded" in status.output
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert "finding: incomplete → non-result" in verdict.output
+    judged = json.loads((folder / "verdict.json").read_text())
+    assert judged["counts"] == {"planned": 16, "scored": 12, "truncated": 0, "failed": 4, "missing": 0}
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])

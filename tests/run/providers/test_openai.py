@@ -59,6 +59,24 @@ def test_length_is_truncated_and_a_content_filter_is_a_refusal() -> None:
     assert out.status == "failed" and out.error == "refused: I can't help"
 
 
+@pytest.mark.parametrize(("message", "error"), [
+    ({"content": None}, "not an answer: the message content is null"),
+    ({"content": []}, "not an answer: the message content is null"),
+    ({"content": [{"type": "refusal", "refusal": "no"}]}, "not an answer: the message content is null"),
+    ({"content": None, "tool_calls": [{"id": "t", "type": "function"}]}, "not an answer: the model asked to call a "
+     "tool (the card offers none); the message content is null"),
+    ({"content": "", "refusal": "I won't"}, "refused: I won't"),
+])
+def test_a_message_without_text_is_no_answer_even_when_it_says_stop(message: dict[str, Any], error: str) -> None:
+    """`content: null` with `finish_reason: stop` was an ok, empty answer, scored; an empty string still is one."""
+    out = parse_chat_completion({"choices": [{"message": {"role": "assistant", **message}, "finish_reason": "stop"}]})
+    assert out.status == "failed" and (out.error or "").startswith(error) and out.text == ""
+    empty = parse_chat_completion(chat_reply("", "stop"))
+    assert (empty.status, empty.text, empty.error) == ("ok", "", None)
+    cut = parse_chat_completion({"choices": [{"message": {"content": None}, "finish_reason": "length"}]})
+    assert cut.status == "truncated"  # reasoning spent every token: cut off, never scored wrong
+
+
 def test_malformed_answers_are_call_errors() -> None:
     bads: list[Any] = [{}, {"choices": []}, [], {"choices": [{"message": {"content": 5}}]}]
     for bad in bads:

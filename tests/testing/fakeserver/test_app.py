@@ -158,6 +158,19 @@ def test_fault_truncate(fake: FakeServer, client: httpx.Client) -> None:
     assert full["finish_reason"] == "stop" and full["message"]["content"] == "the full answer is here"
 
 
+def test_fault_null_answers_without_text_in_every_shape(fake: FakeServer, client: httpx.Client) -> None:
+    """A 200 with no text, still `stop`: chat's `content: null`, no Messages text block, no Responses output."""
+    fake.configure({"default_reply": "red", "faults": [{"kind": "null", "times": 1}]})
+    choice = client.post("/chat/completions", json=chat("x")).json()["choices"][0]
+    assert choice["message"] == {"role": "assistant", "content": None} and choice["finish_reason"] == "stop"
+    message = client.post("/messages", json={"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "y"}]}).json()
+    assert message["content"] == [] and message["stop_reason"] == "end_turn"
+    response = client.post("/responses", json={"model": "m", "input": "z"}).json()
+    assert response["output"] == [] and response["status"] == "completed"
+    assert content(client.post("/chat/completions", json=chat("x"))) == "red"  # `times` per body, as every fault
+
+
 def test_fault_malformed_is_not_json(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "malformed"}]})
     resp = client.post("/chat/completions", json=chat("x"))

@@ -75,15 +75,7 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     choice = choices[0]
     _raise_error_object(choice.get("error"), secret)
     message = mapping(choice.get("message"))
-    content = message.get("content")
-    if isinstance(content, list):  # some servers return content parts
-        text = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
-    elif isinstance(content, str):
-        text = content
-    elif content is None:
-        text = ""
-    else:
-        raise CallError("malformed response: message content is neither text nor a list of parts")
+    text, said = _text_of(message.get("content"))
     finish = choice.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
     if finish == UPSTREAM_ERROR:
@@ -96,9 +88,33 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     cost = money(usage_map.get("cost"))
     status, error = status_for(finish)
     refusal = message.get("refusal")
-    if status == "ok" and isinstance(refusal, str) and refusal and not text:
-        status, error = "failed", "refused: " + redact(" ".join(refusal.split())[:200], secret)
+    if status == "ok" and (not said or (isinstance(refusal, str) and refusal.strip() and not text)):
+        status, error = "failed", _no_content(message, secret)
     return Completion(text, finish, status, usage, cost, error=error)
+
+
+def _text_of(content: Any) -> tuple[str, bool]:
+    """A message's text, and whether it has any at all: `content: ""` is an empty answer, while null (or a list
+    of parts none of which is text) is the API saying no text came back."""
+    if isinstance(content, str):
+        return content, True
+    if content is None:
+        return "", False
+    if isinstance(content, list):  # some servers return content parts
+        parts = [p for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "".join(str(p.get("text", "")) for p in parts), bool(parts)
+    raise CallError("malformed response: message content is neither text nor a list of parts")
+
+
+def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
+    """Why a message whose content is null is no answer: its refusal, its tool call, or nothing said at all (an
+    empty answer is `content: ""`; null is the API saying there is no text, which must never be scored)."""
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return "refused: " + redact(" ".join(refusal.split())[:200], secret)
+    if message.get("tool_calls") or message.get("function_call"):
+        return "not an answer: the model asked to call a tool (the card offers none); the message content is null"
+    return "not an answer: the message content is null (no text came back: a refusal or a tool call without a word)"
 
 
 def _raise_error_object(err: Any, secret: str | None) -> None:

@@ -37,8 +37,10 @@ closed, no response), ``hang`` (sleep ``hang_s`` seconds, default 30, then answe
 ``length`` / ``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``html`` (200 with a proxy's
 HTML page), ``error200`` (200 whose body is an error object
 reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
-``{"type": "error", ...}``). A reply's ``finish_reason`` may also be one that ends no answer (``error``,
-``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first
+``{"type": "error", ...}``), ``null`` (200 whose message content is null, as a tool call or a refusal without
+its reason comes: chat's ``content: null``, no text block, no Responses output; the finish reason still
+``stop``). A reply's ``finish_reason`` may also be one that ends no answer (``error``, ``content_filter``,
+``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first
 ``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
 ``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
 bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its

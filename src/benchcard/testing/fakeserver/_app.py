@@ -35,6 +35,7 @@ from benchcard.testing.fakeserver._replies import (
     responses_body,
     sent_key,
     truncated,
+    without_content,
 )
 
 HOST: Final = "127.0.0.1"
@@ -192,7 +193,7 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         return _error(anthropic, 400, "request body is not a JSON object")
     if status == "401":
         return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
-    if fault is not None and fault.kind not in ("hang", "truncate"):
+    if fault is not None and fault.kind not in ("hang", "truncate", "null"):
         return await _fault_response(request, anthropic, fault)
     assert answer is not None
     if fault is not None and fault.kind == "truncate":
@@ -201,6 +202,8 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         answer = dataclasses.replace(answer, text=echoed(answer.text, sent_key(request.headers)))
     shape = shape or (anthropic_body if anthropic else openai_body)
     payload = shape(call_id, body, answer)
+    if fault is not None and fault.kind == "null":
+        payload = without_content(payload)
     return web.json_response(payload)
 
 
@@ -232,7 +235,7 @@ def _decide(state: _State, body: Any, has_key: bool, key: str) -> tuple[str, Fau
     else:
         user = last_user_message(body)
         fault = _fault_for(state, user, key)
-        if fault is None or fault.kind in ("hang", "truncate"):
+        if fault is None or fault.kind in ("hang", "truncate", "null"):
             answer = choose_answer(config, state.cycle_pos, body, user, key)
         status = fault.kind if fault is not None and fault.kind in ("400", "429", "500", "503", "drop") else "200"
     if fault is not None:
@@ -406,7 +409,8 @@ may add "finish_reason", "reasoning_tokens" and "cost".
 
 Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response),
 hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,
-JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object). A fault hits the first
+JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message
+content is null: chat's `content: null`, no text block, no Responses output; finish_reason stop). A fault hits the first
 `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 """
 

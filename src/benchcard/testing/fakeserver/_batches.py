@@ -10,7 +10,7 @@ finalizing; or, with ``in_progress_polls`` N, ``in_progress`` with nothing done 
 whatever the clock, so that a test need not outrun a timer), then it ends as configured: ``completed``,
 ``expired`` or ``cancelled`` (only ``done_fraction`` of its requests ran; the rest come back expired or
 cancelled) or ``failed`` (OpenAI: the whole batch, no files).
-Each request is answered as the interactive endpoints would answer it (replies, cycles, ``truncate``); a fault
+Each request is answered as the interactive endpoints would answer it (replies, cycles, ``truncate``, ``null``); a fault
 that fails a call (429, 5xx, drop, hang, malformed) fails that request inside the batch (a partial failure).
 Every submitted ``custom_id`` is counted, so a test can prove no cell was submitted twice.
 """
@@ -38,6 +38,7 @@ from benchcard.testing.fakeserver._replies import (
     openai_body,
     sent_key,
     truncated,
+    without_content,
 )
 
 Vendor = Literal["openai", "anthropic"]
@@ -92,7 +93,8 @@ def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n
         answer = truncated(answer)
     if echo:
         answer = replace(answer, text=echoed(answer.text, echo))
-    return True, anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer)
+    reply = anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer)
+    return True, without_content(reply) if fault is not None and fault.kind == "null" else reply
 
 
 def _phase(config: Config, batch: _Batch) -> tuple[str, int]:

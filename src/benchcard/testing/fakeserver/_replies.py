@@ -209,6 +209,19 @@ def anthropic_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
     }
 
 
+def without_content(payload: dict[str, Any]) -> dict[str, Any]:
+    """An answer in any shape with its text taken out, as a model that called a tool or declined without a word
+    answers (the `null` fault): chat's `message.content` null, the Messages API's text blocks gone (a thinking
+    block stays), the Responses API's output empty. The finish reason stays `stop`: nothing else tells."""
+    if "choices" in payload:
+        payload["choices"][0]["message"]["content"] = None
+    elif payload.get("object") == "response":
+        payload["output"] = []
+    else:
+        payload["content"] = [block for block in payload["content"] if block.get("type") != "text"]
+    return payload
+
+
 # The Messages API's error type for each HTTP status (docs.anthropic.com, "Errors").
 ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                          404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
