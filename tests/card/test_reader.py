@@ -249,3 +249,23 @@ def test_a_design_too_large_to_plan_is_one_line_before_anything_is_drawn(tmp_pat
         assert code == 1 and "cards/tiny-ab.yaml:" in out + err and says in out + err, (command, out, err)
         assert "Traceback" not in out + err
 
+
+
+def test_a_judged_grid_counts_the_judge_calls_against_the_cap(tmp_path: Path) -> None:
+    """A judge card multiplies the calls: 2 × 3 × 50,000 cells judged 25 times each sealed as 300,000 calls while
+    the run would make 7,800,000 (its judge requests, too, are written whole). Every command refuses it in one line
+    naming the field and every figure."""
+    from ..helpers_judge import CARD_ID, judge_project
+
+    project = judge_project(tmp_path / "proj", seal=False, repetitions=50_000, k=25)
+    says = (f"cards/{CARD_ID}.yaml:16: field 'repetitions': 2 variant(s) × 3 fixture(s) × 50,000 repetition(s) is "
+            "300,000 calls and 7,500,000 judge calls (25 per output), 7,800,000 in all, more than the 1,000,000 a run "
+            "may plan (its grid is drawn and sealed whole before the first call); expected at most 6,410 repetitions "
+            "(or fewer than 25 judgements per output)")
+    for command in (["check", "--no-rig"], ["seal", CARD_ID], ["plan", CARD_ID], ["run", CARD_ID]):
+        code, out, err = exit_and_streams(project.root, *command)
+        assert code == 1 and says in out + err, (command, out, err)
+        assert "Traceback" not in out + err
+    fits = judge_project(tmp_path / "fits", seal=False, repetitions=6_410, k=25)
+    code, out, err = exit_and_streams(fits.root, "check", "--no-rig")
+    assert "judge calls" not in out + err, (out, err)

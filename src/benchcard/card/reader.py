@@ -160,23 +160,29 @@ class _Reader:
                 if name in raw:
                     raise self.fail((name,), "only an ab card has this field (kind is probe)")
         self.check_size(len(common.get("variants", {})) or 1, len(common.get("fixtures", {})) or 1,
-                        common["repetitions"])
+                        common["repetitions"], scoring.judgements if isinstance(scoring, JudgeSpec) else 0)
         common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
                                                common.get("gate"))
         return Card(**common)
 
-    def check_size(self, variants: int, fixtures: int, repetitions: int) -> None:
-        """A grid of more than MAX_CALLS calls is one line naming the field that makes it so, before anything
-        draws, writes or simulates it."""
-        calls = variants * fixtures * repetitions
+    def check_size(self, variants: int, fixtures: int, repetitions: int, judgements: int = 0) -> None:
+        """A grid of more than MAX_CALLS calls, a judge's among them (`judgements` per output), is one line naming
+        the field that makes it so and the calls, before anything draws, writes or simulates it."""
+        cells = variants * fixtures * repetitions
+        calls = cells * (1 + judgements)
         if calls <= MAX_CALLS:
             return
-        grid = f"{variants} variant(s) × {fixtures:,} fixture(s) × {repetitions:,} repetition(s) is {calls:,} calls"
+        grid = f"{variants} variant(s) × {fixtures:,} fixture(s) × {repetitions:,} repetition(s) is {cells:,} calls"
+        if judgements:
+            grid += f" and {cells * judgements:,} judge calls ({judgements} per output), {calls:,} in all"
         limit = f"more than the {MAX_CALLS:,} a run may plan (its grid is drawn and sealed whole before the first call)"
-        if variants * fixtures > MAX_CALLS:
-            raise self.fail(("fixtures",), f"{grid}, {limit}; expected at most {MAX_CALLS // variants:,} fixtures")
+        each = 1 + judgements
+        fewer = f" (or fewer than {judgements} judgements per output)" if judgements > 1 else ""
+        if variants * fixtures * each > MAX_CALLS:
+            raise self.fail(("fixtures",), f"{grid}, {limit}; expected at most {MAX_CALLS // (variants * each):,} "
+                                           f"fixtures{fewer}")
         raise self.fail(("repetitions",), f"{grid}, {limit}; expected at most "
-                                          f"{MAX_CALLS // (variants * fixtures):,} repetitions")
+                                          f"{MAX_CALLS // (variants * fixtures * each):,} repetitions{fewer}")
 
     def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
         """The card's id (matching its file name), version and kind."""
