@@ -184,6 +184,14 @@ GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', ap
      "providers.fake.base_urls[0].concurrency"),
     ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 2000}]\n",
      "field 'providers.fake.base_urls[0].concurrency': expected at most 1,024 calls in flight (each holds a socket"),
+    # a pool's servers together: its workers are all started at once (two of 1,024 each started 2,048)
+    ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 1024}, "
+     "{url: 'http://127.0.0.1:8/v1', concurrency: 1024}]\n", "field 'providers.fake.base_urls': 2 servers take 2,048 "
+     "calls in flight together, more than the 1,024 a run may keep (each holds a socket and a worker); give the "
+     "servers lower concurrencies, or fewer servers"),
+    ("providers:\n  fake:\n    type: openai\n    base_urls: [{url: 'http://127.0.0.1:9/v1', concurrency: 1024}, "
+     "'http://127.0.0.1:8/v1']\n", "field 'providers.fake.base_urls': 2 servers take 1,025 calls in flight together "
+     "at the least"),
     (GOOD + "}\n  other: {type: openai, base_url: 'http://127.0.0.1:8/v1', batch_limits: {bytes: 10}}\n",
      "providers.other.batch_limits.bytes"),
     # a field benchcard.yaml does not know is refused, as a card's is (a misspelt `prices:` left every cost unknown)
@@ -207,6 +215,21 @@ def test_a_bad_config_is_one_line_before_any_run_folder(tmp_path: Path, monkeypa
     (tmp_path / "benchcard.yaml").write_text(config, encoding="utf-8")
     line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--json"))
     assert "benchcard.yaml" in line and expected in line, line
+    assert not project.results_dir.exists()
+
+
+def test_a_pool_at_the_run_s_concurrency_past_the_cap_is_one_line_before_any_run_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers stating no concurrency take --concurrency each: 3 servers at 600 started 1,800 workers."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    project = ab_project(tmp_path)
+    urls = "".join(f"      - http://127.0.0.1:{port}/v1\n" for port in (7, 8, 9))
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n"
+                                             f"    base_urls:\n{urls}", encoding="utf-8")
+    line = one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake", "--concurrency", "600"))
+    assert line == ("error: benchcard.yaml: field 'providers.fake.base_urls': 3 servers take 1,800 calls in flight "
+                    "together (3 of them at --concurrency 600 each, stating none), more than the 1,024 a run may keep "
+                    "(each holds a socket and a worker); give each server its concurrency, or a lower --concurrency")
     assert not project.results_dir.exists()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
@@ -396,11 +396,28 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
                                             most=MAX_CONCURRENCY),
                                   _positive(entry.get("requests_per_minute"), _where(name, f"{at}.requests_per_minute"),
                                             integer=False)))
+    _check_pool(name, endpoints)
+    return tuple(endpoints)
+
+
+def _check_pool(name: str, endpoints: Sequence[Endpoint]) -> None:
+    """No server twice, and no more calls in flight over the pool than a run may keep: its workers are started at
+    once (a server stating no concurrency takes --concurrency, at least 1; the run checks it at that figure)."""
     urls = [e.url for e in endpoints]
     for url in urls:
         if urls.count(url) > 1:
             raise ProviderError(f"{_where(name, 'base_urls')}: {url} is listed twice")
-    return tuple(endpoints)
+    least = pool_concurrency(endpoints, 1)
+    if least > MAX_CONCURRENCY:
+        raise ProviderError(f"{_where(name, 'base_urls')}: {len(endpoints):,} servers take {least:,} calls in flight "
+                            f"together{' at the least' if any(e.concurrency is None for e in endpoints) else ''}, "
+                            f"more than the {MAX_CONCURRENCY:,} a run may keep (each holds a socket and a worker); "
+                            "give the servers lower concurrencies, or fewer servers")
+
+
+def pool_concurrency(endpoints: Sequence[Endpoint], concurrency: int) -> int:
+    """Calls in flight at most over a pool: each server's own concurrency, else `concurrency` (the run's) each."""
+    return sum(e.concurrency or concurrency for e in endpoints)
 
 
 def parse_pool(name: str, declared: Mapping[str, Any]) -> dict[str, float]:

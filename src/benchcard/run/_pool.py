@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from benchcard.errors import CallError, ProviderError, RetryableError
-from benchcard.project import Endpoint
+from benchcard.errors import CallError, ProviderError, RetryableError, RunError
+from benchcard.project import CONFIG_FILE, MAX_CONCURRENCY, Endpoint, pool_concurrency
 from benchcard.run._calls import RateLimiter
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
@@ -74,7 +74,7 @@ class PoolProvider(Provider):
             provider = make_provider(one, client)
             assert isinstance(provider, HttpProvider)
             self.servers.append(_Server(provider, e, concurrency))
-        self.max_concurrency: int = sum(s.capacity for s in self.servers)
+        self.max_concurrency: int = pool_capacity(config, concurrency)
         self._changed = asyncio.Condition()
 
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
@@ -169,6 +169,14 @@ class PoolProvider(Provider):
 
 
 def pool_capacity(config: ProviderConfig, concurrency: int) -> int:
-    """Calls in flight at most over a pool: each server's own concurrency, else --concurrency each."""
-    return sum(e.concurrency or concurrency for e in config.endpoints)
+    """Calls in flight at most over a pool: each server's own concurrency, else --concurrency each; more than
+    MAX_CONCURRENCY is one line naming benchcard.yaml's field (a pool's workers are started at once)."""
+    capacity = pool_concurrency(config.endpoints, concurrency)
+    if capacity > MAX_CONCURRENCY:
+        unset = sum(e.concurrency is None for e in config.endpoints)
+        raise RunError(f"{CONFIG_FILE}: field 'providers.{config.name}.base_urls': {len(config.endpoints):,} servers "
+                       f"take {capacity:,} calls in flight together ({unset:,} of them at --concurrency "
+                       f"{concurrency:,} each, stating none), more than the {MAX_CONCURRENCY:,} a run may keep (each "
+                       "holds a socket and a worker); give each server its concurrency, or a lower --concurrency")
+    return capacity
 
