@@ -183,3 +183,37 @@ def test_a_value_outside_the_declared_range_is_refused_in_one_line(tmp_path: Pat
     assert result.exit_code == 1 and not (tmp_path / "c").exists()
     assert result.stderr == (f"error: {b}: sample 2: score is 121, outside its declared range [0, 100] "
                              "(--range or the rule file's ranges:)\n")
+
+
+# ------------------------------------------------------------------------------------------- hostile logs
+
+
+def _accs(path: Path, values: list[object], task: str = "arc_easy", **more: object) -> Path:
+    """An lm-eval samples file of one metric (`acc`), a value per document; `more` adds fields to every row."""
+    path.write_text("".join(json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": v,
+                                        "task_name": task, **more}) + "\n" for i, v in enumerate(values)),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("hidden", ["n/a", float("nan"), float("inf")])
+def test_a_sample_whose_score_is_no_number_is_a_failed_cell_not_left_out_of_a_win(tmp_path: Path,
+                                                                                   hidden: object) -> None:
+    """Hostile audit: a log that writes its wrong answers' scores as text or NaN was compared on its right
+    answers alone: 'win', cells 'scored 80 · failed 0'. Those samples are failed cells now: 'incomplete'."""
+    rng = np.random.default_rng(2)
+    a = _accs(tmp_path / "a.jsonl", [float(x) for x in rng.random(40) < 0.5])
+    b = _accs(tmp_path / "b.jsonl", [1.0 if x else hidden for x in rng.random(40) < 0.5])
+    hid = sum(1 for line in b.read_text().splitlines() if json.loads(line)["acc"] != 1.0)
+    result = bc("compare", str(a), str(b), "--win", "acc rises", "--out", str(tmp_path / "c"), "--json")
+    assert result.exit_code == 0, result.stderr
+    v = json.loads(result.stdout)
+    assert v["finding"] == "incomplete" and v["outcome"] == "non-result"
+    assert v["counts"] == {"planned": 80, "scored": 80 - hid, "truncated": 0, "failed": hid, "missing": 0}
+    assert f"{b}: {hid} sample(s) have no number for acc: counted as failed cells, not scored" in v["notes"]
+    allowed = tmp_path / "rule.yaml"
+    allowed.write_text(f"all: [{{metric: acc, test: rises}}]\nalpha: 0.05\nequivalence_margin: 0.05\n"
+                       f"allow_failed: {hid}\n", encoding="utf-8")
+    judged = json.loads(bc("compare", str(a), str(b), "--rule", str(allowed), "--out", str(tmp_path / "d"),
+                           "--json").stdout)
+    assert judged["finding"] != "incomplete" and judged["counts"]["failed"] == hid  # allowed, and still counted

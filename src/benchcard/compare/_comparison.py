@@ -25,7 +25,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.compare._logs import Samples, read_samples
-from benchcard.compare._pairing import labels_of, pair, per_sample, shared_metrics
+from benchcard.compare._pairing import labels_of, pair, per_sample, shared_metrics, unscored
 from benchcard.compare._rule import Ranges, ranges_from_options, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
@@ -165,7 +165,8 @@ def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head:
     the metrics' declared ranges, where each interval is cut."""
     manifest = Manifest(run=head.run, card=a.task or "compare", version=0, kind="compare", seal_root="",
                         rig=RigRecord(provider="", model="", line=head.rig))
-    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest)
+    needed = list(dict.fromkeys(c.metric for c in win.clauses))
+    data = pair(a, b, labels, win.clauses[0].metric, out_dir, manifest, needed)
     card = _stand_in(win, labels, len(data.repetitions), a)
     with ThreadPoolExecutor(max_workers=2) as pool:
         # the run term of a whole eval cannot be measured from one log per arm: taken as 0, and said so
@@ -178,7 +179,9 @@ def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head:
         f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
         notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})] + [
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
-            for m, n in log.skipped.items()],
+            for m, n in log.skipped.items()] + [
+            f"{log.path}: {n} sample(s) have no number for {m}: counted as failed cells, not scored" for log in (a, b)
+            for m, n in unscored(log, needed).items()],
     )
 
 

@@ -38,9 +38,24 @@ def shared_metrics(a: Samples, b: Samples) -> list[str]:
     return [m for m in a.metrics if m in other]
 
 
+def unscored(log: Samples, needed: Sequence[str]) -> dict[str, int]:
+    """By metric of `needed` (the rule's), how many of the log's `ok` samples hold no number for it (text, NaN,
+    an infinity, or no value at all): those cells are `failed` in `pair`, never scored."""
+    out: dict[str, int] = {}
+    for sample in log.samples.values():
+        if sample.status == "ok":
+            for m in needed:
+                if m not in sample.metrics:
+                    out[m] = out.get(m, 0) + 1
+    return out
+
+
 def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: Path,
-         manifest: Manifest) -> RunData:
-    """The cells of both logs, index i = (sample, epoch, log); `headline` is the metric shown as the score."""
+         manifest: Manifest, needed: Sequence[str] = ()) -> RunData:
+    """The cells of both logs, index i = (sample, epoch, log); `headline` is the metric shown as the score. An
+    `ok` sample without a number for a metric in `needed` (the rule's) is a `failed` cell: left out of the
+    figures, it is counted like a sample that ended in an error (a log that wrote "n/a" for its wrong answers
+    would otherwise be compared on its right ones alone)."""
     for sample_id in {k[0] for k in a.samples} & {k[0] for k in b.samples}:
         kind_a, kind_b = a.id_kinds.get(sample_id), b.id_kinds.get(sample_id)
         if kind_a and kind_b and kind_a != kind_b:
@@ -72,8 +87,9 @@ def pair(a: Samples, b: Samples, labels: Sequence[str], headline: str, run_dir: 
             repetition[i] = e_index[key[1]]
             sample = log.samples.get(key)
             if sample is not None:
-                status[i] = STATUS[sample.status]
-                if sample.status == "ok":
+                scored = sample.status == "ok" and all(m in sample.metrics for m in needed)
+                status[i] = STATUS[sample.status] if scored or sample.status != "ok" else FAILED
+                if scored:
                     row: dict[str, Metric] = {}
                     for m in names:
                         v = sample.metrics.get(m)
