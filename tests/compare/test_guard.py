@@ -150,3 +150,38 @@ def test_a_file_beyond_the_size_limit_is_refused_unread(tmp_path: Path, monkeypa
     big = _lm(tmp_path / "a" / "samples_t_2026.jsonl", [_row(i, "1") for i in range(100)])
     _refused(_compare(tmp_path, big, LM_B), f"{big}: {big.stat().st_size:,} bytes; a log of more than 1,000 bytes "
                                             "is not read")
+
+
+def test_logs_whose_samples_of_one_id_are_not_one_sample_are_refused(tmp_path: Path) -> None:
+    """Hostile audit: paired by id alone, doc 3 of one dataset was compared with doc 3 of another (a win). lm-eval
+    writes each document's digest (`doc_hash`): a doc_id whose digest differs is refused, naming it."""
+    rows = [json.loads(line) for line in LM_B.read_text(encoding="utf-8").splitlines()]
+    rows[5]["doc_hash"] = "0" * 64
+    other = _lm(tmp_path / "model-c" / LM_B.name, [json.dumps(r) for r in rows])
+    _refused(_compare(tmp_path, LM_A, other), f"error: {other}: doc_id 5 has doc_hash 000000000",
+             f"in {LM_A}: not the same sample, so the two logs cannot be paired (logs of different tasks or datasets)")
+    for row in rows:  # another task over the same documents (a prompt variant): its digests show it, so it pairs
+        row["doc_hash"], row["task_name"] = json.loads(LM_A.read_text().splitlines()[row["doc_id"]])["doc_hash"], "x"
+    variant = _lm(tmp_path / "model-d" / LM_B.name, [json.dumps(r) for r in rows])
+    assert _compare(tmp_path, LM_A, variant).exit_code == 0
+
+
+def test_logs_of_two_tasks_that_do_not_show_their_samples_are_the_same_are_refused(tmp_path: Path) -> None:
+    a = _lm(tmp_path / "a.jsonl", [json.dumps({"doc_id": i, "metrics": ["acc"], "acc": 0, "task_name": "arc_easy"})
+                                   for i in range(8)])
+    b = _lm(tmp_path / "b.jsonl", [json.dumps({"doc_id": i, "metrics": ["acc"], "acc": 1, "task_name": "gsm8k"})
+                                   for i in range(8)])
+    _refused(_compare(tmp_path, a, b), f"error: {a} is a log of task arc_easy but {b} of gsm8k, and their samples "
+             "do not carry a doc_hash to show they are the same; compare two logs of one task")
+
+
+def test_an_inspect_sample_with_another_target_is_not_paired(inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    log = json.loads(inspect_logs["c"].read_text(encoding="utf-8"))
+    for sample in log["samples"]:
+        if sample["id"] == "q3":
+            sample["target"] = "blue"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(log), encoding="utf-8")
+    result = bc("compare", str(inspect_logs["b"]), str(other), "--win", "match rises", "--out", str(tmp_path / "x"))
+    _refused(result, f'error: {other}: sample q3 has target "blue" but "red" in {inspect_logs["b"]}: not the same '
+             "sample")

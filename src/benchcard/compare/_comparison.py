@@ -25,7 +25,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.compare._logs import Samples, read_samples
-from benchcard.compare._pairing import labels_of, pair, per_sample, shared_metrics, unscored
+from benchcard.compare._pairing import labels_of, pair, per_sample, same_samples, shared_metrics, unscored
 from benchcard.compare._rule import Ranges, ranges_from_options, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
@@ -117,6 +117,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     a, b = read_samples(Path(a_path)), read_samples(Path(b_path))
     if a.tool != b.tool:
         raise CompareError(f"{a.path} is an {a.tool} log but {b.path} is an {b.tool} log; compare two of a kind")
+    same_samples(a, b)
     read_done = time.perf_counter()
     known = set(shared_metrics(a, b))
     if not known:

@@ -55,6 +55,12 @@ class Samples:
     """What the log says about how it was made, as (key, words) in a fixed order: `model`, `task`, each task
     argument (`task.K`: "K=V"), model argument (`model.K`), generation setting (`config.K`), and `created`;
     the two sides of a comparison are named after the facets that tell them apart (pairing.labels_of)."""
+    identity: Mapping[str, str] = field(default_factory=dict)
+    """What the log says a sample is, by sample id, where it says it (`identity_of`): lm-eval's `doc_hash` (the
+    document's digest; a prompt variant leaves it alone), inspect_ai's target. Two logs pair only samples whose
+    identities agree (pairing.same_samples)."""
+    identity_of: str = ""  # doc_hash | target
+    task_said: bool = True  # False when the task is only read from the file's name (lm-eval rows that omit it)
 
 
 def read_samples(path: Path) -> Samples:
@@ -85,8 +91,10 @@ def _inspect(path: Path) -> Samples:
     names: dict[str, None] = {}
     skipped: dict[str, int] = {}
     seen = guard.Seen(path)
+    identity: dict[str, str] = {}
     for s in summaries:
         key = seen.add(s.id, int(s.epoch), str(path))
+        identity.setdefault(key[0], json.dumps(s.target, ensure_ascii=False))
         if s.error is not None or not s.scores:
             samples[key] = Sample("failed", {})
         elif s.limit is not None:
@@ -96,7 +104,7 @@ def _inspect(path: Path) -> Samples:
                                                          f"{key[1]}", names, skipped))
     return Samples(path=path, tool="inspect_ai", model=str(header.eval.model), task=str(header.eval.task),
                    samples=samples, metrics=tuple(names), skipped=skipped, id_kinds=seen.kinds,
-                   facets=_inspect_facets(header.eval))
+                   facets=_inspect_facets(header.eval), identity=identity, identity_of="target")
 
 
 def _read_inspect(path: Path) -> tuple[Any, list[Any], Any]:
@@ -204,6 +212,7 @@ def _lm_eval(path: Path) -> Samples:
     names: dict[str, None] = {}
     skipped: dict[str, int] = {}
     seen = guard.Seen(path)
+    identity: dict[str, str] = {}
     for n, row in rows:
         if "doc_id" not in row or not isinstance(row.get("metrics"), list):
             raise CompareError(f"{path}:{n}: expected an lm-eval sample with doc_id and metrics")
@@ -213,6 +222,8 @@ def _lm_eval(path: Path) -> Samples:
                                "integer (lm-eval numbers its documents)")
         # lm-eval has no epochs (repeats are reduced inside the metric); one row per document and filter
         key = seen.add(row["doc_id"], 0, f"{path}:{n}", "doc_id", part=filt)
+        if isinstance(row.get("doc_hash"), str):
+            identity.setdefault(key[0], row["doc_hash"])
         metrics = samples.setdefault(key, {})
         for metric in row["metrics"]:
             name = str(metric) if filt == "none" else f"{metric},{filt}"
@@ -224,11 +235,13 @@ def _lm_eval(path: Path) -> Samples:
                 raise CompareError(f"{path}:{n}: doc_id {key[0]} has {name} twice")
             metrics[name] = value
             names.setdefault(name)
-    task = str(rows[0][1].get("task_name") or _task_from_name(path))
+    said = rows[0][1].get("task_name")
+    task = str(said or _task_from_name(path))
     model, facets = _lm_facets(path, task, rows[0][1].get("model_name"))
     return Samples(path=path, tool="lm-eval", model=model, task=task,
                    samples={k: Sample("ok", m) for k, m in samples.items()}, metrics=tuple(names),
-                   skipped=skipped, id_kinds=seen.kinds, facets=facets)
+                   skipped=skipped, id_kinds=seen.kinds, facets=facets, identity=identity, identity_of="doc_hash",
+                   task_said=bool(said))
 
 
 def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:

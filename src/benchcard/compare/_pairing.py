@@ -38,6 +38,29 @@ def shared_metrics(a: Samples, b: Samples) -> list[str]:
     return [m for m in a.metrics if m in other]
 
 
+def same_samples(a: Samples, b: Samples) -> None:
+    """Refuse two logs whose samples of one id are not one sample: their identities (lm-eval's `doc_hash`,
+    inspect_ai's target) differ, or the logs say they are of two tasks and do not show, sample by sample, that
+    their samples are the same. Paired by id alone, doc 3 of arc_easy was compared with doc 3 of gsm8k."""
+    shared = sorted({k[0] for k in a.samples} & {k[0] for k in b.samples}, key=_order)
+    for sample_id in shared:
+        mine, theirs = a.identity.get(sample_id), b.identity.get(sample_id)
+        if mine is not None and theirs is not None and mine != theirs:
+            what = "doc_id" if a.tool == "lm-eval" else "sample"
+            raise CompareError(f"{b.path}: {what} {sample_id} has {b.identity_of} {_cut(theirs)} but "
+                               f"{_cut(mine)} in {a.path}: not the same sample, so the two logs cannot be paired "
+                               "(logs of different tasks or datasets)")
+    proven = bool(shared) and all(s in a.identity and s in b.identity for s in shared)
+    if a.task != b.task and a.task_said and b.task_said and not proven:  # a file's name is no evidence
+        raise CompareError(f"{a.path} is a log of task {a.task} but {b.path} of {b.task}, and their samples do not "
+                           f"carry a {a.identity_of or 'digest'} to show they are the same; compare two logs of one "
+                           "task")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def unscored(log: Samples, needed: Sequence[str]) -> dict[str, int]:
     """By metric of `needed` (the rule's), how many of the log's `ok` samples hold no number for it (text, NaN,
     an infinity, or no value at all): those cells are `failed` in `pair`, never scored."""
