@@ -82,7 +82,7 @@ def test_a_missing_or_undecodable_file_is_named(tmp_path: Path) -> None:
         read_samples(tmp_path / "nope.jsonl")
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(b'{"doc_id": 0, "metrics": ["acc"], "acc": 1, "q": "caf\xe9"}\n')
-    with pytest.raises(CompareError, match=r"latin\.jsonl: unreadable: "):
+    with pytest.raises(CompareError, match=r"latin\.jsonl:1: unreadable: "):
         read_samples(latin)
 
 
@@ -110,3 +110,54 @@ def test_lm_eval_filters_become_metrics_and_lists_are_left_out(tmp_path: Path) -
     assert ("field 'win.all.0.metric': unknown metric 'bleu,strict-match'; the logs have "
             "exact_match,flexible-extract, exact_match,strict-match") in missing.stderr
 
+
+
+def _rows_with_documents(path: Path, n: int, size: int) -> Path:
+    """An lm-eval samples file of `n` rows, each holding a document of `size` characters (lm-eval logs the whole
+    document, its prompts and responses with every row), `acc` alternating."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"doc_id": i, "doc": {"text": "x" * size}, "filter": "none", "metrics": ["acc"],
+                                 "acc": i % 2}) + "\n")
+    return path
+
+
+def test_a_large_log_is_read_a_row_at_a_time_not_held_whole(tmp_path: Path) -> None:
+    """Hostile audit: a samples file was read whole and every row kept (documents, prompts, responses): 264 MB took
+    2.26 GB of memory, so a log at the 2 GiB limit would have needed about 17 GB. Now only what a comparison uses
+    is kept: 40 rows of 1 MB are read with at most a few rows' worth of memory at a time."""
+    import tracemalloc
+
+    a = _rows_with_documents(tmp_path / "a.jsonl", 40, 1_000_000)
+    tracemalloc.start()
+    try:
+        s = read_samples(a)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(s.samples) == 40 and s.samples[("3", 0)] == Sample("ok", {"acc": 1.0})
+    assert peak < 10_000_000, peak  # the file is 40 MB
+
+
+def test_line_separators_inside_a_rows_strings_do_not_split_it(tmp_path: Path) -> None:
+    """lm-eval writes its rows with ensure_ascii=False: a document holding U+2028, NEL or a file separator kept
+    them raw, and str.splitlines cut the row there ('not JSON'). Rows end at a newline only."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": i, "doc": {"q": "a\u2028b\x85c\x1cd\re"}, "metrics": ["acc"],
+                                        "acc": 1}, ensure_ascii=False) + "\n" for i in range(3)), encoding="utf-8")
+    assert sorted(read_samples(path).samples) == [("0", 0), ("1", 0), ("2", 0)]
+    result = bc("compare", str(path), str(path), "--win", "acc rises", "--out", str(tmp_path / "c"))
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_json_list_too_large_to_parse_whole_is_refused_naming_the_way_out(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchcard.compare import _logs
+
+    monkeypatch.setattr(_logs, "MAX_LIST_BYTES", 1000)
+    path = _write(tmp_path / "s.json", [{"doc_id": i, "metrics": ["acc"], "acc": 1} for i in range(40)],
+                  as_list=True)
+    with pytest.raises(CompareError) as err:
+        read_samples(path)
+    assert str(err.value) == (f"{path}: {path.stat().st_size:,} bytes in one JSON list, which is parsed whole; above "
+                              "1,000 bytes write it one object a line (jq -c '.[]' FILE > FILE.jsonl)")

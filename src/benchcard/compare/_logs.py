@@ -203,66 +203,120 @@ def _number(value: Any, to_float: Any, where: str, name: str) -> float | None:
 # ------------------------------------------------------------------------------------------------ lm-eval
 
 
-def _lm_eval(path: Path) -> Samples:
-    rows = list(_lm_rows(path))
-    if not rows:
-        raise CompareError(f"{path}: no samples; expected lm-eval's --log_samples output (one JSON object per "
-                           "document) or an inspect_ai log")
-    samples: dict[Key, dict[str, float]] = {}
-    names: dict[str, None] = {}
-    skipped: dict[str, int] = {}
-    seen = guard.Seen(path)
-    identity: dict[str, str] = {}
-    for n, row in rows:
+class _LmLog:
+    """An lm-eval samples file read row by row, keeping of each row only what a comparison uses (its key, its
+    numeric metrics, its `doc_hash`) and of the first its task and model: its whole rows (the document, the
+    arguments, the responses) held at once took 8.6 times the file in memory (264 MB: 2.26 GB)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.samples: dict[Key, dict[str, float]] = {}
+        self.names: dict[str, None] = {}
+        self.skipped: dict[str, int] = {}
+        self.identity: dict[str, str] = {}
+        self.seen = guard.Seen(path)
+        self.first: dict[str, Any] | None = None
+
+    def add(self, n: int, row: dict[str, Any]) -> None:
+        path = self.path
         if "doc_id" not in row or not isinstance(row.get("metrics"), list):
             raise CompareError(f"{path}:{n}: expected an lm-eval sample with doc_id and metrics")
+        if self.first is None:
+            self.first = {k: row.get(k) for k in ("task_name", "model_name")}
         filt = str(row.get("filter") or "none")
         if not isinstance(row["doc_id"], int) or isinstance(row["doc_id"], bool):
             raise CompareError(f"{path}:{n}: doc_id {json.dumps(row['doc_id'], default=str)[:60]}: expected an "
                                "integer (lm-eval numbers its documents)")
         # lm-eval has no epochs (repeats are reduced inside the metric); one row per document and filter
-        key = seen.add(row["doc_id"], 0, f"{path}:{n}", "doc_id", part=filt)
+        key = self.seen.add(row["doc_id"], 0, f"{path}:{n}", "doc_id", part=filt)
         if isinstance(row.get("doc_hash"), str):
-            identity.setdefault(key[0], row["doc_hash"])
-        metrics = samples.setdefault(key, {})
+            self.identity.setdefault(key[0], row["doc_hash"])
+        metrics = self.samples.setdefault(key, {})
         for metric in row["metrics"]:
             name = str(metric) if filt == "none" else f"{metric},{filt}"
             value = guard.metric(row.get(str(metric)), f"{path}:{n}", name)
             if value is None:
-                skipped[name] = skipped.get(name, 0) + 1  # e.g. corpus-level metrics kept as (ref, pred) pairs
+                self.skipped[name] = self.skipped.get(name, 0) + 1  # e.g. corpus metrics kept as (ref, pred) pairs
                 continue
             if name in metrics:
                 raise CompareError(f"{path}:{n}: doc_id {key[0]} has {name} twice")
             metrics[name] = value
-            names.setdefault(name)
-    said = rows[0][1].get("task_name")
+            self.names.setdefault(name)
+
+
+def _lm_eval(path: Path) -> Samples:
+    log = _LmLog(path)
+    for n, row in _lm_rows(path):
+        log.add(n, row)
+    if log.first is None:
+        raise CompareError(f"{path}: no samples; expected lm-eval's --log_samples output (one JSON object per "
+                           "document) or an inspect_ai log")
+    said = log.first["task_name"]
     task = str(said or _task_from_name(path))
-    model, facets = _lm_facets(path, task, rows[0][1].get("model_name"))
+    model, facets = _lm_facets(path, task, log.first["model_name"])
     return Samples(path=path, tool="lm-eval", model=model, task=task,
-                   samples={k: Sample("ok", m) for k, m in samples.items()}, metrics=tuple(names),
-                   skipped=skipped, id_kinds=seen.kinds, facets=facets, identity=identity, identity_of="doc_hash",
-                   task_said=bool(said))
+                   samples={k: Sample("ok", m) for k, m in log.samples.items()}, metrics=tuple(log.names),
+                   skipped=log.skipped, id_kinds=log.seen.kinds, facets=facets, identity=log.identity,
+                   identity_of="doc_hash", task_said=bool(said))
+
+
+#: An lm-eval samples file written as one JSON list (older versions) is parsed whole; above this it is refused
+#: (a list of 256 MiB takes about 2 GB to parse), where one object a line is read a line at a time.
+MAX_LIST_BYTES = 256 * 1024**2
 
 
 def _lm_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    """The rows of an lm-eval samples file, streamed: one object a line (split at newlines only: a JSON string
+    may hold U+2028, which `str.splitlines` splits at), or an older version's JSON list, parsed whole."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CompareError(f"{path}: unreadable: {exc}") from None
-    if text.lstrip().startswith("["):
-        data = guard.loads(text, str(path))
-        for i, row in enumerate(data, 1):
+        fh = open(path, "rb")  # noqa: SIM115 - a generator's file: closed by the with below
+    except OSError as exc:
+        raise CompareError(f"{path}: unreadable: {exc.strerror or exc}") from None
+    with fh:
+        if _first_byte(fh) == b"[":
+            yield from _lm_list(path, fh)
+            return
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CompareError(f"{path}:{n}: unreadable: {exc}") from None
+            if not line.strip():
+                continue
+            row = guard.loads(line, f"{path}:{n}")  # lm-eval's own rows: a foreign format with no struct of ours
             if not isinstance(row, dict):
-                raise CompareError(f"{path}: item {i}: expected an lm-eval sample object")
-            yield i, row
-        return
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        row = guard.loads(line, f"{path}:{n}")  # lm-eval's own sample rows: a foreign format with no struct of ours
+                raise CompareError(f"{path}:{n}: expected an lm-eval sample object")
+            yield n, row
+
+
+def _first_byte(fh: Any) -> bytes:
+    """The file's first byte that is not whitespace (the file left at its start)."""
+    while chunk := fh.read(65536):
+        rest = chunk.lstrip()
+        if rest:
+            fh.seek(0)
+            return bytes(rest[:1])
+    fh.seek(0)
+    return b""
+
+
+def _lm_list(path: Path, fh: Any) -> Iterable[tuple[int, dict[str, Any]]]:
+    size = guard.sized(path)
+    if size > MAX_LIST_BYTES:
+        raise CompareError(f"{path}: {size:,} bytes in one JSON list, which is parsed whole; above "
+                           f"{MAX_LIST_BYTES:,} bytes write it one object a line (jq -c '.[]' FILE > FILE.jsonl)")
+    try:
+        text = fh.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CompareError(f"{path}: unreadable: {exc}") from None
+    data = guard.loads(text, str(path))
+    del text
+    if not isinstance(data, list):
+        raise CompareError(f"{path}: expected lm-eval's samples (a JSON list or one object a line)")
+    for i, row in enumerate(data, 1):
         if not isinstance(row, dict):
-            raise CompareError(f"{path}:{n}: expected an lm-eval sample object")
-        yield n, row
+            raise CompareError(f"{path}: item {i}: expected an lm-eval sample object")
+        yield i, row
 
 
 def _lm_facets(path: Path, task: str, named: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
