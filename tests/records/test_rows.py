@@ -15,7 +15,6 @@ from benchcard.records.rows import (
     Closed,
     Counts,
     IntegrationGrid,
-    JudgePlan,
     Look,
     Manifest,
     OutputRow,
@@ -23,6 +22,7 @@ from benchcard.records.rows import (
     RigRecord,
     Rules,
     Schedule,
+    SealedJudging,
     Tokens,
     decode_manifest,
     encode_manifest,
@@ -116,7 +116,7 @@ def test_the_rig_and_judge_plan_read_with_their_defaults() -> None:
     rig = msgspec.json.decode(b'{"provider":"openrouter","model":"a/b"}', type=RigRecord)
     assert rig == RigRecord(provider="openrouter", model="a/b", effort=None, surface=None, line="")
     plan = msgspec.json.decode(b'{"per_output":3,"judgements":18,"rig":{"provider":"judge","model":"j"}}',
-                               type=JudgePlan)
+                               type=SealedJudging)
     assert (plan.per_output, plan.judgements, plan.rig, plan.seed) == (3, 18, RigRecord("judge", "j"), None)
 
 

@@ -223,8 +223,9 @@ class Retry(msgspec.Struct, frozen=True, kw_only=True):
     scores_from: int | UnsetType = UNSET  # the size scores.jsonl had when a closed run was reopened
 
 
-class JudgePlan(msgspec.Struct, frozen=True):
-    """A judge card's judging plan, added to the manifest when it is sealed (`run/judging.py`)."""
+class SealedJudging(msgspec.Struct, frozen=True):
+    """A judge card's sealed judgements (the manifest's `judge` block, its on-disk name): rig, seed, counts and the
+    digest of `sealed/judge-requests.jsonl`, added when they are sealed (`run/judging.py`)."""
 
     rig: RigRecord | None = None
     provider_type: str | None = None
@@ -405,7 +406,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     replication_rule: RuleRecord | None = None  # and the rule it is judged by, fixed before the first call
     sealed: dict[str, str] | None = None  # each file under sealed/ → its digest (records/plandigest.py)
     plan_digest: str | None = None
-    judge: JudgePlan | None = None
+    judge: SealedJudging | None = None
     finished_at: str | None = None
     outputs_digest: str | None = None
     scores_digest: str | None = None

@@ -4,7 +4,7 @@ It runs when every cell of the run has an outcome, as the scoring step, and is p
 run itself (`_calls.py` does the calls):
 
 - `sealed/judge-requests.jsonl`, written whole before the first judge call (beside `sealed/`, its digest recorded
-  in the manifest's `judge` block, then renamed in: `_plan`): one row per judgement, `{cell (the
+  in the manifest's `judge` block, then renamed in: `_seal_judgements`): one row per judgement, `{cell (the
   judgement's own opaque id), output (the judged cell), judgement (0..k-1), fixture, redacted, provider, url,
   body}`. The order is a seeded shuffle of all (output, judgement) pairs, so the judge meets the variants mixed
   and never in the run's order. Each body holds one output, its fixture, its key and the rubric (the card's
@@ -138,13 +138,13 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
         manifest = store.read_manifest()
         if manifest.judge is None:  # not planned, or killed before the plan was recorded: no judge call yet
             await provider.prepare()
-            rig_line = _plan(project, card, spec, store, jstore, provider, cfg, manifest)
+            rig_line = _seal_judgements(project, card, spec, store, jstore, provider, cfg, manifest)
         else:
-            _finish_plan(jstore, manifest)
+            _finish_sealed(jstore, manifest)
             rig_line = manifest.judge.rig.line if manifest.judge.rig and manifest.judge.rig.line else spec.model
             if look is not None and look > _last_planned(manifest):  # a later stretch of a sequential run
                 await provider.prepare()
-                _plan_stretch(project, card, spec, store, jstore, provider, cfg, manifest, look)
+                _seal_stretch(project, card, spec, store, jstore, provider, cfg, manifest, look)
         manifest = store.read_manifest()
         if manifest.judge is None or manifest.judge.judgements is None:
             raise RunError(f"{store.manifest_path}: field 'judge.judgements' is missing; the judging was never "
@@ -176,14 +176,14 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     return summary
 
 
-def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore, provider: Provider,
-          cfg: ProviderConfig, manifest: Manifest) -> str:
+def _seal_judgements(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore,
+                     provider: Provider, cfg: ProviderConfig, manifest: Manifest) -> str:
     """Write `sealed/judge-requests.jsonl` and the manifest's `judge` block: the file whole and synced beside
-    `sealed/`, its digest recorded in the manifest, then the file renamed into `sealed/` (`_finish_plan`), so a
+    `sealed/`, its digest recorded in the manifest, then the file renamed into `sealed/` (`_finish_sealed`), so a
     kill at any instant leaves either no recorded plan (planned again) or one whose file can be completed."""
     seed = seed_from(manifest.seal_root) ^ int(manifest.seed or 0)
-    tmp = _plan_tmp(jstore, jstore.judge_requests_path)
-    n = _write_plan(project, card, spec, store, provider, cfg, seed, tmp, set(), set())
+    tmp = _sealed_tmp(jstore, jstore.judge_requests_path)
+    n = _write_judgements(project, card, spec, store, provider, cfg, seed, tmp, set(), set())
     model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
@@ -191,11 +191,11 @@ def _plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore
         "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
         "judgements": n, "seed": seed, "planned_at": utc_stamp(),
         "requests_digest": file_digest(tmp)}})
-    _finish_plan(jstore, store.read_manifest())
+    _finish_sealed(jstore, store.read_manifest())
     return str(rig["line"])
 
 
-def _plan_stretch(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore,
+def _seal_stretch(project: Project, card: Card, spec: JudgeSpec, store: RunStore, jstore: JudgeStore,
                   provider: Provider, cfg: ProviderConfig, manifest: Manifest, look: int) -> None:
     """A sequential run's later stretch: its ok outputs not yet planned, planned in a file of their own
     (`sealed/judge-requests-<look>.jsonl`) written, recorded in `judge_stretches` and renamed in as the first
@@ -203,17 +203,17 @@ def _plan_stretch(project: Project, card: Card, spec: JudgeSpec, store: RunStore
     assert manifest.judge is not None and manifest.judge.seed is not None
     planned = list(jstore.iter_judge_requests())
     name = f"{SEALED}/{JUDGE_REQUESTS.removesuffix('.jsonl')}-{look}.jsonl"
-    tmp = _plan_tmp(jstore, jstore.folder / name)
+    tmp = _sealed_tmp(jstore, jstore.folder / name)
     seed = (manifest.judge.seed + look) % 2**64
-    n = _write_plan(project, card, spec, store, provider, cfg, seed, tmp, {r.output for r in planned},
+    n = _write_judgements(project, card, spec, store, provider, cfg, seed, tmp, {r.output for r in planned},
                     {r.cell for r in planned})
     store.append_judge_stretch(JudgeStretch(look=look, file=name, judgements=n, seed=seed, planned_at=utc_stamp(),
                                             requests_digest=file_digest(tmp)))
-    _finish_plan(jstore, store.read_manifest())
+    _finish_sealed(jstore, store.read_manifest())
 
 
-def _write_plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, provider: Provider,
-                cfg: ProviderConfig, seed: int, tmp: Path, planned: set[str], seen: set[str]) -> int:
+def _write_judgements(project: Project, card: Card, spec: JudgeSpec, store: RunStore, provider: Provider,
+                      cfg: ProviderConfig, seed: int, tmp: Path, planned: set[str], seen: set[str]) -> int:
     """The judging plan of every ok output not in `planned`, written whole and synced to `tmp`: a seeded
     shuffle of its (output, judgement) pairs, each body blind (`scoring.judge.blind_output`). Returns its rows."""
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
@@ -224,7 +224,7 @@ def _write_plan(project: Project, card: Card, spec: JudgeSpec, store: RunStore, 
     rng.shuffle(pairs)
     url = endpoint(cfg)
     occurrences: dict[bytes, int] = defaultdict(int)
-    with synced_file(tmp) as fh:  # moved into sealed/ by _finish_plan once its digest is in the manifest
+    with synced_file(tmp) as fh:  # moved into sealed/ by _finish_sealed once its digest is in the manifest
         for cell, k in pairs:
             out = outputs[cell]
             fixture = out.fixture
@@ -247,19 +247,19 @@ def _last_planned(manifest: Manifest) -> int:
     return manifest.judge_stretches[-1].look if manifest.judge_stretches else 1
 
 
-def _plan_tmp(jstore: JudgeStore, path: Path) -> Path:
+def _sealed_tmp(jstore: JudgeStore, path: Path) -> Path:
     """Where a judging plan is written before it is recorded: beside `sealed/`, never inside it."""
     return jstore.folder / (path.name + ".tmp")
 
 
-def _finish_plan(jstore: JudgeStore, manifest: Manifest) -> None:
+def _finish_sealed(jstore: JudgeStore, manifest: Manifest) -> None:
     """Rename each recorded plan into `sealed/` if a kill left it beside; refuse one that is missing or differs."""
     recorded = [(jstore.judge_requests_path, manifest.judge.requests_digest if manifest.judge else None)]
     recorded += [(jstore.folder / s.file, s.requests_digest) for s in manifest.judge_stretches or []]
     for path, digest in recorded:
         if path.is_file():
             continue
-        tmp = _plan_tmp(jstore, path)
+        tmp = _sealed_tmp(jstore, path)
         if not tmp.is_file() or file_digest(tmp) != digest:
             raise RunError(f"{path}: missing, and no written plan matches the manifest's requests_digest {digest}")
         move_into_place(tmp, path)

@@ -107,8 +107,8 @@ def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaL
 
 
 @dataclass(frozen=True)
-class ReplicaPlan:
-    """What a replication adds to a new run's plan: its link, its rule, the original's seed and requests."""
+class Replica:
+    """What a replication adds to a new run's sealed plan: its link, its rule, the original's seed and requests."""
 
     original: Original
     link: ReplicaLink
@@ -160,8 +160,8 @@ def _original_bodies(store: RunStore, cells: list[PlannedCell], provider: str, u
                    RequestRow(cell=c.cell, provider=provider, url=url, body=body))
 
 
-def plan_for(project: Project, original: Original, options: RunOptions, model: str | None
-             ) -> tuple[ReplicaPlan, RunOptions]:
+def replica_for(project: Project, original: Original, options: RunOptions, model: str | None
+                ) -> tuple[Replica, RunOptions]:
     """The replication's plan and the options its run is started with: the original's rig unless another is
     given (a transfer), the original's seed unless --seed gives another."""
     rig = original.manifest.rig
@@ -173,7 +173,7 @@ def plan_for(project: Project, original: Original, options: RunOptions, model: s
     models = (model,) if model else () if local else (rig.model,)
     link = msgspec.structs.replace(original.link, transfer=transfer,
                                    seed_kept=options.seed is None or options.seed == original.manifest.seed)
-    plan = ReplicaPlan(original, link, rule_record(original.manifest.kind, original.manifest.sequential is not None))
+    plan = Replica(original, link, rule_record(original.manifest.kind, original.manifest.sequential is not None))
     return plan, replace(options, provider=provider, models=models,
                          seed=options.seed if options.seed is not None else plan.seed)
 
@@ -196,7 +196,7 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
     if name is None:
         raise RunError("name the run to replicate (its id, its folder, or its card for the card's result)")
     original = original_of(project, name)
-    plan, run_options = plan_for(project, original, options, model)
+    plan, run_options = replica_for(project, original, options, model)
     [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
                     stop_after=stop_after, replica=plan, looker=looker, tell=tell)
     return summary

@@ -406,7 +406,7 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
         workers = provider.max_concurrency
         await provider.check_models(t.model or t.cfg.name)
     rpm = o.rpm or t.cfg.requests_per_minute
-    opened = await (_plan(s, t, provider, workers, rpm, batch) if t.manifest is None else _reopen(s, t, provider))
+    opened = await (_open_new(s, t, provider, workers, rpm, batch) if t.manifest is None else _reopen(s, t, provider))
     store, manifest = opened.store, opened.manifest
     session = Session(store=store, provider=provider, model=opened.model, prices=s.config.prices, options=o,
                       limiter=RateLimiter(rpm), progress=RichProgress(s.stream) if o.progress else NullProgress(),
@@ -421,8 +421,8 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
                        looks=_looks_line(came.manifest))
 
 
-async def _plan(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: float | None,
-                batch: bool) -> _Opened:
+async def _open_new(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: float | None,
+                    batch: bool) -> _Opened:
     """A new run: its rig, seed and grid, the plan written and sealed in its folder before the first call."""
     card, o, project = s.card, s.options, s.project
     model = t.model or provider.model_name or "local"

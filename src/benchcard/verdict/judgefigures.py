@@ -23,7 +23,7 @@ from benchcard._util.numfmt import fixed
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.records.ledgerrow import JudgeFigures
-from benchcard.records.rows import JudgePlan
+from benchcard.records.rows import SealedJudging
 from benchcard.records.runreader import JudgeReader, RunReader
 from benchcard.records.verdictfigures import HumansSeen, JudgeBlock, JudgeNoise, SelfAgreement, Verbosity
 from benchcard.records.verdictfile import AbVerdict, VerdictFile
@@ -91,7 +91,7 @@ def judge_figures(spec: JudgeSpec, data: RunData, verdict: VerdictFile,
     exact = sum(1 for s in pairable if max(s) - min(s) < 1e-12) / len(pairable) if pairable else None
     alpha = per_metric["score"]
     floor = spec.agreement_floor
-    plan = manifest.judge or JudgePlan()
+    plan = manifest.judge or SealedJudging()
     run_model = manifest.rig.model if manifest.rig else None
     judge_rig = plan.rig
     human = verdict.human
