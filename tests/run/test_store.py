@@ -195,3 +195,50 @@ def test_a_full_disk_mid_run_is_one_line_naming_the_file_and_the_resume(tmp_path
                              check=True)
     [s] = json.loads(resumed.stdout)["runs"]
     assert s["called"] == 200 - kept and s["counts"]["ok"] == 200 and s["finished"]
+
+
+def test_a_full_disk_while_planning_leaves_no_half_made_run(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A disk that fills while a run writes its sealed plan (a 50 kB file-size limit, as the kernel enforces one,
+    on `benchcard run` in its own process) left a folder with an empty `sealed/` and no manifest: every command
+    read past it, and `status` of its id said there was no such run. No call was made from it, so it is removed,
+    and the one line says so and what to run; a folder a kill left in planning is named by `status`, and a resume
+    plans it again."""
+    import resource
+    import subprocess
+    import sys
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=50, repetitions=4)
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "run", "colour-ab"],
+                          capture_output=True, text=True, timeout=300, preexec_fn=limited, check=False)
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"error: results/colour-ab/v1/\S+: the run could not be planned \(File too large: the disk is "
+                        r"full or a file-size limit was reached\) writing sealed/(requests|assignment)\.jsonl; nothing "
+                        r"was called, and the half-made folder is removed\. Make room, then: benchcard run colour-ab",
+                        line), line
+    assert not [p for p in project.results_dir.rglob("*") if p.is_file() or p.name.startswith("2")]
+    assert server.stats()["calls"] == 0
+
+    # a run killed while planning leaves what it wrote: status names it, and a resume plans it again
+    half = project.results_dir / "colour-ab" / "v1" / "20261206T101010Z-0a0a"
+    (half / "sealed").mkdir(parents=True)
+    (half / "sealed" / "assignment.jsonl").write_text('{"cell": "c0000000000"}\n', encoding="utf-8")
+    said = ("results/colour-ab/v1/20261206T101010Z-0a0a is a run stopped while it was planned (no manifest.json: no "
+            "call was made from it), which no command reads; `benchcard run colour-ab --resume 20261206T101010Z-0a0a` "
+            "plans it again, or delete the folder")
+    for name in ("20261206T101010Z-0a0a", "20261206T1010"):
+        status = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "status", name],
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert (status.returncode, status.stderr) == (1, f"error: {said}\n"), status.stderr
+    by_card = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "status", "colour-ab"],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert by_card.stderr == f"error: colour-ab: the card has no run under results/colour-ab/; {said}\n"
+    resumed = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "run", "colour-ab",
+                              "--resume", half.name, "--json"], capture_output=True, text=True, timeout=300, check=True)
+    [s] = json.loads(resumed.stdout)["runs"]
+    assert s["run"] == half.name and s["counts"]["ok"] == 400 and s["finished"]

@@ -103,7 +103,8 @@ def pick(project: Project, card_id: str, want: Want) -> Path:
     runs = card_runs(project, card_id)
     where = f"{project.relative(project.results_dir)}/{card_id}/"
     if not runs:
-        raise RunError(f"{card_id}: the card has no run under {where}")
+        raise RunError(f"{card_id}: the card has no run under {where}" + "".join(
+            f"; {_unplanned_text(project, folder)}" for folder in unplanned(project, card_id)[:1]))
     latest = newest(runs)
     chosen = result(runs) if want == "result" else latest
     if chosen is not None:
@@ -143,9 +144,27 @@ def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
     if exact:
         matches = exact
     if not matches:
+        half = unplanned(project, "*", name)
+        if len(half) == 1:
+            raise RunError(_unplanned_text(project, half[0]))
         raise RunError(f"{text}: no such run under {project.relative(project.results_dir)}/ "
                        "(give a run id like 20261130T151200Z-3f9a, a card id, or the run's folder)")
     if len(matches) > 1:
         shown = ", ".join(project.relative(m) for m in matches[:3])
         raise RunError(f"{text}: ambiguous; matches {len(matches)} runs ({shown}{', …' if len(matches) > 3 else ''})")
     return project.run_inside(matches[0], text)
+
+
+def unplanned(project: Project, card_id: str, name: str = "") -> list[Path]:
+    """Run folders of the card (`*`: any) whose id starts with `name` and that have no manifest: a run stopped
+    while it was planned (killed; a full disk removes its own), which every reader of runs leaves out."""
+    return sorted(p for p in project.results_dir.glob(f"{card_id}/v*/{name}*")
+                  if RUN_ID.fullmatch(p.name) and p.is_dir() and not (p / MANIFEST).is_file())
+
+
+def _unplanned_text(project: Project, folder: Path) -> str:
+    """What a half-made run folder is, and what may be done with it."""
+    card = folder.parents[1].name
+    return (f"{project.relative(folder)} is a run stopped while it was planned (no {MANIFEST}: no call was made "
+            f"from it), which no command reads; `benchcard run {card} --resume {folder.name}` plans it again, or "
+            "delete the folder")

@@ -10,6 +10,8 @@ queued. Model output is data: it is stored byte for byte and never executed or i
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -444,7 +446,19 @@ async def _open_new(s: _Setting, t: _Target, provider: Provider, workers: int, r
         yield first
         yield from rows
 
-    n = store.write_sealed(all_rows())
+    with _planning(s, t, store):
+        manifest = _sealed_manifest(s, t, store, store.write_sealed(all_rows()), rig, scratch, (seed, started),
+                                    (workers, rpm, batch))
+    if scratch:
+        keep_out_of_git(store.folder)
+    return _Opened(store, manifest, rig, model)
+
+
+def _sealed_manifest(s: _Setting, t: _Target, store: RunStore, n: int, rig: Rig, scratch: str | None,
+                     when: tuple[int, datetime], calls: tuple[int, float | None, bool]) -> Manifest:
+    """A new run's manifest, with the digests of its sealed plan, written: the last step of planning."""
+    card, o, project = s.card, s.options, s.project
+    (seed, started), (workers, rpm, batch) = when, calls
     manifest = Manifest(
         run=store.run_id, card=card.id, version=card.version, kind=card.kind, seal_root=s.seal_root,
         rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
@@ -462,9 +476,36 @@ async def _open_new(s: _Setting, t: _Target, provider: Provider, workers: int, r
     )
     manifest = msgspec.structs.replace(manifest, **sealed_digests(store.folder, manifest.fields()))
     store.write_manifest(manifest)
-    if scratch:
-        keep_out_of_git(store.folder)
-    return _Opened(store, manifest, rig, model)
+    return manifest
+
+
+@contextlib.contextmanager
+def _planning(s: _Setting, t: _Target, store: RunStore) -> Iterator[None]:
+    """A run's folder while its plan and manifest are written. When that fails (a full disk, an interrupt), a
+    folder made for it is removed again, since no call was made from it: no later `run`, `status` or page meets
+    a half-made run. A disk that refuses the plan is one line saying what happened and what to do."""
+    try:
+        yield
+    except BaseException as exc:
+        removed = t.store is None and store.discard_unplanned()
+        if removed:
+            s.folders.remove(store)
+        if isinstance(exc, OSError):
+            raise RunError(_unplanned(s.project, s.card.id, store, exc, removed)) from None
+        raise
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+
+def _unplanned(project: Project, card_id: str, store: RunStore, exc: OSError, removed: bool) -> str:
+    """The line for a plan the disk refused: the run, the file, what the system said, and the command to run."""
+    name = Path(str(exc.filename)) if exc.filename else None
+    file = f" writing {name.relative_to(store.folder)}" if name and name.is_relative_to(store.folder) else ""
+    why = f"{exc.strerror or exc}{': the disk is full or a file-size limit was reached' if exc.errno in _FULL else ''}"
+    then = (f"nothing was called, and the half-made folder is removed. Make room, then: benchcard run {card_id}"
+            if removed else f"nothing was called. Make room, then: benchcard run {card_id} --resume {store.run_id}")
+    return f"{project.relative(store.folder)}: the run could not be planned ({why}){file}; {then}"
 
 
 async def _reopen(s: _Setting, t: _Target, provider: Provider) -> _Opened:

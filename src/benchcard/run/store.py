@@ -6,7 +6,8 @@ Layout (docs/architecture.md, "The run folder"): `manifest.json`, `sealed/assign
 any instant (SIGKILL included) can be continued:
 
 - the sealed files and the manifest are written to a temporary name, synced and renamed, manifest last, so a
-  folder with a manifest always has a complete plan, and a folder without one has made no call;
+  folder with a manifest always has a complete plan, and a folder without one has made no call (a planning that
+  fails removes it again: `discard_unplanned`);
 - each finished cell is one `outputs.jsonl` line written with a single `write` and flushed at once, so the
   kernel holds it even if the process dies the next instant; only the final line can be torn, and
   `repair_outputs` removes a torn tail (or completes a whole row that only lacks its newline);
@@ -153,6 +154,27 @@ class RunStore(RunReader):
                 fr.write(dumps_line(request))
                 count += 1
         return count
+
+    def discard_unplanned(self) -> bool:
+        """Remove this folder when its planning did not finish (no manifest, so no call was made from it and
+        nothing is lost), so that no later command meets a half-made run; True when it is gone. Only what planning
+        writes is removed: a folder holding anything else is kept."""
+        if self.has_manifest():
+            return False
+        for path in (self.requests_path, self.assignment_path):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        try:
+            self.requests_path.parent.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+        try:
+            self.folder.rmdir()
+        except OSError:
+            return False
+        return True
 
     # ---------------------------------------------------------------------------------------------- outputs
 
