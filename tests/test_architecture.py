@@ -55,12 +55,19 @@ def all_modules() -> dict[str, Path]:
     return {module_name(p): p for p in PKG.rglob("*.py")}
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per test process: the source does not change while the tests run, and
+    the checks below read every module many times over (once per stage, per check)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
     """Every benchcard module `path` imports, wherever the import stands (top, function, TYPE_CHECKING)."""
     me = module_name(path)
     is_pkg = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("benchcard"):
@@ -179,7 +186,7 @@ def over_limits() -> set[str]:
         name = item["message"].split("`")[1] if "`" in item["message"] else _function_at(item)
         found.add(f"{Path(item['filename']).resolve().relative_to(PKG).as_posix()}:{name}")
     for path in PKG.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
                     (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_FUNCTION_LINES:
                 found.add(f"{path.relative_to(PKG).as_posix()}:{node.name}")
@@ -190,7 +197,7 @@ def _function_at(item: dict[str, object]) -> str:
     """The function a ruff finding without a name in its message (PLR0915) stands in, from its line."""
     path = Path(str(item["filename"]))
     row = item["location"]["row"]  # type: ignore[index]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == row:
             return node.name
     return f"line {row}"
@@ -210,7 +217,7 @@ def test_only_the_cli_imports_click() -> None:
         if any(
             (isinstance(n, ast.Import) and any(a.name == "click" for a in n.names))
             or (isinstance(n, ast.ImportFrom) and n.module == "click")
-            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            for n in ast.walk(parsed(p))
         )
     )
     assert users and [u for u in users if not u.startswith("benchcard._cli.")] == []
@@ -312,7 +319,7 @@ def test_a_test_module_does_not_import_another_test_module() -> None:
     that moving or deleting one module's tests cannot break another's."""
     offenders = []
     for path in sorted(TESTS.rglob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-1].startswith("test_"):
                 offenders.append(f"{path.relative_to(TESTS)}: from {'.' * node.level}{node.module}")
     assert offenders == []
@@ -362,10 +369,8 @@ def reached_from_outside(package: str) -> set[str]:
     modules, prefix = all_modules(), f"benchcard.{package}."
     importers = dict(graph())
     for script in sorted((SRC.parent / "benchmarks").glob("*.py")):
-        tree = ast.parse(script.read_text(encoding="utf-8"))
-        importers[script.name] = {_longest(f"{n.module}.{a.name}", modules) for n in ast.walk(tree)
-                                  if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("benchcard")
-                                  for a in n.names}
+        importers[script.name] = {_longest(f"{module}.{name}", modules) for module, name in from_imports(script)
+                                  if module.startswith("benchcard")}
     return {t[len(prefix):].split(".")[0] for m, targets in importers.items()
             if not m.startswith(prefix) and m != prefix[:-1]
             for t in targets if t.startswith(prefix)}
@@ -377,8 +382,15 @@ def names_imported_from_outside(package: str) -> set[str]:
     stage = f"benchcard.{package}"
     files = [p for p in PKG.rglob("*.py") if not module_name(p).startswith(stage)]
     files += sorted((SRC.parent / "benchmarks").glob("*.py"))
-    return {a.name for f in files for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
-            if isinstance(n, ast.ImportFrom) and n.module == stage for a in n.names}
+    return {name for f in files for module, name in from_imports(f) if module == stage}
+
+
+@functools.cache
+def from_imports(path: Path) -> tuple[tuple[str, str], ...]:
+    """Each `from <module> import <name>` in a file, as (module, name), gathered once: every stage's check reads
+    every file's."""
+    return tuple((n.module or "", a.name) for n in ast.walk(parsed(path)) if isinstance(n, ast.ImportFrom)
+                 for a in n.names)
 
 
 @pytest.mark.parametrize("package", STAGES)
