@@ -325,3 +325,25 @@ def test_a_row_of_the_wrong_shape_is_refused_before_it_is_written(project: Proje
     with pytest.raises(LedgerError, match=r"a ledger row for run run-1: Expected `int`, got `str` - at `\$.cells`"):
         ledger.append(project, _row(1, cells="12"))
     assert not project.ledger_path.exists() or project.ledger_path.read_text() == ""
+
+
+def test_a_ledger_that_is_a_link_to_another_projects_is_neither_read_nor_appended_to(tmp_path: Path) -> None:
+    """Hostile audit: results/ledger.jsonl linked to another project's ledger was shown as this project's, and a
+    verdict here appended its row there (evidence that project does not hold). Every command refuses it in one
+    line; the other ledger is left as it was."""
+    from ..helpers_verdict import make_project, strong_run
+
+    other = Project(tmp_path / "other")
+    (other.root / "cards").mkdir(parents=True)
+    ledger.append(other, _row(1))
+    before = other.ledger_path.read_bytes()
+    project = make_project(tmp_path / "here")
+    run = strong_run(project)
+    project.results_dir.mkdir(parents=True, exist_ok=True)
+    project.ledger_path.symlink_to(other.ledger_path)
+    said = (f"error: results/ledger.jsonl: a symbolic link (to {other.ledger_path}); a project's ledger is a file "
+            "of its own, never read or appended through a link: replace the link with this project's ledger")
+    for args in (["ledger"], ["ledger", "--verify"], ["verdict", run.name]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+        assert (result.exit_code, result.stderr.strip()) == (1, said), (args, result.output)
+    assert other.ledger_path.read_bytes() == before and not (run / "verdict.json").exists()

@@ -96,8 +96,20 @@ def torn_tail(project: Project) -> Torn | None:
 _Read = tuple[dict[str, Any], LedgerRow]
 
 
-def _load(project: Project) -> tuple[list[_Read], Torn | None]:
+def _own(project: Project) -> Path:
+    """The ledger's path, refused when it is a symbolic link: a link to another project's ledger made this one
+    show that project's rows as its own, and a verdict here appended its row there (evidence it does not hold,
+    under a lock file of this project's, so unserialised with that project's own appends)."""
     path = project.ledger_path
+    if path.is_symlink():
+        raise LedgerError(f"{path.relative_to(project.root)}: a symbolic link (to {os.readlink(path)}); a project's "
+                          "ledger is a file of its own, never read or appended through a link: replace the link "
+                          "with this project's ledger")
+    return path
+
+
+def _load(project: Project) -> tuple[list[_Read], Torn | None]:
+    path = _own(project)
     if not path.is_file():
         return [], None
     try:
