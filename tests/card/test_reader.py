@@ -269,3 +269,22 @@ def test_a_judged_grid_counts_the_judge_calls_against_the_cap(tmp_path: Path) ->
     fits = judge_project(tmp_path / "fits", seal=False, repetitions=6_410, k=25)
     code, out, err = exit_and_streams(fits.root, "check", "--no-rig")
     assert "judge calls" not in out + err, (out, err)
+
+
+@pytest.mark.parametrize(("model", "said"), [
+    ("test/\u202eledom", "holds a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)"),
+    ("test/mo\u200bdel", "holds an invisible or control character (U+200B ZERO WIDTH SPACE)"),
+    ("test/model ", "begins or ends with a space"),
+])
+def test_a_rig_model_that_does_not_read_as_written_is_refused_as_model_is(tmp_path: Path, model: str,
+                                                                          said: str) -> None:
+    """Hostile audit: `--model` refused a model name with a right-to-left override, the card's rig took it, and
+    its rig line `test/<RLO>ledom · fake` read `test/ekaf · model` on every page, ledger row and verdict."""
+    escaped = model.encode("unicode_escape").decode("ascii")
+    root = make_ab_project(tmp_path / "p", AB_CARD.replace("model: test/model", f'model: "{escaped}"'))
+    for command in (("check",), ("seal", "tiny-ab")):
+        code, out, err = exit_and_streams(root, *command)
+        text = out + err  # check reports each card on stdout, seal its one line on stderr
+        assert code == 1 and "Traceback" not in text, (command, text)
+        assert f"cards/tiny-ab.yaml:8: field 'rig.model': model name {model!r}" in text and said in text, text
+    assert not list((root / "keys").glob("*/*.seal.json"))

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.names import name_problem, shown
 from benchcard._util.yamlread import load_yaml
 from benchcard.card._dataset import card_data_file, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
@@ -305,12 +306,24 @@ class _Reader:
         effort = rig.get("effort")
         if effort not in EFFORTS:
             raise self.fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
+        model = self.get(rig, ("rig", "model"), (str,), "a model name")
+        surface = self.get(rig, ("rig", "surface"), (str,), "text", required=False)
+        self.shown_name("model", model)
+        self.shown_name("surface", surface)
         return Rig(
             provider=self.get(rig, ("rig", "provider"), (str,), "a provider name"),
-            model=self.get(rig, ("rig", "model"), (str,), "a model name"),
+            model=model,
             effort=effort,
-            surface=self.get(rig, ("rig", "surface"), (str,), "text", required=False),
+            surface=surface,
         )
+
+    def shown_name(self, field: str, value: str | None) -> None:
+        """A rig's model (or surface) as `--model` takes it: the rig line names it on every page, row and verdict,
+        so a character that does not show or reorders what follows (a right-to-left override made
+        `test/<RLO>ledom · fake` read `test/ekaf · model`) is refused (`_util/names.py`)."""
+        problem = None if value is None else name_problem(value)
+        if problem is not None:
+            raise self.fail(("rig", field), f"{field} name {shown(str(value))} {problem}")
 
     def params(self) -> dict[str, Any]:
         params = self.get(self.raw, ("params",), (dict,), "a mapping such as {max_tokens: 1000, temperature: 0}")
