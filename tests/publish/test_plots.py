@@ -98,3 +98,39 @@ def test_a_guards_margin_line_lies_on_the_axis_however_far_from_the_data() -> No
         lo, hi = x_span([0.0, 0.05, -0.01], band, 0.04, line)
         assert lo < min(line, -0.04) and hi > max(line, 0.07)
     assert guard_line(ClauseRef("m", "rises")) is None
+
+
+def test_each_variants_figure_is_its_own_file_when_names_differ_by_case_or_by_a_slugs_lost_characters(
+        tmp_path: Path) -> None:
+    """Hostile audit: a figure's file was named by a slug of run, variant and metric, so variants `B B` and `B_B`
+    were drawn into one file (the page showed `B_B`'s figure for `B B`), as `A` and `a` are on a case-insensitive
+    disk. Every figure on the page is now a file of its own, whatever the disk, and draws its own variant."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    from benchcard.cli import cli
+
+    from ..helpers_verdict import AB_CARD, STRONG_BASE, grid, make_project, make_run, the_card
+
+    names = ["A", "a", "B B", "B_B"]
+    variants = ", ".join(f'"{n}": "Check {i}.\\n"' for i, n in enumerate(names))
+    card = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
+                           f'variants: {{baseline: "", {variants}}}')
+    project = make_project(tmp_path / "p", card)
+    gains = {n: STRONG_BASE + k * 0.1 * np.ones_like(STRONG_BASE) for k, n in enumerate(names)}
+    metrics = {"field_recall": {"baseline": STRONG_BASE, **gains},
+               "unsupported_values": {v: grid(0.0) for v in ["baseline", *names]},
+               "abstains": {v: grid(1.0) for v in ["baseline", *names]}}
+    run = make_run(project, the_card(project), metrics)
+    runner = CliRunner()
+    judged = runner.invoke(cli, ["-C", str(project.root), "verdict", run.name])
+    assert judged.exit_code == 0, judged.output
+    built = runner.invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    folder = tmp_path / "site" / "cards" / "extract-ab"
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    figures = re.findall(r'<img src="([^"]+\.svg)" alt="field_recall, ([^"]+?) minus baseline', page)
+    assert sorted(v for _, v in figures) == sorted(names)
+    assert len({src.casefold() for src, _ in figures}) == len(names)  # distinct even where case is not
+    for src, variant in figures:
+        assert f"{variant} − baseline" in (folder / src).read_text(encoding="utf-8"), (src, variant)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.hashing import seed_from
+from benchcard._util.hashing import digest, seed_from
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.card.model import Card
 from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
@@ -82,6 +82,7 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
     alpha, seed = _alpha_and_seed(run, card)
     out = []
     clauses = [c for c in clauses_for(run, card) if c.test != "holds"]
+    taken: set[str] = set()  # the figures' file names so far, case folded (`_file_name`)
     variants = sorted(v for v in df["variant"].dropna().unique() if v != baseline)
     for clause in clauses:
         if clause.metric not in set(df["metric"]):
@@ -89,7 +90,7 @@ def draw_plots(run: Run, card: Card | None, folder: Path, prefix: str, *, narrow
         for variant in variants:
             if clause.variant not in (None, variant):  # a verdict's clause is one variant's
                 continue
-            view = _plot(run, df, clause, variant, baseline, alpha, seed, folder, prefix, narrow=narrow)
+            view = _plot(run, df, clause, variant, baseline, alpha, seed, folder, prefix, narrow=narrow, taken=taken)
             if view is not None:
                 out.append(view)
     return out
@@ -109,7 +110,7 @@ def _alpha_and_seed(run: Run, card: Card | None) -> tuple[float, int]:
 
 
 def _plot(run: Run, df: Any, clause: ClauseRef, variant: str, baseline: str, alpha: float, seed: int, folder: Path,
-          prefix: str, *, narrow: bool) -> dict[str, Any] | None:
+          prefix: str, *, narrow: bool, taken: set[str]) -> dict[str, Any] | None:
     """One clause's figure for one variant (and its narrow copy), and what the page says of it; None when no
     fixture has a difference or no interval can be drawn."""
     import numpy as np
@@ -133,7 +134,7 @@ def _plot(run: Run, df: Any, clause: ClauseRef, variant: str, baseline: str, alp
             band = paired_band(stats.paired_gap(base, var, alpha, seed=seed))
     except ValueError:
         return None
-    name = _slug(f"{run.run_id}-{variant}-{metric}" + (f"-{fixture}" if fixture else "")) + ".svg"
+    name = _file_name(f"{run.run_id}-{variant}-{metric}" + (f"-{fixture}" if fixture else ""), taken) + ".svg"
     kept = [f for f, k in zip(fixtures, keep, strict=True) if k]
     _draw(folder / name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline, clause)
     narrow_name = name.removesuffix(".svg") + "-narrow.svg"
@@ -182,6 +183,18 @@ def x_span(diffs: Sequence[float], gap: Band, floor: float, guard: float | None)
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _file_name(text: str, taken: set[str]) -> str:
+    """A figure's file name (without `.svg`) for `text` (run, variant, metric), unique among `taken` even where
+    case is not told apart (macOS, Windows): the slug as it was when it is `text` itself and new, else the slug
+    and 8 hex digits of `text`'s digest (`_util/hashing.digest`). Slugs alone drew variants `B B` and `B_B` into
+    one file, and `A` and `a` into one on a case-insensitive disk, so one variant's figure showed the other's."""
+    name = _slug(text)
+    if name != text or {name.casefold(), f"{name}-narrow".casefold()} & taken:
+        name = f"{name}-{digest(text).removeprefix('sha256:')[:8]}"
+    taken.update({name.casefold(), f"{name}-narrow".casefold()})
+    return name
 
 
 def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band, floor: float, metric: str,
