@@ -125,3 +125,38 @@ def test_the_cut_never_says_reliable_where_the_whole_design_is_not() -> None:
     cut is not reliable is drawn whole (a min_effect beyond the plainest gap stays dead at any size)."""
     assert reliable(200, 10, 3) and best_power(240, 12, 3) >= best_power(200, 10, 3)
     assert not reliable(400, 12, 1, 0.05, 0.6)
+
+
+def test_a_design_near_the_call_cap_is_never_simulated_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 fixtures × 5 repetitions (1,000,000 calls with the baseline) with a min_effect its 200 × 5 cut cannot
+    reach reliably: `check`, `seal` and `plan` fell back to drawing 2,000 runs of the whole design (8 GB for the
+    baseline alone, then the statistics, for minutes). Every simulated run now holds at most the cut's cells, the
+    design is judged on its largest cut within them and says so; a sequential design likewise."""
+    from benchcard.stats import _tablecache
+    from benchcard.stats.reach import sequential_reliable, share_text
+
+    drawn: list[tuple[int, int]] = []
+    real = reach._baseline_runs
+
+    def spy(fixtures: int, repetitions: int, batch: int = 0) -> np.ndarray:
+        drawn.append((fixtures, repetitions))
+        assert fixtures * repetitions <= 200 * 10, f"{fixtures} × {repetitions} drawn whole"  # before it is drawn
+        return real(fixtures, repetitions, batch)
+
+    monkeypatch.setattr(reach, "_baseline_runs", spy)
+    monkeypatch.setenv(_tablecache.ENV, "")  # the cache off: every table is drawn here, and seen
+    for cache in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins, reach.smallest_change):
+        cache.cache_clear()
+    try:
+        assert not reliable(100_000, 5, 1, 0.05, 0.49)
+        assert share_text(100_000, 5, 1, 0.05, 0.49) == (
+            "wins 76% of simulated runs of its cut to 400 × 5 (the whole design is too large to simulate; more "
+            "fixtures or repetitions only add power)")
+        assert smallest_change(100_000, 5, 1, 0.05, 0.49).min_effect == 0.47
+        assert reliable(100_000, 5, 1, 0.05, 0.45)  # a reliable cut still answers for the whole design
+        plan = Schedule(looks=(3, 6, 9), spending="obrien-fleming", futility=False)
+        assert not sequential_reliable(10_000, plan, variants=1, min_effect=0.49)
+        assert drawn and max(f * r for f, r in drawn) <= 200 * 10
+    finally:
+        for cache in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins, reach.smallest_change):
+            cache.cache_clear()

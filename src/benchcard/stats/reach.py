@@ -49,6 +49,11 @@ MAX_FIXTURES = 2000
 #: `reliable` asks a design cut to at most these first (a reliable cut answers for the larger design).
 BOUND_FIXTURES = 200
 BOUND_REPETITIONS = 10
+#: The most cells (fixtures × repetitions) a simulated run may hold: the cut's, 200 × 10, whose runs peak at about
+#: 0.4 GB in 4 s (0.9 GB with MORE_DRAWS). A larger design is simulated on its largest cut within it (`simulated`),
+#: which only loses power: drawn whole, a design near the 1,000,000-call cap whose 200 × 10 cut was not reliable
+#: took gigabytes (8 GB for its baseline alone) and minutes.
+MAX_CELLS = BOUND_FIXTURES * BOUND_REPETITIONS
 #: The plainest effect's expected gap: E[1 − sigmoid(a)], a ~ N(0, 1), is 1/2 by symmetry.
 PLAIN_GAP = 0.5
 #: A single change is named beside the combined one up to this many times its calls.
@@ -71,8 +76,21 @@ def share_text(fixtures: int, repetitions: int, variants: int = 1, alpha: float 
                ceiling: float | None = None) -> str:
     """"wins 72% of simulated runs"; where a refused design's share would read as RELIABLE or more in whole
     percent (it is not, or not with confidence 1 − SURE), the figures that say why: "wins 95.2% of 8,000
-    simulated runs, at least 94.7% with 95% confidence"."""
-    return _share_words(*_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling), "simulated runs")
+    simulated runs, at least 94.7% with 95% confidence"; a design past MAX_CELLS says which cut was simulated."""
+    cut = simulated(fixtures, repetitions)
+    noun = "simulated runs" if cut == (fixtures, repetitions) else (
+        f"simulated runs of its cut to {cut[0]:,} × {cut[1]:,} (the whole design is too large to simulate; more "
+        "fixtures or repetitions only add power)")
+    return _share_words(*_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling), noun)
+
+
+def simulated(fixtures: int, repetitions: int) -> tuple[int, int]:
+    """The design as its runs are simulated: itself within MAX_CELLS, else its largest cut within it, repetitions
+    first cut to BOUND_REPETITIONS, then fixtures (a cut only loses power, so what it wins the design wins)."""
+    if fixtures * repetitions <= MAX_CELLS:
+        return fixtures, repetitions
+    kept = min(repetitions, BOUND_REPETITIONS)
+    return min(fixtures, MAX_CELLS // kept), kept
 
 
 def _share_words(wins: int, runs: int, noun: str) -> str:
@@ -88,7 +106,8 @@ def _share_words(wins: int, runs: int, noun: str) -> str:
 def _wins(fixtures: int, repetitions: int, variants: int, alpha: float, min_effect: float,
           ceiling: float | None) -> tuple[int, int]:
     """Wins of the plainest effect and the runs drawn: DRAWS, and MORE_DRAWS beside them when the share is near
-    RELIABLE, where 2,000 runs cannot tell 0.94 from 0.95."""
+    RELIABLE, where 2,000 runs cannot tell 0.94 from 0.95. A design past MAX_CELLS is simulated on its cut."""
+    fixtures, repetitions = simulated(fixtures, repetitions)
     if fixtures < 1 or repetitions < 2 or variants < 1 or 2.0 ** (1 - fixtures) > alpha / variants:
         return 0, DRAWS  # one repetition measures no run term; the exact sign-flip can never reach α/V
     return _drawn(lambda batch: _batch_wins(fixtures, repetitions, variants, alpha, min_effect, ceiling, batch))
@@ -323,9 +342,12 @@ def sequential_share_text(fixtures: int, plan: Schedule, effect: float = 0.0, va
 @lru_cache(maxsize=128)
 def _sequential_wins(fixtures: int, plan: Schedule, effect: float, variants: int,
                      min_effect: float) -> tuple[int, int]:
-    """`_wins` for a sequential card: its runs judged at every look, 6,000 more near RELIABLE (`_drawn`)."""
+    """`_wins` for a sequential card: its runs judged at every look, 6,000 more near RELIABLE (`_drawn`). Its looks
+    are repetitions, so a design past MAX_CELLS is cut in fixtures only; one that would keep fewer than two is not
+    simulated and wins nothing here."""
     from benchcard.stats.sequential import boundaries
 
+    fixtures = min(fixtures, MAX_CELLS // plan.looks[-1])
     nominal = boundaries(plan).nominal
     floor = 2.0 ** (1 - fixtures)
     if fixtures < 1 or variants < 1 or plan.looks[-1] < 2 or all(a / variants < floor for a in nominal):
