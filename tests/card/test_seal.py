@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from benchcard.card.load import load_card
 from benchcard.errors import SealError
 from benchcard.project import Project
 from benchcard.records.rows import LEGACY_GRID, Rules
+from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_project import make_ab_project
 
@@ -268,3 +270,50 @@ def test_a_card_naming_no_spending_keeps_the_spending_its_seal_was_written_under
     broken = bc(project, "check", "colour-ab")  # today's default written out is another rule for this seal
     assert broken.exit_code == 1 and "(field 'sequential') changed after sealing v1" in broken.output
     assert path.read_bytes() == old
+
+
+@pytest.mark.usefixtures("key")
+def test_a_seal_file_removed_and_written_again_over_changed_content_is_caught_by_the_versions_runs(
+        tmp_path: Path, server: FakeServer) -> None:
+    """Hostile audit: with v1's seal file deleted, `seal` wrote a new one over an edited prompt (it had nothing
+    to compare with), and `check`, `run` and `ledger --verify` took it: v1's judged run then stood under a prompt
+    it was never sent. A sealed run records the root it verified, so both `seal` and the seal's checks see it."""
+    from ..helpers_replicate import judged_ab
+    from ..helpers_run import bc
+
+    project, run = judged_ab(tmp_path / "p", server)
+    path = project.seal_path("colour-ab", 1)
+    old_root = json.loads(path.read_text(encoding="utf-8"))["root"]
+    sealed = path.read_bytes()
+    path.unlink()
+    missing = bc(project, "check", "colour-ab")
+    assert missing.exit_code == 1 and (f"keys/colour-ab/v1.seal.json: missing, but results/colour-ab/v1/{run} was "
+                                       f"run on v1 sealed with root {old_root}") in missing.output, missing.output
+    card = project.card_path("colour-ab")
+    card.write_text(card.read_text(encoding="utf-8").replace("Name the colour.", "Name the colour now."),
+                    encoding="utf-8")
+    refused = bc(project, "seal", "colour-ab")
+    assert refused.exit_code == 1 and not path.exists(), refused.output
+    assert refused.stderr == (
+        f"error: cards/colour-ab.yaml: v1 has no seal file, but results/colour-ab/v1/{run} was run on v1 sealed "
+        f"with root {old_root}, and the card now seals to {seal.compute(load_card(card, project), project).root}: "
+        "v1's sealed content changed (its seal file was removed); put the seal file back and undo the change, or "
+        "make a new version: raise `version` and add a history note\n")
+    elsewhere = Project(tmp_path / "copy")  # the seal written where the version has no runs, copied in by hand
+    for folder in ("cards", "fixtures"):
+        shutil.copytree(project.root / folder, elsewhere.root / folder)
+    seal.seal(load_card(elsewhere.card_path("colour-ab"), elsewhere), elsewhere)
+    shutil.copyfile(elsewhere.seal_path("colour-ab", 1), path)
+    for args in (["check", "colour-ab"], ["run", "colour-ab"]):
+        said = " ".join(bc(project, *args).output.split())
+        assert "keys/colour-ab/v1.seal.json: root sha256:" in said, (args, said)
+        assert (f"but results/colour-ab/v1/{run} was run on v1 sealed with root {old_root}: the seal file was "
+                "replaced after runs were made") in said, (args, said)
+    assert len(list(project.results_dir.glob("colour-ab/v1/*"))) == 1  # the run refused before any folder
+    path.write_bytes(sealed)  # the seal put back, the prompt undone: all is as it was
+    card.write_text(card.read_text(encoding="utf-8").replace("Name the colour now.", "Name the colour."),
+                    encoding="utf-8")
+    assert bc(project, "check", "colour-ab").exit_code == 0
+    path.unlink()  # a seal file lost with the content unchanged is written again, as it was
+    assert bc(project, "seal", "colour-ab").exit_code == 0
+    assert json.loads(path.read_text(encoding="utf-8"))["root"] == old_root

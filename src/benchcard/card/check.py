@@ -191,6 +191,12 @@ def ignored_key_problems(card: Card, project: Project) -> list[str]:
 def _seal_state(card: Card, project: Project) -> tuple[str, list[str]]:
     """The current version's seal in a few words, and the problem a broken seal makes."""
     if sealmod.read(card.id, card.version, project) is None:
+        run_on = sealmod.run_on_another_root(card, project, "")
+        if run_on is not None:  # a sealed run of this version, whose seal file is gone
+            return f"v{card.version} seal MISSING", [
+                f"{project.relative(project.seal_path(card.id, card.version))}: missing, but {run_on[1]} was run on "
+                f"v{card.version} sealed with root {run_on[0]}: put the seal file back (`benchcard seal {card.id}` "
+                "writes it again only over the content it sealed)"]
         return f"v{card.version} not sealed", []
     try:
         root = sealmod.verify(card, project)

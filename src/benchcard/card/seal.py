@@ -25,7 +25,7 @@ from benchcard.card.model import Card
 from benchcard.card.schedule import card_rules, legacy_rules
 from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project
-from benchcard.records.rows import LEGACY_SPENDING, Rules
+from benchcard.records.rows import LEGACY_SPENDING, MANIFEST, Rules, manifest_or_none
 from benchcard.scoring.judge import JudgeSpec
 
 
@@ -177,6 +177,14 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
             f"{project.relative(card.path)}: v{card.version} is already sealed and its content differs "
             f"({problem}); make a new version: raise `version` and add a history note"
         )
+    run_on = run_on_another_root(card, project, content.root)
+    if run_on is not None:
+        raise SealError(
+            f"{project.relative(card.path)}: v{card.version} has no seal file, but {run_on[1]} was run on "
+            f"v{card.version} sealed with root {run_on[0]}, and the card now seals to {content.root}: "
+            f"v{card.version}'s sealed content changed (its seal file was removed); put the seal file back and "
+            "undo the change, or make a new version: raise `version` and add a history note"
+        )
     data = SealFile(
         card=card.id,
         version=card.version,
@@ -206,7 +214,25 @@ def verify(card: Card, project: Project) -> str:
         raise SealError(f"{describe_difference(existing, content, card, project)}; a sealed version never changes: "
                         f"undo the change, or make it v{card.version + 1} (raise `version` in "
                         f"{project.relative(card.path)}, add a history note, `benchcard seal {card.id}`)")
+    run_on = run_on_another_root(card, project, existing.root)
+    if run_on is not None:
+        raise SealError(f"{project.relative(project.seal_path(card.id, card.version))}: root {existing.root}, but "
+                        f"{run_on[1]} was run on v{card.version} sealed with root {run_on[0]}: the seal file was "
+                        "replaced after runs were made (a sealed version never changes); put the sealed file "
+                        f"back, or make v{card.version + 1}")
     return existing.root
+
+
+def run_on_another_root(card: Card, project: Project, root: str) -> tuple[str, str] | None:
+    """(root, run folder) of the first run of this version that was made under a seal other than `root`, if any:
+    a sealed run records the root it verified, so a seal file removed and written again over changed content
+    (`seal` then had nothing to compare with, and `check` and `run` took the new one) is seen there. Scratch
+    runs are left out: a trial of a version not yet sealed records the root its draft would have had."""
+    for path in sorted((project.results_dir / card.id / f"v{card.version}").glob(f"*/{MANIFEST}")):
+        manifest = manifest_or_none(path)
+        if manifest is not None and not manifest.scratch and manifest.seal_root and manifest.seal_root != root:
+            return manifest.seal_root, project.relative(path.parent)
+    return None
 
 
 def root_for_scratch(card: Card, project: Project, scratch: bool) -> str:
