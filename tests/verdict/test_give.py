@@ -148,3 +148,35 @@ def test_a_mistyped_verdict_json_is_one_line_naming_the_field(project: Project) 
     assert shown.exit_code == 1 and "Traceback" not in shown.output
     assert "verdict.json: Expected `str`, got `int` - at `$.finding`" in shown.output
 
+
+
+def test_a_verdict_cut_off_after_its_ledger_row_is_completed_by_the_next(project: Project,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict whose disk filled (or whose process died) between appending its ledger row and writing
+    verdict.json left the run in the ledger with no verdict.json, and every later `verdict` refused it for ever
+    ("already in the ledger … it is not entered twice"). The same verdict computed again now completes its files
+    under that row: nothing is entered twice, and the record verifies."""
+    import errno
+
+    from benchcard.verdict import give
+
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    real = give.write_atomic  # type: ignore[attr-defined]
+
+    def full_disk(path: object, data: object, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(give, "write_atomic", full_disk)
+    cut = cli_run(project, "verdict", run_dir.name)
+    assert cut.exit_code == 1 and "No space left on device" in cut.output
+    [row] = ledger.read(project)
+    assert row.run == run_dir.name and not (run_dir / "verdict.json").exists()
+
+    monkeypatch.setattr(give, "write_atomic", real)
+    again = cli_run(project, "verdict", run_dir.name)
+    assert again.exit_code == 0, again.output
+    assert [r.hash for r in ledger.read(project)] == [row.hash]  # the one row, not entered twice
+    written = json.loads((run_dir / "verdict.json").read_text())
+    assert written["ledger"] == {"seq": row.seq, "hash": row.hash, "at": row.at} and written["given_at"] == row.at
+    assert cli_run(project, "ledger", "--verify").exit_code == 0
+    assert "already has a verdict" in cli_run(project, "verdict", run_dir.name).output

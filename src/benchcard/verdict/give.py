@@ -351,14 +351,17 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
             raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)})")
         refuse_set_aside(run_dir, f"run {run}")  # set aside while the verdict was being computed
         existing = ledger.row_of_run(project, run)
-        if existing is not None:
+        if existing is not None and (scratch or existing.verdict_digest != row.verdict_digest):
             raise VerdictError(f"run {run} is already in the ledger (seq {existing.seq}) but has no "
-                               f"{VERDICT_FILE}; it is not entered twice")
+                               f"{VERDICT_FILE}, and the verdict given now is not the one entered there; it is not "
+                               "entered twice")
         if scratch:
             entered = None
             written = msgspec.structs.replace(pending, scratch=True, given_at=utc_stamp(), ledger=None)
         else:
-            entered = ledger.append(project, row)
+            # a verdict whose process died (or whose disk filled) after its row was appended: the same verdict,
+            # computed again, completes its files under that row instead of refusing the run for ever
+            entered = existing or ledger.append(project, row)
             written = msgspec.structs.replace(pending, given_at=entered.at,
                                               ledger=LedgerEntry(entered.seq, entered.hash, entered.at))
         move_into_place(table_tmp, run_dir / TABLE_FILE)
