@@ -61,8 +61,9 @@ def test_length_is_truncated_and_a_content_filter_is_a_refusal() -> None:
 
 @pytest.mark.parametrize(("message", "error"), [
     ({"content": None}, "not an answer: the message content is null"),
-    ({"content": []}, "not an answer: the message content is null"),
-    ({"content": [{"type": "refusal", "refusal": "no"}]}, "not an answer: the message content is null"),
+    ({"content": []}, "not an answer: the message content is a list without a text part"),
+    # a refusal sent as a content part is named as the message's own refusal is, not called "null"
+    ({"content": [{"type": "refusal", "refusal": "I  can't\nhelp"}]}, "refused: I can't help"),
     ({"content": None, "tool_calls": [{"id": "t", "type": "function"}]}, "not an answer: the model asked to call a "
      "tool (the card offers none); the message content is null"),
     ({"content": "", "refusal": "I won't"}, "refused: I won't"),

@@ -107,14 +107,19 @@ def _text_of(content: Any) -> tuple[str, bool]:
 
 
 def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
-    """Why a message whose content is null is no answer: its refusal, its tool call, or nothing said at all (an
-    empty answer is `content: ""`; null is the API saying there is no text, which must never be scored)."""
-    refusal = message.get("refusal")
-    if isinstance(refusal, str) and refusal.strip():
+    """Why a message without text is no answer: its refusal (the message's, or a `refusal` part of its content),
+    its tool call, or nothing said at all (an empty answer is `content: ""`; null, or parts none of which is text,
+    is the API saying there is no text, which must never be scored). The error says which it was."""
+    content = message.get("content")
+    parts = [p for p in content if isinstance(p, Mapping)] if isinstance(content, list) else []
+    refusals = [message.get("refusal"), *(p.get("refusal") for p in parts if p.get("type") == "refusal")]
+    refusal = next((r for r in refusals if isinstance(r, str) and r.strip()), None)
+    if refusal is not None:
         return "refused: " + redact(" ".join(refusal.split())[:200], secret)
+    held = "null" if content is None else "a list without a text part"
     if message.get("tool_calls") or message.get("function_call"):
-        return "not an answer: the model asked to call a tool (the card offers none); the message content is null"
-    return "not an answer: the message content is null (no text came back: a refusal or a tool call without a word)"
+        return f"not an answer: the model asked to call a tool (the card offers none); the message content is {held}"
+    return f"not an answer: the message content is {held} (no text came back: a refusal or a tool call without a word)"
 
 
 def _raise_error_object(err: Any, secret: str | None) -> None:
