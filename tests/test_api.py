@@ -44,6 +44,12 @@ def test_run_card_takes_the_fields_of_run_options_as_keywords_with_their_default
                      benchcard.RunOptions(provider="local", models=("a", "b"), seed=3, progress=True)]
     with pytest.raises(TypeError, match=r"^run_card\(\) got an unexpected keyword argument 'provder'$"):
         benchcard.run_card("any", ".", provder="local")  # type: ignore[call-arg]
+    # a str is a Sequence[str] to a type checker: one model given as "gpt-4o" was six runs, of "g", "p", "t", …
+    for call in (lambda: benchcard.run_card("any", ".", models="gpt-4o"),
+                 lambda: benchcard.run_card("any", ".", benchcard.RunOptions(models="gpt-4o"))):  # type: ignore[arg-type]
+        with pytest.raises(benchcard.BenchcardError) as refused:
+            call()
+        assert str(refused.value) == "models 'gpt-4o': expected a list of model names, one run each (models=['gpt-4o'])"
     assert len(given) == 2
     fields = inspect.signature(benchcard.run_card).parameters["fields"]
     assert fields.kind is inspect.Parameter.VAR_KEYWORD and fields.annotation == "Unpack[RunFields]"

@@ -77,7 +77,7 @@ def _options(fields: RunFields) -> RunOptions:
     if unknown:
         raise TypeError(f"run_card() got an unexpected keyword argument {unknown[0]!r}")
     changes: dict[str, Any] = dict(fields)
-    if "models" in changes:
+    if "models" in changes and not isinstance(changes["models"], str):  # a str is refused by RunOptions, unsplit
         changes["models"] = tuple(changes["models"])
     return dataclasses.replace(RunOptions(progress=False), **changes)
 

@@ -36,6 +36,9 @@ class RunOptions:
     poll_interval: float = 30.0  # seconds between polls of a batch
 
     def __post_init__(self) -> None:
+        if isinstance(self.models, str):  # a str is a sequence of names too: "gpt-4o" would be six runs, of "g", "p", …
+            raise RunError(f"models {self.models!r}: expected a list of model names, one run each (models="
+                           f"[{self.models!r}])")
         if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise RunError(f"--concurrency {self.concurrency:,}: expected 1 to {MAX_CONCURRENCY:,} calls in flight "
                            "(each holds a socket; no provider's rate limit lets more through)")
