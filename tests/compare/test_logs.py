@@ -161,3 +161,22 @@ def test_a_json_list_too_large_to_parse_whole_is_refused_naming_the_way_out(tmp_
         read_samples(path)
     assert str(err.value) == (f"{path}: {path.stat().st_size:,} bytes in one JSON list, which is parsed whole; above "
                               "1,000 bytes write it one object a line (jq -c '.[]' FILE > FILE.jsonl)")
+
+
+def test_what_stands_in_a_logs_place_is_named_not_called_missing(tmp_path: Path) -> None:
+    """Hostile audit: a loop of links, a FIFO and a folder were each 'no such file'."""
+    import os
+
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for name, said in (("loop1", "a symbolic link that leads to no file (a loop of links, or its target is gone)"),
+                       ("fifo", "not a regular file (a FIFO, a socket or a device); a log is a file"),
+                       ("folder", "a folder; compare reads two log files")):
+        with pytest.raises(CompareError) as err:
+            read_samples(tmp_path / name)
+        assert str(err.value).startswith(f"{tmp_path / name}: {said}")
+    result = bc("compare", str(tmp_path / "fifo"), str(LM_A), "--win", "acc rises")
+    assert result.exit_code == 1 and result.stderr == (f"error: {tmp_path / 'fifo'}: not a regular file (a FIFO, a "
+                                                       "socket or a device); a log is a file\n")

@@ -66,7 +66,7 @@ class Samples:
 def read_samples(path: Path) -> Samples:
     """The samples of one log, its kind told by its content (an inspect_ai `.eval` is a zip archive)."""
     if not path.is_file():
-        raise CompareError(f"{path}: no such file")
+        raise CompareError(f"{path}: {_not_a_file(path)}")
     guard.sized(path)
     with open(path, "rb") as fh:
         head = fh.read(4096)
@@ -76,6 +76,15 @@ def read_samples(path: Path) -> Samples:
     if text.startswith(b"{") and (b'"eval"' in head or b'"version"' in head) and b'"doc_id"' not in head:
         return _inspect(path)
     return _lm_eval(path)
+
+
+def _not_a_file(path: Path) -> str:
+    """What stands at `path` instead of a log: a FIFO read would block, a loop of links loops."""
+    if path.is_symlink() and not path.exists():
+        return "a symbolic link that leads to no file (a loop of links, or its target is gone); a log is a file"
+    if path.is_dir():
+        return "a folder; compare reads two log files"
+    return "not a regular file (a FIFO, a socket or a device); a log is a file" if path.exists() else "no such file"
 
 
 # --------------------------------------------------------------------------------------------- inspect_ai
