@@ -101,3 +101,23 @@ def test_gate_exits_with_the_verdicts_codes(inspect_logs: dict[str, Path], tmp_p
                                                          "comparison)"}
     refused = bc("compare", str(a), str(LM_B), "--win", "match rises", "--gate")
     assert refused.exit_code == 1 and "is an inspect_ai log but" in refused.stderr
+
+
+def test_a_logs_own_name_that_does_not_show_as_written_is_refused_unless_the_side_is_named(tmp_path: Path) -> None:
+    """Hostile audit: a log's model name holding a right-to-left override (U+202E) became its side's name, so
+    the printed header, verdict and ledger row read in another order (`org/<RLO>ledom-a x1 (baseline, …) vs …`).
+    `--name` refused such a name; a log's own is refused the same way, and `--name` for that side is the way out."""
+    rows = [json.loads(line) for line in LM_A.read_text(encoding="utf-8").splitlines()]
+    odd = tmp_path / "odd" / LM_A.name
+    odd.parent.mkdir()
+    odd.write_text("".join(json.dumps({**r, "model_name": "org/\u202eledom-a"}) + "\n" for r in rows),
+                   encoding="utf-8")
+    refused = bc("compare", str(odd), str(LM_B), "--win", "acc rises", "--out", str(tmp_path / "x"))
+    assert refused.exit_code == 1 and not (tmp_path / "x").exists()
+    assert refused.stderr == (f"error: {odd}: the name it gives its side, 'org/\\u202eledom-a', holds U+202E, an "
+                              "invisible, control or direction character (a right-to-left override would make the "
+                              "line read otherwise); name the side yourself: --name A=NAME\n")
+    named = bc("compare", str(odd), str(LM_B), "--win", "acc rises", "--name", "A=model-a", "--out",
+               str(tmp_path / "y"), "--json")
+    assert named.exit_code == 0, named.stderr
+    assert json.loads(named.stdout)["baseline"] == "model-a"

@@ -136,6 +136,12 @@ def labels_of(a: Samples, b: Samples, given: Sequence[str] = ()) -> tuple[str, s
     names = _given(given)
     auto = told_apart(a, b)
     labels = (names.get("A", auto[0]), names.get("B", auto[1]))
+    for side, log, label in (("A", a, labels[0]), ("B", b, labels[1])):
+        hidden = _hidden(label)
+        if side not in names and hidden:  # a log's own words: its model, its arguments
+            raise CompareError(f"{log.path}: the name it gives its side, {label!a}, holds U+{ord(hidden[0]):04X}, "
+                               "an invisible, control or direction character (a right-to-left override would "
+                               f"make the line read otherwise); name the side yourself: --name {side}=NAME")
     if _reads_as(labels[0]) == _reads_as(labels[1]):
         raise CompareError(f"--name: both sides would be called {labels[0]!r}; give each its own "
                            "(--name A=… --name B=…)")
@@ -178,13 +184,19 @@ def _given(given: Sequence[str]) -> dict[str, str]:
             raise CompareError(f"--name {text!r}: expected A=NAME or B=NAME (A is the baseline, B the variant)")
         if side in names:
             raise CompareError(f"--name {text!r}: {side} is named twice")
-        hidden = [c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")]
+        hidden = _hidden(name)
         if not name or len(name) > MAX_NAME or hidden:
             why = f"U+{ord(hidden[0]):04X} is invisible or a control character" if hidden else \
                 f"a name has 1 to {MAX_NAME} characters"
             raise CompareError(f"--name {text!r}: {why}")
         names[side] = name
     return names
+
+
+def _hidden(name: str) -> list[str]:
+    """The characters of a name that do not show as themselves: controls, format characters (zero-width, the
+    direction overrides and isolates), private use, surrogates, line and paragraph separators."""
+    return [c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")]
 
 
 def _reads_as(name: str) -> str:
