@@ -97,6 +97,7 @@ def test_check_warns_when_a_run_was_cut_off_by_max_tokens(tmp_path: Path) -> Non
     run = project / "results" / "tiny-ab" / "v1" / "20261130T151200Z-3f9a"
     run.mkdir(parents=True)
     manifest = {"run": run.name, "card": "tiny-ab", "version": 1, "kind": "ab", "seal_root": "sha256:" + "a" * 64,
+                "scratch": "a trial",  # a sealed run beside a card with no seal file is refused by check (its seal)
                 "params": {"max_tokens": 50, "temperature": 0.7}, "repetitions": 6, "cells": 36,
                 "started_at": "2026-11-30T15:12:00Z", "finished_at": "2026-11-30T15:20:00Z",
                 "counts": {"ok": 33, "truncated": 3, "failed": 0}}

@@ -77,7 +77,7 @@ def test_refuses_when_the_card_was_resealed_under_another_root(project: Project)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     manifest["seal_root"] = "sha256:" + "0" * 64
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(VerdictError, match=r"seal changed since run .* was made under sha256:0000"):
+    with pytest.raises(VerdictError, match=r"seal changed since run .* was run on v1 sealed with root sha256:0000"):
         give_verdict(project, run_dir)
 
 
