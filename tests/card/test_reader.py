@@ -254,7 +254,7 @@ def test_a_design_too_large_to_plan_is_one_line_before_anything_is_drawn(tmp_pat
 def test_a_judged_grid_counts_the_judge_calls_against_the_cap(tmp_path: Path) -> None:
     """A judge card multiplies the calls: 2 × 3 × 50,000 cells judged 25 times each sealed as 300,000 calls while
     the run would make 7,800,000 (its judge requests, too, are written whole). Every command refuses it in one line
-    naming the field and every figure."""
+    naming the field and every figure; the most it names fits."""
     from ..helpers_judge import CARD_ID, judge_project
 
     project = judge_project(tmp_path / "proj", seal=False, repetitions=50_000, k=25)
@@ -266,9 +266,21 @@ def test_a_judged_grid_counts_the_judge_calls_against_the_cap(tmp_path: Path) ->
         code, out, err = exit_and_streams(project.root, *command)
         assert code == 1 and says in out + err, (command, out, err)
         assert "Traceback" not in out + err
-    fits = judge_project(tmp_path / "fits", seal=False, repetitions=6_410, k=25)
+    # The most the line names fits and one more does not, shown on 200 fixtures (400,000 cells, 10,400,000 calls
+    # with the judge's): `check` of the design that fits then judges its reach on the 200 × 10 cut, where 3 × 6,410
+    # made `smallest_change` draw 6 and 9 fixtures × 6,410 repetitions whole (4.7 GB, about 26 CPU-s).
+    wide = judge_project(tmp_path / "wide", seal=False, fixtures=200, repetitions=1_000, k=25)
+    code, out, err = exit_and_streams(wide.root, "check", "--no-rig")
+    assert code == 1 and ("2 variant(s) × 200 fixture(s) × 1,000 repetition(s) is 400,000 calls and 10,000,000 judge "
+                          "calls (25 per output), 10,400,000 in all, more than the 1,000,000 a run may plan (its grid "
+                          "is drawn and sealed whole before the first call); expected at most 96 repetitions (or "
+                          "fewer than 25 judgements per output)") in out + err, (out, err)
+    over = judge_project(tmp_path / "over", seal=False, fixtures=200, repetitions=97, k=25)
+    code, out, err = exit_and_streams(over.root, "check", "--no-rig")
+    assert code == 1 and "expected at most 96 repetitions" in out + err, (out, err)
+    fits = judge_project(tmp_path / "fits", seal=False, fixtures=200, repetitions=96, k=25)
     code, out, err = exit_and_streams(fits.root, "check", "--no-rig")
-    assert "judge calls" not in out + err, (out, err)
+    assert code == 0 and "judge calls" not in out + err, (out, err)
 
 
 @pytest.mark.parametrize(("model", "said"), [
