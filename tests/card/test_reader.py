@@ -300,3 +300,24 @@ def test_a_rig_model_that_does_not_read_as_written_is_refused_as_model_is(tmp_pa
         assert code == 1 and "Traceback" not in text, (command, text)
         assert f"cards/tiny-ab.yaml:8: field 'rig.model': model name {model!r}" in text and said in text, text
     assert not list((root / "keys").glob("*/*.seal.json"))
+
+
+def test_a_fixture_larger_than_any_model_reads_is_one_line_from_every_command(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixture file of any size was read whole by every command and sealed, and each cell would send it and write
+    it into sealed/requests.jsonl (100 MB took `check` 17 s and 0.6 GB); past MAX_FIXTURE_BYTES (about four
+    million tokens) it is refused in one line naming the file and the figures, before it is read."""
+    from benchcard.card.model import MAX_FIXTURE_BYTES
+
+    root = make_ab_project(tmp_path / "proj")
+    with open(root / "fixtures" / "tiny-ab" / "item-01.txt", "r+b") as fh:
+        fh.truncate(MAX_FIXTURE_BYTES + 1)
+    says = ("fixtures/tiny-ab/item-01.txt: fixture 'item-01' is 16,777,217 bytes, more than the 16,777,216 a fixture "
+            "may hold (about four million tokens: more than any model reads in one request)")
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-test-0000")  # the run gets as far as building its requests
+    for command in (["check", "--no-rig"], ["seal", "tiny-ab"], ["plan", "tiny-ab"], ["run", "tiny-ab", "--scratch"]):
+        code, out, err = exit_and_streams(root, *command)
+        assert code == 1 and says in out + err, (command, out, err)
+        assert "Traceback" not in out + err
+    assert not (root / "keys" / "tiny-ab" / "v1.seal.json").exists()
+    assert not [p for p in (root / "results").rglob("*") if p.is_file() or p.name.startswith("2")]  # no run

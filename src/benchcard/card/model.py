@@ -24,6 +24,10 @@ from benchcard.scoring.keys import load_keys, needs_key
 from benchcard.scoring.scorers import ScoringSpec
 
 FixtureValue = str | Mapping[str, str]
+#: The most bytes one fixture file may hold: about four million tokens, twice the longest context any model
+#: reads. Every cell sends and seals its fixture, so a 100 MB one (accepted before) took `check` 17 s and 0.6 GB
+#: and would have written 100 MB into sealed/requests.jsonl per cell.
+MAX_FIXTURE_BYTES = 16 << 20
 VARIANT_SLOT = "{{variant}}"
 FIXTURE_SLOT = "{{fixture}}"
 
@@ -222,7 +226,16 @@ class Card:
         if self.dataset is not None:
             return self.dataset.text(fixture_id)
         path = self.fixtures[fixture_id]
-        return read_regular_text(path, str(path), CardError)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0  # read_regular_text names what is wrong with it
+        if size > MAX_FIXTURE_BYTES:
+            root = self.path.parent.parent  # the project: cards/<id>.yaml
+            shown = path.relative_to(root) if path.is_relative_to(root) else path
+            raise CardError(f"{shown}: fixture '{fixture_id}' is {size:,} bytes, more than the {MAX_FIXTURE_BYTES:,} a "
+                            "fixture may hold (about four million tokens: more than any model reads in one request)")
+        return read_regular_text(path, str(path), CardError, MAX_FIXTURE_BYTES)
 
     def fixture_value(self, fixture_id: str) -> FixtureValue:
         """What the prompt shows of the fixture: its text, or its inputs by column when it has several."""
