@@ -268,3 +268,20 @@ def test_one_student_t_for_numbers_and_arrays_of_fractional_degrees_of_freedom()
     np.testing.assert_allclose(stats.t_ppf(0.975, df), sps.t.ppf(0.975, df), rtol=1e-12)
     np.testing.assert_allclose(stats.t_sf(np.array([1.0, 2.0, 3.0]), df), sps.t.sf([1.0, 2.0, 3.0], df), rtol=1e-12)
     assert [stats.t_ppf(0.95, float(d)) for d in df] == stats.t_ppf(0.95, df).tolist()
+    # an integer array of df: the quantile was taken at q = 0 (np.full_like kept the integers' dtype), so -inf
+    whole = np.array([4, 9])
+    assert stats.t_ppf(0.975, whole).tolist() == [stats.t_ppf(0.975, 4), stats.t_ppf(0.975, 9)]
+
+
+def test_no_module_but_paired_computes_student_s_t_itself() -> None:
+    """The one Student t is `paired.t_ppf`/`t_sf`: the worst-case calibration and the replication's intervals and
+    drift called scipy's `stdtr`/`stdtrit` themselves after the crossed model's pair was folded in."""
+    from pathlib import Path
+
+    import benchcard
+
+    package = Path(benchcard.__file__).parent
+    calls = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if p.name != "paired.py" and ("stdtr(" in (text := p.read_text(encoding="utf-8"))
+                                                 or "stdtrit(" in text or "stats.t." in text))
+    assert calls == []

@@ -159,8 +159,8 @@ def t_ppf(q: float, df: FloatArray) -> FloatArray: ...
 def t_ppf(q: float, df: float | FloatArray) -> float | FloatArray:
     """Quantile of Student's t with `df` degrees of freedom (scipy.stats.t.ppf): a number, or element-wise over an
     array of (possibly fractional) degrees of freedom. The one t quantile of the statistics."""
-    if isinstance(df, np.ndarray):
-        out: FloatArray = special.stdtrit(df, np.full_like(df, q))
+    if isinstance(df, np.ndarray):  # q as floats: np.full_like would give an integer df's dtype, q = 0.975 as 0
+        out: FloatArray = special.stdtrit(df, np.full(df.shape, q, dtype=np.float64))
         return out
     return float(special.stdtrit(df, q))
 
@@ -168,7 +168,7 @@ def t_ppf(q: float, df: float | FloatArray) -> float | FloatArray:
 @overload
 def t_sf(x: float, df: float) -> float: ...
 @overload
-def t_sf(x: FloatArray, df: FloatArray) -> FloatArray: ...
+def t_sf(x: FloatArray, df: float | FloatArray) -> FloatArray: ...
 def t_sf(x: float | FloatArray, df: float | FloatArray) -> float | FloatArray:
     """Upper tail of Student's t (scipy.stats.t.sf): a number, or element-wise over arrays. The one t tail of the
     statistics."""

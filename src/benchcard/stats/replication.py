@@ -133,7 +133,8 @@ def prediction_bounds(gap: FloatArray, var_o: FloatArray, df_o: FloatArray, var_
                       level: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Vectorised: the interval's ends, its se and Satterthwaite's df over the two run terms."""
     import numpy as np
-    from scipy import special
+
+    from benchcard.stats.paired import t_ppf
 
     v = var_o + var_n
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -141,7 +142,7 @@ def prediction_bounds(gap: FloatArray, var_o: FloatArray, df_o: FloatArray, var_
         df = np.where(denom > 0, v**2 / denom, np.maximum(df_o, 1.0) + np.maximum(df_n, 1.0))
     df = np.maximum(df, 1.0)
     se = np.sqrt(v)
-    half = special.stdtrit(df, np.full_like(df, 0.5 + level / 2.0)) * se
+    half = t_ppf(0.5 + level / 2.0, df) * se
     return gap - half, gap + half, se, df
 
 
@@ -302,7 +303,8 @@ def paired_drift(o: FloatArray, n: FloatArray, alpha: float
     α (2/2^n ≤ α over the n fixtures that moved), as the verdict decides. Every fixture moved alike: no
     interval (±inf) and the sign-flip p of n equal changes, 2/2^n, stands in for the t p."""
     import numpy as np
-    from scipy import special
+
+    from benchcard.stats.paired import t_ppf, t_sf
 
     d = n - o
     f = d.shape[1]
@@ -313,8 +315,8 @@ def paired_drift(o: FloatArray, n: FloatArray, alpha: float
     zero = se <= 1e-12 * np.maximum(1.0, np.abs(gap))
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(zero, 0.0, gap / np.where(zero, 1.0, se))
-        p = np.where(zero, np.where(moved > 0, floor, 1.0), 2.0 * special.stdtr(f - 1, -np.abs(t)))
-        half = np.where(zero, np.inf, special.stdtrit(f - 1, 1 - alpha / 2) * se)
+        p = np.where(zero, np.where(moved > 0, floor, 1.0), 2.0 * t_sf(np.abs(t), f - 1))
+        half = np.where(zero, np.inf, t_ppf(1 - alpha / 2, f - 1) * se)
     changed = (p <= alpha) & (floor <= alpha)
     return changed, gap - half, gap + half, np.minimum(p, 1.0)
 

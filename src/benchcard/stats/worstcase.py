@@ -23,6 +23,7 @@ from scipy import special
 from scipy.stats import qmc
 
 from benchcard.stats import _tablecache
+from benchcard.stats.paired import t_ppf, t_sf
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -312,11 +313,11 @@ def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], com
     t_arr = np.asarray(t, dtype=np.float64)
     df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), t_arr.shape)
     with np.errstate(invalid="ignore"):
-        out: FloatArray = special.stdtr(df_arr, -t_arr)
+        out: FloatArray = t_sf(t_arr, df_arr)
     if r < 2 or not applies.any():
         return out
     with np.errstate(invalid="ignore"):
-        out = np.where(applies, special.stdtr(reference_df(df_arr, n), -t_arr), out)
+        out = np.where(applies, t_sf(t_arr, reference_df(df_arr, n)), out)
     score = wallace(t_arr, df_arr)
     one = np.zeros(t_arr.shape, dtype=bool) if fixed is None else np.broadcast_to(fixed, t_arr.shape)
     for nn, cc in _designs(n, complete, applies):
@@ -334,10 +335,10 @@ def critical_t(u: float, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: 
     """The smallest t whose calibrated one-sided p is ≤ u, row by row: an interval drawn at it agrees with the
     test (Student's quantile where no run term is measured)."""
     df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), n.shape)
-    out: FloatArray = np.array(special.stdtrit(df_arr, 1.0 - u), dtype=np.float64)
+    out: FloatArray = np.array(t_ppf(1.0 - u, df_arr), dtype=np.float64)
     if r < 2 or not applies.any():
         return out
-    out = np.where(applies, special.stdtrit(reference_df(df_arr, n), 1.0 - u), out)
+    out = np.where(applies, t_ppf(1.0 - u, reference_df(df_arr, n)), out)
     one = np.zeros(n.shape, dtype=bool) if fixed is None else np.broadcast_to(fixed, n.shape)
     for nn, cc in _designs(n, complete, applies):
         rows = applies & (n == nn) & (complete == cc)
