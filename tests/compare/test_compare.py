@@ -211,6 +211,9 @@ def test_a_sample_whose_score_is_no_number_is_a_failed_cell_not_left_out_of_a_wi
     assert v["finding"] == "incomplete" and v["outcome"] == "non-result"
     assert v["counts"] == {"planned": 80, "scored": 80 - hid, "truncated": 0, "failed": hid, "missing": 0}
     assert f"{b}: {hid} sample(s) have no number for acc: counted as failed cells, not scored" in v["notes"]
+    # said once: the rule's metric was also noted as 'not numbers and were left out', the opposite of counted
+    assert [n for n in v["notes"] if "of acc" in n or "for acc" in n] == [
+        f"{b}: {hid} sample(s) have no number for acc: counted as failed cells, not scored"]
     allowed = tmp_path / "rule.yaml"
     allowed.write_text(f"all: [{{metric: acc, test: rises}}]\nalpha: 0.05\nequivalence_margin: 0.05\n"
                        f"allow_failed: {hid}\n", encoding="utf-8")

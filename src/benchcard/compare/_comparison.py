@@ -180,7 +180,7 @@ def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head:
         f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
         notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})] + [
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
-            for m, n in log.skipped.items()] + [
+            for m, n in log.skipped.items() if m not in needed] + [  # the rule's: counted failed, said below
             f"{log.path}: {n} sample(s) have no number for {m}: counted as failed cells, not scored" for log in (a, b)
             for m, n in unscored(log, needed).items()],
     )
