@@ -41,6 +41,7 @@ from ..helpers_verdict import (
     make_project,
     make_run,
     reference_table,
+    strong_run,
     the_card,
 )
 
@@ -348,3 +349,33 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     table = (run_dir / "table.csv").read_text(encoding="utf-8")
     assert table == reference_table(run_dir, "baseline", "test/model-1 · effort high · Test, API")
     assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,""02""",A,0,' in table
+
+
+def test_a_run_folder_copied_under_another_run_id_is_not_judged_again_nor_published(tmp_path: Path) -> None:
+    """Hostile audit: a judged run's folder copied by hand under another run id (its manifest still the first
+    run's) got a verdict and a ledger row of its own, so the same 36 calls stood in the ledger as two results,
+    and the site listed it as a second run. Every reader of a run folder refuses a manifest not named for it."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from benchcard.cli import cli
+
+    project = make_project(tmp_path)
+    run = strong_run(project)
+    assert cli_run(project, "verdict", run.name).exit_code == 0
+    copy = run.with_name(run.name[:-4] + "0000")
+    shutil.copytree(run, copy)
+    (copy / "verdict.json").unlink()
+    (copy / "table.csv").unlink()
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "verdict", copy.name])
+    assert result.exit_code == 1 and result.stderr == (
+        f"error: {copy}: its manifest.json is run {run.name}, not {copy.name}: a run folder copied or renamed by hand "
+        f"is not a run of its own (its calls are run {run.name}'s); remove the copy, or keep it outside results/\n")
+    assert [row.run for row in ledger.read(project)] == [run.name]
+    built = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    assert (f"skipped: results/extract-ab/v1/{copy.name}: its manifest is run {run.name}, in a folder not named for "
+            "it (a copy of a run folder?); left out, as every command leaves it") in built.output
+    assert not (tmp_path / "site" / "runs" / "extract-ab" / "v1" / copy.name).exists()
+    assert copy.name not in (tmp_path / "site" / "cards" / "extract-ab" / "index.html").read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ from benchcard.records.rows import (
     ASSIGNMENT,
     MANIFEST,
     OUTPUTS,
+    RUN_ID,
     SCORES,
     SEALED,
     VERDICT,
@@ -357,6 +358,10 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 outputs, earlier = _outputs(run_dir, manifest)
                 if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
                     skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
+                    continue
+                if not RUN_ID.fullmatch(run_dir.name) or manifest.run != run_dir.name:
+                    skipped.append(f"{project.relative(run_dir)}: its manifest is run {manifest.run}, in a folder not "
+                                   "named for it (a copy of a run folder?); left out, as every command leaves it")
                     continue
                 typed, written = _read_verdict(run_dir / VERDICT, project.relative(run_dir / VERDICT), skipped)
                 runs.append(

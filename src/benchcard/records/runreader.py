@@ -96,8 +96,15 @@ class RunReader:
         return self.manifest_path.is_file()
 
     def read_manifest(self) -> Manifest:
-        """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError."""
-        return decode_manifest(self._manifest_data(), self.manifest_path)
+        """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError, and so is a
+        manifest in a folder not named for its run: a run folder copied under another run id was judged again and
+        entered the ledger as a second result of the same calls."""
+        manifest = decode_manifest(self._manifest_data(), self.manifest_path)
+        if manifest.run != self.folder.name:
+            raise RunError(f"{self.folder}: its {MANIFEST} is run {manifest.run}, not {self.folder.name}: a run "
+                           "folder copied or renamed by hand is not a run of its own (its calls are run "
+                           f"{manifest.run}'s); remove the copy, or keep it outside results/")
+        return manifest
 
     def manifest_as_written(self) -> dict[str, Any]:
         """The manifest's fields exactly as the file holds them (unknown ones too): what its digests cover."""
