@@ -57,12 +57,18 @@ def test_a_run_started_in_the_same_second_as_another_gets_a_fresh_id(tmp_path: P
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import secrets
 
-    drawn = iter(["0000", "0000", "0001"])  # the second run draws the first's four hex digits, then others
+    from benchcard.run import store as storemod
+
+    drawn = iter(["0000", "0000", "0000", "0001"])  # a run draws another's four hex digits, then others
     monkeypatch.setattr(secrets, "token_hex", lambda _n: next(drawn))
     started = datetime(2026, 11, 30, 15, 12, 0, tzinfo=UTC)
     first = RunStore.create(Project(tmp_path), "card", 1, started=started)
-    second = RunStore.create(Project(tmp_path), "card", 1, started=started)
-    assert (first.run_id, second.run_id) == ("20261130T151200Z-0000", "20261130T151200Z-0001")
+    second = RunStore.create(Project(tmp_path), "card", 1, started=started)  # stamped after the newest
+    assert (first.run_id, second.run_id) == ("20261130T151200Z-0000", "20261130T151201Z-0000")
+    # two processes that both looked at the folder before either made its run: the id is drawn again
+    monkeypatch.setattr(storemod, "_after_newest", lambda _folder, when: when)
+    third = RunStore.create(Project(tmp_path), "card", 1, started=started)
+    assert third.run_id == "20261130T151200Z-0001"
 
 
 def test_the_manifest_is_written_once_and_only_grows(store: RunStore) -> None:
@@ -242,3 +248,48 @@ def test_a_full_disk_while_planning_leaves_no_half_made_run(tmp_path: Path, serv
                               "--resume", half.name, "--json"], capture_output=True, text=True, timeout=300, check=True)
     [s] = json.loads(resumed.stdout)["runs"]
     assert s["run"] == half.name and s["counts"]["ok"] == 400 and s["finished"]
+
+
+def test_the_run_just_made_is_the_newest_even_when_the_clock_went_back(tmp_path: Path, server: FakeServer, key: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card's runs are ordered by id (their UTC start) and its name stands for the newest. A run made while the
+    clock was an hour ahead, then one made after it was set right, got the earlier id: `status CARD` and
+    `verdict CARD` went to the older run. A new id is stamped at least a second after the newest in its folder
+    (the manifest keeps the real start), so the run just made is the newest; two runs in one second likewise."""
+    from datetime import timedelta
+
+    from benchcard.run import runner
+
+    from ..helpers_run import bc, ok, summary
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    ahead = datetime.now(UTC) + timedelta(hours=1)
+
+    class Ahead(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> datetime:  # type: ignore[override]
+            return ahead
+
+    monkeypatch.setattr(runner, "datetime", Ahead)
+    [first] = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"]
+    monkeypatch.setattr(runner, "datetime", datetime)
+    made = []
+    for _ in range(2):  # the clock set right again, and two runs within one second
+        [run] = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"]
+        made.append(run["run"])
+    assert first["run"] < made[0] < made[1]
+    assert f"{made[1]} · colour-ab v1" in ok(bc(project, "status", "colour-ab")).output
+    manifest = json.loads((project.results_dir / "colour-ab" / "v1" / made[0] / "manifest.json").read_text())
+    assert manifest["started_at"] < ahead.strftime("%Y-%m-%dT%H:%M:%SZ")  # the real start, on record
+
+
+def test_a_new_run_id_is_stamped_after_the_newest_in_its_folder(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    later = project.run_dir("card", 1, "20261206T120000Z-ffff")
+    later.mkdir(parents=True)
+    early = datetime(2026, 12, 6, 11, 0, tzinfo=UTC)
+    assert RunStore.create(project, "card", 1, started=early).run_id.startswith("20261206T120001Z-")
+    assert RunStore.create(project, "card", 2, started=early).run_id.startswith("20261206T110000Z-")  # own folder
+    project.run_dir("card", 3, "99991231T235959Z-0000").mkdir(parents=True)  # no second after it: the start
+    assert RunStore.create(project, "card", 3, started=early).run_id.startswith("20261206T110000Z-")

@@ -1,7 +1,8 @@
 """Which run a card's name stands for: one rule, for every command and page that picks "the card's run".
 
-A card's runs are ordered by version, then by run id (its UTC start, to the second; two runs started in one
-second are ordered by their random suffix); a run set aside (`records/setaside.py`) is
+A card's runs are ordered by version, then by run id (its UTC start, to the second, but never earlier than a
+second after the newest id already in its version's folder, `run/store.py`: a run started in the same second as
+another, or after the clock was set back, is still the newest); a run set aside (`records/setaside.py`) is
 never picked. There are two picks, and only two:
 
 - `result`, the card's result: the run of its latest verdict in the ledger (the highest `seq`), never a

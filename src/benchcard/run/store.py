@@ -22,8 +22,8 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
-from pathlib import PurePosixPath
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import IO, Any
 
@@ -33,6 +33,7 @@ from benchcard._util.files import AtomicFile, write_atomic
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
+    RUN_ID,
     AssignmentRow,
     JudgeStretch,
     Look,
@@ -52,6 +53,25 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 
+def _after_newest(version_dir: Path, started: datetime) -> datetime:
+    """The time a new run's id is stamped with: its start, or one second after the newest run id already in the
+    version's folder when the start is not later (a clock set back, or two runs in one second), since a card's
+    runs are ordered by id and its name stands for the newest: the run just made must be it."""
+    try:
+        ids = [p.name for p in version_dir.iterdir() if RUN_ID.fullmatch(p.name)]
+    except OSError:
+        return started
+    if not ids:
+        return started
+    newest = datetime.strptime(max(ids)[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    if started.astimezone(UTC).replace(microsecond=0) > newest:
+        return started
+    try:
+        return newest + timedelta(seconds=1)
+    except OverflowError:  # a folder named for the year 9999
+        return started
+
+
 class RunStore(RunReader):
     """One run's folder, `results/<card>/v<N>/<run>/`: the reading (records.runreader) and the writing."""
 
@@ -62,6 +82,8 @@ class RunStore(RunReader):
                started: datetime | None = None) -> RunStore:
         """A new, empty run folder; never reuses one. Its id is `run_id`, else a fresh one stamped `started` (now
         when not given): a folder already there with that id is passed by for another four hex digits."""
+        if run_id is None:
+            started = _after_newest(project.run_dir(card_id, version, "x").parent, started or datetime.now(UTC))
         for _ in range(16):
             rid = run_id or new_run_id(started)
             folder = project.run_dir(card_id, version, rid)
