@@ -25,13 +25,15 @@ def sequential_ab(root: Path, base_url: str | None = None, *, fixtures: int = 16
     return seal_card(root, "colour-ab")
 
 
-def futile_ab(root: Path, base_url: str | None = None) -> Project:
+def futile_ab(root: Path, base_url: str | None = None, min_effect: float = 0.4) -> Project:
     """colour-ab with looks after repetitions 3, 6, 9, futility on and `win.min_effect: 0.4`, sealed: against
-    `futile()` it goes on at look 1 and stops for futility at look 2."""
+    `futile()` it goes on at look 1 and stops for futility at look 2. At `min_effect` 0.3 it does the same, and its
+    16 × 9 design can show the plainest effect (at 0.4 it wins 94 % of simulated runs: `check` searches the
+    smallest change, about 10 CPU-s of table draws)."""
     sequential_ab(root, base_url)
     card = root / "cards" / "colour-ab.yaml"
     card.write_text(card.read_text(encoding="utf-8").replace("  equivalence_margin: 0.05",
-                                                             "  equivalence_margin: 0.05\n  min_effect: 0.4"),
+                                                             f"  equivalence_margin: 0.05\n  min_effect: {min_effect}"),
                     encoding="utf-8")
     for seal in (root / "keys" / "colour-ab").glob("*.seal.json"):
         seal.unlink()

@@ -170,7 +170,7 @@ def test_a_sequential_card_is_sealed_with_its_rule_and_its_runs_follow_the_seal(
     from ..helpers_sequential import futile, futile_ab
 
     server.configure(futile())
-    project = futile_ab(tmp_path, server.base_url)
+    project = futile_ab(tmp_path, server.base_url, min_effect=0.3)  # a design `check` need not search a change for
     path = tmp_path / "keys" / "colour-ab" / "v1.seal.json"
     sealed = json.loads(path.read_text())
     assert sealed["sequential"] == RULES
