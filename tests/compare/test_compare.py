@@ -214,6 +214,10 @@ def test_a_sample_whose_score_is_no_number_is_a_failed_cell_not_left_out_of_a_wi
     # said once: the rule's metric was also noted as 'not numbers and were left out', the opposite of counted
     assert [n for n in v["notes"] if "of acc" in n or "for acc" in n] == [
         f"{b}: {hid} sample(s) have no number for acc: counted as failed cells, not scored"]
+    # a log's sample is no call: it did not fail 'in transport', and a comparison has a rule, not a card
+    said = (f"{hid} sample(s) failed in their log (an error, or no number for a metric of the rule) and the rule "
+            f"allows 0; a grid with more unscored cells than its rule allows is not judged")
+    assert said in v["why"] and "transport" not in result.stdout and "the card" not in result.stdout
     allowed = tmp_path / "rule.yaml"
     allowed.write_text(f"all: [{{metric: acc, test: rises}}]\nalpha: 0.05\nequivalence_margin: 0.05\n"
                        f"allow_failed: {hid}\n", encoding="utf-8")

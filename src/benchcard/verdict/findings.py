@@ -85,8 +85,13 @@ def _counts(data: RunData) -> RowCounts:
 
 def _unscored_parts(counts: RowCounts, data: RunData) -> list[str]:
     """The cells without a score and not cut off, by why: failed in transport, no output, or an output the
-    scorer gave no score (on a judge card: none of its judgements could be read as a grade)."""
+    scorer gave no score (on a judge card: none of its judgements could be read as a grade). A comparison's cells
+    are samples of two logs: failed in its log (an error, or no number for a metric of the rule), or in one only."""
     no_output = counts.missing - data.unscored
+    if data.manifest.kind == "compare":
+        parts = [f"{counts.failed} sample(s) failed in their log (an error, or no number for a metric of the "
+                 "rule)"] if counts.failed else []
+        return parts + ([f"{no_output} cell(s) are samples of one log only"] if no_output else [])
     parts = [f"{counts.failed} cell(s) failed in transport"] if counts.failed else []
     parts += [f"{no_output} cell(s) have no output"] if no_output else []
     if data.unscored and data.manifest.judge is not None:
@@ -233,8 +238,9 @@ def _overall(card: Card, data: RunData, counts: RowCounts, comparisons: list[_Va
         what = _unscored_parts(counts, data)
         if counts.truncated:
             what.insert(bool(counts.failed), f"{counts.truncated} cell(s) were cut off by the token limit")
-        return "incomplete", (f"{' and '.join(what)} and the card allows {allowed}; a grid with more unscored cells "
-                              "than its card allows is not judged (the figures below are for information only).")
+        who = _allower(data)
+        return "incomplete", (f"{' and '.join(what)} and the {who} allows {allowed}; a grid with more unscored cells "
+                              f"than its {who} allows is not judged (the figures below are for information only).")
     finding = FINDINGS[int(overall(codes)[0])]
     if len(comparisons) == 1:
         return finding, comparisons[0].why
@@ -259,8 +265,15 @@ def _notes(data: RunData, counts: RowCounts, truncated_by: dict[str, int], faile
     if failed_only:
         notes.append(f"{failed_only} cell(s) have no score ("
                      + ", ".join(f"{v} {n}" for v, n in failed_by.items())
-                     + f"): {'; '.join(_unscored_parts(counts, data))}; the card allows {allowed} unscored cell(s).")
+                     + f"): {'; '.join(_unscored_parts(counts, data))}; the {_allower(data)} allows {allowed} unscored "
+                       + ("cell(s) (allow_failed in a --rule file)." if data.manifest.kind == "compare"
+                          else "cell(s)."))
     return notes
+
+
+def _allower(data: RunData) -> str:
+    """Who sets how many cells may go unscored: the card, or for a comparison its rule (`allow_failed`)."""
+    return "rule" if data.manifest.kind == "compare" else "card"
 
 
 def _metric_figures(card: Card, data: RunData, figures: Figures, others: list[str],
