@@ -25,6 +25,7 @@ from benchcard.records.rows import (
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_cli import bc, one_line_error
 from ..helpers_run import ab_project
 
 
@@ -293,3 +294,22 @@ def test_a_new_run_id_is_stamped_after_the_newest_in_its_folder(tmp_path: Path) 
     assert RunStore.create(project, "card", 2, started=early).run_id.startswith("20261206T110000Z-")  # own folder
     project.run_dir("card", 3, "99991231T235959Z-0000").mkdir(parents=True)  # no second after it: the start
     assert RunStore.create(project, "card", 3, started=early).run_id.startswith("20261206T110000Z-")
+
+
+def test_a_plan_refused_for_another_reason_than_a_full_disk_does_not_say_make_room(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line named a full disk's remedy ('Make room') whatever the system said, a refused permission too."""
+    import errno
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+
+    def refused(self: RunStore, rows: object) -> int:
+        raise PermissionError(errno.EACCES, "Permission denied", str(self.folder / "sealed" / "requests.jsonl"))
+
+    monkeypatch.setattr(RunStore, "write_sealed", refused)
+    line = one_line_error(bc(project.root, "run", "colour-ab"))
+    assert re.fullmatch(r"error: results/colour-ab/v1/\S+: the run could not be planned \(Permission denied\) writing "
+                        r"sealed/requests\.jsonl; nothing was called, and the half-made folder is removed\. Put that "
+                        r"right, then: benchcard run colour-ab", line), line
+    assert not [p for p in project.results_dir.rglob("*") if p.is_file() or p.name.startswith("2")]

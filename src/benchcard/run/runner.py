@@ -502,9 +502,11 @@ def _unplanned(project: Project, card_id: str, store: RunStore, exc: OSError, re
     """The line for a plan the disk refused: the run, the file, what the system said, and the command to run."""
     name = Path(str(exc.filename)) if exc.filename else None
     file = f" writing {name.relative_to(store.folder)}" if name and name.is_relative_to(store.folder) else ""
-    why = f"{exc.strerror or exc}{': the disk is full or a file-size limit was reached' if exc.errno in _FULL else ''}"
-    then = (f"nothing was called, and the half-made folder is removed. Make room, then: benchcard run {card_id}"
-            if removed else f"nothing was called. Make room, then: benchcard run {card_id} --resume {store.run_id}")
+    full = exc.errno in _FULL
+    why = f"{exc.strerror or exc}{': the disk is full or a file-size limit was reached' if full else ''}"
+    fix = "Make room" if full else "Put that right"  # a refused permission is not mended by making room
+    then = (f"nothing was called, and the half-made folder is removed. {fix}, then: benchcard run {card_id}"
+            if removed else f"nothing was called. {fix}, then: benchcard run {card_id} --resume {store.run_id}")
     return f"{project.relative(store.folder)}: the run could not be planned ({why}){file}; {then}"
 
 
