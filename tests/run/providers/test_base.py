@@ -68,6 +68,26 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after(httpx.Headers({})) is None
 
 
+@pytest.mark.parametrize("form", ["%a %b %d %H:%M:%S %Y", "%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",
+                                  "%a, %d %b %Y %H:%M:%S -0000"])
+def test_a_retry_after_date_is_read_in_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch,
+                                                                   form: str) -> None:
+    """Every HTTP-date is UTC (RFC 9110 §5.6.7), the asctime form too, which carries no zone: read as local time,
+    a date 30 s ahead asked for 8 hours under TZ=America/Los_Angeles (the cell waited the 600 s cap, or gave up)."""
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        when = (datetime.now(UTC) + timedelta(seconds=30)).strftime(form)
+        wait = parse_retry_after(httpx.Headers({"retry-after": when}))
+        assert wait is not None and 25 <= wait <= 31, (when, wait)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_a_server_echo_of_the_key_is_redacted() -> None:
     reply = httpx.Response(401, json={"error": {"message": "Incorrect API key provided: sk-openai-test. Or "
                                                            "sk-open*******test"}})

@@ -18,6 +18,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any, ClassVar, Literal
 
 import httpx
@@ -319,6 +320,8 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:  # the asctime form, or "-0000": an HTTP-date is UTC, never the local zone
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - time.time())
 
 
