@@ -185,3 +185,20 @@ def test_an_inspect_sample_with_another_target_is_not_paired(inspect_logs: dict[
     result = bc("compare", str(inspect_logs["b"]), str(other), "--win", "match rises", "--out", str(tmp_path / "x"))
     _refused(result, f'error: {other}: sample q3 has target "blue" but "red" in {inspect_logs["b"]}: not the same '
              "sample")
+
+
+def test_an_inspect_json_log_too_large_to_read_whole_is_refused_naming_the_conversion(
+        inspect_logs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: inspect_ai reads a .json log whole, about 3.2 times its size in memory (a 57 MB log took
+    180 MB more than a small one), so one at the 2 GiB limit would have needed about 7 GB; an .eval log's
+    summaries are read alone. Above the .json limit the line says how to convert it."""
+    from benchcard.compare import _logs
+
+    c = inspect_logs["c"]  # a .json log
+    monkeypatch.setattr(_logs, "MAX_JSON_LOG_BYTES", c.stat().st_size - 1)
+    result = bc("compare", str(c), str(inspect_logs["b"]), "--win", "match rises", "--out", str(tmp_path / "x"))
+    _refused(result, f"error: {c}: {c.stat().st_size:,} bytes of an inspect_ai .json log, which inspect_ai reads "
+             "whole", f"inspect log convert --to eval --stream 10 --output-dir DIR {c}")
+    monkeypatch.setattr(_logs, "MAX_JSON_LOG_BYTES", c.stat().st_size)
+    assert bc("compare", str(c), str(inspect_logs["b"]), "--win", "match rises", "--out",
+              str(tmp_path / "y")).exit_code == 0  # .eval logs (b) are not held to it
