@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -118,3 +119,19 @@ def test_the_command_prints_its_address_in_one_line_and_stops_on_ctrl_c(project:
             proc.communicate()
     assert proc.returncode == 0, err
     assert out.strip() == "stopped" and err == ""
+
+
+def test_links_to_their_own_folder_in_results_do_not_stop_the_viewer_starting(project: Project) -> None:
+    """Hostile audit: two links in results/ to results/ itself made the watcher's walk branch without end (it
+    followed every link), so `site --serve` never started. Links below the watched folders are not followed."""
+    (project.results_dir / "x").symlink_to(".")
+    (project.results_dir / "y").symlink_to(".")
+    done: list[frozenset[tuple[str, int, int]]] = []
+    walker = threading.Thread(target=lambda: done.append(fingerprint(project)), daemon=True)
+    walker.start()
+    walker.join(timeout=30)
+    assert done, "the fingerprint never finished"
+    assert not any("/x/" in path or "/y/" in path for path, _, _ in done[0])
+    said: list[str] = []
+    with viewing(project, port=0, say=said.append, interval=0.1) as viewer:
+        assert "bench-01" in _get(viewer.url + "index.html")

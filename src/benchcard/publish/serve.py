@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -42,17 +43,19 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 
 def fingerprint(project: Project) -> frozenset[tuple[str, int, int]]:
-    """Every watched file's path, size and modification time: a change to any of them is a change."""
+    """Every watched file's path, size and modification time: a change to any of them is a change. Links below
+    the watched folders are not followed (each is fingerprinted as a link, as the site's build walks them): two
+    links to their own folder in results/ made the walk branch without end, and `site --serve` never started."""
     seen: set[tuple[str, int, int]] = set()
     for name in WATCHED:
-        stack = [project.root / name]
+        stack = [(project.root / name, True)]  # the watched folders themselves may be links (results elsewhere)
         while stack:
-            path = stack.pop()
+            path, top = stack.pop()
             try:
-                info = path.stat()
-                if path.is_dir():
+                info = path.stat() if top else path.lstat()
+                if stat.S_ISDIR(info.st_mode):
                     with os.scandir(path) as entries:
-                        stack.extend(Path(e.path) for e in entries)
+                        stack.extend((Path(e.path), False) for e in entries)
                 else:
                     seen.add((str(path), info.st_size, info.st_mtime_ns))
             except OSError:  # gone between the listing and the look: the next round sees it
