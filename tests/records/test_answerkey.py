@@ -69,3 +69,22 @@ def test_a_key_file_written_twice_is_refused_by_seal_in_one_line(tmp_path: Path)
     key.write_text(key.read_text(encoding="utf-8").replace('{', '{"fixture": "excerpt-99",', 1), encoding="utf-8")
     line = one_line_error(bc(root, "seal", "bench-01"))
     assert line.endswith("keys/bench-01/excerpt-03.json:1: field 'fixture': written twice; keep one")
+
+
+def test_a_key_saved_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path) -> None:
+    """A key an editor saved as UTF-8 "with BOM" failed `check` with "not valid JSON (Unexpected UTF-8 BOM (decode
+    using utf-8-sig) …)" and then "its fixture has no answer key" for every worked example; it reads as the same key
+    without the mark (JSON lets a reader skip it, and no model is sent a key), as a data file's BOM does. The seal
+    still digests the file's bytes as written."""
+    from ..helpers_cli import bc
+    from ..helpers_project import copy_project
+
+    root = copy_project(tmp_path / "proj", cards=("bench-01",))
+    key = root / "keys" / "bench-01" / "excerpt-03.json"
+    plain = read_key_file(key)
+    key.write_bytes(b"\xef\xbb\xbf" + key.read_bytes())
+    marked = read_key_file(key)
+    assert (marked.body, marked.lines) == (plain.body, plain.lines)
+    checked = bc(root, "check", "bench-01", "--no-rig")
+    assert checked.exit_code == 0 and "BOM" not in checked.output, checked.output
+    assert bc(root, "seal", "bench-01").exit_code == 0

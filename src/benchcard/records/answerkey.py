@@ -52,9 +52,10 @@ class AnswerKey(msgspec.Struct, frozen=True, gc=False):
 
 def read_key_file(path: Path) -> AnswerKey:
     """`keys/<card>/<fixture>.json`: a JSON object (any other JSON, or none, is one line naming the file), with
-    the line each of its fields starts on. Its shape is the scorer's to check."""
+    the line each of its fields starts on. Its shape is the scorer's to check. A byte-order mark (an editor's
+    UTF-8 "with BOM") is read past, as a data file's is: JSON allows a reader to, and no model is sent a key."""
     shown = str(path)
-    text = read_regular_text(path, shown, CardError, MAX_JSON_BYTES)
+    text = read_regular_text(path, shown, CardError, MAX_JSON_BYTES).removeprefix("\ufeff")
     try:
         data = strict_json(text)
     except RecursionError:
