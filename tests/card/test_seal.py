@@ -317,3 +317,27 @@ def test_a_seal_file_removed_and_written_again_over_changed_content_is_caught_by
     path.unlink()  # a seal file lost with the content unchanged is written again, as it was
     assert bc(project, "seal", "colour-ab").exit_code == 0
     assert json.loads(path.read_text(encoding="utf-8"))["root"] == old_root
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["fixtures"].update({"fixtures/tiny-ab/item-01.txt": "sha256:" + "1" * 64}),
+     "fixtures.fixtures/tiny-ab/item-01.txt"),
+    (lambda d: d.update(protocol="sha256:" + "2" * 64), "protocol"),
+    (lambda d: d["protocol_fields"].update(prompt="sha256:" + "3" * 64), "protocol_fields.prompt"),
+])
+def test_a_digest_edited_in_the_seal_file_is_named_though_its_root_still_matches(tmp_path: Path, edit: Any,
+                                                                                 field: str) -> None:
+    """Hostile audit: a seal file whose listed digest was changed by hand (its root left as it was) passed
+    `check`, which compared the root alone: the published seal then listed a digest the fixture never had."""
+    from ..helpers_cli import exit_and_streams
+
+    root = make_ab_project(tmp_path)
+    project = Project(root)
+    path, _, _ = seal.seal(load_card(project.card_path("tiny-ab"), project), project)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = exit_and_streams(root, "check", "tiny-ab")
+    assert code == 1, out
+    assert (f"keys/tiny-ab/v1.seal.json: {field} is sha256:" in out
+            and "while the file's root still matches: the seal file was edited by hand" in " ".join(out.split())), out

@@ -214,6 +214,12 @@ def verify(card: Card, project: Project) -> str:
         raise SealError(f"{describe_difference(existing, content, card, project)}; a sealed version never changes: "
                         f"undo the change, or make it v{card.version + 1} (raise `version` in "
                         f"{project.relative(card.path)}, add a history note, `benchcard seal {card.id}`)")
+    edited = _edited_digest(existing, content)
+    if edited is not None:
+        where = project.relative(project.seal_path(card.id, card.version))
+        raise SealError(f"{where}: {edited} is {_edited_value(existing, edited)} but the sealed material's is "
+                        f"{_edited_value(content, edited)}, while the file's root still matches: the seal file was "
+                        "edited by hand; put it back as `benchcard seal` wrote it")
     run_on = run_on_another_root(card, project, existing.root)
     if run_on is not None:
         raise SealError(f"{project.relative(project.seal_path(card.id, card.version))}: root {existing.root}, but "
@@ -221,6 +227,29 @@ def verify(card: Card, project: Project) -> str:
                         "replaced after runs were made (a sealed version never changes); put the sealed file "
                         f"back, or make v{card.version + 1}")
     return existing.root
+
+
+def _edited_digest(sealed: SealFile, now: SealContent) -> str | None:
+    """The first digest a seal file lists that is not the one its (matching) root was made from, as a field path
+    (`fixtures.<file>`, `keys.<file>`, `protocol`, `protocol_fields.<field>`): a digest changed in the file by hand
+    left `check` saying the seal held, since only the root is compared."""
+    pairs = [("protocol", {"": sealed.protocol}, {"": now.protocol}), ("fixtures", sealed.fixtures, now.fixtures),
+             ("keys", sealed.keys, now.keys)]
+    if sealed.protocol_fields:  # written by every seal since protocol fields were named
+        pairs.append(("protocol_fields", sealed.protocol_fields, now.protocol_fields))
+    for kind, old, new in pairs:
+        for name in sorted(set(old) | set(new)):
+            if old.get(name) != new.get(name):
+                return f"{kind}.{name}" if name else kind
+    return None
+
+
+def _edited_value(seal: SealFile | SealContent, path: str) -> str:
+    """A digest of `seal` by its field path (`_edited_digest`), or "missing"."""
+    kind, _, name = path.partition(".")
+    table = getattr(seal, kind)
+    value = table if isinstance(table, str) else table.get(name)
+    return str(value) if value is not None else "missing"
 
 
 def run_on_another_root(card: Card, project: Project, root: str) -> tuple[str, str] | None:
