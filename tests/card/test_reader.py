@@ -302,6 +302,20 @@ def test_a_rig_model_that_does_not_read_as_written_is_refused_as_model_is(tmp_pa
     assert not list((root / "keys").glob("*/*.seal.json"))
 
 
+def test_a_rig_surface_is_free_text_refused_only_for_what_does_not_show(tmp_path: Path) -> None:
+    """Review: the rig's surface was held to a name's rules, so a card sealed before with `ChatGPT™ app` (not in
+    Unicode's normal form: ™ folds to TM) no longer loaded; a surface is refused only for a character that does
+    not show or reorders what follows."""
+    card = AB_CARD.replace("effort: null}", 'effort: null, surface: "ChatGPT\\u2122 app \\u2011 web"}')
+    assert "surface" in card  # YAML's escapes: the card holds ™ and a non-breaking hyphen
+    root = make_ab_project(tmp_path / "ok", card)
+    code, out, err = exit_and_streams(root, "check", "--no-rig")
+    assert code == 0 and "surface" not in out + err, (out, err)
+    hidden = make_ab_project(tmp_path / "rlo", card.replace("\\u2011", "\\u202e"))
+    code, out, err = exit_and_streams(hidden, "check", "--no-rig")
+    assert code == 1 and "field 'rig.surface': surface name" in out + err and "U+202E" in out + err, (out, err)
+
+
 def test_a_fixture_larger_than_any_model_reads_is_one_line_from_every_command(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A fixture file of any size was read whole by every command and sealed, and each cell would send it and write

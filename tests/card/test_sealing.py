@@ -50,3 +50,23 @@ def test_a_problem_check_finds_is_refused_before_the_design_is_looked_at(tmp_pat
     with pytest.raises(SealError, match=r"^refusing to seal: fixtures/tiny-ab/item-02.txt: fixture 'item-02' holds "
                                         r"no text"):
         seal_card(Project(root), "tiny-ab")
+
+
+def test_a_version_sealed_already_is_only_compared_with_its_seal(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: sealing a version sealed before ran the design search (up to ~21 s on a large design) and threw its
+    answer away; a seal that exists is compared, never searched again."""
+    from benchcard.card import sealing
+    from benchcard.card.load import load_card
+    from benchcard.card.seal import seal
+
+    root = make_ab_project(tmp_path / "proj", MUST_WIN)
+    project = Project(root)
+    seal(load_card(root / "cards" / "tiny-ab.yaml", project), project)  # sealed before the design check existed
+
+    def searched(*_: object) -> str:
+        raise AssertionError("the design was searched for a version sealed already")
+
+    monkeypatch.setattr(sealing, "cannot_win", searched)
+    again = seal_card(project, "tiny-ab")
+    assert not again.written and again.lines()[0] == "already sealed, unchanged: tiny-ab v1 → keys/tiny-ab/v1.seal.json"

@@ -51,6 +51,9 @@ def test_names_given_on_the_command_line(inspect_variants: dict[str, Path], tmp_
     (["A="], "error: --name 'A=': a name has 1 to 80 characters"),
     (["A=plain", "B=plain\u200b"], "error: --name 'B=plain\\u200b': U+200B is invisible or a control character"),
     (["A=plain", "B=pla\u202ein"], "U+202E is invisible or a control character"),
+    # default-ignorable characters outside the format category show nothing either (one definition: _util/names)
+    (["A=plain", "B=pl\u034fain"], "U+034F is invisible or a control character"),
+    (["A=plain", "B=plain\ufe0f"], "U+FE0F is invisible or a control character"),
     (["A=Plain", "B=plain "], "error: --name: both sides would be called 'Plain'; give each its own"),
     (["A=ｐｌａｉｎ", "B=plain"], "both sides would be called 'ｐｌａｉｎ'"),
 ])

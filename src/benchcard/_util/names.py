@@ -47,14 +47,32 @@ def shown(name: str) -> str:
     return quoted if quoted.isascii() else f"{quoted} ({name!a})"
 
 
+def hidden_chars(text: str) -> list[str]:
+    """The characters of a text that do not show as themselves: controls, format characters (zero-width, the
+    direction overrides and isolates), private use, surrogates, unassigned, line and paragraph separators, and
+    the default-ignorable characters of other categories."""
+    return [ch for ch in text if unicodedata.category(ch) in _HIDDEN_CATEGORIES or ord(ch) in _INVISIBLE]
+
+
+def hidden_problem(text: str) -> str | None:
+    """Why a text does not read as it is written (a character that does not show, or reorders what follows), in
+    a phrase; None when every character shows. Free text (a rig's surface) needs only this, a name more."""
+    hidden = hidden_chars(text)
+    if not hidden:
+        return None
+    ch = hidden[0]
+    kind = ("a bidirectional control character" if unicodedata.bidirectional(ch) in _BIDI_CONTROLS
+            or ch in "\u200e\u200f\u061c" else "an invisible or control character")
+    label = unicodedata.name(ch, "CONTROL" if unicodedata.category(ch) == "Cc" else "UNASSIGNED")
+    return f"holds {kind} (U+{ord(ch):04X} {label}), so it does not read as it is written"
+
+
 def name_problem(name: str) -> str | None:
     """Why a name does not read as what it is, in a phrase; None when it does."""
+    hidden = hidden_problem(name)
+    if hidden is not None:
+        return hidden
     for ch in name:
-        if unicodedata.category(ch) in _HIDDEN_CATEGORIES or ord(ch) in _INVISIBLE:
-            kind = ("a bidirectional control character" if unicodedata.bidirectional(ch) in _BIDI_CONTROLS
-                    or ch in "\u200e\u200f\u061c" else "an invisible or control character")
-            label = unicodedata.name(ch, "CONTROL" if unicodedata.category(ch) == "Cc" else "UNASSIGNED")
-            return f"holds {kind} (U+{ord(ch):04X} {label}), so it does not read as it is written"
         if ch.isspace() and ch != " ":
             return f"holds whitespace other than a plain space (U+{ord(ch):04X})"
     if name != name.strip() or "  " in name:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.names import name_problem, shown
+from benchcard._util.names import hidden_problem, name_problem, shown
 from benchcard._util.yamlread import load_yaml
 from benchcard.card._dataset import card_data_file, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
@@ -308,8 +308,8 @@ class _Reader:
             raise self.fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
         model = self.get(rig, ("rig", "model"), (str,), "a model name")
         surface = self.get(rig, ("rig", "surface"), (str,), "text", required=False)
-        self.shown_name("model", model)
-        self.shown_name("surface", surface)
+        self.shown_name("model", model, name_problem)
+        self.shown_name("surface", surface, hidden_problem)
         return Rig(
             provider=self.get(rig, ("rig", "provider"), (str,), "a provider name"),
             model=model,
@@ -317,11 +317,13 @@ class _Reader:
             surface=surface,
         )
 
-    def shown_name(self, field: str, value: str | None) -> None:
-        """A rig's model (or surface) as `--model` takes it: the rig line names it on every page, row and verdict,
-        so a character that does not show or reorders what follows (a right-to-left override made
-        `test/<RLO>ledom · fake` read `test/ekaf · model`) is refused (`_util/names.py`)."""
-        problem = None if value is None else name_problem(value)
+    def shown_name(self, field: str, value: str | None, problem_of: Callable[[str], str | None]) -> None:
+        """A rig's model as `--model` takes it, and its surface: the rig line names them on every page, row and
+        verdict, so a character that does not show or reorders what follows (a right-to-left override made
+        `test/<RLO>ledom · fake` read `test/ekaf · model`) is refused (`_util/names.py`). The surface is free text
+        and gets only that check: a name's other rules (Unicode normal form) would refuse a `™` or a non-breaking
+        hyphen, which trick nobody, in cards sealed before the check."""
+        problem = None if value is None else problem_of(value)
         if problem is not None:
             raise self.fail(("rig", field), f"{field} name {shown(str(value))} {problem}")
 

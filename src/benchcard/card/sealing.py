@@ -43,8 +43,10 @@ def seal_card(project: Project, name: str) -> Sealed:
     problems = check_card(card, project, verify_seal=False).problems
     if problems:
         raise SealError(f"refusing to seal: {problems[0]}")
-    dead = cannot_win(card) if card.win is None or not card.win.accept_cannot_win else None
-    if dead and not project.seal_path(card.id, card.version).exists():
+    sealed_before = project.seal_path(card.id, card.version).exists()
+    accepts = card.win is not None and card.win.accept_cannot_win
+    dead = None if sealed_before or accepts else cannot_win(card)
+    if dead:
         raise SealError(f"refusing to seal {project.relative(card.path)}: {dead} (or, for an A/A or pilot card, "
                         "say so: win: {accept_cannot_win: true})")
     path, data, written = seal(card, project)

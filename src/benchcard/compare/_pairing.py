@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchcard._util.names import hidden_chars
 from benchcard.compare._logs import Key, Samples
 from benchcard.errors import CompareError
 from benchcard.records.rows import Manifest, Metric
@@ -137,7 +138,7 @@ def labels_of(a: Samples, b: Samples, given: Sequence[str] = ()) -> tuple[str, s
     auto = told_apart(a, b)
     labels = (names.get("A", auto[0]), names.get("B", auto[1]))
     for side, log, label in (("A", a, labels[0]), ("B", b, labels[1])):
-        hidden = _hidden(label)
+        hidden = hidden_chars(label)
         if side not in names and hidden:  # a log's own words: its model, its arguments
             raise CompareError(f"{log.path}: the name it gives its side, {label!a}, holds U+{ord(hidden[0]):04X}, "
                                "an invisible, control or direction character (a right-to-left override would "
@@ -184,19 +185,13 @@ def _given(given: Sequence[str]) -> dict[str, str]:
             raise CompareError(f"--name {text!r}: expected A=NAME or B=NAME (A is the baseline, B the variant)")
         if side in names:
             raise CompareError(f"--name {text!r}: {side} is named twice")
-        hidden = _hidden(name)
+        hidden = hidden_chars(name)
         if not name or len(name) > MAX_NAME or hidden:
             why = f"U+{ord(hidden[0]):04X} is invisible or a control character" if hidden else \
                 f"a name has 1 to {MAX_NAME} characters"
             raise CompareError(f"--name {text!r}: {why}")
         names[side] = name
     return names
-
-
-def _hidden(name: str) -> list[str]:
-    """The characters of a name that do not show as themselves: controls, format characters (zero-width, the
-    direction overrides and isolates), private use, surrogates, line and paragraph separators."""
-    return [c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")]
 
 
 def _reads_as(name: str) -> str:
