@@ -486,6 +486,8 @@ NOT_ANSWERS = [
      "not an answer: the model asked to call a tool"),
     ("openai", {"default_reply": "negative", "faults": [{"kind": "null", "times": 9}]}, 1,
      "not an answer: the message content is null"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "null", "times": 9}]}, 1,
+     "not an answer: the reply holds no text block"),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "refusal"}]}, 1,
      "refused by the API: the API declined to answer (stop reason refusal)"),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "pause_turn"}]}, 1,

@@ -111,4 +111,8 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
                   reasoning=reasoning)
     cost = money(usage_map.get("cost"))
     status, error = status_for(stop)
+    if status == "ok" and not any(b.get("type") == "text" for b in blocks):
+        # as a chat message whose content is null: no text came back, which must never be scored as an answer
+        status, error = "failed", ("not an answer: the reply holds no text block (no text came back: a refusal, a "
+                                   "tool call or thinking without a word)")
     return Completion(text, stop, status, usage, cost, error=error)
