@@ -53,6 +53,7 @@ import calibration  # beside this script
 from _grid import cache_off
 from benchcard.stats import worstcase
 from benchcard.stats.crossed import crossed
+from critical_source import mean_squares
 
 Array = npt.NDArray[np.float64]
 ALPHA = 0.05
@@ -341,15 +342,6 @@ def binomial_stats(line: calibration.Line, sims: int, seed: int) -> Stats:
         n=f,
         r=r,
     )
-
-
-def mean_squares(x: Array) -> tuple[Array, Array]:
-    """MS_repetition and MS_error of each run's complete two-way table (S, F, R)."""
-    f, r = x.shape[1], x.shape[2]
-    resid = x - x.mean(axis=2, keepdims=True) - x.mean(axis=1, keepdims=True) + x.mean(axis=(1, 2), keepdims=True)
-    rep: Array = f * ((x.mean(axis=1) - x.mean(axis=(1, 2))[:, None]) ** 2).sum(axis=1) / (r - 1)
-    err: Array = (resid * resid).sum(axis=(1, 2)) / ((f - 1) * (r - 1))
-    return rep, err
 
 
 def scatter(f: int, r: int, sims: int, seed: int) -> None:
