@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard._util.text import displayable, plain_text, spreadsheet_text
+from benchcard._util.text import balanced_isolates, displayable, plain_text, reorders, spreadsheet_text
 
 
 def test_lone_surrogates_become_the_replacement_character_and_the_rest_is_kept() -> None:
@@ -24,3 +24,19 @@ def test_a_cell_a_spreadsheet_would_run_gets_an_apostrophe_and_reads_back_as_wri
 def test_other_cells_are_left_as_they_are_both_ways(cell: str) -> None:
     assert spreadsheet_text(cell) == cell
     assert plain_text(cell) == cell
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Win for B", False), ("1.5 · v2", False), ("Win\u202e for B", True), ("שלום", True), ("x\u2067y", True),
+    ("\u0661\u0662", True), ("a\u200eb", False)])
+def test_reorders_finds_what_can_move_text_beside_it(text: str, expected: bool) -> None:
+    assert reorders(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Win\u202e for B", "Win\u202e for B"),
+    ("Win \u2069\u202e for B", "\u2068Win \u2069\u202e for B"),
+    ("a\u2067b", "a\u2067b\u2069"),
+    ("\u2068a\u2069b\u2069\u2066", "\u2068\u2068a\u2069b\u2069\u2066\u2069")])
+def test_balanced_isolates_pairs_every_isolate_and_pop(text: str, expected: str) -> None:
+    assert balanced_isolates(text) == expected

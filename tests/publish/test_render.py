@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+from benchcard.publish._render import environment
+
 from ..helpers_cli import bc
 from ..helpers_project import AB_CARD, make_ab_project
 
@@ -47,3 +49,13 @@ def test_no_link_on_a_page_runs_script_or_leaves_for_another_host(tmp_path: Path
     for url in GOOD:
         assert url in hrefs
     assert "source 0" in (tmp_path / "site" / "cards" / "tiny-ab" / "index.html").read_text(encoding="utf-8")
+
+
+def test_text_that_could_reorder_its_line_is_isolated_and_plain_text_is_not() -> None:
+    page = environment().from_string(
+        '<title>{{ t|isolated_text }}</title><a href="{{ (t)|plain }}">{{ t }}</a> · {{ u }} {{ n }}')
+    assert page.render(t="Win\u202e <for> B", u="plain", n=3) == (
+        '<title>\u2068Win\u202e &lt;for&gt; B\u2069</title><a href="Win\u202e &lt;for&gt; B">'
+        "<bdi>Win\u202e &lt;for&gt; B</bdi></a> · plain 3")
+    plain_page = page.render(t="Win for B", u="plain", n=3)
+    assert plain_page == '<title>Win for B</title><a href="Win for B">Win for B</a> · plain 3'

@@ -285,3 +285,38 @@ def test_a_forged_ledger_row_is_never_shown_as_a_result_without_the_chains_warni
     line = " ".join(index.locator("main tr", has_text="bench-01").first.inner_text().split())
     assert "non-result · win" in line, line  # what the forged row says is still shown, under the warning
     index.close()
+
+
+_LINE_ORDER = """el => {
+    const after = el.nextSibling, range = document.createRange(), xs = [];
+    for (let i = 0; i < after.data.length; i++) {
+        if (after.data[i].trim() === "") continue;
+        range.setStart(after, i); range.setEnd(after, i + 1);
+        xs.push(range.getBoundingClientRect().left);
+    }
+    return {text: after.data, xs: xs, linkRight: el.getBoundingClientRect().right};
+}"""
+
+
+def test_a_right_to_left_override_in_a_title_reverses_nothing_around_it(tmp_path: Path, browser: Any) -> None:
+    """The hostile audit: a card title holding U+202E (and a stray U+2069 before it, which would close an isolate
+    early) must not reverse the rest of its line: on the run's page the kicker reads "Evidence · <title> · v1",
+    and " · v1" must stay after the title, left to right, as written."""
+    project = make_project(tmp_path / "proj")
+    card = project.root / "cards" / "emit-terminator.yaml"
+    text = card.read_text(encoding="utf-8")
+    title = "title: Emit a terminator and write nothing after it\n"
+    assert title in text
+    card.write_text(text.replace(title, 'title: "Win \\u2069\\u202e for B"\n'), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    [run_page] = (tmp_path / "web").glob("runs/emit-terminator/*/20261101T090000Z-aaaa/index.html")
+    page, problems = _open(browser, run_page.as_uri(), *VIEWPORTS["laptop"])
+    link = page.locator("p.kicker a")
+    assert "Win" in link.inner_text()
+    seen = link.evaluate(_LINE_ORDER)
+    assert seen["text"].strip().startswith("· v"), seen
+    assert seen["xs"] == sorted(seen["xs"]), seen  # " · v1" left to right, not "1v · "
+    assert seen["xs"][0] >= seen["linkRight"] - 0.5, seen  # and after the title, not inside it
+    assert problems == []
+    page.close()

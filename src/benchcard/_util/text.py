@@ -2,15 +2,22 @@
 
 A reply may hold a lone surrogate, which `outputs.jsonl` keeps losslessly as a JSON escape but which no UTF-8
 file can hold: where such text is shown, each lone surrogate becomes U+FFFD, the replacement character. A CSV
-cell a spreadsheet would run as a formula is written as text (`spreadsheet_text`, docs/security.md).
+cell a spreadsheet would run as a formula is written as text (`spreadsheet_text`, docs/security.md). Text that
+could reorder what is around it on a page (a right-to-left letter or a bidi control) is isolated there
+(`reorders`, `balanced_isolates`, used by the pages' `<bdi>`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _FORMULA_STARTS = frozenset("=+-@\t\r")
+# bidi classes that can move text other than themselves: right-to-left letters, Arabic numbers, the controls
+_REORDERING = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+_ISOLATE_STARTS = frozenset("\u2066\u2067\u2068")
+_ISOLATE_END = "\u2069"
 
 
 def displayable(text: str) -> str:
@@ -27,3 +34,25 @@ def spreadsheet_text(text: str) -> str:
 def plain_text(cell: str) -> str:
     """`spreadsheet_text` undone, for a cell read back from a sheet."""
     return cell[1:] if cell[:1] == "'" and cell[1:2] in _FORMULA_STARTS else cell
+
+
+def reorders(text: str) -> bool:
+    """Whether `text` holds a character that can reorder text beside it on a page (a right-to-left letter, an
+    Arabic number, or a bidi control), so a page must isolate it."""
+    return any(unicodedata.bidirectional(ch) in _REORDERING for ch in text)
+
+
+def balanced_isolates(text: str) -> str:
+    """`text` with its bidi isolates paired, so that it cannot close the isolate a page puts around it: a stray
+    pop (U+2069) gets an isolate opened before the text, an isolate left open gets its pop at the end. The
+    browser closes embeddings and overrides at the isolate's end itself; isolates it pairs like characters."""
+    stray, open_ = 0, 0
+    for ch in text:
+        if ch in _ISOLATE_STARTS:
+            open_ += 1
+        elif ch == _ISOLATE_END:
+            if open_:
+                open_ -= 1
+            else:
+                stray += 1
+    return "\u2068" * stray + text + _ISOLATE_END * open_

@@ -12,7 +12,7 @@ import jinja2
 from markupsafe import Markup
 
 from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
-from benchcard._util.text import displayable
+from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
 from benchcard.publish._runs import number
 
@@ -110,6 +110,28 @@ def json_ld(obj: Any) -> Markup:
     return Markup(text)
 
 
+def isolated(value: Any) -> Any:
+    """Every `{{ … }}` of a page: text that could reorder what is beside it (a title holding a right-to-left
+    override) is put in a `<bdi>`, so a reader sees the line around it in its order; other values as they are,
+    so a page of plain text is byte for byte what it was. Attributes take `|plain`, and the `<title>`, alt text
+    and options `|isolated_text`."""
+    if isinstance(value, str) and not isinstance(value, Markup) and reorders(value):
+        return Markup("<bdi>{}</bdi>").format(balanced_isolates(value))
+    return value
+
+
+def plain(value: Any) -> Markup:
+    """A value escaped and not isolated, for where no element may go: an attribute, the `<title>`."""
+    return Markup.escape(value)
+
+
+def isolated_text(value: Any) -> Markup:
+    """`plain`, and text that could reorder what follows it wrapped in Unicode's own isolate (U+2068 … U+2069),
+    for where no element may go but the text is read: the `<title>`, an image's alt text, a list option."""
+    text = str(value)
+    return Markup.escape(f"\u2068{balanced_isolates(text)}\u2069" if reorders(text) else text)
+
+
 def environment() -> jinja2.Environment:
     """The Jinja2 environment of every page: package templates, autoescaping, strict undefined."""
     env = jinja2.Environment(
@@ -119,9 +141,11 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=isolated,
     )
     env.filters.update(num=lambda x, digits=2: fixed(x, digits, missing=DASH), p=lambda x: p_value(x, 3, missing=DASH),
-                       money=money, ms=millis, value=fmt_value, paras=paragraphs)
+                       money=money, ms=millis, value=fmt_value, paras=paragraphs,
+                       plain=plain, isolated_text=isolated_text)
     env.globals["ledger_problem"] = None  # the chain's complaint, set by the build when the ledger does not verify
     env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env
