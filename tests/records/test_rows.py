@@ -28,6 +28,7 @@ from benchcard.records.rows import (
     encode_manifest,
     iter_rows,
     read_rows,
+    replies_line,
     rig_line,
     stop_line,
 )
@@ -166,3 +167,20 @@ def test_rule_parameters_say_the_first_that_differs() -> None:
     today = Rules(futility_level=0.035, decide_from=3, grid=IntegrationGrid(points=801, sds=9.0, cap=12.0))
     assert today.changed(rules) == "futility level 0.035, this benchcard uses 0.1"
     assert today.changed(today) is None
+
+
+def _replied(model: str, passes: list[dict[str, int]] | None) -> Manifest:
+    rig = RigRecord("openrouter", model)
+    return Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", rig=rig, replied_models=passes)
+
+
+def test_replies_naming_another_model_are_summed_over_passes_and_worded_by_how_far_they_are() -> None:
+    assert replies_line(_replied("openai/gpt-4o", None)) == ""  # an old manifest, or every reply named the model
+    assert "replied_models" not in _replied("gpt-4o", None).fields()
+    snapshot = _replied("openai/gpt-4o", [{"openai/gpt-4o-2024-08-06": 3}, {"openai/gpt-4o-2024-08-06": 2}])
+    assert replies_line(snapshot) == ("note: the replies named a version of openai/gpt-4o, the model asked: "
+                                      "openai/gpt-4o-2024-08-06 (5)")
+    mixed = _replied("gpt-4o", [{"gpt-4o": 6, "gpt-4o-mini": 1}, {"anthropic/claude-3-haiku": 1, "gpt-4o-0613": 1}])
+    assert replies_line(mixed) == ("warning: 2 of 9 replies named another model than gpt-4o, the one asked: "
+                                   "gpt-4o (6), anthropic/claude-3-haiku (1), gpt-4o-0613 (1), gpt-4o-mini (1)")
+

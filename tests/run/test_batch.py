@@ -16,6 +16,19 @@ from ..helpers_run import bc, only_run, read_jsonl
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_batch_runs_replies_naming_another_model_are_recorded(tmp_path: Path, server: FakeServer, key: str,
+                                                               vendor: str) -> None:
+    server.configure({"default_reply": "red", "reply_model": "other-model", "batch": {"in_progress_s": 0.1}})
+    project = project_for(tmp_path, server, vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert result.exit_code == 0, result.output
+    assert "  warning: 12 of 12 replies named another model than test/model, the one asked: other-model (12)\n" \
+        in result.output
+    manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())
+    assert manifest["replied_models"] == [{"other-model": 12}]
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_batch_run_submits_every_cell_once_and_scores_blind(tmp_path: Path, server: FakeServer, key: str,
                                                               vendor: str) -> None:
     server.configure({"default_reply": "red", "batch": {"validating_s": 0.1, "in_progress_s": 0.3}})

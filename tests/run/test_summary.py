@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -9,12 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
+from benchcard.publish.build import build_site
 from benchcard.records.rows import OutputRow
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.summary import RunSummary, Tally, capped_note
+from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, bc, ok
+from ..helpers_run import ab_project, bc, ok, only_run
 
 
 def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
@@ -89,3 +92,44 @@ def test_the_tally_counts_statuses_and_prices_only_what_was_answered() -> None:
         t.add(row)
     assert t.counts == {"ok": 2, "truncated": 1, "failed": 1} and t.seen == 4
     assert (t.cost, t.priced, t.unpriced) == (0.25, 2, 1)  # a failed call has no price to miss; a free one costs 0
+
+
+def test_replies_naming_another_model_are_recorded_and_said_by_run_and_status(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red", "reply_model": "meta/llama-3-8b"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=1)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    said = "warning: 4 of 4 replies named another model than test/model, the one asked: meta/llama-3-8b (4)"
+    assert f"  {said}\n" in ran.output
+    folder = only_run(project, "colour-ab")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["replied_models"] == [{"meta/llama-3-8b": 4}]
+    status = bc(project, "status", folder.name)
+    assert status.exit_code == 0, status.output
+    assert f"  {said}\n" in status.output
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert f"  note: {said.removeprefix('warning: ')}.\n" in verdict.output
+    assert "finding: inconclusive" in verdict.output  # the finding is the rule's, whoever answered
+    build_site(project, tmp_path / "site")
+    page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
+    assert said in page
+
+
+def test_a_dated_snapshot_of_the_model_asked_is_a_note_and_a_reply_naming_it_adds_nothing(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    server.configure({"default_reply": "red"})  # each reply names the model asked
+    plain = ab_project(tmp_path / "plain", server.base_url, fixtures=2, repetitions=1)
+    assert bc(plain, "run", "colour-ab").exit_code == 0
+    manifest = json.loads((only_run(plain, "colour-ab") / "manifest.json").read_text(encoding="utf-8"))
+    assert "replied_models" not in manifest
+    assert "replies named" not in bc(plain, "status", only_run(plain, "colour-ab").name).output
+
+    server.configure({"default_reply": "red", "reply_model": "test/model-2024-08-06"})
+    dated = ab_project(tmp_path / "dated", server.base_url, fixtures=2, repetitions=1)
+    ran = bc(dated, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    assert ("  note: the replies named a version of test/model, the model asked: test/model-2024-08-06 (4)\n"
+            in ran.output)
+    assert "warning" not in ran.output

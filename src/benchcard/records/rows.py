@@ -379,7 +379,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
         "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks",
-        "judge_stretches"})
+        "judge_stretches", "replied_models"})
 
     run: str
     card: str
@@ -419,6 +419,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     sequential: Schedule | None = None  # a sequential card's looks as planned (covered by plan_digest)
     looks: list[Look] | None = None  # each look taken so far, in order (a sequential run)
     judge_stretches: list[JudgeStretch] | None = None  # a sequential judge card: the judging plans after the first
+    # each pass of calls whose replies named another model than the rig's: every name replied, with its count
+    replied_models: list[dict[str, int]] | None = None
 
     @property
     def judgements_planned(self) -> int:
@@ -451,6 +453,32 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
     API`: the model, its effort, and where it was called (the surface, else the provider); a part not known is
     left out."""
     return " · ".join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
+
+
+def replies_line(manifest: Manifest) -> str:
+    """One line when replies named another model than the one asked, else empty: a dated snapshot of the name asked
+    (`gpt-4o` → `gpt-4o-2024-08-06`) is said as a note, any other model as a warning. A note, never a finding."""
+    if not manifest.replied_models or manifest.rig is None:
+        return ""
+    asked = manifest.rig.model
+    total: dict[str, int] = {}
+    for counts in manifest.replied_models:
+        for name, n in counts.items():
+            total[name] = total.get(name, 0) + n
+    named = ", ".join(f"{name} ({n})" for name, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
+    calls = sum(total.values())
+    other = [name for name in total if not _same_model(asked, name)]
+    if other:
+        return (f"warning: {sum(total[n] for n in other)} of {calls} replies named another model than {asked}, "
+                f"the one asked: {named}")
+    return f"note: the replies named a version of {asked}, the model asked: {named}"
+
+
+def _same_model(asked: str, replied: str) -> bool:
+    """The name asked, or a dated snapshot of it (`gpt-4o-2024-08-06`, `claude-x@20241022`; a router's `openai/`
+    prefix on either side); `gpt-4o-mini` is another model than `gpt-4o`."""
+    asked, replied = asked.rsplit("/", 1)[-1], replied.rsplit("/", 1)[-1]
+    return re.fullmatch(re.escape(asked) + r"(?:[-@]\d[\d.-]*)?", replied) is not None
 
 
 def stop_line(schedule: Schedule, look: Look | None) -> str:

@@ -22,6 +22,7 @@ import asyncio
 import os
 import random
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,12 @@ class Session:
     variants: int = 1  # the plan's variants and fixtures, which a refusal must hit all of (fixtures: a few) to stop
     fixtures: int = 1
     notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
+    replied: Counter[str] = field(default_factory=Counter)  # the model each reply named, counted (Completion.model)
+
+    def note_reply(self, c: Completion) -> None:
+        """Count the model a reply named (the key scrubbed from it, as from any text the server sent)."""
+        if c.model is not None:
+            self.replied[_scrub(self, c.model)] += 1
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
                          failed: int | None = None) -> None:
@@ -286,6 +293,7 @@ def _elapsed(started: float) -> float:
 
 
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
+    s.note_reply(c)
     text = c.text
     for secret in _secrets(s):
         text = without_secret(text, secret)

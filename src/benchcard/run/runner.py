@@ -559,6 +559,7 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
                     called = looked.called
             finally:
                 session.progress.stop()
+                _record_replies(store, session, opened.model)
         if looked is None or not looked.finished:
             session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
                                      f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
@@ -567,6 +568,14 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
         if tally.seen < total:
             return _Outcome(manifest, tally, called)
         return await _score_and_close(s, store, manifest, tally, called)
+
+
+def _record_replies(store: RunStore, session: Session, asked: str) -> None:
+    """This pass's reply models, in the manifest when any reply named another model than the one asked; a pass
+    where every reply named it adds nothing, so such a run's manifest is as it always was."""
+    if any(name != asked for name in session.replied):
+        store.append_replies(session.replied)
+    session.replied.clear()
 
 
 def _look_scorer(s: _Setting, store: RunStore, judged: list[JudgeSummary], progress: Progress,

@@ -119,6 +119,12 @@ class RunStore(RunReader):
             raw[key] = value
         return self._rewrite_manifest(raw)
 
+    def append_replies(self, counts: Mapping[str, int]) -> Manifest:
+        """One pass of calls' reply models, appended to the manifest's `replied_models` (the list only grows)."""
+        raw: dict[str, Any] = json.loads(self._manifest_data())
+        raw["replied_models"] = [*raw.get("replied_models", []), dict(sorted(counts.items()))]
+        return self._rewrite_manifest(raw)
+
     def append_look(self, look: Look) -> Manifest:
         """A sequential run's look, appended to the manifest's `looks` (the list only grows: a look is taken once,
         in order, and never changed)."""

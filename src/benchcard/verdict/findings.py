@@ -17,6 +17,7 @@ from msgspec import UNSET
 from benchcard._util.numfmt import fixed, interval, level
 from benchcard.card.model import Card, Clause
 from benchcard.records.ledgerrow import RowCounts, RuleRate
+from benchcard.records.rows import replies_line
 from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
@@ -268,7 +269,13 @@ def _notes(data: RunData, counts: RowCounts, truncated_by: dict[str, int], faile
                      + f"): {'; '.join(_unscored_parts(counts, data))}; the {_allower(data)} allows {allowed} unscored "
                        + ("cell(s) (allow_failed in a --rule file)." if data.manifest.kind == "compare"
                           else "cell(s)."))
-    return notes
+    return notes + _replies_note(data)
+
+
+def _replies_note(data: RunData) -> list[str]:
+    """The run's replies named another model than the one asked: said, never a change of the finding."""
+    line = replies_line(data.manifest)
+    return [f"{line.split(': ', 1)[1]}."] if line else []  # without its `warning:` or `note:`
 
 
 def _allower(data: RunData) -> str:
@@ -405,7 +412,7 @@ def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
         why = "no repetition could be scored."
     else:
         why = f"score {fixed(score)} over the {n} scored repetition(s), but not every planned call was answered."
-    why = why + ("" if not reasons else " " + "; ".join(reasons) + ".")
+    why = " ".join([why + ("" if not reasons else " " + "; ".join(reasons) + "."), *_replies_note(data)])
     return ProbeVerdict(
         **given(head),
         finding=finding,

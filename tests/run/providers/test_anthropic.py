@@ -52,3 +52,9 @@ def test_anthropic_stop_reasons() -> None:
     assert refused.status == "failed" and "refusal" in (refused.error or "")
     with pytest.raises(CallError, match="malformed"):
         parse_message({"type": "message"})
+
+
+def test_the_model_a_message_names_is_kept() -> None:
+    reply = {**anthropic_reply({"type": "text", "text": "ok"}), "model": "claude-3-5-sonnet-20241022"}
+    assert parse_message(reply).model == "claude-3-5-sonnet-20241022"
+    assert parse_message({**reply, "model": ""}).model is None

@@ -94,3 +94,11 @@ def test_an_upstream_error_inside_a_200_is_classified() -> None:
         parse_chat_completion({"error": {"code": 502, "message": "provider down"}})
     with pytest.raises(CallError, match="upstream error 400"):
         parse_chat_completion({"error": {"code": 400, "message": "bad"}})
+
+
+def test_the_model_a_reply_names_is_kept_on_one_line() -> None:
+    assert parse_chat_completion({**chat_reply(), "model": "openai/gpt-4o-2024-08-06"}).model == \
+        "openai/gpt-4o-2024-08-06"
+    assert parse_chat_completion({**chat_reply(), "model": " a\nb "}).model == "a b"
+    assert parse_chat_completion({**chat_reply(), "model": 4}).model is None
+    assert parse_chat_completion(chat_reply()).model is None

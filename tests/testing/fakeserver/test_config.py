@@ -41,6 +41,7 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"batch": {"delay_s": {"poll": 1}}}, "config.batch.delay_s: unknown key(s) poll; allowed: create, download"),
     ({"batch": {"bad_results": "twice"}}, "config.batch.bad_results: expected duplicate, unknown or null, got 'twice'"),
     ({"models": "m"}, "config.models: expected a list of model ids"),
+    ({"reply_model": 4}, "config.reply_model: expected a string, got 4"),
     ([], "config: expected an object, got []"),
 ])
 def test_each_bad_value_names_where_it_is_and_what_was_expected(config: object, message: str) -> None:

@@ -302,6 +302,8 @@ class BatchRun:
             if cell is None or cell in untrusted or cell in self.done:
                 continue
             row = output_row(cell, fixtures[cell], outcome, batch, s.model, s.prices)
+            if not isinstance(outcome, str):
+                s.note_reply(outcome)
             row = msgspec.structs.replace(row, text=_without(row.text, hidden),
                                           error=_redacted(row.error, hidden) if row.error else row.error)
             self.writer.append(row)

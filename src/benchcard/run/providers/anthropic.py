@@ -20,6 +20,7 @@ from benchcard.run.providers.base import (
     mapping,
     money,
     number,
+    replied_model,
     status_for,
 )
 
@@ -115,4 +116,4 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
         # as a chat message whose content is null: no text came back, which must never be scored as an answer
         status, error = "failed", ("not an answer: the reply holds no text block (no text came back: a refusal, a "
                                    "tool call or thinking without a word)")
-    return Completion(text, stop, status, usage, cost, error=error)
+    return Completion(text, stop, status, usage, cost, error=error, model=replied_model(data))

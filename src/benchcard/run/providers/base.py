@@ -83,6 +83,7 @@ class Completion:
     cost: float | None = None  # as reported by the provider; None when it reports none
     error: str | None = None
     endpoint: str | None = None  # which server of a pool answered (None: the provider's one base_url)
+    model: str | None = None  # the model the reply names (`model` in its JSON): a router may answer with another
 
 
 @dataclass(frozen=True)
@@ -454,6 +455,18 @@ def _is_client_error(exc: BaseException) -> bool:
 def mapping(value: Any) -> Mapping[str, Any]:
     """A JSON object from an answer, or an empty one when the field is missing or not an object."""
     return value if isinstance(value, Mapping) else {}
+
+
+def replied_model(data: Mapping[str, Any]) -> str | None:
+    """The model a reply says answered it (its `model`), on one line and cut to 200 characters; None when the
+    reply names none. A router may answer with another model than the one asked, which the manifest records."""
+    name = data.get("model")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return " ".join(name.split())[:MODEL_NAME_KEPT]
+
+
+MODEL_NAME_KEPT = 200
 
 
 def number(value: Any) -> int:

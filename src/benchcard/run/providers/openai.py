@@ -23,6 +23,7 @@ from benchcard.run.providers.base import (
     money,
     number,
     redact,
+    replied_model,
     status_for,
 )
 
@@ -90,7 +91,7 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     refusal = message.get("refusal")
     if status == "ok" and (not said or (isinstance(refusal, str) and refusal.strip() and not text)):
         status, error = "failed", _no_content(message, secret)
-    return Completion(text, finish, status, usage, cost, error=error)
+    return Completion(text, finish, status, usage, cost, error=error, model=replied_model(data))
 
 
 def _text_of(content: Any) -> tuple[str, bool]:

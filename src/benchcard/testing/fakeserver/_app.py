@@ -26,6 +26,7 @@ from benchcard.testing.fakeserver._batches import BatchStore, add_routes
 from benchcard.testing.fakeserver._config import Config, FaultRule, parse_config
 from benchcard.testing.fakeserver._replies import (
     Answer,
+    answered_by,
     anthropic_body,
     choose_answer,
     echoed,
@@ -201,7 +202,7 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     if state.config.echo_key:
         answer = dataclasses.replace(answer, text=echoed(answer.text, sent_key(request.headers)))
     shape = shape or (anthropic_body if anthropic else openai_body)
-    payload = shape(call_id, body, answer)
+    payload = answered_by(shape(call_id, body, answer), state.config.reply_model)
     if fault is not None and fault.kind == "null":
         payload = without_content(payload)
     return web.json_response(payload)
@@ -403,9 +404,10 @@ The config (JSON; every key optional):
    "replies": [{"match": "capital", "reply": "Paris"}, {"match": "noisy", "replies_cycle": ["a", "b"]}],
    "faults": [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
    "latency_ms": 0, "latency_jitter_ms": 0, "seed": null, "models": ["fake-model"], "require_key": false,
-   "echo_key": false}
+   "echo_key": false, "reply_model": null}
 A call is answered by the first reply whose "match" occurs in its user message, else by default_reply; a reply
-may add "finish_reason", "reasoning_tokens" and "cost".
+may add "finish_reason", "reasoning_tokens" and "cost". "reply_model" names another model in every reply than the
+one asked (a router's fallback); null names the model asked.
 
 Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response),
 hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,

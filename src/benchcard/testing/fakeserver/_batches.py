@@ -31,6 +31,7 @@ from aiohttp import web
 from benchcard._util.hashing import digest
 from benchcard.testing.fakeserver._config import Config
 from benchcard.testing.fakeserver._replies import (
+    answered_by,
     anthropic_body,
     choose_answer,
     echoed,
@@ -93,7 +94,8 @@ def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n
         answer = truncated(answer)
     if echo:
         answer = replace(answer, text=echoed(answer.text, echo))
-    reply = anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer)
+    reply = answered_by(anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer),
+                        config.reply_model)
     return True, without_content(reply) if fault is not None and fault.kind == "null" else reply
 
 

@@ -90,6 +90,7 @@ class Config:
     replies: tuple[ReplyRule, ...] = ()
     faults: tuple[FaultRule, ...] = ()
     models: tuple[str, ...] = ("fake-model",)  # what GET /v1/models lists (a pool checks its servers agree)
+    reply_model: str | None = None  # every reply names this model, not the one asked (a router's fallback)
     batch: BatchConfig = BatchConfig()
 
 
@@ -105,6 +106,7 @@ _TOP_KEYS: Final = frozenset(
         "replies",
         "faults",
         "models",
+        "reply_model",
         "batch",
     }
 )
@@ -213,6 +215,7 @@ def parse_config(obj: Any) -> Config:
         replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
         faults=tuple(_parse_fault(f, f"config.faults[{i}]") for i, f in enumerate(faults)),
         models=_models(raw.get("models", ["fake-model"])),
+        reply_model=None if raw.get("reply_model") is None else _string(raw["reply_model"], "config.reply_model"),
         batch=_parse_batch(raw.get("batch") or {}),
     )
 

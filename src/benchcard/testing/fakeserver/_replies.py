@@ -120,6 +120,11 @@ def model_of(body: Any) -> str:
     return model if isinstance(model, str) else "fake-model"
 
 
+def answered_by(payload: dict[str, Any], model: str | None) -> dict[str, Any]:
+    """A reply naming `model` (config.reply_model) instead of the model asked, as a router's fallback does."""
+    return payload if model is None else {**payload, "model": model}
+
+
 def openai_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
     prompt = prompt_tokens(body)
     completion = len(answer.text.split()) + answer.reasoning_tokens  # OpenAI counts reasoning as completion
