@@ -210,7 +210,8 @@ class Change:
             parts.append(f"{self.together[0]} fixtures and {self.together[1]} repetitions together")
         if not parts:
             return (f"no change within {MAX_REPETITIONS} repetitions and {MAX_FIXTURES} fixtures does "
-                    f"(now {fixtures} × {repetitions}, {variants} variant(s))")
+                    f"(now {fixtures} × {repetitions}, {variants} variant(s)), as far as benchcard simulates: a design "
+                    f"past {MAX_CELLS:,} cells is judged on its largest cut within them, which only loses power")
         return "use " + ", or ".join(parts)
 
 
