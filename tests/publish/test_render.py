@@ -8,9 +8,12 @@ import re
 from pathlib import Path
 
 from benchcard.publish._render import environment
+from benchcard.publish.build import build_site
+from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
 from ..helpers_project import AB_CARD, make_ab_project
+from ..helpers_run import ab_project, only_run
 
 HOSTILE = ["java\tscript:alert(1)", "java\nscript:alert(2)", "\x01javascript:alert(3)", " JaVaScRiPt:alert(4)",
            "//evil.example/x", "\\\\evil.example/x", "/\\evil.example/x", "data:text/html,<script>alert(5)</script>",
@@ -26,6 +29,27 @@ class _Links(html.parser.HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             self.hrefs += [v or "" for k, v in attrs if k == "href"]
+
+
+class _Pres(html.parser.HTMLParser):
+    """The text of each `<pre class="output">` of a page, as a browser reads it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.outputs: list[str] = []
+        self._in = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "pre" and ("class", "output") in attrs:
+            self._in = True
+            self.outputs.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = self._in and tag != "pre"
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self.outputs[-1] += data
 
 
 def _as_a_browser_reads(href: str) -> str:
@@ -59,3 +83,18 @@ def test_text_that_could_reorder_its_line_is_isolated_and_plain_text_is_not() ->
         "<bdi>Win\u202e &lt;for&gt; B</bdi></a> · plain 3")
     plain_page = page.render(t="Win for B", u="plain", n=3)
     assert plain_page == '<title>Win for B</title><a href="Win for B">Win for B</a> · plain 3'
+
+
+def test_a_reply_in_a_pre_is_shown_character_for_character(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A <pre> is a block of its own, so a right-to-left reply holding a stray U+2069 cannot reorder the page
+    around it: it is shown as the model wrote it, with no isolate added to what a reader copies."""
+    reply = "\u2069\u05e9\u05dc\u05d5\u05dd red"
+    server.configure({"default_reply": reply})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=1, repetitions=1)
+    ran = bc(project.root, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    build_site(project, tmp_path / "site")
+    page = next((tmp_path / "site").rglob(f"{only_run(project, 'colour-ab').name}/index.html"))
+    parser = _Pres()
+    parser.feed(page.read_text(encoding="utf-8"))
+    assert parser.outputs and set(parser.outputs) == {reply}, parser.outputs

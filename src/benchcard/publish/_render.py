@@ -121,7 +121,8 @@ def isolated(value: Any) -> Any:
 
 
 def plain(value: Any) -> Markup:
-    """A value escaped and not isolated, for where no element may go: an attribute, the `<title>`."""
+    """A value escaped and not isolated, for where no element may go (an attribute) and for a `<pre>`'s text, a
+    block whose bidi cannot reach beyond it and whose characters a reader copies exactly (no isolate added)."""
     return Markup.escape(value)
 
 
