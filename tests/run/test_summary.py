@@ -17,7 +17,7 @@ from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.summary import RunSummary, Tally, capped_note
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, bc, ok, only_run
+from ..helpers_run import KEY_ENV, ab_project, bc, ok, only_run
 
 
 def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
@@ -133,3 +133,21 @@ def test_a_dated_snapshot_of_the_model_asked_is_a_note_and_a_reply_naming_it_add
     assert ("  note: the replies named a version of test/model, the model asked: test/model-2024-08-06 (4)\n"
             in ran.output)
     assert "warning" not in ran.output
+
+
+def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_does_not_show(
+        tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server echoing the key into its reply's `model`, past the 200 characters kept, with a terminal escape
+    and a right-to-left override: the key is removed before the name is cut, and what does not show is escaped."""
+    secret = "Zq7plainsecretvalue9"
+    monkeypatch.setenv(KEY_ENV, secret)
+    server.configure({"default_reply": "red", "reply_model": "\x1b[2J\u202e" + "m" * 180 + secret})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=1, repetitions=1)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    manifest = (only_run(project, "colour-ab") / "manifest.json").read_text(encoding="utf-8")
+    for shown in (ran.output, manifest, bc(project, "status", only_run(project, "colour-ab").name).output):
+        assert secret[:6] not in shown and "\x1b" not in shown and "\u202e" not in shown
+    name = ("\\u001b[2J\\u202e" + "m" * 180 + "[redacted]")[:200]  # the key out, then the name cut
+    assert json.loads(manifest)["replied_models"] == [{name: 2}]
+    assert f"the one asked: {name} (2)\n" in ran.output

@@ -35,7 +35,7 @@ from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._progress import Progress
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
-from benchcard.run.providers.base import Completion, Provider, redact, without_secret
+from benchcard.run.providers.base import Completion, Provider, kept_model_name, redact, without_secret
 from benchcard.run.store import OutputWriter, RunStore
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -153,9 +153,10 @@ class Session:
     replied: Counter[str] = field(default_factory=Counter)  # the model each reply named, counted (Completion.model)
 
     def note_reply(self, c: Completion) -> None:
-        """Count the model a reply named (the key scrubbed from it, as from any text the server sent)."""
+        """Count the model a reply named (the key scrubbed from it, as from any text the server sent, before it
+        is cut to the length kept)."""
         if c.model is not None:
-            self.replied[_scrub(self, c.model)] += 1
+            self.replied[kept_model_name(_scrub(self, c.model))] += 1
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
                          failed: int | None = None) -> None:

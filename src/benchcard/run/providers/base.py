@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
+from benchcard._util.names import hidden_chars
 from benchcard._util.urls import basic_auth, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
@@ -458,12 +459,20 @@ def mapping(value: Any) -> Mapping[str, Any]:
 
 
 def replied_model(data: Mapping[str, Any]) -> str | None:
-    """The model a reply says answered it (its `model`), on one line and cut to 200 characters; None when the
-    reply names none. A router may answer with another model than the one asked, which the manifest records."""
+    """The model a reply says answered it (its `model`), on one line; None when the reply names none. A router
+    may answer with another model than the one asked, which the manifest records (`kept_model_name`)."""
     name = data.get("model")
     if not isinstance(name, str) or not name.strip():
         return None
-    return " ".join(name.split())[:MODEL_NAME_KEPT]
+    return " ".join(name.split())
+
+
+def kept_model_name(name: str) -> str:
+    """A replied model's name as the manifest keeps it and a terminal prints it, once the key is out of it: each
+    character that does not show (a control, an escape sequence's ESC, a bidi override, a lone surrogate) as a
+    `\\uXXXX` escape, and cut to 200 characters (after the key's removal, so no part of a key is kept)."""
+    hidden = set(hidden_chars(name))
+    return "".join(f"\\u{ord(ch):04x}" if ch in hidden else ch for ch in name)[:MODEL_NAME_KEPT]
 
 
 MODEL_NAME_KEPT = 200
