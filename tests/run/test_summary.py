@@ -125,6 +125,8 @@ def test_a_dated_snapshot_of_the_model_asked_is_a_note_and_a_reply_naming_it_add
     manifest = json.loads((only_run(plain, "colour-ab") / "manifest.json").read_text(encoding="utf-8"))
     assert "replied_models" not in manifest
     assert "replies named" not in bc(plain, "status", only_run(plain, "colour-ab").name).output
+    shown = json.loads(bc(plain, "status", only_run(plain, "colour-ab").name, "--json").stdout)
+    assert shown["replies"] is None and shown["scratch"] is None  # absent as status's other optional lines are
 
     server.configure({"default_reply": "red", "reply_model": "test/model-2024-08-06"})
     dated = ab_project(tmp_path / "dated", server.base_url, fixtures=2, repetitions=1)

@@ -57,7 +57,7 @@ class RunStatus:
     refused: tuple[str, ...] = ()  # result lines the batches' collection refused (as the journal keeps them)
     scratch: str | None = None  # why the run is a trial (its manifest's `scratch`), None for a run of the rig
     replicates: str | None = None  # a replication's (or transfer's) original, said in a line (`benchcard replicate`)
-    replies: str = ""  # when replies named another model than the one asked (records/rows.replies_line)
+    replies: str | None = None  # replies named another model than the one asked (records/rows.replies_line)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,7 +102,7 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
     return RunStatus(run, card, manifest.version, project.relative(folder),
                      "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
                      tuple(line for c in chunks for line in c.refused), manifest.scratch or None,
-                     _replicates(manifest), replies_line(manifest))
+                     _replicates(manifest), replies_line(manifest) or None)
 
 
 def _replicates(manifest: Manifest) -> str | None:
