@@ -3,6 +3,7 @@ when there are none, the runs left unfinished below it, and the line `--repair` 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,26 @@ def test_the_table_keeps_card_names_whole_at_80_columns(project: Project, monkey
         assert any(f"20261201T1200{i:02d}Z-3f9a" in line for line in lines)
     assert "SmolLM2-135M-Instruct" in result.output  # the rig, under the card name
 
+
+
+EVIL = "m\x1b[2J\x1b]52;c;SGVsbG8=\x07\x9b31m"
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_a_row_edited_to_hold_terminal_escapes_is_shown_never_run(empty: Project, columns: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: a row edited by hand (a cloned repository's ledger) could clear the screen or set the
+    clipboard (OSC 52) when `benchcard ledger` drew it; its control characters are printed as escapes."""
+    monkeypatch.setenv("COLUMNS", columns)
+    ledger.append(empty, _row(1, rig=EVIL, card="demo\x1b[31m"))
+    shown = _shown(empty)
+    assert not any(ch in shown for ch in "\x1b\x07\x9b"), repr(shown)
+    assert "\\x1b[2J" in shown.replace("\n", "").replace("│", "").replace(" ", "") and "\\x1b[31m" in shown
+
+
+def test_ledger_json_escapes_every_control_character(empty: Project) -> None:
+    ledger.append(empty, _row(1, rig=EVIL))
+    result = CliRunner().invoke(cli, ["-C", str(empty.root), "ledger", "--json"])
+    assert result.exit_code == 0, result.output
+    assert not any(ch in result.output for ch in "\x1b\x07\x9b")
+    assert json.loads(result.output)[0]["rig"] == EVIL

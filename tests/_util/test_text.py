@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard._util.text import balanced_isolates, displayable, plain_text, reorders, spreadsheet_text
+from benchcard._util.text import balanced_isolates, displayable, plain_text, reorders, spreadsheet_text, terminal_text
 
 
 def test_lone_surrogates_become_the_replacement_character_and_the_rest_is_kept() -> None:
@@ -40,3 +40,7 @@ def test_reorders_finds_what_can_move_text_beside_it(text: str, expected: bool) 
     ("\u2068a\u2069b\u2069\u2066", "\u2068\u2068a\u2069b\u2069\u2066\u2069")])
 def test_balanced_isolates_pairs_every_isolate_and_pop(text: str, expected: str) -> None:
     assert balanced_isolates(text) == expected
+
+
+def test_terminal_text_escapes_what_a_terminal_would_act_on_and_keeps_tabs_newlines_and_letters() -> None:
+    assert terminal_text("a\x1b[2J\x07\x00\x7f\x9b\r\tb\nc é ש") == "a\\x1b[2J\\x07\\x00\\x7f\\x9b\\x0d\tb\nc é ש"

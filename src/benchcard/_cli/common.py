@@ -1,7 +1,9 @@
 """What every command shares: the project it works in, and the one way a command reports. A core function hands
 back its JSON and its lines; `report` prints the one or the other as `--json` asks. Colour is for a person at a
 terminal only: `coloured` paints a verdict's lines (a result green, a non-result yellow, a failed clause red) and
-`terminal` is the console the ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text."""
+`terminal` is the console the ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text. What
+is printed for a person shows its control characters as escapes (`terminal_text`): text read from a file, such
+as a ledger row edited by hand, never drives the terminal."""
 
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ from typing import Any, TypeVar
 
 import click
 
+from benchcard._util.text import terminal_text
 from benchcard.project import Project
+
+# DEL and the C1 controls, which JSON may hold raw: escaped, so that --json on a terminal cannot drive it either
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
 def project_of(ctx: click.Context) -> Project:
@@ -27,22 +33,23 @@ def project_of(ctx: click.Context) -> Project:
 def emit_json(data: Any, *, ascii_only: bool = False) -> None:
     """`--json`: indented two spaces, UTF-8 as is, anything else (a path, a date) as its string. `status` alone
     has always escaped what is not ASCII (`ascii_only`), and keeps its bytes."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=ascii_only, default=str))
+    text = json.dumps(data, indent=2, ensure_ascii=ascii_only, default=str)
+    click.echo(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def say(lines: Sequence[str]) -> None:
     """Lines for a person, plain."""
-    click.echo("\n".join(lines))
+    click.echo(terminal_text("\n".join(lines)))
 
 
 def say_line(line: str) -> None:
     """One line for a person, plain (what a long-running command, `site --serve`, prints as it goes)."""
-    click.echo(line)
+    click.echo(terminal_text(line))
 
 
 def tell(line: str) -> None:
     """A note while a command works, on stderr as a progress bar is, so that stdout keeps only the result."""
-    click.echo(line, err=True)
+    click.echo(terminal_text(line), err=True)
 
 
 def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool = False) -> None:
@@ -72,7 +79,7 @@ def coloured(lines: Sequence[str], console: Any = None) -> None:
     console = console or Console(soft_wrap=True, highlight=False, emoji=False, markup=False)
     plain = console.no_color  # NO_COLOR: no bold either, so that nothing but the text reaches the terminal
     for line in lines:
-        console.print(Text(line, style="" if plain else line_style(line)))
+        console.print(Text(terminal_text(line), style="" if plain else line_style(line)))
 
 
 def terminal() -> Any:

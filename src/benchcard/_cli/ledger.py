@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchcard._cli.common import emit_json, project_of, report, say_line, terminal
+from benchcard._util.text import terminal_text
 from benchcard.project import Project
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
     finally:
         for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
             # soft_wrap: the command stays on one line at any terminal width, so it can be copied whole
-            console.print(u.line, highlight=False, markup=False, soft_wrap=True)
+            console.print(terminal_text(u.line), highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:
@@ -84,15 +85,17 @@ def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> N
         table = Table(title="benchcard ledger", title_justify="left")
         for col in COLUMNS:
             table.add_column(col, no_wrap=col in NO_WRAP)
+    t = terminal_text  # a row edited by hand may hold escapes: shown, never sent to the terminal raw
     for r in rows:
         style = {"result": "bold", "non-result": "dim"}.get(r.outcome, "")
         version = "unsealed" if r.kind == "compare" else f"v{r.version}"
         if narrow:
-            card = Text(r.card)
-            card.append("\n" + r.rig, style="dim")
-            table.add_row(str(r.seq), card, version, f"{r.finding}\n{r.outcome}", _run_cell(r), style=style)
+            card = Text(t(r.card))
+            card.append("\n" + t(r.rig), style="dim")
+            table.add_row(str(r.seq), card, version, t(f"{r.finding}\n{r.outcome}"), t(_run_cell(r)), style=style)
         else:
-            table.add_row(str(r.seq), r.date, r.card, version, r.rig, r.finding, r.outcome, _run_cell(r), style=style)
+            table.add_row(str(r.seq), t(r.date), t(r.card), version, t(r.rig), t(r.finding), t(r.outcome),
+                          t(_run_cell(r)), style=style)
     console.print(table)
 
 

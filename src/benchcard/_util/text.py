@@ -4,7 +4,9 @@ A reply may hold a lone surrogate, which `outputs.jsonl` keeps losslessly as a J
 file can hold: where such text is shown, each lone surrogate becomes U+FFFD, the replacement character. A CSV
 cell a spreadsheet would run as a formula is written as text (`spreadsheet_text`, docs/security.md). Text that
 could reorder what is around it on a page (a right-to-left letter or a bidi control) is isolated there
-(`reorders`, `balanced_isolates`, used by the pages' `<bdi>`).
+(`reorders`, `balanced_isolates`, used by the pages' `<bdi>`). Text printed to a terminal shows its control
+characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or set the
+clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,19 @@ _FORMULA_STARTS = frozenset("=+-@\t\r")
 _REORDERING = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 _ISOLATE_STARTS = frozenset("\u2066\u2067\u2068")
 _ISOLATE_END = "\u2069"
+# C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI)
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def displayable(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
     return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def terminal_text(text: str) -> str:
+    """`text` with each control character a terminal would act on (ESC, BEL, a carriage return, a C1 control)
+    written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def spreadsheet_text(text: str) -> str:
