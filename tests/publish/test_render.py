@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import benchcard.publish
 from benchcard.publish._render import environment
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
@@ -98,3 +99,12 @@ def test_a_reply_in_a_pre_is_shown_character_for_character(tmp_path: Path, serve
     parser = _Pres()
     parser.feed(page.read_text(encoding="utf-8"))
     assert parser.outputs and set(parser.outputs) == {reply}, parser.outputs
+
+
+def test_each_item_of_a_list_on_a_page_is_isolated_on_its_own() -> None:
+    """A right-to-left name in a list reorders only itself: `<bdi>` around the whole list ("Δ is שלום, abc")
+    showed it as "abc ,שלום", the list reversed, and an override in one rig line ran over the next."""
+    rendered = environment().from_string('{{ xs|joined(", ") }}').render(xs=["\u05e9\u05dc\u05d5\u05dd", "a<b", 3])
+    assert rendered == "<bdi>\u05e9\u05dc\u05d5\u05dd</bdi>, a&lt;b, 3"
+    pages = list((Path(benchcard.publish.__file__).parent / "templates").glob("*.html"))
+    assert pages and not [p.name for p in pages if "|join(" in p.read_text(encoding="utf-8")]  # every list so

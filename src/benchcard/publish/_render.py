@@ -126,6 +126,12 @@ def plain(value: Any) -> Markup:
     return Markup.escape(value)
 
 
+def joined(values: Any, sep: str) -> Markup:
+    """A list of names or rig lines, each isolated on its own (`isolated`): one `<bdi>` around the whole list
+    would let a right-to-left item reorder the items after it, and show the list in reverse order."""
+    return Markup.escape(sep).join(isolated(str(v)) for v in values)
+
+
 def isolated_text(value: Any) -> Markup:
     """`plain`, and text that could reorder what follows it wrapped in Unicode's own isolate (U+2068 … U+2069),
     for where no element may go but the text is read: the `<title>`, an image's alt text, a list option."""
@@ -146,7 +152,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(num=lambda x, digits=2: fixed(x, digits, missing=DASH), p=lambda x: p_value(x, 3, missing=DASH),
                        money=money, ms=millis, value=fmt_value, paras=paragraphs,
-                       plain=plain, isolated_text=isolated_text)
+                       plain=plain, isolated_text=isolated_text, joined=joined)
     env.globals["ledger_problem"] = None  # the chain's complaint, set by the build when the ledger does not verify
     env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env
