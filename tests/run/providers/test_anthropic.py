@@ -58,3 +58,11 @@ def test_the_model_a_message_names_is_kept() -> None:
     reply = {**anthropic_reply({"type": "text", "text": "ok"}), "model": "claude-3-5-sonnet-20241022"}
     assert parse_message(reply).model == "claude-3-5-sonnet-20241022"
     assert parse_message({**reply, "model": ""}).model is None
+
+
+def test_a_text_block_whose_text_is_null_is_no_answer() -> None:
+    """A proxy's `{"type": "text", "text": null}` was read as the answer "None" and scored."""
+    empty = parse_message(anthropic_reply({"type": "text", "text": None}))
+    assert (empty.status, empty.text) == ("failed", "") and "no text block" in (empty.error or "")
+    both = parse_message(anthropic_reply({"type": "text", "text": None}, {"type": "text", "text": "ok"}))
+    assert (both.status, both.text) == ("ok", "ok")

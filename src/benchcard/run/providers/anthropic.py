@@ -99,8 +99,10 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
         raise answer_error(f"API error {kind}" + (f": {detail}" if detail else "") + " (in a 200 answer)", code)
     if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
         raise CallError("malformed response: no content blocks")
+    # a text block's text that is not a string (null) brings no text: never the word "None" scored as an answer
     blocks = [b for b in data["content"] if isinstance(b, Mapping)]
-    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    text = "".join(texts)
     stop = data.get("stop_reason")
     stop = stop if isinstance(stop, str) else None
     usage_map = mapping(data.get("usage"))
@@ -112,7 +114,7 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
                   reasoning=reasoning)
     cost = money(usage_map.get("cost"))
     status, error = status_for(stop)
-    if status == "ok" and not any(b.get("type") == "text" for b in blocks):
+    if status == "ok" and not texts:
         # as a chat message whose content is null: no text came back, which must never be scored as an answer
         status, error = "failed", ("not an answer: the reply holds no text block (no text came back: a refusal, a "
                                    "tool call or thinking without a word)")
