@@ -7,7 +7,9 @@ import inspect
 import logging
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,3 +171,29 @@ def test_a_project_folder_that_does_not_exist_is_one_line(tmp_path: Path) -> Non
     with pytest.raises(benchcard.BenchcardError) as info:
         benchcard.load_card("anything", project=42)  # type: ignore[arg-type]
     assert str(info.value) == "project=42: expected a Project, a folder (str or Path) or None"
+
+
+api: Any = benchcard  # called as an untyped caller would, with what the signatures refuse
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda: api.load_card(123), "card=123: expected an id or a path (str or Path)"),
+    (lambda: api.seal_card(None), "card=None: expected an id or a path (str or Path)"),
+    (lambda: api.run_card(["colour-ab"]), "card=['colour-ab']: expected an id or a path (str or Path)"),
+    (lambda: api.load_card(b"cards/colour-ab.yaml"), "card=b'cards/colour-ab.yaml': expected an id or a "
+                                                           "path (str or Path)"),
+    (lambda: api.plan("colour-ab", pilot=3), "pilot=3: expected an id or a path (str or Path)"),
+    (lambda: api.give_verdict(7), "run=7: expected an id or a path (str or Path)"),
+    (lambda: api.verdict_of(7.5), "run=7.5: expected an id or a path (str or Path)"),
+    (lambda: api.manifest_of({}), "run={}: expected an id or a path (str or Path)"),
+    (lambda: api.read_run(1), "run=1: expected an id or a path (str or Path)"),
+])
+def test_a_card_or_run_of_the_wrong_type_is_one_line_naming_the_argument(
+        call: Callable[[], object], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: load_card(123) was Python's TypeError from inside os.fspath, naming no argument, and
+    load_card(b"…") one from inside pathlib; each is now the BenchcardError the project argument gives."""
+    ab_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(benchcard.BenchcardError) as info:
+        call()
+    assert str(info.value) == said

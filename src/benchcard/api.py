@@ -19,11 +19,11 @@ from benchcard.card.load import resolve_card_path
 from benchcard.card.model import Card
 from benchcard.card.sealing import Sealed
 from benchcard.card.sealing import seal_card as _seal_card
-from benchcard.errors import RunError
+from benchcard.errors import CardError, PlanError, RunError
 from benchcard.planning.forecast import plan as _plan
 from benchcard.planning.power import Assumptions
 from benchcard.planning.result import Plan
-from benchcard.project import Project, ProjectLike
+from benchcard.project import Project, ProjectLike, given_name
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
 from benchcard.records.runreader import read_manifest
@@ -38,13 +38,13 @@ from benchcard.verdict.looks import look_at
 def load_card(card: str | os.PathLike[str], project: ProjectLike | None = None) -> Card:
     """A card by id (`one-word-sentiment`) or path, validated as `benchcard check` validates it."""
     p = Project.of(project)
-    return _load_card(resolve_card_path(p, os.fspath(card)), p)
+    return _load_card(resolve_card_path(p, given_name(card, "card", CardError)), p)
 
 
 def seal_card(card: str | os.PathLike[str], project: ProjectLike | None = None) -> Sealed:
     """`benchcard seal CARD`: the card checked (a problem, or a design that cannot win, refused as the command
     refuses it), then its version sealed; sealing a version again with the same content writes nothing."""
-    return _seal_card(Project.of(project), os.fspath(card))
+    return _seal_card(Project.of(project), given_name(card, "card", CardError))
 
 
 def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot: str | os.PathLike[str] | None = None,
@@ -53,7 +53,8 @@ def plan(card: str | os.PathLike[str], project: ProjectLike | None = None, pilot
     """`benchcard plan CARD [--from RUN | --baseline-rate P …]`: calls, tokens and cost, and the detectable gap
     from a pilot run or from declared assumptions (`benchcard.assumptions(baseline_rate=…, fixture_sd=…)`)."""
     p = Project.of(project)
-    return _plan(p, load_card(card, p), None if pilot is None else os.fspath(pilot), assumed, fixtures, repetitions)
+    run = None if pilot is None else given_name(pilot, "pilot", PlanError)
+    return _plan(p, load_card(card, p), run, assumed, fixtures, repetitions)
 
 
 def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, options: RunOptions | None = None,
@@ -66,7 +67,7 @@ def run_card(card: str | os.PathLike[str], project: ProjectLike | None = None, o
         listed = ", ".join(fields)
         raise RunError(f"run_card() got options and the keywords {listed}, which are its fields: pass the "
                        f"keywords alone, or options=dataclasses.replace(options, {next(iter(fields))}=…) alone")
-    return _run(Project.of(project), os.fspath(card), options or _options(fields), looker=look_at,
+    return _run(Project.of(project), given_name(card, "card", CardError), options or _options(fields), looker=look_at,
                 tell=tell or logging.getLogger("benchcard").info)
 
 
@@ -87,17 +88,17 @@ def give_verdict(run: str | os.PathLike[str], project: ProjectLike | None = None
     """`benchcard verdict RUN`: unblind a finished run, apply its sealed rule, write verdict.json and table.csv,
     enter the ledger. A run already judged is refused; `load_verdict` reads its verdict."""
     p = Project.of(project)
-    return _give_verdict(p, find_run(p, os.fspath(run)), allow_incomplete=allow_incomplete)
+    return _give_verdict(p, find_run(p, given_name(run, "run")), allow_incomplete=allow_incomplete)
 
 
 def verdict_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Verdict:
     """The verdict a run was given (`benchcard verdict RUN --show`); for a card's name, the card's result (its
     newest run with a ledger row)."""
     p = Project.of(project)
-    return load_verdict(p, find_run(p, os.fspath(run), "result"))
+    return load_verdict(p, find_run(p, given_name(run, "run"), "result"))
 
 
 def manifest_of(run: str | os.PathLike[str], project: ProjectLike | None = None) -> Manifest:
     """A run's manifest, typed (`benchcard.records.rows.Manifest`)."""
     p = Project.of(project)
-    return read_manifest(find_run(p, os.fspath(run)))
+    return read_manifest(find_run(p, given_name(run, "run")))

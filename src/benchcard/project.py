@@ -15,7 +15,7 @@ from benchcard._util.names import name_clash, shown
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.urls import check_url, credentials
 from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
-from benchcard.errors import CardError, ProjectError, ProviderError, RunError
+from benchcard.errors import BenchcardError, CardError, ProjectError, ProviderError, RunError
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,15 @@ class Project:
 
 ProjectLike = Project | str | os.PathLike[str]
 """What every public function takes where it takes a project (`Project.of` turns it into one)."""
+
+
+def given_name(given: object, argument: str, error: type[BenchcardError] = RunError) -> str:
+    """A card or run a Python caller named (an id, a prefix, a path: `str` or a path object), as text; anything
+    else is one line naming the argument, instead of a TypeError from deep inside `os` or `pathlib`."""
+    name = os.fspath(given) if isinstance(given, str | os.PathLike) else None
+    if not isinstance(name, str):
+        raise error(f"{argument}={given!r}: expected an id or a path (str or Path)")
+    return name
 
 
 # ------------------------------------------------------------------------------------------- benchcard.yaml

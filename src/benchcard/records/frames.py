@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import spreadsheet_text
 from benchcard.errors import RunError
-from benchcard.project import Project, ProjectLike
+from benchcard.project import Project, ProjectLike, given_name
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
@@ -219,10 +219,11 @@ def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _run_dir(run: str | os.PathLike[str], project: ProjectLike | None) -> Path:
-    path = Path(run)
+    name = given_name(run, "run")
+    path = Path(name)
     if (path / "manifest.json").is_file():
         return path.resolve()
-    return find_run(Project.of(project), os.fspath(run))
+    return find_run(Project.of(project), name)
 
 
 def _row(rows: dict[str, dict[str, Any]], cell: str, fixture: str, path: Path, blinded: bool) -> dict[str, Any]:
