@@ -569,3 +569,35 @@ def test_model_names_that_read_the_same_are_refused_before_any_folder(tmp_path: 
     line = one_line_error(bc_at(tmp_path, "run", "colour-ab", *(a for m in models for a in ("--model", m))))
     assert line.startswith(expected), line
     assert not project.results_dir.exists()
+
+
+def test_a_pass_ending_on_an_error_keeps_that_error_when_its_reply_models_cannot_be_written() -> None:
+    """Review of 796acb3: the reply models are written as a pass ends, in a `finally`; a full disk there replaced
+    the error that stopped the pass (an expired key, say) with its own. The pass's error stays; the counts go."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from benchcard.errors import ProviderError
+    from benchcard.run import runner
+
+    written: list[dict[str, int]] = []
+
+    def full(counts: dict[str, int]) -> None:
+        raise OSError(28, "No space left on device")
+
+    store: Any = SimpleNamespace(append_replies=full)
+    session: Any = SimpleNamespace(replied=Counter({"other-model": 3}))
+    with pytest.raises(ProviderError, match="key expired"):
+        try:
+            raise ProviderError("key expired")
+        finally:
+            runner._record_replies(store, session, "test/model")
+    assert not session.replied
+    # with no error in flight the write's own error is the one to see, and a good write is made
+    session.replied.update({"other-model": 2})
+    with pytest.raises(OSError, match="No space left"):
+        runner._record_replies(store, session, "test/model")
+    session.replied.update({"other-model": 1})
+    good: Any = SimpleNamespace(append_replies=written.append)
+    runner._record_replies(good, session, "test/model")
+    assert written == [{"other-model": 1}]

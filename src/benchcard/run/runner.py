@@ -31,7 +31,7 @@ from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.card.schedule import schedule_record
-from benchcard.errors import CardError, RunError, SealError
+from benchcard.errors import BenchcardError, CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.plandigest import sealed_digests, sealed_problems
 from benchcard.records.rows import (
@@ -572,10 +572,17 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
 
 def _record_replies(store: RunStore, session: Session, asked: str) -> None:
     """This pass's reply models, in the manifest when any reply named another model than the one asked; a pass
-    where every reply named it adds nothing, so such a run's manifest is as it always was."""
-    if any(name != asked for name in session.replied):
-        store.append_replies(session.replied)
+    where every reply named it adds nothing, so such a run's manifest is as it always was. Called as a pass ends,
+    an error included: then a failed write of the counts (a full disk) is dropped, never put in that error's place."""
+    replied = dict(session.replied)
     session.replied.clear()
+    if not any(name != asked for name in replied):
+        return
+    if sys.exc_info()[0] is None:
+        store.append_replies(replied)
+        return
+    with contextlib.suppress(OSError, BenchcardError):
+        store.append_replies(replied)
 
 
 def _look_scorer(s: _Setting, store: RunStore, judged: list[JudgeSummary], progress: Progress,
