@@ -220,3 +220,21 @@ def test_the_runs_notes_go_to_the_callers_tell_and_the_cli_prints_them_on_stderr
     result = ok(bc(project, "replicate", run, "--json"))
     assert result.stderr.splitlines() == [note]
     assert json.loads(result.stdout)["verdict"] is not None
+
+
+def test_a_ledger_that_would_refuse_the_verdict_is_refused_before_any_call(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """Hostile audit: with the original's ledger row edited (its stored hash kept), `replicate` sent every call,
+    then its verdict was refused at the append; now it stops first, in one line, and spends nothing."""
+    project, original = judged_ab(tmp_path, server)
+    rows = project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    forged = json.loads(rows[0]) | {"finding": "inconclusive", "outcome": "non-result"}
+    project.ledger_path.write_text(json.dumps(forged) + "\n" + "".join(rows[1:]), encoding="utf-8")
+    server.configure(HELPS)
+    result = bc(project, "replicate", original)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == ("error: refusing to append to a ledger that fails verification: results/ledger.jsonl: "
+                             "seq 1 (line 1) is the first bad row: its content does not match its hash (the row was "
+                             "edited)\n")
+    assert server.stats()["calls"] == 0
+    assert [p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir()] == [original]

@@ -259,16 +259,7 @@ def append(project: Project, row: LedgerRow) -> LedgerRow:
         raise LedgerError(f"a ledger row may not set {', '.join(clash)}; the ledger sets them")
     body = strict(row)
     with locked(project):
-        rows, torn = _load(project)
-        if torn is not None:
-            raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: line {torn.line} is "
-                              f"torn ({torn.size} bytes, a write cut short); repair it first with `benchcard ledger "
-                              "--repair`, which keeps the torn bytes in a dated side file")
-        source = project.relative(project.ledger_path)
-        try:
-            _check_chain(rows, source)
-        except LedgerError as exc:
-            raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
+        rows = _appendable(project)
         now = datetime.now(UTC)
         stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         if rows and stamp < rows[-1][1].at:  # a clock that went backwards must not make dates disagree with seq
@@ -306,6 +297,25 @@ def _lacks_final_newline(path: Any) -> bool:
     with open(path, "rb") as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1) != b"\n"
+
+
+def check_appendable(project: Project) -> None:
+    """LedgerError, as `append` would raise it, when the ledger cannot take a row (a torn last line, a broken
+    chain): asked before calls are spent on a run whose verdict would then be refused (`replicate`)."""
+    _appendable(project)
+
+
+def _appendable(project: Project) -> list[_Read]:
+    rows, torn = _load(project)
+    if torn is not None:
+        raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: line {torn.line} is "
+                          f"torn ({torn.size} bytes, a write cut short); repair it first with `benchcard ledger "
+                          "--repair`, which keeps the torn bytes in a dated side file")
+    try:
+        _check_chain(rows, project.relative(project.ledger_path))
+    except LedgerError as exc:
+        raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
+    return rows
 
 
 def row_of_run(project: Project, run_id: str) -> LedgerRow | None:

@@ -4,7 +4,8 @@ The original is checked before anything is planned, and refused in one line nami
 one without a verdict in a ledger (nothing to replicate), a card at another version, a seal that no longer
 verifies (the seal is the contract: a run copied in from another project, with its card version and seal,
 replicates like a run of this one), a sealed plan whose files no longer match their digests, an assignment
-that its card and seed do not give.
+that its card and seed do not give. A ledger that would refuse the verdict's row (torn, or its chain broken)
+is refused first, before any call is spent.
 
 The new run is planned like any run (`runner.run`) with three differences, written in its manifest before the
 first call: `replicates` (`records.replication.ReplicaLink`: the original, its ledger row's hash, whether this is
@@ -189,6 +190,7 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
                        "`benchcard run CARD --scratch`)")
+    ledger.check_appendable(project)  # its verdict enters the ledger: a ledger that would refuse it costs no call
     if options.resume is not None:
         folder, manifest = _replication(project, options.resume, name)
         return run(project, manifest.card, replace(options, resume=str(folder)), transport=transport,
