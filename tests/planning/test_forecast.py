@@ -327,3 +327,16 @@ def test_plan_from_a_pilot_of_a_large_design_simulates_its_cut_and_says_so(tmp_p
                                  "figures are what the whole design reaches at the least")
     gaps = [c for c in pilot["clauses"] if c["fixture"] is None]
     assert gaps and all(c["fixtures"] == 4 and c["repetitions"] == 10 for c in gaps)
+
+
+def test_a_pilot_set_aside_is_refused_in_one_line(project: Project) -> None:
+    """Hostile audit: `plan --from` took a run set aside (never used again, its owner said) as its pilot,
+    silently; it is refused, naming the run and why it was set aside."""
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    root = str(project.root)
+    assert CliRunner().invoke(cli, ["-C", root, "set-aside", run_dir.name, "--why", "wrong endpoint"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["-C", root, "plan", "extract-ab", "--from", run_dir.name])
+    assert result.exit_code == 1 and result.stdout == ""
+    day = json.loads((run_dir / "set-aside.jsonl").read_text(encoding="utf-8"))["at"][:10]
+    assert result.stderr == (f"error: {run_dir.name}: this run was set aside {day} (wrong endpoint); a run set "
+                             "aside is never used again, as a pilot neither: plan from another run\n")

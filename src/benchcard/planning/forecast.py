@@ -37,7 +37,7 @@ from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, 
 from benchcard.project import Price, Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
-from benchcard.records.runreader import read_manifest
+from benchcard.records.runreader import read_manifest, set_aside_of
 from benchcard.run import grid
 from benchcard.run.judging import judge_estimate
 from benchcard.stats import paired as stats
@@ -169,6 +169,10 @@ def _gap(entry: ClausePlan) -> float:
 def _pilot(project: Project, card: Card, pilot: str | Path,
            size: tuple[int, int]) -> tuple[PilotPlan, tuple[Model, float] | None]:
     run_dir = find_run(project, pilot)
+    aside = set_aside_of(run_dir)
+    if aside is not None:  # set aside is never used again: its scores are what its owner disowned
+        raise PlanError(f"{run_dir.name}: this run was {aside.label}; a run set aside is never used again, as a "
+                        "pilot neither: plan from another run")
     manifest = read_manifest(run_dir)
     if manifest.card != card.id:
         raise RunError(f"{run_dir.name}: a run of {manifest.card}, not of {card.id}; a pilot must be a run "
