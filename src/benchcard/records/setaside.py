@@ -4,8 +4,8 @@ A run started on the wrong endpoint (or with the wrong key, or for nothing) can 
 resumed run keeps its rig) nor removed (a run's evidence is never deleted). `benchcard set-aside RUN --why …`
 appends one row, `{at, why}`, to the run's `set-aside.jsonl`; from then on the run is refused by `run --resume`,
 `verdict` and `plan --from`, never chosen for a card's name (`records/cardruns.py`), left off the pages'
-headlines and the ledger's resume hints, and shown as set aside wherever it is listed. A run in the ledger is never set aside:
-its row is the record. Nothing is ever taken back: the file is only appended to.
+headlines and the ledger's resume hints, and shown as set aside wherever it is listed. A run in the ledger is
+never set aside: its row is the record. Nothing is ever taken back: the file is only appended to.
 """
 
 from __future__ import annotations
