@@ -340,3 +340,14 @@ def test_a_pilot_set_aside_is_refused_in_one_line(project: Project) -> None:
     day = json.loads((run_dir / "set-aside.jsonl").read_text(encoding="utf-8"))["at"][:10]
     assert result.stderr == (f"error: {run_dir.name}: this run was set aside {day} (wrong endpoint); a run set "
                              "aside is never used again, as a pilot neither: plan from another run\n")
+
+
+def test_a_pilot_with_failed_cells_says_how_many_the_plan_left_out(project: Project) -> None:
+    """Hostile audit: a pilot's cells cut off at max_tokens were noted, its failed cells not at all; the plan
+    rested on the others silently."""
+    run_dir = make_run(project, the_card(project), ab_metrics(),
+                       status={("A", "ex-02", 1): "failed", ("baseline", "ex-03", 0): "failed"})
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--from", run_dir.name])
+    assert result.exit_code == 0, result.output
+    assert ("  note: 2 of 36 pilot cell(s) failed in transport: the plan rests on the others; in a verdict failed "
+            "cells count against allow_failed") in result.stdout.splitlines()

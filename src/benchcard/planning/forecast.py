@@ -36,7 +36,7 @@ from benchcard.planning.power import POWER, Assumptions
 from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, SequentialPlan, strict_plan
 from benchcard.project import Price, Project
 from benchcard.records.cardruns import find_run
-from benchcard.records.rows import Manifest
+from benchcard.records.rows import FAILED, MISSING, Manifest
 from benchcard.records.runreader import read_manifest, set_aside_of
 from benchcard.run import grid
 from benchcard.run.judging import judge_estimate
@@ -184,6 +184,7 @@ def _pilot(project: Project, card: Card, pilot: str | Path,
         notes.append(f"the pilot ran v{manifest.version}; this plan is for v{card.version}")
     clauses: list[ClausePlan] = []
     per_call, expected, out_per_call = _pilot_costs(card, data, manifest, notes)
+    notes.extend(_unanswered(data))
     info = PilotPlan(run=run_dir.name, version=manifest.version, power=POWER, method=METHOD,
                      assumption=powerplan.PILOT_ASSUMPTION, clauses=clauses,
                      notes=notes, observed_cost_per_call=per_call, expected_cost=expected,
@@ -222,6 +223,18 @@ def _first_model(card: Card, clause: Clause, data: RunData, values: Any, variant
     assert card.baseline is not None
     model = simulate.model_of(data.grid(values, card.baseline), data.grid(values, variant))
     return powerplan.mirrored(model, clause.test), _gap(entry)
+
+
+def _unanswered(data: RunData) -> list[str]:
+    """Notes for the pilot's failed cells and its cells never recorded: the plan rests on the others alone, which
+    a pilot failing often makes optimistic."""
+    total, failed, missing = len(data.cells), int((data.status == FAILED).sum()), int((data.status == MISSING).sum())
+    notes = [f"{failed} of {total} pilot cell(s) failed in transport: the plan rests on the others; in a verdict "
+             "failed cells count against allow_failed"] if failed else []
+    if missing:
+        notes.append(f"{missing} of {total} pilot cell(s) have no outcome (the pilot is unfinished): the plan rests "
+                     "on the others")
+    return notes
 
 
 def _pilot_costs(card: Card, data: RunData, manifest: Manifest, notes: list[str]) -> tuple[
