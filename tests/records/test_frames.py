@@ -232,3 +232,15 @@ def test_before_the_verdict_no_column_tells_a_fixtures_cells_apart_by_variant(tm
     judged = benchcard.read_run(summary.run, project)
     assert {"variant", "input_tokens"} <= separating(judged)  # the test has teeth: the prompts do differ
     assert judged["text"].tolist() == ["red"] * 12
+
+
+def test_a_run_killed_mid_write_exports_its_whole_rows(project: Project, tmp_path: Path) -> None:
+    """Hostile audit: a run killed mid-write (or still writing) ends in a torn line, which `status` and
+    `run --resume` skip; `export` refused the whole run ("line 37 is not JSON"). It now exports the whole rows."""
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    with open(run_dir / "outputs.jsonl", "ab") as fh:
+        fh.write(b'{"cell":"c-torn","fixture":"ex-0')
+    result = bc(project, "export", run_dir.name, "--out", str(tmp_path / "cells.csv"), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows"] == 36
+    assert len(pd.read_csv(tmp_path / "cells.csv")) == 36

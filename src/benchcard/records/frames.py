@@ -24,7 +24,7 @@ from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, ScoreRow, read_rows
-from benchcard.records.runreader import read_manifest
+from benchcard.records.runreader import RunReader, read_manifest
 from benchcard.records.verdictfile import decode_verdict
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _output_rows(run_dir: Path, manifest: Manifest, blinded: bool) -> dict[str, 
                 continue
             rows[a.cell] = {"cell": a.cell, "variant": a.variant, "fixture": a.fixture, "repetition": a.repetition,
                             "status": "missing"}
-    outputs = read_rows(run_dir / "outputs.jsonl", OutputRow)
+    outputs = list(RunReader(run_dir).iter_outputs())  # a torn last line (killed, or still writing) skipped
     for o in _latest(outputs, bool(manifest.retries)):
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
