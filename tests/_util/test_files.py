@@ -156,3 +156,16 @@ def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path: Path)
                           preexec_fn=limited, check=True)
     assert done.stdout.strip() == f"[Errno 27] File too large: '{target}'"
     assert list(target.parent.iterdir()) == []
+
+
+def test_a_refused_write_says_make_room_only_when_room_mends_it() -> None:
+    """One wording for every refused write (a run's rows, its plan): a full disk or a file-size limit says "Make
+    room"; a refused permission said so too where a row was written, which no room mends."""
+    import errno
+
+    from benchcard._util.files import refused_write
+
+    assert refused_write(OSError(errno.ENOSPC, "No space left on device")) == (
+        "No space left on device: the disk is full or a file-size limit was reached", "Make room")
+    assert refused_write(OSError(errno.EFBIG, "File too large"))[1] == "Make room"
+    assert refused_write(OSError(errno.EACCES, "Permission denied")) == ("Permission denied", "Put that right")

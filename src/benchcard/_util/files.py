@@ -12,6 +12,7 @@ digest is recorded before it is moved into place.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from collections.abc import Iterator
@@ -169,6 +170,18 @@ class AtomicFile:
             self.commit()
         else:
             self.abort()
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+
+def refused_write(exc: OSError) -> tuple[str, str]:
+    """What the system said of a write it refused, and what mends it: a full disk or a file-size limit is mended
+    by making room; anything else (a refused permission) is not, so the line never says so."""
+    said = str(exc.strerror or exc)
+    if exc.errno in _FULL:
+        return f"{said}: the disk is full or a file-size limit was reached", "Make room"
+    return said, "Put that right"
 
 
 def write_atomic(path: Path, data: str | bytes, overwrite: bool = True) -> None:

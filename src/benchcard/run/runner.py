@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -23,6 +22,7 @@ from typing import IO, Any, Protocol
 import httpx
 import msgspec
 
+from benchcard._util.files import refused_write
 from benchcard._util.hashing import file_digest
 from benchcard._util.names import name_clash, shown
 from benchcard._util.urls import secrets_of, strip_credentials
@@ -495,16 +495,11 @@ def _planning(s: _Setting, t: _Target, store: RunStore) -> Iterator[None]:
         raise
 
 
-_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
-
-
 def _unplanned(project: Project, card_id: str, store: RunStore, exc: OSError, removed: bool) -> str:
     """The line for a plan the disk refused: the run, the file, what the system said, and the command to run."""
     name = Path(str(exc.filename)) if exc.filename else None
     file = f" writing {name.relative_to(store.folder)}" if name and name.is_relative_to(store.folder) else ""
-    full = exc.errno in _FULL
-    why = f"{exc.strerror or exc}{': the disk is full or a file-size limit was reached' if full else ''}"
-    fix = "Make room" if full else "Put that right"  # a refused permission is not mended by making room
+    why, fix = refused_write(exc)
     then = (f"nothing was called, and the half-made folder is removed. {fix}, then: benchcard run {card_id}"
             if removed else f"nothing was called. {fix}, then: benchcard run {card_id} --resume {store.run_id}")
     return f"{project.relative(store.folder)}: the run could not be planned ({why}){file}; {then}"

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import msgspec
 
-from benchcard._util.files import AtomicFile, write_atomic
+from benchcard._util.files import AtomicFile, refused_write, write_atomic
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
@@ -295,9 +295,9 @@ class OutputWriter:
         the command that continues, since every row before it is on disk and the torn one is repaired."""
         results, card, version, run = self.store.folder.parts[-4:]
         shown = PurePosixPath(results, card, version, run, self.store.outputs_path.name)
-        return (f"{shown}: a finished cell could not be written ({exc.strerror or exc}: the disk is full or a "
-                f"file-size limit was reached); every row before it is kept. Make room, then: benchcard run {card} "
-                f"--resume {run}")
+        why, fix = refused_write(exc)
+        return (f"{shown}: a finished cell could not be written ({why}); every row before it is kept. {fix}, then: "
+                f"benchcard run {card} --resume {run}")
 
     def close(self) -> None:
         fh, self._fh = self._fh, None
