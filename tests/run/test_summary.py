@@ -153,3 +153,14 @@ def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_doe
     name = ("\\u001b[2J\\u202e" + "m" * 180 + "[redacted]")[:200]  # the key out, then the name cut
     assert json.loads(manifest)["replied_models"] == [{name: 2}]
     assert f"the one asked: {name} (2)\n" in ran.output
+
+
+def test_a_reply_naming_the_model_asked_with_a_size_added_is_another_model(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`test/model-70` is not a snapshot of `test/model` (a dated one is `-2024-08-06`, `-20241022`, `-0613`)."""
+    server.configure({"default_reply": "red", "reply_model": "test/model-70"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=1)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    assert ("  warning: 4 of 4 replies named another model than test/model, the one asked: test/model-70 (4)\n"
+            in ran.output)

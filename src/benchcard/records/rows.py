@@ -475,10 +475,20 @@ def replies_line(manifest: Manifest) -> str:
 
 
 def _same_model(asked: str, replied: str) -> bool:
-    """The name asked, or a dated snapshot of it (`gpt-4o-2024-08-06`, `claude-x@20241022`; a router's `openai/`
-    prefix on either side); `gpt-4o-mini` is another model than `gpt-4o`."""
+    """The name asked, or a snapshot of it in a shape the APIs answer with (a router's `openai/` prefix on either
+    side): OpenAI's `gpt-4o-2024-08-06` and `gpt-4-0613`, Anthropic's `claude-3-5-sonnet-20241022` (also for the
+    aliases `…-latest` and `claude-sonnet-4-0`), Vertex's `claude-sonnet-4@20250514`. Any other suffix is another
+    model: `gpt-4o-mini`, `llama-3-70` for `llama-3`, `claude-opus-4-8` for `claude-opus-4`."""
     asked, replied = asked.rsplit("/", 1)[-1], replied.rsplit("/", 1)[-1]
-    return re.fullmatch(re.escape(asked) + r"(?:[-@]\d[\d.-]*)?", replied) is not None
+    if replied == asked:
+        return True
+    base = re.sub(r"-(?:latest|0)$", "", asked)
+    return any(re.fullmatch(re.escape(base) + shape, replied) for shape in _SNAPSHOTS)
+
+
+_MONTH_DAY = r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+#: The snapshot suffixes the providers' replies name: `-2024-08-06`, `-20241022`, `-0613` and `@20241022`.
+_SNAPSHOTS = (r"-20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])", rf"[-@]20\d\d{_MONTH_DAY}", rf"-{_MONTH_DAY}")
 
 
 def stop_line(schedule: Schedule, look: Look | None) -> str:
