@@ -28,6 +28,7 @@ from benchcard.records.rows import (
     encode_manifest,
     iter_rows,
     read_rows,
+    replies_fact,
     replies_line,
     rig_line,
     stop_line,
@@ -178,8 +179,8 @@ def test_replies_naming_another_model_are_summed_over_passes_and_worded_by_how_f
     assert replies_line(_replied("openai/gpt-4o", None)) == ""  # an old manifest, or every reply named the model
     assert "replied_models" not in _replied("gpt-4o", None).fields()
     snapshot = _replied("openai/gpt-4o", [{"openai/gpt-4o-2024-08-06": 3}, {"openai/gpt-4o-2024-08-06": 2}])
-    assert replies_line(snapshot) == ("note: the replies named a version of openai/gpt-4o, the model asked: "
-                                      "openai/gpt-4o-2024-08-06 (5)")
+    assert replies_line(snapshot) == ""  # a snapshot of the model asked is no warning, only a fact on the page
+    assert replies_fact(snapshot) == "openai/gpt-4o-2024-08-06 (5)"
     mixed = _replied("gpt-4o", [{"gpt-4o": 6, "gpt-4o-mini": 1}, {"anthropic/claude-3-haiku": 1, "gpt-4o-0613": 1}])
     assert replies_line(mixed) == ("warning: 2 of 9 replies named another model than gpt-4o, the one asked: "
                                    "gpt-4o (6), anthropic/claude-3-haiku (1), gpt-4o-0613 (1), gpt-4o-mini (1)")

@@ -128,13 +128,28 @@ def test_a_dated_snapshot_of_the_model_asked_is_a_note_and_a_reply_naming_it_add
     shown = json.loads(bc(plain, "status", only_run(plain, "colour-ab").name, "--json").stdout)
     assert shown["replies"] is None and shown["scratch"] is None  # absent as status's other optional lines are
 
+
+
+def test_a_snapshot_of_the_model_asked_is_recorded_and_shown_only_as_a_fact_on_the_runs_page(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Real OpenAI answers `gpt-4o` as `gpt-4o-2024-08-06` every time: kept in the manifest, no line in run,
+    status or the verdict's notes, and the names on the run's page beside its other facts."""
     server.configure({"default_reply": "red", "reply_model": "test/model-2024-08-06"})
     dated = ab_project(tmp_path / "dated", server.base_url, fixtures=2, repetitions=1)
     ran = bc(dated, "run", "colour-ab")
     assert ran.exit_code == 0, ran.output
-    assert ("  note: the replies named a version of test/model, the model asked: test/model-2024-08-06 (4)\n"
-            in ran.output)
-    assert "warning" not in ran.output
+    folder = only_run(dated, "colour-ab")
+    assert json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["replied_models"] == [
+        {"test/model-2024-08-06": 4}]
+    status = bc(dated, "status", folder.name)
+    verdict = bc(dated, "verdict", folder.name)
+    assert status.exit_code == 0 and verdict.exit_code == 0, status.output + verdict.output
+    for said in (ran.output, status.output, verdict.output):
+        assert "test/model-2024-08-06" not in said and "warning" not in said
+    assert json.loads(bc(dated, "status", folder.name, "--json").stdout)["replies"] is None
+    build_site(dated, tmp_path / "site")
+    page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
+    assert "test/model-2024-08-06 (4)" in page and "warning" not in page
 
 
 def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_does_not_show(

@@ -14,7 +14,7 @@ from benchcard.publish._files import copy_published, files_under, published_name
 from benchcard.publish._judgedby import baseline_of
 from benchcard.publish._render import fmt_value, labelled_figures
 from benchcard.publish._runs import Run, number
-from benchcard.records.rows import OutputRow, replies_line
+from benchcard.records.rows import OutputRow, replies_fact, replies_line
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict
 
@@ -175,7 +175,8 @@ def _meta(run: Run) -> list[tuple[str, str]]:
             meta.append(("counts", fmt_value(msgspec.structs.asdict(m.counts))))
         if m.params:
             meta.append(("params", json.dumps(m.params, ensure_ascii=False)))
-        meta += [("replies", line) for line in (replies_line(m),) if line]  # another model than the one asked
+        # another model than the one asked is a warning; the model asked or its snapshot, a quiet fact
+        meta += [("replies", line) for line in (replies_line(m) or replies_fact(m),) if line]
     if run.published is not None:
         meta.append(("recorded", "in the card's history; the run predates its run folder"))
     if run.finding:

@@ -456,22 +456,38 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
 
 
 def replies_line(manifest: Manifest) -> str:
-    """One line when replies named another model than the one asked, else empty: a dated snapshot of the name asked
-    (`gpt-4o` → `gpt-4o-2024-08-06`) is said as a note, any other model as a warning. A note, never a finding."""
-    if not manifest.replied_models or manifest.rig is None:
+    """A warning when replies named another model than the one asked, else empty: what run, status, the verdict's
+    notes and the run's page say. A snapshot of the name asked (`gpt-4o` → `gpt-4o-2024-08-06`, which real OpenAI
+    always answers with) is no warning: only a fact on the run's page (`replies_fact`). Never a finding."""
+    total = _replied_total(manifest)
+    if not total or manifest.rig is None:
         return ""
     asked = manifest.rig.model
+    other = [name for name in total if not _same_model(asked, name)]
+    if not other:
+        return ""
+    return (f"warning: {sum(total[n] for n in other)} of {sum(total.values())} replies named another model than "
+            f"{asked}, the one asked: {_named(total)}")
+
+
+def replies_fact(manifest: Manifest) -> str:
+    """The names the replies gave, for the run's page to list quietly when they were all the model asked or a
+    snapshot of it (`gpt-4o-2024-08-06 (40)`); empty when none was recorded."""
+    return _named(_replied_total(manifest))
+
+
+def _replied_total(manifest: Manifest) -> dict[str, int]:
+    """Each name replied over every pass recorded, with its count."""
     total: dict[str, int] = {}
-    for counts in manifest.replied_models:
+    for counts in manifest.replied_models or []:
         for name, n in counts.items():
             total[name] = total.get(name, 0) + n
-    named = ", ".join(f"{name} ({n})" for name, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
-    calls = sum(total.values())
-    other = [name for name in total if not _same_model(asked, name)]
-    if other:
-        return (f"warning: {sum(total[n] for n in other)} of {calls} replies named another model than {asked}, "
-                f"the one asked: {named}")
-    return f"note: the replies named a version of {asked}, the model asked: {named}"
+    return total
+
+
+def _named(total: dict[str, int]) -> str:
+    """`name (count)`, most replies first."""
+    return ", ".join(f"{name} ({n})" for name, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _same_model(asked: str, replied: str) -> bool:
