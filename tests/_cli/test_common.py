@@ -34,9 +34,13 @@ def test_a_report_is_its_lines_or_under_json_its_json_never_both(capsys: pytest.
 
 def test_lines_for_a_person_show_control_characters_as_escapes(capsys: pytest.CaptureFixture[str]) -> None:
     """Hostile audit: text read from a file (a reply, a title, a hand-edited row) never drives the terminal;
-    the tab and the newline stay as they are."""
-    report(({}, ["reply: red\x1b[2J\x1b]52;c;SGVsbG8=\x07", "\tnext\r\x9b31m"]), as_json=False)
-    assert capsys.readouterr().out == "reply: red\\x1b[2J\\x1b]52;c;SGVsbG8=\\x07\n\tnext\\x0d\\x9b31m\n"
+    each line stays one visible line (audit: a newline inside one broke it in two, a tab jumped)."""
+    report(({}, ["reply: red\x1b[2J\x1b]52;c;SGVsbG8=\x07", "\tnext\r\x9b31m", "title: a\nb\u2028c"]), as_json=False)
+    assert capsys.readouterr().out == ("reply: red\\x1b[2J\\x1b]52;c;SGVsbG8=\\x07\n\\tnext\\x0d\\x9b31m\n"
+                                       "title: a\\nb\\u2028c\n")
     buf = io.StringIO()
     coloured(["finding: x\x1b[2J → result"], Console(file=buf, force_terminal=True, color_system="standard"))
     assert "\\x1b[2J" in buf.getvalue() and "\x1b[2J" not in buf.getvalue()
+    buf = io.StringIO()
+    coloured(["finding: a\nb → result"], Console(file=buf, force_terminal=True, color_system="standard"))
+    assert buf.getvalue().count("\n") == 1 and "a\\nb" in buf.getvalue()

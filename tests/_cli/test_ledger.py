@@ -109,3 +109,21 @@ def test_ledger_json_escapes_every_control_character(empty: Project) -> None:
     assert result.exit_code == 0, result.output
     assert not any(ch in result.output for ch in "\x1b\x07\x9b")
     assert json.loads(result.output)[0]["rig"] == EVIL
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_a_cell_holding_a_newline_or_a_tab_stays_one_visible_line(empty: Project, columns: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audit: a newline in a cell (a row edited by hand, a model name) broke the table's row in two; every cell is
+    one visible line, the newline shown as `\\n`, a tab as `\\t`, a line separator as `\\u2028`; --json is exact."""
+    monkeypatch.setenv("COLUMNS", columns)
+    rig = "m\nforged row\tx"
+    ledger.append(empty, _row(1, rig=rig, card="demo\u2028b", finding="win\r\nloss"))
+    shown = _shown(empty)
+    assert not any(ch in shown for ch in "\t\r\u2028"), repr(shown)
+    assert not any(line.strip(" │┃").startswith("forged row") for line in shown.splitlines()), shown
+    assert any("m\\nforged row\\tx" in line for line in shown.splitlines()), shown
+    assert any("demo\\u2028b" in line for line in shown.splitlines()), shown
+    assert any("win\\x0d\\nloss" in line for line in shown.splitlines()), shown
+    as_json = CliRunner().invoke(cli, ["-C", str(empty.root), "ledger", "--json"])
+    assert json.loads(as_json.output)[0]["rig"] == rig

@@ -47,3 +47,23 @@ def test_compare_paints_its_finding_as_the_verdict_does(tmp_path: Path, monkeypa
     out = bc("compare", str(LM_A), str(LM_B), "--win", "acc rises", "--out", str(tmp_path / "b")).stdout
     finding = next(line for line in out.splitlines() if "finding: inconclusive → non-result" in line)
     assert ESC in finding and "33m" in finding and "(unsealed comparison)" in finding  # yellow
+
+
+def test_a_log_named_with_a_newline_leaves_compares_header_one_line(tmp_path: Path) -> None:
+    """Audit: the header names the two logs; a folder whose name holds a newline (or a tab) broke the line in
+    two, and so did the one-line error that names such a log. Each line printed is one visible line, the
+    newline shown as `\\n`."""
+    logs = []
+    for side, log in (("a\nforged: win → result", LM_A), ("b\tb", LM_B)):
+        (tmp_path / side).mkdir()
+        logs.append(tmp_path / side / log.name)
+        logs[-1].write_bytes(log.read_bytes())
+    refused = bc("compare", str(logs[0]), str(logs[1]), "--win", "acc rises")  # the label read from the folder
+    assert refused.exit_code == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert "/a\\nforged: win → result/" in refused.stderr
+    result = bc("compare", str(logs[0]), str(logs[1]), "--win", "acc rises", "--out", str(tmp_path / "out"),
+                "--name", "A=a", "--name", "B=b")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("forged") for line in lines), result.stdout
+    assert "a\\nforged: win → result" in lines[0] and "b\\tb" in lines[0] and "\t" not in result.stdout

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard._util.text import balanced_isolates, displayable, plain_text, reorders, spreadsheet_text, terminal_text
+from benchcard._util.text import (
+    balanced_isolates,
+    displayable,
+    plain_text,
+    reorders,
+    spreadsheet_text,
+    terminal_line,
+    terminal_text,
+)
 
 
 def test_lone_surrogates_become_the_replacement_character_and_the_rest_is_kept() -> None:
@@ -44,3 +52,7 @@ def test_balanced_isolates_pairs_every_isolate_and_pop(text: str, expected: str)
 
 def test_terminal_text_escapes_what_a_terminal_would_act_on_and_keeps_tabs_newlines_and_letters() -> None:
     assert terminal_text("a\x1b[2J\x07\x00\x7f\x9b\r\tb\nc é ש") == "a\\x1b[2J\\x07\\x00\\x7f\\x9b\\x0d\tb\nc é ש"
+
+
+def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:
+    assert terminal_line("a\nb\tc\u2028d\u2029e\r\x1b[2J é") == "a\\nb\\tc\\u2028d\\u2029e\\x0d\\x1b[2J é"

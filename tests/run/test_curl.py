@@ -66,6 +66,19 @@ def test_ab_card_variant_and_fixture(tmp_path: Path) -> None:
     assert bad.exit_code != 0
 
 
+def test_a_line_separator_in_the_prompt_is_printed_on_one_line_and_sends_the_same_body(tmp_path: Path) -> None:
+    """Each printed line is one visible line (a U+2028 in a fixture shows as `\\u2028`); inside the JSON body that
+    escape is the same character, so the pasted command still sends the exact request."""
+    project = make_ab_project(tmp_path / "proj")
+    (project / "fixtures" / "tiny-ab" / "item-02.txt").write_text("a ripe\u2028tomato\tnumber 2\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
+    assert result.exit_code == 0, result.output
+    assert "\u2028" not in result.output and "\\u2028" in result.output
+    printed = _pasted(result.output, tmp_path)
+    body = json.loads(printed.split("[-d]\n[", 1)[1].rsplit("]", 1)[0])
+    assert body["messages"][1]["content"] == "Name the colour.\n<item>a ripe\u2028tomato\tnumber 2\n</item>"
+
+
 def test_anthropic_rig(tmp_path: Path) -> None:
     project = make_ab_project(tmp_path)
     card = project / "cards" / "tiny-ab.yaml"

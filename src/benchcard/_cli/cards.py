@@ -68,7 +68,8 @@ def curl(ctx: click.Context, card: str, variant: str | None, fixture: str | None
     """Print the exact request as a runnable curl command; the key stays a shell variable."""
     from benchcard.run.curl import card_curl
 
-    say([card_curl(project_of(ctx), card, variant, fixture, provider, model, base_url)])
+    # a line each: in the JSON body a line separator shows as \u2028, which JSON reads as the same character
+    say(card_curl(project_of(ctx), card, variant, fixture, provider, model, base_url).split("\n"))
 
 
 @click.command("plan")

@@ -2,8 +2,9 @@
 back its JSON and its lines; `report` prints the one or the other as `--json` asks. Colour is for a person at a
 terminal only: `coloured` paints a verdict's lines (a result green, a non-result yellow, a failed clause red) and
 `terminal` is the console the ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text. What
-is printed for a person shows its control characters as escapes (`terminal_text`): text read from a file, such
-as a ledger row edited by hand, never drives the terminal."""
+is printed for a person shows its control characters as escapes and each line stays one visible line
+(`terminal_line`: a newline inside it shows as `\\n`, a tab as `\\t`): text read from a file, such as a ledger row
+edited by hand, never drives the terminal and never breaks a line or a table's row in two."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
-from benchcard._util.text import terminal_text
+from benchcard._util.text import terminal_line
 from benchcard.project import Project
 
 # DEL and the C1 controls, which JSON may hold raw: escaped, so that --json on a terminal cannot drive it either
@@ -38,18 +39,18 @@ def emit_json(data: Any, *, ascii_only: bool = False) -> None:
 
 
 def say(lines: Sequence[str]) -> None:
-    """Lines for a person, plain."""
-    click.echo(terminal_text("\n".join(lines)))
+    """Lines for a person, plain, each one visible line."""
+    click.echo("\n".join(terminal_line(line) for line in lines))
 
 
 def say_line(line: str) -> None:
     """One line for a person, plain (what a long-running command, `site --serve`, prints as it goes)."""
-    click.echo(terminal_text(line))
+    click.echo(terminal_line(line))
 
 
 def tell(line: str) -> None:
     """A note while a command works, on stderr as a progress bar is, so that stdout keeps only the result."""
-    click.echo(terminal_text(line), err=True)
+    click.echo(terminal_line(line), err=True)
 
 
 def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool = False) -> None:
@@ -79,7 +80,7 @@ def coloured(lines: Sequence[str], console: Any = None) -> None:
     console = console or Console(soft_wrap=True, highlight=False, emoji=False, markup=False)
     plain = console.no_color  # NO_COLOR: no bold either, so that nothing but the text reaches the terminal
     for line in lines:
-        console.print(Text(terminal_text(line), style="" if plain else line_style(line)))
+        console.print(Text(terminal_line(line), style="" if plain else line_style(line)))
 
 
 def terminal() -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchcard._cli.common import emit_json, project_of, report, say_line, terminal
-from benchcard._util.text import terminal_text
+from benchcard._util.text import terminal_line
 from benchcard.project import Project
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
     finally:
         for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
             # soft_wrap: the command stays on one line at any terminal width, so it can be copied whole
-            console.print(terminal_text(u.line), highlight=False, markup=False, soft_wrap=True)
+            console.print(terminal_line(u.line), highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:
@@ -85,33 +85,34 @@ def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> N
         table = Table(title="benchcard ledger", title_justify="left")
         for col in COLUMNS:
             table.add_column(col, no_wrap=col in NO_WRAP)
-    t = terminal_text  # a row edited by hand may hold escapes: shown, never sent to the terminal raw
+    t = terminal_line  # a row edited by hand may hold escapes or a newline: shown, never sent to the terminal raw
     for r in rows:
         style = {"result": "bold", "non-result": "dim"}.get(r.outcome, "")
         version = "unsealed" if r.kind == "compare" else f"v{r.version}"
         if narrow:
             card = Text(t(r.card))
             card.append("\n" + t(r.rig), style="dim")
-            table.add_row(str(r.seq), card, version, t(f"{r.finding}\n{r.outcome}"), t(_run_cell(r)), style=style)
+            table.add_row(str(r.seq), card, version, f"{t(r.finding)}\n{t(r.outcome)}", _run_cell(r), style=style)
         else:
             table.add_row(str(r.seq), t(r.date), t(r.card), version, t(r.rig), t(r.finding), t(r.outcome),
-                          t(_run_cell(r)), style=style)
+                          _run_cell(r), style=style)
     console.print(table)
 
 
 def _run_cell(row: LedgerRow) -> str:
-    """The run, and for a replication (or a transfer) the run it replicates and what it showed against it."""
+    """The run, and for a replication (or a transfer) the run it replicates and what it showed against it, each
+    one visible line."""
     from msgspec import UnsetType
 
     link, judged = row.replicates, row.replication
     if isinstance(link, UnsetType):
-        return row.run
+        return terminal_line(row.run)
     said = "" if isinstance(judged, UnsetType) else f": {judged.finding}"
-    return f"{row.run}\n{link.kind} of {link.run}{said}"
+    return f"{terminal_line(row.run)}\n{terminal_line(f'{link.kind} of {link.run}{said}')}"
 
 
 def _longest(rows: Sequence[LedgerRow], key: str) -> int:
-    return max((len(str(getattr(r, key))) for r in rows), default=4)
+    return max((len(terminal_line(str(getattr(r, key)))) for r in rows), default=4)
 
 
 def repair_line(project: Project, side: Path | None) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from benchcard._cli import cards, grading, ledger, replicate, runs, site, verdict
-from benchcard._util.text import terminal_text
+from benchcard._util.text import terminal_line
 from benchcard.errors import BenchcardError, one_line
 
 
@@ -21,7 +21,7 @@ class _Cli(click.Group):
         try:
             return super().invoke(ctx)
         except (BenchcardError, OSError) as exc:  # OSError: a read-only results/, a full disk
-            click.echo(terminal_text(f"error: {one_line(exc)}"), err=True)
+            click.echo(terminal_line(f"error: {one_line(exc)}"), err=True)
             sys.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -29,11 +29,11 @@ class _Cli(click.Group):
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "benchcard"
-            click.echo(terminal_text(f"error: {exc.format_message()} (see `{where} --help`)"), err=True)
+            click.echo(terminal_line(f"error: {exc.format_message()} (see `{where} --help`)"), err=True)
             sys.exit(1)
         except (click.ClickException, click.exceptions.Abort) as exc:
             message = exc.format_message() if isinstance(exc, click.ClickException) else "aborted"
-            click.echo(terminal_text(f"error: {message}"), err=True)
+            click.echo(terminal_line(f"error: {message}"), err=True)
             sys.exit(1)
         # Without standalone mode click returns the code of a ctx.exit() (--help, --version) instead of exiting.
         sys.exit(code if isinstance(code, int) else 0)

@@ -6,7 +6,8 @@ cell a spreadsheet would run as a formula is written as text (`spreadsheet_text`
 could reorder what is around it on a page (a right-to-left letter or a bidi control) is isolated there
 (`reorders`, `balanced_isolates`, used by the pages' `<bdi>`). Text printed to a terminal shows its control
 characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or set the
-clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it.
+clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it; one line printed for a person (a table's cell, a
+report's line) also shows a newline, a tab and Unicode's line separators as escapes (`terminal_line`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _ISOLATE_STARTS = frozenset("\u2066\u2067\u2068")
 _ISOLATE_END = "\u2069"
 # C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI)
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# what `terminal_text` leaves and would still break a line or jump along it
+_LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
 
 
 def displayable(text: str) -> str:
@@ -33,6 +37,13 @@ def terminal_text(text: str) -> str:
     """`text` with each control character a terminal would act on (ESC, BEL, a carriage return, a C1 control)
     written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal."""
     return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def terminal_line(text: str) -> str:
+    """`terminal_text` kept to one visible line: a newline, a tab and a line or paragraph separator written as
+    `\\n`, `\\t`, `\\u2028`, `\\u2029`, so that a value read from a file cannot break a table's row or a
+    report's line."""
+    return _LINE_BREAK.sub(lambda m: _LINE_BREAKS[m.group()], terminal_text(text))
 
 
 def spreadsheet_text(text: str) -> str:
