@@ -93,3 +93,20 @@ def test_silent_coercions_are_errors(tmp_path: Path, old: str, new: str, field: 
     _card(root, AB_CARD.replace(old, new))
     line = one_line_error(bc(root, "seal", "tiny-ab"))
     assert f"field '{field}'" in line
+
+
+@pytest.mark.parametrize(("variants", "read_as"), [
+    ('{baseline: "", yes: "Please.\\n"}', "true/false"),
+    ('{baseline: "", 1: "Please.\\n", 1.0: "Kindly.\\n"}', "a number"),
+    ('{baseline: "", 2026-01-01: "Please.\\n"}', "a date"),
+    ('{baseline: "", ~: "Please.\\n"}', "null"),
+])
+def test_a_key_yaml_reads_as_another_type_is_one_line_not_a_traceback(tmp_path: Path, variants: str,
+                                                                       read_as: str) -> None:
+    """YAML 1.1 reads an unquoted yes/no/on/off, a number, a date or ~ as a key of that type: canonical JSON
+    could not sort the card (a traceback), and 1 and 1.0 are one key, so one variant vanished silently."""
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace('variants: {baseline: "", A: "Please.\\n"}', f"variants: {variants}"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith("error: cards/tiny-ab.yaml:15: field 'variants.")
+    assert f"YAML reads this key as {read_as}" in line and "quote it" in line

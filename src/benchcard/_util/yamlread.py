@@ -2,9 +2,10 @@
 
 PyYAML's `safe_load` accepts what a careful reader would not: an alias bomb (a few hundred bytes of `&a`/`*a`
 that expand to gigabytes), a key written twice (the last silently wins), a lone UTF-16 surrogate
-(`"\\ud800"`, which no UTF-8 file can hold and which fails later, in a hash), and nesting deep enough to
-exhaust the stack. Each is refused here with one line naming the file and the line; the line of every
-mapping key is returned too, so validators can point at it.
+(`"\\ud800"`, which no UTF-8 file can hold and which fails later, in a hash), a key YAML 1.1 reads as
+another type than text (`yes`, `1`, `2026-01-01`, `~`: a card's canonical JSON cannot sort it, and `1` and `1.0`
+are one key), and nesting deep enough to exhaust the stack. Each is refused here with one line naming the file
+and the line; the line of every mapping key is returned too, so validators can point at it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ MAX_EXPANDED_NODES = 200_000  # nodes once every alias is expanded
 MAX_EXPANDED_CHARS = 4 << 20  # characters of scalar text once every alias is expanded
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
+_READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
 
 Lines = dict[tuple[str, ...], int]
 
@@ -88,7 +91,7 @@ def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str
         name = str(key.value)
         line = key.start_mark.line + 1
         if isinstance(key, yaml.ScalarNode) and name != "<<":
-            _check_key(name, line, seen, path, source, error)
+            _check_key(key, line, seen, path, source, error)
         sub = (*path, name)
         lines[sub] = line
         children.append((value, sub))
@@ -97,9 +100,14 @@ def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str
     return children
 
 
-def _check_key(name: str, line: int, seen: dict[str, int], path: tuple[str, ...], source: str,
+def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: tuple[str, ...], source: str,
                error: type[BenchcardError]) -> None:
-    """A scalar key: not written twice in its mapping (recorded in `seen`), no surrogate or control character."""
+    """A scalar key: text, not written twice in its mapping (recorded in `seen`), no surrogate or control character."""
+    name = str(key.value)
+    if key.tag not in _TEXT_KEY_TAGS:
+        read_as = _READ_AS.get(key.tag.rsplit(":", 1)[-1], key.tag)
+        raise error(f"{source}:{line}: field '{'.'.join((*path, name))}': YAML reads this key as {read_as}, not "
+                    f"as text; quote it ('{name}')")
     if name in seen:
         field = ".".join((*path, name))
         raise error(f"{source}:{line}: field '{field}': written twice (also line {seen[name]}); keep one")
