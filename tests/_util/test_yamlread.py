@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,24 @@ def test_a_key_yaml_reads_as_another_type_is_one_line_not_a_traceback(tmp_path: 
     line = one_line_error(bc(root, "seal", "tiny-ab"))
     assert line.startswith("error: cards/tiny-ab.yaml:15: field 'variants.")
     assert f"YAML reads this key as {read_as}" in line and "quote it" in line
+
+
+@pytest.mark.parametrize("where", ["cards/tiny-ab.yaml", "benchcard.yaml"])
+def test_an_alias_inside_its_own_anchor_is_one_line_at_once(tmp_path: Path, where: str) -> None:
+    """`&x [*x]` is a list holding itself: the walk went one level deeper at every step, copying a longer path
+    each time, so `seal` ran for hours before the 200,000-value bound could stop it."""
+    root = make_ab_project(tmp_path / "proj")
+    text = AB_CARD if where.startswith("cards") else "providers: {}\n"
+    (root / where).write_text(text + "loop: &x [*x]\n", encoding="utf-8")
+
+    def too_slow(signum: int, frame: object) -> None:
+        raise TimeoutError("still reading the YAML after 20 s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        line = one_line_error(bc(root, "curl", "tiny-ab"))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert line.startswith(f"error: {where}:") and "nested more than" in line and "its own anchor" in line

@@ -20,6 +20,7 @@ from benchcard.errors import BenchcardError
 MAX_YAML_BYTES = 1 << 20  # a card is a few kilobytes; a megabyte is a mistake or an attack
 MAX_EXPANDED_NODES = 200_000  # nodes once every alias is expanded
 MAX_EXPANDED_CHARS = 4 << 20  # characters of scalar text once every alias is expanded
+MAX_DEPTH = 100  # a card nests five levels; `&x [*x]` (a list holding itself) nests without end
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
@@ -58,7 +59,7 @@ def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any,
 
 
 def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Lines) -> None:
-    """Every node as the data will hold it (aliases expanded), without recursion: bounded in count and text,
+    """Every node as the data will hold it (aliases expanded), without recursion: bounded in count, text and depth,
     no key twice in a mapping, no surrogate or control character in a key, no surrogate in a value."""
     nodes = 0
     chars = 0
@@ -69,6 +70,9 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
         if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
             raise error(f"{source}: expands to more than {MAX_EXPANDED_NODES:,} values or {MAX_EXPANDED_CHARS:,} "
                         "characters (YAML aliases repeating aliases); write the values out")
+        if len(path) > MAX_DEPTH:
+            raise error(f"{source}:{node.start_mark.line + 1}: nested more than {MAX_DEPTH} levels deep (an alias "
+                        "inside its own anchor?); write the values out")
         lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.ScalarNode):
             chars += len(node.value)
