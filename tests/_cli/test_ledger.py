@@ -4,7 +4,9 @@ when there are none, the runs left unfinished below it, and the line `--repair` 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
+from benchcard.verdict.give import give_verdict
 
 from ..helpers_project import ledger_row
 from ..helpers_verdict import ab_metrics, make_run, the_card
@@ -127,3 +130,35 @@ def test_a_cell_holding_a_newline_or_a_tab_stays_one_visible_line(empty: Project
     assert any("win\\x0d\\nloss" in line for line in shown.splitlines()), shown
     as_json = CliRunner().invoke(cli, ["-C", str(empty.root), "ledger", "--json"])
     assert json.loads(as_json.output)[0]["rig"] == rig
+
+
+def _core_calls(project: Project, *args: str) -> list[str]:
+    """The functions of benchcard's stages that `benchcard ledger ARGS` calls from its own code (`_cli/`): a module's
+    functions, not a result's methods or properties, nor `project.py` and `_util/`, which every command shares."""
+    called: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        caller = frame.f_back
+        if event != "call" or caller is None or not caller.f_globals.get("__name__", "").startswith("benchcard._cli"):
+            return
+        module, code = frame.f_globals.get("__name__", ""), frame.f_code
+        stage = module.split(".")[1] if module.startswith("benchcard.") else None
+        if stage not in (None, "_cli", "_util", "project", "errors") and "." not in code.co_qualname:
+            called.append(f"{module}.{code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", *args])
+    finally:
+        sys.setprofile(None)
+    assert result.exit_code == 0, result.output
+    return called
+
+
+@pytest.mark.parametrize("args", [(), ("--json",), ("--verify",), ("--repair",)])
+def test_each_way_of_the_ledger_command_calls_one_core_function(project: Project, args: tuple[str, ...]) -> None:
+    """Audit: the command composed two reads (the rows, then the runs left unfinished) and formatted --verify's
+    report with a second function; the command line parses, calls one core function and prints."""
+    give_verdict(project, make_run(project, the_card(project), ab_metrics()))
+    make_run(project, the_card(project), ab_metrics(), finished=False)
+    assert len(_core_calls(project, *args)) == 1, _core_calls(project, *args)

@@ -11,7 +11,7 @@ import pytest
 from benchcard.errors import LedgerError
 from benchcard.project import Project
 from benchcard.records import ledger
-from benchcard.verdict.audit import LedgerAudit, audit, audit_lines
+from benchcard.verdict.audit import LedgerAudit, audit
 from benchcard.verdict.give import give_verdict
 
 from ..helpers_verdict import ab_metrics, cli_run, make_run, the_card
@@ -30,7 +30,7 @@ def test_untouched_evidence_is_ok_and_names_the_head_hash(project: Project) -> N
     head = ledger.read(project)[-1].hash
     assert (report.ok, report.rows, report.judged, report.problems, report.torn) == (True, 2, 2, (), None)
     assert report.last_hash == head
-    assert audit_lines(report) == [f"ledger ok: 2 row(s), hash chain intact, evidence of 2 judged run(s) unchanged, "
+    assert report.lines() == [f"ledger ok: 2 row(s), hash chain intact, evidence of 2 judged run(s) unchanged, "
                                    f"last {head}"]
     assert report.to_json() == {"ok": True, "rows": 2, "last_hash": head, "judged": 2, "problems": [],
                                 "torn": None, "notes": []}
@@ -48,7 +48,7 @@ def test_each_changed_file_is_named_with_its_row_and_counted(project: Project) -
     assert all(p.startswith(f"seq 2 (run {second.name}): {where}/") for p in report.problems)  # not the first run's
     assert any("scores.jsonl changed" in p for p in report.problems)
     assert any("verdict.json is missing" in p for p in report.problems)
-    lines = audit_lines(report)
+    lines = report.lines()
     assert lines[:2] == [f"FAIL {p}" for p in report.problems]
     assert lines[-1] == f"ledger NOT ok: 2 row(s), hash chain intact, 2 problem(s) above, last {report.last_hash}"
     result = cli_run(project, "ledger", "--verify")
@@ -62,7 +62,7 @@ def test_a_torn_last_line_is_a_problem_of_its_own(project: Project) -> None:
     report = audit(project)
     assert report.problems == () and report.torn is not None and not report.ok
     assert report.torn.startswith("results/ledger.jsonl: line 2 is torn (")
-    lines = audit_lines(report)
+    lines = report.lines()
     assert lines[0] == f"FAIL {report.torn}"
     assert lines[-1].startswith("ledger NOT ok: 1 row(s), hash chain intact, 1 problem(s) above")
 
@@ -79,5 +79,5 @@ def test_a_broken_chain_is_an_error_before_any_evidence_is_read(project: Project
 
 def test_notes_come_first_and_an_empty_ledger_has_no_head() -> None:
     report = LedgerAudit(rows=0, last_hash=None, judged=0, problems=(), torn=None, notes=("seq 1 (run r): old",))
-    assert audit_lines(report) == ["note seq 1 (run r): old",
+    assert report.lines() == ["note seq 1 (run r): old",
                                    "ledger ok: 0 row(s), hash chain intact, evidence of 0 judged run(s) unchanged"]

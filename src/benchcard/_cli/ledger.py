@@ -16,6 +16,7 @@ from benchcard.project import Project
 
 if TYPE_CHECKING:
     from benchcard.records.ledgerrow import LedgerRow
+    from benchcard.verdict.audit import LedgerView
 
 
 @click.command("ledger")
@@ -27,20 +28,22 @@ if TYPE_CHECKING:
 @click.pass_context
 def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bool) -> None:
     """Show the ledger of verdicts (results and non-results); --verify checks the chain and the evidence."""
-    from benchcard.records import ledger as ledger_mod
-
     project = project_of(ctx)
     if do_repair:
-        say_line(repair_line(project, ledger_mod.repair(project)))
+        from benchcard.records.ledger import repair
+
+        say_line(repair_line(project, repair(project)))
         return
     if do_verify:
-        from benchcard.verdict.audit import audit, audit_lines
+        from benchcard.verdict.audit import audit
 
         verified = audit(project)
-        report((verified.to_json(), audit_lines(verified)), as_json)
+        report((verified.to_json(), verified.lines()), as_json)
         sys.exit(0 if verified.ok else 1)
-    rows = ledger_mod.read(project)
-    emit_json([row.fields() for row in rows]) if as_json else print_rows(project, rows)
+    from benchcard.verdict.audit import ledger_view
+
+    view = ledger_view(project, unfinished=not as_json)
+    emit_json(view.to_json()) if as_json else print_view(view)
 
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
@@ -50,24 +53,23 @@ NARROW = 120
 that card names stay whole."""
 
 
-def print_rows(project: Project, rows: Sequence[LedgerRow]) -> None:
-    """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none."""
-    from benchcard.run.unfinished import unfinished_runs
-
+def print_view(view: LedgerView) -> None:
+    """The rows as a rich table on stdout (results bold, non-results dim), or a line saying there are none; the
+    runs left unfinished under it."""
     console = terminal()
     try:
-        _print_table(console, project, rows)
+        _print_table(console, view.where, view.rows)
     finally:
-        for u in unfinished_runs(project):  # a stopped run is no verdict waiting: say so, and how to finish it
+        for u in view.unfinished:  # a stopped run is no verdict waiting: say so, and how to finish it
             # soft_wrap: the command stays on one line at any terminal width, so it can be copied whole
             console.print(terminal_line(u.line), highlight=False, markup=False, soft_wrap=True)
 
 
-def _print_table(console: Any, project: Project, rows: Sequence[LedgerRow]) -> None:
+def _print_table(console: Any, where: str, rows: Sequence[LedgerRow]) -> None:
     from rich.table import Table
 
     if not rows:
-        console.print(f"{project.relative(project.ledger_path)}: no verdicts yet", highlight=False, markup=False)
+        console.print(f"{where}: no verdicts yet", highlight=False, markup=False)
         return
     from rich.text import Text
 

@@ -1,4 +1,5 @@
-"""`benchcard ledger --verify`: the hash chain, a torn last line, and every judged run's evidence against its row.
+"""`benchcard ledger`: what it shows (`ledger_view`: the rows, and the runs left unfinished under them) and what
+`--verify` checks (`audit`): the hash chain, a torn last line, and every judged run's evidence against its row.
 
 The chain alone proves the rows were not edited, removed or reordered (`ledger.verify`); it says nothing of the
 files a row stands for. So each row that names a run is checked against that run's folder
@@ -13,6 +14,8 @@ from typing import Any
 
 from benchcard.project import Project
 from benchcard.records import ledger
+from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.unfinished import Unfinished, unfinished_runs
 from benchcard.verdict._replication import foreign_originals, link_problems
 from benchcard.verdict.integrity import anchored, evidence_problems
 
@@ -35,6 +38,41 @@ class LedgerAudit:
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "rows": self.rows, "last_hash": self.last_hash, "judged": self.judged,
                 "problems": list(self.problems), "torn": self.torn, "notes": list(self.notes)}
+
+    def lines(self) -> list[str]:
+        """The report as `ledger --verify` prints it: one line per problem, then the summary."""
+        lines = [f"note {n}" for n in self.notes] + [f"FAIL {p}" for p in self.problems]
+        if self.torn:
+            lines.append(f"FAIL {self.torn}")
+        head = f", last {self.last_hash}" if self.last_hash else ""
+        if self.ok:
+            lines.append(f"ledger ok: {self.rows} row(s), hash chain intact, evidence of {self.judged} judged run(s) "
+                         f"unchanged{head}")
+        else:
+            n = len(self.problems) + (1 if self.torn else 0)
+            lines.append(f"ledger NOT ok: {self.rows} row(s), hash chain intact, {n} problem(s) above{head}")
+        return lines
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What `benchcard ledger` shows: the rows, and the runs left unfinished, listed under them so that a stopped
+    run is never taken for one waiting for its verdict. `--json` is the rows alone, as they are written."""
+
+    where: str  # the ledger's path, relative to the project
+    rows: tuple[LedgerRow, ...]
+    unfinished: tuple[Unfinished, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [row.fields() for row in self.rows]
+
+
+def ledger_view(project: Project, *, unfinished: bool = True) -> LedgerView:
+    """The ledger's rows (read, not verified: `audit` checks) and, unless `unfinished` is False (`--json`, which
+    lists rows only), the runs left unfinished."""
+    rows = tuple(ledger.read(project))
+    return LedgerView(project.relative(project.ledger_path), rows,
+                      tuple(unfinished_runs(project)) if unfinished else ())
 
 
 def audit(project: Project) -> LedgerAudit:
@@ -59,18 +97,3 @@ def audit(project: Project) -> LedgerAudit:
     notes += said
     return LedgerAudit(len(rows), rows[-1].hash if rows else None, judged, tuple(problems),
                        ledger.torn_message(project, torn) if torn else None, tuple(notes))
-
-
-def audit_lines(report: LedgerAudit) -> list[str]:
-    """The report as `ledger --verify` prints it: one line per problem, then the summary."""
-    lines = [f"note {n}" for n in report.notes] + [f"FAIL {p}" for p in report.problems]
-    if report.torn:
-        lines.append(f"FAIL {report.torn}")
-    head = f", last {report.last_hash}" if report.last_hash else ""
-    if report.ok:
-        lines.append(f"ledger ok: {report.rows} row(s), hash chain intact, evidence of {report.judged} judged run(s) "
-                     f"unchanged{head}")
-    else:
-        n = len(report.problems) + (1 if report.torn else 0)
-        lines.append(f"ledger NOT ok: {report.rows} row(s), hash chain intact, {n} problem(s) above{head}")
-    return lines

@@ -14,8 +14,7 @@ import msgspec
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.records.rows import MANIFEST, OUTPUTS, RUN_ID, OutputFigures, SetAside, decode_line, manifest_or_none
-from benchcard.records.runreader import outcomes, set_aside_of
-from benchcard.run.store import RunStore
+from benchcard.records.runreader import RunReader, outcomes, set_aside_of
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def unfinished_runs(project: Project) -> list[Unfinished]:
             pass
         if manifest.retries:  # a retried cell has several rows; one a retry reopened has no new outcome yet
             with contextlib.suppress(BenchcardError, OSError, ValueError):
-                cells -= outcomes(RunStore(folder)).waiting
+                cells -= outcomes(RunReader(folder)).waiting
         found.append(Unfinished(manifest.card or folder.parents[1].name, manifest.version, folder.name, len(cells),
                                 manifest.cells if manifest.cells is not None else len(cells),
                                 bool(manifest.scratch), set_aside_of(folder)))

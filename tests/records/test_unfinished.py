@@ -8,9 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.records.unfinished import unfinished_runs
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
-from benchcard.run.unfinished import unfinished_runs
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import ab_project
