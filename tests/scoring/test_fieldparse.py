@@ -3,11 +3,16 @@ headings, tables, prose), without seeing the key or the excerpt."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from benchcard.scoring._fieldparse import parse, pieces
 
+from ..helpers_cli import bc
 from ..helpers_fields import PARTIES_01, SPEC, score, shapes
+from ..helpers_project import copy_project
 
 
 @pytest.mark.parametrize("shape", list(shapes()))
@@ -88,3 +93,21 @@ def test_prose_is_attributed_sentence_by_sentence_to_the_field_it_speaks_of() ->
 ])
 def test_a_line_becomes_clean_value_pieces(line: str, expected: list[str]) -> None:
     assert pieces(line) == expected
+
+
+def test_a_json_answer_nested_near_the_stack_limit_is_scored_not_a_traceback(tmp_path: Path) -> None:
+    """`json.loads` reads an answer nested ~990 deep; walking its values recursed a little deeper still, so an
+    output nested just past where the walk's stack ran out (wherever the caller's stack stands: every depth from
+    800 to 999 is tried) ended `check`, and a run's blind scoring, in a RecursionError traceback."""
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    card = root / "cards" / "bench-01.yaml"
+    def example(depth: int) -> str:
+        output = json.dumps('{"parties": ' + "[" * depth + '"Acme"' + "]" * depth + "}")
+        return f"  - {{label: nested {depth}, fixture: excerpt-01, output: {output}, expect: {{field_recall: 0}}}}\n"
+
+    nested = (example(depth) for depth in range(800, 1000))
+    card.write_text(card.read_text(encoding="utf-8").replace("examples:\n", "examples:\n" + "".join(nested), 1),
+                    encoding="utf-8")
+    result = bc(root, "check", "bench-01")
+    assert result.exit_code == 0, result.output
+    assert "ok   0.00 expect metrics nested 999" in result.output and "1 card(s) ok, 0 failed" in result.output

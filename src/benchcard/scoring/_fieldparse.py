@@ -200,18 +200,23 @@ def _text_line(sec: _Sections, raw: str, s: str, after_blank: bool, fields: Sequ
 
 
 def _leaf_lines(obj: Any) -> Iterator[str]:
-    """Every scalar in a JSON value as one line; a dict key is kept as a sub-label ("role: Supplier")."""
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            if isinstance(v, str | int | float) and not isinstance(v, bool):
-                yield f"{k}: {v}"
-            else:
-                yield from _leaf_lines(v)
-    elif isinstance(obj, list):
-        for item in obj:
-            yield from _leaf_lines(item)
-    elif isinstance(obj, str | int | float) and not isinstance(obj, bool):
-        yield str(obj)
+    """Every scalar in a JSON value as one line; a dict key is kept as a sub-label ("role: Supplier").
+
+    Walked with a stack of its own, not by recursion: `json.loads` reads an answer nested nearly as deep as
+    Python's stack allows, and a recursive walk one frame deeper per level ran out of it (a traceback)."""
+    stack: list[Iterator[tuple[Any, Any]]] = [iter([(None, obj)])]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        key, value = entry
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            yield str(value) if key is None else f"{key}: {value}"
+        elif isinstance(value, Mapping):
+            stack.append(iter(value.items()))
+        elif isinstance(value, list):
+            stack.append((None, item) for item in value)
 
 
 def _json_fields(node: Mapping[Any, Any], fields: Sequence[str]) -> dict[str, list[str]]:
