@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from benchcard.cli import cli
 from benchcard.errors import UnreadableAnswer
 from benchcard.records.rows import JudgeRequestRow, OutputRow, dumps_line
 from benchcard.records.runreader import JudgeReader
 from benchcard.scoring.judge import judge_messages, read_answer, read_judgements
+from benchcard.testing.fakeserver import FakeServer
 
-from ...helpers_judge import spec_of
+from ...helpers_judge import CARD_ID, ECHO, card_text, judge_project, spec_of
 
 
 def test_the_answer_parser_is_strict(tmp_path: Path) -> None:
@@ -55,3 +58,20 @@ def test_each_outputs_judgements_in_order_none_where_unreadable_failed_or_not_ma
     (run / "sealed" / "judge-requests.jsonl").write_bytes(b"".join(map(dumps_line, planned)))
     (run / "judge-outputs.jsonl").write_bytes(b"".join(map(dumps_line, made)))
     assert read_judgements(spec, JudgeReader(run)) == {"o1": [{"score": 1.0}, None, None], "o2": [None, None, None]}
+
+
+def test_a_grade_of_thousands_of_digits_is_unreadable_not_a_traceback(tmp_path: Path, server: FakeServer,
+                                                                       key: str) -> None:
+    """A judge that repeats a digit ("GRADE: 1111…", 5,000 of them) made int() refuse past Python's 4,300-digit
+    limit with a ValueError, so the run's judging ended in a traceback; it is an unreadable judgement now."""
+    text = card_text(**{"scale: pass_fail": "scale: {min: 1, max: 5}", '"GRADE: PASS"': '"GRADE: 5"',
+                        '["It does not say.\\nGRADE: FAIL", "GRADE: fail"]': '["GRADE: 1"]'})
+    judge_project(tmp_path, server.base_url, fixtures=2, card_text=text)  # 2 variants × 2 fixtures × 2, 3 each
+    server.configure({"replies": [{"match": "<<A RED", "replies_cycle": ["GRADE: 5", "GRADE: " + "1" * 5000]},
+                                  {"match": "<<A tomato", "reply": "GRADE: 1"},
+                                  {"match": "Mention the colour", "reply": ECHO}, {"match": "", "reply": "A tomato."}]})
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "run", CARD_ID])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "24 judgements (3 per ok output): 18 read as grades, 6 unreadable, 0 truncated, 0 failed" in result.output
+    assert read_answer(spec_of(tmp_path / "spec", **{"scale: pass_fail": "scale: {min: 1, max: 5}"}),
+                       "GRADE: 0000000005") == {"score": 1.0}
