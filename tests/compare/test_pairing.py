@@ -87,6 +87,19 @@ def test_inspect_sample_missing_from_one_log_is_counted(inspect_logs: dict[str, 
 
 
 
+def test_a_sample_id_of_digits_other_than_ascii_is_text_not_a_traceback(inspect_logs: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    """Numeric ids are put in numeric order; a text id of superscript or circled digits ('²', '①') passed
+    str.isdigit() and int() refused it, so `compare` ended in a ValueError traceback. They are text ids now."""
+    text = inspect_logs["c"].read_text(encoding="utf-8")
+    assert text.count('"q0"') and text.count('"q1"')
+    for name in ("x.json", "y.json"):
+        (tmp_path / name).write_text(text.replace('"q0"', '"²"').replace('"q1"', '"①"'), encoding="utf-8")
+    result = bc("compare", str(tmp_path / "x.json"), str(tmp_path / "y.json"), "--win", "match rises", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["counts"]["scored"] == 2 * 7 * 3
+
+
 def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:
     """A log of five epochs against one of a single epoch: each sample's mean is taken over the epochs both logs
     scored, so the second log is not better merely for having run fewer epochs. Over its own epochs alone the

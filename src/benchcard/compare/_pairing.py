@@ -25,8 +25,8 @@ STATUS = {"ok": OK, "truncated": TRUNCATED, "failed": FAILED}
 
 
 def _order(sample_id: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order, then the others as text."""
-    return (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id)
+    """Numeric ids in numeric order, then the others as text ('²' and '①' are digits to str.isdigit, not to int)."""
+    return (0, int(sample_id), "") if sample_id.isascii() and sample_id.isdigit() else (1, 0, sample_id)
 
 
 def _article(kind: str) -> str:
