@@ -136,6 +136,19 @@ def test_the_next_write_removes_what_a_killed_writer_left_and_never_a_live_ones(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, live.name, other.name])
 
 
+def test_a_temporary_whose_name_holds_no_process_id_does_not_stop_the_write(tmp_path: Path) -> None:
+    """`.table.csv.²-0badcafe.tmp` (str.isdigit() takes '²' for a digit, int() does not) and a process id past
+    what the system can hold (os.kill overflows) ended the write in a traceback; the first is not a killed
+    writer's and is left, the second can be no live process's and is removed like any dead writer's."""
+    target = tmp_path / "table.csv"
+    odd = tmp_path / ".table.csv.²-0badcafe.tmp"
+    huge = tmp_path / ".table.csv.99999999999999999999999-0badcafe.tmp"
+    for path in (odd, huge):
+        path.write_bytes(b"half")
+    write_atomic(target, "fixture,variant\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, odd.name])
+
+
 def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     """A write the disk refuses (a file-size limit, as the kernel enforces one, in a child process) is an OSError
     naming the target, the one line the command line prints, and the temporary sibling is removed: before, the

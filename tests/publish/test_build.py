@@ -127,3 +127,15 @@ def test_a_build_killed_before_its_swap_leaves_a_hidden_folder_the_next_build_re
     assert (web / "index.html").is_file()
     assert CliRunner().invoke(cli, site).exit_code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["proj", "web"]
+
+
+def test_a_folder_named_like_a_killed_build_but_with_no_process_id_is_left_alone(tmp_path: Path) -> None:
+    """A folder beside the site named `.web.building-²-x`: str.isdigit() took '²' for a process id and int()
+    refused it, so `benchcard site` ended in a traceback; it is left alone. One named with a number no process
+    can have (os.kill overflowed: a traceback too) is removed like a dead build's."""
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    for name in (".web.building-²-x", ".web.old-99999999999999999999999-x"):
+        (tmp_path / name).mkdir()
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".web.building-²-x", "proj", "web"]

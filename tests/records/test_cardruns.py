@@ -5,6 +5,7 @@ meets it: over the fake server, through the command line and the pages."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -104,3 +105,17 @@ def test_a_sealed_run_awaiting_its_verdict_is_the_headline_not_a_later_trial(tmp
     assert _headline(page) == f"Result: run {sealed}, awaiting its verdict"
     line = one_line_error(bc(project, "verdict", "colour-ab", "--show"))
     assert "no verdict of the card is in the ledger yet" in line and "scratch run awaiting its verdict" in line
+
+
+def test_a_version_folder_named_with_other_digits_is_not_a_version(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    """`results/<card>/v²/` holding a run: str.isdigit() took '²' for a version number and int() refused it, so
+    every command that picks a card's run ended in a traceback; such a folder is not a version folder."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    run = _run(project, "--scratch")
+    folder = project.results_dir / "colour-ab" / "v1" / run
+    shutil.copytree(folder, project.results_dir / "colour-ab" / "v²" / run)
+    result = bc(project, "status", "colour-ab")
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert run in result.output

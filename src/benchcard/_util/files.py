@@ -52,7 +52,7 @@ def sweep_stale(path: Path, suffix: str = ".tmp") -> None:
             if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
                 continue
             pid, _, token = entry.name[len(prefix):-len(suffix)].partition("-")
-            if pid.isdigit() and len(token) == 8 and not alive(int(pid)):
+            if pid.isascii() and pid.isdigit() and len(token) == 8 and not alive(int(pid)):  # '²'.isdigit()
                 Path(entry.path).unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
@@ -64,7 +64,7 @@ def alive(pid: int) -> bool:
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # none of this id, or an id no process can have
         return False
     except OSError:
         return True  # another user's process

@@ -109,7 +109,7 @@ def _sweep_builds(out: Path) -> None:
         prefix = f".{out.name}.{kind}-"
         for found in out.parent.iterdir():
             pid = found.name[len(prefix):].partition("-")[0] if found.name.startswith(prefix) else ""
-            if pid.isdigit() and found.is_dir() and not found.is_symlink() and not alive(int(pid)):
+            if pid.isascii() and pid.isdigit() and found.is_dir() and not found.is_symlink() and not alive(int(pid)):
                 shutil.rmtree(found, ignore_errors=True)
 
 

@@ -18,6 +18,7 @@ The site's runs (`publish/_runs.Run`) and the runs read here (`CardRun`) are pic
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
 from benchcard.records.runreader import set_aside_of
 
 Want = Literal["result", "newest"]
+_VERSION = re.compile("[0-9]{1,9}")  # str.isdigit() also takes '²', which int() refuses
 
 
 class Pickable(Protocol):
@@ -90,7 +92,7 @@ def card_runs(project: Project, card_id: str) -> list[CardRun]:
     for path in (project.results_dir / card_id).glob(f"v*/*/{MANIFEST}"):
         folder, version = path.parent, path.parent.parent.name[1:]
         manifest = manifest_or_none(path)
-        if manifest is None or not version.isdigit() or not RUN_ID.fullmatch(folder.name):
+        if manifest is None or not _VERSION.fullmatch(version) or not RUN_ID.fullmatch(folder.name):
             continue
         found.append(CardRun(folder, int(version), folder.name, bool(manifest.scratch),
                              manifest.finished_at is not None, (folder / "verdict.json").is_file(),
