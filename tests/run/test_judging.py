@@ -316,3 +316,34 @@ def test_plan_counts_the_judge_apart(tmp_path: Path, server: FakeServer) -> None
     judge = json.loads(printed)["judge"]
     assert judge["calls"] == 36 and judge["input_tokens"] > 36 * 50  # each judged output counted at max_tokens
     assert judge["max_cost"] == (judge["input_tokens"] * 1.0 + 1440 * 2.0) / 1_000_000
+
+
+def test_judge_replies_naming_another_model_are_recorded_and_said_apart(tmp_path: Path, server: FakeServer,
+                                                                        key: str) -> None:
+    """The judge's calls may be answered by another model than the judge sealed in the card: counted per pass as
+    the model's are (`judge_replied_models`), said by run, status, the verdict and the run's page."""
+    from benchcard.publish.build import build_site
+
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    with FakeServer() as judge:
+        judge.configure(script({"reply": "GRADE: PASS"}, reply_model="other-judge"))
+        write_judge_config(tmp_path, server.base_url, judge.base_url)
+        result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    said = ("warning: 8 of 8 judge replies named another model than test/judge, the judge sealed: other-judge (8)")
+    assert f"  {said}\n" in result.output and "replies named another model than test/model" not in result.output
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["judge_replied_models"] == [{"other-judge": 8}]
+    assert manifest["judge_replied_rows"] == [{"rows": 8, "uncounted": 0}]
+    assert manifest["replied_models"] == [{"test/model": 4}]  # the model under test's, apart
+    status = bc(tmp_path, "status", folder.name)
+    assert f"  {said}\n" in status.output
+    assert json.loads(bc(tmp_path, "status", folder.name, "--json").stdout)["judge_replies"] == said
+    verdict = bc(tmp_path, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert said.removeprefix("warning: ") in verdict.output
+    build_site(project, tmp_path / "site")
+    page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
+    assert said in page

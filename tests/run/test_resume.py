@@ -139,3 +139,51 @@ def test_a_resume_keeps_its_rig_and_its_seal(tmp_path: Path, server: FakeServer,
     card.write_text(card.read_text().replace("temperature: 0.7", "temperature: 0.8"))
     result = bc(project, "run", "colour-ab", "--resume", folder.name)
     assert result.exit_code == 1 and "cards/colour-ab.yaml" in result.stderr
+
+
+def test_a_resumed_runs_replies_are_counted_over_every_pass(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A pass that stopped (interrupted, every reply naming the model asked) is counted on record, so the resume
+    that meets another model says how many of all the replies did, not of its own pass's only."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    [first] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
+    assert not first.finished
+    folder = only_run(project, "colour-ab")
+    server.configure({"default_reply": "red", "reply_model": "other-model"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    said = "warning: 2 of 4 replies named another model than test/model, the one asked: other-model (2), test/model (2)"
+    assert f"  {said}\n" in result.output and "not counted" not in result.output
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["replied_models"] == [{"test/model": 2}, {"other-model": 2}]
+    assert manifest["replied_rows"] == [{"rows": 2, "uncounted": 0}, {"rows": 2, "uncounted": 0}]
+    assert f"  {said}\n" in bc(project, "status", folder.name).output
+
+
+def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unknown(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """SIGKILL leaves no count of the killed pass's replies (as a run begun before benchcard counted them): the
+    resume counts its own and says plainly, in run, status and the verdict, that the earlier rows' are unknown."""
+    server.configure({"default_reply": "red", "latency_ms": 40})
+    project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
+    folder = start_and_kill(project, 30)
+    before = lines(folder / "outputs.jsonl")
+    assert "replied_models" not in json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    server.configure({"default_reply": "red", "reply_model": "other-model"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    unknown = (f"{before} output(s) were recorded by a pass whose replies' models were not counted (begun by an "
+               "older benchcard, or killed outright): which model answered them is unknown")
+    said = (f"warning: {80 - before} of {80 - before} replies named another model than test/model, the one asked: "
+            f"other-model ({80 - before}); {unknown}")
+    assert f"  {said}\n" in result.output
+    assert json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["replied_rows"] == [
+        {"rows": 80 - before, "uncounted": before}]
+    assert f"  {said}\n" in bc(project, "status", folder.name).output
+    verdict = bc(project, "verdict", folder.name)
+    assert verdict.exit_code == 0, verdict.output
+    assert unknown in verdict.output
+

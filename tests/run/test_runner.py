@@ -45,6 +45,7 @@ MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider
                  "sealed", "plan_digest",
                  "repetitions", "cells", "concurrency", "requests_per_minute", "benchcard_version", "started_at"}
 FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
+REPLIED_KEYS = {"replied_models", "replied_rows"}  # every pass of calls to a server counts its replies' models
 OUTPUT_KEYS = {"cell", "fixture", "status", "text", "finish_reason", "usage", "cost", "latency_ms", "attempts",
                "error"}
 
@@ -63,7 +64,9 @@ def test_a_probe_run_writes_the_whole_run_folder(tmp_path: Path, server: FakeSer
     assert out["wall_s"] > 0
 
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert set(manifest) == MANIFEST_KEYS | FINISH_KEYS
+    assert set(manifest) == MANIFEST_KEYS | FINISH_KEYS | REPLIED_KEYS
+    assert manifest["replied_models"] == [{"anthropic/claude-opus-5": 5}] and manifest["replied_rows"] == [
+        {"rows": 5, "uncounted": 0}]
     assert manifest["rig"] == {"provider": "fake", "model": "anthropic/claude-opus-5", "effort": None,
                                "surface": None, "line": "anthropic/claude-opus-5 · fake"}
     assert manifest["provider_type"] == "openai" and manifest["base_url"] == server.base_url
@@ -578,26 +581,28 @@ def test_a_pass_ending_on_an_error_keeps_that_error_when_its_reply_models_cannot
     from types import SimpleNamespace
 
     from benchcard.errors import ProviderError
-    from benchcard.run import runner
+    from benchcard.run._calls import Session
 
-    written: list[dict[str, int]] = []
+    written: list[tuple[dict[str, int], int, int]] = []
 
-    def full(counts: dict[str, int]) -> None:
+    def full(counts: dict[str, int], rows: int, before: int, judge: bool = False) -> None:
         raise OSError(28, "No space left on device")
 
-    store: Any = SimpleNamespace(append_replies=full)
-    session: Any = SimpleNamespace(replied=Counter({"other-model": 3}))
+    writer: Any = SimpleNamespace(written=3, before=0)
+    provider: Any = SimpleNamespace(config=SimpleNamespace(type="openai"))
+    session: Any = SimpleNamespace(replied=Counter({"other-model": 3}), store=SimpleNamespace(append_replies=full),
+                                   provider=provider)
     with pytest.raises(ProviderError, match="key expired"):
         try:
             raise ProviderError("key expired")
         finally:
-            runner._record_replies(store, session, "test/model")
+            Session.record_replies(session, writer)
     assert not session.replied
     # with no error in flight the write's own error is the one to see, and a good write is made
     session.replied.update({"other-model": 2})
     with pytest.raises(OSError, match="No space left"):
-        runner._record_replies(store, session, "test/model")
+        Session.record_replies(session, writer)
     session.replied.update({"other-model": 1})
-    good: Any = SimpleNamespace(append_replies=written.append)
-    runner._record_replies(good, session, "test/model")
-    assert written == [{"other-model": 1}]
+    session.store = SimpleNamespace(append_replies=lambda *a, judge=False: written.append(a))
+    Session.record_replies(session, writer)
+    assert written == [({"other-model": 1}, 3, 0)]

@@ -117,13 +117,15 @@ def test_replies_naming_another_model_are_recorded_and_said_by_run_and_status(
     assert said in page
 
 
-def test_a_dated_snapshot_of_the_model_asked_is_a_note_and_a_reply_naming_it_adds_nothing(
+def test_replies_naming_the_model_asked_are_counted_and_say_nothing(
         tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": "red"})  # each reply names the model asked
     plain = ab_project(tmp_path / "plain", server.base_url, fixtures=2, repetitions=1)
     assert bc(plain, "run", "colour-ab").exit_code == 0
     manifest = json.loads((only_run(plain, "colour-ab") / "manifest.json").read_text(encoding="utf-8"))
-    assert "replied_models" not in manifest
+    # counted all the same, so that a later pass (a resume, a retry) knows these rows were
+    assert manifest["replied_models"] == [{"test/model": 4}] and manifest["replied_rows"] == [{"rows": 4,
+                                                                                               "uncounted": 0}]
     assert "replies named" not in bc(plain, "status", only_run(plain, "colour-ab").name).output
     shown = json.loads(bc(plain, "status", only_run(plain, "colour-ab").name, "--json").stdout)
     assert shown["replies"] is None and shown["scratch"] is None  # absent as status's other optional lines are

@@ -14,7 +14,8 @@ from benchcard.publish._files import copy_published, files_under, published_name
 from benchcard.publish._judgedby import baseline_of
 from benchcard.publish._render import fmt_value, labelled_figures
 from benchcard.publish._runs import Run, number
-from benchcard.records.rows import OutputRow, replies_fact, replies_line
+from benchcard.records.replied import judge_replies_fact, judge_replies_line, replies_fact, replies_line
+from benchcard.records.rows import OutputRow
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict
 
@@ -176,7 +177,9 @@ def _meta(run: Run) -> list[tuple[str, str]]:
         if m.params:
             meta.append(("params", json.dumps(m.params, ensure_ascii=False)))
         # another model than the one asked is a warning; the model asked or its snapshot, a quiet fact
-        meta += [("replies", line) for line in (replies_line(m) or replies_fact(m),) if line]
+        meta += [(label, line) for label, line in (("replies", replies_line(m) or replies_fact(m)),
+                                                   ("judge replies", judge_replies_line(m) or judge_replies_fact(m)))
+                 if line]
     if run.published is not None:
         meta.append(("recorded", "in the card's history; the run predates its run folder"))
     if run.finding:

@@ -12,4 +12,4 @@ May import `_util`, `errors`, `project` and `stats` (rank 0); nothing above.
 # The modules other stages, the command line, the API and the benchmarks import: the stage's surface
 # (tests/test_architecture.py keeps it complete). A module not listed is this stage's own.
 __all__ = ["answerkey", "cardruns", "frames", "ledger", "ledgerrow", "plandigest", "replication", "replicationinput",
-           "rows", "runreader", "setaside", "unfinished", "verdictfigures", "verdictfile"]
+           "replied", "rows", "runreader", "setaside", "unfinished", "verdictfigures", "verdictfile"]

@@ -367,6 +367,16 @@ class Look(msgspec.Struct, frozen=True, kw_only=True):
     scores_to: int = 0  # the size of scores.jsonl once this look's cells were scored
 
 
+class CountedPass(msgspec.Struct, frozen=True, kw_only=True):
+    """The rows of outputs.jsonl (the judge's: judge-outputs.jsonl) whose replies' models a pass of calls counted
+    (its `replied_models` entry, at the same place): the rows it appended, and the rows the file held when it
+    began that no earlier counted pass accounts for (a run begun before models were counted, a pass killed
+    outright): those replies' models are unknown, and said so."""
+
+    rows: int
+    uncounted: int = 0
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     """`manifest.json`: written before the first call; the closing fields are added once, at the end of a run.
 
@@ -379,7 +389,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
         "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks",
-        "judge_stretches", "replied_models"})
+        "judge_stretches", "replied_models", "replied_rows", "judge_replied_models", "judge_replied_rows"})
 
     run: str
     card: str
@@ -419,8 +429,11 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     sequential: Schedule | None = None  # a sequential card's looks as planned (covered by plan_digest)
     looks: list[Look] | None = None  # each look taken so far, in order (a sequential run)
     judge_stretches: list[JudgeStretch] | None = None  # a sequential judge card: the judging plans after the first
-    # each pass of calls whose replies named another model than the rig's: every name replied, with its count
+    # each pass of calls: every model its replies named, with its count (docs/security.md), and the rows it counted
     replied_models: list[dict[str, int]] | None = None
+    replied_rows: list[CountedPass] | None = None  # in the same order (older manifests have none)
+    judge_replied_models: list[dict[str, int]] | None = None  # the same of each pass of the judge's calls
+    judge_replied_rows: list[CountedPass] | None = None
 
     @property
     def judgements_planned(self) -> int:
@@ -453,58 +466,6 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
     API`: the model, its effort, and where it was called (the surface, else the provider); a part not known is
     left out."""
     return " · ".join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
-
-
-def replies_line(manifest: Manifest) -> str:
-    """A warning when replies named another model than the one asked, else empty: what run, status, the verdict's
-    notes and the run's page say. A snapshot of the name asked (`gpt-4o` → `gpt-4o-2024-08-06`, which real OpenAI
-    always answers with) is no warning: only a fact on the run's page (`replies_fact`). Never a finding."""
-    total = _replied_total(manifest)
-    if not total or manifest.rig is None:
-        return ""
-    asked = manifest.rig.model
-    other = [name for name in total if not _same_model(asked, name)]
-    if not other:
-        return ""
-    return (f"warning: {sum(total[n] for n in other)} of {sum(total.values())} replies named another model than "
-            f"{asked}, the one asked: {_named(total)}")
-
-
-def replies_fact(manifest: Manifest) -> str:
-    """The names the replies gave, for the run's page to list quietly when they were all the model asked or a
-    snapshot of it (`gpt-4o-2024-08-06 (40)`); empty when none was recorded."""
-    return _named(_replied_total(manifest))
-
-
-def _replied_total(manifest: Manifest) -> dict[str, int]:
-    """Each name replied over every pass recorded, with its count."""
-    total: dict[str, int] = {}
-    for counts in manifest.replied_models or []:
-        for name, n in counts.items():
-            total[name] = total.get(name, 0) + n
-    return total
-
-
-def _named(total: dict[str, int]) -> str:
-    """`name (count)`, most replies first."""
-    return ", ".join(f"{name} ({n})" for name, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def _same_model(asked: str, replied: str) -> bool:
-    """The name asked, or a snapshot of it in a shape the APIs answer with (a router's `openai/` prefix on either
-    side): OpenAI's `gpt-4o-2024-08-06` and `gpt-4-0613`, Anthropic's `claude-3-5-sonnet-20241022` (also for the
-    aliases `…-latest` and `claude-sonnet-4-0`), Vertex's `claude-sonnet-4@20250514`. Any other suffix is another
-    model: `gpt-4o-mini`, `llama-3-70` for `llama-3`, `claude-opus-4-8` for `claude-opus-4`."""
-    asked, replied = asked.rsplit("/", 1)[-1], replied.rsplit("/", 1)[-1]
-    if replied == asked:
-        return True
-    base = re.sub(r"-(?:latest|0)$", "", asked)
-    return any(re.fullmatch(re.escape(base) + shape, replied) for shape in _SNAPSHOTS)
-
-
-_MONTH_DAY = r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
-#: The snapshot suffixes the providers' replies name: `-2024-08-06`, `-20241022`, `-0613` and `@20241022`.
-_SNAPSHOTS = (r"-20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])", rf"[-@]20\d\d{_MONTH_DAY}", rf"-{_MONTH_DAY}")
 
 
 def stop_line(schedule: Schedule, look: Look | None) -> str:

@@ -19,8 +19,10 @@ arm's or that fixture's outcome, and never stop it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -157,6 +159,21 @@ class Session:
         is cut to the length kept)."""
         if c.model is not None:
             self.replied[kept_model_name(_scrub(self, c.model))] += 1
+
+    def record_replies(self, writer: OutputWriter, *, judge: bool = False) -> None:
+        """This pass's reply models in the manifest (`RunStore.append_replies`) once it wrote a row, the model
+        asked or not, so a later pass knows which rows were counted; the embedded model is not counted. Called as a
+        pass ends, an error included: then a failed write (a full disk) is dropped, never put in that error's
+        place."""
+        replied = dict(self.replied)
+        self.replied.clear()
+        if not writer.written or self.provider.config.type == "local":
+            return
+        if sys.exc_info()[0] is None:
+            self.store.append_replies(replied, writer.written, writer.before, judge=judge)
+            return
+        with contextlib.suppress(OSError, BenchcardError):
+            self.store.append_replies(replied, writer.written, writer.before, judge=judge)
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
                          failed: int | None = None) -> None:

@@ -163,6 +163,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
                     called = await execute(session, writer, done, stop_after)
                 finally:
                     progress.stop()
+                    session.record_replies(writer, judge=True)
             session.raise_if_stopped("judging", "judgements", len(done) + writer.written, total,
                                      f"benchcard run {card.id} --resume {store.run_id}")
     finally:

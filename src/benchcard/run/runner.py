@@ -31,7 +31,7 @@ from benchcard.card import seal as sealmod
 from benchcard.card.load import load_card, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.card.schedule import schedule_record
-from benchcard.errors import BenchcardError, CardError, RunError, SealError
+from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.plandigest import sealed_digests, sealed_problems
 from benchcard.records.rows import (
@@ -554,7 +554,7 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
                     called = looked.called
             finally:
                 session.progress.stop()
-                _record_replies(store, session, opened.model)
+                session.record_replies(writer)
         if looked is None or not looked.finished:
             session.raise_if_stopped("run", "cells", len(done) + writer.written, total,
                                      f"benchcard run {card.id} --resume {store.run_id}", tally.counts["failed"])
@@ -563,21 +563,6 @@ async def _call_cells(s: _Setting, t: _Target, opened: _Opened, session: Session
         if tally.seen < total:
             return _Outcome(manifest, tally, called)
         return await _score_and_close(s, store, manifest, tally, called)
-
-
-def _record_replies(store: RunStore, session: Session, asked: str) -> None:
-    """This pass's reply models, in the manifest when any reply named another model than the one asked; a pass
-    where every reply named it adds nothing, so such a run's manifest is as it always was. Called as a pass ends,
-    an error included: then a failed write of the counts (a full disk) is dropped, never put in that error's place."""
-    replied = dict(session.replied)
-    session.replied.clear()
-    if not any(name != asked for name in replied):
-        return
-    if sys.exc_info()[0] is None:
-        store.append_replies(replied)
-        return
-    with contextlib.suppress(OSError, BenchcardError):
-        store.append_replies(replied)
 
 
 def _look_scorer(s: _Setting, store: RunStore, judged: list[JudgeSummary], progress: Progress,

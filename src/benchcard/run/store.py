@@ -35,6 +35,7 @@ from benchcard.project import Project
 from benchcard.records.rows import (
     RUN_ID,
     AssignmentRow,
+    CountedPass,
     JudgeStretch,
     Look,
     Manifest,
@@ -119,10 +120,18 @@ class RunStore(RunReader):
             raw[key] = value
         return self._rewrite_manifest(raw)
 
-    def append_replies(self, counts: Mapping[str, int]) -> Manifest:
-        """One pass of calls' reply models, appended to the manifest's `replied_models` (the list only grows)."""
-        raw: dict[str, Any] = json.loads(self._manifest_data())
-        raw["replied_models"] = [*raw.get("replied_models", []), dict(sorted(counts.items()))]
+    def append_replies(self, counts: Mapping[str, int], rows: int, before: int, *, judge: bool = False) -> Manifest:
+        """One pass of calls' reply models, appended to the manifest's `replied_models` (the judge's calls':
+        `judge_replied_models`) with the rows it counted (`replied_rows`): the `rows` it appended, and those of the
+        `before` the file held when it began that no earlier counted pass accounts for. The lists only grow."""
+        data = self._manifest_data()
+        manifest = decode_manifest(data, self.manifest_path)
+        names, spans = ("judge_replied_models", "judge_replied_rows") if judge else ("replied_models", "replied_rows")
+        covered = sum(p.rows + p.uncounted for p in getattr(manifest, spans) or [])
+        counted = CountedPass(rows=rows, uncounted=max(0, before - covered))
+        raw: dict[str, Any] = json.loads(data)
+        raw[names] = [*raw.get(names, []), dict(sorted(counts.items()))]
+        raw[spans] = [*raw.get(spans, []), msgspec.to_builtins(counted)]
         return self._rewrite_manifest(raw)
 
     def append_look(self, look: Look) -> Manifest:
@@ -255,6 +264,7 @@ class OutputWriter:
         self.store = store
         self._fh: IO[bytes] | None = None
         self.written = 0
+        self.before = 0  # the rows the file held when it was opened (a resumed pass's predecessors')
         self.on_append: Callable[[OutputRow], None] | None = None  # told of every row once it is on disk
 
     def __enter__(self) -> OutputWriter:
@@ -277,6 +287,7 @@ class OutputWriter:
         self.store.repair_outputs()
         fh.seek(0, os.SEEK_END)
         self._fh = fh
+        self.before = _rows_in(path)
 
     def append(self, row: OutputRow) -> None:
         if self._fh is None:
@@ -306,3 +317,12 @@ class OutputWriter:
                 os.fsync(fh.fileno())
             with contextlib.suppress(OSError):  # the bytes a full disk refused: the torn row a resume repairs
                 fh.close()  # closing releases the lock
+
+
+def _rows_in(path: Path) -> int:
+    """The rows a JSONL file holds (whole lines: its torn tail is repaired before this is read)."""
+    rows = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            rows += block.count(b"\n")
+    return rows

@@ -12,7 +12,8 @@ from benchcard._util.lastrow import last_per_cell
 from benchcard._util.numfmt import dollars
 from benchcard.card.model import Rig
 from benchcard.project import Project
-from benchcard.records.rows import STATUSES, Manifest, OutputRow, replies_line
+from benchcard.records.replied import judge_replies_line, replies_line
+from benchcard.records.rows import STATUSES, Manifest, OutputRow
 from benchcard.records.runreader import outcomes
 from benchcard.run.judging import JudgeSummary
 from benchcard.run.store import RunStore
@@ -47,7 +48,8 @@ class RunSummary:
     batch: bool = False  # through the vendor's batch API
     warnings: tuple[str, ...] = ()  # result lines a batch run refused, each naming its file (in `folder`) and line
     looks: str = ""  # a sequential run's looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)"
-    replies: str = ""  # when replies named another model than the one asked (records/rows.replies_line)
+    replies: str = ""  # replies naming another model than the one asked, or never counted (records/replied.py)
+    judge_replies: str = ""  # the same of a judge card's judge
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,7 +60,7 @@ class RunSummary:
         cost = "cost unknown" if self.cost is None else dollars(self.cost) + (
             f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
         out = [f"{self.run} · {self.rig} → {self.folder}"]
-        out += [f"  {line}" for line in (self.looks, self.note, self.replies) if line]
+        out += [f"  {line}" for line in (self.looks, self.note, self.replies, self.judge_replies) if line]
         if self.capped:
             out.append(f"  {capped_note(self.provider, self.concurrency)}")
         out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
@@ -103,8 +105,13 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
         capped=capped, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
-        replies=replies_line(store.read_manifest()),
+        **_replies(store.read_manifest()),
     )
+
+
+def _replies(manifest: Manifest) -> dict[str, str]:
+    """What the run says of the models its replies and its judge's named (records/replied.py)."""
+    return {"replies": replies_line(manifest), "judge_replies": judge_replies_line(manifest)}
 
 
 @dataclass

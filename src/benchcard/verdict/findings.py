@@ -17,7 +17,7 @@ from msgspec import UNSET
 from benchcard._util.numfmt import fixed, interval, level
 from benchcard.card.model import Card, Clause
 from benchcard.records.ledgerrow import RowCounts, RuleRate
-from benchcard.records.rows import replies_line
+from benchcard.records.replied import judge_replies_line, replies_line
 from benchcard.records.verdictfigures import (
     Bootstrap,
     ClauseFigures,
@@ -273,9 +273,10 @@ def _notes(data: RunData, counts: RowCounts, truncated_by: dict[str, int], faile
 
 
 def _replies_note(data: RunData) -> list[str]:
-    """The run's replies named another model than the one asked: said, never a change of the finding."""
-    line = replies_line(data.manifest)
-    return [f"{line.split(': ', 1)[1]}."] if line else []  # without its `warning:` or `note:`
+    """The run's (or its judge's) replies named another model than the one asked, or were never counted: said,
+    never a change of the finding."""
+    lines = (replies_line(data.manifest), judge_replies_line(data.manifest))
+    return [f"{line.split(': ', 1)[1]}." for line in lines if line]  # without its `warning:` or `note:`
 
 
 def _allower(data: RunData) -> str:

@@ -16,7 +16,8 @@ from typing import Any
 from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
-from benchcard.records.rows import Manifest, replies_line
+from benchcard.records.replied import judge_replies_line, replies_line
+from benchcard.records.rows import Manifest
 from benchcard.records.runreader import outcomes, set_aside_of
 from benchcard.run._calls import make_client
 from benchcard.run._conventions import load_dotenv_keys
@@ -57,7 +58,8 @@ class RunStatus:
     refused: tuple[str, ...] = ()  # result lines the batches' collection refused (as the journal keeps them)
     scratch: str | None = None  # why the run is a trial (its manifest's `scratch`), None for a run of the rig
     replicates: str | None = None  # a replication's (or transfer's) original, said in a line (`benchcard replicate`)
-    replies: str | None = None  # replies named another model than the one asked (records/rows.replies_line)
+    replies: str | None = None  # replies naming another model than the one asked, or never counted (records/replied)
+    judge_replies: str | None = None  # the same of a judge card's judge
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,7 +104,7 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
     return RunStatus(run, card, manifest.version, project.relative(folder),
                      "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
                      tuple(line for c in chunks for line in c.refused), manifest.scratch or None,
-                     _replicates(manifest), replies_line(manifest) or None)
+                     _replicates(manifest), replies_line(manifest) or None, judge_replies_line(manifest) or None)
 
 
 def _replicates(manifest: Manifest) -> str | None:
@@ -159,7 +161,7 @@ def status_lines(st: RunStatus) -> list[str]:
              *([f"  {st.replicates}"] if st.replicates else []),
              f"  {st.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
              f"  {st.state}",
-             *([f"  {st.replies}"] if st.replies else [])]
+             *[f"  {line}" for line in (st.replies, st.judge_replies) if line]]
     for b in st.batches:
         failed = f", {b.failed} failed" if b.failed else ""
         when = f" (polled {b.polled_at})" if b.polled_at else ""
