@@ -156,6 +156,22 @@ def test_a_missing_key_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatc
     assert result.exit_code == 1 and "OPENROUTER_API_KEY is not set" in result.stderr
 
 
+@pytest.mark.parametrize("value", ["sk-\u2010abcd1234", "sk-abcd1234\u00e9", "sk-abcd\u00a01234"])
+def test_a_key_no_http_header_can_carry_is_one_line_before_any_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     value: str) -> None:
+    """A key pasted with a typographic hyphen (U+2010), an accented letter or a no-break space: every call of the
+    grid failed with "UnicodeEncodeError: 'ascii' codec can't encode character '\\u2010' in position 10", a run
+    folder of failed cells written, and the key's character and position in every cell's error on disk."""
+    project = probe_project(tmp_path, "http://fake.invalid/v1", repetitions=3)
+    monkeypatch.setenv(KEY_ENV, value)
+    result = bc(project, "run", PROBE)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"error: {KEY_ENV} holds a character outside ASCII (a typographic dash or quote, or "
+                             "a no-break space, pasted with it?); no HTTP header can carry it. Set it to the key "
+                             "alone\n")
+    assert not project.results_dir.exists()
+
+
 def test_one_run_per_model_and_the_rig_is_the_one_used(tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": "red", "record_bodies": True})
     project = ab_project(tmp_path, "http://wrong.invalid/v1", fixtures=2, repetitions=1)

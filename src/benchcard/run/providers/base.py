@@ -183,6 +183,9 @@ def require_key(cfg: ProviderConfig) -> None:
     if value is not None and (value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
         raise ProviderError(f"{cfg.api_key_env} holds spaces, a newline or control characters around or inside "
                             "the key; no HTTP header can carry it. Set it to the key alone")
+    if value is not None and not value.isascii():  # httpx sends headers as ASCII: every call would fail
+        raise ProviderError(f"{cfg.api_key_env} holds a character outside ASCII (a typographic dash or quote, or a "
+                            "no-break space, pasted with it?); no HTTP header can carry it. Set it to the key alone")
 
 
 def read_key(cfg: ProviderConfig) -> str | None:
