@@ -62,6 +62,27 @@ def test_the_progress_bar_counts_cells_done_and_status_works_without_a_key(
     assert "in_progress 0/4" in shown.output
 
 
+@pytest.mark.parametrize(("value", "said"), [
+    ("sk-abcd1234\r\nX-Injected: 1", "holds spaces, a newline or control characters"),
+    ("sk-\u2010abcd1234", "holds a character outside ASCII"),
+])
+def test_status_never_sends_a_key_no_http_header_can_carry(tmp_path: Path, server: FakeServer, key: str,
+                                                           monkeypatch: pytest.MonkeyPatch, value: str,
+                                                           said: str) -> None:
+    """`run` refuses such a key before any call, `status` sent it: a newline split the Authorization header
+    (a header of the key's text injected into the request) and the poll's note blamed the vendor ('the answer
+    is not JSON'). Now status says what is wrong with the key and shows the last recorded poll."""
+    server.configure({"default_reply": "red", "batch": {"in_progress_s": 30}})
+    project = project_for(tmp_path, server, "openai", fixtures=2)
+    assert bc(project, "run", "colour-ab", "--batch", "--no-wait").exit_code == 0
+    polls = server.stats()["by_endpoint"]
+    monkeypatch.setenv(KEY_ENV, value)
+    shown = bc(project, "status", "colour-ab")
+    assert shown.exit_code == 0, shown.output
+    assert f"note: could not poll: {KEY_ENV} {said}" in shown.output and "not JSON" not in shown.output
+    assert "in_progress 0/4" in shown.output and server.stats()["by_endpoint"] == polls
+
+
 def test_the_status_text_shows_each_batch_and_the_note() -> None:
     st = RunStatus(run="20261201T120000Z-ab12", card="colour-ab", version=2, folder="results/colour-ab/v2/x",
                    mode="batch", cells=10, recorded={"ok": 3, "truncated": 1, "failed": 0}, finished=False,

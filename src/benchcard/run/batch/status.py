@@ -25,7 +25,7 @@ from benchcard.run.batch._driver import BatchRun
 from benchcard.run.batch._journal import Chunk, Journal
 from benchcard.run.batch._vendors import vendor_for
 from benchcard.run.providers import make_provider, provider_config, stored_url
-from benchcard.run.providers.base import HttpProvider
+from benchcard.run.providers.base import HttpProvider, require_key
 from benchcard.run.store import RunStore
 
 
@@ -132,6 +132,10 @@ def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Ch
         cfg = provider_config(provider, config, manifest.base_url)
     if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
         return f"{cfg.api_key_env} is not set: showing the last recorded poll"
+    try:
+        require_key(cfg)  # a key no header can carry is never sent (a newline in it would inject a header)
+    except ProviderError as exc:
+        return f"could not poll: {exc}"
 
     async def go() -> None:
         client = make_client(2, 60.0)
