@@ -167,6 +167,84 @@ def test_append_refuses_a_broken_ledger(project: Project) -> None:
     assert len(_lines(project)) == 2
 
 
+def _edited(project: Project, index: int, rehash: bool = False) -> None:
+    """Row `index` (0-based) edited to say win; with `rehash`, its hash recomputed as a forger would."""
+    lines = _lines(project)
+    row = json.loads(lines[index]) | {"finding": "win"}
+    if rehash:
+        row["hash"] = ledger.row_hash(row)
+    lines[index] = json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+    project.ledger_path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize(("index", "rehash", "message"), [
+    (-1, False, r"seq 5 \(line 5\) is the first bad row: its content does not match its hash"),
+    (-2, False, r"seq 4 \(line 4\) is the first bad row: its content does not match its hash"),
+    (-2, True, r"seq 5 \(line 5\) is the first bad row: its prev does not match the hash of the row before it"),
+])
+def test_append_refuses_a_tail_that_does_not_hold_as_verify_names_it(project: Project, index: int, rehash: bool,
+                                                                     message: str) -> None:
+    """An append reads the last two rows only (its cost does not grow with the ledger), and refuses when they do
+    not hold: the refusal is verify's own line, naming the first bad row."""
+    _fill(project, 5)
+    _edited(project, index, rehash)
+    before = project.ledger_path.read_bytes()
+    with pytest.raises(LedgerError, match="refusing to append to a ledger that fails verification: "
+                                          r"results/ledger.jsonl: " + message):
+        ledger.append(project, _row(9))
+    assert project.ledger_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kept", [slice(1, None), slice(2, None), slice(1, 2)])
+def test_append_refuses_a_ledger_cut_down_to_rows_that_are_not_its_first(project: Project, kept: slice) -> None:
+    """The tail holds the whole file: its first row must be seq 1 with no prev, as verify requires."""
+    _fill(project, 3)
+    project.ledger_path.write_text("".join(_lines(project)[kept]))
+    with pytest.raises(LedgerError, match=r"refusing to append to a ledger that fails verification: .* is the "
+                                          r"first bad row: expected seq 1"):
+        ledger.append(project, _row(9))
+
+
+def test_damage_above_the_tail_is_verifys_to_find_and_a_new_row_does_not_hide_it(project: Project) -> None:
+    """Audit: every append re-read and re-hashed the whole chain. Now an append checks the tail only; a row
+    edited further up is named by `ledger --verify`, before and after later appends, which chain on as usual."""
+    _fill(project, 5)
+    _edited(project, 1)
+    assert ledger.append(project, _row(6)).seq == 6
+    verified = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert verified.exit_code == 1
+    assert verified.stderr.strip() == ("error: results/ledger.jsonl: seq 2 (line 2) is the first bad row: its content "
+                                       "does not match its hash (the row was edited)")
+    assert [r.seq for r in ledger.read(project)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_row_longer_than_a_read_from_the_end_chains_as_any_other(project: Project) -> None:
+    """The tail is read backwards in 64 kB steps until it holds two whole rows; rows of any length chain."""
+    rows = [ledger.append(project, _row(i, evidence="x" * 150_000 * (i % 2))) for i in range(1, 5)]
+    assert [r.prev for r in rows[1:]] == [r.hash for r in rows[:-1]]
+    ledger.verify(project)
+
+
+def test_row_of_run_finds_the_runs_own_row_not_one_that_names_it(project: Project) -> None:
+    """The look-up decodes only the lines that hold the id: a replication's row names its original's run first
+    (in `replicates`), and the original's own row is the one found; a torn last line is passed over."""
+    from benchcard.records.replication import ReplicaLink
+
+    link = ReplicaLink(run="run-2", hash="sha256:" + "b" * 64, seq=2, evidence="results/demo/v1/run-2")
+    ledger.append(project, _row(1, run="run-1", replicates=link))
+    original = ledger.append(project, _row(2))
+    assert ledger.row_of_run(project, "run-2") == original
+    assert ledger.row_of_run(project, "run-1") == ledger.read(project)[0]
+    assert ledger.row_of_run(project, "run-") is None and ledger.row_of_run(project, "run-3") is None
+    whole = project.ledger_path.read_bytes()
+    project.ledger_path.write_bytes(whole + json.dumps(_row(3).fields()).encode()[:-40])
+    assert ledger.row_of_run(project, "run-3") is None and ledger.row_of_run(project, "run-2") == original
+    lines = whole.decode().splitlines(keepends=True)
+    project.ledger_path.write_text(lines[0][:-40] + "\n" + lines[1])  # line 1 holds the id, and is not JSON
+    with pytest.raises(LedgerError, match="line 1 is not JSON"):
+        ledger.row_of_run(project, "run-2")
+
+
 def test_append_after_a_lost_final_newline(project: Project) -> None:
     _fill(project, 2)
     project.ledger_path.write_text(project.ledger_path.read_text().rstrip("\n"))
