@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
@@ -50,9 +51,11 @@ class Project:
         return cls.find(folder)
 
     @classmethod
-    def require(cls, given: Path | None = None) -> Project:
+    def require(cls, given: Path | None = None, tell: Callable[[str], None] | None = None) -> Project:
         """The project a command works in: `-C DIR`, else the nearest folder at or above the current one with a
-        cards/ folder. Anywhere else there is nothing to work on, and the error says where it looked."""
+        cards/ folder. Anywhere else there is nothing to work on, and the error says where it looked. Found by
+        that search inside another project (`enclosing_project`), `tell` is given one line naming both, so the
+        user knows which ledger the command reads and writes."""
         if given is not None:
             root = given.resolve()
             if not root.is_dir():
@@ -64,7 +67,15 @@ class Project:
         if not project.cards_dir.is_dir():
             raise ProjectError(f"no benchcard project here: no cards/ folder in {project.root} or any folder above "
                                "it; run from a project folder, or name one with -C DIR")
+        project.tell_enclosing(tell)
         return project
+
+    def tell_enclosing(self, tell: Callable[[str], None] | None) -> None:
+        """When this project lies inside another (`enclosing_project`), one line to `tell` naming both."""
+        outer = enclosing_project(self.root) if tell is not None and self.cards_dir.is_dir() else None
+        if tell is not None and outer is not None:
+            tell(f"note: using the benchcard project in {self.root} (the nearest), which lies inside the "
+                 f"project in {outer} with a ledger of its own; -C {shlex.quote(str(outer))} uses that one")
 
     @property
     def cards_dir(self) -> Path:
@@ -146,6 +157,16 @@ class Project:
             return str(path.resolve().relative_to(self.root.resolve()))
         except ValueError:
             return str(path)
+
+
+def enclosing_project(folder: Path) -> Path | None:
+    """The nearest folder above `folder` that is a benchcard project (it has a cards/ folder, as `Project.find`
+    reads a project, or a benchcard.yaml): a project inside it keeps cards, results and a ledger of its own
+    beside that one's, so `init` refuses to make one there unless told, and a command found there says so."""
+    for above in folder.resolve().parents:
+        if (above / "cards").is_dir() or (above / CONFIG_FILE).is_file():
+            return above
+    return None
 
 
 ProjectLike = Project | str | os.PathLike[str]

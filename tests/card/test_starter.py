@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from pathlib import Path
@@ -99,4 +100,46 @@ def test_init_never_makes_a_project_among_another_projects_records(tmp_path: Pat
     line = one_line_error(_benchcard("init", f"outer/{where}"))
     assert "part of the project's own records; benchcard never writes over it or adds to it" in line, line
     assert sorted(str(p) for p in (tmp_path / "outer").rglob("*")) == before
-    assert _benchcard("init", "outer/inner").exit_code == 0  # a project beside the records is fine
+    assert _benchcard("init", "--nested", "outer/inner").exit_code == 0  # beside the records, when asked for
+
+
+@pytest.mark.parametrize("marker", ["cards", "benchcard.yaml"])
+def test_init_inside_another_project_says_where_it_is_and_refuses_unless_nested(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
+    """Audit: `init` in a folder below a project (a parent with cards/ or benchcard.yaml) made a second project
+    with a second ledger, without a word. It refuses in one line naming the project it is inside; --nested makes
+    the project anyway and says so."""
+    outer = tmp_path / "outer"
+    (outer / "notes").mkdir(parents=True)
+    (outer / "cards").mkdir() if marker == "cards" else (outer / marker).write_text("providers: {}\n")
+    monkeypatch.chdir(outer / "notes")
+    line = one_line_error(_benchcard("init", "deeper/proj"))
+    assert line == (f"error: deeper/proj: inside the benchcard project in {outer}; a project here would keep its own "
+                    "cards and ledger beside that one's, and commands run in it would use this one. Add the card to "
+                    "that project (its cards/), or pass --nested to make a separate project here anyway")
+    assert not (outer / "notes" / "deeper").exists()
+    made = _benchcard("init", "--nested", "deeper/proj")
+    assert made.exit_code == 0, made.output
+    assert (f"note: inside the benchcard project in {outer}; this one keeps its own cards, results and ledger, and "
+            "commands run in it use it") in made.stdout.splitlines()
+    assert (outer / "notes" / "deeper" / "proj" / "cards" / "first-ab.yaml").is_file()
+
+
+def test_a_command_run_in_a_project_inside_another_names_the_one_it_uses(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which ledger a command reads and writes is not obvious there: one note on stderr names both projects;
+    stdout (and so --json) is as anywhere else, and -C, which names the project, gets no note."""
+    monkeypatch.chdir(tmp_path)
+    assert _benchcard("init", "outer").exit_code == 0
+    assert _benchcard("init", "--nested", "outer/inner").exit_code == 0
+    inner = tmp_path / "outer" / "inner"
+    monkeypatch.chdir(inner / "cards")
+    shown = _benchcard("ledger", "--json")
+    assert shown.exit_code == 0 and json.loads(shown.stdout) == []
+    assert shown.stderr.splitlines() == [
+        f"note: using the benchcard project in {inner} (the nearest), which lies inside the project in "
+        f"{tmp_path / 'outer'} with a ledger of its own; -C {tmp_path / 'outer'} uses that one"]
+    named = _benchcard("-C", str(inner), "ledger", "--json")
+    assert named.exit_code == 0 and named.stderr == ""
+    monkeypatch.chdir(tmp_path / "outer")
+    assert _benchcard("ledger", "--json").stderr == ""  # the outer project lies inside none

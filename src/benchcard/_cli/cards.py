@@ -12,11 +12,13 @@ from benchcard._cli.common import emit_json, project_of, report, say
 
 @click.command()
 @click.argument("folder", default=".")
-def init(folder: str) -> None:
+@click.option("--nested", is_flag=True, help="Make the project even inside another benchcard project (it keeps "
+              "cards, results and a ledger of its own).")
+def init(folder: str, nested: bool) -> None:
     """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml."""
     from benchcard.card.starter import init_project
 
-    say(init_project(Path(folder), folder).lines())
+    say(init_project(Path(folder), folder, nested).lines())
 
 
 @click.command()

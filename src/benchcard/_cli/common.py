@@ -26,9 +26,21 @@ _RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
 def project_of(ctx: click.Context) -> Project:
-    """The project `-C` names, else the nearest folder with a cards/ folder."""
+    """The project `-C` names, else the nearest folder with a cards/ folder (a note on stderr when that one lies
+    inside another project: which ledger is meant is then not obvious)."""
     root = ctx.obj.get("project") if ctx.obj else None
-    return Project.require(Path(root) if root else None)
+    return Project.require(Path(root) if root else None, tell)
+
+
+def nearest_project(ctx: click.Context) -> Project:
+    """`compare`'s project: the one `-C` names, else the nearest, which may be no project at all (a comparison is
+    often made where none is); the same note as `project_of` when it lies inside another."""
+    root = ctx.obj.get("project") if ctx.obj else None
+    if root:
+        return Project.find(Path(root))
+    project = Project.find()
+    project.tell_enclosing(tell)
+    return project
 
 
 def emit_json(data: Any, *, ascii_only: bool = False) -> None:

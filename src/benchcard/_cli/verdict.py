@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import coloured, emit_json, project_of
-from benchcard.project import Project
+from benchcard._cli.common import coloured, emit_json, nearest_project, project_of
 
 
 @click.command()
@@ -54,6 +53,6 @@ def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | Non
     from benchcard.publish.compareplots import RuleOptions, compare_and_plot
     rule = RuleOptions(rule_file, clauses, ranges=ranges)
     done = compare_and_plot(Path(log_a), Path(log_b), rule, out=out, enter_ledger=ledger, names=names,
-                            project=Project.find(ctx.obj["project"] and Path(ctx.obj["project"])))
+                            project=nearest_project(ctx))
     emit_json(done.to_json(gate)) if as_json else coloured(done.lines(gate))
     sys.exit(done.gate().code if gate else 0)

@@ -18,7 +18,7 @@ from typing import IO
 
 from benchcard._util.safewrite import write_new
 from benchcard.errors import ProjectError
-from benchcard.project import Project
+from benchcard.project import Project, enclosing_project
 
 CARD_ID = "first-ab"
 
@@ -99,21 +99,30 @@ class Started:
     root: Path
     files: tuple[tuple[str, str], ...]
     commands: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # made with --nested inside another project: says so
 
     def lines(self) -> list[str]:
         """What `init` prints: what it made, then the commands to type next, each on a line of its own."""
         width = max(len(name) for name, _ in self.files)
         return [f"created a benchcard project in {self.root}:",
-                *(f"  {name:<{width}}  {what}" for name, what in self.files),
+                *(f"  {name:<{width}}  {what}" for name, what in self.files), *self.notes,
                 "next (the embedded model: no key, nothing downloaded):", *(f"  {c}" for c in self.commands)]
 
 
-def init_project(folder: Path, shown: str) -> Started:
+def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
     """Create a project in `folder` (made if missing); a folder holding anything, or a file, is refused, and so is
-    a folder among another project's own records (its results/, cards/, fixtures/ or keys/)."""
+    a folder among another project's own records (its results/, cards/, fixtures/ or keys/). A folder elsewhere
+    inside another project is refused unless `nested` (`--nested`): the new project would keep a ledger of its
+    own beside that one's, and commands run in it would use it, which a user rarely means."""
     enclosing = Project.find(folder.resolve().parent)
     if enclosing.cards_dir.is_dir():
         enclosing.refuse_protected(folder, shown, folder=True)
+    outer = enclosing_project(folder)
+    if outer is not None and not nested:
+        raise ProjectError(f"{shown}: inside the benchcard project in {outer}; a project here would keep its own "
+                           "cards and ledger beside that one's, and commands run in it would use this one. Add "
+                           f"the card to that project (its cards/), or pass --nested to make a separate project "
+                           "here anyway")
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
             raise ProjectError(f"{shown}: exists and is not a folder; name a new or empty folder")
@@ -128,7 +137,9 @@ def init_project(folder: Path, shown: str) -> Started:
     here = folder.resolve() == Path.cwd().resolve()
     commands = (*(() if here else (f"cd {_quoted(shown)}",)), "benchcard check",
                 f"benchcard run {CARD_ID} --scratch --provider local", f"benchcard verdict {CARD_ID}")
-    return Started(folder, tuple((name, what) for name, _, what in FILES), commands)
+    inside = () if outer is None else (f"note: inside the benchcard project in {outer}; this one keeps its own "
+                                       "cards, results and ledger, and commands run in it use it",)
+    return Started(folder, tuple((name, what) for name, _, what in FILES), commands, inside)
 
 
 def _write(text: str, fh: IO[str]) -> None:
