@@ -17,6 +17,7 @@ from benchcard.project import Project
 from benchcard.records.rows import LEGACY_GRID, Rules
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_cli import bc
 from ..helpers_project import make_ab_project
 
 
@@ -341,3 +342,26 @@ def test_a_digest_edited_in_the_seal_file_is_named_though_its_root_still_matches
     assert code == 1, out
     assert (f"keys/tiny-ab/v1.seal.json: {field} is sha256:" in out
             and "while the file's root still matches: the seal file was edited by hand" in " ".join(out.split())), out
+
+
+def test_two_seals_at_once_never_replace_each_others_seal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two `benchcard seal` at once, the card edited between them: both found no seal file and the later one
+    replaced the first's, so the version was sealed twice with different content, silently (the first may
+    already have been run on). The second now finds the first's seal when it writes, and compares."""
+    project_dir = make_ab_project(tmp_path)
+    card_path = project_dir / "cards" / "tiny-ab.yaml"
+    first = seal.seal(_card(project_dir), Project(project_dir))[0]
+    sealed_first = first.read_bytes()
+    first.unlink()
+    card_path.write_text(card_path.read_text().replace("Name the colour.", "Name the colour, one word."))
+    other_process = seal.run_on_another_root
+
+    def meanwhile(*args: Any) -> Any:  # the other `seal` writes its file after this one looked for a seal
+        first.write_bytes(sealed_first)
+        return other_process(*args)
+
+    monkeypatch.setattr(seal, "run_on_another_root", meanwhile)
+    result = bc(project_dir, "seal", "tiny-ab")
+    assert result.exit_code == 1
+    assert "v1 is already sealed and its content differs" in result.stderr
+    assert first.read_bytes() == sealed_first

@@ -170,13 +170,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
             "a card's version only goes up"
         )
     if existing is not None:
-        if existing.root == content.root:
-            return path, existing, False
-        problem = describe_difference(existing, content, card, project)
-        raise SealError(
-            f"{project.relative(card.path)}: v{card.version} is already sealed and its content differs "
-            f"({problem}); make a new version: raise `version` and add a history note"
-        )
+        return _sealed_already(card, project, existing, content)
     run_on = run_on_another_root(card, project, content.root)
     if run_on is not None:
         raise SealError(
@@ -197,8 +191,26 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         root=content.root,
         sequential=UNSET if content.sequential is None else content.sequential,
     )
-    write_atomic(path, encode_seal(data))
+    try:
+        write_atomic(path, encode_seal(data), overwrite=False)  # another `seal` at once may have written it
+    except FileExistsError:
+        again = read(card.id, card.version, project)
+        if again is None:
+            raise
+        return _sealed_already(card, project, again, content)
     return path, data, True
+
+
+def _sealed_already(card: Card, project: Project, existing: SealFile,
+                    content: SealContent) -> tuple[Path, SealFile, bool]:
+    """A version sealed already: unchanged (not written again), or a SealError naming what differs."""
+    if existing.root == content.root:
+        return project.seal_path(card.id, card.version), existing, False
+    problem = describe_difference(existing, content, card, project)
+    raise SealError(
+        f"{project.relative(card.path)}: v{card.version} is already sealed and its content differs "
+        f"({problem}); make a new version: raise `version` and add a history note"
+    )
 
 
 def verify(card: Card, project: Project) -> str:
