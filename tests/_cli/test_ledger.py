@@ -132,6 +132,20 @@ def test_a_cell_holding_a_newline_or_a_tab_stays_one_visible_line(empty: Project
     assert json.loads(as_json.output)[0]["rig"] == rig
 
 
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_a_cell_that_reads_as_rich_markup_is_shown_as_written(empty: Project, columns: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: the table's cells were rich markup, so a rig or card holding `[/red]` stopped `benchcard ledger`
+    with rich's MarkupError, and `[link=…]` would have made a hyperlink; every cell is text as written."""
+    monkeypatch.setenv("COLUMNS", columns)
+    rig = "m [/red] [link=https://example.invalid]x[/link]"
+    ledger.append(empty, _row(1, rig=rig, card="demo[bold]", run="run-[/]1"))
+    shown = _shown(empty)
+    squeezed = shown.replace("\n", "").replace("│", "").replace(" ", "")
+    assert "[/red]" in shown and "[link=https://example.invalid]x[/link]" in squeezed  # the rig may wrap at 80
+    assert "demo[bold]" in shown and "run-[/]1" in shown
+
+
 def _core_calls(project: Project, *args: str) -> list[str]:
     """The functions of benchcard's stages that `benchcard ledger ARGS` calls from its own code (`_cli/`): a module's
     functions, not a result's methods or properties, nor `project.py` and `_util/`, which every command shares."""

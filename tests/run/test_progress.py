@@ -65,3 +65,23 @@ def test_the_last_piped_line_counts_costs_and_a_batchs_own_label() -> None:
     assert re.fullmatch(r"1 batch · in_progress 4/5 · 0 failed · 1 truncated · \$0\.7500 · \d+ s", last), last
     progress.stop()  # stopping twice prints nothing more
     assert len(stream.getvalue().splitlines()) == 2
+
+
+def test_a_label_that_reads_as_rich_markup_or_holds_a_newline_is_printed_as_written(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Review: the bar's label (the rig: a model name as typed) and a batch's state (the vendor's words) were rich
+    markup, so a model named `m[/x]` stopped the run with rich's MarkupError once its sealed plan was written,
+    and `[bold]` vanished; they are text, each one visible line, as every line printed for a person."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    result = bc(project, "run", "colour-ab", "--model", "test/m[/x][bold]", "--scratch")
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "test/m[/x][bold]" in result.stderr.splitlines()[0]
+    stream = StringIO()
+    progress = RichProgress(stream, every=3600)
+    progress.start("run [/x]\nforged line", 2, 0)
+    progress.update(1, "1 batch · [red]in_progress\x1b[2J")
+    progress.stop()
+    assert stream.getvalue().splitlines() == [
+        "run [/x]\\nforged line", f"1 batch · [red]in_progress\\x1b[2J 1/2 · 0 failed · 0 truncated · cost n/a · "
+        f"{stream.getvalue().rsplit(' · ', 1)[1].strip()}"]

@@ -94,10 +94,11 @@ def _print_table(console: Any, where: str, rows: Sequence[LedgerRow]) -> None:
         if narrow:
             card = Text(t(r.card))
             card.append("\n" + t(r.rig), style="dim")
-            table.add_row(str(r.seq), card, version, f"{t(r.finding)}\n{t(r.outcome)}", _run_cell(r), style=style)
+            cells: list[Text | str] = [str(r.seq), card, version, f"{t(r.finding)}\n{t(r.outcome)}", _run_cell(r)]
         else:
-            table.add_row(str(r.seq), t(r.date), t(r.card), version, t(r.rig), t(r.finding), t(r.outcome),
-                          _run_cell(r), style=style)
+            cells = [str(r.seq), t(r.date), t(r.card), version, t(r.rig), t(r.finding), t(r.outcome), _run_cell(r)]
+        # as Text, never markup: a `[/red]` in a rig raised rich's MarkupError, a `[link=…]` made a hyperlink
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), style=style)
     console.print(table)
 
 

@@ -8,6 +8,7 @@ import time
 from typing import IO, Any, Protocol
 
 from benchcard._util.numfmt import dollars
+from benchcard._util.text import terminal_line
 from benchcard.records.rows import OutputRow
 
 
@@ -59,7 +60,7 @@ class RichProgress:
     def start(self, label: str, total: int, completed: int) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.console.print(label, soft_wrap=True)
+        self.console.print(_text(label), soft_wrap=True)
         if not self.console.is_terminal:
             self._plain = PlainLines(self, total, completed)
             self._plain.begin()
@@ -97,7 +98,9 @@ class RichProgress:
         if self._plain is not None:
             self._plain.done, self._plain.label = completed, label
             return
-        self._progress.update(self._task, completed=completed, description=label)
+        from rich.markup import escape
+
+        self._progress.update(self._task, completed=completed, description=escape(terminal_line(label)))
 
     def stop(self) -> None:
         if self._plain is not None:
@@ -130,9 +133,18 @@ class PlainLines:
             self._print()
 
     def _print(self) -> None:
-        self.owner.console.print(self.owner.status(self.label, self.done, self.total, self.started), soft_wrap=True)
+        self.owner.console.print(_text(self.owner.status(self.label, self.done, self.total, self.started)),
+                                 soft_wrap=True)
 
     def end(self) -> None:
         self._stop.set()
         self._thread.join()
         self._print()
+
+
+def _text(line: str) -> Any:
+    """A line for the terminal as written: one visible line, its controls shown, and never read as rich markup (a
+    model named `m[/x]` stopped a run with rich's MarkupError; a batch's state is the vendor's words)."""
+    from rich.text import Text
+
+    return Text(terminal_line(line))
