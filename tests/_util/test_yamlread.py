@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import signal
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from benchcard._util import yamlread
+from benchcard.errors import CardError
 
 from ..helpers_cli import bc, one_line_error
 from ..helpers_project import AB_CARD, make_ab_project
@@ -132,3 +139,49 @@ def test_an_alias_inside_its_own_anchor_is_one_line_at_once(tmp_path: Path, wher
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert line.startswith(f"error: {where}:") and "nested more than" in line and "its own anchor" in line
+
+
+def test_a_text_read_again_is_not_parsed_again_and_each_reader_gets_its_own_copy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card is read by several steps of one command (and a test process reads the same cards hundreds of times):
+    the second read of a text gives the same data and lines without composing it again, and what one reader
+    changes in its data never reaches the next."""
+    text = AB_CARD + "# read twice\n"
+    first, first_lines = yamlread.load_yaml(text, "cards/one.yaml", CardError)
+    made: list[str] = []
+    monkeypatch.setattr(yaml, "SafeLoader", lambda stream: made.append(stream))  # a parse would now fail
+    first["title"] = "changed by its reader"
+    first_lines.clear()
+    again, again_lines = yamlread.load_yaml(text, "cards/two.yaml", CardError)
+    assert made == []
+    monkeypatch.undo()
+    fresh, fresh_lines = yamlread._parsed(text, "cards/three.yaml", CardError)
+    assert again == fresh and again_lines == fresh_lines and again["title"] != "changed by its reader"
+
+
+def test_a_refused_text_is_refused_every_time_naming_each_file() -> None:
+    """Only what parsed is kept: the same bad text read as two files names each file in its own line."""
+    text = AB_CARD.replace("repetitions: 3\n", "repetitions: 3\nrepetitions: 30\n")
+    for source in ("cards/one.yaml", "cards/two.yaml"):
+        with pytest.raises(CardError, match=rf"^{re.escape(source)}:[0-9]+: field 'repetitions': written twice"):
+            yamlread.load_yaml(text, source, CardError)
+
+
+def test_a_kept_text_too_deep_to_copy_is_read_as_if_never_kept() -> None:
+    """The copy of a kept text recurses: where the stack has no room for it, the text is parsed again and says
+    what a first read says there (not a RecursionError)."""
+    text = "a: " + "[" * 90 + "]" * 90 + "\n"
+    nested: list[object] = []
+    for _ in range(89):
+        nested = [nested]
+    assert yamlread.load_yaml(text, "cards/deep.yaml", CardError)[0] == {"a": nested}
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 120)
+    try:
+        with pytest.raises(CardError) as kept:
+            yamlread.load_yaml(text, "cards/deep.yaml", CardError)
+        with pytest.raises(CardError) as fresh:
+            yamlread._parsed(text, "cards/deep.yaml", CardError)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert str(kept.value) == str(fresh.value) == "cards/deep.yaml: malformed YAML: nested too deeply"

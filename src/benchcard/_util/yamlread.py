@@ -10,6 +10,7 @@ and the line; the line of every mapping key is returned too, so validators can p
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -28,11 +29,35 @@ _READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "times
 
 Lines = dict[tuple[str, ...], int]
 
+#: Texts whose parse a process keeps (a card is read by several steps of one command, and a test process reads the
+#: same few cards hundreds of times; composing a card costs about 10 ms of pure-Python PyYAML, a copy 0.1 ms).
+KEPT_TEXTS = 64
+KEPT_CHARS = 1 << 16
+_KEPT: dict[str, tuple[Any, Lines]] = {}
+
 
 def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, Lines]:
-    """Parse `text` (the content of `source`); return the data and the line of every mapping key."""
+    """Parse `text` (the content of `source`); return the data and the line of every mapping key. A text parsed
+    before in this process is not composed again: a success depends on the text alone, and the caller gets its
+    own copy (a refused text is parsed again, for its own source's line)."""
     if len(text) > MAX_YAML_BYTES:
         raise error(f"{source}: {len(text):,} characters; expected at most {MAX_YAML_BYTES:,} (a card is small)")
+    kept = _KEPT.get(text)
+    if kept is None:
+        kept = _parsed(text, source, error)
+        if len(text) <= KEPT_CHARS:
+            if len(_KEPT) >= KEPT_TEXTS:
+                _KEPT.clear()
+            _KEPT[text] = kept
+    try:
+        return copy.deepcopy(kept[0]), dict(kept[1])
+    except RecursionError:  # deeper than a copy recurses from here (the parser's stack is its own): parse it again
+        _KEPT.pop(text, None)
+        return _parsed(text, source, error)
+
+
+def _parsed(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, Lines]:
+    """load_yaml's parse, every check included."""
     try:
         loader = yaml.SafeLoader(text)  # refuses a character YAML does not allow (NUL, most C0 controls) here
     except yaml.reader.ReaderError as exc:
