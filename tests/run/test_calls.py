@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import ssl
 from pathlib import Path
 from types import SimpleNamespace
 
+import certifi
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -63,3 +66,22 @@ def test_the_rate_limiter_sleeps_until_each_call_has_its_own_slot(monkeypatch: p
     asyncio.run(four())
     assert asked == [0.1, 0.2, 0.3]
     assert calls.RateLimiter(None).interval == 0.0  # no limit: no slot, no sleep
+
+
+def test_every_client_of_a_process_shares_one_tls_context_made_as_httpx_makes_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the trusted roots costs about 30 ms of CPU: a run, its judging and each `status` make a client, and
+    each used to read them again. The shared context verifies as httpx's own would, and a process whose
+    $SSL_CERT_FILE names another bundle gets a context of its own."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    clients = [calls.make_client(2, 5.0), calls.make_client(4, 60.0)]
+    first, second = (c._transport.ssl_context for c in clients)  # type: ignore[attr-defined]
+    assert first is second
+    assert first.verify_mode == ssl.CERT_REQUIRED and first.check_hostname
+    assert len(first.get_ca_certs()) == len(httpx.create_ssl_context().get_ca_certs()) > 0
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    clients.append(calls.make_client(2, 5.0))
+    assert clients[-1]._transport.ssl_context is not first  # type: ignore[attr-defined]
+    for client in clients:
+        asyncio.run(client.aclose())

@@ -22,11 +22,13 @@ import asyncio
 import contextlib
 import os
 import random
+import ssl
 import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -68,11 +70,20 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
     from httpx_aiohttp import AiohttpTransport, HttpxAiohttpClient
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    client: httpx.AsyncClient = HttpxAiohttpClient(
-        transport=transport or AiohttpTransport(limits=limits), limits=limits, timeout=httpx.Timeout(timeout)
-    )
+    if transport is None:
+        tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        transport = AiohttpTransport(limits=limits, verify=tls)
+    client: httpx.AsyncClient = HttpxAiohttpClient(transport=transport, limits=limits, timeout=httpx.Timeout(timeout))
     client._cookies = _NoCookies()  # the public setter would copy into a plain jar
     return client
+
+
+@lru_cache(maxsize=4)
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The TLS context the transport would make itself (httpx's defaults: certifi's roots, or $SSL_CERT_FILE or
+    $SSL_CERT_DIR, hence the key), made once a process: reading the roots costs about 30 ms of CPU a client, and
+    a run, its judging and each `status` make one."""
+    return httpx.create_ssl_context()
 
 
 class RateLimiter:
