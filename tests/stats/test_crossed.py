@@ -127,3 +127,35 @@ def test_batch_signflip_enumerates_up_to_twelve_fixtures_and_draws_above() -> No
     drawn = batch_signflip(wide, np.array([20]), seed=1, n_draws=999)
     assert drawn[0] == pytest.approx(1 / 1000, abs=2 / 1000)  # add-one: never 0
     assert drawn[0] > 0 and one_sided_flip(np.array([0, 3])).tolist() == [1.0, 0.125]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tables_without_gaps_skip_the_masking_and_give_the_same_bytes(seed: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A simulation's tables have every cell scored: crossed then sums them in place of np.where's masked copies
+    (and makes the residuals in one buffer), which must be the very same numbers, bit for bit, as the masked path:
+    the seeded tables (reach, simulate, sequential) and every verdict rest on them. Each shortcut against the
+    masked code, then the whole of crossed against crossed made to take the masked path everywhere."""
+    from benchcard.stats import crossed as module
+
+    rng = np.random.default_rng(seed)
+    s, f, r = int(rng.integers(1, 400)), int(rng.integers(2, 30)), int(rng.integers(2, 8))
+    base = rng.standard_normal((s, f, r)) if seed % 2 else (rng.random((s, f, r)) < 0.4).astype(float)
+    var = base + rng.integers(-2, 3, (s, f, r)) / 3.0
+    complete = np.ones((s, f), dtype=bool)
+    fc = complete.sum(axis=1)
+    for x in (base, var, var - base, var + base):
+        fast, masked = module._two_way(x, complete, fc, r, True), module._two_way(x, complete, fc, r, False)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(fast, masked, strict=True))
+        assert module._steady(x, complete, True).tobytes() == module._steady(x, complete, False).tobytes()
+    assert module._spread(base, var, True).tobytes() == module._spread(base, var, False).tobytes()
+    assert module._scored(base, complete[:, :, None], True) is base
+    shortcut = crossed(base, var)
+    two_way, steady, spread = module._two_way, module._steady, module._spread
+    monkeypatch.setattr(module, "_scored", lambda x, keep, whole: np.where(keep, x, 0.0))
+    monkeypatch.setattr(module, "_two_way", lambda x, complete, fc, r, every: two_way(x, complete, fc, r, False))
+    monkeypatch.setattr(module, "_steady", lambda x, complete, every: steady(x, complete, False))
+    monkeypatch.setattr(module, "_spread", lambda base, var, whole: spread(base, var, False))
+    masked_path = crossed(base, var)
+    for field in ("gap", "var_fixture", "var_run", "df", "d", "spread", "complete", "var_total", "fixed_arm"):
+        assert getattr(shortcut, field).tobytes() == getattr(masked_path, field).tobytes(), field

@@ -110,9 +110,10 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         raise ValueError(f"baseline is shaped {base.shape} but variant {var.shape}")
     s, _, r = base.shape
     vb, vv = ~np.isnan(base), ~np.isnan(var)
+    whole = bool(vb.all() and vv.all())  # every cell scored (a simulation's tables): nothing to mask
     nb, nv = vb.sum(axis=2), vv.sum(axis=2)
-    mb = np.where(vb, base, 0.0).sum(axis=2) / np.maximum(nb, 1)
-    mv = np.where(vv, var, 0.0).sum(axis=2) / np.maximum(nv, 1)
+    mb = _scored(base, vb, whole).sum(axis=2) / np.maximum(nb, 1)
+    mv = _scored(var, vv, whole).sum(axis=2) / np.maximum(nv, 1)
     keep = (nb > 0) & (nv > 0)
     n = keep.sum(axis=1)
     d = np.where(keep, mv - mb, 0.0)
@@ -127,16 +128,17 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     complete: BoolArray = np.asarray(np.isfinite(delta).all(axis=2))
     fc = complete.sum(axis=1)
     if r >= 2:
-        ms_rep, ms_err = _two_way(delta, complete, fc, r)
-        ms_sum, _ = _two_way(var + base, complete, fc, r)
-        rep_var, noise_var = _two_way(var, complete, fc, r)
-        rep_base, noise_base = _two_way(base, complete, fc, r)
+        every = bool(complete.all())
+        ms_rep, ms_err = _two_way(delta, complete, fc, r, every)
+        ms_sum, _ = _two_way(var + base, complete, fc, r, every)
+        rep_var, noise_var = _two_way(var, complete, fc, r, every)
+        rep_base, noise_base = _two_way(base, complete, fc, r, every)
         measurable = fc >= 2
         fr = np.maximum(fc, 1) * r
         # the spread of the gaps and of the arms' sums, pooled: up to 2(R − 1) degrees of freedom
         ms_run = (ms_rep + ms_sum) / 2
         arm_var, arm_base = np.maximum(rep_var, noise_var) / fr, np.maximum(rep_base, noise_base) / fr
-        fixed = _steady(var, complete) | _steady(base, complete)
+        fixed = _steady(var, complete, every) | _steady(base, complete, every)
         se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, arm_var, arm_base, r, n, fixed)
         var_run = np.where(measurable, ms_run / fr, np.inf)
         run_measured = measurable & np.isfinite(var_fix)
@@ -149,33 +151,64 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         run_measured = np.zeros(s, dtype=bool)
         fixed = np.zeros(s, dtype=bool)
 
-    both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)
-    scored = ~np.isnan(both)
-    high = np.where(scored, both, -np.inf).max(axis=1)
-    low = np.where(scored, both, np.inf).min(axis=1)
-    spread = scored.any(axis=1) & (high > low)
+    spread = _spread(base, var, whole)
     return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
                    spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured,
                    var_total=total, fixed_arm=fixed)
 
 
-def _steady(x: FloatArray, complete: BoolArray) -> BoolArray:
+def _scored(x: FloatArray, keep: BoolArray, whole: bool) -> FloatArray:
+    """x with its unscored cells as 0. Where every cell is scored and x is in C order (as np.where's copy would
+    be), x itself: the same numbers in the same layout, so every sum over it adds in the same order, without
+    a copy of the whole table (a simulation's tables are 2,000 runs or more)."""
+    if whole and x.flags.c_contiguous:
+        return x
+    out: FloatArray = np.where(keep, x, 0.0)
+    return out
+
+
+def _spread(base: FloatArray, var: FloatArray, whole: bool) -> BoolArray:
+    """Whether the scored cells of both arms hold more than one value (max and min are exact in any order)."""
+    s = base.shape[0]
+    if whole:  # every cell scored, so each run has some (no dimension of a table is 0)
+        high = np.maximum(base.max(axis=(1, 2)), var.max(axis=(1, 2)))
+        out: BoolArray = high > np.minimum(base.min(axis=(1, 2)), var.min(axis=(1, 2)))
+        return out
+    both = np.concatenate([base.reshape(s, -1), var.reshape(s, -1)], axis=1)
+    scored = ~np.isnan(both)
+    high = np.where(scored, both, -np.inf).max(axis=1)
+    low = np.where(scored, both, np.inf).min(axis=1)
+    out = scored.any(axis=1) & (high > low)
+    return out
+
+
+def _steady(x: FloatArray, complete: BoolArray, every: bool = False) -> BoolArray:
     """Whether an arm gave each complete fixture one score in every repetition (temperature 0, or a floor or
-    ceiling): it has no run-to-run variance at all."""
-    spread = np.where(complete[:, :, None], x, 0.0)
+    ceiling): it has no run-to-run variance at all. `every`: every fixture is complete (nothing to mask)."""
+    spread = x if every else np.where(complete[:, :, None], x, 0.0)
     out: BoolArray = (spread.max(axis=2) == spread.min(axis=2)).all(axis=1)
     return out
 
 
-def _two_way(x: FloatArray, complete: BoolArray, fc: IntArray, r: int) -> tuple[FloatArray, FloatArray]:
-    """MS_repetition and MS_error of each simulation's two-way table over its complete fixtures."""
-    xz = np.where(complete[:, :, None], x, 0.0)
+def _two_way(x: FloatArray, complete: BoolArray, fc: IntArray, r: int,
+             every: bool = False) -> tuple[FloatArray, FloatArray]:
+    """MS_repetition and MS_error of each simulation's two-way table over its complete fixtures. `every`: every
+    fixture is complete, so nothing is masked and the residuals are made in one buffer (the same operations in
+    the same order: the same numbers)."""
+    xz = _scored(x, complete[:, :, None], every)
     row = xz.sum(axis=2) / r
     col = xz.sum(axis=1) / np.maximum(fc, 1)[:, None]
     grand = row.sum(axis=1) / np.maximum(fc, 1)
     ms_rep = fc * ((col - grand[:, None]) ** 2).sum(axis=1) / (r - 1)
-    resid = np.where(complete[:, :, None], xz - row[:, :, None] - col[:, None, :] + grand[:, None, None], 0.0)
-    ms_err = (resid * resid).sum(axis=(1, 2)) / (np.maximum(fc - 1, 1) * (r - 1))
+    if every:
+        resid = xz - row[:, :, None]
+        resid -= col[:, None, :]
+        resid += grand[:, None, None]
+        np.multiply(resid, resid, out=resid)
+    else:
+        resid = np.where(complete[:, :, None], xz - row[:, :, None] - col[:, None, :] + grand[:, None, None], 0.0)
+        resid = resid * resid
+    ms_err = resid.sum(axis=(1, 2)) / (np.maximum(fc - 1, 1) * (r - 1))
     return ms_rep, ms_err
 
 
