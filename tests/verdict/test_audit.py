@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from benchcard.cli import cli
 from benchcard.errors import LedgerError
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -81,3 +83,22 @@ def test_notes_come_first_and_an_empty_ledger_has_no_head() -> None:
     report = LedgerAudit(rows=0, last_hash=None, judged=0, problems=(), torn=None, notes=("seq 1 (run r): old",))
     assert report.lines() == ["note seq 1 (run r): old",
                                    "ledger ok: 0 row(s), hash chain intact, evidence of 0 judged run(s) unchanged"]
+
+
+def test_a_verdict_chains_past_damage_above_the_tail_and_ledger_verify_still_names_it(project: Project) -> None:
+    """Audit leftover: each append re-read and re-hashed the whole chain, so `verdict` refused over a row edited
+    anywhere. It reads the tail now (docs/verdict.md says what it checks); a row edited above the last two is
+    `ledger --verify`'s to name, before and after the verdict, whose row chains onto the last as always."""
+    _judged(project, 3)
+    lines = project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = json.dumps(json.loads(lines[0]) | {"finding": "win"}, separators=(",", ":")) + "\n"
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    given = cli_run(project, "verdict", run_dir.name)
+    assert given.exit_code == 0, given.output
+    rows = ledger.read(project)
+    assert [r.seq for r in rows] == [1, 2, 3, 4] and rows[3].prev == rows[2].hash and rows[3].run == run_dir.name
+    checked = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert checked.exit_code == 1
+    assert checked.stderr == ("error: results/ledger.jsonl: seq 1 (line 1) is the first bad row: its content does "
+                              "not match its hash (the row was edited)\n")
