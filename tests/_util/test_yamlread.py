@@ -185,3 +185,26 @@ def test_a_kept_text_too_deep_to_copy_is_read_as_if_never_kept() -> None:
     finally:
         sys.setrecursionlimit(limit)
     assert str(kept.value) == str(fresh.value) == "cards/deep.yaml: malformed YAML: nested too deeply"
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("repetitions: 3", "repetitions: 010", "field 'repetitions': YAML 1.1 reads 010 as the number 8 (octal); write 8"),
+    ("repetitions: 3", "repetitions: 1:30", "field 'repetitions': YAML 1.1 reads 1:30 as the number 90 (base 60)"),
+    ("max_tokens: 50", "max_tokens: 0x40", "field 'params.max_tokens': YAML 1.1 reads 0x40 as the number 64 "
+                                           "(hexadecimal)"),
+    ("  alpha: 0.05\n", "  alpha: 0.05\n  allow_failed: 1_0\n", "field 'win.allow_failed': YAML 1.1 reads 1_0 as "
+                                                                 "the number 10; write 10"),
+    ("temperature: 0.7", "temperature: 7e-1", "field 'params.temperature': expected a number, got text ('7e-1'; "
+                                              "YAML 1.1 reads it as text, write 0.7)"),
+    ("max_tokens: 50", "max_tokens: 1e3", "field 'params.max_tokens': expected a whole number, got text ('1e3'; "
+                                          "YAML 1.1 reads it as text, write 1000.0)"),
+])
+def test_a_number_yaml_1_1_reads_otherwise_than_it_looks_is_one_line(tmp_path: Path, old: str, new: str,
+                                                                      said: str) -> None:
+    """`repetitions: 010` ran 8 repetitions, `1:30` 90 and `1_0` allowed 10 failed cells, silently (YAML 1.1's
+    octal, base 60 and underscores); `7e-1` is text to YAML 1.1, and the error said 'expected a int'."""
+    root = make_ab_project(tmp_path / "proj")
+    assert old in AB_CARD
+    _card(root, AB_CARD.replace(old, new))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith("error: cards/tiny-ab.yaml:") and said in line

@@ -60,7 +60,7 @@ def test_missing_field(tmp_path: Path) -> None:
 
 def test_mistyped_field(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace("max_tokens: 50", "max_tokens: fifty"))
-    assert message == "cards/tiny-ab.yaml:9: field 'params.max_tokens': expected a int, got text ('fifty')"
+    assert message == "cards/tiny-ab.yaml:9: field 'params.max_tokens': expected a whole number, got text ('fifty')"
 
 
 def test_misspelt_field(tmp_path: Path) -> None:

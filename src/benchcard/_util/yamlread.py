@@ -24,6 +24,11 @@ MAX_EXPANDED_CHARS = 4 << 20  # characters of scalar text once every alias is ex
 MAX_DEPTH = 100  # a card nests five levels; `&x [*x]` (a list holding itself) nests without end
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+# how a number is written in plain decimal; .inf and .nan pass here and are refused where a number is read
+_PLAIN_NUMBER = {"int": re.compile(r"[-+]?(?:0|[1-9][0-9]*)"),
+                 "float": re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+                                     r"|\.(?:nan|NaN|NAN)")}
+_BASES = ((":", " (base 60)"), ("0x", " (hexadecimal)"), ("0b", " (binary)"), ("_", ""), ("0", " (octal)"))
 _TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
 _READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
 
@@ -101,14 +106,33 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
         lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.ScalarNode):
             chars += len(node.value)
-            if _SURROGATE.search(node.value):
-                field = ".".join(path) or "(top level)"
-                raise error(f"{source}:{node.start_mark.line + 1}: field '{field}': a lone surrogate "
-                            "(\\ud800-\\udfff) is not text; write the character itself")
+            _check_scalar(node, path, source, error)
         elif isinstance(node, yaml.MappingNode):
             stack.extend(_mapping_children(node, path, source, error, lines))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node.value))
+
+
+def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
+    """A value: no lone surrogate, and a number written in plain decimal (YAML 1.1 reads `012` as 10, `0x10`
+    as 16, `1_000` as 1000 and `1:30` as 90, none of which a reader of the card sees)."""
+    where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
+    if _SURROGATE.search(node.value):
+        raise error(f"{where}: a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
+    kind = node.tag.rsplit(":", 1)[-1]
+    plain = _PLAIN_NUMBER.get(kind)
+    if plain is not None and not plain.fullmatch(node.value):
+        value = yaml.safe_load(node.value)
+        base = next((name for mark, name in _BASES if mark in node.value.lower()), "")
+        raise error(f"{where}: YAML 1.1 reads {node.value} as the number {value}{base}; write {yaml_number(value)}, "
+                    "or quote it for text")
+
+
+def yaml_number(value: float) -> str:
+    """A number as YAML 1.1 reads it back as that number: `1e-07` is text to it, `1.0e-07` a number."""
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
 
 
 def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str, error: type[BenchcardError],

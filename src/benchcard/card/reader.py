@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.names import hidden_problem, name_problem, shown
-from benchcard._util.yamlread import load_yaml
+from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
 from benchcard.card._fixtures import fixture_files
@@ -58,6 +58,8 @@ PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "seed": (int,),
     "stop": (list,),
 }
+_PARAM_WHAT = {"max_tokens": "a whole number", "temperature": "a number", "top_p": "a number",
+               "seed": "a whole number", "stop": "a list of texts"}
 # The fields a card may have: the protocol ones (sealed) and the prose ones (`card.PROSE_FIELDS`).
 PROBE_FIELDS = frozenset({"id", "version", "kind", "rig", "params", "prompt", "repetitions", "scoring",
                           "sequential"})
@@ -332,7 +334,7 @@ class _Reader:
         for name, value in params.items():
             if name not in PARAM_TYPES:
                 raise self.fail(("params", name), f"unknown parameter; expected one of {', '.join(PARAM_TYPES)}")
-            self.get(params, ("params", name), PARAM_TYPES[name], "a " + PARAM_TYPES[name][0].__name__)
+            self.get(params, ("params", name), PARAM_TYPES[name], _PARAM_WHAT[name])
             if name == "max_tokens" and not 1 <= value <= MAX_TOKENS:
                 raise self.fail(("params", name), f"expected a positive integer of at most {MAX_TOKENS:,} (more than "
                                                   f"any model answers), got {value:,}")
@@ -540,4 +542,15 @@ def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, know
 
 def _show(value: Any) -> str:
     kind = {dict: "a mapping", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
-    return f"{kind.get(type(value), type(value).__name__)} ({value!r})"[:120]
+    return f"{kind.get(type(value), type(value).__name__)} ({value!r}{_as_number(value)})"[:160]
+
+
+def _as_number(value: Any) -> str:
+    """Why a number came as text: YAML 1.1 reads `1e3` and `7e-1` (an exponent without a dot and a sign) as text."""
+    if not isinstance(value, str) or not re.fullmatch(r"[-+]?[0-9.]+[eE][-+]?[0-9]+", value.strip()):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    return f"; YAML 1.1 reads it as text, write {yaml_number(number)}" if math.isfinite(number) else ""
