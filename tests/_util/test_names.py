@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard._util.names import name_clash, name_problem, shown, skeleton
+from benchcard._util.names import name_clash, name_problem, shown, skeleton, visible
 
 
 @pytest.mark.parametrize(("name", "phrase"), [
@@ -51,3 +51,14 @@ def test_distinct_names_do_not_clash_and_are_shown_with_escapes() -> None:
     assert name_clash(["baseline", "A", "B", "a", "with-rubric", "plain"]) is None
     assert name_clash(["plain", "plain"]) is None  # the same name twice is not two names
     assert shown("plain") == "'plain'" and shown("pl\u0430in") == "'plаin' ('pl\\u0430in')"
+
+
+def test_visible_writes_what_does_not_show_as_its_escape_and_the_rest_as_it_is() -> None:
+    assert visible("a\x1b[2J\u202eb\u200b\U000e0001 é ש\ud800") == "a\\x1b[2J\\u202eb\\u200b\\U000e0001 é ש\\ud800"
+    assert visible("gpt-4o-2024-08-06") == "gpt-4o-2024-08-06"
+
+
+def test_a_skeleton_reads_a_run_of_spaces_as_one_and_keeps_case() -> None:
+    assert skeleton("no  hint") == skeleton("no hint") == skeleton(" no\thint ")
+    assert skeleton("A") != skeleton("a")  # a card's A and a are two names
+

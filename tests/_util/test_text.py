@@ -7,6 +7,7 @@ import pytest
 from benchcard._util.text import (
     balanced_isolates,
     displayable,
+    escape,
     plain_text,
     reorders,
     spreadsheet_text,
@@ -56,3 +57,9 @@ def test_terminal_text_escapes_what_a_terminal_would_act_on_and_keeps_tabs_newli
 
 def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:
     assert terminal_line("a\nb\tc\u2028d\u2029e\r\x1b[2J é") == "a\\nb\\tc\\u2028d\\u2029e\\x0d\\x1b[2J é"
+
+
+@pytest.mark.parametrize("ch", ["\x1b", "\x9b", "\x00", "\u202e", "\u200b", "\ud800", "\U000e0001", "\U0010ffff"])
+def test_one_escape_notation_python_s_as_repr_writes_it(ch: str) -> None:
+    assert escape(ch) == repr(ch)[1:-1]  # what terminal_text, names.visible and names.shown all write
+

@@ -56,6 +56,9 @@ def test_names_given_on_the_command_line(inspect_variants: dict[str, Path], tmp_
     (["A=plain", "B=plain\ufe0f"], "U+FE0F is invisible or a control character"),
     (["A=Plain", "B=plain "], "error: --name: both sides would be called 'Plain'; give each its own"),
     (["A=ｐｌａｉｎ", "B=plain"], "both sides would be called 'ｐｌａｉｎ'"),
+    # one look-alike test for names (_util/names.skeleton): a Cyrillic р reads as p, as in a card's names
+    (["A=gpt-4o", "B=g\u0440t-4o"], "both sides would be called 'gpt-4o'"),
+    (["A=gpt  4o", "B=GPT 4O"], "both sides would be called 'gpt  4o'"),
 ])
 def test_names_a_reader_cannot_tell_apart_are_refused(names: list[str], said: str, tmp_path: Path) -> None:
     args = [part for name in names for part in ("--name", name)]

@@ -167,7 +167,7 @@ def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_doe
     manifest = (only_run(project, "colour-ab") / "manifest.json").read_text(encoding="utf-8")
     for shown in (ran.output, manifest, bc(project, "status", only_run(project, "colour-ab").name).output):
         assert secret[:6] not in shown and "\x1b" not in shown and "\u202e" not in shown
-    name = ("\\u001b[2J\\u202e" + "m" * 180 + "[redacted]")[:200]  # the key out, then the name cut
+    name = ("\\x1b[2J\\u202e" + "m" * 180 + "[redacted]")[:200]  # the key out, then the name cut (text.escape)
     assert json.loads(manifest)["replied_models"] == [{name: 2}]
     assert f"the one asked: {name} (2)\n" in ran.output
 
@@ -181,3 +181,17 @@ def test_a_reply_naming_the_model_asked_with_a_size_added_is_another_model(
     assert ran.exit_code == 0, ran.output
     assert ("  warning: 4 of 4 replies named another model than test/model, the one asked: test/model-70 (4)\n"
             in ran.output)
+
+
+def test_a_replied_model_name_beyond_the_basic_plane_is_kept_in_one_escape(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A tag character (U+E0001, invisible) was kept as `\\ue0001`, which reads back as U+E000 and a `1`; the
+    one escape notation (`_util/text.escape`, as a terminal's and a message's) writes `\\U000e0001`."""
+    server.configure({"default_reply": "red", "reply_model": "other\U000e0001model"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=1, repetitions=1)
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    manifest = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["replied_models"] == [{"other\\U000e0001model": 2}]
+    assert "the one asked: other\\U000e0001model (2)\n" in ran.output
+

@@ -17,6 +17,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from benchcard._util.text import escape
+
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 # default-ignorable characters of other categories: they show nothing either
 _INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
@@ -41,8 +43,8 @@ _LOOKALIKES = {
 
 
 def shown(name: str) -> str:
-    """A name quoted so that a reader sees every character: what does not print as an escape (as `repr` does),
-    and a name with other non-ASCII letters also in escapes."""
+    """A name quoted in a message so that a reader sees every character: what does not print as an escape (as
+    `repr` does, in `text.escape`'s notation), and a name with other non-ASCII letters also in escapes."""
     quoted = repr(name)
     return quoted if quoted.isascii() else f"{quoted} ({name!a})"
 
@@ -52,6 +54,13 @@ def hidden_chars(text: str) -> list[str]:
     direction overrides and isolates), private use, surrogates, unassigned, line and paragraph separators, and
     the default-ignorable characters of other categories."""
     return [ch for ch in text if unicodedata.category(ch) in _HIDDEN_CATEGORIES or ord(ch) in _INVISIBLE]
+
+
+def visible(text: str) -> str:
+    """`text` with each character that does not show (`hidden_chars`) written as its escape (`text.escape`), the
+    rest as it is: a name from elsewhere (the model a server's reply names) kept and printed as what it is."""
+    hidden = set(hidden_chars(text))
+    return "".join(escape(ch) if ch in hidden else ch for ch in text)
 
 
 def hidden_problem(text: str) -> str | None:
@@ -84,8 +93,9 @@ def name_problem(name: str) -> str | None:
 
 
 def skeleton(name: str) -> str:
-    """What a name looks like: two names with one skeleton read the same."""
-    text = unicodedata.normalize("NFKC", name)
+    """What a name looks like: two names with one skeleton read the same (its runs of whitespace read as one
+    space; case is the caller's: a card's `A` and `a` are two names, compare's labels are read case-blind)."""
+    text = " ".join(unicodedata.normalize("NFKC", name).split())
     return "".join(_LOOKALIKES.get(ch, ch) for ch in text).replace("m", "rn")
 
 

@@ -7,7 +7,8 @@ could reorder what is around it on a page (a right-to-left letter or a bidi cont
 (`reorders`, `balanced_isolates`, used by the pages' `<bdi>`). Text printed to a terminal shows its control
 characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or set the
 clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it; one line printed for a person (a table's cell, a
-report's line) also shows a newline, a tab and Unicode's line separators as escapes (`terminal_line`).
+report's line) also shows a newline, a tab and Unicode's line separators as escapes (`terminal_line`). A
+character is escaped in one notation everywhere but JSON, Python's (`escape`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,18 @@ def displayable(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
+def escape(ch: str) -> str:
+    """One character as an escape in Python's notation, `\\x1b`, `\\u202e`, `\\U000e0001`: the one notation in which
+    benchcard writes a character that must not act or does not show (`terminal_text`, `names.visible`; a name
+    quoted in a message, `names.shown`, is Python's `repr`, which writes the same)."""
+    n = ord(ch)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
 def terminal_text(text: str) -> str:
     """`text` with each control character a terminal would act on (ESC, BEL, a carriage return, a C1 control)
     written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal."""
-    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _TERMINAL_CONTROLS.sub(lambda m: escape(m.group()), text)
 
 
 def terminal_line(text: str) -> str:

@@ -8,13 +8,12 @@ log and not the other is a missing cell, counted like a cell that failed in tran
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from benchcard._util.names import hidden_chars
+from benchcard._util.names import hidden_chars, skeleton
 from benchcard.compare._logs import Key, Samples
 from benchcard.errors import CompareError
 from benchcard.records.rows import Manifest, Metric
@@ -143,7 +142,7 @@ def labels_of(a: Samples, b: Samples, given: Sequence[str] = ()) -> tuple[str, s
             raise CompareError(f"{log.path}: the name it gives its side, {label!a}, holds U+{ord(hidden[0]):04X}, "
                                "an invisible, control or direction character (a right-to-left override would "
                                f"make the line read otherwise); name the side yourself: --name {side}=NAME")
-    if _reads_as(labels[0]) == _reads_as(labels[1]):
+    if skeleton(labels[0].casefold()) == skeleton(labels[1].casefold()):  # read alike, whatever their case
         raise CompareError(f"--name: both sides would be called {labels[0]!r}; give each its own "
                            "(--name A=… --name B=…)")
     return labels
@@ -192,11 +191,6 @@ def _given(given: Sequence[str]) -> dict[str, str]:
             raise CompareError(f"--name {text!r}: {why}")
         names[side] = name
     return names
-
-
-def _reads_as(name: str) -> str:
-    """What a reader sees: compatibility forms folded, case and spacing ignored."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def per_sample(data: RunData) -> RunData:

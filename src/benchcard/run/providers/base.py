@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
-from benchcard._util.names import hidden_chars
+from benchcard._util.names import visible
 from benchcard._util.urls import basic_auth, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
@@ -475,10 +475,9 @@ MODEL_NAME_KEPT = 200  # characters of a replied model's name the manifest keeps
 
 def kept_model_name(name: str) -> str:
     """A replied model's name as the manifest keeps it and a terminal prints it, once the key is out of it: each
-    character that does not show (a control, an escape sequence's ESC, a bidi override, a lone surrogate) as a
-    `\\uXXXX` escape, and cut to 200 characters (after the key's removal, so no part of a key is kept)."""
-    hidden = set(hidden_chars(name))
-    return "".join(f"\\u{ord(ch):04x}" if ch in hidden else ch for ch in name)[:MODEL_NAME_KEPT]
+    character that does not show (a control, an escape sequence's ESC, a bidi override, a lone surrogate) as its
+    escape (`names.visible`), then cut to 200 characters (after the key's removal, so no part of a key is kept)."""
+    return visible(name)[:MODEL_NAME_KEPT]
 
 
 def number(value: Any) -> int:
