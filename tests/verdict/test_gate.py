@@ -4,6 +4,8 @@ anything is entered in the ledger. Exit codes are the ones docs/ci.md documents.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +279,21 @@ def test_run_gated_is_the_whole_of_run_and_gates_only_when_asked(tmp_path: Path,
     assert gated.gated is not None and gated.code == gated.gated.code
     assert (project.root / gated.runs[0].folder / "verdict.json").is_file()
     assert gated.to_json()["gates"] == [g.to_json() for _, g in gated.gated.judged]
+
+
+def test_a_plain_run_loads_neither_the_verdict_nor_scipy_stats(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Every `benchcard run` is a process of its own: without --gate (and before a sequential card's first look)
+    it needs no verdict, and importing the verdict's statistics with scipy.stats cost it about 0.9 CPU-s of the
+    1.8 a small run took on the fake server. `run --gate` still gives its verdict (the tests above)."""
+    server.configure({"default_reply": "red", "latency_ms": 1})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=2)
+    script = "\n".join([
+        "import sys", "from benchcard.cli import main",
+        "sys.argv = ['benchcard', '-C', sys.argv[1], 'run', 'colour-ab', '--json']",
+        "try:", "    main()", "except SystemExit as done:", "    assert done.code in (0, None)",
+        "heavy = ('scipy.stats', 'benchcard.verdict.give', 'benchcard.stats.worstcase', 'benchcard.verdict.looks')",
+        "print(sorted(m for m in heavy if m in sys.modules))"])
+    done = subprocess.run([sys.executable, "-c", script, str(project.root)], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert only_run(project, "colour-ab").joinpath("outputs.jsonl").is_file()

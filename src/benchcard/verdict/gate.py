@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UnsetType
 
@@ -23,16 +23,18 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
-from benchcard.records.rows import Manifest
+from benchcard.records.rows import Look, Manifest
 from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.run.summary import RunSummary
-from benchcard.verdict.give import Verdict, give_verdict, load_verdict
-from benchcard.verdict.looks import look_at
 from benchcard.verdict.report import changed_lines, verdict_lines
+
+if TYPE_CHECKING:  # the verdict and the looks are imported where used: a plain `benchcard run` needs neither,
+    # and with them the statistics and scipy.stats (about 0.9 CPU-s of a process's start)
+    from benchcard.verdict.give import Verdict
 
 # Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
 EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,
@@ -76,6 +78,8 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
     """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
     card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
     `show` the card's result, else its newest run (`records/cardruns.py`)."""
+    from benchcard.verdict.give import give_verdict, load_verdict
+
     run_dir = find_run(project, run, "result" if show else "newest")
     card = _card_to_gate(project, run_dir, read_manifest(run_dir), check_seal=show) if gate else None
     if show:
@@ -210,6 +214,13 @@ class GatedRuns:
                 **(self.gated.to_json() if self.gated else {})}
 
 
+def _look_at(card: Card, run_dir: Path, look: int) -> Look:
+    """verdict.looks.look_at, imported at a sequential card's first look."""
+    from benchcard.verdict.looks import look_at
+
+    return look_at(card, run_dir, look)
+
+
 def run_gated(project: Project, card_name: str, options: RunOptions, gate: bool,
               tell: Callable[[str], None] | None = None) -> GatedRuns:
     """The core of `benchcard run`: with `gate`, the card checked for it before any call (`require_gate`), then
@@ -217,7 +228,7 @@ def run_gated(project: Project, card_name: str, options: RunOptions, gate: bool,
     if gate:
         require_gate(project, card_name)
     started = time.perf_counter()
-    summaries = run(project, card_name, options, looker=look_at, tell=tell)
+    summaries = run(project, card_name, options, looker=_look_at, tell=tell)
     wall_s = time.perf_counter() - started
     gated = gate_runs(project, [(s.folder, s.finished) for s in summaries]) if gate else None
     return GatedRuns(tuple(summaries), wall_s, gated)

@@ -16,7 +16,6 @@ from typing import Any
 import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
-from scipy import stats as sps
 
 from benchcard._util.hashing import file_digest
 from benchcard._util.numfmt import fixed
@@ -146,7 +145,11 @@ def _row_means(grid: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, n
 
 def _verbosity(data: RunData) -> Verbosity:
     """Spearman's rho between an output's length and its judged score, and the mean length per variant: a judge
-    that rewards length shows here, and a variant that only lengthens outputs would win on it."""
+    that rewards length shows here, and a variant that only lengthens outputs would win on it. (scipy.stats is
+    imported here, for a judged verdict: importing it costs about 0.5 CPU-s, and `benchcard run` imports this
+    module for its report's lines.)"""
+    from scipy import stats as sps
+
     index = {c: i for i, c in enumerate(data.cells)}
     lengths = np.full(len(data.cells), np.nan)
     for row in RunReader(data.run_dir).iter_outputs():
