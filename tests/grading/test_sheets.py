@@ -8,6 +8,7 @@ import csv
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -268,3 +269,31 @@ def test_imported_grades_are_read_back_joined_to_their_cells(project: Project, t
     with pytest.raises(VerdictError, match=r"^results/.*/grades/human.csv: sheet row 99 is not in "
                                            r"sealed/sheet-human.jsonl$"):
         list(imported_grades(project, run_dir, path))
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda lines: [lines[0], "x" + lines[1][lines[1].index(","):], *lines[2:]],
+     "line 2, column 'row': expected a sheet row id (a whole number), got 'x'"),
+    (lambda lines: [lines[0], "9" * 5000 + lines[1][lines[1].index(","):], *lines[2:]],
+     "line 2, column 'row': expected a sheet row id (a whole number), got '99999"),
+    (lambda lines: [lines[0], lines[1].replace(",pass,", ",maybe,"), *lines[2:]],
+     "line 2, column 'grade': expected pass, fail or a number from 0 to 1, got 'maybe'"),
+    (lambda lines: lines[1:], "expected the columns row, fixture, grade, note"),
+])
+def test_imported_grades_edited_by_hand_are_one_line_at_the_verdict(project: Project, tmp_path: Path, edit: Any,
+                                                                     said: str) -> None:
+    """grades/<sheet>.csv is read back by the verdict: a row id that is not a number, a grade that is none or the
+    header line removed, by a hand or a disk, ended `verdict` in a ValueError or KeyError traceback."""
+    run_dir = strong_run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = read_sheet(sheet.path)
+    for row in rows:
+        row["grade"] = "pass"
+    write_sheet(sheet.path, rows)
+    assert _bc(project, "grade", run_dir.name, str(sheet.path))[0] == 0
+    stored = run_dir / "grades" / "human.csv"
+    stored.write_text("\n".join(edit(stored.read_text(encoding="utf-8").splitlines())) + "\n", encoding="utf-8")
+    code, out, err = _bc(project, "verdict", run_dir.name)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: {project.relative(stored)}: ") and said in err
+    assert not (run_dir / "verdict.json").exists()

@@ -39,6 +39,7 @@ from benchcard.records.runreader import read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")
+STORED_COLUMNS = ("row", "fixture", "grade", "note")  # grades/<sheet>.csv, as `grade` writes it
 DEFAULT_NAME = "human"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 
@@ -211,7 +212,7 @@ def import_grades(project: Project, run: str | Path, sheet: Path, name: str | No
 
     def write(fh: IO[str]) -> None:
         writer = csv.writer(fh)
-        writer.writerow(("row", "fixture", "grade", "note"))
+        writer.writerow(STORED_COLUMNS)
         for row_id, fixture, grade, note in sorted(graded):
             writer.writerow((row_id, spreadsheet_text(fixture), grade if isinstance(grade, str) else repr(grade),
                              spreadsheet_text(note)))
@@ -295,14 +296,35 @@ def grade_files(run_dir: Path) -> list[Path]:
 
 
 def imported_grades(project: Project, run_dir: Path, path: Path) -> Iterator[ImportedGrade]:
-    """The rows of one imported sheet, in its order; a row its sealed mapping does not hold is a VerdictError naming
-    the file and the row (only the verdict reads grades back)."""
+    """The rows of one imported sheet, in its order; a row its sealed mapping does not hold, or that is not as
+    `grade` wrote it (edited by hand since), is a VerdictError naming the file and the line (only the verdict
+    reads grades back)."""
     name = path.stem
     mapping = _read_mapping(run_dir, name, VerdictError)
+    shown = project.relative(path)
     with open(path, encoding="utf-8", newline="") as fh:
-        for rec in csv.DictReader(fh):
-            row_id = int(rec["row"])
+        lines = csv.reader(fh)
+        header = next(lines, [])
+        if header != list(STORED_COLUMNS):
+            raise VerdictError(f"{shown}: expected the columns {', '.join(STORED_COLUMNS)} on its first line, got "
+                               f"{', '.join(header)[:80]!r} (the file `benchcard grade` wrote was edited)")
+        for n, raw in enumerate(lines, 2):
+            record = dict(zip(STORED_COLUMNS, raw, strict=False))
+            row_id = _stored_row(record, shown, n)
             m = mapping.get(row_id)
             if m is None:
-                raise VerdictError(f"{project.relative(path)}: sheet row {row_id} is not in sealed/sheet-{name}.jsonl")
-            yield ImportedGrade(name, row_id, m.cell, rec["grade"], plain_text(rec.get("note") or ""))
+                raise VerdictError(f"{shown}: sheet row {row_id} is not in sealed/sheet-{name}.jsonl")
+            yield ImportedGrade(name, row_id, m.cell, record.get("grade", ""), plain_text(record.get("note") or ""))
+
+
+def _stored_row(record: dict[str, str], shown: str, n: int) -> int:
+    """A stored row's sheet row id, its grade checked as `grade` checked it on import."""
+    row = record.get("row", "")
+    if not re.fullmatch(r"[0-9]{1,9}", row):
+        raise VerdictError(f"{shown}: line {n}, column 'row': expected a sheet row id (a whole number), got "
+                           f"{row[:40]!r}")
+    try:
+        parse_grade(record.get("grade", ""))
+    except ValueError as exc:
+        raise VerdictError(f"{shown}: line {n}, column 'grade': {exc}, got {record.get('grade', '')[:40]!r}") from None
+    return int(row)
