@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import special
@@ -149,3 +152,14 @@ def test_case_a_tost_is_calibrated_like_the_test() -> None:
     c = crossed(base, var)
     assert float(p_tost(c, 0.05)[0]) == pytest.approx(0.912448, abs=1e-6)
     assert float(p_tost(c, 0.30)[0]) == pytest.approx(0.012573, abs=1e-6)
+
+
+def test_the_statistics_load_without_scipy_stats_until_a_table_is_drawn() -> None:
+    """`check`, `seal` and `plan` import the statistics in every process; scipy.stats (about 0.5 CPU-s to import,
+    for its Sobol' sequence) is loaded only when a null table is drawn, not when it is read from the cache."""
+    script = ("import sys\nimport benchcard.card.check, benchcard.card.sealing, benchcard.planning.power\n"
+              "print('scipy.stats' in sys.modules)\n"
+              "from benchcard.stats.worstcase import null_draws\nnull_draws(3, 3, 2, 4)\n"
+              "print('scipy.stats' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr

@@ -20,7 +20,6 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 from scipy import special
-from scipy.stats import qmc
 
 from benchcard.stats import _tablecache
 from benchcard.stats.paired import t_ppf, t_sf
@@ -185,7 +184,10 @@ def null_draws(n: int, complete: int, r: int, half: int, seed: int = SEED) -> tu
     """|z| and the four scaled chi-squares of the null draws (the fixtures' mean square on F − 1 df, each arm's
     repetition mean square on R − 1, the cells' on (F − 1)(R − 1)): a scrambled Sobol' sequence put through the
     inverse cdfs, whose tail rates err 2–5 times less than as many pseudo-random draws' (docs/statistics.md,
-    "What was tried", the corner). Seeded by the design."""
+    "What was tried", the corner). Seeded by the design. (scipy.stats, for its Sobol' sequence, is imported here:
+    about 0.5 CPU-s a process, which `check`, `seal` and `plan` spare when their tables are kept on disk.)"""
+    from scipy.stats import qmc
+
     err = max(complete - 1, 1) * (r - 1)
     sobol = qmc.Sobol(5, scramble=True, bits=SOBOL_BITS, rng=np.random.default_rng([seed, n, complete, r]))
     with warnings.catch_warnings():  # a benchmark's trial DRAWS need not be a power of 2 (its balance is then lost)
