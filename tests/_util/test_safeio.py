@@ -11,6 +11,8 @@ import pytest
 from benchcard._util.safeio import decode_utf8, load_json_file, read_regular_bytes, read_regular_text
 from benchcard.errors import CardError, ProjectError
 
+from ..helpers_verdict import cli_run, make_project, strong_run
+
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "key.json"
@@ -61,3 +63,34 @@ def test_a_json_file_is_parsed_and_bad_json_is_one_line(tmp_path: Path) -> None:
         load_json_file(path, "keys/k.json", CardError)
     with pytest.raises(CardError, match=r"^keys/k\.json: \d[\d,]* bytes; expected at most 10$"):
         load_json_file(path, "keys/k.json", CardError, max_bytes=10)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(("file", "how", "command", "said"), [
+    ("results/ledger.jsonl", "append", ("ledger",), "results/ledger.jsonl: line 2 is not JSON (an edited row)"),
+    ("results/ledger.jsonl", "append", ("ledger", "--verify"), "results/ledger.jsonl: line 2 is not JSON"),
+    ("RUN/verdict.json", "replace", ("verdict", "RUN", "--show"), "verdict.json: not JSON"),
+    ("RUN/outputs.jsonl", "append", ("status", "RUN"), "outputs.jsonl: line 37 is not JSON"),
+    ("RUN/scores.jsonl", "append", ("export", "RUN", "--format", "csv", "--out", "-"), "scores.jsonl"),
+    ("RUN/manifest.json", "replace", ("ledger", "--verify"), "manifest.json is unreadable"),
+])
+def test_a_file_of_a_run_or_the_ledger_nested_past_the_stack_is_one_line(tmp_path: Path, file: str, how: str,
+                                                                          command: tuple[str, ...],
+                                                                          said: str) -> None:
+    """A ledger row, verdict.json, a row of outputs.jsonl or scores.jsonl, or a manifest edited to JSON
+    nested 100,000 deep: json.loads raised RecursionError, which no one-line refusal caught, so `ledger`,
+    `verdict --show`, `status`, `export` and `site` ended in a traceback."""
+    project = make_project(tmp_path / "p")
+    run_dir = strong_run(project)
+    assert cli_run(project, "verdict", run_dir.name).exit_code == 0
+    path = project.root / file.replace("RUN", str(run_dir.relative_to(project.root)))
+    if how == "append":
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(DEEP + "\n")
+    else:
+        path.write_text(DEEP + "\n", encoding="utf-8")
+    result = cli_run(project, *(run_dir.name if part == "RUN" else part for part in command))
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert said in result.output and "Traceback" not in result.output

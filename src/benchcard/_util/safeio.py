@@ -84,6 +84,16 @@ def _distinct(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def json_loads(data: str | bytes) -> Any:
+    """`json.loads` for a file benchcard wrote and reads back (a ledger row, a manifest, a row of a run): JSON
+    nested deeper than Python's stack, which only an edit makes, is a ValueError like any JSON that is not a
+    row, never a RecursionError that the caller's one-line refusal does not catch."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than a reader's stack") from None
+
+
 def strict_json(text: str | bytes) -> Any:
     """`json.loads` for JSON a person wrote: a field written twice, or a lone surrogate (`"\\ud800"`, which no
     UTF-8 file can hold and which fails later, in a hash) in any string, is a JsonProblem naming the top-level

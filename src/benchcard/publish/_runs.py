@@ -6,7 +6,6 @@ A run folder is read through `records` (its manifest and rows typed) but toleran
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from benchcard._util.lastrow import last_per_cell, split_earlier
+from benchcard._util.safeio import json_loads
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError, LedgerError
 from benchcard.project import Project
@@ -250,7 +250,7 @@ def _read_verdict(path: Path, shown: str, skipped: list[str]) -> tuple[VerdictFi
     except (OSError, BenchcardError) as exc:
         skipped.append(f"{exc}; the run's verdict is not shown")
         return None, None
-    return typed, verdict_digest(json.loads(raw))
+    return typed, verdict_digest(json_loads(raw))
 
 
 def _outputs(run_dir: Path, manifest: Manifest) -> tuple[list[OutputRow], dict[str, list[OutputRow]]]:

@@ -36,6 +36,7 @@ from filelock import FileLock, Timeout
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, strict
+from benchcard._util.safeio import json_loads
 from benchcard.errors import LedgerError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
@@ -141,7 +142,7 @@ def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
     if not line.strip():
         raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
     try:
-        row = json.loads(line.decode("utf-8"))  # raw: the hash covers every field written, typed or not
+        row = json_loads(line.decode("utf-8"))  # raw: the hash covers every field written, typed or not
     except (ValueError, UnicodeDecodeError):
         raise LedgerError(f"{where}: line {n} is not JSON (an edited row)") from None
     if not isinstance(row, dict):

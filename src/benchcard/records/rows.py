@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.safeio import json_loads
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.replication import ReplicaLink, RuleRecord
 
@@ -517,7 +518,7 @@ def decode_line(line: bytes | str, kind: type[T]) -> T:
         row: T = _decoder(kind).decode(line)
     except msgspec.DecodeError:
         try:
-            data = json.loads(line)
+            data = json_loads(line)
         except ValueError:
             raise msgspec.DecodeError("not JSON") from None
         row = msgspec.convert(data, kind)

@@ -7,7 +7,6 @@ The verdict and the pages read run folders through this; the run stage's `run.st
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
@@ -18,6 +17,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.lastrow import last_per_cell
+from benchcard._util.safeio import json_loads
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
@@ -108,7 +108,7 @@ class RunReader:
 
     def manifest_as_written(self) -> dict[str, Any]:
         """The manifest's fields exactly as the file holds them (unknown ones too): what its digests cover."""
-        data: dict[str, Any] = json.loads(self._manifest_data())
+        data: dict[str, Any] = json_loads(self._manifest_data())
         return data
 
     def _manifest_data(self) -> bytes:
@@ -175,12 +175,12 @@ class RunReader:
             for n, line in enumerate(fh, 1):
                 if not line.endswith(b"\n"):
                     if whole_row(line):
-                        done.add(json.loads(line)["cell"])
+                        done.add(json_loads(line)["cell"])
                     break
                 cell = _leading_cell(line)
                 if cell is None or not line.endswith(b"}\n"):
                     try:
-                        cell = json.loads(line)["cell"]
+                        cell = json_loads(line)["cell"]
                     except (ValueError, KeyError, TypeError):
                         raise RunError(f"{self.outputs_path}: line {n} is not a row of outputs") from None
                 done.add(str(cell))
@@ -237,7 +237,7 @@ def _leading_cell(line: bytes) -> str | None:
 def whole_row(data: bytes) -> bool:
     """A line that parses as a whole row of outputs (a cell and a status): kept, even without its newline."""
     try:
-        row = json.loads(data)
+        row = json_loads(data)
     except ValueError:
         return False
     return isinstance(row, dict) and "cell" in row and "status" in row
@@ -310,7 +310,7 @@ def outcomes(store: RunReader) -> Outcomes:
         recorded = failed = 0
         for _, line in _lines(store):
             recorded += 1
-            failed += b'"status":"failed"' in line and json.loads(line).get("status") == "failed"
+            failed += b'"status":"failed"' in line and json_loads(line).get("status") == "failed"
         return Outcomes(recorded, failed)
     start = retry_from(manifest)
     last: dict[str, tuple[bool, int]] = {}  # cell → (its last row failed, where that row starts)

@@ -22,6 +22,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.hashing import strict
+from benchcard._util.safeio import json_loads
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
 from benchcard.records.replication import ReplicationJudgement
@@ -179,7 +180,7 @@ def verdict_of(data: Any, path: Path | str, error: type[BenchcardError] = RunErr
 def decode_verdict(raw: bytes, path: Path | str, error: type[BenchcardError] = RunError) -> VerdictFile:
     """A verdict from its file's bytes (see `verdict_of`)."""
     try:
-        data = json.loads(raw)
+        data = json_loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise error(f"{path}: not JSON: {exc}") from None
     return verdict_of(data, path, error)

@@ -19,7 +19,6 @@ No row written here names a variant, a model or a repetition outside `sealed/`, 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -30,6 +29,7 @@ from typing import IO, Any
 import msgspec
 
 from benchcard._util.files import AtomicFile, refused_write, write_atomic
+from benchcard._util.safeio import json_loads
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
@@ -112,7 +112,7 @@ class RunStore(RunReader):
         """
         data = self._manifest_data()
         decode_manifest(data, self.manifest_path)
-        raw: dict[str, Any] = json.loads(data)
+        raw: dict[str, Any] = json_loads(data)
         for key, value in msgspec.to_builtins(dict(additions)).items():
             if key in raw and raw[key] != value:
                 raise RunError(f"{self.manifest_path}: field '{key}' is already {raw[key]!r}; "
@@ -129,7 +129,7 @@ class RunStore(RunReader):
         names, spans = ("judge_replied_models", "judge_replied_rows") if judge else ("replied_models", "replied_rows")
         covered = sum(p.rows + p.uncounted for p in getattr(manifest, spans) or [])
         counted = CountedPass(rows=rows, uncounted=max(0, before - covered))
-        raw: dict[str, Any] = json.loads(data)
+        raw: dict[str, Any] = json_loads(data)
         raw[names] = [*raw.get(names, []), dict(sorted(counts.items()))]
         raw[spans] = [*raw.get(spans, []), msgspec.to_builtins(counted)]
         return self._rewrite_manifest(raw)
@@ -137,7 +137,7 @@ class RunStore(RunReader):
     def append_look(self, look: Look) -> Manifest:
         """A sequential run's look, appended to the manifest's `looks` (the list only grows: a look is taken once,
         in order, and never changed)."""
-        raw: dict[str, Any] = json.loads(self._manifest_data())
+        raw: dict[str, Any] = json_loads(self._manifest_data())
         looks = raw.get("looks", [])
         if len(looks) != look.look - 1:
             raise RunError(f"{self.manifest_path}: look {look.look} follows {len(looks)} recorded looks; looks are "
@@ -148,7 +148,7 @@ class RunStore(RunReader):
     def append_judge_stretch(self, stretch: JudgeStretch) -> Manifest:
         """A sequential judge card's judging plan for a later stretch, appended to `judge_stretches` before its
         first judge call (the list only grows: each stretch is planned once, in order, and never changed)."""
-        raw: dict[str, Any] = json.loads(self._manifest_data())
+        raw: dict[str, Any] = json_loads(self._manifest_data())
         planned = raw.get("judge_stretches", [])
         if "judge" not in raw:
             raise RunError(f"{self.manifest_path}: the judging of look {stretch.look}'s stretch needs the judging "
@@ -161,7 +161,7 @@ class RunStore(RunReader):
 
     def reopen_manifest(self, retry: Mapping[str, Any], closing: Iterable[str]) -> None:
         """For `--retry-failed` (retry.py): the closing fields leave, recorded in `retry`, appended to `retries`."""
-        raw: dict[str, Any] = json.loads(self._manifest_data())
+        raw: dict[str, Any] = json_loads(self._manifest_data())
         for key in closing:
             raw.pop(key, None)
         raw["retries"] = [*raw.get("retries", []), msgspec.to_builtins(dict(retry))]

@@ -12,7 +12,6 @@ judge's requests and outputs, grades, blind-sheet mappings, batch journal and ch
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import msgspec
 
 from benchcard._util.hashing import digest, file_digest
+from benchcard._util.safeio import json_loads
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
@@ -79,7 +79,7 @@ def assignment_problem(path: Path, card: Card, seed: int) -> str | None:
                 if line == dumps_line(want):
                     continue
                 try:
-                    got = json.loads(line)  # raw, not an AssignmentRow: a mistyped field is named, not refused
+                    got = json_loads(line)  # raw, not an AssignmentRow: a mistyped field is named, not refused
                 except ValueError:
                     return f"{where} line {n} is not JSON"
                 row: dict[str, Any] = msgspec.to_builtins(want)
@@ -192,7 +192,7 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest = json_loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
@@ -246,7 +246,7 @@ def _verdict_problems(path: Path, shown: str, row: LedgerRow) -> list[str]:
     if not path.is_file():
         return [f"{shown} is missing"]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return [f"{shown} is unreadable"]
     if not isinstance(data, dict):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ import msgspec
 
 from benchcard._util.files import AtomicFile
 from benchcard._util.hashing import file_digest
+from benchcard._util.safeio import json_loads
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
 from benchcard.run._calls import Session, backoff_delay
@@ -129,14 +129,14 @@ def sealed_bodies(store: RunStore) -> Iterator[tuple[str, bytes]]:
             head = line[:at] + b"}" if at > 0 else b""
             if at > 0 and line.endswith(b"}\n"):
                 try:
-                    cell = json.loads(head)["cell"]
+                    cell = json_loads(head)["cell"]
                 except (ValueError, KeyError):
                     cell = None
                 if isinstance(cell, str):
                     yield cell, line[at + len(_BODY_KEY):-2]
                     continue
             try:
-                row = json.loads(line)
+                row = json_loads(line)
             except ValueError:
                 raise RunError(f"{store.requests_path}: line {n} is not JSON") from None
             yield str(row["cell"]), dumps_line(row["body"])[:-1]
@@ -149,7 +149,7 @@ def chunk_ids(path: Path) -> list[str]:
     with open(path, "rb") as fh:
         for line in fh:
             end = line.find(b'"', len(prefix)) if line.startswith(prefix) else -1
-            ids.append(line[len(prefix):end].decode("ascii") if end > 0 else str(json.loads(line)["custom_id"]))
+            ids.append(line[len(prefix):end].decode("ascii") if end > 0 else str(json_loads(line)["custom_id"]))
     return ids
 
 

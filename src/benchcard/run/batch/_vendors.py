@@ -10,7 +10,6 @@ them (an organisation's own quota).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import Any
 import httpx
 
 from benchcard._util.files import AtomicFile
+from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
@@ -178,7 +178,7 @@ class Vendor:
                     await response.aread()
                     self._raise(method, url, response)
                 if stream_to is None:  # what the vendor says is kept (ids, statuses, errors): never the key
-                    return json.loads(without_secret_json(await response.aread(), self._secrets()))
+                    return json_loads(without_secret_json(await response.aread(), self._secrets()))
                 scrub = SecretFilter(self._secrets())  # a result file is stored without the key, as a reply's text
                 with AtomicFile(stream_to, suffix=".part") as fh:
                     async for block in response.aiter_bytes():
@@ -199,7 +199,7 @@ class Vendor:
     def _raise(self, method: str, url: str, response: httpx.Response) -> None:
         status = response.status_code
         try:
-            err = json.loads(response.content).get("error")
+            err = json_loads(response.content).get("error")
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None
