@@ -25,6 +25,18 @@ def test_two_files_with_one_fixture_id_are_refused(tmp_path: Path) -> None:
     assert "item-01" in line and "item-01.md" in line and "item-01.txt" in line
 
 
+def test_two_fixture_files_whose_names_differ_only_by_case_are_refused(tmp_path: Path) -> None:
+    """item-01.txt and ITEM-01.txt are two fixtures here and one file on macOS and Windows: a clone there keeps
+    one of them (and one key), and the card's seal then names a fixture changed that nobody changed."""
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / "ITEM-01.txt").write_text("another item one\n", encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line == ("error: cards/tiny-ab.yaml: field 'fixtures': the fixture ids 'ITEM-01' and 'item-01' differ "
+                    "only by case: on macOS and Windows their files (fixtures/tiny-ab/ITEM-01.txt and "
+                    "fixtures/tiny-ab/item-01.txt) are one file; rename one")
+    assert not (root / "keys" / "tiny-ab" / "v1.seal.json").exists()
+
+
 def test_the_same_name_in_two_folders_is_refused(tmp_path: Path) -> None:
     root = make_ab_project(tmp_path / "proj")
     other = root / "fixtures" / "more"

@@ -35,7 +35,7 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
     if base is not None and depth == 1:
         listed = _one_folder(project, source, base, written[-1])
         if listed is not None:
-            return listed
+            return _one_file_each(project, source, listed)
     skip = len((project.root / Path(*written[:fixed])).parts)
     links: dict[str, bool] = {}
     fixtures: dict[str, Path] = {}
@@ -47,6 +47,19 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
         if not stat.S_ISREG(os.stat(path).st_mode):
             _not_a_file(project, source, Path(m))
         _add(project, source, fixtures, path)
+    return _one_file_each(project, source, fixtures)
+
+
+def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> dict[str, Path]:
+    """The fixtures, when no two ids differ only by case: such files (and their keys) are one file on macOS and
+    Windows, so a clone there would keep one of them and the seal would name a fixture changed."""
+    seen: dict[str, str] = {}
+    for fixture in sorted(fixtures):
+        other = seen.setdefault(fixture.casefold(), fixture)
+        if other != fixture:
+            raise CardError(f"{source}: field 'fixtures': the fixture ids '{other}' and '{fixture}' differ only by "
+                            f"case: on macOS and Windows their files ({project.relative(fixtures[other])} and "
+                            f"{project.relative(fixtures[fixture])}) are one file; rename one")
     return fixtures
 
 
