@@ -134,3 +134,32 @@ def test_each_variants_figure_is_its_own_file_when_names_differ_by_case_or_by_a_
     assert len({src.casefold() for src, _ in figures}) == len(names)  # distinct even where case is not
     for src, variant in figures:
         assert f"{variant} − baseline" in (folder / src).read_text(encoding="utf-8"), (src, variant)
+
+
+def test_a_figure_drawn_again_in_a_process_is_the_same_bytes_without_matplotlib(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site built again (`site --serve`, `view`) draws the same figures: the second is written from the first's
+    bytes, which are what matplotlib draws (the SVG is deterministic); other inputs (a narrow copy, a difference
+    of -0.0 instead of 0.0) are drawn afresh."""
+    from benchcard.publish import _plots
+
+    band, clause = Band(PAIRED_T, 0.02, -0.03, 0.07, 0.05, 0.5), ClauseRef("accuracy", "rises")
+    args = (["fx-1", "fx-2", "fx-3"], [0.25, 0.0, -0.5], band, 0.1, "accuracy", "A", "baseline", clause)
+    _plots._DRAWN.clear()
+    _plots._draw(tmp_path / "first.svg", *args)
+    drawn: list[Path] = []
+
+    def render(path: Path, *rest: object) -> None:
+        drawn.append(path)
+        path.write_text("drawn")
+
+    monkeypatch.setattr(_plots, "_render", render)
+    _plots._draw(tmp_path / "again.svg", *args)
+    assert drawn == [] and (tmp_path / "again.svg").read_bytes() == (tmp_path / "first.svg").read_bytes()
+    _plots._draw(tmp_path / "narrow.svg", *args, narrow=True)
+    _plots._draw(tmp_path / "minus.svg", args[0], [0.25, -0.0, -0.5], *args[2:])
+    assert drawn == [tmp_path / "narrow.svg", tmp_path / "minus.svg"]
+    monkeypatch.undo()
+    _plots._DRAWN.clear()
+    _plots._draw(tmp_path / "fresh.svg", *args)  # matplotlib again: the same bytes as the first
+    assert (tmp_path / "fresh.svg").read_bytes() == (tmp_path / "first.svg").read_bytes()

@@ -32,6 +32,9 @@ MIN_LABEL_PX = 11.0
 NARROW_FONT = round((MIN_LABEL_PX + 1.0) * NARROW_IN * 72 / PHONE_SHOWN_PX, 1)
 """The phone figure's smallest font, in its own points, so that shown at PHONE_SHOWN_PX wide every label is at
 least MIN_LABEL_PX (with a pixel to spare): an SVG's text scales with the image."""
+DRAWN_KEPT = 256
+"""Figures a process keeps, by everything they are drawn from (`_draw`); about 20-40 KB each."""
+_DRAWN: dict[str, bytes] = {}
 
 
 def good_sign(metric: str, clause: ClauseRef) -> float:
@@ -199,6 +202,24 @@ def _file_name(text: str, taken: set[str]) -> str:
 
 def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band, floor: float, metric: str,
           variant: str, baseline: str, clause: ClauseRef, narrow: bool = False) -> None:
+    """The figure's SVG at `path`. A figure drawn before in this process from the same inputs (each float by its
+    repr, so -0.0 is not 0.0) is written again from its bytes: the SVG is deterministic (`svg.hashsalt`, no date),
+    and drawing one costs matplotlib about a fifth of a CPU-second, for each figure of a site built again
+    (`site --serve`, `view`, and a test process building the same runs many times)."""
+    key = repr((tuple(fixtures), tuple(diffs), gap, floor, metric, variant, baseline, clause, narrow))
+    svg = _DRAWN.get(key)
+    if svg is not None:
+        path.write_bytes(svg)
+        return
+    _render(path, fixtures, diffs, gap, floor, metric, variant, baseline, clause, narrow)
+    if len(_DRAWN) >= DRAWN_KEPT:
+        _DRAWN.clear()
+    _DRAWN[key] = path.read_bytes()
+
+
+def _render(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band, floor: float, metric: str,
+            variant: str, baseline: str, clause: ClauseRef, narrow: bool) -> None:
+    """Draw the figure with matplotlib (`_draw`)."""
     import matplotlib
 
     matplotlib.use("Agg")
