@@ -287,6 +287,49 @@ def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: P
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
 
+def test_a_redirect_is_neither_followed_nor_taken_for_an_answer(tmp_path: Path, server: FakeServer, key: str
+                                                                ) -> None:
+    """Hostile audit: a 307 to another host holding a valid answer in its body was scored as the model's answer.
+    A redirect is never followed (the key would go with it): the run stops at once, saying where it points, with
+    the password in that address left out of everything."""
+    server.configure({"default_reply": "negative", "faults": [{"kind": "redirect", "times": 5}]})
+    project = probe_project(tmp_path, server.base_url, repetitions=3)
+    result = bc(project, "run", PROBE, "--concurrency", "1")
+    assert result.exit_code == 1
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("error: HTTP 307: the server redirects the call to "
+                           "http://elsewhere.invalid/v1/chat/completions; benchcard does not follow redirects")
+    assert "base_url" in last and "--resume" in last
+    assert server.stats()["calls"] == 1  # not retried, and the other cells not called
+    folder = only_run(project, PROBE)
+    assert read_jsonl(folder / "outputs.jsonl") == []
+    assert "hunter2" not in result.output + result.stderr
+    assert not [p for p in folder.rglob("*") if p.is_file() and b"hunter2" in p.read_bytes()]
+
+
+def test_a_compressed_bomb_is_refused_before_it_fills_the_memory(tmp_path: Path, server: FakeServer, key: str
+                                                                 ) -> None:
+    """Hostile audit: 8 KiB of zstd that inflates to 256 MiB was inflated whole in memory (1 GiB from 32 KiB held
+    a gigabyte) before the 32 MiB cap was checked. benchcard asks for gzip or deflate only, inflates those a block
+    at a time under the cap, and refuses an encoding it did not ask for."""
+    import tracemalloc
+
+    server.configure({"default_reply": "negative", "faults": [{"kind": "zstd_bomb"}]})
+    project = probe_project(tmp_path, server.base_url)
+    tracemalloc.start()
+    try:
+        result = bc(project, "run", PROBE, "--attempts", "1")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == 0, result.stderr
+    [row] = read_jsonl(only_run(project, PROBE) / "outputs.jsonl")
+    assert row["status"] == "failed"
+    assert row["error"] == ("the reply is compressed as 'zstd', which benchcard does not ask for (it asks for gzip, "
+                            "deflate): refused")
+    assert peak < 64 * 2**20
+
+
 def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server: FakeServer) -> None:
     """A 401 says nothing about a cell: the run stops and the cells stay missing, to be called on resume."""
     server.configure({"default_reply": "red", "require_key": True})

@@ -39,10 +39,18 @@ from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._progress import Progress
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
-from benchcard.run.providers.base import Completion, Provider, kept_model_name, redact, without_secret
+from benchcard.run.providers.base import (
+    ACCEPT_ENCODING,
+    Completion,
+    Provider,
+    kept_model_name,
+    redact,
+    without_secret,
+)
 from benchcard.run.store import OutputWriter, RunStore
 
-FATAL_STATUSES = frozenset({401, 403, 404})
+#: A key refused, an endpoint not found, a redirect (never followed): every cell would get the same, so the run stops.
+FATAL_STATUSES = frozenset({401, 403, 404, *range(300, 400)})
 STOP_AFTER_TRANSPORT_FAILURES = 5
 """Cells in a row (at least this many, and twice the calls in flight) that failed in transport after all their
 attempts: the endpoint is down, so the run stops rather than record the rest of the grid as failed. Timeouts do
@@ -73,7 +81,8 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
     if transport is None:
         tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
         transport = AiohttpTransport(limits=limits, verify=tls)
-    client: httpx.AsyncClient = HttpxAiohttpClient(transport=transport, limits=limits, timeout=httpx.Timeout(timeout))
+    client: httpx.AsyncClient = HttpxAiohttpClient(transport=transport, limits=limits, timeout=httpx.Timeout(timeout),
+                                                   headers={"Accept-Encoding": ACCEPT_ENCODING})
     client._cookies = _NoCookies()  # the public setter would copy into a plain jar
     return client
 

@@ -180,6 +180,14 @@ def test_a_provider_states_its_body_and_call_and_inherits_every_other_hook() -> 
     assert done.text == "hi" and done.status == "ok"
 
 
+def streamed(data: bytes) -> Any:
+    """A body as a socket gives it, in blocks, unread (httpx reads and inflates a body given as bytes at once)."""
+    async def blocks() -> Any:
+        for k in range(0, len(data), 65536):
+            yield data[k:k + 65536]
+    return blocks()
+
+
 @pytest.mark.parametrize("framing", ["content-length", "chunked", "gzip"])
 def test_a_reply_larger_than_any_answer_is_refused_unread(framing: str) -> None:
     """A server sending hundreds of megabytes for one call (max_tokens 50 took 200 MB a cell, 800 MB for four in
@@ -192,8 +200,8 @@ def test_a_reply_larger_than_any_answer_is_refused_unread(framing: str) -> None:
     huge = json.dumps(chat_reply("red " + "x" * MAX_REPLY_BYTES)).encode()
 
     def reply(request: httpx.Request) -> httpx.Response:
-        if framing == "gzip":
-            return httpx.Response(200, content=gzip.compress(huge, 1), headers={"content-encoding": "gzip"})
+        if framing == "gzip":  # streamed, as a socket gives it: httpx inflates a body given whole itself
+            return httpx.Response(200, content=streamed(gzip.compress(huge, 1)), headers={"content-encoding": "gzip"})
         if framing == "chunked":
             async def blocks() -> Any:
                 for k in range(0, len(huge), 65536):
@@ -206,3 +214,62 @@ def test_a_reply_larger_than_any_answer_is_refused_unread(framing: str) -> None:
     small = complete(OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, json=chat_reply("red")))),
                      {"model": "m"})
     assert small.text == "red"
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw deflate"])
+def test_a_compressed_answer_is_inflated_and_only_gzip_and_deflate_are_asked_for(encoding: str) -> None:
+    """benchcard inflates replies itself, under the cap (hostile audit: a zstd bomb); the encodings it asks for
+    read as the answer, HTTP's deflate both zlib-wrapped and raw, as servers send it."""
+    import gzip
+    import zlib
+
+    body = json.dumps(chat_reply("red")).encode()
+    packed = {"gzip": gzip.compress(body), "deflate": zlib.compress(body)}.get(encoding)
+    if packed is None:
+        squeeze = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        packed = squeeze.compress(body) + squeeze.flush()
+    asked: list[str] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        asked.append(request.headers["accept-encoding"])
+        return httpx.Response(200, content=streamed(packed), headers={"content-encoding": encoding.split()[-1]})
+
+    assert complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"}).text == "red"
+    assert asked == ["gzip, deflate"]
+
+
+@pytest.mark.parametrize("encoding", ["zstd", "br", "gzip, gzip", "compress"])
+def test_an_encoding_not_asked_for_is_refused_uninflated(encoding: str) -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=streamed(b"\x28\xb5\x2f\xfd"), headers={"content-encoding": encoding})
+
+    with pytest.raises(CallError) as info:
+        complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"})
+    assert str(info.value) == (f"the reply is compressed as {encoding!r}, which benchcard does not ask for (it asks "
+                               "for gzip, deflate): refused")
+
+
+def test_a_compressed_body_that_does_not_inflate_is_malformed_and_retried() -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=streamed(b"\x1f\x8b not gzip"), headers={"content-encoding": "gzip"})
+
+    with pytest.raises(RetryableError, match=r"^malformed response: a compressed body that does not inflate$"):
+        complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"})
+
+
+@pytest.mark.parametrize(("location", "where"), [
+    ("https://user:pw@other.example/v1/chat/completions", "to https://other.example/v1/chat/completions"),
+    ("/v2/chat/completions", "to https://api.example/v2/chat/completions"),
+    (None, "without saying where (no Location)"),
+])
+def test_a_redirect_is_an_error_that_names_where_it_points(location: str | None, where: str) -> None:
+    """A 3xx is never followed and never read as an answer, whatever its body (hostile audit: a 307 holding a
+    valid answer was scored)."""
+    headers = {"location": location} if location else {}
+    reply = httpx.Response(308, json=chat_reply("red"), headers=headers)
+    with pytest.raises(CallError) as info:
+        complete(OpenAIProvider(OPENAI, client_for(lambda r: reply)), {"model": "m"})
+    assert str(info.value) == (f"HTTP 308: the server redirects the call {where}; benchcard does not follow "
+                               "redirects, which would send the key and the request elsewhere: if that address is "
+                               "the API's, set it as the provider's base_url")
+    assert info.value.status == 308

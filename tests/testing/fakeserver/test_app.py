@@ -179,6 +179,25 @@ def test_fault_malformed_is_not_json(fake: FakeServer, client: httpx.Client) -> 
         json.loads(resp.content)
 
 
+def test_fault_redirect_points_elsewhere_with_an_answer_in_its_body(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "redirect"}]})
+    resp = client.post("/chat/completions", json=chat("x"))
+    assert resp.status_code == 307
+    assert resp.headers["location"] == "http://mirror:hunter2@elsewhere.invalid/v1/chat/completions"
+    assert resp.json()["choices"][0]["message"]["content"] == "redirected"
+
+
+def test_fault_zstd_bomb_is_a_small_body_that_inflates_to_256_mib(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "zstd_bomb"}]})
+    with client.stream("POST", "/chat/completions", json=chat("x")) as resp:
+        raw = b"".join(resp.iter_raw())
+    assert resp.status_code == 200 and resp.headers["content-encoding"] == "zstd"
+    assert len(raw) < 10_000
+    import zstandard  # a dev dependency (through inspect-ai), only to read it back: the server builds it by hand
+
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(raw) == b" " * (256 * 2**20)
+
+
 def test_fault_times_count_per_distinct_body(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "503", "times": 2}]})
     codes_a = [client.post("/chat/completions", json=chat("A")).status_code for _ in range(3)]
@@ -324,7 +343,8 @@ def test_the_command_line_explains_its_options_and_config() -> None:
     done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
                           timeout=60, check=True)
     for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
-                 "Fault kinds: 400 (a request refused)", "html (200, a proxy's HTML page)", "POST /v1/chat/completions",
+                 "Fault kinds: 400 (a request refused)", "html (200, a proxy's HTML page)",
+                 "redirect (307 to\nanother host", "zstd_bomb (200, zstd", "POST /v1/chat/completions",
                  'base_url: "http://127.0.0.1:PORT/v1"', "It prints its base URL (…/v1)"):
         assert text in done.stdout
     assert "``" not in done.stdout and ":class:" not in done.stdout and "Why it exists" not in done.stdout

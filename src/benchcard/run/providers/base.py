@@ -15,6 +15,8 @@ import math
 import os
 import re
 import time
+import urllib.parse
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from benchcard._util.names import visible
-from benchcard._util.urls import basic_auth, split_credentials
+from benchcard._util.urls import basic_auth, split_credentials, strip_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
 from benchcard.records.rows import (
@@ -330,22 +332,85 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: What benchcard asks a reply to be compressed with (`Accept-Encoding`), and the only encodings it reads: each is
+#: inflated here a block at a time, never past `MAX_REPLY_BYTES`, so that a small body (a zstd or gzip "bomb")
+#: cannot inflate to gigabytes in memory before its size is known. zstd and br are not asked for, and refused.
+ACCEPT_ENCODING = "gzip, deflate"
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class _Inflater:
+    """A gzip or deflate body inflated block by block, each block to at most the room left under the cap (HTTP's
+    `deflate` is meant to be zlib-wrapped, but some servers send it raw: read as httpx reads it, either way)."""
+
+    def __init__(self, encoding: str) -> None:
+        self.wbits = _WBITS[encoding]
+        self.inflate = zlib.decompressobj(self.wbits)
+        self.first = True
+
+    def feed(self, raw: bytes, room: int) -> bytes:
+        """What `raw` inflates to, cut at `room + 1` bytes: more than `room` means the reply is over the cap."""
+        first, self.first = self.first, False
+        try:
+            return self.inflate.decompress(raw, room + 1)
+        except zlib.error:
+            if not (first and self.wbits == zlib.MAX_WBITS):
+                raise RetryableError("malformed response: a compressed body that does not inflate") from None
+            self.wbits = -zlib.MAX_WBITS
+            self.inflate = zlib.decompressobj(self.wbits)
+            return self.feed(raw, room)
+
+    def end(self, room: int) -> bytes:
+        return self.inflate.flush(room + 1)
+
+
+def _inflater(headers: httpx.Headers) -> _Inflater | None:
+    """The inflater a reply's `Content-Encoding` needs (None: not compressed); CallError for one benchcard did
+    not ask for, which it will not inflate unbounded."""
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding not in _WBITS:
+        raise CallError(f"the reply is compressed as {visible(encoding[:40])!r}, which benchcard does not ask for "
+                        f"(it asks for {ACCEPT_ENCODING}): refused")
+    return _Inflater(encoding)
+
+
 async def _read_capped(response: httpx.Response) -> bytes:
     """The body of an answer, refused past `MAX_REPLY_BYTES` (declared, streamed or inflated from a compressed
     body) before more of it is held: a server's garbage must not fill the memory or outputs.jsonl."""
+    inflater = _inflater(response.headers)
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and response.headers.get("content-encoding", "identity") == "identity":
+    if declared.isdigit() and inflater is None:
         if int(declared) > MAX_REPLY_BYTES:
             raise CallError(_TOO_LARGE)
         return await response.aread()
     parts: list[bytes] = []
     size = 0
-    async for block in response.aiter_bytes():
+    async for raw in response.aiter_raw():
+        block = raw if inflater is None else inflater.feed(raw, MAX_REPLY_BYTES - size)
         size += len(block)
         if size > MAX_REPLY_BYTES:
             raise CallError(_TOO_LARGE)
         parts.append(block)
+    if inflater is not None:
+        parts.append(inflater.end(MAX_REPLY_BYTES - size))
+        if size + len(parts[-1]) > MAX_REPLY_BYTES:
+            raise CallError(_TOO_LARGE)
     return b"".join(parts)
+
+
+def _redirected(status: int, location: str | None, url: httpx.URL, secret: str | None) -> CallError:
+    """A 3xx is not an answer, whatever its body holds, and is never followed: the key and the request would go
+    to another address. The error names where the server points, so that the user can set it as base_url."""
+    try:
+        where = strip_credentials(urllib.parse.urljoin(str(url), location)) if location else None
+    except ValueError:
+        where = location
+    said = f"to {visible(where[:200])}" if where else "without saying where (no Location)"
+    return CallError(redact(f"HTTP {status}: the server redirects the call {said}; benchcard does not follow "
+                            "redirects, which would send the key and the request elsewhere: if that address is the "
+                            "API's, set it as the provider's base_url", secret), status=status)
 
 
 def _error_message(response: httpx.Response, content: bytes) -> str:
@@ -407,7 +472,7 @@ class HttpProvider(Provider):
             headers = httpx.Headers(self.client.headers)
             basic = {"Authorization": self._basic} if self._basic else {}
             headers.update({**self.config.headers, **basic, "Content-Type": "application/json",
-                            **self.vendor_headers(key)})
+                            "Accept-Encoding": ACCEPT_ENCODING, **self.vendor_headers(key)})
             cached = self._headers = (key, headers)
         return cached[1]
 
@@ -434,6 +499,8 @@ class HttpProvider(Provider):
                 raise RetryableError("timed out waiting for the server") from None
             raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
         status = response.status_code
+        if 300 <= status < 400:
+            raise _redirected(status, response.headers.get("location"), self.url, secret)
         if status >= 400:
             detail = error_detail(_error_message(response, content), secret)
             raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else ""), status,

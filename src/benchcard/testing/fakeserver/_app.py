@@ -50,6 +50,21 @@ MALFORMED_BODY: Final = (
 #: What a proxy or captive portal sends in the API's place: a 200 that is an HTML page.
 PROXY_PAGE: Final = b"<!doctype html><html><body><h1>Please sign in to continue</h1></body></html>"
 
+#: Where a `redirect` fault points: another host, over plain http, with a password in the URL.
+REDIRECT_TO: Final = "http://mirror:hunter2@elsewhere.invalid/v1/chat/completions"
+#: How far a `zstd_bomb` inflates: far past any cap, from a body of about 8 KiB.
+BOMB_MIB: Final = 256
+
+
+def zstd_bomb(mib: int) -> bytes:
+    """A zstd frame that inflates to `mib` MiB of spaces: RLE blocks of 128 KiB, four bytes each (RFC 8878)."""
+    blocks = mib * 8
+    frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")  # magic; no dictionary, size or checksum; a 128 KiB window
+    for index in range(blocks):
+        header = (index == blocks - 1) | 1 << 1 | 131072 << 3  # last block?, type RLE, 128 KiB
+        frame += header.to_bytes(3, "little") + b" "
+    return bytes(frame)
+
 
 # ---------------------------------------------------------------------------------------------------- state
 
@@ -280,6 +295,12 @@ async def _fault_response(request: web.Request, anthropic: bool, fault: FaultRul
         return web.json_response(error_in_200(anthropic, fault.code))
     if fault.kind == "html":  # a captive portal or proxy answering in the API's place
         return web.Response(body=PROXY_PAGE, status=200, content_type="text/html")
+    if fault.kind == "redirect":  # with an answer in its body, as if the other host had already given it
+        answer = openai_body(0, None, Answer("redirected", "stop", 0, None))
+        return web.json_response(answer, status=307, headers={"Location": REDIRECT_TO})
+    if fault.kind == "zstd_bomb":
+        return web.Response(body=zstd_bomb(BOMB_MIB), status=200, content_type="application/json",
+                            headers={"Content-Encoding": "zstd"})
     headers: dict[str, str] = {}
     if fault.kind == "429" or fault.retry_after is not None:
         headers["Retry-After"] = _retry_after_header(1.0 if fault.retry_after is None else fault.retry_after)
@@ -412,7 +433,8 @@ one asked (a router's fallback); null names the model asked.
 Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response),
 hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,
 JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message
-content is null: chat's `content: null`, no text block, no Responses output; finish_reason stop). A fault hits the first
+content is null: chat's `content: null`, no text block, no Responses output; finish_reason stop), redirect (307 to
+another host, an answer in its body), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the first
 `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 """
 
