@@ -335,3 +335,32 @@ def test_a_fixture_larger_than_any_model_reads_is_one_line_from_every_command(tm
         assert "Traceback" not in out + err
     assert not (root / "keys" / "tiny-ab" / "v1.seal.json").exists()
     assert not [p for p in (root / "results").rglob("*") if p.is_file() or p.name.startswith("2")]  # no run
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (("output: red,", "output: no,"), "field 'examples.0.output': expected the output text, got False; YAML 1.1 "
+                                      "reads yes, no, on, off, true and false unquoted as true/false, not as text: "
+                                      'quote the word as written ("no", "off")'),
+    (('A: "Please.\\n"', "A: on"), "field 'variants.A': expected text, got true/false (True); YAML 1.1 reads yes, "
+                                   'no, on, off, true and false unquoted as true/false, not as text: quote the word '
+                                   'as written ("yes", "on")'),
+    (("title: Does saying please change the answer?", "title: 2026-01-02"),
+     "field 'title': expected text, got date (datetime.date(2026, 1, 2)); YAML reads 2026-01-02 unquoted as a "
+     'date: quote it ("2026-01-02")'),
+    (("why: The only right answer.", "why: 42"), "field 'scoring.rules.0.why': rule 'says_red': expected the reason "
+                                                 'for the rule as text, got 42; YAML reads it unquoted as a number: '
+                                                 'quote it as written ("42")'),
+])
+def test_a_word_yaml_reads_as_another_type_where_text_is_expected_says_how_to_quote_it(
+        tmp_path: Path, edit: tuple[str, str], expected: str) -> None:
+    """An expected answer `no` (or a variant `on`, a title that is a date) is read by YAML 1.1 as false: the line
+    says so and how to write it, not only that it is not text."""
+    message = _error(tmp_path, AB_CARD.replace(*edit))
+    assert expected in message and "quote" in message, message
+
+
+def test_a_number_refused_for_another_reason_is_not_told_to_be_quoted(tmp_path: Path) -> None:
+    message = _error(tmp_path, AB_CARD.replace("alpha: 0.05", "alpha: 0.9"))
+    assert "field 'win.alpha'" in message and "quote" not in message, message
+    message = _error(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: yes}\nrepetitions:"))
+    assert "field 'sequential.looks'" in message and "quote" not in message, message

@@ -10,6 +10,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ class _Reader:
                 break
         loc = f":{line}" if line else ""
         name = ".".join(keys) or "(top level)"
-        return CardError(f"{self.source}{loc}: field '{name}': {expected}")
+        return CardError(f"{self.source}{loc}: field '{name}': {expected}{_quote_hint(_at(self.raw, keys), expected)}")
 
     def get(
         self, obj: Any, where: Sequence[str | int], types: tuple[type, ...], what: str, required: bool = True
@@ -538,6 +539,34 @@ def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, know
                   fixtures: Mapping[str, Any]) -> WinRule:
     """A win block outside a card (`benchcard compare`), checked as a card's; `lines` keyed under `win`."""
     return _Reader({"win": raw}, lines, source, Project(Path.cwd()), Path(source)).win(known, fixtures)
+
+
+def _at(raw: Any, keys: tuple[str, ...]) -> Any:
+    """The raw value a field's path leads to (None when the path does not lead to one)."""
+    for key in keys:
+        if isinstance(raw, Mapping):
+            raw = raw.get(key)
+        elif isinstance(raw, list) and key.isascii() and key.isdigit() and int(key) < len(raw):
+            raw = raw[int(key)]
+        else:
+            return None
+    return raw
+
+
+def _quote_hint(value: Any, expected: str) -> str:
+    """How to write text YAML 1.1 reads as another type: an expected answer `no` is read as false, and the user
+    sees their word refused as if it were not text."""
+    if "text" not in expected or "a list of text" in expected:
+        return ""
+    if isinstance(value, bool):
+        words = '"yes", "on"' if value else '"no", "off"'
+        return ("; YAML 1.1 reads yes, no, on, off, true and false unquoted as true/false, not as text: quote the "
+                f"word as written ({words})")
+    if isinstance(value, (date, datetime)):
+        return f"; YAML reads {value.isoformat()} unquoted as a date: quote it (\"{value.isoformat()}\")"
+    if isinstance(value, (int, float)):
+        return f"; YAML reads it unquoted as a number: quote it as written (\"{value!r}\")"
+    return ""
 
 
 def _show(value: Any) -> str:

@@ -149,7 +149,9 @@ def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
         literal, regex, fields = _rule_pattern(item[kind], ("rules", i, kind), rule_id, fail)
         why = item.get("why")
         if not isinstance(why, str):
-            raise fail(("rules", i, "why"), f"rule {rule_id!r}: missing; expected the reason for the rule")
+            said = "missing; expected the reason for the rule" if why is None else (
+                f"expected the reason for the rule as text, got {why!r}")
+            raise fail(("rules", i, "why"), f"rule {rule_id!r}: {said}")
         rules.append(Rule(rule_id, kind, literal, why, regex, fields))
     return rules
 
