@@ -160,13 +160,21 @@ class Project:
 
 
 def enclosing_project(folder: Path) -> Path | None:
-    """The nearest folder above `folder` that is a benchcard project (it has a cards/ folder, as `Project.find`
-    reads a project, or a benchcard.yaml): a project inside it keeps cards, results and a ledger of its own
-    beside that one's, so `init` refuses to make one there unless told, and a command found there says so."""
+    """The nearest folder above `folder` that is a benchcard project (a benchcard.yaml, or a card in its cards/
+    folder): a project inside it keeps cards, results and a ledger of its own beside that one's, so `init`
+    refuses to make one there unless told, and a command found there says so. A cards/ folder alone is not one:
+    a home folder often holds one (scans, notes), and every project below it was refused and noted."""
     for above in folder.resolve().parents:
-        if (above / "cards").is_dir() or (above / CONFIG_FILE).is_file():
+        if (above / CONFIG_FILE).is_file() or _holds_a_card(above / "cards"):
             return above
     return None
+
+
+def _holds_a_card(cards: Path) -> bool:
+    try:
+        return cards.is_dir() and any(p.suffix == ".yaml" and p.is_file() for p in cards.iterdir())
+    except OSError:  # unreadable: nothing known to be a project there
+        return False
 
 
 ProjectLike = Project | str | os.PathLike[str]

@@ -111,7 +111,11 @@ def test_init_inside_another_project_says_where_it_is_and_refuses_unless_nested(
     the project anyway and says so."""
     outer = tmp_path / "outer"
     (outer / "notes").mkdir(parents=True)
-    (outer / "cards").mkdir() if marker == "cards" else (outer / marker).write_text("providers: {}\n")
+    if marker == "cards":
+        (outer / "cards").mkdir()
+        (outer / "cards" / "probe.yaml").write_text("id: probe\n")
+    else:
+        (outer / marker).write_text("providers: {}\n")
     monkeypatch.chdir(outer / "notes")
     line = one_line_error(_benchcard("init", "deeper/proj"))
     assert line == (f"error: deeper/proj: inside the benchcard project in {outer}; a project here would keep its own "
@@ -143,3 +147,21 @@ def test_a_command_run_in_a_project_inside_another_names_the_one_it_uses(tmp_pat
     assert named.exit_code == 0 and named.stderr == ""
     monkeypatch.chdir(tmp_path / "outer")
     assert _benchcard("ledger", "--json").stderr == ""  # the outer project lies inside none
+
+
+@pytest.mark.parametrize("held", [(), ("ace.png", "notes.md"), ("old.yaml/",)])
+def test_a_cards_folder_without_a_card_above_is_no_project_to_be_inside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: tuple[str, ...]) -> None:
+    """Review of the nested-project note: a home folder holding a cards/ folder (scans of playing cards, notes, an
+    empty one) made init refuse every project below it, and every command there printed the note."""
+    home = tmp_path / "home"
+    (home / "cards").mkdir(parents=True)
+    for name in held:
+        (home / "cards" / name.rstrip("/")).mkdir() if name.endswith("/") else (home / "cards" / name).write_text("x")
+    (home / "work").mkdir()
+    monkeypatch.chdir(home / "work")
+    made = _benchcard("init", "proj")
+    assert made.exit_code == 0 and "note:" not in made.output, made.output
+    monkeypatch.chdir(home / "work" / "proj")
+    shown = _benchcard("ledger", "--json")
+    assert shown.exit_code == 0 and shown.stderr == "", shown.stderr
