@@ -7,6 +7,9 @@ import json
 import re
 from pathlib import Path
 
+import jinja2
+import pytest
+
 import benchcard.publish
 from benchcard.publish._render import environment
 from benchcard.publish.build import build_site
@@ -108,3 +111,27 @@ def test_each_item_of_a_list_on_a_page_is_isolated_on_its_own() -> None:
     assert rendered == "<bdi>\u05e9\u05dc\u05d5\u05dd</bdi>, a&lt;b, 3"
     pages = list((Path(benchcard.publish.__file__).parent / "templates").glob("*.html"))
     assert pages and not [p.name for p in pages if "|join(" in p.read_text(encoding="utf-8")]  # every list so
+
+
+def test_each_build_reuses_the_templates_compiled_code_and_a_changed_template_is_compiled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every build makes its own environment; the templates' code is compiled once a process (a second
+    environment compiles none and runs the same code), and code is reused only for the very same source."""
+    from benchcard.publish import _render
+
+    first = environment()
+    names = first.list_templates()
+    assert names
+    compiled = {name: first.get_template(name).root_render_func.__code__ for name in names}
+
+    def no_compile(*args: object) -> None:
+        raise AssertionError(f"compiled again: {args[-1]}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(jinja2.Environment, "_compile", no_compile)
+        second = environment()
+        assert {name: second.get_template(name).root_render_func.__code__ for name in names} == compiled
+    kept = _render._KeptBytecode()
+    made = [jinja2.Environment(loader=jinja2.DictLoader({"page": text}), bytecode_cache=kept)
+            for text in ("one {{ x }}", "two {{ x }}")]
+    assert [env.get_template("page").render(x=1) for env in made] == ["one 1", "two 1"]
