@@ -167,3 +167,19 @@ def test_the_command_s_core_takes_the_card_by_id_or_path_as_the_command_does(pro
     by_id = card_curl(project, "reordered-input")
     assert card_curl(project, str(path)) == by_id == curl_command(load_card(path, project), project.config())
     assert CliRunner().invoke(cli, ["-C", str(project_dir), "curl", "reordered-input"]).output == by_id + "\n"
+
+
+@pytest.mark.parametrize("character", ["\x7f", "\x85", "\x9b"])
+def test_a_control_character_json_keeps_raw_is_printed_as_a_json_escape_and_sends_the_same_body(
+        tmp_path: Path, character: str) -> None:
+    """Review of 7a29ab0: DEL and the C1 controls, which JSON keeps raw, were printed as Python's `\\x7f`, which
+    is no JSON escape: the pasted command sent a body the API refuses. Now the body writes them `\\u007f`, the
+    same character to JSON, and nothing reaches the terminal raw."""
+    project = make_ab_project(tmp_path / "proj")
+    (project / "fixtures" / "tiny-ab" / "item-02.txt").write_text(f"a ripe{character}tomato\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
+    assert result.exit_code == 0, result.output
+    assert character not in result.output and f"\\u{ord(character):04x}" in result.output
+    printed = _pasted(result.output, tmp_path)
+    body = json.loads(printed.split("[-d]\n[", 1)[1].rsplit("]", 1)[0])
+    assert body["messages"][1]["content"] == f"Name the colour.\n<item>a ripe{character}tomato\n</item>"

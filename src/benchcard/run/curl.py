@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
 
@@ -68,8 +69,18 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
     if cfg.type == "anthropic":
         lines.append('  -H "anthropic-version: 2023-06-01" \\')  # constants: nothing in them expands
     lines.append('  -H "Content-Type: application/json" \\')
-    lines.append("  -d " + shell_quote(json.dumps(body, indent=2, ensure_ascii=False)))
+    text = _RAW_IN_JSON.sub(_json_escape, json.dumps(body, indent=2, ensure_ascii=False))
+    lines.append("  -d " + shell_quote(text))
     return "\n".join(lines)
+
+
+#: DEL and the C1 controls, which JSON keeps raw: written as JSON's `\u0085`, the same character to the API, since a
+#: terminal would act on them raw and the printer's own escape (`\x85`) is no JSON escape (the body would not parse).
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _local_note(model: str | None, public: bool) -> list[str]:
