@@ -245,6 +245,23 @@ def test_row_of_run_finds_the_runs_own_row_not_one_that_names_it(project: Projec
         ledger.row_of_run(project, "run-2")
 
 
+def test_row_of_run_finds_a_row_rewritten_with_ascii_escapes_and_a_run_id_needing_json_escapes(
+        project: Project) -> None:
+    """Review of fb81ad3: the byte scan looked for the id only as benchcard writes it, so a ledger passed through
+    a JSON tool that escapes what is not ASCII (its hashes still hold) hid the row of a run named café: verdict
+    would have entered it twice and set-aside set a ledgered run aside. An id needing JSON's escapes, a prefix
+    of another and CRLF line ends are found as written."""
+    for run in ("caf\u00e9-1", 'we"ird\\id', "run-1", "run-10"):
+        ledger.append(project, _row(1, run=run))
+    rows = ledger.read(project)
+    lines = project.ledger_path.read_text(encoding="utf-8").splitlines()
+    rewritten = "".join(json.dumps(json.loads(line), separators=(",", ":")) + "\r\n" for line in lines)
+    project.ledger_path.write_text(rewritten, encoding="utf-8", newline="")
+    ledger.verify(project)
+    assert [ledger.row_of_run(project, r.run) for r in rows] == rows
+    assert ledger.row_of_run(project, "run-") is None and ledger.row_of_run(project, "caf") is None
+
+
 def test_append_after_a_lost_final_newline(project: Project) -> None:
     _fill(project, 2)
     project.ledger_path.write_text(project.ledger_path.read_text().rstrip("\n"))

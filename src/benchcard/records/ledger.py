@@ -382,8 +382,10 @@ def _tail_holds(rows: list[_Read], at_start: bool) -> bool:
 
 def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
     """The ledger row of a run, if it has one. Only the lines holding the run's id as a JSON string are decoded
-    (benchcard writes it as is), so `verdict`'s look-up under the lock scans bytes rather than decoding every
-    row; a row elsewhere that does not read is `verify`'s to name, as for `append`."""
+    (benchcard writes it as is; a ledger rewritten by a JSON tool that escapes what is not ASCII holds it as
+    `\\u00e9`, which is looked for too: the rows' hashes hold either way), so `verdict`'s look-up under the lock
+    scans bytes rather than decoding every row; a row elsewhere that does not read is `verify`'s to name, as for
+    `append`."""
     path = _own(project)
     if not path.is_file():
         return None
@@ -391,7 +393,13 @@ def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
         data = path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
-    needle = json.dumps(run_id, ensure_ascii=False).encode("utf-8")
+    forms = dict.fromkeys(json.dumps(run_id, ensure_ascii=escaped).encode("utf-8") for escaped in (False, True))
+    found = (_scan(project, data, needle, run_id) for needle in forms)
+    return next((row for row in found if row is not None), None)
+
+
+def _scan(project: Project, data: bytes, needle: bytes, run_id: str) -> LedgerRow | None:
+    """The first row among the lines of `data` holding `needle` whose run is `run_id`."""
     at = data.find(needle)
     while at >= 0:
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
