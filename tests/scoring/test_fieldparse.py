@@ -4,6 +4,7 @@ headings, tables, prose), without seeing the key or the excerpt."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,29 @@ def test_a_json_answer_nested_near_the_stack_limit_is_scored_not_a_traceback(tmp
     result = bc(root, "check", "bench-01")
     assert result.exit_code == 0, result.output
     assert "ok   0.00 expect metrics nested 999" in result.output and "1 card(s) ok, 0 failed" in result.output
+
+
+@pytest.mark.parametrize("output", ["Mr. " * 10_000, "(" * 200_000], ids=["abbreviations", "parentheses"])
+def test_a_reply_stuck_repeating_itself_is_scored_in_linear_time(tmp_path: Path, output: str) -> None:
+    """A model stuck repeating "Mr. " (40 kB of it) made one sentence of 10,000 pieces, and each piece searched
+    the whole sentence so far for an abbreviation at its end (44 s); a line of 200,000 "(" was searched for its
+    ")" from each of them (about 36 s): `check`, and a run's blind scoring, took quadratic time in the length of
+    one output (a reply may be 32 MiB). Now each search reads only what it can match."""
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    card = root / "cards" / "bench-01.yaml"
+    stuck = '  - {label: stuck, fixture: excerpt-01, output: "' + output + '", expect: {field_recall: 0}}\n'
+    card.write_text(card.read_text(encoding="utf-8").replace("examples:\n", "examples:\n" + stuck, 1),
+                    encoding="utf-8")
+
+    def too_slow(signum: int, frame: object) -> None:
+        raise TimeoutError("still scoring after 20 s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        result = bc(root, "check", "bench-01")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "ok   0.00 expect metrics stuck" in result.output
