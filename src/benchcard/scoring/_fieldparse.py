@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from benchcard.scoring._fieldtext import DATE, norm
+from benchcard.scoring._fieldtext import DATE, norm, without_asides
 
 FIELD_LABELS: dict[str, tuple[str, ...]] = {
     "parties": ("contracting parties", "parties", "party", "counterparties", "counterparty"),
@@ -47,17 +47,9 @@ def _labels(field: str) -> tuple[str, ...]:
     return FIELD_LABELS.get(field, (field.replace("_", " ").lower(),))
 
 
-def _without_asides(label: str) -> str:
-    """The label with each "(…)" taken out. A "(" with no ")" after it can never match, and searching on from
-    each of them took quadratic time (50,000 of them on one line of a reply: 2 s; the reply may be 32 MiB), so
-    the text after the last ")" is kept as it is, unsearched: the same text, in linear time."""
-    last = label.rfind(")")
-    return re.sub(r"\([^)]*\)", " ", label[:last + 1]) + label[last + 1:]
-
-
 def _field_for(label: str, fields: Sequence[str], exact: bool = False) -> str | None:
     """Map a label to a field: exact synonym, else the synonym nearest the head noun of a short label."""
-    text = norm(_without_asides(label))
+    text = norm(without_asides(label))
     if not text or len(text.split()) > 6:
         return None
     for field in fields:

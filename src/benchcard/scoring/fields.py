@@ -63,7 +63,7 @@ import msgspec
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring._fieldparse import parse, pieces
-from benchcard.scoring._fieldtext import norm, restates, within
+from benchcard.scoring._fieldtext import norm, restates, within, without_asides
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ _ENDS_IN_FORM = re.compile(rf"\s(?:{_FORMS})$")
 
 def _bare(text: str) -> str:
     """A name as compared with names: normalised, parentheticals such as a role ("(the Buyer)") dropped."""
-    return norm(re.sub(r"\([^)]*\)", " ", text))
+    return norm(without_asides(text))
 
 
 def _fragment(bit: str) -> bool:
