@@ -348,8 +348,10 @@ def test_a_fixture_larger_than_any_model_reads_is_one_line_from_every_command(tm
      "field 'title': expected text, got date (datetime.date(2026, 1, 2)); YAML reads 2026-01-02 unquoted as a "
      'date: quote it ("2026-01-02")'),
     (("why: The only right answer.", "why: 42"), "field 'scoring.rules.0.why': rule 'says_red': expected the reason "
-                                                 'for the rule as text, got 42; YAML reads it unquoted as a number: '
-                                                 'quote it as written ("42")'),
+                                                 'for the rule as text, got 42; YAML reads it unquoted as the number '
+                                                 '42: quote the text as written'),
+    (("why: The only right answer.", "why: 0.10"), "got 0.1; YAML reads it unquoted as the number 0.1: quote the "
+                                                   "text as written"),
 ])
 def test_a_word_yaml_reads_as_another_type_where_text_is_expected_says_how_to_quote_it(
         tmp_path: Path, edit: tuple[str, str], expected: str) -> None:

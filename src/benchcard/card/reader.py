@@ -565,7 +565,7 @@ def _quote_hint(value: Any, expected: str) -> str:
     if isinstance(value, (date, datetime)):
         return f"; YAML reads {value.isoformat()} unquoted as a date: quote it (\"{value.isoformat()}\")"
     if isinstance(value, (int, float)):
-        return f"; YAML reads it unquoted as a number: quote it as written (\"{value!r}\")"
+        return f"; YAML reads it unquoted as the number {value!r}: quote the text as written"
     return ""
 
 
