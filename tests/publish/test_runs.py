@@ -59,3 +59,18 @@ def test_a_verdict_of_the_wrong_shape_is_named_and_the_ledger_row_shown(tmp_path
     assert row["finding"] != "win"
     assert f"<dt>verdict</dt><dd>{row['outcome']} · {row['finding']}</dd>" in page  # the ledger row's finding
     assert "· win" not in page
+
+
+def test_a_version_folder_of_digits_other_than_ascii_is_not_a_version_on_the_site_either(tmp_path: Path) -> None:
+    """Review of 2b9ff0c: every command reads a version folder as v and ASCII digits (records/cardruns), but the
+    site matched `v\\d+`, which takes Arabic-Indic digits and int() reads them: a copy of a run in
+    results/bench-01/v\u0661/ was listed on the site as a second run of version 1 that no command knows."""
+    from benchcard.project import Project
+    from benchcard.publish._runs import read_runs
+
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    shutil.copytree(PUBLISHED, root / "results")
+    shutil.copytree(root / "results" / "bench-01" / "v1", root / "results" / "bench-01" / "v\u0661")
+    skipped: list[str] = []
+    runs = read_runs(Project(root), skipped)
+    assert [(r.version, r.folder and r.folder.parent.name) for r in runs] == [(1, "v1")]

@@ -348,7 +348,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
         return runs
     for card_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for version_dir in sorted(p for p in card_dir.iterdir() if p.is_dir()):
-            m = re.fullmatch(r"v(\d+)", version_dir.name)
+            m = re.fullmatch(r"v([0-9]{1,9})", version_dir.name)  # as records/cardruns reads one: \d takes '١' too
             if not m:
                 continue
             for run_dir in sorted(p for p in version_dir.iterdir() if p.is_dir()):
