@@ -3,6 +3,7 @@ column per variant after it (the baseline first), outputs escaped; and only `sit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,26 @@ def test_the_published_site_has_no_viewer_page_and_no_script(tmp_path: Path,
 ])
 def test_score_classes(status: str, score: float | None, kind: str) -> None:
     assert score_class(status, score) == kind
+
+
+def test_an_output_of_megabytes_is_cut_side_by_side_with_a_link_to_the_whole(tmp_path: Path) -> None:
+    """Hostile audit: the side-by-side page carried a 5 MB output whole; it shows what the run's page shows."""
+    from benchcard.publish._render import PAGE_OUTPUT_CHARS
+
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_probe_run
+
+    copy_project(tmp_path / "proj")
+    project = Project((tmp_path / "proj").resolve())
+    huge = "x</pre>" * 1_000_000
+    write_probe_run(project, "reordered-input", "20261103T090000Z-dddd", "evil/model", [("ok", huge)])
+    build_site(project, tmp_path / "site", viewer=True)
+    rel = "runs/reordered-input/v1/20261103T090000Z-dddd/side-by-side.html"
+    assert (tmp_path / "site" / rel).stat().st_size < 500_000
+    [row] = (tmp_path / "site" / rel).parent.joinpath("outputs.jsonl").read_text(encoding="utf-8").splitlines()
+    cell = json.loads(row)["cell"]
+    parsed = page(tmp_path / "site", rel)
+    assert huge[:PAGE_OUTPUT_CHARS] in parsed.text and huge[:PAGE_OUTPUT_CHARS + 7] not in parsed.text
+    assert (f"Cut here for the page: {len(huge) - PAGE_OUTPUT_CHARS:,} more characters. The whole output is in "
+            f"outputs.jsonl, cell {cell}.") in parsed.text
+    assert "outputs.jsonl" in _hrefs(parsed)

@@ -135,3 +135,12 @@ def test_each_build_reuses_the_templates_compiled_code_and_a_changed_template_is
     made = [jinja2.Environment(loader=jinja2.DictLoader({"page": text}), bytecode_cache=kept)
             for text in ("one {{ x }}", "two {{ x }}")]
     assert [env.get_template("page").render(x=1) for env in made] == ["one 1", "two 1"]
+
+
+def test_a_page_shows_an_output_whole_up_to_its_limit_and_says_how_much_it_cut() -> None:
+    from benchcard.publish._render import PAGE_OUTPUT_CHARS, page_output
+
+    whole = "é" * PAGE_OUTPUT_CHARS
+    assert page_output(whole) == (whole, 0)
+    assert page_output(whole + "🙂z") == (whole, 2)
+    assert page_output("") == ("", 0)

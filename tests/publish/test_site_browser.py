@@ -320,3 +320,45 @@ def test_a_right_to_left_override_in_a_title_reverses_nothing_around_it(tmp_path
     assert seen["xs"][0] >= seen["linkRight"] - 0.5, seen  # and after the title, not inside it
     assert problems == []
     page.close()
+
+
+def test_an_output_of_megabytes_is_cut_on_its_page_with_a_link_to_the_whole(tmp_path: Path, browser: Any) -> None:
+    """Hostile audit: a 5 MB output was written whole into the run's page and its twin (8 MB each, five seconds to
+    load here), markup-like text and all. The page shows its first 40,000 characters as text, says how many it
+    leaves out, and links the raw file that holds the output whole."""
+    from benchcard.publish._render import PAGE_OUTPUT_CHARS
+
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_probe_run
+
+    copy_project(tmp_path / "proj")
+    project = Project((tmp_path / "proj").resolve())
+    huge = ("</script><script>alert(1)</script> <!-- ]]> <img src=x onerror=alert(2)> " * 70_000)[:5_000_000]
+    write_probe_run(project, "reordered-input", "20261103T090000Z-dddd", "evil/model",
+                    [("ok", huge), ("ok", "short")])
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "web")])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "web/runs/reordered-input/v1/20261103T090000Z-dddd"
+    for name in ("index.html", "outputs-collapsed.html"):
+        assert (folder / name).stat().st_size < 500_000, name
+    rows = [json.loads(line) for line in (folder / "outputs.jsonl").read_text(encoding="utf-8").splitlines()]
+    [cell] = [row["cell"] for row in rows if row["text"] == huge]  # the raw file holds it whole
+    page, problems = _open(browser, (folder / "index.html").as_uri(), *VIEWPORTS["laptop"])
+    alerts: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        alerts.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    shown = page.locator("details.cell pre.output").first.inner_text()
+    assert shown == huge[:PAGE_OUTPUT_CHARS]
+    note = page.locator("p.cut")
+    assert note.count() == 1  # the short output is whole
+    assert note.inner_text() == (f"Cut here for the page: {len(huge) - PAGE_OUTPUT_CHARS:,} more characters. The "
+                                 f"whole output is in outputs.jsonl, cell {cell}.")
+    assert note.locator("a").evaluate("a => a.href") == (folder / "outputs.jsonl").as_uri()
+    assert page.locator("script").count() == 0
+    page.reload()
+    assert alerts == [] and problems == []
+    page.close()

@@ -12,7 +12,7 @@ from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
 from benchcard.publish._files import copy_published, files_under, published_name, regular_inside
 from benchcard.publish._judgedby import baseline_of
-from benchcard.publish._render import fmt_value, labelled_figures
+from benchcard.publish._render import fmt_value, labelled_figures, page_output
 from benchcard.publish._runs import Run, number
 from benchcard.records.replied import judge_replies_fact, judge_replies_line, replies_fact, replies_line
 from benchcard.records.rows import OutputRow
@@ -129,9 +129,10 @@ def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
     scores = {s.cell: s for s in run.scores}
     cells: list[dict[str, Any]] = []
     if run.published is not None:
+        text, cut = page_output(str(run.published.get("output") or ""))
         cells.append({"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
                       "status": str(run.published.get("status") or ""), "score": fixed(run.score, 2, missing=DASH),
-                      "text": str(run.published.get("output") or ""), "rules": [], "metrics": [],
+                      "text": text, "cut": cut, "raw": "published.json", "rules": [], "metrics": [],
                       "details": labelled_figures({k: v for k, v in run.published.items()
                                                    if k in ("cost", "latency_ms", "finish_reason")})})
     blind = not unblinded and run.manifest is not None and run.manifest.kind == "ab"
@@ -143,12 +144,13 @@ def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
             details.append(("error", out.error))
         for n, prior in enumerate(run.earlier.get(out.cell, []), 1):  # a retried cell: what each earlier call gave
             details.append((f"earlier attempt {n}", _attempt(prior, blind)))
+        text, cut = page_output(out.text)
         cells.append({
             "cell": out.cell, "fixture": out.fixture,
             "variant": a.variant if a else None, "repetition": a.repetition if a else None,
             "status": out.status,
             "score": fixed(s.score, 2, missing=DASH) if s else "—",
-            "text": out.text,
+            "text": text, "cut": cut, "raw": "outputs.jsonl",
             "rules": [(k, bool(v)) for k, v in (s.rules or {}).items()] if s else [],
             "metrics": [(k, fmt_value(v)) for k, v in (s.metrics if s else {}).items()
                         if k != "score" and not k.startswith("rule.")],

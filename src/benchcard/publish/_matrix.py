@@ -16,6 +16,7 @@ from benchcard._util.numfmt import DASH, fixed
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
 from benchcard.publish._judgedby import baseline_of
+from benchcard.publish._render import page_output
 from benchcard.publish._runs import Run
 
 PAGE = "side-by-side.html"
@@ -51,10 +52,11 @@ def matrix_context(run: Run, card: Card | None) -> dict[str, Any]:
         column = a.variant if a is not None else BLIND
         s = scores.get(out.cell)
         score = s.score if s is not None else None
+        text, cut = page_output(out.text)
         rows.setdefault(out.fixture, {c: [] for c in columns}).setdefault(column, []).append({
             "cell": out.cell, "repetition": a.repetition if a is not None else None, "status": out.status,
             "score": fixed(score, 2, missing=DASH), "score_class": score_class(out.status, score),
-            "text": out.text,
+            "text": text, "cut": cut,
         })
     for cells in rows.values():
         for outputs in cells.values():

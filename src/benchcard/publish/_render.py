@@ -80,6 +80,19 @@ def prose(value: Any) -> dict[str, Any]:
     return {"paragraphs": [str(value)], "entries": [], "links": []}
 
 
+#: The most characters of one output a page shows: a long answer (8,000 tokens) whole, while one output of
+#: megabytes, which a page would carry twice (the run's page and its twin) and a browser takes seconds to lay
+#: out, is cut with a link to the raw file that holds it whole (hostile audit: a 5 MB output made 8 MB pages).
+PAGE_OUTPUT_CHARS = 40_000
+
+
+def page_output(text: str) -> tuple[str, int]:
+    """An output as a page shows it, and how many of its characters the page leaves to the raw file (0: none)."""
+    if len(text) <= PAGE_OUTPUT_CHARS:
+        return text, 0
+    return text[:PAGE_OUTPUT_CHARS], len(text) - PAGE_OUTPUT_CHARS
+
+
 SAFE_SCHEMES = ("http", "https", "mailto")
 
 
