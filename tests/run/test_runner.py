@@ -330,6 +330,29 @@ def test_a_compressed_bomb_is_refused_before_it_fills_the_memory(tmp_path: Path,
     assert peak < 64 * 2**20
 
 
+def test_token_counts_and_costs_past_any_real_call_are_read_as_none(tmp_path: Path, server: FakeServer, key: str
+                                                                   ) -> None:
+    """Hostile audit: a server billing 10**30 tokens and $1.5e308 a call made `run --json` print `Infinity` (not
+    JSON) for three such costs, and `export` end in a traceback (pandas refuses such a count as int64). Such a
+    figure is garbage, read as none, as a negative one is."""
+    server.configure({"replies": [{"match": "", "reply": "negative", "reasoning_tokens": 10**30, "cost": 1.5e308}]})
+    project = probe_project(tmp_path, server.base_url, repetitions=3)
+    result = ok(bc(project, "run", PROBE, "--json"))
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    [out] = json.loads(result.stdout, parse_constant=refuse)["runs"]
+    assert out["cost"] is None and out["counts"]["ok"] == 3
+    folder = only_run(project, PROBE)
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert {(o["usage"]["output"], o["usage"]["reasoning"], o["cost"]) for o in rows} == {(0, 0, None)}
+    ok(bc(project, "verdict", folder.name))
+    ok(bc(project, "export", folder.name, "--format", "csv", "--out", str(tmp_path / "cells.csv")))
+    table = (tmp_path / "cells.csv").read_text(encoding="utf-8").splitlines()
+    assert len(table) == 4 and "10000000000" not in "".join(table)
+
+
 def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server: FakeServer) -> None:
     """A 401 says nothing about a cell: the run stops and the cells stay missing, to be called on resume."""
     server.configure({"default_reply": "red", "require_key": True})

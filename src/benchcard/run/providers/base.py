@@ -547,13 +547,22 @@ def kept_model_name(name: str) -> str:
     return visible(name)[:MODEL_NAME_KEPT]
 
 
+#: No call is billed a trillion tokens or a billion dollars: a figure past these is a server's garbage, read as
+#: none (as a negative one or a string is), so that no total overflows (three costs of 1.5e308 printed `Infinity`
+#: in `run --json`) and no export's int64 column refuses it (10**30 tokens ended `export` in a traceback).
+MAX_TOKENS_BILLED = 10**12
+MAX_CALL_COST = 1e9
+
+
 def number(value: Any) -> int:
-    """A token count from a usage object: ints only, anything else is 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """A token count from a usage object: ints from 0 to MAX_TOKENS_BILLED only, anything else is 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_BILLED:
+        return value
+    return 0
 
 
 def money(value: Any) -> float | None:
-    """A cost reported by the provider, or None when there is none."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+    """A cost reported by the provider (at most MAX_CALL_COST), or None when there is none."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= MAX_CALL_COST:
         return float(value)
     return None
