@@ -353,6 +353,18 @@ def test_token_counts_and_costs_past_any_real_call_are_read_as_none(tmp_path: Pa
     assert len(table) == 4 and "10000000000" not in "".join(table)
 
 
+@pytest.mark.parametrize("suffix", ["/v1", "/chat/completions"])
+def test_a_base_url_that_reaches_nothing_is_named_where_the_run_stops(tmp_path: Path, server: FakeServer, key: str,
+                                                                      suffix: str) -> None:
+    """Hostile audit: a base_url with /v1 twice, or ending in the endpoint itself, stopped the run on
+    'error: HTTP 404: Not Found', which did not say what was called."""
+    project = probe_project(tmp_path, server.base_url + suffix)
+    result = bc(project, "run", PROBE)
+    assert result.exit_code == 1
+    called = f"{server.base_url}{suffix}/chat/completions"
+    assert result.stderr.splitlines()[-1].startswith(f"error: HTTP 404: Not Found (POST {called}); the run stopped")
+
+
 def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server: FakeServer) -> None:
     """A 401 says nothing about a cell: the run stops and the cells stay missing, to be called on resume."""
     server.configure({"default_reply": "red", "require_key": True})

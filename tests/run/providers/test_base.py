@@ -39,7 +39,8 @@ def test_http_errors_are_classified(status: int, kind: type[Exception]) -> None:
     provider = OpenAIProvider(OPENAI, client_for(lambda r: reply))
     with pytest.raises(kind) as info:
         complete(provider, {"model": "m", "messages": []})
-    assert str(info.value) == f"HTTP {status}: nope {status}"
+    called = " (POST https://api.example/v1/chat/completions)" if status == 404 else ""
+    assert str(info.value) == f"HTTP {status}: nope {status}{called}"
     assert provider.should_retry(info.value) is (kind is RetryableError)
     if isinstance(info.value, RetryableError):
         assert info.value.retry_after == 2.0

@@ -503,7 +503,8 @@ class HttpProvider(Provider):
             raise _redirected(status, response.headers.get("location"), self.url, secret)
         if status >= 400:
             detail = error_detail(_error_message(response, content), secret)
-            raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else ""), status,
+            called = f" (POST {self.url})" if status == 404 else ""  # a base_url without /v1, or with it twice
+            raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else "") + called, status,
                                parse_retry_after(response.headers))
         try:
             return json.loads(content)
