@@ -362,3 +362,21 @@ def test_an_output_of_megabytes_is_cut_on_its_page_with_a_link_to_the_whole(tmp_
     page.reload()
     assert alerts == [] and problems == []
     page.close()
+
+
+def test_a_script_that_reached_a_page_would_not_run(site: Path, browser: Any, tmp_path: Path) -> None:
+    """Defence in depth (hostile audit): every page carries a Content-Security-Policy that runs scripts only from
+    the site's own files. Were an escaping bug to let a run's output through as markup, neither an inline script,
+    an event handler nor a javascript: link would run (each did on a page without it)."""
+    source = (site / f"runs/bench-01/v1/{BENCH_RUN}/index.html").read_text(encoding="utf-8")
+    assert source.count('<meta http-equiv="Content-Security-Policy"') == 1
+    planted = ('<script>document.title = "ran"</script><img src="missing.png" onerror="document.title = \'ran\'">'
+               '<a id="planted" href="javascript:document.title = \'ran\'">planted</a>')
+    target = tmp_path / "page.html"
+    target.write_text(source.replace("<main>", "<main>" + planted, 1), encoding="utf-8")
+    page = browser.new_page()
+    page.goto(target.as_uri(), wait_until="load")
+    page.locator("#planted").click()
+    page.wait_for_timeout(200)
+    assert page.title() != "ran" and page.title().startswith("Run ")
+    page.close()
