@@ -85,3 +85,19 @@ def test_a_label_that_reads_as_rich_markup_or_holds_a_newline_is_printed_as_writ
     assert stream.getvalue().splitlines() == [
         "run [/x]\\nforged line", f"1 batch · [red]in_progress\\x1b[2J 1/2 · 0 failed · 0 truncated · cost n/a · "
         f"{stream.getvalue().rsplit(' · ', 1)[1].strip()}"]
+
+
+def test_the_live_bars_label_is_shown_as_written_at_a_terminal() -> None:
+    """Review of 5d688e7: at a terminal the bar's label went through rich's markup escaping, which writes a
+    trailing backslash twice (so that it cannot escape a tag after it): a batch state ending in '\\' showed '\\\\'.
+    The column takes the label as text, so it shows as written, `[/x]` included."""
+    from rich.console import Console
+
+    stream = StringIO()
+    progress = RichProgress(stream)
+    progress.console = Console(file=stream, force_terminal=True, width=120, color_system=None, highlight=False)
+    progress.start("run", 2, 0)
+    progress.update(1, "1 batch · [/x] state\\")
+    progress.stop()
+    shown = stream.getvalue()
+    assert "1 batch · [/x] state\\ " in shown and "state\\\\" not in shown, shown

@@ -66,7 +66,7 @@ class RichProgress:
             self._plain.begin()
             return
         self._progress = Progress(
-            TextColumn("[progress.description]{task.description}"),
+            TextColumn("{task.description}", style="progress.description", markup=False),  # text, as written
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed · {task.fields[truncated]} truncated · {task.fields[cost]}"),
@@ -98,9 +98,7 @@ class RichProgress:
         if self._plain is not None:
             self._plain.done, self._plain.label = completed, label
             return
-        from rich.markup import escape
-
-        self._progress.update(self._task, completed=completed, description=escape(terminal_line(label)))
+        self._progress.update(self._task, completed=completed, description=terminal_line(label))
 
     def stop(self) -> None:
         if self._plain is not None:
