@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -135,3 +136,30 @@ def test_links_to_their_own_folder_in_results_do_not_stop_the_viewer_starting(pr
     said: list[str] = []
     with viewing(project, port=0, say=said.append, interval=0.1) as viewer:
         assert "bench-01" in _get(viewer.url + "index.html")
+
+
+def _ask(url: str, host: str) -> tuple[int, bytes]:
+    """A GET of `url` sent over a socket with the Host header a browser sends for `host`."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+        conn.sendall(f"GET {parts.path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_a_page_elsewhere_that_rebinds_its_name_to_the_viewer_reads_nothing(project: Project) -> None:
+    """Hostile audit: a page at evil.example whose name an attacker rebinds to 127.0.0.1 (DNS rebinding) read the
+    served pages as its own (unpublished runs, answer keys); the viewer answers only to its local names."""
+    with viewing(project, port=0, say=lambda line: None, interval=0.1) as viewer:
+        port = viewer.server.server_address[1]
+        url = viewer.url + "index.html"
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+            status, body = _ask(url, host)
+            assert status == 200 and b"Side by side" in body, host
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", f"[::1]:{port}"):
+            status, body = _ask(url, host)
+            assert status == 403 and b"Side by side" not in body, host
+            assert b"answers only to 127.0.0.1 and localhost" in body

@@ -16,6 +16,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -31,11 +32,34 @@ HOST = "127.0.0.1"
 WATCHED = ("results", "cards", "fixtures", "keys", "benchcard.yaml")
 
 
+#: The names the viewer answers to. Another (a `Host: evil.example`) is a page elsewhere that rebound its own name
+#: to 127.0.0.1 (DNS rebinding) to read the served pages, unpublished runs and keys among them, as its own.
+LOCAL_NAMES = frozenset({HOST, "localhost"})
+
+
 class _Quiet(SimpleHTTPRequestHandler):
-    """Static files of the built site, with no line per request on the terminal."""
+    """Static files of the built site, with no line per request on the terminal, only to a request for the
+    viewer by a local name."""
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        if self._local():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if self._local():
+            super().do_HEAD()
+
+    def _local(self) -> bool:
+        """Whether the request names the viewer by a local name (or by none: an HTTP/1.0 client); a 403 if not."""
+        host = self.headers.get("Host")
+        name = urllib.parse.urlsplit(f"//{host}").hostname if host is not None else HOST
+        if name in LOCAL_NAMES:
+            return True
+        self.send_error(403, "This viewer answers only to 127.0.0.1 and localhost")
+        return False
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")  # a rebuilt page is seen on the next reload
