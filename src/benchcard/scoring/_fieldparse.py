@@ -268,14 +268,19 @@ _MONTH_ABBREV = re.compile(r"\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)
 def _sentences(text: str) -> list[str]:
     """Split where a sentence ends and a capitalised one starts, but not after "No.", "Ms." and the like,
     nor inside a date such as "Feb. 3, 2025" (a month abbreviation followed by a day)."""
-    out: list[str] = []
+    # Each sentence is kept as its pieces and joined once at the end, and only its last characters are searched
+    # (`tail`): a reply stuck repeating "Mr. " merges millions of pieces into one sentence, and copying it whole at
+    # each piece took time quadratic in its length.
+    out: list[list[str]] = []
+    tail = ""
     for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“'])", text):
-        tail = out[-1][-_ABBREV_TAIL:] if out else ""  # the sentence so far grows: search only where it ends
         if out and (_ABBREV.search(tail) or (_MONTH_ABBREV.search(tail) and piece[:1].isdigit())):
-            out[-1] += " " + piece
+            out[-1].append(piece)
+            tail = (tail + " " + piece[-_ABBREV_TAIL:])[-_ABBREV_TAIL:]
         else:
-            out.append(piece)
-    return [p for p in out if p.strip()]
+            out.append([piece])
+            tail = piece[-_ABBREV_TAIL:]
+    return [s for s in (" ".join(p) for p in out) if s.strip()]
 
 
 def _cued(field: str, piece: str) -> bool:
