@@ -117,6 +117,17 @@ def test_a_key_in_a_vendors_json_is_replaced_however_it_is_escaped(written: str)
     assert without_secret_json(line, None) == line
 
 
+def test_a_vendors_json_nested_past_the_stack_is_refused_never_kept_with_an_escaped_key() -> None:
+    """A result line holding the key only escaped ('\\u0073k…'), nested deeper than json.loads can read: the
+    check for the key ended in a RecursionError (a traceback in the middle of a download). Unreadable here, it
+    may still be read elsewhere, so it is never written as it came: one line says so, without the key."""
+    escaped = json.dumps({"text": f"you sent {KEY}"}).replace("s", "\\u0073")[:-1]
+    line = (escaped + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n").encode()
+    with pytest.raises(ProviderError, match="nested too deeply to be checked for the key") as refused:
+        SecretFilter(KEY).feed(line)
+    assert KEY not in str(refused.value)
+
+
 def test_a_stream_cut_inside_the_key_is_filtered_line_by_line() -> None:
     data = b"".join(json.dumps({"n": n, "text": f"you sent {KEY}"}).encode() + b"\n" for n in range(50))
     for size in (1, 7, 64):

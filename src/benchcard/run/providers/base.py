@@ -243,9 +243,12 @@ def without_secret_json(data: bytes, secret: str | Sequence[str] | None) -> byte
         return data  # no escape that could hide it
     try:
         decoded = json.loads(data)
+        scrubbed = _scrubbed(decoded, secret)
     except ValueError:
         return data  # not JSON: no reader takes an escaped key out of it
-    scrubbed = _scrubbed(decoded, secret)
+    except RecursionError:  # JSON all the same, which a reader with a deeper stack could take the key out of
+        raise ProviderError("an answer of the API is JSON nested too deeply to be checked for the key; it is not "
+                            "kept") from None
     if scrubbed == decoded:
         return data
     return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":")).encode() + data[len(data.rstrip()):]
