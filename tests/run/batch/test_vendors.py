@@ -176,3 +176,18 @@ def test_a_lost_anthropic_batch_is_taken_only_when_its_results_carry_this_runs_i
     assert found == Found(foreign=("msgbatch_theirs",), waiting=("msgbatch_run",))
     passed = frozenset({"msgbatch_theirs", "msgbatch_run"})
     assert ask(anthropic(vendor_side(without)), lambda v: v.find(claim(tmp_path, passed=passed))) == Found()
+
+
+@pytest.mark.parametrize("status", [301, 307, 308])
+def test_a_redirected_control_call_is_refused_not_followed_nor_read(status: int) -> None:
+    """Hostile audit: a 3xx whose body held a batch object was taken as the API's answer; it is refused in one
+    line naming where it points (its password left out), after one request: nothing followed it with the key."""
+    moved = httpx.Response(status, json={"id": "batch_evil", "status": "completed"},
+                           headers={"location": "http://user:pw@elsewhere.example/v1/batches/batch_1"})
+    with pytest.raises(ProviderError) as info:
+        ask(openai(lambda r: moved), lambda v: v.poll("batch_1"))
+    assert len(SEEN) == 1
+    assert str(info.value) == (f"GET https://api.example/v1/batches/batch_1: HTTP {status}: the server redirects "
+                               "the call to http://elsewhere.example/v1/batches/batch_1; benchcard does not follow "
+                               "redirects, which would send the key and the request elsewhere: if that address is "
+                               "the API's, set it as the provider's base_url")

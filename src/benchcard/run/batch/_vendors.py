@@ -34,6 +34,7 @@ from benchcard.run.providers.base import (
     parse_retry_after,
     read_key,
     redact,
+    redirected,
     without_secret_json,
 )
 
@@ -174,6 +175,9 @@ class Vendor:
         headers = {**self._headers(), **kwargs.pop("headers", {})}
         try:
             async with self.client.stream(method, url, headers=headers, **kwargs) as response:
+                if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
+                    raise ProviderError(self._scrub(f"{method} {url}: " + redirected(
+                        response.status_code, response.headers.get("location"), url)))
                 if response.status_code >= 400:
                     await response.aread()
                     self._raise(method, url, response)

@@ -403,17 +403,17 @@ async def _read_capped(response: httpx.Response) -> bytes:
     return b"".join(parts)
 
 
-def _redirected(status: int, location: str | None, url: httpx.URL, secret: str | None) -> CallError:
-    """A 3xx is not an answer, whatever its body holds, and is never followed: the key and the request would go
-    to another address. The error names where the server points, so that the user can set it as base_url."""
+def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
+    """What a 3xx answer to `url` is told as. A redirect is never read as an answer, whatever its body holds, and
+    never followed: the key and the request would go to another address. The line names where the server points
+    (without a `user:password@` it holds), so that the user can set it as base_url."""
     try:
         where = strip_credentials(urllib.parse.urljoin(str(url), location)) if location else None
     except ValueError:
         where = location
     said = f"to {visible(where[:200])}" if where else "without saying where (no Location)"
-    return CallError(redact(f"HTTP {status}: the server redirects the call {said}; benchcard does not follow "
-                            "redirects, which would send the key and the request elsewhere: if that address is the "
-                            "API's, set it as the provider's base_url", secret), status=status)
+    return (f"HTTP {status}: the server redirects the call {said}; benchcard does not follow redirects, which would "
+            "send the key and the request elsewhere: if that address is the API's, set it as the provider's base_url")
 
 
 def _error_message(response: httpx.Response, content: bytes) -> str:
@@ -503,7 +503,8 @@ class HttpProvider(Provider):
             raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
         status = response.status_code
         if 300 <= status < 400:
-            raise _redirected(status, response.headers.get("location"), self.url, secret)
+            raise CallError(redact(redirected(status, response.headers.get("location"), self.url), secret),
+                            status=status)
         if status >= 400:
             detail = error_detail(_error_message(response, content), secret)
             called = f" (POST {self.url})" if status == 404 else ""  # a base_url without /v1, or with it twice
