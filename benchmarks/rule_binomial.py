@@ -7,16 +7,25 @@ its constraints are the binomial A/A worlds of calibration.py: every one-variant
 truncation: a table decides one variant at one level, so Holm, guards and TOST are outside it), moved to the
 design; one arm's logit shocks of each size in either arm, strict and not; baselines near 0 and 1; quarter scores;
 accuracy ½ and 0.78. Each world's result rate (win + loss, its runs' histogram over cell × score bin) ≤ a margin
-below α, so that the fresh-seed check can stay ≤ α; the objective is the win rate at the gap (no shock). With
-`--normal` the normal model's grid (rule_lp's 2,135 points at α/2 a side) is kept too.
+below α, so that the fresh-seed check can stay ≤ α; the objective is the win rate at the gap (no shock) plus
+`--large-weight` times the win rate at twice the gap. With `--normal` the normal model's grid (rule_lp's 2,135 points
+at α/2 a side) is kept too; `--normal-check` only measures the table there. `--wider` fits the worlds the first
+tables failed (one arm's shocks with fixtures less spread or more accurate) too.
 
 The fitted table is then judged on FRESH seeds (runs it was not fitted on) over every fit world, over held-out
 worlds it never saw (one arm's shocks of sizes between the fit's, other fixture spreads and accuracies, unequal
-shocks in both arms, quarter scores with one arm's shocks, score-scale shocks), and for power; beside today's rule
+shocks in both arms, scores in halves with one arm's shocks, score-scale shocks), and for power; beside today's rule
 on the same runs. `--designs` with more than one design fits ONE table for all of them (the coordinates w, ρ, ŝ are
 standardised), maximising the first design's power; `--apply` judges the fitted table also at other designs.
 
-    python benchmarks/rule_binomial.py --designs 24x3 --seed 5 --fit-sims 20000 --sims 4000 --margin 0.045
+    python benchmarks/rule_binomial.py --designs 24x3 --milp --seed 5 --fit-sims 80000 --check-seed 6 --sims 20000 \
+        --margin 0.0425 --cells 0.25,0.5,0.7,0.85,1.0,1.2,1.4,1.7,2,2.5,3,4/0.2,0.3,0.4,0.5,0.6,0.7,0.8
+
+Result (docs/statistics.md, "What was tried", the tenth round): at 24 × 3 that table wins 0.3196 at gap 0.15 on
+fresh runs (today's rule 0.2657 on the same runs) with every fit world at or under 0.0455, but four held-out worlds
+(one arm's strict shocks of sd 1.0–1.2 with fixtures less spread or more accurate) reach 0.051–0.054, as today's rule
+does there; fitting those worlds too keeps every world tried at or under 0.047 and gives 0.2757. Not put into
+`stats/`.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +41,21 @@ import numpy.typing as npt
 from benchcard.stats.crossed import batch_signflip, crossed
 from benchcard.stats.decision import effect_evidence
 from calibration import AA_LINES, ALPHA, Line, simulate
-from rule_lp import Cells, Observed, alt_hist, bins, edges, judge, null_hist, observe, solve, table_of, wilson
+from rule_lp import (
+    Cells,
+    Observed,
+    alt_hist,
+    bins,
+    edges,
+    judge,
+    null_hist,
+    null_rates,
+    observe,
+    points,
+    solve,
+    table_of,
+    wilson,
+)
 
 Array = npt.NDArray[np.float64]
 NORMAL_LEVEL = 0.0235  # rule_lp's level a side at each normal-model point
@@ -41,15 +65,16 @@ def one_arm(f: int, r: int, side: str, sd: float, strict: bool, **kw: float) -> 
     """One arm's logit shocks of sd `sd` (the other arm steady), at this design."""
     tag = "strict " if strict else ""
     extra = "".join(f", {k} {v:g}" for k, v in kw.items())
-    return Line(
+    line = Line(
         f"{tag}{side}-only shocks sd {sd:g}{extra}, {f}x{r}",
         fixtures=f,
         repetitions=r,
         strict=strict,
         arm_shock=sd if side == "baseline" else 0.0,
         variant_shock=sd if side == "variant" else 0.0,
-        **kw,
     )
+    changes: dict[str, Any] = {k: int(v) if k == "levels" else v for k, v in kw.items()}
+    return replace(line, **changes)
 
 
 #: `--wider`: the held-out worlds where the first tables (and today's rule) went over α, and their neighbours.
@@ -319,6 +344,12 @@ def main() -> None:
         help="the objective's weight on the win rate at twice the gap (0: the gap alone)",
     )
     parser.add_argument("--normal", type=int, default=0, help="> 0: keep the normal grid too, this many draws")
+    parser.add_argument(
+        "--normal-check",
+        type=int,
+        default=0,
+        help="> 0: the table's win rate at rule_lp's normal points, this many draws",
+    )
     parser.add_argument("--milp", action="store_true", help="the mixed-integer programme (else its relaxation)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument(
@@ -346,6 +377,14 @@ def main() -> None:
                 f"programme's {info['lp_power']:.4f}, the table's on its fit runs {info['fit_power']:.4f}",
                 flush=True,
             )
+    for f, r in designs if args.normal_check else []:  # the table in the normal model the verdict is calibrated to
+        rates = null_rates(table, f, r, cells, args.normal_check, args.seed + 1000)
+        top = np.argsort(rates)[::-1][:5]
+        print(
+            f"normal model at {f}x{r} ({args.normal_check:,} fresh draws a point, {rates.size} points): win rate "
+            f"over 0.025 at {int((rates > 0.025).sum())} points; the largest "
+            + "; ".join(f"{rates[i]:.4f} at {points()[i]}" for i in top)
+        )
     if args.no_check:
         return
     over: list[str] = []

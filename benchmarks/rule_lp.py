@@ -175,8 +175,9 @@ def alt_hist(obs: Observed, cells: Cells) -> Array:
     return out
 
 
-def solve(null: Array, alt: Array, cells: Cells, level: float, integral: bool = True) -> Array:
-    """x[cell, bin] ∈ [0, 1], non-decreasing in the bin: the programme's rejection probabilities."""
+def solve(null: Array, alt: Array, cells: Cells, level: float | Array, integral: bool = True) -> Array:
+    """x[cell, bin] ∈ [0, 1], non-decreasing in the bin: the programme's rejection probabilities (level: one for
+    every null row, or one a row)."""
     nb = len(edges())
     nv = cells.count * nb
     rows, cols, vals = [], [], []
