@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,3 +144,68 @@ def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[Fake
     assert result.exit_code == 0, result.output
     # 20 calls at most one every 50 ms: the last starts no sooner than 0.95 s after the first
     assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
+
+
+def _trickling_models_server(seconds: float) -> tuple[str, threading.Event]:
+    """A server that answers a call at once but sends its `GET /models` list a byte every half second for
+    `seconds`: within every read timeout, never done in time."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
+                head += chunk
+            if head.startswith(b"GET"):
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                deadline = time.monotonic() + seconds
+                while time.monotonic() < deadline and not done.is_set():
+                    with contextlib.suppress(OSError):
+                        conn.sendall(b"1\r\n \r\n")
+                    time.sleep(0.5)
+                return
+            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+            body = head.partition(b"\r\n\r\n")[2]
+            while len(body) < length and (chunk := conn.recv(65536)):
+                body += chunk
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply))
+
+    def serve() -> None:
+        with listener:
+            listener.settimeout(0.2)
+            while not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    conn, _ = listener.accept()
+                    threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", done
+
+
+def test_a_server_trickling_its_model_list_cannot_hold_the_run(tmp_path: Path, servers: list[FakeServer], key: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: a pool's check of its servers' models waited per read only, so a server sending its list a
+    byte at a time held the run before its first call for as long as it liked; now MODELS_WAIT_S in all, and the
+    server is let in as one that did not answer."""
+    from benchcard.run import _pool
+
+    monkeypatch.setattr(_pool, "MODELS_WAIT_S", 1.0)
+    configure(servers)
+    url, done = _trickling_models_server(seconds=40.0)
+    try:
+        project = ab_project(tmp_path, fixtures=2, repetitions=1)
+        (tmp_path / "benchcard.yaml").write_text(
+            f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+            f"      - {{url: '{servers[0].base_url}', concurrency: 1}}\n      - {{url: '{url}', concurrency: 1}}\n",
+            encoding="utf-8")
+        started = time.monotonic()
+        result = bc(project, "run", "colour-ab")
+        took = time.monotonic() - started
+    finally:
+        done.set()
+    assert result.exit_code == 0, result.output
+    assert took < 20.0
+    assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4

@@ -36,6 +36,9 @@ from benchcard.run.providers.base import (
 )
 
 MAX_OUT_S = 300.0
+#: The longest a server's `GET /models` is waited on, in all: the client's timeout is per read, and a server that
+#: sends its list a byte at a time (or never ends it) held the run before its first call for as long as it liked.
+MODELS_WAIT_S = 10.0
 
 
 class _Server:
@@ -154,9 +157,10 @@ class PoolProvider(Provider):
         try:
             key = read_key(provider.config)
             headers = {**provider.config.headers, **provider.vendor_headers(key)}
-            response = await provider.client.get(f"{server.url}/models", headers=headers, timeout=10.0)
+            async with asyncio.timeout(MODELS_WAIT_S):
+                response = await provider.client.get(f"{server.url}/models", headers=headers, timeout=MODELS_WAIT_S)
             data = json.loads(response.content) if response.status_code == 200 else None
-        except (httpx.HTTPError, OSError, ValueError, CallError):
+        except (httpx.HTTPError, OSError, ValueError, CallError):  # TimeoutError is an OSError
             return None
         except Exception as exc:  # aiohttp errors come through the transport unwrapped
             if type(exc).__module__.startswith("aiohttp"):
