@@ -85,20 +85,22 @@ def test_notes_come_first_and_an_empty_ledger_has_no_head() -> None:
                                    "ledger ok: 0 row(s), hash chain intact, evidence of 0 judged run(s) unchanged"]
 
 
-def test_a_verdict_chains_past_damage_above_the_tail_and_ledger_verify_still_names_it(project: Project) -> None:
-    """Audit leftover: each append re-read and re-hashed the whole chain, so `verdict` refused over a row edited
-    anywhere. It reads the tail now (docs/verdict.md says what it checks); a row edited above the last two is
-    `ledger --verify`'s to name, before and after the verdict, whose row chains onto the last as always."""
+def test_a_verdict_refuses_a_ledger_edited_above_its_last_rows_and_ledger_verify_names_the_same_row(
+        project: Project) -> None:
+    """A row edited anywhere, not only near the end, stops the next verdict before it writes anything: the
+    refusal names the row `ledger --verify` names, and the ledger is left as it was."""
     _judged(project, 3)
     lines = project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[0] = json.dumps(json.loads(lines[0]) | {"finding": "win"}, separators=(",", ":")) + "\n"
     project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    before = project.ledger_path.read_bytes()
     run_dir = make_run(project, the_card(project), ab_metrics())
     given = cli_run(project, "verdict", run_dir.name)
-    assert given.exit_code == 0, given.output
-    rows = ledger.read(project)
-    assert [r.seq for r in rows] == [1, 2, 3, 4] and rows[3].prev == rows[2].hash and rows[3].run == run_dir.name
+    assert given.exit_code == 1
+    bad = ("results/ledger.jsonl: seq 1 (line 1) is the first bad row: its content does not match its hash (the row "
+           "was edited)")
+    assert given.stderr == f"error: refusing to append to a ledger that fails verification: {bad}\n"
+    assert project.ledger_path.read_bytes() == before
     checked = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
     assert checked.exit_code == 1
-    assert checked.stderr == ("error: results/ledger.jsonl: seq 1 (line 1) is the first bad row: its content does "
-                              "not match its hash (the row was edited)\n")
+    assert checked.stderr == f"error: {bad}\n"

@@ -12,11 +12,9 @@ not one is named by line and field); the hash is over the row's fields as writte
 
 Appends are serialised by a file lock (`results/ledger.jsonl.lock`) held across reading the last row and
 writing the new one, so two verdicts given at the same moment — from two processes — cannot both chain onto
-the same row. An append reads the ledger's tail only, from the end of the file, so its cost does not grow with
-the ledger: it refuses a torn last line, and a tail that does not hold (the last row or the one before it
-edited, the last row's `prev` not that row's hash, its `seq` not the next one, a first row that is not seq 1);
-then the refusal is the one `verify` gives, naming the first bad row. Damage further up (a row edited or
-deleted in the middle) is `verify`'s to find: a new row does not hide it, since every row keeps its own hash.
+the same row. A ledger that fails verification is never appended to: the whole chain is checked first, under
+the lock, so an edit anywhere in it stops the next verdict with `verify`'s own line instead of going unseen until
+someone runs `ledger --verify` (the check reads each row once: `benchmarks/ledger_append.py`).
 """
 
 from __future__ import annotations
@@ -138,15 +136,17 @@ def _load(project: Project) -> tuple[list[_Read], Torn | None]:
 
 
 def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
-    where = project.relative(project.ledger_path)
+    """One line as written (the hash covers every field, typed or not); the file's shown path is worked out only
+    for an error, since resolving it took most of a whole-chain check's time."""
     if not line.strip():
-        raise LedgerError(f"{where}: line {n} is empty; the ledger has no blank lines")
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is empty; the ledger has no blank "
+                          "lines")
     try:
-        row = json_loads(line.decode("utf-8"))  # raw: the hash covers every field written, typed or not
+        row = json_loads(line.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise LedgerError(f"{where}: line {n} is not JSON (an edited row)") from None
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not JSON (an edited row)") from None
     if not isinstance(row, dict):
-        raise LedgerError(f"{where}: line {n} is not a JSON object")
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not a JSON object")
     return row
 
 
@@ -255,8 +255,7 @@ def append(project: Project, row: LedgerRow) -> LedgerRow:
     """Append one row and return it complete: `seq`, `date`, `at`, `prev` and `hash` are set here.
 
     The row is made strict JSON (NaN and infinities become null) and checked against LedgerRow before it is
-    hashed. Under the lock, the ledger's tail is checked first (the module's docstring says what; `verify`
-    checks the whole chain); a tail that does not hold is reported, not extended.
+    hashed. The ledger is verified first, under the lock; a broken chain is reported, not extended.
     """
     blank = LedgerRow(card="", version=None, kind="", rig="", run="", cells=0, outcome="", finding="",
                       seal_root=None, evidence="")
@@ -307,17 +306,14 @@ def _lacks_final_newline(path: Any) -> bool:
 
 
 def check_appendable(project: Project) -> None:
-    """LedgerError, as `append` would raise it, when the ledger cannot take a row (a torn last line, a tail that
-    does not hold): asked before calls are spent on a run whose verdict would then be refused (`replicate`)."""
+    """LedgerError, as `append` would raise it, when the ledger cannot take a row (a torn last line, a chain
+    that does not verify): asked before calls are spent on a run whose verdict would then be refused (`replicate`)."""
     _appendable(project)
 
 
 def _appendable(project: Project) -> LedgerRow | None:
-    """The last row, which a new one chains onto (None for an empty ledger), once the tail holds; else the
-    refusal, named by a full read (only then: the error path alone reads the whole ledger)."""
-    tail = _tail(project)
-    if tail is not None:
-        return tail[-1][1] if tail else None
+    """The last row, which a new one chains onto (None for an empty ledger), once the whole chain verifies; else
+    the refusal, naming the torn line or the first bad row as `verify` does."""
     rows, torn = _load(project)
     if torn is not None:
         raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: line {torn.line} is "
@@ -327,57 +323,7 @@ def _appendable(project: Project) -> LedgerRow | None:
         _check_chain(rows, project.relative(project.ledger_path))
     except LedgerError as exc:
         raise LedgerError(f"refusing to append to a ledger that fails verification: {exc}") from None
-    raise LedgerError(f"refusing to append: {project.relative(project.ledger_path)}: its last rows do not hold, "
-                      "but the whole chain does; run `benchcard ledger --verify`")  # pragma: no cover
-
-
-_TAIL_CHUNK = 1 << 16
-
-
-def _tail(project: Project) -> list[_Read] | None:
-    """The ledger's last two rows (one, or none, in a shorter ledger), read backwards from the end of the file;
-    None when they do not hold: a torn or unreadable last line, either row edited, the last one's `prev` not
-    the hash of the row before it or its `seq` not the next, a lone first row that is not seq 1 without `prev`."""
-    path = _own(project)
-    if not path.is_file():
-        return []
-    try:
-        lines, at_start = _last_lines(path)
-        rows = [_typed(project, _object(project, line, 0), 0) for line in lines]
-    except (LedgerError, OSError):
-        return None
-    return rows if _tail_holds(rows, at_start) else None
-
-
-def _last_lines(path: Path) -> tuple[list[bytes], bool]:
-    """The file's last two lines (a last line without its newline counts), and whether they are all it holds."""
-    with open(path, "rb") as fh:
-        start = fh.seek(0, os.SEEK_END)
-        buf = b""
-        while start > 0 and buf.count(b"\n") < 3:  # two whole lines before a final newline, and the one before
-            step = min(_TAIL_CHUNK, start)
-            start -= step
-            fh.seek(start)
-            buf = fh.read(step) + buf
-    lines = buf.split(b"\n")
-    if not lines[-1]:
-        lines.pop()  # the file ends with a newline
-    if start > 0:
-        lines.pop(0)  # the end of a line further up
-    return lines[-2:], start == 0 and len(lines) <= 2
-
-
-def _tail_holds(rows: list[_Read], at_start: bool) -> bool:
-    if not rows:
-        return True
-    if any(raw.get("hash") != row_hash(raw) for raw, _ in rows):
-        return False
-    last = rows[-1][1]
-    if len(rows) == 1:
-        return at_start and last.seq == 1 and last.prev is None
-    before = rows[0][1]
-    first = not at_start or (before.seq == 1 and before.prev is None)
-    return first and last.seq == before.seq + 1 and last.prev == before.hash
+    return rows[-1][1] if rows else None
 
 
 def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
