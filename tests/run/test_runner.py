@@ -307,6 +307,24 @@ def test_a_redirect_is_neither_followed_nor_taken_for_an_answer(tmp_path: Path, 
     assert not [p for p in folder.rglob("*") if p.is_file() and b"hunter2" in p.read_bytes()]
 
 
+def test_a_redirect_to_an_address_that_is_not_a_url_stops_the_run_too(tmp_path: Path, server: FakeServer, key: str
+                                                                      ) -> None:
+    """Hostile audit: a 307 whose Location no URL parser reads (httpx: 'Invalid URL in location header') was
+    retried as a connection error, every cell, never saying the server pointed elsewhere. It stops the run at
+    once as any redirect does, in one line, the password in that Location left out."""
+    server.configure({"default_reply": "negative", "faults": [{"kind": "bad_redirect", "times": 5}]})
+    project = probe_project(tmp_path, server.base_url, repetitions=3)
+    result = bc(project, "run", PROBE, "--concurrency", "1")
+    assert result.exit_code == 1
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("error: HTTP 3xx: the server redirects the call to an address that is not a URL "
+                           "(Invalid port: 'x'); benchcard does not follow redirects"), last
+    assert "base_url" in last and "--resume" in last
+    assert server.stats()["calls"] == 1  # not retried, and the other cells not called
+    assert read_jsonl(only_run(project, PROBE) / "outputs.jsonl") == []
+    assert "hunter2" not in result.output + result.stderr
+
+
 def test_a_compressed_bomb_is_refused_before_it_fills_the_memory(tmp_path: Path, server: FakeServer, key: str
                                                                  ) -> None:
     """Hostile audit: 8 KiB of zstd that inflates to 256 MiB was inflated whole in memory (1 GiB from 32 KiB held

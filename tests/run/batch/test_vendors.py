@@ -191,3 +191,16 @@ def test_a_redirected_control_call_is_refused_not_followed_nor_read(status: int)
                                "the call to http://elsewhere.example/v1/batches/batch_1; benchcard does not follow "
                                "redirects, which would send the key and the request elsewhere: if that address is "
                                "the API's, set it as the provider's base_url")
+
+
+def test_a_control_call_redirected_to_an_address_that_is_not_a_url_is_refused_not_retried() -> None:
+    """Hostile audit: a 3xx whose Location is not a URL was retried as a connection error ('Invalid URL in location
+    header') until the attempts ran out; it is refused at once as any redirect is, its password never shown."""
+    moved = httpx.Response(307, json={}, headers={"location": "http://user:hunter2@elsewhere.example:x/v1"})
+    with pytest.raises(ProviderError) as info:
+        ask(openai(lambda r: moved), lambda v: v.poll("batch_1"))
+    assert len(SEEN) == 1
+    assert str(info.value) == ("GET https://api.example/v1/batches/batch_1: HTTP 3xx: the server redirects the call "
+                               "to an address that is not a URL (Invalid port: 'x'); benchcard does not follow "
+                               "redirects, which would send the key and the request elsewhere: if the API has "
+                               "moved, set its address as the provider's base_url")

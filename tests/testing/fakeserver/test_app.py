@@ -187,6 +187,12 @@ def test_fault_redirect_points_elsewhere_with_an_answer_in_its_body(fake: FakeSe
     assert resp.json()["choices"][0]["message"]["content"] == "redirected"
 
 
+def test_fault_bad_redirect_points_to_an_address_that_is_not_a_url(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"kind": "bad_redirect"}]})
+    with pytest.raises(httpx.RemoteProtocolError, match="Invalid URL in location header: Invalid port: 'x'"):
+        client.post("/chat/completions", json=chat("x"))
+
+
 def test_fault_zstd_bomb_is_a_small_body_that_inflates_to_256_mib(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "zstd_bomb"}]})
     with client.stream("POST", "/chat/completions", json=chat("x")) as resp:

@@ -29,6 +29,7 @@ from benchcard.run.batch._results import result_ids
 from benchcard.run.providers.base import (
     HttpProvider,
     SecretFilter,
+    bad_location,
     mapping,
     number,
     parse_retry_after,
@@ -190,15 +191,22 @@ class Vendor:
                     fh.write(scrub.end())
                 return None
         except (httpx.HTTPError, OSError) as exc:
-            if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
-                raise RunError(f"{stream_to}: {exc}") from None
-            raise RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}")) from None
+            raise self._transport(method, url, stream_to, exc) from None
         except ValueError:
             raise ProviderError(f"{method} {url}: the answer is not JSON") from None
         except Exception as exc:
             if type(exc).__module__.startswith("aiohttp"):
                 raise RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}")) from None
             raise
+
+    def _transport(self, method: str, url: str, stream_to: Path | None, exc: BaseException) -> Exception:
+        """What a call that got no answer raises: a redirect to an address that is not a URL (refused as any
+        redirect), a result file that cannot be written, or a connection error worth another attempt."""
+        if (moved := bad_location(exc)) is not None:
+            return ProviderError(self._scrub(f"{method} {url}: {moved}"))
+        if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
+            return RunError(f"{stream_to}: {exc}")
+        return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))
 
     def _raise(self, method: str, url: str, response: httpx.Response) -> None:
         status = response.status_code

@@ -416,6 +416,24 @@ def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
             "send the key and the request elsewhere: if that address is the API's, set it as the provider's base_url")
 
 
+#: How httpx says a 3xx's Location is not a URL: it raises this while the answer is received, before any is returned.
+_BAD_LOCATION = "Invalid URL in location header:"
+#: The status a redirect to an address that is not a URL is recorded with: one of 3xx (httpx does not say which).
+BAD_LOCATION_STATUS = 300
+
+
+def bad_location(exc: BaseException) -> str | None:
+    """What a 3xx whose `Location` is not a URL is told as (None for any other error): a redirect like any other,
+    never taken for a dropped connection and retried. httpx's reason names what it could not read, never the
+    address itself, so no password in it is shown."""
+    if not isinstance(exc, httpx.RemoteProtocolError) or not str(exc).startswith(_BAD_LOCATION):
+        return None
+    reason = visible(str(exc)[len(_BAD_LOCATION):].strip(" ."))[:100]
+    return (f"HTTP 3xx: the server redirects the call to an address that is not a URL ({reason}); benchcard does not "
+            "follow redirects, which would send the key and the request elsewhere: if the API has moved, set its "
+            "address as the provider's base_url")
+
+
 def _error_message(response: httpx.Response, content: bytes) -> str:
     """The server's own error message (OpenAI and Anthropic both use `error.message`), else the HTTP reason."""
     try:
@@ -495,6 +513,8 @@ class HttpProvider(Provider):
         except Exception as exc:
             if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
                 raise
+            if (moved := bad_location(exc)) is not None:
+                raise CallError(redact(moved, secret), status=BAD_LOCATION_STATUS) from None
             # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
             # name what really happened, from the aiohttp error underneath.
             cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc

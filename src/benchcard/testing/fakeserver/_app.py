@@ -52,6 +52,8 @@ PROXY_PAGE: Final = b"<!doctype html><html><body><h1>Please sign in to continue<
 
 #: Where a `redirect` fault points: another host, over plain http, with a password in the URL.
 REDIRECT_TO: Final = "http://mirror:hunter2@elsewhere.invalid/v1/chat/completions"
+#: Where a `bad_redirect` fault points: an address no URL parser reads (its port is not a number).
+BAD_REDIRECT_TO: Final = "http://mirror:hunter2@elsewhere.invalid:x/v1/chat/completions"
 #: How far a `zstd_bomb` inflates: far past any cap, from a body of about 8 KiB.
 BOMB_MIB: Final = 256
 
@@ -298,6 +300,8 @@ async def _fault_response(request: web.Request, anthropic: bool, fault: FaultRul
     if fault.kind == "redirect":  # with an answer in its body, as if the other host had already given it
         answer = openai_body(0, None, Answer("redirected", "stop", 0, None))
         return web.json_response(answer, status=307, headers={"Location": REDIRECT_TO})
+    if fault.kind == "bad_redirect":
+        return web.json_response({}, status=307, headers={"Location": BAD_REDIRECT_TO})
     if fault.kind == "zstd_bomb":
         return web.Response(body=zstd_bomb(BOMB_MIB), status=200, content_type="application/json",
                             headers={"Content-Encoding": "zstd"})
@@ -434,7 +438,8 @@ Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (co
 hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,
 JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message
 content is null: chat's `content: null`, no text block, no Responses output; finish_reason stop), redirect (307 to
-another host, an answer in its body), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the first
+another host, an answer in its body), bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that
+inflates to 256 MiB). A fault hits the first
 `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 """
 
