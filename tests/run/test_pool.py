@@ -146,9 +146,10 @@ def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[Fake
     assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
 
 
-def _trickling_models_server(seconds: float) -> tuple[str, threading.Event]:
+def _trickling_models_server(seconds: float, flood: int = 0) -> tuple[str, threading.Event]:
     """A server that answers a call at once but sends its `GET /models` list a byte every half second for
-    `seconds`: within every read timeout, never done in time."""
+    `seconds`: within every read timeout, never done in time. With `flood`, it sends at once a list of
+    `other/model` padded to `flood` bytes instead."""
     listener = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
     reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
@@ -158,6 +159,12 @@ def _trickling_models_server(seconds: float) -> tuple[str, threading.Event]:
             head = b""
             while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
                 head += chunk
+            if head.startswith(b"GET") and flood:
+                listed = b'{"data": [{"id": "other/model"}], "pad": "%s"}' % (b"x" * flood)
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (len(listed), listed))
+                return
             if head.startswith(b"GET"):
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
                 deadline = time.monotonic() + seconds
@@ -208,4 +215,29 @@ def test_a_server_trickling_its_model_list_cannot_hold_the_run(tmp_path: Path, s
         done.set()
     assert result.exit_code == 0, result.output
     assert took < 20.0
+    assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4
+
+
+def test_a_server_flooding_its_model_list_is_read_no_further_than_the_cap(tmp_path: Path, servers: list[FakeServer],
+                                                                          key: str, monkeypatch: pytest.MonkeyPatch
+                                                                          ) -> None:
+    """Hostile audit: a pool's check read a server's GET /models whole, however large, into memory. It reads at
+    most MODELS_BYTES (8 MiB; 1 MiB here) and lets a server whose list is larger in, unread, as one that did not
+    answer: here a 16 MiB list naming another model, which read whole would have refused the pool."""
+    from benchcard.run import _pool
+
+    monkeypatch.setattr(_pool, "MODELS_BYTES", 2**20, raising=False)
+    configure(servers)
+    url, done = _trickling_models_server(seconds=0.0, flood=16 * 2**20)
+    try:
+        project = ab_project(tmp_path, fixtures=2, repetitions=1)
+        (tmp_path / "benchcard.yaml").write_text(
+            f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+            f"      - {{url: '{servers[0].base_url}', concurrency: 1}}\n      - {{url: '{url}', concurrency: 1}}\n",
+            encoding="utf-8")
+        result = bc(project, "run", "colour-ab")
+    finally:
+        done.set()
+    assert result.exit_code == 0, result.output
+    assert "other/model" not in result.output + result.stderr
     assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4

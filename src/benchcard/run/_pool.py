@@ -32,6 +32,7 @@ from benchcard.run.providers.base import (
     Provider,
     ProviderConfig,
     is_retryable,
+    read_capped,
     read_key,
 )
 
@@ -39,6 +40,9 @@ MAX_OUT_S = 300.0
 #: The longest a server's `GET /models` is waited on, in all: the client's timeout is per read, and a server that
 #: sends its list a byte at a time (or never ends it) held the run before its first call for as long as it liked.
 MODELS_WAIT_S = 10.0
+#: The most of a server's `GET /models` list that is read (a list of models is kilobytes; OpenRouter's whole
+#: catalogue about 1 MB): a server sending more is not read further, and is let in as one that did not answer.
+MODELS_BYTES = 8 * 2**20
 
 
 class _Server:
@@ -157,9 +161,11 @@ class PoolProvider(Provider):
         try:
             key = read_key(provider.config)
             headers = {**provider.config.headers, **provider.vendor_headers(key)}
-            async with asyncio.timeout(MODELS_WAIT_S):
-                response = await provider.client.get(f"{server.url}/models", headers=headers, timeout=MODELS_WAIT_S)
-            data = json.loads(response.content) if response.status_code == 200 else None
+            async with (asyncio.timeout(MODELS_WAIT_S),
+                        provider.client.stream("GET", f"{server.url}/models", headers=headers,
+                                               timeout=MODELS_WAIT_S) as response):
+                ok = response.status_code == 200
+                data = json.loads(await read_capped(response, MODELS_BYTES, "too large")) if ok else None
         except (httpx.HTTPError, OSError, ValueError, CallError):  # TimeoutError is an OSError
             return None
         except Exception as exc:  # aiohttp errors come through the transport unwrapped

@@ -18,7 +18,7 @@ import time
 import urllib.parse
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any, ClassVar, Literal
@@ -379,28 +379,35 @@ def _inflater(headers: httpx.Headers) -> _Inflater | None:
     return _Inflater(encoding)
 
 
-async def _read_capped(response: httpx.Response) -> bytes:
-    """The body of an answer, refused past `MAX_REPLY_BYTES` (declared, streamed or inflated from a compressed
-    body) before more of it is held: a server's garbage must not fill the memory or outputs.jsonl."""
+async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> AsyncIterator[bytes]:
+    """A body's blocks as they arrive (inflated, when compressed, never past the cap), CallError(`too_large`) as
+    soon as they pass `cap` bytes (declared, streamed or inflated): so that a reader may write them out or join
+    them without a server's garbage filling the memory or the disk first."""
     inflater = _inflater(response.headers)
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and inflater is None:
-        if int(declared) > MAX_REPLY_BYTES:
-            raise CallError(_TOO_LARGE)
-        return await response.aread()
-    parts: list[bytes] = []
+    if inflater is None and declared.isdigit() and int(declared) > cap:
+        raise CallError(too_large)
     size = 0
     async for raw in response.aiter_raw():
-        block = raw if inflater is None else inflater.feed(raw, MAX_REPLY_BYTES - size)
+        block = raw if inflater is None else inflater.feed(raw, cap - size)
         size += len(block)
-        if size > MAX_REPLY_BYTES:
-            raise CallError(_TOO_LARGE)
-        parts.append(block)
+        if size > cap:
+            raise CallError(too_large)
+        yield block
     if inflater is not None:
-        parts.append(inflater.end(MAX_REPLY_BYTES - size))
-        if size + len(parts[-1]) > MAX_REPLY_BYTES:
-            raise CallError(_TOO_LARGE)
-    return b"".join(parts)
+        rest = inflater.end(cap - size)
+        if size + len(rest) > cap:
+            raise CallError(too_large)
+        yield rest
+
+
+async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_large: str = _TOO_LARGE) -> bytes:
+    """The body of an answer, refused past `cap` (`MAX_REPLY_BYTES` for a call's reply) before more of it is held:
+    a server's garbage must not fill the memory or outputs.jsonl."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and _inflater(response.headers) is None and int(declared) <= cap:
+        return await response.aread()
+    return b"".join([block async for block in capped_blocks(response, cap, too_large)])
 
 
 def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
@@ -507,7 +514,7 @@ class HttpProvider(Provider):
         try:
             response = await self.client.send(request, stream=True)
             try:
-                content = await _read_capped(response)
+                content = await read_capped(response)
             finally:
                 await response.aclose()
         except Exception as exc:
