@@ -4,8 +4,15 @@ limit and pool are tested end to end over sockets in test_runner.py."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import http.client
+import http.server
 import random
+import socket
 import ssl
+import threading
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -85,3 +92,113 @@ def test_every_client_of_a_process_shares_one_tls_context_made_as_httpx_makes_it
     assert clients[-1]._transport.ssl_context is not first  # type: ignore[attr-defined]
     for client in clients:
         asyncio.run(client.aclose())
+
+
+# ----------------------------------------------------------------------------------- proxies ($HTTP_PROXY and kin)
+
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+              "no_proxy")
+
+
+class _Forwarder(http.server.BaseHTTPRequestHandler):
+    """A plain forwarding proxy: records each request line and its Proxy-Authorization, sends the request on to
+    the fake server whatever host the URL names (a name only this proxy can resolve), returns the answer."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, str | None]]
+    upstream: int
+
+    def do_POST(self) -> None:
+        self.seen.append((self.path, self.headers.get("Proxy-Authorization")))
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in {"proxy-authorization", "connection"}}
+        conn.request("POST", urllib.parse.urlsplit(self.path).path, body=body, headers=headers)
+        answer = conn.getresponse()
+        content = answer.read()
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.getheader("Content-Type", "application/json"))
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        self.wfile.write(content)
+        conn.close()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, list[tuple[str, str | None]]]]:
+    """A forwarding proxy on 127.0.0.1 (its port, and what passed through it), with no proxy variable set."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    seen: list[tuple[str, str | None]] = []
+    handler = type("Forwarder", (_Forwarder,), {"seen": seen, "upstream": server.port})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1], seen
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _files_holding(root: Path, text: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
+
+
+def test_a_run_goes_through_the_proxy_the_environment_names(tmp_path: Path, server: FakeServer, key: str,
+                                                           proxy: tuple[int, list[tuple[str, str | None]]],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit 11: $HTTP_PROXY was ignored. The endpoint's name resolves only at the proxy, so every call
+    answered went through it, with the proxy's credentials, which no file of the project holds."""
+    port, seen = proxy
+    server.configure({"default_reply": "red"})
+    monkeypatch.setenv("HTTP_PROXY", f"http://puser:pr0xy-s3cret@127.0.0.1:{port}")
+    upstream = f"http://upstream.invalid:{server.port}/v1"
+    project = ab_project(tmp_path, upstream, fixtures=2, repetitions=1)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(seen) == 4 and {path for path, _ in seen} == {upstream + "/chat/completions"}
+    assert {auth for _, auth in seen} == {"Basic " + base64.b64encode(b"puser:pr0xy-s3cret").decode()}
+    assert [r["status"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")] == ["ok"] * 4
+    assert "pr0xy-s3cret" not in result.output and _files_holding(project.root, "pr0xy-s3cret") == []
+
+
+def test_no_proxy_and_loopback_go_direct(tmp_path: Path, server: FakeServer, key: str,
+                                         proxy: tuple[int, list[tuple[str, str | None]]],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server is never sent to the proxy (which could not reach it), and $NO_PROXY's hosts are not
+    either: the name only the proxy resolves then fails to connect, and the proxy saw nothing."""
+    port, seen = proxy
+    server.configure({"default_reply": "red"})
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    direct = ab_project(tmp_path / "direct", server.base_url, fixtures=2, repetitions=1)
+    assert CliRunner().invoke(cli, ["-C", str(direct.root), "run", "colour-ab", "--json"]).exit_code == 0
+    monkeypatch.delenv("NO_PROXY")
+    assert CliRunner().invoke(cli, ["-C", str(direct.root), "run", "colour-ab", "--json"]).exit_code == 0
+    assert seen == []
+    monkeypatch.setenv("NO_PROXY", "example.org,upstream.invalid")
+    named = ab_project(tmp_path / "named", f"http://upstream.invalid:{server.port}/v1", fixtures=4, repetitions=1)
+    result = CliRunner().invoke(cli, ["-C", str(named.root), "run", "colour-ab", "--attempts", "1",
+                                      "--concurrency", "1"])
+    assert result.exit_code != 0 and "upstream.invalid" in result.output
+    assert seen == []
+
+
+def test_an_unreachable_proxy_is_one_line_without_its_password(tmp_path: Path, server: FakeServer, key: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://puser:pr0xy-s3cret@127.0.0.1:{closed}")
+    monkeypatch.setenv("HTTP_PROXY", f"http://puser:pr0xy-s3cret@127.0.0.1:{closed}")
+    project = ab_project(tmp_path, f"http://upstream.invalid:{server.port}/v1", fixtures=4, repetitions=1)
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1",
+                                      "--concurrency", "1"])
+    assert result.exit_code != 0, (result.output, result.stderr)
+    assert f"proxy 127.0.0.1:{closed}" in result.output, result.output
+    assert "pr0xy-s3cret" not in result.output + result.stderr
+    assert _files_holding(project.root, "pr0xy-s3cret") == []

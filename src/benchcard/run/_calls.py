@@ -59,6 +59,9 @@ REFUSED_FIXTURES = 3
 """Fixtures (or all, when fewer) that refusals alike in a row must hit, with every variant, to stop the run."""
 MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
 ERROR_CHARS = 300
+LOOPBACK: Mapping[str, httpx.AsyncBaseTransport | None] = {
+    "all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None}
+"""Hosts never sent through a proxy, whatever $NO_PROXY says (None: the client's own, direct transport)."""
 
 
 class _NoCookies(httpx.Cookies):
@@ -74,17 +77,39 @@ class _NoCookies(httpx.Cookies):
 
 def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTransport | None = None
                 ) -> httpx.AsyncClient:
-    """The run's one HTTP client: httpx's API over aiohttp's connection pool, sized to the concurrency."""
-    from httpx_aiohttp import AiohttpTransport, HttpxAiohttpClient
+    """The run's one HTTP client: httpx's API over aiohttp's connection pool, sized to the concurrency.
 
+    With no transport given, httpx builds aiohttp's transports itself and so honours $HTTPS_PROXY, $HTTP_PROXY,
+    $ALL_PROXY and $NO_PROXY as plain httpx does (`trust_env`; a transport passed in turns that off, hence never
+    here); a loopback address is never sent to a proxy, which could not reach this machine's own servers."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    options: dict[str, Any] = {"limits": limits, "timeout": httpx.Timeout(timeout),
+                               "headers": {"Accept-Encoding": ACCEPT_ENCODING}}
     if transport is None:
         tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        transport = AiohttpTransport(limits=limits, verify=tls)
-    client: httpx.AsyncClient = HttpxAiohttpClient(transport=transport, limits=limits, timeout=httpx.Timeout(timeout),
-                                                   headers={"Accept-Encoding": ACCEPT_ENCODING})
+        client: httpx.AsyncClient = _client_class()(verify=tls, trust_env=True, mounts=LOOPBACK, **options)
+    else:
+        client = _client_class()(transport=transport, **options)
     client._cookies = _NoCookies()  # the public setter would copy into a plain jar
     return client
+
+
+@lru_cache(maxsize=1)
+def _client_class() -> type[httpx.AsyncClient]:
+    """httpx-aiohttp's client, its proxies' credentials sent as a header: the transport hands them to aiohttp as
+    `BasicAuth`, which aiohttp 3.14 deprecates (a warning on every call). Imported late: aiohttp costs 0.1 s."""
+    from httpx_aiohttp import HttpxAiohttpClient
+
+    class Client(HttpxAiohttpClient):
+        def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
+            headers = httpx.Headers(proxy.headers)
+            if proxy.auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
+                user, password = proxy.auth
+                headers["Authorization"] = httpx.BasicAuth(user, password)._auth_header
+            plain = httpx.Proxy(proxy.url, headers=headers)  # the URL without its user and password
+            return super()._init_proxy_transport(plain, *args, **kwargs)
+
+    return Client
 
 
 @lru_cache(maxsize=4)

@@ -527,7 +527,7 @@ class HttpProvider(Provider):
             cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
             if isinstance(cause, TimeoutError | httpx.TimeoutException):
                 raise RetryableError("timed out waiting for the server") from None
-            raise RetryableError(redact(f"connection error: {type(cause).__name__}: {cause}", secret)) from None
+            raise RetryableError(redact(_connection_error(cause), secret)) from None
         status = response.status_code
         if 300 <= status < 400:
             raise CallError(redact(redirected(status, response.headers.get("location"), self.url), secret),
@@ -545,6 +545,17 @@ class HttpProvider(Provider):
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
             raise RetryableError(f"malformed response: HTTP {status} with a body that is not JSON "
                                  f"({len(content)} bytes, {kind})", status=status) from None
+
+
+def _connection_error(cause: BaseException) -> str:
+    """What failed to connect: a proxy from the environment is named as such (its host and port; its user and
+    password, held apart from its URL by httpx, never reach the message)."""
+    import aiohttp
+
+    if isinstance(cause, aiohttp.ClientProxyConnectionError):
+        return (f"connection error: cannot reach the proxy {cause.host}:{cause.port} ($HTTPS_PROXY, $HTTP_PROXY "
+                f"or $ALL_PROXY; $NO_PROXY lists the hosts called directly): {cause.os_error}")
+    return f"connection error: {type(cause).__name__}: {cause}"
 
 
 def _is_client_error(exc: BaseException) -> bool:
