@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from benchcard._util.text import (
+    ascii_decimal,
+    ascii_int,
     balanced_isolates,
     displayable,
     escape,
@@ -63,3 +65,11 @@ def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:
 def test_one_escape_notation_python_s_as_repr_writes_it(ch: str) -> None:
     assert escape(ch) == repr(ch)[1:-1]  # what terminal_text, names.visible and names.shown all write
 
+
+
+def test_numbers_are_read_in_ascii_digits_only() -> None:
+    """int() and float() take any script's digits and underscores: '١٢' and '1_2' are both 12 to them."""
+    assert [ascii_int(t) for t in ("12", "007", "1_2", "\u0661\u0662", "+1", " 1", "1.0", "", "\uff11")] == [
+        12, 7, None, None, None, None, None, None, None]
+    assert [ascii_decimal(t) for t in ("0.5", ".5", "1.", "1", "0_1", "\u0660.\u0665", "1e0", "nan", "-0.1")] == [
+        0.5, 0.5, 1.0, 1.0, None, None, None, None, None]

@@ -78,6 +78,13 @@ def test_sheet_names_shuffle_differently(project: Project, tmp_path: Path) -> No
         (lambda rows: rows[0].update(grade="1.5"), "row 2, column 'grade': expected pass, fail or a number"),
         (lambda rows: rows[4].update(row="999"), "row 6, column 'row': sheet row 999 is not on the exported sheet"),
         (lambda rows: rows[4].update(row="x"), "row 6, column 'row': expected a sheet row id"),
+        # int() read these as rows 5 and 3 (hostile audit 11); float() read '0_1' as 1 and '٠' as 0
+        (lambda rows: rows[4].update(row="0_" + rows[4]["row"]), "row 6, column 'row': expected a sheet row id "
+                                                                 "(a whole number in the digits 0-9), got '0_"),
+        (lambda rows: rows[4].update(row="".join(chr(0x660 + int(c)) for c in rows[4]["row"])),
+         "row 6, column 'row': expected a sheet row id (a whole number in the digits 0-9), got '"),
+        (lambda rows: rows[0].update(grade="0_1"), "row 2, column 'grade': expected pass, fail or a number"),
+        (lambda rows: rows[0].update(grade="\u0660.\u0665"), "row 2, column 'grade': expected pass, fail or a number"),
         (lambda rows: rows[1].update(row=rows[0]["row"]), "row 3, column 'row': sheet row 1 appears twice"),
         (lambda rows: rows[7].update(fixture="ex-99"), "row 9, column 'fixture': sheet row 8 was exported as fixture"),
     ],

@@ -8,7 +8,8 @@ could reorder what is around it on a page (a right-to-left letter or a bidi cont
 characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or set the
 clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it; one line printed for a person (a table's cell, a
 report's line) also shows a newline, a tab and Unicode's line separators as escapes (`terminal_line`). A
-character is escaped in one notation everywhere but JSON, Python's (`escape`).
+character is escaped in one notation everywhere but JSON, Python's (`escape`). A number written by a person or a
+server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and `float()` also take '٣' and '1_2'.
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # what `terminal_text` leaves and would still break a line or jump along it
 _LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
+_WHOLE = re.compile("[0-9]{1,18}")
+_DECIMAL = re.compile(r"[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18}")
+
+
+def ascii_int(text: str) -> int | None:
+    """The whole number `text` is in ASCII digits and nothing else (no sign, space or underscore), else None."""
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def ascii_decimal(text: str) -> float | None:
+    """The number `text` is in ASCII digits with at most one decimal point (`0.5`, `.5`, `1.`), else None."""
+    return float(text) if _DECIMAL.fullmatch(text) else None
 
 
 def displayable(text: str) -> str:

@@ -14,7 +14,6 @@ When the verdict is given, `verdict/_agreement.py` compares them with the automa
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.safewrite import write_new
-from benchcard._util.text import displayable, plain_text, spreadsheet_text
+from benchcard._util.text import ascii_decimal, ascii_int, displayable, plain_text, spreadsheet_text
 from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
@@ -175,11 +174,8 @@ def parse_grade(text: str) -> str | float | None:
         return None
     if t in ("pass", "fail"):
         return t
-    try:
-        value = float(t)
-    except ValueError:
-        raise ValueError("expected pass, fail or a number from 0 to 1") from None
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+    value = ascii_decimal(t)  # float() would read '0_0' as 0 and '٠.٥' as 0.5
+    if value is None or not 0.0 <= value <= 1.0:
         raise ValueError("expected pass, fail or a number from 0 to 1")
     return value
 
@@ -257,10 +253,9 @@ def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, Sh
     def fail(col: str, why: str) -> RunError:
         return RunError(f"{shown}: row {n}, column '{col}': {why}")
 
-    try:
-        row_id = int(cell("row").strip())
-    except ValueError:
-        raise fail("row", f"expected a sheet row id (a whole number), got {cell('row')!r}") from None
+    row_id = ascii_int(cell("row").strip())
+    if row_id is None:  # int() would read '1_2' as 12 and '٣' as 3: another row's grade
+        raise fail("row", f"expected a sheet row id (a whole number in the digits 0-9), got {cell('row')!r}")
     if row_id not in mapping:
         raise fail("row", f"sheet row {row_id} is not on the exported sheet {name!r}")
     if row_id in seen:

@@ -75,3 +75,21 @@ def test_a_grade_of_thousands_of_digits_is_unreadable_not_a_traceback(tmp_path: 
     assert "24 judgements (3 per ok output): 18 read as grades, 6 unreadable, 0 truncated, 0 failed" in result.output
     assert read_answer(spec_of(tmp_path / "spec", **{"scale: pass_fail": "scale: {min: 1, max: 5}"}),
                        "GRADE: 0000000005") == {"score": 1.0}
+
+
+def test_a_grade_in_digits_other_than_ascii_is_unreadable(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Hostile audit 11: `GRADE: ٥` (an Arabic-Indic five) read as 5, since the pattern's \\d and int() take any
+    script's digits; a grade is read in the digits 0-9 only, anything else an unreadable judgement."""
+    text = card_text(**{"scale: pass_fail": "scale: {min: 1, max: 5}", '"GRADE: PASS"': '"GRADE: 5"',
+                        '["It does not say.\\nGRADE: FAIL", "GRADE: fail"]': '["GRADE: 1"]'})
+    judge_project(tmp_path, server.base_url, fixtures=2, card_text=text)
+    server.configure({"replies": [{"match": "<<A RED", "replies_cycle": ["GRADE: 5", "GRADE: \u0665"]},
+                                  {"match": "<<A tomato", "reply": "GRADE: 1"},
+                                  {"match": "Mention the colour", "reply": ECHO}, {"match": "", "reply": "A tomato."}]})
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "run", CARD_ID])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "24 judgements (3 per ok output): 18 read as grades, 6 unreadable, 0 truncated, 0 failed" in result.output
+    spec = spec_of(tmp_path / "spec", **{"scale: pass_fail": "scale: {min: 1, max: 5}"})
+    for bad in ("GRADE: \u0663", "GRADE: \uff13", "GRADE: 0_3"):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(spec, bad)

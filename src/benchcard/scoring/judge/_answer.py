@@ -90,7 +90,7 @@ def _value(spec: JudgeSpec, value: Any) -> float:
         if isinstance(value, str) and value.casefold() in (passed, failed):
             return 1.0 if value.casefold() == passed else 0.0
         raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,18}", value):  # int() refuses past 4,300 digits
+    if isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", value):  # not int()'s '٣' or '1_2'
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and scale.low <= value <= scale.high:
         return scale.value(value)
