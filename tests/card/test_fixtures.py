@@ -37,6 +37,26 @@ def test_two_fixture_files_whose_names_differ_only_by_case_are_refused(tmp_path:
     assert not (root / "keys" / "tiny-ab" / "v1.seal.json").exists()
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("CON.txt", "is a device name on Windows"), ("nul.txt", "is a device name on Windows"),
+    ("Com1.txt", "is a device name on Windows"), ("lpt1.draft.txt", "is a device name on Windows"),
+    ("AUX .txt", "is a device name on Windows"), ("item:02.txt", "holds ':', which Windows does not allow"),
+    ("what?.txt", "holds '?', which Windows does not allow"),
+])
+def test_a_fixture_file_windows_cannot_hold_is_refused(tmp_path: Path, name: str, why: str) -> None:
+    """Hostile audit 11: a card sealed on Linux with fixtures/tiny-ab/CON.txt (or item:02.txt) cannot be checked
+    out on Windows, so nobody there can check its seal; refused at seal and check, in one line."""
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / name).write_text("another item\n", encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith(f"error: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/{name}: the name "
+                           f"{name!r} {why}"), line
+    assert line.endswith("so a clone of the project there cannot hold the file; rename it")
+    assert not (root / "keys" / "tiny-ab" / "v1.seal.json").exists()
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 1 and f"  {line}\n" in checked.stdout
+
+
 def test_the_same_name_in_two_folders_is_refused(tmp_path: Path) -> None:
     root = make_ab_project(tmp_path / "proj")
     other = root / "fixtures" / "more"

@@ -12,6 +12,10 @@ from pathlib import Path
 from benchcard.errors import CardError
 from benchcard.project import Project
 
+#: Names Windows keeps for its devices, whatever the extension or case (`con.txt`, `Lpt1.md`): no file there has one.
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{n}" for d in ("COM", "LPT") for n in "123456789¹²³")})
+_NOT_ON_WINDOWS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
+
 
 def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path]:
     """The files the fixtures glob matches, by stem, each resolved and inside the project.
@@ -53,6 +57,8 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
 def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> dict[str, Path]:
     """The fixtures, when no two ids differ only by case: such files (and their keys) are one file on macOS and
     Windows, so a clone there would keep one of them and the seal would name a fixture changed."""
+    for path in fixtures.values():
+        _windows_can_hold(project, source, path)
     seen: dict[str, str] = {}
     for fixture in sorted(fixtures):
         other = seen.setdefault(fixture.casefold(), fixture)
@@ -61,6 +67,23 @@ def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> 
                             f"case: on macOS and Windows their files ({project.relative(fixtures[other])} and "
                             f"{project.relative(fixtures[fixture])}) are one file; rename one")
     return fixtures
+
+
+def _windows_can_hold(project: Project, source: str, path: Path) -> None:
+    """A fixture's path must be one Windows can check out: a card sealed on Linux is checked anywhere."""
+    shown = project.relative(path)
+    for part in Path(shown).parts:
+        bad = sorted(set(part) & _NOT_ON_WINDOWS)
+        if bad:
+            why = f"holds {bad[0]!r}, which Windows does not allow in a file name"
+        elif part.split(".")[0].rstrip(" ").upper() in _RESERVED:
+            why = "is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension or case)"
+        elif part.endswith((".", " ")):
+            why = "ends in a dot or a space, which Windows drops from a file name"
+        else:
+            continue
+        raise CardError(f"{source}: field 'fixtures': {shown}: the name {part!r} {why}, so a clone of the "
+                        "project there cannot hold the file; rename it")
 
 
 def _add(project: Project, source: str, fixtures: dict[str, Path], path: Path) -> None:
