@@ -352,6 +352,10 @@ def test_a_fixture_larger_than_any_model_reads_is_one_line_from_every_command(tm
                                                  '42: quote the text as written'),
     (("why: The only right answer.", "why: 0.10"), "got 0.1; YAML reads it unquoted as the number 0.1: quote the "
                                                    "text as written"),
+    (("method: rules\n  rules:\n    - {id: says_red, must_match: /^\\s*red\\s*$/i, why: The only right answer.}",
+      "method: exact\n  expected: no"),  # hostile audit 11: the value was not shown
+     "field 'scoring.expected': expected the exact expected output as text, got False; YAML 1.1 reads yes, no, on, "
+     'off, true and false unquoted as true/false, not as text: quote the word as written ("no", "off")'),
 ])
 def test_a_word_yaml_reads_as_another_type_where_text_is_expected_says_how_to_quote_it(
         tmp_path: Path, edit: tuple[str, str], expected: str) -> None:

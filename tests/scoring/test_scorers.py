@@ -95,7 +95,7 @@ def _fail(where: object, expected: str) -> CardError:
     [
         ({"method": "regex"}, "unknown scoring method 'regex'"),
         ({"method": "exact"}, "expected exactly one of expected .* or expected_from_key"),
-        ({"method": "exact", "expected": 3}, "expected the exact expected output as text"),
+        ({"method": "exact", "expected": 3}, "expected the exact expected output as text, got 3"),
         ({"method": "rules", "rules": [{"id": "a", "must_match": "/(/", "why": "x"}]}, "rule 'a'"),
         ({"method": "rules", "rules": [{"id": "a", "why": "x"}]}, "exactly one of must_match"),
         ({"method": "rules", "rules": [{"id": "a", "must_match": "/a/"}]}, "expected the reason"),

@@ -102,7 +102,7 @@ def _parse_exact(raw: Mapping[str, Any], fail: Fail) -> ExactSpec:
         raise fail(("expected",), "expected exactly one of expected (one answer for every fixture) or "
                                   "expected_from_key (the key field holding each fixture's answer)")
     if "expected" in raw and not isinstance(expected, str):
-        raise fail(("expected",), "expected the exact expected output as text")
+        raise fail(("expected",), f"expected the exact expected output as text, got {repr(expected)[:80]}")
     if isinstance(expected, str) and KEY_SLOT.search(expected):
         raise fail(("expected",), "is compared literally, {{key.…}} is not filled in; to take each "
                                   "fixture's answer from its key, write expected_from_key: <field>")
