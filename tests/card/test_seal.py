@@ -365,3 +365,18 @@ def test_two_seals_at_once_never_replace_each_others_seal(tmp_path: Path, monkey
     assert result.exit_code == 1
     assert "v1 is already sealed and its content differs" in result.stderr
     assert first.read_bytes() == sealed_first
+
+
+@pytest.mark.parametrize("stray", ["vbackup.seal.json", "v1_0.seal.json", "v\u0663.seal.json", "v01.seal.json"])
+def test_a_file_in_keys_not_named_as_seal_names_one_is_no_seal(tmp_path: Path, stray: str) -> None:
+    """Hostile audit 11 (int() on text from outside): `vbackup.seal.json` beside the seals made seal and check end
+    in a traceback, and `v1_0.seal.json` (or an Arabic-Indic three) read as a sealed v10 (v3), so sealing v1
+    was refused as going down; only `v<N>.seal.json` in ASCII digits is a seal."""
+    root = make_ab_project(tmp_path / "proj")
+    (root / "keys" / "tiny-ab").mkdir(parents=True, exist_ok=True)
+    (root / "keys" / "tiny-ab" / stray).write_text("{}", encoding="utf-8")
+    sealed = bc(root, "seal", "tiny-ab")
+    assert sealed.exit_code == 0, (sealed.output, sealed.exception)
+    assert (root / "keys" / "tiny-ab" / "v1.seal.json").is_file()
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 0 and "1 card(s) ok, 0 failed" in checked.stdout, (checked.output, checked.exception)

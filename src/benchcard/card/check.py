@@ -211,8 +211,7 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
     problems = []
     entries = {h.version: h for h in card.history}
     current = card.protocol()
-    for path in sorted(project.keys_dir(card.id).glob("v*.seal.json")):
-        version = int(path.name[1:].split(".")[0])
+    for version in sealmod.sealed_versions(card.id, project):
         sealed = sealmod.read(card.id, version, project) if version < card.version else None
         if not sealed:
             continue

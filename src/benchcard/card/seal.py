@@ -7,6 +7,7 @@ that changed and both digests, so a sealed version cannot change silently.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -142,6 +143,17 @@ def _relative(real: Path | str, root: str, project: Project) -> str:
     return project.relative(Path(real))
 
 
+_SEAL_NAME = re.compile(r"v(0|[1-9][0-9]{0,8})\.seal\.json")
+
+
+def sealed_versions(card_id: str, project: Project) -> list[int]:
+    """The versions sealed for a card, in order: the files named as `seal` names them, `v<N>.seal.json`. Another
+    file there (`vbackup.seal.json`, `v1_0.seal.json`) is no seal; int() read the last as v10 and the first
+    ended in a traceback."""
+    names = (_SEAL_NAME.fullmatch(p.name) for p in project.keys_dir(card_id).glob("v*.seal.json"))
+    return sorted(int(m.group(1)) for m in names if m is not None)
+
+
 def read(card_id: str, version: int, project: Project) -> SealFile | None:
     """The seal of that version, or None when it has none; SealError naming the file and field if it is not one."""
     path = project.seal_path(card_id, version)
@@ -163,7 +175,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
     existing = read(card.id, card.version, project)
     content = compute(card, project, existing)
     path = project.seal_path(card.id, card.version)
-    newer = sorted(int(p.name[1:].split(".")[0]) for p in project.keys_dir(card.id).glob("v*.seal.json"))
+    newer = sealed_versions(card.id, project)
     if newer and newer[-1] > card.version:
         raise SealError(
             f"{project.relative(card.path)}: version {card.version} is older than the sealed v{newer[-1]}; "
