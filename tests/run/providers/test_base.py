@@ -67,6 +67,10 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past
     assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None
+    # float() read these as 10 s, 3 s and 1,000 s: a header's seconds are ASCII digits (RFC 9110's delay-seconds)
+    for bad in ("1_0", "\u0663", "1e3", "-2", "inf", "nan"):
+        assert parse_retry_after(httpx.Headers({b"retry-after": bad.encode()})) is None, bad
+        assert parse_retry_after(httpx.Headers({b"retry-after-ms": bad.encode()})) is None, bad
 
 
 @pytest.mark.parametrize("form", ["%a %b %d %H:%M:%S %Y", "%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import math
 import os
 import re
 import time
@@ -26,6 +25,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from benchcard._util.names import visible
+from benchcard._util.text import ascii_decimal
 from benchcard._util.urls import basic_auth, split_credentials, strip_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
@@ -310,22 +310,15 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
     """Seconds to wait from `retry-after-ms`, `Retry-After` in seconds, or `Retry-After` as an HTTP date."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            value = float(millis) / 1000.0
-            if math.isfinite(value) and value >= 0:
-                return value
-        except ValueError:
-            pass
+    millis = ascii_decimal(headers.get("retry-after-ms", "").strip())  # not float()'s '٣', '1_0', 'inf' or '1e9'
+    if millis is not None:
+        return millis / 1000.0
     raw = headers.get("retry-after")
     if not raw:
         return None
-    try:
-        value = float(raw)
-        return value if math.isfinite(value) and value >= 0 else None
-    except ValueError:
-        pass
+    seconds = ascii_decimal(raw.strip())
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
