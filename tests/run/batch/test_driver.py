@@ -215,3 +215,72 @@ def test_a_result_line_for_an_id_this_batch_never_sent_is_refused_by_name(tmp_pa
     batch = read_jsonl(folder / "outputs.jsonl")[0]["batch"]
     assert s["warnings"] == [f"batch/chunk-000.results-0.jsonl: line 7: custom_id 'never-sent' is not a request of "
                              f"batch {batch} (chunk 0); the line is not used"]
+
+
+# ------------------------------------------------------------------------------ control answers not to be trusted
+
+
+def _said(result: Any, status: bool) -> str:
+    """The one line a run stops with (exit 1), or that `status` notes of a poll it could not make (exit 0)."""
+    if status:
+        assert result.exit_code == 0, result.output
+        [line] = [x.strip() for x in result.output.splitlines() if x.strip().startswith("note: could not poll: ")]
+        return str(line).removeprefix("note: could not poll: ")
+    assert result.exit_code == 1, result.output
+    return str(result.stderr.splitlines()[-1]).removeprefix("error: ")
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_trickled_poll_cannot_hold_status_nor_the_run(tmp_path: Path, server: FakeServer, key: str, vendor: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: a poll's answer was read with the client's per-read timeout only, so a vendor sending it a
+    byte every 0.2 s held `status` and `run --batch` for as long as it liked (a minute a poll here). A control
+    call is now waited CONTROL_WAIT_S in all (1 s here, 120 s in use), then given up as any failed call is."""
+    from benchcard.run.batch import _vendors
+
+    monkeypatch.setattr(_vendors, "CONTROL_WAIT_S", 1.0, raising=False)
+    server.configure({"default_reply": "red", "batch": {"bad_poll": "trickled"}})
+    project = project_for(tmp_path, server, vendor)
+    for args in (("run", "colour-ab", "--batch", *FAST), ("status", "RUN"), ("run", "colour-ab", "--resume", "RUN")):
+        result = bc(project, *(only_run(project, "colour-ab").name if a == "RUN" else a for a in args))
+        last = _said(result, status=args[0] == "status")  # the wait cut, no clock: an answer in time goes on
+        assert re.fullmatch(r"GET http://127\.0\.0\.1:\d+/v1/(messages/)?batches/\w+: no whole answer within "
+                            r"1 s \(a control call is waited 1 s in all, and 1 s more for each 100,000 bytes it "
+                            r"sends or receives\) \(gave up after \d+ attempts\); nothing is lost, resume the run "
+                            r"later.*", last), last
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_poll_answer_past_its_cap_is_refused_in_one_line(tmp_path: Path, server: FakeServer, key: str,
+                                                           vendor: str) -> None:
+    """Hostile audit: a poll's answer was read whole into memory, however large; past ANSWER_BYTES (4 MiB; a
+    batch object is kilobytes) it is refused as it arrives, one line naming the call and the limit."""
+    server.configure({"default_reply": "red", "batch": {"bad_poll": "huge"}})
+    project = project_for(tmp_path, server, vendor)
+    for args in (("run", "colour-ab", "--batch", *FAST), ("status", "RUN")):
+        result = bc(project, *(only_run(project, "colour-ab").name if a == "RUN" else a for a in args))
+        assert re.fullmatch(r"GET http://127\.0\.0\.1:\d+/v1/(messages/)?batches/\w+: the answer is more "
+                            r"than 4 MiB, more than any answer of a batch API takes: refused; nothing of it is kept",
+                            _said(result, status=args[0] == "status"))
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_result_line_past_its_cap_is_refused_and_nothing_of_the_file_kept(tmp_path: Path, server: FakeServer,
+                                                                            key: str, vendor: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit: a result file was downloaded whatever its size. It streams to disk under two caps: no line
+    past RESULT_LINE_BYTES (one reply's 32 MiB and 1 MiB of envelope; 256 KiB here, against a 2 MiB line) and no
+    file past that times the chunk's cells; a breach is one line and leaves no file, whole or part."""
+    from benchcard.run.batch import _vendors
+
+    monkeypatch.setattr(_vendors, "RESULT_LINE_BYTES", 256 * 2**10, raising=False)
+    server.configure({"default_reply": "red", "batch": {"bad_results": "huge"}})
+    project = project_for(tmp_path, server, vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert result.exit_code == 1, result.output
+    assert re.fullmatch(r"error: GET http://127\.0\.0\.1:\d+/v1/\S+: a result line is more than 262,144 bytes, "
+                        r"more than one reply takes: refused; nothing of it is kept.*",
+                        result.stderr.splitlines()[-1]), result.stderr
+    folder = only_run(project, "colour-ab")
+    assert not [p.name for p in (folder / "batch").iterdir() if ".results-" in p.name or p.suffix == ".part"]
+    assert read_jsonl(folder / "outputs.jsonl") == []

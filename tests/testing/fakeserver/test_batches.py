@@ -118,3 +118,17 @@ def test_spoiled_result_files_answer_twice_or_answer_an_id_nobody_sent(fake: Fak
         requests = [{"custom_id": f"c{i}", "params": chat(f"item {i}")} for i in range(2)]
         batch = client.post("/messages/batches", json={"requests": requests}).json()
         assert [r["custom_id"] for r in jsonl(client.get(f"/messages/batches/{batch['id']}/results").content)] == ids
+
+
+def test_a_huge_result_line_and_spoiled_polls(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"default_reply": "red", "batch": {"bad_results": "huge", "bad_poll": "huge"}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
+    rows = jsonl(client.get(f"/messages/batches/{batch['id']}/results").content)
+    assert [r["custom_id"] for r in rows] == ["c0", "never-sent"] and len(rows[1]["pad"]) == 2 * 2**20
+    polled = client.get(f"/messages/batches/{batch['id']}").json()
+    assert polled["id"] == batch["id"] and len(polled["pad"]) == 8 * 2**20
+    fake.configure({"default_reply": "red", "batch": {"bad_poll": "trickled"}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
+    with client.stream("GET", f"/messages/batches/{batch['id']}") as resp:
+        first = next(resp.iter_raw())
+    assert resp.status_code == 200 and first == b" "  # then a byte every 0.2 s for a minute

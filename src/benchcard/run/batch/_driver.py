@@ -269,7 +269,7 @@ class BatchRun:
             files = []
             for i, source in enumerate(c.sources):
                 name = f"{FOLDER}/chunk-{c.chunk:03d}.results-{i}.jsonl"
-                await self.vendor.download(source, self.folder / name)
+                await self.vendor.download(source, self.folder / name, c.cells)
                 files.append(name)
             self.journal.append(Downloaded(chunk=c.chunk, files=files))
             c.downloaded, c.results = True, files

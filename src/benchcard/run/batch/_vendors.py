@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,13 +23,15 @@ import httpx
 from benchcard._util.files import AtomicFile
 from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of
-from benchcard.errors import ProviderError, RetryableError, RunError
+from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
 from benchcard.run.batch._results import result_ids
 from benchcard.run.providers.base import (
+    MAX_REPLY_BYTES,
     HttpProvider,
     SecretFilter,
     bad_location,
+    capped_blocks,
     mapping,
     number,
     parse_retry_after,
@@ -38,6 +40,18 @@ from benchcard.run.providers.base import (
     redirected,
     without_secret_json,
 )
+
+#: A control call's answer (a batch or file object, a page of 100 batches, an error) is kilobytes: past this it is
+#: refused, read no further.
+ANSWER_BYTES = 4 * 2**20
+_BIG = f"the answer is more than {ANSWER_BYTES // 2**20} MiB, more than any answer of a batch API takes: refused"
+#: A control call is waited this many seconds in all, and 1 s more for each `MIN_RATE` bytes it sends (an upload)
+#: or receives (a result file): the client's own timeout is per read, which a vendor trickling bytes never trips.
+CONTROL_WAIT_S = 120.0
+MIN_RATE = 100_000
+#: The most one line of a result file may hold: one reply, at most what an interactive call's may be, and its
+#: envelope. A chunk's result files hold at most this times its cells (what the grid can need), in all.
+RESULT_LINE_BYTES = MAX_REPLY_BYTES + 2**20
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -131,7 +145,8 @@ class Vendor:
     async def poll(self, batch: str) -> Poll:
         raise NotImplementedError
 
-    async def download(self, source: str, dest: Path) -> None:
+    async def download(self, source: str, dest: Path, cells: int) -> None:
+        """A result file of a chunk of `cells` cells, saved whole to `dest` or not at all."""
         raise NotImplementedError
 
     # -------------------------------------------------------------------------------------------- HTTP
@@ -172,24 +187,40 @@ class Vendor:
                                                     "nothing is lost, resume the run later")) from None
                 await asyncio.sleep(backoff_delay(attempt, exc.retry_after, *self.backoff, self.rng))
 
-    async def _once(self, method: str, url: str, stream_to: Path | None, **kwargs: Any) -> Any:
-        headers = {**self._headers(), **kwargs.pop("headers", {})}
+    async def _once(self, method: str, url: str, stream_to: Path | None, *, sent: int = 0, cells: int = 0,
+                    **kwargs: Any) -> Any:
+        """One control call, whole within its `_Clock` and its answer under its cap (`ANSWER_BYTES`, or for a
+        result file `cells` lines of `RESULT_LINE_BYTES`): a vendor that trickles or floods is cut off."""
+        kwargs["headers"] = {**self._headers(), **kwargs.pop("headers", {})}
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(None) as timeout:
+            clock = _Clock(timeout, loop.time(), CONTROL_WAIT_S + sent / MIN_RATE)
+            clock.more(0)
+            try:
+                return await self._exchange(method, url, stream_to, clock, cells, kwargs)
+            except asyncio.CancelledError:
+                if not timeout.expired():
+                    raise
+        raise RetryableError(f"no whole answer within {clock.allowed():.0f} s (a control call is waited "
+                             f"{CONTROL_WAIT_S:.0f} s in all, and 1 s more for each {MIN_RATE:,} bytes it sends or "
+                             "receives)")
+
+    async def _exchange(self, method: str, url: str, stream_to: Path | None, clock: _Clock, cells: int,
+                        kwargs: dict[str, Any]) -> Any:
         try:
-            async with self.client.stream(method, url, headers=headers, **kwargs) as response:
+            async with self.client.stream(method, url, **kwargs) as response:
                 if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
                     raise ProviderError(self._scrub(f"{method} {url}: " + redirected(
                         response.status_code, response.headers.get("location"), url)))
+                if stream_to is not None and response.status_code < 400:
+                    await self._save(clock.counted(capped_blocks(response, *_results_cap(cells))), stream_to)
+                    return None
+                body = b"".join([b async for b in clock.counted(capped_blocks(response, ANSWER_BYTES, _BIG))])
                 if response.status_code >= 400:
-                    await response.aread()
-                    self._raise(method, url, response)
-                if stream_to is None:  # what the vendor says is kept (ids, statuses, errors): never the key
-                    return json_loads(without_secret_json(await response.aread(), self._secrets()))
-                scrub = SecretFilter(self._secrets())  # a result file is stored without the key, as a reply's text
-                with AtomicFile(stream_to, suffix=".part") as fh:
-                    async for block in response.aiter_bytes():
-                        fh.write(scrub.feed(block))
-                    fh.write(scrub.end())
-                return None
+                    self._raise(method, url, response, body)
+                return json_loads(without_secret_json(body, self._secrets()))  # kept: never with the key
+        except CallError as exc:  # an answer past its cap, or compressed as benchcard does not read
+            raise ProviderError(self._scrub(f"{method} {url}: {exc}; nothing of it is kept")) from None
         except (httpx.HTTPError, OSError) as exc:
             raise self._transport(method, url, stream_to, exc) from None
         except ValueError:
@@ -198,6 +229,16 @@ class Vendor:
             if type(exc).__module__.startswith("aiohttp"):
                 raise RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}")) from None
             raise
+
+    async def _save(self, blocks: AsyncIterator[bytes], dest: Path) -> None:
+        """A result file written as it arrives, without the key, no line of it past `RESULT_LINE_BYTES`."""
+        scrub = SecretFilter(self._secrets())  # a result file is stored without the key, as a reply's text
+        line = _LineCap()
+        with AtomicFile(dest, suffix=".part") as fh:
+            async for block in blocks:
+                line.feed(block)
+                fh.write(scrub.feed(block))
+            fh.write(scrub.end())
 
     def _transport(self, method: str, url: str, stream_to: Path | None, exc: BaseException) -> Exception:
         """What a call that got no answer raises: a redirect to an address that is not a URL (refused as any
@@ -208,10 +249,10 @@ class Vendor:
             return RunError(f"{stream_to}: {exc}")
         return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))
 
-    def _raise(self, method: str, url: str, response: httpx.Response) -> None:
+    def _raise(self, method: str, url: str, response: httpx.Response, body: bytes) -> None:
         status = response.status_code
         try:
-            err = json_loads(response.content).get("error")
+            err = json_loads(body).get("error")
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None
@@ -233,7 +274,7 @@ class OpenAIBatches(Vendor):
 
     async def upload(self, path: Path, run: str) -> str:
         data = path.read_bytes()
-        answer = await self.request("POST", f"{self.base}/files", data={"purpose": "batch"},
+        answer = await self.request("POST", f"{self.base}/files", data={"purpose": "batch"}, sent=len(data),
                                     files={"file": (f"benchcard-{run}-{path.name}", data, "application/jsonl")})
         return str(answer["id"])
 
@@ -268,8 +309,8 @@ class OpenAIBatches(Vendor):
         return Poll(status, int(counts.get("completed") or 0) + int(counts.get("failed") or 0),
                     int(counts.get("failed") or 0), int(counts.get("total") or 0), ended, error, sources)
 
-    async def download(self, source: str, dest: Path) -> None:
-        await self.request("GET", f"{self.base}/files/{source}/content", stream_to=dest)
+    async def download(self, source: str, dest: Path, cells: int) -> None:
+        await self.request("GET", f"{self.base}/files/{source}/content", stream_to=dest, cells=cells)
 
 
 class AnthropicBatches(Vendor):
@@ -284,7 +325,7 @@ class AnthropicBatches(Vendor):
     async def submit(self, path: Path, claim: Claim) -> str:
         lines = path.read_bytes().splitlines()
         content = b'{"requests":[' + b",".join(lines) + b"]}"
-        answer = await self.request("POST", f"{self.base}/messages/batches", content=content,
+        answer = await self.request("POST", f"{self.base}/messages/batches", content=content, sent=len(content),
                                     headers={"Content-Type": "application/json"}, resend=False)
         return str(answer["id"])
 
@@ -314,7 +355,7 @@ class AnthropicBatches(Vendor):
         assert claim.scratch is not None
         self._home(batch, url)
         try:
-            await self.request("GET", url, stream_to=claim.scratch)
+            await self.request("GET", url, stream_to=claim.scratch, cells=claim.cells)
             ids = set(result_ids([claim.scratch]))
         finally:
             claim.scratch.unlink(missing_ok=True)
@@ -338,8 +379,52 @@ class AnthropicBatches(Vendor):
             raise ProviderError(f"batch {batch}: its results_url {url} is not on {self.base}; refusing to send "
                                 "the key there")
 
-    async def download(self, source: str, dest: Path) -> None:
-        await self.request("GET", source, stream_to=dest)
+    async def download(self, source: str, dest: Path, cells: int) -> None:
+        await self.request("GET", source, stream_to=dest, cells=cells)
+
+
+@dataclass
+class _Clock:
+    """A control call's deadline: `base` seconds from `start`, and one more for each `MIN_RATE` bytes received."""
+
+    timeout: asyncio.Timeout
+    start: float
+    base: float
+    got: int = 0
+
+    def allowed(self) -> float:
+        return self.base + self.got / MIN_RATE
+
+    def more(self, received: int) -> None:
+        self.got += received
+        self.timeout.reschedule(self.start + self.allowed())
+
+    async def counted(self, blocks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        async for block in blocks:
+            self.more(len(block))
+            yield block
+
+
+class _LineCap:
+    """Refuses a result file as soon as one of its lines passes `RESULT_LINE_BYTES`, whatever the blocks."""
+
+    def __init__(self) -> None:
+        self.run = 0  # bytes since the last newline
+
+    def feed(self, block: bytes) -> None:
+        first, *rest = block.split(b"\n")
+        longest = max([self.run + len(first), *map(len, rest)])
+        self.run = len(rest[-1]) if rest else self.run + len(first)
+        if longest > RESULT_LINE_BYTES:
+            raise CallError(f"a result line is more than {RESULT_LINE_BYTES:,} bytes, more than one reply takes: "
+                            "refused")
+
+
+def _results_cap(cells: int) -> tuple[int, str]:
+    """The most a chunk's result file may hold (`RESULT_LINE_BYTES` a cell), and what passing it is told as."""
+    cap = max(cells, 1) * RESULT_LINE_BYTES
+    return cap, (f"the results are more than {cap:,} bytes, more than {max(cells, 1)} cells' results take "
+                 f"({RESULT_LINE_BYTES:,} bytes each): refused")
 
 
 def _since(creating_at: str) -> float:

@@ -43,6 +43,9 @@ from benchcard.testing.fakeserver._replies import (
 )
 
 Vendor = Literal["openai", "anthropic"]
+#: The padding of a `huge` result line, and how many bytes a `trickled` poll sends a byte at a time.
+HUGE_BYTES = 2 * 2**20
+TRICKLE_BYTES = 300
 FAILING = frozenset({"400", "429", "500", "503", "drop", "hang", "malformed", "error200"})
 
 
@@ -137,7 +140,25 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
         return rows + rows
     if config.batch.bad_results == "unknown" and rows:
         return [*rows, {**rows[-1], "custom_id": "never-sent"}]
+    if config.batch.bad_results == "huge" and rows:
+        return [*rows, {**rows[-1], "custom_id": "never-sent", "pad": "x" * HUGE_BYTES}]
     return rows
+
+
+async def _poll_answer(request: web.Request, config: Config, view: dict[str, Any]) -> web.StreamResponse:
+    """A poll's answer, or as `bad_poll` spoils it: trickled a byte at a time, or padded past any poll's size."""
+    if config.batch.bad_poll == "huge":
+        return web.json_response({**view, "pad": "x" * (8 * 2**20)})
+    if config.batch.bad_poll != "trickled":
+        return web.json_response(view)
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    await response.prepare(request)
+    for _ in range(TRICKLE_BYTES):
+        await response.write(b" ")
+        await asyncio.sleep(0.2)
+    await response.write(json.dumps(view).encode())
+    await response.write_eof()
+    return response
 
 
 def _page(request: web.Request, views: list[dict[str, Any]], after: str) -> dict[str, Any]:
@@ -199,7 +220,7 @@ class BatchApi:
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
         view = self._openai_view(config, store, batch)
         batch.polls += 1
-        return web.json_response(view)
+        return await _poll_answer(request, config, view)
 
     async def list_openai(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)
@@ -284,7 +305,7 @@ class BatchApi:
                                                                  "message": "no such batch"}}, status=404)
         view = self._anthropic_view(request, config, batch)
         batch.polls += 1
-        return web.json_response(view)
+        return await _poll_answer(request, config, view)
 
     async def list_anthropic(self, request: web.Request) -> web.StreamResponse:
         config, store = self._state(request)

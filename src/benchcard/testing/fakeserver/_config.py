@@ -61,7 +61,9 @@ class BatchConfig:
     create back before any work (`receive`): a create whose client is gone by then is dropped, never made (a
     request lost on its way); with `delay_times` N only each step's first N answers are held (a resume's own
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
-each line twice, `unknown` adds a line answering a custom_id nobody sent."""
+each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB. `bad_poll`
+spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
+to 8 MiB."""
 
     validating_s: float = 0.0
     in_progress_s: float = 0.0
@@ -71,7 +73,8 @@ each line twice, `unknown` adds a line answering a custom_id nobody sent."""
     done_fraction: float = 1.0
     delay_s: tuple[tuple[str, float], ...] = ()
     delay_times: int = 0  # the first N answers of each step held; 0: every one
-    bad_results: Literal["duplicate", "unknown"] | None = None
+    bad_results: Literal["duplicate", "unknown", "huge"] | None = None
+    bad_poll: Literal["trickled", "huge"] | None = None
 
     def delay(self, step: str) -> float:
         return dict(self.delay_s).get(step, 0.0)
@@ -222,7 +225,8 @@ def parse_config(obj: Any) -> Config:
 
 
 _BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "in_progress_polls", "end",
-                                 "done_fraction", "delay_s", "delay_times", "bad_results"})
+                                 "done_fraction", "delay_s", "delay_times", "bad_results",
+                                 "bad_poll"})
 _BATCH_STEPS: Final = frozenset({"receive", "upload", "create", "download"})
 
 
@@ -245,13 +249,20 @@ def _parse_batch(obj: Any) -> BatchConfig:
         delay_s=tuple(sorted((k, _number(v, f"config.batch.delay_s.{k}")) for k, v in delays.items())),
         delay_times=_integer(raw.get("delay_times", 0), "config.batch.delay_times"),
         bad_results=_bad_results(raw.get("bad_results")),
+        bad_poll=_bad_poll(raw.get("bad_poll")),
     )
 
 
-def _bad_results(value: Any) -> Literal["duplicate", "unknown"] | None:
-    if value is None or value in ("duplicate", "unknown"):
-        return cast(Literal["duplicate", "unknown"] | None, value)
-    raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown or null, got {value!r}")
+def _bad_results(value: Any) -> Literal["duplicate", "unknown", "huge"] | None:
+    if value is None or value in ("duplicate", "unknown", "huge"):
+        return cast(Literal["duplicate", "unknown", "huge"] | None, value)
+    raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown, huge or null, got {value!r}")
+
+
+def _bad_poll(value: Any) -> Literal["trickled", "huge"] | None:
+    if value is None or value in ("trickled", "huge"):
+        return cast(Literal["trickled", "huge"] | None, value)
+    raise FakeServerError(f"config.batch.bad_poll: expected trickled, huge or null, got {value!r}")
 
 
 def _models(value: Any) -> tuple[str, ...]:
