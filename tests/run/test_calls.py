@@ -202,3 +202,45 @@ def test_an_unreachable_proxy_is_one_line_without_its_password(tmp_path: Path, s
     assert f"proxy 127.0.0.1:{closed}" in result.output, result.output
     assert "pr0xy-s3cret" not in result.output + result.stderr
     assert _files_holding(project.root, "pr0xy-s3cret") == []
+
+
+class _Connects(http.server.BaseHTTPRequestHandler):
+    """A proxy that records each CONNECT (the tunnel an https:// call asks for) with its headers and refuses it."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, dict[str, str]]]
+
+    def do_CONNECT(self) -> None:
+        self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_https_call_sends_the_proxy_credentials_on_the_connect_only(tmp_path: Path, key: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The credentials are handed to aiohttp as the proxy's `Authorization`, which aiohttp moves to the CONNECT's
+    `Proxy-Authorization` (connector._update_proxy_auth_header_and_build_proxy_req, not a public promise): an
+    aiohttp that stopped moving it would send the proxy no credentials here, and this fails rather than the
+    users' runs going on with a 407."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    seen: list[tuple[str, dict[str, str]]] = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Connects", (_Connects,), {"seen": seen}))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://puser:pr0xy-s3cret@127.0.0.1:{httpd.server_address[1]}")
+        project = ab_project(tmp_path, "https://upstream.invalid:8443/v1", fixtures=2, repetitions=1)
+        result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1",
+                                          "--concurrency", "1"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert [r["status"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")] == ["failed"] * 4
+    basic = "Basic " + base64.b64encode(b"puser:pr0xy-s3cret").decode()
+    assert {(path, headers.get("proxy-authorization")) for path, headers in seen} == {("upstream.invalid:8443", basic)}
+    assert all("authorization" not in headers for _, headers in seen)
+    assert "pr0xy-s3cret" not in result.output and _files_holding(project.root, "pr0xy-s3cret") == []
