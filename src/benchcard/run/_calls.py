@@ -102,6 +102,8 @@ def _client_class() -> type[httpx.AsyncClient]:
 
     class Client(HttpxAiohttpClient):
         def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
+            if proxy.url.scheme not in ("http", "https"):
+                return _Unusable(proxy.url)
             headers = httpx.Headers(proxy.headers)
             if proxy.auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
                 user, password = proxy.auth
@@ -110,6 +112,19 @@ def _client_class() -> type[httpx.AsyncClient]:
             return super()._init_proxy_transport(plain, *args, **kwargs)
 
     return Client
+
+
+class _Unusable(httpx.AsyncBaseTransport):
+    """A proxy aiohttp cannot speak to (socks5://, often in $ALL_PROXY): aiohttp would send it HTTP as to an http://
+    proxy, and every call would fail as garbage; each call through it says so instead, naming its host and port."""
+
+    def __init__(self, url: httpx.URL) -> None:
+        self.said = (f"the proxy {url.scheme}://{url.host}:{url.port} ($ALL_PROXY, $HTTPS_PROXY or $HTTP_PROXY) is "
+                     f"not an http:// proxy, the only kind benchcard's client can use: set an http:// proxy, or "
+                     f"list the host called in $NO_PROXY")
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raise httpx.ProxyError(self.said, request=request)
 
 
 @lru_cache(maxsize=4)
