@@ -19,6 +19,7 @@ arm's or that fixture's outcome, and never stop it.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import random
@@ -107,7 +108,8 @@ def _client_class() -> type[httpx.AsyncClient]:
             headers = httpx.Headers(proxy.headers)
             if proxy.auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
                 user, password = proxy.auth
-                headers["Authorization"] = httpx.BasicAuth(user, password)._auth_header
+                token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+                headers["Authorization"] = f"Basic {token}"  # as httpx.BasicAuth writes it, without its internals
             plain = httpx.Proxy(proxy.url, headers=headers)  # the URL without its user and password
             return super()._init_proxy_transport(plain, *args, **kwargs)
 
