@@ -26,7 +26,7 @@ VARIANTS = {
 @pytest.mark.parametrize("seed", [1, 7, 2**40 + 3])
 def test_array_draws_are_the_python_draws(tmp_path: Path, variants: int, seed: int) -> None:
     text = AB_CARD.replace(VARIANTS[2], VARIANTS[variants]).replace("repetitions: 3", "repetitions: 4")
-    fixtures = [f"ex-{i:02d}" for i in range(1, 30)] + ['ex,"30"', "ex-Ω"]
+    fixtures = [f"ex-{i:02d}" for i in range(1, 30)] + ["ex,'30'", "ex-Ω"]
     project = make_project(tmp_path / "p", text, fixtures=fixtures)
     card = load_card(project.card_path("extract-ab"), project)
     rng, blocks = _shuffled_blocks(card, seed)

@@ -63,7 +63,7 @@ def test_the_re_derived_plan_is_the_decoded_one(tmp_path: Path, variants: str | 
     else:
         text = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
                                variants)
-        project = make_project(tmp_path / "p", text, fixtures=["ex-06", "ex-02", "ex-01", 'ex,"3"', "ex-Ω"])
+        project = make_project(tmp_path / "p", text, fixtures=["ex-06", "ex-02", "ex-01", "ex,'3'", "ex-Ω"])
         card = the_card(project)
     digest, columns = assignment_digest_and_columns(card, seed)
     assert columns is not None

@@ -34,7 +34,7 @@ ODD = [("unsupported_values", 2), ("abstains", True), ("field_recall", None), ("
 
 @pytest.mark.parametrize("quoted", [False, True], ids=["plain names", "a name that needs quoting"])
 def test_the_verdicts_table_is_the_row_by_row_writers(tmp_path: Path, quoted: bool) -> None:
-    fixtures = [f if f != "ex-02" or not quoted else 'ex,"02"' for f in FIXTURES]
+    fixtures = [f if f != "ex-02" or not quoted else "ex,'02'" for f in FIXTURES]
     surface = 'surface: "Test, API"' if quoted else "surface: Test API ∑"
     project = make_project(tmp_path / "p", AB_CARD.replace("surface: Test API", surface), fixtures=fixtures)
     status = {("A", fixtures[1], 0): "failed", ("baseline", "ex-04", 1): "truncated"}

@@ -325,10 +325,10 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     """The table is assembled a metric at a time; its bytes are those of the plain row-by-row writer, with odd
     values (an int among floats, true, null, 0.0 beside -0.0, 1e16, 0.1 + 0.2), unscored cells and a fixture
     name that needs quoting."""
-    fixtures = [f if f != "ex-02" else 'ex,"02"' for f in FIXTURES]
+    fixtures = [f if f != "ex-02" else "ex,'02'" for f in FIXTURES]
     text = AB_CARD.replace("surface: Test API", 'surface: "Test, API"')
     project = make_project(tmp_path / "p", text, fixtures=fixtures)
-    status = {("A", 'ex,"02"', 0): "failed", ("baseline", "ex-04", 1): "truncated"}
+    status = {("A", "ex,'02'", 0): "failed", ("baseline", "ex-04", 1): "truncated"}
     run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR), status=status,
                        compact=True)
     scores = run_dir / "scores.jsonl"
@@ -348,7 +348,7 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     assert result.exit_code == 0, result.output
     table = (run_dir / "table.csv").read_text(encoding="utf-8")
     assert table == reference_table(run_dir, "baseline", "test/model-1 · effort high · Test, API")
-    assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,""02""",A,0,' in table
+    assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,\'02\'",A,0,' in table
 
 
 def test_a_run_folder_copied_under_another_run_id_is_not_judged_again_nor_published(tmp_path: Path) -> None:
