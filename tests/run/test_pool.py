@@ -195,6 +195,21 @@ def _trickling_models_server(seconds: float, flood: int = 0) -> tuple[str, threa
     return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", done
 
 
+def _run_beside(tmp_path: Path, servers: list[FakeServer], seconds: float, flood: int = 0) -> tuple[Project, Result]:
+    """`benchcard run` over a pool of a fake server and `_trickling_models_server(seconds, flood)`."""
+    configure(servers)
+    url, done = _trickling_models_server(seconds=seconds, flood=flood)
+    try:
+        project = ab_project(tmp_path, fixtures=2, repetitions=1)
+        (tmp_path / "benchcard.yaml").write_text(
+            f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+            f"      - {{url: '{servers[0].base_url}', concurrency: 1}}\n      - {{url: '{url}', concurrency: 1}}\n",
+            encoding="utf-8")
+        return project, bc(project, "run", "colour-ab")
+    finally:
+        done.set()
+
+
 def test_a_server_trickling_its_model_list_cannot_hold_the_run(tmp_path: Path, servers: list[FakeServer], key: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Hostile audit: a pool's check of its servers' models waited per read only, so a server sending its list a
@@ -204,17 +219,7 @@ def test_a_server_trickling_its_model_list_cannot_hold_the_run(tmp_path: Path, s
     from benchcard.run import _pool
 
     monkeypatch.setattr(_pool, "MODELS_WAIT_S", 1.0)
-    configure(servers)
-    url, done = _trickling_models_server(seconds=4.0)
-    try:
-        project = ab_project(tmp_path, fixtures=2, repetitions=1)
-        (tmp_path / "benchcard.yaml").write_text(
-            f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
-            f"      - {{url: '{servers[0].base_url}', concurrency: 1}}\n      - {{url: '{url}', concurrency: 1}}\n",
-            encoding="utf-8")
-        result = bc(project, "run", "colour-ab")
-    finally:
-        done.set()
+    project, result = _run_beside(tmp_path, servers, seconds=4.0)
     assert result.exit_code == 0, result.output
     assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4
 
@@ -228,17 +233,7 @@ def test_a_server_flooding_its_model_list_is_read_no_further_than_the_cap(tmp_pa
     from benchcard.run import _pool
 
     monkeypatch.setattr(_pool, "MODELS_BYTES", 2**20, raising=False)
-    configure(servers)
-    url, done = _trickling_models_server(seconds=0.0, flood=16 * 2**20)
-    try:
-        project = ab_project(tmp_path, fixtures=2, repetitions=1)
-        (tmp_path / "benchcard.yaml").write_text(
-            f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
-            f"      - {{url: '{servers[0].base_url}', concurrency: 1}}\n      - {{url: '{url}', concurrency: 1}}\n",
-            encoding="utf-8")
-        result = bc(project, "run", "colour-ab")
-    finally:
-        done.set()
+    project, result = _run_beside(tmp_path, servers, seconds=0.0, flood=16 * 2**20)
     assert result.exit_code == 0, result.output
     assert "other/model" not in result.output + result.stderr
     assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4
