@@ -34,3 +34,25 @@ def test_curl_prints_the_request_with_the_key_left_to_the_shell(project: Project
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("curl https://api.openai.com/v1/chat/completions \\\n")
     assert '-H "Authorization: Bearer $OPENAI_API_KEY"' in result.stdout
+
+
+def test_plan_prints_its_lines_or_under_json_its_fields(project: Project) -> None:
+    """`plan` through the one report protocol: the lines it has always printed, word for word, and under --json
+    the plan's fields (`Plan.fields()`), indented two spaces, nothing else."""
+    from benchcard.card.load import load_named
+    from benchcard.planning.forecast import plan
+
+    words = bc(project.root, "plan", "extract-ab")
+    assert words.exit_code == 0, words.output
+    assert words.stdout.splitlines()[:5] == [
+        "extract-ab v1 (ab) · test/model-1 · effort high · Test API",
+        "calls           36  (2 variants × 6 fixtures × 3 repetitions)",
+        "input tokens    ~1,445  (estimate: characters / 4 of every request's messages)",
+        "output tokens   ≤ 7,200  (max_tokens 200 × 36 calls)",
+        "cost            no price configured for test/model-1 (add prices: {test/model-1: {input: USD, output: "
+        "USD}} per million tokens to benchcard.yaml)"]
+    assert words.stdout.count("\n") == 6 and words.stdout.splitlines()[5].startswith("warning: the most this design")
+    as_json = bc(project.root, "plan", "extract-ab", "--json")
+    assert as_json.exit_code == 0, as_json.output
+    fields = plan(project, load_named(project, "extract-ab")).fields()
+    assert as_json.stdout == json.dumps(fields, indent=2, ensure_ascii=False) + "\n"

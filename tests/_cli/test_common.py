@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from benchcard._cli.common import coloured, report
+from benchcard._cli.common import Said, coloured, report
 
 ESC = "\x1b["
 
@@ -23,19 +23,20 @@ def test_non_result_yellow_and_failed_clause_red() -> None:
 
 
 def test_a_report_is_its_lines_or_under_json_its_json_never_both(capsys: pytest.CaptureFixture[str]) -> None:
-    data, lines = {"path": Path("results/a"), "why": "naïve"}, ["set aside results/a", "  why: naïve"]
-    report((data, lines), as_json=False)
+    done = Said({"path": Path("results/a"), "why": "naïve"}, ("set aside results/a", "  why: naïve"))
+    report(done, as_json=False)
     assert capsys.readouterr().out == "set aside results/a\n  why: naïve\n"
-    report((data, lines), as_json=True)
+    report(done, as_json=True)
     assert capsys.readouterr().out == '{\n  "path": "results/a",\n  "why": "naïve"\n}\n'
-    report((data, lines), as_json=True, ascii_only=True)  # `status`, as it always printed
+    report(done, as_json=True, ascii_only=True)  # `status`, as it always printed
     assert capsys.readouterr().out == '{\n  "path": "results/a",\n  "why": "na\\u00efve"\n}\n'
 
 
 def test_lines_for_a_person_show_control_characters_as_escapes(capsys: pytest.CaptureFixture[str]) -> None:
     """Hostile audit: text read from a file (a reply, a title, a hand-edited row) never drives the terminal;
     each line stays one visible line (audit: a newline inside one broke it in two, a tab jumped)."""
-    report(({}, ["reply: red\x1b[2J\x1b]52;c;SGVsbG8=\x07", "\tnext\r\x9b31m", "title: a\nb\u2028c"]), as_json=False)
+    hostile = ("reply: red\x1b[2J\x1b]52;c;SGVsbG8=\x07", "\tnext\r\x9b31m", "title: a\nb\u2028c")
+    report(Said({}, hostile), as_json=False)
     assert capsys.readouterr().out == ("reply: red\\x1b[2J\\x1b]52;c;SGVsbG8=\\x07\n\\tnext\\x0d\\x9b31m\n"
                                        "title: a\\nb\\u2028c\n")
     buf = io.StringIO()

@@ -28,7 +28,8 @@ def _sheet(project: Project, path: Path, **kw: object) -> Sheet:
 
 
 def test_a_sheet_below_the_current_folder_is_named_relative_to_it(project: Project, tmp_path: Path) -> None:
-    data, lines = sheet_report(project, _sheet(project, tmp_path / "sheets" / "grade me.csv"), RUN)
+    said = sheet_report(project, _sheet(project, tmp_path / "sheets" / "grade me.csv"), RUN)
+    data, lines = said.to_json(), said.lines()
     assert lines == [f"wrote 34 outputs, shuffled, to {tmp_path / 'sheets' / 'grade me.csv'}",
                      f"  grade each row pass, fail or 0–1, then: benchcard grade {RUN} 'sheets/grade me.csv'"]
     assert data == {"sheet": str(tmp_path / "sheets" / "grade me.csv"), "name": "human", "rows": 34,
@@ -40,7 +41,8 @@ def test_a_sheet_elsewhere_is_named_by_its_absolute_path_and_a_named_sheet_by_it
     elsewhere = tmp_path.parent / f"{tmp_path.name}-other" / "s.csv"
     sheet = _sheet(project, elsewhere, name="second", left_out={"truncated": 2, "failed": 1},
                    backup=tmp_path / "s.csv.1")
-    data, lines = sheet_report(project, sheet, RUN)
+    said = sheet_report(project, sheet, RUN)
+    data, lines = said.to_json(), said.lines()
     assert lines == [
         f"wrote 34 outputs, shuffled, to {elsewhere} (the file that was there is now {tmp_path / 's.csv.1'})",
         "  left out (never scored): 2 truncated, 1 failed",
@@ -52,11 +54,13 @@ def test_a_sheet_elsewhere_is_named_by_its_absolute_path_and_a_named_sheet_by_it
 
 def test_grade_report_counts_graded_and_ungraded_rows(project: Project) -> None:
     grades = project.root / "results" / "c" / "v1" / RUN / "grades-human.jsonl"
-    data, lines = grade_report(project, GradeImport(grades, "human", 35, 1))
+    said = grade_report(project, GradeImport(grades, "human", 35, 1))
+    data, lines = said.to_json(), said.lines()
     assert lines == [f"imported 35 grade(s) (1 row(s) left ungraded) → results/c/v1/{RUN}/grades-human.jsonl"]
     assert data == {"grades": f"results/c/v1/{RUN}/grades-human.jsonl", "name": "human", "graded": 35,
                     "ungraded": 1, "backup": None}
     moved = grades.with_name("grades-human.1.jsonl")
-    data, lines = grade_report(project, GradeImport(grades, "human", 36, 0, backup=moved))
+    said = grade_report(project, GradeImport(grades, "human", 36, 0, backup=moved))
+    data, lines = said.to_json(), said.lines()
     assert lines[0].endswith(f"(the grades imported before are now results/c/v1/{RUN}/grades-human.1.jsonl)")
     assert data["backup"] == f"results/c/v1/{RUN}/grades-human.1.jsonl"

@@ -16,8 +16,14 @@ def test_status_in_words_and_under_json(project: Project) -> None:
     assert words.exit_code == 0, words.output
     assert words.stdout == (f"{run} · extract-ab v1 · interactive → results/extract-ab/v1/{run}\n"
                             "  36 cells: 36 ok, 0 truncated, 0 failed recorded\n  finished\n")
-    shown = json.loads(bc(project.root, "status", run, "--no-poll", "--json").stdout)
+    as_json = bc(project.root, "status", run, "--no-poll", "--json").stdout
+    shown = json.loads(as_json)
     assert shown["recorded"] == {"ok": 36, "truncated": 0, "failed": 0} and shown["state"] == "finished"
+    assert as_json == json.dumps(shown, indent=2) + "\n" and as_json.isascii()  # escaped, as status always was
+    assert shown == {"run": run, "card": "extract-ab", "version": 1, "folder": f"results/extract-ab/v1/{run}",
+                     "mode": "interactive", "cells": 36, "recorded": {"ok": 36, "truncated": 0, "failed": 0},
+                     "finished": True, "state": "finished", "batches": [], "note": None, "refused": [],
+                     "scratch": None, "replicates": None, "replies": None, "judge_replies": None}
 
 
 def test_set_aside_says_what_was_recorded(project: Project) -> None:

@@ -3,6 +3,7 @@ wins."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,23 @@ def test_a_log_named_with_a_newline_leaves_compares_header_one_line(tmp_path: Pa
     lines = result.stdout.splitlines()
     assert not any(line.startswith("forged") for line in lines), result.stdout
     assert "a\\nforged: win → result" in lines[0] and "b\\tb" in lines[0] and "\t" not in result.stdout
+
+
+def test_a_gated_verdict_is_the_verdict_then_its_gate_in_words_and_under_json(project: Project) -> None:
+    """`verdict` through the one report protocol: `--gate` adds its line after exactly what the verdict prints,
+    and under --json its decision beside exactly verdict.json's fields; the exit code is the gate's."""
+    run_dir = make_run(project, the_card(project), ab_metrics(STRONG_BASE, STRONG_VAR))
+    given = cli_run(project, "verdict", run_dir.name)
+    assert given.exit_code == 0 and given.stdout.splitlines()[:3] == [
+        f"extract-ab v1 · run {run_dir.name} · test/model-1 · effort high · Test API",
+        "A raised field_recall from 0.458 to 0.792 (+0.333, 95 % CI [0.107, 0.560]), paired over 6 of 6 fixtures; "
+        "every clause holds → result",
+        "finding: win → result"]
+    shown = cli_run(project, "verdict", run_dir.name, "--show")
+    assert shown.stdout == given.stdout
+    gated = cli_run(project, "verdict", run_dir.name, "--show", "--gate")
+    assert (gated.exit_code, gated.stdout) == (0, given.stdout + "gate: win → exit 0\n")
+    as_json = cli_run(project, "verdict", run_dir.name, "--show", "--gate", "--json")
+    data = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
+    gate = {"run": run_dir.name, "finding": "win", "code": 0, "passed": True, "why": "gate: win → exit 0"}
+    assert as_json.stdout == json.dumps(data | {"gate": gate}, indent=2, ensure_ascii=False) + "\n"

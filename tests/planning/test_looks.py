@@ -26,8 +26,9 @@ def project(tmp_path: Path) -> Project:
 
 
 def test_a_sequential_plan_gives_the_expected_calls_and_cost_beside_the_fixed_design(project: Project) -> None:
-    data, lines = plan_report(project, "extract-ab", assumed=Assumptions(0.6, fixture_sd=0.15),
-                              fixtures=12, repetitions=5, design=Schedule((3, 5)))
+    planned = plan_report(project, "extract-ab", assumed=Assumptions(0.6, fixture_sd=0.15), fixtures=12,
+                          repetitions=5, design=Schedule((3, 5)))
+    data, lines = planned.to_json(), planned.lines()
     seq = data["sequential"]
     fixed_calls = 2 * 12 * 5  # two arms, the planned 12 fixtures, 5 repetitions
     assert seq["fixed_calls"] == fixed_calls
@@ -53,13 +54,14 @@ def test_a_sequential_plan_gives_the_expected_calls_and_cost_beside_the_fixed_de
 
 
 def test_without_a_model_a_sequential_plan_says_what_it_needs(project: Project) -> None:
-    data, lines = plan_report(project, "extract-ab", design=Schedule((2, 3), futility=False))
+    planned = plan_report(project, "extract-ab", design=Schedule((2, 3), futility=False))
+    data, lines = planned.to_json(), planned.lines()
     assert data["sequential"]["expected"] == []
     assert "sequential: 2 looks, after repetitions 2, 3 of 3; α 0.05 spent obrien-fleming; never stops for futility" \
         in lines
     assert ("  note: expected calls need a model of the scores: a pilot run (--from RUN) or declared assumptions "
             "(--baseline-rate …)") in lines
-    assert "sequential" not in plan_report(project, "extract-ab")[0]  # a fixed card's plan is as it was
+    assert "sequential" not in plan_report(project, "extract-ab").to_json()  # a fixed card's plan is as it was
 
 
 def test_looks_save_calls_under_no_effect_when_futility_may_stop() -> None:
@@ -75,7 +77,8 @@ def test_a_pilots_model_and_gap_carry_into_the_sequential_figures(tmp_path: Path
     project = make_project(tmp_path / "p", fixtures=FIXTURES10)
     base, var = SHOCKED10 - 0.1, SHOCKED10
     run_dir = make_run(project, the_card(project), ab_metrics(np.clip(base, 0, 1), var, shape=(10, 3)))
-    data, lines = plan_report(project, "extract-ab", run_dir.name, repetitions=10, design=Schedule((5, 10)))
+    planned = plan_report(project, "extract-ab", run_dir.name, repetitions=10, design=Schedule((5, 10)))
+    data, lines = planned.to_json(), planned.lines()
     gap = data["pilot"]["clauses"][0]["needed_gap"]
     none, at_gap = data["sequential"]["expected"]
     assert (none["true_gap"], at_gap["true_gap"]) == (0.0, gap)

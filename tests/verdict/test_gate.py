@@ -141,7 +141,11 @@ def test_run_gate_wins_over_the_fake_server(tmp_path: Path, server: FakeServer, 
     assert result.exit_code == 0, (result.output, result.stderr)
     assert "finding: win → result" in result.stdout and "gate: win → exit 0" in result.stdout
     assert "\x1b[" not in result.stdout  # piped: the verdict's colour is off
-    assert ledger.read(project)[-1].run == only_run(project, "colour-ab").name
+    run = only_run(project, "colour-ab").name
+    assert ledger.read(project)[-1].run == run
+    # the run's lines, then exactly what `verdict --show` prints of it, then the gate's line
+    shown = bc(project, "verdict", run, "--show").stdout
+    assert result.stdout.startswith(f"{run} · ") and result.stdout.endswith(f"\n{shown}gate: win → exit 0\n")
 
 
 def test_run_gate_exits_by_the_finding_and_reports_json(tmp_path: Path, server: FakeServer, key: str) -> None:

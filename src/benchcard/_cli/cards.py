@@ -53,8 +53,7 @@ def seal(ctx: click.Context, card: str, as_json: bool) -> None:
     """Hash the card's protocol, fixtures and keys into keys/<id>/v<N>.seal.json."""
     from benchcard.card.sealing import seal_card
 
-    done = seal_card(project_of(ctx), card)
-    report((done.to_json(), done.lines()), as_json)
+    report(seal_card(project_of(ctx), card), as_json)
 
 
 @click.command()

@@ -1,10 +1,12 @@
 """What every command shares: the project it works in, and the one way a command reports. A core function hands
-back its JSON and its lines; `report` prints the one or the other as `--json` asks. Colour is for a person at a
-terminal only: `coloured` paints a verdict's lines (a result green, a non-result yellow, a failed clause red) and
-`terminal` is the console the ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text. What
-is printed for a person shows its control characters as escapes and each line stays one visible line
-(`terminal_line`: a newline inside it shows as `\\n`, a tab as `\\t`): text read from a file, such as a ledger row
-edited by hand, never drives the terminal and never breaks a line or a table's row in two."""
+back a `Reported` (its `to_json()` and its `lines()`); `report` prints the one or the other as `--json` asks,
+the lines coloured for a command that gives findings. Only the ledger's table and `check`'s lines, printed as
+each card is checked, are printed otherwise. Colour is for a person at a terminal only: `coloured` paints a
+verdict's lines (a result green, a non-result yellow, a failed clause red) and `terminal` is the console the
+ledger's table is drawn on; piped, or under NO_COLOR, nothing but the text. What is printed for a person shows
+its control characters as escapes and each line stays one visible line (`terminal_line`: a newline inside it
+shows as `\\n`, a tab as `\\t`): text read from a file, such as a ledger row edited by hand, never drives the
+terminal and never breaks a line or a table's row in two."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -65,9 +68,41 @@ def tell(line: str) -> None:
     click.echo(terminal_line(line), err=True)
 
 
-def report(result: tuple[Any, Sequence[str]], as_json: bool, *, ascii_only: bool = False) -> None:
-    """A core function's (JSON, lines) pair printed as --json asks."""
-    emit_json(result[0], ascii_only=ascii_only) if as_json else say(result[1])
+class Reported(Protocol):
+    """What a core function hands back for the command line to print: one value, so that the JSON a script reads
+    and the lines a person reads are made in one place and never drift apart."""
+
+    def to_json(self) -> Any:
+        """What `--json` prints (any JSON data; a path or a date is printed as its string)."""
+
+    def lines(self) -> Sequence[str]:
+        """What a person reads, a line each."""
+
+
+@dataclass(frozen=True)
+class Said:
+    """A result the command words itself, where the words need what only the command line knows: `blind-sheet`
+    and `grade` name the sheet as the user can type it from the current folder."""
+
+    data: Any
+    said: tuple[str, ...]
+
+    def to_json(self) -> Any:
+        return self.data
+
+    def lines(self) -> list[str]:
+        return list(self.said)
+
+
+def report(result: Reported, as_json: bool, *, colour: bool = False, ascii_only: bool = False) -> None:
+    """A core function's result printed as --json asks: its JSON, or its lines (`colour`: through `coloured`, as
+    the findings of `verdict`, `compare`, `replicate` and `run --gate` are)."""
+    if as_json:
+        emit_json(result.to_json(), ascii_only=ascii_only)
+    elif colour:
+        coloured(result.lines())
+    else:
+        say(result.lines())
 
 
 def line_style(line: str) -> str:

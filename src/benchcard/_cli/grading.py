@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from benchcard._cli.common import project_of, report
+from benchcard._cli.common import Said, project_of, report
 from benchcard.project import Project
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def grade_cmd(ctx: click.Context, run_name: str, sheet: str, name: str | None, f
     report(grade_report(project, import_grades(project, run_name, Path(sheet), name, force)), as_json)
 
 
-def sheet_report(project: Project, sheet: Sheet, run_name: str) -> tuple[dict[str, Any], list[str]]:
+def sheet_report(project: Project, sheet: Sheet, run_name: str) -> Said:
     data = {"sheet": str(sheet.path), "name": sheet.name, "rows": sheet.rows,
             "mapping": project.relative(sheet.mapping), "left_out": dict(sheet.left_out),
             "backup": str(sheet.backup) if sheet.backup else None}
@@ -58,7 +58,7 @@ def sheet_report(project: Project, sheet: Sheet, run_name: str) -> tuple[dict[st
         lines.append("  left out (never scored): " + ", ".join(f"{n} {s}" for s, n in sheet.left_out.items()))
     lines.append(f"  grade each row pass, fail or 0–1, then: benchcard grade {run_name} {_as_typed(sheet.path)}"
                  + ("" if sheet.name == "human" else f" --name {sheet.name}"))
-    return data, lines
+    return Said(data, tuple(lines))
 
 
 def _as_typed(path: Path) -> str:
@@ -70,10 +70,10 @@ def _as_typed(path: Path) -> str:
     return shlex.quote(shown)
 
 
-def grade_report(project: Project, result: GradeImport) -> tuple[dict[str, Any], list[str]]:
+def grade_report(project: Project, result: GradeImport) -> Said:
     data = {"grades": project.relative(result.path), "name": result.name, "graded": result.graded,
             "ungraded": result.ungraded, "backup": project.relative(result.backup) if result.backup else None}
     line = (f"imported {result.graded} grade(s) ({result.ungraded} row(s) left ungraded) → "
             f"{project.relative(result.path)}"
             + (f" (the grades imported before are now {project.relative(result.backup)})" if result.backup else ""))
-    return data, [line]
+    return Said(data, (line,))

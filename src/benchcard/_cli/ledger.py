@@ -38,7 +38,7 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
         from benchcard.verdict.audit import audit
 
         verified = audit(project)
-        report((verified.to_json(), verified.lines()), as_json)
+        report(verified, as_json)
         sys.exit(0 if verified.ok else 1)
     from benchcard.verdict.audit import ledger_view
 

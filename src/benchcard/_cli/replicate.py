@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of, tell
+from benchcard._cli.common import batch_options, call_limits, project_of, report, tell
 
 
 @click.command("replicate")
@@ -36,4 +36,4 @@ def replicate_cmd(ctx: click.Context, run_name: str | None, provider: str | None
                          attempts=attempts, seed=seed, resume=resume, retry_failed=retry_failed,
                          progress=not as_json, batch=batch, wait=not no_wait, poll_interval=poll_interval)
     done = replicate(project_of(ctx), run_name, options, model, tell=tell)
-    emit_json(done.to_json()) if as_json else coloured(done.lines())
+    report(done, as_json, colour=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import batch_options, call_limits, coloured, emit_json, project_of, report, say, tell
+from benchcard._cli.common import batch_options, call_limits, project_of, report, tell
 
 
 @click.command()
@@ -45,14 +45,8 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
                          scratch=scratch, progress=not as_json, batch=batch, wait=not no_wait,
                          poll_interval=poll_interval)
     done = run_gated(project_of(ctx), card, options, gate, tell=tell)
-    if as_json:
-        emit_json(done.to_json())
-        sys.exit(done.code)
-    for s in done.runs:
-        say(s.lines())
-    if done.gated:
-        coloured(done.gated.lines)
-        sys.exit(done.code)
+    report(done, as_json, colour=gate)  # the findings of --gate coloured as the verdict's are
+    sys.exit(done.code)
 
 
 @click.command("status")
@@ -62,10 +56,9 @@ def run(ctx: click.Context, card: str, provider: str | None, models: tuple[str, 
 @click.pass_context
 def status_cmd(ctx: click.Context, run_name: str, no_poll: bool, as_json: bool) -> None:
     """Where RUN stands: cells recorded and, for a batch run, each batch's state (polled now)."""
-    from benchcard.run.batch.status import run_status, status_lines
+    from benchcard.run.batch.status import run_status
 
-    result = run_status(project_of(ctx), run_name, poll=not no_poll)
-    report((result.to_json(), status_lines(result)), as_json, ascii_only=True)
+    report(run_status(project_of(ctx), run_name, poll=not no_poll), as_json, ascii_only=True)
 
 
 @click.command("set-aside")
@@ -77,8 +70,7 @@ def set_aside_cmd(ctx: click.Context, run_name: str, why: str, as_json: bool) ->
     """Set RUN aside: kept, never deleted; never resumed, judged or headlined again (a ledgered run never)."""
     from benchcard.records.setaside import set_aside
 
-    done = set_aside(project_of(ctx), run_name, why)
-    report((done.to_json(), [done.line]), as_json)
+    report(set_aside(project_of(ctx), run_name, why), as_json)
 
 
 @click.command("export")
@@ -91,5 +83,4 @@ def export(ctx: click.Context, run_name: str, fmt: str, out: str | None, as_json
     """One row per cell of RUN for other tools; variant and repetition only once the run has a verdict."""
     from benchcard.records.frames import export_run
 
-    done = export_run(project_of(ctx), run_name, fmt, Path(out) if out else None)
-    report((done.to_json(), [done.line]), as_json)
+    report(export_run(project_of(ctx), run_name, fmt, Path(out) if out else None), as_json)

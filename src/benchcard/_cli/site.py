@@ -24,8 +24,7 @@ def site(ctx: click.Context, out_dir: str | None, as_json: bool, serve: bool, po
     project, out = project_of(ctx), Path(out_dir).resolve() if out_dir else None
     if serve:
         return serve_site(project, out, port, say_line)  # a temporary folder unless --out names one
-    built = build_site(project, out or project.root / "site")
-    report((built.to_json(), built.lines()), as_json)
+    report(build_site(project, out or project.root / "site"), as_json)
 
 
 @click.command("view")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import coloured, emit_json, nearest_project, project_of
+from benchcard._cli.common import nearest_project, project_of, report
 
 
 @click.command()
@@ -24,13 +24,12 @@ def verdict(ctx: click.Context, run_name: str, allow_incomplete: bool, show: boo
             as_json: bool) -> None:
     """Unblind RUN, apply its card's sealed win rule, write verdict.json and table.csv, add a ledger row; once
     only: a second `benchcard verdict RUN` refuses (use --show to print it again)."""
-    from benchcard.verdict.gate import shown_lines, verdict_and_gate
+    from benchcard.verdict.gate import verdict_and_gate
 
-    result, decided = verdict_and_gate(project_of(ctx), run_name, allow_incomplete=allow_incomplete, show=show,
-                                       gate=gate, scratch=scratch)
-    emit_json(result.to_json() | ({"gate": decided.to_json()} if decided else {})) if as_json else coloured(
-        shown_lines(result, decided))
-    sys.exit(decided.code if decided else 0)
+    done = verdict_and_gate(project_of(ctx), run_name, allow_incomplete=allow_incomplete, show=show, gate=gate,
+                            scratch=scratch)
+    report(done, as_json, colour=True)
+    sys.exit(done.code)
 
 
 @click.command("compare")
@@ -53,6 +52,6 @@ def compare_cmd(ctx: click.Context, log_a: str, log_b: str, rule_file: str | Non
     from benchcard.publish.compareplots import RuleOptions, compare_and_plot
     rule = RuleOptions(rule_file, clauses, ranges=ranges)
     done = compare_and_plot(Path(log_a), Path(log_b), rule, out=out, enter_ledger=ledger, names=names,
-                            project=nearest_project(ctx))
-    emit_json(done.to_json(gate)) if as_json else coloured(done.lines(gate))
-    sys.exit(done.gate().code if gate else 0)
+                            project=nearest_project(ctx), gate=gate)
+    report(done, as_json, colour=True)
+    sys.exit(done.code)

@@ -70,6 +70,7 @@ class Comparison:
     samples: int = 0  # distinct sample ids
     plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
     plot_note: str = ""  # why there are none, when there are none
+    gated: bool = False  # `--gate`: the gate's decision is reported beside the verdict, and exits the command
 
     @property
     def finding(self) -> str:
@@ -81,13 +82,18 @@ class Comparison:
         return Gate(self.file.run, self.finding, code, f"gate: {self.finding} → exit {code}"
                     + ("" if code == 0 else " (only a win passes)") + f" ({UNSEALED})")
 
-    def to_json(self, gate: bool = False) -> dict[str, Any]:
-        """Exactly verdict.json, as JSON data (with `gate`, the gate's decision beside it as `gate`)."""
-        return self.file.fields() | ({"gate": self.gate().to_json()} if gate else {})
+    @property
+    def code(self) -> int:
+        """The exit code: the gate's when `gated`, else 0."""
+        return self.gate().code if self.gated else 0
 
-    def lines(self, gate: bool = False) -> list[str]:
+    def to_json(self) -> dict[str, Any]:
+        """Exactly verdict.json, as JSON data (when `gated`, the gate's decision beside it as `gate`)."""
+        return self.file.fields() | ({"gate": self.gate().to_json()} if self.gated else {})
+
+    def lines(self) -> list[str]:
         """What `benchcard compare` prints: the verdict's lines under a header that says what was compared (and
-        with `gate`, the gate's line last)."""
+        when `gated`, the gate's line last)."""
         d = self.file
         a, b = known(d.sources) or []
         out = [f"{UNSEALED} · {a.tool} · {d.baseline} (baseline, {a.log}) vs {d.variants[0]} "
@@ -102,7 +108,7 @@ class Comparison:
         out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d.evidence}")
         if self.plot_note:
             out.append(f"  {self.plot_note}")
-        return [*out, self.gate().line] if gate else out
+        return [*out, self.gate().line] if self.gated else out
 
 
 def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,

@@ -1,7 +1,11 @@
 """`benchcard plan` as the terminal shows it: the cost lines, then the power of the rule from a pilot or from
-declared assumptions (planning.py builds the data; this only words it)."""
+declared assumptions (forecast.py builds the data; this only words it), and the plan as the command line reports
+it (`PlanReport`: its JSON and its lines, as every command's result)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from msgspec import UnsetType
 
@@ -16,6 +20,19 @@ from benchcard.planning.result import (
     SequentialPlan,
 )
 from benchcard.run.judging import judge_plan_lines
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """`benchcard plan`'s result as the command line prints it: `--json` the plan's fields, else its lines."""
+
+    plan: Plan
+
+    def to_json(self) -> dict[str, Any]:
+        return self.plan.fields()
+
+    def lines(self) -> list[str]:
+        return plan_lines(self.plan)
 
 
 def _f(x: float | None, digits: int = 3) -> str:

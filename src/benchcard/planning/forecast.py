@@ -31,7 +31,7 @@ from benchcard.card.seal import sequential_rules
 from benchcard.errors import PlanError, RunError
 from benchcard.planning import power as powerplan
 from benchcard.planning._looks import sequential_plan
-from benchcard.planning._report import plan_lines
+from benchcard.planning._report import PlanReport
 from benchcard.planning.power import POWER, Assumptions
 from benchcard.planning.result import AssumedPlan, ClausePlan, PilotPlan, Plan, SequentialPlan, strict_plan
 from benchcard.project import Price, Project
@@ -300,8 +300,7 @@ def _gap_plan(entry: ClausePlan, card: Card, clause: Clause, data: RunData, valu
 
 def plan_report(project: Project, card: str, pilot: str | Path | None = None, assumed: Assumptions | None = None,
                 fixtures: int | None = None, repetitions: int | None = None,
-                design: Schedule | None = None) -> tuple[dict[str, Any], list[str]]:
-    """`benchcard plan CARD`'s core: the card `card` (an id or a path) loaded and planned, as `--json` prints the
-    plan and as the lines the command prints."""
-    result = plan(project, load_named(project, card), pilot, assumed, fixtures, repetitions, design)
-    return result.fields(), plan_lines(result)
+                design: Schedule | None = None) -> PlanReport:
+    """`benchcard plan CARD`'s core: the card `card` (an id or a path) loaded and planned, as the command line
+    reports it (`--json` the plan's fields, else its lines)."""
+    return PlanReport(plan(project, load_named(project, card), pilot, assumed, fixtures, repetitions, design))

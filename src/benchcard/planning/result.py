@@ -1,5 +1,5 @@
-"""`benchcard plan`'s result, typed once: built by planning.py (with powerplan.py's figures), worded by
-planreport.py and printed by `--json` as `Plan.fields()`.
+"""`benchcard plan`'s result, typed once: built by forecast.py (with power.py's figures), worded by _report.py
+and printed by `--json` as `Plan.fields()` (both through `_report.PlanReport`).
 
 Fields are declared in the order `--json` has always printed them; a field only some plans or clauses have is
 UNSET when absent and then not printed. Figures are strict JSON values: an infinite or undefined one (no gap

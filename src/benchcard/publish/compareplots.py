@@ -24,10 +24,11 @@ MAX_PLOTTED_SAMPLES = 100
 
 def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | None = None,
                      out: Path | str | None = None, enter_ledger: bool = False,
-                     names: Sequence[str] = ()) -> Comparison:
-    """`compare`, then one SVG per (variant, gap clause) into the comparison's folder."""
-    done = compare(a, b, rule, project=project, out=Path(out) if out else None, enter_ledger=enter_ledger,
-                   names=names)
+                     names: Sequence[str] = (), gate: bool = False) -> Comparison:
+    """`compare`, then one SVG per (variant, gap clause) into the comparison's folder; with `gate`, the comparison
+    reports its gate's decision too (`Comparison.gated`)."""
+    done = replace(compare(a, b, rule, project=project, out=Path(out) if out else None, enter_ledger=enter_ledger,
+                           names=names), gated=gate)
     if done.samples > MAX_PLOTTED_SAMPLES:
         return replace(done, plot_note=f"no plots: {done.samples:,} samples are more than a per-sample figure "
                                        f"shows ({MAX_PLOTTED_SAMPLES} at most)")

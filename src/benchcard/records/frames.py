@@ -153,13 +153,12 @@ class Export:
     blinded: bool
     scratch: bool = False
 
-    @property
-    def line(self) -> str:
+    def lines(self) -> list[str]:
         """What `benchcard export` prints."""
         blind = (" (blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
                  "tokens, cost, latency, attempts)" if self.blinded else "")
         trial = " · a scratch run: a trial, never a result (column scratch)" if self.scratch else ""
-        return f"wrote {self.rows} cells → {self.path}{blind}{trial}"
+        return [f"wrote {self.rows} cells → {self.path}{blind}{trial}"]
 
     def to_json(self) -> dict[str, Any]:
         """What `benchcard export --json` prints: the file written (the default name included), for a script."""

@@ -38,9 +38,9 @@ class SetAsideDone:
     entry: SetAside
     where: str  # the run's folder, relative to the project
 
-    @property
-    def line(self) -> str:
-        return f"run {self.run} {self.entry.label}; kept in {self.where}/, recorded in {SET_ASIDE} there"
+    def lines(self) -> list[str]:
+        """What `benchcard set-aside` prints."""
+        return [f"run {self.run} {self.entry.label}; kept in {self.where}/, recorded in {SET_ASIDE} there"]
 
     def to_json(self) -> dict[str, str]:
         return {"run": self.run, "at": self.entry.at, "why": self.entry.why, "folder": self.where}

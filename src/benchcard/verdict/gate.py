@@ -73,8 +73,32 @@ def _check_gate_field(card: Card, project: Project) -> None:
                            "threshold for --gate, e.g. `gate: {min_score: 0.9}` (then reseal as a new version)")
 
 
+@dataclass(frozen=True)
+class GatedVerdict:
+    """What `benchcard verdict` reports: the verdict and, with `--gate`, the gate's decision; the exit code."""
+
+    verdict: Verdict
+    gate: Gate | None = None
+
+    @property
+    def code(self) -> int:
+        """The gate's exit code, else 0."""
+        return self.gate.code if self.gate else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict's JSON (`Verdict.to_json`), the gate's decision beside it as `gate`."""
+        return self.verdict.to_json() | ({"gate": self.gate.to_json()} if self.gate else {})
+
+    def lines(self) -> list[str]:
+        """The verdict's lines (or, for a record changed since the verdict, what changed and its ledger row's
+        finding), then the gate's line."""
+        v = self.verdict
+        lines = changed_lines(v.file, v.ledger_row, v.changed) if v.changed else verdict_lines(v.file)
+        return lines + ([self.gate.line] if self.gate else [])
+
+
 def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: bool = False, show: bool = False,
-                     gate: bool = True, scratch: bool = False) -> tuple[Verdict, Gate | None]:
+                     gate: bool = True, scratch: bool = False) -> GatedVerdict:
     """`benchcard verdict`: give (or, with `show`, read) a run's verdict and, with `gate`, judge it by its
     card's gate (checked before the verdict is given). `run` is its folder, its id, or a card's name: with
     `show` the card's result, else its newest run (`records/cardruns.py`)."""
@@ -94,15 +118,7 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
                                f"{more}; the gate is not applied (benchcard ledger --verify names each change)")
     else:
         verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete, scratch=scratch)
-    return verdict, None if card is None else gate_of(card, verdict.file)
-
-
-def shown_lines(verdict: Verdict, gate: Gate | None) -> list[str]:
-    """What `benchcard verdict` prints: the verdict's lines (or, for a record changed since the verdict, what
-    changed and its ledger row's finding), then the gate's line."""
-    lines = (changed_lines(verdict.file, verdict.ledger_row, verdict.changed) if verdict.changed
-             else verdict_lines(verdict.file))
-    return lines + ([gate.line] if gate else [])
+    return GatedVerdict(verdict, None if card is None else gate_of(card, verdict.file))
 
 
 def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest, *, check_seal: bool) -> Card:
@@ -189,9 +205,9 @@ def gate_runs(project: Project, runs: Sequence[tuple[str, bool]]) -> GateReport:
             out.append((None, Gate(run_dir.name, "incomplete", code,
                                    f"gate: run {run_dir.name} did not finish; no verdict → exit {code}")))
             continue
-        verdict, gate = verdict_and_gate(project, run_dir)
-        assert gate is not None
-        out.append((verdict, gate))
+        judged = verdict_and_gate(project, run_dir)
+        assert judged.gate is not None
+        out.append((judged.verdict, judged.gate))
     return GateReport(tuple(out))
 
 
@@ -207,6 +223,10 @@ class GatedRuns:
     def code(self) -> int:
         """The exit code: the gate's, else 0."""
         return self.gated.code if self.gated else 0
+
+    def lines(self) -> list[str]:
+        """What `benchcard run` prints: each run's lines, then under --gate each one's verdict and gate."""
+        return [line for s in self.runs for line in s.lines()] + (self.gated.lines if self.gated else [])
 
     def to_json(self) -> dict[str, Any]:
         """`run --json`: the runs and the wall time, then the verdicts and gates under --gate."""

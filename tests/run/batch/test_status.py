@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.run.batch.status import BatchState, RunStatus, run_status, status_lines
+from benchcard.run.batch.status import BatchState, RunStatus, run_status
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, project_for
@@ -90,7 +90,7 @@ def test_the_status_text_shows_each_batch_and_the_note() -> None:
                    batches=(BatchState(0, "batch_1", "collected", 4, 4, 0, "2026-12-01T12:01:00Z"),
                             BatchState(1, None, "planned", 0, 6, 2, None)),
                    note="BENCHCARD_TEST_KEY is not set: showing the last recorded poll")
-    assert status_lines(st) == [
+    assert st.lines() == [
         "20261201T120000Z-ab12 · colour-ab v2 · batch → results/colour-ab/v2/x",
         "  10 cells: 3 ok, 1 truncated, 0 failed recorded",
         "  in progress 6/10; collect when done with: benchcard run colour-ab --resume x",

@@ -42,7 +42,7 @@ class BatchState:
 
 @dataclass(frozen=True)
 class RunStatus:
-    """What `benchcard status` shows; `--json` prints `to_json()`."""
+    """What `benchcard status` shows: `--json` prints `to_json()`, a person reads `lines()`."""
 
     run: str
     card: str
@@ -63,6 +63,26 @@ class RunStatus:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def lines(self) -> list[str]:
+        """The text of `benchcard status`."""
+        c = self.recorded
+        trial = [f"  scratch run ({self.scratch}): a trial, never entered in the ledger"] if self.scratch else []
+        lines = [f"{self.run} · {self.card} v{self.version} · {self.mode}{' · scratch' if self.scratch else ''} → "
+                 f"{self.folder}",
+                 *trial,
+                 *([f"  {self.replicates}"] if self.replicates else []),
+                 f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
+                 f"  {self.state}",
+                 *[f"  {line}" for line in (self.replies, self.judge_replies) if line]]
+        for b in self.batches:
+            failed = f", {b.failed} failed" if b.failed else ""
+            when = f" (polled {b.polled_at})" if b.polled_at else ""
+            lines.append(f"  batch {b.chunk}: {b.batch or '-'} · {b.status} {b.done}/{b.cells}{failed}{when}")
+        lines += [f"  refused: {self.folder}/{line}" for line in self.refused]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return lines
 
 
 def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStatus:
@@ -154,23 +174,3 @@ def _poll(project: Project, manifest: Manifest, store: RunStore, chunks: list[Ch
     except ProviderError as exc:
         return f"could not poll: {exc}"
     return None
-
-
-def status_lines(st: RunStatus) -> list[str]:
-    """The text of `benchcard status`."""
-    c = st.recorded
-    trial = [f"  scratch run ({st.scratch}): a trial, never entered in the ledger"] if st.scratch else []
-    lines = [f"{st.run} · {st.card} v{st.version} · {st.mode}{' · scratch' if st.scratch else ''} → {st.folder}",
-             *trial,
-             *([f"  {st.replicates}"] if st.replicates else []),
-             f"  {st.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
-             f"  {st.state}",
-             *[f"  {line}" for line in (st.replies, st.judge_replies) if line]]
-    for b in st.batches:
-        failed = f", {b.failed} failed" if b.failed else ""
-        when = f" (polled {b.polled_at})" if b.polled_at else ""
-        lines.append(f"  batch {b.chunk}: {b.batch or '-'} · {b.status} {b.done}/{b.cells}{failed}{when}")
-    lines += [f"  refused: {st.folder}/{line}" for line in st.refused]
-    if st.note:
-        lines.append(f"  note: {st.note}")
-    return lines
