@@ -54,6 +54,36 @@ SNAPSHOT_PAIRS = [
     ("gpt-4o", "gpt-4o-2024-08-06-extra", False),
     ("gpt-4o-2024-08-06", "gpt-4o", False),
     ("claude-3-5-sonnet-latest", "claude-3-5-sonnet-v2", False),
+    ("claude-3-5-sonnet-latest", "claude-3-5-haiku-20241022", False),
+    ("gpt-4o-2024-08-06", "gpt-4o-2024-05-13", False),  # a pinned snapshot answered by another one
+    # Gemini: a stable version is three digits (gemini-1.5-pro-002), which `gemini-1.5-pro` and `-latest` point to
+    # and the reply's modelVersion names (the native API's `models/` namespace is the router's); `-exp-0827` is an
+    # experimental model, not a version of the stable one
+    ("gemini-1.5-pro", "gemini-1.5-pro-002", True),
+    ("gemini-1.5-pro-latest", "gemini-1.5-pro-002", True),
+    ("gemini-1.5-pro", "models/gemini-1.5-pro-002", True),
+    ("gemini-2.0-flash", "gemini-2.0-flash-001", True),
+    ("gemini-1.5-pro-exp-0827", "gemini-1.5-pro-exp-0827", True),
+    ("gemini-1.5-pro", "gemini-1.5-pro-exp-0827", False),
+    ("gemini-1.5-pro-latest", "gemini-1.5-pro-exp-0827", False),
+    ("gemini-1.5-pro-latest", "gemini-1.5-flash-002", False),
+    ("gemini-1.5-pro-002", "gemini-1.5-pro-001", False),
+    ("text-bison", "text-bison@002", True),  # Vertex writes a version with @
+    # Mistral: `-latest` names a dated model, year and month (mistral-large-2411 is 24.11)
+    ("mistral-large-latest", "mistral-large-2411", True),
+    ("mistralai/mistral-large", "mistralai/mistral-large-2407", True),
+    ("mistral-large-latest", "mistral-large-latest", True),
+    ("mistral-large-latest", "mistral-small-2409", False),
+    ("mistral-large-2411", "mistral-large-2407", False),
+    ("mistral-large-latest", "mistral-large-2413", False),  # no thirteenth month
+    # a router's namespace on one side only is the router's; on both sides, the nearer ones must agree
+    ("vendorA/llama-3", "vendorA/llama-3", True),
+    ("vendorA/llama-3", "llama-3", True),
+    ("llama-3", "vendorB/llama-3", True),
+    ("vendorA/llama-3", "vendorB/llama-3", False),
+    ("openrouter/openai/gpt-4o", "openai/gpt-4o-2024-08-06", True),
+    ("openai/gpt-4o", "azure/gpt-4o-2024-08-06", False),
+    ("openrouter/openai/gpt-4o", "anthropic/gpt-4o", False),
 ]
 
 
@@ -74,6 +104,30 @@ def test_rows_no_pass_counted_are_said_unknown_alone_or_after_the_warning() -> N
                      [CountedPass(rows=4, uncounted=6), CountedPass(rows=2)])
     assert replies_line(other).startswith("warning: 2 of 6 replies named another model than gpt-4o, the one asked: "
                                           "gpt-4o (4), gpt-4o-mini (2); 6 output(s) were recorded by a pass whose")
+
+
+def test_a_run_begun_before_rows_were_counted_is_read_without_counting_its_named_replies_twice() -> None:
+    """Runs begun between 796acb3 and 3980c72 recorded a pass's names only when one was another model, and no
+    rows: those are the leading `replied_models` entries `replied_rows` lacks. The pass that resumed such a run
+    took every row before it as uncounted, the ones those entries named too; they are known, so not unknown."""
+    old = _replied("gpt-4o", [{"gpt-4o-mini": 3}])  # the old pass alone: its names, no rows
+    assert replies_line(old) == ("warning: 3 of 3 replies named another model than gpt-4o, the one asked: "
+                                 "gpt-4o-mini (3)")
+    resumed = _replied("gpt-4o", [{"gpt-4o-mini": 3}, {"gpt-4o": 2}], [CountedPass(rows=2, uncounted=3)])
+    assert replies_line(resumed) == ("warning: 3 of 5 replies named another model than gpt-4o, the one asked: "
+                                     "gpt-4o-mini (3), gpt-4o (2)")  # before: '; 3 output(s) ... unknown' too
+    # rows the old passes did not name (a failed cell, a pass whose replies all named the model asked) stay unknown
+    partly = _replied("gpt-4o", [{"gpt-4o-mini": 3}, {"gpt-4o": 2}, {"gpt-4o": 1}],
+                      [CountedPass(rows=2, uncounted=5), CountedPass(rows=1)])
+    assert replies_line(partly).endswith("gpt-4o (3), gpt-4o-mini (3); 2 output(s) were recorded by a pass whose "
+                                         "replies' models were not counted (begun by an older benchcard, or killed "
+                                         "outright): which model answered them is unknown")
+    # a run of today: as many entries as rows, nothing taken off
+    today = _replied("gpt-4o", [{"gpt-4o": 2}, {"gpt-4o-mini": 1}], [CountedPass(rows=2, uncounted=3),
+                                                                     CountedPass(rows=1)])
+    assert replies_line(today).endswith("; 3 output(s) were recorded by a pass whose replies' models were not "
+                                        "counted (begun by an older benchcard, or killed outright): which model "
+                                        "answered them is unknown")
 
 
 def test_the_judges_replies_are_weighed_against_the_judge_sealed() -> None:

@@ -72,7 +72,7 @@ def _line(calls: _Calls) -> str:
     """The warning and the unknown, in one line; empty when neither stands."""
     total = _total(calls.passes)
     other = sum(n for name, n in total.items() if not same_model(calls.asked, name))
-    uncounted = sum(r.uncounted for r in calls.rows)
+    uncounted = _uncounted(calls)
     unknown = (f"{uncounted} {calls.outputs} were recorded by a pass whose replies' models were not counted (begun "
                "by an older benchcard, or killed outright): which model answered them is unknown")
     if other:
@@ -80,6 +80,21 @@ def _line(calls: _Calls) -> str:
                    f"{calls.asked}, {calls.chosen}: {_named(total)}")
         return f"{warning}; {unknown}" if uncounted else warning
     return f"note: {unknown}" if uncounted else ""
+
+
+def _uncounted(calls: _Calls) -> int:
+    """The rows no pass counted the replies of. A run begun between 796acb3 and 3980c72 (2026-12-06) recorded a
+    pass's names only, and only when one was another model, with no `replied_rows`: those passes are the leading
+    entries of `replied_models` that `replied_rows` lacks. The first pass that recorded its rows after them took
+    every row before it as uncounted, the rows those entries named too; they are known, so they are taken off here
+    (those passes' failed rows, and the rows of a pass whose replies all named the model asked, stay unknown: such
+    a pass wrote nothing)."""
+    uncounted = sum(r.uncounted for r in calls.rows)
+    old = len(calls.passes) - len(calls.rows)
+    if old <= 0 or not calls.rows:
+        return uncounted
+    named = sum(n for counts in calls.passes[:old] for n in counts.values())
+    return uncounted - min(named, calls.rows[0].uncounted)
 
 
 def _total(passes: list[dict[str, int]]) -> dict[str, int]:
@@ -97,17 +112,34 @@ def _named(total: dict[str, int]) -> str:
 
 
 def same_model(asked: str, replied: str) -> bool:
-    """The name asked, or a snapshot of it in a shape the APIs answer with (a router's `openai/` prefix on either
-    side): OpenAI's `gpt-4o-2024-08-06` and `gpt-4-0613`, Anthropic's `claude-3-5-sonnet-20241022` (also for the
-    aliases `…-latest` and `claude-sonnet-4-0`), Vertex's `claude-sonnet-4@20250514`. Any other suffix is another
-    model: `gpt-4o-mini`, `llama-3-70` for `llama-3`, `claude-opus-4-8` for `claude-opus-4`."""
-    asked, replied = asked.rsplit("/", 1)[-1], replied.rsplit("/", 1)[-1]
+    """The name asked, or a snapshot of it in a shape the APIs answer with. A router's namespace (`openai/`,
+    `models/`) on one side only is the router's: `openai/gpt-4o-2024-08-06` answers `gpt-4o`; on both sides the
+    nearer namespaces must agree, so `vendorB/llama-3` is another provider's model than `vendorA/llama-3` (and
+    `openrouter/openai/gpt-4o` the same as `openai/gpt-4o`). The snapshots: OpenAI's `gpt-4o-2024-08-06` and
+    `gpt-4-0613`, Anthropic's `claude-3-5-sonnet-20241022` (also for the aliases `…-latest` and
+    `claude-sonnet-4-0`), Vertex's `claude-sonnet-4@20250514`, Gemini's stable versions `gemini-1.5-pro-002` (for
+    `gemini-1.5-pro` and `gemini-1.5-pro-latest`), Mistral's `mistral-large-2411` (for `mistral-large-latest`).
+    Any other suffix is another model: `gpt-4o-mini`, `llama-3-70` for `llama-3`, `claude-opus-4-8` for
+    `claude-opus-4`, an experimental `gemini-1.5-pro-exp-0827` for `gemini-1.5-pro`."""
+    (asked_space, asked), (replied_space, replied) = _split(asked), _split(replied)
+    nearer = min(len(asked_space), len(replied_space))
+    if nearer and asked_space[-nearer:] != replied_space[-nearer:]:
+        return False
     if replied == asked:
         return True
     base = re.sub(r"-(?:latest|0)$", "", asked)
     return any(re.fullmatch(re.escape(base) + shape, replied) for shape in _SNAPSHOTS)
 
 
+def _split(name: str) -> tuple[list[str], str]:
+    """A model's name as its namespaces (`a/b/x`: `a`, `b`) and the name itself (`x`)."""
+    *space, model = name.split("/")
+    return space, model
+
+
 _MONTH_DAY = r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
-#: The snapshot suffixes the providers' replies name: `-2024-08-06`, `-20241022`, `-0613` and `@20241022`.
-_SNAPSHOTS = (r"-20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])", rf"[-@]20\d\d{_MONTH_DAY}", rf"-{_MONTH_DAY}")
+_YEAR_MONTH = r"2\d(?:0[1-9]|1[0-2])"  # Mistral's 24.11, never a month and day: no month is 20 or more
+#: The snapshot suffixes the providers' replies name: `-2024-08-06`, `-20241022` and `@20241022`, `-0613`,
+#: `-2411`, and a stable version `-002` (Vertex also writes `@002`).
+_SNAPSHOTS = (r"-20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])", rf"[-@]20\d\d{_MONTH_DAY}",
+              rf"-(?:{_MONTH_DAY}|{_YEAR_MONTH})", r"[-@]0\d\d")
