@@ -99,9 +99,11 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0) -> None:
+def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0,
+                 sig: signal.Signals = signal.SIGKILL) -> None:
     """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
-    the moment `ready()` holds; fails if the run ends first or `ready()` never holds within `timeout`."""
+    (or send it `sig`: SIGINT is a Ctrl-C) the moment `ready()` holds; fails if the run ends first or `ready()`
+    never holds within `timeout`."""
     # the benchcard under test, wherever it was imported from (a worktree's src/ before the venv's editable one)
     src = str(Path(benchcard_package.__file__).parents[1])
     env = {**os.environ, KEY_ENV: "sk-test-0000",
@@ -114,9 +116,9 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
         while time.monotonic() < deadline and proc.poll() is None and not ready():
             time.sleep(0.002)
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(proc.pid, sig)
     finally:
-        proc.wait()
+        proc.wait(timeout=timeout)
         assert proc.stderr is not None
         proc.stderr.close()
 

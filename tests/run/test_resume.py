@@ -4,6 +4,7 @@ that had finished is called again."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import msgspec
@@ -13,6 +14,9 @@ from click.testing import CliRunner, Result
 from benchcard._util.hashing import digest
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records.replied import replies_fact, replies_line
+from benchcard.records.rows import Manifest
+from benchcard.records.runreader import read_manifest
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
@@ -32,15 +36,15 @@ def lines(path: Path) -> int:
         return 0
 
 
-def start_and_kill(project: Project, kill_when: int) -> Path:
-    """Start `benchcard run` in a subprocess and SIGKILL it once `outputs.jsonl` has `kill_when` rows (0: as
-    soon as the manifest exists, before or during the first calls)."""
+def start_and_kill(project: Project, kill_when: int, sig: signal.Signals = signal.SIGKILL) -> Path:
+    """Start `benchcard run` in a subprocess and SIGKILL it (or send it `sig`) once `outputs.jsonl` has
+    `kill_when` rows (0: as soon as the manifest exists, before or during the first calls)."""
 
     def ready() -> bool:
         runs = runs_of(project, "colour-ab")
         return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when
 
-    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready)
+    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig)
     return only_run(project, "colour-ab")
 
 
@@ -187,3 +191,60 @@ def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unkno
     assert verdict.exit_code == 0, verdict.output
     assert unknown in verdict.output
 
+
+
+def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_stopped(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Ctrl-C (SIGINT) mid-run: the pass writes the replies it counted as it stops, the resume adds its own, and
+    nothing is counted twice: the names, their counts and the rows they cover are a run never stopped's."""
+    server.configure({"default_reply": "red", "latency_ms": 40, "reply_model": "test/model-2024-08-06"})
+    whole = ab_project(tmp_path / "whole", server.base_url, fixtures=40, repetitions=1)
+    assert bc(whole, "run", "colour-ab").exit_code == 0
+    project = ab_project(tmp_path / "cut", server.base_url, fixtures=40, repetitions=1)
+    folder = start_and_kill(project, 30, signal.SIGINT)
+    stopped = read_manifest(folder)
+    assert stopped.finished_at is None and stopped.replied_models  # the stopped pass wrote what it counted
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+
+    def counted(manifest: Manifest) -> tuple[dict[str, int], int, int]:
+        names: dict[str, int] = {}
+        for counts in manifest.replied_models or []:
+            for name, n in counts.items():
+                names[name] = names.get(name, 0) + n
+        rows = manifest.replied_rows or []
+        return names, sum(r.rows for r in rows), sum(r.uncounted for r in rows)
+
+    cut, never = read_manifest(folder), read_manifest(only_run(whole, "colour-ab"))
+    assert len(cut.replied_models or []) == 2
+    assert counted(cut) == counted(never) == ({"test/model-2024-08-06": 80}, 80, 0) and lines(
+        folder / "outputs.jsonl") == 80
+    assert replies_fact(cut) == replies_fact(never) == "test/model-2024-08-06 (80)"
+    assert replies_line(cut) == replies_line(never) == ""
+
+
+def test_a_run_begun_before_rows_were_counted_resumes_without_counting_its_replies_twice(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A run begun between 796acb3 and 3980c72 kept a pass's names (only when one was another model) and no rows.
+    The pass that resumes it records every row before it as uncounted, the named ones too; read, those are known:
+    before, the same 2 replies were in the warning and again said to be of an unknown model."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    server.configure({"default_reply": "red", "reply_model": "other-model"})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    [first] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
+    assert not first.finished
+    folder = only_run(project, "colour-ab")
+    raw = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    del raw["replied_rows"]  # as those versions wrote it: {"other-model": 2}, no rows
+    (folder / "manifest.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
+    server.configure({"default_reply": "red"})
+    result = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert result.exit_code == 0, result.output
+    said = "warning: 2 of 4 replies named another model than test/model, the one asked: other-model (2), test/model (2)"
+    assert f"  {said}\n" in result.output and "not counted" not in result.output
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["replied_models"] == [{"other-model": 2}, {"test/model": 2}]
+    assert manifest["replied_rows"] == [{"rows": 2, "uncounted": 2}]  # as the resume writes it, read right
+    assert f"  {said}\n" in bc(project, "status", folder.name).output
