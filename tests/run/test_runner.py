@@ -287,42 +287,31 @@ def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: P
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
 
-def test_a_redirect_is_neither_followed_nor_taken_for_an_answer(tmp_path: Path, server: FakeServer, key: str
-                                                                ) -> None:
-    """Hostile audit: a 307 to another host holding a valid answer in its body was scored as the model's answer.
-    A redirect is never followed (the key would go with it): the run stops at once, saying where it points, with
-    the password in that address left out of everything."""
-    server.configure({"default_reply": "negative", "faults": [{"kind": "redirect", "times": 5}]})
+@pytest.mark.parametrize(("fault", "said"), [
+    ("redirect", "error: HTTP 307: the server redirects the call to http://elsewhere.invalid/v1/chat/completions; "
+                 "benchcard does not follow redirects"),
+    ("bad_redirect", "error: HTTP 3xx: the server redirects the call to an address that is not a URL (Invalid port: "
+                     "'x'); benchcard does not follow redirects"),
+])
+def test_a_redirect_is_neither_followed_nor_taken_for_an_answer(tmp_path: Path, server: FakeServer, key: str,
+                                                                fault: str, said: str) -> None:
+    """Hostile audit: a 307 to another host holding a valid answer in its body was scored as the model's answer,
+    and a 307 whose Location no URL parser reads (httpx: 'Invalid URL in location header') was retried as a
+    connection error, every cell, never saying the server pointed elsewhere. A redirect is never followed (the
+    key would go with it): the run stops at once, in one line saying where it points (or that it points nowhere
+    a URL can name), with the password in that address left out of everything."""
+    server.configure({"default_reply": "negative", "faults": [{"kind": fault, "times": 5}]})
     project = probe_project(tmp_path, server.base_url, repetitions=3)
     result = bc(project, "run", PROBE, "--concurrency", "1")
     assert result.exit_code == 1
     last = result.stderr.splitlines()[-1]
-    assert last.startswith("error: HTTP 307: the server redirects the call to "
-                           "http://elsewhere.invalid/v1/chat/completions; benchcard does not follow redirects")
+    assert last.startswith(said), last
     assert "base_url" in last and "--resume" in last
     assert server.stats()["calls"] == 1  # not retried, and the other cells not called
     folder = only_run(project, PROBE)
     assert read_jsonl(folder / "outputs.jsonl") == []
     assert "hunter2" not in result.output + result.stderr
     assert not [p for p in folder.rglob("*") if p.is_file() and b"hunter2" in p.read_bytes()]
-
-
-def test_a_redirect_to_an_address_that_is_not_a_url_stops_the_run_too(tmp_path: Path, server: FakeServer, key: str
-                                                                      ) -> None:
-    """Hostile audit: a 307 whose Location no URL parser reads (httpx: 'Invalid URL in location header') was
-    retried as a connection error, every cell, never saying the server pointed elsewhere. It stops the run at
-    once as any redirect does, in one line, the password in that Location left out."""
-    server.configure({"default_reply": "negative", "faults": [{"kind": "bad_redirect", "times": 5}]})
-    project = probe_project(tmp_path, server.base_url, repetitions=3)
-    result = bc(project, "run", PROBE, "--concurrency", "1")
-    assert result.exit_code == 1
-    last = result.stderr.splitlines()[-1]
-    assert last.startswith("error: HTTP 3xx: the server redirects the call to an address that is not a URL "
-                           "(Invalid port: 'x'); benchcard does not follow redirects"), last
-    assert "base_url" in last and "--resume" in last
-    assert server.stats()["calls"] == 1  # not retried, and the other cells not called
-    assert read_jsonl(only_run(project, PROBE) / "outputs.jsonl") == []
-    assert "hunter2" not in result.output + result.stderr
 
 
 def test_a_compressed_bomb_is_refused_before_it_fills_the_memory(tmp_path: Path, server: FakeServer, key: str

@@ -94,64 +94,43 @@ def test_the_tally_counts_statuses_and_prices_only_what_was_answered() -> None:
     assert (t.cost, t.priced, t.unpriced) == (0.25, 2, 1)  # a failed call has no price to miss; a free one costs 0
 
 
-def test_replies_naming_another_model_are_recorded_and_said_by_run_and_status(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
-    server.configure({"default_reply": "red", "reply_model": "meta/llama-3-8b"})
+@pytest.mark.parametrize(("reply_model", "warned"), [
+    (None, False),  # each reply names the model asked
+    ("test/model-2024-08-06", False),  # a snapshot of it, as real OpenAI answers gpt-4o on every call
+    ("meta/llama-3-8b", True),
+    ("test/model-70", True),  # a size added is another model (a snapshot is -2024-08-06, -20241022, -0613 …)
+])
+def test_the_models_replies_named_are_recorded_and_said_only_when_another_model_answered(
+        tmp_path: Path, server: FakeServer, key: str, reply_model: str | None, warned: bool) -> None:
+    """Every reply's model is counted in the manifest, the model asked too, so that a later pass (a resume, a
+    retry) knows these rows were. Another model is a warning in run, status (and its --json), the verdict's notes
+    and the run's page; the finding is the rule's, whoever answered. The model asked says nothing, and a snapshot
+    of it only shows on the run's page as a fact beside its others."""
+    server.configure({"default_reply": "red", **({"reply_model": reply_model} if reply_model else {})})
     project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=1)
     ran = bc(project, "run", "colour-ab")
     assert ran.exit_code == 0, ran.output
-    said = "warning: 4 of 4 replies named another model than test/model, the one asked: meta/llama-3-8b (4)"
-    assert f"  {said}\n" in ran.output
     folder = only_run(project, "colour-ab")
+    name = reply_model or "test/model"
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["replied_models"] == [{"meta/llama-3-8b": 4}]
-    status = bc(project, "status", folder.name)
-    assert status.exit_code == 0, status.output
-    assert f"  {said}\n" in status.output
-    verdict = bc(project, "verdict", folder.name)
-    assert verdict.exit_code == 0, verdict.output
-    assert f"  note: {said.removeprefix('warning: ')}.\n" in verdict.output
-    assert "finding: inconclusive" in verdict.output  # the finding is the rule's, whoever answered
+    assert manifest["replied_models"] == [{name: 4}] and manifest["replied_rows"] == [{"rows": 4, "uncounted": 0}]
+    status, verdict = bc(project, "status", folder.name), bc(project, "verdict", folder.name)
+    assert status.exit_code == 0 and verdict.exit_code == 0, status.output + verdict.output
+    assert "finding: inconclusive" in verdict.output
+    shown = json.loads(bc(project, "status", folder.name, "--json").stdout)
+    assert shown["scratch"] is None
     build_site(project, tmp_path / "site")
     page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
-    assert said in page
-
-
-def test_replies_naming_the_model_asked_are_counted_and_say_nothing(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
-    server.configure({"default_reply": "red"})  # each reply names the model asked
-    plain = ab_project(tmp_path / "plain", server.base_url, fixtures=2, repetitions=1)
-    assert bc(plain, "run", "colour-ab").exit_code == 0
-    manifest = json.loads((only_run(plain, "colour-ab") / "manifest.json").read_text(encoding="utf-8"))
-    # counted all the same, so that a later pass (a resume, a retry) knows these rows were
-    assert manifest["replied_models"] == [{"test/model": 4}] and manifest["replied_rows"] == [{"rows": 4,
-                                                                                               "uncounted": 0}]
-    assert "replies named" not in bc(plain, "status", only_run(plain, "colour-ab").name).output
-    shown = json.loads(bc(plain, "status", only_run(plain, "colour-ab").name, "--json").stdout)
-    assert shown["replies"] is None and shown["scratch"] is None  # absent as status's other optional lines are
-
-
-
-def test_a_snapshot_of_the_model_asked_is_recorded_and_shown_only_as_a_fact_on_the_runs_page(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
-    """Real OpenAI answers `gpt-4o` as `gpt-4o-2024-08-06` every time: kept in the manifest, no line in run,
-    status or the verdict's notes, and the names on the run's page beside its other facts."""
-    server.configure({"default_reply": "red", "reply_model": "test/model-2024-08-06"})
-    dated = ab_project(tmp_path / "dated", server.base_url, fixtures=2, repetitions=1)
-    ran = bc(dated, "run", "colour-ab")
-    assert ran.exit_code == 0, ran.output
-    folder = only_run(dated, "colour-ab")
-    assert json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["replied_models"] == [
-        {"test/model-2024-08-06": 4}]
-    status = bc(dated, "status", folder.name)
-    verdict = bc(dated, "verdict", folder.name)
-    assert status.exit_code == 0 and verdict.exit_code == 0, status.output + verdict.output
-    for said in (ran.output, status.output, verdict.output):
-        assert "test/model-2024-08-06" not in said and "warning" not in said
-    assert json.loads(bc(dated, "status", folder.name, "--json").stdout)["replies"] is None
-    build_site(dated, tmp_path / "site")
-    page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
-    assert "test/model-2024-08-06 (4)" in page and "warning" not in page
+    said = f"warning: 4 of 4 replies named another model than test/model, the one asked: {name} (4)"
+    if warned:
+        assert f"  {said}\n" in ran.output and f"  {said}\n" in status.output and shown["replies"] == said
+        assert f"  note: {said.removeprefix('warning: ')}.\n" in verdict.output
+        assert said in page
+        return
+    for out in (ran.output, status.output, verdict.output):
+        assert "replies named" not in out and "warning" not in out and (reply_model or "?") not in out
+    assert shown["replies"] is None  # absent as status's other optional lines are
+    assert "warning" not in page and (f"{name} (4)" in page) is (reply_model is not None)
 
 
 def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_does_not_show(
@@ -170,17 +149,6 @@ def test_a_replied_model_name_keeps_no_part_of_the_key_and_no_character_that_doe
     name = ("\\x1b[2J\\u202e" + "m" * 180 + "[redacted]")[:200]  # the key out, then the name cut (text.escape)
     assert json.loads(manifest)["replied_models"] == [{name: 2}]
     assert f"the one asked: {name} (2)\n" in ran.output
-
-
-def test_a_reply_naming_the_model_asked_with_a_size_added_is_another_model(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
-    """`test/model-70` is not a snapshot of `test/model` (a dated one is `-2024-08-06`, `-20241022`, `-0613`)."""
-    server.configure({"default_reply": "red", "reply_model": "test/model-70"})
-    project = ab_project(tmp_path / "proj", server.base_url, fixtures=2, repetitions=1)
-    ran = bc(project, "run", "colour-ab")
-    assert ran.exit_code == 0, ran.output
-    assert ("  warning: 4 of 4 replies named another model than test/model, the one asked: test/model-70 (4)\n"
-            in ran.output)
 
 
 def test_a_replied_model_name_beyond_the_basic_plane_is_kept_in_one_escape(
