@@ -145,25 +145,37 @@ def test_a_resume_keeps_its_rig_and_its_seal(tmp_path: Path, server: FakeServer,
     assert result.exit_code == 1 and "cards/colour-ab.yaml" in result.stderr
 
 
-def test_a_resumed_runs_replies_are_counted_over_every_pass(tmp_path: Path, server: FakeServer, key: str) -> None:
+@pytest.mark.parametrize(("first", "then", "begun_before_rows", "models", "rows"), [
+    (None, "other-model", False, [{"test/model": 2}, {"other-model": 2}], [{"rows": 2, "uncounted": 0}] * 2),
+    ("other-model", None, True, [{"other-model": 2}, {"test/model": 2}], [{"rows": 2, "uncounted": 2}]),
+])
+def test_a_resumed_runs_replies_are_counted_over_every_pass(
+        tmp_path: Path, server: FakeServer, key: str, first: str | None, then: str | None, begun_before_rows: bool,
+        models: list[dict[str, int]], rows: list[dict[str, int]]) -> None:
     """A pass that stopped (interrupted, every reply naming the model asked) is counted on record, so the resume
-    that meets another model says how many of all the replies did, not of its own pass's only."""
+    that meets another model says how many of all the replies did, not of its own pass's only. A run begun between
+    796acb3 and 3980c72 kept a pass's names (only when one was another model) and no rows: the pass that resumes
+    it records every row before it as uncounted (`rows`), the named ones too, and read those are known: before,
+    the same 2 replies were in the warning and again said to be of an unknown model."""
     from benchcard.run.options import RunOptions
     from benchcard.run.runner import run
 
-    server.configure({"default_reply": "red"})
+    server.configure({"default_reply": "red", **({"reply_model": first} if first else {})})
     project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    [first] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
-    assert not first.finished
+    [stopped] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
+    assert not stopped.finished
     folder = only_run(project, "colour-ab")
-    server.configure({"default_reply": "red", "reply_model": "other-model"})
+    if begun_before_rows:  # as those versions left it: the pass's names, no rows
+        raw = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        del raw["replied_rows"]
+        (folder / "manifest.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
+    server.configure({"default_reply": "red", **({"reply_model": then} if then else {})})
     result = bc(project, "run", "colour-ab", "--resume", folder.name)
     assert result.exit_code == 0, result.output
     said = "warning: 2 of 4 replies named another model than test/model, the one asked: other-model (2), test/model (2)"
     assert f"  {said}\n" in result.output and "not counted" not in result.output
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["replied_models"] == [{"test/model": 2}, {"other-model": 2}]
-    assert manifest["replied_rows"] == [{"rows": 2, "uncounted": 0}, {"rows": 2, "uncounted": 0}]
+    assert (manifest["replied_models"], manifest["replied_rows"]) == (models, rows)
     assert f"  {said}\n" in bc(project, "status", folder.name).output
 
 
@@ -221,30 +233,3 @@ def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_s
         folder / "outputs.jsonl") == 80
     assert replies_fact(cut) == replies_fact(never) == "test/model-2024-08-06 (80)"
     assert replies_line(cut) == replies_line(never) == ""
-
-
-def test_a_run_begun_before_rows_were_counted_resumes_without_counting_its_replies_twice(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
-    """A run begun between 796acb3 and 3980c72 kept a pass's names (only when one was another model) and no rows.
-    The pass that resumes it records every row before it as uncounted, the named ones too; read, those are known:
-    before, the same 2 replies were in the warning and again said to be of an unknown model."""
-    from benchcard.run.options import RunOptions
-    from benchcard.run.runner import run
-
-    server.configure({"default_reply": "red", "reply_model": "other-model"})
-    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    [first] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
-    assert not first.finished
-    folder = only_run(project, "colour-ab")
-    raw = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    del raw["replied_rows"]  # as those versions wrote it: {"other-model": 2}, no rows
-    (folder / "manifest.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
-    server.configure({"default_reply": "red"})
-    result = bc(project, "run", "colour-ab", "--resume", folder.name)
-    assert result.exit_code == 0, result.output
-    said = "warning: 2 of 4 replies named another model than test/model, the one asked: other-model (2), test/model (2)"
-    assert f"  {said}\n" in result.output and "not counted" not in result.output
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["replied_models"] == [{"other-model": 2}, {"test/model": 2}]
-    assert manifest["replied_rows"] == [{"rows": 2, "uncounted": 2}]  # as the resume writes it, read right
-    assert f"  {said}\n" in bc(project, "status", folder.name).output
