@@ -118,7 +118,11 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
         os.kill(proc.pid, sig)
     finally:
-        proc.wait(timeout=timeout)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:  # still running after `sig`: killed, never left behind
+            proc.kill()
+            proc.wait()
         assert proc.stderr is not None
         proc.stderr.close()
 
