@@ -13,6 +13,7 @@ import pytest
 import benchcard
 from benchcard._util.files import AtomicFile, is_work_file, move_into_place, synced_file, write_atomic
 
+from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_run import killed_at
 from ..helpers_verdict import cli_run, make_project, strong_run
 
@@ -138,15 +139,19 @@ def test_the_next_write_removes_what_a_killed_writer_left_and_never_a_live_ones(
 
 def test_a_temporary_whose_name_holds_no_process_id_does_not_stop_the_write(tmp_path: Path) -> None:
     """`.table.csv.²-0badcafe.tmp` (str.isdigit() takes '²' for a digit, int() does not) and a process id past
-    what the system can hold (os.kill overflows) ended the write in a traceback; the first is not a killed
-    writer's and is left, the second can be no live process's and is removed like any dead writer's."""
+    what the system can hold (os.kill overflows) ended the write in a traceback. A name whose id is not ASCII
+    digits alone ('²', '٣', '', ' 1', '+1', '1_000') is not a killed writer's and is left; an id of 30 digits can
+    be no live process's, and one written with leading zeros is the dead process it names: both are removed like
+    any dead writer's. Process 0 is never taken for a dead one (os.kill reads it as this process's group)."""
     target = tmp_path / "table.csv"
-    odd = tmp_path / ".table.csv.²-0badcafe.tmp"
-    huge = tmp_path / ".table.csv.99999999999999999999999-0badcafe.tmp"
-    for path in (odd, huge):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    odd = [tmp_path / f".table.csv.{pid}-0badcafe.tmp" for pid in (*NOT_NUMBERS, "0")]
+    gone = [tmp_path / f".table.csv.{pid}-0badcafe.tmp" for pid in (THIRTY_DIGITS, f"00{int(dead.stdout)}")]
+    for path in (*odd, *gone):
         path.write_bytes(b"half")
     write_atomic(target, "fixture,variant\n")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, odd.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, *(p.name for p in odd)])
 
 
 def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:

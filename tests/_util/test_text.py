@@ -10,12 +10,15 @@ from benchcard._util.text import (
     balanced_isolates,
     displayable,
     escape,
+    int_of_ascii_digits,
     plain_text,
     reorders,
     spreadsheet_text,
     terminal_line,
     terminal_text,
 )
+
+from ..helpers_digits import MANY_DIGITS, NOT_NUMBERS, THIRTY_DIGITS
 
 
 def test_lone_surrogates_become_the_replacement_character_and_the_rest_is_kept() -> None:
@@ -73,3 +76,19 @@ def test_numbers_are_read_in_ascii_digits_only() -> None:
         12, 7, None, None, None, None, None, None, None]
     assert [ascii_decimal(t) for t in ("0.5", ".5", "1.", "1", "0_1", "\u0660.\u0665", "1e0", "nan", "-0.1")] == [
         0.5, 0.5, 1.0, 1.0, None, None, None, None, None]
+
+
+def test_a_number_in_a_name_is_read_in_ascii_digits_of_any_length() -> None:
+    """`ascii_int` stops at 18 digits; a process id, a list index or a sample id of 30 or 5,000 digits is still a
+    number (one no process or list has; one a sample id sorts by), where int() refused past 4,300 digits."""
+    import sys
+
+    assert [int_of_ascii_digits(t) for t in ("0", "007", "12", THIRTY_DIGITS)] == [0, 7, 12, int(THIRTY_DIGITS)]
+    assert [int_of_ascii_digits(t) for t in NOT_NUMBERS] == [None] * len(NOT_NUMBERS)
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        expected = int(MANY_DIGITS), int("0" * 3000 + MANY_DIGITS)
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert (int_of_ascii_digits(MANY_DIGITS), int_of_ascii_digits("0" * 3000 + MANY_DIGITS)) == expected

@@ -12,6 +12,7 @@ from benchcard.errors import CardError
 from benchcard.project import Project
 
 from ..helpers_cli import exit_and_streams
+from ..helpers_digits import MANY_DIGITS, NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import AB_CARD, REPO, make_ab_project
 
 
@@ -370,3 +371,15 @@ def test_a_number_refused_for_another_reason_is_not_told_to_be_quoted(tmp_path: 
     assert "field 'win.alpha'" in message and "quote" not in message, message
     message = _error(tmp_path, _one_variant(AB_CARD).replace("repetitions:", "sequential: {looks: yes}\nrepetitions:"))
     assert "field 'sequential.looks'" in message and "quote" not in message, message
+
+
+def test_a_field_path_reads_a_list_index_only_in_ascii_digits_of_any_length() -> None:
+    """The raw value a field's path leads to (what the quoting hint looks at): a list index is ASCII digits
+    alone ('007' is 7); '²', '٣', a sign, a space or an underscore is no index, and 30 or 5,000 digits are an
+    index out of range, where int() refused past 4,300 digits with a ValueError."""
+    from benchcard.card.reader import _at
+
+    raw = {"examples": [{"output": "a"}] * 8}
+    assert _at(raw, ("examples", "0", "output")) == "a" and _at(raw, ("examples", "007", "output")) == "a"
+    for key in (*NOT_NUMBERS, "8", THIRTY_DIGITS, MANY_DIGITS):
+        assert _at(raw, ("examples", key, "output")) is None, key

@@ -16,6 +16,7 @@ from benchcard.records.rows import Manifest, RigRecord
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED
 
 from ..helpers_compare import LM_B, bc
+from ..helpers_digits import MANY_DIGITS, NOT_NUMBERS, THIRTY_DIGITS
 
 MANIFEST = Manifest(run="c", card="t", version=0, kind="compare", seal_root="",
                     rig=RigRecord(provider="", model="", line="a vs b"))
@@ -98,6 +99,15 @@ def test_a_sample_id_of_digits_other_than_ascii_is_text_not_a_traceback(inspect_
     result = bc("compare", str(tmp_path / "x.json"), str(tmp_path / "y.json"), "--win", "match rises", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["counts"]["scored"] == 2 * 7 * 3
+
+
+def test_sample_ids_of_ascii_digits_of_any_length_sort_as_numbers_and_the_others_as_text() -> None:
+    """'007' is 7, 30 digits a number past any 64-bit one, 5,000 digits one past what int() converts (a
+    ValueError before); '²', '٣', '', ' 1', '+1' and '1_000' are text ids, after every number."""
+    ids = ["10", "007", "0", "2", THIRTY_DIGITS, MANY_DIGITS, *NOT_NUMBERS]
+    samples = {(i, 0): Sample("ok", {"acc": 1.0}) for i in ids}
+    data = pair(_log("a.jsonl", samples), _log("b.jsonl", samples), ["A", "B"], "acc", Path("out"), MANIFEST)
+    assert data.fixtures == ["0", "2", "007", "10", THIRTY_DIGITS, MANY_DIGITS, *sorted(NOT_NUMBERS)]
 
 
 def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:

@@ -14,6 +14,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
+from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import copy_project, published_project
 from ..helpers_run import killed_at
 from ..helpers_site import (
@@ -131,11 +132,20 @@ def test_a_build_killed_before_its_swap_leaves_a_hidden_folder_the_next_build_re
 
 def test_a_folder_named_like_a_killed_build_but_with_no_process_id_is_left_alone(tmp_path: Path) -> None:
     """A folder beside the site named `.web.building-²-x`: str.isdigit() took '²' for a process id and int()
-    refused it, so `benchcard site` ended in a traceback; it is left alone. One named with a number no process
-    can have (os.kill overflowed: a traceback too) is removed like a dead build's."""
+    refused it, so `benchcard site` ended in a traceback; it is left alone, as is every name whose id is not ASCII
+    digits alone ('٣', '', ' 1', '+1', '1_000'). One named with a number no process can have (os.kill
+    overflowed: a traceback too), 30 digits of it, is removed like a dead build's, as is one naming a dead
+    process with leading zeros."""
+    import subprocess
+    import sys
+
     copy_project(tmp_path / "proj", ("emit-terminator",))
-    for name in (".web.building-²-x", ".web.old-99999999999999999999999-x"):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    odd = [f".web.building-{pid}-x" for pid in (*NOT_NUMBERS, "0")]  # 0: os.kill reads it as this process's group
+    for name in (*odd, ".web.old-99999999999999999999999-x", f".web.building-{THIRTY_DIGITS}-x",
+                 f".web.old-00{int(dead.stdout)}-x"):
         (tmp_path / name).mkdir()
     result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(tmp_path / "web")])
     assert result.exit_code == 0, (result.output, result.exception)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".web.building-²-x", "proj", "web"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*odd, "proj", "web"])

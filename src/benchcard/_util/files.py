@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
+from benchcard._util.text import int_of_ascii_digits
+
 
 def fsync_dir(folder: Path) -> None:
     """Sync a folder's entry list, so that a rename in it survives a power cut (best effort off POSIX)."""
@@ -52,7 +54,8 @@ def sweep_stale(path: Path, suffix: str = ".tmp") -> None:
             if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
                 continue
             pid, _, token = entry.name[len(prefix):-len(suffix)].partition("-")
-            if pid.isascii() and pid.isdigit() and len(token) == 8 and not alive(int(pid)):  # '²'.isdigit()
+            number = int_of_ascii_digits(pid)
+            if number is not None and len(token) == 8 and not alive(number):
                 Path(entry.path).unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         path.with_name(path.name + suffix).unlink(missing_ok=True)

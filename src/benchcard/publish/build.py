@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.files import alive
+from benchcard._util.text import int_of_ascii_digits
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
@@ -108,8 +109,9 @@ def _sweep_builds(out: Path) -> None:
     for kind in ("building", "old"):
         prefix = f".{out.name}.{kind}-"
         for found in out.parent.iterdir():
-            pid = found.name[len(prefix):].partition("-")[0] if found.name.startswith(prefix) else ""
-            if pid.isascii() and pid.isdigit() and found.is_dir() and not found.is_symlink() and not alive(int(pid)):
+            name = found.name[len(prefix):] if found.name.startswith(prefix) else ""
+            pid = int_of_ascii_digits(name.partition("-")[0])
+            if pid is not None and found.is_dir() and not found.is_symlink() and not alive(pid):
                 shutil.rmtree(found, ignore_errors=True)
 
 

@@ -26,6 +26,7 @@ from benchcard.run.providers.base import (
 )
 from benchcard.run.providers.openai import OpenAIProvider
 
+from ...helpers_digits import THIRTY_DIGITS
 from ...helpers_providers import OPENAI, SEEN, chat_reply, client_for, complete
 
 pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
@@ -230,6 +231,23 @@ def test_a_reply_larger_than_any_answer_is_refused_unread(framing: str) -> None:
     small = complete(OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, json=chat_reply("red")))),
                      {"model": "m"})
     assert small.text == "red"
+
+
+@pytest.mark.parametrize("declared", [b"\xb2", b"1_000", b"+1", THIRTY_DIGITS.encode()])
+def test_a_declared_length_is_read_in_ascii_digits_only(declared: bytes) -> None:
+    """A Content-Length is a number only in ASCII digits: '²' (which str.isdigit() takes; a header is read as
+    Latin-1) made int() raise, and the cell failed with a ValueError instead of its answer. A length that is no
+    number leaves the body to be read under the cap; 30 digits declare more than any answer: refused unread."""
+    body = json.dumps(chat_reply("red")).encode()
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=[(b"content-length", declared)], content=streamed(body))
+
+    if declared == THIRTY_DIGITS.encode():
+        with pytest.raises(CallError, match="more than 32 MiB"):
+            complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"})
+    else:
+        assert complete(OpenAIProvider(OPENAI, client_for(reply)), {"model": "m"}).text == "red"
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw deflate"])
