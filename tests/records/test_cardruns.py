@@ -9,6 +9,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.gate import EXIT_CODES
@@ -119,3 +121,34 @@ def test_a_version_folder_named_with_other_digits_is_not_a_version(tmp_path: Pat
     result = bc(project, "status", "colour-ab")
     assert result.exit_code == 0, (result.output, result.exception)
     assert run in result.output
+
+
+def test_a_cards_result_is_read_from_its_own_rows_of_a_long_ledger(tmp_path: Path) -> None:
+    """The card's runs are matched with its ledger rows by the lines holding its id (`ledger.card_rows`), not a
+    decode of every row: over 3,000 rows of another card the result and the newest run are those the whole
+    read gave. A row of the other card that does not read stopped every pick of this card with that row's
+    error; the pick is now the same as before the row was spoiled, and `ledger --verify` still names the row. A
+    spoiled row of this card's is the error it was."""
+    from benchcard.errors import LedgerError
+    from benchcard.records import ledger
+    from benchcard.records.cardruns import pick
+
+    from ..helpers_project import ledger_row
+    from ..helpers_verdict import make_project, strong_run
+
+    project = make_project(tmp_path / "proj")
+    judged, newer = strong_run(project), strong_run(project)
+    rows = [ledger_row(run=f"run-{i}", card="other-card", seq=i + 1) for i in range(3000)]
+    rows[1234] = ledger_row(run=judged.name, card="extract-ab", seq=1235)
+    lines = [ledger.encode_row(row) + "\n" for row in rows]
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    assert (pick(project, "extract-ab", "result"), pick(project, "extract-ab", "newest")) == (judged, newer)
+    spoiled = [*lines[:2000], lines[2000][:-40] + "\n", *lines[2001:]]  # line 2001, another card's: not JSON
+    project.ledger_path.write_text("".join(spoiled), encoding="utf-8")
+    assert (pick(project, "extract-ab", "result"), pick(project, "extract-ab", "newest")) == (judged, newer)
+    assert one_line_error(bc(project, "ledger", "--verify")) == (
+        "error: results/ledger.jsonl: line 2001 is not JSON (an edited row)")
+    own = [*lines[:1234], lines[1234][:-40] + "\n", *lines[1235:]]
+    project.ledger_path.write_text("".join(own), encoding="utf-8")
+    with pytest.raises(LedgerError, match=r"^results/ledger\.jsonl: line 1235 is not JSON \(an edited row\)$"):
+        pick(project, "extract-ab", "result")

@@ -251,6 +251,33 @@ def test_row_of_run_finds_a_row_rewritten_with_ascii_escapes_and_a_run_id_needin
     assert ledger.row_of_run(project, "run-") is None and ledger.row_of_run(project, "caf") is None
 
 
+def test_a_cards_rows_are_read_from_the_lines_holding_its_id_alone(project: Project) -> None:
+    """Picking a card's run (`cardruns.card_runs`) decoded every row of the ledger for one card's; it decodes the
+    lines holding the card's id, as `row_of_run` does. Over 3,000 rows of three cards (one named with another's
+    id in its run id) the card's rows are what `read` gives, in order; a row of another card that does not read
+    no longer stops the look-up (`verify` names it), and one of the card's own is the very error `read` gives."""
+    cards = ("demo", "demo-2", "caf\u00e9")
+    rows = [ledger_row(run=f"run-{i}-{cards[(i + 1) % 3]}", card=cards[i % 3], seq=i + 1) for i in range(3000)]
+    lines = [ledger.encode_row(row) + "\n" for row in rows]
+    project.results_dir.mkdir()
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    whole = {card: [r for r in ledger.read(project) if r.card == card] for card in cards}
+    assert [len(v) for v in whole.values()] == [1000, 1000, 1000]
+    assert {card: ledger.card_rows(project, card) for card in cards} == whole
+    assert ledger.card_rows(project, "dem") == [] and ledger.card_rows(project, "caf") == []
+    lines[1500] = lines[1500][:-40] + "\n"  # a row of demo: not JSON
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    assert ledger.card_rows(project, "demo-2") == whole["demo-2"] and ledger.card_rows(project, "caf\u00e9")
+    with pytest.raises(LedgerError) as read:
+        ledger.read(project)
+    with pytest.raises(LedgerError) as picked:
+        ledger.card_rows(project, "demo")
+    assert str(picked.value) == str(read.value) == "results/ledger.jsonl: line 1501 is not JSON (an edited row)"
+    project.ledger_path.write_text("".join(json.dumps(json.loads(line)) + "\n" for line in lines[:1500]),  # escaped
+                                   encoding="utf-8")
+    assert ledger.card_rows(project, "caf\u00e9") == whole["caf\u00e9"][:500]
+
+
 def test_append_after_a_lost_final_newline(project: Project) -> None:
     _fill(project, 2)
     project.ledger_path.write_text(project.ledger_path.read_text().rstrip("\n"))

@@ -87,7 +87,7 @@ class CardRun:
 
 def card_runs(project: Project, card_id: str) -> list[CardRun]:
     """Every run folder of the card with a readable manifest, oldest first."""
-    seqs = {row.run: row.seq for row in ledger.read(project) if row.card == card_id}
+    seqs = {row.run: row.seq for row in ledger.card_rows(project, card_id)}
     found = []
     for path in (project.results_dir / card_id).glob(f"v*/*/{MANIFEST}"):
         folder, version = path.parent, path.parent.parent.name[1:]

@@ -40,7 +40,7 @@ from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.records.verdictfile import LedgerEntry
 
-__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "encode_row", "locked", "read",
+__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "card_rows", "encode_row", "locked", "read",
            "repair", "row_hash", "row_of_run", "strict", "torn_message", "torn_tail", "verify"]
 
 LOCK_TIMEOUT_S = 60.0
@@ -112,13 +112,9 @@ def _own(project: Project) -> Path:
 
 
 def _load(project: Project) -> tuple[list[_Read], Torn | None]:
-    path = _own(project)
-    if not path.is_file():
+    data = _bytes(project)
+    if data is None:
         return [], None
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
     rows: list[_Read] = []
     lines = data.split(b"\n")
     last = lines.pop()  # b"" when the file ends with a newline
@@ -332,34 +328,61 @@ def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
     `\\u00e9`, which is looked for too: the rows' hashes hold either way), so `verdict`'s look-up under the lock
     scans bytes rather than decoding every row; a row elsewhere that does not read is `verify`'s to name, as for
     `append`."""
+    data = _bytes(project)
+    if data is None:
+        return None
+    found = (next((row for row in _rows_holding(project, data, [needle]) if row.run == run_id), None)
+             for needle in _forms(run_id))
+    return next((row for row in found if row is not None), None)
+
+
+def card_rows(project: Project, card_id: str) -> list[LedgerRow]:
+    """The card's rows, in file order (`records/cardruns.py` picks a card's run by them). As for `row_of_run`,
+    only the lines holding the card's id as a JSON string are decoded, so a long ledger costs a byte scan, not a
+    decode of every row; a line of the card's that does not read is the error `read` gives for it, and a row
+    elsewhere that does not read is `verify`'s to name."""
+    data = _bytes(project)
+    if data is None:
+        return []
+    return [row for row in _rows_holding(project, data, _forms(card_id)) if row.card == card_id]
+
+
+def _bytes(project: Project) -> bytes | None:
+    """The ledger's bytes, or None when there is no ledger yet."""
     path = _own(project)
     if not path.is_file():
         return None
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
-    forms = dict.fromkeys(json.dumps(run_id, ensure_ascii=escaped).encode("utf-8") for escaped in (False, True))
-    found = (_scan(project, data, needle, run_id) for needle in forms)
-    return next((row for row in found if row is not None), None)
 
 
-def _scan(project: Project, data: bytes, needle: bytes, run_id: str) -> LedgerRow | None:
-    """The first row among the lines of `data` holding `needle` whose run is `run_id`."""
-    at = data.find(needle)
-    while at >= 0:
-        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-        n = data.count(b"\n", 0, start) + 1
-        if end < 0:  # the last line, without its newline: whole, or torn (skipped, as every reader does)
+def _forms(value: str) -> list[bytes]:
+    """A value as a ledger line may hold it: as benchcard writes it, and with what is not ASCII escaped."""
+    return list(dict.fromkeys(json.dumps(value, ensure_ascii=escaped).encode("utf-8") for escaped in (False, True)))
+
+
+def _rows_holding(project: Project, data: bytes, needles: list[bytes]) -> Iterator[LedgerRow]:
+    """The rows of the lines of `data` holding any of `needles`, in file order, each decoded once (named by its
+    line, as `read` names it); a torn last line is skipped, as every reader skips it."""
+    starts: set[int] = set()
+    for needle in needles:
+        at = data.find(needle)
+        while at >= 0:
+            starts.add(data.rfind(b"\n", 0, at) + 1)
+            end = data.find(b"\n", at)
+            at = data.find(needle, end) if end >= 0 else -1
+    line, counted = 1, 0
+    for start in sorted(starts):
+        line += data.count(b"\n", counted, start)
+        counted = start
+        end = data.find(b"\n", start)
+        if end < 0:  # the last line, without its newline: whole, or torn
             try:
-                raw = _object(project, data[start:], n)
+                raw = _object(project, data[start:], line)
             except LedgerError:
-                return None
-            end = len(data)
+                return
         else:
-            raw = _object(project, data[start:end], n)
-        row = _typed(project, raw, n)[1]
-        if row.run == run_id:
-            return row
-        at = data.find(needle, end)
-    return None
+            raw = _object(project, data[start:end], line)
+        yield _typed(project, raw, line)[1]
