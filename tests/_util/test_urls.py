@@ -81,3 +81,15 @@ def test_what_of_a_urls_credentials_is_kept_out_of_replies() -> None:
         PASSWORD, "YWxpY2U6cHctOWY4ZTdkNmM1YjRh")
     assert secrets_of(credentials("http://alice@127.0.0.1:9/v1")) == ()
     assert secrets_of(None) == ()
+
+
+def test_a_loopback_host_is_any_of_this_machines_own() -> None:
+    """What is never sent through a proxy (`run/_calls.py`): 127.0.0.0/8, ::1 (as a URL brackets it or not),
+    an IPv4 loopback written as IPv6, localhost and the names under it; nothing else."""
+    from benchcard._util.urls import is_loopback
+
+    own = ["127.0.0.1", "127.0.0.2", "127.1.2.3", "::1", "[::1]", "[::ffff:127.0.0.1]", "localhost", "LocalHost",
+           "localhost.", "app.localhost", "a.b.localhost"]
+    other = ["128.0.0.1", "10.0.0.1", "0.0.0.0", "::2", "[::]", "localhost.example.com", "notlocalhost",
+             "example.org", "", "[::ffff:10.0.0.1]"]
+    assert [h for h in own if not is_loopback(h)] == [] and [h for h in other if is_loopback(h)] == []

@@ -187,6 +187,47 @@ def test_no_proxy_and_loopback_go_direct(tmp_path: Path, server: FakeServer, key
     assert seen == []
 
 
+def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, key: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only 127.0.0.1, localhost and [::1] were exempt from a proxy: a local server on 127.0.0.2 (Linux answers
+    all of 127.0.0.0/8 on `lo`) was sent to $HTTP_PROXY, here a port nothing listens on, and every cell failed
+    with `cannot reach the proxy`, whatever $NO_PROXY's 127.0.0.1 said. Every loopback host goes direct."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{closed}")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with FakeServer({"default_reply": "red"}, host="127.0.0.2") as there:
+        assert there.base_url.startswith("http://127.0.0.2:")
+        project = ab_project(tmp_path, there.base_url, fixtures=2, repetitions=1)
+        result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1", "--json"])
+        assert result.exit_code == 0, result.output
+        assert there.stats()["calls"] == 4
+    assert [r["status"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")] == ["ok"] * 4
+
+
+@pytest.mark.parametrize(("host", "direct"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("127.255.255.254", True), ("localhost", True), ("LOCALHOST", True),
+    ("app.localhost", True), ("[::1]", True), ("[0:0:0:0:0:0:0:1]", True), ("[::ffff:127.0.0.2]", True),
+    ("128.0.0.1", False), ("10.0.0.1", False), ("localhost.example.com", False), ("notlocalhost", False),
+    ("[::2]", False), ("upstream.invalid", False),
+])
+def test_a_loopback_host_is_called_directly_and_any_other_through_the_proxy(host: str, direct: bool,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    client = calls.make_client(2, 5.0)
+    try:
+        chosen = client._transport_for_url(httpx.URL(f"http://{host}:8000/v1"))
+        assert (chosen is client._transport) is direct
+    finally:
+        asyncio.run(client.aclose())
+
+
 def test_an_unreachable_proxy_is_one_line_without_its_password(tmp_path: Path, server: FakeServer, key: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROXY_VARS:

@@ -11,6 +11,7 @@ no URL any writer can reach still carries them; only `ProviderConfig.credentials
 from __future__ import annotations
 
 import base64
+import ipaddress
 import re
 import urllib.parse
 
@@ -78,3 +79,18 @@ def secrets_of(creds: tuple[str, str] | None) -> tuple[str, ...]:
     header = basic_auth(creds)
     assert header is not None
     return creds[1], header.removeprefix("Basic ")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a URL's host is this machine's own: `localhost` and any name under it (`app.localhost`, RFC 6761),
+    an address of 127.0.0.0/8 (Linux answers all of it on `lo`), `::1` (bracketed or not) or an IPv4 loopback
+    written as IPv6 (`::ffff:127.0.0.2`). A proxy could not reach such a server, so no call to it is proxied."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return (mapped or address).is_loopback

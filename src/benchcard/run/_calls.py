@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 import msgspec
 
+from benchcard._util.urls import is_loopback
 from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._progress import Progress
@@ -60,9 +61,6 @@ REFUSED_FIXTURES = 3
 """Fixtures (or all, when fewer) that refusals alike in a row must hit, with every variant, to stop the run."""
 MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
 ERROR_CHARS = 300
-LOOPBACK: Mapping[str, httpx.AsyncBaseTransport | None] = {
-    "all://127.0.0.1": None, "all://localhost": None, "all://[::1]": None}
-"""Hosts never sent through a proxy, whatever $NO_PROXY says (None: the client's own, direct transport)."""
 
 
 class _NoCookies(httpx.Cookies):
@@ -82,13 +80,14 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
 
     With no transport given, httpx builds aiohttp's transports itself and so honours $HTTPS_PROXY, $HTTP_PROXY,
     $ALL_PROXY and $NO_PROXY as plain httpx does (`trust_env`; a transport passed in turns that off, hence never
-    here); a loopback address is never sent to a proxy, which could not reach this machine's own servers."""
+    here); a loopback host (`urls.is_loopback`: all of 127.0.0.0/8, `::1`, `localhost` and `*.localhost`) is never
+    sent to a proxy, which could not reach this machine's own servers, whatever $NO_PROXY lists."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     options: dict[str, Any] = {"limits": limits, "timeout": httpx.Timeout(timeout),
                                "headers": {"Accept-Encoding": ACCEPT_ENCODING}}
     if transport is None:
         tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        client: httpx.AsyncClient = _client_class()(verify=tls, trust_env=True, mounts=LOOPBACK, **options)
+        client: httpx.AsyncClient = _client_class()(verify=tls, trust_env=True, **options)
     else:
         client = _client_class()(transport=transport, **options)
     client._cookies = _NoCookies()  # the public setter would copy into a plain jar
@@ -102,6 +101,13 @@ def _client_class() -> type[httpx.AsyncClient]:
     from httpx_aiohttp import HttpxAiohttpClient
 
     class Client(HttpxAiohttpClient):
+        def _transport_for_url(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+            """Direct for a loopback host: httpx's mounts match a host by name or one address, never a range, so
+            $NO_PROXY=127.0.0.1 (or a mount of it) left 127.0.0.2, `app.localhost` and `::ffff:127.0.0.1` proxied."""
+            if is_loopback(url.host):
+                return self._transport
+            return super()._transport_for_url(url)
+
         def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
             if proxy.url.scheme not in ("http", "https"):
                 return _Unusable(proxy.url)

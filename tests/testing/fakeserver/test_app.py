@@ -342,6 +342,16 @@ def test_cli_rejects_a_bad_config(tmp_path: Path) -> None:
     assert "kind" in done.stderr
 
 
+@pytest.mark.parametrize(("host", "said"), [
+    ("10.0.0.1", "fakeserver: --host: 10.0.0.1 is not a loopback address; the fake server answers this machine only"),
+    ("localhost", "fakeserver: --host: expected a loopback address such as 127.0.0.2 or ::1, got 'localhost'"),
+])
+def test_cli_listens_on_a_loopback_address_only(host: str, said: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--host", host],
+                          capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": ""}, timeout=15)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", said + "\n")
+
+
 def test_the_command_line_explains_its_options_and_config() -> None:
     import subprocess
     import sys

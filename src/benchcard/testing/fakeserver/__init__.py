@@ -48,7 +48,8 @@ its reason comes: chat's ``content: null``, no text block, no Responses output; 
 bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its
 servers agree). ``echo_key`` quotes the key each request carried (``x-api-key`` or the ``Authorization`` token)
 at the end of every answer's text and of a batch's error messages, as a debugging proxy echoing headers would.
-Several servers (a pool) are several :class:`FakeServer` processes, each on its own port.
+Several servers (a pool) are several :class:`FakeServer` processes, each on its own port; ``host`` (``--host``)
+puts one on another loopback address (127.0.0.2, ::1), as a local server the proxy settings must not catch.
 
 The package is cut by concept: ``_config`` (the JSON config and its strict parser), ``_replies`` (what a request
 is answered and in which vendor's shape), ``_batches`` (the Batch APIs), ``app`` (the aiohttp server, its counters

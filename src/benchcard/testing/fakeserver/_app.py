@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import json
 import random
 import signal
@@ -393,15 +394,27 @@ def build_app(config: Config | None = None) -> web.Application:
 # ------------------------------------------------------------------------------------------------------ CLI
 
 
-async def _serve(config: Config, port: int) -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def loopback_address(host: str) -> str:
+    """The address `--host` names, refused unless it is this machine's own (a fake server answers no one else)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise FakeServerError(f"--host: expected a loopback address such as 127.0.0.2 or ::1, got {host!r}") from None
+    if not address.is_loopback:
+        raise FakeServerError(f"--host: {host} is not a loopback address; the fake server answers this machine only")
+    return str(address)
+
+
+async def _serve(config: Config, port: int, host: str = HOST) -> None:
+    ipv6 = ":" in host
+    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
+    sock.bind((host, port))
     runner = web.AppRunner(build_app(config), access_log=None, handler_cancellation=True)
     await runner.setup()
     site = web.SockSite(runner, sock, backlog=1024)
     await site.start()
-    origin = f"http://{HOST}:{sock.getsockname()[1]}"
+    origin = f"http://{f'[{host}]' if ipv6 else host}:{sock.getsockname()[1]}"
     sys.stdout.write(f"listening {origin} · base URL {origin}/v1 (OpenAI chat completions and responses, "
                      "Anthropic messages)\n")
     sys.stdout.flush()
@@ -445,7 +458,8 @@ inflates to 256 MiB). A fault hits the first
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchcard.testing.fakeserver --port 0 [--config F.json] [--latency-ms N]``; runs until SIGTERM."""
+    """``python -m benchcard.testing.fakeserver --port 0 [--host 127.0.0.2] [--config F.json] [--latency-ms N]``; runs
+    until SIGTERM."""
     parser = argparse.ArgumentParser(
         prog="python -m benchcard.fakeserver",
         description="Fake OpenAI/Anthropic-compatible server on 127.0.0.1, for tests and trying benchcard out "
@@ -453,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
+    parser.add_argument("--host", default=HOST, help="another loopback address to listen on (127.0.0.2, ::1)")
     parser.add_argument("--config", type=Path, help="JSON config file (its keys and fault kinds: below)")
     parser.add_argument("--latency-ms", type=float, help="overrides the config's latency_ms")
     args = parser.parse_args(argv)
@@ -465,9 +480,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise FakeServerError("config: expected an object")
             raw = {**raw, "latency_ms": args.latency_ms}
         config = parse_config(raw)
+        host = loopback_address(args.host)
     except (OSError, ValueError, FakeServerError) as exc:
         sys.stderr.write(f"fakeserver: {exc}\n")
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, args.port))
+        asyncio.run(_serve(config, args.port, host))
     return 0

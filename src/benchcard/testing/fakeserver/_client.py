@@ -36,6 +36,7 @@ class FakeServer:
         *,
         latency_ms: float | None = None,
         startup_timeout: float = 15.0,
+        host: str | None = None,
     ) -> None:
         if latency_ms is not None and config is not None:
             config = {**config, "latency_ms": latency_ms}  # the keyword wins, as --latency-ms does
@@ -43,6 +44,7 @@ class FakeServer:
             parse_config(config)  # fail in the caller, before a process is spawned
         self._config = config
         self._latency_ms = latency_ms
+        self._host = host  # another loopback address than 127.0.0.1 (`--host`): 127.0.0.2, ::1
         self._startup_timeout = startup_timeout
         self._process: subprocess.Popen[bytes] | None = None
         self._origin: str | None = None
@@ -57,6 +59,8 @@ class FakeServer:
         cmd = [sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0"]
         if self._latency_ms is not None:
             cmd += ["--latency-ms", str(self._latency_ms)]
+        if self._host is not None:
+            cmd += ["--host", self._host]
         env = dict(os.environ)
         # The child must import this very copy of benchcard, even from a source checkout not installed.
         src = str(Path(__file__).resolve().parents[2])
@@ -116,7 +120,7 @@ class FakeServer:
 
     @property
     def origin(self) -> str:
-        """``http://127.0.0.1:PORT`` (no path)."""
+        """``http://127.0.0.1:PORT`` (no path; another loopback address when the server was given one)."""
         if self._origin is None:
             raise FakeServerError("fake server is not running")
         return self._origin
