@@ -294,8 +294,9 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
     type_ = entry.get("type")
     if type_ not in PROVIDER_TYPES:
         raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {type_!r}")
+    key_env = entry.get("api_key_env") if isinstance(entry.get("api_key_env"), str) else None
     if entry.get("base_url") is not None:
-        check_url(entry["base_url"], f"{where}.base_url'")
+        check_url(entry["base_url"], f"{where}.base_url'", key_env)
     if entry.get("api_key_env") is not None:
         check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
     rpm = entry.get("requests_per_minute")
@@ -370,8 +371,8 @@ def _where(name: str, field: str) -> str:
     return f"{CONFIG_FILE}: field 'providers.{name}.{field}'"
 
 
-def _pool_url(value: Any, where: str) -> str:
-    url = check_url(value, where)
+def _pool_url(value: Any, where: str, key_env: str | None) -> str:
+    url = check_url(value, where, key_env)
     if credentials(url) is not None:  # each output records its server's URL: a password there would be stored
         raise ProviderError(f"{where}: a pool URL may not carry user:password; use one base_url for a server "
                             "behind a password")
@@ -418,10 +419,11 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
         raise ProviderError(f"{_where(name, 'base_urls')}: expected a non-empty list of URLs or "
                             "{url, concurrency, requests_per_minute}")
     endpoints: list[Endpoint] = []
+    key_env = declared.get("api_key_env") if isinstance(declared.get("api_key_env"), str) else None
     for i, entry in enumerate(raw):
         where, at = _where(name, f"base_urls[{i}]"), f"base_urls[{i}]"
         if isinstance(entry, str):
-            endpoints.append(Endpoint(_pool_url(entry, where)))
+            endpoints.append(Endpoint(_pool_url(entry, where, key_env)))
             continue
         if not isinstance(entry, Mapping):
             raise ProviderError(f"{where}: expected a URL or {{url, concurrency, requests_per_minute}}")
@@ -429,7 +431,7 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
         if unknown:
             raise ProviderError(f"{where}: unknown key {unknown[0]!r}; expected url, concurrency, "
                                 "requests_per_minute")
-        endpoints.append(Endpoint(_pool_url(entry.get("url"), _where(name, f"{at}.url")),
+        endpoints.append(Endpoint(_pool_url(entry.get("url"), _where(name, f"{at}.url"), key_env),
                                   _positive(entry.get("concurrency"), _where(name, f"{at}.concurrency"), integer=True,
                                             most=MAX_CONCURRENCY),
                                   _positive(entry.get("requests_per_minute"), _where(name, f"{at}.requests_per_minute"),

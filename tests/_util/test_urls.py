@@ -93,3 +93,65 @@ def test_a_loopback_host_is_any_of_this_machines_own() -> None:
     other = ["128.0.0.1", "10.0.0.1", "0.0.0.0", "::2", "[::]", "localhost.example.com", "notlocalhost",
              "example.org", "", "[::ffff:10.0.0.1]"]
     assert [h for h in own if not is_loopback(h)] == [] and [h for h in other if is_loopback(h)] == []
+
+
+SECRET = "sk-query-5e4d3c2b1a"
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    (f"http://127.0.0.1:9/v1?key={SECRET}", "?key=…"),
+    (f"http://127.0.0.1:9/v1?alt=sse&api-key={SECRET}", "?api-key=…"),
+    (f"http://127.0.0.1:9/v1?API_KEY={SECRET}", "?API_KEY=…"),
+    (f"http://127.0.0.1:9/v1?token={SECRET}", "?token=…"),
+])
+def test_a_key_in_a_base_urls_query_is_refused_saying_where_the_key_goes(tmp_path: Path, url: str,
+                                                                         said: str) -> None:
+    """Gemini's habit, `?key=…`: a query was refused as any query is, without saying where the key belongs. In
+    benchcard.yaml (`check` and `run` read it whole) and on the command line, the line names the field and the
+    variable the key goes in, and never the key; nothing is written."""
+    expected = (f": the URL carries a key in its query ({said}), which would be stored with the URL: put the key "
+                "in $BENCHCARD_TEST_KEY (the provider's api_key_env), sent as a header and never stored, and give "
+                "the URL without its query")
+    project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
+    given = one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url))
+    assert given == "error: --base-url" + expected
+    write_config(project.root, url)
+    for args in (("check", "colour-ab"), ("run", "colour-ab", "--scratch")):
+        result = bc(project.root, *args)
+        assert result.exit_code == 1 and SECRET not in result.output + result.stderr
+        assert f"error: benchcard.yaml: field 'providers.fake.base_url'{expected}" in result.stderr.splitlines()
+    assert not project.results_dir.exists()
+
+
+def test_a_key_in_an_sdk_base_url_variable_is_refused_naming_the_variable(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"https://gateway.example/v1?api_key={SECRET}")
+    project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
+    line = one_line_error(bc(project.root, "run", "colour-ab", "--provider", "openai", "--model", "m"))
+    assert line.startswith("error: $OPENAI_BASE_URL: the URL carries a key in its query (?api_key=…)") and (
+        "put the key in $OPENAI_API_KEY" in line and SECRET not in line)
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    (f"https://alice:{PASSWORD}@host.example/v1 x",
+     "expected a URL without spaces or control characters, got 'https://host.example/v1 x'"),
+    (f"ftp://alice:{PASSWORD}@host.example/v1?q={PASSWORD}",
+     "expected an http:// or https:// URL with a host, got 'ftp://host.example/v1?…'"),
+    (f"http://alice:{PASSWORD}/v1", "not a valid URL (its port is not a number from 0 to 65535): 'http://alice:…/v1'"),
+])
+def test_a_refused_url_is_quoted_without_its_password_or_query(tmp_path: Path, url: str, said: str) -> None:
+    """Each line refusing a base URL quoted it as given (a space, another scheme: with its password and query;
+    a password written without its '@' reached the line as the port the parser could not read)."""
+    project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
+    assert one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url)) == f"error: --base-url: {said}"
+
+
+def test_a_url_is_shown_without_what_may_carry_a_key() -> None:
+    from benchcard._util.urls import shown_url
+
+    assert [shown_url(u) for u in (
+        "https://alice:pw@host/v1", "https://host/v1?key=x#f", "https://host/v1#f", "http://key:sk-1/v1",
+        "http://[::1]:80/v1", "https://a:b@c:d@host:443/p?x", "http://h:80/a/b:c@d", "host/v1", "")] == [
+        "https://host/v1", "https://host/v1?…", "https://host/v1#…", "http://key:…/v1",
+        "http://[::1]:80/v1", "https://host:443/p?…", "http://h:80/a/b:c@d", "host/v1", ""]

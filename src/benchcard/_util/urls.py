@@ -6,6 +6,8 @@ written (manifest, sealed requests, judge requests, batch journal, pages, `curl`
 
 There is one path: a `ProviderConfig` splits them off its `base_url` when it is made (`split_credentials`), so
 no URL any writer can reach still carries them; only `ProviderConfig.credentials` (never printed) holds them.
+A key in the query (`?key=…`, Gemini's habit) is refused before anything is planned, saying where the key goes
+instead; an error line quotes a URL only as `shown_url` writes it, without a password, a query or a fragment.
 """
 
 from __future__ import annotations
@@ -18,25 +20,54 @@ import urllib.parse
 from benchcard.errors import ProviderError
 
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+#: Query parameters that carry a key or a token (Gemini's `?key=`, Azure's `?api-key=` and `?code=`, `?token=`),
+#: compared in lower case with `-` read as `_`.
+SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "x_api_key", "token", "access_token", "auth", "auth_token",
+                           "code", "password", "secret", "sig", "signature"})
 
 
-def check_url(url: object, where: str) -> str:
-    """An absolute http(s) URL with a host, without spaces or control characters; trailing `/` dropped."""
+def check_url(url: object, where: str, key_env: str | None = None) -> str:
+    """An absolute http(s) URL with a host, without spaces or control characters, a query or a fragment;
+    trailing `/` dropped. A query carrying a key is refused saying where the key goes (`key_env`, the provider's
+    `api_key_env`, when it names one); no line quotes the URL but as `shown_url` writes it."""
     if not isinstance(url, str) or not url:
         raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {url!r}")
     if _UNSAFE.search(url):
-        raise ProviderError(f"{where}: expected a URL without spaces or control characters, got {url!r}")
+        raise ProviderError(f"{where}: expected a URL without spaces or control characters, got {shown_url(url)!r}")
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
-    except ValueError as exc:
-        raise ProviderError(f"{where}: not a valid URL ({exc})") from None
+    except ValueError as exc:  # its text may quote the port, which may be a password written without its '@'
+        reason = "its port is not a number from 0 to 65535" if "port" in str(exc).lower() else str(exc)
+        raise ProviderError(f"{where}: not a valid URL ({reason}): {shown_url(url)!r}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        shown = strip_credentials(url)
-        raise ProviderError(f"{where}: expected an http:// or https:// URL with a host, got {shown!r}")
+        raise ProviderError(f"{where}: expected an http:// or https:// URL with a host, got {shown_url(url)!r}")
+    secret = next((name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+                   if name.lower().replace("-", "_") in SECRET_PARAMS), None)
+    if secret is not None:
+        env = f"${key_env} (the provider's api_key_env)" if key_env else "the variable the provider's api_key_env names"
+        raise ProviderError(f"{where}: the URL carries a key in its query (?{secret}=…), which would be stored with "
+                            f"the URL: put the key in {env}, sent as a header and never stored, and give the URL "
+                            "without its query")
     if parts.query or parts.fragment:
         raise ProviderError(f"{where}: expected a base URL without ?query or #fragment")
     return url.rstrip("/")
+
+
+def shown_url(url: str) -> str:
+    """A URL as a line may quote it: without `user:password@`, and its query and fragment written `?…` and `#…`,
+    since either may carry a key. Read by hand, not parsed, so that a URL no parser reads is shown safely too."""
+    end = min([i for i in (url.find("?"), url.find("#")) if i >= 0] or [len(url)])
+    rest = {"?": "?…", "#": "#…"}.get(url[end:end + 1], "")
+    head = url[:end]
+    start = head.find("//") + 2 if "//" in head else 0
+    stop = head.find("/", start)
+    stop = len(head) if stop < 0 else stop
+    authority = head[start:stop].rpartition("@")[2]
+    host, colon, port = authority.rpartition(":")
+    if colon and "]" not in port and not (port.isascii() and port.isdigit()):
+        authority = f"{host}:…"  # not a port: perhaps a password written without its '@'
+    return head[:start] + authority + head[stop:] + rest
 
 
 def strip_credentials(url: str) -> str:

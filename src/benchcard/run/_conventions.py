@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchcard._util.safeio import read_regular_text
-from benchcard._util.urls import strip_credentials
+from benchcard._util.urls import shown_url
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError
 from benchcard.project import ProjectConfig
@@ -83,7 +83,8 @@ def new_targets(card: Card, o: RunOptions, config: ProjectConfig) -> tuple[list[
     targets = []
     for provider, model in wanted:
         env = _sdk_url(provider, config, o.base_url, notes)
-        cfg = provider_config(provider, config, o.base_url or (env[1] if env else None))
+        cfg = provider_config(provider, config, o.base_url or (env[1] if env else None),
+                              "--base-url" if o.base_url or not env else f"${env[0]}")
         if cfg.type != "local" and not cfg.base_url:
             raise ProviderError(f"provider '{cfg.name}' has no base_url; set one with --base-url")
         if model is None and cfg.type != "local":
@@ -101,14 +102,14 @@ def _sdk_url(provider: str, config: ProjectConfig, base_url: str | None,
     name, url = found
     builtin = BUILTIN[provider].base_url
     if base_url:
-        notes.append(f"{name} is set but --base-url {strip_credentials(base_url)} is used")
+        notes.append(f"{name} is set but --base-url {shown_url(base_url)} is used")
         return None
     if provider in config.providers:
         notes.append(f"{name} is ignored: provider '{provider}' is declared in benchcard.yaml with its own endpoint")
         return None
     if url.rstrip("/") == builtin:
         return None
-    notes.append(f"{name} is set: calls go to {strip_credentials(url)}, not {provider}'s {builtin}; the run is "
+    notes.append(f"{name} is set: calls go to {shown_url(url)}, not {provider}'s {builtin}; the run is "
                  f"scratch (not the rig's endpoint). Unset {name} to call the rig's endpoint")
     return name, url
 

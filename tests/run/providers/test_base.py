@@ -294,6 +294,7 @@ def test_a_compressed_body_that_does_not_inflate_is_malformed_and_retried() -> N
 @pytest.mark.parametrize(("location", "where"), [
     ("https://user:pw@other.example/v1/chat/completions", "to https://other.example/v1/chat/completions"),
     ("/v2/chat/completions", "to https://api.example/v2/chat/completions"),
+    ("https://other.example/v1?sig=sk-signed-77#t", "to https://other.example/v1?…"),  # a query may carry a key
     (None, "without saying where (no Location)"),
 ])
 def test_a_redirect_is_an_error_that_names_where_it_points(location: str | None, where: str) -> None:

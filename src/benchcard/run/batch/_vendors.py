@@ -22,7 +22,7 @@ import httpx
 
 from benchcard._util.files import AtomicFile
 from benchcard._util.safeio import json_loads
-from benchcard._util.urls import basic_auth, secrets_of
+from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
 from benchcard.run.batch._results import result_ids
@@ -376,8 +376,8 @@ class AnthropicBatches(Vendor):
     def _home(self, batch: str, url: str) -> None:
         """The key goes with a results download: only ever to the API's own host."""
         if _origin(url) != _origin(self.base):
-            raise ProviderError(f"batch {batch}: its results_url {url} is not on {self.base}; refusing to send "
-                                "the key there")
+            raise ProviderError(f"batch {batch}: its results_url {shown_url(url)} is not on {self.base}; refusing to "
+                                "send the key there")
 
     async def download(self, source: str, dest: Path, cells: int) -> None:
         await self.request("GET", source, stream_to=dest, cells=cells)

@@ -43,8 +43,10 @@ BUILTIN: dict[str, ProviderConfig] = {
 }
 
 
-def provider_config(name: str, config: ProjectConfig, base_url: str | None = None) -> ProviderConfig:
-    """Resolve a provider name; `--base-url` turns any openai-type name toward another server."""
+def provider_config(name: str, config: ProjectConfig, base_url: str | None = None,
+                    url_from: str = "--base-url") -> ProviderConfig:
+    """Resolve a provider name; `--base-url` (or, `url_from` says, an SDK's variable) turns any openai-type name
+    toward another server."""
     declared = config.providers.get(name)
     if declared is not None:
         cfg = ProviderConfig(name=name, type=declared.type, base_url=declared.base_url,
@@ -58,8 +60,8 @@ def provider_config(name: str, config: ProjectConfig, base_url: str | None = Non
         names = ", ".join(known)
         raise ProviderError(f"unknown provider '{name}'; expected one of {names} (or declare it in {CONFIG_FILE})")
     if base_url:  # one server named on the command line replaces the configured one (or pool)
-        given = check_url(base_url, "--base-url")
-        check_auth(cfg.type, given, cfg.api_key_env, "--base-url")
+        given = check_url(base_url, url_from, cfg.api_key_env)
+        check_auth(cfg.type, given, cfg.api_key_env, url_from)
         cfg = ProviderConfig(cfg.name, cfg.type, given, cfg.api_key_env,
                              cfg.requests_per_minute, cfg.headers, batch_limits=cfg.batch_limits)
     return cfg

@@ -26,7 +26,7 @@ import httpx
 
 from benchcard._util.names import visible
 from benchcard._util.text import ascii_decimal, int_of_ascii_digits
-from benchcard._util.urls import basic_auth, split_credentials, strip_credentials
+from benchcard._util.urls import basic_auth, shown_url, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
 from benchcard.records.rows import (
@@ -415,11 +415,12 @@ async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_
 def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
     """What a 3xx answer to `url` is told as. A redirect is never read as an answer, whatever its body holds, and
     never followed: the key and the request would go to another address. The line names where the server points
-    (without a `user:password@` it holds), so that the user can set it as base_url."""
+    (as `shown_url` writes it: without a `user:password@`, a query or a fragment it holds, which may carry a key),
+    so that the user can set it as base_url."""
     try:
-        where = strip_credentials(urllib.parse.urljoin(str(url), location)) if location else None
+        where = shown_url(urllib.parse.urljoin(str(url), location)) if location else None
     except ValueError:
-        where = location
+        where = shown_url(location or "")
     said = f"to {visible(where[:200])}" if where else "without saying where (no Location)"
     return (f"HTTP {status}: the server redirects the call {said}; benchcard does not follow redirects, which would "
             "send the key and the request elsewhere: if that address is the API's, set it as the provider's base_url")
