@@ -251,6 +251,41 @@ def test_a_trickled_poll_cannot_hold_status_nor_the_run(tmp_path: Path, server: 
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_trickled_download_is_cut_at_its_deadline_and_the_run_resumes(tmp_path: Path, server: FakeServer, key: str,
+                                                                         vendor: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result file is downloaded under the control calls' deadline (CONTROL_WAIT_S in all, 1 s here and 120 s in
+    use, and 1 s more for each MIN_RATE bytes received), which only polls were tested against. The second chunk's
+    file comes 16 bytes every 0.1 s, never idle long enough for the client's per-read timeout: each attempt is cut
+    at 1 s and the run ends in one line; the first chunk's cells, recorded before, stay as they were and no part
+    file is left. `--resume` downloads the file whole (the vendor no longer trickles) and records the rest, each
+    cell once, no request submitted twice."""
+    from benchcard.run.batch import _vendors
+
+    monkeypatch.setattr(_vendors, "CONTROL_WAIT_S", 1.0, raising=False)
+    server.configure({"default_reply": "red", "batch": {"trickle_after": 1, "trickle_times": 2}})
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(f"providers:\n  fake:\n    type: {vendor}\n    base_url: "
+                                             f"'{server.base_url}'\n    api_key_env: {KEY_ENV}\n"
+                                             "    batch_limits: {requests: 2}\n")
+    result = bc(project, "run", "colour-ab", "--batch", "--attempts", "2", *FAST)
+    last = _said(result, status=False)
+    assert re.fullmatch(r"GET http://127\.0\.0\.1:\d+/v1/\S+: no whole answer within 1 s \(a control call is "
+                        r"waited 1 s in all, and 1 s more for each 100,000 bytes it sends or receives\) \(gave up "
+                        r"after 2 attempts\); nothing is lost, resume the run later.*", last), last
+    folder = only_run(project, "colour-ab")
+    recorded = read_jsonl(folder / "outputs.jsonl")
+    assert [r["status"] for r in recorded] == ["ok", "ok"] and server.stats()["batch"]["downloads"] == 3
+    assert [p.name for p in (folder / "batch").iterdir() if p.suffix in (".part", ".tmp")] == []
+    assert [e["chunk"] for e in journal(folder) if e["event"] == "downloaded"] == [0]
+    again = bc(project, "run", "colour-ab", "--resume", folder.name, *FAST, "--json")
+    assert again.exit_code == 0, again.output
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert rows[:2] == recorded and len(rows) == 4 and len({r["cell"] for r in rows}) == 4
+    assert {r["status"] for r in rows} == {"ok"} and server.stats()["batch"]["submitted_twice"] == []
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_poll_answer_past_its_cap_is_refused_in_one_line(tmp_path: Path, server: FakeServer, key: str,
                                                            vendor: str) -> None:
     """Hostile audit: a poll's answer was read whole into memory, however large; past ANSWER_BYTES (4 MiB; a

@@ -29,7 +29,7 @@ Config keys (all optional), see :func:`parse_config`::
       "models": ["fake-model"],
       "batch": {"validating_s": 0, "in_progress_s": 0, "finalizing_s": 0, "in_progress_polls": 0, "end": "completed",
                 "done_fraction": 1.0, "delay_s": {"receive": 0, "upload": 0, "create": 0, "download": 0},
-                "delay_times": 0, "bad_results": null, "bad_poll": null}
+                "delay_times": 0, "bad_results": null, "bad_poll": null, "trickle_after": 0, "trickle_times": 0}
     }
 
 Fault kinds: ``400`` (a request refused), ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection

@@ -18,6 +18,7 @@ Every submitted ``custom_id`` is counted, so a test can prove no cell was submit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
@@ -46,6 +47,8 @@ Vendor = Literal["openai", "anthropic"]
 #: The padding of a `huge` result line, and how many bytes a `trickled` poll sends a byte at a time.
 HUGE_BYTES = 2 * 2**20
 TRICKLE_BYTES = 300
+#: What a trickled download sends every 0.1 s.
+TRICKLE_BLOCK = 16
 FAILING = frozenset({"400", "429", "500", "503", "drop", "hang", "malformed", "error200"})
 
 
@@ -369,12 +372,20 @@ class BatchApi:
         return batch
 
     async def _send(self, request: web.Request, config: Config, data: bytes) -> web.StreamResponse:
-        """The file's bytes; with a download delay, half of them, the pause, then the rest (a slow download)."""
+        """The file's bytes; with a download delay, half of them, the pause, then the rest (a slow download); a
+        trickled download (`trickle_after`, `trickle_times`), 16 bytes every 0.1 s until the client hangs up."""
         _, store = self._state(request)
         store.downloads += 1
         response = web.StreamResponse(headers={"Content-Type": "application/jsonl"})
         response.content_length = len(data)
         await response.prepare(request)
+        if config.batch.trickles(store.downloads):
+            with contextlib.suppress(ConnectionError):
+                for k in range(0, len(data), TRICKLE_BLOCK):
+                    await response.write(data[k:k + TRICKLE_BLOCK])
+                    await asyncio.sleep(0.1)
+                await response.write_eof()
+            return response
         half = len(data) // 2
         await response.write(data[:half])
         await _hold(config, store, "download")

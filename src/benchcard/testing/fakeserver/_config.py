@@ -63,7 +63,8 @@ class BatchConfig:
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
 each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB. `bad_poll`
 spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
-to 8 MiB."""
+to 8 MiB. After the first `trickle_after` result downloads, the next `trickle_times` are trickled: 16 bytes every
+0.1 s, never idle long enough for a per-read timeout, so that only a deadline on the whole download ends one."""
 
     validating_s: float = 0.0
     in_progress_s: float = 0.0
@@ -75,6 +76,12 @@ to 8 MiB."""
     delay_times: int = 0  # the first N answers of each step held; 0: every one
     bad_results: Literal["duplicate", "unknown", "huge"] | None = None
     bad_poll: Literal["trickled", "huge"] | None = None
+    trickle_after: int = 0
+    trickle_times: int = 0
+
+    def trickles(self, download: int) -> bool:
+        """Whether the `download`-th result download (counted from 1) is trickled."""
+        return self.trickle_after < download <= self.trickle_after + self.trickle_times
 
     def delay(self, step: str) -> float:
         return dict(self.delay_s).get(step, 0.0)
@@ -226,7 +233,7 @@ def parse_config(obj: Any) -> Config:
 
 _BATCH_KEYS: Final = frozenset({"validating_s", "in_progress_s", "finalizing_s", "in_progress_polls", "end",
                                  "done_fraction", "delay_s", "delay_times", "bad_results",
-                                 "bad_poll"})
+                                 "bad_poll", "trickle_after", "trickle_times"})
 _BATCH_STEPS: Final = frozenset({"receive", "upload", "create", "download"})
 
 
@@ -250,6 +257,8 @@ def _parse_batch(obj: Any) -> BatchConfig:
         delay_times=_integer(raw.get("delay_times", 0), "config.batch.delay_times"),
         bad_results=_bad_results(raw.get("bad_results")),
         bad_poll=_bad_poll(raw.get("bad_poll")),
+        trickle_after=_integer(raw.get("trickle_after", 0), "config.batch.trickle_after"),
+        trickle_times=_integer(raw.get("trickle_times", 0), "config.batch.trickle_times"),
     )
 
 
