@@ -104,6 +104,18 @@ def test_a_control_call_is_retried_on_429_and_5xx_then_gives_up_in_one_line() ->
                                "(gave up after 2 attempts); nothing is lost, resume the run later")
 
 
+def test_a_control_call_is_named_without_its_query(tmp_path: Path) -> None:
+    """A results_url is the vendor's, and may be signed (`?sig=…`, a token of its own): a line naming the call
+    quotes its URL without the query, as every line quoting a URL does (`urls.shown_url`)."""
+    signed = "https://api.example/v1/r/1?sig=tok-0a1b2c3d"
+    with pytest.raises(ProviderError) as info:
+        ask(anthropic(lambda r: httpx.Response(503), attempts=2),
+            lambda v: v.download(signed, tmp_path / "results.jsonl", 3))
+    assert str(info.value) == ("GET https://api.example/v1/r/1?…: HTTP 503 (gave up after 2 attempts); nothing is "
+                               "lost, resume the run later")
+    assert SEEN[0].url == signed and not (tmp_path / "results.jsonl").exists()
+
+
 def test_a_refused_control_call_is_not_retried_and_says_what_to_do() -> None:
     refused = httpx.Response(400, json={"error": {"message": "input file\nis invalid"}})
     with pytest.raises(ProviderError) as info:

@@ -183,8 +183,8 @@ class Vendor:
                 if not resend:
                     raise
                 if attempt >= self.attempts:
-                    raise ProviderError(self._scrub(f"{method} {url}: {exc} (gave up after {attempt} attempts); "
-                                                    "nothing is lost, resume the run later")) from None
+                    raise ProviderError(self._scrub(f"{method} {shown_url(url)}: {exc} (gave up after {attempt} "
+                                                    "attempts); nothing is lost, resume the run later")) from None
                 await asyncio.sleep(backoff_delay(attempt, exc.retry_after, *self.backoff, self.rng))
 
     async def _once(self, method: str, url: str, stream_to: Path | None, *, sent: int = 0, cells: int = 0,
@@ -210,7 +210,7 @@ class Vendor:
         try:
             async with self.client.stream(method, url, **kwargs) as response:
                 if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
-                    raise ProviderError(self._scrub(f"{method} {url}: " + redirected(
+                    raise ProviderError(self._scrub(f"{method} {shown_url(url)}: " + redirected(
                         response.status_code, response.headers.get("location"), url)))
                 if stream_to is not None and response.status_code < 400:
                     await self._save(clock.counted(capped_blocks(response, *_results_cap(cells))), stream_to)
@@ -220,11 +220,11 @@ class Vendor:
                     self._raise(method, url, response, body)
                 return json_loads(without_secret_json(body, self._secrets()))  # kept: never with the key
         except CallError as exc:  # an answer past its cap, or compressed as benchcard does not read
-            raise ProviderError(self._scrub(f"{method} {url}: {exc}; nothing of it is kept")) from None
+            raise ProviderError(self._scrub(f"{method} {shown_url(url)}: {exc}; nothing of it is kept")) from None
         except (httpx.HTTPError, OSError) as exc:
             raise self._transport(method, url, stream_to, exc) from None
         except ValueError:
-            raise ProviderError(f"{method} {url}: the answer is not JSON") from None
+            raise ProviderError(f"{method} {shown_url(url)}: the answer is not JSON") from None
         except Exception as exc:
             if type(exc).__module__.startswith("aiohttp"):
                 raise RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}")) from None
@@ -244,7 +244,7 @@ class Vendor:
         """What a call that got no answer raises: a redirect to an address that is not a URL (refused as any
         redirect), a result file that cannot be written, or a connection error worth another attempt."""
         if (moved := bad_location(exc)) is not None:
-            return ProviderError(self._scrub(f"{method} {url}: {moved}"))
+            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {moved}"))
         if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
             return RunError(f"{stream_to}: {exc}")
         return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))
@@ -259,7 +259,7 @@ class Vendor:
         text = self._scrub(f"HTTP {status}" + (f": {' '.join(str(detail).split())[:200]}" if detail else ""))
         if status in (408, 409, 429) or status >= 500:  # `request` names the call when it gives up
             raise RetryableError(text, retry_after=parse_retry_after(response.headers), status=status)
-        raise ProviderError(f"{method} {url}: {text}; nothing is lost, fix the cause and resume the run")
+        raise ProviderError(f"{method} {shown_url(url)}: {text}; nothing is lost, fix the cause and resume the run")
 
 
 class OpenAIBatches(Vendor):
