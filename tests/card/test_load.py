@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
@@ -12,6 +13,7 @@ from benchcard.errors import BenchcardError, CardError, RunError, SealError, Ver
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
 
+from ..helpers_cli import bc, one_line_error
 from ..helpers_project import AB_CARD, make_ab_project
 
 
@@ -68,3 +70,49 @@ def test_the_runs_card_is_checked_once_for_a_verdict_a_gate_and_a_replication(tm
     with pytest.raises(SealError, match=rf"^seal changed since run {run}: keys/tiny-ab/v1\.seal\.json has root "
                                         "sha256:bb but the run was made under sha256:aa$"):
         check_seal_root(project, run, card, manifest, lambda: "sha256:bb", SealError)
+
+
+def test_a_card_named_by_a_path_is_read_only_from_the_projects_cards_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchcard seal /elsewhere/tiny-ab.yaml` sealed the project's tiny-ab v1 over another file's protocol: the
+    project's own card was then 'changed after sealing v1' for good, a version burnt by a path. A card named by
+    a path is the project's `cards/<id>.yaml` or nothing; no seal is written for any other file."""
+    root = make_ab_project(tmp_path / "proj")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "tiny-ab.yaml").write_text(AB_CARD.replace("max_tokens: 50", "max_tokens: 51"), encoding="utf-8")
+    (root / "cards" / "sub").mkdir()
+    (root / "cards" / "sub" / "tiny-ab.yaml").write_text(AB_CARD, encoding="utf-8")
+    (root / "tiny-ab.yaml").write_text(AB_CARD, encoding="utf-8")
+    (root / "cards" / "tiny-ab.yml").write_text(AB_CARD, encoding="utf-8")
+    monkeypatch.chdir(root)
+    for name in (str(elsewhere / "tiny-ab.yaml"), "cards/sub/tiny-ab.yaml", "tiny-ab.yaml", "cards/tiny-ab.yml",
+                 "../proj/cards/../tiny-ab.yaml", "../tiny-ab", "../../elsewhere/tiny-ab"):
+        said = one_line_error(bc(root, "seal", name))
+        assert said == (f"error: {name}: not a card of this project: a card is read from cards/<id>.yaml "
+                        f"({root / 'cards'}), where its seal, runs and ledger rows belong; copy it to "
+                        "cards/tiny-ab.yaml, or name its project with -C"), said
+    assert not (root / "keys").exists()
+    for name in ("tiny-ab", "cards/tiny-ab.yaml", str(root / "cards" / "tiny-ab.yaml"),
+                 "cards/../cards/tiny-ab.yaml"):
+        assert resolve_card_path(Project(root), name).resolve() == (root / "cards" / "tiny-ab.yaml").resolve()
+    assert bc(root, "seal", "cards/../cards/tiny-ab.yaml").exit_code == 0
+    assert (root / "keys" / "tiny-ab" / "v1.seal.json").is_file()
+
+
+@pytest.mark.parametrize(("card_id", "said"), [
+    ("tiny-ab\n", r"expected \[a-z0-9-\]\+, got 'tiny-ab\\n'"),
+    ("con", "the id 'con' is a device name on Windows"),
+    ("lpt1", "the id 'lpt1' is a device name on Windows"),
+])
+def test_a_card_id_is_refused_when_its_files_could_not_be_named_anywhere(tmp_path: Path, card_id: str,
+                                                                       said: str) -> None:
+    """The id names cards/<id>.yaml, fixtures/<id>/, keys/<id>/ and results/<id>/: `^[a-z0-9-]+$` read with
+    `match` let a final newline through (a card `id: "tiny-ab\\n"` in `cards/tiny-ab\\n.yaml` was checked, sealed
+    and run), and a device name (`con`, `aux`, `nul`, `lpt1`) made a project that a Windows clone cannot hold."""
+    root = make_ab_project(tmp_path)
+    path = root / "cards" / f"{card_id}.yaml"
+    quoted = card_id.replace("\n", "\\n")
+    path.write_text(AB_CARD.replace("id: tiny-ab", f'id: "{quoted}"'), encoding="utf-8")
+    with pytest.raises(CardError, match=rf"^cards/{re.escape(path.name)}:1: field 'id': {said}"):
+        load_cards(Project(root), [str(path)])

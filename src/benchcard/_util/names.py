@@ -7,6 +7,8 @@ when it is not in Unicode's NFKC form (a full-width or ligature letter that read
 one); and two names of one set are refused when they look alike (`skeleton`: NFKC, then Cyrillic and Greek
 letters mapped to the Latin letters they look like, `0` to `O`, `1`/`I`/`|` to `l`, `m` to `rn`, dashes to `-`).
 
+A name that also names a file (a card id, a fixture's file) must be one Windows can hold: `windows_name_problem`.
+
 The look-alike table is written here, small and for the scripts names are written in here (Latin, Cyrillic,
 Greek); Unicode's full table (UTS #39) covers more. `confusable-homoglyphs` (PyPI, 3.3.1 of 2024-01) was
 considered: it answers "is this text of mixed scripts or dangerous", not "do these two names look the same".
@@ -24,6 +26,9 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
                         *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
 _BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+#: Names Windows keeps for its devices, whatever the extension or case (`con.txt`, `Lpt1.md`): no file there has one.
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{n}" for d in ("COM", "LPT") for n in "123456789¹²³")})
+_NOT_ON_WINDOWS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
 
 _LOOKALIKES = {
     # Cyrillic
@@ -89,6 +94,20 @@ def name_problem(name: str) -> str | None:
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
         return f"is not in Unicode normal form (NFKC); write it as {shown(normal)}"
+    return None
+
+
+def windows_name_problem(part: str) -> str | None:
+    """Why one component of a path (a file or folder name) cannot be a name on Windows, in a phrase; None when it
+    can. A project sealed on Linux is checked out anywhere: a fixture's file, and a card's id, which names
+    cards/<id>.yaml and the folders of its fixtures, keys and results."""
+    bad = sorted(set(part) & _NOT_ON_WINDOWS)
+    if bad:
+        return f"holds {bad[0]!r}, which Windows does not allow in a file name"
+    if part.split(".")[0].rstrip(" ").upper() in _RESERVED:
+        return "is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension or case)"
+    if part.endswith((".", " ")):
+        return "ends in a dot or a space, which Windows drops from a file name"
     return None
 
 

@@ -31,7 +31,7 @@ from benchcard.scoring.scorers import ScoringSpec
 
 SUFFIXES = (".csv", ".jsonl")
 SPEC_FIELDS = ("file", "id", "input", "key")
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 MAX_BYTES = 256 << 20
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -209,7 +209,7 @@ def _fixture_id(record: Mapping[str, Any], column: str, shown: str, line: int) -
     value = record.get(column)
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not ID_PATTERN.match(value):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         got = "missing" if value in (None, "") else f"got {value!r}"
         raise CardError(f"{shown}:{line}: field {column!r}: expected a fixture id (letters, digits, '.', '_', '-'); "
                         f"{got}")

@@ -9,12 +9,9 @@ import os
 import stat
 from pathlib import Path
 
+from benchcard._util.names import windows_name_problem
 from benchcard.errors import CardError
 from benchcard.project import Project
-
-#: Names Windows keeps for its devices, whatever the extension or case (`con.txt`, `Lpt1.md`): no file there has one.
-_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{n}" for d in ("COM", "LPT") for n in "123456789¹²³")})
-_NOT_ON_WINDOWS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
 
 
 def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path]:
@@ -73,14 +70,8 @@ def _windows_can_hold(project: Project, source: str, path: Path) -> None:
     """A fixture's path must be one Windows can check out: a card sealed on Linux is checked anywhere."""
     shown = project.relative(path)
     for part in Path(shown).parts:
-        bad = sorted(set(part) & _NOT_ON_WINDOWS)
-        if bad:
-            why = f"holds {bad[0]!r}, which Windows does not allow in a file name"
-        elif part.split(".")[0].rstrip(" ").upper() in _RESERVED:
-            why = "is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension or case)"
-        elif part.endswith((".", " ")):
-            why = "ends in a dot or a space, which Windows drops from a file name"
-        else:
+        why = windows_name_problem(part)
+        if why is None:
             continue
         raise CardError(f"{source}: field 'fixtures': {shown}: the name {part!r} {why}, so a clone of the "
                         "project there cannot hold the file; rename it")

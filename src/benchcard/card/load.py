@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -48,7 +49,10 @@ def check_unique_ids(cards: Sequence[Card], project: Project) -> None:
 
 
 def resolve_card_path(project: Project, name: str) -> Path:
-    """A card named by id (`one-word-sentiment`) or by path (`cards/one-word-sentiment.yaml`)."""
+    """A card named by id (`one-word-sentiment`) or by path (`cards/one-word-sentiment.yaml`): either way the file
+    is the project's `cards/<id>.yaml`. A card file anywhere else (another folder, a subfolder of cards/, a `.yml`)
+    is refused: its id would name this project's seal, runs and ledger rows, so `seal` would lock this project's
+    version to another file's protocol and the project's own card would read as changed after sealing."""
     candidate = Path(name)
     if candidate.suffix in (".yaml", ".yml"):
         path = candidate if candidate.is_absolute() else Path.cwd() / candidate
@@ -56,6 +60,11 @@ def resolve_card_path(project: Project, name: str) -> Path:
         path = project.card_path(name)
     if not path.is_file():
         raise CardError(f"{name}: no such card (looked for {project.relative(path)})")
+    folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
+    if path.suffix != ".yaml" or folder.resolve() != project.cards_dir.resolve():
+        raise CardError(f"{name}: not a card of this project: a card is read from cards/<id>.yaml "
+                        f"({project.cards_dir}), where its seal, runs and ledger rows belong; copy it to "
+                        f"{project.relative(project.card_path(path.stem))}, or name its project with -C")
     return path
 
 

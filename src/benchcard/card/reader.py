@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.names import hidden_problem, name_problem, shown
+from benchcard._util.names import hidden_problem, name_problem, shown, windows_name_problem
 from benchcard._util.text import int_of_ascii_digits
 from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, is_data_file
@@ -39,7 +39,7 @@ from benchcard.project import Project
 from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ScoringSpec, metric_names, parse_scoring
 
-ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
+ID_PATTERN = re.compile(r"[a-z0-9-]+")
 EFFORTS = (None, "low", "medium", "high")
 TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
 GUARDS = ("not_rises", "not_falls")
@@ -192,8 +192,13 @@ class _Reader:
     def _identity(self, raw: Mapping[str, Any]) -> tuple[str, int, str]:
         """The card's id (matching its file name), version and kind."""
         card_id = self.get(raw, ("id",), (str,), "an id of [a-z0-9-]+")
-        if not ID_PATTERN.match(card_id):
+        if not ID_PATTERN.fullmatch(card_id):  # `match` of `^…$` let a final newline through
             raise self.fail(("id",), f"expected [a-z0-9-]+, got {card_id!r}")
+        device = windows_name_problem(card_id)
+        if device is not None:
+            raise self.fail(("id",), f"the id {card_id!r} {device}, so a clone of the project there cannot hold "
+                                     f"cards/{card_id}.yaml or its fixtures/, keys/ and results/ folders; choose "
+                                     "another id")
         if self.path.stem != card_id:
             other = self.project.card_path(card_id)
             if other.is_file():

@@ -46,7 +46,7 @@ from benchcard.verdict.integrity import verdict_digest
 
 T = TypeVar("T")
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass
@@ -356,7 +356,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 if manifest is None:
                     continue
                 outputs, earlier = _outputs(run_dir, manifest)
-                if not SAFE_NAME.match(run_dir.name) or not SAFE_NAME.match(card_dir.name):
+                if not SAFE_NAME.fullmatch(run_dir.name) or not SAFE_NAME.fullmatch(card_dir.name):
                     skipped.append(f"{project.relative(run_dir)}: not a run id; left out")
                     continue
                 if not RUN_ID.fullmatch(run_dir.name) or manifest.run != run_dir.name:
@@ -391,7 +391,7 @@ def published_runs(card: Card, skipped: list[str]) -> list[Run]:
     for entry in card.history:
         for item in entry.published_runs:
             run_id = str(item.get("run") or "")
-            if not SAFE_NAME.match(run_id):
+            if not SAFE_NAME.fullmatch(run_id):
                 skipped.append(f"{card.id}: history v{entry.version}: published run {run_id!r} has no usable id")
                 continue
             out.append(Run(card=card.id, version=entry.version, run_id=run_id, folder=None, published=item))

@@ -24,6 +24,7 @@ from ...helpers_judge import CARD_ID, card_text, judge_project
      "field 'scoring.scale': expected pass_fail, {pass: \"Yes\", fail: \"No\"}"),
     ("scale: pass_fail", "scale: {pass: Yes, fail: No}", "(quote them: YAML reads an unquoted Yes or No as true"),
     ("scale: pass_fail", "scale: {pass: yes, fail: YES}", "field 'scoring.scale': expected two different words"),
+    ("scale: pass_fail", 'scale: {pass: "Yes\\n", fail: "No"}', "field 'scoring.scale': expected two different words"),
     ("answer: final_line", "answer: regex", "field 'scoring.answer': expected final_line, json or bare"),
     ("rig: {provider: judge, model: test/judge}", "rig: {provider: judge}",
      "field 'scoring.rig.model': missing; expected text"),

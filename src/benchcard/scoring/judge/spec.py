@@ -17,8 +17,8 @@ Fail = Callable[[Sequence[str | int], str], CardError]
 
 SLOTS = ("output", "fixture", "key", "rubric", "format")
 SLOT = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-CRITERION_ID = re.compile(r"^[a-z][a-z0-9_]*$")
-LABEL = re.compile(r"^[A-Za-z]+$")
+CRITERION_ID = re.compile(r"[a-z][a-z0-9_]*")
+LABEL = re.compile(r"[A-Za-z]+")
 JUDGE_FIELDS = frozenset({"method", "rig", "params", "prompt", "rubric", "scale", "answer", "judgements",
                           "agreement_floor"})
 PARAMS: dict[str, tuple[type, ...]] = {"max_tokens": (int,), "temperature": (int, float), "top_p": (int, float),
@@ -207,7 +207,7 @@ def _scale(raw: Any, fail: Fail) -> Scale:
         return Scale("pass_fail")
     if isinstance(raw, Mapping) and set(map(str, raw)) == {"pass", "fail"}:
         words = (raw["pass"], raw["fail"])
-        if (all(isinstance(w, str) and LABEL.match(w) for w in words)
+        if (all(isinstance(w, str) and LABEL.fullmatch(w) for w in words)
                 and str(words[0]).casefold() != str(words[1]).casefold()):
             return Scale("pass_fail", labels=(str(words[0]), str(words[1])))
         quote = (" (quote them: YAML reads an unquoted Yes or No as true or false)"
@@ -232,7 +232,7 @@ def _rubric(raw: Any, fail: Fail) -> str | tuple[Criterion, ...]:
         if not isinstance(item, Mapping) or set(map(str, item)) != {"id", "ask"}:
             raise fail(("rubric", i), "expected a criterion {id, ask}")
         cid, ask = item["id"], item["ask"]
-        if not isinstance(cid, str) or not CRITERION_ID.match(cid):
+        if not isinstance(cid, str) or not CRITERION_ID.fullmatch(cid):
             raise fail(("rubric", i, "id"), f"expected an id of [a-z][a-z0-9_]*, got {cid!r}")
         if cid in {c.id for c in out}:
             raise fail(("rubric", i, "id"), f"duplicate criterion id {cid!r}")
