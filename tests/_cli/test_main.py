@@ -3,6 +3,10 @@ BenchcardError, or a usage error click finds) becomes one line on stderr and exi
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ from benchcard._util.version import __version__
 from benchcard.cli import cli
 
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import make_ab_project
 
 
 def test_version_and_help_exit_0_and_list_every_command() -> None:
@@ -37,3 +42,26 @@ def test_a_folder_that_is_not_a_project_is_one_line_naming_it(tmp_path: Path) ->
     empty.mkdir()
     assert one_line_error(bc(empty, "check")) == (
         f"error: -C {empty}: not a benchcard project (no cards/ folder in {empty})")
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
+def test_a_terminal_or_pipe_that_is_not_utf8_gets_escapes_and_valid_json_not_a_traceback(
+        tmp_path: Path, encoding: str) -> None:
+    """Windows writes a pipe or a file in its ANSI code page (cp1252: `benchcard ledger > out.txt`, a CI job), and a
+    Latin-1 locale writes Latin-1: a card's `—`, the `α` of a design warning or a ledger's `→` ended the command
+    in a UnicodeEncodeError traceback and exit 1, after its work was done (a verdict appended, a gate's code
+    lost). What the stream cannot hold is printed as its escape, and --json stays JSON, the same data."""
+    root = make_ab_project(tmp_path)
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "NO_COLOR": "1"}
+
+    def check(*more: str, stream: str = encoding) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), "check", "--no-rig", *more],
+                              capture_output=True, env={**env, "PYTHONIOENCODING": stream}, timeout=120, check=False)
+
+    words, as_json = check(), check("--json")
+    assert words.returncode == as_json.returncode == 0, (words.stderr.decode(encoding), as_json.stderr)
+    utf8 = check(stream="utf-8").stdout.decode("utf-8")
+    assert "α = 0.05" in utf8 and "Rejected — explained" in utf8  # what the stream cannot hold, and what it can
+    text = words.stdout.decode(encoding)
+    assert text == utf8.encode(encoding, "backslashreplace").decode(encoding) and "\\u03b1 = 0.05" in text, text
+    assert json.loads(as_json.stdout.decode(encoding)) == json.loads(check("--json", stream="utf-8").stdout)

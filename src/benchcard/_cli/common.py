@@ -10,11 +10,14 @@ terminal and never breaks a line or a table's row in two."""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import io
 import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -46,9 +49,39 @@ def nearest_project(ctx: click.Context) -> Project:
     return project
 
 
+def _holds_all_of_unicode(stream: Any) -> bool:
+    """Whether a text stream's encoding writes every character (UTF-8, or another UTF); a Latin-1 locale or a
+    Windows pipe in its ANSI code page (cp1252) does not."""
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name.startswith("utf")
+    except LookupError:
+        return False
+
+
+@contextlib.contextmanager
+def escapes_on_stdout() -> Iterator[None]:
+    """While a command runs, stdout writes a character its encoding cannot hold as its escape (`\\u2014`, the
+    notation `text.escape` uses), so that a card's `—` or a verdict's `→` on a cp1252 pipe or a Latin-1 terminal
+    is read, not a UnicodeEncodeError traceback after the command's work is done (a verdict appended, a gate's
+    exit code lost). stderr already does so (Python's default); an ASCII stdout click rewrites as UTF-8."""
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper) or _holds_all_of_unicode(stream) or stream.errors == "backslashreplace":
+        yield
+        return
+    errors = stream.errors
+    stream.reconfigure(errors="backslashreplace")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):  # a stream closed or broken by now keeps what it has
+            stream.reconfigure(errors=errors)
+
+
 def emit_json(data: Any, *, ascii_only: bool = False) -> None:
     """`--json`: indented two spaces, UTF-8 as is, anything else (a path, a date) as its string. `status` alone
-    has always escaped what is not ASCII (`ascii_only`), and keeps its bytes."""
+    has always escaped what is not ASCII (`ascii_only`), and keeps its bytes; so does any command whose stdout
+    cannot write every character (a cp1252 pipe): JSON's own `\\u` escapes keep it JSON, the same data."""
+    ascii_only = ascii_only or not _holds_all_of_unicode(sys.stdout)
     text = json.dumps(data, indent=2, ensure_ascii=ascii_only, default=str)
     click.echo(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from benchcard._cli import cards, grading, ledger, replicate, runs, site, verdict
+from benchcard._cli.common import escapes_on_stdout
 from benchcard._util.text import terminal_line
 from benchcard.errors import BenchcardError, one_line
 
@@ -25,6 +26,10 @@ class _Cli(click.Group):
             sys.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        with escapes_on_stdout():
+            return self._main(*args, **kwargs)
+
+    def _main(self, *args: Any, **kwargs: Any) -> Any:
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.UsageError as exc:
