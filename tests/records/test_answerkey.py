@@ -49,10 +49,14 @@ def test_field_lines_of_one_line_a_field_written_twice_and_escaped_names() -> No
     ('{\n  "fixture": "f01",\n  "label": ["a"],\n  "label": ["b"]\n}\n', ":3: field 'label': written twice; keep one"),
     ('{\n  "fixture": "f01",\n  "label": [{"value": "a \\ud800"}]\n}\n',
      ":3: field 'label': a lone surrogate (\\ud800-\\udfff) is not text; write the character itself"),
+    *((f'{{\n  "fixture": "f01",\n  "answer": {{"low": 0, "high": {number}}}\n}}\n',
+       f":3: field 'answer': {number} is not a JSON number (JSON has no NaN or infinity, and 1e400 is beyond a "
+       "double); write a finite number, or quote it as text") for number in ("NaN", "Infinity", "-Infinity", "1e400")),
 ])
 def test_a_field_written_twice_or_a_lone_surrogate_is_one_line_naming_its_line(tmp_path: Path, text: str,
                                                                                  says: str) -> None:
-    """json keeps the last of two fields silently, and a lone surrogate fails later in a hash: both are refused."""
+    """json keeps the last of two fields silently, a lone surrogate fails later in a hash, and NaN, Infinity or a
+    number beyond a double (read as inf) are not JSON, which a judge was shown as `NaN`: all are refused."""
     path = tmp_path / "f01.json"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CardError) as caught:

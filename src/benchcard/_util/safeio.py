@@ -9,6 +9,7 @@ is read strictly (`strict_json`): a field written twice or a lone surrogate is r
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -94,14 +95,31 @@ def json_loads(data: str | bytes) -> Any:
         raise ValueError("JSON nested deeper than a reader's stack") from None
 
 
+class _NotFinite:
+    """A number as written that JSON cannot hold (`NaN`, `-Infinity`, `1e400`, beyond a double): Python's json
+    reads these as nan and inf, which no other JSON reader takes and no canonical JSON can write."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _number(text: str) -> float | _NotFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
 def strict_json(text: str | bytes) -> Any:
-    """`json.loads` for JSON a person wrote: a field written twice, or a lone surrogate (`"\\ud800"`, which no
-    UTF-8 file can hold and which fails later, in a hash) in any string, is a JsonProblem naming the top-level
-    field it is under. Nesting deeper than Python's stack is the caller's RecursionError, as with json."""
-    data = json.loads(text, object_pairs_hook=_distinct)
+    """`json.loads` for JSON a person wrote: a field written twice, a lone surrogate (`"\\ud800"`, which no
+    UTF-8 file can hold and which fails later, in a hash) in any string, or NaN, an infinity or a number beyond a
+    double (which json alone reads as nan and inf) is a JsonProblem naming the top-level field it is under.
+    Nesting deeper than Python's stack is the caller's RecursionError, as with json."""
+    data = json.loads(text, object_pairs_hook=_distinct, parse_constant=_NotFinite, parse_float=_number)
     stack: list[tuple[Any, str | None]] = [(data, None)]
     while stack:
         value, top = stack.pop()
+        if isinstance(value, _NotFinite):
+            raise JsonProblem(top, f"{value.text} is not a JSON number (JSON has no NaN or infinity, and 1e400 is "
+                                   "beyond a double); write a finite number, or quote it as text")
         if isinstance(value, str):
             if _SURROGATE.search(value):
                 raise JsonProblem(top, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
