@@ -3,23 +3,33 @@ run, and `--show` reading it back."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from benchcard._util.hashing import file_digest
+from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
+from benchcard.testing.fakeserver import FakeServer
+from benchcard.verdict import give
 from benchcard.verdict.give import give_verdict, load_verdict
 
+from ..helpers_cli import one_line_error
+from ..helpers_run import ab_project, only_run
 from ..helpers_verdict import (
     STRONG_BASE,
     STRONG_VAR,
     ab_metrics,
     cli_run,
     make_run,
+    strong_run,
     the_card,
 )
 
@@ -180,3 +190,50 @@ def test_a_verdict_cut_off_after_its_ledger_row_is_completed_by_the_next(project
     assert written["ledger"] == {"seq": row.seq, "hash": row.hash, "at": row.at} and written["given_at"] == row.at
     assert cli_run(project, "ledger", "--verify").exit_code == 0
     assert "already has a verdict" in cli_run(project, "verdict", run_dir.name).output
+
+
+def test_a_verdict_and_a_retry_of_one_run_at_once_never_both_go_ahead(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchcard verdict RUN` while `benchcard run --resume RUN --retry-failed` starts on the same run: the verdict
+    read the run as it was (6 ok, 2 failed), the retry reopened it, called the 2 cells and closed it (8 ok), and the
+    verdict then entered its row, finding 'incomplete' with 2 failed, anchored to the files as the retry left them:
+    a ledger row that contradicts its own evidence, which `ledger --verify` passed. The verdict holds the run's lock
+    from its first read to its last write, so a retry begun meanwhile is refused in one line and the run stays as
+    judged; a run being written refuses a verdict likewise."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "500", "times": 999, "match": "number 0"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=4, repetitions=1)
+    first = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--json", "--attempts", "1"])
+    assert first.exit_code == 0, first.output
+    folder = only_run(project, "colour-ab")
+    before = (folder / "outputs.jsonl").read_bytes()
+    server.configure({"default_reply": "red"})
+    retried: list[Result] = []
+    annotated = give._annotated
+
+    def meanwhile(*args: Any) -> Any:  # the other process, between the verdict's reading and its writing
+        retried.append(CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--resume",
+                                                folder.name, "--retry-failed"]))
+        return annotated(*args)
+
+    monkeypatch.setattr(give, "_annotated", meanwhile)
+    verdict = give_verdict(project, folder, allow_incomplete=True)
+    [retry] = retried
+    assert one_line_error(retry) == f"error: {folder}: another benchcard process is running this run"
+    assert (folder / "outputs.jsonl").read_bytes() == before and verdict.ledger_row is not None
+    ledger.verify(project)
+    later = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--resume", folder.name,
+                                     "--retry-failed"])
+    assert one_line_error(later).startswith(f"error: run {folder.name} already has a verdict")
+
+
+def test_a_run_being_written_is_not_judged(project: Project) -> None:
+    """A finished run that a retry holds (it has its lock and has not yet reopened the manifest) is refused."""
+    run_dir = strong_run(project)
+    with open(run_dir / "outputs.jsonl", "ab") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(VerdictError) as info:
+            give_verdict(project, run_dir)
+    assert str(info.value) == (f"run {run_dir.name} is being written by another benchcard process (a resume or a "
+                               "retry of its failed cells); a verdict waits for it to finish")
+    assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
+    assert give_verdict(project, run_dir).ledger_row is not None

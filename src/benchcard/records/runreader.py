@@ -266,6 +266,31 @@ class Outcomes:
     final: int = 0
 
 
+@contextlib.contextmanager
+def held_still(run_dir: Path) -> Iterator[bool]:
+    """Hold a run still while it is read and judged: its lock (the one `run/store.OutputWriter` holds while it
+    writes outputs.jsonl, and a retry while it reopens the run) taken shared for the block, so that no resume or
+    retry of the run starts until the block ends. Yields False, holding nothing, when a writer holds it now;
+    True otherwise (also for a run without outputs.jsonl, and off POSIX, where there is no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield True
+        return
+    try:
+        fh = open(run_dir / OUTPUTS, "rb")  # noqa: SIM115 - closed below, which releases the lock
+    except OSError:
+        yield True
+        return
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+
+
 def set_aside_of(run_dir: Path) -> SetAside | None:
     """The run's first readable set-aside row (the record; later rows only add to it), None when it has none."""
     try:

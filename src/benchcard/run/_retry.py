@@ -12,9 +12,11 @@ reopening is one atomic write of the manifest: a retry interrupted anywhere is c
 
 Runs retried before 2026-12-01 moved their failed rows to `attempts.jsonl` and rewrote outputs.jsonl without them;
 their retry entries have no `from`, and they read as they always did.
-A run with a verdict is never retried: its evidence is anchored in the ledger. In a sequential run a look taken
-is final, so the failed cells of the repetitions a look has read are never reopened (`runreader.Outcomes.final`): only
-those of the stretch under way are, and its look is taken once they have an outcome.
+A run with a verdict is never retried: its evidence is anchored in the ledger (checked again under the run's lock,
+which a verdict holds shared from its first read to its last write, so neither starts while the other works). In a
+sequential run a look taken is final, so the failed cells of the repetitions a look has read are never reopened
+(`runreader.Outcomes.final`): only those of the stretch under way are, and its look is taken once they have an
+outcome.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def reopen_failed(store: RunStore, found: Outcomes) -> int:
     if not found.failed:
         return 0
     with store.open_outputs():  # the run's lock (and a torn tail repaired) while the manifest changes
+        if (store.folder / VERDICT).exists():  # judged since the caller's check, before this lock was taken
+            raise RunError(f"run {store.run_id} already has a verdict ({VERDICT}, given meanwhile); a judged run "
+                           "is never changed: start a new run to call those cells again")
         manifest = store.read_manifest()
         entry: dict[str, object] = {"at": utc_stamp(), "cells": found.failed,
                                     "from": store.outputs_path.stat().st_size}

@@ -35,7 +35,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
-from benchcard.records.runreader import RunReader, outcomes, read_manifest
+from benchcard.records.runreader import RunReader, held_still, outcomes, read_manifest
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
 from benchcard.run.grid import assignment_columns, assignment_digest_of
@@ -179,8 +179,21 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
     `timings`, if given, receives the seconds spent in each phase (for benchmarks/verdict_speed.py). A scratch
     verdict (`scratch`, or a run the runner marked scratch) is written, marked, and never entered in the ledger.
     """
-    clock = _Clock(timings)
     run_dir = Path(run_dir).resolve()
+    with held_still(run_dir) as still:  # from the first read to the last write: no resume or retry meanwhile
+        if not still:
+            manifest = read_manifest(run_dir)
+            if not manifest.finished_at:
+                raise VerdictError(_in_progress(run_dir, manifest))
+            raise VerdictError(f"run {run_dir.name} is being written by another benchcard process (a resume or a "
+                               "retry of its failed cells); a verdict waits for it to finish")
+        return _give(project, run_dir, allow_incomplete, n_resamples, timings, scratch)
+
+
+def _give(project: Project, run_dir: Path, allow_incomplete: bool, n_resamples: int,
+          timings: dict[str, float] | None, scratch: bool) -> Verdict:
+    """`give_verdict` with the run held still."""
+    clock = _Clock(timings)
     manifest = read_manifest(run_dir)
     table_tmp = fresh_tmp(run_dir / TABLE_FILE)  # hidden; one a killed verdict left is removed here
     table_job: Future[None] | None = None
