@@ -65,3 +65,27 @@ def test_a_terminal_or_pipe_that_is_not_utf8_gets_escapes_and_valid_json_not_a_t
     text = words.stdout.decode(encoding)
     assert text == utf8.encode(encoding, "backslashreplace").decode(encoding) and "\\u03b1 = 0.05" in text, text
     assert json.loads(as_json.stdout.decode(encoding)) == json.loads(check("--json", stream="utf-8").stdout)
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["run", "tiny-ab", "--base-url", ""], "'--base-url'"),
+    (["run", "tiny-ab", "--provider", ""], "'--provider'"),
+    (["run", "tiny-ab", "--model", "m", "--model", ""], "'--model'"),
+    (["-C", "", "run", "tiny-ab"], "'-C' / '--project'"),
+    (["curl", "tiny-ab", "--variant", ""], "'--variant'"),
+    (["site", "--out", ""], "'--out'"),
+    (["verdict", ""], "'RUN'"),
+])
+def test_an_option_given_empty_is_refused_not_read_as_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               args: list[str], option: str) -> None:
+    """`--base-url "$URL"` with URL unset ran the card's own rig: the real endpoint, with the real key and its
+    costs, and not marked scratch; `--provider ""` the card's provider, `-C ""` the project around the current
+    folder, `site --out ""` the default folder. A value given empty is a one-line usage error naming the option,
+    before anything is read, called or written."""
+    root = make_ab_project(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    said = one_line_error(CliRunner().invoke(cli, args if args[0] == "-C" else ["-C", str(root), *args],
+                                             prog_name="benchcard"))
+    assert said.startswith(f"error: Invalid value for {option}: empty (a variable set but empty?); give a value, or "
+                           "leave the option out (see `benchcard"), said
+    assert sorted(p.name for p in root.iterdir()) == ["cards", "fixtures"]

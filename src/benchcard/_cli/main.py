@@ -3,6 +3,7 @@ single line on stderr and exit 1."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
@@ -54,11 +55,31 @@ def cli(ctx: click.Context, project: str | None) -> None:
     ctx.obj = {"project": project}
 
 
+def _given(ctx: click.Context, param: click.Parameter, value: Any, then: Any = None) -> Any:
+    """A text value given empty (`--base-url "$URL"` with URL unset) is a usage error, never the option left out:
+    left out, `--base-url` and `--provider` mean the card's own rig (its real endpoint, key and costs), `-C` the
+    project around the current folder, `--out` a default file."""
+    if value == "" or (isinstance(value, tuple) and "" in value):
+        raise click.BadParameter("empty (a variable set but empty?); give a value, or leave the option out",
+                                 ctx=ctx, param=param)
+    return then(ctx, param, value) if then is not None else value
+
+
+def _refuse_empty(command: click.Command) -> None:
+    """Every text option and argument of `command` (and of its subcommands) checked by `_given`."""
+    for param in command.params:
+        if param.type is click.STRING or isinstance(param.type, click.Path):
+            param.callback = functools.partial(_given, then=param.callback)
+    for sub in getattr(command, "commands", {}).values():
+        _refuse_empty(sub)
+
+
 for _command in (cards.check, cards.seal, cards.curl, runs.run, runs.status_cmd, cards.init, site.site,
                  site.view_cmd, verdict.verdict, ledger.ledger_cmd, runs.set_aside_cmd, runs.export,
                  verdict.compare_cmd, grading.blind_sheet_cmd, grading.grade_cmd, cards.plan_cmd,
                  replicate.replicate_cmd):
     cli.add_command(_command)
+_refuse_empty(cli)
 
 
 def main() -> None:
