@@ -39,3 +39,19 @@ def test_the_keywords_of_run_card_are_the_fields_of_run_options_with_their_types
     assert list(fields) == [f.name for f in dataclasses.fields(RunOptions)]
     assert {**fields, "models": options["models"]} == options and fields["models"] == Sequence[str]
     assert RunFields.__required_keys__ == frozenset()
+
+
+@pytest.mark.parametrize("field", ["provider", "base_url", "resume"])
+def test_an_empty_provider_endpoint_or_run_from_python_is_refused_not_the_cards_own(tmp_path: Path,
+                                                                                    field: str) -> None:
+    """`run_card(card, base_url=os.environ.get("URL", ""))` ran the card's own rig, as `--base-url ""` did."""
+    from benchcard.api import run_card
+
+    said = f"{field}='': empty (a variable set but empty?); give a value, or None for the card's own"
+    with pytest.raises(RunError) as info:
+        dataclasses.replace(RunOptions(), **{field: ""})  # type: ignore[arg-type]
+    assert str(info.value) == said
+    project = make_ab_project(tmp_path / "proj")
+    with pytest.raises(RunError, match=r"^base_url='': empty"):
+        run_card("tiny-ab", project, base_url="")
+    assert not (project / "results").exists()

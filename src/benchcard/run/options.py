@@ -39,6 +39,10 @@ class RunOptions:
         if isinstance(self.models, str):  # a str is a sequence of names too: "gpt-4o" would be six runs, of "g", "p", …
             raise RunError(f"models {self.models!r}: expected a list of model names, one run each (models="
                            f"[{self.models!r}])")
+        for name in ("provider", "base_url", "resume"):  # "" is no value: never the card's own rig, or a new run
+            if getattr(self, name) == "":
+                raise RunError(f"{name}='': empty (a variable set but empty?); give a value, or None for the card's "
+                               "own")
         if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise RunError(f"--concurrency {self.concurrency:,}: expected 1 to {MAX_CONCURRENCY:,} calls in flight "
                            "(each holds a socket; no provider's rate limit lets more through)")
