@@ -380,3 +380,27 @@ def test_a_file_in_keys_not_named_as_seal_names_one_is_no_seal(tmp_path: Path, s
     assert (root / "keys" / "tiny-ab" / "v1.seal.json").is_file()
     checked = bc(root, "check", "tiny-ab")
     assert checked.exit_code == 0 and "1 card(s) ok, 0 failed" in checked.stdout, (checked.output, checked.exception)
+
+
+@pytest.mark.parametrize(("sealed", "now", "said"), [
+    (b"a ripe tomato\nnumber 2\n", b"a ripe tomato\r\nnumber 2\r\n", "LF when sealed, CRLF now"),
+    (b"a ripe tomato\r\nnumber 2\r\n", b"a ripe tomato\nnumber 2\n", "CRLF when sealed, LF now"),
+])
+def test_a_fixture_whose_line_endings_git_changed_is_named_as_such(tmp_path: Path, sealed: bytes, now: bytes,
+                                                                   said: str) -> None:
+    """Git for Windows checks text out with CRLF (core.autocrlf), so every sealed fixture and key of a clone there
+    read as 'changed after sealing', as if someone had edited them. The bytes are what was sent and stay the
+    seal's; the message says that only the line endings differ, and where they come from."""
+    project_dir = make_ab_project(tmp_path)
+    fixture = project_dir / "fixtures" / "tiny-ab" / "item-02.txt"
+    fixture.write_bytes(sealed)
+    seal.seal(_card(project_dir), Project(project_dir))
+    fixture.write_bytes(now)
+    result = bc(project_dir, "check", "tiny-ab", "--no-rig")
+    assert result.exit_code == 1
+    assert (f"fixtures/tiny-ab/item-02.txt changed after sealing v1: sealed {digest(sealed)}, now {digest(now)} "
+            f"(only its line endings: {said}, as git converts them in a checkout with core.autocrlf, the default "
+            "of Git for Windows; `* -text` in .gitattributes, which `benchcard init` writes, keeps the bytes as "
+            "sealed); a sealed version never changes") in result.output, result.output
+    fixture.write_bytes(b"a green tomato\r\n")
+    assert "only its line endings" not in bc(project_dir, "check", "tiny-ab", "--no-rig").output

@@ -48,7 +48,8 @@ def test_init_makes_a_project_that_check_accepts_as_printed(tmp_path: Path, monk
                         ["benchcard", "verdict", "first-ab"]]
     root = tmp_path / "my project"
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == [
-        ".gitignore", "benchcard.yaml", "cards/first-ab.yaml", "fixtures/first-ab.jsonl"]
+        ".gitattributes", ".gitignore", "benchcard.yaml", "cards/first-ab.yaml", "fixtures/first-ab.jsonl"]
+    assert "* -text" in (root / ".gitattributes").read_text().splitlines()  # git never turns LF into CRLF
     assert len((root / "fixtures" / "first-ab.jsonl").read_text().splitlines()) == 3
     assert ".env" in (root / ".gitignore").read_text().splitlines()
     [check] = _follow(commands, upto=2)

@@ -313,5 +313,26 @@ def describe_difference(sealed: SealFile, now: SealContent, card: Card, project:
             if name not in old:
                 return f"{name} was added after sealing v{card.version} (now {new[name]})"
             if old[name] != new[name]:
-                return f"{name} changed after sealing v{card.version}: sealed {old[name]}, now {new[name]}"
+                return (f"{name} changed after sealing v{card.version}: sealed {old[name]}, now {new[name]}"
+                        f"{_line_endings(project.root / name, old[name])}")
     return f"{project.relative(project.seal_path(card.id, card.version))}: root does not match its contents"
+
+
+def _line_endings(path: Path, sealed: str) -> str:
+    """When a changed file differs from its sealed bytes only by its line endings, a note saying so and where such a
+    change comes from (a git checkout on Windows converts LF to CRLF: core.autocrlf); else "". The file is read
+    only when a seal does not hold."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    lf = data.replace(b"\r\n", b"\n")
+    if data != lf and digest(lf) == sealed:
+        change = "LF when sealed, CRLF now"
+    elif data == lf and b"\n" in data and digest(data.replace(b"\n", b"\r\n")) == sealed:
+        change = "CRLF when sealed, LF now"
+    else:
+        return ""
+    return (f" (only its line endings: {change}, as git converts them in a checkout with core.autocrlf, the default "
+            "of Git for Windows; `* -text` in .gitattributes, which `benchcard init` writes, keeps the bytes as "
+            "sealed)")

@@ -84,11 +84,19 @@ site/
 __pycache__/
 """
 
+GITATTRIBUTES = """\
+# benchcard seals fixtures and keys byte for byte, and the ledger anchors each run's files by their digests: git
+# must never change a file's line endings (core.autocrlf, the default of Git for Windows, checks text out with
+# CRLF, and every sealed file would then read as changed after sealing).
+* -text
+"""
+
 FILES: tuple[tuple[str, str, str], ...] = (
     (f"cards/{CARD_ID}.yaml", CARD, "the card: prompt, two variants, scorer and win rule"),
     (f"fixtures/{CARD_ID}.jsonl", FIXTURES, "three fixtures, each with its answer key"),
     ("benchcard.yaml", CONFIG, "providers and prices (the embedded model needs none)"),
     (".gitignore", GITIGNORE, "keys and built pages stay out of git (scratch runs ignore themselves)"),
+    (".gitattributes", GITATTRIBUTES, "git keeps every file's bytes (no CRLF on Windows): seals hold in any clone"),
 )
 
 
