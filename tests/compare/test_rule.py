@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,13 @@ def test_a_bad_range_option_is_named(text: str, message: str) -> None:
     with pytest.raises(CompareError) as err:
         ranges_from_options([text], KNOWN)
     assert str(err.value) == message
+
+
+def test_a_rule_file_that_is_a_fifo_or_a_device_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    """`--rule` was read with read_text() after a size check that a FIFO (size 0, nobody writing: a hang) and
+    /dev/zero (size 0, endless: memory until the machine gives out) both passed."""
+    os.mkfifo(tmp_path / "rule.yaml")
+    with pytest.raises(CompareError, match=r"rule\.yaml: not a regular file \(a FIFO\); expected a text file$"):
+        rule_from_file(tmp_path / "rule.yaml", {"score"}, {})
+    with pytest.raises(CompareError, match=r"^/dev/zero: not a regular file \(a device\); expected a text file$"):
+        rule_from_file(Path("/dev/zero"), {"score"}, {})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -304,3 +305,19 @@ def test_imported_grades_edited_by_hand_are_one_line_at_the_verdict(project: Pro
     assert code == 1 and out == "" and len(err.splitlines()) == 1, err
     assert err.startswith(f"error: {project.relative(stored)}: ") and said in err
     assert not (run_dir / "verdict.json").exists()
+
+
+def test_a_fifo_or_a_folder_named_as_the_sheet_is_one_line_not_a_hang(project: Project, tmp_path: Path) -> None:
+    """`benchcard grade RUN sheet.csv` opened the sheet with a blocking open(): a FIFO nobody writes to (a sheet
+    path reused for a pipe) hung the command for ever. The sheet is read as every file a user hands benchcard is:
+    a regular file or one line."""
+    run_dir = strong_run(project)
+    blind_sheet(project, run_dir, tmp_path / "s.csv")
+    os.mkfifo(tmp_path / "pipe.csv")  # nobody writes to it: a blocking open would hang here
+    with pytest.raises(RunError, match=r"pipe\.csv: not a regular file \(a FIFO\); expected a text file$"):
+        import_grades(project, run_dir, tmp_path / "pipe.csv")
+    with pytest.raises(RunError, match=r"^/dev/zero: not a regular file \(a device\); expected a text file$"):
+        import_grades(project, run_dir, Path("/dev/zero"))
+    with pytest.raises(RunError, match=r"absent\.csv: no such file$"):
+        import_grades(project, run_dir, tmp_path / "absent.csv")
+    assert not (run_dir / "grades").exists()

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.safeio import read_regular_text
 from benchcard.card.model import WinRule
 from benchcard.card.reader import parse_yaml, read_win_rule
 from benchcard.errors import CardError, CompareError
@@ -35,12 +36,13 @@ def rule_from_file(path: Path, known: set[str], fixtures: Mapping[str, Any]) -> 
     """The win rule in a YAML file, and the metric ranges it declares, checked against the logs' metrics and
     sample ids."""
     try:
-        if path.stat().st_size > MAX_RULE_BYTES:
-            raise CompareError(f"{path}: {path.stat().st_size} bytes; a win rule file is a few lines "
-                               f"(at most {MAX_RULE_BYTES})")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        size = path.stat().st_size
+    except OSError as exc:
         raise CompareError(f"{path}: unreadable: {exc}") from None
+    if size > MAX_RULE_BYTES:
+        raise CompareError(f"{path}: {size} bytes; a win rule file is a few lines (at most {MAX_RULE_BYTES})")
+    # a FIFO or a device passes the size (0): read as a card is, a regular file or one line, never a hang
+    text = read_regular_text(path, str(path), CompareError, MAX_RULE_BYTES)
     raw, lines = parse_yaml(text, str(path))
     if isinstance(raw, Mapping) and set(raw) == {"win"}:
         raw = raw["win"]

@@ -14,6 +14,8 @@ When the verdict is given, `verdict/_agreement.py` compares them with the automa
 from __future__ import annotations
 
 import csv
+import io
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ import numpy as np
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.lastrow import last_per_cell
+from benchcard._util.safeio import read_regular_text
 from benchcard._util.safewrite import write_new
 from benchcard._util.text import ascii_decimal, ascii_int, displayable, plain_text, spreadsheet_text
 from benchcard.errors import BenchcardError, RunError, VerdictError
@@ -227,13 +230,14 @@ def _one_sheet(run_dir: Path) -> str:
 
 
 def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
-    """The filled sheet's rows (a BOM a spreadsheet wrote left out), at least its header."""
+    """The filled sheet's rows (a BOM a spreadsheet wrote left out), at least its header. Read as every file a user
+    hands benchcard is (`_util/safeio`): a FIFO, a device or a folder is one line, never a hang or an endless read."""
+    if not os.path.lexists(sheet):
+        raise RunError(f"{shown}: no such file")
+    text = read_regular_text(sheet, shown, RunError).removeprefix("\ufeff")
     try:
-        with open(sheet, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.reader(fh))
-    except FileNotFoundError:
-        raise RunError(f"{shown}: no such file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
         raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
     if not rows:
         raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
