@@ -77,6 +77,20 @@ def test_check_keeps_going_past_a_bad_card(tmp_path: Path) -> None:
     assert "1 card(s) ok, 1 failed" in out
 
 
+@pytest.mark.parametrize("name", ["other.yml", "other.YAML"])
+def test_a_card_file_check_would_not_read_is_named_not_passed_over(tmp_path: Path, name: str) -> None:
+    """`check` read cards/*.yaml alone: a card saved as cards/other.yml (or .YAML) was passed over in silence,
+    '1 card(s) ok, 0 failed', and never checked, sealed or run; it is now a failure naming the file."""
+    project = make_ab_project(tmp_path)
+    (project / "cards" / name).write_text(AB_CARD.replace("id: tiny-ab", "id: other"), encoding="utf-8")
+    (project / "cards" / "README.md").write_text("notes on the cards\n", encoding="utf-8")  # not a card: left alone
+    code, out, _ = _run(project, "check", "--no-rig")
+    assert code == 1, out
+    assert (f"FAIL cards/{name}\n  error: cards/{name}: a card file's name is <id>.yaml; check, seal and run never "
+            "read this one: rename it (cards/other.yaml)") in out, out
+    assert "ok   tiny-ab v1 (ab)" in out and "1 card(s) ok, 1 failed" in out and "README" not in out
+
+
 def test_json_report(project_dir: Path) -> None:
     import json
 

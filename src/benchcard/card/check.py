@@ -116,12 +116,23 @@ class CheckReport:
         return out
 
 
+def _not_read(project: Project) -> list[tuple[str, str]]:
+    """(shown path, stem) of each file in cards/ that looks like a card but that no command reads (`x.yml`,
+    `x.YAML`): passed over in silence, it was never checked, sealed or run."""
+    return [(project.relative(p), p.stem) for p in sorted(project.cards_dir.iterdir())
+            if p.suffix.lower() in (".yaml", ".yml") and p.suffix != ".yaml" and not p.name.startswith(".")]
+
+
 def check(project: Project, names: Sequence[str] = ()) -> CheckReport:
     """Check the named cards, or every card in `cards/`; never stops at the first bad card."""
     paths = [resolve_card_path(project, n) for n in names] if names else sorted(project.cards_dir.glob("*.yaml"))
-    if not paths:
+    stray = [] if names else _not_read(project)
+    if not paths and not stray:
         raise CardError(f"{project.relative(project.cards_dir)}: no cards (*.yaml) to check")
-    reports: list[CardReport] = []
+    reports: list[CardReport] = [
+        CardReport(name=shown, card=None, problems=(f"{shown}: a card file's name is <id>.yaml; check, seal and run "
+                                                    f"never read this one: rename it (cards/{stem}.yaml)",))
+        for shown, stem in stray]
     loaded: list[Card] = []
     for path in paths:
         try:
