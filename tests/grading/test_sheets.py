@@ -18,6 +18,8 @@ from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
 from benchcard.grading.sheets import blind_sheet, grade_files, import_grades, imported_grades
 from benchcard.project import Project
+from benchcard.records.verdictfigures import HumanGrades
+from benchcard.verdict import give
 from benchcard.verdict.give import give_verdict
 
 from ..helpers_verdict import (
@@ -321,3 +323,31 @@ def test_a_fifo_or_a_folder_named_as_the_sheet_is_one_line_not_a_hang(project: P
     with pytest.raises(RunError, match=r"absent\.csv: no such file$"):
         import_grades(project, run_dir, tmp_path / "absent.csv")
     assert not (run_dir / "grades").exists()
+
+
+def test_grades_imported_while_the_verdict_works_are_refused_not_anchored_unread(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchcard grade RUN sheet.csv` while `benchcard verdict RUN` worked: the grades landed after the verdict had
+    read the run's grades (none) and before it entered its row, whose evidence then anchored grades/human.csv while
+    its figures held no human agreement: a row that says the run had no blind grading, beside the grading it vouches
+    for. A grade takes the run's lock alone, so it is refused while a verdict (or a run) holds the run."""
+    run_dir = strong_run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = read_sheet(sheet.path)
+    for r in rows:
+        r["grade"] = "pass"
+    write_sheet(sheet.path, rows)
+    tried: list[str] = []
+    commit = give._commit
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:  # another process, between the verdict's reading and writing
+        with pytest.raises(RunError) as info:
+            import_grades(project, run_dir, sheet.path)
+        tried.append(str(info.value))
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(give, "_commit", meanwhile)
+    verdict = give_verdict(project, run_dir)
+    assert tried == [f"run {run_dir.name} is being judged or written by another benchcard process now; import the "
+                     "grades once it is done (grades imported after the verdict are not part of it)"]
+    assert not (run_dir / "grades").exists() and not isinstance(verdict.file.human, HumanGrades)

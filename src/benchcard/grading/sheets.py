@@ -37,7 +37,7 @@ from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import OutputRow, dumps_line, read_rows
-from benchcard.records.runreader import read_manifest
+from benchcard.records.runreader import held_still, read_manifest
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")
@@ -216,7 +216,13 @@ def import_grades(project: Project, run: str | Path, sheet: Path, name: str | No
             writer.writerow((row_id, spreadsheet_text(fixture), grade if isinstance(grade, str) else repr(grade),
                              spreadsheet_text(note)))
 
-    backup = write_new(out, write, force=force, shown=project.relative(out), error=RunError)
+    with held_still(run_dir, alone=True) as alone:  # no verdict reads the run's grades while they are written
+        if not alone:
+            raise RunError(f"run {run_dir.name} is being judged or written by another benchcard process now; import "
+                           "the grades once it is done (grades imported after the verdict are not part of it)")
+        if (run_dir / VERDICT_FILE).exists():  # given since the check above
+            raise RunError(f"run {run_dir.name} already has a verdict; grades imported now would not be part of it")
+        backup = write_new(out, write, force=force, shown=project.relative(out), error=RunError)
     return GradeImport(out, name, len(graded), len(mapping) - len(graded), backup)
 
 

@@ -267,11 +267,12 @@ class Outcomes:
 
 
 @contextlib.contextmanager
-def held_still(run_dir: Path) -> Iterator[bool]:
+def held_still(run_dir: Path, alone: bool = False) -> Iterator[bool]:
     """Hold a run still while it is read and judged: its lock (the one `run/store.OutputWriter` holds while it
     writes outputs.jsonl, and a retry while it reopens the run) taken shared for the block, so that no resume or
-    retry of the run starts until the block ends. Yields False, holding nothing, when a writer holds it now;
-    True otherwise (also for a run without outputs.jsonl, and off POSIX, where there is no lock)."""
+    retry of the run starts until the block ends; `alone` takes it exclusive, for a writer of the run's other
+    files (`grade`), which no verdict may be reading meanwhile. Yields False, holding nothing, when another holds
+    it now; True otherwise (also for a run without outputs.jsonl, and off POSIX, where there is no lock)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -284,7 +285,7 @@ def held_still(run_dir: Path) -> Iterator[bool]:
         return
     with fh:
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fh.fileno(), (fcntl.LOCK_EX if alone else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except OSError:
             yield False
             return
