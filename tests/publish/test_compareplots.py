@@ -32,3 +32,19 @@ def test_more_samples_than_a_figure_shows_get_no_plot(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "no plots: 150 samples are more than a per-sample figure shows (100 at most)" in result.stdout
     assert not list((tmp_path / "cmp").glob("*.svg"))
+
+
+def test_a_log_naming_its_model_with_dollar_signs_is_compared_and_drawn_as_written(tmp_path: Path) -> None:
+    """Hostile audit: matplotlib typesets text between two `$` as TeX, and a side is named after what its log
+    says (its model, a task argument such as a prompt holding `$x^2$`), so `compare` of a log whose model is
+    `tuned $x^$` wrote its verdict and then ended in a ValueError traceback drawing the figure."""
+    for arm, shift, model in (("a", 0, "tuned $x^$"), ("b", 1, "base")):
+        lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": float((i + shift) % 3 == 0),
+                             "model_name": model}) for i in range(20)]
+        (tmp_path / f"{arm}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = bc("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--win", "acc rises", "--out",
+                str(tmp_path / "cmp"))
+    assert result.exit_code == 0, result.output
+    assert "wrote table.csv, verdict.json, 1 plot(s)" in result.stdout
+    [svg] = (tmp_path / "cmp").glob("*.svg")
+    assert "base b − tuned $x^$ a, mean over repetitions" in svg.read_text(encoding="utf-8")

@@ -163,3 +163,26 @@ def test_a_figure_drawn_again_in_a_process_is_the_same_bytes_without_matplotlib(
     _plots._DRAWN.clear()
     _plots._draw(tmp_path / "fresh.svg", *args)  # matplotlib again: the same bytes as the first
     assert (tmp_path / "fresh.svg").read_bytes() == (tmp_path / "first.svg").read_bytes()
+
+
+def _texts(svg: str) -> list[str]:
+    """Every text of a figure as a reader sees it (the SVG parsed as XML, so an escape is read back)."""
+    import xml.etree.ElementTree as ET
+
+    return ["".join(t.itertext()).strip() for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+
+
+def test_a_name_with_dollar_signs_is_drawn_as_written_not_typeset_as_tex(tmp_path: Path) -> None:
+    """Hostile audit: matplotlib typesets the text between two `$` as TeX, so a fixture id `cost $5 to $10` was
+    drawn `cost 5−to−10` in italics, and `x$^$y` (a TeX expression it cannot read) ended `site` in a ValueError
+    traceback. Every label is now drawn as the card writes it, an `<`, `&` or quote escaped as XML."""
+    fixtures = ["cost $5 to $10", "x$^$y", 'a<b & "c"']
+    rows = [{"fixture": f, "variant": v, "repetition": r, "metric": "m$_1$", "value": x + 0.1 * i + 0.01 * r}
+            for i, f in enumerate(fixtures) for v, x in (("baseline", 0.0), ("A", 0.5)) for r in range(2)]
+    run = Run(card="c", version=1, run_id="r1", folder=tmp_path, verdict_file=_verdict("m$_1$", "rises"),
+              table=pd.DataFrame(rows))
+    [plot] = draw_plots(run, None, tmp_path, "", narrow=True)
+    for src in (plot["src"], plot["src_narrow"]):
+        texts = _texts((tmp_path / src).read_text(encoding="utf-8"))
+        assert set(fixtures) <= set(texts), texts
+        assert any(t.startswith("m$_1$: per-fixture") for t in texts), texts

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
+from benchcard.publish._plots import figure_rc
 from benchcard.publish._runs import Run
 from benchcard.records.rows import Look, Manifest, stop_line
 
@@ -71,8 +72,7 @@ def _draw(path: Path, m: Manifest, probe: bool, gate: float | None) -> None:
     assert m.sequential is not None and m.looks is not None
     looks, schedule = m.looks, m.sequential
     lo, hi = _frame(looks, probe)
-    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": 10.5,
-                                "font.family": ["DejaVu Sans", "sans-serif"]}):
+    with matplotlib.rc_context(figure_rc(10.5)):
         fig = Figure(figsize=(5.6, 3.4), layout="constrained")
         ax = fig.add_subplot()
         xs = [lk.look for lk in looks]

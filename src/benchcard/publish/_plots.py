@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.numfmt import DASH, fixed, interval
@@ -19,6 +19,9 @@ from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
 from benchcard.publish._plotband import CALIBRATED, Band, paired_band, verdict_band
 from benchcard.publish._runs import Run
 from benchcard.scoring.scorers import LOWER_IS_BETTER
+
+if TYPE_CHECKING:  # matplotlib itself is imported only when a figure is drawn
+    from matplotlib.typing import RcKeyType
 
 WIDE_IN = 5.6
 """Width of the figure a laptop shows (at most 38rem, i.e. 608 CSS px, about its natural width)."""
@@ -35,6 +38,16 @@ least MIN_LABEL_PX (with a pixel to spare): an SVG's text scales with the image.
 DRAWN_KEPT = 256
 """Figures a process keeps, by everything they are drawn from (`_draw`); about 20-40 KB each."""
 _DRAWN: dict[str, bytes] = {}
+
+
+def figure_rc(font: float) -> dict[RcKeyType, Any]:
+    """matplotlib's settings for every figure of the pages (this one, the looks', the replications'): a
+    deterministic SVG whose text stays text, and no mathtext. A label is a name from a card or another tool's log
+    (a fixture id, a variant, a metric, a model, a task argument), and matplotlib typesets text between two `$`
+    as TeX: `cost $5 to $10` showed as `cost 5−to−10` in italics, and `x$^$y` (or a TeX expression cut at 40
+    characters) was a ValueError that ended `site` and `compare` in a traceback."""
+    return {"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": font,
+            "font.family": ["DejaVu Sans", "sans-serif"], "text.parse_math": False}
 
 
 def good_sign(metric: str, clause: ClauseRef) -> float:
@@ -229,8 +242,7 @@ def _render(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Ba
 
     font = NARROW_FONT if narrow else 10.5
     small = font if narrow else 9.5  # the legend: on the phone figure no smaller than the rest
-    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": font,
-                                "font.family": ["DejaVu Sans", "sans-serif"]}):
+    with matplotlib.rc_context(figure_rc(font)):
         n = len(fixtures)
         # text stays text (svg.fonttype none), so that its size on screen can be measured and read
         fig = Figure(figsize=(NARROW_IN if narrow else WIDE_IN, (2.6 if narrow else 2.2) + 0.24 * n),

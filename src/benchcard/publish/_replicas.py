@@ -19,7 +19,7 @@ from typing import Any
 from msgspec import UnsetType
 
 from benchcard._util.numfmt import DASH, fixed, interval
-from benchcard.publish._plots import NARROW_FONT, NARROW_IN, WIDE_IN
+from benchcard.publish._plots import NARROW_FONT, NARROW_IN, WIDE_IN, figure_rc
 from benchcard.publish._runs import Run
 from benchcard.records.replication import SEQUENTIAL_RULE_NAME, ReplicaLink, ReplicationJudgement
 from benchcard.records.replicationinput import run_gap
@@ -124,8 +124,7 @@ def draw_replications(path: Path, original: Run, replicas: Sequence[Run],
     from matplotlib.figure import Figure
 
     font = NARROW_FONT if narrow else 10.5
-    with matplotlib.rc_context({"svg.hashsalt": "benchcard", "svg.fonttype": "none", "font.size": font,
-                                "font.family": ["DejaVu Sans", "sans-serif"]}):
+    with matplotlib.rc_context(figure_rc(font)):
         fig = Figure(figsize=(NARROW_IN if narrow else WIDE_IN, 1.8 + 0.5 * len(runs)), layout="constrained")
         ax = fig.add_subplot()
         labels = []
