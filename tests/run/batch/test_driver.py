@@ -286,6 +286,27 @@ def test_a_trickled_download_is_cut_at_its_deadline_and_the_run_resumes(tmp_path
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_poll_whose_counts_come_in_another_shape_is_read_without_them(tmp_path: Path, server: FakeServer, key: str,
+                                                                        vendor: str) -> None:
+    """Hostile audit (round 12b): a poll's answer was read by indexing whatever JSON came, so `request_counts` sent
+    as a list ended `run --batch` and `status` in an AttributeError traceback (a count that was no number, in a
+    ValueError). Counts in another shape are read as none, as a reply's token counts are: they only show progress,
+    and the batch's state and its result files are what the run goes by."""
+    server.configure({"default_reply": "red", "batch": {"bad_poll": "mistyped", "in_progress_polls": 2}})
+    project = project_for(tmp_path, server, vendor)
+    submitted = bc(project, "run", "colour-ab", "--batch", "--no-wait", *FAST)
+    assert submitted.exit_code == 0, submitted.output
+    run = only_run(project, "colour-ab").name
+    status = bc(project, "status", run)
+    assert status.exit_code == 0, status.output
+    assert re.search(r"batch 0: \S+ · in_progress 0/12 \(polled ", status.output), status.output
+    result = bc(project, "run", "colour-ab", "--resume", run, *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["finished"] and s["counts"] == {"ok": 12, "truncated": 0, "failed": 0}
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_poll_answer_past_its_cap_is_refused_in_one_line(tmp_path: Path, server: FakeServer, key: str,
                                                            vendor: str) -> None:
     """Hostile audit: a poll's answer was read whole into memory, however large; past ANSWER_BYTES (4 MiB; a

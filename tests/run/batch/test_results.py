@@ -107,6 +107,10 @@ def test_anthropic_lines_give_an_answer_or_the_cause() -> None:
     assert anthropic_outcome({"result": {"type": "canceled"}}).startswith("cancelled: ")  # type: ignore[union-attr]
     assert anthropic_outcome({"result": {"type": "expired"}}).startswith("expired: ")  # type: ignore[union-attr]
     assert anthropic_outcome({"result": {"type": "paused"}}) == "errored: unknown result type 'paused'"
+    # a vendor's word is kept to one short line, however long the line that carried it (hostile audit, round 12b)
+    assert anthropic_outcome({"result": {"type": "p" * 10**6}}) == "errored: unknown result type '" + "p" * 59
+    assert openai_outcome({"error": {"code": "\n" + "c" * 10**6}}) == "errored (" + "c" * 60 + "): "
+    assert openai_outcome({"response": {"status_code": "5" * 10**6}}) == "errored: HTTP " + "5" * 20
 
 
 def test_result_files_are_read_line_by_line_and_a_malformed_answer_fails_its_cell(tmp_path: Path) -> None:

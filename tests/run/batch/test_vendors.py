@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +15,16 @@ import httpx
 import pytest
 
 from benchcard.errors import ProviderError
-from benchcard.run.batch._vendors import AnthropicBatches, Claim, Found, OpenAIBatches, Poll, Vendor, vendor_for
+from benchcard.run.batch._vendors import (
+    MAX_PAGES,
+    AnthropicBatches,
+    Claim,
+    Found,
+    OpenAIBatches,
+    Poll,
+    Vendor,
+    vendor_for,
+)
 from benchcard.run.providers.anthropic import AnthropicProvider
 from benchcard.run.providers.openai import OpenAIProvider
 
@@ -89,6 +99,68 @@ def test_an_anthropic_poll_reads_its_counts_and_keeps_the_key_at_home() -> None:
         ask(anthropic(lambda r: httpx.Response(200, json=elsewhere)), lambda v: v.poll("msgbatch_1"))
     assert str(info.value) == ("batch msgbatch_1: its results_url https://evil.example/r/1 is not on "
                                "https://api.example/v1; refusing to send the key there")
+
+
+@pytest.mark.parametrize(("counts", "errors"), [
+    ([7, 3, 10], [{"message": "line 3: bad model"}]),  # a list where an object is documented, and the reverse
+    ({"total": "ten", "completed": 1e400, "failed": True}, {"data": {"message": "line 3: bad model"}}),
+    ({"total": -4, "completed": 10**40, "failed": None}, {"data": [None, 5, {"message": ["line", 3]}]}),
+])
+def test_a_poll_in_another_shape_is_read_without_what_is_not_there(counts: Any, errors: Any) -> None:
+    """Hostile audit (round 12b): a poll was read by indexing whatever JSON came, so counts as a list or as words,
+    an infinite count, or errors as a list ended `run --batch` and `status` in a traceback. A count that is no
+    whole number of requests is none (0), a reason that is not text is quoted as JSON, in one short line."""
+    openai_answer = json.dumps({"status": "failed", "request_counts": counts, "errors": errors}).encode()
+    poll = ask(openai(lambda r: httpx.Response(200, content=openai_answer)), lambda v: v.poll("batch_1"))
+    assert (poll.status, poll.done, poll.failed, poll.total, poll.ended) == ("failed", 0, 0, 0, True)
+    assert poll.error in ("line 3: bad model", "the vendor gave no reason", '["line", 3]')
+    claude = json.dumps({"processing_status": {"state": "ended"}, "request_counts": counts}).encode()
+    poll = ask(anthropic(lambda r: httpx.Response(200, content=claude)), lambda v: v.poll("msgbatch_1"))
+    assert (poll.status, poll.done, poll.total, poll.ended) == ('{"state": "ended"}', 0, 0, False)
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (None, "GET https://api.example/v1/batches/batch_1: the answer is JSON but not an object (null); nothing of it "
+           "is kept"),
+    ([{"id": "batch_1"}], "GET https://api.example/v1/batches/batch_1: the answer is JSON but not an object (a "
+                          "list); nothing of it is kept"),
+    ({"status": "completed", "output_file_id": "../../organization/keys"}, "the openai batch API's answer names "
+     "output_file_id '../../organization/keys', which is not an id; nothing was sent with it, resume the run later"),
+    ({"status": "completed", "output_file_id": {"id": "file-1"}}, "the openai batch API's answer gives "
+     "output_file_id as an object, which is not an id; nothing was sent with it, resume the run later"),
+])
+def test_a_control_answer_that_is_not_what_the_api_gives_is_one_line(answer: Any, said: str) -> None:
+    """Hostile audit (round 12b): a poll answered with JSON that is not an object (a gateway's `null`, a list)
+    ended in an AttributeError traceback, and a file id was put into the path of the next call, the key with it,
+    whatever it held (`../..`, an object's repr). Each is one line, and nothing is sent with such an id."""
+    with pytest.raises(ProviderError) as info:
+        ask(openai(lambda r: httpx.Response(200, content=json.dumps(answer).encode())), lambda v: v.poll("batch_1"))
+    assert str(info.value) == said and len(SEEN) == 1
+    SEEN.clear()
+    with pytest.raises(ProviderError, match=r"^the openai batch API's answer gives id as a number, which is not"):
+        ask(openai(lambda r: httpx.Response(200, json={"id": 5})), lambda v: v.upload(Path(__file__), "R1"))
+    with pytest.raises(ProviderError, match=re.escape("its results_url 'http://[x is not on https://api.example/v1")):
+        ask(anthropic(lambda r: httpx.Response(200, json={"processing_status": "ended", "results_url": "'http://[x"})),
+            lambda v: v.poll("msgbatch_1"))
+
+
+def test_a_list_that_says_it_has_more_forever_is_read_to_its_end_or_to_max_pages(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit (round 12b): the look for a lost batch read pages while the vendor said `has_more`, so one
+    answering the same page again (or pages of batches whose time cannot be read) held `run --resume` forever.
+    It stops at a page that repeats the last, and after MAX_PAGES (1,000 in use, 20 here) in any case."""
+    from benchcard.run.batch import _vendors
+
+    assert MAX_PAGES == 1000
+    monkeypatch.setattr(_vendors, "MAX_PAGES", 20)
+    same = {"data": [{"id": "batch_9", "created_at": "never"}], "has_more": True}
+    found = ask(openai(lambda r: httpx.Response(200, json=same)), lambda v: v.listed("/batches", "after", 0.0))
+    assert [b["id"] for b in found] == ["batch_9", "batch_9"] and len(SEEN) == 2  # the second page was the first
+    SEEN.clear()
+    pages = iter(range(10**6))
+    endless = ask(openai(lambda r: httpx.Response(200, json={"data": [{"id": f"b{next(pages)}"}], "has_more": True})),
+                  lambda v: v.listed("/batches", "after", 0.0))
+    assert len(endless) == len(SEEN) == 20
 
 
 def test_a_control_call_is_retried_on_429_and_5xx_then_gives_up_in_one_line() -> None:

@@ -132,3 +132,7 @@ def test_a_huge_result_line_and_spoiled_polls(fake: FakeServer, client: httpx.Cl
     with client.stream("GET", f"/messages/batches/{batch['id']}") as resp:
         first = next(resp.iter_raw())
     assert resp.status_code == 200 and first == b" "  # then a byte every 0.2 s for a minute
+    fake.configure({"default_reply": "red", "batch": {"bad_poll": "mistyped"}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
+    assert isinstance(batch["request_counts"], dict)  # only a poll is spoiled
+    assert client.get(f"/messages/batches/{batch['id']}").json()["request_counts"] == [0, 1, 0, 0, 0]

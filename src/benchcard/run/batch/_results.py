@@ -24,22 +24,24 @@ from benchcard.run.providers.openai import parse_chat_completion
 Outcome = Completion | str  # an answer, or why the request has none
 
 
-def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())[:300]
+def _one_line(text: Any, limit: int = 300) -> str:
+    """A vendor's word (a message, a code, a status) as one line of at most `limit` characters: a result line
+    may be megabytes, and none of it but the answer is kept whole."""
+    return " ".join(str(text).split())[:limit]
 
 
 def openai_outcome(line: Mapping[str, Any]) -> Outcome:
     response = mapping(line.get("response"))
     error = mapping(line.get("error"))
     if error:
-        code = str(error.get("code") or "error")
+        code = _one_line(error.get("code") or "error", 60)
         cause = {"batch_expired": "expired", "batch_cancelled": "cancelled"}.get(code, f"errored ({code})")
         return f"{cause}: {_one_line(error.get('message', ''))}"
     status = response.get("status_code")
     body = response.get("body")
     if status != 200:
         detail = mapping(mapping(body).get("error")).get("message", "")
-        return f"errored: HTTP {status}" + (f": {_one_line(detail)}" if detail else "")
+        return f"errored: HTTP {_one_line(status, 20)}" + (f": {_one_line(detail)}" if detail else "")
     return parse_chat_completion(body)
 
 
@@ -50,12 +52,12 @@ def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
         return parse_message(result.get("message"))
     if kind == "errored":
         inner = mapping(mapping(result.get("error")).get("error"))
-        return f"errored: {inner.get('type', 'error')}: {_one_line(inner.get('message', ''))}"
+        return f"errored: {_one_line(inner.get('type', 'error'), 60)}: {_one_line(inner.get('message', ''))}"
     if kind == "canceled":
         return "cancelled: the batch was cancelled before this request ran"
     if kind == "expired":
         return "expired: the batch ended (24 h) before this request ran"
-    return f"errored: unknown result type {kind!r}"
+    return f"errored: unknown result type {_one_line(repr(kind), 60)}"
 
 
 class _Id(msgspec.Struct):

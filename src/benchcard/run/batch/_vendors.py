@@ -10,8 +10,10 @@ them (an organisation's own quota).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +23,7 @@ from typing import Any
 import httpx
 
 from benchcard._util.files import AtomicFile
+from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
@@ -52,6 +55,13 @@ MIN_RATE = 100_000
 #: The most one line of a result file may hold: one reply, at most what an interactive call's may be, and its
 #: envelope. A chunk's result files hold at most this times its cells (what the grid can need), in all.
 RESULT_LINE_BYTES = MAX_REPLY_BYTES + 2**20
+
+#: What an id a vendor gives (a file's, a batch's) may hold: both vendors write letters, digits, `_` and `-`. It goes
+#: into the path of the next call, so an id of another shape (`../..`, a `?`, an object) is refused, never sent.
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+#: Pages of batches a look for a lost batch reads at most (100 a page): a vendor that says `has_more` forever, or
+#: gives the same page again, is not followed further.
+MAX_PAGES = 1000
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -134,13 +144,17 @@ class Vendor:
         """The vendor's batches, newest first, page after page until one older than `since` (unix seconds)."""
         found: list[dict[str, Any]] = []
         params: dict[str, Any] = {"limit": self.PAGE}
-        while True:
+        for _ in range(MAX_PAGES):
             answer = await self.request("GET", f"{self.base}{path}", params=params)
-            page = [b for b in answer.get("data") or [] if isinstance(b, dict)]
+            data = answer.get("data")
+            page = [b for b in data if isinstance(b, dict)] if isinstance(data, list) else []
             found += page
-            if not answer.get("has_more") or not page or _created(page[-1]) < since:
+            last = page[-1].get("id") if page else None
+            if (answer.get("has_more") is not True or not isinstance(last, str) or last == params.get(cursor)
+                    or _created(page[-1]) < since):
                 return found
-            params = {"limit": self.PAGE, cursor: page[-1].get("id")}
+            params = {"limit": self.PAGE, cursor: last}
+        return found
 
     async def poll(self, batch: str) -> Poll:
         raise NotImplementedError
@@ -218,7 +232,11 @@ class Vendor:
                 body = b"".join([b async for b in clock.counted(capped_blocks(response, ANSWER_BYTES, _BIG))])
                 if response.status_code >= 400:
                     self._raise(method, url, response, body)
-                return json_loads(without_secret_json(body, self._secrets()))  # kept: never with the key
+                answer = json_loads(without_secret_json(body, self._secrets()))  # kept: never with the key
+                if not isinstance(answer, dict):  # every answer of a batch API is an object (a batch, a list, a file)
+                    raise ProviderError(self._scrub(f"{method} {shown_url(url)}: the answer is JSON but not an object "
+                                                    f"({_kind(answer)}); nothing of it is kept"))
+                return answer
         except CallError as exc:  # an answer past its cap, or compressed as benchcard does not read
             raise ProviderError(self._scrub(f"{method} {shown_url(url)}: {exc}; nothing of it is kept")) from None
         except (httpx.HTTPError, OSError) as exc:
@@ -249,6 +267,16 @@ class Vendor:
             return RunError(f"{stream_to}: {exc}")
         return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))
 
+    def _id(self, answer: Mapping[str, Any], field: str) -> str:
+        """An id the vendor gave in `answer` (`id`, `output_file_id`): text as `_ID` allows, else one line."""
+        value = answer.get(field)
+        if isinstance(value, str) and _ID.fullmatch(value):
+            return value
+        said = f"names {field} {visible(value[:60])!r}, which" if isinstance(value, str) else \
+            f"gives {field} as {_kind(value)}, which"
+        raise ProviderError(self._scrub(f"the {self.name} batch API's answer {said} is not an id; nothing was sent "
+                                        "with it, resume the run later"))
+
     def _raise(self, method: str, url: str, response: httpx.Response, body: bytes) -> None:
         status = response.status_code
         try:
@@ -276,7 +304,7 @@ class OpenAIBatches(Vendor):
         data = path.read_bytes()
         answer = await self.request("POST", f"{self.base}/files", data={"purpose": "batch"}, sent=len(data),
                                     files={"file": (f"benchcard-{run}-{path.name}", data, "application/jsonl")})
-        return str(answer["id"])
+        return self._id(answer, "id")
 
     async def submit(self, path: Path, claim: Claim) -> str:
         assert claim.file_id is not None
@@ -284,7 +312,7 @@ class OpenAIBatches(Vendor):
             "input_file_id": claim.file_id, "endpoint": OPENAI_ENDPOINT, "completion_window": "24h",
             "metadata": {"benchcard": path.name, "benchcard_run": claim.run, "benchcard_chunk": claim.digest}},
             resend=False)
-        return str(answer["id"])
+        return self._id(answer, "id")
 
     async def find(self, claim: Claim) -> Found:
         """The batch made from this run's uploaded file and carrying its run id and chunk digest."""
@@ -293,21 +321,24 @@ class OpenAIBatches(Vendor):
             if (b.get("input_file_id") == claim.file_id and b.get("id") not in claim.passed
                     and meta.get("benchcard_run", claim.run) == claim.run
                     and meta.get("benchcard_chunk", claim.digest) == claim.digest):
-                return Found(batch=str(b["id"]))
+                return Found(batch=self._id(b, "id"))
         return Found()
 
     async def poll(self, batch: str) -> Poll:
         b = await self.request("GET", f"{self.base}/batches/{batch}")
-        counts = b.get("request_counts") or {}
-        status = str(b.get("status"))
+        counts = mapping(b.get("request_counts"))
+        completed, failed, total = (number(counts.get(k)) for k in ("completed", "failed", "total"))
+        status = _word(b.get("status"))
         ended = status in OPENAI_TERMINAL
         error = None
         if status == "failed":
-            errors = (b.get("errors") or {}).get("data") or []
-            error = self._scrub("; ".join(str(e.get("message")) for e in errors[:3]) or "the vendor gave no reason")
-        sources = tuple(str(b[k]) for k in ("output_file_id", "error_file_id") if b.get(k))
-        return Poll(status, int(counts.get("completed") or 0) + int(counts.get("failed") or 0),
-                    int(counts.get("failed") or 0), int(counts.get("total") or 0), ended, error, sources)
+            errors = b.get("errors")
+            data = mapping(errors).get("data") if isinstance(errors, Mapping) else errors
+            messages = [mapping(e).get("message") for e in (data if isinstance(data, list) else [])[:3]]
+            said = [_word(m, 200) for m in messages if m is not None]
+            error = self._scrub("; ".join(said) or "the vendor gave no reason")
+        sources = tuple(self._id(b, k) for k in ("output_file_id", "error_file_id") if b.get(k))
+        return Poll(status, completed + failed, failed, total, ended, error, sources)
 
     async def download(self, source: str, dest: Path, cells: int) -> None:
         await self.request("GET", f"{self.base}/files/{source}/content", stream_to=dest, cells=cells)
@@ -327,7 +358,7 @@ class AnthropicBatches(Vendor):
         content = b'{"requests":[' + b",".join(lines) + b"]}"
         answer = await self.request("POST", f"{self.base}/messages/batches", content=content, sent=len(content),
                                     headers={"Content-Type": "application/json"}, resend=False)
-        return str(answer["id"])
+        return self._id(answer, "id")
 
     async def find(self, claim: Claim) -> Found:
         """A Message Batch has no metadata, and its requests are seen only in its results, once it has ended. So
@@ -342,12 +373,13 @@ class AnthropicBatches(Vendor):
             if (_created(b) < since or b.get("id") in claim.passed
                     or sum(number(v) for v in counts.values()) != claim.cells):
                 continue
+            batch = self._id(b, "id")
             if b.get("processing_status") != "ended" or not b.get("results_url"):
-                waiting.append(str(b["id"]))
-            elif await self._holds(str(b["id"]), str(b["results_url"]), claim):
-                return Found(batch=str(b["id"]), foreign=tuple(foreign))
+                waiting.append(batch)
+            elif await self._holds(batch, _url(b.get("results_url")), claim):
+                return Found(batch=batch, foreign=tuple(foreign))
             else:
-                foreign.append(str(b["id"]))
+                foreign.append(batch)
         return Found(foreign=tuple(foreign), waiting=tuple(waiting))
 
     async def _holds(self, batch: str, url: str, claim: Claim) -> bool:
@@ -363,12 +395,12 @@ class AnthropicBatches(Vendor):
 
     async def poll(self, batch: str) -> Poll:
         b = await self.request("GET", f"{self.base}/messages/batches/{batch}")
-        counts = {k: int(v or 0) for k, v in (b.get("request_counts") or {}).items()}
+        counts = {str(k): number(v) for k, v in mapping(b.get("request_counts")).items()}
         ended = b.get("processing_status") == "ended"
         done = sum(v for k, v in counts.items() if k != "processing")
         failed = counts.get("errored", 0) + counts.get("canceled", 0) + counts.get("expired", 0)
-        status = "ended" if ended else str(b.get("processing_status"))
-        sources = (str(b["results_url"]),) if ended and b.get("results_url") else ()
+        status = "ended" if ended else _word(b.get("processing_status"))
+        sources = (_url(b.get("results_url")),) if ended and b.get("results_url") else ()
         for url in sources:
             self._home(batch, url)
         return Poll(status, done, failed, sum(counts.values()), ended, None, sources)
@@ -376,8 +408,8 @@ class AnthropicBatches(Vendor):
     def _home(self, batch: str, url: str) -> None:
         """The key goes with a results download: only ever to the API's own host."""
         if _origin(url) != _origin(self.base):
-            raise ProviderError(f"batch {batch}: its results_url {shown_url(url)} is not on {self.base}; refusing to "
-                                "send the key there")
+            raise ProviderError(f"batch {batch}: its results_url {visible(shown_url(url)[:200])} is not on "
+                                f"{self.base}; refusing to send the key there")
 
     async def download(self, source: str, dest: Path, cells: int) -> None:
         await self.request("GET", source, stream_to=dest, cells=cells)
@@ -444,9 +476,31 @@ def _created(b: Mapping[str, Any]) -> float:
         return float("inf")  # a time that cannot be read is never taken as too old to be looked at
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    u = httpx.URL(url)
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """A URL's scheme, host and port; None for one httpx cannot read (which is then no API's own host)."""
+    try:
+        u = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
     return u.scheme, u.host, u.port
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words, for a line that refuses it without quoting a vendor's whole answer."""
+    return {dict: "an object", list: "a list", str: "a text", bool: "true or false", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _word(value: Any, limit: int = 60) -> str:
+    """A vendor's word for a state or a reason (`status`, an error's message) as one line of at most `limit`
+    characters; a value that is not text in JSON, as the vendor sent it."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return " ".join(text.split())[:limit]
+
+
+def _url(value: Any) -> str:
+    """A results_url as text (`_home` then checks it is on the API's host): anything else is no URL at all."""
+    return value if isinstance(value, str) else ""
 
 
 def vendor_for(provider: HttpProvider, attempts: int, backoff: tuple[float, float]) -> Vendor:

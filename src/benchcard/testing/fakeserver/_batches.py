@@ -149,9 +149,12 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 async def _poll_answer(request: web.Request, config: Config, view: dict[str, Any]) -> web.StreamResponse:
-    """A poll's answer, or as `bad_poll` spoils it: trickled a byte at a time, or padded past any poll's size."""
+    """A poll's answer, or as `bad_poll` spoils it: trickled a byte at a time, padded past any poll's size, or with
+    its counts as a list of numbers (JSON, but not the shape either vendor documents)."""
     if config.batch.bad_poll == "huge":
         return web.json_response({**view, "pad": "x" * (8 * 2**20)})
+    if config.batch.bad_poll == "mistyped":
+        return web.json_response({**view, "request_counts": list(view["request_counts"].values())})
     if config.batch.bad_poll != "trickled":
         return web.json_response(view)
     response = web.StreamResponse(headers={"Content-Type": "application/json"})

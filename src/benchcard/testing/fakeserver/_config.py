@@ -51,6 +51,7 @@ class FaultRule:
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
+BadPoll = Literal["trickled", "huge", "mistyped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +64,9 @@ class BatchConfig:
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
 each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB. `bad_poll`
 spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
-to 8 MiB. After the first `trickle_after` result downloads, the next `trickle_times` are trickled: 16 bytes every
-0.1 s, never idle long enough for a per-read timeout, so that only a deadline on the whole download ends one."""
+to 8 MiB, `mistyped` sends its `request_counts` as a list of the numbers, not an object of named counts. After
+the first `trickle_after` result downloads, the next `trickle_times` are trickled: 16 bytes every 0.1 s, never idle
+long enough for a per-read timeout, so that only a deadline on the whole download ends one."""
 
     validating_s: float = 0.0
     in_progress_s: float = 0.0
@@ -75,7 +77,7 @@ to 8 MiB. After the first `trickle_after` result downloads, the next `trickle_ti
     delay_s: tuple[tuple[str, float], ...] = ()
     delay_times: int = 0  # the first N answers of each step held; 0: every one
     bad_results: Literal["duplicate", "unknown", "huge"] | None = None
-    bad_poll: Literal["trickled", "huge"] | None = None
+    bad_poll: BadPoll | None = None
     trickle_after: int = 0
     trickle_times: int = 0
 
@@ -268,10 +270,10 @@ def _bad_results(value: Any) -> Literal["duplicate", "unknown", "huge"] | None:
     raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown, huge or null, got {value!r}")
 
 
-def _bad_poll(value: Any) -> Literal["trickled", "huge"] | None:
-    if value is None or value in ("trickled", "huge"):
-        return cast(Literal["trickled", "huge"] | None, value)
-    raise FakeServerError(f"config.batch.bad_poll: expected trickled, huge or null, got {value!r}")
+def _bad_poll(value: Any) -> BadPoll | None:
+    if value is None or value in ("trickled", "huge", "mistyped"):
+        return cast(BadPoll | None, value)
+    raise FakeServerError(f"config.batch.bad_poll: expected trickled, huge, mistyped or null, got {value!r}")
 
 
 def _models(value: Any) -> tuple[str, ...]:
