@@ -592,6 +592,12 @@ NOT_ANSWERS = [
      "not an answer: the message content is null"),
     ("anthropic", {"default_reply": "negative", "faults": [{"kind": "null", "times": 9}]}, 1,
      "not an answer: the reply holds no text block"),
+    # a field of another JSON type (hostile audit, round 12b): a null part's text was the answer "None", scored;
+    # a stop reason in a list was no reason, so an answer cut off was scored as whole
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "mistyped", "times": 9}]}, 1,
+     "not an answer: the message content is a list whose text parts hold no text"),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "mistyped", "times": 9}]}, 1,
+     'not an answer: the stop reason is not text (["end_turn"]), so whether the answer was whole cannot be told'),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "refusal"}]}, 1,
      "refused by the API: the API declined to answer (stop reason refusal)"),
     ("anthropic", {"replies": [{"match": "", "reply": "negative", "finish_reason": "pause_turn"}]}, 1,

@@ -66,3 +66,13 @@ def test_a_text_block_whose_text_is_null_is_no_answer() -> None:
     assert (empty.status, empty.text) == ("failed", "") and "no text block" in (empty.error or "")
     both = parse_message(anthropic_reply({"type": "text", "text": None}, {"type": "text", "text": "ok"}))
     assert (both.status, both.text) == ("ok", "ok")
+
+
+def test_a_stop_reason_that_is_not_text_is_no_answer() -> None:
+    """Hostile audit (round 12b): a stop_reason that was not text (`["max_tokens"]`, an object) was read as none,
+    so an answer it may say was cut off was scored as whole; it is recorded failed, never scored."""
+    for stop in (["max_tokens"], {"type": "end_turn"}, 0):
+        out = parse_message({**anthropic_reply({"type": "text", "text": "ok"}), "stop_reason": stop})
+        assert (out.status, out.text, out.finish_reason) == ("failed", "ok", None)
+        assert (out.error or "").startswith("not an answer: the stop reason is not text (")
+    assert parse_message({**anthropic_reply({"type": "text", "text": "ok"}), "stop_reason": None}).status == "ok"

@@ -78,6 +78,32 @@ def test_a_message_without_text_is_no_answer_even_when_it_says_stop(message: dic
     assert cut.status == "truncated"  # reasoning spent every token: cut off, never scored wrong
 
 
+@pytest.mark.parametrize(("parts", "text", "error"), [
+    ([{"type": "text", "text": None}], "", "not an answer: the message content is a list whose text parts hold no "
+     "text"),
+    ([{"type": "text", "text": 5}, {"type": "text", "text": {"value": "red"}}], "", "not an answer: the message "
+     "content is a list whose text parts hold no text"),
+    ([{"type": "text", "text": None}, {"type": "text", "text": "red"}], "red", None),
+])
+def test_a_text_part_whose_text_is_not_text_brings_no_text(parts: list[Any], text: str, error: str | None) -> None:
+    """Hostile audit (round 12b): a content part `{"type": "text", "text": null}` was read as the answer "None"
+    and scored (and `5` as "5", an object as its Python repr), as a Messages-API text block's null text was
+    before 196db44; a part's text is taken only when it is text."""
+    out = parse_chat_completion({"choices": [{"message": {"content": parts}, "finish_reason": "stop"}]})
+    assert out.text == text and out.status == ("failed" if error else "ok")
+    assert out.error is None if error is None else (out.error or "").startswith(error)
+
+
+@pytest.mark.parametrize("finish", [["length"], {"type": "length"}, 1, True])
+def test_a_finish_reason_that_is_not_text_is_no_answer(finish: Any) -> None:
+    """Hostile audit (round 12b): a finish_reason that was not text (a list, an object, a number) was read as no
+    reason at all, as `null` is, so an answer it may say was cut off was scored as whole; it is recorded failed,
+    never scored, as a reason benchcard does not know is."""
+    out = parse_chat_completion(chat_reply("negat", finish))
+    assert (out.status, out.text, out.finish_reason) == ("failed", "negat", None)
+    assert (out.error or "").startswith("not an answer: the stop reason is not text (")
+
+
 def test_malformed_answers_are_call_errors() -> None:
     bads: list[Any] = [{}, {"choices": []}, [], {"choices": [{"message": {"content": 5}}]}]
     for bad in bads:

@@ -171,6 +171,19 @@ def test_fault_null_answers_without_text_in_every_shape(fake: FakeServer, client
     assert content(client.post("/chat/completions", json=chat("x"))) == "red"  # `times` per body, as every fault
 
 
+def test_fault_mistyped_answers_with_a_field_of_another_type_in_every_shape(fake: FakeServer,
+                                                                           client: httpx.Client) -> None:
+    fake.configure({"default_reply": "red", "faults": [{"kind": "mistyped", "times": 1}]})
+    choice = client.post("/chat/completions", json=chat("x")).json()["choices"][0]
+    assert choice["message"]["content"] == [{"type": "text", "text": None}] and choice["finish_reason"] == "stop"
+    message = client.post("/messages", json={"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "y"}]}).json()
+    assert message["content"] == [{"type": "text", "text": "red"}] and message["stop_reason"] == ["end_turn"]
+    response = client.post("/responses", json={"model": "m", "input": "z"}).json()
+    assert response["output"][0]["content"][0]["text"] is None and response["status"] == "completed"
+    assert content(client.post("/chat/completions", json=chat("x"))) == "red"
+
+
 def test_fault_malformed_is_not_json(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "malformed"}]})
     resp = client.post("/chat/completions", json=chat("x"))

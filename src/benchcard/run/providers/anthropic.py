@@ -103,8 +103,8 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
     blocks = [b for b in data["content"] if isinstance(b, Mapping)]
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
     text = "".join(texts)
-    stop = data.get("stop_reason")
-    stop = stop if isinstance(stop, str) else None
+    said_stop = data.get("stop_reason")
+    stop = said_stop if isinstance(said_stop, str) else None
     usage_map = mapping(data.get("usage"))
     details = mapping(usage_map.get("output_tokens_details"))
     # The API bills thinking inside output_tokens and does not break it out today; count it when a usage does.
@@ -113,7 +113,7 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
     usage = Usage(input=number(usage_map.get("input_tokens")), output=number(usage_map.get("output_tokens")),
                   reasoning=reasoning)
     cost = money(usage_map.get("cost"))
-    status, error = status_for(stop)
+    status, error = status_for(said_stop)
     if status == "ok" and not texts:
         # as a chat message whose content is null: no text came back, which must never be scored as an answer
         status, error = "failed", ("not an answer: the reply holds no text block (no text came back: a refusal, a "

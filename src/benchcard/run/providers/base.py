@@ -48,9 +48,15 @@ NOT_AN_ANSWER = {
 UPSTREAM_ERROR = "error"  # OpenRouter: the provider behind it failed mid-answer; worth another attempt
 
 
-def status_for(reason: str | None) -> tuple[Status, str | None]:
-    """The status of an answer that stopped for `reason`, and the error to record when it is not `ok`. A reason
-    none of the vendors documents is not taken for an answer: it is recorded, failed, never scored."""
+def status_for(reason: object) -> tuple[Status, str | None]:
+    """The status of an answer that stopped for `reason` (as the reply's JSON gives it), and the error to record
+    when it is not `ok`. A reason none of the vendors documents is not taken for an answer: it is recorded,
+    failed, never scored; nor is one that is not text (a list, an object, a number), which may say the answer
+    was cut off in a shape benchcard cannot read. Only a reason given as null, or none at all, is no reason."""
+    if reason is not None and not isinstance(reason, str):
+        said = json.dumps(reason, default=str)
+        return "failed", (f"not an answer: the stop reason is not text ({said[:40]}), so whether the answer was "
+                          "whole cannot be told")
     if reason is None or reason in ANSWERED:
         return "ok", None
     if reason in CUT:

@@ -77,8 +77,8 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     _raise_error_object(choice.get("error"), secret)
     message = mapping(choice.get("message"))
     text, said = _text_of(message.get("content"))
-    finish = choice.get("finish_reason")
-    finish = finish if isinstance(finish, str) else None
+    said_finish = choice.get("finish_reason")
+    finish = said_finish if isinstance(said_finish, str) else None
     if finish == UPSTREAM_ERROR:
         raise RetryableError("upstream error: a 200 answer with finish_reason error (the provider behind the "
                              "endpoint failed mid-answer)")
@@ -87,7 +87,7 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
                   reasoning=number(details.get("reasoning_tokens")))
     cost = money(usage_map.get("cost"))
-    status, error = status_for(finish)
+    status, error = status_for(said_finish)
     refusal = message.get("refusal")
     if status == "ok" and (not said or (isinstance(refusal, str) and refusal.strip() and not text)):
         status, error = "failed", _no_content(message, secret)
@@ -101,9 +101,10 @@ def _text_of(content: Any) -> tuple[str, bool]:
         return content, True
     if content is None:
         return "", False
-    if isinstance(content, list):  # some servers return content parts
-        parts = [p for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
-        return "".join(str(p.get("text", "")) for p in parts), bool(parts)
+    if isinstance(content, list):  # some servers return content parts; a part's text that is not text brings none
+        texts = [p["text"] for p in content
+                 if isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)]
+        return "".join(texts), bool(texts)
     raise CallError("malformed response: message content is neither text nor a list of parts")
 
 
@@ -117,7 +118,9 @@ def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
     refusal = next((r for r in refusals if isinstance(r, str) and r.strip()), None)
     if refusal is not None:
         return "refused: " + redact(" ".join(refusal.split())[:200], secret)
-    held = "null" if content is None else "a list without a text part"
+    texts = [p for p in parts if p.get("type") == "text"]
+    held = "null" if content is None else "a list whose text parts hold no text" if texts else \
+        "a list without a text part"
     if message.get("tool_calls") or message.get("function_call"):
         return f"not an answer: the model asked to call a tool (the card offers none); the message content is {held}"
     return f"not an answer: the message content is {held} (no text came back: a refusal or a tool call without a word)"

@@ -39,7 +39,9 @@ HTML page), ``error200`` (200 whose body is an error object
 reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
 ``{"type": "error", ...}``), ``null`` (200 whose message content is null, as a tool call or a refusal without
 its reason comes: chat's ``content: null``, no text block, no Responses output; the finish reason still
-``stop``), ``redirect`` (307 to another host over http, an answer in its body), ``bad_redirect``
+``stop``), ``mistyped`` (200 with one field of another JSON type, as a proxy translating APIs may write it: chat's
+content as a text part whose text is null, the Messages API's ``stop_reason`` as a list, the Responses API's text
+null), ``redirect`` (307 to another host over http, an answer in its body), ``bad_redirect``
 (307 whose ``Location`` is not a URL), ``zstd_bomb`` (200 whose
 ``zstd`` body of 8 KiB inflates to 256 MiB). A reply's ``finish_reason`` may also be one that ends no answer
 (``error``, ``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first

@@ -24,7 +24,7 @@ from aiohttp import web
 from benchcard._util.hashing import digest
 from benchcard.errors import FakeServerError
 from benchcard.testing.fakeserver._batches import BatchStore, add_routes
-from benchcard.testing.fakeserver._config import Config, FaultRule, parse_config
+from benchcard.testing.fakeserver._config import ANSWERED_FAULTS, Config, FaultRule, parse_config
 from benchcard.testing.fakeserver._replies import (
     Answer,
     answered_by,
@@ -36,8 +36,8 @@ from benchcard.testing.fakeserver._replies import (
     openai_body,
     responses_body,
     sent_key,
+    spoiled,
     truncated,
-    without_content,
 )
 
 HOST: Final = "127.0.0.1"
@@ -212,7 +212,7 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         return _error(anthropic, 400, "request body is not a JSON object")
     if status == "401":
         return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
-    if fault is not None and fault.kind not in ("hang", "truncate", "null"):
+    if fault is not None and fault.kind not in ANSWERED_FAULTS:
         return await _fault_response(request, anthropic, fault)
     assert answer is not None
     if fault is not None and fault.kind == "truncate":
@@ -221,9 +221,7 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
         answer = dataclasses.replace(answer, text=echoed(answer.text, sent_key(request.headers)))
     shape = shape or (anthropic_body if anthropic else openai_body)
     payload = answered_by(shape(call_id, body, answer), state.config.reply_model)
-    if fault is not None and fault.kind == "null":
-        payload = without_content(payload)
-    return web.json_response(payload)
+    return web.json_response(spoiled(payload, fault.kind if fault is not None else None))
 
 
 def _count(state: _State, request: web.Request, body: Any, raw: bytes, key: str) -> bool:
@@ -254,7 +252,7 @@ def _decide(state: _State, body: Any, has_key: bool, key: str) -> tuple[str, Fau
     else:
         user = last_user_message(body)
         fault = _fault_for(state, user, key)
-        if fault is None or fault.kind in ("hang", "truncate", "null"):
+        if fault is None or fault.kind in ANSWERED_FAULTS:
             answer = choose_answer(config, state.cycle_pos, body, user, key)
         status = fault.kind if fault is not None and fault.kind in ("400", "429", "500", "503", "drop") else "200"
     if fault is not None:

@@ -39,8 +39,8 @@ from benchcard.testing.fakeserver._replies import (
     last_user_message,
     openai_body,
     sent_key,
+    spoiled,
     truncated,
-    without_content,
 )
 
 Vendor = Literal["openai", "anthropic"]
@@ -102,7 +102,7 @@ def _answer(config: Config, cycles: dict[str, int], body: Any, vendor: Vendor, n
         answer = replace(answer, text=echoed(answer.text, echo))
     reply = answered_by(anthropic_body(n, body, answer) if vendor == "anthropic" else openai_body(n, body, answer),
                         config.reply_model)
-    return True, without_content(reply) if fault is not None and fault.kind == "null" else reply
+    return True, spoiled(reply, fault.kind if fault is not None else None)
 
 
 def _phase(config: Config, batch: _Batch) -> tuple[str, int]:

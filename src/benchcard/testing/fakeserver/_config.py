@@ -9,9 +9,11 @@ from typing import Any, Final, Literal, cast
 from benchcard.errors import FakeServerError
 
 FAULT_KINDS: Final = ("400", "429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html",
-                       "null", "redirect", "bad_redirect", "zstd_bomb")
+                       "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb")
 FaultKind = Literal["400", "429", "500", "503", "drop", "hang", "truncate", "malformed", "error200", "html", "null",
-                    "redirect", "bad_redirect", "zstd_bomb"]
+                    "mistyped", "redirect", "bad_redirect", "zstd_bomb"]
+#: The faults whose call is still answered in the API's shape (late, cut, or spoiled by `_replies.spoiled`).
+ANSWERED_FAULTS: Final = frozenset({"hang", "truncate", "null", "mistyped"})
 #: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
 #: for length, and the rest as they are. Beyond stop and length, each is an answer that is not one (an error
 #: reported inside a 200, a content filter, a tool call, a refusal, a paused turn).

@@ -227,6 +227,24 @@ def without_content(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def mistyped(payload: dict[str, Any]) -> dict[str, Any]:
+    """An answer in any shape with one field of another JSON type than its API documents, as a proxy translating
+    between APIs may write it (the `mistyped` fault): chat's content as one text part whose text is null, the
+    Messages API's `stop_reason` as a list holding it, the Responses API's output text null."""
+    if "choices" in payload:
+        payload["choices"][0]["message"]["content"] = [{"type": "text", "text": None}]
+    elif payload.get("object") == "response":
+        payload["output"][0]["content"][0]["text"] = None
+    else:
+        payload["stop_reason"] = [payload["stop_reason"]]
+    return payload
+
+
+def spoiled(payload: dict[str, Any], kind: str | None) -> dict[str, Any]:
+    """An answer as the `null` or `mistyped` fault (`kind`) sends it; any other as it is."""
+    return without_content(payload) if kind == "null" else mistyped(payload) if kind == "mistyped" else payload
+
+
 # The Messages API's error type for each HTTP status (docs.anthropic.com, "Errors").
 ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                          404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
