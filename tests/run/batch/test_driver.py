@@ -307,6 +307,23 @@ def test_a_poll_whose_counts_come_in_another_shape_is_read_without_them(tmp_path
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_vendor_asking_to_wait_a_day_is_not_waited_on(tmp_path: Path, server: FakeServer, key: str,
+                                                        vendor: str) -> None:
+    """Hostile audit (round 12b): a control call's Retry-After was waited up to 600 s between each of its attempts,
+    silently, so a poll answered 429 with `Retry-After: 86400` held `status` 20 minutes and `run --batch` half an
+    hour before its one line. A control call waits CONTROL_MAX_WAIT (120 s) in all between its attempts; a vendor
+    asking for more is told at once, with what it asked: everything is kept, and a resume carries on later."""
+    server.configure({"default_reply": "red", "batch": {"bad_poll": "throttled"}})
+    project = project_for(tmp_path, server, vendor)
+    for args in (("run", "colour-ab", "--batch", *FAST), ("status", "RUN")):
+        result = bc(project, *(only_run(project, "colour-ab").name if a == "RUN" else a for a in args))
+        assert re.fullmatch(r"GET http://127\.0\.0\.1:\d+/v1/(messages/)?batches/\w+: HTTP 429: slow down; the "
+                            r"vendor asks to wait 86,400 s, more than a control call waits \(120 s in all\); nothing "
+                            r"is lost, resume the run later", _said(result, status=args[0] == "status"))
+    assert server.stats()["batch"]["batches"] == 1  # made once; the polls refused, none waited on
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_poll_answer_past_its_cap_is_refused_in_one_line(tmp_path: Path, server: FakeServer, key: str,
                                                            vendor: str) -> None:
     """Hostile audit: a poll's answer was read whole into memory, however large; past ANSWER_BYTES (4 MiB; a

@@ -136,3 +136,7 @@ def test_a_huge_result_line_and_spoiled_polls(fake: FakeServer, client: httpx.Cl
     batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
     assert isinstance(batch["request_counts"], dict)  # only a poll is spoiled
     assert client.get(f"/messages/batches/{batch['id']}").json()["request_counts"] == [0, 1, 0, 0, 0]
+    fake.configure({"default_reply": "red", "batch": {"bad_poll": "throttled"}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
+    throttled = client.get(f"/messages/batches/{batch['id']}")
+    assert (throttled.status_code, throttled.headers.get("retry-after")) == (429, "86400"), throttled.text

@@ -42,7 +42,7 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"batch": {"bad_results": "twice"}},
      "config.batch.bad_results: expected duplicate, unknown, huge or null, got 'twice'"),
     ({"batch": {"bad_poll": "slow"}},
-     "config.batch.bad_poll: expected trickled, huge, mistyped or null, got 'slow'"),
+     "config.batch.bad_poll: expected trickled, huge, mistyped, throttled or null, got 'slow'"),
     ({"batch": {"trickle_times": -1}}, "config.batch.trickle_times: expected an integer >= 0, got -1"),
     ({"models": "m"}, "config.models: expected a list of model ids"),
     ({"reply_model": 4}, "config.reply_model: expected a string, got 4"),

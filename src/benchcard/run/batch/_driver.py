@@ -33,7 +33,7 @@ from benchcard._util.hashing import file_digest
 from benchcard._util.safeio import json_loads
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
-from benchcard.run._calls import Session, backoff_delay
+from benchcard.run._calls import Session
 from benchcard.run.batch._journal import (
     FOLDER,
     Added,
@@ -218,6 +218,7 @@ class BatchRun:
         """Send the chunk's create. One whose answer was lost (a timeout, a dropped connection, a 5xx) may have
         been made: it is never sent again blindly, but looked for first, as after a kill; a 429 is looked for
         too (one list call) rather than trusted to mean nothing was made."""
+        waited = 0.0
         for attempt in range(1, self.vendor.attempts + 1):
             c.creating_at = self.journal.append(Creating(chunk=c.chunk)).at
             try:
@@ -226,7 +227,9 @@ class BatchRun:
                 if attempt == self.vendor.attempts:
                     raise ProviderError(f"creating batch {c.chunk}: {exc} (gave up after {attempt} attempts); "
                                         "nothing is lost and nothing was sent twice, resume the run later") from None
-                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, *self.vendor.backoff, self.vendor.rng))
+                delay = self.vendor.pause(exc, attempt, waited, f"creating batch {c.chunk}")  # resume looks first
+                waited += delay
+                await asyncio.sleep(delay)
                 if not await self.adopt(c, replace(claim, since=c.creating_at)) or c.batch is not None:
                     return  # its own batch taken, or one that may be its own still running: looked at later
                 continue  # none was made: the create is sent again

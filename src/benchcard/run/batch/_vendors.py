@@ -52,6 +52,9 @@ _BIG = f"the answer is more than {ANSWER_BYTES // 2**20} MiB, more than any answ
 #: or receives (a result file): the client's own timeout is per read, which a vendor trickling bytes never trips.
 CONTROL_WAIT_S = 120.0
 MIN_RATE = 100_000
+#: What a control call waits between its attempts in all, a `Retry-After` included. A vendor asking for more is not
+#: waited on: every step is resumable, so the call stops at once with a line saying what the vendor asked.
+CONTROL_MAX_WAIT = 120.0
 #: The most one line of a result file may hold: one reply, at most what an interactive call's may be, and its
 #: envelope. A chunk's result files hold at most this times its cells (what the grid can need), in all.
 RESULT_LINE_BYTES = MAX_REPLY_BYTES + 2**20
@@ -188,7 +191,7 @@ class Vendor:
         """One control call with retries on 429/5xx/timeouts; the parsed JSON answer, or the body saved to
         `stream_to` (written to a `.part` name and renamed only when whole). With `resend` False (a create, which
         may have been made although its answer was lost) the first RetryableError is raised to the caller."""
-        attempt = 0
+        attempt, waited = 0, 0.0
         while True:
             attempt += 1
             try:
@@ -199,7 +202,21 @@ class Vendor:
                 if attempt >= self.attempts:
                     raise ProviderError(self._scrub(f"{method} {shown_url(url)}: {exc} (gave up after {attempt} "
                                                     "attempts); nothing is lost, resume the run later")) from None
-                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, *self.backoff, self.rng))
+                delay = self.pause(exc, attempt, waited, f"{method} {shown_url(url)}")
+                waited += delay
+                await asyncio.sleep(delay)
+
+    def pause(self, exc: RetryableError, attempt: int, waited: float, call: str) -> float:
+        """Seconds to wait before attempt `attempt + 1` of a control call (`call`) that has waited `waited` so
+        far: the backoff, or what the vendor's Retry-After asks; ProviderError, at once, when that would take the
+        call past CONTROL_MAX_WAIT (a poll answered `Retry-After: 86400` was waited 600 s at a time, silently)."""
+        delay = backoff_delay(attempt, exc.retry_after, *self.backoff, self.rng)
+        asked = max(delay, exc.retry_after or 0.0)
+        if waited + asked > CONTROL_MAX_WAIT:
+            raise ProviderError(self._scrub(f"{call}: {exc}; the vendor asks to wait {asked:,.0f} s, more than a "
+                                            f"control call waits ({CONTROL_MAX_WAIT:.0f} s in all); nothing is lost, "
+                                            "resume the run later"))
+        return delay
 
     async def _once(self, method: str, url: str, stream_to: Path | None, *, sent: int = 0, cells: int = 0,
                     **kwargs: Any) -> Any:

@@ -149,10 +149,14 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 async def _poll_answer(request: web.Request, config: Config, view: dict[str, Any]) -> web.StreamResponse:
-    """A poll's answer, or as `bad_poll` spoils it: trickled a byte at a time, padded past any poll's size, or with
-    its counts as a list of numbers (JSON, but not the shape either vendor documents)."""
+    """A poll's answer, or as `bad_poll` spoils it: trickled a byte at a time, padded past any poll's size, with
+    its counts as a list of numbers (JSON, but not the shape either vendor documents), or refused with a 429 that
+    asks to be called again in a day."""
     if config.batch.bad_poll == "huge":
         return web.json_response({**view, "pad": "x" * (8 * 2**20)})
+    if config.batch.bad_poll == "throttled":
+        return web.json_response({"error": {"type": "rate_limit_error", "message": "slow down"}}, status=429,
+                                 headers={"Retry-After": "86400"})
     if config.batch.bad_poll == "mistyped":
         return web.json_response({**view, "request_counts": list(view["request_counts"].values())})
     if config.batch.bad_poll != "trickled":

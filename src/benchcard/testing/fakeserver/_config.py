@@ -53,7 +53,7 @@ class FaultRule:
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
-BadPoll = Literal["trickled", "huge", "mistyped"]
+BadPoll = Literal["trickled", "huge", "mistyped", "throttled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +66,10 @@ class BatchConfig:
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
 each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB. `bad_poll`
 spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
-to 8 MiB, `mistyped` sends its `request_counts` as a list of the numbers, not an object of named counts. After
-the first `trickle_after` result downloads, the next `trickle_times` are trickled: 16 bytes every 0.1 s, never idle
-long enough for a per-read timeout, so that only a deadline on the whole download ends one."""
+to 8 MiB, `mistyped` sends its `request_counts` as a list of the numbers, not an object of named counts,
+`throttled` answers it 429 with `Retry-After: 86400` (a day). After the first `trickle_after` result downloads, the
+next `trickle_times` are trickled: 16 bytes every 0.1 s, never idle long enough for a per-read timeout, so that only
+a deadline on the whole download ends one."""
 
     validating_s: float = 0.0
     in_progress_s: float = 0.0
@@ -273,9 +274,10 @@ def _bad_results(value: Any) -> Literal["duplicate", "unknown", "huge"] | None:
 
 
 def _bad_poll(value: Any) -> BadPoll | None:
-    if value is None or value in ("trickled", "huge", "mistyped"):
+    if value is None or value in ("trickled", "huge", "mistyped", "throttled"):
         return cast(BadPoll | None, value)
-    raise FakeServerError(f"config.batch.bad_poll: expected trickled, huge, mistyped or null, got {value!r}")
+    raise FakeServerError(f"config.batch.bad_poll: expected trickled, huge, mistyped, throttled or null, got "
+                          f"{value!r}")
 
 
 def _models(value: Any) -> tuple[str, ...]:
