@@ -213,6 +213,26 @@ def test_an_endpoint_that_stops_answering_stops_the_run(tmp_path: Path, server: 
     assert all(r["status"] == "failed" and "HTTP 503" in r["error"] for r in rows[:5])
 
 
+def test_an_endpoint_asking_every_call_to_wait_a_day_stops_the_run(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """Hostile audit (round 12b): a 429 asking for more than a cell may wait (an account's daily quota spent:
+    `Retry-After: 86400` on every call) failed its cell at once, uncounted, so the run went on and recorded the
+    whole grid failed in a second. It counts as a transport failure like the last attempt's: the run stops after
+    as many in a row, saying what the server asked, and --resume finishes it when the quota is back."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "429", "times": 999, "retry_after": 86400}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--concurrency", "1")
+    assert result.exit_code == 1
+    line = result.stderr.strip().splitlines()[-1]
+    folder = only_run(project, "colour-ab")
+    assert line.startswith("error: the run stopped: 5 cells in a row failed in transport (last: HTTP 429: injected "
+                           "fault 429; the server asked to wait 86400 s more, past the 600 s one cell may wait in all "
+                           "(gave up after 1 attempt))"), line
+    assert line.endswith(f"5 of 20 cells recorded, 5 failed. When the endpoint answers again: "
+                         f"benchcard run colour-ab --resume {folder.name} --retry-failed")
+    assert server.stats()["calls"] == 5
+
+
 def refused_by(folder: Path) -> int:
     """How many cells, in call order, a run refused on every call records before it stops: at least 5 in a row
     (concurrency 1), over both variants and 3 fixtures."""

@@ -3,17 +3,18 @@
 Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.AiohttpTransport` (plain httpx's
 connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily
 from `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential
-backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After`
-header asks, up to `max_wait` (600 s) between the attempts of one cell in all: a server asking for more is
-not waited on, and the cell's error says so. A cell that still fails, or fails for good (another 4xx, a
-malformed answer), is recorded as `failed` with its error and never scored. An authentication or not-found
-error (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to
-`--resume`. So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a
-parameter the model does not take): after a few cells in a row fail in transport, or are refused with the same
-status across every variant and several fixtures, the run stops (`Session.stopped`) instead of recording the rest
-of the grid as failed; `--resume` calls the cells not yet called, `--retry-failed` the others. Refusals of one
-variant or one fixture only (a content filter on the treatment's text, a fixture too long for the model) are that
-arm's or that fixture's outcome, and never stop it.
+backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After` header
+asks, up to `max_wait` (600 s) between the attempts of one cell in all: a server asking for more is not waited on,
+and the cell's error says so (it counts as a failure in transport, so that a quota spent, asking every call to wait
+a day, stops the run as a dead endpoint does). A cell that still fails, or fails for good (another 4xx, a malformed
+answer), is recorded as `failed` with its error and never scored. An authentication or not-found error (401, 403,
+404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`. So does an
+endpoint that stops answering, or one that refuses every request alike (a 400 for a parameter the model does not
+take): after a few cells in a row fail in transport, or are refused with the same status across every variant and
+several fixtures, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed; `--resume`
+calls the cells not yet called, `--retry-failed` the others. Refusals of one variant or one fixture only (a content
+filter on the treatment's text, a fixture too long for the model) are that arm's or that fixture's outcome, and
+never stop it.
 """
 
 from __future__ import annotations
@@ -329,9 +330,11 @@ def _retry_or_give_up(s: Session, job: Job, error: BaseException, attempts: int,
     delay = backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng)
     asked = max(delay, retry_after or 0.0)
     if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
-        message = (_describe(error) + f"; the server asked to wait {asked:g} s more, past the {opts.max_wait:g} s "
-                   f"one cell may wait in all (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
-        return _failed(job, attempts, latency, _scrub(s, message)), 0.0
+        message = _scrub(s, _describe(error) + f"; the server asked to wait {asked:g} s more, past the "
+                         f"{opts.max_wait:g} s one cell may wait in all (gave up after {attempts} "
+                         f"attempt{'s' if attempts > 1 else ''})")
+        _count_transport_failure(s, error, message)  # on every call (a quota spent), it stops the run as any is
+        return _failed(job, attempts, latency, message), 0.0
     return None, delay
 
 
