@@ -244,3 +244,22 @@ def test_a_run_killed_mid_write_exports_its_whole_rows(project: Project, tmp_pat
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["rows"] == 36
     assert len(pd.read_csv(tmp_path / "cells.csv")) == 36
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_an_output_holding_a_lone_surrogate_is_exported(tmp_path: Path, server: FakeServer, key: str,
+                                                        fmt: str) -> None:
+    """Hostile audit (round 12b): a reply may escape a lone surrogate (`"red \\ud800"`), which outputs.jsonl keeps
+    as its JSON escape but no UTF-8 file can hold: `export`, and `read_run` (pandas' strings are UTF-8 too), ended
+    in a UnicodeEncodeError traceback. Both give it as U+FFFD, as a blind sheet does; outputs.jsonl keeps the text
+    as the reply gave it."""
+    server.configure({"default_reply": "red \ud800"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    [summary] = benchcard.run_card("colour-ab", project, provider="fake")
+    assert {r["text"] for r in read_jsonl(project.root / summary.folder / "outputs.jsonl")} == {"red \ud800"}
+    assert benchcard.read_run(summary.run, project)["text"].tolist() == ["red \ufffd"] * 12
+    out = tmp_path / f"cells.{fmt}"
+    result = bc(project, "export", summary.run, "--format", fmt, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    back = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
+    assert back["text"].tolist() == ["red \ufffd"] * 12

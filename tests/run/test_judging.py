@@ -134,6 +134,23 @@ def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Pat
     assert "no readable judgement" not in result.output
 
 
+def test_an_output_holding_a_lone_surrogate_is_judged(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Hostile audit (round 12b): a reply may escape a lone surrogate (`"\\ud800"`), which no UTF-8 body can hold,
+    so every judge call quoting it failed with a UnicodeEncodeError and the judging stopped, telling the user to
+    fix the card, the model or the account. The body is sent in ASCII with JSON escapes, as it was sealed."""
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
+    server.configure({"record_bodies": True, "replies": [{"match": "<<", "reply": "GRADE: PASS"},
+                                                         {"match": "", "reply": "A tomato \ud800."}]})
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "8 judgements (2 per ok output): 8 read as grades, 0 unreadable, 0 truncated, 0 failed" in result.output
+    sent = [b for b in judge_bodies(server)]
+    assert len(sent) == 8 and all("A tomato \ud800." in json.dumps(b, ensure_ascii=False) for b in sent)
+    requests = read_jsonl(only_run(project, CARD_ID) / "sealed" / "judge-requests.jsonl")
+    assert sorted(json.dumps(r["body"], sort_keys=True) for r in requests) == \
+        sorted(json.dumps(b, sort_keys=True) for b in sent)  # what was sealed is what was sent
+
+
 def test_an_output_no_judgement_could_read_is_left_unscored(tmp_path: Path, server: FakeServer, key: str) -> None:
     project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
     server.configure(script({"reply": "Looks good!"}))

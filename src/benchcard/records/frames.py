@@ -1,6 +1,8 @@
 """A run and the ledger as pandas DataFrames, and `benchcard export`: benchcard's results for other tools.
 
-`read_run` gives one row per cell, with the output's text as recorded. It unblinds (adds `variant` and
+`read_run` gives one row per cell, with the output's text as recorded (but for a lone surrogate, which a reply may
+escape and outputs.jsonl keeps as its JSON escape: pandas' strings, and the files `export` writes, are UTF-8, which
+cannot hold one, so it is U+FFFD there, as in a blind sheet; `_util/text.displayable`). It unblinds (adds `variant` and
 `repetition` from `sealed/assignment.jsonl`) only for a run that has a verdict: before that, the variant of a
 cell is exactly what the blind design keeps from everyone, so an unjudged run comes back without them and
 without the request side's figures (`WITHHELD`: input tokens, cost, latency and attempts follow the length of the
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchcard._util.lastrow import last_per_cell
-from benchcard._util.text import spreadsheet_text
+from benchcard._util.text import displayable, spreadsheet_text
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike, given_name
 from benchcard.records import ledger
@@ -89,7 +91,8 @@ def _output_rows(run_dir: Path, manifest: Manifest, blinded: bool) -> dict[str, 
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
         row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
-                   finish_reason=o.finish_reason, text=o.text)
+                   finish_reason=None if o.finish_reason is None else displayable(o.finish_reason),
+                   text=displayable(o.text))
     return rows
 
 

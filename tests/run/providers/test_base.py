@@ -20,6 +20,7 @@ from benchcard.run.providers.base import (
     Provider,
     ProviderConfig,
     SecretFilter,
+    encode_body,
     parse_retry_after,
     redact,
     without_secret_json,
@@ -59,6 +60,14 @@ def test_connection_errors_and_timeouts_are_retryable() -> None:
 
     with pytest.raises(RetryableError, match="timed out"):
         complete(OpenAIProvider(OPENAI, client_for(slow)), {"model": "m"})
+
+
+def test_a_body_is_sent_in_utf_8_and_one_holding_a_lone_surrogate_in_its_json_escapes() -> None:
+    """A judge's prompt quotes a model's reply, which may hold a lone surrogate (no UTF-8 form): that body goes as
+    ASCII JSON, the same value, as `dumps_line` seals it; every other body keeps its UTF-8 bytes."""
+    assert encode_body({"t": "é ✓", "n": 1}) == '{"t":"é ✓","n":1}'.encode()
+    sent = encode_body({"t": "é \ud800"})
+    assert sent == b'{"t":"\\u00e9 \\ud800"}' and json.loads(sent) == {"t": "é \ud800"}
 
 
 def test_retry_after_forms() -> None:

@@ -310,8 +310,14 @@ def answer_error(message: str, status: int | None, retry_after: float | None = N
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:
-    """The bytes sent for a stored body: compact JSON, UTF-8, keys in the order they were built."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """The bytes sent for a stored body: compact JSON, UTF-8, keys in the order they were built. A body holding a
+    lone surrogate (a judge's prompt quoting a model's reply, which may escape one: `"\\ud800"`) has no UTF-8
+    form: it is sent as JSON in ASCII with escapes, the same value, in the bytes `records.rows.dumps_line` sealed
+    it as (before, every judge call of such a reply failed with a UnicodeEncodeError and the judging stopped)."""
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":")).encode("ascii")
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:

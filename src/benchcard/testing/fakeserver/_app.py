@@ -195,9 +195,13 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     raw = await request.read()
     try:
         body: Any = json.loads(raw)
-        key = digest(body)
     except (ValueError, UnicodeDecodeError):
         body, key = None, digest(raw)
+    else:
+        try:
+            key = digest(body)
+        except ValueError:  # JSON holding a lone surrogate (`"\ud800"`), which canonical JSON cannot encode
+            key = digest(raw)
 
     # Bookkeeping first, synchronously, so counts never depend on how the call ends.
     state.calls += 1
