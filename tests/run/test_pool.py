@@ -146,10 +146,11 @@ def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[Fake
     assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
 
 
-def _trickling_models_server(seconds: float, flood: int = 0) -> tuple[str, threading.Event]:
+def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) -> tuple[str, threading.Event]:
     """A server that answers a call at once but sends its `GET /models` list a byte every half second for
     `seconds` (within every read timeout), then a list naming only `other/model`, which would refuse the pool
-    had the check waited for it. With `flood`, it sends at once such a list padded to `flood` bytes instead."""
+    had the check waited for it. With `flood`, it sends at once such a list padded to `flood` bytes instead; with
+    `nested`, such a list beside lists nested `nested` deep."""
     listener = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
     reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
@@ -159,8 +160,9 @@ def _trickling_models_server(seconds: float, flood: int = 0) -> tuple[str, threa
             head = b""
             while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
                 head += chunk
-            if head.startswith(b"GET") and flood:
-                listed = b'{"data": [{"id": "other/model"}], "pad": "%s"}' % (b"x" * flood)
+            if head.startswith(b"GET") and (flood or nested):
+                listed = (b'{"data": [{"id": "other/model"}], "pad": "%s"}' % (b"x" * flood) if flood else
+                          b'{"data": [{"id": "other/model"}], "pad": %s}' % (b"[" * nested + b"]" * nested))
                 with contextlib.suppress(OSError):
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
                                  b"Content-Length: %d\r\n\r\n%s" % (len(listed), listed))
@@ -195,10 +197,11 @@ def _trickling_models_server(seconds: float, flood: int = 0) -> tuple[str, threa
     return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", done
 
 
-def _run_beside(tmp_path: Path, servers: list[FakeServer], seconds: float, flood: int = 0) -> tuple[Project, Result]:
-    """`benchcard run` over a pool of a fake server and `_trickling_models_server(seconds, flood)`."""
+def _run_beside(tmp_path: Path, servers: list[FakeServer], seconds: float, flood: int = 0,
+                nested: int = 0) -> tuple[Project, Result]:
+    """`benchcard run` over a pool of a fake server and `_trickling_models_server(seconds, flood, nested)`."""
     configure(servers)
-    url, done = _trickling_models_server(seconds=seconds, flood=flood)
+    url, done = _trickling_models_server(seconds=seconds, flood=flood, nested=nested)
     try:
         project = ab_project(tmp_path, fixtures=2, repetitions=1)
         (tmp_path / "benchcard.yaml").write_text(
@@ -236,4 +239,15 @@ def test_a_server_flooding_its_model_list_is_read_no_further_than_the_cap(tmp_pa
     project, result = _run_beside(tmp_path, servers, seconds=0.0, flood=16 * 2**20)
     assert result.exit_code == 0, result.output
     assert "other/model" not in result.output + result.stderr
+    assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4
+
+
+def test_a_server_nesting_its_model_list_past_the_stack_is_let_in_unread(tmp_path: Path, servers: list[FakeServer],
+                                                                         key: str) -> None:
+    """Hostile audit (round 12b): a pool's check read a server's GET /models with json.loads, whose RecursionError
+    on lists nested 100,000 deep (200 kB) no handler caught: `benchcard run` ended in a traceback before its first
+    call. Such a list is read as one that is no JSON, and the server let in as one that did not answer (its list,
+    read, would name another model and refuse the pool)."""
+    project, result = _run_beside(tmp_path, servers, seconds=0.0, nested=100_000)
+    assert result.exit_code == 0, result.output
     assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4

@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
+from benchcard._util.safeio import json_loads
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.project import CONFIG_FILE, MAX_CONCURRENCY, Endpoint, pool_concurrency
 from benchcard.run._calls import RateLimiter
@@ -32,6 +32,7 @@ from benchcard.run.providers.base import (
     Provider,
     ProviderConfig,
     is_retryable,
+    kept_model_name,
     read_capped,
     read_key,
 )
@@ -165,7 +166,8 @@ class PoolProvider(Provider):
                         provider.client.stream("GET", f"{server.url}/models", headers=headers,
                                                timeout=MODELS_WAIT_S) as response):
                 ok = response.status_code == 200
-                data = json.loads(await read_capped(response, MODELS_BYTES, "too large")) if ok else None
+                # json_loads: JSON nested past the stack is a ValueError, not json's RecursionError
+                data = json_loads(await read_capped(response, MODELS_BYTES, "too large")) if ok else None
         except (httpx.HTTPError, OSError, ValueError, CallError):  # TimeoutError is an OSError
             return None
         except Exception as exc:  # aiohttp errors come through the transport unwrapped
@@ -175,7 +177,8 @@ class PoolProvider(Provider):
         entries = data.get("data") if isinstance(data, Mapping) else None
         if not isinstance(entries, Sequence):
             return None
-        return frozenset(str(e["id"]) for e in entries if isinstance(e, Mapping) and "id" in e)
+        # each as the manifest keeps a replied model's name: what does not show escaped, 200 characters at most
+        return frozenset(kept_model_name(str(e["id"])) for e in entries if isinstance(e, Mapping) and "id" in e)
 
 
 def pool_capacity(config: ProviderConfig, concurrency: int) -> int:
