@@ -357,3 +357,19 @@ def test_a_result_line_past_its_cap_is_refused_and_nothing_of_the_file_kept(tmp_
     folder = only_run(project, "colour-ab")
     assert not [p.name for p in (folder / "batch").iterdir() if ".results-" in p.name or p.suffix == ".part"]
     assert read_jsonl(folder / "outputs.jsonl") == []
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_result_line_nested_past_the_stack_is_one_line(tmp_path: Path, server: FakeServer, key: str,
+                                                         vendor: str) -> None:
+    """Hostile audit (round 12b): a result file's line holding lists nested 100,000 deep (200 kB, under every size
+    cap) made msgspec's decoder raise RecursionError, which no handler caught: `run --batch` ended in a traceback
+    after the download. It is one line naming the file and the line, as a line that is not JSON is."""
+    server.configure({"default_reply": "red", "batch": {"bad_results": "nested"}})
+    project = project_for(tmp_path, server, vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert result.exit_code == 1, result.output
+    assert re.fullmatch(r"error: \S+/batch/chunk-000\.results-0\.jsonl: line 13 is JSON nested deeper than any "
+                        r"vendor's answer is \(past what a reader's stack holds\); delete the file and resume to "
+                        r"download it again", result.stderr.splitlines()[-1]), result.stderr
+    assert read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl") == []

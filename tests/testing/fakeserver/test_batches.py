@@ -127,6 +127,10 @@ def test_a_huge_result_line_and_spoiled_polls(fake: FakeServer, client: httpx.Cl
     assert [r["custom_id"] for r in rows] == ["c0", "never-sent"] and len(rows[1]["pad"]) == 2 * 2**20
     polled = client.get(f"/messages/batches/{batch['id']}").json()
     assert polled["id"] == batch["id"] and len(polled["pad"]) == 8 * 2**20
+    fake.configure({"default_reply": "red", "batch": {"bad_results": "nested"}})
+    batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
+    last = client.get(f"/messages/batches/{batch['id']}/results").content.splitlines()[-1]
+    assert last == b'{"custom_id": "never-sent", "pad": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     fake.configure({"default_reply": "red", "batch": {"bad_poll": "trickled"}})
     batch = client.post("/messages/batches", json={"requests": [{"custom_id": "c0", "params": chat("x")}]}).json()
     with client.stream("GET", f"/messages/batches/{batch['id']}") as resp:

@@ -106,6 +106,9 @@ def _result_lines(paths: list[Path], decode: Callable[[bytes], T]) -> Iterator[t
                 except msgspec.DecodeError:
                     raise RunError(f"{path}: line {n} is not JSON; delete the file and resume to download it "
                                    "again") from None
+                except RecursionError:  # msgspec recurses as json does: lists nested 100,000 deep (200 kB)
+                    raise RunError(f"{path}: line {n} is JSON nested deeper than any vendor's answer is (past what "
+                                   "a reader's stack holds); delete the file and resume to download it again") from None
                 yield path, n, decoded
 
 

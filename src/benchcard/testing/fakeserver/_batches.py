@@ -46,6 +46,9 @@ from benchcard.testing.fakeserver._replies import (
 Vendor = Literal["openai", "anthropic"]
 #: The padding of a `huge` result line, and how many bytes a `trickled` poll sends a byte at a time.
 HUGE_BYTES = 2 * 2**20
+#: How deep a `nested` result line's lists go: past any JSON reader's stack (json's and msgspec's recurse).
+NESTED_DEPTH = 100_000
+_NESTED = "@@nested@@"  # where a `nested` line's lists go, once the line is written (`_line`)
 TRICKLE_BYTES = 300
 #: What a trickled download sends every 0.1 s.
 TRICKLE_BLOCK = 16
@@ -137,6 +140,11 @@ async def _lost(request: web.Request, config: Config, store: BatchStore) -> bool
     return transport is None or transport.is_closing()
 
 
+def _line(row: dict[str, Any]) -> str:
+    """One line of a result file; a `nested` line's lists written in as text (json.dumps would recurse too)."""
+    return json.dumps(row).replace(f'"{_NESTED}"', "[" * NESTED_DEPTH + "]" * NESTED_DEPTH) + "\n"
+
+
 def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A result file as `bad_results` spoils it: each line twice, or one more line for an id nobody sent."""
     if config.batch.bad_results == "duplicate":
@@ -145,6 +153,8 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
         return [*rows, {**rows[-1], "custom_id": "never-sent"}]
     if config.batch.bad_results == "huge" and rows:
         return [*rows, {**rows[-1], "custom_id": "never-sent", "pad": "x" * HUGE_BYTES}]
+    if config.batch.bad_results == "nested" and rows:
+        return [*rows, {"custom_id": "never-sent", "pad": _NESTED}]
     return rows
 
 
@@ -284,7 +294,7 @@ class BatchApi:
             if rows:
                 rows = _spoiled(config, rows)
                 file_id = f"file-{next(store.ids)}"
-                store.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+                store.files[file_id] = "".join(_line(r) for r in rows).encode("utf-8")
                 setattr(batch, attr, file_id)
 
     @staticmethod
@@ -343,7 +353,7 @@ class BatchApi:
                 result = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error",
                                                                                   "message": body}}}
             lines.append(json.dumps({"custom_id": cell, "result": result}) + "\n")
-        lines = [json.dumps(r) + "\n" for r in _spoiled(config, [json.loads(line) for line in lines])]
+        lines = [_line(r) for r in _spoiled(config, [json.loads(line) for line in lines])]
         return await self._send(request, config, "".join(lines).encode("utf-8"))
 
     def _anthropic_view(self, request: web.Request, config: Config, batch: _Batch) -> dict[str, Any]:

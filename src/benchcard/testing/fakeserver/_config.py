@@ -53,6 +53,7 @@ class FaultRule:
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
+BadResults = Literal["duplicate", "unknown", "huge", "nested"]
 BadPoll = Literal["trickled", "huge", "mistyped", "throttled"]
 
 
@@ -64,7 +65,8 @@ class BatchConfig:
     create back before any work (`receive`): a create whose client is gone by then is dropped, never made (a
     request lost on its way); with `delay_times` N only each step's first N answers are held (a resume's own
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
-each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB. `bad_poll`
+each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB, `nested` a
+line holding lists nested 100,000 deep (200 kB, past any JSON reader's stack). `bad_poll`
 spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
 to 8 MiB, `mistyped` sends its `request_counts` as a list of the numbers, not an object of named counts,
 `throttled` answers it 429 with `Retry-After: 86400` (a day). After the first `trickle_after` result downloads, the
@@ -79,7 +81,7 @@ a deadline on the whole download ends one."""
     done_fraction: float = 1.0
     delay_s: tuple[tuple[str, float], ...] = ()
     delay_times: int = 0  # the first N answers of each step held; 0: every one
-    bad_results: Literal["duplicate", "unknown", "huge"] | None = None
+    bad_results: BadResults | None = None
     bad_poll: BadPoll | None = None
     trickle_after: int = 0
     trickle_times: int = 0
@@ -267,10 +269,11 @@ def _parse_batch(obj: Any) -> BatchConfig:
     )
 
 
-def _bad_results(value: Any) -> Literal["duplicate", "unknown", "huge"] | None:
-    if value is None or value in ("duplicate", "unknown", "huge"):
-        return cast(Literal["duplicate", "unknown", "huge"] | None, value)
-    raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown, huge or null, got {value!r}")
+def _bad_results(value: Any) -> BadResults | None:
+    if value is None or value in ("duplicate", "unknown", "huge", "nested"):
+        return cast(BadResults | None, value)
+    raise FakeServerError(f"config.batch.bad_results: expected duplicate, unknown, huge, nested or null, got "
+                          f"{value!r}")
 
 
 def _bad_poll(value: Any) -> BadPoll | None:
