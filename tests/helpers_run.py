@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -179,3 +184,43 @@ def recorded_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(calls, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": sleep}))
     return asked
+
+
+def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
+    """A chat-completions server over TLS on 127.0.0.1 whose certificate nobody signed (made here by openssl, for
+    IP 127.0.0.1): its base URL, the certificate, the handshakes it saw (one a connection; a refused one too) and
+    the event that stops it. Every request is answered "red"."""
+    cert, key_file = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key_file), "-out",
+                    str(cert), "-days", "2", "-subj", "/CN=benchcard-test", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key_file)
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[int] = []
+    done = threading.Event()
+    reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
+
+    def answer(conn: socket.socket) -> None:
+        seen.append(1)
+        with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True) as tls:
+            head = b""
+            while b"\r\n\r\n" not in head and (chunk := tls.recv(65536)):
+                head += chunk
+            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+            body = head.partition(b"\r\n\r\n")[2]
+            while len(body) < length and (chunk := tls.recv(65536)):
+                body += chunk
+            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply))
+
+    def serve() -> None:
+        with listener:
+            listener.settimeout(0.2)
+            while not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    conn, _ = listener.accept()
+                    threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"https://127.0.0.1:{listener.getsockname()[1]}/v1", cert, seen, done

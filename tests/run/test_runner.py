@@ -38,6 +38,7 @@ from ..helpers_run import (
     runs_of,
     seal_card,
     summary,
+    tls_server,
     write_config,
 )
 
@@ -370,6 +371,35 @@ def test_a_base_url_that_reaches_nothing_is_named_where_the_run_stops(tmp_path: 
     assert result.exit_code == 1
     called = f"{server.base_url}{suffix}/chat/completions"
     assert result.stderr.splitlines()[-1].startswith(f"error: HTTP 404: Not Found (POST {called}); the run stopped")
+
+
+def test_a_certificate_that_cannot_be_verified_stops_the_run_at_once_and_says_how_to_trust_it(
+        tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit (round 12b): a server whose TLS certificate a private authority signed (a vLLM box behind
+    its own CA) failed every attempt of 5 cells (20 handshakes) as a dropped connection would, and the run
+    stopped saying "When the endpoint answers again", which it never would. A certificate that cannot be verified
+    stops the run at the first attempt, naming why and the variable that trusts such an authority; with
+    $SSL_CERT_FILE set to it, the same run goes through (verification is never turned off)."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    url, cert, seen, done = tls_server(tmp_path)
+    try:
+        project = probe_project(tmp_path / "p", url)
+        result = bc(project, "run", PROBE)
+        assert result.exit_code == 1
+        host = url.removeprefix("https://").removesuffix("/v1")
+        assert result.stderr.splitlines()[-1].startswith(
+            f"error: TLS: the certificate of {host} cannot be verified (self-signed certificate): set $SSL_CERT_FILE "
+            "to the certificate of the authority that signed it (checked against certifi's roots otherwise; never "
+            "unchecked); the run stopped with 0 of 1 cells recorded."), result.stderr
+        assert len(seen) == 1  # one handshake: not retried
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        folder = only_run(project, PROBE)
+        resumed = bc(project, "run", PROBE, "--resume", folder.name)
+        assert resumed.exit_code == 0, resumed.output
+        assert [r["text"] for r in read_jsonl(folder / "outputs.jsonl")] == ["red"]
+    finally:
+        done.set()
 
 
 def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server: FakeServer) -> None:

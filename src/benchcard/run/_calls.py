@@ -44,6 +44,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.base import (
     ACCEPT_ENCODING,
+    UNVERIFIED_STATUS,
     Completion,
     Provider,
     kept_model_name,
@@ -52,8 +53,9 @@ from benchcard.run.providers.base import (
 )
 from benchcard.run.store import OutputWriter, RunStore
 
-#: A key refused, an endpoint not found, a redirect (never followed): every cell would get the same, so the run stops.
-FATAL_STATUSES = frozenset({401, 403, 404, *range(300, 400)})
+#: A key refused, an endpoint not found, a redirect (never followed), a TLS certificate that cannot be verified: every
+#: cell would get the same, so the run stops.
+FATAL_STATUSES = frozenset({401, 403, 404, *range(300, 400), UNVERIFIED_STATUS})
 STOP_AFTER_TRANSPORT_FAILURES = 5
 """Cells in a row (at least this many, and twice the calls in flight) that failed in transport after all their
 attempts: the endpoint is down, so the run stops rather than record the rest of the grid as failed. Timeouts do

@@ -26,6 +26,7 @@ from benchcard.run.batch._vendors import (
     vendor_for,
 )
 from benchcard.run.providers.anthropic import AnthropicProvider
+from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 
 from ...helpers_providers import CLAUDE, OPENAI, SEEN, client_for
@@ -288,3 +289,28 @@ def test_a_control_call_redirected_to_an_address_that_is_not_a_url_is_refused_no
                                "to an address that is not a URL (Invalid port: 'x'); benchcard does not follow "
                                "redirects, which would send the key and the request elsewhere: if the API has "
                                "moved, set its address as the provider's base_url")
+
+
+def test_a_certificate_that_cannot_be_verified_is_one_line_at_once(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit (round 12b): a batch API's certificate that cannot be verified was retried as a dropped
+    connection, then "resume the run later", which would meet the same certificate. It is one line at the first
+    attempt, saying why and how to trust the authority that signed it (a real TLS handshake on 127.0.0.1)."""
+    from benchcard.run._calls import make_client
+
+    from ...helpers_run import tls_server
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    url, _, seen, done = tls_server(tmp_path)
+    try:
+        config = ProviderConfig("tls", "openai", url, "BC_TEST_OPENAI_KEY")
+        vendor = vendor_for(OpenAIProvider(config, make_client(2, 10.0)), 3, (0.0, 0.0))
+        with pytest.raises(ProviderError) as info:
+            ask(vendor, lambda v: v.poll("batch_1"))
+        assert str(info.value).startswith(f"GET {url}/batches/batch_1: TLS: the certificate of "
+                                          f"{url[8:-3]} cannot be verified (self-signed certificate): set "
+                                          "$SSL_CERT_FILE to the certificate of the authority that signed it")
+        assert len(seen) == 1
+    finally:
+        done.set()

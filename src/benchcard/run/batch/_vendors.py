@@ -41,6 +41,7 @@ from benchcard.run.providers.base import (
     read_key,
     redact,
     redirected,
+    unverified,
     without_secret_json,
 )
 
@@ -280,6 +281,9 @@ class Vendor:
         redirect), a result file that cannot be written, or a connection error worth another attempt."""
         if (moved := bad_location(exc)) is not None:
             return ProviderError(self._scrub(f"{method} {shown_url(url)}: {moved}"))
+        cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+        if (tls := unverified(cause)) is not None:  # no other attempt cures it
+            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {tls}; nothing is lost, resume the run then"))
         if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
             return RunError(f"{stream_to}: {exc}")
         return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))

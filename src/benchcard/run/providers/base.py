@@ -456,6 +456,26 @@ def bad_location(exc: BaseException) -> str | None:
             "address as the provider's base_url")
 
 
+#: The status a TLS certificate that cannot be verified is recorded with (Cloudflare's 526, "invalid SSL certificate";
+#: no server sends it to benchcard): no other attempt cures it and every cell would get the same, so the run stops at
+#: the first (`run/_calls.FATAL_STATUSES`).
+UNVERIFIED_STATUS = 526
+
+
+def unverified(cause: BaseException) -> str | None:
+    """What a server's TLS certificate that cannot be verified is told as (None for any other error): why, and how
+    to trust a private authority. Verification is never turned off."""
+    import aiohttp
+
+    if not isinstance(cause, aiohttp.ClientConnectorCertificateError):
+        return None
+    error = cause.certificate_error
+    reason = getattr(error, "verify_message", None) or getattr(error, "reason", None) or str(error)
+    return (f"TLS: the certificate of {cause.host}:{cause.port} cannot be verified ({visible(str(reason))[:60]}): "
+            "set $SSL_CERT_FILE to the certificate of the authority that signed it (checked against certifi's roots "
+            "otherwise; never unchecked)")
+
+
 def _error_message(response: httpx.Response, content: bytes) -> str:
     """The server's own error message (OpenAI and Anthropic both use `error.message`), else the HTTP reason."""
     try:
@@ -542,6 +562,8 @@ class HttpProvider(Provider):
             cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
             if isinstance(cause, TimeoutError | httpx.TimeoutException):
                 raise RetryableError("timed out waiting for the server") from None
+            if (tls := unverified(cause)) is not None:
+                raise CallError(redact(tls, secret), status=UNVERIFIED_STATUS) from None
             raise RetryableError(redact(_connection_error(cause), secret)) from None
         status = response.status_code
         if 300 <= status < 400:
