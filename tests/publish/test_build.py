@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_links_are_relative_and_resolve(built: tuple[Project, Path]) -> None:
             if link.startswith("#") or link == "data:,":
                 continue
             assert not re.match(r"^[a-z]+:", link) and not link.startswith("/"), (html_file, link)
-            target = (html_file.parent / link.split("#")[0]).resolve()
+            target = (html_file.parent / urllib.parse.unquote(link.split("#")[0])).resolve()  # as a browser reads it
             assert target.exists(), (html_file.relative_to(out), link)
         sheets = [a for t, a in p.tags if t == "link" and a.get("rel") == "stylesheet"]
         assert len(sheets) == 1 and (html_file.parent / str(sheets[0]["href"])).resolve() == out / "style.css"

@@ -209,3 +209,24 @@ def test_the_judge_is_said_to_be_sealed_only_when_its_version_is(tmp_path: Path,
     else:
         assert "The judge, as written: v1 is not sealed yet" in text and "as sealed" not in text.lower()
         assert "Published in full, as written (v1 is not sealed yet)." in text
+
+
+def test_a_fixture_named_with_a_hash_or_a_percent_is_linked_to_its_own_file(tmp_path: Path) -> None:
+    """Hostile audit (round 12b): the card page linked each fixture's published text by its file name as written,
+    so `issue #12.txt` was linked as `fixtures/issue #12.txt`, which a browser reads as the file `issue ` and the
+    fragment `12.txt` (not found), and `50%20off.txt` as `50 off.txt`. Every link to a published file is
+    percent-encoded, so that a browser opens the file it names."""
+    import urllib.parse
+
+    from benchcard.publish.build import build_site
+
+    from ..helpers_verdict import AB_CARD, make_project
+
+    fixtures = ["issue #12", "50%20off", "ex-03", "ex-04", "ex-05", "ex-06"]
+    project = make_project(tmp_path / "proj", AB_CARD, fixtures)
+    build_site(project, tmp_path / "site")
+    card_page = tmp_path / "site" / "cards" / "extract-ab" / "index.html"
+    links = [link for link in _Page(card_page.read_text(encoding="utf-8")).links() if "fixtures/" in link]
+    opened = [card_page.parent / urllib.parse.unquote(urllib.parse.urlsplit(link).path) for link in links]
+    assert sorted(p.name for p in opened) == sorted(f"{f}.txt" for f in fixtures), links
+    assert all(p.is_file() for p in opened), links

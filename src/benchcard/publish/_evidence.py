@@ -10,7 +10,7 @@ import msgspec
 
 from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
-from benchcard.publish._files import copy_published, files_under, published_name, regular_inside
+from benchcard.publish._files import copy_published, files_under, href_of, published_name, regular_inside
 from benchcard.publish._judgedby import baseline_of
 from benchcard.publish._render import fmt_value, labelled_figures, page_output
 from benchcard.publish._runs import Run, number
@@ -58,7 +58,7 @@ def run_files(run: Run) -> list[dict[str, str]]:
     """Links (relative to the evidence page) to every raw file copied for a run."""
     if run.folder is None:
         return [{"name": "published.json", "href": "published.json"}]
-    return [{"name": rel, "href": rel} for _src, rel in _published(run)]
+    return [{"name": rel, "href": href_of(rel)} for _src, rel in _published(run)]
 
 
 def _attempt(row: OutputRow, blind: bool) -> str:

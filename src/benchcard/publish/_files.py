@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import urllib.parse
 from pathlib import Path
 
 TEXT_SUFFIXES = frozenset({".txt", ".json", ".jsonl", ".csv"})
@@ -20,6 +21,13 @@ TEXT_SUFFIXES = frozenset({".txt", ".json", ".jsonl", ".csv"})
 def published_name(name: str) -> str:
     """`name`, or `name.txt` when its suffix is not one a browser shows as plain data."""
     return name if Path(name).suffix.lower() in TEXT_SUFFIXES else name + ".txt"
+
+
+def href_of(rel: str) -> str:
+    """The link to a published file at `rel` (a path relative to the page, `/`-separated): each part
+    percent-encoded, so that a file named `issue #12.txt` or `50%20off.txt` is the file a browser opens, not the
+    file `issue ` with a fragment, or `50 off.txt`."""
+    return urllib.parse.quote(rel, safe="/")
 
 
 def regular_inside(path: Path, root: Path) -> bool:

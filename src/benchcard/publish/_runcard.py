@@ -13,7 +13,7 @@ from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card, fill_slots
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish._evidence import run_files
-from benchcard.publish._files import copy_published, published_name, regular_inside
+from benchcard.publish._files import copy_published, href_of, published_name, regular_inside
 from benchcard.publish._judgedby import baseline_of, clauses_for
 from benchcard.publish._plots import draw_plots
 from benchcard.publish._render import paragraphs, prose
@@ -145,6 +145,7 @@ def _data_file_materials(card: Card, project: Project, folder: Path) -> list[dic
     if regular_inside(card.dataset.path, project.root):
         rel = f"fixtures/{published_name(card.dataset.path.name)}"
         copy_published(card.dataset.path, folder / rel)
+        rel = href_of(rel)
     return [{"id": f, "fixture": rel, "key": rel if row.key is not None else None}
             for f, row in sorted(card.dataset.rows.items())]
 
@@ -235,12 +236,14 @@ def _published_materials(card: Card, project: Project, folder: Path) -> tuple[li
     for fixture_id, path in sorted(card.fixtures.items()) if card.dataset is None else ():
         entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
         if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
-            entry["fixture"] = rel = f"fixtures/{published_name(path.name)}"
+            rel = f"fixtures/{published_name(path.name)}"
             copy_published(path, folder / rel)
+            entry["fixture"] = href_of(rel)
         key = project.keys_dir(card.id) / f"{fixture_id}.json"
         if regular_inside(key, project.root):
-            entry["key"] = rel = f"keys/{key.name}"
+            rel = f"keys/{key.name}"
             copy_published(key, folder / rel)
+            entry["key"] = href_of(rel)
         materials.append(entry)
     seal = project.seal_path(card.id, card.version)
     seal_href = None
