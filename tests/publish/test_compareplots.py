@@ -48,3 +48,25 @@ def test_a_log_naming_its_model_with_dollar_signs_is_compared_and_drawn_as_writt
     assert "wrote table.csv, verdict.json, 1 plot(s)" in result.stdout
     [svg] = (tmp_path / "cmp").glob("*.svg")
     assert "base b − tuned $x^$ a, mean over repetitions" in svg.read_text(encoding="utf-8")
+
+
+def test_a_logs_name_holding_a_terminal_escape_is_drawn_escaped_and_never_reaches_the_terminal(
+        tmp_path: Path) -> None:
+    """Hostile audit (round 12b): a name another tool's log gives (an lm-eval metric, an inspect_ai sample id) is
+    drawn on the comparison's figure; one holding ESC (`acc\\x1b[2J`) was written raw into the SVG, which no XML
+    reader then reads (the figure showed nothing), and matplotlib's warning that the font has no glyph for it
+    printed the raw ESC on the terminal. Every label is drawn as it shows, its controls as escapes."""
+    import xml.etree.ElementTree as ET
+
+    metric = "acc\x1b[2J"
+    for arm, shift in (("a", 0), ("b", 1)):
+        lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": [metric], metric: float((i + shift) % 3 == 0)})
+                 for i in range(20)]
+        (tmp_path / f"{arm}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = bc("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--win", f"{metric} rises",
+                "--out", str(tmp_path / "cmp"))
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout + result.stderr
+    [svg] = (tmp_path / "cmp").glob("*.svg")
+    texts = ["".join(t.itertext()) for t in ET.fromstring(svg.read_bytes()).iter("{http://www.w3.org/2000/svg}text")]
+    assert "acc\\x1b[2J: per-fixture paired differences" in texts, texts

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchcard._util.hashing import digest, seed_from
+from benchcard._util.names import visible
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.card.model import Card
 from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
@@ -224,7 +225,11 @@ def _draw(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Band
     if svg is not None:
         path.write_bytes(svg)
         return
-    _render(path, fixtures, diffs, gap, floor, metric, variant, baseline, clause, narrow)
+    # each name as it shows (`names.visible`): a card's names are refused when they hold what does not show, but
+    # another tool's log (compare) may name a sample or a metric with ESC, which matplotlib wrote raw into the SVG
+    # (no XML reader then reads it) and whose missing glyph it warned about, raw, on the terminal
+    _render(path, [visible(str(f)) for f in fixtures], diffs, gap, floor, visible(metric), visible(variant),
+            visible(baseline), clause, narrow)
     if len(_DRAWN) >= DRAWN_KEPT:
         _DRAWN.clear()
     _DRAWN[key] = path.read_bytes()

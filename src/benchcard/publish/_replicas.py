@@ -18,6 +18,7 @@ from typing import Any
 
 from msgspec import UnsetType
 
+from benchcard._util.names import visible
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.publish._plots import NARROW_FONT, NARROW_IN, WIDE_IN, figure_rc
 from benchcard.publish._runs import Run
@@ -141,7 +142,7 @@ def draw_replications(path: Path, original: Run, replicas: Sequence[Run],
         ax.axvline(0.0, color="#222222", lw=0.8)
         ax.set_yticks(list(range(len(runs))), labels)
         ax.invert_yaxis()
-        metric = gaps[0].metric if gaps[0] is not None and gaps[0].metric else "first clause"
+        metric = visible(gaps[0].metric) if gaps[0] is not None and gaps[0].metric else "first clause"
         ax.set_xlabel(f"gap of {metric}" if narrow else f"gap of {metric}, with each verdict's interval")
         ax.set_title("The original and its reruns", loc="left", fontsize=font + 1.0)
         ax.grid(axis="x", color="#dddddd", lw=0.6)
