@@ -68,11 +68,11 @@ demo: install-run demo-run
 
 # The demo card, its fixtures and its keys (seals included) copied afresh into $(DEMO_DIR)/, a project of its own:
 # the run goes to $(DEMO_DIR)/results/, the ledger row to $(DEMO_DIR)/results/ledger.jsonl (kept between demos).
+# A file is copied only when it is missing or its bytes differ, so a second `make demo` rewrites nothing it holds.
 demo-project:
-	@mkdir -p $(DEMO_DIR)/cards $(DEMO_DIR)/fixtures/$(DEMO) $(DEMO_DIR)/keys/$(DEMO)
-	@cp cards/$(DEMO).yaml $(DEMO_DIR)/cards/
-	@cp -R fixtures/$(DEMO)/. $(DEMO_DIR)/fixtures/$(DEMO)/
-	@cp -R keys/$(DEMO)/. $(DEMO_DIR)/keys/$(DEMO)/
+	@mkdir -p "$(DEMO_DIR)/cards" "$(DEMO_DIR)/fixtures/$(DEMO)" "$(DEMO_DIR)/keys/$(DEMO)"
+	@for f in cards/$(DEMO).yaml fixtures/$(DEMO)/* keys/$(DEMO)/*; do \
+	  [ ! -f "$$f" ] || cmp -s "$$f" "$(DEMO_DIR)/$$f" || cp "$$f" "$(DEMO_DIR)/$$f" || exit 1; done
 
 demo-run: demo-project
 	$(BIN)/benchcard -C $(DEMO_DIR) check $(DEMO)

@@ -178,6 +178,33 @@ def test_make_demo_writes_only_into_its_own_ignored_project(tmp_path: Path, serv
     assert len(run.read_text(encoding="utf-8").splitlines()) == 100  # 10 fixtures × 2 variants × 5 repetitions
 
 
+def test_a_second_make_demo_rewrites_nothing_it_holds(tmp_path: Path) -> None:
+    """`make demo` twice: the second copy of the demo card, its fixtures and its seals into demo/ leaves every
+    file there as it was, bytes and modification time (only the run and its ledger row are new), and a card
+    edited in demo/ is put back as shipped."""
+    root = tmp_path / "clone"
+    root.mkdir()
+    shutil.copy(REPO / "Makefile", root / "Makefile")
+    for folder in ("cards", "fixtures", "keys"):
+        shutil.copytree(REPO / folder, root / folder)
+    make = ["make", "-s", "-C", str(root), "demo-project"]
+    subprocess.run(make, check=True, timeout=60)
+    shipped = sorted(str(p.relative_to(root)) for pattern in ("cards/demo-answer-cue.yaml", "fixtures/demo-answer-cue/*",
+                                                              "keys/demo-answer-cue/*") for p in root.glob(pattern))
+    files = sorted((root / "demo").rglob("*.*"))
+    assert [str(f.relative_to(root / "demo")) for f in files] == shipped
+    long_ago = 10**18  # 2001 in ns: a time no copy made now can have, so a rewritten file shows
+    for f in files:
+        os.utime(f, ns=(long_ago, long_ago))
+    subprocess.run(make, check=True, timeout=60)
+    assert [f.stat().st_mtime_ns for f in files] == [long_ago] * len(files)
+    card = root / "demo" / "cards" / "demo-answer-cue.yaml"
+    card.write_text("id: edited\n", encoding="utf-8")
+    subprocess.run(make, check=True, timeout=60)
+    assert card.read_bytes() == (REPO / "cards" / "demo-answer-cue.yaml").read_bytes()
+    assert [f.stat().st_mtime_ns for f in files if f != card] == [long_ago] * (len(files) - 1)
+
+
 def test_no_test_reads_the_repositorys_own_results() -> None:
     """A test reads the published results through tests/data's copy (conftest.PUBLISHED), never results/ or a
     Project at the repository's root: both change under a user's `benchcard verdict`."""
