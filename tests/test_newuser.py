@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_project import REPO
-from .helpers_run import seal_card, write_config
+from .helpers_run import write_config
 
 CI_DOC = REPO / "docs" / "ci.md"
 #: What the test run's own packages may not lend the fresh venv: the local extra (a runner installs `.` without
@@ -65,30 +64,23 @@ def _fresh_venv(where: Path) -> Path:
 
 
 def _checkout(root: Path) -> Path:
-    """This repository as a runner checks it out, plus a card of the user's own (colour-ab, sealed, whose rig is
-    the embedded model: the case a job that runs it on another provider must pass)."""
+    """This repository as a runner checks it out: nothing added, so the job runs only what a fresh clone has
+    (its demo card is sealed and its rig is the embedded model: the case a job that runs it on another provider
+    must pass)."""
     root.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, root / name)
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
     for folder in ("src", "cards", "fixtures", "keys"):
         shutil.copytree(REPO / folder, root / folder, ignore=skip)
-    card = COLOUR_AB.format(provider="local", reps=2, effort="null", max_tokens=50)
-    (root / "cards" / "colour-ab.yaml").write_text(card.replace("model: test/model", "model: SmolLM2-135M-Instruct"),
-                                                   encoding="utf-8")
-    (root / "fixtures" / "colour-ab").mkdir()
-    for i in range(6):
-        (root / "fixtures" / "colour-ab" / f"item-{i:03d}.txt").write_text(f"a ripe tomato, number {i}",
-                                                                           encoding="utf-8")
-    seal_card(root, "colour-ab")
     return root
 
 
 @pytest.mark.long
 def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path: Path) -> None:
     """docs/ci.md's fake-server job, step by step: every `run:` of it through bash as a runner runs it (-e,
-    pipefail, the step's env), in a checkout whose cards' rigs are the embedded model, in a venv without the
-    `local` extra. Only the port is changed (to a free one: other tests share the machine); `uses:` steps are
+    pipefail, the step's env), in a checkout of the repository as it is (the card it runs must be one a clone
+    has), in a venv without the `local` extra. Only the port is changed (to a free one: other tests share the machine); `uses:` steps are
     the runner's own. The job must end in a win, exit 0."""
     bin_dir = _fresh_venv(tmp_path)
     checkout = _checkout(tmp_path / "checkout")
