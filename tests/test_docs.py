@@ -84,3 +84,140 @@ def test_the_minimal_probe_runs_on_the_embedded_model(tmp_path: Path) -> None:
     [s] = json.loads(bc(root, "run", "hello-probe", "--json").stdout)["runs"]
     assert s["finished"] and s["rig"] == "SmolLM2-135M-Instruct · local"
     assert "ledger: seq 1" in bc(root, "verdict", s["run"]).output
+
+
+# ------------------------------------------------------------------ what the docs name, checked against the code
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+#: `benchcard [-C DIR] <command> …`, up to the end of the command line (a comment, `;`, `&&`, `|`, the next
+#: `benchcard`).
+COMMAND = re.compile(r"\bbenchcard(?:\s+(?:-C|--project)\s+\S+)?\s+([a-z][a-z-]*)((?:(?!benchcard\b)[^#;&|])*)")
+FLAG = re.compile(r"(?<![\w/-])(--?[A-Za-z][\w-]*)")
+LEADING = re.compile(r"^\s*(?:\$\s+)?(?:\w+=\S*\s+)*(?:\S*/)?benchcard\s")
+BENCHMARK = re.compile(r"\bpython3?\s+(benchmarks/[\w/]+\.py)((?:(?!python)[^#;&|`])*)")
+
+
+def code_of(text: str) -> list[str]:
+    """What a reader would paste: each line of a fenced block, and each inline `code` span of the prose."""
+    lines = [line for block in FENCE.findall(text) for line in block.splitlines()[1:-1]]
+    return lines + FENCE.sub("", text).split("`")[1::2]
+
+
+def snippets() -> list[tuple[str, str]]:
+    return [(path.name, code) for path in DOCS for code in code_of(path.read_text(encoding="utf-8"))]
+
+
+def options_of() -> dict[str, set[str]]:
+    """Every command of the command line and the options it takes, as `benchcard CMD --help` lists them."""
+    return {name: {o for p in cmd.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")} | {"--help"}
+            for name, cmd in cli.commands.items()}
+
+
+def test_every_command_and_flag_the_docs_show_exists() -> None:
+    """`benchcard CMD --flag …` anywhere in the README or docs/ (a code block's line or an inline span), and an
+    inline `CMD --flag` naming a command without the program: the command is one `benchcard --help` lists and
+    each flag one its `--help` lists, so a renamed or removed option cannot stay in the docs."""
+    options = options_of()
+    root = {o for p in cli.params for o in p.opts} | {"--help", "--version"}
+    wrong = []
+    for doc, code in snippets():
+        for command, rest in COMMAND.findall(code):
+            if command not in options:  # a command line that starts with benchcard, not a sentence quoted
+                if LEADING.match(code):
+                    wrong.append(f"{doc}: `benchcard {command}` is no command: {code!r}")
+                continue
+            wrong += [f"{doc}: `benchcard {command}` has no {flag}: {code!r}"
+                      for flag in FLAG.findall(rest) if flag not in options[command] | root]
+        words = code.split()
+        if words and words[0] in options and "benchcard" not in code:
+            wrong += [f"{doc}: `{words[0]}` has no {flag}: {code!r}"
+                      for flag in FLAG.findall(code) if flag.startswith("--") and flag not in options[words[0]]]
+    assert wrong == []
+    shown = {command for _, code in snippets() for command, _ in COMMAND.findall(code)}
+    assert set(options) - shown == set()  # and every command is shown somewhere
+
+
+def test_every_benchmark_the_docs_run_exists_with_its_flags() -> None:
+    """`python benchmarks/X.py --flag …` in the docs: the script is there and declares each flag."""
+    wrong = []
+    seen = 0
+    for doc, code in snippets():
+        for script, rest in BENCHMARK.findall(code):
+            seen += 1
+            path = REPO / script
+            if not path.is_file():
+                wrong.append(f"{doc}: no {script}")
+                continue
+            source = path.read_text(encoding="utf-8")
+            wrong += [f"{doc}: {script} has no {flag}" for flag in FLAG.findall(rest)
+                      if flag.startswith("--") and f'"{flag}"' not in source]
+    assert wrong == [] and seen > 50
+
+
+#: A path inside the repository as the docs write one: from its root (`tests/…`, `benchmarks/…`) or from the
+#: package (`run/_calls.py`), optionally with a name in it (`run/store.RunStore`, `tests/x.py::test_y`).
+REPO_PATH = re.compile(r"(?<![\w./<-])((?:[\w.-]+/)+[\w.-]*\w)(?:::(\w+))?")
+PACKAGE = REPO / "src" / "benchcard"
+FILE_SUFFIXES = (".py", ".md", ".yaml", ".json", ".jsonl", ".csv", ".txt", ".toml", ".html", ".css", ".js")
+
+
+def defines(source: str, name: str) -> bool:
+    return re.search(rf"^\s*(?:async def|def|class) {name}\b|^{name}\s*[:=]", source, re.M) is not None
+
+
+def pointer_problem(written: str, test: str | None) -> str | None:
+    """What is wrong with a path the docs write, or None: a folder or file that must exist, and the function,
+    class or constant named after it (`module.name` or `file::test`) that must be defined there."""
+    first = written.split("/")[0]
+    if first in ("tests", "src", "benchmarks", "docs"):
+        target = REPO / written
+    elif (PACKAGE / first).is_dir() and not first.startswith("__"):
+        target = PACKAGE / written
+    else:
+        return None
+    names: list[str] = [test] if test else []
+    if not target.exists() and "." in target.name and not target.name.endswith(FILE_SUFFIXES):
+        module, *names = target.name.split(".")
+        target = target.with_name(module + ".py")
+    if not target.exists() and target.suffix != ".py" and target.with_name(target.name + ".py").exists():
+        target = target.with_name(target.name + ".py")  # a module named without its suffix (`run/judging`)
+    if not target.exists():
+        return "no such file or folder"
+    if names and not defines(target.read_text(encoding="utf-8"), names[0]):
+        return f"{target.relative_to(REPO)} defines no {names[0]}"
+    return None
+
+
+def test_every_path_and_name_the_docs_point_to_exists() -> None:
+    """Each repository path in an inline span of the README or docs/ (`tests/records/test_ledger.py`,
+    `run/_calls.py`) exists, and the name it points to in a module or test file is defined there: a module
+    moved, renamed or merged shows here, not to a reader who follows the pointer."""
+    wrong = []
+    for path in DOCS:
+        for code in FENCE.sub("", path.read_text(encoding="utf-8")).split("`")[1::2]:
+            for match in REPO_PATH.finditer(code):
+                written, test = match.groups()
+                if code[match.end():match.end() + 1] in ("*", "<"):  # a pattern (`tests/helpers_*.py`)
+                    continue
+                if problem := pointer_problem(written, test):
+                    wrong.append(f"{path.name}: `{match.group(0)}`: {problem}")
+    assert wrong == []
+
+
+def test_every_module_is_on_the_architecture_map() -> None:
+    """docs/architecture.md names every module of the package: by its path (`run/_calls.py`), by its file name
+    on a line that names its folder (the `_cli/` row's `replicate.py`), or inside a subpackage named as a whole
+    (`run/batch/`)."""
+    lines = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines()
+    missing = []
+    for module in sorted(PACKAGE.rglob("*.py")):
+        parts = module.relative_to(PACKAGE).parts
+        if module.name in ("__init__.py", "__main__.py") or len(parts) == 1:
+            continue
+        folder = "/".join(parts[:-1])
+        wholes = [f"`{'/'.join(parts[:i])}/`" for i in range(2, len(parts))]
+        if not any(f"{folder}/{module.name}" in line or (f"`{folder}/" in line and f"`{module.name}`" in line)
+                   or any(whole in line for whole in wholes) for line in lines):
+            missing.append(f"{folder}/{module.name}")
+    assert missing == []

@@ -80,8 +80,8 @@ def _checkout(root: Path) -> Path:
 def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path: Path) -> None:
     """docs/ci.md's fake-server job, step by step: every `run:` of it through bash as a runner runs it (-e,
     pipefail, the step's env), in a checkout of the repository as it is (the card it runs must be one a clone
-    has), in a venv without the `local` extra. Only the port is changed (to a free one: other tests share the machine); `uses:` steps are
-    the runner's own. The job must end in a win, exit 0."""
+    has), in a venv without the `local` extra. Only the port is changed (to a free one: other tests share the
+    machine); `uses:` steps are the runner's own. The job must end in a win, exit 0."""
     bin_dir = _fresh_venv(tmp_path)
     checkout = _checkout(tmp_path / "checkout")
     port = str(_free_port())
@@ -181,8 +181,8 @@ def test_a_second_make_demo_rewrites_nothing_it_holds(tmp_path: Path) -> None:
         shutil.copytree(REPO / folder, root / folder)
     make = ["make", "-s", "-C", str(root), "demo-project"]
     subprocess.run(make, check=True, timeout=60)
-    shipped = sorted(str(p.relative_to(root)) for pattern in ("cards/demo-answer-cue.yaml", "fixtures/demo-answer-cue/*",
-                                                              "keys/demo-answer-cue/*") for p in root.glob(pattern))
+    patterns = ("cards/demo-answer-cue.yaml", "fixtures/demo-answer-cue/*", "keys/demo-answer-cue/*")
+    shipped = sorted(str(p.relative_to(root)) for pattern in patterns for p in root.glob(pattern))
     files = sorted((root / "demo").rglob("*.*"))
     assert [str(f.relative_to(root / "demo")) for f in files] == shipped
     long_ago = 10**18  # 2001 in ns: a time no copy made now can have, so a rewritten file shows

@@ -2,14 +2,14 @@
 
 Before a run: the number of calls, input tokens (estimated as characters / 4 of every request's messages),
 the output-token ceiling (max_tokens × calls) and the cost those imply under the `prices:` table of
-`benchcard.yaml` (USD per million tokens), or "no price configured". The counting is `plan.estimate`'s, the
+`benchcard.yaml` (USD per million tokens), or "no price configured". The counting is `run/grid.estimate`'s, the
 grid module the runner uses, so the plan and the run agree on what a cell is.
 
 With a pilot run (`--from RUN`): for every gap clause, the smallest true gap at which the verdict's own rule
 holds in 80% of simulated runs of this card's fixtures and repetitions, drawn from a model fitted to the pilot
 (simulate.py), with the range the pilot's own uncertainty allows; for a guard, the true gap below which it
 holds 80% of the time. Without one, the same for the first clause from declared assumptions (`--baseline-rate`
-…, powerplan.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
+…, power.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
 this version with cells cut off at the card's max_tokens is named (as `check` names it).
 """
 

@@ -12,7 +12,7 @@ and the same plan always prints the same figures. Two models of a run (docs/stat
 - `Components`, for scores outside [0, 1] (counts): Δ_fr = δ + a_f + c_r + e_fr with the pilot's two-way
   variance components.
 
-`model_of` picks the model for a pilot; `powerplan.Assumptions` builds a `Rates` from declared ones.
+`model_of` picks the model for a pilot; `planning/power.Assumptions` builds a `Rates` from declared ones.
 """
 
 from __future__ import annotations
