@@ -3,18 +3,24 @@ the repository."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
+from benchcard.card.load import load_card
 from benchcard.cli import cli
+from benchcard.errors import CardError
+from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_project import REPO
+from .helpers_project import REPO, copy_project
 from .helpers_run import write_config
 
 CARDS_DOC = REPO / "docs" / "cards.md"
@@ -221,3 +227,121 @@ def test_every_module_is_on_the_architecture_map() -> None:
                    or any(whole in line for whole in wholes) for line in lines):
             missing.append(f"{folder}/{module.name}")
     assert missing == []
+
+
+# ----------------------------------------------------------- the card fields: docs/cards.md and the reader agree
+
+UNKNOWN = "zz_not_a_field"
+REFUSED = re.compile(rf"field '(?:[\w.]+\.)?{UNKNOWN}': unknown (?:field|parameter)[^;]*; expected (?:one of )?(.+)$",
+                     re.M)
+
+
+def accepted(root: Path, card: str, where: tuple[str | int, ...], extra: dict[str, Any] | None = None) -> set[str]:
+    """The fields the reader accepts at `where` in a card, as `benchcard check` names them to a user who wrote
+    one it does not know (`field 'rig.x': unknown field; expected provider, model, effort or surface`)."""
+    path = root / "cards" / f"{card}.yaml"
+    original = path.read_text(encoding="utf-8")
+    raw = {**yaml.safe_load(original), **copy.deepcopy(extra or {})}
+    place: Any = raw
+    for step in where:
+        place = place[step]
+    place[UNKNOWN] = 1
+    path.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+    try:
+        result = CliRunner().invoke(cli, ["-C", str(root), "check", "--no-rig", card])
+    finally:
+        path.write_text(original, encoding="utf-8")
+    found = REFUSED.search(result.output)
+    assert result.exit_code == 1 and found, (card, where, result.output)
+    return set(re.split(r",\s*|\s+or\s+", found.group(1).strip()))
+
+
+def row_of(doc: str, field: str) -> str:
+    """The row of the Fields table of docs/cards.md whose first cell names `field`."""
+    [row] = [line for line in doc.splitlines() if line.startswith("| ") and f"`{field}`" in line.split(" | ")[0]]
+    return row
+
+
+def spans_of(text: str) -> set[str]:
+    return {name for span in text.split("`")[1::2] for name in re.findall(r"[A-Za-z_][\w]*", span)}
+
+
+def test_every_card_field_the_reader_accepts_is_documented_and_no_other(tmp_path: Path) -> None:
+    """docs/cards.md's Fields table names exactly the fields a card may have, and each field's row names every
+    field the reader accepts inside it (and docs/judge.md a judge's): a field added to the reader and not to
+    the table, or documented and refused, fails here."""
+    root = copy_project(tmp_path / "proj")
+    from_the_doc(root)
+    doc = CARDS_DOC.read_text(encoding="utf-8")
+    table = [line.split(" | ")[0] for line in doc[doc.index("## Fields"):].splitlines()[2:]
+             if line.startswith("| ")]
+    top = accepted(root, "one-word-sentiment", ())
+    assert {name for cell in table for name in cell.split("`")[1::2]} == top
+    gate: dict[str, Any] = {"gate": {"min_score": 0.5}, "sequential": {"looks": 1}, "repetitions": 2}
+    Case = tuple[str, tuple[str | int, ...], dict[str, Any] | None]
+    # a field's row: (card, where in it, what the card needs added for the reader to get there)
+    inside: dict[str, list[Case]] = {
+        "rig": [("hello-probe", ("rig",), None)],
+        "params": [("hello-probe", ("params",), None)],
+        "prompt": [("hello-probe", ("prompt",), None)],
+        "scoring": [("one-word-sentiment", ("scoring",), None), ("demo-answer-cue", ("scoring",), None),
+                    ("bench-01", ("scoring",), None), ("hello-ab", ("scoring",), None)],
+        "examples": [("hello-probe", ("examples", 0), None)],
+        "history": [("hello-probe", ("history", 0), None)],
+        "win": [("hello-ab", ("win",), None), ("hello-ab", ("win", "all", 0), None)],
+        "gate": [("hello-probe", ("gate",), gate)],
+        "sequential": [("hello-probe", ("sequential",), gate)],
+    }
+    undocumented = {f"{field}: {name}" for field, cases in inside.items() for card, where, extra in cases
+                    for name in accepted(root, card, where, extra) - spans_of(row_of(doc, field))}
+    data = doc[doc.index("## Fixtures from one data file"):doc.index("## Required fields")]
+    long_form = {"fixtures": {"file": "fixtures/hello-data.jsonl"}}
+    undocumented |= {f"fixtures (data file): {name}"
+                     for name in accepted(root, "hello-data", ("fixtures",), long_form) - spans_of(data)}
+    judge = spans_of((REPO / "docs" / "judge.md").read_text(encoding="utf-8"))
+    undocumented |= {f"judge {where}: {name}" for where in [("scoring",), ("scoring", "rig"), ("scoring", "prompt"),
+                                                            ("examples", 0)]
+                     for name in accepted(root, "demo-judge-colour", where) - judge}
+    assert not undocumented, sorted(undocumented)
+
+
+def fragments(doc: Path) -> list[dict[str, Any]]:
+    """The card fragments a doc's yaml blocks show (`gate: {min_score: 0.8}`, a `scoring:` block), each line
+    of a block that writes one field twice (the short and the long form of `fixtures:`) taken apart."""
+    out: list[dict[str, Any]] = []
+    for block in re.findall(r"```yaml\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+        if block.startswith("# cards/") or block.startswith("# .github/"):
+            continue
+        tops = re.findall(r"^(\w+):", block, re.M)
+        parts = block.splitlines(keepends=True) if len(tops) != len(set(tops)) else [block]
+        out += [part for part in map(yaml.safe_load, parts) if isinstance(part, dict)]
+    return out
+
+
+def test_every_card_field_the_docs_show_is_accepted(tmp_path: Path) -> None:
+    """The reverse: each card fragment in docs/*.md's yaml blocks, put on the minimal card of its kind (a judge's
+    on the demo judge card), is refused for no field the reader does not know."""
+    root = copy_project(tmp_path / "proj")
+    from_the_doc(root)
+    top = accepted(root, "hello-probe", ())
+    shown = 0
+    for doc in DOCS:
+        for fragment in fragments(doc):
+            if not set(fragment) <= top:
+                continue  # benchcard.yaml's blocks, a compare rule file
+            shown += 1
+            judged = (fragment.get("scoring") or {}).get("method") == "judge"
+            card = "demo-judge-colour" if judged else "hello-probe" if fragment.get("kind") == "probe" else "hello-ab"
+            path = root / "cards" / f"{card}.yaml"
+            original = path.read_text(encoding="utf-8")
+            path.write_text(yaml.safe_dump({**yaml.safe_load(original), **fragment}, allow_unicode=True),
+                            encoding="utf-8")
+            try:  # the reader alone: what `check` says first of a card, without its design checks
+                load_card(path, Project(root))
+                problem = ""
+            except CardError as error:
+                problem = str(error)
+            finally:
+                path.write_text(original, encoding="utf-8")
+            assert not re.search(r": unknown (field|parameter)", problem), (doc.name, fragment, problem)
+    assert shown >= 7
