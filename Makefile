@@ -23,7 +23,14 @@ endif
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags
+.PHONY: demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check
+
+# A project under a path its locale cannot write (`/tmp/ä b` under LC_ALL=C) stops here, in one line: setuptools
+# writes, and Python's site module reads, the editable install's .pth file (the path to src/) in the locale's
+# encoding, so pip would fail with a traceback, and every Python of .venv would die at start.
+locale-check:
+	@$(PYTHON) -c 'import locale, os, sys; here, enc = os.getcwd(), locale.getencoding(); \
+	  sys.exit(None if here.encode(enc, "replace").decode(enc) == here else f"make: this project is in {here!a}, which the locale'"'"'s encoding ({enc}) cannot write: run make and .venv/bin/benchcard under a UTF-8 locale (LC_ALL=C.UTF-8), or move the project to a path in ASCII")'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +38,7 @@ $(BIN)/python:
 
 # llama-cpp-python builds from source (about 8 CPU-minutes): build it once per flag set, keep the wheel.
 # --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and could hand back a native build.
-wheel: $(BIN)/python
+wheel: locale-check $(BIN)/python
 	@mkdir -p $(WHEELHOUSE)
 	@if ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1; then echo "llama-cpp-python: cached portable wheel $(WHEELHOUSE)"; else \
 	  echo "llama-cpp-python: building a portable wheel once (about 8 CPU-minutes) into $(WHEELHOUSE)"; \
@@ -74,7 +81,7 @@ demo-project:
 	@for f in cards/$(DEMO).yaml fixtures/$(DEMO)/* keys/$(DEMO)/*; do \
 	  [ ! -f "$$f" ] || cmp -s "$$f" "$(DEMO_DIR)/$$f" || cp "$$f" "$(DEMO_DIR)/$$f" || exit 1; done
 
-demo-run: demo-project
+demo-run: locale-check demo-project
 	$(BIN)/benchcard -C $(DEMO_DIR) check $(DEMO)
 	$(BIN)/benchcard -C $(DEMO_DIR) run $(DEMO) --provider local
 	$(BIN)/benchcard -C $(DEMO_DIR) verdict $(DEMO)

@@ -197,6 +197,27 @@ def test_a_second_make_demo_rewrites_nothing_it_holds(tmp_path: Path) -> None:
     assert [f.stat().st_mtime_ns for f in files if f != card] == [long_ago] * (len(files) - 1)
 
 
+def test_make_under_a_locale_that_cannot_write_the_projects_path_stops_in_one_line(tmp_path: Path) -> None:
+    """A clone in `ä b` under LC_ALL=C: `make demo` stops before it makes .venv, in one line naming the path and
+    the locale to use (pip's editable install would fail in a traceback, and every Python of the venv would die at
+    start, both reading the path in the locale's encoding); under a UTF-8 locale the same folder passes."""
+    root = tmp_path / "ä b"
+    root.mkdir()
+    shutil.copy(REPO / "Makefile", root / "Makefile")
+    make = ["make", "-s", "-C", str(root), f"PYTHON={sys.executable}"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))}
+    done = subprocess.run([*make, "demo"], env={**env, "LC_ALL": "C"}, capture_output=True, text=True,
+                          encoding="utf-8", errors="backslashreplace", timeout=60)
+    assert done.returncode != 0 and not (root / ".venv").exists()
+    [line, _make] = done.stderr.splitlines()
+    ascii_name = subprocess.run([sys.executable, "-c", "import locale; print(locale.getencoding())"], env={
+        **env, "LC_ALL": "C"}, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    assert line == (f"make: this project is in {str(root)!a}, which the locale's encoding ({ascii_name}) cannot "
+                    "write: run make and .venv/bin/benchcard under a UTF-8 locale (LC_ALL=C.UTF-8), or move the "
+                    "project to a path in ASCII")
+    assert subprocess.run([*make, "locale-check"], env={**env, "LC_ALL": "C.UTF-8"}, timeout=60).returncode == 0
+
+
 def test_no_test_reads_the_repositorys_own_results() -> None:
     """A test reads the published results through tests/data's copy (conftest.PUBLISHED), never results/ or a
     Project at the repository's root: both change under a user's `benchcard verdict`."""
