@@ -285,6 +285,7 @@ def test_every_card_field_the_reader_accepts_is_documented_and_no_other(tmp_path
         "params": [("hello-probe", ("params",), None)],
         "prompt": [("hello-probe", ("prompt",), None)],
         "scoring": [("one-word-sentiment", ("scoring",), None), ("demo-answer-cue", ("scoring",), None),
+                    ("demo-answer-cue", ("scoring", "rules", 0), None),
                     ("bench-01", ("scoring",), None), ("hello-ab", ("scoring",), None)],
         "examples": [("hello-probe", ("examples", 0), None)],
         "history": [("hello-probe", ("history", 0), None)],

@@ -52,7 +52,7 @@ def test_fixture_ids_that_read_the_same_are_refused(tmp_path: Path) -> None:
 
 def test_metric_names_that_read_the_same_are_refused(tmp_path: Path) -> None:
     rule = "why: The only right answer.}\n"
-    text = AB_CARD.replace(rule, rule + "    - {id: says_rеd, must_match: /red/i, why: The same, in Cyrillic.}\n")
+    text = AB_CARD.replace(rule, rule + "    - {id: says_rеd, must_match: /red/i, why: 'The same, in Cyrillic.'}\n")
     assert text != AB_CARD
     root = make_ab_project(tmp_path, text)
     line = one_line_error(bc(root, "seal", "tiny-ab"))

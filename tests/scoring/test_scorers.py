@@ -100,6 +100,10 @@ def _fail(where: object, expected: str) -> CardError:
         ({"method": "rules", "rules": [{"id": "a", "why": "x"}]}, "exactly one of must_match"),
         ({"method": "rules", "rules": [{"id": "a", "must_match": "/a/"}]}, "expected the reason"),
         ({"method": "exact", "expected": "x", "trim": "yes"}, "expected true or false"),
+        # a misspelt field of a rule is refused, not sealed unread (a `why:` with a comma in a flow mapping
+        # makes one of its second half)
+        ({"method": "rules", "rules": [{"id": "a", "must_match": "/a/", "why": "x", "in Cyrillic.": None}]},
+         r"\('rules', 0, 'in Cyrillic.'\): unknown field; expected id, must_match, must_not_match or why"),
     ],
 )
 def test_scoring_block_errors(raw: dict[str, object], message: str) -> None:

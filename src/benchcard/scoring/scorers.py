@@ -130,6 +130,11 @@ def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsSpec:
     return FieldsSpec(tuple(fields), abstain, screen)
 
 
+#: What a rule may hold: anything else is refused, as at every other level of a card, so that a misspelt field
+#: (`must_match_flags:`, `whyy:`) cannot be sealed and published while no scorer reads it.
+RULE_FIELDS = frozenset({"id", "must_match", "must_not_match", "why"})
+
+
 def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
     if not isinstance(items, list) or not items:
         raise fail(("rules",), "expected a list of rules with id, must_match or must_not_match, and why")
@@ -137,6 +142,8 @@ def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise fail(("rules", i), "expected a mapping with id, must_match or must_not_match, and why")
+        if extra := sorted(set(map(str, item)) - RULE_FIELDS):
+            raise fail(("rules", i, extra[0]), "unknown field; expected id, must_match, must_not_match or why")
         rule_id = item.get("id")
         if not isinstance(rule_id, str) or not rule_id:
             raise fail(("rules", i, "id"), "missing; expected a rule id")
