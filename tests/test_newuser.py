@@ -114,6 +114,17 @@ def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path:
     assert "scratch: a trial verdict, not entered in the ledger" in last
 
 
+def test_the_ci_docs_embedded_model_job_builds_the_portable_wheel() -> None:
+    """docs/ci.md's embedded-model job installs llama-cpp-python with the flags `make -s llama-flags` prints
+    (its pip cache would otherwise keep a build tuned to one runner's CPU for the next); the flags are the
+    Makefile's portable ones."""
+    [install] = [step["run"] for step in _ci_job("embedded-model") if "pip install" in step.get("run", "")]
+    assert install.startswith('CMAKE_ARGS="$(make -s llama-flags)" pip install ')
+    flags = subprocess.run(["make", "-s", "-C", str(REPO), "llama-flags"], capture_output=True, text=True,
+                           check=True, timeout=60).stdout.split()
+    assert "-DGGML_NATIVE=OFF" in flags and "-DGGML_AMX_TILE=ON" not in flags
+
+
 # ------------------------------------------------------------------------------- `make demo`, then `make test`
 
 #: The demo's stand-in for .venv/bin/benchcard: the real command line, with the fake server standing in for the
