@@ -23,7 +23,16 @@ endif
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
 WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check
+.PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check
+# A bare `make` says what there is to make, instead of making the first file rule (.venv) and stopping there.
+.DEFAULT_GOAL := help
+
+help:
+	@echo 'make demo        set-up + the main job: the sealed demo card on the embedded model, its verdict and ledger row, in $(DEMO_DIR)/'
+	@echo 'make test        set-up + the whole test suite (what CI runs)'
+	@echo 'make lint        ruff and mypy'
+	@echo 'make wheel       build the portable llama-cpp-python wheel once (make wheelhouse: where it is kept)'
+	@echo 'then: . $(VENV)/bin/activate, and benchcard --help (README.md, "Using it")'
 
 # A project under a path its locale cannot write (`/tmp/ä b` under LC_ALL=C) stops here, in one line: setuptools
 # writes, and Python's site module reads, the editable install's .pth file (the path to src/) in the locale's

@@ -229,6 +229,14 @@ def test_make_under_a_locale_that_cannot_write_the_projects_path_stops_in_one_li
     assert subprocess.run([*make, "locale-check"], env={**env, "LC_ALL": "C.UTF-8"}, timeout=60).returncode == 0
 
 
+def test_a_bare_make_says_what_there_is_and_makes_nothing(tmp_path: Path) -> None:
+    """`make` with no target, as a newcomer types it first: the targets, one a line, and no .venv made."""
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    done = subprocess.run(["make", "-s", "-C", str(tmp_path)], capture_output=True, text=True, check=True, timeout=60)
+    assert [line.split()[:2] for line in done.stdout.splitlines()[:2]] == [["make", "demo"], ["make", "test"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Makefile"]
+
+
 def test_no_test_reads_the_repositorys_own_results() -> None:
     """A test reads the published results through tests/data's copy (conftest.PUBLISHED), never results/ or a
     Project at the repository's root: both change under a user's `benchcard verdict`."""
