@@ -125,3 +125,31 @@ def test_a_gap_of_0_on_some_or_every_fixture_is_said_as_it_is(tmp_path: Path, mo
     result = cli_run(project, "verdict", run.name)
     assert result.exit_code == 0, result.output
     assert says in result.output and "0 fixtures" not in result.output
+
+
+def test_zero_spread_on_few_fixtures_says_the_gap_is_on_its_side_and_why_it_cannot_count(tmp_path: Path) -> None:
+    """Four fixtures, each answered alike in every repetition, the variant ahead by 0.01 on every one and no
+    unsupported value in either arm (hostile round 12c): every figure is on the side its clause wants, and only
+    the sign-flip's smallest p over four fixtures (2⁻⁴ one-sided, 2⁻³ two-sided) stands in the way. The words
+    said the opposite: "the gap is not above 0" of a gap of +0.010, "the gap (no spread at all) is not below
+    0.250" of a gap of 0, and "the field_recall gap ... is not inside ±0.05" of a gap of 0.010."""
+    fixtures = ["ex-01", "ex-02", "ex-03", "ex-06"]  # the card's holds clause names ex-06
+    project = make_project(tmp_path / "p", fixtures=fixtures)
+    base = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 3, 1)
+    run_dir = make_run(project, the_card(project), ab_metrics(base, base + 0.01, shape=(4, 3)))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "finding: inconclusive → non-result" in out
+    [rises] = [x for x in out.splitlines() if x.startswith("  FAILS  field_recall rises")]
+    assert rises.endswith("gap +0.010, no spread at all (every fixture moved alike, so no t interval), p = 0.1250, "
+                          "sign-flip p = 0.1250: the sign-flip p 0.125 is above α (4 fixtures can never reach α "
+                          "0.05).")
+    [guard] = [x for x in out.splitlines() if x.startswith("  FAILS  unsupported_values")]
+    assert ("does not hold — the gap (no spread at all) is below 0.250, but the one-sided sign-flip p 0.062 is "
+            "above α (4 fixtures can never reach α 0.05) (gap +0.000, p = 1.0000)") in guard
+    assert ("the field_recall gap, the same on every fixture (no spread, so no interval), lies inside ±0.05, but "
+            "the sign-flip p 0.062 is above α (4 fixtures can never reach α 0.05; TOST p = 0.0625), so no effect "
+            "is not shown either") in out
+    assert "not above 0" not in out and "is not below" not in out and "is not inside" not in out
+

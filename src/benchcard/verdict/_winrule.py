@@ -154,8 +154,11 @@ def _effect_reasons(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, a
     if ev.trivial is not None and bool(ev.trivial[0]):
         return [f"the gap is significant but smaller than min_effect {min_effect:g}: significant but trivial"]
     reasons = []
-    if zero or figures.p > alpha or (figures.gap > 0) != up:
-        reasons.append(f"the interval is not wholly {side} 0" if not zero else f"the gap is not {side} 0")
+    if zero:  # no interval: the gap itself is on its side or not, and the sign-flip decides
+        if not (figures.gap > 0 if up else figures.gap < 0):
+            reasons.append(f"the gap is not {side} 0")
+    elif figures.p > alpha or (figures.gap > 0) != up:
+        reasons.append(f"the interval is not wholly {side} 0")
     moved = int((np.abs(g.obs.d[0]) > 0).sum())
     if moved == 0:  # nothing for a sign flip to weigh: every fixture's mean is the same in both arms
         reasons.append(f"the sign-flip p {fixed(figures.p_signflip)} is above α (the gap is 0 on every fixture: "
@@ -195,7 +198,16 @@ def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, los
                  "the same evidence a win needs")
         return ClauseResult(clause, False, broken=True, figures=figures,
                             why=f"{head}: does not hold — {cause} ({gap_text}){bounded}.", cause=cause)
-    cause = run_spread_unmeasured(g) if math.isinf(figures.run_var) else f"{shown} is not {cmp} {limit}"
+    if math.isinf(figures.run_var):
+        cause = run_spread_unmeasured(g)
+    elif figures.ci is None and not g.truncated and (figures.gap < margin if upper else figures.gap > -margin):
+        # every fixture's gap alike and on its side of the margin: only the one-sided sign-flip's 2^−F stood in the
+        # way (decision.p_beyond), which so few fixtures never reach
+        cause = (f"{shown} is {cmp} {limit}, but the one-sided sign-flip p {fixed(float(ev.p_hold[0]))} is above α "
+                 f"({_few(int(g.obs.n_fixtures[0]), int(g.obs.n_fixtures[0]))} can never reach α {alpha:g})"
+                 if g.obs is not None else f"{shown} is {cmp} {limit}, but not by evidence at α {alpha:g}")
+    else:
+        cause = f"{shown} is not {cmp} {limit}"
     why = (f"does not hold — {cause} ({gap_text}){bounded}; the data cannot rule out a change beyond the margin.")
     return ClauseResult(clause, False, figures=figures, why=f"{head}: {why}", cause=cause)
 
@@ -292,6 +304,13 @@ def finding_of(win: WinRule, results: list[ClauseResult], code: int, first: Gap,
         failed_guards = [g.clause.text for g in guards if not g.holds]
         reasons.append(f"the effect is within ±{margin:g} (TOST p {p_equals(tost_p)}) but "
                        f"{', '.join(failed_guards)} does not hold, so it is not shown to be harmless")
+    elif (eq_interval is None and first.obs is not None and not first.truncated
+          and abs(float(first.obs.gap[0])) < margin):
+        # every fixture's gap alike and inside the margin: only the sign-flip's 2^−F stood in the way (p_beyond)
+        n = int(first.obs.n_fixtures[0])
+        reasons.append(f"{eq_ci} lies inside ±{margin:g}, but the sign-flip p {fixed(0.5 ** n)} is above α "
+                       f"({_few(n, n)} can never reach α {alpha:g}; TOST p {p_equals(tost_p)}), so no effect is not "
+                       "shown either")
     else:
         reasons.append(f"{eq_ci} is not inside ±{margin:g} (TOST p {p_equals(tost_p)}), so no effect is not "
                        "shown either")
