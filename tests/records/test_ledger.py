@@ -458,3 +458,26 @@ def test_a_ledger_that_is_a_link_to_another_projects_is_neither_read_nor_appende
         result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
         assert (result.exit_code, result.stderr.strip()) == (1, said), (args, result.output)
     assert other.ledger_path.read_bytes() == before and not (run / "verdict.json").exists()
+
+
+def test_a_spoiled_row_that_holds_the_id_in_another_field_stops_no_look_up(project: Project) -> None:
+    """A card's id or a run's may stand in another row as the value of another field: a card named `ab` in every
+    ab row's `kind`, a run's id in its replication's `replicates`. Such a row was decoded as the card's or the
+    run's before it was told apart, so one that does not read (a field edited to the wrong type) stopped
+    `verdict ab --show`, `status ab` and the original's `verdict --show` with its error; it is `verify`'s to name."""
+    rows = [ledger_row(run="run-1", card="ab", seq=1), ledger_row(run="run-2", card="demo", seq=2),
+            ledger_row(run="run-3", card="ab", seq=3)]
+    lines = [ledger.encode_row(row) + "\n" for row in rows]
+    project.results_dir.mkdir()
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    whole = ledger.read(project)
+    other = json.loads(lines[1]) | {"cells": "twelve",
+                                    "replicates": {"run": "run-1", "hash": "sha256:0", "seq": 1, "evidence": "e"}}
+    lines[1] = json.dumps(other, separators=(",", ":"), ensure_ascii=False) + "\n"
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    assert ledger.card_rows(project, "ab") == [whole[0], whole[2]]
+    assert ledger.row_of_run(project, "run-1") == whole[0] and ledger.row_of_run(project, "run-3") == whole[2]
+    with pytest.raises(LedgerError, match=r"^results/ledger\.jsonl: line 2 is not a ledger row: Expected `int`"):
+        ledger.read(project)
+    with pytest.raises(LedgerError, match=r"^results/ledger\.jsonl: line 2 is not a ledger row: Expected `int`"):
+        ledger.card_rows(project, "demo")

@@ -331,9 +331,7 @@ def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
     data = _bytes(project)
     if data is None:
         return None
-    found = (next((row for row in _rows_holding(project, data, [needle]) if row.run == run_id), None)
-             for needle in _forms(run_id))
-    return next((row for row in found if row is not None), None)
+    return next(_rows_whose(project, data, "run", run_id), None)
 
 
 def card_rows(project: Project, card_id: str) -> list[LedgerRow]:
@@ -344,7 +342,7 @@ def card_rows(project: Project, card_id: str) -> list[LedgerRow]:
     data = _bytes(project)
     if data is None:
         return []
-    return [row for row in _rows_holding(project, data, _forms(card_id)) if row.card == card_id]
+    return list(_rows_whose(project, data, "card", card_id))
 
 
 def _bytes(project: Project) -> bytes | None:
@@ -363,11 +361,15 @@ def _forms(value: str) -> list[bytes]:
     return list(dict.fromkeys(json.dumps(value, ensure_ascii=escaped).encode("utf-8") for escaped in (False, True)))
 
 
-def _rows_holding(project: Project, data: bytes, needles: list[bytes]) -> Iterator[LedgerRow]:
-    """The rows of the lines of `data` holding any of `needles`, in file order, each decoded once (named by its
-    line, as `read` names it); a torn last line is skipped, as every reader skips it."""
+def _rows_whose(project: Project, data: bytes, field: str, value: str) -> Iterator[LedgerRow]:
+    """The rows whose `field` is `value`, in file order: only the lines holding `value` as a JSON string are
+    parsed, and only those whose `field` is it are typed, each named by its line as `read` names it. Another
+    row may hold the value in another field (a card named `ab` in every ab row's `kind`, a run's id in its
+    replication's `replicates`): one of those that does not read is `verify`'s to name, not this look-up's. A
+    line that is not JSON cannot be told apart, so it is the error `read` gives; a torn last line is skipped, as
+    every reader skips it."""
     starts: set[int] = set()
-    for needle in needles:
+    for needle in _forms(value):
         at = data.find(needle)
         while at >= 0:
             starts.add(data.rfind(b"\n", 0, at) + 1)
@@ -385,4 +387,5 @@ def _rows_holding(project: Project, data: bytes, needles: list[bytes]) -> Iterat
                 return
         else:
             raw = _object(project, data[start:end], line)
-        yield _typed(project, raw, line)[1]
+        if raw.get(field) == value:
+            yield _typed(project, raw, line)[1]
