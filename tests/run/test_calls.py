@@ -187,11 +187,13 @@ def test_no_proxy_and_loopback_go_direct(tmp_path: Path, server: FakeServer, key
     assert seen == []
 
 
-def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, key: str,
+@pytest.mark.parametrize(("listens", "written"), [("127.0.0.2", "127.0.0.2"), ("127.0.0.1", "0x7f.1")])
+def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, key: str, listens: str, written: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Only 127.0.0.1, localhost and [::1] were exempt from a proxy: a local server on 127.0.0.2 (Linux answers
     all of 127.0.0.0/8 on `lo`) was sent to $HTTP_PROXY, here a port nothing listens on, and every cell failed
-    with `cannot reach the proxy`, whatever $NO_PROXY's 127.0.0.1 said. Every loopback host goes direct."""
+    with `cannot reach the proxy`, whatever $NO_PROXY's 127.0.0.1 said; so was 127.0.0.1 written `0x7f.1`, as
+    the resolver reads it. Every loopback host goes direct."""
     for name in PROXY_VARS:
         monkeypatch.delenv(name, raising=False)
     with socket.socket() as s:  # a port nothing listens on
@@ -200,9 +202,9 @@ def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, ke
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.setenv(name, f"http://127.0.0.1:{closed}")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    with FakeServer({"default_reply": "red"}, host="127.0.0.2") as there:
-        assert there.base_url.startswith("http://127.0.0.2:")
-        project = ab_project(tmp_path, there.base_url, fixtures=2, repetitions=1)
+    with FakeServer({"default_reply": "red"}, host=listens) as there:
+        assert there.base_url.startswith(f"http://{listens}:")
+        project = ab_project(tmp_path, there.base_url.replace(listens, written), fixtures=2, repetitions=1)
         result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1", "--json"])
         assert result.exit_code == 0, result.output
         assert there.stats()["calls"] == 4
@@ -211,6 +213,7 @@ def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, ke
 
 @pytest.mark.parametrize(("host", "direct"), [
     ("127.0.0.1", True), ("127.0.0.2", True), ("127.255.255.254", True), ("localhost", True), ("LOCALHOST", True),
+    ("127.1", True), ("2130706433", True), ("0x7f000001", True), ("0x7f.1", True), ("10.1", False), ("1", False),
     ("app.localhost", True), ("[::1]", True), ("[0:0:0:0:0:0:0:1]", True), ("[::ffff:127.0.0.2]", True),
     ("128.0.0.1", False), ("10.0.0.1", False), ("localhost.example.com", False), ("notlocalhost", False),
     ("[::2]", False), ("upstream.invalid", False),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import re
+import socket
 import urllib.parse
 
 from benchcard.errors import ProviderError
@@ -114,14 +115,19 @@ def secrets_of(creds: tuple[str, str] | None) -> tuple[str, ...]:
 
 def is_loopback(host: str) -> bool:
     """Whether a URL's host is this machine's own: `localhost` and any name under it (`app.localhost`, RFC 6761),
-    an address of 127.0.0.0/8 (Linux answers all of it on `lo`), `::1` (bracketed or not) or an IPv4 loopback
-    written as IPv6 (`::ffff:127.0.0.2`). A proxy could not reach such a server, so no call to it is proxied."""
+    an address of 127.0.0.0/8 (Linux answers all of it on `lo`; also in a form only the resolver reads as one,
+    `0x7f.1`, which httpx and aiohttp take for a name; `127.1` and `2130706433` aiohttp refuses outright), `::1`
+    (bracketed or not) or an IPv4 loopback written as IPv6 (`::ffff:127.0.0.2`). A proxy could not reach such a
+    server, so no call to it is proxied."""
     name = host.strip("[]").rstrip(".").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        address = ipaddress.ip_address(name)
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name)
     except ValueError:
-        return False
+        try:  # inet_aton reads what getaddrinfo takes for an IPv4 address, short and numeric forms included
+            address = ipaddress.IPv4Address(socket.inet_aton(name))
+        except OSError:
+            return False
     mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
     return (mapped or address).is_loopback
