@@ -140,10 +140,13 @@ def test_a_key_in_an_sdk_base_url_variable_is_refused_naming_the_variable(tmp_pa
     (f"ftp://alice:{PASSWORD}@host.example/v1?q={PASSWORD}",
      "expected an http:// or https:// URL with a host, got 'ftp://host.example/v1?…'"),
     (f"http://alice:{PASSWORD}/v1", "not a valid URL (its port is not a number from 0 to 65535): 'http://alice:…/v1'"),
+    (f"https://alice:b64/{PASSWORD}@host.example/v1?k=1",
+     "not a valid URL (its port is not a number from 0 to 65535): 'https://host.example/v1?…'"),
 ])
 def test_a_refused_url_is_quoted_without_its_password_or_query(tmp_path: Path, url: str, said: str) -> None:
     """Each line refusing a base URL quoted it as given (a space, another scheme: with its password and query;
-    a password written without its '@' reached the line as the port the parser could not read)."""
+    a password written without its '@' reached the line as the port the parser could not read; one holding a
+    '/', as base64 does, ends the authority early, and the rest of it reached the line as the path)."""
     project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
     assert one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url)) == f"error: --base-url: {said}"
 
@@ -153,6 +156,8 @@ def test_a_url_is_shown_without_what_may_carry_a_key() -> None:
 
     assert [shown_url(u) for u in (
         "https://alice:pw@host/v1", "https://host/v1?key=x#f", "https://host/v1#f", "http://key:sk-1/v1",
-        "http://[::1]:80/v1", "https://a:b@c:d@host:443/p?x", "http://h:80/a/b:c@d", "host/v1", "")] == [
+        "http://[::1]:80/v1", "https://a:b@c:d@host:443/p?x", "http://h:80/a/b:c@d", "host/v1", "",
+        "https://a:b/c+d/e==@host/v1", "https://a:b/c@d@host:443/v1#f")] == [
         "https://host/v1", "https://host/v1?…", "https://host/v1#…", "http://key:…/v1",
-        "http://[::1]:80/v1", "https://host:443/p?…", "http://h:80/a/b:c@d", "host/v1", ""]
+        "http://[::1]:80/v1", "https://host:443/p?…", "http://h:80/a/b:c@d", "host/v1", "",
+        "https://host/v1", "https://host:443/v1#…"]

@@ -66,8 +66,11 @@ def shown_url(url: str) -> str:
     stop = len(head) if stop < 0 else stop
     authority = head[start:stop].rpartition("@")[2]
     host, colon, port = authority.rpartition(":")
-    if colon and "]" not in port and not (port.isascii() and port.isdigit()):
-        authority = f"{host}:…"  # not a port: perhaps a password written without its '@'
+    if colon and "]" not in port and not (port.isascii() and port.isdigit()):  # not a port: a password, perhaps
+        at = head.rfind("@")
+        if at > stop:  # a password holding '/' (base64 does) ended the authority early: its '@' is in the "path"
+            return shown_url(head[:start] + head[at + 1:]) + rest
+        authority = f"{host}:…"  # written without its '@'
     return head[:start] + authority + head[stop:] + rest
 
 
