@@ -106,7 +106,11 @@ def _client_class() -> type[httpx.AsyncClient]:
     class Client(HttpxAiohttpClient):
         def _transport_for_url(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
             """Direct for a loopback host: httpx's mounts match a host by name or one address, never a range, so
-            $NO_PROXY=127.0.0.1 (or a mount of it) left 127.0.0.2, `app.localhost` and `::ffff:127.0.0.1` proxied."""
+            $NO_PROXY=127.0.0.1 (or a mount of it) left 127.0.0.2, `app.localhost` and `::ffff:127.0.0.1` proxied.
+            No public hook does this: a transport routing by URL mounted at `all://` loses to the proxies httpx
+            mounts at `http://` and `https://` from the environment, and mounting those itself would mean reading
+            $NO_PROXY other than as httpx does, which README promises. httpx calls this for every request; the
+            run on 127.0.0.2 behind a dead proxy in tests/run/test_calls.py fails if it ever stops."""
             if is_loopback(url.host):
                 return self._transport
             return super()._transport_for_url(url)
