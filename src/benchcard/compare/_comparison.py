@@ -70,7 +70,7 @@ class Comparison:
     samples: int = 0  # distinct sample ids
     plots: tuple[Path, ...] = ()  # drawn by the publishing stage (publish/compareplots.py)
     plot_note: str = ""  # why there are none, when there are none
-    gated: bool = False  # `--gate`: the gate's decision is reported beside the verdict, and exits the command
+    with_gate: bool = False  # `--gate`: the gate's decision is reported beside the verdict, and exits the command
 
     @property
     def finding(self) -> str:
@@ -84,16 +84,16 @@ class Comparison:
 
     @property
     def code(self) -> int:
-        """The exit code: the gate's when `gated`, else 0."""
-        return self.gate().code if self.gated else 0
+        """The exit code: the gate's under `--gate` (`with_gate`), else 0."""
+        return self.gate().code if self.with_gate else 0
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly verdict.json, as JSON data (when `gated`, the gate's decision beside it as `gate`)."""
-        return self.file.fields() | ({"gate": self.gate().to_json()} if self.gated else {})
+        """Exactly verdict.json, as JSON data (under `--gate`, the gate's decision beside it as `gate`)."""
+        return self.file.fields() | ({"gate": self.gate().to_json()} if self.with_gate else {})
 
     def lines(self) -> list[str]:
         """What `benchcard compare` prints: the verdict's lines under a header that says what was compared (and
-        when `gated`, the gate's line last)."""
+        under `--gate`, the gate's line last)."""
         d = self.file
         a, b = known(d.sources) or []
         out = [f"{UNSEALED} · {a.tool} · {d.baseline} (baseline, {a.log}) vs {d.variants[0]} "
@@ -108,7 +108,7 @@ class Comparison:
         out.append(f"wrote {TABLE_FILE}, verdict.json{plots} → {d.evidence}")
         if self.plot_note:
             out.append(f"  {self.plot_note}")
-        return [*out, self.gate().line] if self.gated else out
+        return [*out, self.gate().line] if self.with_gate else out
 
 
 def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project | None = None,

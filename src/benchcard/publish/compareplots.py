@@ -26,9 +26,9 @@ def compare_and_plot(a: Path, b: Path, rule: RuleOptions, *, project: Project | 
                      out: Path | str | None = None, enter_ledger: bool = False,
                      names: Sequence[str] = (), gate: bool = False) -> Comparison:
     """`compare`, then one SVG per (variant, gap clause) into the comparison's folder; with `gate`, the comparison
-    reports its gate's decision too (`Comparison.gated`)."""
+    reports its gate's decision too (`Comparison.with_gate`)."""
     done = replace(compare(a, b, rule, project=project, out=Path(out) if out else None, enter_ledger=enter_ledger,
-                           names=names), gated=gate)
+                           names=names), with_gate=gate)
     if done.samples > MAX_PLOTTED_SAMPLES:
         return replace(done, plot_note=f"no plots: {done.samples:,} samples are more than a per-sample figure "
                                        f"shows ({MAX_PLOTTED_SAMPLES} at most)")
