@@ -142,11 +142,17 @@ def test_a_key_in_an_sdk_base_url_variable_is_refused_naming_the_variable(tmp_pa
     (f"http://alice:{PASSWORD}/v1", "not a valid URL (its port is not a number from 0 to 65535): 'http://alice:…/v1'"),
     (f"https://alice:b64/{PASSWORD}@host.example/v1?k=1",
      "not a valid URL (its port is not a number from 0 to 65535): 'https://host.example/v1?…'"),
+    (f"https://alice:\uff0f{PASSWORD}@host.example/v1", "not a valid URL (its host or password holds a character "
+     "that reads as '/', '?', '#', '@' or ':' once normalized (NFKC)): 'https://host.example/v1'"),
+    (f"https://alice:{PASSWORD}@[host/v1", "not a valid URL (its host in brackets is not an IP address): "
+     "'https://[host/v1'"),
 ])
 def test_a_refused_url_is_quoted_without_its_password_or_query(tmp_path: Path, url: str, said: str) -> None:
     """Each line refusing a base URL quoted it as given (a space, another scheme: with its password and query;
     a password written without its '@' reached the line as the port the parser could not read; one holding a
-    '/', as base64 does, ends the authority early, and the rest of it reached the line as the path)."""
+    '/', as base64 does, ends the authority early, and the rest of it reached the line as the path; one holding a
+    character that NFKC reads as '/', such as '／', reached it in the parser's own words, which quote the whole
+    `user:password@host`)."""
     project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
     assert one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url)) == f"error: --base-url: {said}"
 

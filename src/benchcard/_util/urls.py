@@ -38,9 +38,8 @@ def check_url(url: object, where: str, key_env: str | None = None) -> str:
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
-    except ValueError as exc:  # its text may quote the port, which may be a password written without its '@'
-        reason = "its port is not a number from 0 to 65535" if "port" in str(exc).lower() else str(exc)
-        raise ProviderError(f"{where}: not a valid URL ({reason}): {shown_url(url)!r}") from None
+    except ValueError as exc:
+        raise ProviderError(f"{where}: not a valid URL ({_unparsed(exc)}): {shown_url(url)!r}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ProviderError(f"{where}: expected an http:// or https:// URL with a host, got {shown_url(url)!r}")
     secret = next((name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
@@ -53,6 +52,19 @@ def check_url(url: object, where: str, key_env: str | None = None) -> str:
     if parts.query or parts.fragment:
         raise ProviderError(f"{where}: expected a base URL without ?query or #fragment")
     return url.rstrip("/")
+
+
+def _unparsed(exc: ValueError) -> str:
+    """Why the parser refused a URL, in words of benchcard's: its own quote the port (perhaps a password written
+    without its '@') or the whole `user:password@host` (a character NFKC reads as '/')."""
+    said = str(exc).lower()
+    if "port" in said:
+        return "its port is not a number from 0 to 65535"
+    if "nfkc" in said:
+        return "its host or password holds a character that reads as '/', '?', '#', '@' or ':' once normalized (NFKC)"
+    if "ipv6" in said or "ipv4" in said:
+        return "its host in brackets is not an IP address"
+    return "the URL parser refused it"
 
 
 def shown_url(url: str) -> str:
