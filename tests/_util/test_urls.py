@@ -172,15 +172,17 @@ def test_a_url_is_shown_without_what_may_carry_a_key() -> None:
 def test_a_password_holding_a_slash_is_refused_before_it_is_stored(tmp_path: Path, server: FakeServer) -> None:
     """A '/' in a password (base64 holds them) ends the URL's host there: `http://alice:2024/pw@host/v1` reads as
     host `alice`, port 2024 and the path `/pw@host/v1`, so the run was planned and its manifest recorded the
-    password as part of the base URL. An '@' after the host is refused in one line that quotes no part of the URL,
-    saying how to write the password; nothing is written. Written with %2F, the password is sent, never stored."""
+    password as part of the base URL (a '?' or a '#' was refused as a query or fragment, never saying why). An '@'
+    after the host is refused in one line that quotes no part of the URL, saying how to write the password;
+    nothing is written. Written with %2F, the password is sent, never stored."""
     project = ab_project(tmp_path / "proj")
     write_config(project.root, server.base_url, key_env=None)
-    url = f"http://alice:2024/{PASSWORD}@127.0.0.1:9/v1"
-    line = one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url, "--attempts", "1"))
-    assert line == ("error: --base-url: expected no '@' after the URL's host: a password holding a '/' ends the "
-                    "host there and would be stored with the URL; write each '/' of it as %2F (an '@' of the path "
-                    "as %40)")
+    for url in (f"http://alice:2024/{PASSWORD}@127.0.0.1:9/v1", f"http://alice:2024?{PASSWORD}@127.0.0.1:9/v1",
+                f"http://alice:2024#{PASSWORD}@127.0.0.1:9/v1"):
+        line = one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url, "--attempts", "1"))
+        assert line == ("error: --base-url: expected no '@' after the URL's host: a password holding '/', '?' or "
+                        "'#' ends the host there, and what follows would be stored with the URL; write them as %2F, "
+                        "%3F and %23 (an '@' of the path as %40)")
     assert not project.results_dir.exists()
     server.configure({"require_key": True, "default_reply": "red"})
     written = server.base_url.replace("://", f"://alice:2024%2F{PASSWORD}@", 1)

@@ -29,9 +29,10 @@ SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "x_api_key", "token", "ac
 
 def check_url(url: object, where: str, key_env: str | None = None) -> str:
     """An absolute http(s) URL with a host, without spaces or control characters, a query or a fragment, or an
-    '@' after its host (a password holding '/' would be read as host, port and path, and stored); trailing `/`
-    dropped. A query carrying a key is refused saying where the key goes (`key_env`, the provider's
-    `api_key_env`, when it names one); no line quotes the URL but as `shown_url` writes it."""
+    '@' after its host (a password holding '/', '?' or '#' would be read as host, port and path, query or
+    fragment, and stored); trailing `/` dropped. A query carrying a key is refused saying where the key goes
+    (`key_env`, the provider's `api_key_env`, when it names one); no line quotes the URL but as `shown_url` writes
+    it."""
     if not isinstance(url, str) or not url:
         raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {url!r}")
     if _UNSAFE.search(url):
@@ -43,10 +44,10 @@ def check_url(url: object, where: str, key_env: str | None = None) -> str:
         raise ProviderError(f"{where}: not a valid URL ({_unparsed(exc)}): {shown_url(url)!r}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ProviderError(f"{where}: expected an http:// or https:// URL with a host, got {shown_url(url)!r}")
-    if "@" in parts.path:  # `alice:2024/pw@host`: the host `alice`, and the rest of the password stored as the path
-        raise ProviderError(f"{where}: expected no '@' after the URL's host: a password holding a '/' ends the host "
-                            "there and would be stored with the URL; write each '/' of it as %2F (an '@' of the path "
-                            "as %40)")
+    if "@" in parts.path + parts.query + parts.fragment:  # `alice:2024/pw@host`: the host `alice`, the path `/pw@…`
+        raise ProviderError(f"{where}: expected no '@' after the URL's host: a password holding '/', '?' or '#' ends "
+                            "the host there, and what follows would be stored with the URL; write them as %2F, %3F "
+                            "and %23 (an '@' of the path as %40)")
     secret = next((name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
                    if name.lower().replace("-", "_") in SECRET_PARAMS), None)
     if secret is not None:
