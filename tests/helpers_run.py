@@ -36,6 +36,12 @@ KEY_ENV = "BENCHCARD_TEST_KEY"
 PROBE = "one-word-sentiment"
 
 
+def next_second() -> None:
+    """Sleep into the next whole second: a run id is the start time to the second, so a run started after this
+    sorts after every run started before it (half a second on average, not a whole one)."""
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+
+
 def write_config(root: Path, base_url: str | None, *, type_: str = "openai", key_env: str | None = KEY_ENV,
                  extra: str = "") -> None:
     """`benchcard.yaml` declaring the provider `fake` (at the fake server) plus whatever `extra` adds."""

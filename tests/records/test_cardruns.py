@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,12 @@ from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.gate import EXIT_CODES
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, bc, ok, summary
+from ..helpers_run import ab_project, bc, next_second, ok, summary
 
 
 def _run(project: Project, *args: str) -> str:
     """A run made as a user makes it; its id (a run id is to the second: two runs are a second apart)."""
-    time.sleep(1.05)
+    next_second()
     return str(summary(ok(bc(project, "run", "colour-ab", "--json", *args)))["runs"][0]["run"])
 
 

@@ -19,7 +19,7 @@ from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, bc, ok, read_jsonl, summary
+from ..helpers_run import ab_project, bc, next_second, ok, read_jsonl, summary
 
 WHY = "started on the vendor's endpoint by mistake"
 
@@ -67,7 +67,7 @@ def test_a_run_on_the_wrong_endpoint_is_set_aside_and_never_offered_again(tmp_pa
 
     # the card's name no longer stands for it: a command acting on "the card's run" finds none, then the next
     assert "every run of the card is set aside (1)" in one_line_error(bc(project, "status", "colour-ab"))
-    time.sleep(1.05)  # run ids are to the second
+    next_second()  # run ids are to the second
     good = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
     assert good in ok(bc(project, "status", "colour-ab")).stdout
 
@@ -93,7 +93,7 @@ def test_a_ledgered_run_is_never_set_aside_and_a_reason_is_required(tmp_path: Pa
     assert one_line_error(bc(project, "set-aside", done, "--why", WHY)) == (
         f"error: run {done} is in the ledger (seq {seq}); a ledgered verdict is the record and is never set aside")
     assert not (project.results_dir / "colour-ab" / "v1" / done / "set-aside.jsonl").exists()
-    time.sleep(1.05)  # run ids are to the second
+    next_second()  # run ids are to the second
     other = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
     said = json.loads(ok(bc(project, "set-aside", other, "--why", WHY, "--json")).stdout)
     assert (said["run"], said["why"], said["folder"]) == (other, WHY, f"results/colour-ab/v1/{other}")
