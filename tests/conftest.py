@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.errors import FakeServerError
 from benchcard.stats import _tablecache
 from benchcard.testing.fakeserver import FakeServer
 
@@ -95,11 +96,29 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     signal.signal(signal.SIGINT, sigint)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeServer]:
-    """One fake server per test module; each test configures it (which zeroes its counters)."""
+@pytest.fixture(scope="session")
+def _server_process() -> Iterator[FakeServer]:
+    """The fake server's process, one per pytest worker: starting one costs about 0.26 CPU-s and half a second,
+    and 45 test modules ask for one."""
     with FakeServer() as srv:
         yield srv
+
+
+@pytest.fixture(scope="module")
+def server(_server_process: FakeServer) -> FakeServer:
+    """A fake server as a new one is, for each test module: the worker's process given the default config (a
+    fresh state: counters, fault budgets, reply cycles, batches); each test configures it (which zeroes its
+    counters). A process still holding a call of an earlier module (a hang) or gone is replaced by a new one,
+    so no module sees another's calls in flight."""
+    try:
+        busy = _server_process.stats(by_request=False)["in_flight"] > 0
+    except (FakeServerError, OSError):
+        busy = True
+    if busy:
+        _server_process.stop()
+        _server_process.start()
+    _server_process.configure({})
+    return _server_process
 
 
 @pytest.fixture
