@@ -120,8 +120,14 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
     env = {**os.environ, KEY_ENV: "sk-test-0000",
            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     benchcard = str(Path(sys.executable).with_name("benchcard"))
-    proc = subprocess.Popen([benchcard, "-C", str(root), "run", *args], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    # as from a terminal: Ctrl-C handled. pytest started in the background (`make test &`, nohup) has it ignored,
+    # a child keeps an ignored signal, and the run would never see the SIGINT; a handled one is the child's default
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([benchcard, "-C", str(root), "run", *args], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, before)
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline and proc.poll() is None and not ready():
