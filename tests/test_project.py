@@ -336,3 +336,28 @@ def test_the_built_in_provider_names_the_config_check_knows_are_the_runs() -> No
     from benchcard.run.providers import BUILTIN
 
     assert sorted(BUILTIN_NAMES) == sorted(BUILTIN)
+
+
+def test_an_empty_project_or_name_from_python_is_refused_not_the_current_folder(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchcard.give_verdict(run, project=os.environ.get("PROJ", ""))` with PROJ unset worked on the project
+    around the current folder, as `-C ""` did before the command line refused it (31758b0); a run or card named
+    empty was `: not a run folder (no manifest.json)`, or the run the current folder is. Both are one line naming
+    the argument, as `run_card(base_url="")` is."""
+    import benchcard
+
+    here = tmp_path / "here"
+    (here / "cards").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    with pytest.raises(ProjectError) as info:
+        Project.of("")
+    assert str(info.value) == "project='': empty (a variable set but empty?); give a folder, or None for the project " \
+                              "around the current folder"
+    for call, said in ((lambda: benchcard.give_verdict("x", project=""), "project=''"),
+                       (lambda: benchcard.give_verdict(""), "run=''"), (lambda: benchcard.manifest_of(""), "run=''"),
+                       (lambda: benchcard.load_card(""), "card=''"), (lambda: benchcard.seal_card(""), "card=''"),
+                       (lambda: benchcard.plan("tiny", pilot=""), "pilot=''")):
+        with pytest.raises(benchcard.BenchcardError) as raised:
+            call()
+        assert str(raised.value).startswith(f"{said}: empty (a variable set but empty?); give "), raised.value
+    assert list(here.iterdir()) == [here / "cards"]

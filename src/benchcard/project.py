@@ -45,6 +45,9 @@ class Project:
             return cls.find()
         if not isinstance(given, str | os.PathLike):
             raise ProjectError(f"project={given!r}: expected a Project, a folder (str or Path) or None")
+        if given == "":  # Path("") is the current folder: `-C ""` is refused for the same reason
+            raise ProjectError("project='': empty (a variable set but empty?); give a folder, or None for the "
+                               "project around the current folder")
         folder = Path(given)
         if not folder.is_dir():
             raise ProjectError(f"project={os.fspath(given)}: no such folder")
@@ -187,6 +190,8 @@ def given_name(given: object, argument: str, error: type[BenchcardError] = RunEr
     name = os.fspath(given) if isinstance(given, str | os.PathLike) else None
     if not isinstance(name, str):
         raise error(f"{argument}={given!r}: expected an id or a path (str or Path)")
+    if not name:  # never the run the current folder is, or a prefix every run has
+        raise error(f"{argument}='': empty (a variable set but empty?); give an id or a path")
     return name
 
 

@@ -55,3 +55,11 @@ def test_an_empty_provider_endpoint_or_run_from_python_is_refused_not_the_cards_
     with pytest.raises(RunError, match=r"^base_url='': empty"):
         run_card("tiny-ab", project, base_url="")
     assert not (project / "results").exists()
+
+
+def test_an_empty_model_name_from_python_is_refused_as_the_command_line_refuses_it() -> None:
+    """`run_card(card, models=[os.environ.get("MODEL", "")])` asked the endpoint for a model named '' (a run of
+    failed cells, or whatever the gateway's default is, recorded as the rig), where `--model ""` is refused."""
+    with pytest.raises(RunError) as info:
+        RunOptions(models=("gpt-4o", ""))
+    assert str(info.value) == "models[1]='': empty (a variable set but empty?); give a model's name"

@@ -43,6 +43,9 @@ class RunOptions:
             if getattr(self, name) == "":
                 raise RunError(f"{name}='': empty (a variable set but empty?); give a value, or None for the card's "
                                "own")
+        for i, model in enumerate(self.models):  # as `--model ""` is: never a model named ''
+            if model == "":
+                raise RunError(f"models[{i}]='': empty (a variable set but empty?); give a model's name")
         if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise RunError(f"--concurrency {self.concurrency:,}: expected 1 to {MAX_CONCURRENCY:,} calls in flight "
                            "(each holds a socket; no provider's rate limit lets more through)")
