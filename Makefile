@@ -36,9 +36,11 @@ help:
 
 # A project under a path its locale cannot write (`/tmp/ä b` under LC_ALL=C) stops here, in one line: setuptools
 # writes, and Python's site module reads, the editable install's .pth file (the path to src/) in the locale's
-# encoding, so pip would fail with a traceback, and every Python of .venv would die at start.
+# encoding, so pip would fail with a traceback, and every Python of .venv would die at start. A Python older than
+# the project's 3.11 (which has no locale.getencoding) is named first, in one line too.
 locale-check:
-	@$(PYTHON) -c 'import locale, os, sys; here, enc = os.getcwd(), locale.getencoding(); \
+	@$(PYTHON) -c 'import locale, os, sys; sys.version_info >= (3, 11) or sys.exit(f"make: benchcard needs Python 3.11 or newer, and {sys.executable} is {sys.version.split()[0]}: make PYTHON=python3.11 (or a newer one)"); \
+	  here, enc = os.getcwd(), locale.getencoding(); \
 	  sys.exit(None if here.encode(enc, "replace").decode(enc) == here else f"make: this project is in {here!a}, which the locale'"'"'s encoding ({enc}) cannot write: run make and .venv/bin/benchcard under a UTF-8 locale (LC_ALL=C.UTF-8), or move the project to a path in ASCII")'
 
 $(BIN)/python:

@@ -246,3 +246,22 @@ def test_no_test_reads_the_repositorys_own_results() -> None:
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                  if reading.search(line) and path.name != "test_newuser.py"]
     assert offenders == []
+
+
+def test_make_with_a_python_older_than_the_projects_says_so_in_one_line(tmp_path: Path) -> None:
+    """`make demo` with a python3 of 3.10 (Ubuntu 22.04's): the locale check ran first and ended in an AttributeError
+    traceback (3.10 has no locale.getencoding), where pip had said the project needs another Python. It now says
+    which Python it found and which it needs, before .venv is made. The old Python is this one, told so by a
+    wrapper (no Python 3.10 on the machines the tests run on)."""
+    old = tmp_path / "python3.10"
+    old.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import locale, sys; code = sys.argv.pop(1); "
+                   "del locale.getencoding; sys.version_info = (3, 10, 12); sys.version = \"3.10.12 (main)\"; "
+                   "exec(code)' \"$2\"\n", encoding="utf-8")
+    old.chmod(0o755)
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    done = subprocess.run(["make", "-s", "-C", str(tmp_path), f"PYTHON={old}", "demo"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and not (tmp_path / ".venv").exists()
+    assert done.stderr.splitlines()[0] == (f"make: benchcard needs Python 3.11 or newer, and {sys.executable} is "
+                                           "3.10.12: make PYTHON=python3.11 (or a newer one)")
+    assert len(done.stderr.splitlines()) == 2 and "Traceback" not in done.stderr
