@@ -143,6 +143,16 @@ def test_blind_sheet_after_the_verdict_is_refused(project: Project, tmp_path: Pa
     assert not out.exists() and not (run_dir / "sealed" / "sheet-late.jsonl").exists()
 
 
+def _all_passed(project: Project, run_dir: Path, tmp_path: Path) -> Path:
+    """The run's blind sheet exported to tmp_path/s.csv, every row graded pass, as a grader hands it back."""
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = read_sheet(sheet.path)
+    for row in rows:
+        row["grade"] = "pass"
+    write_sheet(sheet.path, rows)
+    return sheet.path
+
+
 def _bc(project: Project, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
     return result.exit_code, result.stdout, result.stderr
@@ -295,12 +305,8 @@ def test_imported_grades_edited_by_hand_are_one_line_at_the_verdict(project: Pro
     """grades/<sheet>.csv is read back by the verdict: a row id that is not a number, a grade that is none or the
     header line removed, by a hand or a disk, ended `verdict` in a ValueError or KeyError traceback."""
     run_dir = strong_run(project)
-    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    rows = read_sheet(sheet.path)
-    for row in rows:
-        row["grade"] = "pass"
-    write_sheet(sheet.path, rows)
-    assert _bc(project, "grade", run_dir.name, str(sheet.path))[0] == 0
+    sheet = _all_passed(project, run_dir, tmp_path)
+    assert _bc(project, "grade", run_dir.name, str(sheet))[0] == 0
     stored = run_dir / "grades" / "human.csv"
     stored.write_text("\n".join(edit(stored.read_text(encoding="utf-8").splitlines())) + "\n", encoding="utf-8")
     code, out, err = _bc(project, "verdict", run_dir.name)
@@ -332,17 +338,13 @@ def test_grades_imported_while_the_verdict_works_are_refused_not_anchored_unread
     its figures held no human agreement: a row that says the run had no blind grading, beside the grading it vouches
     for. A grade takes the run's lock alone, so it is refused while a verdict (or a run) holds the run."""
     run_dir = strong_run(project)
-    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
-    rows = read_sheet(sheet.path)
-    for r in rows:
-        r["grade"] = "pass"
-    write_sheet(sheet.path, rows)
+    sheet = _all_passed(project, run_dir, tmp_path)
     tried: list[str] = []
     commit = give._commit
 
     def meanwhile(*args: Any, **kwargs: Any) -> Any:  # another process, between the verdict's reading and writing
         with pytest.raises(RunError) as info:
-            import_grades(project, run_dir, sheet.path)
+            import_grades(project, run_dir, sheet)
         tried.append(str(info.value))
         return commit(*args, **kwargs)
 
@@ -351,3 +353,17 @@ def test_grades_imported_while_the_verdict_works_are_refused_not_anchored_unread
     assert tried == [f"run {run_dir.name} is being judged or written by another benchcard process now; import the "
                      "grades once it is done (grades imported after the verdict are not part of it)"]
     assert not (run_dir / "grades").exists() and not isinstance(verdict.file.human, HumanGrades)
+
+
+@pytest.mark.parametrize("name", ["con", "aux", "nul", "prn", "com1", "lpt9"])
+def test_a_sheet_named_as_a_windows_device_is_refused_before_anything_is_written(project: Project, tmp_path: Path,
+                                                                                name: str) -> None:
+    """`blind-sheet --name con` wrote sealed/sheet-con.jsonl, and its grades grades/con.csv, in a run folder that is
+    committed and published: a file no Windows clone can hold (git's checkout fails there), as a card named con was
+    before 4632932. The name is refused as a card's id is, and nothing is written."""
+    run_dir = strong_run(project)
+    code, out, err = _bc(project, "blind-sheet", run_dir.name, "--name", name, "--out", str(tmp_path / "s.csv"))
+    assert (code, out) == (1, "")
+    assert err == (f"error: sheet name {name!r}: is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
+                   "with any extension or case), which names a file in the run's folder; choose another\n")
+    assert not (tmp_path / "s.csv").exists() and not list((run_dir / "sealed").glob("sheet-*"))

@@ -29,6 +29,7 @@ import numpy as np
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, seed_from
 from benchcard._util.lastrow import last_per_cell
+from benchcard._util.names import windows_name_problem
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.safewrite import write_new
 from benchcard._util.text import ascii_decimal, ascii_int, displayable, plain_text, spreadsheet_text
@@ -72,6 +73,9 @@ class GradeImport:
 def _check_name(name: str) -> str:
     if not NAME.fullmatch(name):
         raise RunError(f"sheet name {name!r}: expected lowercase letters, digits, '-' or '_' (up to 40)")
+    device = windows_name_problem(name)  # grades/<name>.csv is committed with the run, and cloned anywhere
+    if device is not None:
+        raise RunError(f"sheet name {name!r}: {device}, which names a file in the run's folder; choose another")
     return name
 
 
