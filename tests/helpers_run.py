@@ -198,6 +198,48 @@ def recorded_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return asked
 
 
+RED_REPLY = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
+"""A chat completion answering "red", as a raw-socket server of the tests sends it."""
+
+
+def read_head(conn: socket.socket) -> bytes:
+    """A raw-socket server's read of a request up to the end of its headers (and whatever of the body came)."""
+    head = b""
+    while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
+        head += chunk
+    return head
+
+
+def read_request_body(conn: socket.socket, head: bytes) -> bytes:
+    """The body of the request `head` began, read to its Content-Length."""
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+    body = head.partition(b"\r\n\r\n")[2]
+    while len(body) < length and (chunk := conn.recv(65536)):
+        body += chunk
+    return body
+
+
+def send_json(conn: socket.socket, body: bytes) -> None:
+    """A 200 answer of JSON `body`, the connection then closed."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def serve_raw(listener: socket.socket, answer: Callable[[socket.socket], None], done: threading.Event) -> None:
+    """Accept connections on `listener` in a daemon thread, each answered by `answer` in a thread of its own,
+    until `done` is set (then the listener is closed)."""
+
+    def serve() -> None:
+        with listener:
+            listener.settimeout(0.2)
+            while not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    conn, _ = listener.accept()
+                    threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
 def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
     """A chat-completions server over TLS on 127.0.0.1 whose certificate nobody signed (made here by openssl, for
     IP 127.0.0.1): its base URL, the certificate, the handshakes it saw (one a connection; a refused one too) and
@@ -211,28 +253,12 @@ def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
     listener = socket.create_server(("127.0.0.1", 0))
     seen: list[int] = []
     done = threading.Event()
-    reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
 
     def answer(conn: socket.socket) -> None:
         seen.append(1)
         with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True) as tls:
-            head = b""
-            while b"\r\n\r\n" not in head and (chunk := tls.recv(65536)):
-                head += chunk
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
-            body = head.partition(b"\r\n\r\n")[2]
-            while len(body) < length and (chunk := tls.recv(65536)):
-                body += chunk
-            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                        b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply))
+            read_request_body(tls, read_head(tls))
+            send_json(tls, RED_REPLY)
 
-    def serve() -> None:
-        with listener:
-            listener.settimeout(0.2)
-            while not done.is_set():
-                with contextlib.suppress(TimeoutError):
-                    conn, _ = listener.accept()
-                    threading.Thread(target=answer, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
+    serve_raw(listener, answer, done)
     return f"https://127.0.0.1:{listener.getsockname()[1]}/v1", cert, seen, done

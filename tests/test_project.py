@@ -338,8 +338,8 @@ def test_the_built_in_provider_names_the_config_check_knows_are_the_runs() -> No
     assert sorted(BUILTIN_NAMES) == sorted(BUILTIN)
 
 
-def test_an_empty_project_or_name_from_python_is_refused_not_the_current_folder(tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_empty_project_or_name_from_python_is_refused_not_the_current_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`benchcard.give_verdict(run, project=os.environ.get("PROJ", ""))` with PROJ unset worked on the project
     around the current folder, as `-C ""` did before the command line refused it (31758b0); a run or card named
     empty was `: not a run folder (no manifest.json)`, or the run the current folder is. Both are one line naming

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import socket
 import threading
 import time
@@ -20,7 +19,18 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, only_run, read_jsonl, runs_of
+from ..helpers_run import (
+    KEY_ENV,
+    RED_REPLY,
+    ab_project,
+    only_run,
+    read_head,
+    read_jsonl,
+    read_request_body,
+    runs_of,
+    send_json,
+    serve_raw,
+)
 
 MODEL = "test/model"
 
@@ -153,19 +163,15 @@ def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) ->
     `nested`, such a list beside lists nested `nested` deep."""
     listener = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
-    reply = json.dumps({"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}).encode()
 
     def answer(conn: socket.socket) -> None:
         with conn:
-            head = b""
-            while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
-                head += chunk
+            head = read_head(conn)
             if head.startswith(b"GET") and (flood or nested):
                 listed = (b'{"data": [{"id": "other/model"}], "pad": "%s"}' % (b"x" * flood) if flood else
                           b'{"data": [{"id": "other/model"}], "pad": %s}' % (b"[" * nested + b"]" * nested))
                 with contextlib.suppress(OSError):
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (len(listed), listed))
+                    send_json(conn, listed)
                 return
             if head.startswith(b"GET"):
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -178,22 +184,10 @@ def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) ->
                 with contextlib.suppress(OSError):  # then a whole list, which a reader still waiting would act on
                     conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(listed), listed))
                 return
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
-            body = head.partition(b"\r\n\r\n")[2]
-            while len(body) < length and (chunk := conn.recv(65536)):
-                body += chunk
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                         b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply))
+            read_request_body(conn, head)
+            send_json(conn, RED_REPLY)
 
-    def serve() -> None:
-        with listener:
-            listener.settimeout(0.2)
-            while not done.is_set():
-                with contextlib.suppress(TimeoutError):
-                    conn, _ = listener.accept()
-                    threading.Thread(target=answer, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
+    serve_raw(listener, answer, done)
     return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", done
 
 
