@@ -237,3 +237,20 @@ def test_a_run_being_written_is_not_judged(project: Project) -> None:
                                "retry of its failed cells); a verdict waits for it to finish")
     assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
     assert give_verdict(project, run_dir).ledger_row is not None
+
+
+def test_an_unfinished_run_that_a_process_writes_now_is_said_to_run_now(project: Project) -> None:
+    """A verdict asked while the run itself works (its writer holds the lock) says so, and so does a set-aside: the
+    user is told to wait, not to resume a run that is running."""
+    from benchcard.records.setaside import set_aside
+
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False)
+    with open(run_dir / "outputs.jsonl", "ab") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(VerdictError) as info:
+            give_verdict(project, run_dir)
+        with pytest.raises(RunError) as aside:
+            set_aside(project, run_dir.name, "wrong endpoint")
+    assert str(info.value).startswith(f"run {run_dir.name} is still in progress (36 of 36 cells recorded, not closed "
+                                      "and is running now); a verdict waits for the run to finish")
+    assert str(aside.value) == f"run {run_dir.name} is running now; stop it (Ctrl-C) before setting it aside"

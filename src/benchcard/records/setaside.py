@@ -18,8 +18,8 @@ from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
-from benchcard.records.rows import OUTPUTS, SET_ASIDE, SetAside, dumps_line, utc_stamp
-from benchcard.records.runreader import set_aside_of
+from benchcard.records.rows import SET_ASIDE, SetAside, dumps_line, utc_stamp
+from benchcard.records.runreader import held_still, set_aside_of
 
 
 def refuse_set_aside(run_dir: Path, where: str) -> None:
@@ -78,16 +78,5 @@ def set_aside(project: Project, name: str, why: str) -> SetAsideDone:
 
 def _running(run_dir: Path) -> bool:
     """Whether a process holds the run's lock (it appends to outputs.jsonl now)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        return False
-    try:
-        with open(run_dir / OUTPUTS, "rb") as fh:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                return True
-    except OSError:
-        return False
-    return False
+    with held_still(run_dir) as still:
+        return not still

@@ -94,18 +94,8 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
     recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
     if manifest.retries:  # a retried cell has several rows; one reopened by the retry is not recorded again yet
         recorded = outcomes(RunReader(run_dir)).recorded
-    now = ""
-    if outputs.is_file():
-        try:
-            import fcntl
-
-            with open(outputs, "rb") as fh:
-                try:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-                except OSError:
-                    now = " and is running now"
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
+    with held_still(run_dir) as still:
+        now = "" if still else " and is running now"
     cells = "?" if manifest.cells is None else manifest.cells
     return (f"run {run_dir.name} is still in progress ({recorded} of {cells} cells "
             f"recorded, not closed{now}); a verdict waits for the run to finish: "
