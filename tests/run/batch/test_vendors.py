@@ -127,6 +127,11 @@ def test_a_poll_in_another_shape_is_read_without_what_is_not_there(counts: Any, 
                           "list); nothing of it is kept"),
     ({"status": "completed", "output_file_id": "../../organization/keys"}, "the openai batch API's answer names "
      "output_file_id '../../organization/keys', which is not an id; nothing was sent with it, resume the run later"),
+    # dots alone are a path's own segments: /v1/files/../content is /v1/content to every HTTP client
+    ({"status": "completed", "output_file_id": ".."}, "the openai batch API's answer names output_file_id '..', "
+     "which is not an id; nothing was sent with it, resume the run later"),
+    ({"status": "completed", "output_file_id": "."}, "the openai batch API's answer names output_file_id '.', "
+     "which is not an id; nothing was sent with it, resume the run later"),
     ({"status": "completed", "output_file_id": {"id": "file-1"}}, "the openai batch API's answer gives "
      "output_file_id as an object, which is not an id; nothing was sent with it, resume the run later"),
 ])

@@ -61,8 +61,9 @@ CONTROL_MAX_WAIT = 120.0
 RESULT_LINE_BYTES = MAX_REPLY_BYTES + 2**20
 
 #: What an id a vendor gives (a file's, a batch's) may hold: both vendors write letters, digits, `_` and `-`. It goes
-#: into the path of the next call, so an id of another shape (`../..`, a `?`, an object) is refused, never sent.
-_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+#: into the path of the next call, so an id of another shape (`../..`, a `?`, an object) is refused, never sent; it
+#: begins with a letter or a digit, so `.` and `..` (a path's own segments, which every client resolves) are too.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 #: Pages of batches a look for a lost batch reads at most (100 a page): a vendor that says `has_more` forever, or
 #: gives the same page again, is not followed further.
 MAX_PAGES = 1000
