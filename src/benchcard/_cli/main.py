@@ -60,8 +60,8 @@ def _given(ctx: click.Context, param: click.Parameter, value: Any, then: Any = N
     left out, `--base-url` and `--provider` mean the card's own rig (its real endpoint, key and costs), `-C` the
     project around the current folder, `--out` a default file."""
     if value == "" or (isinstance(value, tuple) and "" in value):
-        raise click.BadParameter("empty (a variable set but empty?); give a value, or leave the option out",
-                                 ctx=ctx, param=param)
+        left_out = "" if isinstance(param, click.Argument) else ", or leave the option out"  # RUN, CARD: never
+        raise click.BadParameter(f"empty (a variable set but empty?); give a value{left_out}", ctx=ctx, param=param)
     return then(ctx, param, value) if then is not None else value
 
 
@@ -70,8 +70,9 @@ def _refuse_empty(command: click.Command) -> None:
     for param in command.params:
         if param.type is click.STRING or isinstance(param.type, click.Path):
             param.callback = functools.partial(_given, then=param.callback)
-    for sub in getattr(command, "commands", {}).values():
-        _refuse_empty(sub)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _refuse_empty(sub)
 
 
 for _command in (cards.check, cards.seal, cards.curl, runs.run, runs.status_cmd, cards.init, site.site,
