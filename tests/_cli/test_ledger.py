@@ -4,6 +4,8 @@ when there are none, the runs left unfinished below it, and the line `--repair` 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import FrameType
@@ -176,3 +178,26 @@ def test_each_way_of_the_ledger_command_calls_one_core_function(project: Project
     give_verdict(project, make_run(project, the_card(project), ab_metrics()))
     make_run(project, the_card(project), ab_metrics(), finished=False)
     assert len(_core_calls(project, *args)) == 1, _core_calls(project, *args)
+
+
+def test_a_row_edited_to_hold_a_lone_surrogate_is_shown_and_verified_not_a_traceback(empty: Project) -> None:
+    """A ledger row edited by hand (or by a disk) to hold a lone surrogate's JSON escape (`"demo\\ud800"`, which no
+    UTF-8 text can hold) ended `benchcard ledger`, `ledger --json` and `ledger --verify` (the command that names
+    such an edit) in a UnicodeEncodeError traceback on a UTF-8 terminal, as on any. The character is shown as
+    its escape, as a control character is, and --json stays JSON, the same data."""
+    ledger.append(empty, _row(1, card="demo"))
+    path = empty.ledger_path
+    path.write_bytes(path.read_bytes().replace(b'"card":"demo"', b'"card":"demo\\ud800"'))
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "200"}
+
+    def bc(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(empty.root), "ledger", *args],
+                              capture_output=True, text=True, env=env, timeout=120, check=False)
+
+    shown, as_json, verified = bc(), bc("--json"), bc("--verify")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "demo\\ud800" in shown.stdout, shown.stdout
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)[0]["card"] == "demo\ud800", as_json.stderr
+    assert (verified.returncode, verified.stdout) == (1, ""), verified.stderr
+    assert verified.stderr == ("error: results/ledger.jsonl: seq 1 (line 1) is the first bad row: its content does "
+                               "not match its hash (the row was edited)\n")

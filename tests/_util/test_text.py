@@ -58,6 +58,7 @@ def test_balanced_isolates_pairs_every_isolate_and_pop(text: str, expected: str)
 
 def test_terminal_text_escapes_what_a_terminal_would_act_on_and_keeps_tabs_newlines_and_letters() -> None:
     assert terminal_text("a\x1b[2J\x07\x00\x7f\x9b\r\tb\nc é ש") == "a\\x1b[2J\\x07\\x00\\x7f\\x9b\\x0d\tb\nc é ש"
+    assert terminal_text("demo\ud800\udfff 😀") == "demo\\ud800\\udfff 😀"  # no encoding writes a lone surrogate
 
 
 def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:

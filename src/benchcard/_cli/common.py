@@ -27,8 +27,9 @@ import click
 from benchcard._util.text import terminal_line
 from benchcard.project import Project
 
-# DEL and the C1 controls, which JSON may hold raw: escaped, so that --json on a terminal cannot drive it either
-_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+# DEL and the C1 controls, which JSON may hold raw: escaped, so that --json on a terminal cannot drive it either;
+# and a lone surrogate, which no encoding writes (JSON's escape, `\ud800`, is what the file it was read from holds)
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def project_of(ctx: click.Context) -> Project:

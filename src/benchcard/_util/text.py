@@ -26,8 +26,9 @@ _FORMULA_STARTS = frozenset("=+-@\t\r")
 _REORDERING = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 _ISOLATE_STARTS = frozenset("\u2066\u2067\u2068")
 _ISOLATE_END = "\u2069"
-# C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI)
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI); and a lone
+# surrogate, which no terminal's encoding can write (a ledger row edited to hold `"\ud800"` was a traceback)
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # what `terminal_text` leaves and would still break a line or jump along it
 _LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
@@ -80,7 +81,8 @@ def escape(ch: str) -> str:
 
 def terminal_text(text: str) -> str:
     """`text` with each control character a terminal would act on (ESC, BEL, a carriage return, a C1 control)
-    written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal."""
+    written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal; a lone
+    surrogate too (`\\ud800`), which no encoding writes."""
     return _TERMINAL_CONTROLS.sub(lambda m: escape(m.group()), text)
 
 
