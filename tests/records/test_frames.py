@@ -121,6 +121,16 @@ def test_read_ledger(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     pd.testing.assert_frame_equal(benchcard.read_ledger(project.ledger_path), frame)
 
 
+def test_a_ledger_row_edited_to_hold_a_lone_surrogate_is_read(project: Project) -> None:
+    """`read_ledger` reads; `ledger --verify` checks. A row edited to hold a lone surrogate's escape
+    (`"card": "extract-ab\\ud800"`) ended read_ledger in pyarrow's UnicodeEncodeError, as read_run did before
+    eeb5b58: it is U+FFFD in the frame, as in read_run."""
+    give_verdict(project, make_run(project, the_card(project), ab_metrics(STRONG_VAR, STRONG_BASE)))
+    path = project.ledger_path
+    path.write_bytes(path.read_bytes().replace(b'"card":"extract-ab"', b'"card":"extract-ab\\ud800"', 1))
+    assert benchcard.read_ledger(project)["card"].tolist() == ["extract-ab\ufffd"]
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_writes_the_frame_and_never_overwrites(project: Project, fmt: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:

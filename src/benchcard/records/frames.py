@@ -140,7 +140,9 @@ def read_ledger(project: ProjectLike | None = None) -> pd.DataFrame:
 
     if isinstance(project, str | os.PathLike) and Path(project).name == "ledger.jsonl":
         project = Path(project).parent.parent  # the ledger file itself: its project
-    frame = pd.DataFrame([row.fields() for row in ledger.read(Project.of(project))])
+    # a row edited to hold a lone surrogate is read as U+FFFD, as read_run gives an output: pandas' strings are UTF-8
+    frame = pd.DataFrame([{k: displayable(v) if isinstance(v, str) else v for k, v in row.fields().items()}
+                          for row in ledger.read(Project.of(project))])
     if "at" in frame:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
     return frame
