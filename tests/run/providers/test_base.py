@@ -131,6 +131,15 @@ def test_a_key_in_a_vendors_json_is_replaced_however_it_is_escaped(written: str)
     assert without_secret_json(line, None) == line
 
 
+def test_a_vendors_json_holding_a_lone_surrogate_beside_an_escaped_key_is_kept_without_the_key() -> None:
+    """A reply may escape a lone surrogate (`"\\ud800"`, eeb5b58), which no UTF-8 text holds: a line holding one
+    beside the key written escaped ended the download of a batch's results in a UnicodeEncodeError when the line
+    was written again without the key. It is written in ASCII JSON then, the same value."""
+    line = json.dumps({"text": f"you sent {KEY} \ud800"}).replace("s", "\\u0073").encode() + b"\n"
+    scrubbed = without_secret_json(line, KEY)
+    assert json.loads(scrubbed) == {"text": "you sent [redacted] \ud800"} and scrubbed.endswith(b"\n")
+
+
 def test_a_vendors_json_nested_past_the_stack_is_refused_never_kept_with_an_escaped_key() -> None:
     """A result line holding the key only escaped ('\\u0073k…'), nested deeper than json.loads can read: the
     check for the key ended in a RecursionError (a traceback in the middle of a download). Unreadable here, it

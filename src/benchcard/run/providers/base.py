@@ -257,7 +257,7 @@ def without_secret_json(data: bytes, secret: str | Sequence[str] | None) -> byte
                             "kept") from None
     if scrubbed == decoded:
         return data
-    return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":")).encode() + data[len(data.rstrip()):]
+    return encode_body(scrubbed) + data[len(data.rstrip()):]  # ASCII JSON when it holds a lone surrogate
 
 
 def _scrubbed(value: Any, secret: str) -> Any:
