@@ -303,6 +303,23 @@ def test_a_rig_model_that_does_not_read_as_written_is_refused_as_model_is(tmp_pa
     assert not list((root / "keys").glob("*/*.seal.json"))
 
 
+@pytest.mark.parametrize(("rig", "field", "what"), [
+    ('rig: {provider: openrouter, model: "", effort: null}', "rig.model", "a model name"),
+    ('rig: {provider: "", model: test/model, effort: null}', "rig.provider", "a provider name"),
+])
+def test_a_rig_model_or_provider_left_empty_is_refused_before_it_is_sealed(tmp_path: Path, rig: str, field: str,
+                                                                          what: str) -> None:
+    """`model: ""` (a placeholder to fill in later) was checked ok and sealed: the run then asked the endpoint for a
+    model named '' and every page, ledger row and verdict named the rig ` · openrouter`; `provider: ""` passed
+    `check --no-rig` and was sealed too. Both are refused where the card is read, as `--model ""` is."""
+    root = make_ab_project(tmp_path / "p", AB_CARD.replace("rig: {provider: openrouter, model: test/model, "
+                                                           "effort: null}", rig))
+    for command in (("check", "--no-rig"), ("seal", "tiny-ab")):
+        code, out, err = exit_and_streams(root, *command)
+        assert code == 1 and f"cards/tiny-ab.yaml:8: field '{field}': empty; expected {what}" in out + err, out + err
+    assert not list((root / "keys").glob("*/*.seal.json"))
+
+
 def test_a_rig_surface_is_free_text_refused_only_for_what_does_not_show(tmp_path: Path) -> None:
     """Review: the rig's surface was held to a name's rules, so a card sealed before with `ChatGPT™ app` (not in
     Unicode's normal form: ™ folds to TM) no longer loaded; a surface is refused only for a character that does

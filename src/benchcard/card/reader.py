@@ -315,16 +315,24 @@ class _Reader:
         effort = rig.get("effort")
         if effort not in EFFORTS:
             raise self.fail(("rig", "effort"), f"expected null, low, medium or high, got {effort!r}")
-        model = self.get(rig, ("rig", "model"), (str,), "a model name")
+        model = self.named(rig, ("rig", "model"), "a model name")
         surface = self.get(rig, ("rig", "surface"), (str,), "text", required=False)
         self.shown_name("model", model, name_problem)
         self.shown_name("surface", surface, hidden_problem)
         return Rig(
-            provider=self.get(rig, ("rig", "provider"), (str,), "a provider name"),
+            provider=self.named(rig, ("rig", "provider"), "a provider name"),
             model=model,
             effort=effort,
             surface=surface,
         )
+
+    def named(self, obj: Any, where: Sequence[str | int], what: str) -> str:
+        """A name the rig needs (its provider, its model): text, and not empty. `""`, a placeholder left to fill in,
+        would be sealed and then sent, and name the rig on every page, as `--model ""` is refused for."""
+        value: str = self.get(obj, where, (str,), what)
+        if not value:
+            raise self.fail(where, f"empty; expected {what}")
+        return value
 
     def shown_name(self, field: str, value: str | None, problem_of: Callable[[str], str | None]) -> None:
         """A rig's model as `--model` takes it, and its surface: the rig line names them on every page, row and
