@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -55,7 +56,8 @@ def cli(ctx: click.Context, project: str | None) -> None:
     ctx.obj = {"project": project}
 
 
-def _given(ctx: click.Context, param: click.Parameter, value: Any, then: Any = None) -> Any:
+def _given(ctx: click.Context, param: click.Parameter, value: Any,
+           then: Callable[[click.Context, click.Parameter, Any], Any] | None = None) -> Any:
     """A text value given empty (`--base-url "$URL"` with URL unset) is a usage error, never the option left out:
     left out, `--base-url` and `--provider` mean the card's own rig (its real endpoint, key and costs), `-C` the
     project around the current folder, `--out` a default file."""
