@@ -367,3 +367,28 @@ def test_a_sheet_named_as_a_windows_device_is_refused_before_anything_is_written
     assert err == (f"error: sheet name {name!r}: is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
                    "with any extension or case), which names a file in the run's folder; choose another\n")
     assert not (tmp_path / "s.csv").exists() and not list((run_dir / "sealed").glob("sheet-*"))
+
+
+def test_a_verdict_asked_while_grades_are_imported_waits_and_says_why(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other order of the race above: `benchcard verdict RUN` while `benchcard grade RUN sheet.csv` writes
+    grades/human.csv is refused in one line naming the import (it said a resume or a retry was writing the run),
+    and given once the grades are in, with them."""
+    from benchcard._util.safewrite import write_new
+
+    run_dir = strong_run(project)
+    sheet = _all_passed(project, run_dir, tmp_path)
+    tried: list[str] = []
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:  # another process, while the grades are written
+        with pytest.raises(VerdictError) as info:
+            give_verdict(project, run_dir)
+        tried.append(str(info.value))
+        return write_new(*args, **kwargs)
+
+    monkeypatch.setattr("benchcard.grading.sheets.write_new", meanwhile)
+    import_grades(project, run_dir, sheet)
+    assert tried == [f"run {run_dir.name} is being written by another benchcard process (a resume, a retry of its "
+                     "failed cells, or grades imported); a verdict waits for it to finish"]
+    assert not (run_dir / "verdict.json").exists()
+    assert isinstance(give_verdict(project, run_dir).file.human, HumanGrades)

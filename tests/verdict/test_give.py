@@ -233,8 +233,8 @@ def test_a_run_being_written_is_not_judged(project: Project) -> None:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         with pytest.raises(VerdictError) as info:
             give_verdict(project, run_dir)
-    assert str(info.value) == (f"run {run_dir.name} is being written by another benchcard process (a resume or a "
-                               "retry of its failed cells); a verdict waits for it to finish")
+    assert str(info.value) == (f"run {run_dir.name} is being written by another benchcard process (a resume, a "
+                               "retry of its failed cells, or grades imported); a verdict waits for it to finish")
     assert not (run_dir / "verdict.json").exists() and not project.ledger_path.exists()
     assert give_verdict(project, run_dir).ledger_row is not None
 

@@ -175,8 +175,8 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
             manifest = read_manifest(run_dir)
             if not manifest.finished_at:
                 raise VerdictError(_in_progress(run_dir, manifest))
-            raise VerdictError(f"run {run_dir.name} is being written by another benchcard process (a resume or a "
-                               "retry of its failed cells); a verdict waits for it to finish")
+            raise VerdictError(f"run {run_dir.name} is being written by another benchcard process (a resume, a "
+                               "retry of its failed cells, or grades imported); a verdict waits for it to finish")
         return _give(project, run_dir, allow_incomplete, n_resamples, timings, scratch)
 
 
