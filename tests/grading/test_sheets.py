@@ -22,6 +22,7 @@ from benchcard.records.verdictfigures import HumanGrades
 from benchcard.verdict import give
 from benchcard.verdict.give import give_verdict
 
+from ..helpers_run import killed_at
 from ..helpers_verdict import (
     STRONG_BASE,
     STRONG_VAR,
@@ -172,6 +173,26 @@ def test_exporting_again_never_erases_a_graders_sheet(project: Project, tmp_path
     code, stdout, _ = _bc(project, "blind-sheet", run_dir.name, "--out", str(out), "--force")
     assert code == 0 and "sheet.csv.bak" in stdout
     assert (tmp_path / "sheet.csv.bak").read_bytes() == filled and read_sheet(out)[0]["grade"] == ""
+
+
+@pytest.mark.parametrize("at", ["write_atomic", "write_new"])
+def test_a_blind_sheet_killed_between_its_two_files_is_exported_again_whole(project: Project, tmp_path: Path,
+                                                                            at: str) -> None:
+    """The sheet and its sealed mapping are two files: a kill between them once left the sheet without its
+    mapping, which the same command then refused ("already exists") and `grade` could never read. The mapping
+    goes first (it is the same for every export of the name), so the command given again completes the pair."""
+    run_dir = strong_run(project)
+    out = tmp_path / "sheet.csv"
+    assert killed_at(f"benchcard.grading.sheets:{at}:", "-C", str(project.root), "blind-sheet", run_dir.name,
+                     "--out", str(out)) == -9
+    code, _, err = _bc(project, "blind-sheet", run_dir.name, "--out", str(out))
+    assert code == 0, err
+    assert len(read_sheet(out)) == 36 and (run_dir / "sealed" / "sheet-human.jsonl").is_file()
+    rows = read_sheet(out)
+    for row in rows:
+        row["grade"] = "pass"
+    write_sheet(out, rows)
+    assert _bc(project, "grade", run_dir.name, str(out))[0] == 0
 
 
 @pytest.mark.parametrize("target", ["results/ledger.jsonl", "keys/bench-01/v1.seal.json", "keys/bench-01/ex-01.json",

@@ -28,15 +28,21 @@ def backup_name(path: Path) -> Path:
     return candidate
 
 
+def refuse_existing(path: Path, *, force: bool, shown: str, error: type[BenchcardError] = BenchcardError) -> None:
+    """`write_new`'s refusal of an existing `path` without `force`, asked alone by a command that writes other
+    files first (a blind sheet's mapping) and must not write them for a sheet it will refuse."""
+    if not force and os.path.lexists(path):
+        raise error(f"{shown}: already exists; benchcard never writes over a file it did not create "
+                    "(choose another name, or --force to keep the old one as a .bak and write anew)")
+
+
 def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, shown: str,
               error: type[BenchcardError] = BenchcardError) -> Path | None:
     """Create `path` and fill it with `write(fh)` (text, UTF-8, no newline translation); returns the backup
     made of an existing file under `--force`, else None. An existing file without `force` is `error`."""
     backup = None
     if os.path.lexists(path):
-        if not force:
-            raise error(f"{shown}: already exists; benchcard never writes over a file it did not create "
-                        "(choose another name, or --force to keep the old one as a .bak and write anew)")
+        refuse_existing(path, force=force, shown=shown, error=error)
         backup = backup_name(path)
         os.rename(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ from benchcard._util.hashing import digest, seed_from
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.names import windows_name_problem
 from benchcard._util.safeio import read_regular_text
-from benchcard._util.safewrite import write_new
+from benchcard._util.safewrite import refuse_existing, write_new
 from benchcard._util.text import ascii_decimal, ascii_int, displayable, plain_text, spreadsheet_text
 from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
@@ -145,12 +145,16 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
         writer.writerow(SHEET_COLUMNS)
         writer.writerows(rows)
 
-    backup = write_new(out, write, force=force, shown=str(out), error=RunError)
+    refuse_existing(out, force=force, shown=str(out), error=RunError)  # before the mapping is written
+    # The mapping first: it is the same for every export of this name, so a kill between the two files leaves a
+    # mapping the same command completes; a sheet without its mapping could never be graded, and the command
+    # given again refused it as a file that exists.
     if not path.is_file():
         try:
             write_atomic(path, b"".join(dumps_line(m) for m in mapping), overwrite=False)
         except FileExistsError:  # another export of the same name got there first: it must have the same rows
             _same_mapping(project, path, name, mapping)
+    backup = write_new(out, write, force=force, shown=str(out), error=RunError)
     return Sheet(out, name, len(mapping), path, left_out, backup)
 
 
