@@ -146,13 +146,17 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
 
 _DIE_AT = """\
 import importlib, os, signal, sys
-module, name, target = sys.argv[1].split(":")
+module, name, target, *when = sys.argv[1].split(":")
 owner = importlib.import_module(module)
 real = getattr(owner, name)
 def dying(*args, **kwargs):
-    if not target or any(os.path.basename(str(a)) == target for a in args):
+    hit = not target or any(os.path.basename(str(a)) == target for a in args)
+    if hit and not when:
         os.kill(os.getpid(), signal.SIGKILL)
-    return real(*args, **kwargs)
+    result = real(*args, **kwargs)
+    if hit:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
 setattr(owner, name, dying)
 from benchcard.cli import main
 sys.argv = ["benchcard", *sys.argv[2:]]
@@ -161,8 +165,9 @@ main()
 
 
 def killed_at(where: str, *args: str) -> int:
-    """`benchcard ARGS` in a subprocess SIGKILLed the moment `where` (`module:function[:file name]`) is called:
-    the point of a write that leaves the most behind. Returns the exit status (−9 when killed)."""
+    """`benchcard ARGS` in a subprocess SIGKILLed the moment `where` (`module:function[:file name]`) is called
+    (`module:function:file name:after`: the moment it returns): the point of a write that leaves the most behind.
+    Returns the exit status (−9 when killed)."""
     src = str(Path(benchcard_package.__file__).parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-c", _DIE_AT, where, *args], env=env, capture_output=True,

@@ -6,16 +6,18 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import benchcard
 from benchcard._util.files import AtomicFile, is_work_file, move_into_place, synced_file, write_atomic
+from benchcard.project import Project
 
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_run import killed_at
-from ..helpers_verdict import cli_run, make_project, strong_run
+from ..helpers_verdict import cli_run, make_project, read_sheet, strong_run, write_sheet
 
 
 def test_write_atomic_replaces_the_whole_file_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -122,6 +124,47 @@ def test_a_blind_sheet_killed_before_its_mapping_is_linked_in_does_not_block_the
     assert verdict.exit_code == 0, verdict.output
     assert sorted(p.name for p in (run_dir / "sealed").iterdir() if not p.name.startswith(".")) == [
         "assignment.jsonl", "requests.jsonl"]
+
+
+def _exported(project: Project, tmp_path: Path) -> tuple[list[str], Path, str]:
+    """`export` (blinded: no verdict yet), killed with its CSV open and nothing written (pandas' `get_handle`
+    returned)."""
+    run_dir = strong_run(project)
+    out = tmp_path / "cells.csv"
+    return ["export", run_dir.name, "--out", str(out)], out, "pandas.io.formats.csvs:get_handle::after"
+
+
+def _graded(project: Project, tmp_path: Path) -> tuple[list[str], Path, str]:
+    """`grade`, killed with its grades written and synced but not yet moved into place."""
+    run_dir = strong_run(project)
+    sheet = tmp_path / "sheet.csv"
+    assert cli_run(project, "blind-sheet", run_dir.name, "--out", str(sheet)).exit_code == 0
+    write_sheet(sheet, [{**row, "grade": "pass"} for row in read_sheet(sheet)])
+    out = run_dir / "grades" / "human.csv"
+    return ["grade", run_dir.name, str(sheet)], out, f"benchcard._util.files:move_into_place:{out.name}"
+
+
+@pytest.mark.parametrize("command", [_exported, _graded], ids=["export", "grade"])
+def test_a_command_killed_while_it_writes_its_file_leaves_nothing_and_runs_again(
+        tmp_path: Path, command: Callable[[Project, Path], tuple[list[str], Path, str]]) -> None:
+    """Killed while its one file is written (benchmarks/kill_sweep.py kills these commands at random moments; this
+    moment leaves the most): nothing in sight changed, and the same command given again writes the file whole.
+    `export` wrote its file in place: a kill left a cut table that every later export refused to replace."""
+    project = make_project(tmp_path / "p")
+    args, target, where = command(project, tmp_path)
+    before = _in_sight(tmp_path)
+    assert killed_at(where, "-C", str(project.root), *args) == -9
+    assert _in_sight(tmp_path) == before
+    again = cli_run(project, *args)
+    assert again.exit_code == 0, again.output
+    assert target.is_file() and _work_files(tmp_path) == []
+    assert sorted(_in_sight(tmp_path)) == sorted([*before, target.relative_to(tmp_path).as_posix()])
+
+
+def _in_sight(folder: Path) -> dict[str, bytes]:
+    """Every file a listing shows (hidden temporaries and locks aside), with its bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+            if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".lock")}
 
 
 def test_the_next_write_removes_what_a_killed_writer_left_and_never_a_live_ones(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from benchcard._util.files import fresh_tmp, move_into_place, synced_file
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import displayable, spreadsheet_text
 from benchcard.errors import RunError
@@ -181,17 +182,29 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     path = out if out is not None else Path(f"{frame.attrs['card']}-v{frame.attrs['version']}-"
                                             f"{frame.attrs['run']}.{fmt}")
     project.refuse_protected(path, str(path))
+    exists = RunError(f"{path}: already exists; export never overwrites (choose another --out)")
     if path.exists() or path.is_symlink():
-        raise RunError(f"{path}: already exists; export never overwrites (choose another --out)")
+        raise exists
     if fmt == "parquet":
         import importlib.util
 
         if importlib.util.find_spec("pyarrow") is None:
             raise RunError("--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)")
         frame.attrs.clear()  # pyarrow stores attrs as JSON metadata; keep the file to its columns
-        frame.to_parquet(path, index=False)
-    else:
-        _spreadsheet_safe(frame).to_csv(path, index=False)
+    # Whole or absent: a file written in place and cut short by a kill was a table with cells missing that every
+    # later export refused to replace ("already exists"), and that another tool would read as the whole run.
+    tmp = fresh_tmp(path)
+    try:
+        with synced_file(tmp) as fh:
+            if fmt == "parquet":
+                frame.to_parquet(fh, index=False)
+            else:
+                _spreadsheet_safe(frame).to_csv(fh, index=False, encoding="utf-8")
+        move_into_place(tmp, path, overwrite=False)
+    except FileExistsError:  # another export made it meanwhile: never written over
+        raise exists from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns, scratch=scratch)
 
 
