@@ -15,7 +15,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import bc, ok, read_jsonl, write_config
+from ..helpers_run import ab_project, bc, ok, read_jsonl, write_config
 
 
 def _runs(project: Project) -> set[str]:
@@ -76,6 +76,20 @@ def test_resume_names_a_run_that_is_no_replication(judged: tuple[Project, str]) 
     line = one_line_error(bc(project, "replicate", "--resume", run))
     assert "not a replication (its manifest names no original)" in line
     assert "name the run to replicate" in one_line_error(bc(project, "replicate"))
+
+
+def test_a_replication_killed_while_it_was_planned_is_named_as_one(tmp_path: Path) -> None:
+    """Killed before its manifest was written, a replication's folder names no original: `replicate --resume` of
+    it once advised `run colour-ab --resume`, which plans an ordinary run of the card there (benchmarks/kill_sweep.py
+    found it). It says to delete the folder and replicate the original again."""
+    project = ab_project(tmp_path / "a")
+    half = project.results_dir / "colour-ab" / "v1" / "20261206T101010Z-0a0a"
+    (half / "sealed").mkdir(parents=True)
+    line = one_line_error(bc(project, "replicate", "--resume", half.name))
+    assert line == ("error: results/colour-ab/v1/20261206T101010Z-0a0a is a run stopped while it was planned (no "
+                    "manifest.json: no call was made from it, and nothing in it names its original); delete the "
+                    "folder and give `benchcard replicate RUN` again with the run it replicates"), line
+    assert not (half / "manifest.json").exists()
 
 
 def _copy(src: Project, dest: Path, run: str, base_url: str) -> Project:

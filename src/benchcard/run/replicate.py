@@ -34,7 +34,7 @@ from benchcard.card.schedule import recorded_rules
 from benchcard.errors import RunError, SealError
 from benchcard.project import Project
 from benchcard.records import ledger
-from benchcard.records.cardruns import find_run
+from benchcard.records.cardruns import find_run, unplanned
 from benchcard.records.plandigest import sealed_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
@@ -206,7 +206,16 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
 
 def _replication(project: Project, name: str, original: str | None) -> tuple[Path, Manifest]:
     """A replication run to resume, and its manifest; RunError when it is not one, or not of `original`."""
-    folder = find_run(project, name)
+    try:
+        folder = find_run(project, name)
+    except RunError:
+        half = unplanned(project, "*", Path(name).name)
+        if len(half) != 1:
+            raise
+        # not `run CARD --resume` (find_run's advice): that plans an ordinary run of the card in it
+        raise RunError(f"{project.relative(half[0])} is a run stopped while it was planned (no manifest.json: no "
+                       "call was made from it, and nothing in it names its original); delete the folder and give "
+                       "`benchcard replicate RUN` again with the run it replicates") from None
     manifest = RunStore(folder).read_manifest()
     link = manifest.replicates
     if link is None:
