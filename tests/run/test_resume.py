@@ -205,15 +205,18 @@ def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unkno
 
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_stopped(
-        tmp_path: Path, server: FakeServer, key: str) -> None:
+        tmp_path: Path, server: FakeServer, key: str, sig: signal.Signals) -> None:
     """Ctrl-C (SIGINT) mid-run: the pass writes the replies it counted as it stops, the resume adds its own, and
-    nothing is counted twice: the names, their counts and the rows they cover are a run never stopped's."""
+    nothing is counted twice: the names, their counts and the rows they cover are a run never stopped's. SIGTERM
+    (`kill`, `timeout`, a cancelled CI job) is taken as Ctrl-C: it ended the run on the spot, as SIGKILL does, and
+    left the pass's replies uncounted (benchmarks/kill_sweep.py)."""
     server.configure({"default_reply": "red", "latency_ms": 40, "reply_model": "test/model-2024-08-06"})
     whole = ab_project(tmp_path / "whole", server.base_url, fixtures=40, repetitions=1)
     assert bc(whole, "run", "colour-ab").exit_code == 0
     project = ab_project(tmp_path / "cut", server.base_url, fixtures=40, repetitions=1)
-    folder = start_and_kill(project, 30, signal.SIGINT)
+    folder = start_and_kill(project, 30, sig)
     stopped = read_manifest(folder)
     assert stopped.finished_at is None and stopped.replied_models  # the stopped pass wrote what it counted
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name)

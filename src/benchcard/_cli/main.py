@@ -4,8 +4,10 @@ single line on stderr and exit 1."""
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import click
@@ -86,5 +88,18 @@ _refuse_empty(cli)
 
 
 def main() -> None:
-    """Entry point for the `benchcard` script."""
+    """Entry point for the `benchcard` script. SIGTERM (what `kill`, `timeout`, a cancelled CI job and `docker
+    stop` send) stops a command as Ctrl-C does: a run records the replies it counted and says how to resume, where
+    Python's default ended it on the spot, as SIGKILL does."""
+    signal.signal(signal.SIGTERM, _as_ctrl_c)
     cli(prog_name="benchcard")
+
+
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM taken as SIGINT, unless SIGINT is ignored (a command started in the background by a shell): then
+    SIGTERM ends the process as it would have, never leaving it deaf to both."""
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+        return
+    signal.raise_signal(signal.SIGINT)
