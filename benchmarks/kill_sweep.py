@@ -270,8 +270,12 @@ def resume_new(kind: str) -> Callable[[Templates, Path, list[str]], list[str]]:
         begun = [n for n in new if (root / "results" / CARD / "v1" / n).is_dir()]
         if not begun:
             return []
-        if kind == "run":
+        if kind == "run":  # a run killed while planned is planned again by its resume
             return ["run", CARD, "--resume", begun[-1], "--json"]
+        folder = root / "results" / CARD / "v1" / begun[-1]
+        if not (folder / "manifest.json").is_file():  # what `replicate --resume` says to do then
+            shutil.rmtree(folder)
+            return []
         return ["replicate", "--resume", begun[-1], "--json"]
     return again
 
@@ -305,6 +309,7 @@ class Tally:
     failures: list[str] = field(default_factory=list)
     by_check: dict[str, int] = field(default_factory=dict)
     done_already: dict[str, int] = field(default_factory=dict)  # killed after its work: run again, it says so
+    signals: dict[str, int] = field(default_factory=dict)
     known: dict[str, int] = field(default_factory=dict)  # ends with a kill's replies uncounted, as documented
 
     def fail(self, scenario: str, check: str, what: str) -> None:
@@ -373,6 +378,7 @@ def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random
     assert proc.stderr is not None
     proc.stderr.close()
     tally.kills[s.name] = tally.kills.get(s.name, 0) + 1
+    tally.signals[sig.name] = tally.signals.get(sig.name, 0) + 1
     label = f"{sig.name} at {at:.2f} s"
     check_after(s, t, root, before, label, tally)
     done = finish(root, s, t, template_ids_of(t))
@@ -385,9 +391,9 @@ def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random
         tally.done_already[s.name] = tally.done_already.get(s.name, 0) + 1
     differ = sorted(k for k in end.keys() | s.reference.keys()
                     if k not in s.masked and "/batch/journal.jsonl" not in k and end.get(k) != s.reference.get(k))
-    known = [k for k in differ if ".replied_" in k or ".judge_replied_" in k]
+    known = [k for k in differ if ".replied_" in k or "not counted" in str(end.get(k))]
     if known:  # docs/security.md: a pass killed outright leaves its replies' models uncounted
-        tally.known[s.name] = tally.known.get(s.name, 0) + 1
+        tally.known[f"{s.name} ({label.split()[0]})"] = tally.known.get(f"{s.name} ({label.split()[0]})", 0) + 1
         differ = [k for k in differ if k not in known]
     if differ:
         shown = "; ".join(f"{k}: {str(end.get(k))[:80]!r} vs {str(s.reference.get(k))[:80]!r}" for k in differ[:4])
@@ -479,7 +485,8 @@ def main() -> None:
                          [["run", CARD, "--resume", t.partial, "--json"]] * 2, work, tally, t,
                          then=["run", CARD, "--resume", t.partial, "--json"])
                 server.configure(REPLY)
-    summary = {"seed": args.seed, "kills": tally.kills, "ended_before_the_signal": tally.ended_first,
+    summary = {"seed": args.seed, "kills": tally.kills, "signals": tally.signals,
+               "ended_before_the_signal": tally.ended_first,
                "refused_again_as_done": tally.done_already,
                "failures": len(tally.failures),
                "replies_left_uncounted": tally.known, "by_check": tally.by_check,
