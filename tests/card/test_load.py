@@ -8,13 +8,18 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchcard.card.load import card_of_run, check_seal_root, load_cards, resolve_card_path
+from benchcard.card.load import card_of_run, check_seal_root, load_card, load_cards, resolve_card_path
+from benchcard.card.reader import read_card
+from benchcard.card.seal import seal
 from benchcard.errors import BenchcardError, CardError, RunError, SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
+from benchcard.testing.cards import COLOUR_AB
+from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc, one_line_error
 from ..helpers_project import AB_CARD, make_ab_project
+from ..helpers_run import only_run, write_config
 
 
 def test_duplicate_card_id(tmp_path: Path) -> None:
@@ -116,3 +121,88 @@ def test_a_card_id_is_refused_when_its_files_could_not_be_named_anywhere(tmp_pat
     path.write_text(AB_CARD.replace("id: tiny-ab", f'id: "{quoted}"'), encoding="utf-8")
     with pytest.raises(CardError, match=rf"^cards/{re.escape(path.name)}:1: field 'id': {said}"):
         load_cards(Project(root), [str(path)])
+
+
+# ------------------------------------------------------------------ a card sealed before the checks of 2026-12-07
+
+#: An ab card that benchcard of 1926552 (the day before) checked and sealed as it is, and that three checks added
+#: since would refuse: its id is a Windows device name, its rule has a field no scorer reads, its rig no model.
+SEALED_BEFORE = (COLOUR_AB.format(provider="fake", reps=2, effort="null", max_tokens=50)
+                 .replace("id: colour-ab", "id: aux").replace("fixtures/colour-ab/", "fixtures/colours/")
+                 .replace("why: The only right answer.}", "why: The only right answer., note: kept}")
+                 .replace("model: test/model", 'model: ""'))
+#: The root `benchcard seal aux` of 1926552 wrote for that project (`git worktree add /tmp/old 1926552`, then
+#: PYTHONPATH=/tmp/old/src python -m benchcard seal aux): the seal below is the one it wrote, bar `sealed_at`.
+OLD_ROOT = "sha256:102dbf6e545c2188c075587618dc504f459c3f18d6e1481525dc61acbf037084"
+LATER = ("cards/aux.yaml:1: field 'id': the id 'aux' is a device name on Windows",
+         "cards/aux.yaml:21: field 'scoring.rules.0.note': unknown field; expected id, must_match, must_not_match or "
+         "why",
+         "cards/aux.yaml:7: field 'rig.model': empty; expected a model name")
+
+
+def sealed_before(root: Path, card: str = SEALED_BEFORE) -> Project:
+    """The project of SEALED_BEFORE, sealed as benchcard sealed it before those checks: the card read by the reader
+    alone (`load_card` would refuse it unsealed) and sealed by `seal.seal`."""
+    (root / "cards").mkdir(parents=True)
+    (root / "cards" / "aux.yaml").write_text(card, encoding="utf-8")
+    (root / "fixtures" / "colours").mkdir(parents=True)
+    for i in range(3):
+        (root / "fixtures" / "colours" / f"item-{i:03d}.txt").write_text(f"a ripe tomato, number {i}",
+                                                                          encoding="utf-8")
+    project = Project(root)
+    path = root / "cards" / "aux.yaml"
+    seal(read_card(card, "cards/aux.yaml", project, path), project)
+    return project
+
+
+def test_a_card_sealed_before_a_check_still_reads_and_the_same_content_unsealed_does_not(tmp_path: Path) -> None:
+    """A check added after a version was sealed would strand it: editing the card to pass breaks its seal. The
+    version reads while its seal holds, and `check` warns of each problem; once its material changed, or as a new
+    version not yet sealed, the card is refused for the first of them, as before."""
+    project = sealed_before(tmp_path)
+    assert msgspec.json.decode((tmp_path / "keys" / "aux" / "v1.seal.json").read_bytes())["root"] == OLD_ROOT
+    card = load_card(project.card_path("aux"), project)
+    assert (card.rig.model, card.id) == ("", "aux") and len(card.later_checks) == 3
+    assert all(got.startswith(want) for got, want in zip(card.later_checks, LATER, strict=True))
+    checked = bc(tmp_path, "check", "aux")
+    assert checked.exit_code == 0, checked.output
+    warned = [line for line in checked.stdout.splitlines() if "sealed before this check" in line]
+    assert [line.removeprefix("  warning: ")[:len(want)] for line, want in zip(warned, LATER, strict=True)] == \
+        list(LATER)
+    assert warned[0].endswith("(v1 was sealed before this check and is read as sealed; fix it in v2)")
+    assert bc(tmp_path, "seal", "aux").stdout.startswith("already sealed, unchanged: aux v1")
+    fixture = tmp_path / "fixtures" / "colours" / "item-000.txt"
+    fixture.write_text("a green tomato", encoding="utf-8")  # the seal no longer holds: the check's refusal
+    with pytest.raises(CardError, match=f"^{re.escape(LATER[0])}"):
+        load_card(project.card_path("aux"), project)
+    fixture.write_text("a ripe tomato, number 0", encoding="utf-8")
+    newer = SEALED_BEFORE.replace("version: 1", "version: 2").replace(
+        "history:\n", "history:\n  - {version: 2, note: Not sealed.}\n")
+    project.card_path("aux").write_text(newer, encoding="utf-8")
+    refused = bc(tmp_path, "check", "aux")
+    assert refused.exit_code == 1 and f"  error: {LATER[0]}" in refused.stdout, refused.output
+    assert one_line_error(bc(tmp_path, "seal", "aux")).startswith(f"error: {LATER[0]}")
+    assert not (tmp_path / "keys" / "aux" / "v2.seal.json").exists()
+
+
+def test_a_run_of_a_card_sealed_before_a_check_is_resumed_shown_and_judged(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """The commands that work on a sealed version and its runs: `run` (naming the model its rig left empty; without
+    one it is refused in one line, never a model named ''), `run --resume --retry-failed`, `status` and `verdict`."""
+    project = sealed_before(tmp_path)
+    write_config(tmp_path, server.base_url)
+    assert one_line_error(bc(tmp_path, "run", "aux")) == (
+        "error: aux v1: the card's rig names no model (rig.model is ''); name one with --model")
+    server.configure({"default_reply": "red", "faults": [{"kind": "500", "times": 999, "match": "number 0"}]})
+    first = bc(tmp_path, "run", "aux", "--model", "test/model", "--attempts", "1")
+    assert first.exit_code == 0 and "12 cells: 8 ok, 0 truncated, 4 failed" in first.stdout, first.output
+    run = only_run(project, "aux").name
+    server.configure({"default_reply": "red"})
+    resumed = bc(tmp_path, "run", "aux", "--resume", run, "--retry-failed")
+    assert resumed.exit_code == 0, resumed.output
+    status = bc(tmp_path, "status", run, "--json")
+    assert status.exit_code == 0, status.output
+    given = bc(tmp_path, "verdict", run)
+    assert given.exit_code == 0 and given.stdout.startswith(f"aux v1 · run {run} · test/model · fake\n"), given.output
+    assert "cells: planned 12 · scored 12 · truncated 0 · failed 0 · missing 0" in given.stdout  # the retry's
+    assert bc(tmp_path, "verdict", run, "--show").stdout == given.stdout

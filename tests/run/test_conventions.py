@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchcard.card.reader import read_card
+from benchcard.card.seal import seal
 from benchcard.errors import BenchcardError
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
@@ -172,3 +174,18 @@ def test_the_judge_is_not_moved_by_an_sdk_variable_and_says_so(monkeypatch: pyte
                                     "https://api.openai.com/v1 as sealed (declare a provider in benchcard.yaml to "
                                     "call it elsewhere)")
     assert judge_note("fake") is None
+
+
+def test_a_card_sealed_with_an_empty_rig_provider_runs_only_on_a_provider_named(tmp_path: Path) -> None:
+    """A card sealed with `provider: ""` before the reader refused it (2026-12-07) still reads while its seal holds
+    (card/load.py), but a new run of it takes no provider named '': it is refused in one line before any call."""
+    root = tmp_path / "proj"
+    (root / "cards").mkdir(parents=True)
+    path = root / "cards" / "colour-ab.yaml"
+    path.write_text(COLOUR_AB.format(provider='""', reps=1, effort="null", max_tokens=20), encoding="utf-8")
+    (root / "fixtures" / "colour-ab").mkdir(parents=True)
+    (root / "fixtures" / "colour-ab" / "item-0.txt").write_text("a tomato", encoding="utf-8")
+    project = Project(root)
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/colour-ab.yaml", project, path), project)
+    assert one_line_error(bc(project, "run", "colour-ab")) == (
+        "error: colour-ab v1: the card's rig names no provider (rig.provider is ''); name one with --provider")

@@ -181,7 +181,14 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=tuple(design_warnings(card, project)), sequential=schedule)
+                      warnings=(*later_warnings(card), *design_warnings(card, project)), sequential=schedule)
+
+
+def later_warnings(card: Card) -> list[str]:
+    """Each problem of a check newer than the card's seal (`Card.later_checks`): a warning, not a failure, since the
+    version it was sealed in stays as it is; the next version must fix it."""
+    return [f"{problem} (v{card.version} was sealed before this check and is read as sealed; fix it in "
+            f"v{card.version + 1})" for problem in card.later_checks]
 
 
 def ignored_key_problems(card: Card, project: Project) -> list[str]:

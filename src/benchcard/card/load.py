@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.yamlread import MAX_YAML_BYTES
+from benchcard.card import seal as sealmod
 from benchcard.card._names import check_names
 from benchcard.card.model import Card
 from benchcard.card.reader import read_card
@@ -17,10 +18,24 @@ from benchcard.records.rows import Manifest
 
 
 def load_card(path: Path, project: Project) -> Card:
-    """Read and validate one card file."""
+    """Read and validate one card file. A problem only a check newer than some seals finds (`Card.later_checks`)
+    refuses the card unless its version's seal holds: a version sealed before the check keeps its verdict, resume,
+    status and pages (editing it to pass would break its seal), while an unsealed one is fixed before it is sealed."""
     source = project.relative(path)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
-    return check_names(read_card(text, source, project, path), source)
+    card = check_names(read_card(text, source, project, path), source)
+    if card.later_checks and not _seal_holds(card, project):
+        raise CardError(card.later_checks[0])
+    return card
+
+
+def _seal_holds(card: Card, project: Project) -> bool:
+    """Whether the card's version has a seal file whose root its material (card, fixtures, keys) still has."""
+    try:
+        sealed = sealmod.read(card.id, card.version, project)
+        return sealed is not None and sealmod.compute(card, project, sealed).root == sealed.root
+    except BenchcardError:  # an unreadable seal or material: the check's own problem is the one to name
+        return False
 
 
 def load_named(project: Project, name: str) -> Card:

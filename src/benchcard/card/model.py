@@ -184,6 +184,9 @@ class Card:
     gate_alpha: float = DEFAULTS["gate", "alpha"]
     sequential: Sequential | None = None  # the sealed looks (`sequential:`); None: the whole grid is run
     page: Mapping[str, Any] = field(default_factory=dict)
+    # what the checks added after this version could be sealed would refuse (`reader._Reader.newer`), one line
+    # each: the card is loaded only when its seal holds (`load.load_card`), and `check` warns of each
+    later_checks: tuple[str, ...] = ()
 
     @property
     def is_ab(self) -> bool:

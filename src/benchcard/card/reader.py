@@ -89,6 +89,14 @@ class _Reader:
 
     def __init__(self, raw: Any, lines: dict[tuple[str, ...], int], source: str, project: Project, path: Path):
         self.raw, self.lines, self.source, self.project, self.path = raw, lines, source, project, path
+        self.later: list[CardError] = []  # problems of the checks newer than some seals: `newer`
+
+    def newer(self, problem: CardError) -> None:
+        """Keep a problem that only a check added after cards were sealed without it finds (since 2026-12-07: a
+        rule's unknown field, an id that is a Windows device name, an empty rig name): the card is read all the
+        same, and `load.load_card` refuses it unless the version's seal holds, so that a version sealed before the
+        check still gets its verdict, its resume, its status and its pages, and an unsealed one is refused."""
+        self.later.append(problem)
 
     def fail(self, where: Sequence[str | int], expected: str) -> CardError:
         keys = tuple(str(w) for w in where)
@@ -168,6 +176,7 @@ class _Reader:
                         common["repetitions"], scoring.judgements if isinstance(scoring, JudgeSpec) else 0)
         common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
                                                common.get("gate"))
+        common["later_checks"] = tuple(map(str, self.later))
         return Card(**common)
 
     def check_size(self, variants: int, fixtures: int, repetitions: int, judgements: int = 0) -> None:
@@ -196,9 +205,9 @@ class _Reader:
             raise self.fail(("id",), f"expected [a-z0-9-]+, got {card_id!r}")
         device = windows_name_problem(card_id)
         if device is not None:
-            raise self.fail(("id",), f"the id {card_id!r} {device}, so a clone of the project there cannot hold "
-                                     f"cards/{card_id}.yaml or its fixtures/, keys/ and results/ folders; choose "
-                                     "another id")
+            self.newer(self.fail(("id",), f"the id {card_id!r} {device}, so a clone of the project there cannot "
+                                          f"hold cards/{card_id}.yaml or its fixtures/, keys/ and results/ folders; "
+                                          "choose another id"))
         if self.path.stem != card_id:
             other = self.project.card_path(card_id)
             if other.is_file():
@@ -328,10 +337,12 @@ class _Reader:
 
     def named(self, obj: Any, where: Sequence[str | int], what: str) -> str:
         """A name the rig needs (its provider, its model): text, and not empty. `""`, a placeholder left to fill in,
-        would be sealed and then sent, and name the rig on every page, as `--model ""` is refused for."""
+        would be sealed and then sent, and name the rig on every page, as `--model ""` is refused for. A version
+        sealed with one before 2026-12-07 still reads (`newer`): its runs name their own rig, and a new run of it
+        must name a model (`run/_conventions.new_targets`)."""
         value: str = self.get(obj, where, (str,), what)
         if not value:
-            raise self.fail(where, f"empty; expected {what}")
+            self.newer(self.fail(where, f"empty; expected {what}"))
         return value
 
     def shown_name(self, field: str, value: str | None, problem_of: Callable[[str], str | None]) -> None:
@@ -380,7 +391,8 @@ class _Reader:
 
     def scoring(self) -> ScoringSpec:
         raw = self.get(self.raw, ("scoring",), (dict,), "a mapping with a method")
-        return parse_scoring(raw, fail=lambda where, expected: self.fail(("scoring", *where), expected))
+        return parse_scoring(raw, fail=lambda where, expected: self.fail(("scoring", *where), expected),
+                             newer=self.newer)
 
     def examples(self, scoring: ScoringSpec) -> tuple[Example, ...]:
         items = self.get(self.raw, ("examples",), (list,), "a list of worked examples")

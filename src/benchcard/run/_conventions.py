@@ -71,6 +71,9 @@ def new_targets(card: Card, o: RunOptions, config: ProjectConfig) -> tuple[list[
     """The new runs `benchcard run` makes (one per model), and the lines that say what was read how."""
     notes: list[str] = []
     wanted: list[tuple[str, str | None]] = []
+    if not (o.provider or card.rig.provider):  # a card sealed with provider: "" before it was refused (2026-12-07)
+        raise ProviderError(f"{card.id} v{card.version}: the card's rig names no provider (rig.provider is ''); "
+                            "name one with --provider")
     for model in o.models or (None,):
         if model is None:
             wanted.append((o.provider or card.rig.provider, None))
@@ -89,6 +92,9 @@ def new_targets(card: Card, o: RunOptions, config: ProjectConfig) -> tuple[list[
             raise ProviderError(f"provider '{cfg.name}' has no base_url; set one with --base-url")
         if model is None and cfg.type != "local":
             model = card.rig.model
+            if not model:  # as for the provider: never a model named ''
+                raise ProviderError(f"{card.id} v{card.version}: the card's rig names no model (rig.model is ''); "
+                                    "name one with --model")
         targets.append(NewTarget(cfg, model, "--base-url" if o.base_url else env[0] if env else None))
     return targets, list(dict.fromkeys(notes))
 

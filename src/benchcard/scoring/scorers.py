@@ -26,6 +26,13 @@ from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, parse_judge
 from benchcard.scoring.rulelimit import test_rules
 
 Fail = Callable[[Sequence[str | int], str], CardError]
+#: Given a problem that only a check newer than some sealed cards finds (a rule's unknown field, since 2026-12-07):
+#: the card reader keeps it, and refuses the card for it unless the version's seal holds (card/load.py).
+Newer = Callable[[CardError], None]
+
+
+def _refuse(problem: CardError) -> None:
+    raise problem
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,9 @@ class Score:
     rules: dict[str, bool] | None = None
 
 
-def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
-    """Validate a card's `scoring:` block; `fail(where, expected)` builds the error that names the line."""
+def parse_scoring(raw: Mapping[str, Any], fail: Fail, newer: Newer = _refuse) -> ScoringSpec:
+    """Validate a card's `scoring:` block; `fail(where, expected)` builds the error that names the line, and
+    `newer` is handed the problems of a check added after cards were sealed without it (by default, raised)."""
     method = raw.get("method")
     if method not in METHODS:
         raise fail(("method",), f"unknown scoring method {method!r}; expected one of {', '.join(METHODS)}")
@@ -91,7 +99,7 @@ def parse_scoring(raw: Mapping[str, Any], fail: Fail) -> ScoringSpec:
     if method == "exact":
         return _parse_exact(raw, fail)
     if method == "rules":
-        return RulesSpec(tuple(_parse_rules(raw.get("rules"), fail)))
+        return RulesSpec(tuple(_parse_rules(raw.get("rules"), fail, newer)))
     return _parse_fields(raw, fail)
 
 
@@ -131,11 +139,12 @@ def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsSpec:
 
 
 #: What a rule may hold: anything else is refused, as at every other level of a card, so that a misspelt field
-#: (`must_match_flags:`, `whyy:`) cannot be sealed and published while no scorer reads it.
+#: (`must_match_flags:`, `whyy:`) cannot be sealed and published while no scorer reads it. A problem `newer` is
+#: handed: a version sealed before 2026-12-07 with such a field still reads (`Card.later_checks`).
 RULE_FIELDS = frozenset({"id", "must_match", "must_not_match", "why"})
 
 
-def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
+def _parse_rules(items: Any, fail: Fail, newer: Newer = _refuse) -> list[Rule]:
     if not isinstance(items, list) or not items:
         raise fail(("rules",), "expected a list of rules with id, must_match or must_not_match, and why")
     rules: list[Rule] = []
@@ -143,7 +152,7 @@ def _parse_rules(items: Any, fail: Fail) -> list[Rule]:
         if not isinstance(item, Mapping):
             raise fail(("rules", i), "expected a mapping with id, must_match or must_not_match, and why")
         if extra := sorted(set(map(str, item)) - RULE_FIELDS):
-            raise fail(("rules", i, extra[0]), "unknown field; expected id, must_match, must_not_match or why")
+            newer(fail(("rules", i, extra[0]), "unknown field; expected id, must_match, must_not_match or why"))
         rule_id = item.get("id")
         if not isinstance(rule_id, str) or not rule_id:
             raise fail(("rules", i, "id"), "missing; expected a rule id")
