@@ -163,8 +163,10 @@ def test_allowed_failures_and_truncations_are_reported_not_scored(tmp_path: Path
     v = give_verdict(project, run_dir)
     data = v.to_json()
     # as scored, p = 0.0135; with the two truncated cells at the worst case for the claim the gap (+0.283 at the
-    # worst) is still shown above 0: a win, judged on the bounded data (the previous rule's bounded p: 0.0525)
-    assert v.finding == "win" and data["clauses"][0]["holds"] is True
+    # worst) is still shown above 0, judged on the bounded data (the previous rule's bounded p: 0.0525); but the
+    # guard on unsupported_values, a count with no upper bound, cannot hold over A's cut-off cell: no win
+    assert data["clauses"][0]["holds"] is True and data["clauses"][1]["holds"] is False
+    assert v.finding == "inconclusive" and "the guard cannot be shown to hold" in data["clauses"][1]["why"]
     assert data["counts"] == {"planned": 60, "scored": 57, "truncated": 2, "failed": 1, "missing": 0}
     assert data["truncated_by_variant"] == {"baseline": 1, "A": 1}
     assert "2 cell(s) were cut off by the token limit" in data["summary"]

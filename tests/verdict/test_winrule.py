@@ -3,6 +3,7 @@ p values, intervals and levels, each clause in words, and a holds clause counted
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from benchcard.verdict.runfolder import read_run_data
 from ..helpers_verdict import (
     AB_CARD,
     BASE_A,
+    FIXTURES10,
     STRONG_BASE,
     STRONG_VAR,
     ab_metrics,
@@ -153,3 +155,38 @@ def test_zero_spread_on_few_fixtures_says_the_gap_is_on_its_side_and_why_it_cann
             "is not shown either") in out
     assert "not above 0" not in out and "is not below" not in out and "is not inside" not in out
 
+
+
+ALLOW_1 = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: 1")
+
+
+def test_a_guard_on_a_count_with_a_variant_cell_cut_off_cannot_hold(tmp_path: Path) -> None:
+    """A cut-off answer could hold any number of invented values: filling it with the largest count seen (0 here)
+    bounded nothing, and gave this run a win (hostile audit 12c, `countguard2`)."""
+    project = make_project(tmp_path, ALLOW_1, fixtures=FIXTURES10)
+    base = np.round(np.random.default_rng(3).random((10, 3)) * 2) / 4
+    run_dir = make_run(project, the_card(project), ab_metrics(base, np.ones((10, 3)), shape=(10, 3)),
+                       status={("A", "ex-03", 0): "truncated"})
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0
+    assert "finding: inconclusive → non-result" in result.output
+    assert ("unsupported_values does not rise (margin 0.25) (A − baseline): does not hold — 1 cell of A was cut off "
+            "at max_tokens and unsupported_values has no upper bound: the guard cannot be shown to hold (gap +0.000, "
+            "p = 1.0000; its 1 truncated cell(s) allow gaps from +0.000 to +∞)." in result.output)
+    guard = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["clauses"][1]
+    assert guard["holds"] is False and "broken" not in guard and guard["bounded_gaps"] == [0.0, None]
+    recall = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["clauses"][0]
+    assert recall["holds"] is True and "bounded at the worst case for the claim" in recall["why"]  # bounded: kept
+
+
+def test_a_fall_of_a_count_with_a_variant_cell_cut_off_cannot_be_shown(tmp_path: Path) -> None:
+    card = ALLOW_1.replace("- {metric: field_recall, test: rises}", "- {metric: unsupported_values, test: falls}")
+    card = card.replace("    - {metric: unsupported_values, test: not_rises, margin: 0.25}\n", "")
+    project = make_project(tmp_path, card, fixtures=FIXTURES10)
+    metrics = ab_metrics(shape=(10, 3), recall_base=np.ones((10, 3)), recall_var=np.ones((10, 3)))
+    metrics["unsupported_values"] = {"baseline": np.full((10, 3), 3.0), "A": np.zeros((10, 3))}
+    run_dir = make_run(project, the_card(project), metrics, status={("A", "ex-03", 0): "truncated"})
+    result = cli_run(project, "verdict", run_dir.name)
+    assert "finding: inconclusive → non-result" in result.output
+    assert "1 cell of A was cut off at max_tokens and unsupported_values has no upper bound: the fall cannot be " \
+           "shown" in result.output

@@ -75,7 +75,8 @@ def gap_figures(g: Gap, alpha: float) -> GapFigures:
     bounded: list[float] | UnsetType = UNSET
     if g.truncated:
         assert g.low is not None and g.high is not None
-        bounded = [float(g.low.gap[0]), float(g.high.gap[0])]
+        # an open side (a count's cut-off cells) is no bound: written null, never the largest value seen
+        bounded = [-math.inf if g.open_low else float(g.low.gap[0]), math.inf if g.open_high else float(g.high.gap[0])]
     span = possible_gaps(g)
     return GapFigures(
         gap=gap, ci=None if zero else _interval(gap, half, half, span),
@@ -112,18 +113,41 @@ def gap_clause(clause: Clause, g: Gap, alpha: float, ev: Evidence | None, lost: 
                             cause=reason)
     figures = gap_figures(g, alpha)
     head = f"{clause.text} ({g.variant} − baseline)"
-    bounded = ""
-    if not isinstance(figures.bounded_gaps, UnsetType):
-        bounded = (f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim "
-                   f"(gaps {fixed(figures.bounded_gaps[0], signed=True)} to "
-                   f"{fixed(figures.bounded_gaps[1], signed=True)})")
+    bounded = _bounded_text(g, figures)
+    unbounded = _unbounded(clause, g)
     if clause.test in ("rises", "falls"):
-        return _effect_clause(clause, g, figures, ev, lost, alpha, min_effect, head, bounded)
-    return _guard_clause(clause, g, figures, ev, lost, alpha, head, bounded)
+        return _effect_clause(clause, g, figures, ev, lost, alpha, min_effect, head, bounded, unbounded)
+    return _guard_clause(clause, g, figures, ev, lost, alpha, head, bounded, unbounded)
+
+
+def _bounded_text(g: Gap, figures: GapFigures) -> str:
+    """"; judged with its 2 truncated cell(s) bounded at the worst case for the claim (gaps +0.208 to +0.375)";
+    a side a count's cut-off cells leave open reads ∓∞."""
+    if isinstance(figures.bounded_gaps, UnsetType):
+        return ""
+    low, high = figures.bounded_gaps
+    ends = [fixed(x, signed=True) if x is not None and math.isfinite(x) else sign + "∞"
+            for x, sign in ((low, "−"), (high, "+"))]
+    if not (g.open_low or g.open_high):
+        return f"; judged with its {g.truncated} truncated cell(s) bounded at the worst case for the claim " \
+               f"(gaps {ends[0]} to {ends[1]})"
+    return f"; its {g.truncated} truncated cell(s) allow gaps from {ends[0]} to {ends[1]}"
+
+
+def _unbounded(clause: Clause, g: Gap) -> str:
+    """Why a clause's claim cannot be shown when it needs a bound the metric does not have: "2 cells of A were
+    cut off and unsupported_values has no upper bound: the guard cannot be shown to hold" ("" when it has it)."""
+    side = g.sides(clause.test)[0]
+    if not side.open:
+        return ""
+    claim = {"rises": "the rise cannot be shown", "falls": "the fall cannot be shown"}.get(
+        clause.test, "the guard cannot be shown to hold")
+    return (f"{side.open} cell{'s' if side.open != 1 else ''} of {side.arm} {'were' if side.open != 1 else 'was'} "
+            f"cut off at max_tokens and {g.metric} has no upper bound: {claim}")
 
 
 def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lost: bool, alpha: float,
-                   min_effect: float, head: str, bounded: str) -> ClauseResult:
+                   min_effect: float, head: str, bounded: str, unbounded: str) -> ClauseResult:
     """`rises`/`falls`: holds, lost (the effect shown the wrong way), or why it does not hold."""
     zero = figures.ci is None
     ci = (f"gap {fixed(figures.gap, signed=True)}, " + ("no spread at all (every fixture moved alike, so no t interval)"
@@ -138,7 +162,7 @@ def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lo
         cause = "the effect goes significantly the wrong way"
         why = f"does not hold — {ci}: {cause}, by the same evidence a win needs{bounded}."
         return ClauseResult(clause, False, mirror=True, figures=figures, why=f"{head}: {why}", cause=cause)
-    cause = " and ".join(_effect_reasons(clause, g, figures, ev, alpha, min_effect))
+    cause = unbounded or " and ".join(_effect_reasons(clause, g, figures, ev, alpha, min_effect))
     return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {ci}: {cause}{bounded}.",
                         cause=cause)
 
@@ -181,7 +205,7 @@ def _few(moved: int, fixtures: int) -> str:
 
 
 def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lost: bool, alpha: float, head: str,
-                  bounded: str) -> ClauseResult:
+                  bounded: str, unbounded: str) -> ClauseResult:
     """A guard (`not_rises`/`not_falls`): holds, broken (shown beyond the margin), or not shown within it."""
     margin = float(clause.margin or 0.0)
     upper = clause.test == "not_rises"
@@ -198,6 +222,9 @@ def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, los
                  "the same evidence a win needs")
         return ClauseResult(clause, False, broken=True, figures=figures,
                             why=f"{head}: does not hold — {cause} ({gap_text}){bounded}.", cause=cause)
+    if unbounded:
+        return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {unbounded} ({gap_text}"
+                            f"{bounded}).", cause=unbounded)
     if math.isinf(figures.run_var):
         cause = run_spread_unmeasured(g)
     elif figures.ci is None and not g.truncated and (figures.gap < margin if upper else figures.gap > -margin):

@@ -30,6 +30,9 @@ class Gap:
     `low` the variant's truncated cells take the metric's lowest value and the baseline's its highest, in
     `high` the reverse. A clause is judged on the bound that is worst for what it claims (docs/verdict.md),
     so a variant cut off exactly when it is wrong cannot look better. Without truncation all three are one.
+    A metric with no highest value (a count: a cut-off answer could hold any number of invented values) has no
+    such bound: `open_low` counts the baseline's truncated cells that leave `low` unbounded below, `open_high`
+    the variant's that leave `high` unbounded above, and a claim judged on an open bound cannot be shown.
     """
 
     metric: str
@@ -43,6 +46,8 @@ class Gap:
     flips: dict[int, float] = field(default_factory=dict)  # id(Crossed) → its exact or drawn sign-flip p
     flip_draws: dict[int, int | None] = field(default_factory=dict)  # id(Crossed) → patterns drawn (None: exact)
     truncated: int = 0
+    open_low: int = 0
+    open_high: int = 0
     base_low: FloatArray | None = field(default=None, repr=False)
     var_low: FloatArray | None = field(default=None, repr=False)
     base_high: FloatArray | None = field(default=None, repr=False)
@@ -54,6 +59,22 @@ class Gap:
 
     def p_flip(self, c: Crossed) -> FloatArray:
         return np.array([self.flips[id(c)]])
+
+    def sides(self, test: str) -> tuple[Side, Side]:
+        """The bound a `test` clause's claim is judged on and the one its loss is judged on (the worst case for
+        each), with the truncated cells that leave either unbounded."""
+        low, high = Side(self.low, self.open_low, "baseline"), Side(self.high, self.open_high, self.variant)
+        return (low, high) if test in ("rises", "not_falls") else (high, low)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One truncation bound of a gap (`Gap.low` or `Gap.high`) and the truncated cells of `arm` that leave it
+    unbounded (`open`, 0 when it is a real bound)."""
+
+    crossed: Crossed | None
+    open: int
+    arm: str
 
 
 @dataclass
@@ -135,10 +156,13 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
 
 def _bound_truncated(g: Gap, values: FloatArray, t_base: np.ndarray, t_var: np.ndarray) -> None:
     """A gap with truncated cells gets its worst and best cases too: each truncated cell at the metric's bound
-    that hurts the variant (low) or helps it (high)."""
+    that hurts the variant (low) or helps it (high). A metric with no highest value is filled at the largest
+    value seen, which bounds nothing: the sides that needs are marked open, and no claim is judged on them."""
     g.truncated = int(t_base.sum() + t_var.sum())
     if g.truncated:
         lo, hi = g.span or metric_range(g.metric)
+        if hi is None:  # no highest value: the largest seen is no bound on what a cut-off answer held
+            g.open_low, g.open_high = int(t_base.sum()), int(t_var.sum())
         top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
         g.base_low, g.var_low = np.where(t_base, top, g.base), np.where(t_var, lo, g.var)
         g.base_high, g.var_high = np.where(t_base, lo, g.base), np.where(t_var, top, g.var)

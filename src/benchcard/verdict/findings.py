@@ -133,7 +133,8 @@ def rule_evidence(card: Card, data: RunData, figures: Figures, others: list[str]
         g1 = figures.gaps[(variant, (first.metric, first.fixture))]
         margin = float(win.equivalence_margin or 0.0)
         if g1.low is not None and g1.high is not None and margin > 0:
-            out.tost.append(np.maximum(p_tost(g1.low, margin), p_tost(g1.high, margin)))
+            unbounded = np.ones(1) if g1.open_low or g1.open_high else np.zeros(1)  # a count's cut-off cells
+            out.tost.append(np.maximum.reduce([p_tost(g1.low, margin), p_tost(g1.high, margin), unbounded]))
             out.measurable.append(g1.low.spread | g1.high.spread)
         else:
             out.tost.append(np.ones(1))
@@ -363,16 +364,21 @@ def _evidence(clause: Clause, g: Gap, min_effect: float) -> Evidence:
     """A gap clause's evidence, each side judged on the truncation bound worst for it (clausestats.Gap)."""
     if g.obs is None or g.low is None or g.high is None:
         return Evidence(p_hold=np.ones(1), p_loss=np.ones(1))
+    hold_side, loss_side = g.sides(clause.test)
+    hold_c, loss_c = hold_side.crossed, loss_side.crossed
+    assert hold_c is not None and loss_c is not None
     if clause.test in ("rises", "falls"):
         up = clause.test == "rises"
-        hold_c, loss_c = (g.low, g.high) if up else (g.high, g.low)
         hold = effect_evidence(hold_c, g.p_flip(hold_c), up, min_effect)
         loss = effect_evidence(loss_c, g.p_flip(loss_c), up)
-        return Evidence(p_hold=hold.p_hold, p_loss=loss.p_loss, trivial=hold.trivial)
-    margin = float(clause.margin or 0.0)
-    hold_c, loss_c = (g.high, g.low) if clause.test == "not_rises" else (g.low, g.high)
-    return Evidence(p_hold=guard_evidence(hold_c, margin, clause.test).p_hold,
-                    p_loss=guard_evidence(loss_c, margin, clause.test).p_loss)
+        evidence = Evidence(p_hold=hold.p_hold, p_loss=loss.p_loss, trivial=None if hold_side.open else hold.trivial)
+    else:
+        margin = float(clause.margin or 0.0)
+        evidence = Evidence(p_hold=guard_evidence(hold_c, margin, clause.test).p_hold,
+                            p_loss=guard_evidence(loss_c, margin, clause.test).p_loss)
+    # a bound the metric does not have (a count's truncated cells): that side cannot be shown at all
+    return Evidence(p_hold=np.ones(1) if hold_side.open else evidence.p_hold,
+                    p_loss=np.ones(1) if loss_side.open else evidence.p_loss, trivial=evidence.trivial)
 
 
 def probe_body(card: Card, data: RunData, head: VerdictHead) -> ProbeVerdict:
