@@ -35,6 +35,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` starts two workers a core, not one: a third of the suite's time is waiting (the fake server's
+    retries and backoff, the batch kill-and-resume holds, the hung worker's timeout), which a second worker on the
+    same core fills with work (docs/performance.md, "The suite")."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 * cores
+
+
 def _starts(item: pytest.Item) -> int:
     """0 for a test that makes (or waits for) the shared demo run, 1 for compare's shared inspect_ai logs, 2 for one
     that runs the embedded model or is marked `long`, 3 for the rest."""
