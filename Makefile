@@ -77,10 +77,12 @@ llama-flags:
 	@echo '$(LLAMA_CMAKE)'
 
 # What the tests drive besides Python: Chromium (the pages), node (JavaScript's own regex semantics, the
-# reference the rule engine is compared with), objdump (the portable-build check). Installed when missing.
+# reference the rule engine is compared with), objdump (the portable-build check), openssl (the certificate of
+# the TLS test server). Installed when missing.
 chromium:
-	@command -v chromium >/dev/null && command -v node >/dev/null && command -v objdump >/dev/null || { \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs binutils; }
+	@command -v chromium >/dev/null && command -v node >/dev/null && command -v objdump >/dev/null \
+	  && command -v openssl >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs binutils openssl; }
 
 demo: install-run demo-run
 

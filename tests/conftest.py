@@ -31,6 +31,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             missing.append("chromium")
         if not shutil.which("node"):
             missing.append("node (the differential test of JavaScript rules)")
+        if not shutil.which("openssl"):
+            missing.append("openssl (the TLS test server's certificate)")
         if missing:
             raise pytest.UsageError(f"CI needs {', '.join(missing)}: run the README's `make test`")
 
