@@ -20,7 +20,6 @@ never stop it.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import os
 import random
@@ -36,7 +35,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from benchcard._util.urls import is_loopback
+from benchcard._util.urls import basic_auth, is_loopback
 from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._progress import Progress
@@ -119,10 +118,9 @@ def _client_class() -> type[httpx.AsyncClient]:
             if proxy.url.scheme not in ("http", "https"):
                 return _Unusable(proxy.url)
             headers = httpx.Headers(proxy.headers)
-            if proxy.auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
-                user, password = proxy.auth
-                token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-                headers["Authorization"] = f"Basic {token}"  # as httpx.BasicAuth writes it, without its internals
+            auth = basic_auth(proxy.auth)  # as httpx.BasicAuth writes it, without its internals
+            if auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
+                headers["Authorization"] = auth
             plain = httpx.Proxy(proxy.url, headers=headers)  # the URL without its user and password
             return super()._init_proxy_transport(plain, *args, **kwargs)
 
