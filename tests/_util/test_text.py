@@ -14,6 +14,7 @@ from benchcard._util.text import (
     plain_text,
     reorders,
     spreadsheet_text,
+    squeezed,
     terminal_line,
     terminal_text,
 )
@@ -69,6 +70,13 @@ def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:
 def test_one_escape_notation_python_s_as_repr_writes_it(ch: str) -> None:
     assert escape(ch) == repr(ch)[1:-1]  # what terminal_text, names.visible and names.shown all write
 
+
+
+def test_a_server_s_words_are_quoted_as_one_line_of_a_few_characters() -> None:
+    """A vendor's error message may run over many lines and megabytes: a line quotes it squeezed."""
+    assert squeezed("  quota\n\n exceeded\tfor\r\norg  ", 200) == "quota exceeded for org"
+    assert squeezed("x " * 1_000_000, 9) == "x x x x x"
+    assert squeezed("", 5) == ""
 
 
 def test_numbers_are_read_in_ascii_digits_only() -> None:

@@ -12,7 +12,8 @@ character is escaped in one notation everywhere but JSON, Python's (`escape`). A
 server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and `float()` also take '٣' and '1_2'.
 A number in a name benchcard reads (a process id in a temporary's name, a list index in a field's path, a sample id
 of another tool's log) is read by `int_of_ascii_digits`, of any length: a 30-digit process id is a number no
-process has, not text, and `str.isdigit()`, which those places used, also takes '²'.
+process has, not text, and `str.isdigit()`, which those places used, also takes '²'. What a line quotes of a
+server's words is `squeezed` to one line of a few hundred characters.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ def _whole_of(digits: str) -> int:
 def ascii_decimal(text: str) -> float | None:
     """The number `text` is in ASCII digits with at most one decimal point (`0.5`, `.5`, `1.`), else None."""
     return float(text) if _DECIMAL.fullmatch(text) else None
+
+
+def squeezed(text: str, limit: int) -> str:
+    """`text` as one line of at most `limit` characters, each run of whitespace (a newline among them) one space:
+    what a line quotes of a server's words (an error's message, a refusal, a batch's status), which may run to
+    megabytes over many lines."""
+    return " ".join(text.split())[:limit]
 
 
 def displayable(text: str) -> str:

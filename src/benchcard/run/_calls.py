@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 import msgspec
 
+from benchcard._util.text import squeezed
 from benchcard._util.urls import basic_auth, is_loopback
 from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
@@ -267,7 +268,7 @@ def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if not isinstance(exc, RetryableError | CallError | BenchcardError):
         text = f"{type(exc).__name__}: {text}"
-    return " ".join(text.split())[:ERROR_CHARS]
+    return squeezed(text, ERROR_CHARS)
 
 
 async def call_cell(s: Session, job: Job) -> OutputRow:

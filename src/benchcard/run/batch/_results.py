@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from benchcard._util.text import squeezed
 from benchcard.errors import CallError, RetryableError, RunError
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run.providers import Price, cost_of
@@ -27,7 +28,7 @@ Outcome = Completion | str  # an answer, or why the request has none
 def _one_line(text: Any, limit: int = 300) -> str:
     """A vendor's word (a message, a code, a status) as one line of at most `limit` characters: a result line
     may be megabytes, and none of it but the answer is kept whole."""
-    return " ".join(str(text).split())[:limit]
+    return squeezed(str(text), limit)
 
 
 def openai_outcome(line: Mapping[str, Any]) -> Outcome:

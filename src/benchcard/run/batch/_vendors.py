@@ -25,6 +25,7 @@ import httpx
 from benchcard._util.files import AtomicFile
 from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
+from benchcard._util.text import squeezed
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
@@ -306,7 +307,7 @@ class Vendor:
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None
-        text = self._scrub(f"HTTP {status}" + (f": {' '.join(str(detail).split())[:200]}" if detail else ""))
+        text = self._scrub(f"HTTP {status}" + (f": {squeezed(str(detail), 200)}" if detail else ""))
         if status in (408, 409, 429) or status >= 500:  # `request` names the call when it gives up
             raise RetryableError(text, retry_after=parse_retry_after(response.headers), status=status)
         raise ProviderError(f"{method} {shown_url(url)}: {text}; nothing is lost, fix the cause and resume the run")
@@ -517,7 +518,7 @@ def _word(value: Any, limit: int = 60) -> str:
     """A vendor's word for a state or a reason (`status`, an error's message) as one line of at most `limit`
     characters; a value that is not text in JSON, as the vendor sent it."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return " ".join(text.split())[:limit]
+    return squeezed(text, limit)
 
 
 def _url(value: Any) -> str:

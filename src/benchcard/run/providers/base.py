@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from benchcard._util.names import visible
-from benchcard._util.text import ascii_decimal, int_of_ascii_digits
+from benchcard._util.text import ascii_decimal, int_of_ascii_digits, squeezed
 from benchcard._util.urls import basic_auth, shown_url, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
@@ -295,7 +295,7 @@ class SecretFilter:
 
 def error_detail(message: Any, secret: str | None) -> str:
     """A server's error message as a short single line without the key: what a cell's error quotes of it."""
-    return redact(" ".join(str(message or "").split())[:ERROR_DETAIL_CHARS], secret)
+    return redact(squeezed(str(message or ""), ERROR_DETAIL_CHARS), secret)
 
 
 def answer_error(message: str, status: int | None, retry_after: float | None = None) -> RetryableError | CallError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchcard._util.text import squeezed
 from benchcard.errors import CallError, RetryableError
 from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
@@ -117,7 +118,7 @@ def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
     refusals = [message.get("refusal"), *(p.get("refusal") for p in parts if p.get("type") == "refusal")]
     refusal = next((r for r in refusals if isinstance(r, str) and r.strip()), None)
     if refusal is not None:
-        return "refused: " + redact(" ".join(refusal.split())[:200], secret)
+        return "refused: " + redact(squeezed(refusal, 200), secret)
     texts = [p for p in parts if p.get("type") == "text"]
     held = "null" if content is None else "a list whose text parts hold no text" if texts else \
         "a list without a text part"
