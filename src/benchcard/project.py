@@ -300,8 +300,8 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
     if type_ not in PROVIDER_TYPES:
         raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {type_!r}")
     key_env = entry.get("api_key_env") if isinstance(entry.get("api_key_env"), str) else None
-    if entry.get("base_url") is not None:
-        check_url(entry["base_url"], f"{where}.base_url'", key_env)
+    raw_url = entry.get("base_url")
+    base_url = None if raw_url is None else check_url(raw_url, f"{where}.base_url'", key_env)
     if entry.get("api_key_env") is not None:
         check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
     rpm = entry.get("requests_per_minute")
@@ -317,7 +317,7 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
     settings = parse_pool(name, entry)
     return ProviderSettings(
         type=cast(ProviderType, type_),
-        base_url=pool[0].url if pool else check_url(entry["base_url"], "base_url") if entry.get("base_url") else None,
+        base_url=pool[0].url if pool else base_url,
         api_key_env=entry.get("api_key_env"),
         requests_per_minute=rpm,
         headers=dict(entry.get("headers") or {}),

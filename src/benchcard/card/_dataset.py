@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonlines
 
-from benchcard._util.safeio import decode_utf8, read_regular_bytes, strict_json
+from benchcard._util.safeio import read_regular_text, strict_json
 from benchcard.errors import CardError, JsonProblem
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -151,7 +151,7 @@ def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fa
         problem = _key_problem(spec.key, wanted, scoring)
         if problem is not None:
             raise fail(("fixtures", "key"), problem[1])
-    text = decode_utf8(read_regular_bytes(path, shown, CardError, MAX_BYTES), shown, CardError)
+    text = read_regular_text(path, shown, CardError, MAX_BYTES)
     text = text.removeprefix("\ufeff")  # a spreadsheet's "CSV UTF-8" opens with a byte-order mark: not a column's
     records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown)
     rows: dict[str, DataRow] = {}
