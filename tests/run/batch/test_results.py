@@ -113,6 +113,16 @@ def test_anthropic_lines_give_an_answer_or_the_cause() -> None:
     assert openai_outcome({"response": {"status_code": "5" * 10**6}}) == "errored: HTTP " + "5" * 20
 
 
+def test_a_vendors_word_that_is_not_text_is_quoted_as_the_vendor_sent_it() -> None:
+    """JSON's words, as in a batch's status (`vendor_word`, one function for results and the batch API): not
+    Python's `None`, `True` or `{'a': 1}`."""
+    assert openai_outcome({"error": {"code": True, "message": None}}) == "errored (true): null"
+    assert openai_outcome({"response": {"status_code": None, "body": {"error": {"message": {"a": [1]}}}}}) == (
+        'errored: HTTP null: {"a": [1]}')
+    errored = {"type": "errored", "error": {"error": {"type": 7, "message": ["a", None]}}}
+    assert anthropic_outcome({"result": errored}) == 'errored: 7: ["a", null]'
+
+
 def test_result_files_are_read_line_by_line_and_a_malformed_answer_fails_its_cell(tmp_path: Path) -> None:
     path = tmp_path / "result-0.jsonl"
     lines = [{"custom_id": "c1", "response": {"status_code": 200, "body": _chat()}},

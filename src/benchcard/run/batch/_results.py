@@ -8,6 +8,7 @@ token limit is `truncated`; costs are the batch price (`cost_of(..., batch=True)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,24 +26,30 @@ from benchcard.run.providers.openai import parse_chat_completion
 Outcome = Completion | str  # an answer, or why the request has none
 
 
-def _one_line(text: Any, limit: int = 300) -> str:
-    """A vendor's word (a message, a code, a status) as one line of at most `limit` characters: a result line
-    may be megabytes, and none of it but the answer is kept whole."""
-    return squeezed(str(text), limit)
+#: The characters kept of a vendor's message; its word for a state, a code or a kind keeps `vendor_word`'s 60.
+_MESSAGE = 300
+
+
+def vendor_word(value: Any, limit: int = 60) -> str:
+    """A vendor's word (a status, a code, an error's message) as one line of at most `limit` characters: a result
+    line or an answer may be megabytes, and none of it but the answer is kept whole. A value that is not text is
+    quoted in JSON, as the vendor sent it (`null`, `true`, `{"a": 1}`), not in Python's words for it."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return squeezed(text, limit)
 
 
 def openai_outcome(line: Mapping[str, Any]) -> Outcome:
     response = mapping(line.get("response"))
     error = mapping(line.get("error"))
     if error:
-        code = _one_line(error.get("code") or "error", 60)
+        code = vendor_word(error.get("code") or "error")
         cause = {"batch_expired": "expired", "batch_cancelled": "cancelled"}.get(code, f"errored ({code})")
-        return f"{cause}: {_one_line(error.get('message', ''))}"
+        return f"{cause}: {vendor_word(error.get('message', ''), _MESSAGE)}"
     status = response.get("status_code")
     body = response.get("body")
     if status != 200:
         detail = mapping(mapping(body).get("error")).get("message", "")
-        return f"errored: HTTP {_one_line(status, 20)}" + (f": {_one_line(detail)}" if detail else "")
+        return f"errored: HTTP {vendor_word(status, 20)}" + (f": {vendor_word(detail, _MESSAGE)}" if detail else "")
     return parse_chat_completion(body)
 
 
@@ -53,12 +60,12 @@ def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
         return parse_message(result.get("message"))
     if kind == "errored":
         inner = mapping(mapping(result.get("error")).get("error"))
-        return f"errored: {_one_line(inner.get('type', 'error'), 60)}: {_one_line(inner.get('message', ''))}"
+        return f"errored: {vendor_word(inner.get('type', 'error'))}: {vendor_word(inner.get('message', ''), _MESSAGE)}"
     if kind == "canceled":
         return "cancelled: the batch was cancelled before this request ran"
     if kind == "expired":
         return "expired: the batch ended (24 h) before this request ran"
-    return f"errored: unknown result type {_one_line(repr(kind), 60)}"
+    return f"errored: unknown result type {vendor_word(repr(kind))}"
 
 
 class _Id(msgspec.Struct):
@@ -89,7 +96,7 @@ def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outc
         try:
             yield str(data.get("custom_id")), outcome(data)
         except (CallError, RetryableError) as exc:
-            yield str(data.get("custom_id")), f"errored: {_one_line(exc)}"
+            yield str(data.get("custom_id")), f"errored: {vendor_word(str(exc), _MESSAGE)}"
 
 
 def _result_lines(paths: list[Path], decode: Callable[[bytes], T]) -> Iterator[tuple[Path, int, T]]:

@@ -10,7 +10,6 @@ them (an organisation's own quota).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import re
@@ -25,11 +24,10 @@ import httpx
 from benchcard._util.files import AtomicFile
 from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
-from benchcard._util.text import squeezed
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.run._calls import backoff_delay
-from benchcard.run.batch._results import result_ids
+from benchcard.run.batch._results import result_ids, vendor_word
 from benchcard.run.providers.base import (
     MAX_REPLY_BYTES,
     HttpProvider,
@@ -307,7 +305,7 @@ class Vendor:
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None
-        text = self._scrub(f"HTTP {status}" + (f": {squeezed(str(detail), 200)}" if detail else ""))
+        text = self._scrub(f"HTTP {status}" + (f": {vendor_word(detail, 200)}" if detail else ""))
         if status in (408, 409, 429) or status >= 500:  # `request` names the call when it gives up
             raise RetryableError(text, retry_after=parse_retry_after(response.headers), status=status)
         raise ProviderError(f"{method} {shown_url(url)}: {text}; nothing is lost, fix the cause and resume the run")
@@ -351,14 +349,14 @@ class OpenAIBatches(Vendor):
         b = await self.request("GET", f"{self.base}/batches/{batch}")
         counts = mapping(b.get("request_counts"))
         completed, failed, total = (number(counts.get(k)) for k in ("completed", "failed", "total"))
-        status = _word(b.get("status"))
+        status = vendor_word(b.get("status"))
         ended = status in OPENAI_TERMINAL
         error = None
         if status == "failed":
             errors = b.get("errors")
             data = mapping(errors).get("data") if isinstance(errors, Mapping) else errors
             messages = [mapping(e).get("message") for e in (data if isinstance(data, list) else [])[:3]]
-            said = [_word(m, 200) for m in messages if m is not None]
+            said = [vendor_word(m, 200) for m in messages if m is not None]
             error = self._scrub("; ".join(said) or "the vendor gave no reason")
         sources = tuple(self._id(b, k) for k in ("output_file_id", "error_file_id") if b.get(k))
         return Poll(status, completed + failed, failed, total, ended, error, sources)
@@ -422,7 +420,7 @@ class AnthropicBatches(Vendor):
         ended = b.get("processing_status") == "ended"
         done = sum(v for k, v in counts.items() if k != "processing")
         failed = counts.get("errored", 0) + counts.get("canceled", 0) + counts.get("expired", 0)
-        status = "ended" if ended else _word(b.get("processing_status"))
+        status = "ended" if ended else vendor_word(b.get("processing_status"))
         sources = (_url(b.get("results_url")),) if ended and b.get("results_url") else ()
         for url in sources:
             self._home(batch, url)
@@ -512,13 +510,6 @@ def _kind(value: Any) -> str:
     """What a JSON value is, in words, for a line that refuses it without quoting a vendor's whole answer."""
     return {dict: "an object", list: "a list", str: "a text", bool: "true or false", type(None): "null"}.get(
         type(value), "a number")
-
-
-def _word(value: Any, limit: int = 60) -> str:
-    """A vendor's word for a state or a reason (`status`, an error's message) as one line of at most `limit`
-    characters; a value that is not text in JSON, as the vendor sent it."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return squeezed(text, limit)
 
 
 def _url(value: Any) -> str:
