@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -294,6 +295,31 @@ def test_a_control_call_redirected_to_an_address_that_is_not_a_url_is_refused_no
                                "to an address that is not a URL (Invalid port: 'x'); benchcard does not follow "
                                "redirects, which would send the key and the request elsewhere: if the API has "
                                "moved, set its address as the provider's base_url")
+
+
+def test_a_control_call_that_gets_no_answer_is_told_as_a_models_call_is(tmp_path: Path) -> None:
+    """A timeout, a dropped or refused connection: the batch API's calls read them as a model's call does
+    (`providers.base.no_answer`), naming aiohttp's error underneath httpx-aiohttp's ConnectTimeout, which the
+    batch API's lines named for every failed connection; each is worth another attempt."""
+    from benchcard.run._calls import make_client
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("read timed out")
+
+    with pytest.raises(ProviderError) as info:
+        ask(openai(slow, attempts=2), lambda v: v.poll("batch_1"))
+    assert len(SEEN) == 2
+    assert str(info.value) == ("GET https://api.example/v1/batches/batch_1: timed out waiting for the server (gave "
+                               "up after 2 attempts); nothing is lost, resume the run later")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    config = ProviderConfig("down", "openai", f"http://127.0.0.1:{port}/v1", "BC_TEST_OPENAI_KEY")
+    with pytest.raises(ProviderError) as info:
+        ask(vendor_for(OpenAIProvider(config, make_client(2, 10.0)), 2, (0.0, 0.0)), lambda v: v.poll("batch_1"))
+    assert str(info.value).startswith(f"GET http://127.0.0.1:{port}/v1/batches/batch_1: connection error: "
+                                      "ClientConnectorError: Cannot connect to host 127.0.0.1:")
+    assert "ConnectTimeout" not in str(info.value) and "(gave up after 2 attempts)" in str(info.value)
 
 
 def test_a_certificate_that_cannot_be_verified_is_one_line_at_once(tmp_path: Path,

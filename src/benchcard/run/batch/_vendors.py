@@ -30,17 +30,18 @@ from benchcard.run._calls import backoff_delay
 from benchcard.run.batch._results import result_ids, vendor_word
 from benchcard.run.providers.base import (
     MAX_REPLY_BYTES,
+    UNVERIFIED_STATUS,
     HttpProvider,
+    NoAnswer,
     SecretFilter,
-    bad_location,
     capped_blocks,
     mapping,
+    no_answer,
     number,
     parse_retry_after,
     read_key,
     redact,
     redirected,
-    unverified,
     without_secret_json,
 )
 
@@ -257,13 +258,11 @@ class Vendor:
                 return answer
         except CallError as exc:  # an answer past its cap, or compressed as benchcard does not read
             raise ProviderError(self._scrub(f"{method} {shown_url(url)}: {exc}; nothing of it is kept")) from None
-        except (httpx.HTTPError, OSError) as exc:
-            raise self._transport(method, url, stream_to, exc) from None
-        except ValueError:
-            raise ProviderError(f"{method} {shown_url(url)}: the answer is not JSON") from None
         except Exception as exc:
-            if type(exc).__module__.startswith("aiohttp"):
-                raise RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}")) from None
+            if (failure := no_answer(exc)) is not None:
+                raise self._transport(method, url, stream_to, exc, failure) from None
+            if isinstance(exc, ValueError):
+                raise ProviderError(f"{method} {shown_url(url)}: the answer is not JSON") from None
             raise
 
     async def _save(self, blocks: AsyncIterator[bytes], dest: Path) -> None:
@@ -276,17 +275,19 @@ class Vendor:
                 fh.write(scrub.feed(block))
             fh.write(scrub.end())
 
-    def _transport(self, method: str, url: str, stream_to: Path | None, exc: BaseException) -> Exception:
-        """What a call that got no answer raises: a redirect to an address that is not a URL (refused as any
-        redirect), a result file that cannot be written, or a connection error worth another attempt."""
-        if (moved := bad_location(exc)) is not None:
-            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {moved}"))
-        cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
-        if (tls := unverified(cause)) is not None:  # no other attempt cures it
-            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {tls}; nothing is lost, resume the run then"))
+    def _transport(self, method: str, url: str, stream_to: Path | None, exc: BaseException,
+                   failure: NoAnswer) -> Exception:
+        """What a call that got no answer raises, as `no_answer` reads it for every call: a redirect to an address
+        that is not a URL (refused as any redirect) or a certificate that cannot be verified stop the run; a
+        result file that cannot be written names it; a timeout or a connection error is worth another attempt."""
+        if failure.status == UNVERIFIED_STATUS:  # no other attempt cures it
+            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {failure.text}; nothing is lost, resume "
+                                             "the run then"))
+        if failure.status is not None:
+            return ProviderError(self._scrub(f"{method} {shown_url(url)}: {failure.text}"))
         if isinstance(exc, OSError) and stream_to is not None and not isinstance(exc, ConnectionError):
             return RunError(f"{stream_to}: {exc}")
-        return RetryableError(self._scrub(f"connection error: {type(exc).__name__}: {exc}"))
+        return RetryableError(self._scrub(failure.text))
 
     def _id(self, answer: Mapping[str, Any], field: str) -> str:
         """An id the vendor gave in `answer` (`id`, `output_file_id`): text as `_ID` allows, else one line."""

@@ -553,18 +553,11 @@ class HttpProvider(Provider):
             finally:
                 await response.aclose()
         except Exception as exc:
-            if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
+            if (failure := no_answer(exc)) is None:
                 raise
-            if (moved := bad_location(exc)) is not None:
-                raise CallError(redact(moved, secret), status=BAD_LOCATION_STATUS) from None
-            # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
-            # name what really happened, from the aiohttp error underneath.
-            cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
-            if isinstance(cause, TimeoutError | httpx.TimeoutException):
-                raise RetryableError("timed out waiting for the server") from None
-            if (tls := unverified(cause)) is not None:
-                raise CallError(redact(tls, secret), status=UNVERIFIED_STATUS) from None
-            raise RetryableError(redact(_connection_error(cause), secret)) from None
+            if failure.status is not None:
+                raise CallError(redact(failure.text, secret), status=failure.status) from None
+            raise RetryableError(redact(failure.text, secret)) from None
         status = response.status_code
         if 300 <= status < 400:
             raise CallError(redact(redirected(status, response.headers.get("location"), self.url), secret),
@@ -582,6 +575,35 @@ class HttpProvider(Provider):
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
             raise RetryableError(f"malformed response: HTTP {status} with a body that is not JSON "
                                  f"({len(content)} bytes, {kind})", status=status) from None
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Why a call got no answer, as one line (not yet redacted: the caller knows the key), and the status it is
+    recorded with when no other attempt can cure it (a redirect, a certificate that cannot be verified); None
+    when another attempt may get the answer (a timeout, a dropped or refused connection)."""
+
+    text: str
+    status: int | None = None
+
+
+def no_answer(exc: BaseException) -> NoAnswer | None:
+    """What a call that got no answer is told as, for a model's call and a batch API's alike (one reading of
+    httpx's, the OS's and aiohttp's errors: a redirect to an address that is not a URL, a timeout, a certificate
+    that cannot be verified, a connection that failed); None when `exc` is not a transport's failure, which is
+    raised as it is."""
+    if not isinstance(exc, httpx.HTTPError | OSError) and not _is_client_error(exc):
+        return None
+    if (moved := bad_location(exc)) is not None:
+        return NoAnswer(moved, BAD_LOCATION_STATUS)
+    # httpx-aiohttp maps every aiohttp connection error, a dropped connection included, to ConnectTimeout:
+    # name what really happened, from the aiohttp error underneath.
+    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+    if isinstance(cause, TimeoutError | httpx.TimeoutException):
+        return NoAnswer("timed out waiting for the server")
+    if (tls := unverified(cause)) is not None:
+        return NoAnswer(tls, UNVERIFIED_STATUS)
+    return NoAnswer(_connection_error(cause))
 
 
 def _connection_error(cause: BaseException) -> str:
