@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from benchcard.errors import ProjectError, ProviderError
-from benchcard.project import Endpoint, Project, parse_batch_limits, parse_endpoints, parse_pool
+from benchcard.project import Endpoint, Project, parse_batch_limits, parse_endpoints, parse_pool, version_named
 
 from .helpers_cli import bc, one_line_error
 from .helpers_run import KEY_ENV, ab_project
@@ -361,3 +361,14 @@ def test_an_empty_project_or_name_from_python_is_refused_not_the_current_folder(
             call()
         assert str(raised.value).startswith(f"{said}: empty (a variable set but empty?); give "), raised.value
     assert list(here.iterdir()) == [here / "cards"]
+
+
+def test_a_version_is_read_only_from_the_name_the_project_writes_for_it(tmp_path: Path) -> None:
+    """`v<N>` as `run_dir` and `seal_path` write it, for run folders, seals and the site alike: '²', '١', `v1_0`
+    (int() read it as 10) and `v01`, which would be a second folder of v1, are no version's name."""
+    project = Project(tmp_path)
+    assert version_named(project.run_dir("c", 12, "r").parent.name) == 12
+    assert version_named(project.seal_path("c", 0).name.removesuffix(".seal.json")) == 0
+    assert version_named("v999999999") == 999999999
+    assert [version_named(name) for name in ("v01", "v00", "v\u00b2", "v\u0663", "v1_0", "v", "3", "v1 ", "V1",
+                                             "v1000000000")] == [None] * 10

@@ -162,6 +162,20 @@ class Project:
             return str(path)
 
 
+#: A version as `Project.run_dir` (`v3/`) and `Project.seal_path` (`v3.seal.json`) name it: ASCII digits without a
+#: leading zero, at most nine. str.isdigit() and \d also take '²' and '١', int() reads `v1_0` as 10, and `v01` as 1
+#: would be a second folder of v1.
+_VERSION_NAME = re.compile(r"v(0|[1-9][0-9]{0,8})")
+
+
+def version_named(name: str) -> int | None:
+    """The version a version folder's name, or a seal file's name without `.seal.json`, is (`v3`: 3): the one
+    reading of a name `run_dir` and `seal_path` write, for the commands, the seals and the site alike; None for any
+    other name, which is no version's."""
+    match = _VERSION_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
 def enclosing_project(folder: Path) -> Path | None:
     """The nearest folder above `folder` that is a benchcard project (a benchcard.yaml, or a card in its cards/
     folder): a project inside it keeps cards, results and a ledger of its own beside that one's, so `init`

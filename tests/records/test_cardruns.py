@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.project import Project
+from benchcard.records.cardruns import card_runs
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.gate import EXIT_CODES
 
@@ -120,6 +121,9 @@ def test_a_version_folder_named_with_other_digits_is_not_a_version(tmp_path: Pat
     result = bc(project, "status", "colour-ab")
     assert result.exit_code == 0, (result.output, result.exception)
     assert run in result.output
+    # nor is `v01`, which `run_dir` never writes: int() read it as v1, a second folder of the same version
+    shutil.copytree(folder, project.results_dir / "colour-ab" / "v01" / run)
+    assert [r.folder for r in card_runs(project, "colour-ab")] == [folder]
 
 
 def test_a_cards_result_is_read_from_its_own_rows_of_a_long_ledger(tmp_path: Path) -> None:

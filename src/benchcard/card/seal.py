@@ -7,7 +7,6 @@ that changed and both digests, so a sealed version cannot change silently.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
 from benchcard.card.schedule import card_rules, legacy_rules
 from benchcard.errors import CardError, NotCanonicalError, SealError
-from benchcard.project import Project
+from benchcard.project import Project, version_named
 from benchcard.records.rows import LEGACY_SPENDING, MANIFEST, Rules, manifest_or_none
 from benchcard.scoring.judge import JudgeSpec
 
@@ -143,15 +142,12 @@ def _relative(real: Path | str, root: str, project: Project) -> str:
     return project.relative(Path(real))
 
 
-_SEAL_NAME = re.compile(r"v(0|[1-9][0-9]{0,8})\.seal\.json")
-
-
 def sealed_versions(card_id: str, project: Project) -> list[int]:
     """The versions sealed for a card, in order: the files named as `seal` names them, `v<N>.seal.json`. Another
     file there (`vbackup.seal.json`, `v1_0.seal.json`) is no seal; int() read the last as v10 and the first
     ended in a traceback."""
-    names = (_SEAL_NAME.fullmatch(p.name) for p in project.keys_dir(card_id).glob("v*.seal.json"))
-    return sorted(int(m.group(1)) for m in names if m is not None)
+    seals = project.keys_dir(card_id).glob("v*.seal.json")
+    return sorted(v for v in (version_named(p.name.removesuffix(".seal.json")) for p in seals) if v is not None)
 
 
 def read(card_id: str, version: int, project: Project) -> SealFile | None:

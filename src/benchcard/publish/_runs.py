@@ -19,7 +19,7 @@ from benchcard._util.lastrow import last_per_cell, split_earlier
 from benchcard._util.safeio import json_loads
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError, LedgerError
-from benchcard.project import Project
+from benchcard.project import Project, version_named
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.rows import (
     ASSIGNMENT,
@@ -348,8 +348,8 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
         return runs
     for card_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for version_dir in sorted(p for p in card_dir.iterdir() if p.is_dir()):
-            m = re.fullmatch(r"v([0-9]{1,9})", version_dir.name)  # as records/cardruns reads one: \d takes '١' too
-            if not m:
+            version = version_named(version_dir.name)
+            if version is None:
                 continue
             for run_dir in sorted(p for p in version_dir.iterdir() if p.is_dir()):
                 manifest = _read_manifest(run_dir / MANIFEST, project.relative(run_dir / MANIFEST), skipped)
@@ -367,7 +367,7 @@ def read_runs(project: Project, skipped: list[str]) -> list[Run]:
                 runs.append(
                     Run(
                         card=card_dir.name,
-                        version=int(m.group(1)),
+                        version=version,
                         run_id=run_dir.name,
                         folder=run_dir,
                         manifest=manifest,

@@ -18,20 +18,18 @@ The site's runs (`publish/_runs.Run`) and the runs read here (`CardRun`) are pic
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
 
 from benchcard.errors import RunError
-from benchcard.project import Project
+from benchcard.project import Project, version_named
 from benchcard.records import ledger
 from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
 from benchcard.records.runreader import set_aside_of
 
 Want = Literal["result", "newest"]
-_VERSION = re.compile("[0-9]{1,9}")  # str.isdigit() also takes '²', which int() refuses
 
 
 class Pickable(Protocol):
@@ -90,11 +88,11 @@ def card_runs(project: Project, card_id: str) -> list[CardRun]:
     seqs = {row.run: row.seq for row in ledger.card_rows(project, card_id)}
     found = []
     for path in (project.results_dir / card_id).glob(f"v*/*/{MANIFEST}"):
-        folder, version = path.parent, path.parent.parent.name[1:]
+        folder, version = path.parent, version_named(path.parent.parent.name)
         manifest = manifest_or_none(path)
-        if manifest is None or not _VERSION.fullmatch(version) or not RUN_ID.fullmatch(folder.name):
+        if manifest is None or version is None or not RUN_ID.fullmatch(folder.name):
             continue
-        found.append(CardRun(folder, int(version), folder.name, bool(manifest.scratch),
+        found.append(CardRun(folder, version, folder.name, bool(manifest.scratch),
                              manifest.finished_at is not None, (folder / "verdict.json").is_file(),
                              seqs.get(folder.name), set_aside_of(folder) is not None,
                              manifest.replicates is not None and manifest.replicates.transfer))
