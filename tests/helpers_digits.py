@@ -1,4 +1,4 @@
-"""Names that look like numbers, for the places that read a number out of a name (`_util/text.int_of_ascii_digits`:
+"""Names that look like numbers, for the places that read a number out of a name (`_util/text.ascii_int`, `digits=None`:
 a process id in a temporary's name, a list index in a field's path, a sample id of another tool's log)."""
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from benchcard._util.text import (
     balanced_isolates,
     displayable,
     escape,
-    int_of_ascii_digits,
     plain_text,
     reorders,
     spreadsheet_text,
@@ -88,16 +87,18 @@ def test_numbers_are_read_in_ascii_digits_only() -> None:
 
 
 def test_a_number_in_a_name_is_read_in_ascii_digits_of_any_length() -> None:
-    """`ascii_int` stops at 18 digits; a process id, a list index or a sample id of 30 or 5,000 digits is still a
-    number (one no process or list has; one a sample id sorts by), where int() refused past 4,300 digits."""
+    """`ascii_int` stops at 18 digits unless told `digits=None`: a process id, a list index or a sample id of 30
+    or 5,000 digits is still a number (one no process or list has; one a sample id sorts by), where int() refused
+    past 4,300 digits."""
     import sys
 
-    assert [int_of_ascii_digits(t) for t in ("0", "007", "12", THIRTY_DIGITS)] == [0, 7, 12, int(THIRTY_DIGITS)]
-    assert [int_of_ascii_digits(t) for t in NOT_NUMBERS] == [None] * len(NOT_NUMBERS)
+    assert [ascii_int(t, digits=None) for t in ("0", "007", "12", THIRTY_DIGITS)] == [0, 7, 12, int(THIRTY_DIGITS)]
+    assert (ascii_int("9" * 18), ascii_int("9" * 19), ascii_int("9" * 19, digits=19)) == (10**18 - 1, None, 10**19 - 1)
+    assert [ascii_int(t, digits=None) for t in NOT_NUMBERS] == [None] * len(NOT_NUMBERS)
     limit = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(0)
     try:
         expected = int(MANY_DIGITS), int("0" * 3000 + MANY_DIGITS)
     finally:
         sys.set_int_max_str_digits(limit)
-    assert (int_of_ascii_digits(MANY_DIGITS), int_of_ascii_digits("0" * 3000 + MANY_DIGITS)) == expected
+    assert (ascii_int(MANY_DIGITS, digits=None), ascii_int("0" * 3000 + MANY_DIGITS, digits=None)) == expected

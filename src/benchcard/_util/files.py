@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from benchcard._util.text import int_of_ascii_digits
+from benchcard._util.text import ascii_int
 
 
 def fsync_dir(folder: Path) -> None:
@@ -54,7 +54,7 @@ def sweep_stale(path: Path, suffix: str = ".tmp") -> None:
             if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
                 continue
             pid, _, token = entry.name[len(prefix):-len(suffix)].partition("-")
-            number = int_of_ascii_digits(pid)
+            number = ascii_int(pid, digits=None)
             if number is not None and len(token) == 8 and not alive(number):
                 Path(entry.path).unlink(missing_ok=True)
     with contextlib.suppress(OSError):

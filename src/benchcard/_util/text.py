@@ -11,8 +11,8 @@ report's line) also shows a newline, a tab and Unicode's line separators as esca
 character is escaped in one notation everywhere but JSON, Python's (`escape`). A number written by a person or a
 server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and `float()` also take '٣' and '1_2'.
 A number in a name benchcard reads (a process id in a temporary's name, a list index in a field's path, a sample id
-of another tool's log) is read by `int_of_ascii_digits`, of any length: a 30-digit process id is a number no
-process has, not text, and `str.isdigit()`, which those places used, also takes '²'. What a line quotes of a
+of another tool's log) is read by `ascii_int` too, of any length (`digits=None`): a 30-digit process id is a number
+no process has, not text, and `str.isdigit()`, which those places used, also takes '²'. What a line quotes of a
 server's words is `squeezed` to one line of a few hundred characters.
 """
 
@@ -33,24 +33,21 @@ _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # what `terminal_text` leaves and would still break a line or jump along it
 _LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
-_WHOLE = re.compile("[0-9]{1,18}")
 _DIGITS = re.compile("[0-9]+")
 #: Digits `int()` always converts: the least `sys.set_int_max_str_digits` may be set to (its default is 4,300).
 _INT_DIGITS = 640
 _DECIMAL = re.compile(r"[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18}")
 
 
-def ascii_int(text: str) -> int | None:
-    """The whole number `text` is in ASCII digits and nothing else (no sign, space or underscore), else None."""
-    return int(text) if _WHOLE.fullmatch(text) else None
-
-
-def int_of_ascii_digits(text: str) -> int | None:
-    """The whole number `text` writes in ASCII digits and nothing else (no sign, space or underscore), however many
-    ('007' is 7; 30 digits, 30 000 digits: the number they write), else None. Unlike `ascii_int` it is not bounded,
-    for names whose number only compares (a process id, a list index, a sample id): past Python's limit on the
+def ascii_int(text: str, digits: int | None = 18) -> int | None:
+    """The whole number `text` writes in ASCII digits and nothing else (no sign, space or underscore; '007' is 7),
+    else None; None too past `digits` digits, so that a line quoting what a person or a server wrote (a sheet's row
+    id, a judge's grade) quotes a number of a few characters. `digits=None` reads any number of them, for names
+    whose number only compares (a process id, a list index, a sample id, a length): past Python's limit on the
     digits `int()` converts, the halves are converted and joined, so a long number costs no more than its digits
     take (a million digits: half a second) and never a ValueError."""
+    if digits is not None and len(text) > digits:
+        return None
     return _whole_of(text) if _DIGITS.fullmatch(text) else None
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.names import hidden_problem, name_problem, shown, windows_name_problem
-from benchcard._util.text import int_of_ascii_digits
+from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
@@ -570,7 +570,7 @@ def read_win_rule(raw: Any, lines: dict[tuple[str, ...], int], source: str, know
 def _at(raw: Any, keys: tuple[str, ...]) -> Any:
     """The raw value a field's path leads to (None when the path does not lead to one)."""
     for key in keys:
-        index = int_of_ascii_digits(key)
+        index = ascii_int(key, digits=None)
         if isinstance(raw, Mapping):
             raw = raw.get(key)
         elif isinstance(raw, list) and index is not None and index < len(raw):

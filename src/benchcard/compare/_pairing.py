@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from benchcard._util.names import hidden_chars, skeleton
-from benchcard._util.text import int_of_ascii_digits
+from benchcard._util.text import ascii_int
 from benchcard.compare._logs import Key, Samples
 from benchcard.errors import CompareError
 from benchcard.records.rows import Manifest, Metric
@@ -26,7 +26,7 @@ STATUS = {"ok": OK, "truncated": TRUNCATED, "failed": FAILED}
 
 def _order(sample_id: str) -> tuple[int, int, str]:
     """Numeric ids (ASCII digits, of any length) in numeric order, then the others as text ('²', '①', '٣', '+1')."""
-    number = int_of_ascii_digits(sample_id)
+    number = ascii_int(sample_id, digits=None)
     return (0, number, "") if number is not None else (1, 0, sample_id)
 
 

@@ -333,11 +333,12 @@ def imported_grades(project: Project, run_dir: Path, path: Path) -> Iterator[Imp
 def _stored_row(record: dict[str, str], shown: str, n: int) -> int:
     """A stored row's sheet row id, its grade checked as `grade` checked it on import."""
     row = record.get("row", "")
-    if not re.fullmatch(r"[0-9]{1,9}", row):
+    row_id = ascii_int(row)  # as `grade` read it on import
+    if row_id is None:
         raise VerdictError(f"{shown}: line {n}, column 'row': expected a sheet row id (a whole number), got "
                            f"{row[:40]!r}")
     try:
         parse_grade(record.get("grade", ""))
     except ValueError as exc:
         raise VerdictError(f"{shown}: line {n}, column 'grade': {exc}, got {record.get('grade', '')[:40]!r}") from None
-    return int(row)
+    return row_id

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.files import alive
-from benchcard._util.text import int_of_ascii_digits
+from benchcard._util.text import ascii_int
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError
@@ -110,7 +110,7 @@ def _sweep_builds(out: Path) -> None:
         prefix = f".{out.name}.{kind}-"
         for found in out.parent.iterdir():
             name = found.name[len(prefix):] if found.name.startswith(prefix) else ""
-            pid = int_of_ascii_digits(name.partition("-")[0])
+            pid = ascii_int(name.partition("-")[0], digits=None)
             if pid is not None and found.is_dir() and not found.is_symlink() and not alive(pid):
                 shutil.rmtree(found, ignore_errors=True)
 

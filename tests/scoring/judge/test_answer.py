@@ -35,6 +35,17 @@ def test_the_answer_parser_is_strict(tmp_path: Path) -> None:
             read_answer(criteria, bad)
 
 
+def test_a_grade_is_a_whole_number_with_one_sign_or_none(tmp_path: Path) -> None:
+    """`-2`, `+1`, `02` on a scale from -2 to 2 (the one reading of ASCII digits, `_util/text.ascii_int`, with the
+    sign the judge may write); two signs, a sign alone or 19 digits is unreadable, never a guessed grade."""
+    spec = spec_of(tmp_path, **{"scale: pass_fail": "scale: {min: -2, max: 2}"})
+    assert [read_answer(spec, f"GRADE: {g}")["score"] for g in ("-2", "+1", "02", "-0", "2")] == [
+        0.0, 0.75, 1.0, 0.5, 1.0]
+    for bad in ("+-1", "--1", "-+1", "-", "+", "- 1", "1-", "0" * 18 + "1", "\u2212" "1"):
+        with pytest.raises(UnreadableAnswer):
+            read_answer(spec, f"GRADE: {bad}")
+
+
 def test_a_bare_answer_with_declared_words(tmp_path: Path) -> None:
     spec = spec_of(tmp_path, **{"scale: pass_fail": "scale: {pass: \"Yes\", fail: \"No\"}",
                                 "answer: final_line": "answer: bare"})

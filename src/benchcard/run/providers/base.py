@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from benchcard._util.names import visible
-from benchcard._util.text import ascii_decimal, int_of_ascii_digits, squeezed
+from benchcard._util.text import ascii_decimal, ascii_int, squeezed
 from benchcard._util.urls import basic_auth, shown_url, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import Endpoint
@@ -398,7 +398,7 @@ async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> A
         yield whole
         return
     inflater = _inflater(response.headers)
-    declared = int_of_ascii_digits(response.headers.get("content-length", ""))
+    declared = ascii_int(response.headers.get("content-length", ""), digits=None)
     if inflater is None and declared is not None and declared > cap:
         raise CallError(too_large)
     size = 0
@@ -418,7 +418,7 @@ async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> A
 async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_large: str = _TOO_LARGE) -> bytes:
     """The body of an answer, refused past `cap` (`MAX_REPLY_BYTES` for a call's reply) before more of it is held:
     a server's garbage must not fill the memory or outputs.jsonl."""
-    declared = int_of_ascii_digits(response.headers.get("content-length", ""))
+    declared = ascii_int(response.headers.get("content-length", ""), digits=None)
     if declared is not None and _inflater(response.headers) is None and declared <= cap:
         return await response.aread()
     return b"".join([block async for block in capped_blocks(response, cap, too_large)])

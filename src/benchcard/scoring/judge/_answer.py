@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from benchcard._util.text import ascii_int
 from benchcard.errors import UnreadableAnswer
 from benchcard.records.rows import OutputRow
 from benchcard.records.runreader import JudgeReader
@@ -90,11 +91,17 @@ def _value(spec: JudgeSpec, value: Any) -> float:
         if isinstance(value, str) and value.casefold() in (passed, failed):
             return 1.0 if value.casefold() == passed else 0.0
         raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")
-    if isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", value):  # not int()'s '٣' or '1_2'
-        value = int(value)
+    if isinstance(value, str) and (number := _signed(value)) is not None:  # not int()'s '٣' or '1_2'
+        value = number
     if isinstance(value, int) and not isinstance(value, bool) and scale.low <= value <= scale.high:
         return scale.value(value)
     raise UnreadableAnswer(f"expected {scale.describe()}, got {str(value)[:30]!r}")
+
+
+def _signed(text: str) -> int | None:
+    """A grade written as a whole number, with one sign or none (`-2`, `+1`, `3`), in ASCII digits."""
+    magnitude = ascii_int(text[1:] if text.startswith(("+", "-")) else text)
+    return None if magnitude is None else -magnitude if text.startswith("-") else magnitude
 
 
 def read_judgements(spec: JudgeSpec, judged: JudgeReader) -> dict[str, list[dict[str, float] | None]]:
