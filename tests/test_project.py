@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from benchcard.errors import ProjectError, ProviderError
-from benchcard.project import Endpoint, Project, parse_batch_limits, parse_endpoints, parse_pool, version_named
+from benchcard.project import (
+    Endpoint,
+    Project,
+    parse_batch_limits,
+    parse_endpoints,
+    parse_pool,
+    provider_settings,
+    version_named,
+)
 
 from .helpers_cli import bc, one_line_error
 from .helpers_run import KEY_ENV, ab_project
@@ -284,9 +292,9 @@ def test_a_bad_pool_is_one_line_naming_the_field(tmp_path: Path, key: str, entry
 def test_a_pool_is_its_urls_with_each_servers_limits() -> None:
     declared = {"base_urls": ["http://gpu1:8000/v1", {"url": "http://gpu2:8000/v1", "concurrency": 32,
                                                       "requests_per_minute": 600}]}
-    assert parse_endpoints("vllm", declared) == (
+    assert parse_endpoints("vllm", declared, None) == (
         Endpoint("http://gpu1:8000/v1"), Endpoint("http://gpu2:8000/v1", 32, 600))
-    assert parse_endpoints("vllm", {"base_url": "http://one/v1"}) == ()  # one server is no pool
+    assert parse_endpoints("vllm", {"base_url": "http://one/v1"}, None) == ()  # one server is no pool
 
 
 @pytest.mark.parametrize(("declared", "message"), [
@@ -305,8 +313,25 @@ def test_a_pool_is_its_urls_with_each_servers_limits() -> None:
 ])
 def test_a_bad_pool_entry_names_its_field(declared: dict[str, Any], message: str) -> None:
     with pytest.raises(ProviderError) as info:
-        parse_endpoints("p", declared)
+        parse_endpoints("p", declared, None)
     assert str(info.value) == f"benchcard.yaml: {message}"
+
+
+def test_a_pool_url_carrying_a_key_says_the_variable_the_provider_names_for_it() -> None:
+    """The provider's api_key_env is read once, checked, and is what a base_url's line, a pool URL's line and the
+    settings all name (`provider_settings`)."""
+    entry: dict[str, Any] = {"type": "openai", "api_key_env": "MY_KEY", "base_urls": ["http://a/v1?api_key=sk-1"]}
+    with pytest.raises(ProviderError) as info:
+        provider_settings("p", entry, "benchcard.yaml: field 'providers.p")
+    assert str(info.value) == ("benchcard.yaml: field 'providers.p.base_urls[0]': the URL carries a key in its query "
+                               "(?api_key=…), which would be stored with the URL: put the key in $MY_KEY (the "
+                               "provider's api_key_env), sent as a header and never stored, and give the URL "
+                               "without its query")
+    entry["base_urls"] = ["http://a/v1", "http://b/v1"]
+    assert provider_settings("p", entry, "benchcard.yaml: field 'providers.p").api_key_env == "MY_KEY"
+    entry["api_key_env"] = 7
+    with pytest.raises(ProviderError, match=r"field 'providers.p.api_key_env': expected an environment variable"):
+        provider_settings("p", entry, "benchcard.yaml: field 'providers.p")
 
 
 def test_the_pool_settings_default_and_are_checked() -> None:

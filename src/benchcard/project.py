@@ -317,22 +317,22 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
     raw_url = entry.get("base_url")
     base_url = None if raw_url is None else check_url(raw_url, f"{where}.base_url'", key_env)
     if entry.get("api_key_env") is not None:
-        check_env_name(entry["api_key_env"], f"{where}.api_key_env'")
+        check_env_name(entry["api_key_env"], f"{where}.api_key_env'")  # so that key_env is all it can be
     rpm = entry.get("requests_per_minute")
     if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
                             or rpm <= 0):
         raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
                             "(leave it out for no limit)")
     check_headers(entry.get("headers"), where)
-    check_auth(type_, entry.get("base_url"), entry.get("api_key_env"), f"{where}.base_url'")
-    pool = parse_endpoints(name, entry)
+    check_auth(type_, entry.get("base_url"), key_env, f"{where}.base_url'")
+    pool = parse_endpoints(name, entry, key_env)
     if not pool and entry.get("pool") is not None:
         raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
     settings = parse_pool(name, entry)
     return ProviderSettings(
         type=cast(ProviderType, type_),
         base_url=pool[0].url if pool else base_url,
-        api_key_env=entry.get("api_key_env"),
+        api_key_env=key_env,
         requests_per_minute=rpm,
         headers=dict(entry.get("headers") or {}),
         endpoints=pool,
@@ -416,8 +416,9 @@ def _positive(value: Any, where: str, *, integer: bool, most: int | None = None)
     return value
 
 
-def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, ...]:
-    """The pool of `providers.<name>.base_urls`, or () when the provider names one `base_url`.
+def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None) -> tuple[Endpoint, ...]:
+    """The pool of `providers.<name>.base_urls`, or () when the provider names one `base_url`; `key_env`, the
+    provider's checked `api_key_env`, is where a line refusing a URL that carries a key says the key goes.
 
         providers:
           vllm:
@@ -438,7 +439,6 @@ def parse_endpoints(name: str, declared: Mapping[str, Any]) -> tuple[Endpoint, .
         raise ProviderError(f"{_where(name, 'base_urls')}: expected a non-empty list of URLs or "
                             "{url, concurrency, requests_per_minute}")
     endpoints: list[Endpoint] = []
-    key_env = declared.get("api_key_env") if isinstance(declared.get("api_key_env"), str) else None
     for i, entry in enumerate(raw):
         where, at = _where(name, f"base_urls[{i}]"), f"base_urls[{i}]"
         if isinstance(entry, str):
