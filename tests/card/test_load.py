@@ -10,7 +10,7 @@ import pytest
 
 from benchcard.card.load import card_of_run, check_seal_root, load_card, load_cards, resolve_card_path
 from benchcard.card.reader import read_card
-from benchcard.card.seal import seal
+from benchcard.card.seal import seal, verify
 from benchcard.errors import BenchcardError, CardError, RunError, SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
@@ -183,6 +183,23 @@ def test_a_card_sealed_before_a_check_still_reads_and_the_same_content_unsealed_
     assert refused.exit_code == 1 and f"  error: {LATER[0]}" in refused.stdout, refused.output
     assert one_line_error(bc(tmp_path, "seal", "aux")).startswith(f"error: {LATER[0]}")
     assert not (tmp_path / "keys" / "aux" / "v2.seal.json").exists()
+
+
+def test_a_card_sealed_before_a_check_reads_only_while_its_seal_holds_as_a_run_verifies_it(tmp_path: Path) -> None:
+    """Whether such a card reads is what `seal.verify` says of its seal, not a looser test of its own: a seal file
+    whose listed fixture digest was edited by hand (its root left as it was) is a seal every run refuses, and the
+    card was read as sealed, its newer checks passed over. It is refused for the first of them."""
+    project = sealed_before(tmp_path)
+    path = project.seal_path("aux", 1)
+    data = msgspec.json.decode(path.read_bytes())
+    fixture = sorted(data["fixtures"])[0]
+    data["fixtures"][fixture] = "sha256:" + "0" * 64
+    path.write_bytes(msgspec.json.encode(data))
+    card = read_card(SEALED_BEFORE, "cards/aux.yaml", project, project.card_path("aux"))
+    with pytest.raises(SealError, match="the seal file was edited by hand"):
+        verify(card, project)
+    with pytest.raises(CardError, match=f"^{re.escape(LATER[0])}"):
+        load_card(project.card_path("aux"), project)
 
 
 def test_a_run_of_a_card_sealed_before_a_check_is_resumed_shown_and_judged(tmp_path: Path, server: FakeServer,
