@@ -86,13 +86,17 @@ def test_what_of_a_urls_credentials_is_kept_out_of_replies() -> None:
 def test_a_loopback_host_is_any_of_this_machines_own() -> None:
     """What is never sent through a proxy (`run/_calls.py`): 127.0.0.0/8 (also as the resolver reads a short or
     numeric form: `0x7f.1`, `127.1`), ::1 (as a URL brackets it or not), an IPv4 loopback written as IPv6,
-    localhost and the names under it; nothing else."""
+    localhost and localhost.localdomain and the names under them, which systemd's resolver answers with the
+    loopback whatever the hosts file says; nothing else (another alias of a hosts file is a name like any other)."""
     from benchcard._util.urls import is_loopback
 
     own = ["127.0.0.1", "127.0.0.2", "127.1.2.3", "::1", "[::1]", "[::ffff:127.0.0.1]", "localhost", "LocalHost",
-           "localhost.", "app.localhost", "a.b.localhost", "127.1", "2130706433", "0x7f000001", "0x7f.1"]
+           "localhost.", "app.localhost", "a.b.localhost", "127.1", "2130706433", "0x7f000001", "0x7f.1",
+           "localhost.localdomain", "LOCALHOST.LocalDomain.", "app.localhost.localdomain"]
     other = ["128.0.0.1", "10.0.0.1", "0.0.0.0", "::2", "[::]", "localhost.example.com", "notlocalhost",
-             "example.org", "", "[::ffff:10.0.0.1]", "10.1", "1", "167772161", "127.example"]
+             "example.org", "", "[::ffff:10.0.0.1]", "10.1", "1", "167772161", "127.example",
+             "localdomain", "host.localdomain", "localhost.localdomain.example", "notlocalhost.localdomain",
+             "localhost4", "ip6-localhost"]
     assert [h for h in own if not is_loopback(h)] == [] and [h for h in other if is_loopback(h)] == []
 
 

@@ -216,7 +216,8 @@ def test_every_loopback_address_goes_direct_past_a_dead_proxy(tmp_path: Path, ke
     ("127.1", True), ("2130706433", True), ("0x7f000001", True), ("0x7f.1", True), ("10.1", False), ("1", False),
     ("app.localhost", True), ("[::1]", True), ("[0:0:0:0:0:0:0:1]", True), ("[::ffff:127.0.0.2]", True),
     ("128.0.0.1", False), ("10.0.0.1", False), ("localhost.example.com", False), ("notlocalhost", False),
-    ("[::2]", False), ("upstream.invalid", False),
+    ("[::2]", False), ("upstream.invalid", False), ("localhost.localdomain", True),
+    ("app.localhost.localdomain", True), ("host.localdomain", False), ("localhost4", False),
 ])
 def test_a_loopback_host_is_called_directly_and_any_other_through_the_proxy(host: str, direct: bool,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:

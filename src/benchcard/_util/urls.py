@@ -134,14 +134,23 @@ def secrets_of(creds: tuple[str, str] | None) -> tuple[str, ...]:
     return creds[1], header.removeprefix("Basic ")
 
 
+#: The names that are this machine's own by their name alone, never looked up (nss-myhostname(8)): another alias a
+#: hosts file gives 127.0.0.1 (`localhost4`, `ip6-localhost`, a machine's own name) is a name like any other, sent to
+#: the proxy unless $NO_PROXY lists it.
+_LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
+_UNDER_LOOPBACK_NAMES = tuple(f".{name}" for name in _LOOPBACK_NAMES)
+
+
 def is_loopback(host: str) -> bool:
     """Whether a URL's host is this machine's own: `localhost` and any name under it (`app.localhost`, RFC 6761),
-    an address of 127.0.0.0/8 (Linux answers all of it on `lo`; also in a form only the resolver reads as one,
-    `0x7f.1`, which httpx and aiohttp take for a name; `127.1` and `2130706433` aiohttp refuses outright), `::1`
-    (bracketed or not) or an IPv4 loopback written as IPv6 (`::ffff:127.0.0.2`). A proxy could not reach such a
-    server, so no call to it is proxied."""
+    `localhost.localdomain` and any name under it (which a Red Hat hosts file gives 127.0.0.1 and ::1, and
+    systemd's resolver answers with them whatever the hosts file says, as it answers `localhost`), an address of
+    127.0.0.0/8 (Linux answers all of it on `lo`; also in a form only the resolver reads as one, `0x7f.1`, which
+    httpx and aiohttp take for a name; `127.1` and `2130706433` aiohttp refuses outright), `::1` (bracketed or
+    not) or an IPv4 loopback written as IPv6 (`::ffff:127.0.0.2`). A proxy could not reach such a server, so no
+    call to it is proxied."""
     name = host.strip("[]").rstrip(".").lower()
-    if name == "localhost" or name.endswith(".localhost"):
+    if name in _LOOPBACK_NAMES or name.endswith(_UNDER_LOOPBACK_NAMES):
         return True
     try:
         address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name)

@@ -83,8 +83,9 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
 
     With no transport given, httpx builds aiohttp's transports itself and so honours $HTTPS_PROXY, $HTTP_PROXY,
     $ALL_PROXY and $NO_PROXY as plain httpx does (`trust_env`; a transport passed in turns that off, hence never
-    here); a loopback host (`urls.is_loopback`: all of 127.0.0.0/8, `::1`, `localhost` and `*.localhost`) is never
-    sent to a proxy, which could not reach this machine's own servers, whatever $NO_PROXY lists."""
+    here); a loopback host (`urls.is_loopback`: all of 127.0.0.0/8, `::1`, `localhost`, `localhost.localdomain` and
+    the names under them) is never sent to a proxy, which could not reach this machine's own servers, whatever
+    $NO_PROXY lists."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     options: dict[str, Any] = {"limits": limits, "timeout": httpx.Timeout(timeout),
                                "headers": {"Accept-Encoding": ACCEPT_ENCODING}}
