@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from benchcard.card.load import load_card
+from benchcard.card.reader import read_card
+from benchcard.card.seal import seal
 from benchcard.errors import CardError
 from benchcard.project import Project
 
-from ..helpers_cli import exit_and_streams
+from ..helpers_cli import bc, exit_and_streams, one_line_error
 from ..helpers_digits import MANY_DIGITS, NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import AB_CARD, REPO, make_ab_project
 
@@ -216,6 +218,33 @@ def test_a_sequential_probe_needs_a_gate(tmp_path: Path) -> None:
     card = load_card(path, Project(tmp_path))
     assert card.sequential is not None and card.sequential.looks == (5, 10, 15, 20)
     assert (card.gate, card.gate_alpha) == (0.8, 0.1)
+
+
+def test_a_sequential_probe_may_not_ask_for_futility_and_one_sealed_with_it_still_reads(tmp_path: Path) -> None:
+    """A probe stops only on its gate, never for futility: `futility: true` on one was taken and `check` said the
+    probe "may stop for futility". Refused in one line at `check` and `seal`; a probe sealed with it before the check
+    (the reader alone, then `seal.seal`, as benchcard sealed it then) still reads, with `check`'s warning."""
+    text = (REPO / "cards" / "one-word-sentiment.yaml").read_text(encoding="utf-8")
+    (tmp_path / "cards").mkdir()
+    path = tmp_path / "cards" / "one-word-sentiment.yaml"
+    block = "sequential: {looks: 4, futility: true}\ngate: {min_score: 0.5}"
+    path.write_text(text.replace("repetitions: 1", f"repetitions: 20\n{block}"), encoding="utf-8")
+    line = 1 + next(i for i, ln in enumerate(path.read_text(encoding="utf-8").splitlines())
+                    if ln.startswith("sequential:"))
+    said = (f"cards/one-word-sentiment.yaml:{line}: field 'sequential.futility': a probe stops only once its gate is "
+            "passed or failed, never for futility (futility is an ab card's: drop it)")
+    checked = bc(tmp_path, "check", "one-word-sentiment")
+    assert checked.exit_code == 1 and f"  error: {said}" in checked.stdout, checked.output
+    assert "may stop for futility" not in checked.stdout
+    assert one_line_error(bc(tmp_path, "seal", "one-word-sentiment")) == f"error: {said}"
+    assert not list(tmp_path.glob("keys/*/*.seal.json"))
+    project = Project(tmp_path)
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/one-word-sentiment.yaml", project, path), project)
+    card = load_card(path, project)
+    assert card.sequential is not None and card.later_checks == (said,)
+    again = bc(tmp_path, "check", "one-word-sentiment")
+    assert again.exit_code == 0 and f"  warning: {said} (v3 was sealed before this check" in again.stdout, \
+        again.output
 
 
 @pytest.mark.parametrize(("clause", "field", "why"), [

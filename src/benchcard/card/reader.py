@@ -93,9 +93,10 @@ class _Reader:
 
     def newer(self, problem: CardError) -> None:
         """Keep a problem that only a check added after cards were sealed without it finds (since 2026-12-07: a
-        rule's unknown field, an id that is a Windows device name, an empty rig name): the card is read all the
-        same, and `load.load_card` refuses it unless the version's seal holds, so that a version sealed before the
-        check still gets its verdict, its resume, its status and its pages, and an unsealed one is refused."""
+        rule's unknown field, an id that is a Windows device name, an empty rig name, a probe's `futility: true`):
+        the card is read all the same, and `load.load_card` refuses it unless the version's seal holds, so that a
+        version sealed before the check still gets its verdict, its resume, its status and its pages, and an
+        unsealed one is refused."""
         self.later.append(problem)
 
     def fail(self, where: Sequence[str | int], expected: str) -> CardError:
@@ -271,6 +272,9 @@ class _Reader:
         if spending is not None and spending not in SPENDINGS:
             raise self.fail((*where, "spending"), f"expected {names}, got {spending!r}")
         futility = self.optional(raw, (*where, "futility"), (bool,), "true or false")
+        if futility and kind == "probe":  # since 2026-12-07: a probe sealed with it before still reads
+            self.newer(self.fail((*where, "futility"), "a probe stops only once its gate is passed or failed, never "
+                                                       "for futility (futility is an ab card's: drop it)"))
         return Sequential(looks=looks, spending=spending, futility=futility, gamma=self._gamma(raw, spending))
 
     def _gamma(self, raw: Mapping[str, Any], spending: str | None) -> float | None:
