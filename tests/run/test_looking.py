@@ -136,6 +136,37 @@ def test_a_sequential_run_needs_its_looker(tmp_path: Path) -> None:
         run(project, "colour-ab", RunOptions(progress=False))
 
 
+def test_a_ctrl_c_that_lands_during_the_deciding_look_names_the_verdict_not_a_resume(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A Ctrl-C (or SIGTERM) read while a look is computed lets the look end and the run close; it said "Continue
+    with: benchcard run … --resume", which had nothing to call. The line now says what the run folder holds: the run
+    finished at its look, and its verdict is next. The SIGINT is sent from inside the look (the looker a run is given),
+    where a user's Ctrl-C lands between the stretch's last call and the look's record."""
+    import os
+    import signal
+
+    from benchcard.errors import RunError
+    from benchcard.verdict.looks import look_at
+
+    def interrupted_look(card: Any, run_dir: Path, look: int) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)  # asyncio's handler cancels the run at its next wait
+        return look_at(card, run_dir, look)
+
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path, server.base_url)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal (the fixture restores it)
+    with pytest.raises(RunError) as caught:
+        run(project, "colour-ab", RunOptions(progress=False), looker=interrupted_look)
+    folder = only_run(project, "colour-ab")
+    assert _manifest(folder)["finished_at"] and [lk["decision"] for lk in _manifest(folder)["looks"]] == ["win"]
+    assert str(caught.value) == (
+        f"interrupted after run {folder.name} had finished (stopped at look 1 of 3: win; 96 of 288 calls (67 % "
+        "saved)): every cell it needs has an outcome and is scored, so nothing is left to call. Its verdict: "
+        f"benchcard verdict {folder.name}")
+    judged = bc(project, "verdict", folder.name)
+    assert judged.exit_code == 0 and "finding: win → result" in judged.stdout, judged.output
+
+
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_batch_run_submits_one_batch_per_stretch(tmp_path: Path, server: FakeServer, key: str,
                                                    vendor: str) -> None:

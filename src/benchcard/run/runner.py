@@ -201,12 +201,23 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     try:
         return asyncio.run(_run_all(setting, targets))
     except KeyboardInterrupt:
-        if not setting.folders:
-            raise RunError("interrupted before the first run was planned; nothing was called") from None
-        raise RunError(
-            f"interrupted; every finished cell is recorded. Continue with: "
-            f"benchcard run {card.id} --resume {setting.folders[-1].run_id}"
-        ) from None
+        raise RunError(_interrupted(card, setting.folders)) from None
+
+
+def _interrupted(card: Card, folders: list[RunStore]) -> str:
+    """What a Ctrl-C (or SIGTERM) says, from where the runs stand on disk, not from when it came: one that lands
+    while a run closes (a sequential run's deciding look, the scoring of its last cells) leaves that run finished,
+    and a `--resume` of it has nothing to call, so the line names its verdict instead."""
+    if not folders:
+        return "interrupted before the first run was planned; nothing was called"
+    open_runs = [f for f in folders if not f.has_manifest() or f.read_manifest().finished_at is None]
+    if open_runs:
+        return (f"interrupted; every finished cell is recorded. Continue with: "
+                f"benchcard run {card.id} --resume {open_runs[-1].run_id}")
+    last = folders[-1].read_manifest()
+    looks = _looks_line(last)
+    return (f"interrupted after run {last.run} had finished{f' ({looks})' if looks else ''}: every cell it needs has "
+            f"an outcome and is scored, so nothing is left to call. Its verdict: benchcard verdict {last.run}")
 
 
 def _check_sequential(card: Card, o: RunOptions, looker: Looker | None) -> None:
