@@ -96,6 +96,9 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
     folder = only_run(project, "colour-ab")
     first = _manifest(folder)["looks"]
     assert len(first) == 1 and "finished_at" not in _manifest(folder)
+    # `status` says where the looks stand, before the verdict as `run` does: the look taken and the next
+    assert "  look 1 of 3 taken, it went on; look 2 comes after repetition 6 (192 of 288 calls)\n" in \
+        bc(project, "status", folder.name).stdout
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
     assert result.exit_code == 0, result.output
     manifest = _manifest(folder)
@@ -107,6 +110,7 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
     assert len(rows) == len({r["cell"] for r in rows}) == 288
     assert len(read_jsonl(folder / "scores.jsonl")) == 288
     assert manifest["finished_at"]
+    assert "  every look taken (3 of 3): " in bc(project, "status", folder.name).stdout
 
 
 def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -123,11 +127,15 @@ def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, ser
     run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], some_cells)
     folder = only_run(project, "colour-ab")
     assert "looks" not in _manifest(folder)
+    assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in \
+        bc(project, "status", folder.name).stdout
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
     assert result.exit_code == 0, result.output
     [look] = _manifest(folder)["looks"]
     assert (look["look"], look["cells"], look["decision"]) == (1, 96, "win")
     assert len(RunStore(folder).done_cells()) == PER_LOOK
+    status = bc(project, "status", folder.name, "--json")
+    assert json.loads(status.stdout)["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
 
 
 def test_a_sequential_run_needs_its_looker(tmp_path: Path) -> None:
@@ -182,6 +190,30 @@ def test_a_batch_run_submits_one_batch_per_stretch(tmp_path: Path, server: FakeS
     stats = server.stats()
     assert stats["batch"]["batches"] == 2 and stats["batch"]["submitted"] == 48
     assert [lk["cells"] for lk in _manifest(folder)["looks"]] == [24, 48]
+
+
+def test_a_batch_that_expires_at_a_look_waits_for_the_choice_and_status_says_where_it_stands(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The first stretch's batch expires with half its requests run: the run stops before look 1 (more failed cells
+    than win.allow_failed). `status` said "every batch has ended; collect the results with: … --resume" of a batch
+    already collected, and nothing of the looks; it now says no look is taken yet, where the next comes, and that
+    every batch is collected. `--resume --retry-failed` submits the failed cells again, then takes the look."""
+    server.configure({**clear_win(), "batch": {"validating_s": 0.05, "in_progress_s": 0.1, "end": "expired",
+                                               "done_fraction": 0.5}})
+    project = sequential_ab(tmp_path, server.base_url)
+    stopped = bc(project, "run", "colour-ab", "--batch", *FAST)
+    assert stopped.exit_code == 1 and "the look is not taken yet" in stopped.stderr, stopped.output
+    folder = only_run(project, "colour-ab")
+    status = bc(project, "status", folder.name, "--no-poll").stdout
+    assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in status, status
+    assert (f"  96/288 cells recorded, every batch collected; continue with: benchcard run colour-ab --resume "
+            f"{folder.name}\n") in status, status
+    assert "  288 cells: 48 ok, 0 truncated, 48 failed recorded" in status
+    server.configure({**clear_win(), "batch": {"validating_s": 0.05, "in_progress_s": 0.1}})
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST)
+    assert resumed.exit_code == 0 and "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in resumed.stdout, \
+        resumed.output
+    assert "  stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)\n" in bc(project, "status", folder.name).stdout
 
 
 def test_a_retry_calls_again_the_failed_cells_of_the_stretch_no_look_has_read(tmp_path: Path, server: FakeServer,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -480,6 +480,20 @@ def stop_line(schedule: Schedule, look: Look | None) -> str:
     return (f"stopped at look {look.look} of {len(schedule.looks)}: {look.decision}; {look.cells:,} of {total:,} "
             "calls "
             f"({saved:.0%} saved)").replace("% saved", " % saved")
+
+
+def open_looks_line(schedule: Schedule, looks: Sequence[Look]) -> str:
+    """Where an unfinished sequential run stands with its looks (what `status` says): the looks taken, and the
+    next one a `--resume` calls up to, or that a look already decided it and the resume only closes it."""
+    n, k = len(schedule.looks), len(looks)
+    if k and looks[-1].decision != "continue":
+        return f"look {k} of {n} decided it: {looks[-1].decision}; not closed yet (a resume closes it, calling nothing)"
+    if k >= n:
+        return f"every look taken ({n} of {n}); not closed yet (a resume closes it, calling nothing)"
+    taken = "no look taken yet" if not k else f"look{'s' if k > 1 else ''} {'1–' if k > 1 else ''}{k} of {n} taken, " \
+        f"{'each' if k > 1 else 'it'} went on"
+    return (f"{taken}; look {k + 1} comes after repetition {schedule.looks[k]} ({schedule.cells[k]:,} of "
+            f"{schedule.cells[-1]:,} calls)")
 
 
 # -------------------------------------------------------------------------------------------- reading, writing

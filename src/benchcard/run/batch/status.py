@@ -17,7 +17,7 @@ from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.replied import judge_replies_line, replies_line
-from benchcard.records.rows import Manifest
+from benchcard.records.rows import Manifest, open_looks_line, stop_line
 from benchcard.records.runreader import outcomes, set_aside_of
 from benchcard.run._calls import make_client
 from benchcard.run._conventions import load_dotenv_keys
@@ -60,6 +60,7 @@ class RunStatus:
     replicates: str | None = None  # a replication's (or transfer's) original, said in a line (`benchcard replicate`)
     replies: str | None = None  # replies naming another model than the one asked, or never counted (records/replied)
     judge_replies: str | None = None  # the same of a judge card's judge
+    looks: str | None = None  # a sequential run's looks: where it stopped, or those taken and the next
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +73,7 @@ class RunStatus:
                  f"{self.folder}",
                  *trial,
                  *([f"  {self.replicates}"] if self.replicates else []),
+                 *([f"  {self.looks}"] if self.looks else []),
                  f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
                  f"  {self.state}",
                  *[f"  {line}" for line in (self.replies, self.judge_replies) if line]]
@@ -111,6 +113,8 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
         state = f"planned, not yet submitted; submit with: {resume}"
     elif manifest.batch and any(not c.batch for c in chunks):
         state = f"partly submitted; continue with: {resume}"
+    elif chunks and all(c.collected for c in chunks):  # a sequential run between stretches, or awaiting a retry
+        state = f"{recorded}/{cells} cells recorded, every batch collected; continue with: {resume}"
     elif chunks and all(c.ended for c in chunks):
         state = f"every batch has ended; collect the results with: {resume}"
     elif chunks:
@@ -124,7 +128,18 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
     return RunStatus(run, card, manifest.version, project.relative(folder),
                      "batch" if manifest.batch else "interactive", cells, counts, finished, state, batches, note,
                      tuple(line for c in chunks for line in c.refused), manifest.scratch or None,
-                     _replicates(manifest), replies_line(manifest) or None, judge_replies_line(manifest) or None)
+                     _replicates(manifest), replies_line(manifest) or None, judge_replies_line(manifest) or None,
+                     _looks(manifest))
+
+
+def _looks(manifest: Manifest) -> str | None:
+    """A sequential run's looks as `status` says them: a finished run's stop line (as `run` printed it), an open
+    run's looks taken and the next; None for any other run."""
+    if manifest.sequential is None:
+        return None
+    if manifest.finished_at is not None:
+        return stop_line(manifest.sequential, manifest.looks[-1] if manifest.looks else None)
+    return open_looks_line(manifest.sequential, manifest.looks or [])
 
 
 def _replicates(manifest: Manifest) -> str | None:
