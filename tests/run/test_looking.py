@@ -197,12 +197,15 @@ def test_a_batch_that_expires_at_a_look_waits_for_the_choice_and_status_says_whe
     """The first stretch's batch expires with half its requests run: the run stops before look 1 (more failed cells
     than win.allow_failed). `status` said "every batch has ended; collect the results with: … --resume" of a batch
     already collected, and nothing of the looks; it now says no look is taken yet, where the next comes, and that
-    every batch is collected. `--resume --retry-failed` submits the failed cells again, then takes the look."""
+    every batch is collected. `--resume --retry-failed` submits the failed cells again, then takes the look. The
+    batches' line on stderr counts the cells of the stretch, not those of the stretches after it."""
     server.configure({**clear_win(), "batch": {"validating_s": 0.05, "in_progress_s": 0.1, "end": "expired",
                                                "done_fraction": 0.5}})
     project = sequential_ab(tmp_path, server.base_url)
     stopped = bc(project, "run", "colour-ab", "--batch", *FAST)
     assert stopped.exit_code == 1 and "the look is not taken yet" in stopped.stderr, stopped.output
+    # the batch's line counts the cells of this stretch, and its failures (it said "collected 288/288 · 0 failed")
+    assert "1 batch · collected 96/288 · 48 failed · 0 truncated" in stopped.stderr, stopped.stderr
     folder = only_run(project, "colour-ab")
     status = bc(project, "status", folder.name, "--no-poll").stdout
     assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in status, status
@@ -213,6 +216,7 @@ def test_a_batch_that_expires_at_a_look_waits_for_the_choice_and_status_says_whe
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST)
     assert resumed.exit_code == 0 and "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in resumed.stdout, \
         resumed.output
+    assert "2 batches · collected 96/288 · 0 failed" in resumed.stderr, resumed.stderr
     assert "  stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)\n" in bc(project, "status", folder.name).stdout
 
 

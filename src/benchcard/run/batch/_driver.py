@@ -34,6 +34,7 @@ from benchcard._util.safeio import json_loads
 from benchcard.errors import ProviderError, RetryableError, RunError
 from benchcard.records.rows import AssignmentRow, dumps_line, iter_rows
 from benchcard.run._calls import Session
+from benchcard.run._retry import done_cells
 from benchcard.run.batch._journal import (
     FOLDER,
     Added,
@@ -167,6 +168,8 @@ class BatchRun:
         self.s = s
         self.writer = writer
         self.done = done
+        # cells skipped only because a later stretch of a sequential run holds them: never shown as collected
+        self.ahead = len(done - done_cells(s.store))
         self.vendor = vendor_for(s.provider, s.options.attempts, (s.options.backoff_base, s.options.backoff_cap))
         self.journal = Journal(s.store.folder)
         self.folder = s.store.folder
@@ -310,14 +313,16 @@ class BatchRun:
             row = msgspec.structs.replace(row, text=_without(row.text, hidden),
                                           error=_redacted(row.error, hidden) if row.error else row.error)
             self.writer.append(row)
+            s.progress.advance(row)  # its failed, truncated and cost counts (`show` sets the cells done)
             self.done.add(cell)
         why = (f"the batch failed: {c.error}" if c.error else
                f"no result for this cell in batch {batch} (it ended {c.ended})")
         for cell in cells.values():
             if cell not in self.done:
                 cause = untrusted.get(cell, why)
-                self.writer.append(output_row(cell, fixtures[cell], _redacted(cause, hidden)[:300], batch, s.model,
-                                              s.prices))
+                failed = output_row(cell, fixtures[cell], _redacted(cause, hidden)[:300], batch, s.model, s.prices)
+                self.writer.append(failed)
+                s.progress.advance(failed)
                 self.done.add(cell)
         self.journal.append(Collected(chunk=c.chunk, batch=batch, refused=refused[:REFUSED_KEPT] or msgspec.UNSET,
                                       refused_count=len(refused) or msgspec.UNSET))
@@ -357,8 +362,8 @@ class BatchRun:
     def show(self, chunks: list[Chunk]) -> None:
         remote = sum(c.done for c in chunks if not c.collected)
         states = ", ".join(sorted({c.status or "submitted" for c in chunks if not c.collected})) or "collected"
-        self.s.progress.update(len(self.done) + remote, f"{len(chunks)} batch{'es' if len(chunks) > 1 else ''} · "
-                                                        f"{states}")
+        batches = f"{len(chunks)} batch{'es' if len(chunks) > 1 else ''}"
+        self.s.progress.update(len(self.done) - self.ahead + remote, f"{batches} · {states}")
 
 
 def _without(text: str, secrets: list[str]) -> str:
