@@ -36,6 +36,9 @@ def test_the_looks_are_drawn_only_once_the_run_is_judged(tmp_path: Path, server:
     assert "Stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)" in html
     svg = (page / "looks.svg").read_text()
     assert "win boundary" in svg and "loss boundary" in svg and "96 calls" in svg
+    # the futility test's statistic of a clear win is held as -40, beyond every boundary: drawn on the frame's
+    # edge, it is marked so, as the rule's statistic is (it was drawn there unmarked, read as about -4.6)
+    assert "beyond −40" in html and svg.count("beyond") == 1
 
 
 @pytest.mark.browser

@@ -3,7 +3,8 @@ boundaries, on the run's evidence page once its verdict is given (before it, the
 
 An ab run's statistic is its first clause's, in the units of `stats.sequential` (a win always "up"); a probe's is
 its mean score, drawn against the means that would have passed or failed its gate at each look and the gate.
-A statistic beyond the frame (held as ±40 in the manifest: beyond every boundary) is drawn on its edge, marked.
+A statistic beyond the frame (held as ±40 in the manifest: beyond every boundary), the futility test's too, is drawn
+on its edge, marked.
 """
 
 from __future__ import annotations
@@ -91,9 +92,10 @@ def _draw(path: Path, m: Manifest, probe: bool, gate: float | None) -> None:
         fs = _clipped([lk.futility_statistic for lk in looks], lo, hi)
         if not all(math.isnan(y) for y in fs):
             ax.plot(xs, fs, color="#8a6d00", lw=1.2, marker="s", markersize=4, label="futility statistic")
-        for lk, y in zip(looks, ys, strict=True):
-            if lk.statistic is not None and abs(lk.statistic) >= BEYOND:
-                ax.annotate("beyond", (lk.look, y), textcoords="offset points", xytext=(6, -4), fontsize=9)
+        for raw, drawn in (([lk.statistic for lk in looks], ys), ([lk.futility_statistic for lk in looks], fs)):
+            for x, v, y in zip(xs, raw, drawn, strict=True):  # each point drawn on the frame's edge says so
+                if v is not None and abs(v) >= BEYOND:
+                    ax.annotate("beyond", (x, y), textcoords="offset points", xytext=(6, -4), fontsize=9)
         ax.set_xticks(range(1, len(schedule.looks) + 1),
                       [f"{k}\n{c:,} calls" for k, c in enumerate(schedule.cells, 1)])
         ax.set_xlim(0.6, len(schedule.looks) + 0.4)
