@@ -213,6 +213,29 @@ def test_a_run_ruling_out_the_effect_that_matters_stops_for_futility(tmp_path: P
     assert "gate: no-effect → exit 3 (only a win passes)" in gate.output
 
 
+def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """Every variant cell of the first stretch is cut off at max_tokens (within a generous allow_failed): the gap
+    cannot be measured at look 1, so nothing is ruled out. Its futility p was taken as 0 and the run stopped there
+    "for futility", a no-effect in the ledger with not one variant cell scored."""
+    server.configure({**clear_win(), "faults": [{"match": "Please.", "kind": "truncate", "times": 3}]})
+    project = sequential_ab(tmp_path, server.base_url)
+    card = project.card_path("colour-ab")
+    card.write_text(card.read_text(encoding="utf-8").replace("  equivalence_margin: 0.05",
+                                                             "  equivalence_margin: 0.05\n  allow_failed: 200"),
+                    encoding="utf-8")
+    for seal in (tmp_path / "keys" / "colour-ab").glob("*.seal.json"):
+        seal.unlink()
+    assert bc(project, "seal", "colour-ab").exit_code == 0
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    folder = only_run(project, "colour-ab")
+    first = json.loads((folder / "manifest.json").read_text())["looks"][0]
+    assert (first["look"], first["cells"], first["decision"]) == (1, 96, "continue"), first
+    assert first["futility_statistic"] < first["futility"]
+    assert "futility" not in ran.output
+
+
 def test_a_replication_of_a_sequential_run_keeps_its_looks_and_compares_decisions(tmp_path: Path,
                                                                                    server: FakeServer,
                                                                                    key: str) -> None:

@@ -71,7 +71,8 @@ def _ab_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedu
         g = figures.gaps[(variant, (first.metric, first.fixture))]
         c = (g.high if up else g.low) or g.obs
         unbounded = g.open_high if up else g.open_low  # a count's cut-off cells could hold any effect: not futile
-        futile.append(np.ones(1) if unbounded else seq.futility_p(c, effect, up) if c is not None else np.zeros(1))
+        # a gap never measured (no fixture scored in both arms so far) rules nothing out: its p is 1, not 0
+        futile.append(np.ones(1) if unbounded or c is None else seq.futility_p(c, effect, up))
     d = seq.look_decision(seq.boundaries(design), look, rule.evidence, rule.tost, rule.measurable, futile)
     fut = None if d.futility_statistic is None else float(d.futility_statistic[0])
     return Look(look=look, repetitions=reps, cells=len(data.cells), statistic=_finite(float(d.statistic[0])),
