@@ -3,6 +3,7 @@ at the gap the fixed design wins 80% of the time, beside the fixed design's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +85,23 @@ def test_a_pilots_model_and_gap_carry_into_the_sequential_figures(tmp_path: Path
     assert (none["true_gap"], at_gap["true_gap"]) == (0.0, gap)
     assert data["sequential"]["fixed_calls"] == 2 * 10 * 10
     assert any(line.startswith(f"  at a true gap of {gap:.3f}") for line in lines)
+
+
+def test_a_sequential_probes_plan_says_its_looks(tmp_path: Path) -> None:
+    """`plan` of a sequential probe said nothing of its looks (only an ab card's were planned): it now gives the
+    schedule at gate.alpha beside the fixed design's calls, and says its expected calls are not simulated."""
+    from ..helpers_run import bc
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, block="sequential: {looks: 4}\ngate: {min_score: 0.5, alpha: 0.1}\n")
+    planned = bc(project, "plan", "one-word-sentiment")
+    assert planned.exit_code == 0, planned.output
+    lines = planned.stdout.splitlines()
+    assert "sequential: 4 looks, after repetitions 10, 20, 30, 40 of 40; α 0.1 spent hsd (γ = -6); never stops for " \
+           "futility" in lines
+    assert "  fixed design               40 calls" in lines
+    assert ("  note: a probe's look stops the run once gate min_score 0.5 is passed or failed at the look's level; its "
+            "expected calls are not simulated: at most the fixed design's") in lines
+    assert not any("pilot run (--from RUN)" in line or "1 fixtures" in line for line in lines)
+    seq = json.loads(bc(project, "plan", "one-word-sentiment", "--json").stdout)["sequential"]
+    assert (seq["looks"], seq["alpha"], seq["futility"], seq["expected"]) == ([10, 20, 30, 40], 0.1, False, [])

@@ -95,8 +95,9 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win and card.win.accept_cannot_win else ""
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
-    if design is None and card.sequential is not None and card.win is not None:  # the card's own sealed looks
-        design = card_design(card.sequential, card.win.alpha, card.sequential.futility, rules)
+    if design is None and card.sequential is not None:  # the card's own sealed looks (a probe's at gate.alpha)
+        alpha = card.win.alpha if card.win is not None else card.gate_alpha
+        design = card_design(card.sequential, alpha, card.sequential.futility and card.is_ab, rules)
     if design is not None:
         expected = from_pilot.expected_cost if from_pilot is not None else None
         scale = size[0] * size[1] / (len(card.fixture_ids()) * card.repetitions)  # the simulated size's grid
@@ -115,7 +116,7 @@ def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tupl
     variants = len([v for v in card.variant_names() if v != card.baseline])
     level = powerplan.holm_level(win.alpha if win else design.alpha, variants, [])
     schedule = replace(design, alpha=level)
-    if size[1] != design.repetitions:
+    if size[1] != design.repetitions and card.is_ab:
         notes.append(f"the looks are sealed for {design.repetitions} repetitions, so their figures are for "
                      f"{size[0]} fixtures × {design.repetitions} repetitions")
     effect = float((win.min_effect or win.equivalence_margin or 0.0) if win else 0.0)
@@ -125,6 +126,10 @@ def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tupl
         notes.append("expected calls are simulated only at the card's own repetitions")
     out = sequential_plan(schedule, model, size[0], calls, max_cost, expected_cost, gap, effect,
                           win.min_effect if win else 0.0, float(win.equivalence_margin or 0.0) if win else 0.0)
+    if not card.is_ab:  # a probe has no gap to simulate: its looks, and what they may cost at most
+        notes.append(f"a probe's look stops the run once gate min_score {card.gate:g} is passed or failed at the "
+                     "look's level; its expected calls are not simulated: at most the fixed design's")
+        return msgspec.structs.replace(out, notes=notes)
     return msgspec.structs.replace(out, notes=notes + out.notes)
 
 
