@@ -190,3 +190,32 @@ def test_a_fall_of_a_count_with_a_variant_cell_cut_off_cannot_be_shown(tmp_path:
     assert "finding: inconclusive → non-result" in result.output
     assert "1 cell of A was cut off at max_tokens and unsupported_values has no upper bound: the fall cannot be " \
            "shown" in result.output
+
+
+def test_a_clause_shown_without_an_interval_says_the_bounded_evidence_holds_it(tmp_path: Path) -> None:
+    """Every cell of A's first repetition cut off: the figures shown leave them out, so no run spread can be
+    measured (CI [−∞, ∞], p = 1), and the clause holds on the bounded evidence alone. Its line said "the calibrated
+    interval puts the gap above 0" beside that infinite interval (a guard: "the lower bound −∞ is above −0.250"); it
+    now names the evidence that holds it."""
+    card = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: 10")
+    card = card.replace("repetitions: 3", "repetitions: 6").replace(
+        "{metric: unsupported_values, test: not_rises, margin: 0.25}",
+        "{metric: field_recall, test: not_falls, margin: 0.25}")
+    project = make_project(tmp_path, card, fixtures=FIXTURES10)
+    base = np.zeros((10, 6))
+    base[:5, 1] = 1.0  # a run-to-run spread in the baseline
+    variant = np.ones((10, 6))
+    variant[5:, 2] = 0.0
+    card_read = the_card(project)
+    status = {("A", fixture, 0): "truncated" for fixture in card_read.fixture_ids()}
+    run_dir = make_run(project, card_read, ab_metrics(base, variant, shape=(10, 6)), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.output.splitlines() if x.startswith("  holds  field_recall rises")]
+    assert "95% CI [−∞, ∞]" in line and "the calibrated interval puts" not in line, line
+    assert "with truncated cells bounded, the evidence (p = " in line and ") puts the gap above 0; judged with its " \
+        "10 truncated cell(s) bounded at the worst case for the claim" in line, line
+    # a guard the same: "the one-sided 95% lower bound −∞ is above −0.250" read as the reason it held
+    [guard] = [x for x in result.output.splitlines() if x.startswith("  holds  field_recall does not fall")]
+    assert "bound −∞" not in guard and "holds — with truncated cells bounded, the evidence (p = " in guard, guard
+    assert ") shows the gap is above −0.250 (gap +0.817, p = 1.0000); judged with its 10 truncated" in guard, guard

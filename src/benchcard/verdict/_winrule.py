@@ -156,6 +156,10 @@ def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lo
     side = "above" if clause.test == "rises" else "below"
     if float(ev.p_hold[0]) <= alpha:
         shown = "the sign-flip puts" if zero else "the calibrated interval puts"
+        if g.truncated and not _shown_holds(figures, alpha, clause.test == "rises"):
+            # the figures shown leave the truncated cells out (a repetition of an arm all cut off leaves no run
+            # spread: CI [−∞, ∞]); the evidence that holds is the bounded one, said as the refusal says it
+            shown = f"with truncated cells bounded, the evidence (p {p_equals(float(ev.p_hold[0]))}) puts"
         why = f"holds — {ci}: {shown} the gap {side} 0{bounded}."
         return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
     if lost:
@@ -165,6 +169,15 @@ def _effect_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, lo
     cause = unbounded or " and ".join(_effect_reasons(clause, g, figures, ev, alpha, min_effect))
     return ClauseResult(clause, False, figures=figures, why=f"{head}: does not hold — {ci}: {cause}{bounded}.",
                         cause=cause)
+
+
+def _shown_holds(figures: GapFigures, alpha: float, up: bool) -> bool:
+    """Whether the figures a clause line shows (the observed gap, truncated cells left out) put the gap on its side
+    of 0 by themselves: the calibrated interval wholly there, or (no spread at all) the sign-flip p at most α."""
+    if figures.ci is None:
+        return figures.p_signflip <= alpha and (figures.gap > 0) == up
+    low, high = figures.ci
+    return figures.p <= alpha and (low > 0 if up else high < 0)
 
 
 def _effect_reasons(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, alpha: float,
@@ -215,6 +228,9 @@ def _guard_clause(clause: Clause, g: Gap, figures: GapFigures, ev: Evidence, los
     shown = (f"the one-sided {level(alpha)} {bound_name} bound {fixed(bound)}" if figures.ci is not None
              else "the gap (no spread at all)")
     if float(ev.p_hold[0]) <= alpha:
+        within = bound is not None and math.isfinite(bound) and (bound < margin if upper else bound > -margin)
+        if g.truncated and figures.ci is not None and not within:  # held by the bounded evidence alone (as above)
+            shown = f"with truncated cells bounded, the evidence (p {p_equals(float(ev.p_hold[0]))}) shows the gap"
         why = f"holds — {shown} is {cmp} {limit} ({gap_text}){bounded}."
         return ClauseResult(clause, True, figures=figures, why=f"{head}: {why}")
     if lost:
