@@ -56,8 +56,9 @@ def one_verdict(base: FloatArray, var: FloatArray, seed: int, resamples: int) ->
     nf = stats.noise_floor(base, 0.05)
     stats.wilson(int((var[0] > 0.5).sum()), var.shape[1])
     t2 = time.perf_counter()
-    [(low, high)] = bootstrap_intervals([stats.fixture_differences(base, var)], resamples, seed, 0.05)
+    [boot] = bootstrap_intervals([stats.fixture_differences(base, var)], resamples, seed, 0.05)
     t3 = time.perf_counter()
+    low, high = boot if boot is not None else (gap.gap, gap.gap)  # None: every fixture's difference alike
     assert low <= gap.gap <= high or abs(gap.gap) < 1e-9, "bootstrap interval does not bracket the gap"
     assert nf.value > 0
     steps["paired_gap"] = t1 - t0

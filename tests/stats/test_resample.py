@@ -20,7 +20,17 @@ BASE_A, VAR_A = np.array(CASE_A_BASE, dtype=float), np.array(CASE_A_VAR, dtype=f
 def cluster_bootstrap(baseline: np.ndarray, variant: np.ndarray, n_resamples: int = 10_000, *,
                       seed: int) -> tuple[float, float]:
     """The verdict's fixture bootstrap (resample.Resamples through clausestats) of one pair, at α = 0.05."""
-    return bootstrap_intervals([stats.fixture_differences(baseline, variant)], n_resamples, seed, 0.05)[0]
+    interval = bootstrap_intervals([stats.fixture_differences(baseline, variant)], n_resamples, seed, 0.05)[0]
+    assert interval is not None
+    return interval
+
+
+def test_equal_differences_give_no_bootstrap_interval() -> None:
+    """Every fixture moved by +0.25 (or one fixture): each resample's mean is 0.25, a zero-width interval that
+    measures nothing; it is None, as the t gives none without spread, and never [0.25, 0.25]."""
+    equal = np.full(6, 0.25)
+    assert bootstrap_intervals([equal, np.array([0.5]), np.array([0.0, 0.5])], 2000, 7, 0.05)[:2] == [None, None]
+    assert bootstrap_intervals([np.array([0.0, 0.5])], 2000, 7, 0.05)[0] == (0.0, 0.5)
 
 
 def test_bootstrap_is_deterministic_and_brackets_the_gap() -> None:

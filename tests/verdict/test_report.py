@@ -1,10 +1,29 @@
-"""The verdict in words: the pairing named on the terminal and on the page (its colours: tests/_cli)."""
+"""The verdict in words: the pairing named on the terminal and on the page (its colours: tests/_cli); a bootstrap
+interval that measures nothing (equal fixture gaps) shown nowhere."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
-from ..helpers_verdict import AB_CARD, STRONG_BASE, STRONG_VAR, ab_metrics, cli_run, make_project, make_run, the_card
+import numpy as np
+
+from benchcard.project import Project
+
+from ..helpers_verdict import (
+    AB_CARD,
+    STRONG_BASE,
+    STRONG_VAR,
+    ab_metrics,
+    cli_run,
+    make_project,
+    make_run,
+    the_card,
+)
+
+OLD_PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "two-variants-2026-12-01"
+OLD_RUN = "20261130T000001Z-3f9a"
 
 
 def test_unpaired_fixture_is_named_in_the_terminal_and_on_the_page(tmp_path: Path) -> None:
@@ -26,3 +45,40 @@ def test_unpaired_fixture_is_named_in_the_terminal_and_on_the_page(tmp_path: Pat
     pages = [p.read_text(encoding="utf-8") for p in (project.root / "site").rglob("*.html")]
     on_page = [p for p in pages if want in p]
     assert on_page and lead in on_page[0]
+
+
+def _pages(project: Project) -> str:
+    assert cli_run(project, "site").exit_code == 0
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((project.root / "site").rglob("*.html")))
+
+
+def test_a_bootstrap_of_equal_fixture_gaps_is_not_shown_beside_the_interval(tmp_path: Path) -> None:
+    """Every fixture moved by +0.25 while the repetitions spread: the calibrated interval is wide, and resampling
+    fixtures gives +0.25 every time. That [0.250, 0.250] measures nothing, and beside [−0.43, 0.93] it read as
+    certainty: verdict.json writes it null, the terminal says n/a and the page leaves it out (hostile audit 13)."""
+    project = make_project(tmp_path / "proj")
+    base = np.array([[0.25, 0.5, 0.75]] * 6)
+    run_dir = make_run(project, the_card(project), ab_metrics(base, base + 0.25))
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("  field_recall (A − baseline)"))
+    assert "CI [−0.429, 0.929] bootstrap n/a p" in line
+    written = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
+    assert written["metrics"]["field_recall"]["ci_bootstrap"] is None
+    assert [c["ci_bootstrap"] for c in written["clauses"] if "ci_bootstrap" in c] == [None, None]
+    pages = _pages(project)
+    assert "[0.250, 0.250]" not in pages and "CI [−0.429, 0.929]" in pages
+
+
+def test_an_older_verdicts_zero_width_bootstrap_is_not_shown(tmp_path: Path) -> None:
+    """A verdict given before 2026-12-07 wrote [−0.25, −0.25] for B's bootstrap (every fixture's gap −0.25); its
+    file is never rewritten, and neither `--show` nor the page shows that interval."""
+    shutil.copytree(OLD_PROJECT, tmp_path / "p")
+    project = Project(tmp_path / "p")
+    before = json.loads((project.results_dir / "extract-ab" / "v1" / OLD_RUN / "verdict.json").read_text())
+    assert before["metrics"]["field_recall"]["by_variant"]["B"]["ci_bootstrap"] == [-0.25, -0.25]
+    shown = cli_run(project, "verdict", OLD_RUN, "--show").output
+    assert "field_recall (B − baseline): means baseline 0.475 · A 0.800 · B 0.225; gap −0.250 CI n/a bootstrap n/a" \
+           in shown
+    assert "[−0.250, −0.250]" not in shown and "[−0.250, −0.250]" not in _pages(project)
+

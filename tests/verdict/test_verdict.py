@@ -252,6 +252,7 @@ def test_the_bootstrap_is_seeded_from_the_seal(project: Project) -> None:
     root = json.loads((run_dir / "manifest.json").read_text())["seal_root"]
     d = stats.fixture_differences(np.array(BASE_A), np.array(VAR_A))
     expected = bootstrap_intervals([d], 10_000, seed_from(root), 0.05)[0]
+    assert expected is not None
     assert data["metrics"]["field_recall"]["ci_bootstrap"] == pytest.approx(list(expected))
     assert data["bootstrap"]["seed"] == seed_from(root)
 

@@ -15,6 +15,7 @@ from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
 from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
 from benchcard.publish._runs import number
+from benchcard.records.verdictfigures import measured_bootstrap
 
 
 def fmt_value(value: Any) -> str:
@@ -226,10 +227,14 @@ def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
     keys = [k for k in only if k in obj] if only else list(obj)
     out = []
     for key in keys:
-        value = obj[key]
+        value = measured_bootstrap(obj[key]) if key == "ci_bootstrap" else obj[key]
         if key in skip or value is None or (isinstance(value, str) and key in CLAUSE_KEYS):
             continue
         label = _FIGURE_NAMES.get(key, key.replace("_", " "))
-        text = p_value(value, 3, missing=DASH) if key in _P_KEYS else fmt_value(value)
+        if key == "by_variant" and isinstance(value, Mapping):  # each variant's figures, labelled as one's are
+            text = "; ".join(f"{variant}: " + ", ".join(f"{name} {figure}" for name, figure in labelled_figures(figs))
+                             for variant, figs in value.items() if isinstance(figs, Mapping))
+        else:
+            text = p_value(value, 3, missing=DASH) if key in _P_KEYS else fmt_value(value)
         out.append((label, text))
     return out

@@ -29,6 +29,16 @@ def known(value: T | UnsetType) -> T | None:
     return None if isinstance(value, UnsetType) else value
 
 
+def measured_bootstrap(pair: Interval | UnsetType | None) -> Interval | None:
+    """A gap's bootstrap interval as it is shown: None when it has none, or one of no width. Resampling fixtures
+    whose differences are all equal (or one fixture) gives the same mean every time, which measures nothing: the
+    verdict writes null there since 2026-12-07, and a file or ledger row given before, which wrote `[x, x]`, is
+    shown the same way (never a zero-width interval beside the calibrated one)."""
+    if not isinstance(pair, list) or len(pair) != 2 or pair[0] is None or pair[1] is None:
+        return None if not isinstance(pair, list) else pair
+    return pair if pair[0] < pair[1] else None
+
+
 def given(figures: msgspec.Struct | None) -> dict[str, Any]:
     """The figures a struct carries (its `UNSET` ones left out), to lay into a wider struct's fields: how a gap's
     figures become a clause's, a metric's or a variant's, which the file has always written flat."""

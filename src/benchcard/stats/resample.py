@@ -139,14 +139,15 @@ class Resamples:
                 else:
                     self.jobs.append(pool.submit(_chunk, *args))
 
-    def intervals(self, alpha: float) -> list[tuple[float, float]]:
-        """The percentile interval of every array's mean, once every chunk is drawn."""
+    def intervals(self, alpha: float) -> list[tuple[float, float] | None]:
+        """The percentile interval of every array's mean, once every chunk is drawn; None for one of no width
+        (equal differences, or one: every resample is the same, which measures nothing and is no certainty)."""
         for job in self.jobs:
             job.result()
-        out = []
+        out: list[tuple[float, float] | None] = []
         for means, j in self.rows:
             low, high = np.quantile(means[j], [alpha / 2.0, 1.0 - alpha / 2.0])
-            out.append((float(low), float(high)))
+            out.append((float(low), float(high)) if low < high else None)
         return out
 
 
@@ -159,6 +160,7 @@ def _chunk(rng: np.random.Generator, narrow: list[npt.NDArray[np.float32]], mean
 
 
 def bootstrap_intervals(diffs: Sequence[FloatArray], n_resamples: int, seed: int,
-                        alpha: float) -> list[tuple[float, float]]:
-    """Percentile intervals of the mean of each array in `diffs`, resampling its elements with replacement."""
+                        alpha: float) -> list[tuple[float, float] | None]:
+    """Percentile intervals of the mean of each array in `diffs`, resampling its elements with replacement (None
+    where the interval has no width: see `Resamples.intervals`)."""
     return Resamples(diffs, n_resamples, seed).intervals(alpha)

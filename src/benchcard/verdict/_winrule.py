@@ -80,7 +80,8 @@ def gap_figures(g: Gap, alpha: float) -> GapFigures:
     span = possible_gaps(g)
     return GapFigures(
         gap=gap, ci=None if zero else _interval(gap, half, half, span),
-        ci_bootstrap=list(g.boot) if g.boot and not zero else None,  # resampled equal d's: [x, x], no certainty
+        # none when resampling the fixtures measures nothing (equal d's: resample.Resamples.intervals gives None)
+        ci_bootstrap=list(g.boot) if g.boot and not zero else None,
         p=float(p_two_sided(c, g.p_flip(c))[0]), p_signflip=p_flip,
         noise_floor=float(run_floor(c, alpha)[0]), se=se, se_fixture=math.sqrt(float(c.var_fixture[0])),
         run_var=float(c.var_run[0]), df=float(c.df[0]),

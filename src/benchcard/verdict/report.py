@@ -10,7 +10,7 @@ from msgspec import UnsetType
 
 from benchcard._util.numfmt import fixed, interval, level, p_value
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known
+from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 from benchcard.verdict.judgefigures import judge_lines
 
@@ -95,9 +95,9 @@ def _ab_lines(v: AbVerdict) -> list[str]:
     for name, m in v.metrics.items():
         means = " · ".join(f"{k} {fixed(x)}" for k, x in m.means.items())
         for variant, g in m.per_variant(v.variants[0]).items():
-            floor = known(g.noise_floor)
+            floor, boot = known(g.noise_floor), measured_bootstrap(g.ci_bootstrap)
             lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {fixed(known(g.gap), signed=True)} "
-                         f"CI {ci(known(g.ci))} bootstrap {ci(known(g.ci_bootstrap))} p {p_value(known(g.p))} "
+                         f"CI {ci(known(g.ci))} bootstrap {ci(boot)} p {p_value(known(g.p))} "
                          f"sign-flip p {p_value(known(g.p_signflip))}; run term ±"
                          f"{fixed(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
                          "(the interval's run-to-run part)")
