@@ -1,5 +1,6 @@
 """The verdict in words: the pairing named on the terminal and on the page (its colours: tests/_cli); a bootstrap
-interval that measures nothing (equal fixture gaps) shown nowhere."""
+interval that measures nothing (equal fixture gaps) shown nowhere; an interval nothing bounds read the same in
+every place."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from benchcard.project import Project
 
 from ..helpers_verdict import (
     AB_CARD,
+    BASE_A,
     STRONG_BASE,
     STRONG_VAR,
+    VAR_A,
     ab_metrics,
     cli_run,
     make_project,
@@ -24,6 +27,8 @@ from ..helpers_verdict import (
 
 OLD_PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "two-variants-2026-12-01"
 OLD_RUN = "20261130T000001Z-3f9a"
+
+BASE_A_1, VAR_A_1 = np.array(BASE_A)[:, :1], np.array(VAR_A)[:, :1]
 
 
 def test_unpaired_fixture_is_named_in_the_terminal_and_on_the_page(tmp_path: Path) -> None:
@@ -82,3 +87,26 @@ def test_an_older_verdicts_zero_width_bootstrap_is_not_shown(tmp_path: Path) -> 
            in shown
     assert "[−0.250, −0.250]" not in shown and "[−0.250, −0.250]" not in _pages(project)
 
+
+def test_an_interval_nothing_bounds_reads_the_same_everywhere(tmp_path: Path) -> None:
+    """One repetition: the run-to-run spread cannot be measured and the interval is (−∞, ∞), written [null, null]
+    (strict JSON). The clause's sentence said [−∞, ∞], the lead and the figures [n/a, n/a], the page '—, —' and
+    its plot 'every fixture moved alike'; now every place says [−∞, ∞] (hostile audit 13)."""
+    card_text = AB_CARD.replace("repetitions: 3", "repetitions: 1").replace(
+        "  alpha: 0.05\n", "  alpha: 0.05\n  accept_cannot_win: true\n")
+    project = make_project(tmp_path / "proj", card_text)
+    run_dir = make_run(project, the_card(project), ab_metrics(BASE_A_1, VAR_A_1, shape=(6, 1)))
+    given = cli_run(project, "verdict", run_dir.name)
+    assert given.exit_code == 0, given.output
+    written = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
+    assert written["metrics"]["field_recall"]["ci"] == [None, None]
+    shown = cli_run(project, "verdict", run_dir.name, "--show").output
+    for output in (given.output, shown):
+        assert "(+0.125, 95 % CI [−∞, ∞])" in output  # the lead
+        assert "gap +0.125, 95% CI [−∞, ∞]" in output  # the clause's sentence
+        assert "gap +0.125 CI [−∞, ∞] bootstrap [0.042, 0.208]" in output  # the figures
+        assert "gap +0.000 CI [−∞, ∞] bootstrap n/a" in output  # a count that never moved: nothing resampled
+        assert "n/a, n/a" not in output
+    pages = _pages(project)
+    assert "CI [−∞, ∞]" in pages and "—, —" not in pages and "n/a, n/a" not in pages
+    assert "moved alike" not in pages  # the plot's words for no spread at all, which this is not

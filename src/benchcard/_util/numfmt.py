@@ -39,6 +39,17 @@ def interval(lo: object, hi: object, *, digits: int = 3, missing: str = "n/a") -
     return f"[{fixed(lo, digits, missing=missing)}, {fixed(hi, digits, missing=missing)}]"
 
 
+def written_interval(pair: object, *, digits: int = 3, missing: str = "n/a") -> str:
+    """An interval as verdict.json or a ledger row holds it, `[lo, hi]`, in the words the verdict's sentences
+    use: an end written null is one nothing bounds (it was infinite when computed: one repetition, one
+    fixture, a count's cut-off cells; strict JSON has no infinity) and reads `−∞` or `∞`; `missing` when there
+    is no interval at all (null: every fixture moved alike)."""
+    if not isinstance(pair, list | tuple) or len(pair) != 2:
+        return missing
+    lo, hi = pair
+    return interval(-math.inf if lo is None else lo, math.inf if hi is None else hi, digits=digits, missing=missing)
+
+
 def p_value(x: object, digits: int = 4, *, missing: str = "n/a") -> str:
     """A p-value to `digits` places, or `< 0.0001` below the smallest it can show."""
     value = real(x)

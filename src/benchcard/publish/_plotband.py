@@ -88,9 +88,10 @@ def verdict_band(run: Run, clause: ClauseRef, variant: str) -> Band | None:
     gap = float(gap_value) if gap_value is not None else math.nan
     ci = known(g.ci)
     flip = known(g.p_signflip)
-    low, high = (ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 else (None, None)
     no_interval = None
-    if low is None or high is None:
+    if isinstance(ci, list) and len(ci) == 2:  # an end written null: nothing bounds it (one repetition, …)
+        low, high = (-math.inf if ci[0] is None else ci[0]), (math.inf if ci[1] is None else ci[1])
+    else:  # no interval at all: the standard error was zero
         low, high = math.nan, math.nan
         n = known(g.n_fixtures)
         no_interval = ("one fixture: no spread can be measured" if n is not None and n < 2

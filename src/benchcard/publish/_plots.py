@@ -266,6 +266,10 @@ def _render(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Ba
         elif gap.no_interval:  # never a band of zero width: zero spread is not certainty
             handles.append(Patch(fill=False, lw=0, label=f"no interval: {gap.no_interval.split(':')[0]} "
                                  f"(sign-flip p {gap.p_signflip:.3f})"))
+        else:  # an end nothing bounds (one repetition, one fixture): no band to draw, the words the verdict uses
+            which = "verdict's" if gap.kind == CALIBRATED else "paired t"
+            handles.append(Patch(fill=False, lw=0, label=f"{which} {1 - gap.alpha:.0%} CI "
+                                 f"{interval(gap.ci_low, gap.ci_high)}"))
         ax.axvline(0.0, color="#222222", lw=0.8)
         handles.append(ax.axvline(gap.gap, color="#1f4bb0", lw=1.6, label=f"gap {gap.gap:.3f}"))
         guard = guard_line(clause)

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
+from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value, written_interval
 from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
 from benchcard.publish._runs import number
@@ -218,6 +218,8 @@ _FIGURE_NAMES = {
     "rate": "rate", "planned": "planned",
 }
 _P_KEYS = ("p", "p_value", "p_signflip", "tost_p")
+#: A verdict's intervals whose ends are written null where nothing bounds them (shown ∓∞, as the verdict says).
+_INTERVAL_KEYS = ("ci", "ci_bootstrap", "bounded_gaps")
 
 
 def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
@@ -235,6 +237,7 @@ def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
             text = "; ".join(f"{variant}: " + ", ".join(f"{name} {figure}" for name, figure in labelled_figures(figs))
                              for variant, figs in value.items() if isinstance(figs, Mapping))
         else:
-            text = p_value(value, 3, missing=DASH) if key in _P_KEYS else fmt_value(value)
+            text = (p_value(value, 3, missing=DASH) if key in _P_KEYS
+                    else written_interval(value, missing=DASH) if key in _INTERVAL_KEYS else fmt_value(value))
         out.append((label, text))
     return out

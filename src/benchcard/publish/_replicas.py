@@ -19,7 +19,7 @@ from typing import Any
 from msgspec import UnsetType
 
 from benchcard._util.names import visible
-from benchcard._util.numfmt import DASH, fixed, interval
+from benchcard._util.numfmt import DASH, fixed, written_interval
 from benchcard.publish._plots import NARROW_FONT, NARROW_IN, WIDE_IN, figure_rc
 from benchcard.publish._runs import Run
 from benchcard.records.replication import SEQUENTIAL_RULE_NAME, ReplicaLink, ReplicationJudgement
@@ -80,8 +80,9 @@ def replication_line(replica: Run) -> tuple[str, str]:
 
 def _ab_row(run: Run, role: str, original: Run | None) -> dict[str, Any]:
     gap = run_gap(run.verdict_file) if run.verdict_file is not None else None
-    ci = _ci(run)
-    ci_text = interval(ci[0], ci[1], missing=DASH) if ci is not None else "no interval"
+    clauses = getattr(run.verdict_file, "clauses", None)
+    ci = getattr(clauses[0], "ci", None) if clauses else None  # an end null where nothing bounds it: ∓∞
+    ci_text = written_interval(ci, missing=DASH) if isinstance(ci, list) else "no interval"
     finding, text = replication_line(run) if original is not None else ("", "")
     return {"role": role, "run_id": run.run_id, "date": run.date or "undated", "rig": run.rig_line,
             "finding": run.finding or "awaiting its verdict", "gap": fixed(gap.gap if gap else None, missing=DASH),

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from benchcard._util.numfmt import fixed, interval, level, p_value
+from benchcard._util.numfmt import fixed, level, p_value, written_interval
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
@@ -16,8 +16,9 @@ from benchcard.verdict.judgefigures import judge_lines
 
 
 def ci(pair: Any) -> str:
-    """An interval as verdict.json holds it, `[lo, hi]`; n/a for none."""
-    return interval(pair[0], pair[1]) if isinstance(pair, list) else "n/a"
+    """An interval as verdict.json holds it, `[lo, hi]` (an end null where nothing bounds it: `∓∞`); n/a for
+    none."""
+    return written_interval(pair)
 
 
 def pairing_text(g: VariantFigures | MetricFigures) -> str | None:
