@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from benchcard._util.hashing import file_digest
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.verdict.runfolder import read_run_data
@@ -43,6 +45,41 @@ def test_a_metric_that_is_null_counts_as_unscored(project: Project) -> None:
     scores.write_text(text[:first] + '"unsupported_values":null' + text[first + len('"unsupported_values":0.0'):])
     data = read_run_data(run_dir, baseline="baseline")
     assert np.isnan(data.metrics["unsupported_values"]).sum() == 1
+
+
+@pytest.mark.parametrize(("written", "shown"), [("1e300", "1e+300"), ("-1e300", "-1e+300"), ("1e308", "1e+308"),
+                                               ("1e400", "inf"), ("NaN", "nan"), ("1000000000000000001", None),
+                                               ("-1e16", "-1e+16")])
+def test_a_score_the_statistics_cannot_square_is_refused_in_one_line(project: Project, written: str,
+                                                                       shown: str | None) -> None:
+    """A hand-written unsupported_values of 1e300 overflowed the sums of squares into inf and NaN: the verdict gave
+    a gap of 555…(300 digits) and said the run-to-run spread could not be measured (RuntimeWarnings only on
+    stderr). A score or metric beyond ±1e15, or NaN, is refused before any statistic, naming the file, the line,
+    the field and the range taken; the verdict and the export both say so (hostile audit 13)."""
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    scores = run_dir / "scores.jsonl"
+    lines = scores.read_text().splitlines(keepends=True)
+    assert '"unsupported_values": 0.0' in lines[4]
+    lines[4] = lines[4].replace('"unsupported_values": 0.0', f'"unsupported_values": {written}')
+    scores.write_text("".join(lines))
+    _record_digest(run_dir)
+    for args in (("verdict", run_dir.name), ("export", run_dir.name, "--format", "csv")):
+        result = cli_run(project, *args)
+        assert result.exit_code == 1, result.output
+        assert len(result.output.strip().splitlines()) == 1
+        assert "scores.jsonl: line 5: field 'metrics.unsupported_values': " in result.output
+        assert f": {shown if shown else written} is not a score: expected a number from -1e+15 to 1e+15" \
+               in result.output
+    assert not (run_dir / "verdict.json").exists()
+
+
+@pytest.mark.parametrize("tiny", [5e-324, -0.0, 2.2250738585072014e-308])
+def test_subnormal_and_negative_zero_scores_are_taken(project: Project, tiny: float) -> None:
+    """A subnormal or a −0.0 metric is a number like any other: the verdict is given, the gap is not '−0.000'."""
+    metrics = ab_metrics(unsupported_var=np.full((6, 3), tiny))
+    result = cli_run(project, "verdict", make_run(project, the_card(project), metrics).name)
+    assert result.exit_code == 0, result.output
+    assert "unsupported_values (A − baseline): means baseline 0.000 · A 0.000; gap +0.000" in result.output
 
 
 def test_files_in_any_row_order_give_the_same_verdict_and_table(project: Project) -> None:
@@ -92,3 +129,10 @@ def test_outputs_that_disagree_with_the_plan_are_refused(project: Project, order
         read_run_data(run_dir, allow_incomplete=True)
     result = cli_run(project, "verdict", run_dir.name, "--allow-incomplete")
     assert result.exit_code == 1 and re.search(message, result.output), result.output
+
+
+def _record_digest(run_dir: Path) -> None:
+    """The manifest's digest of scores.jsonl as the file now is: as if benchcard's own scorer had written it."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["scores_digest"] = file_digest(run_dir / "scores.jsonl")
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))

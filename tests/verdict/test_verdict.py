@@ -326,7 +326,7 @@ def test_the_verdict_leads_with_the_effect_in_words(project: Project) -> None:
 @pytest.mark.parametrize("reordered", [False, True], ids=["one metric order", "a row in another order"])
 def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: bool) -> None:
     """The table is assembled a metric at a time; its bytes are those of the plain row-by-row writer, with odd
-    values (an int among floats, true, null, 0.0 beside -0.0, 1e16, 0.1 + 0.2), unscored cells and a fixture
+    values (an int among floats, true, null, 0.0 beside -0.0, 1e-07, 0.1 + 0.2), unscored cells and a fixture
     name that needs quoting."""
     fixtures = [f if f != "ex-02" else "ex,'02'" for f in FIXTURES]
     text = AB_CARD.replace("surface: Test API", 'surface: "Test, API"')
@@ -338,7 +338,7 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     rows = [json.loads(line) for line in scores.read_text().splitlines()]
     ok = [r for r in rows if r["status"] == "ok"]
     odd = [("unsupported_values", 2), ("abstains", True), ("field_recall", None), ("field_recall", 0.0),
-           ("field_recall", -0.0), ("field_recall", 1e16), ("field_recall", 0.1 + 0.2)]
+           ("field_recall", -0.0), ("field_recall", 1e-07), ("field_recall", 0.1 + 0.2)]  # 1e16 is no score now
     for r, (metric, v) in zip(ok, odd, strict=False):
         r["metrics"][metric] = v
     if reordered:
@@ -351,7 +351,7 @@ def test_table_csv_bytes_are_the_row_by_row_writers(tmp_path: Path, reordered: b
     assert result.exit_code == 0, result.output
     table = (run_dir / "table.csv").read_text(encoding="utf-8")
     assert table == reference_table(run_dir, "baseline", "test/model-1 · effort high · Test, API")
-    assert ',field_recall,-0.0,' in table and ',field_recall,1e+16,' in table and '"ex,\'02\'",A,0,' in table
+    assert ',field_recall,-0.0,' in table and ',field_recall,1e-07,' in table and '"ex,\'02\'",A,0,' in table
 
 
 def test_a_run_folder_copied_under_another_run_id_is_not_judged_again_nor_published(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.errors import CompareError
+from benchcard.records.rows import MAX_METRIC
 
 MAX_FILE_BYTES = 2 * 1024**3
 MAX_UNPACKED_BYTES = 1024**3  # all the members a reader opens, together
@@ -31,7 +32,6 @@ MAX_MEMBER_BYTES = 256 * 1024**2  # one of them (an inspect_ai log's summaries o
 MAX_MEMBERS = 1_000_000
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 30
-MAX_METRIC = 1e15
 
 
 def sized(path: Path, limit: int | None = None) -> int:

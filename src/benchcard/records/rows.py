@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -129,7 +129,14 @@ class JudgeRequestRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     body: dict[str, Any]
 
 
-Metric = int | float | bool | None
+#: The largest magnitude of a score or a metric benchcard reads. The statistics square and sum them over a whole
+#: grid: 10^15 squared and summed over 10^6 cells stays finite, where one hand-written 1e300 overflowed into inf
+#: and NaN silently and the verdict explained what it had not found (hostile audit 13). NaN is no score either.
+#: Another tool's logs are held to the same bound (compare/_guard.py).
+MAX_METRIC = 1e15
+_IN_RANGE = msgspec.Meta(ge=-MAX_METRIC, le=MAX_METRIC)
+Score = Annotated[float, _IN_RANGE]
+Metric = Annotated[int, msgspec.Meta(ge=-int(MAX_METRIC), le=int(MAX_METRIC))] | Score | bool | None
 
 
 class ScoreRow(msgspec.Struct, frozen=True, gc=False):
@@ -138,7 +145,7 @@ class ScoreRow(msgspec.Struct, frozen=True, gc=False):
     cell: str
     fixture: str
     status: Status
-    score: float | None = None
+    score: Score | None = None
     metrics: dict[str, Metric] = {}
     rules: dict[str, bool] | None = None
 
@@ -168,7 +175,7 @@ class ScoreLine(msgspec.Struct, frozen=True, gc=False):
     cell: str
     fixture: str
     status: Status
-    score: float | None = None
+    score: Score | None = None
     metrics: msgspec.Raw = msgspec.Raw(b"{}")
     rules: dict[str, bool] | None = None
 
@@ -545,9 +552,29 @@ def decode_row(line: bytes, kind: type[T], path: Path | str, n: int, error: type
     try:
         return decode_line(line, kind)
     except msgspec.ValidationError as exc:
-        raise error(f"{path}: line {n}: {exc}") from None
+        raise error(f"{path}: line {n}: {_out_of_range(line, str(exc))}") from None
     except msgspec.DecodeError:
         raise error(f"{path}: line {n} is not JSON") from None
+
+
+def _out_of_range(line: bytes, message: str) -> str:
+    """msgspec's message, or for a score or metric beyond ±MAX_METRIC (or NaN) one that names the metric (msgspec
+    writes a mapping's entry `[...]`) and says what range is taken and why."""
+    if not message.startswith(("Expected `float` >=", "Expected `float` <=", "Expected `int` >=",
+                               "Expected `int` <=", "Number out of range")):
+        return message
+    try:
+        row = json_loads(line)
+    except ValueError:
+        return message
+    fields = {"score": row.get("score")} if isinstance(row, dict) else {}
+    metrics = row.get("metrics") if isinstance(row, dict) else None
+    fields.update({f"metrics.{k}": v for k, v in metrics.items()} if isinstance(metrics, dict) else {})
+    for name, value in fields.items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and not abs(value) <= MAX_METRIC:
+            return (f"field '{name}': {value!r} is not a score: expected a number from {-MAX_METRIC:g} to "
+                    f"{MAX_METRIC:g} (the statistics square and sum scores; beyond that they overflow)")
+    return message
 
 
 def decode_rows(data: bytes, kind: type[T], path: Path | str, error: type[BenchcardError] = RunError) -> list[T]:
