@@ -99,6 +99,34 @@ def test_a_probe_gate_is_its_sealed_min_score(tmp_path: Path) -> None:
     assert incomplete.exit_code == 5 and "gate: incomplete, no score to hold to min_score 0.8" in incomplete.stdout
 
 
+@pytest.mark.parametrize(("min_score", "says", "code", "line"), [
+    (1, [1, 1, 1, 1, 1], 2, "gate: score 1.000 over 4 scored, 0.800 with the 1 cut off at max_tokens counted as "
+                           "failing < min_score 1 → below, exit 2"),
+    (0.8, [1, 1, 1, 1, 1], 0, "gate: score 1.000 over 4 scored, 0.800 with the 1 cut off at max_tokens counted as "
+                             "failing ≥ min_score 0.8 → pass, exit 0"),
+    (0.8, [1, 1, 1, 0, 1], 2, "gate: score 0.750 over 4 scored, 0.600 with the 1 cut off at max_tokens counted as "
+                             "failing < min_score 0.8 → below, exit 2"),
+])
+def test_a_probe_gate_counts_a_cut_off_repetition_as_failing(tmp_path: Path, min_score: float, says: list[int],
+                                                             code: int, line: str) -> None:
+    """gate {min_score: 1}, four repetitions passing and the fifth cut off at max_tokens: the mean over the four
+    scored was 1.000 and the gate passed, though the cut-off answer may have been wrong. The verdict still reports
+    the score without it (a cut-off answer is not scored as wrong), but the gate is judged at the worst case for
+    its claim, as an ab clause bounds truncated cells and a sequential probe's looks count them (hostile audit
+    13)."""
+    project = make_project(tmp_path / "p", GATED_PROBE.replace("min_score: 0.8", f"min_score: {min_score}"))
+    score = np.array([says], dtype=float)
+    cut = make_run(project, the_card(project, "say-negative"), {"score": {"probe": score}},
+                   rules={"says-negative": {"probe": score}, "no-period": {"probe": np.ones((1, 5))}},
+                   status={("probe", "say-negative", 4): "truncated"})
+    result = bc(project, "verdict", cut.name, "--gate")
+    assert result.exit_code == code, result.output
+    assert line in result.stdout
+    assert f"score {np.mean(says[:4]):.3f} over 4 scored repetition(s)" in result.stdout  # the verdict's own score
+    shown = bc(project, "verdict", cut.name, "--show", "--gate")
+    assert shown.exit_code == code and line in shown.stdout
+
+
 def test_a_probe_without_a_gate_is_refused_before_any_verdict(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", PROBE_CARD)
     run_dir = _probe_run(project, [1, 1, 1, 1, 1])

@@ -2,9 +2,10 @@
 
 An ab card's gate is its sealed win rule: exit 0 on a win, and one code per other finding (`EXIT_CODES`,
 documented in docs/ci.md). A probe card's gate is its sealed pass threshold (`gate: {min_score: …}`): exit 0
-when the run's mean score reaches it, the loss code when it does not. Exit 1 stays what it is for every
-command: a user error, a run that cannot be judged. A probe without a gate is refused before any verdict is
-given, so that `--gate` never enters a run in the ledger and then fails for want of a threshold.
+when the run's mean score reaches it (a repetition cut off at max_tokens counted as failing), the loss code when
+it does not. Exit 1 stays what it is for every command: a user error, a run that cannot be judged. A probe
+without a gate is refused before any verdict is given, so that `--gate` never enters a run in the ledger and
+then fails for want of a threshold.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
+from benchcard.records.ledgerrow import RowCounts
 from benchcard.records.rows import Look, Manifest
 from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import known
@@ -154,10 +156,25 @@ def gate_of(card: Card, verdict: VerdictFile) -> Gate:
     looked = _looked(verdict, threshold)
     if looked is not None:
         return looked
-    if score >= threshold - TOLERANCE:
-        return Gate(run, "pass", 0, f"gate: score {score:.3f} ≥ min_score {threshold:g} → pass, exit 0")
+    held, said = _held_score(verdict.counts, float(score))
+    if held >= threshold - TOLERANCE:
+        return Gate(run, "pass", 0, f"gate: {said} ≥ min_score {threshold:g} → pass, exit 0")
     code = EXIT_CODES["below"]
-    return Gate(run, "below", code, f"gate: score {score:.3f} < min_score {threshold:g} → below, exit {code}")
+    return Gate(run, "below", code, f"gate: {said} < min_score {threshold:g} → below, exit {code}")
+
+
+def _held_score(counts: RowCounts, score: float) -> tuple[float, str]:
+    """The mean score the gate holds to min_score, and its words: the verdict's mean over the scored repetitions,
+    with each repetition cut off at max_tokens counted as failing (score 0). The verdict reports the score apart
+    from them (a cut-off answer is not scored as wrong); the gate claims the probe passes, and is judged at the
+    worst case for that claim, as an ab clause bounds truncated cells and a sequential probe's looks count them:
+    under min_score 1, four passes and one cut-off answer are not a pass (hostile audit 13)."""
+    scored, cut = counts.scored, counts.truncated
+    if not cut:
+        return score, f"score {score:.3f}"
+    held = score * scored / (scored + cut)
+    return held, (f"score {score:.3f} over {scored} scored, {held:.3f} with the {cut} cut off at max_tokens "
+                  "counted as failing")
 
 
 def _looked(verdict: VerdictFile, threshold: float) -> Gate | None:
