@@ -110,3 +110,16 @@ def test_an_interval_nothing_bounds_reads_the_same_everywhere(tmp_path: Path) ->
     pages = _pages(project)
     assert "CI [−∞, ∞]" in pages and "—, —" not in pages and "n/a, n/a" not in pages
     assert "moved alike" not in pages  # the plot's words for no spread at all, which this is not
+
+
+def test_a_grid_with_no_scored_cell_says_why_not_that_the_scorer_gave_nothing(tmp_path: Path) -> None:
+    """Every cell of both arms cut off at max_tokens: no metric has a value, and the clauses said 'the scorer gave
+    no 'field_recall' for any cell', blaming a scorer that was never asked. They say no cell was scored, and why."""
+    project = make_project(tmp_path / "proj")
+    status = {(v, f, r): "truncated" for v in ("baseline", "A") for f in [f"ex-0{i}" for i in range(1, 7)]
+              for r in range(3)}
+    run_dir = make_run(project, the_card(project), ab_metrics(), status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "field_recall rises: cannot be judged — no cell was scored (36 cut off at max_tokens)." in result.output
+    assert "the scorer gave no" not in result.output

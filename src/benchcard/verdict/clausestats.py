@@ -15,7 +15,7 @@ from benchcard.stats import paired as stats
 from benchcard.stats.crossed import Crossed, crossed
 from benchcard.stats.resample import Resamples
 from benchcard.stats.signflip import signflip
-from benchcard.verdict.columns import TRUNCATED, FloatArray
+from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray
 from benchcard.verdict.runfolder import RunData
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -136,7 +136,7 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
                     data.grid(values, variant, fixtures) if values is not None else np.full((1, 1), np.nan),
                     nf=floors[(metric, fixture)], span=(spans or {}).get(metric))
             if values is None:
-                g.error = f"the scorer gave no {metric!r} for any cell"
+                g.error = _no_values(data, metric)
             else:
                 _bound_truncated(g, values, data.grid(truncated, baseline, fixtures) == 1.0,
                                  data.grid(truncated, variant, fixtures) == 1.0)
@@ -152,6 +152,16 @@ def ab_stats(card: Card, data: RunData, seed: int, n_resamples: int, pool: Execu
     jobs = [pool.submit(_gap_job, g, seed, alpha, unmeasured_run_var) for g in usable]
     boot = Resamples(diffs, n_resamples, seed, pool)
     return Pending(Figures(gaps, floors, gap_keys, seed, n_resamples), jobs, boot, resampled, alpha)
+
+
+def _no_values(data: RunData, metric: str) -> str:
+    """Why a metric has no value in any cell: the scorer gave none, or no cell was scored at all (every one cut
+    off, failed or without an output), which is not the scorer's doing and is said so."""
+    if data.count(OK):
+        return f"the scorer gave no {metric!r} for any cell"
+    kinds = ((TRUNCATED, "cut off at max_tokens"), (FAILED, "failed in transport"), (MISSING, "without an output"))
+    parts = [f"{n} {words}" for status, words in kinds if (n := data.count(status))]
+    return f"no cell was scored ({', '.join(parts)})"
 
 
 def _bound_truncated(g: Gap, values: FloatArray, t_base: np.ndarray, t_var: np.ndarray) -> None:
