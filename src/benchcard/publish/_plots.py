@@ -37,6 +37,10 @@ NARROW_FONT = round((MIN_LABEL_PX + 1.0) * NARROW_IN * 72 / PHONE_SHOWN_PX, 1)
 """The phone figure's smallest font, in its own points, so that shown at PHONE_SHOWN_PX wide every label is at
 least MIN_LABEL_PX (with a pixel to spare): an SVG's text scales with the image."""
 DRAWN_KEPT = 256
+#: Fixtures a figure names, one row each; above it the dots are drawn in rows without names, the figure no taller
+#: than this many rows: 1,000 named rows made an SVG of 730 KB and 240 inches that took matplotlib about 20 s to
+#: lay out, four of them a run (hostile audit 13).
+MAX_NAMED = 100
 """Figures a process keeps, by everything they are drawn from (`_draw`); about 20-40 KB each."""
 _DRAWN: dict[str, bytes] = {}
 
@@ -249,8 +253,9 @@ def _render(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Ba
     small = font if narrow else 9.5  # the legend: on the phone figure no smaller than the rest
     with matplotlib.rc_context(figure_rc(font)):
         n = len(fixtures)
+        named = n <= MAX_NAMED
         # text stays text (svg.fonttype none), so that its size on screen can be measured and read
-        fig = Figure(figsize=(NARROW_IN if narrow else WIDE_IN, (2.6 if narrow else 2.2) + 0.24 * n),
+        fig = Figure(figsize=(NARROW_IN if narrow else WIDE_IN, (2.6 if narrow else 2.2) + 0.24 * min(n, MAX_NAMED)),
                      layout="constrained")
         ax = fig.add_subplot()
         ys = list(range(n))
@@ -278,8 +283,12 @@ def _render(path: Path, fixtures: Sequence[str], diffs: Sequence[float], gap: Ba
         # blue where the variant did better on this metric, red where it did worse (lower is better for some)
         sign = good_sign(metric, clause)
         colours = ["#1f4bb0" if d * sign > 0 else ("#b3261e" if d * sign < 0 else "#555555") for d in diffs]
-        ax.scatter(diffs, ys, c=colours, s=28, zorder=3)
-        ax.set_yticks(ys, list(fixtures))
+        ax.scatter(diffs, ys, c=colours, s=28 if named else 8, zorder=3)
+        if named:
+            ax.set_yticks(ys, list(fixtures))
+        else:  # too many to name: rows in the run's order, said so on the axis
+            ax.set_yticks([])
+            ax.set_ylabel(f"{n:,} fixtures, in the run's order", fontsize=small)
         ax.invert_yaxis()
         ax.set_xlabel(f"{variant} − {baseline}, mean over repetitions")
         ax.set_title(f"{metric}: per-fixture differences" if narrow else
