@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -25,6 +26,7 @@ from click.testing import CliRunner
 from benchcard.cli import cli
 from benchcard.run.providers._localworker import serve
 
+from ...helpers_isa import beyond_the_ceiling, instructions
 from ...helpers_project import REPO
 from ...helpers_run import ab_project, seal_card
 
@@ -168,28 +170,148 @@ def test_check_says_the_local_model_answered(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- a portable build
 
-AMX = re.compile(r"\b(tilezero|tileloadd\w*|tilestored|ldtilecfg|sttilecfg|tilerelease|tdpb\w+|tdpfp16ps)\b")
+def disassemble(lib: Path) -> str:
+    objdump = shutil.which("objdump")
+    assert objdump, "objdump (binutils, part of build-essential) is needed to inspect the llama.cpp build"
+    return subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True,
+                          check=True).stdout
 
 
 @pytest.mark.local_model
-def test_the_installed_llama_cpp_has_no_amx_and_no_avx512_code() -> None:
-    """Fails on any CPU if the build ever goes native again: AMX code dies with SIGILL where the kernel guards
-    the tile state per thread, and AVX-512 code where the CPU has none (every AMD before Zen 4)."""
+def test_the_installed_llama_cpp_holds_nothing_beyond_the_portable_baseline() -> None:
+    """Fails on any CPU if the build ever goes native again, or turns on one set beyond the baseline: AMX code
+    dies with SIGILL where the kernel guards the tile state per thread, AVX-512 code where the CPU has none
+    (every AMD before Zen 4), AVX-VNNI code on Zen 3, Zen 4 and Ice Lake Xeons, SVE code on Graviton 2."""
     import llama_cpp
 
     info = llama_cpp.llama_print_system_info().decode()
-    assert "AMX" not in info and "AVX512 = 1" not in info, info
-    assert "AVX2 = 1" in info or "NEON = 1" in info, info  # the x86-64-v3 (or arm64) baseline is there
-    objdump = shutil.which("objdump")
-    assert objdump, "objdump (binutils, part of build-essential) is needed to inspect the llama.cpp build"
     libs = sorted((Path(llama_cpp.__file__).parent / "lib").glob("libggml-cpu*.so"))
     assert libs, "no libggml-cpu in the installed llama-cpp-python"
     for lib in libs:
-        code = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True,
-                              check=True).stdout
-        assert code.count("\n") > 10_000  # really disassembled
-        assert not AMX.search(code), f"{lib.name} holds AMX instructions"
-        assert "%zmm" not in code, f"{lib.name} holds AVX-512 instructions"
+        code = disassemble(lib)
+        assert len(instructions(code)) > 10_000  # really disassembled
+        assert beyond_the_ceiling(platform.machine(), info, code) == [], lib.name
+
+
+# What a native build on a recent Xeon or Zen emits, one line each, none of it with a %zmm register: the checks
+# above must name every one. The portable lines are x86-64-v3 (AVX2, FMA, F16C, BMI2) and must pass.
+NATIVE_X86 = """\
+{vex} vpdpbusd %ymm2, %ymm1, %ymm0
+vpdpbusd %ymm2, %ymm1, %ymm0
+vpdpbusd %zmm2, %zmm1, %zmm0
+vpternlogd $0x96, %ymm2, %ymm1, %ymm0
+vpaddd %ymm17, %ymm1, %ymm0
+vpaddd %ymm2, %ymm1, %ymm0{%k1}
+kmovw %k1, %eax
+vpaddd (%rax){1to8}, %ymm1, %ymm0
+vpandd %xmm2, %xmm1, %xmm0
+vmovdqu16 %ymm1, %ymm0
+vpmovdb %ymm1, %xmm0
+vcvtps2udq %ymm1, %ymm0
+vextracti32x4 $1, %ymm1, %xmm0
+vdpbf16ps %ymm2, %ymm1, %ymm0
+{vex} vcvtneps2bf16 %ymm1, %xmm0
+{vex} vpmadd52luq %ymm2, %ymm1, %ymm0
+vpdpbssd %ymm2, %ymm1, %ymm0
+vaddph %xmm2, %xmm1, %xmm0
+gf2p8affineqb $0, %xmm1, %xmm0
+tdpbssd %tmm2, %tmm1, %tmm0
+ldtilecfg (%rax)
+"""
+PORTABLE_X86 = """\
+vfmadd231ps %ymm2, %ymm1, %ymm0
+vcvtph2ps %xmm1, %ymm0
+vcvtps2ph $0, %ymm1, %xmm0
+vpmaddubsw %ymm2, %ymm1, %ymm0
+vpmaddwd %ymm2, %ymm1, %ymm0
+vpshufb %ymm2, %ymm1, %ymm0
+vpmovsxbw %xmm1, %ymm0
+vpmovzxbd %xmm1, %ymm0
+vpmovmskb %ymm1, %eax
+vpbroadcastd %xmm1, %ymm0
+vperm2i128 $1, %ymm2, %ymm1, %ymm0
+vpermps %ymm2, %ymm1, %ymm0
+vextracti128 $1, %ymm1, %xmm0
+vgatherdps %ymm2, (%rax,%ymm1,4), %ymm0
+vpsravd %ymm2, %ymm1, %ymm0
+vcvttps2dq %ymm1, %ymm0
+vpand %ymm2, %ymm1, %ymm0
+vmovdqu %ymm1, (%rax)
+vptest %ymm1, %ymm0
+andn %eax, %ebx, %ecx
+bzhi %eax, %ebx, %ecx
+shlx %eax, %ebx, %ecx
+pdep %eax, %ebx, %ecx
+kmovq_is_a_symbol:
+call kmovq_is_a_symbol
+"""
+X86_V3 = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 | "
+          "OPENMP = 1 | REPACK = 1 | ")
+
+
+def objdump_of(assembly: str, tmp_path: Path) -> str:
+    """`assembly` through GNU as and objdump, as the installed library is read: real disassembler output."""
+    source, obj = tmp_path / "a.s", tmp_path / "a.o"
+    source.write_text(assembly, encoding="utf-8")
+    subprocess.run(["as", "--64", str(source), "-o", str(obj)], check=True, capture_output=True)
+    return disassemble(obj)
+
+
+def test_the_ceiling_names_every_x86_instruction_beyond_v3_and_none_of_v3(tmp_path: Path) -> None:
+    native = instructions(objdump_of(NATIVE_X86, tmp_path))
+    assert len(native) == len(NATIVE_X86.splitlines())
+    assert [line for line in native if not beyond_the_ceiling("x86_64", X86_V3, "0:\t" + line)] == []
+    portable = objdump_of(PORTABLE_X86, tmp_path)
+    assert len(instructions(portable)) == len(PORTABLE_X86.splitlines()) - 1  # the label is not an instruction
+    assert beyond_the_ceiling("x86_64", X86_V3, portable) == []
+
+
+def test_the_ceiling_reads_system_info_as_an_allow_list() -> None:
+    assert beyond_the_ceiling("x86_64", X86_V3.replace("BMI2 = 1", "BMI2 = 1 | AVX_VNNI = 1"), "") == [
+        "AVX_VNNI = 1 in llama_print_system_info()"]
+    assert beyond_the_ceiling("x86_64", "CPU : SSE3 = 1 | ", "") == [
+        "AVX2 is not on: not the x86_64 baseline ('CPU : SSE3 = 1 | ')"]
+    graviton3 = ("CPU : NEON = 1 | ARM_FMA = 1 | FP16_VA = 1 | MATMUL_INT8 = 1 | SVE = 1 | DOTPROD = 1 | "
+                 "SVE_CNT = 16 | OPENMP = 1 | REPACK = 1 | ")
+    assert beyond_the_ceiling("aarch64", graviton3, "") == [
+        f"{name} = 1 in llama_print_system_info()" for name in ("DOTPROD", "FP16_VA", "MATMUL_INT8", "SVE")]
+    assert beyond_the_ceiling("aarch64", "CPU : NEON = 1 | ARM_FMA = 1 | OPENMP = 1 | REPACK = 1 | ", "") == []
+    assert beyond_the_ceiling("riscv64", "CPU : RISCV_V = 1 | ", "") == [
+        "no instruction-set ceiling is written down for riscv64 (tests/helpers_isa.py)"]
+
+
+# GNU objdump's lines for arm64 (no arm64 assembler here: the lines are written as objdump writes them).
+NATIVE_ARM = """\
+   0:\tsdot\tv0.4s, v1.16b, v2.16b
+   4:\tsmmla\tv0.4s, v1.16b, v2.16b
+   8:\tld1w\t{z0.s}, p0/z, [x0]
+   c:\tfmla\tz0.s, p0/m, z1.s, z2.s
+  10:\tfmla\tv0.8h, v1.8h, v2.8h
+  14:\tbfmmla\tv0.4s, v1.8h, v2.8h
+  18:\tptrue\tp0.s
+  1c:\twhilelo\tp0.s, x0, x1
+  20:\tsmstart
+  24:\tfadd\th0, h1, h2
+"""
+PORTABLE_ARM = """\
+0000000000001000 <ggml_vec_dot_sdot>:
+   0:\tfmla\tv0.4s, v1.4s, v2.4s
+   4:\tfcvtl\tv0.4s, v1.4h
+   8:\tfcvtn\tv0.4h, v1.4s
+   c:\tsmull\tv0.8h, v1.8b, v2.8b
+  10:\tsadalp\tv0.4s, v1.8h
+  14:\tld1\t{v0.16b}, [x0]
+  18:\tbl\t1000 <ggml_vec_dot_sdot>
+  1c:\tadd\tx0, x0, #0x10
+"""
+
+
+def test_the_ceiling_names_every_arm64_instruction_beyond_armv8_a_and_none_of_it() -> None:
+    info = "CPU : NEON = 1 | ARM_FMA = 1 | "
+    native = instructions(NATIVE_ARM)
+    assert [line for line in native if not beyond_the_ceiling("aarch64", info, "0:\t" + line)] == []
+    assert len(native) == 10
+    assert beyond_the_ceiling("aarch64", info, PORTABLE_ARM) == []
 
 
 def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
