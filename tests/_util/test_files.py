@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from benchcard._util.files import AtomicFile, is_work_file, move_into_place, syn
 from benchcard.project import Project
 
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
+from ..helpers_project import PUBLISHED, published_project
 from ..helpers_run import killed_at
 from ..helpers_verdict import cli_run, make_project, read_sheet, strong_run, write_sheet
 
@@ -230,3 +232,40 @@ def test_a_refused_write_says_make_room_only_when_room_mends_it() -> None:
         "No space left on device: the disk is full or a file-size limit was reached", "Make room")
     assert refused_write(OSError(errno.EFBIG, "File too large"))[1] == "Make room"
     assert refused_write(OSError(errno.EACCES, "Permission denied")) == ("Permission denied", "Put that right")
+
+
+def on_a_read_only_mount(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`benchcard -C project args…` with `project` bind-mounted read-only onto itself, as a user's project on a
+    read-only share or a CI cache is: a real mount, in a user and mount namespace of the command's own (util-linux
+    `unshare`, no privilege needed), so that the file system refuses every write and even the removal of a
+    file that is not there (EROFS), as the kernel does there."""
+    unshare = shutil.which("unshare")
+    assert unshare, "unshare (util-linux) is needed to mount a project read-only"
+    mount = 'mount --bind -o ro "$1" "$1" || exit 99; shift; exec "$@"'
+    done = subprocess.run([unshare, "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh", str(project),
+                           sys.executable, "-m", "benchcard", "-C", str(project), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 99, f"could not mount {project} read-only: {done.stderr}"
+    return done
+
+
+def test_a_read_only_project_is_read_and_a_refusal_is_the_refusal_not_a_failed_cleanup(tmp_path: Path) -> None:
+    """Read commands work on a read-only project; a command that would write says its own one line. `verdict`
+    of a judged run said `…/.table.csv.<pid>-<hex>.tmp: Read-only file system`: removing its temporary, never
+    made, failed there and took the place of `already has a verdict`."""
+    project = published_project(tmp_path / "project")
+    run = next(PUBLISHED.glob("*/v*/*")).name
+    before = sorted((p.relative_to(project), p.stat().st_mtime_ns) for p in project.rglob("*"))
+    for command in (["ledger", "--verify"], ["verdict", run, "--show"], ["status", run], ["ledger"],
+                    ["export", run, "--out", str(tmp_path / "cells.csv")]):
+        done = on_a_read_only_mount(project, *command)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (command, done.stderr)
+    assert (tmp_path / "cells.csv").is_file()
+    for target in (run, "bench-01"):
+        done = on_a_read_only_mount(project, "verdict", target)
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr == (f"error: run {run} already has a verdict (results/bench-01/v1/{run}/verdict.json); "
+                               f"a verdict is given once — `benchcard verdict {run} --show` prints it\n")
+    done = on_a_read_only_mount(project, "site")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Read-only file system" in done.stderr, done
+    assert sorted((p.relative_to(project), p.stat().st_mtime_ns) for p in project.rglob("*")) == before

@@ -40,6 +40,15 @@ def tmp_sibling(path: Path, suffix: str = ".tmp") -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
 
 
+def discard(path: Path) -> None:
+    """Remove a temporary, if it is there, on the way out of a write that failed or was refused: never an error
+    of its own. On a read-only mount even removing a file that was never made fails (EROFS), and that error
+    would take the place of the one that led here (`already has a verdict`, a full disk); a temporary that
+    could not be removed is removed by the next write of its file (`sweep_stale`)."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
 def is_work_file(name: str) -> bool:
     """A file being written, or left by a writer killed before its rename: never content to read or digest."""
     return name.endswith((".tmp", ".part"))
@@ -104,15 +113,15 @@ def move_into_place(tmp: Path, path: Path, overwrite: bool = True) -> None:
         try:
             os.link(tmp, path)
         except FileExistsError:
-            tmp.unlink(missing_ok=True)
+            discard(tmp)
             raise
         except OSError:  # a file system without hard links: checked, then renamed (a race is no longer refused)
             if os.path.lexists(path):
-                tmp.unlink(missing_ok=True)
+                discard(tmp)
                 raise FileExistsError(path) from None
             os.replace(tmp, path)
         else:
-            tmp.unlink(missing_ok=True)
+            discard(tmp)
     fsync_dir(path.parent)
     if tmp.parent != path.parent:
         fsync_dir(tmp.parent)
@@ -147,7 +156,7 @@ class AtomicFile:
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
-            self.tmp.unlink(missing_ok=True)
+            discard(self.tmp)
             raise self._named(exc) from None
         move_into_place(self.tmp, self.path, self._overwrite)
 
@@ -158,7 +167,7 @@ class AtomicFile:
         fh, self._fh = self._fh, None
         with contextlib.suppress(OSError):  # the bytes a full disk refused, which closing tries to write again
             fh.close()
-        self.tmp.unlink(missing_ok=True)
+        discard(self.tmp)
 
     def _named(self, exc: OSError) -> OSError:
         """A write the system refused (a full disk, a file-size limit) says which file: the one line a user sees."""

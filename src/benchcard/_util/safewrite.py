@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from benchcard._util.files import fresh_tmp, move_into_place
+from benchcard._util.files import discard, fresh_tmp, move_into_place
 from benchcard.errors import BenchcardError
 
 
@@ -59,5 +59,5 @@ def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, sh
     except FileExistsError:
         raise error(f"{shown}: appeared while writing; nothing was written over it") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        discard(tmp)
     return backup

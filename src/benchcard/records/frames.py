@@ -18,7 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from benchcard._util.files import fresh_tmp, move_into_place, synced_file
+from benchcard._util.files import discard, fresh_tmp, move_into_place, synced_file
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import displayable, spreadsheet_text
 from benchcard.errors import RunError
@@ -204,7 +204,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     except FileExistsError:  # another export made it meanwhile: never written over
         raise exists from None
     finally:
-        tmp.unlink(missing_ok=True)
+        discard(tmp)
     return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns, scratch=scratch)
 
 

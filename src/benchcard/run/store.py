@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import msgspec
 
-from benchcard._util.files import AtomicFile, refused_write, write_atomic
+from benchcard._util.files import AtomicFile, discard, refused_write, write_atomic
 from benchcard._util.safeio import json_loads
 from benchcard.errors import RunError
 from benchcard.project import Project
@@ -199,8 +199,7 @@ class RunStore(RunReader):
         if self.has_manifest():
             return False
         for path in (self.requests_path, self.assignment_path):
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
+            discard(path)
         try:
             self.requests_path.parent.rmdir()
         except FileNotFoundError:

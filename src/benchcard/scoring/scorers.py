@@ -15,7 +15,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
-from benchcard._util.files import AtomicFile
+from benchcard._util.files import AtomicFile, discard
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
@@ -342,7 +342,7 @@ def score_run(
                 fh.write(dumps_line(_score_row(spec, out, keys, fixture_texts)))
                 written += 1
     except BaseException:
-        scores_path.unlink(missing_ok=True)
+        discard(scores_path)
         raise
     return written
 

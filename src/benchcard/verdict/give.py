@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from benchcard._util.files import fresh_tmp, move_into_place, write_atomic
+from benchcard._util.files import discard, fresh_tmp, move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
 from benchcard.card.load import card_of_run, check_seal_root
 from benchcard.card.model import Card
@@ -237,7 +237,7 @@ def _give(project: Project, run_dir: Path, allow_incomplete: bool, n_resamples: 
         finally:
             if table_job is not None:
                 wait([table_job])
-            table_tmp.unlink(missing_ok=True)
+            discard(table_tmp)
     clock.lap("grades, ledger, files")
     return verdict
 

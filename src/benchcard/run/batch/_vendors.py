@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from benchcard._util.files import AtomicFile
+from benchcard._util.files import AtomicFile, discard
 from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
@@ -412,7 +412,7 @@ class AnthropicBatches(Vendor):
             await self.request("GET", url, stream_to=claim.scratch, cells=claim.cells)
             ids = set(result_ids([claim.scratch]))
         finally:
-            claim.scratch.unlink(missing_ok=True)
+            discard(claim.scratch)
         return bool(ids) and ids <= claim.ids
 
     async def poll(self, batch: str) -> Poll:
