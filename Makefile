@@ -21,7 +21,10 @@ LLAMA_CMAKE ?= -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=O
 endif
 # The wheel cache is keyed by version, flags and architecture: a native or older wheel is never picked up.
 BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | sha256sum | cut -c1-16)
-WHEELHOUSE ?= $(HOME)/.cache/benchcard-wheels/$(BUILD_KEY)
+# Under $XDG_CACHE_HOME when it is an absolute path (as the statistics' table cache, and pip, read it), else
+# ~/.cache; neither set is one line where a recipe needs the folder. The folder may hold spaces: quoted below.
+CACHE_HOME := $(shell case "$$XDG_CACHE_HOME" in (/*) printf '%s' "$$XDG_CACHE_HOME";; (*) [ -z "$$HOME" ] || printf '%s' "$$HOME/.cache";; esac)
+WHEELHOUSE ?= $(if $(CACHE_HOME),$(CACHE_HOME),$(error neither XDG_CACHE_HOME nor HOME is set, so the llama-cpp-python wheel has no folder: make WHEELHOUSE=DIR))/benchcard-wheels/$(BUILD_KEY)
 
 .PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check
 # A bare `make` says what there is to make, instead of making the first file rule (.venv) and stopping there.
@@ -50,11 +53,11 @@ $(BIN)/python:
 # llama-cpp-python builds from source (about 8 CPU-minutes): build it once per flag set, keep the wheel.
 # --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and could hand back a native build.
 wheel: locale-check $(BIN)/python
-	@mkdir -p $(WHEELHOUSE)
-	@if ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1; then echo "llama-cpp-python: cached portable wheel $(WHEELHOUSE)"; else \
+	@mkdir -p "$(WHEELHOUSE)"
+	@if ls "$(WHEELHOUSE)"/llama_cpp_python-*.whl >/dev/null 2>&1; then echo "llama-cpp-python: cached portable wheel $(WHEELHOUSE)"; else \
 	  echo "llama-cpp-python: building a portable wheel once (about 8 CPU-minutes) into $(WHEELHOUSE)"; \
-	  printf '%s\n' '$(LLAMA_CMAKE)' > $(WHEELHOUSE)/BUILD_FLAGS; \
-	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w $(WHEELHOUSE) "$(LLAMA)"; fi
+	  printf '%s\n' '$(LLAMA_CMAKE)' > "$(WHEELHOUSE)/BUILD_FLAGS"; \
+	  CMAKE_ARGS='$(LLAMA_CMAKE)' FORCE_CMAKE=1 $(BIN)/pip wheel -q --no-cache-dir --no-deps --no-binary llama-cpp-python -w "$(WHEELHOUSE)" "$(LLAMA)"; fi
 
 # The main job needs only the `local` extra; the tests need every extra (server, dev), installed in one pip call
 # (one resolve, one editable build) rather than `local` first and the rest after.
@@ -64,14 +67,14 @@ wheel: locale-check $(BIN)/python
 EXTRAS_install-run := local
 EXTRAS_install := local,server,dev
 install-run install: wheel
-	$(BIN)/pip install -q --no-deps --no-index --find-links $(WHEELHOUSE) "$(LLAMA)"
-	$(BIN)/pip install -q --no-compile --find-links $(WHEELHOUSE) -e '.[$(EXTRAS_$@)]'
+	$(BIN)/pip install -q --no-deps --no-index --find-links "$(WHEELHOUSE)" "$(LLAMA)"
+	$(BIN)/pip install -q --no-compile --find-links "$(WHEELHOUSE)" -e '.[$(EXTRAS_$@)]'
 	$(BIN)/python -m compileall -q -j 0 src "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
 	  || echo "compileall: some files did not compile (skipped, as pip skips them)"
 
 # What the wheel cache is keyed by (tests/run/providers/test_localworker.py checks that flags change the folder).
 wheelhouse:
-	@echo $(WHEELHOUSE)
+	@printf '%s\n' "$(WHEELHOUSE)"
 
 llama-flags:
 	@echo '$(LLAMA_CMAKE)'

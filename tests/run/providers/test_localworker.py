@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -330,6 +331,37 @@ def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
     flags = subprocess.run([make, "-s", "-C", str(REPO), "llama-flags"], capture_output=True, text=True,
                            check=True).stdout
     assert "-DGGML_NATIVE=OFF" in flags and "AMX_INT8=ON" not in flags and "-DGGML_AVX512=ON" not in flags
+
+
+def test_the_wheel_cache_is_under_xdg_cache_home_else_home_and_its_folder_may_hold_spaces(tmp_path: Path) -> None:
+    """As the table cache reads them: `$XDG_CACHE_HOME` when absolute, else `~/.cache`; neither is one line. A
+    folder with spaces was split by the recipes (`mkdir -p /tmp/a  b/…` made `/tmp/a` and `b/…`)."""
+    make = shutil.which("make")
+    assert make, "make is needed (README: build-essential)"
+    base = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "HOME", "WHEELHOUSE", "MAKEFLAGS")}
+
+    def make_in(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([make, "-s", "-C", str(REPO), *args], capture_output=True, text=True,
+                              env={**base, **env})
+
+    home = str(tmp_path / "home")
+    key = make_in({"HOME": home}, "wheelhouse").stdout.strip().rsplit("/", 1)[1]
+    spaced = tmp_path / "cache  dir"
+    assert make_in({"HOME": home}, "wheelhouse").stdout == f"{home}/.cache/benchcard-wheels/{key}\n"
+    assert make_in({"HOME": home, "XDG_CACHE_HOME": str(spaced)}, "wheelhouse").stdout == (
+        f"{spaced}/benchcard-wheels/{key}\n")
+    assert make_in({"HOME": home, "XDG_CACHE_HOME": "relative"}, "wheelhouse").stdout == (
+        f"{home}/.cache/benchcard-wheels/{key}\n")
+    nowhere = make_in({}, "wheelhouse")
+    assert nowhere.returncode == 2 and nowhere.stdout == "", nowhere
+    assert "neither XDG_CACHE_HOME nor HOME is set" in nowhere.stderr and nowhere.stderr.count("\n") == 1
+    assert make_in({}, "help").returncode == 0  # only what needs the folder asks for it
+    # every command that names the folder keeps it one word (make -n prints the commands and runs none)
+    folder = f"{spaced}/benchcard-wheels/{key}"
+    printed = make_in({"HOME": home, "XDG_CACHE_HOME": str(spaced)}, "-n", "wheel", "install-run").stdout
+    commands = printed.replace("\\\n", " ").splitlines()
+    words = [word for line in commands for word in shlex.split(line) if word.startswith(str(tmp_path))]
+    assert len(words) == 6 and all(word.startswith(folder) for word in words), words
 
 
 # --------------------------------------------------------------------------------- the loop, in this process
