@@ -345,3 +345,35 @@ def test_a_certificate_that_cannot_be_verified_is_one_line_at_once(tmp_path: Pat
         assert len(seen) == 1
     finally:
         done.set()
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "America/Adak"])
+def test_a_batch_time_without_an_offset_is_utc_whatever_the_local_zone(tmp_path: Path, zone: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vendor's `created_at` without an offset, and a `since` without one, are UTC: read as local time under
+    UTC+14 the batch made 30 s after the create was 14 hours too old, and was never looked at (its cells would
+    have been sent and paid for again); under UTC-10 the create was 10 hours after the batch it made."""
+    import time
+
+    url = "https://api.example/v1/messages/batches"
+    ours = {"id": "msgbatch_ours", "created_at": "2026-03-01T12:00:30", "processing_status": "ended",
+            "request_counts": {"succeeded": 3}, "results_url": f"{url}/msgbatch_ours/results"}
+    old = {**ours, "id": "msgbatch_old", "created_at": "2026-03-01T02:00:00Z", "results_url": f"{url}/old/results"}
+
+    def answer(r: httpx.Request) -> httpx.Response:
+        if r.url.path.endswith("/results"):
+            return httpx.Response(200, content="".join(json.dumps({"custom_id": f"c000000000{i}-tag0", "result": {
+                "type": "succeeded"}}) + "\n" for i in range(3)).encode())
+        return httpx.Response(200, json={"data": [ours, old], "has_more": False})
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        for since in (MADE, MADE.removesuffix("+00:00")):
+            for created in ("2026-03-01T12:00:30", "2026-03-01T12:00:30Z"):
+                ours["created_at"] = created
+                found = ask(anthropic(answer), lambda v, s=since: v.find(claim(tmp_path, since=s)))  # type: ignore[misc]
+                assert found == Found(batch="msgbatch_ours"), (zone, since, created)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
