@@ -4,7 +4,9 @@ build fails, its links relative, its JSON-LD unable to leave its script; and `be
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import urllib.parse
 from pathlib import Path
 
@@ -150,3 +152,21 @@ def test_a_folder_named_like_a_killed_build_but_with_no_process_id_is_left_alone
     result = CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(tmp_path / "web")])
     assert result.exit_code == 0, (result.output, result.exception)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*odd, "proj", "web"])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_the_site_folder_has_the_mode_the_umask_gives_every_folder(tmp_path: Path, umask: int) -> None:
+    """The site is the staging folder renamed, and mkdtemp made that 0700 whatever the umask: under umask 022 a
+    web server, or a colleague on the same machine, could read none of the pages, and a `chmod 755` of the site
+    was undone by the next build."""
+    copy_project(tmp_path / "proj", ("emit-terminator",))
+    web = tmp_path / "web"
+    previous = os.umask(umask)
+    try:
+        (tmp_path / "made-by-mkdir").mkdir()
+        for _ in range(2):  # the first build, then a rebuild that swaps the new site in over the old one
+            assert CliRunner().invoke(cli, ["-C", str(tmp_path / "proj"), "site", "--out", str(web)]).exit_code == 0
+            modes = {stat.S_IMODE(p.stat().st_mode) for p in (web, *web.rglob("*")) if p.is_dir()}
+            assert modes == {stat.S_IMODE((tmp_path / "made-by-mkdir").stat().st_mode)} == {0o777 & ~umask}
+    finally:
+        os.umask(previous)

@@ -20,8 +20,8 @@ figures), `evidence` copies each run and builds its page, `index` builds the ind
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -98,10 +98,24 @@ def _staging(out: Path) -> Path:
     what a build killed before its swap left there is removed first."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _sweep_builds(out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-{os.getpid()}-", dir=out.parent))
+    staging = _new_folder(out, "building")
     (staging / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
                                   encoding="utf-8")
     return staging
+
+
+def _new_folder(out: Path, kind: str) -> Path:
+    """A new folder beside `out`, `.<name>.<kind>-<pid>-<hex>`, made by mkdir so that it has the mode the user's
+    umask gives every folder: the staging folder becomes the site's folder, and mkdtemp's is 0700 whatever the
+    umask, so a web server or a colleague could not read the pages, and a chmod of the site was undone by the
+    next build."""
+    while True:
+        folder = out.parent / f".{out.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
 
 
 def _sweep_builds(out: Path) -> None:
@@ -119,7 +133,7 @@ def _swap_in(staging: Path, out: Path) -> None:
     """Put the finished build at `out`; the last good site is removed only once the new one is in place."""
     old = None
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
+        old = _new_folder(out, "old")
         os.replace(out, old / "site")
     os.replace(staging, out)
     if old is not None:
