@@ -52,6 +52,13 @@ def test_a_sheet_elsewhere_is_named_by_its_absolute_path_and_a_named_sheet_by_it
     assert data["left_out"] == {"truncated": 2, "failed": 1} and data["backup"] == str(tmp_path / "s.csv.1")
 
 
+def test_a_sheet_whose_name_starts_with_a_dash_is_never_read_as_an_option(project: Project, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    said = sheet_report(project, _sheet(project, tmp_path / "--force.csv"), RUN)
+    assert said.lines()[-1] == f"  grade each row pass, fail or 0–1, then: benchcard grade {RUN} ./--force.csv"
+
+
 def test_grade_report_counts_graded_and_ungraded_rows(project: Project) -> None:
     grades = project.root / "results" / "c" / "v1" / RUN / "grades-human.jsonl"
     said = grade_report(project, GradeImport(grades, "human", 35, 1))

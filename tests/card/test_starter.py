@@ -70,6 +70,20 @@ def test_every_printed_command_runs_on_the_embedded_model(tmp_path: Path, monkey
     assert "scratch: a trial verdict, not entered in the ledger" in verdict.output
 
 
+@pytest.mark.parametrize("name", ["-dash", "--", "my project", "it's", "é 日本 🧪", "$HOME", "a\\b"])
+def test_the_printed_cd_takes_a_real_shell_into_the_new_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 name: str) -> None:
+    """The `cd` line as pasted into sh: `cd -dash` was `cd: -d: invalid option` (and `cd --` went home)."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    made = _benchcard("init", "--", name)
+    assert made.exit_code == 0, made.output
+    cd = next(line.strip() for line in made.output.splitlines() if line.startswith("  cd "))
+    done = subprocess.run(["sh", "-c", f"{cd} && pwd -P"], capture_output=True, text=True, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, f"{(tmp_path / name).resolve()}\n"), (cd, done.stderr)
+
+
 def test_init_here_prints_no_cd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     made = _benchcard("init")

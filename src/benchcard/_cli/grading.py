@@ -3,13 +3,13 @@ reads, the lines a person reads)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from benchcard._cli.common import Said, project_of, report
+from benchcard._util.text import shell_path
 from benchcard.project import Project
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def _as_typed(path: Path) -> str:
         shown = str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         shown = str(path.resolve())
-    return shlex.quote(shown)
+    return shell_path(shown)
 
 
 def grade_report(project: Project, result: GradeImport) -> Said:

@@ -13,12 +13,14 @@ server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and 
 A number in a name benchcard reads (a process id in a temporary's name, a list index in a field's path, a sample id
 of another tool's log) is read by `ascii_int` too, of any length (`digits=None`): a 30-digit process id is a number
 no process has, not text, and `str.isdigit()`, which those places used, also takes '²'. What a line quotes of a
-server's words is `squeezed` to one line of a few hundred characters.
+server's words is `squeezed` to one line of a few hundred characters. A path in a command shown to be pasted is
+`shell_path`: quoted, and never read as an option.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 import unicodedata
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -129,3 +131,10 @@ def balanced_isolates(text: str) -> str:
             else:
                 stray += 1
     return "\u2068" * stray + text + _ISOLATE_END * open_
+
+
+def shell_path(path: str) -> str:
+    """A path as one word of a command shown to be pasted into a shell: quoted (`shlex.quote`), and a relative one
+    that starts with '-' written `./-…`, so that `cd`, or benchcard itself, does not read it as an option (`cd
+    -dash` is `cd: -d: invalid option`)."""
+    return shlex.quote(f"./{path}" if path.startswith("-") else path)

@@ -10,13 +10,13 @@ over a file.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import IO
 
 from benchcard._util.safewrite import write_new
+from benchcard._util.text import shell_path
 from benchcard.errors import ProjectError
 from benchcard.project import Project, enclosing_project
 
@@ -143,7 +143,7 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
     for name, text, _ in FILES:
         write_new(folder / name, partial(_write, text), force=False, shown=f"{shown}/{name}", error=ProjectError)
     here = folder.resolve() == Path.cwd().resolve()
-    commands = (*(() if here else (f"cd {_quoted(shown)}",)), "benchcard check",
+    commands = (*(() if here else (f"cd {shell_path(shown)}",)), "benchcard check",
                 f"benchcard run {CARD_ID} --scratch --provider local", f"benchcard verdict {CARD_ID}")
     inside = () if outer is None else (f"note: inside the benchcard project in {outer}; this one keeps its own "
                                        "cards, results and ledger, and commands run in it use it",)
@@ -152,7 +152,3 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
 
 def _write(text: str, fh: IO[str]) -> None:
     fh.write(text)
-
-
-def _quoted(path: str) -> str:
-    return shlex.quote(path)
