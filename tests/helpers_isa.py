@@ -43,7 +43,8 @@ BEYOND = {
     ),
     "aarch64": re.compile(
         r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])\b|\bza\w*\b"
-        r"|^\s*([su]dot|usdot|sudot|[su]?[su]mmla|bf\w+|ptrue\w*|whilel\w+|smstart|smstop|rdvl|addvl|cnt[bhwd])\b"
+        r"|^\s*([su]dot|usdot|sudot|[su]?[su]mmla|bf(cvt\w*|dot|mmla|mlal[bt])|ptrue\w*|whilel\w+|smstart|smstop"
+        r"|rdvl|addvl|cnt[bhwd])\b"
         r"|^\s*f(?!cvtl|cvtn|cvt\b|mov\b)\w+\s+(v\d+\.[48]h|h\d+)\b"
     ),
 }

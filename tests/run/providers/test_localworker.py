@@ -304,6 +304,12 @@ PORTABLE_ARM = """\
   14:\tld1\t{v0.16b}, [x0]
   18:\tbl\t1000 <ggml_vec_dot_sdot>
   1c:\tadd\tx0, x0, #0x10
+  20:\tbfi\tw0, w1, #3, #4
+  24:\tbfxil\tx0, x1, #0, #8
+  28:\tcnt\tv0.8b, v1.8b
+  2c:\tfcvt\th0, s0
+  30:\tldr\th0, [x0]
+  34:\tprfm\tpldl1keep, [x0]
 """
 
 
