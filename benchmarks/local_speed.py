@@ -6,7 +6,7 @@ Reports, as a markdown table:
 - prompt processing: tokens per second when a prompt of N tokens is evaluated in one go (`Llama.eval` after a
   reset, so nothing is reused from a cache), for N in --prompt-sizes;
 - generation: tokens per second of greedy decoding, one token at a time after a short prompt (wall time of
-  `Llama.eval` of each chosen token), for n_threads 1 and os.cpu_count();
+  `Llama.eval` of each chosen token), for n_threads 1 and the CPUs this process may use (`usable_cpus`), or --threads;
 - calls: end-to-end chat completions per second through `benchcard.run.providers.local.LocalProvider` (its own
   thread counts: half the cores generating, all of them on the prompt) over the demo card's 20 distinct requests
   in a shuffled order at the card's params (max_tokens 128, temperature 0.7); `benchcard run demo-answer-cue
@@ -36,7 +36,7 @@ from benchcard.card.load import load_card
 from benchcard.project import Project
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.local import LocalProvider
-from benchcard.run.providers.localmodel import bundled_gguf, require_llama_cpp
+from benchcard.run.providers.localmodel import bundled_gguf, require_llama_cpp, usable_cpus
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,20 +111,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--prompt-sizes", type=int, nargs="+", default=[64, 512, 2048])
     parser.add_argument("--gen-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="thread counts to measure (default: 1 and the CPUs this process may use); "
+                             "under `taskset -c 0,1`, 32 is what a 64-core host's count gave to generating")
     args = parser.parse_args()
 
     llama_cpp = require_llama_cpp()  # sets OMP_WAIT_POLICY=PASSIVE unless it is set already
-    cpus = os.cpu_count() or 1
-    print(f"machine: {cpu_model()}, nproc {cpus}, load average {os.getloadavg()[0]:.2f} at start; "
+    cpus = usable_cpus()
+    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, {cpus} usable here, "
+          f"load average {os.getloadavg()[0]:.2f} at start; "
           f"llama-cpp-python {llama_cpp.__version__}; model {bundled_gguf().name}; "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print()
     print(row("measure", "n_threads", "median"))
     print(row("---", "---:", "---:"))
-    thread_counts = sorted({1, cpus})
+    thread_counts = sorted(set(args.threads or (1, cpus)))
     for n_threads in thread_counts:
         llama, load_s = load(n_threads)
-        if n_threads == cpus:
+        if n_threads == thread_counts[-1]:
             print(row("load the GGUF", str(n_threads), f"{load_s:.2f} s"))
         for n in args.prompt_sizes:
             rate = prompt_speed(llama, n, args.repeat)

@@ -31,7 +31,7 @@ from benchcard.card.load import load_card
 from benchcard.project import Project
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.local import LocalProvider, close_all
-from benchcard.run.providers.localmodel import bundled_gguf, generate, load_model, sampling_kwargs
+from benchcard.run.providers.localmodel import bundled_gguf, generate, load_model, sampling_kwargs, usable_cpus
 from machine import cpu_model  # benchmarks/machine.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +80,7 @@ class Server:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        cpus = os.cpu_count() or 1
+        cpus = usable_cpus()  # as load_model counts them
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()), "--host", "127.0.0.1",
              "--port", str(port), "--n_ctx", "8192", "--n_threads", str(max(1, cpus // 2)),

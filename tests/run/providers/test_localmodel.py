@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -61,3 +62,48 @@ def test_missing_gguf_path_names_it(tmp_path: Path) -> None:
     assert str(info.value) == "the local model file path/to/missing.gguf does not exist"
     with pytest.raises(ProviderError, match="unknown local model 'gpt-9'"):
         LocalProvider(CFG, "gpt-9")
+
+
+STUB = '''
+import json
+class Llama:
+    def __init__(self, model_path, **kwargs):
+        print(json.dumps({k: kwargs[k] for k in ("n_threads", "n_threads_batch")}))
+'''
+
+
+def test_llama_cpp_is_given_the_cpus_this_process_may_use_not_the_machines(tmp_path: Path) -> None:
+    """Under `taskset -c 0` (as in a container given one CPU of a bigger host) one thread: llama.cpp was given
+    os.cpu_count()'s, so every step waited at its barrier for threads that had no CPU to run on."""
+    import json
+    import shutil
+    import subprocess
+
+    taskset = shutil.which("taskset")
+    assert taskset, "taskset (util-linux) is needed to run a process on one CPU"
+    (tmp_path / "llama_cpp.py").write_text(STUB, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    code = "from pathlib import Path; from benchcard.run.providers.localmodel import load_model; load_model(Path('m'))"
+    done = subprocess.run([taskset, "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"n_threads": 1, "n_threads_batch": 1}
+
+
+def test_the_cpu_quota_of_the_process_cgroup_or_a_parent_caps_the_cpus(tmp_path: Path) -> None:
+    from benchcard.run.providers.localmodel import usable_cpus
+
+    root, own = tmp_path / "cgroup", tmp_path / "self-cgroup"
+    (root / "docker" / "box" / "inner").mkdir(parents=True)
+    own.write_text("0::/docker/box/inner\n", encoding="utf-8")
+    cpus = usable_cpus(root, own)  # no cpu.max anywhere: the affinity alone
+    assert cpus == len(os.sched_getaffinity(0))
+    (root / "cpu.max").write_text("max 100000\n", encoding="utf-8")
+    (root / "docker" / "cpu.max").write_text("150000 100000\n", encoding="utf-8")  # --cpus=1.5: 2 threads
+    (root / "docker" / "box" / "cpu.max").write_text("max 100000\n", encoding="utf-8")
+    assert usable_cpus(root, own) == min(cpus, 2)
+    (root / "docker" / "box" / "inner" / "cpu.max").write_text("50000 100000\n", encoding="utf-8")
+    assert usable_cpus(root, own) == 1
+    for other in ("", "1:cpu:/docker\n", "0::/not/there\n"):  # cgroup v1, or a cgroup without a quota above it
+        own.write_text(other, encoding="utf-8")
+        assert usable_cpus(root, own) == cpus

