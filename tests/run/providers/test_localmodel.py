@@ -107,3 +107,23 @@ def test_the_cpu_quota_of_the_process_cgroup_or_a_parent_caps_the_cpus(tmp_path:
     for other in ("", "1:cpu:/docker\n", "0::/not/there\n"):  # cgroup v1, or a cgroup without a quota above it
         own.write_text(other, encoding="utf-8")
         assert usable_cpus(root, own) == cpus
+
+
+@pytest.mark.local_model
+@have_model
+@pytest.mark.parametrize("locale", [{"LC_ALL": "C", "PYTHONUTF8": "0"}, {"LC_ALL": "C.UTF-8"}])
+def test_a_model_in_a_folder_named_in_utf8_loads_whatever_the_locale(tmp_path: Path, locale: dict[str, str]) -> None:
+    """A clone in /home/josé (or a --model path with one): under a locale whose encoding is not UTF-8, llama.cpp
+    was given the name as Python decoded it, encoded again as UTF-8, and found no file: 'cannot load the local
+    model …: Failed to load model from file' (or UTF-8 could not encode it at all)."""
+    import subprocess
+
+    folder = tmp_path / "josé 日本"
+    folder.mkdir()
+    (folder / "m.gguf").symlink_to(bundled_gguf())
+    code = ("import sys; from pathlib import Path; from benchcard.run.providers.localmodel import load_model; "
+            "print(load_model(Path(sys.argv[1])).llama.n_ctx())")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8"))}
+    done = subprocess.run([sys.executable, "-c", code, str(folder / "m.gguf")], capture_output=True, text=True,
+                          env={**env, **locale}, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "8192\n"), done.stderr

@@ -6,13 +6,14 @@ llama.cpp ends the worker and not the run. Finding the file needs no llama.cpp a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,11 +120,35 @@ def load_model(path: Path, n_ctx: int = DEFAULT_N_CTX) -> LoadedModel:
     started = time.perf_counter()
     cpus = usable_cpus()
     try:
-        llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=max(1, cpus // 2),
-                                n_threads_batch=cpus, verbose=False)
+        with as_llama_reads(path) as readable:
+            llama = llama_cpp.Llama(model_path=readable, n_ctx=n_ctx, n_threads=max(1, cpus // 2),
+                                    n_threads_batch=cpus, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ProviderError(f"cannot load the local model {path}: {str(exc).splitlines()[0]}") from None
     return LoadedModel(llama, threading.Lock(), path, n_ctx, time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def as_llama_reads(path: Path) -> Iterator[str]:
+    """`path` as llama-cpp-python can open it while the block lasts. It checks the string with os.path (the
+    locale's encoding) and opens its UTF-8 encoding, so a name that is not ASCII under a locale whose encoding is
+    not UTF-8 could satisfy one or the other, never both: under a Latin-1 locale the bytes of `/home/josé` (c3 a9)
+    were 'Ã©' to Python and c3 83 c2 a9 to llama.cpp, a file that is not there. Such a file is given as its open
+    descriptor's path, `/proc/self/fd/N` (ASCII, the same file), where there is one."""
+    text = str(path)
+    try:
+        same = text.encode("utf-8") == os.fsencode(path)
+    except UnicodeEncodeError:  # lone surrogates: bytes the locale could not decode
+        same = False
+    if same:
+        yield text
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        alias = f"/proc/self/fd/{fd}"
+        yield alias if os.path.exists(alias) else text
+    finally:
+        os.close(fd)
 
 
 def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup"), own_cgroup: Path = Path("/proc/self/cgroup")) -> int:
