@@ -111,10 +111,11 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0,
-                 sig: signal.Signals = signal.SIGKILL) -> None:
+                 sig: signal.Signals = signal.SIGKILL, background: bool = False) -> None:
     """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
     (or send it `sig`: SIGINT is a Ctrl-C) the moment `ready()` holds; fails if the run ends first or `ready()`
-    never holds within `timeout`."""
+    never holds within `timeout`. `background`: started as a shell without job control starts `cmd &` (a
+    script, nohup, a CI step), with SIGINT ignored."""
     # the benchcard under test, wherever it was imported from (a worktree's src/ before the venv's editable one)
     src = str(Path(benchcard_package.__file__).parents[1])
     env = {**os.environ, KEY_ENV: "sk-test-0000",
@@ -122,7 +123,7 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
     benchcard = str(Path(sys.executable).with_name("benchcard"))
     # as from a terminal: Ctrl-C handled. pytest started in the background (`make test &`, nohup) has it ignored,
     # a child keeps an ignored signal, and the run would never see the SIGINT; a handled one is the child's default
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if background else signal.default_int_handler)
     try:
         proc = subprocess.Popen([benchcard, "-C", str(root), "run", *args], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)

@@ -36,15 +36,18 @@ def lines(path: Path) -> int:
         return 0
 
 
-def start_and_kill(project: Project, kill_when: int, sig: signal.Signals = signal.SIGKILL) -> Path:
-    """Start `benchcard run` in a subprocess and SIGKILL it (or send it `sig`) once `outputs.jsonl` has
-    `kill_when` rows (0: as soon as the manifest exists, before or during the first calls)."""
+def start_and_kill(project: Project, kill_when: int, sig: signal.Signals = signal.SIGKILL,
+                   background: bool = False) -> Path:
+    """Start `benchcard run` in a subprocess (`background`: with SIGINT ignored, as `benchcard run … &` in a
+    script) and SIGKILL it (or send it `sig`) once `outputs.jsonl` has `kill_when` rows (0: as soon as the
+    manifest exists, before or during the first calls)."""
 
     def ready() -> bool:
         runs = runs_of(project, "colour-ab")
         return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when
 
-    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig)
+    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig,
+                 background=background)
     return only_run(project, "colour-ab")
 
 
@@ -205,18 +208,22 @@ def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unkno
 
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(("sig", "background"), [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                                  (signal.SIGTERM, True)],
+                         ids=["ctrl-c", "sigterm", "sigterm-in-the-background"])
 def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_stopped(
-        tmp_path: Path, server: FakeServer, key: str, sig: signal.Signals) -> None:
+        tmp_path: Path, server: FakeServer, key: str, sig: signal.Signals, background: bool) -> None:
     """Ctrl-C (SIGINT) mid-run: the pass writes the replies it counted as it stops, the resume adds its own, and
     nothing is counted twice: the names, their counts and the rows they cover are a run never stopped's. SIGTERM
     (`kill`, `timeout`, a cancelled CI job) is taken as Ctrl-C: it ended the run on the spot, as SIGKILL does, and
-    left the pass's replies uncounted (benchmarks/kill_sweep.py)."""
+    left the pass's replies uncounted (benchmarks/kill_sweep.py). So it did, until 2026-12-07, in a run started
+    in the background by a shell without job control (SIGINT ignored: `benchcard run … &` in a script, nohup, a
+    CI step), the very runs `timeout` and a cancelled job stop: 5 of 12 SIGTERMs mid-pass at the sweep's moments."""
     server.configure({"default_reply": "red", "latency_ms": 40, "reply_model": "test/model-2024-08-06"})
     whole = ab_project(tmp_path / "whole", server.base_url, fixtures=40, repetitions=1)
     assert bc(whole, "run", "colour-ab").exit_code == 0
     project = ab_project(tmp_path / "cut", server.base_url, fixtures=40, repetitions=1)
-    folder = start_and_kill(project, 30, sig)
+    folder = start_and_kill(project, 30, sig, background)
     stopped = read_manifest(folder)
     assert stopped.finished_at is None and stopped.replied_models  # the stopped pass wrote what it counted
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
@@ -236,3 +243,17 @@ def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_s
         folder / "outputs.jsonl") == 80
     assert replies_fact(cut) == replies_fact(never) == "test/model-2024-08-06 (80)"
     assert replies_line(cut) == replies_line(never) == ""
+
+
+def test_a_run_started_in_the_background_is_not_stopped_by_ctrl_c(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    """A shell without job control starts `benchcard run … &` with SIGINT ignored: the terminal's Ctrl-C is not
+    for it. benchcard blocks SIGINT instead, so that SIGTERM can stop such a run as Ctrl-C would (above): a SIGINT
+    sent mid-run is still not taken, and the run ends on its own with every cell."""
+    server.configure({"default_reply": "red", "latency_ms": 40})
+    project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
+    folder = start_and_kill(project, 30, signal.SIGINT, background=True)
+    manifest = read_manifest(folder)
+    assert manifest.finished_at is not None and lines(folder / "outputs.jsonl") == 80
+    assert manifest.replied_rows is not None and [msgspec.to_builtins(p) for p in manifest.replied_rows] == [
+        {"rows": 80, "uncounted": 0}]

@@ -91,15 +91,32 @@ def main() -> None:
     """Entry point for the `benchcard` script. SIGTERM (what `kill`, `timeout`, a cancelled CI job and `docker
     stop` send) stops a command as Ctrl-C does: a run records the replies it counted and says how to resume, where
     Python's default ended it on the spot, as SIGKILL does."""
-    signal.signal(signal.SIGTERM, _as_ctrl_c)
+    _take_sigterm_as_ctrl_c()
     cli(prog_name="benchcard")
 
 
+def _take_sigterm_as_ctrl_c() -> None:
+    """SIGTERM handled as Ctrl-C, also where Ctrl-C is not for this process. A shell without job control (a
+    script's `benchcard run … &`, nohup, a CI step) starts a command with SIGINT ignored, so that the terminal's
+    Ctrl-C reaches only the foreground; SIGTERM is sent to the command itself. With SIGINT ignored, asyncio's run
+    installs no Ctrl-C handler, and SIGTERM ended such a run on the spot, its replies uncounted (docs/scale.md,
+    "Kills and crashes"). So Ctrl-C is kept out by blocking SIGINT instead (as ignored, it never arrives, and a
+    child inherits the block as it inherited the ignoring), and SIGINT gets Python's own handler, which asyncio
+    replaces with its own for a run: SIGTERM calls whichever is there."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _as_ctrl_c)
+
+
 def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM taken as SIGINT, unless SIGINT is ignored (a command started in the background by a shell): then
-    SIGTERM ends the process as it would have, never leaving it deaf to both."""
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+    """SIGTERM handed to what handles Ctrl-C now: asyncio's handler in a run (it cancels the calls, so the pass
+    records what it counted), Python's elsewhere (KeyboardInterrupt). Where SIGINT has no handler (a forked child
+    that ignores it; a system that cannot block signals), SIGTERM ends the process as it would have, never leaving
+    it deaf to both. The handler is called, not SIGINT raised: a blocked SIGINT would never arrive."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.raise_signal(signal.SIGTERM)
         return
-    signal.raise_signal(signal.SIGINT)
+    handler(signal.SIGINT, frame)
