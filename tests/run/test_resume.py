@@ -4,13 +4,17 @@ that had finished is called again."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 from click.testing import CliRunner, Result
 
+import benchcard as benchcard_package
 from benchcard._util.hashing import digest
 from benchcard.cli import cli
 from benchcard.project import Project
@@ -257,3 +261,46 @@ def test_a_run_started_in_the_background_is_not_stopped_by_ctrl_c(tmp_path: Path
     assert manifest.finished_at is not None and lines(folder / "outputs.jsonl") == 80
     assert manifest.replied_rows is not None and [msgspec.to_builtins(p) for p in manifest.replied_rows] == [
         {"rows": 80, "uncounted": 0}]
+
+
+_TWO_CTRL_CS = """\
+import os, signal, sys
+from benchcard.run.store import OutputWriter, RunStore
+append, record = OutputWriter.append, RunStore.append_replies
+def appended(self, row):  # the first Ctrl-C as the 30th row is written
+    append(self, row)
+    if self.written == 30:
+        os.kill(os.getpid(), signal.SIGINT)
+def recorded(self, *args, **kwargs):  # the second as the stopping pass records its replies
+    os.kill(os.getpid(), signal.SIGINT)
+    return record(self, *args, **kwargs)
+OutputWriter.append, RunStore.append_replies = appended, recorded
+from benchcard.cli import main
+sys.argv = ["benchcard", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_second_ctrl_c_as_the_pass_records_its_replies_waits_for_the_record(tmp_path: Path, server: FakeServer,
+                                                                              key: str) -> None:
+    """Ctrl-C twice (an impatient hand, or a CI runner's SIGINT then SIGTERM): the second is asyncio's hard stop,
+    a KeyboardInterrupt wherever the process is. Arriving as the stopping pass writes its record, it lost the
+    record, and the resume said those replies' models were unknown; the record now finishes first."""
+    server.configure({"default_reply": "red", "latency_ms": 40})
+    project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
+    src = str(Path(benchcard_package.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal
+    try:
+        done = subprocess.run([sys.executable, "-c", _TWO_CTRL_CS, "-C", str(project.root), "run", "colour-ab",
+                               "--concurrency", str(CONCURRENCY)], env=env, capture_output=True, text=True,
+                              check=False, timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    folder = only_run(project, "colour-ab")
+    assert done.returncode == 1 and "interrupted; every finished cell is recorded" in done.stderr, done.stderr
+    rows = lines(folder / "outputs.jsonl")
+    assert 30 <= rows < 80
+    stopped = read_manifest(folder)
+    assert stopped.replied_models == [{"test/model": rows}] and stopped.replied_rows is not None
+    assert [msgspec.to_builtins(p) for p in stopped.replied_rows] == [{"rows": rows, "uncounted": 0}]

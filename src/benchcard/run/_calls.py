@@ -23,11 +23,13 @@ import asyncio
 import contextlib
 import os
 import random
+import signal
 import ssl
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -244,11 +246,12 @@ class Session:
         self.replied.clear()
         if not writer.written or self.provider.config.type == "local":
             return
-        if sys.exc_info()[0] is None:
-            self.store.append_replies(replied, writer.written, writer.before, judge=judge)
-            return
-        with contextlib.suppress(OSError, BenchcardError):
-            self.store.append_replies(replied, writer.written, writer.before, judge=judge)
+        with _stops_deferred():
+            if sys.exc_info()[0] is None:
+                self.store.append_replies(replied, writer.written, writer.before, judge=judge)
+                return
+            with contextlib.suppress(OSError, BenchcardError):
+                self.store.append_replies(replied, writer.written, writer.before, judge=judge)
 
     def raise_if_stopped(self, what: str, noun: str, recorded: int, total: int, resume: str,
                          failed: int | None = None) -> None:
@@ -263,6 +266,33 @@ class Session:
             retry = "" if failed is None else " --retry-failed"
             raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. "
                            f"{self.stop_advice}: {resume}{retry}")
+
+
+@contextlib.contextmanager
+def _stops_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back while a stopping pass records its replies, then handled as they would have
+    been. The first only cancels the calls (asyncio's handler), but a second is asyncio's hard stop, a
+    KeyboardInterrupt wherever the process is: arriving during the record (a hand pressing Ctrl-C twice, a CI
+    runner's SIGINT then SIGTERM), it lost the record, and the resume said those replies' models were unknown.
+    Held back, it takes effect as the record is written. Python runs signal handlers in the main thread only, so
+    the handlers are swapped there (blocking the signals would not do: another thread of the process takes
+    them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    kept = {sig: signal.signal(sig, lambda n, _frame: held.append(n)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+        for number in held:
+            handler = kept[signal.Signals(number)]
+            if callable(handler):
+                handler(number, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(number)
 
 
 def _describe(exc: BaseException) -> str:
