@@ -3,7 +3,9 @@
 
 Each trial copies a prepared project, starts a real `benchcard` subprocess against the fake OpenAI-compatible
 server on 127.0.0.1, and sends it SIGKILL (or SIGINT, SIGTERM) at a moment drawn uniformly over the command's
-own uninterrupted wall time (measured first, on a copy). After the signal:
+own uninterrupted wall time (measured first, on a copy). The command is started as from a terminal (Ctrl-C
+handled, whatever the sweep's own SIGINT: started with `&` in a script it is ignored, and a SIGINT would be
+lost), a SIGTERM's half the time as `&` in a script starts it (SIGINT ignored). After the signal:
 
 1. every `.json` file reads, and every `.jsonl` line reads, a torn last line (no final newline) counted apart;
 2. `benchcard ledger --verify` passes;
@@ -12,7 +14,9 @@ own uninterrupted wall time (measured first, on a copy). After the signal:
 4. the command run again (`run --resume NEW` for a run begun, `replicate --resume NEW` for a replication begun)
    exits 0, and the end state equals the uninterrupted command's: each cell recorded once, the same outputs,
    scores, verdict, table and ledger rows once times, hashes over times, latencies and new run ids are masked (what
-   differs between two uninterrupted runs is masked, found by running the reference twice).
+   differs between two uninterrupted runs is masked, found by running the reference twice);
+5. a SIGINT or SIGTERM left no reply uncounted (the pass records what it counted as it stops); a SIGKILL's are
+   counted apart (`replies_left_uncounted`, docs/security.md).
 
 Also run at once: two `verdict`s of one run, two `run --resume` of one run, `site` while `verdict` appends.
 
@@ -146,9 +150,16 @@ def build_templates(folder: Path, server: FakeServer) -> Templates:
     return t
 
 
-def start(root: Path, args: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([BENCHCARD, "-C", str(root), *args], env=env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+def start(root: Path, args: list[str], background: bool = False) -> subprocess.Popen[bytes]:
+    """`benchcard ARGS` as from a terminal, Ctrl-C handled (a child keeps an ignored SIGINT, and the sweep itself
+    has it ignored when started with `&` in a script); `background`: as `&` in a script starts it, SIGINT
+    ignored."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if background else signal.default_int_handler)
+    try:
+        return subprocess.Popen([BENCHCARD, "-C", str(root), *args], env=env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 # --------------------------------------------------------------------------- what a project holds
@@ -377,7 +388,9 @@ def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random
     before = files(root)
     sig = rng.choice(SIGNALS)
     at = rng.uniform(0.15, 1.0) * s.wall
-    proc = start(root, s.command(t, root))
+    background = sig == signal.SIGTERM and rng.random() < 0.5
+    name = f"{sig.name}{' (background)' if background else ''}"
+    proc = start(root, s.command(t, root), background)
     time.sleep(at)
     if proc.poll() is not None:
         tally.ended_first[s.name] = tally.ended_first.get(s.name, 0) + 1
@@ -388,14 +401,14 @@ def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random
     try:
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
-        tally.fail(s.name, "stops", f"{sig.name} at {at:.2f} s: still running 60 s later")
+        tally.fail(s.name, "stops", f"{name} at {at:.2f} s: still running 60 s later")
         proc.kill()
         proc.wait()
     assert proc.stderr is not None
     proc.stderr.close()
     tally.kills[s.name] = tally.kills.get(s.name, 0) + 1
-    tally.signals[sig.name] = tally.signals.get(sig.name, 0) + 1
-    label = f"{sig.name} at {at:.2f} s"
+    tally.signals[name] = tally.signals.get(name, 0) + 1
+    label = f"{name} at {at:.2f} s"
     check_after(s, t, root, before, label, tally)
     done = finish(root, s, t, template_ids_of(t))
     end = normal(root, template_ids_of(t))
@@ -410,8 +423,10 @@ def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random
     known = [k for k in differ if ".replied_" in k or "not counted" in str(end.get(k))]
     if known:  # the passes' counts as the manifest lists them: a stopped run has one more pass, the same totals
         differ = [k for k in differ if k not in known]
-        if replied(root) != s.replied:  # docs/security.md: a pass killed outright leaves its replies uncounted
-            tally.known[f"{s.name} ({label.split()[0]})"] = tally.known.get(f"{s.name} ({label.split()[0]})", 0) + 1
+        if replied(root) != s.replied and sig != signal.SIGKILL:  # a stop records what its pass counted
+            tally.fail(s.name, "counted", f"{label}: replies {replied(root)} vs {s.replied}")
+        elif replied(root) != s.replied:  # docs/security.md: a pass killed outright leaves its replies uncounted
+            tally.known[f"{s.name} ({name})"] = tally.known.get(f"{s.name} ({name})", 0) + 1
     if differ:
         shown = "; ".join(f"{k}: {str(end.get(k))[:80]!r} vs {str(s.reference.get(k))[:80]!r}" for k in differ[:4])
         tally.fail(s.name, "end state", f"{label}: {len(differ)} differ: {shown}")
