@@ -22,6 +22,7 @@ Also run at once: two `verdict`s of one run, two `run --resume` of one run, `sit
 
     python benchmarks/kill_sweep.py --kills 10 --seed 1          # every scenario, 10 kills each
     python benchmarks/kill_sweep.py --only verdict,site --kills 30
+    python benchmarks/kill_sweep.py --only "run --resume,replicate" --signals SIGTERM --kills 12
 
 Prints one line per trial that failed a check, then a JSON summary (kills per command, failures by check).
 """
@@ -380,13 +381,14 @@ def template_ids_of(t: Templates) -> set[str]:
     return {t.ran, t.open_run, t.partial}
 
 
-def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random.Random, tally: Tally) -> None:
+def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random.Random, tally: Tally,
+          signals: list[signal.Signals] = SIGNALS) -> None:
     root = work / "trial"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(t.path(s.template), root)
     server.configure(MODES[s.mode])
     before = files(root)
-    sig = rng.choice(SIGNALS)
+    sig = rng.choice(signals)
     at = rng.uniform(0.15, 1.0) * s.wall
     background = sig == signal.SIGTERM and rng.random() < 0.5
     name = f"{sig.name}{' (background)' if background else ''}"
@@ -491,9 +493,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="", help="scenario names, comma-separated (a prefix matches)")
     ap.add_argument("--together", type=int, default=3, help="rounds of each pair run at once")
+    ap.add_argument("--signals", default="", help="send only these (SIGKILL,SIGINT,SIGTERM; default: SIGKILL "
+                    "three times in five, SIGINT and SIGTERM once each)")
     ap.add_argument("--json", type=Path, help="also write the summary here")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    signals = [signal.Signals[name.strip()] for name in args.signals.split(",")] if args.signals else SIGNALS
     tally = Tally()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kill-sweep-") as tmp, FakeServer(REPLY) as server:
@@ -506,7 +511,7 @@ def main() -> None:
             print(f"{s.name}: uninterrupted {s.wall:.2f} s, rewrites {sorted(s.rewrites)}, "
                   f"masked {sorted(s.masked)[:12]}", flush=True)
             for _ in range(args.kills):
-                trial(s, t, work, server, rng, tally)
+                trial(s, t, work, server, rng, tally, signals)
         if not args.only:
             server.configure(REPLY)
             for _ in range(args.together):
