@@ -382,14 +382,14 @@ def template_ids_of(t: Templates) -> set[str]:
 
 
 def trial(s: Scenario, t: Templates, work: Path, server: FakeServer, rng: random.Random, tally: Tally,
-          signals: list[signal.Signals] = SIGNALS) -> None:
+          signals: list[signal.Signals] = SIGNALS, earliest: float = 0.15) -> None:
     root = work / "trial"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(t.path(s.template), root)
     server.configure(MODES[s.mode])
     before = files(root)
     sig = rng.choice(signals)
-    at = rng.uniform(0.15, 1.0) * s.wall
+    at = rng.uniform(earliest, 1.0) * s.wall
     background = sig == signal.SIGTERM and rng.random() < 0.5
     name = f"{sig.name}{' (background)' if background else ''}"
     proc = start(root, s.command(t, root), background)
@@ -495,6 +495,8 @@ def main() -> None:
     ap.add_argument("--together", type=int, default=3, help="rounds of each pair run at once")
     ap.add_argument("--signals", default="", help="send only these (SIGKILL,SIGINT,SIGTERM; default: SIGKILL "
                     "three times in five, SIGINT and SIGTERM once each)")
+    ap.add_argument("--earliest", type=float, default=0.15, help="the earliest moment, as a share of the command's "
+                    "wall time (a short command's start, Python's imports, before it writes anything, is much of it)")
     ap.add_argument("--json", type=Path, help="also write the summary here")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -511,7 +513,7 @@ def main() -> None:
             print(f"{s.name}: uninterrupted {s.wall:.2f} s, rewrites {sorted(s.rewrites)}, "
                   f"masked {sorted(s.masked)[:12]}", flush=True)
             for _ in range(args.kills):
-                trial(s, t, work, server, rng, tally, signals)
+                trial(s, t, work, server, rng, tally, signals, args.earliest)
         if not args.only:
             server.configure(REPLY)
             for _ in range(args.together):
