@@ -23,7 +23,8 @@ def test_status_in_words_and_under_json(project: Project) -> None:
     assert shown == {"run": run, "card": "extract-ab", "version": 1, "folder": f"results/extract-ab/v1/{run}",
                      "mode": "interactive", "cells": 36, "recorded": {"ok": 36, "truncated": 0, "failed": 0},
                      "finished": True, "state": "finished", "batches": [], "note": None, "refused": [],
-                     "scratch": None, "replicates": None, "replies": None, "judge_replies": None}
+                     "scratch": None, "replicates": None, "replies": None, "judge_replies": None,
+                     "looks": None}  # a fixed run has no looks (a sequential one: its looks so far)
 
 
 def test_set_aside_says_what_was_recorded(project: Project) -> None:
