@@ -138,3 +138,21 @@ def test_a_result_needs_the_exact_sign_flip_over_samples_too(tmp_path: Path) -> 
     assert result.exit_code == 4, (result.stdout, result.stderr)
     assert "sign-flip p = 0.0703: the sign-flip p 0.070 is above α" in result.stdout
     assert result.stdout.splitlines()[-1] == "gate: inconclusive → exit 4 (only a win passes) (unsealed comparison)"
+
+
+def test_one_sample_has_an_interval_within_the_metrics_range_said_alike_on_every_line(tmp_path: Path) -> None:
+    """One sample pair measures no spread, so its interval is everything the gap can be: [−1, 1] for a 0–1
+    metric, as two samples' wide interval is cut to. It read [−∞, ∞] in the clause's line and [n/a, n/a] in the
+    headline (hostile audit 13b): an interval beyond the metric's range is never right."""
+    a = _lm(tmp_path / "a" / "samples_t_2026.jsonl", [0.0])
+    b = _lm(tmp_path / "b" / "samples_t_2026.jsonl", [1.0])
+    result = bc("compare", str(a), str(b), "--win", "acc rises", "--out", str(tmp_path / "cmp"))
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "∞" not in result.stdout and "n/a, n/a" not in result.stdout
+    assert "(+1.000, 95 % CI [−1.000, 1.000])" in result.stdout
+    assert "gap +1.000, 95% CI [−1.000, 1.000], p = 1.0000" in result.stdout
+    assert "the 90% CI of the acc gap [−1.000, 1.000] is not inside ±0.05" in result.stdout
+    v = json.loads((tmp_path / "cmp" / "verdict.json").read_text(encoding="utf-8"))
+    m = v["metrics"]["acc"]
+    assert m["ci"] == [-1.0, 1.0] and (m["lower_one_sided"], m["upper_one_sided"]) == (-1.0, 1.0)
+    assert v["comparisons"][0]["equivalence"]["ci"] == [-1.0, 1.0]

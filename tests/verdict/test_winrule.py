@@ -112,6 +112,25 @@ def test_no_effect_without_spread_says_the_gap_was_the_same_on_every_fixture(tmp
                               "inside ±")
 
 
+def test_a_gap_no_spread_was_measured_for_is_cut_to_its_metrics_range_not_left_infinite(tmp_path: Path) -> None:
+    """One repetition measures no run-to-run spread, so the interval is everything the gap can be: a 0–1 metric's
+    [−1, 1] (written and printed so), a count's unbounded (null in verdict.json). It read [−∞, ∞] for both, and
+    the 0–1 metric's range is known (hostile audit 13b: an interval beyond it is never right)."""
+    project = make_project(tmp_path, AB_CARD.replace("repetitions: 3", "repetitions: 1"))
+    metrics = {"field_recall": {"baseline": STRONG_BASE[:, :1], "A": STRONG_VAR[:, :1]},
+               "unsupported_values": {"baseline": np.zeros((6, 1)), "A": np.ones((6, 1))},
+               "abstains": {"baseline": np.ones((6, 1)), "A": np.ones((6, 1))}}
+    run = make_run(project, the_card(project), metrics)
+    result = cli_run(project, "verdict", run.name)
+    assert result.exit_code == 0, result.output
+    written = json.loads((run / "verdict.json").read_text(encoding="utf-8"))
+    recall = written["metrics"]["field_recall"]
+    assert recall["ci"] == [-1.0, 1.0] and (recall["lower_one_sided"], recall["upper_one_sided"]) == (-1.0, 1.0)
+    assert written["metrics"]["unsupported_values"]["ci"] == [None, None]
+    assert "the 90% CI of the field_recall gap [−1.000, 1.000] is not inside ±0.05" in result.output
+    assert "gap +0.333, 95% CI [−1.000, 1.000], p = 1.0000" in result.output and "∞" not in result.output
+
+
 @pytest.mark.parametrize(("moved", "says"), [
     (0, "the sign-flip p 1.000 is above α (the gap is 0 on every fixture: no fixture's mean moved)"),
     (2, "is above α (the 2 of 6 fixtures that moved can never reach α 0.05)"),

@@ -55,10 +55,10 @@ def possible_gaps(g: Gap) -> tuple[float, float]:
 
 
 def _interval(gap: float, below: float, above: float, span: tuple[float, float]) -> list[float]:
-    """[gap − below, gap + above], cut to the gaps the metric can take (an unbounded one, where nothing could be
-    measured, stays so: it says that, not a range)."""
-    if not (math.isfinite(below) and math.isfinite(above)):
-        return [gap - below, gap + above]
+    """[gap − below, gap + above], cut to the gaps the metric can take. Where no spread could be measured (one
+    fixture or one repetition: an infinite half-width) it is all of them, [−1, 1] for a 0–1 metric: the true gap
+    is surely inside, and [−∞, ∞] would be an interval beyond the metric's range (it was, until hostile audit 13b).
+    A metric of no known range stays unbounded."""
     return [max(gap - below, span[0]), min(gap + above, span[1])]
 
 
