@@ -299,6 +299,32 @@ def test_plan_says_the_most_the_design_can_show_and_the_smallest_change(tmp_path
     assert "wins 100% of simulated runs (12 × 5, 1 variant(s), α 0.05)\n" in fine.output
 
 
+def test_plan_without_a_pilot_says_the_most_the_planned_design_can_show(tmp_path: Path) -> None:
+    """Without a pilot or assumptions, `plan` still names the best power the design it plans can reach (issue
+    23.1): the card's own when `check` finds nothing to warn of, and the size `--fixtures`/`--repetitions` plan,
+    with the smallest change when that one is dead. It said nothing of either (hostile audit 13b): a user asking
+    "would 23 fixtures do?" was shown calls and cost alone."""
+    project = make_project(tmp_path / "p", AB_CARD.replace("repetitions: 3", "repetitions: 5"),
+                           fixtures=[f"ex-{i:02d}" for i in range(1, 13)])
+    args = ["-C", str(project.root), "plan", "extract-ab"]
+    own = CliRunner().invoke(cli, args)
+    assert own.exit_code == 0, own.output
+    assert own.output.splitlines()[-1] == ("note: the most this design can show: a treatment right every time "
+                                           "against a baseline right about half the time wins 100% of simulated "
+                                           "runs (12 × 5, 1 variant(s), α 0.05)")
+    assert "warning" not in own.output
+    dead = CliRunner().invoke(cli, [*args, "--repetitions", "3"])
+    assert dead.exit_code == 0, dead.output
+    assert dead.output.splitlines()[-1] == (
+        "note: the most this design can show: a treatment right every time against a baseline right about half the "
+        "time wins 73% of simulated runs (12 × 3, 1 variant(s), α 0.05); no effect can win reliably here (95% "
+        "needed): use 4 repetitions, or 23 fixtures")
+    fixed = json.loads(CliRunner().invoke(cli, [*args, "--repetitions", "3", "--fixtures", "23", "--json"]).output)
+    assert fixed["reach"].endswith("wins 96% of simulated runs (23 × 3, 1 variant(s), α 0.05)")
+    assumed = json.loads(CliRunner().invoke(cli, [*args, "--baseline-rate", "0.5", "--json"]).output)
+    assert "reach" not in assumed  # the assumed plan's notes say it already
+
+
 def test_plan_reads_a_sequential_cards_own_looks(tmp_path: Path) -> None:
     from ..helpers_cli import bc as run_cli
     from ..helpers_sequential import sequential_ab

@@ -110,6 +110,8 @@ def plan_lines(p: Plan) -> list[str]:
                      f"${pr.output:g} per million input / output tokens, every call using all its max_tokens)")
     lines += judge_plan_lines(p.judge)
     lines += [f"warning: {w}" for w in p.warnings]
+    if isinstance(p.reach, str):
+        lines.append(f"note: {p.reach}")
     if p.pilot:
         lines += _pilot_lines(p.pilot, p.repetitions)
     elif p.assumed:

@@ -10,7 +10,8 @@ holds in 80% of simulated runs of this card's fixtures and repetitions, drawn fr
 (simulate.py), with the range the pilot's own uncertainty allows; for a guard, the true gap below which it
 holds 80% of the time. Without one, the same for the first clause from declared assumptions (`--baseline-rate`
 …, power.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
-this version with cells cut off at the card's max_tokens is named (as `check` names it).
+this version with cells cut off at the card's max_tokens is named (as `check` names it). With neither, the best
+power the planned design can reach at all (stats/reach.py) is said, as `check` says it of the card's own.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         accepted = " (the card accepts it: win.accept_cannot_win)" if card.win and card.win.accept_cannot_win else ""
         result = msgspec.structs.replace(result, warnings=[*result.warnings,
                                                            f"the most this design can show: {dead}{accepted}"])
+    if pilot is None and assumed is None and card.is_ab and card.win is not None and not dead:
+        # no pilot's or assumptions' notes to carry it: the best power of the design planned, said all the same
+        n_variants = len([v for v in card.variant_names() if v != card.baseline])
+        result = msgspec.structs.replace(result, reach=powerplan.reach_note(
+            size[0], size[1], n_variants, card.win.alpha, plain_min_effect(card), plain_rule(card)))
     if design is None and card.sequential is not None:  # the card's own sealed looks (a probe's at gate.alpha)
         alpha = card.win.alpha if card.win is not None else card.gate_alpha
         design = card_design(card.sequential, alpha, card.sequential.futility and card.is_ab, rules)

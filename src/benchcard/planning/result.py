@@ -164,6 +164,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     judge: JudgeEstimate | None = None  # a judge card's judging
     warnings: list[str] = []
     sequential: SequentialPlan | UnsetType = UNSET  # a sequential card's expected calls and cost
+    # without a pilot or assumptions (whose notes say it), an ab card's best power at the planned size: "the most this
+    # design can show: …" (power.reach_note), so that a plan of a design says whether any effect can win there
+    reach: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The plan as `--json` prints it."""
