@@ -10,8 +10,8 @@ Reports, as a markdown table:
 - calls: end-to-end chat completions per second through `benchcard.run.providers.local.LocalProvider` (its own
   thread counts: half the cores generating, all of them on the prompt) over the demo card's 20 distinct requests
   in a shuffled order at the card's params (max_tokens 128, temperature 0.7); `benchcard run demo-answer-cue
-  --provider local` makes each of them 3 times. Consecutive requests share their first tokens (the chat
-  template and the instruction), which llama.cpp does not evaluate again, as in a run.
+  --provider local` makes each of them 5 times. Each prompt is evaluated whole, as in a run (the provider resets
+  the context before each call, so that a reply does not depend on the call before it: docs/performance.md).
 
 Each figure is the median of --repeat timings. Other processes on the machine slow llama.cpp's threads down
 sharply, so the load average is printed beside the figures. The OpenMP wait policy is PASSIVE, as in a run,

@@ -124,6 +124,39 @@ def test_repetitions_differ_and_a_rerun_replays_them() -> None:
     assert call_seed(request, 0) == call_seed(dict(reversed(list(request.items()))), 0)  # canonical JSON
 
 
+#: Cells of the demo card whose replies differed between two `make demo` runs on one machine (2026-12-07): (fixture,
+#: variant, occurrence). Each came right after another cell of its fixture, of the same variant in one run and of the
+#: other variant in the next, so llama.cpp evaluated a different part of its prompt afresh.
+DIVERGED = [("review-01", "answer-cue", 3), ("review-06", "answer-cue", 2), ("review-02", "plain", 3),
+            ("review-03", "answer-cue", 4)]
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_sealed_body_replies_alike_whatever_call_came_before_it() -> None:
+    """A reply is a function of the sealed body (and its seed) alone: not of the call before it. llama-cpp-python
+    kept the previous prompt's tokens and evaluated only the rest, and the logits of a prompt evaluated in two
+    parts differ in their last bits from those of one pass, enough to change a sampled token now and then: 4 of
+    the demo card's 100 replies differed between two runs on one machine (hostile audit 13b), against the promise
+    that every run has the same replies per (variant, fixture) and a resumed run those of an uninterrupted one."""
+    provider = LocalProvider(CFG, None)
+    card = (REPO / "cards" / f"{DEMO}.yaml").read_text(encoding="utf-8")
+    assert "Is this review positive or negative? Answer with one word.\n\n    Review: {{fixture}}{{variant}}" in card
+    cue = {"plain": "", "answer-cue": "\nAnswer:"}
+
+    def request(fixture: str, variant: str, occurrence: int) -> dict[str, Any]:
+        review = (REPO / "fixtures" / DEMO / f"{fixture}.txt").read_text(encoding="utf-8")
+        user = f"Is this review positive or negative? Answer with one word.\n\nReview: {review}{cue[variant]}"
+        return provider.planned_body(body(provider, user, max_tokens=128, temperature=0.7), occurrence)
+
+    for fixture, variant, k in DIVERGED:
+        cell = request(fixture, variant, k)
+        other = "plain" if variant == "answer-cue" else "answer-cue"
+        after = {before: (complete(provider, request(fixture, before, 0)), complete(provider, cell).text)[1]
+                 for before in (variant, other)}
+        assert after[variant] == after[other], (fixture, variant, k, after)
+
+
 @pytest.mark.local_model
 @have_model
 def test_an_unplanned_body_without_a_seed_counts_its_calls() -> None:

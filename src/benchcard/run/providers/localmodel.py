@@ -200,8 +200,16 @@ def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[st
 
 def generate(model: LoadedModel, messages: list[dict[str, str]], kwargs: dict[str, Any]
              ) -> tuple[Mapping[str, Any], int]:
-    """One completion, and the context window it ran in (llama.cpp rounds n_ctx up, to a multiple of 256)."""
+    """One completion, and the context window it ran in (llama.cpp rounds n_ctx up, to a multiple of 256).
+
+    The prompt is evaluated whole every time (`reset`): llama-cpp-python otherwise keeps the previous call's tokens
+    and evaluates only what differs, and a prompt evaluated in two parts gives logits that differ in their last
+    bits from one pass, enough to change a sampled token now and then. The reply then depended on the call before
+    it: 4 of the demo card's 100 replies differed between two runs on one machine (hostile audit 13b), so neither a
+    sealed body's replay nor a resumed run matched the run it came from. It costs the evaluation of each prompt's
+    shared first tokens again (docs/performance.md, "The embedded model")."""
     with model.lock:
+        model.llama.reset()
         try:
             response: Mapping[str, Any] = model.llama.create_chat_completion(messages=messages, **kwargs)
         except ValueError as exc:  # e.g. the prompt alone fills the context window
