@@ -89,9 +89,10 @@ def test_an_older_verdicts_zero_width_bootstrap_is_not_shown(tmp_path: Path) -> 
 
 
 def test_an_interval_nothing_bounds_reads_the_same_everywhere(tmp_path: Path) -> None:
-    """One repetition: the run-to-run spread cannot be measured and the interval is (−∞, ∞), written [null, null]
-    (strict JSON). The clause's sentence said [−∞, ∞], the lead and the figures [n/a, n/a], the page '—, —' and
-    its plot 'every fixture moved alike'; now every place says [−∞, ∞] (hostile audit 13)."""
+    """One repetition: the run-to-run spread cannot be measured. A count's interval is (−∞, ∞), written [null, null]
+    (strict JSON); a score in [0, 1] has every gap it can take, [−1, 1] (hostile audit 13b: an interval beyond the
+    metric's range is never right). The clause's sentence said [−∞, ∞], the lead and the figures [n/a, n/a], the
+    page '—, —' and its plot 'every fixture moved alike'; now every place says the same (hostile audit 13)."""
     card_text = AB_CARD.replace("repetitions: 3", "repetitions: 1").replace(
         "  alpha: 0.05\n", "  alpha: 0.05\n  accept_cannot_win: true\n")
     project = make_project(tmp_path / "proj", card_text)
@@ -99,16 +100,18 @@ def test_an_interval_nothing_bounds_reads_the_same_everywhere(tmp_path: Path) ->
     given = cli_run(project, "verdict", run_dir.name)
     assert given.exit_code == 0, given.output
     written = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
-    assert written["metrics"]["field_recall"]["ci"] == [None, None]
+    assert written["metrics"]["field_recall"]["ci"] == [-1.0, 1.0]
+    assert written["metrics"]["unsupported_values"]["ci"] == [None, None]
     shown = cli_run(project, "verdict", run_dir.name, "--show").output
     for output in (given.output, shown):
-        assert "(+0.125, 95 % CI [−∞, ∞])" in output  # the lead
-        assert "gap +0.125, 95% CI [−∞, ∞]" in output  # the clause's sentence
-        assert "gap +0.125 CI [−∞, ∞] bootstrap [0.042, 0.208]" in output  # the figures
+        assert "(+0.125, 95 % CI [−1.000, 1.000])" in output  # the lead
+        assert "gap +0.125, 95% CI [−1.000, 1.000]" in output  # the clause's sentence
+        assert "gap +0.125 CI [−1.000, 1.000] bootstrap [0.042, 0.208]" in output  # the figures
         assert "gap +0.000 CI [−∞, ∞] bootstrap n/a" in output  # a count that never moved: nothing resampled
         assert "n/a, n/a" not in output
     pages = _pages(project)
-    assert "CI [−∞, ∞]" in pages and "—, —" not in pages and "n/a, n/a" not in pages
+    assert "CI [−1.000, 1.000]" in pages and "CI [−∞, ∞]" in pages  # the score's, the count's
+    assert "—, —" not in pages and "n/a, n/a" not in pages
     assert "moved alike" not in pages  # the plot's words for no spread at all, which this is not
 
 

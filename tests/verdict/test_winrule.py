@@ -128,7 +128,9 @@ def test_a_gap_no_spread_was_measured_for_is_cut_to_its_metrics_range_not_left_i
     assert recall["ci"] == [-1.0, 1.0] and (recall["lower_one_sided"], recall["upper_one_sided"]) == (-1.0, 1.0)
     assert written["metrics"]["unsupported_values"]["ci"] == [None, None]
     assert "the 90% CI of the field_recall gap [−1.000, 1.000] is not inside ±0.05" in result.output
-    assert "gap +0.333, 95% CI [−1.000, 1.000], p = 1.0000" in result.output and "∞" not in result.output
+    assert "gap +0.333, 95% CI [−1.000, 1.000], p = 1.0000" in result.output
+    assert not [line for line in result.output.splitlines() if "field_recall" in line and "∞" in line]
+    assert "unsupported_values (A − baseline): means baseline 0.000 · A 1.000; gap +1.000 CI [−∞, ∞]" in result.output
 
 
 @pytest.mark.parametrize(("moved", "says"), [
@@ -213,9 +215,9 @@ def test_a_fall_of_a_count_with_a_variant_cell_cut_off_cannot_be_shown(tmp_path:
 
 def test_a_clause_shown_without_an_interval_says_the_bounded_evidence_holds_it(tmp_path: Path) -> None:
     """Every cell of A's first repetition cut off: the figures shown leave them out, so no run spread can be
-    measured (CI [−∞, ∞], p = 1), and the clause holds on the bounded evidence alone. Its line said "the calibrated
-    interval puts the gap above 0" beside that infinite interval (a guard: "the lower bound −∞ is above −0.250"); it
-    now names the evidence that holds it."""
+    measured (CI [−1, 1], all a score in [0, 1] can show; it read [−∞, ∞] until hostile audit 13b, p = 1), and the
+    clause holds on the bounded evidence alone. Its line said "the calibrated interval puts the gap above 0" beside
+    that interval (a guard: "the lower bound −∞ is above −0.250"); it now names the evidence that holds it."""
     card = AB_CARD.replace("  equivalence_margin: 0.05", "  equivalence_margin: 0.05\n  allow_failed: 10")
     card = card.replace("repetitions: 3", "repetitions: 6").replace(
         "{metric: unsupported_values, test: not_rises, margin: 0.25}",
@@ -231,7 +233,7 @@ def test_a_clause_shown_without_an_interval_says_the_bounded_evidence_holds_it(t
     result = cli_run(project, "verdict", run_dir.name)
     assert result.exit_code == 0, result.output
     [line] = [x for x in result.output.splitlines() if x.startswith("  holds  field_recall rises")]
-    assert "95% CI [−∞, ∞]" in line and "the calibrated interval puts" not in line, line
+    assert "95% CI [−1.000, 1.000]" in line and "the calibrated interval puts" not in line, line
     assert "with truncated cells bounded, the evidence (p = " in line and ") puts the gap above 0; judged with its " \
         "10 truncated cell(s) bounded at the worst case for the claim" in line, line
     # a guard the same: "the one-sided 95% lower bound −∞ is above −0.250" read as the reason it held
