@@ -400,6 +400,9 @@ class StandInLlama:
     def n_ctx(self) -> int:
         return self.window
 
+    def reset(self) -> None:
+        """localmodel.generate evaluates each prompt whole: it resets the context before every call."""
+
     def create_chat_completion(self, messages: list[dict[str, str]], **kwargs: object) -> dict[str, object]:
         content = messages[-1]["content"]
         if content == "too long":
