@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -485,3 +486,56 @@ def test_verdict_and_publish_import_from_run_only_what_is_named() -> None:
     found = sorted({t for m, targets in graph().items() if m.startswith(("benchcard.verdict.", "benchcard.publish."))
                     for t in targets if t == "benchcard.run" or t.startswith("benchcard.run.")})
     assert found == sorted(FROM_RUN), "read a run's files through records/; name any other need in FROM_RUN"
+
+
+# What the repository's root holds, each with why: a file a hand-run leaves there (a blind sheet, a scratch
+# export) fails the suite before it is committed, and after, in CI.
+ROOT_FILES = {
+    ".gitattributes": "line endings of the byte-exact fixtures and keys",
+    ".gitignore": "what a run, a build or the demo leaves locally",
+    "Makefile": "make demo, make test, make lint",
+    "README.md": "what benchcard is and how to use it",
+    "pyproject.toml": "the package, its dependencies, ruff, mypy and pytest settings",
+}
+ROOT_FOLDERS = {
+    ".ci": "the CI workflow",
+    "benchmarks": "timed runs whose figures docs/ quotes",
+    "cards": "the repository's own cards",
+    "docs": "the documentation",
+    "fixtures": "the cards' fixtures",
+    "keys": "the cards' answer keys and seals",
+    "results": "the ledger and the runs it points to",
+    "src": "the package",
+    "tests": "the suite",
+}
+
+
+def strays_at_root(repo: Path) -> list[str]:
+    """Every file at the root that git tracks or would offer to add (ignored ones excluded) and that is not in
+    ROOT_FILES, and every top folder not in ROOT_FOLDERS."""
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.split("\0")
+    strays = set()
+    for path in filter(None, listed):
+        top, _, rest = path.partition("/")
+        known = ROOT_FOLDERS if rest else ROOT_FILES
+        if top not in known:
+            strays.add(top + ("/" if rest else ""))
+    return sorted(strays)
+
+
+def test_the_repository_root_holds_only_what_is_listed() -> None:
+    """A blind sheet a hand-run of blind-sheet left at the root was committed once (1f9c69e); a file or folder
+    the lists above do not name fails here, named."""
+    assert strays_at_root(SRC.parent) == []
+
+
+def test_the_root_check_names_a_stray_file_and_folder(tmp_path: Path) -> None:
+    """The check above can fail: a planted sheet and an unknown folder are named; an ignored file is not."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=60)
+    for name in (*ROOT_FILES, "src/benchcard/__init__.py", "blind-x-human.csv", "scratch/out.csv", "a.tmp"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("*.tmp\n" if name == ".gitignore" else "")
+    assert strays_at_root(tmp_path) == ["blind-x-human.csv", "scratch/"]
