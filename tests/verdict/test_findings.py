@@ -17,6 +17,7 @@ from benchcard.verdict.give import give_verdict
 
 from ..helpers_verdict import (
     AB_CARD,
+    FIXTURES,
     FIXTURES10,
     PROBE_CARD,
     STRONG10_BASE,
@@ -67,6 +68,24 @@ def test_truncated_cells_count_against_allow_failed(project: Project) -> None:
     assert result.exit_code == 0, result.output
     assert "finding: incomplete → non-result" in result.output
     assert "1 cell(s) were cut off by the token limit and the card allows 0" in result.output
+
+
+
+def test_a_grid_with_every_cell_cut_off_says_no_clause_is_judged(project: Project) -> None:
+    """Every cell truncated: the grid is incomplete and judges nothing, so the note on the cut-off cells says so,
+    never that every clause is judged with them bounded at the worst case."""
+    metrics = ab_metrics(STRONG_BASE, STRONG_VAR)
+    status = {(v, f, r): "truncated" for v in ("baseline", "A") for f in FIXTURES
+              for r in range(STRONG_BASE.shape[1])}
+    run_dir = make_run(project, the_card(project), metrics, status=status)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "finding: incomplete → non-result" in result.output
+    summary = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["summary"]
+    assert "bounded at the worst case" not in summary
+    assert (f"{STRONG_BASE.size * 2} cell(s) were cut off by the token limit (baseline {STRONG_BASE.size}, A "
+            f"{STRONG_BASE.size}); they are never scored as wrong, count against allow_failed, and no clause is "
+            "judged: more cells have no score than the card allows.") in summary
 
 
 def test_more_than_one_variant_is_judged_against_the_baseline_each(tmp_path: Path) -> None:

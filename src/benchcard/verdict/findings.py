@@ -156,7 +156,7 @@ def ab_body(card: Card, data: RunData, figures: Figures, head: VerdictHead) -> A
     outcome = "result" if finding in RESULT_FINDINGS else "non-result"
     truncated_by = {v: data.count(TRUNCATED, v) for v in data.variants}
     failed_by = {v: data.count(FAILED, v) + data.count(MISSING, v) for v in data.variants}
-    notes = _notes(data, counts, truncated_by, failed_by, win.allow_failed)
+    notes = _notes(data, counts, truncated_by, failed_by, win.allow_failed, judged=finding != "incomplete")
     clauses_out = [_clause_figures(comp.variant, r) for comp in comparisons for r in comp.clauses]
     summary = (f"{card.id} v{card.version}, run {data.run_dir.name}: {finding} ({outcome}). {summary_why}"
                + ("" if not notes else " " + " ".join(notes)))
@@ -253,15 +253,18 @@ def _overall(card: Card, data: RunData, counts: RowCounts, comparisons: list[_Va
 
 
 def _notes(data: RunData, counts: RowCounts, truncated_by: dict[str, int], failed_by: dict[str, int],
-           allowed: int) -> list[str]:
-    """What the verdict says of the cells cut off and the cells without a score, per variant."""
+           allowed: int, *, judged: bool) -> list[str]:
+    """What the verdict says of the cells cut off and the cells without a score, per variant. Cut-off cells are
+    said to be bounded in the clauses only when the grid is `judged`: an incomplete grid (every cell cut off, or
+    more than allow_failed) judges no clause, and the note must not say otherwise."""
     notes = []
     if counts.truncated:
         notes.append(
             f"{counts.truncated} cell(s) were cut off by the token limit ("
             + ", ".join(f"{v} {n}" for v, n in truncated_by.items())
-            + "); they are never scored as wrong, count against allow_failed, and every clause is judged with "
-              "them bounded at the worst case for what it claims."
+            + "); they are never scored as wrong, count against allow_failed, and "
+            + ("every clause is judged with them bounded at the worst case for what it claims." if judged else
+               f"no clause is judged: more cells have no score than the {_allower(data)} allows.")
         )
     failed_only = counts.failed + counts.missing
     if failed_only:
