@@ -7,7 +7,19 @@ import math
 import numpy as np
 import pytest
 
-from benchcard._util.numfmt import DASH, dollars, fixed, interval, level, millis, money, p_equals, p_value, real
+from benchcard._util.numfmt import (
+    DASH,
+    dollars,
+    fixed,
+    interval,
+    level,
+    millis,
+    money,
+    p_equals,
+    p_value,
+    real,
+    written_halfwidth,
+)
 
 
 @pytest.mark.parametrize(("x", "signed", "text"), [
@@ -38,3 +50,11 @@ def test_p_values_levels_money_and_milliseconds_in_words() -> None:
     assert (dollars(0.01234), dollars(1234.5), dollars(0.000012, 5), dollars(None)) == (
         "$0.0123", "$1,234.5000", "$0.00001", "n/a")  # the terminal's cost: a run's, a judge's, a plan's
     assert real(math.nan) is None and real(False) is None and real(np.float32(0.5)) == 0.5
+
+
+def test_a_half_width_written_null_reads_infinite_and_an_absent_one_missing() -> None:
+    """null in verdict.json is a run term nothing bounds (one repetition): `±∞`, as an interval's open end reads;
+    only a figure that is not there at all reads as missing."""
+    assert written_halfwidth(None) == "±∞"
+    assert written_halfwidth(0.1339) == "±0.134"
+    assert written_halfwidth("unset", missing=DASH) == DASH

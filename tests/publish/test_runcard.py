@@ -63,7 +63,7 @@ def test_run_card_with_a_verdict(built: tuple[Project, Path]) -> None:
     recall = verdict["clauses"][0]
     assert (f"gap {recall['gap']:.3f} · CI [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}]".replace("-", "−")
             in text)
-    assert f"run term (± half-width) {recall['noise_floor']:.3f}" in text
+    assert f"run term ±{recall['noise_floor']:.3f}" in text
     for clause in verdict["clauses"]:
         assert _norm(clause["why"]) in text
     tost_p = verdict["comparisons"][0]["equivalence"]["tost_p"]

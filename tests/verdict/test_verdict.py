@@ -25,6 +25,7 @@ from benchcard.stats.resample import bootstrap_intervals
 from benchcard.verdict.give import give_verdict
 from benchcard.verdict.runfolder import read_run_data
 
+from ..helpers_site import _norm, page
 from ..helpers_verdict import (
     AB_CARD,
     BASE_A,
@@ -244,6 +245,24 @@ def test_infinities_become_null(tmp_path: Path) -> None:
     assert v.finding == "inconclusive"
     assert "the run-to-run spread cannot be measured from one repetition" in v.to_json()["clauses"][0]["why"]
     assert "Infinity" not in project.ledger_path.read_text()
+
+
+
+def test_an_unmeasured_run_term_reads_the_same_on_the_terminal_and_the_page(tmp_path: Path) -> None:
+    """One repetition: the run term is infinite, written null; `verdict` and the run's page both say `±∞`, as
+    an interval's end nothing bounds reads, never `±n/a` on one and nothing on the other."""
+    project = make_project(tmp_path / "p", AB_CARD.replace("repetitions: 3", "repetitions: 1"))
+    metrics = {"field_recall": {"baseline": STRONG_BASE[:, :1], "A": STRONG_VAR[:, :1]},
+               "unsupported_values": {"baseline": grid(0.0, (6, 1)), "A": grid(0.0, (6, 1))},
+               "abstains": {"baseline": grid(1.0, (6, 1)), "A": grid(1.0, (6, 1))}}
+    run_dir = make_run(project, the_card(project), metrics)
+    result = cli_run(project, "verdict", run_dir.name)
+    assert result.exit_code == 0, result.output
+    assert "run term ±∞ (the interval's run-to-run part)" in result.output and "±n/a" not in result.output
+    built = cli_run(project, "site", "--out", str(tmp_path / "site"))
+    assert built.exit_code == 0, built.output
+    text = _norm(page(tmp_path / "site", "cards/extract-ab/index.html").text)
+    assert "sign-flip p 0.031 · run term ±∞ · fixtures 6" in text and "n/a" not in text
 
 
 def test_the_bootstrap_is_seeded_from_the_seal(project: Project) -> None:

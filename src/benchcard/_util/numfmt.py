@@ -50,6 +50,17 @@ def written_interval(pair: object, *, digits: int = 3, missing: str = "n/a") -> 
     return interval(-math.inf if lo is None else lo, math.inf if hi is None else hi, digits=digits, missing=missing)
 
 
+def written_halfwidth(x: object, *, digits: int = 3, missing: str = "n/a") -> str:
+    """A ± half-width as verdict.json or a ledger row holds it (a clause's run term, `noise_floor`), read as
+    written_interval reads an end: null is a half-width nothing bounds (infinite when computed: one repetition,
+    or too few fixtures scored in every repetition) and reads `±∞`, on the terminal, the pages and the plots
+    alike; `missing` only where there is no figure at all (an older file without it, a metric with no gap)."""
+    if x is None:
+        return f"±{fixed(math.inf)}"
+    value = real(x)
+    return missing if value is None else f"±{fixed(value, digits)}"
+
+
 def p_value(x: object, digits: int = 4, *, missing: str = "n/a") -> str:
     """A p-value to `digits` places, or `< 0.0001` below the smallest it can show."""
     value = real(x)

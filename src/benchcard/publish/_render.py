@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value, written_interval
+from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value, written_halfwidth, written_interval
 from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
 from benchcard.publish._runs import number
@@ -209,7 +209,7 @@ CLAUSE_KEYS = {"metric", "test", "fixture", "margin", "holds", "why", "reason", 
                "clause", "status", "outcome", "text", "variant", "broken", "name"}
 _FIGURE_NAMES = {
     "gap": "gap", "se": "se", "df": "df", "ci": "CI", "ci_low": "CI low", "ci_high": "CI high", "p": "p",
-    "p_value": "p", "p_signflip": "sign-flip p", "noise_floor": "run term (± half-width)",
+    "p_value": "p", "p_signflip": "sign-flip p", "noise_floor": "run term",
     "baseline_noise_floor": "baseline run-to-run spread", "nf": "noise floor",
     "upper": "upper bound", "upper_one_sided": "one-sided upper bound", "lower_one_sided": "one-sided lower bound",
     "wilson": "Wilson interval", "k": "k", "n": "n", "bootstrap": "bootstrap CI", "bootstrap_ci": "bootstrap CI",
@@ -230,6 +230,9 @@ def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
     out = []
     for key in keys:
         value = measured_bootstrap(obj[key]) if key == "ci_bootstrap" else obj[key]
+        if key == "noise_floor" and value is None and obj.get("gap") is not None and key not in skip:
+            out.append(("run term", written_halfwidth(None)))  # written null: unmeasured, ±∞ as the terminal says
+            continue
         if key in skip or value is None or (isinstance(value, str) and key in CLAUSE_KEYS):
             continue
         label = _FIGURE_NAMES.get(key, key.replace("_", " "))
@@ -238,6 +241,7 @@ def labelled_figures(obj: Mapping[str, Any], skip: Iterable[str] = (),
                              for variant, figs in value.items() if isinstance(figs, Mapping))
         else:
             text = (p_value(value, 3, missing=DASH) if key in _P_KEYS
-                    else written_interval(value, missing=DASH) if key in _INTERVAL_KEYS else fmt_value(value))
+                    else written_interval(value, missing=DASH) if key in _INTERVAL_KEYS
+                    else written_halfwidth(value, missing=DASH) if key == "noise_floor" else fmt_value(value))
         out.append((label, text))
     return out

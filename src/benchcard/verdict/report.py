@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from benchcard._util.numfmt import fixed, level, p_value, written_interval
+from benchcard._util.numfmt import fixed, level, p_value, written_halfwidth, written_interval
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
@@ -96,13 +96,21 @@ def _ab_lines(v: AbVerdict) -> list[str]:
     for name, m in v.metrics.items():
         means = " · ".join(f"{k} {fixed(x)}" for k, x in m.means.items())
         for variant, g in m.per_variant(v.variants[0]).items():
-            floor, boot = known(g.noise_floor), measured_bootstrap(g.ci_bootstrap)
+            boot = measured_bootstrap(g.ci_bootstrap)
             lines.append(f"  {name} ({variant} − {v.baseline}): means {means}; gap {fixed(known(g.gap), signed=True)} "
                          f"CI {ci(known(g.ci))} bootstrap {ci(boot)} p {p_value(known(g.p))} "
-                         f"sign-flip p {p_value(known(g.p_signflip))}; run term ±"
-                         f"{fixed(floor if not isinstance(g.noise_floor, UnsetType) else known(m.noise_floor))} "
+                         f"sign-flip p {p_value(known(g.p_signflip))}; run term {_run_term(g, m)} "
                          "(the interval's run-to-run part)")
     return lines
+
+
+def _run_term(g: VariantFigures | MetricFigures, m: MetricFigures) -> str:
+    """The clause's run term as written_halfwidth reads it (null: unmeasured, `±∞`); n/a only where the metric has
+    no gap, or an older file no run term."""
+    if known(g.gap) is None:
+        return "n/a"
+    floor = m.noise_floor if isinstance(g.noise_floor, UnsetType) else g.noise_floor
+    return "n/a" if isinstance(floor, UnsetType) else written_halfwidth(floor)
 
 
 def changed_lines(v: VerdictFile, row: LedgerRow | None, changed: Sequence[str]) -> list[str]:
