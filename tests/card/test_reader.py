@@ -429,3 +429,40 @@ def test_a_field_path_reads_a_list_index_only_in_ascii_digits_of_any_length() ->
     assert _at(raw, ("examples", "0", "output")) == "a" and _at(raw, ("examples", "007", "output")) == "a"
     for key in (*NOT_NUMBERS, "8", THIRTY_DIGITS, MANY_DIGITS):
         assert _at(raw, ("examples", key, "output")) is None, key
+
+
+@pytest.mark.parametrize(("old", "new", "line", "said"), [
+    ("margin: 0.2}", "margin: 1.0e+300}", 26,
+     "field 'win.all.1.margin': expected less than 1: a gap of rule.says_red, a value in [0, 1], is never beyond ±1, "
+     "so a guard at margin 1e+300 can never be broken; got 1e+300"),
+    ("margin: 0.2}", "margin: 2}", 26,
+     "field 'win.all.1.margin': expected less than 1: a gap of rule.says_red, a value in [0, 1], is never beyond ±1, "
+     "so a guard at margin 2 can never be broken; got 2"),
+    ("equivalence_margin: 0.05", "equivalence_margin: 1", 28,
+     "field 'win.equivalence_margin': expected less than 1: a gap of score, a value in [0, 1], is never beyond ±1, "
+     "so an equivalence margin of 1 leaves no effect it could show to be none; got 1"),
+])
+def test_a_margin_no_gap_of_the_metric_can_reach_is_refused_and_one_sealed_with_it_still_reads(
+        tmp_path: Path, old: str, new: str, line: int, said: str) -> None:
+    """A guard whose margin a score in [0, 1] can never exceed can never be broken (noisy data passes it for free),
+    and an equivalence margin of the whole range calls every effect none: `check` and `seal` refuse it in one line
+    naming the field; a version sealed with it before this check (the reader alone, then `seal.seal`) still
+    reads, with `check`'s warning."""
+    root = make_ab_project(tmp_path, AB_CARD.replace(old, new), n_fixtures=4)
+    project = Project(root)
+    said = f"cards/tiny-ab.yaml:{line}: {said}"
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 1 and f"  error: {said}" in checked.stdout, checked.output
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == f"error: {said}"
+    path = root / "cards" / "tiny-ab.yaml"
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/tiny-ab.yaml", project, path), project)
+    assert load_card(path, project).later_checks == (said,)
+    again = bc(root, "check", "tiny-ab")
+    assert again.exit_code == 0 and f"  warning: {said} (v1 was sealed before this check" in again.stdout, again.output
+
+
+def test_a_margin_just_inside_the_range_is_taken(tmp_path: Path) -> None:
+    """The bound is the range's width, not a round figure: a guard at 0.99 can still be broken by a gap of 1."""
+    root = make_ab_project(tmp_path, AB_CARD.replace("margin: 0.2}", "margin: 0.99}"), n_fixtures=4)
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 0, checked.output

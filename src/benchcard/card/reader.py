@@ -37,7 +37,7 @@ from benchcard.card.model import (
 from benchcard.errors import CardError
 from benchcard.project import Project
 from benchcard.scoring.judge.spec import JudgeSpec
-from benchcard.scoring.scorers import ScoringSpec, metric_names, parse_scoring
+from benchcard.scoring.scorers import ScoringSpec, metric_names, metric_range, parse_scoring
 
 ID_PATTERN = re.compile(r"[a-z0-9-]+")
 EFFORTS = (None, "low", "medium", "high")
@@ -93,7 +93,8 @@ class _Reader:
 
     def newer(self, problem: CardError) -> None:
         """Keep a problem that only a check added after cards were sealed without it finds (since 2026-12-07: a
-        rule's unknown field, an id that is a Windows device name, an empty rig name, a probe's `futility: true`):
+        rule's unknown field, an id that is a Windows device name, an empty rig name, a probe's `futility: true`, a
+        margin no gap of its metric can reach):
         the card is read all the same, and `load.load_card` refuses it unless the version's seal holds, so that a
         version sealed before the check still gets its verdict, its resume, its status and its pages, and an
         unsealed one is refused."""
@@ -518,6 +519,8 @@ class _Reader:
         if not eq > 0:
             raise self.fail(("win", "equivalence_margin"), f"expected a positive number (the smallest effect that "
                             f"matters on the first clause's metric), got {eq:g}")
+        self._within_range(clauses[0].metric, float(eq), ("win", "equivalence_margin"),
+                           f"an equivalence margin of {eq:g} leaves no effect it could show to be none")
         min_effect = self.optional(raw, ("win", "min_effect"), (int, float), "a number ≥ 0")
         if not min_effect >= 0:
             raise self.fail(("win", "min_effect"), f"expected a number ≥ 0, got {min_effect:g}")
@@ -527,6 +530,36 @@ class _Reader:
         accept = self.optional(raw, ("win", "accept_cannot_win"), (bool,), "true or false")
         return WinRule(clauses=tuple(clauses), alpha=float(alpha), equivalence_margin=float(eq), allow_failed=allow,
                        min_effect=float(min_effect), accept_cannot_win=accept)
+
+    def _margin(self, item: Mapping[str, Any], where: tuple[str | int, ...], metric: str, test: str) -> float | None:
+        """A clause's margin: required on a guard, positive and within the metric's range; refused on any other
+        test (read by nothing there, it must not be ignored in silence)."""
+        margin = self.get(item, (*where, "margin"), (int, float), "a positive number", required=False)
+        if test in GUARDS and margin is None:
+            why = "noisy data must not pass a guard for free"
+            raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
+        if margin is None:
+            return None
+        if test not in GUARDS:
+            why = "the smallest gap worth a win is win.min_effect" if test in ("rises", "falls") else "holds compares"
+            raise self.fail((*where, "margin"), f"only a not_rises or not_falls guard takes a margin ({why}"
+                            + (" with equals" if test == "holds" else "") + ")")
+        if not margin > 0:
+            raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
+                            "can only fail or pass by noise), got " + f"{margin:g}")
+        self._within_range(metric, float(margin), (*where, "margin"), f"a guard at margin {margin:g} can never be "
+                           "broken")
+        return float(margin)
+
+    def _within_range(self, metric: str, value: float, where: tuple[str | int, ...], so: str) -> None:
+        """A margin a gap of `metric` can never reach, since its values are bounded (a score in [0, 1]): a guard
+        that can never be broken, an equivalence margin wider than any effect. Refused unless the version was
+        sealed before this check (2026-12-07, `newer`); a count has no upper bound and is not checked."""
+        low, high = metric_range(metric)
+        if high is not None and value >= high - low:
+            width = high - low
+            self.newer(self.fail(where, f"expected less than {width:g}: a gap of {metric}, a value in [{low:g}, "
+                                        f"{high:g}], is never beyond ±{width:g}, so {so}; got {value:g}"))
 
     def _win_clause(self, item: Any, where: tuple[str | int, ...], known: set[str], fixtures: Mapping[str, Any]
                     ) -> Clause:
@@ -543,17 +576,7 @@ class _Reader:
         test = self.get(item, (*where, "test"), (str,), "rises, falls, not_rises, not_falls or holds")
         if test not in TESTS:
             raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
-        margin = self.get(item, (*where, "margin"), (int, float), "a positive number", required=False)
-        if test in GUARDS and margin is None:
-            why = "noisy data must not pass a guard for free"
-            raise self.fail((*where, "margin"), f"a {test} guard needs a margin; {why}")
-        if margin is not None and test not in GUARDS:  # read by no test but a guard: never ignored in silence
-            why = "the smallest gap worth a win is win.min_effect" if test in ("rises", "falls") else "holds compares"
-            raise self.fail((*where, "margin"), f"only a not_rises or not_falls guard takes a margin ({why}"
-                            + (" with equals" if test == "holds" else "") + ")")
-        if margin is not None and not margin > 0:
-            raise self.fail((*where, "margin"), f"expected a positive number (a guard at margin {margin:g} "
-                            "can only fail or pass by noise), got " + f"{margin:g}")
+        margin = self._margin(item, where, metric, test)
         fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
         if fixture is not None and fixture not in fixtures:
             raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
@@ -561,7 +584,7 @@ class _Reader:
         if equals is not None and test != "holds":
             raise self.fail((*where, "equals"), f"only a holds clause takes equals (a {test} clause compares the "
                             "two arms' means)")
-        return Clause(metric=metric, test=test, fixture=fixture, margin=None if margin is None else float(margin),
+        return Clause(metric=metric, test=test, fixture=fixture, margin=margin,
                       equals=float(default_of((*where, "equals")) if equals is None else equals))
 
 
