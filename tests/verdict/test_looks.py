@@ -217,7 +217,8 @@ def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_pa
                                                                          key: str) -> None:
     """Every variant cell of the first stretch is cut off at max_tokens (within a generous allow_failed): the gap
     cannot be measured at look 1, so nothing is ruled out. Its futility p was taken as 0 and the run stopped there
-    "for futility", a no-effect in the ledger with not one variant cell scored."""
+    "for futility", a no-effect in the ledger with not one variant cell scored. Nor does the look read as a measured
+    statistic of 0 (its p of 1 as a z): the manifest holds null, and the verdict and the page say `none`."""
     server.configure({**clear_win(), "faults": [{"match": "Please.", "kind": "truncate", "times": 3}]})
     project = sequential_ab(tmp_path, server.base_url)
     card = project.card_path("colour-ab")
@@ -232,8 +233,14 @@ def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_pa
     folder = only_run(project, "colour-ab")
     first = json.loads((folder / "manifest.json").read_text())["looks"][0]
     assert (first["look"], first["cells"], first["decision"]) == (1, 96, "continue"), first
-    assert first["futility_statistic"] < first["futility"]
+    assert first["statistic"] is None and first["futility_statistic"] is None, first
     assert "futility" not in ran.output
+    judged = bc(project, "verdict", folder.name)
+    assert judged.exit_code == 0, judged.output
+    assert "  look 1: 96 cells · statistic none · boundary" in judged.output, judged.output
+    assert bc(project, "site", "--out", str(tmp_path / "site")).exit_code == 0
+    [page] = (tmp_path / "site" / "runs" / "colour-ab").glob("v*/*/index.html")
+    assert '<td class="num">96</td><td class="num">none</td>' in page.read_text(encoding="utf-8")
 
 
 def test_a_replication_of_a_sequential_run_keeps_its_looks_and_compares_decisions(tmp_path: Path,

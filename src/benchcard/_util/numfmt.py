@@ -13,6 +13,9 @@ import numbers
 
 MINUS = "\u2212"
 DASH = "—"  # a page's missing figure
+#: A figure that could not be measured (a sequential look's statistic before any gap has an interval), said as
+#: such on the terminal and the pages, never as a measured 0.
+UNMEASURED = "none"
 
 
 def real(x: object) -> float | None:

@@ -4,7 +4,8 @@ boundaries, on the run's evidence page once its verdict is given (before it, the
 An ab run's statistic is its first clause's, in the units of `stats.sequential` (a win always "up"); a probe's is
 its mean score, drawn against the means that would have passed or failed its gate at each look and the gate.
 A statistic beyond the frame (held as ±40 in the manifest: beyond every boundary), the futility test's too, is drawn
-on its edge, marked.
+on its edge, marked. A look with no statistic (null in the manifest: no gap could be measured yet, e.g. after one
+repetition) has no point, and its row says `none`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.numfmt import DASH, fixed
+from benchcard._util.numfmt import DASH, UNMEASURED, fixed
 from benchcard.publish._plots import figure_rc
 from benchcard.publish._runs import Run
 from benchcard.records.rows import Look, Manifest, stop_line
@@ -31,7 +32,7 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
     folder.mkdir(parents=True, exist_ok=True)
     probe = m.kind == "probe"
     _draw(folder / FILE, m, probe, gate)
-    rows = [{"look": lk.look, "cells": f"{lk.cells:,}", "statistic": _shown(lk.statistic),
+    rows = [{"look": lk.look, "cells": f"{lk.cells:,}", "statistic": _shown(lk.statistic, UNMEASURED),
              "boundary": _shown(lk.boundary), "lower": _shown(lk.lower), "futility": _shown(lk.futility),
              "futility_statistic": _shown(lk.futility_statistic), "decision": lk.decision} for lk in m.looks]
     line = stop_line(m.sequential, m.looks[-1])
@@ -42,9 +43,10 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
             "looks": len(m.sequential.looks)}
 
 
-def _shown(x: float | None) -> str:
+def _shown(x: float | None, missing: str = DASH) -> str:
+    """A look's figure in the table: `missing` where the look has none (the statistic: `none`, unmeasured)."""
     if x is None:
-        return "—"
+        return missing
     return ("beyond +40" if x > 0 else "beyond −40") if abs(x) >= BEYOND else fixed(x, missing=DASH)
 
 

@@ -364,7 +364,10 @@ class Look(msgspec.Struct, frozen=True, kw_only=True):
     look: int  # 1-based
     repetitions: int
     cells: int
-    statistic: float | None  # ab: the signed z of the rule's strongest evidence (+ a win, − a loss); probe: the mean
+    # ab: the signed z of the rule's strongest evidence (+ a win, − a loss); probe: the mean score. null: none was
+    # measured (ab: no gap clause had an interval yet, e.g. one repetition; probe: no cell), never a measured 0. A
+    # manifest written before 2026-12-07 holds 0 there instead, read as written.
+    statistic: float | None
     boundary: float | None  # the statistic at or beyond which the look stops for a win (a probe: passes)
     lower: float | None = None  # at or below which it stops for a loss (a probe: the greatest mean that fails)
     futility: float | None = None  # the futility z at or beyond which it stops for futility (ab, `futility: true`)

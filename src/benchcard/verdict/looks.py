@@ -28,7 +28,7 @@ from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import VariantFindingFigures
 from benchcard.records.verdictfile import AbVerdict, LooksFigures, ProbeVerdict, VerdictFile
 from benchcard.stats import sequential as seq
-from benchcard.verdict.clausestats import ab_stats
+from benchcard.verdict.clausestats import Gap, ab_stats
 from benchcard.verdict.columns import OK
 from benchcard.verdict.findings import rule_evidence
 from benchcard.verdict.runfolder import RunData, read_run_data
@@ -74,10 +74,21 @@ def _ab_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedu
         # a gap never measured (no fixture scored in both arms so far) rules nothing out: its p is 1, not 0
         futile.append(np.ones(1) if unbounded or c is None else seq.futility_p(c, effect, up))
     d = seq.look_decision(seq.boundaries(design), look, rule.evidence, rule.tost, rule.measurable, futile)
-    fut = None if d.futility_statistic is None else float(d.futility_statistic[0])
-    return Look(look=look, repetitions=reps, cells=len(data.cells), statistic=_finite(float(d.statistic[0])),
+    gap_keys = {(c.metric, c.fixture) for c in win.clauses if c.test != "holds"}
+    measured = any(_measured(g) for (_, key), g in figures.gaps.items() if key in gap_keys)
+    fut = None if d.futility_statistic is None or not measured else float(d.futility_statistic[0])
+    statistic = _finite(float(d.statistic[0])) if measured else None
+    return Look(look=look, repetitions=reps, cells=len(data.cells), statistic=statistic,
                 boundary=_finite(d.boundary), lower=_finite(-d.boundary), futility=_finite(d.futility_boundary),
                 futility_statistic=_finite(fut), decision=seq.LOOK_CODES[int(d.codes[0])], at=utc_stamp())
+
+
+def _measured(g: Gap) -> bool:
+    """Whether a gap clause's interval could be computed at this look: a fixture scored in both arms, two to
+    spread over, and the run-to-run term measured (two repetitions). A look where no gap is measured has no
+    statistic (null in the manifest, `none` where shown): its p of 1 would read as a measured z of 0."""
+    c = g.obs
+    return c is not None and bool(np.isfinite(c.var_run[0]) and np.isfinite(c.var_fixture[0]))
 
 
 def _probe_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedule) -> Look:
@@ -87,11 +98,12 @@ def _probe_look(card: Card, data: RunData, look: int, reps: int, design: seq.Sch
     z = seq.boundaries(design).efficacy[look - 1]  # α/2 on each side: a pass and a fail alike
     scores = np.where(data.status == OK, data.score, 0.0)  # a cell without a score counts as failing the gate
     n = int(scores.size)
-    mean = float(scores.mean()) if n else 0.0
+    mean = float(scores.mean()) if n else 0.0  # decides nothing at n = 0 (Wilson: [0, 1]); recorded as none
     low, high = _wilson(mean, n, z)
     decision = "pass" if low >= card.gate else "fail" if high < card.gate else "continue"
-    return Look(look=look, repetitions=reps, cells=n, statistic=mean, boundary=_passing_mean(card.gate, n, z),
-                lower=_failing_mean(card.gate, n, z), decision=decision, at=utc_stamp())
+    return Look(look=look, repetitions=reps, cells=n, statistic=mean if n else None,
+                boundary=_passing_mean(card.gate, n, z), lower=_failing_mean(card.gate, n, z), decision=decision,
+                at=utc_stamp())
 
 
 def _wilson(p: float, n: int, z: float) -> tuple[float, float]:

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from benchcard._util.numfmt import fixed, level, p_value, written_halfwidth, written_interval
+from benchcard._util.numfmt import UNMEASURED, fixed, level, p_value, written_halfwidth, written_interval
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
@@ -147,8 +147,8 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     looks = known(v.sequential)
     if looks:
         lines.append(f"looks: {looks.line}")
-        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {fixed(lk.statistic)} · boundary "
-                     f"{fixed(lk.boundary)} · {lk.decision}" for lk in looks.taken)
+        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {fixed(lk.statistic, missing=UNMEASURED)} · "
+                     f"boundary {fixed(lk.boundary)} · {lk.decision}" for lk in looks.taken)
     if isinstance(v, AbVerdict):
         for note in v.notes:
             lines.append(f"  note: {note}")
