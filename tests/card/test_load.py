@@ -60,8 +60,11 @@ def test_the_runs_card_is_checked_once_for_a_verdict_a_gate_and_a_replication(tm
     card = card_of_run(project, run, manifest, RunError)
     assert (card.id, card.version) == ("tiny-ab", 1)
     cases: list[tuple[dict[str, object], type[BenchcardError], str]] = [
-        ({"version": 2}, VerdictError, f"run {run} was made with tiny-ab v2 but cards/tiny-ab.yaml is now v1; a run "
-                                       "is judged and replicated only by the version that produced it"),
+        ({"version": 2}, VerdictError, f"run {run} is of tiny-ab v2, but cards/tiny-ab.yaml is now v1, whose text is "
+                                       "not the one v2 was sealed with; a run is resumed, judged and replicated only "
+                                       "by the version that produced it: to judge it, put back cards/tiny-ab.yaml as "
+                                       "v2 was sealed (its seal, keys/tiny-ab/v2.seal.json, checks it), or start a "
+                                       "run of v1 with `benchcard run tiny-ab`"),
         ({"kind": "probe"}, RunError, f"run {run} is a probe run but tiny-ab is now a ab card"),
         ({"card": "gone"}, VerdictError, f"run {run}: its card cards/gone.yaml is not in this project; cannot check "
                                          "its seal (a run copied in needs its card, fixtures, keys and "

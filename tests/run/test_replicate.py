@@ -67,8 +67,10 @@ def test_a_card_at_another_version_is_refused(judged: tuple[Project, str]) -> No
     path.write_text(text.replace("history:\n", "history:\n  - {version: 2, note: A second version.}\n"),
                     encoding="utf-8")
     assert _refused(project, run).endswith(  # the verdict's words (card/load.card_of_run, one check)
-        f"run {run} was made with colour-ab v1 but cards/colour-ab.yaml is now v2; a run is judged and replicated "
-        "only by the version that produced it")
+        f"run {run} is of colour-ab v1, but cards/colour-ab.yaml is now v2, whose text is not the one v1 was sealed "
+        "with; a run is resumed, judged and replicated only by the version that produced it: to replicate it, put "
+        "back cards/colour-ab.yaml as v1 was sealed (its seal, keys/colour-ab/v1.seal.json, checks it), or start a "
+        "run of v2 with `benchcard run colour-ab`")
 
 
 def test_resume_names_a_run_that_is_no_replication(judged: tuple[Project, str]) -> None:

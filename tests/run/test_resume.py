@@ -24,6 +24,7 @@ from benchcard.records.runreader import read_manifest
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_cli import one_line_error
 from ..helpers_run import ab_project, only_run, read_jsonl, run_and_kill, runs_of
 
 CONCURRENCY = 4
@@ -304,3 +305,37 @@ def test_a_second_ctrl_c_as_the_pass_records_its_replies_waits_for_the_record(tm
     stopped = read_manifest(folder)
     assert stopped.replied_models == [{"test/model": rows}] and stopped.replied_rows is not None
     assert [msgspec.to_builtins(p) for p in stopped.replied_rows] == [{"rows": rows, "uncounted": 0}]
+
+
+def test_a_run_of_a_version_the_card_moved_on_from_says_so_and_what_to_do(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    """An interrupted v1 run, then cards/colour-ab.yaml edited to v2: `run --resume` said "no such run of
+    colour-ab v2", and `status` and `verdict` advised that very resume. Each now says in one line that the run is
+    v1's, that the card's text is no longer v1's, and what to do: put the card back as v1 was sealed, or start v2."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=3)
+    [stopped] = run(project, "colour-ab", RunOptions(progress=False), stop_after=2)
+    assert not stopped.finished
+    folder = only_run(project, "colour-ab")
+    path = project.root / "cards" / "colour-ab.yaml"
+    v1 = path.read_text(encoding="utf-8")
+    path.write_text(v1.replace("version: 1\n", "version: 2\n", 1).replace(
+        "history:\n", "history:\n  - {version: 2, note: A second version.}\n"), encoding="utf-8")
+    said = (f"run {folder.name} is of colour-ab v1, but cards/colour-ab.yaml is now v2, whose text is not the one v1 "
+            "was sealed with; a run is resumed, judged and replicated only by the version that produced it: to resume "
+            "it, put back cards/colour-ab.yaml as v1 was sealed (its seal, keys/colour-ab/v1.seal.json, checks it), "
+            "or start a run of v2 with `benchcard run colour-ab`")
+    for named in (folder.name, str(folder)):
+        assert one_line_error(bc(project, "run", "colour-ab", "--resume", named)) == f"error: {said}"
+    status = bc(project, "status", folder.name, "--no-poll")
+    assert status.exit_code == 0 and f"2/36 cells recorded, not finished; {said}" in status.output, status.output
+    verdict = one_line_error(bc(project, "verdict", folder.name))
+    assert verdict.endswith(f"a verdict waits for the run to finish. R{said[1:]}"), verdict
+    assert one_line_error(bc(project, "replicate", "--resume", folder.name)).endswith(
+        f"not a replication (its manifest names no original); {said}")
+    path.write_text(v1, encoding="utf-8")  # put back as v1 was sealed: the resume goes on
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output

@@ -252,8 +252,10 @@ def test_the_gate_and_the_verdict_refuse_a_changed_card_in_the_same_words(projec
     judged, gated = bc(project, "verdict", run_dir.name), bc(project, "verdict", run_dir.name, "--gate")
     assert judged.exit_code == gated.exit_code == 1
     assert judged.stderr == gated.stderr == (
-        f"error: run {run_dir.name} was made with {path.stem} v1 but cards/{path.name} is now v2; a run is judged "
-        "and replicated only by the version that produced it\n")
+        f"error: run {run_dir.name} is of {path.stem} v1, but cards/{path.name} is now v2, whose text is not the one "
+        "v1 was sealed with; a run is resumed, judged and replicated only by the version that produced it: to judge "
+        f"it, put back cards/{path.name} as v1 was sealed (its seal, keys/{path.stem}/v1.seal.json, checks it), or "
+        f"start a run of v2 with `benchcard run {path.stem}`\n")
     assert ledger.read(project) == []
 
 

@@ -85,7 +85,8 @@ def resolve_card_path(project: Project, name: str) -> Path:
     return path
 
 
-def card_of_run(project: Project, run: str, manifest: Manifest, error: type[BenchcardError]) -> Card:
+def card_of_run(project: Project, run: str, manifest: Manifest, error: type[BenchcardError],
+                doing: str = "judge") -> Card:
     """The card run `run` was made with, loaded again for its verdict, its gate or its replication: refused
     (`error`, one line in the caller's family) when it is gone or is now another version or kind. Its seal is
     `check_seal_root`'s, apart, so that a caller may hash it meanwhile."""
@@ -96,11 +97,34 @@ def card_of_run(project: Project, run: str, manifest: Manifest, error: type[Benc
                     ".seal.json)")
     card = load_card(path, project)
     if card.version != manifest.version:
-        raise error(f"run {run} was made with {manifest.card} v{manifest.version} but {project.relative(path)} is "
-                    f"now v{card.version}; a run is judged and replicated only by the version that produced it")
+        raise error(moved_text(project, run, manifest.card, manifest.version, card.version, doing))
     if card.kind != manifest.kind:
         raise error(f"run {run} is a {manifest.kind} run but {manifest.card} is now a {card.kind} card")
     return card
+
+
+def moved_text(project: Project, run: str, card_id: str, version: int, now: int, doing: str) -> str:
+    """What happened when cards/<id>.yaml is now another version than run `run`'s, and what to do, in one line.
+    A run stays attached to its version (README's promise 5), and its card's text is not kept in the run: scoring,
+    the verdict and a replication need the card as its version was sealed, which the seal checks. So `doing`
+    (resume, judge, replicate) it takes that text back in the card's file; a run of the new version is the other
+    way on."""
+    path = project.relative(project.card_path(card_id))
+    return (f"run {run} is of {card_id} v{version}, but {path} is now v{now}, whose text is not the one v{version} was "
+            f"sealed with; a run is resumed, judged and replicated only by the version that produced it: to {doing} "
+            f"it, put back {path} as v{version} was sealed (its seal, "
+            f"{project.relative(project.seal_path(card_id, version))}, checks it), or start a run of v{now} with "
+            f"`benchcard run {card_id}`")
+
+
+def moved_on(project: Project, run: str, manifest: Manifest, doing: str) -> str | None:
+    """`moved_text` when the run's card file is now another version, None when it is still the run's own (or cannot
+    be read, which the command that needs it says on its own)."""
+    try:
+        now = load_card(project.card_path(manifest.card), project).version
+    except BenchcardError:
+        return None
+    return None if now == manifest.version else moved_text(project, run, manifest.card, manifest.version, now, doing)
 
 
 def check_seal_root(project: Project, run: str, card: Card, manifest: Manifest, root: Callable[[], str],

@@ -28,7 +28,7 @@ import httpx
 import msgspec
 
 from benchcard.card import seal as sealmod
-from benchcard.card.load import card_of_run, check_seal_root
+from benchcard.card.load import card_of_run, check_seal_root, moved_on
 from benchcard.card.model import Card
 from benchcard.card.schedule import recorded_rules
 from benchcard.errors import RunError, SealError
@@ -73,7 +73,7 @@ def original_of(project: Project, name: str) -> Original:
     if manifest.scratch:
         raise RunError(f"{where}: a scratch run (a trial, never in the ledger) has no result to replicate")
     link = _ledger_link(project, folder, manifest)
-    card = card_of_run(project, folder.name, manifest, RunError)  # the verdict's check, with a replication's error
+    card = card_of_run(project, folder.name, manifest, RunError, "replicate")  # the verdict's check, its own error
     check_seal_root(project, folder.name, card, manifest, lambda: sealmod.verify(card, project), SealError)
     problems = sealed_problems(folder, store.manifest_as_written())
     if problems:
@@ -219,8 +219,9 @@ def _replication(project: Project, name: str, original: str | None) -> tuple[Pat
     manifest = RunStore(folder).read_manifest()
     link = manifest.replicates
     if link is None:
-        raise RunError(f"{project.relative(folder)}: not a replication (its manifest names no original); resume it "
-                       f"with `benchcard run {manifest.card} --resume {folder.name}`")
+        moved = moved_on(project, folder.name, manifest, "resume")  # where `run --resume` would refuse it too
+        raise RunError(f"{project.relative(folder)}: not a replication (its manifest names no original); "
+                       + (moved or f"resume it with `benchcard run {manifest.card} --resume {folder.name}`"))
     if original is not None and find_run(project, original, "result").name != link.run:
         raise RunError(f"{project.relative(folder)} replicates run {link.run}, not {original}")
     return folder, manifest

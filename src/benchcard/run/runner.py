@@ -28,13 +28,15 @@ from benchcard._util.names import name_clash, shown
 from benchcard._util.urls import secrets_of, strip_credentials
 from benchcard._util.version import __version__
 from benchcard.card import seal as sealmod
-from benchcard.card.load import load_card, resolve_card_path
+from benchcard.card.load import load_card, moved_text, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.card.schedule import schedule_record
 from benchcard.errors import CardError, RunError, SealError
 from benchcard.project import Project, ProjectConfig
 from benchcard.records.plandigest import sealed_digests, sealed_problems
 from benchcard.records.rows import (
+    MANIFEST,
+    RUN_ID,
     AssignmentRow,
     Manifest,
     RequestRow,
@@ -234,8 +236,27 @@ def _resumes_scratch(project: Project, card: Card, o: RunOptions) -> bool:
     """Whether `--resume` names a scratch run (which may have been made before the version was sealed)."""
     if o.resume is None:
         return False
-    store = RunStore.find(project, card.id, card.version, o.resume)
+    store = _resumed_store(project, card, o.resume)
     return store.has_manifest() and bool(store.read_manifest().scratch)
+
+
+def _resumed_store(project: Project, card: Card, name: str) -> RunStore:
+    """The run `--resume` names, under the card's version; a run of the card's other version (the card file moved
+    on since) is refused in one line saying so and what to do (`load.moved_text`), not as "no such run"."""
+    try:
+        store = RunStore.find(project, card.id, card.version, name)
+    except RunError:
+        if not RUN_ID.fullmatch(name):
+            raise
+        others = sorted(p.parent for p in project.results_dir.glob(f"{card.id}/v*/{name}/{MANIFEST}"))
+        if not others:
+            raise
+        store = RunStore(others[0])
+    if store.has_manifest():
+        manifest = store.read_manifest()
+        if manifest.card == card.id and manifest.version != card.version:
+            raise RunError(moved_text(project, store.run_id, card.id, manifest.version, card.version, "resume"))
+    return store
 
 
 def _as_recorded(o: RunOptions, t: _Target) -> RunOptions:
@@ -335,7 +356,7 @@ def _targets(project: Project, card: Card, o: RunOptions, config: ProjectConfig,
         made, said = new_targets(card, o, config)
         notes += said
         return [_Target(t.cfg, t.model, endpoint_from=t.endpoint_from, replica=replica) for t in made]
-    store = RunStore.find(project, card.id, card.version, o.resume)
+    store = _resumed_store(project, card, o.resume)
     if not store.has_manifest():
         # killed while planning: no call was made, so planning again in the same folder loses nothing
         cfg = provider_config(o.provider or card.rig.provider, config, o.base_url)

@@ -28,7 +28,7 @@ import numpy as np
 
 from benchcard._util.files import discard, fresh_tmp, move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
-from benchcard.card.load import card_of_run, check_seal_root
+from benchcard.card.load import card_of_run, check_seal_root, moved_on
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
@@ -88,7 +88,7 @@ class Verdict:
                 "finding": self.finding, "outcome": self.outcome, "changed": list(self.changed), "ledger_row": row}
 
 
-def _in_progress(run_dir: Path, manifest: Manifest) -> str:
+def _in_progress(project: Project, run_dir: Path, manifest: Manifest) -> str:
     """What a verdict on an unfinished run says: how far it got, whether it runs now, how to finish it."""
     outputs = run_dir / "outputs.jsonl"
     recorded = outputs.read_bytes().count(b"\n") if outputs.is_file() else 0
@@ -97,9 +97,11 @@ def _in_progress(run_dir: Path, manifest: Manifest) -> str:
     with held_still(run_dir) as still:
         now = "" if still else " and is running now"
     cells = "?" if manifest.cells is None else manifest.cells
-    return (f"run {run_dir.name} is still in progress ({recorded} of {cells} cells "
-            f"recorded, not closed{now}); a verdict waits for the run to finish: "
-            f"`benchcard run {manifest.card} --resume {run_dir.name}`")
+    moved = moved_on(project, run_dir.name, manifest, "resume")
+    head = (f"run {run_dir.name} is still in progress ({recorded} of {cells} cells recorded, not closed{now}); a "
+            "verdict waits for the run to finish")
+    return f"{head}. {moved[0].upper()}{moved[1:]}" if moved else \
+        f"{head}: `benchcard run {manifest.card} --resume {run_dir.name}`"
 
 
 def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
@@ -107,7 +109,7 @@ def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     run = run_dir.name
     refuse_set_aside(run_dir, f"run {run}")
     if not manifest.finished_at:
-        raise VerdictError(_in_progress(run_dir, manifest))
+        raise VerdictError(_in_progress(project, run_dir, manifest))
     if (run_dir / VERDICT_FILE).exists():
         raise VerdictError(f"run {run} already has a verdict ({project.relative(run_dir / VERDICT_FILE)}); a verdict "
                            f"is given once — `benchcard verdict {run} --show` prints it")
@@ -174,7 +176,7 @@ def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = Fa
         if not still:
             manifest = read_manifest(run_dir)
             if not manifest.finished_at:
-                raise VerdictError(_in_progress(run_dir, manifest))
+                raise VerdictError(_in_progress(project, run_dir, manifest))
             raise VerdictError(f"run {run_dir.name} is being written by another benchcard process (a resume, a "
                                "retry of its failed cells, or grades imported); a verdict waits for it to finish")
         return _give(project, run_dir, allow_incomplete, n_resamples, timings, scratch)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchcard.card.load import moved_on
 from benchcard.errors import ProviderError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
@@ -106,22 +107,7 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
         note = _poll(project, manifest, store, chunks)
     batches = tuple(_state(c) for c in chunks)
     card, run = manifest.card, store.run_id
-    resume = f"benchcard run {card} --resume {run}"
-    if finished:
-        state = "finished"
-    elif manifest.batch and not chunks:
-        state = f"planned, not yet submitted; submit with: {resume}"
-    elif manifest.batch and any(not c.batch for c in chunks):
-        state = f"partly submitted; continue with: {resume}"
-    elif chunks and all(c.collected for c in chunks):  # a sequential run between stretches, or awaiting a retry
-        state = f"{recorded}/{cells} cells recorded, every batch collected; continue with: {resume}"
-    elif chunks and all(c.ended for c in chunks):
-        state = f"every batch has ended; collect the results with: {resume}"
-    elif chunks:
-        done = recorded + sum(c.done for c in chunks if not c.collected)
-        state = f"in progress {done}/{cells}; collect when done with: {resume}"
-    else:
-        state = f"{recorded}/{cells} cells recorded; continue with: {resume}"
+    state = "finished" if finished else _open_state(project, run, manifest, chunks, recorded, cells)
     aside = set_aside_of(folder)
     if aside is not None:  # never resumed: no command to continue it
         state = f"{aside.label}: kept as it is, never resumed or judged"
@@ -130,6 +116,27 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
                      tuple(line for c in chunks for line in c.refused), manifest.scratch or None,
                      _replicates(manifest), replies_line(manifest) or None, judge_replies_line(manifest) or None,
                      _looks(manifest))
+
+
+def _open_state(project: Project, run: str, manifest: Manifest, chunks: list[Chunk], recorded: int, cells: int) -> str:
+    """Where an unfinished run stands and the command that goes on; when the card file is now another version,
+    which `run --resume` would refuse, why and what to do instead (`load.moved_on`)."""
+    moved = moved_on(project, run, manifest, "resume")
+    if moved:
+        return f"{recorded}/{cells} cells recorded, not finished; {moved}"
+    resume = f"benchcard run {manifest.card} --resume {run}"
+    if manifest.batch and not chunks:
+        return f"planned, not yet submitted; submit with: {resume}"
+    if manifest.batch and any(not c.batch for c in chunks):
+        return f"partly submitted; continue with: {resume}"
+    if chunks and all(c.collected for c in chunks):  # a sequential run between stretches, or awaiting a retry
+        return f"{recorded}/{cells} cells recorded, every batch collected; continue with: {resume}"
+    if chunks and all(c.ended for c in chunks):
+        return f"every batch has ended; collect the results with: {resume}"
+    if chunks:
+        done = recorded + sum(c.done for c in chunks if not c.collected)
+        return f"in progress {done}/{cells}; collect when done with: {resume}"
+    return f"{recorded}/{cells} cells recorded; continue with: {resume}"
 
 
 def _looks(manifest: Manifest) -> str | None:
