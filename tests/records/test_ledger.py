@@ -481,3 +481,22 @@ def test_a_spoiled_row_that_holds_the_id_in_another_field_stops_no_look_up(proje
         ledger.read(project)
     with pytest.raises(LedgerError, match=r"^results/ledger\.jsonl: line 2 is not a ledger row: Expected `int`"):
         ledger.card_rows(project, "demo")
+
+
+def test_a_field_written_twice_in_a_row_is_named_though_the_hash_holds(project: Project) -> None:
+    """`{"finding":"loss", …, "finding":"win"}` parses as the row that was hashed (json keeps the last of two), so
+    the chain held and `--verify` said ok while the line read, to a person or a reader keeping the first, as a
+    loss; now the line is named, and no verdict is appended after it."""
+    _fill(project, 3)
+    lines = _lines(project)
+    lines[1] = lines[1].replace('{"seq":2,', '{"seq":2,"finding":"loss",', 1)
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    for args in (["ledger"], ["ledger", "--verify"]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [
+            "error: results/ledger.jsonl: line 2: field 'finding': written twice; keep one (an edited row: its hash "
+            "covers one value of a field, a reader may see the other)"]
+    with pytest.raises(LedgerError, match="line 2: field 'finding': written twice"):
+        ledger.append(project, _row(4))
+    assert "".join(_lines(project)) == "".join(lines)

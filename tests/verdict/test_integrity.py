@@ -248,6 +248,22 @@ def test_verify_names_a_deleted_run_folder(tmp_path: Path, server: FakeServer, k
     assert f"results/{CARD}/v1/{folder.name}/ is missing" in result.output
 
 
+@pytest.mark.parametrize("name", ["manifest.json", "verdict.json"])
+def test_a_field_written_twice_after_the_verdict_is_named(tmp_path: Path, server: FakeServer, key: str,
+                                                          name: str) -> None:
+    """Both files' digests are over their parsed fields, and json keeps the last of two: a `"finding": "loss"` (or
+    another rig) written before the real one changed what a person or another reader sees, with every digest
+    holding; `--verify` said ok."""
+    project, folder = judged_run(tmp_path, server)
+    path = folder / name
+    field = "rig" if name == "manifest.json" else "finding"
+    path.write_text(path.read_text(encoding="utf-8").replace("{", f'{{"{field}": "loss",', 1), encoding="utf-8")
+    result = cli_in(project, "ledger", "--verify")
+    assert result.exit_code == 1
+    assert (f"FAIL seq 1 (run {folder.name}): results/{CARD}/v1/{folder.name}/{name}: field '{field}': written "
+            "twice; keep one (edited after the verdict)") in result.output.splitlines()
+
+
 def test_an_edited_sealed_file_after_the_verdict_is_named(tmp_path: Path, server: FakeServer, key: str) -> None:
     project, folder = judged_run(tmp_path, server)
     swap_variants(folder)

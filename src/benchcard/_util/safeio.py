@@ -95,6 +95,17 @@ def json_loads(data: str | bytes) -> Any:
         raise ValueError("JSON nested deeper than a reader's stack") from None
 
 
+def record_loads(data: str | bytes) -> Any:
+    """`json_loads` for a record whose digest is over its parsed fields (a ledger row, a manifest, a verdict.json):
+    a field written twice is a JsonProblem (a ValueError) naming it. json keeps the last of two silently, so a row
+    holding `"finding":"loss"` before its own `"finding":"win"` hashed as the unedited row and verified, while a
+    reader that keeps the first (or a person reading the line) saw the loss."""
+    try:
+        return json.loads(data, object_pairs_hook=_distinct)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than a reader's stack") from None
+
+
 class _NotFinite:
     """A number as written that JSON cannot hold (`NaN`, `-Infinity`, `1e400`, beyond a double): Python's json
     reads these as nan and inf, which no other JSON reader takes and no canonical JSON can write."""

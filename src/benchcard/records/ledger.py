@@ -34,8 +34,8 @@ from filelock import FileLock, Timeout
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, strict
-from benchcard._util.safeio import json_loads
-from benchcard.errors import LedgerError
+from benchcard._util.safeio import record_loads
+from benchcard.errors import JsonProblem, LedgerError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.records.verdictfile import LedgerEntry
@@ -138,7 +138,10 @@ def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
         raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is empty; the ledger has no blank "
                           "lines")
     try:
-        row = json_loads(line.decode("utf-8"))
+        row = record_loads(line.decode("utf-8"))
+    except JsonProblem as exc:
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n}: {exc} (an edited row: its hash covers "
+                          "one value of a field, a reader may see the other)") from None
     except (ValueError, UnicodeDecodeError):
         raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not JSON (an edited row)") from None
     if not isinstance(row, dict):

@@ -20,9 +20,9 @@ from typing import Any
 import msgspec
 
 from benchcard._util.hashing import digest, file_digest
-from benchcard._util.safeio import json_loads
+from benchcard._util.safeio import json_loads, record_loads
 from benchcard.card.model import Card
-from benchcard.errors import VerdictError
+from benchcard.errors import JsonProblem, VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.plandigest import sealed_problems
@@ -192,7 +192,9 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
     if not (folder / "manifest.json").is_file():
         return [f"{evidence}/ is missing (no manifest.json)"]
     try:
-        manifest = json_loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest = record_loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except JsonProblem as exc:
+        return [f"{evidence}/manifest.json: {exc} (edited after the verdict)"]
     except (OSError, ValueError, UnicodeDecodeError):
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
@@ -246,7 +248,9 @@ def _verdict_problems(path: Path, shown: str, row: LedgerRow) -> list[str]:
     if not path.is_file():
         return [f"{shown} is missing"]
     try:
-        data = json_loads(path.read_text(encoding="utf-8"))
+        data = record_loads(path.read_text(encoding="utf-8"))
+    except JsonProblem as exc:
+        return [f"{shown}: {exc} (edited after the verdict)"]
     except (OSError, ValueError, UnicodeDecodeError):
         return [f"{shown} is unreadable"]
     if not isinstance(data, dict):
