@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from benchcard._util.hashing import file_digest
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records import ledger
 from benchcard.records.plandigest import plan_digest, sealed_files
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
@@ -246,6 +247,29 @@ def test_verify_names_a_deleted_run_folder(tmp_path: Path, server: FakeServer, k
     result = cli_in(project, "ledger", "--verify")
     assert result.exit_code == 1
     assert f"results/{CARD}/v1/{folder.name}/ is missing" in result.output
+
+
+@pytest.mark.parametrize("how", ["deleted", "written by hand"])
+def test_the_site_names_a_row_whose_run_folder_is_not_there(tmp_path: Path, server: FakeServer, key: str,
+                                                            how: str) -> None:
+    """The site checked only the rows of the run folders it read: a judged run's folder deleted, or a row appended
+    by hand with its hash computed (anyone can compute it), went onto the ledger page as a finding with no word in
+    the build report, while `ledger --verify` failed on it."""
+    project, folder = judged_run(tmp_path, server)
+    if how == "deleted":
+        shutil.rmtree(folder)
+        seq, run = 1, folder.name
+    else:
+        row = json.loads(project.ledger_path.read_text(encoding="utf-8"))
+        seq, run = 2, "20991231T000000Z-f0f0"
+        forged = {**row, "seq": seq, "prev": row["hash"], "run": run, "evidence": f"results/{CARD}/v1/{run}"}
+        forged["hash"] = ledger.row_hash(forged)
+        with project.ledger_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(forged, separators=(",", ":"), ensure_ascii=False) + "\n")
+    site = cli_in(project, "site", "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output
+    assert (f"skipped: results/{CARD}/v1/{run}/ is missing (no manifest.json); the ledger page shows its row "
+            f"(seq {seq}) without the evidence it rests on") in site.output
 
 
 @pytest.mark.parametrize("name", ["manifest.json", "verdict.json"])

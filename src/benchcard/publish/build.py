@@ -174,6 +174,11 @@ def _check_against_rows(project: Project, runs: list[Run], ledger: list[LedgerRo
     """Each run's files against its ledger row, as `ledger --verify` checks them: an edited verdict.json is
     replaced on the pages by what the row anchors; every other changed file is named in the build report."""
     by_run = {(r.card, r.run): r for r in ledger}
+    read = {(run.card, run.run_id) for run in runs}
+    for entry in ledger:  # a row whose run folder was not read (deleted, or a row written by hand) is published too
+        if entry.run and (entry.card, entry.run) not in read:
+            skipped.extend(f"{p}; the ledger page shows its row (seq {entry.seq}) without the evidence it rests on"
+                           for p in evidence_problems(project.root, entry))
     for run in runs:
         row = run.ledger_row = by_run.get((run.card, run.run_id))
         if row is None:
