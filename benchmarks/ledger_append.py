@@ -6,7 +6,9 @@ its seq, run, date and chain fields renewed, then times, per length:
 - `append` — `records.ledger.append` of one more row, under the lock, as `benchcard verdict` enters one (each
   timed append adds a row: the file grows by the repeats, which does not matter at these lengths);
 - `row_of_run` — the lookup `benchcard verdict` makes under the lock before appending (is the run in already?);
-- `verify` — `records.ledger.verify`, the whole chain (what `benchcard ledger --verify` checks first).
+- `verify` — `records.ledger.verify`, the whole chain (what `benchcard ledger --verify` checks first);
+- `append MB` — the peak of Python's allocations (tracemalloc) during one more append, against the file's size
+  (`file MB`): the chain is checked a row at a time, so the peak should not grow with the ledger.
 
 The figures to quote are the ratios between lengths, not the absolute times (a shared machine's load moves
 those). The median of `--repeat` runs of each; the lengths are built once each, outside the timing.
@@ -22,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +76,16 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
+def peak_mb(fn: Callable[[], object]) -> float:
+    """The peak of Python's allocations during one call, in MB."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
 def measure(n: int, repeat: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         project = build(Path(tmp) / "p", n)
@@ -81,6 +94,8 @@ def measure(n: int, repeat: int) -> dict[str, float]:
             "append": timed(lambda: ledger.append(project, new_row(next(counter))), repeat),
             "row_of_run": timed(lambda: ledger.row_of_run(project, "20261203T000000Z-00000000"), repeat),
             "verify": timed(lambda: ledger.verify(project), max(1, repeat // 3)),
+            "file MB": project.ledger_path.stat().st_size / 1e6,
+            "append MB": peak_mb(lambda: ledger.append(project, new_row(next(counter)))),
         }
 
 
@@ -94,7 +109,8 @@ def main() -> None:
           f"{max(1, args.repeat // 3)})")
     results = {n: measure(n, args.repeat) for n in lengths}
     first = results[lengths[0]]
-    print(f"{'rows':>8} " + " ".join(f"{k + ' ms':>14} {'× ' + str(lengths[0]):>9}" for k in first))
+    print(f"{'rows':>8} " + " ".join(f"{k if k.endswith('MB') else k + ' ms':>14} {'× ' + str(lengths[0]):>9}"
+                                       for k in first))
     for n, got in results.items():
         print(f"{n:>8} " + " ".join(f"{v:>14.2f} {v / first[k]:>9.1f}" for k, v in got.items()))
 
