@@ -50,6 +50,27 @@ def test_an_edited_sealed_request_is_named(judged: tuple[Project, str]) -> None:
     assert "a replication sends only sealed requests that verify" in line
 
 
+@pytest.mark.parametrize(("name", "edit"), [
+    ("outputs.jsonl", lambda text: text.replace('"red"', '"blue"', 1)),
+    ("verdict.json", lambda text: text.replace('"finding": "win"', '"finding": "no-effect"', 1)),
+])
+def test_an_original_edited_after_its_verdict_is_refused_before_a_call(judged: tuple[Project, str], name: str,
+                                                                       edit: object) -> None:
+    """A replication is judged against the original's verdict and figures; with its outputs or its verdict.json
+    edited after the ledger row anchored them (the row's hash untouched), the replication was run, judged against
+    the edited record and entered in the ledger as replicated."""
+    project, run = judged
+    path = project.results_dir / "colour-ab" / "v1" / run / name
+    assert callable(edit)
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    rows = project.ledger_path.read_bytes()
+    line = _refused(project, run)
+    assert line.startswith(f"error: results/colour-ab/v1/{run}/{name}")
+    assert line.endswith("a replication is judged against the original's record as its ledger row (seq 1) anchors "
+                         "it: `benchcard ledger --verify` names every change")
+    assert project.ledger_path.read_bytes() == rows
+
+
 def test_a_run_without_a_verdict_and_a_scratch_run_are_refused(tmp_path: Path, server: FakeServer, key: str) -> None:
     project, run = judged_ab(tmp_path, server)
     second = json.loads(ok(bc(project, "run", "colour-ab", "--json")).stdout)["runs"][0]["run"]

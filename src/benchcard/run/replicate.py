@@ -35,6 +35,7 @@ from benchcard.errors import RunError, SealError
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run, unplanned
+from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.plandigest import sealed_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
@@ -182,11 +183,14 @@ def replica_for(project: Project, original: Original, options: RunOptions, model
 def replicate_run(project: Project, name: str | None, options: RunOptions, model: str | None = None, *,
                   transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
                   stop_after: int | None = None, looker: Looker | None = None,
-                  tell: Callable[[str], None] | None = None) -> RunSummary:
+                  tell: Callable[[str], None] | None = None,
+                  evidence: Callable[[Path, LedgerRow], list[str]] | None = None) -> RunSummary:
     """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
     `benchcard replicate`; the verdict and the judgement against the original are `verdict/_replication.py`'s.
     `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule); `tell` the
-    run's notes, as `run` takes them."""
+    run's notes, as `run` takes them; `evidence` (`verdict/integrity.evidence_problems`, a layer above) names
+    what changed in the original's files since its ledger row anchored them: a replication is judged against
+    that verdict, so an original whose record was edited is refused before a call is spent."""
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
                        "`benchcard run CARD --scratch`)")
@@ -198,6 +202,10 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
     if name is None:
         raise RunError("name the run to replicate (its id, its folder, or its card for the card's result)")
     original = original_of(project, name)
+    row = None if original.link.foreign else ledger.row_of_run(project, original.folder.name)
+    if evidence is not None and row is not None and (problems := evidence(project.root, row)):
+        raise RunError(f"{problems[0]}; a replication is judged against the original's record as its ledger row "
+                       f"(seq {row.seq}) anchors it: `benchcard ledger --verify` names every change")
     plan, run_options = replica_for(project, original, options, model)
     [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
                     stop_after=stop_after, replica=plan, looker=looker, tell=tell)

@@ -18,6 +18,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.replicate import replicate_run
 from benchcard.run.summary import RunSummary
 from benchcard.verdict.give import give_verdict, load_verdict
+from benchcard.verdict.integrity import evidence_problems
 from benchcard.verdict.looks import look_at
 from benchcard.verdict.report import verdict_lines
 
@@ -47,7 +48,7 @@ def replicate(project: Project, name: str | None, options: RunOptions, model: st
     verdict with its judgement against the original (given once: a finished replication's is read back). `tell`
     takes the run's notes (`runner.run`'s)."""
     summary = replicate_run(project, name, options, model, transport=transport, stream=stream,
-                            stop_after=stop_after, looker=look_at, tell=tell)
+                            stop_after=stop_after, looker=look_at, tell=tell, evidence=evidence_problems)
     run = summary.run
     if not summary.finished:
         return Replication(summary, None, f"every cell needs an outcome; continue with `benchcard replicate --resume "
