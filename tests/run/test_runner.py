@@ -6,7 +6,10 @@ import asyncio
 import itertools
 import json
 import re
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +30,21 @@ from benchcard.testing.fakeserver import FakeServer
 from ..helpers_run import (
     KEY_ENV,
     PROBE,
+    RED_REPLY,
     ab_project,
     bc,
     copy_repo_card,
     ok,
     only_run,
     probe_project,
+    read_head,
     read_jsonl,
+    read_request_body,
     recorded_sleeps,
     runs_of,
     seal_card,
+    send_json,
+    serve_raw,
     summary,
     tls_server,
     write_config,
@@ -227,8 +235,56 @@ def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, ke
     asked = recorded_sleeps(monkeypatch)
     s, outputs = fault_run(tmp_path, server, [{"kind": "429", "times": 1, "retry_after": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 2 for o in outputs)
-    assert asked == [1.0] * 4  # each cell waited what Retry-After asked, once
+    assert len(asked) == 4 and all(1.0 <= a <= 1.5 for a in asked)  # each cell waited what Retry-After asked, once,
+    assert len(set(asked)) == 4  # and a jitter of its own on top: they do not come back together
     assert server.stats()["by_status"] == {"429": 4, "200": 4}
+
+
+def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64(tmp_path: Path, key: str) -> None:
+    """A server that takes 5 calls at once and refuses the rest with `429, Retry-After: 0.05`, run at
+    --concurrency 64 with the default 4 attempts: the run ends, every cell has one row, no cell was answered
+    (billed) twice, and most cells get through. Each refused cell used to wait exactly what Retry-After asked, so the
+    59 refused came back together and were refused together again: 89 of 160 cells failed (with a jitter on top of
+    the wait, 3 to 23 in five runs; the bound below leaves room for a loaded machine)."""
+    lock = threading.Lock()
+    state = {"in_flight": 0, "most": 0, "answered": 0}
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            with lock:
+                refused = state["in_flight"] >= 5
+                if not refused:
+                    state["in_flight"] += 1
+                    state["most"] = max(state["most"], state["in_flight"])
+            if refused:
+                body = b'{"error": {"message": "too many requests in flight"}}'
+                conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0.05\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                return
+            try:
+                time.sleep(0.05)
+                send_json(conn, RED_REPLY)
+                with lock:
+                    state["answered"] += 1
+            finally:
+                with lock:
+                    state["in_flight"] -= 1
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=20, repetitions=4)
+        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "64", "--timeout", "30")))
+    finally:
+        done.set()
+    [s] = out["runs"]
+    rows = read_jsonl(project.root / s["folder"] / "outputs.jsonl")
+    assert len(rows) == 160 and len({r["cell"] for r in rows}) == 160
+    ok_rows = sum(r["status"] == "ok" for r in rows)
+    assert state["most"] == 5 and state["answered"] == ok_rows, state  # no cell answered twice
+    assert ok_rows >= 128, (ok_rows, [r["error"] for r in rows if r["error"]][:3])
 
 
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:

@@ -170,11 +170,15 @@ class RateLimiter:
 
 
 def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random) -> float:
-    """Seconds before attempt `attempt + 1`: what `Retry-After` asks (up to ten minutes), else full jitter,
-    uniform in [0, min(cap, base · 2^(attempt-1))]."""
+    """Seconds before attempt `attempt + 1`: full jitter, uniform in [0, min(cap, base · 2^(attempt-1))], added to
+    what `Retry-After` asks when it asks (the sum up to ten minutes). Never what Retry-After asks alone: a server
+    limiting the calls in flight tells every call it refuses the same wait, and cells waiting exactly that came
+    back together to be refused together (64 workers against 5 slots with `Retry-After: 0.05`: 89 of 160 cells
+    failed after their 4 attempts; with the jitter, 3 to 23)."""
+    jitter = rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
     if retry_after is not None:
-        return min(max(retry_after, 0.0), MAX_RETRY_AFTER)
-    return rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
+        return min(max(retry_after, 0.0) + jitter, MAX_RETRY_AFTER)
+    return jitter
 
 
 def workers_for(provider: Provider, concurrency: int) -> int:
