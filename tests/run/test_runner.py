@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,36 @@ def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64
     ok_rows = sum(r["status"] == "ok" for r in rows)
     assert state["most"] == 5 and state["answered"] == ok_rows, state  # no cell answered twice
     assert ok_rows >= 128, (ok_rows, [r["error"] for r in rows if r["error"]][:3])
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_compressed_answer_whose_stream_never_ends_is_called_again(tmp_path: Path, key: str, encoding: str) -> None:
+    """Hostile audit (round 13e): an answer compressed, its compressed stream cut before its end (no final block, no
+    trailer with the CRC that proves it whole) was inflated without a word and recorded as the answer. Each first
+    attempt here is cut so; each cell is called again and recorded from the whole answer."""
+    calls_seen: list[int] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            calls_seen.append(1)
+            squeeze = zlib.compressobj(wbits=16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+            body = squeeze.compress(RED_REPLY)
+            body += squeeze.flush(zlib.Z_FULL_FLUSH if len(calls_seen) % 2 else zlib.Z_FINISH)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n"
+                         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (encoding.encode(), len(body), body))
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
+        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "1")))
+    finally:
+        done.set()
+    rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
+    assert [(r["status"], r["text"], r["attempts"]) for r in rows] == [("ok", "red", 2)] * 4
+    assert len(calls_seen) == 8
 
 
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:

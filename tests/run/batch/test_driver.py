@@ -203,6 +203,23 @@ def test_a_result_file_answering_each_cell_twice_decides_none_of_them(tmp_path: 
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_compressed_result_file_cut_off_at_a_line_end_is_downloaded_again(tmp_path: Path, server: FakeServer,
+                                                                          key: str, vendor: str) -> None:
+    """Hostile audit (round 13e): a gzip result file whose compressed stream never ended (cut after a flush, at a
+    line's end: no last line, no trailer) was inflated without a word and taken as whole, and the cell of its last
+    line, answered and billed, was recorded failed, `no result for this cell`. Now the download is retried, and
+    every cell is collected from the whole file."""
+    server.configure({"default_reply": "red", "batch": {"bad_results": "cut_gzip"}})
+    project = project_for(tmp_path, server, vendor, fixtures=3)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["counts"] == {"ok": 6, "truncated": 0, "failed": 0}, read_jsonl(only_run(project, "colour-ab")
+                                                                             / "outputs.jsonl")
+    assert server.stats()["batch"]["submitted"] == 6  # nothing was sent (and paid) twice
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_result_line_for_an_id_this_batch_never_sent_is_refused_by_name(tmp_path: Path, server: FakeServer,
                                                                            key: str, vendor: str) -> None:
     server.configure({"default_reply": "red", "batch": {"bad_results": "unknown"}})

@@ -369,7 +369,16 @@ class _Inflater:
             return self.feed(raw, room)
 
     def end(self, room: int) -> bytes:
-        return self.inflate.flush(room + 1)
+        """The rest of the body, once the last block is fed. A compressed stream that never reached its end (no
+        final block, no gzip trailer with its CRC and length) is a body cut off or spoiled in transit: another
+        attempt may get it whole. zlib inflates such a prefix without a word, and a JSON Lines result file cut at a
+        line's end would read as a whole one with rows missing. No bytes at all is an empty body, as a proxy's
+        error sends it."""
+        rest = self.inflate.flush(room + 1)
+        if len(rest) <= room and not self.inflate.eof and not self.first:
+            raise RetryableError("malformed response: a compressed body whose compressed stream does not end (cut "
+                                 "off or spoiled in transit)")
+        return rest
 
 
 def _inflater(headers: httpx.Headers) -> _Inflater | None:
