@@ -318,6 +318,43 @@ def test_a_compressed_answer_whose_stream_never_ends_is_called_again(tmp_path: P
     assert len(calls_seen) == 8
 
 
+@pytest.mark.parametrize("spoiled", ["br", "not gzip", "cut off"])
+@pytest.mark.parametrize("status", [401, 429])
+def test_an_error_status_is_read_whatever_its_body(tmp_path: Path, key: str, status: int, spoiled: str) -> None:
+    """Hostile audit (round 13e): an error's body that could not be read (compressed as benchcard does not ask,
+    spoiled, shorter than its Content-Length) stood in for its status. A refused key (401) so sent failed every
+    cell for its encoding or was retried as a dropped connection, instead of stopping the run at once; a 429 sent
+    as `br` was never retried. The status is now read first, and a body that cannot be read is none."""
+    head = {401: b"401 Unauthorized", 429: b"429 Too Many Requests"}[status]
+    framing = {"br": b"Content-Encoding: br\r\nContent-Length: 2", "not gzip": b"Content-Encoding: gzip\r\n"
+               b"Content-Length: 2", "cut off": b"Content-Length: 500"}[spoiled]
+    seen: list[int] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            seen.append(1)
+            conn.sendall(b"HTTP/1.1 %s\r\nRetry-After: 0\r\n%s\r\nConnection: close\r\n\r\nxx" % (head, framing))
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
+        result = bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "2")
+    finally:
+        done.set()
+    if status == 401:
+        assert result.exit_code == 1 and len(seen) == 1, result.output
+        assert "error: HTTP 401: Unauthorized; the run stopped with 0 of 4 cells recorded." in result.output
+        return
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    gave_up = "HTTP 429: Too Many Requests (gave up after 2 attempts)"
+    assert {(r["attempts"], r["error"]) for r in rows} == {(2, gave_up)}
+    assert len(seen) == 8
+
+
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
     s, outputs = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 3 and o["text"] == "red" for o in outputs)

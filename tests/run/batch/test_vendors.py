@@ -183,6 +183,18 @@ def test_a_control_call_is_retried_on_429_and_5xx_then_gives_up_in_one_line() ->
                                "(gave up after 2 attempts); nothing is lost, resume the run later")
 
 
+def test_a_control_calls_error_status_is_read_whatever_its_body() -> None:
+    """Hostile audit (round 13e): a 429 whose body a proxy compressed as `br` ended the run ("compressed as 'br',
+    which benchcard does not ask for"), the status unread; it is retried as any 429 is."""
+    async def two_bytes() -> Any:
+        yield b"xx"
+
+    answers = iter([httpx.Response(429, headers={"content-encoding": "br"}, content=two_bytes()),
+                    httpx.Response(200, json={"status": "validating"})])
+    poll = ask(openai(lambda r: next(answers)), lambda v: v.poll("batch_1"))
+    assert poll.status == "validating" and len(SEEN) == 2
+
+
 def test_a_control_call_is_named_without_its_query(tmp_path: Path) -> None:
     """A results_url is the vendor's, and may be signed (`?sig=…`, a token of its own): a line naming the call
     quotes its URL without the query, as every line quoting a URL does (`urls.shown_url`)."""

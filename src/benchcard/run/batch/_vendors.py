@@ -35,6 +35,7 @@ from benchcard.run.providers.base import (
     NoAnswer,
     SecretFilter,
     capped_blocks,
+    error_body,
     mapping,
     no_answer,
     number,
@@ -248,9 +249,10 @@ class Vendor:
                 if stream_to is not None and response.status_code < 400:
                     await self._save(clock.counted(capped_blocks(response, *_results_cap(cells))), stream_to)
                     return None
+                if response.status_code >= 400:  # the status says what happened, whatever its body holds
+                    self._raise(method, url, response,
+                                await error_body(clock.counted(capped_blocks(response, ANSWER_BYTES, _BIG))))
                 body = b"".join([b async for b in clock.counted(capped_blocks(response, ANSWER_BYTES, _BIG))])
-                if response.status_code >= 400:
-                    self._raise(method, url, response, body)
                 answer = json_loads(without_secret_json(body, self._secrets()))  # kept: never with the key
                 if not isinstance(answer, dict):  # every answer of a batch API is an object (a batch, a list, a file)
                     raise ProviderError(self._scrub(f"{method} {shown_url(url)}: the answer is JSON but not an object "

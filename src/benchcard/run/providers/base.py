@@ -433,6 +433,20 @@ async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_
     return b"".join([block async for block in capped_blocks(response, cap, too_large)])
 
 
+async def error_body(blocks: AsyncIterator[bytes]) -> bytes:
+    """The body of an answer whose status is an error (3xx, 4xx, 5xx), as far as it can be read; none when it
+    cannot (compressed as benchcard does not ask, spoiled, cut off, past its cap). The status says what happened:
+    a body that cannot be read must never stand in its place. A 401 whose body a proxy sent as `br` failed every
+    cell for its encoding instead of stopping the run on the refused key, and a 429 so sent was never retried."""
+    parts: list[bytes] = []
+    try:
+        async for block in blocks:
+            parts.append(block)
+    except Exception:  # a transport's failure, CallError, RetryableError; never a cancellation (a deadline)
+        return b""
+    return b"".join(parts)
+
+
 def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
     """What a 3xx answer to `url` is told as. A redirect is never read as an answer, whatever its body holds, and
     never followed: the key and the request would go to another address. The line names where the server points
@@ -558,7 +572,8 @@ class HttpProvider(Provider):
         try:
             response = await self.client.send(request, stream=True)
             try:
-                content = await read_capped(response)
+                content = await read_capped(response) if response.status_code < 300 else \
+                    await error_body(capped_blocks(response, MAX_REPLY_BYTES, _TOO_LARGE))
             finally:
                 await response.aclose()
         except Exception as exc:
