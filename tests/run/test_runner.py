@@ -355,6 +355,35 @@ def test_an_error_status_is_read_whatever_its_body(tmp_path: Path, key: str, sta
     assert len(seen) == 8
 
 
+@pytest.mark.parametrize(("framing", "said"), [
+    (b"Content-Length: 9999", "content length header (received 71 of 9999 bytes)"),
+    (b"Transfer-Encoding: chunked", "transfer length header")])
+def test_an_answer_cut_off_mid_body_is_retried_and_told_as_cut_off(tmp_path: Path, key: str, framing: bytes,
+                                                                    said: str) -> None:
+    """Hostile audit (round 13e): a body cut off before its declared length or its last chunk was told in aiohttp's
+    words, `ClientPayloadError: Response payload is not completed: <ContentLengthError: 400, ...>`, a "400" that is
+    aiohttp's own and no status the server sent. It is retried and told as an answer cut off."""
+    part = RED_REPLY[:71]
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            body = part if framing.startswith(b"Content") else b"%x\r\n%s\r\n" % (len(RED_REPLY), part)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n%s\r\nConnection: close\r\n\r\n%s" % (framing, body))
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
+        ok(bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "2"))
+    finally:
+        done.set()
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert {r["error"] for r in rows} == {f"connection error: the answer was cut off before its end (Not enough data "
+                                          f"to satisfy {said}) (gave up after 2 attempts)"}
+
+
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
     s, outputs = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 3 and o["text"] == "red" for o in outputs)

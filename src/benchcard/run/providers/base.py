@@ -635,6 +635,9 @@ def _connection_error(cause: BaseException) -> str:
     password, held apart from its URL by httpx, never reach the message)."""
     import aiohttp
 
+    if isinstance(cause, aiohttp.ClientPayloadError):  # its own words quote aiohttp's internal code, a "400"
+        said = getattr(cause.__cause__, "message", None) or str(cause)
+        return f"connection error: the answer was cut off before its end ({visible(str(said))[:120].rstrip('.')})"
     if isinstance(cause, aiohttp.ClientProxyConnectionError):
         return (f"connection error: cannot reach the proxy {cause.host}:{cause.port} ($HTTPS_PROXY, $HTTP_PROXY "
                 f"or $ALL_PROXY; $NO_PROXY lists the hosts called directly): {cause.os_error}")
