@@ -299,7 +299,10 @@ class BatchRun:
         s, batch = self.s, str(c.batch)
         cells = {custom_id: cell_of(custom_id, c.tag) for custom_id in chunk_ids(self.folder / c.file)}
         paths = [self.folder / f for f in c.results]
-        refused, untrusted = self.refusals(c, cells, result_ids(paths))
+        unread: list[tuple[Path, int, str]] = []
+        refused, untrusted = self.refusals(c, cells, result_ids(paths, unread))
+        refused += [f"{self.shown(p)}: line {n} {why}; the line is not used (a cell it may answer is recorded "
+                    "failed, no result)" for p, n, why in unread]
         fixtures = self.fixtures()
         secret = os.environ.get(s.secret_env) if s.secret_env else None
         hidden = [x for x in (secret, *s.hidden) if x]  # the key and the base URL's password, as _calls keeps them

@@ -78,30 +78,36 @@ Where = tuple[Path, int]  # a result line: its file and line number
 T = TypeVar("T")
 
 
-def result_ids(paths: list[Path]) -> dict[str, list[Where]]:
-    """Every custom_id of the result files, with each line that answers it (more than one: answered twice)."""
+def result_ids(paths: list[Path], unread: list[tuple[Path, int, str]] | None = None) -> dict[str, list[Where]]:
+    """Every custom_id of the result files, with each line that answers it (more than one: answered twice). A line
+    that cannot be read (not JSON, not an object, nested past the stack) is a RunError naming it; with `unread`,
+    it is put there instead, (file, line, why), and the rest is read: one vendor's garbage line must not hold back
+    the answers of the whole batch, paid for, which a download again would only bring back with it."""
     seen: dict[str, list[Where]] = {}
-    for path, n, line in _result_lines(paths, msgspec.json.Decoder(_Id).decode):
+    for path, n, line in _result_lines(paths, msgspec.json.Decoder(_Id).decode, unread):
         seen.setdefault(str(line.custom_id), []).append((path, n))
     return seen
 
 
 def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outcome]]:
-    """(cell, outcome) for every line of the downloaded result files."""
+    """(cell, outcome) for every line of the downloaded result files that can be read (`result_ids` names the
+    others)."""
     outcome: Callable[[Mapping[str, Any]], Outcome] = anthropic_outcome if anthropic else openai_outcome
     decode = msgspec.json.Decoder().decode  # faster than json.loads on these lines (docs/scale.md, benchmarks/scale.py)
-    for path, n, data in _result_lines(paths, decode):
+    for _, _, data in _result_lines(paths, decode, []):
         if not isinstance(data, dict):
-            raise RunError(f"{path}: line {n} is not a JSON object")
+            continue  # not a JSON object: `result_ids`'s decoder refuses it, and names it
         try:
             yield str(data.get("custom_id")), outcome(data)
         except (CallError, RetryableError) as exc:
             yield str(data.get("custom_id")), f"errored: {vendor_word(str(exc), _MESSAGE)}"
 
 
-def _result_lines(paths: list[Path], decode: Callable[[bytes], T]) -> Iterator[tuple[Path, int, T]]:
+def _result_lines(paths: list[Path], decode: Callable[[bytes], T], unread: list[tuple[Path, int, str]] | None
+                  ) -> Iterator[tuple[Path, int, T]]:
     """Each line of the result files that is not blank, decoded, with its file and number; a line that is not
-    JSON (or not the object `decode` wants) is an error naming it."""
+    JSON (or not the object `decode` wants) is put in `unread` with why, or with `unread` None a RunError naming
+    it."""
     for path in paths:
         with open(path, "rb") as fh:
             for n, line in enumerate(fh, 1):
@@ -110,14 +116,18 @@ def _result_lines(paths: list[Path], decode: Callable[[bytes], T]) -> Iterator[t
                 try:
                     decoded = decode(line)
                 except msgspec.ValidationError:
-                    raise RunError(f"{path}: line {n} is not a JSON object") from None
+                    why = "is not a JSON object"
                 except msgspec.DecodeError:
-                    raise RunError(f"{path}: line {n} is not JSON; delete the file and resume to download it "
-                                   "again") from None
+                    why = "is not JSON"
                 except RecursionError:  # msgspec recurses as json does: lists nested 100,000 deep (200 kB)
-                    raise RunError(f"{path}: line {n} is JSON nested deeper than any vendor's answer is (past what "
-                                   "a reader's stack holds); delete the file and resume to download it again") from None
-                yield path, n, decoded
+                    why = "is JSON nested deeper than any vendor's answer is (past what a reader's stack holds)"
+                else:
+                    yield path, n, decoded
+                    continue
+                if unread is None:
+                    again = "" if why == "is not a JSON object" else "; delete the file and resume to download it again"
+                    raise RunError(f"{path}: line {n} {why}{again}")
+                unread.append((path, n, why))
 
 
 def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str,
