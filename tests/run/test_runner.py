@@ -384,6 +384,34 @@ def test_an_answer_cut_off_mid_body_is_retried_and_told_as_cut_off(tmp_path: Pat
                                           f"to satisfy {said}) (gave up after 2 attempts)"}
 
 
+@pytest.mark.parametrize(("asked", "said"), [("9" * 23, "1e+23"), ("9" * 400, "inf"), ("9" * 30 + ".5", "1e+30")])
+def test_a_retry_after_of_many_digits_is_read_as_the_long_wait_it_asks(tmp_path: Path, key: str, asked: str,
+                                                                     said: str) -> None:
+    """Hostile audit (round 13e): a Retry-After of 19 digits or more was read as no number, so the cell was retried
+    at once on the backoff, while `Retry-After: 86400` gave up at once; it is a wait past what a cell may take."""
+    seen: list[int] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            seen.append(1)
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: %s\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n" % asked.encode())
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
+        ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
+    finally:
+        done.set()
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert {r["error"] for r in rows} == {f"HTTP 429: Too Many Requests; the server asked to wait {said} s more, past "
+                                          "the 600 s one cell may wait in all (gave up after 1 attempt)"}
+    assert len(seen) == 4
+
+
 def test_500_and_503_are_retried(tmp_path: Path, server: FakeServer, key: str) -> None:
     s, outputs = fault_run(tmp_path, server, [{"kind": "500", "times": 1}, {"kind": "503", "times": 1}])
     assert s["counts"]["ok"] == 4 and all(o["attempts"] == 3 and o["text"] == "red" for o in outputs)

@@ -320,15 +320,27 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
         return json.dumps(body, separators=(",", ":")).encode("ascii")
 
 
+#: A wait written in more digits than `ascii_decimal` reads (19 or more before the point): a number all the same.
+_LONG_WAIT = re.compile(r"[0-9]{19,}(?:\.[0-9]*)?")
+
+
+def _wait_of(text: str) -> float | None:
+    """A number of seconds (or milliseconds) in ASCII digits, however many: not float()'s '٣', '1_0', 'inf' or
+    '1e9'. One of 19 digits or more is read as what it says (past 308 digits, infinity), never as no number: read
+    as none, a server asking for a wait past any a cell takes had its call retried at once, on the backoff."""
+    text = text.strip()
+    return float(text) if _LONG_WAIT.fullmatch(text) else ascii_decimal(text)
+
+
 def parse_retry_after(headers: httpx.Headers) -> float | None:
     """Seconds to wait from `retry-after-ms`, `Retry-After` in seconds, or `Retry-After` as an HTTP date."""
-    millis = ascii_decimal(headers.get("retry-after-ms", "").strip())  # not float()'s '٣', '1_0', 'inf' or '1e9'
+    millis = _wait_of(headers.get("retry-after-ms", ""))
     if millis is not None:
         return millis / 1000.0
     raw = headers.get("retry-after")
     if not raw:
         return None
-    seconds = ascii_decimal(raw.strip())
+    seconds = _wait_of(raw)
     if seconds is not None:
         return seconds
     try:
