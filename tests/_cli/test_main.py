@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,33 @@ def test_an_option_given_empty_is_refused_not_read_as_left_out(tmp_path: Path, m
     assert said.startswith(f"error: Invalid value for {option}: empty (a variable set but empty?); give a value"
                            f"{left_out} (see `benchcard"), said
     assert sorted(p.name for p in root.iterdir()) == ["cards", "fixtures"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="a system that cannot block signals")
+def test_main_called_in_process_leaves_ctrl_c_as_it_found_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started with SIGINT ignored (`pytest &` in a script), main() blocks SIGINT for its SIGTERM handling; a test
+    that called it in-process kept it blocked, and a run a later test started and stopped with Ctrl-C never saw
+    the SIGINT (it ran to the end). After main(), a child started as from a terminal is stopped by Ctrl-C."""
+    from benchcard.cli import main
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    term = signal.getsignal(signal.SIGTERM)
+    try:
+        monkeypatch.setattr("sys.argv", ["benchcard", "--version"])
+        with pytest.raises(SystemExit):
+            main()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is term
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal
+        child = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"],
+                                 stdout=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=20) == -signal.SIGINT
+    finally:
+        child.kill()
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()

@@ -3,10 +3,11 @@ single line on stderr and exit 1."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -91,22 +92,37 @@ def main() -> None:
     """Entry point for the `benchcard` script. SIGTERM (what `kill`, `timeout`, a cancelled CI job and `docker
     stop` send) stops a command as Ctrl-C does: a run records the replies it counted and says how to resume, where
     Python's default ended it on the spot, as SIGKILL does."""
-    _take_sigterm_as_ctrl_c()
-    cli(prog_name="benchcard")
+    with _sigterm_as_ctrl_c():
+        cli(prog_name="benchcard")
 
 
-def _take_sigterm_as_ctrl_c() -> None:
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
     """SIGTERM handled as Ctrl-C, also where Ctrl-C is not for this process. A shell without job control (a
     script's `benchcard run … &`, nohup, a CI step) starts a command with SIGINT ignored, so that the terminal's
     Ctrl-C reaches only the foreground; SIGTERM is sent to the command itself. With SIGINT ignored, asyncio's run
     installs no Ctrl-C handler, and SIGTERM ended such a run on the spot, its replies uncounted (docs/scale.md,
     "Kills and crashes"). So Ctrl-C is kept out by blocking SIGINT instead (as ignored, it never arrives, and a
     child inherits the block as it inherited the ignoring), and SIGINT gets Python's own handler, which asyncio
-    replaces with its own for a run: SIGTERM calls whichever is there."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    replaces with its own for a run: SIGTERM calls whichever is there.
+
+    The process is left as it was found on the way out: whoever called main() in-process (a test, a script) would
+    otherwise keep SIGINT blocked, and every process it starts after, a run a test stops with Ctrl-C too, would
+    never see a SIGINT. SIGINT is ignored again before it is unblocked, so one that arrived meanwhile is dropped as
+    it would have been."""
+    before_int, before_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    mask = None
+    if before_int is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _as_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before_term)
+        if mask is not None:
+            signal.signal(signal.SIGINT, before_int)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
