@@ -107,6 +107,11 @@ def test_the_cpu_quota_of_the_process_cgroup_or_a_parent_caps_the_cpus(tmp_path:
     for other in ("", "1:cpu:/docker\n", "0::/not/there\n"):  # cgroup v1, or a cgroup without a quota above it
         own.write_text(other, encoding="utf-8")
         assert usable_cpus(root, own) == cpus
+    latin1 = root / os.fsdecode(b"caf\xe9")  # a cgroup named in another encoding than UTF-8 (a traceback before)
+    latin1.mkdir()
+    (latin1 / "cpu.max").write_text("100000 100000\n", encoding="utf-8")
+    own.write_bytes(b"0::/caf\xe9\n")
+    assert usable_cpus(root, own) == 1
 
 
 @pytest.mark.local_model

@@ -168,7 +168,8 @@ def _cgroup_quota(root: Path, own_cgroup: Path) -> int | None:
     """The tightest `cpu.max` quota (rounded up to whole CPUs) from this process's cgroup up to the root, None
     when none is set or none can be read (cgroup v1, not Linux)."""
     try:
-        entry = next((line[3:] for line in own_cgroup.read_text(encoding="utf-8").splitlines()
+        # os.fsdecode: a cgroup's name is bytes, as a file's is, and need not be UTF-8 (it then read as a traceback)
+        entry = next((line[3:] for line in os.fsdecode(own_cgroup.read_bytes()).splitlines()
                       if line.startswith("0::/")), None)
     except OSError:
         return None
