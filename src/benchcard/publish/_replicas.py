@@ -80,8 +80,7 @@ def replication_line(replica: Run) -> tuple[str, str]:
 
 def _ab_row(run: Run, role: str, original: Run | None) -> dict[str, Any]:
     gap = run_gap(run.verdict_file) if run.verdict_file is not None else None
-    clauses = getattr(run.verdict_file, "clauses", None)
-    ci = getattr(clauses[0], "ci", None) if clauses else None  # an end null where nothing bounds it: ∓∞
+    ci = _written_ci(run)
     ci_text = written_interval(ci, missing=DASH) if isinstance(ci, list) else "no interval"
     finding, text = replication_line(run) if original is not None else ("", "")
     return {"role": role, "run_id": run.run_id, "date": run.date or "undated", "rig": run.rig_line,
@@ -153,10 +152,15 @@ def draw_replications(path: Path, original: Run, replicas: Sequence[Run],
     return True
 
 
+def _written_ci(run: Run) -> object:
+    """The first clause's interval as the run's verdict.json writes it: an end null where nothing bounds it (∓∞),
+    None for no interval or no verdict; the table shows it so, the plot draws only a finite one (`_ci`)."""
+    clauses = getattr(run.verdict_file, "clauses", None)
+    return getattr(clauses[0], "ci", None) if clauses else None
+
+
 def _ci(run: Run) -> list[float] | None:
-    verdict = run.verdict_file
-    clauses = getattr(verdict, "clauses", None)
-    ci = getattr(clauses[0], "ci", None) if clauses else None
+    ci = _written_ci(run)
     if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, int | float) and math.isfinite(x) for x in ci):
         return [float(ci[0]), float(ci[1])]
     return None
