@@ -5,6 +5,7 @@ sequential probe's gate decided at the sealed confidence."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -218,7 +219,7 @@ def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_pa
     """Every variant cell of the first stretch is cut off at max_tokens (within a generous allow_failed): the gap
     cannot be measured at look 1, so nothing is ruled out. Its futility p was taken as 0 and the run stopped there
     "for futility", a no-effect in the ledger with not one variant cell scored. Nor does the look read as a measured
-    statistic of 0 (its p of 1 as a z): the manifest holds null, and the verdict and the page say `none`."""
+    statistic of 0 (its p of 1 as a z): the manifest holds null, and the verdict and the page say `none`, for its futility statistic too."""
     server.configure({**clear_win(), "faults": [{"match": "Please.", "kind": "truncate", "times": 3}]})
     project = sequential_ab(tmp_path, server.base_url)
     card = project.card_path("colour-ab")
@@ -240,7 +241,14 @@ def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_pa
     assert "  look 1: 96 cells · statistic none · boundary" in judged.output, judged.output
     assert bc(project, "site", "--out", str(tmp_path / "site")).exit_code == 0
     [page] = (tmp_path / "site" / "runs" / "colour-ab").glob("v*/*/index.html")
-    assert '<td class="num">96</td><td class="num">none</td>' in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert '<td class="num">96</td><td class="num">none</td>' in html
+    # the futility test was taken at look 1 (it has a boundary) and measured nothing: `none`, as the statistic; `—`
+    # is kept for a look that took no futility test (the last), where both read `—` before
+    rows = [re.findall(r'<td class="num">([^<]*)</td>', row) for row in re.findall(r"<tr><td>\d+</td>.*?</tr>", html)]
+    first_row, last_row = rows[0], rows[-1]
+    assert first_row[4] == "none" and first_row[5] not in ("none", "—"), first_row
+    assert last_row[4:6] == ["—", "—"], last_row
 
 
 def test_a_replication_of_a_sequential_run_keeps_its_looks_and_compares_decisions(tmp_path: Path,

@@ -5,7 +5,7 @@ An ab run's statistic is its first clause's, in the units of `stats.sequential` 
 its mean score, drawn against the means that would have passed or failed its gate at each look and the gate.
 A statistic beyond the frame (held as ±40 in the manifest: beyond every boundary), the futility test's too, is drawn
 on its edge, marked. A look with no statistic (null in the manifest: no gap could be measured yet, e.g. after one
-repetition) has no point, and its row says `none`.
+repetition) has no point, and its row says `none`; so does its futility statistic where the futility test was taken.
 """
 
 from __future__ import annotations
@@ -34,13 +34,20 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
     _draw(folder / FILE, m, probe, gate)
     rows = [{"look": lk.look, "cells": f"{lk.cells:,}", "statistic": _shown(lk.statistic, UNMEASURED),
              "boundary": _shown(lk.boundary), "lower": _shown(lk.lower), "futility": _shown(lk.futility),
-             "futility_statistic": _shown(lk.futility_statistic), "decision": lk.decision} for lk in m.looks]
+             "futility_statistic": _futility_shown(lk), "decision": lk.decision} for lk in m.looks]
     line = stop_line(m.sequential, m.looks[-1])
     what = "mean score" if probe else "statistic of the first clause"
     alt = (f"The {what} at each of {len(m.looks)} look(s) taken, against each look's boundaries: {line}.")
     return {"src": FILE, "alt": alt, "line": line, "rows": rows, "probe": probe,
             "spending": m.sequential.spending_text, "alpha": fixed(m.sequential.alpha, missing=DASH),
             "looks": len(m.sequential.looks)}
+
+
+def _futility_shown(lk: Look) -> str:
+    """The futility statistic's cell: `none` where the look took the futility test (it has a boundary) but could
+    measure no gap, as the statistic's; `—` only where the test was not taken at this look (the last look, or a
+    card without futility). Both read `—` before, so an unmeasured test looked like one never taken."""
+    return _shown(lk.futility_statistic, UNMEASURED if lk.futility is not None else DASH)
 
 
 def _shown(x: float | None, missing: str = DASH) -> str:
