@@ -219,7 +219,8 @@ def test_a_look_where_no_variant_cell_was_scored_never_stops_for_futility(tmp_pa
     """Every variant cell of the first stretch is cut off at max_tokens (within a generous allow_failed): the gap
     cannot be measured at look 1, so nothing is ruled out. Its futility p was taken as 0 and the run stopped there
     "for futility", a no-effect in the ledger with not one variant cell scored. Nor does the look read as a measured
-    statistic of 0 (its p of 1 as a z): the manifest holds null, and the verdict and the page say `none`, for its futility statistic too."""
+    statistic of 0 (its p of 1 as a z): the manifest holds null, and the verdict and the page say `none`, for its
+    futility statistic too."""
     server.configure({**clear_win(), "faults": [{"match": "Please.", "kind": "truncate", "times": 3}]})
     project = sequential_ab(tmp_path, server.base_url)
     card = project.card_path("colour-ab")
