@@ -21,10 +21,10 @@ from benchcard.records.verdictfile import AbVerdict
 GOOD, BAD = "#1f4bb0", "#b3261e"
 
 
-def _run(tmp_path: Path, metric: str, test: str, base: list[float], var: list[float]) -> Run:
+def _run(tmp_path: Path, metric: str, test: str, base: list[float], var: list[float], reps: int = 2) -> Run:
     rows = [{"fixture": f"f{i}", "variant": v, "repetition": r, "metric": metric, "value": x + 0.01 * r}
             for i, (b, a) in enumerate(zip(base, var, strict=True)) for v, x in (("baseline", b), ("A", a))
-            for r in range(2)]
+            for r in range(reps)]
     return Run(card="c", version=1, run_id="r1", folder=tmp_path, verdict_file=_verdict(metric, test),
                table=pd.DataFrame(rows))
 
@@ -76,6 +76,14 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     svg = (tmp_path / plot["src"]).read_text(encoding="utf-8")
     assert "no interval: every fixture moved alike (sign-flip p 0.250)" in svg
     assert "95% CI" not in svg and "0.500, 0.500" not in svg
+    caption = _caption(plot)
+    assert (f"Blue line: the gap (0.500); no 95% interval is drawn: {reason} (sign-flip p 0.250)."
+            in caption.group(1))
+    assert "t interval" not in caption.group(1)
+
+
+def _caption(plot: dict[str, Any]) -> re.Match[str]:
+    """The figure's caption as the run's page renders it."""
     context: dict[str, Any] = {"run": {"run_id": "r1", "version": 1, "date": None, "rig_line": "m", "manifest": {},
                        "scratch": False, "set_aside": None, "unfinished_label": None, "card": "c"},
                "verdict": None, "plots": [plot], "pivot": None, "no_scored_cell": False, "href": "r1.html",
@@ -83,9 +91,26 @@ def test_fixtures_that_all_moved_alike_show_no_interval_not_certainty(tmp_path: 
     html = environment().get_template("_abrun.html").render(v=context)
     caption = re.search(r"<figcaption>(.*?)</figcaption>", html, re.S)
     assert caption is not None
-    assert (f"Blue line: the gap (0.500); no 95% interval is drawn: {reason} (sign-flip p 0.250)."
-            in caption.group(1))
-    assert "t interval" not in caption.group(1)
+    return caption
+
+
+@pytest.mark.parametrize("reps", [1, 2])
+def test_a_band_not_drawn_is_said_not_drawn_not_given_as_infinite(tmp_path: Path, reps: int) -> None:
+    """With one repetition the baseline's run-to-run spread cannot be measured and no grey band is drawn; the
+    caption read "Grey band: … ±∞" and the alt text "spread ±∞". Both now say there is no band, and why; with two
+    repetitions the band is drawn and given."""
+    run = _run(tmp_path, "field_recall", "rises", [0.25, 0.0, 0.5, 0.5], [0.75, 0.5, 1.0, 0.25], reps=reps)
+    plot = draw_plots(run, None, tmp_path, "")[0]
+    caption = _caption(plot).group(1)
+    assert "∞" not in caption and "∞" not in plot["alt"]
+    why = "the run-to-run spread cannot be measured with one repetition"
+    if reps == 1:
+        assert f"No grey band: {why}." in caption and "Grey band:" not in caption, caption
+        assert plot["alt"].endswith(f"baseline run-to-run spread not measured ({why})"), plot["alt"]
+    else:
+        assert "No grey band" not in caption and f"Grey band: the baseline's own run-to-run spread beyond its " \
+            f"sampling noise, ±{plot['floor']} (" in caption, caption
+        assert plot["alt"].endswith(f"baseline run-to-run spread ±{plot['floor']}"), plot["alt"]
 
 
 

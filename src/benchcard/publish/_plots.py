@@ -163,24 +163,40 @@ def _plot(run: Run, df: Any, clause: ClauseRef, variant: str, baseline: str, alp
         _draw(folder / narrow_name, kept, d[keep].tolist(), band, floor.value, metric, variant, baseline,
               clause, narrow=True)
     return (_view(band, prefix + name, prefix + narrow_name if narrow else None, metric, variant,
-                  baseline, clause, floor.value, run.judged_file is not None)
+                  baseline, clause, floor.value, run.judged_file is not None, _no_band(base))
             | {"n": int(keep.sum()), "skipped": [f for f, k in zip(fixtures, keep, strict=True) if not k]})
 
 
+def _no_band(base: Any) -> str:
+    """Why no grey band is drawn when the baseline's run-to-run spread is infinite (`stats.noise_floor`): one
+    repetition, or fewer than two fixtures scored in every repetition. The caption read "Grey band: … ±∞" with no
+    band on the figure."""
+    import numpy as np
+
+    if base.ndim < 2 or base.shape[1] < 2:
+        return "the run-to-run spread cannot be measured with one repetition"
+    whole = int((~np.isnan(base).any(axis=1)).sum())
+    return ("the run-to-run spread cannot be measured: it needs two fixtures scored in every repetition of the "
+            f"baseline, and {whole} {'is' if whole == 1 else 'are'}")
+
+
 def _view(band: Band, src: str, src_narrow: str | None, metric: str, variant: str, baseline: str,
-          clause: ClauseRef, floor: float, judged: bool) -> dict[str, Any]:
-    """What the page says of one figure: its alt text and the caption's figures, naming the interval drawn."""
+          clause: ClauseRef, floor: float, judged: bool, no_band: str) -> dict[str, Any]:
+    """What the page says of one figure: its alt text and the caption's figures, naming the interval drawn, and
+    why no grey band is drawn where the baseline's run-to-run spread is unmeasured (`no_band`, said only then)."""
+    band_text = f"±{fixed(floor, missing=DASH)}" if math.isfinite(floor) else f"not measured ({no_band})"
     level = f"{1 - band.alpha:.0%}"
     ci = (f"no interval ({band.no_interval}; sign-flip p {fixed(band.p_signflip, missing=DASH)})" if band.no_interval
           else interval(band.ci_low, band.ci_high, missing=DASH))
     alt = (f"{metric}, {variant} minus {baseline}, per fixture: gap {fixed(band.gap, missing=DASH)}, {level} CI {ci}, "
            f"{band.name}{'' if judged or band.kind == CALIBRATED else ' (no verdict yet)'}; baseline run-to-run spread "
-           f"±{fixed(floor, missing=DASH)}")
+           f"{band_text}")
     bound = ({"side": band.bound[0], "value": fixed(band.bound[1], missing=DASH)} if band.bound else None)
     return {"src": src, "src_narrow": src_narrow, "better": "lower" if good_sign(metric, clause) < 0 else "higher",
             "alt": alt, "metric": metric, "variant": variant, "gap": fixed(band.gap, missing=DASH), "ci": ci,
             "no_interval": band.no_interval, "p_signflip": fixed(band.p_signflip, missing=DASH),
-            "floor": fixed(floor, missing=DASH), "level": level, "calibrated": band.kind == CALIBRATED,
+            "floor": fixed(floor, missing=DASH), "no_band": None if math.isfinite(floor) else no_band,
+            "level": level, "calibrated": band.kind == CALIBRATED,
             "judged": judged, "bound": bound, "truncated": band.truncated,
             "bounded_gaps": [fixed(x, missing=DASH) for x in band.bounded_gaps] if band.bounded_gaps else None}
 
