@@ -130,3 +130,34 @@ def test_a_sample_is_compared_over_the_epochs_both_logs_scored() -> None:
     _, verdict = rule_on(five, one, win, ("A", "B"), head, 1, 200, Path("out"))
     assert verdict.metrics["acc"].gap == 0.0 and verdict.finding != "win"
     assert verdict.metrics["acc"].means == {"A": 1.0, "B": 1.0}
+
+
+def test_samples_left_out_of_the_figures_are_not_counted_as_compared_and_are_named() -> None:
+    """s6 and s7 were scored by both logs, but in different epochs (A's epoch 2 and B's epoch 1 failed), and s8
+    is in A alone: none is in the figures. The summary said 9 samples while the gap rested on 6, and s6, s7 went
+    unnamed (only their failed and missing cells were counted). The summary now counts the 6, and one note names
+    the others and why."""
+    from benchcard.card.reader import read_win_rule
+    from benchcard.compare import rule_on
+    from benchcard.records.verdictfigures import known
+    from benchcard.records.verdictfile import VerdictHead
+
+    ids = [f"s{i}" for i in range(8)]
+
+    def status(log: str, s: str, e: int) -> str:
+        return "failed" if s in ("s6", "s7") and (log, e) in (("a", 2), ("b", 1)) else "ok"
+
+    a = _log("a.eval", {(s, e): Sample(status("a", s, e), {"acc": float(i % 2)}) for i, s in enumerate(ids)
+                        for e in (1, 2)} | {("s8", 1): Sample("ok", {"acc": 1.0})}, metrics=("acc",))
+    b = _log("b.eval", {(s, e): Sample(status("b", s, e), {"acc": 1.0}) for s in ids for e in (1, 2)},
+             metrics=("acc",))
+    win = read_win_rule({"all": [{"metric": "acc", "test": "rises"}], "equivalence_margin": 0.05,
+                         "allow_failed": 40}, {}, "rule", {"acc"}, {s: None for s in [*ids, "s8"]})
+    head = VerdictHead(run="r", card="compare", version=None, kind="compare", rig="a vs b", seal_root=None,
+                       evidence="r")
+    _, verdict = rule_on(a, b, win, ("A", "B"), head, 1, 200, Path("out"))
+    [clause] = verdict.clauses
+    assert known(clause.n_fixtures) == 6
+    assert " on 6 of 9 sample(s) of t: " in verdict.summary, verdict.summary
+    assert ("left out of the figures, 3 of 9 sample(s): s6, s7 (scored in both logs, but in no epoch both scored: "
+            "an epoch pairs only with the same epoch); s8 (in one log only)") in verdict.notes, verdict.notes

@@ -25,7 +25,16 @@ from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest, seed_from
 from benchcard.card.model import Card, Prompt, Rig, WinRule
 from benchcard.compare._logs import Samples, read_samples
-from benchcard.compare._pairing import labels_of, pair, per_sample, same_samples, shared_metrics, unscored
+from benchcard.compare._pairing import (
+    labels_of,
+    left_out,
+    left_out_note,
+    pair,
+    per_sample,
+    same_samples,
+    shared_metrics,
+    unscored,
+)
 from benchcard.compare._rule import Ranges, ranges_from_options, rule_from_file, rule_from_options
 from benchcard.errors import CompareError
 from benchcard.project import Project
@@ -180,11 +189,17 @@ def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head:
         pending = ab_stats(card, per_sample(data), seed, n_resamples, pool, unmeasured_run_var=0.0, spans=spans)
         body = ab_body(card, data, _signflip_required(pending.result()), head)
     said = f"{body.why} {NO_RUN_TERM}"
+    left = left_out(data)
+    total = len(data.fixtures)
+    kept = total - sum(len(ids) for ids in left.values())
+    # the count the figures rest on: a sample in no figure is counted apart, and named in the notes
+    counted = f"{kept} of {total} sample(s)" if left else f"{total} sample(s)"
     return data, msgspec.structs.replace(
         body, why=f"{UNSEALED}: {said}",
-        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {len(data.fixtures)} sample(s) of "
+        summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {counted} of "
         f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
-        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})] + [
+        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})]
+        + ([left_out_note(left, total)] if left else []) + [
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
             for m, n in log.skipped.items() if m not in needed] + [  # the rule's: counted failed, said below
             f"{log.path}: {n} sample(s) have no number for {m}: counted as failed cells, not scored" for log in (a, b)

@@ -245,3 +245,42 @@ def _shared_means(data: RunData, column: np.ndarray, own: list[int], other: list
     mine, theirs = scored(own), scored(other)
     shared = [mine[e] for e in mine if e in theirs] if theirs else list(mine.values())
     return float(np.mean(shared)) if shared else math.nan
+
+
+#: Why a sample is in no figure, as the comparison's note says it (`left_out`).
+NO_COMMON_EPOCH = "scored in both logs, but in no epoch both scored: an epoch pairs only with the same epoch"
+ONE_LOG_ONLY = "in one log only"
+UNSCORED = "no epoch scored in one log or either"
+_LISTED = 10  # ids named per reason; the rest counted
+
+
+def left_out(data: RunData) -> dict[str, list[str]]:
+    """The samples the figures do not rest on, by why (in the order of `data.fixtures`): no epoch scored (`ok`) in
+    both logs and none truncated (a truncated sample is in the figures, bounded at the worst case). A sample
+    scored in both logs in different epochs was left out with no word, its missing cells alone counted, and the
+    summary counted it among the samples compared (8 where the figures rest on 6)."""
+    scored: list[list[set[int]]] = [[set(), set()] for _ in data.fixtures]
+    present: list[list[bool]] = [[False, False] for _ in data.fixtures]
+    cut = [False] * len(data.fixtures)
+    for v, f, r, s in zip(data.variant.tolist(), data.fixture.tolist(), data.repetition.tolist(),
+                          data.status.tolist(), strict=True):
+        present[f][v] = present[f][v] or s != MISSING
+        cut[f] = cut[f] or s == TRUNCATED
+        if s == OK:
+            scored[f][v].add(r)
+    out: dict[str, list[str]] = {}
+    for f, name in enumerate(data.fixtures):
+        a, b = scored[f]
+        if cut[f] or a & b:
+            continue
+        why = NO_COMMON_EPOCH if a and b else ONE_LOG_ONLY if not all(present[f]) else UNSCORED
+        out.setdefault(why, []).append(name)
+    return out
+
+
+def left_out_note(left: dict[str, list[str]], total: int) -> str:
+    """One line naming the samples left out of the figures and why (at most ten ids per reason, the rest counted)."""
+    parts = [", ".join(ids[:_LISTED]) + (f" and {len(ids) - _LISTED:,} more" if len(ids) > _LISTED else "")
+             + f" ({why})" for why, ids in left.items()]
+    n = sum(len(ids) for ids in left.values())
+    return f"left out of the figures, {n:,} of {total:,} sample(s): " + "; ".join(parts)
