@@ -49,6 +49,15 @@ def test_openrouter_cost_and_reasoning_tokens_are_read() -> None:
     assert (out.usage.output, out.usage.reasoning) == (40, 33)
 
 
+@pytest.mark.parametrize(("sent", "read"), [(5.0, 5), (5, 5), (5.5, 0), (-1.0, 0), (1e30, 0), (float("nan"), 0),
+                                             (True, 0), ("5", 0)])
+def test_a_token_count_is_read_as_the_whole_number_it_says(sent: Any, read: int) -> None:
+    """A server that does its sums in floats writes `"prompt_tokens": 5.0`: that is 5 tokens, not none (it was
+    read as 0, so the cost from the price table counted nothing for it). A count that is no whole number stays 0."""
+    out = parse_chat_completion(chat_reply(prompt_tokens=sent, completion_tokens=sent))
+    assert (out.usage.input, out.usage.output) == (read, read)
+
+
 def test_length_is_truncated_and_a_content_filter_is_a_refusal() -> None:
     assert parse_chat_completion(chat_reply("negat", "length")).status == "truncated"
     refused = parse_chat_completion(chat_reply("", "content_filter"))

@@ -696,7 +696,10 @@ MAX_CALL_COST = 1e9
 
 
 def number(value: Any) -> int:
-    """A token count from a usage object: ints from 0 to MAX_TOKENS_BILLED only, anything else is 0."""
+    """A token count from a usage object: whole numbers from 0 to MAX_TOKENS_BILLED only, anything else is 0. A
+    whole float (`5.0`, as a server that does its sums in floats writes it) is the count it says, not none."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_BILLED:
         return value
     return 0
