@@ -243,10 +243,10 @@ def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, ke
 
 def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64(tmp_path: Path, key: str) -> None:
     """A server that takes 5 calls at once and refuses the rest with `429, Retry-After: 0.05`, run at
-    --concurrency 64 with the default 4 attempts: the run ends, every cell has one row, no cell was answered
-    (billed) twice, and most cells get through. Each refused cell used to wait exactly what Retry-After asked, so the
-    59 refused came back together and were refused together again: 89 of 160 cells failed (with a jitter on top of
-    the wait, 3 to 23 in five runs; the bound below leaves room for a loaded machine)."""
+    --concurrency 64 with the default 4 attempts: the run ends, every cell is answered, and none twice (billed
+    twice). Each refused cell used to wait exactly what Retry-After asked, so the 59 refused came back together and
+    were refused together again: 89 of 160 cells failed; with a jitter on top of the wait, still 3 to 23 in five
+    runs. The calls in flight now narrow on each refusal (`_gate`) and the run finds the server's width."""
     lock = threading.Lock()
     state = {"in_flight": 0, "most": 0, "answered": 0}
 
@@ -285,7 +285,40 @@ def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64
     assert len(rows) == 160 and len({r["cell"] for r in rows}) == 160
     ok_rows = sum(r["status"] == "ok" for r in rows)
     assert state["most"] == 5 and state["answered"] == ok_rows, state  # no cell answered twice
-    assert ok_rows >= 128, (ok_rows, [r["error"] for r in rows if r["error"]][:3])
+    assert ok_rows == 160, (ok_rows, [r["error"] for r in rows if r["error"]][:3])
+    assert s["concurrency"] == 64 and 1 <= s["narrowed"] < 16, s
+
+
+def test_a_server_without_limits_gets_the_full_concurrency(tmp_path: Path, key: str) -> None:
+    """No slow-down without cause: a server that refuses nothing sees --concurrency calls in flight at once."""
+    lock = threading.Lock()
+    state = {"in_flight": 0, "most": 0}
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            with lock:
+                state["in_flight"] += 1
+                state["most"] = max(state["most"], state["in_flight"])
+            try:
+                time.sleep(0.2)
+                send_json(conn, RED_REPLY)
+            finally:
+                with lock:
+                    state["in_flight"] -= 1
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=8, repetitions=4)
+        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "16", "--timeout", "30")))
+    finally:
+        done.set()
+    rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
+    assert [r["status"] for r in rows] == ["ok"] * 64
+    assert state["most"] == 16, state
+    assert out["runs"][0]["narrowed"] is None
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])

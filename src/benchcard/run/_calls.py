@@ -1,20 +1,21 @@
 """The calls of one run: one HTTP client, N workers, each cell's attempts with backoff, one row per cell.
 
 Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.AiohttpTransport` (plain httpx's
-connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily
-from `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential
-backoff and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After` header
-asks, up to `max_wait` (600 s) between the attempts of one cell in all: a server asking for more is not waited on,
-and the cell's error says so (it counts as a failure in transport, so that a quota spent, asking every call to wait
-a day, stops the run as a dead endpoint does). A cell that still fails, or fails for good (another 4xx, a malformed
-answer), is recorded as `failed` with its error and never scored. An authentication or not-found error (401, 403,
-404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`. So does an
-endpoint that stops answering, or one that refuses every request alike (a 400 for a parameter the model does not
-take): after a few cells in a row fail in transport, or are refused with the same status across every variant and
-several fixtures, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed; `--resume`
-calls the cells not yet called, `--retry-failed` the others. Refusals of one variant or one fixture only (a content
-filter on the treatment's text, a fixture too long for the model) are that arm's or that fixture's outcome, and
-never stop it.
+connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily from
+`sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential backoff
+and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After` header asks, up
+to `max_wait` (600 s) between the attempts of one cell in all (and the calls in flight narrowed on a 429 or 529,
+`_gate`, so that a server taking fewer calls is not refused again at full width): a server asking for more is not
+waited on, and the cell's error says so (it counts as a failure in transport, so that a quota spent, asking every
+call to wait a day, stops the run as a dead endpoint does). A cell that still fails, or fails for good (another 4xx,
+a malformed answer), is recorded as `failed` with its error and never scored. An authentication or not-found error
+(401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`.
+So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a parameter the model
+does not take): after a few cells in a row fail in transport, or are refused with the same status across every
+variant and several fixtures, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed;
+`--resume` calls the cells not yet called, `--retry-failed` the others. Refusals of one variant or one fixture only
+(a content filter on the treatment's text, a fixture too long for the model) are that arm's or that fixture's
+outcome, and never stop it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from benchcard._util.text import squeezed
 from benchcard._util.urls import basic_auth, is_loopback
 from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, RetryableError, RunError, WorkerLost
 from benchcard.records.rows import OutputRow, Usage
+from benchcard.run._gate import CallGate, is_refusal
 from benchcard.run._progress import Progress
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
@@ -234,6 +236,10 @@ class Session:
     fixtures: int = 1
     notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
     replied: Counter[str] = field(default_factory=Counter)  # the model each reply named, counted (Completion.model)
+    gate: CallGate = field(init=False)  # the calls in flight allowed, `workers` at most, narrowed by refusals
+
+    def __post_init__(self) -> None:
+        self.gate = CallGate(self.workers)
 
     def note_reply(self, c: Completion) -> None:
         """Count the model a reply named (the key scrubbed from it, as from any text the server sent, before it
@@ -313,16 +319,21 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
     waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
     while True:
         attempts += 1
-        await s.limiter.wait()
-        try:
-            await s.provider.warm()  # the local model's worker, restarted outside the call's timeout
-        except WorkerLost as exc:
-            message = _scrub(s, _describe(exc))
-            raise Fatal(message, _failed(job, attempts, None, message)) from None
-        started = time.perf_counter()
-        outcome = await _attempt(s, job, attempts, started)
+        async with s.gate.slot() as sent_in:  # the calls in flight allowed now (`_gate`): a refusal narrows them
+            await s.limiter.wait()
+            try:
+                await s.provider.warm()  # the local model's worker, restarted outside the call's timeout
+            except WorkerLost as exc:
+                message = _scrub(s, _describe(exc))
+                raise Fatal(message, _failed(job, attempts, None, message)) from None
+            started = time.perf_counter()
+            outcome = await _attempt(s, job, attempts, started)
         if isinstance(outcome, OutputRow):
+            if outcome.status != "failed":
+                await s.gate.answered()
             return outcome
+        if is_refusal(outcome):
+            s.gate.refused(sent_in)
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
         if gave_up is not None:
             return gave_up

@@ -42,6 +42,7 @@ class RunSummary:
     seed: int | None = None
     concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
     capped: bool = False  # the provider took fewer calls at a time than asked
+    narrowed: int | None = None  # calls in flight allowed at the end, when 429s or 529s narrowed them (run/_gate)
     note: str = ""  # what a resume found, when it had nothing to call
     rpm: float | None = None  # the rate limit the calls kept (a resumed run keeps its own)
     judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
@@ -63,6 +64,9 @@ class RunSummary:
         out += [f"  {line}" for line in (self.looks, self.note, self.replies, self.judge_replies) if line]
         if self.capped:
             out.append(f"  {capped_note(self.provider, self.concurrency)}")
+        if self.narrowed is not None:
+            out.append(f"  the server refused calls for load (429/529): {self.narrowed} call"
+                       f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
         out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
                    + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
         for line in self.warnings[:SHOWN_WARNINGS]:
@@ -93,7 +97,7 @@ def capped_note(provider: str, workers: int) -> str:
 def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig, tally: Tally,
                 wall: float, called: int, resumed: bool, workers: int, capped: bool, note: str = "",
                 rpm: float | None = None, judge: JudgeSummary | None = None, batch: bool = False,
-                warnings: tuple[str, ...] = (), looks: str = "") -> RunSummary:
+                warnings: tuple[str, ...] = (), looks: str = "", narrowed: int | None = None) -> RunSummary:
     """The summary of a run as it now stands; `wall` is the `perf_counter` at which this invocation began."""
     total = int(manifest.cells or 0)
     needed = total if manifest.stopped_look is None else manifest.stopped_look.cells  # a sequential run's stop
@@ -104,7 +108,7 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         counts=tally.counts, missing=max(0, needed - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
-        capped=capped, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
+        capped=capped, narrowed=narrowed, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
         **_replies(store.read_manifest()),
     )
 
