@@ -9,6 +9,11 @@ R repetitions, every body distinct) is written into a temporary project and seal
     python benchmarks/run_throughput.py --mode resume --cells 10000 --done 9000
     python benchmarks/run_throughput.py --mode all          # each mode in a fresh process, as above
     python benchmarks/run_throughput.py --mode reference    # a bare aiohttp client: this server's floor
+    python benchmarks/run_throughput.py --mode limited --cells 2000 --takes 5   # a server taking 5 calls at once
+
+`limited` runs against a server of its own (in this process, so its CPU is counted too) that takes `--takes` calls
+at once and answers the rest `429, Retry-After: 0.05`: the run should find that width (`run/_gate`) and lose no
+cell, its wall near cells / takes × latency.
 
 Targets: (a) wall ≤ 1.10 × ideal, ideal = ceil(cells / concurrency) × latency; (b) runner CPU ≤ 1 ms per cell;
 (c) peak RSS ≤ 250 MB for 100,000 cells; (d) a resumed 10,000-cell run with 9,000 done makes its first call
@@ -188,13 +193,74 @@ def mode_reference(args: argparse.Namespace) -> dict[str, Any]:
             "mean_latency_ms": round(1000 * sum(latencies) / len(latencies), 2)}
 
 
+def mode_limited(args: argparse.Namespace) -> dict[str, Any]:
+    """`run` at `--concurrency` against a server taking `--takes` calls at once and refusing the rest with `429,
+    Retry-After: 0.05`: cells ok, calls refused, and the wall against the ideal at the server's own width."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    state = {"in_flight": 0, "most": 0, "answered": 0, "refused": 0}
+    reply = {"id": "x", "object": "chat.completion", "model": "fake-model", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        if state["in_flight"] >= args.takes:
+            state["refused"] += 1
+            return web.json_response({"error": {"message": "too many requests in flight"}}, status=429,
+                                     headers={"Retry-After": "0.05"})
+        state["in_flight"] += 1
+        state["most"] = max(state["most"], state["in_flight"])
+        try:
+            await asyncio.sleep(args.latency_ms / 1000.0)
+            state["answered"] += 1
+            return web.json_response(reply)
+        finally:
+            state["in_flight"] -= 1
+
+    async def models(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_get("/v1/models", models)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = runner.addresses[0][1]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = make_project(Path(tmp), args.cells, f"http://127.0.0.1:{port}/v1")
+            t0 = time.perf_counter()
+            [summary] = run(project, "synth", RunOptions(concurrency=args.concurrency, progress=False))
+            wall = time.perf_counter() - t0
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+    ideal = math.ceil(args.cells / args.takes) * args.latency_ms / 1000.0
+    return {"mode": "limited", "cells": args.cells, "latency_ms": args.latency_ms, "concurrency": args.concurrency,
+            "takes": args.takes, "wall_s": round(wall, 3), "ideal_s": round(ideal, 3),
+            "ratio": round(wall / ideal, 3) if ideal else None, "counts": summary.counts,
+            "answered_at_server": state["answered"], "refused_at_server": state["refused"],
+            "server_max_in_flight": state["most"], "narrowed": summary.narrowed}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("throughput", "memory", "resume", "reference", "all"), default="all")
+    parser.add_argument("--mode", default="all",
+                        choices=("throughput", "memory", "resume", "reference", "limited", "all"))
     parser.add_argument("--cells", type=int)
     parser.add_argument("--latency-ms", type=float)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--done", type=int, default=9000, help="resume mode: cells finished before the resume")
+    parser.add_argument("--takes", type=int, default=5, help="limited mode: calls the server takes at once")
     args = parser.parse_args()
     os.environ.setdefault(KEY_ENV, "sk-bench")
     if args.mode == "all":
@@ -204,10 +270,11 @@ def main() -> None:
             subprocess.run(cmd, check=True)
         return
     defaults = {"throughput": (10_000, 100.0), "memory": (100_000, 0.0), "resume": (10_000, 0.0),
-                "reference": (10_000, 100.0)}[args.mode]
+                "reference": (10_000, 100.0), "limited": (2_000, 50.0)}[args.mode]
     args.cells = args.cells or defaults[0]
     args.latency_ms = defaults[1] if args.latency_ms is None else args.latency_ms
-    modes = {"throughput": mode_throughput, "memory": mode_memory, "resume": mode_resume, "reference": mode_reference}
+    modes = {"throughput": mode_throughput, "memory": mode_memory, "resume": mode_resume, "reference": mode_reference,
+             "limited": mode_limited}
     result = modes[args.mode](args)
     print(json.dumps(result))
 

@@ -328,12 +328,12 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
                 raise Fatal(message, _failed(job, attempts, None, message)) from None
             started = time.perf_counter()
             outcome = await _attempt(s, job, attempts, started)
+            if is_refusal(outcome):  # narrowed before this slot passes on at the old width
+                s.gate.refused(sent_in)
+            elif isinstance(outcome, OutputRow) and outcome.status != "failed":
+                s.gate.answered()
         if isinstance(outcome, OutputRow):
-            if outcome.status != "failed":
-                await s.gate.answered()
             return outcome
-        if is_refusal(outcome):
-            s.gate.refused(sent_in)
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
         if gave_up is not None:
             return gave_up
