@@ -246,6 +246,21 @@ def serve_raw(listener: socket.socket, answer: Callable[[socket.socket], None], 
     threading.Thread(target=serve, daemon=True).start()
 
 
+def run_on_raw_server(root: Path, answer: Callable[[socket.socket], None], *args: str, fixtures: int = 2,
+                      repetitions: int = 1) -> tuple[Project, Result]:
+    """`benchcard run colour-ab *args` in an ab project at `root` whose provider is a raw socket server on
+    127.0.0.1 answering each connection with `answer` (serve_raw); the server is closed when the run ends."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    try:
+        project = ab_project(root, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=fixtures,
+                             repetitions=repetitions)
+        return project, bc(project, "run", "colour-ab", *args)
+    finally:
+        done.set()
+
+
 def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
     """A chat-completions server over TLS on 127.0.0.1 whose certificate nobody signed (made here by openssl, for
     IP 127.0.0.1): its base URL, the certificate, the handshakes it saw (one a connection; a refused one too) and

@@ -42,10 +42,10 @@ from ..helpers_run import (
     read_jsonl,
     read_request_body,
     recorded_sleeps,
+    run_on_raw_server,
     runs_of,
     seal_card,
     send_json,
-    serve_raw,
     summary,
     tls_server,
     write_config,
@@ -272,14 +272,9 @@ def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64
                 with lock:
                     state["in_flight"] -= 1
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=20, repetitions=4)
-        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "64", "--timeout", "30")))
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "64", "--timeout", "30",
+                                        fixtures=20, repetitions=4)
+    out = summary(ok(result))
     [s] = out["runs"]
     rows = read_jsonl(project.root / s["folder"] / "outputs.jsonl")
     assert len(rows) == 160 and len({r["cell"] for r in rows}) == 160
@@ -307,14 +302,9 @@ def test_a_server_without_limits_gets_the_full_concurrency(tmp_path: Path, key: 
                 with lock:
                     state["in_flight"] -= 1
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=8, repetitions=4)
-        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "16", "--timeout", "30")))
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "16", "--timeout", "30",
+                                        fixtures=8, repetitions=4)
+    out = summary(ok(result))
     rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
     assert [r["status"] for r in rows] == ["ok"] * 64
     assert state["most"] == 16, state
@@ -338,14 +328,8 @@ def test_a_compressed_answer_whose_stream_never_ends_is_called_again(tmp_path: P
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n"
                          b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (encoding.encode(), len(body), body))
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
-        out = summary(ok(bc(project, "run", "colour-ab", "--json", "--concurrency", "1")))
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "1")
+    out = summary(ok(result))
     rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
     assert [(r["status"], r["text"], r["attempts"]) for r in rows] == [("ok", "red", 2)] * 4
     assert len(calls_seen) == 8
@@ -369,14 +353,7 @@ def test_an_error_status_is_read_whatever_its_body(tmp_path: Path, key: str, sta
             seen.append(1)
             conn.sendall(b"HTTP/1.1 %s\r\nRetry-After: 0\r\n%s\r\nConnection: close\r\n\r\nxx" % (head, framing))
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
-        result = bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "2")
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--concurrency", "1", "--attempts", "2")
     if status == 401:
         assert result.exit_code == 1 and len(seen) == 1, result.output
         assert "error: HTTP 401: Unauthorized; the run stopped with 0 of 4 cells recorded." in result.output
@@ -404,14 +381,8 @@ def test_an_answer_cut_off_mid_body_is_retried_and_told_as_cut_off(tmp_path: Pat
             body = part if framing.startswith(b"Content") else b"%x\r\n%s\r\n" % (len(RED_REPLY), part)
             conn.sendall(b"HTTP/1.1 200 OK\r\n%s\r\nConnection: close\r\n\r\n%s" % (framing, body))
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
-        ok(bc(project, "run", "colour-ab", "--concurrency", "1", "--attempts", "2"))
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--concurrency", "1", "--attempts", "2")
+    ok(result)
     rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
     assert {r["error"] for r in rows} == {f"connection error: the answer was cut off before its end (Not enough data "
                                           f"to satisfy {said}) (gave up after 2 attempts)"}
@@ -431,14 +402,8 @@ def test_a_retry_after_of_many_digits_is_read_as_the_long_wait_it_asks(tmp_path:
             conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: %s\r\nContent-Length: 0\r\n"
                          b"Connection: close\r\n\r\n" % asked.encode())
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    serve_raw(listener, answer, done)
-    try:
-        project = ab_project(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", fixtures=2, repetitions=1)
-        ok(bc(project, "run", "colour-ab", "--concurrency", "1"))
-    finally:
-        done.set()
+    project, result = run_on_raw_server(tmp_path, answer, "--concurrency", "1")
+    ok(result)
     rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
     assert {r["error"] for r in rows} == {f"HTTP 429: Too Many Requests; the server asked to wait {said} s more, past "
                                           "the 600 s one cell may wait in all (gave up after 1 attempt)"}
