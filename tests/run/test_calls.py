@@ -12,6 +12,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,18 @@ from benchcard.run import _calls as calls
 from benchcard.run._calls import backoff_delay
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import ab_project, only_run, read_jsonl, recorded_sleeps
+from ..helpers_run import (
+    RED_REPLY,
+    ab_project,
+    ok,
+    only_run,
+    read_head,
+    read_jsonl,
+    read_request_body,
+    recorded_sleeps,
+    run_on_raw_server,
+    summary,
+)
 
 
 def test_backoff_is_full_jitter_and_honours_retry_after() -> None:
@@ -326,3 +338,62 @@ def test_a_socks_proxy_is_named_as_one_benchcard_cannot_use(tmp_path: Path, key:
     assert got == [] and len(errors) == 4, (got, result.output)
     assert all(f"the proxy socks5://127.0.0.1:{port} ($ALL_PROXY" in error for error in errors), errors
     assert "pr0xy-s3cret" not in result.output and _files_holding(project.root, "pr0xy-s3cret") == []
+
+
+# ------------------------------------------------------------------------------------ keep-alive closed unsaid
+
+_LINGER_0 = b"\x01\x00\x00\x00\x00\x00\x00\x00"  # SO_LINGER on, 0 s: close() sends a reset, not a FIN
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_not_counted(tmp_path: Path, key: str,
+                                                                                      reset: bool) -> None:
+    """Hostile audit (wire20): a server that keeps each connection open after its answer, saying nothing of closing
+    it, then drops it unanswered when the next request comes (as one closing idle connections does, the request
+    crossing the close). Each such call spent one of its cell's attempts and its backoff (48 cells at 4 in flight:
+    44 recorded with 2 to 4 attempts, one attempt from failing). The request never reached the server: it is sent
+    again at once on a new connection, and every cell is answered at its first attempt."""
+    lock = threading.Lock()
+    seen = {"answered": 0, "dropped": 0}
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            time.sleep(0.02)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(RED_REPLY), RED_REPLY))
+            with lock:
+                seen["answered"] += 1
+            if conn.recv(65536):  # the next request on this connection: dropped unanswered
+                with lock:
+                    seen["dropped"] += 1
+            if reset:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_0)
+
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "4", "--timeout", "30",
+                                        fixtures=6, repetitions=4)
+    out = summary(ok(result))
+    rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
+    assert [(r["status"], r["attempts"], r["error"]) for r in rows] == [("ok", 1, None)] * 48
+    assert seen["answered"] == 48 and seen["dropped"] >= 40, seen  # the connections were reused, then dropped
+    assert out["runs"][0]["narrowed"] is None
+
+
+def test_a_server_dropping_every_request_is_not_sent_them_again_at_once(tmp_path: Path, key: str) -> None:
+    """Only a request on a reused connection is sent again at once: a server that drops every request on a new
+    connection too gets one request per attempt, and each cell fails with the line of a dropped connection."""
+    lock = threading.Lock()
+    requests: list[int] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            with lock:
+                requests.append(1)
+
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "2", "--timeout", "30",
+                                        "--attempts", "2", fixtures=1, repetitions=1)
+    rows = read_jsonl(project.root / summary(result)["runs"][0]["folder"] / "outputs.jsonl")
+    assert len(rows) == 2 and len(requests) == 4, (rows, requests)
+    assert all(r["status"] == "failed" and r["attempts"] == 2 and r["error"].startswith(
+        "connection error: ServerDisconnectedError: Server disconnected (gave up after 2 attempts)") for r in rows)

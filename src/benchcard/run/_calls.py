@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import random
 import signal
@@ -33,7 +34,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import msgspec
@@ -56,6 +57,9 @@ from benchcard.run.providers.base import (
     without_secret,
 )
 from benchcard.run.store import OutputWriter, RunStore
+
+if TYPE_CHECKING:
+    from httpx_aiohttp.transport import AiohttpTransport
 
 #: A key refused, an endpoint not found, a redirect (never followed), a TLS certificate that cannot be verified: every
 #: cell would get the same, so the run stops.
@@ -102,6 +106,68 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
     return client
 
 
+#: Each request's record of whether aiohttp handed it a pooled connection (`_Transport`), set by a trace callback
+#: that runs in the requesting task: one list per request, so concurrent requests never read each other's.
+_REUSED: contextvars.ContextVar[list[bool]] = contextvars.ContextVar("benchcard_reused_connection")
+
+
+async def _note_reuse(*_args: object) -> None:
+    if (said := _REUSED.get(None)) is not None:
+        said.append(True)
+
+
+def _stale(exc: BaseException) -> bool:
+    """Whether a request failed as one sent on a keep-alive connection the server had already closed does: the
+    connection closed (cleanly, without a byte of an answer) or reset before any answer came. Never a timeout,
+    a connection that could not be made, or an answer cut off after it began."""
+    import aiohttp
+
+    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+    if isinstance(cause, aiohttp.ServerDisconnectedError):
+        return isinstance(cause.message, str)  # a partial answer is a message read, not a string
+    return isinstance(cause, aiohttp.ClientOSError | aiohttp.ClientConnectionResetError) and not isinstance(
+        cause, aiohttp.ClientConnectorError | TimeoutError)
+
+
+@lru_cache(maxsize=1)
+def _transport_class() -> type[AiohttpTransport]:
+    """httpx-aiohttp's transport, made to send a request again at once, on another connection, when the pooled
+    keep-alive connection it went out on turns out closed by the server (idle too long, or after as many requests
+    as the server takes on one, without `Connection: close` to say so). Such a request never reached the server's
+    handler: the resend is not another attempt of the cell, waits no backoff, and narrows nothing. aiohttp itself
+    resends only requests of idempotent methods, and a call is a POST. Only a request on a reused connection is
+    sent again (aiohttp's trace of the pool says which), so a server that drops every request, on fresh
+    connections too, fails it at once as before; each stale connection is dropped from the pool as it fails, so the
+    resends end by the pool's size."""
+    import aiohttp
+    from httpx_aiohttp.transport import AiohttpTransport
+
+    class Transport(AiohttpTransport):
+        def get_client(self) -> aiohttp.ClientSession:
+            trace = aiohttp.TraceConfig()
+            trace.on_connection_reuseconn.append(_note_reuse)
+            most = self.limits.max_connections
+            connector = aiohttp.TCPConnector(keepalive_timeout=self.limits.keepalive_expiry, ssl=self.ssl_context,
+                                             limit=100 if most is None else most)
+            return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            resends = (self.limits.max_connections or 100) + 1
+            while True:
+                reused: list[bool] = []
+                token = _REUSED.set(reused)
+                try:
+                    return await super().handle_async_request(request)
+                except httpx.HTTPError as exc:
+                    if not (reused and resends > 0 and _stale(exc)):
+                        raise
+                    resends -= 1
+                finally:
+                    _REUSED.reset(token)
+
+    return Transport
+
+
 @lru_cache(maxsize=1)
 def _client_class() -> type[httpx.AsyncClient]:
     """httpx-aiohttp's client, its proxies' credentials sent as a header: the transport hands them to aiohttp as
@@ -109,6 +175,10 @@ def _client_class() -> type[httpx.AsyncClient]:
     from httpx_aiohttp import HttpxAiohttpClient
 
     class Client(HttpxAiohttpClient):
+        def _init_transport(self, *args: Any, transport: httpx.AsyncBaseTransport | None = None,
+                            **kwargs: Any) -> httpx.AsyncBaseTransport:
+            return transport if transport is not None else _transport_class()(*args, **kwargs)
+
         def _transport_for_url(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
             """Direct for a loopback host: httpx's mounts match a host by name or one address, never a range, so
             $NO_PROXY=127.0.0.1 (or a mount of it) left 127.0.0.2, `app.localhost` and `::ffff:127.0.0.1` proxied.
@@ -128,7 +198,7 @@ def _client_class() -> type[httpx.AsyncClient]:
             if auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
                 headers["Authorization"] = auth
             plain = httpx.Proxy(proxy.url, headers=headers)  # the URL without its user and password
-            return super()._init_proxy_transport(plain, *args, **kwargs)
+            return _transport_class()(*args, **{**kwargs, "proxy": plain})
 
     return Client
 
