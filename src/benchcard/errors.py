@@ -91,7 +91,7 @@ class _ControlFlow(Exception):
 
 class RetryableError(_ControlFlow):
     """A transport-level failure that another attempt may cure (429, 5xx, timeout, dropped connection, a 200
-    whose body is not JSON)."""
+    whose body is not JSON or not in the API's shape)."""
 
     def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
         super().__init__(message)
@@ -100,7 +100,7 @@ class RetryableError(_ControlFlow):
 
 
 class CallError(_ControlFlow):
-    """A call that failed for good (4xx other than 429, a malformed answer): recorded, never scored."""
+    """A call that failed for good (4xx other than 429, a reply past its cap): recorded, never scored."""
 
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)

@@ -465,6 +465,46 @@ def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: P
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
 
+@pytest.mark.parametrize(("garbage", "said"), [
+    (b"[]", "a 200 answer whose JSON is a list, not a chat completion (an object with `choices`)"),
+    (b'"ok"', "a 200 answer whose JSON is a string, not a chat completion (an object with `choices`)"),
+    (b"null", "a 200 answer whose JSON is null, not a chat completion (an object with `choices`)"),
+    (b'{"choices": [{"message": {"content": 5}, "finish_reason": "stop"}]}',
+     "a 200 answer whose `choices[0].message.content` is a number, neither text nor a list of parts"),
+])
+def test_a_200_of_json_in_another_shape_is_retried_then_failed_never_scored(tmp_path: Path, key: str,
+                                                                             garbage: bytes, said: str) -> None:
+    """Hostile audit (wire20): a 200 whose JSON is not the API's shape failed its cell at once, where a body that is
+    not JSON is retried: a flaky proxy's garbage either way. Sent to each cell's first call, every cell is answered
+    at its second; sent to every call of one fixture, its cells fail after --attempts with one line saying what came,
+    what was expected and which endpoint sent it, and are never scored."""
+    lock = threading.Lock()
+    seen: set[bytes] = set()
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            body = read_request_body(conn, read_head(conn))
+            with lock:
+                first = body not in seen
+                seen.add(body)
+            send_json(conn, garbage if first or b"number 0" in body else RED_REPLY)
+
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--attempts", "3", fixtures=2, repetitions=1)
+    [s] = summary(ok(result))["runs"]
+    rows = {(r["fixture"], r["cell"]): r for r in read_jsonl(project.root / s["folder"] / "outputs.jsonl")}
+    assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
+    url = json.loads((project.root / s["folder"] / "manifest.json").read_text())["base_url"]
+    for (fixture, _), row in rows.items():
+        if fixture == "item-000":
+            assert (row["status"], row["attempts"], row["text"]) == ("failed", 3, "")
+            assert row["error"] == (f"malformed response: {said} (POST {url}/chat/completions) (gave up after 3 "
+                                    "attempts)")
+        else:
+            assert (row["status"], row["attempts"], row["text"], row["error"]) == ("ok", 2, "red", None)
+    scores = read_jsonl(project.root / s["folder"] / "scores.jsonl")
+    assert sorted((x["fixture"], x["score"]) for x in scores if x["score"] is None) == [("item-000", None)] * 2
+
+
 @pytest.mark.parametrize(("fault", "said"), [
     ("redirect", "error: HTTP 307: the server redirects the call to http://elsewhere.invalid/v1/chat/completions; "
                  "benchcard does not follow redirects"),

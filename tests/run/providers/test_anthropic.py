@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
 
-from benchcard.errors import CallError, ProviderError
+from benchcard.errors import ProviderError, RetryableError
 from benchcard.run.providers.anthropic import AnthropicProvider, parse_message
 
 from ...helpers_providers import CLAUDE, SEEN, anthropic_reply, client_for, complete, probe_card
@@ -50,8 +51,28 @@ def test_anthropic_stop_reasons() -> None:
     assert parse_message(anthropic_reply({"type": "text", "text": "re"}, stop="max_tokens")).status == "truncated"
     refused = parse_message(anthropic_reply(stop="refusal"))
     assert refused.status == "failed" and "refusal" in (refused.error or "")
-    with pytest.raises(CallError, match="malformed"):
+    with pytest.raises(RetryableError, match=r"^malformed response: a 200 answer with no `content`, not a Messages API "
+                       r"message \(a list of content blocks\)$"):
         parse_message({"type": "message"})
+
+
+_NOT_A_MESSAGE = "not a Messages API message (an object with `content`)"
+
+
+@pytest.mark.parametrize(("bad", "said"), [
+    ([], f"a 200 answer whose JSON is a list, {_NOT_A_MESSAGE}"),
+    ("ok", f"a 200 answer whose JSON is a string, {_NOT_A_MESSAGE}"),
+    (None, f"a 200 answer whose JSON is null, {_NOT_A_MESSAGE}"),
+    (42, f"a 200 answer whose JSON is a number, {_NOT_A_MESSAGE}"),
+    ({"type": "message", "content": "red"},
+     "a 200 answer with `content` a string, not a Messages API message (a list of content blocks)"),
+])
+def test_an_answer_not_in_the_messages_shape_is_malformed_and_retried(bad: Any, said: str) -> None:
+    """As for chat (test_openai): retried, one line saying what came, what was expected, and from where."""
+    provider = AnthropicProvider(CLAUDE, client_for(lambda r: httpx.Response(200, content=json.dumps(bad).encode())))
+    with pytest.raises(RetryableError) as sent:
+        complete(provider, {"model": "c", "messages": []})
+    assert str(sent.value) == f"malformed response: {said} (POST {CLAUDE.base_url}/messages)"
 
 
 def test_the_model_a_message_names_is_kept() -> None:

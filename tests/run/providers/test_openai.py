@@ -113,14 +113,45 @@ def test_a_finish_reason_that_is_not_text_is_no_answer(finish: Any) -> None:
     assert (out.error or "").startswith("not an answer: the stop reason is not text (")
 
 
-def test_malformed_answers_are_call_errors() -> None:
-    bads: list[Any] = [{}, {"choices": []}, [], {"choices": [{"message": {"content": 5}}]}]
-    for bad in bads:
-        with pytest.raises(CallError, match="malformed"):
-            parse_chat_completion(bad)
+MALFORMED_CHATS: list[tuple[Any, str]] = [
+    ([], "a 200 answer whose JSON is a list, not a chat completion (an object with `choices`)"),
+    ("ok", "a 200 answer whose JSON is a string, not a chat completion"),
+    (None, "a 200 answer whose JSON is null, not a chat completion"),
+    (42, "a 200 answer whose JSON is a number, not a chat completion"),
+    (True, "a 200 answer whose JSON is true, not a chat completion"),
+    ({}, "a 200 answer with no `choices`, not a chat completion (a list of choices, each an object with a `message`)"),
+    ({"choices": []}, "a 200 answer with `choices` empty, not a chat completion"),
+    ({"choices": "red"}, "a 200 answer with `choices` a string, not a chat completion"),
+    ({"choices": [None]}, "a 200 answer with `choices[0]` null, not a chat completion"),
+    ({"choices": [{"finish_reason": "stop"}]}, "a 200 answer whose `choices[0].message` is null, not an object"),
+    ({"choices": [{"message": "red"}]}, "a 200 answer whose `choices[0].message` is a string, not an object"),
+    ({"choices": [{"message": {"content": 5}}]},
+     "a 200 answer whose `choices[0].message.content` is a number, neither text nor a list of parts"),
+    ({"choices": [{"message": {"content": {"text": "red"}}}]},
+     "a 200 answer whose `choices[0].message.content` is an object, neither text nor a list of parts"),
+]
+
+
+@pytest.mark.parametrize(("bad", "said"), MALFORMED_CHATS)
+def test_an_answer_not_in_the_chat_shape_is_malformed_and_retried(bad: Any, said: str) -> None:
+    """Hostile audit (wire20): JSON of another shape in a 200 (a list, a string, null, an object without choices,
+    a content of another type) was a CallError, failed at once where a body that is not JSON is retried: a flaky
+    proxy's garbage is the same either way. Each is retried, its line saying what came and what was expected, and
+    the endpoint that sent it."""
+    with pytest.raises(RetryableError) as raised:
+        parse_chat_completion(bad)
+    assert str(raised.value).startswith("malformed response: " + said), str(raised.value)
+    provider = OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, content=json.dumps(bad).encode())))
+    with pytest.raises(RetryableError) as sent:
+        complete(provider, {"model": "m", "messages": []})
+    assert str(sent.value) == f"{raised.value} (POST {OPENAI.base_url}/chat/completions)"
+
+
+def test_malformed_answers_are_retried() -> None:
     # a body that is not JSON at all is transport (a proxy's page, a cut-off body): worth another attempt
     provider = OpenAIProvider(OPENAI, client_for(lambda r: httpx.Response(200, content=b'{"choices": [')))
-    with pytest.raises(RetryableError, match="malformed response: HTTP 200 with a body that is not JSON"):
+    with pytest.raises(RetryableError, match=r"^malformed response: HTTP 200 with a body that is not JSON \(13 bytes, "
+                       r"no content type\) \(POST http"):
         complete(provider, {"model": "m", "messages": []})
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchcard.errors import CallError, ProviderError
+from benchcard.errors import ProviderError
 from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
     Completion,
     HttpProvider,
     answer_error,
     error_detail,
+    json_kind,
+    malformed,
     mapping,
     money,
     number,
@@ -84,7 +86,7 @@ class AnthropicProvider(HttpProvider):
 
 
 def parse_message(data: Any, secret: str | None = None) -> Completion:
-    """A Messages-API message → Completion; anything else is a malformed answer (CallError).
+    """A Messages-API message → Completion; anything else is a malformed answer (`base.malformed`, retried).
 
     An error object in a 200 answer (`{"type": "error", "error": {"type": "overloaded_error", ...}}`, as a
     stream or a proxy delivers it) is raised as the HTTP error its type stands for, so it is retried when that
@@ -97,8 +99,12 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
         code = ERROR_TYPES.get(kind)
         detail = error_detail(err.get("message"), secret)
         raise answer_error(f"API error {kind}" + (f": {detail}" if detail else "") + " (in a 200 answer)", code)
-    if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-        raise CallError("malformed response: no content blocks")
+    if not isinstance(data, Mapping):
+        raise malformed(f"a 200 answer whose JSON is {json_kind(data)}, not a Messages API message (an object with "
+                        "`content`)")
+    if not isinstance(data.get("content"), list):
+        shape = "no `content`" if data.get("content") is None else f"`content` {json_kind(data.get('content'))}"
+        raise malformed(f"a 200 answer with {shape}, not a Messages API message (a list of content blocks)")
     # a text block's text that is not a string (null) brings no text: never the word "None" scored as an answer
     blocks = [b for b in data["content"] if isinstance(b, Mapping)]
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]

@@ -298,6 +298,28 @@ def error_detail(message: Any, secret: str | None) -> str:
     return redact(squeezed(str(message or ""), ERROR_DETAIL_CHARS), secret)
 
 
+#: How every answer that is not in the API's shape is told (a body that is not JSON, JSON of another shape).
+MALFORMED = "malformed response: "
+
+
+def malformed(what: str) -> RetryableError:
+    """A 200 answer that is not in the API's shape (`what` says what came and what was expected): a flaky proxy's
+    garbage, which says nothing about the model, so another attempt may get the answer, as after a 5xx (bounded by
+    --attempts); the cell is then recorded failed with this line, never scored."""
+    return RetryableError(MALFORMED + what, status=200)
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in words: `a list`, `a string`, `null`, … (for a line saying what came instead)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    kinds = {str: "a string", int: "a number", float: "a number", list: "a list"}
+    return next((name for kind, name in kinds.items() if isinstance(value, kind)),
+                "an object" if isinstance(value, Mapping) else type(value).__name__)
+
+
 def answer_error(message: str, status: int | None, retry_after: float | None = None) -> RetryableError | CallError:
     """The error for a failed answer, by the HTTP status it stands for (an HTTP error, or an error object in a 200
     answer): another attempt may cure 408, 409, 429, 5xx and an error without a status; nothing cures the rest."""
@@ -560,7 +582,13 @@ class HttpProvider(Provider):
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         key = read_key(self.config)
-        return self.parse(await self._post(body, self._headers_for(key), key), key)
+        data = await self._post(body, self._headers_for(key), key)
+        try:
+            return self.parse(data, key)
+        except RetryableError as exc:  # an answer not in the API's shape: which endpoint gave it
+            if not str(exc).startswith(MALFORMED):
+                raise
+            raise RetryableError(f"{exc} (POST {shown_url(str(self.url))})", exc.retry_after, exc.status) from None
 
     def _headers_for(self, key: str | None) -> httpx.Headers:
         """Every header of a call: the client's defaults, the config's, the vendor's. Built again only when
@@ -606,11 +634,10 @@ class HttpProvider(Provider):
         try:
             return json.loads(content)
         except (ValueError, UnicodeDecodeError, RecursionError):
-            # A proxy's HTML page or a body cut off in transit says nothing about the model: another attempt
-            # may get the answer, as after a 5xx (bounded by --attempts like any retry).
+            # A proxy's HTML page or a body cut off in transit says nothing about the model (`malformed`).
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
-            raise RetryableError(f"malformed response: HTTP {status} with a body that is not JSON "
-                                 f"({len(content)} bytes, {kind})", status=status) from None
+            raise RetryableError(f"{MALFORMED}HTTP {status} with a body that is not JSON ({len(content)} bytes, "
+                                 f"{visible(kind[:60])}) (POST {shown_url(str(self.url))})", status=status) from None
 
 
 @dataclass(frozen=True)

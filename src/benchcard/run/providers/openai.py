@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchcard._util.text import squeezed
-from benchcard.errors import CallError, RetryableError
+from benchcard.errors import RetryableError
 from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
     UPSTREAM_ERROR,
@@ -20,6 +20,8 @@ from benchcard.run.providers.base import (
     ProviderConfig,
     answer_error,
     error_detail,
+    json_kind,
+    malformed,
     mapping,
     money,
     number,
@@ -62,27 +64,35 @@ class OpenAIProvider(HttpProvider):
 
 
 def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
-    """A chat completion object → Completion; anything else is a malformed answer (CallError).
+    """A chat completion object → Completion; anything else is a malformed answer (`base.malformed`, retried).
 
     An error reported inside a 200 answer (OpenRouter: an `error` object beside or instead of the choices, or
     on the choice, or `finish_reason: "error"`) is raised like the HTTP error it stands for, so it is retried
     when that status would be and is never recorded as an answer.
     """
     if not isinstance(data, Mapping):
-        raise CallError("malformed response: not a JSON object")
+        raise malformed(f"a 200 answer whose JSON is {json_kind(data)}, not a chat completion (an object with "
+                        "`choices`)")
     _raise_error_object(data.get("error"), secret)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise CallError("malformed response: no choices")
+        shape = "no `choices`" if choices is None else "`choices` empty" if choices == [] else \
+            f"`choices` {json_kind(choices)}" if not isinstance(choices, list) else \
+            f"`choices[0]` {json_kind(choices[0])}"
+        raise malformed(f"a 200 answer with {shape}, not a chat completion (a list of choices, each an object with "
+                        "a `message`)")
     choice = choices[0]
     _raise_error_object(choice.get("error"), secret)
-    message = mapping(choice.get("message"))
-    text, said = _text_of(message.get("content"))
     said_finish = choice.get("finish_reason")
     finish = said_finish if isinstance(said_finish, str) else None
     if finish == UPSTREAM_ERROR:
         raise RetryableError("upstream error: a 200 answer with finish_reason error (the provider behind the "
                              "endpoint failed mid-answer)")
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise malformed(f"a 200 answer whose `choices[0].message` is {json_kind(message)}, not an object with "
+                        "`content`")
+    text, said = _text_of(message.get("content"))
     usage_map = mapping(data.get("usage"))
     details = mapping(usage_map.get("completion_tokens_details"))
     usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
@@ -106,7 +116,8 @@ def _text_of(content: Any) -> tuple[str, bool]:
         texts = [p["text"] for p in content
                  if isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)]
         return "".join(texts), bool(texts)
-    raise CallError("malformed response: message content is neither text nor a list of parts")
+    raise malformed(f"a 200 answer whose `choices[0].message.content` is {json_kind(content)}, neither text nor a "
+                    "list of parts")
 
 
 def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
