@@ -49,9 +49,10 @@ def test_only_a_call_in_a_slot_runs_past_the_width() -> None:
     assert asyncio.run(go()) == 2
 
 
-def test_a_refusal_is_a_429_or_a_529_only() -> None:
-    assert is_refusal(RetryableError("x", status=429)) and is_refusal(RetryableError("x", status=529))
-    assert not is_refusal(RetryableError("x", status=503)) and not is_refusal(CallError("x", status=400))
+def test_a_refusal_is_a_429_a_503_or_a_529_only() -> None:
+    assert all(is_refusal(RetryableError("x", status=status)) for status in (429, 503, 529))
+    assert not is_refusal(RetryableError("x", status=500)) and not is_refusal(RetryableError("x", status=502))
+    assert not is_refusal(CallError("x", status=400))
     assert not is_refusal(RetryableError("timed out"))
 
 

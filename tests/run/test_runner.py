@@ -241,12 +241,18 @@ def test_429_is_retried_after_retry_after(tmp_path: Path, server: FakeServer, ke
     assert server.stats()["by_status"] == {"429": 4, "200": 4}
 
 
-def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64(tmp_path: Path, key: str) -> None:
+@pytest.mark.parametrize("refusal", [b"429 Too Many Requests\r\nRetry-After: 0.05", b"503 Service Unavailable",
+                                     b"503 Service Unavailable\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT"],
+                         ids=["429", "503", "503-date"])
+def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64(tmp_path: Path, key: str,
+                                                                                 refusal: bytes) -> None:
     """A server that takes 5 calls at once and refuses the rest with `429, Retry-After: 0.05`, run at
     --concurrency 64 with the default 4 attempts: the run ends, every cell is answered, and none twice (billed
     twice). Each refused cell used to wait exactly what Retry-After asked, so the 59 refused came back together and
     were refused together again: 89 of 160 cells failed; with a jitter on top of the wait, still 3 to 23 in five
-    runs. The calls in flight now narrow on each refusal (`_gate`) and the run finds the server's width."""
+    runs. The calls in flight now narrow on each refusal (`_gate`) and the run finds the server's width. A 503
+    (overloaded: OpenAI's engine, nginx's limit_conn and limit_req) is the same refusal, with a Retry-After or
+    without (hostile audit, wire20: it did not narrow them)."""
     lock = threading.Lock()
     state = {"in_flight": 0, "most": 0, "answered": 0}
 
@@ -260,8 +266,8 @@ def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64
                     state["most"] = max(state["most"], state["in_flight"])
             if refused:
                 body = b'{"error": {"message": "too many requests in flight"}}'
-                conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0.05\r\nConnection: close\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                conn.sendall(b"HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
+                             % (refusal, len(body), body))
                 return
             try:
                 time.sleep(0.05)

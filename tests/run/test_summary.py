@@ -169,5 +169,5 @@ def test_a_run_narrowed_by_refusals_says_how_many_calls_it_kept_in_flight() -> N
     """A server that refused calls for load (run/_gate) narrowed the run's calls in flight: the summary says to
     what, so that a user sees the rate the API took, not only the --concurrency asked."""
     lines = summary_of(concurrency=64, narrowed=5).lines()
-    assert lines[1] == "  the server refused calls for load (429/529): 5 calls at a time at the end, of 64 allowed"
+    assert lines[1] == "  the server refused calls for load (429/503/529): 5 calls at a time at the end, of 64 allowed"
     assert "refused" not in " ".join(summary_of(concurrency=64).lines())

@@ -4,7 +4,7 @@ Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.A
 connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily from
 `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential backoff
 and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After` header asks, up
-to `max_wait` (600 s) between the attempts of one cell in all (and the calls in flight narrowed on a 429 or 529,
+to `max_wait` (600 s) between the attempts of one cell in all (and the calls in flight narrowed on a 429, 503 or 529,
 `_gate`, so that a server taking fewer calls is not refused again at full width): a server asking for more is not
 waited on, and the cell's error says so (it counts as a failure in transport, so that a quota spent, asking every
 call to wait a day, stops the run as a dead endpoint does). A cell that still fails, or fails for good (another 4xx,

@@ -1,13 +1,13 @@
 """The calls in flight a run allows, found as it goes: additive increase, multiplicative decrease.
 
 `--concurrency` is the most calls a run keeps in flight, not the rate the API takes. A server that takes fewer
-answers the rest `429` (Anthropic's overload, `529`), and a run that sends them again at the same width is refused
-again: each refusal spends one of a cell's attempts, so cells failed at the rate limit they were meant to find. The
-gate halves the calls allowed on each refusal (never below 1) and lets them grow again with each answer, up to
-`--concurrency`: quickly (one per answer) back to half the width the refusals began at, then slowly (one per a
-width's worth of answers, as TCP's congestion avoidance), and slower still within one of that width, so that the
-run does not probe past the rate it found every few calls, each probe being another cell's attempt spent. A server
-that never refuses keeps the full width.
+answers the rest `429` (or `503`, overloaded; Anthropic: `529`), and a run that sends them again at the same width
+is refused again: each refusal spends one of a cell's attempts, so cells failed at the rate limit they were meant
+to find. The gate halves the calls allowed on each refusal (never below 1) and lets them grow again with each
+answer, up to `--concurrency`: quickly (one per answer) back to half the width the refusals began at, then slowly
+(one per a width's worth of answers, as TCP's congestion avoidance), and slower still within one of that width, so
+that the run does not probe past the rate it found every few calls, each probe being another cell's attempt spent.
+A server that never refuses keeps the full width.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from collections.abc import AsyncIterator
 
 from benchcard.errors import CallError, RetryableError
 
-#: The statuses that say "too many at once": a rate limit (429) and Anthropic's overloaded (529).
-REFUSED_STATUSES = frozenset({429, 529})
+#: The statuses that say "too many at once": a rate limit (429), overloaded (503: OpenAI's "engine overloaded",
+#: nginx's limit_conn and limit_req, a gateway in front of a full vLLM) and Anthropic's overloaded (529).
+REFUSED_STATUSES = frozenset({429, 503, 529})
 
 
 def is_refusal(error: object) -> bool:

@@ -42,7 +42,7 @@ class RunSummary:
     seed: int | None = None
     concurrency: int = 0  # calls in flight at most: --concurrency, capped by the provider (`workers_for`)
     capped: bool = False  # the provider took fewer calls at a time than asked
-    narrowed: int | None = None  # calls in flight allowed at the end, when 429s or 529s narrowed them (run/_gate)
+    narrowed: int | None = None  # calls in flight allowed at the end, when 429s, 503s or 529s narrowed them (run/_gate)
     note: str = ""  # what a resume found, when it had nothing to call
     rpm: float | None = None  # the rate limit the calls kept (a resumed run keeps its own)
     judge: JudgeSummary | None = None  # a judge card's judging pass, counted apart from the model's calls
@@ -65,7 +65,7 @@ class RunSummary:
         if self.capped:
             out.append(f"  {capped_note(self.provider, self.concurrency)}")
         if self.narrowed is not None:
-            out.append(f"  the server refused calls for load (429/529): {self.narrowed} call"
+            out.append(f"  the server refused calls for load (429/503/529): {self.narrowed} call"
                        f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
         out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
                    + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
