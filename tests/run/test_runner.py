@@ -392,6 +392,31 @@ def test_an_answer_cut_off_mid_body_is_retried_and_told_as_cut_off(tmp_path: Pat
                                           f"to satisfy {said}) (gave up after 2 attempts)"}
 
 
+@pytest.mark.parametrize(("answer", "said"), [
+    (b"HTTP/1.1 abc nope\r\n\r\n", "Bad status line: Invalid status code"),
+    (b"SSH-2.0-OpenSSH_8.9\r\n", "Bad status line: Expected HTTP/, RTSP/ or ICE/"),
+    (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n", "Got more than 8190 bytes when reading"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}", "Duplicate Content-Length"),
+], ids=["status", "ssh", "header", "length"])
+def test_an_answer_that_is_not_http_is_told_so_in_one_line(tmp_path: Path, key: str, answer: bytes,
+                                                           said: str) -> None:
+    """Hostile audit (wire20): an answer aiohttp's parser refuses (a status line that is none, another protocol, a
+    header past 8 KiB, two Content-Lengths) was told in its words, `ClientResponseError: 400, message="Bad status
+    line:\n Invalid status code:\n\n b'…'\n ^", url='…'`: a "400" no server sent, the server's bytes and the URL
+    quoted. It is retried as a dropped connection is, and told in one line of what was wrong."""
+    def reply(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            conn.sendall(answer)
+
+    project, result = run_on_raw_server(tmp_path, reply, "--concurrency", "1", "--attempts", "2")
+    ok(result)
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert {(r["status"], r["attempts"], r["error"]) for r in rows} == {(
+        "failed", 2, f"connection error: the server's answer is not HTTP benchcard can read ({said}) (gave up after "
+                     "2 attempts)")}
+
+
 @pytest.mark.parametrize(("asked", "said"), [("9" * 23, "1e+23"), ("9" * 400, "inf"), ("9" * 30 + ".5", "1e+30")])
 def test_a_retry_after_of_many_digits_is_read_as_the_long_wait_it_asks(tmp_path: Path, key: str, asked: str,
                                                                      said: str) -> None:

@@ -677,6 +677,10 @@ def _connection_error(cause: BaseException) -> str:
     if isinstance(cause, aiohttp.ClientPayloadError):  # its own words quote aiohttp's internal code, a "400"
         said = getattr(cause.__cause__, "message", None) or str(cause)
         return f"connection error: the answer was cut off before its end ({visible(str(said))[:120].rstrip('.')})"
+    if isinstance(cause, aiohttp.ClientResponseError):  # the parser's own "400", never a status the server sent
+        said = str(cause.message).split("\n\n")[0].split(" b'")[0].split(' b"')[0]
+        return (f"connection error: the server's answer is not HTTP benchcard can read "
+                f"({visible(squeezed(said, 120)).rstrip(' :.')})")
     if isinstance(cause, aiohttp.ClientProxyConnectionError):
         return (f"connection error: cannot reach the proxy {cause.host}:{cause.port} ($HTTPS_PROXY, $HTTP_PROXY "
                 f"or $ALL_PROXY; $NO_PROXY lists the hosts called directly): {cause.os_error}")
