@@ -14,7 +14,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -38,6 +38,7 @@ from ..helpers_run import (
     read_request_body,
     recorded_sleeps,
     run_on_raw_server,
+    serve_raw,
     summary,
 )
 
@@ -397,3 +398,42 @@ def test_a_server_dropping_every_request_is_not_sent_them_again_at_once(tmp_path
     assert len(rows) == 2 and len(requests) == 4, (rows, requests)
     assert all(r["status"] == "failed" and r["attempts"] == 2 and r["error"].startswith(
         "connection error: ServerDisconnectedError: Server disconnected (gave up after 2 attempts)") for r in rows)
+
+
+def test_a_body_sent_as_a_stream_is_never_sent_again_half_read(key: str) -> None:
+    """A body sent as a stream (as httpx sends a file's upload) is read as it goes: sent again on another connection
+    it could go out empty or cut. Only a body held whole is sent again at once; a stream's call fails as before, and
+    its caller's own retry reads the file again."""
+    bodies: list[bytes] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            bodies.append(read_request_body(conn, read_head(conn)))
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            conn.recv(65536)  # the next request on this connection: dropped unanswered
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/files"
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b'{"a": '
+        yield b"1}"
+
+    async def go() -> tuple[int, str]:
+        client = calls.make_client(1, 10.0)
+        try:
+            first = await client.post(url, content=b'{"a": 0}', headers={"Content-Length": "8"})
+            with pytest.raises(httpx.HTTPError) as raised:
+                await client.post(url, content=stream(), headers={"Content-Length": "8"})
+            return first.status_code, repr(raised.value.__cause__)
+        finally:
+            await client.aclose()
+
+    try:
+        status, cause = asyncio.run(go())
+    finally:
+        done.set()
+    assert status == 200 and cause.startswith("ServerDisconnectedError")
+    assert bodies == [b'{"a": 0}']  # the stream went out once, on the stale connection, and was not sent again

@@ -129,6 +129,14 @@ def _stale(exc: BaseException) -> bool:
         cause, aiohttp.ClientConnectorError | TimeoutError)
 
 
+def _replayable(request: httpx.Request) -> bool:
+    """Whether a request's body is held whole, so it can be sent again (a stream is read once)."""
+    try:
+        return request.content is not None
+    except httpx.RequestNotRead:
+        return False
+
+
 @lru_cache(maxsize=1)
 def _transport_class() -> type[AiohttpTransport]:
     """httpx-aiohttp's transport, made to send a request again at once, on another connection, when the pooled
@@ -138,7 +146,7 @@ def _transport_class() -> type[AiohttpTransport]:
     resends only requests of idempotent methods, and a call is a POST. Only a request on a reused connection is
     sent again (aiohttp's trace of the pool says which), so a server that drops every request, on fresh
     connections too, fails it at once as before; each stale connection is dropped from the pool as it fails, so the
-    resends end by the pool's size."""
+    resends end by the pool's size. A body sent as a stream (a batch file's upload) is not sent again here."""
     import aiohttp
     from httpx_aiohttp.transport import AiohttpTransport
 
@@ -152,7 +160,7 @@ def _transport_class() -> type[AiohttpTransport]:
             return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
 
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            resends = (self.limits.max_connections or 100) + 1
+            resends = (self.limits.max_connections or 100) + 1 if _replayable(request) else 0
             while True:
                 reused: list[bool] = []
                 token = _REUSED.set(reused)
