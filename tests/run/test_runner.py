@@ -479,10 +479,14 @@ def test_truncation_is_recorded_apart_and_never_scored(tmp_path: Path, server: F
     assert {(s["status"], s["score"]) for s in read_jsonl(folder / "scores.jsonl")} == {("truncated", None)}
 
 
-@pytest.mark.parametrize("kind", ["malformed", "html"])
+@pytest.mark.parametrize(("kind", "said"), [
+    ("malformed", "malformed response: HTTP 200 with a body that is not JSON"),
+    ("html", "malformed response: HTTP 200 with a body that is not JSON"),
+    ("shapeless", "malformed response: a 200 answer whose JSON is a list, not a chat completion")])
 def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: Path, server: FakeServer, key: str,
-                                                                     kind: str) -> None:
-    """A proxy's HTML page or a cut-off body is transport, not the model: retried like a 5xx, up to --attempts."""
+                                                                     kind: str, said: str) -> None:
+    """A proxy's HTML page, a cut-off body or JSON of another shape is transport, not the model: retried like a 5xx,
+    up to --attempts."""
     s, outputs = fault_run(tmp_path / "once", server, [{"kind": kind, "times": 1, "match": "number 0"}])
     cured = [o for o in outputs if o["fixture"] == "item-000"]
     assert len(cured) == 2 and all(o["status"] == "ok" and o["attempts"] == 2 for o in cured)
@@ -491,7 +495,7 @@ def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: P
                               "--attempts", "3")
     bad = [o for o in outputs if o["fixture"] == "item-000"]
     assert len(bad) == 2 and all(o["status"] == "failed" and o["attempts"] == 3 for o in bad)
-    assert all("malformed response: HTTP 200 with a body that is not JSON" in o["error"] for o in bad)
+    assert all(o["error"].startswith(said) for o in bad), bad
     assert all("gave up after 3 attempts" in o["error"] for o in bad)
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
@@ -886,6 +890,12 @@ NOT_ANSWERS = [
      "API error overloaded_error: injected upstream error 529 (in a 200 answer)"),
     ("anthropic", {"default_reply": "negative", "faults": [{"kind": "error200", "code": 400, "times": 9}]}, 1,
      "API error invalid_request_error: injected upstream error 400 (in a 200 answer)"),
+    # JSON of another shape (hostile audit, wire20): retried as a body that is not JSON, then failed
+    ("openai", {"default_reply": "negative", "faults": [{"kind": "shapeless", "times": 9}]}, 2,
+     "malformed response: a 200 answer whose JSON is a list, not a chat completion (an object with `choices`) (POST "),
+    ("anthropic", {"default_reply": "negative", "faults": [{"kind": "shapeless", "times": 9}]}, 2,
+     "malformed response: a 200 answer whose JSON is a list, not a Messages API message (an object with `content`) "
+     "(POST "),
 ]
 
 

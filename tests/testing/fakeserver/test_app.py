@@ -373,7 +373,8 @@ def test_the_command_line_explains_its_options_and_config() -> None:
                           timeout=60, check=True)
     for text in ("usage: python -m benchcard.fakeserver", "--port PORT", "--config CONFIG", "--latency-ms",
                  "Fault kinds: 400 (a request refused)", "html (200, a proxy's HTML page)",
-                 "redirect (307 to\nanother host", "zstd_bomb (200, zstd", "POST /v1/chat/completions",
+                 "redirect (307 to another host", "zstd_bomb (200, zstd",
+                 "shapeless (200, JSON of another shape: [])", "POST /v1/chat/completions",
                  'base_url: "http://127.0.0.1:PORT/v1"', "It prints its base URL (…/v1)"):
         assert text in done.stdout
     assert "``" not in done.stdout and ":class:" not in done.stdout and "Why it exists" not in done.stdout

@@ -34,9 +34,9 @@ Config keys (all optional), see :func:`parse_config`::
 
 Fault kinds: ``400`` (a request refused), ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection
 closed, no response), ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply,
-``length`` / ``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``html`` (200 with a proxy's
-HTML page), ``error200`` (200 whose body is an error object
-reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
+``length`` / ``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``shapeless`` (200 whose
+body is JSON of another shape, ``[]``), ``html`` (200 with a proxy's HTML page), ``error200`` (200 whose body is
+an error object reporting HTTP ``code``, default 502: OpenRouter's ``{"error": {code, message}}`` or the Messages API's
 ``{"type": "error", ...}``), ``null`` (200 whose message content is null, as a tool call or a refusal without
 its reason comes: chat's ``content: null``, no text block, no Responses output; the finish reason still
 ``stop``), ``mistyped`` (200 with one field of another JSON type, as a proxy translating APIs may write it: chat's

@@ -296,6 +296,8 @@ async def _fault_response(request: web.Request, anthropic: bool, fault: FaultRul
         return await _drop(request)
     if fault.kind == "malformed":
         return web.Response(body=MALFORMED_BODY, status=200, content_type="application/json")
+    if fault.kind == "shapeless":  # JSON whole, of another shape than any API's answer
+        return web.Response(body=b"[]", status=200, content_type="application/json")
     if fault.kind == "error200":
         return web.json_response(error_in_200(anthropic, fault.code))
     if fault.kind == "html":  # a captive portal or proxy answering in the API's place
@@ -449,13 +451,13 @@ A call is answered by the first reply whose "match" occurs in its user message, 
 may add "finish_reason", "reasoning_tokens" and "cost". "reply_model" names another model in every reply than the
 one asked (a router's fallback); null names the model asked.
 
-Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response),
-hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200,
-JSON cut off), html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message
-content is null: chat's `content: null`, no text block, no Responses output; finish_reason stop), redirect (307 to
-another host, an answer in its body), bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that
-inflates to 256 MiB). A fault hits the first
-`times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
+Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response), hang
+(hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200, JSON
+cut off), shapeless (200, JSON of another shape: []), html (200, a proxy's HTML page), error200 (200 holding an
+error object), null (200 whose message content is null: chat's `content: null`, no text block, no Responses output;
+finish_reason stop), redirect (307 to another host, an answer in its body), bad_redirect (307 whose Location is not
+a URL), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the first `times` calls of each distinct
+request body it matches, in list order; `total` caps its hits over all bodies.
 """
 
 

@@ -53,7 +53,7 @@ _NESTED = "@@nested@@"  # where a `nested` line's lists go, once the line is wri
 TRICKLE_BYTES = 300
 #: What a trickled download sends every 0.1 s.
 TRICKLE_BLOCK = 16
-FAILING = frozenset({"400", "429", "500", "503", "drop", "hang", "malformed", "error200"})
+FAILING = frozenset({"400", "429", "500", "503", "drop", "hang", "malformed", "shapeless", "error200"})
 
 
 @dataclass
