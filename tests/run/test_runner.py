@@ -500,6 +500,28 @@ def test_a_200_that_is_not_json_is_retried_a_bounded_number_of_times(tmp_path: P
     assert s["counts"] == {"ok": 2, "truncated": 0, "failed": 2}
 
 
+@pytest.mark.parametrize(("body", "said"), [
+    (b'{"choices": [{"message": {"content": "caf\xe9"}, "finish_reason": "stop"}]}',
+     "(72 bytes, application/json: not UTF-8 at byte 41)"),
+    (b"[" * 100_000 + b"]" * 100_000, "(200,000 bytes, application/json: nested too deeply to read)"),
+], ids=["latin-1", "nested"])
+def test_a_200_that_cannot_be_read_as_json_says_why(tmp_path: Path, key: str, body: bytes, said: str) -> None:
+    """Hostile audit (wire20): a body in Latin-1 or nested past any reader's stack was told only as "a body that is
+    not JSON", which a user looking at JSON in a proxy's log would not believe; the line now says which it was."""
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            send_json(conn, body)
+
+    project, result = run_on_raw_server(tmp_path, answer, "--attempts", "2", fixtures=1, repetitions=1)
+    ok(result)
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    url = json.loads((only_run(project, "colour-ab") / "manifest.json").read_text())["base_url"]
+    assert {(r["status"], r["error"]) for r in rows} == {("failed", f"malformed response: HTTP 200 with a body that "
+                                                         f"is not JSON {said} (POST {url}/chat/completions) (gave up "
+                                                         "after 2 attempts)")}
+
+
 @pytest.mark.parametrize(("garbage", "said"), [
     (b"[]", "a 200 answer whose JSON is a list, not a chat completion (an object with `choices`)"),
     (b'"ok"', "a 200 answer whose JSON is a string, not a chat completion (an object with `choices`)"),

@@ -633,11 +633,14 @@ class HttpProvider(Provider):
                                parse_retry_after(response.headers))
         try:
             return json.loads(content)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             # A proxy's HTML page or a body cut off in transit says nothing about the model (`malformed`).
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
-            raise RetryableError(f"{MALFORMED}HTTP {status} with a body that is not JSON ({len(content)} bytes, "
-                                 f"{visible(kind[:60])}) (POST {shown_url(str(self.url))})", status=status) from None
+            why = f": not UTF-8 at byte {exc.start:,}" if isinstance(exc, UnicodeDecodeError) else \
+                ": nested too deeply to read" if isinstance(exc, RecursionError) else ""
+            raise RetryableError(f"{MALFORMED}HTTP {status} with a body that is not JSON ({len(content):,} bytes, "
+                                 f"{visible(kind[:60])}{why}) (POST {shown_url(str(self.url))})",
+                                 status=status) from None
 
 
 @dataclass(frozen=True)
