@@ -106,6 +106,11 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
     return client
 
 
+#: A request's extension saying it is sent once only, never again by the transport, even on a keep-alive connection
+#: found closed: a batch's create, which may have been made though its answer was lost, so that the driver looks for
+#: it before making it again (`batch/_vendors.request`).
+SEND_ONCE = "benchcard_send_once"
+
 #: Each request's record of whether aiohttp handed it a pooled connection (`_Transport`), set by a trace callback
 #: that runs in the requesting task: one list per request, so concurrent requests never read each other's.
 _REUSED: contextvars.ContextVar[list[bool]] = contextvars.ContextVar("benchcard_reused_connection")
@@ -146,7 +151,8 @@ def _transport_class() -> type[AiohttpTransport]:
     resends only requests of idempotent methods, and a call is a POST. Only a request on a reused connection is
     sent again (aiohttp's trace of the pool says which), so a server that drops every request, on fresh
     connections too, fails it at once as before; each stale connection is dropped from the pool as it fails, so the
-    resends end by the pool's size. A body sent as a stream (a batch file's upload) is not sent again here."""
+    resends end by the pool's size. A body sent as a stream (a batch file's upload) is not sent again here, nor a
+    request marked `SEND_ONCE`."""
     import aiohttp
     from httpx_aiohttp.transport import AiohttpTransport
 
@@ -160,7 +166,8 @@ def _transport_class() -> type[AiohttpTransport]:
             return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
 
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            resends = (self.limits.max_connections or 100) + 1 if _replayable(request) else 0
+            once = request.extensions.get(SEND_ONCE) or not _replayable(request)
+            resends = 0 if once else (self.limits.max_connections or 100) + 1
             while True:
                 reused: list[bool] = []
                 token = _REUSED.set(reused)

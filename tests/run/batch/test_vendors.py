@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -389,3 +390,47 @@ def test_a_batch_time_without_an_offset_is_utc_whatever_the_local_zone(tmp_path:
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_create_on_a_keep_alive_connection_found_closed_is_not_sent_again(tmp_path: Path) -> None:
+    """A call on a keep-alive connection the server closed unsaid is sent again at once (`run/_calls`), but not a
+    batch's create: it may have been made though no answer came, and two batches would bill the grid twice. Its
+    RetryableError goes to the driver, which looks for the batch before making another; the poll before it, on
+    the same kind of connection, is sent again and answered."""
+    from benchcard.errors import RetryableError
+    from benchcard.run._calls import make_client
+
+    from ...helpers_run import read_head, read_request_body, serve_raw
+
+    seen: list[bytes] = []  # the requests answered
+    dropped: list[bytes] = []  # those sent on a connection after its first, dropped
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            head = read_head(conn)
+            read_request_body(conn, head) if b"content-length" in head.lower() else None
+            seen.append(head.split(b" ")[1])
+            body = b'{"id": "batch_1", "status": "in_progress", "request_counts": {"total": 1}}'
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            if after := conn.recv(65536):  # the next request on this connection: dropped unanswered
+                dropped.append(after.split(b" ")[1])
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    config = ProviderConfig("raw", "openai", f"http://127.0.0.1:{listener.getsockname()[1]}/v1", "BC_TEST_OPENAI_KEY")
+    vendor = vendor_for(OpenAIProvider(config, make_client(1, 10.0)), 3, (0.0, 0.0))
+    claim = Claim("run", "digest", 1, frozenset({"c"}), file_id="file_1")
+
+    async def go() -> None:
+        await vendor.poll("batch_1")
+        await vendor.poll("batch_1")  # on the kept connection, dropped: sent again on a new one
+        with pytest.raises(RetryableError, match="Server disconnected"):
+            await vendor.submit(tmp_path / "chunk.jsonl", claim)
+
+    try:
+        ask(vendor, lambda v: go())
+    finally:
+        done.set()
+    assert seen == [b"/v1/batches/batch_1"] * 2  # the poll dropped was sent again, the create was not
+    assert dropped == [b"/v1/batches/batch_1", b"/v1/batches"]

@@ -26,7 +26,7 @@ from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
-from benchcard.run._calls import backoff_delay
+from benchcard.run._calls import SEND_ONCE, backoff_delay
 from benchcard.run.batch._results import result_ids, vendor_word
 from benchcard.run.providers.base import (
     MAX_REPLY_BYTES,
@@ -193,7 +193,10 @@ class Vendor:
                       **kwargs: Any) -> Any:
         """One control call with retries on 429/5xx/timeouts; the parsed JSON answer, or the body saved to
         `stream_to` (written to a `.part` name and renamed only when whole). With `resend` False (a create, which
-        may have been made although its answer was lost) the first RetryableError is raised to the caller."""
+        may have been made although its answer was lost) the first RetryableError is raised to the caller, and the
+        client never sends it again itself (`SEND_ONCE`)."""
+        if not resend:
+            kwargs["extensions"] = {**kwargs.get("extensions", {}), SEND_ONCE: True}
         attempt, waited = 0, 0.0
         while True:
             attempt += 1
