@@ -111,7 +111,7 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
 #: it before making it again (`batch/_vendors.request`).
 SEND_ONCE = "benchcard_send_once"
 
-#: Each request's record of whether aiohttp handed it a pooled connection (`_Transport`), set by a trace callback
+#: Each request's record of whether aiohttp handed it a pooled connection (`_transport_class`), set by a trace callback
 #: that runs in the requesting task: one list per request, so concurrent requests never read each other's.
 _REUSED: contextvars.ContextVar[list[bool]] = contextvars.ContextVar("benchcard_reused_connection")
 

@@ -314,7 +314,7 @@ def json_kind(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return f"{str(value).lower()}"
+        return str(value).lower()
     kinds = {str: "a string", int: "a number", float: "a number", list: "a list"}
     return next((name for kind, name in kinds.items() if isinstance(value, kind)),
                 "an object" if isinstance(value, Mapping) else type(value).__name__)
