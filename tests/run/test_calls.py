@@ -435,5 +435,6 @@ def test_a_body_sent_as_a_stream_is_never_sent_again_half_read(key: str) -> None
         status, cause = asyncio.run(go())
     finally:
         done.set()
-    assert status == 200 and cause.startswith("ServerDisconnectedError")
+    # the server closes with the second request unread or half read: a disconnect or a reset, as the bytes fall
+    assert status == 200 and cause.startswith(("ServerDisconnectedError", "ClientOSError(104"))
     assert bodies == [b'{"a": 0}']  # the stream went out once, on the stale connection, and was not sent again
