@@ -272,3 +272,31 @@ def test_no_credential_reaches_any_file_page_or_output(tmp_path: Path, server: F
     _no_secret_in("the log", caplog.text)
     manifest = json.loads(next(root.rglob(f"{run}/manifest.json")).read_text())
     assert manifest["judge"]["base_url"] == server.base_url  # the URL is kept, its password is not
+
+
+@pytest.mark.parametrize("how", ["key", "password"])
+def test_a_key_or_password_too_short_to_find_in_a_reply_is_refused_before_any_call(
+        tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A 7-character key (`abc1234`) or URL password (`hunter2`) echoed by the server was written to outputs.jsonl
+    as the model's text: a reply is cleared of a key of 8 characters or more only. Now it is one line, no call."""
+    server.configure({"default_reply": "red", "echo_key": True})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    if how == "key":
+        monkeypatch.setenv(KEY_ENV, "abc1234")
+        said = (f"error: {KEY_ENV} holds a key of 7 character(s): one shorter than 8 cannot be told from a model's "
+                "own words, so it could not be kept out of a reply that quotes it; use a key of 8 characters or more "
+                "(a server that takes none: declare it in benchcard.yaml without api_key_env)\n")
+    else:
+        write_config(project.root, server.base_url.replace("://", "://alice:hunter2@", 1), key_env=None)
+        said = ("error: the base URL of provider 'fake' holds a password of 7 character(s): one shorter than 8 "
+                "cannot be told from a model's own words, so it could not be kept out of a reply that quotes it; "
+                "use a password of 8 characters or more\n")
+    refused = bc(project, "run", "colour-ab")
+    assert (refused.exit_code, refused.stdout, refused.stderr) == (1, "", said)
+    assert server.stats(by_request=False)["calls"] == 0 and not project.results_dir.exists()
+    monkeypatch.setenv(KEY_ENV, "abc12345")  # 8 characters: taken, and taken out of the echo
+    write_config(project.root, server.base_url)
+    ran = bc(project, "run", "colour-ab", "--json")
+    assert ran.exit_code == 0, ran.output
+    outputs = project.root / json.loads(ran.stdout)["runs"][0]["folder"] / "outputs.jsonl"
+    assert {json.loads(line)["text"] for line in outputs.read_text().splitlines()} == {"red (you sent [redacted])"}

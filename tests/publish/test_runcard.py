@@ -179,7 +179,7 @@ def test_a_run_card_names_the_rigs_of_its_runs_and_lists_them(tmp_path: Path,
     from ..helpers_run import KEY_ENV
     from ..helpers_run import ab_project as make
 
-    monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
     with FakeServer() as server:
         server.configure({"default_reply": "red"})
         project = make(tmp_path / "proj", server.base_url, fixtures=3, repetitions=1)

@@ -213,7 +213,7 @@ def test_run_gate_refuses_an_ungated_probe_before_any_call(tmp_path: Path, serve
     write_config(tmp_path, server.base_url)
     project = seal_card(tmp_path, PROBE)
     server.configure({"default_reply": "negative", "record_bodies": True})
-    monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
     result = bc(project, "run", PROBE, "--gate")
     assert result.exit_code == 1 and "field 'gate': missing" in result.stderr
     assert server.stats()["bodies"] == [] and not project.results_dir.exists()

@@ -28,7 +28,7 @@ from benchcard._util.names import visible
 from benchcard._util.text import ascii_decimal, ascii_int, squeezed
 from benchcard._util.urls import basic_auth, shown_url, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
-from benchcard.project import Endpoint
+from benchcard.project import CONFIG_FILE, Endpoint
 from benchcard.records.rows import (
     Status,  # the one status vocabulary of a cell: ok, truncated, failed
     Usage,  # tokens as the provider bills them: the record outputs.jsonl keeps
@@ -183,8 +183,14 @@ def missing_key_message(variable: str) -> str:
     return f"{variable} is not set; export it, or run on the embedded model with --provider local"
 
 
+#: A key (or a base URL's password) shorter than this is refused before any call: finding it in a reply's text to
+#: take it out would rewrite ordinary words, and leaving it would write the key to disk.
+MIN_SECRET_CHARS = 8
+
+
 def require_key(cfg: ProviderConfig) -> None:
-    """Fail before anything is planned or sent when the provider's key variable is unset or empty."""
+    """Fail before anything is planned or sent when the provider's key variable is unset or empty, or its key (or
+    its URL's password) is one no header can carry or no reply could be cleared of."""
     if cfg.type != "local" and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
         raise ProviderError(missing_key_message(cfg.api_key_env))
     value = os.environ.get(cfg.api_key_env) if cfg.type != "local" and cfg.api_key_env else None
@@ -194,6 +200,17 @@ def require_key(cfg: ProviderConfig) -> None:
     if value is not None and not value.isascii():  # httpx sends headers as ASCII: every call would fail
         raise ProviderError(f"{cfg.api_key_env} holds a character outside ASCII (a typographic dash or quote, or a "
                             "no-break space, pasted with it?); no HTTP header can carry it. Set it to the key alone")
+    if value is not None and len(value) < MIN_SECRET_CHARS:
+        raise ProviderError(f"{cfg.api_key_env} holds a key of {len(value)} character(s): one shorter than "
+                            f"{MIN_SECRET_CHARS} cannot be told from a model's own words, so it could not be kept "
+                            "out of a reply that quotes it; use a key of 8 characters or more (a server that takes "
+                            f"none: declare it in {CONFIG_FILE} without api_key_env)")
+    password = cfg.credentials[1] if cfg.type != "local" and cfg.credentials is not None else ""
+    if password and len(password) < MIN_SECRET_CHARS:
+        raise ProviderError(f"the base URL of provider '{cfg.name}' holds a password of {len(password)} "
+                            f"character(s): one shorter than {MIN_SECRET_CHARS} cannot be told from a model's own "
+                            "words, so it could not be kept out of a reply that quotes it; use a password of 8 "
+                            "characters or more")
 
 
 def read_key(cfg: ProviderConfig) -> str | None:
@@ -215,10 +232,6 @@ def redact(text: str, secret: str | None) -> str:
     if secret:
         text = text.replace(secret, "[redacted]")
     return _KEYLIKE.sub("[redacted]", text)
-
-
-#: A key shorter than this is not looked for in a reply's text: replacing it would rewrite ordinary words.
-MIN_SECRET_CHARS = 8
 
 
 def without_secret(text: str, secret: str | None) -> str:
