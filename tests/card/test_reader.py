@@ -122,6 +122,19 @@ def test_ab_prompt_needs_both_slots(tmp_path: Path) -> None:
     assert "must contain {{variant}} exactly once" in message
 
 
+@pytest.mark.parametrize(("part", "slot"), [("user", "{{label}}"), ("user", "{{ variant }}"), ("user", "{{key}}"),
+                                           ("system", "{{fixture.id}}"), ("system", "{{Fixture}}")])
+def test_a_slot_no_value_fills_is_refused_not_sent_as_braces(tmp_path: Path, part: str, slot: str) -> None:
+    """`{{label}}` (a fixture's key column), a slot written with spaces or another case: `check` passed them and
+    every request carried the braces to the model, where the author meant a value (hostile audit, round 20)."""
+    text = AB_CARD.replace("Name the colour.", f"Name the colour. {slot}") if part == "user" else AB_CARD.replace(
+        "system: Answer with one word.", f"system: Answer with one word. {slot}")
+    line = 12 if part == "user" else 11
+    assert _error(tmp_path, text) == (
+        f"cards/tiny-ab.yaml:{line}: field 'prompt.{part}': holds {slot}, which no slot of this card fills: it "
+        "would reach the model as written; expected only {{fixture}}, {{variant}}")
+
+
 def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
     """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
     message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))

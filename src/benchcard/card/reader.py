@@ -17,7 +17,7 @@ from typing import Any
 from benchcard._util.names import hidden_problem, name_problem, shown, windows_name_problem
 from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
-from benchcard.card._dataset import card_data_file, is_data_file
+from benchcard.card._dataset import card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
 from benchcard.card._fixtures import fixture_files
 from benchcard.card.model import (
@@ -82,6 +82,10 @@ def read_card(text: str, source: str, project: Project, path: Path) -> Card:
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
     """A card's YAML (strict and bounded, `_util/yamlread.py`) and the line of every mapping key."""
     return load_yaml(text, source, CardError)
+
+
+#: Text a prompt's author would write to be filled: `{{name}}`, `{{ name }}`, `{{fixture.column}}`.
+_SLOT_LIKE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}")
 
 
 class _Reader:
@@ -392,7 +396,22 @@ class _Reader:
             for slot in (VARIANT_SLOT,) if several else (VARIANT_SLOT, FIXTURE_SLOT):
                 if joined.count(slot) != 1:
                     raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once")
+            names = [str(v) for v in inputs] if several and isinstance(inputs, list) else []
+            filled = {VARIANT_SLOT, *(map(input_slot, names) if several else (FIXTURE_SLOT,))}
+            for part, text in (("system", system or ""), ("user", user)):
+                self._unfilled_slot(part, text, filled)
         return Prompt(system=system, user=user)
+
+    def _unfilled_slot(self, part: str, text: str, filled: set[str]) -> None:
+        """A `{{name}}` of an ab prompt that no slot of the card fills (`{{label}}`, `{{fixture.id}}`, `{{ variant }}`)
+        would reach the model as its braces, where its author meant a value: one line naming the card's slots. A
+        check of 2026-12-07 (`newer`): a version sealed with such a prompt still reads."""
+        for m in _SLOT_LIKE.finditer(text):
+            if m.group(0) not in filled:
+                self.newer(self.fail(("prompt", part), f"holds {m.group(0)}, which no slot of this card fills: it "
+                                     "would reach the model as written; expected only "
+                                     f"{', '.join(sorted(filled))}"))
+                return
 
     def scoring(self) -> ScoringSpec:
         raw = self.get(self.raw, ("scoring",), (dict,), "a mapping with a method")
