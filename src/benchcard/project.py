@@ -356,9 +356,12 @@ def _check_provider_names(names: list[str], source: str) -> None:
 
 def check_env_name(name: object, where: str) -> str:
     """An environment variable's name: letters, digits and `_`, not starting with a digit (so that a shell
-    command built around `$NAME` can run nothing else)."""
+    command built around `$NAME` can run nothing else). Text that is not one is never quoted: it is most often
+    the key itself, pasted in place of its variable's name."""
     if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
-        raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {name!r}")
+        got = (f"text of {len(name)} character(s) that is not one, quoted nowhere since it may be the key itself "
+               "(only the name of the variable that holds the key goes here)") if isinstance(name, str) else repr(name)
+        raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {got}")
     return name
 
 
