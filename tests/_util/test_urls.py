@@ -161,6 +161,25 @@ def test_a_refused_url_is_quoted_without_its_password_or_query(tmp_path: Path, u
     assert one_line_error(bc(project.root, "run", "colour-ab", "--base-url", url)) == f"error: --base-url: {said}"
 
 
+def test_a_key_given_in_a_urls_place_is_quoted_by_no_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--base-url "$OPENAI_API_KEY"` or an SDK's base URL variable holding the key (variables swapped): the
+    line refusing it quoted the key, `got 'sk-proj-…'` (hostile audit, round 20)."""
+    pasted = "sk-proj-PASTED-9a8b7c6d"
+    project = ab_project(tmp_path / "proj", "http://127.0.0.1:9/v1")
+    said = (": expected an http(s) URL such as https://host/v1, got text of 23 character(s) without a ':' or '/', "
+            "not quoted since it may be a key pasted in the URL's place")
+    assert one_line_error(bc(project.root, "run", "colour-ab", "--base-url", pasted)) == f"error: --base-url{said}"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    monkeypatch.setenv("OPENAI_BASE_URL", pasted)
+    line = one_line_error(bc(project.root, "run", "colour-ab", "--provider", "openai", "--model", "m"))
+    assert line == f"error: $OPENAI_BASE_URL{said}"
+    write_config(project.root, pasted)
+    checked = bc(project.root, "check")
+    assert checked.exit_code == 1 and "PASTED" not in checked.output + checked.stderr
+    assert f"benchcard.yaml: field 'providers.fake.base_url'{said}" in checked.output
+    assert not project.results_dir.exists()
+
+
 def test_a_url_is_shown_without_what_may_carry_a_key() -> None:
     from benchcard._util.urls import shown_url
 

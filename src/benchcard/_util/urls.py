@@ -35,6 +35,10 @@ def check_url(url: object, where: str, key_env: str | None = None) -> str:
     it."""
     if not isinstance(url, str) or not url:
         raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {url!r}")
+    if not any(c in url for c in ":/"):  # no part of a URL: most often a key pasted in the URL's place
+        raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got text of {len(url)} "
+                            "character(s) without a ':' or '/', not quoted since it may be a key pasted in the "
+                            "URL's place")
     if _UNSAFE.search(url):
         raise ProviderError(f"{where}: expected a URL without spaces or control characters, got {shown_url(url)!r}")
     try:
