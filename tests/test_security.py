@@ -125,6 +125,22 @@ def test_a_key_echoed_in_a_replys_text_never_reaches_disk_or_the_pages(tmp_path:
     assert_nowhere(project, caplog.text, site.output)
 
 
+def test_a_key_echoed_in_a_stop_reason_never_reaches_disk(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server quoting the key in `finish_reason`: the cell's error said `[redacted]`, but outputs.jsonl kept the
+    stop reason as the server sent it, key and all, in its `finish_reason` field (hostile audit, round 20)."""
+    project = ab_project(tmp_path, "http://echo.invalid/v1", fixtures=2, repetitions=1)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        got = request.headers["authorization"].removeprefix("Bearer ")
+        return httpx.Response(200, json={"choices": [{"index": 0, "finish_reason": f"halted for {got}", "message": {
+            "role": "assistant", "content": "red"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+
+    [s] = run(project, "colour-ab", RunOptions(progress=False), transport=httpx.MockTransport(echo))
+    rows = [json.loads(line) for line in (project.root / s.folder / "outputs.jsonl").read_text().splitlines()]
+    assert {(r["status"], r["finish_reason"]) for r in rows} == {("failed", "halted for [redacted]")}
+    assert_nowhere(project, caplog.text)
+
+
 @pytest.mark.parametrize(("vendor", "password"), [("openai", ""), ("anthropic", ""), ("anthropic", "pw-batch-9f1e")])
 def test_a_key_echoed_in_a_batchs_answers_never_reaches_disk(tmp_path: Path, server: FakeServer, vendor: str,
                                                              password: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -314,7 +314,9 @@ class BatchRun:
             if not isinstance(outcome, str):
                 s.note_reply(outcome)
             row = msgspec.structs.replace(row, text=_without(row.text, hidden),
-                                          error=_redacted(row.error, hidden) if row.error else row.error)
+                                          error=_redacted(row.error, hidden) if row.error else row.error,
+                                          finish_reason=(_redacted(row.finish_reason, hidden) if row.finish_reason
+                                                         else row.finish_reason))
             self.writer.append(row)
             s.progress.advance(row)  # its failed, truncated and cost counts (`show` sets the cells done)
             self.done.add(cell)
