@@ -71,10 +71,15 @@ def test_hostile_strings_from_every_source_show_as_text_and_never_run(hostile_si
     pages = sorted(hostile_site.rglob("*.html"))
     assert len(pages) >= 5
     shown: list[str] = []
+    alerts: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        alerts.append(dialog.message)
+        dialog.dismiss()
+
+    browser.on("dialog", dismiss)  # the context's: a dialog opened while the page loads is counted too
     for path in pages:
         page, problems = _open(browser, path.as_uri(), 1366, 900)
-        alerts: list[str] = []
-        page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
         page.wait_for_timeout(100)
         made = page.evaluate("""() => [
             typeof window.pwned,
@@ -84,6 +89,7 @@ def test_hostile_strings_from_every_source_show_as_text_and_never_run(hostile_si
         assert made == ["undefined", 0, 0] and alerts == [] and problems == [], (path, made, alerts, problems)
         shown.append(page.evaluate("() => document.body.textContent"))
         page.close()
+    browser.remove_listener("dialog", dismiss)
     text = "\n".join(shown)
     for what in ("title", "reply", "model", "why", "note"):
         assert HOSTILE[what] in text, what
