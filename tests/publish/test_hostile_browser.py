@@ -15,7 +15,7 @@ from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import KEY_ENV, seal_card, write_config
-from .test_site_browser import _open
+from ..helpers_site import open_page
 
 pytestmark = pytest.mark.browser
 
@@ -79,7 +79,7 @@ def test_hostile_strings_from_every_source_show_as_text_and_never_run(hostile_si
 
     browser.on("dialog", dismiss)  # the context's: a dialog opened while the page loads is counted too
     for path in pages:
-        page, problems = _open(browser, path.as_uri(), 1366, 900)
+        page, problems = open_page(browser, path.as_uri(), 1366, 900)
         page.wait_for_timeout(100)
         made = page.evaluate("""() => [
             typeof window.pwned,

@@ -26,6 +26,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 
 from ..helpers_site import make_project
+from ..helpers_site import open_page as _open
 
 pytestmark = pytest.mark.browser
 
@@ -51,20 +52,6 @@ def _shoot(page: Any, name: str, full_page: bool = False) -> None:
     if target:
         Path(target).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(target) / name), full_page=full_page)
-
-
-def _open(context: Any, url: str, width: int, height: int) -> tuple[Any, list[str]]:
-    """A page at `url` with every console error, page error and failed or non-local request collected."""
-    problems: list[str] = []
-    page = context.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("file://", "data:", "about:")) else problems.append(
-        f"request left the site: {r.url}"))
-    page.goto(url, wait_until="load")
-    return page, problems
 
 
 def test_every_page_loads_cleanly_at_both_widths(site: Path, browser: Any) -> None:
