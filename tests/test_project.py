@@ -226,20 +226,27 @@ def test_a_bad_config_is_one_line_before_any_run_folder(tmp_path: Path, monkeypa
     assert not project.results_dir.exists()
 
 
+@pytest.mark.parametrize(("pasted", "got"), [
+    ("sk-proj-PASTED-c0ffee-4b1d", "expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got text of 26 "
+     "character(s) that is not one, quoted nowhere since it may be the key itself (only the name of the variable "
+     "that holds the key goes here)"),
+    ("hf_PASTEDxQ7rT2mZ9vK4bN8cL1", "expected the name of the variable that holds the key, got 27 characters mixing "
+     "lower and upper case and digits as a key does (`hf_…`, `gsk_…`), quoted nowhere since it may be the key "
+     "itself; name its variable (OPENAI_API_KEY)"),
+])
 @pytest.mark.parametrize("command", [("check",), ("run", "colour-ab"), ("curl", "colour-ab")])
-def test_a_key_pasted_as_api_key_env_is_quoted_by_no_line(tmp_path: Path, command: tuple[str, ...]) -> None:
+def test_a_key_pasted_as_api_key_env_is_quoted_by_no_line(tmp_path: Path, command: tuple[str, ...], pasted: str,
+                                                          got: str) -> None:
     """`api_key_env: sk-proj-…` (the key where its variable's name goes, a common slip): the line refusing it quoted
-    the key, `got 'sk-proj-…'`, onto the terminal and into CI logs (hostile audit, round 20)."""
+    the key, `got 'sk-proj-…'`, onto the terminal and into CI logs; a key that reads as a name (`hf_…`) was taken,
+    and `… is not set` and `curl`'s `$NAME` printed it (hostile audit, round 20)."""
     project = ab_project(tmp_path)
-    pasted = "sk-proj-PASTED-c0ffee-4b1d"
     (tmp_path / "benchcard.yaml").write_text(
         f"providers:\n  fake: {{type: openai, base_url: 'http://127.0.0.1:9/v1', api_key_env: {pasted}}}\n",
         encoding="utf-8")
     result = bc(tmp_path, *command)
     assert result.exit_code == 1 and "PASTED" not in result.output + result.stderr
-    assert ("benchcard.yaml: field 'providers.fake.api_key_env': expected an environment variable name "
-            "([A-Za-z_][A-Za-z0-9_]*), got text of 26 character(s) that is not one, quoted nowhere since it may be "
-            "the key itself (only the name of the variable that holds the key goes here)") in result.output
+    assert f"benchcard.yaml: field 'providers.fake.api_key_env': {got}" in result.output
     assert not project.results_dir.exists()
 
 
