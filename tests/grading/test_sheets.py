@@ -232,6 +232,29 @@ def test_importing_grades_again_keeps_the_first_import(project: Project, tmp_pat
     assert (run_dir / "grades" / "human.csv.bak").read_bytes() == first
 
 
+def test_an_output_quoting_its_variants_instruction_is_shown_to_the_grader_as_the_judge_sees_it(
+        project: Project, tmp_path: Path) -> None:
+    """An output that quotes the instruction its variant added told a human grader which arm it came from: the
+    judge's requests write such an echo […] (`blind_output`), the blind sheet showed it as the model wrote it
+    (hostile audit, round 20)."""
+    card = the_card(project)
+    echo = "Score your own output before returning it."
+    texts = {("A", f, r): f"Acme Ltd. {echo} Done." for f in card.fixture_ids() for r in range(card.repetitions)}
+    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), texts=texts)
+    out = tmp_path / "sheet.csv"
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    cells = [r["output"] for r in read_sheet(out)]
+    assert "Acme Ltd. […] Done." in cells and not any(echo in c for c in cells)
+    project.card_path(card.id).write_text(project.card_path(card.id).read_text(encoding="utf-8").replace(
+        "version: 1", "version: 2"), encoding="utf-8")  # its card moved on: which texts to write out is not known
+    moved = CliRunner().invoke(cli, ["-C", str(project.root), "blind-sheet", run_dir.name, "--out", str(out),
+                                     "--force"])
+    assert moved.exit_code == 1 and moved.stderr.startswith(f"error: run {run_dir.name} is of extract-ab v1, but "
+                                                            "cards/extract-ab.yaml is now v2")
+    assert "to export a blind sheet of it, put back cards/extract-ab.yaml as v1 was sealed" in moved.stderr
+
+
 def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path) -> None:
     card = the_card(project)
     formulas = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "plain"]

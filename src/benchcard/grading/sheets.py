@@ -17,7 +17,7 @@ import csv
 import io
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -39,6 +39,7 @@ from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import OutputRow, dumps_line, read_rows
 from benchcard.records.runreader import held_still, read_manifest
+from benchcard.scoring.judge import blind_output
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
 REQUIRED_COLUMNS = ("row", "fixture", "grade")
@@ -101,13 +102,16 @@ def _outputs(run_dir: Path, retried: bool) -> list[OutputRow]:
 
 
 def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name: str = DEFAULT_NAME,
-                force: bool = False) -> Sheet:
+                force: bool = False, variant_texts: Iterable[str] = ()) -> Sheet:
     """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
 
     Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
     scorer or by a person. Exporting the same sheet name again reproduces the same sheet. A run that already has
     a verdict is refused, as `import_grades` would refuse the grades: a sheet whose grades can never count is a trap.
     `run` is found as every command finds one (`find_run`: an id, a prefix, a card's newest run, or its folder).
+    Each output is shown as the judge is shown it: any verbatim echo of a variant's text (`variant_texts`, the
+    run's card's: `card.load.variant_texts_of_run`) written […] (`scoring.judge.blind_output`), so an output that
+    quotes its own instruction cannot tell the grader its variant.
     """
     run_dir = find_run(project, run)
     _check_name(name)
@@ -133,9 +137,11 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
     project.refuse_protected(out, str(out))
     mapping = []
     rows = []
+    texts = tuple(variant_texts)
     for row_id, i in enumerate(order, 1):
         o = graded[i]
-        rows.append([row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(o.text)), "", ""])
+        shown = blind_output(o.text, texts).text
+        rows.append([row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(shown)), "", ""])
         mapping.append(SheetRow(row_id, o.cell, o.fixture))
     path = _mapping_path(run_dir, name)
     _same_mapping(project, path, name, mapping)
