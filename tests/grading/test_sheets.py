@@ -255,6 +255,23 @@ def test_an_output_quoting_its_variants_instruction_is_shown_to_the_grader_as_th
     assert "to export a blind sheet of it, put back cards/extract-ab.yaml as v1 was sealed" in moved.stderr
 
 
+def test_a_run_set_aside_is_neither_exported_nor_graded(project: Project, tmp_path: Path) -> None:
+    """A run set aside is never judged, so its grades could never count: `blind-sheet` and `grade` took it all
+    the same, a grader's hours spent on a sheet no verdict would read (hostile audit, round 20)."""
+    from benchcard.records.setaside import set_aside
+
+    run_dir = strong_run(project)
+    sheet = blind_sheet(project, run_dir.name, tmp_path / "sheet.csv")
+    write_sheet(sheet.path, [{**r, "grade": "pass"} for r in read_sheet(sheet.path)])
+    set_aside(project, run_dir.name, "a pilot")
+    refused = f"run {run_dir.name}: this run was set aside "
+    for args in (("blind-sheet", run_dir.name, "--out", str(tmp_path / "again.csv")),
+                 ("grade", run_dir.name, str(sheet.path))):
+        code, out, err = _bc(project, *args)
+        assert code == 1 and out == "" and err.startswith(f"error: {refused}"), (args, err)
+    assert not (tmp_path / "again.csv").exists() and not (run_dir / "grades").exists()
+
+
 def test_formula_outputs_are_text_in_the_sheet(project: Project, tmp_path: Path) -> None:
     card = the_card(project)
     formulas = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "plain"]

@@ -39,6 +39,7 @@ from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import OutputRow, dumps_line, read_rows
 from benchcard.records.runreader import held_still, read_manifest
+from benchcard.records.setaside import refuse_set_aside
 from benchcard.scoring.judge import blind_output
 
 SHEET_COLUMNS = ("row", "fixture", "output", "grade", "note")
@@ -118,6 +119,7 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
     if (run_dir / VERDICT_FILE).exists():
         raise RunError(f"run {run_dir.name} already has a verdict; grades of a sheet exported now could never be "
                        "part of it")
+    refuse_set_aside(run_dir, f"run {run_dir.name}")  # never judged: a sheet of it could never count either
     manifest = read_manifest(run_dir)
     if not manifest.finished_at:
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
@@ -206,6 +208,7 @@ def import_grades(project: Project, run: str | Path, sheet: Path, name: str | No
     shown = str(sheet)
     if (run_dir / VERDICT_FILE).exists():
         raise RunError(f"run {run_dir.name} already has a verdict; grades imported now would not be part of it")
+    refuse_set_aside(run_dir, f"run {run_dir.name}")  # never judged: its grades would never count either
     name = _one_sheet(run_dir) if name is None else name
     _check_name(name)
     mapping = _read_mapping(run_dir, name)
