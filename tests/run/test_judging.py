@@ -14,6 +14,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
+from benchcard.scoring.judge import blind_output
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_judge import CARD_ID, ECHO, VARIANT_TEXT, judge_bodies, judge_project, script, write_judge_config
@@ -233,10 +234,13 @@ def test_human_grades_are_compared_with_the_judge(tmp_path: Path, server: FakeSe
     assert bc(tmp_path, "blind-sheet", folder.name, "--out", str(sheet)).exit_code == 0
     with open(sheet, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    # the person agrees with the judge everywhere but on one output the judge passed
-    flipped = next(r for r in rows if r["output"] == ECHO)
+    # the person agrees with the judge everywhere but on one output the judge passed; the sheet shows each output
+    # as the judge was shown it, the echo of the variant's text written […]
+    shown = blind_output(ECHO, [VARIANT_TEXT]).text
+    assert shown == "A RED tomato. […]" and not any(VARIANT_TEXT.strip() in r["output"] for r in rows)
+    flipped = next(r for r in rows if r["output"] == shown)
     for r in rows:
-        r["grade"] = ("fail" if r is flipped else "pass") if r["output"] == ECHO else "fail"
+        r["grade"] = ("fail" if r is flipped else "pass") if r["output"] == shown else "fail"
     with open(sheet, "w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
