@@ -179,3 +179,28 @@ def test_fixture_glob_resolves_as_every_path_checked_alone(tmp_path: Path, patte
     assert got == expected
     if isinstance(got, dict):
         assert all(outside not in p.parents for p in got.values())
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_an_answer_key_that_is_a_link_out_of_the_project_is_refused(tmp_path: Path, how: str) -> None:
+    """A fixture that leaves the project is refused; a key file linked to a file outside (or a keys folder that is
+    such a link) was read, sealed and scored as the card's own by `check` and `seal` (hostile audit, round 20)."""
+    root = tmp_path / "proj"
+    copy_repo_card(root, "bench-01")
+    keys = root / "keys" / "bench-01"
+    outside = tmp_path / "elsewhere"
+    if how == "file":
+        outside.mkdir()
+        (keys / "excerpt-03.json").rename(outside / "excerpt-03.json")
+        (keys / "excerpt-03.json").symlink_to(outside / "excerpt-03.json")
+        first = "excerpt-03"
+    else:
+        keys.rename(outside)
+        keys.symlink_to(outside)
+        first = "excerpt-01"
+    said = (f"keys/bench-01/{first}.json: leaves the project (a link to {outside / f'{first}.json'}); an answer key "
+            "is a file of the project's own, as a fixture is: copy it in")
+    assert one_line_error(bc(root, "seal", "bench-01")) == f"error: refusing to seal: {said}"
+    checked = bc(root, "check", "bench-01")
+    assert checked.exit_code == 1 and f"error: {said}" in checked.output
+    assert not list(outside.glob("*.seal.json"))

@@ -210,10 +210,24 @@ class Card:
         key files in `keys_dir`, validated; none when the scorer reads no key."""
         spec = spec or self.scoring
         if self.dataset is None:
+            if needs_key(spec):
+                self._keys_inside(keys_dir)
             return load_keys(spec, keys_dir, self.fixture_ids())
         if not needs_key(spec):
             return {}
         return {f: row.key for f, row in self.dataset.rows.items() if row.key is not None}
+
+    def _keys_inside(self, keys_dir: Path) -> None:
+        """A key file that is a link out of the project (or in a keys folder that is one) was read, sealed and
+        scored as the card's own, as a fixture that leaves the project is not: one line naming it."""
+        root = self.path.parent.parent.resolve()  # the project: cards/<id>.yaml
+        for fixture in self.fixture_ids():
+            path = keys_dir / f"{fixture}.json"
+            if (path.exists() or path.is_symlink()) and root not in path.resolve().parents:
+                shown = path.relative_to(self.path.parent.parent) if path.is_relative_to(self.path.parent.parent) \
+                    else path
+                raise CardError(f"{shown}: leaves the project (a link to {path.resolve()}); an answer key is a file "
+                                "of the project's own, as a fixture is: copy it in")
 
     def variant_names(self) -> list[str]:
         """Variants with the baseline first; a probe has the single variant `probe`."""
