@@ -65,6 +65,24 @@ def test_a_json_file_is_parsed_and_bad_json_is_one_line(tmp_path: Path) -> None:
         load_json_file(path, "keys/k.json", CardError, max_bytes=10)
 
 
+def test_a_whole_number_of_more_digits_than_python_reads_is_one_line_in_benchcards_words(tmp_path: Path) -> None:
+    """json's own error told the user to call `sys.set_int_max_str_digits()` (hostile audit, round 20)."""
+    from benchcard.records.answerkey import read_key_file
+
+    path = tmp_path / "f1.json"
+    path.write_text('{"fixture": "f1",\n "n": [-' + "9" * 5000 + "]}", encoding="utf-8")
+    said = ("field 'n': a whole number of 5,000 digits, more than the 4,300 digits a number is read with; quote it "
+            "as text")
+    with pytest.raises(CardError) as info:
+        read_key_file(path)
+    assert str(info.value) == f"{path}:2: {said}"
+    with pytest.raises(CardError) as info:
+        load_json_file(path, "keys/f1.json", CardError)
+    assert str(info.value) == f"keys/f1.json: not valid JSON ({said})" and "sys." not in str(info.value)
+    path.write_text('{"fixture": "f1", "n": ' + "9" * 4300 + "}", encoding="utf-8")
+    assert load_json_file(path, "keys/f1.json", CardError)["n"] == int("9" * 4300)
+
+
 DEEP = "[" * 100_000 + "]" * 100_000
 
 

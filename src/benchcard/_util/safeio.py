@@ -13,6 +13,7 @@ import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,18 +120,35 @@ def _number(text: str) -> float | _NotFinite:
     return value if math.isfinite(value) else _NotFinite(text)
 
 
+class _TooManyDigits:
+    """A whole number longer than Python converts (`sys.get_int_max_str_digits`, 4,300): json's own error said to
+    call `sys.set_int_max_str_digits()`, which a user of benchcard cannot."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+
+def _integer(text: str) -> int | _TooManyDigits:
+    limit = sys.get_int_max_str_digits()
+    return _TooManyDigits(text) if limit and len(text.lstrip("-")) > limit else int(text)
+
+
 def strict_json(text: str | bytes) -> Any:
     """`json.loads` for JSON a person wrote: a field written twice, a lone surrogate (`"\\ud800"`, which no
     UTF-8 file can hold and which fails later, in a hash) in any string, or NaN, an infinity or a number beyond a
     double (which json alone reads as nan and inf) is a JsonProblem naming the top-level field it is under.
     Nesting deeper than Python's stack is the caller's RecursionError, as with json."""
-    data = json.loads(text, object_pairs_hook=_distinct, parse_constant=_NotFinite, parse_float=_number)
+    data = json.loads(text, object_pairs_hook=_distinct, parse_constant=_NotFinite, parse_float=_number,
+                      parse_int=_integer)
     stack: list[tuple[Any, str | None]] = [(data, None)]
     while stack:
         value, top = stack.pop()
         if isinstance(value, _NotFinite):
             raise JsonProblem(top, f"{value.text} is not a JSON number (JSON has no NaN or infinity, and 1e400 is "
                                    "beyond a double); write a finite number, or quote it as text")
+        if isinstance(value, _TooManyDigits):
+            raise JsonProblem(top, f"a whole number of {value.digits:,} digits, more than the "
+                                   f"{sys.get_int_max_str_digits():,} digits a number is read with; quote it as text")
         if isinstance(value, str):
             if _SURROGATE.search(value):
                 raise JsonProblem(top, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")

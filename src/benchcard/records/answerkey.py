@@ -73,7 +73,7 @@ def read_key_file(path: Path) -> AnswerKey:
 def field_lines(text: str) -> dict[str, int]:
     """The line each field of a JSON object (the top level of `text`, which parses) starts on; the first, for a
     field written twice."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=str)  # only skipped: a number of 5,000 digits is not converted, nor refused
     lines: dict[str, int] = {}
     at = _skip(text, 0)
     if not text.startswith("{", at):
