@@ -341,3 +341,33 @@ def test_check_judges_a_sealed_cards_looks_by_the_rule_its_seal_records(tmp_path
     assert ("; sealed with α spent from repetition 3, this benchcard uses 1: its runs follow the seal"
             in out)
     assert "look 1 comes after 2 repetitions, before the 3 repetitions from which α is spent" in out
+
+
+def test_a_fields_keys_value_its_fixture_does_not_hold_word_for_word_is_refused(tmp_path: Path) -> None:
+    """A key's `value` is copied verbatim from its fixture; one that is not (`2 March 2099` for `1 March 2024`) was
+    checked and sealed, the answer no faithful extraction gives. Refused for a version not sealed yet; a warning
+    for one sealed before this check (hostile audit, round 20)."""
+    from ..helpers_cli import bc
+    from ..helpers_run import copy_repo_card
+
+    root = tmp_path / "proj"
+    copy_repo_card(root, "bench-01")
+    assert bc(root, "seal", "bench-01").exit_code == 0  # sealed as the repository's keys are: all verbatim
+    key = root / "keys" / "bench-01" / "excerpt-01.json"
+    said = ("keys/bench-01/excerpt-01.json:18: field 'effective_date': value '2 March 2099' is not in fixture "
+            "'excerpt-01' word for word; a key's value is copied verbatim from its fixture (another form goes under "
+            "accept)")
+    key.write_text(key.read_text(encoding="utf-8").replace('"value": "1 March 2024"', '"value": "2 March 2099"'),
+                   encoding="utf-8")
+    (root / "keys" / "bench-01" / "v1.seal.json").unlink()
+    checked = bc(root, "check", "bench-01")
+    assert checked.exit_code == 1 and f"error: {root / said}" in checked.output, checked.output
+    assert bc(root, "seal", "bench-01").exit_code == 1
+    from benchcard.card.load import load_card
+    from benchcard.card.seal import seal
+
+    project = Project(root)
+    seal(load_card(project.card_path("bench-01"), project), project)  # as a seal made before this check was
+    checked = bc(root, "check", "bench-01")
+    assert checked.exit_code == 0 and (f"warning: {root / said} (v1 was sealed before this check; fix it in v2)"
+                                       in checked.output), checked.output

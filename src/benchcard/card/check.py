@@ -23,6 +23,7 @@ from benchcard.card.schedule import card_rules, spending_of
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
+from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, needs_key
 from benchcard.scoring.scorers import Score, score_output
@@ -153,6 +154,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     """One card's check: its answer keys, its worked examples, its variants and history, and its seal."""
     source = project.relative(card.path)
     problems: list[str] = []
+    later: list[str] = []
     keys: Mapping[str, AnswerKey] = {}
     try:
         keys = card.answer_keys(project.keys_dir(card.id))
@@ -160,6 +162,12 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         problems.append(str(exc))
     problems += ignored_key_problems(card, project)
     problems += fixture_file_problems(card, project)
+    unquoted = key_value_problems(card, keys)
+    if sealmod.read(card.id, card.version, project) is None:
+        problems += unquoted
+    else:  # a version sealed before this check keeps its seal; the next version fixes its keys
+        later += [f"{u} (v{card.version} was sealed before this check; fix it in v{card.version + 1})"
+                  for u in unquoted]
     examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
     finite = sealmod.not_finite(card, project)
@@ -181,7 +189,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=(*later_warnings(card), *design_warnings(card, project)), sequential=schedule)
+                      warnings=(*later_warnings(card), *later, *design_warnings(card, project)), sequential=schedule)
 
 
 def later_warnings(card: Card) -> list[str]:
@@ -298,6 +306,25 @@ def _failed_rules(score: Score) -> str:
         return ""
     failed = [k for k, v in score.rules.items() if not v]
     return f" (failed: {', '.join(failed)})"
+
+
+def key_value_problems(card: Card, keys: Mapping[str, AnswerKey]) -> list[str]:
+    """A fields key's `value` that its fixture does not hold word for word: `value` is copied verbatim from the
+    fixture (other surface forms go under `accept`), so one that is not (a typo, a value of another fixture) was
+    sealed as the answer no faithful extraction gives; said, not sealed."""
+    if not isinstance(card.scoring, FieldsSpec) or not card.is_ab:
+        return []
+    problems = []
+    for fixture, key in sorted(keys.items()):
+        text = card.fixture_text(fixture)
+        for name in card.scoring.fields:
+            for entry in key.get(name) or []:
+                if entry["value"] not in text:
+                    problems.append(f"{key.where(name)}: value {entry['value']!r} is not in fixture '{fixture}' "
+                                    "word for word; a key's value is copied verbatim from its fixture (another "
+                                    "form goes under accept)")
+                    break
+    return problems
 
 
 def fixture_file_problems(card: Card, project: Project) -> list[str]:
