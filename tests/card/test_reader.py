@@ -135,6 +135,15 @@ def test_a_slot_no_value_fills_is_refused_not_sent_as_braces(tmp_path: Path, par
         "would reach the model as written; expected only {{fixture}}, {{variant}}")
 
 
+def test_an_empty_variant_name_is_said_as_such(tmp_path: Path) -> None:
+    """`"": text` under variants: check said each request differed from the baseline's outside the declared
+    variable, at some byte, not that the name was empty (hostile audit, round 20)."""
+    text = AB_CARD.replace('variants: {baseline: "", A: "Please.\\n"}', 'variants: {baseline: "", "": "Please.\\n"}')
+    assert text != AB_CARD
+    assert _error(tmp_path, text) == ("cards/tiny-ab.yaml:15: field 'variants': a variant's name is empty; expected a "
+                                      "name such as A or with_rubric")
+
+
 def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
     """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
     message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))

@@ -488,6 +488,8 @@ class _Reader:
         raw = self.raw
         variants = self.get(raw, ("variants",), (dict,), "a mapping of variant name to inserted text")
         for name, text in variants.items():
+            if name == "":  # `"": text`: each request was said to differ from the baseline's outside the variable
+                raise self.fail(("variants",), "a variant's name is empty; expected a name such as A or with_rubric")
             if not isinstance(text, str):
                 raise self.fail(("variants", name), f"expected text, got {_show(text)}")
         if len(variants) < 2:
