@@ -179,7 +179,7 @@ def test_a_card_sealed_before_a_check_still_reads_and_the_same_content_unsealed_
     with pytest.raises(CardError, match=f"^{re.escape(LATER[0])}"):
         load_card(project.card_path("aux"), project)
     fixture.write_text("a ripe tomato, number 0", encoding="utf-8")
-    newer = SEALED_BEFORE.replace("version: 1", "version: 2").replace(
+    newer = SEALED_BEFORE.replace("version: 1", "version: 2", 1).replace(
         "history:\n", "history:\n  - {version: 2, note: Not sealed.}\n")
     project.card_path("aux").write_text(newer, encoding="utf-8")
     refused = bc(tmp_path, "check", "aux")

@@ -144,6 +144,21 @@ def test_an_empty_variant_name_is_said_as_such(tmp_path: Path) -> None:
                                       "name such as A or with_rubric")
 
 
+@pytest.mark.parametrize(("entry", "said"), [
+    ("{version: 7, note: later}", "expected a version from 1 to the current 1, got 7"),
+    ("{version: 0, note: before}", "expected a version from 1 to the current 1, got 0"),
+    ("{version: 1, note: again}", "v1 has an entry already; keep one entry per version"),
+])
+def test_a_history_entry_of_no_version_or_of_one_twice_is_refused(tmp_path: Path, entry: str, said: str) -> None:
+    """Entries for a version the card never had, or two for one version (the checks read one of them, the last,
+    silently), were taken (hostile audit, round 20)."""
+    text = AB_CARD.replace("  - {version: 1, note: Initial version.}\n",
+                           f"  - {{version: 1, note: Initial version.}}\n  - {entry}\n")
+    assert text != AB_CARD
+    line = AB_CARD.count("\n") + 1
+    assert _error(tmp_path, text) == f"cards/tiny-ab.yaml:{line}: field 'history.1.version': {said}"
+
+
 def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
     """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
     message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))

@@ -123,7 +123,7 @@ def test_new_version_seals_beside_the_old(project_dir: Path) -> None:
     project = Project(project_dir)
     seal.seal(_card(project_dir, "one-word-sentiment"), project)
     path = project_dir / "cards" / "one-word-sentiment.yaml"
-    text = path.read_text().replace("temperature: 0}", "temperature: 0.5}").replace("version: 3\n", "version: 4\n")
+    text = path.read_text().replace("temperature: 0}", "temperature: 0.5}").replace("version: 3\n", "version: 4\n", 1)
     text = text.replace("history:\n", "history:\n  - {version: 4, note: Sampled at temperature 0.5.}\n")
     path.write_text(text)
     new_path, _, written = seal.seal(_card(project_dir, "one-word-sentiment"), project)

@@ -472,6 +472,10 @@ class _Reader:
                 expected = ", ".join(sorted(HISTORY_FIELDS))
                 raise self.fail((*where, extra[0]), f"unknown field; expected one of {expected}")
             v = self.get(item, (*where, "version"), (int,), "a version number")
+            if isinstance(v, bool) or not 1 <= v <= version:
+                raise self.fail((*where, "version"), f"expected a version from 1 to the current {version}, got {v!r}")
+            if any(h.version == v for h in out):  # one entry per version: the checks read one of two, silently
+                raise self.fail((*where, "version"), f"v{v} has an entry already; keep one entry per version")
             note = self.get(item, (*where, "note"), (str,), "text")
             date = item.get("date")
             changes = {k: item[k] for k in sorted(CHANGEABLE_FIELDS) if k in item}
