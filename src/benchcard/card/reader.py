@@ -462,7 +462,7 @@ class _Reader:
 
     def history(self, version: int) -> tuple[HistoryEntry, ...]:
         items = self.get(self.raw, ("history",), (list,), "a list of version notes")
-        out = []
+        out: list[HistoryEntry] = []
         for i, item in enumerate(items):
             where = ("history", i)
             if not isinstance(item, Mapping):
