@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from benchcard.project import Project
 from benchcard.records.ledgerrow import Latency, LedgerRow, RowCounts, VariantFinding
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,6 +104,23 @@ def ledger_row(run: str = "run-1", **fields: Any) -> LedgerRow:
         "evidence": f"results/demo/v1/{run}",
     }
     return LedgerRow(**{**base, **fields})
+
+
+def long_ledger(project: Project, n: int, *, runs: bool = True) -> int:
+    """Write a chained ledger of `n` rows (`ledger_row`s, run-1 … run-N; without `runs`, rows after the first name
+    no run, so that `ledger --verify` has no evidence to miss) in one pass, far faster than `n` appends; returns
+    its size in bytes: for the tests that hold a reader's memory under it."""
+    from benchcard.records import ledger
+
+    first = ledger.append(project, ledger_row("run-1"))
+    row, prev = first.fields(), first.hash
+    with project.ledger_path.open("a", encoding="utf-8") as fh:
+        for seq in range(2, n + 1):
+            run = f"run-{seq}" if runs else ""
+            row = {**row, "seq": seq, "prev": prev, "run": run, "evidence": f"results/demo/v1/{run}" if run else ""}
+            row["hash"] = prev = ledger.row_hash(row)
+            fh.write(ledger.encode_row(LedgerRow(**row)) + "\n")
+    return project.ledger_path.stat().st_size
 
 
 def seed_body(name: str) -> dict[str, object]:

@@ -21,7 +21,7 @@ from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.verdict.give import give_verdict
 
-from ..helpers_project import ledger_row
+from ..helpers_project import ledger_row, long_ledger
 from ..helpers_verdict import ab_metrics, make_run, the_card
 
 
@@ -201,3 +201,43 @@ def test_a_row_edited_to_hold_a_lone_surrogate_is_shown_and_verified_not_a_trace
     assert (verified.returncode, verified.stdout) == (1, ""), verified.stderr
     assert verified.stderr == ("error: results/ledger.jsonl: seq 1 (line 1) is the first bad row: its content does "
                                "not match its hash (the row was edited)\n")
+
+
+HELD = """
+import contextlib, os, sys, tracemalloc
+from benchcard.cli import cli
+def ledger(root):
+    with contextlib.suppress(SystemExit):
+        cli.main(["-C", root, "ledger", *sys.argv[3:]], prog_name="benchcard")
+with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+    ledger(sys.argv[1])  # once on a ledger of one row: what is imported on first use is not counted
+tracemalloc.start()
+ledger(sys.argv[2])
+print(tracemalloc.get_traced_memory()[1], file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("args", [(), ("--json",), ("--verify",)])
+def test_listing_or_verifying_a_long_ledger_holds_a_piece_of_it_not_the_whole(empty: Project, tmp_path: Path,
+                                                                                args: tuple[str, ...]) -> None:
+    """`benchcard ledger` held every row it listed (5 GB for `--json` of a ledger of 200,000 rows, 2.5 GB for the
+    table) and `--verify` every row it checked; each now reads a row at a time and draws the table a piece at a
+    time. The peak of Python's allocations, the output going to a file, stays far under the ledger's size."""
+    size = long_ledger(empty, 6000, runs=args != ("--verify",))
+    warm = Project(tmp_path / "warm")
+    (warm.root / "cards").mkdir(parents=True)
+    long_ledger(warm, 1)
+    out = tmp_path / "out.txt"
+    with out.open("w", encoding="utf-8") as fh:
+        done = subprocess.run([sys.executable, "-c", HELD, str(warm.root), str(empty.root), *args], stdout=fh,
+                              stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+                              env={**os.environ, "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"})
+    peak = int(done.stderr.splitlines()[-1])
+    assert peak < size / 2, (peak, size, done.stderr[-2000:])  # whole, it was 7 to 14 times the size
+    shown = out.read_text(encoding="utf-8")
+    if args == ("--json",):
+        assert [row["seq"] for row in json.loads(shown)] == list(range(1, 6001))
+    elif args == ("--verify",):  # the first row names a run whose folder this test does not write
+        assert shown.splitlines()[-1].startswith("ledger NOT ok: 6000 row(s), hash chain intact, 1 problem(s)")
+    else:
+        assert [line.split("│")[1].strip() for line in shown.splitlines()[4:-1]] == [str(n) for n in range(1, 6001)]

@@ -22,7 +22,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 
-from ..helpers_project import PUBLISHED, ledger_row
+from ..helpers_project import PUBLISHED, ledger_row, long_ledger
 
 
 def _row(i: int, **extra: Any) -> LedgerRow:
@@ -507,14 +507,7 @@ def test_checking_the_chain_before_an_append_holds_one_row_not_the_ledger(projec
     """Every verdict checks the whole chain before it appends; it read the ledger whole, split it and kept every
     row, decoded and typed: about nine times the file (1.3 GB at 100,000 rows), so a ledger of a few GB stopped
     the verdict for want of memory. Now a row at a time: the peak stays far under the file's size."""
-    first = ledger.append(project, _row(1))
-    row, prev = first.fields(), first.hash
-    with project.ledger_path.open("a", encoding="utf-8") as fh:
-        for seq in range(2, 3001):
-            row = {**row, "seq": seq, "prev": prev, "run": f"run-{seq}"}
-            row["hash"] = prev = ledger.row_hash(row)
-            fh.write(ledger.encode_row(LedgerRow(**row)) + "\n")
-    size = project.ledger_path.stat().st_size
+    size = long_ledger(project, 3000)
     tracemalloc.start()
     try:
         ledger.check_appendable(project)
@@ -523,3 +516,21 @@ def test_checking_the_chain_before_an_append_holds_one_row_not_the_ledger(projec
         tracemalloc.stop()
     assert peak < size / 4, (peak, size)
     assert ledger.append(project, _row(3001)).seq == 3001
+
+
+def test_looking_a_run_or_a_card_up_and_reading_every_row_hold_one_row_not_the_ledger(project: Project) -> None:
+    """`verdict`'s look-up of its run and the pick of a card's run read the ledger whole (350 MB held for a
+    ledger of 200,000 rows, by every verdict), and `ledger`'s rows were all held; now a line at a time."""
+    size = long_ledger(project, 3000)
+    tracemalloc.start()
+    try:
+        found = ledger.row_of_run(project, "run-2999")
+        missing = ledger.row_of_run(project, "run-3001"), ledger.card_rows(project, "other")
+        counted = sum(1 for _ in ledger.rows(project))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size / 4, (peak, size)
+    assert found is not None and found.seq == 2999
+    assert missing == (None, [])
+    assert counted == 3000

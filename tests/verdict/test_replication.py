@@ -15,7 +15,7 @@ from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.replication import RuleRecord
 from benchcard.records.rows import decode_manifest
 from benchcard.testing.fakeserver import FakeServer
-from benchcard.verdict._replication import judgement, link_problems
+from benchcard.verdict._replication import judgement, link_problems, linked_runs
 from benchcard.verdict.give import load_verdict
 
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
@@ -35,19 +35,26 @@ def _with(rows: list[LedgerRow], **link: object) -> list[LedgerRow]:
     return [original, msgspec.structs.replace(replica, replicates=msgspec.structs.replace(replica.replicates, **link))]
 
 
+def _link_problems(project: Project, rows: list[LedgerRow]) -> tuple[list[str], list[str]]:
+    """`link_problems` given what `audit` gives it: the replication rows, and the rows they link to."""
+    links = [r for r in rows if not isinstance(r.replicates, msgspec.UnsetType)]
+    wanted = linked_runs(links)
+    return link_problems(project, links, {r.run: r for r in rows if r.run in wanted})
+
+
 def test_a_true_link_has_no_problem_and_each_broken_one_is_named(rows: tuple[list[LedgerRow], Path]) -> None:
     found, folder = rows
     project = Project(folder.parents[3])
-    assert link_problems(project, found) == ([], [])
-    [problem] = link_problems(project, _with(found, hash="sha256:" + "0" * 64))[0]
+    assert _link_problems(project, found) == ([], [])
+    [problem] = _link_problems(project, _with(found, hash="sha256:" + "0" * 64))[0]
     assert "the original's row is seq 1, sha256:" in problem and "not the linked seq 1, sha256:0000" in problem
-    [problem] = link_problems(project, _with(found, run="20260101T000000Z-dead"))[0]
+    [problem] = _link_problems(project, _with(found, run="20260101T000000Z-dead"))[0]
     assert "the original has no row in the ledger" in problem
-    [problem] = link_problems(project, _with(found, transfer=True))[0]
+    [problem] = _link_problems(project, _with(found, transfer=True))[0]
     assert "stated as a transfer, but on the original's rig (test/model · fake)" in problem
     original, replica = found
     other = [original, msgspec.structs.replace(replica, rig="other/model · fake", seal_root="sha256:" + "1" * 64)]
-    problems = link_problems(project, other)[0]
+    problems = _link_problems(project, other)[0]
     assert any("its seal_root is sha256:1111" in p for p in problems)
     assert any("on another rig (other/model · fake) than the original's (test/model · fake), not stated as a "
                "transfer" in p for p in problems)

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -85,6 +85,18 @@ def emit_json(data: Any, *, ascii_only: bool = False) -> None:
     ascii_only = ascii_only or not _holds_all_of_unicode(sys.stdout)
     text = json.dumps(data, indent=2, ensure_ascii=ascii_only, default=str)
     click.echo(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def emit_json_items(items: Iterable[Any]) -> None:
+    """`emit_json` of a list, written an item at a time as they come (the same bytes), so that a list read from a
+    long file (`ledger --json`) is never held whole."""
+    ascii_only = not _holds_all_of_unicode(sys.stdout)
+    sep = "[\n"
+    for item in items:
+        text = json.dumps(item, indent=2, ensure_ascii=ascii_only, default=str).replace("\n", "\n  ")
+        click.echo(sep + "  " + _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text), nl=False)
+        sep = ",\n"
+    click.echo("[]" if sep == "[\n" else "\n]")
 
 
 def say(lines: Sequence[str]) -> None:

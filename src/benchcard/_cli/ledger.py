@@ -4,17 +4,20 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchcard._cli.common import emit_json, project_of, report, say_line, terminal
+from benchcard._cli.common import emit_json_items, project_of, report, say_line, terminal
 from benchcard._util.text import terminal_line
 from benchcard.project import Project
 
 if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
     from benchcard.records.ledgerrow import LedgerRow
     from benchcard.verdict.audit import LedgerView
 
@@ -43,7 +46,7 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
     from benchcard.verdict.audit import ledger_view
 
     view = ledger_view(project, unfinished=not as_json)
-    emit_json(view.to_json()) if as_json else print_view(view)
+    emit_json_items(view.json_rows()) if as_json else print_view(view)
 
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
@@ -65,41 +68,115 @@ def print_view(view: LedgerView) -> None:
             console.print(terminal_line(u.line), highlight=False, markup=False, soft_wrap=True)
 
 
-def _print_table(console: Any, where: str, rows: Sequence[LedgerRow]) -> None:
-    from rich.table import Table
+CHUNK = 100
+"""Rows rendered at a time: the table is drawn in pieces of this many rows, joined without a seam, so that a
+ledger of 200,000 rows is never held (listing it whole took 5 GB)."""
 
-    if not rows:
-        console.print(f"{where}: no verdicts yet", highlight=False, markup=False)
-        return
-    from rich.text import Text
+
+def _print_table(console: Any, where: str, rows: Callable[[], Iterable[LedgerRow]]) -> None:
+    """The table, read twice: once for each column's widest cell (the widths rich gives the whole table), then a
+    piece at a time, each piece drawn at those widths with the borders between pieces left out."""
+    from rich.segment import Segments
 
     narrow = console.width < NARROW
-    if narrow:  # the run id starts with its date; the rig goes under the card name, the outcome under the finding
-        from rich import box
+    widest = _widest(rows(), narrow)
+    if widest is None:
+        console.print(f"{where}: no verdicts yet", highlight=False, markup=False)
+        return
+    probe = _table(narrow, widest[1])
+    probe.add_row(*widest[0])
+    fit = console.options.update_width(console.width - probe._extra_width)  # as Table.__rich_console__ sizes it
+    widths = probe._calculate_column_widths(console, fit)
+    held: list[list[Any]] | None = None
+    for n, piece in enumerate(_pieces(rows(), narrow)):
+        table = _table(narrow, 0, widths, header=n == 0)
+        for cells, style in piece:
+            table.add_row(*cells, style=style)
+        lines = console.render_lines(table, pad=False, new_lines=True)
+        if held is not None:  # the piece before ends at its last row, this one starts at its first
+            console.print(Segments(seg for line in held[:-1] for seg in line), end="")
+            lines = lines[1:]
+        held = lines
+    console.print(Segments(seg for line in held or [] for seg in line), end="")
 
-        table = Table(title="benchcard ledger", title_justify="left", box=box.SIMPLE_HEAD)
-        table.add_column("seq", no_wrap=True)
-        table.add_column("card · rig", min_width=_longest(rows, "card"))
-        table.add_column("v", no_wrap=True)
-        table.add_column("finding", no_wrap=True)
-        table.add_column("run", no_wrap=True)
+
+def _pieces(rows: Iterable[LedgerRow], narrow: bool) -> Iterator[list[tuple[list[Text], str]]]:
+    """The rows' cells and styles, `CHUNK` rows at a time."""
+    piece: list[tuple[list[Text], str]] = []
+    for row in rows:
+        piece.append(_cells(row, narrow))
+        if len(piece) == CHUNK:
+            yield piece
+            piece = []
+    if piece:
+        yield piece
+
+
+def _widest(rows: Iterable[LedgerRow], narrow: bool) -> tuple[list[Text], int] | None:
+    """Each column's widest cell (rich sizes a column by its widest cell alone) and the longest card name, or None
+    for a ledger without rows."""
+    from rich.cells import cell_len
+
+    def width(text: Text) -> int:
+        return max((cell_len(line) for line in text.plain.splitlines()), default=0)
+
+    widest: list[Text] | None = None
+    longest = 0
+    for row in rows:
+        cells = _cells(row, narrow)[0]
+        widest = cells if widest is None else [max(a, b, key=width) for a, b in zip(widest, cells, strict=True)]
+        longest = max(longest, len(terminal_line(row.card)))
+    return None if widest is None else (widest, longest)
+
+
+def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, header: bool = True) -> Table:
+    """The table's frame: its columns, at `widths` when given (each piece of a long ledger is drawn at the widths
+    of the whole), its title and header only where `header` says."""
+    from rich import box
+    from rich.table import Table
+
+    title = "benchcard ledger" if header else None
+    kind = Table if widths is None else _sized(widths)
+    if narrow:  # the run id starts with its date; the rig goes under the card name, the outcome under the finding
+        table = kind(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_header=header)
+        names: Sequence[str] = ("seq", "card · rig", "v", "finding", "run")
+        wrapped = {"card · rig"}
     else:
-        table = Table(title="benchcard ledger", title_justify="left")
-        for col in COLUMNS:
-            table.add_column(col, no_wrap=col in NO_WRAP)
-    t = terminal_line  # a row edited by hand may hold escapes or a newline: shown, never sent to the terminal raw
-    for r in rows:
-        style = {"result": "bold", "non-result": "dim"}.get(r.outcome, "")
-        version = "unsealed" if r.kind == "compare" else f"v{r.version}"
-        if narrow:
-            card = Text(t(r.card))
-            card.append("\n" + t(r.rig), style="dim")
-            cells: list[Text | str] = [str(r.seq), card, version, f"{t(r.finding)}\n{t(r.outcome)}", _run_cell(r)]
-        else:
-            cells = [str(r.seq), t(r.date), t(r.card), version, t(r.rig), t(r.finding), t(r.outcome), _run_cell(r)]
-        # as Text, never markup: a `[/red]` in a rig raised rich's MarkupError, a `[link=…]` made a hyperlink
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), style=style)
-    console.print(table)
+        table = kind(title=title, title_justify="left", show_header=header)
+        names, wrapped = COLUMNS, set(COLUMNS) - NO_WRAP
+    for name in names:
+        table.add_column(name, no_wrap=name not in wrapped, min_width=card_width if name == "card · rig" else None)
+    return table
+
+
+def _sized(widths: list[int]) -> type[Table]:
+    """A rich Table drawn at the given column widths (padding included) whatever its rows: each piece of a long
+    ledger at the widths rich gives the whole."""
+    from rich.table import Table
+
+    class Sized(Table):
+        def _calculate_column_widths(self, console: Any, options: Any) -> list[int]:
+            return list(widths)
+
+    return Sized
+
+
+def _cells(row: LedgerRow, narrow: bool) -> tuple[list[Text], str]:
+    """A row's cells, as Text, never markup (a `[/red]` in a rig raised rich's MarkupError, a `[link=…]` made a
+    hyperlink), each shown through `terminal_line` (a row edited by hand may hold escapes or a newline), and the
+    row's style: results bold, non-results dim."""
+    from rich.text import Text
+
+    t = terminal_line
+    style = {"result": "bold", "non-result": "dim"}.get(row.outcome, "")
+    version = "unsealed" if row.kind == "compare" else f"v{row.version}"
+    if narrow:
+        card = Text(t(row.card))
+        card.append("\n" + t(row.rig), style="dim")
+        return [Text(str(row.seq)), card, Text(version), Text(f"{t(row.finding)}\n{t(row.outcome)}"),
+                Text(_run_cell(row))], style
+    return [Text(c) for c in (str(row.seq), t(row.date), t(row.card), version, t(row.rig), t(row.finding),
+                              t(row.outcome), _run_cell(row))], style
 
 
 def _run_cell(row: LedgerRow) -> str:
@@ -112,10 +189,6 @@ def _run_cell(row: LedgerRow) -> str:
         return terminal_line(row.run)
     said = "" if isinstance(judged, UnsetType) else f": {judged.finding}"
     return f"{terminal_line(row.run)}\n{terminal_line(f'{link.kind} of {link.run}{said}')}"
-
-
-def _longest(rows: Sequence[LedgerRow], key: str) -> int:
-    return max((len(terminal_line(str(getattr(r, key)))) for r in rows), default=4)
 
 
 def repair_line(project: Project, side: Path | None) -> str:

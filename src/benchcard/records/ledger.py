@@ -41,7 +41,7 @@ from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.records.verdictfile import LedgerEntry
 
 __all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "card_rows", "encode_row", "locked", "read",
-           "repair", "row_hash", "row_of_run", "strict", "torn_message", "torn_tail", "verify"]
+           "repair", "row_hash", "row_of_run", "rows", "strict", "torn_message", "torn_tail", "verify"]
 
 LOCK_TIMEOUT_S = 60.0
 _LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
@@ -87,7 +87,13 @@ class Torn:
 def read(project: Project) -> list[LedgerRow]:
     """Every ledger row in file order, typed; a torn last line (`torn_tail`) is skipped, any other line that is
     not a ledger row is an error naming the line (and the field, for a row of the wrong shape)."""
-    return [item[1] for item in _stream(project) if not isinstance(item, Torn)]
+    return list(rows(project))
+
+
+def rows(project: Project) -> Iterator[LedgerRow]:
+    """`read`, a row at a time as the file is read: what a reader of every row (`ledger`, `ledger --verify`) goes
+    through, so that its memory does not grow with the ledger."""
+    return (item[1] for item in _stream(project) if not isinstance(item, Torn))
 
 
 def torn_tail(project: Project) -> Torn | None:
@@ -250,23 +256,32 @@ def verify(project: Project, copied: Collection[str] = ()) -> None:
     by a replication row of this one, `verdict/_replication.py`).
     """
     source = project.relative(project.ledger_path)
-    by_seq = {item[1].seq: item[1].hash for item in _chained(_stream(project), source) if not isinstance(item, Torn)}
+    entered = list(_entered(project, copied))
+    wanted = {seq for _, seq, _ in entered}  # the chain's rows are not kept (200,000 rows), only these
+    by_seq = {item[1].seq: item[1].hash for item in _chained(_stream(project), source)
+              if not isinstance(item, Torn) and item[1].seq in wanted}
+    for path, seq, hashed_as in entered:
+        hashed = by_seq.get(seq)
+        if hashed is None:
+            raise LedgerError(f"{source}: seq {seq} is missing (it is recorded in {project.relative(path)}): "
+                              "rows were deleted from the end of the ledger")
+        if hashed != hashed_as:
+            raise LedgerError(f"{source}: seq {seq} does not match the row recorded in "
+                              f"{project.relative(path)}")
+
+
+def _entered(project: Project, copied: Collection[str]) -> Iterator[tuple[Path, int, str]]:
+    """Each run's verdict.json (but those in `copied`) and the seq and hash of the row it records it was entered
+    as, in path order."""
     for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
         if project.relative(path.parent) in copied:
             continue
         try:
-            entered = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
+            entry = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
         except (OSError, msgspec.DecodeError):
             continue
-        if entered is None or entered.seq is None or entered.hash is None:
-            continue
-        hashed = by_seq.get(entered.seq)
-        if hashed is None:
-            raise LedgerError(f"{source}: seq {entered.seq} is missing (it is recorded in {project.relative(path)}): "
-                              "rows were deleted from the end of the ledger")
-        if hashed != entered.hash:
-            raise LedgerError(f"{source}: seq {entered.seq} does not match the row recorded in "
-                              f"{project.relative(path)}")
+        if entry is not None and entry.seq is not None and entry.hash is not None:
+            yield path, entry.seq, entry.hash
 
 
 def append(project: Project, row: LedgerRow) -> LedgerRow:
@@ -355,10 +370,7 @@ def row_of_run(project: Project, run_id: str) -> LedgerRow | None:
     `\\u00e9`, which is looked for too: the rows' hashes hold either way), so `verdict`'s look-up under the lock
     scans bytes rather than decoding every row; a row elsewhere that does not read is `verify`'s to name, as for
     `append`."""
-    data = _bytes(project)
-    if data is None:
-        return None
-    return next(_rows_whose(project, data, "run", run_id), None)
+    return next(_rows_whose(project, "run", run_id), None)
 
 
 def card_rows(project: Project, card_id: str) -> list[LedgerRow]:
@@ -366,21 +378,7 @@ def card_rows(project: Project, card_id: str) -> list[LedgerRow]:
     only the lines holding the card's id as a JSON string are decoded, so a long ledger costs a byte scan, not a
     decode of every row; a line of the card's that does not read is the error `read` gives for it, and a row
     elsewhere that does not read is `verify`'s to name."""
-    data = _bytes(project)
-    if data is None:
-        return []
-    return list(_rows_whose(project, data, "card", card_id))
-
-
-def _bytes(project: Project) -> bytes | None:
-    """The ledger's bytes, or None when there is no ledger yet."""
-    path = _own(project)
-    if not path.is_file():
-        return None
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
+    return list(_rows_whose(project, "card", card_id))
 
 
 def _forms(value: str) -> list[bytes]:
@@ -388,31 +386,32 @@ def _forms(value: str) -> list[bytes]:
     return list(dict.fromkeys(json.dumps(value, ensure_ascii=escaped).encode("utf-8") for escaped in (False, True)))
 
 
-def _rows_whose(project: Project, data: bytes, field: str, value: str) -> Iterator[LedgerRow]:
-    """The rows whose `field` is `value`, in file order: only the lines holding `value` as a JSON string are
-    parsed, and only those whose `field` is it are typed, each named by its line as `read` names it. Another
-    row may hold the value in another field (a card named `ab` in every ab row's `kind`, a run's id in its
-    replication's `replicates`): one of those that does not read is `verify`'s to name, not this look-up's. A
-    line that is not JSON cannot be told apart, so it is the error `read` gives; a torn last line is skipped, as
-    every reader skips it."""
-    starts: set[int] = set()
-    for needle in _forms(value):
-        at = data.find(needle)
-        while at >= 0:
-            starts.add(data.rfind(b"\n", 0, at) + 1)
-            end = data.find(b"\n", at)
-            at = data.find(needle, end) if end >= 0 else -1
-    line, counted = 1, 0
-    for start in sorted(starts):
-        line += data.count(b"\n", counted, start)
-        counted = start
-        end = data.find(b"\n", start)
-        if end < 0:  # the last line, without its newline: whole, or torn
-            try:
-                raw = _object(project, data[start:], line)
-            except LedgerError:
-                return
-        else:
-            raw = _object(project, data[start:end], line)
-        if raw.get(field) == value:
-            yield _typed(project, raw, line)[1]
+def _rows_whose(project: Project, field: str, value: str) -> Iterator[LedgerRow]:
+    """The rows whose `field` is `value`, in file order, the file read a line at a time (it was read whole: a
+    ledger of 200,000 rows, 350 MB, held that much for every verdict's look-up): only the lines holding `value` as
+    a JSON string are parsed, and only those whose `field` is it are typed, each named by its line as `read` names
+    it. Another row may hold the value in another field (a card named `ab` in every ab row's `kind`, a run's id
+    in its replication's `replicates`): one of those that does not read is `verify`'s to name, not this
+    look-up's. A line that is not JSON cannot be told apart, so it is the error `read` gives; a torn last line is
+    skipped, as every reader skips it."""
+    path = _own(project)
+    if not path.is_file():
+        return
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
+    needles = _forms(value)
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not any(needle in line for needle in needles):
+                continue
+            if line.endswith(b"\n"):
+                raw = _object(project, line[:-1], n)
+            else:  # the last line, without its newline: whole, or torn
+                try:
+                    raw = _object(project, line, n)
+                except LedgerError:
+                    return
+            if raw.get(field) == value:
+                yield _typed(project, raw, n)[1]

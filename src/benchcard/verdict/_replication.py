@@ -12,6 +12,7 @@ ledger row carries the judgement and the link (`replicates`, with the original r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from operator import attrgetter
 from pathlib import Path
 
@@ -166,15 +167,16 @@ def linked_row(row: LedgerRow, manifest: Manifest, body: VerdictFile) -> LedgerR
 # ------------------------------------------------------------------------------------------ ledger --verify
 
 
-def link_problems(project: Project, rows: list[LedgerRow]) -> tuple[list[str], list[str]]:
+def link_problems(project: Project, links: list[LedgerRow], originals: Mapping[str, LedgerRow]
+                  ) -> tuple[list[str], list[str]]:
     """What `ledger --verify` finds wrong with the replication rows' links (and the notes it adds): the original's
-    row is in the ledger with the linked hash and seq, of the same card, version and seal; on the same rig unless
-    the row states a transfer (and on another when it does). An original copied in from another project (its row
-    in that project's ledger) is checked against its verdict.json, said in a note."""
-    by_run = {r.run: r for r in rows if r.run}
+    row (`originals`, the last row of each of `linked_runs`) is in the ledger with the linked hash and seq, of the
+    same card, version and seal; on the same rig unless the row states a transfer (and on another when it does).
+    An original copied in from another project (its row in that project's ledger) is checked against its
+    verdict.json, said in a note."""
     problems: list[str] = []
     notes: list[str] = []
-    for row in rows:
+    for row in links:
         link = row.replicates
         if isinstance(link, UnsetType):
             continue
@@ -184,7 +186,7 @@ def link_problems(project: Project, rows: list[LedgerRow]) -> tuple[list[str], l
                          f"{link.evidence}/{VERDICT}")
             problems += [f"{head}: {p}" for p in _foreign_problems(project, row, link)]
             continue
-        original = by_run.get(link.run)
+        original = originals.get(link.run)
         if original is None:
             problems.append(f"{head}: the original has no row in the ledger (linked to seq {link.seq}, {link.hash})")
             continue
@@ -228,6 +230,12 @@ def _foreign_problems(project: Project, row: LedgerRow, link: ReplicaLink) -> li
         found.append(f"{project.relative(path)} is of {original.card} v{original.version} under "
                      f"{original.seal_root}, not the replication's card and seal")
     return found
+
+
+def linked_runs(rows: list[LedgerRow]) -> set[str]:
+    """The runs the replication rows link to in this project's ledger: the rows `link_problems` checks them
+    against."""
+    return {r.replicates.run for r in rows if not isinstance(r.replicates, UnsetType) and not r.replicates.foreign}
 
 
 def foreign_originals(rows: list[LedgerRow]) -> set[str]:

@@ -9,14 +9,17 @@ when it is missing or changed. Every problem is listed, not only the first.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from msgspec import UnsetType
 
 from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.unfinished import Unfinished, unfinished_runs
-from benchcard.verdict._replication import foreign_originals, link_problems
+from benchcard.verdict._replication import foreign_originals, link_problems, linked_runs
 from benchcard.verdict.integrity import anchored, evidence_problems
 
 
@@ -57,43 +60,55 @@ class LedgerAudit:
 @dataclass(frozen=True)
 class LedgerView:
     """What `benchcard ledger` shows: the rows, and the runs left unfinished, listed under them so that a stopped
-    run is never taken for one waiting for its verdict. `--json` is the rows alone, as they are written."""
+    run is never taken for one waiting for its verdict. `--json` is the rows alone, as they are written. The rows
+    are read as they are shown, never held: a ledger of 200,000 rows took 5 GB to list whole."""
 
     where: str  # the ledger's path, relative to the project
-    rows: tuple[LedgerRow, ...]
+    project: Project
     unfinished: tuple[Unfinished, ...]
 
-    def to_json(self) -> list[dict[str, Any]]:
-        return [row.fields() for row in self.rows]
+    def rows(self) -> Iterator[LedgerRow]:
+        return ledger.rows(self.project)
+
+    def json_rows(self) -> Iterator[dict[str, Any]]:
+        return (row.fields() for row in self.rows())
 
 
 def ledger_view(project: Project, *, unfinished: bool = True) -> LedgerView:
     """The ledger's rows (read, not verified: `audit` checks) and, unless `unfinished` is False (`--json`, which
     lists rows only), the runs left unfinished."""
-    rows = tuple(ledger.read(project))
-    return LedgerView(project.relative(project.ledger_path), rows,
+    return LedgerView(project.relative(project.ledger_path), project,
                       tuple(unfinished_runs(project)) if unfinished else ())
 
 
 def audit(project: Project) -> LedgerAudit:
-    """Check the chain (a broken one is a LedgerError naming the first bad row), then each judged run's files."""
-    rows = ledger.read(project)
-    ledger.verify(project, copied=foreign_originals(rows))
+    """Check the chain (a broken one is a LedgerError naming the first bad row), then each judged run's files.
+
+    The ledger is gone through a row at a time, never held (a ledger of 200,000 rows took GBs to check whole):
+    once for its replication rows (few), whose originals copied from another project the chain's check leaves
+    out, once by `verify`, and once for the evidence, keeping only the rows a replication links to."""
+    links = [row for row in ledger.rows(project) if not isinstance(row.replicates, UnsetType)]
+    ledger.verify(project, copied=foreign_originals(links))
     torn = ledger.torn_tail(project)
+    wanted = linked_runs(links)
+    originals: dict[str, LedgerRow] = {}
     problems: list[str] = []
     notes: list[str] = []
-    judged = 0
-    for row in rows:
+    count, last, judged = 0, None, 0
+    for row in ledger.rows(project):
+        count, last = count + 1, row.hash
         if not row.run:
             continue
+        if row.run in wanted:
+            originals[row.run] = row
         judged += 1
         head = f"seq {row.seq} (run {row.run})"
         problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
         if not anchored(row):
             notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
                          "against its own manifest only")
-    linked, said = link_problems(project, rows)
+    linked, said = link_problems(project, links, originals)
     problems += linked
     notes += said
-    return LedgerAudit(len(rows), rows[-1].hash if rows else None, judged, tuple(problems),
+    return LedgerAudit(count, last, judged, tuple(problems),
                        ledger.torn_message(project, torn) if torn else None, tuple(notes))
