@@ -393,6 +393,31 @@ def test_a_result_line_that_cannot_be_read_is_named_and_the_rest_collected(tmp_p
     assert result.exit_code == 0, result.output
     [s] = json.loads(result.stdout)["runs"]
     assert s["counts"] == {"ok": 12, "truncated": 0, "failed": 0}
-    assert s["warnings"] == ["batch/chunk-000.results-0.jsonl: line 13 is JSON nested deeper than any vendor's answer "
-                             "is (past what a reader's stack holds); the line is not used (a cell it may answer is "
+    [batch] = [e["batch"] for e in journal(only_run(project, "colour-ab")) if e["event"] == "created"]
+    assert s["warnings"] == [f"batch/chunk-000.results-0.jsonl: line 13 is JSON nested deeper than any vendor's "
+                             "answer is (past what a reader's stack holds); it names custom_id 'never-sent', not a "
+                             f"request of batch {batch}; the line is not used (a cell it may answer is "
                              "recorded failed, no result)"]
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_cell_answered_again_by_a_line_that_cannot_be_read_is_failed_not_taken(tmp_path: Path, server: FakeServer,
+                                                                                 key: str, vendor: str) -> None:
+    """A cell answered twice is recorded failed, neither answer taken; but when the second answer was a line that
+    cannot be read, the cell was taken on the first, the duplicate unseen (the line was said to answer some cell
+    'recorded failed, no result', which none was). The ids the line's bytes hold are read: its cell is failed,
+    named, for --retry-failed."""
+    server.configure({"default_reply": "red", "batch": {"bad_results": "nested_twice"}})
+    project = project_for(tmp_path, server, vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["counts"] == {"ok": 11, "truncated": 0, "failed": 1}
+    [warning] = s["warnings"]
+    named = re.fullmatch(r"batch/chunk-000\.results-0\.jsonl: line 13 is JSON nested deeper than any vendor's answer "
+                         r"is \(past what a reader's stack holds\); it names custom_id '(c\w+)-\w+': cell (c\w+) is "
+                         r"recorded failed, no answer taken \(this line may be one\)", warning)
+    assert named and named[1] == named[2], warning
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    [failed] = [row for row in rows if row["status"] == "failed"]
+    assert (failed["cell"], failed["error"], failed["text"]) == (named[1], warning, "")

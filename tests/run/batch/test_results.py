@@ -11,7 +11,15 @@ import pytest
 
 from benchcard.errors import RunError
 from benchcard.records.rows import Usage
-from benchcard.run.batch._results import anthropic_outcome, openai_outcome, output_row, read_results, result_ids
+from benchcard.run.batch._results import (
+    Unread,
+    anthropic_outcome,
+    named_ids,
+    openai_outcome,
+    output_row,
+    read_results,
+    result_ids,
+)
 from benchcard.run.providers import Price
 from benchcard.run.providers.base import Completion
 from benchcard.testing.fakeserver import FakeServer
@@ -133,15 +141,17 @@ def test_result_files_are_read_line_by_line_and_a_malformed_answer_fails_its_cel
     assert second_cell == "c2" and isinstance(second, str) and second.startswith("errored: malformed")
 
 
-@pytest.mark.parametrize(("content", "why"), [
-    (b'{"custom_id":"c1"}\n{"custom_id": \n', "is not JSON"),
-    (b'{"custom_id":"c1"}\n["c1"]\n', "is not a JSON object"),
+@pytest.mark.parametrize(("content", "why", "named"), [
+    (b'{"custom_id":"c1"}\n{"custom_id": \n', "is not JSON", ()),
+    (b'{"custom_id":"c1"}\n["c1"]\n', "is not a JSON object", ()),
+    (b'{"custom_id":"c1"}\n{"custom_id": "c1", "result": {\n', "is not JSON", ("c1",)),
 ])
-def test_a_damaged_result_line_is_named_and_the_others_read(tmp_path: Path, content: bytes, why: str) -> None:
+def test_a_damaged_result_line_is_named_and_the_others_read(tmp_path: Path, content: bytes, why: str,
+                                                            named: tuple[str, ...]) -> None:
     path = tmp_path / "result-0.jsonl"
     path.write_bytes(content)
-    unread: list[tuple[Path, int, str]] = []
-    assert result_ids([path], unread) == {"c1": [(path, 1)]} and unread == [(path, 2, why)]
+    unread: list[Unread] = []
+    assert result_ids([path], unread) == {"c1": [(path, 1)]} and unread == [Unread(path, 2, why, named)]
     assert [cell for cell, _ in read_results([path], anthropic=True)] == ["c1"]
 
 
@@ -171,3 +181,12 @@ def test_result_ids_names_every_line_answering_each_custom_id(tmp_path: Path) ->
     with pytest.raises(RunError) as info:
         result_ids([b])
     assert str(info.value) == f"{b}: line 1 is not JSON; delete the file and resume to download it again"
+
+
+def test_a_line_that_cannot_be_read_names_the_ids_its_bytes_hold_as_keys_only() -> None:
+    """A line that is not JSON may still be a cell's answer (or its second one): the ids it holds as a key are
+    read from its bytes, each once; one quoted inside a string (its quotes escaped) is no key."""
+    line = b'{"custom_id": "c1-t", "pad": [[[ "said \\"custom_id\\": \\"c9-t\\"", "custom_id":"c\\u00e9"'
+    assert named_ids(line) == ("c1-t", "c\u00e9")
+    assert named_ids(b'{"custom_id":"c1-t"} {"custom_id": "c1-t"') == ("c1-t",)
+    assert named_ids(b"<html>502 Bad Gateway</html>") == ()

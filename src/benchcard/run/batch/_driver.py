@@ -51,7 +51,7 @@ from benchcard.run.batch._journal import (
     Polled,
     Uploaded,
 )
-from benchcard.run.batch._results import Where, output_row, read_results, result_ids
+from benchcard.run.batch._results import Unread, Where, output_row, read_results, result_ids
 from benchcard.run.batch._vendors import Claim, OpenAIBatches, Poll, Vendor, vendor_for
 from benchcard.run.providers.base import HttpProvider, redact, without_secret
 from benchcard.run.store import OutputWriter, RunStore
@@ -299,10 +299,9 @@ class BatchRun:
         s, batch = self.s, str(c.batch)
         cells = {custom_id: cell_of(custom_id, c.tag) for custom_id in chunk_ids(self.folder / c.file)}
         paths = [self.folder / f for f in c.results]
-        unread: list[tuple[Path, int, str]] = []
+        unread: list[Unread] = []
         refused, untrusted = self.refusals(c, cells, result_ids(paths, unread))
-        refused += [f"{self.shown(p)}: line {n} {why}; the line is not used (a cell it may answer is recorded "
-                    "failed, no result)" for p, n, why in unread]
+        refused += [self.unread(c, cells, u, untrusted) for u in unread]
         fixtures = self.fixtures()
         secret = os.environ.get(s.secret_env) if s.secret_env else None
         hidden = [x for x in (secret, *s.hidden) if x]  # the key and the base URL's password, as _calls keeps them
@@ -353,6 +352,21 @@ class BatchRun:
                 refused.append(line)
                 untrusted[cells[custom_id]] = line
         return refused, untrusted
+
+    def unread(self, c: Chunk, cells: dict[str, str], u: Unread, untrusted: dict[str, str]) -> str:
+        """The line naming a result line that cannot be read. When its bytes name a cell of the batch, that cell
+        is recorded failed with this line as the cause: the line may be its answer, or a second one (a cell
+        answered by it and by a line that reads was taken on the one that reads, its duplicate unseen)."""
+        head = f"{self.shown(u.path)}: line {u.line} {u.why}"
+        mine = [cells[i] for i in u.named if i in cells]
+        if not mine:
+            named = f"; it names custom_id {u.named[0]!r}, not a request of batch {c.batch}" if u.named else ""
+            return f"{head}{named}; the line is not used (a cell it may answer is recorded failed, no result)"
+        line = (f"{head}; it names custom_id {', '.join(repr(i) for i in u.named if i in cells)}: cell "
+                f"{', '.join(mine)} is recorded failed, no answer taken (this line may be one)")
+        for cell in mine:
+            untrusted.setdefault(cell, line)
+        return line
 
     def shown(self, path: Path) -> str:
         """A result file as a line names it: relative to the run folder."""

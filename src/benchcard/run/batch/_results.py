@@ -9,7 +9,9 @@ token limit is `truncated`; costs are the batch price (`cost_of(..., batch=True)
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,11 +80,38 @@ Where = tuple[Path, int]  # a result line: its file and line number
 T = TypeVar("T")
 
 
-def result_ids(paths: list[Path], unread: list[tuple[Path, int, str]] | None = None) -> dict[str, list[Where]]:
+@dataclass(frozen=True)
+class Unread:
+    """A result line that cannot be read, and the custom_ids its bytes name (`"custom_id": "…"` outside a string):
+    a cell whose answer it may be is known, so one also answered by a line that reads is not taken on that one."""
+
+    path: Path
+    line: int
+    why: str
+    named: tuple[str, ...] = ()
+
+
+#: `"custom_id": "…"` as a line holds it as a key (not escaped inside a string, whose quotes are `\"`).
+_NAMED = re.compile(rb'(?<![\\\w])"custom_id"\s*:\s*("(?:[^"\\\r\n]|\\.){0,400}")')
+
+
+def named_ids(line: bytes) -> tuple[str, ...]:
+    """The custom_ids a line that cannot be read names, in order, each once."""
+    found: dict[str, None] = {}
+    for m in _NAMED.finditer(line):
+        try:
+            value = json.loads(m.group(1))
+        except ValueError:
+            continue
+        found[str(value)] = None
+    return tuple(found)
+
+
+def result_ids(paths: list[Path], unread: list[Unread] | None = None) -> dict[str, list[Where]]:
     """Every custom_id of the result files, with each line that answers it (more than one: answered twice). A line
     that cannot be read (not JSON, not an object, nested past the stack) is a RunError naming it; with `unread`,
-    it is put there instead, (file, line, why), and the rest is read: one vendor's garbage line must not hold back
-    the answers of the whole batch, paid for, which a download again would only bring back with it."""
+    it is put there instead, with the ids its bytes name, and the rest is read: one vendor's garbage line must not
+    hold back the answers of the whole batch, paid for, which a download again would only bring back with it."""
     seen: dict[str, list[Where]] = {}
     for path, n, line in _result_lines(paths, msgspec.json.Decoder(_Id).decode, unread):
         seen.setdefault(str(line.custom_id), []).append((path, n))
@@ -103,7 +132,7 @@ def read_results(paths: list[Path], anthropic: bool) -> Iterator[tuple[str, Outc
             yield str(data.get("custom_id")), f"errored: {vendor_word(str(exc), _MESSAGE)}"
 
 
-def _result_lines(paths: list[Path], decode: Callable[[bytes], T], unread: list[tuple[Path, int, str]] | None
+def _result_lines(paths: list[Path], decode: Callable[[bytes], T], unread: list[Unread] | None
                   ) -> Iterator[tuple[Path, int, T]]:
     """Each line of the result files that is not blank, decoded, with its file and number; a line that is not
     JSON (or not the object `decode` wants) is put in `unread` with why, or with `unread` None a RunError naming
@@ -127,7 +156,7 @@ def _result_lines(paths: list[Path], decode: Callable[[bytes], T], unread: list[
                 if unread is None:
                     again = "" if why == "is not a JSON object" else "; delete the file and resume to download it again"
                     raise RunError(f"{path}: line {n} {why}{again}")
-                unread.append((path, n, why))
+                unread.append(Unread(path, n, why, named_ids(line)))
 
 
 def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str,

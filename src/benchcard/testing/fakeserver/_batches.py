@@ -156,6 +156,8 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
         return [*rows, {**rows[-1], "custom_id": "never-sent", "pad": "x" * HUGE_BYTES}]
     if config.batch.bad_results == "nested" and rows:
         return [*rows, {"custom_id": "never-sent", "pad": _NESTED}]
+    if config.batch.bad_results == "nested_twice" and rows:
+        return [*rows, {**rows[0], "pad": _NESTED}]
     return rows
 
 
