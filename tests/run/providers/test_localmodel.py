@@ -93,25 +93,122 @@ def test_llama_cpp_is_given_the_cpus_this_process_may_use_not_the_machines(tmp_p
 def test_the_cpu_quota_of_the_process_cgroup_or_a_parent_caps_the_cpus(tmp_path: Path) -> None:
     from benchcard.run.providers.localmodel import usable_cpus
 
-    root, own = tmp_path / "cgroup", tmp_path / "self-cgroup"
+    root, own, none = tmp_path / "cgroup", tmp_path / "self-cgroup", tmp_path / "no-mountinfo"
     (root / "docker" / "box" / "inner").mkdir(parents=True)
     own.write_text("0::/docker/box/inner\n", encoding="utf-8")
-    cpus = usable_cpus(root, own)  # no cpu.max anywhere: the affinity alone
+    cpus = usable_cpus(root, own, none)  # no cpu.max anywhere: the affinity alone
     assert cpus == len(os.sched_getaffinity(0))
     (root / "cpu.max").write_text("max 100000\n", encoding="utf-8")
     (root / "docker" / "cpu.max").write_text("150000 100000\n", encoding="utf-8")  # --cpus=1.5: 2 threads
     (root / "docker" / "box" / "cpu.max").write_text("max 100000\n", encoding="utf-8")
-    assert usable_cpus(root, own) == min(cpus, 2)
+    assert usable_cpus(root, own, none) == min(cpus, 2)
     (root / "docker" / "box" / "inner" / "cpu.max").write_text("50000 100000\n", encoding="utf-8")
-    assert usable_cpus(root, own) == 1
-    for other in ("", "1:cpu:/docker\n", "0::/not/there\n"):  # cgroup v1, or a cgroup without a quota above it
+    assert usable_cpus(root, own, none) == 1
+    for other in ("", "1:cpu:/docker\n", "0::/not/there\n"):  # v1 mounted nowhere, or no quota above it
         own.write_text(other, encoding="utf-8")
-        assert usable_cpus(root, own) == cpus
+        assert usable_cpus(root, own, none) == cpus
     latin1 = root / os.fsdecode(b"caf\xe9")  # a cgroup named in another encoding than UTF-8 (a traceback before)
     latin1.mkdir()
     (latin1 / "cpu.max").write_text("100000 100000\n", encoding="utf-8")
     own.write_bytes(b"0::/caf\xe9\n")
-    assert usable_cpus(root, own) == 1
+    assert usable_cpus(root, own, none) == 1
+
+
+def _mounted(tmp_path: Path, *mounts: tuple[str, str, str, str]) -> Path:
+    """A mountinfo listing each (type, mount point, the cgroup mounted there, super options) as Linux writes it."""
+    path = tmp_path / "mountinfo"
+    lines = [f"{30 + i} 23 0:{40 + i} {root} {point.replace(' ', chr(92) + '040')} rw,relatime shared:{i} - {kind} "
+             f"{kind} {opts}\n" for i, (kind, point, root, opts) in enumerate(mounts)]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _v1(folder: Path, quota: int, period: int = 100000) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cpu.cfs_quota_us").write_text(f"{quota}\n", encoding="utf-8")
+    (folder / "cpu.cfs_period_us").write_text(f"{period}\n", encoding="utf-8")
+
+
+def test_a_cgroup_v1_cpu_quota_caps_the_cpus_where_its_hierarchy_is_mounted(tmp_path: Path) -> None:
+    """A host still on cgroup v1 (`docker --cpus` writes `cpu.cfs_quota_us`) was read as having no quota: the
+    process was given every CPU of its affinity. The `cpu` controller's hierarchy is found in mountinfo, alone or
+    as `cpu,cpuacct`, and its quota read from the process's cgroup up to the mounted top; -1 is none."""
+    from benchcard.run.providers.localmodel import usable_cpus
+
+    cpus = len(os.sched_getaffinity(0))
+    top, own = tmp_path / "fs cgroup" / "cpu,cpuacct", tmp_path / "self-cgroup"  # a space: mountinfo's \040
+    info = _mounted(tmp_path, ("cgroup", str(tmp_path / "fs cgroup" / "memory"), "/", "rw,memory"),
+                    ("cgroup", str(top), "/", "rw,cpu,cpuacct"))
+    own.write_text("5:memory:/docker/box\n4:cpu,cpuacct:/docker/box\n0::/\n", encoding="utf-8")
+    _v1(top, -1)
+    _v1(top / "docker" / "box", -1)
+    assert usable_cpus(tmp_path / "none", own, info) == cpus  # -1 all the way up: no quota
+    _v1(top / "docker", 150000)  # --cpus=1.5 on the parent: 2
+    assert usable_cpus(tmp_path / "none", own, info) == min(cpus, 2)
+    _v1(top / "docker" / "box", 50000, 100000)
+    assert usable_cpus(tmp_path / "none", own, info) == 1
+    own.write_text("4:cpu,cpuacct:/elsewhere\n", encoding="utf-8")  # a cgroup without a quota above it
+    assert usable_cpus(tmp_path / "none", own, info) == cpus
+    (top / "memory").mkdir()
+    own.write_text("5:memory:/docker/box\n", encoding="utf-8")  # no cpu controller: no quota
+    assert usable_cpus(tmp_path / "none", own, info) == cpus
+
+
+def test_a_container_sees_its_own_cgroup_as_the_mounted_top_on_v1_and_v2(tmp_path: Path) -> None:
+    """In a container without a cgroup namespace /proc/self/cgroup names the host's path (`/docker/box`) while
+    the hierarchy mounted is that cgroup itself (mountinfo's root `/docker/box`): its quota is at the top."""
+    from benchcard.run.providers.localmodel import usable_cpus
+
+    own = tmp_path / "self-cgroup"
+    own.write_text("4:cpu,cpuacct:/docker/box\n", encoding="utf-8")
+    info = _mounted(tmp_path, ("cgroup", str(tmp_path / "cpu"), "/docker/box", "rw,cpu,cpuacct"))
+    _v1(tmp_path / "cpu", 100000)
+    assert usable_cpus(tmp_path / "none", own, info) == 1
+    own.write_text("0::/docker/box\n", encoding="utf-8")
+    info = _mounted(tmp_path, ("cgroup2", str(tmp_path / "v2"), "/docker/box", "rw,nsdelegate"))
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "cpu.max").write_text("100000 100000\n", encoding="utf-8")
+    assert usable_cpus(tmp_path / "none", own, info) == 1
+
+
+def test_a_hybrid_host_takes_the_tightest_of_its_v1_and_v2_quotas(tmp_path: Path) -> None:
+    """A hybrid host mounts cgroup v2 at /sys/fs/cgroup/unified beside the v1 controllers: v2's cgroup is looked
+    for where mountinfo says it is mounted, not only at /sys/fs/cgroup, and the tighter quota of the two holds."""
+    from benchcard.run.providers.localmodel import usable_cpus
+
+    cpus = len(os.sched_getaffinity(0))
+    fs, own = tmp_path / "cgroup", tmp_path / "self-cgroup"
+    info = _mounted(tmp_path, ("cgroup", str(fs / "cpu"), "/", "rw,cpu"),
+                    ("cgroup", str(fs / "cpuacct"), "/", "rw,cpuacct"), ("cgroup2", str(fs / "unified"), "/", "rw"))
+    own.write_text("3:cpuacct:/job\n2:cpu:/job\n0::/job\n", encoding="utf-8")
+    _v1(fs / "cpu" / "job", -1)
+    (fs / "unified" / "job").mkdir(parents=True)
+    (fs / "unified" / "job" / "cpu.max").write_text("max 100000\n", encoding="utf-8")
+    assert usable_cpus(fs, own, info) == cpus  # -1 and max: none
+    _v1(fs / "cpu" / "job", 200000)
+    assert usable_cpus(fs, own, info) == min(cpus, 2)
+    (fs / "unified" / "job" / "cpu.max").write_text("100000 100000\n", encoding="utf-8")
+    assert usable_cpus(fs, own, info) == 1
+    (fs / "cpu.max").write_text("100000 100000\n", encoding="utf-8")  # v2 is not at /sys/fs/cgroup here: unread
+    (fs / "unified" / "job" / "cpu.max").write_text("max 100000\n", encoding="utf-8")
+    assert usable_cpus(fs, own, info) == min(cpus, 2)
+
+
+def test_the_affinity_caps_the_cpus_under_a_looser_quota(tmp_path: Path) -> None:
+    """`taskset -c 0` (a container's cpuset) with a cgroup quota of 4 CPUs: one CPU, the affinity's."""
+    import shutil
+    import subprocess
+
+    taskset = shutil.which("taskset")
+    assert taskset, "taskset (util-linux) is needed to run a process on one CPU"
+    own = tmp_path / "self-cgroup"
+    own.write_text("0::/\n", encoding="utf-8")
+    (tmp_path / "cpu.max").write_text("400000 100000\n", encoding="utf-8")
+    code = ("import sys; from pathlib import Path; from benchcard.run.providers.localmodel import usable_cpus; "
+            "print(usable_cpus(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))")
+    done = subprocess.run([taskset, "-c", "0", sys.executable, "-c", code, str(tmp_path), str(own),
+                           str(tmp_path / "none")], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "1"), done.stderr
 
 
 @pytest.mark.local_model

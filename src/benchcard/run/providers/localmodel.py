@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,42 +151,117 @@ def as_llama_reads(path: Path) -> Iterator[str]:
         os.close(fd)
 
 
-def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup"), own_cgroup: Path = Path("/proc/self/cgroup")) -> int:
+def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup"), own_cgroup: Path = Path("/proc/self/cgroup"),
+                mountinfo: Path = Path("/proc/self/mountinfo")) -> int:
     """The CPUs this process may run on: its affinity (`taskset`, a container's cpuset), capped by the CPU quota of
-    its cgroup (v2 `cpu.max`, `docker --cpus`), theirs included. `os.cpu_count()` counts the machine's: in a
-    2-CPU container on a 64-core host llama.cpp was given 64 threads for the prompt and 32 for each token, each
-    waiting at every step for threads that had no CPU to run on."""
+    its cgroup (`docker --cpus`), theirs included: cgroup v2's `cpu.max`, and cgroup v1's `cpu.cfs_quota_us` over
+    `cpu.cfs_period_us` (the `cpu` controller, alone or as `cpu,cpuacct`, on a host still on v1 or a hybrid one).
+    `os.cpu_count()` counts the machine's: in a 2-CPU container on a 64-core host llama.cpp was given 64 threads
+    for the prompt and 32 for each token, each waiting at every step for threads that had no CPU to run on.
+
+    Each hierarchy is found where `mountinfo` says it is mounted (`cgroup_root` for v2 when it names none)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         cpus = os.cpu_count() or 1
-    quota = _cgroup_quota(cgroup_root, own_cgroup)
+    quota = _cgroup_quota(cgroup_root, own_cgroup, mountinfo)
     return max(1, cpus if quota is None else min(cpus, quota))
 
 
-def _cgroup_quota(root: Path, own_cgroup: Path) -> int | None:
-    """The tightest `cpu.max` quota (rounded up to whole CPUs) from this process's cgroup up to the root, None
-    when none is set or none can be read (cgroup v1, not Linux)."""
+@dataclass(frozen=True)
+class _Mount:
+    """A cgroup hierarchy as mountinfo lists it: the folder it is mounted on, and which of its cgroups that is."""
+
+    point: Path
+    root: str
+
+
+def _cgroup_quota(root: Path, own_cgroup: Path, mountinfo: Path) -> int | None:
+    """The tightest quota (rounded up to whole CPUs) of this process's cgroup and those above it, v2 and v1 alike;
+    None when none is set or none can be read (not Linux)."""
     try:
         # os.fsdecode: a cgroup's name is bytes, as a file's is, and need not be UTF-8 (it then read as a traceback)
-        entry = next((line[3:] for line in os.fsdecode(own_cgroup.read_bytes()).splitlines()
-                      if line.startswith("0::/")), None)
+        lines = os.fsdecode(own_cgroup.read_bytes()).splitlines()
     except OSError:
         return None
-    if entry is None:
-        return None
-    folder, quotas = root / entry.strip("/"), []
+    v2 = next((line[3:] for line in lines if line.startswith("0::/")), None)
+    v1 = next((line.split(":", 2)[2] for line in lines
+               if line.count(":") >= 2 and "cpu" in line.split(":", 2)[1].split(",")), None)
+    mounts = _mounts(mountinfo)
+    quotas = []
+    if v2 is not None:
+        for mount in [m for fs, opts, m in mounts if fs == "cgroup2"] or [_Mount(root, "/")]:
+            quotas.append(_tightest(mount, v2, _v2_quota))
+    if v1 is not None:
+        for mount in [m for fs, opts, m in mounts if fs == "cgroup" and "cpu" in opts]:
+            quotas.append(_tightest(mount, v1, _v1_quota))
+    return min((q for q in quotas if q is not None), default=None)
+
+
+def _mounts(mountinfo: Path) -> list[tuple[str, list[str], _Mount]]:
+    """The cgroup mounts mountinfo lists: (type, super options, mount); none when it cannot be read."""
+    try:
+        text = os.fsdecode(mountinfo.read_bytes())
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields[6:]:
+            continue
+        dash = fields.index("-", 6)
+        if len(fields) < dash + 4 or fields[dash + 1] not in ("cgroup", "cgroup2"):
+            continue
+        point, within = (_unescaped(f) for f in (fields[4], fields[3]))
+        found.append((fields[dash + 1], fields[dash + 3].split(","), _Mount(Path(point), within)))
+    return found
+
+
+def _unescaped(field: str) -> str:
+    """A mountinfo path field: a space, a tab, a newline and a backslash are written as octal escapes (`\\040`)."""
+    for code in ("040", "011", "012", "134"):
+        field = field.replace("\\" + code, chr(int(code, 8)))
+    return field
+
+
+def _tightest(mount: _Mount, cgroup: str, quota_of: Callable[[Path], int | None]) -> int | None:
+    """The tightest quota from the process's cgroup up to the hierarchy's mounted top. A container sees its own
+    cgroup mounted as the top (the mount's root is its path): its folder is then the mount point itself."""
+    within = cgroup.rstrip("/") + "/"
+    top = mount.root.rstrip("/") + "/"
+    rest = within[len(top):] if within.startswith(top) else ""
+    folder, quotas = mount.point / rest.strip("/"), []
     while True:
-        try:
-            quota, period = (folder / "cpu.max").read_text(encoding="utf-8").split()[:2]
-        except (OSError, ValueError):
-            quota = period = "max"
-        q, p = ascii_int(quota), ascii_int(period)
-        if q and p:
-            quotas.append(-(-q // p))
-        if folder == root or root not in folder.parents:
+        q = quota_of(folder)
+        if q is not None:
+            quotas.append(q)
+        if folder == mount.point or mount.point not in folder.parents:
             return min(quotas, default=None)
         folder = folder.parent
+
+
+def _v2_quota(folder: Path) -> int | None:
+    """`cpu.max`: `QUOTA PERIOD` in µs, or `max PERIOD` for none."""
+    try:
+        quota, period = (folder / "cpu.max").read_text(encoding="utf-8").split()[:2]
+    except (OSError, ValueError):
+        return None
+    return _whole_cpus(quota, period)
+
+
+def _v1_quota(folder: Path) -> int | None:
+    """`cpu.cfs_quota_us` (-1 for none) over `cpu.cfs_period_us`."""
+    try:
+        quota, period = ((folder / name).read_text(encoding="utf-8").strip()
+                         for name in ("cpu.cfs_quota_us", "cpu.cfs_period_us"))
+    except OSError:
+        return None
+    return _whole_cpus(quota, period)
+
+
+def _whole_cpus(quota: str, period: str) -> int | None:
+    q, p = ascii_int(quota), ascii_int(period)
+    return -(-q // p) if q and p and q > 0 and p > 0 else None
 
 
 def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
