@@ -8,7 +8,7 @@ import pytest
 
 from benchcard.stats import reach
 from benchcard.stats.crossed import batch_signflip, crossed
-from benchcard.stats.decision import p_effect
+from benchcard.stats.decision import p_beyond, p_effect
 from benchcard.stats.reach import (
     RELIABLE,
     Change,
@@ -164,3 +164,54 @@ def test_a_design_near_the_call_cap_is_never_simulated_whole(monkeypatch: pytest
     finally:
         for cache in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins, reach.smallest_change):
             cache.cache_clear()
+
+
+def _cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No table kept on disk or in this process: every design asked is drawn here (or ruled out without drawing)."""
+    from benchcard.stats import _tablecache, worstcase
+
+    monkeypatch.setenv(_tablecache.ENV, "")
+    for cached in (reach._wins, reach._evidence, reach._crossed, reach._surely_short, reach.smallest_change,
+                   worstcase._null_scores):
+        cached.cache_clear()
+
+
+def test_the_p_without_its_worst_case_is_a_floor_so_a_design_it_leaves_short_is_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A design search rules out a design without its null table when even the verdict's p without the worst case
+    (Student's, which the worst case only raises) leaves it short: exact, never a design the whole p accepts."""
+    _cold(monkeypatch)
+    for cells in ((12, 2), (24, 3), (16, 5)):
+        c = reach._crossed(*cells)
+        p, floor = reach._judged(c)[1], reach._judged(c, worst=False)[1]
+        assert (floor <= p).all() and ((floor < p).any() or cells == (12, 2)), cells  # raised at 3 repetitions up
+        assert (p_beyond(c, 0.6, False, worst=False) <= p_beyond(c, 0.6, False)).all(), cells
+    short = 0
+    for design in ((12, 3, 5), (48, 3, 5), (15, 5, 5), (7, 5, 1), (8, 5, 1), (6, 10, 1), (12, 6, 5), (96, 2, 5)):
+        if reach._surely_short(*design, 0.05, 0.0, None):
+            short += 1
+            assert not reach._surely(*reach._wins(*design, 0.05, 0.0, None)), design
+    assert short >= 4
+
+
+def test_a_dead_cards_search_for_the_smallest_change_draws_few_designs_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` of a card at 12 fixtures × 2 repetitions with 5 variants drew 26 designs' null tables in its search
+    for the smallest change (32 s on the shared machine, 127 s at load 10). The designs the p without its worst case
+    leaves short are ruled out without one, and the pairs of more fixtures and repetitions are searched only below
+    the best pair found: the same answer from 8."""
+    from benchcard.stats import worstcase
+
+    _cold(monkeypatch)
+    drawn: list[tuple[int, int, int]] = []
+    real = worstcase.draw_null_scores
+
+    def spy(n: int, complete: int, r: int) -> np.ndarray:
+        drawn.append((n, complete, r))
+        return real(n, complete, r)
+
+    monkeypatch.setattr(worstcase, "draw_null_scores", spy)
+    try:
+        assert smallest_change(12, 2, 5).text(12, 2, 5) == "use 7 repetitions"
+        assert len(drawn) <= 8, drawn
+    finally:
+        _cold(monkeypatch)

@@ -247,12 +247,13 @@ def one_sided_flip(n: IntArray) -> FloatArray:
     return out
 
 
-def calibrated_p(c: Crossed, t: FloatArray) -> FloatArray:
+def calibrated_p(c: Crossed, t: FloatArray, *, worst: bool = True) -> FloatArray:
     """One-sided p of a t statistic of this clause (at its df), calibrated to the worst case over the variance
-    components where a run term was measured (worstcase.py)."""
+    components where a run term was measured (worstcase.py); with `worst` False, its floor without the worst case
+    (`calibrate`)."""
     if c.complete is None or c.run_measured is None:
         return t_sf(t, c.df)
-    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured, c.fixed_arm)
+    return calibrate(t, c.df, c.n_fixtures, c.complete, c.repetitions, c.run_measured, c.fixed_arm, worst=worst)
 
 
 def calibrated_quantile(c: Crossed, q: float) -> FloatArray:

@@ -27,30 +27,32 @@ WIN, LOSS, NO_EFFECT, INCONCLUSIVE = 0, 1, 2, 3
 FINDINGS = ("win", "loss", "no-effect", "inconclusive")
 
 
-def p_two_sided(c: Crossed, p_flip: FloatArray) -> FloatArray:
-    """The calibrated two-sided t p; where the standard error is zero, the sign-flip p stands in for it."""
+def p_two_sided(c: Crossed, p_flip: FloatArray, *, worst: bool = True) -> FloatArray:
+    """The calibrated two-sided t p; where the standard error is zero, the sign-flip p stands in for it. With
+    `worst` False, a floor of it (`calibrated_p`)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.abs(c.gap) / c.se
-        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t), 1.0)
+        p = np.where(np.isfinite(c.se), 2.0 * calibrated_p(c, t, worst=worst), 1.0)
     out: FloatArray = np.where(c.zero_se, p_flip, np.minimum(p, 1.0))
     return np.where(np.isnan(c.gap), 1.0, out)
 
 
-def p_effect(c: Crossed, p_flip: FloatArray, up: bool) -> FloatArray:
+def p_effect(c: Crossed, p_flip: FloatArray, up: bool, *, worst: bool = True) -> FloatArray:
     """Evidence that the gap moved in the direction `up` (rises) or not (falls): the calibrated t p, never below
     the smallest p the exact sign-flip could reach (few fixtures cannot win); with a zero standard error the
-    sign-flip p itself (p_two_sided)."""
+    sign-flip p itself (p_two_sided). With `worst` False, a floor of it (`calibrated_p`)."""
     right_way = c.gap > 0 if up else c.gap < 0
-    out: FloatArray = np.where(right_way, np.maximum(p_two_sided(c, p_flip), c.flip_floor), 1.0)
+    out: FloatArray = np.where(right_way, np.maximum(p_two_sided(c, p_flip, worst=worst), c.flip_floor), 1.0)
     return out
 
 
-def p_beyond(c: Crossed, bound: float, above: bool) -> FloatArray:
+def p_beyond(c: Crossed, bound: float, above: bool, *, worst: bool = True) -> FloatArray:
     """One-sided p against "the gap is on the other side of `bound`": small when the gap is shown `above` it
-    (or below it). With a zero standard error, the one-sided sign-flip of the n equal differences (2^−n)."""
+    (or below it). With a zero standard error, the one-sided sign-flip of the n equal differences (2^−n). With
+    `worst` False, a floor of it (`calibrated_p`)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (c.gap - bound) / c.se if above else (bound - c.gap) / c.se
-        p = np.where(np.isfinite(c.se), calibrated_p(c, z), 1.0)
+        p = np.where(np.isfinite(c.se), calibrated_p(c, z, worst=worst), 1.0)
     beyond = c.gap > bound if above else c.gap < bound
     zero = np.where(beyond, one_sided_flip(c.n_fixtures), 1.0)
     out: FloatArray = np.where(c.zero_se, zero, p)

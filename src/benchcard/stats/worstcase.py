@@ -307,11 +307,13 @@ class _Work:
 
 
 def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], complete: npt.NDArray[np.int64],
-              r: int, applies: npt.NDArray[np.bool_], fixed: npt.NDArray[np.bool_] | None = None) -> FloatArray:
+              r: int, applies: npt.NDArray[np.bool_], fixed: npt.NDArray[np.bool_] | None = None, *,
+              worst: bool = True) -> FloatArray:
     """One-sided p for "the statistic t is this large", row by row: Student's p at df, raised to the worst-case
     rate of a null t scoring at least as high (rows where `applies` is False keep Student's p). Where `fixed`,
     one arm answered alike in every repetition: it has no variance to split, and the worst case is taken over
-    the grid points where it has none."""
+    the grid points where it has none. With `worst` False, Student's p alone, which the worst case only raises:
+    a floor of the p, without the design's null table (a design search rules out with it what cannot win)."""
     t_arr = np.asarray(t, dtype=np.float64)
     df_arr = np.broadcast_to(np.asarray(df, dtype=np.float64), t_arr.shape)
     with np.errstate(invalid="ignore"):
@@ -320,6 +322,8 @@ def calibrate(t: npt.ArrayLike, df: npt.ArrayLike, n: npt.NDArray[np.int64], com
         return out
     with np.errstate(invalid="ignore"):
         out = np.where(applies, t_sf(t_arr, reference_df(df_arr, n)), out)
+    if not worst:
+        return out
     score = wallace(t_arr, df_arr)
     one = np.zeros(t_arr.shape, dtype=bool) if fixed is None else np.broadcast_to(fixed, t_arr.shape)
     for nn, cc in _designs(n, complete, applies):
