@@ -156,3 +156,31 @@ def test_one_sample_has_an_interval_within_the_metrics_range_said_alike_on_every
     m = v["metrics"]["acc"]
     assert m["ci"] == [-1.0, 1.0] and (m["lower_one_sided"], m["upper_one_sided"]) == (-1.0, 1.0)
     assert v["comparisons"][0]["equivalence"]["ci"] == [-1.0, 1.0]
+
+
+def test_a_guard_or_equivalence_margin_no_gap_can_reach_is_refused_where_the_range_is_known(tmp_path: Path) -> None:
+    """A card refuses a guard that can never be broken (its margin at least the widest gap its metric can show)
+    and an equivalence margin no effect can leave; a comparison took both, of any metric. Where the range is known
+    (declared, or a score in [0, 1] in both logs, whose intervals are cut at ±1) it refuses them in one line; a
+    count without a declared range has no bound to hold a margin to."""
+    a, b = _lm(tmp_path / "a.jsonl", [0.0, 1.0] * 10), _lm(tmp_path / "b.jsonl", [1.0] * 20)
+    with pytest.raises(CompareError) as err:
+        compare(a, b, RuleOptions(clauses=("acc rises", "acc not_rises 1.5")), out=tmp_path / "c1")
+    assert str(err.value) == ("win clause 2, acc does not rise (margin 1.5): a gap of acc (a score in [0, 1] in both "
+                              "logs) is never beyond ±1, so a guard at margin 1.5 can never be broken; use a margin "
+                              "below 1, or declare its range: --range 'acc LOWEST HIGHEST'")
+    with pytest.raises(CompareError) as err:
+        compare(a, b, RuleOptions(clauses=("acc rises",), equivalence_margin=1.0), out=tmp_path / "c2")
+    assert str(err.value) == ("equivalence margin 1: a gap of acc (a score in [0, 1] in both logs) is never beyond "
+                              "±1, so no effect could be shown to be none; use a margin below 1")
+    ratings = _lm(tmp_path / "r.jsonl", [float(i % 11) for i in range(20)])
+    with pytest.raises(CompareError) as err:
+        compare(ratings, b, RuleOptions(clauses=("acc rises", "acc not_rises 10"), ranges=("acc 0 10",)),
+                out=tmp_path / "c3")
+    assert str(err.value) == ("win clause 2, acc does not rise (margin 10): a gap of acc (its declared range [0, 10]) "
+                              "is never beyond ±10, so a guard at margin 10 can never be broken; use a margin below 10")
+    kept = compare(ratings, b, RuleOptions(clauses=("acc rises", "acc not_rises 2"), ranges=("acc 0 10",)),
+                   out=tmp_path / "c4")
+    assert kept.file.metrics  # a margin inside the declared range is taken
+    uncounted = compare(ratings, b, RuleOptions(clauses=("acc rises", "acc not_rises 50")), out=tmp_path / "c5")
+    assert any("acc has values beyond [0, 1] and no declared range" in note for note in uncounted.file.notes)

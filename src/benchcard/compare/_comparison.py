@@ -43,7 +43,7 @@ from benchcard.records.ledgerrow import LedgerRow, Source
 from benchcard.records.rows import VERDICT, Manifest, RigRecord, new_run_id
 from benchcard.records.verdictfigures import CompareRule, RuleClause, known
 from benchcard.records.verdictfile import AbVerdict, LedgerEntry, VerdictHead, decode_verdict, encode_verdict
-from benchcard.scoring.scorers import ExactSpec
+from benchcard.scoring.scorers import ExactSpec, metric_range
 from benchcard.stats.crossed import Crossed, FloatArray
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Figures, ab_stats
 from benchcard.verdict.entry import compare_row
@@ -142,6 +142,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     win, ranges = _rule(rule, known, fixtures)
     for log in (a, b):
         _check_ranges(log, ranges)
+    _check_margins(win, a, b, ranges)
     if enter_ledger and project is None:
         raise CompareError("--ledger needs a project (a folder with cards/); none found here")
     cid = new_run_id()
@@ -263,6 +264,39 @@ def _check_ranges(log: Samples, ranges: Ranges) -> None:
                 which = f"sample {sample}" + (f" epoch {epoch}" if log.tool == "inspect_ai" else "")
                 raise CompareError(f"{log.path}: {which}: {metric} is {value:g}, outside its "
                                    f"declared range [{lo:g}, {hi:g}] (--range or the rule file's ranges:)")
+
+
+def _check_margins(win: WinRule, a: Samples, b: Samples, spans: Ranges) -> None:
+    """A guard's margin, or the equivalence margin, that no gap of its metric can reach where the metric's range
+    is known (declared, or a score in [0, 1]: every value of both logs inside it, where its intervals are cut at
+    ±1): a guard that can never be broken, an equivalence no effect can leave. A card refuses both; a comparison
+    took them, of any metric. A count without a declared range has no bound to hold them to."""
+    def width(metric: str) -> tuple[float, str] | None:
+        if metric in spans:
+            lo, hi = spans[metric]
+            return hi - lo, f"its declared range [{lo:g}, {hi:g}]"
+        if metric_range(metric)[1] is None:
+            return None
+        values = [row.metrics[metric] for log in (a, b) for row in log.samples.values() if metric in row.metrics]
+        if values and min(values) >= 0.0 and max(values) <= 1.0:
+            return 1.0, "a score in [0, 1] in both logs"
+        return None
+
+    for k, clause in enumerate(win.clauses, 1):
+        margin = clause.margin
+        known = None if margin is None else width(clause.metric)
+        if margin is not None and known is not None and margin >= known[0]:
+            declare = ("" if clause.metric in spans else
+                       f", or declare its range: --range '{clause.metric} LOWEST HIGHEST'")
+            raise CompareError(f"win clause {k}, {clause.text}: a gap of {clause.metric} ({known[1]}) is never "
+                               f"beyond ±{known[0]:g}, so a guard at margin {margin:g} can never be broken; "
+                               f"use a margin below {known[0]:g}{declare}")
+    first, eq = win.clauses[0], win.equivalence_margin
+    known = width(first.metric) if first.test != "holds" and eq is not None else None
+    if eq is not None and known is not None and eq >= known[0]:
+        raise CompareError(f"equivalence margin {eq:g}: a gap of {first.metric} ({known[1]}) is "
+                           f"never beyond ±{known[0]:g}, so no effect could be shown to be none; use a margin below "
+                           f"{known[0]:g}")
 
 
 def _uncut(win: WinRule, a: Samples, b: Samples, spans: Ranges) -> list[str]:
