@@ -41,9 +41,11 @@ def _compare(tmp_path: Path, a: Path, b: Path) -> Result:
 
 
 @pytest.mark.parametrize(("acc_a", "acc_b", "said"), [
-    ("1e308", "-1e308", "acc is 1e+308; a score is a number within ±1e+15"),
+    ("1e308", "-1e308", "acc is 1e+308: expected a number from -1e+15 to 1e+15 (up to it a float holds every whole "
+                        "number, and squares summed over a million cells stay finite; rescale a metric that needs "
+                        "more)"),
     ("1" + "0" * 400, "0", "an integer of 401 digits (at most 30 are read); not read"),
-    ("12345678901234567890", "0", "acc is an integer beyond ±1e+15; not a score"),
+    ("12345678901234567890", "0", "acc is 12345678901234567890: expected a number from -1e+15 to 1e+15 (up to it"),
 ])
 def test_numbers_beyond_any_score_are_refused_naming_file_and_line(tmp_path: Path, acc_a: str, acc_b: str,
                                                                     said: str) -> None:
@@ -107,8 +109,8 @@ def test_an_inspect_score_beyond_any_score_is_refused(inspect_logs: dict[str, Pa
     rows[0]["scores"]["match"]["value"] = 1e308
     huge = _rewrite(a, tmp_path / "huge.eval", {"summaries.json": json.dumps(rows).encode()})
     result = bc("compare", str(huge), str(inspect_logs["b"]), "--win", "match rises", "--out", str(tmp_path / "x"))
-    _refused(result, f"{huge}: sample {rows[0]['id']} epoch {rows[0]['epoch']}: match is 1e+308; a score is a "
-                     "number within ±1e+15")
+    _refused(result, f"{huge}: sample {rows[0]['id']} epoch {rows[0]['epoch']}: match is 1e+308: expected a number "
+                     "from -1e+15 to 1e+15 (up to it a float holds every whole number")
 
 
 def test_integer_and_text_ids_of_one_spelling_are_never_paired(inspect_logs: dict[str, Path],

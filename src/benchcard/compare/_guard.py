@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard.errors import CompareError
-from benchcard.records.rows import MAX_METRIC
+from benchcard.records.rows import MAX_METRIC, MAX_METRIC_WHY
 
 MAX_FILE_BYTES = 2 * 1024**3
 MAX_UNPACKED_BYTES = 1024**3  # all the members a reader opens, together
@@ -111,13 +111,15 @@ def metric(value: Any, where: str, name: str) -> float | None:
         return float(value)
     if isinstance(value, int):
         if abs(value) > MAX_METRIC:
-            raise CompareError(f"{where}: {name} is an integer beyond ±{MAX_METRIC:g}; not a score")
+            raise CompareError(f"{where}: {name} is {value}: expected a number from {-MAX_METRIC:g} to "
+                               f"{MAX_METRIC:g} ({MAX_METRIC_WHY})")
         return float(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
         if abs(value) > MAX_METRIC:
-            raise CompareError(f"{where}: {name} is {value!r}; a score is a number within ±{MAX_METRIC:g}")
+            raise CompareError(f"{where}: {name} is {value!r}: expected a number from {-MAX_METRIC:g} to "
+                               f"{MAX_METRIC:g} ({MAX_METRIC_WHY})")
         return value
     return None
 

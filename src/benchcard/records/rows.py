@@ -131,9 +131,13 @@ class JudgeRequestRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 #: The largest magnitude of a score or a metric benchcard reads. The statistics square and sum them over a whole
 #: grid: 10^15 squared and summed over 10^6 cells stays finite, where one hand-written 1e300 overflowed into inf
-#: and NaN silently and the verdict explained what it had not found (hostile audit 13). NaN is no score either.
+#: and NaN silently and the verdict explained what it had not found (hostile audit 13); and below 2^53 (9.0e15)
+#: a float holds every whole number, so a count's gaps and sums keep their last digit. NaN is no score either.
 #: Another tool's logs are held to the same bound (compare/_guard.py).
 MAX_METRIC = 1e15
+#: Why, in the line that refuses a value beyond it.
+MAX_METRIC_WHY = ("up to it a float holds every whole number, and squares summed over a million cells stay finite; "
+                  "rescale a metric that needs more")
 _IN_RANGE = msgspec.Meta(ge=-MAX_METRIC, le=MAX_METRIC)
 Score = Annotated[float, _IN_RANGE]
 Metric = Annotated[int, msgspec.Meta(ge=-int(MAX_METRIC), le=int(MAX_METRIC))] | Score | bool | None
@@ -576,7 +580,7 @@ def _out_of_range(line: bytes, message: str) -> str:
     for name, value in fields.items():
         if isinstance(value, int | float) and not isinstance(value, bool) and not abs(value) <= MAX_METRIC:
             return (f"field '{name}': {value!r} is not a score: expected a number from {-MAX_METRIC:g} to "
-                    f"{MAX_METRIC:g} (the statistics square and sum scores; beyond that they overflow)")
+                    f"{MAX_METRIC:g} ({MAX_METRIC_WHY})")
     return message
 
 
