@@ -156,6 +156,13 @@ def test_one_sample_has_an_interval_within_the_metrics_range_said_alike_on_every
     m = v["metrics"]["acc"]
     assert m["ci"] == [-1.0, 1.0] and (m["lower_one_sided"], m["upper_one_sided"]) == (-1.0, 1.0)
     assert v["comparisons"][0]["equivalence"]["ci"] == [-1.0, 1.0]
+    # cut at ±1 on the values alone (no declared range): said, as another tool's count may stay within [0, 1]
+    assert ("acc's interval reaches ±1, where it is cut taking acc for a score in [0, 1] (every value of both logs "
+            "is); if it can be larger, declare its range: --range 'acc LOWEST HIGHEST'.") in v["notes"]
+    declared = bc("compare", str(a), str(b), "--win", "acc rises", "--range", "acc 0 3", "--out", str(tmp_path / "c2"))
+    assert declared.exit_code == 0, (declared.stdout, declared.stderr)
+    w = json.loads((tmp_path / "c2" / "verdict.json").read_text(encoding="utf-8"))
+    assert w["metrics"]["acc"]["ci"] == [-3.0, 3.0] and not any("reaches ±1" in n for n in w["notes"])
 
 
 def test_a_guard_or_equivalence_margin_no_gap_can_reach_is_refused_where_the_range_is_known(tmp_path: Path) -> None:

@@ -199,7 +199,8 @@ def rule_on(a: Samples, b: Samples, win: WinRule, labels: tuple[str, str], head:
         body, why=f"{UNSEALED}: {said}",
         summary=f"{UNSEALED} of {labels[1]} against {labels[0]} on {counted} of "
         f"{a.task}: {body.finding} ({body.outcome}). {said}", sealed=False,
-        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {})]
+        notes=[*body.notes, NO_RUN_TERM, _caveat(a, b), *_uncut(win, a, b, spans or {}),
+               *_cut_at_one(body, spans or {})]
         + ([left_out_note(left, total)] if left else []) + [
             f"{log.path}: {n} value(s) of {m} are not numbers and were left out" for log in (a, b)
             for m, n in log.skipped.items() if m not in needed] + [  # the rule's: counted failed, said below
@@ -297,6 +298,22 @@ def _check_margins(win: WinRule, a: Samples, b: Samples, spans: Ranges) -> None:
         raise CompareError(f"equivalence margin {eq:g}: a gap of {first.metric} ({known[1]}) is "
                            f"never beyond ±{known[0]:g}, so no effect could be shown to be none; use a margin below "
                            f"{known[0]:g}")
+
+
+def _cut_at_one(body: AbVerdict, spans: Ranges) -> list[str]:
+    """A note for each metric without a declared range whose interval was cut at ±1, where it was taken for a
+    score in [0, 1] because every value of both logs is one: another tool's metric may be a count that happened
+    to stay within [0, 1], and then the cut is an assumption the user should see (and can undo: --range)."""
+    out: dict[str, str] = {}
+    for c in body.clauses:
+        if c.test == "holds" or c.metric in spans or c.metric in out:
+            continue
+        ends = [*(c.ci if isinstance(c.ci, list) else []), c.lower_one_sided, c.upper_one_sided]
+        if any(isinstance(e, int | float) and abs(e) == 1.0 for e in ends):
+            out[c.metric] = (f"{c.metric}'s interval reaches ±1, where it is cut taking {c.metric} for a score in "
+                             "[0, 1] (every value of both logs is); if it can be larger, declare its range: --range "
+                             f"'{c.metric} LOWEST HIGHEST'.")
+    return list(out.values())
 
 
 def _uncut(win: WinRule, a: Samples, b: Samples, spans: Ranges) -> list[str]:
