@@ -190,3 +190,26 @@ def test_a_line_that_cannot_be_read_names_the_ids_its_bytes_hold_as_keys_only() 
     assert named_ids(line) == ("c1-t", "c\u00e9")
     assert named_ids(b'{"custom_id":"c1-t"} {"custom_id": "c1-t"') == ("c1-t",)
     assert named_ids(b"<html>502 Bad Gateway</html>") == ()
+
+
+def test_a_result_file_is_read_a_line_at_a_time_whatever_its_size(tmp_path: Path) -> None:
+    """A batch's results are downloaded to disk and read a line at a time, by the pass over the ids and by the
+    collection alike: what is held grows with the cells (their ids), never with the answers' text (10,000 answers
+    of 2 kB here, 22 MB)."""
+    import tracemalloc
+
+    path = tmp_path / "results-0.jsonl"
+    body = _chat("x" * 2000)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(10_000):
+            fh.write(json.dumps({"custom_id": f"c{i:08x}-t", "response": {"status_code": 200, "body": body}}) + "\n")
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        ids = result_ids([path], [])
+        answered = sum(1 for _, outcome in read_results([path], anthropic=False) if isinstance(outcome, Completion))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (len(ids), answered) == (10_000, 10_000)
+    assert peak < size / 4, (peak, size)
