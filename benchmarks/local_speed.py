@@ -10,8 +10,9 @@ Reports, as a markdown table:
 - calls: end-to-end chat completions per second through `benchcard.run.providers.local.LocalProvider` (its own
   thread counts: half the cores generating, all of them on the prompt) over the demo card's 20 distinct requests
   in a shuffled order at the card's params (max_tokens 128, temperature 0.7); `benchcard run demo-answer-cue
-  --provider local` makes each of them 5 times. Each prompt is evaluated whole, as in a run (the provider resets
-  the context before each call, so that a reply does not depend on the call before it: docs/performance.md).
+  --provider local` makes each of them 5 times. As in a run, each prompt is evaluated in 32-token chunks from its
+  first token, the context keeping from the call before only whole chunks both prompts share, so that a reply does
+  not depend on the call before it (`localmodel.chunked_prefill`, docs/performance.md).
 
 Each figure is the median of --repeat timings. Other processes on the machine slow llama.cpp's threads down
 sharply, so the load average is printed beside the figures. The OpenMP wait policy is PASSIVE, as in a run,

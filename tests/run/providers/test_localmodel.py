@@ -1,21 +1,35 @@
-"""The embedded model's file and library: the bundled GGUF found in its package, a named or missing file, and the
-one line when the `local` extra is absent."""
+"""The embedded model's file and library: the bundled GGUF found in its package, a named or missing file, the
+one line when the `local` extra is absent, and a reply that does not depend on what the context held before."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
 import os
+import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchcard.errors import ProviderError
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.local import LocalProvider
-from benchcard.run.providers.localmodel import BUNDLED_FILE, EXTRA_HINT, bundled_gguf
+from benchcard.run.providers.localmodel import (
+    BUNDLED_FILE,
+    EXTRA_HINT,
+    PREFILL_CHUNK,
+    LoadedModel,
+    bundled_gguf,
+    generate,
+    load_model,
+    reusable_prefix,
+    sampling_kwargs,
+)
 
+from ...helpers_project import REPO
 from ...helpers_providers import LOCAL, have_model
 
 CFG = LOCAL
@@ -229,3 +243,94 @@ def test_a_model_in_a_folder_named_in_utf8_loads_whatever_the_locale(tmp_path: P
     done = subprocess.run([sys.executable, "-c", code, str(folder / "m.gguf")], capture_output=True, text=True,
                           env={**env, **locale}, timeout=120)
     assert (done.returncode, done.stdout) == (0, "8192\n"), done.stderr
+
+
+# ------------------------------------------------------------------------------ a reply whatever came before it
+
+
+def test_the_context_keeps_only_whole_chunks_of_the_prompt_shared_with_the_previous_one() -> None:
+    previous = tuple(range(100))
+    assert PREFILL_CHUNK == 32
+    assert reusable_prefix(previous, (*previous[:70], -1), cached=120) == 64
+    assert reusable_prefix(previous, (*previous[:63], -1), cached=120) == 32  # shared 63: one chunk, not 63
+    assert reusable_prefix(previous, (*previous[:31], -1), cached=120) == 0
+    assert reusable_prefix(previous, (*previous[:70], -1), cached=40) == 32  # no more than the context holds
+    assert reusable_prefix(previous[:64], previous[:64], cached=64) == 32  # the last token is evaluated again
+    assert reusable_prefix(previous[:65], previous[:65], cached=90) == 64
+    assert reusable_prefix((), previous, cached=0) == reusable_prefix(previous, (), cached=100) == 0
+
+
+@pytest.fixture(scope="module")
+def two_models() -> Iterator[tuple[LoadedModel, LoadedModel]]:
+    models = load_model(bundled_gguf()), load_model(bundled_gguf())
+    yield models
+    for model in models:
+        model.llama.close()
+
+
+def last_logits(model: LoadedModel) -> bytes:
+    """The logits of the context's last evaluated token, as bits: equal replies could hide logits that differ."""
+    import numpy as np
+
+    llama: Any = model.llama
+    return bytes(np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),)).tobytes())
+
+
+def shared(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+@pytest.mark.local_model
+@have_model
+def test_a_reply_is_the_same_whatever_the_context_held_before(two_models: tuple[LoadedModel, LoadedModel]) -> None:
+    """The promise behind a sealed body's replay and a resumed run: each reply (and the logits it ended on, bit for
+    bit) is the one a context emptied before the call gives, in any order of calls, repeated, or after prompts
+    sharing the first 31, 32, 33, 63, 64 or 65 tokens, one side or the other of a chunk's end. And the context is
+    used: after a prompt sharing 64 tokens, only the tokens from the 64th on are evaluated."""
+    cold, warm = two_models
+    review = (REPO / "fixtures" / "demo-answer-cue" / "review-01.txt").read_text(encoding="utf-8")
+    question = f"Is this review positive or negative? Answer with one word.\n\nReview: {review}"
+    words = ["a"] * 50
+    cold.llama.reset()
+    generate(cold, [{"role": "user", "content": " ".join(words)}], {"max_tokens": 1})
+    tokens = tuple(cold.llama.tokenize(" ".join(words).encode(), add_bos=False))  # "a", then " a" 49 times
+    start = next(i for i in range(len(cold.llama.prompt)) if cold.llama.prompt[i:i + len(tokens)] == tokens)
+    chain = [" ".join(words)]  # each prompt shares its first 31, 31, 32, 33, 63, 64, 65 tokens with the one before
+    for position in (31, 32, 33, 63, 64, 65):
+        chain.append(" ".join([*words[:position - start], "b", *words[position - start + 1:]]))
+    chain.append(chain[0])
+    calls = [(user, 1) for user in [question, question + "\nAnswer:", *chain[:-1]]] + [(question, 2)]
+    reference = {}
+    for user, seed in calls:
+        cold.llama.reset()  # an empty context: nothing kept
+        reply = generate(cold, [{"role": "user", "content": user}], sampling_kwargs({"max_tokens": 8}, seed))
+        reference[user, seed] = (reply[0]["choices"][0]["message"]["content"], last_logits(cold), cold.llama.prompt)
+
+    evaluated: list[tuple[int, int]] = []  # (first position, tokens) of each llama.cpp evaluation
+    llama: Any = warm.llama
+
+    def counted(tokens: list[int]) -> None:
+        evaluated.append((llama.n_tokens, len(tokens)))
+        type(llama).eval(llama, tokens)
+
+    llama.eval = counted  # a hook on this one model, which the test then reads
+    order = calls.copy()
+    random.Random(7).shuffle(order)
+    order += [(user, 1) for user in chain] + [calls[0], calls[0], calls[1], calls[-1]]  # a body twice in a row
+    held: tuple[int, ...] = ()
+    overlaps, firsts = [], []
+    for user, seed in order:
+        evaluated.clear()
+        reply = generate(warm, [{"role": "user", "content": user}], sampling_kwargs({"max_tokens": 8}, seed))
+        text, logits, prompt = reference[user, seed]
+        assert (reply[0]["choices"][0]["message"]["content"], last_logits(warm)) == (text, logits), (user, seed)
+        assert warm.llama.prompt == prompt
+        overlaps.append(shared(held, prompt))
+        firsts.append(evaluated[0][0])
+        assert firsts[-1] == reusable_prefix(held, prompt, len(held))
+        assert sum(n for at, n in evaluated if at < len(prompt)) == len(prompt) - firsts[-1]
+        held = prompt
+    chain_at = len(calls) + 1
+    assert overlaps[chain_at:chain_at + 7] == [31, 31, 32, 33, 63, 64, 65]
+    assert firsts[chain_at:chain_at + 7] == [0, 0, 32, 32, 32, 64, 64]  # the 65th token on, after 64 shared
+    assert firsts[-3] == (len(held) - 1) // 32 * 32 > 0  # the same body again: its last chunk only

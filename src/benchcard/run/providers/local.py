@@ -24,8 +24,9 @@ What a call does, and why:
   (and the noise floor, which groups outputs by repetition index, the same figures). `complete()` uses the
   body's seed as it is, so a `--resume`, which reads the bodies back from `sealed/requests.jsonl`, calls each
   remaining cell with the seed it was planned with, and any sealed body replays on its own. That holds because each
-  prompt is evaluated whole (`localmodel.generate`): with the previous call's tokens reused, a reply depended on the
-  call before it, and 4 of the demo card's 100 replies differed between two runs (hostile audit 13b). llama.cpp's
+  prompt is evaluated in the same 32-token chunks whether the call before it left some of them in the context or
+  not (`localmodel.chunked_prefill`): with llama-cpp-python's own reuse a reply depended on the call before it, and
+  4 of the demo card's 100 replies differed between two runs (hostile audit 13b). llama.cpp's
   server keeps them, so there a body replays alike only after the same call (tests/run/test_local_server.py shows
   the same seed giving the same text both ways, over a few short answers). At temperature 0
   decoding is greedy and ignores the seed, so none is written and the body stays the one that server is sent.

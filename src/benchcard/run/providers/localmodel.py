@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,10 @@ SERVER_DEFAULTS: dict[str, Any] = {
     "min_p": 0.05,
     "repeat_penalty": 1.1,
 }
+# Every prompt is evaluated in chunks of this many tokens, the first from token 0 (`prefill`). A reply then depends
+# on its prompt alone whatever the previous call kept: 16 reused a few more of the demo's tokens and evaluated them
+# more slowly, 64 reused none of them (docs/performance.md, "The embedded model").
+PREFILL_CHUNK = 32
 # Body fields handed to `create_chat_completion`; anything else in a body is ignored, as the server ignores it.
 PASSED = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
           "max_tokens", "stop", "seed")
@@ -121,8 +125,8 @@ def load_model(path: Path, n_ctx: int = DEFAULT_N_CTX) -> LoadedModel:
     cpus = usable_cpus()
     try:
         with as_llama_reads(path) as readable:
-            llama = llama_cpp.Llama(model_path=readable, n_ctx=n_ctx, n_threads=max(1, cpus // 2),
-                                    n_threads_batch=cpus, verbose=False)
+            llama = chunked_prefill(llama_cpp.Llama)(model_path=readable, n_ctx=n_ctx,
+                                                     n_threads=max(1, cpus // 2), n_threads_batch=cpus, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ProviderError(f"cannot load the local model {path}: {str(exc).splitlines()[0]}") from None
     return LoadedModel(llama, threading.Lock(), path, n_ctx, time.perf_counter() - started)
@@ -274,18 +278,55 @@ def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[st
     return kwargs
 
 
+def reusable_prefix(previous: Sequence[int], prompt: Sequence[int], cached: int, chunk: int = PREFILL_CHUNK) -> int:
+    """How many of `prompt`'s first tokens may stay in the context from the previous prompt: those it shares with
+    it (never the previous reply, evaluated a token at a time), of the `cached` ones, short of the last (the reply
+    samples from its logits), in whole chunks, so that what is evaluated afresh starts where a chunk does."""
+    shared = 0
+    for old, new in zip(previous, prompt, strict=False):
+        if old != new:
+            break
+        shared += 1
+    return max(0, min(shared, cached, len(prompt) - 1)) // chunk * chunk
+
+
+def chunked_prefill(llama_class: Any) -> Any:
+    """`llama_class` (llama-cpp-python's `Llama`) evaluating every prompt in chunks of PREFILL_CHUNK tokens from
+    token 0, keeping from the previous prompt only whole chunks it shares (`reusable_prefix`).
+
+    llama-cpp-python's own reuse evaluates whatever differs from the previous call in one batch, and a token's
+    logits depend in their last bits on the batch it was evaluated in, enough to change a sampled token now and then:
+    4 of the demo card's 100 replies differed between two runs on one machine (hostile audit 13b). Here each chunk
+    is evaluated on the same tokens at the same positions after the same chunks, kept or not, so the logits are
+    bit for bit those of a prompt evaluated from an empty context (tests/run/providers/test_localmodel.py)."""
+    class ChunkedPrefill(llama_class):  # type: ignore[misc]
+        n_tokens: int  # Llama's: how many tokens the context holds
+        prompt: tuple[int, ...] = ()  # the prompt whose tokens are the first n_tokens of the context
+
+        def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+            prompt = tuple(tokens)
+            keep = reusable_prefix(self.prompt, prompt, self.n_tokens)
+            self.prompt = ()  # until the new prompt is evaluated whole
+            if keep == 0 or not self._ctx.kv_cache_seq_rm(-1, keep, -1):  # a recurrent model keeps all or nothing
+                keep = 0
+                self.reset()
+            self.n_tokens = keep
+            for start in range(keep, len(prompt), PREFILL_CHUNK):
+                self.eval(list(prompt[start:start + PREFILL_CHUNK]))
+            self.prompt = prompt
+            # the whole prompt is in the context now, its last logits fresh: Llama.generate samples from them
+            return super().generate(prompt, *args, **kwargs)
+
+    return ChunkedPrefill
+
+
 def generate(model: LoadedModel, messages: list[dict[str, str]], kwargs: dict[str, Any]
              ) -> tuple[Mapping[str, Any], int]:
     """One completion, and the context window it ran in (llama.cpp rounds n_ctx up, to a multiple of 256).
 
-    The prompt is evaluated whole every time (`reset`): llama-cpp-python otherwise keeps the previous call's tokens
-    and evaluates only what differs, and a prompt evaluated in two parts gives logits that differ in their last
-    bits from one pass, enough to change a sampled token now and then. The reply then depended on the call before
-    it: 4 of the demo card's 100 replies differed between two runs on one machine (hostile audit 13b), so neither a
-    sealed body's replay nor a resumed run matched the run it came from. It costs the evaluation of each prompt's
-    shared first tokens again (docs/performance.md, "The embedded model")."""
+    The reply depends on the messages and `kwargs` alone, not on the call before it: the model evaluates each
+    prompt in fixed chunks (`chunked_prefill`), keeping only whole chunks the previous prompt shares."""
     with model.lock:
-        model.llama.reset()
         try:
             response: Mapping[str, Any] = model.llama.create_chat_completion(messages=messages, **kwargs)
         except ValueError as exc:  # e.g. the prompt alone fills the context window
