@@ -25,6 +25,7 @@ from benchcard.run.providers.localmodel import (
     bundled_gguf,
     generate,
     load_model,
+    prefill_spans,
     reusable_prefix,
     sampling_kwargs,
 )
@@ -255,9 +256,21 @@ def test_the_context_keeps_only_whole_chunks_of_the_prompt_shared_with_the_previ
     assert reusable_prefix(previous, (*previous[:63], -1), cached=120) == 32  # shared 63: one chunk, not 63
     assert reusable_prefix(previous, (*previous[:31], -1), cached=120) == 0
     assert reusable_prefix(previous, (*previous[:70], -1), cached=40) == 32  # no more than the context holds
-    assert reusable_prefix(previous[:64], previous[:64], cached=64) == 32  # the last token is evaluated again
-    assert reusable_prefix(previous[:65], previous[:65], cached=90) == 64
+    assert reusable_prefix(previous[:66], previous[:66], cached=90) == 64  # the same prompt: its last two again
+    assert reusable_prefix(previous[:65], previous[:65], cached=90) == 32  # ... in a chunk of 33
     assert reusable_prefix((), previous, cached=0) == reusable_prefix(previous, (), cached=100) == 0
+
+
+def test_a_prompt_is_evaluated_in_the_same_chunks_from_any_chunk_kept_and_never_a_token_alone() -> None:
+    assert prefill_spans(0, 70) == [(0, 32), (32, 64), (64, 70)]
+    assert prefill_spans(0, 65) == [(0, 32), (32, 65)]  # not (64, 65)
+    assert prefill_spans(0, 33) == [(0, 33)]
+    assert prefill_spans(0, 1) == [(0, 1)]  # a prompt of one token has no other way
+    for length in range(2, 140):
+        whole = prefill_spans(0, length)
+        assert all(end - start > 1 for start, end in whole)
+        for keep in {reusable_prefix(range(length), range(length), cached=length - k) for k in range(length)}:
+            assert prefill_spans(keep, length) == [span for span in whole if span[0] >= keep]
 
 
 @pytest.fixture(scope="module")
@@ -295,6 +308,7 @@ def test_a_reply_is_the_same_whatever_the_context_held_before(two_models: tuple[
     generate(cold, [{"role": "user", "content": " ".join(words)}], {"max_tokens": 1})
     tokens = tuple(cold.llama.tokenize(" ".join(words).encode(), add_bos=False))  # "a", then " a" 49 times
     start = next(i for i in range(len(cold.llama.prompt)) if cold.llama.prompt[i:i + len(tokens)] == tokens)
+    words += ["a"] * ((1 - len(cold.llama.prompt)) % 32)  # 32 k + 1 tokens: the last chunk takes the last token
     chain = [" ".join(words)]  # each prompt shares its first 31, 31, 32, 33, 63, 64, 65 tokens with the one before
     for position in (31, 32, 33, 63, 64, 65):
         chain.append(" ".join([*words[:position - start], "b", *words[position - start + 1:]]))
@@ -329,8 +343,10 @@ def test_a_reply_is_the_same_whatever_the_context_held_before(two_models: tuple[
         firsts.append(evaluated[0][0])
         assert firsts[-1] == reusable_prefix(held, prompt, len(held))
         assert sum(n for at, n in evaluated if at < len(prompt)) == len(prompt) - firsts[-1]
+        assert all(n > 1 for at, n in evaluated if at < len(prompt))
         held = prompt
     chain_at = len(calls) + 1
     assert overlaps[chain_at:chain_at + 7] == [31, 31, 32, 33, 63, 64, 65]
     assert firsts[chain_at:chain_at + 7] == [0, 0, 32, 32, 32, 64, 64]  # the 65th token on, after 64 shared
-    assert firsts[-3] == (len(held) - 1) // 32 * 32 > 0  # the same body again: its last chunk only
+    assert firsts[-3] == (len(held) - 2) // 32 * 32 > 0  # the same body again: its last chunk only
+    assert len(reference[chain[0], 1][2]) % 32 == 1

@@ -37,9 +37,9 @@ SERVER_DEFAULTS: dict[str, Any] = {
     "min_p": 0.05,
     "repeat_penalty": 1.1,
 }
-# Every prompt is evaluated in chunks of this many tokens, the first from token 0 (`prefill`). A reply then depends
-# on its prompt alone whatever the previous call kept: 16 reused a few more of the demo's tokens and evaluated them
-# more slowly, 64 reused none of them (docs/performance.md, "The embedded model").
+# Every prompt is evaluated in chunks of this many tokens, the first from token 0 (`prefill_spans`). A reply then
+# depends on its prompt alone whatever the previous call kept: 16 reused a few more of the demo's tokens and
+# evaluated them more slowly, 64 reused none of them (docs/performance.md, "The embedded model").
 PREFILL_CHUNK = 32
 # Body fields handed to `create_chat_completion`; anything else in a body is ignored, as the server ignores it.
 PASSED = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
@@ -280,25 +280,39 @@ def sampling_kwargs(body: Mapping[str, Any], seed: int | None = None) -> dict[st
 
 def reusable_prefix(previous: Sequence[int], prompt: Sequence[int], cached: int, chunk: int = PREFILL_CHUNK) -> int:
     """How many of `prompt`'s first tokens may stay in the context from the previous prompt: those it shares with
-    it (never the previous reply, evaluated a token at a time), of the `cached` ones, short of the last (the reply
-    samples from its logits), in whole chunks, so that what is evaluated afresh starts where a chunk does."""
+    it (never the previous reply, evaluated a token at a time), of the `cached` ones, in whole chunks, and at least
+    two short of its end (`prefill_spans`), so that what is evaluated afresh starts where a chunk does."""
     shared = 0
     for old, new in zip(previous, prompt, strict=False):
         if old != new:
             break
         shared += 1
-    return max(0, min(shared, cached, len(prompt) - 1)) // chunk * chunk
+    return max(0, min(shared, cached, len(prompt) - 2)) // chunk * chunk
+
+
+def prefill_spans(start: int, length: int, chunk: int = PREFILL_CHUNK) -> list[tuple[int, int]]:
+    """The chunks a prompt of `length` tokens is evaluated in from token `start` (a chunk's start): `chunk` tokens
+    each, the last taking up to `chunk` + 1, never one token alone: llama.cpp computes a batch of one token another
+    way. The demo prompt of 65 tokens cut before its last moved a logit by 0.71, where a cut anywhere else left its
+    logits bit for bit those of one pass, so the chunks give the replies a whole pass gives (docs/performance.md)."""
+    spans = []
+    while start < length:
+        end = start + chunk if length - start > chunk + 1 else length
+        spans.append((start, end))
+        start = end
+    return spans
 
 
 def chunked_prefill(llama_class: Any) -> Any:
     """`llama_class` (llama-cpp-python's `Llama`) evaluating every prompt in chunks of PREFILL_CHUNK tokens from
-    token 0, keeping from the previous prompt only whole chunks it shares (`reusable_prefix`).
+    token 0 (`prefill_spans`), keeping from the previous prompt only whole chunks it shares (`reusable_prefix`).
 
-    llama-cpp-python's own reuse evaluates whatever differs from the previous call in one batch, and a token's
-    logits depend in their last bits on the batch it was evaluated in, enough to change a sampled token now and then:
-    4 of the demo card's 100 replies differed between two runs on one machine (hostile audit 13b). Here each chunk
-    is evaluated on the same tokens at the same positions after the same chunks, kept or not, so the logits are
-    bit for bit those of a prompt evaluated from an empty context (tests/run/providers/test_localmodel.py)."""
+    llama-cpp-python's own reuse evaluates whatever differs from the previous call in one batch (a repeated
+    prompt's last token alone), and the logits depend on the batches a prompt was evaluated in, enough to change a
+    sampled token now and then: 4 of the demo card's 100 replies differed between two runs on one machine (hostile
+    audit 13b). Here each chunk is evaluated on the same tokens at the same positions after the same chunks, kept
+    or not, so the logits are bit for bit those of the prompt evaluated from an empty context, whatever llama.cpp's
+    kernels do (tests/run/providers/test_localmodel.py)."""
     class ChunkedPrefill(llama_class):  # type: ignore[misc]
         n_tokens: int  # Llama's: how many tokens the context holds
         prompt: tuple[int, ...] = ()  # the prompt whose tokens are the first n_tokens of the context
@@ -311,8 +325,8 @@ def chunked_prefill(llama_class: Any) -> Any:
                 keep = 0
                 self.reset()
             self.n_tokens = keep
-            for start in range(keep, len(prompt), PREFILL_CHUNK):
-                self.eval(list(prompt[start:start + PREFILL_CHUNK]))
+            for start, end in prefill_spans(keep, len(prompt)):
+                self.eval(list(prompt[start:end]))
             self.prompt = prompt
             # the whole prompt is in the context now, its last logits fresh: Llama.generate samples from them
             return super().generate(prompt, *args, **kwargs)
