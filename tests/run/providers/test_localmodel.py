@@ -301,14 +301,14 @@ def test_a_reply_is_the_same_whatever_the_context_held_before(two_models: tuple[
     sharing the first 31, 32, 33, 63, 64 or 65 tokens, one side or the other of a chunk's end. And the context is
     used: after a prompt sharing 64 tokens, only the tokens from the 64th on are evaluated."""
     cold, warm = two_models
-    review = (REPO / "fixtures" / "demo-answer-cue" / "review-01.txt").read_text(encoding="utf-8")
+    review = (REPO / "fixtures" / "demo-answer-cue" / "review-02.txt").read_text(encoding="utf-8")
     question = f"Is this review positive or negative? Answer with one word.\n\nReview: {review}"
     words = ["a"] * 50
     cold.llama.reset()
     generate(cold, [{"role": "user", "content": " ".join(words)}], {"max_tokens": 1})
     tokens = tuple(cold.llama.tokenize(" ".join(words).encode(), add_bos=False))  # "a", then " a" 49 times
     start = next(i for i in range(len(cold.llama.prompt)) if cold.llama.prompt[i:i + len(tokens)] == tokens)
-    words += ["a"] * ((1 - len(cold.llama.prompt)) % 32)  # 32 k + 1 tokens: the last chunk takes the last token
+    words = words[:66 - start]  # through token 65, the last the chain below changes
     chain = [" ".join(words)]  # each prompt shares its first 31, 31, 32, 33, 63, 64, 65 tokens with the one before
     for position in (31, 32, 33, 63, 64, 65):
         chain.append(" ".join([*words[:position - start], "b", *words[position - start + 1:]]))
@@ -349,4 +349,4 @@ def test_a_reply_is_the_same_whatever_the_context_held_before(two_models: tuple[
     assert overlaps[chain_at:chain_at + 7] == [31, 31, 32, 33, 63, 64, 65]
     assert firsts[chain_at:chain_at + 7] == [0, 0, 32, 32, 32, 64, 64]  # the 65th token on, after 64 shared
     assert firsts[-3] == (len(held) - 2) // 32 * 32 > 0  # the same body again: its last chunk only
-    assert len(reference[chain[0], 1][2]) % 32 == 1
+    assert len(reference[question + "\nAnswer:", 1][2]) == 65  # 32 + 33: the last chunk took the last token
