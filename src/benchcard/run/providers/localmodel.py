@@ -39,7 +39,7 @@ SERVER_DEFAULTS: dict[str, Any] = {
 }
 # Every prompt is evaluated in chunks of this many tokens, the first from token 0 (`prefill_spans`). A reply then
 # depends on its prompt alone whatever the previous call kept: 16 reused a few more of the demo's tokens and
-# evaluated them more slowly, 64 reused none of them (docs/performance.md, "The embedded model").
+# evaluated them more slowly, 64 almost none of them (docs/performance.md, "The embedded model").
 PREFILL_CHUNK = 32
 # Body fields handed to `create_chat_completion`; anything else in a body is ignored, as the server ignores it.
 PASSED = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
