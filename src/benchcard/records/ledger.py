@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import jsonlines
 import msgspec
@@ -117,17 +117,24 @@ def _own(project: Project) -> Path:
     return path
 
 
+def _opened(project: Project) -> BinaryIO | None:
+    """The ledger open for reading a line at a time, or None when the project has none yet."""
+    path = _own(project)
+    if not path.is_file():
+        return None
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
+
+
 def _stream(project: Project) -> Iterator[_Read | Torn]:
     """The rows in file order, read a line at a time, then the torn last line if there is one. Nothing is kept:
     a check of the whole chain holds one row at a time, so an append's memory does not grow with the ledger
     (reading it whole held about nine times its size: 1.3 GB for 100,000 rows, `benchmarks/ledger_append.py`)."""
-    path = _own(project)
-    if not path.is_file():
+    fh = _opened(project)
+    if fh is None:
         return
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
     with fh:
         offset = 0
         for n, line in enumerate(fh, 1):
@@ -394,13 +401,9 @@ def _rows_whose(project: Project, field: str, value: str) -> Iterator[LedgerRow]
     in its replication's `replicates`): one of those that does not read is `verify`'s to name, not this
     look-up's. A line that is not JSON cannot be told apart, so it is the error `read` gives; a torn last line is
     skipped, as every reader skips it."""
-    path = _own(project)
-    if not path.is_file():
+    fh = _opened(project)
+    if fh is None:
         return
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise LedgerError(f"{project.relative(path)}: unreadable: {exc}") from None
     needles = _forms(value)
     with fh:
         for n, line in enumerate(fh, 1):
