@@ -333,3 +333,43 @@ def test_a_reply_with_a_lone_surrogate_is_stored_losslessly(tmp_path: Path, serv
     assert built.exit_code == 0, built.output
     page = next((tmp_path / "web" / "runs").rglob("index.html")).read_text(encoding="utf-8")
     assert "red \ufffd and \ufffd" in page  # shown with the replacement character; the raw file keeps the escape
+
+
+def test_a_server_that_takes_calls_and_answers_none_stops_the_run(tmp_path: Path, server: FakeServer,
+                                                                  key: str) -> None:
+    """Timeouts alone never stopped a run, so a server that accepts connections and never answers cost every
+    cell its attempts times the timeout (4 × 120 s; 10,000 cells at 8 workers: 1.4 days). Calls timing out in a
+    row, over several cells, with no answer for twice the timeout, stop it in one line; the cells in flight are
+    not tried again, nor recorded, and a plain --resume calls the whole grid once the server answers."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "hang", "times": 999, "hang_s": 5}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=2)
+    result = bc(project, "run", "colour-ab", "--concurrency", "4", "--timeout", "0.3")
+    assert result.exit_code == 1
+    line = result.stderr.strip().splitlines()[-1]
+    folder = only_run(project, "colour-ab")
+    assert line.startswith("error: the run stopped: 8 calls in a row over 4 cells timed out after 0.3 s and no "
+                           "answer came for "), line
+    assert line.endswith(" s: the server takes calls but answers none (if its answers only take longer, raise "
+                         "--timeout); 0 of 20 cells recorded, 0 failed. When the endpoint answers again: "
+                         f"benchcard run colour-ab --resume {folder.name}"), line
+    assert server.stats()["calls"] <= 8 + 4  # the 8, and at most the calls in flight then: not 20 × 4
+    assert read_jsonl(folder / "outputs.jsonl") == []
+
+    server.configure({"default_reply": "red"})
+    resumed = summary(bc(project, "run", "colour-ab", "--resume", folder.name, "--json"))
+    assert resumed["called"] == 20 and resumed["counts"] == {"ok": 20, "truncated": 0, "failed": 0}
+    assert resumed["finished"] and len(read_jsonl(folder / "outputs.jsonl")) == 20
+
+
+def test_a_slow_server_or_one_cell_timing_out_never_stops_the_run(tmp_path: Path, server: FakeServer,
+                                                                  key: str) -> None:
+    """Answers taking 0.9 of the timeout, and one cell whose first 5 calls time out in a row (past the 5 calls and
+    twice the timeout that stop a run when they span several cells): the grid is called whole."""
+    server.configure({"default_reply": "red", "latency_ms": 450,
+                      "faults": [{"kind": "hang", "times": 999, "total": 5, "hang_s": 5, "match": "number 0"}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    options = RunOptions(concurrency=1, timeout=0.5, attempts=6, backoff_base=0.01, progress=False)
+    [done] = run(project, "colour-ab", options)
+    assert done.finished and done.counts == {"ok": 4, "truncated": 0, "failed": 0}
+    attempts = sorted(r["attempts"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl"))
+    assert attempts == [1, 1, 1, 6]

@@ -12,8 +12,10 @@ a malformed answer), is recorded as `failed` with its error and never scored. An
 (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`.
 So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a parameter the model
 does not take): after a few cells in a row fail in transport, or are refused with the same status across every
-variant and several fixtures, the run stops (`Session.stopped`) instead of recording the rest of the grid as failed;
-`--resume` calls the cells not yet called, `--retry-failed` the others. Refusals of one variant or one fixture only
+variant and several fixtures, or time out in a row over several cells with no answer for twice the timeout (a server
+that takes calls and answers none), the run stops (`Session.stopped`) instead of recording the rest of the grid as
+failed; a cell in flight then is not tried again, and `--resume` calls it with the cells not yet called,
+`--retry-failed` the failed ones. Refusals of one variant or one fixture only
 (a content filter on the treatment's text, a fixture too long for the model) are that arm's or that fixture's
 outcome, and never stop it.
 """
@@ -67,7 +69,12 @@ FATAL_STATUSES = frozenset({401, 403, 404, *range(300, 400), UNVERIFIED_STATUS})
 STOP_AFTER_TRANSPORT_FAILURES = 5
 """Cells in a row (at least this many, and twice the calls in flight) that failed in transport after all their
 attempts: the endpoint is down, so the run stops rather than record the rest of the grid as failed. Timeouts do
-not count: a slow answer is the cell's own."""
+not count: a slow answer is the cell's own (a server that answers none stops the run by `SILENT_CELLS`)."""
+SILENT_CELLS = 3
+"""Cells at least that the calls timed out in a row must span to stop the run (beside as many calls as a transport
+stop takes, and twice `--timeout` without an answer): one cell whose request the server cannot answer in time is
+that cell's own, however many of its attempts time out; several cells and no answer at all is a server that takes
+calls and answers none, and each cell would otherwise cost its attempts times the timeout (8 minutes by default)."""
 REFUSED_FIXTURES = 3
 """Fixtures (or all, when fewer) that refusals alike in a row must hit, with every variant, to stop the run."""
 MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
@@ -316,6 +323,9 @@ class Session:
     stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
     stop_advice: str = "When the endpoint answers again"  # what to do before the command that continues
     transport_streak: int = 0
+    silent: set[str] = field(default_factory=set)  # the cells whose calls timed out since the last answer
+    silent_calls: int = 0  # those calls
+    heard_at: float | None = None  # when the server last answered (anything, an error included), or was first called
     refusal: Refusals = field(default_factory=Refusals)  # the refusals alike in a row
     variants: int = 1  # the plan's variants and fixtures, which a refusal must hit all of (fixtures: a few) to stop
     fixtures: int = 1
@@ -352,13 +362,13 @@ class Session:
                          failed: int | None = None) -> None:
         """End a pass that stopped early (the `what`: run, judging) with one line: why, how many of its `noun`
         (cells, judgements) are recorded, and the command that continues it (`resume`; after a stop on transport
-        failures, with `--retry-failed` when `failed` cells can be called again)."""
+        failures, with `--retry-failed` when some of the `failed` cells can be called again)."""
         if self.fatal is not None:
             raise RunError(f"{self.fatal}; the {what} stopped with {recorded} of {total} {noun} recorded. Fix the "
                            f"cause, then: {resume}")
         if self.stopped is not None:
             count = "" if failed is None else f", {failed} failed"
-            retry = "" if failed is None else " --retry-failed"
+            retry = " --retry-failed" if failed else ""
             raise RunError(f"the {what} stopped: {self.stopped}; {recorded} of {total} {noun} recorded{count}. "
                            f"{self.stop_advice}: {resume}{retry}")
 
@@ -397,8 +407,10 @@ def _describe(exc: BaseException) -> str:
     return squeezed(text, ERROR_CHARS)
 
 
-async def call_cell(s: Session, job: Job) -> OutputRow:
-    """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error)."""
+async def call_cell(s: Session, job: Job) -> OutputRow | None:
+    """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error); None when the run
+    stopped (`Session.stopped`) before the cell's next attempt: it is not called again, and not recorded, so that
+    `--resume` calls it as a cell never called (a hung server's cells in flight would each wait out their attempts)."""
     # Not tenacity's AsyncRetrying: it cost more CPU per cell and wall time than this loop (docs/performance.md).
     attempts = 0
     waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
@@ -422,6 +434,8 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
         if gave_up is not None:
             return gave_up
+        if s.stopped is not None:
+            return None
         waited += delay
         await asyncio.sleep(delay)
 
@@ -429,10 +443,13 @@ async def call_cell(s: Session, job: Job) -> OutputRow:
 async def _attempt(s: Session, job: Job, attempts: int, started: float) -> OutputRow | BaseException:
     """One call: the cell's row (answered, or failed for good), or the error to retry on; Fatal for an error
     no cell can get past (a key refused, the local worker lost)."""
+    if s.heard_at is None:
+        s.heard_at = time.monotonic()
     try:
         async with asyncio.timeout(s.options.timeout):
             completion = await s.provider.complete(job.body)
     except TimeoutError:
+        _count_silence(s, job)
         return RetryableError(f"timed out after {s.options.timeout:g} s")
     except (asyncio.CancelledError, KeyboardInterrupt, ProviderError):
         raise
@@ -442,6 +459,8 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
         if isinstance(exc, WorkerLost):
             message = _scrub(s, _describe(exc))
             raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
+        if isinstance(exc, CallError | RetryableError) and exc.status is not None:
+            _heard(s)  # an answer, if not to this cell's good: the server is alive
         if not s.provider.should_retry(exc):
             s.transport_streak = 0  # the endpoint answered, about this cell
             message = _scrub(s, _describe(exc))
@@ -450,6 +469,7 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
         return exc
     s.transport_streak = 0
     s.refusal = Refusals()
+    _heard(s)
     return _row(s, job, completion, attempts, _elapsed(started))
 
 
@@ -480,6 +500,28 @@ def _count_transport_failure(s: Session, error: BaseException, message: str) -> 
     s.transport_streak += 1
     if s.transport_streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
         s.stopped = f"{s.transport_streak} cells in a row failed in transport (last: {message})"
+
+
+def _heard(s: Session) -> None:
+    s.silent.clear()
+    s.silent_calls = 0
+    s.heard_at = time.monotonic()
+
+
+def _count_silence(s: Session, job: Job) -> None:
+    """A call timed out. Calls in a row timing out stop the run when they are as many as transport failures that
+    stop it, span `SILENT_CELLS` cells, and no answer came for twice `--timeout`: a server that accepts calls and
+    answers none. A server answering slowly, or timing out on some cells only, answers in between, and each answer
+    (an error's included) starts the count again."""
+    s.silent.add(job.cell)
+    s.silent_calls += 1
+    quiet = time.monotonic() - (s.heard_at or 0.0)
+    timeout = s.options.timeout
+    if (s.silent_calls >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and len(s.silent) >= SILENT_CELLS
+            and quiet >= 2 * timeout and s.stopped is None):
+        s.stopped = (f"{s.silent_calls} calls in a row over {len(s.silent)} cells timed out after {timeout:g} s and "
+                     f"no answer came for {quiet:.1f} s: the server takes calls but answers none (if its answers "
+                     "only take longer, raise --timeout)")
 
 
 def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> None:
@@ -574,6 +616,8 @@ async def _work(s: Session, queue: asyncio.Queue[Job | None], writer: OutputWrit
             return
         try:
             row = await call_cell(s, job)
+            if row is None:  # stopped: left to --resume
+                return
         except Fatal as exc:
             if exc.row is not None:
                 writer.append(exc.row)

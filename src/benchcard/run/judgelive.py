@@ -168,6 +168,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
             for k in range(spec.judgements if not problem else 0):
                 sent = provider.planned_body(body, k) if provider.plans_bodies else body
                 row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
+                if row is None:
+                    raise ProviderError(f"the judge of {card.id}: {session.stopped}")
                 answers.append(row.text)
                 problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
             out.append(LiveExample(card.id, example.label, tuple(answers), problem))
