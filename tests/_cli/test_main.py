@@ -45,6 +45,15 @@ def test_a_folder_that_is_not_a_project_is_one_line_naming_it(tmp_path: Path) ->
         f"error: -C {empty}: not a benchcard project (no cards/ folder in {empty})")
 
 
+def test_an_error_quoting_a_name_shows_its_bidi_controls_and_invisible_characters(tmp_path: Path) -> None:
+    """Hostile audit (wire20): a name given or read (a card, a file, a server's words) holding a right-to-left
+    override printed as it was, and the line read as other text (Trojan Source): it shows as escapes."""
+    make_ab_project(tmp_path)
+    line = one_line_error(bc(tmp_path, "run", "demo\u202egnp.yaml\u200b"))
+    assert line == ("error: demo\\u202egnp.yaml\\u200b: no such card (looked for "
+                    "cards/demo\\u202egnp.yaml\\u200b.yaml)")
+
+
 @pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
 def test_a_terminal_or_pipe_that_is_not_utf8_gets_escapes_and_valid_json_not_a_traceback(
         tmp_path: Path, encoding: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from benchcard._util.text import (
@@ -59,6 +61,23 @@ def test_balanced_isolates_pairs_every_isolate_and_pop(text: str, expected: str)
 def test_terminal_text_escapes_what_a_terminal_would_act_on_and_keeps_tabs_newlines_and_letters() -> None:
     assert terminal_text("a\x1b[2J\x07\x00\x7f\x9b\r\tb\nc é ש") == "a\\x1b[2J\\x07\\x00\\x7f\\x9b\\x0d\tb\nc é ש"
     assert terminal_text("demo\ud800\udfff 😀") == "demo\\ud800\\udfff 😀"  # no encoding writes a lone surrogate
+
+
+def test_terminal_text_shows_bidi_controls_and_invisible_characters_as_escapes() -> None:
+    """Hostile audit (wire20): a bidi override in a run id or a server's words made a printed line read as other
+    text (Trojan Source), and a zero-width space hid inside a name; right-to-left letters stay as they are."""
+    shown = terminal_text("run \u202edi-nur\u202c ok, m\u200bodel \u2066x\u2069 \u200f\u061c\ufeff\u00ad שלום")
+    assert shown == ("run \\u202edi-nur\\u202c ok, m\\u200bodel \\u2066x\\u2069 \\u200f\\u061c\\ufeff\\xad "
+                     "שלום")
+    assert terminal_text("\U000e0041\U000e0001") == "\\U000e0041\\U000e0001"  # tags: text no one sees
+
+
+def test_terminal_text_escapes_every_format_character_unicode_has() -> None:
+    """The format characters (category Cf) are listed by hand, so that no import walks Unicode: the list must hold
+    every one the running Python knows."""
+    missed = [f"U+{c:04X}" for c in range(0x110000)
+              if unicodedata.category(chr(c)) == "Cf" and terminal_text(chr(c)) == chr(c)]
+    assert missed == []
 
 
 def test_terminal_line_keeps_a_text_to_one_visible_line() -> None:

@@ -5,10 +5,11 @@ file can hold: where such text is shown, each lone surrogate becomes U+FFFD, the
 cell a spreadsheet would run as a formula is written as text (`spreadsheet_text`, docs/security.md). Text that
 could reorder what is around it on a page (a right-to-left letter or a bidi control) is isolated there
 (`reorders`, `balanced_isolates`, used by the pages' `<bdi>`). Text printed to a terminal shows its control
-characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or set the
-clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it; one line printed for a person (a table's cell, a
-report's line) also shows a newline, a tab and Unicode's line separators as escapes (`terminal_line`). A
-character is escaped in one notation everywhere but JSON, Python's (`escape`). A number written by a person or a
+and format characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or
+set the clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it, or with a bidi override make a line read as
+other text (Trojan Source); one line printed for a person (a table's cell, a report's line) also shows a newline,
+a tab and Unicode's line separators as escapes (`terminal_line`). A character is escaped in one notation everywhere
+but JSON, Python's (`escape`). A number written by a person or a
 server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and `float()` also take '٣' and '1_2'.
 A number in a name benchcard reads (a process id in a temporary's name, a list index in a field's path, a sample id
 of another tool's log) is read by `ascii_int` too, of any length (`digits=None`): a 30-digit process id is a number
@@ -29,9 +30,16 @@ _FORMULA_STARTS = frozenset("=+-@\t\r")
 _REORDERING = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 _ISOLATE_STARTS = frozenset("\u2066\u2067\u2068")
 _ISOLATE_END = "\u2069"
-# C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI); and a lone
-# surrogate, which no terminal's encoding can write (a ledger row edited to hold `"\ud800"` was a traceback)
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls but the tab and the newline, DEL, and the C1 controls (U+009B is a one-character CSI); a lone
+# surrogate, which no terminal's encoding can write (a ledger row edited to hold `"\ud800"` was a traceback); and
+# every format character (category Cf, Unicode 15): the bidi embeddings, overrides, isolates and marks (U+202A-202E,
+# U+2066-2069, U+200E, U+200F, U+061C), which make a line read as other text (Trojan Source), the zero-width ones
+# (U+200B-200D, U+2060, U+FEFF), the soft hyphen, the tags (U+E0001, U+E0020-E007F); test_text checks the list
+# against the running Python's unicodedata
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+           "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+           "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_TERMINAL_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_FORMAT}]")
 # what `terminal_text` leaves and would still break a line or jump along it
 _LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
@@ -89,7 +97,9 @@ def escape(ch: str) -> str:
 def terminal_text(text: str) -> str:
     """`text` with each control character a terminal would act on (ESC, BEL, a carriage return, a C1 control)
     written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal; a lone
-    surrogate too (`\\ud800`), which no encoding writes."""
+    surrogate too (`\\ud800`), which no encoding writes; and each format character (`\\u202e`, `\\u200b`), which
+    shows nothing itself and could make the line read as something else (a bidi override reversing a run id, a
+    zero-width space inside a model's name)."""
     return _TERMINAL_CONTROLS.sub(lambda m: escape(m.group()), text)
 
 
