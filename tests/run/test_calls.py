@@ -8,6 +8,7 @@ import base64
 import contextlib
 import http.client
 import http.server
+import json
 import random
 import socket
 import ssl
@@ -438,3 +439,70 @@ def test_a_body_sent_as_a_stream_is_never_sent_again_half_read(key: str) -> None
     # the server closes with the second request unread or half read: a disconnect or a reset, as the bytes fall
     assert status == 200 and cause.startswith(("ServerDisconnectedError", "ClientOSError(104"))
     assert bodies == [b'{"a": 0}']  # the stream went out once, on the stale connection, and was not sent again
+
+
+def test_huge_answers_read_at_once_are_few_whatever_the_calls_in_flight(tmp_path: Path, key: str) -> None:
+    """Hostile audit (wire20): the cap of an answer is per call, so 64 calls in flight with answers near it held
+    3.8 GB (benchmarks/huge_answers.py). A server holding the last KiB of each of 16 answers of 4 MiB until all
+    16 are nearly sent (or a second went by): the run reads at most LARGE_ANSWERS_AT_ONCE of them at a time, the
+    others wait their turn, and every answer is recorded whole."""
+    import tracemalloc
+
+    from benchcard.run.providers.base import LARGE_ANSWER_BYTES, LARGE_ANSWERS_AT_ONCE
+
+    text = "red " + "x" * (4 * 2**20)
+    reply = json.dumps({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]}).encode()
+    sent = memoryview(reply)
+    together = threading.Barrier(16, timeout=1.0)
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(reply))
+            conn.sendall(sent[:-1024])  # a view: this server, in the test's process, holds one copy of the answer
+            with contextlib.suppress(threading.BrokenBarrierError):
+                together.wait()
+            conn.sendall(sent[-1024:])
+
+    tracemalloc.start()
+    try:
+        project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "16", "--timeout", "30",
+                                            fixtures=8, repetitions=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    rows = read_jsonl(project.root / summary(ok(result))["runs"][0]["folder"] / "outputs.jsonl")
+    assert [(r["status"], len(r["text"])) for r in rows] == [("ok", len(text))] * 16
+    # the answers read in turn, twice each at most (their bytes, then their text), and the others' first MiB:
+    # 36 MiB measured; the 16 read together took 76 MiB
+    assert peak < LARGE_ANSWERS_AT_ONCE * 2 * len(reply) + 16 * LARGE_ANSWER_BYTES, peak / 2**20
+
+
+def test_an_answer_is_let_go_once_recorded_not_when_the_collector_runs(tmp_path: Path, key: str) -> None:
+    """Each answer's body was kept on its response, which reference cycles hold until Python's collector runs:
+    64 answers of 30 MiB one at a time took 969 MB. Read one at a time, 8 answers of 4 MiB take the memory of
+    one or two (the collector held off, as between its runs)."""
+    import gc
+    import tracemalloc
+
+    reply = json.dumps({"choices": [{"message": {"content": "x" * (4 * 2**20)}, "finish_reason": "stop"}]}).encode()
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(reply))
+            conn.sendall(reply)
+
+    gc.disable()
+    tracemalloc.start()
+    try:
+        _, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "1", fixtures=4, repetitions=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert summary(ok(result))["runs"][0]["counts"]["ok"] == 8
+    # the server's copy, and one answer's blocks, bytes, text and row: 18 MiB measured; kept on responses, 52 MiB
+    assert peak < 6 * len(reply), peak / 2**20

@@ -9,12 +9,15 @@ time, put in one request header, and scrubbed (`redact`) from anything a server 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import email.utils
 import json
 import os
 import re
 import time
 import urllib.parse
+import weakref
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -73,6 +76,13 @@ ERROR_DETAIL_CHARS = 200
 #: The most bytes one answer is read to: a reply of max_tokens, reasoning included, is far below it.
 MAX_REPLY_BYTES = 32 * 2**20
 _TOO_LARGE = f"the reply is more than {MAX_REPLY_BYTES // 2**20} MiB, more than any answer takes: refused"
+#: An answer past this many bytes is large (a chat completion of 32,000 tokens, reasoning included, is about 200 KB):
+#: at most `LARGE_ANSWERS_AT_ONCE` of them are read and parsed at once in a process, the others wait their turn
+#: (within their call's timeout), so that the memory a run takes does not grow with its calls in flight: 64 answers
+#: of 30 MiB read together took 3.8 GB (docs/scale.md).
+LARGE_ANSWER_BYTES = 2**20
+LARGE_ANSWERS_AT_ONCE = 4
+_LARGE_READS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -440,10 +450,22 @@ def _inflater(headers: httpx.Headers) -> _Inflater | None:
     return _Inflater(encoding)
 
 
-async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> AsyncIterator[bytes]:
+async def _large(held: contextlib.AsyncExitStack | None) -> None:
+    """A place among the large answers read at once, kept by `held` until it closes (the answer parsed)."""
+    if held is not None:
+        loop = asyncio.get_running_loop()
+        gate = _LARGE_READS.get(loop)
+        if gate is None:
+            gate = _LARGE_READS[loop] = asyncio.Semaphore(LARGE_ANSWERS_AT_ONCE)
+        await held.enter_async_context(gate)
+
+
+async def capped_blocks(response: httpx.Response, cap: int, too_large: str,
+                        held: contextlib.AsyncExitStack | None = None) -> AsyncIterator[bytes]:
     """A body's blocks as they arrive (inflated, when compressed, never past the cap), CallError(`too_large`) as
     soon as they pass `cap` bytes (declared, streamed or inflated): so that a reader may write them out or join
-    them without a server's garbage filling the memory or the disk first."""
+    them without a server's garbage filling the memory or the disk first. With `held`, a body held whole past
+    `LARGE_ANSWER_BYTES` waits for its place among the large answers read at once (`_large`) before more is read."""
     try:
         whole = response.content  # already read (a response made in memory, as a test's transport makes one)
     except httpx.ResponseNotRead:
@@ -457,12 +479,15 @@ async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> A
     declared = ascii_int(response.headers.get("content-length", ""), digits=None)
     if inflater is None and declared is not None and declared > cap:
         raise CallError(too_large)
-    size = 0
+    size, waiting = 0, held is not None
     async for raw in response.aiter_raw():
         block = raw if inflater is None else inflater.feed(raw, cap - size)
         size += len(block)
         if size > cap:
             raise CallError(too_large)
+        if waiting and size > LARGE_ANSWER_BYTES:
+            waiting = False
+            await _large(held)
         yield block
     if inflater is not None:
         rest = inflater.end(cap - size)
@@ -471,13 +496,23 @@ async def capped_blocks(response: httpx.Response, cap: int, too_large: str) -> A
         yield rest
 
 
-async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_large: str = _TOO_LARGE) -> bytes:
+async def read_capped(response: httpx.Response, cap: int = MAX_REPLY_BYTES, too_large: str = _TOO_LARGE,
+                      held: contextlib.AsyncExitStack | None = None) -> bytes:
     """The body of an answer, refused past `cap` (`MAX_REPLY_BYTES` for a call's reply) before more of it is held:
-    a server's garbage must not fill the memory or outputs.jsonl."""
+    a server's garbage must not fill the memory or outputs.jsonl. With `held`, a large answer is read in its turn
+    (`capped_blocks`)."""
     declared = ascii_int(response.headers.get("content-length", ""), digits=None)
     if declared is not None and _inflater(response.headers) is None and declared <= cap:
-        return await response.aread()
-    return b"".join([block async for block in capped_blocks(response, cap, too_large)])
+        if declared > LARGE_ANSWER_BYTES:
+            await _large(held)
+        try:
+            return response.content  # already read (a response made in memory, as a test's transport makes one)
+        except httpx.ResponseNotRead:
+            # not `aread`, which keeps the body on the response: a response sits in reference cycles until the
+            # collector runs (64 answers of 30 MiB one at a time took 969 MB, now 249 MB); the bytes returned here
+            # are freed as soon as the answer is parsed
+            return b"".join([block async for block in response.aiter_raw()])
+    return b"".join([block async for block in capped_blocks(response, cap, too_large, held)])
 
 
 async def error_body(blocks: AsyncIterator[bytes]) -> bytes:
@@ -619,14 +654,20 @@ class HttpProvider(Provider):
         """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key).
 
         The request is built here with its final headers and the client's timeouts, then sent by the client
-        (`client.post` would merge the same headers again on every call)."""
+        (`client.post` would merge the same headers again on every call). A large answer keeps its place among
+        those read at once (`LARGE_ANSWERS_AT_ONCE`) until it is parsed."""
+        async with contextlib.AsyncExitStack() as held:
+            return await self._post_held(body, headers, secret, held)
+
+    async def _post_held(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None,
+                         held: contextlib.AsyncExitStack) -> Any:
         request = httpx.Request("POST", self.url, content=encode_body(body), headers=headers,
                                 extensions={"timeout": self.client.timeout.as_dict()})
         try:
             response = await self.client.send(request, stream=True)
             try:
-                content = await read_capped(response) if response.status_code < 300 else \
-                    await error_body(capped_blocks(response, MAX_REPLY_BYTES, _TOO_LARGE))
+                content = await read_capped(response, held=held) if response.status_code < 300 else \
+                    await error_body(capped_blocks(response, MAX_REPLY_BYTES, _TOO_LARGE, held))
             finally:
                 await response.aclose()
         except Exception as exc:
