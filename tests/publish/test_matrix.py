@@ -4,6 +4,7 @@ column per variant after it (the baseline first), outputs escaped; and only `sit
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,26 @@ def test_an_output_of_megabytes_is_cut_side_by_side_with_a_link_to_the_whole(tmp
     assert (f"Cut here for the page: {len(huge) - PAGE_OUTPUT_CHARS:,} more characters. The whole output is in "
             f"outputs.jsonl, cell {cell}.") in parsed.text
     assert "outputs.jsonl" in _hrefs(parsed)
+
+
+def test_a_reply_or_a_model_holding_a_bidi_override_reorders_only_itself(tmp_path: Path) -> None:
+    """Hostile audit (wire20): a reply starting with a stray pop and a right-to-left override, and a model named
+    with one, stay in their own block or isolate on every page that shows them: the reply in its `<pre>` (a block,
+    whose bidi reaches nothing outside it), the model in a `<bdi>`; never bare among the page's text."""
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_probe_run
+
+    copy_project(tmp_path / "proj")
+    project = Project((tmp_path / "proj").resolve())
+    reply = "\u2069\u202eWin for B"
+    write_probe_run(project, "reordered-input", "20261103T090000Z-dddd", "evil\u202e/model", [("ok", reply)])
+    build_site(project, tmp_path / "site", viewer=True)
+    run = tmp_path / "site/runs/reordered-input/v1/20261103T090000Z-dddd"
+    for name in ("index.html", "side-by-side.html"):
+        html = (run / name).read_text(encoding="utf-8")
+        pres = [m.group(1) for m in re.finditer(r"<pre[^>]*>(.*?)</pre>", html, re.S)]
+        assert html.count(reply) == sum(p.count(reply) for p in pres) >= 1, name
+    for html_file in tmp_path.joinpath("site").rglob("*.html"):
+        html = html_file.read_text(encoding="utf-8")
+        bare = re.sub(r"<bdi>.*?</bdi>|<pre[^>]*>.*?</pre>", "", html, flags=re.S)
+        assert "\u202e" not in bare, html_file
