@@ -116,6 +116,19 @@ def test_ledger_json_escapes_every_control_character(empty: Project) -> None:
     assert json.loads(result.output)[0]["rig"] == EVIL
 
 
+@pytest.mark.parametrize("args", [("--json",), ()])
+def test_a_row_that_does_not_read_is_one_error_line_before_any_output(empty: Project, args: tuple[str, ...]) -> None:
+    """`ledger --json` streams its rows; a row edited into something that does not read (line 2 of 3) wrote half a
+    JSON list to stdout before the error (a `> rows.json` left a file no reader takes). Nothing is written then."""
+    for i in (1, 2, 3):
+        ledger.append(empty, _row(i))
+    lines = empty.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    empty.ledger_path.write_text("".join([lines[0], "not json\n", lines[2]]), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(empty.root), "ledger", *args])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "error: results/ledger.jsonl: line 2 is not JSON (an edited row)\n"
+
+
 @pytest.mark.parametrize("columns", ["200", "80"])
 def test_a_cell_holding_a_newline_or_a_tab_stays_one_visible_line(empty: Project, columns: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,6 +71,10 @@ class LedgerView:
         return ledger.rows(self.project)
 
     def json_rows(self) -> Iterator[dict[str, Any]]:
+        """The rows as written, every row read once before the first is given (a row at a time, nothing kept): a
+        row that does not read is then the one error line before any JSON, never after half a list on stdout."""
+        for _ in self.rows():
+            pass
         return (row.fields() for row in self.rows())
 
 
