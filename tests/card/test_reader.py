@@ -159,6 +159,23 @@ def test_a_history_entry_of_no_version_or_of_one_twice_is_refused(tmp_path: Path
     assert _error(tmp_path, text) == f"cards/tiny-ab.yaml:{line}: field 'history.1.version': {said}"
 
 
+def test_a_card_sealed_with_a_history_entry_twice_still_reads_with_a_warning(tmp_path: Path) -> None:
+    """The history check came after cards were sealed: a version sealed with two entries for one version (as
+    benchcard took it then) kept no verdict, resume or status, refused at every load. It reads as sealed now, and
+    `check` warns; an unsealed one is refused (above)."""
+    text = AB_CARD.replace("  - {version: 1, note: Initial version.}\n",
+                           "  - {version: 1, note: Initial version.}\n  - {version: 1, note: again}\n")
+    path = _write(tmp_path, text)
+    project = Project(tmp_path)
+    said = (f"cards/tiny-ab.yaml:{AB_CARD.count(chr(10)) + 1}: field 'history.1.version': v1 has an entry already; "
+            "keep one entry per version")
+    seal(read_card(text, "cards/tiny-ab.yaml", project, path), project)  # as benchcard sealed it before the check
+    assert load_card(path, project).later_checks == (said,)
+    again = bc(tmp_path, "check", "tiny-ab")
+    assert again.exit_code == 0 and f"  warning: {said} (v1 was sealed before this check" in again.stdout, \
+        again.output
+
+
 def test_unknown_key_in_an_example_is_an_error(tmp_path: Path) -> None:
     """An unquoted comma in a flow mapping splits an output into a stray key: that must not pass silently."""
     message = _error(tmp_path, AB_CARD.replace('output: "red, because"', "output: red, because"))

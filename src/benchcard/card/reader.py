@@ -98,7 +98,7 @@ class _Reader:
     def newer(self, problem: CardError) -> None:
         """Keep a problem that only a check added after cards were sealed without it finds (since 2026-12-07: a
         rule's unknown field, an id that is a Windows device name, an empty rig name, a probe's `futility: true`, a
-        margin no gap of its metric can reach):
+        margin no gap of its metric can reach, a history entry of no version or of one twice):
         the card is read all the same, and `load.load_card` refuses it unless the version's seal holds, so that a
         version sealed before the check still gets its verdict, its resume, its status and its pages, and an
         unsealed one is refused."""
@@ -472,10 +472,12 @@ class _Reader:
                 expected = ", ".join(sorted(HISTORY_FIELDS))
                 raise self.fail((*where, extra[0]), f"unknown field; expected one of {expected}")
             v = self.get(item, (*where, "version"), (int,), "a version number")
+            # a check of 2026-12-07 (`newer`): a version sealed with such an entry still reads, as it did before
             if isinstance(v, bool) or not 1 <= v <= version:
-                raise self.fail((*where, "version"), f"expected a version from 1 to the current {version}, got {v!r}")
-            if any(h.version == v for h in out):  # one entry per version: the checks read one of two, silently
-                raise self.fail((*where, "version"), f"v{v} has an entry already; keep one entry per version")
+                self.newer(self.fail((*where, "version"),
+                                     f"expected a version from 1 to the current {version}, got {v!r}"))
+            elif any(h.version == v for h in out):  # one entry per version: the checks read one of two, silently
+                self.newer(self.fail((*where, "version"), f"v{v} has an entry already; keep one entry per version"))
             note = self.get(item, (*where, "note"), (str,), "text")
             date = item.get("date")
             changes = {k: item[k] for k in sorted(CHANGEABLE_FIELDS) if k in item}
