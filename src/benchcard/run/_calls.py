@@ -320,7 +320,8 @@ class Session:
     workers: int = 1
     rng: random.Random = field(default_factory=random.Random)
     fatal: str | None = None
-    stopped: str | None = None  # why the run stopped after transport failures (their cells are recorded)
+    stopped: str | None = None  # why the run stopped (failures or refusals in a row, a silent server): cells in
+    # flight then are left unrecorded for --resume (`call_cell` None), those that failed are recorded
     stop_advice: str = "When the endpoint answers again"  # what to do before the command that continues
     transport_streak: int = 0
     silent: set[str] = field(default_factory=set)  # the cells whose calls timed out since the last answer
