@@ -381,6 +381,25 @@ def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_not_cou
     assert out["runs"][0]["narrowed"] is None
 
 
+def test_a_stale_connection_is_told_on_an_aiohttp_without_its_reset_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`aiohttp.ClientConnectionResetError` came in aiohttp 3.10.6, and benchcard takes 3.10.0 (httpx-aiohttp's
+    floor): on those, telling a stale connection raised AttributeError for every error on a reused connection,
+    in place of the call's own. A reset is told by Python's ConnectionResetError, which that error is."""
+    import aiohttp
+
+    def failed(cause: BaseException) -> httpx.HTTPError:
+        exc = httpx.ReadError("failed")
+        exc.__cause__ = cause
+        return exc
+
+    monkeypatch.delattr(aiohttp, "ClientConnectionResetError", raising=False)
+    assert calls._stale(failed(ConnectionResetError(104, "Connection reset by peer")))
+    assert calls._stale(failed(aiohttp.ClientOSError(104, "Connection reset by peer")))
+    refused = aiohttp.ClientConnectorError(SimpleNamespace(ssl=None, host="h", port=1), OSError(111, "refused"))
+    assert not calls._stale(failed(refused))
+    assert not calls._stale(failed(TimeoutError()))
+
+
 def test_a_server_dropping_every_request_is_not_sent_them_again_at_once(tmp_path: Path, key: str) -> None:
     """Only a request on a reused connection is sent again at once: a server that drops every request on a new
     connection too gets one request per attempt, and each cell fails with the line of a dropped connection."""

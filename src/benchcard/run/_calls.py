@@ -137,7 +137,9 @@ def _stale(exc: BaseException) -> bool:
     cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
     if isinstance(cause, aiohttp.ServerDisconnectedError):
         return isinstance(cause.message, str)  # a partial answer is a message read, not a string
-    return isinstance(cause, aiohttp.ClientOSError | aiohttp.ClientConnectionResetError) and not isinstance(
+    # ConnectionResetError, not aiohttp's ClientConnectionResetError (a subclass of it): that came in aiohttp 3.10.6,
+    # and httpx-aiohttp takes 3.10.0, whose resets are Python's own
+    return isinstance(cause, aiohttp.ClientOSError | ConnectionResetError) and not isinstance(
         cause, aiohttp.ClientConnectorError | TimeoutError)
 
 
