@@ -18,6 +18,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import certifi
 import httpx
@@ -395,7 +396,8 @@ def test_a_stale_connection_is_told_on_an_aiohttp_without_its_reset_error(monkey
     monkeypatch.delattr(aiohttp, "ClientConnectionResetError", raising=False)
     assert calls._stale(failed(ConnectionResetError(104, "Connection reset by peer")))
     assert calls._stale(failed(aiohttp.ClientOSError(104, "Connection reset by peer")))
-    refused = aiohttp.ClientConnectorError(SimpleNamespace(ssl=None, host="h", port=1), OSError(111, "refused"))
+    key: Any = SimpleNamespace(ssl=None, host="h", port=1)  # what aiohttp reads of a connection's key
+    refused = aiohttp.ClientConnectorError(key, OSError(111, "refused"))
     assert not calls._stale(failed(refused))
     assert not calls._stale(failed(TimeoutError()))
 
