@@ -3,12 +3,13 @@
 Execution is one asyncio loop with ONE `httpx.AsyncClient` over `httpx_aiohttp.AiohttpTransport` (plain httpx's
 connection pool stalls at high concurrency, see design.md). N workers pull cells from a bounded queue fed lazily from
 `sealed/requests.jsonl`, so memory stays flat however large the grid. Each call is retried with exponential backoff
-and full jitter on 429, 5xx, timeouts and dropped connections, waiting at least what a `Retry-After` header asks, up
+and full jitter on 429, 5xx, timeouts, dropped connections and a 200 answer not in the API's shape (a proxy's
+garbage, `base.malformed`), waiting at least what a `Retry-After` header asks, up
 to `max_wait` (600 s) between the attempts of one cell in all (and the calls in flight narrowed on a 429, 503 or 529,
 `_gate`, so that a server taking fewer calls is not refused again at full width): a server asking for more is not
 waited on, and the cell's error says so (it counts as a failure in transport, so that a quota spent, asking every
 call to wait a day, stops the run as a dead endpoint does). A cell that still fails, or fails for good (another 4xx,
-a malformed answer), is recorded as `failed` with its error and never scored. An authentication or not-found error
+a reply past its cap), is recorded as `failed` with its error and never scored. An authentication or not-found error
 (401, 403, 404) says nothing about a cell, so it stops the run instead (`Fatal`), leaving those cells to `--resume`.
 So does an endpoint that stops answering, or one that refuses every request alike (a 400 for a parameter the model
 does not take): after a few cells in a row fail in transport, or are refused with the same status across every
