@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard.cli import cli
+from benchcard.publish._render import environment
+from benchcard.records.rows import rig_line
 from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
@@ -94,3 +96,28 @@ def test_hostile_strings_from_every_source_show_as_text_and_never_run(hostile_si
     for what in ("title", "reply", "model", "why", "note"):
         assert HOSTILE[what] in text, what
     assert json.dumps(HOSTILE["fixture"])[1:-1] in text  # in the request body a page prints as JSON
+
+
+def test_a_provider_after_a_model_name_holding_an_override_reads_in_its_own_order(browser: Any) -> None:
+    """A model named with U+202E (right-to-left override) is kept to its own part of the rig line: the provider
+    after it reads left to right, its first letter left of its last. One `<bdi>` around the whole line (as
+    `{{ line }}` alone gives) let the override reverse "Claude API" too, which this measures."""
+    line = rig_line("evil\u202emodel", "high", None, "Claude API")
+    html = environment().from_string("<p id=rig>{{ line|rig }}</p><p id=whole>{{ line }}</p>").render(line=line)
+    page = browser.new_page()
+    page.set_content(f"<!doctype html><meta charset=utf-8><body style='font: 16px monospace'>{html}</body>")
+    where = """id => {
+        const walker = document.createTreeWalker(document.getElementById(id), NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const at = node.data.indexOf('Claude API');
+            if (at < 0) continue;
+            const x = i => { const r = document.createRange(); r.setStart(node, at + i); r.setEnd(node, at + i + 1);
+                             return r.getBoundingClientRect().left; };
+            return [x(0), x(9)];
+        }
+        return null; }"""
+    first, last = page.evaluate(where, "rig")
+    assert first < last, (first, last)
+    first, last = page.evaluate(where, "whole")
+    assert first > last, (first, last)  # the measure sees a reversed provider: one <bdi> around the line
+    page.close()

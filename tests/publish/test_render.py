@@ -144,3 +144,14 @@ def test_a_page_shows_an_output_whole_up_to_its_limit_and_says_how_much_it_cut()
     assert page_output(whole) == (whole, 0)
     assert page_output(whole + "🙂z") == (whole, 2)
     assert page_output("") == ("", 0)
+
+
+def test_each_part_of_a_rig_line_is_isolated_on_its_own() -> None:
+    """An override in a model's name stays in the model's `<bdi>`, the provider beside it outside; a plain rig
+    line is shown as it is, and a list of rig lines isolates each part of each."""
+    env = environment()
+    line = "evil\u202emodel · effort high · Claude API"
+    assert env.from_string("{{ x|rig }}").render(x=line) == "<bdi>evil\u202emodel</bdi> · effort high · Claude API"
+    assert env.from_string("{{ x|rig }}").render(x="m · Claude API") == "m · Claude API"
+    assert env.from_string('{{ xs|rigs("; ") }}').render(xs=[line, "\u05e9 · p"]) == (
+        "<bdi>evil\u202emodel</bdi> · effort high · Claude API; <bdi>\u05e9</bdi> · p")

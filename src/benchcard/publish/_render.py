@@ -15,6 +15,7 @@ from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value
 from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
 from benchcard.publish._runs import number
+from benchcard.records.rows import RIG_SEP
 from benchcard.records.verdictfigures import measured_bootstrap
 
 
@@ -146,6 +147,17 @@ def joined(values: Any, sep: str) -> Markup:
     return Markup.escape(sep).join(isolated(str(v)) for v in values)
 
 
+def rig(value: Any) -> Markup:
+    """A rig line (`model · effort high · provider`), each part isolated on its own (`isolated`): the line is
+    stored as one string, and one `<bdi>` around it let an override in the model's name reverse the provider."""
+    return joined(str(value).split(RIG_SEP), RIG_SEP)
+
+
+def rigs(values: Any, sep: str) -> Markup:
+    """A list of rig lines, each shown as `rig` shows one."""
+    return Markup.escape(sep).join(rig(v) for v in values)
+
+
 def isolated_text(value: Any) -> Markup:
     """`plain`, and text that could reorder what follows it wrapped in Unicode's own isolate (U+2068 … U+2069),
     for where no element may go but the text is read: the `<title>`, an image's alt text, a list option."""
@@ -188,7 +200,8 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(num=lambda x, digits=2: fixed(x, digits, missing=DASH), p=lambda x: p_value(x, 3, missing=DASH),
                        money=money, ms=millis, value=fmt_value, paras=paragraphs,
-                       plain=plain, isolated_text=isolated_text, joined=joined)
+                       plain=plain, isolated_text=isolated_text, joined=joined, rig=rig,
+                       rigs=rigs)
     env.globals["ledger_problem"] = None  # the chain's complaint, set by the build when the ledger does not verify
     env.globals["viewer"] = False  # `site --serve` builds with it on: a nav link to the side-by-side pages
     return env

@@ -476,11 +476,14 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
                                          self.rig.provider or "?")
 
 
+RIG_SEP = " · "  # between a rig line's parts; the pages split a line on it to isolate each part
+
+
 def rig_line(model: str, effort: str | None, surface: str | None, provider: str) -> str:
     """The rig line of the pages, the ledger and a judge's manifest, e.g. `claude-fable-5-1 · effort high · Claude
     API`: the model, its effort, and where it was called (the surface, else the provider); a part not known is
     left out."""
-    return " · ".join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
+    return RIG_SEP.join(p for p in (model, f"effort {effort}" if effort else "", surface or provider) if p)
 
 
 def stop_line(schedule: Schedule, look: Look | None) -> str:
