@@ -527,3 +527,35 @@ def test_an_answer_is_let_go_once_recorded_not_when_the_collector_runs(tmp_path:
     assert summary(ok(result))["runs"][0]["counts"]["ok"] == 8
     # the server's copy, and one answer's blocks, bytes, text and row: 18 MiB measured; kept on responses, 52 MiB
     assert peak < 6 * len(reply), peak / 2**20
+
+
+def test_a_connection_error_breaks_the_timeouts_in_a_row_but_not_the_time_with_no_answer() -> None:
+    """The silence rule stops on calls "in a row" timed out: a connection refused between them (no answer, no
+    timeout) starts that row again, so the run does not stop on timeouts that were not in a row; no answer came
+    either, so the time with no answer runs on, and the next timeouts in a row stop the run as before."""
+    import aiohttp
+
+    key: Any = SimpleNamespace(ssl=None, host="h", port=1)
+    refused = aiohttp.ClientConnectorError(key, OSError(111, "refused"))
+    outcomes: list[BaseException | None] = []
+
+    async def complete(body: dict[str, Any]) -> Any:
+        error = outcomes.pop(0)
+        if error is None:
+            await asyncio.sleep(1)  # past the timeout
+        raise error or AssertionError("timed out first")
+
+    provider = SimpleNamespace(complete=complete, should_retry=lambda exc: True)
+    s: Any = SimpleNamespace(heard_at=time.monotonic() - 60, options=SimpleNamespace(timeout=0.01), provider=provider,
+                             silent=set(), silent_calls=0, workers=1, stopped=None, secret_env=None, hidden=())
+    heard = s.heard_at
+
+    async def calls_(pattern: str) -> None:
+        for i, what in enumerate(pattern):
+            outcomes.append(None if what == "t" else refused)
+            await calls._attempt(s, calls.Job(cell=f"c{i}", fixture="f", body={}), 1, time.monotonic())
+
+    asyncio.run(calls_("tttt" + "c" + "tttt"))
+    assert s.stopped is None and s.silent_calls == 4 and s.heard_at == heard  # 4 in a row, no answer since
+    asyncio.run(calls_("t"))
+    assert s.stopped is not None and s.stopped.startswith("5 calls in a row over 5 cells timed out"), s.stopped

@@ -465,6 +465,8 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
             raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
         if isinstance(exc, CallError | RetryableError) and exc.status is not None:
             _heard(s)  # an answer, if not to this cell's good: the server is alive
+        else:
+            _not_timed_out(s)
         if not s.provider.should_retry(exc):
             s.transport_streak = 0  # the endpoint answered, about this cell
             message = _scrub(s, _describe(exc))
@@ -512,11 +514,20 @@ def _heard(s: Session) -> None:
     s.heard_at = time.monotonic()
 
 
+def _not_timed_out(s: Session) -> None:
+    """A call failed with no answer but did not time out (a connection refused or dropped): the calls that timed
+    out before it are no longer in a row, while the clock of no answer runs on (it is none). Of the two readings
+    this one stops a run the later: the silence rule stops on timeouts only, the transport rule on the rest."""
+    s.silent.clear()
+    s.silent_calls = 0
+
+
 def _count_silence(s: Session, job: Job) -> None:
     """A call timed out. Calls in a row timing out stop the run when they are as many as transport failures that
     stop it, span `SILENT_CELLS` cells, and no answer came for twice `--timeout`: a server that accepts calls and
     answers none. A server answering slowly, or timing out on some cells only, answers in between, and each answer
-    (an error's included) starts the count again."""
+    (an error's included) starts the count again; a call failing otherwise (a connection error, no answer) breaks
+    the row but not the time with no answer (`_not_timed_out`)."""
     s.silent.add(job.cell)
     s.silent_calls += 1
     quiet = time.monotonic() - (s.heard_at or 0.0)
