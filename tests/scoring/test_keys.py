@@ -174,3 +174,20 @@ def test_a_probe_reads_its_key_named_after_the_card(tmp_path: Path) -> None:
     assert bc(root, "seal", "sentiment-probe").exit_code == 0
     seal = json.loads((root / "keys" / "sentiment-probe" / "v1.seal.json").read_text())
     assert list(seal["keys"]) == ["keys/sentiment-probe/sentiment-probe.json"]
+
+
+def test_a_key_files_errors_name_it_from_the_project_as_every_other_error_does(tmp_path: Path) -> None:
+    """A missing key, a key that is not JSON and a key with a field the scorer never reads: each line names the
+    key file as `keys/<card>/<fixture>.json`, as a card's and a fixture's errors name theirs, not by the absolute
+    path it was read from."""
+    keys: dict[str, object] = {f: {"fixture": f, "label": lab} for f, lab in LABELS.items()}
+    missing = make(tmp_path / "a", keys={f: k for f, k in keys.items() if f != "r4"})
+    unread = make(tmp_path / "b", keys={f: {"fixture": f, "answer": lab} for f, lab in LABELS.items()})
+    broken = make(tmp_path / "c", keys=keys)
+    (broken / "keys" / "sentiment-ab" / "r2.json").write_text("{nope", encoding="utf-8")
+    for root, said in ((missing, "keys/sentiment-ab/r4.json: missing answer key for fixture 'r4'"),
+                       (unread, "keys/sentiment-ab/r1.json:1: field 'answer': the scorer never reads it"),
+                       (broken, "keys/sentiment-ab/r2.json: not valid JSON")):
+        result = bc(root, "check")
+        assert result.exit_code == 1 and f"\n  error: {said}" in result.output, result.output
+        assert str(tmp_path) not in result.output

@@ -212,7 +212,7 @@ class Card:
         if self.dataset is None:
             if needs_key(spec):
                 self._keys_inside(keys_dir)
-            return load_keys(spec, keys_dir, self.fixture_ids())
+            return load_keys(spec, keys_dir, self.fixture_ids(), self._shown)
         if not needs_key(spec):
             return {}
         return {f: row.key for f, row in self.dataset.rows.items() if row.key is not None}
@@ -224,10 +224,14 @@ class Card:
         for fixture in self.fixture_ids():
             path = keys_dir / f"{fixture}.json"
             if (path.exists() or path.is_symlink()) and root not in path.resolve().parents:
-                shown = path.relative_to(self.path.parent.parent) if path.is_relative_to(self.path.parent.parent) \
-                    else path
-                raise CardError(f"{shown}: leaves the project (a link to {path.resolve()}); an answer key is a file "
-                                "of the project's own, as a fixture is: copy it in")
+                raise CardError(f"{self._shown(path)}: leaves the project (a link to {path.resolve()}); an answer key "
+                                "is a file of the project's own, as a fixture is: copy it in")
+
+    def _shown(self, path: Path) -> str:
+        """A file of the card's as its errors name it: relative to the project (cards/<id>.yaml), as a user
+        types it, when it is inside."""
+        root = self.path.parent.parent
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
     def variant_names(self) -> list[str]:
         """Variants with the baseline first; a probe has the single variant `probe`."""
@@ -248,10 +252,9 @@ class Card:
         except OSError:
             size = 0  # read_regular_text names what is wrong with it
         if size > MAX_FIXTURE_BYTES:
-            root = self.path.parent.parent  # the project: cards/<id>.yaml
-            shown = path.relative_to(root) if path.is_relative_to(root) else path
-            raise CardError(f"{shown}: fixture '{fixture_id}' is {size:,} bytes, more than the {MAX_FIXTURE_BYTES:,} a "
-                            "fixture may hold (about four million tokens: more than any model reads in one request)")
+            raise CardError(f"{self._shown(path)}: fixture '{fixture_id}' is {size:,} bytes, more than the "
+                            f"{MAX_FIXTURE_BYTES:,} a fixture may hold (about four million tokens: more than any model "
+                            "reads in one request)")
         return read_regular_text(path, str(path), CardError, MAX_FIXTURE_BYTES)
 
     def fixture_value(self, fixture_id: str) -> FixtureValue:

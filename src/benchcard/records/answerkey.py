@@ -50,11 +50,11 @@ class AnswerKey(msgspec.Struct, frozen=True, gc=False):
         return json.dumps(self.body, ensure_ascii=False)
 
 
-def read_key_file(path: Path) -> AnswerKey:
+def read_key_file(path: Path, shown: str | None = None) -> AnswerKey:
     """`keys/<card>/<fixture>.json`: a JSON object (any other JSON, or none, is one line naming the file), with
     the line each of its fields starts on. Its shape is the scorer's to check. A byte-order mark (an editor's
     UTF-8 "with BOM") is read past, as a data file's is: JSON allows a reader to, and no model is sent a key."""
-    shown = str(path)
+    shown = shown or str(path)  # the caller's name for it: project-relative, as a card's other files are
     text = read_regular_text(path, shown, CardError, MAX_JSON_BYTES).removeprefix("\ufeff")
     try:
         data = strict_json(text)

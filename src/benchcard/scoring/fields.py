@@ -187,10 +187,10 @@ def _values(field: str, piece: str, padded_excerpt: str, names: frozenset[str] =
 
 
 # ---------------------------------------------------------------- public API
-def load_key(path: Path, spec: FieldsSpec) -> AnswerKey:
+def load_key(path: Path, spec: FieldsSpec, shown: str | None = None) -> AnswerKey:
     """Read and validate ``keys/<card>/<fixture>.json``; every error is one line naming file, line and field. The
     key returned holds each field's entries as {value, accept}, `not_stated` always."""
-    read = read_key_file(path)
+    read = read_key_file(path, shown)
     data = read.body
     if not isinstance(data.get("fixture"), str) or data["fixture"] != path.stem:
         raise read.fail("fixture", f"expected the fixture id {path.stem!r}")

@@ -10,7 +10,7 @@ scorer never reads is refused by `check`: it would be sealed and published while
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from benchcard.errors import CardError
@@ -52,32 +52,34 @@ def describe(spec: ScoringSpec) -> str:
                               else " (no pattern names {{key.<field>}})")
 
 
-def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> dict[str, AnswerKey]:
-    """Every fixture's answer key, validated; a missing key names the file that should hold it."""
+def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str],
+              shown: Callable[[Path], str] = str) -> dict[str, AnswerKey]:
+    """Every fixture's answer key, validated; a missing key names the file that should hold it, as `shown` writes
+    it (the card's loader: relative to the project, as its other errors)."""
     if not needs_key(spec):
         return {}
     if isinstance(spec, JudgeSpec):
         from benchcard.scoring.judge.keys import load_judge_keys
 
-        return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids})
+        return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids}, shown)
     from benchcard.scoring.fields import load_key
 
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixture_ids):
         path = keys_dir / f"{fixture}.json"
         if not path.is_file():
-            raise CardError(f"{path}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
+            raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
                             "per fixture)")
         if isinstance(spec, FieldsSpec):
-            keys[fixture] = load_key(path, spec)
+            keys[fixture] = load_key(path, spec, shown(path))
         else:
-            keys[fixture] = load_small_key(path, key_fields(spec))
+            keys[fixture] = load_small_key(path, key_fields(spec), shown(path))
     return keys
 
 
-def load_small_key(path: Path, fields: tuple[str, ...]) -> AnswerKey:
+def load_small_key(path: Path, fields: tuple[str, ...], shown: str | None = None) -> AnswerKey:
     """Read `{"fixture": ..., "<field>": "answer" | ["answer", ...]}`; every error names the file, line and field."""
-    key = read_key_file(path)
+    key = read_key_file(path, shown)
     data = key.body
     if data.get("fixture") != path.stem:
         raise key.fail("fixture", f"expected the fixture id {path.stem!r}")

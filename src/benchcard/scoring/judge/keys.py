@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 
 
-def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path]) -> dict[str, AnswerKey]:
-    """Every fixture's key; a missing or malformed one names its file."""
+def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path],
+                    shown: Callable[[Path], str] = str) -> dict[str, AnswerKey]:
+    """Every fixture's key; a missing or malformed one names its file (as `shown` writes it)."""
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixtures):
         path = keys_dir / f"{fixture}.json"
         if not path.is_file():
-            raise CardError(f"{path}: missing answer key for fixture '{fixture}' (the judge's prompt has {{{{key}}}})")
-        keys[fixture] = read_key_file(path)
+            raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' (the judge's prompt has "
+                            "{{key}})")
+        keys[fixture] = read_key_file(path, shown(path))
     return keys
 
 
