@@ -254,3 +254,37 @@ def test_listing_or_verifying_a_long_ledger_holds_a_piece_of_it_not_the_whole(em
         assert shown.splitlines()[-1].startswith("ledger NOT ok: 6000 row(s), hash chain intact, 1 problem(s)")
     else:
         assert [line.split("│")[1].strip() for line in shown.splitlines()[4:-1]] == [str(n) for n in range(1, 6001)]
+
+
+@pytest.mark.parametrize("width", [200, 121, 100, 60, 30])
+def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: int,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of 2 rows, at the widths read off rich's own layout of the widest cells, joined without a seam:
+    byte for byte the table rich draws of every row at once, wide or narrow, and where the terminal is too narrow
+    for the cells and rich wraps and shrinks columns (at 30, one shrinks past its padding and the table is drawn
+    whole). No private part of rich is used to size them."""
+    import io
+
+    from rich.console import Console
+
+    from benchcard._cli import ledger as shown
+
+    rows = [_row(i, seq=i, card=f"card-{'x' * (i * 7 % 23)}", rig=f"model-{i} · effort high · " + "provider " * (i % 4),
+                 finding="inconclusive" if i % 2 else "win") for i in range(1, 8)]
+
+    def drawn(draw: Any) -> str:
+        out = io.StringIO()
+        draw(Console(file=out, width=width, force_terminal=True, color_system="truecolor"))
+        return out.getvalue()
+
+    def whole(console: Console) -> None:
+        narrow = console.width < shown.NARROW
+        table = shown._table(narrow, max(len(r.card) for r in rows))
+        for r in rows:
+            table.add_row(*shown._cells(r, narrow)[0], style=shown._cells(r, narrow)[1])
+        console.print(table)
+
+    monkeypatch.setattr(shown, "CHUNK", 2)
+    pieces = drawn(lambda console: shown._print_table(console, "ledger", lambda: iter(rows)))
+    assert pieces == drawn(whole)
+    assert pieces.count("non-result") == len(rows)  # every row drawn (at 30 columns, the card's shrinks to nothing)

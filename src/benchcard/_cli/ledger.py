@@ -52,6 +52,7 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
 NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
 NARROW = 120
+PAD = 2  # a column's padding, one space each side (rich's default for a table)
 """Below this width (an 80-column terminal) the table drops the date and puts the rig under the card name, so
 that card names stay whole."""
 
@@ -76,28 +77,55 @@ ledger of 200,000 rows is never held (drawn whole, it took 2.5 GB)."""
 def _print_table(console: Any, where: str, rows: Callable[[], Iterable[LedgerRow]]) -> None:
     """The table, read twice: once for each column's widest cell (the widths rich gives the whole table), then a
     piece at a time, each piece drawn at those widths with the borders between pieces left out."""
-    from rich.segment import Segments
+    from rich.segment import Segment, Segments
 
     narrow = console.width < NARROW
     widest = _widest(rows(), narrow)
     if widest is None:
         console.print(f"{where}: no verdicts yet", highlight=False, markup=False)
         return
-    probe = _table(narrow, widest[1])
-    probe.add_row(*widest[0])
-    fit = console.options.update_width(console.width - probe._extra_width)  # as Table.__rich_console__ sizes it
-    widths = probe._calculate_column_widths(console, fit)
+    widths, span = _laid_out(console, narrow, *widest)
+    if min(widths) < PAD:  # a column shrunk past its padding (a terminal far too narrow): no `width` says so
+        whole = _table(narrow, widest[1])
+        for cells, style in _pieces_of_all(rows(), narrow):
+            whole.add_row(*cells, style=style)
+        console.print(whole)
+        return
+    room = console.options.update_width(span)  # the whole table's width: the widths set fit it, none shrinks
     held: list[list[Any]] | None = None
     for n, piece in enumerate(_pieces(rows(), narrow)):
         table = _table(narrow, 0, widths, header=n == 0)
         for cells, style in piece:
             table.add_row(*cells, style=style)
-        lines = console.render_lines(table, pad=False, new_lines=True)
+        # cropped at the terminal's width, as rich crops a table wider than it (cells that cannot wrap)
+        lines = list(Segment.split_and_crop_lines(console.render(table, room), console.width, pad=False,
+                                                  include_new_lines=True))
         if held is not None:  # the piece before ends at its last row, this one starts at its first
             console.print(Segments(seg for line in held[:-1] for seg in line), end="")
             lines = lines[1:]
         held = lines
     console.print(Segments(seg for line in held or [] for seg in line), end="")
+
+
+def _laid_out(console: Any, narrow: bool, widest: list[Text], longest: int) -> tuple[list[int], int]:
+    """Each column's width (padding included) as rich lays out the whole table, and the table's, read off its
+    public output: the widest cells drawn once in a frame of ASCII2, whose top border marks where each column
+    ends. The frame is the table's own but for its box (edges and dividers as wide, so the same widths) and its
+    title (above the border); rich's private sizing, used before, may change in any release."""
+    from rich import box
+
+    probe = _table(narrow, longest)
+    probe.box, probe.title = box.ASCII2, None
+    probe.add_row(*widest)
+    drawn = "".join(segment.text for segment in console.render(probe))  # uncropped: a row may be wider than the
+    top = drawn.split("\n", 1)[0].strip()  # terminal (cells that cannot wrap), and rich crops it once laid out
+    return [len(part) for part in top[1:-1].split("+")], len(top)
+
+
+def _pieces_of_all(rows: Iterable[LedgerRow], narrow: bool) -> Iterator[tuple[list[Text], str]]:
+    """Every row's cells and style, one after another, for the table drawn whole."""
+    for piece in _pieces(rows, narrow):
+        yield from piece
 
 
 def _pieces(rows: Iterable[LedgerRow], narrow: bool) -> Iterator[list[tuple[list[Text], str]]]:
@@ -136,29 +164,17 @@ def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, he
     from rich.table import Table
 
     title = "benchcard ledger" if header else None
-    kind = Table if widths is None else _sized(widths)
     if narrow:  # the run id starts with its date; the rig goes under the card name, the outcome under the finding
-        table = kind(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_header=header)
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_header=header)
         names: Sequence[str] = ("seq", "card · rig", "v", "finding", "run")
         wrapped = {"card · rig"}
     else:
-        table = kind(title=title, title_justify="left", show_header=header)
+        table = Table(title=title, title_justify="left", show_header=header)
         names, wrapped = COLUMNS, set(COLUMNS) - NO_WRAP
-    for name in names:
-        table.add_column(name, no_wrap=name not in wrapped, min_width=card_width if name == "card · rig" else None)
+    for i, name in enumerate(names):
+        table.add_column(name, no_wrap=name not in wrapped, min_width=card_width if name == "card · rig" else None,
+                         width=None if widths is None else widths[i] - PAD)  # its text's, without the padding
     return table
-
-
-def _sized(widths: list[int]) -> type[Table]:
-    """A rich Table drawn at the given column widths (padding included) whatever its rows: each piece of a long
-    ledger at the widths rich gives the whole."""
-    from rich.table import Table
-
-    class Sized(Table):
-        def _calculate_column_widths(self, console: Any, options: Any) -> list[int]:
-            return list(widths)
-
-    return Sized
 
 
 def _cells(row: LedgerRow, narrow: bool) -> tuple[list[Text], str]:
