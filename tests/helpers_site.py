@@ -458,15 +458,17 @@ def browser_env(folder: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CONFIG_HOME": str(folder / "config"), "XDG_CACHE_HOME": str(folder / "cache")}
 
 
-def open_page(context: Any, url: str, width: int, height: int) -> tuple[Any, list[str]]:
-    """A page at `url` with every console error, page error and failed or non-local request collected."""
+def open_page(context: Any, url: str, width: int, height: int,
+              local: tuple[str, ...] = ("file://", "data:", "about:")) -> tuple[Any, list[str]]:
+    """A page at `url` with every console error, page error and failed request collected, and every request to an
+    address that does not start with one of `local` (the site's own files by default)."""
     problems: list[str] = []
     page = context.new_page()
     page.set_viewport_size({"width": width, "height": height})
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("file://", "data:", "about:")) else problems.append(
+    page.on("request", lambda r: None if r.url.startswith(local) else problems.append(
         f"request left the site: {r.url}"))
     page.goto(url, wait_until="load")
     return page, problems

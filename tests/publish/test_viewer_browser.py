@@ -16,7 +16,7 @@ from benchcard.project import Project
 from benchcard.publish.serve import Viewer, viewing
 from benchcard.verdict.give import give_verdict
 
-from ..helpers_site import BENCH_RUN, make_project, write_bench_run
+from ..helpers_site import BENCH_RUN, make_project, open_page, write_bench_run
 
 pytestmark = pytest.mark.browser
 
@@ -33,16 +33,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, 
 
 
 def _open(context: Any, url: str, width: int = 1366, height: int = 900) -> tuple[Any, list[str]]:
-    problems: list[str] = []
-    page = context.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1:", "data:", "about:")) else
-            problems.append(f"request left the viewer: {r.url}"))
-    page.goto(url, wait_until="load")
-    return page, problems
+    """A page the viewer serves: its requests stay on the viewer's loopback address."""
+    return open_page(context, url, width, height, local=("http://127.0.0.1:", "data:", "about:"))
 
 
 def _visible(page: Any, selector: str) -> int:
