@@ -349,15 +349,17 @@ _LINGER_0 = b"\x01\x00\x00\x00\x00\x00\x00\x00"  # SO_LINGER on, 0 s: close() se
 
 
 @pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
-def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_not_counted(tmp_path: Path, key: str,
-                                                                                      reset: bool) -> None:
+def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_and_counted(
+        tmp_path: Path, key: str, reset: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hostile audit (wire20): a server that keeps each connection open after its answer, saying nothing of closing
     it, then drops it unanswered when the next request comes (as one closing idle connections does, the request
     crossing the close). Each such call spent one of its cell's attempts and its backoff (48 cells at 4 in flight:
-    44 recorded with 2 to 4 attempts, one attempt from failing). The request never reached the server: it is sent
-    again at once on a new connection, and every cell is answered at its first attempt."""
+    44 recorded with 2 to 4 attempts, one attempt from failing). Now it is sent again at once on a new connection,
+    with no backoff and no narrowing; but the server read it before dropping it (it may have billed it), so the
+    cell's row counts it (wire21: it was recorded as 1 attempt): every call the server took is in `attempts`."""
     lock = threading.Lock()
     seen = {"answered": 0, "dropped": 0}
+    asked = recorded_sleeps(monkeypatch)
 
     def answer(conn: socket.socket) -> None:
         with conn:
@@ -367,7 +369,7 @@ def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_not_cou
                          % (len(RED_REPLY), RED_REPLY))
             with lock:
                 seen["answered"] += 1
-            if conn.recv(65536):  # the next request on this connection: dropped unanswered
+            if conn.recv(65536):  # the next request on this connection: read, then dropped unanswered
                 with lock:
                     seen["dropped"] += 1
             if reset:
@@ -377,9 +379,39 @@ def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_not_cou
                                         fixtures=6, repetitions=4)
     out = summary(ok(result))
     rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
-    assert [(r["status"], r["attempts"], r["error"]) for r in rows] == [("ok", 1, None)] * 48
+    assert [(r["status"], r["error"]) for r in rows] == [("ok", None)] * 48
     assert seen["answered"] == 48 and seen["dropped"] >= 40, seen  # the connections were reused, then dropped
-    assert out["runs"][0]["narrowed"] is None
+    assert sum(r["attempts"] for r in rows) == 48 + seen["dropped"], (seen, [r["attempts"] for r in rows])
+    assert asked == [] and out["runs"][0]["narrowed"] is None  # no backoff, the calls in flight kept
+
+
+def test_a_request_that_never_left_a_closed_connection_is_sent_again_not_counted(
+        tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connection the server closed right after its answer (no `Connection: close`), handed out again before
+    the client saw the close (aiohttp's pool takes it for open here, a race made certain): aiohttp finds it
+    closed as it writes and writes nothing, so the request provably never reached the server. It is sent again
+    at once on a new connection and not counted: each cell's row says 1 attempt, the server took one request a
+    cell, and nothing waited."""
+    from aiohttp.client_proto import ResponseHandler
+
+    monkeypatch.setattr(ResponseHandler, "is_connected", lambda self: True)
+    requests: list[int] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            read_request_body(conn, read_head(conn))
+            requests.append(1)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(RED_REPLY), RED_REPLY))
+
+    asked = recorded_sleeps(monkeypatch)
+    project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "1", "--timeout", "30",
+                                        "--rpm", "300", fixtures=3, repetitions=1)
+    out = summary(ok(result))
+    rows = read_jsonl(project.root / out["runs"][0]["folder"] / "outputs.jsonl")
+    assert [(r["status"], r["attempts"], r["error"]) for r in rows] == [("ok", 1, None)] * 6
+    assert len(requests) == 6
+    assert all(wait <= 0.25 for wait in asked), asked  # the rate limit's spacing only, never a backoff
 
 
 def test_a_stale_connection_is_told_on_an_aiohttp_without_its_reset_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -400,6 +432,27 @@ def test_a_stale_connection_is_told_on_an_aiohttp_without_its_reset_error(monkey
     refused = aiohttp.ClientConnectorError(key, OSError(111, "refused"))
     assert not calls._stale(failed(refused))
     assert not calls._stale(failed(TimeoutError()))
+
+
+def test_a_request_aiohttp_could_not_write_is_told_as_never_sent() -> None:
+    """What aiohttp raises when it finds the connection closed as it writes (the body's write since aiohttp 3.11,
+    wrapping its "Cannot write to closing transport"; the headers' write raises that itself in 3.10) is a request
+    that never left: not counted. A disconnect or a reset after the write is a request the server may have read."""
+    import aiohttp
+
+    def failed(cause: BaseException) -> httpx.HTTPError:
+        exc = httpx.ReadError("failed")
+        exc.__cause__ = cause
+        return exc
+
+    wrapped = aiohttp.ClientOSError(None, "Can not write request body for http://127.0.0.1/v1/chat/completions")
+    wrapped.__cause__ = ConnectionResetError("Cannot write to closing transport")
+    fresh = calls._Sending(reused=True)
+    assert calls._unsent(failed(wrapped), fresh)
+    assert calls._unsent(failed(ConnectionResetError("Cannot write to closing transport")), fresh)
+    assert not calls._unsent(failed(aiohttp.ServerDisconnectedError()), fresh)
+    assert not calls._unsent(failed(aiohttp.ClientOSError(104, "Connection reset by peer")), fresh)
+    assert calls._unsent(failed(aiohttp.ServerDisconnectedError()), calls._Sending(reused=True, closed=True))
 
 
 def test_a_server_dropping_every_request_is_not_sent_them_again_at_once(tmp_path: Path, key: str) -> None:

@@ -119,14 +119,47 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
 #: it before making it again (`batch/_vendors.request`).
 SEND_ONCE = "benchcard_send_once"
 
-#: Each request's record of whether aiohttp handed it a pooled connection (`_transport_class`), set by a trace callback
-#: that runs in the requesting task: one list per request, so concurrent requests never read each other's.
-_REUSED: contextvars.ContextVar[list[bool]] = contextvars.ContextVar("benchcard_reused_connection")
+@dataclass
+class _Sending:
+    """One send of a request, as aiohttp's pool handed it its connection (`_transport_class`): whether the
+    connection was a pooled one, and whether it was closed already, so that nothing of the request went out."""
+
+    reused: bool = False
+    closed: bool = False
+
+
+#: Each send's `_Sending`, set by a trace callback and the connector, which run in the requesting task: one per send,
+#: so concurrent requests never read each other's.
+_SENDING: contextvars.ContextVar[_Sending] = contextvars.ContextVar("benchcard_sending")
 
 
 async def _note_reuse(*_args: object) -> None:
-    if (said := _REUSED.get(None)) is not None:
-        said.append(True)
+    if (sending := _SENDING.get(None)) is not None:
+        sending.reused = True
+
+
+#: Each cell's count of the requests the transport sent again at once after one may have reached the server
+#: (`_unsent`: its bytes went out before the connection dropped): set by `call_cell` for its task, so that the
+#: cell's row counts every call the server may have taken (and billed) among its attempts.
+_RESENT: contextvars.ContextVar[list[int]] = contextvars.ContextVar("benchcard_resent")
+
+
+def _unsent(exc: BaseException, sending: _Sending) -> bool:
+    """Whether a failed request provably never left: its connection was closed already when the pool handed it
+    out, or aiohttp found it closed as it was about to write, and wrote nothing (its own words, "Cannot write to
+    closing transport", anywhere in the causes: the write runs a loop turn after the handing out before Python
+    3.12). Anything else on a stale connection went out: the server may have read it before dropping the
+    connection."""
+    if sending.closed:
+        return True
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain of causes is a few long; never loop on one citing itself
+        if seen is None:
+            return False
+        if "Cannot write to closing transport" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _stale(exc: BaseException) -> bool:
@@ -156,39 +189,52 @@ def _replayable(request: httpx.Request) -> bool:
 def _transport_class() -> type[AiohttpTransport]:
     """httpx-aiohttp's transport, made to send a request again at once, on another connection, when the pooled
     keep-alive connection it went out on turns out closed by the server (idle too long, or after as many requests
-    as the server takes on one, without `Connection: close` to say so). Such a request never reached the server's
-    handler: the resend is not another attempt of the cell, waits no backoff, and narrows nothing. aiohttp itself
+    as the server takes on one, without `Connection: close` to say so). The resend waits no backoff, narrows
+    nothing and spends none of the cell's `--attempts`; but unless the request provably never left (`_unsent`),
+    the server may have read it before dropping the connection, and billed it, so the cell's row counts it among
+    its `attempts` (`_RESENT`), which are the calls the server may have taken. aiohttp itself
     resends only requests of idempotent methods, and a call is a POST. Only a request on a reused connection is
     sent again (aiohttp's trace of the pool says which), so a server that drops every request, on fresh
     connections too, fails it at once as before; each stale connection is dropped from the pool as it fails, so the
     resends end by the pool's size. A body sent as a stream (a batch file's upload) is not sent again here, nor a
     request marked `SEND_ONCE`."""
     import aiohttp
+    from aiohttp.client_reqrep import ClientRequest
     from httpx_aiohttp.transport import AiohttpTransport
+
+    class Connector(aiohttp.TCPConnector):
+        async def connect(self, req: ClientRequest, traces: list[aiohttp.tracing.Trace],
+                          timeout: aiohttp.ClientTimeout) -> aiohttp.connector.Connection:
+            conn = await super().connect(req, traces, timeout)
+            if (sending := _SENDING.get(None)) is not None:
+                sending.closed = conn.transport is None or conn.transport.is_closing()
+            return conn
 
     class Transport(AiohttpTransport):
         def get_client(self) -> aiohttp.ClientSession:
             trace = aiohttp.TraceConfig()
             trace.on_connection_reuseconn.append(_note_reuse)
             most = self.limits.max_connections
-            connector = aiohttp.TCPConnector(keepalive_timeout=self.limits.keepalive_expiry, ssl=self.ssl_context,
-                                             limit=100 if most is None else most)
+            connector = Connector(keepalive_timeout=self.limits.keepalive_expiry, ssl=self.ssl_context,
+                                  limit=100 if most is None else most)
             return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
 
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             once = request.extensions.get(SEND_ONCE) or not _replayable(request)
             resends = 0 if once else (self.limits.max_connections or 100) + 1
             while True:
-                reused: list[bool] = []
-                token = _REUSED.set(reused)
+                sending = _Sending()
+                token = _SENDING.set(sending)
                 try:
                     return await super().handle_async_request(request)
                 except httpx.HTTPError as exc:
-                    if not (reused and resends > 0 and _stale(exc)):
+                    if not (sending.reused and resends > 0 and _stale(exc)):
                         raise
                     resends -= 1
+                    if not _unsent(exc, sending) and (resent := _RESENT.get(None)) is not None:
+                        resent[0] += 1  # the server may have taken it: the cell's row counts the call
                 finally:
-                    _REUSED.reset(token)
+                    _SENDING.reset(token)
 
     return Transport
 
@@ -414,7 +460,17 @@ def _describe(exc: BaseException) -> str:
 async def call_cell(s: Session, job: Job) -> OutputRow | None:
     """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error); None when the run
     stopped (`Session.stopped`) before the cell's next attempt: it is not called again, and not recorded, so that
-    `--resume` calls it as a cell never called (a hung server's cells in flight would each wait out their attempts)."""
+    `--resume` calls it as a cell never called (a hung server's cells in flight would each wait out their attempts).
+    The row's `attempts` are the cell's own plus the transport's resends the server may have read (`_RESENT`)."""
+    resent = [0]
+    token = _RESENT.set(resent)
+    try:
+        return await _call_cell(s, job)
+    finally:
+        _RESENT.reset(token)
+
+
+async def _call_cell(s: Session, job: Job) -> OutputRow | None:
     # Not tenacity's AsyncRetrying: it cost more CPU per cell and wall time than this loop (docs/performance.md).
     attempts = 0
     waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
@@ -574,6 +630,12 @@ def _elapsed(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 1)
 
 
+def _calls_made(attempts: int) -> int:
+    """A cell's attempts as its row records them: its own, and the transport's resends the server may have read."""
+    resent = _RESENT.get(None)
+    return attempts + (resent[0] if resent else 0)
+
+
 def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> OutputRow:
     s.note_reply(c)
     text = c.text
@@ -582,14 +644,14 @@ def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> 
     reason = _scrub(s, c.finish_reason) if c.finish_reason else c.finish_reason  # a server's words, as its error
     return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=reason,
                      usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
-                     attempts=attempts, error=_scrub(s, c.error) if c.error else None,
+                     attempts=_calls_made(attempts), error=_scrub(s, c.error) if c.error else None,
                      endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered
 
 
 def _failed(job: Job, attempts: int, latency: float | None, error: str) -> OutputRow:
     return OutputRow(cell=job.cell, fixture=job.fixture, status="failed", text="", finish_reason=None,
                      usage=Usage(), cost=None, latency_ms=latency,
-                     attempts=attempts, error=error)
+                     attempts=_calls_made(attempts), error=error)
 
 
 async def execute(s: Session, writer: OutputWriter, done: set[str], stop_after: int | None = None) -> int:
