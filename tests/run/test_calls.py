@@ -414,6 +414,24 @@ def test_a_request_that_never_left_a_closed_connection_is_sent_again_not_counted
     assert all(wait <= 0.25 for wait in asked), asked  # the rate limit's spacing only, never a backoff
 
 
+def test_every_route_of_the_run_s_client_resends_on_a_stale_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resend on a keep-alive connection found closed is the aiohttp transport's: the client a run makes takes
+    it for a direct host, a loopback one and one behind $HTTPS_PROXY or $HTTP_PROXY alike, so that no call a user
+    makes goes through a transport without it (only a transport a test passes in, a mock with no connections)."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    client = calls.make_client(2, 5.0)
+    try:
+        routes = [client._transport_for_url(httpx.URL(url)) for url in
+                  ("https://api.openai.com/v1", "http://gpu1:8000/v1", "http://127.0.0.1:8000/v1")]
+    finally:
+        asyncio.run(client.aclose())
+    assert len({id(route) for route in routes}) == 3  # two proxies and the direct one: three transports
+    assert all(isinstance(route, calls._transport_class()) for route in routes), routes
+
+
 def test_a_stale_connection_is_told_on_an_aiohttp_without_its_reset_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """`aiohttp.ClientConnectionResetError` came in aiohttp 3.10.6, and benchcard takes 3.10.0 (httpx-aiohttp's
     floor): on those, telling a stale connection raised AttributeError for every error on a reused connection,

@@ -101,7 +101,9 @@ def make_client(concurrency: int, timeout: float, transport: httpx.AsyncBaseTran
     $ALL_PROXY and $NO_PROXY as plain httpx does (`trust_env`; a transport passed in turns that off, hence never
     here); a loopback host (`urls.is_loopback`: all of 127.0.0.0/8, `::1`, `localhost`, `localhost.localdomain` and
     the names under them) is never sent to a proxy, which could not reach this machine's own servers, whatever
-    $NO_PROXY lists."""
+    $NO_PROXY lists. Every route, direct or through a proxy, is `_transport_class`'s, which sends a call again on a
+    keep-alive connection found closed; a transport passed in (tests' `httpx.MockTransport`, which has no
+    connections) is used as it is, and nothing a user runs passes one."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     options: dict[str, Any] = {"limits": limits, "timeout": httpx.Timeout(timeout),
                                "headers": {"Accept-Encoding": ACCEPT_ENCODING}}

@@ -165,7 +165,8 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
         tell: Callable[[str], None] | None = None) -> list[RunSummary]:
     """Run (or resume) a card: one run per model. The core of `benchcard run`.
 
-    `transport` replaces the network (tests); `stream` takes the progress bar (default stderr);
+    `transport` replaces the network (tests' mock transports; no command or API passes one, and it gets no
+    keep-alive resend, `_calls.make_client`); `stream` takes the progress bar (default stderr);
     `stop_after` stops each run after that many calls, as a kill would (benchmarks of resume); `replica` makes
     the new run a replication (`benchcard replicate`, run/replicate.py); `looker` takes a sequential card's
     looks (`verdict.looks.look_at`, which this stage may not import: the CLI and the API pass it); `tell` takes
