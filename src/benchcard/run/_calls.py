@@ -543,7 +543,7 @@ def _retry_or_give_up(s: Session, job: Job, error: BaseException, attempts: int,
     before the next attempt (backoff, or the server's Retry-After)."""
     opts = s.options
     if attempts >= opts.attempts:
-        message = _scrub(s, _describe(error) + f" (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+        message = _scrub(s, _describe(error) + f" ({_gave_up(attempts)})")
         _count_transport_failure(s, error, message)
         return _failed(job, attempts, latency, message), 0.0
     retry_after = error.retry_after if isinstance(error, RetryableError) else None
@@ -551,11 +551,20 @@ def _retry_or_give_up(s: Session, job: Job, error: BaseException, attempts: int,
     asked = max(delay, retry_after or 0.0)
     if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
         message = _scrub(s, _describe(error) + f"; the server asked to wait {asked:g} s more, past the "
-                         f"{opts.max_wait:g} s one cell may wait in all (gave up after {attempts} "
-                         f"attempt{'s' if attempts > 1 else ''})")
+                         f"{opts.max_wait:g} s one cell may wait in all ({_gave_up(attempts)})")
         _count_transport_failure(s, error, message)  # on every call (a quota spent), it stops the run as any is
         return _failed(job, attempts, latency, message), 0.0
     return None, delay
+
+
+def _gave_up(attempts: int) -> str:
+    """How many attempts a cell gave up after, and the calls sent again at once besides, which its row's
+    `attempts` count too (`_RESENT`): a row of 5 attempts says why when `--attempts` was 3."""
+    said = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}"
+    resent = _calls_made(attempts) - attempts
+    if resent:
+        said += f", and {resent} call{'s' if resent > 1 else ''} sent again at once on a connection found closed"
+    return said
 
 
 def _count_transport_failure(s: Session, error: BaseException, message: str) -> None:
