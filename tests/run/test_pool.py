@@ -156,6 +156,81 @@ def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[Fake
     assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
 
 
+def _limiting_server(most: int) -> tuple[str, dict[str, int], threading.Event]:
+    """A chat-completions server on 127.0.0.1 taking `most` calls at once, answered in 0.1 s, and refusing the rest
+    `429, Retry-After: 0.05` (a server's limit on calls in flight): its base URL, its counts (`refused`, `answered`)
+    and the event that stops it. Its `GET /models` is a 404 (a pool lets such a server in)."""
+    lock = threading.Lock()
+    state = {"in_flight": 0, "refused": 0, "answered": 0}
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            head = read_head(conn)
+            if head.startswith(b"GET"):
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+                return
+            read_request_body(conn, head)
+            with lock:
+                refused = state["in_flight"] >= most
+                state["refused" if refused else "in_flight"] += 1
+            if refused:
+                body = b'{"error": {"message": "too many requests in flight"}}'
+                conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0.05\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                return
+            try:
+                time.sleep(0.1)
+                send_json(conn, RED_REPLY)
+            finally:
+                with lock:
+                    state["in_flight"] -= 1
+                    state["answered"] += 1
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", state, done
+
+
+def test_a_server_refusing_for_load_narrows_its_own_calls_not_the_others(tmp_path: Path, servers: list[FakeServer],
+                                                                          key: str) -> None:
+    """A pool of two servers taking 4 calls each by benchcard.yaml, one of them taking 2 at once and refusing the
+    rest 429. The calls in flight narrow on a refusal for the server that refused: the other keeps its 4 in
+    flight. Before (wire21), the run had one width for the pool: each 429 of the one halved the calls of both,
+    and the other, answering every call, got fewer at a time. Counted at the other server, from after the first
+    refusals to the end."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    other = servers[0]
+    other.configure({"default_reply": "red", "models": [MODEL], "latency_ms": 150})
+    url, limited, done = _limiting_server(2)
+    project = ab_project(tmp_path, fixtures=40, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+        f"      - {{url: '{url}', concurrency: 4}}\n      - {{url: '{other.base_url}', concurrency: 4}}\n"
+        "    pool: {fail_after: 100}\n", encoding="utf-8")
+    watched = threading.Event()
+
+    def watch() -> None:  # the limited server's first refusals, then 12 calls more on the other: count anew
+        while limited["refused"] < 2 or other.stats(by_request=False)["calls"] < 12:
+            time.sleep(0.01)
+        other.reset()
+        watched.set()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        [summary] = run(project, "colour-ab", RunOptions(progress=False))
+    finally:
+        done.set()
+    thread.join(timeout=5)
+    assert summary.counts == {"ok": 80, "truncated": 0, "failed": 0}, summary
+    assert watched.is_set() and other.stats(by_request=False)["calls"] >= 20, other.stats(by_request=False)
+    assert other.stats(by_request=False)["max_in_flight"] == 4, limited  # its own width, whatever the other refused
+    assert summary.narrowed is not None and summary.narrowed >= 4 + 1, summary.narrowed  # the other's 4 kept
+
+
 def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) -> tuple[str, threading.Event]:
     """A server that answers a call at once but sends its `GET /models` list a byte every half second for
     `seconds` (within every read timeout), then a list naming only `other/model`, which would refuse the pool

@@ -388,6 +388,11 @@ class Session:
     def __post_init__(self) -> None:
         self.gate = CallGate(self.workers)
 
+    @property
+    def narrowed(self) -> int | None:
+        """The calls in flight allowed at the end, once a refusal narrowed them: the run's, or a pool's servers'."""
+        return self.provider.narrowed() if self.provider.narrows_itself else self.gate.narrowed
+
     def note_reply(self, c: Completion) -> None:
         """Count the model a reply named (the key scrubbed from it, as from any text the server sent, before it
         is cut to the length kept)."""
@@ -487,7 +492,8 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
                 raise Fatal(message, _failed(job, attempts, None, message)) from None
             started = time.perf_counter()
             outcome = await _attempt(s, job, attempts, started)
-            if is_refusal(outcome):  # narrowed before this slot passes on at the old width
+            # narrowed before this slot passes on at the old width; a pool narrows each server's own (`_pool`)
+            if is_refusal(outcome) and not s.provider.narrows_itself:
                 s.gate.refused(sent_in)
             elif isinstance(outcome, OutputRow) and outcome.status != "failed":
                 s.gate.answered()

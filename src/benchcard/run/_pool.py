@@ -9,6 +9,10 @@ the row of every answered cell names the server (`endpoint`).
 Health: `fail_after` transport failures in a row (429, 5xx, timeouts, dropped connections) take a server out
 for `out_for_s` seconds; it then gets one call at a time until it answers again, and each further failure
 doubles its time out (up to five minutes). When every server is out, calls wait for the first to return.
+
+Width: each server has its own calls in flight (`_gate.CallGate`'s arithmetic, up to its concurrency), narrowed
+by its own refusals for load (429, 503, 529) and grown by its own answers, so that one server's rate limit does
+not slow the others (the runner's gate leaves a pool's calls to it: `narrows_itself`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from benchcard._util.safeio import json_loads
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.project import CONFIG_FILE, MAX_CONCURRENCY, Endpoint, pool_concurrency
 from benchcard.run._calls import RateLimiter
+from benchcard.run._gate import CallGate, is_refusal
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
     Completion,
@@ -53,6 +58,7 @@ class _Server:
         self.provider = provider
         self.url = endpoint.url
         self.capacity = endpoint.concurrency or concurrency
+        self.width = CallGate(self.capacity)  # its calls allowed now: only its width is used, not its slots
         self.limiter = RateLimiter(endpoint.requests_per_minute)
         self.in_flight = 0
         self.failures = 0
@@ -66,11 +72,13 @@ class _Server:
             return 0
         if self.out_for:  # back from being out: one call proves it before it takes more
             return 1 - self.in_flight
-        return self.capacity - self.in_flight
+        return self.width.allowed - self.in_flight
 
 
 class PoolProvider(Provider):
     """Several servers of one model as one provider (the runner's `Provider` interface)."""
+
+    narrows_itself = True
 
     def __init__(self, config: ProviderConfig, client: httpx.AsyncClient, concurrency: int):
         self.config = config
@@ -95,22 +103,30 @@ class PoolProvider(Provider):
     async def aclose(self) -> None:
         """The client belongs to the runner, which closes it."""
 
+    def narrowed(self) -> int | None:
+        """The calls the servers allow now together, once a refusal narrowed one of them (None: none did)."""
+        if all(s.width.narrowed is None for s in self.servers):
+            return None
+        return sum(s.width.allowed for s in self.servers)
+
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         server = await self._acquire()
-        ok = False
+        sent_in = server.width.epoch  # the width it went out at: a refusal of an older one is an echo
+        ok = answered = refused = False
         try:
             await server.limiter.wait()
             server.calls += 1
             completion = await server.provider.complete(body)
-            ok = True
+            ok, answered = True, completion.status != "failed"
             return dataclasses.replace(completion, endpoint=server.url)
         except RetryableError as exc:
+            refused = is_refusal(exc)
             raise RetryableError(f"{server.url}: {exc}", exc.retry_after, exc.status) from None
         except CallError as exc:
-            ok = True  # a refusal of this body says nothing about the server's health
+            ok, refused = True, is_refusal(exc)  # a refusal of this body says nothing about the server's health
             raise CallError(f"{server.url}: {exc}", exc.status) from None
         finally:
-            await self._release(server, ok)
+            await self._release(server, ok, refused, answered, sent_in)
 
     async def _acquire(self) -> _Server:
         loop = asyncio.get_running_loop()
@@ -126,9 +142,17 @@ class PoolProvider(Provider):
                 with contextlib.suppress(TimeoutError):  # a server's time out is over: look again
                     await asyncio.wait_for(self._changed.wait(), timeout=min(back) if back else None)
 
-    async def _release(self, server: _Server, ok: bool) -> None:
+    async def _release(self, server: _Server, ok: bool, refused: bool = False, answered: bool = False,
+                       sent_in: int = 0) -> None:
+        """A call done: its server's width narrowed on a refusal for load (before its slot passes on at the old
+        width) or grown on an answer, its health told, and as many waiting calls woken as may go now."""
         now = asyncio.get_running_loop().time()
         async with self._changed:
+            before = server.width.allowed
+            if refused:
+                server.width.refused(sent_in)
+            elif answered:
+                server.width.answered()
             server.in_flight -= 1
             if ok:
                 server.failures, server.out_for = 0, 0.0
@@ -139,7 +163,8 @@ class PoolProvider(Provider):
                     server.out_for = min(MAX_OUT_S, server.out_for * 2 if on_trial else self.first_out)
                     server.out_until = now + server.out_for
                     server.failures = 0
-            self._changed.notify()  # one slot was freed: wake one waiting call, not all of them
+            # one slot was freed, and one more for each the width grew: wake as many waiting calls, not all of them
+            self._changed.notify(1 + max(0, server.width.allowed - before))
 
     async def check_models(self, model: str) -> None:
         """Refuse a pool whose servers serve different models: the rig is one model.

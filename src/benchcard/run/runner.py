@@ -453,7 +453,7 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
         came = _Outcome(manifest, Tally.of(store))
     return run_summary(s.project, store, came.manifest, opened.rig, came.tally, wall, came.called, resumed, workers,
                        workers < asked, rpm=rpm, judge=came.judge, batch=batch, warnings=tuple(session.notes),
-                       looks=_looks_line(came.manifest), narrowed=session.gate.narrowed)
+                       looks=_looks_line(came.manifest), narrowed=session.narrowed)
 
 
 async def _open_new(s: _Setting, t: _Target, provider: Provider, workers: int, rpm: float | None,

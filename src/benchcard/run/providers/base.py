@@ -149,6 +149,9 @@ class Provider(ABC):
       leaves nothing behind), and again before a resume calls;
     - `warm()`: before every attempt, outside its timeout (the local model restarts a lost worker there);
     - `should_retry(error)`: whether another attempt may cure it (default: a RetryableError);
+    - `narrows_itself` and `narrowed()`: a provider keeping its own calls in flight per server (a pool: one
+      server's 429 must not slow the others), whose refusals the runner's one width then leaves alone, and the
+      calls it allows now once a refusal narrowed them (None: never);
     - `aclose()`: release what the provider holds (HTTP providers hold nothing: the client is the runner's).
     """
 
@@ -156,6 +159,7 @@ class Provider(ABC):
     max_concurrency: int | None = None
     model_name: str | None = None
     plans_bodies: ClassVar[bool] = False
+    narrows_itself: ClassVar[bool] = False
 
     @abstractmethod
     def build_body(self, model: str, messages: list[dict[str, str]], params: Mapping[str, Any],
@@ -180,6 +184,10 @@ class Provider(ABC):
 
     def should_retry(self, error: BaseException) -> bool:
         return isinstance(error, RetryableError)
+
+    def narrowed(self) -> int | None:
+        """The calls in flight it allows now, once a refusal narrowed them (`narrows_itself` only)."""
+        return None
 
     async def aclose(self) -> None:
         """Release what the provider holds."""
