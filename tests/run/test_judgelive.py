@@ -112,3 +112,26 @@ def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,
     assert skipped.exit_code == 0, skipped.output
     assert json.loads(skipped.stdout)["ok"] is True
     assert [m["started"] for m in json.loads(skipped.stdout)["local_models"]] == [False]
+
+
+def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_in_one_line(tmp_path: Path,
+                                                                                    server: FakeServer,
+                                                                                    key: str) -> None:
+    """The worked examples go to the judge one call at a time: a judge that takes calls and answers none stops
+    the check by the silence rule, after 9 calls over 3 judgements (4 attempts each at most), in one line that
+    says what check --live waits, which has no --timeout to raise."""
+    from benchcard.errors import ProviderError
+    from benchcard.run.options import RunOptions
+
+    project = judge_project(tmp_path, server.base_url, k=2, seal=False)
+    server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
+                                                               "hang_s": 5}]))
+    card = load_card(project.card_path(CARD_ID), project)
+    with pytest.raises(ProviderError) as stopped:
+        live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
+    said = str(stopped.value)
+    assert said.startswith(f"the judge of {CARD_ID}: 9 calls in a row over 3 cells timed out after 0.3 s and no "
+                           "answer came for "), said
+    assert said.endswith(" s: the server takes calls but answers none (if its answers only take longer, check --live "
+                         "waits 0.3 s for each answer, and no longer)"), said
+    assert len(judge_bodies(server)) == 9

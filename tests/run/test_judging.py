@@ -121,6 +121,31 @@ def test_a_judge_that_stops_answering_stops_the_judging_in_one_line(tmp_path: Pa
     assert len(judge_bodies(server)) == 15 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 20
 
 
+def test_a_judge_that_takes_calls_and_answers_none_stops_the_judging_in_one_line(tmp_path: Path, server: FakeServer,
+                                                                                 key: str) -> None:
+    """A judge model on a server that takes each call and answers none: the judging stops by the silence rule, as
+    a run does (calls timed out in a row over several judgements, no answer for twice --timeout), in one line
+    naming the --resume that continues it, with no judgement in flight recorded; the resume judges them all."""
+    project = judge_project(tmp_path, server.base_url, fixtures=5, repetitions=1, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
+                                                               "hang_s": 5}]))
+    result = bc(tmp_path, "run", CARD_ID, "--concurrency", "4", "--timeout", "0.3")
+    assert result.exit_code == 1, result.output
+    folder = only_run(project, CARD_ID)
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: the judging stopped: 8 calls in a row over 4 cells timed out after 0.3 s and no "
+                           "answer came for "), line
+    assert line.endswith(" s: the server takes calls but answers none (if its answers only take longer, raise "
+                         f"--timeout); 0 of 20 judgements recorded. When the endpoint answers again: benchcard run "
+                         f"{CARD_ID} --resume {folder.name}"), line
+    assert len(judge_bodies(server)) <= 8 + 4  # the 8, and at most the calls in flight then: not 20 × 4
+    assert read_jsonl(folder / "judge-outputs.jsonl") == []
+    server.configure(script({"reply": "GRADE: PASS"}))
+    resumed = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(judge_bodies(server)) == 20 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 20
+
+
 def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,
                                                                    key: str) -> None:
     project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)

@@ -156,6 +156,48 @@ def test_each_server_keeps_its_own_rate_limit(tmp_path: Path, servers: list[Fake
     assert json.loads(result.stdout)["runs"][0]["wall_s"] >= 0.95
 
 
+def test_a_pool_with_one_hung_server_runs_on_the_others(tmp_path: Path, servers: list[FakeServer], key: str) -> None:
+    """One server of three takes each call and answers none: its calls time out, it is taken out after
+    `fail_after` of them, and the cells it held are answered by the others. The silence rule does not stop the run:
+    the other servers answer in between."""
+    configure(servers, latency_ms=20)
+    hung = servers[1]
+    hung.configure({"models": [MODEL], "faults": [{"match": "", "kind": "hang", "times": 999, "hang_s": 5}]})
+    project = ab_project(tmp_path, fixtures=20, repetitions=1)
+    pool_config(tmp_path, servers, pool="    pool: {fail_after: 2, out_for_s: 30}\n")
+    result = bc(project, "run", "colour-ab", "--json", "--timeout", "0.3")
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.stdout)["runs"]
+    assert summary["counts"] == {"ok": 40, "truncated": 0, "failed": 0} and summary["finished"]
+    outputs = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert hung.base_url not in {o["endpoint"] for o in outputs}
+    assert 1 <= hung.stats()["calls"] <= 2 + 2  # out after two timeouts: only the calls in flight on it besides
+
+
+def test_a_pool_whose_every_server_hangs_stops_in_one_line(tmp_path: Path, servers: list[FakeServer],
+                                                           key: str) -> None:
+    """Every server of a pool takes calls and answers none: the run stops by the silence rule, as on one server,
+    in one line naming the --resume that continues it, the cells in flight not recorded; the resume calls them."""
+    configure(servers, faults=[{"match": "", "kind": "hang", "times": 999, "hang_s": 5}])
+    project = ab_project(tmp_path, fixtures=10, repetitions=1)
+    pool_config(tmp_path, servers, concurrency=2)
+    result = bc(project, "run", "colour-ab", "--timeout", "0.3")
+    assert result.exit_code == 1, result.output
+    folder = only_run(project, "colour-ab")
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: the run stopped: 12 calls in a row over 6 cells timed out after 0.3 s and no "
+                           "answer came for "), line
+    assert " s: the server takes calls but answers none (if its answers only take longer, raise --timeout)" in line
+    assert line.endswith(f"; 0 of 20 cells recorded, 0 failed. When the endpoint answers again: benchcard run "
+                         f"colour-ab --resume {folder.name}"), line
+    assert read_jsonl(folder / "outputs.jsonl") == []
+    assert sum(s.stats()["calls"] for s in servers) <= 12 + 6  # as many as stop a run of 6 workers, and those in flight
+    configure(servers)
+    resumed = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["runs"][0]["counts"] == {"ok": 20, "truncated": 0, "failed": 0}
+
+
 def _limiting_server(most: int) -> tuple[str, dict[str, int], threading.Event]:
     """A chat-completions server on 127.0.0.1 taking `most` calls at once, answered in 0.1 s, and refusing the rest
     `429, Retry-After: 0.05` (a server's limit on calls in flight): its base URL, its counts (`refused`, `answered`)

@@ -374,6 +374,7 @@ class Session:
     stopped: str | None = None  # why the run stopped (failures or refusals in a row, a silent server): cells in
     # flight then are left unrecorded for --resume (`call_cell` None), those that failed are recorded
     stop_advice: str = "When the endpoint answers again"  # what to do before the command that continues
+    longer_answers: str = "raise --timeout"  # what to do for a server whose answers take longer than the timeout
     transport_streak: int = 0
     silent: set[str] = field(default_factory=set)  # the cells whose calls timed out since the last answer
     silent_calls: int = 0  # those calls
@@ -609,7 +610,7 @@ def _count_silence(s: Session, job: Job) -> None:
             and quiet >= 2 * timeout and s.stopped is None):
         s.stopped = (f"{s.silent_calls} calls in a row over {len(s.silent)} cells timed out after {timeout:g} s and "
                      f"no answer came for {quiet:.1f} s: the server takes calls but answers none (if its answers "
-                     "only take longer, raise --timeout)")
+                     f"only take longer, {s.longer_answers})")
 
 
 def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> None:

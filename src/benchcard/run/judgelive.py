@@ -158,7 +158,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
                       progress=NullProgress(), secret_env=cfg.api_key_env,
-                      hidden=secrets_of(cfg.credentials))
+                      hidden=secrets_of(cfg.credentials),
+                      longer_answers=f"check --live waits {options.timeout:g} s for each answer, and no longer")
     out: list[LiveExample] = []
     try:
         for i, example in enumerate(card.examples):
