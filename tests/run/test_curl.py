@@ -6,7 +6,9 @@ import json
 import os
 import re
 import shlex
+import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from benchcard.project import Project
 from benchcard.run.curl import card_curl, curl_command
 
 from ..helpers_project import PROBES, copy_project, make_ab_project, seed_body
+from ..helpers_run import KEY_ENV, RED_REPLY, ab_project, read_head, read_request_body, send_json, serve_raw
 
 
 def _body_of(command: str) -> dict[str, Any]:
@@ -183,3 +186,57 @@ def test_a_control_character_json_keeps_raw_is_printed_as_a_json_escape_and_send
     printed = _pasted(result.output, tmp_path)
     body = json.loads(printed.split("[-d]\n[", 1)[1].rsplit("]", 1)[0])
     assert body["messages"][1]["content"] == f"Name the colour.\n<item>a ripe{character}tomato\n</item>"
+
+
+def _same(body: bytes) -> str:
+    """A JSON body as one text whatever its spacing (the command's is indented, a run's is not)."""
+    return json.dumps(json.loads(body), sort_keys=True)
+
+
+@pytest.mark.parametrize("type_", ["openai", "anthropic"])
+def test_the_printed_command_sends_the_headers_a_run_sends(tmp_path: Path, key: str, type_: str) -> None:
+    """A provider's `headers` in benchcard.yaml were sent by a run and left out of `benchcard curl` (wire21). Now
+    the printed command, run by bash with real curl against a socket, sends each header the run sends (the
+    vendor's, the key, the config's), and the same body; a header whose value is a secret (by its name, or
+    holding the key) is printed as a variable to set, named in a comment, its value nowhere in the output."""
+    seen: list[tuple[dict[str, str], bytes]] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            head = read_head(conn)
+            body = read_request_body(conn, head)
+            lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")[1:]
+            seen.append(({k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines)}, body))
+            send_json(conn, RED_REPLY)
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    serve_raw(listener, answer, done)
+    project = ab_project(tmp_path, fixtures=1, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: {type_}\n    base_url: 'http://127.0.0.1:{listener.getsockname()[1]}/v1'\n"
+        f"    api_key_env: {KEY_ENV}\n    headers:\n      HTTP-Referer: 'https://bench.example/$HOME'\n"
+        f"      X-Title: \"Colour's bench\"\n      X-Api-Token: tok-S3CRET-value\n      X-Mirror: 'k={key}'\n"
+        "      content-type: text/plain\n", encoding="utf-8")
+    try:
+        CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1", "--concurrency", "1"])
+        ran = {_same(body): headers for headers, body in seen}  # the run's two calls, by body
+        printed = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
+        assert printed.exit_code == 0, printed.output
+        subprocess.run(["bash", "-c", printed.output.replace("curl ", "curl -s -o /dev/null ", 1)], timeout=30,
+                       check=True, env={**os.environ, "X_API_TOKEN": "tok-S3CRET-value", "X_MIRROR": f"k={key}"})
+    finally:
+        done.set()
+    assert "tok-S3CRET-value" not in printed.output and key not in printed.output
+    assert printed.output.startswith(
+        "# X-Api-Token: set $X_API_TOKEN to the value of providers.fake.headers.X-Api-Token in benchcard.yaml, not "
+        "printed\n# X-Mirror: set $X_MIRROR to the value of providers.fake.headers.X-Mirror in benchcard.yaml, not "
+        "printed\ncurl "), printed.output
+    sent, body = seen[-1]
+    assert _same(body) in ran, "the command sends a body a run sent"
+    by_run = ran[_same(body)]
+    compared = ["content-type", "http-referer", "x-title", "x-api-token", "x-mirror",
+                *(["x-api-key", "anthropic-version"] if type_ == "anthropic" else ["authorization"])]
+    assert {name: sent.get(name) for name in compared} == {name: by_run.get(name) for name in compared}
+    assert by_run["x-api-token"] == "tok-S3CRET-value" and by_run["content-type"] == "application/json"
+    assert by_run["http-referer"] == "https://bench.example/$HOME"  # literal: nothing expanded by the shell

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from typing import Any
@@ -10,9 +11,9 @@ from typing import Any
 from benchcard.card.load import load_named
 from benchcard.card.model import Card
 from benchcard.errors import CardError
-from benchcard.project import Project, ProjectConfig, check_env_name
-from benchcard.run.providers import build_body, endpoint, provider_config
-from benchcard.run.providers.base import ProviderConfig
+from benchcard.project import CONFIG_FILE, Project, ProjectConfig, check_env_name
+from benchcard.run.providers import build_body, endpoint, provider_config, vendor_headers
+from benchcard.run.providers.base import ProviderConfig, call_headers
 
 
 def request_for(
@@ -58,20 +59,68 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
 
         body = planned_body(body, 0)
     lines = _local_note(model or card.rig.model, public) if cfg.type == "local" else []
+    headers, hidden = _headers(cfg)
+    lines += [f"# {name}: set ${variable} to the value of providers.{cfg.name}.headers.{name} in {CONFIG_FILE}, "
+              "not printed" for name, variable in hidden]
     lines.append(f"curl {shlex.quote(endpoint(cfg))} \\")
     creds = cfg.credentials
     if creds is not None:
         lines.append(f"  -u {'USER' if public else shlex.quote(creds[0])} \\")
-    if cfg.api_key_env and cfg.type != "local":
-        variable = "$" + check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env")
-        header = "x-api-key: " if cfg.type == "anthropic" else "Authorization: Bearer "
-        lines.append(f'  -H "{header}{variable}" \\')  # the only unquoted text: a checked variable name
-    if cfg.type == "anthropic":
-        lines.append('  -H "anthropic-version: 2023-06-01" \\')  # constants: nothing in them expands
-    lines.append('  -H "Content-Type: application/json" \\')
+    lines += [f"  -H {header} \\" for header in headers]
     text = _RAW_IN_JSON.sub(_json_escape, json.dumps(body, indent=2, ensure_ascii=False))
     lines.append("  -d " + shell_quote(text))
     return "\n".join(lines)
+
+
+#: A header name that says its value is a secret: such a value of benchcard.yaml's `headers` is printed as a
+#: variable to set, never as it is (a page shows the command to everyone).
+_SECRET_NAME = re.compile(r"auth|key|token|secret|passw|cookie|session|signature|credential", re.IGNORECASE)
+#: Text printed inside double quotes as it is: nothing in it expands or ends the quotes (`!` is bash's history).
+_PLAIN = re.compile(r'[^"$`\\!]*')
+#: What stands for the key while the vendor's headers are built: replaced by the variable that holds it.
+_KEY = "\0key\0"
+
+
+def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every header a run's call sets (`base.call_headers`: the config's, the body's type, the vendor's), each as
+    one shell word, the vendor's first; and the config's whose value is a secret (by its name, or holding the
+    key), each printed as a variable to set (`$X_API_TOKEN` for `X-Api-Token`), with that variable's name. Left
+    out: the encodings a run reads (curl would print what it asked compressed) and a URL's user and password
+    (curl's `-u`, which asks for the password). The key is `$NAME`, `NAME` checked to be a variable's name."""
+    if cfg.type == "local":
+        return [_word("Content-Type: application/json")], []
+    key = check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env") if cfg.api_key_env else None
+    vendor = vendor_headers(cfg, _KEY if key else None)
+    sent = call_headers(cfg, vendor, None)
+    secret = os.environ.get(key) if key else None
+    configured = {name.lower(): name for name in cfg.headers}
+    names = [*sorted(vendor, key=lambda n: _KEY not in vendor[n]), "Content-Type",  # the key's first
+             *(configured.get(n, n) for n in sent)]
+    words: list[str] = []
+    hidden: list[tuple[str, str]] = []
+    written = {n.lower(): n for n in reversed(names)}  # each name as it is first written
+    for name in (written[n] for n in dict.fromkeys(n.lower() for n in names)):
+        if name.lower() == "accept-encoding":
+            continue
+        value = sent[name]
+        if _KEY in value:  # the vendor's key header: its text, then the variable
+            words.append(_word(f"{name}: {value.removesuffix(_KEY)}", key))
+        elif name.lower() in configured and (_SECRET_NAME.search(name) or (secret and secret in value)):
+            variable = re.sub(r"[^A-Za-z0-9_]", "_", name).upper().lstrip("_0123456789") or "HEADER"
+            hidden.append((name, check_env_name(variable, f"provider '{cfg.name}': headers.{name}")))
+            words.append(_word(f"{name}: ", variable))
+        else:
+            words.append(_word(f"{name}: {value}"))
+    return words, hidden
+
+
+def _word(text: str, variable: str | None = None) -> str:
+    """`text` as one shell word, then the value of `$variable` when one is given: in double quotes when nothing
+    in the text expands there (the form people write), else single-quoted and the variable joined in double."""
+    ref = f"${variable}" if variable else ""
+    if _PLAIN.fullmatch(text):
+        return f'"{text}{ref}"'
+    return shlex.quote(text) + (f'"{ref}"' if ref else "")
 
 
 #: DEL and the C1 controls, which JSON keeps raw: written as JSON's `\u0085`, the same character to the API, since a

@@ -12,7 +12,7 @@ from benchcard._util.urls import check_url
 from benchcard.errors import ProviderError
 from benchcard.project import CONFIG_FILE, Price, ProjectConfig, check_auth
 from benchcard.records.rows import Usage
-from benchcard.run.providers.base import Provider, ProviderConfig, require_key
+from benchcard.run.providers.base import HttpProvider, Provider, ProviderConfig, require_key
 
 if TYPE_CHECKING:
     import httpx
@@ -33,6 +33,7 @@ __all__ = [
     "provider_config",
     "require_key",
     "stored_url",
+    "vendor_headers",
 ]
 
 BUILTIN: dict[str, ProviderConfig] = {
@@ -85,13 +86,23 @@ def endpoint(cfg: ProviderConfig) -> str:
     """The URL a call goes to; the local provider's equivalent is llama.cpp's own server on 127.0.0.1."""
     if cfg.type == "local":
         return "http://127.0.0.1:8000/v1/chat/completions"
+    return f"{stored_url(cfg)}/{_http_class(cfg).path}"
+
+
+def vendor_headers(cfg: ProviderConfig, key: str | None) -> dict[str, str]:
+    """The vendor's own headers of a call with `key` (`HttpProvider.vendor_headers`); the local model's: none
+    (llama.cpp's server takes the body alone)."""
+    return {} if cfg.type == "local" else _http_class(cfg).vendor_headers(key)
+
+
+def _http_class(cfg: ProviderConfig) -> type[HttpProvider]:
     if cfg.type == "anthropic":
         from benchcard.run.providers.anthropic import AnthropicProvider
 
-        return f"{stored_url(cfg)}/{AnthropicProvider.path}"
+        return AnthropicProvider
     from benchcard.run.providers.openai import OpenAIProvider
 
-    return f"{stored_url(cfg)}/{OpenAIProvider.path}"
+    return OpenAIProvider
 
 
 def stored_url(cfg: ProviderConfig) -> str | None:

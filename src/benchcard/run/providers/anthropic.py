@@ -78,7 +78,8 @@ class AnthropicProvider(HttpProvider):
                    effort: str | None) -> dict[str, Any]:
         return anthropic_body(model, messages, params, effort)
 
-    def vendor_headers(self, key: str | None) -> dict[str, str]:
+    @classmethod
+    def vendor_headers(cls, key: str | None) -> dict[str, str]:
         return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
 
     def parse(self, data: Any, secret: str | None) -> Completion:

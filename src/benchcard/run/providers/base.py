@@ -628,8 +628,10 @@ class HttpProvider(Provider):
         self._basic = basic_auth(config.credentials)
         self._headers: tuple[str | None, httpx.Headers] | None = None
 
-    def vendor_headers(self, key: str | None) -> dict[str, str]:
-        """The vendor's own headers for one call: its API version, and the key when there is one."""
+    @classmethod
+    def vendor_headers(cls, key: str | None) -> dict[str, str]:
+        """The vendor's own headers for one call: its API version, and the key when there is one (a class's, so
+        that `benchcard curl` prints them without a client)."""
         raise NotImplementedError
 
     def parse(self, data: Any, secret: str | None) -> Completion:
@@ -652,9 +654,7 @@ class HttpProvider(Provider):
         cached = self._headers
         if cached is None or cached[0] != key:
             headers = httpx.Headers(self.client.headers)
-            basic = {"Authorization": self._basic} if self._basic else {}
-            headers.update({**self.config.headers, **basic, "Content-Type": "application/json",
-                            "Accept-Encoding": ACCEPT_ENCODING, **self.vendor_headers(key)})
+            headers.update(call_headers(self.config, self.vendor_headers(key), self._basic))
             cached = self._headers = (key, headers)
         return cached[1]
 
@@ -703,6 +703,16 @@ class HttpProvider(Provider):
             raise RetryableError(f"{MALFORMED}HTTP {status} with a body that is not JSON ({len(content):,} bytes, "
                                  f"{visible(kind[:60])}{why}) (POST {shown_url(str(self.url))})",
                                  status=status) from None
+
+
+def call_headers(config: ProviderConfig, vendor: Mapping[str, str], basic: str | None) -> httpx.Headers:
+    """The headers benchcard sets on a call, beside the client's own (its user agent): the config's `headers`,
+    a URL's user and password as `basic`, the body's type, the encodings read and the `vendor`'s (the key, an
+    API version), each replacing an earlier one of its name, case aside. `benchcard curl` prints the same."""
+    headers = httpx.Headers(config.headers)
+    headers.update({**({"Authorization": basic} if basic else {}), "Content-Type": "application/json",
+                    "Accept-Encoding": ACCEPT_ENCODING, **vendor})
+    return headers
 
 
 @dataclass(frozen=True)

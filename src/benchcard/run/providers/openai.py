@@ -56,7 +56,8 @@ class OpenAIProvider(HttpProvider):
                    effort: str | None) -> dict[str, Any]:
         return openai_body(model, messages, params, effort, openrouter=is_openrouter(self.config))
 
-    def vendor_headers(self, key: str | None) -> dict[str, str]:
+    @classmethod
+    def vendor_headers(cls, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def parse(self, data: Any, secret: str | None) -> Completion:
