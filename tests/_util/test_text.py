@@ -72,6 +72,34 @@ def test_terminal_text_shows_bidi_controls_and_invisible_characters_as_escapes()
     assert terminal_text("\U000e0041\U000e0001") == "\\U000e0041\\U000e0001"  # tags: text no one sees
 
 
+@pytest.mark.parametrize("emoji", [
+    "👩\u200d💻", "🏳\ufe0f\u200d🌈", "🏳\ufe0f\u200d⚧\ufe0f", "👩🏽\u200d💻", "🫱🏻\u200d🫲🏿", "🧑\u200d🤝\u200d🧑",
+    "❤\ufe0f\u200d🔥", "👨\u200d👩\u200d👧\u200d👦", "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+    "🏴\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f\u200d🔥", "#\ufe0f\u20e3 🇬🇧 ☺\ufe0e"])
+def test_an_emoji_s_joiners_tags_and_selectors_print_as_they_are(emoji: str) -> None:
+    """A model's answer of a woman and a laptop joined, or of a subdivision's flag, printed with escapes: the
+    joiner between two pictographs (each may carry U+FE0F and a skin tone) and a black flag's tags up to the
+    cancel tag are part of the emoji a terminal draws; selectors, keycaps and regional flags are not format
+    characters at all."""
+    line = f"answer: {emoji}, then \u202e"
+    assert terminal_text(line) == f"answer: {emoji}, then \\u202e"
+    assert terminal_line(line) == terminal_text(line)
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("pay\u200dpal", "pay\\u200dpal"),  # between letters: hides inside a word
+    ("\u200d👩 👩\u200d", "\\u200d👩 👩\\u200d"),  # at an end: joins one emoji to nothing
+    ("👩\u200d\u200d💻", "👩\\u200d\\u200d💻"),  # two in a row: the second has no pictograph before it
+    ("👩\u200c💻 a\ufe0f\u200d💻", "👩\\u200c💻 a\ufe0f\\u200d💻"),  # a non-joiner; a selector on a letter
+    ("7\u200d💻 💻\u200dé", "7\\u200d💻 💻\\u200dé"),
+    ("👩\u200d\u202e💻", "👩\\u200d\\u202e💻"),  # an override after the joiner: both shown
+    ("🏴\U000e0067\U000e0062", "🏴\\U000e0067\\U000e0062"),  # tags never cancelled
+    ("🏴\U000e007f x\U000e0067\U000e007f", "🏴\\U000e007f x\\U000e0067\\U000e007f"),  # no tag, or no flag
+    ("👩\u200d\ud800", "👩\\u200d\\ud800")])  # a lone surrogate is no pictograph
+def test_a_joiner_or_a_tag_outside_an_emoji_is_still_shown(text: str, shown: str) -> None:
+    assert terminal_text(text) == shown
+
+
 def test_terminal_text_escapes_every_format_character_unicode_has() -> None:
     """The format characters (category Cf) are listed by hand, so that no import walks Unicode: the list must hold
     every one the running Python knows."""

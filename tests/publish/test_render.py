@@ -11,6 +11,7 @@ import jinja2
 import pytest
 
 import benchcard.publish
+from benchcard._util.text import terminal_text
 from benchcard.publish._render import environment
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
@@ -87,6 +88,15 @@ def test_text_that_could_reorder_its_line_is_isolated_and_plain_text_is_not() ->
         "<bdi>Win\u202e &lt;for&gt; B</bdi></a> · plain 3")
     plain_page = page.render(t="Win for B", u="plain", n=3)
     assert plain_page == '<title>Win for B</title><a href="Win for B">Win for B</a> · plain 3'
+
+
+def test_an_emoji_s_joiners_and_tags_are_shown_as_they_are_on_a_page_as_on_a_terminal() -> None:
+    """A page neither escapes nor isolates a joiner or a tag (neither can reorder a line), so an emoji reads as on
+    the terminal (`terminal_text` keeps the ones inside an emoji); an override beside it is still isolated."""
+    emoji = "👩\u200d💻 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    page = environment().from_string("{{ t }} · {{ u }}")
+    assert page.render(t=emoji, u=f"{emoji}\u202e") == f"{emoji} · <bdi>{emoji}\u202e</bdi>"
+    assert terminal_text(emoji) == emoji
 
 
 def test_a_reply_in_a_pre_is_shown_character_for_character(tmp_path: Path, server: FakeServer, key: str) -> None:

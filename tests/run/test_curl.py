@@ -82,6 +82,21 @@ def test_a_line_separator_in_the_prompt_is_printed_on_one_line_and_sends_the_sam
     assert body["messages"][1]["content"] == "Name the colour.\n<item>a ripe\u2028tomato\tnumber 2\n</item>"
 
 
+def test_an_emoji_in_the_prompt_is_printed_as_the_emoji_and_a_stray_joiner_as_its_escape(tmp_path: Path) -> None:
+    """A fixture holding a woman and a laptop joined printed its joiner as `\\u200d` (every zero-width joiner was
+    escaped): the joiner between two pictographs prints as it is, one between letters as its escape; both send
+    the fixture's exact text."""
+    project = make_ab_project(tmp_path / "proj")
+    text = "a 👩\u200d💻 and 🏳\ufe0f\u200d🌈 pay\u200dpal\n"
+    (project / "fixtures" / "tiny-ab" / "item-02.txt").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(project), "curl", "tiny-ab", "--fixture", "item-02"])
+    assert result.exit_code == 0, result.output
+    assert "a 👩\u200d💻 and 🏳\ufe0f\u200d🌈 pay\\u200dpal" in result.output
+    printed = _pasted(result.output, tmp_path)
+    body = json.loads(printed.split("[-d]\n[", 1)[1].rsplit("]", 1)[0])
+    assert body["messages"][1]["content"] == f"Name the colour.\n<item>{text}</item>"
+
+
 def test_anthropic_rig(tmp_path: Path) -> None:
     project = make_ab_project(tmp_path)
     card = project / "cards" / "tiny-ab.yaml"

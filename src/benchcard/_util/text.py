@@ -7,7 +7,9 @@ could reorder what is around it on a page (a right-to-left letter or a bidi cont
 (`reorders`, `balanced_isolates`, used by the pages' `<bdi>`). Text printed to a terminal shows its control
 and format characters as escapes (`terminal_text`): a ledger row edited by hand could otherwise clear the screen or
 set the clipboard (ESC [2J, OSC 52) when `benchcard ledger` prints it, or with a bidi override make a line read as
-other text (Trojan Source); one line printed for a person (a table's cell, a report's line) also shows a newline,
+other text (Trojan Source); but the joiners and tags an emoji is made of (a woman and a laptop joined, a
+subdivision's flag) print as they are, so that a model's emoji answer reads as the emoji. One line printed for a
+person (a table's cell, a report's line) also shows a newline,
 a tab and Unicode's line separators as escapes (`terminal_line`). A character is escaped in one notation everywhere
 but JSON, Python's (`escape`). A number written by a person or a
 server is read in ASCII digits only (`ascii_int`, `ascii_decimal`): `int()` and `float()` also take '٣' and '1_2'.
@@ -23,6 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 import unicodedata
+
+import regress
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _FORMULA_STARTS = frozenset("=+-@\t\r")
@@ -40,6 +44,13 @@ _FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b
            "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
            "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
 _TERMINAL_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_FORMAT}]")
+# the format characters an emoji is made with (UTS #51): a zero-width joiner between two pictographs, each of which
+# may carry the emoji presentation selector and a skin tone, and the tags after a black flag that name a
+# subdivision, ended by the cancel tag (Scotland's flag)
+_ZWJ = re.compile("\u200d")
+_TAG_FLAG = re.compile("\U0001f3f4([\U000e0020-\U000e007e]+\U000e007f)")
+_EMOJI_MODIFIERS = frozenset(["\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))])
+_PICTOGRAPHIC = regress.Regex(r"^\p{Extended_Pictographic}$", "u")  # Python's unicodedata lacks the property
 # what `terminal_text` leaves and would still break a line or jump along it
 _LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
@@ -99,8 +110,31 @@ def terminal_text(text: str) -> str:
     written as its escape, `\\x1b`, so that what is printed can only be read, never run by the terminal; a lone
     surrogate too (`\\ud800`), which no encoding writes; and each format character (`\\u202e`, `\\u200b`), which
     shows nothing itself and could make the line read as something else (a bidi override reversing a run id, a
-    zero-width space inside a model's name)."""
-    return _TERMINAL_CONTROLS.sub(lambda m: escape(m.group()), text)
+    zero-width space inside a model's name), but for those that are part of an emoji (`_emoji_glue`)."""
+    glue = _emoji_glue(text)
+    return _TERMINAL_CONTROLS.sub(lambda m: m.group() if m.start() in glue else escape(m.group()), text)
+
+
+def _emoji_glue(text: str) -> frozenset[int]:
+    """Where `text` holds a format character that is part of an emoji, which a terminal draws as one picture: a
+    zero-width joiner with a pictograph on each side (Extended_Pictographic; the one before may carry U+FE0F and
+    skin tones, or be a subdivision's flag), and the tags of a subdivision's flag (a black flag, tags, the cancel
+    tag). A joiner or a tag anywhere else (between letters, at an end, alone) is not one and is shown."""
+    glue = {at for m in _TAG_FLAG.finditer(text) for at in range(*m.span(1))}
+    glue.update(m.start() for m in _ZWJ.finditer(text) if _joins_emoji(text, m.start(), glue))
+    return frozenset(glue)
+
+
+def _joins_emoji(text: str, at: int, tags: set[int]) -> bool:
+    before = at - 1
+    while before >= 0 and text[before] in _EMOJI_MODIFIERS:
+        before -= 1
+    return (before >= 0 and (before in tags or _pictographic(text[before]))
+            and at + 1 < len(text) and _pictographic(text[at + 1]))
+
+
+def _pictographic(ch: str) -> bool:
+    return not "\ud800" <= ch <= "\udfff" and _PICTOGRAPHIC.find(ch) is not None  # regress takes no lone surrogate
 
 
 def terminal_line(text: str) -> str:
