@@ -132,7 +132,8 @@ def test_a_slot_no_value_fills_is_refused_not_sent_as_braces(tmp_path: Path, par
     line = 12 if part == "user" else 11
     assert _error(tmp_path, text) == (
         f"cards/tiny-ab.yaml:{line}: field 'prompt.{part}': holds {slot}, which no slot of this card fills: it "
-        "would reach the model as written; expected only {{fixture}}, {{variant}}")
+        f"would reach the model as written; expected only {{{{fixture}}}}, {{{{variant}}}} (write \\{slot} to send "
+        f"{slot} as text)")
 
 
 def test_an_empty_variant_name_is_said_as_such(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import jsonlines
 
 from benchcard._util.safeio import read_regular_text, strict_json
+from benchcard.card._template import slots_in
 from benchcard.errors import CardError, JsonProblem
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -131,12 +132,12 @@ def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scorin
     dataset = read_data_file(spec, path, project.relative(path), scoring, fail)
     if dataset.several:
         prompt = raw["prompt"]
-        joined = (prompt.get("system") or "") + prompt["user"]
-        if "{{fixture}}" in joined:
+        slots = slots_in(prompt.get("system") or "") + slots_in(prompt["user"])
+        if "{{fixture}}" in slots:
             raise fail(("prompt", "user"), "the fixtures have several inputs; expected {{fixture.<column>}} for "
                        f"each ({', '.join(dataset.inputs)}), not {{{{fixture}}}}")
         for name in dataset.inputs:
-            if joined.count(input_slot(name)) != 1:
+            if slots.count(input_slot(name)) != 1:
                 raise fail(("prompt", "user"), f"an ab prompt must contain {input_slot(name)} exactly once")
     return dataset
 

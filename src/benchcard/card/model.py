@@ -6,7 +6,6 @@ field-by-field validation of the YAML, with its one-line errors, is `cardreader.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from benchcard._util.safeio import read_regular_text
 from benchcard.card._dataset import DataFile, input_slot
 from benchcard.card._defaults import ANY, DEFAULTS
+from benchcard.card._template import fill_slots as fill_slots  # publish shows a prompt filled as sent
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line
@@ -30,13 +30,6 @@ FixtureValue = str | Mapping[str, str]
 MAX_FIXTURE_BYTES = 16 << 20
 VARIANT_SLOT = "{{variant}}"
 FIXTURE_SLOT = "{{fixture}}"
-
-
-def fill_slots(text: str, slots: Mapping[str, str]) -> str:
-    """`text` with each of its slots replaced, in one pass: what a substitution put in (a fixture holding
-    `{{variant}}`, a variant holding `{{fixture}}`) is never expanded again."""
-    pattern = re.compile("|".join(map(re.escape, sorted(slots, key=len, reverse=True))))
-    return pattern.sub(lambda m: slots[m.group(0)], text)
 
 
 # Fields that describe a card to people; everything else is protocol and is sealed.

@@ -20,6 +20,7 @@ from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
 from benchcard.card._fixtures import fixture_files
+from benchcard.card._template import slots_in
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
@@ -82,10 +83,6 @@ def read_card(text: str, source: str, project: Project, path: Path) -> Card:
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
     """A card's YAML (strict and bounded, `_util/yamlread.py`) and the line of every mapping key."""
     return load_yaml(text, source, CardError)
-
-
-#: Text a prompt's author would write to be filled: `{{name}}`, `{{ name }}`, `{{fixture.column}}`.
-_SLOT_LIKE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}")
 
 
 class _Reader:
@@ -389,12 +386,12 @@ class _Reader:
         system = self.get(prompt, ("prompt", "system"), (str,), "text", required=False)
         user = self.get(prompt, ("prompt", "user"), (str,), "text")
         if kind == "ab":
-            joined = (system or "") + user
+            slots = slots_in(system or "") + slots_in(user)
             fixtures = self.raw.get("fixtures")
             inputs = fixtures.get("input") if isinstance(fixtures, Mapping) else None
             several = isinstance(inputs, list) and len(inputs) > 1
             for slot in (VARIANT_SLOT,) if several else (VARIANT_SLOT, FIXTURE_SLOT):
-                if joined.count(slot) != 1:
+                if slots.count(slot) != 1:
                     raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once")
             names = [str(v) for v in inputs] if several and isinstance(inputs, list) else []
             filled = {VARIANT_SLOT, *(map(input_slot, names) if several else (FIXTURE_SLOT,))}
@@ -404,13 +401,14 @@ class _Reader:
 
     def _unfilled_slot(self, part: str, text: str, filled: set[str]) -> None:
         """A `{{name}}` of an ab prompt that no slot of the card fills (`{{label}}`, `{{fixture.id}}`, `{{ variant }}`)
-        would reach the model as its braces, where its author meant a value: one line naming the card's slots. A
-        check of 2026-12-07 (`newer`): a version sealed with such a prompt still reads."""
-        for m in _SLOT_LIKE.finditer(text):
-            if m.group(0) not in filled:
-                self.newer(self.fail(("prompt", part), f"holds {m.group(0)}, which no slot of this card fills: it "
-                                     "would reach the model as written; expected only "
-                                     f"{', '.join(sorted(filled))}"))
+        would reach the model as its braces, where its author meant a value: one line naming the card's slots and
+        the escape that sends the braces as text (`\\{{x}}`, `_template`). A check of 2026-12-07 (`newer`): a
+        version sealed with such a prompt still reads."""
+        for slot in slots_in(text):
+            if slot not in filled:
+                self.newer(self.fail(("prompt", part), f"holds {slot}, which no slot of this card fills: it would "
+                                     f"reach the model as written; expected only {', '.join(sorted(filled))} (write "
+                                     f"\\{slot} to send {slot} as text)"))
                 return
 
     def scoring(self) -> ScoringSpec:

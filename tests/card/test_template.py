@@ -1,0 +1,87 @@
+"""An ab prompt's slots and their escape (`\\{{x}}` sends `{{x}}`): as the reader counts them, as a run sends them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchcard.card._template import fill_slots, slots_in
+from benchcard.card.load import load_card
+from benchcard.card.seal import read
+from benchcard.project import Project
+from benchcard.testing.cards import COLOUR_AB
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_project import AB_CARD, make_ab_project
+from ..helpers_run import bc, only_run, seal_card, write_config
+
+SLOTS = {"{{variant}}": "Please.\n", "{{fixture}}": "a tomato"}
+
+
+@pytest.mark.parametrize(("text", "sent"), [
+    (r"Write \{{name}}: {{variant}}{{fixture}}", "Write {{name}}: Please.\na tomato"),
+    (r"\{{variant}} then {{variant}}", "{{variant}} then Please.\n"),  # a slot's own braces, as text
+    (r"\{{ name }} \{{fixture.id}} \\{{x}}", r"{{ name }} {{fixture.id}} \{{x}}"),
+    (r"a \{ b \{{ c \}} {{x} \n", r"a \{ b \{{ c \}} {{x} \n"),  # nothing slot-like: as written
+])
+def test_an_escaped_slot_is_sent_as_its_braces_and_the_others_are_filled(text: str, sent: str) -> None:
+    assert fill_slots(text, SLOTS) == sent
+
+
+def test_a_filled_value_holding_an_escape_or_a_slot_is_never_read_again() -> None:
+    assert fill_slots("{{variant}}{{fixture}}", {"{{variant}}": r"\{{x}}", "{{fixture}}": "{{variant}}"}) == (
+        r"\{{x}}{{variant}}")
+
+
+def test_the_slots_counted_are_those_not_escaped() -> None:
+    assert slots_in(r"{{variant}} \{{variant}} {{ x }} \{{y}} {{{fixture}}}") == [
+        "{{variant}}", "{{ x }}", "{{fixture}}"]
+
+
+def _card(user: str) -> str:
+    text = AB_CARD.replace("Name the colour.", user)
+    assert text != AB_CARD
+    return text
+
+
+def test_an_escaped_slot_passes_the_check_an_unescaped_one_fails(tmp_path: Path) -> None:
+    """A prompt for a template-writing task must show `{{name}}` to the model: `\\{{name}}` is taken, `{{name}}`
+    is refused with the escape named, and an escaped `{{variant}}` is not the prompt's `{{variant}}`."""
+    make_ab_project(tmp_path, _card(r"Fill \{{name}} and \{{variant}} in."))
+    assert bc(Project(tmp_path), "check", "tiny-ab").exit_code == 0
+    make_ab_project(tmp_path / "b", _card("Fill {{name}} in."))
+    refused = bc(Project(tmp_path / "b"), "check", "tiny-ab")
+    assert refused.exit_code == 1
+    assert ("error: cards/tiny-ab.yaml:12: field 'prompt.user': holds {{name}}, which no slot of this card fills: it "
+            "would reach the model as written; expected only {{fixture}}, {{variant}} (write \\{{name}} to send "
+            "{{name}} as text)\n") in refused.stdout
+    text = AB_CARD.replace("{{variant}}", r"\{{variant}}")
+    project = Project(Path(make_ab_project(tmp_path / "c", text)))
+    only_escaped = bc(project, "check", "tiny-ab")
+    assert only_escaped.exit_code == 1 and "must contain {{variant}} exactly once" in only_escaped.stdout
+
+
+def test_a_card_with_an_escaped_slot_seals_as_written_and_the_model_receives_the_braces(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    (tmp_path / "cards").mkdir()
+    user = r"Name the colour. Answer in the form \{{colour}}."
+    card = COLOUR_AB.format(provider="fake", reps=1, effort="null", max_tokens=50).replace("Name the colour.", user)
+    (tmp_path / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
+    (tmp_path / "fixtures" / "colour-ab").mkdir(parents=True)
+    for i in range(2):
+        (tmp_path / "fixtures" / "colour-ab" / f"item-{i}.txt").write_text(f"tomato {i}", encoding="utf-8")
+    write_config(tmp_path, server.base_url)
+    project = seal_card(tmp_path, "colour-ab")
+    loaded = load_card(tmp_path / "cards" / "colour-ab.yaml", project)
+    assert loaded.protocol()["prompt"]["user"].startswith(user)  # the seal hashes the prompt as written
+    assert read("colour-ab", 1, project) is not None
+    server.configure({"default_reply": "red", "record_bodies": True})
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 0, result.output
+    users = {b["messages"][1]["content"] for b in server.stats()["bodies"]}
+    assert users == {f"Name the colour. Answer in the form {{{{colour}}}}.\n{v}<item>tomato {i}</item>"
+                     for v in ("", "Please.\n") for i in range(2)}
+    requests = (only_run(project, "colour-ab") / "sealed" / "requests.jsonl").read_text(encoding="utf-8")
+    assert {json.loads(line)["body"]["messages"][1]["content"] for line in requests.splitlines()} == users
