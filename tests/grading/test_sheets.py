@@ -255,6 +255,25 @@ def test_an_output_quoting_its_variants_instruction_is_shown_to_the_grader_as_th
     assert "to export a blind sheet of it, put back cards/extract-ab.yaml as v1 was sealed" in moved.stderr
 
 
+def test_a_sheet_from_python_writes_out_the_echo_as_the_command_does(project: Project, tmp_path: Path) -> None:
+    """`blind_sheet` from Python was given the variants' texts by the command only: called without them, it showed
+    the echo, and the grader could tell the arm. It reads them from the run's sealed card itself; a card edited
+    since its seal (which texts were sent is then not known) is refused in one line, before any file is written."""
+    card = the_card(project)
+    echo = "Score your own output before returning it."
+    texts = {("A", f, r): f"Acme Ltd. {echo} Done." for f in card.fixture_ids() for r in range(card.repetitions)}
+    run_dir = make_run(project, card, ab_metrics(STRONG_BASE, STRONG_VAR), texts=texts)
+    sheet = blind_sheet(project, run_dir, tmp_path / "api.csv")
+    cells = [r["output"] for r in read_sheet(sheet.path)]
+    assert "Acme Ltd. […] Done." in cells and not any(echo in c for c in cells)
+    path = project.card_path(card.id)
+    path.write_text(path.read_text(encoding="utf-8").replace(echo, "Check your output."), encoding="utf-8")
+    with pytest.raises(RunError, match=f"^seal changed since run {run_dir.name}: ") as refused:
+        blind_sheet(project, run_dir, tmp_path / "edited.csv", name="edited")
+    assert "\n" not in str(refused.value)
+    assert not (tmp_path / "edited.csv").exists() and not (run_dir / "sealed" / "sheet-edited.jsonl").exists()
+
+
 def test_a_run_set_aside_is_neither_exported_nor_graded(project: Project, tmp_path: Path) -> None:
     """A run set aside is never judged, so its grades could never count: `blind-sheet` and `grade` took it all
     the same, a grader's hours spent on a sheet no verdict would read (hostile audit, round 20)."""

@@ -26,12 +26,10 @@ if TYPE_CHECKING:
 @click.pass_context
 def blind_sheet_cmd(ctx: click.Context, run_name: str, out: str | None, name: str, force: bool, as_json: bool) -> None:
     """Export RUN's answered outputs as a shuffled CSV for blind human grading (no variant, model or run index)."""
-    from benchcard.card.load import variant_texts_of_run
     from benchcard.grading.sheets import blind_sheet
 
     project = project_of(ctx)
-    sheet = blind_sheet(project, run_name, Path(out) if out else None, name, force,
-                        variant_texts=variant_texts_of_run(project, run_name))
+    sheet = blind_sheet(project, run_name, Path(out) if out else None, name, force)
     report(sheet_report(project, sheet, run_name), as_json)
 
 

@@ -12,11 +12,9 @@ from benchcard.card import seal as sealmod
 from benchcard.card._names import check_names
 from benchcard.card.model import Card
 from benchcard.card.reader import read_card
-from benchcard.errors import BenchcardError, CardError, RunError, SealError
+from benchcard.errors import BenchcardError, CardError, SealError
 from benchcard.project import Project
-from benchcard.records.cardruns import find_run
 from benchcard.records.rows import Manifest
-from benchcard.records.runreader import read_manifest
 
 
 def load_card(path: Path, project: Project) -> Card:
@@ -140,12 +138,3 @@ def check_seal_root(project: Project, run: str, card: Card, manifest: Manifest, 
     if now != manifest.seal_root:
         raise error(f"seal changed since run {run}: {project.relative(project.seal_path(card.id, card.version))} has "
                     f"root {now} but the run was made under {manifest.seal_root}")
-
-
-def variant_texts_of_run(project: Project, run: str | Path) -> tuple[str, ...]:
-    """The texts the variants of run `run`'s card insert (none for a probe), for a blind sheet to write their
-    echoes out of each output as the judge's requests do: the card as the run's version was sealed, or one line."""
-    run_dir = find_run(project, run)
-    manifest = read_manifest(run_dir)
-    card = card_of_run(project, run_dir.name, manifest, RunError, doing="export a blind sheet of")
-    return tuple(card.variants.values()) if card.is_ab else ()

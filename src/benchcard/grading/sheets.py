@@ -17,7 +17,7 @@ import csv
 import io
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -33,11 +33,13 @@ from benchcard._util.names import windows_name_problem
 from benchcard._util.safeio import read_regular_text
 from benchcard._util.safewrite import refuse_existing, write_new
 from benchcard._util.text import ascii_decimal, ascii_int, displayable, plain_text, spreadsheet_text
+from benchcard.card.load import card_of_run, check_seal_root
+from benchcard.card.seal import root_for_scratch
 from benchcard.errors import BenchcardError, RunError, VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
-from benchcard.records.rows import OutputRow, dumps_line, read_rows
+from benchcard.records.rows import Manifest, OutputRow, dumps_line, read_rows
 from benchcard.records.runreader import held_still, read_manifest
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.scoring.judge import blind_output
@@ -103,16 +105,16 @@ def _outputs(run_dir: Path, retried: bool) -> list[OutputRow]:
 
 
 def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name: str = DEFAULT_NAME,
-                force: bool = False, variant_texts: Iterable[str] = ()) -> Sheet:
+                force: bool = False) -> Sheet:
     """Write a blind grading sheet (CSV) of the run's answered outputs, shuffled; keep the mapping sealed.
 
     Only outputs with status `ok` go on the sheet: truncated and failed cells are never scored, by the
     scorer or by a person. Exporting the same sheet name again reproduces the same sheet. A run that already has
     a verdict is refused, as `import_grades` would refuse the grades: a sheet whose grades can never count is a trap.
     `run` is found as every command finds one (`find_run`: an id, a prefix, a card's newest run, or its folder).
-    Each output is shown as the judge is shown it: any verbatim echo of a variant's text (`variant_texts`, the
-    run's card's: `card.load.variant_texts_of_run`) written […] (`scoring.judge.blind_output`), so an output that
-    quotes its own instruction cannot tell the grader its variant.
+    Each output is shown as the judge is shown it: any verbatim echo of a variant's text (`_variant_texts`, read
+    here from the run's sealed card, so that no caller can leave them out) written […]
+    (`scoring.judge.blind_output`), so an output that quotes its own instruction cannot tell the grader its variant.
     """
     run_dir = find_run(project, run)
     _check_name(name)
@@ -123,6 +125,7 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
     manifest = read_manifest(run_dir)
     if not manifest.finished_at:
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
+    texts = _variant_texts(project, run_dir, manifest)
     outputs = _outputs(run_dir, bool(manifest.retries))
     left_out: dict[str, int] = {}
     graded = []
@@ -139,7 +142,6 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
     project.refuse_protected(out, str(out))
     mapping = []
     rows = []
-    texts = tuple(variant_texts)
     for row_id, i in enumerate(order, 1):
         o = graded[i]
         shown = blind_output(o.text, texts).text
@@ -164,6 +166,15 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
             _same_mapping(project, path, name, mapping)
     backup = write_new(out, write, force=force, shown=str(out), error=RunError)
     return Sheet(out, name, len(mapping), path, left_out, backup)
+
+
+def _variant_texts(project: Project, run_dir: Path, manifest: Manifest) -> tuple[str, ...]:
+    """The texts the variants of the run's card insert (none for a probe): the card at the run's version, its seal
+    the one the run was made under, or one line (as the verdict would refuse it: grades of that run never count)."""
+    card = card_of_run(project, run_dir.name, manifest, RunError, doing="export a blind sheet of")
+    check_seal_root(project, run_dir.name, card, manifest,
+                    lambda: root_for_scratch(card, project, bool(manifest.scratch)), RunError)
+    return tuple(card.variants.values()) if card.is_ab else ()
 
 
 def _same_mapping(project: Project, path: Path, name: str, mapping: list[SheetRow]) -> None:
