@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -204,3 +205,56 @@ def test_an_answer_key_that_is_a_link_out_of_the_project_is_refused(tmp_path: Pa
     checked = bc(root, "check", "bench-01")
     assert checked.exit_code == 1 and f"error: {said}" in checked.output
     assert not list(outside.glob("*.seal.json"))
+
+
+def _linked_key_run(tmp_path: Path) -> tuple[Project, Path, Path, str]:
+    """A BENCH-01 run whose version was sealed, as benchcard sealed it before the key-link check, with one answer
+    key a link to a file outside the project: the project, the run, the key's target and the link's line."""
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_bench_run
+
+    copy_project(tmp_path / "proj")
+    project = Project((tmp_path / "proj").resolve())
+    keys, outside = project.keys_dir("bench-01"), tmp_path / "elsewhere"
+    outside.mkdir()
+    (keys / "excerpt-03.json").rename(outside / "excerpt-03.json")
+    (keys / "excerpt-03.json").symlink_to(outside / "excerpt-03.json")
+    run_dir = write_bench_run(project, verdict=False)  # seals v1 through `seal.seal`, which reads no key
+    said = (f"keys/bench-01/excerpt-03.json: leaves the project (a link to {outside / 'excerpt-03.json'}); an answer "
+            "key is a file of the project's own, as a fixture is: copy it in")
+    return project, run_dir, outside / "excerpt-03.json", said
+
+
+def test_a_version_sealed_with_a_key_linked_out_of_the_project_still_reads_with_one_warning(tmp_path: Path) -> None:
+    """The key-link check came after cards were sealed: a version sealed with such a link failed `check` (its
+    examples too, as keyless) and could not score its run again. While its seal holds (the seal hashes the linked
+    file) it reads, and `check` warns in one line; `seal` keeps the version's seal as it is."""
+    from benchcard.run.runner import score_blind
+
+    project, run_dir, _, said = _linked_key_run(tmp_path)
+    card = load_card(project.card_path("bench-01"), project)
+    assert card.later_checks == (said,)
+    checked = bc(project.root, "check", "bench-01")
+    assert checked.exit_code == 0, checked.output
+    warnings = [line for line in checked.stdout.splitlines() if "excerpt-03" in line]
+    assert warnings == [f"  warning: {said} (v1 was sealed before this check and is read as sealed; fix it in v2)"]
+    again = tmp_path / "again.jsonl"
+    assert score_blind(run_dir / "outputs.jsonl", again, card, project) == 120  # the run scored again, key and all
+    rows = [json.loads(line) for line in again.read_text(encoding="utf-8").splitlines()]
+    assert {"field_recall", "unsupported_values"} <= set(next(r for r in rows if r["fixture"] == "excerpt-03"
+                                                              and r["status"] == "ok")["metrics"])
+    assert bc(project.root, "seal", "bench-01").exit_code == 0  # "already sealed, unchanged"
+
+
+def test_sealing_anew_or_a_seal_that_no_longer_holds_refuses_a_key_linked_out_of_the_project(tmp_path: Path) -> None:
+    project, _, target, said = _linked_key_run(tmp_path)
+    path = project.card_path("bench-01")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("version: 1\n", "version: 2\n").replace(
+        "history:\n", "history:\n  - {version: 2, note: Another prompt.}\n"), encoding="utf-8")
+    assert one_line_error(bc(project.root, "seal", "bench-01")) == f"error: refusing to seal: {said}"
+    assert not project.seal_path("bench-01", 2).exists()
+    path.write_text(text, encoding="utf-8")
+    target.write_bytes(target.read_bytes() + b"\n")
+    checked = bc(project.root, "check", "bench-01")  # the linked file changed: the seal no longer holds
+    assert checked.exit_code == 1 and f"  error: {said}\n" in checked.stdout

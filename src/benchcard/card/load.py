@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,9 +25,14 @@ def load_card(path: Path, project: Project) -> Card:
     source = project.relative(path)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
     card = check_names(read_card(text, source, project, path), source)
-    if card.later_checks and not _seal_holds(card, project):
-        raise CardError(card.later_checks[0])
-    return card
+    leaving = card.keys_leaving(project.keys_dir(card.id))
+    if not (card.later_checks or leaving):
+        return card
+    if not _seal_holds(card, project):
+        if card.later_checks:
+            raise CardError(card.later_checks[0])
+        return card  # a key that leaves the project is refused where keys are read (check, seal, scoring)
+    return dataclasses.replace(card, later_checks=(*card.later_checks, *leaving))
 
 
 def _seal_holds(card: Card, project: Project) -> bool:

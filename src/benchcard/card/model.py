@@ -6,6 +6,7 @@ field-by-field validation of the YAML, with its one-line errors, is `cardreader.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,13 +213,26 @@ class Card:
 
     def _keys_inside(self, keys_dir: Path) -> None:
         """A key file that is a link out of the project (or in a keys folder that is one) was read, sealed and
-        scored as the card's own, as a fixture that leaves the project is not: one line naming it."""
+        scored as the card's own, as a fixture that leaves the project is not: one line naming it. A version sealed
+        with one before this check reads it (`keys_leaving`, a later check: `load.load_card`)."""
+        for problem in self.keys_leaving(keys_dir):
+            if problem not in self.later_checks:
+                raise CardError(problem)
+
+    def keys_leaving(self, keys_dir: Path) -> tuple[str, ...]:
+        """One line for each answer key the card's scorer reads that is a link out of the project, or in a keys
+        folder that is one (a check of 2026-12-07). Only links are resolved, so a card of many keys costs a
+        listing of its keys folder."""
+        if self.dataset is not None or not needs_key(self.scoring) or not keys_dir.is_dir():
+            return ()
         root = self.path.parent.parent.resolve()  # the project: cards/<id>.yaml
-        for fixture in self.fixture_ids():
-            path = keys_dir / f"{fixture}.json"
-            if (path.exists() or path.is_symlink()) and root not in path.resolve().parents:
-                raise CardError(f"{self._shown(path)}: leaves the project (a link to {path.resolve()}); an answer key "
-                                "is a file of the project's own, as a fixture is: copy it in")
+        names = {f"{fixture}.json" for fixture in self.fixture_ids()}
+        folder_leaves = root not in keys_dir.resolve().parents
+        with os.scandir(keys_dir) as entries:
+            linked = sorted(Path(e.path) for e in entries if e.name in names and (folder_leaves or e.is_symlink()))
+        return tuple(f"{self._shown(path)}: leaves the project (a link to {path.resolve()}); an answer key is a "
+                     "file of the project's own, as a fixture is: copy it in"
+                     for path in linked if root not in path.resolve().parents)
 
     def _shown(self, path: Path) -> str:
         """A file of the card's as its errors name it: relative to the project (cards/<id>.yaml), as a user
