@@ -191,3 +191,43 @@ def test_a_guard_or_equivalence_margin_no_gap_can_reach_is_refused_where_the_ran
     assert kept.file.metrics  # a margin inside the declared range is taken
     uncounted = compare(ratings, b, RuleOptions(clauses=("acc rises", "acc not_rises 50")), out=tmp_path / "c5")
     assert any("acc has values beyond [0, 1] and no declared range" in note for note in uncounted.file.notes)
+
+
+def test_a_0_to_10_rating_with_a_sample_cut_off_is_not_bounded_as_a_score_in_0_1() -> None:
+    """inspect_ai ratings of 0–10, one baseline sample halted by a limit: its worst case for the claim was the
+    baseline at 1, the highest a score in [0, 1] takes, so the "worst case" gaps (+1.750 to +1.812) lay above the
+    observed +1.467 and the rise was a win. With no range declared, neither end of the rating is known: the claim
+    cannot be shown, said in one line; with `--range 'rating 0 10'` the cut-off sample is bounded at 10."""
+    import math
+
+    import numpy as np
+
+    from benchcard.card.reader import read_win_rule
+    from benchcard.compare import rule_on
+    from benchcard.compare._logs import Sample, Samples
+    from benchcard.records.verdictfile import VerdictHead
+
+    rng = np.random.default_rng(1)
+    ids = [f"s{i}" for i in range(16)]
+    base = {s: float(rng.integers(3, 8)) for s in ids}
+    rise = {s: float(rng.integers(1, 3)) for s in ids}
+    a = {(s, 1): Sample("ok", {"rating": base[s]}) for s in ids} | {("s0", 1): Sample("truncated", {})}
+    b = {(s, 1): Sample("ok", {"rating": base[s] + rise[s]}) for s in ids}
+    first, second = (Samples(path=Path(name), tool="inspect_ai", model="m", task="t", samples=samples,
+                             metrics=("rating",)) for name, samples in (("a.eval", a), ("b.eval", b)))
+    win = read_win_rule({"all": [{"metric": "rating", "test": "rises"}], "equivalence_margin": 0.05,
+                         "allow_failed": 1}, {}, "rule", {"rating"}, {s: None for s in ids})
+    head = VerdictHead(run="r", card="compare", version=None, kind="compare", rig="a vs b", seal_root=None,
+                       evidence="r")
+    _, open_ = rule_on(first, second, win, ("A", "B"), head, 1, 200, Path("out"))
+    gap = sum(rise[s] for s in ids[1:]) / 15
+    assert open_.metrics["rating"].gap == pytest.approx(gap)
+    assert open_.finding == "inconclusive" and open_.metrics["rating"].bounded_gaps == [-math.inf, math.inf]
+    assert ("1 cell was cut off and rating has no known range (values beyond [0, 1], none declared): the rise cannot "
+            "be shown; its 1 truncated cell(s) allow gaps from −∞ to +∞.") in open_.clauses[0].why
+    _, declared = rule_on(first, second, win, ("A", "B"), head, 1, 200, Path("out"), spans={"rating": (0.0, 10.0)})
+    bounded = declared.metrics["rating"].bounded_gaps
+    assert declared.finding == "win" and isinstance(bounded, list)
+    low, high = bounded
+    assert low == pytest.approx((15 * gap - (10 - base["s0"] - rise["s0"])) / 16)
+    assert low is not None and high is not None and low < gap < high

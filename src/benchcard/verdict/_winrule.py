@@ -14,7 +14,6 @@ from msgspec import UNSET, UnsetType
 from benchcard._util.numfmt import fixed, interval, level, p_equals
 from benchcard.card.model import Clause, WinRule
 from benchcard.records.verdictfigures import Equivalence, GapFigures, HoldsFigures
-from benchcard.scoring.scorers import metric_range
 from benchcard.stats import paired as stats
 from benchcard.stats.crossed import half_width, run_floor
 from benchcard.stats.decision import FINDINGS, Evidence, p_two_sided
@@ -44,12 +43,8 @@ def possible_gaps(g: Gap) -> tuple[float, float]:
     the scorer's (`metric_range`) when every value of both arms lies inside it; a metric of another tool's log
     with values beyond it has no known range unless one was declared (`compare --range`, checked against every
     value when the logs were read)."""
-    if g.span is not None:
-        return g.span[0] - g.span[1], g.span[1] - g.span[0]
-    lo, hi = metric_range(g.metric)
-    values = np.concatenate([g.base.ravel(), g.var.ravel()])
-    values = values[np.isfinite(values)]
-    if hi is None or (values.size and (float(values.min()) < lo or float(values.max()) > hi)):
+    lo, hi = g.known_range()
+    if lo is None or hi is None:
         return -math.inf, math.inf
     return lo - hi, hi - lo
 
@@ -143,6 +138,9 @@ def _unbounded(clause: Clause, g: Gap) -> str:
         return ""
     claim = {"rises": "the rise cannot be shown", "falls": "the fall cannot be shown"}.get(
         clause.test, "the guard cannot be shown to hold")
+    if g.known_range()[0] is None:  # neither end known: the cells of both arms leave it open
+        return (f"{side.open} cell{'s' if side.open != 1 else ''} {'were' if side.open != 1 else 'was'} cut off "
+                f"and {g.metric} has no known range (values beyond [0, 1], none declared): {claim}")
     return (f"{side.open} cell{'s' if side.open != 1 else ''} of {side.arm} {'were' if side.open != 1 else 'was'} "
             f"cut off at max_tokens and {g.metric} has no upper bound: {claim}")
 

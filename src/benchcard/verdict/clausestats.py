@@ -32,7 +32,9 @@ class Gap:
     so a variant cut off exactly when it is wrong cannot look better. Without truncation all three are one.
     A metric with no highest value (a count: a cut-off answer could hold any number of invented values) has no
     such bound: `open_low` counts the baseline's truncated cells that leave `low` unbounded below, `open_high`
-    the variant's that leave `high` unbounded above, and a claim judged on an open bound cannot be shown.
+    the variant's that leave `high` unbounded above, and a claim judged on an open bound cannot be shown. A metric
+    of no known range (`known_range`: another tool's, beyond [0, 1], none declared) leaves both open by every
+    truncated cell of either arm.
     """
 
     metric: str
@@ -59,6 +61,20 @@ class Gap:
 
     def p_flip(self, c: Crossed) -> FloatArray:
         return np.array([self.flips[id(c)]])
+
+    def known_range(self) -> tuple[float | None, float | None]:
+        """The metric's lowest and highest value, each None where it is not known: the declared span (`compare
+        --range`); else the scorer's (`metric_range`: a count has no highest) when every value of both arms lies
+        inside it; else neither, since another tool's metric beyond [0, 1] (a 0–10 rating, a signed difference)
+        is no score of [0, 1], and bounding it there would be a false clamp."""
+        if self.span is not None:
+            return self.span
+        lo, hi = metric_range(self.metric)
+        values = np.concatenate([self.base.ravel(), self.var.ravel()])
+        values = values[np.isfinite(values)]
+        if values.size and (float(values.min()) < lo or (hi is not None and float(values.max()) > hi)):
+            return None, None
+        return lo, hi
 
     def sides(self, test: str) -> tuple[Side, Side]:
         """The bound a `test` clause's claim is judged on and the one its loss is judged on (the worst case for
@@ -170,12 +186,16 @@ def _bound_truncated(g: Gap, values: FloatArray, t_base: np.ndarray, t_var: np.n
     value seen, which bounds nothing: the sides that needs are marked open, and no claim is judged on them."""
     g.truncated = int(t_base.sum() + t_var.sum())
     if g.truncated:
-        lo, hi = g.span or metric_range(g.metric)
-        if hi is None:  # no highest value: the largest seen is no bound on what a cut-off answer held
-            g.open_low, g.open_high = int(t_base.sum()), int(t_var.sum())
-        top = hi if hi is not None else float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
-        g.base_low, g.var_low = np.where(t_base, top, g.base), np.where(t_var, lo, g.var)
-        g.base_high, g.var_high = np.where(t_base, lo, g.base), np.where(t_var, top, g.var)
+        lo, hi = g.known_range()
+        n_base, n_var = int(t_base.sum()), int(t_var.sum())
+        # no highest value: the largest seen is no bound on what a cut-off answer held; no lowest likewise
+        g.open_low = (n_base if hi is None else 0) + (n_var if lo is None else 0)
+        g.open_high = (n_var if hi is None else 0) + (n_base if lo is None else 0)
+        seen = np.isfinite(values).any()
+        top = hi if hi is not None else float(np.nanmax(values)) if seen else 0.0
+        bottom = lo if lo is not None else float(np.nanmin(values)) if seen else 0.0
+        g.base_low, g.var_low = np.where(t_base, top, g.base), np.where(t_var, bottom, g.var)
+        g.base_high, g.var_high = np.where(t_base, bottom, g.base), np.where(t_var, top, g.var)
 
 
 def _gap_job(g: Gap, seed: int, alpha: float, unmeasured_run_var: float) -> None:
