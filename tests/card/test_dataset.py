@@ -203,6 +203,9 @@ def test_several_inputs_need_each_slot_once(tmp_path: Path) -> None:
     assert _error(_project(tmp_path, spec, data, "{{fixture.a}}")) == (
         "cards/colours.yaml:9: field 'prompt.user': an ab prompt must contain {{fixture.b}} exactly once")
     assert "not {{fixture}}" in _error(_project(tmp_path, spec, data, "{{fixture.a}}{{fixture.b}}{{fixture}}"))
+    root = _project(tmp_path / "escaped", spec, data, r"{{fixture.a}}{{fixture.b}} \{{fixture}} \{{fixture.a}}")
+    card = load_card(root / "cards" / "colours.yaml", Project(root))  # braces written as text: no slot of its own
+    assert "xy {{fixture}} {{fixture.a}}" in card.messages(card.baseline, card.fixture_value("q1"))[-1]["content"]
 
 
 def test_a_key_file_beside_a_data_file_is_refused(tmp_path: Path) -> None:
