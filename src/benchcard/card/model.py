@@ -228,8 +228,11 @@ class Card:
         root = self.path.parent.parent.resolve()  # the project: cards/<id>.yaml
         names = {f"{fixture}.json" for fixture in self.fixture_ids()}
         folder_leaves = root not in keys_dir.resolve().parents
-        with os.scandir(keys_dir) as entries:
-            linked = sorted(Path(e.path) for e in entries if e.name in names and (folder_leaves or e.is_symlink()))
+        try:
+            with os.scandir(keys_dir) as entries:
+                linked = sorted(Path(e.path) for e in entries if e.name in names and (folder_leaves or e.is_symlink()))
+        except OSError:  # a folder that cannot be listed: the key readers name it
+            return ()
         return tuple(f"{self._shown(path)}: leaves the project (a link to {path.resolve()}); an answer key is a "
                      "file of the project's own, as a fixture is: copy it in"
                      for path in linked if root not in path.resolve().parents)
