@@ -13,11 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import benchcard as benchcard_package
 from benchcard._util.version import __version__
 from benchcard.cli import cli
+from benchcard.records.runreader import read_manifest
+from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc, one_line_error
 from ..helpers_project import make_ab_project
+from ..helpers_run import ab_project, only_run, read_jsonl
 
 
 def test_version_and_help_exit_0_and_list_every_command() -> None:
@@ -130,3 +134,51 @@ def test_main_called_in_process_leaves_ctrl_c_as_it_found_it(monkeypatch: pytest
         child.wait()
         assert child.stdout is not None
         child.stdout.close()
+
+
+def _benchcard(root: Path, *args: str, stdout: int, stderr: int) -> int:
+    """`benchcard -C root ARGS` in a subprocess writing to the descriptors given; its exit status."""
+    src = str(Path(benchcard_package.__file__).parents[1])
+    env = {**os.environ, "NO_COLOR": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), *args], stdout=stdout,
+                          stderr=stderr, env=env, timeout=120, check=False).returncode
+
+
+def test_a_run_whose_reader_went_away_is_scored_and_closed_and_says_nothing(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    """Hostile audit (hostile21, streams): `benchcard run CARD 2>&1 | head -1` took the first line and left; the
+    run's next note met a closed pipe, and the BrokenPipeError stopped the run after its calls, unscored and not
+    closed (`verdict` said it was still in progress and owed a --resume). A write refused to stdout or stderr
+    never stops the work: the run ends scored and closed, and a reader gone is not an error (exit 0, as
+    `| head -1` expects)."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+    read, write = os.pipe()
+    os.close(read)  # a reader gone before the first line
+    try:
+        assert _benchcard(project.root, "run", "colour-ab", stdout=write, stderr=write) == 0
+    finally:
+        os.close(write)
+    folder = only_run(project, "colour-ab")
+    assert read_manifest(folder).finished_at is not None
+    assert len(read_jsonl(folder / "scores.jsonl")) == len(read_jsonl(folder / "outputs.jsonl")) == 12
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full to stand for a full disk")
+def test_a_full_stdout_is_one_line_after_the_work_is_done(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`benchcard verdict RUN > out.txt` on a full disk said `error: No space left on device` and nothing more:
+    read as the project's disk, whose verdict had been written. The command's work is done, and one line says
+    that only the output is lost, naming stdout (exit 1)."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+    errors = tmp_path / "stderr.txt"
+    with open("/dev/full", "wb") as full, errors.open("wb") as err:
+        assert _benchcard(project.root, "run", "colour-ab", stdout=full.fileno(), stderr=err.fileno()) == 1
+        folder = only_run(project, "colour-ab")
+        assert _benchcard(project.root, "verdict", folder.name, stdout=full.fileno(), stderr=err.fileno()) == 1
+    said = "error: stdout refused what benchcard printed (No space left on device); the command's work is done, "
+    assert [line for line in errors.read_text(encoding="utf-8").splitlines() if line.startswith("error:")] == [
+        said + "only its output is lost"] * 2
+    assert read_manifest(folder).finished_at is not None and (folder / "verdict.json").is_file()
+    assert [row["run"] for row in read_jsonl(project.results_dir / "ledger.jsonl")] == [folder.name]

@@ -78,6 +78,75 @@ def escapes_on_stdout() -> Iterator[None]:
             stream.reconfigure(errors=errors)
 
 
+class _Unheard(io.FileIO):
+    """A standard stream's descriptor whose first refused write (a reader gone: `| head -1`; a full `> file`; a
+    terminal hung up) is kept, not raised, and ends the stream: what follows is dropped whole, never written
+    past a hole. Raised, it stopped the command's work where it printed: a run whose notes went to a closed
+    pipe was left unscored and unclosed, its --resume owed."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd, "w", closefd=False)
+        self.refused: OSError | None = None
+
+    def write(self, data: Any) -> int:
+        size = memoryview(data).nbytes
+        if self.refused is None:
+            try:
+                return super().write(data) or 0
+            except OSError as exc:
+                self.refused = exc
+        return size
+
+
+@dataclass(frozen=True)
+class Streams:
+    """stdout and stderr while a command runs, each over an `_Unheard` descriptor (None: a stream with no
+    descriptor, such as a test's captured output, left as it was)."""
+
+    out: _Unheard | None
+    err: _Unheard | None
+
+    def stdout_refused(self) -> OSError | None:
+        """The first error writing stdout met, once what was printed is written (or refused) whole."""
+        with contextlib.suppress(ValueError, OSError):
+            sys.stdout.flush()
+        return self.out.refused if self.out is not None else None
+
+
+def _unheard(stream: Any) -> tuple[Any, _Unheard | None]:
+    """`stream` again over an `_Unheard` descriptor, with its encoding, errors and buffering; a stream with no
+    descriptor of its own (a test's captured output) as it is."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both an OSError and a ValueError
+        return stream, None
+    if not isinstance(stream, io.TextIOWrapper):
+        return stream, None
+    raw = _Unheard(fd)
+    wrapped = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                               line_buffering=stream.line_buffering, write_through=stream.write_through)
+    return wrapped, raw
+
+
+@contextlib.contextmanager
+def streams_never_stop_the_work() -> Iterator[Streams]:
+    """While a command runs, a refused write to stdout or stderr never stops its work on disk: the command goes
+    on to its end (a run scored and closed, a verdict written) and the caller learns which stream refused what
+    (`Streams`), to say so once the work is done. The streams are put back as found on the way out."""
+    before = sys.stdout, sys.stderr
+    for stream in before:
+        with contextlib.suppress(ValueError, OSError):  # what was printed before: written through the stream's own
+            stream.flush()
+    (sys.stdout, out), (sys.stderr, err) = _unheard(before[0]), _unheard(before[1])
+    try:
+        yield Streams(out, err)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):
+                stream.flush()
+        sys.stdout, sys.stderr = before
+
+
 def emit_json(data: Any, *, ascii_only: bool = False) -> None:
     """`--json`: indented two spaces, UTF-8 as is, anything else (a path, a date) as its string. `status` alone
     has always escaped what is not ASCII (`ascii_only`), and keeps its bytes; so does any command whose stdout

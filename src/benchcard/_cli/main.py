@@ -4,6 +4,7 @@ single line on stderr and exit 1."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import signal
 import sys
@@ -14,7 +15,7 @@ from typing import Any
 import click
 
 from benchcard._cli import cards, grading, ledger, replicate, runs, site, verdict
-from benchcard._cli.common import escapes_on_stdout
+from benchcard._cli.common import escapes_on_stdout, streams_never_stop_the_work, tell
 from benchcard._util.text import terminal_line
 from benchcard.errors import BenchcardError, one_line
 
@@ -31,8 +32,22 @@ class _Cli(click.Group):
             sys.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        with escapes_on_stdout():
-            return self._main(*args, **kwargs)
+        """A refused stdout (a full disk under `> file`, a terminal hung up) is said in one line once the work is
+        done, and the exit is 1; a reader gone (`| head -1`, `| grep -q`) is not an error: nothing is said and
+        the command's own code stands."""
+        code: str | int | None = 0
+        with streams_never_stop_the_work() as streams:
+            try:
+                with escapes_on_stdout():
+                    self._main(*args, **kwargs)
+            except SystemExit as exc:
+                code = exc.code
+            refused = streams.stdout_refused()
+            if not code and refused is not None and refused.errno != errno.EPIPE:
+                tell(f"error: stdout refused what benchcard printed ({refused.strerror or refused}); the command's "
+                     "work is done, only its output is lost")
+                code = 1
+        sys.exit(code)
 
     def _main(self, *args: Any, **kwargs: Any) -> Any:
         try:
