@@ -214,8 +214,8 @@ def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unkno
 
 
 @pytest.mark.parametrize(("sig", "background"), [(signal.SIGINT, False), (signal.SIGTERM, False),
-                                                  (signal.SIGTERM, True)],
-                         ids=["ctrl-c", "sigterm", "sigterm-in-the-background"])
+                                                  (signal.SIGTERM, True), (signal.SIGHUP, False)],
+                         ids=["ctrl-c", "sigterm", "sigterm-in-the-background", "sighup"])
 def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_stopped(
         tmp_path: Path, server: FakeServer, key: str, sig: signal.Signals, background: bool) -> None:
     """Ctrl-C (SIGINT) mid-run: the pass writes the replies it counted as it stops, the resume adds its own, and
@@ -223,7 +223,8 @@ def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_s
     (`kill`, `timeout`, a cancelled CI job) is taken as Ctrl-C: it ended the run on the spot, as SIGKILL does, and
     left the pass's replies uncounted (benchmarks/kill_sweep.py). So it did, until 2026-12-07, in a run started
     in the background by a shell without job control (SIGINT ignored: `benchcard run … &` in a script, nohup, a
-    CI step), the very runs `timeout` and a cancelled job stop: 5 of 12 SIGTERMs mid-pass at the sweep's moments."""
+    CI step), the very runs `timeout` and a cancelled job stop: 5 of 12 SIGTERMs mid-pass at the sweep's moments.
+    SIGHUP (the terminal closed, an ssh session dropped) ended it on the spot too (hostile21), and is taken so."""
     server.configure({"default_reply": "red", "latency_ms": 40, "reply_model": "test/model-2024-08-06"})
     whole = ab_project(tmp_path / "whole", server.base_url, fixtures=40, repetitions=1)
     assert bc(whole, "run", "colour-ab").exit_code == 0
@@ -262,6 +263,19 @@ def test_a_run_started_in_the_background_is_not_stopped_by_ctrl_c(tmp_path: Path
     assert manifest.finished_at is not None and lines(folder / "outputs.jsonl") == 80
     assert manifest.replied_rows is not None and [msgspec.to_builtins(p) for p in manifest.replied_rows] == [
         {"rows": 80, "uncounted": 0}]
+
+
+def test_a_run_started_under_nohup_is_not_stopped_by_a_hangup(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`nohup benchcard run …` asks that a closed terminal leave the run going: a SIGHUP ignored stays ignored,
+    and the run ends on its own with every cell, scored."""
+    server.configure({"default_reply": "red", "latency_ms": 40})
+    project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts it (the child inherits the ignoring)
+    try:
+        folder = start_and_kill(project, 30, signal.SIGHUP)
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert read_manifest(folder).finished_at is not None and lines(folder / "scores.jsonl") == 80
 
 
 _TWO_CTRL_CS = """\

@@ -106,7 +106,9 @@ _refuse_empty(cli)
 def main() -> None:
     """Entry point for the `benchcard` script. SIGTERM (what `kill`, `timeout`, a cancelled CI job and `docker
     stop` send) stops a command as Ctrl-C does: a run records the replies it counted and says how to resume, where
-    Python's default ended it on the spot, as SIGKILL does."""
+    Python's default ended it on the spot, as SIGKILL does. So does SIGHUP (the terminal closed, an ssh session
+    dropped), unless it is ignored (`nohup`): what the command still prints to the terminal gone is dropped
+    (`streams_never_stop_the_work`)."""
     with _sigterm_as_ctrl_c():
         cli(prog_name="benchcard")
 
@@ -126,28 +128,35 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     never see a SIGINT. SIGINT is ignored again before it is unblocked, so one that arrived meanwhile is dropped as
     it would have been."""
     before_int, before_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    hangup = getattr(signal, "SIGHUP", None)
+    before_hup = signal.getsignal(hangup) if hangup is not None else None
     mask = None
     if before_int is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _as_ctrl_c)
+    if hangup is not None and before_hup is signal.SIG_DFL:  # nohup's SIG_IGN: kept, the run goes on
+        signal.signal(hangup, _as_ctrl_c)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, before_term)
+        if hangup is not None and before_hup is signal.SIG_DFL:
+            signal.signal(hangup, before_hup)
         if mask is not None:
             signal.signal(signal.SIGINT, before_int)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM handed to what handles Ctrl-C now: asyncio's handler in a run (it cancels the calls, so the pass
-    records what it counted), Python's elsewhere (KeyboardInterrupt). Where SIGINT has no handler (a forked child
-    that ignores it; a system that cannot block signals), SIGTERM ends the process as it would have, never leaving
-    it deaf to both. The handler is called, not SIGINT raised: a blocked SIGINT would never arrive."""
+    """SIGTERM (or SIGHUP) handed to what handles Ctrl-C now: asyncio's handler in a run (it cancels the calls,
+    so the pass records what it counted), Python's elsewhere (KeyboardInterrupt). Where SIGINT has no handler (a
+    forked child that ignores it; a system that cannot block signals), the signal ends the process as it would
+    have, never leaving it deaf to both. The handler is called, not SIGINT raised: a blocked SIGINT would never
+    arrive."""
     handler = signal.getsignal(signal.SIGINT)
     if not callable(handler):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.raise_signal(signal.SIGTERM)
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
         return
     handler(signal.SIGINT, frame)
