@@ -89,3 +89,15 @@ def test_a_control_flow_error_is_no_benchcard_error_and_a_user_facing_one_is() -
     assert issubclass(errors.FakeServerError, errors.BenchcardError)
     assert issubclass(errors.RuleTimeout, errors.CardError)
     assert issubclass(errors.NotCanonicalError, ValueError) and issubclass(errors.UnreadableAnswer, ValueError)
+
+
+def test_a_copy_or_a_move_the_system_refused_names_its_destination_first() -> None:
+    """Hostile audit (hostile21, disk): `site --out` on a full disk said `error: <project>/results/…/outputs.jsonl:
+    No space left on device`: a copy's error names its source first, and the line named the project's own run file
+    (on a disk with room) as the one that was full. The destination is the file refused, the source beside it."""
+    import errno
+
+    copy = OSError(errno.ENOSPC, "No space left on device", "results/a/outputs.jsonl", None, "/mnt/full/outputs.jsonl")
+    assert errors.one_line(copy) == "/mnt/full/outputs.jsonl: No space left on device (from results/a/outputs.jsonl)"
+    one = OSError(errno.EROFS, "Read-only file system", "results/ledger.jsonl")
+    assert errors.one_line(one) == "results/ledger.jsonl: Read-only file system"

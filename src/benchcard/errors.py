@@ -150,6 +150,8 @@ def one_line(exc: BaseException) -> str:
     """What the CLI prints after `error:`: a BenchcardError's message, or the file and the system's words for an
     OSError (a read-only results/, a full disk), never a traceback."""
     if isinstance(exc, OSError):
+        if exc.filename2:  # a copy or a move: the refusal is of its destination (a full disk there), said first
+            return f"{exc.filename2}: {exc.strerror or exc} (from {exc.filename})"
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}"
     return str(exc)

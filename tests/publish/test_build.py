@@ -17,6 +17,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
+from ..helpers_cli import one_line_error
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import copy_project, published_project
 from ..helpers_run import killed_at
@@ -117,6 +118,36 @@ def test_a_failed_build_leaves_the_last_good_site(tmp_path: Path, monkeypatch: p
     after = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
     assert after == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left behind
+
+
+def test_a_full_disk_under_out_is_one_line_naming_the_page_and_the_last_site_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit (hostile21, disk): `site --out` on a full disk said `error: <project>/results/…/outputs.jsonl:
+    No space left on device`, naming the project's run file (the copy's source, on a disk with room) as the file
+    refused. The line names --out and the page as it would be there, and the site built before is untouched."""
+    import errno
+    import shutil
+
+    project = published_project(tmp_path / "proj")
+    web = tmp_path / "web"
+    site = ["-C", str(project), "site", "--out", str(web)]
+    assert CliRunner().invoke(cli, site).exit_code == 0
+    before = {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()}
+    real = shutil.copyfile
+
+    def full(src: str, dest: str, **kwargs: object) -> str:
+        if Path(src).name == "outputs.jsonl":  # as shutil's sendfile says it: source, then destination
+            raise OSError(errno.ENOSPC, "No space left on device", str(src), None, str(dest))
+        return real(src, dest, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "copyfile", full)
+    line = one_line_error(CliRunner().invoke(cli, site))
+    assert re.fullmatch(
+        rf"error: --out {re.escape(str(web))}: {re.escape(str(web))}/runs/bench-01/v1/[0-9TZa-f-]+/outputs\.jsonl "
+        r"could not be written \(No space left on device: the disk is full or a file-size limit was reached\); "
+        r"the site there before, if any, is as it was\. Make room, then build again", line), line
+    assert {p.relative_to(web): p.read_bytes() for p in web.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proj", "web"]
 
 
 def test_a_build_killed_before_its_swap_leaves_a_hidden_folder_the_next_build_removes(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.files import alive
+from benchcard._util.files import alive, refused_write
 from benchcard._util.text import ascii_int
 from benchcard.card.load import load_cards
 from benchcard.card.model import Card
@@ -156,11 +156,28 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
     out = _staging(final)
     try:
         report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped, viewer)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(out, ignore_errors=True)
+        if isinstance(exc, OSError):
+            refused = _refused_page(exc, out, out_dir)
+            if refused is not None:
+                raise refused from None
         raise
     _swap_in(out, final)
     return report
+
+
+def _refused_page(exc: OSError, staging: Path, out_dir: Path) -> BenchcardError | None:
+    """A write into the staging folder the system refused, said of the page as it would have been under `--out`
+    (not of the hidden staging folder, nor of the project file being copied there, which a copy's error names
+    first); None when the refusal was not of a page (a project file that could not be read)."""
+    for name in (exc.filename2, exc.filename):
+        if isinstance(name, (str, os.PathLike)) and Path(name).is_relative_to(staging):
+            said, mend = refused_write(exc)
+            page = out_dir / Path(name).relative_to(staging)
+            return BenchcardError(f"--out {out_dir}: {page} could not be written ({said}); the site there before, "
+                                  f"if any, is as it was. {mend}, then build again")
+    return None
 
 
 def _matches(file: VerdictFile, written: str | None, row: LedgerRow) -> bool:
