@@ -34,3 +34,27 @@ def test_the_new_file_is_whole_with_the_usual_permissions_and_force_keeps_the_ol
     backup = write_new(out, lambda fh: fh.write("new"), force=True, shown="sheet.csv", error=RunError)
     assert backup == tmp_path / "sheet.csv.bak" and backup.read_text() == "a\nb\n" and out.read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet.csv", "sheet.csv.bak"]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_full_disk_names_the_file_and_keeps_the_one_there_before(tmp_path: Path, force: bool) -> None:
+    """Hostile audit (hostile21, disk): a sheet or a new project's file written to a full disk said only
+    `error: No space left on device` (a write's error names no file); under --force the old sheet was left renamed
+    to .bak, the name it was asked for empty. The line names the file and what mends it, and the old file is back."""
+    import errno
+
+    out = tmp_path / "sheet.csv"
+    if force:
+        out.write_text("graded by hand\n", encoding="utf-8")
+
+    def full(fh: IO[str]) -> None:
+        fh.write("row,fixture\n")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    kept = "the file there before is as it was" if force else "nothing was written there"
+    with pytest.raises(RunError) as refused:
+        write_new(out, full, force=force, shown="sheet.csv", error=RunError)
+    assert str(refused.value) == ("sheet.csv: could not be written (No space left on device: the disk is full or a "
+                                  f"file-size limit was reached); {kept}. Make room, then try again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["sheet.csv"] if force else [])
+    assert not force or out.read_text(encoding="utf-8") == "graded by hand\n"

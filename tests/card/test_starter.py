@@ -106,6 +106,32 @@ def test_init_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path: 
     assert "exists and is not a folder" in one_line_error(_benchcard("init", "file"))
 
 
+def test_init_that_a_full_disk_stopped_part_way_leaves_nothing_and_can_be_given_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile audit (hostile21, disk): `benchcard init proj` on a full disk said `error: No space left on device`,
+    naming no file, and left proj/ with the files written before it; `init proj` again then refused the folder as
+    not empty. The line names the file, what init wrote is removed, and init given again makes the project."""
+    import errno
+
+    from benchcard.card import starter
+
+    monkeypatch.chdir(tmp_path)
+    real = starter._write
+
+    def full(text: str, fh: object) -> None:
+        if text == starter.FIXTURES:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(text, fh)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(starter, "_write", full)
+    assert one_line_error(_benchcard("init", "new/proj")) == (
+        "error: new/proj/fixtures/first-ab.jsonl: could not be written (No space left on device: the disk is full or "
+        "a file-size limit was reached); nothing was written there. Make room, then try again")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(starter, "_write", real)
+    assert _benchcard("init", "new/proj").exit_code == 0 and (tmp_path / "new/proj/cards/first-ab.yaml").is_file()
+
+
 @pytest.mark.parametrize("where", ["results/new", "cards/new", "keys/x/new", "fixtures/new"])
 def test_init_never_makes_a_project_among_another_projects_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    where: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from benchcard._util.files import discard, fresh_tmp, move_into_place
+from benchcard._util.files import discard, fresh_tmp, move_into_place, refused_write
 from benchcard.errors import BenchcardError
 
 
@@ -45,9 +45,26 @@ def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, sh
         refuse_existing(path, force=force, shown=shown, error=error)
         backup = backup_name(path)
         os.rename(path, backup)
+    try:
+        _write_whole(path, write)
+    except FileExistsError:
+        raise error(f"{shown}: appeared while writing; nothing was written over it") from None
+    except OSError as exc:
+        if os.path.lexists(path):  # written, its folder's sync refused: the system's words, naming the folder
+            raise
+        # a refused write (a full disk): the file named as the user knows it, the old one back in its place
+        if backup is not None:
+            os.rename(backup, path)
+        said, mend = refused_write(exc)
+        kept = "the file there before is as it was" if backup is not None else "nothing was written there"
+        raise error(f"{shown}: could not be written ({said}); {kept}. {mend}, then try again") from None
+    return backup
+
+
+def _write_whole(path: Path, write: Callable[[IO[str]], object]) -> None:
+    """Written whole or not at all (a kill leaves no half file to refuse later): an exclusive temporary sibling of
+    a name no user file has, synced, then moved into place without overwriting."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # written whole or not at all (a kill leaves no half file to refuse later): an exclusive temporary sibling
-    # of a name no user file has, synced, then moved into place without overwriting
     tmp = fresh_tmp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -56,8 +73,5 @@ def write_new(path: Path, write: Callable[[IO[str]], object], *, force: bool, sh
             fh.flush()
             os.fsync(fh.fileno())
         move_into_place(tmp, path, overwrite=False)
-    except FileExistsError:
-        raise error(f"{shown}: appeared while writing; nothing was written over it") from None
     finally:
         discard(tmp)
-    return backup

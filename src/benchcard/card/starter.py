@@ -9,6 +9,7 @@ over a file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -139,15 +140,36 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
         if holds:
             raise ProjectError(f"{shown}: the folder is not empty; benchcard init writes only into an empty or "
                                "new folder (it never writes over a file)")
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text, _ in FILES:
-        write_new(folder / name, partial(_write, text), force=False, shown=f"{shown}/{name}", error=ProjectError)
+    made = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]  # deepest first
+    written: list[Path] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text, _ in FILES:
+            write_new(folder / name, partial(_write, text), force=False, shown=f"{shown}/{name}", error=ProjectError)
+            written.append(folder / name)
+    except BaseException:
+        _unmake(folder, written, made)
+        raise
     here = folder.resolve() == Path.cwd().resolve()
     commands = (*(() if here else (f"cd {shell_path(shown)}",)), "benchcard check",
                 f"benchcard run {CARD_ID} --scratch --provider local", f"benchcard verdict {CARD_ID}")
     inside = () if outer is None else (f"note: inside the benchcard project in {outer}; this one keeps its own "
                                        "cards, results and ledger, and commands run in it use it",)
     return Started(folder, tuple((name, what) for name, _, what in FILES), commands, inside)
+
+
+def _unmake(folder: Path, written: list[Path], made: list[Path]) -> None:
+    """What an init that failed part-way (a full disk) wrote, removed, so that `benchcard init` again is taken
+    instead of refused as a folder that is not empty: the files it wrote, then the folders it made, if empty."""
+    for path in written:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    for sub in sorted({(folder / name).parent for name, _, _ in FILES} - {folder}, key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            sub.rmdir()  # a folder holding anything (a file that appeared meanwhile) is never removed
+    for path in made:
+        with contextlib.suppress(OSError):
+            path.rmdir()
 
 
 def _write(text: str, fh: IO[str]) -> None:
