@@ -221,6 +221,27 @@ def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path: Path)
     assert list(target.parent.iterdir()) == []
 
 
+def test_a_write_refused_in_parts_or_appended_names_the_file_it_is_for(tmp_path: Path) -> None:
+    """Hostile audit (hostile21, disk): a table, an export, a set-aside note, a ledger row or a batch's journal
+    written on a full disk said only `error: No space left on device`: the write's error names no file. Each names
+    the file it was for (a temporary the file a temporary becomes); an error that names its file keeps it."""
+    import errno
+
+    from benchcard._util.files import writing
+
+    meant, tmp = tmp_path / "table.csv", tmp_path / ".table.csv.1-abcd.tmp"
+    with pytest.raises(OSError) as refused, synced_file(tmp, meant) as fh:
+        fh.write(b"x")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert (refused.value.errno, refused.value.filename) == (errno.ENOSPC, str(meant))
+    with pytest.raises(OSError) as appended, writing(tmp_path / "ledger.jsonl"):
+        raise OSError(errno.EFBIG, "File too large")
+    assert str(appended.value) == f"[Errno 27] File too large: '{tmp_path / 'ledger.jsonl'}'"
+    with pytest.raises(OSError) as own, writing(meant):
+        raise OSError(errno.EACCES, "Permission denied", "elsewhere.txt")
+    assert own.value.filename == "elsewhere.txt"
+
+
 def test_a_refused_write_says_make_room_only_when_room_mends_it() -> None:
     """One wording for every refused write (a run's rows, its plan): a full disk or a file-size limit says "Make
     room"; a refused permission said so too where a row was written, which no room mends."""

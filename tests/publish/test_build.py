@@ -150,6 +150,22 @@ def test_a_full_disk_under_out_is_one_line_naming_the_page_and_the_last_site_sta
     assert sorted(p.name for p in tmp_path.iterdir()) == ["proj", "web"]
 
 
+def test_a_page_write_that_names_no_file_names_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write's own error names no file (`error: No space left on device`, hostile21): the line names --out."""
+    import errno
+
+    def full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    project = published_project(tmp_path / "proj")
+    monkeypatch.setattr("benchcard.publish.build.copy_run", full)
+    web = tmp_path / "web"
+    assert one_line_error(CliRunner().invoke(cli, ["-C", str(project), "site", "--out", str(web)])) == (
+        f"error: --out {web}: the pages could not be written (No space left on device: the disk is full or a "
+        "file-size limit was reached); the site there before, if any, is as it was. Make room, then build again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proj"]
+
+
 def test_a_build_killed_before_its_swap_leaves_a_hidden_folder_the_next_build_removes(tmp_path: Path) -> None:
     """SIGKILLed with every page written but not yet swapped in: the last good site stands, the staging folder is
     hidden, and the next build (its process gone) removes it rather than leave one behind at every kill."""

@@ -273,3 +273,27 @@ def test_an_output_holding_a_lone_surrogate_is_exported(tmp_path: Path, server: 
     assert result.exit_code == 0, result.output
     back = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
     assert back["text"].tolist() == ["red \ufffd"] * 12
+
+
+def test_an_export_the_disk_refuses_names_the_file_and_leaves_nothing(project: Project, tmp_path: Path) -> None:
+    """Hostile audit (hostile21, disk): `benchcard export RUN` on a full disk said `error: No space left on device`,
+    naming no file (a write's error names none). The refusal, here a file-size limit as the kernel enforces one in
+    a child process, names the file asked for, and no temporary is left beside it."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    out = tmp_path / "cells.csv"
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000, 1_000))
+
+    src = str(Path(benchcard.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "export", run_dir.name,
+                           "--out", str(out)], capture_output=True, text=True, timeout=120, preexec_fn=limited,
+                          env=env, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {out}: File too large\n")
+    assert list(tmp_path.iterdir()) == [tmp_path / "proj"]

@@ -90,11 +90,27 @@ def fresh_tmp(path: Path, suffix: str = ".tmp") -> Path:
     return tmp_sibling(path, suffix)
 
 
+def named(exc: OSError, path: Path) -> OSError:
+    """A write the system refused (a full disk, a file-size limit) said of the file it was for: a write's or a
+    sync's error names no file, and the one line a user sees read `error: No space left on device`."""
+    return exc if exc.filename else OSError(exc.errno, exc.strerror, str(path))
+
+
 @contextlib.contextmanager
-def synced_file(path: Path) -> Iterator[BinaryIO]:
-    """Open `path` for writing bytes; on leaving the block without error, flush it and sync it to disk."""
+def writing(path: Path) -> Iterator[None]:
+    """A block that writes `path`: an error of the system naming no file (a write, a flush, a sync) names it."""
+    try:
+        yield
+    except OSError as exc:
+        raise named(exc, path) from None
+
+
+@contextlib.contextmanager
+def synced_file(path: Path, meant: Path | None = None) -> Iterator[BinaryIO]:
+    """Open `path` for writing bytes; on leaving the block without error, flush it and sync it to disk. A write
+    refused is said of `meant` (the file a temporary `path` becomes), else of `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
+    with writing(meant or path), open(path, "wb") as fh:
         yield fh
         fh.flush()
         os.fsync(fh.fileno())
@@ -170,8 +186,7 @@ class AtomicFile:
         discard(self.tmp)
 
     def _named(self, exc: OSError) -> OSError:
-        """A write the system refused (a full disk, a file-size limit) says which file: the one line a user sees."""
-        return exc if exc.filename else OSError(exc.errno, exc.strerror, str(self.path))
+        return named(exc, self.path)
 
     def __enter__(self) -> AtomicFile:
         return self

@@ -98,10 +98,7 @@ def _staging(out: Path) -> Path:
     what a build killed before its swap left there is removed first."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _sweep_builds(out)
-    staging = _new_folder(out, "building")
-    (staging / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n",
-                                  encoding="utf-8")
-    return staging
+    return _new_folder(out, "building")
 
 
 def _new_folder(out: Path, kind: str) -> Path:
@@ -155,6 +152,7 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
     final = _check_out(project, out_dir)
     out = _staging(final)
     try:
+        (out / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n", encoding="utf-8")
         report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped, viewer)
     except BaseException as exc:
         shutil.rmtree(out, ignore_errors=True)
@@ -171,12 +169,14 @@ def _refused_page(exc: OSError, staging: Path, out_dir: Path) -> BenchcardError 
     """A write into the staging folder the system refused, said of the page as it would have been under `--out`
     (not of the hidden staging folder, nor of the project file being copied there, which a copy's error names
     first); None when the refusal was not of a page (a project file that could not be read)."""
+    said, mend = refused_write(exc)
+    kept = f"the site there before, if any, is as it was. {mend}, then build again"
+    if exc.filename is None:  # a write or a sync, which names no file: one of the pages'
+        return BenchcardError(f"--out {out_dir}: the pages could not be written ({said}); {kept}")
     for name in (exc.filename2, exc.filename):
         if isinstance(name, (str, os.PathLike)) and Path(name).is_relative_to(staging):
-            said, mend = refused_write(exc)
             page = out_dir / Path(name).relative_to(staging)
-            return BenchcardError(f"--out {out_dir}: {page} could not be written ({said}); the site there before, "
-                                  f"if any, is as it was. {mend}, then build again")
+            return BenchcardError(f"--out {out_dir}: {page} could not be written ({said}); {kept}")
     return None
 
 

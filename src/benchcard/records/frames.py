@@ -195,7 +195,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     # later export refused to replace ("already exists"), and that another tool would read as the whole run.
     tmp = fresh_tmp(path)
     try:
-        with synced_file(tmp) as fh:
+        with synced_file(tmp, path) as fh:
             if fmt == "parquet":
                 frame.to_parquet(fh, index=False)
             else:

@@ -32,7 +32,7 @@ import jsonlines
 import msgspec
 from filelock import FileLock, Timeout
 
-from benchcard._util.files import write_atomic
+from benchcard._util.files import write_atomic, writing
 from benchcard._util.hashing import digest, strict
 from benchcard._util.safeio import record_loads
 from benchcard.errors import JsonProblem, LedgerError
@@ -317,7 +317,7 @@ def append(project: Project, row: LedgerRow) -> LedgerRow:
             raise LedgerError(f"a ledger row for run {row.run}: {exc}") from None
         full = msgspec.structs.replace(full, hash=row_hash(full))
         path = project.ledger_path
-        with open(path, "a", encoding="utf-8") as fh:
+        with writing(path), open(path, "a", encoding="utf-8") as fh:
             if _lacks_final_newline(path):  # a whole, verified last row whose newline was lost
                 fh.write("\n")
             with jsonlines.Writer(fh, dumps=_compact) as writer:

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchcard._util.files import writing
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -69,7 +70,7 @@ def set_aside(project: Project, name: str, why: str) -> SetAsideDone:
         if _running(run_dir):
             raise RunError(f"run {run} is running now; stop it (Ctrl-C) before setting it aside")
         entry = SetAside(at=utc_stamp(), why=reason)
-        with open(run_dir / SET_ASIDE, "ab") as fh:
+        with writing(run_dir / SET_ASIDE), open(run_dir / SET_ASIDE, "ab") as fh:
             fh.write(dumps_line(entry))
             fh.flush()
             os.fsync(fh.fileno())

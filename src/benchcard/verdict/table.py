@@ -66,7 +66,8 @@ def write_table(path: Path, data: RunData, rig: str, arrow_from: int = ARROW_FRO
     """
     rows = len(data.cells) * max(1, len(data.metrics))
     body = _arrow_body(data, rig) if rows >= arrow_from else None
-    with synced_file(path) as fh:  # a temporary name: the verdict moves it into place once it is entered
+    # a temporary name: the verdict moves it into place once it is entered
+    with synced_file(path, path.parent / TABLE_FILE) as fh:
         if body is None:
             fh.write(table_bytes(data, rig))
         else:

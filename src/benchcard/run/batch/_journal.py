@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.files import writing
 from benchcard.errors import RunError
 from benchcard.records.rows import dumps_line, utc_stamp
 
@@ -217,7 +218,7 @@ class Journal:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._repair()
         stamped = msgspec.structs.replace(event, at=utc_stamp())
-        with open(self.path, "ab") as fh:
+        with writing(self.path), open(self.path, "ab") as fh:
             fh.write(dumps_line(stamped))
             fh.flush()
             os.fsync(fh.fileno())
