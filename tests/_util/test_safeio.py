@@ -112,3 +112,24 @@ def test_a_file_of_a_run_or_the_ledger_nested_past_the_stack_is_one_line(tmp_pat
     result = cli_run(project, *(run_dir.name if part == "RUN" else part for part in command))
     assert isinstance(result.exception, SystemExit), result.exception
     assert said in result.output and "Traceback" not in result.output
+
+
+def test_a_record_file_with_something_else_in_its_place_is_refused_not_read_as_absent(tmp_path: Path) -> None:
+    """Hostile audit (hostile21, a file replaced between steps): the ledger made a folder read as `no verdicts yet`
+    and `ledger --verify` said rows were deleted; a run's outputs.jsonl made a folder read as no cell recorded
+    (`status`: 0 ok, finished; `run --resume`: nothing to call). Nothing there is absent; anything else is one line."""
+    from benchcard._util.safeio import present
+
+    path = tmp_path / "outputs.jsonl"
+    assert present(path, "outputs.jsonl", ProjectError) is False
+    assert present(path / "below", "below", ProjectError) is False  # a folder on the way that is a file: absent too
+    path.write_bytes(b"")
+    assert present(path, "outputs.jsonl", ProjectError) is True
+    path.unlink()
+    for kind, make in (("a folder", os.mkdir), ("a FIFO", os.mkfifo)):
+        make(path)
+        with pytest.raises(ProjectError) as refused:
+            present(path, "outputs.jsonl", ProjectError)
+        assert str(refused.value) == (f"outputs.jsonl: not a regular file ({kind}), where benchcard keeps one; move "
+                                      "it aside and put the file back")
+        os.rmdir(path) if kind == "a folder" else path.unlink()

@@ -534,3 +534,18 @@ def test_looking_a_run_or_a_card_up_and_reading_every_row_hold_one_row_not_the_l
     assert found is not None and found.seq == 2999
     assert missing == (None, [])
     assert counted == 3000
+
+
+def test_a_ledger_that_is_a_folder_is_one_line_not_an_empty_ledger(project: Project) -> None:
+    """Hostile audit (hostile21): results/ledger.jsonl made a folder read as a ledger with no rows: `ledger` said
+    `no verdicts yet` and `ledger --verify` that the ledger's rows were deleted from its end. Each command says
+    in one line what stands there."""
+    ledger.append(project, ledger_row(run="r1"))
+    path = project.ledger_path
+    path.rename(path.with_name("kept.jsonl"))
+    path.mkdir()
+    for args in (["ledger"], ["ledger", "--verify"], ["ledger", "--json"]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+        assert (result.exit_code, result.stdout, result.stderr) == (1, "", (
+            "error: results/ledger.jsonl: not a regular file (a folder), where benchcard keeps one; move it aside "
+            "and put the file back\n")), args

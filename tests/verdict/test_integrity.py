@@ -561,3 +561,37 @@ def test_show_gate_applies_no_gate_to_a_scratch_verdict(tmp_path: Path, server: 
     gate = cli_in(project, "verdict", folder.name, "--show", "--gate")
     assert gate.exit_code == 1 and "its verdict is a scratch verdict, which no ledger row vouches for" in gate.stderr
     assert cli_in(project, "verdict", folder.name, "--show").exit_code == 0  # shown, marked scratch, as before
+
+
+def test_a_run_file_replaced_by_a_folder_is_said_so_by_every_command(tmp_path: Path, server: FakeServer,
+                                                                     key: str) -> None:
+    """Hostile audit (hostile21, a file replaced between steps): a finished run's outputs.jsonl made a folder read
+    as a run with no cell recorded (`status`: 0 ok, finished; `run --resume`: nothing to call, 12 missing), and a
+    judged run's scores.jsonl made one was `missing` to `ledger --verify`, though it stands there. Each command says
+    what stands in the file's place."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=1)
+    assert _run(project)
+    judged = only_run(project, "colour-ab")
+    assert CliRunner().invoke(cli, ["-C", str(project.root), "verdict", judged.name]).exit_code == 0
+    assert _run(project)
+    open_run = next(r for r in runs_of(project, "colour-ab") if r != judged)
+    outputs = open_run / "outputs.jsonl"
+    outputs.rename(open_run / "kept")
+    outputs.mkdir()
+    said = (f"error: {outputs}: not a regular file (a folder), where benchcard keeps one; move it aside and put the "
+            "file back")
+    for args in (["status", open_run.name], ["run", "colour-ab", "--resume", open_run.name],
+                 ["verdict", open_run.name], ["export", open_run.name, "--out", str(tmp_path / "x.csv")]):
+        result = CliRunner().invoke(cli, ["-C", str(project.root), *args])
+        assert (result.exit_code, result.stderr.strip()) == (1, said), (args, result.output)
+    scores = judged / "scores.jsonl"
+    scores.rename(judged / "kept")
+    scores.mkdir()
+    verify = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert verify.exit_code == 1 and (f"results/colour-ab/v1/{judged.name}/scores.jsonl is not a regular file any "
+                                      "more (a folder, a link)") in verify.stdout, verify.output
+
+
+def _run(project: Project) -> bool:
+    return CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab"]).exit_code == 0

@@ -60,6 +60,22 @@ def decode_utf8(data: bytes, source: str, error: type[BenchcardError]) -> str:
                     "save the file as UTF-8") from None
 
 
+def present(path: Path, shown: str, error: type[BenchcardError]) -> bool:
+    """Whether a file benchcard writes and reads back (the ledger, a run's rows) is there: False when nothing is
+    (not written yet). Anything else put in its place (a folder, a FIFO) is `error`, never read as absent: a ledger
+    that is a folder read as no verdicts yet, and a run's outputs as no cell recorded."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise error(f"{shown}: cannot read: {exc.strerror}") from None
+    if stat.S_ISREG(info.st_mode):
+        return True
+    raise error(f"{shown}: not a regular file ({_kind(info.st_mode)}), where benchcard keeps one; move it aside and "
+                "put the file back")
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"

@@ -34,7 +34,7 @@ from filelock import FileLock, Timeout
 
 from benchcard._util.files import write_atomic, writing
 from benchcard._util.hashing import digest, strict
-from benchcard._util.safeio import record_loads
+from benchcard._util.safeio import present, record_loads
 from benchcard.errors import JsonProblem, LedgerError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
@@ -120,7 +120,7 @@ def _own(project: Project) -> Path:
 def _opened(project: Project) -> BinaryIO | None:
     """The ledger open for reading a line at a time, or None when the project has none yet."""
     path = _own(project)
-    if not path.is_file():
+    if not present(path, project.relative(path), LedgerError):
         return None
     try:
         return path.open("rb")

@@ -17,7 +17,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.lastrow import last_per_cell
-from benchcard._util.safeio import json_loads
+from benchcard._util.safeio import json_loads, present
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
@@ -154,7 +154,7 @@ class RunReader:
 
     def iter_outputs(self) -> Iterator[OutputRow]:
         """Every recorded row; a torn final line (a kill mid-write) is skipped, any other bad line is an error."""
-        if not self.outputs_path.is_file():
+        if not present(self.outputs_path, str(self.outputs_path), RunError):
             return
         with open(self.outputs_path, "rb") as fh:
             for n, line in enumerate(fh, 1):
@@ -169,7 +169,7 @@ class RunReader:
         line is parsed (and a damaged one is an error, as in `iter_outputs`).
         """
         done: set[str] = set()
-        if not self.outputs_path.is_file():
+        if not present(self.outputs_path, str(self.outputs_path), RunError):
             return done
         with open(self.outputs_path, "rb") as fh:
             for n, line in enumerate(fh, 1):
@@ -357,7 +357,7 @@ def _lines(store: RunReader) -> Iterator[tuple[int, bytes]]:
     """Each whole row of outputs.jsonl with the byte it starts at (a torn final line, from a kill mid-write, is
     left to the store's repair)."""
     path = store.outputs_path
-    if not path.is_file():
+    if not present(path, str(path), RunError):
         return
     pos = 0
     with open(path, "rb") as fh:

@@ -29,7 +29,7 @@ from typing import IO, Any
 import msgspec
 
 from benchcard._util.files import AtomicFile, discard, refused_write, write_atomic
-from benchcard._util.safeio import json_loads
+from benchcard._util.safeio import json_loads, present
 from benchcard.errors import RunError
 from benchcard.project import Project
 from benchcard.records.rows import (
@@ -222,7 +222,7 @@ class RunStore(RunReader):
         was done, or None when the file was already whole.
         """
         path = self.outputs_path
-        if not path.is_file():
+        if not present(path, str(path), RunError):
             return None
         size = path.stat().st_size
         if size == 0:

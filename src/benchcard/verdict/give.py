@@ -28,6 +28,7 @@ import numpy as np
 
 from benchcard._util.files import discard, fresh_tmp, move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
+from benchcard._util.safeio import present
 from benchcard.card.load import card_of_run, check_seal_root, moved_on
 from benchcard.card.model import Card
 from benchcard.errors import VerdictError
@@ -129,7 +130,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
                assignment.result() if assignment is not None else None)
     expected = manifest.outputs_digest
     outputs = run_dir / "outputs.jsonl"
-    if not outputs.is_file():
+    if not present(outputs, str(outputs), VerdictError):
         raise VerdictError(f"run {run}: outputs.jsonl is missing")
     actual = outputs_digest.result() if outputs_digest is not None else file_digest(outputs)
     if actual != expected:
@@ -138,7 +139,7 @@ def _check_sealed(project: Project, run_dir: Path, manifest: Manifest, card: Car
         )
     scores_expected = manifest.scores_digest
     scores_path = run_dir / "scores.jsonl"
-    if not scores_path.is_file():
+    if not present(scores_path, str(scores_path), VerdictError):
         raise VerdictError(f"run {run}: scores.jsonl is missing")
     if (scores_digest.result() if scores_digest is not None else file_digest(scores_path)) != scores_expected:
         raise VerdictError(f"run {run}: scores.jsonl changed after the run was scored (manifest {scores_expected})")

@@ -154,7 +154,7 @@ def _file_problems(folder: Path, evidence: str, files: Mapping[str, str]) -> lis
         if ".." in Path(rel).parts or Path(rel).is_absolute():
             problems.append(f"the row lists {rel!r}, which is not a path inside the run folder")
         elif path.is_symlink() or not path.is_file():
-            problems.append(f"{evidence}/{rel} is missing")
+            problems.append(f"{evidence}/{rel} {_gone(path)}")
         elif file_digest(path) != want:
             problems.append(f"{evidence}/{rel} changed after the verdict (ledger row {want})")
     return problems
@@ -221,7 +221,7 @@ def _digest_problems(folder: Path, evidence: str, manifest: dict[str, Any], row:
     for key, name in ANCHORED.items():
         path = folder / name
         if not path.is_file():
-            problems.append(f"{evidence}/{name} is missing")
+            problems.append(f"{evidence}/{name} {_gone(path)}")
         elif reference.get(key) is not None and file_digest(path) != reference.get(key):
             where = "ledger row" if anchored(row) else "manifest"
             problems.append(f"{evidence}/{name} changed ({where} {reference.get(key)})")
@@ -233,10 +233,16 @@ def _compare_problems(folder: Path, evidence: str, row: LedgerRow) -> list[str]:
     table = folder / TABLE_FILE
     problems = []
     if not table.is_file():
-        problems.append(f"{evidence}/{TABLE_FILE} is missing")
+        problems.append(f"{evidence}/{TABLE_FILE} {_gone(table)}")
     elif file_digest(table) != row.table_digest:
         problems.append(f"{evidence}/{TABLE_FILE} changed (ledger row {row.table_digest})")
     return problems + _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
+
+
+def _gone(path: Path) -> str:
+    """What stands where a file of the evidence should be: nothing, or something else put in its place (a folder
+    was said to be missing, though `ls` shows it)."""
+    return "is missing" if not os.path.lexists(path) else "is not a regular file any more (a folder, a link)"
 
 
 def verdict_matches(data: Mapping[str, Any], row: LedgerRow) -> bool:
@@ -246,7 +252,7 @@ def verdict_matches(data: Mapping[str, Any], row: LedgerRow) -> bool:
 
 def _verdict_problems(path: Path, shown: str, row: LedgerRow) -> list[str]:
     if not path.is_file():
-        return [f"{shown} is missing"]
+        return [f"{shown} {_gone(path)}"]
     try:
         data = record_loads(path.read_text(encoding="utf-8"))
     except JsonProblem as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from benchcard._util.safeio import present
 from benchcard.errors import VerdictError
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import Manifest, Metric
@@ -191,11 +192,12 @@ def _read_files(run_dir: Path, manifest: Manifest, baseline: str | None,
         return read_assignment(_read_bytes(a_path, "sealed assignment (the run's plan)"), baseline, a_path)
 
     plan = from_file() if sealed_plan is None else None
-    scores = read_scores(s_path.read_bytes() if s_path.is_file() else b"", s_path, latest=bool(manifest.retries))
+    scores = read_scores(s_path.read_bytes() if present(s_path, str(s_path), VerdictError) else b"", s_path,
+                         latest=bool(manifest.retries))
     if plan is None:
         assert sealed_plan is not None
         plan = sealed_plan() or from_file()
-    o_data = o_path.read_bytes() if o_path.is_file() else b""
+    o_data = o_path.read_bytes() if present(o_path, str(o_path), VerdictError) else b""
     if upto is not None:
         plan = first_repetitions(plan, upto)
     return _Files(plan, scores, o_data, s_path, o_path)
