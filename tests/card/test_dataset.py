@@ -197,6 +197,21 @@ def test_the_card_field_is_checked(tmp_path: Path, fixtures: str, data: str | No
     assert error.startswith(message), error
 
 
+def test_a_data_file_that_is_a_folder_or_a_fifo_is_said_so_not_missing(tmp_path: Path) -> None:
+    """Hostile audit (hostile21): a data file replaced by a folder or a FIFO was `no data file … in the project`,
+    though `ls` shows it there; it is named as what it is, and nothing is read from a FIFO (no hang)."""
+    import os
+
+    root = _project(tmp_path)
+    path = root / "data" / "colours.jsonl"
+    said = "cards/colours.yaml:14: field 'fixtures': the data file 'data/colours.jsonl' is not a regular file"
+    for make in (os.mkdir, os.mkfifo):
+        path.unlink() if path.is_fifo() or path.is_file() else None
+        make(path)
+        assert _error(root).startswith(said)
+        os.rmdir(path) if path.is_dir() else path.unlink()
+
+
 def test_several_inputs_need_each_slot_once(tmp_path: Path) -> None:
     data = '{"id": "q1", "a": "x", "b": "y", "answer": "red"}\n'
     spec = "{file: data/colours.jsonl, input: [a, b]}"

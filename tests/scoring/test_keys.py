@@ -191,3 +191,17 @@ def test_a_key_files_errors_name_it_from_the_project_as_every_other_error_does(t
         result = bc(root, "check")
         assert result.exit_code == 1 and f"\n  error: {said}" in result.output, result.output
         assert str(tmp_path) not in result.output
+
+
+def test_a_key_that_is_a_folder_is_said_so_not_missing(tmp_path: Path) -> None:
+    """Hostile audit (hostile21): keys/<card>/<fixture>.json replaced by a folder was a `missing answer key`; the
+    line says what stands there."""
+    keys: dict[str, object] = {f: {"fixture": f, "label": lab} for f, lab in LABELS.items()}
+    root = make(tmp_path / "a", keys=keys)
+    path = root / "keys" / "sentiment-ab" / "r2.json"
+    path.unlink()
+    path.mkdir()
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert "keys/sentiment-ab/r2.json: not a regular file (a folder); expected a text file" in result.output
+    assert "missing answer key" not in result.output

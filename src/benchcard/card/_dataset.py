@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -128,7 +129,9 @@ def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scorin
     where = ("fixtures", "file") if isinstance(raw["fixtures"], Mapping) else ("fixtures",)
     path = project.inside(spec.file, source=source, field=".".join(where))
     if not path.is_file():
-        raise fail(where, f"no data file {spec.file!r} in the project")
+        there = os.path.lexists(path)  # a folder or a FIFO of that name was said to be no file at all
+        raise fail(where, f"the data file {spec.file!r} is not a regular file (a folder, FIFO or device)" if there
+                   else f"no data file {spec.file!r} in the project")
     dataset = read_data_file(spec, path, project.relative(path), scoring, fail)
     if dataset.several:
         prompt = raw["prompt"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -15,7 +16,7 @@ def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path],
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixtures):
         path = keys_dir / f"{fixture}.json"
-        if not path.is_file():
+        if not os.path.lexists(path):  # a folder or a FIFO there is named as such by the key's reader
             raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' (the judge's prompt has "
                             "{{key}})")
         keys[fixture] = read_key_file(path, shown(path))
