@@ -136,13 +136,35 @@ def test_main_called_in_process_leaves_ctrl_c_as_it_found_it(monkeypatch: pytest
         child.stdout.close()
 
 
-def _benchcard(root: Path, *args: str, stdout: int, stderr: int) -> int:
-    """`benchcard -C root ARGS` in a subprocess writing to the descriptors given; its exit status."""
+def _benchcard(root: Path, *args: str, stdout: int | None, stderr: int | None, closed: bool = False) -> int:
+    """`benchcard -C root ARGS` in a subprocess writing to the descriptors given (`closed`: stdin, stdout and
+    stderr closed, as `<&- >&- 2>&-` starts it); its exit status."""
     src = str(Path(benchcard_package.__file__).parents[1])
     env = {**os.environ, "NO_COLOR": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+
+    def close_all() -> None:
+        for fd in (0, 1, 2):
+            os.close(fd)
+
     return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), *args], stdout=stdout,
-                          stderr=stderr, env=env, timeout=120, check=False).returncode
+                          stderr=stderr, env=env, timeout=120, check=False,
+                          preexec_fn=close_all if closed else None).returncode
+
+
+def test_a_command_started_with_its_standard_streams_closed_does_its_work(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """`benchcard run CARD <&- >&- 2>&-` (a cron line, a daemon's child): Python leaves no stream where a
+    descriptor was closed, and the next file opened takes its number. The run ends scored and closed, exit 0, and
+    its rows hold rows only (the descriptors are held on /dev/null, so nothing printed lands in a run's file)."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path, server.base_url, fixtures=3, repetitions=2)
+    assert _benchcard(project.root, "run", "colour-ab", stdout=None, stderr=None, closed=True) == 0
+    folder = only_run(project, "colour-ab")
+    assert read_manifest(folder).finished_at is not None
+    assert len(read_jsonl(folder / "scores.jsonl")) == len(read_jsonl(folder / "outputs.jsonl")) == 12
+    assert _benchcard(project.root, "verdict", folder.name, stdout=None, stderr=None, closed=True) == 0
+    assert [row["run"] for row in read_jsonl(project.results_dir / "ledger.jsonl")] == [folder.name]
 
 
 def test_a_run_whose_reader_went_away_is_scored_and_closed_and_says_nothing(tmp_path: Path, server: FakeServer,

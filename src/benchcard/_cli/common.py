@@ -113,9 +113,28 @@ class Streams:
         return self.out.refused if self.out is not None else None
 
 
-def _unheard(stream: Any) -> tuple[Any, _Unheard | None]:
+def _closed_to_devnull() -> None:
+    """Descriptors 0, 1 and 2 held open on /dev/null where they were closed (`benchcard run … >&- 2>&-`): a
+    closed one is the next file opened, and a run's outputs.jsonl or the ledger would then receive what is printed
+    or logged to it (a worker's or a library's words on its stderr) in the middle of its rows."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: `fd` itself, the lower ones open
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def _unheard(stream: Any, fd_if_none: int) -> tuple[Any, _Unheard | None]:
     """`stream` again over an `_Unheard` descriptor, with its encoding, errors and buffering; a stream with no
-    descriptor of its own (a test's captured output) as it is."""
+    descriptor of its own (a test's captured output) as it is. No stream (Python's for a descriptor that was
+    closed) is one on that descriptor, now /dev/null, so that what is printed is dropped, never an error."""
+    if stream is None:
+        raw = _Unheard(fd_if_none)
+        return io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace",
+                                line_buffering=True), raw
     try:
         fd = stream.fileno()
     except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both an OSError and a ValueError
@@ -133,18 +152,19 @@ def streams_never_stop_the_work() -> Iterator[Streams]:
     """While a command runs, a refused write to stdout or stderr never stops its work on disk: the command goes
     on to its end (a run scored and closed, a verdict written) and the caller learns which stream refused what
     (`Streams`), to say so once the work is done. The streams are put back as found on the way out."""
+    _closed_to_devnull()
     before = sys.stdout, sys.stderr
     for stream in before:
-        with contextlib.suppress(ValueError, OSError):  # what was printed before: written through the stream's own
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # what was printed before, written by its own
             stream.flush()
-    (sys.stdout, out), (sys.stderr, err) = _unheard(before[0]), _unheard(before[1])
+    (sys.stdout, out), (sys.stderr, err) = _unheard(before[0], 1), _unheard(before[1], 2)
     try:
         yield Streams(out, err)
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(ValueError, OSError):
                 stream.flush()
-        sys.stdout, sys.stderr = before
+        sys.stdout, sys.stderr = before  # None, as Python made it, for one that was closed
 
 
 def emit_json(data: Any, *, ascii_only: bool = False) -> None:
