@@ -140,6 +140,11 @@ def test_bad_inputs_are_one_line_on_the_cli(tmp_path: Path) -> None:
     (b"", "holds no text (the file is empty or only whitespace)"),
     (b" \r\n\t\n", "holds no text (the file is empty or only whitespace)"),
     (b"\xef\xbb\xbfa ripe tomato\n", "starts with a byte-order mark (U+FEFF), which the model would receive"),
+    # hostile21: UTF-16 with no byte-order mark is valid UTF-8, a NUL after every letter, and was sent as such
+    ("a ripe tomato\n".encode("utf-16-le"), "holds a NUL character (U+0000) at character 2, which the model would "
+     "receive and no text file holds (it reads as UTF-16); expected UTF-8 text: save it as UTF-8"),
+    (b"a ripe\x00 tomato\n", "holds a NUL character (U+0000) at character 7, which the model would receive and no "
+     "text file holds; expected UTF-8 text"),
 ])
 def test_a_fixture_file_the_model_would_not_see_as_written_is_refused(tmp_path: Path, content: bytes,
                                                                       says: str) -> None:

@@ -212,6 +212,20 @@ def test_a_data_file_that_is_a_folder_or_a_fifo_is_said_so_not_missing(tmp_path:
         os.rmdir(path) if path.is_dir() else path.unlink()
 
 
+@pytest.mark.parametrize(("data", "says"), [
+    (b"id,input,answer\nq1,re\x00d,red\n", "data/things.csv:2: a NUL character (U+0000), which no text file holds; "),
+    ("id,input,answer\nq1,red,red\n".encode("utf-16-le"),
+     "data/things.csv:1: a NUL character (U+0000), which no text file holds (it reads as UTF-16); "),
+])
+def test_a_data_file_holding_a_nul_is_refused_as_no_text_file(tmp_path: Path, data: bytes, says: str) -> None:
+    """Hostile audit (hostile21): a CSV saved as UTF-16 with no byte-order mark is valid UTF-8 with a NUL after
+    every letter: its header read as columns named `i\\x00d\\x00`, and a NUL inside a cell was sent to the model."""
+    root = _project(tmp_path, "data/things.csv", "", name="things.csv")
+    (root / "data" / "things.csv").write_bytes(data)
+    assert _error(root) == says + ("expected UTF-8 text: save it as UTF-8 (a NUL meant for the model is written "
+                                   "\\u0000 in a JSONL row)")
+
+
 def test_several_inputs_need_each_slot_once(tmp_path: Path) -> None:
     data = '{"id": "q1", "a": "x", "b": "y", "answer": "red"}\n'
     spec = "{file: data/colours.jsonl, input: [a, b]}"

@@ -157,6 +157,12 @@ def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fa
             raise fail(("fixtures", "key"), problem[1])
     text = read_regular_text(path, shown, CardError, MAX_BYTES)
     text = text.removeprefix("\ufeff")  # a spreadsheet's "CSV UTF-8" opens with a byte-order mark: not a column's
+    if "\0" in text:  # UTF-16 with no byte-order mark is valid UTF-8 with a NUL after every ASCII letter
+        at = text.index("\0")
+        wide = " (it reads as UTF-16)" if text.count("\0") * 3 >= len(text) else ""
+        raise CardError(f"{shown}:{text.count(chr(10), 0, at) + 1}: a NUL character (U+0000), which no text file "
+                        f"holds{wide}; expected UTF-8 text: save it as UTF-8 (a NUL meant for the model is written "
+                        "\\u0000 in a JSONL row)")
     records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown)
     rows: dict[str, DataRow] = {}
     key_columns: tuple[str, ...] | None = spec.key

@@ -328,8 +328,9 @@ def key_value_problems(card: Card, keys: Mapping[str, AnswerKey]) -> list[str]:
 
 
 def fixture_file_problems(card: Card, project: Project) -> list[str]:
-    """A fixture file the model would receive other than as its author sees it: empty (or only whitespace), or
-    opening with a byte-order mark (an editor's UTF-8 "with BOM", sent as a U+FEFF character). A data file's rows
+    """A fixture file the model would receive other than as its author sees it: empty (or only whitespace),
+    opening with a byte-order mark (an editor's UTF-8 "with BOM", sent as a U+FEFF character), or holding a NUL
+    (UTF-16 with no byte-order mark is valid UTF-8 with a NUL after every ASCII letter). A data file's rows
     are checked as they are read (card/_dataset.py)."""
     if not card.is_ab or card.dataset is not None:
         return []
@@ -347,6 +348,11 @@ def fixture_file_problems(card: Card, project: Project) -> list[str]:
         elif text.startswith("\ufeff"):
             problems.append(f"{shown}: fixture '{fixture_id}' starts with a byte-order mark (U+FEFF), which the "
                             "model would receive as a character; expected UTF-8 without one: save it without BOM")
+        elif "\0" in text:
+            wide = text.count("\0") * 3 >= len(text)  # every other byte: UTF-16 with no mark to say so
+            problems.append(f"{shown}: fixture '{fixture_id}' holds a NUL character (U+0000) at character "
+                            f"{text.index(chr(0)) + 1}, which the model would receive and no text file holds"
+                            f"{' (it reads as UTF-16)' if wide else ''}; expected UTF-8 text: save it as UTF-8")
     return problems
 
 
