@@ -100,6 +100,11 @@ def test_a_fixture_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     (root / "fixtures" / "tiny-ab" / "item-03.txt").write_bytes(b"a ripe \xe9tomato\n")
     line = one_line_error(bc(root, "curl", "tiny-ab", "--fixture", "item-03"))
     assert "item-03.txt:1: not UTF-8 text" in line
+    # named from the project as every other error names a file (hostile21: it was the absolute path)
+    (root / "fixtures" / "tiny-ab" / "item-03.txt").write_bytes("a ripe tomato\n".encode("utf-16"))
+    assert one_line_error(bc(root, "curl", "tiny-ab", "--fixture", "item-03")) == (
+        "error: fixtures/tiny-ab/item-03.txt:1: not UTF-8 text (byte 0xff at offset 0) (it starts with UTF-16's "
+        "byte-order mark); save the file as UTF-8")
 
 
 @pytest.mark.parametrize("content", [b'{"fixture": "\xff"}', b"[" * 200_000 + b"]" * 200_000,

@@ -56,7 +56,8 @@ def decode_utf8(data: bytes, source: str, error: type[BenchcardError]) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise error(f"{source}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+        wide = " (it starts with UTF-16's byte-order mark)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise error(f"{source}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}){wide}; "
                     "save the file as UTF-8") from None
 
 

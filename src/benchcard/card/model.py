@@ -265,7 +265,7 @@ class Card:
             raise CardError(f"{self._shown(path)}: fixture '{fixture_id}' is {size:,} bytes, more than the "
                             f"{MAX_FIXTURE_BYTES:,} a fixture may hold (about four million tokens: more than any model "
                             "reads in one request)")
-        return read_regular_text(path, str(path), CardError, MAX_FIXTURE_BYTES)
+        return read_regular_text(path, self._shown(path), CardError, MAX_FIXTURE_BYTES)
 
     def fixture_value(self, fixture_id: str) -> FixtureValue:
         """What the prompt shows of the fixture: its text, or its inputs by column when it has several."""
