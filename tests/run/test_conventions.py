@@ -189,3 +189,17 @@ def test_a_card_sealed_with_an_empty_rig_provider_runs_only_on_a_provider_named(
     seal(read_card(path.read_text(encoding="utf-8"), "cards/colour-ab.yaml", project, path), project)
     assert one_line_error(bc(project, "run", "colour-ab")) == (
         "error: colour-ab v1: the card's rig names no provider (rig.provider is ''); name one with --provider")
+
+
+def test_a_dotenv_saved_with_a_byte_order_mark_reads_its_first_key(tmp_path: Path) -> None:
+    """Hostile audit (hostile21): a `.env` saved by Notepad as "UTF-8 with BOM" said `.env: line 1 not read
+    (expected NAME=value)` of a line that reads `OPENAI_API_KEY=…` in every editor, and the key was missing. The
+    mark is skipped, as in a data file."""
+    import os
+
+    from benchcard.project import ProjectConfig
+    from benchcard.run._conventions import load_dotenv_keys
+
+    (tmp_path / ".env").write_bytes(f"\ufeffOPENAI_API_KEY={KEY}\r\n".encode())
+    assert load_dotenv_keys(tmp_path, ProjectConfig()) == [".env: read OPENAI_API_KEY"]
+    assert os.environ["OPENAI_API_KEY"] == KEY

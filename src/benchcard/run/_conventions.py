@@ -152,7 +152,8 @@ def load_dotenv_keys(root: Path, config: ProjectConfig) -> list[str]:
     path = root / DOTENV
     if not path.is_file():
         return []
-    text = read_regular_text(path, DOTENV, ProviderError, max_bytes=1 << 20)
+    # Notepad's "UTF-8 with BOM": its mark made line 1 (the key) not read, though it looks as written
+    text = read_regular_text(path, DOTENV, ProviderError, max_bytes=1 << 20).removeprefix("\ufeff")
     named = {d.api_key_env for d in config.providers.values() if d.api_key_env}
     read, kept, ignored, unread = [], [], [], []
     for n, line in enumerate(text.splitlines(), 1):
