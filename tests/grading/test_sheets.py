@@ -110,6 +110,29 @@ def test_grade_validation_names_file_row_and_column(project: Project, tmp_path: 
     assert not (run_dir / "grades").exists()
 
 
+def test_a_sheet_saved_by_a_spreadsheet_with_a_decimal_comma_imports_as_the_same_grades(project: Project,
+                                                                                        tmp_path: Path) -> None:
+    """Hostile audit (hostile21, locales): Excel in a German or French locale saves "CSV" with `;` between cells
+    (its decimal mark is the comma) and writes a half as `0,5`: `grade` said `row 1: missing column 'row'` of a
+    sheet whose header reads row;fixture;output;grade;note. It imports as the sheet saved with commas does."""
+    run_dir = strong_run(project)
+    sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")
+    rows = read_sheet(sheet.path)
+    for n, row in enumerate(rows):
+        row["grade"], row["note"] = ("0.5" if n % 2 else "pass"), "a note; with, both marks"
+    write_sheet(sheet.path, rows)
+    german = tmp_path / "de.csv"
+    with open(german, "w", encoding="utf-8-sig", newline="") as fh:  # BOM, `;`, CRLF: Excel's "CSV UTF-8"
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter=";", lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows({**row, "grade": row["grade"].replace(".", ",")} for row in rows)
+    assert "0,5" in german.read_text(encoding="utf-8-sig")
+    import_grades(project, run_dir, german, name="human")
+    stored = (run_dir / "grades" / "human.csv").read_bytes()
+    import_grades(project, run_dir, sheet.path, name="human", force=True)
+    assert (run_dir / "grades" / "human.csv").read_bytes() == stored
+
+
 def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:
     run_dir = strong_run(project)
     sheet = blind_sheet(project, run_dir, tmp_path / "s.csv")

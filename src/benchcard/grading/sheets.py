@@ -198,12 +198,15 @@ def _sheet_names(run_dir: Path) -> list[str]:
 
 
 def parse_grade(text: str) -> str | float | None:
-    """`pass`, `fail`, a number from 0 to 1 (1 and 0 included), or empty (not graded). Else ValueError."""
+    """`pass`, `fail`, a number from 0 to 1 (1 and 0 included; `0,5` as a spreadsheet in a locale with a decimal
+    comma writes it), or empty (not graded). Else ValueError."""
     t = text.strip().lower()
     if not t:
         return None
     if t in ("pass", "fail"):
         return t
+    if t.count(",") == 1 and "." not in t:
+        t = t.replace(",", ".")
     value = ascii_decimal(t)  # float() would read '0_0' as 0 and '٠.٥' as 0.5
     if value is None or not 0.0 <= value <= 1.0:
         raise ValueError("expected pass, fail or a number from 0 to 1")
@@ -269,8 +272,11 @@ def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
     if not os.path.lexists(sheet):
         raise RunError(f"{shown}: no such file")
     text = read_regular_text(sheet, shown, RunError).removeprefix("\ufeff")
+    # a spreadsheet in a locale whose decimal mark is a comma (German, French Excel) separates cells with `;`
+    header = text.partition("\n")[0]
+    delimiter = ";" if "," not in header and header.count(";") >= len(REQUIRED_COLUMNS) - 1 else ","
     try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     except csv.Error as exc:
         raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
     if not rows:
