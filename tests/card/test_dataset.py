@@ -189,6 +189,9 @@ def test_each_row_is_checked_and_an_error_names_file_line_and_field(tmp_path: Pa
     ("../colours.jsonl", None, "cards/colours.yaml: field 'fixtures': path '../colours.jsonl' leaves the project"),
     ("data/things.csv", "id,input,answer\nq1,x\n", "data/things.csv:2: expected 3 cells as in the header, got 2"),
     ("data/things.csv", "id,input,input\nq1,x,y\n", "data/things.csv:1: column 3: expected a distinct"),
+    # hostile21: German or French Excel's CSV; it said `data/things.csv:2: expected 1 cells as in the header, got 2`
+    ("data/things.csv", "id;input;answer\r\nq1;x, y;red\r\n", "data/things.csv:1: the header 'id;input;answer' is "
+     "one column: its cells are separated by ';', as Excel saves CSV in a locale whose decimal mark is a comma"),
 ])
 def test_the_card_field_is_checked(tmp_path: Path, fixtures: str, data: str | None, message: str) -> None:
     name = "things.csv" if fixtures.endswith(".csv") else "colours.jsonl"

@@ -271,6 +271,10 @@ def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
         header = next(reader, None)
         if header is None:
             return
+        if len(header) == 1 and ";" in header[0]:
+            raise CardError(f"{shown}:1: the header {header[0]!r} is one column: its cells are separated by ';', as "
+                            "Excel saves CSV in a locale whose decimal mark is a comma; expected commas: save it "
+                            "with commas (or as JSONL), so that every cell is read as written")
         for i, name in enumerate(header):
             if not name or header.index(name) != i:
                 raise CardError(f"{shown}:1: column {i + 1}: expected a distinct, non-empty column name, "
