@@ -56,6 +56,15 @@ def test_an_edited_added_or_missing_file_is_named(tmp_path: Path) -> None:
         "sealed/requests.jsonl is missing"]
 
 
+def test_a_folder_made_in_a_sealed_files_place_is_named_as_such(tmp_path: Path) -> None:
+    """A folder is not walked as a file: `sealed/requests.jsonl` made one was `missing` to resume and verdict,
+    though `ls` shows it (hostile21)."""
+    folder, manifest = planned(tmp_path)
+    (folder / "sealed" / "requests.jsonl").unlink()
+    (folder / "sealed" / "requests.jsonl").mkdir()
+    assert sealed_problems(folder, manifest) == ["sealed/requests.jsonl is not a regular file"]
+
+
 def test_a_link_never_passes_for_sealed_content(tmp_path: Path) -> None:
     folder, manifest = planned(tmp_path)
     target = tmp_path / "elsewhere.jsonl"

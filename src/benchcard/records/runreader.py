@@ -128,7 +128,7 @@ class RunReader:
         resume reaches its first call fast however many cells are done.
         """
         for path in (self.assignment_path, self.requests_path):
-            if not path.is_file():
+            if not present(path, str(path), RunError):
                 raise RunError(f"{path}: missing; the run's plan is incomplete")
         with open(self.assignment_path, "rb") as fa, open(self.requests_path, "rb") as fr:
             line_no = 0
@@ -218,7 +218,7 @@ class JudgeReader(RunReader):
 
     def iter_judge_requests(self) -> Iterator[JudgeRequestRow]:
         for path in self.sealed_paths():
-            if not path.is_file():
+            if not present(path, str(path), RunError):
                 raise RunError(f"{path}: missing; the judging was never planned")
             yield from iter_rows(path, JudgeRequestRow)
 
