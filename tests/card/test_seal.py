@@ -404,3 +404,21 @@ def test_a_fixture_whose_line_endings_git_changed_is_named_as_such(tmp_path: Pat
             "sealed); a sealed version never changes") in result.output, result.output
     fixture.write_bytes(b"a green tomato\r\n")
     assert "only its line endings" not in bc(project_dir, "check", "tiny-ab", "--no-rig").output
+
+
+def test_a_seal_file_with_a_folder_in_its_place_is_said_so_by_check_seal_and_run(tmp_path: Path) -> None:
+    """Hostile audit (hostile21): keys/<id>/v1.seal.json made a folder was `missing` to check and `not sealed` to
+    run, and `seal` ended in `…/v1.seal.json: File exists (from …/.v1.seal.json.<pid>-<hex>.tmp)`. Each says in one
+    line what stands there."""
+    root = make_ab_project(tmp_path / "proj")
+    assert bc(root, "seal", "tiny-ab").exit_code == 0
+    path = root / "keys" / "tiny-ab" / "v1.seal.json"
+    path.unlink()
+    path.mkdir()
+    said = ("keys/tiny-ab/v1.seal.json: not a regular file (a folder), where benchcard keeps one; move it aside and "
+            "put the file back")
+    for args in (("seal", "tiny-ab"), ("run", "tiny-ab", "--provider", "local")):
+        result = bc(root, *args)
+        assert (result.exit_code, result.stderr) == (1, f"error: {said}\n"), args
+    check = bc(root, "check", "--no-rig", "tiny-ab")
+    assert check.exit_code == 1 and f"error: {said}" in check.output, check.output

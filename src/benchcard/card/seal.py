@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
+from benchcard._util.safeio import present
 from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, as_sealed, sealed_defaults
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
@@ -153,7 +154,7 @@ def sealed_versions(card_id: str, project: Project) -> list[int]:
 def read(card_id: str, version: int, project: Project) -> SealFile | None:
     """The seal of that version, or None when it has none; SealError naming the file and field if it is not one."""
     path = project.seal_path(card_id, version)
-    if not path.is_file():
+    if not present(path, project.relative(path), SealError):  # a folder in its place is said, never 'not sealed'
         return None
     try:
         data = path.read_bytes()
