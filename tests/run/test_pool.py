@@ -198,8 +198,8 @@ def test_a_pool_whose_every_server_hangs_stops_in_one_line(tmp_path: Path, serve
     assert json.loads(resumed.stdout)["runs"][0]["counts"] == {"ok": 20, "truncated": 0, "failed": 0}
 
 
-def _limiting_server(most: int) -> tuple[str, dict[str, int], threading.Event]:
-    """A chat-completions server on 127.0.0.1 taking `most` calls at once, answered in 0.1 s, and refusing the rest
+def _limiting_server(most: int, answer_s: float = 0.1) -> tuple[str, dict[str, int], threading.Event]:
+    """A chat-completions server on 127.0.0.1 taking `most` calls at once, answered in `answer_s`, and refusing the rest
     `429, Retry-After: 0.05` (a server's limit on calls in flight): its base URL, its counts (`refused`, `answered`)
     and the event that stops it. Its `GET /models` is a 404 (a pool lets such a server in)."""
     lock = threading.Lock()
@@ -221,7 +221,7 @@ def _limiting_server(most: int) -> tuple[str, dict[str, int], threading.Event]:
                              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
                 return
             try:
-                time.sleep(0.1)
+                time.sleep(answer_s)
                 send_json(conn, RED_REPLY)
             finally:
                 with lock:
@@ -271,6 +271,35 @@ def test_a_server_refusing_for_load_narrows_its_own_calls_not_the_others(tmp_pat
     assert watched.is_set() and other.stats(by_request=False)["calls"] >= 20, other.stats(by_request=False)
     assert other.stats(by_request=False)["max_in_flight"] == 4, limited  # its own width, whatever the other refused
     assert summary.narrowed is not None and summary.narrowed >= 4 + 1, summary.narrowed  # the other's 4 kept
+
+
+def test_calls_held_back_by_a_narrowed_server_wait_outside_their_timeout(tmp_path: Path, servers: list[FakeServer],
+                                                                         key: str) -> None:
+    """A pool of a server taking 6 calls by benchcard.yaml but 1 at once (refusing the rest 429) and one taking 1,
+    each answering in 0.25 s, at --timeout 0.6. Once the first narrows to 1, the run keeps 2 calls in flight, and
+    the cells beyond wait for a slot outside their timeout, as over one server. Before (wire21), the run kept 7
+    in flight and the 5 beyond waited in the pool for a server, inside their timeout: cells timed out that no
+    server had taken (attempts spent on calls never sent), and the latency_ms of those answered counted the wait."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    other = servers[0]
+    other.configure({"default_reply": "red", "models": [MODEL], "latency_ms": 250})
+    url, limited, done = _limiting_server(1, answer_s=0.25)
+    project = ab_project(tmp_path, fixtures=12, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+        f"      - {{url: '{url}', concurrency: 6}}\n      - {{url: '{other.base_url}', concurrency: 1}}\n"
+        "    pool: {fail_after: 100}\n", encoding="utf-8")
+    try:
+        [summary] = run(project, "colour-ab", RunOptions(progress=False, timeout=0.6, attempts=8))
+    finally:
+        done.set()
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert summary.counts == {"ok": 24, "truncated": 0, "failed": 0}, summary
+    taken = limited["refused"] + limited["answered"] + other.stats(by_request=False)["calls"]
+    assert sum(r["attempts"] for r in rows) == taken, ([r["attempts"] for r in rows], limited)
+    assert not [r for r in rows if r["latency_ms"] >= 500], [r["latency_ms"] for r in rows]
 
 
 def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) -> tuple[str, threading.Event]:

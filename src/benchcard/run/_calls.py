@@ -493,11 +493,7 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
                 raise Fatal(message, _failed(job, attempts, None, message)) from None
             started = time.perf_counter()
             outcome = await _attempt(s, job, attempts, started)
-            # narrowed before this slot passes on at the old width; a pool narrows each server's own (`_pool`)
-            if is_refusal(outcome) and not s.provider.narrows_itself:
-                s.gate.refused(sent_in)
-            elif isinstance(outcome, OutputRow) and outcome.status != "failed":
-                s.gate.answered()
+            _adjust_width(s, outcome, sent_in)  # before this slot passes on at the old width
         if isinstance(outcome, OutputRow):
             return outcome
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
@@ -507,6 +503,19 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
             return None
         waited += delay
         await asyncio.sleep(delay)
+
+
+def _adjust_width(s: Session, outcome: OutputRow | BaseException, sent_in: int) -> None:
+    """The calls in flight after one: narrowed on a refusal for load, grown on an answer. A pool narrows each
+    server's own (`_pool`), and the run's follow their sum, so that the calls a narrowed server holds back wait
+    here, outside their timeout and their latency, as over one server, not in the pool for a server."""
+    if s.provider.narrows_itself:
+        if (width := s.provider.narrowed()) is not None:
+            s.gate.follow(width)
+    elif is_refusal(outcome):
+        s.gate.refused(sent_in)
+    elif isinstance(outcome, OutputRow) and outcome.status != "failed":
+        s.gate.answered()
 
 
 async def _attempt(s: Session, job: Job, attempts: int, started: float) -> OutputRow | BaseException:

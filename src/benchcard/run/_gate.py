@@ -101,6 +101,12 @@ class CallGate:
         self.limit = min(float(self.most), self.limit + step)
         self._wake()
 
+    def follow(self, allowed: int) -> None:
+        """Allow `allowed` calls at once (from 1 to `most`), a width a provider keeps itself (a pool's servers'
+        together), letting in the waiting calls it makes room for."""
+        self.limit = float(min(self.most, max(1, allowed)))
+        self._wake()
+
     def refused(self, sent_in: int) -> None:
         """A call refused for load: halve the calls allowed. The first refusal of calls sent at this width marks
         half of it as where to regrow quickly to; the rest of a burst sent at the same width halve the width on
