@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from benchcard.card.load import load_card
+from benchcard.card.load import load_card, load_named
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run.curl import card_curl, curl_command
@@ -255,3 +255,45 @@ def test_the_printed_command_sends_the_headers_a_run_sends(tmp_path: Path, key: 
     assert {name: sent.get(name) for name in compared} == {name: by_run.get(name) for name in compared}
     assert by_run["x-api-token"] == "tok-S3CRET-value" and by_run["content-type"] == "application/json"
     assert by_run["http-referer"] == "https://bench.example/$HOME"  # literal: nothing expanded by the shell
+
+
+def _with_headers(tmp_path: Path, headers: str, url: str = "http://127.0.0.1:9/v1", key_env: str = KEY_ENV) -> Project:
+    project = ab_project(tmp_path, fixtures=1, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    base_url: '{url}'\n    api_key_env: {key_env}\n"
+        f"    headers:\n{headers}", encoding="utf-8")
+    return project
+
+
+def test_a_header_value_that_reads_as_a_credential_is_never_printed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header of benchcard.yaml whose name says nothing of a secret but whose value is one, by an authentication
+    scheme's word (`Bearer …`) or a key's look. A page is built without the key in the environment, so holding
+    the key cannot tell it there: before (review21), both values were printed on the card's page ("Run it
+    yourself") and by `benchcard curl`. Plain values are printed as they are."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    project = _with_headers(tmp_path, "      X-Upstream: 'Bearer up-live-0a1b'\n"
+                                      "      X-Portkey-Config: pc-a8F3kQ29xZ7mN4vB1c\n      X-Title: Colour bench\n"
+                                      "      HTTP-Referer: 'https://github.com/acme/bench-2024'\n")
+    page = curl_command(load_named(project, "colour-ab"), project.config(), public=True)
+    terminal = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
+    assert terminal.exit_code == 0, terminal.output
+    for printed in (page, terminal.output):
+        assert "up-live-0a1b" not in printed and "a8F3kQ29xZ7mN4vB1c" not in printed, printed
+        assert '-H "X-Upstream: $X_UPSTREAM"' in printed and '-H "X-Portkey-Config: $X_PORTKEY_CONFIG"' in printed
+        assert "# X-Upstream: set $X_UPSTREAM to the value of providers.fake.headers.X-Upstream" in printed
+        assert '-H "X-Title: Colour bench"' in printed
+        assert '-H "HTTP-Referer: https://github.com/acme/bench-2024"' in printed
+
+
+def test_a_url_s_password_is_the_authorization_the_command_sends_as_a_run_does(tmp_path: Path) -> None:
+    """A URL's user and password are the `Authorization: Basic` a run sends, replacing an `Authorization` of the
+    config's `headers`. The command sends them by curl's `-u` alone: before (review21), it also printed the
+    config's `Authorization` as a variable to set, which curl sends in place of `-u`'s, so the command did not
+    send what a run sends."""
+    project = _with_headers(tmp_path, "      Authorization: Bearer gateway-token\n      X-Title: Colour bench\n",
+                            url="http://alice:pw-long-enough@127.0.0.1:9/v1", key_env="null")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
+    assert result.exit_code == 0, result.output
+    assert "  -u alice \\\n" in result.output and '-H "X-Title: Colour bench"' in result.output
+    assert "Authorization" not in result.output and "gateway-token" not in result.output, result.output
