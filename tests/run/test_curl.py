@@ -290,10 +290,12 @@ def test_a_url_s_password_is_the_authorization_the_command_sends_as_a_run_does(t
     """A URL's user and password are the `Authorization: Basic` a run sends, replacing an `Authorization` of the
     config's `headers`. The command sends them by curl's `-u` alone: before (review21), it also printed the
     config's `Authorization` as a variable to set, which curl sends in place of `-u`'s, so the command did not
-    send what a run sends."""
-    project = _with_headers(tmp_path, "      Authorization: Bearer gateway-token\n      X-Title: Colour bench\n",
+    send what a run sends. A header holding the password is a secret as one holding the key is (it was printed)."""
+    project = _with_headers(tmp_path, "      Authorization: Bearer gateway-token\n      X-Title: Colour bench\n"
+                                      "      X-Forward: 'alice=pw-long-enough'\n",
                             url="http://alice:pw-long-enough@127.0.0.1:9/v1", key_env="null")
     result = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
     assert result.exit_code == 0, result.output
     assert "  -u alice \\\n" in result.output and '-H "X-Title: Colour bench"' in result.output
     assert "Authorization" not in result.output and "gateway-token" not in result.output, result.output
+    assert "pw-long-enough" not in result.output and '-H "X-Forward: $X_FORWARD"' in result.output  # the password

@@ -8,6 +8,7 @@ import re
 import shlex
 from typing import Any
 
+from benchcard._util.urls import secrets_of
 from benchcard.card.load import load_named
 from benchcard.card.model import Card
 from benchcard.errors import CardError
@@ -98,7 +99,7 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
     key = check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env") if cfg.api_key_env else None
     vendor = vendor_headers(cfg, _KEY if key else None)
     sent = call_headers(cfg, vendor, _BASIC if cfg.credentials else None)
-    secret = os.environ.get(key) if key else None
+    secrets = (*secrets_of(cfg.credentials), *((os.environ.get(key) or "",) if key else ()))
     configured = {name.lower(): name for name in cfg.headers}
     names = [*sorted(vendor, key=lambda n: _KEY not in vendor[n]), "Content-Type",  # the key's first
              *(configured.get(n, n) for n in sent)]
@@ -111,7 +112,7 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
             continue
         if _KEY in value:  # the vendor's key header: its text, then the variable
             words.append(_word(f"{name}: {value.removesuffix(_KEY)}", key))
-        elif name.lower() in configured and _secret(name, value, secret):
+        elif name.lower() in configured and _secret(name, value, secrets):
             variable = re.sub(r"[^A-Za-z0-9_]", "_", name).upper().lstrip("_0123456789") or "HEADER"
             hidden.append((name, check_env_name(variable, f"provider '{cfg.name}': headers.{name}")))
             words.append(_word(f"{name}: ", variable))
@@ -120,11 +121,11 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
     return words, hidden
 
 
-def _secret(name: str, value: str, key: str | None) -> bool:
-    """Whether a header of benchcard.yaml is a secret, not to be printed: by its name, by holding the key, or by
-    its value's look, an authentication scheme's (`Bearer …`) or a key's (the page is built without the key,
-    and a token under a name such as `X-Upstream` was printed on it)."""
-    if _SECRET_NAME.search(name) or (key and key in value) or _AUTH_SCHEME.match(value):
+def _secret(name: str, value: str, secrets: tuple[str, ...]) -> bool:
+    """Whether a header of benchcard.yaml is a secret, not to be printed: by its name, by holding one of
+    `secrets` (the key, a URL's password), or by its value's look, an authentication scheme's (`Bearer …`) or a
+    key's (the page is built without the key, and a token under a name such as `X-Upstream` was printed on it)."""
+    if _SECRET_NAME.search(name) or any(s and s in value for s in secrets) or _AUTH_SCHEME.match(value):
         return True
     return any(sum(c.isdigit() for c in run) >= 4 and sum(c.isalpha() for c in run) >= 4
                for run in _TOKEN_RUN.findall(value))
