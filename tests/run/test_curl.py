@@ -299,3 +299,17 @@ def test_a_url_s_password_is_the_authorization_the_command_sends_as_a_run_does(t
     assert "  -u alice \\\n" in result.output and '-H "X-Title: Colour bench"' in result.output
     assert "Authorization" not in result.output and "gateway-token" not in result.output, result.output
     assert "pw-long-enough" not in result.output and '-H "X-Forward: $X_FORWARD"' in result.output  # the password
+
+
+def test_each_hidden_header_has_a_variable_of_its_own(tmp_path: Path) -> None:
+    """A hidden header whose name, in capitals, is the key's variable or another hidden header's gets a number
+    after it: before (review21), `Benchcard-Test-Key` was read from the key's `$BENCHCARD_TEST_KEY`, and two
+    headers named alike from one variable, so the command sent one value where a run sent two."""
+    project = _with_headers(tmp_path, "      Benchcard-Test-Key: other-value\n      X-Api-Token: one\n"
+                                      "      X_Api_Token: two\n")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
+    assert result.exit_code == 0, result.output
+    assert f'-H "Authorization: Bearer ${KEY_ENV}"' in result.output
+    assert '-H "Benchcard-Test-Key: $BENCHCARD_TEST_KEY_2"' in result.output, result.output
+    assert '-H "X-Api-Token: $X_API_TOKEN"' in result.output and '-H "X_Api_Token: $X_API_TOKEN_2"' in result.output
+    assert "# X_Api_Token: set $X_API_TOKEN_2 to the value of providers.fake.headers.X_Api_Token" in result.output

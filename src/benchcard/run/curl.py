@@ -113,12 +113,24 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
         if _KEY in value:  # the vendor's key header: its text, then the variable
             words.append(_word(f"{name}: {value.removesuffix(_KEY)}", key))
         elif name.lower() in configured and _secret(name, value, secrets):
-            variable = re.sub(r"[^A-Za-z0-9_]", "_", name).upper().lstrip("_0123456789") or "HEADER"
+            variable = _variable(name, {key, *(v for _, v in hidden)})
             hidden.append((name, check_env_name(variable, f"provider '{cfg.name}': headers.{name}")))
             words.append(_word(f"{name}: ", variable))
         else:
             words.append(_word(f"{name}: {value}"))
     return words, hidden
+
+
+def _variable(name: str, taken: set[str | None]) -> str:
+    """The variable a hidden header's value is read from: its name in capitals, `_` for the rest (`X_API_TOKEN`),
+    with a number after it when the key's or another header's has that name (one variable would send one value
+    for both)."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", name).upper().lstrip("_0123456789") or "HEADER"
+    variable, n = base, 1
+    while variable in taken:
+        n += 1
+        variable = f"{base}_{n}"
+    return variable
 
 
 def _secret(name: str, value: str, secrets: tuple[str, ...]) -> bool:
