@@ -225,10 +225,12 @@ def read_request_body(conn: socket.socket, head: bytes) -> bytes:
     return body
 
 
-def send_json(conn: socket.socket, body: bytes) -> None:
-    """A 200 answer of JSON `body`, the connection then closed."""
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+def send_json(conn: socket.socket, body: bytes, close: bool = True) -> None:
+    """A 200 answer of JSON `body`, saying the connection is then closed; `close=False` says nothing of it, as a
+    keep-alive server does that may drop the connection later unsaid."""
+    said = b"Connection: close\r\n" if close else b""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s"
+                 % (said, len(body), body))
 
 
 def serve_raw(listener: socket.socket, answer: Callable[[socket.socket], None], done: threading.Event) -> None:

@@ -40,6 +40,7 @@ from ..helpers_run import (
     read_request_body,
     recorded_sleeps,
     run_on_raw_server,
+    send_json,
     serve_raw,
     summary,
 )
@@ -365,8 +366,7 @@ def test_a_keep_alive_connection_the_server_closed_is_sent_again_at_once_and_cou
         with conn:
             read_request_body(conn, read_head(conn))
             time.sleep(0.02)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                         % (len(RED_REPLY), RED_REPLY))
+            send_json(conn, RED_REPLY, close=False)
             with lock:
                 seen["answered"] += 1
             if conn.recv(65536):  # the next request on this connection: read, then dropped unanswered
@@ -401,8 +401,7 @@ def test_a_request_that_never_left_a_closed_connection_is_sent_again_not_counted
         with conn:
             read_request_body(conn, read_head(conn))
             requests.append(1)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                         % (len(RED_REPLY), RED_REPLY))
+            send_json(conn, RED_REPLY, close=False)
 
     asked = recorded_sleeps(monkeypatch)
     project, result = run_on_raw_server(tmp_path, answer, "--json", "--concurrency", "1", "--timeout", "30",
