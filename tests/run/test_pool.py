@@ -3,7 +3,9 @@ failing server out and tries it again later, records which server answered, and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import json
 import socket
 import threading
@@ -11,14 +13,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 
 from benchcard._util.hashing import digest
 from benchcard.cli import cli
-from benchcard.project import Project
+from benchcard.project import Endpoint, Project
+from benchcard.run._pool import PoolProvider
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_providers import OPENAI, SEEN, client_for
 from ..helpers_run import (
     KEY_ENV,
     RED_REPLY,
@@ -391,3 +396,21 @@ def test_a_server_nesting_its_model_list_past_the_stack_is_let_in_unread(tmp_pat
     project, result = _run_beside(tmp_path, servers, seconds=0.0, nested=100_000)
     assert result.exit_code == 0, result.output
     assert len(read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")) == 4
+
+
+@pytest.mark.usefixtures("provider_keys")
+def test_a_pool_s_models_call_sends_each_header_once_whatever_its_case() -> None:
+    """A header of benchcard.yaml named as the key's but for its case (`authorization`) is replaced by the key's
+    on each server's `GET /models`, as on a run's call (`base.sent_headers`): before (review21), both were sent."""
+    config = dataclasses.replace(OPENAI, headers={"authorization": "Bearer gateway"},
+                                 endpoints=(Endpoint("https://a.example/v1"), Endpoint("https://b.example/v1")))
+    client = client_for(lambda r: httpx.Response(200, json={"data": [{"id": MODEL}]}))
+
+    async def check() -> None:
+        try:
+            await PoolProvider(config, client, 2).check_models(MODEL)
+        finally:
+            await client.aclose()
+
+    asyncio.run(check())
+    assert [r.headers.get_list("authorization") for r in SEEN] == [["Bearer sk-openai-test"]] * 2

@@ -40,6 +40,7 @@ from benchcard.run.providers.base import (
     kept_model_name,
     read_capped,
     read_key,
+    sent_headers,
 )
 
 MAX_OUT_S = 300.0
@@ -186,7 +187,7 @@ class PoolProvider(Provider):
         provider = server.provider
         try:
             key = read_key(provider.config)
-            headers = {**provider.config.headers, **provider.vendor_headers(key)}
+            headers = sent_headers(provider.config, provider.vendor_headers(key), None)
             async with (asyncio.timeout(MODELS_WAIT_S),
                         provider.client.stream("GET", f"{server.url}/models", headers=headers,
                                                timeout=MODELS_WAIT_S) as response):

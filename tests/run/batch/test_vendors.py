@@ -5,6 +5,7 @@ from any host but the API's own."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import socket
@@ -27,7 +28,7 @@ from benchcard.run.batch._vendors import (
     Vendor,
     vendor_for,
 )
-from benchcard.run.providers.anthropic import AnthropicProvider
+from benchcard.run.providers.anthropic import API_VERSION, AnthropicProvider
 from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.providers.openai import OpenAIProvider
 
@@ -434,3 +435,16 @@ def test_a_create_on_a_keep_alive_connection_found_closed_is_not_sent_again(tmp_
         done.set()
     assert seen == [b"/v1/batches/batch_1"] * 2  # the poll dropped was sent again, the create was not
     assert dropped == [b"/v1/batches/batch_1", b"/v1/batches"]
+
+
+def test_a_control_call_sends_each_header_once_whatever_its_case_in_benchcard_yaml() -> None:
+    """A header of benchcard.yaml named as one of the vendor's but for its case (`Anthropic-Version`) is replaced
+    by the vendor's, as on a run's call (`base.sent_headers`): before (review21), a control call sent both, two
+    versions of the API."""
+    config = dataclasses.replace(CLAUDE, headers={"Anthropic-Version": "2099-01-01", "X-Title": "bench"})
+    answer = {"id": "msgbatch_1", "processing_status": "in_progress", "request_counts": {"processing": 1}}
+    vendor = vendor_for(AnthropicProvider(config, client_for(lambda r: httpx.Response(200, json=answer))), 3,
+                        (0.0, 0.0))
+    ask(vendor, lambda v: v.poll("msgbatch_1"))
+    assert SEEN[0].headers.get_list("anthropic-version") == [API_VERSION]
+    assert SEEN[0].headers.get_list("x-title") == ["bench"] and SEEN[0].headers["x-api-key"] == "sk-ant-test"

@@ -43,6 +43,7 @@ from benchcard.run.providers.base import (
     read_key,
     redact,
     redirected,
+    sent_headers,
     without_secret_json,
 )
 
@@ -171,10 +172,9 @@ class Vendor:
 
     # -------------------------------------------------------------------------------------------- HTTP
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self) -> httpx.Headers:
         key = read_key(self.config)
-        basic = {"Authorization": auth} if (auth := basic_auth(self.config.credentials)) else {}
-        return {**self.config.headers, **basic, **self.provider.vendor_headers(key)}
+        return sent_headers(self.config, self.provider.vendor_headers(key), basic_auth(self.config.credentials))
 
     def _secret(self) -> str | None:
         env = self.config.api_key_env
@@ -228,7 +228,9 @@ class Vendor:
                     **kwargs: Any) -> Any:
         """One control call, whole within its `_Clock` and its answer under its cap (`ANSWER_BYTES`, or for a
         result file `cells` lines of `RESULT_LINE_BYTES`): a vendor that trickles or floods is cut off."""
-        kwargs["headers"] = {**self._headers(), **kwargs.pop("headers", {})}
+        headers = self._headers()
+        headers.update(kwargs.pop("headers", {}))
+        kwargs["headers"] = headers
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(None) as timeout:
             clock = _Clock(timeout, loop.time(), CONTROL_WAIT_S + sent / MIN_RATE)

@@ -706,12 +706,20 @@ class HttpProvider(Provider):
 
 
 def call_headers(config: ProviderConfig, vendor: Mapping[str, str], basic: str | None) -> httpx.Headers:
-    """The headers benchcard sets on a call, beside the client's own (its user agent): the config's `headers`,
-    a URL's user and password as `basic`, the body's type, the encodings read and the `vendor`'s (the key, an
-    API version), each replacing an earlier one of its name, case aside. `benchcard curl` prints the same."""
+    """The headers benchcard sets on a call, beside the client's own (its user agent): `sent_headers`, the body's
+    type and the encodings read. `benchcard curl` prints the same."""
+    headers = sent_headers(config, vendor, basic)
+    headers.update({"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING})
+    return headers
+
+
+def sent_headers(config: ProviderConfig, vendor: Mapping[str, str], basic: str | None) -> httpx.Headers:
+    """The headers every request to a provider carries (a call, a batch's control call, a pool's `GET /models`):
+    the config's `headers`, a URL's user and password as `basic`, then the `vendor`'s (the key, an API version),
+    each replacing an earlier one of its name, case aside (merged as a dict, `anthropic-version` and
+    `Anthropic-Version` were both sent)."""
     headers = httpx.Headers(config.headers)
-    headers.update({**({"Authorization": basic} if basic else {}), "Content-Type": "application/json",
-                    "Accept-Encoding": ACCEPT_ENCODING, **vendor})
+    headers.update({**({"Authorization": basic} if basic else {}), **vendor})
     return headers
 
 
