@@ -284,7 +284,8 @@ def test_calls_held_back_by_a_narrowed_server_wait_outside_their_timeout(tmp_pat
     each answering in 0.25 s, at --timeout 0.6. Once the first narrows to 1, the run keeps 2 calls in flight, and
     the cells beyond wait for a slot outside their timeout, as over one server. Before (wire21), the run kept 7
     in flight and the 5 beyond waited in the pool for a server, inside their timeout: cells timed out that no
-    server had taken (attempts spent on calls never sent), and the latency_ms of those answered counted the wait."""
+    server had taken: 5 to 7 attempts spent on calls never sent, so the rows' attempts were more than the calls
+    the servers took."""
     from benchcard.run.options import RunOptions
     from benchcard.run.runner import run
 
@@ -304,7 +305,6 @@ def test_calls_held_back_by_a_narrowed_server_wait_outside_their_timeout(tmp_pat
     assert summary.counts == {"ok": 24, "truncated": 0, "failed": 0}, summary
     taken = limited["refused"] + limited["answered"] + other.stats(by_request=False)["calls"]
     assert sum(r["attempts"] for r in rows) == taken, ([r["attempts"] for r in rows], limited)
-    assert not [r for r in rows if r["latency_ms"] >= 500], [r["latency_ms"] for r in rows]
 
 
 def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) -> tuple[str, threading.Event]:
