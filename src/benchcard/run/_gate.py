@@ -35,17 +35,17 @@ def is_refusal(error: object) -> bool:
 NEAR_REFUSED = 10
 
 
-class CallGate:
-    """Calls in flight at most, between 1 and `most`: halved on a refusal, grown on an answer."""
+class Width:
+    """Calls in flight at most, between 1 and `most`: halved on a refusal, grown on an answer. Apart from the
+    slots that hold calls to it (`CallGate`), so that a pool keeps one per server, its own choice of a server
+    holding them (`_pool`)."""
 
     def __init__(self, most: int):
         self.most = max(1, most)
         self.limit = float(self.most)  # the calls allowed now (its floor); starts wide: no slow-down without cause
         self.regrow_to = float(self.most)  # below this, each answer adds one; above, one per width of answers
         self.refused_at = float("inf")  # the width refusals last began at: the server's width is about there
-        self.in_flight = 0
         self.epoch = 0  # how many times refusals began anew; a call sent before the last one is an old echo
-        self._waiting: deque[asyncio.Future[int]] = deque()  # calls waiting for a slot, first come first served
 
     @property
     def allowed(self) -> int:
@@ -55,6 +55,36 @@ class CallGate:
     def narrowed(self) -> int | None:
         """The calls allowed now, once a refusal narrowed them (None: never refused, the full width kept)."""
         return self.allowed if self.epoch else None
+
+    def answered(self) -> None:
+        """A call answered: allow one more at once (below `regrow_to`), or a width's fraction of one; within one
+        of the width last refused at, a tenth of that (`NEAR_REFUSED`)."""
+        if self.limit < self.regrow_to:
+            step = 1.0
+        elif abs(self.limit - self.refused_at) < 1.0:
+            step = 1.0 / (NEAR_REFUSED * self.limit)
+        else:
+            step = 1.0 / self.limit
+        self.limit = min(float(self.most), self.limit + step)
+
+    def refused(self, sent_in: int) -> None:
+        """A call refused for load: halve the calls allowed. The first refusal of calls sent at this width marks
+        half of it as where to regrow quickly to; the rest of a burst sent at the same width halve the width on
+        down (each was one call too many), but do not lower that mark."""
+        if sent_in == self.epoch:
+            self.refused_at = float(self.allowed)
+            self.regrow_to = max(1.0, self.limit / 2)
+            self.epoch += 1
+        self.limit = max(1.0, self.limit / 2)
+
+
+class CallGate(Width):
+    """A `Width` and the slots that hold calls to it: a call waits for one before it is sent."""
+
+    def __init__(self, most: int):
+        super().__init__(most)
+        self.in_flight = 0
+        self._waiting: deque[asyncio.Future[int]] = deque()  # calls waiting for a slot, first come first served
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
@@ -90,15 +120,8 @@ class CallGate:
                 self.in_flight += 1
 
     def answered(self) -> None:
-        """A call answered: allow one more at once (below `regrow_to`), or a width's fraction of one; within one
-        of the width last refused at, a tenth of that (`NEAR_REFUSED`)."""
-        if self.limit < self.regrow_to:
-            step = 1.0
-        elif abs(self.limit - self.refused_at) < 1.0:
-            step = 1.0 / (NEAR_REFUSED * self.limit)
-        else:
-            step = 1.0 / self.limit
-        self.limit = min(float(self.most), self.limit + step)
+        """A call answered: the width grown (`Width.answered`), and the calls it makes room for let in."""
+        super().answered()
         self._wake()
 
     def follow(self, allowed: int) -> None:
@@ -106,13 +129,3 @@ class CallGate:
         together), letting in the waiting calls it makes room for."""
         self.limit = float(min(self.most, max(1, allowed)))
         self._wake()
-
-    def refused(self, sent_in: int) -> None:
-        """A call refused for load: halve the calls allowed. The first refusal of calls sent at this width marks
-        half of it as where to regrow quickly to; the rest of a burst sent at the same width halve the width on
-        down (each was one call too many), but do not lower that mark."""
-        if sent_in == self.epoch:
-            self.refused_at = float(self.allowed)
-            self.regrow_to = max(1.0, self.limit / 2)
-            self.epoch += 1
-        self.limit = max(1.0, self.limit / 2)

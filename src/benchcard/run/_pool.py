@@ -10,9 +10,10 @@ Health: `fail_after` transport failures in a row (429, 5xx, timeouts, dropped co
 for `out_for_s` seconds; it then gets one call at a time until it answers again, and each further failure
 doubles its time out (up to five minutes). When every server is out, calls wait for the first to return.
 
-Width: each server has its own calls in flight (`_gate.CallGate`'s arithmetic, up to its concurrency), narrowed
+Width: each server has its own calls in flight (a `_gate.Width`, up to its concurrency), narrowed
 by its own refusals for load (429, 503, 529) and grown by its own answers, so that one server's rate limit does
-not slow the others (the runner's gate leaves a pool's calls to it: `narrows_itself`).
+not slow the others (`narrows_itself`: the runner's gate takes none of a pool's refusals as its own, and keeps
+the servers' widths together in flight, `_calls._adjust_width`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from benchcard._util.safeio import json_loads
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.project import CONFIG_FILE, MAX_CONCURRENCY, Endpoint, pool_concurrency
 from benchcard.run._calls import RateLimiter
-from benchcard.run._gate import CallGate, is_refusal
+from benchcard.run._gate import Width, is_refusal
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
     Completion,
@@ -59,7 +60,7 @@ class _Server:
         self.provider = provider
         self.url = endpoint.url
         self.capacity = endpoint.concurrency or concurrency
-        self.width = CallGate(self.capacity)  # its calls allowed now: only its width is used, not its slots
+        self.width = Width(self.capacity)  # its calls allowed now: `room` and `_acquire` hold them
         self.limiter = RateLimiter(endpoint.requests_per_minute)
         self.in_flight = 0
         self.failures = 0
@@ -143,8 +144,7 @@ class PoolProvider(Provider):
                 with contextlib.suppress(TimeoutError):  # a server's time out is over: look again
                     await asyncio.wait_for(self._changed.wait(), timeout=min(back) if back else None)
 
-    async def _release(self, server: _Server, ok: bool, refused: bool = False, answered: bool = False,
-                       sent_in: int = 0) -> None:
+    async def _release(self, server: _Server, ok: bool, refused: bool, answered: bool, sent_in: int) -> None:
         """A call done: its server's width narrowed on a refusal for load (before its slot passes on at the old
         width) or grown on an answer, its health told, and as many waiting calls woken as may go now."""
         now = asyncio.get_running_loop().time()

@@ -151,7 +151,7 @@ class Provider(ABC):
     - `should_retry(error)`: whether another attempt may cure it (default: a RetryableError);
     - `narrows_itself` and `narrowed()`: a provider keeping its own calls in flight per server (a pool: one
       server's 429 must not slow the others), whose refusals the runner's one width then leaves alone, and the
-      calls it allows now once a refusal narrowed them (None: never);
+      calls it allows now once a refusal narrowed them (None: never), which the runner's width then follows;
     - `aclose()`: release what the provider holds (HTTP providers hold nothing: the client is the runner's).
     """
 
