@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchcard._cli.ledger import repair_line
+from benchcard._util.text import terminal_line
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.records import ledger
@@ -288,3 +289,58 @@ def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: 
     pieces = drawn(lambda console: shown._print_table(console, "ledger", lambda: iter(rows)))
     assert pieces == drawn(whole)
     assert pieces.count("non-result") == len(rows)  # every row drawn (at 30 columns, the card's shrinks to nothing)
+
+
+AWKWARD = ["card-a", " spaced ", "", "模型-wide", "e\u0301-combining", "emoji-🙂", "a  two  spaces", "x" * 61,
+           "[red]markup[/red]", "tab\there", "\u202egnirt"]
+
+
+@pytest.mark.parametrize("colour", [True, False])
+@pytest.mark.parametrize("width", [250, 160, 119, 80, 45])
+def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int, colour: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows whose lines fit are drawn from rich's drawing of a row of `x`s of the same shape, the rest by rich a
+    row at a time: a ledger of awkward cells (spaces at the ends, empty, wide and combining characters, a line
+    wider than the terminal, replications on two lines, every outcome) is byte for byte rich's whole table."""
+    import io
+
+    from rich.console import Console
+
+    from benchcard._cli import ledger as shown
+    from benchcard.records.replication import ReplicaLink
+
+    rows = []
+    for i in range(1, 40):
+        link = ReplicaLink(run=f"run-{i - 1}", hash="sha256:" + "b" * 64, seq=i - 1, evidence="e", transfer=i % 2 == 0)
+        rows.append(_row(i, seq=i, date="2026-12-07", card=AWKWARD[i % len(AWKWARD)], rig=AWKWARD[i * 3 % len(AWKWARD)],
+                         finding=AWKWARD[i * 5 % len(AWKWARD)] if i % 4 == 0 else "win",
+                         outcome=("result", "non-result", "other", "")[i % 4],
+                         kind="compare" if i % 9 == 0 else "ab", **({"replicates": link} if i % 3 == 0 else {})))
+    rows += [_row(i, seq=i, date="2026-12-07", card=f"card-{i % 7}", rig="m",
+                  outcome="result" if i % 2 else "non-result")
+             for i in range(40, 160)]
+
+    def drawn(draw: Any) -> str:
+        out = io.StringIO()
+        draw(Console(file=out, width=width, force_terminal=colour, color_system="truecolor" if colour else None))
+        return out.getvalue()
+
+    def whole(console: Console) -> None:
+        narrow = console.width < shown.NARROW
+        table = shown._table(narrow, max(len(terminal_line(r.card)) for r in rows))
+        for r in rows:
+            table.add_row(*shown._cells(r, narrow)[0], style=shown._cells(r, narrow)[1])
+        console.print(table)
+
+    by_rich: list[int] = []
+    drawing = shown._Drawn.by_rich
+
+    def counted(self: Any, rows: list[Any], *, last: bool) -> Any:
+        by_rich.append(len(rows))
+        return drawing(self, rows, last=last)
+
+    monkeypatch.setattr(shown._Drawn, "by_rich", counted)
+    fast = drawn(lambda console: shown._print_table(console, "ledger", lambda: iter(rows)))
+    assert fast == drawn(whole)
+    if width >= 160:  # the plain rows fit: drawn from the few shapes' rows, not each by rich
+        assert 0 < sum(by_rich) < 60
