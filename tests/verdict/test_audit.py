@@ -16,7 +16,7 @@ from benchcard.records import ledger
 from benchcard.verdict.audit import LedgerAudit, audit
 from benchcard.verdict.give import give_verdict
 
-from ..helpers_verdict import ab_metrics, cli_run, make_run, the_card
+from ..helpers_verdict import ab_metrics, cli_run, make_project, make_run, the_card
 
 
 def _judged(project: Project, n: int) -> list[Path]:
@@ -104,3 +104,53 @@ def test_a_verdict_refuses_a_ledger_edited_above_its_last_rows_and_ledger_verify
     checked = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
     assert checked.exit_code == 1
     assert checked.stderr == f"error: {bad}\n"
+
+
+ONCE = """
+import os, sys
+from pathlib import Path
+from benchcard.project import Project
+from benchcard.verdict.audit import audit
+project = Project(Path(sys.argv[1]))
+ledger = os.path.realpath(project.ledger_path)
+opened = []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and os.path.realpath(args[0]) == ledger:
+        opened.append(args[0])
+def read():
+    if not os.path.exists("/proc/self/io"):
+        return 0
+    with open("/proc/self/io") as fh:
+        return int(next(line for line in fh if line.startswith("rchar:")).split()[1])
+audit(Project(Path(sys.argv[2])))  # what is imported on first use is not counted
+sys.addaudithook(hook)
+before = read()
+found = audit(project)
+print(len(opened), read() - before, found.rows, len(found.problems), file=sys.stderr)
+"""
+
+
+def test_verify_reads_the_ledger_once(project: Project, tmp_path: Path) -> None:
+    """`ledger --verify` read the ledger four times (its replication rows, the chain, the torn line, the evidence);
+    it now opens it once and reads it through once, the one original a replication links to read again from its
+    line. Counted in a process of its own: the opens of the ledger (an audit hook) and, on Linux, the bytes read."""
+    import subprocess
+    import sys
+
+    from benchcard.records.replication import ReplicaLink
+
+    from ..helpers_project import ledger_row, long_ledger
+
+    long_ledger(project, 3000, runs=False)
+    first = ledger.read(project)[0]
+    link = ReplicaLink(run=first.run, hash=first.hash, seq=1, evidence=first.evidence)
+    ledger.append(project, ledger_row("run-r", replicates=link))
+    size = project.ledger_path.stat().st_size
+    warm = make_project(tmp_path / "warm")
+    done = subprocess.run([sys.executable, "-c", ONCE, str(project.root), str(warm.root)], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    opens, read, rows, problems = (int(x) for x in done.stderr.split()[-4:])
+    assert (opens, rows) == (1, 3001), done.stderr[-2000:]
+    assert problems >= 2  # the two rows naming runs whose folders this test does not write
+    assert read < 1.2 * size, (read, size)  # once, and the original's line (three times: 3.0 × the size)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -40,8 +41,9 @@ from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
 from benchcard.records.verdictfile import LedgerEntry
 
-__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "LedgerRow", "Torn", "append", "card_rows", "encode_row", "locked", "read",
-           "repair", "row_hash", "row_of_run", "rows", "strict", "torn_message", "torn_tail", "verify"]
+__all__ = ["CHAIN_FIELDS", "FIELD_ORDER", "Entry", "LedgerRow", "Torn", "Walk", "append", "card_rows",
+           "check_entries", "encode_row", "entries", "locked", "read", "repair", "row_hash", "row_of_run", "rows",
+           "strict", "torn_message", "torn_tail", "verify", "walk"]
 
 LOCK_TIMEOUT_S = 60.0
 _LOCKS: dict[str, FileLock] = {}  # one lock object per ledger, so nested `locked` blocks re-enter it
@@ -136,18 +138,26 @@ def _stream(project: Project) -> Iterator[_Read | Torn]:
     if fh is None:
         return
     with fh:
-        offset = 0
-        for n, line in enumerate(fh, 1):
-            if line.endswith(b"\n"):
-                yield _typed(project, _object(project, line[:-1], n), n)
-            else:  # the last line, without its newline: a whole row, or torn
-                try:
-                    raw = _object(project, line, n)
-                except LedgerError:
-                    yield Torn(n, offset, len(line))
-                    return
-                yield _typed(project, raw, n)
-            offset += len(line)
+        yield from _lines(project, fh)
+
+
+def _lines(project: Project, fh: BinaryIO, offsets: array[int] | None = None) -> Iterator[_Read | Torn]:
+    """`_stream` of a ledger already open, each whole row's byte offset added to `offsets` when given."""
+    offset = 0
+    for n, line in enumerate(fh, 1):
+        if line.endswith(b"\n"):
+            item = _typed(project, _object(project, line[:-1], n), n)
+        else:  # the last line, without its newline: a whole row, or torn
+            try:
+                raw = _object(project, line, n)
+            except LedgerError:
+                yield Torn(n, offset, len(line))
+                return
+            item = _typed(project, raw, n)
+        if offsets is not None:
+            offsets.append(offset)
+        yield item
+        offset += len(line)
 
 
 def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
@@ -262,13 +272,23 @@ def verify(project: Project, copied: Collection[str] = ()) -> None:
     to the project): originals copied in from another project, whose rows are in that project's ledger (named
     by a replication row of this one, `verdict/_replication.py`).
     """
+    entered = [e for e in entries(project) if project.relative(e[0].parent) not in copied]
+    with walk(project, {seq for _, seq, _ in entered}) as walked:
+        for _ in walked.rows():
+            pass
+    check_entries(project, entered, walked.hashes)
+
+
+#: A run's verdict.json, and the seq and hash of the ledger row it records it was entered as.
+Entry = tuple[Path, int, str]
+
+
+def check_entries(project: Project, entered: Collection[Entry], hashes: Mapping[int, str]) -> None:
+    """LedgerError when a verdict.json records a row the ledger does not hold (`hashes`: the seqs and hashes of
+    the rows `entered` names, as a walk found them): rows deleted from the end, or replaced."""
     source = project.relative(project.ledger_path)
-    entered = list(_entered(project, copied))
-    wanted = {seq for _, seq, _ in entered}  # the chain's rows are not kept (200,000 rows), only these
-    by_seq = {item[1].seq: item[1].hash for item in _chained(_stream(project), source)
-              if not isinstance(item, Torn) and item[1].seq in wanted}
     for path, seq, hashed_as in entered:
-        hashed = by_seq.get(seq)
+        hashed = hashes.get(seq)
         if hashed is None:
             raise LedgerError(f"{source}: seq {seq} is missing (it is recorded in {project.relative(path)}): "
                               "rows were deleted from the end of the ledger")
@@ -277,12 +297,70 @@ def verify(project: Project, copied: Collection[str] = ()) -> None:
                               f"{project.relative(path)}")
 
 
-def _entered(project: Project, copied: Collection[str]) -> Iterator[tuple[Path, int, str]]:
-    """Each run's verdict.json (but those in `copied`) and the seq and hash of the row it records it was entered
-    as, in path order."""
+@dataclass(frozen=True)
+class Walk:
+    """One read of the ledger, a row at a time (`walk`): each row checked against the one before it as `verify`
+    checks it, the hashes of the rows `wanted` names kept (`hashes`), the torn last line noted, and any run's last
+    row found again afterwards (`last_row_of`) by seeking to its line, so that `ledger --verify` reads the file
+    once (it read it four times). Each row's offset and a hash of its run are kept: 16 bytes a row."""
+
+    project: Project
+    fh: BinaryIO | None
+    wanted: Collection[int]
+    hashes: dict[int, str] = field(default_factory=dict)
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    runs: array[int] = field(default_factory=lambda: array("q"))
+    ends: list[Torn] = field(default_factory=list)
+
+    @property
+    def torn(self) -> Torn | None:
+        """The torn last line, once `rows` has gone through the file."""
+        return self.ends[0] if self.ends else None
+
+    def rows(self) -> Iterator[LedgerRow]:
+        """The rows in file order, each checked against the one before it; the first bad row is a LedgerError."""
+        if self.fh is None:
+            return
+        source = self.project.relative(self.project.ledger_path)
+        for item in _chained(_lines(self.project, self.fh, self.offsets), source):
+            if isinstance(item, Torn):
+                self.ends.append(item)
+                continue
+            row = item[1]
+            self.runs.append(hash(row.run))
+            if row.seq in self.wanted:
+                self.hashes[row.seq] = row.hash
+            yield row
+
+    def last_row_of(self, run: str) -> LedgerRow | None:
+        """The run's last row among those `rows` went through, read again from its line."""
+        if self.fh is None:
+            return None
+        key = hash(run)
+        for i in range(len(self.runs) - 1, -1, -1):
+            if self.runs[i] == key:
+                self.fh.seek(self.offsets[i])
+                line = self.fh.readline()
+                row = _typed(self.project, _object(self.project, line.rstrip(b"\n"), i + 1), i + 1)[1]
+                if row.run == run:
+                    return row
+        return None
+
+
+@contextmanager
+def walk(project: Project, wanted: Collection[int] = ()) -> Iterator[Walk]:
+    """The ledger open for one `Walk` (a project without a ledger: a walk of no rows)."""
+    fh = _opened(project)
+    try:
+        yield Walk(project, fh, frozenset(wanted))
+    finally:
+        if fh is not None:
+            fh.close()
+
+
+def entries(project: Project) -> Iterator[Entry]:
+    """Each run's verdict.json and the seq and hash of the row it records it was entered as, in path order."""
     for path in sorted(project.results_dir.glob("*/v*/*/verdict.json")):
-        if project.relative(path.parent) in copied:
-            continue
         try:
             entry = msgspec.json.decode(path.read_bytes(), type=_Entered).ledger
         except (OSError, msgspec.DecodeError):

@@ -88,31 +88,31 @@ def ledger_view(project: Project, *, unfinished: bool = True) -> LedgerView:
 def audit(project: Project) -> LedgerAudit:
     """Check the chain (a broken one is a LedgerError naming the first bad row), then each judged run's files.
 
-    The ledger is gone through a row at a time, never held (a ledger of 200,000 rows took GBs to check whole):
-    once for its replication rows (few), whose originals copied from another project the chain's check leaves
-    out, once by `verify`, and once for the evidence, keeping only the rows a replication links to."""
-    links = [row for row in ledger.rows(project) if not isinstance(row.replicates, UnsetType)]
-    ledger.verify(project, copied=foreign_originals(links))
-    torn = ledger.torn_tail(project)
-    wanted = linked_runs(links)
-    originals: dict[str, LedgerRow] = {}
+    The ledger is read once, a row at a time, never held (a ledger of 200,000 rows took GBs to check whole; it
+    was then read four times): each row is checked against the one before it, its evidence checked, and a
+    replication row kept (few). The rows the replications link to are read again from their lines afterwards."""
+    entered = list(ledger.entries(project))
+    links: list[LedgerRow] = []
     problems: list[str] = []
     notes: list[str] = []
     count, last, judged = 0, None, 0
-    for row in ledger.rows(project):
-        count, last = count + 1, row.hash
-        if not row.run:
-            continue
-        if row.run in wanted:
-            originals[row.run] = row
-        judged += 1
-        head = f"seq {row.seq} (run {row.run})"
-        problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
-        if not anchored(row):
-            notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were checked "
-                         "against its own manifest only")
+    with ledger.walk(project, {seq for _, seq, _ in entered}) as walked:
+        for row in walked.rows():
+            count, last = count + 1, row.hash
+            if not isinstance(row.replicates, UnsetType):
+                links.append(row)
+            if not row.run:
+                continue
+            judged += 1
+            head = f"seq {row.seq} (run {row.run})"
+            problems += [f"{head}: {p}" for p in evidence_problems(project.root, row)]
+            if not anchored(row):
+                notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were "
+                             "checked against its own manifest only")
+        copied = foreign_originals(links)
+        ledger.check_entries(project, [e for e in entered if project.relative(e[0].parent) not in copied],
+                             walked.hashes)
+        originals = {run: found for run in linked_runs(links) if (found := walked.last_row_of(run)) is not None}
     linked, said = link_problems(project, links, originals)
-    problems += linked
-    notes += said
-    return LedgerAudit(count, last, judged, tuple(problems),
-                       ledger.torn_message(project, torn) if torn else None, tuple(notes))
+    return LedgerAudit(count, last, judged, tuple(problems + linked),
+                       ledger.torn_message(project, walked.torn) if walked.torn else None, tuple(notes + said))
