@@ -69,13 +69,18 @@ def test_a_torn_last_line_is_a_problem_of_its_own(project: Project) -> None:
     assert lines[-1].startswith("ledger NOT ok: 1 row(s), hash chain intact, 1 problem(s) above")
 
 
-def test_a_broken_chain_is_an_error_before_any_evidence_is_read(project: Project) -> None:
-    _judged(project, 2)
+@pytest.mark.parametrize("edited", [0, 1])
+def test_a_broken_chain_is_the_one_error_whatever_the_evidence(project: Project, edited: int) -> None:
+    """The chain is checked as the evidence is, in one read: a bad row is the one error, even with the evidence of
+    the rows before it checked (and here changed), as it was when the chain was checked first."""
+    runs = _judged(project, 2)
+    (runs[0] / "scores.jsonl").write_text("", encoding="utf-8")
     lines = project.ledger_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    row = json.loads(lines[0])
+    row = json.loads(lines[edited])
     row["finding"] = "loss"
-    project.ledger_path.write_text(json.dumps(row) + "\n" + lines[1], encoding="utf-8")
-    with pytest.raises(LedgerError, match="seq 1"):
+    lines[edited] = json.dumps(row) + "\n"
+    project.ledger_path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(LedgerError, match=f"seq {edited + 1} .* is the first bad row"):
         audit(project)
 
 

@@ -228,25 +228,29 @@ def _chained(rows: Iterator[_Read | Torn], source: str) -> Iterator[_Read | Torn
         if isinstance(item, Torn):
             yield item
             continue
-        raw = item[0]
-        seq = raw.get("seq")
-        name = f"seq {seq} (line {n})" if isinstance(seq, int) and not isinstance(seq, bool) else f"line {n}"
-        if seq != n:
-            if isinstance(seq, int) and not isinstance(seq, bool) and seq > n:
-                why = f"expected seq {n}; {seq - n} row(s) before it are missing (deleted) or it was moved"
-            else:
-                why = f"expected seq {n}; rows were reordered, duplicated or renumbered"
-            raise LedgerError(f"{source}: {name} is the first bad row: {why}")
-        if raw.get("prev") != prev:
-            raise LedgerError(
-                f"{source}: {name} is the first bad row: its prev does not match the hash of the row before it "
-                f"(that row was edited or replaced, or rows were removed or reordered)"
-            )
-        if not _hash_holds(raw):
-            raise LedgerError(f"{source}: {name} is the first bad row: its content does not match its hash "
-                              "(the row was edited)")
-        prev = raw["hash"]
+        bad = _unchained(item[0], n, prev, source)
+        if bad is not None:
+            raise LedgerError(bad)
+        prev = item[0]["hash"]
         yield item
+
+
+def _unchained(raw: Mapping[str, Any], n: int, prev: str | None, source: str) -> str | None:
+    """Why the row on line `n` does not follow the row whose hash is `prev`, or None when it does."""
+    seq = raw.get("seq")
+    name = f"seq {seq} (line {n})" if isinstance(seq, int) and not isinstance(seq, bool) else f"line {n}"
+    if seq != n:
+        if isinstance(seq, int) and not isinstance(seq, bool) and seq > n:
+            why = f"expected seq {n}; {seq - n} row(s) before it are missing (deleted) or it was moved"
+        else:
+            why = f"expected seq {n}; rows were reordered, duplicated or renumbered"
+        return f"{source}: {name} is the first bad row: {why}"
+    if raw.get("prev") != prev:
+        return (f"{source}: {name} is the first bad row: its prev does not match the hash of the row before it "
+                f"(that row was edited or replaced, or rows were removed or reordered)")
+    if not _hash_holds(raw):
+        return f"{source}: {name} is the first bad row: its content does not match its hash (the row was edited)"
+    return None
 
 
 def _hash_holds(raw: Mapping[str, Any]) -> bool:
@@ -318,19 +322,29 @@ class Walk:
         return self.ends[0] if self.ends else None
 
     def rows(self) -> Iterator[LedgerRow]:
-        """The rows in file order, each checked against the one before it; the first bad row is a LedgerError."""
+        """The rows in file order, each checked against the one before it. The first bad row is a LedgerError once
+        the file is read to its end, no row after it given: a line further down that does not read is the error
+        instead, as it was when every row was read before the chain was checked."""
         if self.fh is None:
             return
         source = self.project.relative(self.project.ledger_path)
-        for item in _chained(_lines(self.project, self.fh, self.offsets), source):
+        prev: str | None = None
+        broken: str | None = None
+        for n, item in enumerate(_lines(self.project, self.fh, self.offsets), 1):
             if isinstance(item, Torn):
                 self.ends.append(item)
                 continue
-            row = item[1]
+            raw, row = item
             self.runs.append(hash(row.run))
+            if broken is None:
+                broken, prev = _unchained(raw, n, prev, source), raw.get("hash")
+            if broken is not None:
+                continue
             if row.seq in self.wanted:
                 self.hashes[row.seq] = row.hash
             yield row
+        if broken is not None:
+            raise LedgerError(broken)
 
     def last_row_of(self, run: str) -> LedgerRow | None:
         """The run's last row among those `rows` went through, read again from its line."""
