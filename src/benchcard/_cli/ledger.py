@@ -101,6 +101,10 @@ def _print_table(console: Any, where: str, rows: Callable[[], Iterable[LedgerRow
         console.print(Segments(drawn.cropped(lines)), end="", crop=False)
 
 
+SHAPES_KEPT = 10_000
+"""Rows' shapes kept drawn (a kept cell's text is part of its shape: a rig, a card name, few in a long ledger)."""
+
+
 @dataclass(frozen=True)
 class _Drawn:
     """The table's lines as rich draws them, made a row at a time without drawing the table: a row whose every
@@ -148,57 +152,53 @@ class _Drawn:
 
     def fitted(self, cells: list[Text], style: str, *, last: bool) -> list[list[Segment]] | None:
         """One row's lines, as rich draws it between the rows before and after it (the last row: before the
-        bottom border), when every line fits its column; else None."""
+        bottom border), when every line fits its column or wraps in a column that wraps; else None."""
         shape = self.shape(cells)
         if shape is None:
             return None
         key = (style, last, *shape)
         if key not in self.shapes:
+            if len(self.shapes) > SHAPES_KEPT:
+                self.shapes.clear()
             self.shapes[key] = self.template(shape, style, last=last)
         template = self.shapes[key]
         return None if template is None else _filled(template, [text.plain.split("\n") for text in cells])
 
+    @cached_property
+    def wraps(self) -> list[bool]:
+        """Which columns wrap a cell too wide for them."""
+        return [not column.no_wrap for column in _table(self.narrow, 0, self.widths).columns]
+
     def shape(self, cells: list[Text]) -> tuple[Any, ...] | None:
         """Each cell's text style and each line's styles, when every line fits its column and is drawn as
-        written (not empty, no space at either end, every span over whole lines); else None."""
+        written (not empty, no space at either end, every span over whole lines); a cell that does not fit in a
+        column that wraps is kept whole (its text, drawn by rich with the row); else None."""
         from rich.cells import cell_len
 
         shape: list[Any] = []
-        for text, width in zip(cells, self.widths, strict=True):
+        for text, width, wraps in zip(cells, self.widths, self.wraps, strict=True):
             if (text.justify, text.overflow, text.no_wrap, text.end) != (None, None, None, "\n"):
                 return None
             lines = text.plain.split("\n")
             if any(not line or line != line.strip() or cell_len(line) > width - PAD for line in lines):
+                if not wraps:
+                    return None
+                shape.append(("kept", text.plain, tuple(text.spans), text.style))
+                continue
+            styles = _line_styles(text, lines)
+            if styles is None:
                 return None
-            styles: list[list[Any]] = [[] for _ in lines]
-            starts = [0]
-            for line in lines:
-                starts.append(starts[-1] + len(line) + 1)
-            for span in text.spans:
-                for i, line in enumerate(lines):
-                    if span.start < starts[i] + len(line) and span.end > starts[i]:
-                        if span.start > starts[i] or span.end < starts[i] + len(line):
-                            return None  # a span over part of a line
-                        styles[i].append(span.style)
-            shape.append((text.style, tuple(tuple(s) for s in styles)))
+            shape.append((text.style, styles))
         return tuple(shape)
 
     def template(self, shape: tuple[Any, ...], style: str, *, last: bool) -> list[list[Any]] | None:
-        """Rich's drawing of a row of `shape` in `style`, each line an `x`: its lines, each `x` marked by which
-        cell's line it stands for; None when the drawing is not of that form (a rich that draws otherwise)."""
-        from rich.text import Span
-        from rich.text import Text as RichText
-
-        probe = []
-        for text_style, lines in shape:
-            text = RichText("\n".join("x" for _ in lines), style=text_style)
-            for i, styles in enumerate(lines):
-                text.spans.extend(Span(2 * i, 2 * i + 1, s) for s in styles)
-            probe.append(text)
-        drawn = self.by_rich([(probe, style)], last=last)
-        height = max(len(lines) for _, lines in shape)
-        marks = [[c for c, (_, lines) in enumerate(shape) if len(lines) > i] for i in range(height)]
-        return _marked(drawn, marks) if len(drawn) == height else None
+        """Rich's drawing of a row of `shape` in `style`, each line that fits a placeholder: its lines, each
+        placeholder marked by which cell's line it stands for (told from the rest by drawing the row twice, with
+        `x` and with `y`); None when the drawing is not of that form (a rich that draws otherwise)."""
+        drawn = [self.by_rich([(_probe(shape, char), style)], last=last) for char in "xy"]
+        marks = [[c for c, cell in enumerate(shape) if cell[0] != "kept" and len(cell[1]) > i]
+                 for i in range(len(drawn[0]))]
+        return _marked(drawn[0], drawn[1], marks)
 
     def by_rich(self, rows: list[tuple[list[Text], str]], *, last: bool) -> list[list[Segment]]:
         """Rows drawn by rich in a table of their own at the table's widths, followed by an empty row unless the
@@ -234,24 +234,65 @@ def _with_last(rows: Iterable[tuple[list[Text], str]]) -> Iterator[tuple[tuple[l
         yield ahead, True
 
 
-def _marked(drawn: list[list[Segment]], marks: list[list[int]]) -> list[list[Any]] | None:
-    """A probe row's lines with each `x` (and the spaces after it, in its segment or the next) replaced by
-    (cell, line, its segment, the spaces' segment or None); None if the `x`s are not where `marks` expects."""
+def _line_styles(text: Text, lines: list[str]) -> tuple[tuple[Any, ...], ...] | None:
+    """The styles of the spans over each of a text's lines, or None when a span covers part of a line."""
+    styles: list[list[Any]] = [[] for _ in lines]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    for span in text.spans:
+        for i, line in enumerate(lines):
+            if span.start < starts[i] + len(line) and span.end > starts[i]:
+                if span.start > starts[i] or span.end < starts[i] + len(line):
+                    return None
+                styles[i].append(span.style)
+    return tuple(tuple(s) for s in styles)
+
+
+def _probe(shape: tuple[Any, ...], char: str) -> list[Text]:
+    """A row of `shape`: each line that fits a `char` with its line's styles, each kept cell as it is."""
+    from rich.text import Span
+    from rich.text import Text as RichText
+
+    probe = []
+    for cell in shape:
+        if cell[0] == "kept":
+            _, plain, spans, text_style = cell
+            probe.append(RichText(plain, style=text_style, spans=list(spans)))
+            continue
+        text_style, lines = cell
+        text = RichText("\n".join(char for _ in lines), style=text_style)
+        for i, styles in enumerate(lines):
+            text.spans.extend(Span(2 * i, 2 * i + 1, s) for s in styles)
+        probe.append(text)
+    return probe
+
+
+def _marked(with_x: list[list[Segment]], with_y: list[list[Segment]], marks: list[list[int]]
+            ) -> list[list[Any]] | None:
+    """A probe row's lines with each placeholder (and the spaces after it, in its segment or the next) replaced by
+    (cell, line, its segment, the spaces' segment or None): the segments where the drawings with `x` and with `y`
+    differ. None if they differ otherwise, or not where `marks` expects."""
+    if len(with_x) != len(with_y) or len(with_x) != len(marks):
+        return None
     out: list[list[Any]] = []
-    for i, (line, cells) in enumerate(zip(drawn, marks, strict=True)):
+    for i, (line, other, cells) in enumerate(zip(with_x, with_y, marks, strict=True)):
+        if len(line) != len(other):
+            return None
         items: list[Any] = []
         wanted = iter(cells)
         skip = False
-        for j, segment in enumerate(line):
+        for j, (segment, twin) in enumerate(zip(line, other, strict=True)):
             if skip:
                 skip = False
                 continue
-            if not segment.text.startswith("x"):
+            if segment == twin:
                 items.append(segment)
                 continue
             cell = next(wanted, None)
             after = line[j + 1] if j + 1 < len(line) else None
-            if cell is None or segment.text[1:].strip(" "):
+            if cell is None or twin != segment._replace(text="y" + segment.text[1:]) or \
+                    not segment.text.startswith("x") or segment.text[1:].strip(" "):
                 return None
             if segment.text == "x" and after is not None and after.text and not after.text.strip(" "):
                 items.append((cell, i, segment, after))
