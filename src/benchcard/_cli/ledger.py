@@ -110,9 +110,10 @@ class _Drawn:
     """The table's lines as rich draws them, made a row at a time without drawing the table: a row whose every
     line fits its column (no wrap, no ellipsis) is rich's own drawing of a row of the same shape (each line an
     `x`, the same styles) with each `x` replaced by the line it stands for and the spaces after it shortened to
-    match; the other rows (a cell that wraps, or is not drawn as written) are drawn by rich, those in a row together
-    in a table of their own. Drawn by rich alone, 200,000 rows took 215 s.
-    Rich is asked only through its public API (`Table`, `Console.render`, `Segment`), whatever its version."""
+    match; a cell too wide for a column that wraps (a card, a rig) is kept whole in the row drawn, its text part of
+    the shape. The other rows (a cell cut by an ellipsis, or not drawn as written) are drawn by rich, those in a
+    row together in a table of their own. Drawn by rich alone, 200,000 rows took 215 s. Rich is asked only
+    through its public API (`Table`, `Console.render`, `Segment`), whatever its version."""
 
     console: Any
     room: Any  # the console's options at the whole table's width
