@@ -177,6 +177,26 @@ def test_an_output_holding_a_lone_surrogate_is_judged(tmp_path: Path, server: Fa
         sorted(json.dumps(b, sort_keys=True) for b in sent)  # what was sealed is what was sent
 
 
+def test_a_judge_prompt_holding_an_escaped_slot_sends_its_braces_to_the_judge(tmp_path: Path, server: FakeServer,
+                                                                             key: str) -> None:
+    """A judge's prompt may show a slot's braces as an ab prompt may (`\\{{x}}`, `_util/slots.py`): the judge gets
+    `{{x}}`, with the real slots filled beside it, and the card is sealed as written."""
+    from ..helpers_judge import card_text
+
+    asked = "Rubric: {{rubric}} Never answer \\{{grade}} or \\{{output}} literally."
+    project = judge_project(tmp_path, server.base_url, fixtures=2, card_text=card_text(**{"Rubric: {{rubric}}": asked}))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    users = [next(m["content"] for m in b["messages"] if m["role"] == "user") for b in judge_bodies(server)]
+    assert len(users) == 24  # 2 fixtures × 2 variants × 2 repetitions (card_text), 3 judgements each
+    shown = ("Rubric: The description names the fruit's colour as the key states it. Never answer {{grade}} or "
+             "{{output}} literally.\n")
+    assert all(shown in u and u.count("<<") == 1 and "<<{{output}}>>" not in u for u in users), users
+    sealed = (project.root / "cards" / f"{CARD_ID}.yaml").read_text(encoding="utf-8")
+    assert "Never answer \\{{grade}} or \\{{output}} literally." in sealed
+
+
 def test_an_output_no_judgement_could_read_is_left_unscored(tmp_path: Path, server: FakeServer, key: str) -> None:
     project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=2)
     server.configure(script({"reply": "Looks good!"}))

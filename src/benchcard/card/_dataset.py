@@ -22,7 +22,7 @@ from typing import Any
 import jsonlines
 
 from benchcard._util.safeio import read_regular_text, strict_json
-from benchcard.card._template import slots_in
+from benchcard._util.slots import slots_in
 from benchcard.errors import CardError, JsonProblem
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey

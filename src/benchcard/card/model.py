@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.safeio import read_regular_text
+from benchcard._util.slots import fill_slots
 from benchcard.card._dataset import DataFile, input_slot
 from benchcard.card._defaults import ANY, DEFAULTS
-from benchcard.card._template import fill_slots as fill_slots  # publish shows a prompt filled as sent
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import rig_line

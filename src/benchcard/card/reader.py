@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.names import hidden_problem, name_problem, shown, windows_name_problem
+from benchcard._util.slots import slots_in
 from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
 from benchcard.card._fixtures import fixture_files
-from benchcard.card._template import slots_in
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
@@ -402,7 +402,7 @@ class _Reader:
     def _unfilled_slot(self, part: str, text: str, filled: set[str]) -> None:
         """A `{{name}}` of an ab prompt that no slot of the card fills (`{{label}}`, `{{fixture.id}}`, `{{ variant }}`)
         would reach the model as its braces, where its author meant a value: one line naming the card's slots and
-        the escape that sends the braces as text (`\\{{x}}`, `_template`). A check of 2026-12-07 (`newer`): a
+        the escape that sends the braces as text (`\\{{x}}`, `_util/slots.py`). A check of 2026-12-07 (`newer`): a
         version sealed with such a prompt still reads."""
         for slot in slots_in(text):
             if slot not in filled:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
-from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card, fill_slots
+from benchcard._util.slots import fill_slots
+from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish._evidence import run_files

@@ -22,17 +22,10 @@ from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
-from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, parse_judge
+from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, Newer, parse_judge, refuse
 from benchcard.scoring.rulelimit import test_rules
 
 Fail = Callable[[Sequence[str | int], str], CardError]
-#: Given a problem that only a check newer than some sealed cards finds (a rule's unknown field, since 2026-12-07):
-#: the card reader keeps it, and refuses the card for it unless the version's seal holds (card/load.py).
-Newer = Callable[[CardError], None]
-
-
-def _refuse(problem: CardError) -> None:
-    raise problem
 
 
 @dataclass(frozen=True)
@@ -80,14 +73,14 @@ class Score:
     rules: dict[str, bool] | None = None
 
 
-def parse_scoring(raw: Mapping[str, Any], fail: Fail, newer: Newer = _refuse) -> ScoringSpec:
+def parse_scoring(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse) -> ScoringSpec:
     """Validate a card's `scoring:` block; `fail(where, expected)` builds the error that names the line, and
     `newer` is handed the problems of a check added after cards were sealed without it (by default, raised)."""
     method = raw.get("method")
     if method not in METHODS:
         raise fail(("method",), f"unknown scoring method {method!r}; expected one of {', '.join(METHODS)}")
     if method == "judge":
-        return parse_judge(raw, fail)
+        return parse_judge(raw, fail, newer)
     allowed = {
         "exact": {"method", "expected", "expected_from_key", "trim", "case_sensitive"},
         "rules": {"method", "rules"},
@@ -144,7 +137,7 @@ def _parse_fields(raw: Mapping[str, Any], fail: Fail) -> FieldsSpec:
 RULE_FIELDS = frozenset({"id", "must_match", "must_not_match", "why"})
 
 
-def _parse_rules(items: Any, fail: Fail, newer: Newer = _refuse) -> list[Rule]:
+def _parse_rules(items: Any, fail: Fail, newer: Newer = refuse) -> list[Rule]:
     if not isinstance(items, list) or not items:
         raise fail(("rules",), "expected a list of rules with id, must_match or must_not_match, and why")
     rules: list[Rule] = []

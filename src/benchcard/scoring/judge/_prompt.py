@@ -3,7 +3,8 @@
 Nothing else can reach the judge: the template's slots are fixed (`spec.SLOTS`), and `blind_output` removes any
 verbatim echo of a variant's inserted text from the output first, so an output that quotes its own instruction
 cannot tell the judge which variant it came from. Slots are filled in one pass, so an output containing
-`{{key}}` stays text and never pulls the key in.
+`{{key}}` stays text and never pulls the key in; an escaped slot of the template (`\\{{x}}`) reaches the judge as
+its braces (`{{x}}`), as in an ab prompt (`_util/slots.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from benchcard.scoring.judge.spec import SLOT, JudgeSpec
+from benchcard._util.slots import fill_slots, slot_name, slots_in
+from benchcard.scoring.judge.spec import JudgeSpec
 
 REDACTED = "[…]"
 MIN_ECHO_CHARS = 12  # shorter lines of a variant's text ("Answer:") are too common to mean an echo
@@ -67,7 +69,7 @@ def judge_messages(spec: JudgeSpec, output: str, fixture_text: str = "", key_tex
               "format": format_text(spec)}
 
     def fill(template: str) -> str:
-        return SLOT.sub(lambda m: values[m.group(1)], template)
+        return fill_slots(template, {s: values[slot_name(s)] for s in slots_in(template) if slot_name(s) in values})
 
     messages = []
     if spec.system is not None:

@@ -11,12 +11,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from benchcard._util.slots import slot_name, slots_in
 from benchcard.errors import CardError
 
 Fail = Callable[[Sequence[str | int], str], CardError]
+#: Given a problem that only a check newer than some sealed cards finds (since 2026-12-07): the card reader keeps
+#: it, and refuses the card for it unless the version's seal holds (card/load.py).
+Newer = Callable[[CardError], None]
 
 SLOTS = ("output", "fixture", "key", "rubric", "format")
-SLOT = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: A slot's name as a judge's prompt read it before 2026-12-07: `{{key.answer}}` and `{{a-b}}` were sent as text.
+_NAME_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CRITERION_ID = re.compile(r"[a-z][a-z0-9_]*")
 LABEL = re.compile(r"[A-Za-z]+")
 JUDGE_FIELDS = frozenset({"method", "rig", "params", "prompt", "rubric", "scale", "answer", "judgements",
@@ -84,8 +89,8 @@ class JudgeSpec:
         return self.rubric if isinstance(self.rubric, tuple) else ()
 
     def slots(self) -> set[str]:
-        """The slots the template fills."""
-        return {m.group(1) for m in SLOT.finditer((self.system or "") + "\n" + self.user)}
+        """The names of the slots the template fills (an escaped `\\{{key}}` is text, `_util/slots.py`)."""
+        return {slot_name(s) for s in slots_in((self.system or "") + "\n" + self.user)}
 
     @property
     def uses_key(self) -> bool:
@@ -99,15 +104,21 @@ class JudgeSpec:
         return {"score"} | {f"criterion.{c.id}" for c in self.criteria}
 
 
-def parse_judge(raw: Mapping[str, Any], fail: Fail) -> JudgeSpec:
-    """Validate `scoring: {method: judge, ...}`; `fail(where, expected)` builds the one-line error."""
+def refuse(problem: CardError) -> None:
+    """`newer`'s default: a problem of a newer check is raised as any other."""
+    raise problem
+
+
+def parse_judge(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse) -> JudgeSpec:
+    """Validate `scoring: {method: judge, ...}`; `fail(where, expected)` builds the one-line error, `newer` is
+    handed a problem of a check added after cards were sealed without it (by default, raised)."""
     extra = sorted(set(map(str, raw)) - JUDGE_FIELDS)
     if extra:
         raise fail((extra[0],), f"unknown field for judge scoring; expected {', '.join(sorted(JUDGE_FIELDS))}")
     provider, model, effort = _rig(raw, fail)
     params = _params(_mapping(raw, "params", fail, "the judge's params, e.g. {max_tokens: 200, temperature: 0.7}"),
                      fail)
-    system, user = _prompt(raw, fail)
+    system, user = _prompt(raw, fail, newer)
     scale = _scale(raw.get("scale"), fail)
     answer = raw.get("answer", JUDGE_DEFAULTS[("answer",)])
     if answer not in ("final_line", "json", "bare"):
@@ -145,7 +156,7 @@ def _rig(raw: Mapping[str, Any], fail: Fail) -> tuple[str, str, str | None]:
     return provider, model, effort
 
 
-def _prompt(raw: Mapping[str, Any], fail: Fail) -> tuple[str | None, str]:
+def _prompt(raw: Mapping[str, Any], fail: Fail, newer: Newer) -> tuple[str | None, str]:
     """The judge's prompt: an optional system text and the user text, their slots checked."""
     prompt = _mapping(raw, "prompt", fail, "the judge's prompt: {system, user} with {{output}}")
     bad = sorted(set(map(str, prompt)) - {"system", "user"})
@@ -155,7 +166,7 @@ def _prompt(raw: Mapping[str, Any], fail: Fail) -> tuple[str | None, str]:
     if system is not None and not isinstance(system, str):
         raise fail(("prompt", "system"), "expected text")
     user = _text(prompt, ("prompt", "user"), fail)
-    _check_slots(system, user, fail)
+    _check_slots(system, user, fail, newer)
     return system, user
 
 
@@ -185,20 +196,24 @@ def _params(params: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
     return dict(params)
 
 
-def _check_slots(system: str | None, user: str, fail: Fail) -> None:
-    """Only the blind slots may be filled: a `{{variant}}` (or any unknown slot) is a card error."""
+def _check_slots(system: str | None, user: str, fail: Fail, newer: Newer) -> None:
+    """Only the blind slots may be filled: a `{{variant}}` (or any unknown slot) is a card error, which names the
+    escape that sends its braces as text (`\\{{x}}`). A dotted or dashed name (`{{key.answer}}`), which the
+    judge's prompt sent as text before 2026-12-07, is refused since (`newer`): the judge got braces for a value."""
     for where, text in ((("prompt", "system"), system or ""), (("prompt", "user"), user)):
-        for m in SLOT.finditer(text):
-            if m.group(1) not in SLOTS:
-                why = (" — the judge never sees which variant produced an output" if m.group(1) == "variant"
-                       else "")
-                raise fail(where, f"unknown slot {{{{{m.group(1)}}}}}{why}; expected "
-                                  f"{', '.join('{{' + s + '}}' for s in SLOTS)}")
-    joined = (system or "") + "\n" + user
-    count = sum(1 for m in SLOT.finditer(joined) if m.group(1) == "output")
-    if count != 1:
-        raise fail(("prompt", "user"), f"expected the slot {{{{output}}}} exactly once, found {count}")
-    if not any(m.group(1) == "rubric" for m in SLOT.finditer(joined)):
+        for slot in slots_in(text):
+            name = slot_name(slot)
+            if name not in SLOTS:
+                why = " — the judge never sees which variant produced an output" if name == "variant" else ""
+                problem = fail(where, f"unknown slot {slot}{why}; expected {', '.join('{{' + s + '}}' for s in SLOTS)} "
+                                      f"(write \\{slot} to send {slot} as text)")
+                if _NAME_BEFORE.fullmatch(name):
+                    raise problem
+                newer(problem)
+    names = [slot_name(s) for s in slots_in((system or "") + "\n" + user)]
+    if names.count("output") != 1:
+        raise fail(("prompt", "user"), f"expected the slot {{{{output}}}} exactly once, found {names.count('output')}")
+    if "rubric" not in names:
         raise fail(("prompt", "user"), "expected the slot {{rubric}}: the judge must be shown what it grades")
 
 

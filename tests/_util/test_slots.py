@@ -1,4 +1,5 @@
-"""An ab prompt's slots and their escape (`\\{{x}}` sends `{{x}}`): as the reader counts them, as a run sends them."""
+"""A prompt's slots and their escape (`\\{{x}}` sends `{{x}}`), one reader for an ab prompt and a judge's: as the
+card reader counts them, as a run sends them. (A judge's: tests/scoring/judge/test_spec.py, run/test_judging.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard.card._template import fill_slots, slots_in
+from benchcard._util.slots import fill_slots, slot_name, slots_in, text_after
 from benchcard.card.load import load_card
 from benchcard.card.seal import read
 from benchcard.project import Project
@@ -38,6 +39,13 @@ def test_a_filled_value_holding_an_escape_or_a_slot_is_never_read_again() -> Non
 def test_the_slots_counted_are_those_not_escaped() -> None:
     assert slots_in(r"{{variant}} \{{variant}} {{ x }} \{{y}} {{{fixture}}}") == [
         "{{variant}}", "{{ x }}", "{{fixture}}"]
+
+
+def test_a_slot_is_named_without_its_spaces_and_found_past_an_escaped_one() -> None:
+    assert [slot_name(s) for s in slots_in(r"{{ output }} {{key.a}} \{{rubric}}")] == ["output", "key.a"]
+    text = "Say \\{{variant}} <a>{{fixture}}</a>\n{{variant}}<b>{{fixture}}"
+    assert text_after(text, "{{variant}}") == "<b>{{fixture}}"
+    assert text_after(r"only \{{variant}}", "{{variant}}") is None
 
 
 def _card(user: str) -> str:
