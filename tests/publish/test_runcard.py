@@ -15,7 +15,7 @@ from benchcard.card.load import load_card
 from benchcard.cli import cli
 from benchcard.project import Project
 
-from ..helpers_project import SEEDS
+from ..helpers_project import AB_CARD, SEEDS, make_ab_project
 from ..helpers_site import (
     BENCH_RUN,
     DEMO,
@@ -230,3 +230,18 @@ def test_a_fixture_named_with_a_hash_or_a_percent_is_linked_to_its_own_file(tmp_
     opened = [card_page.parent / urllib.parse.unquote(urllib.parse.urlsplit(link).path) for link in links]
     assert sorted(p.name for p in opened) == sorted(f"{f}.txt" for f in fixtures), links
     assert all(p.is_file() for p in opened), links
+
+
+def test_the_prompt_says_where_the_variant_goes_past_an_escaped_variant_before_it(tmp_path: Path) -> None:
+    """`\\{{variant}}` is text the model gets as `{{variant}}`, not the slot: the page places the variant's block by
+    the slot itself, here before the item, where it said 'at the end of its line' from the escaped one."""
+    user = "Name the colour; never write \\{{variant}}\n    {{variant}}<item>{{fixture}}</item>"
+    card = AB_CARD.replace("Name the colour.\n    {{variant}}<item>{{fixture}}</item>", user)
+    assert card != AB_CARD
+    make_ab_project(tmp_path, card)
+    built = CliRunner().invoke(cli, ["-C", str(tmp_path), "site", "--out", str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    text = _norm(page(tmp_path / "site", "cards/tiny-ab/index.html").text)
+    assert "Name the colour; never write {{variant}} <item>{{FIXTURE}}</item>" in text
+    assert "--- VARIANT A adds only the block below, immediately before the item --- Please." in text
+    assert "at the end of its line" not in text

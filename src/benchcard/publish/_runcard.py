@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
-from benchcard._util.slots import fill_slots
+from benchcard._util.slots import fill_slots, slots_in, text_after
 from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
@@ -120,12 +120,14 @@ def _prompt_view(card: Card) -> dict[str, Any]:
         text = card.variants[name]
         where = "in place of the baseline's block" if base_block else "at the marked place"
         for part in (card.prompt.system or "", card.prompt.user):
-            if VARIANT_SLOT in part:
-                after = part.split(VARIANT_SLOT, 1)[1].split("\n", 1)[0]
+            rest = text_after(part, VARIANT_SLOT)  # the slot read as the prompt is filled: `\{{variant}}` is text
+            if rest is not None:
+                after = rest.split("\n", 1)[0]
                 tag = re.match(r"<([A-Za-z][\w-]*)>", after)
-                if tag and "{{fixture}}" in after:
+                fixture_next = FIXTURE_SLOT in slots_in(after)
+                if tag and fixture_next:
                     where = f"immediately before the {tag.group(1)}"
-                elif "{{fixture}}" in after:
+                elif fixture_next:
                     where = "immediately before the fixture"
                 elif not after.strip():
                     where = "at the end of its line"
