@@ -618,7 +618,7 @@ def test_a_connection_error_breaks_the_timeouts_in_a_row_but_not_the_time_with_n
     provider = SimpleNamespace(complete=complete, should_retry=lambda exc: True)
     s: Any = SimpleNamespace(heard_at=time.monotonic() - 60, options=SimpleNamespace(timeout=0.01), provider=provider,
                              silent=set(), silent_calls=0, workers=1, stopped=None, secret_env=None, hidden=(),
-                             longer_answers="raise --timeout")
+                             longer_answers="raise --timeout", silent_stop=None, answered=True)
     heard = s.heard_at
 
     async def calls_(pattern: str) -> None:

@@ -114,12 +114,13 @@ def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,
     assert [m["started"] for m in json.loads(skipped.stdout)["local_models"]] == [False]
 
 
-def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_in_one_line(tmp_path: Path,
-                                                                                    server: FakeServer,
-                                                                                    key: str) -> None:
-    """The worked examples go to the judge one call at a time: a judge that takes calls and answers none stops
-    the check by the silence rule, after 9 calls over 3 judgements (4 attempts each at most), in one line that
-    says what check --live waits, which has no --timeout to raise."""
+def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_two_calls(tmp_path: Path,
+                                                                                       server: FakeServer,
+                                                                                       key: str) -> None:
+    """The worked examples go to the judge one call at a time, each judgement with 4 attempts: by the run's
+    silence rule a judge that takes calls and answers none stopped the check after 9 calls over 3 judgements, 18
+    minutes at the default 120 s timeout. A check has no run to protect: two calls timed out in a row with no
+    answer at all from the server stop it, in one line naming the server and the timeout."""
     from benchcard.errors import ProviderError
     from benchcard.run.options import RunOptions
 
@@ -129,9 +130,25 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_in_one_l
     card = load_card(project.card_path(CARD_ID), project)
     with pytest.raises(ProviderError) as stopped:
         live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
-    said = str(stopped.value)
-    assert said.startswith(f"the judge of {CARD_ID}: 9 calls in a row over 3 cells timed out after 0.3 s and no "
-                           "answer came for "), said
-    assert said.endswith(" s: the server takes calls but answers none (if its answers only take longer, check --live "
-                         "waits 0.3 s for each answer, and no longer)"), said
-    assert len(judge_bodies(server)) == 9
+    assert str(stopped.value) == (
+        f"the judge of {CARD_ID}: the judge's provider 'judge' at {server.base_url} answered none of the 2 calls "
+        "sent, each timed out after 0.3 s: it takes calls but answers none (if its answers only take longer, check "
+        "--live waits 0.3 s for each answer, and no longer)")
+    assert len(judge_bodies(server)) == 2
+
+
+def test_a_judge_that_answered_then_hangs_is_waited_on_as_a_run_waits(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
+    """The quick stop is for a server that answered nothing: a judge that answered the first example and then
+    times out on the second is that example's failure, each judgement after its 4 attempts (the run's silence
+    rule needs 3 judgements), and the check reports it."""
+    from benchcard.run.options import RunOptions
+
+    project = judge_project(tmp_path, server.base_url, k=2, seal=False)
+    server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "<<A tomato", "kind": "hang",
+                                                               "times": 999, "hang_s": 5}]))
+    card = load_card(project.card_path(CARD_ID), project)
+    report = live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
+    assert [e.problem for e in report.examples] == [
+        "", "judgement 1 was failed (timed out after 0.3 s (gave up after 4 attempts))"]
+    assert len(judge_bodies(server)) == 2 + 2 * 4

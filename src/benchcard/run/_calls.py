@@ -379,6 +379,9 @@ class Session:
     silent: set[str] = field(default_factory=set)  # the cells whose calls timed out since the last answer
     silent_calls: int = 0  # those calls
     heard_at: float | None = None  # when the server last answered (anything, an error included), or was first called
+    answered: bool = False  # whether the server answered any call of this session (an error included)
+    silent_stop: int | None = None  # a check's: the calls timed out in a row that stop it while none was answered
+    server: str = "the server"  # the server as a stop names it
     refusal: Refusals = field(default_factory=Refusals)  # the refusals alike in a row
     variants: int = 1  # the plan's variants and fixtures, which a refusal must hit all of (fixtures: a few) to stop
     fixtures: int = 1
@@ -592,6 +595,7 @@ def _count_transport_failure(s: Session, error: BaseException, message: str) -> 
 
 
 def _heard(s: Session) -> None:
+    s.answered = True
     s.silent.clear()
     s.silent_calls = 0
     s.heard_at = time.monotonic()
@@ -608,13 +612,20 @@ def _not_timed_out(s: Session) -> None:
 def _count_silence(s: Session, job: Job) -> None:
     """A call timed out. Calls in a row timing out stop the run when they are as many as transport failures that
     stop it, span `SILENT_CELLS` cells, and no answer came for twice `--timeout`: a server that accepts calls and
-    answers none. A server answering slowly, or timing out on some cells only, answers in between, and each answer
+    answers none. A check, which has no run to protect, stops sooner: at its `silent_stop` calls timed out in a row
+    while the server answered none of its calls (check --live: 2, not 9 calls of 120 s one after another). A server
+    answering slowly, or timing out on some cells only, answers in between, and each answer
     (an error's included) starts the count again; a call failing otherwise (a connection error, no answer) breaks
     the row but not the time with no answer (`_not_timed_out`)."""
     s.silent.add(job.cell)
     s.silent_calls += 1
     quiet = time.monotonic() - (s.heard_at or 0.0)
     timeout = s.options.timeout
+    if s.silent_stop is not None and not s.answered and s.silent_calls >= s.silent_stop and s.stopped is None:
+        s.stopped = (f"{s.server} answered none of the {s.silent_calls} calls sent, each timed out after "
+                     f"{timeout:g} s: it takes calls but answers none (if its answers only take longer, "
+                     f"{s.longer_answers})")
+        return
     if (s.silent_calls >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and len(s.silent) >= SILENT_CELLS
             and quiet >= 2 * timeout and s.stopped is None):
         s.stopped = (f"{s.silent_calls} calls in a row over {len(s.silent)} cells timed out after {timeout:g} s and "

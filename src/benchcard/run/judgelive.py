@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchcard._util.urls import secrets_of
+from benchcard._util.urls import secrets_of, shown_url
 from benchcard.card.check import CheckReport, check
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
 from benchcard.card.model import Card
@@ -27,8 +27,14 @@ from benchcard.run._progress import NullProgress
 from benchcard.run.judging import judge_config
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import make_provider, require_key
+from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import read_answer
+
+#: Calls timed out in a row, with no answer at all from the judge's server, that stop `check --live`: a check has no
+#: run to protect, and its calls go one at a time, so the run's rule (`_calls.SILENT_CELLS`: 9 calls here, 18
+#: minutes at the default timeout) would keep a user waiting for what two calls have shown.
+CHECK_SILENT_CALLS = 2
 
 
 @dataclass(frozen=True)
@@ -159,7 +165,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
                       progress=NullProgress(), secret_env=cfg.api_key_env,
                       hidden=secrets_of(cfg.credentials),
-                      longer_answers=f"check --live waits {options.timeout:g} s for each answer, and no longer")
+                      longer_answers=f"check --live waits {options.timeout:g} s for each answer, and no longer",
+                      silent_stop=CHECK_SILENT_CALLS, server=_server(cfg))
     out: list[LiveExample] = []
     try:
         for i, example in enumerate(card.examples):
@@ -169,7 +176,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
             for k in range(spec.judgements if not problem else 0):
                 sent = provider.planned_body(body, k) if provider.plans_bodies else body
                 row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
-                if row is None:
+                if row is None or session.stopped is not None:
                     raise ProviderError(f"the judge of {card.id}: {session.stopped}")
                 answers.append(row.text)
                 problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
@@ -180,6 +187,12 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
         await provider.aclose()
         await client.aclose()
     return out
+
+
+def _server(cfg: ProviderConfig) -> str:
+    """The judge's server as a stop names it: its provider and URL (a pool's servers), never a password."""
+    urls = [shown_url(e.url) for e in cfg.endpoints] or [shown_url(cfg.base_url or "")]
+    return f"the judge's provider '{cfg.name}' at {', '.join(urls)}"
 
 
 def _graded(status: str, error: str | None, text: str, card: Card, expect: Any, k: int) -> str:
