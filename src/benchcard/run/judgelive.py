@@ -190,9 +190,9 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
 
 
 def _server(cfg: ProviderConfig) -> str:
-    """The judge's server as a stop names it: its provider and URL (a pool's servers), never a password."""
-    urls = [shown_url(e.url) for e in cfg.endpoints] or [shown_url(cfg.base_url or "")]
-    return f"the judge's provider '{cfg.name}' at {', '.join(urls)}"
+    """The judge's server as a stop names it: its provider and the URL called (a pool's first: check --live calls
+    `make_provider`'s one server), never a password or a query."""
+    return f"the judge's provider '{cfg.name}'" + (f" at {shown_url(cfg.base_url)}" if cfg.base_url else "")
 
 
 def _graded(status: str, error: str | None, text: str, card: Card, expect: Any, k: int) -> str:
