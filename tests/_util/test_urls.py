@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,49 @@ def test_what_of_a_urls_credentials_is_kept_out_of_replies() -> None:
         PASSWORD, "YWxpY2U6cHctOWY4ZTdkNmM1YjRh")
     assert secrets_of(credentials("http://alice@127.0.0.1:9/v1")) == ()
     assert secrets_of(None) == ()
+
+
+TOKEN_USER = "ghp_5f4e3d2c1b0a9f8e7d6c"
+
+
+@pytest.mark.parametrize(("user", "secret"), [
+    ("alice", False), ("svc-bench", False), ("first.last", False), ("bench_v2", False), ("ab12345", False),
+    (TOKEN_USER, True), ("sk-live-0123", True), ("a" * 33, True), ("tok+en/abc=", True), ("0a1b2c3d4e5f", True)])
+def test_a_url_user_that_is_no_plain_account_name_is_a_secret(user: str, secret: bool) -> None:
+    """Review21: `https://TOKEN@host` (a token as the user, no password) kept nothing out of a reply, and
+    `benchcard curl` printed the token. A user of 8 characters or more that is no plain short account name (a
+    letter, then up to 31 letters, digits, `.`, `_`, `-`, fewer than 4 digits) is hidden as a password is, with
+    the Basic token that carries it."""
+    from benchcard._util.urls import credentials, secret_user, secrets_of
+
+    assert secret_user(user) is secret
+    hidden = secrets_of(credentials(f"http://{user.replace('/', '%2F')}@127.0.0.1:9/v1"))
+    assert hidden == ((user, basic_auth_token(f"{user}:")) if secret else ())
+
+
+def basic_auth_token(text: str) -> str:
+    return base64.b64encode(text.encode()).decode("ascii")
+
+
+def test_a_token_given_as_the_url_s_user_is_stored_and_printed_nowhere(tmp_path: Path, server: FakeServer) -> None:
+    """A server echoing the request's `Authorization` sent back the Basic token of `TOKEN:` (the token, base64):
+    outputs.jsonl kept it, and `benchcard curl` printed the token as `-u 'TOKEN'`. Now neither does, and curl's
+    `-u` reads it from a variable named in a comment, with the empty password a run sends."""
+    server.configure({"default_reply": "red", "echo_key": True})
+    project = ab_project(tmp_path / "proj")
+    write_config(project.root, server.base_url.replace("://", f"://{TOKEN_USER}@", 1), key_env=None)
+    result = bc(project.root, "run", "colour-ab", "--json")
+    assert result.exit_code == 0, result.output
+    curl = bc(project.root, "curl", "colour-ab")
+    assert curl.exit_code == 0, curl.output
+    encoded = basic_auth_token(f"{TOKEN_USER}:")
+    for text in (result.output, _everywhere(project.results_dir), curl.output):
+        assert TOKEN_USER not in text and encoded not in text
+    outputs = next(project.results_dir.rglob("outputs.jsonl")).read_text()
+    assert "you sent [redacted]" in outputs
+    assert curl.output.startswith("# -u: set $URL_USER to the user name of providers.fake.base_url in "
+                                  "benchcard.yaml (or of --base-url), a token, not printed\ncurl "), curl.output
+    assert '  -u "$URL_USER:" \\\n' in curl.output
 
 
 def test_a_loopback_host_is_any_of_this_machines_own() -> None:

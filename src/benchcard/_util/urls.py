@@ -2,7 +2,8 @@
 
 `http://user:secret@host/v1` is a common way to reach a proxy. The user and password are treated like an API
 key: kept in memory only, sent as an `Authorization: Basic` header, and removed from every URL that is
-written (manifest, sealed requests, judge requests, batch journal, pages, `curl`).
+written (manifest, sealed requests, judge requests, batch journal, pages, `curl`); a user name that is a token
+(`https://TOKEN@host`) is a secret as a password is (`secret_user`).
 
 There is one path: a `ProviderConfig` splits them off its `base_url` when it is made (`split_credentials`), so
 no URL any writer can reach still carries them; only `ProviderConfig.credentials` (never printed) holds them.
@@ -128,14 +129,29 @@ def basic_auth(creds: tuple[str, str] | None) -> str | None:
     return f"Basic {token}"
 
 
+#: A plain account name, as a proxy's user is: a letter first, then up to 31 letters, digits, `.`, `_` or `-`.
+_ACCOUNT = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,31}")
+#: Under this many characters a user name cannot be told from a model's own words (a key's least length).
+_SHORTEST_SECRET = 8
+
+
+def secret_user(user: str) -> bool:
+    """Whether a URL's user name is a secret as a password is: a token given as the user (`https://TOKEN@host`,
+    no password) is no plain short account name, which has fewer than 4 digits; a name under 8 characters is
+    one (it could not be kept out of a reply without cutting words out of it)."""
+    return len(user) >= _SHORTEST_SECRET and not (_ACCOUNT.fullmatch(user) and sum(c.isdigit() for c in user) < 4)
+
+
 def secrets_of(creds: tuple[str, str] | None) -> tuple[str, ...]:
-    """What of a URL's credentials must never be stored, kept out of a reply like a key: the password, and the
-    `Basic` token that carries it (a server echoing the request's headers sends that back)."""
-    if creds is None or not creds[1]:
+    """What of a URL's credentials must never be stored, kept out of a reply like a key: the password, a user
+    name that is a token (`secret_user`), and the `Basic` token that carries them (a server echoing the
+    request's headers sends that back)."""
+    if creds is None:
         return ()
+    secrets = tuple(s for s in (creds[0] if secret_user(creds[0]) else "", creds[1]) if s)
     header = basic_auth(creds)
     assert header is not None
-    return creds[1], header.removeprefix("Basic ")
+    return (*secrets, header.removeprefix("Basic ")) if secrets else ()
 
 
 #: The names that are this machine's own by their name alone, never looked up (nss-myhostname(8)): another alias a

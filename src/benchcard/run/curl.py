@@ -8,7 +8,7 @@ import re
 import shlex
 from typing import Any
 
-from benchcard._util.urls import secrets_of
+from benchcard._util.urls import secret_user, secrets_of
 from benchcard.card.load import load_named
 from benchcard.card.model import Card
 from benchcard.errors import CardError
@@ -47,8 +47,9 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
                  provider: str | None = None, model: str | None = None, base_url: str | None = None,
                  public: bool = False) -> str:
     """A command safe to paste: every argument single-quoted (`shlex.quote`, or `shell_quote` for the body), the
-    key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it). `public` (a page)
-    shows no user name either: `-u USER`. `--model openai/gpt-4o-mini` is read as `benchcard run` reads it."""
+    key a `$NAME` whose name is checked, and a URL's password left out (curl asks for it), and its user too when
+    that is a token (`_user`). `public` (a page) shows no user name either: `-u USER`. `--model
+    openai/gpt-4o-mini` is read as `benchcard run` reads it."""
     if model is not None:
         from benchcard.run._conventions import split_model
 
@@ -63,10 +64,10 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
     headers, hidden = _headers(cfg)
     lines += [f"# {name}: set ${variable} to the value of providers.{cfg.name}.headers.{name} in {CONFIG_FILE}, "
               "not printed" for name, variable in hidden]
+    said, user = _user(cfg, public, {cfg.api_key_env, *(variable for _, variable in hidden)})
+    lines += said
     lines.append(f"curl {shlex.quote(endpoint(cfg))} \\")
-    creds = cfg.credentials
-    if creds is not None:
-        lines.append(f"  -u {'USER' if public else shlex.quote(creds[0])} \\")
+    lines += user
     lines += [f"  -H {header} \\" for header in headers]
     text = _RAW_IN_JSON.sub(_json_escape, json.dumps(body, indent=2, ensure_ascii=False))
     lines.append("  -d " + shell_quote(text))
@@ -119,6 +120,22 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
         else:
             words.append(_word(f"{name}: {value}"))
     return words, hidden
+
+
+def _user(cfg: ProviderConfig, public: bool, taken: set[str | None]) -> tuple[list[str], list[str]]:
+    """A URL's user as the command's comment lines and its `-u` line: the user as it is when it is a plain account
+    name (curl asks for the password); `USER` on a page; a user name that is a token (`https://TOKEN@host`,
+    `urls.secret_user`) read from a variable named in a comment, with the empty password the run sends (curl
+    would ask for one naming the user)."""
+    creds = cfg.credentials
+    if creds is None:
+        return [], []
+    if public or not secret_user(creds[0]):
+        return [], [f"  -u {'USER' if public else shlex.quote(creds[0])} \\"]
+    variable = _variable("URL_USER", taken)
+    return ([f"# -u: set ${variable} to the user name of providers.{cfg.name}.base_url in {CONFIG_FILE} (or of "
+             "--base-url), a token, not printed"],
+            [f'  -u "${variable}{"" if creds[1] else ":"}" \\'])
 
 
 def _variable(name: str, taken: set[str | None]) -> str:
