@@ -131,6 +131,14 @@ def test_a_sheet_saved_by_a_spreadsheet_with_a_decimal_comma_imports_as_the_same
     stored = (run_dir / "grades" / "human.csv").read_bytes()
     import_grades(project, run_dir, sheet.path, name="human", force=True)
     assert (run_dir / "grades" / "human.csv").read_bytes() == stored
+    # review21b: a column the grader added whose name holds a comma made the sheet read with commas, and
+    # `grade` said `row 1: missing column 'row'` of it
+    text = german.read_bytes().decode("utf-8-sig").splitlines(keepends=True)
+    added = tmp_path / "de-added.csv"
+    head = text[0].replace("\r\n", ';"Kommentar, intern"\r\n')
+    added.write_bytes((head + "".join(text[1:])).encode("utf-8-sig"))
+    import_grades(project, run_dir, added, name="human", force=True)
+    assert (run_dir / "grades" / "human.csv").read_bytes() == stored
 
 
 def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:

@@ -272,9 +272,10 @@ def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
     if not os.path.lexists(sheet):
         raise RunError(f"{shown}: no such file")
     text = read_regular_text(sheet, shown, RunError).removeprefix("\ufeff")
-    # a spreadsheet in a locale whose decimal mark is a comma (German, French Excel) separates cells with `;`
+    # a spreadsheet in a locale whose decimal mark is a comma (German, French Excel) separates cells with `;`:
+    # read so when the header holds the columns only so (a column a grader added may hold a comma)
     header = text.partition("\n")[0]
-    delimiter = ";" if "," not in header and header.count(";") >= len(REQUIRED_COLUMNS) - 1 else ","
+    delimiter = ";" if not _has_columns(header, ",") and _has_columns(header, ";") else ","
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     except csv.Error as exc:
@@ -282,6 +283,12 @@ def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
     if not rows:
         raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
     return rows
+
+
+def _has_columns(header: str, delimiter: str) -> bool:
+    """Whether a sheet's first line, its cells separated by `delimiter`, names every required column."""
+    names = {h.strip().lower() for h in next(csv.reader([header], delimiter=delimiter), [])}
+    return all(col in names for col in REQUIRED_COLUMNS)
 
 
 def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, SheetRow], seen: set[int],
