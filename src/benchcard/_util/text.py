@@ -46,11 +46,12 @@ _FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b
 _TERMINAL_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_FORMAT}]")
 # the format characters an emoji is made with (UTS #51): a zero-width joiner between two pictographs, each of which
 # may carry the emoji presentation selector and a skin tone, and the tags after a black flag that name a
-# subdivision, ended by the cancel tag (Scotland's flag, gbsct). Only a subdivision's name (CLDR: two letters and
-# one to four letters or digits, lower case): any other tags are text no one sees ("ASCII smuggling"), shown
+# subdivision whose flag is drawn (the recommended ones, RGI: England, Scotland, Wales), ended by the cancel tag.
+# Any other tags, a subdivision's name of CLDR's (`usca`, `ignore` has its form) included, are drawn as a black flag
+# alone: text no one sees ("ASCII smuggling"), shown
 _ZWJ = re.compile("\u200d")
-_TAG_FLAG = re.compile("\U0001f3f4([\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}"
-                       "\U000e007f)")
+_DRAWN_SUBDIVISIONS = "|".join("".join(chr(0xE0000 + ord(c)) for c in name) for name in ("gbeng", "gbsct", "gbwls"))
+_TAG_FLAG = re.compile(f"\U0001f3f4((?:{_DRAWN_SUBDIVISIONS})\U000e007f)")
 _EMOJI_MODIFIERS = frozenset(["\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))])
 _PICTOGRAPHIC = regress.Regex(r"^\p{Extended_Pictographic}$", "u")  # Python's unicodedata lacks the property
 # what `terminal_text` leaves and would still break a line or jump along it
