@@ -126,27 +126,17 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
     if not manifest.finished_at:
         raise RunError(f"run {run_dir.name} has not finished; export a sheet when every cell is answered")
     texts = _variant_texts(project, run_dir, manifest)
-    outputs = _outputs(run_dir, bool(manifest.retries))
-    left_out: dict[str, int] = {}
-    graded = []
-    for row in outputs:
-        if row.status == "ok":
-            graded.append(row)
-        else:
-            left_out[row.status] = left_out.get(row.status, 0) + 1
+    graded, left_out = _answered(_outputs(run_dir, bool(manifest.retries)))
     if not graded:
         raise RunError(f"run {run_dir.name} has no answered output to grade")
     seed = seed_from(digest(f"{manifest.seal_root}|{run_dir.name}|sheet|{name}"))
     order = np.random.default_rng(seed).permutation(len(graded)).tolist()
     out = Path(out) if out is not None else Path.cwd() / f"blind-{run_dir.name}-{name}.csv"
     project.refuse_protected(out, str(out))
-    mapping = []
-    rows = []
-    for row_id, i in enumerate(order, 1):
-        o = graded[i]
-        shown = blind_output(o.text, texts).text
-        rows.append([row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(shown)), "", ""])
-        mapping.append(SheetRow(row_id, o.cell, o.fixture))
+    shuffled = [(row_id, graded[i]) for row_id, i in enumerate(order, 1)]
+    rows = [[row_id, spreadsheet_text(o.fixture), spreadsheet_text(displayable(blind_output(o.text, texts).text)),
+             "", ""] for row_id, o in shuffled]
+    mapping = [SheetRow(row_id, o.cell, o.fixture) for row_id, o in shuffled]
     path = _mapping_path(run_dir, name)
     _same_mapping(project, path, name, mapping)
 
@@ -166,6 +156,15 @@ def blind_sheet(project: Project, run: str | Path, out: Path | None = None, name
             _same_mapping(project, path, name, mapping)
     backup = write_new(out, write, force=force, shown=str(out), error=RunError)
     return Sheet(out, name, len(mapping), path, left_out, backup)
+
+
+def _answered(outputs: list[OutputRow]) -> tuple[list[OutputRow], dict[str, int]]:
+    """The outputs a sheet shows (status `ok`), and how many of each other status it leaves out."""
+    left_out: dict[str, int] = {}
+    for row in outputs:
+        if row.status != "ok":
+            left_out[row.status] = left_out.get(row.status, 0) + 1
+    return [row for row in outputs if row.status == "ok"], left_out
 
 
 def _variant_texts(project: Project, run_dir: Path, manifest: Manifest) -> tuple[str, ...]:
