@@ -212,6 +212,21 @@ def test_an_answer_key_that_is_a_link_out_of_the_project_is_refused(tmp_path: Pa
     assert not list(outside.glob("*.seal.json"))
 
 
+def test_an_answer_key_that_is_a_link_in_a_loop_is_one_line_naming_it(tmp_path: Path) -> None:
+    """Review21b: a key linked to itself ended `check`, `seal` and every command that loads the card in a
+    RuntimeError traceback (`Path.resolve` on a loop, since load_card looks for keys leaving the project); the
+    key's reader names it."""
+    root = tmp_path / "proj"
+    copy_repo_card(root, "bench-01")
+    key = root / "keys" / "bench-01" / "excerpt-03.json"
+    key.unlink()
+    key.symlink_to(key)
+    said = "keys/bench-01/excerpt-03.json: cannot read: Too many levels of symbolic links"
+    assert one_line_error(bc(root, "seal", "bench-01")) == f"error: refusing to seal: {said}"
+    checked = bc(root, "check", "bench-01")
+    assert checked.exit_code == 1 and f"  error: {said}\n" in checked.stdout, checked.output
+
+
 def _linked_key_run(tmp_path: Path) -> tuple[Project, Path, Path, str]:
     """A BENCH-01 run whose version was sealed, as benchcard sealed it before the key-link check, with one answer
     key a link to a file outside the project: the project, the run, the key's target and the link's line."""

@@ -233,9 +233,10 @@ class Card:
                 linked = sorted(Path(e.path) for e in entries if e.name in names and (folder_leaves or e.is_symlink()))
         except OSError:  # a folder that cannot be listed: the key readers name it
             return ()
-        return tuple(f"{self._shown(path)}: leaves the project (a link to {path.resolve()}); an answer key is a "
-                     "file of the project's own, as a fixture is: copy it in"
-                     for path in linked if root not in path.resolve().parents)
+        targets = {path: Path(os.path.realpath(path)) for path in linked}  # a link in a loop: where it ends, no error
+        return tuple(f"{self._shown(path)}: leaves the project (a link to {target}); an answer key is a file of the "
+                     "project's own, as a fixture is: copy it in" for path, target in targets.items()
+                     if root not in target.parents)
 
     def _shown(self, path: Path) -> str:
         """A file of the card's as its errors name it: relative to the project (cards/<id>.yaml), as a user
