@@ -108,7 +108,7 @@ class Project:
         """Resolve a path written in a card; refuse one that leaves the project (absolute, `..`, a link out)."""
         if Path(relative).is_absolute():
             raise CardError(f"{source}: field '{field}': path '{relative}' must be relative to the project")
-        resolved = (self.root / relative).resolve()
+        resolved = Path(os.path.realpath(self.root / relative))  # a link in a loop: where it ends, for its reader
         root = self.root.resolve()
         if resolved != root and root not in resolved.parents:
             raise CardError(f"{source}: field '{field}': path '{relative}' leaves the project")
@@ -157,7 +157,7 @@ class Project:
     def relative(self, path: Path) -> str:
         """A path as the user should see it: relative to the project when it is inside."""
         try:
-            return str(path.resolve().relative_to(self.root.resolve()))
+            return str(Path(os.path.realpath(path)).relative_to(self.root.resolve()))  # a link in a loop too
         except ValueError:
             return str(path)
 

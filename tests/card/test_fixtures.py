@@ -227,6 +227,24 @@ def test_an_answer_key_that_is_a_link_in_a_loop_is_one_line_naming_it(tmp_path: 
     assert checked.exit_code == 1 and f"  error: {said}\n" in checked.stdout, checked.output
 
 
+@pytest.mark.parametrize(("target", "why"), [("excerpt-01.txt", "Too many levels of symbolic links"),
+                                             ("nowhere.txt", "No such file or directory")])
+def test_a_fixture_that_is_a_link_in_a_loop_or_to_nothing_is_one_line_naming_it(tmp_path: Path, target: str,
+                                                                                why: str) -> None:
+    """Review21b: a fixture linked to itself ended `check` and `seal` in a RuntimeError traceback (`Path.resolve`
+    on a loop), and one linked to nothing said '/abs/…/excerpt-01.txt: No such file or directory'."""
+    root = tmp_path / "proj"
+    copy_repo_card(root, "bench-01")
+    fixture = root / "fixtures" / "bench-01" / "excerpt-01.txt"
+    fixture.unlink()
+    fixture.symlink_to(target)
+    said = (f"cards/bench-01.yaml: field 'fixtures': the glob matches fixtures/bench-01/excerpt-01.txt, which cannot "
+            f"be read ({why})")
+    assert one_line_error(bc(root, "seal", "bench-01")) == f"error: {said}"
+    checked = bc(root, "check", "bench-01")
+    assert checked.exit_code == 1 and f"  error: {said}\n" in checked.stdout, checked.output
+
+
 def _linked_key_run(tmp_path: Path) -> tuple[Project, Path, Path, str]:
     """A BENCH-01 run whose version was sealed, as benchcard sealed it before the key-link check, with one answer
     key a link to a file outside the project: the project, the run, the key's target and the link's line."""

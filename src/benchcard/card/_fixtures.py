@@ -45,7 +45,12 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
             path = base.joinpath(*Path(m).parts[skip:])
         else:
             path = project.inside(str(Path(m).relative_to(project.root)), source=source, field="fixtures")
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except OSError as exc:  # a link in a loop, or to nothing
+            raise CardError(f"{source}: field 'fixtures': the glob matches {Path(m).relative_to(project.root)}, "
+                            f"which cannot be read ({exc.strerror})") from None
+        if not regular:
             _not_a_file(project, source, Path(m))
         _add(project, source, fixtures, path)
     return _one_file_each(project, source, fixtures)
