@@ -63,11 +63,12 @@ def probe_project(root: Path, base_url: str | None = None, repetitions: int = 1,
 
 
 def ab_project(root: Path, base_url: str | None = None, fixtures: int = 3, repetitions: int = 2,
-               effort: str = "null", max_tokens: int = 50, treatments: int = 1) -> Project:
+               effort: str = "null", max_tokens: int = 50, treatments: int = 1, user: str | None = None) -> Project:
     """A small ab card (the baseline and `treatments` variants, each saying please its own way × fixtures ×
-    repetitions, every body distinct across fixtures), sealed."""
+    repetitions, every body distinct across fixtures), sealed; `user` in place of its prompt's first line."""
     (root / "cards").mkdir(parents=True, exist_ok=True)
     card = COLOUR_AB.format(provider="fake", reps=repetitions, effort=effort, max_tokens=max_tokens)
+    card = card.replace("Name the colour.", user) if user is not None else card
     more = "".join(f', {chr(ord("A") + k)}: "Please {k}.\\n"' for k in range(1, treatments))
     card = card.replace('A: "Please.\\n"}', f'A: "Please.\\n"{more}}}')
     (root / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")

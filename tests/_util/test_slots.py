@@ -12,11 +12,10 @@ from benchcard._util.slots import fill_slots, slot_name, slots_in, text_after
 from benchcard.card.load import load_card
 from benchcard.card.seal import read
 from benchcard.project import Project
-from benchcard.testing.cards import COLOUR_AB
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_project import AB_CARD, make_ab_project
-from ..helpers_run import bc, only_run, seal_card, write_config
+from ..helpers_run import ab_project, bc, only_run
 
 SLOTS = {"{{variant}}": "Please.\n", "{{fixture}}": "a tomato"}
 
@@ -73,15 +72,8 @@ def test_an_escaped_slot_passes_the_check_an_unescaped_one_fails(tmp_path: Path)
 
 def test_a_card_with_an_escaped_slot_seals_as_written_and_the_model_receives_the_braces(
         tmp_path: Path, server: FakeServer, key: str) -> None:
-    (tmp_path / "cards").mkdir()
     user = r"Name the colour. Answer in the form \{{colour}}."
-    card = COLOUR_AB.format(provider="fake", reps=1, effort="null", max_tokens=50).replace("Name the colour.", user)
-    (tmp_path / "cards" / "colour-ab.yaml").write_text(card, encoding="utf-8")
-    (tmp_path / "fixtures" / "colour-ab").mkdir(parents=True)
-    for i in range(2):
-        (tmp_path / "fixtures" / "colour-ab" / f"item-{i}.txt").write_text(f"tomato {i}", encoding="utf-8")
-    write_config(tmp_path, server.base_url)
-    project = seal_card(tmp_path, "colour-ab")
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1, user=user)
     loaded = load_card(tmp_path / "cards" / "colour-ab.yaml", project)
     assert loaded.protocol()["prompt"]["user"].startswith(user)  # the seal hashes the prompt as written
     assert read("colour-ab", 1, project) is not None
@@ -89,7 +81,7 @@ def test_a_card_with_an_escaped_slot_seals_as_written_and_the_model_receives_the
     result = bc(project, "run", "colour-ab")
     assert result.exit_code == 0, result.output
     users = {b["messages"][1]["content"] for b in server.stats()["bodies"]}
-    assert users == {f"Name the colour. Answer in the form {{{{colour}}}}.\n{v}<item>tomato {i}</item>"
+    assert users == {f"Name the colour. Answer in the form {{{{colour}}}}.\n{v}<item>a ripe tomato, number {i}</item>"
                      for v in ("", "Please.\n") for i in range(2)}
     requests = (only_run(project, "colour-ab") / "sealed" / "requests.jsonl").read_text(encoding="utf-8")
     assert {json.loads(line)["body"]["messages"][1]["content"] for line in requests.splitlines()} == users
