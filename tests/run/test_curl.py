@@ -301,6 +301,26 @@ def test_a_url_s_password_is_the_authorization_the_command_sends_as_a_run_does(t
     assert "pw-long-enough" not in result.output and '-H "X-Forward: $X_FORWARD"' in result.output  # the password
 
 
+@pytest.mark.parametrize("password", ["", "pw-long-enough"])
+def test_a_token_as_the_url_s_user_is_read_from_a_variable(tmp_path: Path, password: str) -> None:
+    """Review21b: `https://TOKEN@host` printed `-u 'TOKEN'` on the terminal (and curl, asking for a password,
+    named the user again). A user that is a token is `$URL_USER`, and its password `$URL_PASSWORD` (or the empty
+    one a run sends), each named in a comment; the pasted command sends what a run sends."""
+    token = "ghp_5f4e3d2c1b0a9f8e7d6c"
+    url = f"http://{token}{':' + password if password else ''}@127.0.0.1:9/v1"
+    project = _with_headers(tmp_path, "      X-Title: Colour bench\n", url=url, key_env="null")
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "curl", "colour-ab"])
+    assert result.exit_code == 0, result.output
+    assert token not in result.output and (not password or password not in result.output), result.output
+    said = ["# -u: set $URL_USER to the user name of providers.fake.base_url in benchcard.yaml (or of --base-url), "
+            "a token, not printed"] + (["# -u: set $URL_PASSWORD to its password, not printed"] if password else [])
+    assert result.output.splitlines()[:len(said)] == said
+    script = "curl() { printf '[%s]\\n' \"$@\"; }\n" + result.output
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30, check=True,
+                          env={**os.environ, "URL_USER": token, "URL_PASSWORD": password})
+    assert f"[-u]\n[{token}:{password}]\n" in done.stdout
+
+
 def test_each_hidden_header_has_a_variable_of_its_own(tmp_path: Path) -> None:
     """A hidden header whose name, in capitals, is the key's variable or another hidden header's gets a number
     after it: before (review21), `Benchcard-Test-Key` was read from the key's `$BENCHCARD_TEST_KEY`, and two

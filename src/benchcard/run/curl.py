@@ -125,17 +125,19 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
 def _user(cfg: ProviderConfig, public: bool, taken: set[str | None]) -> tuple[list[str], list[str]]:
     """A URL's user as the command's comment lines and its `-u` line: the user as it is when it is a plain account
     name (curl asks for the password); `USER` on a page; a user name that is a token (`https://TOKEN@host`,
-    `urls.secret_user`) read from a variable named in a comment, with the empty password the run sends (curl
-    would ask for one naming the user)."""
+    `urls.secret_user`) read from a variable named in a comment, and so its password (curl would ask for one
+    naming the user), or the empty password the run sends."""
     creds = cfg.credentials
     if creds is None:
         return [], []
     if public or not secret_user(creds[0]):
         return [], [f"  -u {'USER' if public else shlex.quote(creds[0])} \\"]
-    variable = _variable("URL_USER", taken)
-    return ([f"# -u: set ${variable} to the user name of providers.{cfg.name}.base_url in {CONFIG_FILE} (or of "
-             "--base-url), a token, not printed"],
-            [f'  -u "${variable}{"" if creds[1] else ":"}" \\'])
+    user = _variable("URL_USER", taken)
+    password = _variable("URL_PASSWORD", {*taken, user}) if creds[1] else ""
+    said = [f"# -u: set ${user} to the user name of providers.{cfg.name}.base_url in {CONFIG_FILE} (or of "
+            "--base-url), a token, not printed"]
+    said += [f"# -u: set ${password} to its password, not printed"] if password else []
+    return said, [f'  -u "${user}:{"$" + password if password else ""}" \\']
 
 
 def _variable(name: str, taken: set[str | None]) -> str:
