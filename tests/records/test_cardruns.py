@@ -155,3 +155,29 @@ def test_a_cards_result_is_read_from_its_own_rows_of_a_long_ledger(tmp_path: Pat
     project.ledger_path.write_text("".join(own), encoding="utf-8")
     with pytest.raises(LedgerError, match=r"^results/ledger\.jsonl: line 1235 is not JSON \(an edited row\)$"):
         pick(project, "extract-ab", "result")
+
+
+def test_a_folder_in_a_manifests_place_is_the_same_line_from_every_command(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """A run whose manifest.json was made a folder (hostile21): `status` named it, `verdict` said 'not a run
+    folder', `verdict CARD` called it a run stopped while planned (and offered to delete it), `run --resume` failed
+    writing a temporary, and `site` dropped the run unsaid. Every reader now says one line naming the file."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    run = _run(project, "--scratch")
+    folder = project.results_dir / "colour-ab" / "v1" / run
+    (folder / "manifest.json").unlink()
+    (folder / "manifest.json").mkdir()
+    said = (f"{folder / 'manifest.json'}: not a regular file (a folder), where benchcard keeps one; move it aside "
+            "and put the file back")
+    relative = f"results/colour-ab/v1/{run}/manifest.json"
+    for args in (("status", run), ("verdict", run), ("verdict", "colour-ab"), ("verdict", "colour-ab", "--show"),
+                 ("export", "colour-ab", "--out", str(tmp_path / "x.csv")), ("blind-sheet", run),
+                 ("run", "colour-ab", "--resume", run)):
+        assert one_line_error(bc(project, *args)) == f"error: {said}", args
+    by_path = one_line_error(bc(project, "status", str(folder.relative_to(project.root))))
+    assert by_path.endswith(f"{relative}: not a regular file (a folder), where benchcard keeps one; move it "
+                            "aside and put the file back")
+    built = ok(bc(project, "site", "--out", str(tmp_path / "site")))
+    assert (f"skipped: {relative}: not a regular file (a folder), where benchcard keeps one; move it aside and put "
+            "the file back; the run is left out") in built.output

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 import msgspec
 
 from benchcard._util.lastrow import last_per_cell, split_earlier
-from benchcard._util.safeio import json_loads
+from benchcard._util.safeio import json_loads, present
 from benchcard.card.model import Card
-from benchcard.errors import BenchcardError, LedgerError
+from benchcard.errors import BenchcardError, LedgerError, RunError
 from benchcard.project import Project, version_named
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.rows import (
@@ -300,9 +300,11 @@ def _read_rows(path: Path, kind: type[T]) -> list[T]:
 
 
 def _read_manifest(path: Path, shown: str, skipped: list[str]) -> Manifest | None:
-    if not path.is_file():
-        return None
+    """A run folder's manifest; None for a folder that has none (no run), and for one that cannot be read, noted in
+    `skipped` (a folder in its place too: the page says the run is left out, never drops it unsaid)."""
     try:
+        if not present(path, shown, RunError):
+            return None
         return decode_manifest(path.read_bytes(), shown)
     except (OSError, BenchcardError) as exc:
         skipped.append(f"{exc}; the run is left out")

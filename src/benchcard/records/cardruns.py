@@ -27,7 +27,7 @@ from benchcard.errors import RunError
 from benchcard.project import Project, version_named
 from benchcard.records import ledger
 from benchcard.records.rows import MANIFEST, RUN_ID, manifest_or_none
-from benchcard.records.runreader import set_aside_of
+from benchcard.records.runreader import manifest_present, set_aside_of
 
 Want = Literal["result", "newest"]
 
@@ -89,7 +89,7 @@ def card_runs(project: Project, card_id: str) -> list[CardRun]:
     found = []
     for path in (project.results_dir / card_id).glob(f"v*/*/{MANIFEST}"):
         folder, version = path.parent, version_named(path.parent.parent.name)
-        manifest = manifest_or_none(path)
+        manifest = manifest_or_none(path) if manifest_present(folder) else None
         if manifest is None or version is None or not RUN_ID.fullmatch(folder.name):
             continue
         found.append(CardRun(folder, version, folder.name, bool(manifest.scratch),
@@ -132,10 +132,10 @@ def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
     text = str(run)
     as_path = Path(text)
     for candidate in (as_path, project.root / as_path):
-        if (candidate / "manifest.json").is_file():
+        if manifest_present(candidate):
             return project.run_inside(candidate, text)
     card_runs = project.results_dir / text
-    if text and "/" not in text and card_runs.is_dir() and not (card_runs / "manifest.json").is_file():
+    if text and "/" not in text and card_runs.is_dir() and not manifest_present(card_runs):
         return project.run_inside(pick(project, text, want), text)
     if as_path.is_dir():
         raise RunError(f"{text}: not a run folder (no manifest.json)")
@@ -160,7 +160,7 @@ def unplanned(project: Project, card_id: str, name: str = "") -> list[Path]:
     """Run folders of the card (`*`: any) whose id starts with `name` and that have no manifest: a run stopped
     while it was planned (killed; a full disk removes its own), which every reader of runs leaves out."""
     return sorted(p for p in project.results_dir.glob(f"{card_id}/v*/{name}*")
-                  if RUN_ID.fullmatch(p.name) and p.is_dir() and not (p / MANIFEST).is_file())
+                  if RUN_ID.fullmatch(p.name) and p.is_dir() and not manifest_present(p))
 
 
 def _unplanned_text(project: Project, folder: Path) -> str:

@@ -27,7 +27,7 @@ from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import VERDICT as VERDICT_FILE
 from benchcard.records.rows import AssignmentRow, Manifest, OutputRow, ScoreRow, read_rows
-from benchcard.records.runreader import RunReader, read_manifest
+from benchcard.records.runreader import RunReader, manifest_present, read_manifest
 from benchcard.records.verdictfile import decode_verdict
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 def _run_dir(run: str | os.PathLike[str], project: ProjectLike | None) -> Path:
     name = given_name(run, "run")
     path = Path(name)
-    if (path / "manifest.json").is_file():
+    if manifest_present(path):
         return path.resolve()
     return find_run(Project.of(project), name)
 

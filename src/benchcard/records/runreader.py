@@ -61,7 +61,7 @@ class RunReader:
             return cls(by_id)
         as_path = Path(name)
         for folder in (as_path if as_path.is_absolute() else Path.cwd() / as_path, project.root / name):
-            if folder.is_dir() and (RUN_ID.fullmatch(folder.name) or (folder / MANIFEST).is_file()):
+            if folder.is_dir() and (RUN_ID.fullmatch(folder.name) or manifest_present(folder)):
                 return cls(project.run_inside(folder, name))
         runs = project.results_dir / card_id / f"v{version}"
         raise RunError(f"{name}: no such run of {card_id} v{version} (looked in {project.relative(runs)})")
@@ -93,7 +93,7 @@ class RunReader:
     # -------------------------------------------------------------------------------------------- manifest
 
     def has_manifest(self) -> bool:
-        return self.manifest_path.is_file()
+        return manifest_present(self.folder)
 
     def read_manifest(self) -> Manifest:
         """The manifest, typed (records.Manifest); a missing or mistyped field is a one-line RunError, and so is a
@@ -112,12 +112,12 @@ class RunReader:
         return data
 
     def _manifest_data(self) -> bytes:
+        if not self.has_manifest():
+            raise RunError(f"{self.folder}: no {MANIFEST}; the run was never fully planned")
         try:
             return self.manifest_path.read_bytes()
-        except FileNotFoundError:
-            raise RunError(f"{self.folder}: no {MANIFEST}; the run was never fully planned") from None
         except OSError as exc:
-            raise RunError(f"{self.manifest_path}: unreadable manifest: {exc}") from None
+            raise RunError(f"{self.manifest_path}: unreadable manifest: {exc.strerror}") from None
 
     # ------------------------------------------------------------------------------------------ sealed plan
 
@@ -302,6 +302,12 @@ def set_aside_of(run_dir: Path) -> SetAside | None:
         with contextlib.suppress(msgspec.ValidationError, msgspec.DecodeError):
             return decode_line(line, SetAside)
     return None
+
+
+def manifest_present(run_dir: Path) -> bool:
+    """Whether the folder holds a manifest (a run, planned): a folder or a FIFO in its place is one RunError naming
+    it, the line every command that reads the run says, never 'not a run folder' or a run dropped unsaid."""
+    return present(run_dir / MANIFEST, str(run_dir / MANIFEST), RunError)
 
 
 def read_manifest(run_dir: Path) -> Manifest:

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from benchcard._util.hashing import digest, file_digest
-from benchcard._util.safeio import json_loads, record_loads
+from benchcard._util.safeio import json_loads, present, record_loads
 from benchcard.card.model import Card
 from benchcard.errors import JsonProblem, VerdictError
 from benchcard.project import Project
@@ -189,8 +189,11 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
     folder = root / evidence
     if row.kind == "compare":
         return _compare_problems(folder, evidence, row)
-    if not (folder / "manifest.json").is_file():
-        return [f"{evidence}/ is missing (no manifest.json)"]
+    try:
+        if not present(folder / "manifest.json", f"{evidence}/manifest.json", VerdictError):
+            return [f"{evidence}/ is missing (no manifest.json)"]
+    except VerdictError as exc:
+        return [str(exc)]
     try:
         manifest = record_loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except JsonProblem as exc:
