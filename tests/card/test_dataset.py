@@ -150,7 +150,8 @@ def test_a_csv_saved_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path)
     ('{"id": "q1", "input": "x", "answer": "red"}\n\n{"id": "q2", "input": "y"}\n',
      "data/colours.jsonl:3: field 'answer': expected the answer as text, or a list of accepted answers; missing"),
     ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q 2", "input": "y", "answer": "red"}\n',
-     "data/colours.jsonl:2: field 'id': expected a fixture id (letters, digits, '.', '_', '-'); got 'q 2'"),
+     "data/colours.jsonl:2: field 'id': expected a fixture id (up to 128 ASCII letters, digits, '.', '_', '-', not "
+     "starting with '.' or '-'); got 'q 2', which holds ' ' (SPACE)"),
     ('{"id": "q1", "input": "", "answer": "red"}\n',
      "data/colours.jsonl:1: field 'input': expected the fixture's input as text; missing"),
     ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": "q2", "input": "y", "answer": "red", "level": 3}\n',
@@ -173,6 +174,25 @@ def test_a_csv_saved_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path)
 def test_each_row_is_checked_and_an_error_names_file_line_and_field(tmp_path: Path, rows: str,
                                                                      message: str) -> None:
     assert _error(_project(tmp_path, data=rows)).startswith(message)
+
+
+@pytest.mark.parametrize(("given", "why"), [
+    ("q" * 129, "got 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'…, 129 characters; shorten it to at most 128"),
+    ("qé1", "got 'qé1' ('q\\xe91'), whose '\\xe9' (LATIN SMALL LETTER E WITH ACUTE) is not ASCII; write the id "
+     "in ASCII"),
+    ("q\u200b1", "got 'q\\u200b1', whose '\\u200b' (ZERO WIDTH SPACE) is not ASCII; write the id in ASCII"),
+    (".q1", "got '.q1', which starts with '.' (FULL STOP)"),
+    ("q/1", "got 'q/1', which holds '/' (SOLIDUS)"),
+])
+def test_a_refused_id_is_told_why(tmp_path: Path, given: str, why: str) -> None:
+    """A data file's id must be ASCII and at most 128 characters: the line said only 'letters, digits…', so an id
+    of 129 characters or with an accented letter read as refused for no reason shown (hostile21)."""
+    rows = json.dumps({"id": given, "input": "x", "answer": "red"}, ensure_ascii=False) + "\n"
+    assert _error(_project(tmp_path, data=rows)) == (
+        "data/colours.jsonl:1: field 'id': expected a fixture id (up to 128 ASCII letters, digits, '.', '_', '-', "
+        f"not starting with '.' or '-'); {why}")
+    ok = json.dumps({"id": "q" * 128, "input": "x", "answer": "red"}) + "\n"
+    assert _load(_project(tmp_path / "ok", data=ok)).fixture_ids() == ["q" * 128]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("fixtures", "data", "message"), [

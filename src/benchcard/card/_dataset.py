@@ -14,6 +14,7 @@ import csv
 import io
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 import jsonlines
 
+from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import read_regular_text, strict_json
 from benchcard._util.slots import slots_in
 from benchcard.errors import CardError, JsonProblem
@@ -33,7 +35,8 @@ from benchcard.scoring.scorers import ScoringSpec
 
 SUFFIXES = (".csv", ".jsonl")
 SPEC_FIELDS = ("file", "id", "input", "key")
-ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+MAX_ID = 128
+ID_PATTERN = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9._-]{{0,{MAX_ID - 1}}}")
 MAX_BYTES = 256 << 20
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -220,10 +223,26 @@ def _fixture_id(record: Mapping[str, Any], column: str, shown: str, line: int) -
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        got = "missing" if value in (None, "") else f"got {value!r}"
-        raise CardError(f"{shown}:{line}: field {column!r}: expected a fixture id (letters, digits, '.', '_', '-'); "
-                        f"{got}")
+        raise CardError(f"{shown}:{line}: field {column!r}: expected a fixture id (up to {MAX_ID} ASCII letters, "
+                        f"digits, '.', '_', '-', not starting with '.' or '-'); {_id_problem(value)}")
     return value
+
+
+def _id_problem(value: object) -> str:
+    """What keeps a value from being a fixture id, in a phrase: a length over the limit said as a number, the
+    character that is not allowed named (an accented letter, a space), never only the pattern."""
+    if value in (None, ""):
+        return "missing"
+    if not isinstance(value, str):
+        return f"got {value!r}"
+    if len(value) > MAX_ID:
+        return f"got {value[:40]!r}…, {len(value):,} characters; shorten it to at most {MAX_ID}"
+    quoted = shown_name(value)
+    at, ch = next((i, c) for i, c in enumerate(value) if not ID_PATTERN.fullmatch("a" + c if i else c))
+    name = unicodedata.name(ch, f"U+{ord(ch):04X}")
+    if not ch.isascii():
+        return f"got {quoted}, whose {ch!a} ({name}) is not ASCII; write the id in ASCII"
+    return f"got {quoted}, which {'holds' if at else 'starts with'} {ch!r} ({name})"
 
 
 def _unknown(record: Mapping[str, Any], spec: _Spec, key_columns: tuple[str, ...], shown: str, line: int) -> None:
