@@ -16,6 +16,7 @@ import benchcard
 from benchcard._util.files import AtomicFile, is_work_file, move_into_place, synced_file, write_atomic
 from benchcard.project import Project
 
+from ..helpers_cli import as_a_user
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import PUBLISHED, published_project
 from ..helpers_run import killed_at
@@ -291,3 +292,30 @@ def test_a_read_only_project_is_read_and_a_refusal_is_the_refusal_not_a_failed_c
     done = on_a_read_only_mount(project, "site")
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Read-only file system" in done.stderr, done
     assert sorted((p.relative_to(project), p.stat().st_mtime_ns) for p in project.rglob("*")) == before
+
+
+def test_a_folder_not_writable_is_said_of_the_file_asked_for_not_its_temporary(tmp_path: Path) -> None:
+    """Hostile audit (hostile21, permissions): in a run folder the user may not write, `verdict` said
+    `error: …/.table.csv.5228-5afbfd43.tmp: Permission denied`, `blind-sheet` named `sealed/.sheet-human.jsonl.…
+    .tmp`, and `export` a hidden name in the working folder: names the user never gave and `ls` never shows. The
+    refusal names the file the temporary was for; nothing is written, and the ledger is as it was."""
+    project = make_project(tmp_path / "proj")
+    run_dir = strong_run(project)
+    before = sorted(p.name for p in run_dir.rglob("*"))
+    out = tmp_path / "shut"
+    out.mkdir()
+    for folder in (run_dir, run_dir / "sealed", out):
+        folder.chmod(0o555)
+    try:
+        said = {args[0]: as_a_user("-C", str(project.root), *args) for args in (
+            ("verdict", run_dir.name), ("blind-sheet", run_dir.name),
+            ("export", run_dir.name, "--out", str(out / "cells.csv")))}
+    finally:
+        for folder in (run_dir, run_dir / "sealed", out):
+            folder.chmod(0o755)
+    assert {command: (done.returncode, done.stderr) for command, done in said.items()} == {
+        "verdict": (1, f"error: {run_dir / 'table.csv'}: Permission denied\n"),
+        "blind-sheet": (1, f"error: {run_dir / 'sealed' / 'sheet-human.jsonl'}: Permission denied\n"),
+        "export": (1, f"error: {out / 'cells.csv'}: Permission denied\n")}
+    assert sorted(p.name for p in run_dir.rglob("*")) == before and not any(out.iterdir())
+    assert not project.ledger_path.exists()

@@ -17,7 +17,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.publish.build import MARKER, build_site, json_ld
 
-from ..helpers_cli import one_line_error
+from ..helpers_cli import as_a_user, one_line_error
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import copy_project, published_project
 from ..helpers_run import killed_at
@@ -217,3 +217,24 @@ def test_the_site_folder_has_the_mode_the_umask_gives_every_folder(tmp_path: Pat
             assert modes == {stat.S_IMODE((tmp_path / "made-by-mkdir").stat().st_mode)} == {0o777 & ~umask}
     finally:
         os.umask(previous)
+
+
+def test_an_out_folder_not_writable_names_out_not_the_staging_folder(tmp_path: Path) -> None:
+    """`site` where the user may not write (hostile21, permissions) said `error: <project>/.site.building-5320-
+    21810b05: Permission denied`, the hidden staging folder's name: the line names --out and the folder that
+    refused, and the site there before stands."""
+    project = published_project(tmp_path / "proj")
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    (shut / "web").mkdir()
+    (shut / "web" / MARKER).write_text("built by benchcard site\n", encoding="utf-8")
+    shut.chmod(0o555)
+    try:
+        done = as_a_user("-C", str(project), "site", "--out", str(shut / "web"))
+    finally:
+        shut.chmod(0o755)
+    assert (done.returncode, done.stderr) == (1, (
+        f"error: --out {shut / 'web'}: the pages could not be written: {shut} refused a new folder (Permission "
+        "denied); the site there before, if any, is as it was. Put that right, then build again, or give another "
+        "--out\n"))
+    assert sorted(p.name for p in shut.rglob("*")) == sorted(["web", MARKER])

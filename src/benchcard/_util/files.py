@@ -90,19 +90,24 @@ def fresh_tmp(path: Path, suffix: str = ".tmp") -> Path:
     return tmp_sibling(path, suffix)
 
 
-def named(exc: OSError, path: Path) -> OSError:
-    """A write the system refused (a full disk, a file-size limit) said of the file it was for: a write's or a
-    sync's error names no file, and the one line a user sees read `error: No space left on device`."""
-    return exc if exc.filename else OSError(exc.errno, exc.strerror, str(path))
+def named(exc: OSError, path: Path, tmp: Path | None = None) -> OSError:
+    """A write the system refused (a full disk, a file-size limit, a folder not writable) said of the file it was
+    for: a write's or a sync's error names no file, and the one line a user sees read `error: No space left on
+    device`; an open's names the temporary `tmp` (`.table.csv.5228-5afbfd43.tmp: Permission denied`), a name the
+    user never gave and never sees in a listing."""
+    if exc.filename and (tmp is None or os.fspath(exc.filename) != os.fspath(tmp)):
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))
 
 
 @contextlib.contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """A block that writes `path`: an error of the system naming no file (a write, a flush, a sync) names it."""
+def writing(path: Path, tmp: Path | None = None) -> Iterator[None]:
+    """A block that writes `path` (through its temporary `tmp`): an error of the system naming no file (a write, a
+    flush, a sync) or naming the temporary names `path`."""
     try:
         yield
     except OSError as exc:
-        raise named(exc, path) from None
+        raise named(exc, path, tmp) from None
 
 
 @contextlib.contextmanager
@@ -110,7 +115,7 @@ def synced_file(path: Path, meant: Path | None = None) -> Iterator[BinaryIO]:
     """Open `path` for writing bytes; on leaving the block without error, flush it and sync it to disk. A write
     refused is said of `meant` (the file a temporary `path` becomes), else of `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with writing(meant or path), open(path, "wb") as fh:
+    with writing(meant or path, path), open(path, "wb") as fh:
         yield fh
         fh.flush()
         os.fsync(fh.fileno())
@@ -152,7 +157,8 @@ class AtomicFile:
         self.path = path
         self.tmp = fresh_tmp(path, suffix)
         self._overwrite = overwrite
-        self._fh: BinaryIO | None = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or abort)
+        with writing(path, self.tmp):
+            self._fh: BinaryIO | None = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or abort)
 
     def write(self, data: bytes) -> int:
         """Append bytes to the temporary file."""

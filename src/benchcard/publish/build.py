@@ -150,7 +150,13 @@ def build_site(project: Project, out_dir: Path, viewer: bool = False) -> SiteRep
     skipped: list[str] = []
     runs = read_runs(project, skipped)
     final = _check_out(project, out_dir)
-    out = _staging(final)
+    try:
+        out = _staging(final)
+    except OSError as exc:  # --out's folder not writable: the hidden staging folder's name is not the user's
+        said, mend = refused_write(exc)
+        raise BenchcardError(f"--out {out_dir}: the pages could not be written: {final.parent} refused a new folder "
+                             f"({said}); the site there before, if any, is as it was. {mend}, then build again, or "
+                             "give another --out") from None
     try:
         (out / MARKER).write_text("built by benchcard site; this folder is rebuilt on every build\n", encoding="utf-8")
         report = _build_into(project, out, final, cards, ledger, chain_problem, config, runs, skipped, viewer)
