@@ -25,7 +25,7 @@ from benchcard.records.rows import (
 from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_cli import bc, one_line_error
+from ..helpers_cli import as_a_user, bc, one_line_error
 from ..helpers_run import ab_project
 
 
@@ -313,3 +313,22 @@ def test_a_plan_refused_for_another_reason_than_a_full_disk_does_not_say_make_ro
                         r"sealed/requests\.jsonl; nothing was called, and the half-made folder is removed\. Put that "
                         r"right, then: benchcard run colour-ab", line), line
     assert not [p for p in project.results_dir.rglob("*") if p.is_file() or p.name.startswith("2")]
+
+
+def test_a_results_folder_not_writable_names_itself_not_the_run_never_made(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    """`run` where results/ may not be written (hostile21, permissions) said `error: …/results/colour-ab/v1/
+    20261207T161139Z-2ae2: Permission denied`, naming a folder that is not there; the line names the folder that
+    refused, that nothing was called, and the command to run again."""
+    project = ab_project(tmp_path / "proj", server.base_url)
+    (project.results_dir / "colour-ab" / "v1").mkdir(parents=True)
+    shut = project.results_dir / "colour-ab" / "v1"
+    shut.chmod(0o555)
+    try:
+        done = as_a_user("-C", str(project.root), "run", "colour-ab")
+    finally:
+        shut.chmod(0o755)
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (1, [
+        "error: results/colour-ab/v1: a new run's folder could not be made in it (Permission denied); nothing was "
+        "called. Put that right, then: benchcard run colour-ab"])
+    assert not any(shut.iterdir()) and server.stats()["calls"] == 0

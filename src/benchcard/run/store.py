@@ -73,6 +73,15 @@ def _after_newest(version_dir: Path, started: datetime) -> datetime:
         return started
 
 
+def _no_folder(project: Project, card_id: str, folder: Path, exc: OSError) -> str:
+    """A new run's folder the system refused (results/ not writable, a full disk): said of the folder that refused
+    it, which `ls -ld` shows, not of the run's own folder, which is not there."""
+    refused = Path(str(exc.filename)).parent if exc.filename else folder.parent
+    why, fix = refused_write(exc)
+    return (f"{project.relative(refused)}: a new run's folder could not be made in it ({why}); nothing was called. "
+            f"{fix}, then: benchcard run {card_id}")
+
+
 class RunStore(RunReader):
     """One run's folder, `results/<card>/v<N>/<run>/`: the reading (records.runreader) and the writing."""
 
@@ -94,6 +103,8 @@ class RunStore(RunReader):
                 if run_id:
                     raise RunError(f"{project.relative(folder)}: a run with this id already exists") from None
                 continue
+            except OSError as exc:
+                raise RunError(_no_folder(project, card_id, folder, exc)) from None
             return cls(folder)
         raise RunError("could not pick a fresh run id")  # pragma: no cover
 
