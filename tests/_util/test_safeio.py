@@ -11,6 +11,8 @@ import pytest
 from benchcard._util.safeio import decode_utf8, load_json_file, read_regular_bytes, read_regular_text
 from benchcard.errors import CardError, ProjectError
 
+from ..helpers_cli import as_a_user
+from ..helpers_project import copy_project
 from ..helpers_verdict import cli_run, make_project, strong_run
 
 
@@ -133,3 +135,26 @@ def test_a_record_file_with_something_else_in_its_place_is_refused_not_read_as_a
         assert str(refused.value) == (f"outputs.jsonl: not a regular file ({kind}), where benchcard keeps one; move "
                                       "it aside and put the file back")
         os.rmdir(path) if kind == "a folder" else path.unlink()
+
+
+@pytest.mark.parametrize(("shut", "said"), [
+    ("keys/bench-01", "keys/bench-01/v1.seal.json: cannot read: Permission denied (the folder keys/bench-01/ may "
+                      "not be opened)"),
+    ("keys", "keys/bench-01/v1.seal.json: cannot read: Permission denied (the folder keys/ may not be opened)"),
+    ("keys/bench-01/excerpt-03.json", "keys/bench-01/excerpt-03.json: cannot read: Permission denied"),
+])
+def test_a_keys_folder_that_may_not_be_opened_is_named(tmp_path: Path, shut: str, said: str) -> None:
+    """`chmod 000 keys/<card>` (hostile21, permissions): `check` and `seal` said `keys/bench-01/v1.seal.json: cannot
+    read: Permission denied` of a seal never written, naming no folder; `chmod 000 keys` ended them in a bare
+    '/…/keys/bench-01: Permission denied'. The line names the folder that refused; a key whose own permission
+    refuses is said of itself, never 'missing' nor 'no answer key'."""
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    (root / shut).chmod(0o000)
+    try:
+        checked, sealed = (as_a_user("-C", str(root), command, "bench-01") for command in ("check", "seal"))
+    finally:
+        (root / shut).chmod(0o755 if (root / shut).is_dir() else 0o644)
+    assert checked.returncode == sealed.returncode == 1
+    assert f"error: {said}" in [line.strip() for line in (checked.stdout + checked.stderr).splitlines()]
+    assert sealed.stderr.splitlines()[-1] in (f"error: {said}", f"error: refusing to seal: {said}")
+    assert "missing" not in checked.stdout + checked.stderr + sealed.stderr

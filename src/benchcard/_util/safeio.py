@@ -26,7 +26,7 @@ def read_regular_bytes(path: Path | str, source: str, error: type[BenchcardError
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise error(f"{source}: cannot read: {exc.strerror}") from None
+        raise error(f"{source}: cannot read: {exc.strerror}{shut_folder(path, source, exc)}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -70,11 +70,30 @@ def present(path: Path, shown: str, error: type[BenchcardError]) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:
-        raise error(f"{shown}: cannot read: {exc.strerror}") from None
+        raise error(f"{shown}: cannot read: {exc.strerror}{shut_folder(path, shown, exc)}") from None
     if stat.S_ISREG(info.st_mode):
         return True
     raise error(f"{shown}: not a regular file ({_kind(info.st_mode)}), where benchcard keeps one; move it aside and "
                 "put the file back")
+
+
+def shut_folder(path: Path | str, shown: str, exc: OSError) -> str:
+    """When a file could not be reached for a folder on its way that may not be opened (no search permission: a
+    `chmod 000 keys/<card>`), that folder, as `shown` writes the file's path: the line named a seal that was
+    never written, and a key whose own permissions were fine. Empty for any other refusal."""
+    if not isinstance(exc, PermissionError):
+        return ""
+    target = Path(os.path.abspath(path))
+    for k, folder in reversed(list(enumerate(target.parents))):
+        try:
+            os.lstat(target.parents[k - 1] if k else target)
+        except PermissionError:
+            shown_parents = Path(shown).parents
+            named = shown_parents[k] if k < len(shown_parents) - 1 else folder
+            return f" (the folder {named}/ may not be opened)"
+        except OSError:
+            return ""
+    return ""
 
 
 def _kind(mode: int) -> str:

@@ -223,7 +223,7 @@ class Card:
         """One line for each answer key the card's scorer reads that is a link out of the project, or in a keys
         folder that is one (a check of 2026-12-07). Only links are resolved, so a card of many keys costs a
         listing of its keys folder."""
-        if self.dataset is not None or not needs_key(self.scoring) or not keys_dir.is_dir():
+        if self.dataset is not None or not needs_key(self.scoring) or not _is_folder(keys_dir):
             return ()
         root = self.path.parent.parent.resolve()  # the project: cards/<id>.yaml
         names = {f"{fixture}.json" for fixture in self.fixture_ids()}
@@ -291,3 +291,12 @@ class Card:
         else:
             slots = {VARIANT_SLOT: block, FIXTURE_SLOT: fixture_text or ""}
         return fill_slots(text, slots)
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether `path` is a folder; one that cannot be reached (a folder above it that may not be opened) is left
+    to the key readers, which name it, where `is_dir()` raised and the check ended on a bare 'Permission denied'."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -68,7 +68,7 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str],
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixture_ids):
         path = keys_dir / f"{fixture}.json"
-        if not os.path.lexists(path):  # a folder or a FIFO there is named as such by the key's reader
+        if _absent(path):  # a folder or a FIFO there, or one that cannot be reached, is named by the key's reader
             raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
                             "per fixture)")
         if isinstance(spec, FieldsSpec):
@@ -76,6 +76,18 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str],
         else:
             keys[fixture] = load_small_key(path, key_fields(spec), shown(path))
     return keys
+
+
+def _absent(path: Path) -> bool:
+    """Nothing is at `path`; a path that cannot be looked at (a folder on its way that may not be opened) is not
+    absent, though `os.path.lexists` says so: the key's reader names what refused it."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def load_small_key(path: Path, fields: tuple[str, ...], shown: str | None = None) -> AnswerKey:
@@ -100,7 +112,10 @@ def load_small_key(path: Path, fields: tuple[str, ...], shown: str | None = None
 
 def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> list[Path]:
     """Key files in the card's key folder that this scorer would never read (seals are not keys)."""
-    if not keys_dir.is_dir():
+    try:
+        if not keys_dir.is_dir():
+            return []
+    except OSError:  # a folder above it that may not be opened: the key readers name it
         return []
     wanted = set(fixture_ids) if needs_key(spec) else set()
     return sorted(p for p in keys_dir.glob("*.json")
