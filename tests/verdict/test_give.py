@@ -251,6 +251,7 @@ def test_an_unfinished_run_that_a_process_writes_now_is_said_to_run_now(project:
             give_verdict(project, run_dir)
         with pytest.raises(RunError) as aside:
             set_aside(project, run_dir.name, "wrong endpoint")
-    assert str(info.value).startswith(f"run {run_dir.name} is still in progress (36 of 36 cells recorded, not closed "
-                                      "and is running now); a verdict waits for the run to finish")
+    assert str(info.value) == (f"run {run_dir.name} is still in progress (36 of 36 cells recorded, not closed and is "
+                               "running now); a verdict waits for the run to finish: give it once that run ends "
+                               f"(`benchcard status {run_dir.name}` shows how far it got)")  # no --resume (hostile21)
     assert str(aside.value) == f"run {run_dir.name} is running now; stop it (Ctrl-C) before setting it aside"

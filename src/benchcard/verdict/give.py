@@ -101,8 +101,11 @@ def _in_progress(project: Project, run_dir: Path, manifest: Manifest) -> str:
     moved = moved_on(project, run_dir.name, manifest, "resume")
     head = (f"run {run_dir.name} is still in progress ({recorded} of {cells} cells recorded, not closed{now}); a "
             "verdict waits for the run to finish")
-    return f"{head}. {moved[0].upper()}{moved[1:]}" if moved else \
-        f"{head}: `benchcard run {manifest.card} --resume {run_dir.name}`"
+    if moved:
+        return f"{head}. {moved[0].upper()}{moved[1:]}"
+    if now:  # a --resume now would be refused (another process runs it): the verdict waits for that one
+        return f"{head}: give it once that run ends (`benchcard status {run_dir.name}` shows how far it got)"
+    return f"{head}: `benchcard run {manifest.card} --resume {run_dir.name}`"
 
 
 def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
