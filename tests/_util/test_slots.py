@@ -15,7 +15,7 @@ from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_project import AB_CARD, make_ab_project
-from ..helpers_run import ab_project, bc, only_run
+from ..helpers_run import ab_project, bc, only_run, seal_card
 
 SLOTS = {"{{variant}}": "Please.\n", "{{fixture}}": "a tomato"}
 
@@ -85,3 +85,43 @@ def test_a_card_with_an_escaped_slot_seals_as_written_and_the_model_receives_the
                      for v in ("", "Please.\n") for i in range(2)}
     requests = (only_run(project, "colour-ab") / "sealed" / "requests.jsonl").read_text(encoding="utf-8")
     assert {json.loads(line)["body"]["messages"][1]["content"] for line in requests.splitlines()} == users
+
+
+@pytest.mark.parametrize(("text", "sent"), [
+    (r"Open C:\\{{fixture}}", "Open C:\\a tomato"),  # an even run: half of it as text, the slot filled
+    (r"\\\{{x}} \\\\{{variant}}", r"\{{x}} \\Please." + "\n"),  # odd: half of it, then the braces as text
+    (r"C:\{{fixture}} a\b \{ \\", r"C:{{fixture}} a\b \{ \\"),  # a backslash not before a slot: text
+])
+def test_a_run_of_backslashes_before_a_slot_is_halved_and_an_even_one_leaves_it_filled(text: str, sent: str) -> None:
+    assert fill_slots(text, SLOTS) == sent
+    assert slots_in(r"C:\\{{fixture}} \\\{{variant}}") == ["{{fixture}}"]
+    assert text_after(r"\\{{variant}}<b>", "{{variant}}") == "<b>"
+
+
+def _windows_path_project(root: Path, base_url: str, user: str) -> Project:
+    """The colour card sealed anew with its fixture after a Windows path (`user` in place of `<item>{{fixture}}…`)."""
+    project = ab_project(root, base_url, fixtures=2, repetitions=1)
+    card = root / "cards" / "colour-ab.yaml"
+    text = card.read_text(encoding="utf-8")
+    assert "<item>{{fixture}}</item>" in text
+    card.write_text(text.replace("<item>{{fixture}}</item>", user), encoding="utf-8")
+    project.seal_path("colour-ab", 1).unlink()
+    return project
+
+
+def _users(project: Project, server: FakeServer) -> set[str]:
+    server.configure({"default_reply": "red", "record_bodies": True})
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 0, result.output
+    return {b["messages"][1]["content"] for b in server.stats()["bodies"]}
+
+
+def test_a_backslash_right_before_a_filled_slot_is_written_twice(tmp_path: Path, server: FakeServer,
+                                                                  key: str) -> None:
+    """`C:\\\\{{fixture}}` sends `C:\\` then the fixture (Handlebars' rule), where `C:\\{{fixture}}` would leave the
+    slot unfilled; `\\{{x}}` still sends `{{x}}`."""
+    project = _windows_path_project(tmp_path, server.base_url, r"Open C:\\{{fixture}} as \{{x}}")
+    seal_card(tmp_path, "colour-ab")
+    assert _users(project, server) == {f"Name the colour.\n{v}Open C:\\a ripe tomato, number {i} as {{{{x}}}}"
+                                       for v in ("", "Please.\n") for i in range(2)}
+
