@@ -20,12 +20,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
 import pytest
 from click.testing import CliRunner, Result
 
 import benchcard as benchcard_package
+from benchcard.card._sealfile import encode_seal
 from benchcard.card.load import load_card
-from benchcard.card.seal import seal
+from benchcard.card.reader import read_card
+from benchcard.card.seal import read, seal
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run import _calls as calls
@@ -85,6 +88,17 @@ def seal_card(root: Path, card_id: str) -> Project:
     project = Project(root)
     seal(load_card(root / "cards" / f"{card_id}.yaml", project), project)
     return project
+
+
+def seal_card_at(project: Project, card_id: str, when: str, escapes: bool) -> None:
+    """Seal the card's version as `benchcard seal` did at `when` (`sealed_at`, UTC), its card read by the slot rule
+    of that time (`escapes`: `_util/slots.py`): a version sealed before a change of the rule."""
+    path = project.card_path(card_id)
+    card = read_card(path.read_text(encoding="utf-8"), f"cards/{card_id}.yaml", project, path, escapes=escapes)
+    seal(card, project)
+    sealed = read(card_id, card.version, project)
+    assert sealed is not None
+    project.seal_path(card_id, card.version).write_bytes(encode_seal(msgspec.structs.replace(sealed, sealed_at=when)))
 
 
 def copy_repo_card(root: Path, card_id: str) -> None:

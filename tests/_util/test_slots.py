@@ -10,12 +10,13 @@ import pytest
 
 from benchcard._util.slots import fill_slots, slot_name, slots_in, text_after
 from benchcard.card.load import load_card
-from benchcard.card.seal import read
+from benchcard.card.seal import read, verify
+from benchcard.errors import CardError
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_project import AB_CARD, make_ab_project
-from ..helpers_run import ab_project, bc, only_run, seal_card
+from ..helpers_run import ab_project, bc, only_run, seal_card, seal_card_at
 
 SLOTS = {"{{variant}}": "Please.\n", "{{fixture}}": "a tomato"}
 
@@ -98,6 +99,11 @@ def test_a_run_of_backslashes_before_a_slot_is_halved_and_an_even_one_leaves_it_
     assert text_after(r"\\{{variant}}<b>", "{{variant}}") == "<b>"
 
 
+def test_the_rule_before_the_escape_reads_every_backslash_as_text() -> None:
+    assert fill_slots(r"C:\{{fixture}} \\{{variant}}", SLOTS, escapes=False) == "C:\\a tomato \\\\Please.\n"
+    assert slots_in(r"\{{variant}} C:\{{fixture}}", escapes=False) == ["{{variant}}", "{{fixture}}"]
+
+
 def _windows_path_project(root: Path, base_url: str, user: str) -> Project:
     """The colour card sealed anew with its fixture after a Windows path (`user` in place of `<item>{{fixture}}…`)."""
     project = ab_project(root, base_url, fixtures=2, repetitions=1)
@@ -125,3 +131,30 @@ def test_a_backslash_right_before_a_filled_slot_is_written_twice(tmp_path: Path,
     assert _users(project, server) == {f"Name the colour.\n{v}Open C:\\a ripe tomato, number {i} as {{{{x}}}}"
                                        for v in ("", "Please.\n") for i in range(2)}
 
+
+def test_a_version_sealed_before_the_escape_sends_what_it_sent_when_sealed(tmp_path: Path, server: FakeServer,
+                                                                           key: str) -> None:
+    """`C:\\{{fixture}}` sealed on 2026-12-01 loads and sends `C:\\` and the fixture (in a run and in curl), its
+    seal unchanged; the same prompt sealed since the escape does not load (its only {{fixture}} is text), and
+    `C:\\\\{{fixture}}` sealed before it sends both backslashes, as it did."""
+    project = _windows_path_project(tmp_path, server.base_url, r"Open C:\{{fixture}}")
+    seal_card_at(project, "colour-ab", "2026-12-01T10:00:00Z", escapes=False)
+    assert bc(project, "check", "colour-ab").exit_code == 0
+    card = load_card(project.card_path("colour-ab"), project)
+    sealed = read("colour-ab", 1, project)
+    assert not card.slot_escapes and sealed is not None and verify(card, project) == sealed.root
+    assert _users(project, server) == {f"Name the colour.\n{v}Open C:\\a ripe tomato, number {i}"
+                                       for v in ("", "Please.\n") for i in range(2)}
+    curl = bc(project, "curl", "colour-ab").stdout  # JSON: a backslash is written twice
+    assert r'"content": "Name the colour.\nOpen C:\\a ripe tomato, number 0"' in curl
+
+    now = _windows_path_project(tmp_path / "now", server.base_url, r"Open C:\{{fixture}}")
+    seal_card_at(now, "colour-ab", "2026-12-07T16:00:00Z", escapes=False)  # since the escape
+    with pytest.raises(CardError, match=r"field 'prompt.user': an ab prompt must contain \{\{fixture\}\} exactly once"):
+        load_card(now.card_path("colour-ab"), now)
+
+    then = _windows_path_project(tmp_path / "then", server.base_url, r"Open C:\\{{fixture}}")
+    seal_card_at(then, "colour-ab", "2026-12-07T15:49:07Z", escapes=False)
+    assert not load_card(then.card_path("colour-ab"), then).slot_escapes
+    assert load_card(then.card_path("colour-ab"), then).messages("baseline", "x")[1]["content"].endswith(
+        "Open C:\\\\x")

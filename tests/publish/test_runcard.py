@@ -16,6 +16,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 
 from ..helpers_project import AB_CARD, SEEDS, make_ab_project
+from ..helpers_run import seal_card_at
 from ..helpers_site import (
     BENCH_RUN,
     DEMO,
@@ -245,3 +246,16 @@ def test_the_prompt_says_where_the_variant_goes_past_an_escaped_variant_before_i
     assert "Name the colour; never write {{variant}} <item>{{FIXTURE}}</item>" in text
     assert "--- VARIANT A adds only the block below, immediately before the item --- Please." in text
     assert "at the end of its line" not in text
+
+
+def test_a_version_sealed_before_the_escape_shows_its_prompt_as_it_is_sent(tmp_path: Path) -> None:
+    """A version sealed before the escape reads `C:\\{{fixture}}` as `C:\\` and the fixture (docs/cards.md): its page
+    shows the fixture's place there, as the model gets it."""
+    card = AB_CARD.replace("<item>{{fixture}}</item>", "Open C:\\{{fixture}}")
+    assert card != AB_CARD
+    project = Project(Path(make_ab_project(tmp_path, card)))
+    seal_card_at(project, "tiny-ab", "2026-12-01T10:00:00Z", escapes=False)
+    built = CliRunner().invoke(cli, ["-C", str(tmp_path), "site", "--out", str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    text = _norm(page(tmp_path / "site", "cards/tiny-ab/index.html").text)
+    assert "Name the colour. Open C:\\{{FIXTURE}}" in text

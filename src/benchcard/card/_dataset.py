@@ -126,8 +126,9 @@ def _names(value: Any, where: tuple[str, ...], fail: Fail, allow_empty: bool = F
 
 
 def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scoring: ScoringSpec,
-                   fail: Fail) -> DataFile:
-    """The fixtures of a card (`raw`, its YAML) from its data file, and its prompt's slots for them checked."""
+                   fail: Fail, escapes: bool = True) -> DataFile:
+    """The fixtures of a card (`raw`, its YAML) from its data file, and its prompt's slots for them checked (read
+    by the card's slot rule, `escapes`: `_util/slots.py`)."""
     spec = read_spec(raw["fixtures"], fail)
     where = ("fixtures", "file") if isinstance(raw["fixtures"], Mapping) else ("fixtures",)
     path = project.inside(spec.file, source=source, field=".".join(where))
@@ -138,7 +139,7 @@ def card_data_file(raw: Mapping[str, Any], project: Project, source: str, scorin
     dataset = read_data_file(spec, path, project.relative(path), scoring, fail)
     if dataset.several:
         prompt = raw["prompt"]
-        slots = slots_in(prompt.get("system") or "") + slots_in(prompt["user"])
+        slots = slots_in(prompt.get("system") or "", escapes=escapes) + slots_in(prompt["user"], escapes=escapes)
         if "{{fixture}}" in slots:
             raise fail(("prompt", "user"), "the fixtures have several inputs; expected {{fixture.<column>}} for "
                        f"each ({', '.join(dataset.inputs)}), not {{{{fixture}}}}")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from benchcard._util.safeio import read_regular_text
+from benchcard._util.slots import ESCAPE_SINCE
 from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card import seal as sealmod
 from benchcard.card._names import check_names
@@ -24,7 +26,7 @@ def load_card(path: Path, project: Project) -> Card:
     status and pages (editing it to pass would break its seal), while an unsealed one is fixed before it is sealed."""
     source = project.relative(path)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
-    card = check_names(read_card(text, source, project, path), source)
+    card = _read_as_sealed(text, source, project, path)
     leaving = card.keys_leaving(project.keys_dir(card.id))
     if not (card.later_checks or leaving):
         return card
@@ -33,6 +35,47 @@ def load_card(path: Path, project: Project) -> Card:
             raise CardError(card.later_checks[0])
         return card  # a key that leaves the project is refused where keys are read (check, seal, scoring)
     return dataclasses.replace(card, later_checks=(*card.later_checks, *leaving))
+
+
+def _read_as_sealed(text: str, source: str, project: Project, path: Path) -> Card:
+    """The card read by the slot rule its version was sealed under (`_util/slots.py`): a version whose seal holds
+    and was made before the escape (`ESCAPE_SINCE`) reads a backslash as plain text, so that `C:\\{{fixture}}` still
+    loads and sends `C:\\` and the fixture, as when it was sealed; any other reads the escape. A card without a
+    backslash reads alike by both rules, and is read once."""
+    try:
+        card: Card | None = check_names(read_card(text, source, project, path), source)
+        problem: CardError | None = None
+    except CardError as exc:
+        card, problem = None, exc
+    if "\\" in text:  # YAML writes a backslash in a value only with one in the text
+        old = card if card is not None else _read_plain(text, source, project, path)
+        if old is not None and _sealed_before_escape(old, project):
+            old = old if card is None else _read_plain(text, source, project, path)
+            if old is not None and _seal_holds(old, project):
+                return old
+    if card is None:
+        assert problem is not None
+        raise problem
+    return card
+
+
+def _read_plain(text: str, source: str, project: Project, path: Path) -> Card | None:
+    """The card read by the rule before the escape (a backslash is text), or None when it does not read so."""
+    try:
+        return check_names(read_card(text, source, project, path, escapes=False), source)
+    except CardError:
+        return None
+
+
+def _sealed_before_escape(card: Card, project: Project) -> bool:
+    """Whether the card's version has a seal written before the escape landed (`sealed_at`, UTC)."""
+    try:
+        sealed = sealmod.read(card.id, card.version, project)
+        if sealed is None:
+            return False
+        return datetime.fromisoformat(sealed.sealed_at) < datetime.fromisoformat(ESCAPE_SINCE)
+    except (BenchcardError, ValueError, TypeError):  # a broken seal or time: the seal's own check names it
+        return False
 
 
 def _seal_holds(card: Card, project: Project) -> bool:

@@ -181,6 +181,9 @@ class Card:
     # what the checks added after this version could be sealed would refuse (`reader._Reader.newer`), one line
     # each: the card is loaded only when its seal holds (`load.load_card`), and `check` warns of each
     later_checks: tuple[str, ...] = ()
+    # whether a backslash before a slot escapes it (`_util/slots.py`): False in a version sealed before the escape,
+    # which is read and sent as it was sealed (`load.load_card`); kept out of the protocol, so its digests hold
+    slot_escapes: bool = True
 
     @property
     def is_ab(self) -> bool:
@@ -290,7 +293,7 @@ class Card:
             slots = {VARIANT_SLOT: block, **{input_slot(k): v for k, v in fixture_text.items()}}
         else:
             slots = {VARIANT_SLOT: block, FIXTURE_SLOT: fixture_text or ""}
-        return fill_slots(text, slots)
+        return fill_slots(text, slots, escapes=self.slot_escapes)
 
 
 def _is_folder(path: Path) -> bool:

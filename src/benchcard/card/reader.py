@@ -74,10 +74,11 @@ CHANGEABLE_FIELDS = (AB_FIELDS | PROBE_ONLY_FIELDS) - {"id", "version"}
 HISTORY_FIELDS = frozenset({"version", "note", "date", "published_runs"}) | CHANGEABLE_FIELDS
 
 
-def read_card(text: str, source: str, project: Project, path: Path) -> Card:
-    """Parse and validate one card's text; `source` is the file as errors name it."""
+def read_card(text: str, source: str, project: Project, path: Path, escapes: bool = True) -> Card:
+    """Parse and validate one card's text; `source` is the file as errors name it, `escapes` whether a backslash
+    before a slot escapes it (False: a version sealed before the escape, `_util/slots.py`, `load.load_card`)."""
     raw, lines = load_yaml(text, source, CardError)
-    return _Reader(raw, lines, source, project, path).card()
+    return _Reader(raw, lines, source, project, path, escapes).card()
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
@@ -88,8 +89,10 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]
 class _Reader:
     """Validation of one card's raw mapping, field by field."""
 
-    def __init__(self, raw: Any, lines: dict[tuple[str, ...], int], source: str, project: Project, path: Path):
+    def __init__(self, raw: Any, lines: dict[tuple[str, ...], int], source: str, project: Project, path: Path,
+                 escapes: bool = True):
         self.raw, self.lines, self.source, self.project, self.path = raw, lines, source, project, path
+        self.escapes = escapes  # the slot rule (`_util/slots.py`)
         self.later: list[CardError] = []  # problems of the checks newer than some seals: `newer`
 
     def newer(self, problem: CardError) -> None:
@@ -180,6 +183,7 @@ class _Reader:
         common["sequential"] = self.sequential(kind, common["repetitions"], common.get("variants", {}),
                                                common.get("gate"))
         common["later_checks"] = tuple(map(str, self.later))
+        common["slot_escapes"] = self.escapes
         return Card(**common)
 
     def check_size(self, variants: int, fixtures: int, repetitions: int, judgements: int = 0) -> None:
@@ -386,7 +390,7 @@ class _Reader:
         system = self.get(prompt, ("prompt", "system"), (str,), "text", required=False)
         user = self.get(prompt, ("prompt", "user"), (str,), "text")
         if kind == "ab":
-            slots = slots_in(system or "") + slots_in(user)
+            slots = slots_in(system or "", escapes=self.escapes) + slots_in(user, escapes=self.escapes)
             fixtures = self.raw.get("fixtures")
             inputs = fixtures.get("input") if isinstance(fixtures, Mapping) else None
             several = isinstance(inputs, list) and len(inputs) > 1
@@ -404,7 +408,7 @@ class _Reader:
         would reach the model as its braces, where its author meant a value: one line naming the card's slots and
         the escape that sends the braces as text (`\\{{x}}`, `_util/slots.py`). A check of 2026-12-07 (`newer`): a
         version sealed with such a prompt still reads."""
-        for slot in slots_in(text):
+        for slot in slots_in(text, escapes=self.escapes):
             if slot not in filled:
                 self.newer(self.fail(("prompt", part), f"holds {slot}, which no slot of this card fills: it would "
                                      f"reach the model as written; expected only {', '.join(sorted(filled))} (write "
@@ -414,7 +418,7 @@ class _Reader:
     def scoring(self) -> ScoringSpec:
         raw = self.get(self.raw, ("scoring",), (dict,), "a mapping with a method")
         return parse_scoring(raw, fail=lambda where, expected: self.fail(("scoring", *where), expected),
-                             newer=self.newer)
+                             newer=self.newer, escapes=self.escapes)
 
     def examples(self, scoring: ScoringSpec) -> tuple[Example, ...]:
         items = self.get(self.raw, ("examples",), (list,), "a list of worked examples")
@@ -503,7 +507,7 @@ class _Reader:
             raise self.fail(("baseline",), f"expected one of the variants ({', '.join(map(str, variants))})")
         dataset = None
         if is_data_file(raw.get("fixtures")):
-            dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail)
+            dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail, self.escapes)
             pattern = dataset.shown
             fixtures = dict.fromkeys(dataset.rows, dataset.path)
         else:

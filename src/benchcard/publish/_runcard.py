@@ -120,11 +120,12 @@ def _prompt_view(card: Card) -> dict[str, Any]:
         text = card.variants[name]
         where = "in place of the baseline's block" if base_block else "at the marked place"
         for part in (card.prompt.system or "", card.prompt.user):
-            rest = text_after(part, VARIANT_SLOT)  # the slot read as the prompt is filled: `\{{variant}}` is text
+            # the slot read as the prompt is filled: `\{{variant}}` is text (in a version sealed since the escape)
+            rest = text_after(part, VARIANT_SLOT, escapes=card.slot_escapes)
             if rest is not None:
                 after = rest.split("\n", 1)[0]
                 tag = re.match(r"<([A-Za-z][\w-]*)>", after)
-                fixture_next = FIXTURE_SLOT in slots_in(after)
+                fixture_next = FIXTURE_SLOT in slots_in(after, escapes=card.slot_escapes)
                 if tag and fixture_next:
                     where = f"immediately before the {tag.group(1)}"
                 elif fixture_next:
@@ -135,7 +136,7 @@ def _prompt_view(card: Card) -> dict[str, Any]:
         blocks.append({"name": name, "text": text, "head": f"--- VARIANT {name} {verb} the block below, {where} ---"})
 
     def show(text: str) -> str:
-        return fill_slots(text, {VARIANT_SLOT: base_block, FIXTURE_SLOT: "{{FIXTURE}}"})
+        return fill_slots(text, {VARIANT_SLOT: base_block, FIXTURE_SLOT: "{{FIXTURE}}"}, escapes=card.slot_escapes)
 
     return {"system": show(card.prompt.system) if card.prompt.system is not None else None,
             "user": show(card.prompt.user), "blocks": blocks}

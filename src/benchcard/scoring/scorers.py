@@ -73,14 +73,15 @@ class Score:
     rules: dict[str, bool] | None = None
 
 
-def parse_scoring(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse) -> ScoringSpec:
+def parse_scoring(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse, escapes: bool = True) -> ScoringSpec:
     """Validate a card's `scoring:` block; `fail(where, expected)` builds the error that names the line, and
-    `newer` is handed the problems of a check added after cards were sealed without it (by default, raised)."""
+    `newer` is handed the problems of a check added after cards were sealed without it (by default, raised);
+    `escapes`: a judge prompt's slot rule (`_util/slots.py`)."""
     method = raw.get("method")
     if method not in METHODS:
         raise fail(("method",), f"unknown scoring method {method!r}; expected one of {', '.join(METHODS)}")
     if method == "judge":
-        return parse_judge(raw, fail, newer)
+        return parse_judge(raw, fail, newer, escapes)
     allowed = {
         "exact": {"method", "expected", "expected_from_key", "trim", "case_sensitive"},
         "rules": {"method", "rules"},

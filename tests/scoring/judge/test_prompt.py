@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+from benchcard.card.reader import read_card
 from benchcard.scoring.judge import blind_output, judge_messages
 
-from ...helpers_judge import VARIANT_TEXT, spec_of
+from ...helpers_judge import CARD_ID, VARIANT_TEXT, card_text, judge_project, spec_of
 
 
 def test_the_judge_prompt_is_blind(tmp_path: Path) -> None:
@@ -44,3 +46,19 @@ def test_short_variant_lines_are_not_blinded_and_the_whole_block_goes_before_its
     whole = blind_output("Please.\nMention the colour of the fruit explicitly. Red.", [variant])
     assert whole.text == "[…] Red." and whole.removed == 1
     assert blind_output("red", [variant, ""]) == type(blinded)("red", 0)
+
+
+def test_a_judge_prompt_sealed_before_the_escape_reads_a_backslash_as_text(tmp_path: Path) -> None:
+    """A version sealed before the escape (`Card.slot_escapes`, `card.load`) sends `C:\\{{output}}` as `C:\\` and the
+    output, and counts `\\{{key}}` as its key slot, as it did; since, `C:\\\\{{output}}` does so and `\\{{key}}` is
+    text."""
+    project = judge_project(tmp_path, seal=False, card_text=card_text())
+    path = project.card_path(CARD_ID)
+    old = read_card(path.read_text(encoding="utf-8"), "cards/judged-ab.yaml", project, path, escapes=False)
+    assert old.judge_spec is not None and not old.judge_spec.escapes
+    then = dataclasses.replace(old.judge_spec, user=r"C:\{{output}} {{rubric}} \{{key}}")
+    assert then.uses_key and judge_messages(then, "out", "", "KEY")[1]["content"].startswith(r"C:\out ")
+    now = dataclasses.replace(then, user=r"C:\\{{output}} {{rubric}} \{{key}}", escapes=True)
+    assert not now.uses_key
+    user = judge_messages(now, "out", "", "KEY")[1]["content"]
+    assert user.startswith(r"C:\out ") and user.endswith("{{key}}")

@@ -69,7 +69,9 @@ def judge_messages(spec: JudgeSpec, output: str, fixture_text: str = "", key_tex
               "format": format_text(spec)}
 
     def fill(template: str) -> str:
-        return fill_slots(template, {s: values[slot_name(s)] for s in slots_in(template) if slot_name(s) in values})
+        slots = slots_in(template, escapes=spec.escapes)
+        return fill_slots(template, {s: values[slot_name(s)] for s in slots if slot_name(s) in values},
+                          escapes=spec.escapes)
 
     messages = []
     if spec.system is not None:

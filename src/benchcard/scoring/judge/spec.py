@@ -83,6 +83,9 @@ class JudgeSpec:
     answer: Literal["final_line", "json", "bare"]
     judgements: int = 1
     agreement_floor: float | None = None
+    # whether a backslash before a slot escapes it (`_util/slots.py`): False in a version sealed before the escape,
+    # read as it was sealed (`card.load`); not a field of the card, so the sealed digests are unchanged
+    escapes: bool = True
 
     @property
     def criteria(self) -> tuple[Criterion, ...]:
@@ -90,7 +93,7 @@ class JudgeSpec:
 
     def slots(self) -> set[str]:
         """The names of the slots the template fills (an escaped `\\{{key}}` is text, `_util/slots.py`)."""
-        return {slot_name(s) for s in slots_in((self.system or "") + "\n" + self.user)}
+        return {slot_name(s) for s in slots_in((self.system or "") + "\n" + self.user, escapes=self.escapes)}
 
     @property
     def uses_key(self) -> bool:
@@ -109,16 +112,17 @@ def refuse(problem: CardError) -> None:
     raise problem
 
 
-def parse_judge(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse) -> JudgeSpec:
+def parse_judge(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse, escapes: bool = True) -> JudgeSpec:
     """Validate `scoring: {method: judge, ...}`; `fail(where, expected)` builds the one-line error, `newer` is
-    handed a problem of a check added after cards were sealed without it (by default, raised)."""
+    handed a problem of a check added after cards were sealed without it (by default, raised); `escapes`: whether a
+    backslash before a slot escapes it (False: a version sealed before the escape, `_util/slots.py`)."""
     extra = sorted(set(map(str, raw)) - JUDGE_FIELDS)
     if extra:
         raise fail((extra[0],), f"unknown field for judge scoring; expected {', '.join(sorted(JUDGE_FIELDS))}")
     provider, model, effort = _rig(raw, fail)
     params = _params(_mapping(raw, "params", fail, "the judge's params, e.g. {max_tokens: 200, temperature: 0.7}"),
                      fail)
-    system, user = _prompt(raw, fail, newer)
+    system, user = _prompt(raw, fail, newer, escapes)
     scale = _scale(raw.get("scale"), fail)
     answer = raw.get("answer", JUDGE_DEFAULTS[("answer",)])
     if answer not in ("final_line", "json", "bare"):
@@ -140,7 +144,7 @@ def parse_judge(raw: Mapping[str, Any], fail: Fail, newer: Newer = refuse) -> Ju
         floor = float(floor)
     return JudgeSpec(provider=provider, model=model, effort=effort, params=params, system=system, user=user,
                      rubric=rubric, scale=scale, answer=answer, judgements=judgements,
-                     agreement_floor=floor)
+                     agreement_floor=floor, escapes=escapes)
 
 
 def _rig(raw: Mapping[str, Any], fail: Fail) -> tuple[str, str, str | None]:
@@ -156,7 +160,7 @@ def _rig(raw: Mapping[str, Any], fail: Fail) -> tuple[str, str, str | None]:
     return provider, model, effort
 
 
-def _prompt(raw: Mapping[str, Any], fail: Fail, newer: Newer) -> tuple[str | None, str]:
+def _prompt(raw: Mapping[str, Any], fail: Fail, newer: Newer, escapes: bool) -> tuple[str | None, str]:
     """The judge's prompt: an optional system text and the user text, their slots checked."""
     prompt = _mapping(raw, "prompt", fail, "the judge's prompt: {system, user} with {{output}}")
     bad = sorted(set(map(str, prompt)) - {"system", "user"})
@@ -166,7 +170,7 @@ def _prompt(raw: Mapping[str, Any], fail: Fail, newer: Newer) -> tuple[str | Non
     if system is not None and not isinstance(system, str):
         raise fail(("prompt", "system"), "expected text")
     user = _text(prompt, ("prompt", "user"), fail)
-    _check_slots(system, user, fail, newer)
+    _check_slots(system, user, fail, newer, escapes)
     return system, user
 
 
@@ -196,12 +200,12 @@ def _params(params: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
     return dict(params)
 
 
-def _check_slots(system: str | None, user: str, fail: Fail, newer: Newer) -> None:
+def _check_slots(system: str | None, user: str, fail: Fail, newer: Newer, escapes: bool) -> None:
     """Only the blind slots may be filled: a `{{variant}}` (or any unknown slot) is a card error, which names the
     escape that sends its braces as text (`\\{{x}}`). A dotted or dashed name (`{{key.answer}}`), which the
     judge's prompt sent as text before 2026-12-07, is refused since (`newer`): the judge got braces for a value."""
     for where, text in ((("prompt", "system"), system or ""), (("prompt", "user"), user)):
-        for slot in slots_in(text):
+        for slot in slots_in(text, escapes=escapes):
             name = slot_name(slot)
             if name not in SLOTS:
                 why = " — the judge never sees which variant produced an output" if name == "variant" else ""
@@ -210,7 +214,7 @@ def _check_slots(system: str | None, user: str, fail: Fail, newer: Newer) -> Non
                 if _NAME_BEFORE.fullmatch(name):
                     raise problem
                 newer(problem)
-    names = [slot_name(s) for s in slots_in((system or "") + "\n" + user)]
+    names = [slot_name(s) for s in slots_in((system or "") + "\n" + user, escapes=escapes)]
     if names.count("output") != 1:
         raise fail(("prompt", "user"), f"expected the slot {{{{output}}}} exactly once, found {names.count('output')}")
     if "rubric" not in names:
