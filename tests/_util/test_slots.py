@@ -139,7 +139,11 @@ def test_a_version_sealed_before_the_escape_sends_what_it_sent_when_sealed(tmp_p
     `C:\\\\{{fixture}}` sealed before it sends both backslashes, as it did."""
     project = _windows_path_project(tmp_path, server.base_url, r"Open C:\{{fixture}}")
     seal_card_at(project, "colour-ab", "2026-12-01T10:00:00Z", escapes=False)
-    assert bc(project, "check", "colour-ab").exit_code == 0
+    checked = bc(project, "check", "colour-ab")
+    assert checked.exit_code == 0
+    assert ("warning: cards/colour-ab.yaml: field 'prompt.user': a backslash right before a slot is text here, as "
+            "when v1 was sealed (before the slot escape of 2026-12-07 15:49 UTC); in a later version it escapes the "
+            "slot: write two (C:\\\\{{fixture}}) for a backslash then the slot, in v2\n") in checked.stdout
     card = load_card(project.card_path("colour-ab"), project)
     sealed = read("colour-ab", 1, project)
     assert not card.slot_escapes and sealed is not None and verify(card, project) == sealed.root

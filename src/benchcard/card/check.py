@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
+from benchcard._util.slots import fill_slots
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
 from benchcard.card.design import design_warnings, sealed_rules
@@ -189,7 +190,8 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=(*later_warnings(card), *later, *design_warnings(card, project)), sequential=schedule)
+                      warnings=(*later_warnings(card), *escape_warnings(card, source), *later,
+                                *design_warnings(card, project)), sequential=schedule)
 
 
 def later_warnings(card: Card) -> list[str]:
@@ -197,6 +199,22 @@ def later_warnings(card: Card) -> list[str]:
     version it was sealed in stays as it is; the next version must fix it."""
     return [f"{problem} (v{card.version} was sealed before this check and is read as sealed; fix it in "
             f"v{card.version + 1})" for problem in card.later_checks]
+
+
+def escape_warnings(card: Card, source: str) -> list[str]:
+    """A prompt of a version sealed before the slot escape (`Card.slot_escapes`) whose backslash before a slot is
+    read as text, as when it was sealed, where the next version would read an escape: a warning naming the field,
+    so that the author writes v{N+1} by today's rule (docs/cards.md)."""
+    if card.slot_escapes:
+        return []
+    judge = card.judge_spec
+    texts = {"prompt.system": card.prompt.system, "prompt.user": card.prompt.user,
+             "scoring.prompt.system": judge.system if judge else None,
+             "scoring.prompt.user": judge.user if judge else None}
+    return [f"{source}: field '{name}': a backslash right before a slot is text here, as when v{card.version} was "
+            "sealed (before the slot escape of 2026-12-07 15:49 UTC); in a later version it escapes the slot: write "
+            f"two (C:\\\\{{{{fixture}}}}) for a backslash then the slot, in v{card.version + 1}"
+            for name, text in texts.items() if text is not None and fill_slots(text, {}) != text]
 
 
 def ignored_key_problems(card: Card, project: Project) -> list[str]:
