@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
-from benchcard._util.slots import fill_slots
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
 from benchcard.card.design import design_warnings, sealed_rules
@@ -207,14 +206,10 @@ def escape_warnings(card: Card, source: str) -> list[str]:
     so that the author writes v{N+1} by today's rule (docs/cards.md)."""
     if card.slot_escapes:
         return []
-    judge = card.judge_spec
-    texts = {"prompt.system": card.prompt.system, "prompt.user": card.prompt.user,
-             "scoring.prompt.system": judge.system if judge else None,
-             "scoring.prompt.user": judge.user if judge else None}
     return [f"{source}: field '{name}': a backslash right before a slot is text here, as when v{card.version} was "
             "sealed (before the slot escape of 2026-12-07 15:49 UTC); in a later version it escapes the slot: write "
             f"two (C:\\\\{{{{fixture}}}}) for a backslash then the slot, in v{card.version + 1}"
-            for name, text in texts.items() if text is not None and fill_slots(text, {}) != text]
+            for name in card.escaped_fields()]
 
 
 def ignored_key_problems(card: Card, project: Project) -> list[str]:

@@ -40,14 +40,15 @@ def load_card(path: Path, project: Project) -> Card:
 def _read_as_sealed(text: str, source: str, project: Project, path: Path) -> Card:
     """The card read by the slot rule its version was sealed under (`_util/slots.py`): a version whose seal holds
     and was made before the escape (`ESCAPE_SINCE`) reads a backslash as plain text, so that `C:\\{{fixture}}` still
-    loads and sends `C:\\` and the fixture, as when it was sealed; any other reads the escape. A card without a
-    backslash reads alike by both rules, and is read once."""
+    loads and sends `C:\\` and the fixture, as when it was sealed; any other reads the escape. A card whose prompts
+    hold no backslash before a slot (`Card.escaped_fields`) reads alike by both rules, and is read once."""
     try:
         card: Card | None = check_names(read_card(text, source, project, path), source)
         problem: CardError | None = None
     except CardError as exc:
         card, problem = None, exc
-    if "\\" in text:  # YAML writes a backslash in a value only with one in the text
+    # YAML writes a backslash in a value only with one in the text
+    if "\\" in text and (card is None or card.escaped_fields()):
         old = card if card is not None else _read_plain(text, source, project, path)
         if old is not None and _sealed_before_escape(old, project):
             old = old if card is None else _read_plain(text, source, project, path)

@@ -198,6 +198,15 @@ class Card:
         """The sealed part of the card: everything but the prose."""
         return {k: v for k, v in self.raw.items() if k not in PROSE_FIELDS}
 
+    def escaped_fields(self) -> list[str]:
+        """The prompt fields (`prompt.user`, `scoring.prompt.user`, …) holding a backslash right before a slot, which
+        the slot escape reads otherwise than the rule before it (`_util/slots.py`, `slot_escapes`)."""
+        judge = self.judge_spec
+        texts = {"prompt.system": self.prompt.system, "prompt.user": self.prompt.user,
+                 "scoring.prompt.system": judge.system if judge else None,
+                 "scoring.prompt.user": judge.user if judge else None}
+        return [name for name, text in texts.items() if text is not None and fill_slots(text, {}) != text]
+
     def fixture_ids(self) -> list[str]:
         """Fixture ids in a stable order; a probe has one implicit fixture named after the card."""
         return sorted(self.fixtures) if self.is_ab else [self.id]
