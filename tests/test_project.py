@@ -421,3 +421,21 @@ def test_a_version_is_read_only_from_the_name_the_project_writes_for_it(tmp_path
     assert version_named("v999999999") == 999999999
     assert [version_named(name) for name in ("v01", "v00", "v\u00b2", "v\u0663", "v1_0", "v", "3", "v1 ", "V1",
                                              "v1000000000")] == [None] * 10
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    ("providers.yaml", "benchcard.yaml: a symbolic link to providers.yaml, which is not there; expected the file: "
+                       "point the link at it or put the file in its place"),
+    ("benchcard.yaml", "benchcard.yaml: a symbolic link that leads back to itself (a loop); expected the file: put "
+                       "it in the link's place"),
+])
+def test_a_config_linked_to_nothing_is_one_line_not_no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               target: str, expected: str) -> None:
+    """Small audit (small21): a benchcard.yaml linked to nothing or to itself was read as none, so its providers
+    and prices were silently not used (a run on a provider it declares said the provider was unknown)."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-0000")
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").unlink(missing_ok=True)
+    (tmp_path / "benchcard.yaml").symlink_to(target)
+    assert one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake")) == f"error: {expected}"
+    assert not project.results_dir.exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
 from benchcard._util.names import name_clash, shown
-from benchcard._util.safeio import read_regular_text
+from benchcard._util.safeio import given, read_regular_text
 from benchcard._util.urls import check_url, credentials
 from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
 from benchcard.errors import BenchcardError, CardError, ProjectError, ProviderError, RunError
@@ -275,7 +275,7 @@ def read_config(path: Path) -> ProjectConfig:
     """`benchcard.yaml` read and checked whole: an unknown field, at the top or in a provider, is refused as a
     card's is (a misspelt `price:` would otherwise leave every cost unknown); each error is one line naming the
     file, the field and what was expected."""
-    if not path.exists():
+    if not given(path, CONFIG_FILE, ProviderError):
         return ProjectConfig()
     text = read_regular_text(path, CONFIG_FILE, ProviderError, max_bytes=MAX_YAML_BYTES)
     data = load_yaml(text, CONFIG_FILE, ProviderError)[0]

@@ -5,6 +5,7 @@ server, through the command line as a user runs it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,33 @@ def test_a_dotenv_saved_with_a_byte_order_mark_reads_its_first_key(tmp_path: Pat
     (tmp_path / ".env").write_bytes(f"\ufeffOPENAI_API_KEY={KEY}\r\n".encode())
     assert load_dotenv_keys(tmp_path, ProjectConfig()) == [".env: read OPENAI_API_KEY"]
     assert os.environ["OPENAI_API_KEY"] == KEY
+
+
+def _dotenv_to_nothing(env: Path) -> None:
+    env.symlink_to("keys.env")
+
+
+def _dotenv_to_itself(env: Path) -> None:
+    env.symlink_to(".env")
+
+
+def _dotenv_utf16(env: Path) -> None:
+    env.write_bytes(f"OPENAI_API_KEY={KEY}\n".encode("utf-16-le"))  # Windows' "Unicode", without its mark
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (_dotenv_to_nothing, "error: .env: a symbolic link to keys.env, which is not there; expected the file: point "
+                         "the link at it or put the file in its place"),
+    (_dotenv_to_itself, "error: .env: a symbolic link that leads back to itself (a loop); expected the file: put it "
+                        "in the link's place"),
+    (_dotenv_utf16, "error: .env:1: a NUL character (U+0000), which no text file holds (it reads as UTF-16); "
+                    "expected UTF-8 text: save it as UTF-8"),
+])
+def test_a_dotenv_that_cannot_be_read_is_one_line_not_no_dotenv(tmp_path: Path, make: Callable[[Path], None],
+                                                               expected: str) -> None:
+    """Small audit (small21): a `.env` linked to nothing or to itself was read as no `.env`, and the run went on
+    without its keys; a UTF-16 one said `.env: line 1, 2 not read`, two lines that look right in any editor."""
+    project = _project(tmp_path, "openai")
+    make(tmp_path / ".env")
+    assert one_line_error(bc(project, "run", "colour-ab")) == expected
+    assert not project.results_dir.exists()

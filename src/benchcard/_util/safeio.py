@@ -8,6 +8,7 @@ is read strictly (`strict_json`): a field written twice or a lone surrogate is r
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -75,6 +76,25 @@ def present(path: Path, shown: str, error: type[BenchcardError]) -> bool:
         return True
     raise error(f"{shown}: not a regular file ({_kind(info.st_mode)}), where benchcard keeps one; move it aside and "
                 "put the file back")
+
+
+def given(path: Path, shown: str, error: type[BenchcardError]) -> bool:
+    """Whether a file the user may keep in the project (`.env`, `benchcard.yaml`) is there: False only when
+    nothing is. A link to nothing or to itself is `error`: read as absent, the keys or providers it was meant to
+    hold were silently not used. A folder or a FIFO is True, for its reader to refuse."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if not os.path.islink(path):
+            return False
+        raise error(f"{shown}: a symbolic link to {os.readlink(path)}, which is not there; expected the file: "
+                    "point the link at it or put the file in its place") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(f"{shown}: a symbolic link that leads back to itself (a loop); expected the file: put it in "
+                        "the link's place") from None
+        raise error(f"{shown}: cannot read: {exc.strerror}{shut_folder(path, shown, exc)}") from None
+    return True
 
 
 def shut_folder(path: Path | str, shown: str, exc: OSError) -> str:

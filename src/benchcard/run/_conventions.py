@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchcard._util.safeio import read_regular_text
+from benchcard._util.safeio import given, read_regular_text
 from benchcard._util.urls import shown_url
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError
@@ -150,10 +150,14 @@ def load_dotenv_keys(root: Path, config: ProjectConfig) -> list[str]:
     """API keys from the project's `.env` into this process's environment (see the module docstring); the
     notes name what was read and what was left alone, never a value."""
     path = root / DOTENV
-    if not path.is_file():
+    if not given(path, DOTENV, ProviderError):
         return []
     # Notepad's "UTF-8 with BOM": its mark made line 1 (the key) not read, though it looks as written
     text = read_regular_text(path, DOTENV, ProviderError, max_bytes=1 << 20).removeprefix("\ufeff")
+    if "\0" in text:  # UTF-16 with no byte-order mark is valid UTF-8 with a NUL after every ASCII letter
+        wide = " (it reads as UTF-16)" if text.count("\0") * 3 >= len(text) else ""
+        raise ProviderError(f"{DOTENV}:{text.count(chr(10), 0, text.index(chr(0))) + 1}: a NUL character (U+0000), "
+                            f"which no text file holds{wide}; expected UTF-8 text: save it as UTF-8")
     named = {d.api_key_env for d in config.providers.values() if d.api_key_env}
     read, kept, ignored, unread = [], [], [], []
     for n, line in enumerate(text.splitlines(), 1):
