@@ -43,6 +43,21 @@ def test_a_card_is_found_by_id_or_by_path_and_a_missing_one_says_where_it_looked
         resolve_card_path(project, "elsewhere/x.yml")
 
 
+@pytest.mark.parametrize(("target", "expected"), [
+    ("loop.yaml", "error: cards/loop.yaml: a symbolic link that leads back to itself (a loop); expected the file: put "
+                  "it in the link's place"),
+    ("moved.yaml", "error: cards/loop.yaml: a symbolic link to moved.yaml, which is not there; expected the file: "
+                   "point the link at it or put the file in its place"),
+])
+def test_a_card_linked_to_itself_or_to_nothing_is_said_not_missing(tmp_path: Path, target: str,
+                                                                    expected: str) -> None:
+    """Small audit (small21): `check loop`, its card a link to itself, said 'loop: no such card (looked for
+    cards/loop.yaml)' of a file the user sees in cards/; a link to nothing named where it led as the card."""
+    root = make_ab_project(tmp_path)
+    (root / "cards" / "loop.yaml").symlink_to(target)
+    assert one_line_error(bc(root, "check", "loop")) == expected
+
+
 def test_named_cards_load_in_the_order_given_and_all_cards_in_file_order(tmp_path: Path) -> None:
     root = make_ab_project(tmp_path)
     (root / "cards" / "another.yaml").write_text(AB_CARD.replace("id: tiny-ab", "id: another"), encoding="utf-8")

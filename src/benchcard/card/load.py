@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from benchcard._util.safeio import read_regular_text
+from benchcard._util.safeio import given, read_regular_text
 from benchcard._util.slots import ESCAPE_SINCE
 from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card import seal as sealmod
@@ -125,8 +125,9 @@ def resolve_card_path(project: Project, name: str) -> Path:
         path = candidate if candidate.is_absolute() else Path.cwd() / candidate
     else:
         path = project.card_path(name)
-    if not path.is_file():
-        raise CardError(f"{name}: no such card (looked for {project.relative(path)})")
+    shown = str(Path(project.relative(path.parent)) / path.name)  # the link, not where it leads
+    if not given(path, shown, CardError) or not path.is_file():  # a link to nothing or itself is said as one
+        raise CardError(f"{name}: no such card (looked for {shown})")
     folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
     if path.suffix != ".yaml" or folder.resolve() != project.cards_dir.resolve():
         raise CardError(f"{name}: not a card of this project: a card is read from cards/<id>.yaml "
