@@ -10,8 +10,9 @@ import pytest
 from benchcard.card.check import check, single_edit_mismatch, variant_problems
 from benchcard.project import Project
 
+from ..helpers_cli import as_a_user
 from ..helpers_cli import exit_and_streams as _run
-from ..helpers_project import AB_CARD, make_ab_project
+from ..helpers_project import AB_CARD, copy_project, make_ab_project
 
 
 def test_check_lists_each_example_with_its_score_and_rules(project_dir: Path) -> None:
@@ -376,3 +377,19 @@ def test_a_fields_keys_value_its_fixture_does_not_hold_word_for_word_is_refused(
     checked = bc(root, "check", "bench-01")
     assert checked.exit_code == 0 and (f"warning: {said} (v1 was sealed before this check; fix it in v2)"
                                        in checked.output), checked.output
+
+
+def test_an_unreadable_key_is_one_line_not_one_per_worked_example(tmp_path: Path) -> None:
+    """Small audit (small21): `chmod 000 keys/<card>/<fixture>.json` made `check` print the right line, then 'its
+    fixture has no answer key' for each of the card's ten worked examples, whose keys were all there."""
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    key = root / "keys" / "bench-01" / "excerpt-03.json"
+    key.chmod(0o000)
+    try:
+        checked = as_a_user("-C", str(root), "check", "bench-01")
+    finally:
+        key.chmod(0o644)
+    assert (checked.returncode, checked.stderr) == (1, "")
+    assert checked.stdout.splitlines() == ["FAIL bench-01 v1 (ab) · v1 not sealed",
+                                           "  error: keys/bench-01/excerpt-03.json: cannot read: Permission denied",
+                                           "0 card(s) ok, 1 failed"]

@@ -155,20 +155,22 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     source = project.relative(card.path)
     problems: list[str] = []
     later: list[str] = []
-    keys: Mapping[str, AnswerKey] = {}
+    keys: Mapping[str, AnswerKey] | None = None
     try:
         keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         problems.append(str(exc))
     problems += ignored_key_problems(card, project)
     problems += fixture_file_problems(card, project)
-    unquoted = key_value_problems(card, keys)
+    unquoted = key_value_problems(card, keys or {})
     if sealmod.read(card.id, card.version, project) is None:
         problems += unquoted
     else:  # a version sealed before this check keeps its seal; the next version fixes its keys
         later += [f"{u} (v{card.version} was sealed before this check; fix it in v{card.version + 1})"
                   for u in unquoted]
-    examples = tuple(run_example(card, ex, keys, i) for i, ex in enumerate(card.examples))
+    # keys that could not be read are said once above, not again as 'no answer key' for every worked example
+    examples = () if keys is None and needs_key(card.scoring) else tuple(
+        run_example(card, ex, keys or {}, i) for i, ex in enumerate(card.examples))
     problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
     finite = sealmod.not_finite(card, project)
     if finite:  # nothing else can be hashed or compared byte for byte
