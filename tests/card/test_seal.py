@@ -17,8 +17,8 @@ from benchcard.project import Project
 from benchcard.records.rows import LEGACY_GRID, Rules
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_cli import bc
-from ..helpers_project import make_ab_project
+from ..helpers_cli import as_a_user, bc
+from ..helpers_project import copy_project, make_ab_project
 
 
 def _card(project: Path, name: str = "tiny-ab"):
@@ -422,3 +422,20 @@ def test_a_seal_file_with_a_folder_in_its_place_is_said_so_by_check_seal_and_run
         assert (result.exit_code, result.stderr) == (1, f"error: {said}\n"), args
     check = bc(root, "check", "--no-rig", "tiny-ab")
     assert check.exit_code == 1 and f"error: {said}" in check.output, check.output
+
+
+def test_a_keys_folder_that_may_be_entered_but_not_listed_is_named_as_the_project_names_it(tmp_path: Path) -> None:
+    """Small audit (small21): `chmod 311 keys/<card>` made `seal` say '/abs/…/keys/bench-01: Permission denied'
+    (its listing), and `check`, whose glob of stray keys saw an empty folder, said the card was ok."""
+    root = copy_project(tmp_path / "proj", ("bench-01",))
+    (root / "keys" / "bench-01").chmod(0o311)
+    try:
+        checked, sealed = (as_a_user("-C", str(root), command, "bench-01") for command in ("check", "seal"))
+    finally:
+        (root / "keys" / "bench-01").chmod(0o755)
+    said = ("keys/bench-01: cannot list its files: Permission denied; expected a folder benchcard may list: chmod u+r "
+            "keys/bench-01")
+    assert (checked.returncode, sealed.returncode) == (1, 1)
+    assert checked.stdout.splitlines()[-2:] == [f"  error: {said}", "0 card(s) ok, 1 failed"]
+    assert sealed.stderr == f"error: refusing to seal: {said}\n"
+    assert not (root / "keys" / "bench-01" / "v1.seal.json").exists()

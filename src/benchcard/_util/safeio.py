@@ -97,6 +97,17 @@ def given(path: Path, shown: str, error: type[BenchcardError]) -> bool:
     return True
 
 
+def listing(folder: Path, shown: str, error: type[BenchcardError]) -> dict[str, os.DirEntry[str]]:
+    """A folder's entries by name; a folder that may be entered but not read (`chmod 311`) is `error` naming it
+    as `shown`, never an empty folder (pathlib's glob says nothing) nor a bare absolute path."""
+    try:
+        with os.scandir(folder) as entries:
+            return {e.name: e for e in entries}
+    except OSError as exc:
+        fix = f"; expected a folder benchcard may list: chmod u+r {shown}" if isinstance(exc, PermissionError) else ""
+        raise error(f"{shown}: cannot list its files: {exc.strerror}{shut_folder(folder, shown, exc)}{fix}") from None
+
+
 def shut_folder(path: Path | str, shown: str, exc: OSError) -> str:
     """When a file could not be reached for a folder on its way that may not be opened (no search permission: a
     `chmod 000 keys/<card>`), that folder, as `shown` writes the file's path: the line named a seal that was

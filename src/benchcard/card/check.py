@@ -217,7 +217,13 @@ def escape_warnings(card: Card, source: str) -> list[str]:
 def ignored_key_problems(card: Card, project: Project) -> list[str]:
     """An answer key the scorer never reads would be sealed all the same: each one is a problem, saying why."""
     problems = []
-    for path in ignored_keys(card.scoring, project.keys_dir(card.id), () if card.dataset else card.fixture_ids()):
+    keys_dir = project.keys_dir(card.id)
+    try:
+        ignored = ignored_keys(card.scoring, keys_dir, () if card.dataset else card.fixture_ids(),
+                               project.relative(keys_dir))
+    except BenchcardError as exc:
+        return [str(exc)]
+    for path in ignored:
         if card.dataset is not None:
             reads = f"reads each fixture's key from {card.dataset.shown}"
         elif needs_key(card.scoring):

@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
-from benchcard._util.safeio import present
+from benchcard._util.safeio import listing, present
 from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, as_sealed, sealed_defaults
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
@@ -60,7 +60,7 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
     keys_dir = project.keys_dir(card.id)
     if keys_dir.is_dir() and card.dataset is None:  # a data file's keys are in its rows, sealed with it
         keys_real = str(keys_dir.resolve())
-        entries = {e.name: e for e in os.scandir(keys_dir)}  # one listing instead of a stat per fixture
+        entries = listing(keys_dir, project.relative(keys_dir), CardError)  # one listing, not a stat per fixture
         for fixture_id in card.fixture_ids():  # a probe's one fixture is named after the card
             name = f"{fixture_id}.json"
             entry = entries.get(name)

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from benchcard._util.safeio import listing
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring.fields import FieldsSpec
@@ -110,13 +111,14 @@ def load_small_key(path: Path, fields: tuple[str, ...], shown: str | None = None
     return key
 
 
-def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str]) -> list[Path]:
-    """Key files in the card's key folder that this scorer would never read (seals are not keys)."""
+def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str], shown: str) -> list[Path]:
+    """Key files in the card's key folder (`shown`) that this scorer would never read (seals are not keys); a
+    folder that cannot be listed is a CardError: the seal lists it."""
     try:
         if not keys_dir.is_dir():
             return []
     except OSError:  # a folder above it that may not be opened: the key readers name it
         return []
     wanted = set(fixture_ids) if needs_key(spec) else set()
-    return sorted(p for p in keys_dir.glob("*.json")
-                  if not p.name.endswith(".seal.json") and p.stem not in wanted)
+    return sorted(keys_dir / name for name in listing(keys_dir, shown, CardError)
+                  if name.endswith(".json") and not name.endswith(".seal.json") and name[:-5] not in wanted)
