@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 
-from ..helpers_cli import one_line_error
+from ..helpers_cli import as_a_user, one_line_error
 
 
 def _benchcard(*args: str) -> Result:
@@ -206,3 +206,23 @@ def test_a_cards_folder_without_a_card_above_is_no_project_to_be_inside(
     monkeypatch.chdir(home / "work" / "proj")
     shown = _benchcard("ledger", "--json")
     assert shown.exit_code == 0 and shown.stderr == "", shown.stderr
+
+
+@pytest.mark.parametrize(("given", "parent"), [("demo", "the folder ro"), ("deeper/demo", "the folder ro")])
+def test_init_under_a_folder_that_may_not_be_written_names_that_folder(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch, given: str,
+                                                                       parent: str) -> None:
+    """Small audit (small21): `init ro/demo` under a read-only `ro` said 'ro/demo: Permission denied', naming the
+    folder it tried to make as if that one refused. It names the folder above that may not be written, and says
+    that nothing was made."""
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    monkeypatch.chdir(tmp_path)
+    try:
+        made = as_a_user("init", f"ro/{given}")
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+    assert (made.returncode, made.stdout) == (1, "")
+    assert made.stderr == (f"error: ro/{given}: {parent} is not writable (Permission denied), so nothing was made; "
+                           "give a folder you may write in\n")
+    assert list((tmp_path / "ro").iterdir()) == []

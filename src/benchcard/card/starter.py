@@ -10,6 +10,7 @@ over a file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -143,7 +144,7 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
     made = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]  # deepest first
     written: list[Path] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        _make(folder, shown)
         for name, text, _ in FILES:
             write_new(folder / name, partial(_write, text), force=False, shown=f"{shown}/{name}", error=ProjectError)
             written.append(folder / name)
@@ -156,6 +157,21 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
     inside = () if outer is None else (f"note: inside the benchcard project in {outer}; this one keeps its own "
                                        "cards, results and ledger, and commands run in it use it",)
     return Started(folder, tuple((name, what) for name, _, what in FILES), commands, inside)
+
+
+def _make(folder: Path, shown: str) -> None:
+    """`folder` made with any folders missing above it; a folder above that may not be written is named (the
+    line named the folder it tried to make, as if that one were at fault)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if not (isinstance(exc, PermissionError) or exc.errno == errno.EROFS) or exc.filename is None:
+            raise
+        below = len(folder.parts) - len(Path(exc.filename).parts)  # how far below the one refused `folder` is
+        parent = str(Path(shown).parents[below]) if below < len(Path(shown).parents) else str(folder.parents[below])
+        where = "the current folder" if parent == "." else f"the folder {parent}"
+        raise ProjectError(f"{shown}: {where} is not writable ({exc.strerror}), so nothing was made; give a folder "
+                           "you may write in") from None
 
 
 def _unmake(folder: Path, written: list[Path], made: list[Path]) -> None:
