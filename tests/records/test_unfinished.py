@@ -41,3 +41,21 @@ def test_a_stopped_run_is_unfinished_in_the_ledger_and_on_the_pages(tmp_path: Pa
     assert done.finished and unfinished_runs(project) == []
     result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
     assert "unfinished" not in result.output
+
+
+def test_an_unfinished_run_whose_manifest_is_a_folder_is_noted_under_the_ledger(tmp_path: Path, server: FakeServer,
+                                                                                 key: str) -> None:
+    """Small audit (small21): `ledger` left out, without a word, a stopped run whose manifest.json had been made a
+    folder, while every other command named it; it says the line they say, and that the run is left out."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    [summary] = run(project, "colour-ab", RunOptions(progress=False), stop_after=5)
+    manifest = project.results_dir / "colour-ab" / "v1" / summary.run / "manifest.json"
+    manifest.unlink()
+    manifest.mkdir()
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "ledger"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"skipped: results/colour-ab/v1/{summary.run}/manifest.json: not a regular file (a folder), where benchcard "
+        "keeps one; move it aside and put the file back; the run is left out")
+    assert "unfinished" not in result.stdout

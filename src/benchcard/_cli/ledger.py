@@ -70,6 +70,8 @@ def print_view(view: LedgerView) -> None:
         for u in view.unfinished:  # a stopped run is no verdict waiting: say so, and how to finish it
             # soft_wrap: the command stays on one line at any terminal width, so it can be copied whole
             console.print(terminal_line(u.line), highlight=False, markup=False, soft_wrap=True)
+        for line in view.skipped:
+            console.print(terminal_line(f"skipped: {line}"), highlight=False, markup=False, soft_wrap=True)
 
 
 CHUNK = 100

@@ -66,6 +66,7 @@ class LedgerView:
     where: str  # the ledger's path, relative to the project
     project: Project
     unfinished: tuple[Unfinished, ...]
+    skipped: tuple[str, ...] = ()  # run folders whose manifest cannot be read, each a line naming it
 
     def rows(self) -> Iterator[LedgerRow]:
         return ledger.rows(self.project)
@@ -81,8 +82,9 @@ class LedgerView:
 def ledger_view(project: Project, *, unfinished: bool = True) -> LedgerView:
     """The ledger's rows (read, not verified: `audit` checks) and, unless `unfinished` is False (`--json`, which
     lists rows only), the runs left unfinished."""
-    return LedgerView(project.relative(project.ledger_path), project,
-                      tuple(unfinished_runs(project)) if unfinished else ())
+    skipped: list[str] = []
+    stopped = tuple(unfinished_runs(project, skipped)) if unfinished else ()
+    return LedgerView(project.relative(project.ledger_path), project, stopped, tuple(skipped))
 
 
 def audit(project: Project) -> LedgerAudit:
