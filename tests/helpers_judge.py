@@ -72,6 +72,15 @@ def write_judge_config(root: Path, model_url: str, judge_url: str | None = None)
         f"  judge: {{type: openai, base_url: '{judge}', api_key_env: {KEY_ENV}}}\n", encoding="utf-8")
 
 
+def write_judge_pool_config(root: Path, model_url: str, judge_urls: list[str], concurrency: int = 2) -> None:
+    """The judge's provider as a pool of servers (`base_urls`), each taking `concurrency` calls in flight."""
+    urls = "".join(f"      - {{url: '{u}', concurrency: {concurrency}}}\n" for u in judge_urls)
+    (root / "benchcard.yaml").write_text(
+        "providers:\n"
+        f"  fake: {{type: openai, base_url: '{model_url}', api_key_env: {KEY_ENV}}}\n"
+        f"  judge:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n{urls}", encoding="utf-8")
+
+
 def judge_project(root: Path, base_url: str | None = None, fixtures: int = 3, repetitions: int = 2, k: int = 3,
                   floor: float | None = None, seal: bool = True, card_text: str | None = None) -> Project:
     (root / "cards").mkdir(parents=True, exist_ok=True)

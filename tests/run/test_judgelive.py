@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import replace
@@ -15,7 +16,7 @@ from benchcard.run.judgelive import check_all, check_calls, live_check
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
-from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script
+from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script, write_judge_pool_config
 from ..helpers_run import PROBE, probe_project
 
 
@@ -44,6 +45,33 @@ def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, serve
     assert failed.exit_code == 1 and json.loads(failed.stdout)["ok"] is False
     assert json.loads(failed.stdout)["live"][1]["problem"] == ("judgement 1: expected a score below 1 (a rejected "
                                                                "output), got 1.00: the judge accepts it")
+
+
+def test_check_live_sends_the_examples_round_the_judge_s_pool(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A judge whose provider lists three servers (base_urls): check --live's calls go round them, and a server
+    refusing every call 429 leaves them to the others. Before, every call went to the first: [6, 0, 0]."""
+    judge_project(tmp_path, server.base_url, k=3, seal=False)
+    with contextlib.ExitStack() as stack:
+        judges = [stack.enter_context(FakeServer()) for _ in range(3)]
+        write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
+        for j in judges:
+            j.configure(script({"reply": "It names it.\nGRADE: PASS"}))
+        result = bc(tmp_path, "check", CARD_ID, "--live")
+        assert result.exit_code == 0, result.output
+        calls = [j.stats()["calls"] for j in judges]
+        assert calls == [2, 2, 2]  # two examples judged 3 times each, one call at a time, round the pool
+        refusing, *others = judges
+        refusing.configure({"default_reply": "GRADE: PASS", "faults": [{"kind": "429", "times": 999,
+                                                                        "retry_after": 0}]})
+        for j in (refusing, *others):
+            j.reset()
+        result = bc(tmp_path, "check", CARD_ID, "--live")
+        assert result.exit_code == 0, result.output
+        assert "ok   judge of judged-ab: example 'Leaves it out'" in result.output
+        taken = [j.stats()["calls"] for j in others]
+        assert sum(taken) == 6 and min(taken) > 0, taken
+        assert 0 < refusing.stats()["calls"] <= 3  # out after 3 failures in a row
+    assert server.stats()["calls"] == 0  # the model's server took no judgement
 
 
 def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

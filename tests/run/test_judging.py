@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,16 @@ from benchcard.run.runner import run
 from benchcard.scoring.judge import blind_output
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_judge import CARD_ID, ECHO, VARIANT_TEXT, judge_bodies, judge_project, script, write_judge_config
+from ..helpers_judge import (
+    CARD_ID,
+    ECHO,
+    VARIANT_TEXT,
+    judge_bodies,
+    judge_project,
+    script,
+    write_judge_config,
+    write_judge_pool_config,
+)
 from ..helpers_project import copy_project
 from ..helpers_run import only_run, read_jsonl
 
@@ -144,6 +155,55 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_judging_in_one_line
     resumed = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
     assert resumed.exit_code == 0, resumed.output
     assert len(judge_bodies(server)) == 20 and len(read_jsonl(folder / "judge-outputs.jsonl")) == 20
+
+
+@pytest.fixture(scope="module")
+def judges() -> Iterator[list[FakeServer]]:
+    """Three fake servers for the judge's pool, each in its own process on its own port."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(FakeServer()) for _ in range(3)]
+
+
+def test_a_judge_s_pool_takes_the_judgements_spread_over_its_servers(tmp_path: Path, server: FakeServer,
+                                                                     judges: list[FakeServer], key: str) -> None:
+    """A judge whose provider lists three servers (base_urls): the judgements go to each, as a run's cells do,
+    and each row names the server that answered. Before, every judgement went to the first: [36, 0, 0]."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
+    server.configure(script({"reply": "GRADE: PASS"}))
+    for j in judges:
+        j.configure(script({"reply": "GRADE: PASS"}, latency_ms=20))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "36 judgements (3 per ok output): 36 read as grades" in result.output
+    calls = [j.stats()["calls"] for j in judges]
+    assert sum(calls) == 36 and min(calls) > 0, calls
+    assert judge_bodies(server) == []  # the model's server took no judgement
+    rows = read_jsonl(only_run(project, CARD_ID) / "judge-outputs.jsonl")
+    assert {r["endpoint"] for r in rows} == {j.base_url for j in judges}
+    assert max(j.stats()["max_in_flight"] for j in judges) <= 2  # each server's own width
+
+
+def test_a_judge_s_pool_server_refusing_every_call_leaves_its_share_to_the_others(
+        tmp_path: Path, server: FakeServer, judges: list[FakeServer], key: str) -> None:
+    """One server of the judge's pool answering every call 429: it is taken out after its failures in a row, the
+    other two judge every output, and no judgement fails."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
+    server.configure(script({"reply": "GRADE: PASS"}))
+    refusing, *others = judges
+    refusing.configure({"default_reply": "GRADE: PASS",
+                        "faults": [{"kind": "429", "times": 999, "retry_after": 0}]})
+    for j in others:
+        j.configure(script({"reply": "GRADE: PASS"}, latency_ms=20))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    assert "36 judgements (3 per ok output): 36 read as grades, 0 unreadable, 0 truncated, 0 failed" in result.output
+    taken = [j.stats()["calls"] for j in others]
+    assert sum(taken) == 36 and min(taken) > 0, taken
+    assert 0 < refusing.stats()["calls"] <= 4  # out after 3 failures in a row (and a call in flight then)
+    rows = read_jsonl(only_run(project, CARD_ID) / "judge-outputs.jsonl")
+    assert {r["endpoint"] for r in rows} == {j.base_url for j in others}
 
 
 def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,

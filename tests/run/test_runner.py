@@ -737,7 +737,7 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
         provider.max_concurrency = 2
         return provider
 
-    monkeypatch.setattr("benchcard.run.runner.make_provider", one_at_a_time)
+    monkeypatch.setattr("benchcard.run._pool.make_provider", one_at_a_time)  # open_provider's
     project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=4, repetitions=2)
     [s] = run(project, "colour-ab", RunOptions(concurrency=8, progress=False), transport=httpx.MockTransport(handler))
     assert s.counts["ok"] == 16 and peak == 2 and s.concurrency == 2

@@ -28,7 +28,7 @@ def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
         return provider
 
     reply = {"choices": [{"message": {"content": "red"}, "finish_reason": "stop"}]}
-    monkeypatch.setattr("benchcard.run.runner.make_provider", capped)
+    monkeypatch.setattr("benchcard.run._pool.make_provider", capped)
     monkeypatch.setattr(
         "benchcard.run.runner.make_client",
         lambda concurrency, timeout, transport=None: httpx.AsyncClient(

@@ -29,7 +29,7 @@ import httpx
 from benchcard._util.safeio import json_loads
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
 from benchcard.project import CONFIG_FILE, MAX_CONCURRENCY, Endpoint, pool_concurrency
-from benchcard.run._calls import RateLimiter
+from benchcard.run._calls import RateLimiter, workers_for
 from benchcard.run._gate import Width, is_refusal
 from benchcard.run.providers import make_provider
 from benchcard.run.providers.base import (
@@ -205,6 +205,28 @@ class PoolProvider(Provider):
             return None
         # each as the manifest keeps a replied model's name: what does not show escaped, 200 characters at most
         return frozenset(kept_model_name(str(e["id"])) for e in entries if isinstance(e, Mapping) and "id" in e)
+
+
+def open_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | None, concurrency: int) -> Provider:
+    """The provider a run's, a judging pass's or `check --live`'s calls go through: a pool when benchcard.yaml lists
+    several servers (`base_urls`, each taking `concurrency` calls unless it states its own), else the one server."""
+    return PoolProvider(cfg, client, concurrency) if cfg.endpoints else make_provider(cfg, client, model)
+
+
+def calls_in_flight(provider: Provider, concurrency: int) -> int:
+    """The workers its calls get: a pool's servers' widths together, else --concurrency (`_calls.workers_for`)."""
+    return provider.max_concurrency if isinstance(provider, PoolProvider) else workers_for(provider, concurrency)
+
+
+async def check_served(provider: Provider, model: str) -> None:
+    """A pool's servers must serve one model (`PoolProvider.check_models`); one server is taken at its word."""
+    if isinstance(provider, PoolProvider):
+        await provider.check_models(model)
+
+
+def client_size(cfg: ProviderConfig, concurrency: int) -> int:
+    """Connections the HTTP client keeps for a provider: --concurrency, or a pool's servers' together."""
+    return max(concurrency, pool_capacity(cfg, concurrency))
 
 
 def pool_capacity(config: ProviderConfig, concurrency: int) -> int:

@@ -22,11 +22,12 @@ from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project, ProjectConfig
 from benchcard.run._calls import Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run._conventions import load_dotenv_keys
+from benchcard.run._pool import check_served, open_provider
 from benchcard.run._preflight import Preflight, local_rigs, preflight_local
 from benchcard.run._progress import NullProgress
 from benchcard.run.judging import judge_config
 from benchcard.run.options import RunOptions
-from benchcard.run.providers import make_provider, require_key
+from benchcard.run.providers import require_key
 from benchcard.run.providers.base import ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import read_answer
@@ -159,7 +160,8 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
     assert spec is not None
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     client = make_client(4, options.timeout)  # the examples are called one after another
-    provider = make_provider(cfg, client, spec.model)
+    # a pool's (base_urls): each call to its least-loaded healthy server, so the examples go round its servers
+    provider = open_provider(cfg, client, spec.model, 1)
     # call_cell reads no store; the session's is the project's results folder, never written here
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
@@ -169,6 +171,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
                       silent_stop=CHECK_SILENT_CALLS, server=_server(cfg))
     out: list[LiveExample] = []
     try:
+        await check_served(provider, spec.model)
         for i, example in enumerate(card.examples):
             problem = fixture_problem(card, example, keys, i)
             answers: list[str] = []
@@ -190,9 +193,10 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
 
 
 def _server(cfg: ProviderConfig) -> str:
-    """The judge's server as a stop names it: its provider and the URL called (a pool's first: check --live calls
-    `make_provider`'s one server), never a password or a query."""
-    return f"the judge's provider '{cfg.name}'" + (f" at {shown_url(cfg.base_url)}" if cfg.base_url else "")
+    """The judge's server as a stop names it: its provider and the URL called (a pool's servers, each called in
+    turn), never a password or a query."""
+    urls = [e.url for e in cfg.endpoints] or ([cfg.base_url] if cfg.base_url else [])
+    return f"the judge's provider '{cfg.name}'" + (f" at {', '.join(shown_url(u) for u in urls)}" if urls else "")
 
 
 def _graded(status: str, error: str | None, text: str, card: Card, expect: Any, k: int) -> str:

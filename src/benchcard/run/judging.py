@@ -54,11 +54,12 @@ from benchcard.records.rows import (
     utc_stamp,
 )
 from benchcard.records.runreader import JudgeReader
-from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run._calls import RateLimiter, Session, execute, make_client
+from benchcard.run._pool import calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
-from benchcard.run.providers import Price, endpoint, make_provider, provider_config
+from benchcard.run.providers import Price, endpoint, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec, blind_output, judge_messages, read_judgements
@@ -131,10 +132,13 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
     wall = time.perf_counter()
     cfg = judge_config(spec, config)
     jstore = JudgeStore(store.folder)
-    client = make_client(options.concurrency or DEFAULT_CONCURRENCY, options.timeout, transport)
-    provider = make_provider(cfg, client, spec.model)
+    concurrency = options.concurrency or DEFAULT_CONCURRENCY
+    client = make_client(client_size(cfg, concurrency), options.timeout, transport)
+    # a pool (base_urls) spreads the judgements over its servers as a run's cells, with each server's width
+    provider = open_provider(cfg, client, spec.model, concurrency)
     called = 0
     try:
+        await check_served(provider, spec.model)
         manifest = store.read_manifest()
         if manifest.judge is None:  # not planned, or killed before the plan was recorded: no judge call yet
             await provider.prepare()
@@ -150,7 +154,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
             raise RunError(f"{store.manifest_path}: field 'judge.judgements' is missing; the judging was never "
                            "planned")
         total = manifest.judgements_planned
-        workers = workers_for(provider, options.concurrency or DEFAULT_CONCURRENCY)
+        workers = calls_in_flight(provider, concurrency)
         progress: Progress = RichProgress(stream) if options.progress else NullProgress()
         session = Session(store=jstore, provider=provider, model=spec.model, prices=prices, options=options,
                           limiter=RateLimiter(options.rpm or cfg.requests_per_minute), progress=progress,

@@ -47,10 +47,10 @@ from benchcard.records.rows import (
 )
 from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
-from benchcard.run._calls import RateLimiter, Session, execute, make_client, workers_for
+from benchcard.run._calls import RateLimiter, Session, execute, make_client
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
 from benchcard.run._looking import Looked, Looker, run_in_looks
-from benchcard.run._pool import PoolProvider, pool_capacity
+from benchcard.run._pool import PoolProvider, calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run._retry import done_cells, refuse_if_judged, reopen_failed, scoring_since
 from benchcard.run._scratch import MARK as SCRATCH
@@ -61,7 +61,6 @@ from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fie
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import (
     endpoint,
-    make_provider,
     provider_config,
     require_key,
     stored_url,
@@ -411,13 +410,12 @@ def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: st
 
 async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
     concurrency = s.options.concurrency or DEFAULT_CONCURRENCY
-    size = max([concurrency, *(pool_capacity(t.cfg, concurrency) for t in targets)])
+    size = max([concurrency, *(client_size(t.cfg, concurrency) for t in targets)])
     client = make_client(size, s.options.timeout, s.transport)
     summaries = []
     try:
         for target in targets:
-            provider: Provider = (PoolProvider(target.cfg, client, concurrency) if target.cfg.endpoints
-                                  else make_provider(target.cfg, client, target.model))
+            provider = open_provider(target.cfg, client, target.model, concurrency)
             try:
                 summaries.append(await _run_one(s, target, provider))
             finally:
@@ -436,10 +434,8 @@ async def _run_one(s: _Setting, t: _Target, provider: Provider) -> RunSummary:
     if batch or o.batch:
         _check_batch(t, o, provider)
     asked = o.concurrency or DEFAULT_CONCURRENCY
-    workers = workers_for(provider, asked)
-    if isinstance(provider, PoolProvider):  # each server takes its own number of calls
-        workers = provider.max_concurrency
-        await provider.check_models(t.model or t.cfg.name)
+    workers = calls_in_flight(provider, asked)  # a pool's: each server takes its own number of calls
+    await check_served(provider, t.model or t.cfg.name)
     rpm = o.rpm or t.cfg.requests_per_minute
     opened = await (_open_new(s, t, provider, workers, rpm, batch) if t.manifest is None else _reopen(s, t, provider))
     store, manifest = opened.store, opened.manifest
