@@ -51,6 +51,7 @@ def test_check_live_sends_the_examples_round_the_judge_s_pool(tmp_path: Path, se
     """A judge whose provider lists three servers (base_urls): check --live's calls go round them, and a server
     refusing every call 429 leaves them to the others. Before, every call went to the first: [6, 0, 0]."""
     judge_project(tmp_path, server.base_url, k=3, seal=False)
+    server.configure({"default_reply": "red"})  # the model's server: its counts from here
     with contextlib.ExitStack() as stack:
         judges = [stack.enter_context(FakeServer()) for _ in range(3)]
         write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
