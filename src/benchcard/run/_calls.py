@@ -470,8 +470,9 @@ def _describe(exc: BaseException) -> str:
 
 async def call_cell(s: Session, job: Job) -> OutputRow | None:
     """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error); None when the run
-    stopped (`Session.stopped`) before the cell's next attempt: it is not called again, and not recorded, so that
-    `--resume` calls it as a cell never called (a hung server's cells in flight would each wait out their attempts).
+    stopped (`Session.stopped`) while the cell's call was out or it waited for its next: it is not called again, nor
+    recorded, its last attempt's failure included, so that `--resume` calls it as a cell never called (a hung
+    server's cells in flight would each wait out their attempts; a cell in its backoff at the stop sent one more).
     The row's `attempts` are the cell's own plus the transport's resends the server may have read (`_RESENT`)."""
     resent = [0]
     token = _RESENT.set(resent)
@@ -499,6 +500,8 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
             _adjust_width(s, outcome, sent_in)  # before this slot passes on at the old width
         if isinstance(outcome, OutputRow):
             return outcome
+        if s.stopped is not None:  # in flight when the run stopped (this call's silence may have stopped it)
+            return None
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
         if gave_up is not None:
             return gave_up
@@ -506,6 +509,8 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
             return None
         waited += delay
         await asyncio.sleep(delay)
+        if s.stopped is not None:  # the run stopped during the backoff: no call after the stop
+            return None
 
 
 def _adjust_width(s: Session, outcome: OutputRow | BaseException, sent_in: int) -> None:
