@@ -164,23 +164,36 @@ def judges() -> Iterator[list[FakeServer]]:
         yield [stack.enter_context(FakeServer()) for _ in range(3)]
 
 
+def _pool_judged(tmp_path: Path, server: FakeServer, judges: list[FakeServer]) -> Project:
+    """A judged card of 3 fixtures × 2 repetitions, 3 judgements an output, its judge's provider the pool of
+    `judges`; the model's server answers every cell."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
+    server.configure(script({"reply": "GRADE: PASS"}))
+    return project
+
+
+def _run_judged_by(tmp_path: Path, project: Project, answering: list[FakeServer]) -> tuple[str, set[str]]:
+    """Run the card with `answering` judging (each answers every call): the run's output and the servers its
+    judge-outputs rows name, once every answering server took some of the 36 judgements and no other did."""
+    for j in answering:
+        j.configure(script({"reply": "GRADE: PASS"}, latency_ms=20))
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    taken = [j.stats()["calls"] for j in answering]
+    assert sum(taken) == 36 and min(taken) > 0, taken
+    rows = read_jsonl(only_run(project, CARD_ID) / "judge-outputs.jsonl")
+    return result.output, {r["endpoint"] for r in rows}
+
+
 def test_a_judge_s_pool_takes_the_judgements_spread_over_its_servers(tmp_path: Path, server: FakeServer,
                                                                      judges: list[FakeServer], key: str) -> None:
     """A judge whose provider lists three servers (base_urls): the judgements go to each, as a run's cells do,
     and each row names the server that answered. Before, every judgement went to the first: [36, 0, 0]."""
-    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
-    write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
-    server.configure(script({"reply": "GRADE: PASS"}))
-    for j in judges:
-        j.configure(script({"reply": "GRADE: PASS"}, latency_ms=20))
-    result = bc(tmp_path, "run", CARD_ID)
-    assert result.exit_code == 0, result.output
-    assert "36 judgements (3 per ok output): 36 read as grades" in result.output
-    calls = [j.stats()["calls"] for j in judges]
-    assert sum(calls) == 36 and min(calls) > 0, calls
+    output, endpoints = _run_judged_by(tmp_path, _pool_judged(tmp_path, server, judges), judges)
+    assert "36 judgements (3 per ok output): 36 read as grades" in output
     assert judge_bodies(server) == []  # the model's server took no judgement
-    rows = read_jsonl(only_run(project, CARD_ID) / "judge-outputs.jsonl")
-    assert {r["endpoint"] for r in rows} == {j.base_url for j in judges}
+    assert endpoints == {j.base_url for j in judges}
     assert max(j.stats()["max_in_flight"] for j in judges) <= 2  # each server's own width
 
 
@@ -188,22 +201,14 @@ def test_a_judge_s_pool_server_refusing_every_call_leaves_its_share_to_the_other
         tmp_path: Path, server: FakeServer, judges: list[FakeServer], key: str) -> None:
     """One server of the judge's pool answering every call 429: it is taken out after its failures in a row, the
     other two judge every output, and no judgement fails."""
-    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
-    write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges])
-    server.configure(script({"reply": "GRADE: PASS"}))
+    project = _pool_judged(tmp_path, server, judges)
     refusing, *others = judges
     refusing.configure({"default_reply": "GRADE: PASS",
                         "faults": [{"kind": "429", "times": 999, "retry_after": 0}]})
-    for j in others:
-        j.configure(script({"reply": "GRADE: PASS"}, latency_ms=20))
-    result = bc(tmp_path, "run", CARD_ID)
-    assert result.exit_code == 0, result.output
-    assert "36 judgements (3 per ok output): 36 read as grades, 0 unreadable, 0 truncated, 0 failed" in result.output
-    taken = [j.stats()["calls"] for j in others]
-    assert sum(taken) == 36 and min(taken) > 0, taken
+    output, endpoints = _run_judged_by(tmp_path, project, others)
+    assert "36 judgements (3 per ok output): 36 read as grades, 0 unreadable, 0 truncated, 0 failed" in output
     assert 0 < refusing.stats()["calls"] <= 4  # out after 3 failures in a row (and a call in flight then)
-    rows = read_jsonl(only_run(project, CARD_ID) / "judge-outputs.jsonl")
-    assert {r["endpoint"] for r in rows} == {j.base_url for j in others}
+    assert endpoints == {j.base_url for j in others}
 
 
 def test_unreadable_and_failed_judgements_are_counted_never_scored(tmp_path: Path, server: FakeServer,
