@@ -92,6 +92,19 @@ def test_init_here_prints_no_cd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert (tmp_path / "cards" / "first-ab.yaml").is_file()
 
 
+def test_init_under_dash_c_makes_the_folder_in_that_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-C DIR init mine` makes DIR/mine, as every other command reads its project in DIR (it made ./mine), and
+    `-C DIR init` makes DIR itself; the printed `cd` leads there from where the user is."""
+    monkeypatch.chdir(tmp_path)
+    made = _benchcard("-C", "there", "init", "mine")
+    assert made.exit_code == 0, made.output
+    assert made.output.splitlines()[0] == "created a benchcard project in there/mine:"
+    assert (tmp_path / "there" / "mine" / "cards" / "first-ab.yaml").is_file() and not (tmp_path / "mine").exists()
+    assert _printed_commands(made.output)[0] == ["cd", "there/mine"]
+    assert _benchcard("-C", "here", "init").exit_code == 0
+    assert (tmp_path / "here" / "cards" / "first-ab.yaml").is_file()
+
+
 def test_init_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

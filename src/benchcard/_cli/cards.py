@@ -14,11 +14,15 @@ from benchcard._cli.common import emit_json, project_of, report, say
 @click.argument("folder", default=".")
 @click.option("--nested", is_flag=True, help="Make the project even inside another benchcard project (it keeps "
               "cards, results and a ledger of its own).")
-def init(folder: str, nested: bool) -> None:
-    """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml."""
+@click.pass_context
+def init(ctx: click.Context, folder: str, nested: bool) -> None:
+    """A new project in FOLDER (new or empty): a minimal A/B card, three fixtures with keys, benchcard.yaml.
+    Under `-C DIR` a relative FOLDER is read in DIR, as every other command reads its project there."""
     from benchcard.card.starter import init_project
 
-    say(init_project(Path(folder), folder, nested).lines())
+    root = ctx.obj.get("project") if ctx.obj else None
+    where = folder if root is None else str(Path(root) / folder)
+    say(init_project(Path(where), where, nested).lines())
 
 
 @click.command()
