@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchcard.project import Project
 
-from ..helpers_cli import bc
+from ..helpers_cli import bc, one_line_error
 
 
 def test_init_names_what_it_made_and_what_to_type_next(tmp_path: Path) -> None:
@@ -56,3 +56,16 @@ def test_plan_prints_its_lines_or_under_json_its_fields(project: Project) -> Non
     assert as_json.exit_code == 0, as_json.output
     fields = plan(project, load_named(project, "extract-ab")).fields()
     assert as_json.stdout == json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_check_says_a_bad_benchcard_yaml_first_and_calls_no_card_ok(tmp_path: Path) -> None:
+    """A malformed benchcard.yaml is the one line `check` says, with a card named or not, in words or under --json:
+    it printed "1 card(s) ok, 0 failed" before the error."""
+    assert bc(tmp_path, "init", str(tmp_path / "new")).exit_code == 0
+    root = tmp_path / "new"
+    (root / "benchcard.yaml").write_text("providers: [\n", encoding="utf-8")
+    for args in (("check", "--no-rig"), ("check", "first-ab"), ("check", "--json")):
+        result = bc(root, *args)
+        line = one_line_error(result)
+        assert result.stdout == "", (args, result.stdout)  # no card called ok
+        assert line.startswith("error: benchcard.yaml:2: malformed YAML"), (args, line)
