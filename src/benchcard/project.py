@@ -161,6 +161,10 @@ class Project:
         except ValueError:
             return str(path)
 
+    def relative_link(self, path: Path) -> str:
+        """`relative`, the last part as written: a link is named itself, never where it leads (or fails to)."""
+        return str(Path(self.relative(path.parent)) / path.name)
+
 
 #: A version as `Project.run_dir` (`v3/`) and `Project.seal_path` (`v3.seal.json`) name it: ASCII digits without a
 #: leading zero, at most nine. str.isdigit() and \d also take '²' and '١', int() reads `v1_0` as 10, and `v01` as 1

@@ -52,10 +52,14 @@ def test_a_card_is_found_by_id_or_by_path_and_a_missing_one_says_where_it_looked
 def test_a_card_linked_to_itself_or_to_nothing_is_said_not_missing(tmp_path: Path, target: str,
                                                                     expected: str) -> None:
     """Small audit (small21): `check loop`, its card a link to itself, said 'loop: no such card (looked for
-    cards/loop.yaml)' of a file the user sees in cards/; a link to nothing named where it led as the card."""
+    cards/loop.yaml)' of a file the user sees in cards/; a link to nothing named where it led as the card. `check`
+    with no card named says it alike (it said 'cannot read: Too many levels of symbolic links', and named a link to
+    nothing by where it led)."""
     root = make_ab_project(tmp_path)
     (root / "cards" / "loop.yaml").symlink_to(target)
     assert one_line_error(bc(root, "check", "loop")) == expected
+    every = bc(root, "check", "--no-rig")
+    assert every.exit_code == 1 and f"FAIL cards/loop.yaml\n  {expected}\n" in every.stdout, every.output
 
 
 def test_named_cards_load_in_the_order_given_and_all_cards_in_file_order(tmp_path: Path) -> None:

@@ -139,7 +139,7 @@ def check(project: Project, names: Sequence[str] = ()) -> CheckReport:
         try:
             card = load_card(path, project)
         except BenchcardError as exc:
-            reports.append(CardReport(name=project.relative(path), card=None, problems=(str(exc),)))
+            reports.append(CardReport(name=project.relative_link(path), card=None, problems=(str(exc),)))
             continue
         loaded.append(card)
         reports.append(check_card(card, project))

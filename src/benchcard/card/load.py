@@ -25,6 +25,8 @@ def load_card(path: Path, project: Project) -> Card:
     refuses the card unless its version's seal holds: a version sealed before the check keeps its verdict, resume,
     status and pages (editing it to pass would break its seal), while an unsealed one is fixed before it is sealed."""
     source = project.relative(path)
+    # a link to itself or to nothing named (the link, not where it leads) as `check loop` says it, not "cannot read"
+    given(path, project.relative_link(path), CardError)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
     card = _read_as_sealed(text, source, project, path)
     leaving = card.keys_leaving(project.keys_dir(card.id))
@@ -125,7 +127,7 @@ def resolve_card_path(project: Project, name: str) -> Path:
         path = candidate if candidate.is_absolute() else Path.cwd() / candidate
     else:
         path = project.card_path(name)
-    shown = str(Path(project.relative(path.parent)) / path.name)  # the link, not where it leads
+    shown = project.relative_link(path)
     if not given(path, shown, CardError) or not path.is_file():  # a link to nothing or itself is said as one
         raise CardError(f"{name}: no such card (looked for {shown})")
     folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
