@@ -161,23 +161,22 @@ def test_a_folder_in_a_manifests_place_is_the_same_line_from_every_command(tmp_p
                                                                           key: str) -> None:
     """A run whose manifest.json was made a folder (hostile21): `status` named it, `verdict` said 'not a run
     folder', `verdict CARD` called it a run stopped while planned (and offered to delete it), `run --resume` failed
-    writing a temporary, and `site` dropped the run unsaid. Every reader now says one line naming the file."""
+    writing a temporary, and `site` dropped the run unsaid. Every reader now says one line naming the file, within
+    the project as `status`, `ledger` and `site` name it (the others named it by its absolute path)."""
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
     run = _run(project, "--scratch")
     folder = project.results_dir / "colour-ab" / "v1" / run
     (folder / "manifest.json").unlink()
     (folder / "manifest.json").mkdir()
-    said = (f"{folder / 'manifest.json'}: not a regular file (a folder), where benchcard keeps one; move it aside "
-            "and put the file back")
     relative = f"results/colour-ab/v1/{run}/manifest.json"
+    said = f"{relative}: not a regular file (a folder), where benchcard keeps one; move it aside and put the file back"
     for args in (("status", run), ("verdict", run), ("verdict", "colour-ab"), ("verdict", "colour-ab", "--show"),
                  ("export", "colour-ab", "--out", str(tmp_path / "x.csv")), ("blind-sheet", run),
-                 ("run", "colour-ab", "--resume", run)):
+                 ("run", "colour-ab", "--resume", run), ("replicate", run), ("plan", "colour-ab", "--from", run),
+                 ("status", str(folder)), ("status", str(folder.relative_to(project.root)))):
         assert one_line_error(bc(project, *args)) == f"error: {said}", args
-    by_path = one_line_error(bc(project, "status", str(folder.relative_to(project.root))))
-    assert by_path.endswith(f"{relative}: not a regular file (a folder), where benchcard keeps one; move it "
-                            "aside and put the file back")
+    assert f"skipped: {said}; the run is left out" in ok(bc(project, "ledger")).output
     built = ok(bc(project, "site", "--out", str(tmp_path / "site")))
     assert (f"skipped: {relative}: not a regular file (a folder), where benchcard keeps one; move it aside and put "
             "the file back; the run is left out") in built.output

@@ -306,8 +306,13 @@ def set_aside_of(run_dir: Path) -> SetAside | None:
 
 def manifest_present(run_dir: Path) -> bool:
     """Whether the folder holds a manifest (a run, planned): a folder or a FIFO in its place is one RunError naming
-    it, the line every command that reads the run says, never 'not a run folder' or a run dropped unsaid."""
-    return present(run_dir / MANIFEST, str(run_dir / MANIFEST), RunError)
+    it, the line every command that reads the run says, never 'not a run folder' or a run dropped unsaid. It is
+    named within its project (`results/…/manifest.json`), as `status`, `ledger` and `site` name it; the project is
+    looked for only then, since every command asks this of each run folder it passes."""
+    path = run_dir / MANIFEST
+    with contextlib.suppress(RunError):
+        return present(path, str(path), RunError)
+    return present(path, Project.find(run_dir).relative(path), RunError)  # the same refusal, named within its project
 
 
 def read_manifest(run_dir: Path) -> Manifest:
