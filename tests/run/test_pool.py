@@ -307,6 +307,34 @@ def test_calls_held_back_by_a_narrowed_server_wait_outside_their_timeout(tmp_pat
     assert sum(r["attempts"] for r in rows) == taken, ([r["attempts"] for r in rows], limited)
 
 
+def test_calls_held_back_by_a_server_out_wait_outside_their_timeout(tmp_path: Path, servers: list[FakeServer],
+                                                                    key: str) -> None:
+    """A pool of a server taking 6 calls by benchcard.yaml whose first 2 calls fail 500, which takes it out for
+    2 s (fail_after 2), and one taking 1, each answering in 0.25 s, at --timeout 0.6. While the first is out, the
+    run keeps 1 call in flight, and the cells beyond wait for a slot outside their timeout. Before (pool21b), the
+    run kept 7 in flight (no refusal narrowed a server) and the 6 beyond waited in the pool for the one server in,
+    inside their timeout: cells timed out that no server had taken, so the rows' attempts were more than the calls
+    the servers took."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    failing, other = servers[0], servers[1]
+    failing.configure({"default_reply": "red", "models": [MODEL], "latency_ms": 250,
+                       "faults": [{"match": "", "kind": "500", "times": 1, "total": 2}]})
+    other.configure({"default_reply": "red", "models": [MODEL], "latency_ms": 250})
+    project = ab_project(tmp_path, fixtures=12, repetitions=1)
+    (tmp_path / "benchcard.yaml").write_text(
+        f"providers:\n  fake:\n    type: openai\n    api_key_env: {KEY_ENV}\n    base_urls:\n"
+        f"      - {{url: '{failing.base_url}', concurrency: 6}}\n      - {{url: '{other.base_url}', concurrency: 1}}\n"
+        "    pool: {fail_after: 2, out_for_s: 2}\n", encoding="utf-8")
+    [summary] = run(project, "colour-ab", RunOptions(progress=False, timeout=0.6, attempts=8))
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert summary.counts == {"ok": 24, "truncated": 0, "failed": 0}, summary
+    took = [s.stats(by_request=False)["calls"] for s in (failing, other)]
+    assert took[0] > 2, took  # the failing server was called again once back: it was out, not gone
+    assert sum(r["attempts"] for r in rows) == sum(took), (sum(r["attempts"] for r in rows), took)
+
+
 def _trickling_models_server(seconds: float, flood: int = 0, nested: int = 0) -> tuple[str, threading.Event]:
     """A server that answers a call at once but sends its `GET /models` list a byte every half second for
     `seconds` (within every read timeout), then a list naming only `other/model`, which would refuse the pool

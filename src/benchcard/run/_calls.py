@@ -515,10 +515,10 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
 
 def _adjust_width(s: Session, outcome: OutputRow | BaseException, sent_in: int) -> None:
     """The calls in flight after one: narrowed on a refusal for load, grown on an answer. A pool narrows each
-    server's own (`_pool`), and the run's follow their sum, so that the calls a narrowed server holds back wait
-    here, outside their timeout, as over one server, not in the pool for a server."""
+    server's own (`_pool`), and the run's follow the sum of those that are in, so that the calls a narrowed or an
+    out server holds back wait here, outside their timeout, as over one server, not in the pool for a server."""
     if s.provider.narrows_itself:
-        if (width := s.provider.narrowed()) is not None:
+        if (width := s.provider.width()) is not None:
             s.gate.follow(width)
     elif is_refusal(outcome):
         s.gate.refused(sent_in)

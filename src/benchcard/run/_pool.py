@@ -13,7 +13,8 @@ doubles its time out (up to five minutes). When every server is out, calls wait 
 Width: each server has its own calls in flight (a `_gate.Width`, up to its concurrency), narrowed
 by its own refusals for load (429, 503, 529) and grown by its own answers, so that one server's rate limit does
 not slow the others (`narrows_itself`: the runner's gate takes none of a pool's refusals as its own, and keeps
-the servers' widths together in flight, `_calls._adjust_width`).
+the widths of the servers that are in together in flight, `width`, `_calls._adjust_width`: a server out holds back
+its calls before they are sent, as a narrowed one does).
 """
 
 from __future__ import annotations
@@ -68,13 +69,17 @@ class _Server:
         self.out_for = 0.0
         self.calls = 0
 
-    def room(self, now: float) -> int:
-        """Calls it may take now: none while out, one while on trial after being out, else its free slots."""
+    def takes(self, now: float) -> int:
+        """Calls it takes at once now: none while out, one while on trial after being out, else its width."""
         if self.out_until > now:
             return 0
         if self.out_for:  # back from being out: one call proves it before it takes more
-            return 1 - self.in_flight
-        return self.width.allowed - self.in_flight
+            return 1
+        return self.width.allowed
+
+    def room(self, now: float) -> int:
+        """Calls it may take now besides those it has (none or less while out or on trial)."""
+        return self.takes(now) - self.in_flight
 
 
 class PoolProvider(Provider):
@@ -110,6 +115,12 @@ class PoolProvider(Provider):
         if all(s.width.narrowed is None for s in self.servers):
             return None
         return sum(s.width.allowed for s in self.servers)
+
+    def width(self) -> int:
+        """The calls the servers that are in take now together: each at its own width, one on trial, none while
+        out, so that the calls an out server would have taken wait in the runner, outside their timeout."""
+        now = asyncio.get_running_loop().time()
+        return sum(s.takes(now) for s in self.servers)
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         server = await self._acquire()

@@ -151,7 +151,8 @@ class Provider(ABC):
     - `should_retry(error)`: whether another attempt may cure it (default: a RetryableError);
     - `narrows_itself` and `narrowed()`: a provider keeping its own calls in flight per server (a pool: one
       server's 429 must not slow the others), whose refusals the runner's one width then leaves alone, and the
-      calls it allows now once a refusal narrowed them (None: never), which the runner's width then follows;
+      calls it allows now once a refusal narrowed them (None: never); `width()` the calls it takes now (a pool:
+      its servers that are in), which the runner's width then follows;
     - `aclose()`: release what the provider holds (HTTP providers hold nothing: the client is the runner's).
     """
 
@@ -187,6 +188,10 @@ class Provider(ABC):
 
     def narrowed(self) -> int | None:
         """The calls in flight it allows now, once a refusal narrowed them (`narrows_itself` only)."""
+        return None
+
+    def width(self) -> int | None:
+        """The calls in flight it takes now, servers out or narrowed counted (`narrows_itself` only)."""
         return None
 
     async def aclose(self) -> None:
