@@ -118,6 +118,10 @@ def test_the_rig_and_judge_plan_read_with_their_defaults() -> None:
     plan = msgspec.json.decode(b'{"per_output":3,"judgements":18,"rig":{"provider":"judge","model":"j"}}',
                                type=SealedJudging)
     assert (plan.per_output, plan.judgements, plan.rig, plan.seed) == (3, 18, RigRecord("judge", "j"), None)
+    assert plan.endpoints is None  # a judge block written before a judge's pool was listed
+    pooled = msgspec.json.decode(b'{"base_url":"http://a/v1","endpoints":["http://a/v1","http://b/v1"]}',
+                                 type=SealedJudging)
+    assert (pooled.base_url, pooled.endpoints) == ("http://a/v1", ["http://a/v1", "http://b/v1"])
 
 
 @pytest.mark.parametrize(("raw", "kind", "message"), [

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.records.runreader import read_manifest
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.scoring.judge import blind_output
@@ -189,12 +190,18 @@ def _run_judged_by(tmp_path: Path, project: Project, answering: list[FakeServer]
 def test_a_judge_s_pool_takes_the_judgements_spread_over_its_servers(tmp_path: Path, server: FakeServer,
                                                                      judges: list[FakeServer], key: str) -> None:
     """A judge whose provider lists three servers (base_urls): the judgements go to each, as a run's cells do,
-    and each row names the server that answered. Before, every judgement went to the first: [36, 0, 0]."""
-    output, endpoints = _run_judged_by(tmp_path, _pool_judged(tmp_path, server, judges), judges)
+    and each row names the server that answered. Before, every judgement went to the first: [36, 0, 0]. The
+    manifest's judge block lists the pool (`endpoints`, as a run's manifest does) beside `base_url`, the first
+    server as before; before (pool21b), it named the first server alone."""
+    project = _pool_judged(tmp_path, server, judges)
+    output, endpoints = _run_judged_by(tmp_path, project, judges)
     assert "36 judgements (3 per ok output): 36 read as grades" in output
     assert judge_bodies(server) == []  # the model's server took no judgement
     assert endpoints == {j.base_url for j in judges}
     assert max(j.stats()["max_in_flight"] for j in judges) <= 2  # each server's own width
+    plan = read_manifest(only_run(project, CARD_ID)).judge
+    assert plan is not None
+    assert (plan.base_url, plan.endpoints) == (judges[0].base_url, [j.base_url for j in judges])
 
 
 def test_a_judge_s_pool_server_refusing_every_call_leaves_its_share_to_the_others(

@@ -241,7 +241,8 @@ class SealedJudging(msgspec.Struct, frozen=True):
 
     rig: RigRecord | None = None
     provider_type: str | None = None
-    base_url: str | None = None
+    base_url: str | None = None  # a pool's first server, as its requests' `url`
+    endpoints: list[str] | None = None  # the servers of a judge's pool, as a run's (absent before 2026-12-07)
     per_output: int | None = None  # judgements of each output
     judgements: int | None = None  # judgements planned in all
     seed: int | None = None

@@ -192,8 +192,9 @@ def _seal_judgements(project: Project, card: Card, spec: JudgeSpec, store: RunSt
     model = provider.model_name if cfg.type == "local" else None
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
+    pool = {"endpoints": [e.url for e in cfg.endpoints]} if cfg.endpoints else {}  # as a run's, never a password
     store.add_to_manifest({"judge": {
-        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, "per_output": spec.judgements,
+        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, **pool, "per_output": spec.judgements,
         "judgements": n, "seed": seed, "planned_at": utc_stamp(),
         "requests_digest": file_digest(tmp)}})
     _finish_sealed(jstore, store.read_manifest())
