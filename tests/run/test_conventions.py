@@ -234,3 +234,17 @@ def test_a_dotenv_that_cannot_be_read_is_one_line_not_no_dotenv(tmp_path: Path, 
     make(tmp_path / ".env")
     assert one_line_error(bc(project, "run", "colour-ab")) == expected
     assert not project.results_dir.exists()
+
+
+def test_a_virtualenv_folder_named_dotenv_is_no_keys_file_and_the_run_goes_on(tmp_path: Path, server: FakeServer,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m venv .env` is a common name for a project's virtualenv: it holds no keys and was left alone, until
+    the check of a `.env` linked to nothing (9945e04) refused every run with '.env: not a regular file (a folder)'."""
+    server.configure({"default_reply": "red"})
+    project = _project(tmp_path / "proj", "openai")
+    (project.root / ".env" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    made = summary(ok(bc(project, "run", "colour-ab", "--json")))
+    assert made["runs"][0]["cells"] == 4
+    assert server.stats()["calls"] == 4

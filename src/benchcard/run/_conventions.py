@@ -150,7 +150,7 @@ def load_dotenv_keys(root: Path, config: ProjectConfig) -> list[str]:
     """API keys from the project's `.env` into this process's environment (see the module docstring); the
     notes name what was read and what was left alone, never a value."""
     path = root / DOTENV
-    if not given(path, DOTENV, ProviderError):
+    if not given(path, DOTENV, ProviderError) or path.is_dir():  # a folder: a virtualenv (`venv .env`), no keys
         return []
     # Notepad's "UTF-8 with BOM": its mark made line 1 (the key) not read, though it looks as written
     text = read_regular_text(path, DOTENV, ProviderError, max_bytes=1 << 20).removeprefix("\ufeff")
