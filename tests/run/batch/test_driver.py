@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from benchcard.errors import RunError
+from benchcard.project import Project
 from benchcard.records.rows import RequestRow, dumps_line
 from benchcard.run.batch._driver import WRAPPER_BYTES, cell_of, chunk_ids, plan_chunks, sealed_bodies
 from benchcard.run.batch._journal import Journal
@@ -378,6 +379,18 @@ def test_a_result_line_past_its_cap_is_refused_and_nothing_of_the_file_kept(tmp_
     assert read_jsonl(folder / "outputs.jsonl") == []
 
 
+def _batch_run_with_bad_results(tmp_path: Path, server: FakeServer, vendor: str,
+                                fault: str) -> tuple[Project, dict[str, Any]]:
+    """`run colour-ab --batch --json` against a batch whose result file holds the fake server's `bad_results`
+    fault: the project and the run's summary, once the command exited 0."""
+    server.configure({"default_reply": "red", "batch": {"bad_results": fault}})
+    project = project_for(tmp_path, server, vendor)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.stdout)["runs"]
+    return project, summary
+
+
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_a_result_line_that_cannot_be_read_is_named_and_the_rest_collected(tmp_path: Path, server: FakeServer,
                                                                            key: str, vendor: str) -> None:
@@ -387,11 +400,7 @@ def test_a_result_line_that_cannot_be_read_is_named_and_the_rest_collected(tmp_p
     paid for; a download again brought the same line back, so they never were. A line that cannot be read (not
     JSON, not an object, nested past the stack) is now refused by name, as a line for an id nobody sent is, and
     every other line is collected; a cell only it could answer is recorded failed, for --retry-failed."""
-    server.configure({"default_reply": "red", "batch": {"bad_results": "nested"}})
-    project = project_for(tmp_path, server, vendor)
-    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
-    assert result.exit_code == 0, result.output
-    [s] = json.loads(result.stdout)["runs"]
+    project, s = _batch_run_with_bad_results(tmp_path, server, vendor, "nested")
     assert s["counts"] == {"ok": 12, "truncated": 0, "failed": 0}
     [batch] = [e["batch"] for e in journal(only_run(project, "colour-ab")) if e["event"] == "created"]
     assert s["warnings"] == [f"batch/chunk-000.results-0.jsonl: line 13 is JSON nested deeper than any vendor's "
@@ -407,11 +416,7 @@ def test_a_cell_answered_again_by_a_line_that_cannot_be_read_is_failed_not_taken
     cannot be read, the cell was taken on the first, the duplicate unseen (the line was said to answer some cell
     'recorded failed, no result', which none was). The ids the line's bytes hold are read: its cell is failed,
     named, for --retry-failed."""
-    server.configure({"default_reply": "red", "batch": {"bad_results": "nested_twice"}})
-    project = project_for(tmp_path, server, vendor)
-    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
-    assert result.exit_code == 0, result.output
-    [s] = json.loads(result.stdout)["runs"]
+    project, s = _batch_run_with_bad_results(tmp_path, server, vendor, "nested_twice")
     assert s["counts"] == {"ok": 11, "truncated": 0, "failed": 1}
     [warning] = s["warnings"]
     named = re.fullmatch(r"batch/chunk-000\.results-0\.jsonl: line 13 is JSON nested deeper than any vendor's answer "
