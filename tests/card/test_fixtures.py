@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from benchcard.card.load import load_card
+from benchcard.card.reader import read_card
+from benchcard.card.seal import seal
 from benchcard.errors import CardError
 from benchcard.project import Project
 
@@ -296,3 +299,88 @@ def test_sealing_anew_or_a_seal_that_no_longer_holds_refuses_a_key_linked_out_of
     target.write_bytes(target.read_bytes() + b"\n")
     checked = bc(project.root, "check", "bench-01")  # the linked file changed: the seal no longer holds
     assert checked.exit_code == 1 and f"  error: {said}\n" in checked.stdout
+
+
+# ----------------------------------------------- names a clone elsewhere, or the card's keys folder, cannot hold
+
+
+def _keyed_project(root: Path, extra: str) -> Path:
+    """A card that reads a key per fixture (exact with expected_from_key), its fixtures and keys, and one more
+    fixture (and its key) named `extra`."""
+    card = re.sub(r"scoring:\n.*?\nwin:", "scoring: {method: exact, expected_from_key: label}\nwin:", AB_CARD,
+                  flags=re.S).replace("    - {metric: rule.says_red, test: not_falls, margin: 0.2}\n", "").replace(
+        "expect: pass}", "expect: pass, fixture: item-01}").replace("expect: fail}", "expect: fail, fixture: item-01}")
+    make_ab_project(root, card)
+    keys = root / "keys" / "tiny-ab"
+    keys.mkdir(parents=True)
+    for path in (root / "fixtures" / "tiny-ab").glob("*.txt"):
+        (keys / f"{path.stem}.json").write_text(json.dumps({"fixture": path.stem, "label": "red"}), encoding="utf-8")
+    (root / "fixtures" / "tiny-ab" / f"{extra}.txt").write_text("one more tomato\n", encoding="utf-8")
+    (keys / f"{extra}.json").write_text(json.dumps({"fixture": extra, "label": "red"}), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("extra", ["v1.seal", "V2.Seal", "draft.seal"])
+def test_a_fixture_whose_key_is_named_as_a_seal_is_refused(tmp_path: Path, extra: str) -> None:
+    """A fixture v1.seal.txt has its key at keys/tiny-ab/v1.seal.json, the seal of v1 (V2.Seal.json is v2's on
+    macOS and Windows): `seal` read the key as the card's seal ('not a seal: Object missing required field
+    `card`') and could never seal the card; any id ending in .seal is refused, in one line naming the file."""
+    root = _keyed_project(tmp_path / "proj", extra)
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line == (f"error: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/{extra}.txt: the fixture id "
+                    f"'{extra}' ends in '.seal', so its answer key keys/tiny-ab/{extra}.json is named as the card's "
+                    "seals are (keys/tiny-ab/v<N>.seal.json) and may be one of them; rename the file")
+    assert json.loads((root / "keys" / "tiny-ab" / f"{extra}.json").read_text(encoding="utf-8"))["label"] == "red"
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 1 and f"  {line}\n" in checked.stdout
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("a" * 124 + ".txt", "is 128 bytes long"),  # not refused: the most a name may be
+    ("a" * 125 + ".txt", "the name '" + "a" * 125 + ".txt' is 129 bytes long (UTF-8); expected at most 128 (128 "
+                         "ASCII letters), so a clone elsewhere may not hold it or its key; rename it"),
+    ("é" * 63 + ".txt", "the name '" + "é" * 63 + ".txt' is 130 bytes long (UTF-8); expected at most 128 (128 ASCII "
+                        "letters, fewer letters beyond ASCII), so a clone elsewhere may not hold it or its key; "
+                        "rename it"),
+])
+def test_a_fixture_name_too_long_for_a_clone_elsewhere_is_refused(tmp_path: Path, name: str, said: str) -> None:
+    """A fixture file of 251 bytes was checked as 'keys/…/<its name>.json: cannot read: File name too long', a key
+    no file system can hold, and one of 200 made paths (keys/<card>/<fixture>.json, the file in a folder or two)
+    past Windows' 260 in a clone: the name is held to 128 bytes, as a data file's ids are."""
+    root = make_ab_project(tmp_path / "proj")
+    (root / "fixtures" / "tiny-ab" / name).write_text("one more tomato\n", encoding="utf-8")
+    sealed = bc(root, "seal", "tiny-ab")
+    if said == "is 128 bytes long":
+        assert sealed.exit_code == 0, sealed.output
+        return
+    assert one_line_error(sealed) == f"error: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/{name}: {said}"
+
+
+def test_a_fixture_path_too_long_for_a_windows_clone_is_refused(tmp_path: Path) -> None:
+    """Each folder and name short, the path long: fixtures/<folders>/item.txt of 204 characters is a file Git for
+    Windows cannot check out (260 in all, the clone's own folder among them, where long paths are off)."""
+    deep = "/".join(["d" * 48] * 4)
+    root = make_ab_project(tmp_path / "proj", AB_CARD.replace("fixtures/tiny-ab/*.txt", f"fixtures/{deep}/*.txt"))
+    (root / "fixtures" / deep).mkdir(parents=True)
+    (root / "fixtures" / deep / "item-1.txt").write_text("one more tomato\n", encoding="utf-8")
+    (root / "fixtures" / deep / "item-2.txt").write_text("one more tomato\n", encoding="utf-8")
+    path = f"fixtures/{deep}/item-1.txt"
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == (
+        f"error: cards/tiny-ab.yaml: field 'fixtures': {path}: the path {path} is 215 characters long; expected at "
+        "most 200, so that a clone's own folder on Windows keeps room within its 260 (long paths are off by "
+        "default); shorten the fixture's name or its folders")
+
+
+def test_a_version_sealed_with_such_a_name_still_reads_and_check_warns(tmp_path: Path) -> None:
+    """A project sealed before these checks (2026-12-07) keeps its verdicts, resume and pages: the version reads
+    while its seal holds, and `check` warns; a version not sealed yet is refused."""
+    root = _keyed_project(tmp_path / "proj", "draft.seal")
+    project = Project(root)
+    path = project.card_path("tiny-ab")
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/tiny-ab.yaml", project, path), project)
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 0, checked.output
+    assert ("  warning: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/draft.seal.txt: the fixture id "
+            "'draft.seal' ends in '.seal'") in checked.stdout
+    assert "(v1 was sealed before this check and is read as sealed; fix it in v2)" in checked.stdout
+    assert "draft.seal" in load_card(path, project).fixtures

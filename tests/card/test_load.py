@@ -131,6 +131,10 @@ def test_a_card_named_by_a_path_is_read_only_from_the_projects_cards_folder(
     ("tiny-ab\n", r"expected \[a-z0-9-\]\+, got 'tiny-ab\\n'"),
     ("con", "the id 'con' is a device name on Windows"),
     ("lpt1", "the id 'lpt1' is a device name on Windows"),
+    ("-ab", r"the id '-ab' starts with '-', so a command given it \(benchcard run -ab\) reads it as an option; "
+            "expected a letter or a digit first"),
+    ("a" * 65, "the id is 65 characters long; expected at most 64, since it names the folders of every path of "
+               r"the card \(results/aaaaaaaa…/v<N>/<run>/…\), which a Windows clone holds in 260 characters in all"),
 ])
 def test_a_card_id_is_refused_when_its_files_could_not_be_named_anywhere(tmp_path: Path, card_id: str,
                                                                        said: str) -> None:

@@ -7,7 +7,8 @@ when it is not in Unicode's NFKC form (a full-width or ligature letter that read
 one); and two names of one set are refused when they look alike (`skeleton`: NFKC, then Cyrillic and Greek
 letters mapped to the Latin letters they look like, `0` to `O`, `1`/`I`/`|` to `l`, `m` to `rn`, dashes to `-`).
 
-A name that also names a file (a card id, a fixture's file) must be one Windows can hold: `windows_name_problem`.
+A name that also names a file (a card id, a fixture's file) must be one Windows can hold: `windows_name_problem`,
+and short enough for every machine a project is cloned on: `length_problem`.
 
 The look-alike table is written here, small and for the scripts names are written in here (Latin, Cyrillic,
 Greek); Unicode's full table (UTS #39) covers more. `confusable-homoglyphs` (PyPI, 3.3.1 of 2024-01) was
@@ -29,6 +30,14 @@ _BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FS
 #: Names Windows keeps for its devices, whatever the extension or case (`con.txt`, `Lpt1.md`): no file there has one.
 _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{n}" for d in ("COM", "LPT") for n in "123456789¹²³")})
 _NOT_ON_WINDOWS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
+#: The most bytes (UTF-8) of a file name a user's name makes. Every common file system holds 255 (ext4 and APFS
+#: count bytes, NTFS UTF-16 units), and a fixture's name gains `.json` as its key and `.txt` as its published
+#: copy; half of it keeps a clone's paths inside Windows' 260 (`MAX_PATH_CHARS`). A data file's ids hold as many.
+MAX_NAME_BYTES = 128
+#: The most characters of a path in a project that a user's names make (a fixture's file, its key): Windows holds
+#: 259 in a path where long paths are not enabled (Git for Windows' default, core.longpaths false), so a clone's
+#: own folder (C:\Users\<name>\Documents\<project>\) keeps 59.
+MAX_PATH_CHARS = 200
 
 _LOOKALIKES = {
     # Cyrillic
@@ -109,6 +118,25 @@ def windows_name_problem(part: str) -> str | None:
     if part.endswith((".", " ")):
         return "ends in a dot or a space, which Windows drops from a file name"
     return None
+
+
+def length_problem(name: str, limit: int = MAX_NAME_BYTES) -> str | None:
+    """Why a file name is too long for a project cloned anywhere (more than `limit` bytes of UTF-8), in a phrase;
+    None when it is not. Linux holds it (the file is here), so the limit is what the name becomes elsewhere."""
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size <= limit:
+        return None
+    ascii_only = "" if name.isascii() else ", fewer letters beyond ASCII"
+    return f"is {size} bytes long (UTF-8); expected at most {limit} ({limit} ASCII letters{ascii_only})"
+
+
+def path_length_problem(path: str) -> str | None:
+    """Why a path in a project (`/`-separated, relative) is too long for a Windows clone, in a phrase; None when
+    it is not."""
+    if len(path) <= MAX_PATH_CHARS:
+        return None
+    return (f"is {len(path)} characters long; expected at most {MAX_PATH_CHARS}, so that a clone's own folder on "
+            "Windows keeps room within its 260 (long paths are off by default)")
 
 
 def skeleton(name: str) -> str:

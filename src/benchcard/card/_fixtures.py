@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from benchcard._util.names import windows_name_problem
+from benchcard._util.names import length_problem, path_length_problem, windows_name_problem
 from benchcard.errors import CardError
 from benchcard.project import Project
 
@@ -69,6 +69,28 @@ def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> 
                             f"case: on macOS and Windows their files ({project.relative(fixtures[other])} and "
                             f"{project.relative(fixtures[fixture])}) are one file; rename one")
     return fixtures
+
+
+def later_name_problems(project: Project, source: str, card_id: str, fixtures: dict[str, Path]) -> list[CardError]:
+    """What a clone elsewhere, or the card's keys folder, makes of each fixture's name (checks of 2026-12-07, kept
+    by the reader as newer than some seals): a file name longer than `MAX_NAME_BYTES`, a path (the file's, or its
+    key's `keys/<card>/<fixture>.json`) longer than `MAX_PATH_CHARS`, and an id ending in `.seal`, whose key
+    `keys/<card>/v1.seal.json` would be the seal of v1 (or, told apart only by case, `V1.seal.json` on macOS)."""
+    problems: list[CardError] = []
+    for fixture, path in sorted(fixtures.items()):
+        shown = project.relative(path)
+        key = f"keys/{card_id}/{fixture}.json"
+        if fixture.casefold().endswith(".seal"):
+            why = (f"the fixture id {fixture!r} ends in '.seal', so its answer key {key} is named as the card's "
+                   f"seals are (keys/{card_id}/v<N>.seal.json) and may be one of them; rename the file")
+        elif (problem := length_problem(path.name)) is not None:
+            why = f"the name {path.name!r} {problem}, so a clone elsewhere may not hold it or its key; rename it"
+        elif (problem := path_length_problem(max(shown, key, key=len))) is not None:
+            why = f"the path {max(shown, key, key=len)} {problem}; shorten the fixture's name or its folders"
+        else:
+            continue
+        problems.append(CardError(f"{source}: field 'fixtures': {shown}: {why}"))
+    return problems
 
 
 def _windows_can_hold(project: Project, source: str, path: Path) -> None:

@@ -20,7 +20,7 @@ from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
-from benchcard.card._fixtures import fixture_files
+from benchcard.card._fixtures import fixture_files, later_name_problems
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
@@ -41,6 +41,8 @@ from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ScoringSpec, metric_names, metric_range, parse_scoring
 
 ID_PATTERN = re.compile(r"[a-z0-9-]+")
+#: The longest card id: it names the folders of the card's every path (`names.MAX_PATH_CHARS`).
+MAX_CARD_ID = 64
 EFFORTS = (None, "low", "medium", "high")
 TESTS = ("rises", "falls", "not_rises", "not_falls", "holds")
 GUARDS = ("not_rises", "not_falls")
@@ -215,6 +217,15 @@ class _Reader:
             self.newer(self.fail(("id",), f"the id {card_id!r} {device}, so a clone of the project there cannot "
                                           f"hold cards/{card_id}.yaml or its fixtures/, keys/ and results/ folders; "
                                           "choose another id"))
+        elif card_id.startswith("-"):
+            self.newer(self.fail(("id",), f"the id {card_id!r} starts with '-', so a command given it "
+                                          f"(benchcard run {card_id}) reads it as an option; expected a letter or a "
+                                          "digit first"))
+        elif len(card_id) > MAX_CARD_ID:
+            self.newer(self.fail(("id",), f"the id is {len(card_id)} characters long; expected at most "
+                                          f"{MAX_CARD_ID}, since it names the folders of every path of the card "
+                                          f"(results/{card_id[:8]}…/v<N>/<run>/…), which a Windows clone holds "
+                                          "in 260 characters in all"))
         if self.path.stem != card_id:
             other = self.project.card_path(card_id)
             if other.is_file():
@@ -513,7 +524,7 @@ class _Reader:
         else:
             pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt, or a .csv or "
                                ".jsonl data file")
-            fixtures = self.fixture_files(pattern)
+            fixtures = self.fixture_files(pattern, card_id)
             if not fixtures:
                 raise self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
         return dict(
@@ -525,8 +536,11 @@ class _Reader:
             win=self.win(metric_names(scoring), fixtures),
         )
 
-    def fixture_files(self, pattern: str) -> dict[str, Path]:
-        return fixture_files(self.project, self.source, pattern)
+    def fixture_files(self, pattern: str, card_id: str) -> dict[str, Path]:
+        found = fixture_files(self.project, self.source, pattern)
+        for problem in later_name_problems(self.project, self.source, card_id, found):
+            self.newer(problem)
+        return found
 
     def win(self, known: set[str], fixtures: Mapping[str, Any]) -> WinRule:  # known: the metrics there are
         raw = self.get(self.raw, ("win",), (dict,), "a mapping with all: [clauses]")
