@@ -125,11 +125,14 @@ def test_a_guards_margin_line_lies_on_the_axis_however_far_from_the_data() -> No
     assert guard_line(ClauseRef("m", "rises")) is None
 
 
+@pytest.mark.parametrize("names", [["A", "a", "B B", "B_B"], ["V" * 240, "v" * 240, "v" * 239 + "w"]])
 def test_each_variants_figure_is_its_own_file_when_names_differ_by_case_or_by_a_slugs_lost_characters(
-        tmp_path: Path) -> None:
+        tmp_path: Path, names: list[str]) -> None:
     """Hostile audit: a figure's file was named by a slug of run, variant and metric, so variants `B B` and `B_B`
     were drawn into one file (the page showed `B_B`'s figure for `B B`), as `A` and `a` are on a case-insensitive
-    disk. Every figure on the page is now a file of its own, whatever the disk, and draws its own variant."""
+    disk. Every figure on the page is now a file of its own, whatever the disk, and draws its own variant. A
+    variant's name of 240 letters (hostile22) made a file name of 268 bytes, which no file system holds: `site`
+    said 'File name too long' and built nothing; a name is now at most 128 bytes and a digest."""
     import numpy as np
     from click.testing import CliRunner
 
@@ -137,7 +140,6 @@ def test_each_variants_figure_is_its_own_file_when_names_differ_by_case_or_by_a_
 
     from ..helpers_verdict import AB_CARD, STRONG_BASE, grid, make_project, make_run, the_card
 
-    names = ["A", "a", "B B", "B_B"]
     variants = ", ".join(f'"{n}": "Check {i}.\\n"' for i, n in enumerate(names))
     card = AB_CARD.replace('variants: {baseline: "", A: "Score your own output before returning it.\\n"}',
                            f'variants: {{baseline: "", {variants}}}')
@@ -157,6 +159,7 @@ def test_each_variants_figure_is_its_own_file_when_names_differ_by_case_or_by_a_
     figures = re.findall(r'<img src="([^"]+\.svg)" alt="field_recall, ([^"]+?) minus baseline', page)
     assert sorted(v for _, v in figures) == sorted(names)
     assert len({src.casefold() for src, _ in figures}) == len(names)  # distinct even where case is not
+    assert max(len(path.name.encode()) for path in folder.glob("*.svg")) <= 128 + len("-12345678-narrow.svg")
     for src, variant in figures:
         assert f"{variant} − baseline" in (folder / src).read_text(encoding="utf-8"), (src, variant)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchcard._util.hashing import digest, seed_from
-from benchcard._util.names import visible
+from benchcard._util.names import MAX_NAME_BYTES, visible
 from benchcard._util.numfmt import DASH, fixed, interval
 from benchcard.card.model import Card
 from benchcard.publish._judgedby import ClauseRef, baseline_of, clauses_for
@@ -224,12 +224,15 @@ def _slug(text: str) -> str:
 
 def _file_name(text: str, taken: set[str]) -> str:
     """A figure's file name (without `.svg`) for `text` (run, variant, metric), unique among `taken` even where
-    case is not told apart (macOS, Windows): the slug as it was when it is `text` itself and new, else the slug
-    and 8 hex digits of `text`'s digest (`_util/hashing.digest`). Slugs alone drew variants `B B` and `B_B` into
-    one file, and `A` and `a` into one on a case-insensitive disk, so one variant's figure showed the other's."""
+    case is not told apart (macOS, Windows), and short on every disk: the slug as it was when it is `text` itself,
+    new and at most `MAX_NAME_BYTES`, else its first `MAX_NAME_BYTES` and 8 hex digits of `text`'s digest
+    (`_util/hashing.digest`). Slugs alone drew variants `B B` and `B_B` into one file, and `A` and `a` into one on
+    a case-insensitive disk, so one variant's figure showed the other's; a variant of 240 letters made a name no
+    file system holds, and `site` ended in 'File name too long'."""
     name = _slug(text)
-    if name != text or {name.casefold(), f"{name}-narrow".casefold()} & taken:
-        name = f"{name}-{digest(text).removeprefix('sha256:')[:8]}"
+    if (name != text or len(name) > MAX_NAME_BYTES
+            or {name.casefold(), f"{name}-narrow".casefold()} & taken):
+        name = f"{name[:MAX_NAME_BYTES]}-{digest(text).removeprefix('sha256:')[:8]}"
     taken.update({name.casefold(), f"{name}-narrow".casefold()})
     return name
 
