@@ -205,3 +205,43 @@ def test_a_key_that_is_a_folder_is_said_so_not_missing(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "keys/sentiment-ab/r2.json: not a regular file (a folder); expected a text file" in result.output
     assert "missing answer key" not in result.output
+
+
+@pytest.mark.parametrize(("fixture", "key", "differs", "reads"), [
+    ("R4", "r4", "case", "macOS and Windows read"),
+    ("caf\u00e9", "cafe\u0301", "Unicode form", "macOS reads"),
+])
+def test_a_key_named_but_for_its_case_or_unicode_form_is_refused(tmp_path: Path, fixture: str, key: str,
+                                                                 differs: str, reads: str) -> None:
+    """Hostile audit (hostile22, names across machines): fixture R4.txt with its key saved as r4.json read as
+    'missing answer key' here and as its key on macOS and Windows, whose disks open r4.json for R4.json, while the
+    seal, which lists the folder, left it out: the key was scored but never sealed, free to change after sealing.
+    One line names the file and the name expected; the other fixtures' keys are not said to be ignored."""
+    root = make(tmp_path / "proj")
+    folder = root / "fixtures" / "sentiment-ab"
+    (folder / "r4.txt").rename(folder / f"{fixture}.txt")
+    (root / "keys" / "sentiment-ab" / "r4.json").write_text(json.dumps({"fixture": fixture, "label": "negative"}),
+                                                            encoding="utf-8")
+    (root / "keys" / "sentiment-ab" / "r4.json").rename(root / "keys" / "sentiment-ab" / f"{key}.json")
+    result = bc(root, "check")
+    shown = repr(f"{fixture}.json") + ("" if fixture.isascii() else f" ({f'{fixture}.json'!a})")
+    line = (f"keys/sentiment-ab/{key}.json: named for fixture {fixture!r}"
+            f"{'' if fixture.isascii() else f' ({fixture!a})'} but for its {differs}; expected {shown} exactly: "
+            f"{reads} it for the fixture, Linux does not, and the seal does not cover it; rename it")
+    assert result.exit_code == 1 and f"\n  error: {line}\n" in result.output, result.output
+    assert "never read" not in result.output
+    sealed = bc(root, "seal", "sentiment-ab")
+    assert sealed.exit_code == 1 and sealed.output == f"error: refusing to seal: {line}\n"
+    (root / "keys" / "sentiment-ab" / f"{key}.json").rename(root / "keys" / "sentiment-ab" / f"{fixture}.json")
+    assert bc(root, "check").exit_code == 0
+
+
+def test_a_key_beside_one_named_but_for_its_case_is_said_to_be_ignored(tmp_path: Path) -> None:
+    """r4.json and R4.json are one file on macOS and Windows: the one no fixture names is said, as any stray key."""
+    root = make(tmp_path / "proj")
+    (root / "keys" / "sentiment-ab" / "R4.json").write_text('{"fixture": "R4", "label": "negative"}',
+                                                            encoding="utf-8")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert ("keys/sentiment-ab/R4.json: exact scoring with expected_from_key: label reads keys only for its "
+            "fixtures, and there is no fixture 'R4'") in result.output

@@ -139,6 +139,12 @@ def path_length_problem(path: str) -> str | None:
             "Windows keeps room within its 260 (long paths are off by default)")
 
 
+def folded(name: str) -> str:
+    """A file name as a disk that tells neither case nor Unicode form apart finds it (macOS; Windows tells the forms
+    apart but not case): two names of one fold are one file there (Unicode's canonical caseless match)."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def skeleton(name: str) -> str:
     """What a name looks like: two names with one skeleton read the same (its runs of whitespace read as one
     space; case is the caller's: a card's `A` and `a` are two names, compare's labels are read case-blind)."""

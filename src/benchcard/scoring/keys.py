@@ -11,9 +11,11 @@ scorer never reads is refused by `check`: it would be sealed and published while
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
+from benchcard._util.names import folded
+from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import listing
 from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
@@ -66,17 +68,46 @@ def load_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str],
         return load_judge_keys(keys_dir, {f: keys_dir for f in fixture_ids}, shown)
     from benchcard.scoring.fields import load_key
 
+    names = names_in(keys_dir)
+
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixture_ids):
-        path = keys_dir / f"{fixture}.json"
-        if _absent(path):  # a folder or a FIFO there, or one that cannot be reached, is named by the key's reader
-            raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({describe(spec)} reads one "
-                            "per fixture)")
+        path = key_path(keys_dir, fixture, names, shown, f"{describe(spec)} reads one per fixture")
         if isinstance(spec, FieldsSpec):
             keys[fixture] = load_key(path, spec, shown(path))
         else:
             keys[fixture] = load_small_key(path, key_fields(spec), shown(path))
     return keys
+
+
+def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown: Callable[[Path], str],
+             reads: str) -> Path:
+    """Where the key of `fixture` is, `keys_dir/<fixture>.json` named exactly so among `names` (the folder's
+    listing; None when it cannot be listed: then whatever is there is read, and its reader names what refused it).
+    A file whose name differs from it only by case or Unicode form is refused: macOS and Windows open it for the
+    fixture, Linux does not, and the seal, which lists the folder, never covered it (its digest missing, it could
+    change after sealing unseen)."""
+    path = keys_dir / f"{fixture}.json"
+    if names is None or path.name in names:
+        if names is not None or not _absent(path):
+            return path  # a folder or a FIFO there, or one that cannot be reached, is named by the key's reader
+    else:
+        other = next((name for name in sorted(names) if folded(name) == folded(path.name)), None)
+        if other is not None:
+            case = other.casefold() == path.name.casefold()
+            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its "
+                            f"{'case' if case else 'Unicode form'}; expected {shown_name(path.name)} exactly: "
+                            f"{'macOS and Windows read' if case else 'macOS reads'} it for the fixture, Linux does "
+                            "not, and the seal does not cover it; rename it")
+    raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({reads})")
+
+
+def names_in(keys_dir: Path) -> set[str] | None:
+    """The names in a keys folder, as it lists them; None when it cannot be listed (or is not there)."""
+    try:
+        return set(os.listdir(keys_dir))
+    except OSError:
+        return None
 
 
 def _absent(path: Path) -> bool:
@@ -120,5 +151,9 @@ def ignored_keys(spec: ScoringSpec, keys_dir: Path, fixture_ids: Iterable[str], 
     except OSError:  # a folder above it that may not be opened: the key readers name it
         return []
     wanted = set(fixture_ids) if needs_key(spec) else set()
-    return sorted(keys_dir / name for name in listing(keys_dir, shown, CardError)
-                  if name.endswith(".json") and not name.endswith(".seal.json") and name[:-5] not in wanted)
+    names = listing(keys_dir, shown, CardError)
+    # a key named but for its case or Unicode form, where its own name is not there, `key_path` names as such
+    misnamed = {folded(f"{fixture}.json") for fixture in wanted if f"{fixture}.json" not in names}
+    return sorted(keys_dir / name for name in names
+                  if name.endswith(".json") and not name.endswith(".seal.json") and name[:-5] not in wanted
+                  and folded(name) not in misnamed)

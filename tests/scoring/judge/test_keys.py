@@ -51,3 +51,11 @@ def test_the_key_text_is_one_line_of_json_with_non_ascii_kept() -> None:
     assert shown == '{"colour": "rouge foncé", "n": [1, 2]}'
     assert key_text(AnswerKey("a", "k", {"text": "two\nlines"})) == '{"text": "two\\nlines"}'
     assert key_text(None) == ""
+
+
+def test_a_key_named_but_for_its_case_is_refused(tmp_path: Path) -> None:
+    """macOS and Windows open a.json for fixture A; the seal lists the folder and would not cover it."""
+    folder, _ = keys_for(tmp_path, a='{"colour": "red"}')
+    with pytest.raises(CardError, match=r"keys/card/a\.json: named for fixture 'A' but for its case; expected "
+                                        r"'A\.json' exactly"):
+        load_judge_keys(folder, {"A": tmp_path / "fixtures" / "A.txt"})

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 
 
 def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path],
                     shown: Callable[[Path], str] = str) -> dict[str, AnswerKey]:
     """Every fixture's key; a missing or malformed one names its file (as `shown` writes it)."""
+    from benchcard.scoring.keys import key_path, names_in
+
+    names = names_in(keys_dir)
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixtures):
-        path = keys_dir / f"{fixture}.json"
-        if not os.path.lexists(path):  # a folder or a FIFO there is named as such by the key's reader
-            raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' (the judge's prompt has "
-                            "{{key}})")
+        path = key_path(keys_dir, fixture, names, shown, "the judge's prompt has {{key}}")
         keys[fixture] = read_key_file(path, shown(path))
     return keys
 
