@@ -220,6 +220,21 @@ def test_the_card_field_is_checked(tmp_path: Path, fixtures: str, data: str | No
     assert error.startswith(message), error
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("q:1.jsonl", "holds ':', which Windows does not allow in a file name"),
+    ("aux.jsonl", "is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension or case)"),
+    ("c" * 130 + ".jsonl", "is 136 bytes long (UTF-8); expected at most 128 (128 ASCII letters)"),
+])
+def test_a_data_file_a_clone_elsewhere_cannot_hold_is_refused(tmp_path: Path, name: str, why: str) -> None:
+    """Hostile audit (hostile22): a glob's fixture files were held to names Windows can check out, a data file
+    was not: `fixtures: "data/q:1.jsonl"` was checked and sealed on Linux, and a clone on Windows has no file."""
+    root = _project(tmp_path, fixtures=f'"data/{name}"', name=name)
+    said = one_line_error(bc(root, "seal", "colours"))
+    assert said == (f"error: cards/colours.yaml: field 'fixtures': data/{name}: the name {name!r} {why}, so a clone "
+                    "of the project elsewhere cannot hold the file; rename it")
+    assert not (root / "keys").exists()
+
+
 def test_a_data_file_that_is_a_folder_or_a_fifo_is_said_so_not_missing(tmp_path: Path) -> None:
     """Hostile audit (hostile21): a data file replaced by a folder or a FIFO was `no data file … in the project`,
     though `ls` shows it there; it is named as what it is, and nothing is read from a FIFO (no hang)."""

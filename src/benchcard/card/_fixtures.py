@@ -93,6 +93,22 @@ def later_name_problems(project: Project, source: str, card_id: str, fixtures: d
     return problems
 
 
+def data_file_problems(project: Project, source: str, path: Path) -> list[CardError]:
+    """What a clone elsewhere makes of a data file's path (checks of 2026-12-07, kept by the reader as newer than
+    some seals), as of a fixture file's: a name Windows cannot hold, one longer than `MAX_NAME_BYTES`, a path
+    longer than `MAX_PATH_CHARS`."""
+    shown = project.relative(path)
+    for part in Path(shown).parts:
+        why = windows_name_problem(part) or length_problem(part)
+        if why is not None:
+            return [CardError(f"{source}: field 'fixtures': {shown}: the name {part!r} {why}, so a clone of the "
+                              "project elsewhere cannot hold the file; rename it")]
+    why = path_length_problem(shown)
+    if why is not None:
+        return [CardError(f"{source}: field 'fixtures': {shown}: the path {why}; shorten its name or its folders")]
+    return []
+
+
 def _windows_can_hold(project: Project, source: str, path: Path) -> None:
     """A fixture's path must be one Windows can check out: a card sealed on Linux is checked anywhere."""
     shown = project.relative(path)

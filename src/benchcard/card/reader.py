@@ -20,7 +20,7 @@ from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
 from benchcard.card._dataset import card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
-from benchcard.card._fixtures import fixture_files, later_name_problems
+from benchcard.card._fixtures import data_file_problems, fixture_files, later_name_problems
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
@@ -519,6 +519,8 @@ class _Reader:
         dataset = None
         if is_data_file(raw.get("fixtures")):
             dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail, self.escapes)
+            for problem in data_file_problems(self.project, self.source, dataset.path):
+                self.newer(problem)
             pattern = dataset.shown
             fixtures = dict.fromkeys(dataset.rows, dataset.path)
         else:
