@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..helpers_cli import bc
@@ -66,3 +67,22 @@ def test_html_and_svg_files_are_published_as_text(tmp_path: Path) -> None:
     assert (folder / "item-05.html.txt").read_text(encoding="utf-8") == page
     card_page = (tmp_path / "site" / "cards" / "tiny-ab" / "index.html").read_text(encoding="utf-8")
     assert 'href="fixtures/item-05.html.txt"' in card_page and 'href="fixtures/item-05.html"' not in card_page
+
+
+def test_a_fixture_published_with_txt_onto_another_fixtures_name_gets_its_own_file(tmp_path: Path) -> None:
+    """Hostile audit (hostile22): fixtures p.html and p.html.txt (ids p and p.html) were both published as
+    fixtures/p.html.txt, so the card page's link for p opened p.html.txt's text. The file already named so keeps
+    its name; the one that gains .txt gains a digest before it."""
+    root = make_ab_project(tmp_path / "proj")
+    (root / "cards" / "tiny-ab.yaml").write_text(AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/tiny-ab/*"),
+                                                 encoding="utf-8")
+    (root / "fixtures" / "tiny-ab" / "p.html").write_text("<p>the page</p>\n", encoding="utf-8")
+    (root / "fixtures" / "tiny-ab" / "p.html.txt").write_text("the text\n", encoding="utf-8")
+    result = bc(root, "site", "--out", str(tmp_path / "site"))
+    assert result.exit_code == 0, result.output
+    card = tmp_path / "site" / "cards" / "tiny-ab"
+    rows = re.findall(r'<tr><td><code>([^<]+)</code></td><td><a href="(fixtures/[^"]+)">text</a>',
+                      (card / "index.html").read_text(encoding="utf-8"))
+    assert dict(rows)["p"] == "fixtures/p.html-6d3b233d.txt" and dict(rows)["p.html"] == "fixtures/p.html.txt"
+    assert (card / "fixtures" / "p.html-6d3b233d.txt").read_text(encoding="utf-8") == "<p>the page</p>\n"
+    assert (card / "fixtures" / "p.html.txt").read_text(encoding="utf-8") == "the text\n"

@@ -10,7 +10,7 @@ import msgspec
 
 from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
-from benchcard.publish._files import copy_published, files_under, href_of, published_name, regular_inside
+from benchcard.publish._files import copy_published, files_under, href_of, published_names, regular_inside
 from benchcard.publish._judgedby import baseline_of
 from benchcard.publish._render import fmt_value, labelled_figures, page_output
 from benchcard.publish._runs import Run, number
@@ -38,7 +38,7 @@ def _published(run: Run) -> list[tuple[Path, str]]:
     files = [(folder / n, n) for n in RUN_FILES if regular_inside(folder / n, folder)]
     for d in _run_dirs(run):
         files += [(p, p.relative_to(folder).as_posix()) for p in files_under(folder / d, folder)]
-    return [(p, published_name(rel)) for p, rel in files]
+    return list(zip((p for p, _ in files), published_names([rel for _, rel in files]), strict=True))
 
 
 def copy_run(run: Run, out: Path) -> None:

@@ -13,7 +13,11 @@ import os
 import shutil
 import stat
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
+
+from benchcard._util.hashing import digest
+from benchcard._util.names import folded
 
 TEXT_SUFFIXES = frozenset({".txt", ".json", ".jsonl", ".csv"})
 
@@ -21,6 +25,23 @@ TEXT_SUFFIXES = frozenset({".txt", ".json", ".jsonl", ".csv"})
 def published_name(name: str) -> str:
     """`name`, or `name.txt` when its suffix is not one a browser shows as plain data."""
     return name if Path(name).suffix.lower() in TEXT_SUFFIXES else name + ".txt"
+
+
+def published_names(names: Sequence[str]) -> list[str]:
+    """Each name's `published_name`, one file each even where case is not told apart (macOS, Windows): a name
+    published as it is keeps it, and one that gains `.txt` onto a name already taken (fixtures `p.html` and
+    `p.html.txt`) gains 8 hex digits of its digest before it (`p.html-1a2b3c4d.txt`). Before, both fixtures'
+    links opened `p.html.txt`, the second file's text shown as the first's."""
+    taken = {folded(name) for name in names if published_name(name) == name}
+    out = []
+    for name in names:
+        public = published_name(name)
+        if public != name:
+            if folded(public) in taken:
+                public = f"{name}-{digest(name).removeprefix('sha256:')[:8]}.txt"
+            taken.add(folded(public))
+        out.append(public)
+    return out
 
 
 def href_of(rel: str) -> str:

@@ -14,7 +14,7 @@ from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
 from benchcard.publish._evidence import run_files
-from benchcard.publish._files import copy_published, href_of, published_name, regular_inside
+from benchcard.publish._files import copy_published, href_of, published_name, published_names, regular_inside
 from benchcard.publish._judgedby import baseline_of, clauses_for
 from benchcard.publish._plots import draw_plots
 from benchcard.publish._render import paragraphs, prose
@@ -237,10 +237,13 @@ def _published_materials(card: Card, project: Project, folder: Path) -> tuple[li
     """The fixtures and answer keys, and the seal, copied beside the card's page: each fixture's links, and the
     seal's (None when there is no seal to publish)."""
     materials = _data_file_materials(card, project, folder) if card.dataset is not None else []
-    for fixture_id, path in sorted(card.fixtures.items()) if card.dataset is None else ():
+    files = sorted(card.fixtures.items()) if card.dataset is None else []
+    public = dict(zip((path.name for _, path in files), published_names([path.name for _, path in files]),
+                      strict=True))
+    for fixture_id, path in files:
         entry: dict[str, str | None] = {"id": fixture_id, "fixture": None, "key": None}
         if regular_inside(path, project.root):  # published as text whatever its suffix (.html, .svg)
-            rel = f"fixtures/{published_name(path.name)}"
+            rel = f"fixtures/{public[path.name]}"
             copy_published(path, folder / rel)
             entry["fixture"] = href_of(rel)
         key = project.keys_dir(card.id) / f"{fixture_id}.json"
