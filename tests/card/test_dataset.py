@@ -235,6 +235,16 @@ def test_a_data_file_a_clone_elsewhere_cannot_hold_is_refused(tmp_path: Path, na
     assert not (root / "keys").exists()
 
 
+def test_a_data_file_written_with_a_name_in_another_case_names_it(tmp_path: Path) -> None:
+    """`fixtures: data/Colours.jsonl` for data/colours.jsonl is sealed on macOS and Windows and no data file on
+    Linux, where it said only that there is none: the line names the file as written and as it is on disk."""
+    root = _project(tmp_path, fixtures="data/Colours.jsonl")
+    assert one_line_error(bc(root, "seal", "colours")) == (
+        "error: cards/colours.yaml: field 'fixtures': data/Colours.jsonl: the name 'Colours.jsonl' is 'colours.jsonl' "
+        "on disk, which is opened for it on macOS and Windows and not on Linux, so a clone there finds no data file; "
+        "write it as it is on disk")
+
+
 def test_a_data_file_that_is_a_folder_or_a_fifo_is_said_so_not_missing(tmp_path: Path) -> None:
     """Hostile audit (hostile21): a data file replaced by a folder or a FIFO was `no data file … in the project`,
     though `ls` shows it there; it is named as what it is, and nothing is read from a FIFO (no hang)."""

@@ -384,3 +384,16 @@ def test_a_version_sealed_with_such_a_name_still_reads_and_check_warns(tmp_path:
             "'draft.seal' ends in '.seal'") in checked.stdout
     assert "(v1 was sealed before this check and is read as sealed; fix it in v2)" in checked.stdout
     assert "draft.seal" in load_card(path, project).fixtures
+
+
+@pytest.mark.parametrize("glob", ["Fixtures/tiny-ab/*.txt", "fixtures/Tiny-AB/item-*.txt"])
+def test_a_glob_written_with_a_folder_in_another_case_names_the_folder(tmp_path: Path, glob: str) -> None:
+    """Hostile audit (hostile22): a card written on macOS or Windows as `fixtures: Fixtures/tiny-ab/*.txt` is
+    checked and sealed there (their disks open fixtures/ for Fixtures/), and a clone on Linux said only "the glob
+    matches no file". The line names the folder as written and as it is on disk, and why it worked elsewhere."""
+    root = make_ab_project(tmp_path / "proj", AB_CARD.replace("fixtures/tiny-ab/*.txt", glob))
+    written, on_disk = ("Fixtures", "fixtures") if glob.startswith("F") else ("Tiny-AB", "tiny-ab")
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == (
+        f"error: cards/tiny-ab.yaml: field 'fixtures': {glob}: the name '{written}' is '{on_disk}' on disk, which is "
+        "opened for it on macOS and Windows and not on Linux, so a clone there finds no fixture; write it as it is "
+        "on disk")

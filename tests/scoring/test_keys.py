@@ -208,8 +208,8 @@ def test_a_key_that_is_a_folder_is_said_so_not_missing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("fixture", "key", "differs", "reads"), [
-    ("R4", "r4", "case", "macOS and Windows read"),
-    ("caf\u00e9", "cafe\u0301", "Unicode form", "macOS reads"),
+    ("R4", "r4", "case", "on macOS and Windows it is read"),
+    ("caf\u00e9", "cafe\u0301", "Unicode form", "on macOS it is read"),
 ])
 def test_a_key_named_but_for_its_case_or_unicode_form_is_refused(tmp_path: Path, fixture: str, key: str,
                                                                  differs: str, reads: str) -> None:
@@ -227,7 +227,7 @@ def test_a_key_named_but_for_its_case_or_unicode_form_is_refused(tmp_path: Path,
     shown = repr(f"{fixture}.json") + ("" if fixture.isascii() else f" ({f'{fixture}.json'!a})")
     line = (f"keys/sentiment-ab/{key}.json: named for fixture {fixture!r}"
             f"{'' if fixture.isascii() else f' ({fixture!a})'} but for its {differs}; expected {shown} exactly: "
-            f"{reads} it for the fixture, Linux does not, and the seal does not cover it; rename it")
+            f"{reads} for the fixture, on Linux it is not, and the seal does not cover it; rename it")
     assert result.exit_code == 1 and f"\n  error: {line}\n" in result.output, result.output
     assert "never read" not in result.output
     sealed = bc(root, "seal", "sentiment-ab")

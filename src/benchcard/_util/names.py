@@ -145,6 +145,12 @@ def folded(name: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
 
 
+def one_file_on(name: str, other: str) -> str:
+    """Where two names of one fold (`folded`) are one file: case alone is told apart by neither macOS nor Windows,
+    a Unicode form (an `é` as one letter or two) by Windows alone."""
+    return "macOS and Windows" if name.casefold() == other.casefold() else "macOS"
+
+
 def skeleton(name: str) -> str:
     """What a name looks like: two names with one skeleton read the same (its runs of whitespace read as one
     space; case is the caller's: a card's `A` and `a` are two names, compare's labels are read case-blind)."""

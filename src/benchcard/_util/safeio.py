@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.names import folded
 from benchcard.errors import BenchcardError, JsonProblem
 
 
@@ -106,6 +107,29 @@ def listing(folder: Path, shown: str, error: type[BenchcardError]) -> dict[str, 
     except OSError as exc:
         fix = f"; expected a folder benchcard may list: chmod u+r {shown}" if isinstance(exc, PermissionError) else ""
         raise error(f"{shown}: cannot list its files: {exc.strerror}{shut_folder(folder, shown, exc)}{fix}") from None
+
+
+def miscased(root: Path, written: str) -> tuple[str, str] | None:
+    """The first component of `written` (a path relative to `root`, as a card writes it) not listed under its own
+    name where one differing from it only by case or Unicode form is, with that name: (written, on disk). macOS
+    and Windows open `Fixtures/` for `fixtures/`, Linux does not, so a card written so works on the first and a
+    clone on the other finds nothing. None when every component is listed as written, or one is not there."""
+    here = root
+    for part in Path(written).parts:
+        if part == "..":
+            here = here.parent
+            continue
+        if part == ".":
+            continue
+        try:
+            names = os.listdir(here)
+        except OSError:
+            return None
+        if part not in names:
+            other = next((name for name in sorted(names) if folded(name) == folded(part)), None)
+            return None if other is None else (part, other)
+        here = here / part
+    return None
 
 
 def shut_folder(path: Path | str, shown: str, exc: OSError) -> str:

@@ -9,7 +9,9 @@ import os
 import stat
 from pathlib import Path
 
-from benchcard._util.names import length_problem, path_length_problem, windows_name_problem
+from benchcard._util.names import length_problem, one_file_on, path_length_problem, windows_name_problem
+from benchcard._util.names import shown as shown_name
+from benchcard._util.safeio import miscased
 from benchcard.errors import CardError
 from benchcard.project import Project
 
@@ -91,6 +93,24 @@ def later_name_problems(project: Project, source: str, card_id: str, fixtures: d
             continue
         problems.append(CardError(f"{source}: field 'fixtures': {shown}: {why}"))
     return problems
+
+
+def miscased_problem(project: Project, source: str, pattern: str, data_file: bool = False) -> CardError | None:
+    """A card's path written with a folder or file name that differs from the one on disk only by case or Unicode
+    form (`safeio.miscased`): the glob's folders before its first wildcard, or a data file's whole path. A check of
+    2026-12-07: a card written so on macOS or Windows was checked and sealed there, and a clone on Linux (a CI
+    job) found no fixture; on Linux it said only that the glob matched no file."""
+    parts = pattern.split("/")
+    if not data_file:
+        parts = parts[:next((i for i, part in enumerate(parts) if globmod.has_magic(part)), len(parts))]
+    found = miscased(project.root, "/".join(parts))
+    if found is None:
+        return None
+    written, on_disk = found
+    return CardError(f"{source}: field 'fixtures': {pattern}: the name {shown_name(written)} is "
+                     f"{shown_name(on_disk)} on disk, which is opened for it on {one_file_on(written, on_disk)} and "
+                     f"not on Linux, so a clone there finds no {'data file' if data_file else 'fixture'}; write it as "
+                     "it is on disk")
 
 
 def data_file_problems(project: Project, source: str, path: Path) -> list[CardError]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
@@ -18,9 +19,9 @@ from benchcard._util.names import hidden_problem, name_problem, shown, windows_n
 from benchcard._util.slots import slots_in
 from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
-from benchcard.card._dataset import card_data_file, input_slot, is_data_file
+from benchcard.card._dataset import DataFile, card_data_file, input_slot, is_data_file
 from benchcard.card._defaults import SPENDINGS, default_of
-from benchcard.card._fixtures import data_file_problems, fixture_files, later_name_problems
+from benchcard.card._fixtures import data_file_problems, fixture_files, later_name_problems, miscased_problem
 from benchcard.card.model import (
     FIXTURE_SLOT,
     GAMMA_LIMIT,
@@ -516,19 +517,7 @@ class _Reader:
         baseline = self.get(raw, ("baseline",), (str,), "the name of the baseline variant")
         if baseline not in variants:
             raise self.fail(("baseline",), f"expected one of the variants ({', '.join(map(str, variants))})")
-        dataset = None
-        if is_data_file(raw.get("fixtures")):
-            dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail, self.escapes)
-            for problem in data_file_problems(self.project, self.source, dataset.path):
-                self.newer(problem)
-            pattern = dataset.shown
-            fixtures = dict.fromkeys(dataset.rows, dataset.path)
-        else:
-            pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt, or a .csv or "
-                               ".jsonl data file")
-            fixtures = self.fixture_files(pattern, card_id)
-            if not fixtures:
-                raise self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
+        pattern, fixtures, dataset = self.fixtures(card_id, scoring)
         return dict(
             variants={str(k): v for k, v in variants.items()},
             baseline=baseline,
@@ -537,6 +526,31 @@ class _Reader:
             dataset=dataset,
             win=self.win(metric_names(scoring), fixtures),
         )
+
+    def fixtures(self, card_id: str, scoring: ScoringSpec) -> tuple[str, dict[str, Path], DataFile | None]:
+        """The card's fixtures glob (or data file, as written), its fixtures by id, and its data file if any. A
+        path written with a name that is another on disk but for its case (`Fixtures/` for `fixtures/`) is the
+        one line when nothing is found as written (Linux), else a check newer than a seal (macOS, Windows)."""
+        raw = self.raw
+        if is_data_file(raw.get("fixtures")):
+            written = raw["fixtures"] if isinstance(raw["fixtures"], str) else raw["fixtures"].get("file")
+            miscased = (miscased_problem(self.project, self.source, written, data_file=True)
+                        if isinstance(written, str) else None)
+            if miscased is not None and not os.path.lexists(self.project.root / written):
+                raise miscased
+            dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail, self.escapes)
+            for problem in [*data_file_problems(self.project, self.source, dataset.path), *filter(None, [miscased])]:
+                self.newer(problem)
+            return dataset.shown, dict.fromkeys(dataset.rows, dataset.path), dataset
+        pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt, or a .csv or .jsonl data "
+                           "file")
+        miscased = miscased_problem(self.project, self.source, pattern)
+        fixtures = self.fixture_files(pattern, card_id)
+        if not fixtures:
+            raise miscased or self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
+        if miscased is not None:
+            self.newer(miscased)
+        return pattern, fixtures, None
 
     def fixture_files(self, pattern: str, card_id: str) -> dict[str, Path]:
         found = fixture_files(self.project, self.source, pattern)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from benchcard._util.names import folded
+from benchcard._util.names import folded, one_file_on
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import listing
 from benchcard.errors import CardError
@@ -94,11 +94,11 @@ def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown:
     else:
         other = next((name for name in sorted(names) if folded(name) == folded(path.name)), None)
         if other is not None:
-            case = other.casefold() == path.name.casefold()
+            case = other.casefold() == path.name.casefold()  # else only its Unicode form differs
             raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its "
                             f"{'case' if case else 'Unicode form'}; expected {shown_name(path.name)} exactly: "
-                            f"{'macOS and Windows read' if case else 'macOS reads'} it for the fixture, Linux does "
-                            "not, and the seal does not cover it; rename it")
+                            f"on {one_file_on(other, path.name)} it is read for the fixture, on Linux it is not, "
+                            "and the seal does not cover it; rename it")
     raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({reads})")
 
 
