@@ -397,3 +397,25 @@ def test_a_glob_written_with_a_folder_in_another_case_names_the_folder(tmp_path:
         f"error: cards/tiny-ab.yaml: field 'fixtures': {glob}: the name '{written}' is '{on_disk}' on disk, which is "
         "opened for it on macOS and Windows and not on Linux, so a clone there finds no fixture; write it as it is "
         "on disk")
+
+
+def test_fixture_ids_one_file_on_macos_alone_or_on_no_disk_are_told_apart(tmp_path: Path) -> None:
+    """`é` as one letter and as `e` and an accent are one file on macOS alone (the line says which disk), and
+    straße and strasse are two files everywhere (disks fold letter by letter: ß is no ss there), as before they
+    were refused as differing only by case."""
+    root = make_ab_project(tmp_path / "a")
+    folder = root / "fixtures" / "tiny-ab"
+    (folder / "caf\u00e9.txt").write_text("one\n", encoding="utf-8")
+    (folder / "cafe\u0301.txt").write_text("two\n", encoding="utf-8")
+    nfd, nfc = "cafe\u0301", "caf\u00e9"
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == (
+        f"error: cards/tiny-ab.yaml: field 'fixtures': the fixture ids '{nfd}' ('cafe\\u0301') and '{nfc}' "
+        f"('caf\\xe9') differ only by Unicode form: on macOS their files ('fixtures/tiny-ab/{nfd}.txt' "
+        f"('fixtures/tiny-ab/cafe\\u0301.txt') and 'fixtures/tiny-ab/{nfc}.txt' ('fixtures/tiny-ab/caf\\xe9.txt')) "
+        "are one file; rename one")
+    root = make_ab_project(tmp_path / "b")
+    folder = root / "fixtures" / "tiny-ab"
+    (folder / "straße.txt").write_text("one\n", encoding="utf-8")
+    (folder / "strasse.txt").write_text("two\n", encoding="utf-8")
+    sealed = bc(root, "seal", "tiny-ab")
+    assert sealed.exit_code == 0, sealed.output

@@ -141,14 +141,28 @@ def path_length_problem(path: str) -> str | None:
 
 def folded(name: str) -> str:
     """A file name as a disk that tells neither case nor Unicode form apart finds it (macOS; Windows tells the forms
-    apart but not case): two names of one fold are one file there (Unicode's canonical caseless match)."""
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+    apart but not case): two names of one fold are one file there. Letter by letter, as those disks fold (Unicode's
+    simple folding): `ß` stays `ß`, so `straße` and `strasse` are two files, as they are on both."""
+    return _case_fold(unicodedata.normalize("NFD", name))
+
+
+def _case_fold(name: str) -> str:
+    return "".join(map(_fold_letter, name))
+
+
+def _fold_letter(ch: str) -> str:
+    """One letter's simple case folding: its full folding when that is one letter, else its lower case when that
+    is one, else itself."""
+    for folding in (ch.casefold(), ch.lower()):
+        if len(folding) == 1:
+            return folding
+    return ch
 
 
 def one_file_on(name: str, other: str) -> str:
     """Where two names of one fold (`folded`) are one file: case alone is told apart by neither macOS nor Windows,
     a Unicode form (an `é` as one letter or two) by Windows alone."""
-    return "macOS and Windows" if name.casefold() == other.casefold() else "macOS"
+    return "macOS and Windows" if _case_fold(name) == _case_fold(other) else "macOS"
 
 
 def skeleton(name: str) -> str:

@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from benchcard._util.names import length_problem, one_file_on, path_length_problem, windows_name_problem
+from benchcard._util.names import folded, length_problem, one_file_on, path_length_problem, windows_name_problem
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import miscased
 from benchcard.errors import CardError
@@ -65,12 +65,21 @@ def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> 
         _windows_can_hold(project, source, path)
     seen: dict[str, str] = {}
     for fixture in sorted(fixtures):
-        other = seen.setdefault(fixture.casefold(), fixture)
+        other = seen.setdefault(folded(fixture), fixture)
         if other != fixture:
-            raise CardError(f"{source}: field 'fixtures': the fixture ids '{other}' and '{fixture}' differ only by "
-                            f"case: on macOS and Windows their files ({project.relative(fixtures[other])} and "
-                            f"{project.relative(fixtures[fixture])}) are one file; rename one")
+            where = one_file_on(other, fixture)
+            by = "case" if where.endswith("Windows") else "Unicode form"
+            raise CardError(f"{source}: field 'fixtures': the fixture ids {shown_name(other)} and "
+                            f"{shown_name(fixture)} differ only by {by}: on {where} their files "
+                            f"({_path(project, fixtures[other])} and {_path(project, fixtures[fixture])}) are one "
+                            "file; rename one")
     return fixtures
+
+
+def _path(project: Project, path: Path) -> str:
+    """A fixture's path in a line that sets it beside another that reads alike: not ASCII, its escapes too."""
+    shown = project.relative(path)
+    return shown if shown.isascii() else shown_name(shown)
 
 
 def later_name_problems(project: Project, source: str, card_id: str, fixtures: dict[str, Path]) -> list[CardError]:

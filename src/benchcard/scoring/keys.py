@@ -94,11 +94,11 @@ def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown:
     else:
         other = next((name for name in sorted(names) if folded(name) == folded(path.name)), None)
         if other is not None:
-            case = other.casefold() == path.name.casefold()  # else only its Unicode form differs
-            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its "
-                            f"{'case' if case else 'Unicode form'}; expected {shown_name(path.name)} exactly: "
-                            f"on {one_file_on(other, path.name)} it is read for the fixture, on Linux it is not, "
-                            "and the seal does not cover it; rename it")
+            where = one_file_on(other, path.name)
+            by = "case" if where.endswith("Windows") else "Unicode form"
+            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its {by}; "
+                            f"expected {shown_name(path.name)} exactly: on {where} it is read for the fixture, on "
+                            "Linux it is not, and the seal does not cover it; rename it")
     raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({reads})")
 
 
