@@ -245,3 +245,25 @@ def test_a_key_beside_one_named_but_for_its_case_is_said_to_be_ignored(tmp_path:
     assert result.exit_code == 1
     assert ("keys/sentiment-ab/R4.json: exact scoring with expected_from_key: label reads keys only for its "
             "fixtures, and there is no fixture 'R4'") in result.output
+
+
+@pytest.mark.parametrize(("moved", "name", "on_disk"), [("Keys/sentiment-ab", "keys", "Keys"),
+                                                         ("keys/Sentiment-AB", "sentiment-ab", "Sentiment-AB")])
+def test_a_keys_folder_made_in_another_case_is_named(tmp_path: Path, moved: str, name: str, on_disk: str) -> None:
+    """A keys folder made by hand as Keys/ (or keys/Sentiment-AB/) is read and sealed on macOS and Windows, which
+    open it for keys/sentiment-ab/, and a clone on Linux found none: 'missing answer key' for every fixture, the
+    folder never named. The line names the folder and the name it must have; no seal is written."""
+    root = make(tmp_path / "proj")
+    (root / "keys" / "sentiment-ab").rename(root / "keys" / "moved")
+    (root / moved).parent.mkdir(exist_ok=True)
+    (root / "keys" / "moved").rename(root / moved)
+    if name == "keys":
+        (root / "keys").rmdir()
+    line = (f"keys/sentiment-ab/: the folder '{name}' is '{on_disk}' on disk, which is opened for it on macOS and "
+            f"Windows and not on Linux, so a clone there finds no answer key; rename it '{name}'")
+    result = bc(root, "check")
+    assert result.exit_code == 1 and f"\n  error: {line}\n" in result.output, result.output
+    assert "missing answer key" not in result.output
+    sealed = bc(root, "seal", "sentiment-ab")
+    assert sealed.exit_code == 1 and sealed.output == f"error: refusing to seal: {line}\n"
+    assert not list(root.rglob("*.seal.json"))

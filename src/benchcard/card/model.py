@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.safeio import read_regular_text
+from benchcard._util.names import one_file_on
+from benchcard._util.names import shown as shown_name
+from benchcard._util.safeio import miscased, read_regular_text
 from benchcard._util.slots import fill_slots
 from benchcard.card._dataset import DataFile, input_slot
 from benchcard.card._defaults import ANY, DEFAULTS
@@ -218,10 +220,29 @@ class Card:
         if self.dataset is None:
             if needs_key(spec):
                 self._keys_inside(keys_dir)
+                miscased = self.keys_folder_miscased(keys_dir)
+                if miscased is not None and not os.path.lexists(keys_dir):
+                    raise CardError(miscased)  # not found as written (Linux): the line that says why
             return load_keys(spec, keys_dir, self.fixture_ids(), self._shown)
         if not needs_key(spec):
             return {}
         return {f: row.key for f, row in self.dataset.rows.items() if row.key is not None}
+
+    def keys_folder_miscased(self, keys_dir: Path) -> str | None:
+        """The card's keys folder made by hand with a name in another case (`Keys/`, `keys/Hello-ab/`): macOS and
+        Windows open it for keys/<id>/, so keys there are read and sealed, and Linux (a clone's CI) finds none.
+        Where it is found (macOS, Windows) `check` warns, since a seal made so still holds there."""
+        root = self.path.parent.parent  # the project: cards/<id>.yaml
+        if not keys_dir.is_relative_to(root):
+            return None
+        written = keys_dir.relative_to(root).as_posix()
+        found = miscased(root, written)
+        if found is None:
+            return None
+        name, on_disk = found
+        return (f"{written}/: the folder {shown_name(name)} is {shown_name(on_disk)} on disk, which is opened for it "
+                f"on {one_file_on(name, on_disk)} and not on Linux, so a clone there finds no answer key; rename it "
+                f"{shown_name(name)}")
 
     def _keys_inside(self, keys_dir: Path) -> None:
         """A key file that is a link out of the project (or in a keys folder that is one) was read, sealed and
