@@ -10,12 +10,16 @@ The scorers that read keys check their own shape on it (a small key's `exact` an
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from benchcard._util.names import folded, one_file_on
+from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text, strict_json
 from benchcard.errors import CardError, JsonProblem
 
@@ -93,3 +97,45 @@ def field_lines(text: str) -> dict[str, int]:
 def _skip(text: str, at: int) -> int:
     match = _SPACE.match(text, at)
     return match.end() if match else at
+
+
+def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown: Callable[[Path], str],
+             reads: str) -> Path:
+    """Where the key of `fixture` is, `keys_dir/<fixture>.json` named exactly so among `names` (the folder's
+    listing; None when it cannot be listed: then whatever is there is read, and its reader names what refused it).
+    A file whose name differs from it only by case or Unicode form is refused: macOS and Windows open it for the
+    fixture, Linux does not, and the seal, which lists the folder, never covered it (its digest missing, it could
+    change after sealing unseen)."""
+    path = keys_dir / f"{fixture}.json"
+    if names is None or path.name in names:
+        if names is not None or not _absent(path):
+            return path  # a folder or a FIFO there, or one that cannot be reached, is named by the key's reader
+    else:
+        other = next((name for name in sorted(names) if folded(name) == folded(path.name)), None)
+        if other is not None:
+            where = one_file_on(other, path.name)
+            by = "case" if where.endswith("Windows") else "Unicode form"
+            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its {by}; "
+                            f"expected {shown_name(path.name)} exactly: on {where} it is read for the fixture, on "
+                            "Linux it is not, and the seal does not cover it; rename it")
+    raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({reads})")
+
+
+def names_in(keys_dir: Path) -> set[str] | None:
+    """The names in a keys folder, as it lists them; None when it cannot be listed (or is not there)."""
+    try:
+        return set(os.listdir(keys_dir))
+    except OSError:
+        return None
+
+
+def _absent(path: Path) -> bool:
+    """Nothing is at `path`; a path that cannot be looked at (a folder on its way that may not be opened) is not
+    absent, though `os.path.lexists` says so: the key's reader names what refused it."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False

@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from benchcard.records.answerkey import AnswerKey, read_key_file
+from benchcard.records.answerkey import AnswerKey, key_path, names_in, read_key_file
 
 
 def load_judge_keys(keys_dir: Path, fixtures: Mapping[str, Path],
                     shown: Callable[[Path], str] = str) -> dict[str, AnswerKey]:
     """Every fixture's key; a missing or malformed one names its file (as `shown` writes it)."""
-    from benchcard.scoring.keys import key_path, names_in
-
     names = names_in(keys_dir)
     keys: dict[str, AnswerKey] = {}
     for fixture in sorted(fixtures):
