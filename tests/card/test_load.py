@@ -149,6 +149,18 @@ def test_a_card_id_is_refused_when_its_files_could_not_be_named_anywhere(tmp_pat
         load_cards(Project(root), [str(path)])
 
 
+@pytest.mark.parametrize(("given", "looked", "said"), [
+    ("TINY-AB", "cards/TINY-AB.yaml", "'tiny-ab.yaml' differs from 'TINY-AB.yaml' only by case: name it tiny-ab"),
+    ("Cards/tiny-ab.yaml", "Cards/tiny-ab.yaml", "'cards' differs from 'Cards' only by case: name it cards"),
+])
+def test_a_card_named_in_another_case_is_told_its_name(tmp_path: Path, given: str, looked: str, said: str) -> None:
+    """Hostile audit (hostile22): `benchcard seal TINY-AB` on macOS or Windows opened cards/tiny-ab.yaml (their
+    disks fold case) and said the card's id must match the file name TINY-AB.yaml, as if the file were misnamed;
+    on Linux it said only 'no such card'. Either way, one line names the card."""
+    root = make_ab_project(tmp_path)
+    assert one_line_error(bc(root, "seal", given)) == f"error: {given}: no such card (looked for {looked}; {said})"
+
+
 # ------------------------------------------------------------------ a card sealed before the checks of 2026-12-07
 
 #: An ab card that benchcard of 1926552 (the day before) checked and sealed as it is, and that three checks added

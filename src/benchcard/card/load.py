@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from benchcard._util.safeio import given, read_regular_text
+from benchcard._util.names import one_file_on
+from benchcard._util.names import shown as shown_name
+from benchcard._util.safeio import given, miscased, read_regular_text
 from benchcard._util.slots import ESCAPE_SINCE
 from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card import seal as sealmod
@@ -128,14 +130,29 @@ def resolve_card_path(project: Project, name: str) -> Path:
     else:
         path = project.card_path(name)
     shown = project.relative_link(path)
-    if not given(path, shown, CardError) or not path.is_file():  # a link to nothing or itself is said as one
-        raise CardError(f"{name}: no such card (looked for {shown})")
+    miscased = _miscased(project, path)
+    if miscased or not given(path, shown, CardError) or not path.is_file():  # a link to nothing is said as one
+        raise CardError(f"{name}: no such card (looked for {shown}{miscased})")
     folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
     if path.suffix != ".yaml" or folder.resolve() != project.cards_dir.resolve():
         raise CardError(f"{name}: not a card of this project: a card is read from cards/<id>.yaml "
                         f"({project.cards_dir}), where its seal, runs and ledger rows belong; copy it to "
                         f"{project.relative(project.card_path(path.stem))}, or name its project with -C")
     return path
+
+
+def _miscased(project: Project, path: Path) -> str:
+    """Where a card named in another case (`KAB` for cards/kab.yaml) is the file macOS and Windows open for it (and
+    then read as a card whose id is not its file's name), what it is named: empty when nothing is named so."""
+    if not path.is_relative_to(project.root):
+        return ""
+    found = miscased(project.root, path.relative_to(project.root).as_posix())
+    if found is None:
+        return ""
+    written, on_disk = found
+    card = Path(on_disk).stem if written == path.name else on_disk
+    by = "case" if one_file_on(written, on_disk).endswith("Windows") else "Unicode form"
+    return f"; {shown_name(on_disk)} differs from {shown_name(written)} only by {by}: name it {card}"
 
 
 def card_of_run(project: Project, run: str, manifest: Manifest, error: type[BenchcardError],
