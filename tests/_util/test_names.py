@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from benchcard._util.names import name_clash, name_problem, shown, skeleton, visible
+from benchcard._util.names import (
+    folded,
+    length_problem,
+    name_clash,
+    name_problem,
+    one_file_on,
+    path_length_problem,
+    shown,
+    skeleton,
+    visible,
+)
 
 
 @pytest.mark.parametrize(("name", "phrase"), [
@@ -62,3 +72,25 @@ def test_a_skeleton_reads_a_run_of_spaces_as_one_and_keeps_case() -> None:
     assert skeleton("no  hint") == skeleton("no hint") == skeleton(" no\thint ")
     assert skeleton("A") != skeleton("a")  # a card's A and a are two names
 
+
+
+@pytest.mark.parametrize(("a", "b", "where"), [
+    ("Invoice", "invoice", "macOS and Windows"), ("\u03c3", "\u03c2", "macOS and Windows"),  # σ and final ς
+    ("caf\u00e9", "cafe\u0301", "macOS"), ("CAF\u00c9", "cafe\u0301", "macOS"),
+])
+def test_names_one_file_on_a_folding_disk_share_a_fold(a: str, b: str, where: str) -> None:
+    assert folded(a) == folded(b) and one_file_on(a, b) == where
+
+
+@pytest.mark.parametrize(("a", "b"), [("stra\u00dfe", "strasse"), ("f1", "f2"), ("\u0130", "i")])
+def test_names_two_files_on_every_disk_do_not_share_a_fold(a: str, b: str) -> None:
+    """ß is no ss, nor İ an i, on macOS and Windows: they fold letter by letter (Unicode's simple folding)."""
+    assert folded(a) != folded(b)
+
+
+def test_a_name_or_path_too_long_for_a_clone_elsewhere_is_said_in_bytes_and_characters() -> None:
+    assert length_problem("a" * 128) is None and path_length_problem("p/" * 100) is None
+    assert length_problem("a" * 129) == "is 129 bytes long (UTF-8); expected at most 128 (128 ASCII letters)"
+    assert length_problem("\u00e9" * 65) == ("is 130 bytes long (UTF-8); expected at most 128 (128 ASCII letters, "
+                                            "fewer letters beyond ASCII)")
+    assert (path_length_problem("p" * 201) or "").startswith("is 201 characters long; expected at most 200")

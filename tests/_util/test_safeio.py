@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcard._util.safeio import decode_utf8, load_json_file, read_regular_bytes, read_regular_text
+from benchcard._util.safeio import decode_utf8, load_json_file, miscased, read_regular_bytes, read_regular_text
 from benchcard.errors import CardError, ProjectError
 
 from ..helpers_cli import as_a_user
@@ -158,3 +158,13 @@ def test_a_keys_folder_that_may_not_be_opened_is_named(tmp_path: Path, shut: str
     assert f"error: {said}" in [line.strip() for line in (checked.stdout + checked.stderr).splitlines()]
     assert sealed.stderr.splitlines()[-1] in (f"error: {said}", f"error: refusing to seal: {said}")
     assert "missing" not in checked.stdout + checked.stderr + sealed.stderr
+
+
+def test_miscased_names_the_first_name_written_in_another_case_or_form(tmp_path: Path) -> None:
+    (tmp_path / "fixtures" / "caf\u00e9").mkdir(parents=True)
+    (tmp_path / "fixtures" / "caf\u00e9" / "a.txt").write_text("a", encoding="utf-8")
+    assert miscased(tmp_path, "fixtures/caf\u00e9/a.txt") is None  # as on disk
+    assert miscased(tmp_path, "Fixtures/caf\u00e9/a.txt") == ("Fixtures", "fixtures")
+    assert miscased(tmp_path, "fixtures/cafe\u0301/A.txt") == ("cafe\u0301", "caf\u00e9")
+    assert miscased(tmp_path, "fixtures/caf\u00e9/A.txt") == ("A.txt", "a.txt")
+    assert miscased(tmp_path, "fixtures/../fixtures/caf\u00e9/b.txt") is None  # not there in any case
