@@ -521,3 +521,42 @@ def test_a_margin_just_inside_the_range_is_taken(tmp_path: Path) -> None:
     root = make_ab_project(tmp_path, AB_CARD.replace("margin: 0.2}", "margin: 0.99}"), n_fixtures=4)
     checked = bc(root, "check", "tiny-ab")
     assert checked.exit_code == 0, checked.output
+
+
+#: A second version whose history lists runs published outside benchcard (`published_runs: RUNS`).
+_PUBLISHED = AB_CARD.replace("version: 1\n", "version: 2\n", 1).replace(
+    "history:\n  - {version: 1, note: Initial version.}",
+    "history:\n  - {version: 2, note: Second.}\n  - {version: 1, note: Initial version., published_runs: RUNS}")
+
+
+@pytest.mark.parametrize(("runs", "said"), [
+    ("[{run: Run-1}, {run: run-1}]", "field 'history.1.published_runs.1.run': the runs 'Run-1' and 'run-1' differ "
+                                     "only by case: on macOS and Windows their folders in the site are one; rename "
+                                     "one"),
+    ("[{run: CON}]", "field 'history.1.published_runs.0.run': the run 'CON' is a device name on Windows (CON, PRN, "
+                     "AUX, NUL, COM1-9, LPT1-9, with any extension or case), and it names the run's folder in the "
+                     "site; choose another"),
+    ("[run-19]", "field 'history.1.published_runs.0': expected a mapping whose run is a name of letters, digits, "
+                 "'.', '_' and '-' (its folder in the site), got text ('run-19')"),
+])
+def test_a_published_run_whose_site_folder_no_clone_could_hold_is_refused(tmp_path: Path, runs: str,
+                                                                         said: str) -> None:
+    """Hostile audit (hostile22): a run published outside benchcard names its folder in the site,
+    runs/<card>/v<N>/<run>/: `Run-1` and `run-1` made two folders that are one on macOS and Windows (the page
+    written second replaced the first), `CON` one no Windows checkout holds, and `- run-19` (no mapping) ended
+    `site` in a traceback. check and seal say it in one line; a version sealed before reads, and site skips it."""
+    root = make_ab_project(tmp_path / "proj", _PUBLISHED.replace("RUNS", runs))
+    line = f"error: cards/tiny-ab.yaml:35: {said}"
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == line
+    project = Project(root)
+    path = project.card_path("tiny-ab")
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/tiny-ab.yaml", project, path), project)
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 0 and f"  warning: {line.removeprefix('error: ')} (v2 was sealed" in checked.stdout
+    built = bc(root, "site", "--out", str(tmp_path / "site"))
+    assert built.exit_code == 0 and "Traceback" not in built.output, built.output
+    if "Run-1" in runs:  # the first keeps its folder; the second is left out, said so
+        assert ("skipped: tiny-ab: history v1: published run 'run-1' differs from another only by case"
+                in built.output), built.output
+        assert (tmp_path / "site" / "runs" / "tiny-ab" / "v1" / "Run-1").is_dir()
+        assert not (tmp_path / "site" / "runs" / "tiny-ab" / "v1" / "run-1").exists()

@@ -15,7 +15,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from benchcard._util.names import hidden_problem, name_problem, shown, windows_name_problem
+from benchcard._util.names import folded, hidden_problem, length_problem, name_problem, shown, windows_name_problem
 from benchcard._util.slots import slots_in
 from benchcard._util.text import ascii_int
 from benchcard._util.yamlread import load_yaml, yaml_number
@@ -42,6 +42,8 @@ from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ScoringSpec, metric_names, metric_range, parse_scoring
 
 ID_PATTERN = re.compile(r"[a-z0-9-]+")
+#: A run published outside benchcard (`history[].published_runs[].run`): it names its folder in the site.
+PUBLISHED_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: The longest card id: it names the folders of the card's every path (`names.MAX_PATH_CHARS`).
 MAX_CARD_ID = 64
 EFFORTS = (None, "low", "medium", "high")
@@ -496,6 +498,7 @@ class _Reader:
             date = item.get("date")
             changes = {k: item[k] for k in sorted(CHANGEABLE_FIELDS) if k in item}
             runs = self.get(item, (*where, "published_runs"), (list,), "a list of runs", required=False) or []
+            self._published_runs(runs, (*where, "published_runs"))
             out.append(
                 HistoryEntry(version=v, note=note, date=str(date) if date else None, changes=changes,
                              published_runs=tuple(runs))
@@ -503,6 +506,32 @@ class _Reader:
         if version not in {h.version for h in out}:
             raise self.fail(("history",), f"expected an entry for the current version {version}")
         return tuple(out)
+
+    def _published_runs(self, runs: list[Any], where: tuple[str | int, ...]) -> None:
+        """Each run published outside benchcard names a folder of the site (`runs/<card>/v<N>/<run>/`), so its
+        `run` is a name every machine holds, one per version whatever the case (`Run-1` and `run-1` are one folder
+        on macOS and Windows, and the second page written replaced the first); `site` skipped a run without an id
+        and ended in a traceback on one that is no mapping (`- run-19`). Checks of 2026-12-07, newer than a seal."""
+        seen: dict[str, str] = {}
+        for i, item in enumerate(runs):
+            run = item.get("run") if isinstance(item, Mapping) else None
+            if isinstance(run, int) and not isinstance(run, bool):
+                run = str(run)
+            at = (*where, i, "run") if isinstance(item, Mapping) else (*where, i)
+            if not isinstance(run, str) or not PUBLISHED_RUN.fullmatch(run):
+                got = _show(run if run is not None else item)
+                self.newer(self.fail(at, f"expected a mapping whose run is a name of letters, digits, '.', '_' and "
+                                         f"'-' (its folder in the site), got {got}"))
+                continue
+            problem = windows_name_problem(run) or length_problem(run)
+            if problem is not None:
+                self.newer(self.fail(at, f"the run {run!r} {problem}, and it names the run's folder in the site; "
+                                         "choose another"))
+                continue
+            other = seen.setdefault(folded(run), run)
+            if other != run:
+                self.newer(self.fail(at, f"the runs {other!r} and {run!r} differ only by case: on macOS and Windows "
+                                         "their folders in the site are one; rename one"))
 
     def ab_fields(self, card_id: str, scoring: ScoringSpec) -> dict[str, Any]:
         raw = self.raw

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from benchcard._util.lastrow import last_per_cell, split_earlier
+from benchcard._util.names import folded
 from benchcard._util.safeio import json_loads, present
 from benchcard.card.model import Card
 from benchcard.errors import BenchcardError, LedgerError, RunError
@@ -391,10 +392,16 @@ def published_runs(card: Card, skipped: list[str]) -> list[Run]:
     """Runs a card's history records from before benchcard kept their folders (e.g. run 19 of a v2)."""
     out = []
     for entry in card.history:
+        taken: set[str] = set()
         for item in entry.published_runs:
-            run_id = str(item.get("run") or "")
+            run_id = str(item.get("run") or "") if isinstance(item, Mapping) else ""
             if not SAFE_NAME.fullmatch(run_id):
                 skipped.append(f"{card.id}: history v{entry.version}: published run {run_id!r} has no usable id")
                 continue
+            if folded(run_id) in taken:  # a card sealed before the reader's check (`_published_runs`)
+                skipped.append(f"{card.id}: history v{entry.version}: published run {run_id!r} differs from another "
+                               "only by case, and their folders in the site would be one on macOS and Windows")
+                continue
+            taken.add(folded(run_id))
             out.append(Run(card=card.id, version=entry.version, run_id=run_id, folder=None, published=item))
     return out
