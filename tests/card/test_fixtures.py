@@ -419,3 +419,16 @@ def test_fixture_ids_one_file_on_macos_alone_or_on_no_disk_are_told_apart(tmp_pa
     (folder / "strasse.txt").write_text("two\n", encoding="utf-8")
     sealed = bc(root, "seal", "tiny-ab")
     assert sealed.exit_code == 0, sealed.output
+
+
+def test_fixture_folders_that_differ_only_by_case_are_refused(tmp_path: Path) -> None:
+    """fixtures/tiny-ab/A/ and fixtures/tiny-ab/a/ are one folder on macOS and Windows: a clone there holds
+    a/item-06.txt as A/item-06.txt, and the seal, which names a/item-06.txt, reads as changed."""
+    root = make_ab_project(tmp_path / "proj", AB_CARD.replace("fixtures/tiny-ab/*.txt", "fixtures/tiny-ab/*/*.txt"))
+    for folder, name in (("A", "item-05"), ("a", "item-06")):
+        (root / "fixtures" / "tiny-ab" / folder).mkdir()
+        (root / "fixtures" / "tiny-ab" / folder / f"{name}.txt").write_text("a tomato\n", encoding="utf-8")
+    assert one_line_error(bc(root, "seal", "tiny-ab")) == (
+        "error: cards/tiny-ab.yaml: field 'fixtures': the folders 'fixtures/tiny-ab/A' and 'fixtures/tiny-ab/a' "
+        "differ only by case: on macOS and Windows they are one folder, whose files a clone there would list under "
+        "one of the names, not the names sealed; rename one")

@@ -85,8 +85,9 @@ def _path(project: Project, path: Path) -> str:
 def later_name_problems(project: Project, source: str, card_id: str, fixtures: dict[str, Path]) -> list[CardError]:
     """What a clone elsewhere, or the card's keys folder, makes of each fixture's name (checks of 2026-12-07, kept
     by the reader as newer than some seals): a file name longer than `MAX_NAME_BYTES`, a path (the file's, or its
-    key's `keys/<card>/<fixture>.json`) longer than `MAX_PATH_CHARS`, and an id ending in `.seal`, whose key
-    `keys/<card>/v1.seal.json` would be the seal of v1 (or, told apart only by case, `V1.seal.json` on macOS)."""
+    key's `keys/<card>/<fixture>.json`) longer than `MAX_PATH_CHARS`, an id ending in `.seal`, whose key
+    `keys/<card>/v1.seal.json` would be the seal of v1 (or, told apart only by case, `V1.seal.json` on macOS), and
+    two folders of fixtures one on macOS or Windows (`A/`, `a/`)."""
     problems: list[CardError] = []
     for fixture, path in sorted(fixtures.items()):
         shown = project.relative(path)
@@ -101,6 +102,18 @@ def later_name_problems(project: Project, source: str, card_id: str, fixtures: d
         else:
             continue
         problems.append(CardError(f"{source}: field 'fixtures': {shown}: {why}"))
+    folders: dict[str, str] = {}
+    for path in sorted(fixtures.values()):
+        folder = project.relative(path.parent)
+        other = folders.setdefault(folded(folder), folder)
+        if other != folder:
+            where = one_file_on(other, folder)
+            by = "case" if where.endswith("Windows") else "Unicode form"
+            problems.append(CardError(f"{source}: field 'fixtures': the folders {shown_name(other)} and "
+                                      f"{shown_name(folder)} differ only by {by}: on {where} they are one folder, "
+                                      "whose files a clone there would list under one of the names, not the names "
+                                      "sealed; rename one"))
+            break
     return problems
 
 
