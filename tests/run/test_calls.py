@@ -619,6 +619,7 @@ def test_a_connection_error_breaks_the_timeouts_in_a_row_but_not_the_time_with_n
     s: Any = SimpleNamespace(heard_at=time.monotonic() - 60, options=SimpleNamespace(timeout=0.01), provider=provider,
                              silent=set(), silent_calls=0, workers=1, stopped=None, secret_env=None, hidden=(),
                              longer_answers="raise --timeout", silent_stop=None, answered=True)
+    s.stop = lambda why: setattr(s, "stopped", s.stopped or why)  # as Session.stop, with no cell to wake
     heard = s.heard_at
 
     async def calls_(pattern: str) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import re
 import socket
 import threading
 import time
@@ -442,3 +443,54 @@ def test_a_pool_s_models_call_sends_each_header_once_whatever_its_case() -> None
 
     asyncio.run(check())
     assert [r.headers.get_list("authorization") for r in SEEN] == [["Bearer sk-openai-test"]] * 2
+
+
+def test_a_call_no_server_can_take_waits_for_a_trial_outside_its_timeout(tmp_path: Path, servers: list[FakeServer],
+                                                                         key: str) -> None:
+    """Both servers of a pool fail their first 2 calls (500), which takes each out for 1.2 s (fail_after 2), and
+    then answer, at --timeout 0.5. While every server is out, the calls wait for a server's trial before they are
+    sent, outside their timeout. Before (left22), one call was let through and waited in the pool for the first
+    server back inside its timeout, and timed out that no server had taken: the rows' attempts were more than the
+    calls the servers took."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    for s in servers[:2]:
+        s.configure({"default_reply": "red", "models": [MODEL], "latency_ms": 20,
+                     "faults": [{"match": "", "kind": "500", "times": 1, "total": 2}]})
+    project = ab_project(tmp_path, fixtures=4, repetitions=1)
+    pool_config(tmp_path, servers[:2], concurrency=2, pool="    pool: {fail_after: 2, out_for_s: 1.2}\n")
+    [summary] = run(project, "colour-ab", RunOptions(progress=False, timeout=0.5, attempts=8))
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert summary.counts == {"ok": 8, "truncated": 0, "failed": 0}, summary
+    took = [s.stats(by_request=False)["calls"] for s in servers[:2]]
+    assert all(t > 2 for t in took), took  # each answered once back: it was out, not gone
+    assert sum(r["attempts"] for r in rows) == sum(took), ([r["attempts"] for r in rows], took)
+    assert not any("timed out" in (r["error"] or "") for r in rows)
+
+
+def test_a_pool_with_no_server_back_within_a_cells_wait_stops_in_one_line(tmp_path: Path, servers: list[FakeServer],
+                                                                        key: str) -> None:
+    """Both servers of a pool fail every call (500) and are out for 5 s after one (fail_after 1), past the 2 s a
+    cell may wait in all (max_wait): the run does not hold its cells for a trial that comes too late, nor spend
+    their attempts or timeouts on calls no server takes; it stops in one line naming the --resume that continues
+    it, the cells in flight not recorded, once the servers are taken out."""
+    from benchcard.errors import RunError
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    configure(servers[:2], faults=[{"match": "", "kind": "500", "times": 999}])
+    project = ab_project(tmp_path, fixtures=4, repetitions=1)
+    pool_config(tmp_path, servers[:2], concurrency=1, pool="    pool: {fail_after: 1, out_for_s: 5}\n")
+    started = time.monotonic()
+    with pytest.raises(RunError) as stopped:
+        run(project, "colour-ab", RunOptions(progress=False, timeout=1.0, max_wait=2.0))
+    folder = only_run(project, "colour-ab")
+    said = re.escape("the run stopped: every server of the pool is out after failures in a row, and none is back "
+                     "to be tried within the ") + r"[12]\.\d s a cell may still wait \(of 2 s in all\): the first in " \
+        r"[0-4]\.\d" + re.escape(f" s; 0 of 8 cells recorded, 0 failed. When the endpoint answers again: benchcard run "
+                                 f"colour-ab --resume {folder.name}")
+    assert re.fullmatch(said, str(stopped.value)), str(stopped.value)
+    assert time.monotonic() - started < 5  # it did not wait for the servers' trial
+    assert [s.stats(by_request=False)["calls"] for s in servers[:2]] == [1, 1]  # one call each took them out
+    assert read_jsonl(folder / "outputs.jsonl") == []

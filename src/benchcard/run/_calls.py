@@ -388,9 +388,30 @@ class Session:
     notes: list[str] = field(default_factory=list)  # what the user must hear of this pass (refused batch results)
     replied: Counter[str] = field(default_factory=Counter)  # the model each reply named, counted (Completion.model)
     gate: CallGate = field(init=False)  # the calls in flight allowed, `workers` at most, narrowed by refusals
+    halt: asyncio.Event = field(init=False)  # set at a stop or a fatal error: wakes the cells waiting to call
 
     def __post_init__(self) -> None:
         self.gate = CallGate(self.workers)
+        self.halt = asyncio.Event()
+
+    @property
+    def halted(self) -> bool:
+        """Whether the pass stopped, on a rule (`stopped`) or a fatal error (`fatal`): no call is sent after."""
+        return self.fatal is not None or self.stopped is not None
+
+    def stop(self, why: str) -> None:
+        """Stop the pass for `why` (the first reason kept), waking the cells waiting for their next call, which
+        then send none."""
+        if self.stopped is None:
+            self.stopped = why
+        self.halt.set()
+
+    def fail(self, why: str) -> None:
+        """End the pass on a fatal error (a key refused: every cell would get it), waking the waiting cells, as
+        `stop` does."""
+        if self.fatal is None:
+            self.fatal = why
+        self.halt.set()
 
     @property
     def narrowed(self) -> int | None:
@@ -470,10 +491,12 @@ def _describe(exc: BaseException) -> str:
 
 async def call_cell(s: Session, job: Job) -> OutputRow | None:
     """Every attempt for one cell, ending in exactly one row (or Fatal for a run-level error); None when the run
-    stopped (`Session.stopped`) while the cell's call was out or it waited for its next: it is not called again, nor
-    recorded, its last attempt's failure included, so that `--resume` calls it as a cell never called (a hung
-    server's cells in flight would each wait out their attempts; a cell in its backoff at the stop sent one more).
-    The row's `attempts` are the cell's own plus the transport's resends the server may have read (`_RESENT`)."""
+    stopped (`Session.halted`: a stop rule, or another cell's fatal error) while the cell's call was out or it
+    waited for its next: it is not called again, nor recorded, its last attempt's failure included, so that
+    `--resume` calls it as a cell never called (a hung server's cells in flight would each wait out their attempts;
+    a cell in its backoff at the stop sent one more). A stop wakes the cells waiting (`Session.halt`): the run ends
+    then, not after the longest backoff. The row's `attempts` are the cell's own plus the transport's resends the
+    server may have read (`_RESENT`)."""
     resent = [0]
     token = _RESENT.set(resent)
     try:
@@ -485,32 +508,51 @@ async def call_cell(s: Session, job: Job) -> OutputRow | None:
 async def _call_cell(s: Session, job: Job) -> OutputRow | None:
     # Not tenacity's AsyncRetrying: it cost more CPU per cell and wall time than this loop (docs/performance.md).
     attempts = 0
-    waited = 0.0  # seconds spent between attempts, Retry-After included; capped at opts.max_wait
+    waited = 0.0  # seconds spent between attempts, Retry-After and a pool's wait for a server included
     while True:
-        attempts += 1
         async with s.gate.slot() as sent_in:  # the calls in flight allowed now (`_gate`): a refusal narrows them
             await s.limiter.wait()
             try:
                 await s.provider.warm()  # the local model's worker, restarted outside the call's timeout
             except WorkerLost as exc:
                 message = _scrub(s, _describe(exc))
-                raise Fatal(message, _failed(job, attempts, None, message)) from None
+                raise Fatal(message, _failed(job, attempts + 1, None, message)) from None
+            placed = await _place(s, waited)
+            if placed is None:  # the run stopped before a server took the call: none is sent
+                return None
+            waited += placed
+            attempts += 1
             started = time.perf_counter()
             outcome = await _attempt(s, job, attempts, started)
             _adjust_width(s, outcome, sent_in)  # before this slot passes on at the old width
         if isinstance(outcome, OutputRow):
             return outcome
-        if s.stopped is not None:  # in flight when the run stopped (this call's silence may have stopped it)
+        if s.halted:  # in flight when the run stopped (this call's silence may have stopped it)
             return None
         gave_up, delay = _retry_or_give_up(s, job, outcome, attempts, _elapsed(started), waited)
         if gave_up is not None:
             return gave_up
-        if s.stopped is not None:
+        if s.halted:
             return None
         waited += delay
-        await asyncio.sleep(delay)
-        if s.stopped is not None:  # the run stopped during the backoff: no call after the stop
+        with contextlib.suppress(TimeoutError):  # the backoff, cut short by a stop: no call after it
+            async with asyncio.timeout(delay):
+                await s.halt.wait()
+        if s.halted:
             return None
+
+
+async def _place(s: Session, waited: float) -> float | None:
+    """Wait, outside the call's timeout, for the provider to take the call (a pool: a server with room, which
+    waits for a server's trial while every one is out); the seconds it waited, or None when the run stopped
+    meanwhile, or now, because no server will be back within what the cell may still wait (`max_wait`)."""
+    since = time.monotonic()
+    left = s.options.max_wait - waited
+    late = await s.provider.place(left, s.halt)
+    if late is not None:
+        s.stop(f"every server of the pool is out after failures in a row, and none is back to be tried within the "
+               f"{left:.1f} s a cell may still wait (of {s.options.max_wait:g} s in all): the first in {late:.1f} s")
+    return None if s.halted else time.monotonic() - since
 
 
 def _adjust_width(s: Session, outcome: OutputRow | BaseException, sent_in: int) -> None:
@@ -596,7 +638,7 @@ def _count_transport_failure(s: Session, error: BaseException, message: str) -> 
         return
     s.transport_streak += 1
     if s.transport_streak >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and s.stopped is None:
-        s.stopped = f"{s.transport_streak} cells in a row failed in transport (last: {message})"
+        s.stop(f"{s.transport_streak} cells in a row failed in transport (last: {message})")
 
 
 def _heard(s: Session) -> None:
@@ -627,15 +669,15 @@ def _count_silence(s: Session, job: Job) -> None:
     quiet = time.monotonic() - (s.heard_at or 0.0)
     timeout = s.options.timeout
     if s.silent_stop is not None and not s.answered and s.silent_calls >= s.silent_stop and s.stopped is None:
-        s.stopped = (f"{s.server} answered none of the {s.silent_calls} calls sent, each timed out after "
-                     f"{timeout:g} s: it takes calls but answers none (if its answers only take longer, "
-                     f"{s.longer_answers})")
+        s.stop(f"{s.server} answered none of the {s.silent_calls} calls sent, each timed out after "
+               f"{timeout:g} s: it takes calls but answers none (if its answers only take longer, "
+               f"{s.longer_answers})")
         return
     if (s.silent_calls >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and len(s.silent) >= SILENT_CELLS
             and quiet >= 2 * timeout and s.stopped is None):
-        s.stopped = (f"{s.silent_calls} calls in a row over {len(s.silent)} cells timed out after {timeout:g} s and "
-                     f"no answer came for {quiet:.1f} s: the server takes calls but answers none (if its answers "
-                     f"only take longer, {s.longer_answers})")
+        s.stop(f"{s.silent_calls} calls in a row over {len(s.silent)} cells timed out after {timeout:g} s and "
+               f"no answer came for {quiet:.1f} s: the server takes calls but answers none (if its answers "
+               f"only take longer, {s.longer_answers})")
 
 
 def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> None:
@@ -653,7 +695,7 @@ def _count_refusal(s: Session, job: Job, error: BaseException, message: str) -> 
     streak.fixtures.add(job.fixture)
     if (streak.cells >= max(STOP_AFTER_TRANSPORT_FAILURES, 2 * s.workers) and len(streak.variants) >= s.variants
             and len(streak.fixtures) >= min(s.fixtures, REFUSED_FIXTURES) and s.stopped is None):
-        s.stopped = f"{streak.cells} cells in a row were refused alike (last: {message})"
+        s.stop(f"{streak.cells} cells in a row were refused alike (last: {message})")
         s.stop_advice = "Fix the cause (the card's request, the model or the account), then"
 
 
@@ -742,8 +784,7 @@ async def _work(s: Session, queue: asyncio.Queue[Job | None], writer: OutputWrit
             if exc.row is not None:
                 writer.append(exc.row)
                 s.progress.advance(exc.row)
-            if s.fatal is None:
-                s.fatal = str(exc)
+            s.fail(str(exc))
             return
         writer.append(row)
         s.progress.advance(row)

@@ -8,7 +8,8 @@ the row of every answered cell names the server (`endpoint`).
 
 Health: `fail_after` transport failures in a row (429, 5xx, timeouts, dropped connections) take a server out
 for `out_for_s` seconds; it then gets one call at a time until it answers again, and each further failure
-doubles its time out (up to five minutes). When every server is out, calls wait for the first to return.
+doubles its time out (up to five minutes). When every server is out, the next call waits for the first back,
+before it is sent and outside its timeout (`place`), for as long as the cell may still wait (`max_wait`).
 
 Width: each server has its own calls in flight (a `_gate.Width`, up to its concurrency), narrowed
 by its own refusals for load (429, 503, 529) and grown by its own answers, so that one server's rate limit does
@@ -20,7 +21,7 @@ its calls before they are sent, as a narrowed one does).
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import contextvars
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -46,6 +47,8 @@ from benchcard.run.providers.base import (
 )
 
 MAX_OUT_S = 300.0
+#: The server a task's next call goes to, reserved by `PoolProvider.place` outside the call's timeout.
+_PLACED: contextvars.ContextVar[_Server | None] = contextvars.ContextVar("benchcard_placed")
 #: The longest a server's `GET /models` is waited on, in all: the client's timeout is per read, and a server that
 #: sends its list a byte at a time (or never ends it) held the run before its first call for as long as it liked.
 MODELS_WAIT_S = 10.0
@@ -122,8 +125,23 @@ class PoolProvider(Provider):
         now = asyncio.get_running_loop().time()
         return sum(s.takes(now) for s in self.servers)
 
+    async def place(self, within: float, halt: asyncio.Event) -> float | None:
+        """Reserve, outside the call's timeout, the server the next `complete` of this task sends to (`_PLACED`):
+        the least-loaded with room, waiting for one while none has (while every server is out, for the first back
+        on trial). None once placed, or when `halt` is set meanwhile (nothing reserved); the seconds until the
+        first server is back when every one is out past `within`, what the cell may still wait."""
+        server = await self._take(within, halt)
+        if isinstance(server, _Server):
+            _PLACED.set(server)
+            return None
+        return server
+
     async def complete(self, body: Mapping[str, Any]) -> Completion:
-        server = await self._acquire()
+        server = _PLACED.get(None)
+        if server is None:
+            server = await self._acquire()
+        else:
+            _PLACED.set(None)  # taken: the task's next call is placed anew
         sent_in = server.width.epoch  # the width it went out at: a refusal of an older one is an echo
         ok = answered = refused = False
         try:
@@ -142,18 +160,42 @@ class PoolProvider(Provider):
             await self._release(server, ok, refused, answered, sent_in)
 
     async def _acquire(self) -> _Server:
+        """A server for a call not placed before (no wait limit, no stop to heed)."""
+        server = await self._take(float("inf"), asyncio.Event())
+        assert isinstance(server, _Server)
+        return server
+
+    async def _take(self, within: float, halt: asyncio.Event) -> _Server | float | None:
+        """The least-loaded server with room, counted in flight; None when `halt` is set first; the seconds until
+        the first is back when every server is out past `within`."""
         loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
         async with self._changed:
-            while True:
+            while not halt.is_set():
                 now = loop.time()
                 open_ = [s for s in self.servers if s.room(now) > 0]
                 if open_:
                     best = min(open_, key=lambda s: (s.in_flight / s.capacity, s.calls))
                     best.in_flight += 1
                     return best
-                back = [s.out_until - now for s in self.servers if s.out_until > now]
-                with contextlib.suppress(TimeoutError):  # a server's time out is over: look again
-                    await asyncio.wait_for(self._changed.wait(), timeout=min(back) if back else None)
+                back = [s.out_until for s in self.servers if s.out_until > now]
+                if len(back) == len(self.servers) and min(back) > deadline:
+                    return min(back) - now  # every server out, none back in time
+                await self._changed_or(halt, min(back) - now if back else None)
+        return None
+
+    async def _changed_or(self, halt: asyncio.Event, timeout: float | None) -> None:
+        """Wait (the condition's lock held around it, released within) for a call's release, a server's time
+        out over (`timeout`), or `halt`, whichever comes first."""
+        changed = asyncio.ensure_future(self._changed.wait())
+        halted = asyncio.ensure_future(halt.wait())
+        try:
+            await asyncio.wait((changed, halted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (changed, halted):
+                task.cancel()
+            # the condition's wait takes the lock back as it ends, cancelled or not: this `async with` holds it
+            await asyncio.gather(changed, halted, return_exceptions=True)
 
     async def _release(self, server: _Server, ok: bool, refused: bool, answered: bool, sent_in: int) -> None:
         """A call done: its server's width narrowed on a refusal for load (before its slot passes on at the old

@@ -148,6 +148,10 @@ class Provider(ABC):
     - `prepare()`: run before a run plans or creates its folder (the local model loads there, so a bad file
       leaves nothing behind), and again before a resume calls;
     - `warm()`: before every attempt, outside its timeout (the local model restarts a lost worker there);
+    - `place(within, halt)`: then, outside the timeout too, wait for a server to take the call (a pool: one with
+      room, reserved for the `complete` that follows at once; while every server is out, the first back), unless
+      `halt` is set; the seconds until the first server is back when that is past `within` (the cell's wait
+      left), else None;
     - `should_retry(error)`: whether another attempt may cure it (default: a RetryableError);
     - `narrows_itself` and `narrowed()`: a provider keeping its own calls in flight per server (a pool: one
       server's 429 must not slow the others), whose refusals the runner's one width then leaves alone, and the
@@ -181,6 +185,10 @@ class Provider(ABC):
 
     async def warm(self) -> None:
         """Before each attempt, outside its timeout."""
+        return None
+
+    async def place(self, within: float, halt: asyncio.Event) -> float | None:
+        """Before each attempt, after `warm`: one server takes every call at once."""
         return None
 
     def should_retry(self, error: BaseException) -> bool:
