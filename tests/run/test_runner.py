@@ -695,6 +695,29 @@ def test_an_authentication_error_stops_the_run_for_resume(tmp_path: Path, server
     assert read_jsonl(folder / "outputs.jsonl") == []
 
 
+def test_a_key_refused_while_a_cell_waits_to_call_again_stops_every_call(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """Two calls at once: the first the server receives is refused 429 with Retry-After: 20, the second 401 (a key
+    revoked mid-run), which stops the run. Whichever the client hears first, the cell told to wait waits when the
+    run stops, or is told after: it sends nothing more, is not recorded, and the run ends at the stop, not after its
+    wait. Before (left22), that cell waited its 20 s out and then sent one more call with the refused key."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "429", "times": 1, "total": 1, "retry_after": 20},
+                                                         {"kind": "401", "times": 999}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    started = time.monotonic()
+    result = bc(project, "run", "colour-ab", "--concurrency", "2")
+    assert result.exit_code == 1
+    folder = only_run(project, "colour-ab")
+    assert result.stderr.splitlines()[-1] == (
+        "error: HTTP 401: injected fault 401; the run stopped with 0 of 4 cells recorded. Fix the cause, then: "
+        f"benchcard run colour-ab --resume {folder.name}")
+    stats = server.stats(by_request=False)
+    assert stats["by_status"] == {"429": 1, "401": 1}, stats
+    assert stats["after_first"]["401"] == 0, stats  # no call reached the server after the one refused 401
+    assert time.monotonic() - started < 20
+    assert read_jsonl(folder / "outputs.jsonl") == []
+
+
 def test_other_4xx_fail_only_their_cell(tmp_path: Path, key: str) -> None:
     project = ab_project(tmp_path, "http://fake.invalid/v1", fixtures=2, repetitions=1)
 

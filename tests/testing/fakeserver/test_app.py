@@ -124,6 +124,18 @@ def test_fault_5xx(fake: FakeServer, client: httpx.Client, kind: str) -> None:
     assert anthropic.json()["type"] == "error"
 
 
+def test_fault_401_refuses_the_key_and_counts_the_calls_after_it(fake: FakeServer, client: httpx.Client) -> None:
+    fake.configure({"faults": [{"match": "revoked", "kind": "401", "times": 9}]})
+    assert content(client.post("/chat/completions", json=chat("fine"))) == "ok"
+    refused = client.post("/chat/completions", json=chat("revoked"))
+    assert refused.status_code == 401 and refused.json()["error"]["message"] == "injected fault 401"
+    assert client.post("/messages", json=chat("revoked", max_tokens=5)).json()["type"] == "error"
+    client.post("/chat/completions", json=chat("fine"))
+    stats = fake.stats()
+    assert stats["by_status"] == {"200": 2, "401": 2} and stats["by_fault"] == {"401": 2}
+    assert stats["after_first"] == {"200": 3, "401": 2}  # the calls received after the first of each status
+
+
 def test_fault_drop_is_a_transport_error(fake: FakeServer, client: httpx.Client) -> None:
     fake.configure({"faults": [{"kind": "drop"}]})
     with pytest.raises(httpx.TransportError):

@@ -32,7 +32,8 @@ Config keys (all optional), see :func:`parse_config`::
                 "delay_times": 0, "bad_results": null, "bad_poll": null, "trickle_after": 0, "trickle_times": 0}
     }
 
-Fault kinds: ``400`` (a request refused), ``429`` (with ``Retry-After``), ``500``, ``503``, ``drop`` (connection
+Fault kinds: ``400`` (a request refused), ``401`` (a key refused, as a revoked key is), ``429`` (with
+``Retry-After``), ``500``, ``503``, ``drop`` (connection
 closed, no response), ``hang`` (sleep ``hang_s`` seconds, default 30, then answer), ``truncate`` (200, cut reply,
 ``length`` / ``max_tokens``), ``malformed`` (200 whose body is JSON cut off), ``shapeless`` (200 whose
 body is JSON of another shape, ``[]``), ``html`` (200 with a proxy's HTML page), ``error200`` (200 whose body is

@@ -87,6 +87,7 @@ class _State:
     without_key: int = 0
     max_in_flight: int = 0
     by_status: Counter[str] = field(default_factory=Counter)
+    first_of: dict[str, int] = field(default_factory=dict)  # each status's first call, by its number
     by_endpoint: Counter[str] = field(default_factory=Counter)
     by_fault: Counter[str] = field(default_factory=Counter)
     by_request: dict[str, int] = field(default_factory=dict)
@@ -104,6 +105,8 @@ class _State:
             "calls": self.calls,
             "distinct_requests": len(self.by_request),
             "by_status": dict(self.by_status),
+            # the calls received after the first that got each status (after a 401: calls a stopped client sent)
+            "after_first": {status: self.calls - first for status, first in self.first_of.items()},
             "by_endpoint": dict(self.by_endpoint),
             "by_fault": dict(self.by_fault),
             "with_key": self.with_key,
@@ -208,13 +211,14 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     call_id = state.calls  # read now: after the sleep below, other calls will have moved the counter
     has_key = _count(state, request, body, raw, key)
     status, fault, answer = _decide(state, body, has_key, key)
+    state.first_of.setdefault(status, call_id)
     delay = _delay_ms(state, fault)
     if delay > 0:
         await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
 
     if status == "400":
         return _error(anthropic, 400, "request body is not a JSON object")
-    if status == "401":
+    if status == "401" and fault is None:
         return _error(anthropic, 401, "missing API key: send 'Authorization: Bearer ...', 'Basic ...' or 'x-api-key'")
     if fault is not None and fault.kind not in ANSWERED_FAULTS:
         return await _fault_response(request, anthropic, fault)
@@ -258,7 +262,8 @@ def _decide(state: _State, body: Any, has_key: bool, key: str) -> tuple[str, Fau
         fault = _fault_for(state, user, key)
         if fault is None or fault.kind in ANSWERED_FAULTS:
             answer = choose_answer(config, state.cycle_pos, body, user, key)
-        status = fault.kind if fault is not None and fault.kind in ("400", "429", "500", "503", "drop") else "200"
+        refused = ("400", "401", "429", "500", "503", "drop")
+        status = fault.kind if fault is not None and fault.kind in refused else "200"
     if fault is not None:
         state.by_fault[fault.kind] += 1
     state.by_status[status] += 1
@@ -451,13 +456,14 @@ A call is answered by the first reply whose "match" occurs in its user message, 
 may add "finish_reason", "reasoning_tokens" and "cost". "reply_model" names another model in every reply than the
 one asked (a router's fallback); null names the model asked.
 
-Fault kinds: 400 (a request refused), 429 (with Retry-After), 500, 503, drop (connection closed, no response), hang
-(hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason length), malformed (200, JSON
-cut off), shapeless (200, JSON of another shape: []), html (200, a proxy's HTML page), error200 (200 holding an
-error object), null (200 whose message content is null: chat's `content: null`, no text block, no Responses output;
-finish_reason stop), redirect (307 to another host, an answer in its body), bad_redirect (307 whose Location is not
-a URL), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the first `times` calls of each distinct
-request body it matches, in list order; `total` caps its hits over all bodies.
+Fault kinds: 400 (a request refused), 401 (a key refused), 429 (with Retry-After), 500, 503, drop (connection
+closed, no response), hang (hang_s seconds, default 30, then an answer), truncate (a cut reply, finish_reason
+length), malformed (200, JSON cut off), shapeless (200, JSON of another shape: []),
+html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message content is null:
+chat's `content: null`, no text block, no Responses output; finish_reason stop), redirect (307 to another host,
+an answer in its body),
+bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the
+first `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 """
 
 

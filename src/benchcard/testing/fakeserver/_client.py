@@ -162,6 +162,7 @@ class FakeServer:
             {"calls": int, "distinct_requests": int,
              "by_request": {"sha256:<hex of canonical JSON body>": int},   # unless by_request=False
              "by_status": {"200": int, "429": int, "drop": int, ...},
+             "after_first": {"200": int, "401": int, ...},  # calls received after the first that got each status
              "by_endpoint": {"/v1/chat/completions": int, "/v1/messages": int},
              "by_fault": {"429": int, "hang": int, ...},
              "with_key": int, "without_key": int,          # whether a key header was present, never its value

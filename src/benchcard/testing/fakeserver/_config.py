@@ -8,10 +8,10 @@ from typing import Any, Final, Literal, cast
 
 from benchcard.errors import FakeServerError
 
-FAULT_KINDS: Final = ("400", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless", "error200",
-                       "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb")
-FaultKind = Literal["400", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless", "error200",
-                    "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb"]
+FAULT_KINDS: Final = ("400", "401", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless",
+                       "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb")
+FaultKind = Literal["400", "401", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless",
+                    "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb"]
 #: The faults whose call is still answered in the API's shape (late, cut, or spoiled by `_replies.spoiled`).
 ANSWERED_FAULTS: Final = frozenset({"hang", "truncate", "null", "mistyped"})
 #: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
