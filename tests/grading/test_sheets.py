@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
 from benchcard.errors import RunError, VerdictError
@@ -139,6 +139,51 @@ def test_a_sheet_saved_by_a_spreadsheet_with_a_decimal_comma_imports_as_the_same
     added.write_bytes((head + "".join(text[1:])).encode("utf-8-sig"))
     import_grades(project, run_dir, added, name="human", force=True)
     assert (run_dir / "grades" / "human.csv").read_bytes() == stored
+
+
+def _graded(project: Project, tmp_path: Path, run_dir: Path, grades: dict[int, str], separator: str) -> Result:
+    """`grade` of the run's sheet filled `pass` but for `grades` (by its position), saved with `separator`."""
+    sheet = tmp_path / "s.csv"
+    if not sheet.exists():
+        blind_sheet(project, run_dir, sheet)
+    rows = read_sheet(sheet)
+    for n, row in enumerate(rows):
+        row["grade"] = grades.get(n, "pass")
+    with open(tmp_path / "filled.csv", "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter=separator)
+        writer.writeheader()
+        writer.writerows(rows)
+    return CliRunner().invoke(cli, ["-C", str(project.root), "grade", run_dir.name, str(tmp_path / "filled.csv"),
+                                    "--force"])
+
+
+def test_a_grade_that_reads_two_ways_is_refused_unless_the_sheets_separator_settles_it(project: Project,
+                                                                                       tmp_path: Path) -> None:
+    """left22: a grade '1,000' (quoted) in a sheet separated by ',' was read as 1.0, the comma taken for a decimal
+    one; where ',' separates the cells, '.' is the decimal mark and a comma before three digits separates
+    thousands (1000, no grade) or is a slip: one line naming the file, the row and the column, and what to write.
+    In a sheet separated by ';' (a locale with a decimal comma), '1,000' is 1.0 for certain, and '1.000' the one
+    that reads two ways. A mark that cannot separate thousands ('0,5', '0.5') is read as a decimal one in both."""
+    run_dir = strong_run(project)
+    filled = tmp_path / "filled.csv"
+    for separator, ambiguous, said in ((",", "1,000", "1000 (',' between thousands) or as 1.0 (a decimal comma)"),
+                                       (";", "1.000", "1000 ('.' between thousands) or as 1.0 (a decimal point)")):
+        result = _graded(project, tmp_path, run_dir, {2: ambiguous}, separator)
+        assert result.exit_code == 1
+        point = "." if separator == "," else ","
+        assert result.output == (
+            f"error: {filled}: row 4, column 'grade': expected pass, fail or a number from 0 to 1, got "
+            f"'{ambiguous}', which reads as {said}; the sheet's cells are separated by '{separator}', so write its "
+            f"decimal mark as '{point}': 1{point}0\n"), result.output
+        assert not (run_dir / "grades").exists()
+    refused = _graded(project, tmp_path, run_dir, {0: "0,250"}, ",")
+    assert "got '0,250', which reads as 250 (',' between thousands) or as 0.25 (a decimal comma)" in refused.output
+    # the separator settles it: ';' makes ',' the decimal mark; a lone mark before one or two digits is decimal
+    for separator, grades in ((";", {2: "1,000", 3: "0,250", 4: "0.5"}), (",", {2: "1.000", 3: "0.250", 4: "0,5"})):
+        result = _graded(project, tmp_path, run_dir, grades, separator)
+        assert result.exit_code == 0, result.output
+        stored = read_sheet(run_dir / "grades" / "human.csv")
+        assert [r["grade"] for r in stored][2:5] == ["1.0", "0.25", "0.5"], stored
 
 
 def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ REQUIRED_COLUMNS = ("row", "fixture", "grade")
 STORED_COLUMNS = ("row", "fixture", "grade", "note")  # grades/<sheet>.csv, as `grade` writes it
 DEFAULT_NAME = "human"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+_DIGITS = re.compile(r"[0-9]+")  # ASCII digits only: a grade's thousands group, as `ascii_decimal` reads numbers
 
 
 @dataclass(frozen=True)
@@ -196,19 +197,36 @@ def _sheet_names(run_dir: Path) -> list[str]:
     return sorted(p.name[len("sheet-"):-len(".jsonl")] for p in (run_dir / "sealed").glob("sheet-*.jsonl"))
 
 
-def parse_grade(text: str) -> str | float | None:
-    """`pass`, `fail`, a number from 0 to 1 (1 and 0 included; `0,5` as a spreadsheet in a locale with a decimal
-    comma writes it), or empty (not graded). Else ValueError."""
+def parse_grade(text: str, separator: str = ",") -> str | float | None:
+    """`pass`, `fail`, a number from 0 to 1 (1 and 0 included), or empty (not graded). Else ValueError, its
+    message one clause ending in what was got.
+
+    The decimal mark is the one the sheet's cell separator implies: `.` in a sheet separated by `,`, `,` in one
+    separated by `;` (Excel in a locale with a decimal comma: `0,5`). The other mark, which such a locale puts
+    between thousands, is read as a decimal mark only where it cannot be one (`0,5` in a `,` sheet, `0.5` in a `;`
+    one): before three digits it is refused, `1,000` being 1000 or 1.0 (one thousand is no grade, 1.0 is)."""
     t = text.strip().lower()
     if not t:
         return None
     if t in ("pass", "fail"):
         return t
-    if t.count(",") == 1 and "." not in t:
-        t = t.replace(",", ".")
+    point, other = (",", ".") if separator == ";" else (".", ",")
+    got = f"got {text[:80]!r}"
+    if t.count(other) == 1 and point not in t:
+        whole, _, part = t.partition(other)
+        if len(part) == 3 and _DIGITS.fullmatch(part) and _DIGITS.fullmatch(whole) and len(whole) <= 3:
+            said = {",": "a decimal comma", ".": "a decimal point"}[other]
+            decimal = f"{int(whole)}.{part.rstrip('0') or '0'}"
+            raise ValueError(f"expected pass, fail or a number from 0 to 1, {got}, which reads as "
+                             f"{int(whole + part)} ({other!r} between thousands) or as {decimal} ({said}); the "
+                             f"sheet's cells are separated by {separator!r}, so write its decimal mark as "
+                             f"{point!r}: {decimal.replace('.', point)}")
+        t = t.replace(other, ".")
+    elif t.count(point) == 1:
+        t = t.replace(point, ".")
     value = ascii_decimal(t)  # float() would read '0_0' as 0 and '٠.٥' as 0.5
     if value is None or not 0.0 <= value <= 1.0:
-        raise ValueError("expected pass, fail or a number from 0 to 1")
+        raise ValueError(f"expected pass, fail or a number from 0 to 1, {got}")
     return value
 
 
@@ -225,14 +243,14 @@ def import_grades(project: Project, run: str | Path, sheet: Path, name: str | No
     name = _one_sheet(run_dir) if name is None else name
     _check_name(name)
     mapping = _read_mapping(run_dir, name)
-    rows = _read_csv(sheet, shown)
+    rows, separator = _read_csv(sheet, shown)
     header = [h.strip().lower() for h in rows[0]]
     for col in REQUIRED_COLUMNS:
         if col not in header:
             raise RunError(f"{shown}: row 1: missing column '{col}' (expected {','.join(SHEET_COLUMNS)})")
     at = {c: header.index(c) for c in SHEET_COLUMNS if c in header}
     seen: set[int] = set()
-    grades = [_grade_row(raw, n, at, mapping, seen, shown, name)
+    grades = [_grade_row(raw, n, at, mapping, seen, shown, name, separator)
               for n, raw in enumerate(rows[1:], 2) if any(cell.strip() for cell in raw)]
     graded = [g for g in grades if g[2] is not None]
     if not graded:
@@ -265,8 +283,9 @@ def _one_sheet(run_dir: Path) -> str:
     return names[0]
 
 
-def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
-    """The filled sheet's rows (a BOM a spreadsheet wrote left out), at least its header. Read as every file a user
+def _read_csv(sheet: Path, shown: str) -> tuple[list[list[str]], str]:
+    """The filled sheet's rows (a BOM a spreadsheet wrote left out), at least its header, and the separator of its
+    cells, which says its decimal mark (`parse_grade`). Read as every file a user
     hands benchcard is (`_util/safeio`): a FIFO, a device or a folder is one line, never a hang or an endless read."""
     if not os.path.lexists(sheet):
         raise RunError(f"{shown}: no such file")
@@ -281,7 +300,7 @@ def _read_csv(sheet: Path, shown: str) -> list[list[str]]:
         raise RunError(f"{shown}: not a readable CSV sheet: {exc}") from None
     if not rows:
         raise RunError(f"{shown}: empty; expected the header {','.join(SHEET_COLUMNS)}")
-    return rows
+    return rows, delimiter
 
 
 def _has_columns(header: str, delimiter: str) -> bool:
@@ -291,7 +310,7 @@ def _has_columns(header: str, delimiter: str) -> bool:
 
 
 def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, SheetRow], seen: set[int],
-               shown: str, name: str) -> tuple[int, str, str | float | None, str]:
+               shown: str, name: str, separator: str) -> tuple[int, str, str | float | None, str]:
     """One filled row (line `n` of the file) checked against the sealed mapping: (row id, fixture, grade, note);
     a row id off the sheet or given twice, a fixture not the one exported, or a grade that is none is one line
     naming the row and the column."""
@@ -316,9 +335,9 @@ def _grade_row(raw: list[str], n: int, at: dict[str, int], mapping: dict[int, Sh
         raise fail("fixture", f"sheet row {row_id} was exported as fixture {mapping[row_id].fixture!r}, "
                               f"not {fixture!r} (rows were edited or mixed up)")
     try:
-        grade = parse_grade(cell("grade"))
+        grade = parse_grade(cell("grade"), separator)
     except ValueError as exc:
-        raise fail("grade", f"{exc}, got {cell('grade')!r}") from None
+        raise fail("grade", str(exc)) from None
     return row_id, fixture, grade, plain_text(cell("note").strip())
 
 
@@ -372,5 +391,5 @@ def _stored_row(record: dict[str, str], shown: str, n: int) -> int:
     try:
         parse_grade(record.get("grade", ""))
     except ValueError as exc:
-        raise VerdictError(f"{shown}: line {n}, column 'grade': {exc}, got {record.get('grade', '')[:40]!r}") from None
+        raise VerdictError(f"{shown}: line {n}, column 'grade': {exc}") from None
     return row_id
