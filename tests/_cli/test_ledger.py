@@ -257,6 +257,49 @@ def test_listing_or_verifying_a_long_ledger_holds_a_piece_of_it_not_the_whole(em
         assert [line.split("│")[1].strip() for line in shown.splitlines()[4:-1]] == [str(n) for n in range(1, 6001)]
 
 
+READS = """
+import contextlib, os, sys
+from benchcard.cli import cli
+ledger = os.path.realpath(os.path.join(sys.argv[2], "results", "ledger.jsonl"))
+opened = []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and os.path.realpath(args[0]) == ledger:
+        opened.append(args[0])
+def read():
+    with open("/proc/self/io") as fh:
+        return int(next(line for line in fh if line.startswith("rchar:")).split()[1])
+def table(root):
+    with contextlib.suppress(SystemExit):
+        cli.main(["-C", root, "ledger"], prog_name="benchcard")
+with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+    table(sys.argv[1])  # once on a ledger of one row: what is imported on first use is not counted
+sys.addaudithook(hook)
+before = read()
+table(sys.argv[2])
+print(len(opened), read() - before, file=sys.stderr)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="the bytes a process read are counted by Linux")
+def test_the_table_reads_the_ledger_once(empty: Project, tmp_path: Path) -> None:
+    """The table read the ledger twice, once for each column's widest cell and once for the rows; it now reads it
+    once, keeping the texts each row shows (`_Kept`). Counted in a process of its own: the opens of the ledger (an
+    audit hook) and the bytes read (/proc/self/io)."""
+    size = long_ledger(empty, 3000)
+    warm = Project(tmp_path / "warm")
+    (warm.root / "cards").mkdir(parents=True)
+    long_ledger(warm, 1)
+    out = tmp_path / "out.txt"
+    with out.open("w", encoding="utf-8") as fh:
+        done = subprocess.run([sys.executable, "-c", READS, str(warm.root), str(empty.root)], stdout=fh,
+                              stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+                              env={**os.environ, "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"})
+    opens, read = (int(x) for x in done.stderr.split()[-2:])
+    assert opens == 1 and read < 1.2 * size, (opens, read, size, done.stderr[-2000:])  # twice: 2.0 × the size
+    shown = out.read_text(encoding="utf-8")
+    assert [line.split("│")[1].strip() for line in shown.splitlines()[4:-1]] == [str(n) for n in range(1, 3001)]
+
+
 @pytest.mark.parametrize("width", [200, 121, 100, 60, 30])
 def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: int,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:

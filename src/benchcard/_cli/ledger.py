@@ -80,25 +80,27 @@ ledger of 200,000 rows is never held (drawn whole, it took 2.5 GB)."""
 
 
 def _print_table(console: Any, where: str, rows: Callable[[], Iterable[LedgerRow]]) -> None:
-    """The table, read twice: once for each column's widest cell (the widths rich gives the whole table), then a
-    row at a time, each row drawn at those widths from the rows rich draws (`_Drawn`), written `CHUNK` rows at a
-    time between the header and the bottom border rich draws for them."""
+    """The table, its ledger read once: each row kept as the texts it shows (`_kept`), each column's widest cell
+    found among them (the widths rich gives the whole table), then each row drawn at those widths from the rows
+    rich draws (`_Drawn`), written `CHUNK` rows at a time between the header and the bottom border rich draws for
+    them. A row that does not read is the one error line before any output, as the read comes first."""
     from rich.segment import Segments
 
     narrow = console.width < NARROW
-    widest = _widest(rows(), narrow)
+    kept = _Kept(rows())
+    widest = _widest(kept, narrow)
     if widest is None:
         console.print(f"{where}: no verdicts yet", highlight=False, markup=False)
         return
     widths, span = _laid_out(console, narrow, *widest)
     if min(widths) < PAD:  # a column shrunk past its padding (a terminal far too narrow): no `width` says so
         whole = _table(narrow, widest[1])
-        for cells, style in _pieces_of_all(rows(), narrow):
+        for cells, style in _pieces_of_all(kept, narrow):
             whole.add_row(*cells, style=style)
         console.print(whole)
         return
     drawn = _Drawn(console, console.options.update_width(span), narrow, widths)
-    for lines in drawn.batches(_pieces_of_all(rows(), narrow)):
+    for lines in drawn.batches(_pieces_of_all(kept, narrow)):
         # cropped at the terminal's width, as rich crops a table wider than it (cells that cannot wrap)
         console.print(Segments(drawn.cropped(lines)), end="", crop=False)
 
@@ -348,12 +350,12 @@ def _laid_out(console: Any, narrow: bool, widest: list[Text], longest: int) -> t
     return [len(part) for part in top[1:-1].split("+")], len(top)
 
 
-def _pieces_of_all(rows: Iterable[LedgerRow], narrow: bool) -> Iterator[tuple[list[Text], str]]:
-    """Every row's cells and style, one after another."""
-    return (_cells(row, narrow) for row in rows)
+def _pieces_of_all(kept: Iterable[str], narrow: bool) -> Iterator[tuple[list[Text], str]]:
+    """Every row's cells and style, one after another, from the texts kept of it (`_kept`)."""
+    return (_cells_of(k, narrow) for k in kept)
 
 
-def _widest(rows: Iterable[LedgerRow], narrow: bool) -> tuple[list[Text], int] | None:
+def _widest(kept: Iterable[str], narrow: bool) -> tuple[list[Text], int] | None:
     """Each column's widest cell (rich sizes a column by its widest cell alone) and the longest card name, or None
     for a ledger without rows."""
     from rich.cells import cell_len
@@ -363,10 +365,10 @@ def _widest(rows: Iterable[LedgerRow], narrow: bool) -> tuple[list[Text], int] |
 
     widest: list[Text] | None = None
     longest = 0
-    for row in rows:
-        cells = _cells(row, narrow)[0]
+    for k in kept:
+        cells = _cells_of(k, narrow)[0]
         widest = cells if widest is None else [max(a, b, key=width) for a, b in zip(widest, cells, strict=True)]
-        longest = max(longest, len(terminal_line(row.card)))
+        longest = max(longest, len(k.split(_SEP, 3)[2]))
     return None if widest is None else (widest, longest)
 
 
@@ -390,22 +392,57 @@ def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, he
     return table
 
 
-def _cells(row: LedgerRow, narrow: bool) -> tuple[list[Text], str]:
-    """A row's cells, as Text, never markup (a `[/red]` in a rig raised rich's MarkupError, a `[link=…]` made a
-    hyperlink), each shown through `terminal_line` (a row edited by hand may hold escapes or a newline), and the
-    row's style: results bold, non-results dim."""
-    from rich.text import Text
+#: Between the texts `_kept` holds of a row, and after a row's in `_Kept`: never in one, as `terminal_line` writes
+#: every control character as its escape.
+_SEP = "\x00"
+_END = b"\x01"
 
+
+class _Kept:
+    """Every row's `_kept` texts, in UTF-8 in one buffer, each row's ended by `_END`: what the table holds of the
+    ledger between its one read and its drawing, a row's few short texts without an object each (66 bytes for a
+    ledger line of 1.7 kB; kept as strings in a list, twice that), read back a row at a time."""
+
+    def __init__(self, rows: Iterable[LedgerRow]):
+        self.data = bytearray()
+        for row in rows:
+            self.data += _kept(row).encode("utf-8")
+            self.data += _END
+
+    def __iter__(self) -> Iterator[str]:
+        start = 0
+        while (end := self.data.find(_END, start)) != -1:
+            yield self.data[start:end].decode("utf-8")
+            start = end + 1
+
+
+def _kept(row: LedgerRow) -> str:
+    """What the table keeps of a row between its one read and its drawing: the texts its cells show, each through
+    `terminal_line` (a row edited by hand may hold escapes or a newline), and its style (results bold, non-results
+    dim), as one string (a tenth of the row's 1.7 kB line, where the row itself is many objects)."""
     t = terminal_line
     style = {"result": "bold", "non-result": "dim"}.get(row.outcome, "")
     version = "unsealed" if row.kind == "compare" else f"v{row.version}"
+    return _SEP.join((str(row.seq), t(row.date), t(row.card), version, t(row.rig), t(row.finding), t(row.outcome),
+                      _run_cell(row), style))
+
+
+def _cells(row: LedgerRow, narrow: bool) -> tuple[list[Text], str]:
+    """A row's cells and style (`_cells_of` its `_kept` texts)."""
+    return _cells_of(_kept(row), narrow)
+
+
+def _cells_of(kept: str, narrow: bool) -> tuple[list[Text], str]:
+    """A row's cells from the texts kept of it, as Text, never markup (a `[/red]` in a rig raised rich's
+    MarkupError, a `[link=…]` made a hyperlink), and the row's style."""
+    from rich.text import Text
+
+    seq, date, card, version, rig, finding, outcome, run, style = kept.split(_SEP)
     if narrow:
-        card = Text(t(row.card))
-        card.append("\n" + t(row.rig), style="dim")
-        return [Text(str(row.seq)), card, Text(version), Text(f"{t(row.finding)}\n{t(row.outcome)}"),
-                Text(_run_cell(row))], style
-    return [Text(c) for c in (str(row.seq), t(row.date), t(row.card), version, t(row.rig), t(row.finding),
-                              t(row.outcome), _run_cell(row))], style
+        shown = Text(card)
+        shown.append("\n" + rig, style="dim")
+        return [Text(seq), shown, Text(version), Text(f"{finding}\n{outcome}"), Text(run)], style
+    return [Text(c) for c in (seq, date, card, version, rig, finding, outcome, run)], style
 
 
 def _run_cell(row: LedgerRow) -> str:
