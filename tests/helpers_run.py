@@ -207,15 +207,21 @@ def summary(result: Result) -> dict[str, Any]:
 
 
 def recorded_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The waits the runner's retry loop asks for, recorded as asked (no clock is read by the test)."""
+    """The waits the runner's retry loop asks for (its backoff, `_back_off`) and its rate limiter's, recorded as
+    asked (no clock is read by the test)."""
     asked: list[float] = []
-    real_sleep = asyncio.sleep
+    real_sleep, real_back_off = asyncio.sleep, calls._back_off
 
     async def sleep(delay: float) -> None:
         asked.append(delay)
         await real_sleep(delay)
 
+    async def back_off(s: calls.Session, delay: float) -> None:
+        asked.append(delay)
+        await real_back_off(s, delay)
+
     monkeypatch.setattr(calls, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": sleep}))
+    monkeypatch.setattr(calls, "_back_off", back_off)
     return asked
 
 

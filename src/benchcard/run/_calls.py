@@ -535,11 +535,17 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
         if s.halted:
             return None
         waited += delay
-        with contextlib.suppress(TimeoutError):  # the backoff, cut short by a stop: no call after it
-            async with asyncio.timeout(delay):
-                await s.halt.wait()
-        if s.halted:
+        await _back_off(s, delay)
+        if s.halted:  # the run stopped during the backoff: no call after the stop
             return None
+
+
+async def _back_off(s: Session, delay: float) -> None:
+    """A cell's wait before its next attempt, `delay` seconds, cut short by a stop (`Session.halt`), so that a run
+    stopping ends then, not after the longest `Retry-After` its cells were told."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(delay):
+            await s.halt.wait()
 
 
 async def _place(s: Session, waited: float) -> float | None:
