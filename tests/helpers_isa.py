@@ -7,8 +7,10 @@ sets (AMX, `%zmm`) one build once had. x86-64: the x86-64-v3 set (AVX2, FMA, F16
 seen in no `%zmm`: AVX-512VL code on `%ymm`/`%xmm` (EVEX: `%k` masks, `%xmm16`–`%xmm31`, `{1to8}`,
 EVEX-only mnemonics), AVX-VNNI (`{vex} vpdpbusd`, which Zen 3 and Zen 4 and Ice Lake Xeons lack), AVX-IFMA,
 AVX-VNNI-INT8, BF16, FP16, GFNI, AMX. arm64: the armv8-a baseline (NEON, FMA). Beyond it: SVE and SME (Graviton 3
-has SVE, Apple's M1–M3 and Graviton 2 do not), the dot-product and int8 matrix instructions, BF16, and the
-half-precision arithmetic of armv8.2-a.
+has SVE, Apple's M1–M3 and Graviton 2 do not), the dot-product and int8 matrix instructions, BF16, the
+half-precision arithmetic of armv8.2-a, and every later or optional instruction a `-march=armv8.x-a` build emits
+by itself: armv8.1's LSE atomics (`ldadd`, `casal`: the Cortex-A53 and A72 of the Raspberry Pi 3 and 4 have
+none), RDM, RCpc, CRC32, the cryptographic instructions, pointer authentication.
 """
 
 from __future__ import annotations
@@ -45,21 +47,39 @@ BEYOND = {
         r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])\b|\bza\w*\b"
         r"|^\s*([su]dot|usdot|sudot|[su]?[su]mmla|bf(cvt\w*|dot|mmla|mlal[bt])|ptrue\w*|whilel\w+|smstart|smstop"
         r"|rdvl|addvl|cnt[bhwd])\b"
-        r"|^\s*f(?!cvtl|cvtn|cvt\b|mov\b)\w+\s+(v\d+\.[48]h|h\d+)\b"
+        # half-precision arithmetic and conversions: an FP instruction with an h operand, save the armv8-a
+        # conversions between half and single precision (fcvt, fcvtl, fcvtn)
+        r"|^\s*(f(?!cvtl2?\s|cvtn2?\s|cvt\s)\w+|[su]cvtf)\s.*\b(v\d+\.[48]h|h\d+)\b"
+        # armv8.1's atomics (LSE) and rounding multiply-accumulate (RDM), armv8.3-8.5's RCpc loads and stores,
+        # complex and JavaScript arithmetic, FRINT32/64, pointer authentication outside the hint space; and
+        # what armv8-a leaves optional: CRC32 and the cryptographic instructions
+        r"|^\s*(casp?|swp|ld(add|clr|eor|set|[su]max|[su]min)|st(add|clr|eor|set|[su]max|[su]min))(a|al|l)?[bh]?\s"
+        r"|^\s*(sqrdml[as]h|ldapu?r\w*|stlur\w*|fcmla|fcadd|fjcvtzs|frint(32|64)[xz]|crc32\w*|aes\w+|sha\d+\w*"
+        r"|sm[34]\w*|eor3|bcax|rax1|xar|(pac|aut)(ia|ib|da|db|iza|izb|dza|dzb|ga)|reta[ab]|bla?ra\w*|ldra[ab])\b"
+        r"|^\s*pmull2?\s+v\d+\.1q\b"
     ),
 }
 
 
 INSTRUCTION_LINE = re.compile(r"^\s*[0-9a-f]+:\s+(.+)$")
+FUNCTION_LINE = re.compile(r"^[0-9a-f]+ <([^>]*)>:$")
+# libgcc's outline atomics (GCC's default on arm64 Linux): each holds an LSE instruction and the armv8-a
+# exclusive-load loop, and picks one at run time from the CPU's hwcaps, so its LSE line never runs on armv8.0.
+RUNTIME_CHOSEN = re.compile(r"__aarch64_(cas|swp|ldadd|ldclr|ldeor|ldset)\d+_(relax|acq|rel|acq_rel|sync)")
 
 
 def instructions(disassembly: str) -> list[str]:
     """The instruction text of each line of `objdump -d --no-show-raw-insn` (address, symbol names and comments
-    dropped), so that a function named like an instruction is never read as one."""
+    dropped), so that a function named like an instruction is never read as one; the lines of libgcc's outline
+    atomics are left out (they choose between armv8.0 and armv8.1 code at run time)."""
     found = []
+    chosen_at_run_time = False
     for line in disassembly.splitlines():
+        function = FUNCTION_LINE.match(line)
+        if function:
+            chosen_at_run_time = RUNTIME_CHOSEN.fullmatch(function[1]) is not None
         match = INSTRUCTION_LINE.match(line)
-        if match:
+        if match and not chosen_at_run_time:
             text = re.sub(r"<[^>]*>", "", match[1]).split("//")[0].split(" # ")[0].strip()
             if text:
                 found.append(text)

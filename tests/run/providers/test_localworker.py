@@ -281,7 +281,8 @@ def test_the_ceiling_reads_system_info_as_an_allow_list() -> None:
         "no instruction-set ceiling is written down for riscv64 (tests/helpers_isa.py)"]
 
 
-# GNU objdump's lines for arm64 (no arm64 assembler here: the lines are written as objdump writes them).
+# GNU objdump's lines for arm64, written as objdump writes them (the tests need no arm64 assembler; these were
+# checked on 2026-12-07 with Debian's aarch64-linux-gnu-as and -objdump 2.40).
 NATIVE_ARM = """\
    0:\tsdot\tv0.4s, v1.16b, v2.16b
    4:\tsmmla\tv0.4s, v1.16b, v2.16b
@@ -293,6 +294,32 @@ NATIVE_ARM = """\
   1c:\twhilelo\tp0.s, x0, x1
   20:\tsmstart
   24:\tfadd\th0, h1, h2
+  28:\tfmov\th0, w0
+  2c:\tfcvtzs\tw0, h1
+  30:\tscvtf\th0, w1
+  34:\tfcmp\th0, h1
+  38:\tldadd\tw0, w0, [x1]
+  3c:\tldaddal\tx0, x1, [x2]
+  40:\tcasal\tw0, w1, [x2]
+  44:\tcaspal\tx0, x1, x2, x3, [x4]
+  48:\tswpal\tw0, w1, [x2]
+  4c:\tstadd\tw0, [x1]
+  50:\tldsetalh\tw0, w1, [x2]
+  54:\tldumaxb\tw0, w1, [x2]
+  58:\tsqrdmlah\tv0.4s, v1.4s, v2.4s
+  5c:\tldapr\tw0, [x1]
+  60:\tldapurb\tw0, [x1, #1]
+  64:\tstlur\tw0, [x1]
+  68:\tfcmla\tv0.4s, v1.4s, v2.4s, #90
+  6c:\tfjcvtzs\tw0, d1
+  70:\tfrint32z\tv0.4s, v1.4s
+  74:\tcrc32cx\tw0, w1, x2
+  78:\taese\tv0.16b, v1.16b
+  7c:\tsha256h\tq0, q1, v2.4s
+  80:\tpmull\tv0.1q, v1.1d, v2.1d
+  84:\teor3\tv0.16b, v1.16b, v2.16b, v3.16b
+  88:\tpacia\tx0, x1
+  8c:\tretaa
 """
 PORTABLE_ARM = """\
 0000000000001000 <ggml_vec_dot_sdot>:
@@ -310,6 +337,41 @@ PORTABLE_ARM = """\
   2c:\tfcvt\th0, s0
   30:\tldr\th0, [x0]
   34:\tprfm\tpldl1keep, [x0]
+  38:\tfcvt\ts0, h0
+  3c:\tfcvtl2\tv0.4s, v1.8h
+  40:\tfcvtn2\tv0.8h, v1.4s
+  44:\tfcvtns\tw0, s0
+  48:\tmov\tv0.h[1], w0
+  4c:\tumov\tw0, v0.h[1]
+  50:\tldaxr\tw0, [x1]
+  54:\tstlxr\tw2, w0, [x1]
+  58:\tldar\tw0, [x1]
+  5c:\tstlr\tw0, [x1]
+  60:\tsqrdmulh\tv0.4s, v1.4s, v2.4s
+  64:\tpmull\tv0.8h, v1.8b, v2.8b
+  68:\tpaciasp
+  6c:\tautiasp
+  70:\tbti\tc
+"""
+# libgcc's outline atomic, as every armv8-a build links it, and the same LSE line compiled inline in ggml (what
+# -march=armv8.2-a emits in ggml-cpu.c): the first picks it at run time, the second dies on a Cortex-A72.
+OUTLINE_ATOMIC = """\
+00000000000aed50 <__aarch64_ldadd4_relax>:
+   aed50:\tmov\tw16, w0
+   aed54:\tadrp\tx17, 120000 <__aarch64_have_lse_atomics>
+   aed58:\tldrb\tw16, [x17, #1234]
+   aed5c:\tcbz\tw16, aed68 <__aarch64_ldadd4_relax+0x18>
+   aed60:\tldadd\tw0, w0, [x1]
+   aed64:\tret
+   aed68:\tmov\tw16, w0
+   aed6c:\tldxr\tw0, [x1]
+   aed70:\tadd\tw17, w0, w16
+   aed74:\tstxr\tw15, w17, [x1]
+   aed78:\tcbnz\tw15, aed6c <__aarch64_ldadd4_relax+0x1c>
+   aed7c:\tret
+
+00000000000aed80 <ggml_threadpool_chunk_add>:
+   aed80:\tldadd\tw1, w0, [x2]
 """
 
 
@@ -317,8 +379,9 @@ def test_the_ceiling_names_every_arm64_instruction_beyond_armv8_a_and_none_of_it
     info = "CPU : NEON = 1 | ARM_FMA = 1 | "
     native = instructions(NATIVE_ARM)
     assert [line for line in native if not beyond_the_ceiling("aarch64", info, "0:\t" + line)] == []
-    assert len(native) == 10
+    assert len(native) == 36
     assert beyond_the_ceiling("aarch64", info, PORTABLE_ARM) == []
+    assert beyond_the_ceiling("aarch64", info, OUTLINE_ATOMIC) == ["ldadd\tw1, w0, [x2]"]
 
 
 def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
