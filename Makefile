@@ -26,7 +26,7 @@ BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | s
 CACHE_HOME := $(shell case "$$XDG_CACHE_HOME" in (/*) printf '%s' "$$XDG_CACHE_HOME";; (*) [ -z "$$HOME" ] || printf '%s' "$$HOME/.cache";; esac)
 WHEELHOUSE ?= $(if $(CACHE_HOME),$(CACHE_HOME),$(error neither XDG_CACHE_HOME nor HOME is set, so the llama-cpp-python wheel has no folder: make WHEELHOUSE=DIR))/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check
+.PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check arm64-check
 # A bare `make` says what there is to make, instead of making the first file rule (.venv) and stopping there.
 .DEFAULT_GOAL := help
 
@@ -35,6 +35,7 @@ help:
 	@echo 'make test        set-up + the whole test suite (what CI runs)'
 	@echo 'make lint        ruff and mypy'
 	@echo 'make wheel       build the portable llama-cpp-python wheel once (make wheelhouse: where it is kept)'
+	@echo 'make arm64-check the arm64 build on this x86-64 machine: cross-built, run under qemu (about 20 min)'
 	@echo 'then: . $(VENV)/bin/activate, and benchcard --help (README.md, "Using it")'
 
 # A project under a path its locale cannot write (`/tmp/ä b` under LC_ALL=C) stops here, in one line: setuptools
@@ -107,6 +108,18 @@ demo-run: locale-check demo-project
 # (module-scoped fixtures are set up at most once per worker); docs/performance.md has the figures.
 test: install chromium
 	$(BIN)/pytest -q -n auto --dist worksteal
+
+# The arm64 portable build checked on an x86-64 machine (no arm64 one needed; not part of `make test`): llama.cpp
+# cross-built with `make llama-flags ARCH=aarch64`, the model run under qemu as a Cortex-A53 and as `-cpu max`,
+# and libggml-cpu read through the arm64 ceiling. The cross compilers and qemu are installed when missing.
+ARM64_WORK ?= /tmp/benchcard-arm64
+arm64-check: install
+	@command -v aarch64-linux-gnu-g++ >/dev/null && command -v aarch64-linux-gnu-objdump >/dev/null \
+	  && command -v qemu-aarch64 >/dev/null && command -v cmake >/dev/null && command -v ninja >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc-aarch64-linux-gnu \
+	  g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user cmake ninja-build; }
+	$(BIN)/python benchmarks/arm64_build.py --work "$(ARM64_WORK)"
+	BENCHCARD_ARM64_BUILD="$(ARM64_WORK)" $(BIN)/pytest -q -n 0 tests/run/providers/test_localworker.py -k arm64
 
 lint: install
 	$(BIN)/ruff check .

@@ -384,6 +384,32 @@ def test_the_ceiling_names_every_arm64_instruction_beyond_armv8_a_and_none_of_it
     assert beyond_the_ceiling("aarch64", info, OUTLINE_ATOMIC) == ["ldadd\tw1, w0, [x2]"]
 
 
+def test_the_arm64_flags_are_the_ones_built_and_run_on_a_cortex_a53_under_qemu() -> None:
+    """benchmarks/arm64_build.py cross-built these and ran the model under `qemu-aarch64 -cpu cortex-a53`
+    (docs/performance.md): `armv8-a`, not `armv8.2-a` (inline LSE atomics: SIGILL on a Raspberry Pi's A53/A72),
+    not native, not the variants. Another set is run there again before it is written here."""
+    flags = subprocess.run(["make", "-s", "-C", str(REPO), "llama-flags", "ARCH=aarch64"], capture_output=True,
+                           text=True, check=True, timeout=60, env={k: v for k, v in os.environ.items()
+                                                                   if k not in ("LLAMA_CMAKE", "MAKEFLAGS")})
+    assert flags.stdout.split() == ["-DGGML_NATIVE=OFF", "-DGGML_CPU_ARM_ARCH=armv8-a", "-DGGML_BACKEND_DL=OFF",
+                                    "-DGGML_CPU_ALL_VARIANTS=OFF"]
+
+
+ARM64_BUILD = os.environ.get("BENCHCARD_ARM64_BUILD", "")
+
+
+@pytest.mark.skipif(not ARM64_BUILD, reason="make arm64-check sets BENCHCARD_ARM64_BUILD (a cross build's folder)")
+def test_the_arm64_cross_build_holds_nothing_beyond_armv8_a() -> None:
+    """What `make arm64-check` checks after benchmarks/arm64_build.py: the aarch64 `libggml-cpu.so` as
+    `aarch64-linux-gnu-objdump -d` reads it, and its system info under qemu's Cortex-A53, through the arm64
+    ceiling (benchmarks never import the tests)."""
+    folder = Path(ARM64_BUILD) / "aarch64"
+    info = (folder / "system_info.txt").read_text(encoding="utf-8")
+    code = (folder / "libggml-cpu.objdump").read_text(encoding="utf-8")
+    assert len(instructions(code)) > 10_000  # really disassembled
+    assert beyond_the_ceiling("aarch64", info, code) == []
+
+
 def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
     make = shutil.which("make")
     assert make, "make is needed (README: build-essential)"
