@@ -11,7 +11,7 @@ the tests). Then the embedded SmolLM2-135M generates a few tokens greedily under
 (plain armv8-a: no dotprod, no fp16 arithmetic, no LSE atomics, no SVE), under `-cpu max` (all of them), and
 natively on x86-64; prints each one's text, exit and wall time, and exits 1 if one dies or says nothing.
 
-    python benchmarks/arm64_build.py --work /tmp/benchcard-arm64    # about 25 min here on 2 shared cores
+    python benchmarks/arm64_build.py --work /tmp/benchcard-arm64    # 17 min here on 2 shared cores (load 6-12)
 
 Needs `apt-get install -y gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user`
 (checked first, one line if one is missing), cmake and ninja, and the `local` extra (the model's package).
