@@ -395,21 +395,6 @@ def test_the_arm64_flags_are_the_ones_built_and_run_on_a_cortex_a53_under_qemu()
                                     "-DGGML_CPU_ALL_VARIANTS=OFF"]
 
 
-ARM64_BUILD = os.environ.get("BENCHCARD_ARM64_BUILD", "")
-
-
-@pytest.mark.skipif(not ARM64_BUILD, reason="make arm64-check sets BENCHCARD_ARM64_BUILD (a cross build's folder)")
-def test_the_arm64_cross_build_holds_nothing_beyond_armv8_a() -> None:
-    """What `make arm64-check` checks after benchmarks/arm64_build.py: the aarch64 `libggml-cpu.so` as
-    `aarch64-linux-gnu-objdump -d` reads it, and its system info under qemu's Cortex-A53, through the arm64
-    ceiling (benchmarks never import the tests)."""
-    folder = Path(ARM64_BUILD) / "aarch64"
-    info = (folder / "system_info.txt").read_text(encoding="utf-8")
-    code = (folder / "libggml-cpu.objdump").read_text(encoding="utf-8")
-    assert len(instructions(code)) > 10_000  # really disassembled
-    assert beyond_the_ceiling("aarch64", info, code) == []
-
-
 def test_the_wheel_cache_is_keyed_by_the_build_flags() -> None:
     make = shutil.which("make")
     assert make, "make is needed (README: build-essential)"
