@@ -16,6 +16,7 @@ from benchcard.errors import FakeServerError
 from benchcard.stats import _tablecache
 from benchcard.testing.fakeserver import FakeServer
 
+from .helpers_collect import rewrite_ahead
 from .helpers_demo import DemoRun, shared_demo_run
 from .helpers_once import shared_folder
 from .helpers_project import PROBES, copy_project
@@ -43,6 +44,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     same core fills with work (docs/performance.md, "The suite")."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 * cores
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's controller, before its workers start, rewrites the test modules' asserts once for all of
+    them (tests/helpers_collect.py): each worker then reads them instead of rewriting the suite itself."""
+    workers = config.getoption("numprocesses", None) if config.pluginmanager.hasplugin("xdist") else None
+    if isinstance(workers, int) and workers > 1 and not hasattr(config, "workerinput"):
+        rewrite_ahead(config)
 
 
 def _starts(item: pytest.Item) -> int:
