@@ -17,7 +17,7 @@ import benchcard
 from benchcard._util.files import AtomicFile, is_work_file, move_into_place, synced_file, write_atomic
 from benchcard.project import Project
 
-from ..helpers_cli import as_a_user
+from ..helpers_cli import EACH_COMMAND, as_a_user_each, each_command
 from ..helpers_digits import NOT_NUMBERS, THIRTY_DIGITS
 from ..helpers_project import PUBLISHED, published_project
 from ..helpers_run import killed_at
@@ -257,39 +257,22 @@ def test_a_refused_write_says_make_room_only_when_room_mends_it() -> None:
     assert refused_write(OSError(errno.EACCES, "Permission denied")) == ("Permission denied", "Put that right")
 
 
-# Each command as `benchcard -C project …` gives it (click's runner: its exit code, stdout and stderr, an uncaught
-# exception's traceback on stderr as the interpreter prints it), all in one process.
-_COMMANDS = """
-import json, sys, traceback
-from click.testing import CliRunner
-from benchcard.cli import cli
-said = []
-for args in json.loads(sys.argv[2]):
-    done = CliRunner().invoke(cli, ["-C", sys.argv[1], *args], prog_name="benchcard")
-    crash = done.exception if not isinstance(done.exception, (SystemExit, type(None))) else None
-    trace = "".join(traceback.format_exception(crash)) if crash else ""
-    said.append([done.exit_code, done.stdout, done.stderr + trace])
-json.dump(said, sys.stdout)
-"""
-
-
-def on_a_read_only_mount(project: Path, *commands: list[str]) -> list[tuple[int, str, str]]:
+def on_a_read_only_mount(project: Path, *commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
     """Each of `commands` run as `benchcard -C project …`, with `project` bind-mounted read-only onto itself, as a
     user's project on a read-only share or a CI cache is: a real mount, in a user and mount namespace of the
     commands' own (util-linux `unshare`, no privilege needed), so that the file system refuses every write and even
     the removal of a file that is not there (EROFS), as the kernel does there. One Python process runs them all,
-    one after the other (each started alone cost a second of CPU to import benchcard): (exit code, stdout,
-    stderr) of each."""
+    one after the other (helpers_cli.EACH_COMMAND)."""
     unshare = shutil.which("unshare")
     assert unshare, "unshare (util-linux) is needed to mount a project read-only"
     mount = 'mount --bind -o ro "$1" "$1" || exit 99; shift; exec "$@"'
+    given = json.dumps([["-C", str(project), *command] for command in commands])
     done = subprocess.run([unshare, "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh", str(project),
-                           sys.executable, "-c", _COMMANDS, str(project), json.dumps(commands)],
+                           sys.executable, "-c", EACH_COMMAND, given],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 99 and not done.stderr.startswith("unshare:"), (
         f"could not mount {project} read-only in a namespace of its own (user namespaces off?): {done.stderr}")
-    assert done.returncode == 0, done.stderr
-    return [(code, out, err) for code, out, err in json.loads(done.stdout)]
+    return each_command(done, commands)
 
 
 def test_a_read_only_project_is_read_and_a_refusal_is_the_refusal_not_a_failed_cleanup(tmp_path: Path) -> None:
@@ -302,15 +285,15 @@ def test_a_read_only_project_is_read_and_a_refusal_is_the_refusal_not_a_failed_c
     reads = [["ledger", "--verify"], ["verdict", run, "--show"], ["status", run], ["ledger"],
              ["export", run, "--out", str(tmp_path / "cells.csv")]]
     said = on_a_read_only_mount(project, *reads, ["verdict", run], ["verdict", "bench-01"], ["site"])
-    for command, (code, _, err) in zip(reads, said, strict=False):
-        assert code == 0 and "Traceback" not in err, (command, err)
+    for command, done in zip(reads, said, strict=False):
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (command, done.stderr)
     assert (tmp_path / "cells.csv").is_file()
-    for code, out, err in said[len(reads):len(reads) + 2]:
-        assert (code, out) == (1, ""), (code, out, err)
-        assert err == (f"error: run {run} already has a verdict (results/bench-01/v1/{run}/verdict.json); "
+    for done in said[len(reads):len(reads) + 2]:
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr == (f"error: run {run} already has a verdict (results/bench-01/v1/{run}/verdict.json); "
                        f"a verdict is given once — `benchcard verdict {run} --show` prints it\n")
-    code, _, err = said[-1]
-    assert code == 1 and err.count("\n") == 1 and "Read-only file system" in err, (code, err)
+    done = said[-1]
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Read-only file system" in done.stderr, done
     assert sorted((p.relative_to(project), p.stat().st_mtime_ns) for p in project.rglob("*")) == before
 
 
@@ -327,9 +310,10 @@ def test_a_folder_not_writable_is_said_of_the_file_asked_for_not_its_temporary(t
     for folder in (run_dir, run_dir / "sealed", out):
         folder.chmod(0o555)
     try:
-        said = {args[0]: as_a_user("-C", str(project.root), *args) for args in (
-            ("verdict", run_dir.name), ("blind-sheet", run_dir.name),
-            ("export", run_dir.name, "--out", str(out / "cells.csv")))}
+        commands = (("verdict", run_dir.name), ("blind-sheet", run_dir.name),
+                    ("export", run_dir.name, "--out", str(out / "cells.csv")))
+        said = {args[0]: done for args, done in zip(commands, as_a_user_each(
+            *(("-C", str(project.root), *args) for args in commands)), strict=True)}
     finally:
         for folder in (run_dir, run_dir / "sealed", out):
             folder.chmod(0o755)

@@ -11,7 +11,7 @@ import pytest
 from benchcard._util.safeio import decode_utf8, load_json_file, miscased, read_regular_bytes, read_regular_text
 from benchcard.errors import CardError, ProjectError
 
-from ..helpers_cli import as_a_user
+from ..helpers_cli import as_a_user_each
 from ..helpers_project import copy_project
 from ..helpers_verdict import cli_run, make_project, strong_run
 
@@ -151,7 +151,7 @@ def test_a_keys_folder_that_may_not_be_opened_is_named(tmp_path: Path, shut: str
     root = copy_project(tmp_path / "proj", ("bench-01",))
     (root / shut).chmod(0o000)
     try:
-        checked, sealed = (as_a_user("-C", str(root), command, "bench-01") for command in ("check", "seal"))
+        checked, sealed = as_a_user_each(*(("-C", str(root), command, "bench-01") for command in ("check", "seal")))
     finally:
         (root / shut).chmod(0o755 if (root / shut).is_dir() else 0o644)
     assert checked.returncode == sealed.returncode == 1

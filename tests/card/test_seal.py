@@ -17,7 +17,7 @@ from benchcard.project import Project
 from benchcard.records.rows import LEGACY_GRID, Rules
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_cli import as_a_user, bc
+from ..helpers_cli import as_a_user_each, bc
 from ..helpers_project import copy_project, make_ab_project
 
 
@@ -430,7 +430,7 @@ def test_a_keys_folder_that_may_be_entered_but_not_listed_is_named_as_the_projec
     root = copy_project(tmp_path / "proj", ("bench-01",))
     (root / "keys" / "bench-01").chmod(0o311)
     try:
-        checked, sealed = (as_a_user("-C", str(root), command, "bench-01") for command in ("check", "seal"))
+        checked, sealed = as_a_user_each(*(("-C", str(root), command, "bench-01") for command in ("check", "seal")))
     finally:
         (root / "keys" / "bench-01").chmod(0o755)
     said = ("keys/bench-01: cannot list its files: Permission denied; expected a folder benchcard may list: chmod u+r "
