@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -58,27 +59,37 @@ def test_an_error_quoting_a_name_shows_its_bidi_controls_and_invisible_character
                     "cards/demo\\u202egnp.yaml\\u200b.yaml)")
 
 
+def _check(root: Path, *more: str, stream: str) -> subprocess.CompletedProcess[bytes]:
+    """`benchcard -C root check --no-rig …` started with its standard streams in `stream`'s encoding."""
+    env = {**os.environ, "PYTHONIOENCODING": stream, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), "check", "--no-rig", *more],
+                          capture_output=True, env=env, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def in_utf8(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any]:
+    """What `check` of make_ab_project's project writes to a UTF-8 stream, as text and as --json (the project's
+    folder appears in neither): made once for the encodings below, which are held to it."""
+    root = make_ab_project(tmp_path_factory.mktemp("utf8") / "proj")
+    return (_check(root, stream="utf-8").stdout.decode("utf-8"),
+            json.loads(_check(root, "--json", stream="utf-8").stdout))
+
+
 @pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
 def test_a_terminal_or_pipe_that_is_not_utf8_gets_escapes_and_valid_json_not_a_traceback(
-        tmp_path: Path, encoding: str) -> None:
+        tmp_path: Path, encoding: str, in_utf8: tuple[str, Any]) -> None:
     """Windows writes a pipe or a file in its ANSI code page (cp1252: `benchcard ledger > out.txt`, a CI job), and a
     Latin-1 locale writes Latin-1: a card's `—`, the `α` of a design warning or a ledger's `→` ended the command
     in a UnicodeEncodeError traceback and exit 1, after its work was done (a verdict appended, a gate's code
     lost). What the stream cannot hold is printed as its escape, and --json stays JSON, the same data."""
     root = make_ab_project(tmp_path)
-    env = {**os.environ, "PYTHONIOENCODING": encoding, "NO_COLOR": "1"}
-
-    def check(*more: str, stream: str = encoding) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([sys.executable, "-m", "benchcard", "-C", str(root), "check", "--no-rig", *more],
-                              capture_output=True, env={**env, "PYTHONIOENCODING": stream}, timeout=120, check=False)
-
-    words, as_json = check(), check("--json")
+    words, as_json = _check(root, stream=encoding), _check(root, "--json", stream=encoding)
     assert words.returncode == as_json.returncode == 0, (words.stderr.decode(encoding), as_json.stderr)
-    utf8 = check(stream="utf-8").stdout.decode("utf-8")
+    utf8, utf8_json = in_utf8
     assert "α = 0.05" in utf8 and "Rejected — explained" in utf8  # what the stream cannot hold, and what it can
     text = words.stdout.decode(encoding)
     assert text == utf8.encode(encoding, "backslashreplace").decode(encoding) and "\\u03b1 = 0.05" in text, text
-    assert json.loads(as_json.stdout.decode(encoding)) == json.loads(check("--json", stream="utf-8").stdout)
+    assert json.loads(as_json.stdout.decode(encoding)) == utf8_json
 
 
 @pytest.mark.parametrize(("args", "option"), [
