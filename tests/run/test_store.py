@@ -238,15 +238,13 @@ def test_a_full_disk_while_planning_leaves_no_half_made_run(tmp_path: Path, serv
     said = ("results/colour-ab/v1/20261206T101010Z-0a0a is a run stopped while it was planned (no manifest.json: no "
             "call was made from it), which no command reads; `benchcard run colour-ab --resume 20261206T101010Z-0a0a` "
             "plans it again, or delete the folder")
-    for name in ("20261206T101010Z-0a0a", "20261206T1010"):
-        status = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "status", name],
-                                capture_output=True, text=True, timeout=60, check=False)
-        assert (status.returncode, status.stderr) == (1, f"error: {said}\n"), status.stderr
-    by_card = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "status", "colour-ab"],
-                             capture_output=True, text=True, timeout=60, check=False)
+    for name in ("20261206T101010Z-0a0a", "20261206T1010"):  # in this process: only the full disk needed its own
+        status = bc(project.root, "status", name)
+        assert (status.exit_code, status.stderr) == (1, f"error: {said}\n"), status.stderr
+    by_card = bc(project.root, "status", "colour-ab")
     assert by_card.stderr == f"error: colour-ab: the card has no run under results/colour-ab/; {said}\n"
-    resumed = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "run", "colour-ab",
-                              "--resume", half.name, "--json"], capture_output=True, text=True, timeout=300, check=True)
+    resumed = bc(project.root, "run", "colour-ab", "--resume", half.name, "--json")
+    assert resumed.exit_code == 0, resumed.stderr
     [s] = json.loads(resumed.stdout)["runs"]
     assert s["run"] == half.name and s["counts"]["ok"] == 400 and s["finished"]
 
