@@ -317,6 +317,7 @@ def test_a_results_folder_not_writable_names_itself_not_the_run_never_made(tmp_p
     """`run` where results/ may not be written (hostile21, permissions) said `error: …/results/colour-ab/v1/
     20261207T161139Z-2ae2: Permission denied`, naming a folder that is not there; the line names the folder that
     refused, that nothing was called, and the command to run again."""
+    server.configure({})  # its counters zeroed: the module's server had the calls of the tests before this one
     project = ab_project(tmp_path / "proj", server.base_url)
     (project.results_dir / "colour-ab" / "v1").mkdir(parents=True)
     shut = project.results_dir / "colour-ab" / "v1"
