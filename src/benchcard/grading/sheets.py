@@ -204,7 +204,8 @@ def parse_grade(text: str, separator: str = ",") -> str | float | None:
     The decimal mark is the one the sheet's cell separator implies: `.` in a sheet separated by `,`, `,` in one
     separated by `;` (Excel in a locale with a decimal comma: `0,5`). The other mark, which such a locale puts
     between thousands, is read as a decimal mark only where it cannot be one (`0,5` in a `,` sheet, `0.5` in a `;`
-    one): before three digits it is refused, `1,000` being 1000 or 1.0 (one thousand is no grade, 1.0 is)."""
+    one): before three digits after a first group of 1 to 9, it is refused, `1,000` being 1000 or 1.0 (one thousand
+    is no grade, 1.0 is); `0,250` groups no thousands, and is 0.25 as it was before."""
     t = text.strip().lower()
     if not t:
         return None
@@ -214,7 +215,7 @@ def parse_grade(text: str, separator: str = ",") -> str | float | None:
     got = f"got {text[:80]!r}"
     if t.count(other) == 1 and point not in t:
         whole, _, part = t.partition(other)
-        if len(part) == 3 and _DIGITS.fullmatch(part) and _DIGITS.fullmatch(whole) and len(whole) <= 3:
+        if _groups_thousands(whole, part):
             said = {",": "a decimal comma", ".": "a decimal point"}[other]
             decimal = f"{int(whole)}.{part.rstrip('0') or '0'}"
             raise ValueError(f"expected pass, fail or a number from 0 to 1, {got}, which reads as "
@@ -228,6 +229,13 @@ def parse_grade(text: str, separator: str = ",") -> str | float | None:
     if value is None or not 0.0 <= value <= 1.0:
         raise ValueError(f"expected pass, fail or a number from 0 to 1, {got}")
     return value
+
+
+def _groups_thousands(whole: str, part: str) -> bool:
+    """Whether `whole` and `part`, either side of one mark, may be a number with its thousands set apart (`1,000`):
+    a first group of one to three digits, not starting with 0 (no one writes 250 as `0,250`), then three."""
+    return (len(part) == 3 and _DIGITS.fullmatch(part) is not None and _DIGITS.fullmatch(whole) is not None
+            and len(whole) <= 3 and not whole.startswith("0"))
 
 
 def import_grades(project: Project, run: str | Path, sheet: Path, name: str | None = None,
