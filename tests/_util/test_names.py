@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchcard._util.names import (
+    differ_by,
     folded,
     length_problem,
     name_clash,
@@ -80,6 +81,7 @@ def test_a_skeleton_reads_a_run_of_spaces_as_one_and_keeps_case() -> None:
 ])
 def test_names_one_file_on_a_folding_disk_share_a_fold(a: str, b: str, where: str) -> None:
     assert folded(a) == folded(b) and one_file_on(a, b) == where
+    assert differ_by(a, b) == ("case" if where == "macOS and Windows" else "Unicode form")
 
 
 @pytest.mark.parametrize(("a", "b"), [("stra\u00dfe", "strasse"), ("f1", "f2"), ("\u0130", "i")])

@@ -165,6 +165,12 @@ def one_file_on(name: str, other: str) -> str:
     return "macOS and Windows" if _case_fold(name) == _case_fold(other) else "macOS"
 
 
+def differ_by(name: str, other: str) -> str:
+    """What alone sets apart two names of one fold (`folded`), as a line says it: `case`, or `Unicode form` (an `é`
+    as one letter or two), where `one_file_on` says which disks make them one file."""
+    return "case" if _case_fold(name) == _case_fold(other) else "Unicode form"
+
+
 def skeleton(name: str) -> str:
     """What a name looks like: two names with one skeleton read the same (its runs of whitespace read as one
     space; case is the caller's: a card's `A` and `a` are two names, compare's labels are read case-blind)."""

@@ -10,7 +10,14 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from benchcard._util.names import folded, length_problem, one_file_on, path_length_problem, windows_name_problem
+from benchcard._util.names import (
+    differ_by,
+    folded,
+    length_problem,
+    one_file_on,
+    path_length_problem,
+    windows_name_problem,
+)
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import miscased
 from benchcard.errors import CardError
@@ -81,10 +88,9 @@ def _one_file_each(project: Project, source: str, fixtures: dict[str, Path]) -> 
     for fixture in sorted(fixtures):
         other = seen.setdefault(folded(fixture), fixture)
         if other != fixture:
-            where = one_file_on(other, fixture)
-            by = "case" if where.endswith("Windows") else "Unicode form"
             raise CardError(f"{source}: field 'fixtures': the fixture ids {shown_name(other)} and "
-                            f"{shown_name(fixture)} differ only by {by}: on {where} their files "
+                            f"{shown_name(fixture)} differ only by {differ_by(other, fixture)}: on "
+                            f"{one_file_on(other, fixture)} their files "
                             f"({_path(project, fixtures[other])} and {_path(project, fixtures[fixture])}) are one "
                             "file; rename one")
     return fixtures
@@ -122,10 +128,9 @@ def later_name_problems(project: Project, source: str, card_id: str, fixtures: d
         folder = relative(path.parent)
         other = folders.setdefault(folded(folder), folder)
         if other != folder:
-            where = one_file_on(other, folder)
-            by = "case" if where.endswith("Windows") else "Unicode form"
             problems.append(CardError(f"{source}: field 'fixtures': the folders {shown_name(other)} and "
-                                      f"{shown_name(folder)} differ only by {by}: on {where} they are one folder, "
+                                      f"{shown_name(folder)} differ only by {differ_by(other, folder)}: on "
+                                      f"{one_file_on(other, folder)} they are one folder, "
                                       "whose files a clone there would list under one of the names, not the names "
                                       "sealed; rename one"))
             break

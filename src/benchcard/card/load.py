@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from benchcard._util.names import one_file_on
+from benchcard._util.names import differ_by
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import given, miscased, read_regular_text
 from benchcard._util.slots import ESCAPE_SINCE
@@ -151,8 +151,8 @@ def _miscased(project: Project, path: Path) -> str:
         return ""
     written, on_disk = found
     card = Path(on_disk).stem if written == path.name else on_disk
-    by = "case" if one_file_on(written, on_disk).endswith("Windows") else "Unicode form"
-    return f"; {shown_name(on_disk)} differs from {shown_name(written)} only by {by}: name it {card}"
+    return (f"; {shown_name(on_disk)} differs from {shown_name(written)} only by {differ_by(written, on_disk)}: "
+            f"name it {card}")
 
 
 def card_of_run(project: Project, run: str, manifest: Manifest, error: type[BenchcardError],

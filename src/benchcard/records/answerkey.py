@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from benchcard._util.names import folded, one_file_on
+from benchcard._util.names import differ_by, folded, one_file_on
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text, strict_json
 from benchcard.errors import CardError, JsonProblem
@@ -113,10 +113,9 @@ def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown:
     else:
         other = next((name for name in sorted(names) if folded(name) == folded(path.name)), None)
         if other is not None:
-            where = one_file_on(other, path.name)
-            by = "case" if where.endswith("Windows") else "Unicode form"
-            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its {by}; "
-                            f"expected {shown_name(path.name)} exactly: on {where} it is read for the fixture, on "
+            raise CardError(f"{shown(keys_dir / other)}: named for fixture {shown_name(fixture)} but for its "
+                            f"{differ_by(other, path.name)}; expected {shown_name(path.name)} exactly: on "
+                            f"{one_file_on(other, path.name)} it is read for the fixture, on "
                             "Linux it is not, and the seal does not cover it; rename it")
     raise CardError(f"{shown(path)}: missing answer key for fixture '{fixture}' ({reads})")
 
