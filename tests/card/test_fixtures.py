@@ -320,19 +320,33 @@ def _keyed_project(root: Path, extra: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("extra", ["v1.seal", "V2.Seal", "draft.seal"])
+@pytest.mark.parametrize("extra", ["v1.seal", "V2.Seal", "v12.SEAL"])
 def test_a_fixture_whose_key_is_named_as_a_seal_is_refused(tmp_path: Path, extra: str) -> None:
     """A fixture v1.seal.txt has its key at keys/tiny-ab/v1.seal.json, the seal of v1 (V2.Seal.json is v2's on
     macOS and Windows): `seal` read the key as the card's seal ('not a seal: Object missing required field
-    `card`') and could never seal the card; any id ending in .seal is refused, in one line naming the file."""
+    `card`') and could never seal the card; an id v<N>.seal in any case is refused, in one line naming the file."""
     root = _keyed_project(tmp_path / "proj", extra)
     line = one_line_error(bc(root, "seal", "tiny-ab"))
     assert line == (f"error: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/{extra}.txt: the fixture id "
-                    f"'{extra}' ends in '.seal', so its answer key keys/tiny-ab/{extra}.json is named as the card's "
-                    "seals are (keys/tiny-ab/v<N>.seal.json) and may be one of them; rename the file")
+                    f"'{extra}' is named as a version's seal, so its answer key keys/tiny-ab/{extra}.json is named "
+                    "as the card's seals are (keys/tiny-ab/v<N>.seal.json) and may be one of them; rename the file")
     assert json.loads((root / "keys" / "tiny-ab" / f"{extra}.json").read_text(encoding="utf-8"))["label"] == "red"
     checked = bc(root, "check", "tiny-ab")
     assert checked.exit_code == 1 and f"  {line}\n" in checked.stdout
+
+
+@pytest.mark.parametrize("extra", ["harbor.seal", "Elephant.Seal", "v1.sealed", "draft.v1.seal"])
+def test_a_fixture_id_ending_in_seal_named_as_no_seal_is_sealed(tmp_path: Path, extra: str) -> None:
+    """review22: every id ending in '.seal' was refused since fbcd3c8 ('harbor.seal' ends in '.seal'), though only
+    v<N>.seal's key is named as a seal is: harbor.seal.json is a key as any other, sealed under the fixture's name,
+    so such a card seals, its key covered by the seal."""
+    root = _keyed_project(tmp_path / "proj", extra)
+    sealed = bc(root, "seal", "tiny-ab")
+    assert sealed.exit_code == 0, sealed.output
+    seal_file = json.loads((root / "keys" / "tiny-ab" / "v1.seal.json").read_text(encoding="utf-8"))
+    assert f"keys/tiny-ab/{extra}.json" in seal_file["keys"], seal_file["keys"]
+    checked = bc(root, "check", "tiny-ab")
+    assert checked.exit_code == 0 and "seal'" not in checked.stdout, checked.stdout
 
 
 @pytest.mark.parametrize(("name", "said"), [
@@ -374,16 +388,16 @@ def test_a_fixture_path_too_long_for_a_windows_clone_is_refused(tmp_path: Path) 
 def test_a_version_sealed_with_such_a_name_still_reads_and_check_warns(tmp_path: Path) -> None:
     """A project sealed before these checks (2026-12-07) keeps its verdicts, resume and pages: the version reads
     while its seal holds, and `check` warns; a version not sealed yet is refused."""
-    root = _keyed_project(tmp_path / "proj", "draft.seal")
+    root = _keyed_project(tmp_path / "proj", "V7.Seal")
     project = Project(root)
     path = project.card_path("tiny-ab")
     seal(read_card(path.read_text(encoding="utf-8"), "cards/tiny-ab.yaml", project, path), project)
     checked = bc(root, "check", "tiny-ab")
     assert checked.exit_code == 0, checked.output
-    assert ("  warning: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/draft.seal.txt: the fixture id "
-            "'draft.seal' ends in '.seal'") in checked.stdout
+    assert ("  warning: cards/tiny-ab.yaml: field 'fixtures': fixtures/tiny-ab/V7.Seal.txt: the fixture id "
+            "'V7.Seal' is named as a version's seal") in checked.stdout
     assert "(v1 was sealed before this check and is read as sealed; fix it in v2)" in checked.stdout
-    assert "draft.seal" in load_card(path, project).fixtures
+    assert "V7.Seal" in load_card(path, project).fixtures
 
 
 @pytest.mark.parametrize("glob", ["Fixtures/tiny-ab/*.txt", "fixtures/Tiny-AB/item-*.txt"])

@@ -6,6 +6,7 @@ import contextlib
 import fnmatch
 import glob as globmod
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +67,10 @@ def fixture_files(project: Project, source: str, pattern: str) -> dict[str, Path
     return _one_file_each(project, source, fixtures)
 
 
+#: A fixture id whose key would be named as a seal is (`keys/<card>/v<N>.seal.json`), once folded (`names.folded`).
+_SEAL_NAMED = re.compile(r"v[0-9]+\.seal")
+
+
 def _relative_of(project: Project) -> Callable[[Path], str]:
     """`project.relative` for the fixtures' paths, which are real paths inside it (`fixture_files` resolved their
     folder, or each one through a link): one resolve of the project, not a `realpath` of each, which took 2 s of
@@ -105,17 +110,18 @@ def _path(project: Project, path: Path) -> str:
 def later_name_problems(project: Project, source: str, card_id: str, fixtures: dict[str, Path]) -> list[CardError]:
     """What a clone elsewhere, or the card's keys folder, makes of each fixture's name (checks of 2026-12-07, kept
     by the reader as newer than some seals): a file name longer than `MAX_NAME_BYTES`, a path (the file's, or its
-    key's `keys/<card>/<fixture>.json`) longer than `MAX_PATH_CHARS`, an id ending in `.seal`, whose key
-    `keys/<card>/v1.seal.json` would be the seal of v1 (or, told apart only by case, `V1.seal.json` on macOS), and
+    key's `keys/<card>/<fixture>.json`) longer than `MAX_PATH_CHARS`, an id `v<N>.seal` in any case, whose key
+    `keys/<card>/v1.seal.json` would be the seal of v1 (or, told apart only by case, `V1.seal.json` on macOS and
+    Windows; `harbor.seal.json` is a key as any other, sealed under the fixture's name), and
     two folders of fixtures one on macOS or Windows (`A/`, `a/`)."""
     problems: list[CardError] = []
     relative = _relative_of(project)
     for fixture, path in sorted(fixtures.items()):
         shown = relative(path)
         key = f"keys/{card_id}/{fixture}.json"
-        if fixture.casefold().endswith(".seal"):
-            why = (f"the fixture id {fixture!r} ends in '.seal', so its answer key {key} is named as the card's "
-                   f"seals are (keys/{card_id}/v<N>.seal.json) and may be one of them; rename the file")
+        if _SEAL_NAMED.fullmatch(folded(fixture)):
+            why = (f"the fixture id {fixture!r} is named as a version's seal, so its answer key {key} is named as "
+                   f"the card's seals are (keys/{card_id}/v<N>.seal.json) and may be one of them; rename the file")
         elif (problem := length_problem(path.name)) is not None:
             why = f"the name {path.name!r} {problem}, so a clone elsewhere may not hold it or its key; rename it"
         elif (problem := path_length_problem(max(shown, key, key=len))) is not None:
