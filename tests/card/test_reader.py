@@ -536,8 +536,12 @@ _PUBLISHED = AB_CARD.replace("version: 1\n", "version: 2\n", 1).replace(
     ("[{run: CON}]", "field 'history.1.published_runs.0.run': the run 'CON' is a device name on Windows (CON, PRN, "
                      "AUX, NUL, COM1-9, LPT1-9, with any extension or case), and it names the run's folder in the "
                      "site; choose another"),
-    ("[run-19]", "field 'history.1.published_runs.0': expected a mapping whose run is a name of letters, digits, "
-                 "'.', '_' and '-' (its folder in the site), got text ('run-19')"),
+    ("[run-19]", "field 'history.1.published_runs.0': expected a mapping whose run is a name of ASCII letters, "
+                 "digits, '.', '_' and '-', a letter or a digit first (its folder in the site), got text ('run-19')"),
+    # review22: the line said 'letters', and 'ü' is one: it names what the site holds, ASCII
+    ("[{run: prüfung-1}]", "field 'history.1.published_runs.0.run': expected a mapping whose run is a name of ASCII "
+                           "letters, digits, '.', '_' and '-', a letter or a digit first (its folder in the site), got "
+                           "text ('prüfung-1')"),
 ])
 def test_a_published_run_whose_site_folder_no_clone_could_hold_is_refused(tmp_path: Path, runs: str,
                                                                          said: str) -> None:

@@ -42,7 +42,8 @@ from benchcard.scoring.judge.spec import JudgeSpec
 from benchcard.scoring.scorers import ScoringSpec, metric_names, metric_range, parse_scoring
 
 ID_PATTERN = re.compile(r"[a-z0-9-]+")
-#: A run published outside benchcard (`history[].published_runs[].run`): it names its folder in the site.
+#: A run published outside benchcard (`history[].published_runs[].run`): it names its folder in the site, which
+#: `site` builds for such a name alone (`publish/_runs.published_runs`).
 PUBLISHED_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: The longest card id: it names the folders of the card's every path (`names.MAX_PATH_CHARS`).
 MAX_CARD_ID = 64
@@ -520,8 +521,8 @@ class _Reader:
             at = (*where, i, "run") if isinstance(item, Mapping) else (*where, i)
             if not isinstance(run, str) or not PUBLISHED_RUN.fullmatch(run):
                 got = _show(run if run is not None else item)
-                self.newer(self.fail(at, f"expected a mapping whose run is a name of letters, digits, '.', '_' and "
-                                         f"'-' (its folder in the site), got {got}"))
+                self.newer(self.fail(at, "expected a mapping whose run is a name of ASCII letters, digits, '.', '_' "
+                                         f"and '-', a letter or a digit first (its folder in the site), got {got}"))
                 continue
             problem = windows_name_problem(run) or length_problem(run)
             if problem is not None:

@@ -19,6 +19,7 @@ from benchcard._util.lastrow import last_per_cell, split_earlier
 from benchcard._util.names import folded
 from benchcard._util.safeio import json_loads, present
 from benchcard.card.model import Card
+from benchcard.card.reader import PUBLISHED_RUN
 from benchcard.errors import BenchcardError, LedgerError, RunError
 from benchcard.project import Project, version_named
 from benchcard.records.ledgerrow import LedgerRow
@@ -395,7 +396,7 @@ def published_runs(card: Card, skipped: list[str]) -> list[Run]:
         taken: set[str] = set()
         for item in entry.published_runs:
             run_id = str(item.get("run") or "") if isinstance(item, Mapping) else ""
-            if not SAFE_NAME.fullmatch(run_id):
+            if not PUBLISHED_RUN.fullmatch(run_id):  # the reader's rule, newer than some seals
                 skipped.append(f"{card.id}: history v{entry.version}: published run {run_id!r} has no usable id")
                 continue
             if folded(run_id) in taken:  # a card sealed before the reader's check (`_published_runs`)
