@@ -160,9 +160,9 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         problems.append(str(exc))
-    miscased = card.keys_folder_miscased(project.keys_dir(card.id)) if keys is not None else None
-    if miscased is not None:  # found as written, here (macOS, Windows): a clone on Linux finds no key
-        later.append(miscased)
+    other_case = card.keys_folder_miscased(project.keys_dir(card.id)) if keys is not None else None
+    if other_case is not None:  # found as written, here (macOS, Windows): a clone on Linux finds no key
+        later.append(other_case)
     problems += ignored_key_problems(card, project)
     problems += fixture_file_problems(card, project)
     unquoted = key_value_problems(card, keys or {})

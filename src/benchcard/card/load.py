@@ -130,9 +130,9 @@ def resolve_card_path(project: Project, name: str) -> Path:
     else:
         path = project.card_path(name)
     shown = project.relative_link(path)
-    miscased = _miscased(project, path)
-    if miscased or not given(path, shown, CardError) or not path.is_file():  # a link to nothing is said as one
-        raise CardError(f"{name}: no such card (looked for {shown}{miscased})")
+    other_case = _miscased(project, path)
+    if other_case or not given(path, shown, CardError) or not path.is_file():  # a link to nothing is said as one
+        raise CardError(f"{name}: no such card (looked for {shown}{other_case})")
     folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
     if path.suffix != ".yaml" or folder.resolve() != project.cards_dir.resolve():
         raise CardError(f"{name}: not a card of this project: a card is read from cards/<id>.yaml "

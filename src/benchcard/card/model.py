@@ -220,9 +220,9 @@ class Card:
         if self.dataset is None:
             if needs_key(spec):
                 self._keys_inside(keys_dir)
-                miscased = self.keys_folder_miscased(keys_dir)
-                if miscased is not None and not os.path.lexists(keys_dir):
-                    raise CardError(miscased)  # not found as written (Linux): the line that says why
+                other_case = self.keys_folder_miscased(keys_dir)
+                if other_case is not None and not os.path.lexists(keys_dir):
+                    raise CardError(other_case)  # not found as written (Linux): the line that says why
             return load_keys(spec, keys_dir, self.fixture_ids(), self._shown)
         if not needs_key(spec):
             return {}

@@ -564,22 +564,22 @@ class _Reader:
         raw = self.raw
         if is_data_file(raw.get("fixtures")):
             written = raw["fixtures"] if isinstance(raw["fixtures"], str) else raw["fixtures"].get("file")
-            miscased = (miscased_problem(self.project, self.source, written, data_file=True)
-                        if isinstance(written, str) else None)
-            if miscased is not None and not os.path.lexists(self.project.root / written):
-                raise miscased
+            other_case = (miscased_problem(self.project, self.source, written, data_file=True)
+                          if isinstance(written, str) else None)
+            if other_case is not None and not os.path.lexists(self.project.root / written):
+                raise other_case
             dataset = card_data_file(self.raw, self.project, self.source, scoring, self.fail, self.escapes)
-            for problem in [*data_file_problems(self.project, self.source, dataset.path), *filter(None, [miscased])]:
+            for problem in [*data_file_problems(self.project, self.source, dataset.path), *filter(None, [other_case])]:
                 self.newer(problem)
             return dataset.shown, dict.fromkeys(dataset.rows, dataset.path), dataset
         pattern = self.get(raw, ("fixtures",), (str,), "a glob such as fixtures/<id>/*.txt, or a .csv or .jsonl data "
                            "file")
-        miscased = miscased_problem(self.project, self.source, pattern)
+        other_case = miscased_problem(self.project, self.source, pattern)
         fixtures = self.fixture_files(pattern, card_id)
         if not fixtures:
-            raise miscased or self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
-        if miscased is not None:
-            self.newer(miscased)
+            raise other_case or self.fail(("fixtures",), f"the glob {pattern!r} matches no file")
+        if other_case is not None:
+            self.newer(other_case)
         return pattern, fixtures, None
 
     def fixture_files(self, pattern: str, card_id: str) -> dict[str, Path]:
