@@ -488,9 +488,16 @@ def test_a_pool_with_no_server_back_within_a_cells_wait_stops_in_one_line(tmp_pa
     folder = only_run(project, "colour-ab")
     said = re.escape("the run stopped: every server of the pool is out after failures in a row, and none is back "
                      "to be tried within the ") + r"[12]\.\d s a cell may still wait \(of 2 s in all\): the first in " \
-        r"[0-4]\.\d" + re.escape(f" s; 0 of 8 cells recorded, 0 failed. When the endpoint answers again: benchcard run "
+        r"[0-5]\.\d" + re.escape(f" s; 0 of 8 cells recorded, 0 failed. When the endpoint answers again: benchcard run "
                                  f"colour-ab --resume {folder.name}")
     assert re.fullmatch(said, str(stopped.value)), str(stopped.value)
     assert time.monotonic() - started < 5  # it did not wait for the servers' trial
     assert [s.stats(by_request=False)["calls"] for s in servers[:2]] == [1, 1]  # one call each took them out
     assert read_jsonl(folder / "outputs.jsonl") == []
+    # review22: the --resume the line names calls each cell once, the two whose calls were refused among them
+    configure(servers[:2])
+    [resumed] = run(project, "colour-ab", RunOptions(resume=folder.name, progress=False, timeout=1.0, max_wait=2.0))
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert resumed.counts == {"ok": 8, "truncated": 0, "failed": 0}, resumed
+    assert len(rows) == len({r["cell"] for r in rows}) == 8 and {r["attempts"] for r in rows} == {1}, rows
+    assert sum(s.stats(by_request=False)["calls"] for s in servers[:2]) == 8
