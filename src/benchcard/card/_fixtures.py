@@ -166,11 +166,10 @@ def data_file_problems(project: Project, source: str, path: Path) -> list[CardEr
     some seals), as of a fixture file's: a name Windows cannot hold, one longer than `MAX_NAME_BYTES`, a path
     longer than `MAX_PATH_CHARS`."""
     shown = project.relative(path)
-    for part in Path(shown).parts:
-        why = windows_name_problem(part) or length_problem(part)
-        if why is not None:
-            return [CardError(f"{source}: field 'fixtures': {shown}: the name {part!r} {why}, so a clone of the "
-                              "project elsewhere cannot hold the file; rename it")]
+    found = _part_problem(shown, lambda part: windows_name_problem(part) or length_problem(part))
+    if found is not None:
+        return [CardError(f"{source}: field 'fixtures': {shown}: the name {found[0]!r} {found[1]}, so a clone of "
+                          "the project elsewhere cannot hold the file; rename it")]
     why = path_length_problem(shown)
     if why is not None:
         return [CardError(f"{source}: field 'fixtures': {shown}: the path {why}; shorten its name or its folders")]
@@ -180,12 +179,20 @@ def data_file_problems(project: Project, source: str, path: Path) -> list[CardEr
 def _windows_can_hold(shown: str, source: str) -> None:
     """A fixture's path (`shown`, in the project) must be one Windows can check out: a card sealed on Linux is
     checked anywhere."""
-    for part in Path(shown).parts:
-        why = windows_name_problem(part)
-        if why is None:
-            continue
-        raise CardError(f"{source}: field 'fixtures': {shown}: the name {part!r} {why}, so a clone of the "
+    found = _part_problem(shown, windows_name_problem)
+    if found is not None:
+        raise CardError(f"{source}: field 'fixtures': {shown}: the name {found[0]!r} {found[1]}, so a clone of the "
                         "project there cannot hold the file; rename it")
+
+
+def _part_problem(shown: str, problem: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """The first folder or file name of a path in the project that `problem` finds a reason in, with the reason:
+    a fixture's and a data file's paths are held to one rule, name by name."""
+    for part in Path(shown).parts:
+        why = problem(part)
+        if why is not None:
+            return part, why
+    return None
 
 
 def _add(project: Project, source: str, fixtures: dict[str, Path], path: Path) -> None:
