@@ -328,7 +328,8 @@ def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: 
         narrow = console.width < shown.NARROW
         table = shown._table(narrow, max(len(r.card) for r in rows))
         for r in rows:
-            table.add_row(*shown._cells(r, narrow)[0], style=shown._cells(r, narrow)[1])
+            cells, style = shown._cells_of(shown._kept(r), narrow)
+            table.add_row(*cells, style=style)
         console.print(table)
 
     monkeypatch.setattr(shown, "CHUNK", 2)
@@ -376,7 +377,8 @@ def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int
         narrow = console.width < shown.NARROW
         table = shown._table(narrow, max(len(terminal_line(r.card)) for r in rows))
         for r in rows:
-            table.add_row(*shown._cells(r, narrow)[0], style=shown._cells(r, narrow)[1])
+            cells, style = shown._cells_of(shown._kept(r), narrow)
+            table.add_row(*cells, style=style)
         console.print(table)
 
     by_rich: list[int] = []

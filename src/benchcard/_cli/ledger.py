@@ -427,11 +427,6 @@ def _kept(row: LedgerRow) -> str:
                       _run_cell(row), style))
 
 
-def _cells(row: LedgerRow, narrow: bool) -> tuple[list[Text], str]:
-    """A row's cells and style (`_cells_of` its `_kept` texts)."""
-    return _cells_of(_kept(row), narrow)
-
-
 def _cells_of(kept: str, narrow: bool) -> tuple[list[Text], str]:
     """A row's cells from the texts kept of it, as Text, never markup (a `[/red]` in a rig raised rich's
     MarkupError, a `[link=…]` made a hyperlink), and the row's style."""
