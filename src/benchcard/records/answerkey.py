@@ -121,7 +121,9 @@ def key_path(keys_dir: Path, fixture: str, names: Collection[str] | None, shown:
 
 
 def names_in(keys_dir: Path) -> set[str] | None:
-    """The names in a keys folder, as it lists them; None when it cannot be listed (or is not there)."""
+    """The names in a keys folder, listed once for all its fixtures: `key_path` finds each key by its exact name
+    there, as the seal lists it, where opening the path would find it by the disk's fold. None when the folder
+    cannot be listed (or is not there)."""
     try:
         return set(os.listdir(keys_dir))
     except OSError:
