@@ -7,7 +7,10 @@ import contextlib
 import csv
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +158,32 @@ def test_export_writes_the_frame_and_never_overwrites(project: Project, fmt: str
     assert bc(project, "export", run_dir.name, "--format", fmt, "--out", str(out)).exit_code == 0 and out.is_file()
 
 
+@pytest.mark.parametrize(("pyarrow", "said"), [
+    ('raise ModuleNotFoundError("No module named \'pyarrow\'", name="pyarrow")',
+     "--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)"),
+    ('raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4")',
+     "--format parquet: pyarrow is installed but does not import: pyarrow requires NumPy 2.0 or newer, found 1.26.4 "
+     "(or use --format csv)")], ids=["absent", "numpy-1"])
+def test_parquet_without_a_pyarrow_that_imports_is_one_line(project: Project, tmp_path: Path, pyarrow: str,
+                                                            said: str) -> None:
+    """pyarrow 26 imports under numpy 2 only and its requirements do not say so: `pip install 'benchcard[parquet]'`
+    over numpy 1.26 (the floor) installs it, and export --format parquet ended in pandas' ImportError traceback.
+    A process of its own, whose `pyarrow` is a package that fails as each would (pandas runs without one)."""
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    give_verdict(project, run_dir)
+    shadow = tmp_path / "shadow" / "pyarrow"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(pyarrow + "\n", encoding="utf-8")
+    src = str(Path(benchcard.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(shadow.parent), src,
+                                                                      os.environ.get("PYTHONPATH")]))}
+    out = tmp_path / "cells.parquet"
+    done = subprocess.run([sys.executable, "-m", "benchcard", "-C", str(project.root), "export", run_dir.name,
+                           "--format", "parquet", "--out", str(out)], capture_output=True, text=True, timeout=120,
+                          env=env, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {said}\n") and not out.exists()
+
+
 def test_export_errors_are_one_line(project: Project) -> None:
     bad = bc(project, "export", "nope")
     assert bad.exit_code == 1 and bad.stderr.startswith("error: nope: no such run") and "Traceback" not in bad.output
@@ -279,10 +308,7 @@ def test_an_export_the_disk_refuses_names_the_file_and_leaves_nothing(project: P
     """Hostile audit (hostile21, disk): `benchcard export RUN` on a full disk said `error: No space left on device`,
     naming no file (a write's error names none). The refusal, here a file-size limit as the kernel enforces one in
     a child process, names the file asked for, and no temporary is left beside it."""
-    import os
     import resource
-    import subprocess
-    import sys
 
     run_dir = make_run(project, the_card(project), ab_metrics())
     out = tmp_path / "cells.csv"

@@ -172,6 +172,19 @@ class Export:
                 "scratch": self.scratch}
 
 
+def _import_pyarrow() -> None:
+    """pandas writes Parquet only through pyarrow. One that is installed and does not import (pyarrow 26 under
+    numpy 1.x, which its requirements do not say) is told in its own words, not as a traceback from pandas."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        if exc.name == "pyarrow":
+            raise RunError("--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)") \
+                from None
+        raise RunError(f"--format parquet: pyarrow is installed but does not import: {exc} (or use --format csv)") \
+            from None
+
+
 def export_run(project: Project, run: str, fmt: str, out: Path | None = None) -> Export:
     """Write `read_run`'s frame as CSV or Parquet; never over an existing file (results are append-only). A CSV
     text cell that a spreadsheet would run as a formula gets a leading `'`, as in every sheet benchcard writes."""
@@ -186,10 +199,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
     if path.exists() or path.is_symlink():
         raise exists
     if fmt == "parquet":
-        import importlib.util
-
-        if importlib.util.find_spec("pyarrow") is None:
-            raise RunError("--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)")
+        _import_pyarrow()
         frame.attrs.clear()  # pyarrow stores attrs as JSON metadata; keep the file to its columns
     # Whole or absent: a file written in place and cut short by a kill was a table with cells missing that every
     # later export refused to replace ("already exists"), and that another tool would read as the whole run.
