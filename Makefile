@@ -26,7 +26,7 @@ BUILD_KEY := $(shell printf '%s|%s|%s' '$(LLAMA)' '$(LLAMA_CMAKE)' '$(ARCH)' | s
 CACHE_HOME := $(shell case "$$XDG_CACHE_HOME" in (/*) printf '%s' "$$XDG_CACHE_HOME";; (*) [ -z "$$HOME" ] || printf '%s' "$$HOME/.cache";; esac)
 WHEELHOUSE ?= $(if $(CACHE_HOME),$(CACHE_HOME),$(error neither XDG_CACHE_HOME nor HOME is set, so the llama-cpp-python wheel has no folder: make WHEELHOUSE=DIR))/benchcard-wheels/$(BUILD_KEY)
 
-.PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check arm64-check
+.PHONY: help demo demo-project demo-run test install install-run wheel chromium lint wheelhouse llama-flags locale-check arm64-check floors
 # A bare `make` says what there is to make, instead of making the first file rule (.venv) and stopping there.
 .DEFAULT_GOAL := help
 
@@ -34,6 +34,7 @@ help:
 	@echo 'make demo        set-up + the main job: the sealed demo card on the embedded model, its verdict and ledger row, in $(DEMO_DIR)/'
 	@echo 'make test        set-up + the whole test suite (what CI runs)'
 	@echo 'make lint        ruff and mypy'
+	@echo 'make floors      the tests again on the oldest release of each dependency pyproject.toml allows (by hand; not in make test)'
 	@echo 'make wheel       build the portable llama-cpp-python wheel once (make wheelhouse: where it is kept)'
 	@echo 'make arm64-check the arm64 build on this x86-64 machine: cross-built, run under qemu (about 20 min)'
 	@echo 'then: . $(VENV)/bin/activate, and benchcard --help (README.md, "Using it")'
@@ -124,3 +125,19 @@ arm64-check: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# The lower bounds (README, "The lower bounds, checked"): each dependency installed at the floor pyproject.toml
+# states, read there with >= taken as ==, in a venv of its own, and the tests of what they serve run against it. By
+# hand, like the benchmarks: never in `make test`. inspect-ai (the tests' compare logs) takes no rich before 13.3.3,
+# so it and tests/compare are left out; pyarrow<26 and pyparsing<3.3 are what a numpy 1.26 and a matplotlib 3.8 of
+# their time had (pyarrow 26 imports under numpy 2 only; pyparsing 3.3 warns at matplotlib 3.8's import).
+FLOORS_VENV ?= .venv-floors
+FLOORS_TESTS ?= tests/_cli tests/_util tests/card tests/publish tests/records tests/run tests/scoring tests/stats tests/testing tests/verdict
+FLOORS_PINS = $(shell $(PYTHON) -c 'import shlex, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(*map(shlex.quote, [d.replace(">=", "==") for d in p["dependencies"]] + [d for d in p["optional-dependencies"]["dev"] if d.startswith(("pytest", "playwright"))]))')
+floors: wheel chromium
+	rm -rf $(FLOORS_VENV)
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/pip install -q --upgrade pip
+	$(FLOORS_VENV)/bin/pip install -q --no-deps --no-index --find-links "$(WHEELHOUSE)" "$(LLAMA)"
+	$(FLOORS_VENV)/bin/pip install -q --find-links "$(WHEELHOUSE)" -e '.[local,parquet]' 'pyarrow<26' 'pyparsing<3.3' $(FLOORS_PINS)
+	$(FLOORS_VENV)/bin/pytest -q -n auto --dist worksteal -m 'not local_model' $(FLOORS_TESTS)

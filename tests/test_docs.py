@@ -7,6 +7,7 @@ import copy
 import json
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +228,21 @@ def test_every_module_is_on_the_architecture_map() -> None:
                    or any(whole in line for whole in wholes) for line in lines):
             missing.append(f"{folder}/{module.name}")
     assert missing == []
+
+
+def test_every_floor_in_pyproject_is_the_one_the_readme_says_was_checked() -> None:
+    """Each `name>=X` of pyproject.toml's dependencies is in README's "The lower bounds, checked" as raised to it
+    (`name `>=X``) or verified at it (`name X.0`): a floor moved without the check (`make floors`) shows here."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    checked = readme[readme.index("**The lower bounds, checked"):readme.index("## Docs")]
+    floors = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    unsaid = []
+    for floor in floors:
+        name, version = floor.split(">=")
+        said = rf"(?<![\w-]){re.escape(name)}\s+(?:`>={re.escape(version)}`|{re.escape(version)}(?:\.0)*(?![\w.]))"
+        if not re.search(said, checked):
+            unsaid.append(floor)
+    assert unsaid == [] and len(floors) == 15
 
 
 # ----------------------------------------------------------- the card fields: docs/cards.md and the reader agree
