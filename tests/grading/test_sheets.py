@@ -179,11 +179,8 @@ def test_a_grade_that_reads_two_ways_is_refused_unless_the_sheets_separator_sett
     refused = _graded(project, tmp_path, run_dir, {0: "2,500"}, ",")
     assert "got '2,500', which reads as 2500 (',' between thousands) or as 2.5 (a decimal comma)" in refused.output
     # the separator settles it: ';' makes ',' the decimal mark; a lone mark before one or two digits is decimal
-    for separator, grades in ((";", {2: "1,000", 3: "0,250", 4: "0.5"}), (",", {2: "1.000", 3: "0.250", 4: "0,5"})):
-        result = _graded(project, tmp_path, run_dir, grades, separator)
-        assert result.exit_code == 0, result.output
-        stored = read_sheet(run_dir / "grades" / "human.csv")
-        assert [r["grade"] for r in stored][2:5] == ["1.0", "0.25", "0.5"], stored
+    _assert_read_as(project, tmp_path, run_dir, {";": {2: "1,000", 3: "0,250", 4: "0.5"},
+                                                  ",": {2: "1.000", 3: "0.250", 4: "0,5"}}, ["1.0", "0.25", "0.5"])
 
 
 def test_a_grade_whose_first_group_is_0_groups_no_thousands(project: Project, tmp_path: Path) -> None:
@@ -191,11 +188,18 @@ def test_a_grade_whose_first_group_is_0_groups_no_thousands(project: Project, tm
     the grades that read two ways were refused, and was then refused as 'reads as 250 or as 0.25', though no one
     writes 250 so: a sheet graded in thousandths ('0,250', '0,000') is read as it was."""
     run_dir = strong_run(project)
-    for separator, grades in ((",", {2: "0,250", 3: "0,000", 4: "0,125"}), (";", {2: "0.250", 3: "0.000", 4: "0.125"})):
+    _assert_read_as(project, tmp_path, run_dir, {",": {2: "0,250", 3: "0,000", 4: "0,125"},
+                                                  ";": {2: "0.250", 3: "0.000", 4: "0.125"}}, ["0.25", "0.0", "0.125"])
+
+
+def _assert_read_as(project: Project, tmp_path: Path, run_dir: Path, sheets: dict[str, dict[int, str]],
+                    stored: list[str]) -> None:
+    """Each sheet (its separator, the grades written in rows 2-4) is taken, and rows 2-4 are stored as `stored`."""
+    for separator, grades in sheets.items():
         result = _graded(project, tmp_path, run_dir, grades, separator)
         assert result.exit_code == 0, result.output
-        stored = read_sheet(run_dir / "grades" / "human.csv")
-        assert [r["grade"] for r in stored][2:5] == ["0.25", "0.0", "0.125"], stored
+        rows = read_sheet(run_dir / "grades" / "human.csv")
+        assert [r["grade"] for r in rows][2:5] == stored, rows
 
 
 def test_grade_refuses_a_sheet_without_grades_or_columns(project: Project, tmp_path: Path) -> None:
