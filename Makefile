@@ -133,7 +133,7 @@ lint: install
 # their time had (pyarrow 26 imports under numpy 2 only; pyparsing 3.3 warns at matplotlib 3.8's import).
 FLOORS_VENV ?= .venv-floors
 FLOORS_TESTS ?= tests/_cli tests/_util tests/card tests/publish tests/records tests/run tests/scoring tests/stats tests/testing tests/verdict
-FLOORS_PINS = $(shell $(PYTHON) -c 'import shlex, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(*map(shlex.quote, [d.replace(">=", "==") for d in p["dependencies"]] + [d for d in p["optional-dependencies"]["dev"] if d.startswith(("pytest", "playwright"))]))')
+FLOORS_PINS = $(shell $(PYTHON) -c 'import shlex, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(*map(shlex.quote, [d.replace(">=", "==") for d in p["dependencies"]] + [d for d in p["optional-dependencies"]["dev"] if d.startswith(("pytest", "playwright", "zstandard"))]))')
 floors: wheel chromium
 	rm -rf $(FLOORS_VENV)
 	$(PYTHON) -m venv $(FLOORS_VENV)

@@ -224,7 +224,7 @@ def test_fault_zstd_bomb_is_a_small_body_that_inflates_to_256_mib(fake: FakeServ
         raw = b"".join(resp.iter_raw())
     assert resp.status_code == 200 and resp.headers["content-encoding"] == "zstd"
     assert len(raw) < 10_000
-    import zstandard  # a dev dependency (through inspect-ai), only to read it back: the server builds it by hand
+    import zstandard  # a dev dependency, only to read it back: the server builds it by hand
 
     assert zstandard.ZstdDecompressor().decompressobj().decompress(raw) == b" " * (256 * 2**20)
 
