@@ -770,14 +770,18 @@ def test_workers_are_capped_at_the_providers_max_concurrency(tmp_path: Path, key
 
 def recorded_slots(monkeypatch: pytest.MonkeyPatch) -> dict[int, list[float]]:
     """The start slots each rate limiter hands out, as it computes them: every value it stores as its next
-    free slot (slot + interval), read back as the slot; one list per limiter, that is per run."""
+    free slot (slot + interval), read back as the slot; one list per limiter, that is per run. Each limiter is
+    kept alive here, so a later run's limiter cannot take a finished one's id (its address) and share its list."""
     runs: dict[int, list[float]] = {}
     stored: dict[int, float] = {}
+    limiters: list[calls.RateLimiter] = []
 
     def get(self: calls.RateLimiter) -> float:
         return stored[id(self)]
 
     def put(self: calls.RateLimiter, value: float) -> None:
+        if id(self) not in runs:
+            limiters.append(self)
         stored[id(self)] = value
         slots = runs.setdefault(id(self), [])
         if value:
