@@ -2,10 +2,11 @@
 
 The job is read from the workflow in docs/ci.md itself. A fresh clone of the repository, a fresh venv standing in
 for `actions/setup-python`, and a fresh pip cache (so the embedded-model job builds llama-cpp-python from source,
-as a runner's first run does); each `run:` goes through `bash -e` in the clone, with the step's `env`. `uses:` steps
-are skipped (the clone is the checkout; the venv is the Python) and `sudo` is dropped when running as root. Prints
-each step's exit code, wall time and the end of its output, and exits with the first failing step's code. A step
-that leaves a process behind (the fake server) is ended with its process group at the end.
+as a runner's first run does); each `run:` goes through the runner's shell (`bash --noprofile --norc -eo
+pipefail`, as tests/test_newuser.py runs it) in the clone, with the step's `env`. `uses:` steps are skipped (the
+clone is the checkout; the venv is the Python) and `sudo` is dropped when running as root. Prints each step's exit
+code, wall time and the end of its output, and exits with the first failing step's code. A step that leaves a
+process behind (the fake server) is ended with its process group at the end.
 
     python benchmarks/ci_job.py embedded-model        # about 18 min here at load 7-10: the source build
     python benchmarks/ci_job.py fake-server --keep /tmp/job
@@ -29,6 +30,8 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+#: A `run:` step's shell on a GitHub runner (`shell: bash`'s expansion), the script as its last argument.
+RUNNER_SHELL = ("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c")
 
 
 def job_steps(job: str) -> list[dict[str, Any]]:
@@ -63,7 +66,7 @@ def run_steps(steps: list[dict[str, Any]], work: Path) -> int:
             script = step["run"] if os.geteuid() else step["run"].replace("sudo ", "")
             started = time.monotonic()
             with (work / "step.log").open("w+", encoding="utf-8") as log:
-                proc = subprocess.Popen(["bash", "-e", "-c", script], cwd=work / "checkout", stdout=log,
+                proc = subprocess.Popen([*RUNNER_SHELL, script], cwd=work / "checkout", stdout=log,
                                         stderr=subprocess.STDOUT, env={**env, **step.get("env", {})},
                                         start_new_session=True)
                 groups.append(proc.pid)
