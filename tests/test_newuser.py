@@ -3,21 +3,18 @@ fake-server job on a fresh runner."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
+from benchcard.testing.cijob import job_steps, run_steps
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_project import REPO
@@ -33,13 +30,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _ci_job(name: str) -> list[dict[str, Any]]:
-    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", CI_DOC.read_text(encoding="utf-8"), re.S)
-               if b.startswith("# .github/workflows/")]
-    steps: list[dict[str, Any]] = yaml.safe_load(block)["jobs"][name]["steps"]
-    return steps
 
 
 def _fresh_venv(where: Path) -> Path:
@@ -87,27 +77,12 @@ def test_the_ci_docs_fake_server_job_passes_as_written_in_a_fresh_venv(tmp_path:
     port = str(_free_port())
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_"))}
     env.update(PATH=f"{bin_dir}:{env['PATH']}", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    servers: list[int] = []
-    outputs: list[str] = []
-    try:
-        for step in _ci_job("fake-server"):
-            if "run" not in step:
-                continue
-            script = step["run"].replace("8765", port)
-            log = tmp_path / f"step-{len(outputs)}.log"
-            with log.open("w", encoding="utf-8") as sink:  # a file, not a pipe: the server outlives its step
-                proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                                        cwd=checkout, env={**env, **step.get("env", {})}, stdout=sink,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-                servers.append(proc.pid)  # a step that leaves a process behind (the server) is ended below
-                proc.wait(timeout=300)
-            out = log.read_text(encoding="utf-8")
-            outputs.append(out)
-            assert proc.returncode == 0, (step.get("name") or step["run"], out)
-    finally:
-        for pgid in servers:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pgid, signal.SIGTERM)
+    steps = job_steps(CI_DOC, "fake-server")
+    results = run_steps(steps, checkout, env, tmp_path, edit=lambda script: script.replace("8765", port),
+                        timeout=300)
+    failed = [(r.name, r.output) for r in results if r.code]
+    assert failed == [] and len(results) == sum("run" in step for step in steps)
+    outputs = [r.output for r in results]
     assert any("skip local model SmolLM2-135M-Instruct (local): not started (--no-rig)" in o for o in outputs)
     last = outputs[-1]
     assert "finding: win → result" in last and "gate: win → exit 0" in last
@@ -118,7 +93,7 @@ def test_the_ci_docs_embedded_model_job_builds_the_portable_wheel() -> None:
     """docs/ci.md's embedded-model job installs llama-cpp-python with the flags `make -s llama-flags` prints
     (its pip cache would otherwise keep a build tuned to one runner's CPU for the next); the flags are the
     Makefile's portable ones."""
-    [install] = [step["run"] for step in _ci_job("embedded-model") if "pip install" in step.get("run", "")]
+    [install] = [step["run"] for step in job_steps(CI_DOC, "embedded-model") if "pip install" in step.get("run", "")]
     assert install.startswith('CMAKE_ARGS="$(make -s llama-flags)" pip install ')
     flags = subprocess.run(["make", "-s", "-C", str(REPO), "llama-flags"], capture_output=True, text=True,
                            check=True, timeout=60).stdout.split()
