@@ -4,11 +4,13 @@ shapes, every fault, the key check, the counters, latency, and its command line.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -151,6 +153,32 @@ def test_fault_hang_exceeds_a_client_timeout(fake: FakeServer, client: httpx.Cli
     with pytest.raises(httpx.TimeoutException):  # the server still holds the call: the client gives up
         client.post("/chat/completions", json=chat("x"), timeout=0.3)
     assert content(client.post("/chat/completions", json=chat("x"))) == "ok"
+
+
+def test_a_held_fault_answers_only_when_released(fake: FakeServer, client: httpx.Client) -> None:
+    """A `held` call waits, with no timer, until the test releases it: then it gets its fault's answer. Other
+    calls are answered meanwhile, and a call held after a release waits for the next one."""
+    fake.configure({"faults": [{"match": "wait", "kind": "500", "times": 9, "held": True}]})
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        held = pool.submit(client.post, "/chat/completions", json=chat("wait"), timeout=60)
+        _until(lambda: fake.stats()["held"] == 1)
+        assert content(client.post("/chat/completions", json=chat("other"))) == "ok"
+        assert not held.done() and fake.stats()["in_flight"] == 1
+        assert fake.release() == 1
+        assert held.result(timeout=30).status_code == 500
+        later = pool.submit(client.post, "/chat/completions", json=chat("wait again"), timeout=60)
+        _until(lambda: fake.stats()["held"] == 1)
+        assert not later.done()
+        assert fake.release() == 1 and later.result(timeout=30).status_code == 500
+    assert fake.release() == 0 and fake.stats()["held"] == 0
+
+
+def _until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Wait for `condition`, failing after `seconds` (a bound for a stuck test, not a measure)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
 
 
 def test_fault_hang_eventually_answers(fake: FakeServer, client: httpx.Client) -> None:

@@ -24,7 +24,8 @@ def test_a_config_is_read_with_its_defaults() -> None:
     assert config.default_reply == "ok" and config.latency_ms == 0 and config.models == ("fake-model",)
     assert config.replies[0].replies == ("blue", "grey") and config.replies[0].cycles and config.replies[0].cost == 0.5
     fault = config.faults[0]
-    assert (fault.kind, fault.times, fault.retry_after, fault.hang_s, fault.code) == ("429", 1, 2.0, 30.0, 502)
+    assert (fault.kind, fault.times, fault.retry_after, fault.hang_s, fault.code, fault.held) == (
+        "429", 1, 2.0, 30.0, 502, False)
     assert config.batch.delay("upload") == 1.0 and config.batch.delay("download") == 0.0
     assert parse_config(None) == parse_config({})
 
@@ -36,6 +37,7 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"replies": [{"replies_cycle": []}]}, "config.replies[0].replies_cycle: expected a non-empty list of strings"),
     ({"faults": [{"kind": "500", "code": 99}]}, "config.faults[0].code: expected an integer >= 100, got 99"),
     ({"faults": [{"kind": "500", "times": True}]}, "config.faults[0].times: expected an integer >= 0, got True"),
+    ({"faults": [{"kind": "500", "held": 1}]}, "config.faults[0].held: expected true or false, got 1"),
     ({"batch": {"done_fraction": 1.5}}, "config.batch.done_fraction: expected a number in [0, 1], got 1.5"),
     ({"batch": {"end": "paused"}}, "config.batch.end: expected completed, expired, cancelled or failed"),
     ({"batch": {"delay_s": {"poll": 1}}}, "config.batch.delay_s: unknown key(s) poll; allowed: create, download"),

@@ -15,7 +15,7 @@ client, not the server. So the server:
 Endpoints: ``POST /v1/chat/completions`` (OpenAI shape, with OpenRouter's ``usage.cost``),
 ``POST /v1/responses`` (OpenAI's Responses API, what inspect_ai's ``openai/`` provider calls by default),
 ``POST /v1/messages`` (Anthropic Messages shape), ``GET /v1/models``, and the control endpoints
-``POST /_control/config``, ``GET /_control/stats``, ``POST /_control/reset``.
+``POST /_control/config``, ``GET /_control/stats``, ``POST /_control/reset``, ``POST /_control/release``.
 
 Config keys (all optional), see :func:`parse_config`::
 
@@ -25,7 +25,7 @@ Config keys (all optional), see :func:`parse_config`::
       "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
                    "reasoning_tokens": 0, "cost": 0.0012},
                   {"match": "noisy", "replies_cycle": ["a", "b"]}],
-      "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0}],
+      "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0, "held": false}],
       "models": ["fake-model"],
       "batch": {"validating_s": 0, "in_progress_s": 0, "finalizing_s": 0, "in_progress_polls": 0, "end": "completed",
                 "done_fraction": 1.0, "delay_s": {"receive": 0, "upload": 0, "create": 0, "download": 0},
@@ -48,9 +48,12 @@ null), ``redirect`` (307 to another host over http, an answer in its body), ``ba
 (``error``, ``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first
 ``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
 ``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
-bodies (a server that fails, then recovers). ``models`` is what ``GET /v1/models`` lists (a pool checks its
-servers agree). ``echo_key`` quotes the key each request carried (``x-api-key`` or the ``Authorization`` token)
-at the end of every answer's text and of a batch's error messages, as a debugging proxy echoing headers would.
+bodies (a server that fails, then recovers). A ``held`` fault's calls wait, their latency spent, until ``POST
+/_control/release`` (:meth:`FakeServer.release`) lets the calls held then be answered (``held`` in the stats counts
+those waiting): a test orders a call's answer after an event it saw, with no timer. ``models`` is what ``GET
+/v1/models`` lists (a pool checks its servers agree). ``echo_key`` quotes the key each request carried
+(``x-api-key`` or the ``Authorization`` token) at the end of every answer's text and of a batch's error messages,
+as a debugging proxy echoing headers would.
 Several servers (a pool) are several :class:`FakeServer` processes, each on its own port; ``host`` (``--host``)
 puts one on another loopback address (127.0.0.2, ::1), as a local server the proxy settings must not catch.
 

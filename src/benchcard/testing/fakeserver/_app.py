@@ -132,13 +132,29 @@ class _Server:
 
     state: _State
     in_flight: int = 0
+    held: int = 0  # calls of a `held` fault waiting for a release now (a gauge, as in_flight)
+    release: asyncio.Event = field(default_factory=asyncio.Event)  # set and replaced by each release
 
     def replace(self, config: Config) -> None:
         self.state = _State.fresh(config)
         self.state.max_in_flight = self.in_flight
 
     def stats(self, *, by_request: bool = True) -> dict[str, Any]:
-        return {**self.state.stats(by_request=by_request), "in_flight": self.in_flight}
+        return {**self.state.stats(by_request=by_request), "in_flight": self.in_flight, "held": self.held}
+
+    async def hold(self) -> None:
+        """Wait for the next release (`POST /_control/release`): a held call's answer goes when the test says."""
+        self.held += 1
+        try:
+            await self.release.wait()
+        finally:
+            self.held -= 1
+
+    def let_go(self) -> int:
+        """Release the calls held now (a call held later waits for the next release); how many."""
+        released, old, self.release = self.held, self.release, asyncio.Event()
+        old.set()
+        return released
 
 
 _SERVER: Final = web.AppKey("server", _Server)
@@ -212,9 +228,7 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     has_key = _count(state, request, body, raw, key)
     status, fault, answer = _decide(state, body, has_key, key)
     state.first_of.setdefault(status, call_id)
-    delay = _delay_ms(state, fault)
-    if delay > 0:
-        await asyncio.sleep(max(0.0, arrived + delay / 1000.0 - loop.time()))
+    await _wait(request, fault, arrived + _delay_ms(state, fault) / 1000.0)
 
     if status == "400":
         return _error(anthropic, 400, "request body is not a JSON object")
@@ -230,6 +244,15 @@ async def _completion(request: web.Request, anthropic: bool, shape: Shape | None
     shape = shape or (anthropic_body if anthropic else openai_body)
     payload = answered_by(shape(call_id, body, answer), state.config.reply_model)
     return web.json_response(spoiled(payload, fault.kind if fault is not None else None))
+
+
+async def _wait(request: web.Request, fault: FaultRule | None, until: float) -> None:
+    """The call's latency, to `until` on the loop's clock; then, for a held fault, the test's release."""
+    delay = until - asyncio.get_running_loop().time()
+    if delay > 0:
+        await asyncio.sleep(delay)
+    if fault is not None and fault.held:
+        await request.app[_SERVER].hold()
 
 
 def _count(state: _State, request: web.Request, body: Any, raw: bytes, key: str) -> bool:
@@ -362,6 +385,11 @@ async def control_stats(request: web.Request) -> web.StreamResponse:
     return web.json_response(request.app[_SERVER].stats(by_request=by_request))
 
 
+async def control_release(request: web.Request) -> web.StreamResponse:
+    """Let the calls held now (a `held` fault's) be answered; how many."""
+    return web.json_response({"released": request.app[_SERVER].let_go()})
+
+
 async def control_reset(request: web.Request) -> web.StreamResponse:
     """Zero the counters, fault budgets and reply cycles; keep the config."""
     server = request.app[_SERVER]
@@ -397,6 +425,7 @@ def build_app(config: Config | None = None) -> web.Application:
     app.router.add_post("/_control/config", control_config)
     app.router.add_get("/_control/stats", control_stats)
     app.router.add_post("/_control/reset", control_reset)
+    app.router.add_post("/_control/release", control_release)
     return app
 
 
@@ -444,7 +473,8 @@ Point benchcard at it in benchcard.yaml (the key's value is never checked unless
   providers:
     fake: {type: openai, base_url: "http://127.0.0.1:PORT/v1", api_key_env: FAKE_KEY}
 Endpoints: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic), GET /v1/models;
-POST /_control/config replaces the config, GET /_control/stats counts the calls.
+POST /_control/config replaces the config, GET /_control/stats counts the calls, POST /_control/release lets
+the calls of a "held" fault be answered.
 
 The config (JSON; every key optional):
   {"default_reply": "ok",
@@ -464,6 +494,7 @@ chat's `content: null`, no text block, no Responses output; finish_reason stop),
 an answer in its body),
 bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the
 first `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
+A fault with "held": true holds its calls' answers until POST /_control/release.
 """
 
 

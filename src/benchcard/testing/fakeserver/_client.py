@@ -167,9 +167,16 @@ class FakeServer:
              "by_fault": {"429": int, "hang": int, ...},
              "with_key": int, "without_key": int,          # whether a key header was present, never its value
              "in_flight": int, "max_in_flight": int,
+             "held": int,                                  # calls of a `held` fault waiting for `release` now
              "bodies": [<parsed JSON body>, ...]}          # only when record_bodies is true
         """
         return self._control("GET", "/_control/stats" + ("" if by_request else "?by_request=0"))
+
+    def release(self) -> int:
+        """Let the calls a `held` fault holds now be answered (one held later waits for the next release); how
+        many were held."""
+        released: int = self._control("POST", "/_control/release")["released"]
+        return released
 
     def reset(self) -> None:
         """Zero counters, fault budgets and reply cycles; keep the config."""

@@ -50,6 +50,7 @@ class FaultRule:
     retry_after: float | None = None
     hang_s: float = 30.0
     code: int = 502  # error200: the HTTP status the error object inside the 200 answer reports
+    held: bool = False  # the call's answer waits for POST /_control/release (a test orders events, not a timer)
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
@@ -134,7 +135,7 @@ _TOP_KEYS: Final = frozenset(
 _REPLY_KEYS: Final = frozenset(
     {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost"}
 )
-_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s", "code"})
+_FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s", "code", "held"})
 
 
 def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
@@ -212,6 +213,7 @@ def _parse_fault(obj: Any, where: str) -> FaultRule:
         retry_after=None if retry_after is None else _number(retry_after, f"{where}.retry_after"),
         hang_s=_number(raw.get("hang_s", 30.0), f"{where}.hang_s"),
         code=_integer(raw.get("code", 502), f"{where}.code", minimum=100),
+        held=_boolean(raw.get("held", False), f"{where}.held"),
     )
 
 
