@@ -5,6 +5,7 @@ and says so when there is nothing to call; a reply with a lone surrogate is stor
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -402,3 +403,46 @@ def test_a_cell_waiting_out_its_backoff_when_the_run_stops_sends_nothing_more(tm
     stats = server.stats(by_request=False)
     assert stats["by_status"] == {"429": 1, "500": 10}, stats  # the 5 cells' calls, and the one told to wait: no more
     assert elapsed < 60  # the stop woke the cell waiting: the run did not end after its 300 s
+
+
+def test_a_cells_last_attempt_ending_after_the_stop_is_not_recorded(tmp_path: Path, server: FakeServer,
+                                                                    key: str) -> None:
+    """Two calls at once, one attempt each. The first call the server receives is held; every other call is
+    answered 500, so the other worker's 5 cells fail in a row and stop the run. Only once their 5 rows are on disk
+    (the stop is set before the fifth is written) does the test release the held call, whose 500 is then its
+    cell's last attempt ending after the stop: an order of events, not a race. That cell is not recorded, and the
+    run says 5 of 10. Before 4eb9757 it was recorded failed ('6 of 10 cells recorded, 6 failed')."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "500", "times": 1, "total": 1, "held": True},
+                                                         {"kind": "500", "times": 999}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=5, repetitions=1)
+    options = RunOptions(concurrency=2, attempts=1, progress=False)
+    watched: list[str] = []
+    watcher = threading.Thread(target=_release_after_rows, args=(server, project, 5, watched))
+    watcher.start()
+    try:
+        with pytest.raises(RunError) as stopped:
+            run(project, "colour-ab", options)
+    finally:
+        watcher.join()
+    assert watched == ["held 1, 5 rows on disk: released 1"]
+    assert str(stopped.value).startswith("the run stopped: 5 cells in a row failed in transport (last: HTTP 500: "
+                                         "injected fault 500 (gave up after 1 attempt)); 5 of 10 cells recorded, "
+                                         "5 failed."), str(stopped.value)
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert len(rows) == 5 and all(r["status"] == "failed" for r in rows)
+    assert server.stats(by_request=False)["by_status"] == {"500": 6}  # the 5 and the one held: no more
+
+
+def _release_after_rows(server: FakeServer, project: Project, rows: int, said: list[str]) -> None:
+    """Release the server's held call once the run's outputs.jsonl holds `rows` rows (or after 120 s, so that a
+    broken run cannot hang the test), saying what it saw in `said`."""
+    deadline = time.monotonic() + 120
+    written = 0
+    while time.monotonic() < deadline:
+        outputs = list((project.root / "results" / "colour-ab" / "v1").glob("*/outputs.jsonl"))
+        written = outputs[0].read_bytes().count(b"\n") if outputs else 0
+        if written >= rows:
+            break
+        time.sleep(0.01)
+    held = server.stats(by_request=False)["held"]
+    said.append(f"held {held}, {written} rows on disk: released {server.release()}")
