@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 from benchcard.card.check import CheckReport
 from benchcard.card.load import load_card
 from benchcard.run.judgelive import check_all, check_calls, live_check
+from benchcard.run.options import RunOptions
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
@@ -60,7 +63,7 @@ def test_check_live_sends_the_examples_round_the_judge_s_pool(tmp_path: Path, se
         result = bc(tmp_path, "check", CARD_ID, "--live")
         assert result.exit_code == 0, result.output
         calls = [j.stats()["calls"] for j in judges]
-        assert calls == [2, 2, 2]  # two examples judged 3 times each, one call at a time, round the pool
+        assert calls == [2, 2, 2]  # two examples judged 3 times each, at once, round the pool
         refusing, *others = judges
         refusing.configure({"default_reply": "GRADE: PASS", "faults": [{"kind": "429", "times": 999,
                                                                         "retry_after": 0}]})
@@ -146,12 +149,11 @@ def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,
 def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_two_calls(tmp_path: Path,
                                                                                        server: FakeServer,
                                                                                        key: str) -> None:
-    """The worked examples go to the judge one call at a time, each judgement with 4 attempts: by the run's
-    silence rule a judge that takes calls and answers none stopped the check after 9 calls over 3 judgements, 18
-    minutes at the default 120 s timeout. A check has no run to protect: two calls timed out in a row with no
-    answer at all from the server stop it, in one line naming the server and the timeout."""
+    """Each judgement has 4 attempts: by the run's silence rule a judge that takes calls and answers none stopped
+    the check after 9 calls over 3 judgements, 18 minutes at the default 120 s timeout. A check has no run to
+    protect: two calls timed out in a row with no answer at all from the server stop it, in one line naming the
+    server and the timeout. The 4 judgements are sent at once; none is tried again after the stop."""
     from benchcard.errors import ProviderError
-    from benchcard.run.options import RunOptions
 
     project = judge_project(tmp_path, server.base_url, k=2, seal=False)
     server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
@@ -160,24 +162,75 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_tw
     with pytest.raises(ProviderError) as stopped:
         live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
     assert str(stopped.value) == (
-        f"the judge of {CARD_ID}: the judge's provider 'judge' at {server.base_url} answered none of the 2 calls "
-        "sent, each timed out after 0.3 s: it takes calls but answers none (if its answers only take longer, check "
+        f"the judge of {CARD_ID}: the judge's provider 'judge' at {server.base_url} answered none of the calls sent, "
+        "2 of them timed out after 0.3 s: it takes calls but answers none (if its answers only take longer, check "
         "--live waits 0.3 s for each answer, and no longer)")
-    assert len(judge_bodies(server)) == 2
+    assert len(judge_bodies(server)) == 4  # two examples judged twice, each called once
 
 
 def test_a_judge_that_answered_then_hangs_is_waited_on_as_a_run_waits(tmp_path: Path, server: FakeServer,
                                                                       key: str) -> None:
-    """The quick stop is for a server that answered nothing: a judge that answered the first example and then
+    """The quick stop is for a server that answered nothing: a judge that answered the first example and
     times out on the second is that example's failure, each judgement after its 4 attempts (the run's silence
     rule needs 3 judgements), and the check reports it."""
-    from benchcard.run.options import RunOptions
 
     project = judge_project(tmp_path, server.base_url, k=2, seal=False)
     server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "<<A tomato", "kind": "hang",
                                                                "times": 999, "hang_s": 5}]))
     card = load_card(project.card_path(CARD_ID), project)
-    report = live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
+    # the judgements go at once: the first example's answers, at once, come well inside the others' 1 s timeout
+    report = live_check(project, [card], RunOptions(timeout=1.0, progress=False, backoff_base=0.01))
     assert [e.problem for e in report.examples] == [
-        "", "judgement 1 was failed (timed out after 0.3 s (gave up after 4 attempts))"]
+        "", "judgement 1 was failed (timed out after 1 s (gave up after 4 attempts))"]
     assert len(judge_bodies(server)) == 2 + 2 * 4
+
+
+def test_check_live_sends_a_cards_judgements_at_once(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Two examples judged 3 times each: the 6 calls are in flight together (the run's default of 8 at most), so a
+    slow judge costs the check about one call's time, not six. The server holds every judgement until the test has
+    seen all 6 held at once, then lets them go; one call at a time, it never held more than 1."""
+    project = judge_project(tmp_path, server.base_url, k=3, seal=False)
+    server.configure(script({"reply": "It names it.\nGRADE: PASS"},
+                            faults=[{"match": "Rubric:", "kind": "hang", "hang_s": 0, "times": 999, "held": True}]))
+    # (a hang of 0 s answers as ever: `held` alone keeps the answer back)
+    card = load_card(project.card_path(CARD_ID), project)
+    seen: list[int] = []
+    done = threading.Event()
+    watcher = threading.Thread(target=_release_once_held, args=(server, 6, seen, done))
+    watcher.start()
+    try:
+        report = live_check(project, [card], RunOptions(progress=False))
+    finally:
+        done.set()
+        watcher.join()
+    assert seen == [6]
+    assert report.ok and [len(e.answers) for e in report.examples] == [3, 3]
+    assert len(judge_bodies(server)) == 6 and server.stats()["max_in_flight"] == 6
+
+
+def test_check_live_keeps_within_the_judge_pools_widths(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A pool of two servers taking one call each: the check's 6 judgements go two at a time, never more to one
+    server than it takes, and each server answers some."""
+    judge_project(tmp_path, server.base_url, k=3, seal=False)
+    with contextlib.ExitStack() as stack:
+        judges = [stack.enter_context(FakeServer()) for _ in range(2)]
+        write_judge_pool_config(tmp_path, server.base_url, [j.base_url for j in judges], concurrency=1)
+        for j in judges:
+            j.configure(script({"reply": "It names it.\nGRADE: PASS"}, latency_ms=200))
+        result = bc(tmp_path, "check", CARD_ID, "--live")
+        assert result.exit_code == 0, result.output
+        stats = [j.stats() for j in judges]
+    assert [s["max_in_flight"] for s in stats] == [1, 1]
+    assert sum(s["calls"] for s in stats) == 6 and min(s["calls"] for s in stats) > 0
+
+
+def _release_once_held(server: FakeServer, calls: int, seen: list[int], done: threading.Event) -> None:
+    """Wait until the server holds `calls` calls at once (or 60 s, a bound for a stuck test), note how many it held,
+    then release every call held until `done` (a check sending one call at a time would otherwise wait forever)."""
+    deadline = time.monotonic() + 60
+    while server.stats(by_request=False)["held"] < calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen.append(server.stats(by_request=False)["held"])
+    while not done.is_set():
+        server.release()
+        done.wait(0.01)

@@ -675,7 +675,7 @@ def _count_silence(s: Session, job: Job) -> None:
     quiet = time.monotonic() - (s.heard_at or 0.0)
     timeout = s.options.timeout
     if s.silent_stop is not None and not s.answered and s.silent_calls >= s.silent_stop and s.stopped is None:
-        s.stop(f"{s.server} answered none of the {s.silent_calls} calls sent, each timed out after "
+        s.stop(f"{s.server} answered none of the calls sent, {s.silent_calls} of them timed out after "
                f"{timeout:g} s: it takes calls but answers none (if its answers only take longer, "
                f"{s.longer_answers})")
         return

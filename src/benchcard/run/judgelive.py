@@ -3,37 +3,40 @@
 Offline, `check` reads the answers recorded in the card (`card/judgecheck.py`); live, the judge itself must give
 every example its expected grade in each of its k judgements. The answers are printed as they came, so they can
 be recorded in the card's `judge_answers`. Calls go through the runner's calls (`calls.call_cell`: retries,
-backoff, the key scrubbed from errors); nothing is written to disk.
+backoff, the key scrubbed from errors), all of a card's at once within the judge's calls in flight; nothing is
+written to disk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchcard._util.urls import secrets_of, shown_url
 from benchcard.card.check import CheckReport, check
 from benchcard.card.judgecheck import example_prompt, expectation_problem, fixture_problem
-from benchcard.card.model import Card
+from benchcard.card.model import Card, Example
 from benchcard.errors import Fatal, ProviderError, UnreadableAnswer
 from benchcard.project import Project, ProjectConfig
+from benchcard.records.answerkey import AnswerKey
+from benchcard.records.rows import OutputRow
 from benchcard.run._calls import Job, RateLimiter, Session, call_cell, make_client
 from benchcard.run._conventions import load_dotenv_keys
-from benchcard.run._pool import check_served, open_provider
+from benchcard.run._pool import calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._preflight import Preflight, local_rigs, preflight_local
 from benchcard.run._progress import NullProgress
 from benchcard.run.judging import judge_config
-from benchcard.run.options import RunOptions
+from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import require_key
-from benchcard.run.providers.base import ProviderConfig
+from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import read_answer
 
 #: Calls timed out in a row, with no answer at all from the judge's server, that stop `check --live`: a check has no
-#: run to protect, and its calls go one at a time, so the run's rule (`_calls.SILENT_CELLS`: 9 calls here, 18
+#: run to protect, and its calls are few, so the run's rule (`_calls.SILENT_CELLS`: 9 calls here, 18
 #: minutes at the default timeout) would keep a user waiting for what two calls have shown.
 CHECK_SILENT_CALLS = 2
 
@@ -158,40 +161,67 @@ def live_check(project: Project, cards: Sequence[Card], options: RunOptions | No
 
 async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
                 options: RunOptions) -> list[LiveExample]:
+    """Every judgement of the card's examples sent at once, within the judge's calls in flight (a pool's servers'
+    widths together, else the run's default concurrency; the local model one at a time), so that a check waits
+    about one call's time, not the sum of them all; each example's answers kept in judgement order."""
     spec = card.judge_spec
     assert spec is not None
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
-    client = make_client(4, options.timeout)  # the examples are called one after another
+    concurrency = options.concurrency or DEFAULT_CONCURRENCY
+    client = make_client(client_size(cfg, concurrency), options.timeout)
     # a pool's (base_urls): each call to its least-loaded healthy server, so the examples go round its servers
-    provider = open_provider(cfg, client, spec.model, 1)
+    provider = open_provider(cfg, client, spec.model, concurrency)
     # call_cell reads no store; the session's is the project's results folder, never written here
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),
                       progress=NullProgress(), secret_env=cfg.api_key_env,
                       hidden=secrets_of(cfg.credentials),
                       longer_answers=f"check --live waits {options.timeout:g} s for each answer, and no longer",
-                      silent_stop=CHECK_SILENT_CALLS, server=_server(cfg))
-    out: list[LiveExample] = []
+                      silent_stop=CHECK_SILENT_CALLS, server=_server(cfg),
+                      workers=calls_in_flight(provider, concurrency))
     try:
         await check_served(provider, spec.model)
-        for i, example in enumerate(card.examples):
-            problem = fixture_problem(card, example, keys, i)
-            answers: list[str] = []
-            body = provider.build_body(spec.model, example_prompt(card, example, keys), spec.params, spec.effort)
-            for k in range(spec.judgements if not problem else 0):
-                sent = provider.planned_body(body, k) if provider.plans_bodies else body
-                row = await call_cell(session, Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent)))
-                if row is None or session.stopped is not None:
-                    raise ProviderError(f"the judge of {card.id}: {session.stopped}")
-                answers.append(row.text)
-                problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
-            out.append(LiveExample(card.id, example.label, tuple(answers), problem))
-    except Fatal as exc:
-        raise ProviderError(f"the judge of {card.id}: {exc}") from None
+        problems = [fixture_problem(card, example, keys, i) for i, example in enumerate(card.examples)]
+        jobs = [[_job(card, provider, keys, i, k) for k in range(spec.judgements if not problems[i] else 0)]
+                for i in range(len(card.examples))]
+        rows = await asyncio.gather(*(_judgement(session, job) for example in jobs for job in example))
     finally:
         await provider.aclose()
         await client.aclose()
-    return out
+    if session.halted:
+        raise ProviderError(f"the judge of {card.id}: {session.fatal or session.stopped}")
+    answered = iter(rows)
+    by_example = [[next(answered) for _ in judgements] for judgements in jobs]
+    return [_example(card, example, problems[i], [row for row in by_example[i] if row is not None])
+            for i, example in enumerate(card.examples)]
+
+
+def _job(card: Card, provider: Provider, keys: Mapping[str, AnswerKey], i: int, k: int) -> Job:
+    """Judgement `k` of example `i`: its body as the provider sends it (planned apart when it plans bodies)."""
+    spec = card.judge_spec
+    assert spec is not None
+    example = card.examples[i]
+    body = provider.build_body(spec.model, example_prompt(card, example, keys), spec.params, spec.effort)
+    sent = provider.planned_body(body, k) if provider.plans_bodies else body
+    return Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent))
+
+
+async def _judgement(session: Session, job: Job) -> OutputRow | None:
+    """One judgement through the runner's calls; None when the check stopped, a fatal error (a key refused)
+    stopping the others too (`Session.fail`: none is sent after it)."""
+    try:
+        return await call_cell(session, job)
+    except Fatal as exc:
+        session.fail(str(exc))
+        return None
+
+
+def _example(card: Card, example: Example, problem: str, rows: list[OutputRow]) -> LiveExample:
+    """An example's report: its answers in judgement order, and its first problem (its fixture's, or the first
+    judgement not giving the expected grade)."""
+    for k, row in enumerate(rows):
+        problem = problem or _graded(row.status, row.error, row.text, card, example.expect, k)
+    return LiveExample(card.id, example.label, tuple(row.text for row in rows), problem)
 
 
 def _server(cfg: ProviderConfig) -> str:
