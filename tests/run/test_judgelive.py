@@ -14,6 +14,7 @@ import pytest
 
 from benchcard.card.check import CheckReport
 from benchcard.card.load import load_card
+from benchcard.errors import ProviderError
 from benchcard.run.judgelive import check_all, check_calls, live_check
 from benchcard.run.options import RunOptions
 from benchcard.testing.fakeserver import FakeServer
@@ -153,7 +154,6 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_tw
     the check after 9 calls over 3 judgements, 18 minutes at the default 120 s timeout. A check has no run to
     protect: two calls timed out in a row with no answer at all from the server stop it, in one line naming the
     server and the timeout. The 4 judgements are sent at once; none is tried again after the stop."""
-    from benchcard.errors import ProviderError
 
     project = judge_project(tmp_path, server.base_url, k=2, seal=False)
     server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
@@ -234,3 +234,16 @@ def _release_once_held(server: FakeServer, calls: int, seen: list[int], done: th
     while not done.is_set():
         server.release()
         done.wait(0.01)
+
+
+def test_a_judge_refusing_the_key_stops_the_live_check_in_one_line(tmp_path: Path, server: FakeServer,
+                                                                   key: str) -> None:
+    """A key refused (401) is fatal for every judgement: the check stops in one line naming it, and the judgements
+    sent together are not tried again."""
+    project = judge_project(tmp_path, server.base_url, k=2, seal=False)
+    server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "401", "times": 999}]))
+    card = load_card(project.card_path(CARD_ID), project)
+    with pytest.raises(ProviderError) as stopped:
+        live_check(project, [card], RunOptions(progress=False, backoff_base=0.01))
+    assert str(stopped.value).startswith(f"the judge of {CARD_ID}: HTTP 401"), str(stopped.value)
+    assert 1 <= len(judge_bodies(server)) <= 4  # each of the 4 judgements sent once at most

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,7 +184,7 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
         problems = [fixture_problem(card, example, keys, i) for i, example in enumerate(card.examples)]
         jobs = [[_job(card, provider, keys, i, k) for k in range(spec.judgements if not problems[i] else 0)]
                 for i in range(len(card.examples))]
-        rows = await asyncio.gather(*(_judgement(session, job) for example in jobs for job in example))
+        rows = await _all(_judgement(session, job) for example in jobs for job in example)
     finally:
         await provider.aclose()
         await client.aclose()
@@ -204,6 +204,18 @@ def _job(card: Card, provider: Provider, keys: Mapping[str, AnswerKey], i: int, 
     body = provider.build_body(spec.model, example_prompt(card, example, keys), spec.params, spec.effort)
     sent = provider.planned_body(body, k) if provider.plans_bodies else body
     return Job(f"example-{i}-{k}", example.fixture or card.id, dict(sent))
+
+
+async def _all(calls: Iterable[Coroutine[Any, Any, OutputRow | None]]) -> list[OutputRow | None]:
+    """The calls run together, their rows in order; an error in one (the pool's, a run-level one) ends the others
+    before the provider they share is closed."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _judgement(session: Session, job: Job) -> OutputRow | None:
