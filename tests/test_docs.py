@@ -145,6 +145,24 @@ def test_every_command_and_flag_the_docs_show_exists() -> None:
     assert set(options) - shown == set()  # and every command is shown somewhere
 
 
+def test_every_option_a_command_takes_is_named_on_a_page_that_shows_the_command() -> None:
+    """The reverse of the test above: each long option `benchcard CMD --help` lists (and the program's own) is
+    named on a page of the README or docs/ that shows CMD in its code, so that no option is found only by
+    reading `--help` (`curl --variant`, `run --rpm` and `--poll-interval` were, until 2026-12-07)."""
+    pages = [(path.read_text(encoding="utf-8"), code_of(path.read_text(encoding="utf-8"))) for path in DOCS]
+
+    def named(option: str, command: str | None) -> bool:
+        return any(re.search(rf"{re.escape(option)}(?![\w-])", text) and (command is None or any(
+            re.search(rf"(?<![\w-]){re.escape(command)}(?![\w-])", code) for code in codes)) for text, codes in pages)
+
+    unnamed = [f"benchcard {command} {option}" for command, options in sorted(options_of().items())
+               for option in sorted(options) if option.startswith("--") and option != "--help"
+               and not named(option, command)]
+    unnamed += [f"benchcard {option}" for p in cli.params for option in p.opts
+                if option.startswith("--") and not named(option, None)]
+    assert unnamed == []
+
+
 def test_every_benchmark_the_docs_run_exists_with_its_flags() -> None:
     """`python benchmarks/X.py --flag …` in the docs: the script is there and declares each flag."""
     wrong = []
