@@ -15,11 +15,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from benchcard._util.hashing import digest
+from benchcard.cli import cli
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_fakeserver import SRC, chat, content
+from ...helpers_run import PROBE, probe_project
 
 # ----------------------------------------------------------------------------------------------- shapes
 
@@ -418,3 +421,18 @@ def test_the_command_line_explains_its_options_and_config() -> None:
                  'base_url: "http://127.0.0.1:PORT/v1"', "It prints its base URL (…/v1)"):
         assert text in done.stdout
     assert "``" not in done.stdout and ":class:" not in done.stdout and "Why it exists" not in done.stdout
+
+
+def test_the_provider_its_help_shows_runs_a_card_as_pasted(fake: FakeServer, tmp_path: Path) -> None:
+    """`--help`'s benchcard.yaml block, pasted with PORT filled in, runs a card with no key in the environment:
+    until 2026-12-07 it named `api_key_env: FAKE_KEY`, so the run stopped at `FAKE_KEY is not set`, and a key of
+    fewer than 8 characters (`x`) was refused."""
+    shown = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--help"], capture_output=True, text=True,
+                           timeout=60, check=True).stdout
+    block = shown[shown.index("  providers:\n"):shown.index("\nEndpoints:")]
+    probe_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(block.replace("PORT", str(fake.port)) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "run", PROBE, "--provider", "fake", "--json"])
+    assert result.exit_code == 0, result.output
+    [run] = json.loads(result.stdout)["runs"]
+    assert run["finished"] and fake.stats()["calls"] == 1

@@ -469,12 +469,14 @@ async def _serve(config: Config, port: int, host: str = HOST) -> None:
 
 #: `--help`'s last part: how to use the server and its config, for a user (the design notes are the package's).
 USAGE = """\
-Point benchcard at it in benchcard.yaml (the key's value is never checked unless require_key is set):
+Point benchcard at it in benchcard.yaml (no api_key_env: it takes no key unless require_key is set, and then
+any of 8 characters or more, named by api_key_env), and run a card on it: benchcard run CARD --provider fake
+(a scratch run, since the fake server is not the card's rig):
   providers:
-    fake: {type: openai, base_url: "http://127.0.0.1:PORT/v1", api_key_env: FAKE_KEY}
-Endpoints: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic), GET /v1/models;
-POST /_control/config replaces the config, GET /_control/stats counts the calls, POST /_control/release lets
-the calls of a "held" fault be answered.
+    fake: {type: openai, base_url: "http://127.0.0.1:PORT/v1"}
+Endpoints: POST /v1/chat/completions and /v1/responses (OpenAI), POST /v1/messages (Anthropic), GET /v1/models,
+and the two vendors' batch endpoints; POST /_control/config replaces the config, GET /_control/stats counts the
+calls, POST /_control/release lets the calls of a "held" fault be answered.
 
 The config (JSON; every key optional):
   {"default_reply": "ok",
