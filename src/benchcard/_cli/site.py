@@ -11,7 +11,8 @@ from benchcard._cli.common import project_of, report, say_line
 
 @click.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder to build into (default: site/ "
-              "in the project). Emptied first if benchcard built it; any other non-empty folder is refused.")
+              "in the project; with --serve, a temporary folder). Emptied first if benchcard built it; any other "
+              "non-empty folder is refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was built as JSON.")
 @click.option("--serve", is_flag=True, help="Serve the pages on 127.0.0.1, rebuilt as results change.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
