@@ -384,3 +384,13 @@ def test_every_card_field_the_docs_show_is_accepted(tmp_path: Path) -> None:
                 path.write_text(original, encoding="utf-8")
             assert not re.search(r": unknown (field|parameter)", problem), (doc.name, fragment, problem)
     assert shown >= 7
+
+
+def test_every_shipped_card_on_the_embedded_model_names_the_surface_it_runs_on() -> None:
+    """The embedded model runs in a worker process since 2026-12-01 (README); a shipped card's rig line saying
+    `in-process` (demo-judge-colour's, until 2026-12-07) would be printed on every run and page it made."""
+    surfaces = {path.name: yaml.safe_load(path.read_text(encoding="utf-8"))["rig"].get("surface")
+                for path in sorted((REPO / "cards").glob("*.yaml"))
+                if yaml.safe_load(path.read_text(encoding="utf-8"))["rig"]["provider"] == "local"}
+    assert surfaces == {"demo-answer-cue.yaml": "llama-cpp-python worker process",
+                        "demo-judge-colour.yaml": "llama-cpp-python worker process"}
