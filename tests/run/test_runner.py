@@ -164,6 +164,12 @@ def test_a_missing_key_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatc
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     result = bc(project, "run", PROBE, "--provider", "openrouter")
     assert result.exit_code == 1 and "OPENROUTER_API_KEY is not set" in result.stderr
+    # a batch cannot go to the embedded model (`provider 'local' ... has no batch API`): not offered there
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = bc(project, "run", PROBE, "--provider", "openai", "--batch", "--no-wait")
+    assert (result.exit_code, result.stderr) == (1, "error: OPENAI_API_KEY is not set; export it (--batch goes to "
+                                                    "the vendor's batch API, which only its key opens)\n")
+    assert not project.results_dir.exists()
 
 
 @pytest.mark.parametrize("value", ["sk-\u2010abcd1234", "sk-abcd1234\u00e9", "sk-abcd\u00a01234"])

@@ -194,7 +194,7 @@ def run(project: Project, card_name: str, options: RunOptions, *, transport: htt
     for line in dict.fromkeys(notes):  # out loud, before a missing key stops the run
         tell(line)
     for t in targets:
-        require_key(t.cfg)
+        require_key(t.cfg, batch=options.batch or bool(t.manifest is not None and t.manifest.batch))
     if spec is not None:
         require_key(judge_config(spec, config))
     if resumed is not None and options.retry_failed:

@@ -210,7 +210,10 @@ class Provider(ABC):
 # ----------------------------------------------------------------------------------------------------- keys
 
 
-def missing_key_message(variable: str) -> str:
+def missing_key_message(variable: str, batch: bool = False) -> str:
+    """The way out a missing key leaves: the embedded model, unless the run is a batch, which it cannot take."""
+    if batch:
+        return f"{variable} is not set; export it (--batch goes to the vendor's batch API, which only its key opens)"
     return f"{variable} is not set; export it, or run on the embedded model with --provider local"
 
 
@@ -219,11 +222,11 @@ def missing_key_message(variable: str) -> str:
 MIN_SECRET_CHARS = 8
 
 
-def require_key(cfg: ProviderConfig) -> None:
+def require_key(cfg: ProviderConfig, batch: bool = False) -> None:
     """Fail before anything is planned or sent when the provider's key variable is unset or empty, or its key (or
     its URL's password) is one no header can carry or no reply could be cleared of."""
     if cfg.type != "local" and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
-        raise ProviderError(missing_key_message(cfg.api_key_env))
+        raise ProviderError(missing_key_message(cfg.api_key_env, batch))
     value = os.environ.get(cfg.api_key_env) if cfg.type != "local" and cfg.api_key_env else None
     if value is not None and (value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
         raise ProviderError(f"{cfg.api_key_env} holds spaces, a newline or control characters around or inside "
