@@ -394,3 +394,18 @@ def test_every_shipped_card_on_the_embedded_model_names_the_surface_it_runs_on()
                 if yaml.safe_load(path.read_text(encoding="utf-8"))["rig"]["provider"] == "local"}
     assert surfaces == {"demo-answer-cue.yaml": "llama-cpp-python worker process",
                         "demo-judge-colour.yaml": "llama-cpp-python worker process"}
+
+
+@pytest.mark.long
+def test_the_table_of_what_a_design_can_show_is_what_the_rule_gives_now() -> None:
+    """docs/cards.md's "No dead designs" table (fixtures × repetitions by variants) is `best_power` as it is: the
+    table was drawn under an earlier rule (ce5a5dd) and eight of its 80 cells had moved by 0.01–0.03 (12 × 3 with
+    3 variants read 0.24 beside `seal`'s own line, quoted above it, of 23%)."""
+    from benchcard.stats.reach import best_power
+
+    rows = re.findall(r"^\| (\d+) × (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
+                      CARDS_DOC.read_text(encoding="utf-8"), re.M)
+    assert len(rows) == 20
+    shown = {(int(f), int(r)): tuple(cells) for f, r, *cells in rows}
+    drawn = {(f, r): tuple(f"{best_power(f, r, v):.2f}" for v in (1, 2, 3, 5)) for f, r in shown}
+    assert shown == drawn
