@@ -409,3 +409,11 @@ def test_the_table_of_what_a_design_can_show_is_what_the_rule_gives_now() -> Non
     shown = {(int(f), int(r)): tuple(cells) for f, r, *cells in rows}
     drawn = {(f, r): tuple(f"{best_power(f, r, v):.2f}" for v in (1, 2, 3, 5)) for f, r in shown}
     assert shown == drawn
+
+
+def test_the_readme_names_every_card_the_repository_ships() -> None:
+    """README's "The cards shipped here" names each `cards/<id>.yaml` (it said "the demo card" of two)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shipped = readme[readme.index("The cards shipped here"):].split("\n\n")[0]
+    assert [path.stem for path in sorted((REPO / "cards").glob("*.yaml"))
+            if f"`{path.stem}`" not in shipped] == []
