@@ -37,8 +37,17 @@ def test_a_card_is_found_by_id_or_by_path_and_a_missing_one_says_where_it_looked
     assert resolve_card_path(project, "tiny-ab") == root / "cards" / "tiny-ab.yaml"
     monkeypatch.chdir(root)
     assert resolve_card_path(project, "cards/tiny-ab.yaml") == root / "cards" / "tiny-ab.yaml"
-    with pytest.raises(CardError, match=r"^tiny-abc: no such card \(looked for cards/tiny-abc\.yaml\)$"):
+    # a typo is told the card it is near; another name, the cards there are (a newcomer's next command)
+    with pytest.raises(CardError, match=r"^tiny-abc: no such card \(looked for cards/tiny-abc\.yaml; did you mean "
+                                        r"tiny-ab\?\)$"):
         resolve_card_path(project, "tiny-abc")
+    with pytest.raises(CardError, match=r"^bench-01: no such card \(looked for cards/bench-01\.yaml; the cards "
+                                        r"here: tiny-ab\)$"):
+        resolve_card_path(project, "bench-01")
+    (root / "cards" / "tiny-ab.yaml").rename(root / "cards" / "x\x1b[2J.yaml")  # no such name is listed as a card
+    with pytest.raises(CardError, match=r"^bench-01: no such card \(looked for cards/bench-01\.yaml; cards/ holds no "
+                                        r"card yet\)$"):
+        resolve_card_path(project, "bench-01")
     with pytest.raises(CardError, match=r"^elsewhere/x\.yml: no such card"):
         resolve_card_path(project, "elsewhere/x.yml")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -16,7 +17,7 @@ from benchcard._util.yamlread import MAX_YAML_BYTES
 from benchcard.card import seal as sealmod
 from benchcard.card._names import check_names
 from benchcard.card.model import Card
-from benchcard.card.reader import read_card
+from benchcard.card.reader import ID_PATTERN, read_card
 from benchcard.errors import BenchcardError, CardError, SealError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
@@ -132,13 +133,31 @@ def resolve_card_path(project: Project, name: str) -> Path:
     shown = project.relative_link(path)
     other_case = _miscased(project, path)
     if other_case or not given(path, shown, CardError) or not path.is_file():  # a link to nothing is said as one
-        raise CardError(f"{name}: no such card (looked for {shown}{other_case})")
+        hint = other_case or ("" if candidate.suffix else _cards_like(project, name))
+        raise CardError(f"{name}: no such card (looked for {shown}{hint})")
     folder = Path(os.path.abspath(path)).parent  # `..` undone as written, then links resolved, as for the project
     if path.suffix != ".yaml" or folder.resolve() != project.cards_dir.resolve():
         raise CardError(f"{name}: not a card of this project: a card is read from cards/<id>.yaml "
                         f"({project.cards_dir}), where its seal, runs and ledger rows belong; copy it to "
                         f"{project.relative(project.card_path(path.stem))}, or name its project with -C")
     return path
+
+
+#: The most card ids a missing card's line lists when none is near the name given.
+LISTED_CARDS = 8
+
+
+def _cards_like(project: Project, name: str) -> str:
+    """What a card id given wrong (a typo, another project's card) can be told: the near ids, else the project's
+    cards, so that the one line says what to type."""
+    ids = sorted(path.stem for path in project.cards_dir.glob("*.yaml") if ID_PATTERN.fullmatch(path.stem))
+    if not ids:
+        return f"; {project.relative(project.cards_dir)}/ holds no card yet"
+    near = difflib.get_close_matches(name, ids, n=3, cutoff=0.75)
+    if near:
+        return f"; did you mean {' or '.join(near)}?"
+    shown = ", ".join(ids[:LISTED_CARDS]) + (f" and {len(ids) - LISTED_CARDS} more" if len(ids) > LISTED_CARDS else "")
+    return f"; the cards here: {shown}"
 
 
 def _miscased(project: Project, path: Path) -> str:
