@@ -40,6 +40,28 @@ def test_the_exported_members_are_what_the_docs_list() -> None:
     assert dir(benchcard) == benchcard.__all__
 
 
+def test_each_function_is_called_as_docs_api_md_writes_it() -> None:
+    """A row of docs/api.md's table written whole (`give_verdict(run, project=None, *, allow_incomplete=False)`)
+    is the function's signature, keyword-only marker and defaults included: it said `allow_incomplete=False` as a
+    third positional parameter, which `give_verdict(run, None, True)` refused with a TypeError."""
+    import inspect
+
+    def written(function: object) -> str:
+        parts, star = [], False
+        for p in inspect.signature(function).parameters.values():  # type: ignore[arg-type]
+            if p.kind is p.KEYWORD_ONLY and not star:
+                parts.append("*")
+                star = True
+            parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+        return ", ".join(parts)
+
+    text = DOCS.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)\(([^`…]*)\)` →", text, re.M)
+    assert len(rows) >= 6
+    assert [f"{name}({args})" for name, args in rows] == [
+        f"{name}({written(getattr(benchcard, name))})" for name, _ in rows]
+
+
 def test_a_type_checker_imports_each_name_from_where_it_is_loaded_at_run_time() -> None:
     """The `TYPE_CHECKING` block and the lazy table name the same modules, and each name is defined there."""
     lazy = benchcard._LAZY
