@@ -208,3 +208,27 @@ def test_a_number_yaml_1_1_reads_otherwise_than_it_looks_is_one_line(tmp_path: P
     _card(root, AB_CARD.replace(old, new))
     line = one_line_error(bc(root, "seal", "tiny-ab"))
     assert line.startswith("error: cards/tiny-ab.yaml:") and said in line
+
+
+BLOCK_END = ("malformed YAML: expected <block end>, but found '<scalar>'; likely text after a closing quote (quote a "
+             "value holding quotes with the other mark: 'a \"b\" c'), a quote opened above and never closed, or a line "
+             "indented as no field is")
+
+
+@pytest.mark.parametrize(("slip", "said"), [
+    (("title: Does saying please change the answer?", 'title: "Does saying "please" change the answer?"'),
+     f":5: {BLOCK_END}"),
+    (("title: Does saying please change the answer?", 'title: "Does saying please change the answer?'),
+     f":15: {BLOCK_END}"),
+    (("question: Does saying please change the answer?", "question: Please: does it change the answer?"),
+     ":6: malformed YAML: mapping values are not allowed here; likely a value holding ': ' that is not quoted, or a "
+     "line indented too far"),
+    (("  user: |-\n", "  user: |-\n\t"), ":13: malformed YAML: found character '\\t' that cannot start any token; "
+                                        "likely a tab indenting a line (YAML indents with spaces only)"),
+], ids=["quote-in-quotes", "open-quote", "colon", "tab"])
+def test_a_card_authors_slip_is_told_its_likely_cause(tmp_path: Path, slip: tuple[str, str], said: str) -> None:
+    """PyYAML says where a card stopped parsing, in its own words ('expected <block end>, but found
+    '<scalar>''); the line also names the slip that most often makes each, so a newcomer knows what to change."""
+    root = make_ab_project(tmp_path)
+    _card(root, AB_CARD.replace(*slip))
+    assert f"  error: cards/tiny-ab.yaml{said}\n" in bc(root, "check", "tiny-ab").output

@@ -80,12 +80,28 @@ def _parsed(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, L
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             where = f":{mark.line + 1}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise error(f"{source}{where}: malformed YAML: {problem}") from None
+            raise error(f"{source}{where}: malformed YAML: {problem}{_likely_cause(problem)}") from None
         except RecursionError:
             raise error(f"{source}: malformed YAML: nested too deeply") from None
     finally:
         loader.dispose()
     return data, lines
+
+
+#: PyYAML's words for the slips a card's author makes most, and what to do about each: its own say where, not why.
+_CAUSES = (
+    ("'\\t'", "a tab indenting a line (YAML indents with spaces only)"),
+    ("mapping values are not allowed here", "a value holding ': ' that is not quoted, or a line indented too far"),
+    ("expected <block end>, but found", "text after a closing quote (quote a value holding quotes with the other "
+                                        "mark: 'a \"b\" c'), a quote opened above and never closed, or a line "
+                                        "indented as no field is"),
+    ("found unexpected end of stream", "a quote opened and never closed"),
+)
+
+
+def _likely_cause(problem: str) -> str:
+    """The likely slip behind one of PyYAML's problems, as `; likely …` to end its line, or nothing."""
+    return next((f"; likely {cause}" for words, cause in _CAUSES if words in problem), "")
 
 
 def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Lines) -> None:
