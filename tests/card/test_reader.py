@@ -119,7 +119,12 @@ def test_id_must_match_file_name(tmp_path: Path) -> None:
 
 def test_ab_prompt_needs_both_slots(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace("{{variant}}", ""))
-    assert "must contain {{variant}} exactly once" in message
+    assert message.endswith("field 'prompt.user': an ab prompt must contain {{variant}} exactly once")
+    # a slot misspelt, or given twice, is named: the line says what to change
+    assert _error(tmp_path, AB_CARD.replace("{{variant}}", "{{varaint}}")).endswith(
+        "an ab prompt must contain {{variant}} exactly once (it holds {{varaint}}: misspelt?)")
+    assert _error(tmp_path, AB_CARD.replace("{{fixture}}", "{{fixture}} {{fixture}}")).endswith(
+        "an ab prompt must contain {{fixture}} exactly once (it holds it 2 times)")
 
 
 @pytest.mark.parametrize(("part", "slot"), [("user", "{{label}}"), ("user", "{{ variant }}"), ("user", "{{key}}"),

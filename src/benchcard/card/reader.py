@@ -92,6 +92,15 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]
     return load_yaml(text, source, CardError)
 
 
+
+def _slot_found(slot: str, slots: list[str]) -> str:
+    """What an ab prompt holds instead of `slot` (twice, or a slot misspelt: `{{varaint}}`), to end its line."""
+    if slots.count(slot) > 1:
+        return f" (it holds it {slots.count(slot)} times)"
+    others = [other for other in dict.fromkeys(slots)
+              if other not in (VARIANT_SLOT, FIXTURE_SLOT) and not other.startswith("{{fixture.")]
+    return f" (it holds {', '.join(others)}: misspelt?)" if others else ""
+
 class _Reader:
     """Validation of one card's raw mapping, field by field."""
 
@@ -411,7 +420,8 @@ class _Reader:
             several = isinstance(inputs, list) and len(inputs) > 1
             for slot in (VARIANT_SLOT,) if several else (VARIANT_SLOT, FIXTURE_SLOT):
                 if slots.count(slot) != 1:
-                    raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once")
+                    raise self.fail(("prompt", "user"), f"an ab prompt must contain {slot} exactly once"
+                                    + _slot_found(slot, slots))
             names = [str(v) for v in inputs] if several and isinstance(inputs, list) else []
             filled = {VARIANT_SLOT, *(map(input_slot, names) if several else (FIXTURE_SLOT,))}
             for part, text in (("system", system or ""), ("user", user)):
