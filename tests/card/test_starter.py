@@ -117,6 +117,10 @@ def test_init_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path: 
     assert (tmp_path / "proj" / ".gitignore").read_text() == "mine\n"
     (tmp_path / "file").write_text("x")
     assert "exists and is not a folder" in one_line_error(_benchcard("init", "file"))
+    # init run twice (the README's `benchcard init my-project`, pasted again): the project is named as one
+    assert _benchcard("init", "mine").exit_code == 0
+    assert one_line_error(_benchcard("init", "mine")) == (
+        "error: mine: already a benchcard project; work in it (cd mine, or benchcard -C mine …), or name a new folder")
 
 
 def test_init_that_a_full_disk_stopped_part_way_leaves_nothing_and_can_be_given_again(

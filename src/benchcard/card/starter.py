@@ -138,6 +138,9 @@ def init_project(folder: Path, shown: str, nested: bool = False) -> Started:
             raise ProjectError(f"{shown}: exists and is not a folder; name a new or empty folder")
         with os.scandir(folder) as entries:
             holds = any(True for _ in entries)
+        if holds and ((folder / "cards").is_dir() or (folder / "benchcard.yaml").is_file()):
+            raise ProjectError(f"{shown}: already a benchcard project; work in it (cd {shell_path(shown)}, or "
+                               f"benchcard -C {shell_path(shown)} …), or name a new folder")
         if holds:
             raise ProjectError(f"{shown}: the folder is not empty; benchcard init writes only into an empty or "
                                "new folder (it never writes over a file)")
