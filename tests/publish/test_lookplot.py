@@ -11,7 +11,7 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import bc, only_run
+from ..helpers_run import bc, only_run, seal_card
 from ..helpers_sequential import clear_win, sequential_ab
 from ..helpers_site import CHROMIUM, browser_env
 
@@ -39,6 +39,43 @@ def test_the_looks_are_drawn_only_once_the_run_is_judged(tmp_path: Path, server:
     # the futility test's statistic of a clear win is held as -40, beyond every boundary: drawn on the frame's
     # edge, it is marked so, as the rule's statistic is (it was drawn there unmarked, read as about -4.6)
     assert "beyond −40" in html and svg.count("beyond") == 1
+
+
+def test_a_page_whose_verdict_is_incomplete_does_not_say_it_is_the_looks(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """A clear win whose variant is cut off at max_tokens on one fixture (3 cells a stretch, the card allowing 3):
+    look 1 goes on, look 2 crosses its boundary with 6 cut off and stops the run. The verdict is incomplete; the
+    page said 'its verdict is that look's decision' beside it, a page disagreeing with the verdict."""
+    server.configure(clear_win() | {"faults": [{"match": "Please.\n<item>a ripe tomato, number 3<", "kind": "truncate",
+                                                "times": 1000}]})
+    project = sequential_ab(tmp_path / "proj", server.base_url)
+    card = project.root / "cards" / "colour-ab.yaml"
+    margin = "  equivalence_margin: 0.05"
+    card.write_text(card.read_text().replace(margin, f"{margin}\n  allow_failed: 3"))
+    for seal in (project.root / "keys" / "colour-ab").glob("*.seal.json"):
+        seal.unlink()
+    seal_card(project.root, "colour-ab")
+    ran = bc(project, "run", "colour-ab")
+    assert ran.exit_code == 0, ran.output
+    assert "stopped at look 2 of 3: win; 192 of 288 calls (33 % saved)" in ran.output
+    folder = only_run(project, "colour-ab")
+    verdict = bc(project, "verdict", folder.name)
+    assert "finding: incomplete → non-result" in verdict.output
+    assert "6 cell(s) were cut off by the token limit and the card allows 3" in verdict.output
+    out = tmp_path / "site"
+    build_site(project, out)
+    html = (out / "runs" / "colour-ab" / "v1" / folder.name / "index.html").read_text()
+    assert "non-result · incomplete" in html and "Stopped at look 2 of 3: win" in html
+    assert ("its verdict is that look's decision — but not here: more cells went unscored (failed or cut off) "
+            "than the card allows, so the verdict is incomplete, whatever the look decided.") in html
+    clean = tmp_path / "clean"
+    server.configure(clear_win())
+    clean_project = sequential_ab(clean, server.base_url)
+    assert bc(clean_project, "run", "colour-ab").exit_code == 0
+    assert bc(clean_project, "verdict", "colour-ab").exit_code == 0
+    build_site(clean_project, clean / "site")
+    page = (clean / "site" / "runs" / "colour-ab" / "v1" / only_run(clean_project, "colour-ab").name / "index.html")
+    assert "its verdict is that look's decision." in page.read_text() and "but not here" not in page.read_text()
 
 
 @pytest.mark.browser

@@ -25,7 +25,8 @@ BEYOND = 40.0  # a z the manifest holds as ±40 is beyond every boundary (`verdi
 
 def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, Any] | None:
     """Draw `looks.svg` into `folder` (the run's evidence folder of the site) and return what the page says of
-    it; None for a run that is not sequential, took no look, or has no verdict yet."""
+    it; None for a run that is not sequential, took no look, or has no verdict yet. `incomplete`: the verdict is
+    not the deciding look's (more cells unscored than the card allows), so the page must not say it is."""
     m = run.manifest
     if m is None or m.sequential is None or not m.looks or run.judged_file is None:
         return None
@@ -40,7 +41,7 @@ def draw_looks(run: Run, folder: Path, gate: float | None = None) -> dict[str, A
     alt = (f"The {what} at each of {len(m.looks)} look(s) taken, against each look's boundaries: {line}.")
     return {"src": FILE, "alt": alt, "line": line, "rows": rows, "probe": probe,
             "spending": m.sequential.spending_text, "alpha": fixed(m.sequential.alpha, missing=DASH),
-            "looks": len(m.sequential.looks)}
+            "looks": len(m.sequential.looks), "incomplete": run.finding == "incomplete"}
 
 
 def _futility_shown(lk: Look) -> str:
