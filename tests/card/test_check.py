@@ -274,6 +274,28 @@ def test_check_says_a_sequential_cards_looks_and_the_seal_locks_them(tmp_path: P
     assert code == 1 and "(cards/tiny-ab.yaml (field 'sequential') changed after sealing v1" in err
 
 
+@pytest.mark.parametrize(("looks", "said"), [
+    ("7", "expected 2 to 6 looks (one per block of repetitions at most, and at most 50), got 7"),
+    ("0", "expected 2 to 6 looks (one per block of repetitions at most, and at most 50), got 0"),
+    ("1", "expected 2 to 6 looks (one per block of repetitions at most, and at most 50), got 1"),
+    ("-3", "expected 2 to 6 looks (one per block of repetitions at most, and at most 50), got -3"),
+    ("2.5", "expected a whole number of looks (2 or more) or a list of whole repetition counts, got a number (2.5)"),
+    ("[3, 4.5, 6]", "expected a whole number of looks (2 or more) or a list of whole repetition counts, got a list "
+                    "([3, 4.5, 6])"),
+    ("[3, 9]", "expected 2 or more increasing repetition counts ending at repetitions (6), got [3, 9]"),
+])
+def test_looks_that_do_not_fit_the_grid_are_one_line_at_check_and_seal(tmp_path: Path, looks: str,
+                                                                       said: str) -> None:
+    """6 repetitions: more looks than blocks, 0, 1, a negative count, a fraction, a look past the grid."""
+    text = AB_CARD.replace("repetitions: 3", f"sequential: {{looks: {looks}}}\nrepetitions: 6")
+    project = make_ab_project(tmp_path, text)
+    code, out, _ = _run(project, "check", "tiny-ab")
+    assert code == 1 and f"  error: cards/tiny-ab.yaml:18: field 'sequential.looks': {said}\n" in out, out
+    code, out, err = _run(project, "seal", "tiny-ab")
+    assert (code, out, err) == (1, "", f"error: cards/tiny-ab.yaml:18: field 'sequential.looks': {said}\n")
+    assert not list((project / "keys").rglob("*.seal.json"))
+
+
 def test_check_says_an_hsd_cards_gamma_and_the_seal_locks_it(tmp_path: Path) -> None:
     text = AB_CARD.replace("repetitions: 3", "sequential: {looks: [3, 6], spending: hsd, gamma: -2}\nrepetitions: 6")
     project = make_ab_project(tmp_path, text)

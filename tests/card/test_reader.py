@@ -232,6 +232,13 @@ def test_a_sequential_block_is_read_with_its_looks(tmp_path: Path) -> None:
                                     "ending at repetitions (6), got [2, 5]"),
     ("sequential: {looks: [4, 2, 6]}", "field 'sequential.looks': expected 2 or more increasing"),
     ("sequential: {looks: yes}", "field 'sequential.looks': expected a number of looks or a list"),
+    # a number where a whole one is meant: 'expected a number …, got a number (2.5)' read as no reason at all
+    ("sequential: {looks: 2.5}", "field 'sequential.looks': expected a whole number of looks (2 or more) or a list "
+                                 "of whole repetition counts, got a number (2.5)"),
+    ("sequential: {looks: 3.0}", "field 'sequential.looks': expected a whole number of looks (2 or more)"),
+    ("sequential: {looks: [3.5, 6]}", "field 'sequential.looks': expected a whole number of looks (2 or more) or a "
+                                      "list of whole repetition counts, got a list ([3.5, 6])"),
+    ("sequential: {looks: [3, yes, 6]}", "field 'sequential.looks': expected a whole number of looks"),
     ("sequential: {spending: pocock}", "field 'sequential.looks': missing"),
     ("sequential: {looks: 3, spending: haybittle}", "field 'sequential.spending': expected obrien-fleming, "
                                                     "pocock or hsd, got 'haybittle'"),

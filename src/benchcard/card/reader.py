@@ -340,6 +340,9 @@ class _Reader:
                     repetitions or looks[0] < 1:
                 raise self.fail(where, f"expected 2 or more increasing repetition counts ending at repetitions "
                                        f"({repetitions}), got {value}")
+        elif isinstance(value, float | list):  # 2.5 looks, or a look after 3.5 repetitions: not whole
+            raise self.fail(where, "expected a whole number of looks (2 or more) or a list of whole repetition "
+                                   f"counts, got {_show(value)}")
         else:
             raise self.fail(where, f"expected a number of looks or a list of repetition counts, got {_show(value)}")
         if len(looks) > MAX_LOOKS:
