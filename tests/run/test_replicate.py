@@ -15,7 +15,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import ab_project, bc, ok, read_jsonl, write_config
+from ..helpers_run import ab_project, bc, ok, read_jsonl, run_and_kill, write_config
 
 
 def _runs(project: Project) -> set[str]:
@@ -79,6 +79,28 @@ def test_a_run_without_a_verdict_and_a_scratch_run_are_refused(tmp_path: Path, s
     trial = json.loads(ok(bc(project, "run", "colour-ab", "--scratch", "--json")).stdout)["runs"][0]["run"]
     assert "a scratch run (a trial, never in the ledger) has no result to replicate" in _refused(project, trial)
     assert "No such option '--scratch'" in one_line_error(bc(project, "replicate", run, "--scratch"))
+
+
+def test_a_run_killed_mid_way_or_set_aside_is_refused_with_what_would_judge_it(tmp_path: Path, server: FakeServer,
+                                                                               key: str) -> None:
+    """A run killed before its end: the line named `benchcard verdict RUN` first, which refuses an unfinished run
+    (a command that fails as written); it names the resume, then the verdict. Set aside, the run is never judged:
+    the line says so, with no command that would refuse too."""
+    project, _ = judged_ab(tmp_path, server)
+    server.configure(HELPS | {"latency_ms": 30})
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"],
+                 lambda: len(list(project.results_dir.glob("colour-ab/v1/*/outputs.jsonl"))) == 2)
+    stopped = max(_runs(project))
+    line = _refused(project, stopped)
+    assert line.startswith(f"error: results/colour-ab/v1/{stopped}: run {stopped} is still in progress (")
+    assert line.endswith(" of 48 cells recorded, not closed); a replication is judged against the original's "
+                         f"verdict: finish it (`benchcard run colour-ab --resume {stopped}`), then `benchcard "
+                         f"verdict {stopped}`")
+    assert "still in progress" in one_line_error(bc(project, "verdict", stopped))  # why the old advice failed
+    ok(bc(project, "set-aside", stopped, "--why", "killed on purpose"))
+    line = _refused(project, stopped)
+    assert line.startswith(f"error: results/colour-ab/v1/{stopped}: run {stopped} was set aside ")
+    assert line.endswith("; it has no verdict and never will, so it has no result to replicate")
 
 
 def test_a_card_at_another_version_is_refused(judged: tuple[Project, str]) -> None:

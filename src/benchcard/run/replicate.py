@@ -39,6 +39,7 @@ from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.plandigest import sealed_problems
 from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
+from benchcard.records.runreader import set_aside_of
 from benchcard.records.verdictfile import decode_verdict
 from benchcard.run._looking import Looker
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
@@ -91,6 +92,16 @@ def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaL
     where = project.relative(folder)
     path = folder / VERDICT
     if not path.is_file():
+        found = set_aside_of(folder)
+        if found is not None:  # never judged: nothing to replicate, and no command would give it a verdict
+            raise RunError(f"{where}: run {folder.name} was {found.label}; it has no verdict and never will, so it "
+                           "has no result to replicate")
+        if manifest.finished_at is None:  # `verdict` would refuse it too: finish it first
+            recorded, cells = len(RunStore(folder).done_cells()), "?" if manifest.cells is None else manifest.cells
+            raise RunError(f"{where}: run {folder.name} is still in progress ({recorded} of {cells} cells "
+                           "recorded, not closed); a replication is judged against the original's verdict: finish it "
+                           f"(`benchcard run {manifest.card} --resume {folder.name}`), then `benchcard verdict "
+                           f"{folder.name}`")
         raise RunError(f"{where}: run {folder.name} has no verdict; a replication is judged against the original's "
                        f"verdict: `benchcard verdict {folder.name}` first")
     verdict = decode_verdict(path.read_bytes(), project.relative(path))
