@@ -12,8 +12,8 @@ from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import bc, only_run, seal_card
-from ..helpers_sequential import clear_win, sequential_ab
-from ..helpers_site import CHROMIUM, browser_env
+from ..helpers_sequential import clear_win, no_effect, sequential_ab
+from ..helpers_site import CHROMIUM, browser_env, page
 
 
 def _stopped_run(tmp_path: Path, server: FakeServer) -> tuple[Project, Path]:
@@ -39,6 +39,26 @@ def test_the_looks_are_drawn_only_once_the_run_is_judged(tmp_path: Path, server:
     # the futility test's statistic of a clear win is held as -40, beyond every boundary: drawn on the frame's
     # edge, it is marked so, as the rule's statistic is (it was drawn there unmarked, read as about -4.6)
     assert "beyond −40" in html and svg.count("beyond") == 1
+
+
+def test_the_ledger_page_says_where_each_sequential_run_stopped(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The ledger page showed a stopped run's 96 cells and `result · win` alone, as if its design were 96 calls;
+    its row keeps the looks (`looks`), and the page now says them as the verdict does: the stop and the calls
+    saved, or that every look was taken (an A/A run, which goes to the end)."""
+    project, folder = _stopped_run(tmp_path, server)
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    server.configure(no_effect())
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    second = max(p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir())
+    said = bc(project, "verdict", second)
+    assert "looks: every look taken (3 of 3): inconclusive; 288 calls" in said.output
+    out = tmp_path / "site"
+    build_site(project, out)
+    lines = page(out, "ledger.html").lines()
+    first = lines.index("result · win")
+    assert lines[first + 1:first + 3] == ["stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)", "96"]
+    other = lines.index("non-result · inconclusive")
+    assert lines[other + 1:other + 3] == ["every look taken (3 of 3): inconclusive; 288 calls", "288"]
 
 
 def test_a_page_whose_verdict_is_incomplete_does_not_say_it_is_the_looks(tmp_path: Path, server: FakeServer,

@@ -21,7 +21,7 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
     hrefs = {(r.card, r.run_id): r.href for r in runs}
     rows = []
     for row in ledger:
-        figures = []
+        figures = [] if isinstance(row.looks, UnsetType) else [row.looks.line]
         if isinstance(row.score, int | float):
             figures.append(f"score {fixed(row.score, 2, missing=DASH)}")
         if row.model:

@@ -122,6 +122,17 @@ class RowLooks(msgspec.Struct, frozen=True, kw_only=True):
     planned: int
     saved: Number
 
+    @property
+    def line(self) -> str:
+        """The run's stop as its verdict says it (`rows.stop_line`), from the row alone: the ledger page shows it
+        beside the row's cells, which are the calls made, not the design's."""
+        if self.look >= self.looks:
+            decided = f": {self.decision}" if self.decision != "continue" else ""
+            return f"every look taken ({self.looks} of {self.looks}){decided}; {self.planned:,} calls"
+        saved = f"{float(self.saved):.0%}".replace("%", " %")
+        return (f"stopped at look {self.look} of {self.looks}: {self.decision}; {self.cells:,} of {self.planned:,} "
+                f"calls ({saved} saved)")
+
 
 class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     """One ledger row. `seq`, `date`, `at`, `prev` and `hash` are set by `ledger.append` (a row built by a
