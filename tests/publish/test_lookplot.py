@@ -61,6 +61,22 @@ def test_the_ledger_page_says_where_each_sequential_run_stopped(tmp_path: Path, 
     assert lines[other + 1:other + 3] == ["every look taken (3 of 3): inconclusive; 288 calls", "288"]
 
 
+def test_the_card_page_says_the_sealed_looks_with_the_rule(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The card's page showed its rule 'as sealed' with α = 0.05 and no word of the looks, though the seal locks
+    them and the run stopped at the first (its nominal level 0.00021): a reader could not tell the design from
+    a fixed one. It now says the schedule as `check` does."""
+    project, folder = _stopped_run(tmp_path, server)
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    schedule = ("3 looks, after repetitions 3, 6, 9 of 9 (96, 192, 288 calls); α spent obrien-fleming; may stop for "
+                "futility")
+    assert f"  sequential: {schedule}\n" in bc(project, "check", "colour-ab").output
+    out = tmp_path / "site"
+    build_site(project, out)
+    lines = page(out, "cards/colour-ab/index.html").lines()
+    assert (f"Sequential, sealed with the rule: {schedule}. The run looks at the rule only after those repetitions, "
+            "with α spent across the looks, and stops at the first look that decides it.") in lines
+
+
 def test_a_page_whose_verdict_is_incomplete_does_not_say_it_is_the_looks(tmp_path: Path, server: FakeServer,
                                                                          key: str) -> None:
     """A clear win whose variant is cut off at max_tokens on one fixture (3 cells a stretch, the card allowing 3):

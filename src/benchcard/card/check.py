@@ -15,11 +15,10 @@ from typing import Any
 from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
-from benchcard.card.design import design_warnings, sealed_rules
+from benchcard.card.design import design_warnings, schedule_line
 from benchcard.card.judgecheck import judge_example
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
-from benchcard.card.model import Card, Example, FixtureValue, spending_text
-from benchcard.card.schedule import card_rules, spending_of
+from benchcard.card.model import Card, Example, FixtureValue
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -186,11 +185,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     if verify_seal and not finite:
         seal_state, broken = _seal_state(card, project)
         problems += broken
-    schedule = ""
-    if card.sequential is not None:
-        rules = sealed_rules(card, project) or card_rules(card.sequential, card.is_ab)
-        schedule = card.sequential.describe(card.repetitions, len(card.variant_names()) * len(card.fixture_ids()),
-                                            spending_text(*spending_of(card.sequential, rules)))
+    schedule = schedule_line(card, project) or ""
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from benchcard.card.model import Card, Clause, spending_text
 from benchcard.card.reader import parse_yaml
-from benchcard.card.schedule import card_design
+from benchcard.card.schedule import card_design, card_rules, spending_of
 from benchcard.project import Project
 from benchcard.records.rows import Rules, manifest_or_none
 from benchcard.scoring.scorers import metric_range
@@ -77,6 +77,17 @@ def sealed_rules(card: Card, project: Project) -> Rules | None:
         return sequential_rules(card, project)
     except SealError:  # `check` names an unreadable seal on its own line
         return None
+
+
+def schedule_line(card: Card, project: Project) -> str | None:
+    """A sequential card's sealed looks in one line, as `check` and the card's page say them (`3 looks, after
+    repetitions 3, 6, 9 of 9 (96, 192, 288 calls); α spent obrien-fleming; may stop for futility`), the spending
+    the seal records; None for a card that is not sequential."""
+    if card.sequential is None:
+        return None
+    rules = sealed_rules(card, project) or card_rules(card.sequential, card.is_ab)
+    return card.sequential.describe(card.repetitions, len(card.variant_names()) * len(card.fixture_ids()),
+                                    spending_text(*spending_of(card.sequential, rules)))
 
 
 def early_looks(card: Card, rules: Rules | None = None) -> str | None:

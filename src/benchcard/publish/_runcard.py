@@ -10,6 +10,7 @@ from typing import Any
 
 from benchcard._util.numfmt import DASH, fixed
 from benchcard._util.slots import fill_slots, slots_in, text_after
+from benchcard.card.design import schedule_line
 from benchcard.card.model import FIXTURE_SLOT, VARIANT_SLOT, Card
 from benchcard.project import Project, ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, judge_view, params_view
@@ -197,7 +198,7 @@ def ab_context(card: Card, runs: Sequence[Run], project: Project, out: Path,
 
         win = {"clauses": [c.text for c in card.win.clauses],
                "alpha": card.win.alpha, "equivalence_margin": card.win.equivalence_margin,
-               "allow_failed": card.win.allow_failed}
+               "allow_failed": card.win.allow_failed, "sequential": schedule_line(card, project)}
     max_tokens = card.params.get("max_tokens")
     page = dict(card.page)
     sections = _prose_sections(card)
