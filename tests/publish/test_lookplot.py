@@ -3,6 +3,7 @@ the figure loads in a real browser."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import bc, only_run, seal_card
+from ..helpers_run import bc, only_run, run_and_kill, runs_of, seal_card
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
 from ..helpers_site import CHROMIUM, browser_env, page
 
@@ -75,6 +76,33 @@ def test_the_card_page_says_the_sealed_looks_with_the_rule(tmp_path: Path, serve
     lines = page(out, "cards/colour-ab/index.html").lines()
     assert (f"Sequential, sealed with the rule: {schedule}. The run looks at the rule only after those repetitions, "
             "with α spent across the looks, and stops at the first look that decides it.") in lines
+
+
+def test_a_blind_run_killed_after_a_look_publishes_no_look(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Killed after look 1 went on, the run is blind: its page draws no look, but the site copied its manifest.json,
+    whose `looks` hold look 1's statistic, signed towards a win or a loss: which arm leads, published mid-run.
+    The manifest is now published with the verdict, as the looks' figure is."""
+    server.configure(no_effect() | {"latency_ms": 5})
+    project = sequential_ab(tmp_path / "proj", server.base_url)
+
+    def looked_once() -> bool:
+        runs = runs_of(project, "colour-ab")
+        manifest = runs[0] / "manifest.json" if runs else None
+        return manifest is not None and manifest.is_file() and bool(json.loads(manifest.read_text()).get("looks"))
+
+    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], looked_once)
+    folder = only_run(project, "colour-ab")
+    assert json.loads((folder / "manifest.json").read_text())["looks"][0]["statistic"] is not None
+    out = tmp_path / "site"
+    build_site(project, out)
+    published = out / "runs" / "colour-ab" / "v1" / folder.name
+    assert (published / "outputs.jsonl").is_file() and not (published / "manifest.json").exists()
+    assert not [p for p in out.rglob("*") if p.is_file() and b'"looks"' in p.read_bytes()]
+    assert "manifest.json" not in page(out, f"runs/colour-ab/v1/{folder.name}/index.html").links()
+    assert bc(project, "run", "colour-ab", "--resume", folder.name).exit_code == 0
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    build_site(project, out)
+    assert json.loads((published / "manifest.json").read_text())["looks"]  # unblinded: published whole
 
 
 def test_a_page_whose_verdict_is_incomplete_does_not_say_it_is_the_looks(tmp_path: Path, server: FakeServer,

@@ -31,11 +31,21 @@ def _run_dirs(run: Run) -> tuple[str, ...]:
     return RUN_DIRS
 
 
+def _run_files(run: Run) -> tuple[str, ...]:
+    """The files of a run that are published: a sequential ab run's manifest.json only once the verdict has
+    unblinded the run, as its looks' figure is (`_lookplot`): its `looks` hold each look's statistic, signed
+    towards a win or a loss, so a run stopped mid-way would show which arm leads while it is still blind."""
+    m = run.manifest
+    if m is not None and m.kind == "ab" and m.looks and run.judged_file is None:
+        return tuple(n for n in RUN_FILES if n != "manifest.json")
+    return RUN_FILES
+
+
 def _published(run: Run) -> list[tuple[Path, str]]:
     """Each raw file of a run that may be published, with its name in the site (relative, posix)."""
     assert run.folder is not None
     folder = run.folder
-    files = [(folder / n, n) for n in RUN_FILES if regular_inside(folder / n, folder)]
+    files = [(folder / n, n) for n in _run_files(run) if regular_inside(folder / n, folder)]
     for d in _run_dirs(run):
         files += [(p, p.relative_to(folder).as_posix()) for p in files_under(folder / d, folder)]
     return list(zip((p for p, _ in files), published_names([rel for _, rel in files]), strict=True))
