@@ -103,6 +103,19 @@ def test_a_run_killed_mid_way_or_set_aside_is_refused_with_what_would_judge_it(t
     assert line.endswith("; it has no verdict and never will, so it has no result to replicate")
 
 
+def test_a_card_with_no_run_yet_is_said_so(tmp_path: Path) -> None:
+    """`replicate CARD` (and `verdict`, `status`, `export`) of a sealed card never run said 'no such run … (give a
+    run id …, a card id, or the run's folder)': a card id was given. The line now says the card has no run yet."""
+    project = ab_project(tmp_path)
+    for command in ("replicate", "verdict", "status", "export"):
+        assert one_line_error(bc(project, command, "colour-ab")) == (
+            "error: colour-ab: card cards/colour-ab.yaml has no run yet under results/; start one with `benchcard "
+            "run colour-ab`")
+    assert one_line_error(bc(project, "replicate", "no-such-card")) == (
+        "error: no-such-card: no such run under results/ (give a run id like 20261130T151200Z-3f9a, a card id, or "
+        "the run's folder)")
+
+
 def test_a_card_at_another_version_is_refused(judged: tuple[Project, str]) -> None:
     project, run = judged
     path = project.root / "cards" / "colour-ab.yaml"

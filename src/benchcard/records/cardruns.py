@@ -148,6 +148,10 @@ def find_run(project: Project, run: str | Path, want: Want = "newest") -> Path:
         half = unplanned(project, "*", name)
         if len(half) == 1:
             raise RunError(_unplanned_text(project, half[0]))
+        if text and "/" not in text and "\\" not in text and project.card_path(text).is_file():
+            # a card's name, its card there, no run of it yet: the line below told the user to give a card id
+            raise RunError(f"{text}: card {project.relative(project.card_path(text))} has no run yet under "
+                           f"{project.relative(project.results_dir)}/; start one with `benchcard run {text}`")
         raise RunError(f"{text}: no such run under {project.relative(project.results_dir)}/ "
                        "(give a run id like 20261130T151200Z-3f9a, a card id, or the run's folder)")
     if len(matches) > 1:
