@@ -18,6 +18,7 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_batch import FAST, journal
+from ..helpers_cli import one_line_error
 from ..helpers_run import bc, only_run, read_jsonl, run_and_kill, runs_of, write_config
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
 
@@ -99,7 +100,14 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
     # `status` says where the looks stand, before the verdict as `run` does: the look taken and the next
     assert "  look 1 of 3 taken, it went on; look 2 comes after repetition 6 (192 of 288 calls)\n" in \
         bc(project, "status", folder.name).stdout
-    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    # another seed would name other stretches: it was accepted and silently ignored; now one line, nothing called
+    seed = _manifest(folder)["seed"]
+    calls = server.stats()["calls"]
+    assert one_line_error(bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed + 1))) == (
+        f"error: results/colour-ab/v1/{folder.name}: the run was planned with seed {seed}; a resumed run keeps its "
+        "sealed order of calls (drop --seed)")
+    assert server.stats()["calls"] == calls
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed), "--json")
     assert result.exit_code == 0, result.output
     manifest = _manifest(folder)
     looks = manifest["looks"]
@@ -129,7 +137,14 @@ def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, ser
     assert "looks" not in _manifest(folder)
     assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in \
         bc(project, "status", folder.name).stdout
-    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
+    # another seed would name other stretches: it was accepted and silently ignored; now one line, nothing called
+    seed = _manifest(folder)["seed"]
+    calls = server.stats()["calls"]
+    assert one_line_error(bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed + 1))) == (
+        f"error: results/colour-ab/v1/{folder.name}: the run was planned with seed {seed}; a resumed run keeps its "
+        "sealed order of calls (drop --seed)")
+    assert server.stats()["calls"] == calls
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed), "--json")
     assert result.exit_code == 0, result.output
     [look] = _manifest(folder)["looks"]
     assert (look["look"], look["cells"], look["decision"]) == (1, 96, "win")

@@ -398,7 +398,8 @@ def _check_resumable(store: RunStore, manifest: Manifest, where: str, card: Card
 
 
 def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: str) -> None:
-    """--provider, --model and --base-url given to a resume must name the rig the run was started with."""
+    """--provider, --model and --base-url given to a resume must name the rig the run was started with, and
+    --seed its seed."""
     given_url = strip_credentials(o.base_url.rstrip("/")) if o.base_url else None
     for flag, given, recorded in (("--provider", o.provider, rig.provider),
                                   ("--model", o.models[0] if o.models else None, rig.model),
@@ -406,6 +407,10 @@ def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: st
         if given is not None and given != recorded:
             raise RunError(f"{where}: the run was started with {flag} {recorded}; a resumed run keeps its rig "
                            f"(drop {flag})")
+    if o.seed is not None and o.seed != manifest.seed:  # it was ignored: the sealed order (and a sequential
+        # card's stretches) are the recorded seed's, so another one would only mislead
+        raise RunError(f"{where}: the run was planned with seed {manifest.seed}; a resumed run keeps its sealed "
+                       "order of calls (drop --seed)")
 
 
 async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
