@@ -355,6 +355,23 @@ def test_check_says_a_probes_look_before_any_alpha_can_never_stop_it(tmp_path: P
             "spent, and a probe never stops for futility: it can never stop the run (drop it: looks: [10, 20])") in out
 
 
+
+@pytest.mark.parametrize(("looks", "said"), [
+    ("[1, 20]", "look 1 comes after 1 repetition, before the 3 repetitions from which α is spent, and a probe never "
+                "stops for futility: it can never stop the run (give more repetitions, or drop the sequential block)"),
+    ("[1, 2, 10, 20]", "looks 1, 2 come after 1, 2 repetitions, before the 3 repetitions from which α is spent, and "
+                       "a probe never stops for futility: they can never stop the run (drop them: looks: [10, 20])"),
+])
+def test_check_words_a_probes_early_looks_by_their_number(tmp_path: Path, looks: str, said: str) -> None:
+    """'look 1 comes after 1 repetitions', and two looks that 'it can never stop the run'."""
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, repetitions=20,
+                               block=f"sequential: {{looks: {looks}}}\ngate: {{min_score: 0.5}}\n")
+    code, out, _ = _run(project.root, "check", "one-word-sentiment")
+    assert code == 0 and f"field 'sequential.looks': {said}\n" in out, out
+
+
 def test_check_judges_a_sealed_cards_looks_by_the_rule_its_seal_records(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from benchcard.stats import sequential as seq

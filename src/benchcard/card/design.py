@@ -103,7 +103,8 @@ def early_looks(card: Card, rules: Rules | None = None) -> str | None:
     early = [k for k, r in enumerate(looks, 1) if r < least and r != card.repetitions]
     if not early:
         return None
-    which = (f"look {early[0]} comes after {looks[early[0] - 1]} repetitions" if len(early) == 1 else
+    first = looks[early[0] - 1]
+    which = (f"look {early[0]} comes after {first} repetition{'' if first == 1 else 's'}" if len(early) == 1 else
              f"looks {', '.join(map(str, early))} come after {', '.join(str(looks[k - 1]) for k in early)} "
              "repetitions")
     head = f"{which}, before the {least} repetitions from which α is spent"
@@ -113,7 +114,7 @@ def early_looks(card: Card, rules: Rules | None = None) -> str | None:
     fix = (f"drop {'it' if len(early) == 1 else 'them'}: looks: {kept}" if len(kept) >= 2 else
            "give more repetitions, or drop the sequential block")
     why = "futility is off" if card.is_ab else "a probe never stops for futility"
-    return f"{head}, and {why}: it can never stop the run ({fix})"
+    return f"{head}, and {why}: {'it' if len(early) == 1 else 'they'} can never stop the run ({fix})"
 
 
 def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | None:
