@@ -309,6 +309,28 @@ def test_a_retry_never_calls_again_a_cell_a_look_has_read(tmp_path: Path, server
     assert "6 failed cell(s) were read by looks 1 to 3, and a look taken is final" in finished.output
 
 
+def test_a_finished_run_with_failed_cells_read_by_its_looks_suggests_no_retry(tmp_path: Path, server: FakeServer,
+                                                                             key: str) -> None:
+    """A sequential probe's first call fails (one attempt), its gate passes at look 2 all the same. Its closing
+    lines said '1 cell(s) failed: `benchcard run … --retry-failed` calls them again', and that retry calls nothing
+    ('nothing to retry': a look taken is final). They now say the cell was read by a look and stays failed."""
+    from ..helpers_sequential import sequential_probe
+
+    server.configure({"default_reply": "negative", "faults": [{"match": "", "kind": "500", "times": 1}]})
+    project = sequential_probe(tmp_path, server.base_url)
+    result = bc(project, "run", "one-word-sentiment", "--attempts", "1", "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    assert "  stopped at look 2 of 4: pass; 20 of 40 calls (50 % saved)\n" in result.output
+    assert ("  1 cell(s) failed, each read by a look, and a look taken is final: no retry calls them again (the "
+            "verdict counts them failed)\n") in result.output
+    assert "--retry-failed" not in result.output
+    folder = only_run(project, "one-word-sentiment")
+    calls = server.stats()["calls"]
+    retried = bc(project, "run", "one-word-sentiment", "--resume", folder.name, "--retry-failed")
+    assert retried.exit_code == 0 and f"nothing to retry: run {folder.name} is finished" in retried.output
+    assert server.stats()["calls"] == calls
+
+
 def test_a_stretch_with_more_failed_cells_than_allowed_waits_for_a_retry_before_its_look(
         tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({**clear_win(), "faults": [{"match": "number 0<", "kind": "500", "times": 999}]})

@@ -81,7 +81,10 @@ class RunSummary:
                        f"continue with: benchcard run {self.card} --resume {self.run}")
         elif not self.note:
             out.append("  scored blind → scores.jsonl (truncated and failed cells are not scored)")
-            if c["failed"] and self.judge is None:
+            if c["failed"] and self.looks:  # a finished sequential run: its looks read every cell it called
+                out.append(f"  {c['failed']} cell(s) failed, each read by a look, and a look taken is final: no "
+                           "retry calls them again (the verdict counts them failed)")
+            elif c["failed"] and self.judge is None:
                 out.append(f"  {c['failed']} cell(s) failed: `benchcard run {self.card} --resume {self.run} "
                            "--retry-failed` calls them again (the failed attempts stay on record)")
         return out
