@@ -224,8 +224,10 @@ def test_a_batch_that_expires_at_a_look_waits_for_the_choice_and_status_says_whe
     folder = only_run(project, "colour-ab")
     status = bc(project, "status", folder.name, "--no-poll").stdout
     assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in status, status
-    assert (f"  96/288 cells recorded, every batch collected; continue with: benchcard run colour-ab --resume "
-            f"{folder.name}\n") in status, status
+    run_ = f"benchcard run colour-ab --resume {folder.name}"
+    assert (f"  96/288 cells recorded, every batch collected; continue with: {run_}; 48 failed cell(s) no look has "
+            f"read yet: `{run_} --retry-failed` calls them again first, a plain resume takes the next look with them "
+            "failed, and a look taken is final\n") in status, status
     assert "  288 cells: 48 ok, 0 truncated, 48 failed recorded" in status
     server.configure({**clear_win(), "batch": {"validating_s": 0.05, "in_progress_s": 0.1}})
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", *FAST)
@@ -344,6 +346,11 @@ def test_a_stretch_with_more_failed_cells_than_allowed_waits_for_a_retry_before_
         f"and once taken it is final. `{run_} --retry-failed` calls them again first; `{run_}` takes the look with "
         "them failed")
     assert "looks" not in _manifest(folder)
+    # `status` said 'continue with: <plain resume>' alone, which takes the look with the failures for good
+    assert bc(project, "status", folder.name).stdout.splitlines()[-1] == (
+        f"  96/288 cells recorded; continue with: {run_}; 6 failed cell(s) no look has read yet: `{run_} "
+        "--retry-failed` calls them again first, a plain resume takes the next look with them failed, and a look "
+        "taken is final")
     server.configure(clear_win())
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--retry-failed", "--json")
     assert result.exit_code == 0, result.output

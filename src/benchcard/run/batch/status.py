@@ -107,7 +107,8 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
         note = _poll(project, manifest, store, chunks)
     batches = tuple(_state(c) for c in chunks)
     card, run = manifest.card, store.run_id
-    state = "finished" if finished else _open_state(project, run, manifest, chunks, recorded, cells)
+    state = "finished" if finished else _open_state(project, run, manifest, chunks, recorded, cells) + \
+        _unread_failures(manifest, store)
     aside = set_aside_of(folder)
     if aside is not None:  # never resumed: no command to continue it
         state = f"{aside.label}: kept as it is, never resumed or judged"
@@ -137,6 +138,19 @@ def _open_state(project: Project, run: str, manifest: Manifest, chunks: list[Chu
         done = recorded + sum(c.done for c in chunks if not c.collected)
         return f"in progress {done}/{cells}; collect when done with: {resume}"
     return f"{recorded}/{cells} cells recorded; continue with: {resume}"
+
+
+def _unread_failures(manifest: Manifest, store: RunStore) -> str:
+    """An open sequential run's failed cells no look has read yet: the choice its run put (`run/_looking`), which
+    the plain resume the state names would settle for good, reading them as failed at a look that is final."""
+    if manifest.sequential is None or manifest.stopped_look is not None:
+        return ""
+    unread = outcomes(store).failed
+    if not unread:
+        return ""
+    return (f"; {unread} failed cell(s) no look has read yet: `benchcard run {manifest.card} --resume "
+            f"{store.run_id} --retry-failed` calls them again first, a plain resume takes the next look with them "
+            "failed, and a look taken is final")
 
 
 def _looks(manifest: Manifest) -> str | None:
