@@ -28,7 +28,7 @@ import benchcard as benchcard_package
 from benchcard.card._sealfile import encode_seal
 from benchcard.card.load import load_card
 from benchcard.card.reader import read_card
-from benchcard.card.seal import read, seal
+from benchcard.card.seal import compute, read, seal
 from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run import _calls as calls
@@ -92,13 +92,16 @@ def seal_card(root: Path, card_id: str) -> Project:
 
 def seal_card_at(project: Project, card_id: str, when: str, escapes: bool) -> None:
     """Seal the card's version as `benchcard seal` did at `when` (`sealed_at`, UTC), its card read by the slot rule
-    of that time (`escapes`: `_util/slots.py`): a version sealed before a change of the rule."""
+    of that time (`escapes`: `_util/slots.py`): a version sealed before a change of the rule, by a benchcard that
+    named no slot rule in its seals (before 2026-12-07 20:30 UTC), so its date decides."""
     path = project.card_path(card_id)
     card = read_card(path.read_text(encoding="utf-8"), f"cards/{card_id}.yaml", project, path, escapes=escapes)
     seal(card, project)
     sealed = read(card_id, card.version, project)
     assert sealed is not None
-    project.seal_path(card_id, card.version).write_bytes(encode_seal(msgspec.structs.replace(sealed, sealed_at=when)))
+    old = msgspec.structs.replace(sealed, sealed_at=when, slots=msgspec.UNSET)
+    old = msgspec.structs.replace(old, root=compute(card, project, old).root)
+    project.seal_path(card_id, card.version).write_bytes(encode_seal(old))
 
 
 def copy_repo_card(root: Path, card_id: str) -> None:

@@ -8,9 +8,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from benchcard.card._sealfile import decode_seal, encode_seal
 from benchcard.card.load import card_of_run, check_seal_root, load_card, load_cards, resolve_card_path
+from benchcard.card.model import Card
 from benchcard.card.reader import read_card
-from benchcard.card.seal import seal, verify
+from benchcard.card.seal import compute, seal, verify
 from benchcard.errors import BenchcardError, CardError, RunError, SealError, VerdictError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
@@ -198,7 +200,19 @@ def sealed_before(root: Path, card: str = SEALED_BEFORE) -> Project:
                                                                           encoding="utf-8")
     project = Project(root)
     path = root / "cards" / "aux.yaml"
-    seal(read_card(card, "cards/aux.yaml", project, path), project)
+    read = read_card(card, "cards/aux.yaml", project, path)
+    seal(read, project)
+    return as_written_before_the_slot_rule(project, read)
+
+
+def as_written_before_the_slot_rule(project: Project, card: Card) -> Project:
+    """The card's seal rewritten as benchcard wrote it before seals named their slot rule (2026-12-07 20:30 UTC):
+    no `slots`, its root over the rest."""
+    path = project.seal_path(card.id, card.version)
+    written = msgspec.json.decode(path.read_bytes())
+    del written["slots"]
+    written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
     return project
 
 
@@ -270,3 +284,67 @@ def test_a_run_of_a_card_sealed_before_a_check_is_resumed_shown_and_judged(tmp_p
     assert given.exit_code == 0 and given.stdout.startswith(f"aux v1 · run {run} · test/model · fake\n"), given.output
     assert "cells: planned 12 · scored 12 · truncated 0 · failed 0 · missing 0" in given.stdout  # the retry's
     assert bc(tmp_path, "verdict", run, "--show").stdout == given.stdout
+
+
+# ------------------------------------------------------------------ the slot rule a seal is read by, and the clock
+
+def _escaped_card(root: Path) -> Path:
+    """The tiny ab project, its prompt asking for `\\{{fixture.input}}` as text (the escape), sealed now."""
+    root = make_ab_project(root)
+    card = root / "cards" / "tiny-ab.yaml"
+    text = card.read_text(encoding="utf-8")
+    assert "{{fixture}}" in text
+    card.write_text(text.replace("{{fixture}}", "{{fixture}} (quote \\{{fixture.input}} as is)", 1), encoding="utf-8")
+    assert bc(root, "seal", "tiny-ab").exit_code == 0
+    return root
+
+
+def _sent(root: Path) -> str:
+    shown = bc(root, "curl", "tiny-ab")
+    assert shown.exit_code == 0, shown.output
+    return shown.stdout
+
+
+def test_a_seal_made_with_the_clock_set_back_reads_the_escape_as_it_was_sealed(tmp_path: Path) -> None:
+    """Hostile audit (hostile23b): whether a card reads `\\{{x}}` as the braces (the escape) or as a backslash and
+    the slot filled was decided by the seal's `sealed_at` alone. A machine whose clock was behind (a dead RTC
+    battery, a VM restored from a snapshot) sealed a version `sealed_at` 2026-12-06, and every run of it sent a
+    backslash the author never wrote, with `check` calling the seal sound. A seal now names its slot rule."""
+    root = _escaped_card(tmp_path)
+    before = _sent(root)
+    assert "(quote {{fixture.input}} as is)" in before
+    path = root / "keys" / "tiny-ab" / "v1.seal.json"
+    written = msgspec.json.decode(path.read_bytes())
+    assert written["slots"] == "escape"
+    written["sealed_at"] = "2026-12-06T12:00:00Z"  # what a clock a day behind writes
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
+    assert _sent(root) == before
+    assert bc(root, "check", "tiny-ab").exit_code == 0
+
+
+def test_a_seal_without_a_slot_rule_is_read_by_its_date_as_before(tmp_path: Path) -> None:
+    """A seal written before seals named their rule keeps its root and its reading: before the escape, a backslash
+    is text; after it, the escape."""
+    root = _escaped_card(tmp_path)
+    project = Project(root)
+    card = load_card(project.card_path("tiny-ab"), project)
+    as_written_before_the_slot_rule(project, card)
+    assert "(quote {{fixture.input}} as is)" in _sent(root)
+    path = project.seal_path("tiny-ab", 1)
+    written = msgspec.json.decode(path.read_bytes())
+    assert "slots" not in written
+    written["sealed_at"] = "2026-12-06T12:00:00Z"
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
+    assert "(quote \\\\{{fixture.input}} as is)" in _sent(root)  # JSON's escape of the one backslash sent
+    assert verify(load_card(project.card_path("tiny-ab"), project), project) == written["root"]
+
+
+def test_a_seal_naming_a_slot_rule_from_a_newer_benchcard_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A rule this benchcard does not know is never read as one it knows: one line naming the file and the field."""
+    root = _escaped_card(tmp_path)
+    path = root / "keys" / "tiny-ab" / "v1.seal.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"escape"', '"handlebars-2"'), encoding="utf-8")
+    assert one_line_error(bc(root, "check", "tiny-ab")) == (
+        "error: keys/tiny-ab/v1.seal.json: field 'slots': slot rule 'handlebars-2' is not one this benchcard knows "
+        "('escape'): the seal was written by a newer benchcard; upgrade benchcard to read it")
+    assert bc(root, "run", "tiny-ab").exit_code == 1

@@ -13,6 +13,9 @@ from collections.abc import Iterator, Mapping
 
 #: When the escape landed (commit 1da72f4): a version sealed before it reads every backslash as text.
 ESCAPE_SINCE = "2026-12-07T15:49:08Z"
+#: The slot rule a seal records (`slots`) since 2026-12-07 20:30 UTC: a seal that names it reads the escape whatever
+#: its `sealed_at` says, so a clock set back while sealing cannot make a version read as sealed before the escape.
+ESCAPE_RULE = "escape"
 
 #: What a prompt's author would write to be filled: `{{name}}`, `{{ name }}`, `{{fixture.column}}`.
 _SLOT_LIKE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}"

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
 
@@ -33,6 +34,10 @@ class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     # a sequential card's rule parameters benchcard holds, as resolved when it was sealed (covered by `root`);
     # absent from seals written before 2026-12-05 and from cards that are not sequential
     sequential: Rules | UnsetType = UNSET
+    # the slot rule its prompts are read by (`_util/slots.py`), covered by `root`: "escape" in every seal written
+    # since 2026-12-07 20:30 UTC; absent from older seals, whose rule `sealed_at` decides (a clock set back at
+    # sealing must not turn a card's `\{{x}}` into a backslash and the slot filled)
+    slots: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The seal as plain JSON values (for `benchcard seal --json`)."""
@@ -54,4 +59,7 @@ def decode_seal(data: bytes, where: Path | str) -> SealFile:
         raise SealError(f"{where}: not a seal: {exc}") from None
     except msgspec.DecodeError as exc:
         raise SealError(f"{where}: unreadable seal: {exc}") from None
+    if not isinstance(sealed.slots, UnsetType) and sealed.slots != ESCAPE_RULE:
+        raise SealError(f"{where}: field 'slots': slot rule {sealed.slots!r} is not one this benchcard knows "
+                        f"({ESCAPE_RULE!r}): the seal was written by a newer benchcard; upgrade benchcard to read it")
     return sealed

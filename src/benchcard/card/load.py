@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from msgspec import UnsetType
+
 from benchcard._util.names import differ_by
 from benchcard._util.names import shown as shown_name
 from benchcard._util.safeio import given, miscased, read_regular_text
@@ -74,10 +76,11 @@ def _read_plain(text: str, source: str, project: Project, path: Path) -> Card | 
 
 
 def _sealed_before_escape(card: Card, project: Project) -> bool:
-    """Whether the card's version has a seal written before the escape landed (`sealed_at`, UTC)."""
+    """Whether the card's version has a seal written before the escape landed: one naming no slot rule (every
+    seal since names it, whatever the clock said) whose `sealed_at` (UTC) is earlier than `ESCAPE_SINCE`."""
     try:
         sealed = sealmod.read(card.id, card.version, project)
-        if sealed is None:
+        if sealed is None or not isinstance(sealed.slots, UnsetType):
             return False
         return datetime.fromisoformat(sealed.sealed_at) < datetime.fromisoformat(ESCAPE_SINCE)
     except (BenchcardError, ValueError, TypeError):  # a broken seal or time: the seal's own check names it

@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from benchcard._util.files import write_atomic
 from benchcard._util.hashing import digest, file_digest
 from benchcard._util.safeio import listing, present
+from benchcard._util.slots import ESCAPE_RULE
 from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, as_sealed, sealed_defaults
 from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
@@ -40,11 +41,13 @@ class SealContent:
     keys: dict[str, str]
     root: str
     sequential: Rules | None = None
+    slots: str | None = None  # the slot rule the root covers (`SealFile.slots`); None for a seal without one
 
 
 def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
-    """Digest the card's protocol, every fixture file and every key file of this version, and a sequential card's
-    rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's.
+    """Digest the card's protocol, every fixture file and every key file of this version, a sequential card's
+    rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's,
+    and the slot rule (`SealFile.slots`: left out against a `sealed` written without it, as it was written).
     Against `sealed`, the protocol is read as it was written then where it differs only by fields at their
     default written out or left out (`_defaults.as_sealed`): the same protocol, so the same seal."""
     problem = not_finite(card, project)
@@ -75,7 +78,10 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
     rules = _rules(card, sealed)
     if rules is not None:
         body["sequential"] = msgspec.to_builtins(rules)
-    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules)
+    slots = ESCAPE_RULE if sealed is None or not isinstance(sealed.slots, UnsetType) else None
+    if slots is not None:
+        body["slots"] = slots
+    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, slots)
 
 
 def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
@@ -199,6 +205,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         keys=content.keys,
         root=content.root,
         sequential=UNSET if content.sequential is None else content.sequential,
+        slots=UNSET if content.slots is None else content.slots,
     )
     try:
         write_atomic(path, encode_seal(data), overwrite=False)  # another `seal` at once may have written it
