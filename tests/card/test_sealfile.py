@@ -4,6 +4,7 @@ a mistyped field is refused in one line naming the file and the field."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,39 @@ def test_a_seal_that_is_not_json_is_named(project_dir: Path) -> None:
     code, out, err = _run(project_dir, "check", "one-word-sentiment")
     assert code == 1
     assert "keys/one-word-sentiment/v3.seal.json: unreadable seal:" in out + err
+
+
+def _sha512_seal(path: Path) -> None:
+    """The seal as a benchcard hashing with sha512 would write it: that algorithm named, each digest of its length."""
+    text = path.read_text().replace('"algorithm": "sha256"', '"algorithm": "sha512"')
+    path.write_text(re.sub(r"sha256:([0-9a-f]{64})", lambda m: "sha512:" + m.group(1) * 2, text))
+
+
+@pytest.mark.parametrize("command", [["check", "one-word-sentiment"], ["seal", "one-word-sentiment"],
+                                     ["run", "one-word-sentiment"]])
+def test_a_seal_of_another_digest_algorithm_is_refused_as_newer_not_read_as_a_changed_card(
+        project_dir: Path, command: list[str]) -> None:
+    """Hostile audit (hostile23b): `algorithm` was never read. A seal from a benchcard hashing with another
+    algorithm was compared as sha256 and said to be a card 'changed after sealing v3: … make it v4', which would
+    strand its runs; it is one line naming the field and asking for a newer benchcard."""
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    path = project_dir / "keys" / "one-word-sentiment" / "v3.seal.json"
+    _sha512_seal(path)
+    before = path.read_bytes()
+    code, out, err = _run(project_dir, *command)
+    assert code == 1
+    said = [line for line in (out + err).splitlines() if "error" in line]
+    assert said == ["error: keys/one-word-sentiment/v3.seal.json: field 'algorithm': digest algorithm 'sha512' is not "
+                    "one this benchcard knows ('sha256'): the seal was written by a newer benchcard; upgrade "
+                    "benchcard to read it"], out + err
+    assert "changed after sealing" not in out + err and path.read_bytes() == before
+
+
+def test_a_seal_with_a_field_this_benchcard_does_not_know_still_reads(project_dir: Path) -> None:
+    """A field added by another benchcard is passed over, as in every record (design: an older file still reads)."""
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    path = project_dir / "keys" / "one-word-sentiment" / "v3.seal.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "signed_by": "ci"}, indent=2))
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    assert code == 0 and "v3 sealed sha256:" in out, out

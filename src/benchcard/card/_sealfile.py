@@ -16,6 +16,9 @@ from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
 
+#: The one digest algorithm a seal is written with (every digest is `sha256:<hex>`).
+ALGORITHM = "sha256"
+
 
 class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     """A sealed version: the digest of its protocol (and of each protocol field, so that a change is named),
@@ -59,7 +62,19 @@ def decode_seal(data: bytes, where: Path | str) -> SealFile:
         raise SealError(f"{where}: not a seal: {exc}") from None
     except msgspec.DecodeError as exc:
         raise SealError(f"{where}: unreadable seal: {exc}") from None
-    if not isinstance(sealed.slots, UnsetType) and sealed.slots != ESCAPE_RULE:
-        raise SealError(f"{where}: field 'slots': slot rule {sealed.slots!r} is not one this benchcard knows "
-                        f"({ESCAPE_RULE!r}): the seal was written by a newer benchcard; upgrade benchcard to read it")
+    newer = _newer_field(sealed)
+    if newer is not None:
+        field, what, known = newer
+        raise SealError(f"{where}: field '{field}': {what} is not one this benchcard knows ({known!r}): the seal was "
+                        "written by a newer benchcard; upgrade benchcard to read it")
     return sealed
+
+
+def _newer_field(sealed: SealFile) -> tuple[str, str, str] | None:
+    """The field whose value only a newer benchcard writes (field, the value as said, the one known), or None. A
+    digest of another algorithm was read as sha256 and said to be a card changed after sealing (make a v2)."""
+    if sealed.algorithm != ALGORITHM:
+        return "algorithm", f"digest algorithm {sealed.algorithm!r}", ALGORITHM
+    if not isinstance(sealed.slots, UnsetType) and sealed.slots != ESCAPE_RULE:
+        return "slots", f"slot rule {sealed.slots!r}", ESCAPE_RULE
+    return None

@@ -21,7 +21,7 @@ from benchcard._util.hashing import digest, file_digest
 from benchcard._util.safeio import listing, present
 from benchcard._util.slots import ESCAPE_RULE
 from benchcard.card._defaults import DEFAULT_SPENDING, DEFAULTS, as_sealed, sealed_defaults
-from benchcard.card._sealfile import SealFile, decode_seal, encode_seal
+from benchcard.card._sealfile import ALGORITHM, SealFile, decode_seal, encode_seal
 from benchcard.card.judgecheck import judge_example_problems
 from benchcard.card.model import Card
 from benchcard.card.schedule import card_rules, legacy_rules
@@ -198,7 +198,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         card=card.id,
         version=card.version,
         sealed_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        algorithm="sha256",
+        algorithm=ALGORITHM,
         protocol=content.protocol,
         protocol_fields=content.protocol_fields,
         fixtures=content.fixtures,
