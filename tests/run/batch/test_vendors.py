@@ -11,6 +11,7 @@ import re
 import socket
 import threading
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -163,12 +164,12 @@ def test_a_list_that_says_it_has_more_forever_is_read_to_its_end_or_to_max_pages
     assert MAX_PAGES == 1000
     monkeypatch.setattr(_vendors, "MAX_PAGES", 20)
     same = {"data": [{"id": "batch_9", "created_at": "never"}], "has_more": True}
-    found = ask(openai(lambda r: httpx.Response(200, json=same)), lambda v: v.listed("/batches", "after", 0.0))
+    found = ask(openai(lambda r: httpx.Response(200, json=same)), lambda v: v.listed("/batches", "after", EPOCH))
     assert [b["id"] for b in found] == ["batch_9", "batch_9"] and len(SEEN) == 2  # the second page was the first
     SEEN.clear()
     pages = iter(range(10**6))
     endless = ask(openai(lambda r: httpx.Response(200, json={"data": [{"id": f"b{next(pages)}"}], "has_more": True})),
-                  lambda v: v.listed("/batches", "after", 0.0))
+                  lambda v: v.listed("/batches", "after", EPOCH))
     assert len(endless) == len(SEEN) == 20
 
 
@@ -222,6 +223,7 @@ def test_a_refused_control_call_is_not_retried_and_says_what_to_do() -> None:
 
 
 MADE = "2026-03-01T12:00:00+00:00"  # when the lost create was about to be sent
+EPOCH = "1970-01-01T00:02:00+00:00"  # a create that any batch may have made (since 0)
 
 
 def claim(tmp_path: Path, **fields: Any) -> Claim:
@@ -281,6 +283,31 @@ def test_a_lost_anthropic_batch_is_taken_only_when_its_results_carry_this_runs_i
     assert found == Found(foreign=("msgbatch_theirs",), waiting=("msgbatch_run",))
     passed = frozenset({"msgbatch_theirs", "msgbatch_run"})
     assert ask(anthropic(vendor_side(without)), lambda v: v.find(claim(tmp_path, passed=passed))) == Found()
+
+
+@pytest.mark.parametrize("ahead_min", [0, 10, 600])
+def test_a_lost_anthropic_batch_is_found_when_our_clock_runs_ahead_of_the_vendors(tmp_path: Path,
+                                                                                   ahead_min: int) -> None:
+    """Hostile audit (hostile23b): `creating` is stamped by our clock, a batch's `created_at` by the vendor's, and a
+    batch dated more than two minutes before the create was passed by. With our clock ten minutes fast (or a machine
+    keeping local time as UTC, hours off), the batch a create whose answer was lost had made was never looked at,
+    and the chunk's requests were sent, and paid for, a second time. The vendor's `Date` says how far behind it is."""
+    from email.utils import format_datetime
+
+    url = "https://api.example/v1/messages/batches"
+    made = datetime.fromisoformat(MADE)  # the create, by our clock
+    vendor_now = datetime.now(UTC) - timedelta(minutes=ahead_min)
+    ours = {"id": "msgbatch_ours", "created_at": (made - timedelta(minutes=ahead_min)).isoformat(),
+            "processing_status": "ended", "request_counts": {"succeeded": 3}, "results_url": f"{url}/ours/results"}
+
+    def answer(r: httpx.Request) -> httpx.Response:
+        date = {"date": format_datetime(vendor_now, usegmt=True)}
+        if r.url.path.endswith("/results"):
+            return httpx.Response(200, headers=date, content="".join(json.dumps({"custom_id": f"c000000000{i}-tag0",
+                                  "result": {"type": "succeeded"}}) + "\n" for i in range(3)).encode())
+        return httpx.Response(200, headers=date, json={"data": [ours], "has_more": False})
+
+    assert ask(anthropic(answer), lambda v: v.find(claim(tmp_path))) == Found(batch="msgbatch_ours")
 
 
 @pytest.mark.parametrize("status", [301, 307, 308])

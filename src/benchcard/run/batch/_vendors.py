@@ -10,9 +10,11 @@ them (an organisation's own quota).
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import os
 import random
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -69,6 +71,8 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 #: Pages of batches a look for a lost batch reads at most (100 a page): a vendor that says `has_more` forever, or
 #: gives the same page again, is not followed further.
 MAX_PAGES = 1000
+#: The most a vendor's clock is taken to be behind ours (a machine set to local time as UTC is off by hours, never days)
+_MOST_BEHIND = 86_400.0
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 OPENAI_TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -134,6 +138,7 @@ class Vendor:
         self.attempts = attempts
         self.backoff = backoff
         self.rng = random.Random()
+        self.behind = 0.0  # seconds the vendor's clock is behind ours, as its answers' `Date` says (`_clock_of`)
 
     def line(self, cell: str, body: bytes) -> bytes:
         """One request of the upload, around the sealed body's own bytes."""
@@ -147,8 +152,9 @@ class Vendor:
         """The chunk's batch, if a create sent before a kill made one (its id was never recorded)."""
         raise NotImplementedError
 
-    async def listed(self, path: str, cursor: str, since: float) -> list[dict[str, Any]]:
-        """The vendor's batches, newest first, page after page until one older than `since` (unix seconds)."""
+    async def listed(self, path: str, cursor: str, creating_at: str) -> list[dict[str, Any]]:
+        """The vendor's batches, newest first, page after page until one older than a create sent at
+        `creating_at` (our clock) could have made (`since`)."""
         found: list[dict[str, Any]] = []
         params: dict[str, Any] = {"limit": self.PAGE}
         for _ in range(MAX_PAGES):
@@ -158,10 +164,26 @@ class Vendor:
             found += page
             last = page[-1].get("id") if page else None
             if (answer.get("has_more") is not True or not isinstance(last, str) or last == params.get(cursor)
-                    or _created(page[-1]) < since):
+                    or _created(page[-1]) < self.since(creating_at)):
                 return found
             params = {"limit": self.PAGE, cursor: last}
         return found
+
+    def since(self, creating_at: str) -> float:
+        """Unix seconds, on the vendor's clock, from which a batch may be the one a create sent at `creating_at`
+        (our clock) made: two minutes before, and as much earlier as the vendor's clock was seen behind ours."""
+        return _utc_seconds(creating_at) - self.behind - timedelta(minutes=2).total_seconds()
+
+    def _clock_of(self, response: httpx.Response) -> None:
+        """How far behind ours the vendor's clock is, from an answer's `Date` (up to a day; never ahead): with
+        ours ten minutes fast, a batch a lost create made was dated before the create by ours, passed by as
+        another's, and its requests sent and paid for a second time."""
+        try:
+            when = email.utils.parsedate_to_datetime(response.headers.get("date", ""))
+        except (TypeError, ValueError, IndexError):
+            return
+        vendor = (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
+        self.behind = min(max(0.0, time.time() - vendor), _MOST_BEHIND)
 
     async def poll(self, batch: str) -> Poll:
         raise NotImplementedError
@@ -248,6 +270,7 @@ class Vendor:
                         kwargs: dict[str, Any]) -> Any:
         try:
             async with self.client.stream(method, url, **kwargs) as response:
+                self._clock_of(response)
                 if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
                     raise ProviderError(self._scrub(f"{method} {shown_url(url)}: " + redirected(
                         response.status_code, response.headers.get("location"), url)))
@@ -345,7 +368,7 @@ class OpenAIBatches(Vendor):
 
     async def find(self, claim: Claim) -> Found:
         """The batch made from this run's uploaded file and carrying its run id and chunk digest."""
-        for b in await self.listed("/batches", "after", _since(claim.since)):
+        for b in await self.listed("/batches", "after", claim.since):
             meta = mapping(b.get("metadata"))
             if (b.get("input_file_id") == claim.file_id and b.get("id") not in claim.passed
                     and meta.get("benchcard_run", claim.run) == claim.run
@@ -394,10 +417,11 @@ class AnthropicBatches(Vendor):
         each batch that could be the chunk's (made since the `creating`, of its size) is looked at when it has
         ended: its results' custom_ids are this run's (they carry its tag) or it is another run's. One still
         running cannot be told yet: the chunk waits for it rather than send every request twice."""
-        since = _since(claim.since)
         foreign: list[str] = []
         waiting: list[str] = []
-        for b in await self.listed("/messages/batches", "after_id", since):
+        listed = await self.listed("/messages/batches", "after_id", claim.since)
+        since = self.since(claim.since)
+        for b in listed:
             counts = mapping(b.get("request_counts"))
             if (_created(b) < since or b.get("id") in claim.passed
                     or sum(number(v) for v in counts.values()) != claim.cells):
@@ -486,12 +510,6 @@ def _results_cap(cells: int) -> tuple[int, str]:
     cap = max(cells, 1) * RESULT_LINE_BYTES
     return cap, (f"the results are more than {cap:,} bytes, more than {max(cells, 1)} cells' results take "
                  f"({RESULT_LINE_BYTES:,} bytes each): refused")
-
-
-def _since(creating_at: str) -> float:
-    """Unix seconds from which a batch may be the one a create sent at `creating_at` made: two minutes before, for
-    a vendor's clock that runs behind ours."""
-    return _utc_seconds(creating_at) - timedelta(minutes=2).total_seconds()
 
 
 def _created(b: Mapping[str, Any]) -> float:
