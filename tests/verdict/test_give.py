@@ -181,6 +181,12 @@ def test_a_verdict_cut_off_after_its_ledger_row_is_completed_by_the_next(project
     assert cut.exit_code == 1 and "No space left on device" in cut.output
     [row] = ledger.read(project)
     assert row.run == run_dir.name and not (run_dir / "verdict.json").exists()
+    # hostile23b: `ledger --verify` in between said only that the files were missing, as if evidence were destroyed
+    verified = cli_run(project, "ledger", "--verify")
+    assert verified.exit_code == 1
+    assert (f"{project.relative(run_dir)}/verdict.json is missing: a verdict cut short after its row was entered (a "
+            f"kill, a full disk), or its files deleted; `benchcard verdict {run_dir.name}` writes them again under "
+            "seq 1 when the evidence is as entered") in verified.output
 
     monkeypatch.setattr(give, "write_atomic", real)
     again = cli_run(project, "verdict", run_dir.name)
