@@ -76,8 +76,24 @@ def test_an_unjudged_run_is_read_blind(project: Project, tmp_path: Path) -> None
     as_json = bc(project, "export", run_dir.name, "--out", str(tmp_path / "cells.csv"), "--json")  # for a script
     assert as_json.exit_code == 0, as_json.output
     assert json.loads(as_json.stdout) == {"path": str(tmp_path / "cells.csv"), "format": "csv", "rows": 36,
-                                          "blinded": True, "scratch": False}
+                                          "blinded": True, "scratch": False, "finished": True, "planned": 36}
     assert len(pd.read_csv(tmp_path / "cells.csv")) == 36
+
+
+def test_a_run_not_finished_is_exported_with_what_it_holds_and_said_so(project: Project, tmp_path: Path) -> None:
+    """Hostile audit (hostile23b): `export` while the run was still calling wrote the 4 cells that had an output
+    of 18 and said 'wrote 4 cells', a table another tool would take for the run; it now says the run is not
+    finished and how many cells its plan holds (in `--json` too)."""
+    run_dir = make_run(project, the_card(project), ab_metrics(), finished=False, drop_outputs=30)
+    out = tmp_path / "partial.csv"
+    export = bc(project, "export", run_dir.name, "--out", str(out))
+    assert export.exit_code == 0, export.output
+    assert export.stdout.strip().endswith(
+        f" · run {run_dir.name} is not finished (still running, or stopped: `benchcard status {run_dir.name}`): a "
+        "table of the cells of 36 planned that had an output then")
+    assert export.stdout.startswith(f"wrote 6 cells → {out}") and len(pd.read_csv(out)) == 6
+    as_json = bc(project, "export", run_dir.name, "--out", str(tmp_path / "again.csv"), "--json")
+    assert json.loads(as_json.stdout)["finished"] is False and json.loads(as_json.stdout)["planned"] == 36
 
 
 def test_a_run_id_or_card_id_is_found_in_the_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,7 +73,8 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
     columns = [c for c in (*CELL_COLUMNS, *metric_names.values(), *CALL_COLUMNS, *RUN_COLUMNS) if c not in withheld]
     frame = _typed_frame(list(rows.values()), columns, list(metric_names.values()), blinded)
     frame.attrs.update(blinded=blinded, scratch=scratch, withheld=list(withheld), run=run_dir.name, card=manifest.card,
-                       version=manifest.version, metrics=list(metric_names.values()))
+                       version=manifest.version, metrics=list(metric_names.values()),
+                       finished=manifest.finished_at is not None, planned=manifest.cells)
     return frame
 
 
@@ -159,18 +160,25 @@ class Export:
     rows: int
     blinded: bool
     scratch: bool = False
+    run: str = ""
+    finished: bool = True  # the run had closed (`finished_at`) when it was read
+    planned: int | None = None  # the cells its plan holds
 
     def lines(self) -> list[str]:
-        """What `benchcard export` prints."""
+        """What `benchcard export` prints: a run not finished says so, since a blinded table holds only the cells
+        with an output (one exported while the run wrote it was 4 rows of 18, said as 'wrote 4 cells')."""
         blind = (" (blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
                  "tokens, cost, latency, attempts)" if self.blinded else "")
         trial = " · a scratch run: a trial, never a result (column scratch)" if self.scratch else ""
-        return [f"wrote {self.rows} cells → {self.path}{blind}{trial}"]
+        of = f" of {self.planned} planned" if self.planned is not None else ""
+        open_run = ("" if self.finished else f" · run {self.run} is not finished (still running, or stopped: "
+                    f"`benchcard status {self.run}`): a table of the cells{of} that had an output then")
+        return [f"wrote {self.rows} cells → {self.path}{blind}{trial}{open_run}"]
 
     def to_json(self) -> dict[str, Any]:
         """What `benchcard export --json` prints: the file written (the default name included), for a script."""
         return {"path": str(self.path), "format": self.format, "rows": self.rows, "blinded": self.blinded,
-                "scratch": self.scratch}
+                "scratch": self.scratch, "finished": self.finished, "planned": self.planned}
 
 
 def _import_pyarrow() -> None:
@@ -192,6 +200,7 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
         raise RunError(f"--format {fmt}: expected csv or parquet")
     frame = read_run(run, project)
     scratch = bool(frame.attrs["scratch"])
+    closed, planned, run_id = bool(frame.attrs["finished"]), frame.attrs["planned"], str(frame.attrs["run"])
     path = out if out is not None else Path(f"{frame.attrs['card']}-v{frame.attrs['version']}-"
                                             f"{frame.attrs['run']}.{fmt}")
     project.refuse_protected(path, str(path))
@@ -215,7 +224,8 @@ def export_run(project: Project, run: str, fmt: str, out: Path | None = None) ->
         raise exists from None
     finally:
         discard(tmp)
-    return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns, scratch=scratch)
+    return Export(path=path, format=fmt, rows=len(frame), blinded="variant" not in frame.columns, scratch=scratch,
+                  run=run_id, finished=closed, planned=planned)
 
 
 def _is_scratch(run_dir: Path, manifest: Manifest, blinded: bool) -> bool:
