@@ -336,3 +336,14 @@ def test_a_large_sequential_design_is_judged_on_its_cut(tmp_path: Path, monkeypa
     finally:
         for cached in (reach._evidence, reach._crossed, reach._wins, reach._sequential_wins):
             cached.cache_clear()
+
+
+@pytest.mark.parametrize("alpha", ["1.0e-19", "5.0e-324"])
+def test_an_alpha_below_every_sign_flip_floor_is_told_as_a_design_that_cannot_win(tmp_path: Path, alpha: str) -> None:
+    """An alpha so small that no fixture count up to the search's 63 reached its sign-flip floor ended `check` in a
+    StopIteration traceback; the search now looks as far as it may draw, and says no change is enough."""
+    project = make_ab_project(tmp_path, MUST_WIN.replace("alpha: 0.05", f"alpha: {alpha}"), n_fixtures=5)
+    code, out, err = _run(project, "check", "tiny-ab")
+    assert (code, err) == (0, ""), out + err
+    [warning] = [ln for ln in out.splitlines() if "warning" in ln]
+    assert "can never win at α = " in warning and "no change within 30 repetitions and 2000 fixtures does" in warning

@@ -342,7 +342,11 @@ def _fewest_calls(fixtures: int, repetitions: int, variants: int, alpha: float,
     3 up, a card at 2 repetitions searched 3 through eight drawn designs for 106 fixtures (318 cells) before 5 gave
     17 (85)."""
     level = alpha / variants
-    floor = max(fixtures, next(f for f in range(2, 64) if 2.0 ** (1 - f) <= level))  # the sign-flip's least
+    # the sign-flip's least p, 2/2^F, reaches the level at some F up to MAX_FIXTURES (or at none: an alpha of 1e-300)
+    least = next((f for f in range(2, MAX_FIXTURES + 1) if 2.0 ** (1 - f) <= level), None)
+    if least is None:
+        return None
+    floor = max(fixtures, least)
     best: tuple[int, int] | None = None
     for r in (r for r in TOGETHER_REPETITIONS if r > repetitions):
         top = MAX_FIXTURES
