@@ -95,6 +95,26 @@ def test_example_without_expectation(tmp_path: Path) -> None:
     assert "field 'examples.0.expect': missing; expected pass, fail or a mapping" in message
 
 
+@pytest.mark.parametrize(("written", "got"), [(".nan", "nan"), ("-.inf", "-inf"), ("1" + "0" * 400, "1000")])
+def test_an_example_expecting_no_finite_metric_is_refused(tmp_path: Path, written: str, got: str) -> None:
+    """`expect: {score: .nan}` passed whatever the scorer gave (`abs(1 - nan) > 1e-9` is false), and a 400-digit
+    integer, which no float holds, ended in an OverflowError: each is now the example's one line."""
+    text = AB_CARD.replace("output: red, expect: pass", f"output: red, expect: {{score: {written}}}")
+    message = _error(tmp_path, text)
+    assert message.startswith("cards/tiny-ab.yaml:"), message
+    assert f"field 'examples.0.expect.score': expected a finite number, got a number ({got}" in message
+
+
+def test_an_examples_metrics_are_met_only_by_numbers_near_them(tmp_path: Path) -> None:
+    """What `check` prints for an example whose expected metric the scorer misses, or that the scorer never
+    gives (NaN meets nothing: the comparison is written so that it cannot pass vacuously)."""
+    text = AB_CARD.replace("output: red, expect: pass", "output: red, expect: {score: 1, rule.says_red: 0.5, x: 1}")
+    code, out, _ = exit_and_streams(make_ab_project(tmp_path, text), "check", "tiny-ab")
+    assert code == 1
+    assert ("error: cards/tiny-ab.yaml: example 'Correct': rule.says_red expected 0.5, got 1; x expected 1, got "
+            "nan") in out
+
+
 def test_guard_without_margin(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace(", margin: 0.2", ""))
     assert "field 'win.all.1.margin'" in message

@@ -16,7 +16,7 @@ from benchcard._util.hashing import canonical_json, digest
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
 from benchcard.card.design import design_warnings, schedule_line
-from benchcard.card.judgecheck import judge_example
+from benchcard.card.judgecheck import judge_example, metric_misses
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
 from benchcard.card.model import Card, Example, FixtureValue
 from benchcard.errors import BenchcardError, CardError
@@ -27,7 +27,6 @@ from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, needs_key
 from benchcard.scoring.scorers import Score, score_output
 
-TOLERANCE = 1e-9
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
 PROMPT_SLOT = re.compile(r"\{\{(?:variant|fixture(?:\.[^{}]*)?)\}\}")
 
@@ -310,13 +309,8 @@ def run_example(card: Card, example: Example, keys: Mapping[str, AnswerKey], ind
         reason = "" if ok else "expected a score below 1 (a rejected output), got 1.00: the scorer accepts it"
     else:
         assert isinstance(example.expect, Mapping)
-        wrong = [
-            f"{m} expected {v:g}, got {score.metrics.get(m, float('nan')):g}"
-            for m, v in example.expect.items()
-            if m not in score.metrics or abs(score.metrics[m] - v) > TOLERANCE
-        ]
-        ok = not wrong
-        reason = "; ".join(wrong)
+        reason = metric_misses(example.expect, score.metrics)
+        ok = not reason
     return ExampleResult(example.label, example.expect, score, ok, reason)
 
 

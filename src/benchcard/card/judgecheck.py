@@ -37,8 +37,14 @@ def expectation_problem(expect: str | Mapping[str, float], metrics: Mapping[str,
     if expect == "fail":
         return "" if score < 1.0 else "expected a score below 1 (a rejected output), got 1.00: the judge accepts it"
     assert isinstance(expect, Mapping)
+    return metric_misses(expect, metrics)
+
+
+def metric_misses(expect: Mapping[str, float], metrics: Mapping[str, float]) -> str:
+    """Each metric an example expects that the grade misses, in a phrase ("" when every one is met): a NaN on
+    either side meets nothing, since `abs(nan) > TOLERANCE` is false and read so an expected NaN passed any score."""
     wrong = [f"{m} expected {v:g}, got {metrics.get(m, float('nan')):g}" for m, v in expect.items()
-             if m not in metrics or abs(metrics[m] - v) > TOLERANCE]
+             if not abs(metrics.get(m, float("nan")) - v) <= TOLERANCE]
     return "; ".join(wrong)
 
 

@@ -464,20 +464,28 @@ class _Reader:
                 raise self.fail((*where, extra[0]), f"unknown field; expected {', '.join(sorted(allowed))}")
             label = self.get(item, (*where, "label"), (str,), "text")
             output = self.get(item, (*where, "output"), (str,), "the output text")
-            if "expect" not in item or item["expect"] is None:
-                raise self.fail((*where, "expect"), "missing; expected pass, fail or a mapping of metric values")
-            expect = item["expect"]
-            if isinstance(expect, Mapping):
-                for metric, value in expect.items():
-                    if not isinstance(value, int | float) or isinstance(value, bool):
-                        raise self.fail((*where, "expect", metric), f"expected a number, got {_show(value)}")
-                expect = {str(k): float(v) for k, v in expect.items()}
-            elif expect not in ("pass", "fail"):
-                raise self.fail((*where, "expect"), f"expected pass, fail or a mapping, got {_show(expect)}")
+            expect = self.expect(item, where)
             fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=False)
             answers = tuple(self.judge_answers(item, where)) if judged else ()
             out.append(Example(label=label, output=output, expect=expect, fixture=fixture, judge_answers=answers))
         return tuple(out)
+
+    def expect(self, item: Mapping[str, Any], where: tuple[str | int, ...]) -> str | dict[str, float]:
+        """An example's `expect`: pass, fail, or metric → a finite number (NaN is no value a metric is compared
+        to: every score "met" it)."""
+        if "expect" not in item or item["expect"] is None:
+            raise self.fail((*where, "expect"), "missing; expected pass, fail or a mapping of metric values")
+        expect = item["expect"]
+        if isinstance(expect, Mapping):
+            for metric, value in expect.items():
+                if not isinstance(value, int | float) or isinstance(value, bool):
+                    raise self.fail((*where, "expect", metric), f"expected a number, got {_show(value)}")
+                if not _finite(value):
+                    raise self.fail((*where, "expect", metric), f"expected a finite number, got {_show(value)}")
+            return {str(k): float(v) for k, v in expect.items()}
+        if expect not in ("pass", "fail"):
+            raise self.fail((*where, "expect"), f"expected pass, fail or a mapping, got {_show(expect)}")
+        return str(expect)
 
     def judge_answers(self, item: Mapping[str, Any], where: tuple[str | int, ...]) -> list[str]:
         """A judge example's recorded judge answers: text, or a list of texts (one per recorded judgement)."""
@@ -707,6 +715,14 @@ def _at(raw: Any, keys: tuple[str, ...]) -> Any:
         else:
             return None
     return raw
+
+
+def _finite(value: float) -> bool:
+    """Whether a number read from YAML is one a float holds: not .nan or .inf, nor an integer past 1.8e308."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _quote_hint(value: Any, expected: str) -> str:
