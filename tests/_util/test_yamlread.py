@@ -187,6 +187,18 @@ def test_a_kept_text_too_deep_to_copy_is_read_as_if_never_kept() -> None:
     assert str(kept.value) == str(fresh.value) == "cards/deep.yaml: malformed YAML: nested too deeply"
 
 
+@pytest.mark.parametrize("written", ["1" + "0" * 308, "9" * 5000, "-" + "9" * 5000, "0" + "7" * 5000])
+def test_an_integer_no_float_holds_is_one_line(tmp_path: Path, written: str) -> None:
+    """`repetitions:` with 5,000 digits ended in PyYAML's ValueError (Python reads at most 4,300 digits) and one of
+    309 passed the reader to end in an OverflowError wherever it became a float: each is the field's one line."""
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("repetitions: 3", f"repetitions: {written}"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    digits = len(written.lstrip("-"))
+    assert line.startswith("error: cards/tiny-ab.yaml:") and (
+        f"field 'repetitions': an integer of {digits:,} digits; expected a number of at most 308 digits") in line
+
+
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("repetitions: 3", "repetitions: 010", "field 'repetitions': YAML 1.1 reads 010 as the number 8 (octal); write 8"),
     ("repetitions: 3", "repetitions: 1:30", "field 'repetitions': YAML 1.1 reads 1:30 as the number 90 (base 60)"),

@@ -95,10 +95,10 @@ def test_example_without_expectation(tmp_path: Path) -> None:
     assert "field 'examples.0.expect': missing; expected pass, fail or a mapping" in message
 
 
-@pytest.mark.parametrize(("written", "got"), [(".nan", "nan"), ("-.inf", "-inf"), ("1" + "0" * 400, "1000")])
+@pytest.mark.parametrize(("written", "got"), [(".nan", "nan"), ("-.inf", "-inf"), ("1.0e+400", "inf")])
 def test_an_example_expecting_no_finite_metric_is_refused(tmp_path: Path, written: str, got: str) -> None:
-    """`expect: {score: .nan}` passed whatever the scorer gave (`abs(1 - nan) > 1e-9` is false), and a 400-digit
-    integer, which no float holds, ended in an OverflowError: each is now the example's one line."""
+    """`expect: {score: .nan}` passed whatever the scorer gave (`abs(1 - nan) > 1e-9` is false), and so did
+    `1.0e+400`, which YAML reads as inf, fail whatever it gave: each is now the example's one line."""
     text = AB_CARD.replace("output: red, expect: pass", f"output: red, expect: {{score: {written}}}")
     message = _error(tmp_path, text)
     assert message.startswith("cards/tiny-ab.yaml:"), message
@@ -113,6 +113,30 @@ def test_an_examples_metrics_are_met_only_by_numbers_near_them(tmp_path: Path) -
     assert code == 1
     assert ("error: cards/tiny-ab.yaml: example 'Correct': rule.says_red expected 0.5, got 1; x expected 1, got "
             "nan") in out
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("stop: [1]", "expected a list of non-empty texts (an empty one stops every reply at once), got a number (1) "
+                  "at item 0"),
+    ('stop: ["###", ""]', "expected a list of non-empty texts (an empty one stops every reply at once), got text "
+                          "('') at item 1"),
+    ("seed: 9223372036854775808", "expected a whole number of 64 bits (-2**63 to 2**63 - 1, as an API reads a "
+                                  "seed), got 9,223,372,036,854,775,808"),
+])
+def test_a_parameter_no_endpoint_takes_is_refused_and_a_card_sealed_with_it_still_reads(
+        tmp_path: Path, written: str, said: str) -> None:
+    """`stop: [1]` passed check and failed every cell on the local model ('int' object has no attribute 'encode');
+    `stop: [""]` stopped every reply before its first word, each scored as a wrong answer; a seed past 64 bits is
+    refused by every API. Each is `check`'s one line; a version sealed with one (before 2026-12-07) still reads."""
+    text = AB_CARD.replace("max_tokens: 50", f"max_tokens: 50, {written}")
+    assert text != AB_CARD
+    project = make_ab_project(tmp_path, text)
+    code, out, _ = exit_and_streams(project, "check", "tiny-ab")
+    assert code == 1 and f"  error: cards/tiny-ab.yaml:9: field 'params.{written[:4]}': {said}" in out, out
+    path = project / "cards" / "tiny-ab.yaml"
+    seal(read_card(text, "cards/tiny-ab.yaml", Project(project), path), Project(project))
+    card = load_card(path, Project(project))
+    assert card.later_checks == (f"cards/tiny-ab.yaml:9: field 'params.{written[:4]}': {said}",)
 
 
 def test_guard_without_margin(tmp_path: Path) -> None:

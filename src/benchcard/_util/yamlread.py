@@ -21,6 +21,9 @@ from benchcard.errors import BenchcardError
 MAX_YAML_BYTES = 1 << 20  # a card is a few kilobytes; a megabyte is a mistake or an attack
 MAX_EXPANDED_NODES = 200_000  # nodes once every alias is expanded
 MAX_EXPANDED_CHARS = 4 << 20  # characters of scalar text once every alias is expanded
+#: The most digits of an integer: past 308 no float holds it (a card's numbers are compared as floats), and past
+#: 4,300 Python will not even read it (PyYAML's ValueError, a traceback).
+MAX_INT_DIGITS = 308
 MAX_DEPTH = 100  # a card nests five levels; `&x [*x]` (a list holding itself) nests without end
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
@@ -130,12 +133,16 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
 
 
 def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
-    """A value: no lone surrogate, and a number written in plain decimal (YAML 1.1 reads `012` as 10, `0x10`
-    as 16, `1_000` as 1000 and `1:30` as 90, none of which a reader of the card sees)."""
+    """A value: no lone surrogate, an integer a float holds, and a number written in plain decimal (YAML 1.1
+    reads `012` as 10, `0x10` as 16, `1_000` as 1000 and `1:30` as 90, none of which a reader of the card sees)."""
     where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
     if _SURROGATE.search(node.value):
         raise error(f"{where}: a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
     kind = node.tag.rsplit(":", 1)[-1]
+    digits = len(node.value.lstrip("+-"))
+    if kind == "int" and digits > MAX_INT_DIGITS:
+        raise error(f"{where}: an integer of {digits:,} digits; expected a number of at most {MAX_INT_DIGITS} digits "
+                    "(no count, seed or limit is larger, and a float holds none past 1.8e308)")
     plain = _PLAIN_NUMBER.get(kind)
     if plain is not None and not plain.fullmatch(node.value):
         value = yaml.safe_load(node.value)

@@ -405,6 +405,9 @@ class _Reader:
                 raise self.fail(("params", name), f"expected a finite number, got {value}")
             if name in ("temperature", "top_p") and value < 0:
                 raise self.fail(("params", name), f"expected a number >= 0, got {value}")
+            problem = _param_problem(name, value)
+            if problem:  # a check of 2026-12-07 (`newer`): a version sealed with one still reads
+                self.newer(self.fail(("params", name), problem))
         if "max_tokens" not in params:
             raise self.fail(("params", "max_tokens"), "missing; expected a positive integer")
         return dict(params)
@@ -715,6 +718,20 @@ def _at(raw: Any, keys: tuple[str, ...]) -> Any:
         else:
             return None
     return raw
+
+
+def _param_problem(name: str, value: Any) -> str:
+    """What no endpoint can take in a parameter of a type the card allows ("" when none): a stop that is no text
+    (llama.cpp failed every cell on `stop: [1]`; an API refuses it) or is empty (it stops every reply before its
+    first word, so each was scored as a wrong answer), a seed past a 64-bit integer (an API refuses it)."""
+    if name == "stop":
+        bad = next((i for i, item in enumerate(value) if not isinstance(item, str) or not item), None)
+        if bad is not None:
+            return (f"expected a list of non-empty texts (an empty one stops every reply at once), got "
+                    f"{_show(value[bad])} at item {bad}")
+    if name == "seed" and not -(2**63) <= value < 2**63:
+        return f"expected a whole number of 64 bits (-2**63 to 2**63 - 1, as an API reads a seed), got {value:,}"
+    return ""
 
 
 def _finite(value: float) -> bool:
