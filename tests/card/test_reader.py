@@ -139,6 +139,23 @@ def test_a_parameter_no_endpoint_takes_is_refused_and_a_card_sealed_with_it_stil
     assert card.later_checks == (f"cards/tiny-ab.yaml:9: field 'params.{written[:4]}': {said}",)
 
 
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("  alpha: 0.05\n", "  alpha: 0.05\n  min_effect: .inf\n", "win.min_effect"),
+    ("{metric: score, test: rises}", "{metric: score, test: holds, fixture: item-01, equals: .nan}",
+     "win.all.0.equals"),
+])
+def test_a_nan_or_an_infinity_is_refused_at_its_line(tmp_path: Path, old: str, new: str, field: str) -> None:
+    """`min_effect: .inf` and `equals: .nan` passed the reader and were caught only by the seal's canonical JSON,
+    in a line with no line number under a report headed 'FAIL tiny-ab v1 (ab) · ' (its status left blank)."""
+    assert old in AB_CARD
+    text = AB_CARD.replace(old, new)
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if f"{field.split('.')[-1]}: " in ln)
+    code, out, _ = exit_and_streams(make_ab_project(tmp_path, text), "check", "tiny-ab")
+    assert code == 1 and out.startswith("FAIL cards/tiny-ab.yaml\n"), out
+    assert f"  error: cards/tiny-ab.yaml:{line}: field '{field}': expected " in out
+    assert "(not a finite number)" in out
+
+
 def test_guard_without_margin(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace(", margin: 0.2", ""))
     assert "field 'win.all.1.margin'" in message

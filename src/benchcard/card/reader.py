@@ -142,6 +142,8 @@ class _Reader:
             raise self.fail(where, f"expected {what}, got {value!r}")
         if not isinstance(value, types):
             raise self.fail(where, f"expected {what}, got {_show(value)}")
+        if isinstance(value, float) and not math.isfinite(value):  # `.nan`, `.inf`: the seal's canonical JSON has
+            raise self.fail(where, f"expected {what}, got {value} (not a finite number)")  # none, said without a line
         return value
 
     def optional(self, obj: Any, where: Sequence[str | int], types: tuple[type, ...], what: str) -> Any:
