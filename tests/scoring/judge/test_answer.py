@@ -30,7 +30,9 @@ def test_the_answer_parser_is_strict(tmp_path: Path) -> None:
     got = read_answer(criteria, '```json\n{"colour": 5, "short": 2, "reason": "ok"}\n```')
     assert got == {"score": 0.625, "criterion.colour": 1.0, "criterion.short": 0.25}
     for bad in ('{"colour": 5}', '{"colour": 6, "short": 1}', '{"colour": 5, "short": 1, "extra": 1}',
-                '{"colour": 4.5, "short": 1}', 'Here: {"colour": 5, "short": 1}'):
+                '{"colour": 4.5, "short": 1}', 'Here: {"colour": 5, "short": 1}',
+                '{"colour": 1, "short": 1, "colour": 5}', '{"colour": 5, "short": 5, "reason": "x", "reason": "y"}',
+                '{"colour": 5, "short": 5, "reason": NaN}'):  # a key twice was read as its last, silently
         with pytest.raises(UnreadableAnswer):
             read_answer(criteria, bad)
 

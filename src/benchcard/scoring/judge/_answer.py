@@ -3,19 +3,19 @@
 `final_line`: the last non-empty line is `GRADE: <value>` (with criteria: the last lines are `<id>: <value>`,
 one per criterion, in the rubric's order). `bare`: the whole reply is the value (one final period allowed).
 `json`: the whole answer (or one ```json fence around it) is one object holding exactly the grade keys
-(`grade`, or one per criterion) and optionally `reason`. Values are the scale's pass/fail words (PASS/FAIL
+(`grade`, or one per criterion, each once) and optionally `reason`. Values are the scale's pass/fail words (PASS/FAIL
 unless declared, any case; JSON true/false too) or whole numbers within the scale. Anything else raises
 `UnreadableAnswer`: a judge that answers off-form is a failure of the judge, counted, never guessed at.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from benchcard._util.safeio import strict_json
 from benchcard._util.text import ascii_int
-from benchcard.errors import UnreadableAnswer
+from benchcard.errors import JsonProblem, UnreadableAnswer
 from benchcard.records.rows import OutputRow
 from benchcard.records.runreader import JudgeReader
 from benchcard.scoring.judge.spec import JudgeSpec
@@ -56,8 +56,10 @@ def _json_grades(spec: JudgeSpec, text: str, names: list[str]) -> dict[str, floa
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group(1).strip()
-    try:
-        obj = json.loads(body)
+    try:  # strictly: a grade key written twice (`{"grade": 1, "grade": 5}`) was read as its last, silently
+        obj = strict_json(body)
+    except JsonProblem as exc:
+        raise UnreadableAnswer(f"expected one JSON object, each key once and every number finite ({exc})") from None
     except (ValueError, RecursionError):
         raise UnreadableAnswer("expected one JSON object and nothing else") from None
     if not isinstance(obj, dict):
