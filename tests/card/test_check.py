@@ -432,3 +432,32 @@ def test_an_unreadable_key_is_one_line_not_one_per_worked_example(tmp_path: Path
     assert checked.stdout.splitlines() == ["FAIL bench-01 v1 (ab) · v1 not sealed",
                                            "  error: keys/bench-01/excerpt-03.json: cannot read: Permission denied",
                                            "0 card(s) ok, 1 failed"]
+
+
+@pytest.mark.parametrize(("row", "shown"), [
+    ('{"id": "r2", "input": "A waste of an evening.", "label": "  "}', "'  '"),
+    ('{"id": "r2", "input": "A waste of an evening.", "label": ["negative", "\\t"]}', "'\\t'"),
+])
+def test_a_blank_answer_in_a_key_is_refused_not_sealed(tmp_path: Path, row: str, shown: str) -> None:
+    """A key's answer of spaces (a data file's cell `" "`) passed check and seal, and the exact scorer, trimming it
+    as it trims the reply, scored an empty reply right and every real one wrong. Refused, naming the row and field;
+    a version sealed before this check keeps its seal, with a warning."""
+    from ..helpers_cli import bc
+
+    assert bc(tmp_path, "init", "proj").exit_code == 0
+    root = tmp_path / "proj"
+    data = root / "fixtures" / "first-ab.jsonl"
+    rows = data.read_text(encoding="utf-8").splitlines()
+    data.write_text("\n".join([rows[0], row, *rows[2:]]) + "\n", encoding="utf-8")
+    said = (f"fixtures/first-ab.jsonl:2: field 'label': the answer {shown} is blank, so an empty reply would be "
+            "scored right; write the answer (an empty cell or a missing field is refused as such)")
+    code, out, _ = _run(root, "check", "first-ab")
+    assert code == 1 and f"  error: {said}\n" in out, out
+    assert bc(root, "seal", "first-ab").exit_code == 1 and not (root / "keys" / "first-ab").exists()
+    from benchcard.card.load import load_card
+    from benchcard.card.seal import seal
+
+    project = Project(root)
+    seal(load_card(project.card_path("first-ab"), project), project)  # as a seal made before this check was
+    code, out, _ = _run(root, "check", "first-ab")
+    assert f"  warning: {said} (v1 was sealed before this check; fix it in v2)" in out, out

@@ -24,7 +24,7 @@ from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.keys import describe, ignored_keys, needs_key
+from benchcard.scoring.keys import describe, ignored_keys, key_fields, needs_key
 from benchcard.scoring.scorers import Score, score_output
 
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
@@ -322,12 +322,16 @@ def _failed_rules(score: Score) -> str:
 
 
 def key_value_problems(card: Card, keys: Mapping[str, AnswerKey]) -> list[str]:
-    """A fields key's `value` that its fixture does not hold word for word: `value` is copied verbatim from the
-    fixture (other surface forms go under `accept`), so one that is not (a typo, a value of another fixture) was
-    sealed as the answer no faithful extraction gives; said, not sealed."""
+    """A key's answer that no faithful reply gives, said, not sealed: an `exact` or `rules` answer that is blank
+    (`" "` in a data file's cell: trimmed as the reply is, an empty reply scored right), and a fields key's `value`
+    that its fixture does not hold word for word (`value` is copied verbatim from the fixture, other surface forms
+    go under `accept`: a typo, a value of another fixture)."""
+    problems = [f"{key.where(name)}: the answer {answer!r} is blank, so an empty reply would be scored right; "
+                "write the answer (an empty cell or a missing field is refused as such)"
+                for _, key in sorted(keys.items()) for name in key_fields(card.scoring)
+                for answer in _answers(key.get(name)) if not answer.strip()][:1]
     if not isinstance(card.scoring, FieldsSpec) or not card.is_ab:
-        return []
-    problems = []
+        return problems
     for fixture, key in sorted(keys.items()):
         text = card.fixture_text(fixture)
         for name in card.scoring.fields:
@@ -338,6 +342,12 @@ def key_value_problems(card: Card, keys: Mapping[str, AnswerKey]) -> list[str]:
                                     "form goes under accept)")
                     break
     return problems
+
+
+def _answers(value: object) -> list[str]:
+    """A small key's answer, or its list of accepted answers, as a list of texts (whatever else: none)."""
+    items = value if isinstance(value, list) else [value]
+    return [item for item in items if isinstance(item, str)]
 
 
 def fixture_file_problems(card: Card, project: Project) -> list[str]:
