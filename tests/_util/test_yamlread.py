@@ -187,6 +187,22 @@ def test_a_kept_text_too_deep_to_copy_is_read_as_if_never_kept() -> None:
     assert str(kept.value) == str(fresh.value) == "cards/deep.yaml: malformed YAML: nested too deeply"
 
 
+@pytest.mark.parametrize(("date", "why"), [("2026-02-30", "day is out of range for month"),
+                                           ("2026-13-01", "month must be in 1..12"),
+                                           ("2026-12-04 25:00:00", "hour must be in 0..23")])
+def test_a_date_the_calendar_has_not_is_one_line(tmp_path: Path, date: str, why: str) -> None:
+    """`date: 2026-02-30` in a history entry (or any field) ended `check` in PyYAML's ValueError traceback: YAML 1.1
+    reads it as a date, and constructing it fails outside PyYAML's own errors."""
+    root = make_ab_project(tmp_path / "proj")
+    old = "  - {version: 1, note: Initial version.}"
+    assert old in AB_CARD
+    _card(root, AB_CARD.replace(old, f"  - {{version: 1, note: Initial version., date: {date}}}"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith("error: cards/tiny-ab.yaml:") and (
+        f"field 'history.0.date': YAML reads {date} as a date, and there is no such date ({why}); write a date of "
+        "the calendar, or quote it for text") in line, line
+
+
 @pytest.mark.parametrize("written", ["1" + "0" * 308, "9" * 5000, "-" + "9" * 5000, "0" + "7" * 5000])
 def test_an_integer_no_float_holds_is_one_line(tmp_path: Path, written: str) -> None:
     """`repetitions:` with 5,000 digits ended in PyYAML's ValueError (Python reads at most 4,300 digits) and one of

@@ -133,8 +133,9 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
 
 
 def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
-    """A value: no lone surrogate, an integer a float holds, and a number written in plain decimal (YAML 1.1
-    reads `012` as 10, `0x10` as 16, `1_000` as 1000 and `1:30` as 90, none of which a reader of the card sees)."""
+    """A value: no lone surrogate, a date the calendar has (`2026-02-30` was PyYAML's ValueError), an integer a
+    float holds, and a number written in plain decimal (YAML 1.1 reads `012` as 10, `0x10` as 16, `1_000` as 1000
+    and `1:30` as 90, none of which a reader of the card sees)."""
     where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
     if _SURROGATE.search(node.value):
         raise error(f"{where}: a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
@@ -143,6 +144,12 @@ def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, err
     if kind == "int" and digits > MAX_INT_DIGITS:
         raise error(f"{where}: an integer of {digits:,} digits; expected a number of at most {MAX_INT_DIGITS} digits "
                     "(no count, seed or limit is larger, and a float holds none past 1.8e308)")
+    if kind == "timestamp":
+        try:
+            yaml.safe_load(node.value)
+        except ValueError as exc:  # PyYAML's own ValueError, no YAMLError: a traceback
+            raise error(f"{where}: YAML reads {node.value} as a date, and there is no such date ({exc}); write a "
+                        "date of the calendar, or quote it for text") from None
     plain = _PLAIN_NUMBER.get(kind)
     if plain is not None and not plain.fullmatch(node.value):
         value = yaml.safe_load(node.value)
