@@ -260,3 +260,26 @@ def test_a_card_authors_slip_is_told_its_likely_cause(tmp_path: Path, slip: tupl
     root = make_ab_project(tmp_path)
     _card(root, AB_CARD.replace(*slip))
     assert f"  error: cards/tiny-ab.yaml{said}\n" in bc(root, "check", "tiny-ab").output
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("!!timestamp x", "the tag !!timestamp on 'x'"), ("!!bool maybe", "the tag !!bool on 'maybe'"),
+    ("!!null x", "the tag !!null on 'x'"), ("!!int abc", "the tag !!int on 'abc'"),
+    ("!!set {a, b}", "the tag !!set on a mapping"), ("!!binary aGk=", "the tag !!binary on 'aGk='"),
+    ("!mine 3", "the tag !mine on '3'"),
+    ("0x_", "YAML 1.1 reads 0x_ as a number, and it has no digits to read"),
+    ("!!int 0b_", "YAML 1.1 reads 0b_ as a number, and it has no digits to read"),
+])
+def test_a_tag_or_a_number_yaml_cannot_construct_is_one_line(tmp_path: Path, written: str, said: str) -> None:
+    """`repetitions: !!timestamp x`, `!!bool maybe` and `0x_` ended `check` in PyYAML's ValueError or KeyError
+    traceback; `!!null x` was read as a field left out, and `!!int abc` said 'reads abc as the number abc'."""
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("repetitions: 3", f"repetitions: {written}"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith("error: cards/tiny-ab.yaml:") and f"field 'repetitions': {said}" in line, line
+
+
+def test_a_tag_that_reads_as_written_is_kept() -> None:
+    """`!!str 3` is a quote, `!!int 3` the number it reads as: neither changes the value, and both are taken."""
+    data, _ = yamlread.load_yaml("a: !!str 3\nb: !!int 3\nc: !!map {d: !!seq [1]}\n", "x.yaml", CardError)
+    assert data == {"a": "3", "b": 3, "c": {"d": [1]}}

@@ -33,6 +33,7 @@ _PLAIN_NUMBER = {"int": re.compile(r"[-+]?(?:0|[1-9][0-9]*)"),
                                      r"|\.(?:nan|NaN|NAN)")}
 _BASES = ((":", " (base 60)"), ("0x", " (hexadecimal)"), ("0b", " (binary)"), ("_", ""), ("0", " (octal)"))
 _TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
+_MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
 
 Lines = dict[tuple[str, ...], int]
@@ -123,6 +124,7 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
             raise error(f"{source}:{node.start_mark.line + 1}: nested more than {MAX_DEPTH} levels deep (an alias "
                         "inside its own anchor?); write the values out")
         lines.setdefault(path, node.start_mark.line + 1)
+        _check_tag(node, path, source, error)
         if isinstance(node, yaml.ScalarNode):
             chars += len(node.value)
             _check_scalar(node, path, source, error)
@@ -130,6 +132,35 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
             stack.extend(_mapping_children(node, path, source, error, lines))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node.value))
+
+
+def _check_tag(node: yaml.Node, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
+    """A value of the types a card is made of, each written as itself: an explicit tag that makes a value another
+    type than it reads as (`!!int abc`, `!!bool maybe`, `!!timestamp x`: PyYAML's ValueError or KeyError, a
+    traceback; `!!null x`: read as left out) or a type no card holds (`!!binary`, `!!set`, `!!omap`) is refused.
+    `!!str` is a quote, and kept."""
+    tag = node.tag
+    if isinstance(node, yaml.ScalarNode):
+        if tag in _TEXT_KEY_TAGS or _implicit_tag(node.value) == tag:
+            return
+        shown = f"{node.value[:40]!r}"
+    elif tag in (_MAP_TAG, _SEQ_TAG):
+        return
+    else:
+        shown = "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
+    where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
+    written = tag.replace("tag:yaml.org,2002:", "!!", 1)
+    raise error(f"{where}: the tag {written} on {shown}; a card's values are written as "
+                "themselves (text, a number, true/false, a list, a mapping): drop the tag, or quote the text")
+
+
+def _implicit_tag(value: str) -> str:
+    """The tag YAML 1.1 gives `value` written plain, with no tag: PyYAML's own resolvers, in its own order."""
+    table = yaml.resolver.Resolver.yaml_implicit_resolvers
+    for tag, pattern in [*table.get(value[:1], []), *table.get(None, [])]:
+        if pattern.match(value):
+            return str(tag)
+    return "tag:yaml.org,2002:str"
 
 
 def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
@@ -152,7 +183,11 @@ def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, err
                         "date of the calendar, or quote it for text") from None
     plain = _PLAIN_NUMBER.get(kind)
     if plain is not None and not plain.fullmatch(node.value):
-        value = yaml.safe_load(node.value)
+        try:
+            value = yaml.safe_load(node.value)
+        except ValueError:  # `0x_`, `0b_`: YAML 1.1's pattern of a number, with no digit in it
+            raise error(f"{where}: YAML 1.1 reads {node.value} as a number, and it has no digits to read; write "
+                        "the number, or quote it for text") from None
         base = next((name for mark, name in _BASES if mark in node.value.lower()), "")
         raise error(f"{where}: YAML 1.1 reads {node.value} as the number {value}{base}; write {yaml_number(value)}, "
                     "or quote it for text")
