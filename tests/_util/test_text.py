@@ -137,6 +137,9 @@ def test_numbers_are_read_in_ascii_digits_only() -> None:
         12, 7, None, None, None, None, None, None, None]
     assert [ascii_decimal(t) for t in ("0.5", ".5", "1.", "1", "0_1", "\u0660.\u0665", "1e0", "nan", "-0.1")] == [
         0.5, 0.5, 1.0, 1.0, None, None, None, None, None]
+    # as many places after the point as a spreadsheet writes out (19 were refused, '0.3333333333333333333')
+    assert [ascii_decimal(t) for t in ("0." + "3" * 19, "." + "0" * 999 + "1", "1." + "0" * 1001)] == [
+        0.3333333333333333, 0.0, None]
 
 
 def test_a_number_in_a_name_is_read_in_ascii_digits_of_any_length() -> None:

@@ -192,6 +192,17 @@ def test_a_grade_whose_first_group_is_0_groups_no_thousands(project: Project, tm
                                                   ";": {2: "0.250", 3: "0.000", 4: "0.125"}}, ["0.25", "0.0", "0.125"])
 
 
+def test_a_grade_written_out_to_many_places_is_taken(project: Project, tmp_path: Path) -> None:
+    """A grade of `=1/3` written out to 19 places (a tool that writes every digit) was refused as 'expected pass,
+    fail or a number from 0 to 1', though it is one: after the point, as many places as the cell holds are read."""
+    run_dir = strong_run(project)
+    third, half = "0." + "3" * 19, "0." + "5" + "0" * 30
+    _assert_read_as(project, tmp_path, run_dir, {",": {2: third, 3: half, 4: "1." + "0" * 20},
+                                                  ";": {2: third.replace(".", ","), 3: half.replace(".", ","),
+                                                        4: "1," + "0" * 20}},
+                    ["0.3333333333333333", "0.5", "1.0"])
+
+
 def _assert_read_as(project: Project, tmp_path: Path, run_dir: Path, sheets: dict[str, dict[int, str]],
                     stored: list[str]) -> None:
     """Each sheet (its separator, the grades written in rows 2-4) is taken, and rows 2-4 are stored as `stored`."""

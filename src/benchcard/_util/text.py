@@ -60,7 +60,10 @@ _LINE_BREAK = re.compile("[\n\t\u2028\u2029]")
 _DIGITS = re.compile("[0-9]+")
 #: Digits `int()` always converts: the least `sys.set_int_max_str_digits` may be set to (its default is 4,300).
 _INT_DIGITS = 640
-_DECIMAL = re.compile(r"[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18}")
+#: A decimal: up to 18 digits before the point, as `ascii_int` reads; after it as many as a cell holds (a grade of
+#: `=1/3` written out to 19 places, `0.3333333333333333333`, is a number, and float() reads it in microseconds).
+_FRACTION_DIGITS = 1000
+_DECIMAL = re.compile(rf"[0-9]{{1,18}}(?:\.[0-9]{{0,{_FRACTION_DIGITS}}})?|\.[0-9]{{1,{_FRACTION_DIGITS}}}")
 
 
 def ascii_int(text: str, digits: int | None = 18) -> int | None:
