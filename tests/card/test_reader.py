@@ -156,6 +156,20 @@ def test_a_nan_or_an_infinity_is_refused_at_its_line(tmp_path: Path, old: str, n
     assert "(not a finite number)" in out
 
 
+@pytest.mark.parametrize(("written", "hint"), [
+    ("1.10", "got a number (1.1); YAML reads it unquoted as the number 1.1: quote the text as written"),
+    ("no", 'got False; YAML 1.1 reads yes, no, on, off, true and false unquoted as true/false, not as text: quote '
+           'the word as written ("no", "off")'),
+])
+def test_a_fixture_id_yaml_reads_as_another_type_is_told_how_to_quote_it(tmp_path: Path, written: str,
+                                                                        hint: str) -> None:
+    """A data file's id 1.10 or no is text there; in the card, unquoted, YAML reads `fixture: 1.10` as 1.1 and
+    `fixture: no` as false, and the line said only 'expected a fixture id, got a number (1.1)'."""
+    text = AB_CARD.replace("{metric: score, test: rises}", f"{{metric: score, test: holds, fixture: {written}}}")
+    message = _error(tmp_path, text)
+    assert f"field 'win.all.0.fixture': expected a fixture id as text, {hint}" in message, message
+
+
 def test_guard_without_margin(tmp_path: Path) -> None:
     message = _error(tmp_path, AB_CARD.replace(", margin: 0.2", ""))
     assert "field 'win.all.1.margin'" in message

@@ -470,7 +470,7 @@ class _Reader:
             label = self.get(item, (*where, "label"), (str,), "text")
             output = self.get(item, (*where, "output"), (str,), "the output text")
             expect = self.expect(item, where)
-            fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=False)
+            fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id as text", required=False)
             answers = tuple(self.judge_answers(item, where)) if judged else ()
             out.append(Example(label=label, output=output, expect=expect, fixture=fixture, judge_answers=answers))
         return tuple(out)
@@ -692,7 +692,7 @@ class _Reader:
         if test not in TESTS:
             raise self.fail((*where, "test"), f"expected one of {', '.join(TESTS)}, got {test!r}")
         margin = self._margin(item, where, metric, test)
-        fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id", required=test == "holds")
+        fixture = self.get(item, (*where, "fixture"), (str,), "a fixture id as text", required=test == "holds")
         if fixture is not None and fixture not in fixtures:
             raise self.fail((*where, "fixture"), f"no fixture {fixture!r} among {', '.join(sorted(fixtures))}")
         equals = self.get(item, (*where, "equals"), (int, float), "a number", required=False)
