@@ -33,3 +33,20 @@ def test_set_aside_says_what_was_recorded(project: Project) -> None:
     assert result.exit_code == 0, result.output
     done = json.loads(result.stdout)
     assert (done["run"], done["why"], done["folder"]) == (run, "a trial", f"results/extract-ab/v1/{run}")
+
+
+def test_a_number_of_seconds_or_calls_that_is_no_finite_number_is_one_line(project: Project) -> None:
+    """`--timeout inf` was taken and failed every call with OverflowError (the run stopped after 16 cells, each
+    recorded failed), and `--timeout nan` or `--rpm nan` passed click's range, which no comparison with NaN fails.
+    Each is refused before anything is read or written, as `--timeout 0` is."""
+    before = sorted(project.root.rglob("*"))
+    for command in (("run", "extract-ab", "--scratch"), ("replicate", "20261130T151200Z-3f9a")):
+        for option, value in (("--timeout", "inf"), ("--timeout", "nan"), ("--rpm", "nan"),
+                              ("--poll-interval", "inf")):
+            if option == "--poll-interval" and command[0] == "replicate":
+                continue
+            result = bc(project.root, *command, option, value)
+            assert result.exit_code != 0 and result.stderr.startswith(
+                f"error: Invalid value for '{option}': '{value}' is not a finite number (see `"), result.output
+            assert len(result.stderr.splitlines()) == 1
+    assert sorted(project.root.rglob("*")) == before

@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -274,9 +275,27 @@ def terminal() -> Any:
 
 F = TypeVar("F")
 
+
+class PositiveNumber(click.FloatRange):
+    """A number above 0 that is finite: click's FloatRange let `nan` through (no comparison holds for it) and
+    `inf` (`--timeout inf` failed every call with OverflowError, and the run stopped after its first cells)."""
+
+    name = "positive number"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+
 #: The options `run` and `replicate` share, written once so their help and limits never drift apart.
 _CALL_LIMITS = (
-    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+    click.option("--timeout", type=PositiveNumber(), default=120.0, show_default=True,
                  help="Seconds allowed per call before it is retried."),
     click.option("--attempts", type=click.IntRange(min=1), default=4, show_default=True,
                  help="Attempts per cell on 429, 5xx, timeouts and dropped connections."),
@@ -284,7 +303,7 @@ _CALL_LIMITS = (
 _BATCH_OPTIONS = (
     click.option("--batch", is_flag=True, help="Through the vendor's batch API (openai, anthropic; docs/scale.md)."),
     click.option("--no-wait", is_flag=True, help="With --batch: submit and return; --resume collects."),
-    click.option("--poll-interval", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+    click.option("--poll-interval", type=PositiveNumber(), default=30.0, show_default=True,
                  help="Seconds between polls of a batch."),
 )
 

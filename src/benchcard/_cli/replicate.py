@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from benchcard._cli.common import batch_options, call_limits, project_of, report, tell
+from benchcard._cli.common import PositiveNumber, batch_options, call_limits, project_of, report, tell
 
 
 @click.command("replicate")
@@ -15,7 +15,7 @@ from benchcard._cli.common import batch_options, call_limits, project_of, report
 @click.option("--base-url", help="Another endpoint of the same API (the run is then scratch, as with `run`).")
 @click.option("--seed", type=int, help="A new seed of the call order (default: the original's).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Calls in flight at once (default 8).")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute.")
+@click.option("--rpm", type=PositiveNumber(), help="At most this many requests per minute.")
 @call_limits
 @click.option("--resume", metavar="REPLICATION", help="Continue a replication run (id or folder).")
 @click.option("--retry-failed", is_flag=True, help="With --resume: call its failed cells again.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import batch_options, call_limits, project_of, report, tell
+from benchcard._cli.common import PositiveNumber, batch_options, call_limits, project_of, report, tell
 
 
 @click.command()
@@ -19,7 +19,7 @@ from benchcard._cli.common import batch_options, call_limits, project_of, report
 @click.option("--base-url", help="Another endpoint of the same API (vLLM, Ollama, llama.cpp's server, a proxy).")
 @click.option("--concurrency", type=click.IntRange(min=1),
               help="Calls in flight at once (default 8; a resumed run keeps its own; the local provider takes one).")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute "
+@click.option("--rpm", type=PositiveNumber(), help="At most this many requests per minute "
               "(default: the provider's requests_per_minute in benchcard.yaml, else no limit; a resumed run keeps "
               "its own).")
 @call_limits
