@@ -389,6 +389,28 @@ def test_a_sequential_probe_may_not_ask_for_futility_and_one_sealed_with_it_stil
         again.output
 
 
+def test_a_probes_gate_at_0_is_refused_and_one_sealed_with_it_still_reads(tmp_path: Path) -> None:
+    """`gate: {min_score: 0}` (or -0.0) was taken: a CI gate that passes every run, every answer wrong. Refused in
+    one line at `check` and `seal`; a probe sealed with it before the check still reads, with `check`'s warning."""
+    text = (REPO / "cards" / "one-word-sentiment.yaml").read_text(encoding="utf-8")
+    (tmp_path / "cards").mkdir()
+    path = tmp_path / "cards" / "one-word-sentiment.yaml"
+    path.write_text(text + "gate: {min_score: 0}\n", encoding="utf-8")
+    line = len(path.read_text(encoding="utf-8").splitlines())
+    said = (f"cards/one-word-sentiment.yaml:{line}: field 'gate.min_score': a gate at 0 passes every run, every "
+            "answer wrong; expected a number above 0, up to 1")
+    checked = bc(tmp_path, "check", "one-word-sentiment")
+    assert checked.exit_code == 1 and f"  error: {said}" in checked.stdout, checked.output
+    assert one_line_error(bc(tmp_path, "seal", "one-word-sentiment")) == f"error: {said}"
+    project = Project(tmp_path)
+    seal(read_card(path.read_text(encoding="utf-8"), "cards/one-word-sentiment.yaml", project, path), project)
+    card = load_card(path, project)
+    assert card.gate == 0 and card.later_checks == (said,)
+    again = bc(tmp_path, "check", "one-word-sentiment")
+    assert again.exit_code == 0 and f"  warning: {said} (v3 was sealed before this check" in again.stdout, \
+        again.output
+
+
 @pytest.mark.parametrize(("clause", "field", "why"), [
     ("{metric: score, test: rises, margin: 0.1}", "win.all.0.margin",
      "only a not_rises or not_falls guard takes a margin (the smallest gap worth a win is win.min_effect)"),

@@ -277,6 +277,9 @@ class _Reader:
         value = None if raw is None else self.get(raw, ("gate", "min_score"), (int, float), "a number from 0 to 1")
         if value is not None and not 0 <= value <= 1:
             raise self.fail(("gate", "min_score"), f"expected a number from 0 to 1, got {value}")
+        if value == 0:  # a check of 2026-12-07 (`newer`): a version sealed with it still reads
+            self.newer(self.fail(("gate", "min_score"), f"a gate at {value} passes every run, every answer wrong; "
+                                                        "expected a number above 0, up to 1"))
         alpha = default_of(("gate", "alpha")) if raw is None else self.optional(
             raw, ("gate", "alpha"), (int, float), "a number between 0 and 0.5 (exclusive)")
         if not 0 < alpha < 0.5:
