@@ -977,6 +977,55 @@ def test_an_error_or_refusal_inside_a_200_answer_is_failed_never_scored(
     assert score["status"] == "failed" and score["score"] is None
 
 
+# ------------------------------------------------------------------- well-formed shapes real vendors send
+
+def _shape(kind: str) -> dict[str, Any]:
+    return {"default_reply": "negative", "faults": [{"kind": kind, "times": 9}]}
+
+
+def _ending(reason: str) -> dict[str, Any]:
+    return {"replies": [{"match": "", "reply": "negative", "finish_reason": reason}]}
+
+
+VENDOR_SHAPES = [
+    # (api, fake server config, the row's status, its error (its start), its text), each as the vendor's docs show
+    ("openai", _shape("refusal"), "failed", "refused: I'm sorry, I can't help with that.", ""),
+    ("anthropic", _shape("refusal"), "failed", "refused by the API: the API declined to answer (stop reason refusal)",
+     "negative"),
+    ("openai", _shape("tool_call"), "failed", "not an answer: the model asked to call a tool", ""),
+    ("anthropic", _shape("tool_call"), "failed", "not an answer: the model asked to use a tool", ""),
+    ("openai", _ending("function_call"), "failed", "not an answer: the model asked to call a function", "negative"),
+    ("anthropic", _ending("stop_sequence"), "ok", None, "negative"),
+    ("anthropic", _ending("model_context_window_exceeded"), "truncated", None, "negative"),
+    ("openai", _shape("blocks"), "ok", None, "negative"),  # two text parts
+    ("anthropic", _shape("blocks"), "ok", None, "negative"),  # thinking, redacted_thinking, then two text blocks
+    ("openai", _shape("extras"), "ok", None, "negative"),  # system_fingerprint, cached tokens, unknown fields
+    ("anthropic", _shape("extras"), "ok", None, "negative"),
+    ("openai", _shape("choices"), "ok", None, "negative"),  # the choice of index 0, listed second
+]
+
+
+@pytest.mark.parametrize(("api", "config", "status", "error", "text"), VENDOR_SHAPES,
+                         ids=[f"{a}-{i}" for i, (a, *_) in enumerate(VENDOR_SHAPES)])
+def test_a_vendors_documented_answer_shape_is_recorded_as_what_it_is(
+        tmp_path: Path, server: FakeServer, key: str, api: str, config: dict[str, Any], status: str,
+        error: str | None, text: str) -> None:
+    """Refusals and tool calls fail their cell, a cut answer is truncated, an answer in several parts or with fields
+    benchcard does not read is scored whole: none is scored as wrong or right when it was cut or withheld."""
+    server.configure(config)
+    project = probe_project(tmp_path, None)
+    write_config(project.root, server.base_url, type_=api)
+    result = ok(bc(project, "run", PROBE, "--attempts", "1"))
+    counts = {s: int(status == s) for s in ("ok", "truncated", "failed")}
+    assert "1 cells: {ok} ok, {truncated} truncated, {failed} failed".format(**counts) in result.output
+    folder = only_run(project, PROBE)
+    [row] = read_jsonl(folder / "outputs.jsonl")
+    assert (row["status"], row["text"]) == (status, text)
+    assert row["error"] is None if error is None else row["error"].startswith(error), row["error"]
+    [score] = read_jsonl(folder / "scores.jsonl")
+    assert (score["score"] is None) == (status != "ok")
+
+
 def test_a_null_answer_is_a_failed_cell_that_status_and_the_verdict_count(tmp_path: Path, server: FakeServer,
                                                                            key: str) -> None:
     """An HTTP 200 whose `choices[0].message.content` is null (a refusal or a tool call, as OpenAI-compatible

@@ -1,6 +1,7 @@
 """Any OpenAI-compatible chat-completions endpoint: OpenAI, OpenRouter, vLLM, Ollama, llama.cpp's server.
 
-Response shape read (the chat completion object): `choices[0].message.content`, `choices[0].finish_reason`
+Response shape read (the chat completion object): the choice of `index` 0 (`choices[0]` unless the list puts
+another first), its `message.content` and `finish_reason`
 (`length` when the token limit cut the answer), `usage.prompt_tokens`, `usage.completion_tokens` (which
 includes reasoning), `usage.completion_tokens_details.reasoning_tokens`, and OpenRouter's `usage.cost` (USD).
 """
@@ -82,7 +83,7 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
             f"`choices[0]` {json_kind(choices[0])}"
         raise malformed(f"a 200 answer with {shape}, not a chat completion (a list of choices, each an object with "
                         "a `message`)")
-    choice = choices[0]
+    choice = _first(choices)
     _raise_error_object(choice.get("error"), secret)
     said_finish = choice.get("finish_reason")
     finish = said_finish if isinstance(said_finish, str) else None
@@ -104,6 +105,14 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     if status == "ok" and (not said or (isinstance(refusal, str) and refusal.strip() and not text)):
         status, error = "failed", _no_content(message, secret)
     return Completion(text, finish, status, usage, cost, error=error, model=replied_model(data))
+
+
+def _first(choices: list[Any]) -> Mapping[str, Any]:
+    """The choice of `index` 0, wherever the list puts it (a server may list another first); the first listed when
+    none says its index. A card asks for one answer: the others are not that answer, whatever they say."""
+    indexed = [c for c in choices if isinstance(c, Mapping) and type(c.get("index")) is int and c["index"] == 0]
+    first: Mapping[str, Any] = indexed[0] if indexed else choices[0]
+    return first
 
 
 def _text_of(content: Any) -> tuple[str, bool]:

@@ -44,8 +44,14 @@ its reason comes: chat's ``content: null``, no text block, no Responses output; 
 content as a text part whose text is null, the Messages API's ``stop_reason`` as a list, the Responses API's text
 null), ``redirect`` (307 to another host over http, an answer in its body), ``bad_redirect``
 (307 whose ``Location`` is not a URL), ``zstd_bomb`` (200 whose
-``zstd`` body of 8 KiB inflates to 256 MiB). A reply's ``finish_reason`` may also be one that ends no answer
-(``error``, ``content_filter``, ``tool_calls``, ``refusal``, ``pause_turn``, ``tool_use``). A fault hits the first
+``zstd`` body of 8 KiB inflates to 256 MiB); and well-formed answers in shapes the vendors' docs show:
+``refusal`` (chat's content null with ``message.refusal``; the Messages API's ``stop_reason`` ``refusal``),
+``tool_call`` (a tool call, no text), ``blocks`` (the text in two parts or blocks, the Messages API's after a
+``redacted_thinking`` block), ``no_usage`` (no ``usage``), ``extras`` (``system_fingerprint``, cached-token
+details, fields nobody documents), ``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
+``finish_reason`` may also be one that ends no answer (``error``, ``content_filter``, ``tool_calls``,
+``function_call``, ``refusal``, ``pause_turn``, ``tool_use``), ``stop_sequence`` or
+``model_context_window_exceeded``. A fault hits the first
 ``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
 ``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
 bodies (a server that fails, then recovers). A ``held`` fault's calls wait, their latency spent, until ``POST

@@ -494,7 +494,9 @@ length), malformed (200, JSON cut off), shapeless (200, JSON of another shape: [
 html (200, a proxy's HTML page), error200 (200 holding an error object), null (200 whose message content is null:
 chat's `content: null`, no text block, no Responses output; finish_reason stop), redirect (307 to another host,
 an answer in its body),
-bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that inflates to 256 MiB). A fault hits the
+bad_redirect (307 whose Location is not a URL), zstd_bomb (200, zstd that inflates to 256 MiB); shapes vendors
+document: refusal, tool_call, blocks (text in two parts), no_usage, extras (fields not read), choices (a second
+choice first). A fault hits the
 first `times` calls of each distinct request body it matches, in list order; `total` caps its hits over all bodies.
 A fault with "held": true holds its calls' answers until POST /_control/release.
 """

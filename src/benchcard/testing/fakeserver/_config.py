@@ -9,18 +9,23 @@ from typing import Any, Final, Literal, cast
 from benchcard.errors import FakeServerError
 
 FAULT_KINDS: Final = ("400", "401", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless",
-                       "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb")
+                       "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb", "refusal",
+                       "tool_call", "blocks", "no_usage", "extras", "choices")
 FaultKind = Literal["400", "401", "429", "500", "503", "drop", "hang", "truncate", "malformed", "shapeless",
-                    "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb"]
+                    "error200", "html", "null", "mistyped", "redirect", "bad_redirect", "zstd_bomb", "refusal",
+                    "tool_call", "blocks", "no_usage", "extras", "choices"]
+#: The faults that give a well-formed answer in a shape real vendors send (their docs), read by `_replies.reshaped`.
+SHAPES: Final = frozenset({"refusal", "tool_call", "blocks", "no_usage", "extras", "choices"})
 #: The faults whose call is still answered in the API's shape (late, cut, or spoiled by `_replies.spoiled`).
-ANSWERED_FAULTS: Final = frozenset({"hang", "truncate", "null", "mistyped"})
+ANSWERED_FAULTS: Final = frozenset({"hang", "truncate", "null", "mistyped"}) | SHAPES
 #: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
-#: for length, and the rest as they are. Beyond stop and length, each is an answer that is not one (an error
-#: reported inside a 200, a content filter, a tool call, a refusal, a paused turn).
-FINISH_REASONS: Final = ("stop", "length", "error", "content_filter", "tool_calls", "refusal", "pause_turn",
-                         "tool_use")
-FinishReason = Literal["stop", "length", "error", "content_filter", "tool_calls", "refusal", "pause_turn",
-                       "tool_use"]
+#: for length, and the rest as they are. `stop_sequence` ends an answer too, `model_context_window_exceeded` cuts
+#: one as length does; each other is an answer that is not one (an error reported inside a 200, a content filter,
+#: a tool or function call, a refusal, a paused turn).
+FINISH_REASONS: Final = ("stop", "length", "error", "content_filter", "tool_calls", "function_call", "refusal",
+                         "pause_turn", "tool_use", "stop_sequence", "model_context_window_exceeded")
+FinishReason = Literal["stop", "length", "error", "content_filter", "tool_calls", "function_call", "refusal",
+                       "pause_turn", "tool_use", "stop_sequence", "model_context_window_exceeded"]
 
 
 @dataclass(frozen=True, slots=True)

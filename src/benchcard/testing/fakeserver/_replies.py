@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchcard.testing.fakeserver._config import Config, FinishReason
+from benchcard.testing.fakeserver._config import SHAPES, Config, FinishReason
 
 #: Text parts of a message: chat and Messages (`text`), and the Responses API's input (`input_text`).
 TEXT_PARTS = ("text", "input_text")
@@ -240,8 +240,80 @@ def mistyped(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+#: What a model that declines says in the `refusal` shape (OpenAI's `message.refusal`).
+REFUSAL = "I'm sorry, I can't help with that."
+
+
+def _halves(text: str) -> list[dict[str, Any]]:
+    """The text as two text blocks (or parts) that join back to it, as a reply with a citation is split."""
+    half = len(text) // 2
+    return [{"type": "text", "text": text[:half]}, {"type": "text", "text": text[half:]}]
+
+
+def _chat_shaped(payload: dict[str, Any], kind: str) -> dict[str, Any]:
+    choice = payload["choices"][0]
+    message = choice["message"]
+    if kind == "refusal":  # structured outputs: no content, the reason in `refusal`, finish_reason still stop
+        message.update(content=None, refusal=REFUSAL)
+    elif kind == "tool_call":
+        message.update(content=None, tool_calls=[{"id": "call_fake", "type": "function",
+                                                  "function": {"name": "lookup", "arguments": "{}"}}])
+        choice["finish_reason"] = "tool_calls"
+    elif kind == "blocks":
+        message["content"] = _halves(message["content"])
+    elif kind == "extras":
+        payload.update(system_fingerprint="fp_fake", service_tier="default", provider="fake-upstream",
+                       x_unknown={"nested": [1, {"deeper": None}]})
+        message.update(refusal=None, annotations=[])
+        usage = payload["usage"]
+        usage["prompt_tokens_details"] = {"cached_tokens": usage["prompt_tokens"], "audio_tokens": 0}
+        usage["completion_tokens_details"].update(audio_tokens=0, accepted_prediction_tokens=0,
+                                                  rejected_prediction_tokens=0)
+    elif kind == "choices":  # a second choice, listed first: only `index` says which is the first
+        other = {"index": 1, "message": {"role": "assistant", "content": "another answer"}, "finish_reason": "length",
+                 "logprobs": None}
+        payload["choices"] = [other, choice]
+    return payload
+
+
+def _message_shaped(payload: dict[str, Any], kind: str) -> dict[str, Any]:
+    texts = [b for b in payload["content"] if b.get("type") == "text"]
+    others = [b for b in payload["content"] if b.get("type") != "text"]
+    text = "".join(b["text"] for b in texts)
+    if kind == "refusal":  # the classifier stops the answer; what was written before it stays
+        payload["stop_reason"] = "refusal"
+    elif kind == "tool_call":
+        payload["content"] = [*others, {"type": "tool_use", "id": "toolu_fake", "name": "lookup", "input": {}}]
+        payload["stop_reason"] = "tool_use"
+    elif kind == "blocks":
+        payload["content"] = [*others, {"type": "redacted_thinking", "data": "ZmFrZQ=="}, *_halves(text)]
+    elif kind == "extras":
+        payload.update(container=None, x_unknown={"nested": [1, {"deeper": None}]})
+        payload["usage"].update(cache_creation_input_tokens=0, cache_read_input_tokens=0, service_tier="standard",
+                                cache_creation={"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                                server_tool_use={"web_search_requests": 0})
+    return payload  # `choices`: the Messages API answers one message
+
+
+def reshaped(payload: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A well-formed answer in a shape a vendor's docs show (a `_config.SHAPES` fault): `refusal` (chat: content
+    null and the reason in `message.refusal`; Messages: stop_reason `refusal`), `tool_call` (a tool call and no
+    text), `blocks` (the text in two parts or blocks; Messages: after a `redacted_thinking` block), `no_usage`
+    (no `usage`), `extras` (fields benchcard does not read: `system_fingerprint`, cached and other token details,
+    unknown ones), `choices` (chat: a second choice, index 1, listed before the first). The Responses API's
+    answer is sent as it is."""
+    if payload.get("object") == "response":
+        return payload
+    if kind == "no_usage":
+        payload.pop("usage", None)
+        return payload
+    return _chat_shaped(payload, kind) if "choices" in payload else _message_shaped(payload, kind)
+
+
 def spoiled(payload: dict[str, Any], kind: str | None) -> dict[str, Any]:
-    """An answer as the `null` or `mistyped` fault (`kind`) sends it; any other as it is."""
+    """An answer as the `null`, `mistyped` or a shape's fault (`kind`) sends it; any other as it is."""
+    if kind is not None and kind in SHAPES:
+        return reshaped(payload, kind)
     return without_content(payload) if kind == "null" else mistyped(payload) if kind == "mistyped" else payload
 
 
