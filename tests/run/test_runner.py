@@ -826,6 +826,23 @@ def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: Fak
     assert s["cost_unknown"] == 0
 
 
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_an_answer_without_usage_has_an_unknown_cost_not_a_free_one(tmp_path: Path, server: FakeServer, key: str,
+                                                                    api: str) -> None:
+    """A reply that says nothing of the tokens it used (no `usage`, as some OpenAI-compatible servers and proxies
+    send) costs what the price table does not know: unknown, counted so, never $0."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "no_usage", "times": 9, "match": "number 0"}]})
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1)
+    write_config(project.root, server.base_url, type_=api,
+                 extra="prices:\n  test/model: {input: 1000000, output: 2000000}\n")
+    s = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]
+    rows = read_jsonl(project.root / s["folder"] / "outputs.jsonl")
+    silent = [o for o in rows if o["fixture"] == "item-000"]
+    assert [(o["status"], o["cost"]) for o in silent] == [("ok", None), ("ok", None)]
+    assert all(o["cost"] is not None and o["cost"] > 0 for o in rows if o["fixture"] == "item-001")
+    assert s["cost_unknown"] == 2
+
+
 # ------------------------------------------------------------------------------------------------- output
 
 

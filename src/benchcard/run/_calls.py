@@ -734,7 +734,8 @@ def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> 
         text = without_secret(text, secret)
     reason = _scrub(s, c.finish_reason) if c.finish_reason else c.finish_reason  # a server's words, as its error
     return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=reason,
-                     usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices), latency_ms=latency,
+                     usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices, counted=c.counted),
+                     latency_ms=latency,
                      attempts=_calls_made(attempts), error=_scrub(s, c.error) if c.error else None,
                      endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered
 

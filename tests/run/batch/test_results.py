@@ -81,6 +81,33 @@ def test_costs_are_at_the_batch_price(tmp_path: Path, server: FakeServer, key: s
     assert s["cost"] is None and s["cost_unknown"] == 4  # no batch_discount: unknown, not the interactive price
 
 
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_vendor_shapes_in_result_lines_are_recorded_as_interactive_answers_are(tmp_path: Path, server: FakeServer,
+                                                                             key: str, vendor: str) -> None:
+    """The shapes of the vendors' docs, inside result lines: a refusal and a tool call fail their cell, an answer
+    split in blocks or with fields not read is scored whole, and one whose line says no usage has no cost (not
+    $0), its cell counted among those without a price."""
+    server.configure({"default_reply": "red", "faults": [
+        {"match": "number 0", "kind": "refusal"}, {"match": "number 1", "kind": "tool_call"},
+        {"match": "number 2", "kind": "blocks"}, {"match": "number 3", "kind": "no_usage"},
+        {"match": "number 4", "kind": "extras"}]})
+    prices = "prices:\n  test/model: {input: 2.0, output: 4.0, batch_discount: 0.5}\n"
+    project = project_for(tmp_path, server, vendor, fixtures=6, extra=prices)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    refused = 0 if vendor == "openai" else 2  # the Messages API's refusal keeps the text written before it
+    assert s["counts"] == {"ok": 8, "truncated": 0, "failed": 4} and s["cost_unknown"] == 2
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    by = {f"item-00{i}": [o for o in rows if o["fixture"] == f"item-00{i}"] for i in range(6)}
+    assert all(o["status"] == "failed" and o["error"].startswith("refused") for o in by["item-000"])
+    assert sum(o["text"] == "red" for o in by["item-000"]) == refused
+    assert all(o["status"] == "failed" and "tool" in o["error"] for o in by["item-001"])
+    assert all((o["status"], o["text"]) == ("ok", "red") for i in (2, 3, 4, 5) for o in by[f"item-00{i}"])
+    assert [o["cost"] for o in by["item-003"]] == [None, None]
+    assert all(o["cost"] > 0 for i in (2, 4, 5) for o in by[f"item-00{i}"])
+
+
 # ------------------------------------------------------------------------------------- result lines, unit by unit
 
 

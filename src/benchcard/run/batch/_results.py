@@ -168,5 +168,6 @@ def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str
     c = outcome
     return OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
                      usage=c.usage,
-                     cost=cost_of(c.usage, c.cost, model, prices, batch=True), latency_ms=None, attempts=1,
+                     cost=cost_of(c.usage, c.cost, model, prices, batch=True, counted=c.counted), latency_ms=None,
+                     attempts=1,
                      error=c.error, batch=batch)

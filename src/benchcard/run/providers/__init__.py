@@ -139,17 +139,18 @@ def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | N
 
 
 def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price],
-            batch: bool = False) -> float | None:
+            batch: bool = False, counted: bool = True) -> float | None:
     """The provider's reported cost when there is one, else the configured price, else None (unknown).
 
     Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them). A call
     made through a batch API is priced with the model's `batch_discount`; without one its cost is unknown
-    rather than the interactive price.
+    rather than the interactive price. Nor is a reply that did not say its tokens (`counted` false) priced: its
+    cost is unknown, not $0.
     """
     if reported is not None:
         return reported
     price = prices.get(model)
-    if price is None or (batch and price.batch_discount is None):
+    if price is None or not counted or (batch and price.batch_discount is None):
         return None
     full = (usage.input * price.input + usage.output * price.output) / 1_000_000
     return full * (1 - price.batch_discount) if batch and price.batch_discount is not None else full

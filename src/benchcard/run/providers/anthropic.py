@@ -16,6 +16,7 @@ from benchcard.run.providers.base import (
     Completion,
     HttpProvider,
     answer_error,
+    counts_tokens,
     error_detail,
     json_kind,
     malformed,
@@ -125,4 +126,5 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
         # as a chat message whose content is null: no text came back, which must never be scored as an answer
         status, error = "failed", ("not an answer: the reply holds no text block (no text came back: a refusal, a "
                                    "tool call or thinking without a word)")
-    return Completion(text, stop, status, usage, cost, error=error, model=replied_model(data))
+    return Completion(text, stop, status, usage, cost, error=error, model=replied_model(data),
+                      counted=counts_tokens(data.get("usage"), "input_tokens", "output_tokens"))

@@ -103,6 +103,13 @@ class Completion:
     error: str | None = None
     endpoint: str | None = None  # which server of a pool answered (None: the provider's one base_url)
     model: str | None = None  # the model the reply names (`model` in its JSON): a router may answer with another
+    counted: bool = True  # whether the reply said the tokens it used: without, its `usage` is 0s and no price fits
+
+
+def counts_tokens(usage: Any, input_name: str, output_name: str) -> bool:
+    """Whether a reply's `usage` says both token counts: a reply without one (some OpenAI-compatible servers and
+    proxies leave it out) must not be priced as if it used none."""
+    return isinstance(usage, Mapping) and input_name in usage and output_name in usage
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from benchcard.run.providers.base import (
     HttpProvider,
     ProviderConfig,
     answer_error,
+    counts_tokens,
     error_detail,
     json_kind,
     malformed,
@@ -104,7 +105,8 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     refusal = message.get("refusal")
     if status == "ok" and (not said or (isinstance(refusal, str) and refusal.strip() and not text)):
         status, error = "failed", _no_content(message, secret)
-    return Completion(text, finish, status, usage, cost, error=error, model=replied_model(data))
+    return Completion(text, finish, status, usage, cost, error=error, model=replied_model(data),
+                      counted=counts_tokens(data.get("usage"), "prompt_tokens", "completion_tokens"))
 
 
 def _first(choices: list[Any]) -> Mapping[str, Any]:
