@@ -139,6 +139,8 @@ def test_anthropic_lines_give_an_answer_or_the_cause() -> None:
     errored = {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
                                                                         "message": "busy"}}}
     assert anthropic_outcome({"result": errored}) == "errored: overloaded_error: busy"
+    flat = {"type": "errored", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+    assert anthropic_outcome({"result": flat}) == "errored: invalid_request_error: prompt is too long"  # was "error: "
     assert anthropic_outcome({"result": {"type": "canceled"}}).startswith("cancelled: ")  # type: ignore[union-attr]
     assert anthropic_outcome({"result": {"type": "expired"}}).startswith("expired: ")  # type: ignore[union-attr]
     assert anthropic_outcome({"result": {"type": "paused"}}) == "errored: unknown result type 'paused'"

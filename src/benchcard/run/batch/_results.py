@@ -61,7 +61,9 @@ def anthropic_outcome(line: Mapping[str, Any]) -> Outcome:
     if kind == "succeeded":
         return parse_message(result.get("message"))
     if kind == "errored":
-        inner = mapping(mapping(result.get("error")).get("error"))
+        # the docs' error response, `{type: error, error: {type, message}}`; a proxy may send its inner object alone
+        outer = mapping(result.get("error"))
+        inner = mapping(outer.get("error")) or outer
         return f"errored: {vendor_word(inner.get('type', 'error'))}: {vendor_word(inner.get('message', ''), _MESSAGE)}"
     if kind == "canceled":
         return "cancelled: the batch was cancelled before this request ran"
