@@ -25,7 +25,7 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, journal, project_for
-from ...helpers_run import KEY_ENV, ab_project, bc, only_run, read_jsonl
+from ...helpers_run import KEY_ENV, ab_project, bc, next_second, only_run, read_jsonl
 
 
 def test_a_large_grid_is_split_under_the_limits(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -233,6 +233,32 @@ def test_a_result_line_for_an_id_this_batch_never_sent_is_refused_by_name(tmp_pa
     batch = read_jsonl(folder / "outputs.jsonl")[0]["batch"]
     assert s["warnings"] == [f"batch/chunk-000.results-0.jsonl: line 7: custom_id 'never-sent' is not a request of "
                              f"batch {batch} (chunk 0); the line is not used"]
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_results_out_of_order_are_matched_by_id_and_a_cell_without_a_line_fails(tmp_path: Path, server: FakeServer,
+                                                                                key: str, vendor: str) -> None:
+    """The vendors' docs: results may come in any order, matched by custom_id. A request whose line never comes is
+    failed with that cause, never taken for an answer nor left out of the counts."""
+    words = ["zero", "one", "two"]
+    server.configure({"replies": [{"match": f"number {i}", "reply": w} for i, w in enumerate(words)],
+                      "batch": {"bad_results": "shuffled"}})
+    project = project_for(tmp_path, server, vendor, fixtures=3)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["counts"] == {"ok": 6, "truncated": 0, "failed": 0}
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert sorted((o["fixture"], o["text"]) for o in rows) == sorted(
+        (f"item-00{i}", w) for i, w in enumerate(words) for _ in range(2))
+    server.configure({"default_reply": "red", "batch": {"bad_results": "missing"}})
+    next_second()
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    assert s["counts"] == {"ok": 5, "truncated": 0, "failed": 1}
+    [lost] = [o for o in read_jsonl(project.root / s["folder"] / "outputs.jsonl") if o["status"] == "failed"]
+    ended = " completed" if vendor == "openai" else ""  # was "(it ended ended)" for Anthropic's `ended`
+    assert lost["error"] == f"no result for this cell in batch {lost['batch']} (it ended{ended})"
 
 
 # ------------------------------------------------------------------------------ control answers not to be trusted

@@ -42,8 +42,8 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"batch": {"end": "paused"}}, "config.batch.end: expected completed, expired, cancelled or failed"),
     ({"batch": {"delay_s": {"poll": 1}}}, "config.batch.delay_s: unknown key(s) poll; allowed: create, download"),
     ({"batch": {"bad_results": "twice"}},
-     "config.batch.bad_results: expected duplicate, unknown, huge, nested, nested_twice, cut_gzip or null, got "
-     "'twice'"),
+     "config.batch.bad_results: expected duplicate, unknown, huge, nested, nested_twice, cut_gzip, missing, "
+     "shuffled or null, got 'twice'"),
     ({"batch": {"bad_poll": "slow"}},
      "config.batch.bad_poll: expected trickled, huge, mistyped, throttled or null, got 'slow'"),
     ({"batch": {"trickle_times": -1}}, "config.batch.trickle_times: expected an integer >= 0, got -1"),

@@ -319,8 +319,9 @@ class BatchRun:
             self.writer.append(row)
             s.progress.advance(row)  # its failed, truncated and cost counts (`show` sets the cells done)
             self.done.add(cell)
+        how = "" if c.ended == "ended" else f" {c.ended}"  # Anthropic's word is `ended` itself: not "ended ended"
         why = (f"the batch failed: {c.error}" if c.error else
-               f"no result for this cell in batch {batch} (it ended {c.ended})")
+               f"no result for this cell in batch {batch} (it ended{how})")
         for cell in cells.values():
             if cell not in self.done:
                 cause = untrusted.get(cell, why)

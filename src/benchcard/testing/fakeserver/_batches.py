@@ -147,7 +147,8 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A result file as `bad_results` spoils it: each line twice, or one more line for an id nobody sent."""
+    """A result file as `bad_results` spoils it: each line twice, one more line for an id nobody sent, the first
+    line left out, the lines in reverse order."""
     if config.batch.bad_results == "duplicate":
         return rows + rows
     if config.batch.bad_results == "unknown" and rows:
@@ -158,6 +159,10 @@ def _spoiled(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
         return [*rows, {"custom_id": "never-sent", "pad": _NESTED}]
     if config.batch.bad_results == "nested_twice" and rows:
         return [*rows, {**rows[0], "pad": _NESTED}]
+    if config.batch.bad_results == "missing":
+        return rows[1:]
+    if config.batch.bad_results == "shuffled":
+        return rows[::-1]
     return rows
 
 

@@ -59,7 +59,7 @@ class FaultRule:
 
 
 BatchEnd = Literal["completed", "expired", "cancelled", "failed"]
-BadResults = Literal["duplicate", "unknown", "huge", "nested", "nested_twice", "cut_gzip"]
+BadResults = Literal["duplicate", "unknown", "huge", "nested", "nested_twice", "cut_gzip", "missing", "shuffled"]
 BadPoll = Literal["trickled", "huge", "mistyped", "throttled"]
 
 
@@ -73,7 +73,8 @@ class BatchConfig:
     calls are not held again). `bad_results` spoils every result file as a vendor's bug might: `duplicate` serves
 each line twice, `unknown` adds a line answering a custom_id nobody sent, `huge` adds a line of 2 MiB, `nested` a
 line holding lists nested 100,000 deep (200 kB, past any JSON reader's stack), `nested_twice` such a line
-answering the first request again, `cut_gzip` sends the first
+answering the first request again, `missing` leaves out the first request's line, `shuffled` lists the lines in
+reverse order (the docs say results may come in any order), `cut_gzip` sends the first
 download gzip-compressed and cut off at its last line's start, its compressed stream never ended (no last line,
 no trailer), as a connection cut after a flush delivers it. `bad_poll`
 spoils every poll (a retrieval by id): `trickled` sends its answer a byte every 0.2 s for a minute, `huge` pads it
@@ -280,10 +281,11 @@ def _parse_batch(obj: Any) -> BatchConfig:
 
 
 def _bad_results(value: Any) -> BadResults | None:
-    if value is None or value in ("duplicate", "unknown", "huge", "nested", "nested_twice", "cut_gzip"):
+    if value is None or value in ("duplicate", "unknown", "huge", "nested", "nested_twice", "cut_gzip", "missing",
+                                  "shuffled"):
         return cast(BadResults | None, value)
     raise FakeServerError("config.batch.bad_results: expected duplicate, unknown, huge, nested, nested_twice, "
-                          f"cut_gzip or null, got {value!r}")
+                          f"cut_gzip, missing, shuffled or null, got {value!r}")
 
 
 def _bad_poll(value: Any) -> BadPoll | None:
