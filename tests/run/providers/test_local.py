@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 from benchcard.run.providers.base import Completion
-from benchcard.run.providers.local import LocalProvider, call_seed
+from benchcard.run.providers.local import LocalProvider, call_seed, completion_from
 from benchcard.run.providers.localmodel import EXTRA_HINT
 
 from ...helpers_demo import DEMO, DemoRun, benchcard_exe, sealed_demo
@@ -371,3 +371,18 @@ def test_a_resumed_local_run_calls_with_the_planned_seeds(tmp_path: Path) -> Non
     assert outputs(part.folder) == outputs(whole.folder)
     texts = outputs(whole.folder)
     assert len(set(texts.values())) > 2  # temperature 0.7: the repetitions do differ
+
+
+@pytest.mark.parametrize(("finish", "status", "error"), [
+    ("stop", "ok", None), ("length", "truncated", None), (None, "ok", None),
+    ("tool_calls", "failed", "not an answer: the model asked to call a tool"),
+    ("function_call", "failed", "not an answer: the model asked to call a function"),
+    ("abort", "failed", "not an answer: the stop reason 'abort' is not one benchcard reads as an answer")])
+def test_the_local_models_finish_reason_is_read_as_every_vendors(finish: str | None, status: str,
+                                                                 error: str | None) -> None:
+    """llama-cpp-python's reply goes through the one reader of stop reasons: before, anything but `length` was an
+    answer, scored (a tool call's empty text among them)."""
+    reply = {"choices": [{"message": {"role": "assistant", "content": "red"}, "finish_reason": finish}],
+             "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+    c = completion_from(reply, n_ctx=2048, max_tokens=16)
+    assert c.status == status and (c.error is None if error is None else (c.error or "").startswith(error))

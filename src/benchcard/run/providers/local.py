@@ -58,7 +58,7 @@ from benchcard._util.hashing import canonical_json
 from benchcard.errors import CallError, ProviderError, WorkerLost
 from benchcard.records.rows import Usage
 from benchcard.run.providers._localproc import WorkerProcess
-from benchcard.run.providers.base import Completion, Provider, ProviderConfig
+from benchcard.run.providers.base import Completion, Provider, ProviderConfig, status_for
 from benchcard.run.providers.localmodel import (
     BUNDLED_NAME,
     BUNDLED_NAMES,
@@ -112,8 +112,9 @@ def planned_body(body: Mapping[str, Any], occurrence: int) -> dict[str, Any]:
 
 
 def completion_from(response: Mapping[str, Any], n_ctx: int | None = None, max_tokens: int | None = None) -> Completion:
-    """Map llama-cpp-python's OpenAI-shaped response to a Completion; `length` means truncated, and when the
-    context window rather than max_tokens ended the answer, `error` says so."""
+    """Map llama-cpp-python's OpenAI-shaped response to a Completion, its finish reason read as every vendor's is
+    (`base.status_for`: `length` truncated, a tool call failed); when the context window rather than max_tokens
+    ended the answer, `error` says so."""
     try:
         choice = response["choices"][0]
         text = choice["message"].get("content") or ""
@@ -122,14 +123,14 @@ def completion_from(response: Mapping[str, Any], n_ctx: int | None = None, max_t
     except (KeyError, IndexError, TypeError, AttributeError):
         raise CallError("the local model returned a malformed response") from None
     prompt_tokens, output_tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    error = None
+    status, error = status_for(finish)
     if (finish == "length" and n_ctx is not None and max_tokens is not None and output_tokens < max_tokens
             and prompt_tokens + output_tokens >= n_ctx - 1):
         error = f"the context window ({n_ctx} tokens) ended the answer before max_tokens ({max_tokens})"
     return Completion(
         text=text,
-        finish_reason=finish,
-        status="truncated" if finish == "length" else "ok",
+        finish_reason=finish if isinstance(finish, str) else None,
+        status=status,
         usage=Usage(input=prompt_tokens, output=output_tokens),
         cost=0.0,
         error=error,
