@@ -160,6 +160,17 @@ def test_an_upstream_error_inside_a_200_is_classified() -> None:
         parse_chat_completion({"error": {"code": 502, "message": "provider down"}})
     with pytest.raises(CallError, match="upstream error 400"):
         parse_chat_completion({"error": {"code": 400, "message": "bad"}})
+    # OpenAI's own error object, passed on in a 200 by a proxy: its code a word, its type the status (was retried,
+    # as an error without a code, and its type and code were lost)
+    openai_error = {"message": "maximum context length is 128000 tokens", "type": "invalid_request_error",
+                    "param": "messages", "code": "context_length_exceeded"}
+    with pytest.raises(CallError, match=r"^upstream error 400 invalid_request_error \(context_length_exceeded\): "
+                                        "maximum context length"):
+        parse_chat_completion({"error": openai_error})
+    with pytest.raises(RetryableError, match=r"^upstream error 500 server_error: oops"):
+        parse_chat_completion({"error": {"message": "oops", "type": "server_error", "code": None}})
+    with pytest.raises(RetryableError, match=r"^upstream error: down \(in a 200 answer\)"):
+        parse_chat_completion({"error": {"message": "down"}})
 
 
 def test_the_model_a_reply_names_is_kept_on_one_line() -> None:

@@ -150,15 +150,25 @@ def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
     return f"not an answer: the message content is {held} (no text came back: a refusal or a tool call without a word)"
 
 
+#: OpenAI's error types (its `error.type`) and the HTTP status each comes with, for an error object whose `code`
+#: is a word (`context_length_exceeded`), not a status, as a proxy passing OpenAI's error on in a 200 sends it.
+ERROR_TYPES = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+               "not_found_error": 404, "rate_limit_error": 429, "server_error": 500}
+
+
 def _raise_error_object(err: Any, secret: str | None) -> None:
-    """An OpenRouter-style `{code, message}` error object found in a 200 answer, raised as the HTTP error it
-    reports: RetryableError for 408, 429 and 5xx (and no code), CallError otherwise."""
+    """An OpenRouter-style `{code, message}` error object found in a 200 answer (or OpenAI's `{type, code,
+    message}`, its code a word), raised as the HTTP error it reports: RetryableError for 408, 429 and 5xx (and no
+    code nor known type), CallError otherwise."""
     if not (isinstance(err, Mapping) and err) and not (isinstance(err, str) and err.strip()):
         return
     err_map = mapping(err)
     code = err_map.get("code")
-    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    kind = err_map.get("type")
+    said = f"{kind}" + (f" ({code})" if isinstance(code, str) and code else "") if isinstance(kind, str) else None
+    code = code if isinstance(code, int) and not isinstance(code, bool) else ERROR_TYPES.get(str(kind))
     message = err_map.get("message") if err_map else err
     detail = error_detail(message, secret)
-    text = f"upstream error {code}: {detail}" if code is not None else f"upstream error: {detail}"
+    name = " ".join(str(x) for x in (code, said and squeezed(said, 80)) if x)
+    text = f"upstream error {name}: {detail}" if name else f"upstream error: {detail}"
     raise answer_error(text + " (in a 200 answer)", code)
