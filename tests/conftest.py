@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from benchcard.errors import FakeServerError
-from benchcard.stats import _tablecache
+from benchcard.stats import _tablecache, worstcase
 from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_collect import rewrite_ahead
 from .helpers_demo import DemoRun, shared_demo_run
-from .helpers_once import shared_folder
+from .helpers_once import drawn_once, shared_folder
 from .helpers_project import PROBES, copy_project
 from .helpers_run import KEY_ENV
 
@@ -91,11 +91,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _shared_caches(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The seeded statistical tables (stats/_tablecache.py) kept in one folder for the whole pytest run, shared by
     its workers and every `benchcard` they start: each table is drawn once per run, and never in the user's cache.
-    Session-wide and first, so the session fixtures' own runs (the demo run) use it too. matplotlib's settings and
-    font list go to the run's folders too, not the user's home (XDG_CONFIG_HOME stays: pip reads its index there)."""
+    Session-wide and first, so the session fixtures' own runs (the demo run) use it too. A decision never reads that
+    folder (each process draws its own null table), so the workers' draws of one design are shared apart from it
+    (`helpers_once.drawn_once`). matplotlib's settings and font list go to the run's folders too, not the user's home
+    (XDG_CONFIG_HOME stays: pip reads its index there)."""
     folder = shared_folder(tmp_path_factory, "table-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(_tablecache.ENV, str(folder))
+        patch.setattr(worstcase, "draw_null_scores",
+                      drawn_once(shared_folder(tmp_path_factory, "null-tables"), worstcase.draw_null_scores))
         patch.setenv("MPLCONFIGDIR", str(shared_folder(tmp_path_factory, "matplotlib")))
         yield folder
 

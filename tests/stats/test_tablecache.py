@@ -4,6 +4,7 @@ foreign file is drawn again; a cache that is off or cannot be written changes no
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from benchcard.stats import _tablecache, reach, simulate, worstcase
 from ..helpers_project import AB_CARD, make_ab_project
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+#: The null table drawn here, not the one the suite's workers share (tests/conftest.py, `helpers_once.drawn_once`).
+DRAW_NULL = inspect.unwrap(worstcase.draw_null_scores)
 
 
 def _counted(values: np.ndarray) -> tuple[list[int], Callable[[], np.ndarray]]:
@@ -158,7 +161,7 @@ def test_the_null_table_and_the_evidence_read_back_are_the_bytes_drawn(cache: Pa
         gap, p = reach._evidence(6, 3)
         worstcase._null_scores.cache_clear()
         reach._evidence.cache_clear()
-        drawn_null = worstcase.draw_null_scores(6, 5, 3)
+        drawn_null = DRAW_NULL(6, 5, 3)
         assert worstcase.null_scores(6, 5, 3).tobytes() == kept.tobytes() == drawn_null.tobytes()
         drawn = reach.draw_evidence(6, 3)
         assert [a.tobytes() for a in reach._evidence(6, 3)] == [gap.tobytes(), p.tobytes()] == [
@@ -215,7 +218,7 @@ def test_a_forged_null_table_advises_but_never_decides(cache: Path) -> None:
     """Whoever can write the folder can change what a file holds (the checksum catches a torn file, not a
     forger): a decision draws its own null table, and only advisory figures read the folder's."""
     design = (7, 7, 3)
-    drawn = worstcase.draw_null_scores(*design)
+    drawn = DRAW_NULL(*design)
     forged = np.full_like(drawn, -1e9)  # every null score tiny: any statistic would look extreme
     path = _tablecache.path_of("null", design)
     assert path is not None
