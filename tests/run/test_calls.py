@@ -309,41 +309,6 @@ def test_an_https_call_sends_the_proxy_credentials_on_the_connect_only(tmp_path:
     assert "pr0xy-s3cret" not in result.output and _files_holding(project.root, "pr0xy-s3cret") == []
 
 
-def test_a_socks_proxy_is_named_as_one_benchcard_cannot_use(tmp_path: Path, key: str,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """$ALL_PROXY=socks5://… (a common setting) was handed to aiohttp, which speaks HTTP to any proxy: the SOCKS
-    server got an HTTP request line, and each cell a garbled connection error. Now nothing is sent to it, and each
-    cell's error says what to change."""
-    for name in PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-    got: list[bytes] = []
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        listener.settimeout(0.2)
-        port = listener.getsockname()[1]
-
-        def accept() -> None:  # what comes is read and the connection closed, until the run is over
-            while not done.is_set():
-                with contextlib.suppress(OSError), listener.accept()[0] as conn:
-                    conn.settimeout(2)
-                    got.append(conn.recv(100))
-
-        done = threading.Event()
-        thread = threading.Thread(target=accept, daemon=True)
-        thread.start()
-        monkeypatch.setenv("ALL_PROXY", f"socks5://puser:pr0xy-s3cret@127.0.0.1:{port}")
-        project = ab_project(tmp_path, "http://upstream.invalid:8080/v1", fixtures=2, repetitions=1)
-        result = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--attempts", "1",
-                                          "--concurrency", "1"])
-        done.set()
-        thread.join()
-    errors = [r["error"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")]
-    assert got == [] and len(errors) == 4, (got, result.output)
-    assert all(f"the proxy socks5://127.0.0.1:{port} ($ALL_PROXY" in error for error in errors), errors
-    assert "pr0xy-s3cret" not in result.output and _files_holding(project.root, "pr0xy-s3cret") == []
-
-
 # ------------------------------------------------------------------------------------ keep-alive closed unsaid
 
 _LINGER_0 = b"\x01\x00\x00\x00\x00\x00\x00\x00"  # SO_LINGER on, 0 s: close() sends a reset, not a FIN

@@ -48,6 +48,7 @@ from benchcard.errors import BenchcardError, CallError, Fatal, ProviderError, Re
 from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._gate import CallGate, is_refusal
 from benchcard.run._progress import Progress
+from benchcard.run._proxies import USABLE, Unusable
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.base import (
@@ -264,8 +265,8 @@ def _client_class() -> type[httpx.AsyncClient]:
             return super()._transport_for_url(url)
 
         def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
-            if proxy.url.scheme not in ("http", "https"):
-                return _Unusable(proxy.url)
+            if proxy.url.scheme not in USABLE:
+                return Unusable(proxy.url)
             headers = httpx.Headers(proxy.headers)
             auth = basic_auth(proxy.auth)  # as httpx.BasicAuth writes it, without its internals
             if auth is not None:  # aiohttp moves a proxy's Authorization to Proxy-Authorization (or CONNECT)
@@ -274,19 +275,6 @@ def _client_class() -> type[httpx.AsyncClient]:
             return _transport_class()(*args, **{**kwargs, "proxy": plain})
 
     return Client
-
-
-class _Unusable(httpx.AsyncBaseTransport):
-    """A proxy aiohttp cannot speak to (socks5://, often in $ALL_PROXY): aiohttp would send it HTTP as to an http://
-    proxy, and every call would fail as garbage; each call through it says so instead, naming its host and port."""
-
-    def __init__(self, url: httpx.URL) -> None:
-        self.said = (f"the proxy {url.scheme}://{url.host}:{url.port} ($ALL_PROXY, $HTTPS_PROXY or $HTTP_PROXY) is "
-                     f"not an http:// proxy, the only kind benchcard's client can use: set an http:// proxy, or "
-                     f"list the host called in $NO_PROXY")
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        raise httpx.ProxyError(self.said, request=request)
 
 
 @lru_cache(maxsize=4)

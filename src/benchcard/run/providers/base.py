@@ -36,6 +36,7 @@ from benchcard.records.rows import (
     Status,  # the one status vocabulary of a cell: ok, truncated, failed
     Usage,  # tokens as the provider bills them: the record outputs.jsonl keeps
 )
+from benchcard.run._proxies import refusal
 
 # Why generation stopped, in every vendor's words (OpenAI's and OpenRouter's finish_reason, Anthropic's
 # stop_reason, llama.cpp's), read by one function, `status_for`.
@@ -648,6 +649,8 @@ class HttpProvider(Provider):
         self.client = client
         # parsed once, not per call; a `user:password@` in the URL is sent as a header, never as part of the URL
         self.url = httpx.URL(f"{config.base_url}/{self.path}")
+        if (refused := refusal(client, self.url)) is not None:  # before any call: each would fail alike
+            raise ProviderError(refused)
         self._basic = basic_auth(config.credentials)
         self._headers: tuple[str | None, httpx.Headers] | None = None
 
