@@ -127,3 +127,34 @@ def test_a_wrong_call_is_a_type_error(checked: list[str]) -> None:
         'error: Unexpected keyword argument "provder" for "run_card"; did you mean "provider"?  [call-arg]',
         'error: Module has no attribute "nope"  [attr-defined]',
     ]  # and nothing about the last line: `verdict_of` returns a `Verdict`
+
+
+def test_the_statistics_a_user_imports_are_those_design_md_promises() -> None:
+    """design.md: `benchcard.stats` exposes `paired_gap`, `noise_floor`, `tost` and `wilson` as plain functions;
+    `from benchcard.stats import paired_gap` failed (they lived in its modules, and no `tost` took arrays). The
+    line docs/api.md gives a user is those names, the stage's `__all__` holds them beside its modules, a type
+    checker is shown each where it is loaded from, and docs/statistics.md's heading of each is its signature."""
+    import importlib
+    import inspect
+
+    import benchcard.stats as stats
+
+    [line] = re.findall(r"`from benchcard\.stats import ([\w, ]+)`", DOCS.read_text(encoding="utf-8"))
+    given = sorted(name.strip() for name in line.split(","))
+    assert given == ["noise_floor", "paired_gap", "tost", "wilson"]
+    init = Path(stats.__file__)
+    modules = {p.stem for p in init.parent.glob("*.py")}
+    assert sorted(n for n in stats.__all__ if n not in modules) == given == sorted(stats._LAZY)
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    [block] = [n for n in tree.body if isinstance(n, ast.If) and isinstance(n.test, ast.Name)
+               and n.test.id == "TYPE_CHECKING"]
+    assert {a.name: n.module for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names} == stats._LAZY
+    page = (DOCS.parent / "statistics.md").read_text(encoding="utf-8")
+    for name in given:
+        function = getattr(stats, name)
+        assert function is getattr(importlib.import_module(stats._LAZY[name]), name)
+        positional = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+                               for p in inspect.signature(function).parameters.values() if p.kind is not p.KEYWORD_ONLY)
+        assert re.search(rf"^### `{name}\({re.escape(positional)}[,)]", page, re.M), (name, positional)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        stats.nope  # type: ignore[attr-defined]  # noqa: B018  (mypy too: the names are typed, not Any)

@@ -100,3 +100,82 @@ def test_holm_steps_down() -> None:
     p = np.array([0.01, 0.04, 0.03])
     assert holm(p, 0.05).tolist() == [True, False, False]  # 0.01 ≤ .05/3; then 0.03 > .05/2 stops
     assert holm(np.array([0.01, 0.02, 0.04]), 0.05).tolist() == [True, True, True]
+
+
+# ------------------------------------------------------------------------------ tost, as design.md promises it
+
+_STEADY = np.array([[0.5] * 3, [0.25] * 3, [0.5] * 3, [0.75] * 3, [0.25] * 3, [0.5] * 3])
+_MOVED = _STEADY + np.array([[0.0, 0.25, 0.0]] + [[0.0] * 3] * 5)  # one cell of 18 up by a quarter
+
+
+def test_tost_is_importable_from_the_stage_with_its_companions() -> None:
+    """design.md: `from benchcard.stats import paired_gap, noise_floor, tost, wilson`; it failed (they lived in
+    stats.paired, and no `tost` took arrays)."""
+    from benchcard.stats import noise_floor, paired_gap, tost, wilson
+    from benchcard.stats import paired as module
+
+    assert (paired_gap, noise_floor, wilson) == (module.paired_gap, module.noise_floor, module.wilson)
+    assert tost(_STEADY, _MOVED, 0.2) < 0.05
+
+
+def test_tost_without_spread_is_the_sign_flip_by_hand() -> None:
+    """Every fixture moved alike: no standard error, so each one-sided test is the sign-flip of the F equal
+    differences, 2^−F on the side the gap is beyond and 1 on the other (decision.p_beyond)."""
+    from benchcard.stats import tost
+
+    assert tost(_STEADY, _STEADY, 0.05) == 0.5 ** 6  # gap 0: inside ±0.05, beyond both bounds
+    assert tost(_STEADY, _STEADY + 0.1, 0.2) == 0.5 ** 6
+    assert tost(_STEADY, _STEADY + 0.1, 0.05) == 1.0  # gap 0.1: outside ±0.05
+    assert tost(_STEADY[:, :1], _MOVED[:, :1], 0.5) == 1.0  # one repetition: no run term, nothing shown
+
+
+def test_tost_with_spread_is_students_two_one_sided_tests_raised_to_the_worst_case() -> None:
+    """The gap, its standard error and reference df as scipy tests them, each side one-sided, p the larger: the
+    calibration to the worst case over the variance components (worstcase.py) only raises that p (0.029 to 0.051
+    at ±0.1 here), never lowers it; Student's part alone is scipy's to 1e-12."""
+    from scipy import stats as scipy_stats
+
+    from benchcard.stats import tost
+    from benchcard.stats.crossed import crossed
+    from benchcard.stats.decision import p_beyond
+    from benchcard.stats.worstcase import reference_df
+
+    rng = np.random.default_rng(0)
+    base = rng.random((12, 3))
+    var = base + rng.normal(0, 0.02, (12, 3)) + rng.normal(0, 0.01, (1, 3))
+    c = crossed(base, var)
+    gap, se, df = float(c.gap[0]), float(c.se[0]), float(reference_df(c.df, c.n_fixtures)[0])
+    for margin in (0.02, 0.05, 0.1, 0.15):
+        student = max(scipy_stats.t.sf((gap + margin) / se, df), scipy_stats.t.sf((margin - gap) / se, df))
+        floor = max(p_beyond(c, -margin, True, worst=False)[0], p_beyond(c, margin, False, worst=False)[0])
+        assert abs(floor - student) < 1e-12 and student <= tost(base, var, margin), margin
+    assert tost(base, var, 0.15) < 0.05 < tost(base, var, 0.1)
+
+
+@pytest.mark.parametrize(("margin", "finding"), [(0.2, "no-effect"), (0.05, "inconclusive")])
+def test_tost_is_the_verdicts_no_effect_test(tmp_path: Path, margin: float, finding: str) -> None:
+    """The same arrays as a run's first clause: the verdict's TOST p is tost's to the last digit, and its finding
+    is no-effect exactly when tost < α (inside ±0.2), inconclusive when not (±0.05)."""
+    from benchcard.stats import tost
+
+    p = tost(_STEADY, _MOVED, margin)
+    assert (p < 0.05) is (finding == "no-effect")
+    project = make_project(tmp_path, AB_CARD.replace("equivalence_margin: 0.05", f"equivalence_margin: {margin}"))
+    verdict = _verdict(project, ab_metrics(_STEADY, _MOVED))
+    assert verdict["finding"] == finding
+    assert verdict["comparisons"][0]["equivalence"]["tost_p"] == p
+
+
+def test_tost_refuses_what_it_cannot_test() -> None:
+    from benchcard.stats import tost
+
+    cases: list[tuple[tuple[Any, ...], str]] = [
+        ((_STEADY, _MOVED, 0.0), "margin must be above 0, got 0.0"),
+        ((_STEADY, _MOVED, 0.1, 1.0), "alpha must lie strictly between 0 and 1, got 1.0"),
+        ((_STEADY[None], _MOVED[None], 0.1), "baseline must be shaped (fixtures, repetitions), got 3 dimensions"),
+        ((_STEADY, _MOVED[:3], 0.1), "baseline is shaped (6, 3) but variant (3, 3)"),
+    ]
+    for args, said in cases:
+        with pytest.raises(ValueError) as info:
+            tost(*args)
+        assert str(info.value) == said

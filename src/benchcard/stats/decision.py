@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, one_sided_flip
+from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray, calibrated_p, crossed, one_sided_flip
 
 WIN, LOSS, NO_EFFECT, INCONCLUSIVE = 0, 1, 2, 3
 FINDINGS = ("win", "loss", "no-effect", "inconclusive")
@@ -63,6 +64,24 @@ def p_tost(c: Crossed, margin: float) -> FloatArray:
     """TOST p for equivalence within ±margin, with the calibrated variance."""
     out: FloatArray = np.maximum(p_beyond(c, -margin, True), p_beyond(c, margin, False))
     return out
+
+
+def tost(baseline: npt.ArrayLike, variant: npt.ArrayLike, margin: float, alpha: float = 0.05) -> float:
+    """The equivalence test the verdict's "no-effect" rests on, for one pair of arrays shaped (fixtures,
+    repetitions): the gap of variant over baseline tested against −margin and against +margin, one-sided, with
+    the calibrated variance (`p_tost` over `crossed`); p is the larger of the two. Equivalence within ±margin is
+    shown when p < alpha: `alpha` is checked, and the p does not depend on it. A NaN cell is unscored, left out."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    if not margin > 0.0:
+        raise ValueError(f"margin must be above 0, got {margin}")
+    arrays = [np.asarray(a, dtype=np.float64) for a in (baseline, variant)]
+    for name, arr in zip(("baseline", "variant"), arrays, strict=True):
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be shaped (fixtures, repetitions), got {arr.ndim} dimensions")
+    if arrays[0].shape != arrays[1].shape:
+        raise ValueError(f"baseline is shaped {arrays[0].shape} but variant {arrays[1].shape}")
+    return float(p_tost(crossed(*arrays), margin)[0])
 
 
 def holm(p: FloatArray, alpha: float) -> BoolArray:
