@@ -461,3 +461,22 @@ def test_a_blank_answer_in_a_key_is_refused_not_sealed(tmp_path: Path, row: str,
     seal(load_card(project.card_path("first-ab"), project), project)  # as a seal made before this check was
     code, out, _ = _run(root, "check", "first-ab")
     assert f"  warning: {said} (v1 was sealed before this check; fix it in v2)" in out, out
+
+
+def test_a_blank_answer_is_taken_where_the_scorer_compares_it_as_written(tmp_path: Path) -> None:
+    """Review (review23b): the blank-answer check refused `" "` under `trim: false` too, where the exact scorer
+    compares the reply as written, so a card whose answer is a space (a reply of one space scored right, an empty
+    one wrong) passed check before and was refused after."""
+    from ..helpers_cli import bc
+
+    assert bc(tmp_path, "init", "proj").exit_code == 0
+    root = tmp_path / "proj"
+    card = root / "cards" / "first-ab.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("case_sensitive: false}",
+                                                             "case_sensitive: false, trim: false}"), encoding="utf-8")
+    data = root / "fixtures" / "first-ab.jsonl"
+    rows = data.read_text(encoding="utf-8").splitlines()
+    blank = '{"id": "r2", "input": "A waste of an evening.", "label": ["negative", " "]}'
+    data.write_text("\n".join([rows[0], blank, *rows[2:]]) + "\n", encoding="utf-8")
+    code, out, _ = _run(root, "check", "first-ab")
+    assert "blank" not in out and "error" not in out, out

@@ -25,7 +25,7 @@ from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, key_fields, needs_key
-from benchcard.scoring.scorers import Score, score_output
+from benchcard.scoring.scorers import ExactSpec, Score, score_output
 
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
 PROMPT_SLOT = re.compile(r"\{\{(?:variant|fixture(?:\.[^{}]*)?)\}\}")
@@ -322,13 +322,15 @@ def _failed_rules(score: Score) -> str:
 
 
 def key_value_problems(card: Card, keys: Mapping[str, AnswerKey]) -> list[str]:
-    """A key's answer that no faithful reply gives, said, not sealed: an `exact` or `rules` answer that is blank
-    (`" "` in a data file's cell: trimmed as the reply is, an empty reply scored right), and a fields key's `value`
-    that its fixture does not hold word for word (`value` is copied verbatim from the fixture, other surface forms
-    go under `accept`: a typo, a value of another fixture)."""
+    """A key's answer that no faithful reply gives, said, not sealed: an `exact` answer that is blank where the
+    scorer trims (`" "` in a data file's cell: trimmed as the reply is, an empty reply scored right; with
+    `trim: false`, or in a rule, whitespace is compared as written, and may be the answer), and a fields key's
+    `value` that its fixture does not hold word for word (`value` is copied verbatim from the fixture, other
+    surface forms go under `accept`: a typo, a value of another fixture)."""
+    trimmed = key_fields(card.scoring) if isinstance(card.scoring, ExactSpec) and card.scoring.trim else ()
     problems = [f"{key.where(name)}: the answer {answer!r} is blank, so an empty reply would be scored right; "
                 "write the answer (an empty cell or a missing field is refused as such)"
-                for _, key in sorted(keys.items()) for name in key_fields(card.scoring)
+                for _, key in sorted(keys.items()) for name in trimmed
                 for answer in _answers(key.get(name)) if not answer.strip()][:1]
     if not isinstance(card.scoring, FieldsSpec) or not card.is_ab:
         return problems
