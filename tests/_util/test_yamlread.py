@@ -215,6 +215,16 @@ def test_an_integer_no_float_holds_is_one_line(tmp_path: Path, written: str) -> 
         f"field 'repetitions': an integer of {digits:,} digits; expected a number of at most 308 digits") in line
 
 
+def test_a_long_number_written_for_text_is_told_to_quote_it(tmp_path: Path) -> None:
+    """Review (review23b): a worked example's output of 2**1024 written plain (309 digits) was told 'quote it' before
+    the digit limit, and after it only 'expected a number of at most 308 digits', wrong for a field that is text."""
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace("output: red,", f"output: {2**1024},"))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert "an integer of 309 digits; expected a number of at most 308 digits" in line, line
+    assert line.endswith("or quote it for text"), line
+
+
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("repetitions: 3", "repetitions: 010", "field 'repetitions': YAML 1.1 reads 010 as the number 8 (octal); write 8"),
     ("repetitions: 3", "repetitions: 1:30", "field 'repetitions': YAML 1.1 reads 1:30 as the number 90 (base 60)"),

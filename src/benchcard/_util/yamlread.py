@@ -174,7 +174,7 @@ def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, err
     digits = len(node.value.lstrip("+-"))
     if kind == "int" and digits > MAX_INT_DIGITS:
         raise error(f"{where}: an integer of {digits:,} digits; expected a number of at most {MAX_INT_DIGITS} digits "
-                    "(no count, seed or limit is larger, and a float holds none past 1.8e308)")
+                    "(no count, seed or limit is larger, and a float holds none past 1.8e308), or quote it for text")
     if kind == "timestamp":
         try:
             yaml.safe_load(node.value)
