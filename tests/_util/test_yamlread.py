@@ -293,3 +293,10 @@ def test_a_tag_that_reads_as_written_is_kept() -> None:
     """`!!str 3` is a quote, `!!int 3` the number it reads as: neither changes the value, and both are taken."""
     data, _ = yamlread.load_yaml("a: !!str 3\nb: !!int 3\nc: !!map {d: !!seq [1]}\n", "x.yaml", CardError)
     assert data == {"a": "3", "b": 3, "c": {"d": [1]}}
+
+
+def test_a_float_tag_on_a_whole_number_is_kept() -> None:
+    """Review (review23b): `top_p: !!float 1` was read as 1.0 before the tag check, and after it refused as a tag
+    'that makes a value another type': a whole number written as a float is the same number."""
+    data, _ = yamlread.load_yaml("a: !!float 1\nb: !!float -2\n", "x.yaml", CardError)
+    assert data == {"a": 1.0, "b": -2.0} and isinstance(data["a"], float)

@@ -34,6 +34,7 @@ _PLAIN_NUMBER = {"int": re.compile(r"[-+]?(?:0|[1-9][0-9]*)"),
 _BASES = ((":", " (base 60)"), ("0x", " (hexadecimal)"), ("0b", " (binary)"), ("_", ""), ("0", " (octal)"))
 _TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_FLOAT_TAG, _INT_TAG = "tag:yaml.org,2002:float", "tag:yaml.org,2002:int"
 _READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
 
 Lines = dict[tuple[str, ...], int]
@@ -138,10 +139,11 @@ def _check_tag(node: yaml.Node, path: tuple[str, ...], source: str, error: type[
     """A value of the types a card is made of, each written as itself: an explicit tag that makes a value another
     type than it reads as (`!!int abc`, `!!bool maybe`, `!!timestamp x`: PyYAML's ValueError or KeyError, a
     traceback; `!!null x`: read as left out) or a type no card holds (`!!binary`, `!!set`, `!!omap`) is refused.
-    `!!str` is a quote, and kept."""
+    `!!str` is a quote, and kept, as is `!!float` on a whole number (`!!float 1`, read as 1.0 before this check)."""
     tag = node.tag
     if isinstance(node, yaml.ScalarNode):
-        if tag in _TEXT_KEY_TAGS or _implicit_tag(node.value) == tag:
+        implicit = _implicit_tag(node.value)
+        if tag in _TEXT_KEY_TAGS or implicit == tag or (tag, implicit) == (_FLOAT_TAG, _INT_TAG):
             return
         shown = f"{node.value[:40]!r}"
     elif tag in (_MAP_TAG, _SEQ_TAG):
