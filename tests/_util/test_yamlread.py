@@ -273,10 +273,10 @@ def test_a_card_authors_slip_is_told_its_likely_cause(tmp_path: Path, slip: tupl
 
 
 @pytest.mark.parametrize(("written", "said"), [
-    ("!!timestamp x", "the tag !!timestamp on 'x'"), ("!!bool maybe", "the tag !!bool on 'maybe'"),
-    ("!!null x", "the tag !!null on 'x'"), ("!!int abc", "the tag !!int on 'abc'"),
-    ("!!set {a, b}", "the tag !!set on a mapping"), ("!!binary aGk=", "the tag !!binary on 'aGk='"),
-    ("!mine 3", "the tag !mine on '3'"),
+    ("!!timestamp x", "the tag !!timestamp on a value"), ("!!bool maybe", "the tag !!bool on a value"),
+    ("!!null x", "the tag !!null on a value"), ("!!int abc", "the tag !!int on a value"),
+    ("!!set {a, b}", "the tag !!set on a mapping"), ("!!binary aGk=", "the tag !!binary on a value"),
+    ("!mine 3", "the tag !mine on a value"),
     ("0x_", "YAML 1.1 reads 0x_ as a number, and it has no digits to read"),
     ("!!int 0b_", "YAML 1.1 reads 0b_ as a number, and it has no digits to read"),
 ])
@@ -287,6 +287,20 @@ def test_a_tag_or_a_number_yaml_cannot_construct_is_one_line(tmp_path: Path, wri
     _card(root, AB_CARD.replace("repetitions: 3", f"repetitions: {written}"))
     line = one_line_error(bc(root, "seal", "tiny-ab"))
     assert line.startswith("error: cards/tiny-ab.yaml:") and f"field 'repetitions': {said}" in line, line
+
+
+def test_a_tagged_value_in_benchcard_yaml_is_not_repeated(tmp_path: Path) -> None:
+    """Review (review23b): a header value tagged as another tool writes its secrets (`!secret`, `!!binary`) was
+    said back in the tag's line ('the tag !secret on \'Bearer sk-…\''), a key in an error; PyYAML's own line,
+    before the tag check, named only the tag. The line names the file, the field and the tag, never the value."""
+    from benchcard.errors import ProviderError
+
+    text = "providers:\n  p: {type: openai, headers: {Authorization: !secret Bearer sk-live-0123456789}}\n"
+    with pytest.raises(ProviderError) as raised:
+        yamlread.load_yaml(text, "benchcard.yaml", ProviderError)
+    assert "sk-live" not in str(raised.value)
+    assert str(raised.value).startswith("benchcard.yaml:2: field 'providers.p.headers.Authorization': the tag !secret "
+                                        "on a value;"), raised.value
 
 
 def test_a_tag_that_reads_as_written_is_kept() -> None:
