@@ -479,4 +479,4 @@ def test_a_blank_answer_is_taken_where_the_scorer_compares_it_as_written(tmp_pat
     blank = '{"id": "r2", "input": "A waste of an evening.", "label": ["negative", " "]}'
     data.write_text("\n".join([rows[0], blank, *rows[2:]]) + "\n", encoding="utf-8")
     code, out, _ = _run(root, "check", "first-ab")
-    assert "blank" not in out and "error" not in out, out
+    assert code == 0 and "blank" not in out and "error" not in out, out
