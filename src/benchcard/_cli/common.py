@@ -273,9 +273,6 @@ def terminal() -> Any:
     return Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
 
 
-F = TypeVar("F")
-
-
 class PositiveNumber(click.FloatRange):
     """A number above 0 that is finite: click's FloatRange let `nan` through (no comparison holds for it) and
     `inf` (`--timeout inf` failed every call with OverflowError, and the run stopped after its first cells)."""
@@ -292,6 +289,7 @@ class PositiveNumber(click.FloatRange):
         return number
 
 
+F = TypeVar("F")
 
 #: The options `run` and `replicate` share, written once so their help and limits never drift apart.
 _CALL_LIMITS = (

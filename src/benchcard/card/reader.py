@@ -92,7 +92,6 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]
     return load_yaml(text, source, CardError)
 
 
-
 def _slot_found(slot: str, slots: list[str]) -> str:
     """What an ab prompt holds instead of `slot` (twice, or a slot misspelt: `{{varaint}}`), to end its line."""
     if slots.count(slot) > 1:
@@ -100,6 +99,7 @@ def _slot_found(slot: str, slots: list[str]) -> str:
     others = [other for other in dict.fromkeys(slots)
               if other not in (VARIANT_SLOT, FIXTURE_SLOT) and not other.startswith("{{fixture.")]
     return f" (it holds {', '.join(others)}: misspelt?)" if others else ""
+
 
 class _Reader:
     """Validation of one card's raw mapping, field by field."""
