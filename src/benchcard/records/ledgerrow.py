@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard.records.replication import ReplicaLink, ReplicationJudgement
+from benchcard.records.rows import looks_line
 from benchcard.records.verdictfigures import Interval, Maybe, Number, VariantFigures
 
 
@@ -124,14 +125,9 @@ class RowLooks(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def line(self) -> str:
-        """The run's stop as its verdict says it (`rows.stop_line`), from the row alone: the ledger page shows it
+        """The run's stop as its verdict says it (`rows.looks_line`), from the row alone: the ledger page shows it
         beside the row's cells, which are the calls made, not the design's."""
-        if self.look >= self.looks:
-            decided = f": {self.decision}" if self.decision != "continue" else ""
-            return f"every look taken ({self.looks} of {self.looks}){decided}; {self.planned:,} calls"
-        saved = f"{float(self.saved):.0%}".replace("%", " %")
-        return (f"stopped at look {self.look} of {self.looks}: {self.decision}; {self.cells:,} of {self.planned:,} "
-                f"calls ({saved} saved)")
+        return looks_line(self.look, self.looks, self.decision, self.cells, self.planned)
 
 
 class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):

@@ -490,14 +490,21 @@ def rig_line(model: str, effort: str | None, surface: str | None, provider: str)
 def stop_line(schedule: Schedule, look: Look | None) -> str:
     """What a sequential run says of its looks, on its last line, in its verdict and on its page: "stopped at look
     2 of 3: win; 1,440 of 3,600 calls (60 % saved)", or that every look was taken."""
-    total = schedule.cells[-1]
-    if look is None or look.look == len(schedule.looks):
-        decided = f": {look.decision}" if look is not None and look.decision != "continue" else ""
-        return f"every look taken ({len(schedule.looks)} of {len(schedule.looks)}){decided}; {total:,} calls"
-    saved = 1 - look.cells / total if total else 0.0
-    return (f"stopped at look {look.look} of {len(schedule.looks)}: {look.decision}; {look.cells:,} of {total:,} "
-            "calls "
-            f"({saved:.0%} saved)").replace("% saved", " % saved")
+    n, total = len(schedule.looks), schedule.cells[-1]
+    if look is None:
+        return looks_line(n, n, "continue", total, total)
+    return looks_line(look.look, n, look.decision, look.cells, total)
+
+
+def looks_line(look: int, looks: int, decision: str, cells: int, planned: int) -> str:
+    """`stop_line` from its figures alone (a ledger row keeps them, not the schedule), so the ledger page and the
+    verdict say a run's stop in the same words."""
+    if look >= looks:
+        decided = f": {decision}" if decision != "continue" else ""
+        return f"every look taken ({looks} of {looks}){decided}; {planned:,} calls"
+    saved = 1 - cells / planned if planned else 0.0
+    return f"stopped at look {look} of {looks}: {decision}; {cells:,} of {planned:,} calls ({saved:.0%} saved)" \
+        .replace("% saved", " % saved")
 
 
 def open_looks_line(schedule: Schedule, looks: Sequence[Look]) -> str:
