@@ -138,7 +138,7 @@ class Vendor:
         self.attempts = attempts
         self.backoff = backoff
         self.rng = random.Random()
-        self.behind = 0.0  # seconds the vendor's clock is behind ours, as its answers' `Date` says (`_clock_of`)
+        self.behind = 0.0  # seconds the vendor's clock is behind ours, as its answers' `Date` says (`_note_clock`)
 
     def line(self, cell: str, body: bytes) -> bytes:
         """One request of the upload, around the sealed body's own bytes."""
@@ -174,7 +174,7 @@ class Vendor:
         (our clock) made: two minutes before, and as much earlier as the vendor's clock was seen behind ours."""
         return _utc_seconds(creating_at) - self.behind - timedelta(minutes=2).total_seconds()
 
-    def _clock_of(self, response: httpx.Response) -> None:
+    def _note_clock(self, response: httpx.Response) -> None:
         """How far behind ours the vendor's clock is, from an answer's `Date` (up to a day; never ahead): with
         ours ten minutes fast, a batch a lost create made was dated before the create by ours, passed by as
         another's, and its requests sent and paid for a second time."""
@@ -270,7 +270,7 @@ class Vendor:
                         kwargs: dict[str, Any]) -> Any:
         try:
             async with self.client.stream(method, url, **kwargs) as response:
-                self._clock_of(response)
+                self._note_clock(response)
                 if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
                     raise ProviderError(self._scrub(f"{method} {shown_url(url)}: " + redirected(
                         response.status_code, response.headers.get("location"), url)))
