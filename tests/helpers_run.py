@@ -128,12 +128,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 30.0,
+def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 180.0,
                  sig: signal.Signals = signal.SIGKILL, background: bool = False) -> None:
     """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
     (or send it `sig`: SIGINT is a Ctrl-C) the moment `ready()` holds; fails if the run ends first or `ready()`
     never holds within `timeout`. `background`: started as a shell without job control starts `cmd &` (a
-    script, nohup, a CI step), with SIGINT ignored."""
+    script, nohup, a CI step), with SIGINT ignored. The timeout only bounds a stuck run: a sequential run took up
+    to 29 s to its first look at load 10 on 2 cores, and one not there at 30 s was killed as if it were."""
     # the benchcard under test, wherever it was imported from (a worktree's src/ before the venv's editable one)
     src = str(Path(benchcard_package.__file__).parents[1])
     env = {**os.environ, KEY_ENV: "sk-test-0000",
@@ -148,15 +149,17 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
     finally:
         signal.signal(signal.SIGINT, before)
     deadline = time.monotonic() + timeout
+    held = False
     try:
-        while time.monotonic() < deadline and proc.poll() is None and not ready():
+        while time.monotonic() < deadline and proc.poll() is None and not (held := ready()):
             time.sleep(0.002)
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
+        assert held, f"the run was not ready to be killed within {timeout:g} s (nothing was killed at that point)"
         os.kill(proc.pid, sig)
     finally:
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:  # still running after `sig`: killed, never left behind
+            proc.wait(timeout=timeout if held else 0)
+        except subprocess.TimeoutExpired:  # still running after `sig` (or never sent it): killed, never left behind
             proc.kill()
             proc.wait()
         assert proc.stderr is not None

@@ -89,6 +89,20 @@ def test_a_killed_run_resumes_to_every_cell_exactly_once(tmp_path: Path, server:
     assert manifest.outputs_digest is not None and manifest.outputs_digest.startswith("sha256:")
 
 
+def test_a_run_never_ready_fails_the_test_rather_than_being_killed_anywhere(tmp_path: Path, server: FakeServer,
+                                                                             key: str) -> None:
+    """run_and_kill's timeout bounds a stuck run: a run not yet at the point a test waits for was SIGKILLed when it
+    ran out, as if it were there, and the test read a run stopped anywhere (test_looking's kill between looks read
+    a manifest with no `looks` at load 10). The run's first call is held, so it is never ready and never ends."""
+    server.configure({"default_reply": "red", "faults": [{"kind": "500", "times": 1, "total": 1, "held": True}]})
+    project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
+    try:
+        with pytest.raises(AssertionError, match=r"^the run was not ready to be killed within 0\.5 s"):
+            run_and_kill(project.root, ["colour-ab", "--concurrency", "1"], lambda: False, timeout=0.5)
+    finally:
+        server.release()
+
+
 def test_a_torn_last_line_is_tolerated(tmp_path: Path, server: FakeServer, key: str) -> None:
     server.configure({"default_reply": "red", "latency_ms": 20})
     project = ab_project(tmp_path, server.base_url, fixtures=20, repetitions=1)
