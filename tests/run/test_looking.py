@@ -80,6 +80,19 @@ def test_every_look_is_taken_when_none_decides(tmp_path: Path, server: FakeServe
     assert looks[0]["scores_to"] < looks[1]["scores_to"] < looks[2]["scores_to"]
 
 
+def _resume_with_its_own_seed_only(project: Project, folder: Path, server: FakeServer) -> None:
+    """Another seed would name other stretches: it was accepted and silently ignored; now one line, nothing called.
+    The run's own seed resumes it."""
+    seed = _manifest(folder)["seed"]
+    calls = server.stats()["calls"]
+    assert one_line_error(bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed + 1))) == (
+        f"error: results/colour-ab/v1/{folder.name}: the run was planned with seed {seed}; a resumed run keeps its "
+        "sealed order of calls (drop --seed)")
+    assert server.stats()["calls"] == calls
+    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed), "--json")
+    assert result.exit_code == 0, result.output
+
+
 def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path, server: FakeServer,
                                                                  key: str) -> None:
     server.configure({**no_effect(), "latency_ms": 20})
@@ -100,15 +113,7 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
     # `status` says where the looks stand, before the verdict as `run` does: the look taken and the next
     assert "  look 1 of 3 taken, it went on; look 2 comes after repetition 6 (192 of 288 calls)\n" in \
         bc(project, "status", folder.name).stdout
-    # another seed would name other stretches: it was accepted and silently ignored; now one line, nothing called
-    seed = _manifest(folder)["seed"]
-    calls = server.stats()["calls"]
-    assert one_line_error(bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed + 1))) == (
-        f"error: results/colour-ab/v1/{folder.name}: the run was planned with seed {seed}; a resumed run keeps its "
-        "sealed order of calls (drop --seed)")
-    assert server.stats()["calls"] == calls
-    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed), "--json")
-    assert result.exit_code == 0, result.output
+    _resume_with_its_own_seed_only(project, folder, server)
     manifest = _manifest(folder)
     looks = manifest["looks"]
     assert looks[0] == first[0]  # the look taken before the kill stands, unchanged
@@ -137,15 +142,7 @@ def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, ser
     assert "looks" not in _manifest(folder)
     assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in \
         bc(project, "status", folder.name).stdout
-    # another seed would name other stretches: it was accepted and silently ignored; now one line, nothing called
-    seed = _manifest(folder)["seed"]
-    calls = server.stats()["calls"]
-    assert one_line_error(bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed + 1))) == (
-        f"error: results/colour-ab/v1/{folder.name}: the run was planned with seed {seed}; a resumed run keeps its "
-        "sealed order of calls (drop --seed)")
-    assert server.stats()["calls"] == calls
-    result = bc(project, "run", "colour-ab", "--resume", folder.name, "--seed", str(seed), "--json")
-    assert result.exit_code == 0, result.output
+    _resume_with_its_own_seed_only(project, folder, server)
     [look] = _manifest(folder)["looks"]
     assert (look["look"], look["cells"], look["decision"]) == (1, 96, "win")
     assert len(RunStore(folder).done_cells()) == PER_LOOK
