@@ -34,6 +34,8 @@ from benchcard.project import Project
 from benchcard.run import _calls as calls
 from benchcard.testing.cards import COLOUR_AB
 
+from .helpers_wait import wait_until
+
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "BENCHCARD_TEST_KEY"
 PROBE = "one-word-sentiment"
@@ -148,17 +150,16 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
                                 stderr=subprocess.PIPE)
     finally:
         signal.signal(signal.SIGINT, before)
-    deadline = time.monotonic() + timeout
-    held = False
+    sent = False
     try:
-        while time.monotonic() < deadline and proc.poll() is None and not (held := ready()):
-            time.sleep(0.002)
+        wait_until(lambda: proc.poll() is not None or ready(), timeout,
+                   "the run to be ready to be killed (nothing was killed at that point)", every=0.002)
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-        assert held, f"the run was not ready to be killed within {timeout:g} s (nothing was killed at that point)"
         os.kill(proc.pid, sig)
+        sent = True
     finally:
         try:
-            proc.wait(timeout=timeout if held else 0)
+            proc.wait(timeout=timeout if sent else 0)
         except subprocess.TimeoutExpired:  # still running after `sig` (or never sent it): killed, never left behind
             proc.kill()
             proc.wait()

@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -23,6 +22,7 @@ from benchcard.verdict.give import give_verdict
 
 from ..helpers_cli import bc, one_line_error
 from ..helpers_site import make_project, write_bench_run
+from ..helpers_wait import wait_until
 
 BLIND_RUN = "20261201T090000Z-b1d0"
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -32,13 +32,6 @@ def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as resp:
         assert resp.status == 200
         return str(resp.read().decode("utf-8"))
-
-
-def _wait(condition: object, what: str, limit: float = 60.0) -> None:
-    deadline = time.monotonic() + limit
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"never: {what}"
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -57,9 +50,9 @@ def test_served_on_loopback_and_rebuilt_when_a_verdict_lands(project: Project) -
         assert "outputs (blind)" in _get(matrix)
         assert "apply()" in _get(viewer.url + "matrix.js")
         give_verdict(project, project.run_dir("bench-01", 1, BLIND_RUN), n_resamples=200)
-        _wait(lambda: "data-variant-toggle" in _get(matrix), "the page rebuilt with its variants")
+        wait_until(lambda: "data-variant-toggle" in _get(matrix), 180, "the page rebuilt with its variants", every=0.05)
         assert "outputs (blind)" not in _get(matrix)
-        _wait(lambda: bool(said), "the line saying so")  # said once the new pages are in place
+        wait_until(lambda: said, 180, "the line saying so", every=0.05)  # said once the new pages are in place
         assert said[0] == "rebuilt: results changed (2 builds)"
         folder = viewer.out
     assert not folder.exists()  # the temporary build is removed with the viewer
@@ -70,7 +63,7 @@ def test_a_failed_rebuild_keeps_the_last_good_pages(project: Project) -> None:
     with viewing(project, port=0, say=said.append, interval=0.1) as viewer:
         card = project.card_path("bench-01")
         card.write_text(card.read_text(encoding="utf-8") + "\nnot a field: 1\n", encoding="utf-8")
-        _wait(lambda: bool(said), "a line about the failed build")
+        wait_until(lambda: said, 180, "a line about the failed build", every=0.05)
         assert said[0].startswith("not rebuilt, the last good pages are still served: cards/bench-01.yaml")
         assert "bench-01" in _get(viewer.url + "view.html")
 

@@ -6,7 +6,6 @@ import contextlib
 import json
 import sys
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from benchcard.testing.fakeserver import FakeServer
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script, write_judge_pool_config
 from ..helpers_run import PROBE, probe_project
+from ..helpers_wait import wait_until
 
 
 def test_check_live_sends_the_worked_examples_to_the_judge(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -195,7 +195,7 @@ def test_check_live_sends_a_cards_judgements_at_once(tmp_path: Path, server: Fak
                             faults=[{"match": "Rubric:", "kind": "hang", "hang_s": 0, "times": 999, "held": True}]))
     # (a hang of 0 s answers as ever: `held` alone keeps the answer back)
     card = load_card(project.card_path(CARD_ID), project)
-    seen: list[int] = []
+    seen: list[int | str] = []
     done = threading.Event()
     watcher = threading.Thread(target=_release_once_held, args=(server, 6, seen, done))
     watcher.start()
@@ -225,12 +225,15 @@ def test_check_live_keeps_within_the_judge_pools_widths(tmp_path: Path, server: 
     assert sum(s["calls"] for s in stats) == 6 and min(s["calls"] for s in stats) > 0
 
 
-def _release_once_held(server: FakeServer, calls: int, seen: list[int], done: threading.Event) -> None:
-    """Wait until the server holds `calls` calls at once (or 60 s, a bound for a stuck test), note how many it held,
-    then release every call held until `done` (a check sending one call at a time would otherwise wait forever)."""
-    deadline = time.monotonic() + 60
-    while server.stats(by_request=False)["held"] < calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+def _release_once_held(server: FakeServer, calls: int, seen: list[int | str], done: threading.Event) -> None:
+    """Wait until the server holds `calls` calls at once, note how many it held, then release every call held until
+    `done` (a check sending one call at a time would otherwise wait forever). Not so within 180 s, `seen` says the
+    wait gave up before the count, and the calls are released all the same: the test fails on `seen`, not hangs."""
+    try:
+        wait_until(lambda: server.stats(by_request=False)["held"] >= calls, 180,
+                   f"the judge server to hold {calls} calls at once")
+    except AssertionError as gave_up:
+        seen.append(str(gave_up))
     seen.append(server.stats(by_request=False)["held"])
     while not done.is_set():
         server.release()

@@ -22,6 +22,7 @@ from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import KEY_ENV, ab_project, only_run, read_jsonl
+from ..helpers_wait import wait_until
 
 
 def bc(project: Project, *args: str) -> Result:
@@ -434,15 +435,17 @@ def test_a_cells_last_attempt_ending_after_the_stop_is_not_recorded(tmp_path: Pa
 
 
 def _release_after_rows(server: FakeServer, project: Project, rows: int, said: list[str]) -> None:
-    """Release the server's held call once the run's outputs.jsonl holds `rows` rows (or after 120 s, so that a
-    broken run cannot hang the test), saying what it saw in `said`."""
-    deadline = time.monotonic() + 120
-    written = 0
-    while time.monotonic() < deadline:
+    """Release the server's held call once the run's outputs.jsonl holds `rows` rows, saying what it saw in `said`.
+    Not there within 180 s (a broken run), `said` says the wait gave up, and the call is released all the same: the
+    run ends and the test fails on `said`, rather than hanging or reading the release as made on time."""
+
+    def written() -> int:
         outputs = list((project.root / "results" / "colour-ab" / "v1").glob("*/outputs.jsonl"))
-        written = outputs[0].read_bytes().count(b"\n") if outputs else 0
-        if written >= rows:
-            break
-        time.sleep(0.01)
+        return outputs[0].read_bytes().count(b"\n") if outputs else 0
+
+    try:
+        wait_until(lambda: written() >= rows, 180, f"{rows} rows in the run's outputs.jsonl")
+    except AssertionError as gave_up:
+        said.append(str(gave_up))
     held = server.stats(by_request=False)["held"]
-    said.append(f"held {held}, {written} rows on disk: released {server.release()}")
+    said.append(f"held {held}, {written()} rows on disk: released {server.release()}")

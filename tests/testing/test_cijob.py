@@ -5,7 +5,6 @@ step leaves behind ended with it."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from benchcard.testing.cijob import job_steps, run_steps
 
 from ..helpers_project import REPO
+from ..helpers_wait import wait_until
 
 DOC = """\
 # CI
@@ -93,10 +93,7 @@ def test_a_process_a_step_leaves_behind_is_ended_with_the_job(tmp_path: Path) ->
     results = run_steps(steps, tmp_path, dict(os.environ), tmp_path)
     assert [r.code for r in results] == [0, 0]  # still there for the second step
     pid = int((tmp_path / "pid").read_text())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    assert not _alive(pid)
+    wait_until(lambda: not _alive(pid), 60, f"the step's background process {pid} to be ended with the job", every=0.05)
 
 
 def _alive(pid: int) -> bool:

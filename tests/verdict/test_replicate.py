@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_replicate import HELPS, NO_HELP, folder_of, judged_ab, judged_probe, replicated
 from ..helpers_run import KEY_ENV, PROBE, bc, ok, read_jsonl
+from ..helpers_wait import wait_until
 
 
 def _bodies(folder: Path) -> dict[tuple[str, str, int], bytes]:
@@ -136,16 +136,18 @@ def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, ser
                              "--json"], env={**os.environ, KEY_ENV: "sk-test-0000"}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     runs = project.results_dir / "colour-ab" / "v1"
-    deadline = time.monotonic() + 60
+
+    def ten_rows() -> bool:
+        new = [p for p in runs.iterdir() if p.name != original]
+        return bool(new) and _outputs(new[0]) >= 10
+
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            new = [p for p in runs.iterdir() if p.name != original]
-            if new and _outputs(new[0]) >= 10:
-                break
-            time.sleep(0.005)
+        wait_until(lambda: proc.poll() is not None or ten_rows(), 180,
+                   "the replication to write 10 rows (to kill it there)", every=0.005)
         assert proc.poll() is None, "the replication ended before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
+        proc.kill()  # killed already, or never there: not left behind either way
         proc.wait()
     [folder] = [p for p in runs.iterdir() if p.name != original]
     done = RunReader(folder).done_cells()

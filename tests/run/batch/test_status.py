@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +13,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_batch import FAST, project_for
 from ...helpers_run import KEY_ENV, ab_project, bc, only_run, write_config
+from ...helpers_wait import wait_until
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
@@ -29,13 +30,13 @@ def test_no_wait_then_status_then_resume_from_another_process(tmp_path: Path, se
     shown = bc(project, "status", folder.name)
     assert shown.exit_code == 0, shown.output
     assert "in progress" in shown.output and "batch 0:" in shown.output
-    deadline = time.monotonic() + 20
-    while True:  # another process looks in now and then until the vendor says the batch has ended
-        st = json.loads(bc(project, "status", folder.name, "--json").stdout)
-        if st["batches"][0]["status"] in ("completed", "ended") or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert st["mode"] == "batch" and st["batches"][0]["status"] in ("completed", "ended")
+
+    def ended() -> dict[str, Any] | None:  # another process looks in now and then until the vendor says so
+        st: dict[str, Any] = json.loads(bc(project, "status", folder.name, "--json").stdout)
+        return st if st["batches"][0]["status"] in ("completed", "ended") else None
+
+    st = wait_until(ended, 180, "`status --json` to say the batch has ended", every=0.2)
+    assert st["mode"] == "batch"
     assert "collect the results" in st["state"] and not st["finished"]
     result = bc(project, "run", "colour-ab", "--resume", folder.name, *FAST, "--json")
     assert result.exit_code == 0, result.output

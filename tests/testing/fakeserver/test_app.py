@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -23,6 +22,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_fakeserver import SRC, chat, content
 from ...helpers_run import PROBE, probe_project
+from ...helpers_wait import wait_until
 
 # ----------------------------------------------------------------------------------------------- shapes
 
@@ -164,24 +164,16 @@ def test_a_held_fault_answers_only_when_released(fake: FakeServer, client: httpx
     fake.configure({"faults": [{"match": "wait", "kind": "500", "times": 9, "held": True}]})
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         held = pool.submit(client.post, "/chat/completions", json=chat("wait"), timeout=60)
-        _until(lambda: fake.stats()["held"] == 1)
+        wait_until(lambda: fake.stats()["held"] == 1, 60, "the fake server to hold the call")
         assert content(client.post("/chat/completions", json=chat("other"))) == "ok"
         assert not held.done() and fake.stats()["in_flight"] == 1
         assert fake.release() == 1
         assert held.result(timeout=30).status_code == 500
         later = pool.submit(client.post, "/chat/completions", json=chat("wait again"), timeout=60)
-        _until(lambda: fake.stats()["held"] == 1)
+        wait_until(lambda: fake.stats()["held"] == 1, 60, "the fake server to hold the call after the release")
         assert not later.done()
         assert fake.release() == 1 and later.result(timeout=30).status_code == 500
     assert fake.release() == 0 and fake.stats()["held"] == 0
-
-
-def _until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
-    """Wait for `condition`, failing after `seconds` (a bound for a stuck test, not a measure)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.01)
 
 
 def test_fault_hang_eventually_answers(fake: FakeServer, client: httpx.Client) -> None:
