@@ -137,13 +137,18 @@ def build_templates(folder: Path, server: FakeServer) -> Templates:
     server.configure(MODES["slow"])
     before = set(runs(partial))
     proc = start(partial, ["run", CARD, "--json", "--concurrency", "2"])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 180  # a bound for a stuck run: one killed wherever it stood is no partial target
+    while proc.poll() is None:
         new = set(runs(partial)) - before
         out = [partial / "results" / CARD / "v1" / n / "outputs.jsonl" for n in new]
         if out and out[0].is_file() and out[0].read_bytes().count(b"\n") >= 16:
             break
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("gave up waiting 180 s for the partial target's run to write 16 rows")
         time.sleep(0.01)
+    else:
+        raise SystemExit(f"the partial target's run ended (exit {proc.returncode}) before it wrote 16 rows")
     proc.kill()
     proc.wait()
     server.configure(REPLY)
