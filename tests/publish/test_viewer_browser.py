@@ -5,7 +5,6 @@ and the page a reload shows once a verdict has landed. No request may leave 127.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from benchcard.publish.serve import Viewer, viewing
 from benchcard.verdict.give import give_verdict
 
 from ..helpers_site import BENCH_RUN, make_project, open_page, write_bench_run
+from ..helpers_wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -89,13 +89,12 @@ def test_blind_before_the_verdict_then_labelled_after_a_reload(served: tuple[Pro
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0  # a phone: no sideways page
     _shoot(page, "side-by-side-blind-390.png")
     give_verdict(project, project.run_dir("bench-01", 1, BLIND_RUN), n_resamples=200)
-    deadline = time.monotonic() + 60
-    while True:  # a reload shows the rebuilt page once the watcher has seen the verdict's files settle
+
+    def rebuilt() -> bool:  # a reload shows the rebuilt page once the watcher has seen the verdict's files settle
         page.reload(wait_until="load")
-        if page.locator("#matrix thead th").all_inner_texts() == ["Fixture", "baseline", "A"]:
-            break
-        assert time.monotonic() < deadline, "the viewer never rebuilt after the verdict"
-        time.sleep(0.1)
+        return bool(page.locator("#matrix thead th").all_inner_texts() == ["Fixture", "baseline", "A"])
+
+    wait_until(rebuilt, 180, "the viewer to show the page rebuilt after the verdict", every=0.1)
     assert page.locator("input[data-variant-toggle]").count() == 2 and "rep 0" in page.locator("#matrix").inner_text()
     assert problems == []
     page.close()
