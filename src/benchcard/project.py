@@ -161,6 +161,16 @@ class Project:
         except ValueError:
             return str(path)
 
+    def named_within(self, message: str) -> str:
+        """A message with each path inside the project named from its root (`results/…/manifest.json`), the way
+        every error names a run's files: a reader handed a folder names it as given, which is absolute. Only a
+        path that starts at the root is renamed (after a space, a quote or a bracket, or at the message's start)."""
+        for root in sorted({str(self.root), os.path.realpath(self.root)}, key=len, reverse=True):
+            if Path(root).parent == Path(root):  # a project at / would rename every absolute path
+                continue
+            message = re.sub(r"(?<![^\s(\"'`=,])" + re.escape(root.rstrip(os.sep) + os.sep), "", message)
+        return message
+
     def relative_link(self, path: Path) -> str:
         """`relative`, the last part as written: a link is named itself, never where it leads (or fails to)."""
         return str(Path(self.relative(path.parent)) / path.name)

@@ -23,6 +23,7 @@ from benchcard.testing.fakeserver import FakeServer
 from ..helpers_cli import bc, one_line_error
 from ..helpers_project import make_ab_project
 from ..helpers_run import ab_project, only_run, read_jsonl
+from ..helpers_verdict import ab_metrics, make_project, make_run, the_card
 
 
 def test_version_and_help_exit_0_and_list_every_command() -> None:
@@ -215,3 +216,39 @@ def test_a_full_stdout_is_one_line_after_the_work_is_done(tmp_path: Path, server
         said + "only its output is lost"] * 2
     assert read_manifest(folder).finished_at is not None and (folder / "verdict.json").is_file()
     assert [row["run"] for row in read_jsonl(project.results_dir / "ledger.jsonl")] == [folder.name]
+
+
+# Every command that reads a run's files names a malformed one from the project's root, whatever the current folder
+# and with -C: the reader is handed an absolute folder, and the one place an error becomes a line names it so.
+_READERS_OF = {
+    "manifest.json": [("status", "{run}"), ("export", "{run}"), ("verdict", "{run}"),
+                      ("run", "extract-ab", "--resume", "{run}"), ("replicate", "{run}"), ("blind-sheet", "{run}")],
+    "outputs.jsonl": [("status", "{run}"), ("export", "{run}"), ("run", "extract-ab", "--resume", "{run}"),
+                      ("blind-sheet", "{run}")],
+}
+
+
+@pytest.mark.parametrize(("damaged", "command"), [(f, c) for f, cs in _READERS_OF.items() for c in cs],
+                         ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_malformed_run_file_is_named_from_the_project_root_from_another_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damaged: str, command: tuple[str, ...]) -> None:
+    project = make_project(tmp_path / "proj")
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    path = run_dir / damaged
+    if damaged == "manifest.json":
+        path.write_text(json.dumps({**json.loads(path.read_text()), "cells": "many"}))
+    else:
+        path.write_text(path.read_text() + '{"cell": 5}\n')
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    line = one_line_error(bc(project.root, *(a.format(run=run_dir.name) for a in command)))
+    field = "$.cells" if damaged == "manifest.json" else "$.cell"
+    assert line.startswith(f"error: results/extract-ab/v1/{run_dir.name}/{damaged}: ") and field in line, line
+    assert str(tmp_path) not in line, line
+
+
+def test_a_path_outside_the_project_stays_as_given_and_one_inside_is_named_from_its_root(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj")
+    inside, beside = project.root / "results" / "x.json", tmp_path / "proj2" / "results" / "x.json"
+    message = f"{inside}: bad; see ({inside}) and {beside} and {project.root}"
+    assert project.named_within(message) == f"results/x.json: bad; see (results/x.json) and {beside} and {project.root}"

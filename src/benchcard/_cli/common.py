@@ -40,6 +40,13 @@ def project_of(ctx: click.Context) -> Project:
     return Project.require(Path(root) if root else None, tell)
 
 
+def named_within_project(ctx: click.Context, message: str) -> str:
+    """An error's message with the paths inside the project (`-C`'s, else the nearest) named from its root,
+    whatever the current folder: the one place every command's error is so named, never each command itself."""
+    root = ctx.obj.get("project") if ctx.obj else None
+    return (Project(Path(root).resolve()) if root else Project.find()).named_within(message)
+
+
 def nearest_project(ctx: click.Context) -> Project:
     """`compare`'s project: the one `-C` names, else the nearest, which may be no project at all (a comparison is
     often made where none is); the same note as `project_of` when it lies inside another."""

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from benchcard._cli import cards, grading, ledger, replicate, runs, site, verdict
-from benchcard._cli.common import escapes_on_stdout, streams_never_stop_the_work, tell
+from benchcard._cli.common import escapes_on_stdout, named_within_project, streams_never_stop_the_work, tell
 from benchcard._util.text import terminal_line
 from benchcard.errors import BenchcardError, one_line
 
@@ -28,7 +28,7 @@ class _Cli(click.Group):
         try:
             return super().invoke(ctx)
         except (BenchcardError, OSError) as exc:  # OSError: a read-only results/, a full disk
-            click.echo(terminal_line(f"error: {one_line(exc)}"), err=True)
+            click.echo(terminal_line(f"error: {named_within_project(ctx, one_line(exc))}"), err=True)
             sys.exit(1)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
