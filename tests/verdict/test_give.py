@@ -224,7 +224,7 @@ def test_a_verdict_and_a_retry_of_one_run_at_once_never_both_go_ahead(
     monkeypatch.setattr(give, "_annotated", meanwhile)
     verdict = give_verdict(project, folder, allow_incomplete=True)
     [retry] = retried
-    assert one_line_error(retry) == f"error: {folder}: another benchcard process is running this run"
+    assert one_line_error(retry) == f"error: {project.relative(folder)}: another benchcard process is running this run"
     assert (folder / "outputs.jsonl").read_bytes() == before and verdict.ledger_row is not None
     ledger.verify(project)
     later = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--resume", folder.name,

@@ -42,9 +42,11 @@ def project_of(ctx: click.Context) -> Project:
 
 def named_within_project(ctx: click.Context, message: str) -> str:
     """An error's message with the paths inside the project (`-C`'s, else the nearest) named from its root,
-    whatever the current folder: the one place every command's error is so named, never each command itself."""
+    whatever the current folder: the one place every command's error is so named, never each command itself.
+    Where there is no project (`compare` in any folder), a path is named as it was."""
     root = ctx.obj.get("project") if ctx.obj else None
-    return (Project(Path(root).resolve()) if root else Project.find()).named_within(message)
+    project = Project(Path(root).resolve()) if root else Project.find()
+    return project.named_within(message) if project.cards_dir.is_dir() else message
 
 
 def nearest_project(ctx: click.Context) -> Project:
