@@ -162,13 +162,15 @@ class Project:
             return str(path)
 
     def named_within(self, message: str) -> str:
-        """A message with each path inside the project named from its root (`results/…/manifest.json`), the way
-        every error names a run's files: a reader handed a folder names it as given, which is absolute. Only a
-        path that starts at the root is renamed (after a space, a quote or a bracket, or at the message's start)."""
+        """A message with each path into results/ named from the project's root (`results/…/manifest.json`), the
+        way every error names a run's files: a reader handed a run folder names it as given, which is absolute.
+        Only a path that starts at the root is renamed (after a space, a quote or a bracket, or at the message's
+        start); any other path in the project (its cards folder, named to say which project) is left as it is."""
         for root in sorted({str(self.root), os.path.realpath(self.root)}, key=len, reverse=True):
             if Path(root).parent == Path(root):  # a project at / would rename every absolute path
                 continue
-            message = re.sub(r"(?<![^\s(\"'`=,])" + re.escape(root.rstrip(os.sep) + os.sep), "", message)
+            inside = re.escape(root.rstrip(os.sep) + os.sep) + f"(?={re.escape(self.results_dir.name + os.sep)})"
+            message = re.sub(r"(?<![^\s(\"'`=,])" + inside, "", message)
         return message
 
     def relative_link(self, path: Path) -> str:

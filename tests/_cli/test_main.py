@@ -247,8 +247,10 @@ def test_a_malformed_run_file_is_named_from_the_project_root_from_another_folder
     assert str(tmp_path) not in line, line
 
 
-def test_a_path_outside_the_project_stays_as_given_and_one_inside_is_named_from_its_root(tmp_path: Path) -> None:
+def test_a_path_into_results_is_named_from_the_project_root_and_any_other_as_given(tmp_path: Path) -> None:
     project = make_project(tmp_path / "proj")
     inside, beside = project.root / "results" / "x.json", tmp_path / "proj2" / "results" / "x.json"
-    message = f"{inside}: bad; see ({inside}) and {beside} and {project.root}"
-    assert project.named_within(message) == f"results/x.json: bad; see (results/x.json) and {beside} and {project.root}"
+    cards = project.root / "cards"
+    message = f"{inside}: bad; see ({inside}) and {beside} and {project.root} and {cards}/x.yaml"
+    assert project.named_within(message) == (f"results/x.json: bad; see (results/x.json) and {beside} and "
+                                             f"{project.root} and {cards}/x.yaml")

@@ -579,8 +579,8 @@ def test_a_run_file_replaced_by_a_folder_is_said_so_by_every_command(tmp_path: P
     outputs = open_run / "outputs.jsonl"
     outputs.rename(open_run / "kept")
     outputs.mkdir()
-    said = (f"error: {project.relative(outputs)}: not a regular file (a folder), where benchcard keeps one; move it aside and put the "
-            "file back")
+    said = (f"error: {project.relative(outputs)}: not a regular file (a folder), where benchcard keeps one; move it "
+            "aside and put the file back")
     for args in (["status", open_run.name], ["run", "colour-ab", "--resume", open_run.name],
                  ["verdict", open_run.name], ["export", open_run.name, "--out", str(tmp_path / "x.csv")]):
         result = CliRunner().invoke(cli, ["-C", str(project.root), *args])

@@ -392,8 +392,9 @@ def test_a_run_folder_copied_under_another_run_id_is_not_judged_again_nor_publis
     (copy / "table.csv").unlink()
     result = CliRunner().invoke(cli, ["-C", str(project.root), "verdict", copy.name])
     assert result.exit_code == 1 and result.stderr == (
-        f"error: {project.relative(copy)}: its manifest.json is run {run.name}, not {copy.name}: a run folder copied or renamed by hand "
-        f"is not a run of its own (its calls are run {run.name}'s); remove the copy, or keep it outside results/\n")
+        f"error: {project.relative(copy)}: its manifest.json is run {run.name}, not {copy.name}: a run folder copied "
+        f"or renamed by hand is not a run of its own (its calls are run {run.name}'s); remove the copy, or keep it "
+        "outside results/\n")
     assert [row.run for row in ledger.read(project)] == [run.name]
     built = CliRunner().invoke(cli, ["-C", str(project.root), "site", "--out", str(tmp_path / "site")])
     assert built.exit_code == 0, built.output
