@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -254,3 +255,27 @@ def test_a_path_into_results_is_named_from_the_project_root_and_any_other_as_giv
     message = f"{inside}: bad; see ({inside}) and {beside} and {project.root} and {cards}/x.yaml"
     assert project.named_within(message) == (f"results/x.json: bad; see (results/x.json) and {beside} and "
                                              f"{project.root} and {cards}/x.yaml")
+
+
+@pytest.mark.parametrize("damaged", ["manifest.json", "outputs.jsonl"])
+@pytest.mark.parametrize("command", [("verdict", "--show", "{run}"), ("ledger", "--verify"), ("site",)],
+                         ids=lambda c: " ".join(c[:2]).replace(" {run}", ""))
+def test_a_judged_run_file_changed_is_named_from_the_project_root_by_the_commands_that_read_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damaged: str, command: tuple[str, ...]) -> None:
+    """The commands that go on past a changed file (a warning, a FAIL line, a run left out of the site) name it
+    as the errors above do."""
+    project = make_project(tmp_path / "proj")
+    run_dir = make_run(project, the_card(project), ab_metrics())
+    assert bc(project.root, "verdict", run_dir.name).exit_code == 0
+    path = run_dir / damaged
+    if damaged == "manifest.json":
+        path.write_text(json.dumps({**json.loads(path.read_text()), "cells": "many"}))
+    else:
+        path.write_text(path.read_text() + '{"cell": 5}\n')
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    result = bc(project.root, *(a.format(run=run_dir.name) for a in command))
+    named = [line for line in result.output.splitlines() if damaged in line]
+    where = f"results/extract-ab/v1/{run_dir.name}/{damaged}"
+    assert named and all(re.search(rf"(^|\s){re.escape(where)}", line) for line in named), named
+    assert not any(str(tmp_path) in line for line in named), named
