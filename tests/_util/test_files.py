@@ -318,8 +318,8 @@ def test_a_folder_not_writable_is_said_of_the_file_asked_for_not_its_temporary(t
         for folder in (run_dir, run_dir / "sealed", out):
             folder.chmod(0o755)
     assert {command: (done.returncode, done.stderr) for command, done in said.items()} == {
-        "verdict": (1, f"error: {run_dir / 'table.csv'}: Permission denied\n"),
-        "blind-sheet": (1, f"error: {run_dir / 'sealed' / 'sheet-human.jsonl'}: Permission denied\n"),
+        "verdict": (1, f"error: {project.relative(run_dir / 'table.csv')}: Permission denied\n"),
+        "blind-sheet": (1, f"error: {project.relative(run_dir / 'sealed' / 'sheet-human.jsonl')}: Permission denied\n"),
         "export": (1, f"error: {out / 'cells.csv'}: Permission denied\n")}
     assert sorted(p.name for p in run_dir.rglob("*")) == before and not any(out.iterdir())
     assert not project.ledger_path.exists()
