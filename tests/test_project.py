@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from benchcard.errors import ProjectError, ProviderError
 from benchcard.project import (
@@ -165,7 +166,7 @@ GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', ap
 
 @pytest.mark.parametrize(("config", "expected"), [
     (GOOD + ", headers: {X-Team: \"a\\nb\"}}\n", "providers.fake.headers.X-Team"),
-    (GOOD + ", headers: {\"X-Te\\nam\": b}}\n", "X-Te\\nam"),
+    (GOOD + ", headers: {\"X-Te\\nam\": b}}\n", "field 'providers.fake.headers': a key holding a control character"),
     (GOOD + "}\n  \"ba\\nd\": {type: openai}\n", "ba\\nd"),
     ("providers:\n  fake: {type: openai, base_url: 'ftp://127.0.0.1/v1', api_key_env: BENCHCARD_TEST_KEY}\n",
      "providers.fake.base_url"),
@@ -250,6 +251,69 @@ def test_a_key_pasted_as_api_key_env_is_quoted_by_no_line(tmp_path: Path, comman
     assert not project.results_dir.exists()
 
 
+#: A key in each shape YAML 1.1 reads as another type than text: hexadecimal, octal, base 60, underscores, a float, a
+#: date (a valid one and one the calendar has not), true/false; with how YAML reads each, neither may be said back.
+KEYLIKE = ["0x5f3a9b2c7d1e4f60a8b3c9d2", "017345627012345670", "1:20:30:45:12:33:58", "5_734_562_701_234_567",
+           "738291.046518273645", "6.02214076e+23", "2026-12-07 10:20:30.738291046518", "2026-02-30", "2026-12-07",
+           "YES", "0x_"]
+#: Every field of benchcard.yaml that may hold a secret, as the line refusing it names it.
+SECRET_FIELDS = [("headers: {Authorization: %s}", "providers.fake.headers.Authorization"),
+                 ("base_url: %s", "providers.fake.base_url"),
+                 ("base_urls: [%s]", "providers.fake.base_urls"),
+                 ("base_urls: [{url: %s}]", "providers.fake.base_urls"),
+                 ("api_key_env: %s", "providers.fake.api_key_env")]
+
+
+def _said_forms(value: str) -> set[str]:
+    """The key as written, and as YAML 1.1 reads it (the number a hexadecimal key is, `True`, a date)."""
+    try:
+        read = yaml.safe_load(value)
+    except ValueError:  # a date the calendar has not, `0x_`
+        return {value}
+    return {value, str(read), repr(read)}
+
+
+@pytest.mark.parametrize("value", KEYLIKE)
+@pytest.mark.parametrize(("written", "field"), SECRET_FIELDS, ids=[f for _, f in SECRET_FIELDS])
+def test_a_key_yaml_reads_as_another_type_is_said_back_by_no_line(tmp_path: Path, written: str, field: str,
+                                                                   value: str) -> None:
+    """Review (tail23a): `Authorization: 0x5f3a…` (a hexadecimal key, written plain) was refused as 'YAML 1.1 reads
+    0x5f3a… as the number 4497…; write 4497…': the key twice, once in decimal, onto the terminal and into CI logs;
+    a float-looking one as 'got 738291.046518273645', a date-looking one as 'got datetime.datetime(…)'. Each field
+    that may hold a secret is named, with what YAML read it as and to quote it, and the key is not."""
+    project = ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(
+        "providers:\n  fake:\n    type: openai\n    " + written % value + "\n", encoding="utf-8")
+    result = bc(tmp_path, "check")
+    assert result.exit_code == 1
+    said = result.output + result.stderr
+    assert not any(form in said for form in _said_forms(value)), said
+    assert f"benchcard.yaml:4: field '{field}" in said or f"benchcard.yaml: field '{field}" in said, said
+    assert "quote" in said, said
+    assert not project.results_dir.exists()
+
+
+@pytest.mark.parametrize(("written", "field"), [
+    ("headers: {Authorization:Bearer sk-live-0123456789}", "field 'providers.fake.headers': expected a header name"),
+    ("headers: {Authorization: *sk-live-0123456789}", "malformed YAML: found undefined alias; likely a value"),
+    ("headers:\n      Authorization: !sk-live-0123456789", "field 'providers.fake.headers.Authorization': a value "
+                                                      "starting with '!'"),
+    ("headers: {0x5f3a9b2c7d1e4f60: Bearer}", "field 'providers.fake.headers': YAML reads a key here as a number"),
+])
+def test_a_header_written_as_yaml_reads_otherwise_is_said_back_by_no_line(tmp_path: Path, written: str,
+                                                                          field: str) -> None:
+    """A header written without the space after its colon is one key holding the value (`{Authorization:Bearer
+    sk-…}`), which the line quoted; a key starting with `*` (an alias to YAML) or `!` (a tag) was said back as
+    the alias's or the tag's name."""
+    ab_project(tmp_path)
+    (tmp_path / "benchcard.yaml").write_text(
+        "providers:\n  fake:\n    type: openai\n    " + written + "\n", encoding="utf-8")
+    result = bc(tmp_path, "check")
+    said = result.output + result.stderr
+    assert result.exit_code == 1 and "sk-live" not in said and "5f3a" not in said, said
+    assert field in said, said
+
+
 def test_a_pool_at_the_run_s_concurrency_past_the_cap_is_one_line_before_any_run_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Servers stating no concurrency take --concurrency each: 3 servers at 600 started 1,800 workers."""
@@ -325,7 +389,8 @@ def test_a_pool_is_its_urls_with_each_servers_limits() -> None:
     ({"base_urls": "http://a/v1"}, "field 'providers.p.base_urls': expected a non-empty list of URLs or "
                                    "{url, concurrency, requests_per_minute}"),
     ({"base_urls": [7]}, "field 'providers.p.base_urls[0]': expected a URL or {url, concurrency, "
-                         "requests_per_minute}"),
+                         "requests_per_minute}, got a number (not shown: a URL may hold a password; quote a URL "
+                         "YAML reads so)"),
     ({"base_urls": [{"url": "http://a/v1", "weight": 2}]}, "field 'providers.p.base_urls[0]': unknown key "
                                                            "'weight'; expected url, concurrency, requests_per_minute"),
     ({"base_urls": ["http://user:pw@a/v1"]}, "field 'providers.p.base_urls[0]': a pool URL may not carry "

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, cast
 from benchcard._util.names import name_clash, shown
 from benchcard._util.safeio import given, read_regular_text
 from benchcard._util.urls import check_url, credentials
-from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml
+from benchcard._util.yamlread import MAX_YAML_BYTES, load_yaml, read_as
 from benchcard.errors import BenchcardError, CardError, ProjectError, ProviderError, RunError
 
 
@@ -294,10 +294,21 @@ def read_config(path: Path) -> ProjectConfig:
     if not given(path, CONFIG_FILE, ProviderError):
         return ProjectConfig()
     text = read_regular_text(path, CONFIG_FILE, ProviderError, max_bytes=MAX_YAML_BYTES)
-    data = load_yaml(text, CONFIG_FILE, ProviderError)[0]
+    data = load_yaml(text, CONFIG_FILE, ProviderError, may_hold_secret)[0]
     if data is None:
         return ProjectConfig()
     return parse_config(data)
+
+
+#: A provider's fields that may hold a secret: a header's value (`Authorization: Bearer sk-…`), a URL's password, and
+#: the key itself pasted where its variable's name goes. No error line says their values back.
+SECRET_FIELDS = ("headers", "base_url", "base_urls", "api_key_env")
+
+
+def may_hold_secret(path: tuple[str, ...]) -> bool:
+    """Whether the field at `path` in benchcard.yaml (`("providers", "p", "headers", "Authorization")`), or a part
+    of it, may hold a secret: an error line names such a field and what was read, never the value."""
+    return len(path) >= 3 and path[0] == "providers" and path[2] in SECRET_FIELDS
 
 
 def parse_config(data: object, source: str = CONFIG_FILE) -> ProjectConfig:
@@ -376,7 +387,8 @@ def check_env_name(name: object, where: str) -> str:
     the key itself, pasted in place of its variable's name."""
     if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
         got = (f"text of {len(name)} character(s) that is not one, quoted nowhere since it may be the key itself "
-               "(only the name of the variable that holds the key goes here)") if isinstance(name, str) else repr(name)
+               "(only the name of the variable that holds the key goes here)") if isinstance(name, str) else (
+            f"{read_as(name)} (not shown: it may be the key itself; quote a name YAML reads so)")
         raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {got}")
     if _keylike_name(name):
         raise ProviderError(f"{where}: expected the name of the variable that holds the key, got {len(name)} "
@@ -400,10 +412,14 @@ def check_headers(headers: object, where: str) -> None:
     if not isinstance(headers, Mapping):
         raise ProviderError(f"{where}.headers': expected a mapping of header name to text")
     for key, value in headers.items():
-        if not isinstance(key, str) or not _TOKEN.fullmatch(key):
-            raise ProviderError(f"{where}.headers': expected a header name (letters, digits, -), got {key!r}")
+        if not isinstance(key, str) or not _TOKEN.fullmatch(key):  # `{Authorization:Bearer sk-…}` is one key
+            raise ProviderError(f"{where}.headers': expected a header name (letters, digits, -), got "
+                                f"{read_as(key) if not isinstance(key, str) else f'text of {len(key)} character(s)'} "
+                                "that is not one (not shown: it may hold the header's value, a secret; write "
+                                "`Name: value`, a space after the colon)")
         if not isinstance(value, str) or _CONTROL.search(value):
-            raise ProviderError(f"{where}.headers.{key}': expected one line of text, got {type(value).__name__}"
+            raise ProviderError(f"{where}.headers.{key}': expected one line of text, got {read_as(value)} (not "
+                                "shown: a header may hold a secret); quote it"
                                 if not isinstance(value, str) else
                                 f"{where}.headers.{key}': expected one line of text without control characters")
 
@@ -476,7 +492,8 @@ def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None)
             endpoints.append(Endpoint(_pool_url(entry, where, key_env)))
             continue
         if not isinstance(entry, Mapping):
-            raise ProviderError(f"{where}: expected a URL or {{url, concurrency, requests_per_minute}}")
+            raise ProviderError(f"{where}: expected a URL or {{url, concurrency, requests_per_minute}}, got "
+                                f"{read_as(entry)} (not shown: a URL may hold a password; quote a URL YAML reads so)")
         unknown = sorted(set(entry) - {"url", "concurrency", "requests_per_minute"})
         if unknown:
             raise ProviderError(f"{where}: unknown key {unknown[0]!r}; expected url, concurrency, "

@@ -19,6 +19,7 @@ import re
 import socket
 import urllib.parse
 
+from benchcard._util.yamlread import read_as
 from benchcard.errors import ProviderError
 
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
@@ -35,7 +36,8 @@ def check_url(url: object, where: str, key_env: str | None = None) -> str:
     (`key_env`, the provider's `api_key_env`, when it names one); no line quotes the URL but as `shown_url` writes
     it."""
     if not isinstance(url, str) or not url:
-        raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {url!r}")
+        got = "''" if url == "" else f"{read_as(url)} (not shown: a URL may hold a password; quote a URL YAML reads so)"
+        raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got {got}")
     if not any(c in url for c in ":/"):  # no part of a URL: most often a key pasted in the URL's place
         raise ProviderError(f"{where}: expected an http(s) URL such as https://host/v1, got text of {len(url)} "
                             "character(s) without a ':' or '/', not quoted since it may be a key pasted in the "

@@ -6,12 +6,19 @@ that expand to gigabytes), a key written twice (the last silently wins), a lone 
 another type than text (`yes`, `1`, `2026-01-01`, `~`: a card's canonical JSON cannot sort it, and `1` and `1.0`
 are one key), and nesting deep enough to exhaust the stack. Each is refused here with one line naming the file
 and the line; the line of every mapping key is returned too, so validators can point at it.
+
+A line says back what it refuses only where that cannot be a secret: the caller names the fields that may hold one
+(`secret`: benchcard.yaml's headers, URLs and key variable), and there a line names the field and what YAML read,
+never the value, nor the number or date it reads as (which is the key written another way).
 """
 
 from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import yaml
@@ -38,6 +45,14 @@ _FLOAT_TAG, _INT_TAG = "tag:yaml.org,2002:float", "tag:yaml.org,2002:int"
 _READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
 
 Lines = dict[tuple[str, ...], int]
+Field = tuple[str, ...]
+#: Which fields may hold a secret (a key, a password): there a value is never said back in an error line.
+Secret = Callable[[Field], bool]
+
+
+def _no_secret(path: Field) -> bool:
+    """A card's fields: none holds a secret, so a line may say back what it refuses."""
+    return False
 
 #: Texts whose parse a process keeps (a card is read by several steps of one command, and a test process reads the
 #: same few cards hundreds of times; composing a card costs about 10 ms of pure-Python PyYAML, a copy 0.1 ms).
@@ -46,15 +61,16 @@ KEPT_CHARS = 1 << 16
 _KEPT: dict[str, tuple[Any, Lines]] = {}
 
 
-def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, Lines]:
+def load_yaml(text: str, source: str, error: type[BenchcardError], secret: Secret = _no_secret) -> tuple[Any, Lines]:
     """Parse `text` (the content of `source`); return the data and the line of every mapping key. A text parsed
     before in this process is not composed again: a success depends on the text alone, and the caller gets its
-    own copy (a refused text is parsed again, for its own source's line)."""
+    own copy (a refused text is parsed again, for its own source's line). `secret` says which fields' values an
+    error line may not say back (see the module docstring)."""
     if len(text) > MAX_YAML_BYTES:
         raise error(f"{source}: {len(text):,} characters; expected at most {MAX_YAML_BYTES:,} (a card is small)")
     kept = _KEPT.get(text)
     if kept is None:
-        kept = _parsed(text, source, error)
+        kept = _parsed(text, source, error, secret)
         if len(text) <= KEPT_CHARS:
             if len(_KEPT) >= KEPT_TEXTS:
                 _KEPT.clear()
@@ -63,10 +79,10 @@ def load_yaml(text: str, source: str, error: type[BenchcardError]) -> tuple[Any,
         return copy.deepcopy(kept[0]), dict(kept[1])
     except RecursionError:  # deeper than a copy recurses from here (the parser's stack is its own): parse it again
         _KEPT.pop(text, None)
-        return _parsed(text, source, error)
+        return _parsed(text, source, error, secret)
 
 
-def _parsed(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, Lines]:
+def _parsed(text: str, source: str, error: type[BenchcardError], secret: Secret = _no_secret) -> tuple[Any, Lines]:
     """load_yaml's parse, every check included."""
     try:
         loader = yaml.SafeLoader(text)  # refuses a character YAML does not allow (NUL, most C0 controls) here
@@ -79,12 +95,14 @@ def _parsed(text: str, source: str, error: type[BenchcardError]) -> tuple[Any, L
             node = loader.get_single_node()
             lines: Lines = {}
             if node is not None:
-                _walk(node, source, error, lines)
+                _walk(node, _Checks(source, error, secret), lines)
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             where = f":{mark.line + 1}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            if problem.startswith("found undefined alias"):  # its name is what follows a `*`: perhaps a password
+                problem = "found undefined alias"
             raise error(f"{source}{where}: malformed YAML: {problem}{_likely_cause(problem)}") from None
         except RecursionError:
             raise error(f"{source}: malformed YAML: nested too deeply") from None
@@ -101,6 +119,7 @@ _CAUSES = (
                                         "mark: 'a \"b\" c'), a quote opened above and never closed, or a line "
                                         "indented as no field is"),
     ("found unexpected end of stream", "a quote opened and never closed"),
+    ("found undefined alias", "a value starting with '*' (an alias of an &anchor above) that is not quoted"),
 )
 
 
@@ -109,12 +128,26 @@ def _likely_cause(problem: str) -> str:
     return next((f"; likely {cause}" for words, cause in _CAUSES if words in problem), "")
 
 
-def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Lines) -> None:
+@dataclass(frozen=True)
+class _Checks:
+    """What every check of one file needs: its name, the error it raises, and which fields may hold a secret."""
+
+    source: str
+    error: type[BenchcardError]
+    secret: Secret
+
+    def fail(self, line: int, path: Field, said: str) -> BenchcardError:
+        """One line: the file, the line, the field (the top level when `path` is empty), what is wrong."""
+        return self.error(f"{self.source}:{line}: field '{'.'.join(path) or '(top level)'}': {said}")
+
+
+def _walk(root: yaml.Node, checks: _Checks, lines: Lines) -> None:
     """Every node as the data will hold it (aliases expanded), without recursion: bounded in count, text and depth,
     no key twice in a mapping, no surrogate or control character in a key, no surrogate in a value."""
+    source, error = checks.source, checks.error
     nodes = 0
     chars = 0
-    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    stack: list[tuple[yaml.Node, Field]] = [(root, ())]
     while stack:
         node, path = stack.pop()
         nodes += 1
@@ -125,22 +158,23 @@ def _walk(root: yaml.Node, source: str, error: type[BenchcardError], lines: Line
             raise error(f"{source}:{node.start_mark.line + 1}: nested more than {MAX_DEPTH} levels deep (an alias "
                         "inside its own anchor?); write the values out")
         lines.setdefault(path, node.start_mark.line + 1)
-        _check_tag(node, path, source, error)
+        _check_tag(node, path, checks)
         if isinstance(node, yaml.ScalarNode):
             chars += len(node.value)
-            _check_scalar(node, path, source, error)
+            _check_scalar(node, path, checks)
         elif isinstance(node, yaml.MappingNode):
-            stack.extend(_mapping_children(node, path, source, error, lines))
+            stack.extend(_mapping_children(node, path, checks, lines))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node.value))
 
 
-def _check_tag(node: yaml.Node, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
+def _check_tag(node: yaml.Node, path: Field, checks: _Checks) -> None:
     """A value of the types a card is made of, each written as itself: an explicit tag that makes a value another
     type than it reads as (`!!int abc`, `!!bool maybe`, `!!timestamp x`: PyYAML's ValueError or KeyError, a
     traceback; `!!null x`: read as left out) or a type no card holds (`!!binary`, `!!set`, `!!omap`) is refused.
     `!!str` is a quote, and kept, as is `!!float` on a whole number (`!!float 1`, read as 1.0 before this check)."""
     tag = node.tag
+    line = node.start_mark.line + 1
     if isinstance(node, yaml.ScalarNode):
         implicit = _implicit_tag(node.value)
         if tag in _TEXT_KEY_TAGS or implicit == tag or (tag, implicit) == (_FLOAT_TAG, _INT_TAG):
@@ -150,10 +184,12 @@ def _check_tag(node: yaml.Node, path: tuple[str, ...], source: str, error: type[
         return
     else:
         shown = "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
-    where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
+    if checks.secret(path) and not tag.startswith("tag:yaml.org,2002:"):  # `!Xy9…`: a password that starts with '!'
+        raise checks.fail(line, path, f"{shown} starting with '!', which YAML reads as a tag (not shown: the field "
+                                      "may hold a secret); drop the tag, or quote the text")
     written = tag.replace("tag:yaml.org,2002:", "!!", 1)
-    raise error(f"{where}: the tag {written} on {shown}; values are written as "
-                "themselves (text, a number, true/false, a list, a mapping): drop the tag, or quote the text")
+    raise checks.fail(line, path, f"the tag {written} on {shown}; values are written as themselves (text, a "
+                                  "number, true/false, a list, a mapping): drop the tag, or quote the text")
 
 
 def _implicit_tag(value: str) -> str:
@@ -165,34 +201,75 @@ def _implicit_tag(value: str) -> str:
     return "tag:yaml.org,2002:str"
 
 
-def _check_scalar(node: yaml.ScalarNode, path: tuple[str, ...], source: str, error: type[BenchcardError]) -> None:
+def _check_scalar(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
     """A value: no lone surrogate, a date the calendar has (`2026-02-30` was PyYAML's ValueError), an integer a
     float holds, and a number written in plain decimal (YAML 1.1 reads `012` as 10, `0x10` as 16, `1_000` as 1000
-    and `1:30` as 90, none of which a reader of the card sees)."""
-    where = f"{source}:{node.start_mark.line + 1}: field '{'.'.join(path) or '(top level)'}'"
+    and `1:30` as 90, none of which a reader of the card sees). Where the field may hold a secret, the line says
+    what YAML read and to quote it, never the value nor what it reads as."""
+    line = node.start_mark.line + 1
     if _SURROGATE.search(node.value):
-        raise error(f"{where}: a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
+        raise checks.fail(line, path, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
     kind = node.tag.rsplit(":", 1)[-1]
+    hidden = checks.secret(path)
+    if hidden and kind in ("int", "float", "timestamp"):
+        _check_hidden(node, path, checks)
     digits = len(node.value.lstrip("+-"))
     if kind == "int" and digits > MAX_INT_DIGITS:
-        raise error(f"{where}: an integer of {digits:,} digits; expected a number of at most {MAX_INT_DIGITS} digits "
-                    "(no count, seed or limit is larger, and a float holds none past 1.8e308), or quote it for text")
+        raise checks.fail(line, path, f"an integer of {digits:,} digits; expected a number of at most "
+                                      f"{MAX_INT_DIGITS} digits (no count, seed or limit is larger, and a float holds "
+                                      "none past 1.8e308), or quote it for text")
     if kind == "timestamp":
         try:
             yaml.safe_load(node.value)
         except ValueError as exc:  # PyYAML's own ValueError, no YAMLError: a traceback
-            raise error(f"{where}: YAML reads {node.value} as a date, and there is no such date ({exc}); write a "
-                        "date of the calendar, or quote it for text") from None
+            raise checks.fail(line, path, f"YAML reads {node.value} as a date, and there is no such date ({exc}); "
+                                          "write a date of the calendar, or quote it for text") from None
     plain = _PLAIN_NUMBER.get(kind)
     if plain is not None and not plain.fullmatch(node.value):
         try:
             value = yaml.safe_load(node.value)
         except ValueError:  # `0x_`, `0b_`: YAML 1.1's pattern of a number, with no digit in it
-            raise error(f"{where}: YAML 1.1 reads {node.value} as a number, and it has no digits to read; write "
-                        "the number, or quote it for text") from None
-        base = next((name for mark, name in _BASES if mark in node.value.lower()), "")
-        raise error(f"{where}: YAML 1.1 reads {node.value} as the number {value}{base}; write {yaml_number(value)}, "
-                    "or quote it for text")
+            raise checks.fail(line, path, f"YAML 1.1 reads {node.value} as a number, and it has no digits to read; "
+                                          "write the number, or quote it for text") from None
+        raise checks.fail(line, path, f"YAML 1.1 reads {node.value} as the number {value}{_base(node.value)}; "
+                                      f"write {yaml_number(value)}, or quote it for text")
+
+
+def _base(value: str) -> str:
+    """How YAML 1.1 read a number not written in plain decimal, as ` (hexadecimal)`, or nothing (`1_000`)."""
+    return next((name for mark, name in _BASES if mark in value.lower()), "")
+
+
+def _check_hidden(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
+    """A number or a date YAML 1.1 reads where a secret may be written and the reader wants text: refused here,
+    when it cannot be read (`0x_`, `2026-02-30`) or is not written in plain decimal (`0x5f3a…`, `1:20:30`,
+    `1_000`), naming the field and what YAML read, never the value. Any other (`1e3`, `2026-12-07`) is left to the
+    field's own check, which names its type only."""
+    kind = node.tag.rsplit(":", 1)[-1]
+    plain = _PLAIN_NUMBER.get(kind)
+    try:
+        yaml.safe_load(node.value)
+        odd = plain is not None and not plain.fullmatch(node.value)
+    except ValueError:
+        odd = True
+    if odd:
+        read_as = "a date" if kind == "timestamp" else f"a number{_base(node.value)}"
+        raise checks.fail(node.start_mark.line + 1, path, f"YAML 1.1 reads this value as {read_as}, not as text "
+                                                          "(not shown: the field may hold a secret); quote it")
+
+
+def read_as(value: object) -> str:
+    """What YAML read a value of a field that may hold a secret as, in a user's words, never the value itself:
+    `a number` (`0x5f3a…`, `1e3`), `true/false` (`yes`, `on`), `a date`, `null`, `a list`, `a mapping`."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, date):
+        return "a date"
+    if value is None:
+        return "null"
+    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else "text"
 
 
 def yaml_number(value: float) -> str:
@@ -202,16 +279,16 @@ def yaml_number(value: float) -> str:
     return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
 
 
-def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str, error: type[BenchcardError],
-                      lines: Lines) -> list[tuple[yaml.Node, tuple[str, ...]]]:
+def _mapping_children(node: yaml.MappingNode, path: Field, checks: _Checks,
+                      lines: Lines) -> list[tuple[yaml.Node, Field]]:
     """A mapping's values (and any non-scalar keys) to walk next, in order; each key checked and its line kept."""
-    children: list[tuple[yaml.Node, tuple[str, ...]]] = []
+    children: list[tuple[yaml.Node, Field]] = []
     seen: dict[str, int] = {}
     for key, value in node.value:
         name = str(key.value)
         line = key.start_mark.line + 1
         if isinstance(key, yaml.ScalarNode) and name != "<<":
-            _check_key(key, line, seen, path, source, error)
+            _check_key(key, line, seen, path, checks)
         sub = (*path, name)
         lines[sub] = line
         children.append((value, sub))
@@ -220,17 +297,22 @@ def _mapping_children(node: yaml.MappingNode, path: tuple[str, ...], source: str
     return children
 
 
-def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: tuple[str, ...], source: str,
-               error: type[BenchcardError]) -> None:
-    """A scalar key: text, not written twice in its mapping (recorded in `seen`), no surrogate or control character."""
+def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: Field, checks: _Checks) -> None:
+    """A scalar key: text, not written twice in its mapping (recorded in `seen`), no surrogate or control character.
+    A key of a mapping that may hold secrets (benchcard.yaml's headers) is named only once it is text that shows."""
     name = str(key.value)
+    hidden = checks.secret(path)
     if key.tag not in _TEXT_KEY_TAGS:
         read_as = _READ_AS.get(key.tag.rsplit(":", 1)[-1], key.tag)
-        raise error(f"{source}:{line}: field '{'.'.join((*path, name))}': YAML reads this key as {read_as}, not "
-                    f"as text; quote it ('{name}')")
+        if hidden:
+            raise checks.fail(line, path, f"YAML reads a key here as {read_as}, not as text (not shown: the "
+                                          "mapping may hold a secret); quote it")
+        raise checks.fail(line, (*path, name), f"YAML reads this key as {read_as}, not as text; quote it ('{name}')")
     if name in seen:
-        field = ".".join((*path, name))
-        raise error(f"{source}:{line}: field '{field}': written twice (also line {seen[name]}); keep one")
+        raise checks.fail(line, (*path, name), f"written twice (also line {seen[name]}); keep one")
     seen[name] = line
     if _SURROGATE.search(name) or _CONTROL.search(name):
-        raise error(f"{source}:{line}: key {name!r}: expected a name without control characters")
+        if hidden:
+            raise checks.fail(line, path, "a key holding a control character (not shown: the mapping may hold a "
+                                          "secret); expected a name without control characters")
+        raise checks.error(f"{checks.source}:{line}: key {name!r}: expected a name without control characters")
