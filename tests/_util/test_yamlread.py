@@ -314,3 +314,24 @@ def test_a_float_tag_on_a_whole_number_is_kept() -> None:
     'that makes a value another type': a whole number written as a float is the same number."""
     data, _ = yamlread.load_yaml("a: !!float 1\nb: !!float -2\n", "x.yaml", CardError)
     assert data == {"a": 1.0, "b": -2.0} and isinstance(data["a"], float)
+
+
+@pytest.mark.parametrize("written", ["=", "<<"])
+def test_a_bare_equals_sign_is_told_to_quote_it(tmp_path: Path, written: str) -> None:
+    """Review (tail23a): `expected: =` (an exact answer that is an equals sign) said 'malformed YAML: could not
+    determine a constructor for the tag 'tag:yaml.org,2002:value'': YAML 1.1 reads a bare `=` as its value key,
+    and `<<` as its merge key, neither of which PyYAML's safe loader makes. The line names the file, line and
+    field and says to quote it, as YAML 1.1's other surprises are told; quoted, the card checks."""
+    from ..helpers_project import copy_project
+
+    root = copy_project(tmp_path / "proj", ("one-word-sentiment",))
+    card = root / "cards" / "one-word-sentiment.yaml"
+    text = card.read_text(encoding="utf-8")
+    assert "  expected: negative\n" in text
+    card.write_text(text.replace("  expected: negative\n", f"  expected: {written}\n"), encoding="utf-8")
+    line = one_line_error(bc(root, "seal", "one-word-sentiment"))
+    key = "value" if written == "=" else "merge"
+    assert line == (f"error: cards/one-word-sentiment.yaml:32: field 'scoring.expected': a bare {written} is not "
+                    f"text to YAML 1.1 (it reads it as its {key} key, which no field holds); quote it ('{written}')")
+    data, _ = yamlread.load_yaml(f"expected: '{written}'\n", "x.yaml", CardError)
+    assert data == {"expected": written}

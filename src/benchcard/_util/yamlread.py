@@ -42,7 +42,11 @@ _BASES = ((":", " (base 60)"), ("0x", " (hexadecimal)"), ("0b", " (binary)"), ("
 _TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _FLOAT_TAG, _INT_TAG = "tag:yaml.org,2002:float", "tag:yaml.org,2002:int"
-_READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null"}
+#: YAML 1.1's `=` (the default value of a mapping) and `<<` (a merge key): values no card holds, which PyYAML's safe
+#: loader cannot even construct ('could not determine a constructor for the tag …value')
+_SPECIAL = {"tag:yaml.org,2002:value": "=", "tag:yaml.org,2002:merge": "<<"}
+_READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null",
+            "value": "its value key (a bare =)"}
 
 Lines = dict[tuple[str, ...], int]
 Field = tuple[str, ...]
@@ -172,11 +176,16 @@ def _check_tag(node: yaml.Node, path: Field, checks: _Checks) -> None:
     """A value of the types a card is made of, each written as itself: an explicit tag that makes a value another
     type than it reads as (`!!int abc`, `!!bool maybe`, `!!timestamp x`: PyYAML's ValueError or KeyError, a
     traceback; `!!null x`: read as left out) or a type no card holds (`!!binary`, `!!set`, `!!omap`) is refused.
-    `!!str` is a quote, and kept, as is `!!float` on a whole number (`!!float 1`, read as 1.0 before this check)."""
+    `!!str` is a quote, and kept, as is `!!float` on a whole number (`!!float 1`, read as 1.0 before this check).
+    A bare `=` or `<<` (YAML 1.1's value and merge keys, as values) is told to be quoted."""
     tag = node.tag
     line = node.start_mark.line + 1
     if isinstance(node, yaml.ScalarNode):
         implicit = _implicit_tag(node.value)
+        if tag in _SPECIAL and implicit == tag:
+            raise checks.fail(line, path, f"a bare {_SPECIAL[tag]} is not text to YAML 1.1 (it reads it as its "
+                                          f"{tag.rsplit(':', 1)[-1]} key, which no field holds); quote it "
+                                          f"('{_SPECIAL[tag]}')")
         if tag in _TEXT_KEY_TAGS or implicit == tag or (tag, implicit) == (_FLOAT_TAG, _INT_TAG):
             return
         shown = "a value"  # never the value itself: benchcard.yaml's header values and URL passwords are secrets
