@@ -299,11 +299,15 @@ def test_a_key_yaml_reads_as_another_type_is_said_back_by_no_line(tmp_path: Path
     ("headers:\n      Authorization: !sk-live-0123456789", "field 'providers.fake.headers.Authorization': a value "
                                                       "starting with '!'"),
     ("headers: {0x5f3a9b2c7d1e4f60: Bearer}", "field 'providers.fake.headers': YAML reads a key here as a number"),
+    ("Authorization:Bearer sk-live-0123456789: x", "field 'providers.fake': a key of 39 character(s) that is no name"),
+    ("x: 1\nAuthorization:Bearer sk-live-0123456789: x", "field '(top level)': a key of 39 character(s) that is no "
+                                                        "name"),
 ])
 def test_a_header_written_as_yaml_reads_otherwise_is_said_back_by_no_line(tmp_path: Path, written: str,
                                                                           field: str) -> None:
     """A header written without the space after its colon is one key holding the value (`{Authorization:Bearer
-    sk-…}`), which the line quoted; a key starting with `*` (an alias to YAML) or `!` (a tag) was said back as
+    sk-…}`), which the line quoted (and so did the line refusing it as a provider's setting or a top-level field
+    when it stood there); a value starting with `*` (an alias to YAML) or `!` (a tag) was said back as
     the alias's or the tag's name."""
     ab_project(tmp_path)
     (tmp_path / "benchcard.yaml").write_text(

@@ -317,7 +317,8 @@ def parse_config(data: object, source: str = CONFIG_FILE) -> ProjectConfig:
         raise ProviderError(f"{source}: expected a mapping with providers and prices")
     unknown = sorted(str(k) for k in data if k not in CONFIG_FIELDS)
     if unknown:
-        raise ProviderError(f"{source}: field '{unknown[0]}': unknown field; expected providers or prices")
+        raise ProviderError(f"{source}: {_unknown_field(unknown[0], '')}: unknown field; expected providers or "
+                            "prices")
     raw = data.get("providers")
     providers: dict[str, ProviderSettings] = {}
     if raw is not None:
@@ -335,7 +336,8 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
         raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
     unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
     if unknown:
-        raise ProviderError(f"{where}.{unknown[0]}': not a provider setting; expected one of "
+        named = _unknown_field(unknown[0], where.split("'", 1)[1] + ".")
+        raise ProviderError(f"{where.split(': field', 1)[0]}: {named}: not a provider setting; expected one of "
                             + ", ".join(PROVIDER_FIELDS))
     type_ = entry.get("type")
     if type_ not in PROVIDER_TYPES:
@@ -366,6 +368,16 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
         pool=settings if pool else {},
         batch_limits=parse_batch_limits(name, entry),
     )
+
+
+def _unknown_field(key: str, parent: str) -> str:
+    """`field '<parent><key>'` for a key no setting has, or, when it is no name (`Authorization:Bearer sk-…`, a
+    header written without the space after its colon, is one key holding its value), the key's length and not the
+    key itself."""
+    if _TOKEN.fullmatch(key):
+        return f"field '{parent}{key}'"
+    return (f"field '{parent.rstrip('.') or '(top level)'}': a key of {len(key)} character(s) that is no name (not "
+            "shown: it may hold a secret, such as a header written without the space after its colon)")
 
 
 def _check_provider_names(names: list[str], source: str) -> None:
