@@ -402,14 +402,14 @@ def check_env_name(name: object, where: str) -> str:
                "(only the name of the variable that holds the key goes here)") if isinstance(name, str) else (
             f"{read_as(name)} (not shown: it may be the key itself; quote a name YAML reads so)")
         raise ProviderError(f"{where}: expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {got}")
-    if _keylike_name(name):
+    if keylike_name(name):
         raise ProviderError(f"{where}: expected the name of the variable that holds the key, got {len(name)} "
                             "characters mixing lower and upper case and digits as a key does (`hf_…`, `gsk_…`), "
                             "quoted nowhere since it may be the key itself; name its variable (OPENAI_API_KEY)")
     return name
 
 
-def _keylike_name(name: str) -> bool:
+def keylike_name(name: str) -> bool:
     """A variable's name that reads as a key (24 characters or more, lower and upper case and digits mixed): a key
     of only letters, digits and `_` (Hugging Face's `hf_…`, Groq's `gsk_…`) pasted in place of its variable's name
     would be printed by every line naming the variable (`… is not set`, `curl`'s `$NAME`)."""

@@ -206,6 +206,17 @@ def test_a_dotenv_saved_with_a_byte_order_mark_reads_its_first_key(tmp_path: Pat
     assert os.environ["OPENAI_API_KEY"] == KEY
 
 
+def test_a_dotenv_name_that_reads_as_a_key_is_not_said_back(tmp_path: Path) -> None:
+    """Review (tail23a): a key of letters, digits and `_` written as a line's name (`hf_…=`, the key pasted where
+    its variable's name goes) was said back in the note of names the `.env` left alone; its line is named."""
+    from benchcard.project import ProjectConfig
+    from benchcard.run._conventions import load_dotenv_keys
+
+    (tmp_path / ".env").write_text("DEBUG=1\nhf_PASTEDxQ7rT2mZ9vK4bN8cL1=\n", encoding="utf-8")
+    assert load_dotenv_keys(tmp_path, ProjectConfig()) == [
+        ".env: ignored DEBUG, line 2 (its name reads as a key: not shown) (only API keys are read from it)"]
+
+
 def _dotenv_to_nothing(env: Path) -> None:
     env.symlink_to("keys.env")
 

@@ -25,7 +25,7 @@ from benchcard._util.safeio import given, read_regular_text
 from benchcard._util.urls import shown_url
 from benchcard.card.model import Card
 from benchcard.errors import ProviderError
-from benchcard.project import ProjectConfig
+from benchcard.project import ProjectConfig, keylike_name
 from benchcard.run.options import RunOptions
 from benchcard.run.providers import BUILTIN, provider_config
 from benchcard.run.providers.base import ProviderConfig
@@ -169,7 +169,7 @@ def load_dotenv_keys(root: Path, config: ProjectConfig) -> list[str]:
             continue
         name, value = match.group(1), _value(match.group(2))
         if not (name.endswith("_API_KEY") or name in named):
-            ignored.append(name)
+            ignored.append(name if not keylike_name(name) else f"line {n} (its name reads as a key: not shown)")
         elif os.environ.get(name):
             kept.append(name)
         elif value:
