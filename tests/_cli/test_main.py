@@ -229,19 +229,24 @@ _READERS_OF = {
 }
 
 
+def _damage_and_step_out(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's manifest with a field of the wrong type, or its outputs with a row short of fields; then the test
+    works from a folder outside the project, so a path named from the current folder would show."""
+    if path.name == "manifest.json":
+        path.write_text(json.dumps({**json.loads(path.read_text()), "cells": "many"}))
+    else:
+        path.write_text(path.read_text() + '{"cell": 5}\n')
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+
+
 @pytest.mark.parametrize(("damaged", "command"), [(f, c) for f, cs in _READERS_OF.items() for c in cs],
                          ids=lambda v: v if isinstance(v, str) else v[0])
 def test_a_malformed_run_file_is_named_from_the_project_root_from_another_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damaged: str, command: tuple[str, ...]) -> None:
     project = make_project(tmp_path / "proj")
     run_dir = make_run(project, the_card(project), ab_metrics())
-    path = run_dir / damaged
-    if damaged == "manifest.json":
-        path.write_text(json.dumps({**json.loads(path.read_text()), "cells": "many"}))
-    else:
-        path.write_text(path.read_text() + '{"cell": 5}\n')
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path / "elsewhere")
+    _damage_and_step_out(run_dir / damaged, tmp_path, monkeypatch)
     line = one_line_error(bc(project.root, *(a.format(run=run_dir.name) for a in command)))
     field = "$.cells" if damaged == "manifest.json" else "$.cell"
     assert line.startswith(f"error: results/extract-ab/v1/{run_dir.name}/{damaged}: ") and field in line, line
@@ -267,13 +272,7 @@ def test_a_judged_run_file_changed_is_named_from_the_project_root_by_the_command
     project = make_project(tmp_path / "proj")
     run_dir = make_run(project, the_card(project), ab_metrics())
     assert bc(project.root, "verdict", run_dir.name).exit_code == 0
-    path = run_dir / damaged
-    if damaged == "manifest.json":
-        path.write_text(json.dumps({**json.loads(path.read_text()), "cells": "many"}))
-    else:
-        path.write_text(path.read_text() + '{"cell": 5}\n')
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path / "elsewhere")
+    _damage_and_step_out(run_dir / damaged, tmp_path, monkeypatch)
     result = bc(project.root, *(a.format(run=run_dir.name) for a in command))
     named = [line for line in result.output.splitlines() if damaged in line]
     where = f"results/extract-ab/v1/{run_dir.name}/{damaged}"
