@@ -132,6 +132,19 @@ def shaped(k: float, span: float, power: float) -> Callable[[Stats], Array]:
     return score
 
 
+def floored_at_fixtures(k: float) -> Callable[[Stats], Array]:
+    """today's se² never below k × the fixture-clustered variance sd(d)²/F (the run excess MS_run − MS_err, which
+    can come out negative, then never takes the variance under the fixtures' own), today's df."""
+
+    def score(s: Stats) -> Array:
+        var, df = worstcase.variance_and_df(s.fix, s.rep_v + s.rep_b, s.err, s.lam_v, s.lam_b, s.r, s.n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: Array = worstcase.wallace(s.gap / np.sqrt(np.maximum(var, k * s.fix)), df)
+        return out
+
+    return score
+
+
 def reads_cross(s: Stats) -> Array:
     """Run term max(MS_rep(gaps), MS_rep(sums)) = λ_V + λ_B + 2|C|: the cross term read."""
     return today_with_run(s, s.rep_v + s.rep_b + 2 * np.abs(s.cross))
@@ -289,6 +302,9 @@ CANDIDATES: dict[str, Callable[[Stats], Array]] = {
     "likelihood ratio against the bound's mixture, 50 % over the grid's worlds": likelihood_ratio(BOUND_NULLS, 0.5),
     "spike-and-slab posterior tail, spike 0.5": spike_slab(0.5),
     "spike-and-slab posterior tail, spike 0.9": spike_slab(0.9),
+    "se² floored at sd(d)²/F": floored_at_fixtures(1.0),
+    "se² floored at 0.8·sd(d)²/F": floored_at_fixtures(0.8),
+    "se² floored at 0.6·sd(d)²/F": floored_at_fixtures(0.6),
 }
 
 
