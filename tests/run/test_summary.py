@@ -17,7 +17,7 @@ from benchcard.run.providers.openai import OpenAIProvider
 from benchcard.run.summary import RunSummary, Tally, capped_note
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, bc, ok, only_run
+from ..helpers_run import KEY_ENV, ab_project, bc, ok, only_run, write_config
 
 
 def test_a_capped_concurrency_is_said_on_the_progress_line_and_in_the_summary(
@@ -171,3 +171,36 @@ def test_a_run_narrowed_by_refusals_says_how_many_calls_it_kept_in_flight() -> N
     lines = summary_of(concurrency=64, narrowed=5).lines()
     assert lines[1] == "  the server refused calls for load (429/503/529): 5 calls at a time at the end, of 64 allowed"
     assert "refused" not in " ".join(summary_of(concurrency=64).lines())
+
+
+def test_a_cost_left_unknown_says_which_price_is_missing_and_how_a_price_is_named(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A price is named by the model id as sent: `fake/test/model` (provider/model, as the README's example
+    once read) prices no call to `test/model`. The run said only "cost unknown", as if the server had not said
+    its tokens; it now names the price it lacks, the near miss, and the form that prices the calls."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=1, repetitions=1)
+    price = "prices:\n  {model}: {{input: 1, output: 2}}\n"
+    write_config(project.root, server.base_url, extra=price.format(model="fake/test/model"))
+    ran = ok(bc(project, "run", "colour-ab", "--scratch"))
+    assert ("  2 cells: 2 ok, 0 truncated, 0 failed · cost unknown" in ran.output
+            and "  cost: no price for 'test/model' in benchcard.yaml (it prices 'fake/test/model', not the id sent): "
+            "a price is named by the model id as sent, prices: {test/model: {input: USD, output: USD}} per million "
+            "tokens\n" in ran.output)
+    write_config(project.root, server.base_url, extra=price.format(model="test/model"))
+    ran = ok(bc(project, "run", "colour-ab", "--scratch"))
+    assert "cost unknown" not in ran.output and "  cost:" not in ran.output
+    ran = ok(bc(project, "run", "colour-ab", "--scratch", "--batch"))
+    assert ("  cost: benchcard.yaml's price of 'test/model' has no batch_discount, so a batch cell is not priced (its "
+            "cost is unknown, never the interactive price): add batch_discount, 0.5 for half price\n" in ran.output)
+
+
+def test_the_judges_unknown_cost_names_the_price_it_lacks() -> None:
+    from benchcard.run.judging import JudgeSummary
+    from benchcard.run.providers import price_gap
+
+    judge = JudgeSummary(rig="judge-model · fake", judgements=2, per_output=1, counts={"ok": 2, "truncated": 0,
+                         "failed": 0}, unreadable=0, called=2, cost=None, tokens={"input": 10, "output": 4},
+                         finished=True, price_note=price_gap("judge-model", {}))
+    assert ("· cost unknown (no price for 'judge-model' in benchcard.yaml: a price is named by the model id as sent, "
+            "prices: {judge-model: {input: USD, output: USD}} per million tokens) ·") in judge.line()

@@ -67,8 +67,9 @@ CONFIG = """\
 # Keys are read from environment variables only, never from this file. For example:
 #   providers:
 #     my-vllm: {type: openai, base_url: "http://10.0.0.5:8000/v1", api_key_env: VLLM_KEY}
-#   prices:   # USD per million tokens, used when a provider reports no cost
-#     openai/gpt-5-mini: {input: 0.25, output: 2}
+#   prices:   # USD per million tokens, used when a provider reports no cost; named by the model id as sent:
+#     gpt-5-mini: {input: 0.25, output: 2, batch_discount: 0.5}   # --provider openai (--batch: half price)
+#     openai/gpt-5-mini: {input: 0.25, output: 2}                 # the same model through openrouter
 providers: {}
 """
 

@@ -59,7 +59,7 @@ from benchcard.run._pool import calls_in_flight, check_served, client_size, open
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
-from benchcard.run.providers import Price, endpoint, provider_config
+from benchcard.run.providers import Price, endpoint, price_gap, provider_config
 from benchcard.run.providers.base import Provider, ProviderConfig
 from benchcard.run.store import RunStore
 from benchcard.scoring.judge import JudgeSpec, blind_output, judge_messages, read_judgements
@@ -101,10 +101,13 @@ class JudgeSummary:
     finished: bool
     wall_s: float = 0.0  # this invocation's judging, planning included
     unjudged: int = 0  # ok outputs none of whose judgements could be read: left unscored
+    price_note: str = ""  # why its cost is unknown, when no price of the judge model applies (price_gap)
 
     def line(self) -> str:
         c = self.counts
         cost = "cost unknown" if self.cost is None else dollars(self.cost)
+        if self.cost is None and self.price_note:
+            cost += f" ({self.price_note})"
         state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
         if self.unjudged:
             state += (f" · {self.unjudged} output(s) with no readable judgement, left unscored (the verdict counts "
@@ -174,7 +177,7 @@ async def judge_run(project: Project, card: Card, store: RunStore, options: RunO
         await provider.aclose()
         await client.aclose()
     judged = read_judgements(spec, jstore)
-    summary = _summarise(jstore, spec, rig_line, total, called, judged)
+    summary = _summarise(jstore, spec, rig_line, total, called, judged, prices)
     if summary.finished:
         write_scores(store, judged)
     summary.wall_s = round(time.perf_counter() - wall, 3)
@@ -280,7 +283,7 @@ def _judgement_id(rng: random.Random, seen: set[str]) -> str:
 
 
 def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int,
-               judged: Mapping[str, list[dict[str, float] | None]]) -> JudgeSummary:
+               judged: Mapping[str, list[dict[str, float] | None]], prices: Mapping[str, Price]) -> JudgeSummary:
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     cost, priced = 0.0, False
     tokens = {"input": 0, "output": 0}
@@ -296,7 +299,9 @@ def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, c
     return JudgeSummary(rig=rig_line, judgements=total, per_output=spec.judgements, counts=counts,
                         unreadable=unreadable, called=called, cost=round(cost, 6) if priced else None,
                         tokens=tokens, finished=finished,
-                        unjudged=sum(all(g is None for g in grades) for grades in judged.values()) if finished else 0)
+                        unjudged=sum(all(g is None for g in grades) for grades in judged.values()) if finished else 0,
+                        price_note="" if priced or not counts["ok"] + counts["truncated"] else price_gap(spec.model,
+                                                                                                        prices))
 
 
 def _done(counts: dict[str, int]) -> int:

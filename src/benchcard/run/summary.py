@@ -16,6 +16,7 @@ from benchcard.records.replied import judge_replies_line, replies_line
 from benchcard.records.rows import STATUSES, Manifest, OutputRow
 from benchcard.records.runreader import outcomes
 from benchcard.run.judging import JudgeSummary
+from benchcard.run.providers import price_gap
 from benchcard.run.store import RunStore
 
 
@@ -51,6 +52,7 @@ class RunSummary:
     looks: str = ""  # a sequential run's looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)"
     replies: str = ""  # replies naming another model than the one asked, or never counted (records/replied.py)
     judge_replies: str = ""  # the same of a judge card's judge
+    price_note: str = ""  # why cells answered have no cost: no price of the model in benchcard.yaml (price_gap)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,8 +60,6 @@ class RunSummary:
     def lines(self) -> list[str]:
         """What `benchcard run` prints for this run."""
         c = self.counts
-        cost = "cost unknown" if self.cost is None else dollars(self.cost) + (
-            f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
         out = [f"{self.run} · {self.rig} → {self.folder}"]
         out += [f"  {line}" for line in (self.looks, self.note, self.replies, self.judge_replies) if line]
         if self.capped:
@@ -67,8 +67,7 @@ class RunSummary:
         if self.narrowed is not None:
             out.append(f"  the server refused calls for load (429/503/529): {self.narrowed} call"
                        f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
-        out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
-                   + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
+        out += self._cells_lines()
         for line in self.warnings[:SHOWN_WARNINGS]:
             out.append(f"  warning: {self.folder}/{line}")
         if len(self.warnings) > SHOWN_WARNINGS:
@@ -88,6 +87,15 @@ class RunSummary:
                 out.append(f"  {c['failed']} cell(s) failed: `benchcard run {self.card} --resume {self.run} "
                            "--retry-failed` calls them again (the failed attempts stay on record)")
         return out
+
+    def _cells_lines(self) -> list[str]:
+        """The cells' outcomes and the cost, then why a cost is unknown when a price is missing."""
+        c = self.counts
+        cost = "cost unknown" if self.cost is None else dollars(self.cost) + (
+            f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
+        cells = (f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
+                 + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
+        return [cells, f"  cost: {self.price_note}"] if self.price_note else [cells]
 
 
 SHOWN_WARNINGS = 5
@@ -112,6 +120,7 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
         capped=capped, narrowed=narrowed, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
+        price_note=price_gap(rig.model, project.config().prices, batch) if tally.unpriced else "",
         **_replies(store.read_manifest()),
     )
 

@@ -31,6 +31,7 @@ __all__ = [
     "localmodel",
     "make_provider",
     "openai",
+    "price_gap",
     "provider_config",
     "require_key",
     "stored_url",
@@ -154,3 +155,20 @@ def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[st
         return None
     full = (usage.input * price.input + usage.output * price.output) / 1_000_000
     return full * (1 - price.batch_discount) if batch and price.batch_discount is not None else full
+
+
+def price_gap(model: str, prices: Mapping[str, Price], batch: bool = False) -> str:
+    """Why `cost_of` can price no cell of `model` from benchcard.yaml, said where a run reports its cost as
+    unknown; "" when a price applies. A price is named by the model id as sent, so `openai/gpt-5-mini` prices
+    OpenRouter's model of that id and never `--provider openai --model gpt-5-mini`: a run only said "cost
+    unknown", which reads as the vendor's silence, not a key that names no model it called."""
+    price = prices.get(model)
+    if price is None:
+        near = sorted(k for k in prices if k.rsplit("/", 1)[-1] == model.rsplit("/", 1)[-1])
+        other = f" (it prices '{near[0]}', not the id sent)" if near else ""
+        return (f"no price for '{model}' in {CONFIG_FILE}{other}: a price is named by the model id as sent, "
+                f"prices: {{{model}: {{input: USD, output: USD}}}} per million tokens")
+    if batch and price.batch_discount is None:
+        return (f"{CONFIG_FILE}'s price of '{model}' has no batch_discount, so a batch cell is not priced (its "
+                "cost is unknown, never the interactive price): add batch_discount, 0.5 for half price")
+    return ""
