@@ -91,6 +91,24 @@ def test_a_sequential_probe_stops_once_its_gate_is_decided(tmp_path: Path, serve
     assert look["statistic"] == 1.0 and look["boundary"] <= 1.0 and look["decision"] == "pass"
     [row] = _ledger(tmp_path)
     assert row["looks"]["decision"] == "pass" and row["cells"] == 20
+    # the look in words: the mean score, and the means that would pass and fail the gate there
+    assert (f"  look 1: 20 cells · mean score 1.000 · pass at ≥ {look['boundary']:.3f}, fail at ≤ "
+            f"{look['lower']:.3f} · pass\n") in result.output
+
+
+def test_a_probe_look_that_cannot_pass_says_so_in_words(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Ten cells all passing cannot pass a gate of 0.8 at the first of four looks' boundary, but ten failing would
+    fail it: the verdict said `boundary n/a` and nothing of the failing side."""
+    server.configure({"default_reply": "negative"})
+    block = "sequential: {looks: 4}\ngate: {min_score: 0.8}\n"
+    project = sequential_probe(tmp_path, server.base_url, repetitions=40, block=block)
+    result = bc(project, "run", "one-word-sentiment", "--gate")
+    assert result.exit_code == 0, result.output
+    taken = json.loads((only_run(project, "one-word-sentiment") / "manifest.json").read_text())["looks"]
+    assert taken[0]["boundary"] is None and taken[0]["lower"] is not None
+    assert (f"  look 1: 10 cells · mean score 1.000 · pass out of reach at 10 cells, fail at ≤ "
+            f"{taken[0]['lower']:.3f} · continue\n") in result.output
+    assert "boundary n/a" not in result.output
 
 
 def test_a_failing_probe_stops_below_its_gate(tmp_path: Path, server: FakeServer, key: str) -> None:

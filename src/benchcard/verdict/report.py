@@ -10,6 +10,7 @@ from msgspec import UnsetType
 
 from benchcard._util.numfmt import UNMEASURED, fixed, level, p_value, written_halfwidth, written_interval
 from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.rows import Look
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 from benchcard.verdict.judgefigures import judge_lines
@@ -138,6 +139,17 @@ def judgement_line(v: VerdictFile) -> list[str]:
             f"  rule fixed before the run: {j.rule} ({j.rule_digest[:19]}…)"]
 
 
+def _probe_look_line(lk: Look) -> str:
+    """A probe's look in words: its statistic is the mean score, its `boundary` the least mean that passes the
+    gate there and `lower` the greatest that fails it, either out of reach with too few cells at that look's
+    level. `boundary n/a` said none of this, and the failing side was not shown at all."""
+    def side(word: str, at: float | None, sign: str) -> str:
+        return f"{word} out of reach at {lk.cells:,} cells" if at is None else f"{word} at {sign} {fixed(at)}"
+
+    return (f"  look {lk.look}: {lk.cells:,} cells · mean score {fixed(lk.statistic, missing=UNMEASURED)} · "
+            f"{side('pass', lk.boundary, '≥')}, {side('fail', lk.lower, '≤')} · {lk.decision}")
+
+
 def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     """The verdict as the terminal shows it, line by line (the CLI only prints them); a comparison's as an ab
     run's when `as_ab` (`benchcard compare`)."""
@@ -147,7 +159,8 @@ def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
     looks = known(v.sequential)
     if looks:
         lines.append(f"looks: {looks.line}")
-        lines.extend(f"  look {lk.look}: {lk.cells:,} cells · statistic {fixed(lk.statistic, missing=UNMEASURED)} · "
+        lines.extend(_probe_look_line(lk) if isinstance(v, ProbeVerdict) else
+                     f"  look {lk.look}: {lk.cells:,} cells · statistic {fixed(lk.statistic, missing=UNMEASURED)} · "
                      f"boundary {fixed(lk.boundary)} · {lk.decision}" for lk in looks.taken)
     if isinstance(v, AbVerdict):
         for note in v.notes:
