@@ -99,6 +99,20 @@ def test_a_probe_gate_is_its_sealed_min_score(tmp_path: Path) -> None:
     assert incomplete.exit_code == 5 and "gate: incomplete, no score to hold to min_score 0.8" in incomplete.stdout
 
 
+def test_a_gated_probe_judged_without_gate_says_what_its_gate_makes_of_it(tmp_path: Path) -> None:
+    """A probe's finding is `scored` whatever its score: `benchcard verdict` on a probe sealed with a gate said
+    nothing of it, and a score under its min_score read as a plain result. It now says the gate's decision and
+    the code --gate would exit with, and exits 0 itself; an ungated probe and an ab card say no gate line."""
+    project = make_project(tmp_path / "p", GATED_PROBE)
+    below = bc(project, "verdict", _probe_run(project, [1, 1, 1, 0, 0]).name)
+    assert below.exit_code == 0, below.output
+    assert below.stdout.endswith("gate: score 0.600 < min_score 0.8 → below, --gate exits 2\n")
+    assert "finding: scored → result" in below.stdout
+    ungated = make_project(tmp_path / "q", PROBE_CARD)
+    plain = bc(ungated, "verdict", _probe_run(ungated, [1, 1, 1, 0, 0]).name)
+    assert plain.exit_code == 0 and "gate" not in plain.stdout
+
+
 @pytest.mark.parametrize(("min_score", "says", "code", "line"), [
     (1, [1, 1, 1, 1, 1], 2, "gate: score 1.000 over 4 scored, 0.800 with the 1 cut off at max_tokens counted as "
                            "failing < min_score 1 → below, exit 2"),

@@ -81,6 +81,7 @@ class GatedVerdict:
 
     verdict: Verdict
     gate: Gate | None = None
+    unapplied: str = ""  # a gated probe judged without --gate: what its gate would decide, said, not exited by
 
     @property
     def code(self) -> int:
@@ -96,7 +97,18 @@ class GatedVerdict:
         finding), then the gate's line."""
         v = self.verdict
         lines = changed_lines(v.file, v.ledger_row, v.changed) if v.changed else verdict_lines(v.file)
-        return lines + ([self.gate.line] if self.gate else [])
+        return lines + ([self.gate.line] if self.gate else [self.unapplied] if self.unapplied else [])
+
+
+def _unapplied(project: Project, run_dir: Path, verdict: Verdict) -> str:
+    """What a probe's sealed gate makes of a verdict given without --gate. A probe's finding is `scored` whatever
+    its score, so `benchcard verdict` on a gated probe said nothing of the threshold it was sealed with: a score
+    under it read as a plain result. "" for an ab card (its finding is its gate's) or a probe without a gate."""
+    card = card_of_run(project, run_dir.name, read_manifest(run_dir), VerdictError)
+    if card.is_ab or card.gate is None:
+        return ""
+    head, _, code = gate_of(card, verdict.file).line.rpartition("exit ")
+    return f"{head}--gate exits {code}"
 
 
 def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: bool = False, show: bool = False,
@@ -120,6 +132,8 @@ def verdict_and_gate(project: Project, run: str | Path, *, allow_incomplete: boo
                                f"{more}; the gate is not applied (benchcard ledger --verify names each change)")
     else:
         verdict = give_verdict(project, run_dir, allow_incomplete=allow_incomplete, scratch=scratch)
+        if card is None:
+            return GatedVerdict(verdict, unapplied=_unapplied(project, run_dir, verdict))
     return GatedVerdict(verdict, None if card is None else gate_of(card, verdict.file))
 
 
