@@ -78,8 +78,20 @@ def test_the_judge_lines_name_each_figure_and_what_was_never_read_as_a_grade() -
         "  self-agreement: Krippendorff's alpha (nominal) 0.812 over 12 output(s) judged twice or more · identical "
         "grades 0.750 · floor 0.8 met",
         "  judge noise: sd 0.200 per judgement · 0.125 of the A gap's variance",
-        "  length vs score: Spearman n/a · mean characters baseline 40 · A n/a",
+        "  length vs score: Spearman n/a (needs 3 scored outputs whose lengths and scores vary) · mean characters "
+        "baseline 40 · A n/a",
     ]
+
+
+def test_an_alpha_that_is_not_measured_says_why() -> None:
+    """`alpha n/a` left the reader to docs/judge.md: a temperature-0 judge giving every output one grade has no
+    alpha (and so misses any agreement_floor), which reads as a fault unless the line says it."""
+    same = {"alpha": None, "level": "nominal", "outputs": 4, "exact": 1.0, "by_metric": {}}
+    assert judge_lines(_block(self_agreement=same))[1] == (
+        "  self-agreement: Krippendorff's alpha (nominal) n/a (every judgement gave one grade: nothing measured) over "
+        "4 output(s) judged twice or more · identical grades 1.000 · floor 0.8 met")
+    once = {**same, "outputs": 0, "exact": None}
+    assert "alpha (nominal) n/a (no output judged twice) over 0" in judge_lines(_block(self_agreement=once))[1]
 
 
 def test_a_share_that_cannot_be_measured_is_said_in_words() -> None:

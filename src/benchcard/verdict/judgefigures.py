@@ -179,20 +179,29 @@ def judge_lines(j: JudgeBlock | None) -> list[str]:
     lines = [f"judge {j.rig}: {j.per_output} judgement(s) per output · {counts.get('unreadable', 0)} "
              f"unreadable, {counts.get('truncated', 0)} truncated, {counts.get('failed', 0)} failed (never read "
              "as grades)",
-             f"  self-agreement: Krippendorff's alpha ({agree.level}) {num(agree.alpha)} over "
+             f"  self-agreement: Krippendorff's alpha ({agree.level}) {num(agree.alpha)}{_why_no_alpha(agree)} over "
              f"{agree.outputs} output(s) judged twice or more · identical grades {num(agree.exact)}{floor}"]
     share = j.noise.share_of_gap_variance or {}
     lines.append(f"  judge noise: sd {num(j.noise.sd)} per judgement"
                  + "".join(f" · {num(s)} of the {k} gap's variance" if num(s) != "n/a"
                            else f" · its share of the {k} gap's variance cannot be measured" for k, s in share.items()))
     verb = j.verbosity
-    lines.append(f"  length vs score: Spearman {num(verb.spearman_length_score)} · mean characters "
+    unmeasured = " (needs 3 scored outputs whose lengths and scores vary)" if verb.spearman_length_score is None else ""
+    lines.append(f"  length vs score: Spearman {num(verb.spearman_length_score)}{unmeasured} · mean characters "
                  + " · ".join(f"{k} {x:.0f}" if x is not None else f"{k} n/a" for k, x in verb.mean_chars.items()))
     if j.same_model_as_run:
         lines.append("  note: the judge is the model under test (self-preference cannot be ruled out)")
     if not isinstance(j.humans, UnsetType):
         lines.append(f"  with human grades: Cohen's kappa {num(j.humans.kappa)} over {j.humans.graded}")
     return lines
+
+
+def _why_no_alpha(agree: SelfAgreement) -> str:
+    """Why the judge's alpha is n/a, which the bare `n/a` left to docs/judge.md: no output judged twice, or every
+    judgement one grade (chance agreement total: nothing to disagree about, and nothing measured)."""
+    if agree.alpha is not None:
+        return ""
+    return " (no output judged twice)" if not agree.outputs else " (every judgement gave one grade: nothing measured)"
 
 
 def judge_table(j: JudgeBlock | JudgeFigures) -> dict[str, object]:
