@@ -86,7 +86,7 @@ def test_the_judge_lines_name_each_figure_and_what_was_never_read_as_a_grade() -
 def test_an_alpha_that_is_not_measured_says_why() -> None:
     """`alpha n/a` left the reader to docs/judge.md: a temperature-0 judge giving every output one grade has no
     alpha (and so misses any agreement_floor), which reads as a fault unless the line says it."""
-    same = {"alpha": None, "level": "nominal", "outputs": 4, "exact": 1.0, "by_metric": {}}
+    same: dict[str, Any] = {"alpha": None, "level": "nominal", "outputs": 4, "exact": 1.0, "by_metric": {}}
     assert judge_lines(_block(self_agreement=same))[1] == (
         "  self-agreement: Krippendorff's alpha (nominal) n/a (every judgement gave one grade: nothing measured) over "
         "4 output(s) judged twice or more · identical grades 1.000 · floor 0.8 met")
