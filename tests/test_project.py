@@ -210,7 +210,10 @@ GOOD = "providers:\n  fake: {type: openai, base_url: 'http://127.0.0.1:9/v1', ap
     (GOOD + "}\nprices:\n  test/model: {input: 1, output: 1, batch_discount: 2}\n",
      "prices.test/model.batch_discount"),
     (GOOD + "}\nprices:\n  test/model: {input: 1, output: 1, batch_dicsount: 0.5}\n",
-     "field 'prices.test/model.batch_dicsount': unknown field; expected input, output or batch_discount"),
+     "field 'prices.test/model.batch_dicsount': unknown field; expected input, output, batch_discount, "
+     "cached_input, cache_write or cache_write_1h"),
+    (GOOD + "}\nprices:\n  test/model: {input: 1, output: 1, cached_input: .nan}\n",
+     "field 'prices.test/model.cached_input': expected USD per million tokens (a number >= 0), got nan"),
     # provider names a person reads on every page and rig line (issue 25.7)
     (GOOD + "}\n  \"\u043epenai\": {type: openai, base_url: 'http://127.0.0.1:8/v1'}\n",
      "field 'providers': provider names 'openai' and 'оpenai' ('\\u043epenai') read the same"),

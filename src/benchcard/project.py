@@ -229,7 +229,10 @@ def given_name(given: object, argument: str, error: type[BenchcardError] = RunEr
 
 CONFIG_FILE = "benchcard.yaml"
 CONFIG_FIELDS = ("providers", "prices")
-PRICE_FIELDS = ("input", "output", "batch_discount")  # a misspelt batch_discount would price a batch in full
+#: A price's fields (USD per million tokens, but `batch_discount`): a misspelt one would price its tokens in full.
+PRICE_FIELDS = ("input", "output", "batch_discount", "cached_input", "cache_write", "cache_write_1h")
+#: The optional per-token prices of a prompt cache, each in USD per million tokens like `input`.
+CACHE_PRICES = ("cached_input", "cache_write", "cache_write_1h")
 ProviderType = Literal["openai", "anthropic", "local"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("openai", "anthropic", "local")
 BUILTIN_NAMES = ("openai", "openrouter", "anthropic", "local")  # as `run.providers.BUILTIN` declares them
@@ -256,12 +259,21 @@ class Endpoint:
 @dataclass(frozen=True)
 class Price:
     """USD per million tokens, as the user configured it; benchcard itself knows no prices. Also the price block
-    of `plan --json`, which names the unit and leaves out `batch_discount` (`planning.result.Plan.fields`)."""
+    of `plan --json`, which names the unit and leaves out `batch_discount` (`planning.result.Plan.fields`).
+
+    The prompt cache's prices are optional, as the vendors quote them per model (docs/prices.md): `cached_input`
+    for input tokens read from the cache (OpenAI's cached input, Anthropic's cache hits), `cache_write` and
+    `cache_write_1h` for Anthropic's 5-minute and 1-hour cache writes. None: not given, and then a cached token is
+    priced at `input` (the cost an upper bound, said so), and a cache write leaves the cost unknown
+    (`run.providers.cost_of`)."""
 
     unit: ClassVar[str] = "USD per 1M tokens"
     input: float
     output: float
     batch_discount: float | None = None  # share taken off in a vendor's batch API (0.5: half price); None: unknown
+    cached_input: float | None = None  # an input token read from the prompt cache; None: not given
+    cache_write: float | None = None  # an input token written to Anthropic's 5-minute cache; None: not given
+    cache_write_1h: float | None = None  # one written to its 1-hour cache; None: not given
 
 
 @dataclass(frozen=True)
@@ -564,7 +576,8 @@ def parse_batch_limits(name: str, declared: Mapping[str, Any]) -> dict[str, int]
 
 
 def price_table(raw: object, source: str = CONFIG_FILE) -> dict[str, Price]:
-    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`."""
+    """`prices: {<model>: {input: USD per 1M tokens, output: USD per 1M tokens}}` from `benchcard.yaml`, each model
+    with an optional `batch_discount` and prompt-cache prices (`CACHE_PRICES`)."""
     raw = raw or {}
     if not isinstance(raw, Mapping):
         raise ProviderError(f"{source}: field 'prices': expected a mapping of model to {{input, output}}")
@@ -576,17 +589,20 @@ def price_table(raw: object, source: str = CONFIG_FILE) -> dict[str, Price]:
         if unknown := sorted(str(k) for k in entry if k not in PRICE_FIELDS):
             raise ProviderError(f"{source}: field 'prices.{model}.{unknown[0]}': unknown field; expected "
                                 f"{', '.join(PRICE_FIELDS[:-1])} or {PRICE_FIELDS[-1]}")
-        values = []
-        for side in ("input", "output"):
-            value = entry.get(side)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                raise ProviderError(f"{source}: field 'prices.{model}.{side}': expected USD per million "
-                                    f"tokens (a number >= 0), got {value!r}")
-            values.append(float(value))
+        values = [_usd(entry.get(side), f"{source}: field 'prices.{model}.{side}'") for side in ("input", "output")]
+        cache = {name: None if entry.get(name) is None else
+                 _usd(entry[name], f"{source}: field 'prices.{model}.{name}'") for name in CACHE_PRICES}
         discount = entry.get("batch_discount")
         if discount is not None and (isinstance(discount, bool) or not isinstance(discount, int | float)
                                      or not 0 <= discount < 1):
             raise ProviderError(f"{source}: field 'prices.{model}.batch_discount': expected the share taken off "
                                 f"in a batch, a number in [0, 1) such as 0.5, got {discount!r}")
-        table[str(model)] = Price(values[0], values[1], None if discount is None else float(discount))
+        table[str(model)] = Price(values[0], values[1], None if discount is None else float(discount), **cache)
     return table
+
+
+def _usd(value: object, where: str) -> float:
+    """A price in USD per million tokens: a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ProviderError(f"{where}: expected USD per million tokens (a number >= 0), got {value!r}")
+    return float(value)

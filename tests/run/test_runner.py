@@ -826,6 +826,82 @@ def test_cost_from_the_provider_else_the_price_table(tmp_path: Path, server: Fak
     assert s["cost_unknown"] == 0
 
 
+CACHE_PRICE = "prices:\n  test/model: {input: 2.0, output: 8.0, cached_input: 0.5, cache_write: 2.5}\n"
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_input_read_from_the_prompt_cache_is_priced_at_the_cached_price(tmp_path: Path, server: FakeServer, key: str,
+                                                                         api: str) -> None:
+    """Through a real socket, each vendor's shape of a reply whose prompt was partly served from the cache (1,000
+    tokens): OpenAI counts them inside `prompt_tokens`, Anthropic beside `input_tokens`. Both runs record the same
+    usage for the same call and price those 1,000 tokens at `cached_input`, not `input`: the run's, the verdict's
+    and the ledger's cost are the discounted one. Before, OpenAI's were priced in full and Anthropic's not at all."""
+    server.configure({"replies": [{"match": "", "reply": "red", "cached_tokens": 1000}]})
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1)
+    write_config(project.root, server.base_url, type_=api, extra=CACHE_PRICE)
+    result = ok(bc(project, "run", "colour-ab", "--json"))
+    s = summary(result)["runs"][0]
+    rows = read_jsonl(project.root / s["folder"] / "outputs.jsonl")
+    words = {o["usage"]["input"] - 1000 for o in rows}  # the prompt's own tokens: the fake counts its words
+    assert all(o["usage"]["cached"] == 1000 and "cost_upper_bound" not in o for o in rows)
+    assert all(o["cost"] == pytest.approx(((o["usage"]["input"] - 1000) * 2.0 + 1000 * 0.5
+                                           + o["usage"]["output"] * 8.0) / 1e6) for o in rows)
+    assert min(words) > 0 and s["cost"] == pytest.approx(sum(o["cost"] for o in rows), abs=1e-6)
+    assert s["cost_upper_bound"] == 0 and s["cost_unknown"] == 0
+    full_price = sum((o["usage"]["input"] * 2.0 + o["usage"]["output"] * 8.0) / 1e6 for o in rows)
+    assert s["cost"] < full_price - 4 * 1000 * 1.5 / 1e6 + 1e-9  # 1,000 tokens a call at $0.5, not $2
+    ok(bc(project, "verdict", s["run"]))
+    verdict = json.loads((project.root / s["folder"] / "verdict.json").read_text())
+    [row] = read_jsonl(project.root / "results" / "ledger.jsonl")
+    assert verdict["cost"] == row["cost"] == pytest.approx(s["cost"], abs=1e-6)
+    assert "cost_upper_bound" not in verdict and "cost_upper_bound" not in row
+
+
+def test_without_a_cached_price_the_full_price_is_kept_and_said_to_be_an_upper_bound(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """A price table written before cache prices (no `cached_input`) keeps its figure, every input token at the
+    full price, and the run, the verdict and the ledger say the cost is an upper bound: `≤` and one line naming
+    the default used and the field that would price them."""
+    server.configure({"replies": [{"match": "", "reply": "red", "cached_tokens": 1000}]})
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1)
+    write_config(project.root, server.base_url, extra="prices:\n  test/model: {input: 2.0, output: 8.0}\n")
+    result = ok(bc(project, "run", "colour-ab"))
+    folder = only_run(project, "colour-ab")
+    rows = read_jsonl(folder / "outputs.jsonl")
+    assert all(o["cost_upper_bound"] is True and o["cost"] == pytest.approx(
+        (o["usage"]["input"] * 2.0 + o["usage"]["output"] * 8.0) / 1e6) for o in rows)
+    total = sum(o["cost"] for o in rows)
+    assert f"4 cells: 4 ok, 0 truncated, 0 failed · ≤ ${total:,.4f}" in result.output
+    assert ("cost ≤: 4 cells read input from the prompt cache, priced at the full input price (prices.test/model "
+            "in benchcard.yaml gives no cached_input; the vendor bills them less)") in result.output
+    ok(bc(project, "verdict", folder.name))
+    verdict = json.loads((folder / "verdict.json").read_text())
+    [row] = read_jsonl(project.root / "results" / "ledger.jsonl")
+    assert verdict["cost_upper_bound"] is True and row["cost_upper_bound"] is True
+    assert verdict["cost"] == pytest.approx(total)
+    assert ok(bc(project, "ledger", "--verify")).exit_code == 0
+
+
+def test_anthropic_cache_writes_are_priced_at_their_own_price_or_left_unknown(tmp_path: Path, server: FakeServer,
+                                                                            key: str) -> None:
+    """A Messages API reply that wrote 300 tokens to the cache, 100 of them to the 1-hour cache: with both write
+    prices each is priced at its own; without the 1-hour one the cost is unknown (a write costs more than input:
+    no figure below the bill is given), counted among the cells without a price."""
+    server.configure({"replies": [{"match": "", "reply": "red", "cache_write_tokens": 300,
+                                   "cache_write_1h_tokens": 100}]})
+    project = ab_project(tmp_path, None, fixtures=1, repetitions=1)
+    write_config(project.root, server.base_url, type_="anthropic",
+                 extra=CACHE_PRICE.replace("}", ", cache_write_1h: 4.0}"))
+    s = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]
+    rows = read_jsonl(project.root / s["folder"] / "outputs.jsonl")
+    assert all((o["usage"]["cache_write"], o["usage"]["cache_write_1h"]) == (300, 100) for o in rows)
+    assert all(o["cost"] == pytest.approx(((o["usage"]["input"] - 300) * 2.0 + 200 * 2.5 + 100 * 4.0
+                                           + o["usage"]["output"] * 8.0) / 1e6) for o in rows)
+    write_config(project.root, server.base_url, type_="anthropic", extra=CACHE_PRICE)
+    s = summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]
+    assert (s["cost"], s["cost_unknown"]) == (None, 2)
+
+
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_an_answer_without_usage_has_an_unknown_cost_not_a_free_one(tmp_path: Path, server: FakeServer, key: str,
                                                                     api: str) -> None:

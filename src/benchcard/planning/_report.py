@@ -19,6 +19,7 @@ from benchcard.planning.result import (
     Plan,
     SequentialPlan,
 )
+from benchcard.project import Price
 from benchcard.run.judging import judge_plan_lines
 
 
@@ -108,6 +109,8 @@ def plan_lines(p: Plan) -> list[str]:
         pr = p.price
         lines.append(f"cost            ≤ {dollars(p.max_cost)}  (input ~{dollars(p.input_cost)}; at ${pr.input:g} / "
                      f"${pr.output:g} per million input / output tokens, every call using all its max_tokens)")
+        if pr.input > 0:
+            lines.append(cached_input_line(p.model, pr))
     lines += judge_plan_lines(p.judge)
     lines += [f"warning: {w}" for w in p.warnings]
     if isinstance(p.reach, str):
@@ -119,6 +122,15 @@ def plan_lines(p: Plan) -> list[str]:
     if not isinstance(p.sequential, UnsetType):
         lines += sequential_lines(p.sequential)
     return lines
+
+
+def cached_input_line(model: str, price: Price) -> str:
+    """What a run will price input tokens the vendor reads from its prompt cache at: the model's `cached_input`,
+    or the full input price, its cost then an upper bound (docs/prices.md). The ceiling above prices all in full."""
+    if price.cached_input is None:
+        return (f"cached input    at the full input price: prices.{model} gives no cached_input, so a run whose "
+                "replies say they read input from the prompt cache reports its cost as an upper bound (≤)")
+    return f"cached input    ${price.cached_input:g} per million input tokens read from the prompt cache"
 
 
 def sequential_lines(s: SequentialPlan) -> list[str]:

@@ -173,6 +173,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
         data: dict[str, Any] = msgspec.to_builtins(self)
         if self.price is not None:  # as printed before the project's Price served here: no batch_discount
             data["price"] = {"input": self.price.input, "output": self.price.output, "unit": Price.unit}
+            if self.price.cached_input is not None:  # the price of an input token read from the prompt cache
+                data["price"]["cached_input"] = self.price.cached_input
         return data
 
 

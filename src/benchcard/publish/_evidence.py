@@ -89,10 +89,14 @@ def _figures(out: OutputRow, blind: bool) -> list[tuple[str, str]]:
         return [("finish reason", out.finish_reason or "—"),
                 ("tokens out / reasoning", " / ".join(fmt_value(n) for n in (usage.output, usage.reasoning))),
                 ("tokens in, cost, latency, attempts", "withheld until the verdict")]
+    cache = [("tokens in from / to the prompt cache", " / ".join(fmt_value(n) for n in (
+        usage.cached_tokens, usage.written_tokens)))] if usage.cached_tokens or usage.written_tokens else []
+    upper = "≤ " if out.cost is not None and out.cost_upper_bound is True else ""  # cached input priced in full
     return [("finish reason", out.finish_reason or "—"),
             ("tokens in / out / reasoning", " / ".join(fmt_value(n) for n in (usage.input, usage.output,
                                                                                 usage.reasoning))),
-            ("cost", money(out.cost)), ("latency", millis(out.latency_ms)), ("attempts", fmt_value(out.attempts))]
+            *cache, ("cost", upper + money(out.cost)), ("latency", millis(out.latency_ms)),
+            ("attempts", fmt_value(out.attempts))]
 
 
 def run_context(run: Run, card: Card | None) -> dict[str, Any]:

@@ -40,7 +40,8 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
             "outcome": row.outcome,
             "finding": row.finding,
             "figures": " · ".join(figures),
-            "cost": money(row.cost if isinstance(row.cost, int | float) else None),
+            "cost": ("≤ " if row.cost_upper_bound is True else "")  # cached input priced in full
+            + money(row.cost if isinstance(row.cost, int | float) else None),
             "evidence": row.evidence,
             "evidence_href": hrefs.get((row.card, row.run)),
             "hash": row.hash.removeprefix("sha256:")[:12],

@@ -157,6 +157,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     clauses: list[ClauseOutcome] | UnsetType = UNSET
     human: HumanAgreement | UnsetType = UNSET
     cost: Number | UnsetType | None = UNSET
+    cost_upper_bound: bool | UnsetType = UNSET  # the verdict's: cached input priced in full (docs/prices.md)
     latency: Latency | UnsetType = UNSET
     unsealed: bool | UnsetType = UNSET
     sources: list[Source] | UnsetType = UNSET

@@ -60,11 +60,42 @@ STATUS_CODES: dict[str, int] = {s: i for i, s in enumerate(STATUSES)}
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False):
-    """Tokens of one call, as the provider reported them (0 when it did not)."""
+    """Tokens of one call, as the provider reported them (0 when it did not).
+
+    `input` counts every input token, those the vendor read from or wrote to its prompt cache included (OpenAI's
+    `prompt_tokens`; Anthropic's `input_tokens` plus its cache reads and writes), as `output` counts reasoning.
+    `cached` says how many of them were read from the cache, `cache_write` how many were written to it (Anthropic),
+    `cache_write_1h` how many of those to its 1-hour cache: each is written only when a reply says some were, so
+    that a row of a call without them is the bytes it was before they were recorded (and such a row reads as 0).
+    """
 
     input: int = 0
     output: int = 0
     reasoning: int = 0
+    cached: int | UnsetType = UNSET
+    cache_write: int | UnsetType = UNSET
+    cache_write_1h: int | UnsetType = UNSET
+
+    @classmethod
+    def of(cls, input: int, output: int, reasoning: int = 0, cached: int = 0, cache_write: int = 0,
+           cache_write_1h: int = 0) -> Usage:
+        """A usage with the cache's counts recorded only when they are not 0."""
+        return cls(input, output, reasoning, cached or UNSET, cache_write or UNSET, cache_write_1h or UNSET)
+
+    @property
+    def cached_tokens(self) -> int:
+        """Input tokens read from the prompt cache (0 when none were said)."""
+        return 0 if isinstance(self.cached, UnsetType) else self.cached
+
+    @property
+    def written_tokens(self) -> int:
+        """Input tokens written to the prompt cache, at either lifetime (0 when none were said)."""
+        return 0 if isinstance(self.cache_write, UnsetType) else self.cache_write
+
+    @property
+    def written_1h_tokens(self) -> int:
+        """Of `written_tokens`, those written to the 1-hour cache (0 when none were said)."""
+        return 0 if isinstance(self.cache_write_1h, UnsetType) else self.cache_write_1h
 
 
 class OutputRow(msgspec.Struct, frozen=True, gc=False):
@@ -82,6 +113,9 @@ class OutputRow(msgspec.Struct, frozen=True, gc=False):
     error: str | None = None
     endpoint: str | msgspec.UnsetType = msgspec.UNSET  # the server that answered, when the provider is a pool
     batch: str | msgspec.UnsetType = msgspec.UNSET  # the vendor's batch that answered, in a `run --batch`
+    # true when `cost` priced input tokens read from the prompt cache at the full input price, the model's price
+    # giving no `cached_input`: the vendor billed less (`run.providers.cost_of`); absent otherwise
+    cost_upper_bound: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class OutputFigures(msgspec.Struct, frozen=True, gc=False):
@@ -95,6 +129,7 @@ class OutputFigures(msgspec.Struct, frozen=True, gc=False):
     latency_ms: float | None = None
     attempts: int = 0
     finish_reason: str | None = None
+    cost_upper_bound: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class AssignmentRow(msgspec.Struct, frozen=True, gc=False):

@@ -61,6 +61,9 @@ class VerdictHead(msgspec.Struct, frozen=True, kw_only=True):
     seal_root: str | None
     evidence: str
     cost: Number | UnsetType | None = UNSET
+    # true when `cost` is an upper bound: some cells' input read from the prompt cache priced at the full input
+    # price (their model's price gives no `cached_input`); absent otherwise (docs/prices.md)
+    cost_upper_bound: bool | UnsetType = UNSET
     latency: Latency | UnsetType = UNSET
     sources: list[Source] | UnsetType = UNSET  # a comparison's two logs
     rule: CompareRule | UnsetType = UNSET  # a comparison's win rule

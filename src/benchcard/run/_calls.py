@@ -721,11 +721,12 @@ def _row(s: Session, job: Job, c: Completion, attempts: int, latency: float) -> 
     for secret in _secrets(s):
         text = without_secret(text, secret)
     reason = _scrub(s, c.finish_reason) if c.finish_reason else c.finish_reason  # a server's words, as its error
+    priced = cost_of(c.usage, c.cost, s.model, s.prices, counted=c.counted)
     return OutputRow(cell=job.cell, fixture=job.fixture, status=c.status, text=text, finish_reason=reason,
-                     usage=c.usage, cost=cost_of(c.usage, c.cost, s.model, s.prices, counted=c.counted),
-                     latency_ms=latency,
+                     usage=c.usage, cost=priced.cost, latency_ms=latency,
                      attempts=_calls_made(attempts), error=_scrub(s, c.error) if c.error else None,
-                     endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint)  # a pool: which server answered
+                     endpoint=msgspec.UNSET if c.endpoint is None else c.endpoint,  # a pool: which server answered
+                     cost_upper_bound=priced.mark)
 
 
 def _failed(job: Job, attempts: int, latency: float | None, error: str) -> OutputRow:

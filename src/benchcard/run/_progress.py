@@ -56,6 +56,7 @@ class RichProgress:
         self.failed = self.truncated = 0
         self.cost = 0.0
         self.priced = False  # no cell has had a known cost yet (this session)
+        self.upper = False  # a cell's cost was an upper bound (cached input priced in full): the total is shown ≤
 
     def start(self, label: str, total: int, completed: int) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -87,11 +88,16 @@ class RichProgress:
         if row.cost is not None:
             self.cost += row.cost
             self.priced = True
+            self.upper = self.upper or row.cost_upper_bound is True
         if self._plain is not None:
             self._plain.done += 1
             return
         self._progress.update(self._task, advance=1, failed=self.failed, truncated=self.truncated,
-                              cost=dollars(self.cost) if self.priced else "cost n/a")
+                              cost=self._cost())
+
+    def _cost(self) -> str:
+        """The cost so far: `≤ $…` when it is an upper bound."""
+        return ("≤ " if self.upper else "") + dollars(self.cost) if self.priced else "cost n/a"
 
     def update(self, completed: int, label: str) -> None:
         """Cells done as a batch reports them (recorded or answered remotely), and the batch's state."""
@@ -109,7 +115,7 @@ class RichProgress:
             self._progress = None
 
     def status(self, label: str, done: int, total: int, started: float) -> str:
-        cost = dollars(self.cost) if self.priced else "cost n/a"
+        cost = self._cost()
         return (f"{label} {done}/{total} · {self.failed} failed · {self.truncated} truncated · {cost} · "
                 f"{time.monotonic() - started:.0f} s")
 

@@ -53,6 +53,9 @@ class RunSummary:
     replies: str = ""  # replies naming another model than the one asked, or never counted (records/replied.py)
     judge_replies: str = ""  # the same of a judge card's judge
     price_note: str = ""  # why cells answered have no cost: no price of the model in benchcard.yaml (price_gap)
+    # cells whose cost priced input tokens read from the prompt cache at the full input price (no `cached_input`):
+    # the run's cost is then an upper bound
+    cost_upper_bound: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,12 +70,11 @@ class RunSummary:
         if self.narrowed is not None:
             out.append(f"  the server refused calls for load (429/503/529): {self.narrowed} call"
                        f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
-        out += self._cells_lines()
-        for line in self.warnings[:SHOWN_WARNINGS]:
-            out.append(f"  warning: {self.folder}/{line}")
-        if len(self.warnings) > SHOWN_WARNINGS:
-            out.append(f"  warning: and {len(self.warnings) - SHOWN_WARNINGS} more result lines refused (each "
-                       "cell's cause is its error in outputs.jsonl)")
+        out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
+                   + (f", {self.missing} missing" if self.missing else "") + f" · {self.cost_text()} · "
+                   f"{self.wall_s:.1f} s")
+        out += [f"  cost: {self.price_note}"] if self.price_note else []
+        out += self._notes()
         if self.judge is not None:
             out.append(f"  {self.judge.line()}")
         if not self.finished:
@@ -88,17 +90,31 @@ class RunSummary:
                            "--retry-failed` calls them again (the failed attempts stay on record)")
         return out
 
-    def _cells_lines(self) -> list[str]:
-        """The cells' outcomes and the cost, then why a cost is unknown when a price is missing."""
-        c = self.counts
-        cost = "cost unknown" if self.cost is None else dollars(self.cost) + (
+    def _notes(self) -> list[str]:
+        """The lines under the counts: why the cost is an upper bound, the result lines a batch refused."""
+        out = [f"  {upper_bound_note(self.cost_upper_bound, self.model)}"] if self.cost_upper_bound else []
+        out += [f"  warning: {self.folder}/{line}" for line in self.warnings[:SHOWN_WARNINGS]]
+        if len(self.warnings) > SHOWN_WARNINGS:
+            out.append(f"  warning: and {len(self.warnings) - SHOWN_WARNINGS} more result lines refused (each "
+                       "cell's cause is its error in outputs.jsonl)")
+        return out
+
+    def cost_text(self) -> str:
+        """The run's cost as its summary line says it: `≤ $…` when it is an upper bound, the cells without a
+        price beside it."""
+        if self.cost is None:
+            return "cost unknown"
+        return ("≤ " if self.cost_upper_bound else "") + dollars(self.cost) + (
             f" (+{self.cost_unknown} cells without a price)" if self.cost_unknown else "")
-        cells = (f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
-                 + (f", {self.missing} missing" if self.missing else "") + f" · {cost} · {self.wall_s:.1f} s")
-        return [cells, f"  cost: {self.price_note}"] if self.price_note else [cells]
 
 
 SHOWN_WARNINGS = 5
+
+
+def upper_bound_note(cells: int, model: str) -> str:
+    """Why a run's cost is an upper bound, in one line: the default it priced cached input tokens at."""
+    return (f"cost ≤: {cells} cell{'s' if cells > 1 else ''} read input from the prompt cache, priced at the full "
+            f"input price (prices.{model} in benchcard.yaml gives no cached_input; the vendor bills them less)")
 
 
 def capped_note(provider: str, workers: int) -> str:
@@ -117,7 +133,8 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         version=manifest.version, rig=manifest.rig_line or rig.line(), provider=rig.provider, model=rig.model,
         cells=total,
         counts=tally.counts, missing=max(0, needed - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
-        cost_unknown=tally.unpriced, wall_s=round(time.perf_counter() - wall, 3), called=called,
+        cost_unknown=tally.unpriced, cost_upper_bound=tally.upper_bound, wall_s=round(time.perf_counter() - wall, 3),
+        called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
         capped=capped, narrowed=narrowed, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
         price_note=price_gap(rig.model, project.config().prices, batch) if tally.unpriced else "",
@@ -139,6 +156,7 @@ class Tally:
     cost: float = 0.0
     priced: int = 0
     unpriced: int = 0  # answered cells with no reported cost and no configured price
+    upper_bound: int = 0  # priced cells whose cost is an upper bound (`OutputRow.cost_upper_bound`)
 
     @classmethod
     def of(cls, store: RunStore) -> Tally:
@@ -158,5 +176,6 @@ class Tally:
         if row.cost is not None:
             self.cost += row.cost
             self.priced += 1
+            self.upper_bound += row.cost_upper_bound is True
         elif row.status != "failed":
             self.unpriced += 1

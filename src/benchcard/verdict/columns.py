@@ -94,12 +94,13 @@ class Outputs:
     cost: FloatArray
     latency_ms: FloatArray
     tokens: dict[str, FloatArray]
+    cost_upper_bound: int = 0  # rows whose cost is an upper bound (cached input priced in full)
 
 
 # Row fields read by C-level `map`: a generator expression costs a Python frame step per row.
 _CELL, _FIXTURE, _STATUS, _SCORE = attrgetter("cell"), attrgetter("fixture"), attrgetter("status"), attrgetter("score")
 _METRICS, _RULES, _USAGE = attrgetter("metrics"), attrgetter("rules"), attrgetter("usage")
-_COST, _LATENCY = attrgetter("cost"), attrgetter("latency_ms")
+_COST, _LATENCY, _UPPER = attrgetter("cost"), attrgetter("latency_ms"), attrgetter("cost_upper_bound")
 _VARIANT, _REPETITION = attrgetter("variant"), attrgetter("repetition")
 
 
@@ -258,4 +259,5 @@ def read_outputs(data: bytes, path: Path, *, latest: bool = False) -> Outputs:
         cost=_floats(map(_COST, rows)),
         latency_ms=_floats(map(_LATENCY, rows)),
         tokens={k: np.fromiter(map(attrgetter(k), usage), np.float64, n) for k in ("input", "output", "reasoning")},
+        cost_upper_bound=list(map(_UPPER, rows)).count(True),
     )

@@ -75,7 +75,8 @@ def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: s
         card=card.id, version=card.version, kind=card.kind, rig=verdict.rig, run=verdict.run, cells=verdict.cells,
         counts=verdict.counts, outcome=verdict.outcome, finding=verdict.finding, human=_human(verdict),
         judge=_judge(verdict), cost=None if isinstance(verdict.cost, UnsetType) else verdict.cost,
-        latency=verdict.latency, plan_digest=anchors.plan_digest, outputs_digest=anchors.outputs_digest,
+        cost_upper_bound=verdict.cost_upper_bound, latency=verdict.latency, plan_digest=anchors.plan_digest,
+        outputs_digest=anchors.outputs_digest,
         scores_digest=anchors.scores_digest, verdict_digest=digest, evidence_files=files, seal_root=verdict.seal_root,
         evidence=verdict.evidence,
     )

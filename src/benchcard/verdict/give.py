@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from benchcard._util.files import discard, fresh_tmp, move_into_place, write_atomic
 from benchcard._util.hashing import file_digest, seed_from
@@ -164,6 +165,11 @@ def _totals(data: RunData) -> tuple[float | None, Latency]:
     latency = Latency(median_ms=float(np.median(lat)) if lat.size else None,
                       total_ms=float(lat.sum()) if lat.size else None)
     return cost, latency
+
+
+def _upper_bound(data: RunData, cost: float | None) -> bool | UnsetType:
+    """Whether the total cost is an upper bound (a cell's cached input priced in full): true, or left out."""
+    return True if cost is not None and data.cost_upper_bound else UNSET
 
 
 def give_verdict(project: Project, run_dir: Path, *, allow_incomplete: bool = False,
@@ -342,7 +348,8 @@ def _head(project: Project, run_dir: Path, card: Card, data: RunData, scratch: b
     if scratch and not rig_line.endswith(" · scratch"):
         rig_line += " · scratch"
     return VerdictHead(run=run_dir.name, card=card.id, version=card.version, kind=card.kind, rig=rig_line,
-                       seal_root=manifest.seal_root, evidence=project.relative(run_dir), cost=cost, latency=latency)
+                       seal_root=manifest.seal_root, evidence=project.relative(run_dir), cost=cost,
+                       cost_upper_bound=_upper_bound(data, cost), latency=latency)
 
 
 def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, table_tmp: Path,

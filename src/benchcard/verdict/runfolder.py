@@ -91,6 +91,7 @@ class RunData(Grid):
     # scores.jsonl's cells and their plan positions: outputs.jsonl in the same order reuses them
     scored_cells: tuple[list[str], IntArray] | None = field(default=None, repr=False)
     allow_incomplete: bool = False
+    cost_upper_bound: int = 0  # cells whose cost is an upper bound (cached input priced in full: outputs.jsonl)
 
     def grid(self, values: FloatArray, variant: str, fixtures: Sequence[str] | None = None) -> FloatArray:
         """(fixtures, repetitions) of one variant; NaN where unscored."""
@@ -281,6 +282,7 @@ def _join_outputs(data: RunData, outputs: Outputs, path: Path, scored: npt.NDArr
         )
     data.status = np.where(scored, data.status, status)
     data.cost[o_idx] = outputs.cost
+    data.cost_upper_bound = outputs.cost_upper_bound
     data.latency_ms[o_idx] = outputs.latency_ms
     tokens = {}
     for k, col in outputs.tokens.items():

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from benchcard.errors import RunError
@@ -242,3 +243,25 @@ def test_a_result_file_is_read_a_line_at_a_time_whatever_its_size(tmp_path: Path
         tracemalloc.stop()
     assert (len(ids), answered) == (10_000, 10_000)
     assert peak < size / 4, (peak, size)
+
+
+def test_result_lines_carry_the_prompt_caches_tokens_and_rows_price_them_at_the_batch_price() -> None:
+    """A batch's result line holds the answer in its interactive shape, cache fields included: OpenAI's cached
+    tokens inside prompt_tokens, Anthropic's beside input_tokens; the row prices them at the cached price, with
+    the batch discount taken off the whole, or marks the cost an upper bound without a cached price."""
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
+    line = {"custom_id": "c1", "response": {"status_code": 200, "body": {
+        "choices": [{"index": 0, "message": {"content": "red"}, "finish_reason": "stop"}], "usage": usage}}}
+    chat = openai_outcome(line)
+    assert isinstance(chat, Completion) and (chat.usage.input, chat.usage.cached_tokens) == (1000, 800)
+    message = {"content": [{"type": "text", "text": "red"}], "stop_reason": "end_turn",
+               "usage": {"input_tokens": 200, "output_tokens": 10, "cache_read_input_tokens": 800}}
+    claude = anthropic_outcome({"custom_id": "c1", "result": {"type": "succeeded", "message": message}})
+    assert isinstance(claude, Completion) and claude.usage == chat.usage  # the same call, in either shape
+    prices = {"m": Price(2.0, 4.0, batch_discount=0.5, cached_input=0.2)}
+    for outcome in (chat, claude):
+        row = output_row("c1", "f1", outcome, "batch_9", "m", prices)
+        assert row.cost == pytest.approx((200 * 2.0 + 800 * 0.2 + 10 * 4.0) / 1e6 * 0.5)
+        assert row.cost_upper_bound is msgspec.UNSET
+        full = output_row("c1", "f1", outcome, "batch_9", "m", {"m": Price(2.0, 4.0, batch_discount=0.5)})
+        assert full.cost == pytest.approx((1000 * 2.0 + 10 * 4.0) / 1e6 * 0.5) and full.cost_upper_bound is True

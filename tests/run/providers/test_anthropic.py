@@ -97,3 +97,22 @@ def test_a_stop_reason_that_is_not_text_is_no_answer() -> None:
         assert (out.status, out.text, out.finish_reason) == ("failed", "ok", None)
         assert (out.error or "").startswith("not an answer: the stop reason is not text (")
     assert parse_message({**anthropic_reply({"type": "text", "text": "ok"}), "stop_reason": None}).status == "ok"
+
+
+def test_the_prompt_caches_tokens_are_added_to_input_tokens_which_leaves_them_out() -> None:
+    """The Messages API's `input_tokens` counts neither the tokens read from the prompt cache nor those written to
+    it (each has its own field): the usage recorded adds them, so that `input` means every input token as
+    OpenAI's `prompt_tokens` does, and says how many were read, written, and written to the 1-hour cache."""
+    text = {"type": "text", "text": "negative"}
+    out = parse_message(anthropic_reply(text, cache_read_input_tokens=3000, cache_creation_input_tokens=500,
+                                        cache_creation={"ephemeral_5m_input_tokens": 400,
+                                                        "ephemeral_1h_input_tokens": 100}))
+    assert (out.usage.input, out.usage.output) == (20 + 3000 + 500, 9)
+    assert (out.usage.cached_tokens, out.usage.written_tokens, out.usage.written_1h_tokens) == (3000, 500, 100)
+    split_only = parse_message(anthropic_reply(text, cache_creation={"ephemeral_5m_input_tokens": 40,
+                                                                     "ephemeral_1h_input_tokens": 60}))
+    assert (split_only.usage.input, split_only.usage.written_tokens, split_only.usage.written_1h_tokens) == (
+        120, 100, 60)
+    none = parse_message(anthropic_reply(text, cache_read_input_tokens=0, cache_creation_input_tokens=0))
+    assert (none.usage.input, none.usage.cached_tokens, none.usage.written_tokens) == (20, 0, 0)
+    assert none.counted

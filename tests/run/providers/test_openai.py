@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from benchcard.errors import CallError, RetryableError
@@ -179,3 +180,15 @@ def test_the_model_a_reply_names_is_kept_on_one_line() -> None:
     assert parse_chat_completion({**chat_reply(), "model": " a\nb "}).model == "a b"
     assert parse_chat_completion({**chat_reply(), "model": 4}).model is None
     assert parse_chat_completion(chat_reply()).model is None
+
+
+def test_input_read_from_the_prompt_cache_is_counted_inside_prompt_tokens() -> None:
+    """OpenAI's `prompt_tokens` includes the tokens its prompt cache served, `prompt_tokens_details.cached_tokens`
+    says how many: the usage keeps both as sent (cached a part of input), and a reply without them records none,
+    the bytes of its row unchanged."""
+    out = parse_chat_completion(chat_reply(prompt_tokens=2048, prompt_tokens_details={"cached_tokens": 1920,
+                                                                                        "audio_tokens": 0}))
+    assert (out.usage.input, out.usage.cached_tokens, out.usage.written_tokens) == (2048, 1920, 0)
+    plain = parse_chat_completion(chat_reply(prompt_tokens_details={"cached_tokens": 0}))
+    assert (plain.usage.input, plain.usage.cached_tokens) == (12, 0)
+    assert msgspec.json.encode(plain.usage) == b'{"input":12,"output":7,"reasoning":0}'

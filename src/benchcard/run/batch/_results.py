@@ -168,8 +168,7 @@ def output_row(cell: str, fixture: str, outcome: Outcome, batch: str, model: str
         return OutputRow(cell=cell, fixture=fixture, status="failed", text="", finish_reason=None, usage=Usage(),
                          cost=None, latency_ms=None, attempts=1, error=outcome, batch=batch)
     c = outcome
+    priced = cost_of(c.usage, c.cost, model, prices, batch=True, counted=c.counted)
     return OutputRow(cell=cell, fixture=fixture, status=c.status, text=c.text, finish_reason=c.finish_reason,
-                     usage=c.usage,
-                     cost=cost_of(c.usage, c.cost, model, prices, batch=True, counted=c.counted), latency_ms=None,
-                     attempts=1,
-                     error=c.error, batch=batch)
+                     usage=c.usage, cost=priced.cost, latency_ms=None, attempts=1, error=c.error, batch=batch,
+                     cost_upper_bound=priced.mark)

@@ -6,7 +6,9 @@ Only the *name* of the environment variable holding a key is ever stored; its va
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from msgspec import UNSET, UnsetType
 
 from benchcard._util.urls import check_url
 from benchcard._util.version import pip_install
@@ -22,6 +24,7 @@ __all__ = [
     "BUILTIN",
     "CONFIG_FILE",
     "Price",
+    "Priced",
     "anthropic",
     "base",
     "build_body",
@@ -35,6 +38,7 @@ __all__ = [
     "provider_config",
     "require_key",
     "stored_url",
+    "tokens_cost",
     "vendor_headers",
 ]
 
@@ -139,22 +143,58 @@ def make_provider(cfg: ProviderConfig, client: httpx.AsyncClient, model: str | N
 # ------------------------------------------------------------------------------------------------------ prices
 
 
+class Priced(NamedTuple):
+    """A call's cost in USD (None: unknown) and whether it is an upper bound: input tokens the vendor read from
+    its prompt cache priced at the full input price, the model's price giving no `cached_input`."""
+
+    cost: float | None
+    upper_bound: bool = False
+
+    @property
+    def mark(self) -> bool | UnsetType:
+        """`OutputRow.cost_upper_bound`: true, or left out of the row."""
+        return True if self.upper_bound else UNSET
+
+
 def cost_of(usage: Usage, reported: float | None, model: str, prices: Mapping[str, Price],
-            batch: bool = False, counted: bool = True) -> float | None:
+            batch: bool = False, counted: bool = True) -> Priced:
     """The provider's reported cost when there is one, else the configured price, else None (unknown).
 
-    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them). A call
-    made through a batch API is priced with the model's `batch_discount`; without one its cost is unknown
-    rather than the interactive price. Nor is a reply that did not say its tokens (`counted` false) priced: its
-    cost is unknown, not $0.
+    Output tokens are billed as reported, reasoning included (both APIs count reasoning inside them). Input tokens
+    read from the prompt cache are priced at the model's `cached_input`, or without one at `input` (the cost is
+    then an upper bound, and says so); those written to Anthropic's cache at `cache_write` (5 minutes) and
+    `cache_write_1h`, or without the one they need the cost is unknown: those cost more than `input`, and no
+    figure below the bill is given for one. A call made through a batch API is priced with the model's
+    `batch_discount`, taken off the whole (the vendors' cache prices stack with it); without one its cost is
+    unknown rather than the interactive price. Nor is a reply that did not say its tokens (`counted` false)
+    priced: its cost is unknown, not $0.
     """
     if reported is not None:
-        return reported
+        return Priced(reported)
     price = prices.get(model)
     if price is None or not counted or (batch and price.batch_discount is None):
+        return Priced(None)
+    full = tokens_cost(usage, price)
+    if full is None:
+        return Priced(None)
+    upper = usage.cached_tokens > 0 and price.cached_input is None
+    return Priced(full * (1 - price.batch_discount) if batch and price.batch_discount is not None else full, upper)
+
+
+def tokens_cost(usage: Usage, price: Price) -> float | None:
+    """The interactive price of a call's tokens, each kind at its own price (`cost_of`); None when it wrote to
+    the prompt cache and the price for that write is not given. The cache's counts are parts of `input`, held to
+    it (a server's count of more cached tokens than input ones prices no token twice)."""
+    cached = min(usage.cached_tokens, usage.input)
+    written = min(usage.written_tokens, usage.input - cached)
+    written_1h = min(usage.written_1h_tokens, written)
+    written_5m = written - written_1h
+    if (written_5m and price.cache_write is None) or (written_1h and price.cache_write_1h is None):
         return None
-    full = (usage.input * price.input + usage.output * price.output) / 1_000_000
-    return full * (1 - price.batch_discount) if batch and price.batch_discount is not None else full
+    read = price.input if price.cached_input is None else price.cached_input
+    total = ((usage.input - cached - written) * price.input + cached * read + usage.output * price.output
+             + written_5m * (price.cache_write or 0.0) + written_1h * (price.cache_write_1h or 0.0))
+    return total / 1_000_000
 
 
 def price_gap(model: str, prices: Mapping[str, Price], batch: bool = False) -> str:

@@ -2,7 +2,10 @@
 
 Response shape read: `content` blocks (the text is every `text` block joined; `thinking` blocks are not part of
 it), `stop_reason` (`max_tokens` when the token limit cut the answer, `refusal` when the API declined),
-`usage.input_tokens` and `usage.output_tokens` (which bills thinking as output).
+`usage.input_tokens` and `usage.output_tokens` (which bills thinking as output), and the prompt cache's
+`usage.cache_read_input_tokens`, `usage.cache_creation_input_tokens` and its split by lifetime,
+`usage.cache_creation.ephemeral_1h_input_tokens`. `input_tokens` counts neither cache's tokens (the docs: the
+input is their sum), so the usage recorded adds them, as OpenAI's `prompt_tokens` counts its cached ones.
 """
 
 from __future__ import annotations
@@ -87,6 +90,16 @@ class AnthropicProvider(HttpProvider):
         return parse_message(data, secret)
 
 
+def cache_counts(usage: Mapping[str, Any]) -> tuple[int, int, int]:
+    """Input tokens a message's `usage` says were read from the prompt cache, written to it, and of those written
+    to its 1-hour cache. A usage that gives only the split by lifetime (`cache_creation`) is read from it."""
+    split = mapping(usage.get("cache_creation"))
+    written_1h = number(split.get("ephemeral_1h_input_tokens"))
+    written = number(usage.get("cache_creation_input_tokens")) or (
+        number(split.get("ephemeral_5m_input_tokens")) + written_1h)
+    return number(usage.get("cache_read_input_tokens")), written, min(written_1h, written)
+
+
 def parse_message(data: Any, secret: str | None = None) -> Completion:
     """A Messages-API message → Completion; anything else is a malformed answer (`base.malformed`, retried).
 
@@ -118,8 +131,10 @@ def parse_message(data: Any, secret: str | None = None) -> Completion:
     # The API bills thinking inside output_tokens and does not break it out today; count it when a usage does.
     reasoning = (number(usage_map.get("thinking_tokens")) or number(usage_map.get("reasoning_tokens"))
                  or number(details.get("thinking_tokens")) or number(details.get("reasoning_tokens")))
-    usage = Usage(input=number(usage_map.get("input_tokens")), output=number(usage_map.get("output_tokens")),
-                  reasoning=reasoning)
+    read, written, written_1h = cache_counts(usage_map)
+    usage = Usage.of(input=number(usage_map.get("input_tokens")) + read + written,
+                     output=number(usage_map.get("output_tokens")), reasoning=reasoning, cached=read,
+                     cache_write=written, cache_write_1h=written_1h)
     cost = money(usage_map.get("cost"))
     status, error = status_for(said_stop)
     if status == "ok" and not texts:

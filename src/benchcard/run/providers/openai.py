@@ -2,7 +2,8 @@
 
 Response shape read (the chat completion object): the choice of `index` 0 (`choices[0]` unless the list puts
 another first), its `message.content` and `finish_reason`
-(`length` when the token limit cut the answer), `usage.prompt_tokens`, `usage.completion_tokens` (which
+(`length` when the token limit cut the answer), `usage.prompt_tokens` (which includes the input tokens read from
+the prompt cache), `usage.prompt_tokens_details.cached_tokens` (those), `usage.completion_tokens` (which
 includes reasoning), `usage.completion_tokens_details.reasoning_tokens`, and OpenRouter's `usage.cost` (USD).
 """
 
@@ -98,8 +99,9 @@ def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
     text, said = _text_of(message.get("content"))
     usage_map = mapping(data.get("usage"))
     details = mapping(usage_map.get("completion_tokens_details"))
-    usage = Usage(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
-                  reasoning=number(details.get("reasoning_tokens")))
+    cached = mapping(usage_map.get("prompt_tokens_details")).get("cached_tokens")  # part of prompt_tokens
+    usage = Usage.of(input=number(usage_map.get("prompt_tokens")), output=number(usage_map.get("completion_tokens")),
+                     reasoning=number(details.get("reasoning_tokens")), cached=number(cached))
     cost = money(usage_map.get("cost"))
     status, error = status_for(said_finish)
     refusal = message.get("refusal")

@@ -37,6 +37,11 @@ class ReplyRule:
     finish_reason: FinishReason = "stop"
     reasoning_tokens: int = 0
     cost: float | None = None
+    # a prompt cache's tokens, in front of the prompt's words: read from it, written to it (of those, to the 1-hour
+    # cache), each sent in the vendor's own shape (`_replies.cache_usage`)
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def cycles(self) -> bool:
@@ -139,7 +144,8 @@ _TOP_KEYS: Final = frozenset(
     }
 )
 _REPLY_KEYS: Final = frozenset(
-    {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost"}
+    {"match", "reply", "replies_cycle", "finish_reason", "reasoning_tokens", "cost", "cached_tokens",
+     "cache_write_tokens", "cache_write_1h_tokens"}
 )
 _FAULT_KEYS: Final = frozenset({"match", "kind", "times", "total", "retry_after", "hang_s", "code", "held"})
 
@@ -194,12 +200,20 @@ def _parse_reply(obj: Any, where: str) -> ReplyRule:
     if finish not in FINISH_REASONS:
         raise FakeServerError(f"{where}.finish_reason: expected one of {', '.join(FINISH_REASONS)}, got {finish!r}")
     cost = raw.get("cost")
+    written = _integer(raw.get("cache_write_tokens", 0), f"{where}.cache_write_tokens")
+    written_1h = _integer(raw.get("cache_write_1h_tokens", 0), f"{where}.cache_write_1h_tokens")
+    if written_1h > written:
+        raise FakeServerError(f"{where}.cache_write_1h_tokens: expected at most cache_write_tokens ({written}), "
+                              f"of which they are a part, got {written_1h}")
     return ReplyRule(
         match=_string(raw.get("match", ""), f"{where}.match"),
         replies=replies,
         finish_reason=finish,
         reasoning_tokens=_integer(raw.get("reasoning_tokens", 0), f"{where}.reasoning_tokens"),
         cost=None if cost is None else _number(cost, f"{where}.cost"),
+        cached_tokens=_integer(raw.get("cached_tokens", 0), f"{where}.cached_tokens"),
+        cache_write_tokens=written,
+        cache_write_1h_tokens=written_1h,
     )
 
 

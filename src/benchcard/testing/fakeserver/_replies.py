@@ -5,6 +5,7 @@ Token counts are whitespace-split word counts: cheap, deterministic, and enough 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,11 +72,28 @@ def max_tokens(body: Any) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Cache:
+    """A prompt cache's tokens in front of the prompt's words (a reply rule's `cached_tokens`, …): read from the
+    cache, written to it, and of those written to its 1-hour cache. Every shape describes the same call:
+    OpenAI's `prompt_tokens` counts them all (its `cached_tokens` the read ones; it reports no writes), the
+    Messages API's `input_tokens` none of them (each in its own field)."""
+
+    read: int = 0
+    written: int = 0
+    written_1h: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.read + self.written
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     text: str
     finish: FinishReason
     reasoning_tokens: int
     cost: float | None
+    cache: Cache = Cache()
 
 
 def sent_key(headers: Mapping[str, str]) -> str:
@@ -98,21 +116,22 @@ def choose_answer(config: Config, cycle_pos: dict[str, int], body: Any, user: st
                 text = rule.replies[pos % len(rule.replies)]
             else:
                 text = rule.replies[0]
-            answer = Answer(text, rule.finish_reason, rule.reasoning_tokens, rule.cost)
+            answer = Answer(text, rule.finish_reason, rule.reasoning_tokens, rule.cost,
+                            Cache(rule.cached_tokens, rule.cache_write_tokens, rule.cache_write_1h_tokens))
             break
     else:
         answer = Answer(config.default_reply, "stop", 0, None)
     limit = max_tokens(body)
     words = answer.text.split()
     if limit is not None and len(words) > limit:
-        answer = Answer(" ".join(words[:limit]), "length", answer.reasoning_tokens, answer.cost)
+        answer = dataclasses.replace(answer, text=" ".join(words[:limit]), finish="length")
     return answer
 
 
 def truncated(answer: Answer) -> Answer:
     """The first half of the reply (by characters), as a ``length`` stop: what a hit token limit gives."""
     cut = answer.text[: len(answer.text) // 2]
-    return Answer(cut, "length", answer.reasoning_tokens, answer.cost)
+    return dataclasses.replace(answer, text=cut, finish="length")
 
 
 def model_of(body: Any) -> str:
@@ -126,7 +145,7 @@ def answered_by(payload: dict[str, Any], model: str | None) -> dict[str, Any]:
 
 
 def openai_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
-    prompt = prompt_tokens(body)
+    prompt = prompt_tokens(body) + answer.cache.tokens  # OpenAI counts the cached tokens in prompt_tokens
     completion = len(answer.text.split()) + answer.reasoning_tokens  # OpenAI counts reasoning as completion
     usage: dict[str, Any] = {
         "prompt_tokens": prompt,
@@ -134,6 +153,8 @@ def openai_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
         "total_tokens": prompt + completion,
         "completion_tokens_details": {"reasoning_tokens": answer.reasoning_tokens},
     }
+    if answer.cache.read:
+        usage["prompt_tokens_details"] = {"cached_tokens": answer.cache.read, "audio_tokens": 0}
     if answer.cost is not None:
         usage["cost"] = answer.cost  # OpenRouter's field: dollars charged for this call
     return {
@@ -157,7 +178,7 @@ def responses_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
     """The Responses API's shape (`POST /v1/responses`, what inspect_ai's and the OpenAI SDK's `openai/`
     provider call): one output message of one `output_text` part; a `length` stop is `incomplete` with reason
     `max_output_tokens`; other ends that are no answer are `incomplete` with their finish reason."""
-    prompt = prompt_tokens(body)
+    prompt = prompt_tokens(body) + answer.cache.tokens  # as chat's prompt_tokens, the cached tokens counted
     completion = len(answer.text.split()) + answer.reasoning_tokens
     ended = answer.finish == "stop"
     settings = body if isinstance(body, dict) else {}
@@ -183,7 +204,7 @@ def responses_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
         "max_output_tokens": settings.get("max_output_tokens"),
         "metadata": {},
         "usage": {
-            "input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens": prompt, "input_tokens_details": {"cached_tokens": answer.cache.read},
             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": answer.reasoning_tokens},
             "total_tokens": prompt + completion,
         },
@@ -208,10 +229,21 @@ def anthropic_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
         "stop_reason": {"length": "max_tokens", "stop": "end_turn"}.get(answer.finish, answer.finish),
         "stop_sequence": None,
         "usage": {
-            "input_tokens": prompt_tokens(body),
+            "input_tokens": prompt_tokens(body),  # the cache's tokens are not counted here, but in their own fields
             "output_tokens": len(answer.text.split()) + thinking_tokens,  # thinking is billed as output
+            **cache_usage(answer.cache),
         },
     }
+
+
+def cache_usage(cache: Cache) -> dict[str, Any]:
+    """The Messages API's prompt-cache fields of a usage (none when the cache was not used): reads, writes, and
+    the writes split by lifetime."""
+    if not cache.tokens:
+        return {}
+    return {"cache_read_input_tokens": cache.read, "cache_creation_input_tokens": cache.written,
+            "cache_creation": {"ephemeral_5m_input_tokens": cache.written - cache.written_1h,
+                               "ephemeral_1h_input_tokens": cache.written_1h}}
 
 
 def without_content(payload: dict[str, Any]) -> dict[str, Any]:
@@ -266,7 +298,7 @@ def _chat_shaped(payload: dict[str, Any], kind: str) -> dict[str, Any]:
                        x_unknown={"nested": [1, {"deeper": None}]})
         message.update(refusal=None, annotations=[])
         usage = payload["usage"]
-        usage["prompt_tokens_details"] = {"cached_tokens": usage["prompt_tokens"], "audio_tokens": 0}
+        usage.setdefault("prompt_tokens_details", {"cached_tokens": usage["prompt_tokens"], "audio_tokens": 0})
         usage["completion_tokens_details"].update(audio_tokens=0, accepted_prediction_tokens=0,
                                                   rejected_prediction_tokens=0)
     elif kind == "choices":  # a second choice, listed first: only `index` says which is the first
@@ -289,9 +321,10 @@ def _message_shaped(payload: dict[str, Any], kind: str) -> dict[str, Any]:
         payload["content"] = [*others, {"type": "redacted_thinking", "data": "ZmFrZQ=="}, *_halves(text)]
     elif kind == "extras":
         payload.update(container=None, x_unknown={"nested": [1, {"deeper": None}]})
-        payload["usage"].update(cache_creation_input_tokens=0, cache_read_input_tokens=0, service_tier="standard",
-                                cache_creation={"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
-                                server_tool_use={"web_search_requests": 0})
+        payload["usage"] = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                            **payload["usage"], "service_tier": "standard",
+                            "server_tool_use": {"web_search_requests": 0}}
     return payload  # `choices`: the Messages API answers one message
 
 
