@@ -66,6 +66,12 @@ def test_plan_with_prices_json(project: Project) -> None:
     assert data["max_cost"] == pytest.approx((tokens * 3 + 7200 * 15) / 1e6)
     text = CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab"]).output
     assert f"cost            ≤ ${data['max_cost']:,.4f}" in text and "$3 / $15 per million" in text
+    assert "cached input    at the full input price: prices.test/model-1 gives no cached_input" in text
+    assert data["price"] == {"input": 3, "output": 15, "unit": "USD per 1M tokens"}
+    (project.root / "benchcard.yaml").write_text("prices:\n  test/model-1: {input: 3, output: 15, cached_input: 0.3}\n")
+    data = json.loads(CliRunner().invoke(cli, ["-C", str(project.root), "plan", "extract-ab", "--json"]).output)
+    assert data["price"] == {"input": 3, "output": 15, "unit": "USD per 1M tokens", "cached_input": 0.3}
+    assert data["max_cost"] == pytest.approx((tokens * 3 + 7200 * 15) / 1e6)  # the ceiling: every token in full
 
 
 def _independent_power(rate: float, fixture_sd: float, gap: float, fixtures: int, repetitions: int,

@@ -101,6 +101,12 @@ def test_the_cost_lines_with_and_without_a_price() -> None:
     assert priced[1] == "calls           36  (3 repetitions)"
     assert priced[4] == ("cost            ≤ $0.1455  (input ~$0.0370; at $3 / $15 per million input / output "
                          "tokens, every call using all its max_tokens)")
+    assert priced[5] == ("cached input    at the full input price: prices.m gives no cached_input, so a run whose "
+                         "replies say they read input from the prompt cache reports its cost as an upper bound (≤)")
+    cached = plan_lines(_plan(price={"input": 3, "output": 15, "cached_input": 0.3}, max_cost=0.1, input_cost=0.03))
+    assert cached[5] == "cached input    $0.3 per million input tokens read from the prompt cache"
+    free = plan_lines(_plan(price={"input": 0, "output": 0}, max_cost=0, input_cost=0))  # the embedded model
+    assert not any(line.startswith("cached input") for line in free)
 
 
 def test_a_plan_from_assumptions_says_what_it_rests_on() -> None:

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from benchcard._util.numfmt import DASH, fixed
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.publish._evidence import _figures
 from benchcard.publish.build import build_site
+from benchcard.records.rows import OutputRow, Usage
 
 from ..helpers_project import copy_project
 from ..helpers_site import (
@@ -112,3 +114,18 @@ def test_grades_without_grader_notes_build_and_show(tmp_path: Path) -> None:
     assert "Grader notes" in card_page and "Agreement of the human grades" in card_page
     assert "None." in card_page
 
+
+
+def test_a_cells_prompt_cache_and_a_cost_that_is_an_upper_bound_are_shown_once_unblinded() -> None:
+    """A cell that read input from the prompt cache says how many tokens came from and went to it, and its cost
+    reads `≤ $…` when it priced them in full; while the run is blind both stay withheld with the request's other
+    figures (they follow the prompt, whose length differs by variant)."""
+    row = OutputRow(cell="c1", fixture="f1", status="ok", text="red", usage=Usage.of(2048, 7, cached=1920),
+                    cost=0.0041, cost_upper_bound=True)
+    shown = dict(_figures(row, blind=False))
+    assert shown["tokens in from / to the prompt cache"] == "1920 / 0"
+    assert shown["cost"] == "≤ $0.0041"
+    blind = dict(_figures(row, blind=True))
+    assert "tokens in from / to the prompt cache" not in blind and "cost" not in blind
+    plain = dict(_figures(OutputRow(cell="c1", fixture="f1", status="ok", cost=0.0041), blind=False))
+    assert plain["cost"] == "$0.0041" and "tokens in from / to the prompt cache" not in plain

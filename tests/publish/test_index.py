@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
+
 from benchcard.card.load import load_cards
 from benchcard.project import Project
+from benchcard.publish._index import ledger_context
 from benchcard.publish.build import build_site
 from benchcard.records import ledger
+from benchcard.records.ledgerrow import LedgerRow
 
 from ..helpers_site import (
     _norm,
@@ -52,3 +56,14 @@ def test_broken_ledger_chain_is_reported(tmp_path: Path) -> None:
     for rel in ("index.html", "cards/emit-terminator/index.html"):  # the edited row's finding is shown, warned
         assert "The ledger does not verify. The findings on this page come from its rows" in _norm(
             page(tmp_path / "site", rel).text), rel
+
+
+def test_a_rows_cost_that_is_an_upper_bound_is_shown_so_on_the_ledger_page() -> None:
+    """A verdict whose cost priced cached input at the full input price (`cost_upper_bound`) reads `≤ $…` on the
+    ledger page; a row without the field (every row written before it) reads as it did."""
+    base = {"card": "c", "version": 1, "kind": "probe", "rig": "m · api", "run": "r", "cells": 4,
+            "outcome": "result", "finding": "scored", "cost": 0.0123, "seal_root": None, "evidence": "results/c"}
+    upper = msgspec.convert({**base, "cost_upper_bound": True}, LedgerRow)
+    plain = msgspec.convert(base, LedgerRow)
+    rows = ledger_context([upper, plain], [], {}, None)["rows"]
+    assert [r["cost"] for r in rows] == ["≤ $0.01", "$0.01"]

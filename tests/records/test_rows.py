@@ -17,6 +17,7 @@ from benchcard.records.rows import (
     IntegrationGrid,
     Look,
     Manifest,
+    OutputFigures,
     OutputRow,
     Retry,
     RigRecord,
@@ -24,7 +25,10 @@ from benchcard.records.rows import (
     Schedule,
     SealedJudging,
     Tokens,
+    Usage,
     decode_manifest,
+    decode_rows,
+    dumps_line,
     encode_manifest,
     iter_rows,
     read_rows,
@@ -170,3 +174,23 @@ def test_rule_parameters_say_the_first_that_differs() -> None:
     today = Rules(futility_level=0.035, decide_from=3, grid=IntegrationGrid(points=801, sds=9.0, cap=12.0))
     assert today.changed(rules) == "futility level 0.035, this benchcard uses 0.1"
     assert today.changed(today) is None
+
+
+OLD_ROW = (b'{"cell":"c1","fixture":"f1","status":"ok","text":"red","finish_reason":"stop","usage":{"input":12,'
+           b'"output":7,"reasoning":0},"cost":0.0001,"latency_ms":5.0,"attempts":1,"error":null}\n')
+
+
+def test_the_prompt_caches_counts_are_new_optional_fields_old_rows_read_and_are_written_as_before() -> None:
+    """outputs.jsonl is append-only: a row written before the cache's counts reads (as none cached, its cost not
+    an upper bound), a row without them is written byte for byte as before, and one with them adds only the new
+    fields, which read back."""
+    [old] = decode_rows(OLD_ROW, OutputRow, "outputs.jsonl")
+    assert (old.usage.cached_tokens, old.usage.written_tokens, old.cost_upper_bound) == (0, 0, msgspec.UNSET)
+    assert dumps_line(old) == OLD_ROW
+    [figures] = decode_rows(OLD_ROW, OutputFigures, "outputs.jsonl")
+    assert figures.cost_upper_bound is msgspec.UNSET
+    cached = msgspec.structs.replace(old, usage=Usage.of(2048, 7, cached=1920), cost_upper_bound=True)
+    line = dumps_line(cached)
+    assert b'"usage":{"input":2048,"output":7,"reasoning":0,"cached":1920}' in line
+    assert line.endswith(b',"error":null,"cost_upper_bound":true}\n')
+    assert decode_rows(line, OutputRow, "outputs.jsonl") == [cached]

@@ -67,6 +67,17 @@ def test_the_last_piped_line_counts_costs_and_a_batchs_own_label() -> None:
     assert len(stream.getvalue().splitlines()) == 2
 
 
+def test_a_cost_so_far_that_is_an_upper_bound_is_shown_so() -> None:
+    """A cell whose cached input was priced in full (no `cached_input`) makes the total an upper bound: `≤ $…`."""
+    stream = StringIO()
+    progress = RichProgress(stream, every=3600)
+    progress.start("run colour-ab v1 · fake · test/model", 2, 0)
+    progress.advance(OutputRow(cell="c1", fixture="f", status="ok", cost=0.5))
+    progress.advance(OutputRow(cell="c2", fixture="f", status="ok", cost=0.25, cost_upper_bound=True))
+    progress.stop()
+    assert re.fullmatch(r"calls 2/2 · 0 failed · 0 truncated · ≤ \$0\.7500 · \d+ s", stream.getvalue().splitlines()[-1])
+
+
 def test_a_label_that_reads_as_rich_markup_or_holds_a_newline_is_printed_as_written(
         tmp_path: Path, server: FakeServer, key: str) -> None:
     """Review: the bar's label (the rig: a model name as typed) and a batch's state (the vendor's words) were rich

@@ -83,6 +83,27 @@ def test_costs_are_at_the_batch_price(tmp_path: Path, server: FakeServer, key: s
 
 
 @pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_cached_input_in_result_lines_is_priced_at_the_cached_batch_price(tmp_path: Path, server: FakeServer, key: str,
+                                                                          vendor: str) -> None:
+    """A batch run through the fake batch API (a real socket) whose result lines say 1,000 input tokens a call
+    came from the prompt cache, in each vendor's shape: each cell is priced at the cached price, the batch
+    discount taken off the whole."""
+    server.configure({"replies": [{"match": "", "reply": "red", "cached_tokens": 1000}]})
+    prices = "prices:\n  test/model: {input: 2.0, output: 4.0, batch_discount: 0.5, cached_input: 0.2}\n"
+    project = project_for(tmp_path, server, vendor, fixtures=2, extra=prices)
+    result = bc(project, "run", "colour-ab", "--batch", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    [s] = json.loads(result.stdout)["runs"]
+    rows = read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl")
+    assert len(rows) == 4 and all(o["usage"]["cached"] == 1000 for o in rows)
+    for o in rows:
+        plain = o["usage"]["input"] - 1000
+        assert plain > 0 and o["cost"] == pytest.approx((plain * 2.0 + 1000 * 0.2 + o["usage"]["output"] * 4.0)
+                                                        / 1e6 * 0.5)
+    assert s["cost"] == pytest.approx(sum(o["cost"] for o in rows), abs=1e-6) and s["cost_upper_bound"] == 0
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
 def test_vendor_shapes_in_result_lines_are_recorded_as_interactive_answers_are(tmp_path: Path, server: FakeServer,
                                                                              key: str, vendor: str) -> None:
     """The shapes of the vendors' docs, inside result lines: a refusal and a tool call fail their cell, an answer

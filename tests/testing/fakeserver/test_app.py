@@ -428,3 +428,30 @@ def test_the_provider_its_help_shows_runs_a_card_as_pasted(fake: FakeServer, tmp
     assert result.exit_code == 0, result.output
     [run] = json.loads(result.stdout)["runs"]
     assert run["finished"] and fake.stats()["calls"] == 1
+
+
+def test_a_reply_rule_sends_the_prompt_caches_tokens_in_each_vendors_shape(fake: FakeServer,
+                                                                           client: httpx.Client) -> None:
+    """`cached_tokens`, `cache_write_tokens` and `cache_write_1h_tokens` stand for a cached prefix in front of the
+    prompt's words, and every endpoint describes the same call in its own vendor's words: chat's and the
+    Responses API's input counts them all and names the read ones; the Messages API's `input_tokens` counts only
+    the words, the cache's tokens in their own fields, the writes split by lifetime."""
+    fake.configure({"replies": [{"match": "", "reply": "red", "cached_tokens": 1000, "cache_write_tokens": 300,
+                                 "cache_write_1h_tokens": 100}]})
+    usage = client.post("/chat/completions", json=chat("one two three")).json()["usage"]
+    assert (usage["prompt_tokens"], usage["prompt_tokens_details"]["cached_tokens"]) == (5 + 1300, 1000)
+    responses = client.post("/responses", json={"model": "m", "instructions": "be brief",
+                                                "input": "one two three"}).json()["usage"]
+    assert (responses["input_tokens"], responses["input_tokens_details"]) == (5 + 1300, {"cached_tokens": 1000})
+    message = client.post("/messages", json={"model": "c", "system": "be brief", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "one two three"}]}).json()["usage"]
+    assert message == {"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": 1000,
+                       "cache_creation_input_tokens": 300,
+                       "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 100}}
+    fake.configure({"replies": [{"match": "", "reply": "red", "cached_tokens": 7}],
+                    "faults": [{"match": "", "kind": "extras", "times": 9}]})
+    extras = client.post("/messages", json={"model": "c", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "one two three"}]}).json()["usage"]
+    assert (extras["cache_read_input_tokens"], extras["cache_creation_input_tokens"]) == (7, 0)
+    chat_extras = client.post("/chat/completions", json=chat("one two three")).json()["usage"]
+    assert chat_extras["prompt_tokens_details"]["cached_tokens"] == 7  # the rule's, not the shape's whole prompt

@@ -47,6 +47,10 @@ def test_a_config_is_read_with_its_defaults() -> None:
     ({"batch": {"bad_poll": "slow"}},
      "config.batch.bad_poll: expected trickled, huge, mistyped, throttled or null, got 'slow'"),
     ({"batch": {"trickle_times": -1}}, "config.batch.trickle_times: expected an integer >= 0, got -1"),
+    ({"replies": [{"reply": "x", "cached_tokens": -1}]}, "config.replies[0].cached_tokens: expected an integer >= 0"),
+    ({"replies": [{"reply": "x", "cache_write_tokens": 10, "cache_write_1h_tokens": 11}]},
+     "config.replies[0].cache_write_1h_tokens: expected at most cache_write_tokens (10), of which they are a part, "
+     "got 11"),
     ({"models": "m"}, "config.models: expected a list of model ids"),
     ({"reply_model": 4}, "config.reply_model: expected a string, got 4"),
     ([], "config: expected an object, got []"),
