@@ -23,7 +23,8 @@ Config keys (all optional), see :func:`parse_config`::
       "latency_ms": 0, "latency_jitter_ms": 0, "seed": null,
       "default_reply": "ok", "record_bodies": false, "require_key": false, "echo_key": false,
       "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
-                   "reasoning_tokens": 0, "cost": 0.0012},
+                   "reasoning_tokens": 0, "cost": 0.0012,
+                   "cached_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0},
                   {"match": "noisy", "replies_cycle": ["a", "b"]}],
       "faults":  [{"match": "", "kind": "429", "times": 1, "retry_after": 0, "held": false}],
       "models": ["fake-model"],
@@ -48,7 +49,7 @@ null), ``redirect`` (307 to another host over http, an answer in its body), ``ba
 ``refusal`` (chat's content null with ``message.refusal``; the Messages API's ``stop_reason`` ``refusal``),
 ``tool_call`` (a tool call, no text), ``blocks`` (the text in two parts or blocks, the Messages API's after a
 ``redacted_thinking`` block), ``no_usage`` (no ``usage``), ``extras`` (``system_fingerprint``, cached-token
-details, fields nobody documents), ``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
+details (chat: the whole prompt cached, unless the reply rule says its own), fields nobody documents), ``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
 ``finish_reason`` may also be one that ends no answer (``error``, ``content_filter``, ``tool_calls``,
 ``function_call``, ``refusal``, ``pause_turn``, ``tool_use``), ``stop_sequence`` or
 ``model_context_window_exceeded``. A fault hits the first
@@ -59,7 +60,12 @@ bodies (a server that fails, then recovers). A ``held`` fault's calls wait, thei
 those waiting): a test orders a call's answer after an event it saw, with no timer. ``models`` is what ``GET
 /v1/models`` lists (a pool checks its servers agree). ``echo_key`` quotes the key each request carried
 (``x-api-key`` or the ``Authorization`` token) at the end of every answer's text and of a batch's error messages,
-as a debugging proxy echoing headers would.
+as a debugging proxy echoing headers would. A reply rule's ``cached_tokens``, ``cache_write_tokens`` and
+``cache_write_1h_tokens`` (a part of the writes) stand for a prompt cache's prefix in front of the prompt's words,
+sent in each vendor's shape: chat's and the Responses API's input count them (and name the read ones in
+``prompt_tokens_details`` / ``input_tokens_details``), the Messages API's ``input_tokens`` does not (they are in
+``cache_read_input_tokens``, ``cache_creation_input_tokens`` and ``cache_creation``); a batch's result lines hold
+the same answers.
 Several servers (a pool) are several :class:`FakeServer` processes, each on its own port; ``host`` (``--host``)
 puts one on another loopback address (127.0.0.2, ::1), as a local server the proxy settings must not catch.
 
