@@ -49,7 +49,8 @@ null), ``redirect`` (307 to another host over http, an answer in its body), ``ba
 ``refusal`` (chat's content null with ``message.refusal``; the Messages API's ``stop_reason`` ``refusal``),
 ``tool_call`` (a tool call, no text), ``blocks`` (the text in two parts or blocks, the Messages API's after a
 ``redacted_thinking`` block), ``no_usage`` (no ``usage``), ``extras`` (``system_fingerprint``, cached-token
-details (chat: the whole prompt cached, unless the reply rule says its own), fields nobody documents), ``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
+details (chat: the whole prompt cached, unless the reply rule says its own), fields nobody documents),
+``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
 ``finish_reason`` may also be one that ends no answer (``error``, ``content_filter``, ``tool_calls``,
 ``function_call``, ``refusal``, ``pause_turn``, ``tool_use``), ``stop_sequence`` or
 ``model_context_window_exceeded``. A fault hits the first
