@@ -38,7 +38,6 @@ __all__ = [
     "provider_config",
     "require_key",
     "stored_url",
-    "tokens_cost",
     "vendor_headers",
 ]
 
