@@ -85,6 +85,46 @@ def test_a_fixture_unscored_in_one_arm_is_left_out_of_the_pairs() -> None:
     assert c.complete is not None and c.complete[0] == 4  # the two-way table takes complete fixtures only
 
 
+def test_an_outage_in_one_arm_weighs_its_run_term_as_the_gap_weighs_its_shocks() -> None:
+    """The variant's last repetition failed on fixtures 3 and 4: their means hold repetitions 1 and 2 only, so
+    the gap weighs the variant's repetition shocks (5/12, 5/12, 1/6), not a third each, and its run variance is
+    R·Σw² = 1.125 times what the complete fixtures' repetition spread says. The run term says so; with every cell
+    scored it is that spread, as before."""
+    base = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 3, 1)
+    shift = np.array([0.0, 0.3, 0.1])
+    var = base + shift
+    whole = crossed(base, var)
+    assert whole.var_run[0] == pytest.approx(shift.var(ddof=1) / 3)
+    var[2:, 2] = np.nan
+    c = crossed(base, var)
+    weights = np.array([5 / 12, 5 / 12, 1 / 6])
+    assert c.gap[0] == pytest.approx(weights @ shift)
+    assert c.var_run[0] == pytest.approx(3 * (weights @ weights) * shift.var(ddof=1) / 3)
+    assert c.se[0] ** 2 == pytest.approx(c.var_fixture[0] + c.var_run[0])  # no cell noise to take off
+
+
+def test_an_outage_in_the_shocked_arm_keeps_the_a_a_rate_at_alpha() -> None:
+    """A/A in the calibration's own family (normal cells and normal run shocks, the variant's alone), 24 × 3,
+    the variant's last repetition failed on about half the fixtures (within allow_failed): "result" in 0.057 of
+    20,000 seeded runs while the run term took the repetitions as weighing alike; now about α
+    (docs/statistics.md, "Audit, 2026-12-07")."""
+    from benchcard.stats.decision import LOSS, WIN, decide, effect_evidence
+
+    rng = np.random.default_rng([5, 24, 3])
+    s, f, r = 20_000, 24, 3
+    fixture = rng.standard_normal((s, f, 1))
+    base = fixture + 0.2 * rng.standard_normal((s, f, r))
+    var = fixture + 0.2 * rng.standard_normal((s, 1, r)) + 0.2 * rng.standard_normal((s, f, r))
+    var[:, :, -1] = np.where(rng.random((s, f)) < 0.5, np.nan, var[:, :, -1])
+    c = crossed(base, var)
+    flips = batch_signflip(c.d, c.n_fixtures, seed=1)
+    up, down = effect_evidence(c, flips, True), effect_evidence(c, flips, False)
+    codes = decide([[up]], [np.ones(s)], [c.spread], 0.05).codes[0]
+    rate = float(np.isin(codes, (WIN, LOSS)).mean())
+    assert rate <= 0.052, rate
+    assert float((down.p_hold <= 0.05).mean()) == pytest.approx(float((codes == LOSS).mean()))
+
+
 def test_one_repetition_cannot_measure_the_run_term_unless_told_what_to_take() -> None:
     base, var = np.array(BASE_A, dtype=float)[:, :1], np.array(VAR_A, dtype=float)[:, :1]
     c = crossed(base, var)

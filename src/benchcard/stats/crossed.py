@@ -138,6 +138,10 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
         # the spread of the gaps and of the arms' sums, pooled: up to 2(R − 1) degrees of freedom
         ms_run = (ms_rep + ms_sum) / 2
         arm_var, arm_base = np.maximum(rep_var, noise_var) / fr, np.maximum(rep_base, noise_base) / fr
+        if not whole:  # unscored cells weigh the repetitions' shocks unequally in the gap: each arm's part scaled
+            weigh_v, weigh_b = _shock_weight(vv, keep, nv, n, r), _shock_weight(vb, keep, nb, n, r)
+            ms_run = ms_run + (weigh_v - 1.0) * rep_var + (weigh_b - 1.0) * rep_base
+            arm_var, arm_base = weigh_v * arm_var, weigh_b * arm_base
         fixed = _steady(var, complete, every) | _steady(base, complete, every)
         se2, ref_df = variance_and_df(var_fix, ms_run / fr, ms_err / fr, arm_var, arm_base, r, n, fixed)
         var_run = np.where(measurable, ms_run / fr, np.inf)
@@ -155,6 +159,19 @@ def crossed(baseline: npt.ArrayLike, variant: npt.ArrayLike, *, unmeasured_run_v
     return Crossed(gap=gap, var_fixture=var_fix, var_run=var_run, df=np.maximum(df, 1.0), n_fixtures=n, d=d,
                    spread=spread, repetitions=r, complete=fc.astype(np.int64), run_measured=run_measured,
                    var_total=total, fixed_arm=fixed)
+
+
+def _shock_weight(scored: BoolArray, keep: BoolArray, n_scored: IntArray, n: IntArray, r: int) -> FloatArray:
+    """R·Σ_r w_r² for one arm, w_r the weight its repetition r's shock has in the gap (each kept fixture's mean
+    over its scored cells, averaged over the kept fixtures): 1 when every kept fixture is scored in every
+    repetition, more when unscored cells bunch in some repetitions (an outage). The arm's run term, measured on the
+    complete fixtures as if each repetition weighed 1/R, is that many times too small for the gap without it: a
+    variant whose last repetition failed on half of 24 fixtures, its shocks on the score scale, said "result" in
+    0.057 of A/A runs at 24 × 3 (docs/statistics.md, "Audit, 2026-12-07")."""
+    share = np.where(keep[:, :, None] & scored, 1.0, 0.0) / np.maximum(n_scored, 1)[:, :, None]
+    w = share.sum(axis=1) / np.maximum(n, 1)[:, None]
+    out: FloatArray = r * (w * w).sum(axis=1)
+    return np.where(out > 1.0 + 1e-9, out, 1.0)  # ≥ 1 by Cauchy–Schwarz; rounding is not an outage
 
 
 def _scored(x: FloatArray, keep: BoolArray, whole: bool) -> FloatArray:
