@@ -74,6 +74,7 @@ class Line:
     stream: int = 0  # > 0: the line draws from its own generator [seed, stream], not the shared one
     score_shock: float = 0.0  # > 0: the first variant's own shock in each repetition, this sd on the score scale
     shape: str = "normal"  # the score-scale shock's law: normal, uniform or two-point (±sd), all of mean 0
+    fail_last: float = 0.0  # > 0: the first variant's last repetition failed (unscored) on this share of fixtures
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -110,6 +111,8 @@ def simulate(line: Line, sims: int, rng: np.random.Generator) -> tuple[Array, li
         if line.two_point and k == 0:  # right at rate h with probability q = p/h, else never: mean p
             high = rng.random((s, 1, r)) < 1 / (1 + np.exp(-line.difficulty)) / line.two_point
             v = rng.binomial(line.levels, np.broadcast_to(np.where(high, line.two_point, 0.0), v.shape)) / line.levels
+        if line.fail_last and k == 0:  # an outage: failed cells within allow_failed, left out of the means
+            v[:, :, -1] = np.where(rng.random((s, f)) < line.fail_last, np.nan, v[:, :, -1])
         cut = (v < 1) & (rng.random(v.shape) < line.truncate_wrong)
         variants.append(np.where(cut, np.nan, v))
         truncated.append(cut)
@@ -280,6 +283,22 @@ STRICT_LINES: list[Line] = [
 #: 0.2 and one law, its expected rate ½ like the steady baseline's. Normal is the calibration's own family; the
 #: lighter tails of uniform and two-point shocks are what the logit's bounded scale makes ("Why" in statistics.md).
 SCORE_SHOCK_LINES: list[Line] = [
+    # audit24 (2026-12-07): designs the table had not tried, each on its own generator
+    Line("audit: score-scale shocks, normal, sd 0.2, variant only, F=24, R=4", fixtures=24, repetitions=4,
+         difficulty=0.0, fixture_sd=0.0, score_shock=0.2, stream=420),
+    Line("audit: score-scale shocks, normal, sd 0.2, variant only, F=13, R=5", fixtures=13, repetitions=5,
+         difficulty=0.0, fixture_sd=0.0, score_shock=0.2, stream=421),
+    Line("audit: score-scale shocks, normal, sd 0.2, variant only, F=24, R=5", fixtures=24, repetitions=5,
+         difficulty=0.0, fixture_sd=0.0, score_shock=0.2, stream=422),
+    Line("audit: score-scale shocks, normal, sd 0.2, variant only, F=24, R=3, its last repetition failed on half "
+         "the fixtures", fixtures=24, difficulty=0.0, fixture_sd=0.0, score_shock=0.2, fail_last=0.5, stream=423),
+    Line("audit: score-scale shocks, normal, sd 0.2, variant only, F=24, R=5, its last repetition failed on half "
+         "the fixtures", fixtures=24, repetitions=5, difficulty=0.0, fixture_sd=0.0, score_shock=0.2, fail_last=0.5,
+         stream=424),
+    Line("audit: F=7, R=3, per-arm shocks sd 1.0", fixtures=7, arm_shock=1.0, stream=425),
+    Line("audit: F=13, R=3, per-arm shocks sd 1.0", fixtures=13, arm_shock=1.0, stream=426),
+    Line("audit: F=24, R=7, no shock", fixtures=24, repetitions=7, stream=427),
+] + [
     Line(f"score-scale shocks, {shape}, sd 0.2, variant only, F={f}, R=3", fixtures=f, difficulty=0.0,
          fixture_sd=0.0, score_shock=0.2, shape=shape, stream=400 + i)
     for i, (shape, f) in enumerate((shape, f) for shape in ("normal", "uniform", "two-point") for f in (24, 48))
