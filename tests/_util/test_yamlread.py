@@ -6,6 +6,7 @@ import inspect
 import re
 import signal
 import sys
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,56 @@ def test_a_bare_equals_sign_is_told_to_quote_it(tmp_path: Path, written: str) ->
                     f"text to YAML 1.1 (it reads it as its {key} key, which no field holds); quote it ('{written}')")
     data, _ = yamlread.load_yaml(f"expected: '{written}'\n", "x.yaml", CardError)
     assert data == {"expected": written}
+
+
+def _secret_everywhere(path: tuple[str, ...]) -> bool:
+    return True
+
+
+@pytest.mark.parametrize(("written", "hidden", "shown"), [
+    ("0x_", "a number (hexadecimal)", "YAML 1.1 reads 0x_ as a number, and it has no digits to read; write the "
+                                      "number, or quote it for text"),
+    ("0x5f3a", "a number (hexadecimal)", "YAML 1.1 reads 0x5f3a as the number 24378 (hexadecimal); write 24378"),
+    ("017", "a number (octal)", "YAML 1.1 reads 017 as the number 15 (octal); write 15"),
+    ("1:20:30", "a number (base 60)", "YAML 1.1 reads 1:20:30 as the number 4830 (base 60); write 4830"),
+    ("1_000.5", "a number", "YAML 1.1 reads 1_000.5 as the number 1000.5; write 1000.5"),
+    ("2026-02-30", "a date", "YAML reads 2026-02-30 as a date, and there is no such date (day is out of range for "
+                             "month); write a date of the calendar"),
+    ("9" * 5000, "a number", "an integer of 5,000 digits; expected a number of at most 308 digits"),
+])
+def test_a_number_or_date_misread_is_named_by_what_yaml_read_and_said_back_only_where_no_secret_is(
+        written: str, hidden: str, shown: str) -> None:
+    """One reading of a number or a date (yamlread._misread) serves both lines: a field that may hold a secret is
+    told what YAML read (a number, its base; a date) and never the value, a card's field is told the value and
+    what to write. A whole number past Python's 4,300 digits reads as nothing: where it may be a secret it is
+    'a number', elsewhere its count of digits."""
+    text = f"a: {written}\n"
+    with pytest.raises(CardError) as secret:
+        yamlread.load_yaml(text, "x.yaml", CardError, _secret_everywhere)
+    assert str(secret.value) == (f"x.yaml:1: field 'a': YAML 1.1 reads this value as {hidden}, not as text (not "
+                                 "shown: the field may hold a secret); quote it")
+    with pytest.raises(CardError) as card:
+        yamlread.load_yaml(text, "x.yaml", CardError)
+    assert str(card.value).startswith(f"x.yaml:1: field 'a': {shown}"), card.value
+
+
+@pytest.mark.parametrize("written", ["1" + "0" * 400, "2026-12-07", "1.5", ".inf", "1e3", "0", "-12"])
+def test_a_number_or_date_read_as_written_is_left_to_the_fields_own_check(written: str) -> None:
+    """A plain number or a date the calendar has passes the reader where a secret may be (the field's own check
+    names its type: `project.check_headers`); a plain integer of 401 digits is refused by its count alone."""
+    text = f"a: {written}\n"
+    if len(written) > yamlread.MAX_INT_DIGITS:
+        with pytest.raises(CardError, match=r"^x\.yaml:1: field 'a': an integer of 401 digits;"):
+            yamlread.load_yaml(text, "x.yaml", CardError, _secret_everywhere)
+        return
+    data, _ = yamlread.load_yaml(text, "x.yaml", CardError, _secret_everywhere)
+    assert data == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    (True, "true/false"), (3, "a number"), (2.5, "a number"), (date(2026, 12, 7), "a date"),
+    (datetime(2026, 12, 7, 10, 20), "a date"), (None, "null"), ([1], "a list"), ({"a": 1}, "a mapping"),
+    ("x", "text"),
+])
+def test_what_a_value_read_as_is_said_in_a_users_words(value: object, words: str) -> None:
+    assert yamlread.read_as(value) == words

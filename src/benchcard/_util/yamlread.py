@@ -45,8 +45,12 @@ _FLOAT_TAG, _INT_TAG = "tag:yaml.org,2002:float", "tag:yaml.org,2002:int"
 #: YAML 1.1's `=` (the default value of a mapping) and `<<` (a merge key): values no card holds, which PyYAML's safe
 #: loader cannot even construct ('could not determine a constructor for the tag …value')
 _SPECIAL = {"tag:yaml.org,2002:value": "=", "tag:yaml.org,2002:merge": "<<"}
-_READ_AS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null",
-            "value": "its value key (a bare =)"}
+#: YAML's types in a user's words, by the last part of their tag: the one description of what YAML read that every
+#: line uses (`read_as` for a value, `_check_key` for a key, `_check_scalar` for a number or a date misread)
+_TYPE_WORDS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null",
+               "value": "its value key (a bare =)", "seq": "a list", "map": "a mapping", "str": "text"}
+_SCALAR_KINDS = ("bool", "int", "float", "timestamp", "null", "value")  # what a key written plain may read as
+_NUMBER_KINDS = ("int", "float", "timestamp")  # what YAML 1.1 converts, and may read otherwise than it looks
 
 Lines = dict[tuple[str, ...], int]
 Field = tuple[str, ...]
@@ -192,7 +196,7 @@ def _check_tag(node: yaml.Node, path: Field, checks: _Checks) -> None:
     elif tag in (_MAP_TAG, _SEQ_TAG):
         return
     else:
-        shown = "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
+        shown = _TYPE_WORDS["map" if isinstance(node, yaml.MappingNode) else "seq"]
     if checks.secret(path) and not tag.startswith("tag:yaml.org,2002:"):  # `!Xy9…`: a password that starts with '!'
         raise checks.fail(line, path, f"{shown} starting with '!', which YAML reads as a tag (not shown: the field "
                                       "may hold a secret); drop the tag, or quote the text")
@@ -218,30 +222,66 @@ def _check_scalar(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
     line = node.start_mark.line + 1
     if _SURROGATE.search(node.value):
         raise checks.fail(line, path, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
-    kind = node.tag.rsplit(":", 1)[-1]
-    hidden = checks.secret(path)
-    if hidden and kind in ("int", "float", "timestamp"):
-        _check_hidden(node, path, checks)
+    misread = _misread(node)
+    if misread is not None and checks.secret(path):
+        raise checks.fail(line, path, f"YAML 1.1 reads this value as {misread.words}, not as text (not shown: the "
+                                      "field may hold a secret); quote it")
     digits = len(node.value.lstrip("+-"))
-    if kind == "int" and digits > MAX_INT_DIGITS:
+    if _kind(node.tag) == "int" and digits > MAX_INT_DIGITS:
         raise checks.fail(line, path, f"an integer of {digits:,} digits; expected a number of at most "
                                       f"{MAX_INT_DIGITS} digits (no count, seed or limit is larger, and a float holds "
                                       "none past 1.8e308), or quote it for text")
-    if kind == "timestamp":
-        try:
-            yaml.safe_load(node.value)
-        except ValueError as exc:  # PyYAML's own ValueError, no YAMLError: a traceback
-            raise checks.fail(line, path, f"YAML reads {node.value} as a date, and there is no such date ({exc}); "
-                                          "write a date of the calendar, or quote it for text") from None
-    plain = _PLAIN_NUMBER.get(kind)
-    if plain is not None and not plain.fullmatch(node.value):
-        try:
-            value = yaml.safe_load(node.value)
-        except ValueError:  # `0x_`, `0b_`: YAML 1.1's pattern of a number, with no digit in it
-            raise checks.fail(line, path, f"YAML 1.1 reads {node.value} as a number, and it has no digits to read; "
-                                          "write the number, or quote it for text") from None
-        raise checks.fail(line, path, f"YAML 1.1 reads {node.value} as the number {value}{_base(node.value)}; "
-                                      f"write {yaml_number(value)}, or quote it for text")
+    if misread is not None:
+        raise checks.fail(line, path, misread.said())
+
+
+def _kind(tag: str) -> str:
+    """A tag's last part, the key of `_TYPE_WORDS`: `int` for `tag:yaml.org,2002:int`."""
+    return tag.rsplit(":", 1)[-1]
+
+
+@dataclass(frozen=True)
+class _Misread:
+    """A number or a date that YAML 1.1 reads otherwise than a reader of the card does: `value`, what it reads
+    (`012` is 10), or None with `why`, PyYAML's ValueError, where it reads nothing (`0x_`, `2026-02-30`)."""
+
+    kind: str  # int, float or timestamp
+    written: str
+    value: object = None
+    why: str | None = None
+
+    @property
+    def words(self) -> str:
+        """What YAML read, never the value: `a date`, `a number (hexadecimal)`."""
+        return _TYPE_WORDS[self.kind] + ("" if self.kind == "timestamp" else _base(self.written))
+
+    def said(self) -> str:
+        """The line's words where the value may be said back (a card's field): what YAML read, and what to write."""
+        if self.kind == "timestamp":
+            return (f"YAML reads {self.written} as a date, and there is no such date ({self.why}); write a date of "
+                    "the calendar, or quote it for text")
+        if not isinstance(self.value, int | float):  # `0x_`, `0b_`: YAML 1.1's pattern of a number, with no digit
+            return (f"YAML 1.1 reads {self.written} as a number, and it has no digits to read; write the number, or "
+                    "quote it for text")
+        return (f"YAML 1.1 reads {self.written} as the number {self.value}{_base(self.written)}; write "
+                f"{yaml_number(self.value)}, or quote it for text")
+
+
+def _misread(node: yaml.ScalarNode) -> _Misread | None:
+    """The one reading of a number or a date as YAML 1.1 reads it: None when it reads as it looks (a number in plain
+    decimal, a date the calendar has), else what it reads instead. Only what is not plain is read here (a parse
+    each), and a plain whole number too long for Python to read (past 4,300 digits: PyYAML's ValueError)."""
+    kind = _kind(node.tag)
+    if kind not in _NUMBER_KINDS:
+        return None
+    plain = kind != "timestamp" and bool(_PLAIN_NUMBER[kind].fullmatch(node.value))
+    if plain and len(node.value) <= MAX_INT_DIGITS:  # as it looks, and short enough for Python to read: no parse
+        return None
+    try:
+        value = yaml.safe_load(node.value)
+    except ValueError as exc:  # PyYAML's own ValueError, no YAMLError: a traceback
+        return _Misread(kind, node.value, why=str(exc))
+    return None if plain or kind == "timestamp" else _Misread(kind, node.value, value)
 
 
 def _base(value: str) -> str:
@@ -249,36 +289,13 @@ def _base(value: str) -> str:
     return next((name for mark, name in _BASES if mark in value.lower()), "")
 
 
-def _check_hidden(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
-    """A number or a date YAML 1.1 reads where a secret may be written and the reader wants text: refused here,
-    when it cannot be read (`0x_`, `2026-02-30`) or is not written in plain decimal (`0x5f3a…`, `1:20:30`,
-    `1_000`), naming the field and what YAML read, never the value. Any other (`1e3`, `2026-12-07`) is left to the
-    field's own check, which names its type only."""
-    kind = node.tag.rsplit(":", 1)[-1]
-    plain = _PLAIN_NUMBER.get(kind)
-    try:
-        yaml.safe_load(node.value)
-        odd = plain is not None and not plain.fullmatch(node.value)
-    except ValueError:
-        odd = True
-    if odd:
-        read_as = "a date" if kind == "timestamp" else f"a number{_base(node.value)}"
-        raise checks.fail(node.start_mark.line + 1, path, f"YAML 1.1 reads this value as {read_as}, not as text "
-                                                          "(not shown: the field may hold a secret); quote it")
-
-
 def read_as(value: object) -> str:
     """What YAML read a value of a field that may hold a secret as, in a user's words, never the value itself:
     `a number` (`0x5f3a…`, `1e3`), `true/false` (`yes`, `on`), `a date`, `null`, `a list`, `a mapping`."""
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, date):
-        return "a date"
-    if value is None:
-        return "null"
-    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else "text"
+    kind = ("bool" if isinstance(value, bool) else "int" if isinstance(value, int | float)
+            else "timestamp" if isinstance(value, date) else "null" if value is None
+            else "seq" if isinstance(value, list) else "map" if isinstance(value, dict) else "str")
+    return _TYPE_WORDS[kind]
 
 
 def yaml_number(value: float) -> str:
@@ -312,7 +329,8 @@ def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: Fiel
     name = str(key.value)
     hidden = checks.secret(path)
     if key.tag not in _TEXT_KEY_TAGS:
-        read_as = _READ_AS.get(key.tag.rsplit(":", 1)[-1], key.tag)
+        kind = _kind(key.tag)
+        read_as = _TYPE_WORDS[kind] if kind in _SCALAR_KINDS else key.tag
         if hidden:
             raise checks.fail(line, path, f"YAML reads a key here as {read_as}, not as text (not shown: the "
                                           "mapping may hold a secret); quote it")
