@@ -389,3 +389,101 @@ def test_a_number_or_date_read_as_written_is_left_to_the_fields_own_check(writte
 ])
 def test_what_a_value_read_as_is_said_in_a_users_words(value: object, words: str) -> None:
     assert yamlread.read_as(value) == words
+
+
+TAG_LINE = ("values are written as themselves (text, a number, true/false, a list, a mapping): drop the tag, or quote "
+            "the text")
+MERGE_LINE = ("a merge key (<<) takes a mapping or a list of mappings (`<<: *name`, the alias of a mapping written "
+              "`&name` above), got {got}; merge a mapping, or quote '<<' for a key named so")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("repetitions: 3", "repetitions: !!merge x", f":18: field 'repetitions': the tag !!merge on a value; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions:\n  <<: 1", f":19: field 'repetitions.<<': {MERGE_LINE.format(got='a number')}"),
+    ("repetitions: 3", "repetitions:\n  <<: [1]",
+     f":19: field 'repetitions.<<': {MERGE_LINE.format(got='a list holding a number')}"),
+    ("repetitions: 3", "repetitions:\n  <<: [[1]]",
+     f":19: field 'repetitions.<<': {MERGE_LINE.format(got='a list holding a list')}"),
+    ("repetitions: 3", "repetitions:\n  <<:", f":19: field 'repetitions.<<': {MERGE_LINE.format(got='null')}"),
+    ("baseline: baseline\n", "baseline: &b baseline\n", None),  # (an anchor on a value merges nothing: kept)
+    ("repetitions: 3", "repetitions: &r 3\nparams2:\n  &m <<: *r",
+     f":20: field 'params2.<<': {MERGE_LINE.format(got='a number')}"),
+    ("repetitions: 3", "repetitions: !!binary aGk=",
+     f":18: field 'repetitions': the tag !!binary on a value; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions: !!omap [a: 1]", f":18: field 'repetitions': the tag !!omap on a list; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions: !!pairs [a: 1]",
+     f":18: field 'repetitions': the tag !!pairs on a list; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions: !!python/object:os.system x",
+     f":18: field 'repetitions': the tag !!python/object:os.system on a value; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions: !foo 3", f":18: field 'repetitions': the tag !foo on a value; {TAG_LINE}"),
+    ("repetitions: 3", "repetitions: !e!x 3",
+     ":18: malformed YAML: found undefined tag handle; likely a value starting with '!' (a tag to YAML) that is not "
+     "quoted"),
+    ("params: {max_tokens: 50, temperature: 0.7}", "params: {max_tokens: 50, !!map x: 0.7}",
+     f":9: field 'params.x': the tag !!map on a key; {TAG_LINE}"),
+    ("params: {max_tokens: 50, temperature: 0.7}", "params: {max_tokens: 50, [t]: 0.7}",
+     ":9: field 'params': a key that is a list; expected a name (text)"),
+    ("params: {max_tokens: 50, temperature: 0.7}", "params: {max_tokens: 50, '<<': 1, '<<': 2}",
+     ":9: field 'params.<<': written twice (also line 9); keep one"),
+    ("repetitions: 3\n", "repetitions: 3\n---\nrepetitions: 4\n",
+     ":19: malformed YAML: a second document starts here ('---' after the first); expected one document in the "
+     "file: remove the line"),
+    ("baseline: baseline\n", "baseline: &b baseline\nrepetitions2: &b 3\n",
+     ":17: malformed YAML: an anchor (&name) set a second time (first on line 16); expected each anchor once: rename "
+     "one, and the aliases (*name) that mean it"),
+    ("baseline: baseline\n", "baseline: &b baseline\nrepetitions2: &y *b\n",
+     ":17: malformed YAML: expected <block end>, but found '<alias>'; likely an alias (*name) given an anchor or a "
+     "tag (an alias takes neither), or a value starting with '*' that is not quoted"),
+    ("repetitions: 3", "repetitions: *", ":18: malformed YAML: an anchor (&) or an alias (*) with no name; likely a "
+                                         "value starting with '&' or '*' that is not quoted"),
+    ("title: Does saying please change the answer?", 'title: "Does \\d saying please change the answer?"',
+     ":5: malformed YAML: found unknown escape character; likely a backslash in double-quoted text, where it "
+     "starts an escape (\\n, \\\"): write \\\\ for a backslash, or quote the text with ' instead"),
+    ("title: Does saying please", "title: Does\tsaying please",
+     ":5: malformed YAML: found character '\\t' that cannot start any token; likely a tab outside quotes (YAML 1.1 "
+     "takes one only in quoted text or a | block): write a space, or quote the text"),
+    ("title: Does saying", "title: Does\u2028saying",
+     ":6: malformed YAML: could not find expected ':'; likely the line break U+2028 on line 5, which an editor shows "
+     "as none and YAML reads as the end of a line: remove it"),
+    ("id: tiny-ab", "\ufeffid: tiny-ab", None),  # a byte-order mark at the start: an editor's "UTF-8 with BOM"
+])
+def test_each_yaml_construct_pyyaml_refuses_is_our_one_line(tmp_path: Path, old: str, new: str,
+                                                             said: str | None) -> None:
+    """Review (left24b): `!!merge x`, a merge key given no mapping (`<<: 1`), a key that is a list, two documents, an
+    anchor set twice, an escape double quotes do not know, a tag handle no %TAG declares, an anchor or alias with no
+    name: each reached the user as PyYAML's own words ('could not determine a constructor for the tag
+    …merge', 'expected a mapping or list of mappings for merging', 'found unhashable key', 'but found another
+    document', 'second occurrence'), some with a wrong likely cause; a quoted '<<' written twice kept the last,
+    silently. Each is now one line naming the file, the line and what was expected."""
+    assert old in AB_CARD
+    text = AB_CARD.replace(old, new, 1)
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, text)
+    if said is None:
+        assert bc(root, "check", "tiny-ab").exit_code == 0
+        return
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    assert line.startswith(f"error: cards/tiny-ab.yaml{said}"), line
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("headers: {!Xy9SECRET Authorization: v}", "field 'providers.p.headers': a key starting with '!', which YAML "
+                                               "reads as a tag (not shown: the field may hold a secret)"),
+    ('headers: {Authorization: "Bearer \\qSECRET"}', "malformed YAML: found unknown escape character; likely"),
+    ("headers: {Authorization: &$SECRET}", "malformed YAML: an anchor (&) or an alias (*) with no name; likely"),
+    ("headers: {Authorization: !e!SECRET x}", "malformed YAML: found undefined tag handle; likely"),
+    ("headers: {<<: !SECRET x}", "field 'providers.p.headers.<<': a merge key (<<) takes a mapping or a list of "
+                                 "mappings (`<<: *name`, the alias of a mapping written `&name` above), got a value"),
+])
+def test_a_yaml_slip_where_a_secret_may_be_says_no_part_of_it(written: str, said: str) -> None:
+    """Review (left24b): a header key written with a tag of one's own was named by its tag ('YAML reads a key here
+    as !Xy9…'), and PyYAML's words quoted the letter after a backslash and the character after an empty anchor:
+    each is now its one line, naming what YAML met and none of what was written."""
+    from benchcard.errors import ProviderError
+    from benchcard.project import may_hold_secret
+
+    text = f"providers:\n  p:\n    type: openai\n    {written}\n"
+    with pytest.raises(ProviderError) as raised:
+        yamlread.load_yaml(text, "benchcard.yaml", ProviderError, may_hold_secret)
+    assert str(raised.value).startswith(f"benchcard.yaml:4: {said}"), raised.value
+    assert "SECRET" not in str(raised.value) and "$" not in str(raised.value)

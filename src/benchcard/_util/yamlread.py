@@ -5,7 +5,8 @@ that expand to gigabytes), a key written twice (the last silently wins), a lone 
 (`"\\ud800"`, which no UTF-8 file can hold and which fails later, in a hash), a key YAML 1.1 reads as
 another type than text (`yes`, `1`, `2026-01-01`, `~`: a card's canonical JSON cannot sort it, and `1` and `1.0`
 are one key), and nesting deep enough to exhaust the stack. Each is refused here with one line naming the file
-and the line; the line of every mapping key is returned too, so validators can point at it.
+and the line; the line of every mapping key is returned too, so validators can point at it. What PyYAML refuses
+itself (a merge key given no mapping, two documents, an anchor set twice) is said in a user's words, not its own.
 
 A line says back what it refuses only where that cannot be a secret: the caller names the fields that may hold one
 (`secret`: benchcard.yaml's headers, URLs and key variable), and there a line names the field and what YAML read,
@@ -34,12 +35,13 @@ MAX_INT_DIGITS = 308
 MAX_DEPTH = 100  # a card nests five levels; `&x [*x]` (a list holding itself) nests without end
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML 1.1, which an editor shows as none
 # how a number is written in plain decimal; .inf and .nan pass here and are refused where a number is read
 _PLAIN_NUMBER = {"int": re.compile(r"[-+]?(?:0|[1-9][0-9]*)"),
                  "float": re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
                                      r"|\.(?:nan|NaN|NAN)")}
 _BASES = ((":", " (base 60)"), ("0x", " (hexadecimal)"), ("0b", " (binary)"), ("_", ""), ("0", " (octal)"))
-_TEXT_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
+_STR_TAG, _MERGE_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _FLOAT_TAG, _INT_TAG = "tag:yaml.org,2002:float", "tag:yaml.org,2002:int"
 #: YAML 1.1's `=` (the default value of a mapping) and `<<` (a merge key): values no card holds, which PyYAML's safe
@@ -49,7 +51,6 @@ _SPECIAL = {"tag:yaml.org,2002:value": "=", "tag:yaml.org,2002:merge": "<<"}
 #: line uses (`read_as` for a value, `_check_key` for a key, `_check_scalar` for a number or a date misread)
 _TYPE_WORDS = {"bool": "true/false", "int": "a number", "float": "a number", "timestamp": "a date", "null": "null",
                "value": "its value key (a bare =)", "seq": "a list", "map": "a mapping", "str": "text"}
-_SCALAR_KINDS = ("bool", "int", "float", "timestamp", "null", "value")  # what a key written plain may read as
 _NUMBER_KINDS = ("int", "float", "timestamp")  # what YAML 1.1 converts, and may read otherwise than it looks
 
 Lines = dict[tuple[str, ...], int]
@@ -106,12 +107,7 @@ def _parsed(text: str, source: str, error: type[BenchcardError], secret: Secret 
                 _walk(node, _Checks(source, error, secret), lines)
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            where = f":{mark.line + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            if problem.startswith("found undefined alias"):  # its name is what follows a `*`: perhaps a password
-                problem = "found undefined alias"
-            raise error(f"{source}{where}: malformed YAML: {problem}{_likely_cause(problem)}") from None
+            raise error(_malformed(exc, text, source)) from None
         except RecursionError:
             raise error(f"{source}: malformed YAML: nested too deeply") from None
     finally:
@@ -119,16 +115,79 @@ def _parsed(text: str, source: str, error: type[BenchcardError], secret: Secret 
     return data, lines
 
 
+#: PyYAML's problems that quote what follows them (an alias's or a tag handle's name, an escape's letter, the
+#: character after an empty anchor: perhaps a password in benchcard.yaml), by their opening words, and what is said
+#: instead. Each is a slip `_CAUSES` names.
+_UNQUOTED = (
+    ("found undefined alias", "found undefined alias"),
+    ("found undefined tag handle", "found undefined tag handle"),
+    ("found unknown escape character", "found unknown escape character"),
+    ("expected escape sequence of", "found an escape with too few hexadecimal digits"),
+    ("expected alphabetic or numeric character", "an anchor (&) or an alias (*) with no name"),
+)
+
 #: PyYAML's words for the slips a card's author makes most, and what to do about each: its own say where, not why.
+#: The first that matches is said; a tab's depends on where it stands (`_tab_cause`).
 _CAUSES = (
-    ("'\\t'", "a tab indenting a line (YAML indents with spaces only)"),
     ("mapping values are not allowed here", "a value holding ': ' that is not quoted, or a line indented too far"),
+    ("but found '<alias>'", "an alias (*name) given an anchor or a tag (an alias takes neither), or a value "
+                            "starting with '*' that is not quoted"),
     ("expected <block end>, but found", "text after a closing quote (quote a value holding quotes with the other "
                                         "mark: 'a \"b\" c'), a quote opened above and never closed, or a line "
                                         "indented as no field is"),
     ("found unexpected end of stream", "a quote opened and never closed"),
     ("found undefined alias", "a value starting with '*' (an alias of an &anchor above) that is not quoted"),
+    ("found undefined tag handle", "a value starting with '!' (a tag to YAML) that is not quoted"),
+    ("escape", "a backslash in double-quoted text, where it starts an escape (\\n, \\\"): write \\\\ for a "
+               "backslash, or quote the text with ' instead"),
+    ("with no name", "a value starting with '&' or '*' that is not quoted"),
+    ("expected '<document start>'", "text after a '...' line, which ends the document; remove the line"),
+    ("found incompatible YAML document", "a %YAML line of another version; expected %YAML 1.1, or no such line"),
 )
+
+
+def _malformed(exc: yaml.YAMLError, text: str, source: str) -> str:
+    """PyYAML's refusal as one line: the file, the line, its problem in words a user acts on (`_special_problem`),
+    or its own words with the slip that likely made them (`_CAUSES`), never a name it quoted (`_UNQUOTED`)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f":{mark.line + 1}" if mark is not None else ""
+    special = _special_problem(exc)
+    if special is not None:
+        return f"{source}{where}: malformed YAML: {special}"
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    problem = next((said for words, said in _UNQUOTED if problem.startswith(words)), problem)
+    if "'\\t'" in problem and mark is not None:
+        return f"{source}{where}: malformed YAML: {problem}; likely {_tab_cause(text, mark)}"
+    hidden = _HIDDEN_BREAK.search(text, 0, mark.index) if mark is not None else None
+    if mark is not None and hidden is not None:  # PyYAML counts it as a line, an editor does not: count as one does
+        return (f"{source}:{text.count(chr(10), 0, mark.index) + 1}: malformed YAML: {problem}; likely the line break "
+                f"U+{ord(hidden.group()):04X} on line {text.count(chr(10), 0, hidden.start()) + 1}, which an editor "
+                "shows as none and YAML reads as the end of a line: remove it")
+    return f"{source}{where}: malformed YAML: {problem}{_likely_cause(problem)}"
+
+
+def _special_problem(exc: yaml.YAMLError) -> str | None:
+    """The composer's two problems, whose words only make sense with their context (`but found another document`,
+    `second occurrence`), said whole; None for any other."""
+    problem, context = getattr(exc, "problem", None), getattr(exc, "context", None) or ""
+    if problem == "but found another document":
+        return ("a second document starts here ('---' after the first); expected one document in the file: remove "
+                "the line")
+    first = getattr(exc, "context_mark", None)
+    if problem == "second occurrence" and context.startswith("found duplicate anchor") and first is not None:
+        return (f"an anchor (&name) set a second time (first on line {first.line + 1}); expected each anchor once: "
+                "rename one, and the aliases (*name) that mean it")
+    return None
+
+
+def _tab_cause(text: str, mark: yaml.Mark) -> str:
+    """Why a tab stopped the parse: one in a line's indentation (before its text, or after a list's `-`), or one
+    outside quotes elsewhere (between words, after a colon), which YAML 1.1 takes in quoted text only."""
+    start = text.rfind("\n", 0, mark.index) + 1
+    if not text[start:mark.index].strip(" \t-"):
+        return "a tab indenting a line (YAML indents with spaces only)"
+    return ("a tab outside quotes (YAML 1.1 takes one only in quoted text or a | block): write a space, or quote "
+            "the text")
 
 
 def _likely_cause(problem: str) -> str:
@@ -190,19 +249,25 @@ def _check_tag(node: yaml.Node, path: Field, checks: _Checks) -> None:
             raise checks.fail(line, path, f"a bare {_SPECIAL[tag]} is not text to YAML 1.1 (it reads it as its "
                                           f"{tag.rsplit(':', 1)[-1]} key, which no field holds); quote it "
                                           f"('{_SPECIAL[tag]}')")
-        if tag in _TEXT_KEY_TAGS or implicit == tag or (tag, implicit) == (_FLOAT_TAG, _INT_TAG):
-            return
+        if tag == _STR_TAG or implicit == tag or (tag, implicit) == (_FLOAT_TAG, _INT_TAG):
+            return  # (`!!merge x` is no merge key here: a value, and refused below)
         shown = "a value"  # never the value itself: benchcard.yaml's header values and URL passwords are secrets
     elif tag in (_MAP_TAG, _SEQ_TAG):
         return
     else:
         shown = _TYPE_WORDS["map" if isinstance(node, yaml.MappingNode) else "seq"]
-    if checks.secret(path) and not tag.startswith("tag:yaml.org,2002:"):  # `!Xy9…`: a password that starts with '!'
-        raise checks.fail(line, path, f"{shown} starting with '!', which YAML reads as a tag (not shown: the field "
-                                      "may hold a secret); drop the tag, or quote the text")
+    raise _tag_refused(tag, shown, line, path, checks)
+
+
+def _tag_refused(tag: str, shown: str, line: int, path: Field, checks: _Checks) -> BenchcardError:
+    """The line refusing an explicit tag on `shown` (a value, a list, a mapping, a key): a tag of one's own where a
+    secret may be (`!Xy9…`: a password that starts with '!') is not named; YAML's own (`!!binary`) always is."""
+    if checks.secret(path) and not tag.startswith("tag:yaml.org,2002:"):
+        return checks.fail(line, path, f"{shown} starting with '!', which YAML reads as a tag (not shown: the field "
+                                       "may hold a secret); drop the tag, or quote the text")
     written = tag.replace("tag:yaml.org,2002:", "!!", 1)
-    raise checks.fail(line, path, f"the tag {written} on {shown}; values are written as themselves (text, a "
-                                  "number, true/false, a list, a mapping): drop the tag, or quote the text")
+    return checks.fail(line, path, f"the tag {written} on {shown}; values are written as themselves (text, a "
+                                   "number, true/false, a list, a mapping): drop the tag, or quote the text")
 
 
 def _implicit_tag(value: str) -> str:
@@ -307,20 +372,45 @@ def yaml_number(value: float) -> str:
 
 def _mapping_children(node: yaml.MappingNode, path: Field, checks: _Checks,
                       lines: Lines) -> list[tuple[yaml.Node, Field]]:
-    """A mapping's values (and any non-scalar keys) to walk next, in order; each key checked and its line kept."""
+    """A mapping's values to walk next, in order; each key checked (a name, or a merge key given mappings to merge)
+    and its line kept."""
     children: list[tuple[yaml.Node, Field]] = []
     seen: dict[str, int] = {}
     for key, value in node.value:
-        name = str(key.value)
         line = key.start_mark.line + 1
-        if isinstance(key, yaml.ScalarNode) and name != "<<":
+        if not isinstance(key, yaml.ScalarNode):  # `? [a]`, `{[a]: 1}`: PyYAML's 'found unhashable key'
+            raise checks.fail(line, path, f"a key that is {_node_words(key)}; expected a name (text)")
+        name = str(key.value)
+        if key.tag == _MERGE_TAG:  # `<<` written plain (or `!!merge`): may be written more than once
+            _check_merge(value, (*path, name), line, checks)
+        else:
             _check_key(key, line, seen, path, checks)
         sub = (*path, name)
         lines[sub] = line
         children.append((value, sub))
-        if not isinstance(key, yaml.ScalarNode):
-            children.append((key, path))
     return children
+
+
+def _node_words(node: yaml.Node) -> str:
+    """What a node is, in a user's words and never its value: `a mapping`, `a list`, `a number`, `text`."""
+    if isinstance(node, yaml.MappingNode):
+        return _TYPE_WORDS["map"]
+    if isinstance(node, yaml.SequenceNode):
+        return _TYPE_WORDS["seq"]
+    return _TYPE_WORDS.get(_kind(node.tag), "a value")
+
+
+def _check_merge(value: yaml.Node, field: Field, line: int, checks: _Checks) -> None:
+    """A merge key's value: a mapping, or a list of mappings (PyYAML's 'expected a mapping or list of mappings for
+    merging', at the line of the anchor it merges)."""
+    items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    bad = next((item for item in items if not isinstance(item, yaml.MappingNode)), None)
+    if bad is None:
+        return
+    got = f"a list holding {_node_words(bad)}" if isinstance(value, yaml.SequenceNode) else _node_words(bad)
+    raise checks.fail(line, field, "a merge key (<<) takes a mapping or a list of mappings (`<<: *name`, the alias "
+                                   f"of a mapping written `&name` above), got {got}; merge a mapping, or quote '<<' "
+                                   "for a key named so")
 
 
 def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: Field, checks: _Checks) -> None:
@@ -328,9 +418,10 @@ def _check_key(key: yaml.ScalarNode, line: int, seen: dict[str, int], path: Fiel
     A key of a mapping that may hold secrets (benchcard.yaml's headers) is named only once it is text that shows."""
     name = str(key.value)
     hidden = checks.secret(path)
-    if key.tag not in _TEXT_KEY_TAGS:
-        kind = _kind(key.tag)
-        read_as = _TYPE_WORDS[kind] if kind in _SCALAR_KINDS else key.tag
+    if key.tag not in (_STR_TAG, _implicit_tag(name)):  # `!!map x:`, `!foo x:`: a tag written on the key
+        raise _tag_refused(key.tag, "a key", line, path if hidden else (*path, name), checks)
+    if key.tag != _STR_TAG:
+        read_as = _TYPE_WORDS[_kind(key.tag)]
         if hidden:
             raise checks.fail(line, path, f"YAML reads a key here as {read_as}, not as text (not shown: the "
                                           "mapping may hold a secret); quote it")
