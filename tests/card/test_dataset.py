@@ -337,3 +337,48 @@ def test_a_data_file_needs_a_scorer_with_small_keys(tmp_path: Path) -> None:
     (root / "cards" / "colours.yaml").write_text(text)
     line = one_line_error(bc(root, "seal", "colours"))
     assert "field 'fixtures': fields scoring reads its keys from keys/<id>/<fixture>.json" in line
+
+
+ID_RULE = "expected a fixture id (up to 128 ASCII letters, digits, '.', '_', '-', not starting with '.' or '-')"
+NOT_JSON = ("is not JSON; expected text in double quotes, or a number as JSON writes one (no '+', no leading 0, no "
+            "0x, no '_')")
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("-0", f"field 'id': {ID_RULE}; got the number -0, which starts with '-' (HYPHEN-MINUS)"),
+    ("1.0", f"field 'id': {ID_RULE}; got the number 1.0, which a JSON reader reads as 1.0 (a fraction or an "
+            "exponent is no id as written); write the id in double quotes (\"1.0\")"),
+    ("1e0", f"field 'id': {ID_RULE}; got the number 1e0, which a JSON reader reads as 1.0 (a fraction or an "
+            "exponent is no id as written); write the id in double quotes (\"1e0\")"),
+    ("1" + "0" * 200, f"field 'id': {ID_RULE}; got the number 1000000000000000000000000000000000000000…, 201 "
+                      "characters; shorten it to at most 128"),
+    ("true", f"field 'id': {ID_RULE}; got true"),
+    ("[1]", f"field 'id': {ID_RULE}; got [1]"),
+    ("01", f"field 'id': 01 {NOT_JSON}"),
+    ("+1", f"field 'id': +1 {NOT_JSON}"),
+    ("0x1", f"field 'id': 0x1 {NOT_JSON}"),
+    ("1_0", f"field 'id': 1_0 {NOT_JSON}"),
+])
+def test_a_numeric_id_is_read_as_written_or_refused_naming_it_as_written(tmp_path: Path, written: str,
+                                                                          said: str) -> None:
+    """Review (left24b): an id `-0` was read as `0` (a fixture renamed, silently, or colliding with a row `0`);
+    `1e0` was refused as 'got 1.0' and `true` as 'got True', not as written; `01`, `+1`, `0x1` and `1_0` said
+    json's 'Expecting ',' delimiter: line 1 column 9 (char 8)'. An id is read as written: a JSON integer as its
+    digits, anything else refused naming what the row holds."""
+    rows = (f'{{"id": "q1", "input": "x", "answer": "red"}}\n'
+            f'{{"id": {written}, "input": "y", "answer": "red"}}\n')
+    assert _error(_project(tmp_path, data=rows)) == f"data/colours.jsonl:2: {said}"
+
+
+def test_two_ids_that_read_as_one_number_are_two_ids_as_written(tmp_path: Path) -> None:
+    """`0` and `-0` were one id ('the fixture id '0' is also on line 2'), the line naming neither as written; a
+    whole number is the id its digits spell, and names its key as they do."""
+    rows = ('{"id": "q1", "input": "x", "answer": "red"}\n{"id": 0, "input": "y", "answer": "red"}\n'
+            '{"id": -0, "input": "z", "answer": "red"}\n')
+    assert _error(_project(tmp_path, data=rows)).startswith(
+        f"data/colours.jsonl:3: field 'id': {ID_RULE}; got the number -0, which starts with '-'")
+    rows = '{"id": "q1", "input": "x", "answer": "red"}\n{"id": 70, "input": "y", "answer": "red"}\n'
+    card = _load(_project(tmp_path / "whole", data=rows))
+    assert card.fixture_ids() == ["70", "q1"]  # type: ignore[attr-defined]
+    keys = card.answer_keys(tmp_path / "whole" / "keys" / "colours")  # type: ignore[attr-defined]
+    assert keys["70"].body == {"fixture": "70", "answer": "red"}

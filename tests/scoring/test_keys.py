@@ -129,6 +129,40 @@ def test_a_bad_key_is_named_by_file_line_and_field_as_check_shows_it(tmp_path: P
     assert "keys/sentiment-ab/r2.json: field 'fixture': expected the fixture id 'r2'" in result.output
 
 
+@pytest.mark.parametrize(("written", "said"), [
+    ("-0", ":2: field 'fixture': expected the fixture id 'r2'; got the number -0"),
+    ("1e0", ":2: field 'fixture': expected the fixture id 'r2'; got the number 1e0"),
+    ('"r3"', ":2: field 'fixture': expected the fixture id 'r2'; got 'r3'"),
+    ("true", ":2: field 'fixture': expected the fixture id 'r2'; got true"),
+    ("01", ":2: field 'fixture': 01 is not JSON; expected text in double quotes, or a number as JSON writes one (no "
+           "'+', no leading 0, no 0x, no '_')"),
+    ("0x1", ":2: field 'fixture': 0x1 is not JSON;"),
+])
+def test_a_keys_fixture_field_is_named_as_written(tmp_path: Path, written: str, said: str) -> None:
+    """Review (left24b): a key's `fixture` that was not its file's id said only 'expected the fixture id 'r2'',
+    never what it held (`-0` read as 0, `1e0` as 1.0), and `01` said json's 'Expecting ',' delimiter: line 2 column
+    16 (char 17)' with no line in front. Each names the line, the field and what is written there."""
+    root = make(tmp_path)
+    (root / "keys" / "sentiment-ab" / "r2.json").write_text(f'{{\n  "fixture": {written},\n  "label": "negative"\n}}\n',
+                                                           encoding="utf-8")
+    result = bc(root, "check")
+    assert result.exit_code == 1
+    assert f"  error: keys/sentiment-ab/r2.json{said}" in result.output, result.output
+
+
+def test_a_numeric_fixture_id_is_its_keys_text(tmp_path: Path) -> None:
+    """A fixture file `70.txt` is the fixture `70`; its key says so in double quotes: `"fixture": 70`, a number,
+    is told to quote it, as written."""
+    root = make(tmp_path)
+    (root / "fixtures" / "sentiment-ab" / "70.txt").write_text("review 70\n", encoding="utf-8")
+    (root / "keys" / "sentiment-ab" / "70.json").write_text('{"fixture": 70, "label": "positive"}', encoding="utf-8")
+    result = bc(root, "check")
+    assert ("keys/sentiment-ab/70.json:1: field 'fixture': expected the fixture id '70' in double quotes (\"70\"); got "
+            "the number 70") in result.output, result.output
+    (root / "keys" / "sentiment-ab" / "70.json").write_text('{"fixture": "70", "label": "positive"}', encoding="utf-8")
+    assert "70.json" not in bc(root, "check").output
+
+
 def test_check_refuses_key_files_the_scorer_ignores(tmp_path: Path) -> None:
     one_answer = "{method: exact, expected: positive, case_sensitive: false}"
     root = make(tmp_path / "a", one_answer)

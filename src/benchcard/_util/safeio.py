@@ -254,6 +254,37 @@ def strict_json(text: str | bytes) -> Any:
     return data
 
 
+class WrittenNumber(str):
+    """A JSON number as written (`70`, `-0`, `1e0`): an id read from JSON is read as written, never as the number a
+    JSON reader makes of it (`-0` is 0, `1e0` is 1.0, so two ids written apart would be one)."""
+
+
+def numbers_as_written(text: str | bytes) -> Any:
+    """JSON that `strict_json` read, every number in it a `WrittenNumber`."""
+    return json.loads(text, parse_int=WrittenNumber, parse_float=WrittenNumber)
+
+
+#: What json's error says of a value it cannot read: a bare word or a number spelt as JSON does not spell one.
+NOT_JSON = ("is not JSON; expected text in double quotes, or a number as JSON writes one (no '+', no leading 0, no 0x, "
+            "no '_')")
+_BARE = re.compile(r"[0-9A-Za-z_.+-]+")
+_FIELD_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
+
+
+def unread_value(text: str, pos: int) -> str | None:
+    """`field 'x': 01 is not JSON; …` for the value json stopped at (`pos`, its error's position) when it is a bare
+    word or a number JSON does not write (`01`, `+1`, `0x1`, `1_0`, `nan`, `q1`) given to a field; None for any
+    other error (a comma left out, a quote never closed), which json's own words say well enough."""
+    start = pos
+    while start > 0 and _BARE.fullmatch(text[start - 1]):
+        start -= 1
+    token = _BARE.match(text, start)
+    field = _FIELD_BEFORE.search(text, 0, start)
+    if token is None or field is None:
+        return None
+    return f"field {json.loads(chr(34) + field.group(1) + chr(34))!r}: {token.group()} {NOT_JSON}"
+
+
 def load_json_file(path: Path | str, source: str, error: type[BenchcardError],
                    max_bytes: int = MAX_JSON_BYTES) -> Any:
     """A JSON file a person wrote (an answer key): one line for a file that is unreadable, not UTF-8, not JSON

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import unicodedata
@@ -23,7 +24,7 @@ from typing import Any
 import jsonlines
 
 from benchcard._util.names import shown as shown_name
-from benchcard._util.safeio import read_regular_text, strict_json
+from benchcard._util.safeio import WrittenNumber, numbers_as_written, read_regular_text, strict_json, unread_value
 from benchcard._util.slots import slots_in
 from benchcard.errors import CardError, JsonProblem
 from benchcard.project import Project
@@ -37,6 +38,8 @@ SUFFIXES = (".csv", ".jsonl")
 SPEC_FIELDS = ("file", "id", "input", "key")
 MAX_ID = 128
 ID_PATTERN = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9._-]{{0,{MAX_ID - 1}}}")
+ID_RULE = f"a fixture id (up to {MAX_ID} ASCII letters, digits, '.', '_', '-', not starting with '.' or '-')"
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 MAX_BYTES = 256 << 20
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -167,7 +170,7 @@ def read_data_file(spec: _Spec, path: Path, shown: str, scoring: ScoringSpec, fa
         raise CardError(f"{shown}:{text.count(chr(10), 0, at) + 1}: a NUL character (U+0000), which no text file "
                         f"holds{wide}; expected UTF-8 text: save it as UTF-8 (a NUL meant for the model is written "
                         "\\u0000 in a JSONL row)")
-    records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown)
+    records = _csv_rows(text, shown) if shown.endswith(".csv") else _jsonl_rows(text, shown, spec.id)
     rows: dict[str, DataRow] = {}
     key_columns: tuple[str, ...] | None = spec.key
     lines: dict[str, int] = {}
@@ -220,25 +223,31 @@ def _key_problem(columns: tuple[str, ...], wanted: tuple[str, ...] | None,
 
 
 def _fixture_id(record: Mapping[str, Any], column: str, shown: str, line: int) -> str:
+    """The row's id as written: a CSV cell's text, a JSON string, or a JSON integer's digits (`70`); a JSON number
+    with a fraction or an exponent (`1e0`) is refused, since a JSON reader makes another of it (1.0)."""
     value = record.get(column)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
+    if isinstance(value, WrittenNumber) and not _JSON_INTEGER.fullmatch(value):
+        raise CardError(f"{shown}:{line}: field {column!r}: expected {ID_RULE}; got the number {value}, which a JSON "
+                        f"reader reads as {float(value)!r} (a fraction or an exponent is no id as written); write "
+                        f'the id in double quotes ("{value}")')
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise CardError(f"{shown}:{line}: field {column!r}: expected a fixture id (up to {MAX_ID} ASCII letters, "
-                        f"digits, '.', '_', '-', not starting with '.' or '-'); {_id_problem(value)}")
-    return value
+        raise CardError(f"{shown}:{line}: field {column!r}: expected {ID_RULE}; {_id_problem(value)}")
+    return str(value)  # a WrittenNumber's digits, as plain text
 
 
 def _id_problem(value: object) -> str:
     """What keeps a value from being a fixture id, in a phrase: a length over the limit said as a number, the
-    character that is not allowed named (an accented letter, a space), never only the pattern."""
+    character that is not allowed named (an accented letter, a space), never only the pattern; a value that is no
+    text as JSON writes it (`true`, `[1]`), a number as written (`-0`)."""
     if value in (None, ""):
         return "missing"
     if not isinstance(value, str):
-        return f"got {value!r}"
+        return f"got {json.dumps(value, ensure_ascii=False)[:60]}"
+    number = isinstance(value, WrittenNumber)
     if len(value) > MAX_ID:
-        return f"got {value[:40]!r}…, {len(value):,} characters; shorten it to at most {MAX_ID}"
-    quoted = shown_name(value)
+        return (f"got {f'the number {value[:40]}' if number else repr(value[:40])}…, {len(value):,} characters; "
+                f"shorten it to at most {MAX_ID}")
+    quoted = f"the number {value}" if number else shown_name(value)
     at, ch = next((i, c) for i, c in enumerate(value) if not ID_PATTERN.fullmatch("a" + c if i else c))
     name = unicodedata.name(ch, f"U+{ord(ch):04X}")
     if not ch.isascii():
@@ -311,8 +320,9 @@ def _csv_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CardError(f"{shown}:{reader.line_num}: not valid CSV ({exc})") from None
 
 
-def _jsonl_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """JSONL rows, each a JSON object, read through jsonlines; blank lines are skipped."""
+def _jsonl_rows(text: str, shown: str, id_column: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """JSONL rows, each a JSON object, read through jsonlines; blank lines are skipped. A number in the id column
+    is kept as written (`WrittenNumber`): `-0` is not the id `0`."""
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -321,7 +331,12 @@ def _jsonl_rows(text: str, shown: str) -> Iterator[tuple[int, dict[str, Any]]]:
         except jsonlines.InvalidLineError as exc:
             if isinstance(exc.__cause__, JsonProblem):
                 raise CardError(f"{shown}:{number}: {exc.__cause__}") from None
-            raise CardError(f"{shown}:{number}: expected one JSON object per line ({exc.args[0]})") from None
+            unread = unread_value(line, exc.__cause__.pos) if isinstance(exc.__cause__, json.JSONDecodeError) else None
+            raise CardError(f"{shown}:{number}: {unread}" if unread is not None else
+                            f"{shown}:{number}: expected one JSON object per line ({exc.args[0]})") from None
         except RecursionError:
             raise CardError(f"{shown}:{number}: not valid JSON (nested too deeply)") from None
+        ident = value.get(id_column)
+        if isinstance(ident, int | float) and not isinstance(ident, bool):
+            value[id_column] = numbers_as_written(line)[id_column]
         yield number, value

@@ -20,7 +20,7 @@ import msgspec
 
 from benchcard._util.names import differ_by, folded, one_file_on
 from benchcard._util.names import shown as shown_name
-from benchcard._util.safeio import MAX_JSON_BYTES, read_regular_text, strict_json
+from benchcard._util.safeio import MAX_JSON_BYTES, numbers_as_written, read_regular_text, strict_json, unread_value
 from benchcard.errors import CardError, JsonProblem
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -34,6 +34,7 @@ class AnswerKey(msgspec.Struct, frozen=True, gc=False):
     source: str  # the key file as shown, or `<data file>:<line>` for a data file's row
     body: dict[str, Any]
     lines: dict[str, int] = msgspec.field(default_factory=dict)  # the line each field starts on in a key file
+    written: dict[str, str] = msgspec.field(default_factory=dict)  # a top-level number as written (`-0`, `1e0`)
 
     def get(self, field: str) -> Any:
         """A field's value as written; None when the key has no such field."""
@@ -44,6 +45,22 @@ class AnswerKey(msgspec.Struct, frozen=True, gc=False):
         line = self.lines.get(field) if field is not None else None
         place = f"{self.source}:{line}" if line else self.source
         return place if field is None else f"{place}: field {field!r}"
+
+    def said(self, field: str) -> str:
+        """A field's value as a line says it back: a number as written (`got the number -0`, which JSON reads as 0),
+        text quoted, anything else as JSON writes it; `missing` when the key has no such field."""
+        if field not in self.body:
+            return "missing"
+        if field in self.written:
+            return f"got the number {self.written[field]}"
+        value = self.body[field]
+        return f"got {value!r}" if isinstance(value, str) else f"got {json.dumps(value, ensure_ascii=False)[:60]}"
+
+    def not_its_fixture(self, fixture: str) -> CardError:
+        """The line refusing a `fixture` field that is not `fixture`, the id its file is named for, saying what it
+        holds as written: a number, even one whose digits are the id, is told to be text (ids are read as written)."""
+        quote = f' in double quotes ("{fixture}")' if self.written.get("fixture") == fixture else ""
+        return self.fail("fixture", f"expected the fixture id {fixture!r}{quote}; {self.said('fixture')}")
 
     def fail(self, field: str | None, expected: str) -> CardError:
         """The one-line error for `field` (None: the key as a whole)."""
@@ -67,11 +84,16 @@ def read_key_file(path: Path, shown: str | None = None) -> AnswerKey:
     except JsonProblem as exc:
         line = field_lines(text).get(exc.field) if exc.field is not None else None
         raise CardError(f"{shown}:{line}: {exc}" if line else f"{shown}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        unread = unread_value(text, exc.pos)  # `"fixture": 01`: json's words name no field and no line of ours
+        raise CardError(f"{shown}:{exc.lineno}: {unread}" if unread else f"{shown}: not valid JSON ({exc})") from None
     except ValueError as exc:
         raise CardError(f"{shown}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise CardError(f"{shown}: expected a JSON object, got {type(data).__name__}")
-    return AnswerKey(path.stem, shown, data, field_lines(text))
+    numbers = [k for k, v in data.items() if isinstance(v, int | float) and not isinstance(v, bool)]
+    written = numbers_as_written(text) if numbers else {}
+    return AnswerKey(path.stem, shown, data, field_lines(text), {k: written[k] for k in numbers})
 
 
 def field_lines(text: str) -> dict[str, int]:

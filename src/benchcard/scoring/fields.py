@@ -193,7 +193,7 @@ def load_key(path: Path, spec: FieldsSpec, shown: str | None = None) -> AnswerKe
     read = read_key_file(path, shown)
     data = read.body
     if not isinstance(data.get("fixture"), str) or data["fixture"] != path.stem:
-        raise read.fail("fixture", f"expected the fixture id {path.stem!r}")
+        raise read.not_its_fixture(path.stem)
     unknown = sorted(set(data) - {"fixture", "not_stated", *spec.fields})
     if unknown:
         raise read.fail(unknown[0], f"not a field of this card ({', '.join(spec.fields)})")

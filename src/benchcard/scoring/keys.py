@@ -83,7 +83,7 @@ def load_small_key(path: Path, fields: tuple[str, ...], shown: str | None = None
     key = read_key_file(path, shown)
     data = key.body
     if data.get("fixture") != path.stem:
-        raise key.fail("fixture", f"expected the fixture id {path.stem!r}")
+        raise key.not_its_fixture(path.stem)
     unknown = sorted(set(data) - {"fixture", NOTE_FIELD, *fields})
     if unknown:
         raise key.fail(unknown[0], f"the scorer never reads it (it reads {', '.join(fields)}); remove it, or keep "
