@@ -16,6 +16,7 @@ from benchcard.project import (
     Endpoint,
     Project,
     parse_batch_limits,
+    parse_config,
     parse_endpoints,
     parse_pool,
     provider_settings,
@@ -418,16 +419,16 @@ def test_a_pool_url_carrying_a_key_says_the_variable_the_provider_names_for_it()
     settings all name (`provider_settings`)."""
     entry: dict[str, Any] = {"type": "openai", "api_key_env": "MY_KEY", "base_urls": ["http://a/v1?api_key=sk-1"]}
     with pytest.raises(ProviderError) as info:
-        provider_settings("p", entry, "benchcard.yaml: field 'providers.p")
+        provider_settings("p", entry)
     assert str(info.value) == ("benchcard.yaml: field 'providers.p.base_urls[0]': the URL carries a key in its query "
                                "(?api_key=…), which would be stored with the URL: put the key in $MY_KEY (the "
                                "provider's api_key_env), sent as a header and never stored, and give the URL "
                                "without its query")
     entry["base_urls"] = ["http://a/v1", "http://b/v1"]
-    assert provider_settings("p", entry, "benchcard.yaml: field 'providers.p").api_key_env == "MY_KEY"
+    assert provider_settings("p", entry).api_key_env == "MY_KEY"
     entry["api_key_env"] = 7
     with pytest.raises(ProviderError, match=r"field 'providers.p.api_key_env': expected an environment variable"):
-        provider_settings("p", entry, "benchcard.yaml: field 'providers.p")
+        provider_settings("p", entry)
 
 
 def test_the_pool_settings_default_and_are_checked() -> None:
@@ -511,3 +512,30 @@ def test_a_config_linked_to_nothing_is_one_line_not_no_config(tmp_path: Path, mo
     (tmp_path / "benchcard.yaml").symlink_to(target)
     assert one_line_error(bc(tmp_path, "run", "colour-ab", "--provider", "fake")) == f"error: {expected}"
     assert not project.results_dir.exists()
+
+
+QUOTED = ("providers:\n  \"o'k: field 'x\":\n    type: openai\n    base_url: 'http://127.0.0.1:9/v1'\n"
+          "    \"it's\": 1\n")
+
+
+def test_a_setting_no_provider_has_is_named_whatever_quotes_its_file_and_fields_hold(tmp_path: Path) -> None:
+    """Review (left24b): the line refusing a provider's unknown setting was cut out of another line's text at its
+    first quote (`project._unknown_field`): read from a folder whose name holds a quote, it named the field
+    's/benchcard.yaml: field 'providers.o'k…' and the file as the folder's first part. The location is kept as
+    its parts, the file and the provider's name, and every line is built from them."""
+    folder = tmp_path / "it's a \"proj\": field 'x'"
+    ab_project(folder)
+    (folder / "benchcard.yaml").write_text(QUOTED, encoding="utf-8")
+    setting = ("field 'providers.o'k: field 'x.it's': not a provider setting; expected one of type, base_url, "
+               "api_key_env, requests_per_minute, headers, base_urls, pool, batch_limits")
+    assert one_line_error(bc(folder, "check")) == f"error: benchcard.yaml: {setting}"
+    source = str(folder / "benchcard.yaml")  # a Python caller naming the file as it is
+    with pytest.raises(ProviderError) as raised:
+        parse_config(yaml.safe_load(QUOTED), source)
+    assert str(raised.value) == f"{source}: {setting}"
+    pool = QUOTED.replace("    base_url: 'http://127.0.0.1:9/v1'\n    \"it's\": 1\n",
+                          "    base_urls: [{url: 'http://a/v1', w: 1}]\n")
+    with pytest.raises(ProviderError) as raised:
+        parse_config(yaml.safe_load(pool), source)
+    assert str(raised.value) == (f"{source}: field 'providers.o'k: field 'x.base_urls[0]': unknown key 'w'; expected "
+                                 "url, concurrency, requests_per_minute")

@@ -247,6 +247,24 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
+class ProviderField:
+    """Where a provider's setting is written: the file and the provider's name, kept apart so that a line is built
+    from them and never read back out of one (a file in a folder named `it's` or a name holding `: field` was
+    cut at the wrong quote)."""
+
+    source: str
+    provider: str
+
+    def at(self, sub: str = "") -> str:
+        """`<file>: field 'providers.<name>.<sub>'`, the provider itself when `sub` is empty."""
+        return f"{self.source}: field '{self.path(sub)}'"
+
+    def path(self, sub: str = "") -> str:
+        """`providers.<name>.<sub>`: the field's path in the file."""
+        return f"providers.{self.provider}" + (f".{sub}" if sub else "")
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """One server of a pool (`base_urls` in benchcard.yaml): its URL, calls in flight at most, requests per
     minute at most (None: the run's --concurrency and no limit)."""
@@ -337,39 +355,38 @@ def parse_config(data: object, source: str = CONFIG_FILE) -> ProjectConfig:
         if not isinstance(raw, Mapping):
             raise ProviderError(f"{source}: field 'providers': expected a mapping of provider name to settings")
         _check_provider_names([str(n) for n in raw], source)
-        providers = {str(name): provider_settings(str(name), entry, f"{source}: field 'providers.{name}")
-                     for name, entry in raw.items()}
+        providers = {str(name): provider_settings(str(name), entry, source) for name, entry in raw.items()}
     return ProjectConfig(providers, price_table(data.get("prices"), source))
 
 
-def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
-    """One provider's settings, each of them, as a run would read them (`where` ends inside the field's quote)."""
+def provider_settings(name: str, entry: object, source: str = CONFIG_FILE) -> ProviderSettings:
+    """One provider's settings, each of them, as a run would read them; each line names `source` and the field."""
+    at = ProviderField(source, name)
     if not isinstance(entry, Mapping):
-        raise ProviderError(f"{where}': expected a mapping with type, base_url, api_key_env, ...")
+        raise ProviderError(f"{at.at()}: expected a mapping with type, base_url, api_key_env, ...")
     unknown = sorted(str(k) for k in entry if k not in PROVIDER_FIELDS)
     if unknown:
-        named = _unknown_field(unknown[0], where.split("'", 1)[1] + ".")
-        raise ProviderError(f"{where.split(': field', 1)[0]}: {named}: not a provider setting; expected one of "
-                            + ", ".join(PROVIDER_FIELDS))
+        raise ProviderError(f"{source}: {_unknown_field(unknown[0], at.path())}: not a provider setting; expected "
+                            "one of " + ", ".join(PROVIDER_FIELDS))
     type_ = entry.get("type")
     if type_ not in PROVIDER_TYPES:
-        raise ProviderError(f"{where}.type': expected openai, anthropic or local, got {type_!r}")
+        raise ProviderError(f"{at.at('type')}: expected openai, anthropic or local, got {type_!r}")
     key_env = entry.get("api_key_env") if isinstance(entry.get("api_key_env"), str) else None
     raw_url = entry.get("base_url")
-    base_url = None if raw_url is None else check_url(raw_url, f"{where}.base_url'", key_env)
+    base_url = None if raw_url is None else check_url(raw_url, at.at("base_url"), key_env)
     if entry.get("api_key_env") is not None:
-        check_env_name(entry["api_key_env"], f"{where}.api_key_env'")  # so that key_env is all it can be
+        check_env_name(entry["api_key_env"], at.at("api_key_env"))  # so that key_env is all it can be
     rpm = entry.get("requests_per_minute")
     if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or not math.isfinite(rpm)
                             or rpm <= 0):
-        raise ProviderError(f"{where}.requests_per_minute': expected a number > 0, got {rpm!r} "
+        raise ProviderError(f"{at.at('requests_per_minute')}: expected a number > 0, got {rpm!r} "
                             "(leave it out for no limit)")
-    check_headers(entry.get("headers"), where)
-    check_auth(type_, entry.get("base_url"), key_env, f"{where}.base_url'")
-    pool = parse_endpoints(name, entry, key_env)
+    check_headers(entry.get("headers"), at)
+    check_auth(type_, entry.get("base_url"), key_env, at.at("base_url"))
+    pool = parse_endpoints(name, entry, key_env, source)
     if not pool and entry.get("pool") is not None:
-        raise ProviderError(f"{where}.pool': pool settings need a pool of servers (base_urls)")
-    settings = parse_pool(name, entry)
+        raise ProviderError(f"{at.at('pool')}: pool settings need a pool of servers (base_urls)")
+    settings = parse_pool(name, entry, source)
     return ProviderSettings(
         type=cast(ProviderType, type_),
         base_url=pool[0].url if pool else base_url,
@@ -378,18 +395,18 @@ def provider_settings(name: str, entry: object, where: str) -> ProviderSettings:
         headers=dict(entry.get("headers") or {}),
         endpoints=pool,
         pool=settings if pool else {},
-        batch_limits=parse_batch_limits(name, entry),
+        batch_limits=parse_batch_limits(name, entry, source),
     )
 
 
 def _unknown_field(key: str, parent: str) -> str:
-    """`field '<parent><key>'` for a key no setting has, or, when it is no name (`Authorization:Bearer sk-…`, a
-    header written without the space after its colon, is one key holding its value), the key's length and not the
-    key itself."""
+    """`field '<parent>.<key>'` (`parent`, a field's path, empty at the top level) for a key no setting has, or,
+    when it is no name (`Authorization:Bearer sk-…`, a header written without the space after its colon, is one key
+    holding its value), the key's length and not the key itself."""
     if _TOKEN.fullmatch(key):
-        return f"field '{parent}{key}'"
-    return (f"field '{parent.rstrip('.') or '(top level)'}': a key of {len(key)} character(s) that is no name (not "
-            "shown: it may hold a secret, such as a header written without the space after its colon)")
+        return f"field '{parent + '.' if parent else ''}{key}'"
+    return (f"field '{parent or '(top level)'}': a key of {len(key)} character(s) that is no name (not shown: it may "
+            "hold a secret, such as a header written without the space after its colon)")
 
 
 def _check_provider_names(names: list[str], source: str) -> None:
@@ -429,23 +446,23 @@ def keylike_name(name: str) -> bool:
             and sum(c.isdigit() for c in name) >= 2)
 
 
-def check_headers(headers: object, where: str) -> None:
+def check_headers(headers: object, at: ProviderField) -> None:
     """Extra headers: names that are HTTP tokens, values one line of text each."""
     if headers is None:
         return
     if not isinstance(headers, Mapping):
-        raise ProviderError(f"{where}.headers': expected a mapping of header name to text")
+        raise ProviderError(f"{at.at('headers')}: expected a mapping of header name to text")
     for key, value in headers.items():
         if not isinstance(key, str) or not _TOKEN.fullmatch(key):  # `{Authorization:Bearer sk-…}` is one key
-            raise ProviderError(f"{where}.headers': expected a header name (letters, digits, -), got "
+            raise ProviderError(f"{at.at('headers')}: expected a header name (letters, digits, -), got "
                                 f"{read_as(key) if not isinstance(key, str) else f'text of {len(key)} character(s)'} "
                                 "that is not one (not shown: it may hold the header's value, a secret; write "
                                 "`Name: value`, a space after the colon)")
         if not isinstance(value, str) or _CONTROL.search(value):
-            raise ProviderError(f"{where}.headers.{key}': expected one line of text, got {read_as(value)} (not "
+            raise ProviderError(f"{at.at(f'headers.{key}')}: expected one line of text, got {read_as(value)} (not "
                                 "shown: a header may hold a secret); quote it"
                                 if not isinstance(value, str) else
-                                f"{where}.headers.{key}': expected one line of text without control characters")
+                                f"{at.at(f'headers.{key}')}: expected one line of text without control characters")
 
 
 def check_auth(type_: object, base_url: object, key_env: object, where: str) -> None:
@@ -455,10 +472,6 @@ def check_auth(type_: object, base_url: object, key_env: object, where: str) -> 
         raise ProviderError(f"{where}: the URL's user:password and the key in ${key_env} would both be the "
                             "Authorization header; keep one (api_key_env: null in benchcard.yaml for a proxy "
                             "that takes a password)")
-
-
-def _where(name: str, field: str) -> str:
-    return f"{CONFIG_FILE}: field 'providers.{name}.{field}'"
 
 
 def _pool_url(value: Any, where: str, key_env: str | None) -> str:
@@ -487,7 +500,8 @@ def _positive(value: Any, where: str, *, integer: bool, most: int | None = None)
     return value
 
 
-def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None) -> tuple[Endpoint, ...]:
+def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None,
+                    source: str = CONFIG_FILE) -> tuple[Endpoint, ...]:
     """The pool of `providers.<name>.base_urls`, or () when the provider names one `base_url`; `key_env`, the
     provider's checked `api_key_env`, is where a line refusing a URL that carries a key says the key goes.
 
@@ -504,14 +518,15 @@ def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None)
     raw = declared.get("base_urls")
     if raw is None:
         return ()
+    at = ProviderField(source, name)
     if declared.get("base_url") is not None:
-        raise ProviderError(f"{_where(name, 'base_urls')}: give base_url or base_urls, not both")
+        raise ProviderError(f"{at.at('base_urls')}: give base_url or base_urls, not both")
     if not isinstance(raw, list) or not raw:
-        raise ProviderError(f"{_where(name, 'base_urls')}: expected a non-empty list of URLs or "
+        raise ProviderError(f"{at.at('base_urls')}: expected a non-empty list of URLs or "
                             "{url, concurrency, requests_per_minute}")
     endpoints: list[Endpoint] = []
     for i, entry in enumerate(raw):
-        where, at = _where(name, f"base_urls[{i}]"), f"base_urls[{i}]"
+        where, item = at.at(f"base_urls[{i}]"), f"base_urls[{i}]"
         if isinstance(entry, str):
             endpoints.append(Endpoint(_pool_url(entry, where, key_env)))
             continue
@@ -522,25 +537,25 @@ def parse_endpoints(name: str, declared: Mapping[str, Any], key_env: str | None)
         if unknown:
             raise ProviderError(f"{where}: unknown key {unknown[0]!r}; expected url, concurrency, "
                                 "requests_per_minute")
-        endpoints.append(Endpoint(_pool_url(entry.get("url"), _where(name, f"{at}.url"), key_env),
-                                  _positive(entry.get("concurrency"), _where(name, f"{at}.concurrency"), integer=True,
+        endpoints.append(Endpoint(_pool_url(entry.get("url"), at.at(f"{item}.url"), key_env),
+                                  _positive(entry.get("concurrency"), at.at(f"{item}.concurrency"), integer=True,
                                             most=MAX_CONCURRENCY),
-                                  _positive(entry.get("requests_per_minute"), _where(name, f"{at}.requests_per_minute"),
+                                  _positive(entry.get("requests_per_minute"), at.at(f"{item}.requests_per_minute"),
                                             integer=False)))
-    _check_pool(name, endpoints)
+    _check_pool(at, endpoints)
     return tuple(endpoints)
 
 
-def _check_pool(name: str, endpoints: Sequence[Endpoint]) -> None:
+def _check_pool(at: ProviderField, endpoints: Sequence[Endpoint]) -> None:
     """No server twice, and no more calls in flight over the pool than a run may keep: its workers are started at
     once (a server stating no concurrency takes --concurrency, at least 1; the run checks it at that figure)."""
     urls = [e.url for e in endpoints]
     for url in urls:
         if urls.count(url) > 1:
-            raise ProviderError(f"{_where(name, 'base_urls')}: {url} is listed twice")
+            raise ProviderError(f"{at.at('base_urls')}: {url} is listed twice")
     least = pool_concurrency(endpoints, 1)
     if least > MAX_CONCURRENCY:
-        raise ProviderError(f"{_where(name, 'base_urls')}: {len(endpoints):,} servers take {least:,} calls in flight "
+        raise ProviderError(f"{at.at('base_urls')}: {len(endpoints):,} servers take {least:,} calls in flight "
                             f"together{' at the least' if any(e.concurrency is None for e in endpoints) else ''}, "
                             f"more than the {MAX_CONCURRENCY:,} a run may keep (each holds a socket and a worker); "
                             "give the servers lower concurrencies, or fewer servers")
@@ -551,26 +566,28 @@ def pool_concurrency(endpoints: Sequence[Endpoint], concurrency: int) -> int:
     return sum(e.concurrency or concurrency for e in endpoints)
 
 
-def parse_pool(name: str, declared: Mapping[str, Any]) -> dict[str, float]:
+def parse_pool(name: str, declared: Mapping[str, Any], source: str = CONFIG_FILE) -> dict[str, float]:
     """`pool: {fail_after, out_for_s}`: failures in a row that take a server out, and for how long at first."""
+    at = ProviderField(source, name)
     raw = declared.get("pool") or {}
     if not isinstance(raw, Mapping):
-        raise ProviderError(f"{_where(name, 'pool')}: expected {{fail_after: N, out_for_s: seconds}}")
+        raise ProviderError(f"{at.at('pool')}: expected {{fail_after: N, out_for_s: seconds}}")
     unknown = sorted(set(raw) - set(POOL_KEYS))
     if unknown:
-        raise ProviderError(f"{_where(name, 'pool')}: unknown key {unknown[0]!r}; expected fail_after, out_for_s")
-    return {key: float(_positive(raw.get(key, default), _where(name, f"pool.{key}"), integer=key == "fail_after"))
+        raise ProviderError(f"{at.at('pool')}: unknown key {unknown[0]!r}; expected fail_after, out_for_s")
+    return {key: float(_positive(raw.get(key, default), at.at(f"pool.{key}"), integer=key == "fail_after"))
             for key, default in POOL_KEYS.items()}
 
 
-def parse_batch_limits(name: str, declared: Mapping[str, Any]) -> dict[str, int]:
+def parse_batch_limits(name: str, declared: Mapping[str, Any], source: str = CONFIG_FILE) -> dict[str, int]:
     """`batch_limits: {requests: N, bytes: N}`: smaller batches than the vendor allows (an organisation's quota)."""
+    at = ProviderField(source, name)
     raw = declared.get("batch_limits") or {}
     if not isinstance(raw, Mapping) or set(raw) - {"requests", "bytes"}:
-        raise ProviderError(f"{_where(name, 'batch_limits')}: expected {{requests: N, bytes: N}}")
-    limits = {k: int(_positive(v, _where(name, f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}
+        raise ProviderError(f"{at.at('batch_limits')}: expected {{requests: N, bytes: N}}")
+    limits = {k: int(_positive(v, at.at(f"batch_limits.{k}"), integer=True)) for k, v in raw.items()}
     if limits.get("bytes", MIN_BATCH_BYTES) < MIN_BATCH_BYTES:
-        raise ProviderError(f"{_where(name, 'batch_limits.bytes')}: expected an integer >= {MIN_BATCH_BYTES} (a "
+        raise ProviderError(f"{at.at('batch_limits.bytes')}: expected an integer >= {MIN_BATCH_BYTES} (a "
                             f"batch file must hold at least one whole request), got {limits['bytes']}")
     return limits
 
