@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import random
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ import httpx
 
 from benchcard.card.load import load_card
 from benchcard.project import Project
+from benchcard.run.options import backoff_delay
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.local import LocalProvider, close_all
 from benchcard.run.providers.localmodel import bundled_gguf, generate, load_model, sampling_kwargs, usable_cpus
@@ -73,6 +77,26 @@ class Worker:
         return self.loop.run_until_complete(self.provider.complete(body)).usage.output
 
 
+#: The poll of a starting server: the run's own backoff (`run.options.backoff_delay`, full jitter), from 0.1 s up to
+#: 2 s between tries, so that a server answering 503 while it loads the model is not asked again at once, in a loop.
+POLL_BASE, POLL_CAP = 0.1, 2.0
+
+
+def wait_until_up(client: httpx.Client, timeout: float, sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Whether `GET /models` answered 200 within `timeout` s; any other answer, or none (refused, reset), is tried
+    again after a backoff, never at once."""
+    deadline = time.monotonic() + timeout
+    rng = random.Random(0)
+    attempt = 0
+    while time.monotonic() < deadline:
+        attempt += 1
+        with contextlib.suppress(httpx.TransportError):
+            if client.get("/models").status_code == 200:
+                return True
+        sleep(min(backoff_delay(attempt, None, POLL_BASE, POLL_CAP, rng), max(0.0, deadline - time.monotonic())))
+    return False
+
+
 class Server:
     name = "llama_cpp.server"
 
@@ -87,14 +111,8 @@ class Server:
              "--n_threads_batch", str(cpus), "--verbose", "False"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", timeout=120)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if self.client.get("/models").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.2)
-        raise SystemExit("llama_cpp.server did not start")
+        if not wait_until_up(self.client, 120.0):
+            raise SystemExit("llama_cpp.server did not start")
 
     def call(self, body: dict[str, Any]) -> int:
         answer = self.client.post("/chat/completions", json=body).json()

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from benchcard.cli import cli
 from benchcard.run import _calls as calls
-from benchcard.run._calls import backoff_delay
+from benchcard.run.options import backoff_delay
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import (

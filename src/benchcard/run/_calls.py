@@ -49,7 +49,7 @@ from benchcard.records.rows import OutputRow, Usage
 from benchcard.run._gate import CallGate, is_refusal
 from benchcard.run._progress import Progress
 from benchcard.run._proxies import USABLE, Unusable
-from benchcard.run.options import RunOptions
+from benchcard.run.options import RunOptions, backoff_delay
 from benchcard.run.providers import Price, cost_of
 from benchcard.run.providers.base import (
     ACCEPT_ENCODING,
@@ -79,7 +79,6 @@ that cell's own, however many of its attempts time out; several cells and no ans
 calls and answers none, and each cell would otherwise cost its attempts times the timeout (8 minutes by default)."""
 REFUSED_FIXTURES = 3
 """Fixtures (or all, when fewer) that refusals alike in a row must hit, with every variant, to stop the run."""
-MAX_RETRY_AFTER = 600.0  # a server asking for more than ten minutes is waited on for ten minutes
 ERROR_CHARS = 300
 
 
@@ -300,18 +299,6 @@ class RateLimiter:
         self._next = slot + self.interval
         if slot > now:
             await asyncio.sleep(slot - now)
-
-
-def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random) -> float:
-    """Seconds before attempt `attempt + 1`: full jitter, uniform in [0, min(cap, base · 2^(attempt-1))], added to
-    what `Retry-After` asks when it asks (the sum up to ten minutes). Never what Retry-After asks alone: a server
-    limiting the calls in flight tells every call it refuses the same wait, and cells waiting exactly that came
-    back together to be refused together (64 workers against 5 slots with `Retry-After: 0.05`: 89 of 160 cells
-    failed after their 4 attempts; with the jitter, 3 to 23)."""
-    jitter = rng.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
-    if retry_after is not None:
-        return min(max(retry_after, 0.0) + jitter, MAX_RETRY_AFTER)
-    return jitter
 
 
 def workers_for(provider: Provider, concurrency: int) -> int:

@@ -28,8 +28,9 @@ from benchcard._util.names import visible
 from benchcard._util.safeio import json_loads
 from benchcard._util.urls import basic_auth, secrets_of, shown_url
 from benchcard.errors import CallError, ProviderError, RetryableError, RunError
-from benchcard.run._calls import SEND_ONCE, backoff_delay
+from benchcard.run._calls import SEND_ONCE
 from benchcard.run.batch._results import result_ids, vendor_word
+from benchcard.run.options import backoff_delay
 from benchcard.run.providers.base import (
     MAX_REPLY_BYTES,
     UNVERIFIED_STATUS,
