@@ -113,3 +113,33 @@ def test_the_command_s_core_finds_the_run_and_refuses_a_card_s_name(tmp_path: Pa
     done = set_aside(project, wrong, WHY)
     assert done.run == wrong and done.where == f"results/colour-ab/v1/{wrong}"
     assert set_aside_of(folder) == done.entry
+
+
+def test_a_set_aside_mark_written_by_hand_into_a_ledgered_run_hides_nothing(tmp_path: Path, server: FakeServer,
+                                                                            key: str) -> None:
+    """The command refuses to set a ledgered run aside, but the mark is a file: one written by hand into the run of
+    a card's latest verdict made `verdict CARD --show` (and the site's headline) fall back to an earlier result,
+    while `ledger --verify` said every judged run's evidence was unchanged (hostile audit, round 24). The row stays
+    the card's result, and the mark is named as an edit of the evidence."""
+    server.configure({"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=6, repetitions=2)
+    first = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
+    ok(bc(project, "verdict", first))
+    next_second()  # run ids are to the second
+    server.configure({"default_reply": "red"})
+    latest = str(summary(ok(bc(project, "run", "colour-ab", "--json")))["runs"][0]["run"])
+    seq = json.loads(ok(bc(project, "verdict", latest, "--json")).stdout)["ledger"]["seq"]
+    folder = project.results_dir / "colour-ab" / "v1" / latest
+    (folder / "set-aside.jsonl").write_text(json.dumps({"at": "2026-12-07T10:00:00Z", "why": WHY}) + "\n",
+                                            encoding="utf-8")
+
+    shown = bc(project, "verdict", "colour-ab", "--show")
+    assert f"run {latest}" in shown.stdout and f"run {first}" not in shown.stdout
+    verify = bc(project, "ledger", "--verify")
+    assert verify.exit_code == 1
+    assert (f"FAIL seq {seq} (run {latest}): results/colour-ab/v1/{latest}/set-aside.jsonl: a run in the ledger "
+            "is never set aside; the mark was written after its verdict, and its row stays the record") in verify.output
+    site = ok(bc(project, "site", "--out", str(tmp_path / "site")))
+    assert f"results/colour-ab/v1/{latest}/set-aside.jsonl: a run in the ledger is never set aside" in site.output
+    page = (tmp_path / "site" / "cards" / "colour-ab" / "index.html").read_text(encoding="utf-8")
+    assert f'Result: <a href="#run-{latest}">' in page

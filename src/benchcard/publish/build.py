@@ -206,6 +206,7 @@ def _check_against_rows(project: Project, runs: list[Run], ledger: list[LedgerRo
         row = run.ledger_row = by_run.get((run.card, run.run_id))
         if row is None:
             continue
+        run.set_aside = None  # a ledgered run is never set aside: a mark written by hand is named below, not obeyed
         if run.verdict_file is not None and not _matches(run.verdict_file, run.verdict_digest, row):
             skipped.append(f"results/{run.card}/v{run.version}/{run.run_id}/verdict.json differs from its ledger "
                            f"row (seq {row.seq}); the pages show the ledger row's finding")

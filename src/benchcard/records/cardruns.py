@@ -94,9 +94,15 @@ def card_runs(project: Project, card_id: str) -> list[CardRun]:
             continue
         found.append(CardRun(folder, version, folder.name, bool(manifest.scratch),
                              manifest.finished_at is not None, (folder / "verdict.json").is_file(),
-                             seqs.get(folder.name), set_aside_of(folder) is not None,
+                             seqs.get(folder.name), _set_aside(folder, seqs),
                              manifest.replicates is not None and manifest.replicates.transfer))
     return in_order(found)
+
+
+def _set_aside(folder: Path, seqs: dict[str, int]) -> bool:
+    """Whether the run is set aside: a ledgered run never is (its row is the record; a mark written by hand into its
+    folder is named by `integrity.evidence_problems`, and must not move the card's result to an earlier row)."""
+    return folder.name not in seqs and set_aside_of(folder) is not None
 
 
 def pick(project: Project, card_id: str, want: Want) -> Path:

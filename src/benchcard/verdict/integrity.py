@@ -26,7 +26,7 @@ from benchcard.errors import JsonProblem, VerdictError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import LedgerRow
 from benchcard.records.plandigest import sealed_problems
-from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, dumps_line
+from benchcard.records.rows import ASSIGNMENT, OUTPUTS, SCORES, SEALED, SET_ASIDE, dumps_line
 from benchcard.records.verdictfigures import known
 from benchcard.records.verdictfile import VerdictFile
 from benchcard.run.grid import assignment_digest, planned_assignment
@@ -202,13 +202,22 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
-    problems = _digest_problems(folder, evidence, manifest, row)
+    problems = _digest_problems(folder, evidence, manifest, row) + _set_aside_problems(folder, evidence)
     if isinstance(row.evidence_files, dict):
         problems += _file_problems(folder, evidence, row.evidence_files)
     verdict = _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
     if not os.path.lexists(folder / VERDICT_FILE):
         verdict = [f"{p}: {_cut_short(row)}" for p in verdict]
     return problems + verdict
+
+
+def _set_aside_problems(folder: Path, evidence: str) -> list[str]:
+    """A set-aside mark in a judged run's folder: `benchcard set-aside` refuses a ledgered run, so it was written by
+    hand after the verdict (it moved the card's result to an earlier row before the pickers ignored it)."""
+    if not os.path.lexists(folder / SET_ASIDE):
+        return []
+    return [f"{evidence}/{SET_ASIDE}: a run in the ledger is never set aside; the mark was written after its "
+            "verdict, and its row stays the record"]
 
 
 def _cut_short(row: LedgerRow) -> str:
