@@ -119,12 +119,13 @@ def make_run(
     drop_outputs: int = 0,
     texts: Mapping[tuple[str, str, int], str] | None = None,
     compact: bool = False,
+    scratch: str | None = None,
 ) -> Path:
     """Write a run folder by hand, in the contract's format.
 
     `metrics[name][variant]` is an array (fixtures × repetitions) in `card.fixture_ids()` order; `status`
     marks cells (variant, fixture, repetition) truncated or failed; `rules[rule][variant]` likewise for probes.
-    The first metric is also the cell's `score`.
+    The first metric is also the cell's `score`. `scratch` marks the run a trial, as `run --scratch` does.
     """
     status = status or {}
     run_id = f"20261130T{next(_run_counter):06d}Z-3f9a"
@@ -176,6 +177,8 @@ def make_run(
         "repetitions": card.repetitions, "cells": len(assignment), "concurrency": 4, "benchcard_version": "0.1.0",
         "started_at": "2026-11-30T15:12:00Z",
     }
+    if scratch is not None:
+        manifest["scratch"] = scratch
     manifest.update(sealed_digests(run_dir, manifest))
     if finished:
         counts = {s: sum(o["status"] == s for o in outputs) for s in ("ok", "truncated", "failed")}

@@ -13,6 +13,7 @@ from benchcard.project import Project
 from benchcard.run._scratch import GITIGNORE
 from benchcard.testing.fakeserver import FakeServer
 
+from ..helpers_cli import one_line_error
 from ..helpers_run import PROBE, ab_project, only_run, probe_project
 
 
@@ -69,13 +70,31 @@ def test_verdict_scratch_writes_a_verdict_without_a_ledger_row(tmp_path: Path, s
                                                                key: str) -> None:
     server.configure({"default_reply": "red"})
     project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
-    ok(bc(project, "run", "colour-ab"))
+    ok(bc(project, "run", "colour-ab", "--scratch"))
     folder = only_run(project, "colour-ab")
-    assert "scratch" not in json.loads((folder / "manifest.json").read_text())
     judged = ok(bc(project, "verdict", folder.name, "--scratch"))
     assert "scratch: a trial verdict, not entered in the ledger" in judged.output
     assert json.loads((folder / "verdict.json").read_text())["rig"] == "test/model · fake · scratch"
     assert "no verdicts yet" in ok(bc(project, "ledger")).output
+
+
+def test_a_sealed_run_is_never_given_a_trial_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`verdict RUN --scratch` of a sealed run (started without --scratch) unblinded it with no ledger row: a loss
+    was then published as "1 scratch run, trials never entered in the ledger and never a result", and a win could
+    be entered after deleting the trial's verdict.json, nothing showing it had been looked at first (hostile audit,
+    round 24). A sealed run's verdict is given once, in the ledger; `--scratch` is refused before anything is read."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    ok(bc(project, "run", "colour-ab"))
+    folder = only_run(project, "colour-ab")
+    assert one_line_error(bc(project, "verdict", folder.name, "--scratch")) == (
+        f"error: run {folder.name} is a sealed run, not a trial (it was started without --scratch): its verdict is "
+        "given once and entered in the ledger, whatever it finds, and a trial verdict would unblind it with no "
+        f"record; `benchcard verdict {folder.name}` gives it (a trial is `benchcard run colour-ab --scratch`)")
+    assert not (folder / "verdict.json").exists() and not (folder / "table.csv").exists()
+    assert "no verdicts yet" in ok(bc(project, "ledger")).output
+    entered = json.loads(ok(bc(project, "verdict", folder.name, "--json")).stdout)
+    assert entered["ledger"]["seq"] == 1
 
 
 def test_git_leaves_a_scratch_run_out_and_keeps_a_real_one(tmp_path: Path, server: FakeServer, key: str) -> None:

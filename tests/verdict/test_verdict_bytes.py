@@ -230,7 +230,9 @@ def test_a_verdict_writes_the_bytes_it_always_wrote(name: str, tmp_path: Path) -
 
 
 def test_a_scratch_verdict_writes_the_bytes_it_always_wrote(tmp_path: Path) -> None:
-    run_dir = _win(tmp_path / "p")
+    project = make_project(tmp_path / "p", fixtures=FIXTURES10)
+    run_dir = make_run(project, the_card(project), ab_metrics(STEADY10_BASE, STEADY10_VAR, shape=(10, 3)),
+                       scratch="run with --scratch")
     give_verdict(Project(tmp_path / "p"), run_dir, scratch=True)
     _check("ab-scratch", (run_dir / "verdict.json").read_text(encoding="utf-8"))
 

@@ -16,7 +16,8 @@ from benchcard._cli.common import nearest_project, project_of, report
 @click.option("--allow-incomplete", is_flag=True, help="Judge a run with cells that have no output or score; "
               "they count as failed (the finding is then incomplete unless the card allows that many).")
 @click.option("--show", is_flag=True, help="Print RUN's verdict (a card's: its latest in the ledger); append nothing.")
-@click.option("--scratch", is_flag=True, help="A trial verdict: written, marked scratch, no ledger row.")
+@click.option("--scratch", is_flag=True, help="A trial verdict of a scratch run: written, marked scratch, no ledger "
+              "row (a sealed run's is refused).")
 @click.option("--gate", is_flag=True, help="Exit 0 on a win, else by the finding: 2 loss … 5 incomplete (docs/ci.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print verdict.json.")
 @click.pass_context

@@ -109,6 +109,14 @@ def _in_progress(project: Project, run_dir: Path, manifest: Manifest) -> str:
     return f"{head}: `benchcard run {manifest.card} --resume {run_dir.name}`"
 
 
+def _no_trial_of(run: str, manifest: Manifest) -> str:
+    """The refusal of `verdict RUN --scratch` for a sealed run: a trial verdict would unblind it with no ledger row,
+    so that a loss could be shown as a trial and a win entered once its trial verdict.json was deleted."""
+    return (f"run {run} is a sealed run, not a trial (it was started without --scratch): its verdict is given once "
+            "and entered in the ledger, whatever it finds, and a trial verdict would unblind it with no record; "
+            f"`benchcard verdict {run}` gives it (a trial is `benchcard run {manifest.card} --scratch`)")
+
+
 def _card_to_judge(project: Project, run_dir: Path, manifest: Manifest) -> Card:
     """The first refusals: set aside, unfinished, already judged; then the run's card, checked (`card_of_run`)."""
     run = run_dir.name
@@ -197,6 +205,8 @@ def _give(project: Project, run_dir: Path, allow_incomplete: bool, n_resamples: 
     """`give_verdict` with the run held still."""
     clock = _Clock(timings)
     manifest = read_manifest(run_dir)
+    if scratch and not manifest.scratch:
+        raise VerdictError(_no_trial_of(run_dir.name, manifest))
     table_tmp = fresh_tmp(run_dir / TABLE_FILE)  # hidden; one a killed verdict left is removed here
     table_job: Future[None] | None = None
     with ThreadPoolExecutor(max_workers=2) as pool, ThreadPoolExecutor(max_workers=1) as io, \
