@@ -115,6 +115,24 @@ def test_a_killed_judging_resumes_with_the_judgements_it_lacks(tmp_path: Path, s
     assert bc(tmp_path, "verdict", folder.name).exit_code == 0
 
 
+def test_judgements_removed_from_a_stopped_judging_are_never_asked_again(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """A grade one did not like, deleted from judge-outputs.jsonl between passes, was asked of the judge again by
+    `--resume` (hostile audit, round 24): the judge's passes count their rows too (`judge_replied_rows`)."""
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=2, k=2)
+    server.configure(script({"reply": "GRADE: PASS"}))
+    [first] = run(project, CARD_ID, RunOptions(progress=False), stop_after=8)
+    assert first.judge is not None and first.judge.counts["ok"] == 8
+    folder = only_run(project, CARD_ID)
+    judged = folder / "judge-outputs.jsonl"
+    judged.write_bytes(b"".join(judged.read_bytes().splitlines(keepends=True)[1:]))
+    server.configure(script({"reply": "GRADE: PASS"}))
+    result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
+    assert result.exit_code == 1 and not judge_bodies(server)
+    assert (f"error: results/{CARD_ID}/v1/{folder.name}/judge-outputs.jsonl holds 7 rows, but the passes that "
+            "wrote it appended 8 (manifest.json, judge_replied_rows): rows were removed since") in result.stderr
+
+
 def test_a_judge_that_stops_answering_stops_the_judging_in_one_line(tmp_path: Path, server: FakeServer,
                                                                      key: str) -> None:
     """The judging stops as a run does (the same helper, its own noun), and the command it names continues it."""
@@ -383,10 +401,12 @@ def test_a_kill_while_the_judging_is_planned_loses_nothing(tmp_path: Path, serve
     # as a kill would leave it: the plan written beside sealed/, recorded in the manifest or not, no judge call
     (folder / "judge-outputs.jsonl").unlink()
     (folder / "sealed" / "judge-requests.jsonl").rename(folder / "judge-requests.jsonl.tmp")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for made_by_a_judge_pass in ("judge_replied_models", "judge_replied_rows"):
+        del manifest[made_by_a_judge_pass]
     if not recorded:
-        manifest = json.loads((folder / "manifest.json").read_text())
         del manifest["judge"]
-        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
     server.configure(script({"reply": "GRADE: PASS"}))
     result = bc(tmp_path, "run", CARD_ID, "--resume", folder.name)
     assert result.exit_code == 0, result.output

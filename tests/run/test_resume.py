@@ -367,3 +367,34 @@ def test_a_run_of_a_version_the_card_moved_on_from_says_so_and_what_to_do(tmp_pa
     path.write_text(v1, encoding="utf-8")  # put back as v1 was sealed: the resume goes on
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
     assert resumed.exit_code == 0, resumed.output
+
+
+@pytest.mark.parametrize("how", ["resume", "retry"])
+def test_answers_removed_from_a_stopped_run_are_never_called_again(tmp_path: Path, server: FakeServer, key: str,
+                                                                   how: str) -> None:
+    """Two answered rows deleted from a stopped run's outputs.jsonl were called again by `--resume` (a re-roll of
+    answers one did not like), and the run closed, was judged and verified with 24 rows where 26 answers had come:
+    no digest covers an unfinished run's outputs, but the manifest's `replied_rows` counts what each pass appended
+    (hostile audit, round 24). The resume (and a retry of failed cells) refuses before any call."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    server.configure({"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
+    [stopped] = run(project, "colour-ab", RunOptions(progress=False), stop_after=8)
+    assert not stopped.finished
+    folder = only_run(project, "colour-ab")
+    outputs = folder / "outputs.jsonl"
+    kept = outputs.read_bytes().splitlines(keepends=True)
+    outputs.write_bytes(b"".join(kept[2:]))
+    calls = server.stats(by_request=False)["calls"]
+    args = ["--resume", folder.name] + (["--retry-failed"] if how == "retry" else [])
+    assert one_line_error(bc(project, "run", "colour-ab", *args)) == (
+        f"error: results/colour-ab/v1/{folder.name}/outputs.jsonl holds 6 rows, but the passes that wrote it "
+        "appended 8 (manifest.json, replied_rows): rows were removed since, and their cells would be called again, "
+        "replacing answers already given. Put the file back as it was, or set the run aside (`benchcard set-aside "
+        f"{folder.name} --why …`) and start a new one")
+    assert server.stats(by_request=False)["calls"] == calls and lines(outputs) == 6
+    outputs.write_bytes(b"".join(kept))
+    assert bc(project, "run", "colour-ab", "--resume", folder.name).exit_code == 0
+    assert lines(outputs) == 24

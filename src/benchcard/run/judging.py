@@ -78,6 +78,9 @@ class JudgeStore(JudgeReader, RunStore):
     """The judge's calls in a run folder: the run store's append-and-flush, lock and torn-tail repair, over
     `judge-outputs.jsonl` (`records.runreader.JudgeReader`), its plan read as the runner's calls read cells."""
 
+    COUNTED_ROWS = "judge_replied_rows"
+    MOVED_ROWS = None
+
     def iter_sealed(self, skip: Container[str] = ()) -> Iterator[tuple[AssignmentRow, RequestRow]]:
         """Each planned judgement as the runner's calls read a cell: its id, its fixture and its body."""
         for row in self.iter_judge_requests():

@@ -85,6 +85,11 @@ def _no_folder(project: Project, card_id: str, folder: Path, exc: OSError) -> st
 class RunStore(RunReader):
     """One run's folder, `results/<card>/v<N>/<run>/`: the reading (records.runreader) and the writing."""
 
+    #: The manifest's field counting the rows each pass of calls appended to this store's file (`append_replies`).
+    COUNTED_ROWS = "replied_rows"
+    #: Where a retry before 2026-12-01 moved the failed rows it took out of the file (run/_retry.py).
+    MOVED_ROWS: str | None = "attempts.jsonl"
+
     # -------------------------------------------------------------------------------------------- locating
 
     @classmethod
@@ -262,6 +267,24 @@ class RunStore(RunReader):
             fh.truncate(start)
             return f"dropped a torn final line ({len(tail)} bytes)"
 
+    def refuse_lost_rows(self, held: int) -> None:
+        """RunError when the file holds fewer rows than the passes that wrote it counted (`COUNTED_ROWS`): rows were
+        removed since, and calling their cells again would replace answers already given (a re-roll) with nothing
+        on record; no digest covers the outputs of a run not yet finished."""
+        if not self.manifest_path.is_file():  # a store not planned yet: no pass has written
+            return
+        passes = getattr(self.read_manifest(), self.COUNTED_ROWS) or []
+        counted = sum(p.rows + p.uncounted for p in passes)
+        moved = self.folder / self.MOVED_ROWS if self.MOVED_ROWS else None
+        held += _rows_in(moved) if moved is not None and moved.is_file() else 0
+        if held < counted:
+            results, card, version, run = self.folder.parts[-4:]
+            shown = PurePosixPath(results, card, version, run, self.outputs_path.name)
+            raise RunError(f"{shown} holds {held} rows, but the passes that wrote it appended {counted} "
+                           f"(manifest.json, {self.COUNTED_ROWS}): rows were removed since, and their cells would be "
+                           "called again, replacing answers already given. Put the file back as it was, or set the "
+                           f"run aside (`benchcard set-aside {run} --why …`) and start a new one")
+
     def open_outputs(self) -> OutputWriter:
         """The appender for this run: repairs a torn tail, then holds the run's lock until closed."""
         return OutputWriter(self)
@@ -298,6 +321,11 @@ class OutputWriter:
         fh.seek(0, os.SEEK_END)
         self._fh = fh
         self.before = _rows_in(path)
+        try:
+            self.store.refuse_lost_rows(self.before)
+        except BaseException:
+            self.close()
+            raise
 
     def append(self, row: OutputRow) -> None:
         if self._fh is None:
