@@ -595,3 +595,32 @@ def test_a_run_file_replaced_by_a_folder_is_said_so_by_every_command(tmp_path: P
 
 def _run(project: Project) -> bool:
     return CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab"]).exit_code == 0
+
+
+def test_a_row_entered_by_hand_for_a_scratch_run_is_named(tmp_path: Path) -> None:
+    """A trial is never in the ledger, but `ledger.append` makes any row's hash: a scratch run's verdict entered
+    through it (its verdict.json given the row's seq and hash, a field its digest leaves out) verified as a result
+    of the card (hostile audit, round 24). Each judged run's manifest is read by `ledger --verify` anyway: one that
+    is marked scratch is named."""
+    from benchcard.records.verdictfile import decode_verdict
+    from benchcard.verdict.entry import verdict_row
+    from benchcard.verdict.integrity import evidence_digests, evidence_files, verdict_digest
+
+    from ..helpers_verdict import ab_metrics, make_project, make_run, the_card
+
+    project = make_project(tmp_path / "p")
+    card = the_card(project)
+    folder = make_run(project, card, ab_metrics(), scratch="run with --scratch")
+    assert cli_in(project, "verdict", folder.name).exit_code == 0
+    raw = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+    assert raw["scratch"] is True and raw["ledger"] is None
+    verdict = decode_verdict((folder / "verdict.json").read_bytes(), "verdict.json")
+    manifest = manifest_of(folder)
+    row = ledger.append(project, verdict_row(card, verdict, anchors=evidence_digests(manifest),
+                                             digest=verdict_digest(raw), files=evidence_files(folder, manifest)))
+    raw["ledger"] = {"seq": row.seq, "hash": row.hash, "at": row.at}
+    (folder / "verdict.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
+    verify = cli_in(project, "ledger", "--verify")
+    assert verify.exit_code == 1
+    assert (f"FAIL seq 1 (run {folder.name}): results/extract-ab/v1/{folder.name}/manifest.json: a scratch run "
+            "(run with --scratch), which is never in the ledger") in verify.output

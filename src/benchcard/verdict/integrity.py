@@ -202,7 +202,7 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
         return [f"{evidence}/manifest.json is unreadable"]
     if not isinstance(manifest, dict):
         return [f"{evidence}/manifest.json is not a JSON object"]
-    problems = _digest_problems(folder, evidence, manifest, row) + _set_aside_problems(folder, evidence)
+    problems = _digest_problems(folder, evidence, manifest, row) + _marked_problems(folder, evidence, manifest)
     if isinstance(row.evidence_files, dict):
         problems += _file_problems(folder, evidence, row.evidence_files)
     verdict = _verdict_problems(folder / VERDICT_FILE, f"{evidence}/{VERDICT_FILE}", row)
@@ -211,13 +211,20 @@ def evidence_problems(root: Path, row: LedgerRow) -> list[str]:
     return problems + verdict
 
 
-def _set_aside_problems(folder: Path, evidence: str) -> list[str]:
-    """A set-aside mark in a judged run's folder: `benchcard set-aside` refuses a ledgered run, so it was written by
-    hand after the verdict (it moved the card's result to an earlier row before the pickers ignored it)."""
-    if not os.path.lexists(folder / SET_ASIDE):
-        return []
-    return [f"{evidence}/{SET_ASIDE}: a run in the ledger is never set aside; the mark was written after its "
-            "verdict, and its row stays the record"]
+def _marked_problems(folder: Path, evidence: str, manifest: Mapping[str, Any]) -> list[str]:
+    """A ledgered run marked as no run of the ledger: a trial (its manifest's `scratch`, which the verdict never
+    enters, so the row was made by hand: `ledger.append` hashes any row), or set aside (`benchcard set-aside`
+    refuses a ledgered run, so the mark was written by hand after the verdict; it moved the card's result to an
+    earlier row before the pickers ignored it)."""
+    problems = []
+    scratch = manifest.get("scratch")
+    if scratch:
+        why = f" ({scratch})" if isinstance(scratch, str) else ""
+        problems.append(f"{evidence}/manifest.json: a scratch run{why}, which is never in the ledger")
+    if os.path.lexists(folder / SET_ASIDE):
+        problems.append(f"{evidence}/{SET_ASIDE}: a run in the ledger is never set aside; the mark was written after "
+                        "its verdict, and its row stays the record")
+    return problems
 
 
 def _cut_short(row: LedgerRow) -> str:
