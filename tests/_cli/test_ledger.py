@@ -13,16 +13,22 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from msgspec import UnsetType
 
 from benchcard._cli.ledger import repair_line
 from benchcard._util.text import terminal_line
 from benchcard.cli import cli
 from benchcard.project import Project
+from benchcard.publish.build import build_site
 from benchcard.records import ledger
-from benchcard.records.ledgerrow import LedgerRow
+from benchcard.records.ledgerrow import LedgerRow, RowLooks
+from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 
 from ..helpers_project import ledger_row, long_ledger
+from ..helpers_run import bc, only_run
+from ..helpers_sequential import clear_win, sequential_ab
+from ..helpers_site import page
 from ..helpers_verdict import ab_metrics, make_run, the_card
 
 
@@ -92,6 +98,57 @@ def test_the_table_keeps_card_names_whole_at_80_columns(project: Project, monkey
         assert any(f"20261201T1200{i:02d}Z-3f9a" in line for line in lines)
     assert "SmolLM2-135M-Instruct" in result.output  # the rig, under the card name
 
+
+
+def test_the_table_says_where_a_sequential_run_stopped_as_the_ledger_page_does(
+        tmp_path: Path, server: FakeServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchcard ledger` showed a sequential run stopped at its first look as `win · result` and nothing more,
+    where the ledger page and `ledger --json` say the stop and the calls saved; the table now says it under the
+    row's outcome, in the page's words, and at 80 columns under the card and its rig, wrapped between its words
+    rather than cropped."""
+    server.configure(clear_win())
+    project = sequential_ab(tmp_path / "proj", server.base_url)
+    assert bc(project, "run", "colour-ab").exit_code == 0
+    folder = only_run(project, "colour-ab")
+    assert bc(project, "verdict", folder.name).exit_code == 0
+    stop = "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    build_site(project, tmp_path / "site")
+    lines = page(tmp_path / "site", "ledger.html").lines()
+    assert lines[lines.index("result · win") + 1] == stop  # the page's words
+    monkeypatch.setenv("COLUMNS", "200")
+    shown = _shown(project).splitlines()
+    row = next(i for i, line in enumerate(shown) if folder.name in line)
+    assert [c.strip() for c in shown[row].split("│")[6:8]] == ["win", "result"]
+    assert [c.strip() for c in shown[row + 1].split("│")[1:-1]] == ["", "", "", "", "", "", stop, ""]
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = _shown(project)
+    assert max(len(line) for line in narrow.splitlines()) <= 80 and folder.name in narrow
+    head = next(line for line in narrow.splitlines() if "finding" in line)
+    column = [line[head.index("card · rig"):head.index(" v ")].strip() for line in narrow.splitlines()[4:]]
+    rig = json.loads(project.ledger_path.read_text(encoding="utf-8"))["rig"]
+    assert " ".join(c for c in column if c) == f"colour-ab {rig} {stop}"  # under the rig, wrapped between words
+
+
+@pytest.mark.parametrize("columns", ["200", "121", "80", "60"])
+def test_a_fixed_runs_row_is_drawn_as_before_beside_a_sequential_one_or_without(
+        empty: Project, columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of fixed design keeps no looks: its row says nothing of them, and a ledger of such rows alone is drawn
+    as before the stops were shown, its outcome never wrapped; beside a stop, its finding stays whole (a stop under
+    the narrow table's finding, that column wrapping, cut `inconclusive` to `inconclu…` at 60 columns)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    for i in (1, 2):
+        ledger.append(empty, _row(i, run=f"20261201T12000{i}Z-3f9a", card="colour-ab", finding="inconclusive",
+                                  rig="claude-fable-5-1 · effort high · Claude API"))
+    alone = _shown(empty)
+    assert "inconclusive" in alone and "inconclu…" not in alone and "look" not in alone
+    looks = RowLooks(look=1, looks=3, decision="win", cells=96, planned=288, saved=0.6667)
+    ledger.append(empty, _row(3, run="20261201T120003Z-3f9a", looks=looks, finding="win", outcome="result"))
+    beside = _shown(empty)
+    assert beside.count("look") == 1 and "inconclusive" in beside
+    if columns == "200":
+        before = [line for line in alone.splitlines() if "20261201T120001Z" in line]
+        after = [line for line in beside.splitlines() if "20261201T120001Z" in line]
+        assert [c.strip() for c in after[0].split("│")] == [c.strip() for c in before[0].split("│")]
 
 
 EVIL = "m\x1b[2J\x1b]52;c;SGVsbG8=\x07\x9b31m"
@@ -303,8 +360,9 @@ def test_the_table_reads_the_ledger_once(empty: Project, tmp_path: Path) -> None
     assert [line.split("│")[1].strip() for line in shown.splitlines()[4:-1]] == [str(n) for n in range(1, 3001)]
 
 
+@pytest.mark.parametrize("stops", [False, True])
 @pytest.mark.parametrize("width", [200, 121, 100, 60, 30])
-def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: int,
+def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: int, stops: bool,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of 2 rows, at the widths read off rich's own layout of the widest cells, joined without a seam:
     byte for byte the table rich draws of every row at once, wide or narrow, and where the terminal is too narrow
@@ -317,7 +375,8 @@ def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: 
     from benchcard._cli import ledger as shown
 
     rows = [_row(i, seq=i, card=f"card-{'x' * (i * 7 % 23)}", rig=f"model-{i} · effort high · " + "provider " * (i % 4),
-                 finding="inconclusive" if i % 2 else "win") for i in range(1, 8)]
+                 finding="inconclusive" if i % 2 else "win", **({"looks": STOP} if i % 3 == 0 and stops else {}))
+            for i in range(1, 8)]
 
     def drawn(draw: Any) -> str:
         out = io.StringIO()
@@ -326,7 +385,8 @@ def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: 
 
     def whole(console: Console) -> None:
         narrow = console.width < shown.NARROW
-        table = shown._table(narrow, max(len(r.card) for r in rows))
+        table = shown._table(narrow, max(len(terminal_line(r.card)) for r in rows),
+                             stops=any(not isinstance(r.looks, UnsetType) for r in rows))
         for r in rows:
             cells, style = shown._cells_of(shown._kept(r), narrow)
             table.add_row(*cells, style=style)
@@ -338,18 +398,21 @@ def test_the_table_drawn_a_piece_at_a_time_is_the_table_rich_draws_whole(width: 
     assert pieces.count("non-result") == len(rows)  # every row drawn (at 30 columns, the card's shrinks to nothing)
 
 
+STOP = RowLooks(look=2, looks=3, decision="futility", cells=192, planned=288, saved=0.3333)
+
 AWKWARD = ["card-a", " spaced ", "", "模型-wide", "e\u0301-combining", "emoji-🙂", "a  two  spaces", "x" * 61,
            "[red]markup[/red]", "tab\there", "\u202egnirt"]
 
 
+@pytest.mark.parametrize("stops", [False, True])
 @pytest.mark.parametrize("colour", [True, False])
 @pytest.mark.parametrize("width", [250, 160, 119, 80, 45])
-def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int, colour: bool,
+def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int, colour: bool, stops: bool,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows whose lines fit (or wrap in a column that wraps, kept whole) are drawn from rich's drawing of a row of
     `x`s of the same shape, the rest by rich: a ledger of awkward cells (spaces at the ends, empty, wide and
-    combining characters, a line wider than the terminal, replications on two lines, every outcome) is byte for
-    byte rich's whole table."""
+    combining characters, a line wider than the terminal, replications on two lines, every outcome, and with
+    `stops` sequential runs' stops under their outcomes) is byte for byte rich's whole table."""
     import io
 
     from rich.console import Console
@@ -363,7 +426,8 @@ def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int
         rows.append(_row(i, seq=i, date="2026-12-07", card=AWKWARD[i % len(AWKWARD)], rig=AWKWARD[i * 3 % len(AWKWARD)],
                          finding=AWKWARD[i * 5 % len(AWKWARD)] if i % 4 == 0 else "win",
                          outcome=("result", "non-result", "other", "")[i % 4],
-                         kind="compare" if i % 9 == 0 else "ab", **({"replicates": link} if i % 3 == 0 else {})))
+                         kind="compare" if i % 9 == 0 else "ab", **({"replicates": link} if i % 3 == 0 else {}),
+                         **({"looks": STOP} if i % 5 == 0 and stops else {})))
     rows += [_row(i, seq=i, date="2026-12-07", card=f"card-{i % 7}", rig="m",
                   outcome="result" if i % 2 else "non-result")
              for i in range(40, 160)]
@@ -375,7 +439,8 @@ def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int
 
     def whole(console: Console) -> None:
         narrow = console.width < shown.NARROW
-        table = shown._table(narrow, max(len(terminal_line(r.card)) for r in rows))
+        table = shown._table(narrow, max(len(terminal_line(r.card)) for r in rows),
+                             stops=any(not isinstance(r.looks, UnsetType) for r in rows))
         for r in rows:
             cells, style = shown._cells_of(shown._kept(r), narrow)
             table.add_row(*cells, style=style)

@@ -54,6 +54,11 @@ def ledger_cmd(ctx: click.Context, do_verify: bool, do_repair: bool, as_json: bo
 
 COLUMNS = ("seq", "date", "card", "version", "rig", "finding", "outcome", "run")
 NO_WRAP = frozenset({"seq", "date", "version", "run", "finding", "outcome"})
+"""A sequential run's stop ("stopped at look 1 of 3: win; …", as the ledger page says it under the row's outcome) is
+said in the wide table under the outcome, which then wraps (only in a ledger holding a stop, so that a table of fixed
+runs is drawn as it always was): the stop breaks between its words rather than pushing the run off the screen. The
+narrow table says it under the card and the rig, the column that wraps there: under the finding, it left no room for
+the run at 60 columns."""
 NARROW = 120
 PAD = 2  # a column's padding, one space each side (rich's default for a table)
 """Below this width (an 80-column terminal) the table drops the date and puts the rig under the card name, so
@@ -94,12 +99,12 @@ def _print_table(console: Any, where: str, rows: Callable[[], Iterable[LedgerRow
         return
     widths, span = _laid_out(console, narrow, *widest)
     if min(widths) < PAD:  # a column shrunk past its padding (a terminal far too narrow): no `width` says so
-        whole = _table(narrow, widest[1])
+        whole = _table(narrow, widest[1], stops=widest[2])
         for cells, style in _pieces_of_all(kept, narrow):
             whole.add_row(*cells, style=style)
         console.print(whole)
         return
-    drawn = _Drawn(console, console.options.update_width(span), narrow, widths)
+    drawn = _Drawn(console, console.options.update_width(span), narrow, widths, widest[2])
     for lines in drawn.batches(_pieces_of_all(kept, narrow)):
         # cropped at the terminal's width, as rich crops a table wider than it (cells that cannot wrap)
         console.print(Segments(drawn.cropped(lines)), end="", crop=False)
@@ -123,7 +128,12 @@ class _Drawn:
     room: Any  # the console's options at the whole table's width
     narrow: bool
     widths: list[int]
+    stops: bool  # a row says a sequential run's stop: the wide table's outcome wraps (`NO_WRAP`)
     shapes: dict[tuple[Any, ...], list[list[Any]] | None] = field(default_factory=dict)
+
+    def table(self) -> Table:
+        """The table's frame at the whole table's widths, without rows."""
+        return _table(self.narrow, 0, self.widths, stops=self.stops)
 
     def lines_of(self, table: Table) -> list[list[Segment]]:
         from rich.segment import Segment
@@ -134,7 +144,7 @@ class _Drawn:
     def frame(self) -> tuple[list[list[Segment]], list[list[Segment]]]:
         """The lines above the first row (the title, the top border, the header and the line under it) and below
         the last (the bottom border): a table without rows, drawn once."""
-        lines = self.lines_of(_table(self.narrow, 0, self.widths))
+        lines = self.lines_of(self.table())
         return lines[:-1], lines[-1:]
 
     def batches(self, rows: Iterable[tuple[list[Text], str]]) -> Iterator[list[list[Segment]]]:
@@ -172,7 +182,7 @@ class _Drawn:
     @cached_property
     def wraps(self) -> list[bool]:
         """Which columns wrap a cell too wide for them."""
-        return [not column.no_wrap for column in _table(self.narrow, 0, self.widths).columns]
+        return [not column.no_wrap for column in self.table().columns]
 
     def shape(self, cells: list[Text]) -> tuple[Any, ...] | None:
         """Each cell's text style and each line's styles, when every line fits its column and is drawn as
@@ -208,7 +218,7 @@ class _Drawn:
     def by_rich(self, rows: list[tuple[list[Text], str]], *, last: bool) -> list[list[Segment]]:
         """Rows drawn by rich in a table of their own at the table's widths, followed by an empty row unless the
         last of them is the table's `last`, and taken out of it."""
-        table = _table(self.narrow, 0, self.widths)
+        table = self.table()
         for cells, style in rows:
             table.add_row(*cells, style=style)
         if not last:
@@ -335,14 +345,14 @@ def _filled(template: list[list[Any]], lines: list[list[str]]) -> list[list[Segm
     return out
 
 
-def _laid_out(console: Any, narrow: bool, widest: list[Text], longest: int) -> tuple[list[int], int]:
+def _laid_out(console: Any, narrow: bool, widest: list[Text], longest: int, stops: bool) -> tuple[list[int], int]:
     """Each column's width (padding included) as rich lays out the whole table, and the table's, read off its
     public output: the widest cells drawn once in a frame of ASCII2, whose top border marks where each column
     ends. The frame is the table's own but for its box (edges and dividers as wide, so the same widths) and its
     title (above the border); rich's private sizing, used before, may change in any release."""
     from rich import box
 
-    probe = _table(narrow, longest)
+    probe = _table(narrow, longest, stops=stops)
     probe.box, probe.title = box.ASCII2, None
     probe.add_row(*widest)
     drawn = "".join(segment.text for segment in console.render(probe))  # uncropped: a row may be wider than the
@@ -355,26 +365,29 @@ def _pieces_of_all(kept: Iterable[str], narrow: bool) -> Iterator[tuple[list[Tex
     return (_cells_of(k, narrow) for k in kept)
 
 
-def _widest(kept: Iterable[str], narrow: bool) -> tuple[list[Text], int] | None:
-    """Each column's widest cell (rich sizes a column by its widest cell alone) and the longest card name, or None
-    for a ledger without rows."""
+def _widest(kept: Iterable[str], narrow: bool) -> tuple[list[Text], int, bool] | None:
+    """Each column's widest cell (rich sizes a column by its widest cell alone), the longest card name and whether a
+    row says a sequential run's stop, or None for a ledger without rows."""
     from rich.cells import cell_len
 
     def width(text: Text) -> int:
         return max((cell_len(line) for line in text.plain.splitlines()), default=0)
 
     widest: list[Text] | None = None
-    longest = 0
+    longest, stops = 0, False
     for k in kept:
         cells = _cells_of(k, narrow)[0]
         widest = cells if widest is None else [max(a, b, key=width) for a, b in zip(widest, cells, strict=True)]
-        longest = max(longest, len(k.split(_SEP, 3)[2]))
-    return None if widest is None else (widest, longest)
+        texts = k.split(_SEP)
+        longest, stops = max(longest, len(texts[2])), stops or bool(texts[-2])
+    return None if widest is None else (widest, longest, stops)
 
 
-def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, header: bool = True) -> Table:
+def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, stops: bool = False,
+           header: bool = True) -> Table:
     """The table's frame: its columns, at `widths` when given (each piece of a long ledger is drawn at the widths
-    of the whole), its title and header only where `header` says."""
+    of the whole), the wide table's outcome wrapping where a row says a sequential run's stop under it (`stops`),
+    its title and header only where `header` says."""
     from rich import box
     from rich.table import Table
 
@@ -385,7 +398,7 @@ def _table(narrow: bool, card_width: int, widths: list[int] | None = None, *, he
         wrapped = {"card · rig"}
     else:
         table = Table(title=title, title_justify="left", show_header=header)
-        names, wrapped = COLUMNS, set(COLUMNS) - NO_WRAP
+        names, wrapped = COLUMNS, set(COLUMNS) - NO_WRAP | ({"outcome"} if stops else set())
     for i, name in enumerate(names):
         table.add_column(name, no_wrap=name not in wrapped, min_width=card_width if name == "card · rig" else None,
                          width=None if widths is None else widths[i] - PAD)  # its text's, without the padding
@@ -424,7 +437,7 @@ def _kept(row: LedgerRow) -> str:
     style = {"result": "bold", "non-result": "dim"}.get(row.outcome, "")
     version = "unsealed" if row.kind == "compare" else f"v{row.version}"
     return _SEP.join((str(row.seq), t(row.date), t(row.card), version, t(row.rig), t(row.finding), t(row.outcome),
-                      _run_cell(row), style))
+                      _run_cell(row), _looks_of(row), style))
 
 
 def _cells_of(kept: str, narrow: bool) -> tuple[list[Text], str]:
@@ -432,12 +445,23 @@ def _cells_of(kept: str, narrow: bool) -> tuple[list[Text], str]:
     MarkupError, a `[link=…]` made a hyperlink), and the row's style."""
     from rich.text import Text
 
-    seq, date, card, version, rig, finding, outcome, run, style = kept.split(_SEP)
+    seq, date, card, version, rig, finding, outcome, run, looks, style = kept.split(_SEP)
+    stop = f"\n{looks}" if looks else ""  # a sequential run's: under its outcome, as on the ledger page
     if narrow:
         shown = Text(card)
         shown.append("\n" + rig, style="dim")
+        shown.append(stop)  # under the card and the rig: the narrow table's one column that wraps
         return [Text(seq), shown, Text(version), Text(f"{finding}\n{outcome}"), Text(run)], style
-    return [Text(c) for c in (seq, date, card, version, rig, finding, outcome, run)], style
+    return [Text(c) for c in (seq, date, card, version, rig, finding, outcome + stop, run)], style
+
+
+def _looks_of(row: LedgerRow) -> str:
+    """Where a sequential run stopped, in the words of its verdict and of the ledger page (`RowLooks.line`:
+    "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)", or that every look was taken); empty for a run of
+    fixed design, whose row keeps no looks."""
+    from msgspec import UnsetType
+
+    return "" if isinstance(row.looks, UnsetType) else terminal_line(row.looks.line)
 
 
 def _run_cell(row: LedgerRow) -> str:
