@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchcard.project import Project
 
 from ..helpers_cli import bc, one_line_error
+from ..helpers_project import copy_project
 
 
 def test_init_names_what_it_made_and_what_to_type_next(tmp_path: Path) -> None:
@@ -56,6 +59,48 @@ def test_plan_prints_its_lines_or_under_json_its_fields(project: Project) -> Non
     assert as_json.exit_code == 0, as_json.output
     fields = plan(project, load_named(project, "extract-ab")).fields()
     assert as_json.stdout == json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+
+
+EDITS = {"card": ("cards/bench-01.yaml", "repetitions: 5", "repetitions: 6"),
+         "fixture": ("fixtures/bench-01/excerpt-03.txt", "", " (amended)"),
+         "key": ("keys/bench-01/excerpt-01.json", "", "\n")}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_plan_of_a_card_changed_after_its_seal_says_so_on_stderr_and_goes_on(tmp_path: Path, edit: str) -> None:
+    """`plan` planned a card edited after `seal` (its card, a fixture or a key file) as if it were the version
+    sealed, where `check` and `run` refuse it. Planning a draft is legitimate, so it goes on, and says on stderr, in
+    one line, `check`'s own problem (the file that changed, and the remedy: a new version, sealed again); the plan,
+    or its JSON (`seal_broken`), stays whole on stdout. A card sealed as it is says nothing."""
+    root = copy_project(tmp_path / "proj", ("bench-01",), seals=True)
+    intact = bc(root, "plan", "bench-01")
+    assert (intact.exit_code, intact.stderr) == (0, ""), intact.output
+    name, old, new = EDITS[edit]
+    path = root / name
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(old, new) if old else text + new, encoding="utf-8")
+    problem = one_line_error(bc(root, "run", "bench-01")).removeprefix("error: ")
+    assert problem.startswith(f"{name} ") and problem.endswith("add a history note, `benchcard seal bench-01`)")
+    assert f"  error: {problem}" in bc(root, "check", "bench-01", "--no-rig").stdout.splitlines()  # one source
+    warned = f"warning: bench-01 v1 is planned as its files are now, not as sealed: {problem}\n"
+    planned = bc(root, "plan", "bench-01")
+    assert (planned.exit_code, planned.stderr) == (0, warned), planned.output
+    assert planned.stdout.startswith("bench-01 v1 (ab) · claude-fable-5-1")
+    as_json = bc(root, "plan", "bench-01", "--json")
+    assert (as_json.exit_code, as_json.stderr) == (0, warned)
+    assert json.loads(as_json.stdout)["seal_broken"] == problem
+
+
+def test_plan_of_a_card_whose_seal_does_not_read_says_so_and_goes_on(tmp_path: Path) -> None:
+    """A seal file that does not read is said as `check` and `run` refuse it, and the card is planned all the
+    same (`plan` itself never refuses a card for its seal)."""
+    root = copy_project(tmp_path / "proj", ("bench-01",), seals=True)
+    (root / "keys" / "bench-01" / "v1.seal.json").write_text("{bad\n", encoding="utf-8")
+    problem = one_line_error(bc(root, "run", "bench-01")).removeprefix("error: ")
+    planned = bc(root, "plan", "bench-01")
+    assert planned.exit_code == 0 and planned.stdout.startswith("bench-01 v1 (ab)"), planned.output
+    assert planned.stderr == f"warning: bench-01 v1 is planned as its files are now, not as sealed: {problem}\n"
+    assert problem.startswith("keys/bench-01/v1.seal.json: ")
 
 
 def test_check_says_a_bad_benchcard_yaml_first_and_calls_no_card_ok(tmp_path: Path) -> None:

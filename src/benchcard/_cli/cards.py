@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchcard._cli.common import emit_json, project_of, report, say
+from benchcard._cli.common import emit_json, project_of, report, say, tell
 
 
 @click.command()
@@ -98,4 +98,7 @@ def plan_cmd(ctx: click.Context, card: str, pilot: str | None, baseline_rate: fl
     from benchcard.planning.power import assumptions
 
     assumed = assumptions(baseline_rate, fixture_sd, run_sd, effect_sd, levels)  # the flags parsed into one value
-    report(plan_report(project_of(ctx), card, pilot, assumed, fixtures, repetitions), as_json)
+    planned = plan_report(project_of(ctx), card, pilot, assumed, fixtures, repetitions)
+    for line in planned.told():  # a broken seal: on stderr, so that the plan (or its JSON) stays whole on stdout
+        tell(line)
+    report(planned, as_json)

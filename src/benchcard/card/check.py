@@ -182,7 +182,7 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
         problems += history_problems(card, project, source)
     seal_state = ""
     if verify_seal and not finite:
-        seal_state, broken = _seal_state(card, project)
+        seal_state, broken = sealed_state(card, project)
         problems += broken
     schedule = schedule_line(card, project) or ""
     note = sealmod.rules_note(card, project) if schedule and not finite else None
@@ -232,8 +232,9 @@ def ignored_key_problems(card: Card, project: Project) -> list[str]:
     return problems
 
 
-def _seal_state(card: Card, project: Project) -> tuple[str, list[str]]:
-    """The current version's seal in a few words, and the problem a broken seal makes."""
+def sealed_state(card: Card, project: Project) -> tuple[str, list[str]]:
+    """The current version's seal in a few words, and the problem a broken seal makes: `check`'s, and `plan`'s
+    warning that it plans the card as edited, not as sealed (the wording `run`'s refusal has, from `seal.verify`)."""
     if sealmod.read(card.id, card.version, project) is None:
         run_on = sealmod.run_on_another_root(card, project, "")
         if run_on is not None:  # a sealed run of this version, whose seal file is gone

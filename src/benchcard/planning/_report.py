@@ -35,6 +35,14 @@ class PlanReport:
     def lines(self) -> list[str]:
         return plan_lines(self.plan)
 
+    def told(self) -> list[str]:
+        """What the command says on stderr, with the plan or its JSON: that the card planned is not the version
+        sealed (a card, fixture or key file changed after `seal`), in `check`'s words and with its remedy."""
+        p = self.plan
+        if isinstance(p.seal_broken, UnsetType):
+            return []
+        return [f"warning: {p.card} v{p.version} is planned as its files are now, not as sealed: {p.seal_broken}"]
+
 
 def _f(x: float | None, digits: int = 3) -> str:
     """`plan`'s figures: `numfmt.fixed` with the ASCII minus `plan` has always printed."""

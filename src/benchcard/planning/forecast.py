@@ -11,7 +11,8 @@ holds in 80% of simulated runs of this card's fixtures and repetitions, drawn fr
 holds 80% of the time. Without one, the same for the first clause from declared assumptions (`--baseline-rate`
 …, power.py), said to rest on them. A design that can never win is said so, and a pilot or any run of
 this version with cells cut off at the card's max_tokens is named (as `check` names it). With neither, the best
-power the planned design can reach at all (stats/reach.py) is said, as `check` says it of the card's own.
+power the planned design can reach at all (stats/reach.py) is said, as `check` says it of the card's own. A card
+whose sealed version no longer matches its seal is planned as edited, and said so in `check`'s words.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard.card.check import sealed_state
 from benchcard.card.design import cannot_win, plain_min_effect, plain_rule, truncation_warnings
 from benchcard.card.load import load_named
 from benchcard.card.model import Card, Clause
 from benchcard.card.schedule import card_design
 from benchcard.card.seal import sequential_rules
-from benchcard.errors import PlanError, RunError
+from benchcard.errors import BenchcardError, PlanError, RunError
 from benchcard.planning import power as powerplan
 from benchcard.planning._looks import sequential_plan
 from benchcard.planning._report import PlanReport
@@ -88,6 +90,7 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
         assumed=from_assumed,
         judge=judge_estimate(project, card, prices),
         warnings=[w for w in truncation_warnings(card, project) if used is None or used not in w],
+        seal_broken=_seal_broken(card, project),  # a draft is planned all the same: said, not refused
     )
     rules = sequential_rules(card, project)  # a sealed card's looks are judged by the rule its seal records
     plain = pilot is None and assumed is None and fixtures is None and repetitions is None
@@ -111,6 +114,17 @@ def plan(project: Project, card: Card, pilot: str | Path | None = None, assumed:
             card, design, sim, first, round(est.calls * scale), None if cost[1] is None else cost[1] * scale,
             None if isinstance(expected, UnsetType) or expected is None else expected * scale))
     return strict_plan(result)
+
+
+def _seal_broken(card: Card, project: Project) -> str | UnsetType:
+    """The problem `check` names when the card's sealed version no longer matches its seal, or its seal file does
+    not read (which `check` and `run` refuse in the same words); unset for a card sealed as it is, or not sealed.
+    `PlanReport.told` says it on stderr."""
+    try:
+        _, broken = sealed_state(card, project)
+    except BenchcardError as exc:
+        return str(exc)
+    return broken[0] if broken else UNSET
 
 
 def _sequential(card: Card, design: Schedule, size: tuple[int, int], first: tuple[Model, float] | None,

@@ -167,6 +167,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     # without a pilot or assumptions (whose notes say it), an ab card's best power at the planned size: "the most this
     # design can show: …" (power.reach_note), so that a plan of a design says whether any effect can win there
     reach: str | UnsetType = UNSET
+    # the card's version is sealed but no longer matches its seal (a card, fixture or key file changed after `seal`):
+    # the problem as `check` names it (`check.sealed_state`), which `run` refuses; the plan is of the card as edited
+    seal_broken: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The plan as `--json` prints it."""
