@@ -3,6 +3,8 @@ BenchcardError, or a usage error click finds) becomes one line on stderr and exi
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -223,7 +225,9 @@ def test_a_full_stdout_is_one_line_after_the_work_is_done(tmp_path: Path, server
 # and with -C: the reader is handed an absolute folder, and the one place an error becomes a line names it so.
 _READERS_OF = {
     "manifest.json": [("status", "{run}"), ("export", "{run}"), ("verdict", "{run}"),
-                      ("run", "extract-ab", "--resume", "{run}"), ("replicate", "{run}"), ("blind-sheet", "{run}")],
+                      ("run", "extract-ab", "--resume", "{run}"), ("replicate", "{run}"), ("blind-sheet", "{run}"),
+                      ("grade", "{run}", "sheet.csv"), ("set-aside", "{run}", "--why", "x"),
+                      ("verdict", "{run}", "--show"), ("plan", "extract-ab", "--from", "{run}")],
     "outputs.jsonl": [("status", "{run}"), ("export", "{run}"), ("run", "extract-ab", "--resume", "{run}"),
                       ("blind-sheet", "{run}")],
 }
@@ -251,6 +255,39 @@ def test_a_malformed_run_file_is_named_from_the_project_root_from_another_folder
     field = "$.cells" if damaged == "manifest.json" else "$.cell"
     assert line.startswith(f"error: results/extract-ab/v1/{run_dir.name}/{damaged}: ") and field in line, line
     assert str(tmp_path) not in line, line
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("damage", ["not JSON", "a field of the wrong type"])
+def test_grade_and_set_aside_refuse_a_run_whose_manifest_is_malformed_and_change_nothing(tmp_path: Path,
+                                                                                        damage: str) -> None:
+    """`grade RUN SHEET` imported a filled sheet, and `set-aside RUN --why …` recorded the run set aside, though the
+    run's manifest.json was not JSON or held a field of the wrong type: neither read the field that was broken.
+    Both now read the manifest through the typed reader first and refuse in the line every other command gives
+    (`status`'s here), before writing anything: the grades imported before (`--force` would replace them) and
+    every other file stay byte for byte as they were."""
+    project = make_project(tmp_path / "proj")
+    run = make_run(project, the_card(project), ab_metrics())
+    sheet = tmp_path / "sheet.csv"
+    assert bc(project.root, "blind-sheet", run.name, "--out", str(sheet)).exit_code == 0
+    rows = list(csv.reader(io.StringIO(sheet.read_text(encoding="utf-8"))))
+    at = rows[0].index("grade")
+    csv.writer(out := io.StringIO()).writerows([rows[0], *([*r[:at], "pass", *r[at + 1:]] for r in rows[1:])])
+    sheet.write_text(out.getvalue(), encoding="utf-8")
+    assert bc(project.root, "grade", run.name, str(sheet)).exit_code == 0  # a filled sheet the run takes
+    manifest = run / "manifest.json"
+    broken = manifest.read_bytes()[:-20] if damage == "not JSON" else \
+        json.dumps({**json.loads(manifest.read_text()), "seed": "x"}).encode()
+    manifest.write_bytes(broken)
+    refused = one_line_error(bc(project.root, "status", run.name, "--no-poll"))
+    assert refused.startswith(f"error: results/extract-ab/v1/{run.name}/manifest.json: ")
+    before = _files(project.root)
+    for args in (("grade", run.name, str(sheet), "--force"), ("set-aside", run.name, "--why", "wrong endpoint")):
+        assert one_line_error(bc(project.root, *args)) == refused, args
+        assert _files(project.root) == before, args
 
 
 def test_a_path_into_results_is_named_from_the_project_root_and_any_other_as_given(tmp_path: Path) -> None:

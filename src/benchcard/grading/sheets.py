@@ -243,6 +243,7 @@ def import_grades(project: Project, run: str | Path, sheet: Path, name: str | No
     """Validate a filled sheet and store it as `grades/<name>.csv` (row, fixture, grade, note); `run` is found as
     `blind_sheet` finds it."""
     run_dir = find_run(project, run)
+    read_manifest(run_dir)  # a malformed manifest is the one line every command that takes a run refuses it with
     sheet = Path(sheet)
     shown = str(sheet)
     if (run_dir / VERDICT_FILE).exists():

@@ -20,7 +20,7 @@ from benchcard.project import Project
 from benchcard.records import ledger
 from benchcard.records.cardruns import find_run
 from benchcard.records.rows import SET_ASIDE, SetAside, dumps_line, utc_stamp
-from benchcard.records.runreader import held_still, set_aside_of
+from benchcard.records.runreader import held_still, read_manifest, set_aside_of
 
 
 def refuse_set_aside(run_dir: Path, where: str) -> None:
@@ -55,6 +55,7 @@ def set_aside(project: Project, name: str, why: str) -> SetAsideDone:
         raise RunError(f"{name} is a card; name the run to set aside by its id (`benchcard ledger` lists the "
                        "unfinished ones)")
     run_dir = find_run(project, name)
+    read_manifest(run_dir)  # a malformed manifest is the one line every command that takes a run refuses it with
     run = run_dir.name
     reason = " ".join(why.split())
     if not reason:

@@ -404,6 +404,7 @@ def load_verdict(project: Project, run_dir: Path) -> Verdict:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        read_manifest(run_dir)  # a malformed manifest is the one line `verdict` would refuse the run with, not a hint
         raise VerdictError(f"run {Path(run_dir).name} has no verdict yet (`benchcard verdict "
                            f"{Path(run_dir).name}` gives it)") from None
     except OSError as exc:
