@@ -16,7 +16,7 @@ from benchcard.run._calls import make_client
 from benchcard.run._proxies import refusal
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_judge import CARD_ID, judge_project
+from ..helpers_judge import CARD_ID, judge_project, write_judge_config, write_judge_pool_config
 from ..helpers_run import ab_project, bc, runs_of
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
@@ -78,6 +78,34 @@ def test_a_socks_proxy_stops_the_command_before_its_first_call(tmp_path: Path, s
     assert "pr0xy-s3cret" not in result.output and "retry-failed" not in result.output
     assert got == [] and server.stats()["calls"] == 0
     assert runs_of(project, command[1]) == []
+
+
+@pytest.mark.parametrize("command", [("run", CARD_ID), ("run", CARD_ID, "--batch"), ("check", CARD_ID, "--live")],
+                         ids=["run", "batch", "check-live"])
+@pytest.mark.parametrize("pool", [False, True], ids=["one-server", "pool"])
+def test_a_socks_proxy_on_the_judges_route_alone_stops_the_run_before_its_first_call(
+        tmp_path: Path, server: FakeServer, key: str, socks: tuple[int, list[bytes]], monkeypatch: pytest.MonkeyPatch,
+        command: tuple[str, ...], pool: bool) -> None:
+    """A judge card whose model is called directly (a loopback server) and whose judge's provider goes through a
+    socks $ALL_PROXY: the run sent every cell, then stopped when judging began, the calls spent. The judge's
+    servers (each of a pool's) are now asked of the same routes as the run's own provider, at the same moment:
+    one line naming the judge before any call, no run folder; `check --live` names the judge the same way."""
+    port, got = socks
+    server.configure({"default_reply": "A tomato.\nGRADE: PASS"})
+    project = judge_project(tmp_path, server.base_url, fixtures=2, repetitions=1, k=1)
+    if pool:
+        write_judge_pool_config(project.root, server.base_url, [server.base_url, _proxied(server)])
+    else:
+        write_judge_config(project.root, server.base_url, _proxied(server))
+    monkeypatch.setenv("ALL_PROXY", f"socks5://puser:pr0xy-s3cret@127.0.0.1:{port}")
+    result = bc(project, *command)
+    assert result.exit_code != 0
+    assert (f"the judge of {CARD_ID} (provider 'judge'): ALL_PROXY=socks5://127.0.0.1:{port}: benchcard's client "
+            "can use only an http:// (or https://) proxy, not a socks5:// one; set ALL_PROXY to an http:// proxy, "
+            "unset it, or list localhost4 in NO_PROXY") in result.output, result.output
+    assert "pr0xy-s3cret" not in result.output
+    assert got == [] and server.stats()["calls"] == 0
+    assert runs_of(project, CARD_ID) == []
 
 
 def test_a_host_called_directly_is_not_refused(tmp_path: Path, server: FakeServer, key: str,

@@ -28,7 +28,7 @@ from benchcard.run._conventions import load_dotenv_keys
 from benchcard.run._pool import calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._preflight import Preflight, local_rigs, preflight_local
 from benchcard.run._progress import NullProgress
-from benchcard.run.judging import judge_config
+from benchcard.run.judging import judge_config, refuse_judge_route
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import require_key
 from benchcard.run.providers.base import Provider, ProviderConfig
@@ -169,8 +169,13 @@ async def _card(project: Project, card: Card, cfg: Any, config: ProjectConfig,
     keys = card.answer_keys(project.keys_dir(card.id), spec) if spec.uses_key else {}
     concurrency = options.concurrency or DEFAULT_CONCURRENCY
     client = make_client(client_size(cfg, concurrency), options.timeout)
-    # a pool's (base_urls): each call to its least-loaded healthy server, so the examples go round its servers
-    provider = open_provider(cfg, client, spec.model, concurrency)
+    try:  # a route the client cannot use (a socks proxy): one line naming the judge, before any call
+        refuse_judge_route(card, cfg, client)
+        # a pool's (base_urls): each call to its least-loaded healthy server, so the examples go round its servers
+        provider = open_provider(cfg, client, spec.model, concurrency)
+    except BaseException:
+        await client.aclose()
+        raise
     # call_cell reads no store; the session's is the project's results folder, never written here
     session = Session(store=RunStore(project.results_dir), provider=provider, model=spec.model,
                       prices=config.prices, options=options, limiter=RateLimiter(cfg.requests_per_minute),

@@ -57,6 +57,7 @@ from benchcard.records.runreader import JudgeReader
 from benchcard.run._calls import RateLimiter, Session, execute, make_client
 from benchcard.run._pool import calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
+from benchcard.run._proxies import refusal
 from benchcard.run.grid import CHARS_PER_TOKEN, grid_size
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import Price, endpoint, price_gap, provider_config
@@ -72,6 +73,17 @@ def judge_config(spec: JudgeSpec, config: ProjectConfig) -> ProviderConfig:
     if cfg.type != "local" and not cfg.base_url:
         raise ProviderError(f"the judge's provider '{cfg.name}' has no base_url; declare it in benchcard.yaml")
     return cfg
+
+
+def refuse_judge_route(card: Card, cfg: ProviderConfig, client: httpx.AsyncClient) -> None:
+    """A ProviderError naming the judge when `client` could not reach a server of the judge's provider (each of a
+    pool's): its route is a proxy benchcard's client cannot use, a socks one (`_proxies.refusal`, the check the
+    run's own provider makes when it is opened). Asked before the run's first call and before `check --live`'s, so
+    that such a proxy stops the command at once, not when judging begins and the run's calls are spent."""
+    for url in [e.url for e in cfg.endpoints] or [cfg.base_url or ""]:
+        refused = refusal(client, httpx.URL(url)) if url else None  # the local judge: no server, no proxy
+        if refused is not None:
+            raise ProviderError(f"the judge of {card.id} (provider '{cfg.name}'): {refused}")
 
 
 class JudgeStore(JudgeReader, RunStore):

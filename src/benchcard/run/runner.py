@@ -57,7 +57,7 @@ from benchcard.run._scratch import MARK as SCRATCH
 from benchcard.run._scratch import keep_out_of_git, scratch_reason
 from benchcard.run.batch import run_batch
 from benchcard.run.grid import PlannedCell, default_seed, plan_cells, plan_rows
-from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run
+from benchcard.run.judging import JudgeSummary, judge_config, judge_manifest_fields, judge_run, refuse_judge_route
 from benchcard.run.options import DEFAULT_CONCURRENCY, RunOptions
 from benchcard.run.providers import (
     endpoint,
@@ -422,6 +422,8 @@ async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
         for target in targets:
             provider = open_provider(target.cfg, client, target.model, concurrency)
             try:
+                if s.card.judge_spec is not None:  # its routes asked beside the provider's, before the first call
+                    refuse_judge_route(s.card, judge_config(s.card.judge_spec, s.config), client)
                 summaries.append(await _run_one(s, target, provider))
             finally:
                 await provider.aclose()
