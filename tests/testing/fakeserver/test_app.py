@@ -329,6 +329,17 @@ def test_record_bodies(fake: FakeServer, client: httpx.Client) -> None:
     assert fake.stats()["bodies"] == [chat("first"), chat("second", max_tokens=1)]
 
 
+def test_record_headers(fake: FakeServer, client: httpx.Client) -> None:
+    """Each call's headers, names in lower case, in order; none kept unless asked."""
+    client.post("/chat/completions", json=chat("unrecorded"), headers={"X-Route": "a"})
+    assert "headers" not in fake.stats()
+    fake.configure({"record_headers": True})
+    client.post("/chat/completions", json=chat("first"), headers={"X-Route": "b"})
+    client.post("/messages", json=chat("second", max_tokens=1), headers={"anthropic-beta": "c"})
+    seen = fake.stats()["headers"]
+    assert [(h.get("x-route"), h.get("anthropic-beta")) for h in seen] == [("b", None), (None, "c")]
+
+
 def test_latency_and_concurrency(fake: FakeServer) -> None:
     """64 calls at 200 ms are all in flight at once: the server holds many together, it does not queue them."""
     fake.configure({"latency_ms": 200, "latency_jitter_ms": 20, "seed": 1})

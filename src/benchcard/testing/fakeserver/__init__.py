@@ -8,7 +8,7 @@ client, not the server. So the server:
 * runs in its **own process** (``python -m benchcard.testing.fakeserver``, or :class:`FakeServer` from Python), so
   the runner under test and the server never share an event loop or a CPU;
 * is built on ``aiohttp.web`` with no access log and no per-request output;
-* keeps memory flat: only counters, the per-body-hash counter dict and (opt-in) the recorded bodies grow;
+* keeps memory flat: only counters, the per-body-hash counter dict and (opt-in) the recorded bodies and headers grow;
 * is driven by a JSON config (canned replies, reply cycles, faults, latency) that can be replaced at any time
   through ``POST /_control/config`` and observed through ``GET /_control/stats``.
 
@@ -21,7 +21,8 @@ Config keys (all optional), see :func:`parse_config`::
 
     {
       "latency_ms": 0, "latency_jitter_ms": 0, "seed": null,
-      "default_reply": "ok", "record_bodies": false, "require_key": false, "echo_key": false,
+      "default_reply": "ok", "record_bodies": false, "record_headers": false,
+      "require_key": false, "echo_key": false,
       "replies": [{"match": "capital", "reply": "Paris", "finish_reason": "stop",
                    "reasoning_tokens": 0, "cost": 0.0012,
                    "cached_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0},

@@ -77,7 +77,8 @@ class _State:
     """Counters and per-body progress; everything here is reset together so tests start from a clean slate.
 
     Only ``by_request`` grows with the number of distinct bodies (plus ``fault_hits`` / ``cycle_pos`` for
-    bodies that actually match a fault or a reply cycle); ``bodies`` grows only when ``record_bodies`` is on.
+    bodies that actually match a fault or a reply cycle); ``bodies`` grows only when ``record_bodies`` is on,
+    ``headers`` when ``record_headers`` is.
     """
 
     config: Config
@@ -94,6 +95,7 @@ class _State:
     fault_hits: dict[tuple[int, str], int] = field(default_factory=dict)
     cycle_pos: dict[str, int] = field(default_factory=dict)
     bodies: list[Any] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     batch: BatchStore = field(default_factory=BatchStore)
 
     @classmethod
@@ -115,6 +117,8 @@ class _State:
         }
         if self.config.record_bodies:
             out["bodies"] = list(self.bodies)
+        if self.config.record_headers:
+            out["headers"] = list(self.headers)
         if by_request:
             out["by_request"] = dict(self.by_request)
         if self.batch.uploads or self.batch.batches:
@@ -267,6 +271,8 @@ def _count(state: _State, request: web.Request, body: Any, raw: bytes, key: str)
         state.without_key += 1
     if state.config.record_bodies:
         state.bodies.append(body if body is not None else raw.decode("utf-8", "replace"))
+    if state.config.record_headers:
+        state.headers.append({k.lower(): v for k, v in request.headers.items()})
     return has_key
 
 

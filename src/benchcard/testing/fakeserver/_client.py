@@ -168,7 +168,8 @@ class FakeServer:
              "with_key": int, "without_key": int,          # whether a key header was present, never its value
              "in_flight": int, "max_in_flight": int,
              "held": int,                                  # calls of a `held` fault waiting for `release` now
-             "bodies": [<parsed JSON body>, ...]}          # only when record_bodies is true
+             "bodies": [<parsed JSON body>, ...],          # only when record_bodies is true
+             "headers": [{"<name, lower case>": "<value>"}, ...]}  # each call's, only when record_headers is true
         """
         return self._control("GET", "/_control/stats" + ("" if by_request else "?by_request=0"))
 

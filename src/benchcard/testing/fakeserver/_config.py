@@ -118,6 +118,7 @@ class Config:
     seed: int | None = None
     default_reply: str = "ok"
     record_bodies: bool = False
+    record_headers: bool = False  # each call's headers (names in lower case) kept, in order, for the stats
     require_key: bool = False
     echo_key: bool = False  # every answer and error message quotes the key the request carried (a debugging proxy)
     replies: tuple[ReplyRule, ...] = ()
@@ -134,6 +135,7 @@ _TOP_KEYS: Final = frozenset(
         "seed",
         "default_reply",
         "record_bodies",
+        "record_headers",
         "require_key",
         "echo_key",
         "replies",
@@ -253,6 +255,7 @@ def parse_config(obj: Any) -> Config:
         seed=None if seed is None else _integer(seed, "config.seed"),
         default_reply=_string(raw.get("default_reply", "ok"), "config.default_reply"),
         record_bodies=_boolean(raw.get("record_bodies", False), "config.record_bodies"),
+        record_headers=_boolean(raw.get("record_headers", False), "config.record_headers"),
         require_key=_boolean(raw.get("require_key", False), "config.require_key"),
         echo_key=_boolean(raw.get("echo_key", False), "config.echo_key"),
         replies=tuple(_parse_reply(r, f"config.replies[{i}]") for i, r in enumerate(replies)),
