@@ -106,7 +106,7 @@ def test_a_sequential_schedule_is_covered_and_an_older_plan_keeps_its_digest(tmp
     assert plan_digest(manifest, manifest["sealed"]) == older  # absent: as before
     assert sealed_problems(folder, sequential) == []
     [problem] = sealed_problems(folder, {**sequential, "sequential": {**schedule, "looks": [3, 6]}})
-    assert "sequential) or the digests of sealed/ changed after the plan was written" in problem
+    assert "sequential, headers) or the digests of sealed/ changed after the plan was written" in problem
 
 
 def test_a_recorded_stretch_plan_that_is_missing_is_named(tmp_path: Path) -> None:

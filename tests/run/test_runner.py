@@ -52,7 +52,7 @@ from ..helpers_run import (
 )
 
 MANIFEST_KEYS = {"run", "card", "version", "kind", "seal_root", "rig", "provider_type", "base_url", "params", "seed",
-                 "sealed", "plan_digest",
+                 "headers", "sealed", "plan_digest",
                  "repetitions", "cells", "concurrency", "requests_per_minute", "benchcard_version", "started_at"}
 FINISH_KEYS = {"finished_at", "outputs_digest", "scores_digest", "counts"}
 REPLIED_KEYS = {"replied_models", "replied_rows"}  # every pass of calls to a server counts its replies' models

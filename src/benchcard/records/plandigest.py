@@ -25,8 +25,8 @@ PLAN_FIELDS = ("run", "card", "version", "kind", "seal_root", "rig", "scratch", 
                "endpoints", "batch", "params", "seed", "repetitions", "cells", "started_at")
 #: Plan fields added later, covered only when a manifest has them, so that every older run's digest stands:
 #: a replication's link to its original and the rule it is judged by (`benchcard replicate`), a sequential
-#: card's schedule of looks.
-LATER_PLAN_FIELDS = ("replicates", "replication_rule", "sequential")
+#: card's schedule of looks, the provider's headers of benchcard.yaml the calls sent (names only for secrets).
+LATER_PLAN_FIELDS = ("replicates", "replication_rule", "sequential", "headers")
 
 
 #: Written under `sealed/` after the run by `benchcard blind-sheet` (a sheet's row → cell mapping, hidden from

@@ -440,7 +440,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         "endpoints", "endpoint_concurrency", "batch", "baseline", "sealed", "plan_digest", "judge", "finished_at",
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
         "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks",
-        "judge_stretches", "replied_models", "replied_rows", "judge_replied_models", "judge_replied_rows"})
+        "judge_stretches", "replied_models", "replied_rows", "judge_replied_models", "judge_replied_rows",
+        "headers"})
 
     run: str
     card: str
@@ -450,6 +451,9 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     rig: RigRecord | None = None
     provider_type: str | None = None
     base_url: str | None = None
+    # the provider's headers of benchcard.yaml a call sent: name → value, None for a secret (its name alone,
+    # run/_headers.py); {} none; left out by a local run, and by one made before they were recorded
+    headers: dict[str, str | None] | None = None
     endpoints: list[str] | None = None  # the servers of a pool
     endpoint_concurrency: int | None = None  # a pool: calls in flight on a server stating none (kept on resume)
     params: dict[str, Any] = {}  # the card's model params, free-form JSON by design (passed to the provider)

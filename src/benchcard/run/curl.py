@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 from typing import Any
 
-from benchcard._util.urls import secret_user, secrets_of
+from benchcard._util.urls import secret_user
 from benchcard.card.load import load_named
 from benchcard.card.model import Card
 from benchcard.errors import CardError
 from benchcard.project import CONFIG_FILE, Project, ProjectConfig, check_env_name
+from benchcard.run._headers import config_secrets, secret_header
 from benchcard.run.providers import build_body, endpoint, provider_config, vendor_headers
 from benchcard.run.providers.base import ProviderConfig, call_headers
 
@@ -74,13 +74,6 @@ def curl_command(card: Card, config: ProjectConfig, variant: str | None = None, 
     return "\n".join(lines)
 
 
-#: A header name that says its value is a secret: such a value of benchcard.yaml's `headers` is printed as a
-#: variable to set, never as it is (a page shows the command to everyone).
-_SECRET_NAME = re.compile(r"auth|key|token|secret|passw|cookie|session|signature|credential", re.IGNORECASE)
-#: A value that carries a credential whatever its header's name: an HTTP authentication scheme's word first.
-_AUTH_SCHEME = re.compile(r"\s*(bearer|basic|digest|token|apikey|key)\s+\S", re.IGNORECASE)
-#: A run of a token's characters in a value; one of 20 or more, of letters and digits mixed, reads as a key.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20,}")
 #: Text printed inside double quotes as it is: nothing in it expands or ends the quotes (`!` is bash's history).
 _PLAIN = re.compile(r'[^"$`\\!]*')
 #: What stands for the key while the vendor's headers are built: replaced by the variable that holds it.
@@ -91,16 +84,16 @@ _BASIC = "\0basic\0"
 
 def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
     """Every header a run's call sets (`base.call_headers`: the config's, the body's type, the vendor's), each as
-    one shell word, the vendor's first; and the config's whose value is a secret (`_secret`), each printed as a
-    variable to set (`$X_API_TOKEN` for `X-Api-Token`), with that variable's name. Left out: the encodings a run
-    reads (curl would print what it asked compressed) and a URL's user and password (curl's `-u`, which asks for
-    the password). The key is `$NAME`, `NAME` checked to be a variable's name."""
+    one shell word, the vendor's first; and the config's whose value is a secret (`_headers.secret_header`), each
+    printed as a variable to set (`$X_API_TOKEN` for `X-Api-Token`), with that variable's name. Left out: the
+    encodings a run reads (curl would print what it asked compressed) and a URL's user and password (curl's `-u`,
+    which asks for the password). The key is `$NAME`, `NAME` checked to be a variable's name."""
     if cfg.type == "local":
         return [_word("Content-Type: application/json")], []
     key = check_env_name(cfg.api_key_env, f"provider '{cfg.name}': api_key_env") if cfg.api_key_env else None
     vendor = vendor_headers(cfg, _KEY if key else None)
     sent = call_headers(cfg, vendor, _BASIC if cfg.credentials else None)
-    secrets = (*secrets_of(cfg.credentials), *((os.environ.get(key) or "",) if key else ()))
+    secrets = config_secrets(cfg)
     configured = {name.lower(): name for name in cfg.headers}
     names = [*sorted(vendor, key=lambda n: _KEY not in vendor[n]), "Content-Type",  # the key's first
              *(configured.get(n, n) for n in sent)]
@@ -113,7 +106,7 @@ def _headers(cfg: ProviderConfig) -> tuple[list[str], list[tuple[str, str]]]:
             continue
         if _KEY in value:  # the vendor's key header: its text, then the variable
             words.append(_word(f"{name}: {value.removesuffix(_KEY)}", key))
-        elif name.lower() in configured and _secret(name, value, secrets):
+        elif name.lower() in configured and secret_header(name, value, secrets):
             variable = _variable(name, {key, *(v for _, v in hidden)})
             hidden.append((name, check_env_name(variable, f"provider '{cfg.name}': headers.{name}")))
             words.append(_word(f"{name}: ", variable))
@@ -150,16 +143,6 @@ def _variable(name: str, taken: set[str | None]) -> str:
         n += 1
         variable = f"{base}_{n}"
     return variable
-
-
-def _secret(name: str, value: str, secrets: tuple[str, ...]) -> bool:
-    """Whether a header of benchcard.yaml is a secret, not to be printed: by its name, by holding one of
-    `secrets` (the key, a URL's password), or by its value's look, an authentication scheme's (`Bearer …`) or a
-    key's (the page is built without the key, and a token under a name such as `X-Upstream` was printed on it)."""
-    if _SECRET_NAME.search(name) or any(s and s in value for s in secrets) or _AUTH_SCHEME.match(value):
-        return True
-    return any(sum(c.isdigit() for c in run) >= 4 and sum(c.isalpha() for c in run) >= 4
-               for run in _TOKEN_RUN.findall(value))
 
 
 def _word(text: str, variable: str | None = None) -> str:

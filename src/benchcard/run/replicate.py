@@ -19,6 +19,7 @@ From then on it is a run like any other: resumed, retried, batched and pooled th
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,6 +42,7 @@ from benchcard.records.replication import ReplicaLink, RuleRecord, rule_record
 from benchcard.records.rows import ASSIGNMENT, SEALED, VERDICT, AssignmentRow, Manifest, RequestRow, Rules, decode_line
 from benchcard.records.runreader import set_aside_of
 from benchcard.records.verdictfile import decode_verdict
+from benchcard.run._headers import header_changes, headers_text, recorded_headers
 from benchcard.run._looking import Looker
 from benchcard.run.grid import PlannedCell, assignment_digest, plan_rows
 from benchcard.run.options import RunOptions
@@ -218,9 +220,30 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
         raise RunError(f"{problems[0]}; a replication is judged against the original's record as its ledger row "
                        f"(seq {row.seq}) anchors it: `benchcard ledger --verify` names every change")
     plan, run_options = replica_for(project, original, options, model)
+    for line in headers_lines(project, original, run_options):
+        (tell or (lambda said: print(said, file=stream or sys.stderr)))(line)
     [summary] = run(project, original.card.id, run_options, transport=transport, stream=stream,
                     stop_after=stop_after, replica=plan, looker=looker, tell=tell)
     return summary
+
+
+def headers_lines(project: Project, original: Original, options: RunOptions) -> list[str]:
+    """What a replication says of its provider's headers of benchcard.yaml (`anthropic-beta`, a proxy's routing
+    header: they can change what the model does): the original's, as its manifest recorded them, this run's, and
+    whether they differ (a secret is named, never shown, and its value is not compared: it is not recorded);
+    nothing when neither sets any."""
+    was = {} if original.manifest.provider_type == "local" else original.manifest.headers
+    assert options.provider is not None
+    now = recorded_headers(provider_config(options.provider, project.config(), options.base_url)) or {}
+    if not now and not was:  # none set, then or now: nothing to say
+        return []
+    lines = [f"headers of run {original.folder.name} (the original): {headers_text(was)}",
+             f"headers of this replication: {headers_text(now)}"]
+    if was is None:
+        return [*lines[:1], lines[1] + "; not compared"]
+    changes = header_changes(was, now)
+    return [*lines[:1], lines[1] + (f"; they differ: {', '.join(changes)}" if changes else
+                                    "; the same as the original's")]
 
 
 def _replication(project: Project, name: str, original: str | None) -> tuple[Path, Manifest]:

@@ -32,7 +32,7 @@ from benchcard.card.load import load_card, moved_text, resolve_card_path
 from benchcard.card.model import Card, Rig
 from benchcard.card.schedule import schedule_record
 from benchcard.errors import CardError, RunError, SealError
-from benchcard.project import Project, ProjectConfig
+from benchcard.project import CONFIG_FILE, Project, ProjectConfig
 from benchcard.records.plandigest import sealed_digests, sealed_problems
 from benchcard.records.rows import (
     MANIFEST,
@@ -49,6 +49,7 @@ from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
+from benchcard.run._headers import header_changes, recorded_headers
 from benchcard.run._looking import Looked, Looker, run_in_looks
 from benchcard.run._pool import PoolProvider, calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
@@ -378,6 +379,7 @@ def _targets(project: Project, card: Card, o: RunOptions, config: ProjectConfig,
     if cfg.type != manifest.provider_type:
         raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
                        f"{manifest.provider_type}")
+    _check_same_headers(cfg, manifest, where)
     return [_Target(cfg, rig.model, Rig(rig.provider, rig.model, rig.effort, rig.surface), store, manifest)]
 
 
@@ -411,6 +413,18 @@ def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: st
         # card's stretches) are the recorded seed's, so another one would only mislead
         raise RunError(f"{where}: the run was planned with seed {manifest.seed}; a resumed run keeps its sealed "
                        "order of calls (drop --seed)")
+
+
+def _check_same_headers(cfg: ProviderConfig, manifest: Manifest, where: str) -> None:
+    """The provider's headers of benchcard.yaml are part of the rig (`anthropic-beta` changes what the model may
+    do): a resume sends the ones the run recorded (a run made before they were recorded: not checked)."""
+    changes = header_changes(manifest.headers, recorded_headers(cfg) or {}) if manifest.headers is not None else []
+    if changes:
+        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        raise RunError(f"{where}: {changes[0]}{more} (providers.{cfg.name}.headers in {CONFIG_FILE}); a resumed "
+                       "run sends "
+                       f"the headers it was started with: set them back, or start a new run (benchcard run "
+                       f"{manifest.card})")
 
 
 async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
@@ -500,7 +514,7 @@ def _sealed_manifest(s: _Setting, t: _Target, store: RunStore, n: int, rig: Rig,
         rig=RigRecord(provider=rig.provider, model=rig.model, effort=rig.effort, surface=rig.surface,
                       line=rig.line() + (f" · {SCRATCH}" if scratch else "")),
         scratch=scratch,
-        provider_type=t.cfg.type, base_url=stored_url(t.cfg),
+        provider_type=t.cfg.type, base_url=stored_url(t.cfg), headers=recorded_headers(t.cfg),
         endpoints=[e.url for e in t.cfg.endpoints] if t.cfg.endpoints else None,  # never with a password
         endpoint_concurrency=(o.concurrency or DEFAULT_CONCURRENCY) if t.cfg.endpoints else None,
         params=dict(card.params),
