@@ -505,3 +505,37 @@ def test_judge_replies_naming_another_model_are_recorded_and_said_apart(tmp_path
     build_site(project, tmp_path / "site")
     page = next((tmp_path / "site").rglob(f"{folder.name}/index.html")).read_text(encoding="utf-8")
     assert said in page
+
+
+def test_a_judge_whose_cached_input_was_priced_in_full_says_its_cost_is_an_upper_bound(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The judge's replies read 1,000 input tokens each from the prompt cache, and its price gives no
+    `cached_input`: the judge's line says `≤ $…` and why, as the run's own line does, and `judge_cost` is marked in
+    the manifest, verdict.json and the ledger row (the model's price has `cached_input`: its cost stays exact).
+    Before, the judge's cost read as what was billed, above it."""
+    project = judge_project(tmp_path, server.base_url, fixtures=3, repetitions=2, k=3)
+    with open(tmp_path / "benchcard.yaml", "a", encoding="utf-8") as fh:
+        fh.write("prices:\n  test/model: {input: 1.0, output: 2.0, cached_input: 0.1}\n"
+                 "  test/judge: {input: 1.0, output: 2.0}\n")
+    config = script({"reply": "GRADE: PASS"})
+    server.configure({**config, "replies": [{**r, "cached_tokens": 1000} for r in config["replies"]]})
+    result = bc(tmp_path, "run", CARD_ID)
+    assert result.exit_code == 0, result.output
+    folder = only_run(project, CARD_ID)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    rows = read_jsonl(folder / "judge-outputs.jsonl")
+    assert len(rows) == 36 and all(r["cost_upper_bound"] is True for r in rows)
+    assert manifest["judge_cost"] == pytest.approx(sum(r["cost"] for r in rows), abs=1e-6)
+    assert manifest["judge_cost_upper_bound"] is True and "cost_upper_bound" not in read_jsonl(
+        folder / "outputs.jsonl")[0]
+    assert f"tokens · ≤ ${manifest['judge_cost']:,.4f} · " in result.output
+    said = ("  judge cost ≤: 36 judgements read input from the prompt cache, priced at the full input price "
+            "(prices.test/judge in benchcard.yaml gives no cached_input; the vendor bills them less)\n")
+    assert said in result.output
+    assert "12 cells: 12 ok, 0 truncated, 0 failed · $" in result.output  # the run's own: exact, no ≤
+    assert bc(tmp_path, "verdict", folder.name).exit_code == 0
+    judge = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))["judge"]
+    [row] = read_jsonl(tmp_path / "results" / "ledger.jsonl")
+    assert judge["cost_upper_bound"] is True and row["judge"]["cost_upper_bound"] is True
+    assert judge["cost"] == row["judge"]["cost"] == manifest["judge_cost"]
+    assert bc(tmp_path, "ledger", "--verify").exit_code == 0

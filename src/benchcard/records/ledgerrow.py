@@ -99,6 +99,7 @@ class JudgeFigures(msgspec.Struct, frozen=True):
     floor: Number | None
     floor_met: bool | None
     cost: Number | None
+    cost_upper_bound: bool | UnsetType = UNSET  # the verdict's judge's: cached input priced in full (docs/prices.md)
 
 
 class Source(msgspec.Struct, frozen=True):

@@ -441,7 +441,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
         "outputs_digest", "scores_digest", "counts", "judge_outputs_digest", "judge_counts", "judge_cost",
         "judge_tokens", "retries", "scratch", "replicates", "replication_rule", "sequential", "looks",
         "judge_stretches", "replied_models", "replied_rows", "judge_replied_models", "judge_replied_rows",
-        "headers"})
+        "headers", "judge_cost_upper_bound"})
 
     run: str
     card: str
@@ -479,6 +479,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     judge_outputs_digest: str | None = None
     judge_counts: dict[str, int] | None = None
     judge_cost: float | None = None
+    judge_cost_upper_bound: bool | None = None  # true when judge_cost priced cached input in full (docs/prices.md)
     judge_tokens: Tokens | None = None
     retries: list[Retry] | None = None  # `--retry-failed`: each reopening, with the fields it closed
     sequential: Schedule | None = None  # a sequential card's looks as planned (covered by plan_digest)

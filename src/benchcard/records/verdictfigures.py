@@ -322,6 +322,8 @@ class JudgeBlock(msgspec.Struct, frozen=True, kw_only=True):
     same_model_as_run: bool
     redacted: int
     humans: HumansSeen | UnsetType = UNSET
+    # true when `cost` is an upper bound (the judge's cached input priced in full, docs/prices.md); absent otherwise
+    cost_upper_bound: bool | UnsetType = UNSET
 
 
 class RuleClause(msgspec.Struct, frozen=True, kw_only=True):

@@ -117,10 +117,14 @@ class JudgeSummary:
     wall_s: float = 0.0  # this invocation's judging, planning included
     unjudged: int = 0  # ok outputs none of whose judgements could be read: left unscored
     price_note: str = ""  # why its cost is unknown, when no price of the judge model applies (price_gap)
+    model: str = ""  # the judge's model, as its price is named
+    # judgements whose cost priced input read from the prompt cache at the full input price (no `cached_input`):
+    # the judge's cost is then an upper bound, said as the run's own is (docs/prices.md)
+    cost_upper_bound: int = 0
 
     def line(self) -> str:
         c = self.counts
-        cost = "cost unknown" if self.cost is None else dollars(self.cost)
+        cost = "cost unknown" if self.cost is None else ("≤ " if self.cost_upper_bound else "") + dollars(self.cost)
         if self.cost is None and self.price_note:
             cost += f" ({self.price_note})"
         state = "" if self.finished else f" · {self.judgements - _done(c)} missing"
@@ -300,13 +304,14 @@ def _judgement_id(rng: random.Random, seen: set[str]) -> str:
 def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, called: int,
                judged: Mapping[str, list[dict[str, float] | None]], prices: Mapping[str, Price]) -> JudgeSummary:
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
-    cost, priced = 0.0, False
+    cost, priced, upper = 0.0, False, 0
     tokens = {"input": 0, "output": 0}
     for row in jstore.iter_outputs():
         counts[row.status] += 1
         if row.cost is not None:
             cost += row.cost
             priced = True
+            upper += row.cost_upper_bound is True
         tokens["input"] += row.usage.input
         tokens["output"] += row.usage.output
     finished = _done(counts) >= total
@@ -316,7 +321,8 @@ def _summarise(jstore: JudgeStore, spec: JudgeSpec, rig_line: str, total: int, c
                         tokens=tokens, finished=finished,
                         unjudged=sum(all(g is None for g in grades) for grades in judged.values()) if finished else 0,
                         price_note="" if priced or not counts["ok"] + counts["truncated"] else price_gap(spec.model,
-                                                                                                        prices))
+                                                                                                        prices),
+                        model=spec.model, cost_upper_bound=upper)
 
 
 def _done(counts: dict[str, int]) -> int:
@@ -348,7 +354,8 @@ def judge_manifest_fields(store: RunStore, summary: JudgeSummary) -> dict[str, A
     """What the manifest's closing adds for the judge: the digest of its outputs and its own totals."""
     return {"judge_outputs_digest": file_digest(JudgeStore(store.folder).outputs_path),
             "judge_counts": {**summary.counts, "unreadable": summary.unreadable},
-            "judge_cost": summary.cost, "judge_tokens": summary.tokens}
+            "judge_cost": summary.cost, "judge_tokens": summary.tokens,
+            "judge_cost_upper_bound": True if summary.cost is not None and summary.cost_upper_bound else None}
 
 
 class JudgeEstimate(msgspec.Struct, frozen=True, kw_only=True):

@@ -77,6 +77,8 @@ class RunSummary:
         out += self._notes()
         if self.judge is not None:
             out.append(f"  {self.judge.line()}")
+            if self.judge.cost is not None and self.judge.cost_upper_bound:
+                out.append(f"  judge {upper_bound_note(self.judge.cost_upper_bound, self.judge.model, 'judgement')}")
         if not self.finished:
             out.append(f"  not finished;{' see: benchcard status ' + self.run + ';' if self.batch else ''} "
                        f"continue with: benchcard run {self.card} --resume {self.run}")
@@ -111,9 +113,10 @@ class RunSummary:
 SHOWN_WARNINGS = 5
 
 
-def upper_bound_note(cells: int, model: str) -> str:
-    """Why a run's cost is an upper bound, in one line: the default it priced cached input tokens at."""
-    return (f"cost ≤: {cells} cell{'s' if cells > 1 else ''} read input from the prompt cache, priced at the full "
+def upper_bound_note(cells: int, model: str, what: str = "cell") -> str:
+    """Why a run's cost (a judge's: `what` is a judgement) is an upper bound, in one line: the default it priced
+    cached input tokens at."""
+    return (f"cost ≤: {cells} {what}{'s' if cells > 1 else ''} read input from the prompt cache, priced at the full "
             f"input price (prices.{model} in benchcard.yaml gives no cached_input; the vendor bills them less)")
 
 

@@ -63,7 +63,7 @@ def _judge(v: VerdictFile) -> JudgeFigures | UnsetType:
     """The judge's headline figures, when the verdict has them."""
     j = v.judge
     return UNSET if isinstance(j, UnsetType) else JudgeFigures(j.rig, j.per_output, j.self_agreement.alpha, j.floor,
-                                                              j.floor_met, j.cost)
+                                                              j.floor_met, j.cost, j.cost_upper_bound)
 
 
 def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: str,
