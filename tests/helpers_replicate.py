@@ -9,7 +9,7 @@ from typing import Any
 from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 
-from .helpers_run import PROBE, ab_project, bc, ok, probe_project
+from .helpers_run import PROBE, ab_project, bc, ok, probe_project, seal_card
 
 #: Variant A ("Please.") answers red; the baseline blue, but on fixture 3 (item-003), where both answer red. Each
 #: reply depends on its body alone, never on the call order, so a rerun's findings are the original's.
@@ -28,10 +28,19 @@ def judged_ab(root: Path, server: FakeServer, config: dict[str, Any] | None = No
     return project, run
 
 
-def judged_probe(root: Path, server: FakeServer, reply: str = "negative") -> tuple[Project, str]:
-    """The one-word probe with 20 repetitions, every reply `reply`, run and judged."""
+def judged_probe(root: Path, server: FakeServer, reply: str = "negative",
+                 min_score: float | None = None) -> tuple[Project, str]:
+    """The one-word probe with 20 repetitions (sealed with `gate: {min_score}` when given), every reply `reply`,
+    run and judged."""
     server.configure({"default_reply": reply})
     project = probe_project(root, server.base_url, repetitions=20)
+    if min_score is not None:
+        path = project.card_path(PROBE)
+        path.write_text(path.read_text(encoding="utf-8").replace(
+            "repetitions:", f"gate: {{min_score: {min_score}}}\nrepetitions:", 1), encoding="utf-8")
+        for sealed in (root / "keys" / PROBE).glob("*.seal.json"):
+            sealed.unlink()
+        seal_card(root, PROBE)
     run = json.loads(ok(bc(project, "run", PROBE, "--json")).stdout)["runs"][0]["run"]
     ok(bc(project, "verdict", run))
     return project, run

@@ -16,6 +16,7 @@ def test_help_names_the_transfer_and_the_seed() -> None:
 
     shown = CliRunner().invoke(cli, ["replicate", "--help"]).stdout
     assert "a transfer" in shown and "--seed" in shown and "--resume REPLICATION" in shown
+    assert "--gate" in shown and "as `verdict NEW --gate` does" in " ".join(shown.split())
 
 
 def test_a_run_without_a_verdict_is_refused_in_one_line(project: Project) -> None:

@@ -240,3 +240,85 @@ def test_a_ledger_that_would_refuse_the_verdict_is_refused_before_any_call(tmp_p
                              "edited)\n")
     assert server.stats()["calls"] == 0
     assert [p.name for p in (project.results_dir / "colour-ab" / "v1").iterdir()] == [original]
+
+
+def test_replicate_gate_exits_by_the_new_runs_verdict_as_verdict_gate_does(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """`replicate --gate` is `replicate` then `verdict NEW --show --gate` in one command: the same gate line and
+    exit code, the verdict given and entered once. A gated probe still answering right passes (exit 0); after
+    the server changed it is below its min_score (exit 2) while the replication line says the score fell."""
+    project, original = judged_probe(tmp_path, server, min_score=0.8)
+    server.configure({"default_reply": "negative"})
+    passed = bc(project, "replicate", original, "--gate")
+    assert passed.exit_code == 0, passed.output
+    assert passed.stdout.endswith("gate: score 1.000 ≥ min_score 0.8 → pass, exit 0\n")
+    assert f"replication of run {original}: no change shown" in passed.stdout
+    server.configure({"default_reply": "Negative."})
+    below = bc(project, "replicate", original, "--gate")
+    assert below.exit_code == 2, below.output
+    assert below.stdout.endswith("gate: score 0.000 < min_score 0.8 → below, exit 2\n")
+    assert f"replication of run {original}: changed: score fell from 1.00" in below.stdout
+    new = ledger.read(project)[-1]
+    assert len(ledger.read(project)) == 3 and new.run != original  # each verdict given and entered, once
+    again = bc(project, "verdict", new.run, "--show", "--gate")
+    assert again.exit_code == 2 and again.stdout.splitlines()[-1] == below.stdout.splitlines()[-1]
+    data = json.loads(bc(project, "replicate", original, "--resume", new.run, "--gate", "--json").stdout)
+    assert data["gate"] == {"run": new.run, "finding": "below", "code": 2, "passed": False,
+                            "why": "gate: score 0.000 < min_score 0.8 → below, exit 2"}
+    assert len(ledger.read(project)) == 3  # a judged replication's verdict is read back, never given twice
+    plain = ok(bc(project, "replicate", original))  # without --gate: said as `verdict` says it, exit 0
+    assert plain.stdout.endswith("gate: score 0.000 < min_score 0.8 → below, --gate exits 2\n")
+
+
+def test_replicate_gate_on_an_ab_card_exits_by_its_finding(tmp_path: Path, server: FakeServer, key: str) -> None:
+    from benchcard.verdict.gate import EXIT_CODES
+
+    project, original = judged_ab(tmp_path, server)
+    server.configure(HELPS)
+    won = bc(project, "replicate", original, "--gate")
+    assert won.exit_code == 0 and won.stdout.endswith("gate: win → exit 0\n"), won.output
+    server.configure(NO_HELP)
+    lost = bc(project, "replicate", original, "--gate")
+    finding = ledger.read(project)[-1].finding
+    assert finding != "win" and lost.exit_code == EXIT_CODES[finding] > 1, lost.output
+    assert lost.stdout.endswith(f"gate: {finding} → exit {EXIT_CODES[finding]} (only a win passes)\n")
+
+
+def test_replicate_gate_refuses_an_ungated_probe_before_any_call(tmp_path: Path, server: FakeServer,
+                                                                 key: str) -> None:
+    project, original = judged_probe(tmp_path, server)
+    calls = server.stats()["calls"]
+    result = bc(project, "replicate", original, "--gate")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"error: cards/{PROBE}.yaml: field 'gate': missing; a probe needs a sealed pass threshold "
+                             "for --gate, e.g. `gate: {min_score: 0.9}` (then reseal as a new version)\n")
+    assert server.stats()["calls"] == calls and len(ledger.read(project)) == 1
+    assert [p.name for p in (project.results_dir / PROBE / "v3").iterdir()] == [original]
+
+
+def test_replicate_gate_with_failed_cells_is_incomplete_until_they_are_retried(tmp_path: Path, server: FakeServer,
+                                                                              key: str) -> None:
+    """Failed cells wait for --retry-failed (no verdict is given), so the gate has nothing to pass: exit 5, as
+    `run --gate` holds a run that did not finish; retried, the replication is judged and gated."""
+    project, original = judged_ab(tmp_path, server)
+    server.configure({**HELPS, "faults": [{"kind": "500", "times": 999, "match": "number 0"}]})
+    waiting = bc(project, "replicate", original, "--attempts", "1", "--gate")
+    [folder] = [p for p in (project.results_dir / "colour-ab" / "v1").iterdir() if p.name != original]
+    assert waiting.exit_code == 5, waiting.output
+    assert waiting.stdout.endswith(f"gate: replication {folder.name} has no verdict yet → exit 5\n")
+    assert "not judged yet: 6 cell(s) failed in transport" in waiting.stdout and len(ledger.read(project)) == 1
+    server.configure(HELPS)
+    retried = bc(project, "replicate", "--resume", folder.name, "--retry-failed", "--gate")
+    assert retried.exit_code == 0 and retried.stdout.endswith("gate: win → exit 0\n"), retried.output
+
+
+def test_replicate_gate_on_a_replication_stopped_mid_way_is_incomplete(tmp_path: Path, server: FakeServer,
+                                                                       key: str) -> None:
+    from benchcard.run.options import RunOptions
+    from benchcard.verdict.replicate import replicate
+
+    project, original = judged_probe(tmp_path, server, min_score=0.8)
+    done = replicate(project, original, RunOptions(progress=False), stop_after=5, gate=True)
+    assert done.verdict is None and done.code == 5
+    assert done.lines()[-1] == f"gate: replication {done.summary.run} has no verdict yet → exit 5"
+    assert json.loads(json.dumps(done.to_json()))["gate"]["finding"] == "incomplete"

@@ -197,19 +197,23 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
                   transport: httpx.AsyncBaseTransport | None = None, stream: IO[str] | None = None,
                   stop_after: int | None = None, looker: Looker | None = None,
                   tell: Callable[[str], None] | None = None,
-                  evidence: Callable[[Path, LedgerRow], list[str]] | None = None) -> RunSummary:
+                  evidence: Callable[[Path, LedgerRow], list[str]] | None = None,
+                  card_check: Callable[[Card], None] | None = None) -> RunSummary:
     """Check the original, plan the replication and run it (with `options.resume`, continue one): the core of
     `benchcard replicate`; the verdict and the judgement against the original are `verdict/_replication.py`'s.
     `looker` takes a sequential card's looks (the replication keeps the original's sealed schedule); `tell` the
     run's notes, as `run` takes them; `evidence` (`verdict/integrity.evidence_problems`, a layer above) names
     what changed in the original's files since its ledger row anchored them: a replication is judged against
-    that verdict, so an original whose record was edited is refused before a call is spent."""
+    that verdict, so an original whose record was edited is refused before a call is spent; `card_check` is given
+    the card the replication runs (`replicate --gate` refuses a probe without a gate there), also before any call."""
     if options.scratch:
         raise RunError("a replication is a run of a sealed card; drop --scratch (a trial of the card is "
                        "`benchcard run CARD --scratch`)")
     ledger.check_appendable(project)  # its verdict enters the ledger: a ledger that would refuse it costs no call
     if options.resume is not None:
         folder, manifest = _replication(project, options.resume, name)
+        if card_check is not None:
+            card_check(card_of_run(project, folder.name, manifest, RunError, "resume"))
         return run(project, manifest.card, replace(options, resume=str(folder)), transport=transport,
                    stream=stream, stop_after=stop_after, looker=looker, tell=tell)[0]
     if name is None:
@@ -219,6 +223,8 @@ def replicate_run(project: Project, name: str | None, options: RunOptions, model
     if evidence is not None and row is not None and (problems := evidence(project.root, row)):
         raise RunError(f"{problems[0]}; a replication is judged against the original's record as its ledger row "
                        f"(seq {row.seq}) anchors it: `benchcard ledger --verify` names every change")
+    if card_check is not None:
+        card_check(original.card)
     plan, run_options = replica_for(project, original, options, model)
     for line in headers_lines(project, original, run_options):
         (tell or (lambda said: print(said, file=stream or sys.stderr)))(line)

@@ -65,11 +65,11 @@ class Gate:
 def require_gate(project: Project, card_name: str) -> Card:
     """The card to be run under `--gate`; a probe without a sealed threshold is refused before any call."""
     card = load_card(resolve_card_path(project, card_name), project)
-    _check_gate_field(card, project)
+    check_gate_field(card, project)
     return card
 
 
-def _check_gate_field(card: Card, project: Project) -> None:
+def check_gate_field(card: Card, project: Project) -> None:
     if not card.is_ab and card.gate is None:
         raise VerdictError(f"{project.relative(card.path)}: field 'gate': missing; a probe needs a sealed pass "
                            "threshold for --gate, e.g. `gate: {min_score: 0.9}` (then reseal as a new version)")
@@ -144,7 +144,7 @@ def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest, *, check_
     one that was sealed. A scratch run of a version not sealed yet is held to the root it ran on, as its verdict
     is, so that `--show` reaches the line saying a scratch verdict is not gated."""
     card = card_of_run(project, run_dir.name, manifest, VerdictError)
-    _check_gate_field(card, project)
+    check_gate_field(card, project)
     if check_seal:
         check_seal_root(project, run_dir.name, card, manifest,
                         lambda: seal.root_for_scratch(card, project, bool(manifest.scratch)), VerdictError)
@@ -161,7 +161,7 @@ def gate_of(card: Card, verdict: VerdictFile) -> Gate:
         line = f"gate: {finding} → exit {code}" + ("" if code == 0 else " (only a win passes)")
         return Gate(run, finding, code, line)
     threshold = card.gate
-    assert threshold is not None  # _check_gate_field refused a probe without one
+    assert threshold is not None  # check_gate_field refused a probe without one
     score = verdict.score if isinstance(verdict, ProbeVerdict) else None
     if finding != "scored" or not isinstance(score, int | float):
         code = EXIT_CODES["incomplete"]
