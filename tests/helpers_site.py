@@ -472,3 +472,25 @@ def open_page(context: Any, url: str, width: int, height: int,
         f"request left the site: {r.url}"))
     page.goto(url, wait_until="load")
     return page, problems
+
+
+GATED_PASS, GATED_BELOW = "20261208T090000Z-0001", "20261208T100000Z-0002"
+
+
+def gated_probe_site(root: Path) -> tuple[Project, Path]:
+    """one-word-sentiment sealed with `gate: {min_score: 0.8}` and 5 repetitions, two runs judged, and the site
+    built: GATED_PASS answered right 5 times (score 1, pass), GATED_BELOW 3 times (0.6) and judged as a verdict
+    given before verdicts recorded the gate (no `sealed_gate` in its verdict.json or its ledger row)."""
+    from unittest import mock
+
+    copy_project(root / "proj", cards=("one-word-sentiment",))
+    project = Project((root / "proj").resolve())
+    card = project.card_path("one-word-sentiment")
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        "repetitions: 1\n", "repetitions: 5\ngate: {min_score: 0.8}\n"), encoding="utf-8")
+    write_probe_run(project, "one-word-sentiment", GATED_PASS, "m/right", [("ok", "negative")] * 5)
+    with mock.patch("benchcard.verdict.give.with_gate", lambda _card, verdict: verdict):  # as before 2026-12-08
+        write_probe_run(project, "one-word-sentiment", GATED_BELOW, "m/wrong",
+                        [("ok", "negative")] * 3 + [("ok", "Negative.")] * 2)
+    build_site(project, root / "site")
+    return project, root / "site"

@@ -64,6 +64,44 @@ def test_a_wide_table_has_a_column_each_and_a_compare_row_is_unsealed(empty: Pro
     assert "unsealed" in second and "model-a vs model-b" in second and "v1" not in second
 
 
+def _probe_fields(i: int, gate: bool = True) -> dict[str, Any]:
+    """A probe row's fields (a third of them with no gate, as rows entered before verdicts recorded it)."""
+    from msgspec import UNSET
+
+    from benchcard.records.ledgerrow import GateFigures
+
+    sealed = GateFigures(min_score=0.8, decision="pass" if i % 2 else "below", held=0.6 + 0.01 * (i % 20))
+    return {"kind": "probe", "finding": "scored", "outcome": "result", "comparisons": UNSET, "metrics": UNSET,
+            "clauses": UNSET, "model": "m", "score": 0.6 + 0.01 * (i % 20), "passes": 3, "score_ci": [0.2, 0.9],
+            "rules": {}, "sealed_gate": sealed if gate and i % 3 else UNSET}
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_a_probe_row_shows_its_score_and_what_its_gate_decided(empty: Project, columns: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe's finding is `scored` whatever it scored: the table showed `scored · result` and nothing else. It
+    now shows the score under the finding and, for a probe sealed with a gate, its min_score and the decision; a
+    row entered before verdicts recorded the gate shows the score alone, and the chain of both verifies."""
+    monkeypatch.setenv("COLUMNS", columns)
+    ledger.append(empty, _row(1, **_probe_fields(1) | {"score": 0.9}))  # pass
+    ledger.append(empty, _row(2, **_probe_fields(2) | {"score": 0.6}))  # below
+    ledger.append(empty, _row(3, **_probe_fields(3, gate=False) | {"score": 0.75}))  # an older row: no gate
+    shown = _shown(empty).splitlines()
+    at = next(i for i, line in enumerate(shown) if "finding" in line)
+    start = shown[at].index("finding")  # the finding column, wide (boxed) or narrow
+    column = [line[start:].split("│")[0].split("  ")[0].strip() for line in shown[at + 1:] if len(line) > start]
+    under = [] if columns == "200" else ["result"]  # narrow: the outcome under the finding
+    assert [c for c in column if any(ch.isalnum() for ch in c)] == [
+        "scored", "score 0.900", "gate min_score 0.8: pass", *under,
+        "scored", "score 0.600", "gate min_score 0.8: below", *under,
+        "scored", "score 0.750", *under]
+    ledger.verify(empty)  # the chain, the new field's rows and the older row's alike
+    rows = json.loads(CliRunner().invoke(cli, ["-C", str(empty.root), "ledger", "--json"]).stdout)
+    assert [r.get("score") for r in rows] == [0.9, 0.6, 0.75]
+    assert [r.get("sealed_gate") for r in rows] == [{"min_score": 0.8, "decision": "pass", "held": 0.61},
+                                                    {"min_score": 0.8, "decision": "below", "held": 0.62}, None]
+
+
 def test_an_empty_ledger_says_so(empty: Project) -> None:
     assert _shown(empty).splitlines() == ["results/ledger.jsonl: no verdicts yet"]
 
@@ -428,9 +466,9 @@ def test_rows_drawn_from_a_row_of_their_shape_are_the_rows_rich_draws(width: int
                          outcome=("result", "non-result", "other", "")[i % 4],
                          kind="compare" if i % 9 == 0 else "ab", **({"replicates": link} if i % 3 == 0 else {}),
                          **({"looks": STOP} if i % 5 == 0 and stops else {})))
-    rows += [_row(i, seq=i, date="2026-12-07", card=f"card-{i % 7}", rig="m",
-                  outcome="result" if i % 2 else "non-result")
-             for i in range(40, 160)]
+    rows += [_row(i, **{"seq": i, "date": "2026-12-07", "card": f"card-{i % 7}", "rig": "m",
+                        "outcome": "result" if i % 2 else "non-result", **(_probe_fields(i) if i % 5 == 0 else {})})
+             for i in range(40, 160)]  # a probe's score and gate under its finding, on two or three lines
 
     def drawn(draw: Any) -> str:
         out = io.StringIO()

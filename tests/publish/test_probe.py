@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchcard.project import Project
+from benchcard.records import ledger
 
 from ..helpers_project import PROBES, SEEDS
 from ..helpers_site import (
@@ -111,3 +112,29 @@ def test_a_probe_run_page_gives_its_wilson_intervals_at_the_gates_level(tmp_path
         tmp_path / "site" / "runs" / "one-word-sentiment" / f"v{folder.parent.name[1:]}" / folder.name
         / "index.html").read_text(encoding="utf-8")))
     assert "Wilson 90% interval of the pass rate" in text and "95%" not in text
+
+
+def test_a_gated_probes_page_states_its_min_score_and_each_runs_decision(tmp_path: Path) -> None:
+    """The page showed a probe's score and nothing of its sealed gate. The Scoring section now states min_score,
+    and each run says under its score what the gate made of it: recorded with its verdict (GATED_PASS), or for a
+    verdict given before verdicts recorded it, decided again by the gate's rule (GATED_BELOW). The ledger page says
+    the recorded one beside the score."""
+    from ..helpers_site import GATED_BELOW, GATED_PASS, gated_probe_site
+
+    project, site = gated_probe_site(tmp_path)
+    row = {r.run: r for r in ledger.read(project)}
+    assert "sealed_gate" in row[GATED_PASS].fields() and "sealed_gate" not in row[GATED_BELOW].fields()
+    text = _norm(page(site, "cards/one-word-sentiment/index.html").text)
+    assert "Gate — min_score 0.8 Sealed with v" in text and "a run passes when its mean score reaches 0.8" in text
+    results = text[text.index("Results"):text.index("Prompt")]
+    assert re.search(r"m/right 1\.00 \S.* gate min_score 0\.8: pass", results), results
+    assert re.search(r"m/wrong 0\.60 \S.* gate min_score 0\.8: below", results), results
+    ledger_page = _norm(page(site, "ledger.html").text)
+    assert "score 1.00 · gate min_score 0.8: pass" in ledger_page
+    assert "score 0.60 · m/wrong" in ledger_page  # its row recorded no gate: the ledger shows what it holds
+
+
+def test_an_ungated_probes_page_says_nothing_of_a_gate(built: tuple[Project, Path]) -> None:
+    _, out = built
+    text = _norm(page(out, "cards/emit-terminator/index.html").text)
+    assert "min_score" not in text and "Gate —" not in text

@@ -367,3 +367,25 @@ def test_a_script_that_reached_a_page_would_not_run(site: Path, browser: Any, tm
     page.wait_for_timeout(200)
     assert page.title() != "ran" and page.title().startswith("Run ")
     page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_a_gated_probes_runs_say_pass_or_below_under_their_score(tmp_path: Path, browser: Any, width: int) -> None:
+    """In the browser, at phone and laptop width: each run's Score cell shows its gate's decision under the score,
+    coloured by it, inside the screen; the Scoring section states the sealed min_score."""
+    from ..helpers_site import gated_probe_site
+
+    _, site = gated_probe_site(tmp_path)
+    page, problems = _open(browser, (site / "cards/one-word-sentiment/index.html").as_uri(), width, 844)
+    cells = page.locator("#results table.results tbody td[data-label='Score']")
+    shown = [cells.nth(i).inner_text() for i in range(cells.count())]
+    assert [" ".join(s.split()) for s in shown[:2]] == ["1.00 passed gate min_score 0.8: pass",
+                                                        "0.60 partial gate min_score 0.8: below"], shown
+    gates = page.locator("#results small.gate")
+    colours = [gates.nth(i).evaluate("e => getComputedStyle(e).color") for i in range(2)]
+    assert colours[0] != colours[1]  # pass and below told apart, not only in words
+    assert all(gates.nth(i).evaluate("e => e.getBoundingClientRect().right") <= width for i in range(2))
+    assert "min_score 0.8" in page.locator("#gate").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert problems == []
+    page.close()

@@ -436,8 +436,8 @@ def _kept(row: LedgerRow) -> str:
     t = terminal_line
     style = {"result": "bold", "non-result": "dim"}.get(row.outcome, "")
     version = "unsealed" if row.kind == "compare" else f"v{row.version}"
-    return _SEP.join((str(row.seq), t(row.date), t(row.card), version, t(row.rig), t(row.finding), t(row.outcome),
-                      _run_cell(row), _looks_of(row), style))
+    return _SEP.join((str(row.seq), t(row.date), t(row.card), version, t(row.rig), _finding_cell(row),
+                      t(row.outcome), _run_cell(row), _looks_of(row), style))
 
 
 def _cells_of(kept: str, narrow: bool) -> tuple[list[Text], str]:
@@ -462,6 +462,20 @@ def _looks_of(row: LedgerRow) -> str:
     from msgspec import UnsetType
 
     return "" if isinstance(row.looks, UnsetType) else terminal_line(row.looks.line)
+
+
+def _finding_cell(row: LedgerRow) -> str:
+    """The finding, and under a probe's (`scored` whatever it scored) its score and, sealed with a gate, what the
+    gate decided (`ledgerrow.GateFigures.words`), each one visible line. A row entered before verdicts recorded
+    the gate shows the score alone."""
+    from msgspec import UnsetType
+
+    lines = [terminal_line(row.finding)]
+    if row.kind == "probe" and isinstance(row.score, int | float):
+        lines.append(f"score {row.score:.3f}")
+    if not isinstance(row.sealed_gate, UnsetType):
+        lines.append(terminal_line(row.sealed_gate.words))
+    return "\n".join(lines)
 
 
 def _run_cell(row: LedgerRow) -> str:

@@ -24,6 +24,8 @@ def ledger_context(ledger: Sequence[LedgerRow], runs: Sequence[Run], cards: Mapp
         figures = [] if isinstance(row.looks, UnsetType) else [row.looks.line]
         if isinstance(row.score, int | float):
             figures.append(f"score {fixed(row.score, 2, missing=DASH)}")
+        if not isinstance(row.sealed_gate, UnsetType):  # a gated probe's: the sealed min_score and its decision
+            figures.append(row.sealed_gate.words)
         if row.model:
             figures.append(str(row.model))
         rows.append({
@@ -71,7 +73,9 @@ def card_summary(card: Card, runs: Sequence[Run], ledger: Sequence[LedgerRow]) -
     latest_run = newest(runs)  # the one rule (records/cardruns.py); a run set aside is never the card's line
     if latest_row is not None:
         if not card.is_ab and isinstance(latest_row.score, int | float):
-            text = f"score {fixed(latest_row.score, 2, missing=DASH)}"
+            gate = latest_row.sealed_gate
+            text = f"score {fixed(latest_row.score, 2, missing=DASH)}" + (
+                "" if isinstance(gate, UnsetType) else f" · {gate.words}")
         else:
             text = " · ".join(x for x in (latest_row.outcome, latest_row.finding) if x) or "recorded"
         when = latest_row.date

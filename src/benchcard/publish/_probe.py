@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from msgspec import UnsetType
+
 from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
 from benchcard.project import ProjectConfig
@@ -12,9 +14,37 @@ from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_vie
 from benchcard.publish._render import fmt_value, unscored_words
 from benchcard.publish._replicas import links, recorded
 from benchcard.publish._runs import Run
+from benchcard.records.ledgerrow import GateFigures
 
 
-def _probe_row(run: Run, root: str) -> dict[str, Any]:
+def _run_gate(run: Run, card: Card) -> GateFigures | None:
+    """What the run's sealed gate decided: as its ledger row recorded it (hash-chained), else its verdict.json; a
+    verdict of the card's current version given before verdicts recorded it is decided again by the gate's rule
+    (`gate_of`, as `verdict RUN --show --gate` decides it). None for a run not judged, or without a gate."""
+    from benchcard.verdict.gate import gate_figures, recorded_gate
+
+    row = run.ledger_row
+    if row is not None and not isinstance(row.sealed_gate, UnsetType):
+        return row.sealed_gate
+    file = run.verdict_file
+    if file is None:
+        return None
+    recorded = recorded_gate(file)
+    if recorded is not None or run.version != card.version:
+        return recorded
+    return gate_figures(card, file)
+
+
+def _gate_view(gate: GateFigures | None) -> dict[str, Any] | None:
+    """A run's gate under its score: the words the ledger uses, a class by decision, and the score it held."""
+    if gate is None:
+        return None
+    held = "" if gate.held is None else (f"mean score held to min_score: {fixed(gate.held)} (a repetition cut off "
+                                         "at max_tokens counted as failing)")
+    return {"words": gate.words, "decision": gate.decision, "held": held}
+
+
+def _probe_row(run: Run, root: str, card: Card) -> dict[str, Any]:
     score = run.score
     counts = run.status_counts
     if score is None:
@@ -46,6 +76,7 @@ def _probe_row(run: Run, root: str) -> dict[str, Any]:
         "date": run.date or "—",
         "href": root + run.href,
         "run_id": run.run_id,
+        "gate": _gate_view(_run_gate(run, card)),
     }
 
 
@@ -63,7 +94,7 @@ def _drift(run: Run, linked: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     linked = links(runs)
-    current = [_probe_row(r, root) | {"drift": _drift(r, linked)} for r in runs if r.version == card.version]
+    current = [_probe_row(r, root, card) | {"drift": _drift(r, linked)} for r in runs if r.version == card.version]
     older = []
     notes = {h.version: h.note for h in card.history}
     for version in sorted({r.version for r in runs if r.version != card.version}, reverse=True):
@@ -75,9 +106,17 @@ def _version_groups(card: Card, runs: Sequence[Run], root: str) -> tuple[list[di
             "count": len(group),
             "mean": fixed(sum(scores) / len(scores), 2, missing=DASH) if scores else "—",
             "note": notes.get(version, ""),
-            "rows": [_probe_row(r, root) | {"drift": _drift(r, linked)} for r in group],
+            "rows": [_probe_row(r, root, card) | {"drift": _drift(r, linked)} for r in group],
         })
     return current, older
+
+
+def _card_gate(card: Card) -> dict[str, Any] | None:
+    """The card's sealed gate, as the Scoring section states it: min_score and, for a sequential card, the α its
+    looks decide it at."""
+    if card.gate is None:
+        return None
+    return {"min_score": f"{card.gate:g}", "alpha": f"{card.gate_alpha:g}", "sequential": card.sequential is not None}
 
 
 def _examples_view(card: Card) -> list[dict[str, Any]]:
@@ -110,6 +149,7 @@ def probe_context(card: Card, runs: Sequence[Run], config: ProjectConfig, sealed
         "older": older,
         "messages": messages,
         "scoring": scoring_view(card),
+        "gate": _card_gate(card),
         "sealed": sealed,
         "examples": _examples_view(card),
         "history": history_view(card),

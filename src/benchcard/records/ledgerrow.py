@@ -131,10 +131,28 @@ class RowLooks(msgspec.Struct, frozen=True, kw_only=True):
         return looks_line(self.look, self.looks, self.decision, self.cells, self.planned)
 
 
+class GateFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """A gated probe's gate as its verdict decided it (verdict.json's and its row's `sealed_gate`, absent for an ab
+    card, a probe without `gate: {min_score}` and every verdict given before 2026-12-08): the sealed threshold, the
+    decision `verdict --gate` exits by (`pass`, `below` or `incomplete`) and the mean score it held to the
+    threshold (a repetition cut off at max_tokens counted as failing; null when there was none to hold). Not named
+    `gate`: `verdict --gate --json` puts the gate's exit decision beside verdict.json's fields under that key."""
+
+    min_score: Number
+    decision: str
+    held: Number | None
+
+    @property
+    def words(self) -> str:
+        """The gate in a few words, as the ledger's table and page show it: `gate min_score 0.8: below`."""
+        return f"gate min_score {self.min_score:g}: {self.decision}"
+
+
 class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     """One ledger row. `seq`, `date`, `at`, `prev` and `hash` are set by `ledger.append` (a row built by a
     caller leaves them at their defaults); an ab row has comparisons, metrics and clauses, a probe row model,
-    score, passes, score_ci and rules, a `compare` row (`unsealed`, no card version or seal) its sources."""
+    score, passes, score_ci and rules (and, sealed with a gate, `gate`), a `compare` row (`unsealed`, no card
+    version or seal) its sources."""
 
     seq: int = 0
     date: str = ""
@@ -164,6 +182,7 @@ class LedgerRow(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[Source] | UnsetType = UNSET
     judge: JudgeFigures | UnsetType = UNSET
     looks: RowLooks | UnsetType = UNSET  # a sequential run's stop (docs/cards.md, "Sequential cards")
+    sealed_gate: GateFigures | UnsetType = UNSET  # a gated probe's gate (docs/ci.md, "A probe's gate")
     plan_digest: str | UnsetType | None = UNSET  # the run's evidence, anchored (verdict/integrity.py)
     outputs_digest: str | UnsetType | None = UNSET
     scores_digest: str | UnsetType | None = UNSET

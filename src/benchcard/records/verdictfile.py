@@ -24,7 +24,7 @@ from msgspec import UNSET, UnsetType
 from benchcard._util.hashing import strict
 from benchcard._util.safeio import json_loads
 from benchcard.errors import BenchcardError, RunError
-from benchcard.records.ledgerrow import Latency, RowCounts, RuleRate, Source
+from benchcard.records.ledgerrow import GateFigures, Latency, RowCounts, RuleRate, Source
 from benchcard.records.replication import ReplicationJudgement
 from benchcard.records.rows import Look, Schedule
 from benchcard.records.verdictfigures import (
@@ -139,7 +139,8 @@ class AbVerdict(VerdictHead, frozen=True, kw_only=True):
 
 
 class ProbeVerdict(VerdictHead, frozen=True, kw_only=True):
-    """verdict.json of a probe run (`findings.probe_body`): the score, passes and each rule's pass rate."""
+    """verdict.json of a probe run (`findings.probe_body`): the score, passes and each rule's pass rate, and what
+    its sealed gate decided (`verdict/_gaterule.py`)."""
 
     finding: str
     outcome: str
@@ -155,6 +156,7 @@ class ProbeVerdict(VerdictHead, frozen=True, kw_only=True):
     counts: RowCounts
     alpha: Number
     sequential: LooksFigures | UnsetType = UNSET
+    sealed_gate: GateFigures | UnsetType = UNSET  # a probe sealed with `gate: {min_score}`: what its gate decided
     human: HumanGrades | UnsetType = UNSET
     disagreements: list[Disagreement] | UnsetType = UNSET
     judge: JudgeBlock | UnsetType = UNSET

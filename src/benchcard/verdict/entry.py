@@ -1,7 +1,7 @@
 """The ledger row a verdict is entered as, built through `ledgerrow.LedgerRow` from its typed verdict.json.
 
 A row carries the finding and the figures a reader of the ledger needs without opening the run (means, gap,
-intervals, p-values per metric; each clause's outcome; a probe's score and rule pass rates), and the digests
+intervals, p-values per metric; each clause's outcome; a probe's score, rule pass rates and gate), and the digests
 that anchor its evidence; `ledger.append` adds the chain fields.
 """
 
@@ -88,7 +88,7 @@ def verdict_row(card: Card, verdict: VerdictFile, *, anchors: Anchors, digest: s
         return msgspec.structs.replace(row, comparisons=_comparisons(verdict), metrics=_metrics(verdict),
                                        clauses=_clauses(verdict))
     return msgspec.structs.replace(row, model=verdict.model, score=verdict.score, passes=verdict.passes,
-                                   score_ci=verdict.score_ci, rules=verdict.rules)
+                                   score_ci=verdict.score_ci, rules=verdict.rules, sealed_gate=verdict.sealed_gate)
 
 
 def compare_row(verdict: AbVerdict, *, table_digest: str, digest: str) -> LedgerRow:

@@ -1,22 +1,20 @@
 """The CI gate: a verdict turned into a process exit code, so a pipeline can stop on anything but a win.
 
-An ab card's gate is its sealed win rule: exit 0 on a win, and one code per other finding (`EXIT_CODES`,
-documented in docs/ci.md). A probe card's gate is its sealed pass threshold (`gate: {min_score: …}`): exit 0
-when the run's mean score reaches it (a repetition cut off at max_tokens counted as failing), the loss code when
-it does not. Exit 1 stays what it is for every command: a user error, a run that cannot be judged. A probe
-without a gate is refused before any verdict is given, so that `--gate` never enters a run in the ledger and
-then fails for want of a threshold.
+An ab card's gate is its sealed win rule: exit 0 on a win, and one code per other finding (`EXIT_CODES` of
+`_gaterule.py`, where the decision is made; documented in docs/ci.md). A probe card's gate is its sealed pass
+threshold (`gate: {min_score: …}`): exit 0 when the run's mean score reaches it (a repetition cut off at
+max_tokens counted as failing), the loss code when it does not. Exit 1 stays what it is for every command: a user
+error, a run that cannot be judged. A probe without a gate is refused before any verdict is given, so that
+`--gate` never enters a run in the ledger and then fails for want of a threshold.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from msgspec import UnsetType
 
 from benchcard.card import seal
 from benchcard.card.load import card_of_run, check_seal_root, load_card, resolve_card_path
@@ -24,43 +22,21 @@ from benchcard.card.model import Card
 from benchcard.errors import VerdictError
 from benchcard.project import Project
 from benchcard.records.cardruns import find_run
-from benchcard.records.ledgerrow import RowCounts
 from benchcard.records.rows import Look, Manifest
 from benchcard.records.runreader import read_manifest
 from benchcard.records.verdictfigures import known
-from benchcard.records.verdictfile import ProbeVerdict, VerdictFile
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.run.summary import RunSummary
+from benchcard.verdict._gaterule import EXIT_CODES, Gate, gate_figures, gate_of, recorded_gate
+
+__all__ = ["EXIT_CODES", "Gate", "GateReport", "GatedRuns", "GatedVerdict", "check_gate_field", "gate_figures",
+           "gate_of", "gate_runs", "recorded_gate", "require_gate", "run_gated", "verdict_and_gate"]
 from benchcard.verdict.report import changed_lines, verdict_lines
 
 if TYPE_CHECKING:  # the verdict and the looks are imported where used: a plain `benchcard run` needs neither,
     # and with them the statistics and scipy.stats (about 0.9 CPU-s of a process's start)
     from benchcard.verdict.give import Verdict
-
-# Exit codes of `--gate`. 1 is every command's user error; 2 and up are findings that are not a win.
-EXIT_CODES: Mapping[str, int] = {"win": 0, "pass": 0, "loss": 2, "below": 2, "no-effect": 3, "inconclusive": 4,
-                                 "incomplete": 5}
-TOLERANCE = 1e-9  # a mean score equal to the threshold up to float rounding passes
-
-
-@dataclass(frozen=True)
-class Gate:
-    """What the gate decided for one run: the finding it read, the exit code, and a line saying why."""
-
-    run: str
-    finding: str
-    code: int
-    line: str
-
-    @property
-    def passed(self) -> bool:
-        return self.code == 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"run": self.run, "finding": self.finding, "code": self.code, "passed": self.passed,
-                "why": self.line}
-
 
 def require_gate(project: Project, card_name: str) -> Card:
     """The card to be run under `--gate`; a probe without a sealed threshold is refused before any call."""
@@ -149,56 +125,6 @@ def _card_to_gate(project: Project, run_dir: Path, manifest: Manifest, *, check_
         check_seal_root(project, run_dir.name, card, manifest,
                         lambda: seal.root_for_scratch(card, project, bool(manifest.scratch)), VerdictError)
     return card
-
-
-def gate_of(card: Card, verdict: VerdictFile) -> Gate:
-    """The gate's decision from a verdict (its typed verdict.json) and the run's card."""
-    run, finding = verdict.run, verdict.finding
-    if card.is_ab:
-        code = EXIT_CODES.get(finding)
-        if code is None:
-            raise VerdictError(f"run {run}: finding {finding!r} has no gate exit code")
-        line = f"gate: {finding} → exit {code}" + ("" if code == 0 else " (only a win passes)")
-        return Gate(run, finding, code, line)
-    threshold = card.gate
-    assert threshold is not None  # check_gate_field refused a probe without one
-    score = verdict.score if isinstance(verdict, ProbeVerdict) else None
-    if finding != "scored" or not isinstance(score, int | float):
-        code = EXIT_CODES["incomplete"]
-        return Gate(run, "incomplete", code, f"gate: {finding}, no score to hold to min_score {threshold:g} → "
-                                             f"exit {code}")
-    looked = _looked(verdict, threshold)
-    if looked is not None:
-        return looked
-    held, said = _held_score(verdict.counts, float(score))
-    if held >= threshold - TOLERANCE:
-        return Gate(run, "pass", 0, f"gate: {said} ≥ min_score {threshold:g} → pass, exit 0")
-    code = EXIT_CODES["below"]
-    return Gate(run, "below", code, f"gate: {said} < min_score {threshold:g} → below, exit {code}")
-
-
-def _held_score(counts: RowCounts, score: float) -> tuple[float, str]:
-    """The mean score the gate holds to min_score, and its words: the verdict's mean over the scored repetitions,
-    with each repetition cut off at max_tokens counted as failing (score 0). The verdict reports the score apart
-    from them (a cut-off answer is not scored as wrong); the gate claims the probe passes, and is judged at the
-    worst case for that claim, as an ab clause bounds truncated cells and a sequential probe's looks count them:
-    under min_score 1, four passes and one cut-off answer are not a pass (hostile audit 13)."""
-    scored, cut = counts.scored, counts.truncated
-    if not cut:
-        return score, f"score {score:.3f}"
-    held = score * scored / (scored + cut)
-    return held, (f"score {score:.3f} over {scored} scored, {held:.3f} with the {cut} cut off at max_tokens "
-                  "counted as failing")
-
-
-def _looked(verdict: VerdictFile, threshold: float) -> Gate | None:
-    """A sequential probe's gate, when a look decided it at the sealed confidence (else the score decides)."""
-    looks = verdict.sequential
-    if isinstance(looks, UnsetType) or looks.decision not in ("pass", "fail"):
-        return None
-    code = 0 if looks.decision == "pass" else EXIT_CODES["below"]
-    word = "pass" if looks.decision == "pass" else "below"
-    return Gate(verdict.run, word, code, f"gate: {looks.line} (min_score {threshold:g}) → {word}, exit {code}")
 
 
 @dataclass(frozen=True)

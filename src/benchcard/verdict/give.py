@@ -43,6 +43,7 @@ from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead,
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import GridColumns
 from benchcard.verdict._agreement import agreement
+from benchcard.verdict._gaterule import with_gate
 from benchcard.verdict._replication import linked_row, with_replication
 from benchcard.verdict.clausestats import BOOTSTRAP_RESAMPLES, Pending, ab_stats
 from benchcard.verdict.columns import Grid, drawn_grid
@@ -293,12 +294,12 @@ def _outputs_problem(data: RunData) -> VerdictError | None:
 
 def _findings(project: Project, run_dir: Path, card: Card, data: RunData, figures: Pending | None,
               scratch: bool) -> VerdictFile:
-    """The sealed rule's findings (waiting for the statistics), and a sequential run's looks."""
+    """The sealed rule's findings (waiting for the statistics), a sequential run's looks, a gated probe's gate."""
     head = _head(project, run_dir, card, data, scratch)
     body = ab_body(card, data, figures.result(), head) if figures is not None else probe_body(card, data, head)
     if card.sequential is not None:  # the decision of the look the run stopped at, and its looks
         body = with_looks(card, run_dir, body)
-    return body
+    return with_gate(card, body)  # a gated probe's gate, decided on the findings and their looks
 
 
 def _annotated(project: Project, run_dir: Path, manifest: Manifest, card: Card, data: RunData,
