@@ -138,3 +138,34 @@ def test_an_ungated_probes_page_says_nothing_of_a_gate(built: tuple[Project, Pat
     _, out = built
     text = _norm(page(out, "cards/emit-terminator/index.html").text)
     assert "min_score" not in text and "Gate —" not in text
+
+
+def test_a_runs_badge_says_what_failed_the_scorer_or_the_transport(tmp_path: Path) -> None:
+    """The badge `failed` (every repetition scored 0) read like "failed in transport", the word the same table
+    and the terminal use for a call that got no answer. A scored run's badge now says what passed, in the
+    verdict's words (`failed: 0 of 3 pass`, `partial: 2 of 3 pass`, `passed: 3 of 3 pass`), and a run with no
+    score says why (`3 failed in transport`): no bare `failed` is left."""
+    from benchcard.publish.build import build_site
+
+    from ..helpers_project import copy_project
+    from ..helpers_site import write_probe_run
+
+    root = copy_project(tmp_path / "proj", cards=("one-word-sentiment",))
+    project = Project(root.resolve())
+    card = project.card_path("one-word-sentiment")
+    card.write_text(card.read_text(encoding="utf-8").replace("repetitions: 1\n", "repetitions: 3\n"), encoding="utf-8")
+    for run, model, texts in (("20261208T090000Z-0001", "m/wrong", [("ok", "Negative.")] * 3),
+                              ("20261208T090000Z-0002", "m/some", [("ok", "negative")] * 2 + [("ok", "no")]),
+                              ("20261208T090000Z-0003", "m/right", [("ok", "negative")] * 3)):
+        write_probe_run(project, "one-word-sentiment", run, model, texts)
+    write_probe_run(project, "one-word-sentiment", "20261208T090000Z-0004", "m/down", [("failed", "")] * 3,
+                    verdict=False)
+    build_site(project, tmp_path / "site")
+    html = (tmp_path / "site" / "cards" / "one-word-sentiment" / "index.html").read_text(encoding="utf-8")
+    table = html[html.index('<section id="results">'):html.index("Probe v2 · superseded")]
+    badges = {m: b for m, b in re.findall(r'<code class="slug">(m/\w+)</code>.*?<span class="badge \w+">([^<]*)</span>',
+                                          table, re.S)}
+    assert badges == {"m/wrong": "failed: 0 of 3 pass", "m/some": "partial: 2 of 3 pass",
+                      "m/right": "passed: 3 of 3 pass", "m/down": "3 failed in transport"}
+    assert re.search(r'class="badge fail">failed: 0 of 3', table) and re.search(r'class="badge na">3 failed in', table)
+    assert not re.search(r">failed<|\bfailed\b(?!: | in transport)", _norm(re.sub(r"<[^>]+>", " ", table)))

@@ -30,10 +30,12 @@ def test_superseded_versions_are_never_merged(built: tuple[Project, Path]) -> No
     ows = _norm(page(out, "cards/one-word-sentiment/index.html").text)
     assert "Probe v2 · superseded" in ows and "1 run · mean 0.00" in ows
     assert "Nemotron 3 Nano 30B (free)" in ows and "nvidia/nemotron-3-nano-30b-a3b:free" in ows
-    assert "0.00 failed" in ows and "$0" in ows and "392 ms" in ows and "run #19 →" in ows
+    assert "0.00 failed: 0 of 1 pass" in ows and "$0" in ows and "392 ms" in ows and "run #19 →" in ows
     assert "No model has been run against v3 yet" in ows
     run19 = _norm(page(out, "runs/one-word-sentiment/v2/19/index.html").text)
     assert "neutral" in run19
+    # its recorded status is the scorer's word: the cell answered (ok), under "a failed cell got no answer"
+    assert "19 · one-word-sentiment · ok · score 0.00" in run19 and "published as failed: 0 of 1 pass" in run19
     assert json.loads((out / "runs/one-word-sentiment/v2/19/published.json").read_text())["output"] == "neutral"
 
 

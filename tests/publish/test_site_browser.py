@@ -379,8 +379,8 @@ def test_a_gated_probes_runs_say_pass_or_below_under_their_score(tmp_path: Path,
     page, problems = _open(browser, (site / "cards/one-word-sentiment/index.html").as_uri(), width, 844)
     cells = page.locator("#results table.results tbody td[data-label='Score']")
     shown = [cells.nth(i).inner_text() for i in range(cells.count())]
-    assert [" ".join(s.split()) for s in shown[:2]] == ["1.00 passed gate min_score 0.8: pass",
-                                                        "0.60 partial gate min_score 0.8: below"], shown
+    assert [" ".join(s.split()) for s in shown[:2]] == ["1.00 passed: 5 of 5 pass gate min_score 0.8: pass",
+                                                        "0.60 partial: 3 of 5 pass gate min_score 0.8: below"], shown
     gates = page.locator("#results small.gate")
     colours = [gates.nth(i).evaluate("e => getComputedStyle(e).color") for i in range(2)]
     assert colours[0] != colours[1]  # pass and below told apart, not only in words

@@ -12,7 +12,7 @@ from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
 from benchcard.publish._files import copy_published, files_under, href_of, published_names, regular_inside
 from benchcard.publish._judgedby import baseline_of
-from benchcard.publish._render import fmt_value, labelled_figures, page_output
+from benchcard.publish._render import fmt_value, labelled_figures, page_output, score_badge
 from benchcard.publish._runs import Run, number
 from benchcard.records.replied import judge_replies_fact, judge_replies_line, replies_fact, replies_line
 from benchcard.records.rows import OutputRow
@@ -136,6 +136,22 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
     }
 
 
+def _published_cell(run: Run) -> dict[str, Any]:
+    """A published probe's one result. Its recorded status (`failed`) is the scorer's word, not its cell's: shown
+    in the status slot, under the page's "a failed cell got no answer", it said the model was never reached. A
+    recorded output is an answer (`ok`); the status is shown as the results table says it (`failed: 0 of 1 pass`)."""
+    published = run.published or {}
+    text, cut = page_output(str(published.get("output") or ""))
+    recorded = str(published.get("status") or "")
+    answered = "output" in published
+    details = labelled_figures({k: v for k, v in published.items() if k in ("cost", "latency_ms", "finish_reason")})
+    if answered and recorded:
+        details.append(("published as", score_badge(run)))
+    return {"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
+            "status": "ok" if answered else recorded, "score": fixed(run.score, 2, missing=DASH), "text": text,
+            "cut": cut, "raw": "published.json", "rules": [], "metrics": [], "details": details}
+
+
 def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
     """Every cell of the run as its evidence page lists it (a published probe's one result first), in the
     order the outputs were written; variant, repetition and order only once unblinded."""
@@ -143,12 +159,7 @@ def _cells(run: Run, unblinded: bool) -> list[dict[str, Any]]:
     scores = {s.cell: s for s in run.scores}
     cells: list[dict[str, Any]] = []
     if run.published is not None:
-        text, cut = page_output(str(run.published.get("output") or ""))
-        cells.append({"cell": run.run_id, "fixture": run.card, "variant": None, "repetition": None,
-                      "status": str(run.published.get("status") or ""), "score": fixed(run.score, 2, missing=DASH),
-                      "text": text, "cut": cut, "raw": "published.json", "rules": [], "metrics": [],
-                      "details": labelled_figures({k: v for k, v in run.published.items()
-                                                   if k in ("cost", "latency_ms", "finish_reason")})})
+        cells.append(_published_cell(run))
     blind = not unblinded and run.manifest is not None and run.manifest.kind == "ab"
     for out in run.outputs:
         a = assignment.get(out.cell) if unblinded else None

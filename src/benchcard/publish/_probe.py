@@ -11,7 +11,7 @@ from benchcard._util.numfmt import DASH, fixed, millis, money
 from benchcard.card.model import Card
 from benchcard.project import ProjectConfig
 from benchcard.publish._cardparts import curl_view, dataset_json_ld, history_view, params_view, scoring_view
-from benchcard.publish._render import fmt_value, unscored_words
+from benchcard.publish._render import BADGES, fmt_value, score_badge, unscored_words
 from benchcard.publish._replicas import links, recorded
 from benchcard.publish._runs import Run
 from benchcard.records.ledgerrow import GateFigures
@@ -47,13 +47,7 @@ def _gate_view(gate: GateFigures | None) -> dict[str, Any] | None:
 def _probe_row(run: Run, root: str, card: Card) -> dict[str, Any]:
     score = run.score
     counts = run.status_counts
-    if score is None:
-        badge = "not scored" if not run.unscored else ", ".join(f"{n} {s}" for s, n in sorted(counts.items())
-                                                                if s != "ok")
-    elif run.published is not None and run.published.get("status"):
-        badge = str(run.published["status"])
-    else:
-        badge = "passed" if score >= 1.0 else ("failed" if score <= 0.0 else "partial")
+    badge = score_badge(run)
     note = ""
     if run.unfinished_label:
         badge = run.unfinished_label
@@ -69,7 +63,7 @@ def _probe_row(run: Run, root: str, card: Card) -> dict[str, Any]:
         "model_name": run.model_name,
         "score": fixed(score, 2, missing=DASH),
         "badge": badge,
-        "badge_class": {"passed": "pass", "failed": "fail", "partial": "partial"}.get(badge, "na"),
+        "badge_class": BADGES.get(badge.split(":")[0], "na"),
         "note": note,
         "cost": money(run.cost),
         "latency": millis(run.latency_ms),

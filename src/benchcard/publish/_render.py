@@ -14,7 +14,7 @@ from markupsafe import Markup
 from benchcard._util.numfmt import DASH, fixed, interval, millis, money, p_value, written_halfwidth, written_interval
 from benchcard._util.text import balanced_isolates, displayable, reorders
 from benchcard._util.version import __version__
-from benchcard.publish._runs import number
+from benchcard.publish._runs import Run, number
 from benchcard.records.rows import RIG_SEP
 from benchcard.records.verdictfigures import measured_bootstrap
 
@@ -52,6 +52,31 @@ def unscored_words(counts: Mapping[str, int]) -> str:
     if other:
         parts.append(f"{other} with no output")
     return ", ".join(parts)
+
+
+#: A scored run's badge word and its class. "failed" alone read like a failure of transport (which the same table
+#: says as "failed in transport"), so each is followed by what passed: "failed: 0 of 5 pass", the words
+#: `benchcard verdict` prints ("0 of 5 pass (score 1)").
+BADGES = {"passed": "pass", "failed": "fail", "partial": "partial"}
+PASS_TOLERANCE = 1e-9  # a repetition passes when it scored 1 (the verdict's `passes`, up to float rounding)
+
+
+def score_badge(run: Run) -> str:
+    """What a run's Score cell says beside its mean: `failed: 0 of 5 pass` (every scored repetition failed the
+    scorer), `partial: 3 of 5 pass`, `passed: 5 of 5 pass`, a pass being a repetition that scored 1; with no
+    score, why (`5 failed in transport`, `2 cut off at max_tokens`); a published run's recorded status, with its
+    count when it records its one output's score."""
+    values = run.score_values
+    if not values:
+        return unscored_words(run.status_counts) or "not scored"
+    score = sum(values) / len(values)
+    word = "passed" if score >= 1.0 else ("failed" if score <= 0.0 else "partial")
+    if run.published is not None and run.published.get("status"):
+        word = str(run.published["status"])
+        if word not in BADGES or "output" not in run.published:
+            return word
+    passes = sum(1 for v in values if abs(v - 1.0) <= PASS_TOLERANCE)
+    return f"{word}: {passes} of {len(values)} pass"
 
 
 def paragraphs(text: Any) -> list[str]:
