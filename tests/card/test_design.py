@@ -310,6 +310,50 @@ def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_pa
     assert "can never stop the run" not in bc(fine.root, "check", "one-word-sentiment").output
 
 
+@pytest.mark.parametrize(("min_score", "line"), [
+    (0.8, "looks 1, 2 can only fail gate min_score 0.8, never pass (look 1: pass out of reach at 10 cells, a pass "
+          "possible from 50 cells at its boundary; look 2: pass out of reach at 20 cells, a pass possible from 38 "
+          "cells at its boundary): they stop a model under the gate early, never one over it"),
+    (1, "looks 1, 2, 3 can only fail gate min_score 1, never pass (look 1: pass out of reach at 10 cells; look 2: "
+        "pass out of reach at 20 cells; look 3: pass out of reach at 30 cells; a Wilson lower bound never reaches 1: "
+        "only the last look, held to the mean score, can pass): they stop a model under the gate early, never one "
+        "over it"),
+])
+def test_check_warns_of_a_probe_look_that_can_only_fail_its_gate(tmp_path: Path, min_score: float,
+                                                                  line: str) -> None:
+    """Four looks over 40 repetitions at min_score 0.8: after 10 and 20 cells even a perfect mean's Wilson bound at
+    the look's boundary stays under 0.8, while a low mean can fall below it, so a model over the gate is never
+    stopped there. `check` said nothing; it now says so in one line, not an error, in the verdict's words for such
+    a look, with the fewest cells at which a pass becomes possible there (each checked by the bound itself below,
+    and a run on this design is judged as the line says: tests/verdict/test_looks.py)."""
+    from benchcard.card.load import load_card
+    from benchcard.card.schedule import card_design
+    from benchcard.stats.sequential import boundaries, passing_mean
+
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, repetitions=40, block=f"sequential: {{looks: 4}}\ngate: {{min_score: "
+                                                                f"{min_score}}}\n")
+    code, out, _ = _run(project.root, "check", "one-word-sentiment")
+    assert code == 0, out
+    warned = [row for row in out.splitlines() if "can only fail" in row]
+    assert warned == [f"  warning: cards/one-word-sentiment.yaml:21: field 'sequential.looks': {line}"]
+    card = load_card(project.card_path("one-word-sentiment"), project)
+    assert card.sequential is not None
+    z = boundaries(card_design(card.sequential, card.gate_alpha, False, None)).efficacy
+    if min_score < 1:  # the counts named: a pass possible at them, out of reach one fewer
+        assert passing_mean(0.8, 50, z[0]) is not None and passing_mean(0.8, 49, z[0]) is None
+        assert passing_mean(0.8, 38, z[1]) is not None and passing_mean(0.8, 37, z[1]) is None
+
+
+def test_check_says_nothing_of_looks_that_can_pass(tmp_path: Path) -> None:
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path, repetitions=200, block="sequential: {looks: 4}\ngate: {min_score: 0.8}\n")
+    code, out, _ = _run(project.root, "check", "one-word-sentiment")
+    assert code == 0 and "warning" not in out, out
+
+
 def test_a_large_sequential_design_is_judged_on_its_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sequential card over many fixtures (a data file of thousands of rows): its looks are judged first on
     `BOUND_FIXTURES` of them, as the fixed design is, instead of simulating 2,000 runs of every fixture (the

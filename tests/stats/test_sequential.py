@@ -149,3 +149,22 @@ def test_futility_p_rules_out_the_effect_that_matters() -> None:
     down = crossed(base, base - 0.3 + rng.normal(0.0, 0.02, (12, 6)))
     assert float(futility_p(down, 0.2, up=False)[0]) > 0.5  # a `falls` clause that fell by 0.3: not futile
     assert LOSS == 1
+
+
+@pytest.mark.parametrize("gate", [0.5, 0.8, 0.9, 0.95, 0.999])
+@pytest.mark.parametrize("z", [1.96, 2.5, 3.2, 4.1])
+def test_the_fewest_cells_to_pass_are_where_a_perfect_mean_first_passes(gate: float, z: float) -> None:
+    from benchcard.stats.sequential import fewest_cells_to_pass, gate_wilson, passing_mean
+
+    n = fewest_cells_to_pass(gate, z)
+    assert n is not None and passing_mean(gate, n, z) is not None
+    assert n == 1 or passing_mean(gate, n - 1, z) is None
+    assert gate_wilson(1.0, n, z)[0] >= gate > (gate_wilson(1.0, n - 1, z)[0] if n > 1 else -1)
+    assert n == math.ceil(gate * z * z / (1 - gate) - 1e-9)  # n / (n + z²) ≥ gate
+
+
+def test_no_count_passes_a_gate_of_1_or_a_look_that_spends_no_alpha() -> None:
+    from benchcard.stats.sequential import fewest_cells_to_pass, passing_mean
+
+    assert fewest_cells_to_pass(1.0, 2.0) is None and passing_mean(1.0, 10 ** 6, 2.0) is None
+    assert fewest_cells_to_pass(0.8, math.inf) is None and fewest_cells_to_pass(0.0, 3.0) == 1

@@ -135,6 +135,24 @@ def test_a_probe_right_every_time_passes_a_gate_of_1(tmp_path: Path, server: Fak
     assert [look["decision"] for look in taken] == ["continue", "continue"]
 
 
+def test_a_probe_run_is_judged_at_its_looks_as_check_warned(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """`check` warns that looks 1 and 2 of this design can only fail a gate of 0.8 (tests/card/test_design.py): a
+    model right every time goes on past them, each said "pass out of reach" in the same words, and passes at look
+    3."""
+    server.configure({"default_reply": "negative"})
+    project = sequential_probe(tmp_path, server.base_url, repetitions=40,
+                               block="sequential: {looks: 4}\ngate: {min_score: 0.8}\n")
+    checked = bc(project, "check", "one-word-sentiment").output
+    assert "looks 1, 2 can only fail gate min_score 0.8, never pass (look 1: pass out of reach at 10 cells" in checked
+    result = bc(project, "run", "one-word-sentiment", "--gate")
+    assert result.exit_code == 0, result.output
+    assert "  look 1: 10 cells · mean score 1.000 · pass out of reach at 10 cells, fail at ≤ 0.355 · continue" in \
+        result.output
+    assert "  look 2: 20 cells · mean score 1.000 · pass out of reach at 20 cells" in result.output
+    assert "gate: stopped at look 3 of 4: pass; 30 of 40 calls (25 % saved) (min_score 0.8) → pass, exit 0" in \
+        result.output
+
+
 def test_a_stopped_runs_frame_holds_the_cells_it_called(tmp_path: Path, server: FakeServer, key: str) -> None:
     from benchcard.records.frames import read_run
 

@@ -21,7 +21,7 @@ from benchcard.card.model import Card, Clause, spending_text
 from benchcard.card.reader import parse_yaml
 from benchcard.card.schedule import card_design, card_rules, spending_of
 from benchcard.project import Project
-from benchcard.records.rows import Rules, manifest_or_none
+from benchcard.records.rows import Rules, gate_side, manifest_or_none
 from benchcard.scoring.scorers import metric_range
 from benchcard.stats import reach
 
@@ -64,6 +64,9 @@ def design_warnings(card: Card, project: Project) -> list[str]:
     early = early_looks(card, rules) or undecidable_probe_looks(card, rules)
     if early:
         out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {early}")
+    fail_only = probe_looks_that_cannot_pass(card, rules)
+    if fail_only:
+        out.append(f"{at('sequential', 'looks')}: field 'sequential.looks': {fail_only}")
     out += _truncation_warnings(card, project, at("params", "max_tokens"))
     return out
 
@@ -117,35 +120,64 @@ def early_looks(card: Card, rules: Rules | None = None) -> str | None:
     return f"{head}, and {why}: {'it' if len(early) == 1 else 'they'} can never stop the run ({fix})"
 
 
+def _probe_looks(card: Card, rules: Rules | None) -> list[tuple[int, int, float, float | None, float | None]]:
+    """A sequential probe's looks before the last at which α is spent: (look, cells, its boundary z, the least mean
+    that passes the gate there, the greatest that fails it; None: none can), as the run's look computes them
+    (`stats.sequential.passing_mean`, `failing_mean`). The last look is left out: a run that reaches it is held to
+    min_score by its mean score. A look before 3 repetitions spends no α: `early_looks` names it."""
+    if card.sequential is None or card.is_ab or card.gate is None:
+        return []
+    from benchcard.stats.sequential import boundaries, failing_mean, passing_mean
+
+    gate, per_repetition = card.gate, len(card.fixture_ids())
+    bounds = boundaries(card_design(card.sequential, card.gate_alpha, False, rules)).efficacy
+    return [(k, r * per_repetition, z, passing_mean(gate, r * per_repetition, z),
+             failing_mean(gate, r * per_repetition, z))
+            for k, (r, z) in enumerate(zip(card.sequential.looks[:-1], bounds, strict=False), 1) if math.isfinite(z)]
+
+
 def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | None:
     """A sequential probe's looks before the last at which its gate can be neither passed nor failed: with n
     cells at the look's boundary z, even a mean of 1 has a Wilson lower bound below `min_score` and a mean of 0
     an upper bound at or above it, so the look can never stop the run (it costs a scoring pass and nothing
     else). None when every look can decide."""
-    if card.sequential is None or card.is_ab or card.gate is None:
-        return None
-    import numpy as np
-
-    from benchcard.stats.replication import wilson_bounds
-    from benchcard.stats.sequential import boundaries
-
-    looks = card.sequential.looks
-    plan = card_design(card.sequential, card.gate_alpha, False, rules)
-    dead = []
-    for k, (r, level) in enumerate(zip(looks[:-1], boundaries(plan).nominal, strict=False), 1):
-        if not 0 < level < 1:
-            continue  # no α spent here: early_looks says so for a look before 3 repetitions
-        low, _ = wilson_bounds(np.array([1.0]), np.array([float(r)]), level)
-        _, high = wilson_bounds(np.array([0.0]), np.array([float(r)]), level)
-        if low[0] < card.gate and high[0] >= card.gate:
-            dead.append(k)
+    dead = [k for k, _, _, passing, failing in _probe_looks(card, rules) if passing is None and failing is None]
     if not dead:
         return None
+    assert card.gate is not None and card.sequential is not None
+    looks = card.sequential.looks
     which = f"look {dead[0]}" if len(dead) == 1 else f"looks {', '.join(map(str, dead))}"
     kept = [r for k, r in enumerate(looks, 1) if k not in dead]
     fix = f"drop {'it' if len(dead) == 1 else 'them'}: looks: {kept}" if len(kept) >= 2 else "drop the sequential block"
     return (f"{which} can neither pass nor fail gate min_score {card.gate:g} at {'its' if len(dead) == 1 else 'their'} "
             f"boundary, even with every cell passing or failing: it can never stop the run ({fix})")
+
+
+def probe_looks_that_cannot_pass(card: Card, rules: Rules | None = None) -> str | None:
+    """A sequential probe's looks before the last that can fail its gate but never pass it: too few cells for a
+    Wilson lower bound at the look's boundary to reach `min_score` even with every cell passing, while a low mean
+    can fall below it. Such a look stops a model under the gate early and never one over it, which a card may
+    mean (a cheap early stop) or not (a gate of 0.8 looked at after 10 cells): said, not refused. Each look is
+    named with the verdict's words for it ("pass out of reach at 10 cells", `rows.gate_side`) and the fewest
+    cells at which a pass becomes possible at its boundary. None when every such look can pass."""
+    from benchcard.stats.sequential import fewest_cells_to_pass
+
+    one_sided = [(k, n, z) for k, n, z, passing, failing in _probe_looks(card, rules)
+                 if passing is None and failing is not None]
+    if not one_sided:
+        return None
+    assert card.gate is not None
+    needs = [fewest_cells_to_pass(card.gate, z) for _, _, z in one_sided]
+    named = len(one_sided) > 1
+    parts = [(f"look {k}: " if named else "") + gate_side("pass", None, "≥", n)
+             + ("" if need is None else f", a pass possible from {need:,} cells at its boundary")
+             for (k, n, _), need in zip(one_sided, needs, strict=True)]
+    if None in needs:  # a gate of 1: n / (n + z²) < 1 at every n
+        parts.append("a Wilson lower bound never reaches 1: only the last look, held to the mean score, can pass")
+    which = f"look {one_sided[0][0]}" if len(one_sided) == 1 else \
+        f"looks {', '.join(str(k) for k, _, _ in one_sided)}"
+    return (f"{which} can only fail gate min_score {card.gate:g}, never pass ({'; '.join(parts)}): "
+            f"{'it stops' if len(one_sided) == 1 else 'they stop'} a model under the gate early, never one over it")
 
 
 def _blocking_field(card: Card, rules: Rules | None = None) -> tuple[str, ...]:

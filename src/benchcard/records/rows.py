@@ -24,6 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.numfmt import fixed
 from benchcard._util.safeio import json_loads
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.replication import ReplicaLink, RuleRecord
@@ -545,6 +546,13 @@ def looks_line(look: int, looks: int, decision: str, cells: int, planned: int) -
     saved = 1 - cells / planned if planned else 0.0
     return f"stopped at look {look} of {looks}: {decision}; {cells:,} of {planned:,} calls ({saved:.0%} saved)" \
         .replace("% saved", " % saved")
+
+
+def gate_side(word: str, at: float | None, sign: str, cells: int) -> str:
+    """One side of a probe's look in words: the mean score at which it passes (`pass at ≥ 0.812`) or fails
+    (`fail at ≤ 0.355`) its gate, or that no mean can with that few cells (`pass out of reach at 10 cells`): the
+    verdict's look lines and `check`'s warning of a look that can only fail say it alike."""
+    return f"{word} out of reach at {cells:,} cells" if at is None else f"{word} at {sign} {fixed(at)}"
 
 
 def open_looks_line(schedule: Schedule, looks: Sequence[Look]) -> str:

@@ -362,3 +362,57 @@ def _simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, ef
         if going.size == 0:
             break
     return at, codes
+
+
+# ------------------------------------------------------------------------------------- a probe's gate at a look
+
+
+def gate_wilson(p: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson interval of a mean score p over n cells at z standard errors, the bounds a sequential probe's
+    look holds to its gate (a [0, 1] score of mean p varies at most as p(1 − p), so it holds for fractional scores
+    too). A mean of 1 (0) has the upper (lower) bound 1 (0) exactly, not 1 − 1e-16 in floating point, which would
+    put a perfect run below a gate of 1; no cell, or no α spent (an infinite z), bounds nothing: [0, 1]."""
+    if n == 0 or not math.isfinite(z):
+        return 0.0, 1.0
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
+    return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)
+
+
+def passing_mean(gate: float, n: int, z: float) -> float | None:
+    """The least mean score over n cells whose Wilson lower bound at z reaches the gate: the look passes at or
+    above it. None: none can, even a mean of 1 (the look's "pass out of reach at n cells")."""
+    if gate_wilson(1.0, n, z)[0] < gate:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if gate_wilson(mid, n, z)[0] >= gate else (mid, hi)
+    return hi
+
+
+def failing_mean(gate: float, n: int, z: float) -> float | None:
+    """The greatest mean score over n cells whose Wilson upper bound at z stays below the gate: the look fails at
+    or below it. None: none can, even a mean of 0."""
+    if gate_wilson(0.0, n, z)[1] >= gate:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gate_wilson(mid, n, z)[1] < gate else (lo, mid)
+    return lo
+
+
+def fewest_cells_to_pass(gate: float, z: float) -> int | None:
+    """The fewest cells at which a look at z can pass the gate at all (every cell scoring 1): the Wilson lower
+    bound of a mean of 1 over n cells is n / (n + z²), which reaches the gate from n = gate z² / (1 − gate). None
+    where no count can: a gate of 1 (n / (n + z²) < 1 always), or no α spent at the look (an infinite z)."""
+    if gate <= 0:
+        return 1
+    if gate >= 1 or not math.isfinite(z):
+        return None
+    n = max(1, math.ceil(gate * z * z / (1 - gate)) - 1)
+    while passing_mean(gate, n, z) is None:  # the closed form, confirmed by the bound itself (float rounding)
+        n += 1
+    return n

@@ -99,44 +99,11 @@ def _probe_look(card: Card, data: RunData, look: int, reps: int, design: seq.Sch
     scores = np.where(data.status == OK, data.score, 0.0)  # a cell without a score counts as failing the gate
     n = int(scores.size)
     mean = float(scores.mean()) if n else 0.0  # decides nothing at n = 0 (Wilson: [0, 1]); recorded as none
-    low, high = _wilson(mean, n, z)
+    low, high = seq.gate_wilson(mean, n, z)
     decision = "pass" if low >= card.gate else "fail" if high < card.gate else "continue"
     return Look(look=look, repetitions=reps, cells=n, statistic=mean if n else None,
-                boundary=_passing_mean(card.gate, n, z), lower=_failing_mean(card.gate, n, z), decision=decision,
-                at=utc_stamp())
-
-
-def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
-    """The Wilson interval of a mean score p over n cells at z standard errors; a mean of 1 (0) has the upper
-    (lower) bound 1 (0) exactly, not 1 − 1e-16 in floating point, which would put a perfect run below a gate of 1."""
-    if n == 0 or not math.isfinite(z):
-        return 0.0, 1.0
-    z2n = z * z / n
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
-    return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)
-
-
-def _passing_mean(gate: float, n: int, z: float) -> float | None:
-    """The least mean score whose Wilson lower bound reaches the gate (None: none can at this look)."""
-    if _wilson(1.0, n, z)[0] < gate:
-        return None
-    lo, hi = 0.0, 1.0
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if _wilson(mid, n, z)[0] >= gate else (mid, hi)
-    return hi
-
-
-def _failing_mean(gate: float, n: int, z: float) -> float | None:
-    """The greatest mean score whose Wilson upper bound stays below the gate (None: none can at this look)."""
-    if _wilson(0.0, n, z)[1] >= gate:
-        return None
-    lo, hi = 0.0, 1.0
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _wilson(mid, n, z)[1] < gate else (lo, mid)
-    return lo
+                boundary=seq.passing_mean(card.gate, n, z), lower=seq.failing_mean(card.gate, n, z),
+                decision=decision, at=utc_stamp())
 
 
 def _finite(x: float | None) -> float | None:

@@ -10,7 +10,7 @@ from msgspec import UnsetType
 
 from benchcard._util.numfmt import UNMEASURED, fixed, level, p_value, written_halfwidth, written_interval
 from benchcard.records.ledgerrow import LedgerRow
-from benchcard.records.rows import Look
+from benchcard.records.rows import Look, gate_side
 from benchcard.records.verdictfigures import MetricFigures, VariantFigures, known, measured_bootstrap
 from benchcard.records.verdictfile import AbVerdict, ProbeVerdict, VerdictFile
 from benchcard.verdict.judgefigures import judge_lines
@@ -143,11 +143,9 @@ def _probe_look_line(lk: Look) -> str:
     """A probe's look in words: its statistic is the mean score, its `boundary` the least mean that passes the
     gate there and `lower` the greatest that fails it, either out of reach with too few cells at that look's
     level. `boundary n/a` said none of this, and the failing side was not shown at all."""
-    def side(word: str, at: float | None, sign: str) -> str:
-        return f"{word} out of reach at {lk.cells:,} cells" if at is None else f"{word} at {sign} {fixed(at)}"
-
     return (f"  look {lk.look}: {lk.cells:,} cells · mean score {fixed(lk.statistic, missing=UNMEASURED)} · "
-            f"{side('pass', lk.boundary, '≥')}, {side('fail', lk.lower, '≤')} · {lk.decision}")
+            f"{gate_side('pass', lk.boundary, '≥', lk.cells)}, {gate_side('fail', lk.lower, '≤', lk.cells)} · "
+            f"{lk.decision}")
 
 
 def verdict_lines(v: VerdictFile, as_ab: bool = False) -> list[str]:
