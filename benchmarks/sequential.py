@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ from benchcard.stats.sequential import (
     Schedule,
     boundaries,
     futility_p,
+    gate_bounds,
     look_decision,
     stopped,
 )
@@ -230,6 +231,139 @@ def futility_table(args: argparse.Namespace, rng: np.random.Generator) -> None:
     print("\n" + "\n".join(notes))
 
 
+@dataclass(frozen=True)
+class AuditLine:
+    """An A/A line of its own schedule (audit24b, 2026-12-08: designs the A/A table had not tried): the world, the
+    looks, the spending (hsd is γ −6, a card's default) and futility (its effect that matters: the equivalence
+    margin, as a card without min_effect)."""
+
+    line: Line
+    looks: tuple[int, ...]
+    spending: str = "hsd"
+    futility: bool = False
+
+    @property
+    def plan(self) -> Schedule:
+        return Schedule(self.looks, self.spending, self.futility, ALPHA, -6.0 if self.spending == "hsd" else -4.0,
+                        FUTILITY_BETAS[self.spending], MIN_REPETITIONS_TO_DECIDE)
+
+
+def _a(name: str, looks: tuple[int, ...], spending: str = "hsd", futility: bool = False, **world: float) -> AuditLine:
+    stream = 500 + len(name) * 7 + sum(map(ord, name)) % 997  # each line its own generator, stable by its name
+    return AuditLine(Line(name, repetitions=looks[-1], stream=stream, **world), looks, spending,  # type: ignore[arg-type]
+                     futility)
+
+
+#: audit24b (2026-12-08): R = 4, 6, 7, 8 with looks after various blocks, F odd and small or large, both spendings,
+#: futility on and off, one-arm and per-arm shocks, a deterministic arm (docs/statistics.md, "Audit of sequential
+#: cards and seal's edge, 2026-12-08").
+AUDIT_LINES: list[AuditLine] = [
+    _a("F=12, R=4, per-arm shocks sd 1.0", (2, 4), arm_shock=1.0),
+    _a("F=7, R=4, per-arm shocks sd 1.0", (2, 4), fixtures=7, arm_shock=1.0),
+    _a("F=48, R=4, per-arm shocks sd 0.5, O'Brien–Fleming", (2, 3, 4), "obrien-fleming", fixtures=48, arm_shock=0.5),
+    _a("F=9, R=6, per-arm shocks sd 1.0", (2, 3, 4, 5, 6), fixtures=9, arm_shock=1.0),
+    _a("F=13, R=6, no shock, O'Brien–Fleming", (3, 6), "obrien-fleming", fixtures=13),
+    _a("F=100, R=6, per-arm shocks sd 0.5", (2, 3, 4, 5, 6), fixtures=100, arm_shock=0.5),
+    _a("F=13, R=7, per-arm shocks sd 1.0", (3, 5, 7), fixtures=13, arm_shock=1.0),
+    _a("F=13, R=7, per-arm shocks sd 1.0, O'Brien–Fleming", (3, 5, 7), "obrien-fleming", fixtures=13, arm_shock=1.0),
+    _a("F=24, R=7, no shock", (3, 5, 7), fixtures=24),
+    _a("F=24, R=7, no shock, O'Brien–Fleming", (3, 5, 7), "obrien-fleming", fixtures=24),
+    _a("F=24, R=7, no shock, futility", (3, 5, 7), futility=True, fixtures=24),
+    _a("F=12, R=8, per-arm shocks sd 1.0", tuple(range(2, 9)), arm_shock=1.0),
+    _a("F=12, R=8, per-arm shocks sd 1.0, O'Brien–Fleming", tuple(range(2, 9)), "obrien-fleming", arm_shock=1.0),
+    _a("F=12, R=8, per-arm shocks sd 1.0, futility", tuple(range(2, 9)), futility=True, arm_shock=1.0),
+    _a("F=48, R=8, per-arm shocks sd 0.5", tuple(range(2, 9)), fixtures=48, arm_shock=0.5),
+    _a("F=100, R=8, per-arm shocks sd 1.0", tuple(range(2, 9)), fixtures=100, arm_shock=1.0),
+    _a("F=9, R=8, no shock", tuple(range(2, 9)), fixtures=9),
+    _a("variant shocks sd 1.0, baseline none, F=12, R=8", tuple(range(2, 9)), arm_shock=0.0, variant_shock=1.0),
+    _a("variant shocks sd 1.0, baseline none, F=12, R=8, O'Brien–Fleming", tuple(range(2, 9)), "obrien-fleming",
+       arm_shock=0.0, variant_shock=1.0),
+    _a("baseline shocks sd 1.0, variant none, F=24, R=6", (2, 4, 6), fixtures=24, arm_shock=1.0, variant_shock=0.0),
+    _a("variant deterministic, baseline sampled, F=12, R=8", tuple(range(2, 9)), deterministic_variant=True),
+    _a("variant deterministic, baseline sampled, F=13, R=7, O'Brien–Fleming", (3, 5, 7), "obrien-fleming",
+       fixtures=13, deterministic_variant=True),
+    _a("F=9, R=4, deterministic model", (2, 3, 4), fixtures=9, deterministic=True),
+    _a("three variants, F=13, R=6, per-arm shocks sd 1.0", (2, 4, 6), fixtures=13, variants=3, arm_shock=1.0),
+    _a("1 guard, F=13, R=7", (3, 5, 7), fixtures=13, guards=1),
+    _a("score-scale shocks sd 0.2, variant only, binary at ½, F=24, R=4", (2, 4), fixtures=24, difficulty=0.0,
+       fixture_sd=0.0, score_shock=0.2),
+    _a("score-scale shocks sd 0.2, variant only, binary at ½, F=13, R=6", (2, 3, 4, 5, 6), fixtures=13,
+       difficulty=0.0, fixture_sd=0.0, score_shock=0.2),
+    _a("score-scale shocks sd 0.2, variant only, binary at ½, F=24, R=8", tuple(range(2, 9)), fixtures=24,
+       difficulty=0.0, fixture_sd=0.0, score_shock=0.2),
+]
+
+
+def audit_table(args: argparse.Namespace) -> None:
+    print("\n## Audit (2026-12-08): A/A over all looks in designs the A/A table had not tried\n\n"
+          "| scenario | looks | spending | sequential: result rate [95% Wilson] | fixed design, same runs | "
+          "calls spent (share of fixed) | seconds |\n|---|---|---|---|---|---|---|")
+    for audit in AUDIT_LINES:
+        line = audit.line
+        if args.only and args.only not in line.name:
+            continue
+        started = time.perf_counter()
+        data = draw(line, args.sims, np.random.default_rng([args.seed, line.stream]))
+        at, codes, _ = sequential(data, audit.plan, args.seed, EQ_MARGIN)
+        fixed_codes, _ = fixed(data, line.repetitions, args.seed)
+        n = int(np.isin(codes, (WIN, LOSS)).sum())
+        nf = int(np.isin(fixed_codes, (WIN, LOSS)).sum())
+        calls = float(np.asarray(audit.looks)[at].mean()) / line.repetitions
+        spend = "hsd γ −6" if audit.spending == "hsd" else audit.spending
+        print(f"| {line.name} | {','.join(map(str, audit.looks))} | {spend}{', futility' if audit.futility else ''} "
+              f"| {wilson_text(n, args.sims)} | {wilson_text(nf, args.sims)} | {calls:.3f} | "
+              f"{time.perf_counter() - started:.1f} |", flush=True)
+
+
+#: A probe's gate: (min_score, the true mean score, looks, spending). The true score at min_score: a pass is false,
+#: a fail too; away from it: what the bound costs in decisions and cells.
+PROBE_LOOKS = ((10, 20, 30, 40), (3, 6, 9, 12), tuple(range(5, 55, 5)), (25, 50, 75, 100))
+PROBE_LINES: list[tuple[float, float, tuple[int, ...], str]] = [
+    (gate, truth, looks, spending) for looks in PROBE_LOOKS for spending in ("hsd", "obrien-fleming")
+    for gate, truth in ((0.5, 0.5), (0.8, 0.8), (0.9, 0.9), (0.95, 0.95))
+] + [(gate, truth, looks, "hsd") for looks in PROBE_LOOKS
+     for gate, truth in ((0.5, 0.7), (0.8, 0.92), (0.9, 0.98), (0.9, 1.0), (0.95, 1.0), (0.8, 0.65), (0.9, 0.75))]
+
+
+def probe_runs(gate: float, truth: float, looks: tuple[int, ...], spending: str, bound: str, sims: int,
+               rng: np.random.Generator) -> tuple[Ints, Ints]:
+    """Each simulated probe run's decision (0 none, 1 pass, 2 fail) and the cells it called: pass/fail cells at
+    `truth`, each look's mean bounded as verdict/looks.py bounds it (`gate_bounds` at the look's boundary)."""
+    plan = Schedule(looks, spending, False, ALPHA, -6.0 if spending == "hsd" else -4.0, gate_bound=bound)
+    z = boundaries(plan).efficacy
+    sums = np.cumsum(rng.random((sims, looks[-1])) < truth, axis=1)
+    decided = np.zeros(sims, dtype=np.int64)
+    at = np.full(sims, looks[-1], dtype=np.int64)
+    for r, zk in zip(looks, z, strict=True):
+        passing = np.asarray([gate_bounds(k / r, r, zk, bound)[0] >= gate for k in range(r + 1)])
+        failing = np.asarray([gate_bounds(k / r, r, zk, bound)[1] < gate for k in range(r + 1)])
+        k = sums[:, r - 1]
+        going = decided == 0
+        now = going & (passing[k] | failing[k])
+        decided[now] = np.where(passing[k][now], 1, 2)
+        at[now] = r
+    return decided, at
+
+
+def probe_table(args: argparse.Namespace) -> None:
+    """A sequential probe's gate (gate.alpha 0.05): the share of runs a look decides pass or fail, by the exact
+    bound (since 2026-12-08) and Wilson's (before), on the same runs. At a true score equal to min_score either
+    decision is false: each is promised at most α/2 = 0.025."""
+    print("\n## A probe's gate: decided pass and fail over all looks, pass/fail cells\n\n"
+          "| min_score | true score | looks | spending | exact: pass | exact: fail | exact: cells | "
+          "Wilson: pass | Wilson: fail | Wilson: cells |\n|---|---|---|---|---|---|---|---|---|---|")
+    for k, (gate, truth, looks, spending) in enumerate(PROBE_LINES):
+        name = f"probe {gate:g} {truth:g} {looks} {spending}"
+        if args.only and args.only not in name:
+            continue
+        row = []
+        for bound in ("exact", "wilson"):
+            decided, at = probe_runs(gate, truth, looks, spending, bound, args.sims,
+                                     np.random.default_rng([args.seed, 900 + k]))
+            row += [wilson_text(int((decided == 1).sum()), args.sims), wilson_text(int((decided == 2).sum()),
+                                                                                  args.sims), f"{at.mean():.1f}"]
+        print(f"| {gate:g} | {truth:g} | {','.join(map(str, looks))} | {spending} | {' | '.join(row)} |", flush=True)
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sims", type=int, default=2000, help="simulated runs per line")
@@ -245,7 +379,7 @@ def main() -> None:
     parser.add_argument("--decide-from", type=int, default=MIN_REPETITIONS_TO_DECIDE,
                         help="no α is spent at a look before this many repetitions (but the last)")
     parser.add_argument("--designs", default="12x10,24x5,12x5,48x3,24x3")
-    parser.add_argument("--tables", default="aa,designs", help="aa, designs, futility (comma-separated)")
+    parser.add_argument("--tables", default="aa,designs", help="aa, designs, futility, audit, probe (comma-separated)")
     args = parser.parse_args()
     if args.beta is None:
         args.beta = FUTILITY_BETAS[args.spending]
@@ -260,6 +394,10 @@ def main() -> None:
         design_table(args, rng)
     if "futility" in args.tables:
         futility_table(args, rng)
+    if "audit" in args.tables:
+        audit_table(args)
+    if "probe" in args.tables:
+        probe_table(args)
     print(f"\n{time.perf_counter() - started:.1f} s in all.")
 
 

@@ -315,7 +315,7 @@ def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_pa
           "possible from 50 cells at its boundary; look 2: pass out of reach at 20 cells, a pass possible from 38 "
           "cells at its boundary): they stop a model under the gate early, never one over it"),
     (1, "looks 1, 2, 3 can only fail gate min_score 1, never pass (look 1: pass out of reach at 10 cells; look 2: "
-        "pass out of reach at 20 cells; look 3: pass out of reach at 30 cells; a Wilson lower bound never reaches 1: "
+        "pass out of reach at 20 cells; look 3: pass out of reach at 30 cells; no count's lower bound reaches 1: "
         "only the last look, held to the mean score, can pass): they stop a model under the gate early, never one "
         "over it"),
 ])

@@ -90,3 +90,31 @@ def test_a_cards_run_records_the_schedule_its_boundaries_come_from(tmp_path: Pat
     assert record.futility_level == seq.FUTILITY_BETAS["obrien-fleming"]  # this benchcard's parameters, written down
     manifest = Manifest(run="r", card="c", version=1, kind="ab", seal_root="s", sequential=record)
     assert run_design(manifest) == card_design(card.sequential, card.win.alpha, True)
+
+
+def test_a_probe_records_its_gate_bound_and_one_run_before_keeps_wilsons(tmp_path: Path) -> None:
+    """A sequential probe bounds its mean score exactly since 2026-12-08 (Wilson's erred up to 7.4% on a side at
+    α/2 = 2.5%); its run records the bound, and a run (or a seal) from before, which records none, is judged again
+    by Wilson's, so that `verdict` finds the looks it took as they were."""
+    from benchcard.card.load import load_card
+    from benchcard.card.seal import rules_note
+
+    from ..helpers_sequential import sequential_probe
+
+    project = sequential_probe(tmp_path)
+    card = load_card(project.root / "cards" / "one-word-sentiment.yaml", project)
+    record = schedule_record(card, card.gate_alpha)
+    assert record is not None and record.gate_bound == "exact"
+    manifest = Manifest(run="r", card="c", version=1, kind="probe", seal_root="s", sequential=record)
+    assert run_design(manifest).gate_bound == "exact"
+    older = msgspec.structs.replace(record, gate_bound=msgspec.UNSET)
+    assert run_design(msgspec.structs.replace(manifest, sequential=older)).gate_bound == "wilson"
+    assert rules_note(card, project) is None  # sealed today: this benchcard's bound
+    old_seal = msgspec.structs.replace(current_rules(False, probe=True), gate_bound=msgspec.UNSET)
+    assert old_seal.changed(current_rules(False, probe=True), spending=False) == \
+        "a probe's gate bound wilson, this benchcard uses exact"
+    # an ab card's record and rules hold no bound: what they write is what they wrote before
+    ab_project = sequential_ab(tmp_path / "ab")
+    ab = schedule_record(load_card(ab_project.root / "cards" / "colour-ab.yaml", ab_project), 0.05)
+    assert ab is not None and ab.gate_bound is msgspec.UNSET
+    assert current_rules(True).gate_bound is msgspec.UNSET

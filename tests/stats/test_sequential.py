@@ -153,18 +153,66 @@ def test_futility_p_rules_out_the_effect_that_matters() -> None:
 
 @pytest.mark.parametrize("gate", [0.5, 0.8, 0.9, 0.95, 0.999])
 @pytest.mark.parametrize("z", [1.96, 2.5, 3.2, 4.1])
-def test_the_fewest_cells_to_pass_are_where_a_perfect_mean_first_passes(gate: float, z: float) -> None:
-    from benchcard.stats.sequential import fewest_cells_to_pass, gate_wilson, passing_mean
+@pytest.mark.parametrize("bound", ["exact", "wilson"])
+def test_the_fewest_cells_to_pass_are_where_a_perfect_mean_first_passes(gate: float, z: float, bound: str) -> None:
+    from benchcard.stats.sequential import fewest_cells_to_pass, gate_bounds, passing_mean
 
-    n = fewest_cells_to_pass(gate, z)
-    assert n is not None and passing_mean(gate, n, z) is not None
-    assert n == 1 or passing_mean(gate, n - 1, z) is None
-    assert gate_wilson(1.0, n, z)[0] >= gate > (gate_wilson(1.0, n - 1, z)[0] if n > 1 else -1)
-    assert n == math.ceil(gate * z * z / (1 - gate) - 1e-9)  # n / (n + z²) ≥ gate
+    n = fewest_cells_to_pass(gate, z, bound)
+    assert n is not None and passing_mean(gate, n, z, bound) is not None
+    assert n == 1 or passing_mean(gate, n - 1, z, bound) is None
+    assert gate_bounds(1.0, n, z, bound)[0] >= gate > (gate_bounds(1.0, n - 1, z, bound)[0] if n > 1 else -1)
+    if bound == "wilson":
+        assert n == math.ceil(gate * z * z / (1 - gate) - 1e-9)  # n / (n + z²) ≥ gate
+    else:
+        assert n == math.ceil(math.log(float(special.ndtr(-z))) / math.log(gate) - 1e-9)  # Φ(−z)^(1/n) ≥ gate
 
 
 def test_no_count_passes_a_gate_of_1_or_a_look_that_spends_no_alpha() -> None:
     from benchcard.stats.sequential import fewest_cells_to_pass, passing_mean
 
     assert fewest_cells_to_pass(1.0, 2.0) is None and passing_mean(1.0, 10 ** 6, 2.0) is None
+    assert fewest_cells_to_pass(1.0, 2.0, "wilson") is None and passing_mean(1.0, 10 ** 6, 2.0, "wilson") is None
     assert fewest_cells_to_pass(0.8, math.inf) is None and fewest_cells_to_pass(0.0, 3.0) == 1
+
+
+def _probe_errors(gate: float, looks: tuple[int, ...], spending: str, bound: str) -> tuple[float, float]:
+    """The exact chance that a sequential probe whose pass/fail cells are right at rate `gate` is decided pass, and
+    fail, at some look (the binomial law carried look to look, each look bounded as verdict/looks.py bounds it)."""
+    from benchcard.stats.sequential import gate_bounds
+
+    plan = Schedule(looks, spending, False, 0.05, -6.0 if spending == "hsd" else -4.0, gate_bound=bound)
+    law, before, passed, failed = np.ones(1), 0, 0.0, 0.0
+    for r, z in zip(looks, boundaries(plan).efficacy, strict=True):
+        law, before = np.convolve(law, stats.binom.pmf(np.arange(r - before + 1), r - before, gate)), r
+        passes = np.asarray([gate_bounds(k / r, r, z, bound)[0] >= gate for k in range(r + 1)])
+        fails = np.asarray([gate_bounds(k / r, r, z, bound)[1] < gate for k in range(r + 1)])
+        passed, failed = passed + float(law[passes].sum()), failed + float(law[fails].sum())
+        law = np.where(passes | fails, 0.0, law)
+    return passed, failed
+
+
+@pytest.mark.parametrize(("looks", "spending"), [((3, 6, 9, 12), "obrien-fleming"), ((10, 20, 30, 40), "hsd"),
+                                                 ((25, 50, 75, 100), "hsd"),
+                                                 (tuple(range(5, 55, 5)), "obrien-fleming")])
+def test_a_probe_whose_true_score_is_its_gate_passes_or_fails_in_at_most_half_of_alpha(
+        looks: tuple[int, ...], spending: str) -> None:
+    """At a true score equal to min_score a pass and a fail are both false; each side is promised α/2. Wilson's
+    bound (every probe's before 2026-12-08) failed the gate in up to 7.4% of such runs at a gate of 0.95 (11% at
+    0.99) and passed it in up to 3.0% at 0.5: its upper bound falls below a score near 1 too often."""
+    for gate in (0.5, 0.7, 0.8, 0.9, 0.95, 0.99):
+        passed, failed = _probe_errors(gate, looks, spending, "exact")
+        assert passed <= 0.025 and failed <= 0.025, (gate, passed, failed)
+    assert _probe_errors(0.95, (3, 6, 9, 12), "obrien-fleming", "wilson")[1] > 0.07  # why old runs keep their bound
+
+
+def test_a_probes_exact_bound_is_clopper_pearsons() -> None:
+    from benchcard.stats.sequential import gate_bounds
+
+    z = float(special.ndtri(0.975))
+    low, high = gate_bounds(7 / 10, 10, z)
+    assert (low, high) == pytest.approx(stats.binomtest(7, 10).proportion_ci(0.95, "exact"), abs=1e-12)
+    assert gate_bounds(1.0, 10, z)[0] == pytest.approx(0.025 ** 0.1) and gate_bounds(1.0, 10, z)[1] == 1.0
+    assert gate_bounds(0.0, 10, z)[0] == 0.0 and gate_bounds(0.5, 0, z) == (0.0, 1.0)
+    assert gate_bounds(0.5, 10, math.inf) == (0.0, 1.0)  # no α spent at the look: nothing is decided
+    with pytest.raises(ValueError, match="gate_bound: expected one of exact, wilson"):
+        Schedule((2, 4), gate_bound="normal")

@@ -130,17 +130,19 @@ def _probe_looks(card: Card, rules: Rules | None) -> list[tuple[int, int, float,
     from benchcard.stats.sequential import boundaries, failing_mean, passing_mean
 
     gate, per_repetition = card.gate, len(card.fixture_ids())
-    bounds = boundaries(card_design(card.sequential, card.gate_alpha, False, rules)).efficacy
-    return [(k, r * per_repetition, z, passing_mean(gate, r * per_repetition, z),
-             failing_mean(gate, r * per_repetition, z))
-            for k, (r, z) in enumerate(zip(card.sequential.looks[:-1], bounds, strict=False), 1) if math.isfinite(z)]
+    plan = card_design(card.sequential, card.gate_alpha, False, rules, probe=True)
+    bound = plan.gate_bound
+    return [(k, r * per_repetition, z, passing_mean(gate, r * per_repetition, z, bound),
+             failing_mean(gate, r * per_repetition, z, bound))
+            for k, (r, z) in enumerate(zip(card.sequential.looks[:-1], boundaries(plan).efficacy, strict=False), 1)
+            if math.isfinite(z)]
 
 
 def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | None:
     """A sequential probe's looks before the last at which its gate can be neither passed nor failed: with n
-    cells at the look's boundary z, even a mean of 1 has a Wilson lower bound below `min_score` and a mean of 0
-    an upper bound at or above it, so the look can never stop the run (it costs a scoring pass and nothing
-    else). None when every look can decide."""
+    cells at the look's boundary z, even a mean of 1 has a lower bound (`stats.sequential.gate_bounds`, by the
+    bound its seal records) below `min_score` and a mean of 0 an upper bound at or above it, so the look can never
+    stop the run (it costs a scoring pass and nothing else). None when every look can decide."""
     dead = [k for k, _, _, passing, failing in _probe_looks(card, rules) if passing is None and failing is None]
     if not dead:
         return None
@@ -155,7 +157,8 @@ def undecidable_probe_looks(card: Card, rules: Rules | None = None) -> str | Non
 
 def probe_looks_that_cannot_pass(card: Card, rules: Rules | None = None) -> str | None:
     """A sequential probe's looks before the last that can fail its gate but never pass it: too few cells for a
-    Wilson lower bound at the look's boundary to reach `min_score` even with every cell passing, while a low mean
+    lower bound at the look's boundary (`stats.sequential.gate_bounds`, by the bound its seal records) to reach
+    `min_score` even with every cell passing, while a low mean
     can fall below it. Such a look stops a model under the gate early and never one over it, which a card may
     mean (a cheap early stop) or not (a gate of 0.8 looked at after 10 cells): said, not refused. Each look is
     named with the verdict's words for it ("pass out of reach at 10 cells", `rows.gate_side`) and the fewest
@@ -166,14 +169,15 @@ def probe_looks_that_cannot_pass(card: Card, rules: Rules | None = None) -> str 
                  if passing is None and failing is not None]
     if not one_sided:
         return None
-    assert card.gate is not None
-    needs = [fewest_cells_to_pass(card.gate, z) for _, _, z in one_sided]
+    assert card.gate is not None and card.sequential is not None
+    bound = card_design(card.sequential, card.gate_alpha, False, rules, probe=True).gate_bound
+    needs = [fewest_cells_to_pass(card.gate, z, bound) for _, _, z in one_sided]
     named = len(one_sided) > 1
     parts = [(f"look {k}: " if named else "") + gate_side("pass", None, "≥", n)
              + ("" if need is None else f", a pass possible from {need:,} cells at its boundary")
              for (k, n, _), need in zip(one_sided, needs, strict=True)]
-    if None in needs:  # a gate of 1: n / (n + z²) < 1 at every n
-        parts.append("a Wilson lower bound never reaches 1: only the last look, held to the mean score, can pass")
+    if None in needs:  # a gate of 1: no finite count's lower bound reaches 1
+        parts.append("no count's lower bound reaches 1: only the last look, held to the mean score, can pass")
     which = f"look {one_sided[0][0]}" if len(one_sided) == 1 else \
         f"looks {', '.join(str(k) for k, _, _ in one_sided)}"
     return (f"{which} can only fail gate min_score {card.gate:g}, never pass ({'; '.join(parts)}): "

@@ -36,22 +36,24 @@ if TYPE_CHECKING:  # numpy and scipy load only where a rule's boundaries are com
 _BEYOND = 40.0  # a look's z as the manifest holds it: at most ±40 (verdict/looks.py)
 
 
-def current_rules(futility: bool, spending: str | None = None) -> Rules:
+def current_rules(futility: bool, spending: str | None = None, *, probe: bool = False) -> Rules:
     """This benchcard's rule parameters for a card that spends α by `spending` (None: names none, so spends this
-    benchcard's default), `futility`: whether the rule may stop for futility (its level is the spending's)."""
+    benchcard's default), `futility`: whether the rule may stop for futility (its level is the spending's); a
+    `probe`'s with its gate's bound (an ab card's record stays as it was)."""
     from benchcard.stats import sequential as seq
 
     default, gamma = DEFAULT_SPENDING
     level = seq.FUTILITY_BETAS[spending or default]
     return Rules(futility_level=level if futility else UNSET, decide_from=seq.MIN_REPETITIONS_TO_DECIDE,
                  grid=IntegrationGrid(points=seq.GRID_POINTS, sds=seq.GRID_SDS, cap=seq.Z_CAP),
-                 default_spending=default, default_gamma=UNSET if gamma is None else gamma)
+                 default_spending=default, default_gamma=UNSET if gamma is None else gamma,
+                 gate_bound=seq.GATE_BOUNDS[0] if probe else UNSET)
 
 
 def card_rules(sequential: Sequential, is_ab: bool) -> Rules:
     """This benchcard's rule parameters for an unsealed card's `sequential` block (`is_ab`: futility may stop only
     an ab card)."""
-    return current_rules(sequential.futility and is_ab, sequential.spending)
+    return current_rules(sequential.futility and is_ab, sequential.spending, probe=not is_ab)
 
 
 def legacy_rules(futility: bool) -> Rules:
@@ -82,13 +84,14 @@ def design(looks: Sequence[int], spending: str, gamma: float | None, *, alpha: f
     return seq.Schedule(looks=tuple(looks), spending=spending, futility=futility, alpha=alpha,
                         gamma=seq.DEFAULT_GAMMA if gamma is None else gamma, futility_beta=level,
                         decide_from=rules.decide_from, grid_points=rules.grid.points, grid_sds=rules.grid.sds,
-                        z_cap=rules.grid.cap)
+                        z_cap=rules.grid.cap, gate_bound=rules.bound)
 
 
-def card_design(sequential: Sequential, alpha: float, futility: bool, rules: Rules | None = None) -> seq.Schedule:
+def card_design(sequential: Sequential, alpha: float, futility: bool, rules: Rules | None = None, *,
+                probe: bool = False) -> seq.Schedule:
     """A card's schedule at `alpha`, with futility only if `futility`, and the rule's parameters `rules` (a
-    seal's: `seal.sequential_rules`; None: this benchcard's)."""
-    kept = rules if rules is not None else current_rules(futility, sequential.spending)
+    seal's: `seal.sequential_rules`; None: this benchcard's, a `probe`'s with its gate's bound)."""
+    kept = rules if rules is not None else current_rules(futility, sequential.spending, probe=probe)
     spending, gamma = spending_of(sequential, kept)
     return design(sequential.looks, spending, gamma, alpha=alpha, futility=futility, rules=kept)
 
@@ -102,12 +105,12 @@ def schedule_record(card: Card, alpha: float, rules: Rules | None = None) -> Sch
     per_rep = len(card.variant_names()) * len(card.fixture_ids())
     looks = card.sequential.looks
     futile = card.sequential.futility and card.is_ab
-    kept = rules if rules is not None else current_rules(futile, card.sequential.spending)
+    kept = rules if rules is not None else current_rules(futile, card.sequential.spending, probe=not card.is_ab)
     spending, gamma = spending_of(card.sequential, kept)
     return Schedule(looks=list(looks), cells=[r * per_rep for r in looks], spending=spending,
                     futility=card.sequential.futility, alpha=alpha, gamma=UNSET if gamma is None else gamma,
                     futility_level=kept.futility_level if futile else UNSET, decide_from=kept.decide_from,
-                    grid=kept.grid)
+                    grid=kept.grid, gate_bound=UNSET if card.is_ab else kept.bound)
 
 
 def recorded_rules(schedule: Schedule, kind: str, started_at: str | None = None, looks: Sequence[Look] = ()
@@ -123,7 +126,8 @@ def recorded_rules(schedule: Schedule, kind: str, started_at: str | None = None,
         level = _legacy_level(schedule, Rules(decide_from=decide_from, grid=grid), started_at, looks)
     # the spending the run recorded is its card's, named or not: a replication of it spends the same
     return Rules(futility_level=level if futile else UNSET, decide_from=decide_from, grid=grid,
-                 default_spending=schedule.spending, default_gamma=schedule.gamma)
+                 default_spending=schedule.spending, default_gamma=schedule.gamma,
+                 gate_bound=UNSET if kind == "ab" else schedule.gate_bound)
 
 
 def _legacy_level(schedule: Schedule, rules: Rules, started_at: str | None, looks: Sequence[Look]) -> float:

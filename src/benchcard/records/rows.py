@@ -329,6 +329,14 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
     # it was obrien-fleming (`LEGACY_SPENDING`)
     default_spending: str | UnsetType = UNSET
     default_gamma: float | UnsetType = UNSET
+    # a probe's bound on its mean score at a look (stats/sequential.GATE_BOUNDS); absent from seals written before
+    # 2026-12-08 and from every ab card's, whose rule never reads it (`LEGACY_GATE_BOUND`)
+    gate_bound: str | UnsetType = UNSET
+
+    @property
+    def bound(self) -> str:
+        """A probe's bound under these rules: the recorded one, else Wilson's, every probe's before 2026-12-08."""
+        return LEGACY_GATE_BOUND if isinstance(self.gate_bound, UnsetType) else self.gate_bound
 
     @property
     def spending(self) -> tuple[str, float | None]:
@@ -340,7 +348,9 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
     def changed(self, other: Rules, *, spending: bool = True) -> str | None:
         """The first parameter in which `other` differs from these, said as "futility level 0.035, this benchcard
         uses 0.04" (None: alike); the default spending only if `spending` (a card that names none)."""
+        bounds = ((self.bound, other.bound) if self.gate_bound != other.gate_bound else (UNSET, UNSET))
         pairs = [("futility level", self.futility_level, other.futility_level),
+                 ("a probe's gate bound", *bounds),
                  ("α spent from repetition", self.decide_from, other.decide_from),
                  ("integration grid", _grid_text(self.grid), _grid_text(other.grid))]
         if spending:
@@ -370,6 +380,8 @@ LEGACY_DECIDE_FROM = 3
 #: The spending of a card that names none, in every benchcard before 2026-12-06 (seals without `default_spending`).
 LEGACY_SPENDING = "obrien-fleming"
 LEGACY_GRID = IntegrationGrid(points=801, sds=9.0, cap=12.0)
+#: How every probe bounded its mean score at a look before 2026-12-08 (seals and manifests without `gate_bound`).
+LEGACY_GATE_BOUND = "wilson"
 LEGACY_FUTILITY_LEVELS: tuple[tuple[float, str], ...] = ((0.025, "2026-12-05T07:48:18Z"), (0.035, "9999"))
 
 
@@ -389,6 +401,7 @@ class Schedule(msgspec.Struct, frozen=True, kw_only=True):
     futility_level: float | UnsetType = UNSET  # the futility test's total level (an ab card with futility)
     decide_from: int | UnsetType = UNSET  # no α is spent at a look before this many repetitions, but the last
     grid: IntegrationGrid | UnsetType = UNSET
+    gate_bound: str | UnsetType = UNSET  # a probe's bound at a look ("exact"); absent: Wilson's (before 2026-12-08)
 
     @property
     def spending_text(self) -> str:

@@ -58,6 +58,11 @@ GRID_SDS = 9.0
 Z_CAP = 12.0
 #: Hwang–Shih–DeCani's γ where a schedule names none (only `hsd` reads it, and a card with `hsd` names its own).
 DEFAULT_GAMMA = -4.0
+#: How a sequential probe bounds its mean score at a look (`gate_bounds`): "exact", Clopper–Pearson's binomial bound
+#: (since 2026-12-08), or "wilson", Wilson's score bound, which every probe sealed or run before then keeps: at a
+#: true score equal to min_score its looks failed the gate in up to 7.4% of runs and passed it in up to 2.8%,
+#: against α/2 = 2.5% a side (docs/statistics.md, "Audit of sequential cards and seal's edge, 2026-12-08").
+GATE_BOUNDS = ("exact", "wilson")
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ class Schedule:
     grid_points: int = GRID_POINTS
     grid_sds: float = GRID_SDS
     z_cap: float = Z_CAP
+    gate_bound: str = "exact"  # a probe's bound on its mean score (GATE_BOUNDS); an ab card never reads it
 
     def __post_init__(self) -> None:
         looks = tuple(int(x) for x in self.looks)
@@ -89,6 +95,8 @@ class Schedule:
             raise ValueError("alpha and futility_beta must lie strictly between 0 and 1")
         if self.spending == "hsd" and self.gamma == 0.0:
             raise ValueError("gamma: Hwang–Shih–DeCani's γ may not be 0 (use a γ near 0 for linear spending)")
+        if self.gate_bound not in GATE_BOUNDS:
+            raise ValueError(f"gate_bound: expected one of {', '.join(GATE_BOUNDS)}, got {self.gate_bound!r}")
         if self.decide_from < 1 or self.grid_points < 3 or not self.grid_sds > 0.0 or not self.z_cap > 0.0:
             raise ValueError("decide_from must be at least 1, grid_points at least 3, grid_sds and z_cap positive")
 
@@ -236,6 +244,25 @@ def _carry(top: float, tk: float, sd: float, carried: tuple[FloatArray, FloatArr
     return nodes, out
 
 
+def gate_bounds(mean: float, n: int, z: float, bound: str = "exact") -> tuple[float, float]:
+    """A probe's mean score over n cells bounded at a look's boundary z, each side at the one-sided level
+    1 − Φ(z): pass the gate when the lower bound reaches it, fail it when the upper stays below. "exact" is
+    Clopper–Pearson's (the beta quantiles of n·mean passing cells; a fractional score's sum taken as the count:
+    a [0, 1] score of mean p varies at most as a pass/fail one), which never errs more than its level on pass/fail
+    cells; Wilson's ("wilson", the bound before 2026-12-08) is a normal approximation whose upper bound falls
+    below a true score near 1 too often (the fail side's error 2 to 3 times its level at a gate of 0.9 or 0.95).
+    A mean of 1 (0) has the upper (lower) bound 1 (0) exactly."""
+    if n == 0 or not math.isfinite(z):
+        return 0.0, 1.0
+    if bound == "wilson":
+        return gate_wilson(mean, n, z)
+    level = float(special.ndtr(-z))
+    k = min(max(mean * n, 0.0), float(n))
+    low = 0.0 if mean <= 0 else float(special.betaincinv(k, n - k + 1.0, level))
+    high = 1.0 if mean >= 1 else float(special.betaincinv(k + 1.0, n - k, 1.0 - level))
+    return low, high
+
+
 def futility_p(c: Crossed, effect: float, up: bool = True) -> FloatArray:
     """One-sided calibrated p of "the gap reaches the effect that matters" (≥ effect for a `rises` clause,
     ≤ −effect for `falls`): small when the look rules that effect out."""
@@ -380,39 +407,42 @@ def gate_wilson(p: float, n: int, z: float) -> tuple[float, float]:
     return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)
 
 
-def passing_mean(gate: float, n: int, z: float) -> float | None:
-    """The least mean score over n cells whose Wilson lower bound at z reaches the gate: the look passes at or
-    above it. None: none can, even a mean of 1 (the look's "pass out of reach at n cells")."""
-    if gate_wilson(1.0, n, z)[0] < gate:
+def passing_mean(gate: float, n: int, z: float, bound: str = "exact") -> float | None:
+    """The least mean score over n cells whose lower bound at z (`gate_bounds`, by `bound`) reaches the gate: the
+    look passes at or above it. None: none can, even a mean of 1 (the look's "pass out of reach at n cells")."""
+    if gate_bounds(1.0, n, z, bound)[0] < gate:
         return None
     lo, hi = 0.0, 1.0
     for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if gate_wilson(mid, n, z)[0] >= gate else (mid, hi)
+        lo, hi = (lo, mid) if gate_bounds(mid, n, z, bound)[0] >= gate else (mid, hi)
     return hi
 
 
-def failing_mean(gate: float, n: int, z: float) -> float | None:
-    """The greatest mean score over n cells whose Wilson upper bound at z stays below the gate: the look fails at
-    or below it. None: none can, even a mean of 0."""
-    if gate_wilson(0.0, n, z)[1] >= gate:
+def failing_mean(gate: float, n: int, z: float, bound: str = "exact") -> float | None:
+    """The greatest mean score over n cells whose upper bound at z (`gate_bounds`, by `bound`) stays below the
+    gate: the look fails at or below it. None: none can, even a mean of 0."""
+    if gate_bounds(0.0, n, z, bound)[1] >= gate:
         return None
     lo, hi = 0.0, 1.0
     for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if gate_wilson(mid, n, z)[1] < gate else (lo, mid)
+        lo, hi = (mid, hi) if gate_bounds(mid, n, z, bound)[1] < gate else (lo, mid)
     return lo
 
 
-def fewest_cells_to_pass(gate: float, z: float) -> int | None:
-    """The fewest cells at which a look at z can pass the gate at all (every cell scoring 1): the Wilson lower
-    bound of a mean of 1 over n cells is n / (n + z²), which reaches the gate from n = gate z² / (1 − gate). None
-    where no count can: a gate of 1 (n / (n + z²) < 1 always), or no α spent at the look (an infinite z)."""
+def fewest_cells_to_pass(gate: float, z: float, bound: str = "exact") -> int | None:
+    """The fewest cells at which a look at z can pass the gate at all (every cell scoring 1). Wilson's lower bound
+    of a mean of 1 over n cells is n / (n + z²), which reaches the gate from n = gate z² / (1 − gate);
+    Clopper–Pearson's is Φ(−z)^(1/n), from n = ln Φ(−z) / ln gate. None where no count can: a gate of 1 (neither
+    bound of a finite count reaches 1), or no α spent at the look (an infinite z)."""
     if gate <= 0:
         return 1
     if gate >= 1 or not math.isfinite(z):
         return None
-    n = max(1, math.ceil(gate * z * z / (1 - gate)) - 1)
-    while passing_mean(gate, n, z) is None:  # the closed form, confirmed by the bound itself (float rounding)
+    guess = (gate * z * z / (1 - gate) if bound == "wilson"
+             else math.log(float(special.ndtr(-z))) / math.log(gate))
+    n = max(1, math.ceil(guess) - 1)
+    while passing_mean(gate, n, z, bound) is None:  # the closed form, confirmed by the bound itself (float rounding)
         n += 1
     return n

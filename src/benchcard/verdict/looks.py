@@ -5,8 +5,9 @@ there; it hands the look to this module, which reads the run folder as the verdi
 kept to the first repetitions of the look) and asks `stats.sequential` for the decision. An ab card's look is
 its first clause (the effect sought: the baseline's and the variant's (fixtures, repetitions) scores of its
 metric, turned so that a win is always "up"); a probe's is its gate, the mean score against `min_score`, decided
-by a Wilson bound at the look's boundary (a [0, 1] score of mean p varies at most as p(1 − p), so the bound
-holds for fractional scores too). `benchcard verdict` on a run that stopped reads the decision recorded in the
+by a bound at the look's boundary (`stats.sequential.gate_bounds`: Clopper–Pearson's, or Wilson's for a run
+planned before 2026-12-08; a [0, 1] score of mean p varies at most as p(1 − p), so the bound holds for
+fractional scores too). `benchcard verdict` on a run that stopped reads the decision recorded in the
 manifest and checks it against the same computation at the same look, never at another.
 """
 
@@ -92,18 +93,19 @@ def _measured(g: Gap) -> bool:
 
 
 def _probe_look(card: Card, data: RunData, look: int, reps: int, design: seq.Schedule) -> Look:
-    """A probe's gate at this look: pass when the Wilson lower bound of the mean score at the look's boundary
-    reaches `min_score`, fail when the upper bound stays below it. `boundary`/`lower`: the means that would."""
+    """A probe's gate at this look: pass when the lower bound of the mean score at the look's boundary reaches
+    `min_score`, fail when the upper bound stays below it (`seq.gate_bounds`, by the run's recorded bound: exact,
+    or Wilson's for a run planned before 2026-12-08). `boundary`/`lower`: the means that would."""
     assert card.gate is not None
     z = seq.boundaries(design).efficacy[look - 1]  # α/2 on each side: a pass and a fail alike
     scores = np.where(data.status == OK, data.score, 0.0)  # a cell without a score counts as failing the gate
     n = int(scores.size)
     mean = float(scores.mean()) if n else 0.0  # decides nothing at n = 0 (Wilson: [0, 1]); recorded as none
-    low, high = seq.gate_wilson(mean, n, z)
+    low, high = seq.gate_bounds(mean, n, z, design.gate_bound)
     decision = "pass" if low >= card.gate else "fail" if high < card.gate else "continue"
     return Look(look=look, repetitions=reps, cells=n, statistic=mean if n else None,
-                boundary=seq.passing_mean(card.gate, n, z), lower=seq.failing_mean(card.gate, n, z),
-                decision=decision, at=utc_stamp())
+                boundary=seq.passing_mean(card.gate, n, z, design.gate_bound),
+                lower=seq.failing_mean(card.gate, n, z, design.gate_bound), decision=decision, at=utc_stamp())
 
 
 def _finite(x: float | None) -> float | None:
