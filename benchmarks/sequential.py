@@ -20,8 +20,16 @@ Tables:
   threshold at its empirical quantile (marginals exactly nominal: what is left is the joint law), the normal
   model's first crossing (400,000 paths, correlation √(r_j/r_k)), and the correlation of consecutive looks'
   futility z against √(r_j/r_k).
+- Audit (audit24b, 2026-12-08): A/A over all looks in designs the A/A table had not tried (`AUDIT_LINES`: R = 4, 6,
+  7, 8, looks after various blocks, F from 7 to 100, both spendings, futility on and off, one-arm and per-arm
+  shocks, a deterministic arm), each line on its own generator, the fixed design on the same runs.
+- Probe: a sequential probe's gate (pass/fail cells, gate.alpha 0.05) at a true score equal to min_score, where a
+  pass and a fail are both false (α/2 a side), and away from it, by the exact bound and by Wilson's (before
+  2026-12-08) on the same runs: the share decided pass, fail and the cells called.
 
     python benchmarks/sequential.py --sims 4000 --seed 1
+    python benchmarks/sequential.py --sims 4000 --seed 1 --tables audit
+    python benchmarks/sequential.py --sims 20000 --seed 4 --tables probe
 """
 
 from __future__ import annotations
