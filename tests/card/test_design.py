@@ -312,7 +312,7 @@ def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_pa
 
 @pytest.mark.parametrize(("min_score", "line"), [
     (0.8, "looks 1, 2 can only fail gate min_score 0.8, never pass (look 1: pass out of reach at 10 cells, a pass "
-          "possible from 50 cells at its boundary; look 2: pass out of reach at 20 cells, a pass possible from 38 "
+          "possible from 38 cells at its boundary; look 2: pass out of reach at 20 cells, a pass possible from 31 "
           "cells at its boundary): they stop a model under the gate early, never one over it"),
     (1, "looks 1, 2, 3 can only fail gate min_score 1, never pass (look 1: pass out of reach at 10 cells; look 2: "
         "pass out of reach at 20 cells; look 3: pass out of reach at 30 cells; no count's lower bound reaches 1: "
@@ -321,7 +321,7 @@ def test_check_names_a_probe_look_that_can_neither_pass_nor_fail_its_gate(tmp_pa
 ])
 def test_check_warns_of_a_probe_look_that_can_only_fail_its_gate(tmp_path: Path, min_score: float,
                                                                   line: str) -> None:
-    """Four looks over 40 repetitions at min_score 0.8: after 10 and 20 cells even a perfect mean's Wilson bound at
+    """Four looks over 40 repetitions at min_score 0.8: after 10 and 20 cells even a perfect mean's lower bound at
     the look's boundary stays under 0.8, while a low mean can fall below it, so a model over the gate is never
     stopped there. `check` said nothing; it now says so in one line, not an error, in the verdict's words for such
     a look, with the fewest cells at which a pass becomes possible there (each checked by the bound itself below,
@@ -342,8 +342,8 @@ def test_check_warns_of_a_probe_look_that_can_only_fail_its_gate(tmp_path: Path,
     assert card.sequential is not None
     z = boundaries(card_design(card.sequential, card.gate_alpha, False, None)).efficacy
     if min_score < 1:  # the counts named: a pass possible at them, out of reach one fewer
-        assert passing_mean(0.8, 50, z[0]) is not None and passing_mean(0.8, 49, z[0]) is None
-        assert passing_mean(0.8, 38, z[1]) is not None and passing_mean(0.8, 37, z[1]) is None
+        assert passing_mean(0.8, 38, z[0]) is not None and passing_mean(0.8, 37, z[0]) is None
+        assert passing_mean(0.8, 31, z[1]) is not None and passing_mean(0.8, 30, z[1]) is None
 
 
 def test_check_says_nothing_of_looks_that_can_pass(tmp_path: Path) -> None:

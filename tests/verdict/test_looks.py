@@ -124,7 +124,7 @@ def test_a_failing_probe_stops_below_its_gate(tmp_path: Path, server: FakeServer
 @pytest.mark.parametrize("looks", [[3, 4], [2, 5]])
 def test_a_probe_right_every_time_passes_a_gate_of_1(tmp_path: Path, server: FakeServer, key: str,
                                                       looks: list[int]) -> None:
-    # the Wilson upper bound of a mean of exactly 1 is 1, never 0.9999999999999999 < 1 (a perfect run "below")
+    # the upper bound of a mean of exactly 1 is 1, never 0.9999999999999999 < 1 (a perfect run "below")
     server.configure({"default_reply": "negative"})
     block = f"sequential: {{looks: {looks}}}\ngate: {{min_score: 1}}\n"
     project = sequential_probe(tmp_path, server.base_url, repetitions=looks[-1], block=block)
@@ -146,7 +146,7 @@ def test_a_probe_run_is_judged_at_its_looks_as_check_warned(tmp_path: Path, serv
     assert "looks 1, 2 can only fail gate min_score 0.8, never pass (look 1: pass out of reach at 10 cells" in checked
     result = bc(project, "run", "one-word-sentiment", "--gate")
     assert result.exit_code == 0, result.output
-    assert "  look 1: 10 cells · mean score 1.000 · pass out of reach at 10 cells, fail at ≤ 0.355 · continue" in \
+    assert "  look 1: 10 cells · mean score 1.000 · pass out of reach at 10 cells, fail at ≤ 0.240 · continue" in \
         result.output
     assert "  look 2: 20 cells · mean score 1.000 · pass out of reach at 20 cells" in result.output
     assert "gate: stopped at look 3 of 4: pass; 30 of 40 calls (25 % saved) (min_score 0.8) → pass, exit 0" in \
