@@ -15,6 +15,7 @@ from benchcard._util.version import pip_install
 from benchcard.card.check import CheckReport
 from benchcard.card.load import load_card
 from benchcard.errors import ProviderError
+from benchcard.project import Project
 from benchcard.run.judgelive import check_all, check_calls, live_check
 from benchcard.run.options import RunOptions
 from benchcard.testing.fakeserver import FakeServer
@@ -154,19 +155,65 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_tw
     """Each judgement has 4 attempts: by the run's silence rule a judge that takes calls and answers none stopped
     the check after 9 calls over 3 judgements, 18 minutes at the default 120 s timeout. A check has no run to
     protect: two calls timed out in a row with no answer at all from the server stop it, in one line naming the
-    server and the timeout. The 4 judgements are sent at once; none is tried again after the stop."""
+    server and the timeout. The server holds every judgement until the test releases it (after the check), so
+    each call times out whatever the load. One call at a time, the order is fixed: the first judgement times out,
+    the second is let in while the first waits out its backoff and times out too, and the check stops: two calls,
+    the first judgement's second attempt and the other two judgements never sent. (The server counts a call it
+    read: under load it may read one the client gave up on after the client did, or never: at most two.)"""
+    project = _silent_judge(tmp_path, server)
+    card = load_card(project.card_path(CARD_ID), project)
+    try:
+        with pytest.raises(ProviderError) as stopped:
+            live_check(project, [card], RunOptions(concurrency=1, timeout=0.3, progress=False, backoff_base=0.01))
+        calls = len(judge_bodies(server))
+    finally:
+        _release_all(server)
+    assert str(stopped.value) == _silent_judge_stop(server)
+    assert 0 < calls <= 2, calls  # the two sent (the server reads a call the client gave up on when it can)
 
+
+def test_a_silent_judge_sent_every_judgement_at_once_is_tried_again_by_none_after_the_stop(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """The 4 judgements are sent at once; the stop comes at the second to time out, and none is tried again after
+    it. Only the first to time out may have been tried again before it (under load the second times out more than
+    that first one's backoff later: its own call started later), so each judgement is called once, one of them
+    at most twice: 4 or 5 calls (fewer read by a server under load), where a check trying again the calls in
+    flight at the stop sends 7 and more."""
+    project = _silent_judge(tmp_path, server)
+    card = load_card(project.card_path(CARD_ID), project)
+    try:
+        with pytest.raises(ProviderError) as stopped:
+            live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
+        calls = len(judge_bodies(server))
+    finally:
+        _release_all(server)
+    assert str(stopped.value) == _silent_judge_stop(server)
+    assert 0 < calls <= 5, calls  # the four sent, and one tried again at most (the server reads what it can)
+
+
+def _silent_judge(tmp_path: Path, server: FakeServer) -> Project:
+    """A judge card (two examples judged twice) whose judge holds every judgement's answer until released."""
     project = judge_project(tmp_path, server.base_url, k=2, seal=False)
     server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
-                                                               "hang_s": 5}]))
-    card = load_card(project.card_path(CARD_ID), project)
-    with pytest.raises(ProviderError) as stopped:
-        live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
-    assert str(stopped.value) == (
-        f"the judge of {CARD_ID}: the judge's provider 'judge' at {server.base_url} answered none of the calls sent, "
-        "2 of them timed out after 0.3 s: it takes calls but answers none (if its answers only take longer, check "
-        "--live waits 0.3 s for each answer, and no longer)")
-    assert len(judge_bodies(server)) == 4  # two examples judged twice, each called once
+                                                               "hang_s": 0, "held": True}]))
+    return project
+
+
+def _release_all(server: FakeServer) -> None:
+    """Answer every call the server holds, until none is in flight: a call held on would count in the next test's
+    `max_in_flight` and `held`."""
+
+    def drained() -> bool:
+        server.release()
+        return server.stats(by_request=False)["in_flight"] == 0
+
+    wait_until(drained, 60, "the judge server to answer every call it held")
+
+
+def _silent_judge_stop(server: FakeServer) -> str:
+    return (f"the judge of {CARD_ID}: the judge's provider 'judge' at {server.base_url} answered none of the calls "
+            "sent, 2 of them timed out after 0.3 s: it takes calls but answers none (if its answers only take "
+            "longer, check --live waits 0.3 s for each answer, and no longer)")
 
 
 def test_a_judge_that_answered_then_hangs_is_waited_on_as_a_run_waits(tmp_path: Path, server: FakeServer,
