@@ -33,6 +33,7 @@ from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run import _calls as calls
 from benchcard.testing.cards import COLOUR_AB
+from benchcard.testing.fakeserver import FakeServer
 
 from .helpers_wait import wait_until
 
@@ -313,3 +314,14 @@ def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
 
     serve_raw(listener, answer, done)
     return f"https://127.0.0.1:{listener.getsockname()[1]}/v1", cert, seen, done
+
+
+def answer_every_held(server: FakeServer) -> None:
+    """Release the calls a `held` fault holds until none is in flight (a call the client gave up on is still held):
+    one left waiting would count in the next test's `in_flight`, `max_in_flight` and `held`."""
+
+    def drained() -> bool:
+        server.release()
+        return server.stats(by_request=False)["in_flight"] == 0
+
+    wait_until(drained, 60, "the fake server to answer every call it held")

@@ -22,7 +22,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import bc
 from ..helpers_judge import CARD_ID, judge_bodies, judge_project, script, write_judge_pool_config
-from ..helpers_run import PROBE, probe_project
+from ..helpers_run import PROBE, answer_every_held, probe_project
 from ..helpers_wait import wait_until
 
 
@@ -167,7 +167,7 @@ def test_a_judge_that_takes_calls_and_answers_none_stops_the_live_check_after_tw
             live_check(project, [card], RunOptions(concurrency=1, timeout=0.3, progress=False, backoff_base=0.01))
         calls = len(judge_bodies(server))
     finally:
-        _release_all(server)
+        answer_every_held(server)
     assert str(stopped.value) == _silent_judge_stop(server)
     assert 0 < calls <= 2, calls  # the two sent (the server reads a call the client gave up on when it can)
 
@@ -186,7 +186,7 @@ def test_a_silent_judge_sent_every_judgement_at_once_is_tried_again_by_none_afte
             live_check(project, [card], RunOptions(timeout=0.3, progress=False, backoff_base=0.01))
         calls = len(judge_bodies(server))
     finally:
-        _release_all(server)
+        answer_every_held(server)
     assert str(stopped.value) == _silent_judge_stop(server)
     assert 0 < calls <= 5, calls  # the four sent, and one tried again at most (the server reads what it can)
 
@@ -197,17 +197,6 @@ def _silent_judge(tmp_path: Path, server: FakeServer) -> Project:
     server.configure(script({"reply": "GRADE: PASS"}, faults=[{"match": "Rubric:", "kind": "hang", "times": 999,
                                                                "hang_s": 0, "held": True}]))
     return project
-
-
-def _release_all(server: FakeServer) -> None:
-    """Answer every call the server holds, until none is in flight: a call held on would count in the next test's
-    `max_in_flight` and `held`."""
-
-    def drained() -> bool:
-        server.release()
-        return server.stats(by_request=False)["in_flight"] == 0
-
-    wait_until(drained, 60, "the judge server to answer every call it held")
 
 
 def _silent_judge_stop(server: FakeServer) -> str:

@@ -21,7 +21,7 @@ from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import KEY_ENV, ab_project, only_run, read_jsonl
+from ..helpers_run import KEY_ENV, ab_project, answer_every_held, only_run, read_jsonl
 from ..helpers_wait import wait_until
 
 
@@ -367,13 +367,19 @@ def test_a_server_that_takes_calls_and_answers_none_stops_the_run(tmp_path: Path
 
 def test_a_slow_server_or_one_cell_timing_out_never_stops_the_run(tmp_path: Path, server: FakeServer,
                                                                   key: str) -> None:
-    """Answers taking 0.9 of the timeout, and one cell whose first 5 calls time out in a row (past the 5 calls and
-    twice the timeout that stop a run when they span several cells): the grid is called whole."""
-    server.configure({"default_reply": "red", "latency_ms": 450,
-                      "faults": [{"kind": "hang", "times": 999, "total": 5, "hang_s": 5, "match": "number 0"}]})
+    """Answers taking a fifth of the timeout, and one cell whose first 5 calls time out in a row (past the 5 calls
+    and twice the timeout that stop a run when they span several cells): the grid is called whole. The server
+    holds those 5 calls until the test releases them after the run, so they time out whatever the load; the others
+    answer well inside the timeout (answers at 0.9 of it timed out under load: a cell's 3 attempts)."""
+    server.configure({"default_reply": "red", "latency_ms": 200,
+                      "faults": [{"kind": "hang", "times": 999, "total": 5, "hang_s": 0, "held": True,
+                                  "match": "number 0"}]})
     project = ab_project(tmp_path, server.base_url, fixtures=2, repetitions=1)
-    options = RunOptions(concurrency=1, timeout=0.5, attempts=6, backoff_base=0.01, progress=False)
-    [done] = run(project, "colour-ab", options)
+    options = RunOptions(concurrency=1, timeout=1.0, attempts=6, backoff_base=0.01, progress=False)
+    try:
+        [done] = run(project, "colour-ab", options)
+    finally:
+        answer_every_held(server)
     assert done.finished and done.counts == {"ok": 4, "truncated": 0, "failed": 0}
     attempts = sorted(r["attempts"] for r in read_jsonl(only_run(project, "colour-ab") / "outputs.jsonl"))
     assert attempts == [1, 1, 1, 6]
