@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from io import StringIO
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from benchcard.run._progress import RichProgress
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_run import ab_project, bc, ok, summary
+from ..helpers_wait import wait_until
 
 
 def test_progress_goes_to_stderr_and_json_replaces_it(tmp_path: Path, server: FakeServer, key: str) -> None:
@@ -39,7 +39,7 @@ def test_piped_progress_is_a_plain_line_every_few_seconds(tmp_path: Path, server
     progress.start("run X", 3, 0)
     row = OutputRow(cell="c0000000000", fixture="f", status="failed", attempts=1, error="x")
     progress.advance(row)
-    time.sleep(0.3)
+    wait_until(lambda: len(stream.getvalue().splitlines()) >= 2, 60, "a status line printed while the run goes on")
     progress.stop()
     lines = stream.getvalue().splitlines()
     assert lines[0] == "run X" and len(lines) >= 3

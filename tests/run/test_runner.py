@@ -297,9 +297,14 @@ def test_a_server_limiting_calls_in_flight_gets_each_cell_once_at_concurrency_64
 
 
 def test_a_server_without_limits_gets_the_full_concurrency(tmp_path: Path, key: str) -> None:
-    """No slow-down without cause: a server that refuses nothing sees --concurrency calls in flight at once."""
+    """No slow-down without cause: a server that refuses nothing sees --concurrency calls in flight at once. The
+    server holds each answer until it has seen 16 calls at once, not for 0.2 s: under load the 16th call could
+    come after the first had been answered. A run that never sends 16 is answered 20 s after the start, inside
+    the calls' 30 s timeout (a call timed out and sent again would count twice)."""
     lock = threading.Lock()
     state = {"in_flight": 0, "most": 0}
+    full = threading.Event()
+    deadline = time.monotonic() + 20
 
     def answer(conn: socket.socket) -> None:
         with conn:
@@ -307,7 +312,9 @@ def test_a_server_without_limits_gets_the_full_concurrency(tmp_path: Path, key: 
             with lock:
                 state["in_flight"] += 1
                 state["most"] = max(state["most"], state["in_flight"])
-            time.sleep(0.2)
+                if state["most"] >= 16:
+                    full.set()
+            full.wait(max(0.0, deadline - time.monotonic()))
             with lock:  # counted out before the answer leaves: the client's next call may come as soon as it has it
                 state["in_flight"] -= 1
             send_json(conn, RED_REPLY)
