@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from benchcard.records import ledger
 from benchcard.records.ledgerrow import LedgerRow
 
 from ..helpers_project import PUBLISHED, ledger_row, long_ledger
+from ..helpers_wait import wait_until
 
 
 def _row(i: int, **extra: Any) -> LedgerRow:
@@ -298,6 +298,7 @@ APPENDER = textwrap.dedent("""
     project = Project(Path(sys.argv[1]))
     worker = sys.argv[2]
     go = Path(sys.argv[4])
+    (go.parent / f"ready-{worker}").touch()  # imported: the test starts every worker once all are here
     while not go.exists():  # start together, so the appends really race
         time.sleep(0.005)
     for i in range(int(sys.argv[3])):
@@ -314,7 +315,10 @@ def test_parallel_processes_never_corrupt_the_chain(project: Project, tmp_path: 
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, str(script), str(project.root), str(w), str(each), str(go)])
              for w in range(workers)]
-    time.sleep(0.5)  # let every process import benchcard and wait at the barrier
+    # every appender imported and waiting before any starts (a sleep of 0.5 s let a late one start alone, the
+    # appends then raced less); one that died is reported by its exit code below
+    wait_until(lambda: len(list(tmp_path.glob("ready-*"))) == workers or any(p.poll() is not None for p in procs),
+               120, "every appender to import benchcard and wait at the barrier")
     go.touch()
     assert all(p.wait(timeout=120) == 0 for p in procs)
     ledger.verify(project)
