@@ -322,6 +322,7 @@ def answer_every_held(server: FakeServer) -> None:
 
     def drained() -> bool:
         server.release()
-        return server.stats(by_request=False)["in_flight"] == 0
+        in_flight: int = server.stats(by_request=False)["in_flight"]
+        return in_flight == 0
 
     wait_until(drained, 60, "the fake server to answer every call it held")
