@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import httpx
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from benchcard.cli import cli
-from benchcard.errors import RunError
+from benchcard.errors import ProviderError, RunError
 from benchcard.project import Project
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
@@ -318,3 +319,89 @@ def test_a_key_or_password_too_short_to_find_in_a_reply_is_refused_before_any_ca
     assert ran.exit_code == 0, ran.output
     outputs = project.root / json.loads(ran.stdout)["runs"][0]["folder"] / "outputs.jsonl"
     assert {json.loads(line)["text"] for line in outputs.read_text().splitlines()} == {"red (you sent [redacted])"}
+
+
+# ------------------------------------------------------------------ a key quoted where a line is cut short
+
+#: A key no look-alike rule takes out (`redact` also masks text shaped `sk-…`): only its own replacement can.
+CUT_KEY = "gsk_CUT7wQ2mZ9xV4bN8kL3pR6tY1uE5oA0sJ"
+
+
+def _parts(secret: str, size: int = 8) -> set[str]:
+    """Every run of `size` characters of `secret`: what a line cut inside the key would still hold of it."""
+    return {secret[i:i + size] for i in range(len(secret) - size + 1)}
+
+
+def _echoed(where: str, request: httpx.Request) -> httpx.Response:
+    """The key (`Authorization`'s token) quoted by a server after a pad that grows with the fixture's number (8
+    characters more for each), in the place `where` says: whichever length benchcard cuts the server's words to,
+    some cell's cut falls inside the key. Only variant A's calls are refused so (the baseline's are answered), so
+    that the refusals are that arm's outcome and the run goes on to the end."""
+    if b"Please" not in request.content:
+        return httpx.Response(200, json={"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "red"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+    got = request.headers["authorization"].removeprefix("Bearer ")
+    number = int(re.search(rb"number (\d+)", request.content).group(1))  # type: ignore[union-attr]
+    said = "x" * (8 * number) + got
+    if where == "an error's message":
+        return httpx.Response(400, json={"error": {"message": said}})
+    if where == "an error in a 200":
+        return httpx.Response(200, json={"error": {"code": 400, "message": said}})
+    if where == "an error's type":
+        return httpx.Response(200, json={"error": {"code": 400, "type": said, "message": "refused"}})
+    choice: dict[str, object] = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                                                                                 "content": "red"}}
+    if where == "a refusal":
+        choice["message"] = {"role": "assistant", "content": None, "refusal": said}
+    elif where == "a stop reason":
+        choice["finish_reason"] = said
+    elif where == "a stop reason of another type":
+        choice["finish_reason"] = {"why": said}
+    return httpx.Response(200, json={"choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+
+
+@pytest.mark.parametrize("where", ["an error's message", "an error in a 200", "an error's type", "a refusal",
+                                   "a stop reason", "a stop reason of another type"])
+def test_a_key_quoted_where_a_line_is_cut_leaves_no_part_of_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, where: str) -> None:
+    """A server's words are cut to a line's length (an error's message to 200 characters, a stop reason to 40, a
+    type to 80) before they are kept. Cut first, a key quoted across the cut kept its first characters in the cell's
+    error, since only the whole key was then replaced: a proxy quoting the key after 160 characters left 36 of its
+    40 in outputs.jsonl (hostile audit, 2026-12-08). The key is taken out before any cut: no 8 characters of it
+    are anywhere."""
+    monkeypatch.setenv(KEY_ENV, CUT_KEY)
+    project = ab_project(tmp_path, "http://echo.invalid/v1", fixtures=40, repetitions=1)
+    [s] = run(project, "colour-ab", RunOptions(progress=False, attempts=1),
+              transport=httpx.MockTransport(lambda request: _echoed(where, request)))
+    _no_part_of(CUT_KEY, project, caplog.text)
+    assert s.counts["failed"] == 40
+    outputs = (project.root / s.folder / "outputs.jsonl").read_text()
+    assert "[redac" in outputs  # the server's words were kept, cut, without the key
+
+
+def _no_part_of(secret: str, project: Project, *texts: str) -> None:
+    files = [p for p in project.root.rglob("*") if p.is_file() and p.name != "benchcard.yaml"]
+    for part in _parts(secret):
+        for path in files:
+            assert part.encode() not in path.read_bytes(), f"{part!r} of the key in {path}"
+        for text in texts:
+            assert part not in text, f"{part!r} of the key in {text[:200]!r}"
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_key_quoted_in_a_batch_apis_refusal_where_its_line_is_cut_leaves_no_part_of_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, vendor: str) -> None:
+    """A batch API's control call refused (HTTP 400) with the key in its message after 190 characters: the
+    message is cut to 200 for the line that stops the run, and the line held the key's first 10 characters."""
+    monkeypatch.setenv(KEY_ENV, CUT_KEY)
+    project = ab_project(tmp_path, fixtures=2, repetitions=1)
+    write_config(project.root, "http://echo.invalid/v1", type_=vendor)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        got = request.headers.get("x-api-key") or request.headers["authorization"].removeprefix("Bearer ")
+        return httpx.Response(400, json={"error": {"type": "invalid_request_error", "message": "x" * 190 + got}})
+
+    with pytest.raises(ProviderError) as info:
+        run(project, "colour-ab", RunOptions(progress=False, batch=True), transport=httpx.MockTransport(echo))
+    assert "HTTP 400: " + "x" * 190 in str(info.value)
+    _no_part_of(CUT_KEY, project, str(info.value), caplog.text)

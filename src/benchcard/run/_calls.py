@@ -457,11 +457,13 @@ def _stops_deferred() -> Iterator[None]:
                 signal.raise_signal(number)
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(s: Session, exc: BaseException) -> str:
+    """An error as a cell's row and the run's lines quote it: without the session's secrets, then cut to one line
+    (in that order, so that no cut leaves the first characters of a key it fell inside: `base.quoted`)."""
     text = str(exc) or type(exc).__name__
     if not isinstance(exc, RetryableError | CallError | BenchcardError):
         text = f"{type(exc).__name__}: {text}"
-    return squeezed(text, ERROR_CHARS)
+    return squeezed(_scrub(s, text), ERROR_CHARS)
 
 
 async def call_cell(s: Session, job: Job) -> OutputRow | None:
@@ -490,7 +492,7 @@ async def _call_cell(s: Session, job: Job) -> OutputRow | None:
             try:
                 await s.provider.warm()  # the local model's worker, restarted outside the call's timeout
             except WorkerLost as exc:
-                message = _scrub(s, _describe(exc))
+                message = _describe(s, exc)
                 raise Fatal(message, _failed(job, attempts + 1, None, message)) from None
             placed = await _place(s, waited)
             if placed is None:  # the run stopped before a server took the call: none is sent
@@ -564,9 +566,9 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
         raise
     except Exception as exc:
         if isinstance(exc, CallError) and exc.status in FATAL_STATUSES:
-            raise Fatal(_scrub(s, _describe(exc))) from None
+            raise Fatal(_describe(s, exc)) from None
         if isinstance(exc, WorkerLost):
-            message = _scrub(s, _describe(exc))
+            message = _describe(s, exc)
             raise Fatal(message, _failed(job, attempts, _elapsed(started), message)) from None
         if isinstance(exc, CallError | RetryableError) and exc.status is not None:
             _heard(s)  # an answer, if not to this cell's good: the server is alive
@@ -574,7 +576,7 @@ async def _attempt(s: Session, job: Job, attempts: int, started: float) -> Outpu
             _not_timed_out(s)
         if not s.provider.should_retry(exc):
             s.transport_streak = 0  # the endpoint answered, about this cell
-            message = _scrub(s, _describe(exc))
+            message = _describe(s, exc)
             _count_refusal(s, job, exc, message)
             return _failed(job, attempts, _elapsed(started), message)
         return exc
@@ -590,15 +592,15 @@ def _retry_or_give_up(s: Session, job: Job, error: BaseException, attempts: int,
     before the next attempt (backoff, or the server's Retry-After)."""
     opts = s.options
     if attempts >= opts.attempts:
-        message = _scrub(s, _describe(error) + f" ({_gave_up(attempts)})")
+        message = _describe(s, error) + f" ({_gave_up(attempts)})"
         _count_transport_failure(s, error, message)
         return _failed(job, attempts, latency, message), 0.0
     retry_after = error.retry_after if isinstance(error, RetryableError) else None
     delay = backoff_delay(attempts, retry_after, opts.backoff_base, opts.backoff_cap, s.rng)
     asked = max(delay, retry_after or 0.0)
     if waited + asked > opts.max_wait:  # a server may not hold one cell for half an hour, 600 s at a time
-        message = _scrub(s, _describe(error) + f"; the server asked to wait {asked:g} s more, past the "
-                         f"{opts.max_wait:g} s one cell may wait in all ({_gave_up(attempts)})")
+        message = _describe(s, error) + (f"; the server asked to wait {asked:g} s more, past the {opts.max_wait:g} s "
+                                         f"one cell may wait in all ({_gave_up(attempts)})")
         _count_transport_failure(s, error, message)  # on every call (a quota spent), it stops the run as any is
         return _failed(job, attempts, latency, message), 0.0
     return None, delay

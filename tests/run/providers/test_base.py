@@ -326,3 +326,17 @@ def test_a_redirect_is_an_error_that_names_where_it_points(location: str | None,
                                "redirects, which would send the key and the request elsewhere: if that address is "
                                "the API's, set it as the provider's base_url")
     assert info.value.status == 308
+
+
+def test_a_redirect_to_an_address_holding_the_key_leaves_no_part_of_it_where_the_address_is_cut(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The address a redirect names is cut to 200 characters; the key in it (a server pointing to a path that
+    quotes it) was taken out after the cut, which left its first 13 characters (hostile audit, 2026-12-08)."""
+    key = "gsk_REDIRECT4wQ2mZ9xV4bN8kL3pR6tY1uE"
+    monkeypatch.setenv("BC_TEST_OPENAI_KEY", key)
+    location = "https://other.example/" + "p" * 165 + key
+    reply = httpx.Response(307, headers={"location": location})
+    with pytest.raises(CallError) as info:
+        complete(OpenAIProvider(OPENAI, client_for(lambda r: reply)), {"model": "m"})
+    assert f"to https://other.example/{'p' * 165}[redacted]; benchcard" in str(info.value)
+    assert not any(key[i:i + 8] in str(info.value) for i in range(len(key) - 7))

@@ -274,7 +274,7 @@ class Vendor:
                 self._note_clock(response)
                 if 300 <= response.status_code < 400:  # not an answer, and never followed: the key would go too
                     raise ProviderError(self._scrub(f"{method} {shown_url(url)}: " + redirected(
-                        response.status_code, response.headers.get("location"), url)))
+                        response.status_code, response.headers.get("location"), url, self._secrets())))
                 if stream_to is not None and response.status_code < 400:
                     await self._save(clock.counted(capped_blocks(response, *_results_cap(cells))), stream_to)
                     return None
@@ -332,8 +332,8 @@ class Vendor:
 
     def _raise(self, method: str, url: str, response: httpx.Response, body: bytes) -> None:
         status = response.status_code
-        try:
-            err = json_loads(body).get("error")
+        try:  # the key taken out before the message is cut to a line (`base.quoted`), as it is of a control answer
+            err = json_loads(without_secret_json(body, self._secrets())).get("error")
             detail = err.get("message") if isinstance(err, Mapping) else err
         except (ValueError, AttributeError):
             detail = None

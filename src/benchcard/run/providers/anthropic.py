@@ -18,6 +18,7 @@ from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
     Completion,
     HttpProvider,
+    Secrets,
     answer_error,
     counts_tokens,
     error_detail,
@@ -86,7 +87,7 @@ class AnthropicProvider(HttpProvider):
     def vendor_headers(cls, key: str | None) -> dict[str, str]:
         return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
 
-    def parse(self, data: Any, secret: str | None) -> Completion:
+    def parse(self, data: Any, secret: Secrets) -> Completion:
         return parse_message(data, secret)
 
 
@@ -100,7 +101,7 @@ def cache_counts(usage: Mapping[str, Any]) -> tuple[int, int, int]:
     return number(usage.get("cache_read_input_tokens")), written, min(written_1h, written)
 
 
-def parse_message(data: Any, secret: str | None = None) -> Completion:
+def parse_message(data: Any, secret: Secrets = None) -> Completion:
     """A Messages-API message → Completion; anything else is a malformed answer (`base.malformed`, retried).
 
     An error object in a 200 answer (`{"type": "error", "error": {"type": "overloaded_error", ...}}`, as a

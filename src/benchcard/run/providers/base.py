@@ -29,7 +29,7 @@ import httpx
 
 from benchcard._util.names import visible
 from benchcard._util.text import ascii_decimal, ascii_int, squeezed
-from benchcard._util.urls import basic_auth, shown_url, split_credentials
+from benchcard._util.urls import basic_auth, secrets_of, shown_url, split_credentials
 from benchcard.errors import CallError, ProviderError, RetryableError
 from benchcard.project import CONFIG_FILE, Endpoint
 from benchcard.records.rows import (
@@ -269,11 +269,30 @@ def read_key(cfg: ProviderConfig) -> str | None:
 _KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 
 
-def redact(text: str, secret: str | None) -> str:
-    """Remove the key (and anything shaped like one, such as a server's masked echo of it) from a message."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
+#: A call's secrets as the helpers take them: the key alone, or the key and a base URL's password and Basic token.
+Secrets = str | Sequence[str] | None
+
+
+def each_secret(secret: Secrets) -> tuple[str, ...]:
+    """`secret` as a tuple of the secrets it holds (none for None or empty ones)."""
+    if not secret:
+        return ()
+    return (secret,) if isinstance(secret, str) else tuple(one for one in secret if one)
+
+
+def redact(text: str, secret: Secrets) -> str:
+    """Remove the key (each secret given, and anything shaped like a key, such as a server's masked echo of it)
+    from a message."""
+    for one in each_secret(secret):
+        text = text.replace(one, "[redacted]")
     return _KEYLIKE.sub("[redacted]", text)
+
+
+def quoted(text: str, limit: int, secret: Secrets) -> str:
+    """A server's words as a line quotes them: without the key, then one line of at most `limit` characters. In
+    that order: cut first, a key the words held across the cut kept its first characters, which no replacement of
+    the whole key then finds (a proxy quoting the key after 160 characters left 36 of its 40 in a cell's error)."""
+    return squeezed(redact(text, secret), limit)
 
 
 def without_secret(text: str, secret: str | None) -> str:
@@ -348,9 +367,21 @@ class SecretFilter:
         return without_secret_json(rest, self.secret) if rest else b""
 
 
-def error_detail(message: Any, secret: str | None) -> str:
+def error_detail(message: Any, secret: Secrets) -> str:
     """A server's error message as a short single line without the key: what a cell's error quotes of it."""
-    return redact(squeezed(str(message or ""), ERROR_DETAIL_CHARS), secret)
+    return quoted(str(message or ""), ERROR_DETAIL_CHARS, secret)
+
+
+def without_secrets(data: Any, content: bytes, secret: Secrets) -> Any:
+    """A parsed answer (`content` decoded) with each secret replaced by `[redacted]` in every string that holds
+    it, however the server escaped it: the edit `without_secret` makes to a reply's text, made before anything
+    is read from the answer, so that no part of it (a stop reason, a refusal, an error's type) is quoted, or cut
+    to a line's length, with the key in it. An answer that cannot hold one is returned as it is, unwalked."""
+    for one in each_secret(secret):
+        if len(one) >= MIN_SECRET_CHARS and (one.encode() in content or b"\\u" in content
+                                             or (b"\\" in content and _ESCAPABLE & set(one))):
+            data = _scrubbed(data, one)
+    return data
 
 
 #: How every answer that is not in the API's shape is told (a body that is not JSON, JSON of another shape).
@@ -561,16 +592,17 @@ async def error_body(blocks: AsyncIterator[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def redirected(status: int, location: str | None, url: httpx.URL | str) -> str:
+def redirected(status: int, location: str | None, url: httpx.URL | str, secret: Secrets) -> str:
     """What a 3xx answer to `url` is told as. A redirect is never read as an answer, whatever its body holds, and
     never followed: the key and the request would go to another address. The line names where the server points
-    (as `shown_url` writes it: without a `user:password@`, a query or a fragment it holds, which may carry a key),
-    so that the user can set it as base_url."""
+    (as `shown_url` writes it: without a `user:password@`, a query or a fragment it holds, which may carry a key;
+    without `secret`, taken out before the address is cut to 200 characters), so that the user can set it as
+    base_url."""
     try:
         where = shown_url(urllib.parse.urljoin(str(url), location)) if location else None
     except ValueError:
         where = shown_url(location or "")
-    said = f"to {visible(where[:200])}" if where else "without saying where (no Location)"
+    said = f"to {visible(quoted(where, 200, secret))}" if where else "without saying where (no Location)"
     return (f"HTTP {status}: the server redirects the call {said}; benchcard does not follow redirects, which would "
             "send the key and the request elsewhere: if that address is the API's, set it as the provider's base_url")
 
@@ -660,15 +692,16 @@ class HttpProvider(Provider):
         that `benchcard curl` prints them without a client)."""
         raise NotImplementedError
 
-    def parse(self, data: Any, secret: str | None) -> Completion:
+    def parse(self, data: Any, secret: Secrets) -> Completion:
         """The vendor's answer (parsed JSON) → Completion; `secret` is scrubbed from any message kept."""
         raise NotImplementedError
 
     async def complete(self, body: Mapping[str, Any]) -> Completion:
         key = read_key(self.config)
-        data = await self._post(body, self._headers_for(key), key)
+        secrets = (*each_secret(key), *secrets_of(self.config.credentials))  # the key and a URL's password
+        data = await self._post(body, self._headers_for(key), secrets)
         try:
-            return self.parse(data, key)
+            return self.parse(data, secrets)
         except RetryableError as exc:  # an answer not in the API's shape: which endpoint gave it
             if not str(exc).startswith(MALFORMED):
                 raise
@@ -684,8 +717,9 @@ class HttpProvider(Provider):
             cached = self._headers = (key, headers)
         return cached[1]
 
-    async def _post(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None) -> Any:
-        """POST a body and return the parsed JSON answer, or raise RetryableError / CallError (never with the key).
+    async def _post(self, body: Mapping[str, Any], headers: httpx.Headers, secret: Secrets) -> Any:
+        """POST a body and return the parsed JSON answer without the key (`without_secrets`), or raise
+        RetryableError / CallError (never with the key).
 
         The request is built here with its final headers and the client's timeouts, then sent by the client
         (`client.post` would merge the same headers again on every call). A large answer keeps its place among
@@ -693,7 +727,7 @@ class HttpProvider(Provider):
         async with contextlib.AsyncExitStack() as held:
             return await self._post_held(body, headers, secret, held)
 
-    async def _post_held(self, body: Mapping[str, Any], headers: httpx.Headers, secret: str | None,
+    async def _post_held(self, body: Mapping[str, Any], headers: httpx.Headers, secret: Secrets,
                          held: contextlib.AsyncExitStack) -> Any:
         request = httpx.Request("POST", self.url, content=encode_body(body), headers=headers,
                                 extensions={"timeout": self.client.timeout.as_dict()})
@@ -712,15 +746,14 @@ class HttpProvider(Provider):
             raise RetryableError(redact(failure.text, secret)) from None
         status = response.status_code
         if 300 <= status < 400:
-            raise CallError(redact(redirected(status, response.headers.get("location"), self.url), secret),
-                            status=status)
+            raise CallError(redirected(status, response.headers.get("location"), self.url, secret), status=status)
         if status >= 400:
             detail = error_detail(_error_message(response, content), secret)
             called = f" (POST {self.url})" if status == 404 else ""  # a base_url without /v1, or with it twice
             raise answer_error(f"HTTP {status}" + (f": {detail}" if detail else "") + called, status,
                                parse_retry_after(response.headers))
         try:
-            return json.loads(content)
+            return without_secrets(json.loads(content), content, secret)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             # A proxy's HTML page or a body cut off in transit says nothing about the model (`malformed`).
             kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"

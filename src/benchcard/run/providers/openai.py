@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchcard._util.text import squeezed
 from benchcard.errors import RetryableError
 from benchcard.records.rows import Usage
 from benchcard.run.providers.base import (
@@ -20,6 +19,7 @@ from benchcard.run.providers.base import (
     Completion,
     HttpProvider,
     ProviderConfig,
+    Secrets,
     answer_error,
     counts_tokens,
     error_detail,
@@ -28,7 +28,7 @@ from benchcard.run.providers.base import (
     mapping,
     money,
     number,
-    redact,
+    quoted,
     replied_model,
     status_for,
 )
@@ -63,11 +63,11 @@ class OpenAIProvider(HttpProvider):
     def vendor_headers(cls, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def parse(self, data: Any, secret: str | None) -> Completion:
+    def parse(self, data: Any, secret: Secrets) -> Completion:
         return parse_chat_completion(data, secret)
 
 
-def parse_chat_completion(data: Any, secret: str | None = None) -> Completion:
+def parse_chat_completion(data: Any, secret: Secrets = None) -> Completion:
     """A chat completion object → Completion; anything else is a malformed answer (`base.malformed`, retried).
 
     An error reported inside a 200 answer (OpenRouter: an `error` object beside or instead of the choices, or
@@ -134,7 +134,7 @@ def _text_of(content: Any) -> tuple[str, bool]:
                     "list of parts")
 
 
-def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
+def _no_content(message: Mapping[str, Any], secret: Secrets) -> str:
     """Why a message without text is no answer: its refusal (the message's, or a `refusal` part of its content),
     its tool call, or nothing said at all (an empty answer is `content: ""`; null, or parts none of which is text,
     is the API saying there is no text, which must never be scored). The error says which it was."""
@@ -143,7 +143,7 @@ def _no_content(message: Mapping[str, Any], secret: str | None) -> str:
     refusals = [message.get("refusal"), *(p.get("refusal") for p in parts if p.get("type") == "refusal")]
     refusal = next((r for r in refusals if isinstance(r, str) and r.strip()), None)
     if refusal is not None:
-        return "refused: " + redact(squeezed(refusal, 200), secret)
+        return "refused: " + quoted(refusal, 200, secret)
     texts = [p for p in parts if p.get("type") == "text"]
     held = "null" if content is None else "a list whose text parts hold no text" if texts else \
         "a list without a text part"
@@ -158,7 +158,7 @@ ERROR_TYPES = {"invalid_request_error": 400, "authentication_error": 401, "permi
                "not_found_error": 404, "rate_limit_error": 429, "server_error": 500}
 
 
-def _raise_error_object(err: Any, secret: str | None) -> None:
+def _raise_error_object(err: Any, secret: Secrets) -> None:
     """An OpenRouter-style `{code, message}` error object found in a 200 answer (or OpenAI's `{type, code,
     message}`, its code a word), raised as the HTTP error it reports: RetryableError for 408, 429 and 5xx (and no
     code nor known type), CallError otherwise."""
@@ -171,6 +171,6 @@ def _raise_error_object(err: Any, secret: str | None) -> None:
     code = code if isinstance(code, int) and not isinstance(code, bool) else ERROR_TYPES.get(str(kind))
     message = err_map.get("message") if err_map else err
     detail = error_detail(message, secret)
-    name = " ".join(str(x) for x in (code, said and squeezed(said, 80)) if x)
+    name = " ".join(str(x) for x in (code, said and quoted(said, 80, secret)) if x)
     text = f"upstream error {name}: {detail}" if name else f"upstream error: {detail}"
     raise answer_error(text + " (in a 200 answer)", code)
