@@ -398,3 +398,42 @@ def test_answers_removed_from_a_stopped_run_are_never_called_again(tmp_path: Pat
     outputs.write_bytes(b"".join(kept))
     assert bc(project, "run", "colour-ab", "--resume", folder.name).exit_code == 0
     assert lines(outputs) == 24
+
+
+@pytest.mark.parametrize("added", ["a second answer", "another run's row"])
+@pytest.mark.parametrize("how", ["resume", "retry"])
+def test_a_row_a_stopped_run_did_not_write_is_refused_before_any_call(tmp_path: Path, server: FakeServer, key: str,
+                                                                      added: str, how: str) -> None:
+    """A row added to a stopped run's outputs.jsonl by hand (a second answer of a cell already answered, or a row
+    of another run's cell pasted in) was taken: `12 cells: 13 ok`, the rest called, the run scored and closed with
+    its digest over that row, and every verdict then refused it naming scores.jsonl (hostile audit, 2026-12-08).
+    The resume (and a retry of failed cells) refuses before any call, naming the line; status says so."""
+    from benchcard.run.options import RunOptions
+    from benchcard.run.runner import run
+
+    server.configure({"replies": [{"match": "Please.", "reply": "red"}], "default_reply": "blue"})
+    project = ab_project(tmp_path, server.base_url, fixtures=6, repetitions=2)
+    run(project, "colour-ab", RunOptions(progress=False), stop_after=8)
+    folder = only_run(project, "colour-ab")
+    outputs = folder / "outputs.jsonl"
+    kept = outputs.read_bytes()
+    first = json.loads(kept.splitlines()[0])
+    row = {**first, "text": "a better answer"} if added == "a second answer" else {**first, "cell": "c0123456789"}
+    outputs.write_bytes(kept + json.dumps(row, separators=(",", ":")).encode() + b"\n")
+    calls = server.stats(by_request=False)["calls"]
+    what = (f"gives cell {first['cell']} a second outcome (its first is line 1), which no retry of its failed call "
+            "reopened" if added == "a second answer" else
+            "gives an outcome of cell 'c0123456789', which the run's plan (sealed/assignment.jsonl) does not hold")
+    args = ["--resume", folder.name] + (["--retry-failed"] if how == "retry" else [])
+    assert one_line_error(bc(project, "run", "colour-ab", *args)) == (
+        f"error: results/colour-ab/v1/{folder.name}/outputs.jsonl: line 9 {what}: a row this run did not write. Put "
+        f"the file back as it was, or set the run aside (`benchcard set-aside {folder.name} --why …`) and start a "
+        "new one")
+    assert server.stats(by_request=False)["calls"] == calls and lines(outputs) == 9
+    assert not read_manifest(folder).finished_at
+    status = bc(project, "status", folder.name)
+    assert status.exit_code == 0
+    assert f"9/24 cells recorded, not finished; outputs.jsonl line 9 {what}: " in status.stdout
+    outputs.write_bytes(kept)
+    assert bc(project, "run", "colour-ab", "--resume", folder.name).exit_code == 0
+    assert lines(outputs) == 24

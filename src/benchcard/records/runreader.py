@@ -186,6 +186,39 @@ class RunReader:
                 done.add(str(cell))
         return done
 
+    #: The file of the plan whose cells the rows of `outputs_path` give outcomes of.
+    PLAN = f"{SEALED}/{ASSIGNMENT}"
+
+    def planned_cells(self) -> set[str]:
+        """Every cell the run's plan holds (`sealed/assignment.jsonl`)."""
+        return {row.cell for row in iter_rows(self.assignment_path, AssignmentRow)}
+
+    def retry_starts(self) -> list[int]:
+        """Where in the rows file each retry began (its `from`; none for a retry made the old way)."""
+        return [r.start for r in self.read_manifest().retries or [] if isinstance(r.start, int)]
+
+    def foreign_row(self) -> str | None:
+        """What is wrong with the first row of the file that this run cannot have written, or None: a row naming a
+        cell the plan does not hold, or a second outcome of a cell that no retry reopened (a retry appends a failed
+        cell's new row after its `from`, the file's size when it began). Such a row (a line pasted in from another
+        run or a backup, a copy of one) made `12 cells: 13 ok`; a resume called the rest and closed the run over it,
+        its digest recorded, and no verdict could read it, naming scores.jsonl."""
+        path = self.outputs_path
+        if not self.has_manifest() or not present(path, str(path), RunError):
+            return None
+        planned, starts = self.planned_cells(), self.retry_starts()
+        seen: dict[str, tuple[int, int, bool]] = {}  # cell → its last row's line, byte and whether it failed
+        for n, (pos, line) in enumerate(_rows_of(path), 1):
+            cell, failed = _cell_and_failure(line, path, n)
+            if cell not in planned:
+                return f"line {n} gives an outcome of cell {cell!r}, which the run's plan ({self.PLAN}) does not hold"
+            before = seen.get(cell)
+            if before is not None and not (before[2] and any(before[1] < start <= pos for start in starts)):
+                return (f"line {n} gives cell {cell} a second outcome (its first is line {before[0]}), which no "
+                        "retry of its failed call reopened")
+            seen[cell] = (n, pos, failed)
+        return None
+
     def counts(self) -> dict[str, int]:
         """Recorded cells by status (ok, truncated, failed), for `benchcard status`: a cell's last row counts."""
         counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
@@ -202,9 +235,19 @@ class JudgeReader(RunReader):
     final line skipped), and the judge's plan, `sealed/judge-requests.jsonl` and a sequential card's later
     stretches' (docs/judge.md)."""
 
+    PLAN = f"{SEALED}/{JUDGE_REQUESTS}"
+
     @property
     def outputs_path(self) -> Path:
         return self.folder / JUDGE_OUTPUTS
+
+    def planned_cells(self) -> set[str]:
+        """Every judgement the judging plan holds (each stretch's, in a sequential card)."""
+        return {row.cell for row in self.iter_judge_requests()}
+
+    def retry_starts(self) -> list[int]:
+        """None: a judgement is never called again once it has an outcome."""
+        return []
 
     @property
     def judge_requests_path(self) -> Path:
@@ -221,6 +264,30 @@ class JudgeReader(RunReader):
             if not present(path, str(path), RunError):
                 raise RunError(f"{path}: missing; the judging was never planned")
             yield from iter_rows(path, JudgeRequestRow)
+
+
+def _rows_of(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Each line of a rows file with the byte it starts at, up to a torn final line (left to the store's repair)."""
+    pos = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                return
+            yield pos, line
+            pos += len(line)
+
+
+def _cell_and_failure(line: bytes, path: Path, n: int) -> tuple[str, bool]:
+    """A row's cell and whether its outcome is a failure, read without parsing a row written by `dumps_line`
+    whose status is not `failed` (the text may hold the words, so a match is parsed)."""
+    cell = _leading_cell(line)
+    if cell is not None and b'"status":"failed"' not in line:
+        return cell, False
+    try:
+        row = json_loads(line)
+        return str(row["cell"]), row.get("status") == "failed"
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise RunError(f"{path}: line {n} is not a row of outputs") from None
 
 
 _CELL_PREFIX = b'{"cell":"'

@@ -285,6 +285,16 @@ class RunStore(RunReader):
                            "called again, replacing answers already given. Put the file back as it was, or set the "
                            f"run aside (`benchcard set-aside {run} --why …`) and start a new one")
 
+    def refuse_foreign_rows(self) -> None:
+        """RunError when the file holds a row this run cannot have written (`foreign_row`): before any call, since a
+        pass would call the rest and close the run over that row, which no verdict reads."""
+        problem = self.foreign_row()
+        if problem is not None:
+            results, card, version, run = self.folder.parts[-4:]
+            shown = PurePosixPath(results, card, version, run, self.outputs_path.name)
+            raise RunError(f"{shown}: {problem}: a row this run did not write. Put the file back as it was, or set "
+                           f"the run aside (`benchcard set-aside {run} --why …`) and start a new one")
+
     def open_outputs(self) -> OutputWriter:
         """The appender for this run: repairs a torn tail, then holds the run's lock until closed."""
         return OutputWriter(self)
@@ -323,6 +333,8 @@ class OutputWriter:
         self.before = _rows_in(path)
         try:
             self.store.refuse_lost_rows(self.before)
+            if self.before:
+                self.store.refuse_foreign_rows()
         except BaseException:
             self.close()
             raise

@@ -109,6 +109,11 @@ def run_status(project: Project, name: str | Path, poll: bool = True) -> RunStat
     card, run = manifest.card, store.run_id
     state = "finished" if finished else _open_state(project, run, manifest, chunks, recorded, cells) + \
         _unread_failures(manifest, store)
+    foreign = None if finished else store.foreign_row()
+    if foreign is not None:  # which a resume refuses before any call (`RunStore.refuse_foreign_rows`)
+        state = (f"{recorded}/{cells} cells recorded, not finished; {store.outputs_path.name} {foreign}: a row this "
+                 f"run did not write, which a resume refuses. Put the file back as it was, or set the run aside "
+                 f"(`benchcard set-aside {run} --why …`) and start a new one")
     aside = set_aside_of(folder)
     if aside is not None:  # never resumed: no command to continue it
         state = f"{aside.label}: kept as it is, never resumed or judged"
