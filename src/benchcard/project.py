@@ -9,7 +9,7 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Literal, cast
 
 from benchcard._util.names import name_clash, shown
@@ -172,6 +172,21 @@ class Project:
             inside = re.escape(root.rstrip(os.sep) + os.sep) + f"(?={re.escape(self.results_dir.name + os.sep)})"
             message = re.sub(r"(?<![^\s(\"'`=,])" + inside, "", message)
         return message
+
+    def recorded(self, path: Path) -> str:
+        """A path in the project as a record names it (a verdict's and a ledger row's `evidence`, a replication's
+        link): from the project's root, `/` between its parts on every system, and through the project's own
+        results/ where that folder is a link to another disk (as `relative` names it, by where the link leads, a
+        run was entered as `/…/disk/<card>/v1/<run>`, a path of this machine no clone of the project has). A path
+        outside the project is named as given."""
+        real = Path(os.path.realpath(path))
+        for folder, named in ((self.results_dir, (self.results_dir.name,)), (self.root, ())):
+            try:
+                inside = real.relative_to(os.path.realpath(folder))
+            except ValueError:
+                continue
+            return PurePosixPath(*named, *inside.parts).as_posix()
+        return str(path)
 
     def relative_link(self, path: Path) -> str:
         """`relative`, the last part as written: a link is named itself, never where it leads (or fails to)."""

@@ -261,3 +261,31 @@ def test_an_unfinished_run_that_a_process_writes_now_is_said_to_run_now(project:
                                "running now); a verdict waits for the run to finish: give it once that run ends "
                                f"(`benchcard status {run_dir.name}` shows how far it got)")  # no --resume (hostile21)
     assert str(aside.value) == f"run {run_dir.name} is running now; stop it (Ctrl-C) before setting it aside"
+
+
+def test_a_run_on_a_results_folder_linked_to_another_disk_is_entered_by_its_place_in_the_project(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """results/ a link to a folder on another disk (runs are large): the verdict entered its run in the ledger and
+    verdict.json by where the link led, `/…/disk/colour-ab/v1/<run>`, a path of this machine that no clone of the
+    project has, so `ledger --verify` in the project as committed (results/ a folder) said every such run was missing
+    (hostile audit, 2026-12-08). Evidence is named by its place in the project, `results/colour-ab/v1/<run>`."""
+    import shutil
+
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    project.results_dir.symlink_to(disk, target_is_directory=True)
+    ran = CliRunner().invoke(cli, ["-C", str(project.root), "run", "colour-ab", "--json"])
+    assert ran.exit_code == 0, ran.output
+    run = json.loads(ran.stdout)["runs"][0]["run"]
+    judged = CliRunner().invoke(cli, ["-C", str(project.root), "verdict", run])
+    assert judged.exit_code == 0, judged.output
+    [row] = [json.loads(line) for line in (disk / "ledger.jsonl").read_text().splitlines()]
+    verdict = json.loads((disk / "colour-ab" / "v1" / run / "verdict.json").read_text())
+    assert row["evidence"] == verdict["evidence"] == f"results/colour-ab/v1/{run}"
+    project.results_dir.unlink()  # the project as committed and cloned: results/ a folder of its own
+    shutil.move(disk, project.results_dir)
+    verified = CliRunner().invoke(cli, ["-C", str(project.root), "ledger", "--verify"])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.startswith("ledger ok: 1 row(s), hash chain intact, evidence of 1 judged run(s) unchanged")

@@ -150,7 +150,7 @@ def compare(a_path: Path, b_path: Path, rule: RuleOptions, *, project: Project |
     labels = labels_of(a, b, names)
     digests = [file_digest(a.path), file_digest(b.path)]
     rig_line = f"{labels[0]} vs {labels[1]}"
-    relative = project.relative(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
+    relative = project.recorded(out_dir) if project is not None and out_dir.is_relative_to(project.root) \
         else str(out_dir)
     sources = [Source(log=str(s.path), digest=d, tool=s.tool, model=s.model, task=s.task, label=label)
                for s, d, label in zip((a, b), digests, labels, strict=True)]

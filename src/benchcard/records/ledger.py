@@ -276,7 +276,7 @@ def verify(project: Project, copied: Collection[str] = ()) -> None:
     to the project): originals copied in from another project, whose rows are in that project's ledger (named
     by a replication row of this one, `verdict/_replication.py`).
     """
-    entered = [e for e in entries(project) if project.relative(e[0].parent) not in copied]
+    entered = [e for e in entries(project) if project.recorded(e[0].parent) not in copied]
     wanted = {seq for _, seq, _ in entered}  # the chain's rows are not kept (200,000 rows), only these
     hashes = {item[1].seq: item[1].hash for item in _chained(_stream(project), project.relative(project.ledger_path))
               if not isinstance(item, Torn) and item[1].seq in wanted}

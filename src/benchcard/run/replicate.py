@@ -91,7 +91,7 @@ def original_of(project: Project, name: str) -> Original:
 
 def _ledger_link(project: Project, folder: Path, manifest: Manifest) -> ReplicaLink:
     """The original's verdict as entered in a ledger: this project's, or (a run copied in) another's."""
-    where = project.relative(folder)
+    where = project.recorded(folder)
     path = folder / VERDICT
     if not path.is_file():
         found = set_aside_of(folder)

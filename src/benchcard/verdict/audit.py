@@ -112,7 +112,7 @@ def audit(project: Project) -> LedgerAudit:
                 notes.append(f"{head}: entered before ledger rows carried their run's digests; its files were "
                              "checked against its own manifest only")
         copied = foreign_originals(links)
-        ledger.check_entries(project, [e for e in entered if project.relative(e[0].parent) not in copied],
+        ledger.check_entries(project, [e for e in entered if project.recorded(e[0].parent) not in copied],
                              walked.hashes)
         originals = {run: found for run in linked_runs(links) if (found := walked.last_row_of(run)) is not None}
     linked, said = link_problems(project, links, originals)

@@ -359,7 +359,7 @@ def _head(project: Project, run_dir: Path, card: Card, data: RunData, scratch: b
     if scratch and not rig_line.endswith(" · scratch"):
         rig_line += " · scratch"
     return VerdictHead(run=run_dir.name, card=card.id, version=card.version, kind=card.kind, rig=rig_line,
-                       seal_root=manifest.seal_root, evidence=project.relative(run_dir), cost=cost,
+                       seal_root=manifest.seal_root, evidence=project.recorded(run_dir), cost=cost,
                        cost_upper_bound=_upper_bound(data, cost), latency=latency)
 
 
