@@ -315,3 +315,29 @@ def test_a_judged_run_file_changed_is_named_from_the_project_root_by_the_command
     where = f"results/extract-ab/v1/{run_dir.name}/{damaged}"
     assert named and all(re.search(rf"(^|\s){re.escape(where)}", line) for line in named), named
     assert not any(str(tmp_path) in line for line in named), named
+
+
+_BOM_SAID = ("(it starts with a byte-order mark: an editor saved it as 'UTF-8 with BOM', which benchcard never writes; "
+             "remove those 3 bytes, or save it again as UTF-8 without BOM)")
+
+
+@pytest.mark.parametrize(("damaged", "command"), [
+    ("results/ledger.jsonl", ("ledger",)),
+    ("results/ledger.jsonl", ("ledger", "--verify")),
+    ("{run}/manifest.json", ("status", "{name}", "--no-poll")),
+    ("keys/extract-ab/v1.seal.json", ("seal", "extract-ab")),
+])
+def test_a_record_an_editor_saved_with_a_byte_order_mark_is_said_so(tmp_path: Path, damaged: str,
+                                                                     command: tuple[str, ...]) -> None:
+    """A ledger, a manifest or a seal opened in an editor and saved as 'UTF-8 with BOM' (Notepad's default once),
+    nothing else changed: the ledger's line said 'line 1 is not JSON (an edited row)', a tampering that was none, and
+    the manifest's and seal's 'JSON is malformed: invalid character (byte 0)', a byte no editor shows (hostile
+    audit, 2026-12-08). The line says what is there and what mends it."""
+    project = make_project(tmp_path / "proj")
+    run = make_run(project, the_card(project), ab_metrics())
+    assert bc(project.root, "verdict", run.name).exit_code == 0
+    path = Path(damaged.format(run=run)) if damaged.startswith("{run}") else project.root / damaged
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    line = one_line_error(bc(project.root, *(a.format(name=run.name) for a in command)))
+    assert line.endswith(" " + _BOM_SAID), line
+    assert "an edited row" not in line

@@ -53,6 +53,21 @@ def read_regular_text(path: Path | str, source: str, error: type[BenchcardError]
     return decode_utf8(read_regular_bytes(path, source, error, max_bytes), source, error)
 
 
+#: What an editor saving a file as "UTF-8 with BOM" (Notepad, Excel's CSV UTF-8) puts before its first byte.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def bom_said(data: bytes) -> str:
+    """Why a file benchcard wrote does not read back, when it starts with a byte-order mark: an editor opened and
+    saved it as "UTF-8 with BOM" (Notepad's default once), which no JSON reader benchcard uses takes, and which
+    changes nothing else of it; "" for bytes without one. It is said, not read past: the record was not written so,
+    and a digest over its bytes no longer holds."""
+    if data.startswith(UTF8_BOM):
+        return (" (it starts with a byte-order mark: an editor saved it as 'UTF-8 with BOM', which benchcard never "
+                "writes; remove those 3 bytes, or save it again as UTF-8 without BOM)")
+    return ""
+
+
 def decode_utf8(data: bytes, source: str, error: type[BenchcardError]) -> str:
     try:
         return data.decode("utf-8")

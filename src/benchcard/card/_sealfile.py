@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from benchcard._util.safeio import bom_said
 from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
@@ -61,7 +62,7 @@ def decode_seal(data: bytes, where: Path | str) -> SealFile:
     except msgspec.ValidationError as exc:
         raise SealError(f"{where}: not a seal: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise SealError(f"{where}: unreadable seal: {exc}") from None
+        raise SealError(f"{where}: unreadable seal: {exc}{bom_said(data)}") from None
     newer = _newer_field(sealed)
     if newer is not None:
         field, what, known = newer

@@ -35,7 +35,7 @@ from filelock import FileLock, Timeout
 
 from benchcard._util.files import write_atomic, writing
 from benchcard._util.hashing import digest, strict
-from benchcard._util.safeio import present, record_loads
+from benchcard._util.safeio import bom_said, present, record_loads
 from benchcard.errors import JsonProblem, LedgerError
 from benchcard.project import Project
 from benchcard.records.ledgerrow import CHAIN_FIELDS, FIELD_ORDER, LedgerRow
@@ -172,7 +172,9 @@ def _object(project: Project, line: bytes, n: int) -> dict[str, Any]:
         raise LedgerError(f"{project.relative(project.ledger_path)}: line {n}: {exc} (an edited row: its hash covers "
                           "one value of a field, a reader may see the other)") from None
     except (ValueError, UnicodeDecodeError):
-        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not JSON (an edited row)") from None
+        why = bom_said(line) if n == 1 else ""  # a mark is no row's: the hashes cover the rows' fields, not bytes
+        raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not JSON"
+                          + (why or " (an edited row)")) from None
     if not isinstance(row, dict):
         raise LedgerError(f"{project.relative(project.ledger_path)}: line {n} is not a JSON object")
     return row

@@ -25,7 +25,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from benchcard._util.numfmt import fixed
-from benchcard._util.safeio import json_loads
+from benchcard._util.safeio import bom_said, json_loads
 from benchcard.errors import BenchcardError, RunError
 from benchcard.records.replication import ReplicaLink, RuleRecord
 
@@ -633,7 +633,7 @@ def decode_row(line: bytes, kind: type[T], path: Path | str, n: int, error: type
     except msgspec.ValidationError as exc:
         raise error(f"{path}: line {n}: {_out_of_range(line, str(exc))}") from None
     except msgspec.DecodeError:
-        raise error(f"{path}: line {n} is not JSON") from None
+        raise error(f"{path}: line {n} is not JSON{bom_said(line) if n == 1 else ''}") from None
 
 
 def _out_of_range(line: bytes, message: str) -> str:
@@ -704,7 +704,7 @@ def decode_manifest(data: bytes, path: Path | str, error: type[BenchcardError] =
     except msgspec.ValidationError as exc:
         raise error(f"{path}: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise error(f"{path}: unreadable manifest: {exc}") from None
+        raise error(f"{path}: unreadable manifest: {exc}{bom_said(data)}") from None
     return manifest
 
 
