@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import json
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -409,6 +410,22 @@ def test_cli_listens_on_a_loopback_address_only(host: str, said: str) -> None:
     done = subprocess.run([sys.executable, "-m", "benchcard.testing.fakeserver", "--port", "0", "--host", host],
                           capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": ""}, timeout=15)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", said + "\n")
+
+
+def test_cli_says_in_one_line_that_its_port_is_taken_or_out_of_range() -> None:
+    """docs/compare.md starts the server on --port 8765 twice (its first recipe, then its end-to-end one): the
+    second found the port taken and printed a traceback ending in `Address already in use`."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for given, said in [(port, f"fakeserver: --port {port}: cannot listen on 127.0.0.1:{port} (Address already "
+                                   "in use); stop the server already there, or choose another port (--port 0 picks "
+                                   "a free one)"),
+                            (99999, "fakeserver: --port 99999: expected a port from 0 to 65535 (0 picks a free one)")]:
+            done = subprocess.run([sys.executable, "-m", "benchcard.fakeserver", "--port", str(given)],
+                                  capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": ""}, timeout=15)
+            assert (done.returncode, done.stdout, done.stderr) == (2, "", said + "\n")
 
 
 def test_the_command_line_explains_its_options_and_config() -> None:

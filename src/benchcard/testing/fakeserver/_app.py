@@ -449,11 +449,25 @@ def loopback_address(host: str) -> str:
     return str(address)
 
 
-async def _serve(config: Config, port: int, host: str = HOST) -> None:
-    ipv6 = ":" in host
-    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`, or one line saying why not (a port in use, one out of range): `--port 8765`
+    run twice, as docs/compare.md's two recipes do, gave a traceback ending in `Address already in use`."""
+    if not 0 <= port <= 65535:
+        raise FakeServerError(f"--port {port}: expected a port from 0 to 65535 (0 picks a free one)")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        raise FakeServerError(f"--port {port}: cannot listen on {shown}:{port} ({exc.strerror}); stop the server "
+                              "already there, or choose another port (--port 0 picks a free one)") from None
+    return sock
+
+
+async def _serve(config: Config, sock: socket.socket) -> None:
+    host, ipv6 = sock.getsockname()[0], sock.family == socket.AF_INET6
     runner = web.AppRunner(build_app(config), access_log=None, handler_cancellation=True)
     await runner.setup()
     site = web.SockSite(runner, sock, backlog=1024)
@@ -531,10 +545,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise FakeServerError("config: expected an object")
             raw = {**raw, "latency_ms": args.latency_ms}
         config = parse_config(raw)
-        host = loopback_address(args.host)
+        sock = listening_socket(loopback_address(args.host), args.port)
     except (OSError, ValueError, FakeServerError) as exc:
         sys.stderr.write(f"fakeserver: {exc}\n")
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, args.port, host))
+        asyncio.run(_serve(config, sock))
     return 0
