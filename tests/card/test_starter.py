@@ -52,6 +52,10 @@ def test_init_makes_a_project_that_check_accepts_as_printed(tmp_path: Path, monk
     assert "* -text" in (root / ".gitattributes").read_text().splitlines()  # git never turns LF into CRLF
     assert len((root / "fixtures" / "first-ab.jsonl").read_text().splitlines()) == 3
     assert ".env" in (root / ".gitignore").read_text().splitlines()
+    # what it says of .gitignore: "keys" alone read as keys/, the answer keys and seals, which belong in git
+    [said] = [line for line in made.output.splitlines() if line.strip().startswith(".gitignore")]
+    assert said.split(None, 1)[1].startswith(".env (API keys) and built pages stay out of git")
+    assert not any(line.startswith(("keys", "/keys")) for line in (root / ".gitignore").read_text().splitlines())
     [check] = _follow(commands, upto=2)
     assert check.exit_code == 0, check.output
     assert "first-ab v1 (ab) · v1 not sealed" in check.output and "1 card(s) ok, 0 failed" in check.output

@@ -98,7 +98,7 @@ FILES: tuple[tuple[str, str, str], ...] = (
     (f"cards/{CARD_ID}.yaml", CARD, "the card: prompt, two variants, scorer and win rule"),
     (f"fixtures/{CARD_ID}.jsonl", FIXTURES, "three fixtures, each with its answer key"),
     ("benchcard.yaml", CONFIG, "providers and prices (the embedded model needs none)"),
-    (".gitignore", GITIGNORE, "keys and built pages stay out of git (scratch runs ignore themselves)"),
+    (".gitignore", GITIGNORE, ".env (API keys) and built pages stay out of git (scratch runs ignore themselves)"),
     (".gitattributes", GITATTRIBUTES, "git keeps every file's bytes (no CRLF on Windows): seals hold in any clone"),
 )
 
