@@ -31,8 +31,11 @@ def test_a_scorer_that_accepts_a_rejected_example_fails_check(project_dir: Path)
     code, out, _ = _run(project_dir, "check", "one-word-sentiment")
     assert code == 1
     assert "FAIL 1.00 expect fail    Rejected — trailing period" in out
-    assert "error: cards/one-word-sentiment.yaml: example 'Rejected — trailing period': expected a score below 1" \
-        in out
+    # the line is the example's own, as for every other field (it named the file alone until 2026-12-08)
+    rows = path.read_text().splitlines()
+    line = 1 + rows.index("  - {label: Rejected — trailing period, expect: fail, output: negative}")
+    assert (f"error: cards/one-word-sentiment.yaml:{line}: example 'Rejected — trailing period': expected a score "
+            "below 1") in out
 
 
 def test_a_scorer_that_rejects_the_correct_example_fails_check(project_dir: Path) -> None:

@@ -111,8 +111,9 @@ def test_an_examples_metrics_are_met_only_by_numbers_near_them(tmp_path: Path) -
     text = AB_CARD.replace("output: red, expect: pass", "output: red, expect: {score: 1, rule.says_red: 0.5, x: 1}")
     code, out, _ = exit_and_streams(make_ab_project(tmp_path, text), "check", "tiny-ab")
     assert code == 1
-    assert ("error: cards/tiny-ab.yaml: example 'Correct': rule.says_red expected 0.5, got 1; x expected 1, got "
-            "nan") in out
+    line = 1 + next(n for n, row in enumerate(text.splitlines()) if "label: Correct" in row)
+    assert (f"error: cards/tiny-ab.yaml:{line}: example 'Correct': rule.says_red expected 0.5, got 1; x expected 1, "
+            "got nan") in out
 
 
 @pytest.mark.parametrize(("written", "said"), [

@@ -19,6 +19,7 @@ from benchcard.card.design import design_warnings, schedule_line
 from benchcard.card.judgecheck import judge_example, metric_misses
 from benchcard.card.load import check_unique_ids, load_card, resolve_card_path
 from benchcard.card.model import Card, Example, FixtureValue
+from benchcard.card.reader import field_locator
 from benchcard.errors import BenchcardError, CardError
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -172,7 +173,9 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     # keys that could not be read are said once above, not again as 'no answer key' for every worked example
     examples = () if keys is None and needs_key(card.scoring) else tuple(
         run_example(card, ex, keys or {}, i) for i, ex in enumerate(card.examples))
-    problems += [f"{source}: example '{r.label}': {r.reason}" for r in examples if not r.ok]
+    at = field_locator(card.path, source)
+    problems += [f"{at('examples', str(i))}: example '{r.label}': {r.reason}"
+                 for i, r in enumerate(examples) if not r.ok]
     finite = sealmod.not_finite(card, project)
     if finite:  # nothing else can be hashed or compared byte for byte
         problems.append(finite)

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 
 from benchcard.card.model import Card, Clause, spending_text
-from benchcard.card.reader import parse_yaml
+from benchcard.card.reader import field_locator
 from benchcard.card.schedule import card_design, card_rules, spending_of
 from benchcard.project import Project
 from benchcard.records.rows import Rules, gate_side, manifest_or_none
@@ -33,17 +33,7 @@ def fewest_fixtures(alpha: float) -> int:
 
 def _locator(card: Card, project: Project) -> Callable[..., str]:
     """`at(*field)`: the card's file and the line of a field, for a warning."""
-    source = project.relative(card.path)
-    try:
-        _, lines = parse_yaml(card.path.read_text(encoding="utf-8"), source)
-    except Exception:  # the card loaded a moment ago; a race with an editor only loses the line numbers
-        lines = {}
-
-    def at(*field: str) -> str:
-        line = lines.get(tuple(field))
-        return f"{source}:{line}" if line else source
-
-    return at
+    return field_locator(card.path, project.relative(card.path))
 
 
 def truncation_warnings(card: Card, project: Project) -> list[str]:

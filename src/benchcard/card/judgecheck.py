@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchcard.card.model import Card, Example
+from benchcard.card.reader import field_locator
 from benchcard.errors import BenchcardError, UnreadableAnswer
 from benchcard.project import Project
 from benchcard.records.answerkey import AnswerKey
@@ -98,5 +99,6 @@ def judge_example_problems(card: Card, project: Project) -> list[str]:
         keys = card.answer_keys(project.keys_dir(card.id))
     except BenchcardError as exc:
         return [str(exc)]
-    results = [(ex, judge_example(card, ex, keys, i)) for i, ex in enumerate(card.examples)]
-    return [f"{source}: example '{ex.label}': {r.reason}" for ex, r in results if not r.ok]
+    at = field_locator(card.path, source)
+    results = [(i, ex, judge_example(card, ex, keys, i)) for i, ex in enumerate(card.examples)]
+    return [f"{at('examples', str(i))}: example '{ex.label}': {r.reason}" for i, ex, r in results if not r.ok]

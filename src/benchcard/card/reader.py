@@ -92,6 +92,21 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]
     return load_yaml(text, source, CardError)
 
 
+def field_locator(path: Path, source: str) -> Callable[..., str]:
+    """`at(*field)`: `source:LINE` of a card's field (`at("examples", "0")`), or `source` alone when the file no
+    longer parses (a race with an editor loses only the line number), for a line `check` prints after loading."""
+    try:
+        _, lines = parse_yaml(path.read_text(encoding="utf-8"), source)
+    except (OSError, ValueError, CardError):
+        lines = {}
+
+    def at(*field: str) -> str:
+        line = lines.get(tuple(field))
+        return f"{source}:{line}" if line else source
+
+    return at
+
+
 def _slot_found(slot: str, slots: list[str]) -> str:
     """What an ab prompt holds instead of `slot` (twice, or a slot misspelt: `{{varaint}}`), to end its line."""
     if slots.count(slot) > 1:
