@@ -15,6 +15,7 @@ from benchcard.records.rows import AssignmentRow, iter_rows
 from benchcard.run.options import RunOptions
 from benchcard.run.runner import run
 from benchcard.run.store import RunStore
+from benchcard.run.summary import RunSummary
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_batch import FAST, journal
@@ -48,6 +49,10 @@ def test_a_clear_win_stops_at_the_first_look(tmp_path: Path, server: FakeServer,
     [s] = json.loads(result.stdout)["runs"]
     assert s["finished"] and s["missing"] == 0 and s["called"] == PER_LOOK
     assert s["looks"] == "stopped at look 1 of 3: win; 96 of 288 calls (67 % saved)"
+    assert s["cells"] == 288 and s["uncalled"] == 192
+    # the counts add up to the cells: those the stop left uncalled are said, not left to subtract
+    assert "  288 cells: 96 ok, 0 truncated, 0 failed, 192 never called (the run stopped at a look) · " in "\n".join(
+        RunSummary(**s).lines())
     folder = only_run(project, "colour-ab")
     manifest = _manifest(folder)
     assert manifest["sequential"] == {"looks": [3, 6, 9], "cells": [96, 192, 288], "spending": "obrien-fleming",

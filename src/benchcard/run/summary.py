@@ -50,6 +50,7 @@ class RunSummary:
     batch: bool = False  # through the vendor's batch API
     warnings: tuple[str, ...] = ()  # result lines a batch run refused, each naming its file (in `folder`) and line
     looks: str = ""  # a sequential run's looks: "stopped at look 2 of 3: win; 1,440 of 3,600 calls (60 % saved)"
+    uncalled: int = 0  # a sequential run stopped at a look: its planned cells never called (`cells` counts them)
     replies: str = ""  # replies naming another model than the one asked, or never counted (records/replied.py)
     judge_replies: str = ""  # the same of a judge card's judge
     price_note: str = ""  # why cells answered have no cost: no price of the model in benchcard.yaml (price_gap)
@@ -71,7 +72,9 @@ class RunSummary:
             out.append(f"  the server refused calls for load (429/503/529): {self.narrowed} call"
                        f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
         out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
-                   + (f", {self.missing} missing" if self.missing else "") + f" · {self.cost_text()} · "
+                   + (f", {self.missing} missing" if self.missing else "")
+                   + (f", {self.uncalled} never called (the run stopped at a look)" if self.uncalled else "")
+                   + f" · {self.cost_text()} · "
                    f"{self.wall_s:.1f} s")
         out += [f"  cost: {self.price_note}"] if self.price_note else []
         out += self._notes()
@@ -135,7 +138,8 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         run=store.run_id, folder=project.relative(store.folder), card=manifest.card,
         version=manifest.version, rig=manifest.rig_line or rig.line(), provider=rig.provider, model=rig.model,
         cells=total,
-        counts=tally.counts, missing=max(0, needed - tally.seen), cost=round(tally.cost, 6) if tally.priced else None,
+        counts=tally.counts, missing=max(0, needed - tally.seen), uncalled=total - needed,
+        cost=round(tally.cost, 6) if tally.priced else None,
         cost_unknown=tally.unpriced, cost_upper_bound=tally.upper_bound, wall_s=round(time.perf_counter() - wall, 3),
         called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
