@@ -1069,7 +1069,7 @@ def test_an_error_or_refusal_inside_a_200_answer_is_failed_never_scored(
     project = probe_project(tmp_path, None)
     write_config(project.root, server.base_url, type_=api)
     result = ok(bc(project, "run", PROBE, "--attempts", str(attempts)))
-    assert "1 cells: 0 ok, 0 truncated, 1 failed" in result.output
+    assert "1 cell: 0 ok, 0 truncated, 1 failed" in result.output
     folder = only_run(project, PROBE)
     [row] = read_jsonl(folder / "outputs.jsonl")
     assert row["status"] == "failed" and row["error"].startswith(error), row["error"]
@@ -1117,7 +1117,7 @@ def test_a_vendors_documented_answer_shape_is_recorded_as_what_it_is(
     write_config(project.root, server.base_url, type_=api)
     result = ok(bc(project, "run", PROBE, "--attempts", "1"))
     counts = {s: int(status == s) for s in ("ok", "truncated", "failed")}
-    assert "1 cells: {ok} ok, {truncated} truncated, {failed} failed".format(**counts) in result.output
+    assert "1 cell: {ok} ok, {truncated} truncated, {failed} failed".format(**counts) in result.output
     folder = only_run(project, PROBE)
     [row] = read_jsonl(folder / "outputs.jsonl")
     assert (row["status"], row["text"]) == (status, text)
@@ -1156,7 +1156,7 @@ def test_a_passing_upstream_error_in_a_200_answer_is_retried(tmp_path: Path, ser
     project = probe_project(tmp_path, None)
     write_config(project.root, server.base_url, type_=api)
     result = ok(bc(project, "run", PROBE, "--attempts", "2"))
-    assert "1 cells: 1 ok, 0 truncated, 0 failed" in result.output
+    assert "1 cell: 1 ok, 0 truncated, 0 failed" in result.output
     [row] = read_jsonl(only_run(project, PROBE) / "outputs.jsonl")
     assert row["status"] == "ok" and row["attempts"] == 2 and row["text"] == "negative"
 

@@ -58,6 +58,12 @@ def test_a_finished_run_says_what_it_did_and_that_it_was_scored_blind() -> None:
         "again (the failed attempts stay on record)"]
 
 
+def test_a_probe_of_one_repetition_says_one_cell() -> None:
+    """docs/cards.md's first card, a probe of one repetition, printed `1 cells: 1 ok, …`."""
+    assert summary_of(cells=1, counts={"ok": 1, "truncated": 0, "failed": 0}).lines()[1] == (
+        "  1 cell: 1 ok, 0 truncated, 0 failed · $0.0123 · 2.3 s")
+
+
 def test_failed_cells_name_the_command_that_calls_them_again() -> None:
     assert summary_of().lines()[-1] == ("  1 cell(s) failed: `benchcard run colour-ab --resume 20261201T120000Z-ab12 "
                                         "--retry-failed` calls them again (the failed attempts stay on record)")

@@ -71,7 +71,8 @@ class RunSummary:
         if self.narrowed is not None:
             out.append(f"  the server refused calls for load (429/503/529): {self.narrowed} call"
                        f"{'s' if self.narrowed > 1 else ''} at a time at the end, of {self.concurrency} allowed")
-        out.append(f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed"
+        out.append(f"  {self.cells} cell{'' if self.cells == 1 else 's'}: {c['ok']} ok, {c['truncated']} truncated, "
+                   f"{c['failed']} failed"
                    + (f", {self.missing} missing" if self.missing else "")
                    + (f", {self.uncalled} never called (the run stopped at a look)" if self.uncalled else "")
                    + f" · {self.cost_text()} · "

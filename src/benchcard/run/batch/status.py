@@ -75,7 +75,8 @@ class RunStatus:
                  *trial,
                  *([f"  {self.replicates}"] if self.replicates else []),
                  *([f"  {self.looks}"] if self.looks else []),
-                 f"  {self.cells} cells: {c['ok']} ok, {c['truncated']} truncated, {c['failed']} failed recorded",
+                 f"  {self.cells} cell{'' if self.cells == 1 else 's'}: {c['ok']} ok, {c['truncated']} truncated, "
+                 f"{c['failed']} failed recorded",
                  f"  {self.state}",
                  *[f"  {line}" for line in (self.replies, self.judge_replies) if line]]
         for b in self.batches:
