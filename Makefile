@@ -83,11 +83,12 @@ llama-flags:
 
 # What the tests drive besides Python: Chromium (the pages), node (JavaScript's own regex semantics, the
 # reference the rule engine is compared with), objdump (the portable-build check), openssl (the certificate of
-# the TLS test server). Installed when missing.
+# the TLS test server), the locales' sources (a Turkish locale built for the embedded model's test: libgomp reads
+# its settings through the locale's case mapping). Installed when missing.
 chromium:
 	@command -v chromium >/dev/null && command -v node >/dev/null && command -v objdump >/dev/null \
-	  && command -v openssl >/dev/null || { \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs binutils openssl; }
+	  && command -v openssl >/dev/null && [ -f /usr/share/i18n/locales/tr_TR ] || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs binutils openssl locales; }
 
 demo: install-run demo-run
 

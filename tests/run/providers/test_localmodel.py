@@ -246,6 +246,28 @@ def test_a_model_in_a_folder_named_in_utf8_loads_whatever_the_locale(tmp_path: P
     assert (done.returncode, done.stdout) == (0, "8192\n"), done.stderr
 
 
+@pytest.mark.local_model
+def test_the_wait_policy_is_read_by_libgomp_under_a_turkish_locale(tmp_path: Path) -> None:
+    """Under LANG=tr_TR.UTF-8 `PASSIVE` is no value libgomp knows (its `strncasecmp` follows the locale, where `I`
+    is not the capital of `i`): it said `libgomp: Invalid value for environment variable OMP_WAIT_POLICY` at every
+    worker's start and its threads spun, the init card's 18 calls taking 32–35 s instead of 8–10 s (2026-12-08).
+    The locale is built here from Debian's sources (`make test` installs `locales` when they are missing)."""
+    import shutil
+    import subprocess
+
+    assert Path("/usr/share/i18n/locales/tr_TR").is_file() and shutil.which("localedef"), \
+        "Debian's locales (the tr_TR source) and localedef are needed: make test installs them"
+    subprocess.run(["localedef", "-i", "tr_TR", "-f", "UTF-8", str(tmp_path / "tr_TR.UTF-8")], check=True,
+                   capture_output=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "OMP_"))}
+    code = ("import locale; from benchcard.run.providers.localmodel import require_llama_cpp; "
+            "require_llama_cpp(); print(locale.setlocale(locale.LC_CTYPE))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "LOCPATH": str(tmp_path), "LANG": "tr_TR.UTF-8"})
+    assert (done.returncode, done.stdout) == (0, "tr_TR.UTF-8\n"), done.stderr  # the worker's own locale
+    assert "OMP_WAIT_POLICY" not in done.stderr
+
+
 # ------------------------------------------------------------------------------ a reply whatever came before it
 
 

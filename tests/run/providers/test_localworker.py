@@ -33,7 +33,7 @@ from ...helpers_run import ab_project, seal_card
 
 INJECT = '''
 import os, signal, time
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the worker sets it before llama.cpp loads (localmodel)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # as the worker sets it before llama.cpp loads (localmodel)
 import llama_cpp
 _at = int(os.environ.get("BENCHCARD_TEST_FAULT_AT", "0"))
 _what = os.environ.get("BENCHCARD_TEST_FAULT", "")

@@ -68,10 +68,13 @@ def require_llama_cpp() -> Any:
 
     llama.cpp's OpenMP threads spin while they wait by default; on a busy machine a spinning thread takes the core
     its partner needs (docs/performance.md). So unless the user set it, OMP_WAIT_POLICY is PASSIVE (read once,
-    when the library loads); it changes no output.
+    when the library loads); it changes no output. It is written `passive`, libgomp's own spelling: libgomp
+    compares it with `strncasecmp`, which follows the locale, and under a Turkish one (`tr_TR.UTF-8`) `PASSIVE`'s
+    `I` is not the capital of `i`: libgomp printed `Invalid value for environment variable OMP_WAIT_POLICY` and
+    spun, and the init card's 18 calls took 32–35 s instead of 8–10 s.
     """
     if "llama_cpp" not in sys.modules:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         return importlib.import_module("llama_cpp")
     except ImportError:
