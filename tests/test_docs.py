@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,22 @@ def test_the_minimal_probe_runs_on_the_embedded_model(tmp_path: Path) -> None:
     [s] = json.loads(bc(root, "run", "hello-probe", "--json").stdout)["runs"]
     assert s["finished"] and s["rig"] == "SmolLM2-135M-Instruct · local"
     assert "ledger: seq 1" in bc(root, "verdict", s["run"]).output
+
+
+@pytest.mark.local_model
+def test_the_api_pages_example_runs_as_written_in_a_new_project(tmp_path: Path) -> None:
+    """docs/api.md's `py` block, pasted into Python beside a project `benchcard init my-project` made: it ran
+    bench-01 on the embedded model until 2026-12-08 (hours, into the clone's published results and ledger)."""
+    [block] = [text for lang, text in BLOCK.findall((REPO / "docs" / "api.md").read_text(encoding="utf-8"))
+               if lang == "py"]
+    made = CliRunner().invoke(cli, ["-C", str(tmp_path), "init", "my-project"])
+    assert made.exit_code == 0, made.output
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 0, done.stderr
+    calls, judged = done.stdout.splitlines()
+    assert calls == "18" and judged.endswith(" non-result")  # three fixtures can never win
+    assert not (tmp_path / "my-project" / "results" / "ledger.jsonl").exists()  # a trial: nothing in the ledger
 
 
 # ------------------------------------------------------------------ what the docs name, checked against the code
