@@ -202,6 +202,24 @@ def test_a_new_version_states_the_sealed_old_one_truly(project_dir: Path, histor
     code, out, _ = _run(project_dir, "check", "one-word-sentiment")
     assert code == 1
     assert message in out
+    # the line is v3's entry, and the fix is said: until 2026-12-08 the line named the file alone and what to do
+    # was left to docs/cards.md
+    rows = (project_dir / "cards" / "one-word-sentiment.yaml").read_text().splitlines()
+    assert f"error: cards/one-word-sentiment.yaml:{rows.index('  - version: 3') + 1}: {message}" in out
+    if not history_v3:
+        assert ("keep their meaning only if the card says what it was: add `prompt:` to that entry, written as v3 "
+                "had it (checked against v3's seal)") in out
+
+
+def test_a_sealed_version_without_a_history_entry_is_told_how_to_add_one(project_dir: Path) -> None:
+    assert _run(project_dir, "seal", "one-word-sentiment")[0] == 0
+    path = project_dir / "cards" / "one-word-sentiment.yaml"
+    text = path.read_text().replace("version: 3\n", "version: 4\n", 1)
+    path.write_text(text.replace("  - version: 3\n    date: 2026-08-10\n", "  - version: 4\n    date: 2026-08-10\n"))
+    code, out, _ = _run(project_dir, "check", "one-word-sentiment")
+    line = path.read_text().splitlines().index("history:") + 1
+    assert code == 1 and (f"error: cards/one-word-sentiment.yaml:{line}: field 'history': v3 is sealed but has no "
+                          "history entry (add one: `- {version: 3, note: …}`)") in out, out
 
 
 def test_a_faithful_history_passes(project_dir: Path) -> None:

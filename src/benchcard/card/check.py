@@ -258,6 +258,8 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
     current card must be carried, unchanged, by that version's history entry, or its runs lose their meaning."""
     problems = []
     entries = {h.version: h for h in card.history}
+    at = field_locator(card.path, source)
+    lines = {h.version: at("history", str(i)) for i, h in enumerate(card.history)}
     current = card.protocol()
     for version in sealmod.sealed_versions(card.id, project):
         sealed = sealmod.read(card.id, version, project) if version < card.version else None
@@ -266,7 +268,8 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
         fields, table = sealed.protocol_fields, sealmod.defaults_of(sealed)
         entry = entries.get(version)
         if entry is None:
-            problems.append(f"{source}: field 'history': v{version} is sealed but has no history entry")
+            problems.append(f"{at('history')}: field 'history': v{version} is sealed but has no history entry "
+                            f"(add one: `- {{version: {version}, note: …}}`)")
             continue
         for name, sealed_digest in sorted(fields.items()):
             if name == "version":
@@ -274,13 +277,14 @@ def history_problems(card: Card, project: Project, source: str) -> list[str]:
             if name in entry.changes:
                 if not holds((name,), entry.changes[name], sealed_digest, table):
                     problems.append(
-                        f"{source}: field 'history' v{version} '{name}' is not what v{version} sealed: "
+                        f"{lines[version]}: field 'history' v{version} '{name}' is not what v{version} sealed: "
                         f"sealed {sealed_digest}, history {digest(entry.changes[name])}"
                     )
             elif not holds((name,), current.get(name, ABSENT), sealed_digest, table):
                 problems.append(
-                    f"{source}: field 'history' v{version} must carry '{name}': it differs from the current "
-                    f"card, and v{version}'s runs keep their meaning only if the card says what it was"
+                    f"{lines[version]}: field 'history' v{version} must carry '{name}': it differs from the "
+                    f"current card, and v{version}'s runs keep their meaning only if the card says what it was: "
+                    f"add `{name}:` to that entry, written as v{version} had it (checked against v{version}'s seal)"
                 )
     return problems
 
