@@ -82,6 +82,17 @@ def test_an_unfinished_run_says_what_is_missing_and_how_to_continue() -> None:
     assert capped_note("local", 3) == "3 calls at a time (provider 'local' takes no more)"
 
 
+def test_a_run_whose_few_cells_failed_says_why(tmp_path: Path, key: str) -> None:
+    """docs/cards.md's probe (one cell) on a provider whose server was not started: the run ended `1 cells: 0 ok,
+    0 truncated, 1 failed` and a retry line, the cause only in outputs.jsonl (a run stops and says it after 16
+    cells failed in a row, which so few never reach)."""
+    project = ab_project(tmp_path, "http://127.0.0.1:9/v1", fixtures=2, repetitions=1)  # nothing listens on 9
+    result = bc(project, "run", "colour-ab")
+    assert result.exit_code == 0, result.output
+    [last] = [line for line in result.stdout.splitlines() if line.startswith("  last failure: ")]
+    assert "Cannot connect to host 127.0.0.1:9" in last and last.endswith("(each cell's error: outputs.jsonl)")
+
+
 def test_a_resume_with_nothing_to_call_says_so_instead_of_scoring() -> None:
     lines = summary_of(note="every cell already has an outcome; nothing was called").lines()
     assert lines[1] == "  every cell already has an outcome; nothing was called"

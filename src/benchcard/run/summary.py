@@ -57,6 +57,7 @@ class RunSummary:
     # cells whose cost priced input tokens read from the prompt cache at the full input price (no `cached_input`):
     # the run's cost is then an upper bound
     cost_upper_bound: int = 0
+    failed_error: str = ""  # the last failed cell's error (outputs.jsonl holds each), said beside the failed count
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +95,8 @@ class RunSummary:
             elif c["failed"] and self.judge is None:
                 out.append(f"  {c['failed']} cell(s) failed: `benchcard run {self.card} --resume {self.run} "
                            "--retry-failed` calls them again (the failed attempts stay on record)")
+            if c["failed"] and self.failed_error:  # a run of few cells ends before the stop after 16 failed in a row
+                out.append(f"  last failure: {self.failed_error} (each cell's error: outputs.jsonl)")
         return out
 
     def _notes(self) -> list[str]:
@@ -141,7 +144,8 @@ def run_summary(project: Project, store: RunStore, manifest: Manifest, rig: Rig,
         cells=total,
         counts=tally.counts, missing=max(0, needed - tally.seen), uncalled=total - needed,
         cost=round(tally.cost, 6) if tally.priced else None,
-        cost_unknown=tally.unpriced, cost_upper_bound=tally.upper_bound, wall_s=round(time.perf_counter() - wall, 3),
+        cost_unknown=tally.unpriced, cost_upper_bound=tally.upper_bound, failed_error=tally.last_error,
+        wall_s=round(time.perf_counter() - wall, 3),
         called=called,
         finished=manifest.finished_at is not None, resumed=resumed, seed=manifest.seed, concurrency=workers,
         capped=capped, narrowed=narrowed, note=note, rpm=rpm, judge=judge, batch=batch, warnings=warnings, looks=looks,
@@ -165,6 +169,7 @@ class Tally:
     priced: int = 0
     unpriced: int = 0  # answered cells with no reported cost and no configured price
     upper_bound: int = 0  # priced cells whose cost is an upper bound (`OutputRow.cost_upper_bound`)
+    last_error: str = ""  # the error of the last failed cell counted: the summary says why cells failed
 
     @classmethod
     def of(cls, store: RunStore) -> Tally:
@@ -187,3 +192,5 @@ class Tally:
             self.upper_bound += row.cost_upper_bound is True
         elif row.status != "failed":
             self.unpriced += 1
+        if row.status == "failed" and row.error:
+            self.last_error = row.error
