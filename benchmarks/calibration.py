@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -381,19 +381,19 @@ def side_row(line: Line, sims: int, seed: int) -> str:
 
 
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
-              world_sd: float = 0.5, shock: float = 0.0) -> str:
+              world_sd: float = 0.5, shock: float = 0.0, candidates: tuple[str, ...] = ("product",),
+              detail: bool = False) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
     rule's power at that gap in one world of `sims` runs per design, the same runs for every pilot (common random
     numbers; before 2026-12-05, fresh runs per pilot) of the binary world (difficulty N(0, world_sd) on the logit scale;
     0.5 keeps little clipped; `shock`: each arm's own offset in each repetition, N(0, shock) on the logit scale,
     in the pilot and the world alike). Also: how many pilots planned a gap whose power is below 0.75, and the
     mean power of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to
-    trust)."""
-    from benchcard.planning import power as powerplan
-    from benchcard.planning.result import ClausePlan
+    trust). `candidates`: the draws `plan` is given (plan_draws.py; "product": its own), a line each, on the same
+    pilots and world; `detail`: each pilot's planned gap and power under each, after the lines."""
     from benchcard.stats import simulate as sim
+    from plan_draws import candidate, using  # beside this script
 
-    clause = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
     spread = float(np.std(1 / (1 + np.exp(-world_sd * rng.standard_normal(200_000)))))
 
     def rates(a: Array) -> tuple[Array, Array]:  # each arm's chance per cell: fixture, then its own shocks
@@ -420,16 +420,45 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
             judged[gap] = float((effect_evidence(c, flips, True).p_hold <= ALPHA).mean())
         return judged[gap]
 
-    powers, gaps, low, none, shown = [], [], [], 0, 0
+    models = []
     for _ in range(pilots):
         # the pilot's own chances under their own names: world_power reads p_base and p_var, the world's
         chance_base, chance_var = rates(world_sd * rng.standard_normal((fixtures, 1)))
         pilot_base = rng.binomial(1, chance_base).astype(float)
         pilot_var = rng.binomial(1, chance_var).astype(float)
-        model = sim.model_of(pilot_base, pilot_var)  # what `benchcard plan --from PILOT` simulates
-        shown += isinstance(model, sim.Rates) and model.run_sd > 0
-        gap = powerplan.effect_entry(clause, model, fixtures, repetitions, ALPHA, ranged=False).needed_gap
-        assert isinstance(gap, int | float)
+        models.append(sim.model_of(pilot_base, pilot_var))  # what `benchcard plan --from PILOT` simulates
+    rows, planned = [], []
+    for name in candidates:
+        with using(candidate(name)):
+            gaps = [_planned(model, fixtures, repetitions) for model in models]
+        planned.append(gaps)
+        label = f"F={fixtures}, R={repetitions}" + (f" · {name}" if candidates != ("product",) else "")
+        rows.append(_plan_row(label, models, gaps, world_power, spread, pilots, shock))
+    if detail:
+        rows.append(_plan_detail(models, candidates, planned, world_power))
+    return "\n".join(rows)
+
+
+def _planned(model: object, fixtures: int, repetitions: int) -> float:
+    """The gap `plan` names for 80 % power from a pilot's model (inf: none reaches it)."""
+    from benchcard.planning import power as powerplan
+    from benchcard.planning.result import ClausePlan
+    from benchcard.stats import simulate as sim
+
+    assert isinstance(model, sim.Rates | sim.Components)
+    clause = ClausePlan(metric="score", test="rises", fixture=None, margin=None, variant="A")
+    gap = powerplan.effect_entry(clause, model, fixtures, repetitions, ALPHA, ranged=False).needed_gap
+    assert isinstance(gap, int | float)
+    return float(gap)
+
+
+def _plan_row(label: str, models: Sequence[object], planned: list[float], world_power: Callable[[float], float],
+              spread: float, pilots: int, shock: float) -> str:
+    from benchcard.stats import simulate as sim
+
+    powers, gaps, low, none = [], [], [], 0
+    shown = sum(isinstance(m, sim.Rates) and m.run_sd > 0 for m in models)
+    for model, gap in zip(models, planned, strict=True):
         if not math.isfinite(gap):  # plan says no gap reaches 80%: checked below against the largest gap
             none += 1
             continue
@@ -440,12 +469,29 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
     said_none = (f"{none} of {pilots}: none (the rule's power at a true gap of 1: {world_power(1.0):.3f})"
                  if none else "0") + (f"; {shown} of {pilots} showed a run term" if shock else "")
     if not powers:
-        return f"| F={fixtures}, R={repetitions} | — | — | — | — | — | {said_none} |"
+        return f"| {label} | — | — | — | — | — | {said_none} |"
     below = sum(p < 0.75 for p in powers)
     low_text = f"{np.mean(low):.3f} ({len(low)}; {min(low):.3f}–{max(low):.3f})" if low else "—"
-    return (f"| F={fixtures}, R={repetitions} | {np.mean(gaps):.3f} ({min(gaps):.3f}–{max(gaps):.3f}) | "
+    return (f"| {label} | {np.mean(gaps):.3f} ({min(gaps):.3f}–{max(gaps):.3f}) | "
             f"{np.mean(powers):.3f} | {min(powers):.3f}–{max(powers):.3f} | {below} of {len(powers)} | {low_text} | "
             f"{said_none} |")
+
+
+def _plan_detail(models: Sequence[object], candidates: tuple[str, ...], planned: list[list[float]],
+                 world_power: Callable[[float], float]) -> str:
+    """Each pilot: its MS_rep/MS_err, fitted rate and fixture spread, and under each candidate the gap and its
+    power (— where no gap reaches 80 %)."""
+    from benchcard.stats import simulate as sim
+
+    lines = ["", "| pilot | MS_rep/MS_err | rate | fixture sd | " + " | ".join(candidates) + " |",
+             "|---" * (4 + len(candidates)) + "|"]
+    for i, model in enumerate(models):
+        p = model.pilot if isinstance(model, sim.Rates) else None
+        ratio = p.run_ms / p.err_ms if p is not None and p.err_ms > 0 else math.nan
+        rate, sd = (model.rate, model.fixture_sd) if isinstance(model, sim.Rates) else (math.nan, math.nan)
+        cells = [f"{g[i]:.3f} → {world_power(g[i]):.3f}" if math.isfinite(g[i]) else "—" for g in planned]
+        lines.append(f"| {i + 1} | {ratio:.2f} | {rate:.3f} | {sd:.3f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -460,6 +506,10 @@ def main() -> None:
                         "(logit scale)")
     parser.add_argument("--pilot-shock", type=float, default=0.0, help="the plan world's per-arm, per-repetition "
                         "shock sd (logit scale), in the pilot and the world")
+    parser.add_argument("--plan-draws", default="product", help="the draws plan is given, comma-separated, a line "
+                        "each on the same pilots (benchmarks/plan_draws.py; product: its own)")
+    parser.add_argument("--plan-detail", action="store_true", help="each pilot's planned gap and power, after the "
+                        "plan table")
     parser.add_argument("--designs", default="12x3,12x5,12x10,24x3,24x5,24x10,48x3,48x5,48x10",
                         help="the plan table's designs, FxR, comma-separated")
     parser.add_argument("--grid-run-ratios", default="", help="judge with a calibration grid of these run ratios "
@@ -528,7 +578,8 @@ def main() -> None:
               "|---|---|---|---|---|---|---|")
         for design in args.designs.split(","):
             f, r = (int(x) for x in design.split("x"))
-            print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd, args.pilot_shock), flush=True)
+            print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd, args.pilot_shock,
+                            tuple(args.plan_draws.split(",")), args.plan_detail), flush=True)
     print(f"\n{checked:,} runs' sign-flip p re-checked against stats.signflip_p; "
           f"{time.perf_counter() - total_started:.1f} s in all.")
 
