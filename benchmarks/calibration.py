@@ -382,7 +382,7 @@ def side_row(line: Line, sims: int, seed: int) -> str:
 
 def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.random.Generator,
               world_sd: float = 0.5, shock: float = 0.0, candidates: tuple[str, ...] = ("product",),
-              detail: bool = False) -> str:
+              detail: bool = False, world_gaps: tuple[float, ...] = ()) -> str:
     """`benchcard plan`'s promise: from a pilot of the card's size, the gap it says 80% power needs; then the
     rule's power at that gap in one world of `sims` runs per design, the same runs for every pilot (common random
     numbers; before 2026-12-05, fresh runs per pilot) of the binary world (difficulty N(0, world_sd) on the logit scale;
@@ -390,7 +390,8 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
     in the pilot and the world alike). Also: how many pilots planned a gap whose power is below 0.75, and the
     mean power of the pilots whose fitted fixture spread came out below the world's own (the ones `plan` used to
     trust). `candidates`: the draws `plan` is given (plan_draws.py; "product": its own), a line each, on the same
-    pilots and world; `detail`: each pilot's planned gap and power under each, after the lines."""
+    pilots and world; `detail`: each pilot's planned gap and power under each, after the lines; `world_gaps`: the
+    world's own power at these gaps, after them (its power curve, whatever a pilot plans)."""
     from benchcard.stats import simulate as sim
     from plan_draws import candidate, using  # beside this script
 
@@ -436,6 +437,8 @@ def plan_line(fixtures: int, repetitions: int, pilots: int, sims: int, rng: np.r
         rows.append(_plan_row(label, models, gaps, world_power, spread, pilots, shock))
     if detail:
         rows.append(_plan_detail(models, candidates, planned, world_power))
+    if world_gaps:
+        rows.append("\nthe world's power at a gap of " + ", ".join(f"{g:g}: {world_power(g):.3f}" for g in world_gaps))
     return "\n".join(rows)
 
 
@@ -510,6 +513,8 @@ def main() -> None:
                         "each on the same pilots (benchmarks/plan_draws.py; product: its own)")
     parser.add_argument("--plan-detail", action="store_true", help="each pilot's planned gap and power, after the "
                         "plan table")
+    parser.add_argument("--plan-world-gaps", default="", help="the plan world's own power at these gaps, "
+                        "comma-separated, after the plan table")
     parser.add_argument("--designs", default="12x3,12x5,12x10,24x3,24x5,24x10,48x3,48x5,48x10",
                         help="the plan table's designs, FxR, comma-separated")
     parser.add_argument("--grid-run-ratios", default="", help="judge with a calibration grid of these run ratios "
@@ -579,7 +584,8 @@ def main() -> None:
         for design in args.designs.split(","):
             f, r = (int(x) for x in design.split("x"))
             print(plan_line(f, r, args.pilots, args.sims, rng, args.pilot_world_sd, args.pilot_shock,
-                            tuple(args.plan_draws.split(",")), args.plan_detail), flush=True)
+                            tuple(args.plan_draws.split(",")), args.plan_detail,
+                            tuple(float(g) for g in args.plan_world_gaps.split(",") if g)), flush=True)
     print(f"\n{checked:,} runs' sign-flip p re-checked against stats.signflip_p; "
           f"{time.perf_counter() - total_started:.1f} s in all.")
 
