@@ -24,7 +24,8 @@ def test_a_card_that_accepts_it_is_sealed_once_and_then_found_unchanged(tmp_path
     first = seal_card(project, "tiny-ab")
     assert (first.card, first.version, first.path, first.written) == ("tiny-ab", 1, "keys/tiny-ab/v1.seal.json", True)
     written = json.loads((project.root / first.path).read_text(encoding="utf-8"))
-    assert first.to_json() == {**written, "written": True, "path": "keys/tiny-ab/v1.seal.json"}
+    assert first.to_json() == {**written, "written": True, "path": "keys/tiny-ab/v1.seal.json",
+                               "warnings": []}
     assert first.lines() == ["sealed tiny-ab v1 → keys/tiny-ab/v1.seal.json", f"root {written['root']}"]
     again = seal_card(project, str(project.root / "cards" / "tiny-ab.yaml"))  # a card named by its path
     assert not again.written and again.seal == first.seal

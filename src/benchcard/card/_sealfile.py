@@ -16,6 +16,7 @@ from benchcard._util.safeio import bom_said
 from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
+from benchcard.scoring.textform import NFC_RULE
 
 #: The one digest algorithm a seal is written with (every digest is `sha256:<hex>`).
 ALGORITHM = "sha256"
@@ -42,6 +43,10 @@ class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     # since 2026-12-07 20:30 UTC; absent from older seals, whose rule `sealed_at` decides (a clock set back at
     # sealing must not turn a card's `\{{x}}` into a backslash and the slot filled)
     slots: str | UnsetType = UNSET
+    # the text rule its scorers compare answers and replies by (`scoring/textform.py`), covered by `root`: "nfc" in
+    # every seal written since 2026-12-08; absent from older seals, whose `exact` and `fields` scorers compare text
+    # as stored (an NFD answer and an NFC reply differ), so that the scores of their runs stay as taken
+    unicode: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The seal as plain JSON values (for `benchcard seal --json`)."""
@@ -78,4 +83,6 @@ def _newer_field(sealed: SealFile) -> tuple[str, str, str] | None:
         return "algorithm", f"digest algorithm {sealed.algorithm!r}", ALGORITHM
     if not isinstance(sealed.slots, UnsetType) and sealed.slots != ESCAPE_RULE:
         return "slots", f"slot rule {sealed.slots!r}", ESCAPE_RULE
+    if not isinstance(sealed.unicode, UnsetType) and sealed.unicode != NFC_RULE:
+        return "unicode", f"text rule {sealed.unicode!r}", NFC_RULE
     return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchcard._util.hashing import canonical_json, digest
+from benchcard._util.names import shown
 from benchcard.card import seal as sealmod
 from benchcard.card._defaults import ABSENT, holds
 from benchcard.card.design import design_warnings, schedule_line
@@ -26,7 +27,8 @@ from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, key_fields, needs_key
-from benchcard.scoring.scorers import ExactSpec, Score, score_output
+from benchcard.scoring.scorers import ExactSpec, RulesSpec, Score, score_output
+from benchcard.scoring.textform import answer_problems
 
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
 PROMPT_SLOT = re.compile(r"\{\{(?:variant|fixture(?:\.[^{}]*)?)\}\}")
@@ -192,7 +194,8 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     schedule += f"; {note}" if note else ""
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
                       warnings=(*later_warnings(card), *escape_warnings(card, source), *later,
-                                *design_warnings(card, project)), sequential=schedule)
+                                *answer_warnings(card, keys or {}, source), *design_warnings(card, project)),
+                      sequential=schedule)
 
 
 def later_warnings(card: Card) -> list[str]:
@@ -212,6 +215,50 @@ def escape_warnings(card: Card, source: str) -> list[str]:
             "sealed (before the slot escape of 2026-12-07 15:49 UTC); in a later version it escapes the slot: write "
             f"two (C:\\\\{{{{fixture}}}}) for a backslash then the slot, in v{card.version + 1}"
             for name in card.escaped_fields()]
+
+
+#: The most answers `answer_warnings` names one by one; the rest are counted in one more line.
+ANSWERS_NAMED = 3
+
+
+def answer_warnings(card: Card, keys: Mapping[str, AnswerKey], source: str) -> list[str]:
+    """Each answer a reply typed as it reads would not match (`textform.answer_problems`), one line naming its file
+    and field: a decomposed (NFD) answer where the scorer compares text as stored (a version sealed before
+    2026-12-08, or a rule: rules match as JavaScript does), and a look-alike character (a no-break space, a
+    zero-width character, a full-width digit). A warning: the answer may mean it."""
+    spec = card.scoring
+    said: list[tuple[str, str, bool, bool]] = []  # where, the answer, compared in NFC, spaces count
+    if isinstance(spec, ExactSpec):
+        trim = str.strip if spec.trim else str
+        if spec.expected is not None:
+            said.append((f"{source}: field 'scoring.expected': the answer", trim(spec.expected), spec.nfc, True))
+        said += [(f"{key.where(name)}: the answer", trim(answer), spec.nfc, True) for _, key in sorted(keys.items())
+                 for name in key_fields(spec) for answer in _answers(key.get(name))]
+    elif isinstance(spec, RulesSpec):
+        said += [(f"{source}: field 'scoring.rules.{i}.{rule.kind}': the pattern", rule.pattern, False, True)
+                 for i, rule in enumerate(spec.rules)]
+        said += [(f"{key.where(name)}: the answer", answer, False, True) for _, key in sorted(keys.items())
+                 for name in key_fields(spec) for answer in _answers(key.get(name))]
+    elif isinstance(spec, FieldsSpec):
+        said += [(f"{key.where(name)}: the answer", form, spec.nfc, False) for _, key in sorted(keys.items())
+                 for name in spec.fields for entry in key.get(name) or []
+                 for form in (entry["value"], *entry["accept"])]
+    lines = [f"{where} {shown(text)} {problem}; {_answer_advice(card, problem)}"
+             for where, text, nfc, spaces in said for problem in answer_problems(text, normalised=nfc, spaces=spaces)]
+    more = len(lines) - ANSWERS_NAMED
+    return lines[:ANSWERS_NAMED] + ([f"{source}: and {more} more answers so"] if more > 0 else [])
+
+
+def _answer_advice(card: Card, problem: str) -> str:
+    """What to do about one `answer_problems` phrase: a form, or a look-alike."""
+    if not problem.startswith("is not in NFC"):
+        return "a reply that types what it looks like scores as another text: write the character meant"
+    if isinstance(card.scoring, RulesSpec):
+        return ("a rule matches the text as it is, as in JavaScript, so a reply in the composed form does not match "
+                "it: write it in NFC")
+    return (f"v{card.version} was sealed before answers and replies were compared in NFC (2026-12-08), so a "
+            f"reply of this text composed scores as another text: make it v{card.version + 1}, whose seal compares "
+            "them in NFC")
 
 
 def ignored_key_problems(card: Card, project: Project) -> list[str]:

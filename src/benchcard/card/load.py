@@ -23,6 +23,8 @@ from benchcard.card.reader import ID_PATTERN, read_card
 from benchcard.errors import BenchcardError, CardError, SealError
 from benchcard.project import Project
 from benchcard.records.rows import Manifest
+from benchcard.scoring.fields import FieldsSpec
+from benchcard.scoring.scorers import ExactSpec
 
 
 def load_card(path: Path, project: Project) -> Card:
@@ -33,7 +35,7 @@ def load_card(path: Path, project: Project) -> Card:
     # a link to itself or to nothing named (the link, not where it leads) as `check loop` says it, not "cannot read"
     given(path, project.relative_link(path), CardError)
     text = read_regular_text(path, source, CardError, max_bytes=MAX_YAML_BYTES)
-    card = _read_as_sealed(text, source, project, path)
+    card = _by_text_rule(_read_as_sealed(text, source, project, path), project)
     leaving = card.keys_leaving(project.keys_dir(card.id))
     if not (card.later_checks or leaving):
         return card
@@ -65,6 +67,21 @@ def _read_as_sealed(text: str, source: str, project: Project, path: Path) -> Car
         assert problem is not None
         raise problem
     return card
+
+
+def _by_text_rule(card: Card, project: Project) -> Card:
+    """The card's scorer set to compare text by its version's rule (`scoring/textform.py`): a version sealed before
+    seals named one (2026-12-08, no `unicode` in its seal) compares answers and replies as stored, as its runs were
+    scored; any other (sealed since, or not yet sealed) in NFC."""
+    if not isinstance(card.scoring, ExactSpec | FieldsSpec):
+        return card
+    try:
+        sealed = sealmod.read(card.id, card.version, project)
+    except BenchcardError:  # a broken seal: its own check names it, and no run takes it
+        return card
+    if sealed is None or not isinstance(sealed.unicode, UnsetType):
+        return card
+    return dataclasses.replace(card, scoring=dataclasses.replace(card.scoring, nfc=False))
 
 
 def _read_plain(text: str, source: str, project: Project, path: Path) -> Card | None:

@@ -29,6 +29,7 @@ from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project, version_named
 from benchcard.records.rows import LEGACY_SPENDING, MANIFEST, Rules, manifest_or_none
 from benchcard.scoring.judge import JudgeSpec
+from benchcard.scoring.textform import NFC_RULE
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,14 @@ class SealContent:
     root: str
     sequential: Rules | None = None
     slots: str | None = None  # the slot rule the root covers (`SealFile.slots`); None for a seal without one
+    unicode: str | None = None  # the text rule the root covers (`SealFile.unicode`); None for a seal without one
 
 
 def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
     """Digest the card's protocol, every fixture file and every key file of this version, a sequential card's
     rule parameters: those `sealed` records (a seal without them: none, as it was written), else this benchcard's,
-    and the slot rule (`SealFile.slots`: left out against a `sealed` written without it, as it was written).
+    and the slot and text rules (`SealFile.slots`, `SealFile.unicode`: each left out against a `sealed` written
+    without it, as it was written).
     Against `sealed`, the protocol is read as it was written then where it differs only by fields at their
     default written out or left out (`_defaults.as_sealed`): the same protocol, so the same seal."""
     problem = not_finite(card, project)
@@ -78,10 +81,18 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
     rules = _rules(card, sealed)
     if rules is not None:
         body["sequential"] = msgspec.to_builtins(rules)
-    slots = ESCAPE_RULE if sealed is None or not isinstance(sealed.slots, UnsetType) else None
-    if slots is not None:
-        body["slots"] = slots
-    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, slots)
+    slots, unicode = _text_rules(sealed)
+    body |= {name: rule for name, rule in (("slots", slots), ("unicode", unicode)) if rule is not None}
+    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, slots, unicode)
+
+
+def _text_rules(sealed: SealFile | None) -> tuple[str | None, str | None]:
+    """The slot and text rules a seal covers: today's for a new seal; against `sealed`, each only if it names it
+    (a seal written before a rule was recorded is recomputed as it was written)."""
+    if sealed is None:
+        return ESCAPE_RULE, NFC_RULE
+    return (None if isinstance(sealed.slots, UnsetType) else ESCAPE_RULE,
+            None if isinstance(sealed.unicode, UnsetType) else NFC_RULE)
 
 
 def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
@@ -206,6 +217,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         root=content.root,
         sequential=UNSET if content.sequential is None else content.sequential,
         slots=UNSET if content.slots is None else content.slots,
+        unicode=UNSET if content.unicode is None else content.unicode,
     )
     try:
         write_atomic(path, encode_seal(data), overwrite=False)  # another `seal` at once may have written it

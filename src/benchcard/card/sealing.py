@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchcard.card._sealfile import SealFile
-from benchcard.card.check import check_card
+from benchcard.card.check import answer_warnings, check_card
 from benchcard.card.design import cannot_win
 from benchcard.card.load import load_named
 from benchcard.card.seal import seal
@@ -26,14 +26,17 @@ class Sealed:
     path: str
     seal: SealFile
     written: bool
+    # what in its answers a reply typed as it reads would not match (`check.answer_warnings`), said, not refused
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """What `benchcard seal --json` prints: the seal's fields, then `written` and `path`."""
-        return {**self.seal.fields(), "written": self.written, "path": self.path}
+        return {**self.seal.fields(), "written": self.written, "path": self.path, "warnings": list(self.warnings)}
 
     def lines(self) -> list[str]:
         verb = "sealed" if self.written else "already sealed, unchanged:"
-        return [f"{verb} {self.card} v{self.version} → {self.path}", f"root {self.seal.root}"]
+        return [f"{verb} {self.card} v{self.version} → {self.path}", f"root {self.seal.root}",
+                *(f"warning: {w}" for w in self.warnings)]
 
 
 def seal_card(project: Project, name: str) -> Sealed:
@@ -50,4 +53,5 @@ def seal_card(project: Project, name: str) -> Sealed:
         raise SealError(f"refusing to seal {project.relative(card.path)}: {dead} (or, for an A/A or pilot card, "
                         "say so: win: {accept_cannot_win: true})")
     path, data, written = seal(card, project)
-    return Sealed(card.id, card.version, project.relative(path), data, written)
+    warned = answer_warnings(card, card.answer_keys(project.keys_dir(card.id)), project.relative(card.path))
+    return Sealed(card.id, card.version, project.relative(path), data, written, tuple(warned))

@@ -64,6 +64,7 @@ from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring._fieldparse import parse, pieces
 from benchcard.scoring._fieldtext import norm, restates, within, without_asides
+from benchcard.scoring.textform import compared
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class FieldsSpec:
     fields: tuple[str, ...]
     abstain_field: str | None
     first_screen_chars: int | None = None
+    # whether key, excerpt and reply are compared in NFC (`textform.py`): kept out of the protocol, set by the
+    # version's seal (`card/load.py`: False for a seal made before 2026-12-08, which compared them as stored)
+    nfc: bool = True
 
 
 # ---------------------------------------------------------------- values, support, abstention
@@ -230,7 +234,13 @@ def _key_entries(entries: Any, shape: str) -> list[dict[str, Any]]:
 
 
 def score_fields(output: str, key: AnswerKey, excerpt: str, spec: FieldsSpec) -> dict[str, float]:
-    """Metrics for one output: field_recall(.<field>), unsupported_values, abstains, values_returned."""
+    """Metrics for one output: field_recall(.<field>), unsupported_values, abstains, values_returned. Under the
+    NFC rule (`spec.nfc`) the reply, the excerpt and the key's forms are read in NFC (`textform.py`)."""
+    output, excerpt = compared(output, spec.nfc), compared(excerpt, spec.nfc)
+
+    def forms(entry: dict[str, Any]) -> list[str]:
+        return [compared(f, spec.nfc) for f in (entry["value"], *entry.get("accept", []))]
+
     recall_lines, value_lines = ({}, []) if restates(output, excerpt) else parse(output, spec.fields)
     metrics: dict[str, float] = {"field_recall": 0.0}
     found = total = 0
@@ -240,12 +250,12 @@ def score_fields(output: str, key: AnswerKey, excerpt: str, spec: FieldsSpec) ->
             continue
         # one line per section line, joined by '|' so that a form cannot match across two lines
         hay = f" {' | '.join(norm(line) for line in recall_lines.get(field, []))} "
-        hits = sum(any(within(norm(f), hay) for f in (e["value"], *e.get("accept", []))) for e in entries)
+        hits = sum(any(within(norm(f), hay) for f in forms(e)) for e in entries)
         metrics[f"field_recall.{field}"] = hits / len(entries)
         found, total = found + hits, total + len(entries)
     metrics["field_recall"] = found / total if total else 1.0
     padded_excerpt = f" {norm(excerpt)} "
-    names = frozenset(_bare(f) for e in key.get("parties") or [] for f in (e["value"], *e.get("accept", [])))
+    names = frozenset(_bare(f) for e in key.get("parties") or [] for f in forms(e))
     supported: dict[str, bool] = {}
     abstained = concrete = False
     for field, line in value_lines:

@@ -24,6 +24,7 @@ from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, Newer, parse_judge, refuse
 from benchcard.scoring.rulelimit import test_rules
+from benchcard.scoring.textform import compared
 
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -37,6 +38,9 @@ class ExactSpec:
     trim: bool = True
     case_sensitive: bool = True
     expected_from_key: str | None = None
+    # whether the answer and the reply are compared in NFC (`textform.py`): kept out of the protocol, set by the
+    # version's seal (`card/load.py`: False for a seal made before 2026-12-08, which compared them as stored)
+    nfc: bool = True
 
 
 @dataclass(frozen=True)
@@ -275,12 +279,12 @@ def score_output(spec: ScoringSpec, output: str, key: AnswerKey | None = None, e
             wants = key_answers(key, spec.expected_from_key, "exact scoring with expected_from_key")
         else:
             wants = [spec.expected or ""]
-        got = output.strip() if spec.trim else output
+        got = compared(output.strip() if spec.trim else output, spec.nfc)
         if not spec.case_sensitive:
             got = got.casefold()
         value = 0.0
         for want in wants:
-            want = want.strip() if spec.trim else want
+            want = compared(want.strip() if spec.trim else want, spec.nfc)
             if got == (want if spec.case_sensitive else want.casefold()):
                 value = 1.0
         return Score(value, {"score": value})

@@ -1,0 +1,158 @@
+"""The text rule a seal records: answers and replies compared in NFC since 2026-12-08, as stored before; and the
+answers `check` and `seal` warn of, which a reply typed as they read would not match."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from benchcard.card._sealfile import decode_seal, encode_seal
+from benchcard.card.load import load_card
+from benchcard.card.seal import compute
+from benchcard.project import Project
+from benchcard.records.answerkey import AnswerKey
+from benchcard.scoring.fields import FieldsSpec
+from benchcard.scoring.scorers import ExactSpec, score_output
+from benchcard.scoring.textform import answer_problems
+from benchcard.testing.fakeserver import FakeServer
+
+from ..helpers_cli import bc, one_line_error
+from ..helpers_run import PROBE, REPO, only_run, read_jsonl, write_config
+
+COMPOSED = "négatif"
+DECOMPOSED = unicodedata.normalize("NFD", COMPOSED)
+
+
+def _probe(root: Path, base_url: str, expected: str) -> Project:
+    """The published one-word probe answering `expected` (its worked example too), at the fake server, sealed."""
+    (root / "cards").mkdir(parents=True)
+    text = (REPO / "cards" / f"{PROBE}.yaml").read_text(encoding="utf-8")
+    text = text.replace("rig: {provider: openrouter,", "rig: {provider: fake,")
+    text = text.replace("expected: negative", f"expected: {expected}").replace(
+        "output: negative}", f"output: {expected}}}")
+    (root / "cards" / f"{PROBE}.yaml").write_text(text, encoding="utf-8")
+    write_config(root, base_url)
+    sealed = bc(root, "seal", PROBE)
+    assert sealed.exit_code == 0, sealed.output
+    return Project(root)
+
+
+def _score(project: Project) -> float | None:
+    scored = read_jsonl(only_run(project, PROBE) / "scores.jsonl")
+    assert len(scored) == 1
+    return scored[0]["score"]  # type: ignore[no-any-return]
+
+
+def _as_sealed_before_the_text_rule(project: Project) -> None:
+    """The probe's seal as a benchcard before 2026-12-08 wrote it: no `unicode`, its root over the rest."""
+    card = load_card(project.card_path(PROBE), project)
+    path = project.seal_path(PROBE, card.version)
+    written = msgspec.json.decode(path.read_bytes())
+    del written["unicode"]
+    written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
+
+
+def test_an_answer_pasted_decomposed_scores_the_usual_composed_reply_right(tmp_path: Path, server: FakeServer,
+                                                                          key: str) -> None:
+    """Hostile audit 2026-12-08 (left open, closed here): an answer typed in NFD (copied from a macOS file name)
+    scored a reply in NFC, the form models and keyboards write, as wrong: 'négatif' against 'négatif', 0. A seal
+    made now names its text rule, and both sides are compared in NFC."""
+    project = _probe(tmp_path, server.base_url, DECOMPOSED)
+    assert json.loads(project.seal_path(PROBE, 3).read_text(encoding="utf-8"))["unicode"] == "nfc"
+    server.configure({"default_reply": COMPOSED})
+    ran = bc(tmp_path, "run", PROBE)
+    assert ran.exit_code == 0, ran.output
+    assert _score(project) == 1.0
+
+
+def test_a_version_sealed_before_the_text_rule_keeps_its_scores_and_check_says_why(tmp_path: Path,
+                                                                                  server: FakeServer, key: str) -> None:
+    """A seal without the rule compares as stored, as its runs were scored: the same reply still scores 0 (a resumed
+    or retried run of it is scored alike), its seal holds, and `check` warns in one line naming the file, the field
+    and what to do; the verdict of a run made so is given as scored."""
+    project = _probe(tmp_path, server.base_url, DECOMPOSED)
+    _as_sealed_before_the_text_rule(project)
+    server.configure({"default_reply": COMPOSED})
+    assert bc(tmp_path, "run", PROBE).exit_code == 0
+    assert _score(project) == 0.0
+    checked = bc(tmp_path, "check", PROBE)
+    assert checked.exit_code == 0, checked.output
+    warned = [line for line in checked.stdout.splitlines() if line.startswith("  warning:")]
+    assert warned == [
+        "  warning: cards/one-word-sentiment.yaml: field 'scoring.expected': the answer "
+        f"'{DECOMPOSED}' ('ne\\u0301gatif') is not in NFC, the composed form replies use (it is decomposed, NFD, "
+        "as text copied from a macOS file name is); v3 was sealed before answers and replies were compared in NFC "
+        "(2026-12-08), so a reply of this text composed scores as another text: make it v4, whose seal compares "
+        "them in NFC"]
+    given = bc(tmp_path, "verdict", only_run(project, PROBE).name)
+    assert given.exit_code == 0 and "0 of 1 pass" in given.stdout, given.output
+
+
+def test_a_seal_naming_a_text_rule_from_a_newer_benchcard_is_refused_in_one_line(tmp_path: Path,
+                                                                                server: FakeServer) -> None:
+    project = _probe(tmp_path, server.base_url, "negative")
+    path = project.seal_path(PROBE, 3)
+    path.write_text(path.read_text(encoding="utf-8").replace('"nfc"', '"nfkc"'), encoding="utf-8")
+    assert one_line_error(bc(tmp_path, "check", PROBE)) == (
+        "error: keys/one-word-sentiment/v3.seal.json: field 'unicode': text rule 'nfkc' is not one this benchcard "
+        "knows ('nfc'): the seal was written by a newer benchcard; upgrade benchcard to read it")
+
+
+def _fields_key(value: str) -> AnswerKey:
+    return AnswerKey("excerpt-01", "keys/x/excerpt-01.json", {"fixture": "excerpt-01", "not_stated": [],
+                                                              "parties": [{"value": value, "accept": []}]})
+
+
+@pytest.mark.parametrize("nfc", [True, False])
+def test_the_fields_scorer_reads_key_excerpt_and_reply_by_the_rule(nfc: bool) -> None:
+    """The fields scorer's words split a decomposed accent off its letter ('socie te ge ne rale'): a key and an
+    excerpt pasted in NFD found no composed reply, and called its party unsupported. Under the rule they match."""
+    name = "Société Générale SA"
+    spec = FieldsSpec(("parties",), None, nfc=nfc)
+    excerpt = unicodedata.normalize("NFD", f"This agreement is made between {name} and Oakmere Foods plc.")
+    metrics = score_output(spec, f"Parties: {name}", _fields_key(unicodedata.normalize("NFD", name)), excerpt).metrics
+    assert (metrics["field_recall"], metrics["unsupported_values"]) == ((1.0, 0.0) if nfc else (0.0, 1.0))
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    ("neg\u00a0ative", "holds U+00A0 NO-BREAK SPACE, which looks like a space but is compared as itself"),
+    ("neg\u200bative", "holds U+200B ZERO WIDTH SPACE, which shows as nothing but is compared as itself"),
+    ("negative\ufeff", "holds U+FEFF ZERO WIDTH NO-BREAK SPACE, which shows as nothing but is compared as itself"),
+    ("\uff14\uff12", "holds U+FF14 FULLWIDTH DIGIT FOUR, which looks like '4' but is compared as itself"),
+])
+def test_check_warns_of_an_answer_holding_a_character_that_looks_like_another(tmp_path: Path, server: FakeServer,
+                                                                              answer: str, said: str) -> None:
+    """`check` and `seal` say, in one line naming the file and field, an answer a reply typed as it reads would not
+    match; a warning (exit 0): the answer may mean it."""
+    (tmp_path / "cards").mkdir()
+    written = json.dumps(answer)
+    text = (REPO / "cards" / f"{PROBE}.yaml").read_text(encoding="utf-8").replace(
+        "expected: negative", f"expected: {written}").replace("output: negative}", f"output: {written}}}")
+    (tmp_path / "cards" / f"{PROBE}.yaml").write_text(text, encoding="utf-8")
+    line = "warning: cards/one-word-sentiment.yaml: field 'scoring.expected': the answer "
+    for args in (("check", PROBE), ("seal", PROBE)):
+        done = bc(tmp_path, *args)
+        assert done.exit_code == 0, done.output
+        warned = [w.strip() for w in done.stdout.splitlines() if "warning:" in w]
+        assert len(warned) == 1 and warned[0].startswith(line) and f" {said}; " in warned[0], done.output
+
+
+def test_what_holds_no_look_alike_is_not_warned_of() -> None:
+    """A plain answer, one with accents composed, a CJK answer and an emoji are said nothing of; a decomposed one
+    only where the scorer compares as stored."""
+    for text in ("negative", COMPOSED, "東京", "👍🏽", "a\tb"):
+        assert answer_problems(text, normalised=False) == []
+    assert answer_problems(DECOMPOSED, normalised=True) == []
+    assert answer_problems("12\u00a0000", normalised=True, spaces=False) == []
+    assert len(answer_problems(DECOMPOSED, normalised=False)) == 1
+
+
+def test_exact_compares_in_nfc_only_under_the_rule() -> None:
+    for nfc, got in ((True, 1.0), (False, 0.0)):
+        spec = ExactSpec(DECOMPOSED, case_sensitive=False, nfc=nfc)
+        assert score_output(spec, f" {COMPOSED.upper()}\n").score == got
