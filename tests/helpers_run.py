@@ -132,11 +132,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout: float = 180.0,
-                 sig: signal.Signals = signal.SIGKILL, background: bool = False) -> None:
+                 sig: signal.Signals = signal.SIGKILL, background: bool = False,
+                 after: Callable[[], object] | None = None) -> None:
     """Start `benchcard -C root run …args` in a subprocess (the test key in its environment) and SIGKILL it
     (or send it `sig`: SIGINT is a Ctrl-C) the moment `ready()` holds; fails if the run ends first or `ready()`
     never holds within `timeout`. `background`: started as a shell without job control starts `cmd &` (a
-    script, nohup, a CI step), with SIGINT ignored. The timeout only bounds a stuck run: a sequential run took up
+    script, nohup, a CI step), with SIGINT ignored. `after` is called once the signal is sent (a server's held
+    calls released, for a run that is to go on). The timeout only bounds a stuck run: a sequential run took up
     to 29 s to its first look at load 10 on 2 cores, and one not there at 30 s was killed as if it were."""
     # the benchcard under test, wherever it was imported from (a worktree's src/ before the venv's editable one)
     src = str(Path(benchcard_package.__file__).parents[1])
@@ -158,6 +160,8 @@ def run_and_kill(root: Path, args: list[str], ready: Callable[[], bool], timeout
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
         os.kill(proc.pid, sig)
         sent = True
+        if after is not None:
+            after()
     finally:
         try:
             proc.wait(timeout=timeout if sent else 0)
@@ -314,6 +318,23 @@ def tls_server(folder: Path) -> tuple[str, Path, list[int], threading.Event]:
 
     serve_raw(listener, answer, done)
     return f"https://127.0.0.1:{listener.getsockname()[1]}/v1", cert, seen, done
+
+
+def held_after(answered: int = 0, *, each: int = 0, held: int | None = None, match: str = "") -> list[dict[str, Any]]:
+    """The fake server's `faults` for a run to be killed at a point it cannot run past: of the calls whose prompt
+    holds `match`, each body's first `each` calls and `answered` more (over all bodies) are answered as the config
+    says, then every call is held (at most `held`, after which calls are answered again, as a resume's) until the
+    test releases it (`answer_every_held`). A run killed once it has recorded those rows is killed there whatever
+    the load, never after running on to its end (a window of the server's latency, which a loaded machine could
+    miss). Answered: a `hang` of 0 s."""
+    hang: dict[str, Any] = {"match": match, "kind": "hang", "hang_s": 0}
+    faults: list[dict[str, Any]] = []
+    if each:
+        faults.append(hang | {"times": each})
+    if answered:
+        faults.append(hang | {"times": 1_000_000, "total": answered})
+    faults.append(hang | {"times": 1_000_000, "held": True} | ({"total": held} if held is not None else {}))
+    return faults
 
 
 def answer_every_held(server: FakeServer) -> None:

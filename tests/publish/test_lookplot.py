@@ -12,7 +12,7 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import bc, only_run, run_and_kill, runs_of, seal_card
+from ..helpers_run import answer_every_held, bc, held_after, only_run, run_and_kill, runs_of, seal_card
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
 from ..helpers_site import CHROMIUM, browser_env, page
 
@@ -82,7 +82,8 @@ def test_a_blind_run_killed_after_a_look_publishes_no_look(tmp_path: Path, serve
     """Killed after look 1 went on, the run is blind: its page draws no look, but the site copied its manifest.json,
     whose `looks` hold look 1's statistic, signed towards a win or a loss: which arm leads, published mid-run.
     The manifest is now published with the verdict, as the looks' figure is."""
-    server.configure(no_effect() | {"latency_ms": 5})
+    # look 1's calls answered (3 of each of the 32 bodies), the next 2 held: killed after look 1, before look 2
+    server.configure(no_effect() | {"faults": held_after(each=3, held=2)})
     project = sequential_ab(tmp_path / "proj", server.base_url)
 
     def looked_once() -> bool:
@@ -90,7 +91,10 @@ def test_a_blind_run_killed_after_a_look_publishes_no_look(tmp_path: Path, serve
         manifest = runs[0] / "manifest.json" if runs else None
         return manifest is not None and manifest.is_file() and bool(json.loads(manifest.read_text()).get("looks"))
 
-    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], looked_once)
+    try:
+        run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], looked_once)
+    finally:
+        answer_every_held(server)
     folder = only_run(project, "colour-ab")
     assert json.loads((folder / "manifest.json").read_text())["looks"][0]["statistic"] is not None
     out = tmp_path / "site"

@@ -14,7 +14,7 @@ from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.looks import look_at
 
 from ..helpers_judge import CARD_ID, VARIANT_TEXT, card_text, judge_bodies, judge_project, script
-from ..helpers_run import bc, only_run, read_jsonl, run_and_kill, runs_of
+from ..helpers_run import answer_every_held, bc, held_after, only_run, read_jsonl, run_and_kill, runs_of
 
 # 16 fixtures × 2 variants × 9 repetitions, looks after 3, 6 and 9 repetitions (96, 192 and 288 cells)
 SEQUENTIAL = {"repetitions: 2": "repetitions: 9\nsequential: {looks: 3}",
@@ -71,13 +71,17 @@ def test_a_judged_run_killed_in_a_stretchs_judging_resumes_at_the_same_schedule(
     """No effect the judge can see: every look goes on. Killed while the second stretch is judged, the run
     resumes without calling the model again for it, finishes that judging, takes look 2, and goes on to look 3."""
     project = _project(tmp_path, server.base_url)
-    server.configure(script({"reply": "GRADE: FAIL"}, latency_ms=3))  # every output judged alike: no gap
+    # every output judged alike: no gap. The judge's first 116 calls answered, then every one held: killed there
+    server.configure(script({"reply": "GRADE: FAIL"}, faults=held_after(96 + 20, match="Rubric:")))
 
     def judging_stretch_2() -> bool:
         path = only_run(project, CARD_ID) / "judge-outputs.jsonl" if runs_of(project, CARD_ID) else None
         return path is not None and path.is_file() and path.read_bytes().count(b"\n") >= 96 + 20
 
-    run_and_kill(project.root, [CARD_ID, "--concurrency", "2"], judging_stretch_2)
+    try:
+        run_and_kill(project.root, [CARD_ID, "--concurrency", "2"], judging_stretch_2)
+    finally:
+        answer_every_held(server)
     folder = only_run(project, CARD_ID)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert [look["decision"] for look in manifest["looks"]] == ["continue"] and "finished_at" not in manifest

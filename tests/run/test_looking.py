@@ -20,7 +20,16 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_batch import FAST, journal
 from ..helpers_cli import one_line_error
-from ..helpers_run import bc, only_run, read_jsonl, run_and_kill, runs_of, write_config
+from ..helpers_run import (
+    answer_every_held,
+    bc,
+    held_after,
+    only_run,
+    read_jsonl,
+    run_and_kill,
+    runs_of,
+    write_config,
+)
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
 
 PER_LOOK = 96  # 16 fixtures × 2 variants × 3 repetitions
@@ -100,7 +109,8 @@ def _resume_with_its_own_seed_only(project: Project, folder: Path, server: FakeS
 
 def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path, server: FakeServer,
                                                                  key: str) -> None:
-    server.configure({**no_effect(), "latency_ms": 20})
+    # the first look's calls (3 of each of the 32 bodies) and 10 more answered, the next 2 held: killed there
+    server.configure({**no_effect(), "faults": held_after(10, each=3, held=2)})
     project = sequential_ab(tmp_path, server.base_url, block="sequential: {looks: 3}\n")
 
     def after_the_first_look() -> bool:
@@ -111,9 +121,13 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
         return bool(_manifest(runs[0]).get("looks")) and outputs.is_file() and \
             outputs.read_bytes().count(b"\n") >= PER_LOOK + 10
 
-    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
+    try:
+        run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
+    finally:
+        answer_every_held(server)
     folder = only_run(project, "colour-ab")
     first = _manifest(folder)["looks"]
+    assert len(RunStore(folder).done_cells()) == PER_LOOK + 10
     assert len(first) == 1 and "finished_at" not in _manifest(folder)
     # `status` says where the looks stand, before the verdict as `run` does: the look taken and the next
     assert "  look 1 of 3 taken, it went on; look 2 comes after repetition 6 (192 of 288 calls)\n" in \
@@ -134,7 +148,7 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
 def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, server: FakeServer, key: str) -> None:
     # no reply cycle: a call made twice (in flight at the kill) gives the same answer
     server.configure({"replies": [{"match": "Please.", "reply": "red"}, {"match": "", "reply": "blue"}],
-                      "latency_ms": 20})
+                      "faults": held_after(10, held=2)})  # 10 calls answered, the next 2 held: killed there
     project = sequential_ab(tmp_path, server.base_url)
 
     def some_cells() -> bool:
@@ -142,9 +156,12 @@ def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, ser
         outputs = runs[0] / "outputs.jsonl" if runs else None
         return outputs is not None and outputs.is_file() and outputs.read_bytes().count(b"\n") >= 10
 
-    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], some_cells)
+    try:
+        run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], some_cells)
+    finally:
+        answer_every_held(server)
     folder = only_run(project, "colour-ab")
-    assert "looks" not in _manifest(folder)
+    assert "looks" not in _manifest(folder) and len(RunStore(folder).done_cells()) == 10
     assert "  no look taken yet; look 1 comes after repetition 3 (96 of 288 calls)\n" in \
         bc(project, "status", folder.name).stdout
     _resume_with_its_own_seed_only(project, folder, server)

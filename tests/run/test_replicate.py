@@ -15,7 +15,7 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import ab_project, bc, ok, read_jsonl, run_and_kill, write_config
+from ..helpers_run import ab_project, answer_every_held, bc, held_after, ok, read_jsonl, run_and_kill, write_config
 
 
 def _runs(project: Project) -> set[str]:
@@ -87,9 +87,12 @@ def test_a_run_killed_mid_way_or_set_aside_is_refused_with_what_would_judge_it(t
     (a command that fails as written); it names the resume, then the verdict. Set aside, the run is never judged:
     the line says so, with no command that would refuse too."""
     project, _ = judged_ab(tmp_path, server)
-    server.configure(HELPS | {"latency_ms": 30})
-    run_and_kill(project.root, ["colour-ab", "--concurrency", "2"],
-                 lambda: len(list(project.results_dir.glob("colour-ab/v1/*/outputs.jsonl"))) == 2)
+    server.configure(HELPS | {"faults": held_after(held=2)})  # its first 2 calls held: killed before its end
+    try:
+        run_and_kill(project.root, ["colour-ab", "--concurrency", "2"],
+                     lambda: len(list(project.results_dir.glob("colour-ab/v1/*/outputs.jsonl"))) == 2)
+    finally:
+        answer_every_held(server)
     stopped = max(_runs(project))
     line = _refused(project, stopped)
     assert line.startswith(f"error: results/colour-ab/v1/{stopped}: run {stopped} is still in progress (")

@@ -25,7 +25,7 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, only_run, read_jsonl, run_and_kill, runs_of
+from ..helpers_run import ab_project, answer_every_held, held_after, only_run, read_jsonl, run_and_kill, runs_of
 
 CONCURRENCY = 4
 
@@ -41,27 +41,34 @@ def lines(path: Path) -> int:
         return 0
 
 
-def start_and_kill(project: Project, kill_when: int, sig: signal.Signals = signal.SIGKILL,
-                   background: bool = False) -> Path:
+def start_and_kill(project: Project, server: FakeServer, kill_when: int, sig: signal.Signals = signal.SIGKILL,
+                   background: bool = False, reply_model: str | None = None) -> Path:
     """Start `benchcard run` in a subprocess (`background`: with SIGINT ignored, as `benchcard run … &` in a
     script) and SIGKILL it (or send it `sig`) once `outputs.jsonl` has `kill_when` rows (0: as soon as the
-    manifest exists, before or during the first calls)."""
+    manifest exists, before or during the first calls). The server answers `kill_when` calls "red" and holds the
+    next CONCURRENCY until the signal is sent, so the run is there whatever the load (before left25, inside a
+    window of the server's 20-40 ms answers); calls after those are answered at once."""
+    server.configure({"default_reply": "red", "faults": held_after(kill_when, held=CONCURRENCY)}
+                     | ({"reply_model": reply_model} if reply_model else {}))
 
     def ready() -> bool:
         runs = runs_of(project, "colour-ab")
         return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when
 
-    run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig,
-                 background=background)
+    try:
+        run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig,
+                     background=background, after=server.release)
+    finally:
+        answer_every_held(server)
+    assert len(RunStore(only_run(project, "colour-ab")).done_cells()) >= kill_when
     return only_run(project, "colour-ab")
 
 
 @pytest.mark.parametrize("kill_when", [0, 30])
 def test_a_killed_run_resumes_to_every_cell_exactly_once(tmp_path: Path, server: FakeServer, key: str,
                                                          kill_when: int) -> None:
-    server.configure({"default_reply": "red", "latency_ms": 40})
     project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)  # 80 distinct bodies
-    folder = start_and_kill(project, kill_when)
+    folder = start_and_kill(project, server, kill_when)
     store = RunStore(folder)
     done_at_kill = store.done_cells()
     assert len(done_at_kill) >= kill_when and not (folder / "scores.jsonl").exists()
@@ -104,9 +111,8 @@ def test_a_run_never_ready_fails_the_test_rather_than_being_killed_anywhere(tmp_
 
 
 def test_a_torn_last_line_is_tolerated(tmp_path: Path, server: FakeServer, key: str) -> None:
-    server.configure({"default_reply": "red", "latency_ms": 20})
     project = ab_project(tmp_path, server.base_url, fixtures=20, repetitions=1)
-    folder = start_and_kill(project, 10)
+    folder = start_and_kill(project, server, 10)
     with (folder / "outputs.jsonl").open("ab") as fh:  # a kill in the middle of a write
         fh.write(b'{"cell":"cdeadbeef00","fixture":"item-000","status":"ok","te')
     result = bc(project, "run", "colour-ab", "--resume", folder.name, "--json")
@@ -205,9 +211,8 @@ def test_a_resume_after_a_pass_killed_outright_says_its_replies_models_are_unkno
         tmp_path: Path, server: FakeServer, key: str) -> None:
     """SIGKILL leaves no count of the killed pass's replies (as a run begun before benchcard counted them): the
     resume counts its own and says plainly, in run, status and the verdict, that the earlier rows' are unknown."""
-    server.configure({"default_reply": "red", "latency_ms": 40})
     project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
-    folder = start_and_kill(project, 30)
+    folder = start_and_kill(project, server, 30)
     before = lines(folder / "outputs.jsonl")
     assert "replied_models" not in json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     server.configure({"default_reply": "red", "reply_model": "other-model"})
@@ -243,7 +248,7 @@ def test_a_run_interrupted_then_resumed_counts_every_reply_once_as_a_run_never_s
     whole = ab_project(tmp_path / "whole", server.base_url, fixtures=40, repetitions=1)
     assert bc(whole, "run", "colour-ab").exit_code == 0
     project = ab_project(tmp_path / "cut", server.base_url, fixtures=40, repetitions=1)
-    folder = start_and_kill(project, 30, sig, background)
+    folder = start_and_kill(project, server, 30, sig, background, reply_model="test/model-2024-08-06")
     stopped = read_manifest(folder)
     assert stopped.finished_at is None and stopped.replied_models  # the stopped pass wrote what it counted
     resumed = bc(project, "run", "colour-ab", "--resume", folder.name)
@@ -270,9 +275,8 @@ def test_a_run_started_in_the_background_is_not_stopped_by_ctrl_c(tmp_path: Path
     """A shell without job control starts `benchcard run … &` with SIGINT ignored: the terminal's Ctrl-C is not
     for it. benchcard blocks SIGINT instead, so that SIGTERM can stop such a run as Ctrl-C would (above): a SIGINT
     sent mid-run is still not taken, and the run ends on its own with every cell."""
-    server.configure({"default_reply": "red", "latency_ms": 40})
     project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
-    folder = start_and_kill(project, 30, signal.SIGINT, background=True)
+    folder = start_and_kill(project, server, 30, signal.SIGINT, background=True)
     manifest = read_manifest(folder)
     assert manifest.finished_at is not None and lines(folder / "outputs.jsonl") == 80
     assert manifest.replied_rows is not None and [msgspec.to_builtins(p) for p in manifest.replied_rows] == [
@@ -282,11 +286,10 @@ def test_a_run_started_in_the_background_is_not_stopped_by_ctrl_c(tmp_path: Path
 def test_a_run_started_under_nohup_is_not_stopped_by_a_hangup(tmp_path: Path, server: FakeServer, key: str) -> None:
     """`nohup benchcard run …` asks that a closed terminal leave the run going: a SIGHUP ignored stays ignored,
     and the run ends on its own with every cell, scored."""
-    server.configure({"default_reply": "red", "latency_ms": 40})
     project = ab_project(tmp_path, server.base_url, fixtures=40, repetitions=1)
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts it (the child inherits the ignoring)
     try:
-        folder = start_and_kill(project, 30, signal.SIGHUP)
+        folder = start_and_kill(project, server, 30, signal.SIGHUP)
     finally:
         signal.signal(signal.SIGHUP, before)
     assert read_manifest(folder).finished_at is not None and lines(folder / "scores.jsonl") == 80

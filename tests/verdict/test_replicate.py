@@ -22,7 +22,7 @@ from benchcard.stats.replication import DEFAULT_RULE
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_replicate import HELPS, NO_HELP, folder_of, judged_ab, judged_probe, replicated
-from ..helpers_run import KEY_ENV, PROBE, bc, ok, read_jsonl
+from ..helpers_run import KEY_ENV, PROBE, answer_every_held, bc, held_after, ok, read_jsonl
 from ..helpers_wait import wait_until
 
 
@@ -129,8 +129,10 @@ def _outputs(folder: Path) -> int:
 
 
 def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, server: FakeServer, key: str) -> None:
+    """Killed at 10 of its 48 rows: the server answers 10 calls and holds the next 2 (--concurrency 2) until the
+    kill, so the replication is killed there whatever the load (before left25, inside the 60 ms of each answer)."""
     project, original = judged_ab(tmp_path, server)
-    server.configure({**HELPS, "latency_ms": 60})
+    server.configure({**HELPS, "faults": held_after(10, held=2)})
     benchcard = str(Path(sys.executable).with_name("benchcard"))
     proc = subprocess.Popen([benchcard, "-C", str(project.root), "replicate", original, "--concurrency", "2",
                              "--json"], env={**os.environ, KEY_ENV: "sk-test-0000"}, stdout=subprocess.DEVNULL,
@@ -149,9 +151,10 @@ def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, ser
     finally:
         proc.kill()  # killed already, or never there: not left behind either way
         proc.wait()
+        answer_every_held(server)
     [folder] = [p for p in runs.iterdir() if p.name != original]
     done = RunReader(folder).done_cells()
-    assert 10 <= len(done) < 48 and not (folder / "verdict.json").exists()
+    assert len(done) == 10 and not (folder / "verdict.json").exists()
     assert f"replication of run {original} (ledger seq 1)" in ok(bc(project, "status", folder.name)).stdout
 
     data = replicated(project, "--resume", folder.name)
