@@ -169,3 +169,27 @@ def test_a_runs_badge_says_what_failed_the_scorer_or_the_transport(tmp_path: Pat
                       "m/right": "passed: 3 of 3 pass", "m/down": "3 failed in transport"}
     assert re.search(r'class="badge fail">failed: 0 of 3', table) and re.search(r'class="badge na">3 failed in', table)
     assert not re.search(r">failed<|\bfailed\b(?!: | in transport)", _norm(re.sub(r"<[^>]+>", " ", table)))
+
+
+def test_a_gated_probes_run_page_gives_its_score_against_the_gate(tmp_path: Path) -> None:
+    """The run's evidence page gave the verdict and the score alone, where the ledger, the index and the probe page
+    give the score against the sealed min_score. Its Verdict section now says it in their words: recorded with the
+    verdict (GATED_PASS), or decided again by the gate's rule for a verdict given before (GATED_BELOW)."""
+    from ..helpers_site import GATED_BELOW, GATED_PASS, gated_probe_site
+
+    _, site = gated_probe_site(tmp_path)
+    for run, said in ((GATED_PASS, "score 1.00 · gate min_score 0.8: pass"),
+                      (GATED_BELOW, "score 0.60 · gate min_score 0.8: below")):
+        [path] = site.glob(f"runs/one-word-sentiment/v*/{run}/index.html")
+        text = _norm(page(site, path.relative_to(site).as_posix()).text)
+        verdict = text[text.index("Verdict result"):text.index("Raw files")]
+        assert f"{said} (the sealed gate)" in verdict, verdict
+
+
+def test_an_ungated_probes_run_page_says_nothing_of_a_gate(built: tuple[Project, Path]) -> None:
+    _, out = built
+    pages = [p for card in PROBES for p in out.glob(f"runs/{card}/v*/*/index.html")]
+    assert pages
+    for path in pages:
+        text = _norm(path.read_text(encoding="utf-8"))
+        assert "min_score" not in text and "sealed gate" not in text, path

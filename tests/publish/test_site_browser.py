@@ -389,3 +389,29 @@ def test_a_gated_probes_runs_say_pass_or_below_under_their_score(tmp_path: Path,
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     assert problems == []
     page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_a_gated_probes_run_page_says_pass_or_below_in_its_verdict(tmp_path: Path, browser: Any, width: int) -> None:
+    """In the browser, at phone and laptop width: a gated probe's evidence page gives the run's score against the
+    sealed min_score in its Verdict section, coloured by the decision as on the probe page, inside the screen."""
+    from ..helpers_site import GATED_BELOW, GATED_PASS, gated_probe_site
+
+    _, site = gated_probe_site(tmp_path)
+    colours = []
+    for run, said in ((GATED_PASS, "score 1.00 · gate min_score 0.8: pass"),
+                      (GATED_BELOW, "score 0.60 · gate min_score 0.8: below")):
+        [path] = site.glob(f"runs/one-word-sentiment/v*/{run}/index.html")
+        page, problems = _open(browser, path.as_uri(), width, 844)
+        line = page.locator("#verdict p.gate-line")
+        assert " ".join(line.inner_text().split()) == f"{said} (the sealed gate)"
+        gate = page.locator("#verdict small.gate")
+        colours.append(gate.evaluate("e => getComputedStyle(e).color"))
+        assert line.evaluate("e => e.getBoundingClientRect().right") <= width
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+        page.locator("#verdict p.gate-line a").click()
+        assert page.url.endswith("cards/one-word-sentiment/index.html#gate")
+        assert "min_score 0.8" in page.locator("#gate").inner_text()
+        assert problems == []
+        page.close()
+    assert colours[0] != colours[1]  # pass and below told apart, not only in words

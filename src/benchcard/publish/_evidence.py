@@ -12,6 +12,7 @@ from benchcard._util.numfmt import DASH, fixed, level, millis, money
 from benchcard.card.model import Card
 from benchcard.publish._files import copy_published, files_under, href_of, published_names, regular_inside
 from benchcard.publish._judgedby import baseline_of
+from benchcard.publish._probe import gate_view
 from benchcard.publish._render import fmt_value, labelled_figures, page_output, score_badge
 from benchcard.publish._runs import Run, number
 from benchcard.records.replied import judge_replies_fact, judge_replies_line, replies_fact, replies_line
@@ -122,6 +123,8 @@ def run_context(run: Run, card: Card | None) -> dict[str, Any]:
         "verdict_head": " · ".join(x for x in (run.outcome, run.finding) if x),
         "rule_rates": rule_rates,
         "score_ci": fmt_value(score_ci) if score_ci else "",
+        "gate": gate_view(run, card),  # a gated probe's: its score against the sealed min_score, as the ledger's
+        "score": fixed(run.score, 2, missing=DASH),
         "wilson": f"Wilson {level(alpha)}" if alpha is not None else "Wilson",
         "run": run,
         "card_title": card.title if card else run.card,

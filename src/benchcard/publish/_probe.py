@@ -35,8 +35,12 @@ def _run_gate(run: Run, card: Card) -> GateFigures | None:
     return gate_figures(card, file)
 
 
-def _gate_view(gate: GateFigures | None) -> dict[str, Any] | None:
-    """A run's gate under its score: the words the ledger uses, a class by decision, and the score it held."""
+def gate_view(run: Run, card: Card | None) -> dict[str, Any] | None:
+    """A run's gate, as its probe page's Score cell and its evidence page show it: the words the ledger uses, a
+    class by decision, and the score it held. None for an ab card's run, one not judged, or one without a gate."""
+    if card is None or card.is_ab:
+        return None
+    gate = _run_gate(run, card)
     if gate is None:
         return None
     held = "" if gate.held is None else (f"mean score held to min_score: {fixed(gate.held)} (a repetition cut off "
@@ -70,7 +74,7 @@ def _probe_row(run: Run, root: str, card: Card) -> dict[str, Any]:
         "date": run.date or "—",
         "href": root + run.href,
         "run_id": run.run_id,
-        "gate": _gate_view(_run_gate(run, card)),
+        "gate": gate_view(run, card),
     }
 
 
