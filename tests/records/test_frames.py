@@ -24,7 +24,7 @@ from benchcard.project import Project
 from benchcard.testing.fakeserver import FakeServer
 from benchcard.verdict.give import give_verdict
 
-from ..helpers_run import ab_project, read_jsonl
+from ..helpers_run import ab_project, read_jsonl, write_config
 from ..helpers_verdict import AB_CARD, BASE_A, STRONG_BASE, STRONG_VAR, ab_metrics, make_project, make_run, the_card
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,8 +70,9 @@ def test_an_unjudged_run_is_read_blind(project: Project, tmp_path: Path) -> None
     export = bc(project, "export", run_dir.name)
     assert export.exit_code == 0, export.output
     assert ("(blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
-            "tokens, cost, latency, attempts)") in export.stdout
-    assert frame.attrs["withheld"] == ["variant", "repetition", "input_tokens", "cost", "latency_ms", "attempts"]
+            "tokens, cached or not, cost, latency, attempts)") in export.stdout
+    assert frame.attrs["withheld"] == ["variant", "repetition", "input_tokens", "cached_input_tokens",
+                                       "cache_write_tokens", "cache_write_1h_tokens", "cost", "latency_ms", "attempts"]
     assert not set(frame.attrs["withheld"]) & set(frame.columns)
     as_json = bc(project, "export", run_dir.name, "--out", str(tmp_path / "cells.csv"), "--json")  # for a script
     assert as_json.exit_code == 0, as_json.output
@@ -339,3 +340,39 @@ def test_an_export_the_disk_refuses_names_the_file_and_leaves_nothing(project: P
                           env=env, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {out}: File too large\n")
     assert list(tmp_path.iterdir()) == [tmp_path / "proj"]
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_export_carries_the_prompt_caches_tokens(tmp_path: Path, server: FakeServer, key: str, api: str) -> None:
+    """Replies that read 1,000 input tokens from the prompt cache and wrote 300 to it (100 of those to Anthropic's
+    1-hour cache), in each vendor's shape (OpenAI names only the read ones, inside prompt_tokens; Anthropic all
+    three, beside input_tokens): the export has them as columns after input_tokens, where it had only the input,
+    so the cells whose cost is an upper bound, and what the cache saved, can be read from the table. A cell of a
+    reply that says nothing of a cache has 0 in each; before the verdict they are withheld with the input tokens."""
+    cache = {"cached_tokens": 1000, "cache_write_tokens": 300, "cache_write_1h_tokens": 100}
+    server.configure({"replies": [{"match": "number 0", "reply": "red", **cache}, {"match": "", "reply": "red"}]})
+    project = ab_project(tmp_path / "proj", None, fixtures=2, repetitions=1)
+    write_config(project.root, server.base_url, type_=api)
+    [summary] = benchcard.run_card("colour-ab", project)
+    blind = tmp_path / "blind.csv"
+    assert bc(project, "export", summary.run, "--out", str(blind)).exit_code == 0
+    assert not {"cached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens"} & set(pd.read_csv(blind))
+    benchcard.give_verdict(summary.run, project)
+    out = tmp_path / "cells.csv"
+    exported = bc(project, "export", summary.run, "--out", str(out))
+    assert exported.exit_code == 0, exported.output
+    table = pd.read_csv(out)
+    columns = list(table.columns)
+    at = columns.index("input_tokens")
+    assert columns[at:at + 5] == ["input_tokens", "cached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
+                                  "output_tokens"]
+    # OpenAI's reply says nothing of cache writes: only the read ones are known there
+    said = (1000, 300, 100) if api == "anthropic" else (1000, 0, 0)
+    for fixture, expected in (("item-000", said), ("item-001", (0, 0, 0))):
+        rows = table[table.fixture == fixture]
+        assert len(rows) == 2
+        assert {tuple(r) for r in rows[["cached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens"]]
+                .itertuples(index=False)} == {expected}, (fixture, rows)
+    cached = table[table.fixture == "item-000"]
+    assert (cached["input_tokens"] > 1300).all()  # each vendor's shape read as input tokens counting them
+    assert str(benchcard.read_run(summary.run, project)["cached_input_tokens"].dtype) == "Int64"

@@ -36,14 +36,17 @@ if TYPE_CHECKING:
 
 # The columns every frame of a run has, in order; the metric columns follow `score`, then the call's figures.
 CELL_COLUMNS = ("run", "cell", "variant", "fixture", "repetition", "status", "score")
-CALL_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "cost", "latency_ms", "attempts",
-                "finish_reason", "text", "model", "provider")
+# The prompt cache's: of input_tokens, those read from the cache and those written to it (Anthropic; of those, to
+# its 1-hour cache), 0 when the reply said none (`Usage`): what makes a cost an upper bound or a cache's saving.
+CACHE_COLUMNS = ("cached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+CALL_COLUMNS = ("input_tokens", *CACHE_COLUMNS, "output_tokens", "reasoning_tokens", "cost", "latency_ms",
+                "attempts", "finish_reason", "text", "model", "provider")
 RUN_COLUMNS = ("scratch",)  # True on every row of a trial (a scratch run, or a run given a scratch verdict)
 # Left out until the verdict: the assignment itself, and every figure of the request's side, which follows the
 # prompt (its variant) rather than the answer: its tokens, the cost they make, the time a longer prompt takes, the
 # retries a longer request's timeouts take. What remains is the answer's side, which the blind scorer sees too.
 BLINDED = ("variant", "repetition")
-REQUEST_SIDE = ("input_tokens", "cost", "latency_ms", "attempts")
+REQUEST_SIDE = ("input_tokens", *CACHE_COLUMNS, "cost", "latency_ms", "attempts")
 WITHHELD = BLINDED + REQUEST_SIDE
 FORMATS = ("csv", "parquet")
 Row = TypeVar("Row", OutputRow, ScoreRow)
@@ -53,10 +56,10 @@ def read_run(run: str | os.PathLike[str], project: ProjectLike | None = None) ->
     """One row per cell of a run (its folder, or a run id or card id in `project`, default: the nearest).
 
     Columns: run, cell, variant, fixture, repetition, status (ok | truncated | failed | missing), score, one
-    column per metric the scorer wrote (NaN where the cell was not scored), input/output/reasoning tokens,
-    cost, latency_ms, attempts, finish_reason, text (the output as recorded), model, provider. Without a verdict
-    the run is still blind: the `WITHHELD` columns are left out (named in `attrs["withheld"]`) and
-    `attrs["blinded"]` is True.
+    column per metric the scorer wrote (NaN where the cell was not scored), input tokens and of them those read
+    from and written to the prompt cache (`CACHE_COLUMNS`), output/reasoning tokens, cost, latency_ms, attempts,
+    finish_reason, text (the output as recorded), model, provider. Without a verdict the run is still blind: the
+    `WITHHELD` columns are left out (named in `attrs["withheld"]`) and `attrs["blinded"]` is True.
     """
     run_dir = _run_dir(run, project)
     manifest = read_manifest(run_dir)
@@ -92,7 +95,9 @@ def _output_rows(run_dir: Path, manifest: Manifest, blinded: bool) -> dict[str, 
     outputs = list(RunReader(run_dir).iter_outputs())  # a torn last line (killed, or still writing) skipped
     for o in _latest(outputs, bool(manifest.retries)):
         row = _row(rows, o.cell, o.fixture, run_dir / "outputs.jsonl", blinded)
-        row.update(status=o.status, input_tokens=o.usage.input, output_tokens=o.usage.output,
+        row.update(status=o.status, input_tokens=o.usage.input, cached_input_tokens=o.usage.cached_tokens,
+                   cache_write_tokens=o.usage.written_tokens, cache_write_1h_tokens=o.usage.written_1h_tokens,
+                   output_tokens=o.usage.output,
                    reasoning_tokens=o.usage.reasoning, cost=o.cost, latency_ms=o.latency_ms, attempts=o.attempts,
                    finish_reason=None if o.finish_reason is None else displayable(o.finish_reason),
                    text=displayable(o.text))
@@ -128,7 +133,7 @@ def _typed_frame(rows: list[dict[str, Any]], columns: list[str], metrics: list[s
     for column in ("score", "cost", "latency_ms", *metrics):
         if column in columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in ("input_tokens", "output_tokens", "reasoning_tokens", "attempts", "repetition"):
+    for column in ("input_tokens", *CACHE_COLUMNS, "output_tokens", "reasoning_tokens", "attempts", "repetition"):
         if column in columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     if not blinded:
@@ -168,7 +173,7 @@ class Export:
         """What `benchcard export` prints: a run not finished says so, since a blinded table holds only the cells
         with an output (one exported while the run wrote it was 4 rows of 18, said as 'wrote 4 cells')."""
         blind = (" (blinded: no verdict yet, so no variant or repetition, and none of the request's figures: input "
-                 "tokens, cost, latency, attempts)" if self.blinded else "")
+                 "tokens, cached or not, cost, latency, attempts)" if self.blinded else "")
         trial = " · a scratch run: a trial, never a result (column scratch)" if self.scratch else ""
         of = f" of {self.planned} planned" if self.planned is not None else ""
         open_run = ("" if self.finished else f" · run {self.run} is not finished (still running, or stopped: "
