@@ -165,3 +165,107 @@ def test_old_manifest_struct_reads_without_headers() -> None:
     decoded = msgspec.json.decode(b'{"run": "r", "card": "c", "version": 1, "kind": "ab", "seal_root": "s"}',
                                   type=Manifest)
     assert decoded.headers is None and "headers" not in decoded.fields()
+
+
+# ------------------------------------------------------------------------------------------- the judge's headers
+
+#: The judge's provider's headers: two plain ones and a secret by its name.
+JUDGE_PLAIN = {"anthropic-beta": "judge-beta-1", "X-Route": "judge-eu"}
+JUDGE_SECRET = "jtok-S3CRET-judge"
+
+
+def configure_judged(root: Path, url: str, run_headers: dict[str, str], judge_headers: dict[str, str]) -> None:
+    """benchcard.yaml declaring the run's provider `fake` and the judge's `judge`, both at `url`, with headers."""
+    def block(name: str, headers: dict[str, str]) -> str:
+        lines = "".join(f"      {n}: {json.dumps(v)}\n" for n, v in headers.items())
+        return (f"  {name}:\n    type: openai\n    base_url: '{url}'\n    api_key_env: {KEY_ENV}\n"
+                + (f"    headers:\n{lines}" if headers else ""))
+
+    (root / "benchcard.yaml").write_text("providers:\n" + block("fake", run_headers) + block("judge", judge_headers),
+                                         encoding="utf-8")
+
+
+def judged_stopped(tmp_path: Path, server: FakeServer, run_headers: dict[str, str],
+                   judge_headers: dict[str, str]) -> tuple[Project, str]:
+    """A judge card's run whose 4 outputs are called and 4 of its 8 judgements made, stopped there."""
+    from ..helpers_judge import CARD_ID, judge_project, script
+
+    server.configure(script({"reply": "GRADE: PASS"}, record_headers=True))
+    project = judge_project(tmp_path, fixtures=2, repetitions=1, k=2)
+    configure_judged(tmp_path, server.base_url, run_headers, judge_headers)
+    [stopped] = run(project, CARD_ID, RunOptions(progress=False), stop_after=4)
+    assert stopped.judge is not None and not stopped.judge.finished
+    return project, stopped.run
+
+
+def test_a_judged_run_records_its_judges_headers_and_never_a_secret_value(tmp_path: Path, server: FakeServer,
+                                                                         key: str) -> None:
+    """The judge's provider's headers were sent on every judge call and recorded nowhere, while the run's own
+    were. The manifest's `judge` block now records them as the run's are: a secret by its name alone."""
+    project, run_id = judged_stopped(tmp_path, server, PLAIN, {**JUDGE_PLAIN, "X-Judge-Token": JUDGE_SECRET})
+    manifest = json.loads((project.results_dir / "judged-ab" / "v1" / run_id / "manifest.json").read_text())
+    assert manifest["headers"] == PLAIN
+    assert manifest["judge"]["headers"] == {**JUDGE_PLAIN, "X-Judge-Token": None}
+    sent = [h for h in server.stats()["headers"] if h.get("x-route") == "judge-eu"]
+    assert len(sent) == 4 and all(h["x-judge-token"] == JUDGE_SECRET for h in sent)
+    on_disk = b"".join(p.read_bytes() for p in project.results_dir.rglob("*") if p.is_file())
+    assert JUDGE_SECRET.encode() not in on_disk and key.encode() not in on_disk
+
+
+@pytest.mark.parametrize(("now", "said"), [
+    ({**JUDGE_PLAIN, "X-Route": "judge-us"}, "header X-Route was sent as 'judge-eu' and is now 'judge-us'"),
+    ({"X-Route": "judge-eu"}, "header anthropic-beta was sent as 'judge-beta-1' and is no longer set"),
+    ({**JUDGE_PLAIN, "X-Judge-Token": JUDGE_SECRET}, "header X-Judge-Token is now set and was not sent"),
+])
+def test_a_judged_resume_refuses_judge_headers_that_changed(tmp_path: Path, server: FakeServer, key: str,
+                                                            now: dict[str, str], said: str) -> None:
+    """Stopped half-way through its judging, the run resumed with the judge's headers changed: refused in one line
+    before any call, as a changed header of the run's own provider is; set back, it goes on and every judge call
+    carries the headers the judging was planned with."""
+    project, run_id = judged_stopped(tmp_path, server, PLAIN, JUDGE_PLAIN)
+    calls = server.stats()["calls"]
+    configure_judged(tmp_path, server.base_url, PLAIN, now)
+    line = one_line_error(bc(project, "run", "judged-ab", "--resume", run_id))
+    assert line == (f"error: results/judged-ab/v1/{run_id}: the judge's {said} (providers.judge.headers in "
+                    "benchcard.yaml); a resumed run's judge sends the headers its judging was planned with: set them "
+                    "back, or start a new run (benchcard run judged-ab)")
+    assert JUDGE_SECRET not in line and server.stats()["calls"] == calls
+    configure_judged(tmp_path, server.base_url, PLAIN, JUDGE_PLAIN)
+    ok(bc(project, "run", "judged-ab", "--resume", run_id))
+    judged = [h for h in server.stats()["headers"] if h.get("x-route", "").startswith("judge")]
+    assert len(judged) == 8 and all(h["x-route"] == "judge-eu" for h in judged)
+
+
+def test_a_resume_names_the_secret_headers_it_could_not_compare(tmp_path: Path, server: FakeServer,
+                                                                key: str) -> None:
+    """A secret header's value is never written (nor a digest), so a resume cannot tell whether it changed: it says
+    so in one line naming each such header, the run's and the judge's, and goes on. A resume with no secret says
+    nothing of them."""
+    project, run_id = judged_stopped(tmp_path, server, {**PLAIN, "X-Api-Token": SECRET_VALUES[0]},
+                                     {**JUDGE_PLAIN, "X-Judge-Token": JUDGE_SECRET})
+    configure_judged(tmp_path, server.base_url, {**PLAIN, "X-Api-Token": "another-token-value"},
+                     {**JUDGE_PLAIN, "X-Judge-Token": "another-judge-token"})
+    result = ok(bc(project, "run", "judged-ab", "--resume", run_id))
+    said = [line for line in result.stderr.splitlines() if "not compared" in line]
+    assert said == ["headers not compared: X-Api-Token (providers.fake.headers), X-Judge-Token (providers.judge."
+                    "headers, the judge's): a run records a secret header's name, never its value (nor a digest, "
+                    "from which a short one could be found), so a change of its value since the run started cannot "
+                    "be seen; they are sent as benchcard.yaml sets them now"]
+    assert not any(s in result.output + result.stderr for s in (SECRET_VALUES[0], JUDGE_SECRET))
+
+    plain, plain_run = judged_stopped(tmp_path / "plain", server, PLAIN, JUDGE_PLAIN)
+    assert "not compared" not in ok(bc(plain, "run", "judged-ab", "--resume", plain_run)).stderr
+
+
+def test_a_judging_planned_before_judge_headers_were_recorded_resumes(tmp_path: Path, server: FakeServer,
+                                                                      key: str) -> None:
+    """A manifest whose judge block has no `headers` (a judging planned before 2026-12-08) resumes on the judge's
+    headers of now, uncompared, and is judged."""
+    project, run_id = judged_stopped(tmp_path, server, PLAIN, JUDGE_PLAIN)
+    path = project.results_dir / "judged-ab" / "v1" / run_id / "manifest.json"
+    old = json.loads(path.read_text(encoding="utf-8"))
+    del old["judge"]["headers"]
+    path.write_text(json.dumps(old, indent=2), encoding="utf-8")
+    configure_judged(tmp_path, server.base_url, PLAIN, {"X-Route": "judge-us"})
+    ok(bc(project, "run", "judged-ab", "--resume", run_id))
+    ok(bc(project, "verdict", run_id))

@@ -279,6 +279,9 @@ class SealedJudging(msgspec.Struct, frozen=True):
     provider_type: str | None = None
     base_url: str | None = None  # a pool's first server, as its requests' `url`
     endpoints: list[str] | None = None  # the servers of a judge's pool, as a run's (absent before 2026-12-07)
+    # the judge's provider's headers of benchcard.yaml its calls send, as a run's `headers` (a secret by its name
+    # alone); absent for a local judge, and in a judging planned before 2026-12-08 (not compared on resume)
+    headers: dict[str, str | None] | None = None
     per_output: int | None = None  # judgements of each output
     judgements: int | None = None  # judgements planned in all
     seed: int | None = None

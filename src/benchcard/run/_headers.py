@@ -5,7 +5,9 @@ does, so a run's manifest records the ones it sent (`Manifest.headers`), and a r
 them with the ones it would send now. A secret is never written: a header whose name says it is one, whose value
 holds the key or a URL's password, or whose value looks like a credential is recorded by its name alone (`None`
 in place of its value), as `benchcard curl` prints it as a variable to set (docs/security.md). A digest is not
-kept in its place: a short password would be found again from it by trying words.
+kept in its place: a short password would be found again from it by trying words; so a secret's new value is not
+seen on resume, and the resume says which secrets it could not compare (`uncompared_secrets`). A judge's provider's
+headers are recorded and compared the same way, in the manifest's `judge` block.
 """
 
 from __future__ import annotations
@@ -77,6 +79,13 @@ def header_changes(was: Recorded, now: Recorded) -> list[str]:
     after = {n.lower(): (n, v) for n, v in now.items()}
     return [said for low in sorted(before.keys() | after.keys())
             if (said := _change(before.get(low), after.get(low))) is not None]
+
+
+def uncompared_secrets(was: Recorded, now: Recorded) -> list[str]:
+    """The secrets recorded and set again now, each as benchcard.yaml names it now: neither value is recorded, so a
+    change of value is not seen (a secret that appears or goes is a change `header_changes` names)."""
+    secret_now = {n.lower(): n for n, v in now.items() if v is None}
+    return [secret_now[n.lower()] for n, v in was.items() if v is None and n.lower() in secret_now]
 
 
 def _change(was: tuple[str, str | None] | None, now: tuple[str, str | None] | None) -> str | None:

@@ -55,6 +55,7 @@ from benchcard.records.rows import (
 )
 from benchcard.records.runreader import JudgeReader
 from benchcard.run._calls import RateLimiter, Session, execute, make_client
+from benchcard.run._headers import recorded_headers
 from benchcard.run._pool import calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
 from benchcard.run._proxies import refusal
@@ -215,8 +216,10 @@ def _seal_judgements(project: Project, card: Card, spec: JudgeSpec, store: RunSt
     rig = {"provider": cfg.name, "model": model or spec.model, "effort": spec.effort if cfg.type != "local" else None}
     rig["line"] = rig_line(str(rig["model"]), rig["effort"], None, cfg.name)
     pool = {"endpoints": [e.url for e in cfg.endpoints]} if cfg.endpoints else {}  # as a run's, never a password
+    headers = recorded_headers(cfg)  # as a run's: a secret by its name alone (run/_headers.py)
+    sent = {"headers": headers} if headers is not None else {}
     store.add_to_manifest({"judge": {
-        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, **pool, "per_output": spec.judgements,
+        "rig": rig, "provider_type": cfg.type, "base_url": cfg.base_url, **pool, **sent, "per_output": spec.judgements,
         "judgements": n, "seed": seed, "planned_at": utc_stamp(),
         "requests_digest": file_digest(tmp)}})
     _finish_sealed(jstore, store.read_manifest())

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,7 +49,7 @@ from benchcard.records.runreader import Outcomes, outcomes
 from benchcard.records.setaside import refuse_set_aside
 from benchcard.run._calls import RateLimiter, Session, execute, make_client
 from benchcard.run._conventions import judge_note, load_dotenv_keys, new_targets, resume_note
-from benchcard.run._headers import header_changes, recorded_headers
+from benchcard.run._headers import header_changes, recorded_headers, uncompared_secrets
 from benchcard.run._looking import Looked, Looker, run_in_looks
 from benchcard.run._pool import PoolProvider, calls_in_flight, check_served, client_size, open_provider
 from benchcard.run._progress import NullProgress, Progress, RichProgress
@@ -379,7 +379,14 @@ def _targets(project: Project, card: Card, o: RunOptions, config: ProjectConfig,
     if cfg.type != manifest.provider_type:
         raise RunError(f"{where}: provider '{cfg.name}' is now of type {cfg.type}, the run used "
                        f"{manifest.provider_type}")
-    _check_same_headers(cfg, manifest, where)
+    secrets = _check_same_headers(cfg, manifest.headers, where, manifest.card)
+    if card.judge_spec is not None and manifest.judge is not None:  # a judging planned: its judge's headers too
+        secrets += _check_same_headers(judge_config(card.judge_spec, config), manifest.judge.headers, where,
+                                       manifest.card, judge=True)
+    if secrets:
+        notes.append(f"headers not compared: {', '.join(secrets)}: a run records a secret header's name, never its "
+                     "value (nor a digest, from which a short one could be found), so a change of its value since "
+                     "the run started cannot be seen; they are sent as benchcard.yaml sets them now")
     return [_Target(cfg, rig.model, Rig(rig.provider, rig.model, rig.effort, rig.surface), store, manifest)]
 
 
@@ -415,16 +422,24 @@ def _check_same_rig(o: RunOptions, manifest: Manifest, rig: RigRecord, where: st
                        "order of calls (drop --seed)")
 
 
-def _check_same_headers(cfg: ProviderConfig, manifest: Manifest, where: str) -> None:
+def _check_same_headers(cfg: ProviderConfig, recorded: Mapping[str, str | None] | None, where: str, card: str,
+                        judge: bool = False) -> list[str]:
     """The provider's headers of benchcard.yaml are part of the rig (`anthropic-beta` changes what the model may
-    do): a resume sends the ones the run recorded (a run made before they were recorded: not checked)."""
-    changes = header_changes(manifest.headers, recorded_headers(cfg) or {}) if manifest.headers is not None else []
+    do), and the judge's of its judging: a resume sends the ones the run recorded (a run, or a judging, made
+    before they were recorded: not checked). The secrets it could not compare, each as `NAME (providers.P.headers)`
+    for the line that says so."""
+    if recorded is None:
+        return []
+    now = recorded_headers(cfg) or {}
+    changes = header_changes(recorded, now)
+    whose = ("the judge's " if judge else "", ", the judge's" if judge else "")
     if changes:
         more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
-        raise RunError(f"{where}: {changes[0]}{more} (providers.{cfg.name}.headers in {CONFIG_FILE}); a resumed "
-                       "run sends "
-                       f"the headers it was started with: set them back, or start a new run (benchcard run "
-                       f"{manifest.card})")
+        sends = "a resumed run's judge sends the headers its judging was planned with" if judge else \
+            "a resumed run sends the headers it was started with"
+        raise RunError(f"{where}: {whose[0]}{changes[0]}{more} (providers.{cfg.name}.headers in {CONFIG_FILE}); "
+                       f"{sends}: set them back, or start a new run (benchcard run {card})")
+    return [f"{name} (providers.{cfg.name}.headers{whose[1]})" for name in uncompared_secrets(recorded, now)]
 
 
 async def _run_all(s: _Setting, targets: list[_Target]) -> list[RunSummary]:
