@@ -487,3 +487,52 @@ def test_a_yaml_slip_where_a_secret_may_be_says_no_part_of_it(written: str, said
         yamlread.load_yaml(text, "benchcard.yaml", ProviderError, may_hold_secret)
     assert str(raised.value).startswith(f"benchcard.yaml:4: {said}"), raised.value
     assert "SECRET" not in str(raised.value) and "$" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("char", "name"), [
+    ("\x85", "U+0085 NEXT LINE (NEL)"), ("\u2028", "U+2028 LINE SEPARATOR"), ("\u2029", "U+2029 PARAGRAPH SEPARATOR"),
+    ("\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE (a byte-order mark)")])
+@pytest.mark.parametrize("quote", ['"', "'", ""])
+def test_an_invisible_break_or_mark_inside_a_value_is_one_line(tmp_path: Path, char: str, name: str,
+                                                                quote: str) -> None:
+    """Inside quotes, U+2028 and U+2029 were kept in the value and U+0085 folded into a space, and a byte-order
+    mark was kept quoted or not: a variant's text, which the model receives, changed where no reader of the card
+    sees it. Each is now refused in one line naming the file, the field, the character and where it stands, as the
+    three breaks were already outside quotes (where YAML reads them as the end of a line); a byte-order mark at the
+    file's start is an editor's "UTF-8 with BOM" and is read as before."""
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace('variants: {baseline: "", A: "Please.\\n"}',
+                                f'variants:\n  baseline: ""\n  A: {quote}Please{char} say it.{quote}', 1))
+    line = one_line_error(bc(root, "seal", "tiny-ab"))
+    if quote or char == "\ufeff":
+        assert line == (f"error: cards/tiny-ab.yaml:17: field 'variants.A': the invisible character {name} at line "
+                        f"17, column {12 + len(quote)} (an editor shows nothing there; YAML reads it into the "
+                        f"value); remove it, or write it as the escape \"\\u{ord(char):04x}\" in double quotes "
+                        "where it is meant")
+    else:  # outside quotes a break ends the line, as before
+        assert f"likely the line break {name.split(' ')[0]} on line 17, which an editor shows as none" in line
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\ufeff"])
+def test_the_same_character_written_as_an_escape_is_read(tmp_path: Path, char: str) -> None:
+    """Written as a double-quoted escape the character shows in the card, and the value holds it."""
+    from benchcard.card.load import load_card
+    from benchcard.project import Project
+
+    root = make_ab_project(tmp_path / "proj")
+    _card(root, AB_CARD.replace('A: "Please.\\n"', f'A: "Please.\\u{ord(char):04x}"', 1))
+    assert bc(root, "check", "tiny-ab").exit_code == 0
+    card = load_card(root / "cards" / "tiny-ab.yaml", Project(root))
+    assert card.variants["A"] == f"Please.{char}"
+
+
+def test_an_invisible_character_in_benchcard_yaml_is_one_line_without_the_value(tmp_path: Path) -> None:
+    root = make_ab_project(tmp_path / "proj")
+    (root / "benchcard.yaml").write_text(
+        "providers:\n  p:\n    type: openai\n    base_url: 'http://127.0.0.1:9/v1'\n    headers:\n"
+        "      X-Route: 'eu\u2028SECRET-1'\n", encoding="utf-8")
+    line = one_line_error(bc(root, "curl", "tiny-ab"))
+    assert line == ("error: benchcard.yaml:6: field 'providers.p.headers.X-Route': the invisible character U+2028 LINE "
+                    "SEPARATOR at line 6, column 19 (an editor shows nothing there; YAML reads it into the value); "
+                    "remove it, or write it as the escape \"\\u2028\" in double quotes where it is meant")
+    assert "SECRET" not in line

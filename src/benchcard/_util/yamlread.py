@@ -36,6 +36,13 @@ MAX_DEPTH = 100  # a card nests five levels; `&x [*x]` (a list holding itself) n
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML 1.1, which an editor shows as none
+#: Characters an editor shows as nothing (or as no break) that change a value: YAML 1.1's three line breaks, which
+#: outside quotes end a line (a parse error `_malformed` explains) and inside quotes are kept (U+2028, U+2029) or
+#: folded into a space (U+0085), and the byte-order mark, kept wherever it stands but a file's start. Written
+#: into a value as themselves they are refused, in quotes or not; a double-quoted escape (`"\u2028"`) shows them.
+_INVISIBLE = {"\x85": "U+0085 NEXT LINE (NEL)", "\u2028": "U+2028 LINE SEPARATOR",
+              "\u2029": "U+2029 PARAGRAPH SEPARATOR", "\ufeff": "U+FEFF ZERO WIDTH NO-BREAK SPACE (a byte-order mark)"}
+_INVISIBLE_CHAR = re.compile(f"[{''.join(_INVISIBLE)}]")
 # how a number is written in plain decimal; .inf and .nan pass here and are refused where a number is read
 _PLAIN_NUMBER = {"int": re.compile(r"[-+]?(?:0|[1-9][0-9]*)"),
                  "float": re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
@@ -287,6 +294,7 @@ def _check_scalar(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
     line = node.start_mark.line + 1
     if _SURROGATE.search(node.value):
         raise checks.fail(line, path, "a lone surrogate (\\ud800-\\udfff) is not text; write the character itself")
+    _check_invisible(node, path, checks)
     misread = _misread(node)
     if misread is not None and checks.secret(path):
         raise checks.fail(line, path, f"YAML 1.1 reads this value as {misread.words}, not as text (not shown: the "
@@ -298,6 +306,24 @@ def _check_scalar(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
                                       "none past 1.8e308), or quote it for text")
     if misread is not None:
         raise checks.fail(line, path, misread.said())
+
+
+def _check_invisible(node: yaml.ScalarNode, path: Field, checks: _Checks) -> None:
+    """No character an editor shows as nothing written as itself in a value (`_INVISIBLE`), quoted or not: in a
+    prompt it changes what the model receives where no reader of the card sees it. Its line and column are counted
+    as an editor counts them (by newlines alone); the value is never said back (it may be a secret)."""
+    start, end = node.start_mark, node.end_mark
+    if start.buffer is None:
+        return
+    found = _INVISIBLE_CHAR.search(start.buffer, start.pointer, end.pointer)
+    if found is None:
+        return
+    at, text = found.start(), start.buffer
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    escape = f"\\u{ord(found.group()):04x}"
+    raise checks.fail(line, path, f"the invisible character {_INVISIBLE[found.group()]} at line {line}, column "
+                                  f"{column} (an editor shows nothing there; YAML reads it into the value); remove "
+                                  f"it, or write it as the escape \"{escape}\" in double quotes where it is meant")
 
 
 def _kind(tag: str) -> str:
