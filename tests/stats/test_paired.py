@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -285,3 +286,48 @@ def test_no_module_but_paired_computes_student_s_t_itself() -> None:
                    if p.name != "paired.py" and ("stdtr(" in (text := p.read_text(encoding="utf-8"))
                                                  or "stdtrit(" in text or "stats.t." in text))
     assert calls == []
+
+
+# ---------------------------------------------------------------------------- one Wilson formula (left25)
+
+_WILSON_ALPHAS = (0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5)
+#: Look boundaries a sealed schedule gives (and 0.5, 4, no α spent): the z a probe's look held its mean to.
+_LOOK_ZS = (0.5, 1.0, 1.2815515655446004, 1.6448536269514722, 1.959963984540054, 2.241402727604947,
+            2.5758293035489004, 2.9677379253417944, 3.4710914099958713, 4.0, math.inf)
+_WILSON_N = 120
+
+
+def _bounds_digest(bounds: Iterable[tuple[float, float]]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for lo, hi in bounds:
+        h.update(f"{float(lo).hex()} {float(hi).hex()}\n".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def test_wilson_at_gives_both_former_copies_outputs_bit_for_bit() -> None:
+    """`wilson` and a sequential probe's Wilson gate bound (`gate_bounds(..., "wilson")`, sealed as `gate_bound:
+    wilson` before 2026-12-08) were two copies of one formula; they are now one (`wilson_at`). Its outputs are
+    frozen here as the two copies gave them (digests of every bound's hex, computed at 5af7461 before the merge):
+    every k ≤ n ≤ 120 at eight α, and every mean in quarters of 1/n over n ≤ 120 at eleven look boundaries, so
+    that an old look re-verifies exactly as it was taken. The vectorised `replication.wilson_bounds` is not merged:
+    it computes z²/(4n²) in one division where these take two, and differs in the last bit on some inputs
+    (1,272 of 318,157 k ≤ n ≤ 300 at seven α), e.g. k = 4, n = 5, α = 0.01 below."""
+    from benchcard.stats.replication import wilson_bounds
+    from benchcard.stats.sequential import gate_bounds
+
+    paired = ((k, n, a) for a in _WILSON_ALPHAS for n in range(_WILSON_N + 1) for k in range(n + 1))
+    assert _bounds_digest(stats.wilson(k, n, a) for k, n, a in paired) == \
+        "sha256:dd68d8df5529fad389d9fba0a6c8c76232eb2b91e4b53c289fe480d81ec991fb"
+    looks = [(step / (4 * n) if n else 0.0, n, z) for z in _LOOK_ZS for n in range(_WILSON_N + 1)
+             for step in range(4 * n + 1)]
+    frozen = "sha256:8fc864122a84cccd7185358cb2d45468b62740fa65e63e4c86408e607c834fb2"
+    assert _bounds_digest(gate_bounds(p, n, z, "wilson") for p, n, z in looks) == frozen
+    assert _bounds_digest(stats.wilson_at(p, n, z) for p, n, z in looks) == frozen
+    assert [x.hex() for x in stats.wilson(4, 5, 0.01)] == ["0x1.208a9675792bbp-2", "0x1.f3bef789905b2p-1"]
+    assert [x.hex() for x in gate_bounds(0.75, 12, 2.241402727604947, "wilson")] == [
+        "0x1.b802174a23818p-2", "0x1.d872c087d8de8p-1"]
+    lo, hi = wilson_bounds(np.array([0.8]), np.array([5.0]), 0.01)
+    assert (float(lo[0]), float(hi[0])) != stats.wilson(4, 5, 0.01)  # why the vectorised one stays apart
+    assert float(hi[0]) == stats.wilson(4, 5, 0.01)[1] and abs(float(lo[0]) - stats.wilson(4, 5, 0.01)[0]) < 1e-15

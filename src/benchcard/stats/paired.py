@@ -36,6 +36,7 @@ __all__ = [
     "t_ppf",
     "t_sf",
     "wilson",
+    "wilson_at",
 ]
 
 #: Relative tolerance under which a set of differences counts as constant (se == 0).
@@ -288,13 +289,21 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     _check_alpha(alpha)
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 ≤ k ≤ n, got k={k}, n={n}")
-    if n == 0:
-        return (0.0, 1.0)
-    z = norm_ppf(1.0 - alpha / 2.0)
-    p = k / n
+    return wilson_at(k / n if n else 0.0, n, norm_ppf(1.0 - alpha / 2.0))
+
+
+def wilson_at(p: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson interval of a mean p over n trials at z standard errors: `wilson`'s, and the bounds a sequential
+    probe's look held to its gate before the exact bound (`sequential.gate_bounds(..., "wilson")`, at the look's
+    boundary z; a [0, 1] score of mean p varies at most as p(1 − p), so it holds for fractional scores too). One
+    formula, in one order of operations: a look sealed with it re-verifies bit for bit (tests/stats/test_paired.py
+    -k wilson_at holds both former copies' outputs over a grid). A mean of 1 (0) has the upper (lower) bound 1 (0)
+    exactly, not 1 − 1e-16, which would put a perfect run below a gate of 1; no trial, or an infinite z (no α
+    spent), bounds nothing: [0, 1]. (`replication.wilson_bounds`, vectorised over numpy arrays, orders one term
+    otherwise and differs in the last bit on some inputs, so its figures stay its own.)"""
+    if n == 0 or not math.isfinite(z):
+        return 0.0, 1.0
     z2n = z * z / n
-    centre = (p + z2n / 2.0) / (1.0 + z2n)
-    half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
-    low = 0.0 if k == 0 else max(0.0, centre - half)
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return (low, high)
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
+    return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)

@@ -38,6 +38,7 @@ from scipy import optimize, special
 from benchcard.stats import _tablecache
 from benchcard.stats.crossed import BoolArray, Crossed, FloatArray, IntArray
 from benchcard.stats.decision import LOSS, WIN, Decision, Evidence, decide, overall, p_beyond
+from benchcard.stats.paired import wilson_at
 
 SPENDINGS = ("obrien-fleming", "pocock", "hsd")
 #: The futility test's total level by spending: a true gap as large as the effect that matters stops for futility
@@ -255,7 +256,7 @@ def gate_bounds(mean: float, n: int, z: float, bound: str = "exact") -> tuple[fl
     if n == 0 or not math.isfinite(z):
         return 0.0, 1.0
     if bound == "wilson":
-        return gate_wilson(mean, n, z)
+        return wilson_at(mean, n, z)
     level = float(special.ndtr(-z))
     k = min(max(mean * n, 0.0), float(n))
     low = 0.0 if mean <= 0 else float(special.betaincinv(k, n - k + 1.0, level))
@@ -392,19 +393,6 @@ def _simulate_looks(base: FloatArray, variant: FloatArray, plan: Schedule, *, ef
 
 
 # ------------------------------------------------------------------------------------- a probe's gate at a look
-
-
-def gate_wilson(p: float, n: int, z: float) -> tuple[float, float]:
-    """The Wilson interval of a mean score p over n cells at z standard errors, the bounds a sequential probe's
-    look holds to its gate (a [0, 1] score of mean p varies at most as p(1 − p), so it holds for fractional scores
-    too). A mean of 1 (0) has the upper (lower) bound 1 (0) exactly, not 1 − 1e-16 in floating point, which would
-    put a perfect run below a gate of 1; no cell, or no α spent (an infinite z), bounds nothing: [0, 1]."""
-    if n == 0 or not math.isfinite(z):
-        return 0.0, 1.0
-    z2n = z * z / n
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
-    return 0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half)
 
 
 def passing_mean(gate: float, n: int, z: float, bound: str = "exact") -> float | None:
