@@ -66,6 +66,32 @@ def test_another_endpoint_than_the_cards_rig_is_scratch(tmp_path: Path, server: 
     assert manifest["scratch"].startswith("--base-url ")
 
 
+def test_a_trial_of_an_unsealed_version_says_its_bootstrap_is_seeded_from_the_root_it_would_be_sealed_with(
+        tmp_path: Path, server: FakeServer, key: str) -> None:
+    """An unsealed version has no seal root: a trial of it records the root its material would be sealed with, and
+    its verdict said "seeded from the seal root". It now says what that root is, and verdict.json `sealed: false`;
+    a trial of a sealed version, and a real run, still say the seal root."""
+    server.configure({"default_reply": "red"})
+    project = ab_project(tmp_path / "proj", server.base_url, fixtures=3, repetitions=2)
+    project.seal_path("colour-ab", 1).unlink()
+    ok(bc(project, "run", "colour-ab", "--scratch"))
+    folder = only_run(project, "colour-ab")
+    said = [line for line in ok(bc(project, "verdict", folder.name)).output.splitlines() if "bootstrap:" in line]
+    assert said == ["metrics (95% intervals; bootstrap: 10,000 fixture resamples seeded from the root v1 would be "
+                    "sealed with: v1 was not sealed):"]
+    assert json.loads((folder / "verdict.json").read_text())["sealed"] is False
+    assert said == [line for line in ok(bc(project, "verdict", folder.name, "--show")).output.splitlines()
+                    if "bootstrap:" in line]
+
+    sealed = ab_project(tmp_path / "sealed", server.base_url, fixtures=3, repetitions=2)
+    for scratch in (["--scratch"], []):
+        ok(bc(sealed, "run", "colour-ab", *scratch))
+        run = sorted((sealed.root / "results" / "colour-ab" / "v1").iterdir())[-1]
+        output = ok(bc(sealed, "verdict", run.name)).output
+        assert "10,000 fixture resamples seeded from the seal root):" in output
+        assert "sealed" not in json.loads((run / "verdict.json").read_text())
+
+
 def test_verdict_scratch_writes_a_verdict_without_a_ledger_row(tmp_path: Path, server: FakeServer,
                                                                key: str) -> None:
     server.configure({"default_reply": "red"})

@@ -39,7 +39,14 @@ from benchcard.records.ledgerrow import Latency, LedgerRow
 from benchcard.records.rows import ASSIGNMENT, SEALED, Manifest, utc_stamp
 from benchcard.records.runreader import RunReader, held_still, outcomes, read_manifest
 from benchcard.records.setaside import refuse_set_aside
-from benchcard.records.verdictfile import LedgerEntry, VerdictFile, VerdictHead, decode_verdict, encode_verdict
+from benchcard.records.verdictfile import (
+    AbVerdict,
+    LedgerEntry,
+    VerdictFile,
+    VerdictHead,
+    decode_verdict,
+    encode_verdict,
+)
 from benchcard.run.grid import assignment_columns, assignment_digest_of
 from benchcard.run.griddraws import GridColumns
 from benchcard.verdict._agreement import agreement
@@ -384,7 +391,8 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
                                "entered twice")
         if scratch:
             entered = None
-            written = msgspec.structs.replace(pending, scratch=True, given_at=utc_stamp(), ledger=None)
+            written = _unsealed_if_so(project, card, msgspec.structs.replace(pending, scratch=True,
+                                                                              given_at=utc_stamp(), ledger=None))
         else:
             # a verdict whose process died (or whose disk filled) after its row was appended: the same verdict,
             # computed again, completes its files under that row instead of refusing the run for ever
@@ -397,6 +405,16 @@ def _commit(project: Project, run_dir: Path, card: Card, pending: VerdictFile, t
     written = decode_verdict(raw, project.relative(run_dir / VERDICT_FILE), VerdictError)  # as the file holds it
     return Verdict(run=run, card=card.id, version=card.version, kind=card.kind, finding=written.finding,
                    outcome=written.outcome, run_dir=run_dir, file=written, ledger_row=entered)
+
+
+def _unsealed_if_so(project: Project, card: Card, verdict: VerdictFile) -> VerdictFile:
+    """A scratch ab verdict of a version with no seal says `sealed: false`: its rule was never sealed, and its
+    run's root (which seeds the bootstrap) is the one the material would be sealed with, not a seal's."""
+    from benchcard.card import seal
+
+    if isinstance(verdict, AbVerdict) and seal.read(card.id, card.version, project) is None:
+        return msgspec.structs.replace(verdict, sealed=False)
+    return verdict
 
 
 def load_verdict(project: Project, run_dir: Path) -> Verdict:

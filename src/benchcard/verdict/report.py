@@ -93,7 +93,7 @@ def _ab_lines(v: AbVerdict) -> list[str]:
             if c.variant == comp.variant:
                 lines.append(f"  {'holds' if c.holds else 'FAILS'}  {c.why}")
     lines.append(f"metrics ({round(100 * v.confidence)}% intervals; bootstrap: "
-                 f"{v.bootstrap.resamples:,} fixture resamples seeded from the seal root):")
+                 f"{v.bootstrap.resamples:,} fixture resamples seeded from {_seeded_from(v)}):")
     for name, m in v.metrics.items():
         means = " · ".join(f"{k} {fixed(x)}" for k, x in m.means.items())
         for variant, g in m.per_variant(v.variants[0]).items():
@@ -103,6 +103,14 @@ def _ab_lines(v: AbVerdict) -> list[str]:
                          f"sign-flip p {p_value(known(g.p_signflip))}; run term {_run_term(g, m)} "
                          "(the interval's run-to-run part)")
     return lines
+
+
+def _seeded_from(v: AbVerdict) -> str:
+    """The root the bootstrap's seed was drawn from: the seal's, or for a scratch run of a version not sealed (a
+    trial's `sealed: false`) the root its material would be sealed with, which the run recorded."""
+    if known(v.scratch) and v.sealed is False:
+        return f"the root v{v.version} would be sealed with: v{v.version} was not sealed"
+    return "the seal root"
 
 
 def _run_term(g: VariantFigures | MetricFigures, m: MetricFigures) -> str:
