@@ -72,12 +72,14 @@ class PlanError(BenchcardError):
 
 
 class RuleTimeout(CardError):
-    """A rule ran past the time limit on one output; `index` is its position in the list matched."""
+    """A rule ran past the time limit on one output; `index` is its position in the list matched, `rule` its id
+    once known (blind scoring records the output unscored, naming it: scoring/scorers.py)."""
 
-    def __init__(self, index: int, literal: str, limit: float):
-        super().__init__(f"pattern {literal} took longer than {limit:g} s on one output (catastrophic "
+    def __init__(self, index: int, literal: str, limit: float, rule: str | None = None):
+        named = f"rule {rule!r}: " if rule is not None else ""
+        super().__init__(f"{named}pattern {literal} took longer than {limit:g} s on one output (catastrophic "
                          "backtracking: a quantifier nested in a quantifier, such as (a+)+); rewrite it")
-        self.index = index
+        self.index, self.literal, self.limit, self.rule = index, literal, limit, rule
 
 
 class FakeServerError(BenchcardError):

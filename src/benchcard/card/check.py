@@ -8,7 +8,7 @@ The worked examples run through the real scorer catch both.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,8 @@ from benchcard.records.answerkey import AnswerKey
 from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, key_fields, needs_key
-from benchcard.scoring.scorers import ExactSpec, RulesSpec, Score, score_output
+from benchcard.scoring.rulelimit import PUMP_LIMIT, RULE_TIME_LIMIT, runaway
+from benchcard.scoring.scorers import ExactSpec, RulesSpec, Score, fill_key_slots, score_output
 from benchcard.scoring.textform import answer_problems
 
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
@@ -53,6 +54,9 @@ class CardReport:
     seal: str = ""
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # what the design can never show (design.py); they do not fail the check
+    # of those, each rule that backtracks catastrophically on a reply of its own characters (`runaway_rules`):
+    # `seal` refuses a version not yet sealed that has one
+    runaway: tuple[str, ...] = ()
     sequential: str = ""  # a sequential card's sealed looks, in one line (`Sequential.describe`)
 
     @property
@@ -192,10 +196,11 @@ def check_card(card: Card, project: Project, verify_seal: bool = True) -> CardRe
     schedule = schedule_line(card, project) or ""
     note = sealmod.rules_note(card, project) if schedule and not finite else None
     schedule += f"; {note}" if note else ""
+    runaway = tuple(runaway_rules(card, source, at))
     return CardReport(name=card.id, card=card, examples=examples, seal=seal_state, problems=tuple(problems),
-                      warnings=(*later_warnings(card), *escape_warnings(card, source), *later,
+                      warnings=(*later_warnings(card), *escape_warnings(card, source), *later, *runaway,
                                 *answer_warnings(card, keys or {}, source), *design_warnings(card, project)),
-                      sequential=schedule)
+                      sequential=schedule, runaway=runaway)
 
 
 def later_warnings(card: Card) -> list[str]:
@@ -215,6 +220,25 @@ def escape_warnings(card: Card, source: str) -> list[str]:
             "sealed (before the slot escape of 2026-12-07 15:49 UTC); in a later version it escapes the slot: write "
             f"two (C:\\\\{{{{fixture}}}}) for a backslash then the slot, in v{card.version + 1}"
             for name in card.escaped_fields()]
+
+
+def runaway_rules(card: Card, source: str, at: Callable[..., str] | None = None) -> list[str]:
+    """Each rule that takes longer than `PUMP_LIMIT` on a reply of its own characters repeated and a failing
+    tail (`rulelimit.runaway`), one line naming the file, the rule and the input's length: a run would leave
+    such replies unscored (`RULE_TIME_LIMIT`), so the rule is rewritten before sealing."""
+    if not isinstance(card.scoring, RulesSpec):
+        return []
+    lines = []
+    for i, rule in enumerate(card.scoring.rules):
+        found = runaway(fill_key_slots(rule.pattern, dict.fromkeys(rule.key_fields, "x")))
+        if found is not None:
+            where = source if at is None else at("scoring", "rules", str(i), rule.kind)
+            lines.append(f"{where}: field 'scoring.rules.{i}.{rule.kind}': rule {rule.id!r} took longer than "
+                         f"{PUMP_LIMIT:g} s on an input of {len(found)} characters ({shown(found[:6])}… and "
+                         f"{shown(found[-1])}: its own characters repeated, then one that fails it), so a reply "
+                         f"like it, a little longer, runs past the {RULE_TIME_LIMIT:g} s limit and is left "
+                         "unscored; rewrite the pattern without a quantifier nested in a quantifier, such as (a+)+")
+    return lines
 
 
 #: The most answers `answer_warnings` names one by one; the rest are counted in one more line.

@@ -41,17 +41,21 @@ class Sealed:
 
 def seal_card(project: Project, name: str) -> Sealed:
     """Seal the card `name` (an id or a path) after `check`'s problems and the design check: SealError names the
-    first problem, or the design that cannot win (a version sealed already is only compared with its seal)."""
+    first problem, a rule that backtracks catastrophically (`check.runaway_rules`), or the design that cannot win
+    (a version sealed already is only compared with its seal)."""
     card = load_named(project, name)
-    problems = check_card(card, project, verify_seal=False).problems
-    if problems:
-        raise SealError(f"refusing to seal: {problems[0]}")
+    report = check_card(card, project, verify_seal=False)
+    if report.problems:
+        raise SealError(f"refusing to seal: {report.problems[0]}")
     sealed_before = project.seal_path(card.id, card.version).exists()
+    if report.runaway and not sealed_before:  # a sealed version keeps its rules: check says so of each
+        raise SealError(f"refusing to seal: {report.runaway[0]}")
     accepts = card.win is not None and card.win.accept_cannot_win
     dead = None if sealed_before or accepts else cannot_win(card)
     if dead:
         raise SealError(f"refusing to seal {project.relative(card.path)}: {dead} (or, for an A/A or pilot card, "
                         "say so: win: {accept_cannot_win: true})")
     path, data, written = seal(card, project)
-    warned = answer_warnings(card, card.answer_keys(project.keys_dir(card.id)), project.relative(card.path))
+    warned = [*report.runaway,
+              *answer_warnings(card, card.answer_keys(project.keys_dir(card.id)), project.relative(card.path))]
     return Sealed(card.id, card.version, project.relative(path), data, written, tuple(warned))

@@ -180,7 +180,9 @@ Metric = Annotated[int, msgspec.Meta(ge=-int(MAX_METRIC), le=int(MAX_METRIC))] |
 
 
 class ScoreRow(msgspec.Struct, frozen=True, gc=False):
-    """One line of `scores.jsonl`: `score` is None for truncated and failed cells; `rules` only for rule scoring."""
+    """One line of `scores.jsonl`: `score` is None for truncated and failed cells; `rules` only for rule scoring.
+    `unscored` (since 2026-12-08, absent otherwise): why an `ok` output has no score though the scorer read it, a
+    rule over its time limit on it (`scoring/scorers.py`); the verdict counts it unscored and names the why."""
 
     cell: str
     fixture: str
@@ -188,6 +190,7 @@ class ScoreRow(msgspec.Struct, frozen=True, gc=False):
     score: Score | None = None
     metrics: dict[str, Metric] = {}
     rules: dict[str, bool] | None = None
+    unscored: str | UnsetType = UNSET
 
 
 class SetAside(msgspec.Struct, frozen=True):
@@ -218,6 +221,7 @@ class ScoreLine(msgspec.Struct, frozen=True, gc=False):
     score: Score | None = None
     metrics: msgspec.Raw = msgspec.Raw(b"{}")
     rules: dict[str, bool] | None = None
+    unscored: str | UnsetType = UNSET
 
 
 # ------------------------------------------------------------------------------------------------- manifest

@@ -6,6 +6,9 @@ match is one call into native code. Here every output's rules run in one long-li
 waits at most `RULE_TIME_LIMIT` seconds for the answer, and on overrun kills the child and raises a one-line
 `CardError` naming the rule. The child compiles each `/pattern/flags` literal itself with `compile_js`, so the
 limit holds whichever engine `compile_js` uses. A shared counter tells the parent which rule was running.
+Blind scoring records an output a rule runs past the limit on as unscored, naming the rule (`scorers.py`);
+`runaway` finds such a rule before sealing, on the inputs that make one backtrack: its own characters repeated,
+then one that fails the match (`check` warns of it, `seal` refuses it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,16 @@ from benchcard.errors import CardError, RuleTimeout
 from benchcard.scoring.jsregex import compile_js
 
 RULE_TIME_LIMIT = 2.0  # seconds for all the rules of one output; a sane rule takes microseconds
+#: `runaway`'s inputs: a rule's own characters repeated to these lengths, then a character that ends the match
+#: (a nested quantifier doubles its time with each character: `/^(\s*r+)+ed$/` took 0.04 s on 20 r's and '!',
+#: 0.46 s on 24, here), each given `PUMP_LIMIT` seconds
+PUMP_LENGTHS = (12, 24, 36, 48)
+PUMP_LIMIT = 0.25
+#: What an escape of a character class stands for in a pumped input (`\s` a space, `\d` a digit, …); any other
+#: escape of a letter (`\b`, `\u…`) stands for nothing, an escaped symbol for itself
+_CLASS_CHARS = {"s": " ", "d": "1", "w": "a", "S": "a", "D": "a", "W": " ", "n": "\n", "t": "\t", "r": "\r"}
+_SYNTAX = frozenset("^$()*+?{}|[]")
+_MOST_UNITS = 16
 
 
 class _Matcher:
@@ -108,9 +121,49 @@ _MATCHER = _Matcher()
 
 def test_rules(rules: Sequence[tuple[str, str]], text: str, limit: float = RULE_TIME_LIMIT) -> list[bool]:
     """`compile_js(literal).test(text)` for each (rule id, literal), all within `limit` seconds; over it, a
-    CardError naming the rule."""
+    `RuleTimeout` naming the rule."""
     try:
         return _MATCHER.test([literal for _, literal in rules], text, limit)
     except RuleTimeout as exc:
         rule_id = rules[exc.index][0] if 0 <= exc.index < len(rules) else "?"
-        raise CardError(f"rule {rule_id!r}: {exc}") from None
+        raise RuleTimeout(exc.index, exc.literal, exc.limit, rule_id) from None
+
+
+def _characters(literal: str) -> list[str]:
+    """The characters a `/pattern/flags` literal's pattern matches as written, each once, in order: its literal
+    characters, a stand-in for each class escape (`_CLASS_CHARS`) and for `.`."""
+    body = literal[1:literal.rindex("/")] if literal.count("/") >= 2 else literal
+    chars: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            after = body[i + 1]
+            chars.append(_CLASS_CHARS.get(after, "" if after.isalnum() else after))
+            i += 2
+            continue
+        chars.append("a" if c == "." else "" if c in _SYNTAX else c)
+        i += 1
+    return [c for c in dict.fromkeys(chars) if c]
+
+
+def pumped(literal: str) -> list[str]:
+    """The inputs `runaway` tries, shortest first: each of the pattern's characters (and all of them in order)
+    repeated to each of `PUMP_LENGTHS`, then a character the pattern does not hold, so that the match fails at
+    the end and a nested quantifier tries every way of splitting the run before it."""
+    chars = _characters(literal)
+    tail = next(t for t in ("!", "#", "~", "\x00") if t not in chars)
+    units = [*chars[:_MOST_UNITS], "".join(chars)] if len(chars) > 1 else chars
+    return [(unit * n)[:n] + tail for n in PUMP_LENGTHS for unit in dict.fromkeys(units)]
+
+
+def runaway(literal: str, limit: float = PUMP_LIMIT) -> str | None:
+    """The shortest of `pumped(literal)`'s inputs the rule takes longer than `limit` seconds on; None when it
+    takes no time on any (a rule that backtracks catastrophically on a reply of its own characters is found
+    here, before sealing, not by a run whose outputs it leaves unscored)."""
+    for text in pumped(literal):
+        try:
+            _MATCHER.test([literal], text, limit)
+        except RuleTimeout:
+            return text
+    return None

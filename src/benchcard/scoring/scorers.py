@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from benchcard._util.files import AtomicFile, discard
 from benchcard._util.lastrow import last_per_cell
-from benchcard.errors import CardError
+from benchcard.errors import CardError, RuleTimeout
 from benchcard.records.answerkey import AnswerKey
 from benchcard.records.rows import OutputRow, ScoreRow, decode_rows, dumps_line, iter_rows
 from benchcard.scoring.fields import FieldsSpec
@@ -317,7 +317,8 @@ def score_run(
     latest: bool = False,
     since: tuple[int, int] | None = None,
 ) -> int:
-    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score. `latest`
+    """Blind scoring of a run: reads `outputs.jsonl` only. Truncated and failed cells get no score, nor does an
+    output a rule runs past its time limit on (its row says why: `ScoreRow.unscored`, and the run closes). `latest`
     (a run retried with `--retry-failed`): only each cell's last row is scored, the outcome that stands.
 
     Rows are streamed to `scores.jsonl` as they are scored (one flush, at the end), so memory does not grow with
@@ -368,6 +369,16 @@ def _score_row(spec: ScoringSpec, out: OutputRow, keys: Mapping[str, AnswerKey],
                fixture_texts: Mapping[str, str]) -> ScoreRow:
     if out.status != "ok":
         return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={}, rules=None)
-    s = score_output(spec, out.text, keys.get(out.fixture), fixture_texts.get(out.fixture, ""))
+    try:
+        s = score_output(spec, out.text, keys.get(out.fixture), fixture_texts.get(out.fixture, ""))
+    except RuleTimeout as exc:  # the output stays unscored, the rule named: never a wrong, never a stopped run
+        return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=None, metrics={}, rules=None,
+                        unscored=unscored_why(exc))
     return ScoreRow(cell=out.cell, fixture=out.fixture, status=out.status, score=s.score, metrics=dict(s.metrics),
                     rules=None if s.rules is None else dict(s.rules))
+
+
+def unscored_why(exc: RuleTimeout) -> str:
+    """What scores.jsonl records of an output a rule ran past its time limit on (`ScoreRow.unscored`): the rule
+    and the limit, one phrase the verdict counts and quotes."""
+    return f"rule {exc.rule!r} ran past its {exc.limit:g} s limit (catastrophic backtracking)"

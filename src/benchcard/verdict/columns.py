@@ -7,13 +7,15 @@ by file, line and field. `runfolder.read_run_data` joins these columns into one 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter, methodcaller
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec import UNSET
 
 from benchcard._util.lastrow import last_per_cell
 from benchcard.errors import VerdictError
@@ -82,6 +84,8 @@ class Scores:
     rules: dict[str, FloatArray]
     metric_rows: list[dict[str, Metric]]  # row i's metrics as decoded (the table writes them as they are)
     metric_order: tuple[str, ...] | None  # the names in the one order every row with metrics has, if one
+    # the rows left out, each an output the scorer read but could not score (`ScoreRow.unscored`): cell → why
+    unscored: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -100,6 +104,7 @@ class Outputs:
 # Row fields read by C-level `map`: a generator expression costs a Python frame step per row.
 _CELL, _FIXTURE, _STATUS, _SCORE = attrgetter("cell"), attrgetter("fixture"), attrgetter("status"), attrgetter("score")
 _METRICS, _RULES, _USAGE = attrgetter("metrics"), attrgetter("rules"), attrgetter("usage")
+_UNSCORED = attrgetter("unscored")
 _COST, _LATENCY, _UPPER = attrgetter("cost"), attrgetter("latency_ms"), attrgetter("cost_upper_bound")
 _VARIANT, _REPETITION = attrgetter("variant"), attrgetter("repetition")
 
@@ -192,10 +197,11 @@ def _distinct_metrics(rows: list[ScoreLine]) -> tuple[list[dict[str, Metric]], I
     return distinct, codes.astype(np.int64)
 
 
-def _score_lines(data: bytes, path: Path, latest: bool
+def _score_lines(data: bytes, path: Path, latest: bool, unscored: dict[str, str]
                  ) -> tuple[list[ScoreRow] | list[ScoreLine], list[dict[str, Metric]], IntArray]:
     """The rows of scores.jsonl, their distinct metrics and each row's code into them: decoded as ScoreLines
-    (each distinct metrics text once), or, when that fails, as ScoreRows, which name the bad line."""
+    (each distinct metrics text once), or, when that fails, as ScoreRows, which name the bad line. The rows of
+    outputs left unscored (`ScoreRow.unscored`) are left out, into `unscored`."""
     try:
         lines: list[ScoreLine] = _SCORE_LINES.decode_lines(data)
     except (msgspec.ValidationError, msgspec.DecodeError):
@@ -203,20 +209,37 @@ def _score_lines(data: bytes, path: Path, latest: bool
     else:
         if latest:
             lines = last_per_cell(lines, _CELL)
+        lines = _scored_only(lines, unscored)
         found = _distinct_metrics(lines)
         if found is not None:
             return lines, found[0], found[1]
+    unscored.clear()
     rows = decode_rows(data, ScoreRow, path, VerdictError)
     if latest:
         rows = last_per_cell(rows, _CELL)
+    rows = _scored_only(rows, unscored)
     return rows, list(map(_METRICS, rows)), np.arange(len(rows), dtype=np.int64)
+
+
+Line = TypeVar("Line", ScoreLine, ScoreRow)
+
+
+def _scored_only(rows: list[Line], unscored: dict[str, str]) -> list[Line]:
+    """`rows` without those of outputs the scorer read but could not score (`ScoreRow.unscored`), which go into
+    `unscored` (cell → why): the verdict counts them as outputs without a score, as a judge's unreadable answer."""
+    whys = list(map(_UNSCORED, rows))
+    if whys.count(UNSET) == len(whys):
+        return rows
+    unscored.update((r.cell, why) for r, why in zip(rows, whys, strict=True) if isinstance(why, str))
+    return [r for r, why in zip(rows, whys, strict=True) if not isinstance(why, str)]
 
 
 def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     """`scores.jsonl`: status, score, metrics and rule results of every row (C-level maps, no per-row Python;
     `latest`, a retried run: of each cell's last row, its retried outcome's score, run/_retry.py). A metric's
     column is built from the distinct metric objects, then gathered per row."""
-    rows, distinct, codes = _score_lines(data, path, latest)
+    unscored: dict[str, str] = {}
+    rows, distinct, codes = _score_lines(data, path, latest, unscored)
     names: dict[str, None] = {}
     orders = [keys for keys in dict.fromkeys(map(tuple, distinct)) if keys]  # each key order once, first seen first
     for keys in orders:
@@ -234,7 +257,7 @@ def read_scores(data: bytes, path: Path, *, latest: bool = False) -> Scores:
     rules = {name: _floats(None if r is None else r.get(name) for r in rules_of) for name in rule_names}
     metric_rows = _objects(distinct)[codes].tolist() if len(distinct) < len(codes) else distinct
     return Scores(list(map(_CELL, rows)), status, score, list(names), column, rules, metric_rows,
-                  orders[0] if len(orders) == 1 else None)
+                  orders[0] if len(orders) == 1 else None, unscored)
 
 
 def _objects(items: Sequence[object]) -> npt.NDArray[np.object_]:

@@ -53,7 +53,7 @@ from benchcard.verdict._winrule import (
 )
 from benchcard.verdict.clausestats import SIGNFLIP_DRAWS, Figures, Gap
 from benchcard.verdict.columns import FAILED, MISSING, OK, TRUNCATED, FloatArray, IntArray
-from benchcard.verdict.runfolder import RunData
+from benchcard.verdict.runfolder import RunData, unscored_said
 
 RESULT_FINDINGS = frozenset({"win", "loss", "scored"})
 
@@ -99,7 +99,7 @@ def _unscored_parts(counts: RowCounts, data: RunData) -> list[str]:
         parts.append(f"{data.unscored} cell(s) have an output but no readable judgement (the judge's answers were "
                      "unreadable, cut off or failed: judge-outputs.jsonl)")
     elif data.unscored:
-        parts.append(f"{data.unscored} cell(s) have an output but no score")
+        parts.append(f"{data.unscored} cell(s) have an output but no score{unscored_said(data.unscored_why)}")
     return parts
 
 

@@ -7,6 +7,7 @@ disagree.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -87,6 +88,8 @@ class RunData(Grid):
     metric_rows: list[dict[str, Metric] | None]
     metric_order: tuple[str, ...] | None = None  # when every row of metric_rows has these keys in this order
     unscored: int = 0  # cells with an output but no row in scores.jsonl (counted as missing)
+    # of those, the outputs the scorer read but could not score (scores.jsonl's `unscored`): cell → why
+    unscored_why: dict[str, str] = field(default_factory=dict)
     pending_outputs: bytes | None = field(default=None, repr=False)  # see read_run_data(defer_outputs=True)
     # scores.jsonl's cells and their plan positions: outputs.jsonl in the same order reuses them
     scored_cells: tuple[list[str], IntArray] | None = field(default=None, repr=False)
@@ -155,6 +158,7 @@ def read_run_data(run_dir: Path, *, manifest: Manifest | None = None, baseline: 
         repetitions=plan.repetitions, variant=plan.variant, fixture=plan.fixture, repetition=plan.repetition,
         status=status, score=score, metrics={}, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan),
         tokens=None, metric_rows=[], allow_incomplete=allow_incomplete, scored_cells=(scores.cells, s_idx),
+        unscored_why={c: why for c, why in scores.unscored.items() if c in set(cells)} if scores.unscored else {},
     )
     if defer_outputs and scored.all():
         data.pending_outputs = files.outputs  # every cell has a status from its score; outputs are checked later
@@ -220,12 +224,22 @@ def _refuse_incomplete(data: RunData, unscored: npt.NDArray[np.bool_]) -> None:
                      "is readable (failed, cut off or off-form: judge-outputs.jsonl), and a finished judging "
                      "is not repeated by --resume")
     elif unscored.any():
-        parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl")
+        parts.append(f"{int(unscored.sum())} cells have an output but no score in scores.jsonl"
+                     + unscored_said(data.unscored_why))
     raise VerdictError(
         f"run {data.run_dir.name} is incomplete: {' and '.join(parts)}; judge it anyway with --allow-incomplete, "
         "which counts those cells as failed, or start a new run"
         + (" (a new card version if the judge's prompt or answer form is at fault)" if judged else "")
     )
+
+
+def unscored_said(whys: Mapping[str, str]) -> str:
+    """Why the scorer left outputs unscored (`RunData.unscored_why`), counted by why, after a count of cells:
+    " (rule 'r' ran past its 2 s limit (catastrophic backtracking) on 2 of them: scores.jsonl)", or ""."""
+    if not whys:
+        return ""
+    counted = Counter(whys.values())
+    return " (" + "; ".join(f"{why} on {n} of them" for why, n in counted.most_common()) + ": scores.jsonl)"
 
 
 def _take_scores(data: RunData, scores: Scores, s_idx: IntArray, s_in_order: bool, score: FloatArray) -> None:
