@@ -207,10 +207,11 @@ def sealed_before(root: Path, card: str = SEALED_BEFORE) -> Project:
 
 def as_written_before_the_slot_rule(project: Project, card: Card) -> Project:
     """The card's seal rewritten as benchcard wrote it before seals named their slot rule (2026-12-07 20:30 UTC):
-    no `slots` (nor the text rule, `unicode`, recorded since 2026-12-08), its root over the rest."""
+    no `slots` (nor the text and trim rules, `unicode` and `whitespace`, recorded since 2026-12-08), its root over
+    the rest."""
     path = project.seal_path(card.id, card.version)
     written = msgspec.json.decode(path.read_bytes())
-    del written["slots"], written["unicode"]
+    del written["slots"], written["unicode"], written["whitespace"]
     written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
     path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
     return project

@@ -4,6 +4,9 @@ answers `check` and `seal` warn of, which a reply typed as they read would not m
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -122,7 +125,7 @@ def test_the_fields_scorer_reads_key_excerpt_and_reply_by_the_rule(nfc: bool) ->
 @pytest.mark.parametrize(("answer", "said"), [
     ("neg\u00a0ative", "holds U+00A0 NO-BREAK SPACE, which looks like a space but is compared as itself"),
     ("neg\u200bative", "holds U+200B ZERO WIDTH SPACE, which shows as nothing but is compared as itself"),
-    ("negative\ufeff", "holds U+FEFF ZERO WIDTH NO-BREAK SPACE, which shows as nothing but is compared as itself"),
+    ("nega\ufefftive", "holds U+FEFF ZERO WIDTH NO-BREAK SPACE, which shows as nothing but is compared as itself"),
     ("\uff14\uff12", "holds U+FF14 FULLWIDTH DIGIT FOUR, which looks like '4' but is compared as itself"),
 ])
 def test_check_warns_of_an_answer_holding_a_character_that_looks_like_another(tmp_path: Path, server: FakeServer,
@@ -156,3 +159,68 @@ def test_exact_compares_in_nfc_only_under_the_rule() -> None:
     for nfc, got in ((True, 1.0), (False, 0.0)):
         spec = ExactSpec(DECOMPOSED, case_sensitive=False, nfc=nfc)
         assert score_output(spec, f" {COMPOSED.upper()}\n").score == got
+
+
+# ------------------------------------------------------------------ the trim rule: JavaScript's white space
+
+
+def test_exact_trims_a_byte_order_mark_as_javascript_does_under_a_seal_made_now(tmp_path: Path, server: FakeServer,
+                                                                               key: str) -> None:
+    """Hostile audit 2026-12-08 (left open, closed here): a reply opening with U+FEFF (invisible) scored 0 under
+    `exact`, whose trim was Python's `strip` (it keeps U+FEFF), while the rules follow JavaScript, whose `trim`
+    removes it. A seal made now names its trim rule, `whitespace: js`, and the reply scores 1."""
+    project = _probe(tmp_path, server.base_url, "negative")
+    assert json.loads(project.seal_path(PROBE, 3).read_text(encoding="utf-8"))["whitespace"] == "js"
+    server.configure({"default_reply": "\ufeffnegative\u3000\n"})
+    ran = bc(tmp_path, "run", PROBE)
+    assert ran.exit_code == 0, ran.output
+    assert _score(project) == 1.0
+
+
+def test_a_version_sealed_before_the_trim_rule_keeps_its_scores(tmp_path: Path, server: FakeServer, key: str
+                                                                ) -> None:
+    """A seal without `whitespace` trims as Python did, so its runs (made, resumed, retried) keep their scores:
+    the same reply still scores 0, and its seal still holds."""
+    project = _probe(tmp_path, server.base_url, "negative")
+    card = load_card(project.card_path(PROBE), project)
+    path = project.seal_path(PROBE, card.version)
+    written = msgspec.json.decode(path.read_bytes())
+    del written["whitespace"]
+    written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
+    server.configure({"default_reply": "\ufeffnegative"})
+    assert bc(tmp_path, "run", PROBE).exit_code == 0
+    assert _score(project) == 0.0
+    assert bc(tmp_path, "check", PROBE).exit_code == 0
+
+
+def test_the_trim_rule_removes_exactly_what_javascripts_trim_removes() -> None:
+    """`JS_SPACE` is ECMAScript's WhiteSpace and LineTerminator: node's own `trim` agrees on every character of the
+    Basic Multilingual Plane (none beyond it is white space), and its Zs part is this Python's Zs category."""
+    from benchcard.scoring.textform import JS_SPACE
+
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is not installed: the differential test against JavaScript cannot run")
+        pytest.skip("needs node to compare with a real JavaScript engine")
+    script = ("const out = []; for (let i = 0; i < 0x10000; i++) { const c = String.fromCharCode(i); "
+              "if (c.trim() === '') out.push(i); } process.stdout.write(JSON.stringify(out));")
+    trimmed_by_node = json.loads(subprocess.run([node, "-e", script], capture_output=True, text=True,
+                                                check=True).stdout)
+    assert sorted(map(ord, JS_SPACE)) == trimmed_by_node
+    zs = {chr(i) for i in range(0x110000) if unicodedata.category(chr(i)) == "Zs"}
+    assert zs <= set(JS_SPACE) and set(JS_SPACE) - zs == set("\t\v\f\ufeff\n\r\u2028\u2029")
+    assert "\x1c\x85".strip() == "" and "\x1c\x85".strip(JS_SPACE) == "\x1c\x85"  # Python's strip, not JS's
+
+
+@pytest.mark.parametrize("js_trim", [True, False])
+def test_the_fields_scorer_reads_a_reply_opening_with_a_byte_order_mark_by_the_rule(js_trim: bool) -> None:
+    """A leading U+FEFF hid the first label of a fields reply: 'Parties:' was not read as a label, so the whole line,
+    label and all, was taken for one value the excerpt does not support; under the trim rule the reply's ends lose
+    it first."""
+    name = "Harbourline Freight Limited"
+    spec = FieldsSpec(("parties",), None, js_trim=js_trim)
+    excerpt = f"This agreement is made between {name} and Oakmere Foods plc."
+    metrics = score_output(spec, f"\ufeffParties: {name}", _fields_key(name), excerpt).metrics
+    assert (metrics["field_recall"], metrics["unsupported_values"]) == ((1.0, 0.0) if js_trim else (1.0, 1.0))

@@ -16,7 +16,7 @@ from benchcard._util.safeio import bom_said
 from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
-from benchcard.scoring.textform import NFC_RULE
+from benchcard.scoring.textform import JS_SPACE_RULE, NFC_RULE
 
 #: The one digest algorithm a seal is written with (every digest is `sha256:<hex>`).
 ALGORITHM = "sha256"
@@ -47,6 +47,10 @@ class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     # every seal written since 2026-12-08; absent from older seals, whose `exact` and `fields` scorers compare text
     # as stored (an NFD answer and an NFC reply differ), so that the scores of their runs stay as taken
     unicode: str | UnsetType = UNSET
+    # the trim rule (`scoring/textform.py`), covered by `root`: "js" in every seal written since 2026-12-08 (score25),
+    # `exact`'s trim removing what JavaScript's does (a leading U+FEFF too); absent from older seals, which trim as
+    # Python's `str.strip` does, so that the scores of their runs stay as taken
+    whitespace: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The seal as plain JSON values (for `benchcard seal --json`)."""
@@ -85,4 +89,6 @@ def _newer_field(sealed: SealFile) -> tuple[str, str, str] | None:
         return "slots", f"slot rule {sealed.slots!r}", ESCAPE_RULE
     if not isinstance(sealed.unicode, UnsetType) and sealed.unicode != NFC_RULE:
         return "unicode", f"text rule {sealed.unicode!r}", NFC_RULE
+    if not isinstance(sealed.whitespace, UnsetType) and sealed.whitespace != JS_SPACE_RULE:
+        return "whitespace", f"trim rule {sealed.whitespace!r}", JS_SPACE_RULE
     return None

@@ -29,7 +29,7 @@ from benchcard.scoring.judge import JudgeSpec
 from benchcard.scoring.keys import describe, ignored_keys, key_fields, needs_key
 from benchcard.scoring.rulelimit import PUMP_LIMIT, RULE_TIME_LIMIT, runaway
 from benchcard.scoring.scorers import ExactSpec, RulesSpec, Score, fill_key_slots, score_output
-from benchcard.scoring.textform import answer_problems
+from benchcard.scoring.textform import answer_problems, trimmed
 
 #: The prompt's slots (`{{variant}}`, `{{fixture}}`, `{{fixture.<column>}}`): only the prompt's own text is filled.
 PROMPT_SLOT = re.compile(r"\{\{(?:variant|fixture(?:\.[^{}]*)?)\}\}")
@@ -253,7 +253,8 @@ def answer_warnings(card: Card, keys: Mapping[str, AnswerKey], source: str) -> l
     spec = card.scoring
     said: list[tuple[str, str, bool, bool]] = []  # where, the answer, compared in NFC, spaces count
     if isinstance(spec, ExactSpec):
-        trim = str.strip if spec.trim else str
+        def trim(text: str) -> str:
+            return trimmed(text, spec.js_trim) if spec.trim else text
         if spec.expected is not None:
             said.append((f"{source}: field 'scoring.expected': the answer", trim(spec.expected), spec.nfc, True))
         said += [(f"{key.where(name)}: the answer", trim(answer), spec.nfc, True) for _, key in sorted(keys.items())

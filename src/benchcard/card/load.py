@@ -79,9 +79,11 @@ def _by_text_rule(card: Card, project: Project) -> Card:
         sealed = sealmod.read(card.id, card.version, project)
     except BenchcardError:  # a broken seal: its own check names it, and no run takes it
         return card
-    if sealed is None or not isinstance(sealed.unicode, UnsetType):
+    if sealed is None:
         return card
-    return dataclasses.replace(card, scoring=dataclasses.replace(card.scoring, nfc=False))
+    return dataclasses.replace(card, scoring=dataclasses.replace(
+        card.scoring, nfc=not isinstance(sealed.unicode, UnsetType),
+        js_trim=not isinstance(sealed.whitespace, UnsetType)))
 
 
 def _read_plain(text: str, source: str, project: Project, path: Path) -> Card | None:

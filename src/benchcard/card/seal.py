@@ -29,7 +29,7 @@ from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project, version_named
 from benchcard.records.rows import LEGACY_SPENDING, MANIFEST, Rules, manifest_or_none
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.textform import NFC_RULE
+from benchcard.scoring.textform import JS_SPACE_RULE, NFC_RULE
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class SealContent:
     sequential: Rules | None = None
     slots: str | None = None  # the slot rule the root covers (`SealFile.slots`); None for a seal without one
     unicode: str | None = None  # the text rule the root covers (`SealFile.unicode`); None for a seal without one
+    whitespace: str | None = None  # the trim rule the root covers (`SealFile.whitespace`); None: a seal without one
 
 
 def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
@@ -81,18 +82,21 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
     rules = _rules(card, sealed)
     if rules is not None:
         body["sequential"] = msgspec.to_builtins(rules)
-    slots, unicode = _text_rules(sealed)
-    body |= {name: rule for name, rule in (("slots", slots), ("unicode", unicode)) if rule is not None}
-    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, slots, unicode)
+    named = _text_rules(sealed)
+    body |= named
+    return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, named.get("slots"),
+                       named.get("unicode"), named.get("whitespace"))
 
 
-def _text_rules(sealed: SealFile | None) -> tuple[str | None, str | None]:
-    """The slot and text rules a seal covers: today's for a new seal; against `sealed`, each only if it names it
-    (a seal written before a rule was recorded is recomputed as it was written)."""
-    if sealed is None:
-        return ESCAPE_RULE, NFC_RULE
-    return (None if isinstance(sealed.slots, UnsetType) else ESCAPE_RULE,
-            None if isinstance(sealed.unicode, UnsetType) else NFC_RULE)
+#: The rules a seal records of how its text is read, by seal field: the slot rule, the text rule, the trim rule.
+TEXT_RULES = {"slots": ESCAPE_RULE, "unicode": NFC_RULE, "whitespace": JS_SPACE_RULE}
+
+
+def _text_rules(sealed: SealFile | None) -> dict[str, str]:
+    """The slot, text and trim rules a seal covers, by seal field: today's for a new seal; against `sealed`, each
+    only if it names it (a seal written before a rule was recorded is recomputed as it was written)."""
+    return {name: rule for name, rule in TEXT_RULES.items()
+            if sealed is None or not isinstance(getattr(sealed, name), UnsetType)}
 
 
 def _rules(card: Card, sealed: SealFile | None) -> Rules | None:
@@ -218,6 +222,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         sequential=UNSET if content.sequential is None else content.sequential,
         slots=UNSET if content.slots is None else content.slots,
         unicode=UNSET if content.unicode is None else content.unicode,
+        whitespace=UNSET if content.whitespace is None else content.whitespace,
     )
     try:
         write_atomic(path, encode_seal(data), overwrite=False)  # another `seal` at once may have written it

@@ -64,7 +64,7 @@ from benchcard.errors import CardError
 from benchcard.records.answerkey import AnswerKey, read_key_file
 from benchcard.scoring._fieldparse import parse, pieces
 from benchcard.scoring._fieldtext import norm, restates, within, without_asides
-from benchcard.scoring.textform import compared
+from benchcard.scoring.textform import JS_SPACE, compared
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,9 @@ class FieldsSpec:
     # whether key, excerpt and reply are compared in NFC (`textform.py`): kept out of the protocol, set by the
     # version's seal (`card/load.py`: False for a seal made before 2026-12-08, which compared them as stored)
     nfc: bool = True
+    # whether the reply's ends lose JavaScript's white space before it is read (`textform.JS_SPACE`: a leading
+    # U+FEFF hid a first label): set by the seal as `nfc` is (False for a seal without `whitespace: js`)
+    js_trim: bool = True
 
 
 # ---------------------------------------------------------------- values, support, abstention
@@ -235,8 +238,10 @@ def _key_entries(entries: Any, shape: str) -> list[dict[str, Any]]:
 
 def score_fields(output: str, key: AnswerKey, excerpt: str, spec: FieldsSpec) -> dict[str, float]:
     """Metrics for one output: field_recall(.<field>), unsupported_values, abstains, values_returned. Under the
-    NFC rule (`spec.nfc`) the reply, the excerpt and the key's forms are read in NFC (`textform.py`)."""
-    output, excerpt = compared(output, spec.nfc), compared(excerpt, spec.nfc)
+    NFC rule (`spec.nfc`) the reply, the excerpt and the key's forms are read in NFC, and under the trim rule
+    (`spec.js_trim`) the reply's ends lose JavaScript's white space (`textform.py`)."""
+    output = compared(output.strip(JS_SPACE) if spec.js_trim else output, spec.nfc)
+    excerpt = compared(excerpt, spec.nfc)
 
     def forms(entry: dict[str, Any]) -> list[str]:
         return [compared(f, spec.nfc) for f in (entry["value"], *entry.get("accept", []))]

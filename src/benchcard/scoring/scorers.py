@@ -24,7 +24,7 @@ from benchcard.scoring.fields import FieldsSpec
 from benchcard.scoring.jsregex import JsRegex, compile_js
 from benchcard.scoring.judge.spec import JUDGE_DEFAULTS, JudgeSpec, Newer, parse_judge, refuse
 from benchcard.scoring.rulelimit import test_rules
-from benchcard.scoring.textform import compared
+from benchcard.scoring.textform import compared, trimmed
 
 Fail = Callable[[Sequence[str | int], str], CardError]
 
@@ -41,6 +41,9 @@ class ExactSpec:
     # whether the answer and the reply are compared in NFC (`textform.py`): kept out of the protocol, set by the
     # version's seal (`card/load.py`: False for a seal made before 2026-12-08, which compared them as stored)
     nfc: bool = True
+    # whether `trim` removes JavaScript's white space (`textform.JS_SPACE`, a leading U+FEFF too) or Python's: set
+    # by the seal as `nfc` is (False for a seal without `whitespace: js`, which trimmed as Python does)
+    js_trim: bool = True
 
 
 @dataclass(frozen=True)
@@ -279,12 +282,12 @@ def score_output(spec: ScoringSpec, output: str, key: AnswerKey | None = None, e
             wants = key_answers(key, spec.expected_from_key, "exact scoring with expected_from_key")
         else:
             wants = [spec.expected or ""]
-        got = compared(output.strip() if spec.trim else output, spec.nfc)
+        got = compared(trimmed(output, spec.js_trim) if spec.trim else output, spec.nfc)
         if not spec.case_sensitive:
             got = got.casefold()
         value = 0.0
         for want in wants:
-            want = compared(want.strip() if spec.trim else want, spec.nfc)
+            want = compared(trimmed(want, spec.js_trim) if spec.trim else want, spec.nfc)
             if got == (want if spec.case_sensitive else want.casefold()):
                 value = 1.0
         return Score(value, {"score": value})

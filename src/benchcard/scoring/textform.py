@@ -8,6 +8,12 @@ compare both sides in NFC. A seal without it keeps its byte comparison (`ExactSp
 set by `card/load.py`), so the scores of every run already made stay as taken. Rules match as JavaScript does, on
 the text as it is, in both.
 
+A seal made since 2026-12-08 (score25) also records `whitespace: js` (`JS_SPACE_RULE`): `exact`'s `trim` (and the
+`fields` scorer's ends of a reply) removes what JavaScript's `String.prototype.trim` removes, the ECMAScript
+WhiteSpace and LineTerminator characters (`JS_SPACE`), which the rules follow. Python's `str.strip` removes a
+different set: it keeps U+FEFF (a byte-order mark a reply may open with, invisible) and removes U+001C–U+001F and
+U+0085, which JavaScript keeps. A seal without it trims as Python does (`ExactSpec.js_trim` False).
+
 `answer_problems` says, for `check` and `seal`, what in an answer a careful user would not see: a form the
 scorer does not normalise (NFD under a seal compared byte for byte, or in a rule), and characters that look
 like others but compare as themselves (a no-break or other space, a zero-width or other format character, a
@@ -22,11 +28,24 @@ from benchcard._util.names import hidden_chars
 
 #: The text rule a seal records (`unicode`) since 2026-12-08: answers and replies compared in NFC.
 NFC_RULE = "nfc"
+#: The trim rule a seal records (`whitespace`) since 2026-12-08 (score25): JavaScript's `trim`.
+JS_SPACE_RULE = "js"
+#: What JavaScript's `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator): tab, line
+#: tabulation, form feed, U+FEFF, the Zs category (space, no-break space, U+1680, U+2000–U+200A, U+202F, U+205F,
+#: U+3000), line feed, carriage return, U+2028 and U+2029 (tests/scoring/test_textform.py checks the Zs part
+#: against this Python's Unicode database).
+JS_SPACE = ("\t\v\f\ufeff \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
+            + "\n\r\u2028\u2029")
 
 
 def compared(text: str, nfc: bool) -> str:
     """`text` in the form a scorer compares it: NFC under the rule, else as it is."""
     return unicodedata.normalize("NFC", text) if nfc else text
+
+
+def trimmed(text: str, js: bool) -> str:
+    """`text` without the white space at its ends: JavaScript's set under the rule (`JS_SPACE`), else Python's."""
+    return text.strip(JS_SPACE) if js else text.strip()
 
 
 def _lookalike(text: str, spaces: bool) -> str | None:
