@@ -103,7 +103,7 @@ def seal_card_at(project: Project, card_id: str, when: str, escapes: bool) -> No
     sealed = read(card_id, card.version, project)
     assert sealed is not None
     old = msgspec.structs.replace(sealed, sealed_at=when, slots=msgspec.UNSET, unicode=msgspec.UNSET,
-                                 whitespace=msgspec.UNSET)
+                                 whitespace=msgspec.UNSET, json_keys=msgspec.UNSET)
     old = msgspec.structs.replace(old, root=compute(card, project, old).root)
     project.seal_path(card_id, card.version).write_bytes(encode_seal(old))
 

@@ -211,7 +211,7 @@ def as_written_before_the_slot_rule(project: Project, card: Card) -> Project:
     the rest."""
     path = project.seal_path(card.id, card.version)
     written = msgspec.json.decode(path.read_bytes())
-    del written["slots"], written["unicode"], written["whitespace"]
+    del written["slots"], written["unicode"], written["whitespace"], written["json_keys"]
     written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
     path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
     return project

@@ -185,7 +185,7 @@ def test_a_version_sealed_before_the_trim_rule_keeps_its_scores(tmp_path: Path, 
     card = load_card(project.card_path(PROBE), project)
     path = project.seal_path(PROBE, card.version)
     written = msgspec.json.decode(path.read_bytes())
-    del written["whitespace"]
+    del written["whitespace"], written["json_keys"]
     written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
     path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
     server.configure({"default_reply": "\ufeffnegative"})
@@ -224,3 +224,45 @@ def test_the_fields_scorer_reads_a_reply_opening_with_a_byte_order_mark_by_the_r
     excerpt = f"This agreement is made between {name} and Oakmere Foods plc."
     metrics = score_output(spec, f"\ufeffParties: {name}", _fields_key(name), excerpt).metrics
     assert (metrics["field_recall"], metrics["unsupported_values"]) == ((1.0, 0.0) if js_trim else (1.0, 1.0))
+
+
+# ------------------------------------------------------------------ the JSON rule: a key written twice
+
+
+@pytest.mark.parametrize("all_keys", [True, False])
+def test_a_fields_reply_writing_a_key_twice_is_read_with_both_values_by_the_rule(all_keys: bool) -> None:
+    """Hostile audit 2026-12-08 (left open, closed here): `{"parties": "Acme Ltd", "parties": "Beta plc"}` was read
+    as `json.loads` reads it, the last value alone: the Acme Ltd the reply named was not found (recall 0). Under the
+    rule both values are read, each checked against the key and the excerpt like any other value (a value the
+    excerpt does not hold is unsupported); a seal without it reads the last alone, as its runs were scored."""
+    spec = FieldsSpec(("parties",), None, all_keys=all_keys)
+    excerpt = "This agreement is made between Acme Ltd and Beta plc."
+    reply = '{"parties": "Acme Ltd", "parties": "Beta plc"}'
+    metrics = score_output(spec, reply, _fields_key("Acme Ltd"), excerpt).metrics
+    assert (metrics["field_recall"], metrics["unsupported_values"], metrics["values_returned"]) == (
+        (1.0, 0.0, 2.0) if all_keys else (0.0, 0.0, 1.0))
+    invented = score_output(spec, '{"parties": "Acme Ltd", "parties": "Gamma GmbH"}', _fields_key("Acme Ltd"),
+                            excerpt).metrics
+    assert (invented["field_recall"], invented["unsupported_values"]) == ((1.0, 1.0) if all_keys else (0.0, 1.0))
+
+
+def test_a_seal_made_now_records_the_json_rule_and_an_older_one_reads_the_last_value(tmp_path: Path) -> None:
+    """The rule is part of the seal (covered by its root), so it is read by the version it was sealed with."""
+    from benchcard.card.seal import seal
+
+    from ..helpers_project import copy_project
+
+    root = copy_project(tmp_path / "proj", cards=("bench-01",))
+    project = Project(root)
+    card = load_card(project.card_path("bench-01"), project)
+    seal(card, project)
+    path = project.seal_path("bench-01", card.version)
+    written = msgspec.json.decode(path.read_bytes())
+    assert written["json_keys"] == "all"
+    assert isinstance(card.scoring, FieldsSpec) and card.scoring.all_keys
+    del written["json_keys"]
+    written["root"] = compute(card, project, decode_seal(msgspec.json.encode(written), path)).root
+    path.write_bytes(encode_seal(decode_seal(msgspec.json.encode(written), path)))
+    older = load_card(project.card_path("bench-01"), project)
+    assert isinstance(older.scoring, FieldsSpec) and not older.scoring.all_keys and older.scoring.js_trim
+    assert bc(root, "check", "bench-01").exit_code == 0

@@ -16,7 +16,7 @@ from benchcard._util.safeio import bom_said
 from benchcard._util.slots import ESCAPE_RULE
 from benchcard.errors import SealError
 from benchcard.records.rows import Rules
-from benchcard.scoring.textform import JS_SPACE_RULE, NFC_RULE
+from benchcard.scoring.textform import ALL_KEYS_RULE, JS_SPACE_RULE, NFC_RULE
 
 #: The one digest algorithm a seal is written with (every digest is `sha256:<hex>`).
 ALGORITHM = "sha256"
@@ -51,6 +51,10 @@ class SealFile(msgspec.Struct, frozen=True, kw_only=True):
     # `exact`'s trim removing what JavaScript's does (a leading U+FEFF too); absent from older seals, which trim as
     # Python's `str.strip` does, so that the scores of their runs stay as taken
     whitespace: str | UnsetType = UNSET
+    # the JSON rule (`scoring/textform.py`), covered by `root`: "all" in every seal written since 2026-12-08
+    # (score25), a key a fields reply writes twice read with all its values; absent from older seals, which read
+    # only its last, as their runs were scored
+    json_keys: str | UnsetType = UNSET
 
     def fields(self) -> dict[str, Any]:
         """The seal as plain JSON values (for `benchcard seal --json`)."""
@@ -91,4 +95,6 @@ def _newer_field(sealed: SealFile) -> tuple[str, str, str] | None:
         return "unicode", f"text rule {sealed.unicode!r}", NFC_RULE
     if not isinstance(sealed.whitespace, UnsetType) and sealed.whitespace != JS_SPACE_RULE:
         return "whitespace", f"trim rule {sealed.whitespace!r}", JS_SPACE_RULE
+    if not isinstance(sealed.json_keys, UnsetType) and sealed.json_keys != ALL_KEYS_RULE:
+        return "json_keys", f"JSON rule {sealed.json_keys!r}", ALL_KEYS_RULE
     return None

@@ -72,7 +72,8 @@ def _read_as_sealed(text: str, source: str, project: Project, path: Path) -> Car
 def _by_text_rule(card: Card, project: Project) -> Card:
     """The card's scorer set to compare text by its version's rule (`scoring/textform.py`): a version sealed before
     seals named one (2026-12-08, no `unicode` in its seal) compares answers and replies as stored, as its runs were
-    scored; any other (sealed since, or not yet sealed) in NFC."""
+    scored; any other (sealed since, or not yet sealed) in NFC. So with the trim rule (`whitespace`) and a fields
+    reply's JSON rule (`json_keys`): each left out of an older seal reads as its runs were scored."""
     if not isinstance(card.scoring, ExactSpec | FieldsSpec):
         return card
     try:
@@ -81,9 +82,11 @@ def _by_text_rule(card: Card, project: Project) -> Card:
         return card
     if sealed is None:
         return card
-    return dataclasses.replace(card, scoring=dataclasses.replace(
-        card.scoring, nfc=not isinstance(sealed.unicode, UnsetType),
-        js_trim=not isinstance(sealed.whitespace, UnsetType)))
+    nfc, js_trim = not isinstance(sealed.unicode, UnsetType), not isinstance(sealed.whitespace, UnsetType)
+    if isinstance(card.scoring, FieldsSpec):
+        return dataclasses.replace(card, scoring=dataclasses.replace(
+            card.scoring, nfc=nfc, js_trim=js_trim, all_keys=not isinstance(sealed.json_keys, UnsetType)))
+    return dataclasses.replace(card, scoring=dataclasses.replace(card.scoring, nfc=nfc, js_trim=js_trim))
 
 
 def _read_plain(text: str, source: str, project: Project, path: Path) -> Card | None:

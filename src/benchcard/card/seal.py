@@ -29,7 +29,7 @@ from benchcard.errors import CardError, NotCanonicalError, SealError
 from benchcard.project import Project, version_named
 from benchcard.records.rows import LEGACY_SPENDING, MANIFEST, Rules, manifest_or_none
 from benchcard.scoring.judge import JudgeSpec
-from benchcard.scoring.textform import JS_SPACE_RULE, NFC_RULE
+from benchcard.scoring.textform import ALL_KEYS_RULE, JS_SPACE_RULE, NFC_RULE
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class SealContent:
     slots: str | None = None  # the slot rule the root covers (`SealFile.slots`); None for a seal without one
     unicode: str | None = None  # the text rule the root covers (`SealFile.unicode`); None for a seal without one
     whitespace: str | None = None  # the trim rule the root covers (`SealFile.whitespace`); None: a seal without one
+    json_keys: str | None = None  # the JSON rule the root covers (`SealFile.json_keys`); None: a seal without one
 
 
 def compute(card: Card, project: Project, sealed: SealFile | None = None) -> SealContent:
@@ -85,15 +86,15 @@ def compute(card: Card, project: Project, sealed: SealFile | None = None) -> Sea
     named = _text_rules(sealed)
     body |= named
     return SealContent(digest(protocol), fields, fixtures, keys, digest(body), rules, named.get("slots"),
-                       named.get("unicode"), named.get("whitespace"))
+                       named.get("unicode"), named.get("whitespace"), named.get("json_keys"))
 
 
-#: The rules a seal records of how its text is read, by seal field: the slot rule, the text rule, the trim rule.
-TEXT_RULES = {"slots": ESCAPE_RULE, "unicode": NFC_RULE, "whitespace": JS_SPACE_RULE}
+#: The rules a seal records of how its text is read, by seal field: the slot, text, trim and JSON rules.
+TEXT_RULES = {"slots": ESCAPE_RULE, "unicode": NFC_RULE, "whitespace": JS_SPACE_RULE, "json_keys": ALL_KEYS_RULE}
 
 
 def _text_rules(sealed: SealFile | None) -> dict[str, str]:
-    """The slot, text and trim rules a seal covers, by seal field: today's for a new seal; against `sealed`, each
+    """The slot, text, trim and JSON rules a seal covers, by seal field: today's for a new seal; against `sealed`, each
     only if it names it (a seal written before a rule was recorded is recomputed as it was written)."""
     return {name: rule for name, rule in TEXT_RULES.items()
             if sealed is None or not isinstance(getattr(sealed, name), UnsetType)}
@@ -223,6 +224,7 @@ def seal(card: Card, project: Project) -> tuple[Path, SealFile, bool]:
         slots=UNSET if content.slots is None else content.slots,
         unicode=UNSET if content.unicode is None else content.unicode,
         whitespace=UNSET if content.whitespace is None else content.whitespace,
+        json_keys=UNSET if content.json_keys is None else content.json_keys,
     )
     try:
         write_atomic(path, encode_seal(data), overwrite=False)  # another `seal` at once may have written it

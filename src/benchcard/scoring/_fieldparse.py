@@ -219,26 +219,47 @@ def _leaf_lines(obj: Any) -> Iterator[str]:
             stack.append((None, item) for item in value)
 
 
+class _Repeated(list[Any]):
+    """The values of a key written more than once in one JSON object, in order (`_every_value`)."""
+
+
+def _every_value(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object keeping every value of a key written twice (`{"parties": "Acme Ltd", "parties": "Beta plc"}`:
+    both, as `_Repeated`), where `json.loads` keeps only the last: the rule `all_keys` (`textform.ALL_KEYS_RULE`)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            before = out[key]
+            out[key] = _Repeated([*before, value]) if isinstance(before, _Repeated) else _Repeated([before, value])
+        else:
+            out[key] = value
+    return out
+
+
 def _json_fields(node: Mapping[Any, Any], fields: Sequence[str]) -> dict[str, list[str]]:
-    """The lines of each field keyed in one JSON object; an empty value is an abstention."""
+    """The lines of each field keyed in one JSON object; an empty value is an abstention. A key written more than
+    once (`_Repeated`) gives each of its values."""
     found: dict[str, list[str]] = {}
-    for key, value in node.items():
+    for key, given in node.items():
         field = _field_for(str(key), fields)
         if field is not None:
-            empty = value is None or value == [] or value == "" or value == {}
-            found.setdefault(field, []).extend([_ABSTAIN_MARK] if empty else _leaf_lines(value))
+            for value in given if isinstance(given, _Repeated) else [given]:
+                empty = value is None or value == [] or value == "" or value == {}
+                found.setdefault(field, []).extend([_ABSTAIN_MARK] if empty else _leaf_lines(value))
     return found
 
 
-def _json_sections(text: str, fields: Sequence[str]) -> tuple[dict[str, list[str]], list[str]] | None:
-    """Sections from the first JSON object (fenced or bare) with a field key, and the lines around it."""
+def _json_sections(text: str, fields: Sequence[str], all_keys: bool = True
+                   ) -> tuple[dict[str, list[str]], list[str]] | None:
+    """Sections from the first JSON object (fenced or bare) with a field key, and the lines around it; `all_keys`:
+    a key written twice in an object gives both values (`_every_value`), else only its last, as `json.loads`."""
     candidates = [(m.group(1), m.group(0)) for m in re.finditer(r"```[\w-]*[ \t]*\n(.*?)```", text, re.S)]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append((text[start:end + 1], text[start:end + 1]))
     for cand, whole in candidates:
         try:
-            data = json.loads(cand)
+            data = json.loads(cand, object_pairs_hook=_every_value if all_keys else None)
         except (ValueError, RecursionError):  # a model's output nested past the stack is not an answer either
             continue
         queue: list[Any] = [data]
@@ -315,10 +336,12 @@ def _prose(lines: list[str], fields: list[str]) -> tuple[dict[str, list[str]], l
     return recall, values
 
 
-def parse(output: str, fields: Sequence[str]) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+def parse(output: str, fields: Sequence[str], all_keys: bool = True
+          ) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
     """``(lines per field for recall, (field, line) pairs for values)``: JSON or markdown sections first, then
-    prose attribution of the text outside them, for the fields that have no section."""
-    sections, loose = _json_sections(output, fields) or _markdown_sections(output, fields)
+    prose attribution of the text outside them, for the fields that have no section. `all_keys`: a JSON key
+    written twice gives both its values (the rule of a seal made since 2026-12-08), else only its last."""
+    sections, loose = _json_sections(output, fields, all_keys) or _markdown_sections(output, fields)
     recall, values = _prose(loose, [f for f in fields if f not in sections])
     values = [(f, line) for f, lines in sections.items() for line in lines] + values
     return recall | sections, values

@@ -81,6 +81,10 @@ class FieldsSpec:
     # whether the reply's ends lose JavaScript's white space before it is read (`textform.JS_SPACE`: a leading
     # U+FEFF hid a first label): set by the seal as `nfc` is (False for a seal without `whitespace: js`)
     js_trim: bool = True
+    # whether a JSON reply's key written twice in one object gives both values (`{"parties": "Acme Ltd", "parties":
+    # "Beta plc"}`) or only the last, as `json.loads` reads it: set by the seal (`textform.ALL_KEYS_RULE`, seal
+    # field `json_keys`; False for a seal without it, whose runs were scored so)
+    all_keys: bool = True
 
 
 # ---------------------------------------------------------------- values, support, abstention
@@ -246,7 +250,7 @@ def score_fields(output: str, key: AnswerKey, excerpt: str, spec: FieldsSpec) ->
     def forms(entry: dict[str, Any]) -> list[str]:
         return [compared(f, spec.nfc) for f in (entry["value"], *entry.get("accept", []))]
 
-    recall_lines, value_lines = ({}, []) if restates(output, excerpt) else parse(output, spec.fields)
+    recall_lines, value_lines = ({}, []) if restates(output, excerpt) else parse(output, spec.fields, spec.all_keys)
     metrics: dict[str, float] = {"field_recall": 0.0}
     found = total = 0
     for field in spec.fields:

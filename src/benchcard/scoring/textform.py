@@ -30,6 +30,10 @@ from benchcard._util.names import hidden_chars
 NFC_RULE = "nfc"
 #: The trim rule a seal records (`whitespace`) since 2026-12-08 (score25): JavaScript's `trim`.
 JS_SPACE_RULE = "js"
+#: The JSON rule a seal records (`json_keys`) since 2026-12-08 (score25): a key a `fields` reply writes twice in one
+#: object gives all its values, where `json.loads` kept only the last (`{"parties": "Acme Ltd", "parties": "Beta
+#: plc"}` read as Beta plc alone: the Acme Ltd the reply named was not found).
+ALL_KEYS_RULE = "all"
 #: What JavaScript's `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator): tab, line
 #: tabulation, form feed, U+FEFF, the Zs category (space, no-break space, U+1680, U+2000–U+200A, U+202F, U+205F,
 #: U+3000), line feed, carriage return, U+2028 and U+2029 (tests/scoring/test_textform.py checks the Zs part
