@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,9 +27,11 @@ from benchcard.run.providers.base import (
     without_secret_json,
 )
 from benchcard.run.providers.openai import OpenAIProvider
+from benchcard.testing.fakeserver import FakeServer
 
 from ...helpers_digits import THIRTY_DIGITS
 from ...helpers_providers import OPENAI, SEEN, chat_reply, client_for, complete
+from ...helpers_run import ab_project, bc, read_jsonl, write_config
 
 pytestmark = pytest.mark.usefixtures("provider_keys")  # each test gets the test keys and an empty SEEN
 
@@ -340,3 +343,27 @@ def test_a_redirect_to_an_address_holding_the_key_leaves_no_part_of_it_where_the
         complete(OpenAIProvider(OPENAI, client_for(lambda r: reply)), {"model": "m"})
     assert f"to https://other.example/{'p' * 165}[redacted]; benchcard" in str(info.value)
     assert not any(key[i:i + 8] in str(info.value) for i in range(len(key) - 7))
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_reply_with_no_stop_reason_that_reaches_max_tokens_is_truncated_not_scored(
+        tmp_path: Path, server: FakeServer, key: str, api: str) -> None:
+    """Hostile audit 2026-12-08 (second part, the brief's fourth): a server that says no stop reason (`null`) for a
+    reply it cut at max_tokens gave a part of an answer taken as a whole one, and scored. OpenAI's and Anthropic's
+    APIs always say why a reply that is not streamed stopped, so a reply without a reason whose output tokens reach
+    the limit is recorded truncated (never scored); one below the limit stays an answer, over a real socket."""
+    server.configure({"replies": [
+        {"match": "number 0", "reply": "red " * 8, "finish_reason": None},  # cut by the server at 5 words, unsaid
+        {"match": "number 1", "reply": "red", "finish_reason": None}]})
+    project = ab_project(tmp_path, None, fixtures=2, repetitions=1, max_tokens=5)
+    write_config(project.root, server.base_url, type_=api)
+    ran = bc(project, "run", "colour-ab", "--json")
+    assert ran.exit_code == 0, ran.output
+    run = project.root / json.loads(ran.stdout)["runs"][0]["folder"]
+    rows = {(o["fixture"], o["status"], o["finish_reason"], o["usage"]["output"]) for o in
+            read_jsonl(run / "outputs.jsonl")}
+    assert rows == {("item-000", "truncated", None, 5), ("item-001", "ok", None, 1)}
+    cut = [o for o in read_jsonl(run / "outputs.jsonl") if o["status"] == "truncated"]
+    assert all("no stop reason" in o["error"] and "token limit (5)" in o["error"] for o in cut)
+    scores = {(s["fixture"], s["score"]) for s in read_jsonl(run / "scores.jsonl")}
+    assert scores == {("item-000", None), ("item-001", 1.0)}

@@ -21,7 +21,7 @@ import weakref
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC
 from typing import Any, ClassVar, Literal
 
@@ -70,6 +70,26 @@ def status_for(reason: object) -> tuple[Status, str | None]:
     if reason in NOT_AN_ANSWER:
         return "failed", f"not an answer: {NOT_AN_ANSWER[reason]} (stop reason {reason})"
     return "failed", f"not an answer: the stop reason {reason[:40]!r} is not one benchcard reads as an answer"
+
+#: Where a body gives its token limit: chat's two fields, the Messages API's, the Responses API's.
+LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+def cut_unsaid(completion: Completion, body: Mapping[str, Any]) -> Completion:
+    """A reply that says no stop reason (`null`, or none at all) and whose output tokens reach the body's token
+    limit, taken as cut off by it (`truncated`, never scored), not as a whole answer. OpenAI's chat completion and
+    Anthropic's message always say why a reply that is not streamed stopped (`length`, `max_tokens`); a server that
+    says nothing may have cut the reply at the limit all the same. Below the limit, or when the reply does not
+    count its tokens, nothing tells it was cut: it stays an answer."""
+    if completion.status != "ok" or completion.finish_reason is not None or not completion.counted:
+        return completion
+    limits = [v for name in LIMIT_FIELDS if type(v := body.get(name)) is int and v > 0]
+    if not limits or completion.usage.output < min(limits):
+        return completion
+    return replace(completion, status="truncated",
+                   error=f"no stop reason, and the reply's {completion.usage.output} output tokens reach its token "
+                         f"limit ({min(limits)}): taken as cut off by it, not scored")
+
 
 # What the official OpenAI and Anthropic SDKs retry: request timeout, lock conflict, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -701,7 +721,7 @@ class HttpProvider(Provider):
         secrets = (*each_secret(key), *secrets_of(self.config.credentials))  # the key and a URL's password
         data = await self._post(body, self._headers_for(key), secrets)
         try:
-            return self.parse(data, secrets)
+            return cut_unsaid(self.parse(data, secrets), body)
         except RetryableError as exc:  # an answer not in the API's shape: which endpoint gave it
             if not str(exc).startswith(MALFORMED):
                 raise

@@ -54,7 +54,9 @@ details (chat: the whole prompt cached, unless the reply rule says its own), fie
 ``choices`` (chat: a second choice, ``index`` 1, listed first). A reply's
 ``finish_reason`` may also be one that ends no answer (``error``, ``content_filter``, ``tool_calls``,
 ``function_call``, ``refusal``, ``pause_turn``, ``tool_use``), ``stop_sequence`` or
-``model_context_window_exceeded``. A fault hits the first
+``model_context_window_exceeded``, or ``null``: the reply says no reason (chat's ``finish_reason: null``, the
+Messages API's ``stop_reason: null``), even when cut at the request's ``max_tokens``, as some OpenAI-compatible
+servers answer. A fault hits the first
 ``times`` calls of *each distinct request body* (by hash) it matches; faults are tried in list order, so
 ``[429 ×1, 500 ×1]`` gives 429, then 500, then success for every body; ``total`` caps a fault's hits over all
 bodies (a server that fails, then recovers). A ``held`` fault's calls wait, their latency spent, until ``POST

@@ -21,7 +21,8 @@ ANSWERED_FAULTS: Final = frozenset({"hang", "truncate", "null", "mistyped"}) | S
 #: Why a reply stops, as the OpenAI shape says it; the Anthropic shape says `end_turn` for stop and `max_tokens`
 #: for length, and the rest as they are. `stop_sequence` ends an answer too, `model_context_window_exceeded` cuts
 #: one as length does; each other is an answer that is not one (an error reported inside a 200, a content filter,
-#: a tool or function call, a refusal, a paused turn).
+#: a tool or function call, a refusal, a paused turn). A reply rule's `finish_reason: null` sends none (`null`),
+#: as some OpenAI-compatible servers do, even for a reply the server cut at `max_tokens`.
 FINISH_REASONS: Final = ("stop", "length", "error", "content_filter", "tool_calls", "function_call", "refusal",
                          "pause_turn", "tool_use", "stop_sequence", "model_context_window_exceeded")
 FinishReason = Literal["stop", "length", "error", "content_filter", "tool_calls", "function_call", "refusal",
@@ -34,7 +35,7 @@ class ReplyRule:
 
     match: str
     replies: tuple[str, ...]
-    finish_reason: FinishReason = "stop"
+    finish_reason: FinishReason | None = "stop"  # None: the reply says none (`null`), even when cut at max_tokens
     reasoning_tokens: int = 0
     cost: float | None = None
     # a prompt cache's tokens, in front of the prompt's words: read from it, written to it (of those, to the 1-hour
@@ -199,7 +200,7 @@ def _parse_reply(obj: Any, where: str) -> ReplyRule:
             raise FakeServerError(f"{where}.replies_cycle: expected a non-empty list of strings")
         replies = tuple(_string(r, f"{where}.replies_cycle[{i}]") for i, r in enumerate(cycle))
     finish = raw.get("finish_reason", "stop")
-    if finish not in FINISH_REASONS:
+    if finish is not None and finish not in FINISH_REASONS:
         raise FakeServerError(f"{where}.finish_reason: expected one of {', '.join(FINISH_REASONS)}, got {finish!r}")
     cost = raw.get("cost")
     written = _integer(raw.get("cache_write_tokens", 0), f"{where}.cache_write_tokens")

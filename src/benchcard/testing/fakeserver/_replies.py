@@ -90,7 +90,7 @@ class Cache:
 @dataclass(frozen=True, slots=True)
 class Answer:
     text: str
-    finish: FinishReason
+    finish: FinishReason | None  # None: the reply says no reason (`null`)
     reasoning_tokens: int
     cost: float | None
     cache: Cache = Cache()
@@ -123,8 +123,9 @@ def choose_answer(config: Config, cycle_pos: dict[str, int], body: Any, user: st
         answer = Answer(config.default_reply, "stop", 0, None)
     limit = max_tokens(body)
     words = answer.text.split()
-    if limit is not None and len(words) > limit:
-        answer = dataclasses.replace(answer, text=" ".join(words[:limit]), finish="length")
+    if limit is not None and len(words) > limit:  # a rule saying no reason says none of the cut either
+        answer = dataclasses.replace(answer, text=" ".join(words[:limit]),
+                                     finish=None if answer.finish is None else "length")
     return answer
 
 
@@ -180,7 +181,7 @@ def responses_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
     `max_output_tokens`; other ends that are no answer are `incomplete` with their finish reason."""
     prompt = prompt_tokens(body) + answer.cache.tokens  # as chat's prompt_tokens, the cached tokens counted
     completion = len(answer.text.split()) + answer.reasoning_tokens
-    ended = answer.finish == "stop"
+    ended = answer.finish in ("stop", None)
     settings = body if isinstance(body, dict) else {}
     return {
         "id": f"resp_fake_{call_id}",
@@ -226,7 +227,8 @@ def anthropic_body(call_id: int, body: Any, answer: Answer) -> dict[str, Any]:
         "role": "assistant",
         "model": model_of(body),
         "content": content,
-        "stop_reason": {"length": "max_tokens", "stop": "end_turn"}.get(answer.finish, answer.finish),
+        "stop_reason": None if answer.finish is None else {"length": "max_tokens", "stop": "end_turn"}.get(
+            answer.finish, answer.finish),
         "stop_sequence": None,
         "usage": {
             "input_tokens": prompt_tokens(body),  # the cache's tokens are not counted here, but in their own fields
