@@ -93,6 +93,17 @@ def test_a_run_whose_few_cells_failed_says_why(tmp_path: Path, key: str) -> None
     assert "Cannot connect to host 127.0.0.1:9" in last and last.endswith("(each cell's error: outputs.jsonl)")
 
 
+def test_a_last_failure_already_warned_of_is_not_said_again() -> None:
+    """A batch's refused result lines are each said as a warning (five, then how many more): the last failure,
+    one of them, is not repeated under the counts; a failure no warning said still is."""
+    refused = tuple(f"batch/chunk-000.results-0.jsonl: line {n}: refused" for n in range(7, 13))
+    warned = summary_of(warnings=refused, failed_error=refused[-1]).lines()
+    assert not any(line.startswith("  last failure: ") for line in warned)
+    assert any(line.startswith("  warning: and 1 more result lines refused") for line in warned)
+    unwarned = summary_of(warnings=refused, failed_error="HTTP 500").lines()
+    assert "  last failure: HTTP 500 (each cell's error: outputs.jsonl)" in unwarned
+
+
 def test_a_resume_with_nothing_to_call_says_so_instead_of_scoring() -> None:
     lines = summary_of(note="every cell already has an outcome; nothing was called").lines()
     assert lines[1] == "  every cell already has an outcome; nothing was called"

@@ -95,7 +95,9 @@ class RunSummary:
             elif c["failed"] and self.judge is None:
                 out.append(f"  {c['failed']} cell(s) failed: `benchcard run {self.card} --resume {self.run} "
                            "--retry-failed` calls them again (the failed attempts stay on record)")
-            if c["failed"] and self.failed_error:  # a run of few cells ends before the stop after 16 failed in a row
+            # A run of few cells ends before the stop after 16 failed in a row; a batch's refused result lines are
+            # already said above, each as a warning (the first few, then how many more).
+            if c["failed"] and self.failed_error and self.failed_error not in self.warnings:
                 out.append(f"  last failure: {self.failed_error} (each cell's error: outputs.jsonl)")
         return out
 
