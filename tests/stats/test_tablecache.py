@@ -136,15 +136,6 @@ def test_a_relative_folder_is_the_working_directorys_at_first_use(tmp_path: Path
         _tablecache._named.cache_clear()
 
 
-def test_a_relative_folder_is_under_the_working_directory_not_the_project(tmp_path: Path) -> None:
-    """`cd work && BENCHCARD_CACHE_DIR=cache benchcard -C ../proj check`: the tables go to work/cache (README)."""
-    project = make_ab_project(tmp_path / "proj", AB_CARD.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
-    (tmp_path / "work").mkdir()
-    _check(project, "cache", cwd=tmp_path / "work")
-    assert {p.name.split("-")[0] for p in (tmp_path / "work" / "cache" / "tables").iterdir()} == {"evidence", "null"}
-    assert not (project / "cache").exists()
-
-
 def test_a_file_is_named_by_the_kind_the_design_and_the_code(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     names = {_tablecache.path_of("null", (12, 12, 3)), _tablecache.path_of("null", (12, 11, 3)),
              _tablecache.path_of("evidence", (12, 12, 3))}
@@ -183,11 +174,15 @@ def _check(root: Path, cache: Path | str, cwd: Path | None = None) -> str:
 
 def test_a_second_check_reads_the_tables_the_first_drew_and_redraws_a_corrupt_one(tmp_path: Path) -> None:
     """`check` judges the card's design (12 fixtures × 5 repetitions) on its simulated runs, drawing them and their
-    null table; the next `check` prints the same, reading both files and rewriting neither."""
+    null table; the next `check` prints the same, reading both files and rewriting neither. The first is run as
+    `cd work && BENCHCARD_CACHE_DIR=cache benchcard -C ../proj check`: a relative folder is under the working
+    directory, not the project (README). One cold draw for both promises: each cold `check` draws the same tables."""
     project = make_ab_project(tmp_path / "proj", AB_CARD.replace("repetitions: 3", "repetitions: 5"), n_fixtures=12)
-    cache = tmp_path / "cache"
-    first = _check(project, cache)
+    (tmp_path / "work").mkdir()
+    cache = tmp_path / "work" / "cache"
+    first = _check(project, "cache", cwd=tmp_path / "work")
     assert first.endswith("1 card(s) ok, 0 failed\n")
+    assert not (project / "cache").exists()
     files = sorted((cache / "tables").iterdir())
     assert {p.name.split("-")[0] for p in files} == {"evidence", "null"}
     kept = {p.name: p.stat().st_ino for p in files}
