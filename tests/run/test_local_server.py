@@ -29,9 +29,11 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from benchcard.card.load import load_card
 from benchcard.card.model import Card
+from benchcard.cli import cli
 from benchcard.project import Project
 from benchcard.run.providers import BUILTIN
 from benchcard.run.providers.base import Completion, ProviderConfig
@@ -51,7 +53,6 @@ pytestmark = [
 DEMO = "demo-answer-cue"
 PROBE = "one-word-sentiment"
 MODEL = "SmolLM2-135M-Instruct"
-BENCHCARD = Path(sys.executable).with_name("benchcard")
 
 
 def free_port() -> int:
@@ -136,11 +137,11 @@ def test_seeded_sampling_is_identical_in_process_and_over_http(server: str) -> N
 
 
 def _run(root: Path, *args: str) -> dict[str, Any]:
-    exe = str(BENCHCARD) if BENCHCARD.is_file() else "benchcard"
-    env = {**os.environ, "OPENAI_API_KEY": "sk-unused-by-llama-cpp-server"}  # the server checks no key
-    done = subprocess.run([exe, "-C", str(root), "run", PROBE, *args, "--json"], capture_output=True, text=True,
-                          timeout=300, env=env, check=False)
-    assert done.returncode == 0, done.stderr
+    """`benchcard -C root run PROBE … --json` in this process (click's runner): the runner and both providers as
+    a user's command has them, without a process importing benchcard and loading the model again."""
+    env = {"OPENAI_API_KEY": "sk-unused-by-llama-cpp-server"}  # the server checks no key
+    done = CliRunner().invoke(cli, ["-C", str(root), "run", PROBE, *args, "--json"], env=env)
+    assert done.exit_code == 0, (done.stderr, done.exception)
     summary: dict[str, Any] = json.loads(done.stdout)["runs"][0]
     return summary
 
@@ -151,9 +152,8 @@ def _rows(folder: Path, name: str) -> list[dict[str, Any]]:
 
 def test_a_probe_through_the_runner_gives_the_same_output_both_ways(server: str, tmp_path: Path) -> None:
     root = copy_project(tmp_path / "proj", (PROBE,))
-    sealed = subprocess.run([str(BENCHCARD) if BENCHCARD.is_file() else "benchcard", "-C", str(root), "seal",
-                             PROBE], capture_output=True, text=True, check=False)
-    assert sealed.returncode == 0, sealed.stderr
+    sealed = CliRunner().invoke(cli, ["-C", str(root), "seal", PROBE])
+    assert sealed.exit_code == 0, sealed.output
     over_http = _run(root, "--provider", "openai", "--base-url", server, "--model", MODEL)
     in_process = _run(root, "--provider", "local", "--model", MODEL)
     http_dir, local_dir = root / over_http["folder"], root / in_process["folder"]
