@@ -338,6 +338,14 @@ def held_after(answered: int = 0, *, each: int = 0, held: int | None = None, mat
     return faults
 
 
+def holding(server: FakeServer, n: int) -> bool:
+    """Whether the server holds `n` calls now: a run killed once it has sent every call a `held_after(held=n)`
+    holds has spent that budget, so its resume's calls are answered (killed before it sent them, the resume's
+    first calls were held in its place until the client's timeout, about 120 s each)."""
+    held: int = server.stats(by_request=False)["held"]
+    return held >= n
+
+
 def answer_every_held(server: FakeServer) -> None:
     """Release the calls a `held` fault holds until none is in flight (a call the client gave up on is still held):
     one left waiting would count in the next test's `in_flight`, `max_in_flight` and `held`."""

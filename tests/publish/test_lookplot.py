@@ -12,7 +12,7 @@ from benchcard.project import Project
 from benchcard.publish.build import build_site
 from benchcard.testing.fakeserver import FakeServer
 
-from ..helpers_run import answer_every_held, bc, held_after, only_run, run_and_kill, runs_of, seal_card
+from ..helpers_run import answer_every_held, bc, held_after, holding, only_run, run_and_kill, runs_of, seal_card
 from ..helpers_sequential import clear_win, no_effect, sequential_ab
 from ..helpers_site import CHROMIUM, browser_env, page
 
@@ -89,7 +89,8 @@ def test_a_blind_run_killed_after_a_look_publishes_no_look(tmp_path: Path, serve
     def looked_once() -> bool:
         runs = runs_of(project, "colour-ab")
         manifest = runs[0] / "manifest.json" if runs else None
-        return manifest is not None and manifest.is_file() and bool(json.loads(manifest.read_text()).get("looks"))
+        return manifest is not None and manifest.is_file() and bool(json.loads(manifest.read_text()).get("looks")) \
+            and holding(server, 2)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], looked_once)

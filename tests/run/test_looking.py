@@ -24,6 +24,7 @@ from ..helpers_run import (
     answer_every_held,
     bc,
     held_after,
+    holding,
     only_run,
     read_jsonl,
     run_and_kill,
@@ -119,7 +120,7 @@ def test_a_run_killed_between_looks_resumes_at_the_same_schedule(tmp_path: Path,
             return False
         outputs = runs[0] / "outputs.jsonl"
         return bool(_manifest(runs[0]).get("looks")) and outputs.is_file() and \
-            outputs.read_bytes().count(b"\n") >= PER_LOOK + 10
+            outputs.read_bytes().count(b"\n") >= PER_LOOK + 10 and holding(server, 2)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
@@ -154,7 +155,8 @@ def test_a_kill_inside_the_first_stretch_resumes_to_its_look(tmp_path: Path, ser
     def some_cells() -> bool:
         runs = runs_of(project, "colour-ab")
         outputs = runs[0] / "outputs.jsonl" if runs else None
-        return outputs is not None and outputs.is_file() and outputs.read_bytes().count(b"\n") >= 10
+        return outputs is not None and outputs.is_file() and outputs.read_bytes().count(b"\n") >= 10 \
+            and holding(server, 2)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], some_cells)

@@ -15,7 +15,17 @@ from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
 from ..helpers_replicate import HELPS, folder_of, judged_ab, replicated
-from ..helpers_run import ab_project, answer_every_held, bc, held_after, ok, read_jsonl, run_and_kill, write_config
+from ..helpers_run import (
+    ab_project,
+    answer_every_held,
+    bc,
+    held_after,
+    holding,
+    ok,
+    read_jsonl,
+    run_and_kill,
+    write_config,
+)
 
 
 def _runs(project: Project) -> set[str]:
@@ -90,7 +100,8 @@ def test_a_run_killed_mid_way_or_set_aside_is_refused_with_what_would_judge_it(t
     server.configure(HELPS | {"faults": held_after(held=2)})  # its first 2 calls held: killed before its end
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"],
-                     lambda: len(list(project.results_dir.glob("colour-ab/v1/*/outputs.jsonl"))) == 2)
+                     lambda: len(list(project.results_dir.glob("colour-ab/v1/*/outputs.jsonl"))) == 2
+                     and holding(server, 2))
     finally:
         answer_every_held(server)
     stopped = max(_runs(project))

@@ -25,7 +25,16 @@ from benchcard.run.store import RunStore
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_cli import one_line_error
-from ..helpers_run import ab_project, answer_every_held, held_after, only_run, read_jsonl, run_and_kill, runs_of
+from ..helpers_run import (
+    ab_project,
+    answer_every_held,
+    held_after,
+    holding,
+    only_run,
+    read_jsonl,
+    run_and_kill,
+    runs_of,
+)
 
 CONCURRENCY = 4
 
@@ -45,7 +54,7 @@ def start_and_kill(project: Project, server: FakeServer, kill_when: int, sig: si
                    background: bool = False, reply_model: str | None = None) -> Path:
     """Start `benchcard run` in a subprocess (`background`: with SIGINT ignored, as `benchcard run … &` in a
     script) and SIGKILL it (or send it `sig`) once `outputs.jsonl` has `kill_when` rows (0: as soon as the
-    manifest exists, before or during the first calls). The server answers `kill_when` calls "red" and holds the
+    manifest exists and its first calls are held, before any is answered). The server answers `kill_when` calls "red" and holds the
     next CONCURRENCY until the signal is sent, so the run is there whatever the load (before left25, inside a
     window of the server's 20-40 ms answers); calls after those are answered at once."""
     server.configure({"default_reply": "red", "faults": held_after(kill_when, held=CONCURRENCY)}
@@ -53,7 +62,8 @@ def start_and_kill(project: Project, server: FakeServer, kill_when: int, sig: si
 
     def ready() -> bool:
         runs = runs_of(project, "colour-ab")
-        return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when
+        return bool(runs) and (runs[0] / "manifest.json").is_file() and lines(runs[0] / "outputs.jsonl") >= kill_when \
+            and holding(server, CONCURRENCY)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--json", "--concurrency", str(CONCURRENCY)], ready, sig=sig,

@@ -478,7 +478,7 @@ def test_a_manifest_written_before_the_rule_was_recorded_still_verifies(tmp_path
 
 def test_a_resumed_run_keeps_the_rule_it_recorded(tmp_path: Path, server: FakeServer, key: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from ..helpers_run import answer_every_held, held_after, run_and_kill, runs_of
+    from ..helpers_run import answer_every_held, held_after, holding, run_and_kill, runs_of
 
     # the first look's 96 calls (3 of each of the 32 bodies) and 10 more answered, the next 2 held: killed there
     server.configure({**futile(), "faults": held_after(10, each=3, held=2)})
@@ -490,7 +490,7 @@ def test_a_resumed_run_keeps_the_rule_it_recorded(tmp_path: Path, server: FakeSe
             return False
         outputs = runs[0] / "outputs.jsonl"
         return bool(json.loads((runs[0] / "manifest.json").read_text()).get("looks")) and outputs.is_file() and \
-            outputs.read_bytes().count(b"\n") >= 106
+            outputs.read_bytes().count(b"\n") >= 106 and holding(server, 2)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)
@@ -517,7 +517,7 @@ def test_a_resumed_run_of_a_card_naming_no_spending_keeps_the_spending_it_record
     from benchcard.card._defaults import DEFAULT_SPENDING
     from benchcard.stats import sequential as seq
 
-    from ..helpers_run import answer_every_held, held_after, run_and_kill, runs_of
+    from ..helpers_run import answer_every_held, held_after, holding, run_and_kill, runs_of
 
     # the first look's 96 calls answered (3 of each of the 32 bodies), the next 2 held: killed after that look
     server.configure({**no_effect(), "faults": held_after(each=3, held=2)})
@@ -526,7 +526,7 @@ def test_a_resumed_run_of_a_card_naming_no_spending_keeps_the_spending_it_record
     def after_the_first_look() -> bool:
         runs = runs_of(project, "colour-ab")
         return bool(runs) and (runs[0] / "manifest.json").is_file() and \
-            bool(json.loads((runs[0] / "manifest.json").read_text()).get("looks"))
+            bool(json.loads((runs[0] / "manifest.json").read_text()).get("looks")) and holding(server, 2)
 
     try:
         run_and_kill(project.root, ["colour-ab", "--concurrency", "2"], after_the_first_look)

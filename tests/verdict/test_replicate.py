@@ -22,7 +22,7 @@ from benchcard.stats.replication import DEFAULT_RULE
 from benchcard.testing.fakeserver import FakeServer
 
 from ..helpers_replicate import HELPS, NO_HELP, folder_of, judged_ab, judged_probe, replicated
-from ..helpers_run import KEY_ENV, PROBE, answer_every_held, bc, held_after, ok, read_jsonl
+from ..helpers_run import KEY_ENV, PROBE, answer_every_held, bc, held_after, holding, ok, read_jsonl
 from ..helpers_wait import wait_until
 
 
@@ -141,7 +141,7 @@ def test_a_replication_killed_mid_run_resumes_to_its_verdict(tmp_path: Path, ser
 
     def ten_rows() -> bool:
         new = [p for p in runs.iterdir() if p.name != original]
-        return bool(new) and _outputs(new[0]) >= 10
+        return bool(new) and _outputs(new[0]) >= 10 and holding(server, 2)
 
     try:
         wait_until(lambda: proc.poll() is not None or ten_rows(), 180,
