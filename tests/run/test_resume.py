@@ -53,10 +53,10 @@ def lines(path: Path) -> int:
 def start_and_kill(project: Project, server: FakeServer, kill_when: int, sig: signal.Signals = signal.SIGKILL,
                    background: bool = False, reply_model: str | None = None) -> Path:
     """Start `benchcard run` in a subprocess (`background`: with SIGINT ignored, as `benchcard run … &` in a
-    script) and SIGKILL it (or send it `sig`) once `outputs.jsonl` has `kill_when` rows (0: as soon as the
-    manifest exists and its first calls are held, before any is answered). The server answers `kill_when` calls "red" and holds the
-    next CONCURRENCY until the signal is sent, so the run is there whatever the load (before left25, inside a
-    window of the server's 20-40 ms answers); calls after those are answered at once."""
+    script) and SIGKILL it (or send it `sig`) once `outputs.jsonl` has `kill_when` rows and the next CONCURRENCY
+    calls are held (0: its first calls, before any is answered). The server answers `kill_when` calls "red" and
+    holds the next CONCURRENCY until the signal is sent, so the run is there whatever the load (before left25,
+    inside a window of the server's 20-40 ms answers); calls after those, the resume's, are answered at once."""
     server.configure({"default_reply": "red", "faults": held_after(kill_when, held=CONCURRENCY)}
                      | ({"reply_model": reply_model} if reply_model else {}))
 
