@@ -267,6 +267,11 @@ class RunStore(RunReader):
             fh.truncate(start)
             return f"dropped a torn final line ({len(tail)} bytes)"
 
+    @property
+    def shown_outputs(self) -> PurePosixPath:
+        """This store's rows file as a line names it: `results/<card>/v<N>/<run>/outputs.jsonl`, '/' on every system."""
+        return PurePosixPath(*self.folder.parts[-4:], self.outputs_path.name)
+
     def refuse_lost_rows(self, held: int) -> None:
         """RunError when the file holds fewer rows than the passes that wrote it counted (`COUNTED_ROWS`): rows were
         removed since, and calling their cells again would replace answers already given (a re-roll) with nothing
@@ -278,8 +283,7 @@ class RunStore(RunReader):
         moved = self.folder / self.MOVED_ROWS if self.MOVED_ROWS else None
         held += _rows_in(moved) if moved is not None and moved.is_file() else 0
         if held < counted:
-            results, card, version, run = self.folder.parts[-4:]
-            shown = PurePosixPath(results, card, version, run, self.outputs_path.name)
+            shown, run = self.shown_outputs, self.folder.name
             raise RunError(f"{shown} holds {held} rows, but the passes that wrote it appended {counted} "
                            f"(manifest.json, {self.COUNTED_ROWS}): rows were removed since, and their cells would be "
                            "called again, replacing answers already given. Put the file back as it was, or set the "
@@ -290,8 +294,7 @@ class RunStore(RunReader):
         pass would call the rest and close the run over that row, which no verdict reads."""
         problem = self.foreign_row()
         if problem is not None:
-            results, card, version, run = self.folder.parts[-4:]
-            shown = PurePosixPath(results, card, version, run, self.outputs_path.name)
+            shown, run = self.shown_outputs, self.folder.name
             raise RunError(f"{shown}: {problem}: a row this run did not write. Put the file back as it was, or set "
                            f"the run aside (`benchcard set-aside {run} --why …`) and start a new one")
 
@@ -354,8 +357,7 @@ class OutputWriter:
     def _full(self, exc: OSError) -> str:
         """A row that could not be written (a full disk, a file-size limit): the file, what the system said, and
         the command that continues, since every row before it is on disk and the torn one is repaired."""
-        results, card, version, run = self.store.folder.parts[-4:]
-        shown = PurePosixPath(results, card, version, run, self.store.outputs_path.name)
+        shown, card, run = self.store.shown_outputs, self.store.folder.parts[-3], self.store.folder.name
         why, fix = refused_write(exc)
         return (f"{shown}: a finished cell could not be written ({why}); every row before it is kept. {fix}, then: "
                 f"benchcard run {card} --resume {run}")
