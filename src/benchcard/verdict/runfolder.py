@@ -138,7 +138,8 @@ def read_run_data(run_dir: Path, *, manifest: Manifest | None = None, baseline: 
     plan, scores = files.plan, files.scores
     n = len(plan.cells)
     cells = plan.cells
-    if len(set(cells)) != n:
+    planned = set(cells)
+    if len(planned) != n:
         raise VerdictError(f"{run_dir / 'sealed' / 'assignment.jsonl'}: a cell id appears twice")
 
     # scores → cells
@@ -158,7 +159,7 @@ def read_run_data(run_dir: Path, *, manifest: Manifest | None = None, baseline: 
         repetitions=plan.repetitions, variant=plan.variant, fixture=plan.fixture, repetition=plan.repetition,
         status=status, score=score, metrics={}, rules={}, cost=np.full(n, np.nan), latency_ms=np.full(n, np.nan),
         tokens=None, metric_rows=[], allow_incomplete=allow_incomplete, scored_cells=(scores.cells, s_idx),
-        unscored_why={c: why for c, why in scores.unscored.items() if c in set(cells)} if scores.unscored else {},
+        unscored_why={c: why for c, why in scores.unscored.items() if c in planned},
     )
     if defer_outputs and scored.all():
         data.pending_outputs = files.outputs  # every cell has a status from its score; outputs are checked later
